@@ -1,0 +1,61 @@
+"""ReproBridge SDK: read, write, validate, run and audit Refined Reproducible Artifacts.
+
+The public names below are imported lazily (PEP 562) so that importing the package, and
+running the command line, stays cheap.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .api import ArtifactDir, create, load
+    from .errors import ArtifactError, ReproBridgeError, UsageError
+    from .findings import Finding, Severity
+    from .model import EvidenceRecord, Manifest
+    from .validate import ValidationResult, validate
+
+__all__ = [
+    "ArtifactDir",
+    "ArtifactError",
+    "EvidenceRecord",
+    "Finding",
+    "Manifest",
+    "ReproBridgeError",
+    "Severity",
+    "UsageError",
+    "ValidationResult",
+    "create",
+    "load",
+    "validate",
+]
+
+_LAZY = {
+    "ArtifactDir": ".api",
+    "create": ".api",
+    "load": ".api",
+    "ArtifactError": ".errors",
+    "ReproBridgeError": ".errors",
+    "UsageError": ".errors",
+    "Finding": ".findings",
+    "Severity": ".findings",
+    "EvidenceRecord": ".model",
+    "Manifest": ".model",
+    "ValidationResult": ".validate",
+    "validate": ".validate",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        msg = f"module {__name__!r} has no attribute {name!r}"
+        raise AttributeError(msg)
+    value = getattr(importlib.import_module(module, __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

@@ -1,0 +1,86 @@
+"""File and tree digests (spec §3.7).
+
+* A *file digest* is the lower-case hex SHA-256 of the file's bytes.
+* A *tree digest* (``sha256-tree1:<hex>``) is the SHA-256 of a canonical listing of a
+  directory: one entry per regular file or symbolic link below it, sorted by the UTF-8 bytes
+  of its POSIX relative path, each entry being ``<type> NUL <path> NUL <value> LF`` where
+  ``<type>`` is ``f`` (regular file), ``x`` (regular file with any execute bit) or ``l``
+  (symbolic link), and ``<value>`` is the file digest, or the link target as written.
+  Directories themselves, timestamps, owners and other permission bits do not count; so the
+  digest is independent of file-system order and of when or by whom files were written.
+  Entries named in :data:`TREE_EXCLUDES` (version-control and byte-code caches) are skipped
+  at any depth.
+
+This module is at the ground floor of the SDK and imports nothing else of it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import stat
+from collections.abc import Iterator
+from pathlib import Path
+
+__all__ = [
+    "TREE_DIGEST_PREFIX",
+    "TREE_EXCLUDES",
+    "file_sha256",
+    "iter_tree_entries",
+    "tree_digest",
+]
+
+TREE_DIGEST_PREFIX = "sha256-tree1:"
+#: Names skipped at any depth when computing a tree digest.
+TREE_EXCLUDES = frozenset({".git", ".hg", ".svn", "__pycache__", ".DS_Store"})
+
+_CHUNK = 1 << 20
+
+
+def file_sha256(path: str | os.PathLike[str]) -> str:
+    """The hex SHA-256 of a file's content."""
+    with open(path, "rb", buffering=0) as handle:
+        file_digest = getattr(hashlib, "file_digest", None)
+        if file_digest is not None:
+            return str(file_digest(handle, "sha256").hexdigest())
+        digest = hashlib.sha256()  # pragma: no cover - Python 3.10
+        buffer = bytearray(_CHUNK)  # pragma: no cover
+        view = memoryview(buffer)  # pragma: no cover
+        while size := handle.readinto(buffer):  # pragma: no cover
+            digest.update(view[:size])
+        return digest.hexdigest()  # pragma: no cover
+
+
+def iter_tree_entries(root: str | os.PathLike[str]) -> Iterator[tuple[str, str, str]]:
+    """Yield ``(type, relative_posix_path, value)`` for the tree digest, in canonical order."""
+    base = Path(root)
+    entries: list[tuple[bytes, str, str, Path]] = []
+    stack = [base]
+    while stack:
+        current = stack.pop()
+        with os.scandir(current) as iterator:
+            for entry in iterator:
+                if entry.name in TREE_EXCLUDES or entry.name.endswith(".pyc"):
+                    continue
+                path = Path(entry.path)
+                rel = path.relative_to(base).as_posix()
+                if entry.is_symlink():
+                    entries.append((rel.encode(), "l", rel, path))
+                elif entry.is_dir():
+                    stack.append(path)
+                elif entry.is_file():
+                    mode = entry.stat().st_mode
+                    kind = "x" if mode & (stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH) else "f"
+                    entries.append((rel.encode(), kind, rel, path))
+    entries.sort(key=lambda item: item[0])
+    for _, kind, rel, path in entries:
+        value = os.readlink(path) if kind == "l" else file_sha256(path)
+        yield kind, rel, value
+
+
+def tree_digest(root: str | os.PathLike[str]) -> str:
+    """The ``sha256-tree1:`` digest of a directory."""
+    digest = hashlib.sha256()
+    for kind, rel, value in iter_tree_entries(root):
+        digest.update(f"{kind}\0{rel}\0{value}\n".encode())
+    return TREE_DIGEST_PREFIX + digest.hexdigest()

@@ -1,0 +1,145 @@
+"""Findings: what validators, environment checks and the auditor report.
+
+A finding is a value, not an exception: a frozen record with a stable code, a severity, a
+message, a JSON Pointer into the document, a ``file:line:col`` position, a hint and a link
+to the spec section that explains the code. Codes and their defaults live in one registry,
+``validators/codes.json`` (shipped inside the package as ``_data/codes.json``).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field, replace
+from enum import Enum
+from functools import lru_cache
+from importlib import resources
+from typing import Any
+
+__all__ = [
+    "SPEC_URL",
+    "CodeInfo",
+    "Finding",
+    "Severity",
+    "code_info",
+    "finding",
+    "registry",
+]
+
+#: Base URL of the published specification; a code's ``spec`` anchor is appended.
+SPEC_URL = "https://reprobridge.org/spec/rra-1.0"
+
+
+class Severity(str, Enum):
+    """How serious a finding is. ``error`` fails validation; ``warning`` fails only --strict."""
+
+    ERROR = "error"
+    WARNING = "warning"
+    INFO = "info"
+
+    @property
+    def rank(self) -> int:
+        return {"error": 2, "warning": 1, "info": 0}[self.value]
+
+
+@dataclass(frozen=True)
+class CodeInfo:
+    """One entry of the code registry."""
+
+    code: str
+    name: str
+    severity: Severity
+    status: str
+    since: str
+    spec: str
+    summary: str
+
+
+@dataclass(frozen=True, order=True)
+class Finding:
+    """One problem found in an artifact, a lock, an environment or a piece of evidence."""
+
+    file: str = ""
+    line: int = 0
+    col: int = 0
+    code: str = field(default="", compare=True)
+    severity: Severity = field(default=Severity.ERROR, compare=False)
+    message: str = field(default="", compare=False)
+    path: str = field(default="", compare=False)
+    hint: str | None = field(default=None, compare=False)
+    spec: str | None = field(default=None, compare=False)
+
+    @property
+    def location(self) -> str:
+        """``file:line:col`` (parts that are unknown are left out)."""
+        if not self.file:
+            return ""
+        if self.line:
+            return f"{self.file}:{self.line}:{self.col or 1}"
+        return self.file
+
+    def with_severity(self, severity: Severity) -> Finding:
+        return replace(self, severity=severity)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON form used by the ``json`` reporter and the conformance suite."""
+        return {
+            "code": self.code,
+            "severity": self.severity.value,
+            "message": self.message,
+            "path": self.path,
+            "file": self.file or None,
+            "line": self.line or None,
+            "col": self.col or None,
+            "hint": self.hint,
+            "spec": self.spec,
+        }
+
+
+@lru_cache(maxsize=1)
+def registry() -> dict[str, CodeInfo]:
+    """All registered codes, by code."""
+    text = resources.files(__package__).joinpath("_data/codes.json").read_text("utf-8")
+    data = json.loads(text)
+    return {
+        entry["code"]: CodeInfo(
+            code=entry["code"],
+            name=entry["name"],
+            severity=Severity(entry["severity"]),
+            status=entry["status"],
+            since=entry["since"],
+            spec=entry["spec"],
+            summary=entry["summary"],
+        )
+        for entry in data["codes"]
+    }
+
+
+def code_info(code: str) -> CodeInfo:
+    """The registry entry of ``code``; ``KeyError`` for an unregistered code."""
+    return registry()[code]
+
+
+def finding(
+    code: str,
+    message: str,
+    *,
+    path: str = "",
+    file: str = "",
+    line: int = 0,
+    col: int = 0,
+    hint: str | None = None,
+    severity: Severity | None = None,
+) -> Finding:
+    """Build a finding for a registered code, with its default severity and spec link."""
+    info = code_info(code)
+    return Finding(
+        file=file,
+        line=line,
+        col=col,
+        code=code,
+        severity=severity or info.severity,
+        message=message,
+        path=path,
+        hint=hint,
+        spec=f"{SPEC_URL}#{info.spec}",
+    )

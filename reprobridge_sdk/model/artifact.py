@@ -1,0 +1,47 @@
+"""The ``artifact`` part: identity, paper and license (spec §4)."""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from ._base import Identifier, SpecModel
+
+__all__ = ["Artifact", "Author", "Paper"]
+
+
+class Paper(SpecModel):
+    """The publication whose results the artifact reproduces."""
+
+    title: str = Field(min_length=1, description="Title of the paper.")
+    venue: str | None = Field(default=None, description="Conference or journal, e.g. 'ICML'.")
+    year: int | None = Field(default=None, ge=1900, le=2100, description="Publication year.")
+    doi: str | None = Field(
+        default=None, pattern=r"^10\.\d{4,9}/\S+$", description="DOI without the resolver prefix."
+    )
+    arxiv: str | None = Field(
+        default=None,
+        pattern=r"^(\d{4}\.\d{4,5}|[a-z-]+(\.[A-Z]{2})?/\d{7})(v\d+)?$",
+        description="arXiv identifier, e.g. '2401.01234v2'.",
+    )
+    url: str | None = Field(default=None, pattern=r"^https?://", description="Landing page.")
+
+
+class Author(SpecModel):
+    """A person responsible for the artifact."""
+
+    name: str = Field(min_length=1)
+    email: str | None = Field(default=None, pattern=r"^[^@\s]+@[^@\s]+$")
+    orcid: str | None = Field(default=None, pattern=r"^\d{4}-\d{4}-\d{4}-\d{3}[\dX]$")
+
+
+class Artifact(SpecModel):
+    """Identity of the artifact."""
+
+    id: Identifier = Field(description="Stable slug that names the artifact.")
+    title: str = Field(min_length=1, description="Human-readable title.")
+    version: str | None = Field(
+        default=None, description="The artifact's own release version (not the format version)."
+    )
+    license: str = Field(min_length=1, description="SPDX license expression of the artifact.")
+    paper: Paper
+    authors: list[Author] = Field(default_factory=list)

@@ -1,0 +1,65 @@
+"""The ``codebase`` part: upstream pin and refined code (spec §5)."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field, model_validator
+
+from ._base import RelPath, Sha256, SpecModel
+
+__all__ = ["Codebase", "Patch", "RefinedCode", "Upstream"]
+
+
+class Upstream(SpecModel):
+    """The original repository the artifact refines."""
+
+    repository: str = Field(
+        min_length=1, description="Clone URL of the upstream repository (https, ssh or git)."
+    )
+    commit: str = Field(
+        pattern=r"^([0-9a-f]{40}|[0-9a-f]{64})$",
+        description="Full commit id (40-hex SHA-1 or 64-hex SHA-256); never a branch or tag.",
+    )
+
+
+class Patch(SpecModel):
+    """One patch of an ordered series applied to the upstream commit."""
+
+    path: RelPath = Field(description="Patch file (unified diff) inside the artifact.")
+    sha256: Sha256 | None = Field(default=None, description="SHA-256 of the patch file.")
+    summary: str | None = None
+
+
+class RefinedCode(SpecModel):
+    """The refined code: a directory in the artifact or patches on the upstream commit."""
+
+    kind: Literal["directory", "patches"]
+    path: RelPath | None = Field(
+        default=None, description="For kind 'directory': the directory holding the refined code."
+    )
+    patches: list[Patch] = Field(
+        default_factory=list, description="For kind 'patches': applied in this order."
+    )
+
+    @model_validator(mode="after")
+    def _kind_fields(self) -> RefinedCode:
+        if self.kind == "directory" and self.path is None:
+            msg = "kind 'directory' needs 'path'"
+            raise ValueError(msg)
+        if self.kind == "patches" and not self.patches:
+            msg = "kind 'patches' needs at least one patch"
+            raise ValueError(msg)
+        return self
+
+
+class Codebase(SpecModel):
+    """Where the code comes from and what it is."""
+
+    upstream: Upstream
+    refined: RefinedCode
+    tree_digest: str | None = Field(
+        default=None,
+        pattern=r"^sha256-tree1:[0-9a-f]{64}$",
+        description="Tree digest of the refined code directory (spec §3.7).",
+    )

@@ -1,0 +1,105 @@
+"""The ``environment`` part: interpreter, lock, system needs, data (spec §6)."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from ._base import Identifier, RelPath, Sha256, SpecModel
+
+__all__ = [
+    "Accelerator",
+    "DataItem",
+    "DataSource",
+    "Environment",
+    "Lock",
+    "ResolvedFor",
+    "SystemPackage",
+]
+
+
+class ResolvedFor(SpecModel):
+    """Interpreter and platform a lock was resolved for."""
+
+    python: str = Field(pattern=r"^\d+\.\d+(\.\d+)?$", description="e.g. '3.11.7'.")
+    platform: str = Field(min_length=1, description="e.g. 'linux-x86_64'.")
+    resolver: str | None = Field(default=None, description="Tool and version, e.g. 'uv 0.5.1'.")
+
+
+class Lock(SpecModel):
+    """A fully pinned, hashed lock of the Python dependencies."""
+
+    path: RelPath = Field(description="The lock file inside the artifact.")
+    format: Literal["requirements", "pylock"] = Field(
+        description="'requirements': pip hashed requirements; 'pylock': PEP 751 pylock.toml."
+    )
+    sha256: Sha256 | None = Field(default=None, description="SHA-256 of the lock file.")
+    resolved_for: ResolvedFor | None = None
+
+
+class SystemPackage(SpecModel):
+    """A non-Python requirement of the environment."""
+
+    name: str = Field(min_length=1, description="Package name, e.g. Debian's 'libgomp1'.")
+    version: str | None = Field(default=None, description="Version constraint, free form.")
+    command: str | None = Field(
+        default=None, description="A command whose presence on PATH shows the package is there."
+    )
+
+
+class Accelerator(SpecModel):
+    """Accelerator needs of the experiments."""
+
+    kind: Literal["none", "cuda", "rocm", "tpu", "mps"] = "none"
+    cuda: str | None = Field(default=None, pattern=r"^\d+(\.\d+){0,2}$")
+    gpus: int = Field(default=0, ge=0)
+    gpu_memory_gb: float | None = Field(default=None, gt=0, description="Per GPU.")
+
+
+class DataSource(SpecModel):
+    """Where a data item comes from: exactly one of url, package or codebase."""
+
+    url: str | None = Field(default=None, pattern=r"^(https?|s3|gs|hf)://")
+    package: str | None = Field(
+        default=None, description="A distribution in the lock that ships the item."
+    )
+    codebase: RelPath | None = Field(
+        default=None, description="A path inside the refined code that holds the item."
+    )
+
+
+class DataItem(SpecModel):
+    """A dataset or checkpoint to acquire."""
+
+    id: Identifier
+    kind: Literal["dataset", "checkpoint", "other"] = "dataset"
+    source: DataSource
+    sha256: Sha256 | None = None
+    size: int | None = Field(default=None, ge=0, description="Size in bytes.")
+    destination: RelPath | None = Field(
+        default=None, description="Where the item is placed inside the artifact."
+    )
+    license: str | None = None
+    access: Literal["public", "gated", "manual"] = "public"
+    instructions: str | None = Field(
+        default=None, description="What a user must do to obtain a gated or manual item."
+    )
+    substitutes_training: bool = Field(
+        default=False,
+        description="A checkpoint that may stand in for training in evaluation-only tasks.",
+    )
+
+
+class Environment(SpecModel):
+    """The software and hardware an artifact runs on."""
+
+    python: str = Field(pattern=r"^\d+\.\d+(\.\d+)?$", description="e.g. '3.11'.")
+    requirements: RelPath | None = Field(
+        default=None,
+        description="Declared requirements (requirements.in or pyproject.toml) the lock comes from.",
+    )
+    lock: Lock | None = None
+    system_packages: list[SystemPackage] = Field(default_factory=list)
+    accelerator: Accelerator = Field(default_factory=Accelerator)
+    data: list[DataItem] = Field(default_factory=list)

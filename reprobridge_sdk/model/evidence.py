@@ -1,0 +1,156 @@
+"""The evidence record a run writes beside its log and outputs (spec §10).
+
+Records are not part of the manifest. They are JSON, have their own schema
+(``schemas/evidence-1.0.schema.json``) and are written atomically.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from ._base import Identifier, Sha256, SpecModel
+
+__all__ = [
+    "EVIDENCE_VERSION",
+    "RECORD_NAME",
+    "Distribution",
+    "EnvironmentSnapshot",
+    "EvidenceRecord",
+    "Failure",
+    "FileDigest",
+    "GpuInfo",
+    "LandmarkHit",
+    "MeasuredValue",
+    "OutputRecord",
+]
+
+#: Version of the evidence record format.
+EVIDENCE_VERSION = "1.0"
+#: File name of the record inside a run directory.
+RECORD_NAME = "record.json"
+
+FailureReason = Literal[
+    "exit-status",
+    "timeout",
+    "missing-output",
+    "extraction-failed",
+    "interrupted",
+    "command-not-found",
+    "template-error",
+    "environment-error",
+    "dependency-failed",
+    "internal-error",
+]
+
+
+class FileDigest(SpecModel):
+    """A file the run produced or read, relative to the run directory or the artifact."""
+
+    path: str = Field(min_length=1)
+    sha256: Sha256
+    size: int = Field(ge=0)
+
+
+class OutputRecord(FileDigest):
+    """A declared output of the launcher."""
+
+    id: Identifier
+    preexisting: bool = Field(
+        default=False,
+        description="The file existed before the run started: not produced by the run.",
+    )
+
+
+class LandmarkHit(SpecModel):
+    """A landmark reached during the run."""
+
+    id: Identifier
+    line: int = Field(ge=1, description="Line number in the log.")
+    elapsed: float = Field(ge=0, description="Seconds since the run started.")
+
+
+class MeasuredValue(SpecModel):
+    """A value extracted from the run for one task."""
+
+    task: Identifier
+    value: float | None = Field(description="After the transform; null if extraction failed.")
+    raw: str | None = Field(default=None, description="The text the value was read from.")
+    source: str = Field(description="'log', 'output:<id>' or a file path.")
+    error: str | None = Field(default=None, description="Why extraction failed, if it did.")
+
+
+class Failure(SpecModel):
+    """Why a run did not succeed."""
+
+    reason: FailureReason
+    detail: str = ""
+    last_landmark: Identifier | None = None
+
+
+class Distribution(SpecModel):
+    """An installed Python distribution."""
+
+    name: str
+    version: str
+
+
+class GpuInfo(SpecModel):
+    """One accelerator as seen by the driver."""
+
+    name: str
+    memory_mb: int | None = None
+    driver: str | None = None
+    cuda: str | None = None
+
+
+class EnvironmentSnapshot(SpecModel):
+    """What a run ran on."""
+
+    captured_at: str = Field(description="RFC 3339 UTC timestamp.")
+    python: str
+    implementation: str
+    executable: str
+    platform: str
+    machine: str
+    cpu: str | None = None
+    cpu_count: int | None = None
+    memory_bytes: int | None = None
+    gpus: list[GpuInfo] = Field(default_factory=list)
+    distributions: list[Distribution] = Field(default_factory=list)
+    variables: dict[str, str] = Field(
+        default_factory=dict, description="Selected environment variables, secrets redacted."
+    )
+
+
+class EvidenceRecord(SpecModel):
+    """The record of one run of one launcher with one seed."""
+
+    record_version: str = Field(default=EVIDENCE_VERSION, pattern=r"^\d+\.\d+$")
+    run_id: str = Field(min_length=1)
+    artifact: Identifier
+    launcher: Identifier
+    argv: list[str]
+    shell: bool = False
+    workdir: str
+    seed: int | None = None
+    scope: Literal["smoke", "scored"]
+    params: dict[str, str | int | float | bool] = Field(default_factory=dict)
+    status: Literal["running", "succeeded", "failed", "interrupted"]
+    started_at: str
+    ended_at: str | None = None
+    duration: float | None = Field(default=None, ge=0, description="Seconds.")
+    exit_code: int | None = None
+    failure: Failure | None = None
+    env_mode: Literal["cached", "current"] = "current"
+    code_tree_digest: str | None = None
+    lock_digest: Sha256 | None = None
+    environment: EnvironmentSnapshot | None = None
+    drift: list[str] = Field(
+        default_factory=list, description="Differences between the environment and the lock."
+    )
+    log: FileDigest | None = None
+    outputs: list[OutputRecord] = Field(default_factory=list)
+    landmarks: list[LandmarkHit] = Field(default_factory=list)
+    measurements: list[MeasuredValue] = Field(default_factory=list)

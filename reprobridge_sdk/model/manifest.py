@@ -1,0 +1,48 @@
+"""The manifest (``rra.yaml``): the root object of an artifact (spec §3)."""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from ._base import SpecModel
+from .artifact import Artifact
+from .codebase import Codebase
+from .environment import Environment
+from .guide import Guide
+from .launcher import Launcher
+from .task import Task
+
+__all__ = ["FORMAT_VERSION", "MANIFEST_NAME", "Manifest"]
+
+#: The format version this SDK writes and fully understands.
+FORMAT_VERSION = "1.0"
+#: File name of the manifest at the artifact root.
+MANIFEST_NAME = "rra.yaml"
+
+
+class Manifest(SpecModel):
+    """An RRA manifest."""
+
+    rra_version: str = Field(
+        pattern=r"^\d+\.\d+$", description="Format version 'MAJOR.MINOR' the document follows."
+    )
+    artifact: Artifact
+    codebase: Codebase
+    environment: Environment
+    tasks: list[Task] = Field(min_length=1)
+    launchers: list[Launcher] = Field(min_length=1)
+    guide: Guide = Field(default_factory=Guide)
+
+    def task(self, task_id: str) -> Task:
+        """The task with this id; ``KeyError`` if there is none."""
+        for task in self.tasks:
+            if task.id == task_id:
+                return task
+        raise KeyError(task_id)
+
+    def launcher(self, launcher_id: str) -> Launcher:
+        """The launcher with this id; ``KeyError`` if there is none."""
+        for launcher in self.launchers:
+            if launcher.id == launcher_id:
+                return launcher
+        raise KeyError(launcher_id)

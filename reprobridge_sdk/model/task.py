@@ -1,0 +1,86 @@
+"""The ``tasks`` part: one per paper measurement (spec §7)."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from ._base import Identifier, SpecModel
+
+__all__ = [
+    "Location",
+    "Observation",
+    "Provenance",
+    "Published",
+    "Reference",
+    "Statistic",
+    "Task",
+]
+
+
+class Location(SpecModel):
+    """Where the measurement is in the paper."""
+
+    table: str | None = None
+    figure: str | None = None
+    section: str | None = None
+    row: str | None = None
+    column: str | None = None
+    page: int | None = Field(default=None, ge=1)
+
+
+class Statistic(SpecModel):
+    """How the paper reports the value, e.g. the mean over 3 seeds."""
+
+    aggregate: Literal["single", "mean", "median", "min", "max", "std"] = "single"
+    seeds: int = Field(default=1, ge=1, description="Number of seeds the statistic is over.")
+
+
+class Published(SpecModel):
+    """The value printed in the paper: a single value or a range (counts as its midpoint)."""
+
+    value: float | None = None
+    range: list[float] | None = Field(default=None, min_length=2, max_length=2)
+    unit: str | None = Field(default=None, description="e.g. '%', 'BLEU', 'ms'.")
+
+
+class Provenance(SpecModel):
+    """Who produced a reference observation and how."""
+
+    source: str = Field(min_length=1, description="Person, team or system that ran it.")
+    date: str | None = Field(default=None, pattern=r"^\d{4}-\d{2}-\d{2}")
+    hardware: str | None = None
+    run: str | None = Field(default=None, description="Run id or evidence path, if any.")
+    note: str | None = None
+
+
+class Observation(SpecModel):
+    """One independent reference run's value."""
+
+    value: float
+    provenance: Provenance
+
+
+class Reference(SpecModel):
+    """Reference observations that define the compatibility interval."""
+
+    observations: list[Observation] = Field(default_factory=list)
+
+
+class Task(SpecModel):
+    """One measurement of the paper to reproduce."""
+
+    id: Identifier
+    title: str | None = None
+    location: Location = Field(default_factory=Location)
+    dataset: str = Field(min_length=1)
+    metric: str = Field(min_length=1)
+    statistic: Statistic = Field(default_factory=Statistic)
+    published: Published
+    direction: Literal["higher", "lower"] = Field(description="Which way is better.")
+    kind: Literal["full", "evaluation"] = Field(
+        description="'full': the whole procedure (training included); 'evaluation': evaluation only."
+    )
+    hardware: str | None = Field(default=None, description="Hardware the paper used.")
+    reference: Reference = Field(default_factory=Reference)
