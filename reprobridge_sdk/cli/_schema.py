@@ -1,0 +1,61 @@
+"""``reprobridge schema``: print, write or check the JSON Schemas of the format."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from reprobridge_sdk.errors import UsageError
+from reprobridge_sdk.schema import (
+    SCHEMAS,
+    check_schemas,
+    packaged_schema_text,
+    resolve_name,
+    write_schemas,
+)
+
+__all__ = ["schema"]
+
+
+@click.command("schema")
+@click.argument("name", required=False)
+@click.option("--list", "list_", is_flag=True, help="List the registered schema names.")
+@click.option(
+    "--write",
+    is_flag=True,
+    help="Regenerate every schema file (schemas/ of a source checkout and the package copy).",
+)
+@click.option(
+    "--check", is_flag=True, help="Exit 1 if a committed schema differs from a fresh generation."
+)
+def schema(name: str | None, list_: bool, write: bool, check: bool) -> None:
+    """Print the JSON Schema NAME (default: rra-1.0; also evidence-1.0).
+
+    \b
+    Exit codes: 0 done or up to date, 1 stale schema files (--check), 2 usage error.
+    """
+    if write and check:
+        raise click.UsageError("--write and --check exclude each other")
+    if list_:
+        for spec in SCHEMAS.values():
+            click.echo(f"{spec.name}\t{spec.id}")
+        return
+    try:
+        names = None if name is None else [resolve_name(name).name]
+        if write:
+            for path in write_schemas(names):
+                click.echo(f"wrote {path}", err=True)
+            return
+        if check:
+            stale = check_schemas(names)
+            for path in stale:
+                click.echo(f"{path}: stale; regenerate with `reprobridge schema --write`", err=True)
+            sys.exit(1 if stale else 0)
+        sys.stdout.write(packaged_schema_text(names[0] if names else "rra-1.0"))
+    except UsageError as exc:
+        click.echo(f"error: {exc.message}", err=True)
+        sys.exit(2)
+    except OSError as exc:
+        click.echo(f"error: cannot read or write a schema file: {exc}", err=True)
+        sys.exit(2)
