@@ -1,0 +1,493 @@
+"""Safe, fast loading of YAML documents with a position for every value (spec §2, "yaml").
+
+The validator reads manifests through this module. It uses PyYAML's libyaml-backed composer
+(``yaml.CSafeLoader``, falling back to the pure-Python ``SafeLoader``) at the *node* level and
+converts nodes itself, so that it can
+
+* map every value to its 1-based ``(line, col)`` through the value's JSON Pointer
+  (:attr:`Document.positions`; where the key is written: :attr:`Document.key_positions`);
+* report duplicate keys (Y003) instead of silently keeping one value;
+* resolve plain scalars with the YAML 1.2 *core* schema (the one the round-trip loader uses):
+  ``yes``/``no``/``on``/``off`` are strings, ``1e3`` is a float, ``012`` is the integer 12,
+  and YAML 1.1 implicit timestamps (``2024-05-01``) stay strings, since the format's dates are
+  strings. Explicit tags other than the core schema's (``!!str``, ``!!int``, ``!!float``,
+  ``!!bool``, ``!!null``, ``!!seq``, ``!!map``) -- ``!!timestamp``, ``!!binary``, ``!!set``,
+  ``!!omap``, local tags such as ``!python/object`` -- are Y008 and the node is read as if
+  untagged. Merge keys (``<<``) are not interpreted: ``<<`` is an ordinary key;
+* report non-string keys (Y009; the entry is dropped);
+* bound the work an untrusted document can cause: the size is checked before parsing (Y006),
+  nesting depth (Y005) is checked before libyaml's recursive composer runs (it crashes the
+  interpreter on very deep input), and nodes expanded through aliases are counted (Y004) so a
+  "billion laughs" document stops early and never blows up memory; recursive aliases are Y004;
+* report bytes that are not UTF-8 (Y007, at the line of the first bad byte) and syntax errors
+  (Y001, at the parser's line and column); a document that is not a mapping is Y002.
+
+A document with a fatal problem (Y001, Y004-Y007) has ``data`` set to ``None``.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from .findings import Finding, finding
+
+__all__ = [
+    "MAX_ALIAS_NODES",
+    "MAX_BYTES",
+    "MAX_DEPTH",
+    "Document",
+    "escape_pointer",
+    "load_document",
+    "unescape_pointer",
+]
+
+#: Largest manifest read, in bytes (checked before parsing).
+MAX_BYTES = 8 * 1024 * 1024
+#: Deepest nesting of collections allowed.
+MAX_DEPTH = 64
+#: Most nodes that aliases may expand to, over the whole document.
+MAX_ALIAS_NODES = 100_000
+
+_BaseLoader: type[yaml.SafeLoader]
+try:
+    _BaseLoader = yaml.CSafeLoader  # type: ignore[assignment]
+except AttributeError:  # pragma: no cover - PyYAML built without libyaml
+    _BaseLoader = yaml.SafeLoader
+
+_T = "tag:yaml.org,2002:"
+_STR, _INT, _FLOAT, _BOOL, _NULL = _T + "str", _T + "int", _T + "float", _T + "bool", _T + "null"
+_SEQ, _MAP = _T + "seq", _T + "map"
+_CORE = frozenset({_STR, _INT, _FLOAT, _BOOL, _NULL, _SEQ, _MAP, "!"})
+
+# YAML 1.2.2 core schema, §10.3.2.
+_NULL_RE = re.compile(r"^(?:~|null|Null|NULL|)$")
+_BOOL_RE = re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$")
+_INT_RE = re.compile(r"^(?:[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+)$")
+_FLOAT_RE = re.compile(
+    r"^(?:[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?"
+    r"|[-+]?\.(?:inf|Inf|INF)|\.nan|\.NaN|\.NAN)$"
+)
+# Upper bound of the nesting a text can reach without flow brackets: each block level needs
+# at least one more column of indentation or a "- " on the line.
+_SAFE_GUARD = 800
+
+
+def _core_tag(value: str) -> str:
+    if _NULL_RE.match(value):
+        return _NULL
+    if _BOOL_RE.match(value):
+        return _BOOL
+    if _INT_RE.match(value):
+        return _INT
+    if _FLOAT_RE.match(value):
+        return _FLOAT
+    return _STR
+
+
+class _Loader(_BaseLoader):  # type: ignore[valid-type,misc]
+    """Core-schema resolution of plain scalars; quoted scalars are strings."""
+
+    def resolve(self, kind: Any, value: Any, implicit: Any) -> str:
+        if kind is yaml.ScalarNode:
+            if implicit[0]:
+                return _core_tag(value)
+            return _STR
+        return str(super().resolve(kind, value, implicit))
+
+
+def escape_pointer(token: str) -> str:
+    """Escape one JSON Pointer reference token (RFC 6901)."""
+    return token.replace("~", "~0").replace("/", "~1")
+
+
+def unescape_pointer(token: str) -> str:
+    """Undo :func:`escape_pointer`."""
+    return token.replace("~1", "/").replace("~0", "~")
+
+
+@dataclass
+class Document:
+    """A parsed YAML document: plain data, positions and the findings of loading it."""
+
+    name: str
+    text: str
+    data: Any = None
+    positions: dict[str, tuple[int, int]] = field(default_factory=dict)
+    key_positions: dict[str, tuple[int, int]] = field(default_factory=dict)
+    findings: list[Finding] = field(default_factory=list)
+
+    @property
+    def fatal(self) -> bool:
+        """True when the document could not be read into data at all."""
+        return self.data is None and bool(self.findings)
+
+    def locate(self, pointer: str, *, key: bool = False) -> tuple[int, int]:
+        """``(line, col)`` of ``pointer``, or of its nearest ancestor that exists; (0, 0) if none.
+
+        With ``key=True`` the position of the key is preferred (where ``name:`` is written).
+        """
+        current = pointer
+        while True:
+            if key and current in self.key_positions:
+                return self.key_positions[current]
+            if current in self.positions:
+                return self.positions[current]
+            if not current:
+                return (0, 0)
+            current = current.rsplit("/", 1)[0]
+
+    def finding(
+        self, code: str, message: str, *, path: str = "", hint: str | None = None, key: bool = False
+    ) -> Finding:
+        """A finding located at ``path`` in this document."""
+        line, col = self.locate(path, key=key)
+        return finding(code, message, path=path, file=self.name, line=line, col=col, hint=hint)
+
+
+class _Fatal(Exception):
+    def __init__(self, item: Finding) -> None:
+        super().__init__(item.message)
+        self.item = item
+
+
+def load_document(source: str | os.PathLike[str] | bytes, *, name: str | None = None) -> Document:
+    """Load a YAML document from a path or from bytes; never raises for bad content.
+
+    I/O errors on reading ``source`` (missing file, permission) raise ``OSError``.
+    """
+    if isinstance(source, bytes):
+        raw = source
+        label = name or "<bytes>"
+    else:
+        path = Path(source)
+        label = name or str(path)
+        size = path.stat().st_size
+        if size > MAX_BYTES:
+            return Document(label, "", findings=[_too_large(label, size)])
+        raw = path.read_bytes()
+    if len(raw) > MAX_BYTES:
+        return Document(label, "", findings=[_too_large(label, len(raw))])
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw.count(b"\n", 0, exc.start) + 1
+        col = exc.start - (raw.rfind(b"\n", 0, exc.start) + 1) + 1
+        item = finding(
+            "Y007",
+            f"byte 0x{raw[exc.start]:02x} at offset {exc.start} is not valid UTF-8",
+            file=label,
+            line=line,
+            col=col,
+            hint="save the file as UTF-8",
+        )
+        return Document(label, "", findings=[item])
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    return _parse(label, text)
+
+
+def _too_large(label: str, size: int) -> Finding:
+    return finding(
+        "Y006",
+        f"the file has {size} bytes; at most {MAX_BYTES} are read",
+        file=label,
+        line=1,
+        col=1,
+    )
+
+
+def _mark(mark: Any) -> tuple[int, int]:
+    return (int(mark.line) + 1, int(mark.column) + 1)
+
+
+def _parse(label: str, text: str) -> Document:
+    doc = Document(label, text)
+    try:
+        if _may_be_deep(text):
+            _check_depth(label, text)
+        root = yaml.compose(text, Loader=_Loader)
+    except _Fatal as fatal:
+        doc.findings.append(fatal.item)
+        return doc
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line, col = _mark(mark) if mark is not None else (1, 1)
+        problem = exc.problem or str(exc).splitlines()[0]
+        context = f" ({exc.context})" if exc.context else ""
+        doc.findings.append(finding("Y001", f"{problem}{context}", file=label, line=line, col=col))
+        return doc
+    except yaml.YAMLError as exc:
+        doc.findings.append(finding("Y001", str(exc).splitlines()[0], file=label, line=1, col=1))
+        return doc
+    if root is None:
+        doc.findings.append(
+            finding("Y002", "the document is empty; expected a mapping", file=label, line=1, col=1)
+        )
+        return doc
+    converter = _Converter(doc)
+    try:
+        _check_aliases(label, root)
+        data = converter.convert(root, "", 0)
+    except _Fatal as fatal:
+        doc.findings.append(fatal.item)
+        doc.positions.clear()
+        doc.key_positions.clear()
+        return doc
+    doc.data = data
+    if not isinstance(data, dict):
+        line, col = _mark(root.start_mark)
+        kind = _kind(data)
+        doc.findings.append(
+            finding(
+                "Y002",
+                f"the document is {kind}; expected a mapping",
+                file=label,
+                line=line,
+                col=col,
+            )
+        )
+    return doc
+
+
+def _may_be_deep(text: str) -> bool:
+    if text.count("[") + text.count("{") > _SAFE_GUARD // 2:
+        return True
+    longest = max((len(line) for line in text.splitlines()), default=0)
+    return longest * 2 > _SAFE_GUARD // 2
+
+
+def _check_depth(label: str, text: str) -> None:
+    """Walk the event stream (not recursive) and stop at the first level past MAX_DEPTH."""
+    depth = 0
+    events: Iterator[Any] = yaml.parse(text, Loader=_Loader)
+    for event in events:
+        if isinstance(event, yaml.CollectionStartEvent):
+            depth += 1
+            if depth > MAX_DEPTH:
+                line, col = _mark(event.start_mark)
+                raise _Fatal(_too_deep(label, line, col))
+        elif isinstance(event, yaml.CollectionEndEvent):
+            depth -= 1
+
+
+def _too_deep(label: str, line: int, col: int) -> Finding:
+    return finding(
+        "Y005",
+        f"the document nests deeper than {MAX_DEPTH} levels",
+        file=label,
+        line=line,
+        col=col,
+    )
+
+
+def _int(value: str) -> int:
+    if value.startswith("0o"):
+        return int(value[2:], 8)
+    if value.startswith("0x"):
+        return int(value[2:], 16)
+    return int(value)
+
+
+def _check_aliases(label: str, root: Any) -> None:
+    """Y004 before any expansion: sizes of the node graph counted once per distinct node."""
+    sizes: dict[int, int] = {}
+    active: set[int] = set()
+    unique = 0
+
+    def size(node: Any, depth: int) -> int:
+        nonlocal unique
+        ident = id(node)
+        known = sizes.get(ident)
+        if known is not None:
+            return known
+        if ident in active:
+            line, col = _mark(node.start_mark)
+            raise _Fatal(
+                finding(
+                    "Y004",
+                    "an alias refers to a node that contains it (recursive alias)",
+                    file=label,
+                    line=line,
+                    col=col,
+                )
+            )
+        unique += 1
+        total = 1
+        if depth <= MAX_DEPTH and not isinstance(node, yaml.ScalarNode):
+            active.add(ident)
+            children = node.value
+            if isinstance(node, yaml.MappingNode):
+                children = [part for pair in children for part in pair]
+            for child in children:
+                total += size(child, depth + 1)
+            active.discard(ident)
+        sizes[ident] = total
+        return total
+
+    if size(root, 0) <= unique + MAX_ALIAS_NODES:
+        return
+    node = root
+    while True:
+        children = node.value if isinstance(node, yaml.SequenceNode) else []
+        if isinstance(node, yaml.MappingNode):
+            children = [part for pair in node.value for part in pair]
+        big = [child for child in children if sizes.get(id(child), 0) > MAX_ALIAS_NODES]
+        if not big:
+            break
+        node = big[0]
+    line, col = _mark(node.start_mark)
+    raise _Fatal(
+        finding(
+            "Y004",
+            f"aliases expand to more than {MAX_ALIAS_NODES} nodes",
+            file=label,
+            line=line,
+            col=col,
+            hint="write the repeated parts out, or use fewer nested aliases",
+        )
+    )
+
+
+def _kind(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int):
+        return "an integer"
+    if isinstance(value, float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "a sequence"
+    return "a mapping"
+
+
+class _Converter:
+    def __init__(self, doc: Document) -> None:
+        self.doc = doc
+
+    def convert(self, node: Any, pointer: str, depth: int) -> Any:
+        self.doc.positions.setdefault(pointer, _mark(node.start_mark))
+        tag = node.tag
+        if isinstance(node, yaml.ScalarNode):
+            return self._scalar(node, pointer)
+        if depth >= MAX_DEPTH:
+            line, col = _mark(node.start_mark)
+            raise _Fatal(_too_deep(self.doc.name, line, col))
+        if tag not in _CORE:
+            self._bad_tag(node, pointer)
+        if isinstance(node, yaml.SequenceNode):
+            return [
+                self.convert(item, f"{pointer}/{index}", depth + 1)
+                for index, item in enumerate(node.value)
+            ]
+        return self._mapping(node, pointer, depth)
+
+    def _mapping(self, node: Any, pointer: str, depth: int) -> dict[str, Any]:
+        result: dict[str, Any] = {}
+        for key_node, value_node in node.value:
+            if not isinstance(key_node, yaml.ScalarNode):
+                line, col = _mark(key_node.start_mark)
+                self.doc.findings.append(
+                    finding(
+                        "Y009",
+                        "a mapping key is a collection; keys must be strings",
+                        file=self.doc.name,
+                        line=line,
+                        col=col,
+                        path=pointer,
+                    )
+                )
+                continue
+            key = self._scalar(key_node, None)
+            if not isinstance(key, str):
+                line, col = _mark(key_node.start_mark)
+                self.doc.findings.append(
+                    finding(
+                        "Y009",
+                        f"the key {key_node.value!r} is {_kind(key)}; keys must be strings",
+                        file=self.doc.name,
+                        line=line,
+                        col=col,
+                        path=pointer,
+                        hint=f"quote the key: '{key_node.value}'",
+                    )
+                )
+                continue
+            child = f"{pointer}/{escape_pointer(key)}"
+            key_mark = _mark(key_node.start_mark)
+            if key in result:
+                first = self.doc.key_positions.get(child, (0, 0))
+                self.doc.findings.append(
+                    finding(
+                        "Y003",
+                        f"the key {key!r} occurs again (first at line {first[0]})",
+                        file=self.doc.name,
+                        line=key_mark[0],
+                        col=key_mark[1],
+                        path=child,
+                        hint="remove one of the two entries",
+                    )
+                )
+                continue
+            self.doc.key_positions[child] = key_mark
+            result[key] = self.convert(value_node, child, depth + 1)
+        return result
+
+    def _scalar(self, node: Any, pointer: str | None) -> Any:
+        tag = node.tag
+        value: str = node.value
+        if tag in (_STR, "!"):
+            return value
+        if tag == _NULL:
+            if _NULL_RE.match(value):
+                return None
+        elif tag == _BOOL:
+            if _BOOL_RE.match(value):
+                return value[0] in "tT"
+        elif tag == _INT:
+            if _INT_RE.match(value):
+                return _int(value)
+        elif tag == _FLOAT:
+            if _FLOAT_RE.match(value):
+                lowered = value.lower()
+                if lowered.endswith(".nan"):
+                    return math.nan
+                if lowered.endswith(".inf"):
+                    return -math.inf if value.startswith("-") else math.inf
+                return float(value)
+            if _INT_RE.match(value):
+                return float(_int(value))
+        if pointer is not None:
+            self._bad_tag(node, pointer)
+        return value
+
+    def _bad_tag(self, node: Any, pointer: str) -> None:
+        line, col = _mark(node.start_mark)
+        tag = str(node.tag)
+        short = "!!" + tag[len(_T) :] if tag.startswith(_T) else tag
+        if tag in _CORE:
+            message = f"{node.value!r} cannot be read as {short}"
+        else:
+            message = f"the tag {short} is not allowed; only the YAML core schema's tags are"
+        self.doc.findings.append(
+            finding(
+                "Y008",
+                message,
+                file=self.doc.name,
+                line=line,
+                col=col,
+                path=pointer,
+                hint="remove the tag; the value is read as plain YAML",
+            )
+        )
