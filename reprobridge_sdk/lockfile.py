@@ -1,0 +1,575 @@
+"""Locks: pip hashed requirements and PEP 751 ``pylock.toml`` (spec §6.2, ``locks``).
+
+Two entry points:
+
+* :func:`read_lock` returns a frozen :class:`Lock` (normalised names, pinned versions,
+  hashes, markers) or raises :class:`LockError` when the file cannot be read or parsed;
+* :func:`check_lock` returns every ``L`` finding of the file with ``file:line:col``.
+
+A portable lock names its distributions by exact version and hash and refers to nothing on
+the machine that wrote it: no ``file://`` URL, no local path, no ``--find-links`` or index URL
+pointing at a directory or a loopback host. A public ``https`` index is fine.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+from urllib.parse import urlsplit
+
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.utils import canonicalize_name
+from packaging.version import InvalidVersion, Version
+
+from .errors import ArtifactError
+from .findings import Finding, Severity, finding
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - Python 3.10
+    import tomli as tomllib  # type: ignore[import-not-found, unused-ignore]
+
+__all__ = [
+    "PYLOCK_VERSION",
+    "Lock",
+    "LockEntry",
+    "LockError",
+    "LockFormat",
+    "check_lock",
+    "detect_format",
+    "is_local_location",
+    "read_lock",
+]
+
+LockFormat = Literal["requirements", "pylock"]
+#: The PEP 751 ``lock-version`` this module fully understands.
+PYLOCK_VERSION = Version("1.0")
+
+_HASH_RE = re.compile(r"^(sha256|sha384|sha512|md5|sha1|sha224):([0-9a-fA-F]+)$")
+_HASH_LENGTHS = {"md5": 32, "sha1": 40, "sha224": 56, "sha256": 64, "sha384": 96, "sha512": 128}
+_COMMENT_RE = re.compile(r"(^|\s+)#.*$")
+_LOCAL_HOSTS = frozenset({"localhost", "127.0.0.1", "::1", "0.0.0.0", ""})  # noqa: S104 - a host name compared, not bound
+#: Options that take a location and must not point at the local machine.
+_LOCATION_OPTIONS = {
+    "-i": "--index-url",
+    "--index-url": "--index-url",
+    "--extra-index-url": "--extra-index-url",
+    "-f": "--find-links",
+    "--find-links": "--find-links",
+}
+_INCLUDE_OPTIONS = {"-r", "--requirement", "-c", "--constraint"}
+_EDITABLE_OPTIONS = {"-e", "--editable"}
+#: Global options a lock may carry without harm (with or without a value).
+_HARMLESS_OPTIONS = {
+    "--no-index": False,
+    "--prefer-binary": False,
+    "--require-hashes": False,
+    "--pre": False,
+    "--no-binary": True,
+    "--only-binary": True,
+    "--trusted-host": True,
+    "--use-feature": True,
+}
+#: Per-requirement options besides --hash.
+_PER_REQ_OPTIONS = {"--config-settings", "--global-option", "--install-option"}
+
+
+class LockError(ArtifactError):
+    """A lock file cannot be read or parsed; ``findings`` locate the problems."""
+
+
+@dataclass(frozen=True)
+class LockEntry:
+    """One pinned distribution of a lock."""
+
+    name: str
+    version: str | None
+    hashes: tuple[str, ...] = ()
+    markers: str | None = None
+    url: str | None = None
+    line: int = 0
+
+    @property
+    def requirement(self) -> str:
+        """``name==version`` (or ``name @ url``), with markers when there are any."""
+        spec = f"{self.name} @ {self.url}" if self.url else f"{self.name}=={self.version}"
+        return f"{spec} ; {self.markers}" if self.markers else spec
+
+
+@dataclass(frozen=True)
+class Lock:
+    """A parsed lock: its format and its entries in file order."""
+
+    format: LockFormat
+    entries: tuple[LockEntry, ...] = ()
+    requires_python: str | None = None
+    created_by: str | None = None
+
+    def by_name(self) -> dict[str, list[LockEntry]]:
+        """Entries grouped by normalised name (a name may repeat under different markers)."""
+        groups: dict[str, list[LockEntry]] = {}
+        for entry in self.entries:
+            groups.setdefault(entry.name, []).append(entry)
+        return groups
+
+
+@dataclass
+class _Parsed:
+    lock: Lock
+    findings: list[Finding] = field(default_factory=list)
+
+
+def detect_format(path: str | os.PathLike[str]) -> LockFormat:
+    """``pylock`` for ``pylock.toml`` / ``pylock.*.toml`` (any ``.toml``), else ``requirements``."""
+    return "pylock" if Path(path).name.endswith(".toml") else "requirements"
+
+
+def is_local_location(location: str) -> bool:
+    """True for a ``file:`` URL, a filesystem path, or a URL on a loopback host."""
+    parts = urlsplit(location)
+    scheme = parts.scheme.lower()
+    if scheme == "file":
+        return True
+    if scheme in {"http", "https"}:
+        return (parts.hostname or "").lower() in _LOCAL_HOSTS or (parts.hostname or "").startswith(
+            "127."
+        )
+    if len(scheme) == 1:  # a Windows drive letter, "C:\\wheels"
+        return True
+    return not scheme  # no scheme: a relative or absolute path
+
+
+def read_lock(path: str | os.PathLike[str], fmt: LockFormat | None = None) -> Lock:
+    """Parse the lock at ``path``; :class:`LockError` if it cannot be read or parsed.
+
+    Only unreadable files and parse errors (L003, L005) raise: an unpinned or unhashed
+    entry is returned as is, for :func:`check_lock` to report.
+    """
+    parsed = _parse(Path(path), fmt or detect_format(path), str(path))
+    fatal = [f for f in parsed.findings if f.code in {"L003", "L005"}]
+    if fatal:
+        msg = f"cannot parse lock {path}: {fatal[0].message}"
+        raise LockError(msg, fatal)
+    return parsed.lock
+
+
+def check_lock(
+    path: str | os.PathLike[str],
+    fmt: LockFormat | None = None,
+    *,
+    display_name: str | None = None,
+) -> list[Finding]:
+    """Every ``L`` finding of the lock at ``path``; ``display_name`` is used as the file."""
+    name = display_name if display_name is not None else str(path)
+    return sorted(_parse(Path(path), fmt or detect_format(path), name).findings)
+
+
+def _parse(path: Path, fmt: LockFormat, name: str) -> _Parsed:
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        msg = f"cannot read lock {path}: {exc.strerror}"
+        raise LockError(msg, [finding("L003", msg, file=name)]) from exc
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        return _Parsed(
+            Lock(fmt),
+            [finding("L003", "the lock is not valid UTF-8", file=name, line=line, col=1)],
+        )
+    if fmt == "pylock":
+        return _parse_pylock(text, name)
+    return _parse_requirements(text, name)
+
+
+# --------------------------------------------------------------------------- requirements
+
+
+@dataclass
+class _Logical:
+    """A logical line: continuation lines joined, comments removed, positions kept."""
+
+    text: str
+    positions: list[tuple[int, int]]  # (line, col) of every character of text
+
+    def at(self, offset: int) -> tuple[int, int]:
+        if not self.positions:
+            return 0, 0
+        return self.positions[min(max(offset, 0), len(self.positions) - 1)]
+
+
+def _logical_lines(text: str) -> list[_Logical]:
+    result: list[_Logical] = []
+    current_text: list[str] = []
+    current_pos: list[tuple[int, int]] = []
+    for number, physical in enumerate(text.splitlines(), start=1):
+        stripped = _COMMENT_RE.sub("", physical)
+        continued = stripped.rstrip().endswith("\\")
+        if continued:
+            stripped = stripped.rstrip()[:-1]
+        current_text.append(stripped + " ")
+        current_pos.extend((number, col) for col in range(1, len(stripped) + 2))
+        if not continued:
+            joined = "".join(current_text)
+            if joined.strip():
+                result.append(_Logical(joined, current_pos))
+            current_text, current_pos = [], []
+    if current_text and "".join(current_text).strip():
+        result.append(_Logical("".join(current_text), current_pos))
+    return result
+
+
+def _tokens(logical: _Logical) -> list[tuple[str, int]]:
+    """Whitespace-separated tokens with their offsets in the logical line."""
+    return [(match.group(), match.start()) for match in re.finditer(r"\S+", logical.text)]
+
+
+def _split_option(token: str) -> tuple[str, str | None]:
+    if token.startswith("--") and "=" in token:
+        key, value = token.split("=", 1)
+        return key, value
+    return token, None
+
+
+def _parse_requirements(text: str, name: str) -> _Parsed:
+    findings: list[Finding] = []
+    entries: list[LockEntry] = []
+    seen: dict[tuple[str, str | None], int] = {}
+
+    def add(code: str, message: str, pos: tuple[int, int], hint: str | None = None) -> None:
+        findings.append(finding(code, message, file=name, line=pos[0], col=pos[1], hint=hint))
+
+    for logical in _logical_lines(text):
+        tokens = _tokens(logical)
+        if not tokens:
+            continue
+        first, first_offset = tokens[0]
+        if first.startswith("-"):
+            _option_line(tokens, logical, add, entries)
+            continue
+        # A requirement, possibly followed by per-requirement options.
+        hashes: list[str] = []
+        index = 0
+        while index < len(tokens) and not tokens[index][0].startswith("--"):
+            index += 1
+        end = tokens[index][1] if index < len(tokens) else len(logical.text)
+        spec = logical.text[first_offset:end].strip()
+        while index < len(tokens):
+            token, offset = tokens[index]
+            key, value = _split_option(token)
+            if value is None and index + 1 < len(tokens) and key in {"--hash"} | _PER_REQ_OPTIONS:
+                index += 1
+                value = tokens[index][0]
+            if key == "--hash":
+                match = _HASH_RE.match(value or "")
+                if not match or len(match.group(2)) != _HASH_LENGTHS[match.group(1)]:
+                    add("L003", f"malformed hash {value!r}", logical.at(offset))
+                else:
+                    hashes.append(f"{match.group(1)}:{match.group(2).lower()}")
+            elif key not in _PER_REQ_OPTIONS:
+                add("L003", f"unknown option {key!r} after a requirement", logical.at(offset))
+            index += 1
+        pos = logical.at(first_offset)
+        entry = _requirement_entry(spec, hashes, pos, add)
+        if entry is None:
+            continue
+        pin = (entry.name, entry.markers)
+        if pin in seen:
+            add(
+                "L008",
+                f"{entry.name} is pinned twice (first on line {seen[pin]})",
+                pos,
+                hint="keep one pin per distribution and marker",
+            )
+        else:
+            seen[pin] = pos[0]
+        entries.append(entry)
+    return _Parsed(Lock("requirements", tuple(entries)), findings)
+
+
+def _option_line(
+    tokens: list[tuple[str, int]],
+    logical: _Logical,
+    add: Any,
+    entries: list[LockEntry],
+) -> None:
+    token, offset = tokens[0]
+    key, value = _split_option(token)
+    if (
+        value is None
+        and len(token) > 2
+        and not token.startswith("--")
+        and token[:2]
+        in {
+            "-i",
+            "-f",
+            "-r",
+            "-c",
+            "-e",
+        }
+    ):
+        key, value = token[:2], token[2:]
+    if value is None and len(tokens) > 1:
+        value = tokens[1][0]
+    pos = logical.at(offset)
+    if key in _LOCATION_OPTIONS:
+        if not value:
+            add("L003", f"{key} needs a value", pos)
+        elif is_local_location(value):
+            add(
+                "L004",
+                f"{_LOCATION_OPTIONS[key]} points at a machine-local location {value!r}",
+                pos,
+                hint="remove the line; resolve against a public index (e.g. PyPI)",
+            )
+        return
+    if key in _INCLUDE_OPTIONS:
+        add(
+            "L009",
+            f"{key} {value or ''} includes another file; a lock must be self-contained".strip(),
+            pos,
+            hint="inline the included pins into the lock",
+        )
+        return
+    if key in _EDITABLE_OPTIONS:
+        if value and is_local_location(value):
+            add("L004", f"editable install of a local path {value!r}", pos)
+        else:
+            add("L001", f"editable requirement {value!r} is not pinned to a version", pos)
+        return
+    if key in _HARMLESS_OPTIONS:
+        return
+    add("L003", f"unknown option {key!r}", pos)
+
+
+def _requirement_entry(
+    spec: str, hashes: list[str], pos: tuple[int, int], add: Any
+) -> LockEntry | None:
+    if "://" in spec.split(";", 1)[0] and "@" not in spec.split("://", 1)[0]:
+        # A bare URL (no "name @"): only a local one has a clear meaning here.
+        if is_local_location(spec.split(";", 1)[0].strip()):
+            add("L004", f"requirement is a machine-local file {spec!r}", pos)
+        else:
+            add("L003", f"a bare URL has no distribution name: {spec!r}", pos)
+        return None
+    try:
+        req = Requirement(spec)
+    except InvalidRequirement as exc:
+        looks_like_path = spec.startswith((".", "/", "~")) or "\\" in spec or "/" in spec
+        if looks_like_path:
+            add("L004", f"requirement is a local path {spec!r}", pos)
+        else:
+            add("L003", f"cannot parse requirement {spec!r}: {exc}", pos)
+        return None
+    name = canonicalize_name(req.name)
+    markers = str(req.marker) if req.marker else None
+    if req.url:
+        if is_local_location(req.url):
+            add("L004", f"{name} points at a machine-local file {req.url!r}", pos)
+        if not hashes:
+            add("L002", f"{name} has no --hash", pos, hint="lock with --generate-hashes")
+        return LockEntry(name, None, tuple(hashes), markers, req.url, pos[0])
+    pins = [s for s in req.specifier if s.operator in {"==", "==="} and "*" not in s.version]
+    version = pins[0].version if len(pins) == 1 and len(req.specifier) == 1 else None
+    if version is None:
+        add(
+            "L001",
+            f"{name} is not pinned with '==' ({str(req.specifier) or 'no version'})",
+            pos,
+            hint="regenerate the lock with 'reprobridge lock'",
+        )
+    if not hashes:
+        add("L002", f"{name} has no --hash", pos, hint="lock with --generate-hashes")
+    return LockEntry(name, version, tuple(hashes), markers, None, pos[0])
+
+
+# --------------------------------------------------------------------------------- pylock
+
+_TOML_POS_RE = re.compile(r"\(at line (\d+), column (\d+)\)")
+
+
+def _parse_pylock(text: str, name: str) -> _Parsed:
+    findings: list[Finding] = []
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        match = _TOML_POS_RE.search(str(exc))
+        line, col = (int(match.group(1)), int(match.group(2))) if match else (0, 0)
+        message = _TOML_POS_RE.sub("", str(exc)).strip()
+        return _Parsed(
+            Lock("pylock"),
+            [finding("L003", f"not valid TOML: {message}", file=name, line=line, col=col)],
+        )
+    lines = text.splitlines()
+
+    def line_of(pattern: str, occurrence: int = 0) -> int:
+        regex = re.compile(pattern)
+        count = 0
+        for number, content in enumerate(lines, start=1):
+            if regex.search(content):
+                if count == occurrence:
+                    return number
+                count += 1
+        return 0
+
+    def add(code: str, message: str, line: int, path: str, hint: str | None = None) -> None:
+        findings.append(
+            finding(code, message, file=name, line=line, col=1 if line else 0, path=path, hint=hint)
+        )
+
+    raw_version = data.get("lock-version")
+    version_line = line_of(r"^\s*lock-version\s*=")
+    if not isinstance(raw_version, str):
+        add("L003", "lock-version is missing or not a string", version_line, "/lock-version")
+        return _Parsed(Lock("pylock"), findings)
+    try:
+        lock_version = Version(raw_version)
+    except InvalidVersion:
+        add("L003", f"lock-version {raw_version!r} is not a version", version_line, "/lock-version")
+        return _Parsed(Lock("pylock"), findings)
+    if lock_version.major != PYLOCK_VERSION.major:
+        add(
+            "L005",
+            f"lock-version {raw_version} is not supported "
+            f"(this SDK reads {PYLOCK_VERSION.major}.x)",
+            version_line,
+            "/lock-version",
+        )
+        return _Parsed(Lock("pylock"), findings)
+    if lock_version > PYLOCK_VERSION:
+        add(
+            "L006",
+            f"lock-version {raw_version} is newer than {PYLOCK_VERSION}; newer fields are ignored",
+            version_line,
+            "/lock-version",
+        )
+    packages = data.get("packages")
+    if not isinstance(packages, list):
+        add("L003", "'packages' is missing or not an array", line_of(r"packages"), "/packages")
+        return _Parsed(Lock("pylock"), findings)
+    entries: list[LockEntry] = []
+    seen: dict[tuple[str, str | None], int] = {}
+    name_counts: dict[str, int] = {}
+    package_lines: list[int] = []
+    for index, package in enumerate(packages):
+        pointer = f"/packages/{index}"
+        if not isinstance(package, dict) or not isinstance(package.get("name"), str):
+            add("L003", "a package has no name", line_of(r"\[\[packages\]\]", index), pointer)
+            continue
+        raw_name = package["name"]
+        occurrence = name_counts.get(raw_name, 0)
+        name_counts[raw_name] = occurrence + 1
+        line = line_of(r"\bname\s*=\s*[\"']" + re.escape(raw_name) + r"[\"']", occurrence)
+        package_lines.append(line)
+        entry = _pylock_entry(package, line, pointer, add)
+        if entry is None:
+            continue
+        key = (entry.name, entry.markers)
+        if key in seen:
+            add("L008", f"{entry.name} is pinned twice (first on line {seen[key]})", line, pointer)
+        else:
+            seen[key] = line
+        entries.append(entry)
+    if not any(f.severity is Severity.ERROR for f in findings):
+        _packaging_validation(data, add, package_lines)
+    lock = Lock(
+        "pylock",
+        tuple(entries),
+        requires_python=data.get("requires-python")
+        if isinstance(data.get("requires-python"), str)
+        else None,
+        created_by=data.get("created-by") if isinstance(data.get("created-by"), str) else None,
+    )
+    return _Parsed(lock, findings)
+
+
+def _pylock_entry(package: dict[str, Any], line: int, pointer: str, add: Any) -> LockEntry | None:
+    name = canonicalize_name(package["name"])
+    version = package.get("version")
+    marker = package.get("marker") if isinstance(package.get("marker"), str) else None
+    hashes: list[str] = []
+    url: str | None = None
+    sources: list[tuple[str, dict[str, Any]]] = []
+    for key in ("sdist", "archive"):
+        if isinstance(package.get(key), dict):
+            sources.append((f"{pointer}/{key}", package[key]))
+    wheels = package.get("wheels")
+    if isinstance(wheels, list):
+        sources.extend(
+            (f"{pointer}/wheels/{i}", w) for i, w in enumerate(wheels) if isinstance(w, dict)
+        )
+    for key in ("vcs", "directory"):
+        if isinstance(package.get(key), dict):
+            source = package[key]
+            location = source.get("url") or source.get("path") or ""
+            if key == "directory" or is_local_location(str(location)):
+                add(
+                    "L004",
+                    f"{name} comes from a local {key} {location!r}",
+                    line,
+                    f"{pointer}/{key}",
+                )
+            else:
+                add(
+                    "L001",
+                    f"{name} comes from a VCS, not a pinned release",
+                    line,
+                    f"{pointer}/{key}",
+                )
+            return LockEntry(name, None, (), marker, str(location) or None, line)
+    index = package.get("index")
+    if isinstance(index, str) and is_local_location(index):
+        add("L004", f"{name} names a machine-local index {index!r}", line, f"{pointer}/index")
+    for source_pointer, source in sources:
+        location = source.get("url") or source.get("path")
+        if isinstance(location, str):
+            if source.get("path") is not None or is_local_location(location):
+                add(
+                    "L004",
+                    f"{name} names a machine-local file {location!r}",
+                    line,
+                    source_pointer,
+                )
+            elif url is None and source_pointer.endswith("/archive"):
+                url = location
+        source_hashes = source.get("hashes")
+        if isinstance(source_hashes, dict) and source_hashes:
+            hashes.extend(f"{algo}:{value}" for algo, value in source_hashes.items())
+        else:
+            add("L002", f"{name} has a file without hashes", line, f"{source_pointer}/hashes")
+    if not sources:
+        add("L002", f"{name} has no sdist, wheel or archive with hashes", line, pointer)
+    if not isinstance(version, str):
+        if url is None:
+            add("L001", f"{name} has no version", line, f"{pointer}/version")
+        return LockEntry(name, None, tuple(hashes), marker, url, line)
+    try:
+        Version(version)
+    except InvalidVersion:
+        add("L003", f"{name} has an invalid version {version!r}", line, f"{pointer}/version")
+        return None
+    return LockEntry(name, version, tuple(hashes), marker, url, line)
+
+
+def _packaging_validation(data: dict[str, Any], add: Any, package_lines: list[int]) -> None:
+    """Structural validation by ``packaging.pylock`` (when the installed version has it)."""
+    try:
+        from packaging.pylock import Pylock, PylockValidationError  # noqa: PLC0415 - packaging>=25
+    except ImportError:  # pragma: no cover - packaging < 25
+        return
+    checked = dict(data)
+    checked["lock-version"] = str(PYLOCK_VERSION)  # the version was checked above
+    try:
+        Pylock.from_dict(checked)
+    except PylockValidationError as exc:
+        context = exc.context or ""
+        pointer = "/" + re.sub(r"\[(\d+)\]", r"/\1", context).replace(".", "/") if context else ""
+        match = re.match(r"packages\[(\d+)\]", context)
+        index = int(match.group(1)) if match else -1
+        line = package_lines[index] if 0 <= index < len(package_lines) else 0
+        add("L003", f"pylock.toml is not valid: {exc}", line, pointer)
