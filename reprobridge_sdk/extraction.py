@@ -1,0 +1,660 @@
+"""Measurement extraction: read a number off a run's log or output files (spec §8.4).
+
+This module works on *plain mappings* (the YAML form of an extractor and a transform) so the
+validator can call it without building pydantic models; a pydantic model is accepted too and
+turned into a mapping with ``model_dump()``.
+
+Extractors
+----------
+``regex``
+    The pattern is applied **line by line** (lines end at LF; a trailing CR is dropped; bytes
+    that are not UTF-8 are decoded with U+FFFD replacement, so any log can be read). A line
+    counts when ``pattern.search(line)`` matches and the chosen group (name or number)
+    took part in the match; each line gives at most one value (its first match).
+    ``occurrence`` picks the first matching line, the last, or all of them in order.
+
+    *Last* reads the file **from its end** in chunks and stops at the first matching line it
+    meets, so its cost depends on where the match is, not on the log's length. When nothing
+    matches, the bound is one full reverse pass over the file at chunk speed, with memory
+    bounded by ``chunk_size + MAX_LINE`` bytes. *First* and *all* stream forward with the same
+    memory bound. When the pattern has a literal part that every match must contain (and is
+    not case-insensitive), the scan looks for that literal with ``bytes.find``/``rfind`` and
+    runs the regular expression only on the lines that contain it. A single line longer than
+    :data:`MAX_LINE` bytes is matched in segments of at most that size.
+``json``
+    An RFC 6901 JSON Pointer (``~0`` and ``~1`` escapes) into a JSON file.
+``csv``
+    A cell of a CSV file with a header row: ``column`` by name, ``row`` by index among the
+    data rows (negative from the end), or the first row whose columns equal ``where``.
+``yaml``
+    A dotted key path into a YAML file (list items by index).
+
+Numbers are parsed strictly: an optional sign, digits with an optional fraction and exponent,
+or ``nan``/``inf``. ``"95.3%"``, ``"1_000"`` and ``"0x10"`` are *not* numbers; let the regular
+expression capture only the number. Booleans are not numbers.
+
+Templates
+---------
+``{name}`` is replaced from a context mapping (``seed``, ``run_dir``, params); ``{{`` and
+``}}`` stand for literal braces; any other brace, or a name missing from the context, is a
+template error. :func:`render_template` is shared with the runner for argv.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+import re
+import statistics
+from collections import deque
+from collections.abc import Generator, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .errors import ReproBridgeError
+from .findings import Finding, finding
+
+__all__ = [
+    "AGGREGATES",
+    "DEFAULT_CHUNK",
+    "MAX_LINE",
+    "REASONS",
+    "Extracted",
+    "ExtractionError",
+    "TemplateError",
+    "aggregate",
+    "apply_transform",
+    "extract_value",
+    "parse_number",
+    "regex_matches",
+    "render_template",
+    "required_literal",
+]
+
+#: Bytes read per step when scanning a file.
+DEFAULT_CHUNK = 1 << 20
+#: Longest line matched as one piece; longer lines are matched in segments of this size.
+MAX_LINE = 8 << 20
+#: Why an extraction can fail (``ExtractionError.reason``).
+REASONS = frozenset(
+    {
+        "no-match",
+        "not-number",
+        "missing-file",
+        "bad-json-pointer",
+        "bad-csv",
+        "bad-yaml",
+        "bad-regex",
+        "template",
+        "decode",
+        "aggregate",
+        "bad-extractor",
+    }
+)
+#: Aggregations of per-seed values into a task's statistic.
+AGGREGATES = ("single", "mean", "median", "min", "max", "std")
+
+_NUMBER = re.compile(r"[+-]?(?:(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?|nan|inf|infinity)", re.I)
+_TEMPLATE = re.compile(r"\{\{|\}\}|\{([A-Za-z_][A-Za-z0-9_]*)\}|[{}]")
+
+
+class ExtractionError(ReproBridgeError):
+    """A value could not be extracted; ``reason`` is one of :data:`REASONS`."""
+
+    def __init__(self, reason: str, message: str, *, source: str = "") -> None:
+        findings: tuple[Finding, ...] = ()
+        if reason == "no-match":
+            findings = (finding("X001", message),)
+        elif reason == "not-number":
+            findings = (finding("X002", message),)
+        super().__init__(message, findings)
+        self.reason = reason
+        self.source = source
+
+
+class TemplateError(ExtractionError):
+    """A template names something the context lacks, or has an unescaped brace."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__("template", message)
+
+
+@dataclass(frozen=True)
+class Extracted:
+    """What an extractor read: the numbers, the text they came from, and where."""
+
+    values: tuple[float, ...]
+    raw: tuple[str, ...]
+    source: str
+
+    @property
+    def value(self) -> float:
+        """The (first) value."""
+        return self.values[0]
+
+
+# --------------------------------------------------------------------------- templates
+
+
+def render_template(text: str, context: Mapping[str, object]) -> str:
+    """Substitute ``{name}`` from ``context``; ``{{``/``}}`` are literal braces."""
+
+    def _sub(match: re.Match[str]) -> str:
+        brace = match.group(0)
+        if brace in ("{{", "}}"):
+            return brace[0]
+        name = match.group(1)
+        if name is None:
+            msg = f"unescaped {brace!r} in template {text!r} (write {brace * 2!r})"
+            raise TemplateError(msg)
+        if name not in context:
+            msg = f"template {text!r} names {{{name}}}, which is not defined"
+            raise TemplateError(msg)
+        value = context[name]
+        if isinstance(value, bool):
+            return "true" if value else "false"
+        return str(value)
+
+    return _TEMPLATE.sub(_sub, text)
+
+
+# --------------------------------------------------------------------------- numbers
+
+
+def parse_number(text: str) -> float:
+    """Parse ``text`` strictly as a number; :class:`ExtractionError` (not-number) otherwise."""
+    stripped = text.strip()
+    if not _NUMBER.fullmatch(stripped):
+        msg = f"{text!r} is not a number"
+        raise ExtractionError("not-number", msg)
+    return float(stripped)
+
+
+def _as_number(value: object, where: str) -> tuple[float, str]:
+    if isinstance(value, bool) or value is None:
+        msg = f"{where}: {value!r} is not a number"
+        raise ExtractionError("not-number", msg)
+    if isinstance(value, (int, float)):
+        return float(value), json.dumps(value)
+    if isinstance(value, str):
+        try:
+            return parse_number(value), value
+        except ExtractionError:
+            msg = f"{where}: {value!r} is not a number"
+            raise ExtractionError("not-number", msg) from None
+    msg = f"{where}: a {type(value).__name__} is not a number"
+    raise ExtractionError("not-number", msg)
+
+
+# --------------------------------------------------------------------------- regex scan
+
+
+def _parser() -> Any:
+    try:
+        import re._parser as parser  # type: ignore[import-not-found]  # noqa: PLC0415 - 3.11+
+    except ImportError:  # pragma: no cover - Python 3.10
+        import sre_parse as parser  # noqa: PLC0415 - the 3.10 name of the same module
+    return parser
+
+
+def required_literal(pattern: str) -> str | None:
+    """The longest literal text every match of ``pattern`` contains, or ``None``.
+
+    Only top-level concatenation (and plain groups in it) is considered; case-insensitive
+    patterns have none. Used to pre-filter lines with a fast byte search.
+    """
+    parser = _parser()
+    try:
+        parsed = parser.parse(pattern)
+    except re.error:
+        return None
+    if parsed.state.flags & (re.IGNORECASE | re.VERBOSE):
+        return None
+    best = ""
+    run: list[str] = []
+
+    def _flush() -> None:
+        nonlocal best
+        text = "".join(run)
+        if len(text) > len(best):
+            best = text
+        run.clear()
+
+    def _walk(items: Any) -> None:
+        for op, arg in items:
+            name = str(op)
+            if name == "LITERAL":
+                char = chr(arg)
+                if char in "\r\n":
+                    _flush()
+                else:
+                    run.append(char)
+            elif name == "SUBPATTERN":
+                _flush()
+                group_flags = arg[1]
+                if group_flags & re.IGNORECASE:
+                    continue
+                _walk(arg[-1])
+                _flush()
+            elif name == "AT":
+                continue
+            else:
+                _flush()
+        _flush()
+
+    _walk(parsed)
+    return best or None
+
+
+def _group_value(match: re.Match[str] | None, group: str | int) -> str | None:
+    if match is None:
+        return None
+    return match.group(group)
+
+
+def _compile(pattern: str, group: str | int) -> re.Pattern[str]:
+    try:
+        compiled = re.compile(pattern)
+    except re.error as exc:
+        msg = f"invalid regular expression {pattern!r}: {exc}"
+        raise ExtractionError("bad-regex", msg) from None
+    if isinstance(group, int):
+        if not 0 <= group <= compiled.groups:
+            msg = f"pattern {pattern!r} has no group {group}"
+            raise ExtractionError("bad-regex", msg)
+    elif group not in compiled.groupindex:
+        msg = f"pattern {pattern!r} has no group named {group!r}"
+        raise ExtractionError("bad-regex", msg)
+    return compiled
+
+
+def _decode(line: bytes) -> str:
+    if line.endswith(b"\r"):
+        line = line[:-1]
+    return line.decode("utf-8", "replace")
+
+
+def _region_forward(
+    region: bytes, rx: re.Pattern[str], group: str | int, literal: bytes | None
+) -> Iterator[str]:
+    """Matching lines of ``region`` (whole lines; a final LF is a terminator) in order."""
+    if literal is None:
+        text = region.decode("utf-8", "replace")
+        lines = text.split("\n")
+        if text.endswith("\n"):
+            lines.pop()
+        for line in lines:
+            raw = _group_value(rx.search(line[:-1] if line.endswith("\r") else line), group)
+            if raw is not None:
+                yield raw
+        return
+    pos = 0
+    size = len(region)
+    while True:
+        hit = region.find(literal, pos)
+        if hit < 0:
+            return
+        start = region.rfind(b"\n", 0, hit) + 1
+        end = region.find(b"\n", hit)
+        if end < 0:
+            end = size
+        raw = _group_value(rx.search(_decode(region[start:end])), group)
+        if raw is not None:
+            yield raw
+        pos = end + 1
+
+
+def _region_last(
+    region: bytes, rx: re.Pattern[str], group: str | int, literal: bytes | None
+) -> str | None:
+    """The last matching line of ``region`` (whole lines), or ``None``."""
+    if literal is None:
+        text = region.decode("utf-8", "replace")
+        lines = text.split("\n")
+        if text.endswith("\n"):
+            lines.pop()
+        for line in reversed(lines):
+            raw = _group_value(rx.search(line[:-1] if line.endswith("\r") else line), group)
+            if raw is not None:
+                return raw
+        return None
+    end = len(region)
+    while end > 0:
+        hit = region.rfind(literal, 0, end)
+        if hit < 0:
+            return None
+        start = region.rfind(b"\n", 0, hit) + 1
+        stop = region.find(b"\n", hit)
+        if stop < 0:
+            stop = len(region)
+        raw = _group_value(rx.search(_decode(region[start:stop])), group)
+        if raw is not None:
+            return raw
+        end = start
+    return None
+
+
+def _scan_forward(
+    path: Path,
+    rx: re.Pattern[str],
+    group: str | int,
+    literal: bytes | None,
+    chunk_size: int,
+) -> Generator[str, None, None]:
+    with path.open("rb") as handle:
+        carry = b""
+        while True:
+            block = handle.read(chunk_size)
+            if not block:
+                if carry:
+                    yield from _region_forward(carry, rx, group, literal)
+                return
+            buf = carry + block if carry else block
+            cut = buf.rfind(b"\n")
+            if cut < 0:
+                carry = buf
+                if len(carry) >= MAX_LINE:
+                    yield from _region_forward(carry, rx, group, literal)
+                    carry = b""
+                continue
+            carry = buf[cut + 1 :]
+            yield from _region_forward(buf[: cut + 1], rx, group, literal)
+
+
+def _scan_last(
+    path: Path,
+    rx: re.Pattern[str],
+    group: str | int,
+    literal: bytes | None,
+    chunk_size: int,
+) -> str | None:
+    with path.open("rb") as handle:
+        pos = handle.seek(0, 2)
+        carry = b""  # the start of the file region already read (begins mid-line)
+        while pos > 0:
+            size = min(chunk_size, pos)
+            pos -= size
+            handle.seek(pos)
+            buf = handle.read(size) + carry
+            if pos == 0:
+                region, carry = buf, b""
+            else:
+                first = buf.find(b"\n")
+                if first < 0 and len(buf) < MAX_LINE:
+                    carry = buf
+                    continue
+                if first < 0 or first >= MAX_LINE:
+                    region, carry = buf, b""  # a very long line: match it in segments
+                else:
+                    region, carry = buf[first + 1 :], buf[: first + 1]
+            raw = _region_last(region, rx, group, literal)
+            if raw is not None:
+                return raw
+        return None
+
+
+def regex_matches(
+    path: str | Path,
+    pattern: str,
+    *,
+    group: str | int = 1,
+    occurrence: str = "last",
+    chunk_size: int = DEFAULT_CHUNK,
+) -> tuple[str, ...]:
+    """The group text of the first, last or all matching lines of a file (maybe empty)."""
+    rx = _compile(pattern, group)
+    lit = required_literal(pattern)
+    literal = lit.encode("utf-8") if lit else None
+    file = Path(path)
+    if occurrence == "last":
+        raw = _scan_last(file, rx, group, literal, chunk_size)
+        return () if raw is None else (raw,)
+    found = _scan_forward(file, rx, group, literal, chunk_size)
+    if occurrence == "first":
+        first = next(found, None)
+        found.close()
+        return () if first is None else (first,)
+    if occurrence == "all":
+        return tuple(found)
+    msg = f"unknown occurrence {occurrence!r} (first, last or all)"
+    raise ExtractionError("bad-regex", msg)
+
+
+# --------------------------------------------------------------------------- file extractors
+
+
+def _json_pointer(document: Any, pointer: str) -> Any:
+    if pointer == "":
+        return document
+    if not pointer.startswith("/"):
+        msg = f"JSON pointer {pointer!r} must be empty or start with '/'"
+        raise ExtractionError("bad-json-pointer", msg)
+    current = document
+    for token in pointer[1:].split("/"):
+        key = token.replace("~1", "/").replace("~0", "~")
+        if isinstance(current, dict):
+            if key not in current:
+                msg = f"JSON pointer {pointer!r}: no key {key!r}"
+                raise ExtractionError("bad-json-pointer", msg)
+            current = current[key]
+        elif isinstance(current, list):
+            if not re.fullmatch(r"0|[1-9][0-9]*", key) or int(key) >= len(current):
+                msg = f"JSON pointer {pointer!r}: no item {key!r} in a list of {len(current)}"
+                raise ExtractionError("bad-json-pointer", msg)
+            current = current[int(key)]
+        else:
+            msg = f"JSON pointer {pointer!r}: cannot index into a {type(current).__name__}"
+            raise ExtractionError("bad-json-pointer", msg)
+    return current
+
+
+def _extract_json(path: Path, spec: Mapping[str, Any]) -> tuple[float, str]:
+    try:
+        with path.open("rb") as handle:
+            document = json.load(handle)
+    except (ValueError, UnicodeDecodeError) as exc:
+        msg = f"{path.name} is not valid JSON: {exc}"
+        raise ExtractionError("decode", msg) from None
+    pointer = str(spec.get("pointer", ""))
+    return _as_number(_json_pointer(document, pointer), f"JSON pointer {pointer!r}")
+
+
+def _extract_csv(path: Path, spec: Mapping[str, Any]) -> tuple[float, str]:
+    column = str(spec["column"])
+    where = spec.get("where")
+    index = int(spec.get("row", -1))
+    try:
+        with path.open(encoding="utf-8", errors="replace", newline="") as handle:
+            reader = csv.DictReader(handle)
+            header = reader.fieldnames
+            if not header:
+                msg = f"{path.name} has no header row"
+                raise ExtractionError("bad-csv", msg)
+            missing = [c for c in [column, *(where or {})] if c not in header]
+            if missing:
+                msg = f"{path.name} has no column {missing[0]!r} (columns: {', '.join(header)})"
+                raise ExtractionError("bad-csv", msg)
+            row: dict[str, Any] | None = None
+            if where:
+                wanted = {str(k): str(v) for k, v in where.items()}
+                row = next(
+                    (r for r in reader if all(r.get(k) == v for k, v in wanted.items())), None
+                )
+                if row is None:
+                    msg = f"{path.name}: no row where {wanted}"
+                    raise ExtractionError("no-match", msg)
+            elif index >= 0:
+                row = next((r for i, r in enumerate(reader) if i == index), None)
+            else:
+                tail: deque[dict[str, Any]] = deque(reader, maxlen=-index)
+                row = tail[0] if len(tail) == -index else None
+            if row is None:
+                msg = f"{path.name}: no data row {index}"
+                raise ExtractionError("no-match", msg)
+    except csv.Error as exc:
+        msg = f"{path.name} is not valid CSV: {exc}"
+        raise ExtractionError("bad-csv", msg) from None
+    cell = row.get(column)
+    if cell is None:
+        msg = f"{path.name}: the row has no cell in column {column!r}"
+        raise ExtractionError("bad-csv", msg)
+    return _as_number(cell, f"column {column!r}")
+
+
+def _extract_yaml(path: Path, spec: Mapping[str, Any]) -> tuple[float, str]:
+    import yaml  # noqa: PLC0415 - only YAML extractors pay for it
+
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    try:
+        with path.open("rb") as handle:
+            document = yaml.load(handle, Loader=loader)  # noqa: S506 - a safe loader
+    except yaml.YAMLError as exc:
+        msg = f"{path.name} is not valid YAML: {exc}"
+        raise ExtractionError("bad-yaml", msg) from None
+    key = str(spec["key"])
+    current: Any = document
+    for part in key.split("."):
+        if isinstance(current, dict) and part in current:
+            current = current[part]
+        elif isinstance(current, list) and re.fullmatch(r"-?\d+", part):
+            position = int(part)
+            if not -len(current) <= position < len(current):
+                msg = f"YAML key {key!r}: no item {part} in a list of {len(current)}"
+                raise ExtractionError("no-match", msg)
+            current = current[position]
+        else:
+            msg = f"YAML key {key!r}: no {part!r}"
+            raise ExtractionError("no-match", msg)
+    return _as_number(current, f"YAML key {key!r}")
+
+
+# --------------------------------------------------------------------------- public API
+
+
+def _plain(obj: Any) -> Mapping[str, Any]:
+    dump = getattr(obj, "model_dump", None)
+    if callable(dump):
+        data = dump()
+        assert isinstance(data, Mapping)
+        return data
+    if not isinstance(obj, Mapping):
+        msg = f"an extractor must be a mapping, not a {type(obj).__name__}"
+        raise TypeError(msg)
+    return obj
+
+
+def _source(
+    spec: Mapping[str, Any],
+    *,
+    log: Path | None,
+    files_base: Path,
+    outputs: Mapping[str, Path],
+    context: Mapping[str, object],
+) -> tuple[Path, str]:
+    output = spec.get("output")
+    file = spec.get("file")
+    if output:
+        if output not in outputs:
+            msg = f"output {output!r} was not produced"
+            raise ExtractionError("missing-file", msg, source=f"output:{output}")
+        return Path(outputs[output]), f"output:{output}"
+    if file:
+        relative = render_template(str(file), context)
+        return files_base / relative, relative
+    if log is None:
+        msg = "there is no log to read"
+        raise ExtractionError("missing-file", msg, source="log")
+    return Path(log), "log"
+
+
+def extract_value(
+    extractor: Mapping[str, Any] | Any,
+    *,
+    log: Path | None,
+    files_base: Path,
+    outputs: Mapping[str, Path],
+    context: Mapping[str, object],
+    chunk_size: int = DEFAULT_CHUNK,
+) -> Extracted:
+    """Read the value(s) an extractor describes; :class:`ExtractionError` on failure."""
+    spec = _plain(extractor)
+    path, source = _source(spec, log=log, files_base=files_base, outputs=outputs, context=context)
+    if not path.is_file():
+        msg = f"{source}: file {path.name!r} does not exist"
+        raise ExtractionError("missing-file", msg, source=source)
+    kind = spec.get("kind")
+    try:
+        if kind == "regex":
+            pattern = str(spec["pattern"])
+            group = spec.get("group", 1)
+            raws = regex_matches(
+                path,
+                pattern,
+                group=group if isinstance(group, (int, str)) else 1,
+                occurrence=str(spec.get("occurrence", "last")),
+                chunk_size=chunk_size,
+            )
+            if not raws:
+                msg = f"{source}: no line matches {pattern!r}"
+                raise ExtractionError("no-match", msg, source=source)
+            values = tuple(parse_number(raw) for raw in raws)
+            return Extracted(values=values, raw=raws, source=source)
+        if kind == "json":
+            value, raw = _extract_json(path, spec)
+        elif kind == "csv":
+            value, raw = _extract_csv(path, spec)
+        elif kind == "yaml":
+            value, raw = _extract_yaml(path, spec)
+        else:
+            msg = f"unknown extractor kind {kind!r}"
+            raise ExtractionError("bad-extractor", msg, source=source)
+    except ExtractionError as exc:
+        if not exc.source:
+            exc.source = source
+        raise
+    except OSError as exc:
+        msg = f"{source}: cannot read {path.name!r}: {exc.strerror}"
+        raise ExtractionError("missing-file", msg, source=source) from None
+    return Extracted(values=(value,), raw=(raw,), source=source)
+
+
+def apply_transform(value: float, transform: Mapping[str, Any] | Any | None) -> float:
+    """``value * scale + offset``, then rounded to ``round`` decimals when given."""
+    if transform is None:
+        return value
+    spec = _plain(transform)
+    result = value * float(spec.get("scale", 1.0)) + float(spec.get("offset", 0.0))
+    digits = spec.get("round")
+    if digits is not None and math.isfinite(result):
+        result = round(result, int(digits))
+    return result
+
+
+def aggregate(values: Sequence[float], how: str) -> float:
+    """Combine per-seed values into the task's statistic.
+
+    ``single`` needs exactly one value. ``std`` is the *sample* standard deviation (n - 1);
+    with a single value it is ``0.0`` (no spread observed). An empty sequence is an error.
+    """
+    items = [float(v) for v in values]
+    if not items:
+        raise ExtractionError("aggregate", "no values to aggregate")
+    if how == "single":
+        if len(items) != 1:
+            msg = f"aggregate 'single' needs one value, got {len(items)}"
+            raise ExtractionError("aggregate", msg)
+        return items[0]
+    if how == "mean":
+        return statistics.fmean(items)
+    if how == "median":
+        return float(statistics.median(items))
+    if how == "min":
+        return min(items)
+    if how == "max":
+        return max(items)
+    if how == "std":
+        return statistics.stdev(items) if len(items) > 1 else 0.0
+    msg = f"unknown aggregate {how!r} (one of {', '.join(AGGREGATES)})"
+    raise ExtractionError("aggregate", msg)

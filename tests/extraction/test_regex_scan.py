@@ -1,0 +1,146 @@
+"""Regex extraction: first/last/all line scans, the reverse scan and the literal pre-filter."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from reprobridge_sdk.extraction import (
+    ExtractionError,
+    regex_matches,
+    required_literal,
+)
+
+
+def _naive(data: bytes, pattern: str, group: int | str) -> list[str]:
+    """Reference: split the whole file into lines and search each one."""
+    rx = re.compile(pattern)
+    text = data.decode("utf-8", "replace")
+    lines = text.split("\n")
+    if text.endswith("\n"):
+        lines.pop()
+    found = []
+    for line in lines:
+        match = rx.search(line.removesuffix("\r"))
+        if match is not None and match.group(group) is not None:
+            found.append(match.group(group))
+    return found
+
+
+def _write(tmp_path: Path, data: bytes) -> Path:
+    path = tmp_path / "log.txt"
+    path.write_bytes(data)
+    return path
+
+
+LOG = b"start\nacc=0.10\nnoise acc=x\r\nacc=0.20\r\nacc=0.30 end\ntail\n"
+
+
+@pytest.mark.parametrize(
+    ("occurrence", "expected"),
+    [("first", ("0.10",)), ("last", ("0.30",)), ("all", ("0.10", "0.20", "0.30"))],
+)
+def test_occurrences(tmp_path: Path, occurrence: str, expected: tuple[str, ...]) -> None:
+    path = _write(tmp_path, LOG)
+    assert regex_matches(path, r"acc=([\d.]+)", occurrence=occurrence) == expected
+
+
+def test_named_group_and_crlf_anchor(tmp_path: Path) -> None:
+    path = _write(tmp_path, b"x 1\r\nscore 7\r\nscore 8\r\n")
+    assert regex_matches(path, r"^score (?P<v>\d+)$", group="v") == ("8",)
+    assert regex_matches(path, r"^score (?P<v>\d+)$", group="v", occurrence="first") == ("7",)
+
+
+def test_last_line_without_newline(tmp_path: Path) -> None:
+    path = _write(tmp_path, b"acc=1\nacc=2")
+    assert regex_matches(path, r"acc=(\d)", chunk_size=1) == ("2",)
+    assert regex_matches(path, r"acc=(\d)", occurrence="all", chunk_size=3) == ("1", "2")
+
+
+def test_non_utf8_log_is_read(tmp_path: Path) -> None:
+    path = _write(tmp_path, b"\xff\xfe garbage \x80\nacc=\xc3(0.5\n\xe9t\xe9 acc=0.7\n")
+    assert regex_matches(path, r"acc=([\d.]+)", occurrence="all") == ("0.7",)
+    assert regex_matches(path, r"acc=\W*([\d.]+)", occurrence="first") == ("0.5",)
+
+
+def test_empty_and_nothing_matches(tmp_path: Path) -> None:
+    assert regex_matches(_write(tmp_path, b""), r"acc=(\d)") == ()
+    path = _write(tmp_path, b"loss=1\n" * 1000)
+    assert regex_matches(path, r"acc=(\d)", chunk_size=64) == ()
+    assert regex_matches(path, r"(\d)x", occurrence="all", chunk_size=64) == ()
+
+
+def test_group_that_did_not_take_part_skips_line(tmp_path: Path) -> None:
+    path = _write(tmp_path, b"a=1\nb=2\n")
+    assert regex_matches(path, r"a=(\d)|b=(\d)", group=1) == ("1",)
+
+
+@pytest.mark.parametrize(
+    ("pattern", "group"), [("(unclosed", 1), (r"acc=(\d)", 2), (r"acc=(\d)", "name")]
+)
+def test_bad_regex(tmp_path: Path, pattern: str, group: int | str) -> None:
+    with pytest.raises(ExtractionError) as info:
+        regex_matches(_write(tmp_path, LOG), pattern, group=group)
+    assert info.value.reason == "bad-regex"
+
+
+@pytest.mark.parametrize(
+    ("pattern", "literal"),
+    [
+        (r"acc=(\d+)", "acc="),
+        (r"^eval (?P<v>[\d.]+) done", "eval "),
+        (r"(?i)acc (\d)", None),
+        (r"\d+", None),
+        (r"(?:top1|top5)=(\d)", "top"),
+        (r"a(?i:b)c", "a"),
+    ],
+)
+def test_required_literal(pattern: str, literal: str | None) -> None:
+    assert required_literal(pattern) == literal
+
+
+def test_long_line_is_matched_in_segments(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from reprobridge_sdk import extraction
+
+    monkeypatch.setattr(extraction, "MAX_LINE", 64)
+    data = b"acc=1\n" + b"x" * 500 + b"\nacc=2\n" + b"y" * 500 + b"\n" + b"z" * 300
+    path = _write(tmp_path, data)
+    for chunk in (7, 16, 100):
+        assert regex_matches(path, r"acc=(\d)", chunk_size=chunk) == ("2",)
+        assert regex_matches(path, r"acc=(\d)", occurrence="all", chunk_size=chunk) == ("1", "2")
+
+
+_LINES = st.lists(
+    st.one_of(
+        st.sampled_from(["acc=1", "acc=22", "acc=", "xacc=3y", "", "noise", "acc=4\r", "é acc=5"]),
+        st.binary(max_size=12).map(lambda b: b.decode("latin-1")),
+    ),
+    max_size=40,
+)
+
+
+@settings(
+    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    lines=_LINES,
+    trailing=st.booleans(),
+    chunk=st.integers(min_value=1, max_value=64),
+    pattern=st.sampled_from([r"acc=(\d+)", r"(\d)", r"^acc=(\d+)$", r"(?i)ACC=(\d)"]),
+)
+def test_reverse_scan_equals_forward_naive(
+    tmp_path: Path, lines: list[str], trailing: bool, chunk: int, pattern: str
+) -> None:
+    data = "\n".join(lines).encode("utf-8", "surrogateescape")
+    if trailing:
+        data += b"\n"
+    path = tmp_path / "prop.log"
+    path.write_bytes(data)
+    naive = _naive(data, pattern, 1)
+    assert regex_matches(path, pattern, occurrence="last", chunk_size=chunk) == tuple(naive[-1:])
+    assert regex_matches(path, pattern, occurrence="all", chunk_size=chunk) == tuple(naive)
+    assert regex_matches(path, pattern, occurrence="first", chunk_size=chunk) == tuple(naive[:1])
