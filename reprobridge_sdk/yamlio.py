@@ -1,0 +1,402 @@
+"""Round-trip YAML: load a manifest, edit it, save it with comments and formatting kept.
+
+This module keeps the details of ``ruamel.yaml``'s round-trip mode behind a small interface:
+
+* :func:`load` / :func:`loads` read a document. Safety comes first: the bytes go through
+  :func:`reprobridge_sdk.document.load_document` (size, UTF-8, depth, alias expansion, tags,
+  duplicate and non-string keys; its limits ``MAX_BYTES``, ``MAX_DEPTH`` and
+  ``MAX_ALIAS_NODES`` are the only ones), which also gives the plain data exactly as the
+  validator sees it and a ``file:line:col`` for every JSON Pointer. Only a document that
+  passes those checks is parsed a second time by ruamel into a round-trip tree (comments,
+  key order, quoting, flow style, block scalars). Plain scalars are resolved with the YAML 1.2
+  core schema in both parsers, so implicit timestamps stay strings.
+* :func:`update` applies a *minimal diff* to the tree: keys and list items whose plain value
+  did not change keep their node (and so their comments, quoting and style); lists of
+  mappings with ``id`` keys are matched by id; a changed scalar keeps its quoting style.
+* :func:`dumps` re-emits the document. An unchanged document is returned byte for byte. For an
+  edited one, the lines that differ between a re-emission of the original tree and of the
+  edited tree are spliced into the original text, so only changed parts are rewritten; if the
+  splice would not parse back to the same data, the whole re-emitted text is used instead.
+* :func:`save` writes atomically.
+"""
+
+from __future__ import annotations
+
+import difflib
+import io
+import math
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import date, datetime
+from pathlib import Path
+from typing import Any
+
+from ruamel.yaml import YAML
+from ruamel.yaml.comments import CommentedMap, CommentedSeq, TaggedScalar
+from ruamel.yaml.error import YAMLError
+from ruamel.yaml.nodes import ScalarNode
+from ruamel.yaml.resolver import VersionedResolver
+from ruamel.yaml.scalarstring import LiteralScalarString
+
+from ._fs import atomic_write_text
+from .document import Document, load_document
+from .findings import Finding, Severity, finding
+
+__all__ = [
+    "YamlDocument",
+    "dumps",
+    "dumps_data",
+    "load",
+    "loads",
+    "save",
+    "to_plain",
+    "update",
+]
+
+_TIMESTAMP = "tag:yaml.org,2002:timestamp"
+_NEW_INDENT = (2, 4, 2)  # mapping, sequence, offset of the dash: "key:\n  - item"
+
+
+class _CoreResolver(VersionedResolver):
+    """YAML 1.2 core resolution without implicit timestamps (the format's dates are strings)."""
+
+    def resolve(self, kind: Any, value: Any, implicit: Any) -> Any:
+        tag = super().resolve(kind, value, implicit)
+        if kind is ScalarNode and str(tag) == _TIMESTAMP:
+            return self.DEFAULT_SCALAR_TAG
+        return tag
+
+
+def _loader() -> YAML:
+    yaml = YAML(typ="rt")
+    yaml.Resolver = _CoreResolver
+    yaml.preserve_quotes = True
+    return yaml
+
+
+def _dumper(indent: tuple[int, int, int]) -> YAML:
+    yaml = YAML(typ="rt")
+    yaml.width = 4096
+    yaml.indent(mapping=indent[0], sequence=indent[1], offset=indent[2])
+    return yaml
+
+
+@dataclass
+class YamlDocument:
+    """A YAML document held for round-trip editing."""
+
+    name: str
+    #: The text as read (or as last saved); :func:`dumps` returns it while nothing changed.
+    text: str
+    #: The validator's view of ``text``: plain data, positions, loading findings.
+    document: Document
+    #: The ruamel round-trip tree, or None when the document could not be read.
+    tree: Any = None
+    #: True once :func:`update` changed the tree.
+    changed: bool = False
+
+    @property
+    def findings(self) -> list[Finding]:
+        """Findings of loading the document (Y codes)."""
+        return self.document.findings
+
+    @property
+    def ok(self) -> bool:
+        """The document was read and has no error-level finding."""
+        return self.tree is not None and not any(
+            item.severity == Severity.ERROR for item in self.document.findings
+        )
+
+    @property
+    def data(self) -> Any:
+        """The plain data (dicts, lists, str, int, float, bool, None) of the current tree."""
+        if not self.changed:
+            return self.document.data
+        return to_plain(self.tree)
+
+    def locate(self, pointer: str, *, key: bool = False) -> tuple[int, int]:
+        """1-based ``(line, col)`` of a JSON Pointer in ``text`` (nearest existing ancestor)."""
+        return self.document.locate(pointer, key=key)
+
+
+def loads(text: str | bytes, *, name: str = "<string>") -> YamlDocument:
+    """Read a document from text or bytes; never raises for bad content."""
+    raw = text.encode("utf-8") if isinstance(text, str) else text
+    return _from_document(load_document(raw, name=name))
+
+
+def load(path: str | os.PathLike[str], *, name: str | None = None) -> YamlDocument:
+    """Read a document from a file; ``OSError`` if the file cannot be read."""
+    return _from_document(load_document(path, name=name or str(path)))
+
+
+def _from_document(document: Document) -> YamlDocument:
+    result = YamlDocument(name=document.name, text=document.text, document=document)
+    if document.fatal:
+        return result
+    try:
+        result.tree = _loader().load(document.text)
+    except YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line, col = (mark.line + 1, mark.column + 1) if mark is not None else (0, 0)
+        if not document.findings:
+            code = "Y003" if type(exc).__name__ == "DuplicateKeyError" else "Y001"
+            document.findings.append(
+                finding(code, str(exc).splitlines()[0], file=document.name, line=line, col=col)
+            )
+    return result
+
+
+def to_plain(node: Any) -> Any:
+    """The plain Python value of a round-trip node (ruamel's types become built-in ones)."""
+    if isinstance(node, Mapping):
+        return {str(key): to_plain(value) for key, value in node.items()}
+    if isinstance(node, TaggedScalar):
+        return node.value
+    if isinstance(node, bool) or node is None:
+        return node
+    if isinstance(node, int):
+        return int(node)
+    if isinstance(node, float):
+        return float(node)
+    if isinstance(node, str):
+        return str(node)
+    if isinstance(node, datetime | date):
+        return node.isoformat()
+    if isinstance(node, Sequence):
+        return [to_plain(item) for item in node]
+    return node
+
+
+def _same(old: Any, new: Any) -> bool:
+    """Equality of plain values where 1 == 1.0 but True != 1 and NaN == NaN."""
+    if isinstance(old, bool) or isinstance(new, bool):
+        return type(old) is type(new) and old == new
+    if isinstance(old, int | float) and isinstance(new, int | float):
+        if isinstance(old, float) and isinstance(new, float) and math.isnan(old):
+            return math.isnan(new)
+        return old == new
+    if isinstance(old, dict) and isinstance(new, Mapping):
+        return old.keys() == new.keys() and all(_same(old[k], new[k]) for k in old)
+    if isinstance(old, list) and isinstance(new, list | tuple):
+        return len(old) == len(new) and all(_same(a, b) for a, b in zip(old, new, strict=True))
+    return type(old) is type(new) and old == new
+
+
+def _new_node(value: Any) -> Any:
+    """A fresh round-trip node for a plain value."""
+    if isinstance(value, Mapping):
+        node = CommentedMap()
+        for key, item in value.items():
+            node[key] = _new_node(item)
+        return node
+    if isinstance(value, list | tuple):
+        seq = CommentedSeq()
+        seq.extend(_new_node(item) for item in value)
+        return seq
+    if isinstance(value, str) and "\n" in value.rstrip("\n"):
+        return LiteralScalarString(value)
+    return value
+
+
+def _merge(old: Any, new: Any) -> Any:
+    """``old`` edited in place to equal ``new`` where the shapes agree, else a new node."""
+    if _same(to_plain(old), new):
+        return old
+    if isinstance(old, CommentedMap) and isinstance(new, Mapping):
+        _merge_map(old, new)
+        return old
+    if isinstance(old, CommentedSeq) and isinstance(new, list | tuple):
+        _merge_seq(old, list(new))
+        return old
+    if isinstance(old, str) and isinstance(new, str) and type(old) is not str:
+        try:
+            return type(old)(new)  # keep the quoting or block style of the old scalar
+        except TypeError:  # pragma: no cover - a str subclass with another constructor
+            return _new_node(new)
+    return _new_node(new)
+
+
+def _merge_map(old: CommentedMap, new: Mapping[str, Any]) -> None:
+    for key in [key for key in old if key not in new]:
+        del old[key]
+    previous: Any = None
+    for key, value in new.items():
+        if key in old:
+            merged = _merge(old[key], value)
+            if merged is not old[key]:
+                old[key] = merged
+        else:
+            position = list(old).index(previous) + 1 if previous in old else 0
+            old.insert(position, key, _new_node(value))
+        previous = key
+
+
+def _item_id(item: Any) -> Any:
+    return item.get("id") if isinstance(item, Mapping) else None
+
+
+def _by_id(items: Sequence[Any]) -> bool:
+    ids = [_item_id(item) for item in items]
+    return all(isinstance(key, str) for key in ids) and len(set(ids)) == len(ids)
+
+
+def _merge_seq(old: CommentedSeq, new: list[Any]) -> None:
+    if old and new and _by_id(old) and _by_id(new):
+        wanted = {_item_id(item) for item in new}
+        for index in reversed(range(len(old))):
+            if _item_id(old[index]) not in wanted:
+                del old[index]
+        for index, value in enumerate(new):
+            ident = _item_id(value)
+            current = [_item_id(item) for item in old]
+            if index < len(old) and current[index] == ident:
+                pass
+            elif ident in current:
+                old.insert(index, old.pop(current.index(ident)))
+            else:
+                old.insert(index, _new_node(value))
+                continue
+            merged = _merge(old[index], value)
+            if merged is not old[index]:
+                old[index] = merged
+        return
+    for index, value in enumerate(new[: len(old)]):
+        merged = _merge(old[index], value)
+        if merged is not old[index]:
+            old[index] = merged
+    while len(old) > len(new):
+        del old[len(old) - 1]
+    for value in new[len(old) :]:
+        old.append(_new_node(value))
+
+
+def update(doc: YamlDocument, new_data: Mapping[str, Any]) -> bool:
+    """Make ``doc`` hold ``new_data`` with the fewest node changes; True if anything changed."""
+    if doc.tree is None:
+        msg = f"{doc.name}: the document could not be read, so it cannot be edited"
+        raise ValueError(msg)
+    if _same(to_plain(doc.tree), new_data):
+        return False
+    if not isinstance(doc.tree, CommentedMap) or not isinstance(new_data, Mapping):
+        doc.tree = _new_node(new_data)
+    else:
+        _merge_map(doc.tree, new_data)
+    doc.changed = True
+    return True
+
+
+def _emit(tree: Any, indent: tuple[int, int, int]) -> str:
+    stream = io.StringIO()
+    _dumper(indent).dump(tree, stream)
+    return stream.getvalue()
+
+
+def _guess_indent(text: str) -> tuple[int, int, int]:
+    """Indentation of mappings, sequences and the dash offset used by ``text``."""
+    lines = text.splitlines()
+    mapping = 0
+    for index, line in enumerate(lines):
+        stripped = line.lstrip(" ")
+        if not stripped or stripped.startswith("#"):
+            continue
+        width = len(line) - len(stripped)
+        if stripped.startswith("- "):
+            parent = _previous_indent(lines, index)
+            offset = max(width - parent, 0)
+            rest = stripped[2:]
+            inner = 2 + len(rest) - len(rest.lstrip(" "))
+            return (mapping or 2, offset + inner, offset)
+        if width and not mapping:
+            mapping = width - _previous_indent(lines, index)
+    return (mapping or 2, mapping or 2, 0)
+
+
+def _previous_indent(lines: list[str], index: int) -> int:
+    for line in reversed(lines[:index]):
+        stripped = line.lstrip(" ")
+        if stripped and not stripped.startswith("#"):
+            return len(line) - len(stripped)
+    return 0
+
+
+def _splice(original: str, before: str, after: str) -> str | None:
+    """Apply the line changes ``before`` -> ``after`` to ``original``; None if they do not map."""
+    if original == before:
+        return after
+    orig, old, new = original.splitlines(True), before.splitlines(True), after.splitlines(True)
+    to_orig: dict[int, int] = {}
+    for block in difflib.SequenceMatcher(None, orig, old, autojunk=False).get_matching_blocks():
+        for offset in range(block.size):
+            to_orig[block.b + offset] = block.a + offset
+    edits: list[tuple[int, int, list[str]]] = []
+    matcher = difflib.SequenceMatcher(None, old, new, autojunk=False)
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag == "equal":
+            continue
+        if i1 < i2:
+            if not all(index in to_orig for index in range(i1, i2)):
+                return None
+            start, end = to_orig[i1], to_orig[i2 - 1] + 1
+            if end - start != i2 - i1:
+                return None
+        elif i1 == 0:
+            start = end = 0
+        elif i1 - 1 in to_orig:
+            start = end = to_orig[i1 - 1] + 1
+        else:
+            return None
+        edits.append((start, end, new[j1:j2]))
+    result: list[str] = []
+    cursor = 0
+    for start, end, lines in edits:
+        if start < cursor:
+            return None
+        result.extend(orig[cursor:start])
+        result.extend(lines)
+        cursor = end
+    result.extend(orig[cursor:])
+    return "".join(result)
+
+
+def dumps(doc: YamlDocument) -> str:
+    """The text of ``doc``: the original while unchanged, else a minimal rewrite of it."""
+    if not doc.changed:
+        return doc.text
+    indent = _guess_indent(doc.text)
+    after = _emit(doc.tree, indent)
+    try:
+        before = _emit(_loader().load(doc.text), indent)
+    except YAMLError:  # pragma: no cover - the text parsed once already
+        return after
+    spliced = _splice(doc.text, before, after)
+    if spliced is not None and spliced != after:
+        check = load_document(spliced.encode("utf-8"), name=doc.name)
+        if check.fatal or not _same(check.data, to_plain(doc.tree)):
+            spliced = None
+    return after if spliced is None else spliced
+
+
+def dumps_data(data: Mapping[str, Any], *, header: str = "", spaced: bool = True) -> str:
+    """Text for a new document holding ``data``, after the comment lines of ``header``.
+
+    With ``spaced`` a blank line separates the top-level keys, for readability.
+    """
+    text = _emit(_new_node(data), _NEW_INDENT)
+    if spaced:
+        lines = text.splitlines(True)
+        text = "".join(
+            ("\n" + line if index and line[:1] not in (" ", "-", "#", "\n") else line)
+            for index, line in enumerate(lines)
+        )
+    comment = "".join(f"# {line}\n".replace("# \n", "#\n") for line in header.splitlines())
+    return comment + text
+
+
+def save(doc: YamlDocument, path: str | os.PathLike[str]) -> None:
+    """Write ``doc`` to ``path`` atomically; ``doc`` then reflects the saved text."""
+    text = dumps(doc)
+    atomic_write_text(Path(path), text)
+    fresh = loads(text, name=doc.name)
+    doc.text, doc.document, doc.tree, doc.changed = fresh.text, fresh.document, fresh.tree, False
