@@ -1,0 +1,298 @@
+"""Environment snapshots: what a run ran on (spec §10, ``environment`` of an evidence record).
+
+A snapshot records the interpreter, the platform, CPU, memory, GPUs and driver (when
+``nvidia-smi`` is present), the installed distributions and an allow-list of environment
+variables. Secrets never reach a snapshot: a variable whose *name* looks like a secret, or
+whose *value* looks like a credential, is recorded as ``<redacted>``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import platform
+import re
+import shutil
+import subprocess
+import sys
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from datetime import datetime, timezone
+from pathlib import Path
+
+from reprobridge_sdk.errors import ReproBridgeError
+from reprobridge_sdk.model.evidence import Distribution, EnvironmentSnapshot, GpuInfo
+
+__all__ = [
+    "DEFAULT_VARIABLES",
+    "REDACTED",
+    "capture_snapshot",
+    "gpu_info",
+    "installed_distributions",
+    "is_secret",
+    "python_version",
+    "select_variables",
+]
+
+REDACTED = "<redacted>"
+#: Variables recorded by default (exact names; names ending in ``*`` are prefixes).
+DEFAULT_VARIABLES = (
+    "PATH",
+    "LANG",
+    "LC_ALL",
+    "TZ",
+    "VIRTUAL_ENV",
+    "CONDA_DEFAULT_ENV",
+    "PYTHONHASHSEED",
+    "PYTHONPATH",
+    "PYTHONUTF8",
+    "OMP_NUM_THREADS",
+    "MKL_NUM_THREADS",
+    "OPENBLAS_NUM_THREADS",
+    "NUMEXPR_NUM_THREADS",
+    "TOKENIZERS_PARALLELISM",
+    "CUBLAS_WORKSPACE_CONFIG",
+    "CUDA_*",
+    "NVIDIA_*",
+    "NCCL_*",
+    "TORCH_*",
+    "TF_*",
+    "JAX_*",
+    "XLA_*",
+    "HF_HOME",
+    "HF_DATASETS_CACHE",
+    "TRANSFORMERS_CACHE",
+    "WANDB_MODE",
+)
+
+_SECRET_NAME = re.compile(
+    r"(TOKEN|SECRET|PASSWORD|PASSWD|PASSPHRASE|CREDENTIAL|AUTH|API_?KEY|ACCESS_?KEY|"
+    r"PRIVATE_?KEY|(^|_)KEY($|_)|SESSION|COOKIE)",
+    re.IGNORECASE,
+)
+_SECRET_VALUES = (
+    re.compile(r"gh[pousr]_[A-Za-z0-9]{20,}"),  # GitHub tokens
+    re.compile(r"github_pat_[A-Za-z0-9_]{20,}"),
+    re.compile(r"hf_[A-Za-z0-9]{20,}"),  # Hugging Face
+    re.compile(r"sk-[A-Za-z0-9_-]{16,}"),  # OpenAI, Anthropic and similar
+    re.compile(r"xox[abposr]-[A-Za-z0-9-]{10,}"),  # Slack
+    re.compile(r"glpat-[A-Za-z0-9_-]{20,}"),  # GitLab
+    re.compile(r"(AKIA|ASIA)[0-9A-Z]{16}"),  # AWS access key ids
+    re.compile(r"AIza[0-9A-Za-z_-]{35}"),  # Google API keys
+    re.compile(r"eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*"),  # JWTs
+    re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----"),
+    re.compile(r"://[^/\s:@]+:[^/\s@]+@"),  # credentials inside a URL
+)
+_TOKEN_RE = re.compile(r"[A-Za-z0-9+/=_-]{32,}")
+_ENTROPY_BITS = 4.0
+_PATH_LIKE = re.compile(r"^[A-Za-z0-9._/-]*/[A-Za-z0-9._/-]*$")
+
+#: Script run by another interpreter to list its distributions and version.
+_PROBE = r"""
+import json, platform, sys
+from importlib import metadata
+dists = {}
+for d in metadata.distributions():
+    name = d.metadata["Name"]
+    if name:
+        dists.setdefault(name, d.version)
+print(json.dumps({
+    "python": platform.python_version(),
+    "implementation": platform.python_implementation(),
+    "executable": sys.executable,
+    "distributions": sorted(dists.items(), key=lambda item: item[0].lower()),
+}))
+"""
+
+
+def _entropy(text: str) -> float:
+    counts = Counter(text)
+    total = len(text)
+    return -sum(n / total * math.log2(n / total) for n in counts.values())
+
+
+def is_secret(name: str, value: str) -> bool:
+    """True when a variable's name or value looks like a credential."""
+    if _SECRET_NAME.search(name):
+        return True
+    if any(pattern.search(value) for pattern in _SECRET_VALUES):
+        return True
+    for token in _TOKEN_RE.findall(value):
+        if token.startswith("/") or (_PATH_LIKE.match(token) and token.count("/") > 1):
+            continue  # a path, not a key
+        mixed = sum(
+            (
+                any(c.islower() for c in token),
+                any(c.isupper() for c in token),
+                any(c.isdigit() for c in token),
+            )
+        )
+        if mixed >= 2 and _entropy(token) >= _ENTROPY_BITS:
+            return True
+    return False
+
+
+def select_variables(
+    environ: Mapping[str, str] | None = None, extra: Iterable[str] = ()
+) -> dict[str, str]:
+    """The allow-listed variables of ``environ`` (default: ``os.environ``), secrets redacted."""
+    source = os.environ if environ is None else environ
+    wanted = (*DEFAULT_VARIABLES, *extra)
+    exact = {name for name in wanted if not name.endswith("*")}
+    prefixes = tuple(name[:-1] for name in wanted if name.endswith("*"))
+    selected: dict[str, str] = {}
+    for name in sorted(source):
+        if name in exact or (prefixes and name.startswith(prefixes)):
+            value = source[name]
+            selected[name] = REDACTED if is_secret(name, value) else value
+    return selected
+
+
+def _read_cpu() -> str | None:
+    try:
+        text = Path("/proc/cpuinfo").read_text("utf-8", errors="replace")
+    except OSError:
+        return platform.processor() or None
+    for line in text.splitlines():
+        key, _, value = line.partition(":")
+        if key.strip() in {"model name", "Model", "Hardware", "cpu model"} and value.strip():
+            return value.strip()
+    return platform.processor() or None
+
+
+def _read_memory() -> int | None:
+    try:
+        pages = os.sysconf("SC_PHYS_PAGES")
+        size = os.sysconf("SC_PAGE_SIZE")
+    except (AttributeError, ValueError, OSError):
+        return None
+    return pages * size if pages > 0 and size > 0 else None
+
+
+def gpu_info(timeout: float = 10.0) -> list[GpuInfo]:
+    """GPUs seen by ``nvidia-smi``; an empty list when it is absent or fails."""
+    exe = shutil.which("nvidia-smi")
+    if exe is None:
+        return []
+    try:
+        proc = subprocess.run(
+            [exe, "--query-gpu=name,memory.total,driver_version", "--format=csv,noheader,nounits"],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return []
+    if proc.returncode != 0:
+        return []
+    cuda = _cuda_from_smi(exe, timeout)
+    gpus: list[GpuInfo] = []
+    for line in proc.stdout.splitlines():
+        parts = [part.strip() for part in line.split(",")]
+        if len(parts) < 3 or not parts[0]:
+            continue
+        memory = int(float(parts[1])) if re.fullmatch(r"\d+(\.\d+)?", parts[1]) else None
+        gpus.append(GpuInfo(name=parts[0], memory_mb=memory, driver=parts[2] or None, cuda=cuda))
+    return gpus
+
+
+def _cuda_from_smi(exe: str, timeout: float) -> str | None:
+    try:
+        proc = subprocess.run([exe], capture_output=True, text=True, timeout=timeout, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    match = re.search(r"CUDA Version:\s*([\d.]+)", proc.stdout)
+    return match.group(1) if match else None
+
+
+def python_version(python: str | os.PathLike[str]) -> str:
+    """The ``X.Y.Z`` version of another interpreter."""
+    return str(_probe(Path(python))["python"])
+
+
+def _probe(python: Path) -> dict[str, object]:
+    try:
+        proc = subprocess.run(
+            [str(python), "-I", "-c", _PROBE],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+    except OSError as exc:
+        msg = f"cannot run {python}: {exc.strerror}"
+        raise ReproBridgeError(msg) from exc
+    except subprocess.TimeoutExpired as exc:
+        msg = f"{python} did not answer within {exc.timeout} s"
+        raise ReproBridgeError(msg) from exc
+    if proc.returncode != 0:
+        msg = f"{python} failed to list its distributions: {proc.stderr.strip()[-500:]}"
+        raise ReproBridgeError(msg)
+    data = json.loads(proc.stdout)
+    assert isinstance(data, dict)
+    return data
+
+
+def installed_distributions(python: str | os.PathLike[str] | None = None) -> list[Distribution]:
+    """Distributions installed for ``python`` (default: the running interpreter), by name."""
+    if python is None:
+        from importlib import metadata  # noqa: PLC0415 - only needed here
+
+        found: dict[str, str] = {}
+        for dist in metadata.distributions():
+            name = dist.metadata["Name"]
+            if name:
+                found.setdefault(name, dist.version)
+        pairs = sorted(found.items(), key=lambda item: item[0].lower())
+    else:
+        raw = _probe(Path(python))["distributions"]
+        assert isinstance(raw, list)
+        pairs = [(str(name), str(version)) for name, version in raw]
+    return [Distribution(name=name, version=version) for name, version in pairs]
+
+
+def capture_snapshot(
+    python: str | os.PathLike[str] | None = None,
+    *,
+    variables: Iterable[str] = (),
+    environ: Mapping[str, str] | None = None,
+) -> EnvironmentSnapshot:
+    """Capture the environment of ``python`` (default: the running interpreter).
+
+    ``variables`` adds names (or ``PREFIX*`` patterns) to :data:`DEFAULT_VARIABLES`;
+    ``environ`` replaces ``os.environ`` as the source of variables.
+    """
+    if python is None:
+        version = platform.python_version()
+        implementation = platform.python_implementation()
+        executable = sys.executable
+        distributions = installed_distributions()
+    else:
+        probe = _probe(Path(python))
+        version = str(probe["python"])
+        implementation = str(probe["implementation"])
+        executable = str(probe["executable"])
+        raw = probe["distributions"]
+        assert isinstance(raw, list)
+        distributions = [Distribution(name=str(n), version=str(v)) for n, v in raw]
+    return EnvironmentSnapshot(
+        captured_at=datetime.now(timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z"),
+        python=version,
+        implementation=implementation,
+        executable=executable,
+        platform=platform_tag(),
+        machine=platform.machine(),
+        cpu=_read_cpu(),
+        cpu_count=os.cpu_count(),
+        memory_bytes=_read_memory(),
+        gpus=gpu_info(),
+        distributions=distributions,
+        variables=select_variables(environ, variables),
+    )
+
+
+def platform_tag() -> str:
+    """``<system>-<machine>`` in lower case, e.g. ``linux-x86_64``."""
+    return f"{platform.system().lower()}-{platform.machine().lower()}"
