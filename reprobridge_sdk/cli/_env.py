@@ -1,0 +1,132 @@
+"""``reprobridge env``: build, check and snapshot environments."""
+
+# ruff: noqa: PLC0415 - imports stay inside commands so that the CLI starts fast
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import click
+
+from reprobridge_sdk.cli._env_output import fail, report_findings
+
+__all__ = ["env"]
+
+
+@click.group()
+def env() -> None:
+    """Build, check and snapshot environments."""
+
+
+@env.command()
+@click.option(
+    "--python",
+    "python",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Interpreter to describe (default: the running one).",
+)
+@click.option("--var", "variables", multiple=True, help="Also record this variable (or PREFIX*).")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
+def snapshot(python: Path | None, variables: tuple[str, ...], fmt: str) -> None:
+    """Capture what a run would run on: Python, platform, CPU, GPUs, packages, variables.
+
+    Secrets among the recorded variables are redacted.
+    """
+    from reprobridge_sdk.env.snapshot import capture_snapshot
+    from reprobridge_sdk.errors import ReproBridgeError
+
+    try:
+        snap = capture_snapshot(python, variables=variables)
+    except ReproBridgeError as exc:
+        fail(exc)
+    if fmt == "json":
+        sys.stdout.write(json.dumps(snap.model_dump(mode="json"), indent=2) + "\n")
+        return
+    gpus = ", ".join(f"{g.name} ({g.memory_mb} MB)" for g in snap.gpus) or "none visible"
+    lines = [
+        f"python        {snap.python} ({snap.implementation}) {snap.executable}",
+        f"platform      {snap.platform}",
+        f"cpu           {snap.cpu or 'unknown'} x {snap.cpu_count or '?'}",
+        f"memory        {(snap.memory_bytes or 0) / 2**30:.1f} GiB",
+        f"gpus          {gpus}",
+        f"distributions {len(snap.distributions)}",
+    ]
+    lines.extend(f"  {name}={value}" for name, value in snap.variables.items())
+    click.echo("\n".join(lines), err=True)
+
+
+@env.command()
+@click.argument("path", type=click.Path(path_type=Path), default=".")
+@click.option(
+    "--cache-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Cache of environments (default: $REPROBRIDGE_CACHE_DIR or the user cache).",
+)
+@click.option(
+    "--python",
+    "python",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Interpreter to build the environment with (default: the running one).",
+)
+def create(path: Path, cache_dir: Path | None, python: Path | None) -> None:
+    """Build the artifact's environment from its lock (cached; reused when built)."""
+    from reprobridge_sdk.env.venv import ensure_environment
+    from reprobridge_sdk.errors import ReproBridgeError
+
+    try:
+        exe = ensure_environment(path, cache_dir=cache_dir, python=python, progress=True)
+    except ReproBridgeError as exc:
+        fail(exc)
+    click.echo(str(exe))
+
+
+@env.command()
+@click.argument("path", type=click.Path(path_type=Path), default=".")
+@click.option("--current", is_flag=True, help="Check the running interpreter.")
+@click.option(
+    "--python",
+    "python",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Check this interpreter.",
+)
+@click.option(
+    "--cache-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Cache of environments (default: $REPROBRIDGE_CACHE_DIR or the user cache).",
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json", "sarif", "junit"]),
+    default="text",
+)
+@click.option("--strict", is_flag=True, help="Warnings fail the check too.")
+def check(  # noqa: PLR0917 - click passes options positionally
+    path: Path,
+    current: bool,
+    python: Path | None,
+    cache_dir: Path | None,
+    fmt: str,
+    strict: bool,
+) -> None:
+    """Compare an environment with the lock and the declared system needs.
+
+    By default the cached environment built by 'env create' is checked.
+    Exit 0 clean, 1 findings, 2 usage or I/O error.
+    """
+    from reprobridge_sdk.env.check import check_environment
+    from reprobridge_sdk.errors import ReproBridgeError
+
+    if current and python is not None:
+        raise click.UsageError("--current and --python exclude each other")
+    try:
+        findings = check_environment(
+            path,
+            python=sys.executable if current else python,
+            cache_dir=cache_dir,
+        )
+    except ReproBridgeError as exc:
+        fail(exc)
+    report_findings(findings, fmt, target=str(path), strict=strict)
