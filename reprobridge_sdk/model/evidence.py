@@ -77,6 +77,10 @@ class MeasuredValue(SpecModel):
     task: Identifier
     value: float | None = Field(description="After the transform; null if extraction failed.")
     raw: str | None = Field(default=None, description="The text the value was read from.")
+    values: list[float] | None = Field(
+        default=None,
+        description="For occurrence 'all': every value read, in order ('value' is their mean).",
+    )
     source: str = Field(description="'log', 'output:<id>' or a file path.")
     error: str | None = Field(default=None, description="Why extraction failed, if it did.")
 
