@@ -1,21 +1,92 @@
-"""The Python API for artifacts: load, create, edit and save.
+"""The Python API for artifacts: load, create, edit, save and validate.
 
-This first version reads manifests with a plain YAML loader; the round-trip writer that keeps
-comments and formatting replaces it (see ``yamlio``).
+>>> art = load("examples/demo")                      # doctest: +SKIP
+>>> art.manifest.tasks[0].published.value = 0.91     # doctest: +SKIP
+>>> art.save()                                       # doctest: +SKIP
+
+:func:`load` reads ``rra.yaml`` with the round-trip reader (:mod:`reprobridge_sdk.yamlio`)
+and builds the typed :class:`~reprobridge_sdk.model.Manifest`. :meth:`ArtifactDir.save`
+writes the current model back as a *minimal diff* of the file: untouched keys keep their
+comments, quoting and layout, and default values the file does not spell out are not added.
+:func:`create` writes a new artifact. Bad input raises :class:`ArtifactError` carrying
+located findings (the validator's when it can produce them, else the loader's own).
 """
 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-import yaml
+from pydantic import ValidationError
 
-from .errors import ArtifactError
-from .model import MANIFEST_NAME, Manifest
+from . import yamlio
+from ._fs import atomic_write_text
+from .digest import file_sha256, tree_digest
+from .errors import ArtifactError, UsageError
+from .findings import Finding, Severity, finding
+from .guide import update_guide_text, write_guide
+from .model import MANIFEST_NAME, Change, Launcher, Manifest, Task
 
-__all__ = ["ArtifactDir", "create", "load"]
+if TYPE_CHECKING:
+    from .validate import ValidationResult
+
+__all__ = ["MANIFEST_SCHEMA_URL", "ArtifactDir", "create", "load", "manifest_data"]
+
+#: The ``$id`` of the manifest schema, named in the first line of manifests the SDK writes.
+MANIFEST_SCHEMA_URL = "https://reprobridge.org/schemas/rra-1.0.schema.json"
+_HEADER = f"yaml-language-server: $schema={MANIFEST_SCHEMA_URL}"
+
+
+def _select(full: Any, keepers: list[Any]) -> Any:
+    """``full`` restricted to the keys that some tree in ``keepers`` has (recursively)."""
+    if isinstance(full, dict):
+        out: dict[str, Any] = {}
+        for key, value in full.items():
+            sub = [keep[key] for keep in keepers if isinstance(keep, dict) and key in keep]
+            if sub:
+                out[key] = _select(value, sub)
+        return out
+    if isinstance(full, list):
+        items: list[Any] = []
+        for index, value in enumerate(full):
+            sub = [_match(keep, index, value) for keep in keepers if isinstance(keep, list)]
+            sub = [item for item in sub if item is not None]
+            items.append(_select(value, sub) if sub else value)
+        return items
+    return full
+
+
+def _match(items: list[Any], index: int, value: Any) -> Any:
+    ident = value.get("id") if isinstance(value, dict) else None
+    if isinstance(ident, str):
+        for item in items:
+            if isinstance(item, dict) and item.get("id") == ident:
+                return item
+        return None
+    return items[index] if index < len(items) else None
+
+
+def manifest_data(manifest: Manifest, original: Any = None) -> dict[str, Any]:
+    """The plain data to write for ``manifest``.
+
+    A key is written when the original document has it, when it was set on the model, or
+    when its value differs from the default; so a saved file does not fill up with defaults.
+    """
+    options: dict[str, Any] = {"mode": "json", "by_alias": True}
+    full = manifest.model_dump(**options)
+    keepers = [
+        manifest.model_dump(**options, exclude_unset=True),
+        manifest.model_dump(**options, exclude_defaults=True),
+    ]
+    if isinstance(original, dict):
+        keepers.append(original)
+    result = _select(full, keepers)
+    assert isinstance(result, dict)
+    return result
 
 
 @dataclass
@@ -24,6 +95,7 @@ class ArtifactDir:
 
     root: Path
     manifest: Manifest
+    _document: yamlio.YamlDocument | None = field(default=None, repr=False, compare=False)
 
     @property
     def manifest_path(self) -> Path:
@@ -33,27 +105,283 @@ class ArtifactDir:
         """Resolve a manifest path (relative, POSIX) against the artifact root."""
         return self.root.joinpath(*relative.split("/"))
 
+    # -- reading and writing -------------------------------------------------------------
+
+    def data(self) -> dict[str, Any]:
+        """The plain data :meth:`save` would write now."""
+        original = self._document.data if self._document is not None else None
+        return manifest_data(self.manifest, original)
+
+    def save(self) -> bool:
+        """Write the manifest back to ``rra.yaml`` as a minimal diff; True if the file changed.
+
+        The model is validated as a whole first (a :class:`ArtifactError` with S findings if
+        an edit made it invalid), so a save never writes a manifest the SDK cannot read.
+        """
+        _validated(self.manifest.model_dump(by_alias=True), self.manifest_path)
+        data = self.data()
+        if self._document is None or self._document.tree is None:
+            atomic_write_text(self.manifest_path, yamlio.dumps_data(data, header=_HEADER))
+            self._document = yamlio.load(self.manifest_path, name=self._document_name())
+            return True
+        if not yamlio.update(self._document, data):
+            return False
+        yamlio.save(self._document, self.manifest_path)
+        return True
+
+    def reload(self) -> ArtifactDir:
+        """A fresh :class:`ArtifactDir` read from disk."""
+        return load(self.root)
+
+    def _document_name(self) -> str:
+        return str(self.manifest_path)
+
+    def validate(self, **options: Any) -> ValidationResult:
+        """Validate the artifact on disk (as saved) with :func:`reprobridge_sdk.validate`."""
+        from .validate import validate  # noqa: PLC0415 - a higher layer, loaded on use
+
+        return validate(self.root, **options)
+
+    # -- editing helpers -----------------------------------------------------------------
+
+    def add_task(self, task: Task | Mapping[str, Any]) -> Task:
+        """Append a task; a :class:`UsageError` if its id is taken."""
+        item = task if isinstance(task, Task) else Task.model_validate(dict(task))
+        if any(existing.id == item.id for existing in self.manifest.tasks):
+            raise UsageError(f"a task with id {item.id!r} exists already")
+        self.manifest.tasks.append(item)
+        return item
+
+    def add_launcher(self, launcher: Launcher | Mapping[str, Any]) -> Launcher:
+        """Append a launcher; a :class:`UsageError` if its id is taken."""
+        item = (
+            launcher if isinstance(launcher, Launcher) else Launcher.model_validate(dict(launcher))
+        )
+        if any(existing.id == item.id for existing in self.manifest.launchers):
+            raise UsageError(f"a launcher with id {item.id!r} exists already")
+        self.manifest.launchers.append(item)
+        return item
+
+    def record_change(
+        self,
+        change_id: str,
+        kind: str,
+        summary: str,
+        rationale: str,
+        *,
+        files: Sequence[str] = (),
+        patch: str | None = None,
+        tasks: Sequence[str] = (),
+    ) -> Change:
+        """Add an entry to the change record (kind: execution-fix, correctness-fix, convenience).
+
+        Tasks named must exist; a :class:`UsageError` otherwise or if the id is taken.
+        """
+        known = {task.id for task in self.manifest.tasks}
+        unknown = [task for task in tasks if task not in known]
+        if unknown:
+            raise UsageError(f"unknown task(s): {', '.join(unknown)}")
+        if any(existing.id == change_id for existing in self.manifest.guide.changes):
+            raise UsageError(f"a change with id {change_id!r} exists already")
+        values: dict[str, Any] = {
+            "id": change_id,
+            "kind": kind,
+            "summary": summary,
+            "rationale": rationale,
+        }
+        if files:
+            values["files"] = list(files)
+        if patch is not None:
+            values["patch"] = patch
+        if tasks:
+            values["tasks"] = list(tasks)
+        change = Change.model_validate(values)
+        guide = self.manifest.guide
+        guide.changes = [*guide.changes, change]
+        self.manifest.guide = guide
+        return change
+
+    def refresh_digests(self) -> list[str]:
+        """Recompute the digests of files present in the artifact; the JSON Pointers changed.
+
+        Covers the refined code's tree digest, the lock, patches and data items whose
+        destination file exists. Files that are absent are left alone.
+        """
+        changed: list[str] = []
+        codebase = self.manifest.codebase
+        refined = codebase.refined
+        if refined.kind == "directory" and refined.path and self.path(refined.path).is_dir():
+            digest = tree_digest(self.path(refined.path))
+            if codebase.tree_digest != digest:
+                codebase.tree_digest = digest
+                changed.append("/codebase/tree_digest")
+        for index, patch in enumerate(refined.patches):
+            if self.path(patch.path).is_file():
+                digest = file_sha256(self.path(patch.path))
+                if patch.sha256 != digest:
+                    patch.sha256 = digest
+                    changed.append(f"/codebase/refined/patches/{index}/sha256")
+        lock = self.manifest.environment.lock
+        if lock is not None and self.path(lock.path).is_file():
+            digest = file_sha256(self.path(lock.path))
+            if lock.sha256 != digest:
+                lock.sha256 = digest
+                changed.append("/environment/lock/sha256")
+        for index, item in enumerate(self.manifest.environment.data):
+            if item.destination and self.path(item.destination).is_file():
+                target = self.path(item.destination)
+                digest, size = file_sha256(target), target.stat().st_size
+                if item.sha256 != digest or item.size != size:
+                    item.sha256, item.size = digest, size
+                    changed.append(f"/environment/data/{index}/sha256")
+        return changed
+
+    def write_guide(self) -> bool:
+        """Render the guide records into the guide file (see :mod:`reprobridge_sdk.guide`)."""
+        guide = self.data().get("guide", {})
+        return write_guide(self.root, guide, title=self.manifest.artifact.title)
+
+
+def _resolve_root(path: str | os.PathLike[str]) -> Path:
+    root = Path(path)
+    if root.name == MANIFEST_NAME or root.is_file():
+        return root.parent
+    return root
+
 
 def load(path: str | os.PathLike[str]) -> ArtifactDir:
-    """Load the artifact at ``path`` (its directory, or its ``rra.yaml``)."""
-    root = Path(path)
-    if root.is_file():
-        root = root.parent
+    """Load the artifact at ``path`` (its directory, or its ``rra.yaml``).
+
+    Raises :class:`ArtifactError` (with findings) when the manifest is missing, cannot be
+    read, or does not describe a valid manifest.
+    """
+    root = _resolve_root(path)
     manifest_path = root / MANIFEST_NAME
+    name = str(manifest_path)
     try:
-        data = yaml.safe_load(manifest_path.read_text("utf-8"))
+        document = yamlio.load(manifest_path, name=name)
+    except FileNotFoundError as exc:
+        item = finding("Y010", f"{root} has no {MANIFEST_NAME}", file=str(root))
+        raise ArtifactError(f"no {MANIFEST_NAME} in {root}", [item]) from exc
     except OSError as exc:
-        msg = f"cannot read {manifest_path}: {exc.strerror}"
-        raise ArtifactError(msg) from exc
-    return ArtifactDir(root=root, manifest=Manifest.model_validate(data))
+        raise ArtifactError(f"cannot read {manifest_path}: {exc.strerror or exc}") from exc
+    if not document.ok:
+        errors = [f for f in document.findings if f.severity == Severity.ERROR]
+        raise ArtifactError(f"{name} cannot be read", errors or document.findings)
+    if not isinstance(document.data, dict):
+        item = finding("Y002", "the manifest is not a mapping", file=name, line=1, col=1)
+        raise ArtifactError(f"{name} is not a mapping", [item])
+    manifest = _validated(document.data, manifest_path, document)
+    return ArtifactDir(root=root, manifest=manifest, _document=document)
 
 
-def create(path: str | os.PathLike[str], manifest: Manifest) -> ArtifactDir:
-    """Create an artifact directory at ``path`` holding ``manifest``."""
-    from ._fs import atomic_write_text
+def _validated(
+    data: Any, manifest_path: Path, document: yamlio.YamlDocument | None = None
+) -> Manifest:
+    try:
+        return Manifest.model_validate(data)
+    except ValidationError as exc:
+        found = _validator_findings(manifest_path.parent) if document is not None else []
+        if not found:
+            found = _pydantic_findings(exc, data, document, str(manifest_path))
+        msg = f"{manifest_path} is not a valid manifest ({len(found)} problem(s))"
+        raise ArtifactError(msg, found) from None
 
+
+def _validator_findings(root: Path) -> list[Finding]:
+    """Error findings of the structural and semantic validation of ``root``, if available."""
+    try:
+        from .validate import validate  # noqa: PLC0415 - a higher layer, loaded on use
+    except ImportError:  # pragma: no cover - only while the validator is being built
+        return []
+    try:
+        result = validate(root, check_files=False)
+    except Exception:
+        return []
+    return [item for item in _result_findings(result) if item.severity == Severity.ERROR]
+
+
+def _result_findings(result: Any) -> Iterable[Finding]:
+    for name in ("findings", "all_findings"):
+        value = getattr(result, name, None)
+        if callable(value):
+            value = value()
+        if isinstance(value, Iterable):
+            return [item for item in value if isinstance(item, Finding)]
+    return []
+
+
+_UNKNOWN_KEY = re.compile(r"unknown key '([^']*)'")
+
+
+def _pointer(data: Any, loc: Sequence[int | str]) -> str:
+    """The JSON Pointer of a pydantic error location (discriminator tags are skipped)."""
+    parts: list[str] = []
+    current = data
+    for item in loc:
+        if isinstance(current, dict) and isinstance(item, str) and item not in current:
+            if current.get("kind") == item:
+                continue
+            parts.append(item)
+            current = None
+            continue
+        parts.append(str(item))
+        if isinstance(current, dict):
+            current = current.get(item)
+        elif isinstance(current, list) and isinstance(item, int) and item < len(current):
+            current = current[item]
+        else:
+            current = None
+    return "".join("/" + part.replace("~", "~0").replace("/", "~1") for part in parts)
+
+
+def _pydantic_findings(
+    exc: ValidationError, data: Any, document: yamlio.YamlDocument | None, name: str
+) -> list[Finding]:
+    found: list[Finding] = []
+    for error in exc.errors():
+        pointer = _pointer(data, error["loc"])
+        kind = error["type"]
+        message = str(error["msg"])
+        match = _UNKNOWN_KEY.search(message)
+        key = False
+        if match:
+            code = "S001"
+            pointer += "/" + match.group(1).replace("~", "~0").replace("/", "~1")
+            message = f"unknown key {match.group(1)!r}"
+            key = True
+        elif kind == "missing":
+            code = "S002"
+        elif kind.endswith("_type") or kind in ("model_attributes_type", "dict_type", "list_type"):
+            code = "S003"
+        else:
+            code = "S004"
+        line, col = document.locate(pointer, key=key) if document is not None else (0, 0)
+        found.append(finding(code, message, path=pointer, file=name, line=line, col=col))
+    return found
+
+
+def create(
+    path: str | os.PathLike[str],
+    manifest: Manifest,
+    *,
+    guide_text: str | None = None,
+    overwrite: bool = False,
+) -> ArtifactDir:
+    """Create an artifact directory at ``path`` holding ``manifest`` and its guide.
+
+    The guide file gets ``guide_text`` (or a one-line heading) with the rendered records.
+    An existing ``rra.yaml`` is an :class:`ArtifactError` unless ``overwrite`` is true.
+    """
     root = Path(path)
+    manifest_path = root / MANIFEST_NAME
+    if manifest_path.exists() and not overwrite:
+        raise ArtifactError(f"{manifest_path} exists already; refusing to overwrite it")
     root.mkdir(parents=True, exist_ok=True)
-    data = manifest.model_dump(mode="json", exclude_defaults=True, by_alias=True)
-    atomic_write_text(root / MANIFEST_NAME, yaml.safe_dump(data, sort_keys=False))
-    return ArtifactDir(root=root, manifest=manifest)
+    data = manifest_data(manifest)
+    atomic_write_text(manifest_path, yamlio.dumps_data(data, header=_HEADER))
+    guide_file = root.joinpath(*manifest.guide.path.split("/"))
+    if guide_text is not None or overwrite or not guide_file.exists():
+        text = guide_text if guide_text is not None else f"# {manifest.artifact.title}\n"
+        atomic_write_text(guide_file, update_guide_text(text, data.get("guide", {})))
+    return load(root)

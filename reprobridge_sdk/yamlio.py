@@ -194,10 +194,22 @@ def _new_node(value: Any) -> Any:
     if isinstance(value, list | tuple):
         seq = CommentedSeq()
         seq.extend(_new_node(item) for item in value)
+        if value and _short_scalars(value):
+            seq.fa.set_flow_style()
         return seq
     if isinstance(value, str) and "\n" in value.rstrip("\n"):
         return LiteralScalarString(value)
     return value
+
+
+def _short_scalars(values: Sequence[Any]) -> bool:
+    """A list of short one-line scalars (written in flow style: ``[a, b]``)."""
+    total = 0
+    for item in values:
+        if isinstance(item, Mapping | list | tuple) or (isinstance(item, str) and "\n" in item):
+            return False
+        total += len(str(item)) + 2
+    return total <= 60
 
 
 def _merge(old: Any, new: Any) -> Any:
