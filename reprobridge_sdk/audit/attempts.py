@@ -1,0 +1,136 @@
+"""Many attempts: success rates, spreads between labels and disagreements (spec ``audit``).
+
+An *attempt* is a directory of run directories (e.g. an artifact's ``runs/``), optionally
+labelled by the agent, model or person that made it (``LABEL=DIR`` on the command line).
+Several attempts may share a label (repeated attempts of one agent); each still gets a unique
+name (``label``, ``label#2``, ...) while its ``group`` keeps the label as given.
+
+* per-task success rate: the share of attempts whose verdict is ``compatible``;
+* task-level success: the mean over tasks of the per-task rate (over all artifacts in a
+  table: over all their tasks);
+* paper-macro success: the mean over artifacts of their task-level success;
+* label rate: the share of ``compatible`` verdicts among all (task, attempt) pairs of the
+  label's attempts; the spread is the largest minus the smallest label rate (defined with
+  two labels or more);
+* disagreement: independent attempts gave different verdicts on the same task.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from reprobridge_sdk.errors import UsageError
+from reprobridge_sdk.model.audit import AttemptSummary, AuditResult, LabelRate, TaskAudit
+
+__all__ = [
+    "DEFAULT_ATTEMPT",
+    "Attempt",
+    "label_rates",
+    "mean",
+    "parse_attempt",
+    "spread",
+    "summarize_tasks",
+    "table_rates",
+    "unique_labels",
+]
+
+#: The directory of run directories audited when no attempt is given.
+DEFAULT_ATTEMPT = "runs"
+
+
+@dataclass(frozen=True)
+class Attempt:
+    """A directory of run directories and its label."""
+
+    label: str
+    path: Path
+
+
+def parse_attempt(text: str | os.PathLike[str] | Attempt) -> Attempt:
+    """``LABEL=DIR`` or ``DIR`` (labelled by the directory's name)."""
+    if isinstance(text, Attempt):
+        return text
+    raw = os.fspath(text)
+    label, sep, path = raw.partition("=")
+    if sep and label and path and "/" not in label:
+        return Attempt(label=label, path=Path(path))
+    if sep and not (label and path):
+        msg = f"an attempt is LABEL=DIR or DIR, got {raw!r}"
+        raise UsageError(msg)
+    path_obj = Path(raw)
+    return Attempt(label=path_obj.name or raw, path=path_obj)
+
+
+def unique_labels(attempts: Sequence[Attempt]) -> list[str]:
+    """A unique name per attempt: repeated labels get ``#2``, ``#3``, ..."""
+    seen: dict[str, int] = {}
+    names: list[str] = []
+    for attempt in attempts:
+        seen[attempt.label] = seen.get(attempt.label, 0) + 1
+        count = seen[attempt.label]
+        names.append(attempt.label if count == 1 else f"{attempt.label}#{count}")
+    return names
+
+
+def mean(values: Iterable[float | None]) -> float | None:
+    """The mean of the values that are not ``None``; ``None`` when there are none."""
+    items = [v for v in values if v is not None]
+    return sum(items) / len(items) if items else None
+
+
+def spread(rates: Sequence[LabelRate]) -> float | None:
+    """Max minus min of the label rates (``None`` with fewer than two rated labels)."""
+    values = [r.success_rate for r in rates if r.success_rate is not None]
+    return max(values) - min(values) if len(values) >= 2 else None
+
+
+def summarize_tasks(tasks: Sequence[TaskAudit]) -> None:
+    """Fill each task's success rate and disagreement flag from its attempts."""
+    for task in tasks:
+        verdicts = [a.verdict for a in task.attempts]
+        task.success_rate = (
+            sum(v == "compatible" for v in verdicts) / len(verdicts) if verdicts else None
+        )
+        task.disagreement = len(set(verdicts)) > 1
+
+
+def label_rates(
+    pairs: Iterable[tuple[Sequence[AttemptSummary], Sequence[TaskAudit]]],
+) -> list[LabelRate]:
+    """Rates per label group over one or several artifacts (``(attempts, tasks)`` pairs)."""
+    hits: dict[str, int] = {}
+    total: dict[str, int] = {}
+    names: dict[str, set[str]] = {}
+    order: list[str] = []
+    for attempts, tasks in pairs:
+        group_of = {a.label: a.group for a in attempts}
+        for attempt in attempts:
+            if attempt.group not in names:
+                names[attempt.group] = set()
+                order.append(attempt.group)
+            names[attempt.group].add(attempt.label)
+        for task in tasks:
+            for verdict in task.attempts:
+                group = group_of.get(verdict.attempt)
+                if group is None:
+                    continue
+                total[group] = total.get(group, 0) + 1
+                hits[group] = hits.get(group, 0) + (verdict.verdict == "compatible")
+    return [
+        LabelRate(
+            label=group,
+            attempts=len(names[group]),
+            success_rate=hits.get(group, 0) / total[group] if total.get(group) else None,
+        )
+        for group in order
+    ]
+
+
+def table_rates(results: Sequence[AuditResult]) -> tuple[float | None, float | None]:
+    """Task-level and paper-macro success over many artifacts' audits."""
+    task_level = mean(t.success_rate for r in results for t in r.tasks)
+    paper_macro = mean(r.task_success for r in results)
+    return task_level, paper_macro

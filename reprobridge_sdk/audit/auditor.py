@@ -1,0 +1,365 @@
+"""``audit()``: the independent auditor's entry point (spec ``audit``).
+
+The result is a pure function of the artifact's files, the evidence's files and the options:
+no clock, no randomness, no state shared with a runner. Paths in the result are relative to
+the attempt directory (runs) or as the caller gave them (attempts, artifact).
+
+Exit status (``AuditResult.passed``, the CLI's exit 0): every task is ``compatible`` in at
+least one attempt (the *reproduced* badge) and no attempt has ``invalid-evidence`` for any
+task. In curation mode: every task's published value is compatible with its references.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+import yaml
+
+from reprobridge_sdk.api import load
+from reprobridge_sdk.errors import ArtifactError, ReproBridgeError, UsageError
+from reprobridge_sdk.findings import finding
+from reprobridge_sdk.model.audit import (
+    AttemptSummary,
+    AuditFinding,
+    AuditOptions,
+    AuditResult,
+    AuditTable,
+    Badges,
+    IntervalResult,
+    RunCheck,
+    TaskAudit,
+)
+
+from .attempts import (
+    DEFAULT_ATTEMPT,
+    Attempt,
+    label_rates,
+    mean,
+    parse_attempt,
+    spread,
+    summarize_tasks,
+    table_rates,
+    unique_labels,
+)
+from .interval import (
+    DEFAULT_FLOOR,
+    DEFAULT_LEVEL,
+    Interval,
+    compatibility_interval,
+    is_stable,
+    published_midpoint,
+)
+from .interval import (
+    holm as holm_adjust,
+)
+from .verdict import (
+    BADGE_CRITERIA,
+    ICML,
+    VERDICTS,
+    Judgement,
+    as_audit_finding,
+    judge_published,
+    judge_task,
+)
+from .verify import ArtifactFacts, RunEvidence, artifact_facts, check_run, discover_runs
+
+__all__ = ["audit", "audit_table", "load_artifact"]
+
+AttemptLike = str | os.PathLike[str] | Attempt
+
+
+def _num(value: float) -> float | None:
+    return value if math.isfinite(value) else None
+
+
+def _interval_result(interval: Interval) -> IntervalResult:
+    return IntervalResult(
+        defined=interval.defined,
+        n=interval.n,
+        mean=_num(interval.mean),
+        sd=_num(interval.sd),
+        half_width=_num(interval.half_width),
+        low=_num(interval.low),
+        high=_num(interval.high),
+        t=_num(interval.t),
+        floor_bound=interval.floor_bound,
+        floor_only=interval.floor_only,
+        non_finite=interval.non_finite,
+    )
+
+
+def load_artifact(path: str | os.PathLike[str]) -> ArtifactFacts:
+    """Load an artifact for auditing; :class:`ArtifactError` (with findings) if it cannot be."""
+    try:
+        artifact = load(path)
+    except ReproBridgeError:
+        raise
+    except (ValueError, yaml.YAMLError) as exc:
+        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        msg = f"cannot load the artifact at {os.fspath(path)}: {first}"
+        raise ArtifactError(msg) from exc
+    except OSError as exc:
+        msg = f"cannot read the artifact at {os.fspath(path)}: {exc.strerror}"
+        raise ArtifactError(msg) from exc
+    return artifact_facts(artifact)
+
+
+def _verify_attempt(facts: ArtifactFacts, attempt: Attempt) -> list[RunEvidence]:
+    if not attempt.path.exists():
+        return []
+    if not attempt.path.is_dir():
+        msg = f"attempt {attempt.label}: {attempt.path} is not a directory"
+        raise UsageError(msg)
+    runs: list[RunEvidence] = []
+    for run_dir in discover_runs(attempt.path):
+        rel = run_dir.relative_to(attempt.path).as_posix()
+        runs.append(check_run(facts, run_dir, "" if rel == "." else rel))
+    return runs
+
+
+def _run_check(run: RunEvidence) -> RunCheck:
+    record = run.record
+    return RunCheck(
+        run=run.rel or ".",
+        run_id=record.run_id if record else None,
+        launcher=record.launcher if record else None,
+        seed=record.seed if record else None,
+        scope=record.scope if record else None,
+        status=record.status if record else None,
+        values={k: _num(v) if v is not None else None for k, v in run.values.items()},
+        valid=run.valid,
+        findings=[as_audit_finding(f) for f in run.findings],
+    )
+
+
+def _display_path(path: Path, root: Path) -> str:
+    try:
+        return path.relative_to(root).as_posix()
+    except ValueError:
+        return path.as_posix()
+
+
+def audit(
+    artifact_path: str | os.PathLike[str],
+    attempts: Sequence[AttemptLike] | None = None,
+    *,
+    level: float = DEFAULT_LEVEL,
+    floor: float = DEFAULT_FLOOR,
+    holm: bool = False,
+    curation: bool = False,
+) -> AuditResult:
+    """Audit the artifact at ``artifact_path`` against the evidence of ``attempts``.
+
+    ``attempts`` are directories of run directories (or ``LABEL=DIR`` strings); by default
+    the artifact's ``runs/``. An attempt that is given but does not exist is a
+    :class:`UsageError`; a missing default ``runs/`` is an attempt without runs.
+    """
+    options = AuditOptions(level=level, floor=floor, holm=holm, curation=curation)
+    facts = load_artifact(artifact_path)
+    return _audit(facts, Path(artifact_path), attempts, options)
+
+
+def _audit(
+    facts: ArtifactFacts,
+    artifact_path: Path,
+    attempts: Sequence[AttemptLike] | None,
+    options: AuditOptions,
+) -> AuditResult:
+    manifest = facts.manifest
+    root = facts.root
+    if attempts is None:
+        chosen = [] if options.curation else [Attempt(DEFAULT_ATTEMPT, root / DEFAULT_ATTEMPT)]
+    else:
+        chosen = [parse_attempt(a) for a in attempts]
+        for attempt in chosen:
+            if not attempt.path.is_dir():
+                msg = f"attempt {attempt.label}: no directory {os.fspath(attempt.path)}"
+                raise UsageError(msg, [finding("A001", msg, file=os.fspath(attempt.path))])
+    names = unique_labels(chosen)
+    evidence = [_verify_attempt(facts, attempt) for attempt in chosen]
+
+    intervals: list[Interval] = []
+    tasks: list[TaskAudit] = []
+    for task in manifest.tasks:
+        observations = [o.value for o in task.reference.observations]
+        interval = compatibility_interval(observations, level=options.level, floor=options.floor)
+        intervals.append(interval)
+        published = published_midpoint(task.published.value, task.published.range)
+        tasks.append(
+            TaskAudit(
+                id=task.id,
+                title=task.title,
+                metric=task.metric,
+                direction=task.direction,
+                kind=task.kind,
+                seeds=task.statistic.seeds,
+                published=_num(published) if published is not None else None,
+                observations=[_num(x) for x in observations],
+                stable=is_stable(observations, published),
+                interval=_interval_result(interval),
+                published_compatible=(
+                    interval.contains(published)
+                    if published is not None and interval.defined
+                    else None
+                ),
+            )
+        )
+
+    # Judge every (task, attempt); Holm's family is one attempt's tasks.
+    columns: list[list[Judgement]] = []
+    if options.curation:
+        columns.append(
+            [
+                judge_published(task, intervals[i], tasks[i].published, f"/tasks/{i}")
+                for i, task in enumerate(manifest.tasks)
+            ]
+        )
+    for name, runs in zip(names, evidence, strict=True):
+        columns.append(
+            [
+                judge_task(facts, task, i, interval=intervals[i], runs=runs, label=name)
+                for i, task in enumerate(manifest.tasks)
+            ]
+        )
+    alpha = 1.0 - options.level
+    for column in columns:
+        adjusted = holm_adjust([j.p for j in column]) if options.holm else [None] * len(column)
+        for i, (judgement, p_adj) in enumerate(zip(column, adjusted, strict=True)):
+            if (
+                p_adj is not None
+                and judgement.verdict == "incompatible"
+                and p_adj >= alpha
+                and any(r.code in {"A029", "A031"} for r in judgement.reasons)
+            ):
+                judgement.verdict = "compatible"
+                judgement.reasons.append(
+                    finding(
+                        "A030",
+                        f"Holm-adjusted p = {p_adj:.4g} >= {alpha:.4g}",
+                        path=f"/tasks/{i}",
+                    )
+                )
+            tasks[i].attempts.append(judgement.done(p_adj))
+    summarize_tasks(tasks)
+
+    summaries: list[AttemptSummary] = []
+    for index, (attempt, name, runs) in enumerate(zip(chosen, names, evidence, strict=True)):
+        column = columns[index + (1 if options.curation else 0)]
+        counts = dict.fromkeys(VERDICTS, 0)
+        for judgement in column:
+            counts[judgement.verdict] += 1
+        summaries.append(
+            AttemptSummary(
+                label=name,
+                group=attempt.label,
+                path=_display_path(attempt.path, root),
+                runs=[_run_check(r) for r in runs],
+                counts=counts,
+                success_rate=counts["compatible"] / len(column) if column else None,
+            )
+        )
+
+    counts = dict.fromkeys(VERDICTS, 0)
+    icml_counts = dict.fromkeys(("verified", "falsified", "toy", "inconclusive"), 0)
+    for task_audit in tasks:
+        for verdict in task_audit.attempts:
+            counts[verdict.verdict] += 1
+            icml_counts[ICML[verdict.verdict]] += 1
+
+    artifact_findings: list[AuditFinding] = [as_audit_finding(f) for f in facts.findings]
+    available = not any(f.severity == "error" for f in artifact_findings)
+    functional = bool(chosen) and all(
+        any(
+            r.valid and r.succeeded and r.record is not None and r.record.launcher == launcher.id
+            for runs in evidence
+            for r in runs
+        )
+        for launcher in manifest.launchers
+    )
+    reproduced = all(
+        any(a.verdict == "compatible" for a in t.attempts if a.attempt != "published")
+        for t in tasks
+    ) and bool(chosen)
+    if options.curation:
+        passed = all(t.published_compatible for t in tasks)
+    else:
+        passed = reproduced and counts["invalid-evidence"] == 0
+    rates = label_rates([(summaries, tasks)])
+    return AuditResult(
+        artifact=manifest.artifact.id,
+        title=manifest.artifact.title,
+        path=artifact_path.as_posix(),
+        options=options,
+        findings=artifact_findings,
+        tasks=tasks,
+        attempts=summaries,
+        counts=counts,
+        icml_counts=icml_counts,
+        task_success=mean(t.success_rate for t in tasks),
+        labels=rates,
+        label_spread=spread(rates),
+        disagreements=sum(t.disagreement for t in tasks),
+        badges=Badges(
+            available=available,
+            functional=functional,
+            reproduced=reproduced,
+            criteria=dict(BADGE_CRITERIA),
+        ),
+        passed=passed,
+    )
+
+
+def audit_table(
+    artifact_paths: Sequence[str | os.PathLike[str]],
+    attempts: Sequence[AttemptLike] | None = None,
+    *,
+    level: float = DEFAULT_LEVEL,
+    floor: float = DEFAULT_FLOOR,
+    holm: bool = False,
+    curation: bool = False,
+) -> AuditTable:
+    """Audit many artifacts for a committee's table.
+
+    Relative attempt directories are resolved against each artifact (``--attempt
+    agent-a=runs/agent-a`` names the same sub-directory of every artifact). An artifact
+    that cannot be loaded is listed in ``errors`` and fails the table.
+    """
+    options = AuditOptions(level=level, floor=floor, holm=holm, curation=curation)
+    parsed = [parse_attempt(a) for a in attempts] if attempts is not None else None
+    results: list[AuditResult] = []
+    errors: list[AuditFinding] = []
+    for artifact_path in artifact_paths:
+        root = Path(artifact_path)
+        try:
+            facts = load_artifact(root)
+        except ArtifactError as exc:
+            errors.append(
+                as_audit_finding(finding("A001", exc.message, file=os.fspath(artifact_path)))
+            )
+            continue
+        mine = (
+            [
+                Attempt(a.label, a.path if a.path.is_absolute() else facts.root / a.path)
+                for a in parsed
+            ]
+            if parsed is not None
+            else None
+        )
+        if mine is not None:
+            mine = [a for a in mine if a.path.is_dir()]
+        results.append(_audit(facts, root, mine, options))
+    task_level, paper_macro = table_rates(results)
+    rates = label_rates([(r.attempts, r.tasks) for r in results])
+    return AuditTable(
+        options=options,
+        artifacts=results,
+        errors=errors,
+        task_level=task_level,
+        paper_macro=paper_macro,
+        labels=rates,
+        label_spread=spread(rates),
+        passed=not errors and all(r.passed for r in results),
+    )

@@ -1,0 +1,229 @@
+"""The compatibility interval (spec §11 ``audit``), the auditor's core.
+
+For a task with reference observations ``x1..xn`` (``n >= 2``): mean ``m``, sample standard
+deviation ``s`` (``n - 1`` in the denominator), Student-t prediction half-width::
+
+    h = t(1 - a/2, n - 1) * s * sqrt(1 + 1/n)        a = 1 - level (0.05 by default)
+    h = max(h, floor * |m|)                          floor = 0.01 by default
+
+The interval is ``[m - h, m + h]``; a value is compatible when ``m - h <= value <= m + h``.
+It is two-sided: a value better than the paper's is incompatible too. The t quantile comes
+from :func:`scipy.stats.t.ppf` (imported on first use: it is slow to import).
+
+Defined outcomes, never a crash:
+
+* ``n = 0``: no interval (``Interval.defined`` is false); the task is inconclusive.
+* ``n = 1``: a floor-only interval ``[x1 - floor*|x1|, x1 + floor*|x1|]`` flagged
+  ``floor_only``; there is no spread estimate, so no z-score or p-value.
+* zero spread (every observation equal): ``h = floor * |m|``; if also ``m = 0`` the interval
+  is the single point ``[0, 0]``.
+* a non-finite observation (NaN or infinity): no interval, flagged ``non_finite``; the task
+  is inconclusive.
+* a non-finite reproduced value: not compatible, z = ±inf (NaN counts as +inf), p = 0.
+
+Scores. The *prediction scale* is ``sigma = h / t(1 - a/2, n - 1)`` where ``h`` is the final
+(floored) half-width. When the floor does not bind, ``sigma = s * sqrt(1 + 1/n)``; when it
+binds (zero or tiny spread), the floor sets the scale. With this one definition
+``z = (value - m) / sigma`` satisfies ``|z| <= t`` exactly when the value is in the interval,
+and the two-sided p-value ``2 * (1 - T_{n-1}(|z|))`` is ``>= a`` exactly then. If
+``sigma = 0`` (zero spread around a zero mean), ``z = 0, p = 1`` for the value ``m`` and
+``z = ±inf, p = 0`` for any other.
+
+Stability: a task is *stable* when ``max(x) - min(x) <= 0.10 * |published|`` and *variable*
+otherwise; unknown (``None``) without observations, a published value or with non-finite
+numbers. A published range counts as its midpoint.
+
+Holm's step-down correction (:func:`holm`) adjusts the p-values of an artifact's tasks so a
+committee auditing many claims controls the family-wise rate of false alarms.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+
+from reprobridge_sdk.errors import UsageError
+
+__all__ = [
+    "DEFAULT_FLOOR",
+    "DEFAULT_LEVEL",
+    "STABILITY_THRESHOLD",
+    "Interval",
+    "Score",
+    "compatibility_interval",
+    "holm",
+    "is_stable",
+    "published_midpoint",
+    "score",
+    "t_quantile",
+]
+
+DEFAULT_LEVEL = 0.95
+DEFAULT_FLOOR = 0.01
+#: Relative spread (of the published value) up to which a task counts as stable.
+STABILITY_THRESHOLD = 0.10
+
+
+@dataclass(frozen=True)
+class Interval:
+    """A compatibility interval, or the reason there is none.
+
+    ``defined`` is false for ``n = 0`` and non-finite observations; then ``low``, ``high``,
+    ``mean`` and ``half_width`` are NaN. ``sd`` is NaN when ``n < 2``. ``t`` is the quantile
+    used (NaN when ``n < 2``).
+    """
+
+    n: int
+    mean: float
+    sd: float
+    half_width: float
+    low: float
+    high: float
+    level: float
+    floor: float
+    t: float
+    floor_bound: bool
+    floor_only: bool
+    non_finite: bool
+
+    @property
+    def defined(self) -> bool:
+        return self.n >= 1 and not self.non_finite
+
+    @property
+    def scale(self) -> float:
+        """The prediction scale ``h / t`` (NaN when undefined or ``n < 2``)."""
+        if not self.defined or self.n < 2:
+            return math.nan
+        return self.half_width / self.t
+
+    def contains(self, value: float) -> bool:
+        """Whether ``value`` is compatible (inside, bounds included)."""
+        if not self.defined or not math.isfinite(value):
+            return False
+        return self.low <= value <= self.high
+
+
+@dataclass(frozen=True)
+class Score:
+    """How far a value lies from the reference mean, in prediction-scale units."""
+
+    z: float
+    p: float
+
+
+def _check_options(level: float, floor: float) -> None:
+    if not (isinstance(level, (int, float)) and 0.0 < level < 1.0):
+        msg = f"level must be strictly between 0 and 1, got {level!r}"
+        raise UsageError(msg)
+    if not (isinstance(floor, (int, float)) and math.isfinite(floor) and floor >= 0.0):
+        msg = f"floor must be a finite number >= 0, got {floor!r}"
+        raise UsageError(msg)
+
+
+@lru_cache(maxsize=4096)
+def t_quantile(probability: float, df: int) -> float:
+    """``scipy.stats.t.ppf(probability, df)``, cached (the auditor asks for few distinct ones)."""
+    from scipy.stats import t as student_t  # noqa: PLC0415 - slow import, paid on first use
+
+    return float(student_t.ppf(probability, df))
+
+
+@lru_cache(maxsize=4096)
+def _t_sf(value: float, df: int) -> float:
+    from scipy.stats import t as student_t  # noqa: PLC0415 - slow import, paid on first use
+
+    return float(student_t.sf(value, df))
+
+
+def compatibility_interval(
+    observations: Iterable[float],
+    *,
+    level: float = DEFAULT_LEVEL,
+    floor: float = DEFAULT_FLOOR,
+) -> Interval:
+    """The compatibility interval of reference ``observations`` (see the module docstring)."""
+    _check_options(level, floor)
+    xs = [float(x) for x in observations]
+    n = len(xs)
+    nan = math.nan
+    if n == 0 or not all(math.isfinite(x) for x in xs):
+        return Interval(n, nan, nan, nan, nan, nan, level, floor, nan, False, False, n > 0)
+    mean = math.fsum(xs) / n
+    floor_width = floor * abs(mean)
+    if n == 1:
+        return Interval(
+            1,
+            mean,
+            nan,
+            floor_width,
+            mean - floor_width,
+            mean + floor_width,
+            level,
+            floor,
+            nan,
+            True,
+            True,
+            False,
+        )
+    sd = math.sqrt(math.fsum((x - mean) ** 2 for x in xs) / (n - 1))
+    t = t_quantile(1.0 - (1.0 - level) / 2.0, n - 1)
+    width = t * sd * math.sqrt(1.0 + 1.0 / n)
+    bound = floor_width > width
+    half = floor_width if bound else width
+    return Interval(
+        n, mean, sd, half, mean - half, mean + half, level, floor, t, bound, False, False
+    )
+
+
+def score(interval: Interval, value: float) -> Score | None:
+    """The z-score and two-sided p-value of ``value`` (``None`` when ``n < 2`` or undefined)."""
+    if not interval.defined or interval.n < 2:
+        return None
+    if not math.isfinite(value):
+        return Score(-math.inf if value == -math.inf else math.inf, 0.0)
+    scale = interval.scale
+    delta = value - interval.mean
+    if scale == 0.0:
+        return Score(0.0, 1.0) if delta == 0.0 else Score(math.copysign(math.inf, delta), 0.0)
+    z = delta / scale
+    p = min(1.0, 2.0 * _t_sf(abs(z), interval.n - 1))
+    return Score(z, p)
+
+
+def published_midpoint(value: float | None, value_range: Sequence[float] | None) -> float | None:
+    """The published value: ``value``, else the midpoint of ``range``; ``None`` if neither."""
+    if value is not None:
+        return float(value)
+    if value_range is not None and len(value_range) == 2:
+        return (float(value_range[0]) + float(value_range[1])) / 2.0
+    return None
+
+
+def is_stable(observations: Sequence[float], published: float | None) -> bool | None:
+    """``max - min <= 0.10 * |published|``; ``None`` when it cannot be decided."""
+    if not observations or published is None or not math.isfinite(published):
+        return None
+    if not all(math.isfinite(x) for x in observations):
+        return None
+    return max(observations) - min(observations) <= STABILITY_THRESHOLD * abs(published)
+
+
+def holm(p_values: Sequence[float | None]) -> list[float | None]:
+    """Holm step-down adjusted p-values (``None`` entries are left out of the family).
+
+    Sort the ``m`` p-values ascending; the i-th (0-based) is multiplied by ``m - i``, the
+    running maximum is taken so adjusted values never decrease, and each is capped at 1.
+    """
+    indexed = sorted(
+        ((p, i) for i, p in enumerate(p_values) if p is not None), key=lambda item: item[0]
+    )
+    m = len(indexed)
+    adjusted: list[float | None] = [None] * len(p_values)
+    running = 0.0
+    for rank, (p, i) in enumerate(indexed):
+        running = max(running, min(1.0, (m - rank) * p))
+        adjusted[i] = running
+    return adjusted

@@ -1,0 +1,315 @@
+"""Verdicts per task and attempt, and the per-artifact badges (spec ``audit``).
+
+A task's verdict in one attempt is decided in this order (the first that applies wins):
+
+1. ``inconclusive`` (A034): no launcher measures the task.
+2. ``invalid-evidence``: a run of a launcher that measures the task has an error-level
+   evidence finding (digests, re-extraction, scope or command, code or lock, shipped or
+   preexisting outputs). Tampered evidence taints the task, even when other runs are honest.
+3. ``not-executed``: no run of such a launcher succeeded (A024 when there is no run at all;
+   otherwise the runs' A021-A023 reasons).
+4. ``toy``: the successful runs are smoke-scope only (A016), or fewer distinct seeds than the
+   task's statistic gave a value (A017), or a full-procedure task was measured by a launcher
+   that reads a checkpoint allowed to stand in for training (A020).
+5. ``inconclusive``: no interval (no reference observations, A025; a non-finite one, A027).
+6. ``incompatible``: the value aggregated over seeds with the measurement's ``aggregate`` is
+   not finite (A028) or lies outside the interval (A029). With Holm's correction on, a value
+   outside the interval whose Holm-adjusted p-value is ``>= 1 - level`` is ``compatible``
+   with the note A030.
+7. ``compatible`` otherwise (with the note A026 when the interval is the floor only).
+
+ICML 2026 vocabulary: compatible -> verified, incompatible -> falsified, toy -> toy, every
+other verdict -> inconclusive.
+
+Badges of an artifact (:data:`BADGE_CRITERIA`):
+
+* *available*: the artifact loads and its refined code and lock on disk match the manifest's
+  digests (no A010, A012);
+* *functional*: every launcher has at least one successful run with valid evidence, in any
+  scope, in at least one attempt;
+* *reproduced*: every task is ``compatible`` in at least one attempt.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from reprobridge_sdk.extraction import ExtractionError, aggregate
+from reprobridge_sdk.findings import Finding, Severity, finding
+from reprobridge_sdk.model import Launcher, Task
+from reprobridge_sdk.model.audit import AuditFinding, IcmlVerdict, TaskAttempt, Verdict
+
+from .interval import Interval, score
+from .verify import ArtifactFacts, RunEvidence
+
+__all__ = [
+    "BADGE_CRITERIA",
+    "ICML",
+    "VERDICTS",
+    "Judgement",
+    "as_audit_finding",
+    "judge_published",
+    "judge_task",
+]
+
+VERDICTS: tuple[Verdict, ...] = (
+    "compatible",
+    "incompatible",
+    "toy",
+    "not-executed",
+    "invalid-evidence",
+    "inconclusive",
+)
+ICML: dict[str, IcmlVerdict] = {
+    "compatible": "verified",
+    "incompatible": "falsified",
+    "toy": "toy",
+    "not-executed": "inconclusive",
+    "invalid-evidence": "inconclusive",
+    "inconclusive": "inconclusive",
+}
+BADGE_CRITERIA = {
+    "available": "the artifact loads and its refined code and lock match the manifest's digests",
+    "functional": "every launcher has a successful run with valid evidence in some attempt",
+    "reproduced": "every task is compatible in at least one attempt",
+}
+
+
+def as_audit_finding(item: Finding) -> AuditFinding:
+    """The JSON model of a finding."""
+    return AuditFinding(
+        code=item.code,
+        severity=item.severity.value,
+        message=item.message,
+        path=item.path,
+        file=item.file or None,
+        line=item.line or None,
+        col=item.col or None,
+        hint=item.hint,
+        spec=item.spec,
+    )
+
+
+def _finite(value: float) -> float | None:
+    return value if math.isfinite(value) else None
+
+
+@dataclass
+class Judgement:
+    """A verdict under construction (turned into a :class:`TaskAttempt` at the end)."""
+
+    attempt: str
+    verdict: Verdict = "inconclusive"
+    value: float | None = None
+    values: list[float | None] = field(default_factory=list)
+    seeds: list[int | None] = field(default_factory=list)
+    runs: list[str] = field(default_factory=list)
+    z: float | None = None
+    p: float | None = None
+    reasons: list[Finding] = field(default_factory=list)
+
+    def done(self, p_adjusted: float | None = None) -> TaskAttempt:
+        return TaskAttempt(
+            attempt=self.attempt,
+            verdict=self.verdict,
+            icml=ICML[self.verdict],
+            value=self.value,
+            values=self.values,
+            seeds=self.seeds,
+            runs=self.runs,
+            z=self.z,
+            p=self.p,
+            p_adjusted=p_adjusted,
+            reasons=[as_audit_finding(r) for r in self.reasons],
+        )
+
+
+def _dedupe(findings: Sequence[Finding]) -> list[Finding]:
+    seen: set[tuple[str, str, str]] = set()
+    out: list[Finding] = []
+    for item in findings:
+        key = (item.code, item.file, item.message)
+        if key not in seen:
+            seen.add(key)
+            out.append(item)
+    return out
+
+
+def _uses_substitute(facts: ArtifactFacts, launcher: Launcher) -> bool:
+    items = {d.id: d for d in facts.manifest.environment.data}
+    return any(
+        items[d].kind == "checkpoint" and items[d].substitutes_training
+        for d in launcher.data
+        if d in items
+    )
+
+
+def _place(judgement: Judgement, interval: Interval, value: float, pointer: str) -> None:
+    """Steps 5-7 of the module docstring for an aggregated ``value``."""
+    if not interval.defined:
+        code = "A027" if interval.non_finite else "A025"
+        judgement.verdict = "inconclusive"
+        judgement.reasons.append(finding(code, "the task has no interval", path=pointer))
+        return
+    result = score(interval, value)
+    if result is not None:
+        judgement.z = _finite(result.z)
+        judgement.p = result.p
+    if not math.isfinite(value):
+        judgement.verdict = "incompatible"
+        judgement.reasons.append(finding("A028", f"the value is {value}", path=pointer))
+        return
+    if interval.floor_only:
+        judgement.reasons.append(
+            finding("A026", "one reference observation: floor-only interval", path=pointer)
+        )
+    if interval.contains(value):
+        judgement.verdict = "compatible"
+        return
+    judgement.verdict = "incompatible"
+    judgement.reasons.append(
+        finding(
+            "A029",
+            f"{value!r} is outside [{interval.low!r}, {interval.high!r}]",
+            path=pointer,
+        )
+    )
+
+
+def judge_published(
+    task: Task, interval: Interval, published: float | None, pointer: str
+) -> Judgement:
+    """Curation: is the published value itself compatible with the references?"""
+    judgement = Judgement(attempt="published")
+    if published is None:
+        judgement.reasons.append(
+            finding("A032", "no published value or range", path=f"{pointer}/published")
+        )
+        return judgement
+    judgement.value = published
+    judgement.values = [published]
+    _place(judgement, interval, published, f"{pointer}/reference")
+    if judgement.verdict == "incompatible":
+        judgement.reasons = [
+            finding(
+                "A031",
+                f"published {published!r} is outside [{interval.low!r}, {interval.high!r}]",
+                path=f"{pointer}/published",
+            )
+            if r.code == "A029"
+            else r
+            for r in judgement.reasons
+        ]
+    return judgement
+
+
+def _order(run: RunEvidence) -> tuple[str, str]:
+    assert run.record is not None
+    return (run.record.started_at, run.rel)
+
+
+def judge_task(
+    facts: ArtifactFacts,
+    task: Task,
+    index: int,
+    *,
+    interval: Interval,
+    runs: Sequence[RunEvidence],
+    label: str,
+) -> Judgement:
+    """The verdict of ``task`` (the ``index``-th) in one attempt's verified ``runs``."""
+    pointer = f"/tasks/{index}"
+    judgement = Judgement(attempt=label)
+    measuring = [
+        (launcher, m)
+        for launcher in facts.manifest.launchers
+        for m in launcher.measurements
+        if m.task == task.id
+    ]
+    if not measuring:
+        judgement.reasons.append(finding("A034", "no launcher measures the task", path=pointer))
+        return judgement
+    ids = {launcher.id for launcher, _ in measuring}
+    mine = [r for r in runs if r.record is not None and r.record.launcher in ids]
+    bad = [f for r in mine for f in r.findings if f.severity is Severity.ERROR]
+    if bad:
+        judgement.verdict = "invalid-evidence"
+        judgement.reasons = _dedupe(bad)
+        judgement.runs = sorted({r.rel for r in mine if not r.valid})
+        return judgement
+    succeeded = [r for r in mine if r.succeeded]
+    if not succeeded:
+        judgement.verdict = "not-executed"
+        judgement.reasons = _dedupe([f for r in mine for f in r.findings]) or [
+            finding("A024", "no run of a launcher that measures the task", path=pointer)
+        ]
+        return judgement
+
+    # Prefer scored launchers (in manifest order), then the one with the most seeds.
+    candidates: list[tuple[int, int, Launcher, str, list[RunEvidence]]] = []
+    for launcher, measurement in measuring:
+        own = sorted(
+            (r for r in succeeded if r.record and r.record.launcher == launcher.id), key=_order
+        )
+        latest: dict[int | None, RunEvidence] = {}
+        for run in own:
+            assert run.record is not None
+            if run.record.seed in latest:
+                judgement.reasons.append(
+                    finding(
+                        "A033",
+                        f"seed {run.record.seed} ran more than once",
+                        file=run.rel,
+                        path=pointer,
+                    )
+                )
+            latest[run.record.seed] = run
+        counted = [r for r in latest.values() if r.values.get(task.id) is not None]
+        if counted:
+            scored = 0 if launcher.scope == "scored" else 1
+            candidates.append((scored, -len(counted), launcher, measurement.aggregate, counted))
+    if not candidates:
+        judgement.verdict = "not-executed"
+        judgement.reasons.append(
+            finding("A024", "no successful run gave a value for the task", path=pointer)
+        )
+        return judgement
+    candidates.sort(key=lambda c: (c[0], c[1]))
+    scope_rank, _, launcher, how, counted = candidates[0]
+    counted.sort(key=lambda r: r.record.seed if r.record and r.record.seed is not None else -1)
+    values = [r.values[task.id] for r in counted]
+    judgement.values = list(values)
+    judgement.seeds = [r.record.seed if r.record else None for r in counted]
+    judgement.runs = [r.rel for r in counted]
+    numbers = [v for v in values if v is not None]
+    try:
+        judgement.value = aggregate(numbers, how)
+    except ExtractionError:
+        judgement.value = numbers[-1]
+    toy: list[Finding] = []
+    if scope_rank:
+        toy.append(finding("A016", "only smoke-scope runs gave a value", path=pointer))
+    if len(numbers) < task.statistic.seeds:
+        toy.append(
+            finding(
+                "A017",
+                f"{len(numbers)} of {task.statistic.seeds} seeds gave a value",
+                path=f"{pointer}/statistic/seeds",
+            )
+        )
+    if task.kind == "full" and _uses_substitute(facts, launcher):
+        toy.append(
+            finding(
+                "A020",
+                f"launcher {launcher.id} reads a checkpoint that stands in for training",
+                path=f"{pointer}/kind",
+            )
+        )
+    if toy:
+        judgement.verdict = "toy"
+        judgement.reasons.extend(toy)
+        return judgement
+    _place(judgement, interval, judgement.value, f"{pointer}/reference")
+    return judgement

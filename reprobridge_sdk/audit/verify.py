@@ -1,0 +1,463 @@
+"""Evidence verification: what must hold before a run's number counts (spec ``evidence``).
+
+The auditor believes files, never the producer's word. For every run directory of an attempt
+it reads ``record.json`` and checks, each failure a finding of family A:
+
+* the record parses and belongs to the artifact (A001, A002);
+* the log and every output match the digests in the record (A003-A006);
+* each task value is re-extracted from the recorded log or output with the launcher's own
+  extractor and transform and equals the recorded value (A007, A008);
+* the code tree digest and lock digest in the record equal the artifact's (A009, A011);
+  a missing digest is a warning (A013);
+* the record's scope and command are its launcher's (A014, A015): a smoke run cannot be
+  passed off as a scored one;
+* a value read from an output that existed before the run, or that is byte-identical to a
+  file shipped in the artifact, never counts (A018, A019);
+* a run that failed, was interrupted or is still running gives no value (A021-A023).
+
+Artifact-level checks (:func:`artifact_facts`): the refined code and the lock on disk equal
+the manifest's digests (A010, A012).
+
+Only files are read: the auditor shares no state with the runner and may run in another
+process, on another machine, over directories it has never seen.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+from typing import TYPE_CHECKING
+
+from reprobridge_sdk.digest import file_sha256, iter_tree_entries, tree_digest
+from reprobridge_sdk.extraction import ExtractionError, aggregate, apply_transform, extract_value
+from reprobridge_sdk.findings import Finding, Severity, finding
+from reprobridge_sdk.model import RECORD_NAME, EvidenceRecord, Launcher, Measurement, OutputRecord
+from reprobridge_sdk.run.evidence import owner_alive
+
+if TYPE_CHECKING:
+    from reprobridge_sdk.api import ArtifactDir
+    from reprobridge_sdk.run.evidence import owner_alive
+from reprobridge_sdk.model import Manifest
+
+__all__ = [
+    "ArtifactFacts",
+    "RunEvidence",
+    "artifact_facts",
+    "check_run",
+    "discover_runs",
+]
+
+#: Relative and absolute tolerance when comparing a re-extracted value with the recorded one.
+_REL_TOL = 1e-9
+_ABS_TOL = 1e-12
+
+
+@dataclass(frozen=True)
+class ArtifactFacts:
+    """What the auditor knows about the artifact before it looks at any run."""
+
+    root: Path
+    manifest: Manifest
+    tree_digest: str | None
+    lock_digest: str | None
+    shipped: frozenset[str]
+    findings: tuple[Finding, ...]
+
+    def launcher(self, launcher_id: str) -> Launcher | None:
+        for launcher in self.manifest.launchers:
+            if launcher.id == launcher_id:
+                return launcher
+        return None
+
+
+@dataclass
+class RunEvidence:
+    """One run directory after verification."""
+
+    path: Path
+    rel: str
+    record: EvidenceRecord | None
+    findings: list[Finding] = field(default_factory=list)
+    values: dict[str, float | None] = field(default_factory=dict)
+
+    @property
+    def valid(self) -> bool:
+        return not any(f.severity is Severity.ERROR for f in self.findings)
+
+    @property
+    def succeeded(self) -> bool:
+        return self.record is not None and self.record.status == "succeeded"
+
+
+def _artifact_path(root: Path, relative: str) -> Path:
+    return root.joinpath(*relative.split("/"))
+
+
+def artifact_facts(artifact: ArtifactDir) -> ArtifactFacts:
+    """Check the artifact's code and lock on disk; collect digests of files it ships."""
+    manifest = artifact.manifest
+    root = artifact.root
+    findings: list[Finding] = []
+    shipped: set[str] = set()
+    refined = manifest.codebase.refined
+    expected_tree = manifest.codebase.tree_digest
+    if refined.kind == "directory" and refined.path is not None:
+        code_dir = _artifact_path(root, refined.path)
+        if code_dir.is_dir():
+            for kind, rel, value in iter_tree_entries(code_dir):
+                if kind != "l" and (code_dir / rel).stat().st_size > 0:
+                    shipped.add(value)
+            actual = tree_digest(code_dir)
+            if expected_tree is None:
+                expected_tree = actual
+            elif actual != expected_tree:
+                findings.append(
+                    finding(
+                        "A010",
+                        f"the refined code in {refined.path} has digest {actual}, "
+                        f"the manifest says {expected_tree}",
+                        path="/codebase/tree_digest",
+                        hint="re-run the evidence on the artifact as published",
+                    )
+                )
+    for launcher in manifest.launchers:
+        for sample in launcher.samples:
+            for sample_rel in [sample.log, *sample.outputs.values()]:
+                sample_path = _artifact_path(root, sample_rel) if sample_rel else None
+                if (
+                    sample_path is not None
+                    and sample_path.is_file()
+                    and sample_path.stat().st_size > 0
+                ):
+                    shipped.add(file_sha256(sample_path))
+    lock = manifest.environment.lock
+    lock_digest: str | None = None
+    if lock is not None:
+        lock_path = _artifact_path(root, lock.path)
+        on_disk = file_sha256(lock_path) if lock_path.is_file() else None
+        lock_digest = lock.sha256 or on_disk
+        if lock.sha256 is not None and on_disk is not None and on_disk != lock.sha256:
+            findings.append(
+                finding(
+                    "A012",
+                    f"the lock {lock.path} has digest {on_disk}, the manifest says {lock.sha256}",
+                    path="/environment/lock/sha256",
+                )
+            )
+    return ArtifactFacts(
+        root=root,
+        manifest=manifest,
+        tree_digest=expected_tree,
+        lock_digest=lock_digest,
+        shipped=frozenset(shipped),
+        findings=tuple(findings),
+    )
+
+
+def discover_runs(attempt: Path) -> list[Path]:
+    """Run directories of an attempt: every directory below it holding a ``record.json``."""
+    if (attempt / RECORD_NAME).is_file():
+        return [attempt]
+    runs = {p.parent for p in attempt.rglob(RECORD_NAME) if p.is_file()}
+    return sorted(runs, key=lambda p: p.relative_to(attempt).as_posix())
+
+
+def _read_record(path: Path, rel: str) -> tuple[EvidenceRecord | None, Finding | None]:
+    record_path = path / RECORD_NAME
+    try:
+        data = json.loads(record_path.read_text("utf-8"))
+        return EvidenceRecord.model_validate(data), None
+    except OSError as exc:
+        problem = exc.strerror or str(exc)
+    except ValueError as exc:  # JSON or pydantic validation
+        problem = str(exc).splitlines()[0]
+    return None, finding(
+        "A001", f"cannot read the record: {problem}", file=f"{rel}/{RECORD_NAME}".lstrip("/")
+    )
+
+
+def _safe_join(base: Path, relative: str) -> Path | None:
+    """``base / relative`` if it stays inside ``base``; ``None`` for escaping paths."""
+    if not relative or relative.startswith(("/", "\\")) or ".." in Path(relative).parts:
+        return None
+    return base.joinpath(*relative.split("/"))
+
+
+def _argv_pattern(token: str, values: dict[str, str]) -> re.Pattern[str]:
+    parts: list[str] = []
+    pos = 0
+    for match in re.finditer(r"\{([A-Za-z_][A-Za-z0-9_]*)\}", token):
+        parts.append(re.escape(token[pos : match.start()]))
+        name = match.group(1)
+        parts.append(re.escape(values[name]) if name in values else ".*")
+        pos = match.end()
+    parts.append(re.escape(token[pos:]))
+    return re.compile("".join(parts), re.DOTALL)
+
+
+def _argv_matches(launcher: Launcher, record: EvidenceRecord) -> bool:
+    """The record's argv is the launcher's argv with templates filled in.
+
+    The program (``argv[0]``) may have been resolved to a path (an interpreter in a virtual
+    environment); its file name must then start with the declared one's. Template values
+    come from the seed and the params; unknown templates match anything.
+    """
+    want, got = launcher.argv, record.argv
+    if len(want) != len(got) or not got:
+        return False
+    program = PurePosixPath(got[0]).name
+    declared = PurePosixPath(want[0]).name
+    if got[0] != want[0] and not (
+        program.startswith(declared)
+        or (declared.startswith("python") and program.startswith("python"))
+    ):
+        return False
+    values = {k: str(v) for k, v in {**launcher.params, **record.params}.items()}
+    if record.seed is not None:
+        values["seed"] = str(record.seed)
+    return all(
+        _argv_pattern(w, values).fullmatch(g) is not None
+        for w, g in zip(want[1:], got[1:], strict=True)
+    )
+
+
+def _same(a: float, b: float) -> bool:
+    if math.isnan(a) or math.isnan(b):
+        return math.isnan(a) and math.isnan(b)
+    return math.isclose(a, b, rel_tol=_REL_TOL, abs_tol=_ABS_TOL)
+
+
+def _iter_outputs(record: EvidenceRecord) -> Iterator[tuple[int, OutputRecord]]:
+    yield from enumerate(record.outputs)
+
+
+@dataclass
+class _Notes:
+    run: RunEvidence
+    where: str
+
+    def add(
+        self,
+        code: str,
+        message: str,
+        pointer: str = "",
+        *,
+        hint: str | None = None,
+        severity: Severity | None = None,
+    ) -> None:
+        self.run.findings.append(
+            finding(code, message, path=pointer, file=self.where, hint=hint, severity=severity)
+        )
+
+
+def check_run(facts: ArtifactFacts, path: Path, rel: str) -> RunEvidence:
+    """Verify one run directory (see the module docstring for the checks)."""
+    record, problem = _read_record(path, rel)
+    run = RunEvidence(path=path, rel=rel, record=record)
+    if record is None:
+        assert problem is not None
+        run.findings.append(problem)
+        return run
+    where = f"{rel}/{RECORD_NAME}".lstrip("/")
+
+    add = _Notes(run, where).add
+
+    manifest = facts.manifest
+    launcher = facts.launcher(record.launcher)
+    if record.artifact != manifest.artifact.id or launcher is None:
+        add(
+            "A002",
+            f"the record is for {record.artifact}/{record.launcher}, "
+            f"not a launcher of {manifest.artifact.id}",
+            "/launcher" if record.artifact == manifest.artifact.id else "/artifact",
+        )
+        return run
+
+    if record.status != "succeeded":
+        if record.status == "running" and owner_alive(path):
+            add("A023", "the run is still in progress", "/status")
+        elif record.status in {"running", "interrupted"}:
+            add("A022", f"the run was interrupted (status {record.status})", "/status")
+        else:
+            reason = record.failure.reason if record.failure else "unknown"
+            add("A021", f"the run failed: {reason}", "/failure")
+        return run
+
+    if record.scope != launcher.scope:
+        add(
+            "A014",
+            f"the record says scope {record.scope}, launcher {launcher.id} is {launcher.scope}",
+            "/scope",
+        )
+    if not _argv_matches(launcher, record):
+        add("A015", f"the recorded command is not launcher {launcher.id}'s command", "/argv")
+
+    if record.code_tree_digest is None or (
+        record.lock_digest is None and facts.lock_digest is not None
+    ):
+        add("A013", "the record does not tie the run to the artifact's code and lock")
+    if (
+        record.code_tree_digest is not None
+        and facts.tree_digest is not None
+        and record.code_tree_digest != facts.tree_digest
+    ):
+        add(
+            "A009",
+            f"the run used code {record.code_tree_digest}, the artifact's is {facts.tree_digest}",
+            "/code_tree_digest",
+        )
+    if (
+        record.lock_digest is not None
+        and facts.lock_digest is not None
+        and record.lock_digest != facts.lock_digest
+    ):
+        add(
+            "A011",
+            f"the run used lock {record.lock_digest}, the artifact's is {facts.lock_digest}",
+            "/lock_digest",
+        )
+
+    log_ok = False
+    log_path: Path | None = None
+    if record.log is None:
+        add("A003", "the record names no log", "/log")
+    else:
+        log_path = _safe_join(path, record.log.path)
+        if log_path is None or not log_path.is_file():
+            add("A003", f"the log {record.log.path} is not in the run directory", "/log/path")
+        elif file_sha256(log_path) != record.log.sha256:
+            add("A004", f"the log {record.log.path} differs from its recorded digest", "/log")
+        else:
+            log_ok = True
+
+    outputs: dict[str, tuple[OutputRecord, Path | None, bool]] = {}
+    for index, output in _iter_outputs(record):
+        out_path = _safe_join(path, output.path)
+        ok = False
+        if out_path is None or not out_path.is_file():
+            add(
+                "A005", f"the output {output.path} is not in the run directory", f"/outputs/{index}"
+            )
+            out_path = None
+        else:
+            digest = file_sha256(out_path)
+            if digest != output.sha256:
+                add(
+                    "A006", f"the output {output.path} differs from its digest", f"/outputs/{index}"
+                )
+            else:
+                ok = True
+        outputs[output.id] = (output, out_path, ok)
+
+    recorded = {m.task: m for m in record.measurements}
+    for measurement in launcher.measurements:
+        pointer = next(
+            (
+                f"/measurements/{i}"
+                for i, m in enumerate(record.measurements)
+                if m.task == measurement.task
+            ),
+            "/measurements",
+        )
+        value = _measure(
+            run,
+            add=add,
+            measurement=measurement,
+            record=record,
+            outputs=outputs,
+            facts=facts,
+            log_path=log_path,
+            log_ok=log_ok,
+            pointer=pointer,
+        )
+        run.values[measurement.task] = value
+        claimed = recorded.get(measurement.task)
+        if value is None or claimed is None or claimed.value is None:
+            continue
+        if not _same(value, claimed.value):
+            add(
+                "A007",
+                f"task {measurement.task}: the record says {claimed.value!r}, "
+                f"the evidence gives {value!r}",
+                f"{pointer}/value",
+            )
+            run.values[measurement.task] = None
+    return run
+
+
+def _measure(
+    run: RunEvidence,
+    *,
+    add: Callable[..., None],
+    measurement: Measurement,
+    record: EvidenceRecord,
+    outputs: dict[str, tuple[OutputRecord, Path | None, bool]],
+    facts: ArtifactFacts,
+    log_path: Path | None,
+    log_ok: bool,
+    pointer: str,
+) -> float | None:
+    """Re-extract one task's value from the run's files; ``None`` when it does not count."""
+    extractor = measurement.extract
+    task = measurement.task
+    claimed = next((m for m in record.measurements if m.task == task), None)
+    source: Path | None
+    trusted: bool
+    if extractor.output is not None:
+        entry = outputs.get(extractor.output)
+        if entry is None:
+            add("A008", f"task {task}: output {extractor.output} is not recorded", pointer)
+            return None
+        output, source, trusted = entry
+        if output.preexisting:
+            add("A018", f"task {task}: output {output.id} existed before the run", pointer)
+            return None
+        if source is not None and output.sha256 in facts.shipped:
+            add(
+                "A019",
+                f"task {task}: output {output.id} is a file shipped in the artifact",
+                pointer,
+            )
+            return None
+    elif extractor.file is not None:
+        rel = claimed.source if claimed is not None else ""
+        source = _safe_join(run.path, rel) if rel and rel not in {"log"} else None
+        trusted = source is not None and source.is_file()
+        if trusted and source is not None and file_sha256(source) in facts.shipped:
+            add("A019", f"task {task}: {rel} is a file shipped in the artifact", pointer)
+            return None
+    else:
+        source, trusted = log_path, log_ok
+    if source is None or not trusted:
+        return None  # the digest finding already says why
+
+    context: dict[str, object] = {**record.params, "run_dir": str(run.path)}
+    if record.seed is not None:
+        context["seed"] = record.seed
+    try:
+        extracted = extract_value(
+            {**extractor.model_dump(), "output": None, "file": None},
+            log=source,
+            files_base=run.path,
+            outputs={},
+            context=context,
+        )
+        raw = (
+            extracted.values[0]
+            if len(extracted.values) == 1
+            else aggregate(extracted.values, "mean")
+        )
+        return apply_transform(raw, measurement.transform)
+    except ExtractionError as exc:
+        severity = Severity.WARNING if claimed is None or claimed.value is None else None
+        add(
+            "A008",
+            f"task {task}: cannot re-extract the value: {exc}",
+            pointer,
+            severity=severity,
+        )
+        return None

@@ -1,0 +1,208 @@
+"""The audit report: what the independent auditor concludes (spec §11 ``audit``).
+
+Reports are not part of the manifest. They are JSON with their own schema
+(``schemas/audit-1.0.schema.json``). Numbers that are not finite (an interval that does not
+exist, an infinite z-score) are ``null``: JSON has no NaN.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from ._base import SpecModel
+
+__all__ = [
+    "AUDIT_VERSION",
+    "AttemptSummary",
+    "AuditFinding",
+    "AuditOptions",
+    "AuditResult",
+    "AuditTable",
+    "Badges",
+    "IcmlVerdict",
+    "IntervalResult",
+    "LabelRate",
+    "RunCheck",
+    "TaskAttempt",
+    "TaskAudit",
+    "Verdict",
+]
+
+#: Version of the audit report format.
+AUDIT_VERSION = "1.0"
+
+Verdict = Literal[
+    "compatible", "incompatible", "toy", "not-executed", "invalid-evidence", "inconclusive"
+]
+IcmlVerdict = Literal["verified", "falsified", "toy", "inconclusive"]
+
+
+class AuditFinding(SpecModel):
+    """A finding in its JSON form (code from the registry, family A for the auditor)."""
+
+    code: str
+    severity: Literal["error", "warning", "info"]
+    message: str
+    path: str = ""
+    file: str | None = None
+    line: int | None = None
+    col: int | None = None
+    hint: str | None = None
+    spec: str | None = None
+
+
+class AuditOptions(SpecModel):
+    """The options the result is a function of."""
+
+    level: float = Field(gt=0, lt=1)
+    floor: float = Field(ge=0)
+    holm: bool = False
+    curation: bool = False
+
+
+class IntervalResult(SpecModel):
+    """A task's compatibility interval (``defined`` false: there is none)."""
+
+    defined: bool
+    n: int = Field(ge=0)
+    mean: float | None = None
+    sd: float | None = None
+    half_width: float | None = None
+    low: float | None = None
+    high: float | None = None
+    t: float | None = None
+    floor_bound: bool = False
+    floor_only: bool = False
+    non_finite: bool = False
+
+
+class RunCheck(SpecModel):
+    """The auditor's check of one run directory of an attempt."""
+
+    run: str = Field(description="The run directory, relative to the attempt directory.")
+    run_id: str | None = None
+    launcher: str | None = None
+    seed: int | None = None
+    scope: Literal["smoke", "scored"] | None = None
+    status: str | None = None
+    values: dict[str, float | None] = Field(
+        default_factory=dict, description="Task id -> value re-extracted by the auditor."
+    )
+    valid: bool = Field(description="No error-level finding: the evidence can be believed.")
+    findings: list[AuditFinding] = Field(default_factory=list)
+
+
+class TaskAttempt(SpecModel):
+    """The verdict on one task in one attempt."""
+
+    attempt: str = Field(description="The attempt's label.")
+    verdict: Verdict
+    icml: IcmlVerdict
+    value: float | None = Field(default=None, description="Aggregated over seeds; null if none.")
+    values: list[float | None] = Field(default_factory=list, description="Per counted seed.")
+    seeds: list[int | None] = Field(default_factory=list)
+    runs: list[str] = Field(default_factory=list, description="Run directories that count.")
+    z: float | None = None
+    p: float | None = None
+    p_adjusted: float | None = Field(default=None, description="Holm-adjusted, with --holm.")
+    reasons: list[AuditFinding] = Field(default_factory=list)
+
+
+class TaskAudit(SpecModel):
+    """One task: its interval and its verdict in every attempt."""
+
+    id: str
+    title: str | None = None
+    metric: str
+    direction: Literal["higher", "lower"]
+    kind: Literal["full", "evaluation"]
+    seeds: int = Field(ge=1, description="Seeds the task's statistic is over.")
+    published: float | None = Field(default=None, description="Value or midpoint of the range.")
+    observations: list[float | None] = Field(default_factory=list)
+    stable: bool | None = None
+    interval: IntervalResult
+    published_compatible: bool | None = None
+    attempts: list[TaskAttempt] = Field(default_factory=list)
+    success_rate: float | None = Field(
+        default=None, description="Share of attempts with the verdict compatible."
+    )
+    disagreement: bool = Field(
+        default=False, description="Independent attempts gave different verdicts."
+    )
+
+
+class Badges(SpecModel):
+    """Badge-style summary; the criteria are stated in ``criteria``."""
+
+    available: bool
+    functional: bool
+    reproduced: bool
+    criteria: dict[str, str] = Field(default_factory=dict)
+
+
+class LabelRate(SpecModel):
+    """Success rate of one label (agent, model or person) over its attempts."""
+
+    label: str
+    attempts: int = Field(ge=0)
+    success_rate: float | None = None
+
+
+class AttemptSummary(SpecModel):
+    """One attempt: its runs and its verdict counts."""
+
+    label: str = Field(description="Unique within the audit (a repeated label gets '#2', ...).")
+    group: str = Field(description="The label as given: attempts of one agent share it.")
+    path: str
+    runs: list[RunCheck] = Field(default_factory=list)
+    counts: dict[str, int] = Field(default_factory=dict)
+    success_rate: float | None = None
+
+
+class AuditResult(SpecModel):
+    """The audit of one artifact (a pure function of the artifact, the evidence, the options)."""
+
+    audit_version: str = AUDIT_VERSION
+    artifact: str
+    title: str
+    path: str
+    options: AuditOptions
+    findings: list[AuditFinding] = Field(
+        default_factory=list, description="Artifact-level findings (code and lock on disk)."
+    )
+    tasks: list[TaskAudit] = Field(default_factory=list)
+    attempts: list[AttemptSummary] = Field(default_factory=list)
+    counts: dict[str, int] = Field(default_factory=dict, description="Verdicts over all pairs.")
+    icml_counts: dict[str, int] = Field(default_factory=dict)
+    task_success: float | None = Field(
+        default=None, description="Mean over tasks of the per-task success rate."
+    )
+    labels: list[LabelRate] = Field(default_factory=list)
+    label_spread: float | None = Field(
+        default=None, description="Max minus min of the labels' success rates."
+    )
+    disagreements: int = Field(default=0, ge=0)
+    badges: Badges
+    passed: bool = Field(description="The audit's exit status is 0 (see the CLI's docs).")
+
+
+class AuditTable(SpecModel):
+    """A committee's table: the audits of many artifacts and their averages."""
+
+    audit_version: str = AUDIT_VERSION
+    options: AuditOptions
+    artifacts: list[AuditResult] = Field(default_factory=list)
+    errors: list[AuditFinding] = Field(
+        default_factory=list, description="Artifacts that could not be audited at all."
+    )
+    task_level: float | None = Field(
+        default=None, description="Mean over all tasks of all artifacts of the success rate."
+    )
+    paper_macro: float | None = Field(
+        default=None, description="Mean over artifacts of their task_success."
+    )
+    labels: list[LabelRate] = Field(default_factory=list)
+    label_spread: float | None = None
+    passed: bool

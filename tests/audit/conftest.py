@@ -1,0 +1,224 @@
+"""Fixtures of the auditor's tests: a tiny real artifact and honest runs of it.
+
+The artifact's launchers run a real Python script in a real subprocess. Evidence is written
+the way the runner lays out a run directory (``record.json``, ``log.txt``,
+``outputs/<id>/<file>``), with the evidence model and real digests of real files.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from reprobridge_sdk._fs import atomic_write_json
+from reprobridge_sdk.digest import file_sha256, tree_digest
+from reprobridge_sdk.model import (
+    RECORD_NAME,
+    EvidenceRecord,
+    FileDigest,
+    Manifest,
+    MeasuredValue,
+    OutputRecord,
+)
+
+TRAIN = '''\
+"""A deterministic toy experiment: accuracy depends on the seed only."""
+import json
+import sys
+from pathlib import Path
+
+args = sys.argv[1:]
+seed = int(args[args.index("--seed") + 1])
+epochs = int(args[args.index("--epochs") + 1])
+out = Path(args[args.index("--out") + 1])
+acc = 90.0 + (seed % 3) * 0.1 - (0.0 if epochs >= 10 else 5.0)
+for epoch in range(epochs):
+    print(f"epoch {epoch} loss {1.0 / (epoch + 1):.4f}")
+print(f"test accuracy: {acc:.4f}")
+out.parent.mkdir(parents=True, exist_ok=True)
+out.write_text(json.dumps({"test": {"f1": round(acc - 1.0, 4)}}))
+'''
+
+LOCK = "# a hashed lock of no distributions: the experiment needs only the standard library\n"
+
+
+def _observations(values: list[float]) -> list[dict[str, Any]]:
+    return [{"value": v, "provenance": {"source": f"reference run {i}"}} for i, v in enumerate(values)]
+
+
+def manifest_data(tree: str, lock_sha: str) -> dict[str, Any]:
+    launcher_common: dict[str, Any] = {
+        "seeds": [0, 1, 2],
+        "outputs": [{"id": "metrics", "path": "results/metrics-{seed}.json"}],
+        "landmarks": [{"id": "done", "pattern": "test accuracy"}],
+        "measurements": [
+            {
+                "task": "acc",
+                "extract": {"kind": "regex", "pattern": r"test accuracy: ([0-9.]+)"},
+                "aggregate": "mean",
+            },
+            {
+                "task": "f1",
+                "extract": {"kind": "json", "output": "metrics", "pointer": "/test/f1"},
+                "aggregate": "mean",
+            },
+        ],
+    }
+    return {
+        "rra_version": "1.0",
+        "artifact": {
+            "id": "toy-study",
+            "title": "A toy study",
+            "license": "Apache-2.0",
+            "paper": {"title": "A toy paper", "year": 2026},
+        },
+        "codebase": {
+            "upstream": {"repository": "https://example.org/toy.git", "commit": "a" * 40},
+            "refined": {"kind": "directory", "path": "code"},
+            "tree_digest": tree,
+        },
+        "environment": {
+            "python": "3.11",
+            "lock": {"path": "environment/requirements.lock", "format": "requirements",
+                     "sha256": lock_sha},
+        },
+        "tasks": [
+            {
+                "id": "acc",
+                "dataset": "toy",
+                "metric": "accuracy (%)",
+                "statistic": {"aggregate": "mean", "seeds": 3},
+                "published": {"value": 90.1},
+                "direction": "higher",
+                "kind": "full",
+                "reference": {"observations": _observations([90.0, 90.1, 90.2, 90.05, 90.15])},
+            },
+            {
+                "id": "f1",
+                "dataset": "toy",
+                "metric": "F1 (%)",
+                "statistic": {"aggregate": "mean", "seeds": 3},
+                "published": {"range": [88.9, 89.3]},
+                "direction": "higher",
+                "kind": "full",
+                "reference": {"observations": _observations([89.0, 89.1, 89.2, 89.1, 89.05])},
+            },
+        ],
+        "launchers": [
+            {
+                "id": "smoke",
+                "argv": ["python", "code/train.py", "--seed", "{seed}", "--epochs", "2",
+                         "--out", "results/metrics-{seed}.json"],
+                "scope": "smoke",
+                **launcher_common,
+            },
+            {
+                "id": "scored",
+                "argv": ["python", "code/train.py", "--seed", "{seed}", "--epochs", "10",
+                         "--out", "results/metrics-{seed}.json"],
+                "scope": "scored",
+                **launcher_common,
+            },
+        ],
+    }
+
+
+def make_artifact(root: Path) -> Path:
+    """Write the toy artifact at ``root`` and return it."""
+    (root / "code").mkdir(parents=True)
+    (root / "code" / "train.py").write_text(TRAIN)
+    (root / "environment").mkdir()
+    (root / "environment" / "requirements.lock").write_text(LOCK)
+    data = manifest_data(
+        tree_digest(root / "code"), file_sha256(root / "environment" / "requirements.lock")
+    )
+    Manifest.model_validate(data)
+    (root / "rra.yaml").write_text(yaml.safe_dump(data, sort_keys=False))
+    return root
+
+
+def run_launcher(artifact: Path, launcher_id: str, seed: int, runs: Path) -> Path:
+    """Run one launcher with one seed in a real subprocess and write honest evidence."""
+    manifest = Manifest.model_validate(yaml.safe_load((artifact / "rra.yaml").read_text()))
+    launcher = manifest.launcher(launcher_id)
+    argv = [a.replace("{seed}", str(seed)) for a in launcher.argv]
+    argv_exec = [sys.executable, *argv[1:]]
+    run_id = f"{launcher_id}-s{seed}"
+    run_dir = runs / run_id
+    run_dir.mkdir(parents=True)
+    results = artifact / "results"
+    shutil.rmtree(results, ignore_errors=True)
+    proc = subprocess.run(argv_exec, cwd=artifact, capture_output=True, text=True, check=True)
+    (run_dir / "log.txt").write_text(proc.stdout)
+    out_src = artifact / f"results/metrics-{seed}.json"
+    out_dst = run_dir / "outputs" / "metrics" / out_src.name
+    out_dst.parent.mkdir(parents=True)
+    shutil.copyfile(out_src, out_dst)
+    acc = float(proc.stdout.strip().splitlines()[-1].split(": ")[1])
+    f1 = json.loads(out_dst.read_text())["test"]["f1"]
+    rel_out = out_dst.relative_to(run_dir).as_posix()
+    record = EvidenceRecord(
+        run_id=run_id,
+        artifact=manifest.artifact.id,
+        launcher=launcher_id,
+        argv=argv,
+        workdir=".",
+        seed=seed,
+        scope=launcher.scope,
+        status="succeeded",
+        started_at=f"2026-11-29T10:00:0{seed}Z",
+        ended_at=f"2026-11-29T10:00:0{seed}Z",
+        exit_code=0,
+        code_tree_digest=manifest.codebase.tree_digest,
+        lock_digest=manifest.environment.lock.sha256 if manifest.environment.lock else None,
+        log=FileDigest(path="log.txt", sha256=file_sha256(run_dir / "log.txt"),
+                       size=(run_dir / "log.txt").stat().st_size),
+        outputs=[OutputRecord(id="metrics", path=rel_out, sha256=file_sha256(out_dst),
+                              size=out_dst.stat().st_size)],
+        measurements=[
+            MeasuredValue(task="acc", value=acc, raw=str(acc), source="log"),
+            MeasuredValue(task="f1", value=f1, raw=str(f1), source="output:metrics"),
+        ],
+    )
+    atomic_write_json(run_dir / RECORD_NAME, record.model_dump(mode="json", exclude_none=True))
+    shutil.rmtree(results, ignore_errors=True)
+    return run_dir
+
+
+def edit_record(run_dir: Path, change: Callable[[dict[str, Any]], None]) -> None:
+    """Edit a run's record.json in place, as a dishonest producer would."""
+    path = run_dir / RECORD_NAME
+    data = json.loads(path.read_text())
+    change(data)
+    path.write_text(json.dumps(data))
+
+
+def sha256_text(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+@pytest.fixture(scope="session")
+def honest_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The toy artifact with honest scored runs (seeds 0-2) and one smoke run, built once."""
+    root = make_artifact(tmp_path_factory.mktemp("template") / "toy")
+    for seed in (0, 1, 2):
+        run_launcher(root, "scored", seed, root / "runs")
+    run_launcher(root, "smoke", 0, root / "runs")
+    return root
+
+
+@pytest.fixture
+def toy(honest_template: Path, tmp_path: Path) -> Path:
+    """A fresh copy of the honest artifact and its runs, free to tamper with."""
+    target = tmp_path / "toy"
+    shutil.copytree(honest_template, target)
+    return target
