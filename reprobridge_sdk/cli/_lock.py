@@ -1,0 +1,89 @@
+"""``reprobridge lock``: resolve the declared requirements into a hashed lock."""
+
+# ruff: noqa: PLC0415 - imports stay inside commands so that the CLI starts fast
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import click
+
+from reprobridge_sdk.cli._env_output import fail
+
+__all__ = ["lock"]
+
+
+@click.command()
+@click.argument("path", type=click.Path(path_type=Path), default=".")
+@click.option(
+    "--resolver",
+    type=click.Choice(["uv", "pip-tools"]),
+    default="uv",
+    show_default=True,
+    help="uv is fast; pip-tools downloads and hashes every candidate file.",
+)
+@click.option(
+    "--python", "python", help="Python version to resolve for (default: environment.python)."
+)
+@click.option("--upgrade", is_flag=True, help="Ignore the pins of the existing lock.")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["requirements", "pylock"]),
+    help="Lock format (default: the manifest's, else hashed requirements).",
+)
+@click.option("--output", help="Lock path inside the artifact (default: the manifest's).")
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON on stdout.")
+def lock(  # noqa: PLR0917 - click passes options positionally
+    path: Path,
+    resolver: str,
+    python: str | None,
+    upgrade: bool,
+    fmt: str | None,
+    output: str | None,
+    as_json: bool,
+) -> None:
+    """Resolve environment.requirements into a hashed, portable lock and record its digest.
+
+    The manifest's environment.lock is updated in place; its comments are kept.
+    Exit 0 locked, 1 resolution failed or the lock is not portable, 2 usage or I/O error.
+    """
+    from reprobridge_sdk.env.lock import lock_artifact
+    from reprobridge_sdk.errors import ReproBridgeError
+    from reprobridge_sdk.lockfile import LockError
+
+    try:
+        result = lock_artifact(
+            path,
+            resolver=resolver,  # type: ignore[arg-type]
+            python=python,
+            upgrade=upgrade,
+            fmt=fmt,  # type: ignore[arg-type]
+            output=output,
+        )
+    except LockError as exc:
+        fail(exc, code=1)
+    except ReproBridgeError as exc:
+        fail(exc)
+    if as_json:
+        data = {
+            "path": str(result.path),
+            "format": result.format,
+            "sha256": result.sha256,
+            "resolved_for": {
+                "python": result.python,
+                "platform": result.platform,
+                "resolver": result.resolver,
+            },
+            "changed": result.changed,
+            "findings": [f.to_dict() for f in result.findings],
+        }
+        sys.stdout.write(json.dumps(data, indent=2) + "\n")
+    state = "updated" if result.changed else "unchanged"
+    click.echo(
+        f"{result.path}: {state}, sha256 {result.sha256[:12]}..., "
+        f"python {result.python} on {result.platform} ({result.resolver})",
+        err=True,
+    )

@@ -1,0 +1,145 @@
+"""The resolvers' command lines (uv and pip-tools): the volatile part of locking.
+
+Both resolvers run isolated from the configuration of the machine they run on. pip and uv
+read configuration files (``pip.conf``, ``uv.toml``) and ``PIP_*`` / ``UV_*`` variables, which
+on many machines name a local mirror, ``--find-links`` directories or constraints. A lock
+resolved under such a configuration may pin versions that exist only there, or record
+machine-local locations, so it would not install on a fresh machine. We therefore drop those
+variables, point pip at no configuration file, pass ``--no-config`` to uv, and name the
+public index explicitly.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+__all__ = [
+    "PUBLIC_INDEX",
+    "Resolver",
+    "ResolverRun",
+    "isolated_environ",
+    "resolve",
+    "resolver_version",
+]
+
+Resolver = Literal["uv", "pip-tools"]
+#: The index locks are resolved against (``REPROBRIDGE_INDEX_URL`` overrides it).
+PUBLIC_INDEX = "https://pypi.org/simple"
+_COMPILE_COMMAND = "reprobridge lock"
+
+
+@dataclass(frozen=True)
+class ResolverRun:
+    """What a resolver run returned."""
+
+    argv: tuple[str, ...]
+    returncode: int
+    stderr: str
+
+
+def index_url() -> str:
+    return os.environ.get("REPROBRIDGE_INDEX_URL", PUBLIC_INDEX)
+
+
+def isolated_environ(base: dict[str, str] | None = None) -> dict[str, str]:
+    """``os.environ`` without pip and uv configuration, pointing pip at no config file."""
+    source = dict(os.environ if base is None else base)
+    keep = {"UV_CACHE_DIR", "PIP_CACHE_DIR", "PIP_CERT", "PIP_DEFAULT_TIMEOUT"}
+    cleaned = {
+        key: value
+        for key, value in source.items()
+        if key in keep or not key.startswith(("PIP_", "UV_"))
+    }
+    cleaned["PIP_CONFIG_FILE"] = os.devnull  # pip loads no configuration file at all
+    cleaned["PIP_DISABLE_PIP_VERSION_CHECK"] = "1"
+    cleaned["UV_NO_CONFIG"] = "1"
+    cleaned["CUSTOM_COMPILE_COMMAND"] = _COMPILE_COMMAND  # pip-tools' header
+    return cleaned
+
+
+def _uv() -> str:
+    from uv import find_uv_bin  # noqa: PLC0415 - only when resolving
+
+    return str(find_uv_bin())
+
+
+def resolver_version(resolver: Resolver) -> str:
+    """``uv 0.5.1`` or ``pip-tools 7.4.1``."""
+    if resolver == "uv":
+        proc = subprocess.run([_uv(), "--version"], capture_output=True, text=True, check=False)
+        match = re.search(r"uv\s+(\S+)", proc.stdout)
+        return f"uv {match.group(1)}" if match else "uv"
+    from importlib.metadata import version  # noqa: PLC0415
+
+    return f"pip-tools {version('pip-tools')}"
+
+
+def resolve(
+    resolver: Resolver,
+    source: Path,
+    output: Path,
+    *,
+    python: str,
+    upgrade: bool = False,
+    pylock: bool = False,
+    cwd: Path | None = None,
+) -> ResolverRun:
+    """Resolve ``source`` (requirements.in or pyproject.toml) into ``output`` with hashes.
+
+    An existing ``output`` acts as the preferred pins unless ``upgrade`` is set.
+    """
+    if resolver == "uv":
+        argv = [
+            _uv(),
+            "pip",
+            "compile",
+            "--quiet",
+            "--no-config",
+            "--generate-hashes",
+            "--index-url",
+            index_url(),
+            "--python-version",
+            python,
+            "--custom-compile-command",
+            _COMPILE_COMMAND,
+            "--output-file",
+            str(output),
+        ]
+        if pylock:
+            argv += ["--format", "pylock.toml"]
+        if upgrade:
+            argv.append("--upgrade")
+        argv.append(str(source))
+    else:
+        argv = [
+            sys.executable,
+            "-m",
+            "piptools",
+            "compile",
+            "--quiet",
+            "--generate-hashes",
+            "--no-emit-index-url",
+            "--no-emit-find-links",
+            "--index-url",
+            index_url(),
+            "--output-file",
+            str(output),
+        ]
+        if upgrade:
+            argv.append("--upgrade")
+        argv.append(str(source))
+    proc = subprocess.run(
+        argv,
+        capture_output=True,
+        text=True,
+        check=False,
+        env=isolated_environ(),
+        cwd=cwd,
+    )
+    return ResolverRun(tuple(argv), proc.returncode, proc.stderr)

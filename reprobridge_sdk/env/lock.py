@@ -1,0 +1,191 @@
+"""``reprobridge lock``: resolve the declared requirements into a hashed, portable lock.
+
+The lock is resolved into a temporary file beside its destination, cleaned of machine-local
+options, checked with :func:`reprobridge_sdk.lockfile.check_lock`, and only then renamed into
+place; the manifest's ``environment.lock`` (path, format, sha256, resolved_for) is then
+updated with a round-trip edit that keeps the manifest's comments.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import re
+import shutil
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from reprobridge_sdk.digest import file_sha256
+from reprobridge_sdk.env._artifact import load_environment
+from reprobridge_sdk.env._resolvers import Resolver, resolve, resolver_version
+from reprobridge_sdk.errors import UsageError
+from reprobridge_sdk.findings import Finding, Severity, finding
+from reprobridge_sdk.lockfile import LockError, check_lock, is_local_location
+
+__all__ = ["DEFAULT_LOCK_PATHS", "LockResult", "lock_artifact", "strip_local_options"]
+
+#: Where a new lock is written when the manifest names none.
+DEFAULT_LOCK_PATHS = {"requirements": "requirements.txt", "pylock": "pylock.toml"}
+_LOCAL_OPTION = re.compile(
+    r"^\s*(--index-url|-i|--extra-index-url|--find-links|-f)(\s+|=)(?P<value>\S+)\s*$"
+)
+
+
+@dataclass(frozen=True)
+class LockResult:
+    """What :func:`lock_artifact` wrote."""
+
+    path: Path
+    format: Literal["requirements", "pylock"]
+    sha256: str
+    python: str
+    platform: str
+    resolver: str
+    changed: bool
+    findings: list[Finding] = field(default_factory=list)
+
+
+def strip_local_options(text: str) -> str:
+    """Drop index, extra-index and find-links lines that point at the local machine."""
+    kept = []
+    for line in text.splitlines(keepends=True):
+        match = _LOCAL_OPTION.match(line)
+        if match and is_local_location(match.group("value")):
+            continue
+        kept.append(line)
+    return "".join(kept)
+
+
+def _platform() -> str:
+    return f"{platform.system().lower()}-{platform.machine().lower()}"
+
+
+def lock_artifact(
+    path: str | os.PathLike[str] = ".",
+    *,
+    resolver: Resolver = "uv",
+    python: str | None = None,
+    upgrade: bool = False,
+    fmt: Literal["requirements", "pylock"] | None = None,
+    output: str | None = None,
+) -> LockResult:
+    """Resolve ``environment.requirements`` of the artifact at ``path`` into its lock.
+
+    ``python`` defaults to ``environment.python``; ``fmt`` and ``output`` default to the
+    manifest's ``environment.lock`` (or hashed requirements at ``requirements.txt``).
+    Raises :class:`LockError` (with L findings) when resolution fails or the result is not
+    portable; nothing is written then.
+    """
+    art = load_environment(path)
+    env = art.environment
+    if env.requirements is None:
+        msg = "the manifest declares no environment.requirements to lock"
+        raise UsageError(msg)
+    source = art.inside(env.requirements, what="environment.requirements")
+    if not source.is_file():
+        msg = f"environment.requirements {env.requirements!r} does not exist"
+        raise UsageError(msg)
+    lock_format = fmt or (env.lock.format if env.lock else "requirements")
+    if output is not None:
+        lock_rel = output
+    elif env.lock is not None and (fmt is None or fmt == env.lock.format):
+        lock_rel = env.lock.path
+    else:
+        lock_rel = DEFAULT_LOCK_PATHS[lock_format]
+    if lock_format == "pylock" and not Path(lock_rel).name.startswith("pylock"):
+        msg = f"a PEP 751 lock must be named pylock.toml or pylock.<name>.toml, not {lock_rel!r}"
+        raise UsageError(msg)
+    if lock_format == "pylock" and resolver != "uv":
+        msg = "only the uv resolver writes pylock.toml locks"
+        raise UsageError(msg)
+    target = art.inside(lock_rel, what="the lock path")
+    python_version = python or env.python
+    if resolver == "pip-tools":
+        running = ".".join(platform.python_version_tuple()[:2])
+        if ".".join(python_version.split(".")[:2]) != running:
+            msg = (
+                f"pip-tools resolves for the running Python {running}, not {python_version}; "
+                "use the uv resolver or run under that Python"
+            )
+            raise UsageError(msg)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    previous = target.read_bytes() if target.is_file() else None
+    # The resolver writes into a temporary directory beside the lock (uv insists on the
+    # file name of a pylock.toml), so the rename into place stays on one file system.
+    tmp_dir = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
+    tmp = tmp_dir / target.name
+    try:
+        if previous is not None and not upgrade:
+            tmp.write_bytes(previous)  # existing pins are the resolver's preferences
+        run = resolve(
+            resolver,
+            Path(os.path.relpath(source, art.root)),
+            Path(os.path.relpath(tmp, art.root)),
+            python=python_version,
+            upgrade=upgrade,
+            pylock=lock_format == "pylock",
+            cwd=art.root,
+        )
+        if run.returncode != 0 or not tmp.is_file() or not tmp.stat().st_size:
+            detail = run.stderr.strip()[-2000:] or f"exit status {run.returncode}"
+            item = finding(
+                "L010",
+                f"{resolver} could not resolve {env.requirements}: {detail}",
+                file=env.requirements,
+                hint="check the requirements and that the package index is reachable",
+            )
+            msg = f"cannot lock {env.requirements}"
+            raise LockError(msg, [item])
+        text = tmp.read_text("utf-8")
+        cleaned = strip_local_options(text) if lock_format == "requirements" else text
+        if cleaned != text:
+            tmp.write_text(cleaned, "utf-8")
+        findings = check_lock(tmp, lock_format, display_name=lock_rel)
+        errors = [f for f in findings if f.severity is Severity.ERROR]
+        if errors:
+            msg = f"the resolved lock is not usable ({len(errors)} error(s)); nothing was written"
+            raise LockError(msg, errors)
+        changed = previous != tmp.read_bytes()
+        tmp.chmod(0o644)
+        tmp.replace(target)
+    finally:
+        shutil.rmtree(tmp_dir, ignore_errors=True)
+    digest = file_sha256(target)
+    tool = resolver_version(resolver)
+    resolved_for: dict[str, Any] = {
+        "python": python_version,
+        "platform": _platform(),
+        "resolver": tool,
+    }
+    raw_env = dict(art.document.data["environment"])
+    raw_lock = dict(raw_env.get("lock") or {})
+    raw_lock.update(
+        {"path": lock_rel, "format": lock_format, "sha256": digest, "resolved_for": resolved_for}
+    )
+    raw_env["lock"] = raw_lock
+    art.save_environment(raw_env)
+    return LockResult(
+        path=target,
+        format=lock_format,
+        sha256=digest,
+        python=python_version,
+        platform=resolved_for["platform"],
+        resolver=tool,
+        changed=changed,
+        findings=findings,
+    )
+
+
+def which_resolver(resolver: Resolver) -> bool:
+    """True when ``resolver`` can run here."""
+    if resolver == "uv":
+        try:
+            from uv import find_uv_bin  # noqa: PLC0415
+
+            find_uv_bin()
+        except (ImportError, FileNotFoundError):
+            return False
+        return True
+    return shutil.which("pip-compile") is not None

@@ -1,0 +1,36 @@
+"""Fixtures of the environment tests: small artifacts written as real files."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+MANIFEST = """\
+# A small artifact for the environment tests.
+rra_version: "1.0"
+environment:
+  python: "{python}"  # the interpreter the study used
+  # declared requirements, resolved by 'reprobridge lock'
+  requirements: requirements.in
+{extra}"""
+
+
+def write_artifact(root: Path, requirements: str, *, python: str = "3.11", extra: str = "") -> Path:
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "rra.yaml").write_text(MANIFEST.format(python=python, extra=extra), "utf-8")
+    (root / "requirements.in").write_text(requirements, "utf-8")
+    return root
+
+
+@pytest.fixture
+def make_artifact() -> Callable[..., Path]:
+    """The :func:`write_artifact` helper, for tests that need their own requirements."""
+    return write_artifact
+
+
+@pytest.fixture
+def tiny_artifact(tmp_path: Path) -> Path:
+    """An artifact whose requirements are two small pure-Python distributions."""
+    return write_artifact(tmp_path / "art", "six==1.16.0\niniconfig==2.0.0\n")
