@@ -1,0 +1,344 @@
+"""Validate artifacts: ``validate(paths) -> ValidationResult`` (spec "validation").
+
+Layers, run in this order for each artifact, each on plain data (no pydantic on this path):
+
+1. YAML (Y codes, :mod:`reprobridge_sdk.document`): a document that cannot be read stops here.
+2. version (V codes, :mod:`.version`): an unknown major version stops here.
+3. structure (S codes, :mod:`.structure`): the generated JSON Schema.
+4. semantics (R codes, :mod:`.semantic`).
+5. files (F codes, :mod:`.files`), 6. lock (L codes, ``lockfile.check_lock``),
+   7. extractor replay (X codes, :mod:`.replay`) and 8. guide (G codes, ``guide.check_guide``):
+   these read the artifact's files and are skipped with ``check_files=False``.
+
+Every finding is collected by default; ``fail_fast`` stops at the first error. ``strict``
+turns warnings into errors. ``select`` / ``ignore`` keep or drop codes by prefix, like ruff
+(``ignore=("R01",)`` drops R010-R019). Nothing on disk is changed.
+
+What a path names: a manifest file (any name; its directory is the artifact), a directory with
+an ``rra.yaml`` (an artifact), or a directory without one, whose immediate subdirectories that
+have an ``rra.yaml`` are validated in name order (a folder of submissions). A directory with
+neither is Y010.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from reprobridge_sdk.document import load_document
+from reprobridge_sdk.errors import ArtifactError
+from reprobridge_sdk.findings import Finding, Severity, finding
+
+__all__ = [
+    "MANIFEST_NAME",
+    "ArtifactResult",
+    "ValidationResult",
+    "discover",
+    "validate",
+    "validate_artifact",
+]
+
+MANIFEST_NAME = "rra.yaml"
+
+
+@dataclass
+class ArtifactResult:
+    """The findings of one artifact; ``label`` is the path as the user gave it."""
+
+    label: str
+    root: str
+    findings: list[Finding] = field(default_factory=list)
+
+    def count(self, severity: Severity) -> int:
+        return sum(1 for item in self.findings if item.severity is severity)
+
+    @property
+    def errors(self) -> int:
+        return self.count(Severity.ERROR)
+
+    @property
+    def warnings(self) -> int:
+        return self.count(Severity.WARNING)
+
+    @property
+    def ok(self) -> bool:
+        return self.errors == 0
+
+
+@dataclass
+class ValidationResult:
+    """Per-artifact findings, with counts, ``ok`` and the CLI's ``exit_code``."""
+
+    artifacts: list[ArtifactResult] = field(default_factory=list)
+
+    @property
+    def findings(self) -> list[Finding]:
+        return [item for artifact in self.artifacts for item in artifact.findings]
+
+    @property
+    def errors(self) -> int:
+        return sum(artifact.errors for artifact in self.artifacts)
+
+    @property
+    def warnings(self) -> int:
+        return sum(artifact.warnings for artifact in self.artifacts)
+
+    @property
+    def infos(self) -> int:
+        return sum(artifact.count(Severity.INFO) for artifact in self.artifacts)
+
+    @property
+    def ok(self) -> bool:
+        return self.errors == 0
+
+    @property
+    def exit_code(self) -> int:
+        """0 when no errors were found, else 1."""
+        return 0 if self.ok else 1
+
+    def counts(self) -> dict[str, int]:
+        return {
+            "artifacts": len(self.artifacts),
+            "errors": self.errors,
+            "warnings": self.warnings,
+            "infos": self.infos,
+        }
+
+    def pairs(self) -> list[tuple[str, list[Finding]]]:
+        """``(label, findings)`` per artifact, the input of :func:`reporters.render`."""
+        return [(artifact.label, artifact.findings) for artifact in self.artifacts]
+
+
+@dataclass(frozen=True)
+class _Options:
+    strict: bool = False
+    select: tuple[str, ...] = ()
+    ignore: tuple[str, ...] = ()
+    fail_fast: bool = False
+    check_files: bool = True
+
+
+def discover(path: str | os.PathLike[str]) -> list[tuple[str, Path, Path]]:
+    """``(label, root, manifest)`` of the artifacts a path names (see the module doc).
+
+    ``ArtifactError`` if the path does not exist.
+    """
+    given = os.fspath(path)
+    target = Path(given)
+    if not target.exists():
+        msg = f"{given}: no such file or directory"
+        raise ArtifactError(msg, [finding("Y010", msg, file=given)])
+    if target.is_file():
+        return [(given, target.parent, target)]
+    manifest = target / MANIFEST_NAME
+    if manifest.exists():
+        return [(given, target, manifest)]
+    found = []
+    try:
+        children = sorted(os.scandir(target), key=lambda entry: entry.name)
+    except OSError as exc:
+        msg = f"{given}: {exc.strerror}"
+        raise ArtifactError(msg, [finding("Y010", msg, file=given)]) from exc
+    for entry in children:
+        child_root = Path(entry.path)
+        if entry.is_dir() and (child_root / MANIFEST_NAME).is_file():
+            found.append((str(Path(given) / entry.name), child_root, child_root / MANIFEST_NAME))
+    if not found:
+        return [(given, target, manifest)]
+    return found
+
+
+def _display(label: str, manifest: Path) -> str:
+    if Path(label).is_file() or label.endswith((".yaml", ".yml")):
+        return label
+    return str(Path(label) / manifest.name)
+
+
+def _prefixed(label_root: str, item: Finding, fallback: Any) -> Finding:
+    if item.file:
+        if Path(item.file).is_absolute() or item.file.startswith(label_root + os.sep):
+            return item
+        return replace(item, file=str(Path(label_root) / item.file))
+    line, col = fallback.locate(item.path)
+    return replace(item, file=fallback.name, line=line, col=col)
+
+
+def validate_artifact(
+    label: str,
+    root: Path,
+    manifest: Path,
+    *,
+    check_files: bool = True,
+    fail_fast: bool = False,
+) -> list[Finding]:
+    """Every finding of one artifact, layer by layer (unfiltered, severities as registered)."""
+    name = _display(label, manifest)
+    label_root = label if not Path(label).is_file() else str(Path(label).parent)
+    if not manifest.is_file():
+        message = f"{label} has no {MANIFEST_NAME}"
+        return [finding("Y010", message, file=label, hint="create one with `reprobridge init`")]
+    try:
+        doc = load_document(manifest, name=name)
+    except OSError as exc:
+        return [finding("Y010", f"cannot read {name}: {exc.strerror}", file=name)]
+    out: list[Finding] = list(doc.findings)
+
+    def stop() -> bool:
+        return fail_fast and any(item.severity is Severity.ERROR for item in out)
+
+    if not isinstance(doc.data, dict) or stop():
+        return out
+    from .version import check_version  # noqa: PLC0415 - lazy: layers load on use
+
+    version = check_version(doc)
+    out.extend(version.findings)
+    if version.unknown_major or stop():
+        return out
+    from .structure import check_structure  # noqa: PLC0415 - lazy: layers load on use
+
+    out.extend(check_structure(doc, newer_minor=version.newer_minor))
+    if stop():
+        return out
+    from .semantic import check_semantics  # noqa: PLC0415 - lazy: layers load on use
+
+    out.extend(check_semantics(doc))
+    if not check_files or stop():
+        return out
+    from .files import check_files as files_layer  # noqa: PLC0415 - lazy: layers load on use
+
+    out.extend(_prefixed(label_root, item, doc) for item in files_layer(doc, root))
+    if stop():
+        return out
+    out.extend(_prefixed(label_root, item, doc) for item in _lock_layer(doc, root))
+    if stop():
+        return out
+    from .replay import check_replay  # noqa: PLC0415 - lazy: layers load on use
+
+    out.extend(check_replay(doc, root))
+    if stop():
+        return out
+    from reprobridge_sdk.guide import check_guide  # noqa: PLC0415 - lazy: layers load on use
+
+    guide = doc.data.get("guide")
+    out.extend(
+        _prefixed(label_root, item, doc)
+        for item in check_guide(root, guide if isinstance(guide, dict) else {})
+    )
+    return out
+
+
+def _lock_layer(doc: Any, root: Path) -> list[Finding]:
+    environment = doc.data.get("environment")
+    lock = environment.get("lock") if isinstance(environment, dict) else None
+    if not isinstance(lock, dict):
+        return []
+    text, fmt = lock.get("path"), lock.get("format")
+    if not isinstance(text, str) or fmt not in ("requirements", "pylock"):
+        return []
+    from .files import check_path_form, resolve_path  # noqa: PLC0415 - lazy: layers load on use
+
+    if check_path_form(text) is not None:
+        return []
+    path = resolve_path(root, root, text)
+    if not path.is_file():
+        return []
+    try:
+        if not path.resolve().is_relative_to(root.resolve()):
+            return []
+    except OSError:
+        return []
+    from reprobridge_sdk.lockfile import check_lock  # noqa: PLC0415 - lazy: layers load on use
+
+    try:
+        return check_lock(path, fmt, display_name=text)
+    except ArtifactError as exc:
+        return list(exc.findings)
+
+
+def _matches(code: str, prefixes: Sequence[str]) -> bool:
+    return any(code.startswith(prefix) for prefix in prefixes)
+
+
+def _finish(items: list[Finding], options: _Options) -> list[Finding]:
+    result = []
+    for item in items:
+        if options.select and not _matches(item.code, options.select):
+            continue
+        if options.ignore and _matches(item.code, options.ignore):
+            continue
+        if options.strict and item.severity is Severity.WARNING:
+            item = item.with_severity(Severity.ERROR)  # noqa: PLW2901 - the promoted copy
+        result.append(item)
+    result.sort(key=lambda f: (f.file, f.line, f.col, f.code, f.path))
+    return result
+
+
+def _one(job: tuple[str, str, str, _Options]) -> ArtifactResult:
+    label, root, manifest, options = job
+    items = validate_artifact(
+        label,
+        Path(root),
+        Path(manifest),
+        check_files=options.check_files,
+        fail_fast=options.fail_fast,
+    )
+    return ArtifactResult(label=label, root=root, findings=_finish(items, options))
+
+
+def _split(codes: Iterable[str] | str) -> tuple[str, ...]:
+    if isinstance(codes, str):
+        codes = [codes]
+    parts = [part.strip().upper() for code in codes for part in code.split(",")]
+    return tuple(part for part in parts if part)
+
+
+def validate(
+    paths_or_artifact: Any = ".",
+    *,
+    strict: bool = False,
+    select: Iterable[str] | str = (),
+    ignore: Iterable[str] | str = (),
+    fail_fast: bool = False,
+    check_files: bool = True,
+    jobs: int = 1,
+) -> ValidationResult:
+    """Validate one or more artifacts and return their findings as values.
+
+    ``paths_or_artifact`` is a path, an :class:`~reprobridge_sdk.api.ArtifactDir` (anything
+    with a ``root``), or an iterable of those. A path that does not exist raises
+    :class:`~reprobridge_sdk.errors.ArtifactError`; anything wrong *in* an artifact is a
+    finding. ``jobs`` > 1 validates artifacts in that many processes.
+    """
+    options = _Options(
+        strict=strict,
+        select=_split(select),
+        ignore=_split(ignore),
+        fail_fast=fail_fast,
+        check_files=check_files,
+    )
+    if isinstance(paths_or_artifact, (str, os.PathLike)) or hasattr(paths_or_artifact, "root"):
+        sources = [paths_or_artifact]
+    else:
+        sources = list(paths_or_artifact)
+    jobs_list: list[tuple[str, str, str, _Options]] = []
+    for source in sources:
+        path = getattr(source, "root", source)
+        for label, root, manifest in discover(path):
+            jobs_list.append((label, str(root), str(manifest), options))
+    result = ValidationResult()
+    if jobs > 1 and len(jobs_list) > 1 and not fail_fast:
+        from concurrent.futures import ProcessPoolExecutor  # noqa: PLC0415 - only for -j
+
+        chunk = max(1, min(64, len(jobs_list) // (jobs * 4)))
+        with ProcessPoolExecutor(max_workers=jobs) as pool:
+            result.artifacts.extend(pool.map(_one, jobs_list, chunksize=chunk))
+        return result
+    for job in jobs_list:
+        artifact = _one(job)
+        result.artifacts.append(artifact)
+        if fail_fast and not artifact.ok:
+            break
+    return result

@@ -1,0 +1,566 @@
+"""An in-house evaluator of the subset of JSON Schema 2020-12 that the generated schemas use.
+
+Why not ``jsonschema``: importing ``jsonschema`` (and the pydantic models behind a model-based
+check) costs more than the whole time budget of ``reprobridge validate``, and the semantic
+layer must work on structurally broken documents anyway, so the validator walks plain data.
+This module compiles a schema once into closures and evaluates plain Python data (the output
+of :mod:`reprobridge_sdk.document`).
+
+It supports exactly the keywords the generated schemas use -- ``$ref`` (local ``#/$defs/``),
+``$defs``, ``type``, ``properties``, ``required``, ``additionalProperties``,
+``patternProperties``, ``enum``, ``const``, ``pattern``, ``minLength``, ``maxLength``,
+``minimum``, ``maximum``, ``exclusiveMinimum``, ``exclusiveMaximum``, ``minItems``,
+``maxItems``, ``items``, ``anyOf``, ``oneOf`` -- plus annotations, which it ignores except
+pydantic's ``discriminator``, used to pick the branch of a ``oneOf`` whose errors are reported.
+Any other keyword raises :class:`SchemaCompileError` when the schema is compiled, so a change of
+the models that makes pydantic emit a new keyword cannot silently escape validation.
+
+Acceptance is exactly that of ``jsonschema.Draft202012Validator`` (a test proves it on random
+and conformance inputs); only the choice of which errors to report is ours: for ``anyOf`` /
+``oneOf`` the branch chosen by the discriminator, else the one branch whose type fits the value,
+else the branch with the fewest errors.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["CompiledSchema", "SchemaCompileError", "SchemaError", "compile_schema"]
+
+_ANNOTATIONS = frozenset(
+    {
+        "title",
+        "description",
+        "default",
+        "examples",
+        "$comment",
+        "$schema",
+        "$id",
+        "deprecated",
+        "readOnly",
+        "writeOnly",
+        "discriminator",
+        "$defs",
+    }
+)
+_SUPPORTED = _ANNOTATIONS | {
+    "$ref",
+    "type",
+    "properties",
+    "required",
+    "additionalProperties",
+    "patternProperties",
+    "enum",
+    "const",
+    "pattern",
+    "minLength",
+    "maxLength",
+    "minimum",
+    "maximum",
+    "exclusiveMinimum",
+    "exclusiveMaximum",
+    "minItems",
+    "maxItems",
+    "items",
+    "anyOf",
+    "oneOf",
+}
+_TYPES = frozenset({"object", "array", "string", "integer", "number", "boolean", "null"})
+
+
+class SchemaCompileError(Exception):
+    """The schema uses a keyword or form this evaluator does not implement."""
+
+
+@dataclass(frozen=True)
+class SchemaError:
+    """One structural error: the failing keyword, where, and what was expected."""
+
+    keyword: str
+    pointer: str
+    message: str
+    key: str | None = None
+    expected: tuple[str, ...] = ()
+    allowed: tuple[Any, ...] = ()
+    names: tuple[str, ...] = field(default=(), compare=False)
+
+
+_Check = Callable[[Any, str, list[SchemaError]], bool]
+
+
+def type_of(value: Any) -> str:
+    """The JSON type name of a plain value ('integer' for integral floats is not used here)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    if isinstance(value, dict):
+        return "object"
+    return type(value).__name__
+
+
+def _is_type(value: Any, name: str) -> bool:
+    if name == "object":
+        return isinstance(value, dict)
+    if name == "array":
+        return isinstance(value, list)
+    if name == "string":
+        return isinstance(value, str)
+    if name == "boolean":
+        return isinstance(value, bool)
+    if name == "null":
+        return value is None
+    if isinstance(value, bool):
+        return False
+    if name == "number":
+        return isinstance(value, (int, float))
+    # integer: a float with no fractional part counts, as in jsonschema.
+    return isinstance(value, int) or (isinstance(value, float) and value.is_integer())
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _equal(one: Any, two: Any) -> bool:
+    """JSON equality: booleans differ from numbers, 1 == 1.0, deep for arrays and objects."""
+    if one is two:
+        return True
+    if isinstance(one, str) or isinstance(two, str):
+        return bool(one == two)
+    if isinstance(one, list) and isinstance(two, list):
+        return len(one) == len(two) and all(_equal(a, b) for a, b in zip(one, two, strict=False))
+    if isinstance(one, dict) and isinstance(two, dict):
+        return one.keys() == two.keys() and all(_equal(one[k], two[k]) for k in one)
+    if isinstance(one, bool) != isinstance(two, bool):
+        return False
+    return bool(one == two)
+
+
+def _esc(token: str) -> str:
+    return token.replace("~", "~0").replace("/", "~1")
+
+
+class CompiledSchema:
+    """A schema compiled to closures; call :meth:`errors` or :meth:`is_valid`."""
+
+    def __init__(self, schema: dict[str, Any]) -> None:
+        self._root = schema
+        self._defs: dict[str, Any] = dict(schema.get("$defs", {}))
+        self._compiled: dict[str, _Check] = {}
+        self._types: dict[str, frozenset[str] | None] = {}
+        self._check = self._compile(schema, "#")
+        for name in list(self._defs):
+            self._resolve(f"#/$defs/{name}")
+
+    def errors(self, instance: Any) -> list[SchemaError]:
+        """All errors, in document order of the evaluation."""
+        out: list[SchemaError] = []
+        self._check(instance, "", out)
+        return out
+
+    def is_valid(self, instance: Any) -> bool:
+        return self._check(instance, "", [])
+
+    # compilation ------------------------------------------------------------------------
+
+    def _resolve(self, ref: str) -> _Check:
+        if ref in self._compiled:
+            return self._compiled[ref]
+        prefix = "#/$defs/"
+        if not ref.startswith(prefix) or ref[len(prefix) :] not in self._defs:
+            msg = f"unsupported or dangling $ref {ref!r}"
+            raise SchemaCompileError(msg)
+        target = self._defs[ref[len(prefix) :]]
+
+        def deferred(instance: Any, pointer: str, out: list[SchemaError]) -> bool:
+            return self._compiled[ref + "!"](instance, pointer, out)
+
+        self._compiled[ref] = deferred
+        self._types[ref] = None
+        self._compiled[ref + "!"] = self._compile(target, ref)
+        self._types[ref] = self._accepted_types(target)
+        return deferred
+
+    def _accepted_types(self, schema: Any) -> frozenset[str] | None:
+        if not isinstance(schema, dict):
+            return None
+        if "type" in schema:
+            kind = schema["type"]
+            return frozenset([kind] if isinstance(kind, str) else kind)
+        if "$ref" in schema:
+            return self._types.get(schema["$ref"])
+        if "const" in schema:
+            return frozenset([type_of(schema["const"])])
+        branches = schema.get("anyOf") or schema.get("oneOf")
+        if branches:
+            union: set[str] = set()
+            for branch in branches:
+                kinds = self._accepted_types(branch)
+                if kinds is None:
+                    return None
+                union |= kinds
+            return frozenset(union)
+        return None
+
+    def _compile(self, schema: Any, where: str) -> _Check:
+        if schema is True or schema == {}:
+            return _accept
+        if schema is False:
+            return _reject
+        if not isinstance(schema, dict):
+            msg = f"{where}: a schema must be an object or a boolean"
+            raise SchemaCompileError(msg)
+        unknown = set(schema) - _SUPPORTED
+        if unknown:
+            msg = f"{where}: unsupported keyword(s) {sorted(unknown)}"
+            raise SchemaCompileError(msg)
+        checks: list[_Check] = []
+        if "$ref" in schema:
+            checks.append(self._resolve(schema["$ref"]))
+        if "type" in schema:
+            checks.append(_type_check(schema["type"], where))
+        if "enum" in schema:
+            checks.append(_enum_check(tuple(schema["enum"])))
+        if "const" in schema:
+            checks.append(_const_check(schema["const"]))
+        checks.extend(_string_checks(schema))
+        checks.extend(_number_checks(schema))
+        checks.extend(self._array_checks(schema, where))
+        if any(k in schema for k in ("properties", "patternProperties", "additionalProperties")):
+            checks.append(self._object_check(schema, where))
+        if "required" in schema:
+            checks.append(_required_check(tuple(schema["required"])))
+        for keyword in ("anyOf", "oneOf"):
+            if keyword in schema:
+                checks.append(self._branches(schema, keyword, where))
+        if not checks:
+            return _accept
+        if len(checks) == 1:
+            return checks[0]
+        sequence = tuple(checks)
+
+        def all_of(instance: Any, pointer: str, out: list[SchemaError]) -> bool:
+            ok = True
+            for check in sequence:
+                if not check(instance, pointer, out):
+                    ok = False
+            return ok
+
+        return all_of
+
+    def _array_checks(self, schema: dict[str, Any], where: str) -> Iterable[_Check]:
+        low, high = schema.get("minItems"), schema.get("maxItems")
+        if low is not None or high is not None:
+
+            def count(instance: Any, pointer: str, out: list[SchemaError]) -> bool:
+                if not isinstance(instance, list):
+                    return True
+                if low is not None and len(instance) < low:
+                    out.append(_err("minItems", pointer, f"needs at least {low} item(s)"))
+                    return False
+                if high is not None and len(instance) > high:
+                    out.append(_err("maxItems", pointer, f"allows at most {high} item(s)"))
+                    return False
+                return True
+
+            yield count
+        if "items" in schema:
+            item_check = self._compile(schema["items"], f"{where}/items")
+
+            def items(instance: Any, pointer: str, out: list[SchemaError]) -> bool:
+                if not isinstance(instance, list):
+                    return True
+                ok = True
+                for index, item in enumerate(instance):
+                    if not item_check(item, f"{pointer}/{index}", out):
+                        ok = False
+                return ok
+
+            yield items
+
+    def _object_check(self, schema: dict[str, Any], where: str) -> _Check:
+        props = {
+            name: self._compile(sub, f"{where}/properties/{name}")
+            for name, sub in schema.get("properties", {}).items()
+        }
+        patterns = [
+            (re.compile(pat), self._compile(sub, f"{where}/patternProperties/{pat}"))
+            for pat, sub in schema.get("patternProperties", {}).items()
+        ]
+        extra_schema = schema.get("additionalProperties", True)
+        extra = None if extra_schema is False else self._compile(extra_schema, where + "/ap")
+        names = tuple(props)
+
+        def check(instance: Any, pointer: str, out: list[SchemaError]) -> bool:
+            if not isinstance(instance, dict):
+                return True
+            ok = True
+            for key, value in instance.items():
+                child = f"{pointer}/{_esc(key)}"
+                matched = False
+                sub = props.get(key)
+                if sub is not None:
+                    matched = True
+                    if not sub(value, child, out):
+                        ok = False
+                for regex, pattern_check in patterns:
+                    if regex.search(key):
+                        matched = True
+                        if not pattern_check(value, child, out):
+                            ok = False
+                if matched:
+                    continue
+                if extra is None:
+                    out.append(
+                        SchemaError(
+                            "additionalProperties",
+                            child,
+                            f"unknown key {key!r}",
+                            key=key,
+                            names=names,
+                        )
+                    )
+                    ok = False
+                elif not extra(value, child, out):
+                    ok = False
+            return ok
+
+        return check
+
+    def _branches(self, schema: dict[str, Any], keyword: str, where: str) -> _Check:
+        branches = schema[keyword]
+        compiled = tuple(
+            self._compile(branch, f"{where}/{keyword}/{i}") for i, branch in enumerate(branches)
+        )
+        refs = tuple(b.get("$ref") if isinstance(b, dict) else None for b in branches)
+        disc = schema.get("discriminator")
+        prop: str | None = disc.get("propertyName") if isinstance(disc, dict) else None
+        mapping: dict[str, str] = dict(disc.get("mapping", {})) if isinstance(disc, dict) else {}
+        exactly_one = keyword == "oneOf"
+        types_of = self._accepted_types
+
+        def check(instance: Any, pointer: str, out: list[SchemaError]) -> bool:
+            results: list[list[SchemaError]] = []
+            valid = 0
+            for branch in compiled:
+                errors: list[SchemaError] = []
+                if branch(instance, pointer, errors):
+                    valid += 1
+                results.append(errors)
+            if valid == 1 or (valid > 1 and not exactly_one):
+                return True
+            if valid > 1:
+                out.append(_err("oneOf", pointer, "the value matches more than one alternative"))
+                return False
+            out.extend(_best(instance, pointer, results, branches, refs, prop, mapping, types_of))
+            return False
+
+        return check
+
+
+def _best(  # noqa: PLR0917 - internal helper of one call site
+    instance: Any,
+    pointer: str,
+    results: list[list[SchemaError]],
+    branches: list[Any],
+    refs: tuple[str | None, ...],
+    prop: str | None,
+    mapping: dict[str, str],
+    types_of: Callable[[Any], frozenset[str] | None],
+) -> list[SchemaError]:
+    if prop is not None and isinstance(instance, dict):
+        tag = instance.get(prop)
+        target = mapping.get(tag) if isinstance(tag, str) else None
+        if target is not None and target in refs:
+            return results[refs.index(target)]
+        if prop not in instance:
+            return [
+                SchemaError(
+                    "required",
+                    f"{pointer}/{_esc(prop)}",
+                    f"missing required key {prop!r}",
+                    key=prop,
+                )
+            ]
+        return [
+            SchemaError(
+                "enum",
+                f"{pointer}/{_esc(prop)}",
+                f"{tag!r} is not one of {sorted(mapping)}",
+                allowed=tuple(sorted(mapping)),
+            )
+        ]
+    fitting: list[int] = []
+    expected: set[str] = set()
+    for index, branch in enumerate(branches):
+        kinds = types_of(branch)
+        if kinds is None or any(_is_type(instance, kind) for kind in kinds):
+            fitting.append(index)
+        if kinds is not None:
+            expected |= kinds
+    if not fitting:
+        return [_type_error(pointer, instance, tuple(sorted(expected)))]
+    index = min(fitting, key=lambda i: len(results[i]))
+    return results[index]
+
+
+def _err(keyword: str, pointer: str, message: str) -> SchemaError:
+    return SchemaError(keyword, pointer, message)
+
+
+def _accept(instance: Any, pointer: str, out: list[SchemaError]) -> bool:
+    return True
+
+
+def _reject(instance: Any, pointer: str, out: list[SchemaError]) -> bool:
+    out.append(_err("false", pointer, "no value is allowed here"))
+    return False
+
+
+def _type_error(pointer: str, instance: Any, expected: tuple[str, ...]) -> SchemaError:
+    names = " or ".join(expected)
+    return SchemaError(
+        "type", pointer, f"expected {names}, got {type_of(instance)}", expected=expected
+    )
+
+
+def _type_check(kind: Any, where: str) -> _Check:
+    kinds = (kind,) if isinstance(kind, str) else tuple(kind)
+    if not kinds or any(k not in _TYPES for k in kinds):
+        msg = f"{where}: unsupported type {kind!r}"
+        raise SchemaCompileError(msg)
+
+    def check(instance: Any, pointer: str, out: list[SchemaError]) -> bool:
+        for name in kinds:
+            if _is_type(instance, name):
+                return True
+        out.append(_type_error(pointer, instance, kinds))
+        return False
+
+    return check
+
+
+def _enum_check(values: tuple[Any, ...]) -> _Check:
+    def check(instance: Any, pointer: str, out: list[SchemaError]) -> bool:
+        if any(_equal(value, instance) for value in values):
+            return True
+        out.append(
+            SchemaError(
+                "enum", pointer, f"{instance!r} is not one of {list(values)}", allowed=values
+            )
+        )
+        return False
+
+    return check
+
+
+def _const_check(value: Any) -> _Check:
+    def check(instance: Any, pointer: str, out: list[SchemaError]) -> bool:
+        if _equal(value, instance):
+            return True
+        out.append(SchemaError("const", pointer, f"expected {value!r}", allowed=(value,)))
+        return False
+
+    return check
+
+
+def _required_check(names: tuple[str, ...]) -> _Check:
+    def check(instance: Any, pointer: str, out: list[SchemaError]) -> bool:
+        if not isinstance(instance, dict):
+            return True
+        ok = True
+        for name in names:
+            if name not in instance:
+                out.append(
+                    SchemaError(
+                        "required",
+                        f"{pointer}/{_esc(name)}",
+                        f"missing required key {name!r}",
+                        key=name,
+                    )
+                )
+                ok = False
+        return ok
+
+    return check
+
+
+def _string_checks(schema: dict[str, Any]) -> Iterable[_Check]:
+    if "pattern" in schema:
+        source = schema["pattern"]
+        regex = re.compile(source)
+
+        def pattern(instance: Any, pointer: str, out: list[SchemaError]) -> bool:
+            if not isinstance(instance, str) or regex.search(instance):
+                return True
+            out.append(SchemaError("pattern", pointer, f"{instance!r} does not match {source!r}"))
+            return False
+
+        yield pattern
+    low, high = schema.get("minLength"), schema.get("maxLength")
+    if low is not None or high is not None:
+
+        def length(instance: Any, pointer: str, out: list[SchemaError]) -> bool:
+            if not isinstance(instance, str):
+                return True
+            if low is not None and len(instance) < low:
+                message = "must not be empty" if low == 1 else f"needs at least {low} characters"
+                out.append(_err("minLength", pointer, message))
+                return False
+            if high is not None and len(instance) > high:
+                out.append(_err("maxLength", pointer, f"allows at most {high} characters"))
+                return False
+            return True
+
+        yield length
+
+
+def _number_checks(schema: dict[str, Any]) -> Iterable[_Check]:
+    bounds = [
+        (name, schema[name])
+        for name in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum")
+        if name in schema
+    ]
+    if not bounds:
+        return
+
+    def check(instance: Any, pointer: str, out: list[SchemaError]) -> bool:
+        if not _is_number(instance):
+            return True
+        ok = True
+        for name, bound in bounds:
+            failed = (
+                (name == "minimum" and instance < bound)
+                or (name == "maximum" and instance > bound)
+                or (name == "exclusiveMinimum" and instance <= bound)
+                or (name == "exclusiveMaximum" and instance >= bound)
+            )
+            if failed:
+                relation = {
+                    "minimum": ">=",
+                    "maximum": "<=",
+                    "exclusiveMinimum": ">",
+                    "exclusiveMaximum": "<",
+                }[name]
+                out.append(_err(name, pointer, f"{instance!r} is not {relation} {bound!r}"))
+                ok = False
+        return ok
+
+    yield check
+
+
+def compile_schema(schema: dict[str, Any]) -> CompiledSchema:
+    """Compile ``schema``; :class:`SchemaCompileError` on any unsupported keyword."""
+    return CompiledSchema(schema)

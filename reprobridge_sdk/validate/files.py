@@ -1,0 +1,269 @@
+"""Files layer: paths, existence, kinds and digests of what the manifest references (F codes).
+
+Every path field is a relative POSIX path (F001) that stays inside the artifact after ``..``
+is normalised (F002) and after symbolic links are followed (F003; any symlink in the artifact
+tree that points outside is F003 too). Referenced files and directories must exist (F004) and
+be of the right kind (F008 directory, F009 file). Declared digests of the lock, the patches and
+data items present on disk must match (F005) and the refined code's tree digest too (F006); a
+digest the format asks for but that is missing is a warning (F007).
+
+Paths that are templated or produced by a run (launcher outputs, ``extract.file``) and data
+destinations (filled by ``reprobridge data``) are checked for their form only.
+"""
+
+from __future__ import annotations
+
+import os
+import posixpath
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, Literal
+
+from reprobridge_sdk.digest import TREE_EXCLUDES, file_sha256, tree_digest
+from reprobridge_sdk.document import Document, escape_pointer
+from reprobridge_sdk.findings import Finding, finding
+
+__all__ = ["check_files", "check_path_form", "resolve_path"]
+
+_Kind = Literal["file", "dir", "any"]
+
+
+def _map(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _items(value: Any, pointer: str) -> Iterator[tuple[str, dict[str, Any]]]:
+    if isinstance(value, list):
+        for index, item in enumerate(value):
+            if isinstance(item, dict):
+                yield f"{pointer}/{index}", item
+
+
+def check_path_form(text: str) -> str | None:
+    """``"F001"`` if ``text`` is absolute, ``"F002"`` if it leaves its base, else ``None``."""
+    if text.startswith(("/", "\\")) or (len(text) > 1 and text[1] == ":" and text[0].isalpha()):
+        return "F001"
+    normal = posixpath.normpath(text.replace("\\", "/"))
+    if normal == ".." or normal.startswith("../"):
+        return "F002"
+    return None
+
+
+def _inside(path: Path, root: Path) -> bool:
+    try:
+        path.relative_to(root)
+    except ValueError:
+        return False
+    return True
+
+
+def resolve_path(root: Path, base: Path, text: str) -> Path:
+    """``text`` (relative POSIX) joined to ``base`` inside the artifact at ``root``."""
+    return base.joinpath(*[part for part in text.replace("\\", "/").split("/") if part])
+
+
+class _Files:
+    def __init__(self, doc: Document, root: Path) -> None:
+        self.doc = doc
+        self.root = root
+        self.real_root = root.resolve()
+        self.data: dict[str, Any] = doc.data if isinstance(doc.data, dict) else {}
+        self.out: list[Finding] = []
+        self.links: set[str] = set()
+
+    def add(self, code: str, message: str, path: str, hint: str | None = None) -> None:
+        self.out.append(self.doc.finding(code, message, path=path, hint=hint))
+
+    def path(
+        self, value: Any, pointer: str, kind: _Kind | None, *, base: Path | None = None
+    ) -> Path | None:
+        """Check one path field; the resolved path when it exists inside the artifact."""
+        if not isinstance(value, str) or not value:
+            return None
+        code = check_path_form(value)
+        if code == "F001":
+            self.add("F001", f"{value!r} is absolute", pointer, hint="write it relative")
+            return None
+        if code == "F002":
+            self.add("F002", f"{value!r} leaves the artifact", pointer)
+            return None
+        full = resolve_path(self.root, base or self.root, value)
+        if not os.path.lexists(full):
+            if kind is not None:
+                what = {"file": "file", "dir": "directory", "any": "path"}[kind]
+                self.add("F004", f"the {what} {value!r} does not exist", pointer)
+            return None
+        real = full.resolve()
+        if not _inside(real, self.real_root):
+            self.links.add(os.path.normpath(full))
+            self.add(
+                "F003",
+                f"{value!r} is a symbolic link to {real}, outside the artifact",
+                pointer,
+            )
+            return None
+        if kind == "file" and not real.is_file():
+            self.add("F009", f"{value!r} is not a regular file", pointer)
+            return None
+        if kind == "dir" and not real.is_dir():
+            self.add("F008", f"{value!r} is not a directory", pointer)
+            return None
+        return full
+
+    def digest(self, path: Path | None, declared: Any, pointer: str, what: str) -> None:
+        if path is None or not isinstance(declared, str) or not path.is_file():
+            return
+        actual = file_sha256(path)
+        if actual != declared:
+            self.add(
+                "F005",
+                f"{what} has sha256 {actual}, not the declared {declared}",
+                pointer,
+                hint="if the file changed on purpose, update the digest",
+            )
+
+    def run(self) -> list[Finding]:
+        self.codebase()
+        self.environment()
+        self.launchers()
+        self.guide()
+        self.symlinks()
+        return self.out
+
+    def codebase(self) -> None:
+        codebase = _map(self.data.get("codebase"))
+        refined = _map(codebase.get("refined"))
+        kind = refined.get("kind")
+        if kind == "directory" and "path" in refined:
+            code = self.path(refined["path"], "/codebase/refined/path", "dir")
+            declared = codebase.get("tree_digest")
+            if declared is None:
+                self.add(
+                    "F007",
+                    "the refined code has no tree_digest",
+                    "/codebase/tree_digest",
+                    hint=f"add tree_digest: {tree_digest(code)}" if code else None,
+                )
+            elif code is not None and isinstance(declared, str):
+                actual = tree_digest(code)
+                if actual != declared:
+                    self.add(
+                        "F006",
+                        f"the refined code's tree digest is {actual}, not the declared one",
+                        "/codebase/tree_digest",
+                        hint="if the code changed on purpose, update tree_digest",
+                    )
+        for ptr, patch in _items(refined.get("patches"), "/codebase/refined/patches"):
+            found = self.path(patch.get("path"), f"{ptr}/path", "file")
+            if patch.get("sha256") is None:
+                self.add("F007", "the patch has no sha256", f"{ptr}/sha256")
+            else:
+                self.digest(found, patch.get("sha256"), f"{ptr}/sha256", "the patch")
+
+    def environment(self) -> None:
+        environment = _map(self.data.get("environment"))
+        self.path(environment.get("requirements"), "/environment/requirements", "file")
+        lock = environment.get("lock")
+        if isinstance(lock, dict):
+            found = self.path(lock.get("path"), "/environment/lock/path", "file")
+            if lock.get("sha256") is None:
+                self.add("F007", "the lock has no sha256", "/environment/lock/sha256")
+            else:
+                self.digest(found, lock.get("sha256"), "/environment/lock/sha256", "the lock")
+        code_dir = self._code_dir()
+        for ptr, item in _items(environment.get("data"), "/environment/data"):
+            found = self.path(item.get("destination"), f"{ptr}/destination", None)
+            self.digest(found, item.get("sha256"), f"{ptr}/sha256", "the data item")
+            source = _map(item.get("source"))
+            if code_dir is not None:
+                self.path(source.get("codebase"), f"{ptr}/source/codebase", "any", base=code_dir)
+            elif isinstance(source.get("codebase"), str):
+                self._form(source["codebase"], f"{ptr}/source/codebase")
+            if source.get("url") is not None and item.get("sha256") is None:
+                self.add(
+                    "F007",
+                    f"data item {item.get('id')!r} is downloaded but has no sha256",
+                    f"{ptr}/sha256",
+                    hint="pin it: `reprobridge data` prints the digest of a fetched item",
+                )
+
+    def _code_dir(self) -> Path | None:
+        refined = _map(_map(self.data.get("codebase")).get("refined"))
+        text = refined.get("path")
+        if refined.get("kind") != "directory" or not isinstance(text, str):
+            return None
+        if check_path_form(text) is not None:
+            return None
+        return resolve_path(self.root, self.root, text)
+
+    def _form(self, value: Any, pointer: str) -> None:
+        if isinstance(value, str) and value:
+            code = check_path_form(value)
+            if code == "F001":
+                self.add("F001", f"{value!r} is absolute", pointer, hint="write it relative")
+            elif code == "F002":
+                self.add("F002", f"{value!r} leaves the artifact", pointer)
+
+    def launchers(self) -> None:
+        for ptr, launcher in _items(self.data.get("launchers"), "/launchers"):
+            workdir = launcher.get("workdir", ".")
+            self.path(workdir, f"{ptr}/workdir", "dir")
+            for optr, output in _items(launcher.get("outputs"), f"{ptr}/outputs"):
+                self._form(output.get("path"), f"{optr}/path")
+            for mptr, measurement in _items(launcher.get("measurements"), f"{ptr}/measurements"):
+                self._form(_map(measurement.get("extract")).get("file"), f"{mptr}/extract/file")
+            for sptr, sample in _items(launcher.get("samples"), f"{ptr}/samples"):
+                self.path(sample.get("log"), f"{sptr}/log", "file")
+                for key, value in _map(sample.get("outputs")).items():
+                    self.path(value, f"{sptr}/outputs/{escape_pointer(key)}", "file")
+
+    def guide(self) -> None:
+        guide = _map(self.data.get("guide"))
+        self._form(guide.get("path"), "/guide/path")
+        for ptr, change in _items(guide.get("changes"), "/guide/changes"):
+            for index, value in enumerate(change.get("files") or []):
+                self._form(value, f"{ptr}/files/{index}")
+            self.path(change.get("patch"), f"{ptr}/patch", "file")
+
+    def symlinks(self) -> None:
+        """F003 for every symbolic link in the artifact tree that points outside it."""
+        stack = [self.root]
+        while stack:
+            current = stack.pop()
+            try:
+                entries = list(os.scandir(current))
+            except OSError:
+                continue
+            for entry in entries:
+                if entry.name in TREE_EXCLUDES:
+                    continue
+                if entry.is_symlink():
+                    if os.path.normpath(entry.path) in self.links:
+                        continue
+                    target = Path(entry.path).resolve()
+                    if not _inside(target, self.real_root):
+                        relative = Path(entry.path).relative_to(self.root).as_posix()
+                        self.out.append(
+                            Finding(
+                                file=relative,
+                                code="F003",
+                                message=f"the symbolic link {relative} points outside the "
+                                f"artifact ({Path(entry.path).readlink()})",
+                            )
+                        )
+                elif entry.is_dir(follow_symlinks=False):
+                    stack.append(Path(entry.path))
+
+
+def check_files(doc: Document, root: Path) -> list[Finding]:
+    """F findings for the artifact at ``root`` whose manifest is ``doc``."""
+    if not isinstance(doc.data, dict):
+        return []
+    found = _Files(doc, root).run()
+    return [_registered(item) for item in found]
+
+
+def _registered(item: Finding) -> Finding:
+    if item.spec is not None:
+        return item
+    return finding(item.code, item.message, file=item.file, path=item.path)

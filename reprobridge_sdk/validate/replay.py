@@ -1,0 +1,112 @@
+"""Replay layer: extractors against the sample logs and outputs an artifact ships (X codes).
+
+For each ``samples`` entry of a launcher, every measurement whose task the sample lists in
+``expected`` is extracted from the sample's log and output files with the runner's own
+extraction code, transformed, and compared with the expected value (relative tolerance
+1e-9). Nothing found is X001, something that is not a number X002, another value X003.
+Missing sample files are the files layer's F004 and template errors the semantic layer's
+R014, so they are not reported again here.
+
+``file:`` extractors read relative to the sample log's directory; ``{run_dir}`` is that
+directory, ``{seed}`` the sample's seed (else the launcher's first seed, else 0).
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+from reprobridge_sdk.document import Document, escape_pointer
+from reprobridge_sdk.findings import Finding
+
+from .files import check_path_form, resolve_path
+
+__all__ = ["REL_TOL", "check_replay"]
+
+#: Relative tolerance of the comparison with ``expected``.
+REL_TOL = 1e-9
+_SKIP = frozenset({"missing-file", "template"})
+
+
+def _map(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _file(root: Path, value: Any) -> Path | None:
+    if not isinstance(value, str) or not value or check_path_form(value) is not None:
+        return None
+    path = resolve_path(root, root, value)
+    return path if path.is_file() else None
+
+
+def check_replay(doc: Document, root: Path) -> list[Finding]:
+    """X findings for the samples of every launcher of the artifact at ``root``."""
+    data = doc.data if isinstance(doc.data, dict) else {}
+    launchers = data.get("launchers")
+    if not isinstance(launchers, list):
+        return []
+    from reprobridge_sdk.extraction import (  # noqa: PLC0415 - lazy: only with samples
+        ExtractionError,
+        apply_transform,
+        extract_value,
+    )
+
+    out: list[Finding] = []
+    for lindex, launcher in enumerate(launchers):
+        if not isinstance(launcher, dict) or not isinstance(launcher.get("samples"), list):
+            continue
+        measurements = [m for m in launcher.get("measurements") or [] if isinstance(m, dict)]
+        params = {str(k): v for k, v in _map(launcher.get("params")).items()}
+        seeds = launcher.get("seeds") if isinstance(launcher.get("seeds"), list) else []
+        for sindex, sample in enumerate(launcher["samples"]):
+            if not isinstance(sample, dict):
+                continue
+            expected = _map(sample.get("expected"))
+            log = _file(root, sample.get("log"))
+            outputs = {
+                str(key): path
+                for key, value in _map(sample.get("outputs")).items()
+                if (path := _file(root, value)) is not None
+            }
+            base = log.parent if log is not None else root
+            seed = sample.get("seed", seeds[0] if seeds else 0)
+            context: dict[str, object] = {**params, "seed": seed, "run_dir": str(base)}
+            sptr = f"/launchers/{lindex}/samples/{sindex}"
+            for measurement in measurements:
+                task = measurement.get("task")
+                if not isinstance(task, str) or task not in expected:
+                    continue
+                want = expected[task]
+                extractor = measurement.get("extract")
+                if not isinstance(extractor, dict) or isinstance(want, bool):
+                    continue
+                if not isinstance(want, (int, float)):
+                    continue
+                where = f"{sptr}/expected/{escape_pointer(task)}"
+                try:
+                    got = extract_value(
+                        extractor, log=log, files_base=base, outputs=outputs, context=context
+                    )
+                    value = apply_transform(got.value, measurement.get("transform"))
+                except ExtractionError as exc:
+                    if exc.reason in _SKIP:
+                        continue
+                    code = "X002" if exc.reason == "not-number" else "X001"
+                    out.append(doc.finding(code, f"task {task!r}: {exc.message}", path=where))
+                    continue
+                except (TypeError, ValueError, KeyError) as exc:
+                    # A structurally broken extractor or transform: the S layer reports it.
+                    del exc
+                    continue
+                if not math.isclose(value, float(want), rel_tol=REL_TOL, abs_tol=1e-12):
+                    out.append(
+                        doc.finding(
+                            "X003",
+                            f"task {task!r}: the extractor gives {value!r} on the sample, "
+                            f"not the expected {want!r}",
+                            path=where,
+                            hint="fix the extractor or the expected value",
+                        )
+                    )
+    return out

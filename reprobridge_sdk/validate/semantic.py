@@ -1,0 +1,483 @@
+"""Semantic layer: rules a schema cannot express, on plain data (R codes).
+
+Every rule reads the document defensively: the structural layer reports wrong types, so a rule
+skips what it cannot read and never raises on a structurally broken manifest.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Iterator
+from typing import Any
+
+from reprobridge_sdk.document import Document, escape_pointer
+from reprobridge_sdk.findings import Finding
+
+__all__ = ["TEMPLATE_BUILTINS", "check_semantics", "template_names"]
+
+#: Template names every launcher may use besides its params.
+TEMPLATE_BUILTINS = frozenset({"seed", "run_dir"})
+
+_TEMPLATE = re.compile(r"\{\{|\}\}|\{([A-Za-z_][A-Za-z0-9_]*)\}|[{}]")
+_GUIDE_LISTS = ("ambiguities", "changes", "discrepancies", "pitfalls", "open_choices")
+_SINGLE_RUN = frozenset({"single", "mean", "median", "min", "max"})
+
+
+def _items(value: Any, pointer: str) -> Iterator[tuple[str, dict[str, Any]]]:
+    """``(pointer, mapping)`` for each mapping in a list (anything else is skipped)."""
+    if isinstance(value, list):
+        for index, item in enumerate(value):
+            if isinstance(item, dict):
+                yield f"{pointer}/{index}", item
+
+
+def _map(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _strs(value: Any, pointer: str) -> Iterator[tuple[str, str]]:
+    if isinstance(value, list):
+        for index, item in enumerate(value):
+            if isinstance(item, str):
+                yield f"{pointer}/{index}", item
+
+
+def template_names(text: str) -> tuple[list[str], bool]:
+    """The ``{name}`` templates of ``text`` and whether it has an unescaped brace."""
+    names: list[str] = []
+    stray = False
+    for match in _TEMPLATE.finditer(text):
+        token = match.group(0)
+        if token in ("{{", "}}"):
+            continue
+        if match.group(1) is None:
+            stray = True
+        else:
+            names.append(match.group(1))
+    return names, stray
+
+
+class _Checker:
+    def __init__(self, doc: Document) -> None:
+        self.doc = doc
+        self.data: dict[str, Any] = doc.data if isinstance(doc.data, dict) else {}
+        self.out: list[Finding] = []
+        self.tasks = {
+            item["id"]: (ptr, item)
+            for ptr, item in _items(self.data.get("tasks"), "/tasks")
+            if isinstance(item.get("id"), str)
+        }
+        self.launchers = {
+            item["id"]: (ptr, item)
+            for ptr, item in _items(self.data.get("launchers"), "/launchers")
+            if isinstance(item.get("id"), str)
+        }
+        environment = _map(self.data.get("environment"))
+        self.data_items = {
+            item["id"]: (ptr, item)
+            for ptr, item in _items(environment.get("data"), "/environment/data")
+            if isinstance(item.get("id"), str)
+        }
+
+    def add(self, code: str, message: str, path: str, hint: str | None = None) -> None:
+        self.out.append(self.doc.finding(code, message, path=path, hint=hint))
+
+    def run(self) -> list[Finding]:
+        self.unique_ids()
+        self.references()
+        self.tasks_rules()
+        self.launcher_rules()
+        self.cycles()
+        self.data_rules()
+        self.refined_kind()
+        return self.out
+
+    # R001 ---------------------------------------------------------------------------------
+
+    def _unique(self, value: Any, pointer: str, what: str) -> None:
+        seen: dict[str, str] = {}
+        for ptr, item in _items(value, pointer):
+            ident = item.get("id")
+            if not isinstance(ident, str):
+                continue
+            if ident in seen:
+                self.add(
+                    "R001",
+                    f"{what} id {ident!r} is used twice (first at {seen[ident]})",
+                    f"{ptr}/id",
+                    hint="ids must be unique within their list",
+                )
+            else:
+                seen[ident] = ptr
+
+    def unique_ids(self) -> None:
+        self._unique(self.data.get("tasks"), "/tasks", "task")
+        self._unique(self.data.get("launchers"), "/launchers", "launcher")
+        environment = _map(self.data.get("environment"))
+        self._unique(environment.get("data"), "/environment/data", "data item")
+        guide = _map(self.data.get("guide"))
+        for name in _GUIDE_LISTS:
+            self._unique(guide.get(name), f"/guide/{name}", name.rstrip("s"))
+        for ptr, launcher in _items(self.data.get("launchers"), "/launchers"):
+            self._unique(launcher.get("outputs"), f"{ptr}/outputs", "output")
+            self._unique(launcher.get("landmarks"), f"{ptr}/landmarks", "landmark")
+
+    # R002-R005 ----------------------------------------------------------------------------
+
+    def _task_ref(self, ident: Any, pointer: str) -> None:
+        if isinstance(ident, str) and ident not in self.tasks:
+            self.add("R002", f"there is no task {ident!r}", pointer, hint=self._close(ident))
+
+    def _close(self, ident: str, pool: str = "tasks") -> str | None:
+        names = {"tasks": self.tasks, "launchers": self.launchers, "data": self.data_items}[pool]
+        close = difflib.get_close_matches(ident, list(names), n=1)
+        if close:
+            return f"did you mean {close[0]!r}?"
+        if names:
+            return f"known {pool}: {', '.join(sorted(names))}"
+        return None
+
+    def references(self) -> None:
+        guide = _map(self.data.get("guide"))
+        for name in _GUIDE_LISTS:
+            for ptr, record in _items(guide.get(name), f"/guide/{name}"):
+                for tptr, ident in _strs(record.get("tasks"), f"{ptr}/tasks"):
+                    self._task_ref(ident, tptr)
+        for ptr, launcher in _items(self.data.get("launchers"), "/launchers"):
+            outputs = {
+                item.get("id") for _, item in _items(launcher.get("outputs"), f"{ptr}/outputs")
+            }
+            for mptr, measurement in _items(launcher.get("measurements"), f"{ptr}/measurements"):
+                self._task_ref(measurement.get("task"), f"{mptr}/task")
+                output = _map(measurement.get("extract")).get("output")
+                if isinstance(output, str) and output not in outputs:
+                    self.add(
+                        "R004",
+                        f"launcher {launcher.get('id')!r} declares no output {output!r}",
+                        f"{mptr}/extract/output",
+                    )
+            for nptr, ident in _strs(launcher.get("needs"), f"{ptr}/needs"):
+                if ident not in self.launchers:
+                    self.add(
+                        "R003",
+                        f"there is no launcher {ident!r}",
+                        nptr,
+                        hint=self._close(ident, "launchers"),
+                    )
+            for dptr, ident in _strs(launcher.get("data"), f"{ptr}/data"):
+                if ident not in self.data_items:
+                    self.add(
+                        "R005",
+                        f"there is no data item {ident!r}",
+                        dptr,
+                        hint=self._close(ident, "data"),
+                    )
+            for sptr, sample in _items(launcher.get("samples"), f"{ptr}/samples"):
+                for key in _map(sample.get("expected")):
+                    self._task_ref(key, f"{sptr}/expected/{escape_pointer(key)}")
+                for key in _map(sample.get("outputs")):
+                    if key not in outputs:
+                        self.add(
+                            "R004",
+                            f"launcher {launcher.get('id')!r} declares no output {key!r}",
+                            f"{sptr}/outputs/{escape_pointer(key)}",
+                        )
+
+    # R006-R011 ----------------------------------------------------------------------------
+
+    def tasks_rules(self) -> None:
+        measured: set[str] = set()
+        for _, launcher in _items(self.data.get("launchers"), "/launchers"):
+            if launcher.get("scope") != "scored":
+                continue
+            for _, measurement in _items(launcher.get("measurements"), ""):
+                if isinstance(measurement.get("task"), str):
+                    measured.add(measurement["task"])
+        for ident, (ptr, _task) in self.tasks.items():
+            if ident not in measured:
+                self.add(
+                    "R006",
+                    f"no scored launcher measures task {ident!r}",
+                    ptr,
+                    hint="add a measurement of this task to a launcher with scope 'scored'",
+                )
+        for ptr, task in _items(self.data.get("tasks"), "/tasks"):
+            self._published(ptr, task)
+            observations = _map(task.get("reference")).get("observations", [])
+            count = len(observations) if isinstance(observations, list) else 0
+            if count < 2:
+                self.add(
+                    "R010",
+                    f"task {task.get('id')!r} has {count} reference observation(s); "
+                    "its compatibility interval needs at least 2",
+                    f"{ptr}/reference",
+                    hint="record independent reference runs (five are typical)",
+                )
+
+    def _published(self, ptr: str, task: dict[str, Any]) -> None:
+        published = task.get("published")
+        if not isinstance(published, dict):
+            return
+        value, span = published.get("value"), published.get("range")
+        has_value, has_range = value is not None, span is not None
+        if has_value == has_range:
+            what = "both a value and a range" if has_value else "neither a value nor a range"
+            self.add(
+                "R007",
+                f"published has {what}; give exactly one",
+                f"{ptr}/published",
+            )
+            return
+        if has_range:
+            if not (isinstance(span, list) and len(span) == 2 and all(map(_num, span))):
+                return
+            if span[0] > span[1]:
+                self.add(
+                    "R007",
+                    f"published range [{span[0]}, {span[1]}] is inverted",
+                    f"{ptr}/published/range",
+                    hint="write the lower bound first",
+                )
+                return
+            center = (span[0] + span[1]) / 2
+        elif _num(value):
+            center = value
+        else:
+            return
+        observations = _map(task.get("reference")).get("observations", [])
+        values = [o["value"] for _, o in _items(observations, "") if _num(o.get("value"))]
+        if len(values) >= 2:
+            low, high = min(values), max(values)
+            slack = 0.10 * abs(center)
+            if center < low - slack or center > high + slack:
+                self.add(
+                    "R011",
+                    f"published {center:g} lies outside the reference observations "
+                    f"[{low:g}, {high:g}] by more than 10%",
+                    f"{ptr}/published",
+                    hint="check the published value, its unit and the transform",
+                )
+
+    def launcher_rules(self) -> None:
+        for ptr, launcher in _items(self.data.get("launchers"), "/launchers"):
+            argv = launcher.get("argv")
+            if launcher.get("shell") is True and isinstance(argv, list) and len(argv) != 1:
+                self.add(
+                    "R013",
+                    f"a shell launcher has exactly one argv element, not {len(argv)}",
+                    f"{ptr}/argv",
+                    hint="join the command into one string, or set shell: false",
+                )
+            self._templates(ptr, launcher)
+            self._statistics(ptr, launcher)
+            self._patterns(ptr, launcher)
+
+    def _templates(self, ptr: str, launcher: dict[str, Any]) -> None:
+        params = _map(launcher.get("params"))
+        known = TEMPLATE_BUILTINS | set(params)
+        places: list[tuple[str, Any]] = list(_strs(launcher.get("argv"), f"{ptr}/argv"))
+        for key, value in _map(launcher.get("env")).items():
+            places.append((f"{ptr}/env/{escape_pointer(key)}", value))
+        for optr, output in _items(launcher.get("outputs"), f"{ptr}/outputs"):
+            places.append((f"{optr}/path", output.get("path")))
+        for mptr, measurement in _items(launcher.get("measurements"), f"{ptr}/measurements"):
+            places.append((f"{mptr}/extract/file", _map(measurement.get("extract")).get("file")))
+        for where, text in places:
+            if not isinstance(text, str):
+                continue
+            names, stray = template_names(text)
+            for name in names:
+                if name not in known:
+                    self.add(
+                        "R014",
+                        f"template {{{name}}} names no parameter",
+                        where,
+                        hint=f"define it in params, or use one of {sorted(known)}",
+                    )
+            if stray:
+                self.add(
+                    "R014",
+                    f"unescaped brace in {text!r}",
+                    where,
+                    hint="write '{{' or '}}' for a literal brace",
+                )
+
+    def _statistics(self, ptr: str, launcher: dict[str, Any]) -> None:
+        if launcher.get("scope") != "scored":
+            return
+        seeds = launcher.get("seeds")
+        runs = len(seeds) if isinstance(seeds, list) and seeds else 1
+        data_refs = {d for _, d in _strs(launcher.get("data"), "")}
+        reported_r008 = False
+        for mptr, measurement in _items(launcher.get("measurements"), f"{ptr}/measurements"):
+            found = self.tasks.get(str(measurement.get("task")))
+            if found is None:
+                continue
+            task = found[1]
+            statistic = _map(task.get("statistic"))
+            wanted = statistic.get("seeds", 1)
+            if isinstance(wanted, int) and not isinstance(wanted, bool) and wanted != runs:
+                if not reported_r008:
+                    self.add(
+                        "R008",
+                        f"task {task.get('id')!r} is reported over {wanted} seed(s); "
+                        f"launcher {launcher.get('id')!r} runs {runs}",
+                        f"{ptr}/seeds",
+                        hint=f"declare {wanted} seed(s)",
+                    )
+                reported_r008 = True
+            how = statistic.get("aggregate", "single")
+            mine = measurement.get("aggregate", "mean")
+            if isinstance(how, str) and isinstance(mine, str) and how != mine:
+                one_run = wanted == 1 and runs == 1
+                if not (one_run and how in _SINGLE_RUN and mine in _SINGLE_RUN):
+                    self.add(
+                        "R009",
+                        f"the measurement aggregates seeds by {mine!r}; "
+                        f"task {task.get('id')!r} reports the {how!r}",
+                        f"{mptr}/aggregate",
+                        hint=f"use aggregate: {how}",
+                    )
+            if task.get("kind") == "full":
+                for dptr, ident in _strs(launcher.get("data"), f"{ptr}/data"):
+                    item = self.data_items.get(ident)
+                    if item is None or ident not in data_refs:
+                        continue
+                    if item[1].get("kind") == "checkpoint" and item[1].get("substitutes_training"):
+                        self.add(
+                            "R020",
+                            f"launcher reads checkpoint {ident!r}, which stands in for "
+                            f"training, but measures the full-procedure task {task.get('id')!r}",
+                            dptr,
+                            hint="measure an evaluation task, or train instead",
+                        )
+                        data_refs.discard(ident)
+
+    def _patterns(self, ptr: str, launcher: dict[str, Any]) -> None:
+        for lptr, landmark in _items(launcher.get("landmarks"), f"{ptr}/landmarks"):
+            self._regex(landmark.get("pattern"), f"{lptr}/pattern")
+        for mptr, measurement in _items(launcher.get("measurements"), f"{ptr}/measurements"):
+            extract = _map(measurement.get("extract"))
+            if extract.get("kind") != "regex":
+                continue
+            compiled = self._regex(extract.get("pattern"), f"{mptr}/extract/pattern")
+            if compiled is None:
+                continue
+            group = extract.get("group", 1)
+            where = f"{mptr}/extract/group" if "group" in extract else f"{mptr}/extract/pattern"
+            if isinstance(group, bool):
+                continue
+            if isinstance(group, int) and not 0 <= group <= compiled.groups:
+                self.add(
+                    "R017",
+                    f"the pattern has {compiled.groups} group(s); group {group} does not exist",
+                    where,
+                    hint="capture the number with parentheses, e.g. 'acc: ([0-9.]+)'",
+                )
+            elif isinstance(group, str) and group not in compiled.groupindex:
+                self.add(
+                    "R017",
+                    f"the pattern defines no group named {group!r}",
+                    where,
+                    hint=f"write (?P<{group}>...) in the pattern",
+                )
+
+    def _regex(self, pattern: Any, where: str) -> re.Pattern[str] | None:
+        if not isinstance(pattern, str):
+            return None
+        try:
+            return re.compile(pattern)
+        except re.error as exc:
+            self.add("R016", f"invalid regular expression: {exc}", where)
+            return None
+
+    # R015 ---------------------------------------------------------------------------------
+
+    def cycles(self) -> None:
+        graph = {
+            ident: [n for _, n in _strs(item.get("needs"), "") if n in self.launchers]
+            for ident, (_, item) in self.launchers.items()
+        }
+        state: dict[str, int] = {}
+        reported: set[frozenset[str]] = set()
+        for start, first in graph.items():
+            if state.get(start):
+                continue
+            stack: list[tuple[str, Iterator[str]]] = [(start, iter(first))]
+            path = [start]
+            state[start] = 1
+            while stack:
+                node, children = stack[-1]
+                child = next(children, None)
+                if child is None:
+                    stack.pop()
+                    path.pop()
+                    state[node] = 2
+                    continue
+                if state.get(child) == 1:
+                    cycle = path[path.index(child) :]
+                    key = frozenset(cycle)
+                    if key not in reported:
+                        reported.add(key)
+                        ptr = self.launchers[cycle[0]][0]
+                        self.add(
+                            "R015",
+                            "launchers depend on each other in a cycle: "
+                            + " -> ".join([*cycle, cycle[0]]),
+                            f"{ptr}/needs",
+                        )
+                elif not state.get(child):
+                    state[child] = 1
+                    path.append(child)
+                    stack.append((child, iter(graph[child])))
+
+    # R018, R019, R012 ---------------------------------------------------------------------
+
+    def data_rules(self) -> None:
+        environment = _map(self.data.get("environment"))
+        for ptr, item in _items(environment.get("data"), "/environment/data"):
+            source = item.get("source")
+            if isinstance(source, dict):
+                named = [k for k in ("url", "package", "codebase") if source.get(k) is not None]
+                if len(named) != 1:
+                    self.add(
+                        "R018",
+                        f"a data source names exactly one of url, package, codebase; "
+                        f"this one names {len(named)}",
+                        f"{ptr}/source",
+                    )
+            if item.get("access") in ("gated", "manual") and not item.get("instructions"):
+                self.add(
+                    "R019",
+                    f"data item {item.get('id')!r} is {item.get('access')} "
+                    "but gives no instructions",
+                    ptr,
+                    hint="say in 'instructions' what a user must do to obtain it",
+                )
+
+    def refined_kind(self) -> None:
+        refined = _map(_map(self.data.get("codebase")).get("refined"))
+        kind = refined.get("kind")
+        ptr = "/codebase/refined"
+        if kind == "directory":
+            if refined.get("path") is None:
+                self.add("R012", "kind 'directory' needs 'path'", ptr)
+            if refined.get("patches"):
+                self.add("R012", "kind 'directory' takes no 'patches'", f"{ptr}/patches")
+        elif kind == "patches":
+            if not refined.get("patches"):
+                self.add("R012", "kind 'patches' needs at least one patch", ptr)
+            if refined.get("path") is not None:
+                self.add("R012", "kind 'patches' takes no 'path'", f"{ptr}/path")
+
+
+def _num(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def check_semantics(doc: Document) -> list[Finding]:
+    """R findings for a document whose data is a mapping (anything else gives none)."""
+    if not isinstance(doc.data, dict):
+        return []
+    return _Checker(doc).run()
