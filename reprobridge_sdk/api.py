@@ -84,9 +84,20 @@ def manifest_data(manifest: Manifest, original: Any = None) -> dict[str, Any]:
     ]
     if isinstance(original, dict):
         keepers.append(original)
-    result = _select(full, keepers)
+    result = _integral(_select(full, keepers))
     assert isinstance(result, dict)
     return result
+
+
+def _integral(value: Any) -> Any:
+    """Floats with an integral value written as integers (``timeout: 60``, not ``60.0``)."""
+    if isinstance(value, dict):
+        return {key: _integral(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_integral(item) for item in value]
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
 
 
 @dataclass

@@ -1,0 +1,94 @@
+"""``reprobridge init``: scaffold a new artifact that validates clean."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from reprobridge_sdk.authoring import (
+    PLACEHOLDER_COMMIT,
+    PLACEHOLDER_REPOSITORY,
+    PLACEHOLDERS,
+    InitOptions,
+    default_id,
+    scaffold,
+)
+from reprobridge_sdk.errors import ReproBridgeError
+
+__all__ = ["init"]
+
+
+@click.command("init")
+@click.argument("directory", type=click.Path(path_type=Path, file_okay=False))
+@click.option("-y", "--yes", is_flag=True, help="Do not prompt; take flags or defaults.")
+@click.option("--id", "artifact_id", help="Artifact id (a slug; default: from DIRECTORY).")
+@click.option("--title", help="Title of the artifact.")
+@click.option("--paper-title", help="Title of the paper the artifact reproduces.")
+@click.option("--license", "license_", help="SPDX license of the artifact [Apache-2.0].")
+@click.option("--repository", help="Clone URL of the upstream repository.")
+@click.option("--commit", help="Full upstream commit (40 or 64 hex digits).")
+@click.option("--python", "python_version", help="Python version, e.g. 3.11 [the running one].")
+@click.option("--author", help="Name of the artifact's author.")
+@click.option("--force", is_flag=True, help="Overwrite an existing scaffold in DIRECTORY.")
+def init(  # noqa: PLR0917 - click passes options as arguments
+    directory: Path,
+    yes: bool,
+    artifact_id: str | None,
+    title: str | None,
+    paper_title: str | None,
+    license_: str | None,
+    repository: str | None,
+    commit: str | None,
+    python_version: str | None,
+    author: str | None,
+    force: bool,
+) -> None:
+    """Scaffold a new artifact in DIRECTORY (asks for what flags do not give, unless --yes).
+
+    The scaffold (rra.yaml, GUIDE.md, code/, environment/, samples/) passes
+    `reprobridge validate` with no findings; replace its placeholders with the paper's.
+
+    \b
+    Exit codes: 0 created, 2 usage error or an existing artifact (without --force).
+    """
+    defaults = InitOptions(id=default_id(directory), title="")
+    ask = not yes and sys.stdin.isatty()
+
+    def value(given: str | None, prompt: str, default: str) -> str:
+        if given is not None:
+            return given
+        if ask:
+            return str(click.prompt(prompt, default=default, err=True))
+        return default
+
+    artifact = value(artifact_id, "Artifact id", defaults.id)
+    options = InitOptions(
+        id=artifact,
+        title=value(title, "Title", f"Reproduction of {artifact}"),
+        paper_title=value(paper_title, "Paper title", defaults.paper_title),
+        license=value(license_, "License (SPDX)", defaults.license),
+        repository=value(repository, "Upstream repository", PLACEHOLDER_REPOSITORY),
+        commit=value(commit, "Upstream commit (full hash)", PLACEHOLDER_COMMIT),
+        python=value(python_version, "Python version", defaults.python),
+        author=author,
+    )
+    try:
+        scaffold(directory, options, force=force)
+    except ReproBridgeError as exc:
+        click.echo(f"error: {exc.message}", err=True)
+        sys.exit(2)
+    except OSError as exc:
+        click.echo(f"error: cannot write the artifact: {exc}", err=True)
+        sys.exit(2)
+    click.echo(f"created the artifact {options.id!r} in {directory}", err=True)
+    left = [
+        pointer
+        for pointer in PLACEHOLDERS
+        if pointer != "/codebase/upstream/repository"
+        or options.repository == PLACEHOLDER_REPOSITORY
+        if pointer != "/codebase/upstream/commit" or options.commit == PLACEHOLDER_COMMIT
+    ]
+    click.echo("replace the placeholders at: " + ", ".join(left), err=True)
+    click.echo(f"then check it with: reprobridge validate {directory}", err=True)
