@@ -1,0 +1,76 @@
+"""Measurements of one run: extract, transform, and record each task's value.
+
+Shared by the runner (right after a run) and by replay (``reprobridge extract``), so both
+give the same values for the same log and outputs.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Mapping
+from pathlib import Path
+
+from reprobridge_sdk.extraction import ExtractionError, apply_transform, extract_value
+from reprobridge_sdk.model import Launcher
+from reprobridge_sdk.model.evidence import MeasuredValue
+
+__all__ = ["measure", "template_context"]
+
+
+def template_context(
+    params: Mapping[str, object], seed: int | None, run_dir: Path | None
+) -> dict[str, object]:
+    """The names templates may use: the launcher's params, ``seed`` and ``run_dir``."""
+    context: dict[str, object] = dict(params)
+    if seed is not None:
+        context["seed"] = seed
+    if run_dir is not None:
+        context["run_dir"] = str(run_dir)
+    return context
+
+
+def measure(
+    launcher: Launcher,
+    *,
+    log: Path | None,
+    files_base: Path,
+    outputs: Mapping[str, Path],
+    context: Mapping[str, object],
+) -> list[MeasuredValue]:
+    """One :class:`MeasuredValue` per measurement of ``launcher`` (``value`` None on failure).
+
+    For an ``all`` extractor, ``values`` holds every transformed value and ``value`` is
+    their mean.
+    """
+    results: list[MeasuredValue] = []
+    for measurement in launcher.measurements:
+        try:
+            got = extract_value(
+                measurement.extract,
+                log=log,
+                files_base=files_base,
+                outputs=outputs,
+                context=context,
+            )
+        except ExtractionError as exc:
+            results.append(
+                MeasuredValue(
+                    task=measurement.task,
+                    value=None,
+                    source=exc.source or "log",
+                    error=f"{exc.reason}: {exc.message}",
+                )
+            )
+            continue
+        values = [apply_transform(v, measurement.transform) for v in got.values]
+        many = measurement.extract.kind == "regex" and measurement.extract.occurrence == "all"
+        results.append(
+            MeasuredValue(
+                task=measurement.task,
+                value=statistics.fmean(values) if many else values[0],
+                raw="\n".join(got.raw) if many else got.raw[0],
+                values=values if many else None,
+                source=got.source,
+            )
+        )
+    return results

@@ -1,0 +1,224 @@
+"""Run one command: stream its output to the log, watch landmarks, stop it cleanly.
+
+The process starts in a new session (its own process group) with stdin closed and stdout and
+stderr merged into one pipe. Output is read in chunks of :data:`READ_SIZE` bytes, appended to
+the log (flushed after each chunk) and optionally echoed; nothing is kept in memory beyond one
+chunk and one partial line (bounded by ``MAX_LINE``), so a process that prints gigabytes does
+not grow the runner. Landmarks are matched on whole lines, each one recorded the first time it
+is reached, with its line number and the seconds since the start.
+
+On timeout or cancellation the whole group gets SIGTERM, then SIGKILL after a grace period,
+so a process that ignores SIGTERM is still stopped. When the main process exits while others
+in its group still hold the pipe open, they are killed after :data:`DRAIN_WAIT` seconds.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import selectors
+import signal
+import subprocess
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import BinaryIO
+
+from reprobridge_sdk.extraction import MAX_LINE, required_literal
+
+__all__ = [
+    "DRAIN_WAIT",
+    "READ_SIZE",
+    "LandmarkPattern",
+    "ProcessOutcome",
+    "run_process",
+]
+
+#: Bytes read from the pipe at a time.
+READ_SIZE = 1 << 16
+#: Seconds to wait for the pipe to close after the main process exited.
+DRAIN_WAIT = 1.0
+_POLL = 0.1
+
+
+@dataclass(frozen=True)
+class LandmarkPattern:
+    """A compiled landmark with the literal used to pre-filter chunks."""
+
+    id: str
+    regex: re.Pattern[str]
+    literal: bytes | None
+
+    @classmethod
+    def compile(cls, landmark_id: str, pattern: str) -> LandmarkPattern:
+        literal = required_literal(pattern)
+        return cls(landmark_id, re.compile(pattern), literal.encode() if literal else None)
+
+
+@dataclass
+class ProcessOutcome:
+    """What happened to the process."""
+
+    exit_code: int | None = None
+    not_found: str | None = None
+    timed_out: bool = False
+    cancelled: bool = False
+    lines: int = 0
+    landmarks: list[tuple[str, int, float]] = field(default_factory=list)
+    log_error: str | None = None
+    duration: float = 0.0
+
+
+class _LandmarkWatcher:
+    def __init__(
+        self,
+        patterns: Sequence[LandmarkPattern],
+        started: float,
+        on_hit: Callable[[str, int, float], None] | None,
+    ) -> None:
+        self.pending = list(patterns)
+        self.started = started
+        self.on_hit = on_hit
+        self.hits: list[tuple[str, int, float]] = []
+        self.lines = 0  # complete lines seen so far
+        self.partial = b""
+
+    def feed(self, chunk: bytes) -> None:
+        if not self.pending:
+            self.lines += chunk.count(b"\n")
+            return
+        data = self.partial + chunk if self.partial else chunk
+        cut = data.rfind(b"\n")
+        if cut < 0:
+            self.partial = data if len(data) < MAX_LINE else b""
+            return
+        whole, self.partial = data[: cut + 1], data[cut + 1 :]
+        if len(self.partial) >= MAX_LINE:
+            self.partial = b""
+        if all(p.literal is not None and p.literal not in whole for p in self.pending):
+            self.lines += whole.count(b"\n")
+            return
+        for raw in whole.split(b"\n")[:-1]:
+            self.lines += 1
+            if not self.pending:
+                continue
+            line = raw.removesuffix(b"\r").decode("utf-8", "replace")
+            for pattern in list(self.pending):
+                if pattern.regex.search(line):
+                    self._hit(pattern, self.lines)
+
+    def finish(self) -> None:
+        if self.partial:
+            self.lines += 1
+            line = self.partial.removesuffix(b"\r").decode("utf-8", "replace")
+            for pattern in list(self.pending):
+                if pattern.regex.search(line):
+                    self._hit(pattern, self.lines)
+            self.partial = b""
+
+    def _hit(self, pattern: LandmarkPattern, line: int) -> None:
+        self.pending.remove(pattern)
+        elapsed = round(time.monotonic() - self.started, 6)
+        self.hits.append((pattern.id, line, elapsed))
+        if self.on_hit is not None:
+            self.on_hit(pattern.id, line, elapsed)
+
+
+def _signal_group(pgid: int, signum: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, signum)
+
+
+def _stop(process: subprocess.Popen[bytes], grace: float) -> None:
+    """SIGTERM to the group, then SIGKILL after ``grace`` seconds if it still runs."""
+    _signal_group(process.pid, signal.SIGTERM)
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        process.wait(timeout=grace)
+    # Kill what is left of the group (the leader, or children that outlived it).
+    _signal_group(process.pid, signal.SIGKILL)
+    process.wait()
+
+
+def run_process(
+    argv: Sequence[str],
+    *,
+    cwd: Path,
+    env: Mapping[str, str],
+    log_path: Path,
+    timeout: float | None = None,
+    cancel: threading.Event | None = None,
+    landmarks: Sequence[LandmarkPattern] = (),
+    on_landmark: Callable[[str, int, float], None] | None = None,
+    echo: BinaryIO | None = None,
+    grace: float = 5.0,
+) -> ProcessOutcome:
+    """Run ``argv`` to completion, timeout or cancellation; append its output to ``log_path``."""
+    outcome = ProcessOutcome()
+    started = time.monotonic()
+    with log_path.open("ab", buffering=0) as log:
+        try:
+            process = subprocess.Popen(
+                list(argv),
+                cwd=cwd,
+                env=dict(env),
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+                bufsize=0,
+            )
+        except (FileNotFoundError, PermissionError, NotADirectoryError) as exc:
+            outcome.not_found = f"{argv[0]}: {exc.strerror}"
+            outcome.duration = time.monotonic() - started
+            return outcome
+        watcher = _LandmarkWatcher(landmarks, started, on_landmark)
+        assert process.stdout is not None
+        fd = process.stdout.fileno()
+        deadline = None if timeout is None else started + timeout
+        exited_at: float | None = None
+        with selectors.DefaultSelector() as selector:
+            selector.register(fd, selectors.EVENT_READ)
+            while True:
+                now = time.monotonic()
+                if cancel is not None and cancel.is_set() and exited_at is None:
+                    outcome.cancelled = True
+                    _stop(process, grace)
+                    exited_at = time.monotonic()
+                elif deadline is not None and now >= deadline and exited_at is None:
+                    outcome.timed_out = True
+                    _stop(process, grace)
+                    exited_at = time.monotonic()
+                if exited_at is None and process.poll() is not None:
+                    exited_at = time.monotonic()
+                if exited_at is not None and time.monotonic() - exited_at > DRAIN_WAIT:
+                    # The leader is gone but someone still holds the pipe: end the group.
+                    _signal_group(process.pid, signal.SIGKILL)
+                    break
+                wait = _POLL
+                if deadline is not None and exited_at is None:
+                    wait = max(0.0, min(wait, deadline - now))
+                if not selector.select(wait):
+                    continue
+                chunk = os.read(fd, READ_SIZE)
+                if not chunk:
+                    break
+                if outcome.log_error is None:
+                    try:
+                        log.write(chunk)
+                    except OSError as exc:  # full disk: keep draining, report it
+                        outcome.log_error = f"cannot write the log: {exc.strerror}"
+                if echo is not None:
+                    with contextlib.suppress(OSError, ValueError):
+                        echo.write(chunk)
+                        echo.flush()
+                watcher.feed(chunk)
+        process.stdout.close()
+        watcher.finish()
+        outcome.exit_code = process.wait()
+    outcome.lines = watcher.lines
+    outcome.landmarks = watcher.hits
+    outcome.duration = time.monotonic() - started
+    return outcome

@@ -1,0 +1,143 @@
+"""Replay extraction without running anything: on a run directory, a log, or the samples.
+
+Authors test their extractors this way; the auditor re-extracts recorded runs the same way
+(the runner and replay share :func:`reprobridge_sdk.run.measure.measure`).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from reprobridge_sdk.errors import UsageError
+from reprobridge_sdk.findings import finding
+from reprobridge_sdk.model import Launcher, Manifest, MeasuredValue
+
+from .evidence import LOG_NAME, load_record
+from .measure import measure, template_context
+from .runner import load_artifact
+
+__all__ = ["SampleCheck", "check_samples", "replay_log", "replay_run"]
+
+#: Relative and absolute tolerance when comparing with a sample's expected value.
+TOLERANCE = 1e-9
+
+
+@dataclass(frozen=True)
+class SampleCheck:
+    """One expected value of a launcher's sample against what extraction gives."""
+
+    launcher: str
+    sample: int
+    task: str
+    expected: float
+    value: float | None
+    error: str | None
+
+    @property
+    def ok(self) -> bool:
+        return self.value is not None and math.isclose(
+            self.value, self.expected, rel_tol=TOLERANCE, abs_tol=TOLERANCE
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "launcher": self.launcher,
+            "sample": self.sample,
+            "task": self.task,
+            "expected": self.expected,
+            "value": self.value,
+            "error": self.error,
+            "ok": self.ok,
+        }
+
+
+def _launcher(manifest: Manifest, launcher_id: str) -> Launcher:
+    try:
+        return manifest.launcher(launcher_id)
+    except KeyError:
+        known = ", ".join(launcher.id for launcher in manifest.launchers)
+        msg = f"no launcher {launcher_id!r}"
+        raise UsageError(msg, [finding("N001", msg, hint=f"known: {known}")]) from None
+
+
+def replay_run(
+    run_dir: str | os.PathLike[str], artifact_dir: str | os.PathLike[str] | None = None
+) -> list[MeasuredValue]:
+    """Re-extract every measurement of a recorded run from its log and copied outputs.
+
+    The artifact defaults to the run directory's grandparent (``<artifact>/runs/<run_id>``).
+    Outputs recorded as preexisting are not offered to the extractors.
+    """
+    directory = Path(run_dir).resolve()
+    record = load_record(directory)
+    root, manifest = load_artifact(artifact_dir or directory.parent.parent)
+    launcher = _launcher(manifest, record.launcher)
+    outputs = {o.id: directory / o.path for o in record.outputs if not o.preexisting}
+    log = directory / (record.log.path if record.log is not None else LOG_NAME)
+    return measure(
+        launcher,
+        log=log,
+        files_base=root / record.workdir,
+        outputs=outputs,
+        context=template_context(record.params, record.seed, directory),
+    )
+
+
+def replay_log(
+    artifact_dir: str | os.PathLike[str],
+    launcher_id: str,
+    log: str | os.PathLike[str] | None,
+    *,
+    outputs: Mapping[str, str | os.PathLike[str]] | None = None,
+    seed: int | None = None,
+    run_dir: str | os.PathLike[str] | None = None,
+) -> list[MeasuredValue]:
+    """Extract a launcher's measurements from a sample log and output files."""
+    root, manifest = load_artifact(artifact_dir)
+    launcher = _launcher(manifest, launcher_id)
+    if seed is None and launcher.seeds:
+        seed = launcher.seeds[0]
+    return measure(
+        launcher,
+        log=None if log is None else Path(log),
+        files_base=root / launcher.workdir,
+        outputs={key: Path(value) for key, value in (outputs or {}).items()},
+        context=template_context(launcher.params, seed, None if run_dir is None else Path(run_dir)),
+    )
+
+
+def check_samples(
+    artifact_dir: str | os.PathLike[str], launchers: Sequence[str] | None = None
+) -> list[SampleCheck]:
+    """Replay every shipped sample and compare with its expected values."""
+    root, manifest = load_artifact(artifact_dir)
+    chosen = [_launcher(manifest, i) for i in launchers] if launchers else list(manifest.launchers)
+    checks: list[SampleCheck] = []
+    for launcher in chosen:
+        for index, sample in enumerate(launcher.samples):
+            measured = replay_log(
+                root,
+                launcher.id,
+                None if sample.log is None else root / sample.log,
+                outputs={key: root / value for key, value in sample.outputs.items()},
+                seed=sample.seed,
+            )
+            by_task = {m.task: m for m in measured}
+            for task, expected in sample.expected.items():
+                got = by_task.get(task)
+                checks.append(
+                    SampleCheck(
+                        launcher=launcher.id,
+                        sample=index,
+                        task=task,
+                        expected=expected,
+                        value=None if got is None else got.value,
+                        error="no measurement for this task" if got is None else got.error,
+                    )
+                )
+    return checks
