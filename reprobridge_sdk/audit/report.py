@@ -1,0 +1,190 @@
+"""Audit reports: text, JSON and JUnit XML (the HTML report is in :mod:`.html`).
+
+Every renderer takes an :class:`AuditResult` (one artifact) or an :class:`AuditTable` (many)
+and returns a string; nothing here reads files or clocks, so the same result always renders
+to the same bytes.
+
+JUnit: one ``testsuite`` per artifact, one ``testcase`` per task (per task and attempt when
+there are several attempts, named ``<task> [<attempt>]``); ``incompatible`` and
+``invalid-evidence`` are failures, ``toy``, ``not-executed`` and ``inconclusive`` are
+skipped, ``compatible`` passes.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from xml.etree import ElementTree as ET
+
+from reprobridge_sdk.model.audit import AuditResult, AuditTable, TaskAttempt
+
+__all__ = ["FORMATS", "render", "render_json", "render_junit", "render_text"]
+
+_FAILURE = {"incompatible", "invalid-evidence"}
+_SKIPPED = {"toy", "not-executed", "inconclusive"}
+_COLOURS = {
+    "compatible": "32",
+    "incompatible": "31",
+    "invalid-evidence": "31;1",
+    "toy": "33",
+    "not-executed": "33",
+    "inconclusive": "36",
+}
+
+
+def _fmt(value: float | None, digits: int = 4) -> str:
+    if value is None or not math.isfinite(value):
+        return "-"
+    return f"{value:.{digits}g}"
+
+
+def _yes(flag: bool) -> str:
+    return "yes" if flag else "no"
+
+
+def _paint(text: str, verdict: str, color: bool) -> str:
+    return f"\x1b[{_COLOURS[verdict]}m{text}\x1b[0m" if color else text
+
+
+def _rate(value: float | None) -> str:
+    return "-" if value is None else f"{100 * value:.1f}%"
+
+
+def _text_one(result: AuditResult, color: bool) -> list[str]:
+    lines = [f"{result.artifact}: {result.title}"]
+    badges = result.badges
+    lines.append(
+        f"  badges: available {_yes(badges.available)}, functional {_yes(badges.functional)}, "
+        f"results reproduced {_yes(badges.reproduced)}"
+    )
+    lines.extend(
+        f"  {f.code} {f.message}" + (f" ({f.path})" if f.path else "") for f in result.findings
+    )
+    width = max([len(t.id) for t in result.tasks] + [4])
+    many = len(result.attempts) > 1 or result.options.curation
+    for task in result.tasks:
+        iv = task.interval
+        interval = f"[{_fmt(iv.low, 6)}, {_fmt(iv.high, 6)}]" if iv.defined else "no interval"
+        flags = " floor-only" if iv.floor_only else ""
+        stable = {True: "stable", False: "variable", None: "stability unknown"}[task.stable]
+        lines.append(
+            f"  {task.id:<{width}}  interval {interval} n={iv.n}{flags}, "
+            f"published {_fmt(task.published, 6)}, {stable}"
+        )
+        for attempt in task.attempts:
+            lines.extend(_text_attempt(attempt, many, color))
+        if many:
+            lines.append(
+                f"  {'':<{width}}  success {_rate(task.success_rate)}"
+                + (" (attempts disagree)" if task.disagreement else "")
+            )
+    counts = ", ".join(f"{k} {v}" for k, v in result.counts.items() if v)
+    lines.append(f"  verdicts: {counts or 'none'}")
+    if len(result.labels) > 1:
+        rates = ", ".join(f"{r.label} {_rate(r.success_rate)}" for r in result.labels)
+        lines.append(f"  labels: {rates}; spread {_rate(result.label_spread)}")
+    lines.append(
+        f"  task success {_rate(result.task_success)}: {'PASS' if result.passed else 'FAIL'}"
+    )
+    return lines
+
+
+def _text_attempt(attempt: TaskAttempt, many: bool, color: bool) -> list[str]:
+    who = f"[{attempt.attempt}] " if many else ""
+    score = ""
+    if attempt.z is not None or attempt.p is not None:
+        score = f" z={_fmt(attempt.z, 3)} p={_fmt(attempt.p, 3)}"
+        if attempt.p_adjusted is not None:
+            score += f" p_holm={_fmt(attempt.p_adjusted, 3)}"
+    verdict = _paint(attempt.verdict, attempt.verdict, color)
+    lines = [f"    {who}{verdict} ({attempt.icml}) value {_fmt(attempt.value, 6)}{score}"]
+    for reason in attempt.reasons:
+        where = reason.file or ""
+        if reason.path:
+            where = f"{where}#{reason.path}" if where else reason.path
+        lines.append(f"      {reason.code} {reason.message}" + (f" [{where}]" if where else ""))
+    return lines
+
+
+def render_text(result: AuditResult | AuditTable, *, color: bool = False) -> str:
+    """A human-readable report (ANSI colours only when ``color``)."""
+    if isinstance(result, AuditResult):
+        return "\n".join(_text_one(result, color)) + "\n"
+    lines: list[str] = []
+    for item in result.artifacts:
+        lines.extend(_text_one(item, color))
+        lines.append("")
+    lines.extend(f"{e.file}: {e.code} {e.message}" for e in result.errors)
+    lines.append(
+        f"{len(result.artifacts)} artifacts: task-level success {_rate(result.task_level)}, "
+        f"paper-macro success {_rate(result.paper_macro)}"
+    )
+    if result.labels:
+        rates = ", ".join(f"{r.label} {_rate(r.success_rate)}" for r in result.labels)
+        lines.append(f"labels: {rates}; spread {_rate(result.label_spread)}")
+    lines.append("PASS" if result.passed else "FAIL")
+    return "\n".join(lines) + "\n"
+
+
+def render_json(result: AuditResult | AuditTable) -> str:
+    """The JSON report (schema ``audit-1.0`` / ``audit-table-1.0``)."""
+    return result.model_dump_json(indent=2) + "\n"
+
+
+def _suite(parent: ET.Element, result: AuditResult) -> None:
+    cases = [(t, a) for t in result.tasks for a in t.attempts]
+    suite = ET.SubElement(
+        parent,
+        "testsuite",
+        name=result.artifact,
+        tests=str(len(cases)),
+        failures=str(sum(a.verdict in _FAILURE for _, a in cases)),
+        skipped=str(sum(a.verdict in _SKIPPED for _, a in cases)),
+        errors="0",
+    )
+    many = len({a.attempt for _, a in cases}) > 1
+    for task, attempt in cases:
+        name = f"{task.id} [{attempt.attempt}]" if many else task.id
+        case = ET.SubElement(suite, "testcase", classname=result.artifact, name=name)
+        detail = "\n".join(f"{r.code} {r.message}" for r in attempt.reasons)
+        message = f"{attempt.verdict} ({attempt.icml})"
+        if attempt.verdict in _FAILURE:
+            failure = ET.SubElement(case, "failure", message=message, type=attempt.verdict)
+            failure.text = detail
+        elif attempt.verdict in _SKIPPED:
+            ET.SubElement(case, "skipped", message=f"{message}: {detail}" if detail else message)
+        props = ET.SubElement(case, "properties")
+        ET.SubElement(props, "property", name="verdict", value=attempt.verdict)
+        ET.SubElement(props, "property", name="icml", value=attempt.icml)
+        ET.SubElement(props, "property", name="value", value=_fmt(attempt.value, 12))
+
+
+def render_junit(result: AuditResult | AuditTable) -> str:
+    """JUnit XML: one test case per task (and attempt)."""
+    root = ET.Element("testsuites", name="reprobridge audit")
+    for item in result.artifacts if isinstance(result, AuditTable) else [result]:
+        _suite(root, item)
+    ET.indent(root)
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, "unicode") + "\n"
+
+
+def _render_html(result: AuditResult | AuditTable) -> str:
+    from reprobridge_sdk.audit.html import render_html  # noqa: PLC0415 - only for --format html
+
+    return render_html(result)
+
+
+#: Report formats by name.
+FORMATS: dict[str, Callable[[AuditResult | AuditTable], str]] = {
+    "text": render_text,
+    "json": render_json,
+    "junit": render_junit,
+    "html": _render_html,
+}
+
+
+def render(result: AuditResult | AuditTable, fmt: str, *, color: bool = False) -> str:
+    """Render in format ``fmt`` (one of :data:`FORMATS`)."""
+    if fmt == "text":
+        return render_text(result, color=color)
+    return FORMATS[fmt](result)
