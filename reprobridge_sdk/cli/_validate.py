@@ -1,0 +1,123 @@
+"""``reprobridge validate``: a thin call into :func:`reprobridge_sdk.validate.validate`."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import click
+
+__all__ = ["validate"]
+
+_FORMATS = ("text", "json", "sarif", "junit")
+
+
+def _codes(values: tuple[str, ...], option: str) -> tuple[str, ...]:
+    from reprobridge_sdk.findings import registry  # noqa: PLC0415 - lazy
+
+    known = registry()
+    prefixes = tuple(
+        part.strip().upper() for value in values for part in value.split(",") if part.strip()
+    )
+    for prefix in prefixes:
+        if not any(code.startswith(prefix) for code in known):
+            msg = f"{prefix!r} matches no finding code"
+            raise click.BadParameter(msg, param_hint=option)
+    return prefixes
+
+
+def _use_color(stream: object) -> bool:
+    if os.environ.get("NO_COLOR"):
+        return False
+    isatty = getattr(stream, "isatty", None)
+    return bool(isatty and isatty())
+
+
+@click.command("validate")
+@click.argument("paths", nargs=-1, type=click.Path(exists=True))
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(_FORMATS),
+    default="text",
+    show_default=True,
+    help="Output format; machine formats go to stdout, text to stderr.",
+)
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False, writable=True),
+    help="Write the report to this file instead.",
+)
+@click.option("--strict", is_flag=True, help="Treat warnings as errors.")
+@click.option("--select", multiple=True, help="Only these codes (prefixes, comma-separated).")
+@click.option("--ignore", multiple=True, help="Drop these codes (prefixes, comma-separated).")
+@click.option("--fail-fast", is_flag=True, help="Stop at the first error.")
+@click.option("--no-files", is_flag=True, help="Check the manifest only, not the files.")
+@click.option(
+    "-j",
+    "--jobs",
+    type=click.IntRange(min=1),
+    default=1,
+    show_default=True,
+    help="Validate artifacts in this many processes.",
+)
+def validate(
+    *,
+    paths: tuple[str, ...],
+    fmt: str,
+    output: str | None,
+    strict: bool,
+    select: tuple[str, ...],
+    ignore: tuple[str, ...],
+    fail_fast: bool,
+    no_files: bool,
+    jobs: int,
+) -> None:
+    """Validate artifacts and report findings.
+
+    PATH is an artifact directory, a manifest file, or a directory whose subdirectories are
+    artifacts (each with an rra.yaml); the default is the current directory.
+
+    Exit codes: 0 no errors, 1 errors found (with --strict: warnings too), 2 usage or I/O error.
+    """
+    from reprobridge_sdk.errors import ReproBridgeError  # noqa: PLC0415 - lazy
+    from reprobridge_sdk.reporters import render  # noqa: PLC0415 - lazy
+    from reprobridge_sdk.validate import validate as run  # noqa: PLC0415 - lazy
+
+    selected = _codes(select, "--select")
+    ignored = _codes(ignore, "--ignore")
+    try:
+        result = run(
+            list(paths) or ["."],
+            strict=strict,
+            select=selected,
+            ignore=ignored,
+            fail_fast=fail_fast,
+            check_files=not no_files,
+            jobs=jobs,
+        )
+    except ReproBridgeError as exc:
+        for item in exc.findings:
+            click.echo(
+                f"{item.location or '-'}: {item.severity.value} {item.code} {item.message}",
+                err=True,
+            )
+        if not exc.findings:
+            click.echo(f"error: {exc.message}", err=True)
+        sys.exit(2)
+    if output is not None:
+        from reprobridge_sdk._fs import atomic_write_text  # noqa: PLC0415 - lazy
+
+        try:
+            atomic_write_text(output, render(result, fmt))
+        except OSError as exc:
+            click.echo(f"error: cannot write {output}: {exc.strerror}", err=True)
+            sys.exit(2)
+        if fmt != "text":
+            click.echo(render(result, "text").splitlines()[-1], err=True)
+    elif fmt == "text":
+        sys.stderr.write(render(result, "text", color=_use_color(sys.stderr)))
+    else:
+        sys.stdout.write(render(result, fmt))
+    sys.exit(result.exit_code)

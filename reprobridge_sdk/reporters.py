@@ -1,0 +1,254 @@
+"""Render findings as text, JSON, SARIF 2.1.0 or JUnit XML.
+
+:func:`render` is generic over ``(label, findings)`` pairs, so the validator, the environment
+check and the auditor share it; a :class:`~reprobridge_sdk.validate.ValidationResult` (anything
+with a ``pairs()`` method) is accepted too.
+
+``text``
+    Compiler style, one finding per line, ``file:line:col: severity CODE message``, then an
+    indented ``hint:`` line, then a summary line. Colour (ANSI) only when ``color=True``.
+``json``
+    A stable, documented shape (``format_version`` 1)::
+
+        {"format_version": 1,
+         "tool": {"name": "reprobridge", "version": "..."},
+         "artifacts": [{"path": LABEL, "ok": BOOL,
+                        "counts": {"errors": N, "warnings": N, "infos": N},
+                        "findings": [Finding.to_dict(), ...]}],
+         "summary": {"artifacts": N, "errors": N, "warnings": N, "infos": N, "ok": BOOL}}
+
+    ``ok`` is false when there is any ``error``. Finding dictionaries have the keys ``code``,
+    ``severity``, ``message``, ``path`` (JSON Pointer), ``file``, ``line``, ``col``, ``hint``
+    and ``spec`` (null where unknown).
+``sarif``
+    SARIF 2.1.0: one run; ``tool.driver.rules`` is the whole code registry (with ``helpUri``
+    into the spec); each result has ``ruleId``, ``ruleIndex``, ``level``, ``message`` and a
+    location with a ``physicalLocation`` (file, region) and a ``logicalLocation`` whose
+    ``fullyQualifiedName`` is the JSON Pointer.
+``junit``
+    One ``testsuite`` per artifact, one ``testcase`` per finding (``failure`` for errors;
+    warnings and infos pass with their text in ``system-out``), and a single passing
+    ``testcase`` for an artifact without findings.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from .findings import SPEC_URL, Finding, Severity, registry
+
+__all__ = ["FORMATS", "Pairs", "render", "summary"]
+
+#: The output formats :func:`render` knows.
+FORMATS = ("text", "json", "sarif", "junit")
+
+Pairs = Sequence[tuple[str, Sequence[Finding]]]
+
+_COLORS = {"error": "\033[31m", "warning": "\033[33m", "info": "\033[36m"}
+_BOLD, _DIM, _RESET = "\033[1m", "\033[2m", "\033[0m"
+_SARIF_LEVEL = {"error": "error", "warning": "warning", "info": "note"}
+_TOOL = "reprobridge"
+_TOOL_URI = "https://reprobridge.org"
+
+
+def _pairs(results: Any) -> list[tuple[str, list[Finding]]]:
+    pairs = results.pairs() if hasattr(results, "pairs") else results
+    return [(str(label), list(findings)) for label, findings in pairs]
+
+
+def _counts(findings: Iterable[Finding]) -> dict[str, int]:
+    counts = {"errors": 0, "warnings": 0, "infos": 0}
+    for item in findings:
+        counts[item.severity.value + "s"] += 1
+    return counts
+
+
+def summary(results: Any) -> dict[str, Any]:
+    """Counts over all pairs: artifacts, errors, warnings, infos, ok."""
+    pairs = _pairs(results)
+    counts = _counts(item for _, findings in pairs for item in findings)
+    return {"artifacts": len(pairs), **counts, "ok": counts["errors"] == 0}
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version  # noqa: PLC0415 - lazy
+
+    try:
+        return version("reprobridge-sdk")
+    except PackageNotFoundError:  # pragma: no cover - running from a source tree
+        return "0+unknown"
+
+
+def render(results: Any, fmt: str = "text", *, color: bool = False) -> str:
+    """Render ``results`` (``(label, findings)`` pairs or a ValidationResult) as ``fmt``."""
+    if fmt == "text":
+        return _text(_pairs(results), color=color)
+    if fmt == "json":
+        return _json(_pairs(results))
+    if fmt == "sarif":
+        return _sarif(_pairs(results))
+    if fmt == "junit":
+        return _junit(_pairs(results))
+    msg = f"unknown format {fmt!r}; one of {', '.join(FORMATS)}"
+    raise ValueError(msg)
+
+
+# --------------------------------------------------------------------------- text
+
+
+def _plural(count: int, word: str) -> str:
+    return f"{count} {word}{'' if count == 1 else 's'}"
+
+
+def _text(pairs: list[tuple[str, list[Finding]]], *, color: bool) -> str:
+    lines: list[str] = []
+    for label, findings in pairs:
+        for item in findings:
+            where = item.location or label
+            severity = item.severity.value
+            pointer = f" [{item.path}]" if item.path else ""
+            if color:
+                paint = _COLORS[severity]
+                lines.append(
+                    f"{_BOLD}{where}:{_RESET} {paint}{severity}{_RESET} "
+                    f"{_BOLD}{item.code}{_RESET} {item.message}{_DIM}{pointer}{_RESET}"
+                )
+            else:
+                lines.append(f"{where}: {severity} {item.code} {item.message}{pointer}")
+            if item.hint:
+                lines.append(f"    hint: {item.hint}")
+    total = summary(pairs)
+    failed = sum(1 for _, findings in pairs if any(f.severity is Severity.ERROR for f in findings))
+    parts = [
+        _plural(total["errors"], "error"),
+        _plural(total["warnings"], "warning"),
+    ]
+    if total["infos"]:
+        parts.append(_plural(total["infos"], "info"))
+    verdict = "ok" if total["ok"] else f"{failed} of {len(pairs)} failed"
+    line = f"{_plural(len(pairs), 'artifact')} checked: {', '.join(parts)} ({verdict})"
+    if color:
+        paint = "\033[32m" if total["ok"] else _COLORS["error"]
+        line = f"{paint}{line}{_RESET}"
+    lines.append(line)
+    return "\n".join(lines) + "\n"
+
+
+# --------------------------------------------------------------------------- json
+
+
+def _json(pairs: list[tuple[str, list[Finding]]]) -> str:
+    artifacts = []
+    for label, findings in pairs:
+        counts = _counts(findings)
+        artifacts.append(
+            {
+                "path": label,
+                "ok": counts["errors"] == 0,
+                "counts": counts,
+                "findings": [item.to_dict() for item in findings],
+            }
+        )
+    document = {
+        "format_version": 1,
+        "tool": {"name": _TOOL, "version": _version()},
+        "artifacts": artifacts,
+        "summary": summary(pairs),
+    }
+    return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+
+
+# --------------------------------------------------------------------------- sarif
+
+
+def _sarif(pairs: list[tuple[str, list[Finding]]]) -> str:
+    codes = sorted(registry().values(), key=lambda info: info.code)
+    index = {info.code: position for position, info in enumerate(codes)}
+    rules = [
+        {
+            "id": info.code,
+            "name": info.name,
+            "shortDescription": {"text": info.summary},
+            "helpUri": f"{SPEC_URL}#{info.spec}",
+            "defaultConfiguration": {"level": _SARIF_LEVEL[info.severity.value]},
+            "properties": {"status": info.status, "since": info.since},
+        }
+        for info in codes
+    ]
+    results = []
+    for label, findings in pairs:
+        for item in findings:
+            physical: dict[str, Any] = {"artifactLocation": {"uri": item.file or label}}
+            if item.line:
+                physical["region"] = {"startLine": item.line, "startColumn": item.col or 1}
+            location: dict[str, Any] = {"physicalLocation": physical}
+            if item.path:
+                location["logicalLocations"] = [{"fullyQualifiedName": item.path, "kind": "object"}]
+            message = item.message + (f" (hint: {item.hint})" if item.hint else "")
+            result: dict[str, Any] = {
+                "ruleId": item.code,
+                "level": _SARIF_LEVEL[item.severity.value],
+                "message": {"text": message},
+                "locations": [location],
+            }
+            if item.code in index:
+                result["ruleIndex"] = index[item.code]
+            results.append(result)
+    document = {
+        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
+        "version": "2.1.0",
+        "runs": [
+            {
+                "tool": {
+                    "driver": {
+                        "name": _TOOL,
+                        "version": _version(),
+                        "informationUri": _TOOL_URI,
+                        "rules": rules,
+                    }
+                },
+                "results": results,
+            }
+        ],
+    }
+    return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+
+
+# --------------------------------------------------------------------------- junit
+
+
+def _junit(pairs: list[tuple[str, list[Finding]]]) -> str:
+    import xml.etree.ElementTree as ET  # noqa: PLC0415 - only for this format
+
+    root = ET.Element("testsuites", name=_TOOL)
+    total_tests = total_failures = 0
+    for label, findings in pairs:
+        suite = ET.SubElement(root, "testsuite", name=label)
+        failures = 0
+        if not findings:
+            ET.SubElement(suite, "testcase", classname=label, name="validate")
+        for item in findings:
+            name = f"{item.code} {item.path or item.location or label}"
+            case = ET.SubElement(suite, "testcase", classname=label, name=name)
+            text = f"{item.location or label}: {item.severity.value} {item.code} {item.message}"
+            if item.hint:
+                text += f"\nhint: {item.hint}"
+            if item.severity is Severity.ERROR:
+                failures += 1
+                failure = ET.SubElement(case, "failure", message=item.message, type=item.code)
+                failure.text = text
+            else:
+                ET.SubElement(case, "system-out").text = text
+        tests = max(1, len(findings))
+        suite.set("tests", str(tests))
+        suite.set("failures", str(failures))
+        suite.set("errors", "0")
+        total_tests += tests
+        total_failures += failures
+    root.set("tests", str(total_tests))
+    root.set("failures", str(total_failures))
+    root.set("errors", "0")
+    ET.indent(root)
+    return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"
