@@ -1,0 +1,108 @@
+"""``reprobridge extract``: replay extraction on a run directory, a sample log, or samples."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from ._run import print_error
+
+if TYPE_CHECKING:
+    from reprobridge_sdk.model import MeasuredValue
+
+__all__ = ["extract"]
+
+
+def _outputs(values: tuple[str, ...]) -> dict[str, str]:
+    found: dict[str, str] = {}
+    for value in values:
+        key, sep, file = value.partition("=")
+        if not sep or not key or not file:
+            msg = f"{value!r} is not ID=FILE"
+            raise click.BadParameter(msg, param_hint="--output")
+        found[key] = file
+    return found
+
+
+def _show(measured: list[MeasuredValue], as_json: bool) -> int:
+    if as_json:
+        data = [m.model_dump(mode="json", exclude_none=True) for m in measured]
+        sys.stdout.write(json.dumps({"measurements": data}, indent=2) + "\n")
+    else:
+        for m in measured:
+            if m.value is None:
+                click.echo(f"{m.task}: FAILED from {m.source}: {m.error}", err=True)
+            else:
+                click.echo(f"{m.task}: {m.value!r} (raw {m.raw!r} from {m.source})", err=True)
+    return 1 if any(m.value is None for m in measured) else 0
+
+
+@click.command("extract", context_settings={"help_option_names": ["-h", "--help"]})
+@click.argument("target", required=False)
+@click.option("-C", "--artifact", help="The artifact (default: the run's <artifact>/runs/..).")
+@click.option("--log", "log", type=click.Path(dir_okay=False), help="A sample log to read.")
+@click.option("--launcher", help="Whose measurements to replay on --log/--output.")
+@click.option("--output", "outputs", multiple=True, help="ID=FILE: a declared output's file.")
+@click.option("--seed", type=int, help="The seed for templates (default: the first).")
+@click.option("--samples", is_flag=True, help="Check every shipped sample's expected values.")
+@click.option("--json", "as_json", is_flag=True, help="JSON on stdout.")
+def extract(  # noqa: PLR0917 - click passes options as arguments
+    target: str | None,
+    artifact: str | None,
+    log: str | None,
+    launcher: str | None,
+    outputs: tuple[str, ...],
+    seed: int | None,
+    samples: bool,
+    as_json: bool,
+) -> None:
+    """Replay measurement extraction without running anything.
+
+    \b
+    reprobridge extract RUN_DIR                     re-extract a recorded run
+    reprobridge extract [PATH] --launcher ID --log FILE [--output ID=FILE]
+    reprobridge extract [PATH] --samples [--launcher ID]
+
+    \b
+    Exit codes: 0 every value extracted (and matching, for --samples), 1 otherwise,
+    2 usage or I/O error.
+    """
+    from reprobridge_sdk.errors import ReproBridgeError  # noqa: PLC0415 - lazy
+    from reprobridge_sdk.run.replay import (  # noqa: PLC0415 - lazy
+        check_samples,
+        replay_log,
+        replay_run,
+    )
+
+    try:
+        if samples:
+            checks = check_samples(artifact or target or ".", [launcher] if launcher else None)
+            if as_json:
+                data: Any = {"samples": [c.to_dict() for c in checks]}
+                sys.stdout.write(json.dumps(data, indent=2) + "\n")
+            for check in checks if not as_json else []:
+                mark = "ok  " if check.ok else "DIFF"
+                got = check.error if check.value is None else repr(check.value)
+                click.echo(
+                    f"{mark} {check.launcher}[{check.sample}] {check.task}: "
+                    f"expected {check.expected!r}, got {got}",
+                    err=True,
+                )
+            sys.exit(0 if all(c.ok for c in checks) else 1)
+        if log is not None or outputs or launcher is not None:
+            if launcher is None:
+                raise click.UsageError("--log and --output need --launcher ID")
+            measured = replay_log(
+                artifact or target or ".", launcher, log, outputs=_outputs(outputs), seed=seed
+            )
+        else:
+            if target is None:
+                raise click.UsageError("give a RUN_DIR, or --launcher with --log")
+            measured = replay_run(target, artifact)
+    except ReproBridgeError as exc:
+        print_error(exc)
+        sys.exit(2)
+    sys.exit(_show(measured, as_json))

@@ -1,0 +1,155 @@
+"""``reprobridge run``: a thin call into :func:`reprobridge_sdk.run.run`."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import click
+
+if TYPE_CHECKING:
+    from reprobridge_sdk.errors import ReproBridgeError
+
+__all__ = ["print_error", "run", "split_target"]
+
+
+def split_target(args: tuple[str, ...], artifact: str | None) -> tuple[str, list[str]]:
+    """Tell the artifact PATH from launcher ids.
+
+    With ``-C/--artifact`` every argument is a launcher id. Otherwise the first argument is
+    the artifact PATH when it is ``.``/``..``, contains a ``/``, names a manifest, or is a
+    directory holding ``rra.yaml``; launcher ids never contain ``/``.
+    """
+    if artifact is not None or not args:
+        return artifact or ".", list(args)
+    first = args[0]
+    candidate = Path(first)
+    if (
+        first in (".", "..")
+        or "/" in first
+        or candidate.name == "rra.yaml"
+        or (candidate / "rra.yaml").is_file()
+    ):
+        return first, list(args[1:])
+    return ".", list(args)
+
+
+def print_error(exc: ReproBridgeError) -> None:
+    """A located, coded message on stderr for a usage error."""
+    if not exc.findings:
+        click.echo(f"error: {exc.message}", err=True)
+    for item in exc.findings:
+        where = f"{item.location}: " if item.location else ""
+        path = f" at {item.path}" if item.path else ""
+        click.echo(f"{where}error {item.code}: {item.message}{path}", err=True)
+        if item.hint:
+            click.echo(f"  hint: {item.hint}", err=True)
+
+
+def _seeds(text: str | None) -> list[int] | None:
+    from reprobridge_sdk.errors import UsageError  # noqa: PLC0415 - lazy
+    from reprobridge_sdk.findings import finding  # noqa: PLC0415 - lazy
+
+    if text is None:
+        return None
+    try:
+        seeds = [int(part) for part in text.split(",") if part.strip()]
+    except ValueError:
+        seeds = []
+    if not seeds:
+        msg = f"--seeds {text!r} is not a comma-separated list of integers"
+        raise UsageError(msg, [finding("N003", msg, hint="e.g. --seeds 0,1,2")])
+    return seeds
+
+
+@click.command("run", context_settings={"help_option_names": ["-h", "--help"]})
+@click.argument("args", nargs=-1)
+@click.option("-C", "--artifact", help="The artifact directory (then ARGS are launcher ids).")
+@click.option("--scope", type=click.Choice(["smoke", "scored"]), help="Only launchers of it.")
+@click.option("--seeds", help="Comma-separated seeds, replacing the launchers' own.")
+@click.option(
+    "--env",
+    "env_mode",
+    type=click.Choice(["cached", "current"]),
+    default="cached",
+    show_default=True,
+    help="Run in the environment built from the lock, or in the current interpreter.",
+)
+@click.option("--timeout", type=float, help="Seconds per run (overrides the manifest).")
+@click.option("-j", "--jobs", type=int, default=1, show_default=True, help="Parallel runs.")
+@click.option("--json", "as_json", is_flag=True, help="One JSON event per line on stdout.")
+@click.option("--runs-dir", type=click.Path(file_okay=False), help="Default: <artifact>/runs.")
+@click.option(
+    "--kill-grace",
+    type=float,
+    default=5.0,
+    show_default=True,
+    help="Seconds between SIGTERM and SIGKILL when stopping a run.",
+)
+def run(  # noqa: PLR0917 - click passes options as arguments
+    args: tuple[str, ...],
+    artifact: str | None,
+    scope: str | None,
+    seeds: str | None,
+    env_mode: str,
+    timeout: float | None,
+    jobs: int,
+    as_json: bool,
+    runs_dir: str | None,
+    kill_grace: float,
+) -> None:
+    """Run launchers over their seeds and record evidence: reprobridge run [PATH] [LAUNCHER...]
+
+    PATH (default '.') is the artifact; it is told from launcher ids by containing a '/',
+    being '.' or '..', or holding an rra.yaml; or give it with -C. Each run gets a new
+    directory <artifact>/runs/<run_id>/ with record.json, log.txt and outputs/.
+
+    \b
+    Exit codes: 0 every run succeeded, 1 a run failed, 2 usage error, 130 interrupted.
+    """
+    from reprobridge_sdk.errors import UsageError  # noqa: PLC0415 - lazy
+    from reprobridge_sdk.run.progress import (  # noqa: PLC0415 - lazy
+        JsonEvents,
+        LiveProgress,
+        format_summary,
+    )
+    from reprobridge_sdk.run.runner import run as run_api  # noqa: PLC0415 - lazy
+
+    path, launcher_ids = split_target(args, artifact)
+    try:
+        seed_list = _seeds(seeds)
+        if as_json:
+            summary = run_api(
+                path,
+                launcher_ids or None,
+                scope=scope,
+                seeds=seed_list,
+                env_mode=env_mode,
+                timeout=timeout,
+                jobs=jobs,
+                runs_dir=runs_dir,
+                on_event=JsonEvents(sys.stdout),
+                kill_grace=kill_grace,
+            )
+        else:
+            echo = sys.stderr.buffer if jobs == 1 else None
+            with LiveProgress(sys.stderr, live=None if jobs > 1 else False) as progress:
+                summary = run_api(
+                    path,
+                    launcher_ids or None,
+                    scope=scope,
+                    seeds=seed_list,
+                    env_mode=env_mode,
+                    timeout=timeout,
+                    jobs=jobs,
+                    runs_dir=runs_dir,
+                    on_event=progress,
+                    echo=echo,
+                    kill_grace=kill_grace,
+                )
+            click.echo(format_summary(summary), err=True)
+    except UsageError as exc:
+        print_error(exc)
+        sys.exit(2)
+    sys.exit(summary.exit_code)
