@@ -103,6 +103,7 @@ def create(path: Path, cache_dir: Path | None, python: Path | None) -> None:
     default="text",
 )
 @click.option("--strict", is_flag=True, help="Warnings fail the check too.")
+@click.option("-v", "--verbose", is_flag=True, help="Also show info findings (extra packages).")
 def check(  # noqa: PLR0917 - click passes options positionally
     path: Path,
     current: bool,
@@ -110,6 +111,7 @@ def check(  # noqa: PLR0917 - click passes options positionally
     cache_dir: Path | None,
     fmt: str,
     strict: bool,
+    verbose: bool,
 ) -> None:
     """Compare an environment with the lock and the declared system needs.
 
@@ -129,4 +131,4 @@ def check(  # noqa: PLR0917 - click passes options positionally
         )
     except ReproBridgeError as exc:
         fail(exc)
-    report_findings(findings, fmt, target=str(path), strict=strict)
+    report_findings(findings, fmt, target=str(path), strict=strict, verbose=verbose)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from collections.abc import Sequence
@@ -42,31 +41,30 @@ def fail(exc: ReproBridgeError, code: int = 2) -> NoReturn:
 
 
 def report_findings(
-    findings: Sequence[Finding], fmt: str, *, target: str, strict: bool = False
+    findings: Sequence[Finding],
+    fmt: str,
+    *,
+    target: str,
+    strict: bool = False,
+    verbose: bool = False,
 ) -> NoReturn:
-    """Render findings (JSON, SARIF, JUnit on stdout; text on stderr) and exit 0 or 1."""
+    """Render findings (JSON, SARIF, JUnit on stdout; text on stderr) and exit 0 or 1.
+
+    Text output leaves out info findings unless ``verbose``; the other formats hold all.
+    """
+    from reprobridge_sdk.reporters import render  # noqa: PLC0415 - only when reporting
+
     failing = any(
         f.severity is Severity.ERROR or (strict and f.severity is Severity.WARNING)
         for f in findings
     )
-    try:
-        from reprobridge_sdk import reporters  # noqa: PLC0415 - optional at this layer
-
-        render = getattr(reporters, "render", None)
-    except ImportError:
-        render = None
     if fmt == "text":
-        for f in findings:
-            click.echo(_line(f), err=True)
-        errors = sum(f.severity is Severity.ERROR for f in findings)
-        warnings = sum(f.severity is Severity.WARNING for f in findings)
-        click.echo(f"{target}: {errors} error(s), {warnings} warning(s)", err=True)
-    elif render is not None:
-        sys.stdout.write(str(render(list(findings), fmt, target=target)))
-    elif fmt == "json":
-        data = {"target": target, "findings": [f.to_dict() for f in findings]}
-        sys.stdout.write(json.dumps(data, indent=2) + "\n")
+        shown = [f for f in findings if verbose or f.severity is not Severity.INFO]
+        color = not os.environ.get("NO_COLOR") and sys.stderr.isatty()
+        sys.stderr.write(render([(target, shown)], "text", color=color))
+        hidden = len(findings) - len(shown)
+        if hidden:
+            click.echo(f"({hidden} info finding(s) not shown; use --verbose)", err=True)
     else:
-        click.echo(f"format {fmt!r} needs the reporters module", err=True)
-        sys.exit(2)
+        sys.stdout.write(render([(target, list(findings))], fmt))
     sys.exit(1 if failing else 0)
