@@ -221,7 +221,7 @@ def check_guide(root: Path, guide: Mapping[str, Any]) -> list[Finding]:
             finding(
                 "G003",
                 f"{relative} has no block of generated records",
-                path="/guide",
+                path="",
                 file=relative,
                 hint="run `reprobridge guide` to add it",
             )
@@ -233,7 +233,7 @@ def check_guide(root: Path, guide: Mapping[str, Any]) -> list[Finding]:
             finding(
                 "G002",
                 f"the records in {relative} differ from the manifest's records",
-                path="/guide",
+                path="",
                 file=relative,
                 line=line,
                 col=1,

@@ -158,6 +158,8 @@ def _display(label: str, manifest: Path) -> str:
 
 
 def _prefixed(label_root: str, item: Finding, fallback: Any) -> Finding:
+    if item.file == fallback.name:
+        return item
     if item.file:
         if Path(item.file).is_absolute() or item.file.startswith(label_root + os.sep):
             return item
@@ -253,9 +255,29 @@ def _lock_layer(doc: Any, root: Path) -> list[Finding]:
     from reprobridge_sdk.lockfile import check_lock  # noqa: PLC0415 - lazy: layers load on use
 
     try:
-        return check_lock(path, fmt, display_name=text)
+        found = check_lock(path, fmt, display_name=text)
     except ArtifactError as exc:
-        return list(exc.findings)
+        found = list(exc.findings)
+    return found + _lock_python(doc, environment, lock)
+
+
+def _lock_python(doc: Any, environment: dict[str, Any], lock: dict[str, Any]) -> list[Finding]:
+    """L007 when the lock was resolved for another Python (major.minor) than declared."""
+    declared = environment.get("python")
+    resolved = lock.get("resolved_for")
+    python = resolved.get("python") if isinstance(resolved, dict) else None
+    if not isinstance(declared, str) or not isinstance(python, str):
+        return []
+    if declared.split(".")[:2] == python.split(".")[:2]:
+        return []
+    return [
+        doc.finding(
+            "L007",
+            f"the lock was resolved for Python {python}; the environment declares {declared}",
+            path="/environment/lock/resolved_for/python",
+            hint="resolve the lock again with `reprobridge lock`",
+        )
+    ]
 
 
 def _matches(code: str, prefixes: Sequence[str]) -> bool:

@@ -86,6 +86,7 @@ class SchemaError:
     expected: tuple[str, ...] = ()
     allowed: tuple[Any, ...] = ()
     names: tuple[str, ...] = field(default=(), compare=False)
+    schema_pattern: str | None = None
 
 
 _Check = Callable[[Any, str, list[SchemaError]], bool]
@@ -505,7 +506,14 @@ def _string_checks(schema: dict[str, Any]) -> Iterable[_Check]:
         def pattern(instance: Any, pointer: str, out: list[SchemaError]) -> bool:
             if not isinstance(instance, str) or regex.search(instance):
                 return True
-            out.append(SchemaError("pattern", pointer, f"{instance!r} does not match {source!r}"))
+            out.append(
+                SchemaError(
+                    "pattern",
+                    pointer,
+                    f"{instance!r} does not match {source!r}",
+                    schema_pattern=source,
+                )
+            )
             return False
 
         yield pattern

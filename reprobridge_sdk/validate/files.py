@@ -219,7 +219,9 @@ class _Files:
 
     def guide(self) -> None:
         guide = _map(self.data.get("guide"))
-        self._form(guide.get("path"), "/guide/path")
+        found = self.path(guide.get("path"), "/guide/path", None)
+        if found is not None and not found.is_file():
+            self.add("F009", f"the guide {guide['path']!r} is not a regular file", "/guide/path")
         for ptr, change in _items(guide.get("changes"), "/guide/changes"):
             for index, value in enumerate(change.get("files") or []):
                 self._form(value, f"{ptr}/files/{index}")

@@ -56,7 +56,6 @@ def check_replay(doc: Document, root: Path) -> list[Finding]:
     for lindex, launcher in enumerate(launchers):
         if not isinstance(launcher, dict) or not isinstance(launcher.get("samples"), list):
             continue
-        measurements = [m for m in launcher.get("measurements") or [] if isinstance(m, dict)]
         params = {str(k): v for k, v in _map(launcher.get("params")).items()}
         seeds = launcher.get("seeds") if isinstance(launcher.get("seeds"), list) else []
         for sindex, sample in enumerate(launcher["samples"]):
@@ -73,7 +72,9 @@ def check_replay(doc: Document, root: Path) -> list[Finding]:
             seed = sample.get("seed", seeds[0] if seeds else 0)
             context: dict[str, object] = {**params, "seed": seed, "run_dir": str(base)}
             sptr = f"/launchers/{lindex}/samples/{sindex}"
-            for measurement in measurements:
+            for mindex, measurement in enumerate(launcher.get("measurements") or []):
+                if not isinstance(measurement, dict):
+                    continue
                 task = measurement.get("task")
                 if not isinstance(task, str) or task not in expected:
                     continue
@@ -93,7 +94,8 @@ def check_replay(doc: Document, root: Path) -> list[Finding]:
                     if exc.reason in _SKIP:
                         continue
                     code = "X002" if exc.reason == "not-number" else "X001"
-                    out.append(doc.finding(code, f"task {task!r}: {exc.message}", path=where))
+                    mptr = f"/launchers/{lindex}/measurements/{mindex}/extract"
+                    out.append(doc.finding(code, f"task {task!r}: {exc.message}", path=mptr))
                     continue
                 except (TypeError, ValueError, KeyError) as exc:
                     # A structurally broken extractor or transform: the S layer reports it.

@@ -126,6 +126,8 @@ class _Checker:
     # R002-R005 ----------------------------------------------------------------------------
 
     def _task_ref(self, ident: Any, pointer: str) -> None:
+        if not isinstance(self.data.get("tasks"), list):
+            return  # no task list to resolve against: the structural layer reports it
         if isinstance(ident, str) and ident not in self.tasks:
             self.add("R002", f"there is no task {ident!r}", pointer, hint=self._close(ident))
 
@@ -211,7 +213,7 @@ class _Checker:
                     "R010",
                     f"task {task.get('id')!r} has {count} reference observation(s); "
                     "its compatibility interval needs at least 2",
-                    f"{ptr}/reference",
+                    f"{ptr}/reference/observations",
                     hint="record independent reference runs (five are typical)",
                 )
 
@@ -236,7 +238,7 @@ class _Checker:
                 self.add(
                     "R007",
                     f"published range [{span[0]}, {span[1]}] is inverted",
-                    f"{ptr}/published/range",
+                    f"{ptr}/published",
                     hint="write the lower bound first",
                 )
                 return
@@ -306,8 +308,10 @@ class _Checker:
     def _statistics(self, ptr: str, launcher: dict[str, Any]) -> None:
         if launcher.get("scope") != "scored":
             return
-        seeds = launcher.get("seeds")
-        runs = len(seeds) if isinstance(seeds, list) and seeds else 1
+        seeds = launcher.get("seeds", [])
+        if not isinstance(seeds, list):
+            return  # the structural layer reports the wrong type
+        runs = len(seeds) or 1
         data_refs = {d for _, d in _strs(launcher.get("data"), "")}
         reported_r008 = False
         for mptr, measurement in _items(launcher.get("measurements"), f"{ptr}/measurements"):
@@ -464,12 +468,12 @@ class _Checker:
             if refined.get("path") is None:
                 self.add("R012", "kind 'directory' needs 'path'", ptr)
             if refined.get("patches"):
-                self.add("R012", "kind 'directory' takes no 'patches'", f"{ptr}/patches")
+                self.add("R012", "kind 'directory' takes no 'patches'", ptr)
         elif kind == "patches":
             if not refined.get("patches"):
                 self.add("R012", "kind 'patches' needs at least one patch", ptr)
             if refined.get("path") is not None:
-                self.add("R012", "kind 'patches' takes no 'path'", f"{ptr}/path")
+                self.add("R012", "kind 'patches' takes no 'path'", ptr)
 
 
 def _num(value: Any) -> bool:

@@ -26,6 +26,9 @@ __all__ = ["SCHEMA_RESOURCE", "check_structure", "manifest_schema"]
 #: The package copy of the committed manifest schema.
 SCHEMA_RESOURCE = "_data/schemas/rra-1.0.schema.json"
 
+#: The pattern of relative paths in the models; its failures are F001, not S004.
+_RELPATH_PATTERN = r"^[^/\\]"
+
 _TYPE_WORDS = {
     "object": "a mapping",
     "array": "a sequence",
@@ -53,6 +56,8 @@ def check_structure(doc: Document, *, newer_minor: bool = False) -> list[Finding
     for error in errors:
         if error.pointer == "/rra_version" or error.pointer.startswith("/rra_version/"):
             continue
+        if error.keyword == "pattern" and error.schema_pattern == _RELPATH_PATTERN:
+            continue  # an absolute path: the files layer reports F001 with a better message
         item = _to_finding(doc, error, newer_minor=newer_minor)
         marker = (item.code, item.path)
         if marker in seen:
