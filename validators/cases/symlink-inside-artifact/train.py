@@ -1,0 +1,1 @@
+code/train.py

@@ -1,0 +1,185 @@
+"""Sanity checks for the conformance suite's own files (standard library + jsonschema).
+
+Usage: ``python validators/check_suite.py [SUITE_DIR]`` (default: this file's directory).
+Prints one line per problem and exits 1 if there is any, 0 otherwise.
+
+Checked invariants (see README.md):
+
+* every directory under ``cases/`` holds exactly one ``expected.json``, valid against
+  ``case.schema.json``;
+* every expected code exists in ``codes.json`` and is not ``removed``;
+* ``valid`` is true exactly when no expected finding has severity ``error`` (the code's
+  registry severity unless the finding states its own);
+* a finding's ``file``, when given, exists in the case;
+* ``conformance.yaml`` lists exactly the case directories, with the same tags, and
+  ``should_fail`` equal to ``not valid``;
+* every code of the families the suite covers appears in at least one case.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from pathlib import Path
+from typing import Any
+
+from jsonschema import Draft202012Validator
+
+__all__ = ["COVERED_FAMILIES", "check", "load_conformance", "main"]
+
+#: Code families every registered code of which must appear in at least one case.
+COVERED_FAMILIES = ("Y", "V", "S", "R", "F", "L", "X", "G")
+
+_NAME_RE = re.compile(r"^[a-z0-9][a-z0-9.-]*$")
+_ENTRY_RE = re.compile(r"^- id: (?P<value>.+)$")
+_FIELD_RE = re.compile(r"^  (?P<key>doc|path|tags|should_fail): (?P<value>.*)$")
+
+
+def load_conformance(path: Path) -> list[dict[str, Any]]:
+    """Read ``conformance.yaml`` (the flat subset of YAML it is written in)."""
+    entries: list[dict[str, Any]] = []
+    for number, line in enumerate(path.read_text("utf-8").splitlines(), start=1):
+        if not line.strip() or line.startswith("#"):
+            continue
+        entry = _ENTRY_RE.match(line)
+        if entry:
+            entries.append({"id": entry.group("value").strip(), "line": number})
+            continue
+        field = _FIELD_RE.match(line)
+        if field is None or not entries:
+            msg = f"{path.name}:{number}: unexpected line {line!r}"
+            raise ValueError(msg)
+        key, value = field.group("key"), field.group("value").strip()
+        if key == "tags":
+            if not (value.startswith("[") and value.endswith("]")):
+                msg = f"{path.name}:{number}: tags must be a flow list"
+                raise ValueError(msg)
+            entries[-1][key] = [t.strip() for t in value[1:-1].split(",") if t.strip()]
+        elif key == "should_fail":
+            if value not in {"true", "false"}:
+                msg = f"{path.name}:{number}: should_fail must be true or false"
+                raise ValueError(msg)
+            entries[-1][key] = value == "true"
+        elif key == "doc":
+            entries[-1][key] = json.loads(value) if value.startswith('"') else value
+        else:
+            entries[-1][key] = value
+    return entries
+
+
+def _severity(item: dict[str, Any], registry: dict[str, dict[str, Any]]) -> str:
+    if "severity" in item:
+        return str(item["severity"])
+    return str(registry.get(item["code"], {}).get("severity", "error"))
+
+
+def check(suite: Path) -> list[str]:
+    """All problems of the suite at ``suite`` (an empty list when it is sound)."""
+    problems: list[str] = []
+    schema = json.loads((suite / "case.schema.json").read_text("utf-8"))
+    Draft202012Validator.check_schema(schema)
+    validator = Draft202012Validator(schema)
+    codes = json.loads((suite / "codes.json").read_text("utf-8"))["codes"]
+    registry = {entry["code"]: entry for entry in codes}
+    cases_dir = suite / "cases"
+    case_dirs = sorted(p for p in cases_dir.iterdir() if p.is_dir())
+    expected_by_case: dict[str, dict[str, Any]] = {}
+    seen_codes: set[str] = set()
+
+    for case in case_dirs:
+        name = case.name
+        if not _NAME_RE.match(name):
+            problems.append(f"{name}: case names are lower-case words joined by '-'")
+        candidates = sorted(p.name for p in case.iterdir() if p.name.startswith("expected"))
+        if candidates != ["expected.json"]:
+            problems.append(f"{name}: needs exactly one expected.json, found {candidates}")
+            continue
+        try:
+            expected = json.loads((case / "expected.json").read_text("utf-8"))
+        except (OSError, ValueError) as exc:
+            problems.append(f"{name}: expected.json does not parse: {exc}")
+            continue
+        errors = sorted(validator.iter_errors(expected), key=lambda e: list(e.path))
+        for error in errors:
+            where = "/" + "/".join(str(p) for p in error.path)
+            problems.append(f"{name}: expected.json{where}: {error.message}")
+        if errors:
+            continue
+        expected_by_case[name] = expected
+        has_error = False
+        for item in expected["findings"]:
+            code = item["code"]
+            seen_codes.add(code)
+            entry = registry.get(code)
+            if entry is None:
+                problems.append(f"{name}: code {code} is not in codes.json")
+                continue
+            if entry.get("status") == "removed":
+                problems.append(f"{name}: code {code} is removed")
+            if _severity(item, registry) == "error":
+                has_error = True
+            if "file" in item and not (case / item["file"]).exists():
+                problems.append(f"{name}: finding {code} names a missing file {item['file']}")
+        if expected["valid"] == has_error:
+            problems.append(
+                f"{name}: valid is {expected['valid']} but the findings "
+                f"{'include' if has_error else 'have no'} error"
+            )
+        if not (case / "rra.yaml").exists() and "Y010" not in {
+            i["code"] for i in expected["findings"]
+        }:
+            problems.append(f"{name}: no rra.yaml, so Y010 must be expected")
+
+    manifest_path = suite / "conformance.yaml"
+    try:
+        entries = load_conformance(manifest_path)
+    except (OSError, ValueError) as exc:
+        problems.append(f"conformance.yaml: {exc}")
+        entries = []
+    listed: dict[str, dict[str, Any]] = {}
+    for entry in entries:
+        case_id = entry["id"]
+        if case_id in listed:
+            problems.append(f"conformance.yaml:{entry['line']}: {case_id} is listed twice")
+        listed[case_id] = entry
+        for key in ("doc", "path", "tags", "should_fail"):
+            if key not in entry:
+                problems.append(f"conformance.yaml:{entry['line']}: {case_id} has no {key}")
+        if entry.get("path") != f"cases/{case_id}":
+            problems.append(f"conformance.yaml:{entry['line']}: {case_id} has a wrong path")
+        expected = expected_by_case.get(case_id)
+        if expected is None:
+            if not (cases_dir / case_id).is_dir():
+                problems.append(f"conformance.yaml:{entry['line']}: no case directory {case_id}")
+            continue
+        if entry.get("tags") != expected["tags"]:
+            problems.append(f"conformance.yaml: {case_id} tags differ from expected.json")
+        if entry.get("should_fail") != (not expected["valid"]):
+            problems.append(f"conformance.yaml: {case_id} should_fail differs from expected.json")
+        if entry.get("doc") != expected["description"]:
+            problems.append(f"conformance.yaml: {case_id} doc differs from the description")
+    for case in case_dirs:
+        if case.name not in listed:
+            problems.append(f"conformance.yaml: case {case.name} is not listed")
+
+    for code, entry in sorted(registry.items()):
+        covered = code[0] in COVERED_FAMILIES and entry.get("status") != "removed"
+        if covered and code not in seen_codes:
+            problems.append(f"coverage: no case expects {code} ({entry['name']})")
+    return problems
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    suite = Path(args[0]) if args else Path(__file__).resolve().parent
+    problems = check(suite)
+    for problem in problems:
+        sys.stdout.write(problem + "\n")
+    count = len(list((suite / "cases").iterdir()))
+    sys.stderr.write(f"{count} cases, {len(problems)} problem(s)\n")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
