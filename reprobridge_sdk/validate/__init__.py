@@ -347,7 +347,7 @@ def validate(
         sources = list(paths_or_artifact)
     jobs_list: list[tuple[str, str, str, _Options]] = []
     for source in sources:
-        path = getattr(source, "root", source)
+        path = source if isinstance(source, (str, os.PathLike)) else source.root
         for label, root, manifest in discover(path):
             jobs_list.append((label, str(root), str(manifest), options))
     result = ValidationResult()
