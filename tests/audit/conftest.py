@@ -52,7 +52,9 @@ LOCK = "# a hashed lock of no distributions: the experiment needs only the stand
 
 
 def _observations(values: list[float]) -> list[dict[str, Any]]:
-    return [{"value": v, "provenance": {"source": f"reference run {i}"}} for i, v in enumerate(values)]
+    return [
+        {"value": v, "provenance": {"source": f"reference run {i}"}} for i, v in enumerate(values)
+    ]
 
 
 def manifest_data(tree: str, lock_sha: str) -> dict[str, Any]:
@@ -88,8 +90,11 @@ def manifest_data(tree: str, lock_sha: str) -> dict[str, Any]:
         },
         "environment": {
             "python": "3.11",
-            "lock": {"path": "environment/requirements.lock", "format": "requirements",
-                     "sha256": lock_sha},
+            "lock": {
+                "path": "environment/requirements.lock",
+                "format": "requirements",
+                "sha256": lock_sha,
+            },
         },
         "tasks": [
             {
@@ -116,15 +121,31 @@ def manifest_data(tree: str, lock_sha: str) -> dict[str, Any]:
         "launchers": [
             {
                 "id": "smoke",
-                "argv": ["python", "code/train.py", "--seed", "{seed}", "--epochs", "2",
-                         "--out", "results/metrics-{seed}.json"],
+                "argv": [
+                    "python",
+                    "code/train.py",
+                    "--seed",
+                    "{seed}",
+                    "--epochs",
+                    "2",
+                    "--out",
+                    "results/metrics-{seed}.json",
+                ],
                 "scope": "smoke",
                 **launcher_common,
             },
             {
                 "id": "scored",
-                "argv": ["python", "code/train.py", "--seed", "{seed}", "--epochs", "10",
-                         "--out", "results/metrics-{seed}.json"],
+                "argv": [
+                    "python",
+                    "code/train.py",
+                    "--seed",
+                    "{seed}",
+                    "--epochs",
+                    "10",
+                    "--out",
+                    "results/metrics-{seed}.json",
+                ],
                 "scope": "scored",
                 **launcher_common,
             },
@@ -180,10 +201,16 @@ def run_launcher(artifact: Path, launcher_id: str, seed: int, runs: Path) -> Pat
         exit_code=0,
         code_tree_digest=manifest.codebase.tree_digest,
         lock_digest=manifest.environment.lock.sha256 if manifest.environment.lock else None,
-        log=FileDigest(path="log.txt", sha256=file_sha256(run_dir / "log.txt"),
-                       size=(run_dir / "log.txt").stat().st_size),
-        outputs=[OutputRecord(id="metrics", path=rel_out, sha256=file_sha256(out_dst),
-                              size=out_dst.stat().st_size)],
+        log=FileDigest(
+            path="log.txt",
+            sha256=file_sha256(run_dir / "log.txt"),
+            size=(run_dir / "log.txt").stat().st_size,
+        ),
+        outputs=[
+            OutputRecord(
+                id="metrics", path=rel_out, sha256=file_sha256(out_dst), size=out_dst.stat().st_size
+            )
+        ],
         measurements=[
             MeasuredValue(task="acc", value=acc, raw=str(acc), source="log"),
             MeasuredValue(task="f1", value=f1, raw=str(f1), source="output:metrics"),

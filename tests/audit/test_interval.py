@@ -1,0 +1,149 @@
+"""The compatibility interval (spec: audit): vectors computed independently, and its laws."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from reprobridge_sdk.audit.interval import (
+    compatibility_interval,
+    holm,
+    is_stable,
+    published_midpoint,
+    score,
+)
+from reprobridge_sdk.errors import UsageError
+
+VECTORS = json.loads((Path(__file__).parent / "vectors" / "intervals.json").read_text())["cases"]
+
+
+def _approx(actual: float, expected: float | None) -> None:
+    if expected is None:
+        assert math.isnan(actual)
+    else:
+        assert actual == pytest.approx(expected, rel=1e-12, abs=1e-12)
+
+
+@pytest.mark.parametrize("case", VECTORS, ids=[c["name"] for c in VECTORS])
+def test_interval_vectors(case: dict[str, Any]) -> None:
+    observations = [float(x) for x in case["observations"]]
+    interval = compatibility_interval(observations, level=case["level"], floor=case["floor"])
+    expected = case["expected"]
+    assert interval.n == expected["n"]
+    assert interval.defined is expected["defined"]
+    assert interval.floor_bound is expected["floor_bound"]
+    assert interval.floor_only is expected["floor_only"]
+    for name in ("mean", "sd", "t", "half_width", "low", "high"):
+        _approx(getattr(interval, name), expected[name])
+    for item in case["scores"]:
+        assert interval.contains(item["value"]) is item["compatible"]
+        result = score(interval, item["value"])
+        if item["p"] is None:
+            assert result is None
+            continue
+        assert result is not None
+        assert result.p == pytest.approx(item["p"], rel=1e-9, abs=1e-12)
+        if item["z"] is None:
+            assert math.isinf(result.z)
+        else:
+            assert result.z == pytest.approx(item["z"], rel=1e-9, abs=1e-12)
+        # One definition: the p-value rejects at 1 - level exactly outside the interval.
+        assert (result.p >= 1 - case["level"] - 1e-12) is item["compatible"]
+
+
+def test_two_sided_beating_the_paper_is_incompatible() -> None:
+    interval = compatibility_interval([70.0, 71.0, 72.0, 71.0, 70.5])
+    assert not interval.contains(interval.high + 1.0)
+    assert not interval.contains(interval.low - 1.0)
+
+
+@pytest.mark.parametrize("value", [math.nan, math.inf, -math.inf])
+def test_non_finite_value_is_never_compatible(value: float) -> None:
+    interval = compatibility_interval([1.0, 1.1, 0.9])
+    assert not interval.contains(value)
+    result = score(interval, value)
+    assert result is not None
+    assert result.p == 0.0
+    assert math.isinf(result.z)
+    assert (result.z < 0) is (value == -math.inf)
+
+
+@pytest.mark.parametrize(
+    ("level", "floor"), [(0.0, 0.01), (1.0, 0.01), (0.95, -0.1), (0.95, math.nan)]
+)
+def test_bad_options_are_usage_errors(level: float, floor: float) -> None:
+    with pytest.raises(UsageError):
+        compatibility_interval([1.0, 2.0], level=level, floor=floor)
+
+
+def test_published_range_counts_as_midpoint() -> None:
+    assert published_midpoint(None, [88.9, 89.3]) == pytest.approx(89.1)
+    assert published_midpoint(90.0, None) == 90.0
+    assert published_midpoint(None, None) is None
+
+
+@pytest.mark.parametrize(
+    ("observations", "published", "stable"),
+    [
+        ([70.0, 76.9], 70.0, True),  # spread 6.9 <= 7.0
+        ([70.0, 77.1], 70.0, False),  # spread 7.1 > 7.0
+        ([1.0, 1.0], -10.0, True),  # |published|
+        ([], 70.0, None),
+        ([1.0, 2.0], None, None),
+        ([1.0, math.nan], 5.0, None),
+    ],
+)
+def test_stability(observations: list[float], published: float | None, stable: bool | None) -> None:
+    assert is_stable(observations, published) is stable
+
+
+def test_holm_vector() -> None:
+    # Worked example: m = 4; sorted 0.005, 0.01, 0.03, 0.04 -> 0.02, 0.03, 0.06, 0.06.
+    adjusted = holm([0.01, 0.04, 0.03, 0.005, None])
+    assert adjusted[:4] == pytest.approx([0.03, 0.06, 0.06, 0.02])
+    assert adjusted[4] is None
+    assert holm([0.9, 0.8]) == pytest.approx([1.0, 1.0])  # capped at 1
+    assert holm([0.3, 0.02]) == pytest.approx([0.3, 0.04])
+
+
+finite = st.floats(min_value=-1e6, max_value=1e6, allow_nan=False, allow_infinity=False)
+levels = st.floats(min_value=0.5, max_value=0.999)
+floors = st.floats(min_value=0.0, max_value=0.2)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(finite, min_size=1, max_size=12), levels, floors)
+def test_property_contains_the_mean_and_respects_the_floor(
+    observations: list[float], level: float, floor: float
+) -> None:
+    interval = compatibility_interval(observations, level=level, floor=floor)
+    assert interval.defined
+    assert interval.contains(interval.mean)
+    assert interval.half_width >= floor * abs(interval.mean) * (1 - 1e-12)
+    assert interval.low <= interval.mean <= interval.high
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(finite, min_size=2, max_size=12), levels, levels, floors)
+def test_property_widens_with_the_level(
+    observations: list[float], a: float, b: float, floor: float
+) -> None:
+    low, high = sorted((a, b))
+    narrow = compatibility_interval(observations, level=low, floor=floor)
+    wide = compatibility_interval(observations, level=high, floor=floor)
+    assert wide.half_width >= narrow.half_width * (1 - 1e-12)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.one_of(finite, st.just(math.nan), st.just(math.inf)), max_size=8), finite)
+def test_property_never_raises_and_scores_agree(observations: list[float], value: float) -> None:
+    interval = compatibility_interval(observations)
+    result = score(interval, value)
+    if result is not None and interval.contains(value):
+        assert abs(result.z) <= interval.t * (1 + 1e-9)

@@ -1,0 +1,279 @@
+"""A corpus of tampered evidence built from real runs: each trick is caught with its code.
+
+Every case starts from honest runs of the toy artifact (real subprocesses, real files),
+changes what a dishonest or careless producer would change, and checks the verdict and the
+A codes of the auditor.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from conftest import edit_record
+
+from reprobridge_sdk.audit import audit
+from reprobridge_sdk.digest import file_sha256, tree_digest
+from reprobridge_sdk.model.audit import AuditResult
+
+
+def _codes(result: AuditResult, task: str) -> set[str]:
+    item = next(t for t in result.tasks if t.id == task)
+    return {r.code for a in item.attempts for r in a.reasons}
+
+
+def _verdict(result: AuditResult, task: str) -> str:
+    item = next(t for t in result.tasks if t.id == task)
+    (attempt,) = item.attempts
+    return attempt.verdict
+
+
+def _edit_manifest(root: Path, change: Callable[[dict[str, Any]], None]) -> None:
+    path = root / "rra.yaml"
+    data = yaml.safe_load(path.read_text())
+    change(data)
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+
+
+def test_honest_runs_pass(toy: Path) -> None:
+    result = audit(toy)
+    assert [_verdict(result, t) for t in ("acc", "f1")] == ["compatible", "compatible"]
+    assert result.passed
+    assert result.badges.available and result.badges.functional and result.badges.reproduced
+    assert all(run.valid and not run.findings for run in result.attempts[0].runs)
+    acc = result.tasks[0].attempts[0]
+    assert acc.value == pytest.approx(90.1)
+    assert acc.seeds == [0, 1, 2]
+    assert acc.icml == "verified"
+
+
+def _edited_log(root: Path) -> None:
+    log = root / "runs/scored-s0/log.txt"
+    log.write_text(log.read_text().replace("test accuracy: 90.0000", "test accuracy: 90.1000"))
+
+
+def _hand_typed(root: Path) -> None:
+    def change(data: dict[str, Any]) -> None:
+        data["measurements"][0]["value"] = 90.1
+
+    edit_record(root / "runs/scored-s0", change)
+
+
+def _preexisting_output(root: Path) -> None:
+    edit_record(root / "runs/scored-s1", lambda d: d["outputs"][0].update(preexisting=True))
+
+
+def _edited_output(root: Path) -> None:
+    out = next((root / "runs/scored-s1/outputs/metrics").iterdir())
+    out.write_text(json.dumps({"test": {"f1": 89.4}}))
+
+
+def _smoke_passed_off_as_scored(root: Path) -> None:
+    shutil.rmtree(root / "runs/scored-s0")
+    edit_record(root / "runs/smoke-s0", lambda d: d.update(launcher="scored"))
+
+
+def _smoke_relabelled_fully(root: Path) -> None:
+    shutil.rmtree(root / "runs/scored-s0")
+    edit_record(root / "runs/smoke-s0", lambda d: d.update(launcher="scored", scope="scored"))
+
+
+def _swapped_lock(root: Path) -> None:
+    edit_record(root / "runs/scored-s2", lambda d: d.update(lock_digest="0" * 64))
+
+
+def _other_code(root: Path) -> None:
+    edit_record(
+        root / "runs/scored-s2", lambda d: d.update(code_tree_digest="sha256-tree1:" + "1" * 64)
+    )
+
+
+def _log_removed(root: Path) -> None:
+    (root / "runs/scored-s1/log.txt").unlink()
+
+
+def _output_removed(root: Path) -> None:
+    shutil.rmtree(root / "runs/scored-s1/outputs")
+
+
+def _foreign_record(root: Path) -> None:
+    edit_record(root / "runs/scored-s1", lambda d: d.update(artifact="another-study"))
+
+
+CASES: list[tuple[str, Callable[[Path], None], str, set[str], str]] = [
+    # (name, tampering, task, codes that must be among its reasons, verdict)
+    ("edited-log", _edited_log, "acc", {"A004"}, "invalid-evidence"),
+    ("hand-typed-measurement", _hand_typed, "acc", {"A007"}, "invalid-evidence"),
+    ("output-existed-before-run", _preexisting_output, "f1", {"A018"}, "invalid-evidence"),
+    ("edited-output", _edited_output, "f1", {"A006"}, "invalid-evidence"),
+    (
+        "smoke-run-as-scored",
+        _smoke_passed_off_as_scored,
+        "acc",
+        {"A014", "A015"},
+        "invalid-evidence",
+    ),
+    ("smoke-run-relabelled", _smoke_relabelled_fully, "acc", {"A015"}, "invalid-evidence"),
+    ("swapped-lock", _swapped_lock, "acc", {"A011"}, "invalid-evidence"),
+    ("other-code", _other_code, "f1", {"A009"}, "invalid-evidence"),
+    ("log-removed", _log_removed, "acc", {"A003"}, "invalid-evidence"),
+    ("output-removed", _output_removed, "f1", {"A005"}, "invalid-evidence"),
+    ("foreign-record", _foreign_record, "acc", {"A002"}, "invalid-evidence"),
+]
+
+
+@pytest.mark.parametrize(
+    ("tamper", "task", "codes", "verdict"),
+    [c[1:] for c in CASES],
+    ids=[c[0] for c in CASES],
+)
+def test_tampered_evidence_is_caught(
+    toy: Path, tamper: Callable[[Path], None], task: str, codes: set[str], verdict: str
+) -> None:
+    tamper(toy)
+    result = audit(toy)
+    assert _verdict(result, task) == verdict
+    assert codes <= _codes(result, task)
+    assert not result.passed
+    assert result.icml_counts["verified"] < 2
+
+
+def test_foreign_record_is_reported_on_its_run(toy: Path) -> None:
+    _foreign_record(toy)
+    result = audit(toy)
+    run = next(r for r in result.attempts[0].runs if r.run == "scored-s1")
+    assert [f.code for f in run.findings] == ["A002"]
+    assert run.findings[0].path == "/artifact"
+
+
+def test_missing_seed_is_toy(toy: Path) -> None:
+    shutil.rmtree(toy / "runs/scored-s2")
+    result = audit(toy)
+    assert _verdict(result, "acc") == "toy"
+    assert _verdict(result, "f1") == "toy"
+    reason = next(r for r in result.tasks[0].attempts[0].reasons if r.code == "A017")
+    assert reason.path == "/tasks/0/statistic/seeds"
+    assert result.icml_counts == {"verified": 0, "falsified": 0, "toy": 2, "inconclusive": 0}
+
+
+def test_shipped_score_file_never_counts(toy: Path) -> None:
+    # The refined code ships a score file; a run "produces" it by copying it.
+    shipped = {"test": {"f1": 89.1}}
+    (toy / "code" / "scores.json").write_text(json.dumps(shipped))
+    tree = tree_digest(toy / "code")
+    _edit_manifest(toy, lambda d: d["codebase"].update(tree_digest=tree))
+    for seed in (0, 1, 2):
+        edit_record(toy / f"runs/scored-s{seed}", lambda d: d.update(code_tree_digest=tree))
+    run = toy / "runs/scored-s1"
+    out = next((run / "outputs/metrics").iterdir())
+    shutil.copyfile(toy / "code" / "scores.json", out)
+
+    def change(data: dict[str, Any]) -> None:
+        data["outputs"][0].update(sha256=file_sha256(out), size=out.stat().st_size)
+        data["measurements"][1]["value"] = 89.1
+
+    edit_record(run, change)
+    result = audit(toy)
+    assert _verdict(result, "f1") == "invalid-evidence"
+    assert "A019" in _codes(result, "f1")
+    assert not result.findings  # the artifact itself is consistent
+
+
+def test_lock_replaced_on_disk_fails_available(toy: Path) -> None:
+    (toy / "environment" / "requirements.lock").write_text("numpy==1.0\n")
+    result = audit(toy)
+    assert [f.code for f in result.findings] == ["A012"]
+    assert result.findings[0].path == "/environment/lock/sha256"
+    assert not result.badges.available
+
+
+def test_code_edited_on_disk_fails_available(toy: Path) -> None:
+    (toy / "code" / "train.py").write_text("print('test accuracy: 90.1')\n")
+    result = audit(toy)
+    assert [f.code for f in result.findings] == ["A010"]
+    assert not result.badges.available
+    assert _verdict(result, "acc") == "compatible"  # records still match the manifest
+
+
+def test_failed_runs_are_not_executed(toy: Path) -> None:
+    for name in ("scored-s0", "scored-s1", "scored-s2", "smoke-s0"):
+        edit_record(
+            toy / "runs" / name,
+            lambda d: d.update(status="failed", failure={"reason": "exit-status"}, exit_code=1),
+        )
+    result = audit(toy)
+    assert _verdict(result, "acc") == "not-executed"
+    assert _codes(result, "acc") == {"A021"}
+    assert not result.badges.functional
+
+
+def test_running_record_without_runner_is_interrupted(toy: Path) -> None:
+    for name in ("scored-s0", "scored-s1", "scored-s2", "smoke-s0"):
+        edit_record(toy / "runs" / name, lambda d: d.update(status="running"))
+    result = audit(toy)
+    assert _verdict(result, "acc") == "not-executed"
+    assert _codes(result, "acc") == {"A022"}
+
+
+def test_only_smoke_runs_is_toy(toy: Path) -> None:
+    for seed in (0, 1, 2):
+        shutil.rmtree(toy / f"runs/scored-s{seed}")
+    result = audit(toy)
+    assert _verdict(result, "acc") == "toy"
+    assert "A016" in _codes(result, "acc")
+    assert result.tasks[0].attempts[0].value == pytest.approx(85.0)
+
+
+def test_no_runs_is_not_executed(toy: Path) -> None:
+    shutil.rmtree(toy / "runs")
+    result = audit(toy)
+    assert _verdict(result, "acc") == "not-executed"
+    assert _codes(result, "acc") == {"A024"}
+
+
+def test_unreadable_record(toy: Path) -> None:
+    (toy / "runs/scored-s0/record.json").write_text("{not json")
+    result = audit(toy)
+    run = next(r for r in result.attempts[0].runs if r.run == "scored-s0")
+    assert [f.code for f in run.findings] == ["A001"]
+    assert run.findings[0].file == "scored-s0/record.json"
+    assert _verdict(result, "acc") == "toy"
+
+
+def test_checkpoint_standing_in_for_training_is_toy(toy: Path) -> None:
+    def change(data: dict[str, Any]) -> None:
+        data["environment"]["data"] = [
+            {
+                "id": "weights",
+                "kind": "checkpoint",
+                "source": {"url": "https://example.org/weights.bin"},
+                "substitutes_training": True,
+            }
+        ]
+        data["launchers"][1]["data"] = ["weights"]
+
+    _edit_manifest(toy, change)
+    result = audit(toy)
+    assert _verdict(result, "acc") == "toy"
+    assert "A020" in _codes(result, "acc")
+
+
+def test_value_outside_interval_is_incompatible(toy: Path) -> None:
+    def change(data: dict[str, Any]) -> None:
+        obs = data["tasks"][0]["reference"]["observations"]
+        for item, value in zip(obs, [80.0, 80.1, 80.2, 80.05, 80.15], strict=True):
+            item["value"] = value
+
+    _edit_manifest(toy, change)
+    result = audit(toy)
+    assert _verdict(result, "acc") == "incompatible"
+    assert _codes(result, "acc") == {"A029"}
+    attempt = result.tasks[0].attempts[0]
+    assert attempt.icml == "falsified"
+    assert attempt.p is not None and attempt.p < 0.05
+    assert not result.passed and not result.badges.reproduced
