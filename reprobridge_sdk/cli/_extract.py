@@ -29,7 +29,7 @@ def _outputs(values: tuple[str, ...]) -> dict[str, str]:
 
 def _show(measured: list[MeasuredValue], as_json: bool) -> int:
     if as_json:
-        data = [m.model_dump(mode="json", exclude_none=True) for m in measured]
+        data = [m.model_dump(mode="json") for m in measured]
         sys.stdout.write(json.dumps({"measurements": data}, indent=2) + "\n")
     else:
         for m in measured:

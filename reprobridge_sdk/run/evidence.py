@@ -101,7 +101,7 @@ def new_run_dir(runs_dir: Path, launcher: str, seed: int | None) -> tuple[str, P
 
 def write_record(run_dir: Path, record: EvidenceRecord) -> None:
     """Write ``record`` atomically as the run directory's ``record.json``."""
-    atomic_write_json(run_dir / RECORD_NAME, record.model_dump(mode="json", exclude_none=True))
+    atomic_write_json(run_dir / RECORD_NAME, record.model_dump(mode="json"))
 
 
 # --------------------------------------------------------------------------- ownership

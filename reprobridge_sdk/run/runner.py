@@ -117,7 +117,7 @@ class RunResult:
             "failure": None if failure is None else failure.model_dump(mode="json"),
             "duration": self.record.duration,
             "measurements": [
-                m.model_dump(mode="json", exclude_none=True) for m in self.record.measurements
+                m.model_dump(mode="json") for m in self.record.measurements
             ],
         }
 
@@ -287,7 +287,10 @@ def _prepare_environment(
 
             python = Path(ensure_environment(root))
         except Exception as exc:  # any failure to build is the run's environment-error
-            error = f"cannot build the environment from the lock: {exc}"
+            codes = ", ".join(f.code for f in getattr(exc, "findings", ()))
+            error = f"cannot build the environment from the lock: {exc}" + (
+                f" ({codes})" if codes else ""
+            )
         if python is not None:
             bin_dir = python.parent
             env["VIRTUAL_ENV"] = str(bin_dir.parent)
@@ -313,7 +316,7 @@ def _drift(root: Path, manifest: Manifest) -> list[str]:
     try:
         from reprobridge_sdk.env import check_environment  # noqa: PLC0415 - heavy
 
-        findings = check_environment(root, current=True)
+        findings = check_environment(root, python=sys.executable)
     except Exception:  # no checker, or it failed: nothing reliable to record
         return []
     return [f"{f.code}: {f.message}" for f in findings]

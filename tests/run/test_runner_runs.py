@@ -1,0 +1,204 @@
+"""The runner on real subprocesses: records, templates, failures, outputs, parallel runs."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from reprobridge_sdk.digest import file_sha256
+from reprobridge_sdk.errors import UsageError
+from reprobridge_sdk.model import EvidenceRecord
+from reprobridge_sdk.run import RunEvent, iter_runs, load_record, run
+
+
+def _only(summary_results: list, launcher: str) -> EvidenceRecord:  # type: ignore[type-arg]
+    records = [r.record for r in summary_results if r.record.launcher == launcher]
+    assert len(records) == 1
+    return records[0]
+
+
+def test_success_over_seeds(toy: Path) -> None:
+    events: list[RunEvent] = []
+    summary = run(toy, ["ok"], env_mode="current", on_event=events.append)
+    assert summary.exit_code == 0
+    assert sorted(r.record.seed for r in summary.results) == [0, 1, 2]
+    for result in summary.results:
+        record = load_record(result.run_dir)
+        seed = record.seed
+        assert record.status == "succeeded"
+        assert result.run_dir.parent == toy / "runs"
+        assert record.argv[4] == str(seed)
+        assert record.argv[6] == f"{result.run_dir}/m.json"
+        assert record.argv[8] == "alpha"
+        assert [(m.task, m.value, m.source) for m in record.measurements] == [
+            ("acc", round((0.9 + seed / 100) * 100, 4), "log"),
+            ("acc-json", pytest.approx((0.9 + seed / 100) * 100), "output:metrics"),
+        ]
+        assert [h.id for h in record.landmarks] == ["loaded", "trained", "done"]
+        assert [h.line for h in record.landmarks] == [1, 2, 4]
+        assert record.log is not None
+        assert record.log.path == "log.txt"
+        assert record.log.sha256 == file_sha256(result.run_dir / "log.txt")
+        (output,) = record.outputs
+        assert (output.id, output.path, output.preexisting) == ("metrics", "outputs/metrics/m.json", False)
+        assert output.sha256 == file_sha256(result.run_dir / output.path)
+        assert record.code_tree_digest is not None
+        assert record.code_tree_digest.startswith("sha256-tree1:")
+        assert record.environment is not None
+        assert not (result.run_dir / "runner.pid").exists()
+    (acc, acc_json) = summary.tasks
+    assert (acc.task, acc.value, acc.complete) == ("acc", pytest.approx(91.0), True)
+    assert acc_json.values == pytest.approx((90.0, 91.0, 92.0))
+    kinds = [e.event for e in events]
+    assert kinds.count("run-started") == 3
+    assert kinds.count("run-finished") == 3
+    assert kinds.count("landmark") == 9
+    assert kinds[-1] == "summary"
+    # Runs never overwrite each other: a second invocation adds three more directories.
+    run(toy, ["ok"], env_mode="current", seeds=[0])
+    assert len(list(iter_runs(toy / "runs"))) == 4
+
+
+def test_seeds_override_and_parallel_jobs(toy: Path) -> None:
+    summary = run(toy, ["slow"], env_mode="current", jobs=3, seeds=[5, 6, 7])
+    assert summary.exit_code == 0
+    records = [r.record for r in summary.results]
+    assert sorted(r.seed for r in records) == [5, 6, 7]
+    # Parallel: every run started before any of them ended.
+    assert max(r.started_at for r in records) < min(r.ended_at or "" for r in records)
+
+
+def test_shell_launcher_with_templates_and_env(toy: Path) -> None:
+    summary = run(toy, ["shell"], env_mode="current")
+    record = _only(summary.results, "shell")
+    assert record.status == "succeeded"
+    assert record.shell is True
+    assert record.argv == ["echo acc=0.45 && echo 'brace {x}' && echo \"$TOY_VAR\""]
+    assert [m.value for m in record.measurements] == [0.45]
+    assert [h.id for h in record.landmarks] == ["brace", "var"]
+
+
+@pytest.mark.parametrize(
+    ("launcher", "reason", "last"),
+    [
+        ("fail", "exit-status", "loaded"),
+        ("no-command", "command-not-found", None),
+        ("shell-no-command", "command-not-found", None),
+        ("no-match", "extraction-failed", None),
+        ("not-number", "extraction-failed", None),
+        ("no-output", "missing-output", None),
+        ("bad-template", "template-error", None),
+    ],
+)
+def test_failure_reasons(toy: Path, launcher: str, reason: str, last: str | None) -> None:
+    summary = run(toy, [launcher], env_mode="current")
+    assert summary.exit_code == 1
+    record = _only(summary.results, launcher)
+    assert record.status == "failed"
+    assert record.failure is not None
+    assert (record.failure.reason, record.failure.last_landmark) == (reason, last)
+    assert load_record(summary.results[0].run_dir) == record
+
+
+def test_extraction_errors_are_recorded_per_measurement(toy: Path) -> None:
+    summary = run(toy, ["no-match", "not-number", "no-output"], env_mode="current")
+    errors = {r.record.launcher: r.record.measurements[0].error for r in summary.results}
+    assert {k: (v or "").split(":")[0] for k, v in errors.items()} == {
+        "no-match": "no-match",
+        "not-number": "not-number",
+        "no-output": "missing-file",
+    }
+    assert all(r.record.measurements[0].value is None for r in summary.results)
+
+
+def test_dependency_failed_is_recorded_without_running(toy: Path) -> None:
+    summary = run(toy, ["fail", "after-fail"], env_mode="current")
+    record = _only(summary.results, "after-fail")
+    assert record.failure is not None
+    assert record.failure.reason == "dependency-failed"
+    assert record.exit_code is None
+    assert not (toy / "runs" / record.run_id / "log.txt").exists()
+
+
+def test_needed_launcher_is_added_when_never_run(toy: Path) -> None:
+    summary = run(toy, ["after-fail"], env_mode="current")
+    assert sorted(r.record.launcher for r in summary.results) == ["after-fail", "fail"]
+
+
+def test_timeout_kills_a_process_group_that_ignores_sigterm(toy: Path) -> None:
+    started = time.monotonic()
+    summary = run(toy, ["hang"], env_mode="current", kill_grace=0.5)
+    assert time.monotonic() - started < 30  # guard only: the run really ended
+    record = _only(summary.results, "hang")
+    assert record.failure is not None
+    assert (record.failure.reason, record.failure.last_landmark) == ("timeout", "loaded")
+    pids = [int(p) for p in (summary.results[0].run_dir / "pids.txt").read_text().split()]
+    for pid in pids:
+        for _ in range(50):
+            try:
+                os.kill(pid, 0)
+            except ProcessLookupError:
+                break
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+            if state == "Z":
+                break
+            time.sleep(0.1)
+        else:
+            pytest.fail(f"process {pid} survived the timeout")
+
+
+def test_non_utf8_log(toy: Path) -> None:
+    summary = run(toy, ["binary"], env_mode="current")
+    record = _only(summary.results, "binary")
+    assert record.status == "succeeded"
+    assert [m.value for m in record.measurements] == [0.5]
+    assert [(h.id, h.line) for h in record.landmarks] == [("loaded", 2)]
+    assert b"\xff\xfe" in (summary.results[0].run_dir / "log.txt").read_bytes()
+
+
+def test_preexisting_output_is_never_a_measurement_source(toy: Path) -> None:
+    summary = run(toy, ["shipped"], env_mode="current")
+    record = _only(summary.results, "shipped")
+    (output,) = record.outputs
+    assert (output.id, output.preexisting) == ("score", True)
+    assert output.sha256 == file_sha256(toy / "code" / "shipped" / "score.json")
+    assert record.failure is not None
+    assert record.failure.reason == "missing-output"
+    assert record.measurements[0].value is None
+    assert (record.measurements[0].error or "").startswith("missing-file")
+
+
+@pytest.mark.parametrize(
+    ("ids", "scope", "code"),
+    [(["nope"], None, "N001"), (["ok"], "smoke", "N002")],
+)
+def test_usage_errors(toy: Path, ids: list[str], scope: str | None, code: str) -> None:
+    with pytest.raises(UsageError) as info:
+        run(toy, ids, scope=scope, env_mode="current")
+    assert [f.code for f in info.value.findings] == [code]
+    assert not (toy / "runs").exists()
+
+
+@pytest.mark.parametrize(
+    "kwargs", [{"jobs": 0}, {"timeout": -1.0}, {"env_mode": "docker"}, {"scope": "full"}]
+)
+def test_bad_options(toy: Path, kwargs: dict[str, object]) -> None:
+    with pytest.raises(UsageError) as info:
+        run(toy, ["ok"], **kwargs)  # type: ignore[arg-type]
+    assert [f.code for f in info.value.findings] == ["N004"]
+
+
+def test_unloadable_artifact(tmp_path: Path) -> None:
+    with pytest.raises(UsageError) as info:
+        run(tmp_path, env_mode="current")
+    assert [f.code for f in info.value.findings] == ["N007"]
+
+
+def test_record_is_valid_json_of_the_model(toy: Path) -> None:
+    summary = run(toy, ["shell"], env_mode="current")
+    data = json.loads((summary.results[0].run_dir / "record.json").read_text("utf-8"))
+    assert EvidenceRecord.model_validate(data).status == "succeeded"
