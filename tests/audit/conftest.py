@@ -1,8 +1,7 @@
 """Fixtures of the auditor's tests: a tiny real artifact and honest runs of it.
 
-The artifact's launchers run a real Python script in a real subprocess. Evidence is written
-the way the runner lays out a run directory (``record.json``, ``log.txt``,
-``outputs/<id>/<file>``), with the evidence model and real digests of real files.
+The artifact's launchers run a real Python script in a real subprocess, started by the real
+runner (``reprobridge_sdk.run.run`` in the current environment), which writes the evidence.
 """
 
 from __future__ import annotations
@@ -10,8 +9,6 @@ from __future__ import annotations
 import hashlib
 import json
 import shutil
-import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -19,16 +16,9 @@ from typing import Any
 import pytest
 import yaml
 
-from reprobridge_sdk._fs import atomic_write_json
 from reprobridge_sdk.digest import file_sha256, tree_digest
-from reprobridge_sdk.model import (
-    RECORD_NAME,
-    EvidenceRecord,
-    FileDigest,
-    Manifest,
-    MeasuredValue,
-    OutputRecord,
-)
+from reprobridge_sdk.model import RECORD_NAME, Manifest
+from reprobridge_sdk.run import run
 
 TRAIN = '''\
 """A deterministic toy experiment: accuracy depends on the seed only."""
@@ -167,58 +157,13 @@ def make_artifact(root: Path) -> Path:
     return root
 
 
-def run_launcher(artifact: Path, launcher_id: str, seed: int, runs: Path) -> Path:
-    """Run one launcher with one seed in a real subprocess and write honest evidence."""
-    manifest = Manifest.model_validate(yaml.safe_load((artifact / "rra.yaml").read_text()))
-    launcher = manifest.launcher(launcher_id)
-    argv = [a.replace("{seed}", str(seed)) for a in launcher.argv]
-    argv_exec = [sys.executable, *argv[1:]]
-    run_id = f"{launcher_id}-s{seed}"
-    run_dir = runs / run_id
-    run_dir.mkdir(parents=True)
-    results = artifact / "results"
-    shutil.rmtree(results, ignore_errors=True)
-    proc = subprocess.run(argv_exec, cwd=artifact, capture_output=True, text=True, check=True)
-    (run_dir / "log.txt").write_text(proc.stdout)
-    out_src = artifact / f"results/metrics-{seed}.json"
-    out_dst = run_dir / "outputs" / "metrics" / out_src.name
-    out_dst.parent.mkdir(parents=True)
-    shutil.copyfile(out_src, out_dst)
-    acc = float(proc.stdout.strip().splitlines()[-1].split(": ")[1])
-    f1 = json.loads(out_dst.read_text())["test"]["f1"]
-    rel_out = out_dst.relative_to(run_dir).as_posix()
-    record = EvidenceRecord(
-        run_id=run_id,
-        artifact=manifest.artifact.id,
-        launcher=launcher_id,
-        argv=argv,
-        workdir=".",
-        seed=seed,
-        scope=launcher.scope,
-        status="succeeded",
-        started_at=f"2026-11-29T10:00:0{seed}Z",
-        ended_at=f"2026-11-29T10:00:0{seed}Z",
-        exit_code=0,
-        code_tree_digest=manifest.codebase.tree_digest,
-        lock_digest=manifest.environment.lock.sha256 if manifest.environment.lock else None,
-        log=FileDigest(
-            path="log.txt",
-            sha256=file_sha256(run_dir / "log.txt"),
-            size=(run_dir / "log.txt").stat().st_size,
-        ),
-        outputs=[
-            OutputRecord(
-                id="metrics", path=rel_out, sha256=file_sha256(out_dst), size=out_dst.stat().st_size
-            )
-        ],
-        measurements=[
-            MeasuredValue(task="acc", value=acc, raw=str(acc), source="log"),
-            MeasuredValue(task="f1", value=f1, raw=str(f1), source="output:metrics"),
-        ],
-    )
-    atomic_write_json(run_dir / RECORD_NAME, record.model_dump(mode="json", exclude_none=True))
-    shutil.rmtree(results, ignore_errors=True)
-    return run_dir
+def run_honestly(artifact: Path, launcher_id: str, seeds: list[int]) -> None:
+    """Run a launcher with the real runner (current environment) and name its run dirs."""
+    summary = run(artifact, [launcher_id], env_mode="current", seeds=seeds)
+    for result in summary.results:
+        assert result.record.status == "succeeded", result.record.failure
+        assert result.record.seed is not None
+        result.run_dir.rename(artifact / "runs" / f"{launcher_id}-s{result.record.seed}")
 
 
 def edit_record(run_dir: Path, change: Callable[[dict[str, Any]], None]) -> None:
@@ -237,9 +182,8 @@ def sha256_text(text: str) -> str:
 def honest_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The toy artifact with honest scored runs (seeds 0-2) and one smoke run, built once."""
     root = make_artifact(tmp_path_factory.mktemp("template") / "toy")
-    for seed in (0, 1, 2):
-        run_launcher(root, "scored", seed, root / "runs")
-    run_launcher(root, "smoke", 0, root / "runs")
+    run_honestly(root, "scored", [0, 1, 2])
+    run_honestly(root, "smoke", [0])
     return root
 
 
