@@ -44,7 +44,8 @@ def test_success_over_seeds(toy: Path) -> None:
         assert record.log.path == "log.txt"
         assert record.log.sha256 == file_sha256(result.run_dir / "log.txt")
         (output,) = record.outputs
-        assert (output.id, output.path, output.preexisting) == ("metrics", "outputs/metrics/m.json", False)
+        assert (output.id, output.path) == ("metrics", "outputs/metrics/m.json")
+        assert output.preexisting is False
         assert output.sha256 == file_sha256(result.run_dir / output.path)
         assert record.code_tree_digest is not None
         assert record.code_tree_digest.startswith("sha256-tree1:")

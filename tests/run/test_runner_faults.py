@@ -1,0 +1,164 @@
+"""Faults around the runner process itself: floods, kill -9, Ctrl-C, a failing log write.
+
+These run the runner in a subprocess (the CLI, or a short Python driver) so it can be
+killed, interrupted or resource-limited like a real user's runner.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from reprobridge_sdk.digest import file_sha256
+from reprobridge_sdk.run import iter_runs, load_record, run
+
+DRIVER = """
+import json, resource, sys
+from reprobridge_sdk.run import run
+limit = int(sys.argv[4])
+if limit:
+    import signal
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+summary = run(sys.argv[1], [sys.argv[2]], env_mode="current", kill_grace=0.5,
+              jobs=1, **json.loads(sys.argv[3]))
+peak_kb = 0
+for line in open("/proc/self/status"):
+    if line.startswith("VmHWM:"):
+        peak_kb = int(line.split()[1])
+print(json.dumps({"exit": summary.exit_code, "peak_kb": peak_kb,
+                  "runs": [str(r.run_dir) for r in summary.results]}))
+"""
+
+
+def _driver(toy: Path, launcher: str, limit: int = 0, **kwargs: object) -> dict[str, object]:
+    done = subprocess.run(
+        [sys.executable, "-c", DRIVER, str(toy), launcher, json.dumps(kwargs), str(limit)],
+        capture_output=True,
+        check=True,
+        timeout=300,
+    )
+    result: dict[str, object] = json.loads(done.stdout.decode().strip().splitlines()[-1])
+    return result
+
+
+def _peak_with_flood(toy: Path, megabytes: int) -> int:
+    manifest = toy / "rra.yaml"
+    text = manifest.read_text()
+    text = text.replace("params: {mb: 4}", f"params: {{mb: {megabytes}}}")
+    manifest.write_text(text)
+    result = _driver(toy, "flood")
+    assert result["exit"] == 0
+    peak = result["peak_kb"]
+    assert isinstance(peak, int)
+    manifest.write_text(text.replace(f"params: {{mb: {megabytes}}}", "params: {mb: 4}"))
+    return peak
+
+
+def test_flood_keeps_runner_memory_flat(toy: Path) -> None:
+    small = _peak_with_flood(toy, 4)
+    large = _peak_with_flood(toy, 256)
+    # 252 MiB more output through the runner must not show up in its peak memory.
+    assert large - small < 32 * 1024, (small, large)
+    newest = list(iter_runs(toy / "runs"))[-1][1]
+    assert newest.log is not None
+    assert newest.log.size == 256 * 1024 * 1024 + len(b"acc=0.75\n")
+    assert [m.value for m in newest.measurements] == [0.75]
+
+
+def test_log_write_failure_is_recorded_and_the_process_drained(toy: Path) -> None:
+    # RLIMIT_FSIZE makes writes past 1 MiB fail (EFBIG), as a full disk would.
+    result = _driver(toy, "flood", limit=1 << 20)
+    assert result["exit"] == 1
+    runs = result["runs"]
+    assert isinstance(runs, list)
+    (run_dir,) = runs
+    record = load_record(run_dir)
+    assert record.failure is not None
+    assert record.failure.reason == "internal-error"
+    assert record.exit_code == 0  # the process was drained to its end, not blocked
+    assert (Path(run_dir) / "log.txt").stat().st_size <= 1 << 20
+
+
+def _wait_running(runs: Path, launcher: str, timeout: float = 60.0) -> Path:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        for child in runs.glob(f"{launcher}-*"):
+            log = child / "log.txt"
+            if (child / "pid.txt").exists() and log.exists() and log.stat().st_size > 0:
+                return child
+        time.sleep(0.05)
+    pytest.fail("the run did not start")
+
+
+def _kill_group(pid_file: Path) -> None:
+    """Stop the toy process the killed runner left behind (it runs in its own group)."""
+    pid = int(pid_file.read_text().split()[0])
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(pid, signal.SIGKILL)
+
+
+def test_kill_9_leaves_an_interrupted_record_and_earlier_runs_intact(toy: Path) -> None:
+    earlier = run(toy, ["shell"], env_mode="current").results[0]
+    earlier_bytes = (earlier.run_dir / "record.json").read_bytes()
+    runner = subprocess.Popen(
+        [sys.executable, "-m", "reprobridge_sdk", "run", str(toy), "sleeper", "--env", "current"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        run_dir = _wait_running(toy / "runs", "sleeper")
+        assert json.loads((run_dir / "record.json").read_text())["status"] == "running"
+        assert load_record(run_dir).status == "running"
+        runner.kill()
+        runner.wait(timeout=30)
+        record = load_record(run_dir)
+        assert record.status == "interrupted"
+        assert record.failure is not None
+        assert record.failure.reason == "interrupted"
+        assert (earlier.run_dir / "record.json").read_bytes() == earlier_bytes
+        assert load_record(earlier.run_dir).status == "succeeded"
+        assert earlier.record.log is not None
+        assert file_sha256(earlier.run_dir / "log.txt") == earlier.record.log.sha256
+    finally:
+        if runner.poll() is None:
+            runner.kill()
+        for pid_file in (toy / "runs").glob("sleeper-*/pid.txt"):
+            _kill_group(pid_file)
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_ctrl_c_and_sigterm_finalise_an_interrupted_record(toy: Path, signum: int) -> None:
+    command = [sys.executable, "-m", "reprobridge_sdk", "run", str(toy), "sleeper"]
+    runner = subprocess.Popen(
+        [*command, "--env", "current", "--json", "--kill-grace", "1"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        run_dir = _wait_running(toy / "runs", "sleeper")
+        runner.send_signal(signum)
+        out, _ = runner.communicate(timeout=60)
+    finally:
+        if runner.poll() is None:
+            runner.kill()
+    assert runner.returncode == 130
+    record = load_record(run_dir)
+    assert record.status == "interrupted"
+    assert record.failure is not None
+    assert (record.failure.reason, record.failure.last_landmark) == ("interrupted", "loaded")
+    assert not (run_dir / "runner.pid").exists()
+    events = [json.loads(line) for line in out.decode().splitlines()]
+    assert [e["event"] for e in events] == ["run-started", "landmark", "run-finished", "summary"]
+    assert events[-1]["interrupted"] is True
+    pid = int((run_dir / "pid.txt").read_text())
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)
