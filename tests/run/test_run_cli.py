@@ -1,0 +1,143 @@
+"""``reprobridge run`` and ``reprobridge extract`` as a user calls them (real subprocesses)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from reprobridge_sdk.cli._run import split_target
+from reprobridge_sdk.run import load_record
+
+REPO = Path(__file__).resolve().parents[2]
+EXAMPLE = REPO / "examples" / "digits-logreg"
+
+
+def _cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "reprobridge_sdk", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        timeout=300,
+        check=False,
+    )
+
+
+def test_run_json_events_and_exit_0(toy: Path) -> None:
+    done = _cli("run", str(toy), "ok", "--env", "current", "--json", "--seeds", "3,4", "-j", "2")
+    assert done.returncode == 0, done.stderr
+    events = [json.loads(line) for line in done.stdout.splitlines()]
+    kinds = [e["event"] for e in events]
+    assert kinds.count("run-started") == 2
+    assert kinds.count("run-finished") == 2
+    assert kinds[-1] == "summary"
+    summary = events[-1]
+    assert (summary["runs"], summary["succeeded"], summary["exit_code"]) == (2, 2, 0)
+    acc = next(t for t in summary["tasks"] if t["task"] == "acc")
+    assert acc["values"] == [93.0, 94.0]
+    assert acc["value"] == pytest.approx(93.5)
+
+
+def test_run_from_inside_the_artifact_with_a_failed_run(toy: Path) -> None:
+    done = _cli("run", "fail", "--env", "current", cwd=toy)
+    assert done.returncode == 1
+    assert "[toy] loaded" in done.stderr  # streamed to the console
+    (run_dir,) = (toy / "runs").iterdir()
+    assert load_record(run_dir).failure is not None
+
+
+@pytest.mark.parametrize(
+    ("args", "code"),
+    [
+        (["nope"], "N001"),
+        (["ok", "--scope", "smoke"], "N002"),
+        (["ok", "--seeds", "a,b"], "N003"),
+        (["ok", "-j", "0"], "N004"),
+    ],
+)
+def test_run_usage_errors_exit_2(toy: Path, args: list[str], code: str) -> None:
+    done = _cli("run", "-C", str(toy), *args, "--env", "current")
+    assert done.returncode == 2
+    assert f"error {code}:" in done.stderr
+    assert "Traceback" not in done.stderr
+    assert done.stdout == ""
+
+
+def test_run_on_a_directory_without_manifest_exits_2(tmp_path: Path) -> None:
+    done = _cli("run", str(tmp_path), "--env", "current")
+    assert done.returncode == 2
+    assert "error N007:" in done.stderr
+
+
+def test_extract_replays_a_run(toy: Path) -> None:
+    assert _cli("run", str(toy), "ok", "--env", "current", "--seeds", "2").returncode == 0
+    (run_dir,) = (toy / "runs").iterdir()
+    done = _cli("extract", str(run_dir), "--json")
+    assert done.returncode == 0, done.stderr
+    measured = json.loads(done.stdout)["measurements"]
+    assert [(m["task"], m["source"]) for m in measured] == [
+        ("acc", "log"),
+        ("acc-json", "output:metrics"),
+    ]
+    assert measured[0]["value"] == 92.0
+    assert measured[1]["value"] == pytest.approx(92.0)
+    assert measured == load_record(run_dir).model_dump(mode="json")["measurements"]
+
+
+def test_extract_on_a_sample_log(toy: Path, tmp_path: Path) -> None:
+    log = tmp_path / "sample.log"
+    log.write_text("acc=0.5\nacc=0.25\n")
+    metrics = tmp_path / "m.json"
+    metrics.write_text('{"acc": 0.5}')
+    done = _cli(
+        "extract", str(toy), "--launcher", "ok", "--log", str(log),
+        "--output", f"metrics={metrics}", "--json",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    values = [m["value"] for m in json.loads(done.stdout)["measurements"]]
+    assert values == [25.0, 50.0]
+    missing = _cli("extract", str(toy), "--launcher", "ok", "--log", str(log), "--json")
+    assert missing.returncode == 1
+    measured = json.loads(missing.stdout)["measurements"]
+    assert measured[1]["value"] is None
+    assert measured[1]["error"].startswith("missing-file")
+
+
+def test_extract_samples_of_the_example() -> None:
+    done = _cli("extract", str(EXAMPLE), "--samples", "--json")
+    assert done.returncode == 0, done.stderr
+    checks = json.loads(done.stdout)["samples"]
+    assert checks
+    assert all(c["ok"] for c in checks)
+
+
+def test_extract_usage_errors(toy: Path, tmp_path: Path) -> None:
+    bad_run = _cli("extract", str(tmp_path))
+    assert bad_run.returncode == 2
+    assert "error N006:" in bad_run.stderr
+    unknown = _cli("extract", str(toy), "--launcher", "nope", "--log", str(toy / "rra.yaml"))
+    assert unknown.returncode == 2
+    assert "error N001:" in unknown.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        ((), (".", [])),
+        ((".",), (".", [])),
+        (("ok", "fail"), (".", ["ok", "fail"])),
+        (("../toy", "ok"), ("../toy", ["ok"])),
+        (("x/rra.yaml",), ("x/rra.yaml", [])),
+    ],
+)
+def test_split_target(args: tuple[str, ...], expected: tuple[str, list[str]]) -> None:
+    assert split_target(args, None) == expected
+
+
+def test_split_target_existing_artifact_dir_and_artifact_option(toy: Path) -> None:
+    assert split_target(("ok",), str(toy)) == (str(toy), ["ok"])
+    assert split_target((str(toy), "ok"), None) == (str(toy), ["ok"])
