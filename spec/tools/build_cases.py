@@ -1,9 +1,10 @@
 """Write the conformance suite (``validators/cases/``) and its manifest (``conformance.yaml``).
 
-Usage: ``python spec/tools/build_cases.py`` from the repository root. The cases are data and
-are committed; this script is how they were authored (digests computed, GUIDE.md rendered
-from each case's records) and regenerates them byte for byte. Expected findings are written
-here by hand from the specification (spec/rra-1.0.md), never from a validator's output.
+Usage: ``python spec/tools/build_cases.py [--out DIR]`` from the repository root. The cases
+are data and are committed; this script is how they were authored (digests computed,
+GUIDE.md rendered from each case's records) and regenerates them byte for byte. Expected
+findings are written here by hand from the specification (spec/rra-1.0.md), never from a
+validator's output.
 """
 
 from __future__ import annotations
@@ -2054,21 +2055,25 @@ def cases() -> list[Case]:
     return c
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
+    """Write every case; ``--out DIR`` writes the suite elsewhere (to compare with git)."""
+    args = sys.argv[1:] if argv is None else argv
+    suite = Path(args[1]) if len(args) == 2 and args[0] == "--out" else REPO / "validators"
+    cases_dir = suite / "cases"
     all_cases = cases()
     names = [case.name for case in all_cases]
     duplicates = {name for name in names if names.count(name) > 1}
     if duplicates:
         sys.stderr.write(f"duplicate case names: {sorted(duplicates)}\n")
         return 1
-    CASES.mkdir(parents=True, exist_ok=True)
-    for existing in CASES.iterdir():
+    cases_dir.mkdir(parents=True, exist_ok=True)
+    for existing in cases_dir.iterdir():
         if existing.name not in names and existing.is_dir():
             shutil.rmtree(existing)
     for case in all_cases:
-        write_case(case, CASES)
-    write_conformance(all_cases, REPO / "validators" / "conformance.yaml")
-    sys.stdout.write(f"wrote {len(all_cases)} cases\n")
+        write_case(case, cases_dir)
+    write_conformance(all_cases, suite / "conformance.yaml")
+    sys.stderr.write(f"wrote {len(all_cases)} cases to {cases_dir}\n")
     return 0
 
 

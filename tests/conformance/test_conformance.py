@@ -1,0 +1,303 @@
+"""The conformance suite (validators/): sound, current, and passed by the SDK and the CLI."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+from reprobridge_sdk import validate
+
+REPO = Path(__file__).resolve().parents[2]
+SUITE = REPO / "validators"
+CASE_NAMES = sorted(p.name for p in (SUITE / "cases").iterdir() if p.is_dir())
+
+
+def _load(name: str) -> ModuleType:
+    spec = importlib.util.spec_from_file_location(f"_suite_{name}", SUITE / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+check_suite = _load("check_suite")
+run_suite = _load("run_suite")
+REGISTRY: dict[str, str] = run_suite.load_registry(SUITE)
+
+
+def _expected(name: str) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads((SUITE / "cases" / name / "expected.json").read_text())
+    return data
+
+
+def test_the_suite_is_large_enough_and_has_valid_and_invalid_cases() -> None:
+    valid = [name for name in CASE_NAMES if _expected(name)["valid"]]
+    assert len(CASE_NAMES) >= 80
+    assert len(valid) >= 15
+    assert len(CASE_NAMES) - len(valid) >= 60
+
+
+def test_the_sanity_checker_finds_no_problem() -> None:
+    assert check_suite.check(SUITE) == []
+
+
+def test_the_sanity_checker_runs_as_a_script() -> None:
+    proc = subprocess.run(
+        [sys.executable, str(SUITE / "check_suite.py")], check=False, capture_output=True, text=True
+    )
+    assert proc.returncode == 0, proc.stdout
+    assert proc.stdout == ""
+
+
+def test_the_sanity_checker_catches_a_broken_suite(tmp_path: Path) -> None:
+    suite = tmp_path / "validators"
+    (suite / "cases" / "bad-case").mkdir(parents=True)
+    for name in ("case.schema.json", "codes.json"):
+        (suite / name).write_bytes((SUITE / name).read_bytes())
+    (suite / "cases" / "bad-case" / "rra.yaml").write_text('rra_version: "1.0"\n')
+    (suite / "cases" / "bad-case" / "expected.json").write_text(
+        json.dumps(
+            {
+                "description": "d",
+                "tags": ["required"],
+                "valid": True,
+                "findings": [{"code": "Z999", "path": ""}, {"code": "S001", "path": "/x"}],
+            }
+        )
+    )
+    (suite / "conformance.yaml").write_text(
+        "- id: other\n  doc: d\n  path: cases/other\n  tags: [required]\n  should_fail: true\n"
+    )
+    problems = check_suite.check(suite)
+    assert "bad-case: code Z999 is not in codes.json" in problems
+    assert "bad-case: valid is True but the findings include error" in problems
+    assert "conformance.yaml: case bad-case is not listed" in problems
+    assert "conformance.yaml:1: no case directory other" in problems
+    assert any(p.startswith("coverage: no case expects Y001") for p in problems)
+
+
+def test_the_manifest_lists_exactly_the_case_directories() -> None:
+    entries = check_suite.load_conformance(SUITE / "conformance.yaml")
+    assert [entry["id"] for entry in entries] == CASE_NAMES
+    for entry in entries:
+        expected = _expected(entry["id"])
+        assert entry["path"] == f"cases/{entry['id']}"
+        assert entry["tags"] == expected["tags"]
+        assert entry["should_fail"] is (not expected["valid"])
+
+
+def _tree(root: Path) -> dict[str, tuple[str, bytes]]:
+    result: dict[str, tuple[str, bytes]] = {}
+    for directory, dirs, files in os.walk(root):
+        for name in sorted(dirs + files):
+            path = Path(directory) / name
+            rel = path.relative_to(root).as_posix()
+            if path.is_symlink():
+                result[rel] = ("link", os.readlink(path).encode())
+            elif path.is_file():
+                result[rel] = ("file", path.read_bytes())
+    return result
+
+
+def test_the_committed_cases_are_what_the_authoring_script_writes(tmp_path: Path) -> None:
+    proc = subprocess.run(
+        [sys.executable, str(REPO / "spec" / "tools" / "build_cases.py"), "--out", str(tmp_path)],
+        check=False,
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode == 0, proc.stderr
+    fresh, committed = _tree(tmp_path / "cases"), _tree(SUITE / "cases")
+    assert sorted(fresh) == sorted(committed)
+    stale = [rel for rel in fresh if fresh[rel] != committed[rel]]
+    assert stale == []
+    conformance = (tmp_path / "conformance.yaml").read_text()
+    assert conformance == (SUITE / "conformance.yaml").read_text()
+
+
+@pytest.mark.parametrize("name", CASE_NAMES)
+def test_the_sdk_passes_the_case(name: str) -> None:
+    expected = _expected(name)
+    case_dir = SUITE / "cases" / name
+    result = validate(case_dir)
+    reported = [item.to_dict() for item in result.findings]
+    assert run_suite.compare(expected["findings"], reported, REGISTRY, case_dir) == []
+    assert result.ok is expected["valid"]
+    assert result.exit_code == (0 if expected["valid"] else 1)
+
+
+CLI_CASES = [
+    "full-featured",
+    "newer-minor-with-unknown-key",
+    "alias-bomb",
+    "not-utf8",
+    "unknown-key-under-known-version",
+    "symlink-escapes-as-lock",
+    "pylock-unknown-major",
+    "extraction-value-differs",
+    "guide-out-of-date",
+    "manifest-misnamed",
+]
+
+
+@pytest.mark.parametrize("name", CLI_CASES)
+def test_the_cli_passes_the_case(name: str) -> None:
+    expected = _expected(name)
+    case_dir = SUITE / "cases" / name
+    proc = subprocess.run(
+        ["reprobridge", "validate", "--format", "json", str(case_dir)],
+        check=False,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "NO_COLOR": "1"},
+    )
+    assert proc.returncode == (0 if expected["valid"] else 1), proc.stderr
+    reported = run_suite.collect_findings(json.loads(proc.stdout))
+    assert run_suite.compare(expected["findings"], reported, REGISTRY, case_dir) == []
+
+
+def test_the_runner_passes_the_reference_validator_and_writes_junit(tmp_path: Path) -> None:
+    junit = tmp_path / "results.xml"
+    picked = ["minimal-valid", "duplicate-key", "lock-unhashed-requirement"]
+    proc = subprocess.run(
+        [
+            sys.executable,
+            str(SUITE / "run_suite.py"),
+            "--command",
+            "reprobridge validate --format json {path}",
+            "--junit",
+            str(junit),
+            *[arg for name in picked for arg in ("--case", name)],
+        ],
+        check=False,
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode == 0, proc.stderr
+    suite = ET.parse(junit).getroot().find("testsuite")
+    assert suite is not None
+    assert (suite.get("tests"), suite.get("failures"), suite.get("errors")) == ("3", "0", "0")
+    cases = {case.get("name"): case for case in suite.iter("testcase")}
+    assert sorted(cases) == sorted(picked)
+    assert cases["lock-unhashed-requirement"].get("classname") == "rra.conformance.locks"
+
+
+def test_the_runner_reports_a_validator_that_finds_nothing(tmp_path: Path) -> None:
+    junit = tmp_path / "results.xml"
+    silent = f'{sys.executable} -c "print(\'{{\\"findings\\": []}}\')" {{path}}'
+    proc = subprocess.run(
+        [
+            sys.executable,
+            str(SUITE / "run_suite.py"),
+            "--command",
+            silent,
+            "--junit",
+            str(junit),
+            "--case",
+            "minimal-valid",
+            "--case",
+            "unknown-top-level-key",
+        ],
+        check=False,
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode == 1
+    suite = ET.parse(junit).getroot().find("testsuite")
+    assert suite is not None
+    assert (suite.get("tests"), suite.get("failures")) == ("2", "1")
+    failure = next(c for c in suite.iter("testcase") if c.get("name") == "unknown-top-level-key")
+    element = failure.find("failure")
+    assert element is not None and element.text is not None
+    assert element.text.splitlines() == [
+        "missing: S001 at '/readme'",
+        "exit status 0, expected 1",
+    ]
+
+
+def test_the_runner_reports_a_validator_that_crashes(tmp_path: Path) -> None:
+    junit = tmp_path / "results.xml"
+    crash = f'{sys.executable} -c "import sys; sys.exit(2)" {{path}}'
+    args = [sys.executable, str(SUITE / "run_suite.py"), "--command", crash]
+    proc = subprocess.run(
+        [*args, "--junit", str(junit), "--case", "minimal-valid"],
+        check=False,
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode == 1
+    suite = ET.parse(junit).getroot().find("testsuite")
+    assert suite is not None and suite.get("errors") == "1"
+
+
+def test_the_runner_selects_cases_by_tags() -> None:
+    proc = subprocess.run(
+        [
+            sys.executable,
+            str(SUITE / "run_suite.py"),
+            "--command",
+            "reprobridge validate --format json {path}",
+            "--tags",
+            "pylock,locks,digests",
+            "-j",
+            "2",
+        ],
+        check=False,
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode == 0, proc.stderr
+    tags = {"pylock", "locks", "digests"}
+    selected = [n for n in CASE_NAMES if set(_expected(n)["tags"]) <= tags]
+    assert proc.stderr.strip().endswith(f"{len(selected)}/{len(selected)} cases passed")
+
+
+class TestCompare:
+    """The matching rules of README.md, on values."""
+
+    def test_an_exact_match_passes(self) -> None:
+        want = [{"code": "S001", "path": "/a"}, {"code": "S001", "path": "/a"}]
+        got = [{"code": "S001", "path": "/a"}, {"code": "S001", "path": "/a"}]
+        assert run_suite.compare(want, got, REGISTRY) == []
+
+    def test_findings_are_a_multiset(self) -> None:
+        want = [{"code": "S001", "path": "/a"}, {"code": "S001", "path": "/a"}]
+        got = [{"code": "S001", "path": "/a"}]
+        assert run_suite.compare(want, got, REGISTRY) == ["missing: S001 at '/a'"]
+
+    def test_an_extra_info_is_allowed_but_not_an_extra_warning(self) -> None:
+        got = [
+            {"code": "F007", "path": "/x", "severity": "info"},
+            {"code": "F007", "path": "/y", "severity": "warning"},
+        ]
+        assert run_suite.compare([], got, REGISTRY) == ["unexpected: F007 (warning) at '/y'"]
+
+    def test_the_severity_must_match_the_registry_default(self) -> None:
+        got = [{"code": "V003", "path": "/rra_version", "severity": "error"}]
+        want = [{"code": "V003", "path": "/rra_version"}]
+        problems = run_suite.compare(want, got, REGISTRY)
+        assert problems == ["severity: V003 at '/rra_version' is error, expected warning"]
+
+    def test_a_file_is_compared_relative_to_the_case(self, tmp_path: Path) -> None:
+        want = [{"code": "G003", "path": "", "file": "GUIDE.md"}]
+        good = [{"code": "G003", "path": "", "file": str(tmp_path / "GUIDE.md")}]
+        bad = [{"code": "G003", "path": "", "file": str(tmp_path / "NOTES.md")}]
+        assert run_suite.compare(want, good, REGISTRY, tmp_path) == []
+        assert run_suite.compare(want, bad, REGISTRY, tmp_path)[0].startswith("missing: G003")
+
+    def test_findings_are_collected_from_any_json_shape(self) -> None:
+        document = {
+            "results": [{"artifact": "a", "problems": [{"code": "R001", "path": "/tasks/1/id"}]}],
+            "summary": {"code": "not-a-code", "path": ""},
+        }
+        assert run_suite.collect_findings(document) == [{"code": "R001", "path": "/tasks/1/id"}]
