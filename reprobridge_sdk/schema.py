@@ -100,6 +100,18 @@ _BUILTIN = (
         "ReproBridge evidence record 1.0 (record.json)",
         aliases=("evidence", "record"),
     ),
+    SchemaSpec(
+        "audit-1.0",
+        "reprobridge_sdk.model.audit:AuditResult",
+        "ReproBridge audit report 1.0 (reprobridge audit --format json)",
+        aliases=("audit",),
+    ),
+    SchemaSpec(
+        "audit-table-1.0",
+        "reprobridge_sdk.model.audit:AuditTable",
+        "ReproBridge audit table 1.0 (reprobridge audit --table --format json)",
+        aliases=("audit-table",),
+    ),
 )
 
 #: Registered schemas by name, in registration order.
