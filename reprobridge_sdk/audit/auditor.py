@@ -48,6 +48,7 @@ from .interval import (
     DEFAULT_FLOOR,
     DEFAULT_LEVEL,
     Interval,
+    check_options,
     compatibility_interval,
     is_stable,
     published_midpoint,
@@ -107,6 +108,11 @@ def load_artifact(path: str | os.PathLike[str]) -> ArtifactFacts:
     return artifact_facts(artifact)
 
 
+def _options(level: float, floor: float, *, holm: bool, curation: bool) -> AuditOptions:
+    check_options(level, floor)
+    return AuditOptions(level=level, floor=floor, holm=holm, curation=curation)
+
+
 def _verify_attempt(facts: ArtifactFacts, attempt: Attempt) -> list[RunEvidence]:
     if not attempt.path.exists():
         return []
@@ -157,7 +163,7 @@ def audit(
     the artifact's ``runs/``. An attempt that is given but does not exist is a
     :class:`UsageError`; a missing default ``runs/`` is an attempt without runs.
     """
-    options = AuditOptions(level=level, floor=floor, holm=holm, curation=curation)
+    options = _options(level, floor, holm=holm, curation=curation)
     facts = load_artifact(artifact_path)
     return _audit(facts, Path(artifact_path), attempts, options)
 
@@ -327,7 +333,7 @@ def audit_table(
     agent-a=runs/agent-a`` names the same sub-directory of every artifact). An artifact
     that cannot be loaded is listed in ``errors`` and fails the table.
     """
-    options = AuditOptions(level=level, floor=floor, holm=holm, curation=curation)
+    options = _options(level, floor, holm=holm, curation=curation)
     parsed = [parse_attempt(a) for a in attempts] if attempts is not None else None
     results: list[AuditResult] = []
     errors: list[AuditFinding] = []

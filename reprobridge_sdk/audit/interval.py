@@ -52,6 +52,7 @@ __all__ = [
     "STABILITY_THRESHOLD",
     "Interval",
     "Score",
+    "check_options",
     "compatibility_interval",
     "holm",
     "is_stable",
@@ -114,7 +115,8 @@ class Score:
     p: float
 
 
-def _check_options(level: float, floor: float) -> None:
+def check_options(level: float, floor: float) -> None:
+    """:class:`UsageError` unless ``0 < level < 1`` and ``floor`` is finite and ``>= 0``."""
     if not (isinstance(level, (int, float)) and 0.0 < level < 1.0):
         msg = f"level must be strictly between 0 and 1, got {level!r}"
         raise UsageError(msg)
@@ -145,7 +147,7 @@ def compatibility_interval(
     floor: float = DEFAULT_FLOOR,
 ) -> Interval:
     """The compatibility interval of reference ``observations`` (see the module docstring)."""
-    _check_options(level, floor)
+    check_options(level, floor)
     xs = [float(x) for x in observations]
     n = len(xs)
     nan = math.nan
