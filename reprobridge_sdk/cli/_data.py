@@ -1,0 +1,89 @@
+"""``reprobridge data``: fetch and verify data and checkpoints."""
+
+# ruff: noqa: PLC0415 - imports stay inside commands so that the CLI starts fast
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from reprobridge_sdk.cli._env_output import fail, report_findings
+
+__all__ = ["data"]
+
+_FORMATS = click.Choice(["text", "json", "sarif", "junit"])
+
+
+@click.group()
+def data() -> None:
+    """Fetch and verify data and checkpoints."""
+
+
+@data.command()
+@click.argument("path", type=click.Path(path_type=Path), default=".")
+@click.argument("items", nargs=-1)
+@click.option("--timeout", type=float, default=60.0, show_default=True, help="Seconds per read.")
+@click.option("--cache-dir", type=click.Path(file_okay=False, path_type=Path))
+@click.option("--format", "fmt", type=_FORMATS, default="text")
+def fetch(
+    path: Path, items: tuple[str, ...], timeout: float, cache_dir: Path | None, fmt: str
+) -> None:
+    """Download the declared items (all, or ITEM...) to their destinations and verify them.
+
+    Gated and manual items are not downloaded: the output says what to do.
+    Exit 0 all present, 1 an item failed or needs the user, 2 usage or I/O error.
+    """
+    from reprobridge_sdk.env.data import fetch_data
+    from reprobridge_sdk.errors import ReproBridgeError
+
+    try:
+        result = fetch_data(
+            path, items, cache_dir=cache_dir, timeout=timeout, progress=sys.stderr.isatty()
+        )
+    except ReproBridgeError as exc:
+        fail(exc)
+    for name, ids in (("fetched", result.fetched), ("present", result.present)):
+        if ids:
+            click.echo(f"{name}: {', '.join(ids)}", err=True)
+    if result.needs_user and fmt == "text":
+        click.echo(f"needs you: {', '.join(result.needs_user)}", err=True)
+    if result.needs_user and result.ok:
+        # Nothing failed, but the data is not all there: say so with the exit status.
+        report_findings(result.findings, fmt, target=str(path), strict=True)
+    report_findings(result.findings, fmt, target=str(path))
+
+
+@data.command()
+@click.argument("path", type=click.Path(path_type=Path), default=".")
+@click.argument("items", nargs=-1)
+@click.option(
+    "--python",
+    "python",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Interpreter whose distributions hold 'package' items (default: the running one).",
+)
+@click.option("--cache-dir", type=click.Path(file_okay=False, path_type=Path))
+@click.option("--format", "fmt", type=_FORMATS, default="text")
+@click.option("--strict", is_flag=True, help="Warnings fail the check too.")
+def verify(  # noqa: PLR0917 - click passes options positionally
+    path: Path,
+    items: tuple[str, ...],
+    python: Path | None,
+    cache_dir: Path | None,
+    fmt: str,
+    strict: bool,
+) -> None:
+    """Check the declared items on disk: presence, size and SHA-256.
+
+    Exit 0 all verified, 1 findings, 2 usage or I/O error.
+    """
+    from reprobridge_sdk.env.data import verify_data
+    from reprobridge_sdk.errors import ReproBridgeError
+
+    try:
+        result = verify_data(path, items, python=python, cache_dir=cache_dir)
+    except ReproBridgeError as exc:
+        fail(exc)
+    report_findings(result.findings, fmt, target=str(path), strict=strict)
