@@ -179,7 +179,8 @@ def load_document(source: str | os.PathLike[str] | bytes, *, name: str | None = 
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = raw.count(b"\n", 0, exc.start) + 1
-        col = exc.start - (raw.rfind(b"\n", 0, exc.start) + 1) + 1
+        start = raw.rfind(b"\n", 0, exc.start) + 1
+        col = len(raw[start : exc.start].decode("utf-8", "replace")) + 1
         item = finding(
             "Y007",
             f"byte 0x{raw[exc.start]:02x} at offset {exc.start} is not valid UTF-8",

@@ -28,7 +28,9 @@ __all__ = ["REL_TOL", "check_replay"]
 REL_TOL = 1e-9
 #: Extraction failures that are about the sample's content; others (a missing file, a bad
 #: template or a broken extractor) are reported by the files, semantic or structural layer.
-_REPORTED = frozenset({"no-match", "not-number", "bad-json-pointer", "bad-csv", "bad-yaml", "decode"})
+_REPORTED = frozenset(
+    {"no-match", "not-number", "bad-json-pointer", "bad-csv", "bad-yaml", "decode"}
+)
 
 
 def _map(value: Any) -> dict[str, Any]:

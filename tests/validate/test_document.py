@@ -1,0 +1,249 @@
+"""The YAML document loader: Y findings with positions, core schema, limits, positions law."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from reprobridge_sdk.document import (
+    MAX_ALIAS_NODES,
+    MAX_BYTES,
+    MAX_DEPTH,
+    Document,
+    escape_pointer,
+    load_document,
+)
+
+BOMB = b"\n".join(
+    [b"a: &a [x, x, x, x, x, x, x, x, x]"]
+    + [
+        f"{chr(98 + i)}: &{chr(98 + i)} [{', '.join(['*' + chr(97 + i)] * 9)}]".encode()
+        for i in range(8)
+    ]
+)
+
+
+def _codes(doc: Document) -> list[tuple[str, str, int, int]]:
+    return [(f.code, f.path, f.line, f.col) for f in doc.findings]
+
+
+@pytest.mark.parametrize(
+    ("source", "expected"),
+    [
+        (b"a: [1, 2\n", [("Y001", "", 2, 1)]),
+        (b"a: 1\nb: 'x\n", [("Y001", "", 3, 1)]),
+        (b"- 1\n- 2\n", [("Y002", "", 1, 1)]),
+        (b"just text\n", [("Y002", "", 1, 1)]),
+        (b"", [("Y002", "", 1, 1)]),
+        (b"a: 1\nb:\n  c: 2\n  c: 3\n", [("Y003", "/b/c", 4, 3)]),
+        (b"a: &x [*x]\n", [("Y004", "", 1, 4)]),
+        (b"a: !!binary aGk=\n", [("Y008", "/a", 1, 4)]),
+        (b"a:\n  b: !!python/object:os.system x\n", [("Y008", "/a/b", 2, 6)]),
+        (b"a: !!set {x}\n", [("Y008", "/a", 1, 4)]),
+        (b"a: !!int abc\n", [("Y008", "/a", 1, 4)]),
+        (b"a: !local x\n", [("Y008", "/a", 1, 4)]),
+        (b"a:\n  1: x\n", [("Y009", "/a", 2, 3)]),
+        (b"a:\n  [1]: x\n", [("Y009", "/a", 2, 3)]),
+        (b"a:\n  null: x\n", [("Y009", "/a", 2, 3)]),
+        (b"a: 1\nb: caf\xe9\n", [("Y007", "", 2, 7)]),
+        ("a: 1\nb: \u00e9t\u00e9 ".encode() + b"\xff\n", [("Y007", "", 2, 8)]),
+        (b"a: \xff\n", [("Y007", "", 1, 4)]),
+    ],
+)
+def test_findings_and_positions(source: bytes, expected: list[tuple[str, str, int, int]]) -> None:
+    doc = load_document(source, name="m.yaml")
+    assert _codes(doc) == expected
+    assert all(f.file == "m.yaml" for f in doc.findings)
+
+
+def test_core_schema_scalars() -> None:
+    text = (
+        b"a: yes\nb: on\nc: 1e3\nd: 012\ne: 0o17\nf: 0x1F\ng: 2024-01-01\nh: ~\ni: .inf\n"
+        b"j: -.inf\nk: TRUE\nl: '1'\nm: 1:20\nn: !!str 12\no: !!float 3\np: 1.5\nq: .nan\n"
+    )
+    doc = load_document(text, name="m.yaml")
+    assert doc.findings == []
+    data = doc.data
+    assert data["a"] == "yes"
+    assert data["b"] == "on"
+    assert data["c"] == 1000.0
+    assert data["d"] == 12
+    assert data["e"] == 15
+    assert data["f"] == 31
+    assert data["g"] == "2024-01-01"
+    assert data["h"] is None
+    assert data["i"] == math.inf
+    assert data["j"] == -math.inf
+    assert data["k"] is True
+    assert data["l"] == "1"
+    assert data["m"] == "1:20"
+    assert data["n"] == "12"
+    assert data["o"] == 3.0
+    assert data["p"] == 1.5
+    assert math.isnan(data["q"])
+
+
+def test_merge_key_is_an_ordinary_key() -> None:
+    doc = load_document(b"base: &b {x: 1}\nother:\n  <<: *b\n", name="m.yaml")
+    assert doc.data == {"base": {"x": 1}, "other": {"<<": {"x": 1}}}
+
+
+def test_alias_bomb_stops_before_expanding() -> None:
+    doc = load_document(BOMB, name="m.yaml")
+    assert [f.code for f in doc.findings] == ["Y004"]
+    assert doc.data is None
+    assert doc.findings[0].line >= 1
+
+
+def test_moderate_aliases_expand() -> None:
+    doc = load_document(b"a: &a {k: [1, 2]}\nb: *a\nc: [*a, *a]\n", name="m.yaml")
+    assert doc.findings == []
+    assert doc.data["c"] == [{"k": [1, 2]}, {"k": [1, 2]}]
+    # Aliased values map to the anchor's position.
+    assert doc.positions["/b/k/1"] == (1, 15)
+    assert MAX_ALIAS_NODES >= 10_000
+
+
+@pytest.mark.parametrize("depth", [MAX_DEPTH + 1, 500, 100_000])
+def test_deep_flow_nesting(depth: int) -> None:
+    doc = load_document(b"a: " + b"[" * depth + b"]" * depth, name="m.yaml")
+    assert [f.code for f in doc.findings] == ["Y005"]
+    assert doc.data is None
+
+
+def test_deep_block_nesting() -> None:
+    lines = [" " * i + f"k{i}:" for i in range(MAX_DEPTH + 5)]
+    doc = load_document(("\n".join(lines) + " 1\n").encode(), name="m.yaml")
+    assert [f.code for f in doc.findings] == ["Y005"]
+
+
+def test_depth_at_the_limit_is_fine() -> None:
+    depth = MAX_DEPTH - 1
+    doc = load_document(b"a: " + b"[" * depth + b"]" * depth, name="m.yaml")
+    assert doc.findings == []
+
+
+def test_too_large_file_is_not_read(tmp_path: Path) -> None:
+    path = tmp_path / "rra.yaml"
+    with path.open("wb") as handle:
+        handle.truncate(MAX_BYTES + 1)
+    doc = load_document(path)
+    assert [(f.code, f.line) for f in doc.findings] == [("Y006", 1)]
+    assert load_document(b"#" * (MAX_BYTES + 1), name="x").findings[0].code == "Y006"
+
+
+def test_locate_falls_back_to_ancestors() -> None:
+    doc = load_document(b"a:\n  b: 1\n  c: [x, y]\n", name="m.yaml")
+    assert doc.locate("/a/b") == (2, 6)
+    assert doc.locate("/a/b", key=True) == (2, 3)
+    assert doc.locate("/a/missing") == doc.locate("/a")
+    assert doc.locate("/a/c/1") == (3, 10)
+    assert doc.locate("/zzz") == (1, 1)
+    assert doc.text.startswith("a:")
+
+
+def test_pointer_escaping() -> None:
+    doc = load_document(b"'a/b':\n  '~c': 1\n", name="m.yaml")
+    assert doc.positions[f"/{escape_pointer('a/b')}/{escape_pointer('~c')}"] == (2, 9)
+
+
+def test_bom_is_ignored() -> None:
+    doc = load_document(b"\xef\xbb\xbfa: 1\n", name="m.yaml")
+    assert doc.data == {"a": 1}
+
+
+# --------------------------------------------------------------------------- properties
+
+_keys = st.text(alphabet="abcdefghij_", min_size=1, max_size=8).map(lambda s: "k" + s)
+_scalars = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(min_value=-(10**12), max_value=10**12),
+    st.floats(allow_nan=False, allow_infinity=False, width=64),
+    st.text(alphabet="abcdefghijklmnop ", min_size=0, max_size=12).map(lambda s: "s" + s),
+)
+_json = st.recursive(
+    _scalars,
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=4), st.dictionaries(_keys, inner, min_size=1, max_size=4)
+    ),
+    max_leaves=25,
+)
+_documents = st.dictionaries(_keys, _json, min_size=1, max_size=5)
+
+
+def _walk(value: Any, pointer: str = "") -> list[tuple[str, Any]]:
+    out = [(pointer, value)]
+    if isinstance(value, dict):
+        for key, item in value.items():
+            out.extend(_walk(item, f"{pointer}/{escape_pointer(key)}"))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            out.extend(_walk(item, f"{pointer}/{index}"))
+    return out
+
+
+def _at(text: str, position: tuple[int, int]) -> str:
+    line, col = position
+    return text.splitlines()[line - 1][col - 1 :]
+
+
+@settings(max_examples=60, deadline=None)
+@given(_documents)
+def test_positions_round_trip_json_text(data: dict[str, Any]) -> None:
+    text = json.dumps(data, indent=1)
+    doc = load_document(text.encode(), name="m.json")
+    assert doc.findings == []
+    assert doc.data == data
+    for pointer, value in _walk(data):
+        rest = _at(text, doc.positions[pointer])
+        if isinstance(value, dict):
+            assert rest.startswith("{")
+        elif isinstance(value, list):
+            assert rest.startswith("[")
+        else:
+            assert rest.startswith(json.dumps(value))
+
+
+@settings(max_examples=60, deadline=None)
+@given(_documents)
+def test_positions_round_trip_block_yaml(data: dict[str, Any]) -> None:
+    text = yaml.safe_dump(data, default_flow_style=False, sort_keys=False, width=10_000)
+    doc = load_document(text.encode(), name="m.yaml")
+    assert doc.findings == []
+    assert doc.data == data
+    for pointer, value in _walk(data):
+        if pointer and not isinstance(value, (dict, list)):
+            rest = _at(text, doc.positions[pointer])
+            dumped = yaml.safe_dump(value, width=10_000).splitlines()[0]
+            assert rest.startswith(dumped)
+        if pointer and pointer.rsplit("/", 1)[-1].startswith("k"):
+            key = pointer.rsplit("/", 1)[-1]
+            assert _at(text, doc.key_positions[pointer]).startswith(key)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.text(max_size=300))
+def test_any_text_loads_without_raising(text: str) -> None:
+    doc = load_document(text.encode("utf-8", "surrogatepass"), name="m.yaml")
+    assert isinstance(doc.findings, list)
+    if doc.data is None:
+        assert doc.findings
+    for item in doc.findings:
+        assert item.code.startswith("Y")
+        assert item.line >= 1
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.binary(max_size=300))
+def test_any_bytes_load_without_raising(raw: bytes) -> None:
+    doc = load_document(raw, name="m.yaml")
+    for item in doc.findings:
+        assert item.code.startswith("Y")

@@ -1,0 +1,83 @@
+"""The in-house schema evaluator accepts and rejects exactly as jsonschema's 2020-12 validator."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+from _validate_strategies import mutated, values
+from hypothesis import HealthCheck, given, settings
+
+from reprobridge_sdk.document import load_document
+from reprobridge_sdk.validate._evaluator import SchemaCompileError, compile_schema
+from reprobridge_sdk.validate.structure import SCHEMA_RESOURCE, manifest_schema
+
+REPO = Path(__file__).resolve().parents[2]
+SCHEMA = json.loads((REPO / "reprobridge_sdk" / SCHEMA_RESOURCE).read_text("utf-8"))
+REFERENCE = jsonschema.Draft202012Validator(SCHEMA)
+
+
+def test_package_schema_is_the_committed_schema() -> None:
+    assert json.loads((REPO / "schemas/rra-1.0.schema.json").read_text("utf-8")) == SCHEMA
+
+
+def _manifests() -> list[Path]:
+    found = sorted(REPO.glob("validators/cases/*/rra.yaml"))
+    found += sorted(REPO.glob("examples/*/rra.yaml"))
+    found += sorted(REPO.glob("tests/validate/vectors/*/rra.yaml"))
+    return found
+
+
+def test_there_are_manifests_to_compare() -> None:
+    assert len(_manifests()) >= 20
+
+
+@pytest.mark.parametrize(
+    "path", _manifests(), ids=lambda p: f"{p.parent.parent.name}/{p.parent.name}"
+)
+def test_same_verdict_on_every_shipped_manifest(path: Path) -> None:
+    data = load_document(path).data
+    if data is None:
+        return  # not readable as YAML: there is nothing to compare
+    assert manifest_schema().is_valid(data) == REFERENCE.is_valid(data)
+    assert (manifest_schema().errors(data) == []) == REFERENCE.is_valid(data)
+
+
+@pytest.mark.parametrize(
+    "schema",
+    [
+        {"type": "string", "format": "date"},
+        {"if": {"type": "string"}},
+        {"prefixItems": [{"type": "string"}]},
+        {"properties": {"a": {"uniqueItems": True}}},
+        {"$ref": "https://example.org/other.json"},
+        {"type": "decimal"},
+    ],
+)
+def test_unknown_keywords_fail_at_compile_time(schema: dict[str, Any]) -> None:
+    with pytest.raises(SchemaCompileError):
+        compile_schema(schema)
+
+
+def test_compiled_once() -> None:
+    assert manifest_schema() is manifest_schema()
+
+
+# --------------------------------------------------------------------------- properties
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(mutated())
+def test_same_verdict_as_jsonschema(data: Any) -> None:
+    errors = manifest_schema().errors(data)
+    assert (errors == []) == REFERENCE.is_valid(data)
+    assert manifest_schema().is_valid(data) == REFERENCE.is_valid(data)
+
+
+@settings(max_examples=200, deadline=None)
+@given(values)
+def test_same_verdict_on_arbitrary_values(data: Any) -> None:
+    assert manifest_schema().is_valid(data) == REFERENCE.is_valid(data)
