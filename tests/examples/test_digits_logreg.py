@@ -147,3 +147,118 @@ def test_guide_has_a_change_of_every_kind(data: dict[str, Any]) -> None:
     assert kinds == {"execution-fix", "correctness-fix", "convenience"}
     for key in ("ambiguities", "discrepancies", "pitfalls", "open_choices"):
         assert guide[key], key
+
+
+# --------------------------------------------------------------------------- validate, run, audit
+
+
+def test_example_validates_clean() -> None:
+    from reprobridge_sdk import validate
+
+    result = validate(EXAMPLE, strict=True)
+    assert [(f.code, f.path) for f in result.findings] == []
+
+
+def _locked_versions(data: dict[str, Any]) -> dict[str, str]:
+    from reprobridge_sdk.lockfile import read_lock
+
+    lock = data["environment"]["lock"]
+    entries = read_lock(EXAMPLE / lock["path"], lock["format"]).by_name()
+    return {name: items[0].version for name, items in entries.items()}
+
+
+def _current_matches_lock(data: dict[str, Any]) -> bool:
+    from importlib.metadata import PackageNotFoundError, version
+
+    locked = _locked_versions(data)
+    try:
+        return all(version(name) == locked[name] for name in ("numpy", "scipy", "scikit-learn"))
+    except PackageNotFoundError:
+        return False
+
+
+def test_smoke_launcher_runs_in_current_interpreter(data: dict[str, Any], tmp_path: Path) -> None:
+    from reprobridge_sdk.audit import audit
+    from reprobridge_sdk.digest import tree_digest
+    from reprobridge_sdk.run import run
+
+    summary = run(EXAMPLE, ["smoke"], env_mode="current", runs_dir=tmp_path)
+    assert summary.exit_code == 0
+    (result,) = summary.results
+    record = result.record
+    assert (record.status, record.scope, record.seed) == ("succeeded", "smoke", 0)
+    assert [hit.id for hit in record.landmarks] == [
+        "data-loaded",
+        "split",
+        "logreg-fitted",
+        "knn-fitted",
+        "metrics-written",
+        "done",
+    ]
+    assert [o.id for o in record.outputs] == ["metrics"]
+    assert record.outputs[0].preexisting is False
+    assert record.code_tree_digest == data["codebase"]["tree_digest"]
+    assert record.lock_digest == data["environment"]["lock"]["sha256"]
+    values = {m.task: m.value for m in record.measurements}
+    (sample,) = next(item for item in data["launchers"] if item["id"] == "smoke")["samples"]
+    assert values.keys() == sample["expected"].keys()
+    if _current_matches_lock(data):
+        # Deterministic per seed: the locked versions give the shipped sample's values.
+        for task, value in values.items():
+            assert value is not None
+            assert math.isclose(value, sample["expected"][task], rel_tol=1e-12), task
+    else:  # other library versions: still a sane accuracy in percent
+        assert all(v is not None and 80.0 <= v <= 100.0 for v in values.values())
+    # The run wrote nothing into the artifact's code.
+    assert tree_digest(EXAMPLE / "code") == data["codebase"]["tree_digest"]
+
+    # Smoke evidence is valid but only ever toy for the auditor.
+    report = audit(EXAMPLE, [str(tmp_path)])
+    assert [f.code for f in report.findings] == []
+    verdicts = {task.id: [a.verdict for a in task.attempts] for task in report.tasks}
+    assert verdicts == {task["id"]: ["toy"] for task in data["tasks"]}
+    assert report.badges.functional is False  # the scored launcher has not run
+
+
+@pytest.mark.slow
+def test_scored_launcher_in_locked_environment_audits_compatible(
+    data: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The whole path from a fresh machine: build the environment from the hashed lock
+    (real wheels from the public index), run the scored launcher over seeds 0-4 in it, and
+    audit the evidence against the five reference observations."""
+    from reprobridge_sdk.audit import audit
+    from reprobridge_sdk.env import ensure_environment
+    from reprobridge_sdk.run import run
+
+    monkeypatch.setenv("REPROBRIDGE_CACHE_DIR", str(tmp_path / "cache"))
+    python = ensure_environment(EXAMPLE)
+    assert python.is_file()
+    assert str(python).startswith(str(tmp_path / "cache"))
+
+    runs = tmp_path / "runs"
+    summary = run(EXAMPLE, ["scored"], env_mode="cached", runs_dir=runs, jobs=2)
+    assert summary.exit_code == 0
+    assert sorted(r.record.seed for r in summary.results) == [0, 1, 2, 3, 4]
+    for result in summary.results:
+        record = result.record
+        assert record.env_mode == "cached"
+        assert record.environment is not None
+        assert record.environment.executable.startswith(str(tmp_path / "cache"))
+        installed = {d.name.lower(): d.version for d in record.environment.distributions}
+        for name, version in _locked_versions(data).items():
+            assert installed[name] == version, name
+        assert record.drift == []
+
+    report = audit(EXAMPLE, [str(runs)])
+    assert report.findings == []
+    by_task = {task.id: task for task in report.tasks}
+    for task in data["tasks"]:
+        (attempt,) = by_task[task["id"]].attempts
+        assert attempt.verdict == "compatible", task["id"]
+        assert attempt.icml == "verified"
+        assert attempt.seeds == [0, 1, 2, 3, 4]
+        assert attempt.value is not None
+        # Deterministic in the locked environment: the published value, unrounded.
+        assert round(attempt.value, 1) == task["published"]["value"]
+    assert report.badges.reproduced is True
