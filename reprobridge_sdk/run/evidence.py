@@ -6,7 +6,6 @@ given)::
     record.json                 the evidence record (EvidenceRecord, JSON)
     log.txt                     stdout and stderr of the process, merged, in order
     outputs/<id>/<basename>     a copy of each declared output found after the run
-    runner.pid                  only while the run is in progress (see below)
 
 Paths inside the record (``log.path``, ``outputs[].path``) are relative to the run directory.
 
@@ -19,13 +18,15 @@ rename): first with ``status: running`` when the run starts, then once more with
 status. A crash, ``kill -9`` or a full disk therefore leaves either the earlier record or the
 new one, never a torn file. The log is append-only and flushed as it is written.
 
-*Interrupted runs.* While a run is in progress its directory holds ``runner.pid``: the pid of
-the runner process, the kernel boot id and the process start time (``/proc/<pid>/stat``
-field 22), so a reused pid is not mistaken for the runner. The file is removed after the final
-record is written. :func:`load_record` reports a record whose status is ``running`` as
-``interrupted`` when that runner process no longer exists (or ``runner.pid`` is missing);
-the file on disk is left as it is. A run stopped by Ctrl-C or SIGTERM is finalised with
-status ``interrupted`` by the runner itself.
+*Interrupted runs.* The ``running`` record carries the extension key ``x-runner``: the pid of
+the runner process, the kernel boot id, the process start time (``/proc/<pid>/stat`` field
+22, so a reused pid is not mistaken for the runner) and the host name. The final record has
+no such key. :func:`load_record` reports a record whose status is ``running`` as
+``interrupted`` when that runner process no longer exists (or the key is missing); the file
+on disk is left as it is. A run on another host (shared file system) is taken as still
+running. A run stopped by Ctrl-C or SIGTERM is finalised with status ``interrupted`` by the
+runner itself. (Keeping the owner inside the record costs no extra file write: each record
+write is fsynced, and that is most of the runner's cost per run.)
 """
 
 from __future__ import annotations
@@ -54,15 +55,13 @@ from reprobridge_sdk.model.evidence import (
 __all__ = [
     "LOG_NAME",
     "OUTPUTS_DIR",
-    "OWNER_NAME",
+    "OWNER_KEY",
     "RecordError",
-    "claim_run",
     "iter_runs",
     "load_record",
     "minimal_snapshot",
     "new_run_dir",
     "owner_alive",
-    "release_run",
     "utc_now",
     "write_record",
 ]
@@ -71,8 +70,8 @@ __all__ = [
 LOG_NAME = "log.txt"
 #: Where copies of declared outputs go, inside the run directory.
 OUTPUTS_DIR = "outputs"
-#: The marker of a run in progress.
-OWNER_NAME = "runner.pid"
+#: The extension key of a ``running`` record that names the runner process.
+OWNER_KEY = "x-runner"
 
 
 class RecordError(ReproBridgeError):
@@ -100,8 +99,16 @@ def new_run_dir(runs_dir: Path, launcher: str, seed: int | None) -> tuple[str, P
 
 
 def write_record(run_dir: Path, record: EvidenceRecord) -> None:
-    """Write ``record`` atomically as the run directory's ``record.json``."""
-    atomic_write_json(run_dir / RECORD_NAME, record.model_dump(mode="json"))
+    """Write ``record`` atomically as the run directory's ``record.json``.
+
+    A ``running`` record also names this process under :data:`OWNER_KEY`.
+    """
+    data = record.model_dump(mode="json")
+    if record.status == "running":
+        data[OWNER_KEY] = _owner()
+    else:
+        data.pop(OWNER_KEY, None)
+    atomic_write_json(run_dir / RECORD_NAME, data)
 
 
 # --------------------------------------------------------------------------- ownership
@@ -127,29 +134,23 @@ def _start_ticks(pid: int) -> int | None:
         return None
 
 
-def claim_run(run_dir: Path) -> None:
-    """Mark the run as owned by this process (``runner.pid``)."""
+def _owner() -> dict[str, object]:
     pid = os.getpid()
-    owner = {
+    return {
         "pid": pid,
         "boot_id": _boot_id(),
         "start_ticks": _start_ticks(pid),
         "host": platform.node(),
     }
-    atomic_write_json(run_dir / OWNER_NAME, owner)
 
 
-def release_run(run_dir: Path) -> None:
-    """Remove the ownership marker after the final record is written."""
-    (run_dir / OWNER_NAME).unlink(missing_ok=True)
-
-
-def owner_alive(run_dir: Path) -> bool:
-    """Whether the process named in ``runner.pid`` still runs (on this host and boot)."""
+def owner_alive(owner: object) -> bool:
+    """Whether the runner process an ``x-runner`` value names still runs."""
+    if not isinstance(owner, dict):
+        return False
     try:
-        owner = json.loads((run_dir / OWNER_NAME).read_text("utf-8"))
         pid = int(owner["pid"])
-    except (OSError, ValueError, KeyError, TypeError):
+    except (ValueError, KeyError, TypeError):
         return False
     if owner.get("host") not in (None, platform.node()):
         return True  # another machine's run (shared file system): we cannot tell; trust it
@@ -187,7 +188,6 @@ def load_record(path: str | os.PathLike[str]) -> EvidenceRecord:
     ``interrupted`` and failure reason ``interrupted``.
     """
     target = Path(path)
-    run_dir = target.parent if target.name == RECORD_NAME or target.is_file() else target
     record_path = target if target.is_file() else target / RECORD_NAME
     try:
         data = json.loads(record_path.read_text("utf-8"))
@@ -206,7 +206,7 @@ def load_record(path: str | os.PathLike[str]) -> EvidenceRecord:
                 )
             ],
         ) from None
-    if record.status == "running" and not owner_alive(run_dir):
+    if record.status == "running" and not owner_alive(data.get(OWNER_KEY)):
         record = record.model_copy(
             update={
                 "status": "interrupted",

@@ -67,11 +67,9 @@ from reprobridge_sdk.model.evidence import (
 from .evidence import (
     LOG_NAME,
     OUTPUTS_DIR,
-    claim_run,
     iter_runs,
     minimal_snapshot,
     new_run_dir,
-    release_run,
     utc_now,
     write_record,
 )
@@ -116,9 +114,7 @@ class RunResult:
             "status": self.record.status,
             "failure": None if failure is None else failure.model_dump(mode="json"),
             "duration": self.record.duration,
-            "measurements": [
-                m.model_dump(mode="json") for m in self.record.measurements
-            ],
+            "measurements": [m.model_dump(mode="json") for m in self.record.measurements],
         }
 
 
@@ -374,7 +370,6 @@ def _execute(job: _Job, shared: _Shared) -> RunResult:
     launcher = job.launcher
     run_id, run_dir = new_run_dir(shared.runs_dir, launcher.id, job.seed)
     run_dir = run_dir.resolve()
-    claim_run(run_dir)
     started_wall = time.monotonic()
     context = template_context(launcher.params, job.seed, run_dir)
     record = EvidenceRecord(
@@ -441,8 +436,6 @@ def _execute(job: _Job, shared: _Shared) -> RunResult:
         record.failure = Failure(
             reason="internal-error", detail=f"cannot write the record: {exc.strerror}"
         )
-    finally:
-        release_run(run_dir)
     result = RunResult(run_id=run_id, run_dir=run_dir, record=record)
     shared.emit(RunEvent("run-finished", result.to_dict()))
     return result

@@ -116,7 +116,9 @@ def test_kill_9_leaves_an_interrupted_record_and_earlier_runs_intact(toy: Path) 
     )
     try:
         run_dir = _wait_running(toy / "runs", "sleeper")
-        assert json.loads((run_dir / "record.json").read_text())["status"] == "running"
+        running = json.loads((run_dir / "record.json").read_text())
+        assert running["status"] == "running"
+        assert running["x-runner"]["pid"] == runner.pid
         assert load_record(run_dir).status == "running"
         runner.kill()
         runner.wait(timeout=30)
@@ -155,7 +157,7 @@ def test_ctrl_c_and_sigterm_finalise_an_interrupted_record(toy: Path, signum: in
     assert record.status == "interrupted"
     assert record.failure is not None
     assert (record.failure.reason, record.failure.last_landmark) == ("interrupted", "loaded")
-    assert not (run_dir / "runner.pid").exists()
+    assert "x-runner" not in json.loads((run_dir / "record.json").read_text())
     events = [json.loads(line) for line in out.decode().splitlines()]
     assert [e["event"] for e in events] == ["run-started", "landmark", "run-finished", "summary"]
     assert events[-1]["interrupted"] is True

@@ -50,7 +50,7 @@ def test_success_over_seeds(toy: Path) -> None:
         assert record.code_tree_digest is not None
         assert record.code_tree_digest.startswith("sha256-tree1:")
         assert record.environment is not None
-        assert not (result.run_dir / "runner.pid").exists()
+        assert "x-runner" not in (result.run_dir / "record.json").read_text()
     (acc, acc_json) = summary.tasks
     assert (acc.task, acc.value, acc.complete) == ("acc", pytest.approx(91.0), True)
     assert acc_json.values == pytest.approx((90.0, 91.0, 92.0))
