@@ -22,6 +22,7 @@ from reprobridge_sdk.errors import UsageError
 PAYLOAD = bytes(range(256)) * 4096  # 1 MiB
 SHA = hashlib.sha256(PAYLOAD).hexdigest()
 WRONG = b"\0" * len(PAYLOAD)
+INSTRUCTIONS = "Accept the license at https://example.org/model and download."
 
 
 class _Server(ThreadingHTTPServer):
@@ -33,7 +34,7 @@ class _Server(ThreadingHTTPServer):
 class _Handler(BaseHTTPRequestHandler):
     server: _Server
 
-    def log_message(self, format: str, *args: object) -> None:  # noqa: A002
+    def log_message(self, format: str, *args: object) -> None:
         pass
 
     def _send(self, body: bytes, *, status: int = 200, extra: dict[str, str] | None = None) -> None:
@@ -139,14 +140,12 @@ def data_artifact(server: _Server, make_artifact: Callable[..., Path], tmp_path:
                 "gated",
                 f"{base}/good.bin",
                 "ckpt/gated.bin",
-                extra="      access: gated\n"
-                "      instructions: Accept the license at https://example.org/model and download.\n",
+                extra=f"      access: gated\n      instructions: {INSTRUCTIONS}\n",
             ),
             _item("bucket", "s3://bucket/key.bin", "data/bucket.bin"),
         ]
     )
-    art = make_artifact(tmp_path / "art", "six\n", extra=f"  data:\n{items}")
-    return art
+    return make_artifact(tmp_path / "art", "six\n", extra=f"  data:\n{items}")
 
 
 def _by_id(findings: list) -> dict[str, list[str]]:  # type: ignore[type-arg]
@@ -243,7 +242,8 @@ def test_package_and_codebase_items(make_artifact: Callable[..., Path], tmp_path
     size = located.stat().st_size
     code_file = b"label,value\na,1\n"
     items = (
-        f"    - id: pkg\n      source: {{package: click}}\n      sha256: {sha}\n      size: {size}\n"
+        f"    - id: pkg\n      source: {{package: click}}\n"
+        f"      sha256: {sha}\n      size: {size}\n"
         f"    - id: pkg-wrong\n      source: {{package: click}}\n      sha256: '{'1' * 64}'\n"
         f"    - id: pkg-absent\n      source: {{package: no-such-dist-xyz}}\n"
         f"      sha256: {sha}\n"
