@@ -296,6 +296,8 @@ def _finish(items: list[Finding], options: _Options) -> list[Finding]:
         if options.strict and item.severity is Severity.WARNING:
             item = item.with_severity(Severity.ERROR)  # noqa: PLW2901 - the promoted copy
         result.append(item)
+        if options.fail_fast and item.severity is Severity.ERROR:
+            break
     result.sort(key=lambda f: (f.file, f.line, f.col, f.code, f.path))
     return result
 
