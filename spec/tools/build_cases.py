@@ -1879,6 +1879,15 @@ def cases() -> list[Case]:
     )
     c.append(
         Case(
+            "lock-includes-another-file",
+            "The lock includes another requirements file with -r.",
+            [f("L009", "", file=LOCK)],
+            tags=["locks"],
+            files=with_lock("-r base.txt\n" + lock_line("numpy", "1.26.4")),
+        )
+    )
+    c.append(
+        Case(
             "lock-duplicate-requirement",
             "numpy is pinned twice.",
             [f("L008", "", file=LOCK)],

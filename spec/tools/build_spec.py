@@ -1,0 +1,458 @@
+"""Fill the generated parts of the specification and write its example artifacts.
+
+Usage: ``python spec/tools/build_spec.py [--check]`` from the repository root.
+
+``spec/rra-1.0.md`` is hand-written except for blocks between
+``<!-- begin generated: KIND ARGS -->`` and ``<!-- end generated -->``:
+
+* ``fields NAME...``: a table per object of the manifest schema (``schemas/rra-1.0.schema.json``);
+* ``evidence-fields NAME...``: the same for the evidence record schema;
+* ``example PATH``: the file ``spec/examples/PATH`` verbatim;
+* ``codes``: the catalogue of finding codes from ``validators/codes.json``, each code of the
+  manifest families with an invalid and a valid excerpt taken from the conformance cases
+  (their choice is recorded in ``spec/examples/codes.json``).
+
+The example artifacts under ``spec/examples/`` are written from the same definitions as the
+conformance cases. ``--check`` changes nothing and exits 1 when a generated part is stale.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _casekit import write_case
+from _fieldnotes import NOTES
+from build_cases import cases
+
+from reprobridge_sdk.document import load_document
+from reprobridge_sdk.validate import validate
+
+REPO = Path(__file__).resolve().parents[2]
+SPEC = REPO / "spec" / "rra-1.0.md"
+EXAMPLES = REPO / "spec" / "examples"
+CASES = REPO / "validators" / "cases"
+
+#: Conformance cases that are also the spec's example artifacts.
+EXAMPLE_CASES = (
+    "minimal-valid",
+    "full-featured",
+    "patches-codebase",
+    "pylock-lock",
+    "extension-keys",
+    "newer-minor-with-unknown-key",
+    "templates-and-escapes",
+)
+#: Valid cases the catalogue takes its "valid" excerpts from, in order of preference.
+VALID_SOURCES = (
+    "minimal-valid",
+    "full-featured",
+    "sample-replay-transform",
+    "pylock-lock",
+    "patches-codebase",
+    "templates-and-escapes",
+    "gated-data-with-instructions",
+)
+MANIFEST_FAMILIES = "YVSRFLXG"
+#: The case whose excerpt illustrates a code, where the automatic choice (the case with the
+#: fewest findings) is not the clearest.
+CANONICAL = {
+    "S001": "unknown-key-under-known-version",
+    "S003": "wrong-type-argv-string",
+    "S004": "invalid-enum-direction",
+    "R002": "unknown-task-in-measurement",
+    "F003": "symlink-escapes-as-lock",
+}
+#: Where the valid excerpt of a code is taken when the invalid pointer names a wrong key.
+VALID_POINTER = {"S001": "/tasks/0/metric", "S005": "/tasks/0/metric"}
+#: Worked examples of the compatibility interval (section 11), level 0.95 and floor 0.01.
+#: Observations are strings so that "nan" can be written in JSON; null bounds: no interval.
+INTERVAL_EXAMPLES: list[dict[str, Any]] = [
+    {
+        "observations": ["0.905", "0.912", "0.915", "0.909", "0.918"],
+        "mean": 0.9118,
+        "sd": 0.0050695,
+        "t": 2.7764451,
+        "half_width": 0.0154186,
+        "low": 0.8963814,
+        "high": 0.9272186,
+        "floor_only": False,
+        "compatible": {"0.90": True, "0.93": False, "0.8963": False},
+    },
+    {
+        "observations": ["2.0", "2.0", "2.0"],
+        "mean": 2.0,
+        "sd": 0.0,
+        "t": 4.3026527,
+        "half_width": 0.02,
+        "low": 1.98,
+        "high": 2.02,
+        "floor_only": False,
+        "compatible": {"2.02": True, "2.0201": False},
+    },
+    {
+        "observations": ["0.5"],
+        "mean": 0.5,
+        "sd": None,
+        "t": None,
+        "half_width": 0.005,
+        "low": 0.495,
+        "high": 0.505,
+        "floor_only": True,
+        "compatible": {"0.5": True, "0.51": False},
+    },
+    {"observations": [], "low": None, "high": None, "compatible": {"0.5": False}},
+    {"observations": ["1.0", "nan"], "low": None, "high": None, "compatible": {"1.0": False}},
+]
+_BLOCK_RE = re.compile(
+    r"(<!-- begin generated: (?P<args>[^>]*?) -->\n)(?P<body>.*?)(<!-- end generated -->)",
+    re.DOTALL,
+)
+_WINDOW = 3
+_MAX_LINES = 14
+
+
+# --------------------------------------------------------------------------- field tables
+
+
+def _ref_name(ref: str) -> str:
+    return ref.rsplit("/", 1)[-1]
+
+
+def _type(schema: dict[str, Any]) -> str:
+    if "$ref" in schema:
+        name = _ref_name(schema["$ref"])
+        return f"[{name}](#obj-{name.lower()})"
+    if "oneOf" in schema:
+        return " or ".join(_type(s) for s in schema["oneOf"]) + " (by `kind`)"
+    if "anyOf" in schema:
+        parts = [_type(s) for s in schema["anyOf"] if s.get("type") != "null"]
+        nullable = any(s.get("type") == "null" for s in schema["anyOf"])
+        return " or ".join(parts) + (" or null" if nullable else "")
+    if "enum" in schema:
+        return " \\| ".join(f"`{json.dumps(v)}`" for v in schema["enum"])
+    if "const" in schema:
+        return f"`{json.dumps(schema['const'])}`"
+    kind = schema.get("type")
+    if kind == "array":
+        return f"list of {_type(schema.get('items', {}))}"
+    if kind == "object":
+        values = schema.get("additionalProperties")
+        if isinstance(values, dict):
+            return f"map of string to {_type(values)}"
+        return "object"
+    if isinstance(kind, list):
+        return " or ".join(kind)
+    return str(kind or "any")
+
+
+def _constraints(schema: dict[str, Any]) -> str:
+    parts: list[str] = []
+    for branch in [schema, *schema.get("anyOf", [])]:
+        if "pattern" in branch:
+            parts.append(f"pattern `{branch['pattern']}`")
+        for key, label in (
+            ("minLength", "length ≥"),
+            ("maxLength", "length ≤"),
+            ("minimum", "≥"),
+            ("maximum", "≤"),
+            ("exclusiveMinimum", ">"),
+            ("exclusiveMaximum", "<"),
+            ("minItems", "items ≥"),
+            ("maxItems", "items ≤"),
+        ):
+            if key in branch:
+                parts.append(f"{label} {branch[key]}")
+        items = branch.get("items")
+        if isinstance(items, dict) and "pattern" in items:
+            parts.append(f"items match `{items['pattern']}`")
+    return "; ".join(parts).replace("|", "\\|")
+
+
+def _default(schema: dict[str, Any]) -> str:
+    if "default" not in schema:
+        return ""
+    return f"`{json.dumps(schema['default'])}`"
+
+
+def field_table(name: str, obj: dict[str, Any]) -> str:
+    lines = [f'<a id="obj-{name.lower()}"></a>', f"#### {name}", ""]
+    if obj.get("description"):
+        lines += [" ".join(obj["description"].split()), ""]
+    required = set(obj.get("required", []))
+    lines += [
+        "| Key | Type | Req. | Default | Constraints | Meaning |",
+        "|---|---|---|---|---|---|",
+    ]
+    for key, prop in obj.get("properties", {}).items():
+        meaning = prop.get("description") or NOTES.get(f"{name}.{key}", "")
+        lines.append(
+            f"| `{key}` | {_type(prop)} | {'yes' if key in required else ''} | "
+            f"{_default(prop)} | {_constraints(prop)} | {meaning.replace('|', '/')} |"
+        )
+    lines += ["", "Keys starting with `x-` are extensions (see [Extensions](#unknown-keys)).", ""]
+    return "\n".join(lines)
+
+
+def _objects(schema_file: str, root_name: str) -> dict[str, dict[str, Any]]:
+    schema = json.loads((REPO / "schemas" / schema_file).read_text("utf-8"))
+    objects: dict[str, dict[str, Any]] = dict(schema.get("$defs", {}))
+    objects[root_name] = schema
+    return objects
+
+
+# --------------------------------------------------------------------------- code catalogue
+
+
+def _expected(case: str) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads((CASES / case / "expected.json").read_text("utf-8"))
+    return data
+
+
+def _choose_invalid(code: str) -> tuple[str, dict[str, Any]] | None:
+    best: tuple[int, str, dict[str, Any]] | None = None
+    names = sorted(p.name for p in CASES.iterdir())
+    if code in CANONICAL:
+        names = [CANONICAL[code]]
+    for case in names:
+        findings = _expected(case)["findings"]
+        for item in findings:
+            if item["code"] == code and (best is None or len(findings) < best[0]):
+                best = (len(findings), case, item)
+    return None if best is None else (best[1], best[2])
+
+
+def _pointer_depth(case: str, pointer: str) -> int:
+    doc = load_document(CASES / case / "rra.yaml", name="rra.yaml")
+    parts = pointer.split("/")[1:] if pointer else []
+    for depth in range(len(parts), -1, -1):
+        if ("/" + "/".join(parts[:depth]) if depth else "") in doc.positions:
+            return depth
+    return 0
+
+
+def _line_of(case: str, pointer: str) -> int:
+    doc = load_document(CASES / case / "rra.yaml", name="rra.yaml")
+    parts = pointer.split("/")[1:] if pointer else []
+    for depth in range(len(parts), 0, -1):
+        sub = "/" + "/".join(parts[:depth])
+        keys = getattr(doc, "key_positions", {})
+        if sub in keys:
+            return int(keys[sub][0])
+        if sub in doc.positions:
+            return int(doc.positions[sub][0])
+    return 1
+
+
+def _window(path: Path, line: int) -> tuple[int, int]:
+    total = len(path.read_bytes().splitlines())
+    if line <= 0:
+        return 1, min(total, 8)
+    return max(1, line - _WINDOW), min(total, line + _WINDOW)
+
+
+def _reported_line(case: str, code: str, pointer: str) -> int:
+    for item in validate(CASES / case).findings:
+        if item.code == code and item.path == pointer:
+            return item.line
+    return 0
+
+
+def choose_examples() -> dict[str, Any]:
+    """Code -> the invalid and valid excerpts (case, file, first and last line)."""
+    registry = json.loads((REPO / "validators" / "codes.json").read_text("utf-8"))["codes"]
+    chosen: dict[str, Any] = {}
+    for entry in registry:
+        code = entry["code"]
+        if code[0] not in MANIFEST_FAMILIES:
+            continue
+        picked = _choose_invalid(code)
+        if picked is None:
+            continue
+        case, item = picked
+        file = item.get("file", "rra.yaml")
+        path = CASES / case / file
+        if not path.is_file():
+            invalid: dict[str, Any] = {"case": case, "file": None, "lines": None}
+        else:
+            line = _reported_line(case, code, item["path"])
+            first, last = _window(path, line)
+            invalid = {"case": case, "file": file, "lines": [first, last]}
+        if file == "rra.yaml" and item["path"]:
+            pointer = VALID_POINTER.get(code, item["path"])
+            source = max(
+                VALID_SOURCES,
+                key=lambda c: (_pointer_depth(c, pointer), -VALID_SOURCES.index(c)),
+            )
+            first, last = _window(CASES / source / file, _line_of(source, pointer))
+            valid: dict[str, Any] = {"case": source, "file": file, "lines": [first, last]}
+        else:
+            source = "pylock-lock" if file.endswith(".toml") else "minimal-valid"
+            if not (CASES / source / file).is_file():
+                file = "rra.yaml"
+            first, last = _window(CASES / source / file, 0)
+            valid = {"case": source, "file": file, "lines": [first, last]}
+        chosen[code] = {"invalid": invalid, "valid": valid}
+    return chosen
+
+
+def _excerpt(spec: dict[str, Any]) -> str:
+    if spec["file"] is None:
+        case_dir = CASES / spec["case"]
+        listing = sorted(p.name for p in case_dir.iterdir() if p.name != "expected.json")
+        return "```text\n" + "\n".join(f"{spec['case']}/{n}" for n in listing) + "\n```"
+    path = CASES / spec["case"] / spec["file"]
+    first, last = spec["lines"]
+    raw = path.read_bytes().splitlines()[first - 1 : last]
+    text = [line.decode("utf-8", "backslashreplace")[:120] for line in raw]
+    if len(text) > _MAX_LINES:
+        text = [*text[: _MAX_LINES - 1], "# ..."]
+    lang = {".yaml": "yaml", ".toml": "toml", ".md": "markdown"}.get(path.suffix, "text")
+    where = f"`validators/cases/{spec['case']}/{spec['file']}`, lines {first} to {last}"
+    return f"{where}:\n\n```{lang}\n" + "\n".join(text) + "\n```"
+
+
+def code_catalogue(examples: dict[str, Any]) -> str:
+    registry = json.loads((REPO / "validators" / "codes.json").read_text("utf-8"))["codes"]
+    out: list[str] = []
+    family = ""
+    titles = {
+        "Y": "YAML and layout",
+        "V": "Versioning",
+        "S": "Structure",
+        "R": "References and semantics",
+        "F": "Files, paths and digests",
+        "L": "Locks",
+        "X": "Extraction replay",
+        "G": "Guide",
+        "E": "Environment checks",
+        "D": "Data acquisition",
+        "A": "Evidence and audit",
+        "N": "Runner",
+    }
+    for entry in registry:
+        code = entry["code"]
+        if code[0] != family:
+            family = code[0]
+            out += [f"### {family}: {titles.get(family, family)}", ""]
+        out += [
+            f'<a id="{code}"></a>',
+            f"#### {code} {entry['name']}",
+            "",
+            f"**{entry['severity']}** · {entry['status']} · since {entry['since']} · "
+            f"[{entry['spec']}](#{entry['spec']})",
+            "",
+            entry["summary"],
+            "",
+        ]
+        example = examples.get(code)
+        if example is None:
+            out += [
+                "Reported outside manifest validation (by the command named in the linked "
+                "section); its tests hold the examples.",
+                "",
+            ]
+            continue
+        out += [f"Invalid, {_excerpt(example['invalid'])}", ""]
+        out += [f"Valid, {_excerpt(example['valid'])}", ""]
+    return "\n".join(out)
+
+
+# --------------------------------------------------------------------------- assembly
+
+
+def render_spec(text: str, examples: dict[str, Any], examples_dir: Path) -> str:
+    manifest_objects = _objects("rra-1.0.schema.json", "Manifest")
+    evidence_objects = _objects("evidence-1.0.schema.json", "EvidenceRecord")
+
+    def block(match: re.Match[str]) -> str:
+        kind, *args = match.group("args").split()
+        if kind == "fields":
+            body = "\n".join(field_table(name, manifest_objects[name]) for name in args)
+        elif kind == "evidence-fields":
+            body = "\n".join(field_table(name, evidence_objects[name]) for name in args)
+        elif kind == "example":
+            path = examples_dir / args[0]
+            lang = {".yaml": "yaml", ".toml": "toml", ".md": "markdown"}.get(path.suffix, "text")
+            body = f"```{lang}\n{path.read_text('utf-8')}```\n"
+        elif kind == "codes":
+            body = code_catalogue(examples) + "\n"
+        else:
+            msg = f"unknown generated block {kind!r}"
+            raise ValueError(msg)
+        return match.group(1) + body + match.group(4)
+
+    return _BLOCK_RE.sub(block, text)
+
+
+def write_examples(target: Path) -> dict[str, Any]:
+    """Write the example artifacts and ``codes.json`` into ``target``; return the latter."""
+    if target.exists():
+        shutil.rmtree(target)
+    target.mkdir(parents=True)
+    by_name = {case.name: case for case in cases()}
+    for name in EXAMPLE_CASES:
+        write_case(by_name[name], target)
+        (target / name / "expected.json").unlink()
+    interval = {
+        "$comment": "Worked examples of spec section 11 (level 0.95, floor 0.01).",
+        "level": 0.95,
+        "floor": 0.01,
+        "tolerance": 5e-7,
+        "cases": INTERVAL_EXAMPLES,
+    }
+    (target / "interval.json").write_text(json.dumps(interval, indent=2) + "\n", "utf-8")
+    examples = choose_examples()
+    (target / "codes.json").write_text(json.dumps(examples, indent=2) + "\n", "utf-8")
+    return examples
+
+
+def _same_tree(a: Path, b: Path) -> bool:
+    files_a = sorted(p.relative_to(a) for p in a.rglob("*"))
+    files_b = sorted(p.relative_to(b) for p in b.rglob("*"))
+    if files_a != files_b:
+        return False
+    for rel in files_a:
+        pa, pb = a / rel, b / rel
+        if pa.is_symlink() or pb.is_symlink():
+            if not (pa.is_symlink() and pb.is_symlink()) or pa.readlink() != pb.readlink():
+                return False
+        elif pa.is_file() and pa.read_bytes() != pb.read_bytes():
+            return False
+    return True
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    check = "--check" in args
+    with tempfile.TemporaryDirectory() as tmp:
+        fresh_examples = Path(tmp) / "examples"
+        examples = write_examples(fresh_examples)
+        text = SPEC.read_text("utf-8")
+        rendered = render_spec(text, examples, fresh_examples)
+        if check:
+            stale = []
+            if rendered != text:
+                stale.append(str(SPEC.relative_to(REPO)))
+            if not EXAMPLES.exists() or not _same_tree(fresh_examples, EXAMPLES):
+                stale.append(str(EXAMPLES.relative_to(REPO)))
+            for item in stale:
+                sys.stdout.write(f"stale: {item}\n")
+            return 1 if stale else 0
+        if EXAMPLES.exists():
+            shutil.rmtree(EXAMPLES)
+        shutil.copytree(fresh_examples, EXAMPLES, symlinks=True)
+        SPEC.write_text(rendered, "utf-8")
+    sys.stderr.write(f"wrote {SPEC.relative_to(REPO)} and {EXAMPLES.relative_to(REPO)}\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

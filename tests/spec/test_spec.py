@@ -1,0 +1,175 @@
+"""The specification: generated parts current, anchors complete, every example loads and checks."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from reprobridge_sdk import document, validate, yamlio
+from reprobridge_sdk.api import load
+from reprobridge_sdk.audit.interval import compatibility_interval
+from reprobridge_sdk.digest import tree_digest
+from reprobridge_sdk.findings import registry
+
+REPO = Path(__file__).resolve().parents[2]
+SPEC = REPO / "spec" / "rra-1.0.md"
+EXAMPLES = REPO / "spec" / "examples"
+CASES = REPO / "validators" / "cases"
+TEXT = SPEC.read_text("utf-8")
+ANCHORS = set(re.findall(r'<a id="([^"]+)"></a>', TEXT))
+EXAMPLE_DIRS = sorted(p.name for p in EXAMPLES.iterdir() if (p / "rra.yaml").is_file())
+
+
+def _expected(case: str) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads((CASES / case / "expected.json").read_text("utf-8"))
+    return data
+
+
+def test_the_generated_parts_and_examples_are_current() -> None:
+    proc = subprocess.run(
+        [sys.executable, str(REPO / "spec" / "tools" / "build_spec.py"), "--check"],
+        check=False,
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_every_spec_anchor_of_the_registry_exists() -> None:
+    anchors = {info.spec for info in registry().values()}
+    assert anchors - ANCHORS == set()
+
+
+def test_every_registered_code_has_exactly_one_section() -> None:
+    documented = re.findall(r"^#### ([A-Z]\d{3}) ([a-z0-9-]+)$", TEXT, flags=re.MULTILINE)
+    assert sorted(documented) == sorted((c.code, c.name) for c in registry().values())
+    assert set(registry()) <= ANCHORS
+
+
+def test_every_internal_link_resolves() -> None:
+    targets = set(re.findall(r"\]\(#([^)]+)\)", TEXT))
+    assert targets - ANCHORS == set()
+
+
+def test_every_example_file_the_spec_names_exists() -> None:
+    named = set(re.findall(r"spec/examples/([\w./-]+[\w/])", TEXT))
+    assert named
+    missing = [name for name in named if not (EXAMPLES / name).exists()]
+    assert missing == []
+
+
+def test_the_limits_are_those_of_the_reference_loader() -> None:
+    assert f"8 MiB ({document.MAX_BYTES:,} bytes)" in TEXT
+    assert f"| Nesting depth of collections | {document.MAX_DEPTH} | Y005 |" in TEXT
+    assert f"| {document.MAX_ALIAS_NODES:,} | Y004 |" in TEXT
+
+
+@pytest.mark.parametrize("name", EXAMPLE_DIRS)
+def test_the_example_artifact_validates_as_its_conformance_case_says(name: str) -> None:
+    result = validate(EXAMPLES / name)
+    got = sorted((item.code, item.path) for item in result.findings)
+    want = sorted((item["code"], item["path"]) for item in _expected(name)["findings"])
+    assert got == want
+    assert result.ok
+
+
+@pytest.mark.parametrize("name", [n for n in EXAMPLE_DIRS if _expected(n)["findings"] == []])
+def test_the_example_artifact_loads_into_the_typed_model(name: str) -> None:
+    artifact = load(EXAMPLES / name)
+    assert artifact.manifest.artifact.id == name
+    assert artifact.manifest.rra_version == "1.0"
+
+
+@pytest.mark.parametrize("name", EXAMPLE_DIRS)
+def test_the_example_manifest_round_trips(name: str) -> None:
+    path = EXAMPLES / name / "rra.yaml"
+    doc = yamlio.load(path)
+    assert yamlio.dumps(doc) == path.read_text("utf-8")
+
+
+def test_the_example_artifacts_are_the_conformance_cases() -> None:
+    for name in EXAMPLE_DIRS:
+        for file in (EXAMPLES / name).rglob("*"):
+            twin = CASES / name / file.relative_to(EXAMPLES / name)
+            assert twin.exists(), twin
+            if file.is_file() and not file.is_symlink():
+                assert file.read_bytes() == twin.read_bytes(), file
+
+
+def test_every_manifest_code_has_an_invalid_and_a_valid_example() -> None:
+    examples = json.loads((EXAMPLES / "codes.json").read_text("utf-8"))
+    not_from_validation = {"L010"}  # only `reprobridge lock` reports it
+    manifest_codes = {code for code in registry() if code[0] in "YVSRFLXG"} - not_from_validation
+    assert set(examples) == manifest_codes
+    for code, pair in examples.items():
+        invalid, valid = pair["invalid"], pair["valid"]
+        assert code in {item["code"] for item in _expected(invalid["case"])["findings"]}, code
+        assert _expected(valid["case"])["valid"] is True, code
+        assert code not in {item["code"] for item in _expected(valid["case"])["findings"]}, code
+        for part in (invalid, valid):
+            if part["file"] is None:
+                continue
+            lines = (CASES / part["case"] / part["file"]).read_bytes().splitlines()
+            first, last = part["lines"]
+            assert 1 <= first <= last <= len(lines), code
+
+
+def _number(text: str) -> float:
+    return float(text)
+
+
+def test_the_worked_interval_examples_match_the_reference_auditor() -> None:
+    data = json.loads((EXAMPLES / "interval.json").read_text("utf-8"))
+    tolerance = data["tolerance"]
+    for case in data["cases"]:
+        observations = [_number(x) for x in case["observations"]]
+        interval = compatibility_interval(observations, level=data["level"], floor=data["floor"])
+        if case["low"] is None:
+            assert not interval.defined
+        else:
+            assert interval.defined
+            for key in ("mean", "half_width", "low", "high"):
+                assert getattr(interval, key) == pytest.approx(case[key], abs=tolerance)
+            for key in ("sd", "t"):
+                if case[key] is None:
+                    assert math.isnan(getattr(interval, key))
+                else:
+                    assert getattr(interval, key) == pytest.approx(case[key], abs=tolerance)
+            assert interval.floor_only is case["floor_only"]
+        for value, compatible in case["compatible"].items():
+            assert interval.contains(float(value)) is compatible, (case["observations"], value)
+
+
+def test_the_tree_digest_is_the_byte_layout_the_spec_describes(tmp_path: Path) -> None:
+    (tmp_path / "train.py").write_bytes(b"print(1)\n")
+    (tmp_path / "run.sh").write_bytes(b"#!/bin/sh\npython train.py\n")
+    (tmp_path / "run.sh").chmod(0o755)
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "labels.txt").write_bytes(b"0\n1\n")
+    (tmp_path / "data" / "latest").symlink_to("labels.txt")
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "__pycache__").mkdir()
+    (tmp_path / "__pycache__" / "train.cpython-311.pyc").write_bytes(b"\0")
+    (tmp_path / "stale.pyc").write_bytes(b"\0")
+
+    def sha(data: bytes) -> str:
+        return hashlib.sha256(data).hexdigest()
+
+    entries = sorted(
+        [
+            (b"data/labels.txt", b"f", sha(b"0\n1\n").encode()),
+            (b"data/latest", b"l", b"labels.txt"),
+            (b"run.sh", b"x", sha(b"#!/bin/sh\npython train.py\n").encode()),
+            (b"train.py", b"f", sha(b"print(1)\n").encode()),
+        ]
+    )
+    layout = b"".join(kind + b"\0" + path + b"\0" + value + b"\n" for path, kind, value in entries)
+    assert tree_digest(tmp_path) == "sha256-tree1:" + sha(layout)
