@@ -15,10 +15,13 @@ import sys
 import time
 from pathlib import Path
 
+import jsonschema
 import pytest
 
 from reprobridge_sdk.digest import file_sha256
 from reprobridge_sdk.run import iter_runs, load_record, run
+
+SCHEMA = Path(__file__).resolve().parents[2] / "schemas" / "evidence-1.0.schema.json"
 
 DRIVER = """
 import json, resource, sys
@@ -119,6 +122,7 @@ def test_kill_9_leaves_an_interrupted_record_and_earlier_runs_intact(toy: Path) 
         running = json.loads((run_dir / "record.json").read_text())
         assert running["status"] == "running"
         assert running["x-runner"]["pid"] == runner.pid
+        jsonschema.validate(running, json.loads(SCHEMA.read_text("utf-8")))
         assert load_record(run_dir).status == "running"
         runner.kill()
         runner.wait(timeout=30)
