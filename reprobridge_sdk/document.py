@@ -80,7 +80,12 @@ _FLOAT_RE = re.compile(
 _SAFE_GUARD = 800
 
 
+_MAYBE_NOT_STR = frozenset("-+.0123456789~nNtTfF")
+
+
 def _core_tag(value: str) -> str:
+    if value and value[0] not in _MAYBE_NOT_STR:
+        return _STR
     if _NULL_RE.match(value):
         return _NULL
     if _BOOL_RE.match(value):
@@ -105,7 +110,9 @@ class _Loader(_BaseLoader):  # type: ignore[valid-type,misc]
 
 def escape_pointer(token: str) -> str:
     """Escape one JSON Pointer reference token (RFC 6901)."""
-    return token.replace("~", "~0").replace("/", "~1")
+    if "~" in token or "/" in token:
+        return token.replace("~", "~0").replace("/", "~1")
+    return token
 
 
 def unescape_pointer(token: str) -> str:
@@ -235,7 +242,8 @@ def _parse(label: str, text: str) -> Document:
         return doc
     converter = _Converter(doc)
     try:
-        _check_aliases(label, root)
+        if "*" in text:  # without an alias there is nothing to expand
+            _check_aliases(label, root)
         data = converter.convert(root, "", 0)
     except _Fatal as fatal:
         doc.findings.append(fatal.item)

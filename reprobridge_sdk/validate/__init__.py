@@ -282,6 +282,15 @@ def _lock_python(doc: Any, environment: dict[str, Any], lock: dict[str, Any]) ->
     ]
 
 
+def _warm() -> None:
+    from reprobridge_sdk import extraction, guide, lockfile  # noqa: F401, PLC0415 - warm-up
+
+    from . import files, replay, semantic, version  # noqa: F401, PLC0415 - warm-up
+    from .structure import manifest_schema  # noqa: PLC0415 - warm-up
+
+    manifest_schema()
+
+
 def _matches(code: str, prefixes: Sequence[str]) -> bool:
     return any(code.startswith(prefix) for prefix in prefixes)
 
@@ -358,6 +367,7 @@ def validate(
     if jobs > 1 and len(jobs_list) > 1 and not fail_fast:
         from concurrent.futures import ProcessPoolExecutor  # noqa: PLC0415 - only for -j
 
+        _warm()  # forked workers inherit the imported layers and the compiled schema
         chunk = max(1, min(64, len(jobs_list) // (jobs * 4)))
         with ProcessPoolExecutor(max_workers=jobs) as pool:
             result.artifacts.extend(pool.map(_one, jobs_list, chunksize=chunk))

@@ -353,6 +353,11 @@ class CompiledSchema:
         types_of = self._accepted_types
 
         def check(instance: Any, pointer: str, out: list[SchemaError]) -> bool:
+            if not exactly_one:
+                # anyOf: the first valid branch decides; errors only matter when none is.
+                for branch in compiled:
+                    if branch(instance, pointer, []):
+                        return True
             results: list[list[SchemaError]] = []
             valid = 0
             for branch in compiled:

@@ -278,6 +278,8 @@ class _Checker:
     def _templates(self, ptr: str, launcher: dict[str, Any]) -> None:
         params = _map(launcher.get("params"))
         known = TEMPLATE_BUILTINS | set(params)
+        if launcher.get("seeds") in (None, []):
+            known -= {"seed"}  # a launcher without seeds runs once, with no {seed} (spec R014)
         places: list[tuple[str, Any]] = list(_strs(launcher.get("argv"), f"{ptr}/argv"))
         for key, value in _map(launcher.get("env")).items():
             places.append((f"{ptr}/env/{escape_pointer(key)}", value))

@@ -245,3 +245,36 @@ def test_colour_only_on_a_tty_and_never_with_no_color(tree: Path) -> None:
     env = {k: v for k, v in os.environ.items() if k != "NO_COLOR"}
     assert "\x1b[31m" in _on_tty(tree / "c-broken", env)
     assert "\x1b[" not in _on_tty(tree / "c-broken", {**env, "NO_COLOR": "1"})
+
+
+def test_validate_path_imports_no_pydantic_jsonschema_or_ruamel() -> None:
+    code = (
+        "import sys\n"
+        "from reprobridge_sdk.cli import main\n"
+        "try:\n"
+        f"    main(['validate', {str(EXAMPLE)!r}])\n"
+        "except SystemExit as exc:\n"
+        "    assert exc.code == 0, exc.code\n"
+        "heavy = {'pydantic', 'jsonschema', 'ruamel', 'pydantic_core'}\n"
+        "print(sorted({m.split('.')[0] for m in sys.modules} & heavy))\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
+    )
+    assert proc.stdout.strip() == "[]"
+
+
+def test_help_imports_no_command_modules() -> None:
+    code = (
+        "import sys\n"
+        "from reprobridge_sdk.cli import main\n"
+        "try:\n"
+        "    main(['--help'])\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        "print(sorted(m for m in sys.modules if m.startswith('reprobridge_sdk.')))\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
+    )
+    assert proc.stdout.strip().splitlines()[-1] == "['reprobridge_sdk.cli']"
