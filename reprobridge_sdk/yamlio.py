@@ -41,6 +41,7 @@ from ruamel.yaml.scalarstring import LiteralScalarString
 
 from ._fs import atomic_write_text
 from .document import Document, load_document
+from .errors import ArtifactError
 from .findings import Finding, Severity, finding
 
 __all__ = [
@@ -197,9 +198,18 @@ def _new_node(value: Any) -> Any:
         if value and _short_scalars(value):
             seq.fa.set_flow_style()
         return seq
-    if isinstance(value, str) and "\n" in value.rstrip("\n"):
+    if isinstance(value, str) and _literal_block(value):
         return LiteralScalarString(value)
     return value
+
+
+def _literal_block(value: str) -> bool:
+    """A multi-line string that reads back exactly from a ``|`` block scalar."""
+    body = value[:-1] if value.endswith("\n") else value
+    if "\n" not in body or body[:1].isspace() or body.endswith("\n"):
+        return False
+    lines = body.split("\n")
+    return all(line.isprintable() and line == line.rstrip() and line for line in lines)
 
 
 def _short_scalars(values: Sequence[Any]) -> bool:
@@ -288,7 +298,7 @@ def update(doc: YamlDocument, new_data: Mapping[str, Any]) -> bool:
     """Make ``doc`` hold ``new_data`` with the fewest node changes; True if anything changed."""
     if doc.tree is None:
         msg = f"{doc.name}: the document could not be read, so it cannot be edited"
-        raise ValueError(msg)
+        raise ArtifactError(msg, doc.findings)
     if _same(to_plain(doc.tree), new_data):
         return False
     if not isinstance(doc.tree, CommentedMap) or not isinstance(new_data, Mapping):
@@ -372,10 +382,7 @@ def _splice(original: str, before: str, after: str) -> str | None:
     return "".join(result)
 
 
-def dumps(doc: YamlDocument) -> str:
-    """The text of ``doc``: the original while unchanged, else a minimal rewrite of it."""
-    if not doc.changed:
-        return doc.text
+def _render(doc: YamlDocument) -> str:
     indent = _guess_indent(doc.text)
     after = _emit(doc.tree, indent)
     try:
@@ -383,11 +390,44 @@ def dumps(doc: YamlDocument) -> str:
     except YAMLError:  # pragma: no cover - the text parsed once already
         return after
     spliced = _splice(doc.text, before, after)
-    if spliced is not None and spliced != after:
-        check = load_document(spliced.encode("utf-8"), name=doc.name)
-        if check.fatal or not _same(check.data, to_plain(doc.tree)):
-            spliced = None
-    return after if spliced is None else spliced
+    return after if spliced is None or not _reads_back(spliced, doc.tree) else spliced
+
+
+def _reads_back(text: str, tree: Any) -> bool:
+    check = load_document(text.encode("utf-8"), name="<check>")
+    return not check.fatal and not check.findings and _same(check.data, to_plain(tree))
+
+
+def _plain_floats(node: Any) -> Any:
+    """Replace ruamel's float scalars (whose re-emission may round) by Python floats."""
+    if isinstance(node, CommentedMap):
+        for key, value in node.items():
+            node[key] = _plain_floats(value)
+    elif isinstance(node, CommentedSeq):
+        for index, value in enumerate(node):
+            node[index] = _plain_floats(value)
+    elif isinstance(node, float) and type(node) is not float:
+        return float(node)
+    return node
+
+
+def dumps(doc: YamlDocument) -> str:
+    """The text of ``doc``: the original while unchanged, else a minimal rewrite of it.
+
+    The result always reads back to the data of the tree: if ruamel's re-emission of a kept
+    number would round it, numbers are re-emitted exactly, and as a last resort the data is
+    written afresh (losing comments rather than values).
+    """
+    if not doc.changed:
+        return doc.text
+    out = _render(doc)
+    if _reads_back(out, doc.tree):
+        return out
+    doc.tree = _plain_floats(doc.tree)
+    out = _render(doc)
+    if _reads_back(out, doc.tree):
+        return out
+    return dumps_data(to_plain(doc.tree), spaced=False)  # pragma: no cover - defensive
 
 
 def dumps_data(data: Mapping[str, Any], *, header: str = "", spaced: bool = True) -> str:

@@ -1,0 +1,233 @@
+"""Round-trip YAML: byte-identical untouched documents, minimal edits, safety, positions."""
+
+from __future__ import annotations
+
+import copy
+import difflib
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from reprobridge_sdk import yamlio
+from reprobridge_sdk.errors import ArtifactError
+
+FIXTURES = Path(__file__).parent / "fixtures"
+FILES = sorted(FIXTURES.glob("*.yaml"))
+
+
+def _changed_lines(before: str, after: str) -> list[str]:
+    diff = difflib.unified_diff(before.splitlines(), after.splitlines(), lineterm="", n=0)
+    return [line for line in diff if line[:1] in "+-" and line[:3] not in ("+++", "---")]
+
+
+def _comments(text: str) -> list[str]:
+    return [line[line.index("#") :] for line in text.splitlines() if "#" in line]
+
+
+@pytest.mark.parametrize("path", FILES, ids=lambda p: p.name)
+def test_untouched_document_round_trips_byte_identical(path: Path, tmp_path: Path) -> None:
+    text = path.read_text("utf-8")
+    doc = yamlio.load(path)
+    assert doc.ok
+    assert yamlio.dumps(doc) == text
+    assert yamlio.update(doc, copy.deepcopy(doc.data)) is False
+    target = tmp_path / path.name
+    yamlio.save(doc, target)
+    assert target.read_bytes() == path.read_bytes()
+
+
+def test_plain_data_matches_the_validator_view() -> None:
+    doc = yamlio.load(FIXTURES / "indent4.yaml")
+    artifact = doc.data["artifact"]
+    assert artifact["date"] == "2024-05-01"
+    assert artifact["yes_no"] == "yes"
+    assert artifact["octal"] == 12
+    assert yamlio.to_plain(doc.tree) == doc.data
+
+
+@pytest.mark.parametrize("path", FILES, ids=lambda p: p.name)
+def test_editing_one_value_changes_one_line_and_keeps_comments(path: Path) -> None:
+    text = path.read_text("utf-8")
+    doc = yamlio.load(path)
+    data = copy.deepcopy(doc.data)
+    data["artifact"]["id"] = "edited"
+    assert yamlio.update(doc, data) is True
+    out = yamlio.dumps(doc)
+    changed = _changed_lines(text, out)
+    assert len(changed) == 2
+    assert changed[0].startswith("-") and changed[1].startswith("+")
+    assert "edited" in changed[1]
+    assert _comments(out) == _comments(text)
+    assert yamlio.loads(out).data == data
+
+
+def test_edits_keep_quoting_flow_style_and_block_scalars() -> None:
+    text = (FIXTURES / "commented.yaml").read_text("utf-8")
+    doc = yamlio.loads(text)
+    data = copy.deepcopy(doc.data)
+    data["artifact"]["title"] = "New 'title'"
+    data["launchers"][0]["argv"].append("--fast")
+    data["launchers"][0]["seeds"] = [1, 2, 3, 4]
+    data["tasks"][0]["published"]["value"] = 0.96
+    yamlio.update(doc, data)
+    out = yamlio.dumps(doc)
+    assert yamlio.loads(out).data == data
+    lines = out.splitlines()
+    assert "  title: 'New ''title'''" in lines
+    assert '    argv: ["python", \'train.py\', --seed, "{seed}", --fast]' in lines
+    assert "    seeds: [1, 2, 3, 4]" in lines
+    # the comment stays in its column
+    assert "      value: 0.96     # trailing zeros kept" in lines
+    assert "      A literal block" in lines
+    assert _comments(out) == _comments(text)
+    assert len(_changed_lines(text, out)) == 8
+
+
+def test_adding_and_removing_keys_and_items_by_id() -> None:
+    text = (FIXTURES / "commented.yaml").read_text("utf-8")
+    doc = yamlio.loads(text)
+    data = copy.deepcopy(doc.data)
+    data["tasks"].insert(0, {"id": "t0", "dataset": "iris", "metric": "acc"})
+    del data["launchers"][0]["env"]
+    data["artifact"]["version"] = "1.2"
+    data["x-extra"] = {"note": "multi\nline"}
+    yamlio.update(doc, data)
+    out = yamlio.dumps(doc)
+    reread = yamlio.loads(out)
+    assert reread.data == data
+    assert list(reread.data["artifact"]) == ["id", "title", "license", "paper", "version"]
+    assert "  # the only task" in out.splitlines()
+    assert "    env:" not in out
+    # the task that stayed keeps its position in the text relative to its comment
+    assert out.index("  # the only task") < out.index("  - id: t1")
+
+
+def test_reordering_a_list_of_records_moves_them() -> None:
+    doc = yamlio.loads("items:\n  - id: a\n    v: 1  # one\n  - id: b\n    v: 2  # two\n")
+    data = {"items": [{"id": "b", "v": 2}, {"id": "a", "v": 1}]}
+    yamlio.update(doc, data)
+    out = yamlio.dumps(doc)
+    assert yamlio.loads(out).data == data
+    assert out.index("id: b") < out.index("id: a")
+
+
+def test_positions_are_one_based_line_and_column() -> None:
+    doc = yamlio.load(FIXTURES / "commented.yaml")
+    assert doc.locate("/artifact/title") == (7, 10)
+    assert doc.locate("/launchers/0/argv/1") == (26, 22)
+    assert doc.locate("/tasks/0/metric", key=True) == (15, 5)
+    assert doc.locate("/tasks/0/no/such/key") == doc.locate("/tasks/0")
+
+
+@pytest.mark.parametrize(
+    ("text", "code"),
+    [
+        ("a: 1\na: 2\n", "Y003"),
+        ("a: [1, 2\n", "Y001"),
+        ("- 1\n- 2\n", "Y002"),
+        ("a: !python/object:os.system x\n", "Y008"),
+        (b"a: \xff\xfe\n", "Y007"),
+        (
+            "a: &x [1,2]\n"
+            + "".join(
+                f"b{i}: &x{i} [*x, *x, *x, *x, *x, *x, *x, *x, *x]\n".replace(
+                    "*x", f"*x{i - 1}" if i else "*x"
+                )
+                for i in range(12)
+            ),
+            "Y004",
+        ),
+        ("a: " + "[" * 200 + "]" * 200 + "\n", "Y005"),
+    ],
+    ids=["duplicate", "syntax", "not-mapping", "tag", "utf8", "alias-bomb", "deep"],
+)
+def test_unsafe_or_broken_input_gives_located_findings(text: str | bytes, code: str) -> None:
+    doc = yamlio.loads(text, name="bad.yaml")
+    assert not doc.ok or code == "Y002"
+    assert code in [item.code for item in doc.findings]
+    assert all(item.file == "bad.yaml" for item in doc.findings)
+    if not doc.ok and doc.tree is None:
+        with pytest.raises(ArtifactError):
+            yamlio.update(doc, {"a": 1})
+
+
+def test_save_is_atomic_and_refreshes_positions(tmp_path: Path) -> None:
+    target = tmp_path / "rra.yaml"
+    target.write_text("a: 1  # keep\nb: 2\n", "utf-8")
+    doc = yamlio.load(target)
+    yamlio.update(doc, {"z": 0, "a": 1, "b": 3})
+    yamlio.save(doc, target)
+    assert target.read_text("utf-8") == "z: 0\na: 1  # keep\nb: 3\n"
+    assert not doc.changed
+    assert doc.locate("/b") == (3, 4)
+    assert [p.name for p in tmp_path.iterdir()] == ["rra.yaml"]
+
+
+def test_new_documents_have_header_comments_and_flow_lists() -> None:
+    text = yamlio.dumps_data({"a": {"b": [1, 2]}, "c": "x\ny\n"}, header="first\n\nsecond")
+    assert text.splitlines()[:3] == ["# first", "#", "# second"]
+    assert "  b: [1, 2]" in text.splitlines()
+    assert yamlio.loads(text).data == {"a": {"b": [1, 2]}, "c": "x\ny\n"}
+
+
+# -- the round-trip laws ---------------------------------------------------------------------
+
+_text = st.text(
+    st.characters(blacklist_categories=("Cs", "Cc"), blacklist_characters="\ufeff") | st.just("\n"),
+    max_size=20,
+)
+_scalars = (
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(2**70), max_value=2**70)
+    | st.floats(allow_nan=False)
+    | _text
+)
+_keys = _text.filter(lambda key: key != "<<")
+
+
+def _trees(leaves: Any) -> Any:
+    return st.recursive(
+        leaves,
+        lambda children: (
+            st.lists(children, max_size=4) | st.dictionaries(_keys, children, max_size=4)
+        ),
+        max_leaves=12,
+    )
+
+
+_documents = st.dictionaries(_keys, _trees(_scalars), max_size=5)
+
+
+@settings(max_examples=100, deadline=None)
+@given(_documents)
+def test_law_dump_then_load_gives_the_same_data(data: dict[str, Any]) -> None:
+    text = yamlio.dumps_data(data)
+    doc = yamlio.loads(text)
+    assert doc.ok, doc.findings
+    assert doc.data == data
+    assert yamlio.dumps(doc) == text
+
+
+@settings(max_examples=100, deadline=None)
+@given(_documents, _documents)
+def test_law_update_then_dump_gives_the_new_data(
+    first: dict[str, Any], second: dict[str, Any]
+) -> None:
+    doc = yamlio.loads(yamlio.dumps_data(first))
+    yamlio.update(doc, second)
+    out = yamlio.dumps(doc)
+    reread = yamlio.loads(out)
+    assert reread.ok, reread.findings
+    assert reread.data == second
+
+
+def test_numbers_survive_restructuring_edits() -> None:
+    first = {"i": None, "n": [None, None, [False], {"k": [None, 6.453955775143405e16]}]}
+    second = {"n": [None, None, None, {"k": [None, 6.453955775143405e16]}]}
+    doc = yamlio.loads(yamlio.dumps_data(first))
+    yamlio.update(doc, second)
+    assert yamlio.loads(yamlio.dumps(doc)).data == second
