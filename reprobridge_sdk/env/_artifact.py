@@ -2,6 +2,8 @@
 
 The environment commands need only this part of the manifest, so a problem elsewhere in the
 manifest (reported by ``reprobridge validate``) does not stop a lock, a build or a check.
+:func:`load_raw` does not import the data model at all (``reprobridge lock`` stays quick);
+:func:`load_environment` validates the part with the model.
 """
 
 from __future__ import annotations
@@ -9,59 +11,78 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import Any
-
-from pydantic import ValidationError
+from typing import TYPE_CHECKING, Any
 
 from reprobridge_sdk import yamlio
 from reprobridge_sdk.errors import ArtifactError, UsageError
 from reprobridge_sdk.findings import Severity
-from reprobridge_sdk.model import MANIFEST_NAME
-from reprobridge_sdk.model.environment import Environment
 
-__all__ = ["EnvArtifact", "load_environment"]
+if TYPE_CHECKING:
+    from reprobridge_sdk.model.environment import Environment
+
+__all__ = ["MANIFEST", "EnvArtifact", "RawArtifact", "inside", "load_environment", "load_raw"]
+
+#: The manifest's file name (``reprobridge_sdk.model.MANIFEST_NAME``; not imported from
+#: there, since importing the model costs more than a whole ``reprobridge lock``'s overhead).
+MANIFEST = "rra.yaml"
+
+
+def inside(root: Path, relative: str, *, what: str) -> Path:
+    """Resolve a manifest path; :class:`UsageError` if it leads outside the artifact."""
+    pure = PurePosixPath(relative)
+    if pure.is_absolute() or ".." in pure.parts:
+        msg = f"{what} {relative!r} leads outside the artifact"
+        raise UsageError(msg)
+    path = root.joinpath(*pure.parts)
+    if not path.resolve().is_relative_to(root.resolve()):
+        msg = f"{what} {relative!r} leads outside the artifact (through a link)"
+        raise UsageError(msg)
+    return path
 
 
 @dataclass
-class EnvArtifact:
-    """An artifact's root, its manifest document and its typed ``environment`` part."""
+class RawArtifact:
+    """An artifact's root, its manifest document and its ``environment`` mapping as data."""
 
     root: Path
     document: yamlio.YamlDocument
-    environment: Environment
+    raw: dict[str, Any]
 
     @property
     def manifest_path(self) -> Path:
-        return self.root / MANIFEST_NAME
+        return self.root / MANIFEST
 
     def inside(self, relative: str, *, what: str) -> Path:
-        """Resolve a manifest path; :class:`UsageError` if it leads outside the artifact."""
-        pure = PurePosixPath(relative)
-        if pure.is_absolute() or ".." in pure.parts:
-            msg = f"{what} {relative!r} leads outside the artifact"
-            raise UsageError(msg)
-        path = self.root.joinpath(*pure.parts)
-        root = self.root.resolve()
-        if not path.resolve().is_relative_to(root):
-            msg = f"{what} {relative!r} leads outside the artifact (through a link)"
-            raise UsageError(msg)
-        return path
+        return inside(self.root, relative, what=what)
 
-    def save_environment(self, environment: dict[str, Any]) -> None:
+    def save_raw(self, environment: dict[str, Any]) -> None:
         """Replace the ``environment`` mapping, keeping comments and formatting elsewhere."""
         data = dict(self.document.data)
         data["environment"] = environment
         if yamlio.update(self.document, data):
             yamlio.save(self.document, self.manifest_path)
+        self.raw = environment
+
+
+@dataclass
+class EnvArtifact(RawArtifact):
+    """A :class:`RawArtifact` with its typed ``environment`` part."""
+
+    environment: Environment
+
+    def save_environment(self, environment: dict[str, Any]) -> None:
+        from reprobridge_sdk.model.environment import Environment  # noqa: PLC0415
+
+        self.save_raw(environment)
         self.environment = Environment.model_validate(environment)
 
 
-def load_environment(path: str | os.PathLike[str]) -> EnvArtifact:
-    """Load the artifact at ``path`` (its directory or its manifest)."""
+def load_raw(path: str | os.PathLike[str]) -> RawArtifact:
+    """Load the artifact at ``path`` (its directory or its manifest) without the model."""
     root = Path(path)
     if root.is_file():
         root = root.parent
-    manifest = root / MANIFEST_NAME
+    manifest = root / MANIFEST
     try:
         document = yamlio.load(manifest)
     except OSError as exc:
@@ -75,11 +96,23 @@ def load_environment(path: str | os.PathLike[str]) -> EnvArtifact:
     if not isinstance(raw, dict):
         msg = f"{manifest} has no 'environment' mapping"
         raise ArtifactError(msg)
+    return RawArtifact(root=root, document=document, raw=raw)
+
+
+def load_environment(path: str | os.PathLike[str]) -> EnvArtifact:
+    """Load the artifact at ``path`` and validate its ``environment`` part with the model."""
+    from pydantic import ValidationError  # noqa: PLC0415
+
+    from reprobridge_sdk.model.environment import Environment  # noqa: PLC0415
+
+    art = load_raw(path)
     try:
-        environment = Environment.model_validate(raw)
+        environment = Environment.model_validate(art.raw)
     except ValidationError as exc:
         first = exc.errors()[0]
         where = "/".join(str(part) for part in first["loc"])
-        msg = f"{manifest}: environment/{where}: {first['msg']} (run 'reprobridge validate')"
+        msg = (
+            f"{art.manifest_path}: environment/{where}: {first['msg']} (run 'reprobridge validate')"
+        )
         raise ArtifactError(msg) from exc
-    return EnvArtifact(root=root, document=document, environment=environment)
+    return EnvArtifact(root=art.root, document=art.document, raw=art.raw, environment=environment)

@@ -71,12 +71,16 @@ def _uv() -> str:
 
 def resolver_version(resolver: Resolver) -> str:
     """``uv 0.5.1`` or ``pip-tools 7.4.1``."""
-    if resolver == "uv":
-        proc = subprocess.run([_uv(), "--version"], capture_output=True, text=True, check=False)
-        match = re.search(r"uv\s+(\S+)", proc.stdout)
-        return f"uv {match.group(1)}" if match else "uv"
-    from importlib.metadata import version  # noqa: PLC0415
+    from importlib.metadata import PackageNotFoundError, version  # noqa: PLC0415
 
+    if resolver == "uv":
+        try:
+            return f"uv {version('uv')}"  # the PyPI package ships the binary of its version
+        except PackageNotFoundError:  # pragma: no cover - a uv binary from elsewhere
+            argv = [_uv(), "--version"]
+            proc = subprocess.run(argv, capture_output=True, text=True, check=False)
+            match = re.search(r"uv\s+(\S+)", proc.stdout)
+            return f"uv {match.group(1)}" if match else "uv"
     return f"pip-tools {version('pip-tools')}"
 
 

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from reprobridge_sdk.digest import file_sha256
-from reprobridge_sdk.env._artifact import load_environment
+from reprobridge_sdk.env._artifact import RawArtifact, load_raw
 from reprobridge_sdk.env._resolvers import Resolver, resolve, resolver_version
 from reprobridge_sdk.errors import UsageError
 from reprobridge_sdk.findings import Finding, Severity, finding
@@ -58,6 +58,32 @@ def strip_local_options(text: str) -> str:
     return "".join(kept)
 
 
+_PYTHON = re.compile(r"^\d+\.\d+(\.\d+)?$")
+
+
+def _declared(art: RawArtifact) -> tuple[str, str, dict[str, Any] | None]:
+    """``environment.requirements``, ``environment.python`` and ``environment.lock``, checked
+    just enough to lock (the full check is ``reprobridge validate``'s)."""
+    raw = art.raw
+    requirements = raw.get("requirements")
+    if not isinstance(requirements, str) or not requirements:
+        msg = "the manifest declares no environment.requirements to lock"
+        raise UsageError(msg)
+    python = raw.get("python")
+    if not isinstance(python, str) or not _PYTHON.match(python):
+        msg = "environment.python must be a version like '3.11'"
+        raise UsageError(msg)
+    lock = raw.get("lock")
+    if lock is not None and not (
+        isinstance(lock, dict)
+        and isinstance(lock.get("path"), str)
+        and lock.get("format") in {"requirements", "pylock"}
+    ):
+        msg = "environment.lock must have a path and a format ('requirements' or 'pylock')"
+        raise UsageError(msg)
+    return requirements, python, lock
+
+
 def _platform() -> str:
     return f"{platform.system().lower()}-{platform.machine().lower()}"
 
@@ -78,20 +104,18 @@ def lock_artifact(
     Raises :class:`LockError` (with L findings) when resolution fails or the result is not
     portable; nothing is written then.
     """
-    art = load_environment(path)
-    env = art.environment
-    if env.requirements is None:
-        msg = "the manifest declares no environment.requirements to lock"
-        raise UsageError(msg)
-    source = art.inside(env.requirements, what="environment.requirements")
+    art = load_raw(path)
+    requirements, env_python, declared = _declared(art)
+    source = art.inside(requirements, what="environment.requirements")
     if not source.is_file():
-        msg = f"environment.requirements {env.requirements!r} does not exist"
+        msg = f"environment.requirements {requirements!r} does not exist"
         raise UsageError(msg)
-    lock_format = fmt or (env.lock.format if env.lock else "requirements")
+    declared_format = declared.get("format") if declared else None
+    lock_format = fmt or declared_format or "requirements"
     if output is not None:
         lock_rel = output
-    elif env.lock is not None and (fmt is None or fmt == env.lock.format):
-        lock_rel = env.lock.path
+    elif declared and (fmt is None or fmt == declared_format):
+        lock_rel = str(declared["path"])
     else:
         lock_rel = DEFAULT_LOCK_PATHS[lock_format]
     if lock_format == "pylock" and not Path(lock_rel).name.startswith("pylock"):
@@ -101,7 +125,7 @@ def lock_artifact(
         msg = "only the uv resolver writes pylock.toml locks"
         raise UsageError(msg)
     target = art.inside(lock_rel, what="the lock path")
-    python_version = python or env.python
+    python_version = python or env_python
     if resolver == "pip-tools":
         running = ".".join(platform.python_version_tuple()[:2])
         if ".".join(python_version.split(".")[:2]) != running:
@@ -132,11 +156,11 @@ def lock_artifact(
             detail = run.stderr.strip()[-2000:] or f"exit status {run.returncode}"
             item = finding(
                 "L010",
-                f"{resolver} could not resolve {env.requirements}: {detail}",
-                file=env.requirements,
+                f"{resolver} could not resolve {requirements}: {detail}",
+                file=requirements,
                 hint="check the requirements and that the package index is reachable",
             )
-            msg = f"cannot lock {env.requirements}"
+            msg = f"cannot lock {requirements}"
             raise LockError(msg, [item])
         text = tmp.read_text("utf-8")
         cleaned = strip_local_options(text) if lock_format == "requirements" else text
@@ -159,13 +183,13 @@ def lock_artifact(
         "platform": _platform(),
         "resolver": tool,
     }
-    raw_env = dict(art.document.data["environment"])
+    raw_env = dict(art.raw)
     raw_lock = dict(raw_env.get("lock") or {})
     raw_lock.update(
         {"path": lock_rel, "format": lock_format, "sha256": digest, "resolved_for": resolved_for}
     )
     raw_env["lock"] = raw_lock
-    art.save_environment(raw_env)
+    art.save_raw(raw_env)
     return LockResult(
         path=target,
         format=lock_format,
