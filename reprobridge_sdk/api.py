@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -300,26 +300,11 @@ def _validated(
 
 
 def _validator_findings(root: Path) -> list[Finding]:
-    """Error findings of the structural and semantic validation of ``root``, if available."""
-    try:
-        from .validate import validate  # noqa: PLC0415 - a higher layer, loaded on use
-    except ImportError:  # pragma: no cover - only while the validator is being built
-        return []
-    try:
-        result = validate(root, check_files=False)
-    except Exception:
-        return []
-    return [item for item in _result_findings(result) if item.severity == Severity.ERROR]
+    """Error findings of the structural and semantic validation of ``root``."""
+    from .validate import validate  # noqa: PLC0415 - a higher layer, loaded on use
 
-
-def _result_findings(result: Any) -> Iterable[Finding]:
-    for name in ("findings", "all_findings"):
-        value = getattr(result, name, None)
-        if callable(value):
-            value = value()
-        if isinstance(value, Iterable):
-            return [item for item in value if isinstance(item, Finding)]
-    return []
+    result = validate(root, check_files=False)
+    return [item for item in result.findings if item.severity == Severity.ERROR]
 
 
 _UNKNOWN_KEY = re.compile(r"unknown key '([^']*)'")
