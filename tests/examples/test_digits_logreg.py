@@ -97,6 +97,15 @@ def test_dataset_digest_matches_the_file_in_the_locked_package(data: dict[str, A
     assert file_sha256(path) == item["sha256"]
 
 
+def test_data_verify_finds_the_dataset_in_the_installed_package() -> None:
+    from reprobridge_sdk.env import verify_data
+
+    result = verify_data(EXAMPLE)
+    assert [f.code for f in result.findings] == []
+    assert result.present == ["digits"]
+    assert result.needs_user == []
+
+
 @pytest.mark.parametrize("launcher_id", ["smoke", "scored"])
 def test_samples_replay_to_expected_values(data: dict[str, Any], launcher_id: str) -> None:
     from reprobridge_sdk.extraction import apply_transform, extract_value
