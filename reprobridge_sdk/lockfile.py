@@ -22,6 +22,7 @@ from typing import Any, Literal
 from urllib.parse import urlsplit
 
 from packaging.requirements import InvalidRequirement, Requirement
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
@@ -162,10 +163,34 @@ def check_lock(
     fmt: LockFormat | None = None,
     *,
     display_name: str | None = None,
+    python: str | None = None,
 ) -> list[Finding]:
-    """Every ``L`` finding of the lock at ``path``; ``display_name`` is used as the file."""
+    """Every ``L`` finding of the lock at ``path``; ``display_name`` is used as the file.
+
+    With ``python`` (the manifest's ``environment.python``), a ``pylock.toml`` whose
+    ``requires-python`` excludes that version gives L007.
+    """
     name = display_name if display_name is not None else str(path)
-    return sorted(_parse(Path(path), fmt or detect_format(path), name).findings)
+    parsed = _parse(Path(path), fmt or detect_format(path), name)
+    findings = parsed.findings
+    requires = parsed.lock.requires_python
+    if python is not None and requires:
+        try:
+            allowed = SpecifierSet(requires).contains(python, prereleases=True)
+        except InvalidSpecifier:
+            findings.append(finding("L003", f"invalid requires-python {requires!r}", file=name))
+        else:
+            if not allowed:
+                findings.append(
+                    finding(
+                        "L007",
+                        f"the lock requires Python {requires}; the environment declares {python}",
+                        file=name,
+                        path="/requires-python",
+                        hint="re-lock with 'reprobridge lock --python " + python + "'",
+                    )
+                )
+    return sorted(findings)
 
 
 def _parse(path: Path, fmt: LockFormat, name: str) -> _Parsed:

@@ -133,3 +133,12 @@ def test_check_never_raises_on_any_text(
         path.write_text(text, "utf-8")
         for f in check_lock(path):
             assert f.code.startswith("L")
+
+
+def test_pylock_python_mismatch() -> None:
+    path = VECTORS / "pylock-tables.toml"  # requires-python = ">=3.10"
+    assert check_lock(path, python="3.11") == []
+    found = check_lock(path, python="3.9", display_name="pylock.toml")
+    assert [(f.code, f.path, f.severity) for f in found] == [
+        ("L007", "/requires-python", Severity.WARNING)
+    ]

@@ -1,0 +1,79 @@
+"""The env package's public names and the CLI's error paths (no network needed)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from reprobridge_sdk import env
+from reprobridge_sdk.env.snapshot import REDACTED, select_variables
+
+
+def test_public_names_resolve() -> None:
+    for name in env.__all__:
+        assert getattr(env, name) is not None
+    assert sorted(dir(env)) == sorted(env.__all__)
+
+
+def _cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "reprobridge_sdk", *args],
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=cwd,
+    )
+
+
+def test_env_create_without_lock(make_artifact: Callable[..., Path], tmp_path: Path) -> None:
+    art = make_artifact(tmp_path / "art", "six\n")
+    proc = _cli("env", "create", str(art), "--cache-dir", str(tmp_path / "cache"))
+    assert proc.returncode == 2
+    assert "E012" in proc.stderr
+    assert proc.stdout == ""
+    assert not (tmp_path / "cache" / "envs").exists() or not any(
+        p for p in (tmp_path / "cache" / "envs").iterdir() if not p.name.endswith(".lock")
+    )
+
+
+def test_env_check_json_without_lock(make_artifact: Callable[..., Path], tmp_path: Path) -> None:
+    art = make_artifact(tmp_path / "art", "six\n")
+    proc = _cli("env", "check", str(art), "--format", "json")
+    assert proc.returncode == 1
+    found = json.loads(proc.stdout)["artifacts"][0]["findings"]
+    assert [(f["code"], f["path"], f["file"]) for f in found] == [
+        ("E012", "/environment", "rra.yaml")
+    ]
+
+
+def test_env_check_options_exclude_each_other(tmp_path: Path) -> None:
+    proc = _cli("env", "check", str(tmp_path), "--current", "--python", sys.executable)
+    assert proc.returncode == 2
+
+
+def test_missing_manifest_is_an_io_error(tmp_path: Path) -> None:
+    for args in (("env", "check"), ("data", "verify"), ("lock",), ("env", "create")):
+        proc = _cli(*args, str(tmp_path / "nowhere"))
+        assert proc.returncode == 2, (args, proc.stderr)
+        assert "Traceback" not in proc.stderr
+
+
+_TOKENS = st.one_of(
+    st.from_regex(r"ghp_[A-Za-z0-9]{36}", fullmatch=True),
+    st.from_regex(r"hf_[A-Za-z0-9]{34}", fullmatch=True),
+    st.from_regex(r"AKIA[0-9A-Z]{16}", fullmatch=True),
+    st.from_regex(r"sk-[A-Za-z0-9]{40}", fullmatch=True),
+)
+
+
+@settings(max_examples=50, deadline=None)
+@given(prefix=st.text(alphabet="abc =:/", max_size=10), token=_TOKENS)
+def test_credential_values_never_leak(prefix: str, token: str) -> None:
+    value = prefix + token
+    assert select_variables({"CUDA_NOTE": value}) == {"CUDA_NOTE": REDACTED}
