@@ -19,7 +19,9 @@ Extractors
     bounded by ``chunk_size + MAX_LINE`` bytes. *First* and *all* stream forward with the same
     memory bound. When the pattern has a literal part that every match must contain (and is
     not case-insensitive), the scan looks for that literal with ``bytes.find``/``rfind`` and
-    runs the regular expression only on the lines that contain it. A single line longer than
+    runs the regular expression only on the lines that contain it; otherwise, when no match
+    can cross a line break, the pattern runs over whole chunks (see
+    :mod:`reprobridge_sdk._linescan`); otherwise line by line. A single line longer than
     :data:`MAX_LINE` bytes is matched in segments of at most that size.
 ``json``
     An RFC 6901 JSON Pointer (``~0`` and ``~1`` escapes) into a JSON file.
@@ -48,11 +50,13 @@ import math
 import re
 import statistics
 from collections import deque
-from collections.abc import Generator, Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from . import _linescan
+from ._linescan import DEFAULT_CHUNK, MAX_LINE, line_safe, required_literal
 from .errors import ReproBridgeError
 from .findings import Finding, finding
 
@@ -67,16 +71,13 @@ __all__ = [
     "aggregate",
     "apply_transform",
     "extract_value",
+    "line_safe",
     "parse_number",
     "regex_matches",
     "render_template",
     "required_literal",
 ]
 
-#: Bytes read per step when scanning a file.
-DEFAULT_CHUNK = 1 << 20
-#: Longest line matched as one piece; longer lines are matched in segments of this size.
-MAX_LINE = 8 << 20
 #: Why an extraction can fail (``ExtractionError.reason``).
 REASONS = frozenset(
     {
@@ -191,69 +192,6 @@ def _as_number(value: object, where: str) -> tuple[float, str]:
 # --------------------------------------------------------------------------- regex scan
 
 
-def _parser() -> Any:
-    try:
-        import re._parser as parser  # type: ignore[import-not-found]  # noqa: PLC0415 - 3.11+
-    except ImportError:  # pragma: no cover - Python 3.10
-        import sre_parse as parser  # noqa: PLC0415 - the 3.10 name of the same module
-    return parser
-
-
-def required_literal(pattern: str) -> str | None:
-    """The longest literal text every match of ``pattern`` contains, or ``None``.
-
-    Only top-level concatenation (and plain groups in it) is considered; case-insensitive
-    patterns have none. Used to pre-filter lines with a fast byte search.
-    """
-    parser = _parser()
-    try:
-        parsed = parser.parse(pattern)
-    except re.error:
-        return None
-    if parsed.state.flags & (re.IGNORECASE | re.VERBOSE):
-        return None
-    best = ""
-    run: list[str] = []
-
-    def _flush() -> None:
-        nonlocal best
-        text = "".join(run)
-        if len(text) > len(best):
-            best = text
-        run.clear()
-
-    def _walk(items: Any) -> None:
-        for op, arg in items:
-            name = str(op)
-            if name == "LITERAL":
-                char = chr(arg)
-                if char in "\r\n":
-                    _flush()
-                else:
-                    run.append(char)
-            elif name == "SUBPATTERN":
-                _flush()
-                group_flags = arg[1]
-                if group_flags & re.IGNORECASE:
-                    continue
-                _walk(arg[-1])
-                _flush()
-            elif name == "AT":
-                continue
-            else:
-                _flush()
-        _flush()
-
-    _walk(parsed)
-    return best or None
-
-
-def _group_value(match: re.Match[str] | None, group: str | int) -> str | None:
-    if match is None:
-        return None
-    return match.group(group)
-
-
 def _compile(pattern: str, group: str | int) -> re.Pattern[str]:
     try:
         compiled = re.compile(pattern)
@@ -270,131 +208,6 @@ def _compile(pattern: str, group: str | int) -> re.Pattern[str]:
     return compiled
 
 
-def _decode(line: bytes) -> str:
-    if line.endswith(b"\r"):
-        line = line[:-1]
-    return line.decode("utf-8", "replace")
-
-
-def _region_forward(
-    region: bytes, rx: re.Pattern[str], group: str | int, literal: bytes | None
-) -> Iterator[str]:
-    """Matching lines of ``region`` (whole lines; a final LF is a terminator) in order."""
-    if literal is None:
-        text = region.decode("utf-8", "replace")
-        lines = text.split("\n")
-        if text.endswith("\n"):
-            lines.pop()
-        for line in lines:
-            raw = _group_value(rx.search(line[:-1] if line.endswith("\r") else line), group)
-            if raw is not None:
-                yield raw
-        return
-    pos = 0
-    size = len(region)
-    while True:
-        hit = region.find(literal, pos)
-        if hit < 0:
-            return
-        start = region.rfind(b"\n", 0, hit) + 1
-        end = region.find(b"\n", hit)
-        if end < 0:
-            end = size
-        raw = _group_value(rx.search(_decode(region[start:end])), group)
-        if raw is not None:
-            yield raw
-        pos = end + 1
-
-
-def _region_last(
-    region: bytes, rx: re.Pattern[str], group: str | int, literal: bytes | None
-) -> str | None:
-    """The last matching line of ``region`` (whole lines), or ``None``."""
-    if literal is None:
-        text = region.decode("utf-8", "replace")
-        lines = text.split("\n")
-        if text.endswith("\n"):
-            lines.pop()
-        for line in reversed(lines):
-            raw = _group_value(rx.search(line[:-1] if line.endswith("\r") else line), group)
-            if raw is not None:
-                return raw
-        return None
-    end = len(region)
-    while end > 0:
-        hit = region.rfind(literal, 0, end)
-        if hit < 0:
-            return None
-        start = region.rfind(b"\n", 0, hit) + 1
-        stop = region.find(b"\n", hit)
-        if stop < 0:
-            stop = len(region)
-        raw = _group_value(rx.search(_decode(region[start:stop])), group)
-        if raw is not None:
-            return raw
-        end = start
-    return None
-
-
-def _scan_forward(
-    path: Path,
-    rx: re.Pattern[str],
-    group: str | int,
-    literal: bytes | None,
-    chunk_size: int,
-) -> Generator[str, None, None]:
-    with path.open("rb") as handle:
-        carry = b""
-        while True:
-            block = handle.read(chunk_size)
-            if not block:
-                if carry:
-                    yield from _region_forward(carry, rx, group, literal)
-                return
-            buf = carry + block if carry else block
-            cut = buf.rfind(b"\n")
-            if cut < 0:
-                carry = buf
-                if len(carry) >= MAX_LINE:
-                    yield from _region_forward(carry, rx, group, literal)
-                    carry = b""
-                continue
-            carry = buf[cut + 1 :]
-            yield from _region_forward(buf[: cut + 1], rx, group, literal)
-
-
-def _scan_last(
-    path: Path,
-    rx: re.Pattern[str],
-    group: str | int,
-    literal: bytes | None,
-    chunk_size: int,
-) -> str | None:
-    with path.open("rb") as handle:
-        pos = handle.seek(0, 2)
-        carry = b""  # the start of the file region already read (begins mid-line)
-        while pos > 0:
-            size = min(chunk_size, pos)
-            pos -= size
-            handle.seek(pos)
-            buf = handle.read(size) + carry
-            if pos == 0:
-                region, carry = buf, b""
-            else:
-                first = buf.find(b"\n")
-                if first < 0 and len(buf) < MAX_LINE:
-                    carry = buf
-                    continue
-                if first < 0 or first >= MAX_LINE:
-                    region, carry = buf, b""  # a very long line: match it in segments
-                else:
-                    region, carry = buf[first + 1 :], buf[: first + 1]
-            raw = _region_last(region, rx, group, literal)
-            if raw is not None:
-                return raw
-        return None
-
-
 def regex_matches(
     path: str | Path,
     pattern: str,
@@ -404,22 +217,11 @@ def regex_matches(
     chunk_size: int = DEFAULT_CHUNK,
 ) -> tuple[str, ...]:
     """The group text of the first, last or all matching lines of a file (maybe empty)."""
+    if occurrence not in ("first", "last", "all"):
+        msg = f"unknown occurrence {occurrence!r} (first, last or all)"
+        raise ExtractionError("bad-regex", msg)
     rx = _compile(pattern, group)
-    lit = required_literal(pattern)
-    literal = lit.encode("utf-8") if lit else None
-    file = Path(path)
-    if occurrence == "last":
-        raw = _scan_last(file, rx, group, literal, chunk_size)
-        return () if raw is None else (raw,)
-    found = _scan_forward(file, rx, group, literal, chunk_size)
-    if occurrence == "first":
-        first = next(found, None)
-        found.close()
-        return () if first is None else (first,)
-    if occurrence == "all":
-        return tuple(found)
-    msg = f"unknown occurrence {occurrence!r} (first, last or all)"
-    raise ExtractionError("bad-regex", msg)
+    return _linescan.scan(Path(path), rx, group, occurrence, chunk_size)
 
 
 # --------------------------------------------------------------------------- file extractors

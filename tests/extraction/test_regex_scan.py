@@ -9,8 +9,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from reprobridge_sdk import _linescan
 from reprobridge_sdk.extraction import (
     ExtractionError,
+    line_safe,
     regex_matches,
     required_literal,
 )
@@ -20,7 +22,7 @@ def _naive(data: bytes, pattern: str, group: int | str) -> list[str]:
     """Reference: split the whole file into lines and search each one."""
     rx = re.compile(pattern)
     text = data.decode("utf-8", "replace")
-    lines = text.split("\n")
+    lines = text.split("\n") if text else []
     if text.endswith("\n"):
         lines.pop()
     found = []
@@ -116,11 +118,25 @@ def test_long_line_is_matched_in_segments(tmp_path: Path, monkeypatch: pytest.Mo
 
 _LINES = st.lists(
     st.one_of(
-        st.sampled_from(["acc=1", "acc=22", "acc=", "xacc=3y", "", "noise", "acc=4\r", "é acc=5"]),
+        st.sampled_from(
+            ["acc=1", "acc=22", "acc=", "xacc=3y", "", "noise", "acc=4\r", "é acc=5", "ACC=6 acc=7"]
+        ),
         st.binary(max_size=12).map(lambda b: b.decode("latin-1")),
     ),
     max_size=40,
 )
+_PATTERNS = [
+    r"acc=(\d+)",
+    r"(\d)",
+    r"^acc=(\d+)$",
+    r"(?i)ACC=(\d)",
+    r"(?i)^acc=(\d*)$",
+    r"(x?)",
+    r"\b(\w+)\b$",
+    r"[^=]*=(\d)",
+    r"acc=(\d)|(y)",
+    r"(\d)(?=\s|$)",
+]
 
 
 @settings(
@@ -130,7 +146,7 @@ _LINES = st.lists(
     lines=_LINES,
     trailing=st.booleans(),
     chunk=st.integers(min_value=1, max_value=64),
-    pattern=st.sampled_from([r"acc=(\d+)", r"(\d)", r"^acc=(\d+)$", r"(?i)ACC=(\d)"]),
+    pattern=st.sampled_from(_PATTERNS),
 )
 def test_reverse_scan_equals_forward_naive(
     tmp_path: Path, lines: list[str], trailing: bool, chunk: int, pattern: str
@@ -141,6 +157,44 @@ def test_reverse_scan_equals_forward_naive(
     path = tmp_path / "prop.log"
     path.write_bytes(data)
     naive = _naive(data, pattern, 1)
+    rx = re.compile(pattern)
+    strategies = ["line"]
+    if required_literal(pattern):
+        strategies.append("literal")
+    if line_safe(pattern):
+        strategies.append("chunk")
+    for strategy in strategies:
+        for occurrence, expected in (
+            ("last", naive[-1:]),
+            ("all", naive),
+            ("first", naive[:1]),
+        ):
+            got = _linescan.scan(path, rx, 1, occurrence, chunk, strategy=strategy)
+            assert got == tuple(expected), (strategy, occurrence)
     assert regex_matches(path, pattern, occurrence="last", chunk_size=chunk) == tuple(naive[-1:])
-    assert regex_matches(path, pattern, occurrence="all", chunk_size=chunk) == tuple(naive)
-    assert regex_matches(path, pattern, occurrence="first", chunk_size=chunk) == tuple(naive[:1])
+
+
+@pytest.mark.parametrize(
+    ("pattern", "safe"),
+    [
+        (r"acc=(\d+)", True),
+        (r"(?i)^acc=([0-9.]+)$", True),
+        (r"\b(\w+)\b", True),
+        (r"x.*(\d)", True),
+        (r"[^\n]*(\d)", True),
+        (r"acc=\s*(\d)", False),
+        (r"[^=]*=(\d)", False),
+        (r"(?s)x.*(\d)", False),
+        (r"x(?s:.)(\d)", False),
+        (r"\A(\d)", False),
+        (r"(\d)\Z", False),
+        (r"(?<=a)(\d)", False),
+        (r"a\n(\d)", False),
+        (r"(\D)", False),
+        (r"(\W)", False),
+        (r"([\x00-\x7f])", False),
+        (r"(unclosed", False),
+    ],
+)
+def test_line_safe(pattern: str, safe: bool) -> None:
+    assert line_safe(pattern) is safe

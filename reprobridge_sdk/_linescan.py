@@ -1,0 +1,357 @@
+"""Line-by-line regular-expression scans of large files (the engine of regex extraction).
+
+Semantics (see :mod:`reprobridge_sdk.extraction`): lines end at LF, one trailing CR is
+dropped, bytes are decoded as UTF-8 with replacement, a line counts when the pattern's first
+match in it has the chosen group, and each line gives at most one value.
+
+Three strategies, all with the same result:
+
+* *literal pre-filter*: when every match must contain a literal (:func:`required_literal`),
+  ``bytes.find``/``rfind`` locate candidate lines and only those are decoded and matched;
+* *chunk search*: when no match can span a line break (:func:`line_safe`), the pattern runs
+  with ``re.MULTILINE`` over a whole decoded chunk and the first match of each line is kept;
+* *per line*: otherwise each line is matched on its own.
+
+Files are read in chunks (forward for first/all, backward from the end for last) with a
+carried partial line, so memory is bounded by ``chunk_size + MAX_LINE`` bytes.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Generator, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+__all__ = ["DEFAULT_CHUNK", "MAX_LINE", "line_safe", "required_literal", "scan"]
+
+#: Bytes read per step when scanning a file.
+DEFAULT_CHUNK = 1 << 20
+#: Longest line matched as one piece; longer lines are matched in segments of this size.
+MAX_LINE = 8 << 20
+
+
+def _parser() -> Any:
+    try:
+        import re._parser as parser  # type: ignore[import-not-found]  # noqa: PLC0415 - 3.11+
+    except ImportError:  # pragma: no cover - Python 3.10
+        import sre_parse as parser  # noqa: PLC0415 - the 3.10 name of the same module
+    return parser
+
+
+def required_literal(pattern: str) -> str | None:
+    """The longest literal text every match of ``pattern`` contains, or ``None``.
+
+    Only top-level concatenation (and plain groups in it) is considered; case-insensitive
+    patterns have none. Used to pre-filter lines with a fast byte search.
+    """
+    parser = _parser()
+    try:
+        parsed = parser.parse(pattern)
+    except re.error:
+        return None
+    if parsed.state.flags & (re.IGNORECASE | re.VERBOSE):
+        return None
+    best = ""
+    run: list[str] = []
+
+    def _flush() -> None:
+        nonlocal best
+        text = "".join(run)
+        if len(text) > len(best):
+            best = text
+        run.clear()
+
+    def _walk(items: Any) -> None:
+        for op, arg in items:
+            name = str(op)
+            if name == "LITERAL":
+                char = chr(arg)
+                if char in "\r\n":
+                    _flush()
+                else:
+                    run.append(char)
+            elif name == "SUBPATTERN":
+                _flush()
+                group_flags = arg[1]
+                if group_flags & re.IGNORECASE:
+                    continue
+                _walk(arg[-1])
+                _flush()
+            elif name == "AT":
+                continue
+            else:
+                _flush()
+        _flush()
+
+    _walk(parsed)
+    return best or None
+
+
+_NEWLINE_CATEGORIES = {"CATEGORY_SPACE", "CATEGORY_NOT_DIGIT", "CATEGORY_NOT_WORD"}
+
+
+def line_safe(pattern: str) -> bool:
+    """Whether no match of ``pattern`` can span or look across a line break.
+
+    Then searching a whole chunk with ``re.MULTILINE`` finds, in each line, the same first
+    match as searching the line alone. Conservative: anything that may match or inspect a
+    newline (``\\s``, ``\\D``, ``\\W``, negated classes, ``.`` under DOTALL, ``\\A``,
+    ``\\Z``, look-behind, a literal newline, unknown constructs) makes it unsafe.
+    """
+    parser = _parser()
+    try:
+        parsed = parser.parse(pattern)
+    except re.error:
+        return False
+    if parsed.state.flags & re.DOTALL:
+        return False
+
+    def _class_safe(items: Any) -> bool:
+        for op, arg in items:
+            name = str(op)
+            if name == "NEGATE":
+                return False
+            if name == "LITERAL" and arg == 10:
+                return False
+            if name == "RANGE" and arg[0] <= 10 <= arg[1]:
+                return False
+            if name == "CATEGORY" and str(arg) in _NEWLINE_CATEGORIES:
+                return False
+            if name not in ("LITERAL", "RANGE", "CATEGORY"):
+                return False
+        return True
+
+    def _safe(items: Any) -> bool:
+        for op, arg in items:
+            name = str(op)
+            if name == "LITERAL":
+                if arg == 10:
+                    return False
+            elif name == "NOT_LITERAL":
+                if arg != 10:
+                    return False
+            elif name == "ANY":
+                continue
+            elif name == "IN":
+                if not _class_safe(arg):
+                    return False
+            elif name == "AT":
+                if str(arg) in ("AT_BEGINNING_STRING", "AT_END_STRING"):
+                    return False
+            elif name == "SUBPATTERN":
+                if arg[1] & re.DOTALL or not _safe(arg[-1]):
+                    return False
+            elif name in ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT"):
+                if not _safe(arg[2]):
+                    return False
+            elif name == "BRANCH":
+                if not all(_safe(branch) for branch in arg[1]):
+                    return False
+            elif name in ("ASSERT", "ASSERT_NOT"):
+                if arg[0] < 0 or not _safe(arg[1]):
+                    return False
+            elif name == "ATOMIC_GROUP":
+                if not _safe(arg):
+                    return False
+            elif name == "GROUPREF":
+                continue
+            elif name == "GROUPREF_EXISTS":
+                if not _safe(arg[1]) or (arg[2] is not None and not _safe(arg[2])):
+                    return False
+            else:
+                return False
+        return True
+
+    return _safe(parsed)
+
+
+@dataclass(frozen=True)
+class _Plan:
+    rx: re.Pattern[str]
+    group: str | int
+    literal: bytes | None
+    chunk_rx: re.Pattern[str] | None
+
+
+def _group_value(match: re.Match[str] | None, group: str | int) -> str | None:
+    if match is None:
+        return None
+    return match.group(group)
+
+
+def _decode(line: bytes) -> str:
+    if line.endswith(b"\r"):
+        line = line[:-1]
+    return line.decode("utf-8", "replace")
+
+
+def _lines(region: bytes) -> list[str]:
+    text = region.decode("utf-8", "replace")
+    lines = text.split("\n")
+    if text.endswith("\n"):
+        lines.pop()
+    return [line[:-1] if line.endswith("\r") else line for line in lines]
+
+
+def _chunk_matches(region: bytes, plan: _Plan) -> Iterator[str]:
+    """First match of each line, found by one MULTILINE search over the whole region."""
+    assert plan.chunk_rx is not None
+    text = region.decode("utf-8", "replace").replace("\r\n", "\n")
+    if text.endswith("\r"):
+        text = text[:-1]  # the last line, without its LF: drop its CR as a line would
+    line_end = -1
+    # After a final LF there is no line: an (empty) match starting there is not one.
+    stop = len(text) - 1 if text.endswith("\n") else len(text)
+    for match in plan.chunk_rx.finditer(text):
+        start = match.start()
+        if start > stop:
+            break
+        if start <= line_end:
+            continue  # not the first match of this line
+        line_end = text.find("\n", start)
+        if line_end < 0:
+            line_end = len(text)
+        raw = match.group(plan.group)
+        if raw is not None:
+            yield raw
+
+
+def _region_forward(region: bytes, plan: _Plan) -> Iterator[str]:
+    """Values of the matching lines of ``region`` (whole lines) in order."""
+    if plan.literal is None:
+        if plan.chunk_rx is not None:
+            yield from _chunk_matches(region, plan)
+            return
+        for line in _lines(region):
+            raw = _group_value(plan.rx.search(line), plan.group)
+            if raw is not None:
+                yield raw
+        return
+    literal = plan.literal
+    pos = 0
+    size = len(region)
+    while True:
+        hit = region.find(literal, pos)
+        if hit < 0:
+            return
+        start = region.rfind(b"\n", 0, hit) + 1
+        end = region.find(b"\n", hit)
+        if end < 0:
+            end = size
+        raw = _group_value(plan.rx.search(_decode(region[start:end])), plan.group)
+        if raw is not None:
+            yield raw
+        pos = end + 1
+
+
+def _region_last(region: bytes, plan: _Plan) -> str | None:
+    """The value of the last matching line of ``region`` (whole lines), or ``None``."""
+    if plan.literal is None:
+        if plan.chunk_rx is not None:
+            last: str | None = None
+            for value in _chunk_matches(region, plan):
+                last = value
+            return last
+        for line in reversed(_lines(region)):
+            raw = _group_value(plan.rx.search(line), plan.group)
+            if raw is not None:
+                return raw
+        return None
+    literal = plan.literal
+    end = len(region)
+    while end > 0:
+        hit = region.rfind(literal, 0, end)
+        if hit < 0:
+            return None
+        start = region.rfind(b"\n", 0, hit) + 1
+        stop = region.find(b"\n", hit)
+        if stop < 0:
+            stop = len(region)
+        raw = _group_value(plan.rx.search(_decode(region[start:stop])), plan.group)
+        if raw is not None:
+            return raw
+        end = start
+    return None
+
+
+def _scan_forward(path: Path, plan: _Plan, chunk_size: int) -> Generator[str, None, None]:
+    with path.open("rb") as handle:
+        carry = b""
+        while True:
+            block = handle.read(chunk_size)
+            if not block:
+                if carry:
+                    yield from _region_forward(carry, plan)
+                return
+            buf = carry + block if carry else block
+            cut = buf.rfind(b"\n")
+            if cut < 0:
+                carry = buf
+                if len(carry) >= MAX_LINE:
+                    yield from _region_forward(carry, plan)
+                    carry = b""
+                continue
+            carry = buf[cut + 1 :]
+            yield from _region_forward(buf[: cut + 1], plan)
+
+
+def _scan_last(path: Path, plan: _Plan, chunk_size: int) -> str | None:
+    with path.open("rb") as handle:
+        pos = handle.seek(0, 2)
+        carry = b""  # the start of the file region already read (begins mid-line)
+        while pos > 0:
+            size = min(chunk_size, pos)
+            pos -= size
+            handle.seek(pos)
+            buf = handle.read(size) + carry
+            if pos == 0:
+                region, carry = buf, b""
+            else:
+                first = buf.find(b"\n")
+                if first < 0 and len(buf) < MAX_LINE:
+                    carry = buf
+                    continue
+                if first < 0 or first >= MAX_LINE:
+                    region, carry = buf, b""  # a very long line: match it in segments
+                else:
+                    region, carry = buf[first + 1 :], buf[: first + 1]
+            raw = _region_last(region, plan)
+            if raw is not None:
+                return raw
+        return None
+
+
+def scan(
+    path: Path,
+    rx: re.Pattern[str],
+    group: str | int,
+    occurrence: str,
+    chunk_size: int = DEFAULT_CHUNK,
+    *,
+    strategy: str | None = None,
+) -> tuple[str, ...]:
+    """Group text of the first, last or all matching lines of ``path``.
+
+    ``strategy`` forces ``"literal"``, ``"chunk"`` or ``"line"`` (for tests); by default
+    the fastest one that is exact for the pattern is used.
+    """
+    literal_text = required_literal(rx.pattern)
+    safe = line_safe(rx.pattern)
+    if strategy is None:
+        strategy = "literal" if literal_text else "chunk" if safe else "line"
+    literal = literal_text.encode("utf-8") if strategy == "literal" and literal_text else None
+    chunk_rx = None
+    if strategy == "chunk" and safe:
+        chunk_rx = re.compile(rx.pattern, rx.flags | re.MULTILINE)
+    plan = _Plan(rx=rx, group=group, literal=literal, chunk_rx=chunk_rx)
+    if occurrence == "last":
+        raw = _scan_last(path, plan, chunk_size)
+        return () if raw is None else (raw,)
+    found = _scan_forward(path, plan, chunk_size)
+    if occurrence == "first":
+        first = next(found, None)
+        found.close()
+        return () if first is None else (first,)
+    return tuple(found)
