@@ -255,3 +255,35 @@ def test_bundled_example_builds_and_checks(repo_root: Path, tmp_path: Path) -> N
     result = lock_artifact(art)
     assert result.findings == []
     assert (art / "environment" / "requirements.lock").read_bytes() == before or result.changed
+
+
+def test_pylock_lock_builds(tiny_artifact: Path, tmp_path: Path) -> None:
+    """A PEP 751 lock is converted to hashed requirements for pip and builds the same env."""
+    lock_artifact(tiny_artifact, python=PY, fmt="pylock")
+    cache = tmp_path / "cache"
+    python = ensure_environment(tiny_artifact, cache_dir=cache)
+    proc = subprocess.run(
+        [str(python), "-c", "import six; print(six.__version__)"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert proc.stdout.strip() == "1.16.0"
+    assert _codes(check_environment(tiny_artifact, cache_dir=cache)) == []
+
+
+def test_lock_from_pyproject(make_artifact: Callable[..., Path], tmp_path: Path) -> None:
+    art = make_artifact(tmp_path / "art", "")
+    (art / "requirements.in").unlink()
+    (art / "code").mkdir()
+    (art / "code" / "pyproject.toml").write_text(
+        '[project]\nname = "study"\nversion = "0.1"\ndependencies = ["six==1.16.0"]\n', "utf-8"
+    )
+    text = (art / "rra.yaml").read_text("utf-8")
+    (art / "rra.yaml").write_text(
+        text.replace("requirements: requirements.in", "requirements: code/pyproject.toml"),
+        "utf-8",
+    )
+    result = lock_artifact(art, python=PY)
+    assert result.findings == []
+    assert "six==1.16.0" in result.path.read_text("utf-8")
