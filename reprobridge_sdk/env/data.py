@@ -16,6 +16,7 @@ Every destination must stay inside the artifact (D004). Findings are of family `
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import http.client
 import json
 import os
@@ -31,6 +32,7 @@ from typing import IO, Any
 
 from reprobridge_sdk.env._artifact import EnvArtifact, load_environment
 from reprobridge_sdk.env.hashing import DigestCache, default_cache
+from reprobridge_sdk.env.venv import cache_root, file_lock
 from reprobridge_sdk.errors import UsageError
 from reprobridge_sdk.findings import Finding, Severity, finding
 from reprobridge_sdk.model.environment import DataItem
@@ -496,10 +498,14 @@ def fetch_data(
     at = _Locator(art)
     digests = default_cache(cache_dir)
     result = DataResult()
+    locks = cache_root(cache_dir) / "locks"
     for index, item in _items(art, items):
-        state, found = _fetch_item(
-            art, index, item, at, digests, timeout=timeout, show_progress=progress
-        )
+        # Concurrent fetchers of one destination take turns: the second finds the file there.
+        key = hashlib.sha256(str(art.root.resolve() / (item.destination or item.id)).encode())
+        with file_lock(locks / f"data-{key.hexdigest()[:32]}.lock"):
+            state, found = _fetch_item(
+                art, index, item, at, digests, timeout=timeout, show_progress=progress
+            )
         result.findings.extend(found)
         {"fetched": result.fetched, "present": result.present, "user": result.needs_user}.get(
             state, []

@@ -46,6 +46,7 @@ __all__ = [
     "ensure_environment",
     "environment_key",
     "environment_path",
+    "file_lock",
     "find_python",
     "venv_python",
 ]
@@ -168,7 +169,8 @@ def is_complete(env_dir: Path) -> bool:
 
 
 @contextlib.contextmanager
-def _file_lock(path: Path) -> Iterator[None]:
+def file_lock(path: Path) -> Iterator[None]:
+    """Hold an exclusive advisory lock on ``path`` (created if needed) for the block."""
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("a+b") as handle:
         try:
@@ -249,7 +251,7 @@ def ensure_environment(
     final = envs / key
     if is_complete(final):
         return venv_python(final)
-    with _file_lock(envs / f".{key}.lock"):
+    with file_lock(envs / f".{key}.lock"):
         if is_complete(final):  # another process built it while we waited
             return venv_python(final)
         for stale in envs.glob(f".{key}.build-*"):  # left by a killed build

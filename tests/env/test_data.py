@@ -328,3 +328,22 @@ def test_hf_url(url: str, expected: str | None) -> None:
             hf_url(url)
     else:
         assert hf_url(url) == expected
+
+
+def test_concurrent_fetchers_take_turns(
+    data_artifact: Path, server: _Server, tmp_path: Path
+) -> None:
+    results: list[object] = []
+
+    def fetch() -> None:
+        results.append(fetch_data(data_artifact, ["good"], cache_dir=tmp_path / "cache"))
+
+    threads = [threading.Thread(target=fetch) for _ in range(3)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    assert len(results) == 3
+    assert (data_artifact / "data" / "good.bin").read_bytes() == PAYLOAD
+    assert [path for path, _ in server.requests] == ["/good.bin"]
+    assert sorted(p.name for p in (data_artifact / "data").iterdir()) == ["good.bin"]
