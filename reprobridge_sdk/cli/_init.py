@@ -54,14 +54,17 @@ def init(  # noqa: PLR0917 - click passes options as arguments
     Exit codes: 0 created, 2 usage error or an existing artifact (without --force).
     """
     defaults = InitOptions(id=default_id(directory), title="")
-    ask = not yes and sys.stdin.isatty()
 
     def value(given: str | None, prompt: str, default: str) -> str:
         if given is not None:
             return given
-        if ask:
+        if yes:
+            return default
+        try:
             return str(click.prompt(prompt, default=default, err=True))
-        return default
+        except click.Abort:
+            click.echo("\nerror: no answer to a prompt; use --yes and flags", err=True)
+            sys.exit(2)
 
     artifact = value(artifact_id, "Artifact id", defaults.id)
     options = InitOptions(

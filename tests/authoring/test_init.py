@@ -1,0 +1,150 @@
+"""``reprobridge init``: the scaffold validates clean, refuses to overwrite, checks options."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from reprobridge_sdk import api
+from reprobridge_sdk.authoring import InitOptions, default_id, experiment_value, scaffold
+
+
+def _reprobridge(
+    *args: str, cwd: Path, stdin: str | None = None
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "reprobridge_sdk", *args],
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=cwd,
+        input=stdin,
+        env={**os.environ, "NO_COLOR": "1"},
+    )
+
+
+def test_init_yes_then_validate_is_clean(tmp_path: Path) -> None:
+    created = _reprobridge("init", "demo", "--yes", cwd=tmp_path)
+    assert created.returncode == 0, created.stderr
+    assert created.stdout == ""
+    root = tmp_path / "demo"
+    assert (root / "rra.yaml").read_text("utf-8").splitlines()[0] == (
+        "# yaml-language-server: $schema=https://reprobridge.org/schemas/rra-1.0.schema.json"
+    )
+    for relative in (
+        "GUIDE.md",
+        "code/experiment.py",
+        "environment/requirements.in",
+        "environment/requirements.txt",
+    ):
+        assert (root / relative).is_file(), relative
+    validated = _reprobridge("validate", "demo", "--format", "json", cwd=tmp_path)
+    assert validated.returncode == 0, validated.stdout
+    report = json.loads(validated.stdout)
+    findings = [f for artifact in report["artifacts"] for f in artifact["findings"]]
+    assert findings == []
+    strict = _reprobridge("validate", "--strict", "demo", cwd=tmp_path)
+    assert strict.returncode == 0, strict.stderr
+
+
+def test_init_refuses_to_overwrite_without_force(tmp_path: Path) -> None:
+    assert _reprobridge("init", "demo", "--yes", cwd=tmp_path).returncode == 0
+    manifest = tmp_path / "demo" / "rra.yaml"
+    manifest.write_text(manifest.read_text("utf-8") + "# edited\n", "utf-8")
+    before = manifest.read_bytes()
+    again = _reprobridge("init", "demo", "--yes", cwd=tmp_path)
+    assert again.returncode == 2
+    assert manifest.read_bytes() == before
+    forced = _reprobridge("init", "demo", "--yes", "--force", "--title", "Again", cwd=tmp_path)
+    assert forced.returncode == 0
+    assert api.load(tmp_path / "demo").manifest.artifact.title == "Again"
+
+
+def test_init_flags_fill_the_manifest(tmp_path: Path) -> None:
+    commit = "0123456789abcdef0123456789abcdef01234567"
+    result = _reprobridge(
+        "init",
+        "study",
+        "--yes",
+        "--id",
+        "my-study",
+        "--title",
+        "My study",
+        "--paper-title",
+        "Deep Things",
+        "--license",
+        "MIT",
+        "--repository",
+        "https://github.com/example/deep-things.git",
+        "--commit",
+        commit,
+        "--python",
+        "3.10",
+        "--author",
+        "Ada Lovelace",
+        cwd=tmp_path,
+    )
+    assert result.returncode == 0, result.stderr
+    manifest = api.load(tmp_path / "study").manifest
+    assert manifest.artifact.id == "my-study"
+    assert manifest.artifact.paper.title == "Deep Things"
+    assert manifest.artifact.license == "MIT"
+    assert manifest.artifact.authors[0].name == "Ada Lovelace"
+    assert manifest.codebase.upstream.commit == commit
+    assert manifest.environment.python == "3.10"
+
+
+@pytest.mark.parametrize(
+    ("flag", "value"),
+    [("--id", "Not A Slug"), ("--commit", "main"), ("--python", "three")],
+)
+def test_init_rejects_invalid_options_without_writing(
+    tmp_path: Path, flag: str, value: str
+) -> None:
+    result = _reprobridge("init", "bad", "--yes", flag, value, cwd=tmp_path)
+    assert result.returncode == 2
+    assert flag in result.stderr
+    assert not (tmp_path / "bad").exists()
+
+
+def test_init_prompts_for_what_flags_do_not_give(tmp_path: Path) -> None:
+    answers = "\n".join(["", "Prompted title", "Prompted paper", "", "", "3.12"]) + "\n"
+    result = _reprobridge("init", "My Study!", "--license", "MIT", cwd=tmp_path, stdin=answers)
+    assert result.returncode == 0, result.stderr
+    manifest = api.load(tmp_path / "My Study!").manifest
+    assert manifest.artifact.id == "my-study"  # the default offered, from the directory name
+    assert manifest.artifact.title == "Prompted title"
+    assert manifest.artifact.paper.title == "Prompted paper"
+    assert manifest.artifact.license == "MIT"
+    assert manifest.environment.python == "3.12"
+
+
+def test_init_without_answers_is_a_usage_error(tmp_path: Path) -> None:
+    result = _reprobridge("init", "demo", cwd=tmp_path, stdin="")
+    assert result.returncode == 2
+    assert not (tmp_path / "demo").exists()
+
+
+def test_default_id_is_a_valid_slug(tmp_path: Path) -> None:
+    assert default_id(tmp_path / "My Study!") == "my-study"
+    assert default_id(tmp_path / "---") == "my-artifact"
+
+
+def test_scaffold_values_are_what_the_experiment_prints(tmp_path: Path) -> None:
+    art = scaffold(tmp_path / "demo", InitOptions(id="demo", title="Demo"))
+    task = art.manifest.tasks[0]
+    observed = [obs.value for obs in task.reference.observations]
+    assert observed == [experiment_value(seed) for seed in (1, 2, 3, 4, 5)]
+    printed = subprocess.run(
+        [sys.executable, "code/experiment.py", "--seed", "3"],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=tmp_path / "demo",
+    ).stdout.splitlines()
+    assert printed == ["training started", "training finished", f"accuracy: {observed[2]:.4f}"]
