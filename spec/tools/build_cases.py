@@ -727,6 +727,16 @@ def cases() -> list[Case]:
     )
     c.append(
         Case(
+            "recursive-alias",
+            "An alias inside the node its anchor names.",
+            [f("Y004", "")],
+            tags=["required", "yaml"],
+            raw=b'rra_version: "1.0"\nx-loop: &loop\n  self: *loop\n',
+            base=False,
+        )
+    )
+    c.append(
+        Case(
             "too-deep",
             "An extension value nested 200 levels deep.",
             [f("Y005", "")],
@@ -988,6 +998,22 @@ def cases() -> list[Case]:
             "An observation value given as a string.",
             [f("S003", "/tasks/0/reference/observations/1/value")],
             mutate=[put("/tasks/0/reference/observations/1/value", "0.912")],
+        )
+    )
+    c.append(
+        Case(
+            "null-for-required-string",
+            "A required string given as null is of the wrong type (the key is present).",
+            [f("S003", "/artifact/title")],
+            mutate=[put("/artifact/title", None)],
+        )
+    )
+    c.append(
+        Case(
+            "empty-argv",
+            "argv needs at least the command.",
+            [f("S004", "/launchers/0/argv")],
+            mutate=[put("/launchers/0/argv", [])],
         )
     )
     c.append(
@@ -1411,6 +1437,40 @@ def cases() -> list[Case]:
     )
     c.append(
         Case(
+            "template-seed-without-seeds",
+            "A launcher without seeds runs once with no seed, so '{seed}' names nothing.",
+            [f("R014", "/launchers/0/argv/3")],
+            mutate=[
+                delete("/launchers/0/seeds"),
+                put("/tasks/0/statistic", {"aggregate": "single", "seeds": 1}),
+                put(M0 + "/aggregate", "single"),
+            ],
+        )
+    )
+    c.append(
+        Case(
+            "template-lone-brace",
+            "A lone '{' that is not written '{{'.",
+            [f("R014", "/launchers/0/argv/4")],
+            mutate=[add("/launchers/0/argv", "--format={json")],
+        )
+    )
+    c.append(
+        Case(
+            "unknown-task-in-open-choice",
+            "An open choice names a task that does not exist.",
+            [f("R002", "/guide/open_choices/0/tasks/0")],
+            tags=["required", "guide"],
+            mutate=[
+                put(
+                    "/guide/open_choices",
+                    [{"id": "max-iter", "question": "How many iterations?", "tasks": ["top5"]}],
+                )
+            ],
+        )
+    )
+    c.append(
+        Case(
             "dependency-cycle",
             "Two launchers need each other.",
             [f("R015", "/launchers/0/needs")],
@@ -1573,6 +1633,42 @@ def cases() -> list[Case]:
             "The working directory is the artifact's parent.",
             [f("F002", "/launchers/0/workdir")],
             mutate=[put("/launchers/0/workdir", "..")],
+        )
+    )
+    c.append(
+        Case(
+            "windows-drive-workdir",
+            "A working directory with a drive letter is absolute.",
+            [f("F001", "/launchers/0/workdir")],
+            mutate=[put("/launchers/0/workdir", "C:/experiments")],
+        )
+    )
+    c.append(
+        Case(
+            "data-destination-escapes",
+            "A data item would be placed outside the artifact.",
+            [f("F002", "/environment/data/0/destination")],
+            mutate=[
+                add(
+                    "/environment/data",
+                    {
+                        "id": "labels",
+                        "source": {"url": "https://example.org/labels.txt"},
+                        "sha256": fake_hash("labels"),
+                        "destination": "../shared/labels.txt",
+                    },
+                )
+            ],
+        )
+    )
+    c.append(
+        Case(
+            "dot-segments-that-stay-inside",
+            "'.' and '..' segments are fine while the path stays inside the artifact.",
+            mutate=[
+                put("/codebase/refined/path", "./environment/../code"),
+                put("/launchers/0/workdir", "code/.."),
+            ],
         )
     )
     c.append(

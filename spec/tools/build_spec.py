@@ -47,7 +47,6 @@ EXAMPLE_CASES = (
     "patches-codebase",
     "pylock-lock",
     "extension-keys",
-    "newer-minor-with-unknown-key",
     "templates-and-escapes",
 )
 #: Valid cases the catalogue takes its "valid" excerpts from, in order of preference.
@@ -360,8 +359,8 @@ def code_catalogue(examples: dict[str, Any]) -> str:
                 "",
             ]
             continue
-        out += [f"Invalid, {_excerpt(example['invalid'])}", ""]
-        out += [f"Valid, {_excerpt(example['valid'])}", ""]
+        out += [f"Reported for {_excerpt(example['invalid'])}", ""]
+        out += [f"Not reported for {_excerpt(example['valid'])}", ""]
     return "\n".join(out)
 
 
