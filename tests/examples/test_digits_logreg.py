@@ -173,7 +173,7 @@ def _locked_versions(data: dict[str, Any]) -> dict[str, str]:
 
     lock = data["environment"]["lock"]
     entries = read_lock(EXAMPLE / lock["path"], lock["format"]).by_name()
-    return {name: items[0].version for name, items in entries.items()}
+    return {name: str(items[0].version) for name, items in entries.items()}
 
 
 def _current_matches_lock(data: dict[str, Any]) -> bool:
@@ -248,7 +248,8 @@ def test_scored_launcher_in_locked_environment_audits_compatible(
     runs = tmp_path / "runs"
     summary = run(EXAMPLE, ["scored"], env_mode="cached", runs_dir=runs, jobs=2)
     assert summary.exit_code == 0
-    assert sorted(r.record.seed for r in summary.results) == [0, 1, 2, 3, 4]
+    assert sorted(r.record.seed or 0 for r in summary.results) == [0, 1, 2, 3, 4]
+    assert all(r.record.seed is not None for r in summary.results)
     for result in summary.results:
         record = result.record
         assert record.env_mode == "cached"
