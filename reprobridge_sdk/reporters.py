@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Sequence
+from pathlib import Path
 from typing import Any
 
 from .findings import SPEC_URL, Finding, Severity, registry
@@ -163,6 +164,16 @@ def _json(pairs: list[tuple[str, list[Finding]]]) -> str:
 # --------------------------------------------------------------------------- sarif
 
 
+def _uri(path: str) -> str:
+    """A relative path as a relative URI reference; an absolute one as a file:// URI."""
+    from urllib.parse import quote  # noqa: PLC0415 - only for this format
+
+    pure = Path(path)
+    if pure.is_absolute():
+        return pure.as_uri()
+    return quote(pure.as_posix())
+
+
 def _sarif(pairs: list[tuple[str, list[Finding]]]) -> str:
     codes = sorted(registry().values(), key=lambda info: info.code)
     index = {info.code: position for position, info in enumerate(codes)}
@@ -180,7 +191,7 @@ def _sarif(pairs: list[tuple[str, list[Finding]]]) -> str:
     results = []
     for label, findings in pairs:
         for item in findings:
-            physical: dict[str, Any] = {"artifactLocation": {"uri": item.file or label}}
+            physical: dict[str, Any] = {"artifactLocation": {"uri": _uri(item.file or label)}}
             if item.line:
                 physical["region"] = {"startLine": item.line, "startColumn": item.col or 1}
             location: dict[str, Any] = {"physicalLocation": physical}
