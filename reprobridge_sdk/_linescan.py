@@ -40,18 +40,22 @@ def _parser() -> Any:
     return parser
 
 
-def required_literal(pattern: str) -> str | None:
+def required_literal(pattern: str, *, fold: bool = False) -> str | None:
     """The longest literal text every match of ``pattern`` contains, or ``None``.
 
-    Only top-level concatenation (and plain groups in it) is considered; case-insensitive
-    patterns have none. Used to pre-filter lines with a fast byte search.
+    Only top-level concatenation (and plain groups in it) is considered. A case-insensitive
+    pattern has none, unless ``fold``: then the literal is lower-case ASCII without the
+    letters ``i``, ``s`` and ``k`` (the only ASCII letters that non-ASCII characters match
+    case-insensitively: U+0130, U+0131, U+017F, U+212A), so every matching line, lower-cased
+    as bytes, contains it. Used to pre-filter lines with a fast byte search.
     """
     parser = _parser()
     try:
         parsed = parser.parse(pattern)
     except re.error:
         return None
-    if parsed.state.flags & (re.IGNORECASE | re.VERBOSE):
+    ignorecase = bool(parsed.state.flags & re.IGNORECASE)
+    if ignorecase and not fold:
         return None
     best = ""
     run: list[str] = []
@@ -68,6 +72,10 @@ def required_literal(pattern: str) -> str | None:
             name = str(op)
             if name == "LITERAL":
                 char = chr(arg)
+                if ignorecase:
+                    char = char.lower()
+                    if not char.isascii() or char in "isk":
+                        char = "\n"
                 if char in "\r\n":
                     _flush()
                 else:
@@ -173,6 +181,7 @@ class _Plan:
     group: str | int
     literal: bytes | None
     chunk_rx: re.Pattern[str] | None
+    fold: bool = False
 
 
 def _group_value(match: re.Match[str] | None, group: str | int) -> str | None:
@@ -230,10 +239,11 @@ def _region_forward(region: bytes, plan: _Plan) -> Iterator[str]:
                 yield raw
         return
     literal = plan.literal
+    hay = region.lower() if plan.fold else region
     pos = 0
     size = len(region)
     while True:
-        hit = region.find(literal, pos)
+        hit = hay.find(literal, pos)
         if hit < 0:
             return
         start = region.rfind(b"\n", 0, hit) + 1
@@ -260,9 +270,10 @@ def _region_last(region: bytes, plan: _Plan) -> str | None:
                 return raw
         return None
     literal = plan.literal
+    hay = region.lower() if plan.fold else region
     end = len(region)
     while end > 0:
-        hit = region.rfind(literal, 0, end)
+        hit = hay.rfind(literal, 0, end)
         if hit < 0:
             return None
         start = region.rfind(b"\n", 0, hit) + 1
@@ -338,6 +349,10 @@ def scan(
     the fastest one that is exact for the pattern is used.
     """
     literal_text = required_literal(rx.pattern)
+    fold = False
+    if literal_text is None:
+        literal_text = required_literal(rx.pattern, fold=True)
+        fold = literal_text is not None
     safe = line_safe(rx.pattern)
     if strategy is None:
         strategy = "literal" if literal_text else "chunk" if safe else "line"
@@ -345,7 +360,7 @@ def scan(
     chunk_rx = None
     if strategy == "chunk" and safe:
         chunk_rx = re.compile(rx.pattern, rx.flags | re.MULTILINE)
-    plan = _Plan(rx=rx, group=group, literal=literal, chunk_rx=chunk_rx)
+    plan = _Plan(rx=rx, group=group, literal=literal, chunk_rx=chunk_rx, fold=fold)
     if occurrence == "last":
         raw = _scan_last(path, plan, chunk_size)
         return () if raw is None else (raw,)

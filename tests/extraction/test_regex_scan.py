@@ -99,10 +99,25 @@ def test_bad_regex(tmp_path: Path, pattern: str, group: int | str) -> None:
         (r"\d+", None),
         (r"(?:top1|top5)=(\d)", "top"),
         (r"a(?i:b)c", "a"),
+        (r"(?x) acc = (\d)", "acc="),
     ],
 )
 def test_required_literal(pattern: str, literal: str | None) -> None:
     assert required_literal(pattern) == literal
+
+
+@pytest.mark.parametrize(
+    ("pattern", "literal"),
+    [
+        (r"(?i)ACCURACY: (\d+)", "accuracy: "),
+        (r"(?i)LOSS=(\d)", "lo"),
+        (r"(?i)^key=(\d)", "ey="),
+        (r"(?i)Ünits=(\d)", "n"),
+        (r"acc=(\d)", "acc="),
+    ],
+)
+def test_required_literal_folded(pattern: str, literal: str | None) -> None:
+    assert required_literal(pattern, fold=True) == literal
 
 
 def test_long_line_is_matched_in_segments(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -119,7 +134,21 @@ def test_long_line_is_matched_in_segments(tmp_path: Path, monkeypatch: pytest.Mo
 _LINES = st.lists(
     st.one_of(
         st.sampled_from(
-            ["acc=1", "acc=22", "acc=", "xacc=3y", "", "noise", "acc=4\r", "é acc=5", "ACC=6 acc=7"]
+            [
+                "acc=1",
+                "acc=22",
+                "acc=",
+                "xacc=3y",
+                "",
+                "noise",
+                "acc=4\r",
+                "é acc=5",
+                "ACC=6 acc=7",
+                "Lo\u017fs=8",
+                "LOSS=9",
+                "\u212aey=3",
+                "key=4",
+            ]
         ),
         st.binary(max_size=12).map(lambda b: b.decode("latin-1")),
     ),
@@ -136,6 +165,8 @@ _PATTERNS = [
     r"[^=]*=(\d)",
     r"acc=(\d)|(y)",
     r"(\d)(?=\s|$)",
+    r"(?i)LOSS=(\d)",
+    r"(?i)^key=(\d)",
 ]
 
 
