@@ -204,8 +204,9 @@ def write_junit(results: Sequence[CaseResult], path: Path) -> None:
         elif result.problems:
             element = ET.SubElement(case, "failure", message="; ".join(result.problems))
             element.text = "\n".join(result.problems)
-    tree = ET.ElementTree(ET.Element("testsuites"))
-    tree.getroot().append(suite)
+    root = ET.Element("testsuites")
+    root.append(suite)
+    tree = ET.ElementTree(root)
     ET.indent(tree)
     tree.write(path, encoding="utf-8", xml_declaration=True)
 

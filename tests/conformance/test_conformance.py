@@ -187,7 +187,7 @@ def test_the_runner_passes_the_reference_validator_and_writes_junit(tmp_path: Pa
     suite = ET.parse(junit).getroot().find("testsuite")
     assert suite is not None
     assert (suite.get("tests"), suite.get("failures"), suite.get("errors")) == ("3", "0", "0")
-    cases = {case.get("name"): case for case in suite.iter("testcase")}
+    cases = {str(case.get("name")): case for case in suite.iter("testcase")}
     assert sorted(cases) == sorted(picked)
     assert cases["lock-unhashed-requirement"].get("classname") == "rra.conformance.locks"
 

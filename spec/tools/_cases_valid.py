@@ -1,0 +1,441 @@
+"""Valid artifacts, YAML-level cases and versioning cases."""
+
+from __future__ import annotations
+
+from _casedata import (
+    BILLION_LAUGHS,
+    CKPT,
+    EXTRACT,
+    FULL_FILES,
+    LOCK,
+    M0,
+    PATCH,
+    _anchors,
+    _insert_after,
+    f,
+    full_manifest,
+    obs,
+    pylock,
+    use_pylock,
+    with_sample,
+)
+from _casekit import Case, add, delete, fake_hash, put
+
+
+def valid_cases() -> list[Case]:
+    c: list[Case] = []
+    # ------------------------------------------------------------------ valid artifacts
+    c.append(Case("minimal-valid", "A small complete artifact: every digest pinned, no findings."))
+    c.append(
+        Case(
+            "minimal-without-digests",
+            "No tree digest and no lock: valid, with a warning for the unpinned refined code.",
+            [f("F007", "/codebase/tree_digest")],
+            mutate=[delete("/codebase/tree_digest"), delete("/environment/lock")],
+            files={LOCK: None},
+        )
+    )
+    c.append(
+        Case(
+            "full-featured",
+            "Every part of the format used at once: paper metadata, data and checkpoints, four "
+            "tasks, smoke and scored launchers with all extractor kinds, samples, guide records.",
+            tags=["required", "digests", "locks", "replay", "guide"],
+            manifest=full_manifest(),
+            files=FULL_FILES,
+        )
+    )
+    c.append(
+        Case(
+            "patches-codebase",
+            "The refined code is an ordered series of patches on the upstream commit.",
+            tags=["required", "digests"],
+            mutate=[
+                put(
+                    "/codebase/refined",
+                    {
+                        "kind": "patches",
+                        "patches": [
+                            {
+                                "path": "patches/0001-seed-flag.patch",
+                                "sha256": "@sha256:patches/0001-seed-flag.patch",
+                                "summary": "Add a --seed flag.",
+                            }
+                        ],
+                    },
+                ),
+                delete("/codebase/tree_digest"),
+                put("/launchers/0/argv", ["python", "train.py", "--seed", "{seed}"]),
+            ],
+            files={"code/train.py": None, "patches/0001-seed-flag.patch": PATCH},
+        )
+    )
+    c.append(
+        Case(
+            "pylock-lock",
+            "The lock is a PEP 751 pylock.toml with hashed wheels.",
+            tags=["locks", "pylock", "digests"],
+            mutate=[use_pylock],
+            files={LOCK: None, "environment/pylock.toml": pylock()},
+        )
+    )
+    c.append(
+        Case(
+            "extension-keys",
+            "Keys starting with 'x-' are allowed on every object and their content is free.",
+            mutate=[
+                put("/x-generator", {"name": "hand", "Any Key": [1, 2, {"nested": None}]}),
+                put("/artifact/x-internal-id", 42),
+                put("/tasks/0/x-notes", "checked twice"),
+                put("/launchers/0/x-cluster", {"partition": "cpu"}),
+                put(EXTRACT + "/x-comment", "last line wins"),
+            ],
+        )
+    )
+    c.append(
+        Case(
+            "newer-minor-with-unknown-key",
+            "A newer minor version: the unknown key may be a field added since, so it warns.",
+            [f("V003", "/rra_version"), f("S005", "/tasks/0/baseline")],
+            tags=["required", "versioning"],
+            mutate=[put("/rra_version", "1.9"), put("/tasks/0/baseline", 0.8)],
+        )
+    )
+    c.append(
+        Case(
+            "newer-minor-version",
+            "rra_version 1.1 is newer than 1.0: a warning, the document is still checked.",
+            [f("V003", "/rra_version")],
+            tags=["required", "versioning"],
+            mutate=[put("/rra_version", "1.1")],
+        )
+    )
+    c.append(
+        Case(
+            "shell-launcher",
+            "A shell launcher with exactly one argv element.",
+            mutate=[
+                put("/launchers/0/shell", True),
+                put("/launchers/0/argv", ["python code/train.py --seed {seed} 2>&1 | tee out.log"]),
+            ],
+        )
+    )
+    c.append(
+        Case(
+            "templates-and-escapes",
+            "Templates name the seed, the run directory and params; '{{' and '}}' are literal "
+            "braces.",
+            mutate=[
+                put("/launchers/0/params", {"lr": 0.1, "tag": "base", "fast": True}),
+                put(
+                    "/launchers/0/argv",
+                    [
+                        "python",
+                        "code/train.py",
+                        "--seed",
+                        "{seed}",
+                        "--lr={lr}",
+                        "--tag",
+                        "{tag}",
+                        "--format",
+                        "{{json}}",
+                        "--fast={fast}",
+                    ],
+                ),
+                put("/launchers/0/env", {"OUT": "{run_dir}/out", "LITERAL": "{{seed}}"}),
+                put("/launchers/0/outputs", [{"id": "log", "path": "{run_dir}/{tag}-{seed}.txt"}]),
+            ],
+        )
+    )
+    c.append(
+        Case(
+            "published-range",
+            "The published value is a range; its midpoint counts.",
+            mutate=[put("/tasks/0/published", {"range": [0.905, 0.919], "unit": "fraction"})],
+        )
+    )
+    c.append(
+        Case(
+            "lower-is-better",
+            "A task whose metric is better when lower.",
+            mutate=[
+                put("/tasks/0/metric", "error rate"),
+                put("/tasks/0/direction", "lower"),
+                put("/tasks/0/published", {"value": 8.8, "unit": "%"}),
+                put("/tasks/0/reference", obs(8.7, 8.8, 8.9, 8.85, 8.75)),
+                put(EXTRACT + "/pattern", r"error rate: ([0-9.]+)%"),
+            ],
+        )
+    )
+    c.append(
+        Case(
+            "single-run-default-aggregate",
+            "A single-run statistic with the measurement's default aggregate (mean of one value).",
+            mutate=[
+                delete("/tasks/0/statistic"),
+                delete("/launchers/0/seeds"),
+                delete(M0 + "/aggregate"),
+                put("/launchers/0/argv", ["python", "code/train.py"]),
+            ],
+        )
+    )
+    c.append(
+        Case(
+            "same-id-in-different-lists",
+            "Ids are unique per list: a task, a launcher and a guide record may share one.",
+            mutate=[
+                put("/launchers/0/id", "accuracy"),
+                add(
+                    "/guide/pitfalls",
+                    {"id": "accuracy", "summary": "Accuracy varies with the BLAS library."},
+                ),
+            ],
+            tags=["required", "guide"],
+        )
+    )
+    c.append(
+        Case(
+            "yaml-anchors-within-limits",
+            "Anchors and aliases used with restraint are plain YAML.",
+            text_edit=_anchors,
+        )
+    )
+    c.append(
+        Case(
+            "sample-replay-transform",
+            "A shipped sample log replays to the expected value after the transform.",
+            tags=["replay"],
+            mutate=[
+                put(EXTRACT + "/pattern", r"accuracy \(%\): ([0-9.]+)"),
+                put(M0 + "/transform", {"scale": 0.01, "round": 3}),
+                with_sample(),
+            ],
+            files={"samples/train.log": "epoch 1\naccuracy (%): 91.23\n"},
+        )
+    )
+    c.append(
+        Case(
+            "gated-data-with-instructions",
+            "A gated dataset that says how to obtain it; data need not be present to validate.",
+            tags=["required"],
+            mutate=[
+                add(
+                    "/environment/data",
+                    {
+                        "id": "faces",
+                        "source": {"url": "https://example.org/faces.tar.gz"},
+                        "sha256": fake_hash("faces"),
+                        "size": 2048,
+                        "destination": "data/faces.tar.gz",
+                        "access": "gated",
+                        "instructions": "Request access on the dataset's page.",
+                    },
+                ),
+                put("/launchers/0/data", ["faces"]),
+            ],
+        )
+    )
+    c.append(
+        Case(
+            "evaluation-task-with-checkpoint",
+            "An evaluation-only task may read a checkpoint that stands in for training.",
+            mutate=[
+                put("/tasks/0/kind", "evaluation"),
+                add("/environment/data", CKPT),
+                put("/launchers/0/data", ["weights"]),
+            ],
+        )
+    )
+    c.append(
+        Case(
+            "data-from-codebase",
+            "A data item shipped inside the refined code needs no digest of its own.",
+            mutate=[
+                add(
+                    "/environment/data",
+                    {"id": "labels", "source": {"codebase": "labels.txt"}},
+                ),
+                put("/launchers/0/data", ["labels"]),
+            ],
+            files={"code/labels.txt": "0\n1\n2\n"},
+        )
+    )
+
+    # ------------------------------------------------------------------ YAML level
+    c.append(
+        Case(
+            "not-yaml",
+            "The manifest is not well-formed YAML (an unclosed flow sequence).",
+            [f("Y001", "")],
+            tags=["required", "yaml"],
+            raw=b'rra_version: "1.0"\nartifact: [unclosed\ntasks: []\n',
+            base=False,
+        )
+    )
+    c.append(
+        Case(
+            "document-is-a-list",
+            "The document is a sequence, not a mapping.",
+            [f("Y002", "")],
+            tags=["required", "yaml"],
+            raw=b'- rra_version: "1.0"\n- tasks: []\n',
+            base=False,
+        )
+    )
+    c.append(
+        Case(
+            "empty-manifest",
+            "An empty rra.yaml is a null document, not a mapping.",
+            [f("Y002", "")],
+            tags=["required", "yaml"],
+            raw=b"# nothing here yet\n",
+            base=False,
+        )
+    )
+    c.append(
+        Case(
+            "duplicate-key",
+            "A key occurs twice in the same mapping.",
+            [f("Y003", "/artifact/title")],
+            tags=["required", "yaml"],
+            text_edit=_insert_after(
+                "  title: Logistic regression on a small image dataset\n",
+                "  title: Another title\n",
+            ),
+        )
+    )
+    c.append(
+        Case(
+            "alias-bomb",
+            "A 'billion laughs' document: aliases expand to 10^9 nodes.",
+            [f("Y004", "")],
+            tags=["required", "yaml"],
+            raw=BILLION_LAUGHS.encode(),
+            base=False,
+        )
+    )
+    c.append(
+        Case(
+            "recursive-alias",
+            "An alias inside the node its anchor names.",
+            [f("Y004", "")],
+            tags=["required", "yaml"],
+            raw=b'rra_version: "1.0"\nx-loop: &loop\n  self: *loop\n',
+            base=False,
+        )
+    )
+    c.append(
+        Case(
+            "too-deep",
+            "An extension value nested 200 levels deep.",
+            [f("Y005", "")],
+            tags=["required", "yaml"],
+            text_edit=lambda doc: doc + "x-deep: " + "[" * 200 + "]" * 200 + "\n",
+        )
+    )
+    c.append(
+        Case(
+            "too-large",
+            "A manifest of 9 MiB (the limit is 8 MiB), padded with comments.",
+            [f("Y006", "")],
+            tags=["required", "yaml"],
+            text_edit=lambda doc: doc + ("# " + "padding " * 15 + "\n") * 76000,
+        )
+    )
+    c.append(
+        Case(
+            "not-utf8",
+            "The title contains a Latin-1 byte.",
+            [f("Y007", "")],
+            tags=["required", "yaml"],
+            raw=b'rra_version: "1.0"\nartifact:\n  title: "R\xe9sum\xe9 of baselines"\n',
+            base=False,
+        )
+    )
+    c.append(
+        Case(
+            "forbidden-python-tag",
+            "A Python object tag, which an unsafe loader would execute.",
+            [f("Y008", "/x-note")],
+            tags=["required", "yaml"],
+            text_edit=lambda doc: doc + "x-note: !!python/object/apply:os.system ['true']\n",
+        )
+    )
+    c.append(
+        Case(
+            "forbidden-local-tag",
+            "A local tag such as '!include' is not part of the core schema.",
+            [f("Y008", "/x-include")],
+            tags=["required", "yaml"],
+            text_edit=lambda doc: doc + "x-include: !include other.yaml\n",
+        )
+    )
+    c.append(
+        Case(
+            "non-string-key",
+            "An integer key inside an extension mapping.",
+            [f("Y009", "/x-meta")],
+            tags=["required", "yaml"],
+            text_edit=lambda doc: doc + "x-meta:\n  name: ok\n  42: answer\n",
+        )
+    )
+    c.append(
+        Case(
+            "manifest-misnamed",
+            "The manifest is called rra.yml: the artifact has no rra.yaml.",
+            [f("Y010", "")],
+            tags=["required", "layout"],
+            base=False,
+            write_manifest=False,
+            files={"rra.yml": 'rra_version: "1.0"\n'},
+        )
+    )
+
+    # ------------------------------------------------------------------ versioning
+    c.append(
+        Case(
+            "version-missing",
+            "No rra_version.",
+            [f("V001", "/rra_version")],
+            tags=["required", "versioning"],
+            mutate=[delete("/rra_version")],
+        )
+    )
+    c.append(
+        Case(
+            "version-unknown-major",
+            "rra_version 2.0: nothing else is checked, since the document's meaning is unknown.",
+            [f("V002", "/rra_version")],
+            tags=["required", "versioning"],
+            mutate=[put("/rra_version", "2.0"), put("/tasks/0/metrik", "accuracy")],
+        )
+    )
+    c.append(
+        Case(
+            "version-malformed",
+            "rra_version must be MAJOR.MINOR.",
+            [f("V004", "/rra_version")],
+            tags=["required", "versioning"],
+            mutate=[put("/rra_version", "v1")],
+        )
+    )
+    c.append(
+        Case(
+            "version-with-patch",
+            "rra_version has no patch component.",
+            [f("V004", "/rra_version")],
+            tags=["required", "versioning"],
+            mutate=[put("/rra_version", "1.0.0")],
+        )
+    )
+    c.append(
+        Case(
+            "version-as-number",
+            "rra_version written as the YAML float 1.0 instead of the string '1.0'.",
+            [f("V004", "/rra_version")],
+            tags=["required", "versioning"],
+            mutate=[put("/rra_version", 1.0)],
+        )
+    )
+
+    return c
