@@ -306,7 +306,8 @@ def _excerpt(spec: dict[str, Any]) -> str:
     if spec["file"] is None:
         case_dir = CASES / spec["case"]
         listing = sorted(p.name for p in case_dir.iterdir() if p.name != "expected.json")
-        return "```text\n" + "\n".join(f"{spec['case']}/{n}" for n in listing) + "\n```"
+        files = "\n".join(f"{spec['case']}/{n}" for n in listing)
+        return f"`validators/cases/{spec['case']}/`, which holds only:\n\n```text\n{files}\n```"
     path = CASES / spec["case"] / spec["file"]
     first, last = spec["lines"]
     raw = path.read_bytes().splitlines()[first - 1 : last]

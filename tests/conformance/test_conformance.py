@@ -13,6 +13,8 @@ from types import ModuleType
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from reprobridge_sdk import validate
 
@@ -301,3 +303,30 @@ class TestCompare:
             "summary": {"code": "not-a-code", "path": ""},
         }
         assert run_suite.collect_findings(document) == [{"code": "R001", "path": "/tasks/1/id"}]
+
+
+_FINDING = st.fixed_dictionaries(
+    {
+        "code": st.sampled_from(sorted(REGISTRY)),
+        "path": st.sampled_from(["", "/a", "/tasks/0", "/x~1y", "/tasks/0/metric"]),
+    }
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(findings=st.lists(_FINDING, max_size=8), data=st.data())
+def test_matching_is_order_free_and_counts_every_finding(
+    findings: list[dict[str, str]], data: st.DataObject
+) -> None:
+    shuffled = data.draw(st.permutations(findings))
+    assert run_suite.compare(findings, shuffled, REGISTRY) == []
+    if findings:
+        problems = run_suite.compare(findings, shuffled[1:], REGISTRY)
+        assert len(problems) == 1
+        assert problems[0].startswith("missing: ")
+        extra = run_suite.compare(shuffled[1:], findings, REGISTRY)
+        if REGISTRY[shuffled[0]["code"]] == "info":
+            assert extra == []
+        else:
+            assert len(extra) == 1
+            assert extra[0].startswith("unexpected: ")
