@@ -80,6 +80,8 @@ _FLOAT_RE = re.compile(
 _SAFE_GUARD = 800
 
 
+# Integers with more bits cannot be printed in decimal under CPython's default digit limit.
+_MAX_INT_BITS = 14_000
 _MAYBE_NOT_STR = frozenset("-+.0123456789~nNtTfF")
 
 
@@ -297,12 +299,16 @@ def _too_deep(label: str, line: int, col: int) -> Finding:
     )
 
 
-def _int(value: str) -> int:
-    if value.startswith("0o"):
-        return int(value[2:], 8)
-    if value.startswith("0x"):
-        return int(value[2:], 16)
-    return int(value)
+def _int(value: str) -> int | float:
+    """The integer of a core-schema int; one too long for ``int()`` is read as a float."""
+    try:
+        if value.startswith(("0o", "0x")):
+            number = int(value[2:], 8 if value[1] == "o" else 16)
+            # Too long to print in decimal (repr would raise): read it as a float.
+            return number if number.bit_length() <= _MAX_INT_BITS else math.inf
+        return int(value)
+    except ValueError:  # more digits than sys.get_int_max_str_digits() allows
+        return float(value)
 
 
 def _check_aliases(label: str, root: Any) -> None:

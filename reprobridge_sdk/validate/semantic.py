@@ -7,6 +7,7 @@ skips what it cannot read and never raises on a structurally broken manifest.
 from __future__ import annotations
 
 import difflib
+import math
 import re
 from collections.abc import Iterator
 from typing import Any
@@ -479,7 +480,10 @@ class _Checker:
 
 
 def _num(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
+    """A finite number that float arithmetic can handle (huge YAML integers are not)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return False
+    return math.isfinite(value) if isinstance(value, float) else abs(value) < 2**1000
 
 
 def check_semantics(doc: Document) -> list[Finding]:

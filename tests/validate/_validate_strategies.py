@@ -20,7 +20,7 @@ values = st.recursive(
         st.booleans(),
         st.integers(min_value=-5, max_value=2**70),
         st.floats(allow_nan=False, allow_infinity=True),
-        st.sampled_from([0, 1, 1.0, 2.5, -1, 0.0, 100, 1900, 2101]),
+        st.sampled_from([0, 1, 1.0, 2.5, -1, 0.0, 100, 1900, 2101, 10**400, -(10**400)]),
         st.sampled_from(
             [
                 "",

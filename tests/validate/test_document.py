@@ -90,6 +90,14 @@ def test_core_schema_scalars() -> None:
     assert math.isnan(data["q"])
 
 
+def test_integers_too_long_for_int_are_read_as_floats() -> None:
+    doc = load_document(
+        b"a: " + b"1" * 5000 + b"\nb: -" + b"2" * 5000 + b"\nc: 0x" + b"f" * 5000, name="m"
+    )
+    assert doc.findings == []
+    assert doc.data == {"a": math.inf, "b": -math.inf, "c": math.inf}
+
+
 def test_merge_key_is_an_ordinary_key() -> None:
     doc = load_document(b"base: &b {x: 1}\nother:\n  <<: *b\n", name="m.yaml")
     assert doc.data == {"base": {"x": 1}, "other": {"<<": {"x": 1}}}
