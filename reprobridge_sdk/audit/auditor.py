@@ -16,11 +16,11 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
-import yaml
-
-from reprobridge_sdk.api import load
-from reprobridge_sdk.errors import ArtifactError, ReproBridgeError, UsageError
-from reprobridge_sdk.findings import finding
+from reprobridge_sdk.api import ArtifactDir, load
+from reprobridge_sdk.document import load_document
+from reprobridge_sdk.errors import ArtifactError, UsageError
+from reprobridge_sdk.findings import Severity, finding
+from reprobridge_sdk.model import MANIFEST_NAME, Manifest
 from reprobridge_sdk.model.audit import (
     AttemptSummary,
     AuditFinding,
@@ -93,18 +93,25 @@ def _interval_result(interval: Interval) -> IntervalResult:
 
 
 def load_artifact(path: str | os.PathLike[str]) -> ArtifactFacts:
-    """Load an artifact for auditing; :class:`ArtifactError` (with findings) if it cannot be."""
+    """Load an artifact for auditing; :class:`ArtifactError` (with findings) if it cannot be.
+
+    The manifest is read with the fast, bounded loader of :mod:`reprobridge_sdk.document`;
+    when that fails, :func:`reprobridge_sdk.api.load` reads it again to locate the problems.
+    """
+    root = Path(path)
+    if root.name == MANIFEST_NAME or root.is_file():
+        root = root.parent
+    manifest: Manifest | None = None
     try:
-        artifact = load(path)
-    except ReproBridgeError:
-        raise
-    except (ValueError, yaml.YAMLError) as exc:
-        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        msg = f"cannot load the artifact at {os.fspath(path)}: {first}"
-        raise ArtifactError(msg) from exc
-    except OSError as exc:
-        msg = f"cannot read the artifact at {os.fspath(path)}: {exc.strerror}"
-        raise ArtifactError(msg) from exc
+        document = load_document(root / MANIFEST_NAME)
+        if isinstance(document.data, dict) and not any(
+            f.severity is Severity.ERROR for f in document.findings
+        ):
+            manifest = Manifest.model_validate(document.data)
+    except (OSError, ValueError):
+        manifest = None
+    # Without a manifest, load() reads the file again and raises located findings.
+    artifact = load(root) if manifest is None else ArtifactDir(root=root, manifest=manifest)
     return artifact_facts(artifact)
 
 
@@ -173,6 +180,8 @@ def _audit(
     artifact_path: Path,
     attempts: Sequence[AttemptLike] | None,
     options: AuditOptions,
+    *,
+    strict: bool = True,
 ) -> AuditResult:
     manifest = facts.manifest
     root = facts.root
@@ -180,7 +189,7 @@ def _audit(
         chosen = [] if options.curation else [Attempt(DEFAULT_ATTEMPT, root / DEFAULT_ATTEMPT)]
     else:
         chosen = [parse_attempt(a) for a in attempts]
-        for attempt in chosen:
+        for attempt in chosen if strict else ():
             if not attempt.path.is_dir():
                 msg = f"attempt {attempt.label}: no directory {os.fspath(attempt.path)}"
                 raise UsageError(msg, [finding("A001", msg, file=os.fspath(attempt.path))])
@@ -318,6 +327,25 @@ def _audit(
     )
 
 
+def _audit_one(
+    artifact_path: str | os.PathLike[str],
+    parsed: list[Attempt] | None,
+    options: AuditOptions,
+) -> AuditResult | AuditFinding:
+    """One artifact of a table (top-level so a process pool can run it)."""
+    root = Path(artifact_path)
+    try:
+        facts = load_artifact(root)
+    except ArtifactError as exc:
+        return as_audit_finding(finding("A001", exc.message, file=os.fspath(artifact_path)))
+    mine = (
+        [Attempt(a.label, a.path if a.path.is_absolute() else facts.root / a.path) for a in parsed]
+        if parsed is not None
+        else None
+    )
+    return _audit(facts, root, mine, options, strict=False)
+
+
 def audit_table(
     artifact_paths: Sequence[str | os.PathLike[str]],
     attempts: Sequence[AttemptLike] | None = None,
@@ -326,37 +354,38 @@ def audit_table(
     floor: float = DEFAULT_FLOOR,
     holm: bool = False,
     curation: bool = False,
+    jobs: int = 1,
 ) -> AuditTable:
     """Audit many artifacts for a committee's table.
 
     Relative attempt directories are resolved against each artifact (``--attempt
-    agent-a=runs/agent-a`` names the same sub-directory of every artifact). An artifact
-    that cannot be loaded is listed in ``errors`` and fails the table.
+    agent-a=runs/agent-a`` names the same sub-directory of every artifact); an attempt
+    missing from an artifact counts as an attempt without runs (its tasks are
+    ``not-executed``). An artifact that cannot be loaded is listed in ``errors`` and fails
+    the table. ``jobs > 1`` audits artifacts in that many processes; the result is the same.
     """
     options = _options(level, floor, holm=holm, curation=curation)
+    if jobs < 1:
+        msg = f"jobs must be at least 1, not {jobs}"
+        raise UsageError(msg)
     parsed = [parse_attempt(a) for a in attempts] if attempts is not None else None
-    results: list[AuditResult] = []
-    errors: list[AuditFinding] = []
-    for artifact_path in artifact_paths:
-        root = Path(artifact_path)
-        try:
-            facts = load_artifact(root)
-        except ArtifactError as exc:
-            errors.append(
-                as_audit_finding(finding("A001", exc.message, file=os.fspath(artifact_path)))
+    outcomes: list[AuditResult | AuditFinding]
+    if jobs == 1 or len(artifact_paths) < 2:
+        outcomes = [_audit_one(path, parsed, options) for path in artifact_paths]
+    else:
+        from concurrent.futures import ProcessPoolExecutor  # noqa: PLC0415 - only with jobs
+
+        with ProcessPoolExecutor(max_workers=min(jobs, len(artifact_paths))) as pool:
+            outcomes = list(
+                pool.map(
+                    _audit_one,
+                    artifact_paths,
+                    [parsed] * len(artifact_paths),
+                    [options] * len(artifact_paths),
+                )
             )
-            continue
-        mine = (
-            [
-                Attempt(a.label, a.path if a.path.is_absolute() else facts.root / a.path)
-                for a in parsed
-            ]
-            if parsed is not None
-            else None
-        )
-        if mine is not None:
-            mine = [a for a in mine if a.path.is_dir()]
-        results.append(_audit(facts, root, mine, options))
+    results = [o for o in outcomes if isinstance(o, AuditResult)]
+    errors = [o for o in outcomes if isinstance(o, AuditFinding)]
     task_level, paper_macro = table_rates(results)
     rates = label_rates([(r.attempts, r.tasks) for r in results])
     return AuditTable(

@@ -66,6 +66,16 @@ class ArtifactFacts:
     lock_digest: str | None
     shipped: frozenset[str]
     findings: tuple[Finding, ...]
+    _plain: dict[tuple[str, str], dict[str, object]] = field(default_factory=dict, compare=False)
+
+    def extractor(self, launcher_id: str, measurement: Measurement) -> dict[str, object]:
+        """The measurement's extractor as a plain mapping that reads its ``log`` argument."""
+        key = (launcher_id, measurement.task)
+        plain = self._plain.get(key)
+        if plain is None:
+            plain = {**measurement.extract.model_dump(), "output": None, "file": None}
+            self._plain[key] = plain
+        return plain
 
     def launcher(self, launcher_id: str) -> Launcher | None:
         for launcher in self.manifest.launchers:
@@ -440,7 +450,7 @@ def _measure(
         context["seed"] = record.seed
     try:
         extracted = extract_value(
-            {**extractor.model_dump(), "output": None, "file": None},
+            facts.extractor(record.launcher, measurement),
             log=source,
             files_base=run.path,
             outputs={},
