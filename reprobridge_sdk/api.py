@@ -290,7 +290,8 @@ def _validated(
     data: Any, manifest_path: Path, document: yamlio.YamlDocument | None = None
 ) -> Manifest:
     try:
-        return Manifest.model_validate(data)
+        # strict: no coercion ("0.9" is not a number), so the model accepts what the schema does
+        return Manifest.model_validate(data, strict=True)
     except ValidationError as exc:
         found = _validator_findings(manifest_path.parent) if document is not None else []
         if not found:
