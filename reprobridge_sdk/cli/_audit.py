@@ -57,6 +57,14 @@ def _colour() -> bool:
     show_default=True,
 )
 @click.option("--output", "-o", metavar="FILE", help="Write the report to FILE.")
+@click.option(
+    "--jobs",
+    "-j",
+    type=click.IntRange(min=1),
+    default=1,
+    show_default=True,
+    help="With --table: audit this many artifacts in parallel processes.",
+)
 def audit(  # noqa: PLR0917 - click passes every option as an argument
     paths: tuple[str, ...],
     runs: tuple[str, ...],
@@ -68,6 +76,7 @@ def audit(  # noqa: PLR0917 - click passes every option as an argument
     table: bool,
     fmt: str,
     output: str | None,
+    jobs: int,
 ) -> None:
     """Audit the artifact at PATH (default: .) against its evidence.
 
@@ -97,6 +106,7 @@ def audit(  # noqa: PLR0917 - click passes every option as an argument
                 floor=floor,
                 holm=holm,
                 curation=curation,
+                jobs=jobs,
             )
         else:
             result = run_audit(

@@ -150,3 +150,21 @@ def test_options_change_the_interval(toy: Path) -> None:
     assert interval.half_width == pytest.approx(0.05 * 90.1)
     assert interval.floor_bound
     assert wide.options.level == 0.99
+
+
+def test_table_in_parallel_equals_serial_and_missing_attempts_count(
+    toy: Path, tmp_path: Path
+) -> None:
+    other = tmp_path / "other"
+    shutil.copytree(toy, other)
+    _attempts(toy)  # ``other`` has no attempts/ at all: its tasks are not executed
+    labels = ["a=attempts/agent-a"]
+    serial = audit_table([toy, other], labels)
+    parallel = audit_table([toy, other], labels, jobs=2)
+    assert parallel.model_dump() == serial.model_dump()
+    missing = serial.artifacts[1]
+    assert {a.verdict for t in missing.tasks for a in t.attempts} == {"not-executed"}
+    assert {r.code for t in missing.tasks for a in t.attempts for r in a.reasons} == {"A024"}
+    assert serial.paper_macro == pytest.approx(0.5)
+    with pytest.raises(UsageError):
+        audit_table([toy], jobs=0)

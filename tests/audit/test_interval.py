@@ -147,3 +147,47 @@ def test_property_never_raises_and_scores_agree(observations: list[float], value
     result = score(interval, value)
     if result is not None and interval.contains(value):
         assert abs(result.z) <= interval.t * (1 + 1e-9)
+
+
+@pytest.mark.parametrize("df", [1, 2, 4, 9, 29, 200])
+@pytest.mark.parametrize("level", [0.8, 0.9, 0.95, 0.99, 0.999])
+def test_quantile_and_tail_are_scipy_stats(df: int, level: float) -> None:
+    from scipy import stats
+
+    from reprobridge_sdk.audit.interval import t_quantile
+
+    q = 1 - (1 - level) / 2
+    assert t_quantile(q, df) == pytest.approx(float(stats.t.ppf(q, df)), rel=1e-12)
+    interval = compatibility_interval([0.0] * df + [1.0], level=level, floor=0.0)
+    result = score(interval, interval.mean + 1.7 * interval.scale)
+    assert result is not None
+    assert result.p == pytest.approx(float(2 * stats.t.sf(1.7, df)), rel=1e-9)
+
+
+SPEC_EXAMPLES = Path(__file__).resolve().parents[2] / "spec" / "examples" / "interval.json"
+
+
+def _spec_cases() -> list[dict[str, Any]]:
+    document = json.loads(SPEC_EXAMPLES.read_text())
+    cases: list[dict[str, Any]] = document["cases"]
+    for case in cases:
+        case.update(level=document["level"], floor=document["floor"], tol=document["tolerance"])
+    return cases
+
+
+@pytest.mark.parametrize("case", _spec_cases(), ids=lambda c: ",".join(c["observations"]) or "none")
+def test_spec_worked_examples(case: dict[str, Any]) -> None:
+    interval = compatibility_interval(
+        [float(x) for x in case["observations"]], level=case["level"], floor=case["floor"]
+    )
+    for name in ("mean", "sd", "t", "half_width", "low", "high"):
+        if name not in case:
+            continue
+        if case[name] is None:
+            assert math.isnan(getattr(interval, name))
+        else:
+            assert getattr(interval, name) == pytest.approx(case[name], abs=case["tol"])
+    if "floor_only" in case:
+        assert interval.floor_only is case["floor_only"]
+    for value, compatible in case["compatible"].items():
+        assert interval.contains(float(value)) is compatible, value
