@@ -122,7 +122,7 @@ def test_the_committed_cases_are_what_the_authoring_script_writes(tmp_path: Path
     fresh, committed = _tree(tmp_path / "cases"), _tree(SUITE / "cases")
     assert sorted(fresh) == sorted(committed)
     stale = [rel for rel in fresh if fresh[rel] != committed[rel]]
-    assert stale == []
+    assert stale == [], "regenerate with: python spec/tools/build_cases.py"
     conformance = (tmp_path / "conformance.yaml").read_text()
     assert conformance == (SUITE / "conformance.yaml").read_text()
 

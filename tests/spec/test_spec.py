@@ -40,7 +40,8 @@ def test_the_generated_parts_and_examples_are_current() -> None:
         capture_output=True,
         text=True,
     )
-    assert proc.returncode == 0, proc.stdout + proc.stderr
+    hint = "regenerate with: python spec/tools/build_spec.py\n"
+    assert proc.returncode == 0, hint + proc.stdout + proc.stderr
 
 
 def test_every_spec_anchor_of_the_registry_exists() -> None:
