@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import os
+import resource
 import tempfile
 import time
 from collections.abc import Callable
@@ -36,6 +37,12 @@ def _write(path: Path, size: int) -> None:
             written += len(chunk)
     past = time.time() - 60
     os.utime(path, (past, past))  # outside the digest cache's racy window
+
+
+def _cpu() -> float:
+    """CPU seconds (user and system) used by this process so far."""
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
 
 
 def _bare(path: Path) -> str:
@@ -93,6 +100,14 @@ def main() -> None:
         )
         print(f"{args.files} files of {size // args.files >> 20} MiB on {os.cpu_count()} CPUs")
         _row("files_sha256 (threads) vs sequential loop", par, seq, "(speed-up)")
+        before, start = _cpu(), time.perf_counter()
+        files_sha256(parts)
+        used = (_cpu() - before) / (time.perf_counter() - start)
+        load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+        print(
+            f"  cores busy during the parallel run: {used:.2f} "
+            f"(load average {load:.1f}; a speed-up needs idle cores)"
+        )
 
         store = Path(tmp) / "cache" / "sha256.json"
         warm = DigestCache(store)
