@@ -18,11 +18,13 @@ EXAMPLES = sorted(
 )
 
 
-@pytest.mark.parametrize("root", EXAMPLES, ids=lambda p: f"{p.parent.name}/{p.name}")
+#: Readable manifests (cases of unreadable YAML are covered by the loader's own tests).
+READABLE = [root for root in EXAMPLES if yamlio.load(root / "rra.yaml").ok]
+
+
+@pytest.mark.parametrize("root", READABLE, ids=lambda p: f"{p.parent.name}/{p.name}")
 def test_text_round_trips_byte_identical(root: Path) -> None:
     doc = yamlio.load(root / "rra.yaml")
-    if not doc.ok:
-        return  # unreadable cases are covered by the loader's own tests
     text = (root / "rra.yaml").read_text("utf-8")
     assert yamlio.dumps(doc) == text
     doc.changed = True  # force the re-emission path: it must splice back to the same text
