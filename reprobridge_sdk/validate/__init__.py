@@ -130,7 +130,11 @@ def discover(path: str | os.PathLike[str]) -> list[tuple[str, Path, Path]]:
     """
     given = os.fspath(path)
     target = Path(given)
-    if not target.exists():
+    try:
+        exists = target.exists()
+    except (OSError, ValueError):
+        exists = False
+    if not exists:
         msg = f"{given}: no such file or directory"
         raise ArtifactError(msg, [finding("Y010", msg, file=given)])
     if target.is_file():
@@ -227,6 +231,11 @@ def validate_artifact(
     from reprobridge_sdk.guide import check_guide  # noqa: PLC0415 - lazy: layers load on use
 
     guide = doc.data.get("guide")
+    if isinstance(guide, dict) and "path" in guide:
+        from .files import usable_path  # noqa: PLC0415 - lazy: layers load on use
+
+        if not usable_path(guide["path"]):
+            return out  # the structural and files layers report the path
     out.extend(
         _prefixed(label_root, item, doc)
         for item in check_guide(root, guide if isinstance(guide, dict) else {})
@@ -242,18 +251,15 @@ def _lock_layer(doc: Any, root: Path) -> list[Finding]:
     text, fmt = lock.get("path"), lock.get("format")
     if not isinstance(text, str) or fmt not in ("requirements", "pylock"):
         return []
-    from .files import check_path_form, resolve_path  # noqa: PLC0415 - lazy: layers load on use
+    from .files import kind_of, resolve_path, usable_path  # noqa: PLC0415 - lazy: layers load on use
 
-    if check_path_form(text) is not None:
+    if not usable_path(text):
         return []
     path = resolve_path(root, root, text)
-    if not path.is_file():
+    if kind_of(path) != "file":
         return []
-    try:
-        if not path.resolve().is_relative_to(root.resolve()):
-            return []
-    except OSError:
-        return []
+    if not Path(os.path.realpath(path)).is_relative_to(os.path.realpath(root)):
+        return []  # the files layer reports F003
     from reprobridge_sdk.lockfile import check_lock  # noqa: PLC0415 - lazy: layers load on use
 
     try:

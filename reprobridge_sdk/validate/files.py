@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import posixpath
+import stat
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Literal
@@ -23,7 +24,7 @@ from reprobridge_sdk.digest import TREE_EXCLUDES, file_sha256, tree_digest
 from reprobridge_sdk.document import Document, escape_pointer
 from reprobridge_sdk.findings import Finding, finding
 
-__all__ = ["check_files", "check_path_form", "resolve_path"]
+__all__ = ["check_files", "check_path_form", "kind_of", "resolve_path", "usable_path"]
 
 _Kind = Literal["file", "dir", "any"]
 
@@ -49,6 +50,32 @@ def check_path_form(text: str) -> str | None:
     return None
 
 
+def usable_path(text: Any) -> bool:
+    """A relative path inside its base that the file system can be asked about."""
+    return (
+        isinstance(text, str)
+        and 0 < len(text) <= 4096
+        and "\0" not in text
+        and check_path_form(text) is None
+    )
+
+
+def kind_of(path: str | os.PathLike[str]) -> str | None:
+    """``"file"``, ``"dir"`` or ``"other"`` (links followed); ``None`` if it cannot be reached."""
+    try:
+        mode = Path(path).stat().st_mode
+    except (OSError, ValueError):
+        return None
+    if stat.S_ISREG(mode):
+        return "file"
+    return "dir" if stat.S_ISDIR(mode) else "other"
+
+
+def _real(path: str | os.PathLike[str]) -> Path:
+    # os.path.realpath never raises on symlink loops (Path.resolve does before 3.13).
+    return Path(os.path.realpath(path))
+
+
 def _inside(path: Path, root: Path) -> bool:
     try:
         path.relative_to(root)
@@ -66,7 +93,7 @@ class _Files:
     def __init__(self, doc: Document, root: Path) -> None:
         self.doc = doc
         self.root = root
-        self.real_root = root.resolve()
+        self.real_root = _real(root)
         self.data: dict[str, Any] = doc.data if isinstance(doc.data, dict) else {}
         self.out: list[Finding] = []
         self.links: set[str] = set()
@@ -87,13 +114,16 @@ class _Files:
         if code == "F002":
             self.add("F002", f"{value!r} leaves the artifact", pointer)
             return None
+        if "\0" in value or len(value) > 4096:
+            self.add("F004", f"{value[:60]!r} cannot name a file", pointer)
+            return None
         full = resolve_path(self.root, base or self.root, value)
         if not os.path.lexists(full):
             if kind is not None:
                 what = {"file": "file", "dir": "directory", "any": "path"}[kind]
                 self.add("F004", f"the {what} {value!r} does not exist", pointer)
             return None
-        real = full.resolve()
+        real = _real(full)
         if not _inside(real, self.real_root):
             self.links.add(os.path.normpath(full))
             self.add(
@@ -102,18 +132,26 @@ class _Files:
                 pointer,
             )
             return None
-        if kind == "file" and not real.is_file():
+        found = kind_of(full)
+        if found is None:
+            self.add("F004", f"{value!r} cannot be followed (a symbolic link loop?)", pointer)
+            return None
+        if kind == "file" and found != "file":
             self.add("F009", f"{value!r} is not a regular file", pointer)
             return None
-        if kind == "dir" and not real.is_dir():
+        if kind == "dir" and found != "dir":
             self.add("F008", f"{value!r} is not a directory", pointer)
             return None
         return full
 
     def digest(self, path: Path | None, declared: Any, pointer: str, what: str) -> None:
-        if path is None or not isinstance(declared, str) or not path.is_file():
+        if path is None or not isinstance(declared, str) or kind_of(path) != "file":
             return
-        actual = file_sha256(path)
+        try:
+            actual = file_sha256(path)
+        except OSError as exc:
+            self.add("F004", f"{what} cannot be read: {exc.strerror}", pointer)
+            return
         if actual != declared:
             self.add(
                 "F005",
@@ -137,22 +175,27 @@ class _Files:
         if kind == "directory" and "path" in refined:
             code = self.path(refined["path"], "/codebase/refined/path", "dir")
             declared = codebase.get("tree_digest")
+            actual: str | None = None
+            if code is not None:
+                try:
+                    actual = tree_digest(code)
+                except OSError as exc:
+                    message = f"the refined code cannot be read: {exc.strerror}"
+                    self.add("F004", message, "/codebase/refined/path")
             if declared is None:
                 self.add(
                     "F007",
                     "the refined code has no tree_digest",
                     "/codebase/tree_digest",
-                    hint=f"add tree_digest: {tree_digest(code)}" if code else None,
+                    hint=f"add tree_digest: {actual}" if actual else None,
                 )
-            elif code is not None and isinstance(declared, str):
-                actual = tree_digest(code)
-                if actual != declared:
-                    self.add(
-                        "F006",
-                        f"the refined code's tree digest is {actual}, not the declared one",
-                        "/codebase/tree_digest",
-                        hint="if the code changed on purpose, update tree_digest",
-                    )
+            elif actual is not None and isinstance(declared, str) and actual != declared:
+                self.add(
+                    "F006",
+                    f"the refined code's tree digest is {actual}, not the declared one",
+                    "/codebase/tree_digest",
+                    hint="if the code changed on purpose, update tree_digest",
+                )
         for ptr, patch in _items(refined.get("patches"), "/codebase/refined/patches"):
             found = self.path(patch.get("path"), f"{ptr}/path", "file")
             if patch.get("sha256") is None:
@@ -220,7 +263,7 @@ class _Files:
     def guide(self) -> None:
         guide = _map(self.data.get("guide"))
         found = self.path(guide.get("path"), "/guide/path", None)
-        if found is not None and not found.is_file():
+        if found is not None and kind_of(found) != "file":
             self.add("F009", f"the guide {guide['path']!r} is not a regular file", "/guide/path")
         for ptr, change in _items(guide.get("changes"), "/guide/changes"):
             for index, value in enumerate(change.get("files") or []):
@@ -242,7 +285,7 @@ class _Files:
                 if entry.is_symlink():
                     if os.path.normpath(entry.path) in self.links:
                         continue
-                    target = Path(entry.path).resolve()
+                    target = _real(entry.path)
                     if not _inside(target, self.real_root):
                         relative = Path(entry.path).relative_to(self.root).as_posix()
                         self.out.append(

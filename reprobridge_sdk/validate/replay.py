@@ -20,7 +20,7 @@ from typing import Any
 from reprobridge_sdk.document import Document, escape_pointer
 from reprobridge_sdk.findings import Finding
 
-from .files import check_path_form, resolve_path
+from .files import kind_of, resolve_path, usable_path
 
 __all__ = ["REL_TOL", "check_replay"]
 
@@ -38,10 +38,10 @@ def _map(value: Any) -> dict[str, Any]:
 
 
 def _file(root: Path, value: Any) -> Path | None:
-    if not isinstance(value, str) or not value or check_path_form(value) is not None:
+    if not usable_path(value):
         return None
     path = resolve_path(root, root, value)
-    return path if path.is_file() else None
+    return path if kind_of(path) == "file" else None
 
 
 def check_replay(doc: Document, root: Path) -> list[Finding]:

@@ -1,0 +1,99 @@
+"""The files layer on hostile trees: symlink loops and escapes, NUL bytes, overlong paths."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import reprobridge_sdk as rb
+
+VECTORS = Path(__file__).parent / "vectors"
+
+
+def _artifact(tmp_path: Path, edit: dict[str, str]) -> Path:
+    root = tmp_path / "artifact"
+    shutil.copytree(VECTORS / "valid-minimal", root)
+    text = (root / "rra.yaml").read_text("utf-8")
+    for old, new in edit.items():
+        assert old in text
+        text = text.replace(old, new)
+    (root / "rra.yaml").write_text(text, "utf-8")
+    return root
+
+
+def _found(root: Path) -> set[tuple[str, str]]:
+    return {(f.code, f.path) for f in rb.validate(root).findings}
+
+
+def test_symlink_loop_is_f004(tmp_path: Path) -> None:
+    root = _artifact(tmp_path, {"      - log: samples/seed1.log": "      - log: samples/loop-a"})
+    (root / "samples" / "loop-a").symlink_to("loop-b")
+    (root / "samples" / "loop-b").symlink_to("loop-a")
+    assert _found(root) == {("F004", "/launchers/0/samples/0/log")}
+
+
+def test_symlink_escaping_through_a_path_field_and_in_the_tree(tmp_path: Path) -> None:
+    outside = tmp_path / "secret.log"
+    outside.write_text("accuracy: 0.9010\n")
+    root = _artifact(tmp_path, {"      - log: samples/seed1.log": "      - log: samples/link.log"})
+    (root / "samples" / "link.log").symlink_to(outside)
+    (root / "stray").symlink_to(tmp_path)
+    found = rb.validate(root).findings
+    assert {(f.code, f.path) for f in found} == {
+        ("F003", "/launchers/0/samples/0/log"),
+        ("F003", ""),
+    }
+    stray = next(f for f in found if not f.path)
+    assert stray.file.endswith("stray")
+
+
+def test_nul_byte_and_overlong_paths(tmp_path: Path) -> None:
+    root = _artifact(
+        tmp_path,
+        {
+            '  python: "3.11"': '  python: "3.11"\n  requirements: "req\\0uirements.txt"',
+            "      - log: samples/seed1.log": "      - log: " + "d/" * 2100 + "x.log",
+        },
+    )
+    assert _found(root) == {
+        ("F004", "/environment/requirements"),
+        ("F004", "/launchers/0/samples/0/log"),
+        ("S004", "/launchers/0/samples/0/log"),
+    }
+
+
+def test_component_too_long_for_the_file_system(tmp_path: Path) -> None:
+    root = _artifact(tmp_path, {"      - log: samples/seed1.log": "      - log: " + "x" * 300})
+    assert _found(root) == {("F004", "/launchers/0/samples/0/log")}
+
+
+def test_directory_where_a_file_belongs_and_back(tmp_path: Path) -> None:
+    root = _artifact(
+        tmp_path,
+        {
+            "      - log: samples/seed1.log": "      - log: samples",
+            "    path: code\n": "    path: code/train.py\n",
+        },
+    )
+    assert _found(root) == {
+        ("F009", "/launchers/0/samples/0/log"),
+        ("F008", "/codebase/refined/path"),
+    }
+
+
+def test_digest_mismatch_of_a_patch_and_missing_digest(tmp_path: Path) -> None:
+    root = _artifact(
+        tmp_path,
+        {
+            "    kind: directory\n    path: code\n": (
+                "    kind: patches\n    patches:\n"
+                "      - {path: fix.patch, sha256: " + "0" * 63 + "a}\n"
+                "      - {path: fix.patch}\n"
+            ),
+        },
+    )
+    (root / "fix.patch").write_text("--- a\n+++ b\n")
+    assert _found(root) == {
+        ("F005", "/codebase/refined/patches/0/sha256"),
+        ("F007", "/codebase/refined/patches/1/sha256"),
+    }
