@@ -275,6 +275,7 @@ def judge_task(
         judgement.reasons.append(
             finding("A024", "no successful run gave a value for the task", path=pointer)
         )
+        judgement.reasons.extend(_dedupe([f for r in succeeded for f in r.findings]))
         return judgement
     candidates.sort(key=lambda c: (c[0], c[1]))
     scope_rank, _, launcher, how, counted = candidates[0]

@@ -27,13 +27,14 @@ from __future__ import annotations
 import json
 import math
 import re
+import statistics
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
 from reprobridge_sdk.digest import file_sha256, iter_tree_entries, tree_digest
-from reprobridge_sdk.extraction import ExtractionError, aggregate, apply_transform, extract_value
+from reprobridge_sdk.extraction import ExtractionError, apply_transform, extract_value
 from reprobridge_sdk.findings import Finding, Severity, finding
 from reprobridge_sdk.model import RECORD_NAME, EvidenceRecord, Launcher, Measurement, OutputRecord
 from reprobridge_sdk.run.evidence import owner_alive
@@ -434,12 +435,14 @@ def _measure(
             )
             return None
     elif extractor.file is not None:
-        rel = claimed.source if claimed is not None else ""
-        source = _safe_join(run.path, rel) if rel and rel not in {"log"} else None
-        trusted = source is not None and source.is_file()
-        if trusted and source is not None and file_sha256(source) in facts.shipped:
-            add("A019", f"task {task}: {rel} is a file shipped in the artifact", pointer)
-            return None
+        add(
+            "A008",
+            f"task {task}: the value is read from a file the record does not cover",
+            pointer,
+            hint="declare the file as an output so the run records its digest",
+            severity=Severity.WARNING,
+        )
+        return None
     else:
         source, trusted = log_path, log_ok
     if source is None or not trusted:
@@ -456,12 +459,9 @@ def _measure(
             outputs={},
             context=context,
         )
-        raw = (
-            extracted.values[0]
-            if len(extracted.values) == 1
-            else aggregate(extracted.values, "mean")
-        )
-        return apply_transform(raw, measurement.transform)
+        # As the runner does: transform each value; several ('all') count as their mean.
+        values = [apply_transform(v, measurement.transform) for v in extracted.values]
+        return values[0] if len(values) == 1 else statistics.fmean(values)
     except ExtractionError as exc:
         severity = Severity.WARNING if claimed is None or claimed.value is None else None
         add(

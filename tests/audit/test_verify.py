@@ -1,0 +1,51 @@
+"""Evidence verification details, on fresh runs of the real runner."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+from conftest import make_artifact, run_honestly
+
+from reprobridge_sdk.audit import audit
+
+
+def test_all_occurrences_with_rounding_reextract_like_the_runner(tmp_path: Path) -> None:
+    root = make_artifact(tmp_path / "toy")
+    path = root / "rra.yaml"
+    data: dict[str, Any] = yaml.safe_load(path.read_text())
+    for launcher in data["launchers"]:
+        launcher["measurements"][0] = {
+            "task": "acc",
+            "extract": {
+                "kind": "regex",
+                "pattern": r"epoch \d+ loss ([0-9.]+)",
+                "occurrence": "all",
+            },
+            # Rounding each value and then averaging differs from averaging and then rounding.
+            "transform": {"scale": 33.3, "round": 1},
+        }
+        launcher["measurements"][1]["extract"] = {
+            "kind": "json",
+            "file": "results/metrics-{seed}.json",
+            "pointer": "/test/f1",
+        }
+        launcher["outputs"] = []
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    run_honestly(root, "scored", [0, 1, 2])
+    result = audit(root)
+    runs = result.attempts[0].runs
+    assert all(r.valid for r in runs)
+    assert {f.code for r in runs for f in r.findings} == {"A008"}  # the file is not evidence
+    acc, f1 = result.tasks
+    assert acc.attempts[0].verdict == "incompatible"  # honest, only far from the references
+    assert [r.code for r in acc.attempts[0].reasons] == ["A029"]
+    assert f1.attempts[0].verdict == "not-executed"
+    reasons = f1.attempts[0].reasons
+    assert [r.code for r in reasons] == ["A024", "A008", "A008", "A008"]  # one per run
+    assert {r.file for r in reasons[1:]} == {f"scored-s{s}/record.json" for s in (0, 1, 2)}
+    assert {r.severity for r in reasons[1:]} == {"warning"}
+    # The value is the mean of the rounded per-epoch values, as the runner records it.
+    losses = [round(33.3 * float(f"{1.0 / (e + 1):.4f}"), 1) for e in range(10)]
+    assert acc.attempts[0].value == sum(losses) / len(losses)
