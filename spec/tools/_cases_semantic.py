@@ -191,6 +191,25 @@ def semantic_cases() -> list[Case]:
     )
     c.append(
         Case(
+            "seeds-more-than-statistic",
+            "Five seeds for a mean over three.",
+            [f("R008", "/launchers/0/seeds")],
+            mutate=[put("/launchers/0/seeds", [0, 1, 2, 3, 4])],
+        )
+    )
+    c.append(
+        Case(
+            "std-statistic-is-not-a-single-run",
+            "A standard deviation is never the value of one run, so a mean does not stand in.",
+            [f("R009", M0 + "/aggregate")],
+            mutate=[
+                put("/tasks/0/statistic", {"aggregate": "std", "seeds": 1}),
+                put("/launchers/0/seeds", [0]),
+            ],
+        )
+    )
+    c.append(
+        Case(
             "published-range-inverted",
             "The range's low end is above its high end.",
             [f("R007", "/tasks/0/published")],

@@ -177,6 +177,22 @@ def structure_cases() -> list[Case]:
     )
     c.append(
         Case(
+            "unknown-keys-need-pointer-escapes",
+            "Unknown keys with '/' and '~' are located with RFC 6901 escapes.",
+            [f("S001", "/tasks/0/metric~1top1"), f("S001", "/tasks/0/~0notes")],
+            mutate=[put("/tasks/0/metric~1top1", "accuracy"), put("/tasks/0/~0notes", "n")],
+        )
+    )
+    c.append(
+        Case(
+            "published-range-one-number",
+            "A published range needs two numbers.",
+            [f("S004", "/tasks/0/published/range")],
+            mutate=[put("/tasks/0/published", {"range": [0.912]})],
+        )
+    )
+    c.append(
+        Case(
             "invalid-enum-direction",
             "direction must be 'higher' or 'lower'.",
             [f("S004", "/tasks/0/direction")],

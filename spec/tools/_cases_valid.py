@@ -22,6 +22,12 @@ from _casedata import (
 from _casekit import Case, add, delete, fake_hash, put
 
 
+def _merge_key(doc: str) -> str:
+    """Give the task a merge key that would, if interpreted, supply its dataset."""
+    doc = doc.replace("tasks:\n- id: accuracy\n", "tasks:\n- id: accuracy\n  <<: *defaults\n", 1)
+    return "x-defaults: &defaults\n  dataset: digits\n" + doc
+
+
 def valid_cases() -> list[Case]:
     c: list[Case] = []
     # ------------------------------------------------------------------ valid artifacts
@@ -262,6 +268,43 @@ def valid_cases() -> list[Case]:
     )
 
     # ------------------------------------------------------------------ YAML level
+    c.append(
+        Case(
+            "crlf-line-endings",
+            "A manifest written with CRLF line endings is the same document.",
+            text_edit=lambda doc: doc.replace("\n", "\r\n"),
+        )
+    )
+    c.append(
+        Case(
+            "tab-indentation",
+            "YAML does not allow tabs for indentation.",
+            [f("Y001", "")],
+            tags=["required", "yaml"],
+            raw=b'rra_version: "1.0"\nartifact:\n\tid: demo\n',
+            base=False,
+        )
+    )
+    c.append(
+        Case(
+            "several-documents",
+            "rra.yaml holds two YAML documents; a manifest is one.",
+            [f("Y001", "")],
+            tags=["required", "yaml"],
+            raw=b'rra_version: "1.0"\n---\nrra_version: "1.0"\n',
+            base=False,
+        )
+    )
+    c.append(
+        Case(
+            "merge-key-is-not-interpreted",
+            "'<<' is an ordinary key, so it is unknown, and the key it would merge is missing.",
+            [f("S001", "/tasks/0/<<"), f("S002", "/tasks/0/dataset")],
+            tags=["required", "yaml"],
+            mutate=[delete("/tasks/0/dataset")],
+            text_edit=_merge_key,
+        )
+    )
     c.append(
         Case(
             "not-yaml",

@@ -189,7 +189,7 @@ def test_reverse_scan_equals_forward_naive(
     path.write_bytes(data)
     naive = _naive(data, pattern, 1)
     rx = re.compile(pattern)
-    strategies = ["line"]
+    strategies: list[str | None] = [None, "line"]
     if required_literal(pattern):
         strategies.append("literal")
     if line_safe(pattern):
