@@ -278,3 +278,34 @@ def test_help_imports_no_command_modules() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
     )
     assert proc.stdout.strip().splitlines()[-1] == "['reprobridge_sdk.cli']"
+
+
+@pytest.mark.parametrize(
+    ("content", "code"),
+    [
+        (
+            b"a: &a [x, x, x, x, x, x, x, x, x]\n"
+            + b"".join(
+                f"{chr(98 + i)}: &{chr(98 + i)} [{', '.join(['*' + chr(97 + i)] * 9)}]\n".encode()
+                for i in range(9)
+            ),
+            "Y004",
+        ),
+        (b"a: " + b"[" * 200_000 + b"]" * 200_000 + b"\n", "Y005"),
+        (b"# " + b"x" * (9 * 1024 * 1024) + b"\n", "Y006"),
+        (b"rra_version: '1.0'\nartifact: {title: caf\xe9}\n", "Y007"),
+        (b"rra_version: '1.0'\nartifact: !!python/object:os.system {}\n", "Y008"),
+        (b"\x00\x01\x02 not yaml at all \xff", "Y007"),
+    ],
+    ids=["alias-bomb", "deep", "huge", "not-utf8", "python-tag", "binary"],
+)
+def test_hostile_manifests_give_located_findings(tmp_path: Path, content: bytes, code: str) -> None:
+    (tmp_path / "rra.yaml").write_bytes(content)
+    proc = run("--format", "json", tmp_path)
+    assert proc.returncode == 1
+    assert proc.stderr == ""
+    findings = json.loads(proc.stdout)["artifacts"][0]["findings"]
+    located = [f for f in findings if f["code"] == code]
+    assert len(located) == 1
+    assert located[0]["line"] >= 1
+    assert located[0]["col"] >= 1
