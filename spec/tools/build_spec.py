@@ -19,6 +19,7 @@ conformance cases. ``--check`` changes nothing and exits 1 when a generated part
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import sys
@@ -32,6 +33,7 @@ from _casekit import write_case
 from _fieldnotes import NOTES
 from build_cases import cases
 
+from reprobridge_sdk import reporters
 from reprobridge_sdk.document import load_document
 from reprobridge_sdk.validate import validate
 
@@ -49,6 +51,8 @@ EXAMPLE_CASES = (
     "extension-keys",
     "templates-and-escapes",
 )
+#: The case whose `reprobridge validate --format json` output the spec shows (version elided).
+OUTPUT_CASE = "validators/cases/unknown-key-under-known-version"
 #: Valid cases the catalogue takes its "valid" excerpts from, in order of preference.
 VALID_SOURCES = (
     "minimal-valid",
@@ -380,7 +384,7 @@ def render_spec(text: str, examples: dict[str, Any], examples_dir: Path) -> str:
             body = "\n".join(field_table(name, evidence_objects[name]) for name in args)
         elif kind == "example":
             path = examples_dir / args[0]
-            lang = {".yaml": "yaml", ".toml": "toml", ".md": "markdown"}.get(path.suffix, "text")
+            lang = {".yaml": "yaml", ".toml": "toml", ".json": "json"}.get(path.suffix, "text")
             body = f"```{lang}\n{path.read_text('utf-8')}```\n"
         elif kind == "codes":
             body = code_catalogue(examples) + "\n"
@@ -409,6 +413,9 @@ def write_examples(target: Path) -> dict[str, Any]:
         "cases": INTERVAL_EXAMPLES,
     }
     (target / "interval.json").write_text(json.dumps(interval, indent=2) + "\n", "utf-8")
+    output = json.loads(reporters.render(validate(OUTPUT_CASE), "json"))
+    output["tool"]["version"] = "<version>"
+    (target / "validate-output.json").write_text(json.dumps(output, indent=2) + "\n", "utf-8")
     examples = choose_examples()
     (target / "codes.json").write_text(json.dumps(examples, indent=2) + "\n", "utf-8")
     return examples
@@ -432,6 +439,7 @@ def _same_tree(a: Path, b: Path) -> bool:
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     check = "--check" in args
+    os.chdir(REPO)  # the JSON output example names paths relative to the repository root
     with tempfile.TemporaryDirectory() as tmp:
         fresh_examples = Path(tmp) / "examples"
         examples = write_examples(fresh_examples)
