@@ -142,6 +142,7 @@ def build(base: Path, artifacts: int, tasks: int, attempts: int) -> list[Path]:
         (root / "code").mkdir(parents=True)
         (root / "code" / "main.py").write_text("print('synthetic')\n")
         (root / "requirements.lock").write_text("# no distributions\n")
+        (root / "GUIDE.md").write_text("# Guide\n")
         manifest = _manifest(
             f"artifact-{a}",
             tasks,

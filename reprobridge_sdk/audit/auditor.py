@@ -4,6 +4,10 @@ The result is a pure function of the artifact's files, the evidence's files and 
 no clock, no randomness, no state shared with a runner. Paths in the result are relative to
 the attempt directory (runs) or as the caller gave them (attempts, artifact).
 
+Artifact-level findings are the validator's errors (``reprobridge validate``) and the
+auditor's own checks of the code and lock on disk (A010, A012); the *available* badge needs
+none of them.
+
 Exit status (``AuditResult.passed``, the CLI's exit 0): every task is ``compatible`` in at
 least one attempt (the *reproduced* badge) and no attempt has ``invalid-evidence`` for any
 task. In curation mode: every task's published value is compatible with its references.
@@ -284,7 +288,12 @@ def _audit(
             counts[verdict.verdict] += 1
             icml_counts[ICML[verdict.verdict]] += 1
 
-    artifact_findings: list[AuditFinding] = [as_audit_finding(f) for f in facts.findings]
+    from reprobridge_sdk.validate import validate_artifact  # noqa: PLC0415 - layer 3, on use
+
+    validation = validate_artifact(facts.root.as_posix(), facts.root, facts.root / MANIFEST_NAME)
+    artifact_findings: list[AuditFinding] = [
+        as_audit_finding(f) for f in validation if f.severity is Severity.ERROR
+    ] + [as_audit_finding(f) for f in facts.findings]
     available = not any(f.severity == "error" for f in artifact_findings)
     functional = bool(chosen) and all(
         any(

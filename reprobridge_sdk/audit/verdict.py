@@ -23,8 +23,8 @@ other verdict -> inconclusive.
 
 Badges of an artifact (:data:`BADGE_CRITERIA`):
 
-* *available*: the artifact loads and its refined code and lock on disk match the manifest's
-  digests (no A010, A012);
+* *available*: the artifact validates without errors (``reprobridge validate``) and its
+  refined code and lock on disk match the manifest's digests (no A010, A012);
 * *functional*: every launcher has at least one successful run with valid evidence, in any
   scope, in at least one attempt;
 * *reproduced*: every task is ``compatible`` in at least one attempt.
@@ -71,7 +71,7 @@ ICML: dict[str, IcmlVerdict] = {
     "inconclusive": "inconclusive",
 }
 BADGE_CRITERIA = {
-    "available": "the artifact loads and its refined code and lock match the manifest's digests",
+    "available": "the artifact validates without errors and its code and lock match their digests",
     "functional": "every launcher has a successful run with valid evidence in some attempt",
     "reproduced": "every task is compatible in at least one attempt",
 }

@@ -149,6 +149,7 @@ def make_artifact(root: Path) -> Path:
     (root / "code" / "train.py").write_text(TRAIN)
     (root / "environment").mkdir()
     (root / "environment" / "requirements.lock").write_text(LOCK)
+    (root / "GUIDE.md").write_text("# A toy study\n\nRun the scored launcher.\n")
     data = manifest_data(
         tree_digest(root / "code"), file_sha256(root / "environment" / "requirements.lock")
     )
