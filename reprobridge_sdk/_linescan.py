@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Generator, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +38,18 @@ def _parser() -> Any:
     except ImportError:  # pragma: no cover - Python 3.10
         import sre_parse as parser  # noqa: PLC0415 - the 3.10 name of the same module
     return parser
+
+
+#: Characters found on most lines of a log: a literal made only of them filters little.
+_COMMON = frozenset(" \t.,:;=-_/()[]'\"0123456789")
+#: Above one literal hit per this many bytes, a chunk is scanned without the pre-filter.
+_DENSE = 256
+#: Candidate lines always tried with the pre-filter before judging it.
+_SLACK = 16
+
+
+def _uncommon(text: str) -> bool:
+    return any(char not in _COMMON for char in text)
 
 
 def required_literal(pattern: str, *, fold: bool = False) -> str | None:
@@ -63,7 +75,7 @@ def required_literal(pattern: str, *, fold: bool = False) -> str | None:
     def _flush() -> None:
         nonlocal best
         text = "".join(run)
-        if len(text) > len(best):
+        if (len(text), _uncommon(text)) > (len(best), _uncommon(best)):
             best = text
         run.clear()
 
@@ -182,6 +194,11 @@ class _Plan:
     literal: bytes | None
     chunk_rx: re.Pattern[str] | None
     fold: bool = False
+    adaptive: bool = False
+
+    def budget(self, region: bytes) -> int:
+        """Candidate lines to try before the pre-filter is judged slower than a full scan."""
+        return len(region) // _DENSE + _SLACK if self.adaptive else len(region) + 1
 
 
 def _group_value(match: re.Match[str] | None, group: str | int) -> str | None:
@@ -229,6 +246,8 @@ def _chunk_matches(region: bytes, plan: _Plan) -> Iterator[str]:
 
 def _region_forward(region: bytes, plan: _Plan) -> Iterator[str]:
     """Values of the matching lines of ``region`` (whole lines) in order."""
+    if not region:
+        return  # no line at all (not one empty line)
     if plan.literal is None:
         if plan.chunk_rx is not None:
             yield from _chunk_matches(region, plan)
@@ -240,9 +259,14 @@ def _region_forward(region: bytes, plan: _Plan) -> Iterator[str]:
         return
     literal = plan.literal
     hay = region.lower() if plan.fold else region
+    budget = plan.budget(region)
     pos = 0
     size = len(region)
     while True:
+        budget -= 1
+        if budget < 0:  # the literal is on most lines: scan the rest without it
+            yield from _region_forward(region[pos:], replace(plan, literal=None))
+            return
         hit = hay.find(literal, pos)
         if hit < 0:
             return
@@ -258,6 +282,8 @@ def _region_forward(region: bytes, plan: _Plan) -> Iterator[str]:
 
 def _region_last(region: bytes, plan: _Plan) -> str | None:
     """The value of the last matching line of ``region`` (whole lines), or ``None``."""
+    if not region:
+        return None  # no line at all (not one empty line)
     if plan.literal is None:
         if plan.chunk_rx is not None:
             last: str | None = None
@@ -271,8 +297,12 @@ def _region_last(region: bytes, plan: _Plan) -> str | None:
         return None
     literal = plan.literal
     hay = region.lower() if plan.fold else region
+    budget = plan.budget(region)
     end = len(region)
     while end > 0:
+        budget -= 1
+        if budget < 0:  # the literal is on most lines: scan the rest without it
+            return _region_last(region[:end], replace(plan, literal=None))
         hit = hay.rfind(literal, 0, end)
         if hit < 0:
             return None
@@ -354,13 +384,16 @@ def scan(
         literal_text = required_literal(rx.pattern, fold=True)
         fold = literal_text is not None
     safe = line_safe(rx.pattern)
+    adaptive = strategy is None
     if strategy is None:
         strategy = "literal" if literal_text else "chunk" if safe else "line"
     literal = literal_text.encode("utf-8") if strategy == "literal" and literal_text else None
     chunk_rx = None
-    if strategy == "chunk" and safe:
+    if safe and (strategy == "chunk" or adaptive):
         chunk_rx = re.compile(rx.pattern, rx.flags | re.MULTILINE)
-    plan = _Plan(rx=rx, group=group, literal=literal, chunk_rx=chunk_rx, fold=fold)
+    plan = _Plan(
+        rx=rx, group=group, literal=literal, chunk_rx=chunk_rx, fold=fold, adaptive=adaptive
+    )
     if occurrence == "last":
         raw = _scan_last(path, plan, chunk_size)
         return () if raw is None else (raw,)

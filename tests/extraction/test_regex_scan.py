@@ -203,6 +203,13 @@ def test_reverse_scan_equals_forward_naive(
             got = _linescan.scan(path, rx, 1, occurrence, chunk, strategy=strategy)
             assert got == tuple(expected), (strategy, occurrence)
     assert regex_matches(path, pattern, occurrence="last", chunk_size=chunk) == tuple(naive[-1:])
+    # The adaptive switch from the literal pre-filter to a full scan, at its first hit.
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(_linescan, "_DENSE", 1 << 40)
+        patch.setattr(_linescan, "_SLACK", 0)
+        for occurrence, expected in (("last", naive[-1:]), ("all", naive)):
+            got = _linescan.scan(path, rx, 1, occurrence, chunk)
+            assert got == tuple(expected), ("adaptive", occurrence)
 
 
 @pytest.mark.parametrize(
@@ -229,3 +236,11 @@ def test_reverse_scan_equals_forward_naive(
 )
 def test_line_safe(pattern: str, safe: bool) -> None:
     assert line_safe(pattern) is safe
+
+
+@pytest.mark.parametrize("strategy", [None, "line", "chunk"])
+def test_empty_match_pattern_and_one_byte_chunks(tmp_path: Path, strategy: str | None) -> None:
+    # A chunk that holds only the final LF has no line; it must not yield an empty match.
+    path = _write(tmp_path, b"xacc=3y\n")
+    assert _linescan.scan(path, re.compile(r"(x?)"), 1, "last", 1, strategy=strategy) == ("x",)
+    assert _linescan.scan(path, re.compile(r"(x?)"), 1, "all", 1, strategy=strategy) == ("x",)
