@@ -142,7 +142,12 @@ def _structural_cases() -> list[Path]:
     for expected in sorted((REPO / "validators" / "cases").glob("*/expected.json")):
         data = json.loads(expected.read_text("utf-8"))
         codes = {item["code"] for item in data.get("findings", [])}
+        # "yaml" cases test the format's YAML rules (e.g. '<<' is an ordinary key), which a
+        # generic YAML loader such as check-jsonschema's does not follow.
+        yaml_rules = "yaml" in data.get("tags", [])
         if (expected.parent / "rra.yaml").is_file() and all(c[0] in "SV" for c in codes):
+            if yaml_rules:
+                continue
             cases.append(expected.parent)
     return cases
 
