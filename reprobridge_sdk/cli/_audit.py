@@ -25,7 +25,7 @@ def _colour() -> bool:
 
 
 @click.command("audit")
-@click.argument("paths", nargs=-1, type=click.Path(file_okay=False, path_type=str))
+@click.argument("paths", nargs=-1, type=click.Path(path_type=str))
 @click.option(
     "--runs",
     "runs",

@@ -16,6 +16,8 @@ from typing import Any
 import pytest
 import yaml
 from conftest import edit_record
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from reprobridge_sdk.audit import audit
 from reprobridge_sdk.digest import file_sha256, tree_digest
@@ -278,3 +280,53 @@ def test_value_outside_interval_is_incompatible(toy: Path) -> None:
     assert attempt.icml == "falsified"
     assert attempt.p is not None and attempt.p < 0.05
     assert not result.passed and not result.badges.reproduced
+
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=12),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=3)
+    ),
+    max_leaves=6,
+)
+_FIELDS = [
+    "run_id",
+    "artifact",
+    "launcher",
+    "argv",
+    "seed",
+    "scope",
+    "status",
+    "log",
+    "outputs",
+    "measurements",
+    "code_tree_digest",
+    "lock_digest",
+    "started_at",
+    "params",
+    "failure",
+]
+
+
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(field=st.sampled_from(_FIELDS), value=_JSON)
+def test_property_any_record_edit_is_a_verdict_not_a_crash(
+    toy: Path, field: str, value: Any
+) -> None:
+    run = toy / "runs" / "scored-s1"
+    original = (run / "record.json").read_text()
+    try:
+        edit_record(run, lambda d: d.update({field: value}))
+        result = audit(toy)
+        codes = {f.code for r in result.attempts[0].runs for f in r.findings}
+        assert all(code.startswith("A") for code in codes)
+        assert result.tasks[0].attempts[0].verdict in {
+            "compatible",
+            "invalid-evidence",
+            "toy",
+            "not-executed",
+        }
+    finally:
+        (run / "record.json").write_text(original)
