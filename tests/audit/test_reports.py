@@ -141,3 +141,20 @@ def test_cli_help_does_not_import_scipy() -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stderr
+
+
+def test_table_reports(toy: Path, tmp_path: Path) -> None:
+    from reprobridge_sdk.audit.html import render_html
+
+    other = tmp_path / "other"
+    shutil.copytree(toy, other)
+    shutil.rmtree(other / "runs" / "scored-s0")
+    table = audit_table([toy, other])
+    page = render_html(table)
+    assert page.count('<section class="artifact"') == 2
+    assert page.count('<svg class="plot"') == 4
+    suites = ET.fromstring(render_junit(table)).findall("testsuite")
+    assert [s.get("skipped") for s in suites] == ["0", "2"]
+    text = render_text(table)
+    assert "A017" in text
+    assert text.rstrip().endswith("FAIL")
