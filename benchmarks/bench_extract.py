@@ -149,8 +149,8 @@ def main() -> None:
             peak_small = _peak_kib(small, NEVER, occurrence)
             peak_big = _peak_kib(log, NEVER, occurrence)
             print(
-                f"peak memory, {occurrence:<4} nothing matches:   64 MiB log {peak_small / 1024:6.1f}"
-                f" MiB, {size_mib:.0f} MiB log {peak_big / 1024:6.1f} MiB"
+                f"peak memory, {occurrence:<4} nothing matches:   64 MiB log"
+                f" {peak_small / 1024:6.1f} MiB, {size_mib:.0f} MiB log {peak_big / 1024:6.1f} MiB"
                 f"   ratio {peak_big / peak_small:5.2f}x (flat: ~1.0x)"
             )
         print(json.dumps({"size_mib": round(size_mib)}))

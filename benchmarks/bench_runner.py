@@ -25,7 +25,9 @@ MANIFEST = """
 rra_version: "1.0"
 artifact: {id: bench, title: Runner benchmark, license: MIT, paper: {title: Bench}}
 codebase:
-  upstream: {repository: "https://example.org/b.git", commit: "0123456789abcdef0123456789abcdef01234567"}
+  upstream:
+    repository: "https://example.org/b.git"
+    commit: "0123456789abcdef0123456789abcdef01234567"
   refined: {kind: directory, path: code}
 environment: {python: "3.11"}
 tasks:
@@ -79,9 +81,7 @@ def main() -> None:
                 assert summary.exit_code == 0
 
             def _many(launcher: str = launcher) -> None:
-                summary = run(
-                    artifact, [launcher], env_mode="current", runs_dir=runs, seeds=many
-                )
+                summary = run(artifact, [launcher], env_mode="current", runs_dir=runs, seeds=many)
                 assert summary.exit_code == 0
 
             _one()  # warm imports and caches

@@ -23,8 +23,10 @@ from .runner import load_artifact
 
 __all__ = ["SampleCheck", "check_samples", "replay_log", "replay_run"]
 
-#: Relative and absolute tolerance when comparing with a sample's expected value.
+#: Relative tolerance when comparing with a sample's expected value (spec: replay).
 TOLERANCE = 1e-9
+#: Absolute tolerance, for expected values at or near zero.
+ABS_TOLERANCE = 1e-12
 
 
 @dataclass(frozen=True)
@@ -41,7 +43,7 @@ class SampleCheck:
     @property
     def ok(self) -> bool:
         return self.value is not None and math.isclose(
-            self.value, self.expected, rel_tol=TOLERANCE, abs_tol=TOLERANCE
+            self.value, self.expected, rel_tol=TOLERANCE, abs_tol=ABS_TOLERANCE
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -97,17 +99,24 @@ def replay_log(
     seed: int | None = None,
     run_dir: str | os.PathLike[str] | None = None,
 ) -> list[MeasuredValue]:
-    """Extract a launcher's measurements from a sample log and output files."""
+    """Extract a launcher's measurements from a sample log and output files.
+
+    As in the specification's replay of samples: ``file:`` paths are read relative to the
+    directory of the log (of the artifact without a log), ``{run_dir}`` is that directory
+    unless ``run_dir`` is given, and ``{seed}`` defaults to the launcher's first seed, or 0.
+    """
     root, manifest = load_artifact(artifact_dir)
     launcher = _launcher(manifest, launcher_id)
-    if seed is None and launcher.seeds:
-        seed = launcher.seeds[0]
+    if seed is None:
+        seed = launcher.seeds[0] if launcher.seeds else 0
+    log_path = None if log is None else Path(log).resolve()
+    base = log_path.parent if log_path is not None else root
     return measure(
         launcher,
-        log=None if log is None else Path(log),
-        files_base=root / launcher.workdir,
+        log=log_path,
+        files_base=base,
         outputs={key: Path(value) for key, value in (outputs or {}).items()},
-        context=template_context(launcher.params, seed, None if run_dir is None else Path(run_dir)),
+        context=template_context(launcher.params, seed, base if run_dir is None else Path(run_dir)),
     )
 
 

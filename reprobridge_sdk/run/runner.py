@@ -22,7 +22,8 @@ applied (templated), and ``PYTHONUNBUFFERED=1`` unless set, so landmarks arrive 
 
 Failure reasons, by priority: ``interrupted``, ``environment-error``, ``template-error``,
 ``command-not-found`` (also exit status 127 from a shell launcher), ``timeout``,
-``exit-status``, ``missing-output``, ``extraction-failed``, ``internal-error``.
+``exit-status``, ``missing-output``, ``extraction-failed``, ``dependency-failed`` (the run
+was not started), ``internal-error`` (e.g. the log could not be written).
 
 Outputs. Each declared output is looked up (relative to the working directory, templated)
 before the run and after it. An output that existed before and whose inode, size and
@@ -556,8 +557,6 @@ def _complete(
         else:
             produced[output.id] = run_dir / digest.path
     record.outputs = records
-    if outcome.log_error is not None:
-        failure = _failure_reason(failure, "internal-error", outcome.log_error, last)
 
     if not outcome.cancelled:
         record.measurements = measure(
@@ -567,6 +566,10 @@ def _complete(
         if errors:
             detail = "; ".join(f"{m.task}: {m.error}" for m in errors)
             failure = _failure_reason(failure, "extraction-failed", detail, last)
+    if outcome.log_error is not None:
+        if failure is not None:
+            failure.detail = f"{failure.detail} ({outcome.log_error})"
+        failure = _failure_reason(failure, "internal-error", outcome.log_error, last)
     record.failure = failure
     if failure is None:
         record.status = "succeeded"

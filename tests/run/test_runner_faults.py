@@ -79,7 +79,7 @@ def test_flood_keeps_runner_memory_flat(toy: Path) -> None:
 
 def test_log_write_failure_is_recorded_and_the_process_drained(toy: Path) -> None:
     # RLIMIT_FSIZE makes writes past 1 MiB fail (EFBIG), as a full disk would.
-    result = _driver(toy, "flood", limit=1 << 20)
+    result = _driver(toy, "flood-plain", limit=1 << 20)
     assert result["exit"] == 1
     runs = result["runs"]
     assert isinstance(runs, list)
