@@ -5,12 +5,14 @@ Usage: ``python spec/tools/build_spec.py [--check]`` from the repository root.
 ``spec/rra-1.0.md`` is hand-written except for blocks between
 ``<!-- begin generated: KIND ARGS -->`` and ``<!-- end generated -->``:
 
-* ``fields NAME...``: a table per object of the manifest schema (``schemas/rra-1.0.schema.json``);
+* ``fields NAME...``: a table per object of the manifest schema
+  (``schemas/rra-1.0.schema.json``);
 * ``evidence-fields NAME...``: the same for the evidence record schema;
 * ``example PATH``: the file ``spec/examples/PATH`` verbatim;
-* ``codes``: the catalogue of finding codes from ``validators/codes.json``, each code of the
-  manifest families with an invalid and a valid excerpt taken from the conformance cases
-  (their choice is recorded in ``spec/examples/codes.json``).
+* ``codes``: the catalogue of finding codes from the SDK's registry
+  (``reprobridge_sdk/_data/codes.json``), each code of the manifest families with an invalid
+  and a valid excerpt taken from the conformance cases (their choice is recorded in
+  ``spec/examples/codes.json``).
 
 The example artifacts under ``spec/examples/`` are written from the same definitions as the
 conformance cases. ``--check`` changes nothing and exits 1 when a generated part is stale.
@@ -270,7 +272,9 @@ def _reported_line(case: str, code: str, pointer: str) -> int:
 
 def choose_examples() -> dict[str, Any]:
     """Code -> the invalid and valid excerpts (case, file, first and last line)."""
-    registry = json.loads((REPO / "validators" / "codes.json").read_text("utf-8"))["codes"]
+    registry = json.loads((REPO / "reprobridge_sdk" / "_data" / "codes.json").read_text("utf-8"))[
+        "codes"
+    ]
     chosen: dict[str, Any] = {}
     for entry in registry:
         code = entry["code"]
@@ -324,7 +328,9 @@ def _excerpt(spec: dict[str, Any]) -> str:
 
 
 def code_catalogue(examples: dict[str, Any]) -> str:
-    registry = json.loads((REPO / "validators" / "codes.json").read_text("utf-8"))["codes"]
+    registry = json.loads((REPO / "reprobridge_sdk" / "_data" / "codes.json").read_text("utf-8"))[
+        "codes"
+    ]
     out: list[str] = []
     family = ""
     titles = {
