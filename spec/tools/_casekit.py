@@ -1,4 +1,4 @@
-"""Building blocks for the conformance cases: a base artifact and helpers to write cases.
+"""Building blocks for the conformance cases: a base artifact and the functions that write cases.
 
 A case is a directory under ``validators/cases/`` holding an artifact and ``expected.json``.
 The cases are data: this module (and ``build_cases.py``) only help to author them
