@@ -26,6 +26,7 @@ import difflib
 import io
 import math
 import os
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
@@ -55,16 +56,18 @@ __all__ = [
     "update",
 ]
 
-_TIMESTAMP = "tag:yaml.org,2002:timestamp"
+_LINE = re.compile(r"[^\n]*\n|[^\n]+")
+#: Implicit tags the format does not use: timestamps stay strings, ``<<`` is an ordinary key.
+_NOT_RESOLVED = frozenset({"tag:yaml.org,2002:timestamp", "tag:yaml.org,2002:merge"})
 _NEW_INDENT = (2, 4, 2)  # mapping, sequence, offset of the dash: "key:\n  - item"
 
 
 class _CoreResolver(VersionedResolver):
-    """YAML 1.2 core resolution without implicit timestamps (the format's dates are strings)."""
+    """YAML 1.2 core resolution without timestamps and merge keys, as the validator reads."""
 
     def resolve(self, kind: Any, value: Any, implicit: Any) -> Any:
         tag = super().resolve(kind, value, implicit)
-        if kind is ScalarNode and str(tag) == _TIMESTAMP:
+        if kind is ScalarNode and str(tag) in _NOT_RESOLVED:
             return self.DEFAULT_SCALAR_TAG
         return tag
 
@@ -85,17 +88,31 @@ def _dumper(indent: tuple[int, int, int]) -> YAML:
 
 @dataclass
 class YamlDocument:
-    """A YAML document held for round-trip editing."""
+    """A YAML document held for round-trip editing.
+
+    The round-trip tree is built on first use (:attr:`tree`), so reading a document costs only
+    the fast safety pass until something is edited.
+    """
 
     name: str
     #: The text as read (or as last saved); :func:`dumps` returns it while nothing changed.
     text: str
     #: The validator's view of ``text``: plain data, positions, loading findings.
     document: Document
-    #: The ruamel round-trip tree, or None when the document could not be read.
-    tree: Any = None
     #: True once :func:`update` changed the tree.
     changed: bool = False
+    _tree: Any = None
+
+    @property
+    def tree(self) -> Any:
+        """The ruamel round-trip tree, or None when the document could not be read."""
+        if self._tree is None and not self.document.fatal:
+            self._tree = _round_trip_tree(self.document)
+        return self._tree
+
+    @tree.setter
+    def tree(self, value: Any) -> None:
+        self._tree = value
 
     @property
     def findings(self) -> list[Finding]:
@@ -105,7 +122,7 @@ class YamlDocument:
     @property
     def ok(self) -> bool:
         """The document was read and has no error-level finding."""
-        return self.tree is not None and not any(
+        return not self.document.fatal and not any(
             item.severity == Severity.ERROR for item in self.document.findings
         )
 
@@ -133,20 +150,21 @@ def load(path: str | os.PathLike[str], *, name: str | None = None) -> YamlDocume
 
 
 def _from_document(document: Document) -> YamlDocument:
-    result = YamlDocument(name=document.name, text=document.text, document=document)
-    if document.fatal:
-        return result
+    return YamlDocument(name=document.name, text=document.text, document=document)
+
+
+def _round_trip_tree(document: Document) -> Any:
     try:
-        result.tree = _loader().load(document.text)
+        return _loader().load(document.text)
     except YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        line, col = (mark.line + 1, mark.column + 1) if mark is not None else (0, 0)
-        if not document.findings:
+        if not document.findings:  # pragma: no cover - the safety pass reads what ruamel reads
+            mark = getattr(exc, "problem_mark", None)
+            line, col = (mark.line + 1, mark.column + 1) if mark is not None else (0, 0)
             code = "Y003" if type(exc).__name__ == "DuplicateKeyError" else "Y001"
             document.findings.append(
                 finding(code, str(exc).splitlines()[0], file=document.name, line=line, col=col)
             )
-    return result
+        return None
 
 
 def to_plain(node: Any) -> Any:
@@ -309,10 +327,11 @@ def update(doc: YamlDocument, new_data: Mapping[str, Any]) -> bool:
     return True
 
 
-def _emit(tree: Any, indent: tuple[int, int, int]) -> str:
+def _emit(tree: Any, indent: tuple[int, int, int], *, crlf: bool = False) -> str:
     stream = io.StringIO()
     _dumper(indent).dump(tree, stream)
-    return stream.getvalue()
+    text = stream.getvalue()
+    return text.replace("\n", "\r\n") if crlf else text
 
 
 def _guess_indent(text: str) -> tuple[int, int, int]:
@@ -343,11 +362,16 @@ def _previous_indent(lines: list[str], index: int) -> int:
     return 0
 
 
+def _lines(text: str) -> list[str]:
+    """Lines ending with their ``\n`` (only ``\n`` ends a line in YAML's output)."""
+    return _LINE.findall(text)
+
+
 def _splice(original: str, before: str, after: str) -> str | None:
     """Apply the line changes ``before`` -> ``after`` to ``original``; None if they do not map."""
     if original == before:
         return after
-    orig, old, new = original.splitlines(True), before.splitlines(True), after.splitlines(True)
+    orig, old, new = _lines(original), _lines(before), _lines(after)
     to_orig: dict[int, int] = {}
     for block in difflib.SequenceMatcher(None, orig, old, autojunk=False).get_matching_blocks():
         for offset in range(block.size):
@@ -384,9 +408,10 @@ def _splice(original: str, before: str, after: str) -> str | None:
 
 def _render(doc: YamlDocument) -> str:
     indent = _guess_indent(doc.text)
-    after = _emit(doc.tree, indent)
+    crlf = "\r\n" in doc.text  # keep Windows line ends (YAML reads both the same)
+    after = _emit(doc.tree, indent, crlf=crlf)
     try:
-        before = _emit(_loader().load(doc.text), indent)
+        before = _emit(_loader().load(doc.text), indent, crlf=crlf)
     except YAMLError:  # pragma: no cover - the text parsed once already
         return after
     spliced = _splice(doc.text, before, after)
@@ -451,4 +476,4 @@ def save(doc: YamlDocument, path: str | os.PathLike[str]) -> None:
     text = dumps(doc)
     atomic_write_text(Path(path), text)
     fresh = loads(text, name=doc.name)
-    doc.text, doc.document, doc.tree, doc.changed = fresh.text, fresh.document, fresh.tree, False
+    doc.text, doc.document, doc.tree, doc.changed = fresh.text, fresh.document, None, False

@@ -186,7 +186,7 @@ _scalars = (
     | st.floats(allow_nan=False)
     | _text
 )
-_keys = _text.filter(lambda key: key != "<<")
+_keys = _text | st.just("<<")
 
 
 def _trees(leaves: Any) -> Any:
