@@ -252,8 +252,10 @@ def _select(manifest: Manifest, ids: Sequence[str] | None, scope: str | None) ->
 
 def _with_needs(manifest: Manifest, chosen: list[Launcher], runs_dir: Path) -> list[Launcher]:
     """Add needed launchers that have no earlier succeeded run."""
-    succeeded = {rec.launcher for _, rec in iter_runs(runs_dir) if rec.status == "succeeded"}
     selected = {launcher.id for launcher in chosen}
+    if all(need in selected for launcher in chosen for need in launcher.needs):
+        return [launcher for launcher in manifest.launchers if launcher.id in selected]
+    succeeded = {rec.launcher for _, rec in iter_runs(runs_dir) if rec.status == "succeeded"}
     queue = list(chosen)
     while queue:
         for need in queue.pop().needs:

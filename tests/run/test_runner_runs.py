@@ -216,3 +216,12 @@ def test_records_validate_against_the_published_schema(toy: Path, repo_root: Pat
     for result in summary.results:
         data = json.loads((result.run_dir / "record.json").read_text("utf-8"))
         jsonschema.validate(data, schema)
+
+
+def test_needed_launcher_with_an_earlier_success_is_not_rerun(toy: Path) -> None:
+    manifest = toy / "rra.yaml"
+    manifest.write_text(manifest.read_text().replace("needs: [fail]", "needs: [shell]"))
+    assert run(toy, ["shell"], env_mode="current").exit_code == 0
+    summary = run(toy, ["after-fail"], env_mode="current")
+    assert [r.record.launcher for r in summary.results] == ["after-fail"]
+    assert summary.exit_code == 0
