@@ -102,6 +102,7 @@ class YamlDocument:
     #: True once :func:`update` changed the tree.
     changed: bool = False
     _tree: Any = None
+    _before: str | None = None  # the tree as emitted before the first edit
 
     @property
     def tree(self) -> Any:
@@ -319,6 +320,9 @@ def update(doc: YamlDocument, new_data: Mapping[str, Any]) -> bool:
         raise ArtifactError(msg, doc.findings)
     if _same(to_plain(doc.tree), new_data):
         return False
+    if doc._before is None:
+        indent, crlf = _style(doc.text)
+        doc._before = _emit(doc.tree, indent, crlf=crlf)
     if not isinstance(doc.tree, CommentedMap) or not isinstance(new_data, Mapping):
         doc.tree = _new_node(new_data)
     else:
@@ -406,14 +410,16 @@ def _splice(original: str, before: str, after: str) -> str | None:
     return "".join(result)
 
 
+def _style(text: str) -> tuple[tuple[int, int, int], bool]:
+    return _guess_indent(text), "\r\n" in text  # keep Windows line ends (YAML reads both)
+
+
 def _render(doc: YamlDocument) -> str:
-    indent = _guess_indent(doc.text)
-    crlf = "\r\n" in doc.text  # keep Windows line ends (YAML reads both the same)
+    indent, crlf = _style(doc.text)
     after = _emit(doc.tree, indent, crlf=crlf)
-    try:
+    before = doc._before
+    if before is None:  # pragma: no cover - update() records it before the first edit
         before = _emit(_loader().load(doc.text), indent, crlf=crlf)
-    except YAMLError:  # pragma: no cover - the text parsed once already
-        return after
     spliced = _splice(doc.text, before, after)
     return after if spliced is None or not _reads_back(spliced, doc.tree) else spliced
 
@@ -477,3 +483,4 @@ def save(doc: YamlDocument, path: str | os.PathLike[str]) -> None:
     atomic_write_text(Path(path), text)
     fresh = loads(text, name=doc.name)
     doc.text, doc.document, doc.tree, doc.changed = fresh.text, fresh.document, None, False
+    doc._before = None
