@@ -10,9 +10,10 @@ import click
 from reprobridge_sdk.document import load_document
 from reprobridge_sdk.findings import Finding, Severity
 from reprobridge_sdk.guide import check_guide, guide_path, write_guide
-from reprobridge_sdk.model import MANIFEST_NAME
 
 __all__ = ["guide"]
+
+MANIFEST_NAME = "rra.yaml"  # not imported from the models: this command needs no pydantic
 
 
 def _show(item: Finding) -> None:
