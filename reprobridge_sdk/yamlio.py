@@ -30,15 +30,10 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
+from functools import lru_cache
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
-
-from ruamel.yaml import YAML
-from ruamel.yaml.comments import CommentedMap, CommentedSeq, TaggedScalar
-from ruamel.yaml.error import YAMLError
-from ruamel.yaml.nodes import ScalarNode
-from ruamel.yaml.resolver import VersionedResolver
-from ruamel.yaml.scalarstring import LiteralScalarString
 
 from ._fs import atomic_write_text
 from .document import Document, load_document
@@ -62,25 +57,46 @@ _NOT_RESOLVED = frozenset({"tag:yaml.org,2002:timestamp", "tag:yaml.org,2002:mer
 _NEW_INDENT = (2, 4, 2)  # mapping, sequence, offset of the dash: "key:\n  - item"
 
 
-class _CoreResolver(VersionedResolver):
-    """YAML 1.2 core resolution without timestamps and merge keys, as the validator reads."""
+@lru_cache(maxsize=1)
+def _rt() -> Any:
+    """ruamel.yaml's round-trip types, imported on first use (reading needs none of them)."""
+    # ruamel is imported only when a tree is built, edited or written
+    from ruamel.yaml import YAML  # noqa: PLC0415
+    from ruamel.yaml.comments import CommentedMap, CommentedSeq, TaggedScalar  # noqa: PLC0415
+    from ruamel.yaml.error import YAMLError  # noqa: PLC0415
+    from ruamel.yaml.nodes import ScalarNode  # noqa: PLC0415
+    from ruamel.yaml.resolver import VersionedResolver  # noqa: PLC0415
+    from ruamel.yaml.scalarstring import LiteralScalarString  # noqa: PLC0415
 
-    def resolve(self, kind: Any, value: Any, implicit: Any) -> Any:
-        tag = super().resolve(kind, value, implicit)
-        if kind is ScalarNode and str(tag) in _NOT_RESOLVED:
-            return self.DEFAULT_SCALAR_TAG
-        return tag
+    class CoreResolver(VersionedResolver):
+        """YAML 1.2 core resolution without timestamps and merge keys, as the validator reads."""
+
+        def resolve(self, kind: Any, value: Any, implicit: Any) -> Any:
+            tag = super().resolve(kind, value, implicit)
+            if kind is ScalarNode and str(tag) in _NOT_RESOLVED:
+                return self.DEFAULT_SCALAR_TAG
+            return tag
+
+    return SimpleNamespace(
+        YAML=YAML,
+        CommentedMap=CommentedMap,
+        CommentedSeq=CommentedSeq,
+        TaggedScalar=TaggedScalar,
+        YAMLError=YAMLError,
+        LiteralScalarString=LiteralScalarString,
+        CoreResolver=CoreResolver,
+    )
 
 
-def _loader() -> YAML:
-    yaml = YAML(typ="rt")
-    yaml.Resolver = _CoreResolver
+def _loader() -> Any:
+    yaml = _rt().YAML(typ="rt")
+    yaml.Resolver = _rt().CoreResolver
     yaml.preserve_quotes = True
     return yaml
 
 
-def _dumper(indent: tuple[int, int, int]) -> YAML:
-    yaml = YAML(typ="rt")
+def _dumper(indent: tuple[int, int, int]) -> Any:
+    yaml = _rt().YAML(typ="rt")
     yaml.width = 4096
     yaml.indent(mapping=indent[0], sequence=indent[1], offset=indent[2])
     return yaml
@@ -157,7 +173,7 @@ def _from_document(document: Document) -> YamlDocument:
 def _round_trip_tree(document: Document) -> Any:
     try:
         return _loader().load(document.text)
-    except YAMLError as exc:
+    except _rt().YAMLError as exc:
         if not document.findings:  # pragma: no cover - the safety pass reads what ruamel reads
             mark = getattr(exc, "problem_mark", None)
             line, col = (mark.line + 1, mark.column + 1) if mark is not None else (0, 0)
@@ -172,7 +188,7 @@ def to_plain(node: Any) -> Any:
     """The plain Python value of a round-trip node (ruamel's types become built-in ones)."""
     if isinstance(node, Mapping):
         return {str(key): to_plain(value) for key, value in node.items()}
-    if isinstance(node, TaggedScalar):
+    if isinstance(node, _rt().TaggedScalar):
         return node.value
     if isinstance(node, bool) or node is None:
         return node
@@ -207,18 +223,18 @@ def _same(old: Any, new: Any) -> bool:
 def _new_node(value: Any) -> Any:
     """A fresh round-trip node for a plain value."""
     if isinstance(value, Mapping):
-        node = CommentedMap()
+        node = _rt().CommentedMap()
         for key, item in value.items():
             node[key] = _new_node(item)
         return node
     if isinstance(value, list | tuple):
-        seq = CommentedSeq()
+        seq = _rt().CommentedSeq()
         seq.extend(_new_node(item) for item in value)
         if value and _short_scalars(value):
             seq.fa.set_flow_style()
         return seq
     if isinstance(value, str) and _literal_block(value):
-        return LiteralScalarString(value)
+        return _rt().LiteralScalarString(value)
     return value
 
 
@@ -245,10 +261,10 @@ def _merge(old: Any, new: Any) -> Any:
     """``old`` edited in place to equal ``new`` where the shapes agree, else a new node."""
     if _same(to_plain(old), new):
         return old
-    if isinstance(old, CommentedMap) and isinstance(new, Mapping):
+    if isinstance(old, _rt().CommentedMap) and isinstance(new, Mapping):
         _merge_map(old, new)
         return old
-    if isinstance(old, CommentedSeq) and isinstance(new, list | tuple):
+    if isinstance(old, _rt().CommentedSeq) and isinstance(new, list | tuple):
         _merge_seq(old, list(new))
         return old
     if isinstance(old, str) and isinstance(new, str) and type(old) is not str:
@@ -259,7 +275,7 @@ def _merge(old: Any, new: Any) -> Any:
     return _new_node(new)
 
 
-def _merge_map(old: CommentedMap, new: Mapping[str, Any]) -> None:
+def _merge_map(old: Any, new: Mapping[str, Any]) -> None:
     for key in [key for key in old if key not in new]:
         del old[key]
     previous: Any = None
@@ -283,7 +299,7 @@ def _by_id(items: Sequence[Any]) -> bool:
     return all(isinstance(key, str) for key in ids) and len(set(ids)) == len(ids)
 
 
-def _merge_seq(old: CommentedSeq, new: list[Any]) -> None:
+def _merge_seq(old: Any, new: list[Any]) -> None:
     if old and new and _by_id(old) and _by_id(new):
         wanted = {_item_id(item) for item in new}
         for index in reversed(range(len(old))):
@@ -323,7 +339,7 @@ def update(doc: YamlDocument, new_data: Mapping[str, Any]) -> bool:
     if doc._before is None:
         indent, crlf = _style(doc.text)
         doc._before = _emit(doc.tree, indent, crlf=crlf)
-    if not isinstance(doc.tree, CommentedMap) or not isinstance(new_data, Mapping):
+    if not isinstance(doc.tree, _rt().CommentedMap) or not isinstance(new_data, Mapping):
         doc.tree = _new_node(new_data)
     else:
         _merge_map(doc.tree, new_data)
@@ -431,10 +447,10 @@ def _reads_back(text: str, tree: Any) -> bool:
 
 def _plain_floats(node: Any) -> Any:
     """Replace ruamel's float scalars (whose re-emission may round) by Python floats."""
-    if isinstance(node, CommentedMap):
+    if isinstance(node, _rt().CommentedMap):
         for key, value in node.items():
             node[key] = _plain_floats(value)
-    elif isinstance(node, CommentedSeq):
+    elif isinstance(node, _rt().CommentedSeq):
         for index, value in enumerate(node):
             node[index] = _plain_floats(value)
     elif isinstance(node, float) and type(node) is not float:
