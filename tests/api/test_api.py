@@ -8,6 +8,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from reprobridge_sdk import api
 from reprobridge_sdk.digest import file_sha256, tree_digest
@@ -248,3 +250,31 @@ def test_data_keeps_keys_the_author_wrote_even_when_default(tmp_path: Path) -> N
     art = api.load(root)
     assert _data(art)["launchers"][0]["shell"] is False
     assert "workdir" not in _data(art)["launchers"][0]
+
+
+_SCAFFOLD_LINES = (
+    (Path(__file__).parent / "fixtures" / "rra.yaml").read_text("utf-8").splitlines(keepends=True)
+)
+
+
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    st.lists(st.integers(min_value=0, max_value=len(_SCAFFOLD_LINES) - 1), max_size=4),
+    st.text(max_size=30),
+)
+def test_load_raises_only_artifact_errors_on_damaged_manifests(
+    tmp_path: Path, dropped: list[int], noise: str
+) -> None:
+    lines = [line for index, line in enumerate(_SCAFFOLD_LINES) if index not in set(dropped)]
+    if lines:
+        lines[len(noise) % len(lines)] += noise + "\n"
+    (tmp_path / "rra.yaml").write_text("".join(lines), "utf-8")
+    try:
+        art = api.load(tmp_path)
+    except ArtifactError as exc:
+        assert exc.findings
+        assert all(item.code[:1] in "YVSRF" for item in exc.findings)
+    else:
+        assert isinstance(art.manifest, Manifest)
