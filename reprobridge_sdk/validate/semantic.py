@@ -149,7 +149,9 @@ class _Checker:
                     self._task_ref(ident, tptr)
         for ptr, launcher in _items(self.data.get("launchers"), "/launchers"):
             outputs = {
-                item.get("id") for _, item in _items(launcher.get("outputs"), f"{ptr}/outputs")
+                item["id"]
+                for _, item in _items(launcher.get("outputs"), f"{ptr}/outputs")
+                if isinstance(item.get("id"), str)
             }
             for mptr, measurement in _items(launcher.get("measurements"), f"{ptr}/measurements"):
                 self._task_ref(measurement.get("task"), f"{mptr}/task")

@@ -62,3 +62,15 @@ def test_arbitrary_manifests(workdir: Path, data: Any) -> None:
     (workdir / "rra.yaml").write_text(json.dumps(data, allow_nan=True), "utf-8")
     result = rb.validate(workdir)
     _check(result)
+
+
+def test_unhashable_ids_are_structural_findings(workdir: Path) -> None:
+    text = (VECTORS / "valid-minimal" / "rra.yaml").read_text("utf-8")
+    text = text.replace(
+        "    scope: scored\n", "    scope: scored\n    outputs: [{id: [a], path: x}]\n", 1
+    )
+    text = text.replace("  - id: acc\n", "  - id: {a: 1}\n", 1)
+    (workdir / "rra.yaml").write_text(text, "utf-8")
+    result = rb.validate(workdir)
+    assert ("S003", "/launchers/0/outputs/0/id") in {(f.code, f.path) for f in result.findings}
+    assert ("S003", "/tasks/0/id") in {(f.code, f.path) for f in result.findings}
