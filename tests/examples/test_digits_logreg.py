@@ -168,6 +168,36 @@ def test_example_validates_clean() -> None:
     assert [(f.code, f.path) for f in result.findings] == []
 
 
+def test_cli_validates_and_replays_samples_as_the_readme_says() -> None:
+    import subprocess
+    import sys
+
+    cli = [sys.executable, "-m", "reprobridge_sdk"]
+    validate = subprocess.run(
+        [*cli, "validate", str(EXAMPLE), "--strict", "--format", "json"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert validate.returncode == 0
+    report = json.loads(validate.stdout)
+    assert [a["findings"] for a in report["artifacts"]] == [[]]
+
+    extract = subprocess.run(
+        [*cli, "extract", str(EXAMPLE), "--samples", "--json"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert extract.returncode == 0
+    rows = json.loads(extract.stdout)["samples"]
+    assert sorted((r["launcher"], r["task"], r["ok"]) for r in rows) == sorted(
+        (launcher, task, True)
+        for launcher in ("smoke", "scored")
+        for task in ("logreg-accuracy", "logreg-macro-f1", "knn-accuracy")
+    )
+
+
 def _locked_versions(data: dict[str, Any]) -> dict[str, str]:
     from reprobridge_sdk.lockfile import read_lock
 
