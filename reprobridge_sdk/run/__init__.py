@@ -11,7 +11,8 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from .evidence import RecordError, iter_runs, load_record
     from .replay import SampleCheck, check_samples, replay_log, replay_run
-    from .runner import RunEvent, RunResult, RunSummary, TaskValue, run
+    from .results import RunEvent, RunResult, RunSummary, TaskValue
+    from .runner import run
 
 __all__ = [
     "RecordError",
@@ -36,10 +37,10 @@ _WHERE = {
     "check_samples": "replay",
     "replay_log": "replay",
     "replay_run": "replay",
-    "RunEvent": "runner",
-    "RunResult": "runner",
-    "RunSummary": "runner",
-    "TaskValue": "runner",
+    "RunEvent": "results",
+    "RunResult": "results",
+    "RunSummary": "results",
+    "TaskValue": "results",
     "run": "runner",
 }
 

@@ -15,7 +15,7 @@ import threading
 import time
 from typing import Any, TextIO
 
-from .runner import RunEvent, RunSummary
+from .results import RunEvent, RunSummary
 
 __all__ = ["JsonEvents", "LiveProgress", "format_summary"]
 

@@ -19,7 +19,7 @@ from reprobridge_sdk.model import Launcher, Manifest, MeasuredValue
 
 from .evidence import LOG_NAME, load_record
 from .measure import measure, template_context
-from .runner import load_artifact
+from .select import load_artifact
 
 __all__ = ["SampleCheck", "check_samples", "replay_log", "replay_run"]
 

@@ -34,7 +34,6 @@ as a measurement source, and a required one fails the run with ``missing-output`
 from __future__ import annotations
 
 import contextlib
-import difflib
 import os
 import shutil
 import signal
@@ -44,16 +43,12 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, BinaryIO, Literal
-
-from pydantic import ValidationError
+from typing import BinaryIO, Literal
 
 from reprobridge_sdk.digest import file_sha256, tree_digest
-from reprobridge_sdk.errors import UsageError
-from reprobridge_sdk.extraction import ExtractionError, aggregate, render_template
-from reprobridge_sdk.findings import finding
+from reprobridge_sdk.extraction import ExtractionError, render_template
 from reprobridge_sdk.model import Launcher, Manifest
 from reprobridge_sdk.model.evidence import (
     EnvironmentSnapshot,
@@ -61,14 +56,12 @@ from reprobridge_sdk.model.evidence import (
     Failure,
     FileDigest,
     LandmarkHit,
-    MeasuredValue,
     OutputRecord,
 )
 
 from .evidence import (
     LOG_NAME,
     OUTPUTS_DIR,
-    iter_runs,
     minimal_snapshot,
     new_run_dir,
     utc_now,
@@ -76,106 +69,12 @@ from .evidence import (
 )
 from .measure import measure, template_context
 from .process import LandmarkPattern, run_process
+from .results import RunEvent, RunResult, RunSummary, TaskValue, task_values
+from .select import load_artifact, select_launchers, usage_error, with_needs
 
 __all__ = ["RunEvent", "RunResult", "RunSummary", "TaskValue", "load_artifact", "run"]
 
 EnvMode = Literal["cached", "current"]
-
-
-@dataclass(frozen=True)
-class RunEvent:
-    """A progress event: ``run-started``, ``landmark``, ``run-finished`` or ``summary``."""
-
-    event: str
-    data: Mapping[str, Any]
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"event": self.event, **self.data}
-
-
-@dataclass(frozen=True)
-class RunResult:
-    """One finished (or skipped) run."""
-
-    run_id: str
-    run_dir: Path
-    record: EvidenceRecord
-
-    @property
-    def status(self) -> str:
-        return self.record.status
-
-    def to_dict(self) -> dict[str, Any]:
-        failure = self.record.failure
-        return {
-            "run_id": self.run_id,
-            "run_dir": str(self.run_dir),
-            "launcher": self.record.launcher,
-            "seed": self.record.seed,
-            "status": self.record.status,
-            "failure": None if failure is None else failure.model_dump(mode="json"),
-            "duration": self.record.duration,
-            "measurements": [m.model_dump(mode="json") for m in self.record.measurements],
-        }
-
-
-@dataclass(frozen=True)
-class TaskValue:
-    """A task's statistic over the seeds of one launcher in this invocation."""
-
-    task: str
-    launcher: str
-    aggregate: str
-    values: tuple[float, ...]
-    value: float | None
-    complete: bool
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "task": self.task,
-            "launcher": self.launcher,
-            "aggregate": self.aggregate,
-            "values": list(self.values),
-            "value": self.value,
-            "complete": self.complete,
-        }
-
-
-@dataclass
-class RunSummary:
-    """Everything :func:`run` did."""
-
-    results: list[RunResult] = field(default_factory=list)
-    tasks: list[TaskValue] = field(default_factory=list)
-    interrupted: bool = False
-    elapsed: float = 0.0
-
-    @property
-    def succeeded(self) -> int:
-        return sum(r.status == "succeeded" for r in self.results)
-
-    @property
-    def failed(self) -> int:
-        return sum(r.status == "failed" for r in self.results)
-
-    @property
-    def exit_code(self) -> int:
-        """0 all succeeded, 130 interrupted, 1 otherwise."""
-        if self.interrupted:
-            return 130
-        return 0 if all(r.status == "succeeded" for r in self.results) else 1
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "runs": len(self.results),
-            "succeeded": self.succeeded,
-            "failed": self.failed,
-            "interrupted": self.interrupted,
-            "elapsed": round(self.elapsed, 3),
-            "exit_code": self.exit_code,
-            "results": [r.to_dict() for r in self.results],
-            "tasks": [t.to_dict() for t in self.tasks],
-        }
 
 
 @dataclass(frozen=True)
@@ -201,73 +100,6 @@ class _Shared:
     cancel: threading.Event
     echo: BinaryIO | None
     emit: Callable[[RunEvent], None]
-
-
-# --------------------------------------------------------------------------- loading
-
-
-def load_artifact(artifact_dir: str | os.PathLike[str]) -> tuple[Path, Manifest]:
-    """Load an artifact for running; :class:`UsageError` (N007) when it cannot be read."""
-    from reprobridge_sdk.api import load  # noqa: PLC0415 - YAML only when needed
-
-    try:
-        loaded = load(artifact_dir)
-    except ValidationError as exc:
-        msg = f"{artifact_dir}: the manifest is not valid ({exc.error_count()} errors)"
-        hint = "run 'reprobridge validate' for the details"
-        raise UsageError(msg, [finding("N007", msg, hint=hint)]) from None
-    except Exception as exc:  # ArtifactError, YAML errors: all mean "cannot load"
-        msg = f"{artifact_dir}: cannot load the artifact: {exc}"
-        raise UsageError(msg, [finding("N007", msg)]) from None
-    return loaded.root, loaded.manifest
-
-
-def _usage(code: str, message: str, *, path: str = "", hint: str | None = None) -> UsageError:
-    return UsageError(message, [finding(code, message, path=path, hint=hint)])
-
-
-def _select(manifest: Manifest, ids: Sequence[str] | None, scope: str | None) -> list[Launcher]:
-    known = [launcher.id for launcher in manifest.launchers]
-    if scope not in (None, "smoke", "scored"):
-        raise _usage("N004", f"unknown scope {scope!r}", hint="use smoke or scored")
-    if ids:
-        chosen: list[Launcher] = []
-        for launcher_id in ids:
-            if launcher_id not in known:
-                close = difflib.get_close_matches(launcher_id, known, n=1)
-                hint = f"did you mean {close[0]!r}?" if close else f"known: {', '.join(known)}"
-                raise _usage("N001", f"no launcher {launcher_id!r}", path="/launchers", hint=hint)
-            launcher = manifest.launcher(launcher_id)
-            if scope is not None and launcher.scope != scope:
-                msg = f"launcher {launcher_id!r} has scope {launcher.scope!r}, not {scope!r}"
-                raise _usage("N002", msg)
-            if launcher not in chosen:
-                chosen.append(launcher)
-    else:
-        chosen = [lch for lch in manifest.launchers if scope is None or lch.scope == scope]
-    if not chosen:
-        raise _usage("N005", "no launcher selected", hint="check the ids and --scope")
-    return chosen
-
-
-def _with_needs(manifest: Manifest, chosen: list[Launcher], runs_dir: Path) -> list[Launcher]:
-    """Add needed launchers that have no earlier succeeded run."""
-    selected = {launcher.id for launcher in chosen}
-    if all(need in selected for launcher in chosen for need in launcher.needs):
-        return [launcher for launcher in manifest.launchers if launcher.id in selected]
-    succeeded = {rec.launcher for _, rec in iter_runs(runs_dir) if rec.status == "succeeded"}
-    queue = list(chosen)
-    while queue:
-        for need in queue.pop().needs:
-            if need in selected or need in succeeded:
-                continue
-            try:
-                extra = manifest.launcher(need)
-            except KeyError:
-                continue  # an undeclared need: the validator reports it (R003)
-            selected.add(need)
-            queue.append(extra)
-    return [launcher for launcher in manifest.launchers if launcher.id in selected]
 
 
 # --------------------------------------------------------------------------- environment
@@ -701,17 +533,19 @@ def run(
     bad, is in the returned summary and in its record.
     """
     if jobs < 1:
-        raise _usage("N004", f"jobs must be at least 1, not {jobs}")
+        raise usage_error("N004", f"jobs must be at least 1, not {jobs}")
     if timeout is not None and not timeout > 0:
-        raise _usage("N004", f"timeout must be positive, not {timeout}")
+        raise usage_error("N004", f"timeout must be positive, not {timeout}")
     if env_mode not in ("cached", "current"):
-        raise _usage("N004", f"unknown environment mode {env_mode!r}", hint="cached or current")
+        raise usage_error(
+            "N004", f"unknown environment mode {env_mode!r}", hint="cached or current"
+        )
     started = time.monotonic()
     root, manifest = load_artifact(artifact_dir)
     root = root.resolve()
-    chosen = _select(manifest, launchers, scope)
+    chosen = select_launchers(manifest, launchers, scope)
     runs = Path(runs_dir).resolve() if runs_dir is not None else root / "runs"
-    selected = _with_needs(manifest, chosen, runs)
+    selected = with_needs(manifest, chosen, runs)
     mode: EnvMode = "cached" if env_mode == "cached" else "current"
     base_env, env_error, snapshot, drift = _prepare_environment(root, manifest, mode)
     code_digest, lock_digest = _digests(root, manifest)
@@ -749,49 +583,7 @@ def run(
         results, interrupted = _schedule(plan, shared, jobs)
     results.sort(key=lambda r: (r.record.started_at, r.run_id))
     summary = RunSummary(results=results, interrupted=interrupted)
-    summary.tasks = _task_values(selected, results)
+    summary.tasks = task_values(selected, results)
     summary.elapsed = time.monotonic() - started
     _emit(RunEvent("summary", {k: v for k, v in summary.to_dict().items() if k != "results"}))
     return summary
-
-
-def _task_values(selected: Sequence[Launcher], results: Sequence[RunResult]) -> list[TaskValue]:
-    values: list[TaskValue] = []
-    for launcher in selected:
-        runs = sorted(
-            (r for r in results if r.record.launcher == launcher.id),
-            key=lambda r: (r.record.seed is None, r.record.seed or 0),
-        )
-        if not runs:
-            continue
-        for measurement in launcher.measurements:
-            got: list[float] = []
-            for result in runs:
-                found = _value_of(result.record.measurements, measurement.task)
-                if result.status == "succeeded" and found is not None:
-                    got.append(found)
-            complete = len(got) == len(runs)
-            value = None
-            if got and complete:
-                try:
-                    value = aggregate(got, measurement.aggregate)
-                except ExtractionError:
-                    value = None
-            values.append(
-                TaskValue(
-                    task=measurement.task,
-                    launcher=launcher.id,
-                    aggregate=measurement.aggregate,
-                    values=tuple(got),
-                    value=value,
-                    complete=complete,
-                )
-            )
-    return values
-
-
-def _value_of(measured: Sequence[MeasuredValue], task: str) -> float | None:
-    for item in measured:
-        if item.task == task:
-            return item.value
-    return None

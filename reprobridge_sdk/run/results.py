@@ -1,0 +1,152 @@
+"""What a run of the runner returns and reports: events, results, task values, summary."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from reprobridge_sdk.extraction import ExtractionError, aggregate
+from reprobridge_sdk.model import Launcher
+from reprobridge_sdk.model.evidence import EvidenceRecord, MeasuredValue
+
+__all__ = ["RunEvent", "RunResult", "RunSummary", "TaskValue", "task_values"]
+
+
+@dataclass(frozen=True)
+class RunEvent:
+    """A progress event: ``run-started``, ``landmark``, ``run-finished`` or ``summary``."""
+
+    event: str
+    data: Mapping[str, Any]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"event": self.event, **self.data}
+
+
+@dataclass(frozen=True)
+class RunResult:
+    """One finished (or skipped) run."""
+
+    run_id: str
+    run_dir: Path
+    record: EvidenceRecord
+
+    @property
+    def status(self) -> str:
+        return self.record.status
+
+    def to_dict(self) -> dict[str, Any]:
+        failure = self.record.failure
+        return {
+            "run_id": self.run_id,
+            "run_dir": str(self.run_dir),
+            "launcher": self.record.launcher,
+            "seed": self.record.seed,
+            "status": self.record.status,
+            "failure": None if failure is None else failure.model_dump(mode="json"),
+            "duration": self.record.duration,
+            "measurements": [m.model_dump(mode="json") for m in self.record.measurements],
+        }
+
+
+@dataclass(frozen=True)
+class TaskValue:
+    """A task's statistic over the seeds of one launcher in this invocation."""
+
+    task: str
+    launcher: str
+    aggregate: str
+    values: tuple[float, ...]
+    value: float | None
+    complete: bool
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "task": self.task,
+            "launcher": self.launcher,
+            "aggregate": self.aggregate,
+            "values": list(self.values),
+            "value": self.value,
+            "complete": self.complete,
+        }
+
+
+@dataclass
+class RunSummary:
+    """Everything :func:`run` did."""
+
+    results: list[RunResult] = field(default_factory=list)
+    tasks: list[TaskValue] = field(default_factory=list)
+    interrupted: bool = False
+    elapsed: float = 0.0
+
+    @property
+    def succeeded(self) -> int:
+        return sum(r.status == "succeeded" for r in self.results)
+
+    @property
+    def failed(self) -> int:
+        return sum(r.status == "failed" for r in self.results)
+
+    @property
+    def exit_code(self) -> int:
+        """0 all succeeded, 130 interrupted, 1 otherwise."""
+        if self.interrupted:
+            return 130
+        return 0 if all(r.status == "succeeded" for r in self.results) else 1
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "runs": len(self.results),
+            "succeeded": self.succeeded,
+            "failed": self.failed,
+            "interrupted": self.interrupted,
+            "elapsed": round(self.elapsed, 3),
+            "exit_code": self.exit_code,
+            "results": [r.to_dict() for r in self.results],
+            "tasks": [t.to_dict() for t in self.tasks],
+        }
+
+
+def task_values(selected: Sequence[Launcher], results: Sequence[RunResult]) -> list[TaskValue]:
+    values: list[TaskValue] = []
+    for launcher in selected:
+        runs = sorted(
+            (r for r in results if r.record.launcher == launcher.id),
+            key=lambda r: (r.record.seed is None, r.record.seed or 0),
+        )
+        if not runs:
+            continue
+        for measurement in launcher.measurements:
+            got: list[float] = []
+            for result in runs:
+                found = _value_of(result.record.measurements, measurement.task)
+                if result.status == "succeeded" and found is not None:
+                    got.append(found)
+            complete = len(got) == len(runs)
+            value = None
+            if got and complete:
+                try:
+                    value = aggregate(got, measurement.aggregate)
+                except ExtractionError:
+                    value = None
+            values.append(
+                TaskValue(
+                    task=measurement.task,
+                    launcher=launcher.id,
+                    aggregate=measurement.aggregate,
+                    values=tuple(got),
+                    value=value,
+                    complete=complete,
+                )
+            )
+    return values
+
+
+def _value_of(measured: Sequence[MeasuredValue], task: str) -> float | None:
+    for item in measured:
+        if item.task == task:
+            return item.value
+    return None
