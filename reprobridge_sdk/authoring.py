@@ -256,8 +256,9 @@ def _manifest(options: InitOptions, root: Path) -> dict[str, Any]:
 def scaffold(directory: str | Path, options: InitOptions, *, force: bool = False) -> ArtifactDir:
     """Write a new artifact into ``directory``; return it loaded.
 
-    An existing ``rra.yaml`` is an :class:`ArtifactError` unless ``force`` (then every
-    scaffolded file is written again; other files are left alone). Invalid options (an id
+    An existing ``rra.yaml`` or scaffold file (``GUIDE.md``, ``code/experiment.py``, ...) is
+    an :class:`ArtifactError` unless ``force`` (then every scaffolded file is written again;
+    other files are left alone). Invalid options (an id
     that is not a slug, a commit that is not a full hash, ...) are a :class:`UsageError`.
     """
     root = Path(directory)
@@ -275,6 +276,11 @@ def scaffold(directory: str | Path, options: InitOptions, *, force: bool = False
             f"training started\ntraining finished\naccuracy: {experiment_value(_SEEDS[0]):.4f}\n"
         ),
     }
+    if not force:
+        taken = [name for name in [*files, "GUIDE.md"] if root.joinpath(*name.split("/")).exists()]
+        if taken:
+            msg = f"{root} already has {', '.join(taken)}; use --force to overwrite them"
+            raise ArtifactError(msg)
     for relative, text in files.items():
         atomic_write_text(root.joinpath(*relative.split("/")), text)
     manifest = Manifest.model_validate(_manifest(options, root))

@@ -148,3 +148,14 @@ def test_scaffold_values_are_what_the_experiment_prints(tmp_path: Path) -> None:
         cwd=tmp_path / "demo",
     ).stdout.splitlines()
     assert printed == ["training started", "training finished", f"accuracy: {observed[2]:.4f}"]
+
+
+def test_init_never_overwrites_existing_files_without_force(tmp_path: Path) -> None:
+    (tmp_path / "proj" / "code").mkdir(parents=True)
+    own = tmp_path / "proj" / "code" / "experiment.py"
+    own.write_text("print('my own code')\n", "utf-8")
+    result = _reprobridge("init", "proj", "--yes", cwd=tmp_path)
+    assert result.returncode == 2
+    assert "code/experiment.py" in result.stderr
+    assert own.read_text("utf-8") == "print('my own code')\n"
+    assert not (tmp_path / "proj" / "rra.yaml").exists()
