@@ -106,9 +106,10 @@ def run(  # noqa: PLR0917 - click passes options as arguments
     directory <artifact>/runs/<run_id>/ with record.json, log.txt and outputs/.
 
     \b
-    Exit codes: 0 every run succeeded, 1 a run failed, 2 usage error, 130 interrupted.
+    Exit codes: 0 every run succeeded, 1 a run failed, 2 usage or I/O error (e.g. the runs
+    directory cannot be written), 130 interrupted (Ctrl-C or SIGTERM).
     """
-    from reprobridge_sdk.errors import UsageError  # noqa: PLC0415 - lazy
+    from reprobridge_sdk.errors import ReproBridgeError  # noqa: PLC0415 - lazy
     from reprobridge_sdk.run.progress import (  # noqa: PLC0415 - lazy
         JsonEvents,
         LiveProgress,
@@ -149,7 +150,7 @@ def run(  # noqa: PLR0917 - click passes options as arguments
                     kill_grace=kill_grace,
                 )
             click.echo(format_summary(summary), err=True)
-    except UsageError as exc:
+    except ReproBridgeError as exc:  # usage (N codes) or I/O: nothing could be recorded
         print_error(exc)
         sys.exit(2)
     sys.exit(summary.exit_code)

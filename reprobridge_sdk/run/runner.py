@@ -48,6 +48,7 @@ from pathlib import Path
 from typing import BinaryIO, Literal
 
 from reprobridge_sdk.digest import file_sha256, tree_digest
+from reprobridge_sdk.errors import ArtifactError
 from reprobridge_sdk.extraction import ExtractionError, render_template
 from reprobridge_sdk.model import Launcher, Manifest
 from reprobridge_sdk.model.evidence import (
@@ -201,9 +202,26 @@ def _failure_reason(current: Failure | None, reason: str, detail: str, last: str
     return Failure(reason=reason, detail=detail, last_landmark=last)
 
 
+def _new_run_dir(shared: _Shared, launcher_id: str, seed: int | None) -> tuple[str, Path]:
+    try:
+        return new_run_dir(shared.runs_dir, launcher_id, seed)
+    except OSError as exc:
+        msg = f"cannot create a run directory in {shared.runs_dir}: {exc.strerror}"
+        raise ArtifactError(msg) from None
+
+
+def _first_write(run_dir: Path, record: EvidenceRecord) -> None:
+    """The first record of a run; if it cannot be written the run is not started."""
+    try:
+        write_record(run_dir, record)
+    except OSError as exc:
+        msg = f"cannot write the record in {run_dir}: {exc.strerror}"
+        raise ArtifactError(msg) from None
+
+
 def _execute(job: _Job, shared: _Shared) -> RunResult:
     launcher = job.launcher
-    run_id, run_dir = new_run_dir(shared.runs_dir, launcher.id, job.seed)
+    run_id, run_dir = _new_run_dir(shared, launcher.id, job.seed)
     run_dir = run_dir.resolve()
     started_wall = time.monotonic()
     context = template_context(launcher.params, job.seed, run_dir)
@@ -235,7 +253,7 @@ def _execute(job: _Job, shared: _Shared) -> RunResult:
         record.argv = argv
     except ExtractionError as exc:
         failure = Failure(reason="template-error", detail=exc.message)
-    write_record(run_dir, record)
+    _first_write(run_dir, record)
     shared.emit(
         RunEvent(
             "run-started",
@@ -416,7 +434,7 @@ def _complete(
 
 def _skipped(job: _Job, shared: _Shared, detail: str) -> RunResult:
     """Record a run that was not started because a needed launcher failed."""
-    run_id, run_dir = new_run_dir(shared.runs_dir, job.launcher.id, job.seed)
+    run_id, run_dir = _new_run_dir(shared, job.launcher.id, job.seed)
     now = utc_now()
     record = EvidenceRecord(
         run_id=run_id,
@@ -435,7 +453,7 @@ def _skipped(job: _Job, shared: _Shared, detail: str) -> RunResult:
         env_mode=shared.env_mode,
         failure=Failure(reason="dependency-failed", detail=detail),
     )
-    write_record(run_dir, record)
+    _first_write(run_dir, record)
     result = RunResult(run_id=run_id, run_dir=run_dir.resolve(), record=record)
     shared.emit(RunEvent("run-finished", result.to_dict()))
     return result
@@ -470,6 +488,7 @@ def _schedule(jobs: list[_Job], shared: _Shared, workers: int) -> tuple[list[Run
     results: list[RunResult] = []
     running: dict[Future[RunResult], _Job] = {}
     interrupted = False
+    error: ArtifactError | None = None
 
     def _finished(job: _Job, result: RunResult) -> None:
         results.append(result)
@@ -508,7 +527,14 @@ def _schedule(jobs: list[_Job], shared: _Shared, workers: int) -> tuple[list[Run
                 continue
             for future in done:
                 job = running.pop(future)
-                _finished(job, future.result())
+                try:
+                    _finished(job, future.result())
+                except ArtifactError as exc:  # no record could be written: stop everything
+                    error = error or exc
+                    shared.cancel.set()
+                    pending.clear()
+    if error is not None:
+        raise error
     return results, interrupted
 
 
@@ -529,8 +555,9 @@ def run(
     """Run the selected launchers over their seeds and record evidence for each run.
 
     ``echo`` receives the processes' raw output as it arrives (use it with ``jobs=1``).
-    Raises :class:`UsageError` (N codes) for a bad request; every run's outcome, good or
-    bad, is in the returned summary and in its record.
+    Raises :class:`UsageError` (N codes) for a bad request, and :class:`ArtifactError` when
+    a run directory or its first record cannot be written (then no further run starts);
+    every run's outcome, good or bad, is in the returned summary and in its record.
     """
     if jobs < 1:
         raise usage_error("N004", f"jobs must be at least 1, not {jobs}")

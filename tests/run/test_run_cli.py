@@ -141,3 +141,12 @@ def test_split_target(args: tuple[str, ...], expected: tuple[str, list[str]]) ->
 def test_split_target_existing_artifact_dir_and_artifact_option(toy: Path) -> None:
     assert split_target(("ok",), str(toy)) == (str(toy), ["ok"])
     assert split_target((str(toy), "ok"), None) == (str(toy), ["ok"])
+
+
+def test_unwritable_runs_directory_exits_2(toy: Path, tmp_path: Path) -> None:
+    blocker = tmp_path / "not-a-directory"
+    blocker.write_text("a file where the runs directory should be\n")
+    done = _cli("run", str(toy), "ok", "--env", "current", "--runs-dir", str(blocker))
+    assert done.returncode == 2
+    assert "Traceback" not in done.stderr
+    assert blocker.read_text() == "a file where the runs directory should be\n"
