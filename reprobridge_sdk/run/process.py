@@ -10,6 +10,8 @@ is reached, with its line number and the seconds since the start.
 On timeout or cancellation the whole group gets SIGTERM, then SIGKILL after a grace period,
 so a process that ignores SIGTERM is still stopped. When the main process exits while others
 in its group still hold the pipe open, they are killed after :data:`DRAIN_WAIT` seconds.
+If the runner itself is killed with SIGKILL it cannot stop the group: the experiment keeps
+running on its own (its record is then read as interrupted; stop it by its process group).
 """
 
 from __future__ import annotations
