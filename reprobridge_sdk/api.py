@@ -131,7 +131,7 @@ class ArtifactDir:
         """
         _validated(self.manifest.model_dump(by_alias=True), self.manifest_path)
         data = self.data()
-        if self._document is None or self._document.tree is None:
+        if self._document is None or not self._document.ok:
             atomic_write_text(self.manifest_path, yamlio.dumps_data(data, header=_HEADER))
             self._document = yamlio.load(self.manifest_path, name=self._document_name())
             return True

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import difflib
 import io
+import json
 import math
 import os
 import re
@@ -111,7 +112,7 @@ class YamlDocument:
     """
 
     name: str
-    #: The text as read (or as last saved); :func:`dumps` returns it while nothing changed.
+    #: The text as read, as last saved, or as edited in place by a scalar-only update.
     text: str
     #: The validator's view of ``text``: plain data, positions, loading findings.
     document: Document
@@ -146,9 +147,9 @@ class YamlDocument:
     @property
     def data(self) -> Any:
         """The plain data (dicts, lists, str, int, float, bool, None) of the current tree."""
-        if not self.changed:
+        if self._tree is None:
             return self.document.data
-        return to_plain(self.tree)
+        return to_plain(self._tree)
 
     def locate(self, pointer: str, *, key: bool = False) -> tuple[int, int]:
         """1-based ``(line, col)`` of a JSON Pointer in ``text`` (nearest existing ancestor)."""
@@ -329,9 +330,119 @@ def _merge_seq(old: Any, new: list[Any]) -> None:
         old.append(_new_node(value))
 
 
+# A string written plain in place of a plain scalar: no indicator first, no ": " or " #", no
+# trailing space or colon; in flow collections also no ",[]{}". Read back is checked anyway.
+_PLAIN_BLOCK = re.compile(r"^(?![-?:,\[\]{}#&*!|>'\"%@`\s])(?!.*(?:: | #|[\s:]$)).+$")
+_PLAIN_FLOW = re.compile(r"^[^,\[\]{}]*$")
+
+
+def _scalar_changes(
+    old: Any, new: Any, path: tuple[str | int, ...], out: list[tuple[tuple[str | int, ...], Any]]
+) -> bool:
+    """Collect the scalar values that differ; False if the shapes differ (keys, lengths)."""
+    if isinstance(old, dict) and isinstance(new, Mapping):
+        if list(old) != list(new):
+            return False
+        return all(_scalar_changes(old[key], new[key], (*path, key), out) for key in old)
+    if isinstance(old, list) and isinstance(new, list | tuple):
+        if len(old) != len(new):
+            return False
+        return all(
+            _scalar_changes(item, other, (*path, index), out)
+            for index, (item, other) in enumerate(zip(old, new, strict=True))
+        )
+    if isinstance(old, dict | list) or isinstance(new, Mapping | list | tuple):
+        return False
+    if not _same(old, new):
+        out.append((path, new))
+    return True
+
+
+def _scalar_text(value: Any, style: str | None, *, flow: bool = False) -> str | None:
+    """How to write ``value`` in place of a one-line scalar of ``style``; None if unsure."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if value is None:
+        return "null"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        if math.isnan(value):
+            return ".nan"
+        if math.isinf(value):
+            return ".inf" if value > 0 else "-.inf"
+        return repr(value)
+    if not isinstance(value, str) or not value.isprintable():
+        return None
+    if style == '"':
+        return json.dumps(value, ensure_ascii=False)
+    plain = _PLAIN_BLOCK.match(value) and (not flow or _PLAIN_FLOW.match(value))
+    if style is None and plain:
+        return value  # read back is checked: a value that resolves to a non-string falls back
+    return "'" + value.replace("'", "''") + "'"
+
+
+def _edit_scalars_in_text(doc: YamlDocument, new_data: Any) -> bool:
+    """Apply scalar-only changes by rewriting just their text spans; False if not possible.
+
+    Nothing but the changed scalars is touched, and the result must read back to exactly
+    ``new_data``; anything else (new keys, other shapes, aliases, block scalars, a value whose
+    spelling is unsure) is left to the round-trip tree.
+    """
+    changes: list[tuple[tuple[str | int, ...], Any]] = []
+    if not _scalar_changes(doc.document.data, new_data, (), changes) or not changes:
+        return False
+    import yaml  # noqa: PLC0415 - PyYAML's composer gives each scalar's exact span
+
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    try:
+        root = yaml.compose(doc.text, Loader=loader)
+    except yaml.YAMLError:  # pragma: no cover - the text was read once already
+        return False
+    edits: list[tuple[int, int, str]] = []
+    for path, value in changes:
+        node, flow = root, False
+        for part in path:
+            flow = flow or bool(getattr(node, "flow_style", False))
+            if isinstance(node, yaml.MappingNode):
+                node = next((v for k, v in node.value if k.value == part), None)
+            elif isinstance(node, yaml.SequenceNode) and isinstance(part, int):
+                node = node.value[part]
+            else:
+                return False
+        if not isinstance(node, yaml.ScalarNode) or (node.style or None) not in (None, "'", '"'):
+            return False
+        start, end = node.start_mark.index, node.end_mark.index
+        if "\n" in doc.text[start:end] or doc.text[start:end].startswith(("&", "!", "*")):
+            return False
+        replacement = _scalar_text(value, node.style or None, flow=flow)  # "" is plain
+        if replacement is None:
+            return False
+        edits.append((start, end, replacement))
+    text = doc.text
+    for start, end, replacement in sorted(edits, reverse=True):
+        text = text[:start] + replacement + text[end:]
+    check = load_document(text.encode("utf-8"), name=doc.name)
+    if check.fatal or check.findings or not _same(check.data, new_data):
+        return False
+    doc.text, doc.document, doc.changed = text, check, True
+    return True
+
+
 def update(doc: YamlDocument, new_data: Mapping[str, Any]) -> bool:
-    """Make ``doc`` hold ``new_data`` with the fewest node changes; True if anything changed."""
-    if doc.tree is None:
+    """Make ``doc`` hold ``new_data`` with the fewest changes; True if anything changed.
+
+    Changes of scalar values only are made in the text itself (see ``_edit_scalars_in_text``);
+    others go through the round-trip tree.
+    """
+    if not doc.ok:
+        msg = f"{doc.name}: the document has errors, so it cannot be edited"
+        raise ArtifactError(msg, doc.findings)
+    if doc._tree is None and _same(doc.document.data, new_data):
+        return False
+    if doc._tree is None and _edit_scalars_in_text(doc, new_data):
+        return True
+    if doc.tree is None:  # pragma: no cover - ruamel rejects what the safety pass read
         msg = f"{doc.name}: the document could not be read, so it cannot be edited"
         raise ArtifactError(msg, doc.findings)
     if _same(to_plain(doc.tree), new_data):
@@ -433,9 +544,7 @@ def _style(text: str) -> tuple[tuple[int, int, int], bool]:
 def _render(doc: YamlDocument) -> str:
     indent, crlf = _style(doc.text)
     after = _emit(doc.tree, indent, crlf=crlf)
-    before = doc._before
-    if before is None:  # pragma: no cover - update() records it before the first edit
-        before = _emit(_loader().load(doc.text), indent, crlf=crlf)
+    before = doc._before or _emit(_loader().load(doc.text), indent, crlf=crlf)
     spliced = _splice(doc.text, before, after)
     return after if spliced is None or not _reads_back(spliced, doc.tree) else spliced
 
@@ -465,8 +574,8 @@ def dumps(doc: YamlDocument) -> str:
     number would round it, numbers are re-emitted exactly, and as a last resort the data is
     written afresh (losing comments rather than values).
     """
-    if not doc.changed:
-        return doc.text
+    if not doc.changed or doc._before is None:
+        return doc.text  # unchanged, or changed by text-level scalar edits only
     out = _render(doc)
     if _reads_back(out, doc.tree):
         return out

@@ -231,3 +231,36 @@ def test_numbers_survive_restructuring_edits() -> None:
     doc = yamlio.loads(yamlio.dumps_data(first))
     yamlio.update(doc, second)
     assert yamlio.loads(yamlio.dumps(doc)).data == second
+
+
+def _replace_leaves(value: Any, draw: Any) -> Any:
+    if isinstance(value, dict):
+        return {key: _replace_leaves(item, draw) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_replace_leaves(item, draw) for item in value]
+    return draw(_scalars) if draw(st.booleans()) else value
+
+
+@settings(max_examples=100, deadline=None)
+@given(_documents, st.data())
+def test_law_scalar_edits_read_back_and_touch_only_their_lines(
+    first: dict[str, Any], data: st.DataObject
+) -> None:
+    second = _replace_leaves(first, data.draw)
+    text = yamlio.dumps_data(first)
+    doc = yamlio.loads(text)
+    yamlio.update(doc, second)
+    out = yamlio.dumps(doc)
+    assert yamlio.loads(out).data == second
+    if doc._tree is None:  # edited in the text: the line count is unchanged
+        assert out.count("\n") == text.count("\n")
+
+
+def test_scalar_edit_rewrites_only_the_value_span() -> None:
+    text = "a: 1   # one\nb: [x, 'y', \"z\"]  # flow\nc: plain text\n"
+    doc = yamlio.loads(text)
+    yamlio.update(doc, {"a": 2.5, "b": ["x, w", "y'", 'z"'], "c": "other: text"})
+    assert doc._tree is None  # no round-trip tree was needed
+    assert yamlio.dumps(doc) == (
+        "a: 2.5   # one\nb: ['x, w', 'y''', \"z\\\"\"]  # flow\nc: 'other: text'\n"
+    )
