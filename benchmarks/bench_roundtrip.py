@@ -7,7 +7,8 @@ ratio ours / baseline (below 1 means ours is faster). Nothing here asserts a tim
   ``ruamel.yaml`` round-trip load, the least any comment-keeping loader must do;
 * api.load: the typed, located, round-trip load vs ``Manifest.model_validate(yaml.safe_load())``
   (no comments kept, no positions);
-* save: a one-value edit written as a minimal diff vs a full ruamel re-dump of the tree;
+* save: a one-value edit written as a minimal diff (in the text) vs a full ruamel re-dump of
+  the tree; save+key: an edit that adds a key (through the round-trip tree, spliced back);
 * schema: ``reprobridge schema`` (prints the packaged file) vs generating the schema from the
   models in a fresh interpreter.
 """
@@ -92,6 +93,16 @@ def main() -> None:
         return out.getvalue()
 
     _row("save", _median(ours_save, 20), _median(full_dump, 20))
+
+    added = copy.deepcopy(data)
+    added.setdefault("x-notes", ["a new key, written through the round-trip tree"])
+
+    def ours_structural() -> str:
+        fresh = yamlio.load(manifest)
+        yamlio.update(fresh, added)
+        return yamlio.dumps(fresh)
+
+    _row("save+key", _median(ours_structural, 10), _median(full_dump, 10))
 
     def cli_schema() -> object:
         return subprocess.run(
