@@ -24,8 +24,8 @@ def atomic_write_bytes(path: str | os.PathLike[str], data: bytes, *, mode: int =
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
-        os.chmod(tmp, mode)
-        os.replace(tmp, target)
+        Path(tmp).chmod(mode)
+        Path(tmp).replace(target)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise

@@ -50,15 +50,6 @@ class _LazyGroup(click.Group):
             formatter.write_dl(rows)
 
 
-def _version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("reprobridge-sdk")
-    except PackageNotFoundError:  # pragma: no cover - running from a source tree
-        return "unknown"
-
-
 @click.group(cls=_LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="reprobridge-sdk", message="%(prog)s %(version)s")
 def cli() -> None:

@@ -97,7 +97,7 @@ class Environment(SpecModel):
     python: str = Field(pattern=r"^\d+\.\d+(\.\d+)?$", description="e.g. '3.11'.")
     requirements: RelPath | None = Field(
         default=None,
-        description="Declared requirements (requirements.in or pyproject.toml) the lock comes from.",
+        description="Declared requirements (requirements.in or pyproject.toml) behind the lock.",
     )
     lock: Lock | None = None
     system_packages: list[SystemPackage] = Field(default_factory=list)

@@ -24,7 +24,8 @@ class Manifest(SpecModel):
     """An RRA manifest."""
 
     rra_version: str = Field(
-        pattern=r"^\d+\.\d+$", description="Format version 'MAJOR.MINOR' the document follows."
+        pattern=r"^1\.\d+$",
+        description="Format version 'MAJOR.MINOR' the document follows; this schema is major 1.",
     )
     artifact: Artifact
     codebase: Codebase

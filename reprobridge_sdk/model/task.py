@@ -80,7 +80,7 @@ class Task(SpecModel):
     published: Published
     direction: Literal["higher", "lower"] = Field(description="Which way is better.")
     kind: Literal["full", "evaluation"] = Field(
-        description="'full': the whole procedure (training included); 'evaluation': evaluation only."
+        description="'full': the whole procedure, training included; 'evaluation': evaluation only."
     )
     hardware: str | None = Field(default=None, description="Hardware the paper used.")
     reference: Reference = Field(default_factory=Reference)
