@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from .errors import ArtifactError, ReproBridgeError, UsageError
     from .findings import Finding, Severity
     from .model import EvidenceRecord, Manifest
-    from .validate import ValidationResult, validate
+    from .validation import ValidationResult, validate
 
 __all__ = [
     "ArtifactDir",
@@ -42,8 +42,8 @@ _LAZY = {
     "Severity": ".findings",
     "EvidenceRecord": ".model",
     "Manifest": ".model",
-    "ValidationResult": ".validate",
-    "validate": ".validate",
+    "ValidationResult": ".validation",
+    "validate": ".validation",
 }
 
 

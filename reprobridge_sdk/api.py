@@ -32,7 +32,7 @@ from .guide import update_guide_text, write_guide
 from .model import MANIFEST_NAME, Change, Launcher, Manifest, Task
 
 if TYPE_CHECKING:
-    from .validate import ValidationResult
+    from .validation import ValidationResult
 
 __all__ = ["MANIFEST_SCHEMA_URL", "ArtifactDir", "create", "load", "manifest_data"]
 
@@ -149,7 +149,7 @@ class ArtifactDir:
 
     def validate(self, **options: Any) -> ValidationResult:
         """Validate the artifact on disk (as saved) with :func:`reprobridge_sdk.validate`."""
-        from .validate import validate  # noqa: PLC0415 - a higher layer, loaded on use
+        from .validation import validate  # noqa: PLC0415 - a higher layer, loaded on use
 
         return validate(self.root, **options)
 
@@ -302,7 +302,7 @@ def _validated(
 
 def _validator_findings(root: Path) -> list[Finding]:
     """Error findings of the structural and semantic validation of ``root``."""
-    from .validate import validate  # noqa: PLC0415 - a higher layer, loaded on use
+    from .validation import validate  # noqa: PLC0415 - a higher layer, loaded on use
 
     result = validate(root, check_files=False)
     return [item for item in result.findings if item.severity == Severity.ERROR]

@@ -1,7 +1,7 @@
 """Render findings as text, JSON, SARIF 2.1.0 or JUnit XML.
 
 :func:`render` is generic over ``(label, findings)`` pairs, so the validator, the environment
-check and the auditor share it; a :class:`~reprobridge_sdk.validate.ValidationResult` (anything
+check and the auditor share it; a :class:`~reprobridge_sdk.validation.ValidationResult` (anything
 with a ``pairs()`` method) is accepted too.
 
 ``text``

@@ -288,7 +288,7 @@ def _audit(
             counts[verdict.verdict] += 1
             icml_counts[ICML[verdict.verdict]] += 1
 
-    from reprobridge_sdk.validate import validate_artifact  # noqa: PLC0415 - layer 3, on use
+    from reprobridge_sdk.validation import validate_artifact  # noqa: PLC0415 - layer 3, on use
 
     validation = validate_artifact(facts.root.as_posix(), facts.root, facts.root / MANIFEST_NAME)
     artifact_findings: list[AuditFinding] = [

@@ -1,4 +1,4 @@
-"""``reprobridge validate``: a thin call into :func:`reprobridge_sdk.validate.validate`."""
+"""``reprobridge validate``: a thin call into :func:`reprobridge_sdk.validation.validate`."""
 
 from __future__ import annotations
 
@@ -83,7 +83,7 @@ def validate(
     """
     from reprobridge_sdk.errors import ReproBridgeError  # noqa: PLC0415 - lazy
     from reprobridge_sdk.reporters import render  # noqa: PLC0415 - lazy
-    from reprobridge_sdk.validate import validate as run  # noqa: PLC0415 - lazy
+    from reprobridge_sdk.validation import validate as run  # noqa: PLC0415 - lazy
 
     selected = _codes(select, "--select")
     ignored = _codes(ignore, "--ignore")

@@ -23,8 +23,6 @@ neither is Y010.
 from __future__ import annotations
 
 import os
-import sys
-import types
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -384,18 +382,3 @@ def validate(
         if fail_fast and not artifact.ok:
             break
     return result
-
-
-class _CallableModule(types.ModuleType):
-    """``reprobridge_sdk.validate`` is both this package and the function of the same name.
-
-    Importing any submodule (``reprobridge_sdk.validate.structure``) makes the package the
-    attribute ``validate`` of ``reprobridge_sdk``, replacing the lazily exported function;
-    calling the package calls the function, so ``reprobridge_sdk.validate(path)`` always works.
-    """
-
-    def __call__(self, *args: Any, **kwargs: Any) -> ValidationResult:
-        return validate(*args, **kwargs)
-
-
-sys.modules[__name__].__class__ = _CallableModule

@@ -37,7 +37,7 @@ from build_cases import cases
 
 from reprobridge_sdk import reporters
 from reprobridge_sdk.document import load_document
-from reprobridge_sdk.validate import validate
+from reprobridge_sdk.validation import validate
 
 REPO = Path(__file__).resolve().parents[2]
 SPEC = REPO / "spec" / "rra-1.0.md"

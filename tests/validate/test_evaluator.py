@@ -12,8 +12,8 @@ from _validate_strategies import mutated, values
 from hypothesis import HealthCheck, given, settings
 
 from reprobridge_sdk.document import load_document
-from reprobridge_sdk.validate._evaluator import SchemaCompileError, compile_schema
-from reprobridge_sdk.validate.structure import SCHEMA_RESOURCE, manifest_schema
+from reprobridge_sdk.validation._evaluator import SchemaCompileError, compile_schema
+from reprobridge_sdk.validation.structure import SCHEMA_RESOURCE, manifest_schema
 
 REPO = Path(__file__).resolve().parents[2]
 SCHEMA = json.loads((REPO / "reprobridge_sdk" / SCHEMA_RESOURCE).read_text("utf-8"))
