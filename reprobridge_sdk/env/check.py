@@ -4,6 +4,10 @@ Findings of family ``E`` (spec anchor ``environment-check``): distributions miss
 another version than the lock pins (located at the lock's line), extra distributions (info),
 the wrong Python, missing commands or system packages, and accelerator needs that the
 machine cannot meet (with no GPU visible the finding says so plainly).
+
+:func:`lock_drift` is the narrower question a run records as ``drift``: what differs from the
+lock in a way that matters to reproduction (lock entries missing or at another version, and
+another Python ``major.minor``). Distributions the lock does not name are not drift.
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ import platform
 import re
 import shutil
 import subprocess
+from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
 
@@ -34,9 +39,15 @@ from reprobridge_sdk.env.venv import (
 from reprobridge_sdk.errors import ReproBridgeError
 from reprobridge_sdk.findings import Finding, finding
 from reprobridge_sdk.lockfile import LockEntry, LockError, read_lock
-from reprobridge_sdk.model.environment import Accelerator, SystemPackage
+from reprobridge_sdk.model.environment import Accelerator, Environment, SystemPackage
 
-__all__ = ["check_accelerator", "check_environment", "check_system_packages"]
+__all__ = [
+    "check_accelerator",
+    "check_distributions",
+    "check_environment",
+    "check_system_packages",
+    "lock_drift",
+]
 
 #: Installed by ``venv`` itself; never reported as extra.
 _SEEDED = frozenset({"pip", "setuptools", "wheel", "distribute"})
@@ -83,8 +94,9 @@ def check_distributions(
     *,
     python_full: str,
     lock_file: str,
+    extras: bool = True,
 ) -> list[Finding]:
-    """E001 (missing), E002 (other version) and E003 (extra) findings."""
+    """E001 (missing), E002 (other version) and, with ``extras``, E003 (extra) findings."""
     findings: list[Finding] = []
     wanted: set[str] = set()
     for entry in entries:
@@ -117,6 +129,8 @@ def check_distributions(
                     col=col,
                 )
             )
+    if not extras:
+        return findings
     for name in sorted(set(installed) - wanted - _SEEDED):
         findings.append(
             finding(
@@ -125,6 +139,51 @@ def check_distributions(
                 path=f"/distributions/{name}",
             )
         )
+    return findings
+
+
+def _short(version: str) -> str:
+    return ".".join(version.split(".")[:2])
+
+
+def lock_drift(
+    root: str | os.PathLike[str],
+    environment: Environment,
+    *,
+    python_full: str,
+    installed: Mapping[str, str],
+) -> list[Finding]:
+    """How an interpreter differs from the lock in ways that matter to reproduction.
+
+    ``installed`` maps distribution names to versions (names are canonicalized here), e.g.
+    from the snapshot a run already took, so no interpreter is started. Findings: E004 when
+    ``python_full`` is another ``major.minor`` than the declared Python, E001/E002 for lock
+    entries (that apply to this Python) missing or at another version, and the lock's own
+    L findings when it cannot be read. Extra distributions are not drift. Without a lock,
+    only the Python is compared.
+    """
+    findings: list[Finding] = []
+    if _short(python_full) != _short(environment.python):
+        findings.append(
+            finding(
+                "E004",
+                f"the run used Python {python_full}; the artifact declares {environment.python}",
+                path="/environment/python",
+            )
+        )
+    lock = environment.lock
+    if lock is None:
+        return findings
+    try:
+        entries = list(read_lock(Path(root) / lock.path, lock.format).entries)
+    except LockError as exc:
+        return [*findings, *exc.findings]
+    names: dict[str, str] = {canonicalize_name(n): v for n, v in installed.items()}
+    findings.extend(
+        check_distributions(
+            entries, names, python_full=python_full, lock_file=lock.path, extras=False
+        )
+    )
     return findings
 
 

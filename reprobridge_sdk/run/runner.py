@@ -17,8 +17,11 @@ the runs directory, and is added to this invocation otherwise.
 Environment. ``env_mode="cached"`` runs inside the virtual environment built from the lock
 (its ``bin`` first on ``PATH``, ``VIRTUAL_ENV`` set, so ``python`` in argv is that
 interpreter); ``"current"`` runs with the current interpreter's directory first on ``PATH``
-and records the differences from the lock as ``drift``. Then the launcher's ``env`` is
-applied (templated), and ``PYTHONUNBUFFERED=1`` unless set, so landmarks arrive as printed.
+and records as ``drift`` what differs from the lock in a way that matters to reproduction:
+lock entries missing or at another version, and another Python ``major.minor`` (extra
+distributions are not drift). The snapshot and the drift are taken once per invocation, in
+process. Then the launcher's ``env`` is applied (templated), and ``PYTHONUNBUFFERED=1``
+unless set, so landmarks arrive as printed.
 
 Failure reasons, by priority: ``interrupted``, ``environment-error``, ``template-error``,
 ``command-not-found`` (also exit status 127 from a shell launcher), ``timeout``,
@@ -109,10 +112,10 @@ class _Shared:
 def _prepare_environment(
     root: Path, manifest: Manifest, env_mode: EnvMode
 ) -> tuple[dict[str, str], str | None, EnvironmentSnapshot, list[str]]:
+    """The base environment of every run, the snapshot and the drift, once per invocation."""
     env = dict(os.environ)
     error: str | None = None
     python: Path | None = None
-    drift: list[str] = []
     if env_mode == "cached":
         try:
             from reprobridge_sdk.env import ensure_environment  # noqa: PLC0415 - heavy
@@ -130,7 +133,6 @@ def _prepare_environment(
             env.pop("PYTHONHOME", None)
     else:
         env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
-        drift = _drift(root, manifest)
     env.setdefault("PYTHONUNBUFFERED", "1")
     try:
         from reprobridge_sdk.env import capture_snapshot  # noqa: PLC0415 - heavy
@@ -138,18 +140,29 @@ def _prepare_environment(
         snapshot = capture_snapshot(python)
     except Exception:  # a snapshot must never stop a run: fall back to the basics
         snapshot = minimal_snapshot()
+    drift = _drift(root, manifest, snapshot) if env_mode == "current" else []
     return env, error, snapshot, drift
 
 
-def _drift(root: Path, manifest: Manifest) -> list[str]:
-    """Differences between the current interpreter and the lock (empty without a lock)."""
-    if manifest.environment.lock is None:
-        return []
-    try:
-        from reprobridge_sdk.env import check_environment  # noqa: PLC0415 - heavy
+def _drift(root: Path, manifest: Manifest, snapshot: EnvironmentSnapshot) -> list[str]:
+    """How the current interpreter differs from the lock, as far as reproduction goes.
 
-        findings = check_environment(root, python=sys.executable)
-    except Exception:  # no checker, or it failed: nothing reliable to record
+    Read off the snapshot (one in-process scan of the installed distributions, taken once
+    per invocation): lock entries missing or at another version, and another Python
+    ``major.minor``. Distributions the lock does not name are not drift.
+    """
+    if not snapshot.distributions:
+        return []  # the snapshot fell back to the basics: nothing reliable to compare
+    try:
+        from reprobridge_sdk.env.check import lock_drift  # noqa: PLC0415 - heavy
+
+        findings = lock_drift(
+            root,
+            manifest.environment,
+            python_full=snapshot.python,
+            installed={d.name: d.version for d in snapshot.distributions},
+        )
+    except Exception:  # the check failed: nothing reliable to record
         return []
     return [f"{f.code}: {f.message}" for f in findings]
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 import shutil
@@ -156,7 +157,7 @@ def test_not_built_and_python_mismatch(locked: Path, tmp_path: Path) -> None:
 
 def _record_lock_digest(art: Path) -> None:
     doc = yamlio.load(art / "rra.yaml")
-    data = doc.data
+    data = copy.deepcopy(doc.data)  # update() compares the new data with the document's
     data["environment"]["lock"]["sha256"] = file_sha256(art / "requirements.txt")
     yamlio.update(doc, data)
     yamlio.save(doc, art / "rra.yaml")
