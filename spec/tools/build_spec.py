@@ -12,7 +12,8 @@ Usage: ``python spec/tools/build_spec.py [--check]`` from the repository root.
 * ``codes``: the catalogue of finding codes from the SDK's registry
   (``reprobridge_sdk/_data/codes.json``), each code of the manifest families with an invalid
   and a valid excerpt taken from the conformance cases (their choice is recorded in
-  ``spec/examples/codes.json``).
+  ``spec/examples/codes.json``); the codes reported by other commands (environment check,
+  data, runner, audit, and L010) with the snippets of ``_runtime_examples.py``.
 
 The example artifacts under ``spec/examples/`` are written from the same definitions as the
 conformance cases. ``--check`` changes nothing and exits 1 when a generated part is stale.
@@ -33,6 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _casekit import write_case
 from _fieldnotes import NOTES
+from _runtime_examples import RUNTIME_EXAMPLES
 from build_cases import cases
 
 from reprobridge_sdk import reporters
@@ -364,9 +366,16 @@ def code_catalogue(examples: dict[str, Any]) -> str:
         ]
         example = examples.get(code)
         if example is None:
+            lang, reported, fine = RUNTIME_EXAMPLES[code]
             out += [
-                "Reported outside manifest validation (by the command named in the linked "
-                "section); its tests hold the examples.",
+                "Not reported by manifest validation: by the command the linked section "
+                "names. For example, reported for:",
+                "",
+                f"```{lang}\n{reported}\n```",
+                "",
+                "Not reported for:",
+                "",
+                f"```{lang}\n{fine}\n```",
                 "",
             ]
             continue

@@ -55,6 +55,36 @@ def test_every_registered_code_has_exactly_one_section() -> None:
     assert set(registry()) <= ANCHORS
 
 
+def test_documented_codes_are_the_registered_codes() -> None:
+    """Both ways: every registered code has a section, every code section is registered."""
+    registered = {code: info.name for code, info in registry().items()}
+    headings = re.findall(r"^#### ([A-Z]\d{3}) (\S+)$", TEXT, flags=re.MULTILINE)
+    anchored = {a for a in ANCHORS if re.fullmatch(r"[A-Z]\d{3}", a)}
+    assert len(headings) == len({code for code, _ in headings})
+    assert dict(headings) == registered
+    assert anchored == set(registered)
+    catalogue = TEXT.split('<a id="codes"></a>', 1)[1]
+    for code, info in registry().items():
+        section = catalogue.split(f'<a id="{code}"></a>', 1)[1].split("<a id=", 1)[0]
+        assert f"[{info.spec}](#{info.spec})" in section, code
+        assert "Reported for" in section or "reported for:" in section, code
+        assert "Not reported for" in section, code
+
+
+def test_every_code_outside_validation_has_a_runtime_example() -> None:
+    sys.path.insert(0, str(REPO / "spec" / "tools"))
+    try:
+        from _runtime_examples import RUNTIME_EXAMPLES
+    finally:
+        sys.path.remove(str(REPO / "spec" / "tools"))
+    from_cases = set(json.loads((EXAMPLES / "codes.json").read_text("utf-8")))
+    assert set(RUNTIME_EXAMPLES) == set(registry()) - from_cases
+    for code, (lang, reported, fine) in RUNTIME_EXAMPLES.items():
+        assert lang in {"sh", "yaml", "jsonc"}, code
+        assert reported.strip() and fine.strip() and reported != fine, code
+        assert code in reported, code  # the snippet says where the code appears
+
+
 def test_every_internal_link_resolves() -> None:
     targets = set(re.findall(r"\]\(#([^)]+)\)", TEXT))
     assert targets - ANCHORS == set()

@@ -1,0 +1,560 @@
+"""Examples of the codes that manifest validation does not report (spec §12).
+
+The environment check (E), data (D), audit (A) and runner (N) codes, and L010, are reported
+by commands that look at more than the artifact's files: an interpreter, the network, run
+directories, a command line. Their catalogue entries show what triggers each code and a close
+case that does not, as short snippets (a manifest excerpt, an evidence record excerpt or a
+command). The tests of the SDK (``tests/env``, ``tests/run``, ``tests/audit``) exercise each
+code on real environments, servers and runs.
+
+Each entry is ``(language, reported, not_reported)``; ``language`` is the fence's info string.
+"""
+
+from __future__ import annotations
+
+__all__ = ["RUNTIME_EXAMPLES"]
+
+_SH = "sh"
+_YAML = "yaml"
+_JSON = "jsonc"
+
+RUNTIME_EXAMPLES: dict[str, tuple[str, str, str]] = {
+    # ------------------------------------------------------------------- L: locks
+    "L010": (
+        _SH,
+        "# environment/requirements.in asks for a version no index has\n"
+        "$ cat environment/requirements.in\n"
+        "numpy==0.0.1\n"
+        "$ reprobridge lock            # L010 (file environment/requirements.in), exit 1",
+        "# every requirement has a solution on the index\n"
+        "$ cat environment/requirements.in\n"
+        "numpy>=1.26,<2\n"
+        "$ reprobridge lock            # writes the hashed lock and records its sha256",
+    ),
+    # ------------------------------------------------------------------- E: environment
+    "E001": (
+        _SH,
+        "# the lock pins numpy==1.26.4 (with hashes); the interpreter lacks it\n"
+        "$ pip uninstall -y numpy\n"
+        "$ reprobridge env check --current\n"
+        "# E001 at environment/requirements.lock:<line of the pin>, path /distributions/numpy",
+        "# a pin whose marker does not apply to the interpreter is not checked\n"
+        'numpy==1.26.4 ; python_version < "3.10" --hash=sha256:...   # on Python 3.11: skipped',
+    ),
+    "E002": (
+        _SH,
+        "# the lock pins numpy==1.26.4; the interpreter has 2.0.1\n"
+        "$ reprobridge env check --current    # E002, path /distributions/numpy",
+        "# versions are compared as versions (PEP 440), not as strings\n"
+        "# the lock pins foo==1.2, the interpreter has foo 1.2.0: no finding",
+    ),
+    "E003": (
+        _SH,
+        "# requests 2.32.3 is installed but not in the lock\n"
+        "$ reprobridge env check --current -v   # E003 (info), path /distributions/requests",
+        "# pip, setuptools, wheel and distribute are installed by venv itself: never reported\n"
+        "$ reprobridge env check             # (info findings are shown only with -v)",
+    ),
+    "E004": (
+        _YAML,
+        "environment:\n"
+        '  python: "3.11"        # the interpreter checked is Python 3.12.1: E004\n'
+        "                        # (env create: E004 when no python3.11 can be found)",
+        "environment:\n"
+        '  python: "3.11"        # Python 3.11.9 satisfies "3.11" (a release prefix);\n'
+        '                        # "3.11.7" would not be satisfied by 3.11.9',
+    ),
+    "E005": (
+        _YAML,
+        "environment:\n"
+        "  system_packages:\n"
+        "    - name: graphviz\n"
+        "      command: dot      # 'dot' is not on PATH: E005 at .../0/command",
+        "environment:\n"
+        "  system_packages:\n"
+        "    - name: graphviz\n"
+        "      command: dot      # 'dot' is on PATH (the package manager is not asked)",
+    ),
+    "E006": (
+        _YAML,
+        "environment:\n"
+        "  system_packages:\n"
+        "    - name: libsndfile1 # no command; dpkg-query says it is not installed: E006",
+        "environment:\n"
+        "  system_packages:\n"
+        "    - name: libsndfile1 # installed per dpkg-query; on a system without dpkg-query\n"
+        "                        # a package without a command is not checked",
+    ),
+    "E007": (
+        _YAML,
+        "environment:\n"
+        "  accelerator:\n"
+        "    kind: cuda          # nvidia-smi is missing or lists no GPU: E007\n"
+        "    gpus: 1",
+        "environment:\n"
+        "  accelerator:\n"
+        "    kind: none          # the default: no accelerator check at all",
+    ),
+    "E008": (
+        _YAML,
+        "environment:\n"
+        "  accelerator:\n"
+        "    kind: cuda\n"
+        "    gpus: 4             # nvidia-smi lists 2 GPUs: E008 at .../accelerator/gpus",
+        "environment:\n"
+        "  accelerator:\n"
+        "    kind: cuda\n"
+        "    gpus: 2             # 2 or more GPUs visible",
+    ),
+    "E009": (
+        _YAML,
+        "environment:\n"
+        "  accelerator:\n"
+        "    kind: cuda\n"
+        '    cuda: "12.1"        # nvcc (else the driver) reports 11.8, or no version: E009',
+        "environment:\n"
+        "  accelerator:\n"
+        "    kind: cuda\n"
+        '    cuda: "12.1"        # nvcc reports 12.4: a newer CUDA satisfies the need',
+    ),
+    "E010": (
+        _YAML,
+        "environment:\n"
+        "  accelerator:\n"
+        "    kind: cuda\n"
+        "    gpu_memory_gb: 40   # a GPU with 24576 MB (24 GB): E010 (a warning)",
+        "environment:\n"
+        "  accelerator:\n"
+        "    kind: cuda\n"
+        "    gpu_memory_gb: 40   # every GPU has at least 40 * 1024 MB",
+    ),
+    "E011": (
+        _SH,
+        "# no environment has been built from this lock for this Python\n"
+        "$ reprobridge env check      # E011 at /environment/lock",
+        "$ reprobridge env create     # builds (or reuses) the cached environment\n"
+        "$ reprobridge env check      # checks it: no E011\n"
+        "$ reprobridge env check --current   # checks the running interpreter instead",
+    ),
+    "E012": (
+        _YAML,
+        "environment:\n"
+        '  python: "3.11"\n'
+        "  # no lock: E012 at /environment (env create, env check)\n"
+        "  # or lock.path names a file that does not exist: E012 at /environment/lock/path",
+        "environment:\n"
+        '  python: "3.11"\n'
+        "  lock:\n"
+        "    path: environment/requirements.lock   # exists",
+    ),
+    "E013": (
+        _SH,
+        "# a --hash in the lock does not match the wheel the index serves\n"
+        "$ reprobridge env create     # E013 (file environment/requirements.lock), exit 1\n"
+        "$ reprobridge run            # each run fails: environment-error naming E013",
+        "# every pinned file downloads and matches one of its hashes\n"
+        "$ reprobridge env create     # the environment is built once and cached by lock digest",
+    ),
+    "E014": (
+        _SH,
+        "# the lock was edited by hand after 'reprobridge lock' recorded its sha256\n"
+        "$ reprobridge env create     # E014 at /environment/lock/sha256; nothing is built",
+        "$ reprobridge lock           # re-resolves and records the lock's new digest\n"
+        "$ reprobridge env create     # the digests agree",
+    ),
+    # ------------------------------------------------------------------- D: data
+    "D001": (
+        _YAML,
+        "environment:\n"
+        "  data:\n"
+        "    - id: digits\n"
+        "      source: {url: https://example.org/digits.npz}\n"
+        "      destination: data/digits.npz   # not there: D001 (reprobridge data verify)",
+        "# after 'reprobridge data fetch' the file is at data/digits.npz with the declared\n"
+        "# size and sha256: 'reprobridge data verify' reports nothing",
+    ),
+    "D002": (
+        _YAML,
+        "    - id: digits\n"
+        "      destination: data/digits.npz\n"
+        "      sha256: 3f1c...e9   # the file (or the download) hashes to another value: D002\n"
+        "                          # a download that does not match is deleted, not placed",
+        "    - id: digits\n"
+        "      destination: data/digits.npz\n"
+        "      sha256: 3f1c...e9   # the file hashes to exactly this",
+    ),
+    "D003": (
+        _YAML,
+        "    - id: digits\n"
+        "      destination: data/digits.npz\n"
+        "      size: 1048576       # the file has 1048000 bytes: D003 (checked before sha256)",
+        "    - id: digits\n"
+        "      destination: data/digits.npz\n"
+        "      # no size: only the sha256 is checked",
+    ),
+    "D004": (
+        _YAML,
+        "    - id: digits\n"
+        "      source: {url: https://example.org/digits.npz}\n"
+        "      destination: ../shared/digits.npz   # outside the artifact: D004, not written\n"
+        "    - id: vocab\n"
+        "      source: {codebase: ../../vocab.txt} # outside the refined code: D004",
+        "    - id: digits\n"
+        "      source: {url: https://example.org/digits.npz}\n"
+        "      destination: data/digits.npz        # inside the artifact",
+    ),
+    "D005": (
+        _SH,
+        "# the server answers 404 (or 403...): D005 at once\n"
+        "# connection errors, 408, 429 and 5xx: retried; D005 after 4 attempts\n"
+        "$ reprobridge data fetch     # D005 at /environment/data/0/source/url, exit 1",
+        "# the transfer breaks once; the next attempt resumes with a Range request\n"
+        "$ reprobridge data fetch     # fetched and verified",
+    ),
+    "D006": (
+        _YAML,
+        "    - id: imagenet-val\n"
+        "      access: gated       # data fetch downloads nothing: D006 with the instructions\n"
+        "      instructions: Accept the licence at image-net.org, then place the archive.\n"
+        "      destination: data/ILSVRC2012_img_val.tar",
+        "# the user placed data/ILSVRC2012_img_val.tar and it matches size and sha256:\n"
+        "# 'reprobridge data fetch' and 'data verify' report nothing for the item",
+    ),
+    "D007": (
+        _YAML,
+        "    - id: shards\n"
+        "      source: {url: s3://bucket/shards.tar}   # s3:// and gs:// are not downloaded: D007\n"
+        "      destination: data/shards.tar",
+        "    - id: shards\n"
+        "      source: {url: hf://datasets/acme/shards/shards.tar}  # hf:// maps to HTTPS\n"
+        "      destination: data/shards.tar",
+    ),
+    "D008": (
+        _YAML,
+        "    - id: resnet-weights\n"
+        "      kind: checkpoint\n"
+        "      source: {package: torchvision}   # not installed in the interpreter, or its\n"
+        "      sha256: 9a4c...01                # installed files have no such digest: D008",
+        "    - id: resnet-weights\n"
+        "      kind: checkpoint\n"
+        "      source: {package: torchvision}   # a file of the installed distribution\n"
+        "      sha256: 9a4c...01                # has this size and sha256",
+    ),
+    "D009": (
+        _YAML,
+        "    - id: digits\n"
+        "      source: {url: https://example.org/digits.npz}\n"
+        "      destination: data/digits.npz     # no sha256: D009 (a warning); only the size\n"
+        "                                       # is checked",
+        "    - id: digits\n"
+        "      source: {url: https://example.org/digits.npz}\n"
+        "      destination: data/digits.npz\n"
+        "      sha256: 3f1c...e9",
+    ),
+    "D010": (
+        _YAML,
+        "    - id: digits\n"
+        "      source: {url: https://example.org/digits.npz}\n"
+        "      # no destination: D010 (nowhere to place it)",
+        "    - id: resnet-weights\n"
+        "      source: {package: torchvision}   # package and codebase items need no\n"
+        "      sha256: 9a4c...01                # destination: they are verified in place",
+    ),
+    # ------------------------------------------------------------------- A: evidence, audit
+    "A001": (
+        _SH,
+        "# runs/train-s0-.../record.json is truncated, is not JSON or misses run_id\n"
+        "$ reprobridge audit          # A001 (file train-s0-.../record.json)\n"
+        "$ reprobridge audit --attempt agent=no-such-dir   # A001, usage error, exit 2",
+        "# a record valid against schemas/evidence-1.0.schema.json",
+    ),
+    "A002": (
+        _JSON,
+        '{"artifact": "digits-logreg", "launcher": "train-old", ...}\n'
+        "// the manifest declares no launcher train-old: A002 at /launcher",
+        '{"artifact": "digits-logreg", "launcher": "train", ...}',
+    ),
+    "A003": (
+        _JSON,
+        '{"log": null, ...}   // or log.txt was deleted from the run directory: A003',
+        '{"log": {"path": "log.txt", "sha256": "5d1e...", "size": 2048}, ...}  // present',
+    ),
+    "A004": (
+        _SH,
+        "$ sed -i 's/accuracy 0.91/accuracy 0.97/' runs/train-s0-.../log.txt\n"
+        "$ reprobridge audit          # A004 at /log: the log's sha256 changed",
+        "# the log is byte-for-byte the one the runner digested",
+    ),
+    "A005": (
+        _JSON,
+        '{"outputs": [{"id": "metrics", "path": "outputs/metrics/metrics.json", ...}]}\n'
+        "// outputs/metrics/metrics.json is gone from the run directory: A005 at /outputs/0",
+        "// the file is in the run directory (its digest is then compared: A006)",
+    ),
+    "A006": (
+        _SH,
+        "$ echo '{\"accuracy\": 0.99}' > runs/train-s0-.../outputs/metrics/metrics.json\n"
+        "$ reprobridge audit          # A006 at /outputs/0",
+        "# the output's sha256 equals the one in the record",
+    ),
+    "A007": (
+        _JSON,
+        '{"measurements": [{"task": "acc", "value": 0.95, ...}]}\n'
+        "// the recorded log says 'test accuracy: 0.912': A007 at /measurements/0/value",
+        '{"measurements": [{"task": "acc", "value": 0.912, ...}]}\n'
+        "// equal within a relative 1e-9 (absolute 1e-12) of the re-extracted value",
+    ),
+    "A008": (
+        _YAML,
+        "extract:\n"
+        "  regex: 'top-1: ([0-9.]+)'   # the recorded log has no such line: A008 (an error\n"
+        "                              # when the record claims a value, else a warning)\n"
+        "  file: metrics.json          # a file that is not a declared output: A008 (warning)",
+        "extract:\n"
+        "  output: metrics             # a declared output, recorded with its digest\n"
+        "  json: /accuracy",
+    ),
+    "A009": (
+        _JSON,
+        '{"code_tree_digest": "sha256-tree1:77ab..."}\n'
+        "// codebase.tree_digest is sha256-tree1:af1a...: the run used other code: A009",
+        '{"code_tree_digest": "sha256-tree1:af1a..."}   // the artifact\'s tree digest',
+    ),
+    "A010": (
+        _SH,
+        "# code/train.py was edited after the tree digest was recorded\n"
+        "$ reprobridge audit          # A010 at /codebase/tree_digest; no 'available' badge",
+        "# the refined code on disk has the manifest's tree digest",
+    ),
+    "A011": (
+        _JSON,
+        '{"lock_digest": "0aa1..."}   // the artifact\'s lock has sha256 0338...: A011',
+        '{"lock_digest": "0338..."}   // equal to the artifact\'s lock digest',
+    ),
+    "A012": (
+        _SH,
+        "# environment/requirements.lock was edited; the manifest still says 0338...\n"
+        "$ reprobridge audit          # A012 at /environment/lock/sha256",
+        "# the lock on disk hashes to environment.lock.sha256",
+    ),
+    "A013": (
+        _JSON,
+        '{"code_tree_digest": null, "lock_digest": null, ...}\n'
+        "// the run cannot be tied to the artifact: A013 (a warning)",
+        '{"code_tree_digest": "sha256-tree1:af1a...", "lock_digest": "0338...", ...}',
+    ),
+    "A014": (
+        _JSON,
+        '{"launcher": "smoke", "scope": "scored", ...}\n'
+        "// launcher smoke has scope: smoke: A014 at /scope",
+        '{"launcher": "smoke", "scope": "smoke", ...}',
+    ),
+    "A015": (
+        _JSON,
+        '{"argv": ["python", "train.py", "--epochs", "1"], ...}\n'
+        '// the launcher\'s argv is [python, train.py, --epochs, "100"]: A015 at /argv',
+        '{"argv": ["/cache/envs/0338-py3.11/bin/python3.11", "train.py", "--seed", "3"], ...}\n'
+        "// argv[0] resolved into the environment; {seed} filled with the record's seed 3",
+    ),
+    "A016": (
+        _YAML,
+        "launchers:\n"
+        "  - id: smoke\n"
+        "    scope: smoke        # the attempt's only value for task acc comes from here:\n"
+        "    measurements:       # A016 (info), verdict toy\n"
+        "      - {task: acc, extract: {regex: 'accuracy ([0-9.]+)'}}",
+        "# a successful run of a scored launcher measured acc; smoke runs are then ignored",
+    ),
+    "A017": (
+        _SH,
+        "# task acc: statistic {seeds: 5}; the attempt ran only three seeds\n"
+        "$ reprobridge run --seeds 0,1,2\n"
+        "$ reprobridge audit          # A017 at /tasks/0/statistic/seeds, verdict toy",
+        "$ reprobridge run            # the launcher's five seeds all give a value",
+    ),
+    "A018": (
+        _JSON,
+        '{"outputs": [{"id": "metrics", "preexisting": true, ...}]}\n'
+        "// metrics.json was there before the run and unchanged after it; a measurement\n"
+        "// reads it: A018",
+        '{"outputs": [{"id": "metrics", "preexisting": false, ...}]}  // written by the run',
+    ),
+    "A019": (
+        _SH,
+        "# the run copied code/results/metrics.json (shipped in the refined code) to its\n"
+        "# output instead of computing it; a measurement reads that output\n"
+        "$ reprobridge audit          # A019",
+        "# the output's bytes differ from every non-empty file of the refined code\n"
+        "# (an output equal to one of the launcher's declared samples: A035 instead)",
+    ),
+    "A020": (
+        _YAML,
+        "tasks:\n"
+        "  - {id: acc, kind: full, ...}\n"
+        "environment:\n"
+        "  data:\n"
+        "    - {id: ckpt, kind: checkpoint, substitutes_training: true, ...}\n"
+        "launchers:\n"
+        "  - {id: eval, data: [ckpt], measurements: [{task: acc, ...}], ...}  # A020, toy",
+        "tasks:\n"
+        "  - {id: acc, kind: evaluation, ...}   # a checkpoint may stand in for training here",
+    ),
+    "A021": (
+        _JSON,
+        '{"status": "failed", "failure": {"reason": "exit-status", "detail": "exit status 1"}}\n'
+        "// A021 at /failure: the run gives no value",
+        '{"status": "succeeded", ...}',
+    ),
+    "A022": (
+        _JSON,
+        '{"status": "interrupted", ...}   // stopped by Ctrl-C or SIGTERM: A022\n'
+        '{"status": "running", "x-runner": {"pid": 4242, ...}}\n'
+        "// pid 4242 (with that start time and boot id) no longer exists: A022",
+        '{"status": "running", "x-runner": {...}}   // its runner is alive: A023 instead',
+    ),
+    "A023": (
+        _JSON,
+        '{"status": "running", "x-runner": {"pid": 4242, ...}}\n'
+        "// the runner process is alive (or runs on another host): A023 (info)",
+        '{"status": "succeeded", ...}',
+    ),
+    "A024": (
+        _SH,
+        "# the attempt holds runs of 'smoke' only, and only 'train' measures task acc\n"
+        "$ reprobridge audit --attempt agent-a=runs/agent-a   # A024, verdict not-executed",
+        "# a run of 'train' exists (if it failed, its A021/A022 say why instead)",
+    ),
+    "A025": (
+        _YAML,
+        "reference:\n  observations: []      # no interval: A025, verdict inconclusive",
+        "reference:\n"
+        "  observations:\n"
+        "    - {value: 0.905, provenance: {source: lab-a}}\n"
+        "    - {value: 0.912, provenance: {source: lab-b}}",
+    ),
+    "A026": (
+        _YAML,
+        "reference:\n"
+        "  observations:\n"
+        "    - {value: 0.5, provenance: {source: lab-a}}   # floor-only interval: A026",
+        "reference:\n"
+        "  observations:       # two or more: a Student-t interval\n"
+        "    - {value: 0.5, provenance: {source: lab-a}}\n"
+        "    - {value: 0.51, provenance: {source: lab-b}}",
+    ),
+    "A027": (
+        _YAML,
+        "reference:\n"
+        "  observations:\n"
+        "    - {value: 1.0, provenance: {source: lab-a}}\n"
+        "    - {value: .nan, provenance: {source: lab-b}}   # A027, verdict inconclusive",
+        "reference:\n"
+        "  observations:\n"
+        "    - {value: 1.0, provenance: {source: lab-a}}\n"
+        "    - {value: 1.02, provenance: {source: lab-b}}",
+    ),
+    "A028": (
+        _SH,
+        "# the log of every seed ends with 'loss: nan'; the task measures the loss\n"
+        "$ reprobridge audit          # A028, verdict incompatible (z = +inf, p = 0)",
+        "# a finite value, inside or outside the interval (then A029)",
+    ),
+    "A029": (
+        _YAML,
+        "# references 0.905, 0.912, 0.915, 0.909, 0.918: interval [0.8964, 0.9272]\n"
+        "# the attempt's value 0.93 (better than every reference): A029, incompatible",
+        "# the attempt's value 0.90: inside the interval, compatible",
+    ),
+    "A030": (
+        _SH,
+        "# a value just outside its interval; with Holm's correction over the attempt's\n"
+        "# tasks its adjusted p-value is >= 1 - level\n"
+        "$ reprobridge audit --holm   # A030 (info), verdict compatible",
+        "$ reprobridge audit          # without --holm: A029, incompatible",
+    ),
+    "A031": (
+        _YAML,
+        "published: {value: 0.95}\n"
+        "reference:             # interval [0.8964, 0.9272]\n"
+        "  observations: [...]  # reprobridge audit --curation: A031 at /tasks/0/published",
+        "published: {range: [0.90, 0.92]}   # midpoint 0.91: inside the interval",
+    ),
+    "A032": (
+        _YAML,
+        "published: {unit: '%'}   # neither value nor range (R007 in validation);\n"
+        "                         # reprobridge audit --curation: A032",
+        "published: {value: 91.2, unit: '%'}",
+    ),
+    "A033": (
+        _SH,
+        "# 'reprobridge run train' was run twice: two succeeded runs with seed 0\n"
+        "$ reprobridge audit          # A033 (info); the later run (started_at) counts",
+        "# one succeeded run per seed (failed repeats do not count)",
+    ),
+    "A034": (
+        _YAML,
+        "tasks:\n"
+        "  - id: latency          # no launcher has a measurement with task: latency\n"
+        "                         # A034, verdict inconclusive (R006 in validation)",
+        "launchers:\n  - id: bench\n    measurements:\n      - {task: latency, ...}",
+    ),
+    "A035": (
+        _YAML,
+        "launchers:\n"
+        "  - id: scored\n"
+        "    samples:\n"
+        "      - log: samples/scored-s0.log\n"
+        "        outputs: {metrics: samples/scored-s0-metrics.json}\n"
+        "# the run's output metrics is byte-identical to samples/scored-s0-metrics.json:\n"
+        "# A035 (a warning) on the tasks read from it; the value counts",
+        "# a deterministic rerun whose output differs from the samples by a single byte\n"
+        "# (a timestamp, a path): no finding",
+    ),
+    "A036": (
+        _JSON,
+        '{"env_mode": "current", "drift": ["E002: numpy is installed at 2.0.1, the lock '
+        'pins 1.26.4"]}\n'
+        "// A036 (a warning) at /drift; the run's values count",
+        '{"env_mode": "cached", "drift": []}   // run in the environment built from the lock',
+    ),
+    # ------------------------------------------------------------------- N: runner
+    "N001": (
+        _SH,
+        "$ reprobridge run . trian    # N001 at /launchers, hint: did you mean 'train'?\n"
+        "$ reprobridge extract --launcher trian --log sample.log   # N001",
+        "$ reprobridge run . train",
+    ),
+    "N002": (
+        _SH,
+        "$ reprobridge run . train --scope smoke   # train is scored: N002, exit 2",
+        "$ reprobridge run . smoke --scope smoke",
+    ),
+    "N003": (
+        _SH,
+        '$ reprobridge run --seeds 0,one     # N003, exit 2 (also --seeds "")',
+        "$ reprobridge run --seeds 0,1,2",
+    ),
+    "N004": (
+        _SH,
+        "$ reprobridge run -j 0              # N004: jobs must be at least 1\n"
+        "$ reprobridge run --timeout 0       # N004: timeout must be positive",
+        "$ reprobridge run -j 4 --timeout 3600",
+    ),
+    "N005": (
+        _SH,
+        "# the manifest declares no launcher with scope smoke\n"
+        "$ reprobridge run --scope smoke     # N005, exit 2",
+        "$ reprobridge run --scope scored    # at least one scored launcher",
+    ),
+    "N006": (
+        _SH,
+        "$ reprobridge extract runs/         # a directory without record.json: N006",
+        "$ reprobridge extract runs/train-s0-20260101T000000000000Z-1a2b3c4d",
+    ),
+    "N007": (
+        _SH,
+        "$ reprobridge run no-such-dir       # no rra.yaml: N007, exit 2\n"
+        "# (also when rra.yaml does not parse or is not a valid manifest)",
+        "$ reprobridge run examples/digits-logreg",
+    ),
+}
