@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 import re
 import sys
+from bisect import bisect_right
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -217,35 +218,47 @@ def _parse(path: Path, fmt: LockFormat, name: str) -> _Parsed:
 
 @dataclass
 class _Logical:
-    """A logical line: continuation lines joined, comments removed, positions kept."""
+    """A logical line: continuation lines joined, comments removed, positions kept.
+
+    Each physical line contributes one segment (its text and a space); ``starts`` holds the
+    offset in ``text`` where each segment begins and ``lines`` its line number, so a
+    position is one bisection away.
+    """
 
     text: str
-    positions: list[tuple[int, int]]  # (line, col) of every character of text
+    starts: list[int]
+    lines: list[int]
 
     def at(self, offset: int) -> tuple[int, int]:
-        if not self.positions:
+        if not self.text:
             return 0, 0
-        return self.positions[min(max(offset, 0), len(self.positions) - 1)]
+        offset = min(max(offset, 0), len(self.text) - 1)
+        index = bisect_right(self.starts, offset) - 1
+        return self.lines[index], offset - self.starts[index] + 1
 
 
 def _logical_lines(text: str) -> list[_Logical]:
     result: list[_Logical] = []
-    current_text: list[str] = []
-    current_pos: list[tuple[int, int]] = []
+    parts: list[str] = []
+    starts: list[int] = []
+    lines: list[int] = []
+    size = 0
     for number, physical in enumerate(text.splitlines(), start=1):
-        stripped = _COMMENT_RE.sub("", physical)
+        stripped = _COMMENT_RE.sub("", physical) if "#" in physical else physical
         continued = stripped.rstrip().endswith("\\")
         if continued:
             stripped = stripped.rstrip()[:-1]
-        current_text.append(stripped + " ")
-        current_pos.extend((number, col) for col in range(1, len(stripped) + 2))
+        parts.append(stripped + " ")
+        starts.append(size)
+        lines.append(number)
+        size += len(stripped) + 1
         if not continued:
-            joined = "".join(current_text)
+            joined = "".join(parts)
             if joined.strip():
-                result.append(_Logical(joined, current_pos))
-            current_text, current_pos = [], []
-    if current_text and "".join(current_text).strip():
-        result.append(_Logical("".join(current_text), current_pos))
+                result.append(_Logical(joined, starts, lines))
+            parts, starts, lines, size = [], [], [], 0
+    if parts and "".join(parts).strip():
+        result.append(_Logical("".join(parts), starts, lines))
     return result
 
 
