@@ -18,6 +18,10 @@ A task's verdict in one attempt is decided in this order (the first that applies
    with the note A030.
 7. ``compatible`` otherwise (with the note A026 when the interval is the floor only).
 
+Warnings of the counted runs that leave their values standing are listed among the reasons
+of the verdicts from step 4 on: the run's environment drifted from the lock (A036), or the
+value was read from an output byte-identical to a declared sample (A035, on that task only).
+
 ICML 2026 vocabulary: compatible -> verified, incompatible -> falsified, toy -> toy, every
 other verdict -> inconclusive.
 
@@ -284,6 +288,10 @@ def judge_task(
     judgement.values = list(values)
     judgement.seeds = [r.record.seed if r.record else None for r in counted]
     judgement.runs = [r.rel for r in counted]
+    # Warnings that leave the value standing: drift (A036), output equal to a sample (A035).
+    judgement.reasons.extend(
+        _dedupe([f for r in counted for f in (*r.run_notes, *r.task_notes.get(task.id, ()))])
+    )
     numbers = [v for v in values if v is not None]
     try:
         judgement.value = aggregate(numbers, how)

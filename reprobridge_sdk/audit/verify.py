@@ -12,7 +12,12 @@ it reads ``record.json`` and checks, each failure a finding of family A:
 * the record's scope and command are its launcher's (A014, A015): a smoke run cannot be
   passed off as a scored one;
 * a value read from an output that existed before the run, or that is byte-identical to a
-  file shipped in the artifact, never counts (A018, A019);
+  file of the refined code tree (a score file shipped in the codebase), never counts (A018,
+  A019); an output byte-identical to one of the launcher's declared samples (earlier honest
+  runs' outputs, which a deterministic experiment reproduces byte for byte) counts, with a
+  warning on its task (A035);
+* a record whose ``drift`` is not empty (its environment differed from the lock) counts,
+  with a warning (A036);
 * a run that failed, was interrupted or is still running gives no value (A021-A023).
 
 Artifact-level checks (:func:`artifact_facts`): the refined code and the lock on disk equal
@@ -67,6 +72,8 @@ class ArtifactFacts:
     lock_digest: str | None
     shipped: frozenset[str]
     findings: tuple[Finding, ...]
+    #: Digests of the launchers' declared sample files (logs and outputs).
+    samples: frozenset[str] = frozenset()
     _plain: dict[tuple[str, str], dict[str, object]] = field(default_factory=dict, compare=False)
 
     def extractor(self, launcher_id: str, measurement: Measurement) -> dict[str, object]:
@@ -94,6 +101,10 @@ class RunEvidence:
     record: EvidenceRecord | None
     findings: list[Finding] = field(default_factory=list)
     values: dict[str, float | None] = field(default_factory=dict)
+    #: Warnings that concern one task's value (A035), by task id; also in ``findings``.
+    task_notes: dict[str, list[Finding]] = field(default_factory=dict)
+    #: Warnings that concern every value of the run (A036); also in ``findings``.
+    run_notes: list[Finding] = field(default_factory=list)
 
     @property
     def valid(self) -> bool:
@@ -109,11 +120,13 @@ def _artifact_path(root: Path, relative: str) -> Path:
 
 
 def artifact_facts(artifact: ArtifactDir) -> ArtifactFacts:
-    """Check the artifact's code and lock on disk; collect digests of files it ships."""
+    """Check the artifact's code and lock on disk; collect digests of the files of its code
+    tree (``shipped``) and of its launchers' declared samples (``samples``)."""
     manifest = artifact.manifest
     root = artifact.root
     findings: list[Finding] = []
     shipped: set[str] = set()
+    samples: set[str] = set()
     refined = manifest.codebase.refined
     expected_tree = manifest.codebase.tree_digest
     if refined.kind == "directory" and refined.path is not None:
@@ -144,7 +157,7 @@ def artifact_facts(artifact: ArtifactDir) -> ArtifactFacts:
                     and sample_path.is_file()
                     and sample_path.stat().st_size > 0
                 ):
-                    shipped.add(file_sha256(sample_path))
+                    samples.add(file_sha256(sample_path))
     lock = manifest.environment.lock
     lock_digest: str | None = None
     if lock is not None:
@@ -166,6 +179,7 @@ def artifact_facts(artifact: ArtifactDir) -> ArtifactFacts:
         lock_digest=lock_digest,
         shipped=frozenset(shipped),
         findings=tuple(findings),
+        samples=frozenset(samples),
     )
 
 
@@ -306,6 +320,15 @@ def check_run(facts: ArtifactFacts, path: Path, rel: str) -> RunEvidence:
         )
     if not _argv_matches(launcher, record):
         add("A015", f"the recorded command is not launcher {launcher.id}'s command", "/argv")
+    if record.drift:
+        add(
+            "A036",
+            f"the run's environment differed from the lock ({len(record.drift)} difference(s): "
+            f"{'; '.join(record.drift[:3])}{'; ...' if len(record.drift) > 3 else ''})",
+            "/drift",
+            hint="run with the environment built from the lock ('reprobridge run --env cached')",
+        )
+        run.run_notes.append(run.findings[-1])
 
     if record.code_tree_digest is None or (
         record.lock_digest is None and facts.lock_digest is not None
@@ -430,10 +453,18 @@ def _measure(
         if source is not None and output.sha256 in facts.shipped:
             add(
                 "A019",
-                f"task {task}: output {output.id} is a file shipped in the artifact",
+                f"task {task}: output {output.id} is a file shipped in the artifact's code",
                 pointer,
             )
             return None
+        if source is not None and output.sha256 in facts.samples:
+            add(
+                "A035",
+                f"task {task}: output {output.id} is byte-identical to a declared sample",
+                pointer,
+                hint="expected of a deterministic experiment; the value counts",
+            )
+            run.task_notes.setdefault(task, []).append(run.findings[-1])
     elif extractor.file is not None:
         add(
             "A008",

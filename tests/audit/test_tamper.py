@@ -186,6 +186,90 @@ def test_shipped_score_file_never_counts(toy: Path) -> None:
     assert not result.findings  # the artifact itself is consistent
 
 
+def _declare_sample(root: Path, directory: str, run: str = "scored-s0") -> Path:
+    """Ship a copy of an honest run's log and output as a declared sample of ``scored``."""
+    target = root / directory
+    target.mkdir(parents=True, exist_ok=True)
+    out = next((root / "runs" / run / "outputs/metrics").iterdir())
+    shutil.copyfile(root / "runs" / run / "log.txt", target / "log.txt")
+    shutil.copyfile(out, target / "metrics.json")
+    record = json.loads((root / "runs" / run / "record.json").read_text())
+    expected = {m["task"]: m["value"] for m in record["measurements"]}
+
+    def change(data: dict[str, Any]) -> None:
+        data["launchers"][1]["samples"] = [
+            {
+                "log": f"{directory}/log.txt",
+                "outputs": {"metrics": f"{directory}/metrics.json"},
+                "seed": record["seed"],
+                "expected": expected,
+            }
+        ]
+
+    _edit_manifest(root, change)
+    return target / "metrics.json"
+
+
+def test_output_equal_to_a_declared_sample_counts_with_a_warning(toy: Path) -> None:
+    # The sample is an earlier honest run's output; the deterministic rerun equals it.
+    _declare_sample(toy, "samples")
+    result = audit(toy)
+    assert not result.findings
+    assert [_verdict(result, t) for t in ("acc", "f1")] == ["compatible", "compatible"]
+    assert result.passed and result.badges.reproduced
+    assert _codes(result, "f1") == {"A035"}
+    assert _codes(result, "acc") == set()  # the log is not the source of f1's warning
+    (reason,) = result.tasks[1].attempts[0].reasons
+    assert (reason.severity, reason.file, reason.path) == (
+        "warning",
+        "scored-s0/record.json",
+        "/measurements/1",
+    )
+    run = next(r for r in result.attempts[0].runs if r.run == "scored-s0")
+    assert run.valid
+    assert [(f.code, f.path) for f in run.findings] == [("A035", "/measurements/1")]
+    others = [r for r in result.attempts[0].runs if r.run != "scored-s0"]
+    assert all(not r.findings for r in others)
+
+
+def test_output_equal_to_a_sample_inside_the_code_tree_is_still_shipped(toy: Path) -> None:
+    # A "sample" kept in the refined code tree is a score file shipped in the codebase.
+    _declare_sample(toy, "code/samples")
+    tree = tree_digest(toy / "code")
+    _edit_manifest(toy, lambda d: d["codebase"].update(tree_digest=tree))
+    for name in ("scored-s0", "scored-s1", "scored-s2", "smoke-s0"):
+        edit_record(toy / "runs" / name, lambda d: d.update(code_tree_digest=tree))
+    result = audit(toy)
+    assert _verdict(result, "f1") == "invalid-evidence"
+    assert _codes(result, "f1") == {"A019"}
+    assert not result.passed
+
+
+def test_drift_in_a_record_is_a_warning_on_its_values(toy: Path) -> None:
+    drift = ["E002: numpy is installed at 2.0.0, the lock pins 1.26.4"]
+    edit_record(toy / "runs/scored-s2", lambda d: d.update(drift=drift))
+    result = audit(toy)
+    assert [_verdict(result, t) for t in ("acc", "f1")] == ["compatible", "compatible"]
+    assert result.passed
+    assert _codes(result, "acc") == _codes(result, "f1") == {"A036"}
+    reason = result.tasks[0].attempts[0].reasons[0]
+    assert (reason.severity, reason.file, reason.path) == (
+        "warning",
+        "scored-s2/record.json",
+        "/drift",
+    )
+    run = next(r for r in result.attempts[0].runs if r.run == "scored-s2")
+    assert run.valid and [f.code for f in run.findings] == ["A036"]
+
+
+def test_drift_on_an_uncounted_smoke_run_is_not_a_reason(toy: Path) -> None:
+    edit_record(toy / "runs/smoke-s0", lambda d: d.update(drift=["E004: other Python"]))
+    result = audit(toy)
+    assert _codes(result, "acc") == set()
+    run = next(r for r in result.attempts[0].runs if r.run == "smoke-s0")
+    assert [f.code for f in run.findings] == ["A036"]
+
+
 def test_lock_replaced_on_disk_fails_available(toy: Path) -> None:
     (toy / "environment" / "requirements.lock").write_text("numpy==1.0\n")
     result = audit(toy)
