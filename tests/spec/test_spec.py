@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import importlib
 import json
 import math
 import re
@@ -74,12 +75,13 @@ def test_documented_codes_are_the_registered_codes() -> None:
 def test_every_code_outside_validation_has_a_runtime_example() -> None:
     sys.path.insert(0, str(REPO / "spec" / "tools"))
     try:
-        from _runtime_examples import RUNTIME_EXAMPLES
+        module = importlib.import_module("_runtime_examples")
     finally:
         sys.path.remove(str(REPO / "spec" / "tools"))
+    examples: dict[str, tuple[str, str, str]] = module.RUNTIME_EXAMPLES
     from_cases = set(json.loads((EXAMPLES / "codes.json").read_text("utf-8")))
-    assert set(RUNTIME_EXAMPLES) == set(registry()) - from_cases
-    for code, (lang, reported, fine) in RUNTIME_EXAMPLES.items():
+    assert set(examples) == set(registry()) - from_cases
+    for code, (lang, reported, fine) in examples.items():
         assert lang in {"sh", "yaml", "jsonc"}, code
         assert reported.strip() and fine.strip() and reported != fine, code
         assert code in reported, code  # the snippet says where the code appears
@@ -204,3 +206,27 @@ def test_the_tree_digest_is_the_byte_layout_the_spec_describes(tmp_path: Path) -
     )
     layout = b"".join(kind + b"\0" + path + b"\0" + value + b"\n" for path, kind, value in entries)
     assert tree_digest(tmp_path) == "sha256-tree1:" + sha(layout)
+
+
+def test_the_bundled_example_names_its_enclosing_repository_as_the_spec_allows() -> None:
+    """spec#upstream-repository: a relative path of `..` segments to the enclosing repo."""
+    assert '<a id="upstream-repository"></a>' in TEXT
+    artifact = REPO / "examples" / "digits-logreg"
+    manifest = load(artifact).manifest
+    relative = manifest.codebase.upstream.repository
+    assert relative.split("/") == [".."] * len(relative.split("/"))
+    top = (artifact / relative).resolve()
+    assert artifact.resolve().is_relative_to(top)
+    assert not [f for f in validate(artifact).findings if f.path.startswith("/codebase/upstream")]
+    if not (top / ".git").exists():
+        pytest.skip("not a git checkout: the enclosing repository cannot be inspected")
+    git = ["git", "-C", str(artifact)]
+    toplevel = subprocess.run(
+        [*git, "rev-parse", "--show-toplevel"], check=True, capture_output=True, text=True
+    )
+    assert Path(toplevel.stdout.strip()).resolve() == top
+    commit = manifest.codebase.upstream.commit
+    found = subprocess.run(
+        [*git, "cat-file", "-t", commit], check=False, capture_output=True, text=True
+    )
+    assert found.stdout.strip() == "commit"
