@@ -80,7 +80,8 @@ CANONICAL = {
 #: Where the valid excerpt of a code is taken when the invalid pointer names a wrong key.
 VALID_POINTER = {"S001": "/tasks/0/metric", "S005": "/tasks/0/metric"}
 #: Worked examples of the compatibility interval (section 11), level 0.95 and floor 0.01.
-#: Observations are strings so that "nan" can be written in JSON; null bounds: no interval.
+#: Observations are strings so that "nan" can be written in JSON; null bounds: no interval;
+#: ``scores``: value -> [z, p] (null: no score, n < 2).
 INTERVAL_EXAMPLES: list[dict[str, Any]] = [
     {
         "observations": ["0.905", "0.912", "0.915", "0.909", "0.918"],
@@ -92,6 +93,7 @@ INTERVAL_EXAMPLES: list[dict[str, Any]] = [
         "high": 0.9272186,
         "floor_only": False,
         "compatible": {"0.90": True, "0.93": False, "0.8963": False},
+        "scores": {"0.90": [-2.1248331, 0.1007922], "0.93": [3.2772849, 0.0305787]},
     },
     {
         "observations": ["2.0", "2.0", "2.0"],
@@ -103,6 +105,7 @@ INTERVAL_EXAMPLES: list[dict[str, Any]] = [
         "high": 2.02,
         "floor_only": False,
         "compatible": {"2.02": True, "2.0201": False},
+        "scores": {"2.0201": [4.3241660, 0.0495400]},
     },
     {
         "observations": ["0.5"],
@@ -114,10 +117,16 @@ INTERVAL_EXAMPLES: list[dict[str, Any]] = [
         "high": 0.505,
         "floor_only": True,
         "compatible": {"0.5": True, "0.51": False},
+        "scores": {"0.5": None},
     },
     {"observations": [], "low": None, "high": None, "compatible": {"0.5": False}},
     {"observations": ["1.0", "nan"], "low": None, "high": None, "compatible": {"1.0": False}},
 ]
+#: Worked example of Holm's step-down adjustment (section 11.2); null: not in the family.
+HOLM_EXAMPLE: dict[str, list[float | None]] = {
+    "p": [0.01, 0.04, 0.03, None, 0.2],
+    "adjusted": [0.04, 0.09, 0.09, None, 0.2],
+}
 _BLOCK_RE = re.compile(
     r"(<!-- begin generated: (?P<args>[^>]*?) -->\n)(?P<body>.*?)(<!-- end generated -->)",
     re.DOTALL,
@@ -426,6 +435,7 @@ def write_examples(target: Path) -> dict[str, Any]:
         "floor": 0.01,
         "tolerance": 5e-7,
         "cases": INTERVAL_EXAMPLES,
+        "holm": HOLM_EXAMPLE,
     }
     (target / "interval.json").write_text(json.dumps(interval, indent=2) + "\n", "utf-8")
     output = json.loads(reporters.render(validate(OUTPUT_CASE), "json"))

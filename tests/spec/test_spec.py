@@ -16,7 +16,7 @@ import pytest
 
 from reprobridge_sdk import document, validate, yamlio
 from reprobridge_sdk.api import load
-from reprobridge_sdk.audit.interval import compatibility_interval
+from reprobridge_sdk.audit.interval import compatibility_interval, holm, score
 from reprobridge_sdk.digest import tree_digest
 from reprobridge_sdk.findings import registry
 
@@ -179,6 +179,17 @@ def test_the_worked_interval_examples_match_the_reference_auditor() -> None:
             assert interval.floor_only is case["floor_only"]
         for value, compatible in case["compatible"].items():
             assert interval.contains(float(value)) is compatible, (case["observations"], value)
+        for value, pair in case.get("scores", {}).items():
+            got = score(interval, float(value))
+            if pair is None:
+                assert got is None
+                continue
+            assert got is not None
+            assert (got.z, got.p) == pytest.approx(pair, abs=tolerance)
+            inside = interval.contains(float(value))
+            assert (abs(got.z) <= interval.t) is inside
+            assert (got.p >= 1 - data["level"]) is inside
+    assert holm(data["holm"]["p"]) == pytest.approx(data["holm"]["adjusted"], abs=1e-12)
 
 
 def test_the_tree_digest_is_the_byte_layout_the_spec_describes(tmp_path: Path) -> None:
