@@ -35,6 +35,15 @@ Numbers are parsed strictly: an optional sign, digits with an optional fraction 
 or ``nan``/``inf``. ``"95.3%"``, ``"1_000"`` and ``"0x10"`` are *not* numbers; let the regular
 expression capture only the number. Booleans are not numbers.
 
+Batches
+-------
+An :class:`ExtractionCache` shares parsed JSON, CSV and YAML documents and regular expression
+scans between extractions that read the same file (an auditor re-extracting thirty tasks from
+one output reads and parses it once). Entries are keyed by the file's path, inode, size and
+modification time, so a file that changes is read again; the cache keeps at most
+``max_files`` files' documents (the least recently used are dropped). :func:`extract_many`
+runs several extractors over one run's files with one cache.
+
 Templates
 ---------
 ``{name}`` is replaced from a context mapping (``seed``, ``run_dir``, params); ``{{`` and
@@ -49,10 +58,11 @@ import json
 import math
 import re
 import statistics
-from collections import deque
-from collections.abc import Mapping, Sequence
+from collections import OrderedDict, deque
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from stat import S_ISREG
 from typing import Any
 
 from . import _linescan
@@ -66,10 +76,12 @@ __all__ = [
     "MAX_LINE",
     "REASONS",
     "Extracted",
+    "ExtractionCache",
     "ExtractionError",
     "TemplateError",
     "aggregate",
     "apply_transform",
+    "extract_many",
     "extract_value",
     "line_safe",
     "parse_number",
@@ -134,6 +146,70 @@ class Extracted:
     def value(self) -> float:
         """The (first) value."""
         return self.values[0]
+
+
+_Key = tuple[object, ...]
+
+
+class _FileEntries:
+    """What the batch computed from one version of one file."""
+
+    __slots__ = ("cache", "items")
+
+    def __init__(self, cache: ExtractionCache) -> None:
+        self.cache = cache
+        self.items: dict[_Key, object] = {}
+
+    def get(self, what: _Key, compute: Callable[[], Any]) -> Any:
+        """``compute()``'s result, computed once; an :class:`ExtractionError` is replayed."""
+        if what in self.items:
+            self.cache.hits += 1
+            found = self.items[what]
+        else:
+            self.cache.misses += 1
+            try:
+                found = compute()
+            except ExtractionError as exc:
+                found = exc
+            self.items[what] = found
+        if isinstance(found, ExtractionError):
+            raise ExtractionError(found.reason, found.message, source=found.source)
+        return found
+
+
+class ExtractionCache:
+    """Parsed documents and regex scans of files, shared by the extractions of a batch.
+
+    Not thread-safe: use one per thread (or per audit). See "Batches" in the module text.
+    """
+
+    def __init__(self, max_files: int = 256) -> None:
+        self.max_files = max_files
+        self._files: OrderedDict[tuple[str, int, int, int], _FileEntries] = OrderedDict()
+        self.hits = 0
+        self.misses = 0
+
+    def entries(self, path: Path) -> _FileEntries | None:
+        """The entries of the file's current version; ``None`` if it is not a regular file."""
+        try:
+            stat = path.stat()
+        except OSError:
+            return None
+        if not S_ISREG(stat.st_mode):
+            return None
+        key = (str(path), stat.st_ino, stat.st_size, stat.st_mtime_ns)
+        found = self._files.get(key)
+        if found is None:
+            found = self._files[key] = _FileEntries(self)
+            while len(self._files) > self.max_files:
+                self._files.popitem(last=False)
+        else:
+            self._files.move_to_end(key)
+        return found
+
+
+def _cached(entries: _FileEntries | None, what: _Key, compute: Callable[[], Any]) -> Any:
+    return compute() if entries is None else entries.get(what, compute)
 
 
 # --------------------------------------------------------------------------- templates
@@ -215,13 +291,35 @@ def regex_matches(
     group: str | int = 1,
     occurrence: str = "last",
     chunk_size: int = DEFAULT_CHUNK,
+    cache: ExtractionCache | None = None,
 ) -> tuple[str, ...]:
     """The group text of the first, last or all matching lines of a file (maybe empty)."""
     if occurrence not in ("first", "last", "all"):
         msg = f"unknown occurrence {occurrence!r} (first, last or all)"
         raise ExtractionError("bad-regex", msg)
     rx = _compile(pattern, group)
-    return _linescan.scan(Path(path), rx, group, occurrence, chunk_size)
+    source = Path(path)
+    return _scan(source, rx, group, occurrence, chunk_size, _entries(cache, source))
+
+
+def _entries(cache: ExtractionCache | None, path: Path) -> _FileEntries | None:
+    return None if cache is None else cache.entries(path)
+
+
+def _scan(  # noqa: PLR0917 - private helper
+    path: Path,
+    rx: re.Pattern[str],
+    group: str | int,
+    occurrence: str,
+    chunk_size: int,
+    entries: _FileEntries | None,
+) -> tuple[str, ...]:
+    found: tuple[str, ...] = _cached(
+        entries,
+        ("regex", rx.pattern, group, occurrence),
+        lambda: _linescan.scan(path, rx, group, occurrence, chunk_size),
+    )
+    return found
 
 
 # --------------------------------------------------------------------------- file extractors
@@ -252,69 +350,102 @@ def _json_pointer(document: Any, pointer: str) -> Any:
     return current
 
 
-def _extract_json(path: Path, spec: Mapping[str, Any]) -> tuple[float, str]:
+def _read_json(path: Path) -> Any:
     try:
         with path.open("rb") as handle:
-            document = json.load(handle)
+            return json.load(handle)
     except (ValueError, UnicodeDecodeError) as exc:
         msg = f"{path.name} is not valid JSON: {exc}"
         raise ExtractionError("decode", msg) from None
+
+
+def _extract_json(
+    path: Path, spec: Mapping[str, Any], entries: _FileEntries | None = None
+) -> tuple[float, str]:
+    document = _cached(entries, ("json",), lambda: _read_json(path))
     pointer = str(spec.get("pointer", ""))
     return _as_number(_json_pointer(document, pointer), f"JSON pointer {pointer!r}")
 
 
-def _extract_csv(path: Path, spec: Mapping[str, Any]) -> tuple[float, str]:
+def _select_row(
+    name: str, header: Sequence[str] | None, rows: Iterable[dict[str, Any]], spec: Mapping[str, Any]
+) -> tuple[float, str]:
     column = str(spec["column"])
     where = spec.get("where")
     index = int(spec.get("row", -1))
-    try:
-        with path.open(encoding="utf-8", errors="replace", newline="") as handle:
-            reader = csv.DictReader(handle)
-            header = reader.fieldnames
-            if not header:
-                msg = f"{path.name} has no header row"
-                raise ExtractionError("bad-csv", msg)
-            missing = [c for c in [column, *(where or {})] if c not in header]
-            if missing:
-                msg = f"{path.name} has no column {missing[0]!r} (columns: {', '.join(header)})"
-                raise ExtractionError("bad-csv", msg)
-            row: dict[str, Any] | None = None
-            if where:
-                wanted = {str(k): str(v) for k, v in where.items()}
-                row = next(
-                    (r for r in reader if all(r.get(k) == v for k, v in wanted.items())), None
-                )
-                if row is None:
-                    msg = f"{path.name}: no row where {wanted}"
-                    raise ExtractionError("no-match", msg)
-            elif index >= 0:
-                row = next((r for i, r in enumerate(reader) if i == index), None)
-            else:
-                tail: deque[dict[str, Any]] = deque(reader, maxlen=-index)
-                row = tail[0] if len(tail) == -index else None
-            if row is None:
-                msg = f"{path.name}: no data row {index}"
-                raise ExtractionError("no-match", msg)
-    except csv.Error as exc:
-        msg = f"{path.name} is not valid CSV: {exc}"
-        raise ExtractionError("bad-csv", msg) from None
+    if not header:
+        msg = f"{name} has no header row"
+        raise ExtractionError("bad-csv", msg)
+    missing = [c for c in [column, *(where or {})] if c not in header]
+    if missing:
+        msg = f"{name} has no column {missing[0]!r} (columns: {', '.join(header)})"
+        raise ExtractionError("bad-csv", msg)
+    row: dict[str, Any] | None = None
+    if where:
+        wanted = {str(k): str(v) for k, v in where.items()}
+        row = next((r for r in rows if all(r.get(k) == v for k, v in wanted.items())), None)
+        if row is None:
+            msg = f"{name}: no row where {wanted}"
+            raise ExtractionError("no-match", msg)
+    elif isinstance(rows, list):
+        row = rows[index] if -len(rows) <= index < len(rows) else None
+    elif index >= 0:
+        row = next((r for i, r in enumerate(rows) if i == index), None)
+    else:
+        tail: deque[dict[str, Any]] = deque(rows, maxlen=-index)
+        row = tail[0] if len(tail) == -index else None
+    if row is None:
+        msg = f"{name}: no data row {index}"
+        raise ExtractionError("no-match", msg)
     cell = row.get(column)
     if cell is None:
-        msg = f"{path.name}: the row has no cell in column {column!r}"
+        msg = f"{name}: the row has no cell in column {column!r}"
         raise ExtractionError("bad-csv", msg)
     return _as_number(cell, f"column {column!r}")
 
 
-def _extract_yaml(path: Path, spec: Mapping[str, Any]) -> tuple[float, str]:
+def _read_csv(path: Path) -> tuple[list[str] | None, list[dict[str, Any]]]:
+    try:
+        with path.open(encoding="utf-8", errors="replace", newline="") as handle:
+            reader = csv.DictReader(handle)
+            header = reader.fieldnames
+            return (list(header) if header else None), list(reader)
+    except csv.Error as exc:
+        msg = f"{path.name} is not valid CSV: {exc}"
+        raise ExtractionError("bad-csv", msg) from None
+
+
+def _extract_csv(
+    path: Path, spec: Mapping[str, Any], entries: _FileEntries | None = None
+) -> tuple[float, str]:
+    if entries is not None:  # the whole table, parsed once for every extractor of the batch
+        header, rows = _cached(entries, ("csv",), lambda: _read_csv(path))
+        return _select_row(path.name, header, rows, spec)
+    try:  # streamed: memory bounded by one row (or by the rows counted from the end)
+        with path.open(encoding="utf-8", errors="replace", newline="") as handle:
+            reader = csv.DictReader(handle)
+            return _select_row(path.name, reader.fieldnames, reader, spec)
+    except csv.Error as exc:
+        msg = f"{path.name} is not valid CSV: {exc}"
+        raise ExtractionError("bad-csv", msg) from None
+
+
+def _read_yaml(path: Path) -> Any:
     import yaml  # noqa: PLC0415 - only YAML extractors pay for it
 
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     try:
         with path.open("rb") as handle:
-            document = yaml.load(handle, Loader=loader)  # noqa: S506 - a safe loader
+            return yaml.load(handle, Loader=loader)  # noqa: S506 - a safe loader
     except yaml.YAMLError as exc:
         msg = f"{path.name} is not valid YAML: {exc}"
         raise ExtractionError("bad-yaml", msg) from None
+
+
+def _extract_yaml(
+    path: Path, spec: Mapping[str, Any], entries: _FileEntries | None = None
+) -> tuple[float, str]:
+    document = _cached(entries, ("yaml",), lambda: _read_yaml(path))
     key = str(spec["key"])
     current: Any = document
     for part in key.split("."):
@@ -361,14 +492,15 @@ def _source(
         if output not in outputs:
             msg = f"output {output!r} was not produced"
             raise ExtractionError("missing-file", msg, source=f"output:{output}")
-        return Path(outputs[output]), f"output:{output}"
+        found = outputs[output]
+        return (found if isinstance(found, Path) else Path(found)), f"output:{output}"
     if file:
         relative = render_template(str(file), context)
         return files_base / relative, relative
     if log is None:
         msg = "there is no log to read"
         raise ExtractionError("missing-file", msg, source="log")
-    return Path(log), "log"
+    return (log if isinstance(log, Path) else Path(log)), "log"
 
 
 def extract_value(
@@ -379,11 +511,17 @@ def extract_value(
     outputs: Mapping[str, Path],
     context: Mapping[str, object],
     chunk_size: int = DEFAULT_CHUNK,
+    cache: ExtractionCache | None = None,
 ) -> Extracted:
-    """Read the value(s) an extractor describes; :class:`ExtractionError` on failure."""
+    """Read the value(s) an extractor describes; :class:`ExtractionError` on failure.
+
+    With a ``cache``, a file's parsed document or regex scan is reused by later extractions
+    of the same file version (see :class:`ExtractionCache`).
+    """
     spec = _plain(extractor)
     path, source = _source(spec, log=log, files_base=files_base, outputs=outputs, context=context)
-    if not path.is_file():
+    entries = _entries(cache, path)  # one stat: the file's version and whether it exists
+    if entries is None and (cache is not None or not path.is_file()):
         msg = f"{source}: file {path.name!r} does not exist"
         raise ExtractionError("missing-file", msg, source=source)
     kind = spec.get("kind")
@@ -391,24 +529,24 @@ def extract_value(
         if kind == "regex":
             pattern = str(spec["pattern"])
             group = spec.get("group", 1)
-            raws = regex_matches(
-                path,
-                pattern,
-                group=group if isinstance(group, (int, str)) else 1,
-                occurrence=str(spec.get("occurrence", "last")),
-                chunk_size=chunk_size,
-            )
+            group = group if isinstance(group, (int, str)) else 1
+            occurrence = str(spec.get("occurrence", "last"))
+            if occurrence not in ("first", "last", "all"):
+                msg = f"unknown occurrence {occurrence!r} (first, last or all)"
+                raise ExtractionError("bad-regex", msg)
+            rx = _compile(pattern, group)
+            raws = _scan(path, rx, group, occurrence, chunk_size, entries)
             if not raws:
                 msg = f"{source}: no line matches {pattern!r}"
                 raise ExtractionError("no-match", msg, source=source)
             values = tuple(parse_number(raw) for raw in raws)
             return Extracted(values=values, raw=raws, source=source)
         if kind == "json":
-            value, raw = _extract_json(path, spec)
+            value, raw = _extract_json(path, spec, entries)
         elif kind == "csv":
-            value, raw = _extract_csv(path, spec)
+            value, raw = _extract_csv(path, spec, entries)
         elif kind == "yaml":
-            value, raw = _extract_yaml(path, spec)
+            value, raw = _extract_yaml(path, spec, entries)
         else:
             msg = f"unknown extractor kind {kind!r}"
             raise ExtractionError("bad-extractor", msg, source=source)
@@ -420,6 +558,39 @@ def extract_value(
         msg = f"{source}: cannot read {path.name!r}: {exc.strerror}"
         raise ExtractionError("missing-file", msg, source=source) from None
     return Extracted(values=(value,), raw=(raw,), source=source)
+
+
+def extract_many(
+    extractors: Iterable[Mapping[str, Any] | Any],
+    *,
+    log: Path | None,
+    files_base: Path,
+    outputs: Mapping[str, Path],
+    context: Mapping[str, object],
+    cache: ExtractionCache | None = None,
+) -> list[Extracted | ExtractionError]:
+    """:func:`extract_value` for each extractor over one run's files, sharing one cache.
+
+    Each file is read and parsed once for the batch (once for all batches given the same
+    ``cache``). A failure is returned in the extractor's place, not raised.
+    """
+    shared = cache if cache is not None else ExtractionCache()
+    results: list[Extracted | ExtractionError] = []
+    for extractor in extractors:
+        try:
+            results.append(
+                extract_value(
+                    extractor,
+                    log=log,
+                    files_base=files_base,
+                    outputs=outputs,
+                    context=context,
+                    cache=shared,
+                )
+            )
+        except ExtractionError as exc:
+            results.append(exc)
+    return results
 
 
 def apply_transform(value: float, transform: Mapping[str, Any] | Any | None) -> float:

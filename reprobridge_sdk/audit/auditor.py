@@ -23,6 +23,7 @@ from pathlib import Path
 from reprobridge_sdk.api import ArtifactDir, load
 from reprobridge_sdk.document import load_document
 from reprobridge_sdk.errors import ArtifactError, UsageError
+from reprobridge_sdk.extraction import ExtractionCache
 from reprobridge_sdk.findings import Severity, finding
 from reprobridge_sdk.model import MANIFEST_NAME, Manifest
 from reprobridge_sdk.model.audit import (
@@ -124,7 +125,9 @@ def _options(level: float, floor: float, *, holm: bool, curation: bool) -> Audit
     return AuditOptions(level=level, floor=floor, holm=holm, curation=curation)
 
 
-def _verify_attempt(facts: ArtifactFacts, attempt: Attempt) -> list[RunEvidence]:
+def _verify_attempt(
+    facts: ArtifactFacts, attempt: Attempt, cache: ExtractionCache
+) -> list[RunEvidence]:
     if not attempt.path.exists():
         return []
     if not attempt.path.is_dir():
@@ -133,7 +136,7 @@ def _verify_attempt(facts: ArtifactFacts, attempt: Attempt) -> list[RunEvidence]
     runs: list[RunEvidence] = []
     for run_dir in discover_runs(attempt.path):
         rel = run_dir.relative_to(attempt.path).as_posix()
-        runs.append(check_run(facts, run_dir, "" if rel == "." else rel))
+        runs.append(check_run(facts, run_dir, "" if rel == "." else rel, cache))
     return runs
 
 
@@ -198,7 +201,8 @@ def _audit(
                 msg = f"attempt {attempt.label}: no directory {os.fspath(attempt.path)}"
                 raise UsageError(msg, [finding("A001", msg, file=os.fspath(attempt.path))])
     names = unique_labels(chosen)
-    evidence = [_verify_attempt(facts, attempt) for attempt in chosen]
+    cache = ExtractionCache()  # one per audit: each file is parsed once for all its tasks
+    evidence = [_verify_attempt(facts, attempt, cache) for attempt in chosen]
 
     intervals: list[Interval] = []
     tasks: list[TaskAudit] = []

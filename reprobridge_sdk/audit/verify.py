@@ -39,7 +39,12 @@ from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
 from reprobridge_sdk.digest import file_sha256, iter_tree_entries, tree_digest
-from reprobridge_sdk.extraction import ExtractionError, apply_transform, extract_value
+from reprobridge_sdk.extraction import (
+    ExtractionCache,
+    ExtractionError,
+    apply_transform,
+    extract_value,
+)
 from reprobridge_sdk.findings import Finding, Severity, finding
 from reprobridge_sdk.model import RECORD_NAME, EvidenceRecord, Launcher, Measurement, OutputRecord
 from reprobridge_sdk.run.evidence import owner_alive
@@ -279,8 +284,14 @@ class _Notes:
         )
 
 
-def check_run(facts: ArtifactFacts, path: Path, rel: str) -> RunEvidence:
-    """Verify one run directory (see the module docstring for the checks)."""
+def check_run(
+    facts: ArtifactFacts, path: Path, rel: str, cache: ExtractionCache | None = None
+) -> RunEvidence:
+    """Verify one run directory (see the module docstring for the checks).
+
+    ``cache`` (one per audit) lets the tasks that read the same log or output share its
+    parsed document or scan instead of reading the file once per task.
+    """
     record, problem = _read_record(path, rel)
     run = RunEvidence(path=path, rel=rel, record=record)
     if record is None:
@@ -407,6 +418,7 @@ def check_run(facts: ArtifactFacts, path: Path, rel: str) -> RunEvidence:
             log_path=log_path,
             log_ok=log_ok,
             pointer=pointer,
+            cache=cache,
         )
         run.values[measurement.task] = value
         claimed = recorded.get(measurement.task)
@@ -434,6 +446,7 @@ def _measure(
     log_path: Path | None,
     log_ok: bool,
     pointer: str,
+    cache: ExtractionCache | None,
 ) -> float | None:
     """Re-extract one task's value from the run's files; ``None`` when it does not count."""
     extractor = measurement.extract
@@ -489,6 +502,7 @@ def _measure(
             files_base=run.path,
             outputs={},
             context=context,
+            cache=cache,
         )
         # As the runner does: transform each value; several ('all') count as their mean.
         values = [apply_transform(v, measurement.transform) for v in extracted.values]
