@@ -241,3 +241,18 @@ def test_the_bundled_example_names_its_enclosing_repository_as_the_spec_allows()
         [*git, "cat-file", "-t", commit], check=False, capture_output=True, text=True
     )
     assert found.stdout.strip() == "commit"
+
+
+def _named_codes(text: str) -> set[str]:
+    """Codes named in ``text``, ranges such as ``A021-A023`` (hyphen or en dash) expanded."""
+    named = set(re.findall(r"\b[A-Z]\d{3}\b", text))
+    for family, first, last in re.findall(r"\b([A-Z])(\d{3})[\u2013-]\1?(\d{3})\b", text):
+        named |= {f"{family}{n:03d}" for n in range(int(first), int(last) + 1)}
+    return named
+
+
+def test_the_normative_text_names_every_registered_code() -> None:
+    """Each code is specified in the prose, not only listed in the generated catalogue."""
+    prose = TEXT.split('<a id="codes"></a>', 1)[0]
+    prose = re.sub(r"<!-- begin generated.*?<!-- end generated -->", "", prose, flags=re.DOTALL)
+    assert set(registry()) - _named_codes(prose) == set()
