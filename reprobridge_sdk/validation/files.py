@@ -97,6 +97,54 @@ class _Files:
         self.data: dict[str, Any] = doc.data if isinstance(doc.data, dict) else {}
         self.out: list[Finding] = []
         self.links: set[str] = set()
+        # One walk of the tree answers most path questions without further system calls:
+        # the kind of every entry (from the directory listing, links not followed) by its
+        # relative POSIX path; the symbolic links are checked against the root at the end.
+        self.tree: dict[str, str] = {}
+        self.symlink_entries: list[os.DirEntry[str]] = []
+        self.kinds: dict[Path, str] = {}
+        self._scan()
+
+    def _scan(self) -> None:
+        stack: list[tuple[str, str]] = [(os.fspath(self.root), "")]
+        while stack:
+            current, prefix = stack.pop()
+            try:
+                entries = list(os.scandir(current))
+            except OSError:
+                continue
+            for entry in entries:
+                if entry.name in TREE_EXCLUDES:
+                    continue
+                rel = prefix + entry.name
+                if entry.is_symlink():
+                    self.tree[rel] = "link"
+                    self.symlink_entries.append(entry)
+                elif entry.is_dir(follow_symlinks=False):
+                    self.tree[rel] = "dir"
+                    stack.append((entry.path, rel + "/"))
+                elif entry.is_file(follow_symlinks=False):
+                    self.tree[rel] = "file"
+                else:
+                    self.tree[rel] = "other"
+
+    def _known(self, parts: list[str]) -> str | None:
+        """The kind of a path from the walk when no part of it is a link, ``..`` or skipped."""
+        key = ""
+        kind: str | None = "dir"
+        for part in parts:
+            if kind != "dir" or part in (".", "..") or part in TREE_EXCLUDES:
+                return None
+            key = f"{key}/{part}" if key else part
+            kind = self.tree.get(key)
+            if kind is None or kind == "link":
+                return None
+        return kind if key else None
+
+    def kind(self, path: Path) -> str | None:
+        """:func:`kind_of`, answered from the walk for paths this layer resolved."""
+        known = self.kinds.get(path)
+        return known if known is not None else kind_of(path)
 
     def add(self, code: str, message: str, path: str, hint: str | None = None) -> None:
         self.out.append(self.doc.finding(code, message, path=path, hint=hint))
@@ -118,6 +166,10 @@ class _Files:
             self.add("F004", f"{value[:60]!r} cannot name a file", pointer)
             return None
         full = resolve_path(self.root, base or self.root, value)
+        parts = [part for part in value.replace("\\", "/").split("/") if part]
+        known = self._known(self.base_parts(base) + parts)
+        if known is not None:
+            return self._kind_ok(value, pointer, kind, known, full)
         if not os.path.lexists(full):
             if kind is not None:
                 what = {"file": "file", "dir": "directory", "any": "path"}[kind]
@@ -136,16 +188,31 @@ class _Files:
         if found is None:
             self.add("F004", f"{value!r} cannot be followed (a symbolic link loop?)", pointer)
             return None
+        return self._kind_ok(value, pointer, kind, found, full)
+
+    def _kind_ok(
+        self, value: str, pointer: str, kind: _Kind | None, found: str, full: Path
+    ) -> Path | None:
         if kind == "file" and found != "file":
             self.add("F009", f"{value!r} is not a regular file", pointer)
             return None
         if kind == "dir" and found != "dir":
             self.add("F008", f"{value!r} is not a directory", pointer)
             return None
+        self.kinds[full] = found
         return full
 
+    def base_parts(self, base: Path | None) -> list[str]:
+        """The parts of ``base`` below the root (``["."]``, never known, if not below it)."""
+        if base is None or base == self.root:
+            return []
+        try:
+            return list(base.relative_to(self.root).parts)
+        except ValueError:
+            return ["."]
+
     def digest(self, path: Path | None, declared: Any, pointer: str, what: str) -> None:
-        if path is None or not isinstance(declared, str) or kind_of(path) != "file":
+        if path is None or not isinstance(declared, str) or self.kind(path) != "file":
             return
         try:
             actual = file_sha256(path)
@@ -263,7 +330,7 @@ class _Files:
     def guide(self) -> None:
         guide = _map(self.data.get("guide"))
         found = self.path(guide.get("path"), "/guide/path", None)
-        if found is not None and kind_of(found) != "file":
+        if found is not None and self.kind(found) != "file":
             self.add("F009", f"the guide {guide['path']!r} is not a regular file", "/guide/path")
         for ptr, change in _items(guide.get("changes"), "/guide/changes"):
             for index, value in enumerate(change.get("files") or []):
@@ -272,32 +339,20 @@ class _Files:
 
     def symlinks(self) -> None:
         """F003 for every symbolic link in the artifact tree that points outside it."""
-        stack = [self.root]
-        while stack:
-            current = stack.pop()
-            try:
-                entries = list(os.scandir(current))
-            except OSError:
+        for entry in self.symlink_entries:
+            if os.path.normpath(entry.path) in self.links:
                 continue
-            for entry in entries:
-                if entry.name in TREE_EXCLUDES:
-                    continue
-                if entry.is_symlink():
-                    if os.path.normpath(entry.path) in self.links:
-                        continue
-                    target = _real(entry.path)
-                    if not _inside(target, self.real_root):
-                        relative = Path(entry.path).relative_to(self.root).as_posix()
-                        self.out.append(
-                            Finding(
-                                file=relative,
-                                code="F003",
-                                message=f"the symbolic link {relative} points outside the "
-                                f"artifact ({Path(entry.path).readlink()})",
-                            )
-                        )
-                elif entry.is_dir(follow_symlinks=False):
-                    stack.append(Path(entry.path))
+            target = _real(entry.path)
+            if not _inside(target, self.real_root):
+                relative = Path(entry.path).relative_to(self.root).as_posix()
+                self.out.append(
+                    Finding(
+                        file=relative,
+                        code="F003",
+                        message=f"the symbolic link {relative} points outside the "
+                        f"artifact ({Path(entry.path).readlink()})",
+                    )
+                )
 
 
 def check_files(doc: Document, root: Path) -> list[Finding]:

@@ -97,3 +97,54 @@ def test_digest_mismatch_of_a_patch_and_missing_digest(tmp_path: Path) -> None:
         ("F005", "/codebase/refined/patches/0/sha256"),
         ("F007", "/codebase/refined/patches/1/sha256"),
     }
+
+
+def test_paths_through_an_inner_link_dot_parts_and_skipped_directories(tmp_path: Path) -> None:
+    """Paths the tree walk cannot answer alone (a link inside, ``.``, a skipped directory)
+    are still resolved on disk: these are all valid."""
+    root = _artifact(
+        tmp_path,
+        {
+            "      - log: samples/seed1.log": (
+                "      - log: logs/seed1.log\n"
+                "        seed: 1\n"
+                "        expected: {acc: 0.901}\n"
+                "      - log: ./samples/./seed1.log\n"
+                "        seed: 1\n"
+                "        expected: {acc: 0.901}\n"
+                "      - log: .git/seed1.log"
+            ),
+        },
+    )
+    (root / "logs").symlink_to("samples")
+    (root / ".git").mkdir()
+    shutil.copy(root / "samples" / "seed1.log", root / ".git" / "seed1.log")
+    assert _found(root) == set()
+
+
+def test_a_file_used_as_a_directory_and_a_missing_child(tmp_path: Path) -> None:
+    root = _artifact(
+        tmp_path,
+        {
+            "      - log: samples/seed1.log": (
+                "      - log: samples/seed1.log/x.log\n"
+                "        seed: 1\n"
+                "        expected: {acc: 0.901}\n"
+                "      - log: samples/none.log"
+            ),
+        },
+    )
+    assert _found(root) == {
+        ("F004", "/launchers/0/samples/0/log"),
+        ("F004", "/launchers/0/samples/1/log"),
+    }
+
+
+def test_a_path_through_a_directory_link_that_leaves(tmp_path: Path) -> None:
+    """The path field is F003, and so is the link itself, found in the tree."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "seed1.log").write_text("accuracy: 0.9010\n")
+    root = _artifact(tmp_path, {"      - log: samples/seed1.log": "      - log: logs/seed1.log"})
+    (root / "logs").symlink_to(outside)
+    assert _found(root) == {("F003", "/launchers/0/samples/0/log"), ("F003", "")}
