@@ -430,7 +430,7 @@ def write_examples(target: Path) -> dict[str, Any]:
         write_case(by_name[name], target)
         (target / name / "expected.json").unlink()
     interval = {
-        "$comment": "Worked examples of spec section 11 (level 0.95, floor 0.01).",
+        "$comment": "Worked examples of spec sections 11 to 11.2 (level 0.95, floor 0.01).",
         "level": 0.95,
         "floor": 0.01,
         "tolerance": 5e-7,
