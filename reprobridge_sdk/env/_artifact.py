@@ -20,7 +20,15 @@ from reprobridge_sdk.findings import Severity
 if TYPE_CHECKING:
     from reprobridge_sdk.model.environment import Environment
 
-__all__ = ["MANIFEST", "EnvArtifact", "RawArtifact", "inside", "load_environment", "load_raw"]
+__all__ = [
+    "MANIFEST",
+    "EnvArtifact",
+    "LoadedEnvironment",
+    "RawArtifact",
+    "inside",
+    "load_environment",
+    "load_raw",
+]
 
 #: The manifest's file name (``reprobridge_sdk.model.MANIFEST_NAME``; not imported from
 #: there, since importing the model costs more than a whole ``reprobridge lock``'s overhead).
@@ -75,6 +83,21 @@ class EnvArtifact(RawArtifact):
 
         self.save_raw(environment)
         self.environment = Environment.model_validate(environment)
+
+
+@dataclass
+class LoadedEnvironment:
+    """An artifact's root and the ``environment`` part of a manifest the caller has loaded.
+
+    Building or locating an environment needs nothing else, so a caller holding the manifest
+    (the runner) passes this instead of having the manifest read again.
+    """
+
+    root: Path
+    environment: Environment
+
+    def inside(self, relative: str, *, what: str) -> Path:
+        return inside(self.root, relative, what=what)
 
 
 def load_raw(path: str | os.PathLike[str]) -> RawArtifact:

@@ -30,13 +30,17 @@ import time
 from collections.abc import Iterator
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from reprobridge_sdk.digest import file_sha256
-from reprobridge_sdk.env._artifact import EnvArtifact, load_environment
+from reprobridge_sdk.env._artifact import EnvArtifact, LoadedEnvironment, load_environment
 from reprobridge_sdk.env._resolvers import index_url, isolated_environ
 from reprobridge_sdk.errors import ReproBridgeError
 from reprobridge_sdk.findings import finding
 from reprobridge_sdk.lockfile import read_lock
+
+if TYPE_CHECKING:
+    from reprobridge_sdk.model.environment import Environment
 
 __all__ = [
     "COMPLETE_MARKER",
@@ -124,7 +128,7 @@ def environment_key(lock_sha256: str, python_version: str) -> str:
     return f"{lock_sha256[:32]}-py{_short(python_version)}"
 
 
-def checked_lock(art: EnvArtifact) -> tuple[Path, str]:
+def checked_lock(art: EnvArtifact | LoadedEnvironment) -> tuple[Path, str]:
     lock = art.environment.lock
     if lock is None:
         item = finding("E012", "the manifest declares no environment.lock", path="/environment")
@@ -237,13 +241,21 @@ def ensure_environment(
     cache_dir: str | os.PathLike[str] | None = None,
     python: str | os.PathLike[str] | None = None,
     progress: bool = False,
+    environment: Environment | None = None,
 ) -> Path:
     """The interpreter of the artifact's cached environment, built from its lock if needed.
 
-    Raises :class:`EnvironmentBuildError` (E findings) when there is no lock, the lock does not
-    match the manifest's digest, no suitable Python is found, or the build fails.
+    ``environment`` is the manifest's ``environment`` part when the caller has loaded the
+    manifest already (then ``artifact_dir`` is the artifact's directory and the manifest is
+    not read again). Raises :class:`EnvironmentBuildError` (E findings) when there is no
+    lock, the lock does not match the manifest's digest, no suitable Python is found, or the
+    build fails.
     """
-    art = load_environment(artifact_dir)
+    art: EnvArtifact | LoadedEnvironment = (
+        load_environment(artifact_dir)
+        if environment is None
+        else LoadedEnvironment(Path(artifact_dir), environment)
+    )
     lock_path, digest = checked_lock(art)
     base_python, version = find_python(art.environment.python, python)
     envs = cache_root(cache_dir) / "envs"
@@ -271,7 +283,7 @@ def ensure_environment(
 
 
 def _build(  # noqa: PLR0917 - private helper of ensure_environment
-    art: EnvArtifact,
+    art: EnvArtifact | LoadedEnvironment,
     lock_path: Path,
     digest: str,
     base_python: Path,

@@ -120,7 +120,7 @@ def _prepare_environment(
         try:
             from reprobridge_sdk.env import ensure_environment  # noqa: PLC0415 - heavy
 
-            python = Path(ensure_environment(root))
+            python = Path(ensure_environment(root, environment=manifest.environment))
         except Exception as exc:  # any failure to build is the run's environment-error
             codes = ", ".join(f.code for f in getattr(exc, "findings", ()))
             error = f"cannot build the environment from the lock: {exc}" + (
