@@ -99,15 +99,25 @@ def _core_tag(value: str) -> str:
     return _STR
 
 
+_SCALAR_NODE, _SEQUENCE_NODE = yaml.ScalarNode, yaml.SequenceNode
+
+
 class _Loader(_BaseLoader):  # type: ignore[valid-type,misc]
     """Core-schema resolution of plain scalars; quoted scalars are strings."""
 
     def resolve(self, kind: Any, value: Any, implicit: Any) -> str:
-        if kind is yaml.ScalarNode:
+        if kind is _SCALAR_NODE:
             if implicit[0]:
                 return _core_tag(value)
             return _STR
-        return str(super().resolve(kind, value, implicit))
+        return _SEQ if kind is _SEQUENCE_NODE else _MAP
+
+    # No path resolvers are registered: skip PyYAML's per-node bookkeeping for them.
+    def descend_resolver(self, current_node: Any, current_index: Any) -> None:
+        return None
+
+    def ascend_resolver(self) -> None:
+        return None
 
 
 def escape_pointer(token: str) -> str:
@@ -392,8 +402,13 @@ class _Converter:
         self.doc = doc
 
     def convert(self, node: Any, pointer: str, depth: int) -> Any:
-        self.doc.positions.setdefault(pointer, _mark(node.start_mark))
+        positions = self.doc.positions
+        if pointer not in positions:
+            mark = node.start_mark
+            positions[pointer] = (mark.line + 1, mark.column + 1)
         tag = node.tag
+        if tag == _STR and type(node) is _SCALAR_NODE:  # the most common node: a string
+            return node.value
         if isinstance(node, yaml.ScalarNode):
             return self._scalar(node, pointer)
         if depth >= MAX_DEPTH:
@@ -424,7 +439,7 @@ class _Converter:
                     )
                 )
                 continue
-            key = self._scalar(key_node, None)
+            key = key_node.value if key_node.tag == _STR else self._scalar(key_node, None)
             if not isinstance(key, str):
                 line, col = _mark(key_node.start_mark)
                 self.doc.findings.append(
@@ -439,8 +454,13 @@ class _Converter:
                     )
                 )
                 continue
-            child = f"{pointer}/{escape_pointer(key)}"
-            key_mark = _mark(key_node.start_mark)
+            child = (
+                f"{pointer}/{key}"
+                if "~" not in key and "/" not in key
+                else f"{pointer}/{escape_pointer(key)}"
+            )
+            mark = key_node.start_mark
+            key_mark = (mark.line + 1, mark.column + 1)
             if key in result:
                 first = self.doc.key_positions.get(child, (0, 0))
                 self.doc.findings.append(
