@@ -54,6 +54,9 @@ PYLOCK_VERSION = Version("1.0")
 _HASH_RE = re.compile(r"^(sha256|sha384|sha512|md5|sha1|sha224):([0-9a-fA-F]+)$")
 _HASH_LENGTHS = {"md5": 32, "sha1": 40, "sha224": 56, "sha256": 64, "sha384": 96, "sha512": 128}
 _COMMENT_RE = re.compile(r"(^|\s+)#.*$")
+_SHA256_TOKEN_RE = re.compile(r"--hash=sha256:[0-9a-fA-F]{64}")
+_SHA256_TOKEN_START = len("--hash=sha256:")
+_SHA256_TOKEN_LENGTH = _SHA256_TOKEN_START + 64
 _LOCAL_HOSTS = frozenset({"localhost", "127.0.0.1", "::1", "0.0.0.0", ""})  # noqa: S104 - a host name compared, not bound
 #: Options that take a location and must not point at the local machine.
 _LOCATION_OPTIONS = {
@@ -78,6 +81,7 @@ _HARMLESS_OPTIONS = {
 }
 #: Per-requirement options besides --hash.
 _PER_REQ_OPTIONS = {"--config-settings", "--global-option", "--install-option"}
+_VALUED_OPTIONS = frozenset({"--hash"} | _PER_REQ_OPTIONS)
 
 
 class LockError(ArtifactError):
@@ -299,8 +303,12 @@ def _parse_requirements(text: str, name: str) -> _Parsed:
         spec = logical.text[first_offset:end].strip()
         while index < len(tokens):
             token, offset = tokens[index]
+            if len(token) == _SHA256_TOKEN_LENGTH and _SHA256_TOKEN_RE.fullmatch(token):
+                hashes.append("sha256:" + token[_SHA256_TOKEN_START:].lower())  # the usual form
+                index += 1
+                continue
             key, value = _split_option(token)
-            if value is None and index + 1 < len(tokens) and key in {"--hash"} | _PER_REQ_OPTIONS:
+            if value is None and index + 1 < len(tokens) and key in _VALUED_OPTIONS:
                 index += 1
                 value = tokens[index][0]
             if key == "--hash":
