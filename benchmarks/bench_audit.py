@@ -8,6 +8,8 @@ argv, re-extraction of every task value) before judging. Not timed: writing the 
 Printed side by side, in the same run:
 
 * the full audit (``audit_table``: files read, evidence verified, verdicts, badges, rates);
+* the same full audit without the per-audit extraction cache (every task re-reads and
+  re-parses its run's output, as before the cache), for the cache's ratio;
 * the auditor's interval-and-verdict core alone, in memory (36,000 intervals and scores);
 * the baseline: computing the intervals alone with scipy per task the straightforward way
   (``numpy`` mean and std plus ``scipy.stats.t.ppf`` and ``t.sf`` for every verdict).
@@ -202,6 +204,15 @@ def main() -> None:
         cpu = time.process_time()
         full_time, table = _best(lambda: audit_table(roots, labels), 1)
         full_cpu = time.process_time() - cpu
+        from reprobridge_sdk.audit import auditor
+
+        with_cache = auditor.ExtractionCache
+        auditor.ExtractionCache = lambda: None  # type: ignore[assignment,misc,return-value]
+        try:
+            nocache_time, nocache_table = _best(lambda: audit_table(roots, labels), 1)
+        finally:
+            auditor.ExtractionCache = with_cache  # type: ignore[misc]
+        assert nocache_table.model_dump() == table.model_dump()
         par_time, par_table = _best(lambda: audit_table(roots, labels, jobs=args.jobs), 1)
         assert par_table.model_dump() == table.model_dump()
         counted = sum(len(t.attempts) for r in table.artifacts for t in r.tasks)
@@ -245,10 +256,12 @@ def main() -> None:
     )
     _line("full audit from files, 1 process", full_time, verdicts)
     _line("  the same, CPU time of the process", full_cpu, verdicts)
+    _line("full audit, no extraction cache", nocache_time, verdicts)
     _line(f"full audit from files, {args.jobs} processes", par_time, verdicts)
     _line("interval+verdict core (in memory)", core_time, verdicts)
     _line("baseline: intervals alone, scipy.stats", base_time, verdicts)
     print(f"ratio full audit (1 process) / baseline intervals alone: {full_time / base_time:.2f}")
+    print(f"ratio full audit with cache / without cache: {full_time / nocache_time:.2f}")
     print("(wall times grow when other processes share the CPUs; CPU time does not)")
     print(f"ratio full audit ({args.jobs} processes) / 1 process: {par_time / full_time:.2f}")
     print(f"ratio core / baseline intervals alone: {core_time / base_time:.3f}")

@@ -18,10 +18,11 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 
 from reprobridge_sdk.api import ArtifactDir, load
-from reprobridge_sdk.document import load_document
+from reprobridge_sdk.document import Document, load_document
 from reprobridge_sdk.errors import ArtifactError, UsageError
 from reprobridge_sdk.extraction import ExtractionCache
 from reprobridge_sdk.findings import Severity, finding
@@ -100,24 +101,26 @@ def _interval_result(interval: Interval) -> IntervalResult:
 def load_artifact(path: str | os.PathLike[str]) -> ArtifactFacts:
     """Load an artifact for auditing; :class:`ArtifactError` (with findings) if it cannot be.
 
-    The manifest is read with the fast, bounded loader of :mod:`reprobridge_sdk.document`;
-    when that fails, :func:`reprobridge_sdk.api.load` reads it again to locate the problems.
+    The manifest is read once, with the fast, bounded loader of
+    :mod:`reprobridge_sdk.document` (the audit's validation reuses it); when that fails,
+    :func:`reprobridge_sdk.api.load` reads it again to locate the problems.
     """
     root = Path(path)
     if root.name == MANIFEST_NAME or root.is_file():
         root = root.parent
     manifest: Manifest | None = None
-    try:
-        document = load_document(root / MANIFEST_NAME)
+    document: Document | None = None
+    try:  # named as the validator names it, so the validation can reuse the document
+        document = load_document(root / MANIFEST_NAME, name=str(root / MANIFEST_NAME))
         if isinstance(document.data, dict) and not any(
             f.severity is Severity.ERROR for f in document.findings
         ):
             manifest = Manifest.model_validate(document.data)
     except (OSError, ValueError):
         manifest = None
-    # Without a manifest, load() reads the file again and raises located findings.
-    artifact = load(root) if manifest is None else ArtifactDir(root=root, manifest=manifest)
-    return artifact_facts(artifact)
+    if manifest is None:  # load() reads the file again and raises located findings
+        return artifact_facts(load(root))
+    return replace(artifact_facts(ArtifactDir(root=root, manifest=manifest)), document=document)
 
 
 def _options(level: float, floor: float, *, holm: bool, curation: bool) -> AuditOptions:
@@ -294,7 +297,9 @@ def _audit(
 
     from reprobridge_sdk.validation import validate_artifact  # noqa: PLC0415 - layer 3, on use
 
-    validation = validate_artifact(facts.root.as_posix(), facts.root, facts.root / MANIFEST_NAME)
+    validation = validate_artifact(
+        facts.root.as_posix(), facts.root, facts.root / MANIFEST_NAME, document=facts.document
+    )
     artifact_findings: list[AuditFinding] = [
         as_audit_finding(f) for f in validation if f.severity is Severity.ERROR
     ] + [as_audit_finding(f) for f in facts.findings]

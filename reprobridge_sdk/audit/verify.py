@@ -36,7 +36,7 @@ import statistics
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from reprobridge_sdk.digest import file_sha256, iter_tree_entries, tree_digest
 from reprobridge_sdk.extraction import (
@@ -46,7 +46,14 @@ from reprobridge_sdk.extraction import (
     extract_value,
 )
 from reprobridge_sdk.findings import Finding, Severity, finding
-from reprobridge_sdk.model import RECORD_NAME, EvidenceRecord, Launcher, Measurement, OutputRecord
+from reprobridge_sdk.model import (
+    RECORD_NAME,
+    EvidenceRecord,
+    Launcher,
+    MeasuredValue,
+    Measurement,
+    OutputRecord,
+)
 from reprobridge_sdk.run.evidence import owner_alive
 
 if TYPE_CHECKING:
@@ -79,6 +86,8 @@ class ArtifactFacts:
     findings: tuple[Finding, ...]
     #: Digests of the launchers' declared sample files (logs and outputs).
     samples: frozenset[str] = frozenset()
+    #: The manifest as loaded (a :class:`reprobridge_sdk.document.Document`), for the validator.
+    document: Any = field(default=None, compare=False, repr=False)
     _plain: dict[tuple[str, str], dict[str, object]] = field(default_factory=dict, compare=False)
 
     def extractor(self, launcher_id: str, measurement: Measurement) -> dict[str, object]:
@@ -399,15 +408,12 @@ def check_run(
         outputs[output.id] = (output, out_path, ok)
 
     recorded = {m.task: m for m in record.measurements}
+    first: dict[str, int] = {}
+    for i, m in enumerate(record.measurements):
+        first.setdefault(m.task, i)
     for measurement in launcher.measurements:
-        pointer = next(
-            (
-                f"/measurements/{i}"
-                for i, m in enumerate(record.measurements)
-                if m.task == measurement.task
-            ),
-            "/measurements",
-        )
+        at = first.get(measurement.task)
+        pointer = "/measurements" if at is None else f"/measurements/{at}"
         value = _measure(
             run,
             add=add,
@@ -418,6 +424,7 @@ def check_run(
             log_path=log_path,
             log_ok=log_ok,
             pointer=pointer,
+            claimed=None if at is None else record.measurements[at],
             cache=cache,
         )
         run.values[measurement.task] = value
@@ -446,12 +453,12 @@ def _measure(
     log_path: Path | None,
     log_ok: bool,
     pointer: str,
+    claimed: MeasuredValue | None,
     cache: ExtractionCache | None,
 ) -> float | None:
     """Re-extract one task's value from the run's files; ``None`` when it does not count."""
     extractor = measurement.extract
     task = measurement.task
-    claimed = next((m for m in record.measurements if m.task == task), None)
     source: Path | None
     trusted: bool
     if extractor.output is not None:

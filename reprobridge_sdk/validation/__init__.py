@@ -28,7 +28,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from reprobridge_sdk.document import load_document
+from reprobridge_sdk.document import Document, load_document
 from reprobridge_sdk.errors import ArtifactError
 from reprobridge_sdk.findings import Finding, Severity, finding
 
@@ -179,15 +179,20 @@ def validate_artifact(
     *,
     check_files: bool = True,
     fail_fast: bool = False,
+    document: Document | None = None,
 ) -> list[Finding]:
-    """Every finding of one artifact, layer by layer (unfiltered, severities as registered)."""
+    """Every finding of one artifact, layer by layer (unfiltered, severities as registered).
+
+    ``document``: the manifest as the caller loaded it with :func:`load_document` under the
+    name ``<label>/rra.yaml``; it is then not read again.
+    """
     name = _display(label, manifest)
     label_root = label if not Path(label).is_file() else str(Path(label).parent)
     if not manifest.is_file():
         message = f"{label} has no {MANIFEST_NAME}"
         return [finding("Y010", message, file=label, hint="create one with `reprobridge init`")]
     try:
-        doc = load_document(manifest, name=name)
+        doc = document if document is not None else load_document(manifest, name=name)
     except OSError as exc:
         return [finding("Y010", f"cannot read {name}: {exc.strerror}", file=name)]
     out: list[Finding] = list(doc.findings)
