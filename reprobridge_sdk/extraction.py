@@ -253,8 +253,11 @@ def _as_number(value: object, where: str) -> tuple[float, str]:
     if isinstance(value, bool) or value is None:
         msg = f"{where}: {value!r} is not a number"
         raise ExtractionError("not-number", msg)
-    if isinstance(value, (int, float)):
-        return float(value), json.dumps(value)
+    if isinstance(value, int):
+        return float(value), str(value)
+    if isinstance(value, float):  # the text json.dumps gives, without its overhead
+        text = repr(value) if math.isfinite(value) else json.dumps(value)
+        return float(value), text
     if isinstance(value, str):
         try:
             return parse_number(value), value
