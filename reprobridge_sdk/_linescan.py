@@ -21,6 +21,7 @@ from __future__ import annotations
 import re
 from collections.abc import Generator, Iterator
 from dataclasses import dataclass, replace
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -52,6 +53,7 @@ def _uncommon(text: str) -> bool:
     return any(char not in _COMMON for char in text)
 
 
+@lru_cache(maxsize=256)  # pure; parsing the pattern costs more than many short scans
 def required_literal(pattern: str, *, fold: bool = False) -> str | None:
     """The longest literal text every match of ``pattern`` contains, or ``None``.
 
@@ -112,6 +114,7 @@ def required_literal(pattern: str, *, fold: bool = False) -> str | None:
 _NEWLINE_CATEGORIES = {"CATEGORY_SPACE", "CATEGORY_NOT_DIGIT", "CATEGORY_NOT_WORD"}
 
 
+@lru_cache(maxsize=256)  # pure, like required_literal
 def line_safe(pattern: str) -> bool:
     """Whether no match of ``pattern`` can span or look across a line break.
 
