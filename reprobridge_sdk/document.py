@@ -425,6 +425,7 @@ class _Converter:
 
     def _mapping(self, node: Any, pointer: str, depth: int) -> dict[str, Any]:
         result: dict[str, Any] = {}
+        positions = self.doc.positions
         for key_node, value_node in node.value:
             if not isinstance(key_node, yaml.ScalarNode):
                 line, col = _mark(key_node.start_mark)
@@ -476,7 +477,13 @@ class _Converter:
                 )
                 continue
             self.doc.key_positions[child] = key_mark
-            result[key] = self.convert(value_node, child, depth + 1)
+            if value_node.tag == _STR and type(value_node) is _SCALAR_NODE:
+                if child not in positions:  # a string value: convert() inlined
+                    mark = value_node.start_mark
+                    positions[child] = (mark.line + 1, mark.column + 1)
+                result[key] = value_node.value
+            else:
+                result[key] = self.convert(value_node, child, depth + 1)
         return result
 
     def _scalar(self, node: Any, pointer: str | None) -> Any:
