@@ -15,7 +15,11 @@ class Upstream(SpecModel):
     """The original repository the artifact refines."""
 
     repository: str = Field(
-        min_length=1, description="Clone URL of the upstream repository (https, ssh or git)."
+        min_length=1,
+        description=(
+            "Clone URL of the upstream repository (https, ssh or git), or a relative path of"
+            " '..' segments naming the git repository that encloses the artifact."
+        ),
     )
     commit: str = Field(
         pattern=r"^([0-9a-f]{40}|[0-9a-f]{64})$",
