@@ -150,6 +150,8 @@ def _equal(one: Any, two: Any) -> bool:
 
 
 def _esc(token: str) -> str:
+    if "~" not in token and "/" not in token:
+        return token
     return token.replace("~", "~0").replace("/", "~1")
 
 
@@ -185,8 +187,10 @@ class CompiledSchema:
             raise SchemaCompileError(msg)
         target = self._defs[ref[len(prefix) :]]
 
+        compiled, key = self._compiled, ref + "!"
+
         def deferred(instance: Any, pointer: str, out: list[SchemaError]) -> bool:
-            return self._compiled[ref + "!"](instance, pointer, out)
+            return compiled[key](instance, pointer, out)
 
         self._compiled[ref] = deferred
         self._types[ref] = None
