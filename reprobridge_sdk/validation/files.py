@@ -333,7 +333,8 @@ class _Files:
         if found is not None and self.kind(found) != "file":
             self.add("F009", f"the guide {guide['path']!r} is not a regular file", "/guide/path")
         for ptr, change in _items(guide.get("changes"), "/guide/changes"):
-            for index, value in enumerate(change.get("files") or []):
+            files = change.get("files")
+            for index, value in enumerate(files if isinstance(files, list) else []):
                 self._form(value, f"{ptr}/files/{index}")
             self.path(change.get("patch"), f"{ptr}/patch", "file")
 

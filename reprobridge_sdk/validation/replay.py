@@ -76,7 +76,10 @@ def check_replay(doc: Document, root: Path) -> list[Finding]:
             seed = sample.get("seed", seeds[0] if seeds else 0)
             context: dict[str, object] = {**params, "seed": seed, "run_dir": str(base)}
             sptr = f"/launchers/{lindex}/samples/{sindex}"
-            for mindex, measurement in enumerate(launcher.get("measurements") or []):
+            measurements = launcher.get("measurements")
+            if not isinstance(measurements, list):
+                continue
+            for mindex, measurement in enumerate(measurements):
                 if not isinstance(measurement, dict):
                     continue
                 task = measurement.get("task")

@@ -148,3 +148,19 @@ def test_a_path_through_a_directory_link_that_leaves(tmp_path: Path) -> None:
     root = _artifact(tmp_path, {"      - log: samples/seed1.log": "      - log: logs/seed1.log"})
     (root / "logs").symlink_to(outside)
     assert _found(root) == {("F003", "/launchers/0/samples/0/log"), ("F003", "")}
+
+
+def test_non_list_change_files_and_measurements_are_structural_findings(tmp_path: Path) -> None:
+    """Found by the never-raises property test: ``files: true`` in a guide change and
+    ``measurements: true`` in a launcher with samples are S findings, not a crash."""
+    root = _artifact(
+        tmp_path,
+        {
+            "    measurements:\n": "    measurements: true\n    unused_measurements:\n",
+        },
+    )
+    with (root / "rra.yaml").open("a", encoding="utf-8") as handle:
+        handle.write("guide:\n  path: GUIDE.md\n  changes:\n    - {summary: s, files: true}\n")
+    found = _found(root)
+    assert ("S003", "/launchers/0/measurements") in found
+    assert ("S003", "/guide/changes/0/files") in found
