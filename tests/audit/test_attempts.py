@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 import yaml
-from conftest import edit_record
+from audit_support import edit_record
 
 from reprobridge_sdk.audit import audit, audit_table
 from reprobridge_sdk.audit.attempts import parse_attempt, unique_labels

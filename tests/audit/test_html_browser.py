@@ -14,7 +14,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
-from conftest import edit_record
+from audit_support import edit_record
 
 from reprobridge_sdk.audit import audit
 from reprobridge_sdk.audit.html import render_html

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import jsonschema
 import pytest
-from conftest import edit_record
+from audit_support import edit_record
 
 from reprobridge_sdk.audit import audit, audit_table
 from reprobridge_sdk.audit.report import render_json, render_junit, render_text

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 import yaml
-from conftest import edit_record
+from audit_support import edit_record
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 

@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from conftest import make_artifact, run_honestly
+from audit_support import make_artifact, run_honestly
 
 from reprobridge_sdk.audit import audit
 
