@@ -58,17 +58,20 @@ import json
 import math
 import re
 import statistics
-from collections import OrderedDict, deque
+from collections import deque
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from stat import S_ISREG
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import _linescan
+from ._extraction_cache import ExtractionCache
 from ._linescan import DEFAULT_CHUNK, MAX_LINE, line_safe, required_literal
 from .errors import ReproBridgeError
 from .findings import Finding, finding
+
+if TYPE_CHECKING:
+    from ._extraction_cache import _FileEntries
 
 __all__ = [
     "AGGREGATES",
@@ -151,65 +154,22 @@ class Extracted:
 _Key = tuple[object, ...]
 
 
-class _FileEntries:
-    """What the batch computed from one version of one file."""
-
-    __slots__ = ("cache", "items")
-
-    def __init__(self, cache: ExtractionCache) -> None:
-        self.cache = cache
-        self.items: dict[_Key, object] = {}
-
-    def get(self, what: _Key, compute: Callable[[], Any]) -> Any:
-        """``compute()``'s result, computed once; an :class:`ExtractionError` is replayed."""
-        if what in self.items:
-            self.cache.hits += 1
-            found = self.items[what]
-        else:
-            self.cache.misses += 1
-            try:
-                found = compute()
-            except ExtractionError as exc:
-                found = exc
-            self.items[what] = found
-        if isinstance(found, ExtractionError):
-            raise ExtractionError(found.reason, found.message, source=found.source)
-        return found
-
-
-class ExtractionCache:
-    """Parsed documents and regex scans of files, shared by the extractions of a batch.
-
-    Not thread-safe: use one per thread (or per audit). See "Batches" in the module text.
-    """
-
-    def __init__(self, max_files: int = 256) -> None:
-        self.max_files = max_files
-        self._files: OrderedDict[tuple[str, int, int, int], _FileEntries] = OrderedDict()
-        self.hits = 0
-        self.misses = 0
-
-    def entries(self, path: Path) -> _FileEntries | None:
-        """The entries of the file's current version; ``None`` if it is not a regular file."""
-        try:
-            stat = path.stat()
-        except OSError:
-            return None
-        if not S_ISREG(stat.st_mode):
-            return None
-        key = (str(path), stat.st_ino, stat.st_size, stat.st_mtime_ns)
-        found = self._files.get(key)
-        if found is None:
-            found = self._files[key] = _FileEntries(self)
-            while len(self._files) > self.max_files:
-                self._files.popitem(last=False)
-        else:
-            self._files.move_to_end(key)
-        return found
-
-
 def _cached(entries: _FileEntries | None, what: _Key, compute: Callable[[], Any]) -> Any:
-    return compute() if entries is None else entries.get(what, compute)
+    """``compute()``, or the batch's earlier result; a stored failure is raised again."""
+    if entries is None:
+        return compute()
+    found = entries.get(what, lambda: _outcome(compute))
+    if isinstance(found, ExtractionError):
+        raise ExtractionError(found.reason, found.message, source=found.source)
+    return found
+
+
+def _outcome(compute: Callable[[], Any]) -> Any:
+    """``compute()``'s result, or the :class:`ExtractionError` it raised (kept as a value)."""
+    try:
+        return compute()
+    except ExtractionError as exc:
+        return exc
 
 
 # --------------------------------------------------------------------------- templates
