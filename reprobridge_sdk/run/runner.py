@@ -38,73 +38,26 @@ from __future__ import annotations
 
 import contextlib
 import os
-import shutil
 import signal
 import sys
-import tempfile
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
-from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO, Literal
+from typing import BinaryIO
 
 from reprobridge_sdk.digest import file_sha256, tree_digest
 from reprobridge_sdk.errors import ArtifactError
-from reprobridge_sdk.extraction import ExtractionError, render_template
-from reprobridge_sdk.model import Launcher, Manifest
-from reprobridge_sdk.model.evidence import (
-    EnvironmentSnapshot,
-    EvidenceRecord,
-    Failure,
-    FileDigest,
-    LandmarkHit,
-    OutputRecord,
-)
+from reprobridge_sdk.model import Manifest
+from reprobridge_sdk.model.evidence import EnvironmentSnapshot
 
-from .evidence import (
-    LOG_NAME,
-    OUTPUTS_DIR,
-    minimal_snapshot,
-    new_run_dir,
-    utc_now,
-    write_record,
-)
-from .measure import measure, template_context
-from .process import LandmarkPattern, run_process
+from ._execute import EnvMode, Job, Shared, execute, skipped
+from .evidence import minimal_snapshot
 from .results import RunEvent, RunResult, RunSummary, TaskValue, task_values
 from .select import load_artifact, select_launchers, usage_error, with_needs
 
 __all__ = ["RunEvent", "RunResult", "RunSummary", "TaskValue", "load_artifact", "run"]
-
-EnvMode = Literal["cached", "current"]
-
-
-@dataclass(frozen=True)
-class _Job:
-    launcher: Launcher
-    seed: int | None
-
-
-@dataclass
-class _Shared:
-    root: Path
-    manifest: Manifest
-    runs_dir: Path
-    env_mode: EnvMode
-    base_env: dict[str, str]
-    env_error: str | None
-    snapshot: EnvironmentSnapshot
-    drift: list[str]
-    code_digest: str | None
-    lock_digest: str | None
-    timeout: float | None
-    grace: float
-    cancel: threading.Event
-    echo: BinaryIO | None
-    emit: Callable[[RunEvent], None]
-
 
 # --------------------------------------------------------------------------- environment
 
@@ -182,296 +135,6 @@ def _digests(root: Path, manifest: Manifest) -> tuple[str | None, str | None]:
     return code, lock
 
 
-# --------------------------------------------------------------------------- one run
-
-
-def _signature(path: Path) -> tuple[int, int, int] | None:
-    try:
-        stat = path.stat()
-    except OSError:
-        return None
-    return (stat.st_ino, stat.st_size, stat.st_mtime_ns)
-
-
-def _copy_output(source: Path, run_dir: Path, output_id: str) -> FileDigest:
-    target_dir = run_dir / OUTPUTS_DIR / output_id
-    target_dir.mkdir(parents=True, exist_ok=True)
-    target = target_dir / source.name
-    fd, tmp = tempfile.mkstemp(prefix=f".{source.name}.", suffix=".tmp", dir=target_dir)
-    os.close(fd)
-    try:
-        shutil.copyfile(source, tmp)
-        Path(tmp).replace(target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    relative = target.relative_to(run_dir).as_posix()
-    return FileDigest(path=relative, sha256=file_sha256(target), size=target.stat().st_size)
-
-
-def _failure_reason(current: Failure | None, reason: str, detail: str, last: str | None) -> Failure:
-    if current is not None:
-        return current
-    return Failure(reason=reason, detail=detail, last_landmark=last)
-
-
-def _new_run_dir(shared: _Shared, launcher_id: str, seed: int | None) -> tuple[str, Path]:
-    try:
-        return new_run_dir(shared.runs_dir, launcher_id, seed)
-    except OSError as exc:
-        msg = f"cannot create a run directory in {shared.runs_dir}: {exc.strerror}"
-        raise ArtifactError(msg) from None
-
-
-def _first_write(run_dir: Path, record: EvidenceRecord) -> None:
-    """The first record of a run; if it cannot be written the run is not started."""
-    try:
-        write_record(run_dir, record)
-    except OSError as exc:
-        msg = f"cannot write the record in {run_dir}: {exc.strerror}"
-        raise ArtifactError(msg) from None
-
-
-def _execute(job: _Job, shared: _Shared) -> RunResult:
-    launcher = job.launcher
-    run_id, run_dir = _new_run_dir(shared, launcher.id, job.seed)
-    run_dir = run_dir.resolve()
-    started_wall = time.monotonic()
-    context = template_context(launcher.params, job.seed, run_dir)
-    record = EvidenceRecord(
-        run_id=run_id,
-        artifact=shared.manifest.artifact.id,
-        launcher=launcher.id,
-        argv=list(launcher.argv),
-        shell=launcher.shell,
-        workdir=launcher.workdir,
-        seed=job.seed,
-        scope=launcher.scope,
-        params=dict(launcher.params),
-        status="running",
-        started_at=utc_now(),
-        env_mode=shared.env_mode,
-        code_tree_digest=shared.code_digest,
-        lock_digest=shared.lock_digest,
-        environment=shared.snapshot,
-        drift=list(shared.drift),
-    )
-    failure: Failure | None = None
-    argv: list[str] = list(launcher.argv)
-    env = dict(shared.base_env)
-    try:
-        argv = [render_template(arg, context) for arg in launcher.argv]
-        for name, value in launcher.env.items():
-            env[name] = render_template(value, context)
-        record.argv = argv
-    except ExtractionError as exc:
-        failure = Failure(reason="template-error", detail=exc.message)
-    _first_write(run_dir, record)
-    shared.emit(
-        RunEvent(
-            "run-started",
-            {
-                "run_id": run_id,
-                "launcher": launcher.id,
-                "seed": job.seed,
-                "run_dir": str(run_dir),
-                "argv": argv,
-            },
-        )
-    )
-    try:
-        record = _complete(
-            job,
-            shared,
-            record=record,
-            run_dir=run_dir,
-            argv=argv,
-            env=env,
-            context=context,
-            failure=failure,
-        )
-    except Exception as exc:  # never a traceback: an unexpected fault is a recorded failure
-        record.status = "failed"
-        record.failure = Failure(reason="internal-error", detail=f"{type(exc).__name__}: {exc}")
-    record.ended_at = utc_now()
-    record.duration = round(time.monotonic() - started_wall, 6)
-    try:
-        write_record(run_dir, record)
-    except OSError as exc:  # e.g. a full disk: the 'running' record stays intact
-        record.status = "failed"
-        record.failure = Failure(
-            reason="internal-error", detail=f"cannot write the record: {exc.strerror}"
-        )
-    result = RunResult(run_id=run_id, run_dir=run_dir, record=record)
-    shared.emit(RunEvent("run-finished", result.to_dict()))
-    return result
-
-
-def _complete(
-    job: _Job,
-    shared: _Shared,
-    *,
-    record: EvidenceRecord,
-    run_dir: Path,
-    argv: list[str],
-    env: dict[str, str],
-    context: Mapping[str, object],
-    failure: Failure | None,
-) -> EvidenceRecord:
-    launcher = job.launcher
-    log_path = run_dir / LOG_NAME
-    log_path.touch()
-    workdir = shared.root / launcher.workdir
-    if shared.env_error is not None:
-        failure = Failure(reason="environment-error", detail=shared.env_error)
-    elif failure is None and not workdir.is_dir():
-        failure = Failure(
-            reason="environment-error", detail=f"working directory {launcher.workdir!r} is missing"
-        )
-    if failure is not None:
-        record.status = "failed"
-        record.failure = failure
-        record.log = FileDigest(path=LOG_NAME, sha256=file_sha256(log_path), size=0)
-        return record
-
-    output_paths: dict[str, Path] = {}
-    before: dict[str, tuple[int, int, int] | None] = {}
-    for output in launcher.outputs:
-        try:
-            path = workdir / render_template(output.path, context)
-        except ExtractionError as exc:
-            failure = _failure_reason(failure, "template-error", exc.message, None)
-            continue
-        output_paths[output.id] = path
-        before[output.id] = _signature(path)
-    if failure is not None:
-        record.status = "failed"
-        record.failure = failure
-        return record
-
-    command = ["/bin/sh", "-c", argv[0]] if launcher.shell else argv
-    patterns = [LandmarkPattern.compile(lm.id, lm.pattern) for lm in launcher.landmarks]
-
-    def _on_landmark(landmark_id: str, line: int, elapsed: float) -> None:
-        shared.emit(
-            RunEvent(
-                "landmark",
-                {
-                    "run_id": record.run_id,
-                    "landmark": landmark_id,
-                    "line": line,
-                    "elapsed": elapsed,
-                },
-            )
-        )
-
-    outcome = run_process(
-        command,
-        cwd=workdir,
-        env=env,
-        log_path=log_path,
-        timeout=shared.timeout if shared.timeout is not None else launcher.timeout,
-        cancel=shared.cancel,
-        landmarks=patterns,
-        on_landmark=_on_landmark,
-        echo=shared.echo,
-        grace=shared.grace,
-    )
-    record.exit_code = outcome.exit_code
-    record.landmarks = [LandmarkHit(id=i, line=n, elapsed=e) for i, n, e in outcome.landmarks]
-    last = outcome.landmarks[-1][0] if outcome.landmarks else None
-    record.log = FileDigest(
-        path=LOG_NAME, sha256=file_sha256(log_path), size=log_path.stat().st_size
-    )
-    if outcome.cancelled:
-        failure = Failure(reason="interrupted", detail="stopped by the user", last_landmark=last)
-    elif outcome.not_found is not None:
-        failure = Failure(reason="command-not-found", detail=outcome.not_found)
-    elif launcher.shell and outcome.exit_code == 127:
-        failure = Failure(
-            reason="command-not-found",
-            detail="the shell could not find the command (exit 127)",
-            last_landmark=last,
-        )
-    elif outcome.timed_out:
-        timeout = shared.timeout if shared.timeout is not None else launcher.timeout
-        failure = Failure(reason="timeout", detail=f"stopped after {timeout} s", last_landmark=last)
-    elif outcome.exit_code != 0:
-        failure = Failure(
-            reason="exit-status", detail=f"exit status {outcome.exit_code}", last_landmark=last
-        )
-
-    produced: dict[str, Path] = {}
-    records: list[OutputRecord] = []
-    for output in launcher.outputs:
-        path = output_paths[output.id]
-        after = _signature(path)
-        if after is None or not path.is_file():
-            if output.required:
-                failure = _failure_reason(
-                    failure, "missing-output", f"output {output.id!r} was not produced", last
-                )
-            continue
-        preexisting = before[output.id] is not None and before[output.id] == after
-        digest = _copy_output(path, run_dir, output.id)
-        records.append(OutputRecord(id=output.id, preexisting=preexisting, **digest.model_dump()))
-        if preexisting:
-            if output.required:
-                detail = f"output {output.id!r} existed before the run and was not rewritten"
-                failure = _failure_reason(failure, "missing-output", detail, last)
-        else:
-            produced[output.id] = run_dir / digest.path
-    record.outputs = records
-
-    if not outcome.cancelled:
-        record.measurements = measure(
-            launcher, log=log_path, files_base=workdir, outputs=produced, context=context
-        )
-        errors = [m for m in record.measurements if m.value is None]
-        if errors:
-            detail = "; ".join(f"{m.task}: {m.error}" for m in errors)
-            failure = _failure_reason(failure, "extraction-failed", detail, last)
-    if outcome.log_error is not None:
-        if failure is not None:
-            failure.detail = f"{failure.detail} ({outcome.log_error})"
-        failure = _failure_reason(failure, "internal-error", outcome.log_error, last)
-    record.failure = failure
-    if failure is None:
-        record.status = "succeeded"
-    elif failure.reason == "interrupted":
-        record.status = "interrupted"
-    else:
-        record.status = "failed"
-    return record
-
-
-def _skipped(job: _Job, shared: _Shared, detail: str) -> RunResult:
-    """Record a run that was not started because a needed launcher failed."""
-    run_id, run_dir = _new_run_dir(shared, job.launcher.id, job.seed)
-    now = utc_now()
-    record = EvidenceRecord(
-        run_id=run_id,
-        artifact=shared.manifest.artifact.id,
-        launcher=job.launcher.id,
-        argv=list(job.launcher.argv),
-        shell=job.launcher.shell,
-        workdir=job.launcher.workdir,
-        seed=job.seed,
-        scope=job.launcher.scope,
-        params=dict(job.launcher.params),
-        status="failed",
-        started_at=now,
-        ended_at=now,
-        duration=0.0,
-        env_mode=shared.env_mode,
-        failure=Failure(reason="dependency-failed", detail=detail),
-    )
-    _first_write(run_dir, record)
-    result = RunResult(run_id=run_id, run_dir=run_dir.resolve(), record=record)
-    shared.emit(RunEvent("run-finished", result.to_dict()))
-    return result
-
-
 # --------------------------------------------------------------------------- scheduling
 
 
@@ -492,18 +155,18 @@ def _sigterm_as_interrupt() -> Iterator[None]:
         signal.signal(signal.SIGTERM, previous)
 
 
-def _schedule(jobs: list[_Job], shared: _Shared, workers: int) -> tuple[list[RunResult], bool]:
+def _schedule(jobs: list[Job], shared: Shared, workers: int) -> tuple[list[RunResult], bool]:
     pending = list(jobs)
     remaining = dict.fromkeys({j.launcher.id for j in jobs}, 0)
     for job in jobs:
         remaining[job.launcher.id] += 1
     failed_launchers: set[str] = set()
     results: list[RunResult] = []
-    running: dict[Future[RunResult], _Job] = {}
+    running: dict[Future[RunResult], Job] = {}
     interrupted = False
     error: ArtifactError | None = None
 
-    def _finished(job: _Job, result: RunResult) -> None:
+    def _finished(job: Job, result: RunResult) -> None:
         results.append(result)
         remaining[job.launcher.id] -= 1
         if result.status != "succeeded":
@@ -518,16 +181,16 @@ def _schedule(jobs: list[_Job], shared: _Shared, workers: int) -> tuple[list[Run
                     if broken:
                         pending.remove(job)
                         detail = f"needed launcher {broken[0]!r} did not succeed"
-                        _finished(job, _skipped(job, shared, detail))
+                        _finished(job, skipped(job, shared, detail))
                         continue
                     if any(remaining[n] for n in needs) or len(running) >= workers:
                         continue
                     pending.remove(job)
-                    running[pool.submit(_execute, job, shared)] = job
+                    running[pool.submit(execute, job, shared)] = job
                 if pending and not running:
                     # Nothing runs and nothing can start: the needs form a cycle.
                     for job in pending:
-                        _finished(job, _skipped(job, shared, "the launchers' needs form a cycle"))
+                        _finished(job, skipped(job, shared, "the launchers' needs form a cycle"))
                     pending.clear()
             if not running:
                 break
@@ -596,7 +259,7 @@ def run(
             with lock:
                 on_event(event)
 
-    shared = _Shared(
+    shared = Shared(
         root=root,
         manifest=manifest,
         runs_dir=runs,
@@ -613,12 +276,12 @@ def run(
         echo=echo,
         emit=_emit,
     )
-    plan: list[_Job] = []
+    plan: list[Job] = []
     for launcher in selected:
         launcher_seeds: list[int | None] = list(launcher.seeds)
         if launcher.seeds and seeds is not None:
             launcher_seeds = list(seeds)
-        plan.extend(_Job(launcher, seed) for seed in launcher_seeds or [None])
+        plan.extend(Job(launcher, seed) for seed in launcher_seeds or [None])
     with _sigterm_as_interrupt():
         results, interrupted = _schedule(plan, shared, jobs)
     results.sort(key=lambda r: (r.record.started_at, r.run_id))
