@@ -24,8 +24,6 @@ from __future__ import annotations
 
 import difflib
 import io
-import json
-import math
 import os
 import re
 from collections.abc import Mapping, Sequence
@@ -37,6 +35,8 @@ from types import SimpleNamespace
 from typing import Any
 
 from ._fs import atomic_write_text
+from ._yamlspans import edit_scalars
+from ._yamlspans import same as _same
 from .document import Document, load_document
 from .errors import ArtifactError
 from .findings import Finding, Severity, finding
@@ -206,21 +206,6 @@ def to_plain(node: Any) -> Any:
     return node
 
 
-def _same(old: Any, new: Any) -> bool:
-    """Equality of plain values where 1 == 1.0 but True != 1 and NaN == NaN."""
-    if isinstance(old, bool) or isinstance(new, bool):
-        return type(old) is type(new) and old == new
-    if isinstance(old, int | float) and isinstance(new, int | float):
-        if isinstance(old, float) and isinstance(new, float) and math.isnan(old):
-            return math.isnan(new)
-        return old == new
-    if isinstance(old, dict) and isinstance(new, Mapping):
-        return old.keys() == new.keys() and all(_same(old[k], new[k]) for k in old)
-    if isinstance(old, list) and isinstance(new, list | tuple):
-        return len(old) == len(new) and all(_same(a, b) for a, b in zip(old, new, strict=True))
-    return type(old) is type(new) and old == new
-
-
 def _new_node(value: Any) -> Any:
     """A fresh round-trip node for a plain value."""
     if isinstance(value, Mapping):
@@ -330,102 +315,13 @@ def _merge_seq(old: Any, new: list[Any]) -> None:
         old.append(_new_node(value))
 
 
-# A string written plain in place of a plain scalar: no indicator first, no ": " or " #", no
-# trailing space or colon; in flow collections also no ",[]{}". Read back is checked anyway.
-_PLAIN_BLOCK = re.compile(r"^(?![-?:,\[\]{}#&*!|>'\"%@`\s])(?!.*(?:: | #|[\s:]$)).+$")
-_PLAIN_FLOW = re.compile(r"^[^,\[\]{}]*$")
-
-
-def _scalar_changes(
-    old: Any, new: Any, path: tuple[str | int, ...], out: list[tuple[tuple[str | int, ...], Any]]
-) -> bool:
-    """Collect the scalar values that differ; False if the shapes differ (keys, lengths)."""
-    if isinstance(old, dict) and isinstance(new, Mapping):
-        if list(old) != list(new):
-            return False
-        return all(_scalar_changes(old[key], new[key], (*path, key), out) for key in old)
-    if isinstance(old, list) and isinstance(new, list | tuple):
-        if len(old) != len(new):
-            return False
-        return all(
-            _scalar_changes(item, other, (*path, index), out)
-            for index, (item, other) in enumerate(zip(old, new, strict=True))
-        )
-    if isinstance(old, dict | list) or isinstance(new, Mapping | list | tuple):
-        return False
-    if not _same(old, new):
-        out.append((path, new))
-    return True
-
-
-def _scalar_text(value: Any, style: str | None, *, flow: bool = False) -> str | None:
-    """How to write ``value`` in place of a one-line scalar of ``style``; None if unsure."""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if value is None:
-        return "null"
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, float):
-        if math.isnan(value):
-            return ".nan"
-        if math.isinf(value):
-            return ".inf" if value > 0 else "-.inf"
-        return repr(value)
-    if not isinstance(value, str) or not value.isprintable():
-        return None
-    if style == '"':
-        return json.dumps(value, ensure_ascii=False)
-    plain = _PLAIN_BLOCK.match(value) and (not flow or _PLAIN_FLOW.match(value))
-    if style is None and plain:
-        return value  # read back is checked: a value that resolves to a non-string falls back
-    return "'" + value.replace("'", "''") + "'"
-
-
 def _edit_scalars_in_text(doc: YamlDocument, new_data: Any) -> bool:
-    """Apply scalar-only changes by rewriting just their text spans; False if not possible.
-
-    Nothing but the changed scalars is touched, and the result must read back to exactly
-    ``new_data``; anything else (new keys, other shapes, aliases, block scalars, a value whose
-    spelling is unsure) is left to the round-trip tree.
-    """
-    changes: list[tuple[tuple[str | int, ...], Any]] = []
-    if not _scalar_changes(doc.document.data, new_data, (), changes) or not changes:
+    """Apply scalar-only changes by rewriting just their text spans; False if not possible."""
+    edited = edit_scalars(doc.text, doc.document.data, new_data, name=doc.name)
+    if edited is None:
         return False
-    import yaml  # noqa: PLC0415 - PyYAML's composer gives each scalar's exact span
-
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-    try:
-        root = yaml.compose(doc.text, Loader=loader)
-    except yaml.YAMLError:  # pragma: no cover - the text was read once already
-        return False
-    edits: list[tuple[int, int, str]] = []
-    for path, value in changes:
-        node, flow = root, False
-        for part in path:
-            flow = flow or bool(getattr(node, "flow_style", False))
-            if isinstance(node, yaml.MappingNode):
-                node = next((v for k, v in node.value if k.value == part), None)
-            elif isinstance(node, yaml.SequenceNode) and isinstance(part, int):
-                node = node.value[part]
-            else:
-                return False
-        if not isinstance(node, yaml.ScalarNode) or (node.style or None) not in (None, "'", '"'):
-            return False
-        start, end = node.start_mark.index, node.end_mark.index
-        if "\n" in doc.text[start:end] or doc.text[start:end].startswith(("&", "!", "*")):
-            return False
-        replacement = _scalar_text(value, node.style or None, flow=flow)  # "" is plain
-        if replacement is None:
-            return False
-        edits.append((start, end, replacement))
-    text = doc.text
-    for start, end, replacement in sorted(edits, reverse=True):
-        text = text[:start] + replacement + text[end:]
-    check = load_document(text.encode("utf-8"), name=doc.name)
-    if check.fatal or check.findings or not _same(check.data, new_data):
-        return False
-    doc.text, doc.document, doc.changed = text, check, True
+    doc.text, doc.document = edited
+    doc.changed = True
     return True
 
 
