@@ -1,0 +1,210 @@
+"""The PEP 751 ``pylock.toml`` reader behind :mod:`reprobridge_sdk.lockfile`.
+
+Imported only when a ``pylock.toml`` is read, so a requirements lock never pays for TOML.
+Positions: TOML parse errors carry their line and column; a package's findings point at the
+line of its ``name`` key. When the installed ``packaging`` has :mod:`packaging.pylock`, a lock
+without other errors is also checked structurally by it.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from typing import Any
+
+from packaging.utils import canonicalize_name
+from packaging.version import InvalidVersion, Version
+
+from .findings import Finding, Severity, finding
+from .lockfile import PYLOCK_VERSION, Lock, LockEntry, is_local_location
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - Python 3.10
+    import tomli as tomllib  # type: ignore[import-not-found, unused-ignore]
+
+__all__ = ["parse_pylock"]
+
+_TOML_POS_RE = re.compile(r"\(at line (\d+), column (\d+)\)")
+
+
+def parse_pylock(text: str, name: str) -> tuple[Lock, list[Finding]]:
+    """The lock in ``text`` (a ``pylock.toml``) and every finding of reading it."""
+    findings: list[Finding] = []
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        match = _TOML_POS_RE.search(str(exc))
+        line, col = (int(match.group(1)), int(match.group(2))) if match else (0, 0)
+        message = _TOML_POS_RE.sub("", str(exc)).strip()
+        return Lock("pylock"), [
+            finding("L003", f"not valid TOML: {message}", file=name, line=line, col=col)
+        ]
+    lines = text.splitlines()
+
+    def line_of(pattern: str, occurrence: int = 0) -> int:
+        regex = re.compile(pattern)
+        count = 0
+        for number, content in enumerate(lines, start=1):
+            if regex.search(content):
+                if count == occurrence:
+                    return number
+                count += 1
+        return 0
+
+    def add(code: str, message: str, line: int, path: str, hint: str | None = None) -> None:
+        findings.append(
+            finding(code, message, file=name, line=line, col=1 if line else 0, path=path, hint=hint)
+        )
+
+    raw_version = data.get("lock-version")
+    version_line = line_of(r"^\s*lock-version\s*=")
+    if not isinstance(raw_version, str):
+        add("L003", "lock-version is missing or not a string", version_line, "/lock-version")
+        return Lock("pylock"), findings
+    try:
+        lock_version = Version(raw_version)
+    except InvalidVersion:
+        add("L003", f"lock-version {raw_version!r} is not a version", version_line, "/lock-version")
+        return Lock("pylock"), findings
+    if lock_version.major != PYLOCK_VERSION.major:
+        add(
+            "L005",
+            f"lock-version {raw_version} is not supported "
+            f"(this SDK reads {PYLOCK_VERSION.major}.x)",
+            version_line,
+            "/lock-version",
+        )
+        return Lock("pylock"), findings
+    if lock_version > PYLOCK_VERSION:
+        add(
+            "L006",
+            f"lock-version {raw_version} is newer than {PYLOCK_VERSION}; newer fields are ignored",
+            version_line,
+            "/lock-version",
+        )
+    packages = data.get("packages")
+    if not isinstance(packages, list):
+        add("L003", "'packages' is missing or not an array", line_of(r"packages"), "/packages")
+        return Lock("pylock"), findings
+    entries: list[LockEntry] = []
+    seen: dict[tuple[str, str | None], int] = {}
+    name_counts: dict[str, int] = {}
+    package_lines: list[int] = []
+    for index, package in enumerate(packages):
+        pointer = f"/packages/{index}"
+        if not isinstance(package, dict) or not isinstance(package.get("name"), str):
+            add("L003", "a package has no name", line_of(r"\[\[packages\]\]", index), pointer)
+            continue
+        raw_name = package["name"]
+        occurrence = name_counts.get(raw_name, 0)
+        name_counts[raw_name] = occurrence + 1
+        line = line_of(r"\bname\s*=\s*[\"']" + re.escape(raw_name) + r"[\"']", occurrence)
+        package_lines.append(line)
+        entry = _pylock_entry(package, line, pointer, add)
+        if entry is None:
+            continue
+        key = (entry.name, entry.markers)
+        if key in seen:
+            add("L008", f"{entry.name} is pinned twice (first on line {seen[key]})", line, pointer)
+        else:
+            seen[key] = line
+        entries.append(entry)
+    if not any(f.severity is Severity.ERROR for f in findings):
+        _packaging_validation(data, add, package_lines)
+    lock = Lock(
+        "pylock",
+        tuple(entries),
+        requires_python=data.get("requires-python")
+        if isinstance(data.get("requires-python"), str)
+        else None,
+        created_by=data.get("created-by") if isinstance(data.get("created-by"), str) else None,
+    )
+    return lock, findings
+
+
+def _pylock_entry(package: dict[str, Any], line: int, pointer: str, add: Any) -> LockEntry | None:
+    name = canonicalize_name(package["name"])
+    version = package.get("version")
+    marker = package.get("marker") if isinstance(package.get("marker"), str) else None
+    hashes: list[str] = []
+    url: str | None = None
+    sources: list[tuple[str, dict[str, Any]]] = []
+    for key in ("sdist", "archive"):
+        if isinstance(package.get(key), dict):
+            sources.append((f"{pointer}/{key}", package[key]))
+    wheels = package.get("wheels")
+    if isinstance(wheels, list):
+        sources.extend(
+            (f"{pointer}/wheels/{i}", w) for i, w in enumerate(wheels) if isinstance(w, dict)
+        )
+    for key in ("vcs", "directory"):
+        if isinstance(package.get(key), dict):
+            source = package[key]
+            location = source.get("url") or source.get("path") or ""
+            if key == "directory" or is_local_location(str(location)):
+                add(
+                    "L004",
+                    f"{name} comes from a local {key} {location!r}",
+                    line,
+                    f"{pointer}/{key}",
+                )
+            else:
+                add(
+                    "L001",
+                    f"{name} comes from a VCS, not a pinned release",
+                    line,
+                    f"{pointer}/{key}",
+                )
+            return LockEntry(name, None, (), marker, str(location) or None, line)
+    index = package.get("index")
+    if isinstance(index, str) and is_local_location(index):
+        add("L004", f"{name} names a machine-local index {index!r}", line, f"{pointer}/index")
+    for source_pointer, source in sources:
+        location = source.get("url") or source.get("path")
+        if isinstance(location, str):
+            if source.get("path") is not None or is_local_location(location):
+                add(
+                    "L004",
+                    f"{name} names a machine-local file {location!r}",
+                    line,
+                    source_pointer,
+                )
+            elif url is None and source_pointer.endswith("/archive"):
+                url = location
+        source_hashes = source.get("hashes")
+        if isinstance(source_hashes, dict) and source_hashes:
+            hashes.extend(f"{algo}:{value}" for algo, value in source_hashes.items())
+        else:
+            add("L002", f"{name} has a file without hashes", line, f"{source_pointer}/hashes")
+    if not sources:
+        add("L002", f"{name} has no sdist, wheel or archive with hashes", line, pointer)
+    if not isinstance(version, str):
+        if url is None:
+            add("L001", f"{name} has no version", line, f"{pointer}/version")
+        return LockEntry(name, None, tuple(hashes), marker, url, line)
+    try:
+        Version(version)
+    except InvalidVersion:
+        add("L003", f"{name} has an invalid version {version!r}", line, f"{pointer}/version")
+        return None
+    return LockEntry(name, version, tuple(hashes), marker, url, line)
+
+
+def _packaging_validation(data: dict[str, Any], add: Any, package_lines: list[int]) -> None:
+    """Structural validation by ``packaging.pylock`` (when the installed version has it)."""
+    try:
+        from packaging.pylock import Pylock, PylockValidationError  # noqa: PLC0415 - packaging>=25
+    except ImportError:  # pragma: no cover - packaging < 25
+        return
+    checked = dict(data)
+    checked["lock-version"] = str(PYLOCK_VERSION)  # the version was checked above
+    try:
+        Pylock.from_dict(checked)
+    except PylockValidationError as exc:
+        context = exc.context or ""
+        pointer = "/" + re.sub(r"\[(\d+)\]", r"/\1", context).replace(".", "/") if context else ""
+        match = re.match(r"packages\[(\d+)\]", context)
+        index = int(match.group(1)) if match else -1
+        line = package_lines[index] if 0 <= index < len(package_lines) else 0
+        add("L003", f"pylock.toml is not valid: {exc}", line, pointer)
