@@ -156,8 +156,8 @@ def test_usage_errors(tmp_path: Path, make_artifact: Callable[..., Path]) -> Non
 def test_strip_local_options() -> None:
     text = (
         "--index-url https://pypi.org/simple\n"
-        "--extra-index-url file:///opt/pypi/simple\n"
-        "--find-links /opt/wheels\n"
+        "--extra-index-url file:///srv/mirror/simple\n"
+        "--find-links /srv/wheelhouse\n"
         "-f=./wheels\n"
         "six==1.16.0\n"
     )

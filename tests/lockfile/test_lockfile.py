@@ -110,8 +110,8 @@ def test_detect_format() -> None:
     [
         ("https://pypi.org/simple", False),
         ("https://download.pytorch.org/whl/cu121", False),
-        ("file:///opt/pypi/simple", True),
-        ("/opt/wheels", True),
+        ("file:///srv/mirror/simple", True),
+        ("/srv/wheelhouse", True),
         ("./wheels", True),
         ("http://localhost:8080/simple", True),
         ("http://127.0.0.2/simple", True),
