@@ -43,8 +43,10 @@ __all__ = [
     "MAX_ALIAS_NODES",
     "MAX_BYTES",
     "MAX_DEPTH",
+    "TYPE_WORDS",
     "Document",
     "escape_pointer",
+    "json_type",
     "load_document",
     "unescape_pointer",
 ]
@@ -381,20 +383,39 @@ def _check_aliases(label: str, root: Any) -> None:
     )
 
 
-def _kind(value: Any) -> str:
+#: Words for JSON types in messages.
+TYPE_WORDS = {
+    "object": "a mapping",
+    "array": "a sequence",
+    "string": "a string",
+    "integer": "an integer",
+    "number": "a number",
+    "boolean": "a boolean",
+    "null": "null",
+}
+
+
+def json_type(value: Any) -> str:
+    """The JSON type name of a plain value (a Python type name for anything else)."""
     if value is None:
         return "null"
     if isinstance(value, bool):
-        return "a boolean"
+        return "boolean"
     if isinstance(value, int):
-        return "an integer"
+        return "integer"
     if isinstance(value, float):
-        return "a number"
+        return "number"
     if isinstance(value, str):
-        return "a string"
+        return "string"
     if isinstance(value, list):
-        return "a sequence"
-    return "a mapping"
+        return "array"
+    if isinstance(value, dict):
+        return "object"
+    return type(value).__name__
+
+
+def _kind(value: Any) -> str:
+    return TYPE_WORDS.get(json_type(value), "a mapping")
 
 
 class _Converter:

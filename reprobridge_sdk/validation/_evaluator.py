@@ -28,6 +28,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from reprobridge_sdk.document import json_type
+
 __all__ = ["CompiledSchema", "SchemaCompileError", "SchemaError", "compile_schema"]
 
 _ANNOTATIONS = frozenset(
@@ -90,25 +92,6 @@ class SchemaError:
 
 
 _Check = Callable[[Any, str, list[SchemaError]], bool]
-
-
-def type_of(value: Any) -> str:
-    """The JSON type name of a plain value ('integer' for integral floats is not used here)."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    if isinstance(value, dict):
-        return "object"
-    return type(value).__name__
 
 
 def _is_type(value: Any, name: str) -> bool:
@@ -207,7 +190,7 @@ class CompiledSchema:
         if "$ref" in schema:
             return self._types.get(schema["$ref"])
         if "const" in schema:
-            return frozenset([type_of(schema["const"])])
+            return frozenset([json_type(schema["const"])])
         branches = schema.get("anyOf") or schema.get("oneOf")
         if branches:
             union: set[str] = set()
@@ -442,7 +425,7 @@ def _reject(instance: Any, pointer: str, out: list[SchemaError]) -> bool:
 def _type_error(pointer: str, instance: Any, expected: tuple[str, ...]) -> SchemaError:
     names = " or ".join(expected)
     return SchemaError(
-        "type", pointer, f"expected {names}, got {type_of(instance)}", expected=expected
+        "type", pointer, f"expected {names}, got {json_type(instance)}", expected=expected
     )
 
 

@@ -16,10 +16,10 @@ from functools import lru_cache
 from importlib import resources
 from typing import Any
 
-from reprobridge_sdk.document import Document
+from reprobridge_sdk.document import TYPE_WORDS, Document, json_type
 from reprobridge_sdk.findings import Finding
 
-from ._evaluator import CompiledSchema, SchemaError, compile_schema, type_of
+from ._evaluator import CompiledSchema, SchemaError, compile_schema
 
 __all__ = ["SCHEMA_RESOURCE", "check_structure", "manifest_schema"]
 
@@ -28,16 +28,6 @@ SCHEMA_RESOURCE = "_data/schemas/rra-1.0.schema.json"
 
 #: The pattern of relative paths in the models; its failures are F001, not S004.
 _RELPATH_PATTERN = r"^[^/\\]"
-
-_TYPE_WORDS = {
-    "object": "a mapping",
-    "array": "a sequence",
-    "string": "a string",
-    "integer": "an integer",
-    "number": "a number",
-    "boolean": "a boolean",
-    "null": "null",
-}
 
 
 @lru_cache(maxsize=1)
@@ -84,7 +74,7 @@ def _to_finding(doc: Document, error: SchemaError, *, newer_minor: bool) -> Find
     if error.keyword == "required":
         return doc.finding("S002", error.message, path=pointer)
     if error.keyword == "type":
-        wanted = " or ".join(_TYPE_WORDS.get(name, name) for name in error.expected)
+        wanted = " or ".join(TYPE_WORDS.get(name, name) for name in error.expected)
         got = _actual(doc, pointer)
         hint = None
         if "string" in error.expected and got in ("a number", "an integer", "a boolean"):
@@ -115,4 +105,4 @@ def _value_at(data: Any, pointer: str) -> Any:
 
 def _actual(doc: Document, pointer: str) -> str:
     value = _value_at(doc.data, pointer)
-    return _TYPE_WORDS.get(type_of(value), type_of(value))
+    return TYPE_WORDS.get(json_type(value), json_type(value))
