@@ -24,7 +24,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from reprobridge_sdk.extraction import regex_matches
+from reprobridge_sdk.extract.extraction import regex_matches
 
 PATTERN = r"^eval acc=([0-9.]+)"
 GREP_PATTERN = r"^eval acc=[0-9.]+"
@@ -78,7 +78,7 @@ def _grep(*args: str, tail: bool = False) -> Callable[[], str]:
 
 _PEAK = """
 import sys
-from reprobridge_sdk.extraction import regex_matches
+from reprobridge_sdk.extract.extraction import regex_matches
 regex_matches(sys.argv[1], sys.argv[2], occurrence=sys.argv[3])
 for line in open("/proc/self/status"):
     if line.startswith("VmHWM:"):

@@ -56,7 +56,8 @@ def main() -> None:
     import yaml
     from ruamel.yaml import YAML
 
-    from reprobridge_sdk import api, yamlio
+    from reprobridge_sdk import api
+    from reprobridge_sdk.io import yamlio
     from reprobridge_sdk.model import Manifest
 
     example = _example()

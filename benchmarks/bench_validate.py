@@ -174,7 +174,7 @@ def _pip_parse(parse: Callable[..., Iterable[object]], lock: Path, session: obje
 
 
 def _bench_lock(example: Path, repeat: int) -> None:
-    from reprobridge_sdk.lockfile import check_lock
+    from reprobridge_sdk.locks.lockfile import check_lock
 
     try:
         from pip._internal.network.session import PipSession

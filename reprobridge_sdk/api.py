@@ -4,7 +4,7 @@
 >>> art.manifest.tasks[0].published.value = 0.91     # doctest: +SKIP
 >>> art.save()                                       # doctest: +SKIP
 
-:func:`load` reads ``rra.yaml`` with the round-trip reader (:mod:`reprobridge_sdk.yamlio`)
+:func:`load` reads ``rra.yaml`` with the round-trip reader (:mod:`reprobridge_sdk.io.yamlio`)
 and builds the typed :class:`~reprobridge_sdk.model.Manifest`. :meth:`ArtifactDir.save`
 writes the current model back as a *minimal diff* of the file: untouched keys keep their
 comments, quoting and layout, and default values the file does not spell out are not added.
@@ -23,12 +23,12 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
-from . import yamlio
-from ._fs import atomic_write_text
 from .digest import file_sha256, tree_digest
 from .errors import ArtifactError, UsageError
 from .findings import Finding, Severity, finding
 from .guide import update_guide_text, write_guide
+from .io import yamlio
+from .io._fs import atomic_write_text
 from .model import MANIFEST_NAME, Change, Launcher, Manifest, Task
 
 if TYPE_CHECKING:

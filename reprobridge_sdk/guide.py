@@ -16,8 +16,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ._fs import atomic_write_text
 from .findings import Finding, finding
+from .io._fs import atomic_write_text
 
 __all__ = [
     "BEGIN_MARKER",

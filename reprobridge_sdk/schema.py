@@ -28,8 +28,8 @@ from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ._fs import atomic_write_text
 from .errors import UsageError
+from .io._fs import atomic_write_text
 
 if TYPE_CHECKING:
     from pydantic import BaseModel

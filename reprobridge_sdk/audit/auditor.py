@@ -22,10 +22,10 @@ from dataclasses import replace
 from pathlib import Path
 
 from reprobridge_sdk.api import ArtifactDir, load
-from reprobridge_sdk.document import Document, load_document
 from reprobridge_sdk.errors import ArtifactError, UsageError
-from reprobridge_sdk.extraction import ExtractionCache
+from reprobridge_sdk.extract.extraction import ExtractionCache
 from reprobridge_sdk.findings import Severity, finding
+from reprobridge_sdk.io.document import Document, load_document
 from reprobridge_sdk.model import MANIFEST_NAME, Manifest
 from reprobridge_sdk.model.audit import (
     AttemptSummary,
@@ -102,7 +102,7 @@ def load_artifact(path: str | os.PathLike[str]) -> ArtifactFacts:
     """Load an artifact for auditing; :class:`ArtifactError` (with findings) if it cannot be.
 
     The manifest is read once, with the fast, bounded loader of
-    :mod:`reprobridge_sdk.document` (the audit's validation reuses it); when that fails,
+    :mod:`reprobridge_sdk.io.document` (the audit's validation reuses it); when that fails,
     :func:`reprobridge_sdk.api.load` reads it again to locate the problems.
     """
     root = Path(path)

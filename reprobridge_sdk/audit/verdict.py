@@ -40,7 +40,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from reprobridge_sdk.extraction import ExtractionError, aggregate
+from reprobridge_sdk.extract.extraction import ExtractionError, aggregate
 from reprobridge_sdk.findings import Finding, Severity, finding
 from reprobridge_sdk.model import Launcher, Task
 from reprobridge_sdk.model.audit import AuditFinding, IcmlVerdict, TaskAttempt, Verdict

@@ -39,7 +39,7 @@ from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
 from reprobridge_sdk.digest import file_sha256, iter_tree_entries, tree_digest
-from reprobridge_sdk.extraction import (
+from reprobridge_sdk.extract.extraction import (
     ExtractionCache,
     ExtractionError,
     apply_transform,
@@ -86,7 +86,7 @@ class ArtifactFacts:
     findings: tuple[Finding, ...]
     #: Digests of the launchers' declared sample files (logs and outputs).
     samples: frozenset[str] = frozenset()
-    #: The manifest as loaded (a :class:`reprobridge_sdk.document.Document`), for the validator.
+    #: The manifest as loaded (a :class:`reprobridge_sdk.io.document.Document`), for the validator.
     document: Any = field(default=None, compare=False, repr=False)
     _plain: dict[tuple[str, str], dict[str, object]] = field(default_factory=dict, compare=False)
 

@@ -119,7 +119,7 @@ def audit(  # noqa: PLR0917 - click passes every option as an argument
             )
         text = render(result, fmt, color=fmt == "text" and output is None and _colour())
         if output is not None:
-            from reprobridge_sdk._fs import atomic_write_text  # noqa: PLC0415
+            from reprobridge_sdk.io._fs import atomic_write_text  # noqa: PLC0415
 
             atomic_write_text(output, text)
             click.echo(f"wrote {output}: {'PASS' if result.passed else 'FAIL'}", err=True)

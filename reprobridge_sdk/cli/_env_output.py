@@ -52,7 +52,7 @@ def report_findings(
 
     Text output leaves out info findings unless ``verbose``; the other formats hold all.
     """
-    from reprobridge_sdk.reporters import render  # noqa: PLC0415 - only when reporting
+    from reprobridge_sdk.validation.reporters import render  # noqa: PLC0415 - only when reporting
 
     failing = any(
         f.severity is Severity.ERROR or (strict and f.severity is Severity.WARNING)

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import click
 
-from reprobridge_sdk.document import load_document
 from reprobridge_sdk.findings import Finding, Severity
 from reprobridge_sdk.guide import check_guide, guide_path, write_guide
+from reprobridge_sdk.io.document import load_document
 
 __all__ = ["guide"]
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from reprobridge_sdk.authoring import (
+from reprobridge_sdk.authoring.scaffold import (
     PLACEHOLDER_COMMIT,
     PLACEHOLDER_REPOSITORY,
     PLACEHOLDERS,

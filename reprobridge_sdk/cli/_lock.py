@@ -52,7 +52,7 @@ def lock(  # noqa: PLR0917 - click passes options positionally
     """
     from reprobridge_sdk.env.lock import lock_artifact
     from reprobridge_sdk.errors import ReproBridgeError
-    from reprobridge_sdk.lockfile import LockError
+    from reprobridge_sdk.locks.lockfile import LockError
 
     try:
         result = lock_artifact(

@@ -82,8 +82,8 @@ def validate(
     Exit codes: 0 no errors, 1 errors found (with --strict: warnings too), 2 usage or I/O error.
     """
     from reprobridge_sdk.errors import ReproBridgeError  # noqa: PLC0415 - lazy
-    from reprobridge_sdk.reporters import render  # noqa: PLC0415 - lazy
     from reprobridge_sdk.validation import validate as run  # noqa: PLC0415 - lazy
+    from reprobridge_sdk.validation.reporters import render  # noqa: PLC0415 - lazy
 
     selected = _codes(select, "--select")
     ignored = _codes(ignore, "--ignore")
@@ -107,7 +107,7 @@ def validate(
             click.echo(f"error: {exc.message}", err=True)
         sys.exit(2)
     if output is not None:
-        from reprobridge_sdk._fs import atomic_write_text  # noqa: PLC0415 - lazy
+        from reprobridge_sdk.io._fs import atomic_write_text  # noqa: PLC0415 - lazy
 
         try:
             atomic_write_text(output, render(result, fmt))

@@ -13,9 +13,9 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
-from reprobridge_sdk import yamlio
 from reprobridge_sdk.errors import ArtifactError, UsageError
 from reprobridge_sdk.findings import Severity
+from reprobridge_sdk.io import yamlio
 
 if TYPE_CHECKING:
     from reprobridge_sdk.model.environment import Environment

@@ -38,7 +38,7 @@ from reprobridge_sdk.env.venv import (
 )
 from reprobridge_sdk.errors import ReproBridgeError
 from reprobridge_sdk.findings import Finding, finding
-from reprobridge_sdk.lockfile import LockEntry, LockError, read_lock
+from reprobridge_sdk.locks.lockfile import LockEntry, LockError, read_lock
 from reprobridge_sdk.model.environment import Accelerator, Environment, SystemPackage
 
 __all__ = [

@@ -21,8 +21,8 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from reprobridge_sdk._fs import atomic_write_json
 from reprobridge_sdk.digest import file_sha256, files_sha256
+from reprobridge_sdk.io._fs import atomic_write_json
 
 __all__ = ["DigestCache", "default_cache"]
 

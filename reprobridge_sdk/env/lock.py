@@ -1,7 +1,7 @@
 """``reprobridge lock``: resolve the declared requirements into a hashed, portable lock.
 
 The lock is resolved into a temporary file beside its destination, cleaned of machine-local
-options, checked with :func:`reprobridge_sdk.lockfile.check_lock`, and only then renamed into
+options, checked with :func:`reprobridge_sdk.locks.lockfile.check_lock`, and only then renamed into
 place; the manifest's ``environment.lock`` (path, format, sha256, resolved_for) is then
 updated with a round-trip edit that keeps the manifest's comments.
 """
@@ -22,7 +22,7 @@ from reprobridge_sdk.env._artifact import RawArtifact, load_raw
 from reprobridge_sdk.env._resolvers import Resolver, resolve, resolver_version
 from reprobridge_sdk.errors import UsageError
 from reprobridge_sdk.findings import Finding, Severity, finding
-from reprobridge_sdk.lockfile import LockError, check_lock, is_local_location
+from reprobridge_sdk.locks.lockfile import LockError, check_lock, is_local_location
 
 __all__ = ["DEFAULT_LOCK_PATHS", "LockResult", "lock_artifact", "strip_local_options"]
 

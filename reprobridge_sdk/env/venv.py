@@ -37,7 +37,7 @@ from reprobridge_sdk.env._artifact import EnvArtifact, LoadedEnvironment, load_e
 from reprobridge_sdk.env._resolvers import index_url, isolated_environ
 from reprobridge_sdk.errors import ReproBridgeError
 from reprobridge_sdk.findings import finding
-from reprobridge_sdk.lockfile import read_lock
+from reprobridge_sdk.locks.lockfile import read_lock
 
 if TYPE_CHECKING:
     from reprobridge_sdk.model.environment import Environment

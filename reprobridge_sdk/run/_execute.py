@@ -19,7 +19,7 @@ from typing import BinaryIO, Literal
 
 from reprobridge_sdk.digest import file_sha256
 from reprobridge_sdk.errors import ArtifactError
-from reprobridge_sdk.extraction import ExtractionError, render_template
+from reprobridge_sdk.extract.extraction import ExtractionError, render_template
 from reprobridge_sdk.model import Launcher, Manifest
 from reprobridge_sdk.model.evidence import (
     EnvironmentSnapshot,

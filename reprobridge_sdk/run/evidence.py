@@ -42,9 +42,9 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from reprobridge_sdk._fs import atomic_write_json
 from reprobridge_sdk.errors import ReproBridgeError
 from reprobridge_sdk.findings import finding
+from reprobridge_sdk.io._fs import atomic_write_json
 from reprobridge_sdk.model.evidence import (
     RECORD_NAME,
     EnvironmentSnapshot,

@@ -10,7 +10,7 @@ import statistics
 from collections.abc import Mapping
 from pathlib import Path
 
-from reprobridge_sdk.extraction import ExtractionError, apply_transform, extract_value
+from reprobridge_sdk.extract.extraction import ExtractionError, apply_transform, extract_value
 from reprobridge_sdk.model import Launcher
 from reprobridge_sdk.model.evidence import MeasuredValue
 

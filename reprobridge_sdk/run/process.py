@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO
 
-from reprobridge_sdk.extraction import MAX_LINE, required_literal
+from reprobridge_sdk.extract.extraction import MAX_LINE, required_literal
 
 __all__ = [
     "DRAIN_WAIT",

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from reprobridge_sdk.extraction import ExtractionError, aggregate
+from reprobridge_sdk.extract.extraction import ExtractionError, aggregate
 from reprobridge_sdk.model import Launcher
 from reprobridge_sdk.model.evidence import EvidenceRecord, MeasuredValue
 

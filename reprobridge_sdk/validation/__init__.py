@@ -2,7 +2,7 @@
 
 Layers, run in this order for each artifact, each on plain data (no pydantic on this path):
 
-1. YAML (Y codes, :mod:`reprobridge_sdk.document`): a document that cannot be read stops here.
+1. YAML (Y codes, :mod:`reprobridge_sdk.io.document`): a document that cannot be read stops here.
 2. version (V codes, :mod:`.version`): an unknown major version stops here.
 3. structure (S codes, :mod:`.structure`): the generated JSON Schema.
 4. semantics (R codes, :mod:`.semantic`).
@@ -28,9 +28,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from reprobridge_sdk.document import Document, load_document
 from reprobridge_sdk.errors import ArtifactError
 from reprobridge_sdk.findings import Finding, Severity, finding
+from reprobridge_sdk.io.document import Document, load_document
 
 __all__ = [
     "MANIFEST_NAME",
@@ -263,7 +263,7 @@ def _lock_layer(doc: Any, root: Path) -> list[Finding]:
         return []
     if not Path(os.path.realpath(path)).is_relative_to(os.path.realpath(root)):
         return []  # the files layer reports F003
-    from reprobridge_sdk.lockfile import check_lock  # noqa: PLC0415 - lazy: layers load on use
+    from reprobridge_sdk.locks.lockfile import check_lock  # noqa: PLC0415 - lazy: layers load on use
 
     try:
         found = check_lock(path, fmt, display_name=text)
@@ -292,7 +292,9 @@ def _lock_python(doc: Any, environment: dict[str, Any], lock: dict[str, Any]) ->
 
 
 def _warm() -> None:
-    from reprobridge_sdk import extraction, guide, lockfile  # noqa: F401, PLC0415 - warm-up
+    from reprobridge_sdk import guide  # noqa: F401, PLC0415 - warm-up
+    from reprobridge_sdk.extract import extraction  # noqa: F401, PLC0415 - warm-up
+    from reprobridge_sdk.locks import lockfile  # noqa: F401, PLC0415 - warm-up
 
     from . import files, replay, semantic, version  # noqa: F401, PLC0415 - warm-up
     from .structure import manifest_schema  # noqa: PLC0415 - warm-up

@@ -4,7 +4,7 @@ Why not ``jsonschema``: importing ``jsonschema`` (and the pydantic models behind
 check) costs more than the whole time budget of ``reprobridge validate``, and the semantic
 layer must work on structurally broken documents anyway, so the validator walks plain data.
 This module compiles a schema once into closures and evaluates plain Python data (the output
-of :mod:`reprobridge_sdk.document`).
+of :mod:`reprobridge_sdk.io.document`).
 
 It supports exactly the keywords the generated schemas use -- ``$ref`` (local ``#/$defs/``),
 ``$defs``, ``type``, ``properties``, ``required``, ``additionalProperties``,
@@ -28,7 +28,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from reprobridge_sdk.document import json_type
+from reprobridge_sdk.io.document import json_type
 
 __all__ = ["CompiledSchema", "SchemaCompileError", "SchemaError", "compile_schema"]
 

@@ -17,8 +17,8 @@ import math
 from pathlib import Path
 from typing import Any
 
-from reprobridge_sdk.document import Document, escape_pointer
 from reprobridge_sdk.findings import Finding
+from reprobridge_sdk.io.document import Document, escape_pointer
 
 from .files import kind_of, resolve_path, usable_path
 
@@ -50,7 +50,7 @@ def check_replay(doc: Document, root: Path) -> list[Finding]:
     launchers = data.get("launchers")
     if not isinstance(launchers, list):
         return []
-    from reprobridge_sdk.extraction import (  # noqa: PLC0415 - lazy: only with samples
+    from reprobridge_sdk.extract.extraction import (  # noqa: PLC0415 - lazy: only with samples
         ExtractionError,
         apply_transform,
         extract_value,

@@ -12,8 +12,8 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from reprobridge_sdk.document import Document, escape_pointer
 from reprobridge_sdk.findings import Finding
+from reprobridge_sdk.io.document import Document, escape_pointer
 
 __all__ = ["TEMPLATE_BUILTINS", "check_semantics", "template_names"]
 

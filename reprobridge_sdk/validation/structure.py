@@ -16,8 +16,8 @@ from functools import lru_cache
 from importlib import resources
 from typing import Any
 
-from reprobridge_sdk.document import TYPE_WORDS, Document, json_type
 from reprobridge_sdk.findings import Finding
+from reprobridge_sdk.io.document import TYPE_WORDS, Document, json_type
 
 from ._evaluator import CompiledSchema, SchemaError, compile_schema
 

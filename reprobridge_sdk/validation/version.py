@@ -12,8 +12,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from reprobridge_sdk.document import Document
 from reprobridge_sdk.findings import Finding
+from reprobridge_sdk.io.document import Document
 
 __all__ = ["KNOWN_VERSION", "VersionInfo", "check_version"]
 

@@ -37,9 +37,8 @@ from _fieldnotes import NOTES
 from _runtime_examples import RUNTIME_EXAMPLES
 from build_cases import cases
 
-from reprobridge_sdk import reporters
-from reprobridge_sdk.document import load_document
-from reprobridge_sdk.validation import validate
+from reprobridge_sdk.io.document import load_document
+from reprobridge_sdk.validation import reporters, validate
 
 REPO = Path(__file__).resolve().parents[2]
 SPEC = REPO / "spec" / "rra-1.0.md"

@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from reprobridge_sdk import api, yamlio
+from reprobridge_sdk import api
 from reprobridge_sdk.errors import ArtifactError
+from reprobridge_sdk.io import yamlio
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLES = sorted(

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from reprobridge_sdk import api
-from reprobridge_sdk.authoring import InitOptions, default_id, experiment_value, scaffold
+from reprobridge_sdk.authoring.scaffold import InitOptions, default_id, experiment_value, scaffold
 
 
 def _reprobridge(

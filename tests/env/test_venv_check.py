@@ -13,7 +13,6 @@ from pathlib import Path
 
 import pytest
 
-from reprobridge_sdk import yamlio
 from reprobridge_sdk.digest import file_sha256
 from reprobridge_sdk.env._resolvers import isolated_environ
 from reprobridge_sdk.env.check import check_accelerator, check_environment
@@ -24,6 +23,7 @@ from reprobridge_sdk.env.venv import (
     ensure_environment,
     environment_path,
 )
+from reprobridge_sdk.io import yamlio
 from reprobridge_sdk.model.environment import Accelerator
 
 pytestmark = pytest.mark.slow

@@ -61,7 +61,7 @@ def test_upstream_commit_is_full_and_holds_the_original_script(data: dict[str, A
 
 def test_lock_digest_matches_and_lock_is_clean(data: dict[str, Any]) -> None:
     from reprobridge_sdk.digest import file_sha256
-    from reprobridge_sdk.lockfile import check_lock, read_lock
+    from reprobridge_sdk.locks.lockfile import check_lock, read_lock
 
     lock = data["environment"]["lock"]
     path = EXAMPLE / lock["path"]
@@ -108,7 +108,7 @@ def test_data_verify_finds_the_dataset_in_the_installed_package() -> None:
 
 @pytest.mark.parametrize("launcher_id", ["smoke", "scored"])
 def test_samples_replay_to_expected_values(data: dict[str, Any], launcher_id: str) -> None:
-    from reprobridge_sdk.extraction import apply_transform, extract_value
+    from reprobridge_sdk.extract.extraction import apply_transform, extract_value
 
     (launcher,) = [item for item in data["launchers"] if item["id"] == launcher_id]
     (sample,) = launcher["samples"]
@@ -199,7 +199,7 @@ def test_cli_validates_and_replays_samples_as_the_readme_says() -> None:
 
 
 def _locked_versions(data: dict[str, Any]) -> dict[str, str]:
-    from reprobridge_sdk.lockfile import read_lock
+    from reprobridge_sdk.locks.lockfile import read_lock
 
     lock = data["environment"]["lock"]
     entries = read_lock(EXAMPLE / lock["path"], lock["format"]).by_name()

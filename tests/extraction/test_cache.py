@@ -10,7 +10,7 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from reprobridge_sdk.extraction import (
+from reprobridge_sdk.extract.extraction import (
     ExtractionCache,
     ExtractionError,
     extract_many,

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from reprobridge_sdk.extraction import (
+from reprobridge_sdk.extract.extraction import (
     ExtractionError,
     aggregate,
     apply_transform,

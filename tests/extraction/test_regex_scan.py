@@ -9,8 +9,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from reprobridge_sdk import _linescan
-from reprobridge_sdk.extraction import (
+from reprobridge_sdk.extract import _linescan
+from reprobridge_sdk.extract.extraction import (
     ExtractionError,
     line_safe,
     regex_matches,
@@ -121,7 +121,7 @@ def test_required_literal_folded(pattern: str, literal: str | None) -> None:
 
 
 def test_long_line_is_matched_in_segments(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from reprobridge_sdk import extraction
+    from reprobridge_sdk.extract import extraction
 
     monkeypatch.setattr(extraction, "MAX_LINE", 64)
     data = b"acc=1\n" + b"x" * 500 + b"\nacc=2\n" + b"y" * 500 + b"\n" + b"z" * 300

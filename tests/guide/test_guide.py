@@ -11,7 +11,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from reprobridge_sdk.document import load_document
 from reprobridge_sdk.guide import (
     BEGIN_MARKER,
     END_MARKER,
@@ -21,6 +20,7 @@ from reprobridge_sdk.guide import (
     update_guide_text,
     write_guide,
 )
+from reprobridge_sdk.io.document import load_document
 
 VECTORS = Path(__file__).parent / "vectors"
 

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from reprobridge_sdk.findings import Severity
-from reprobridge_sdk.lockfile import (
+from reprobridge_sdk.locks.lockfile import (
     LockError,
     check_lock,
     detect_format,

@@ -9,7 +9,7 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from reprobridge_sdk.lockfile import _logical_lines, check_lock
+from reprobridge_sdk.locks.lockfile import _logical_lines, check_lock
 
 _COMMENT_RE = re.compile(r"(^|\s+)#.*$")
 

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from reprobridge_sdk import document, yamlio
+from reprobridge_sdk.io import document, yamlio
 from reprobridge_sdk.run import run
 
 

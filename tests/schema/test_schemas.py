@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 from jsonschema import Draft202012Validator
 
-from reprobridge_sdk.authoring import InitOptions, scaffold
-from reprobridge_sdk.document import load_document
+from reprobridge_sdk.authoring.scaffold import InitOptions, scaffold
+from reprobridge_sdk.io.document import load_document
 from reprobridge_sdk.schema import (
     SCHEMAS,
     SchemaSpec,

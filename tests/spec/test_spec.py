@@ -14,11 +14,12 @@ from typing import Any
 
 import pytest
 
-from reprobridge_sdk import document, validate, yamlio
+from reprobridge_sdk import validate
 from reprobridge_sdk.api import load
 from reprobridge_sdk.audit.interval import compatibility_interval, holm, score
 from reprobridge_sdk.digest import tree_digest
 from reprobridge_sdk.findings import registry
+from reprobridge_sdk.io import document, yamlio
 
 REPO = Path(__file__).resolve().parents[2]
 SPEC = REPO / "spec" / "rra-1.0.md"

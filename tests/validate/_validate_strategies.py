@@ -8,7 +8,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from reprobridge_sdk.document import load_document
+from reprobridge_sdk.io.document import load_document
 
 REPO = Path(__file__).resolve().parents[2]
 MINIMAL = load_document(REPO / "tests/validate/vectors/valid-minimal/rra.yaml").data

@@ -12,7 +12,7 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from reprobridge_sdk.document import (
+from reprobridge_sdk.io.document import (
     MAX_ALIAS_NODES,
     MAX_BYTES,
     MAX_DEPTH,

@@ -11,7 +11,7 @@ import pytest
 from _validate_strategies import mutated, values
 from hypothesis import HealthCheck, given, settings
 
-from reprobridge_sdk.document import load_document
+from reprobridge_sdk.io.document import load_document
 from reprobridge_sdk.validation._evaluator import SchemaCompileError, compile_schema
 from reprobridge_sdk.validation.structure import SCHEMA_RESOURCE, manifest_schema
 

@@ -14,7 +14,7 @@ import pytest
 
 import reprobridge_sdk as rb
 from reprobridge_sdk.findings import Severity, finding, registry
-from reprobridge_sdk.reporters import FORMATS, render, summary
+from reprobridge_sdk.validation.reporters import FORMATS, render, summary
 
 VECTORS = Path(__file__).parent / "vectors"
 

@@ -11,8 +11,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from reprobridge_sdk import yamlio
 from reprobridge_sdk.errors import ArtifactError
+from reprobridge_sdk.io import yamlio
 
 FIXTURES = Path(__file__).parent / "fixtures"
 FILES = sorted(FIXTURES.glob("*.yaml"))

@@ -1,4 +1,4 @@
-"""The batch cache behind :class:`reprobridge_sdk.extraction.ExtractionCache`.
+"""The batch cache behind :class:`reprobridge_sdk.extract.extraction.ExtractionCache`.
 
 One entry table per *version* of a file: a version is the file's path, inode, size and
 modification time, so a file that changes is read again. The tables hold whatever the
@@ -7,7 +7,7 @@ the failure to make one), each computed once. The least recently used files are 
 beyond ``max_files``.
 
 The cache knows nothing of extraction: failures are stored as values by the caller
-(:mod:`reprobridge_sdk.extraction`), which replays them.
+(:mod:`reprobridge_sdk.extract.extraction`), which replays them.
 """
 
 from __future__ import annotations
@@ -46,7 +46,7 @@ class ExtractionCache:
     """Parsed documents and regex scans of files, shared by the extractions of a batch.
 
     Not thread-safe: use one per thread (or per audit). See "Batches" in
-    :mod:`reprobridge_sdk.extraction`.
+    :mod:`reprobridge_sdk.extract.extraction`.
     """
 
     def __init__(self, max_files: int = 256) -> None:

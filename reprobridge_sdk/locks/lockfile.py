@@ -26,8 +26,8 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.utils import canonicalize_name
 from packaging.version import Version
 
-from .errors import ArtifactError
-from .findings import Finding, finding
+from reprobridge_sdk.errors import ArtifactError
+from reprobridge_sdk.findings import Finding, finding
 
 __all__ = [
     "PYLOCK_VERSION",

@@ -3,7 +3,7 @@
 This module keeps the details of ``ruamel.yaml``'s round-trip mode behind a small interface:
 
 * :func:`load` / :func:`loads` read a document. Safety comes first: the bytes go through
-  :func:`reprobridge_sdk.document.load_document` (size, UTF-8, depth, alias expansion, tags,
+  :func:`reprobridge_sdk.io.document.load_document` (size, UTF-8, depth, alias expansion, tags,
   duplicate and non-string keys; its limits ``MAX_BYTES``, ``MAX_DEPTH`` and
   ``MAX_ALIAS_NODES`` are the only ones), which also gives the plain data exactly as the
   validator sees it and a ``file:line:col`` for every JSON Pointer. Only a document that
@@ -34,12 +34,13 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
+from reprobridge_sdk.errors import ArtifactError
+from reprobridge_sdk.findings import Finding, Severity, finding
+
 from ._fs import atomic_write_text
 from ._yamlspans import edit_scalars
 from ._yamlspans import same as _same
 from .document import Document, load_document
-from .errors import ArtifactError
-from .findings import Finding, Severity, finding
 
 __all__ = [
     "YamlDocument",

@@ -38,7 +38,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from .findings import SPEC_URL, Finding, Severity, registry
+from reprobridge_sdk.findings import SPEC_URL, Finding, Severity, registry
 
 __all__ = ["FORMATS", "Pairs", "render", "summary"]
 

@@ -37,7 +37,7 @@ from typing import Any
 
 import yaml
 
-from .findings import Finding, finding
+from reprobridge_sdk.findings import Finding, finding
 
 __all__ = [
     "MAX_ALIAS_NODES",

@@ -1,6 +1,6 @@
 """Line-by-line regular-expression scans of large files (the engine of regex extraction).
 
-Semantics (see :mod:`reprobridge_sdk.extraction`): lines end at LF, one trailing CR is
+Semantics (see :mod:`reprobridge_sdk.extract.extraction`): lines end at LF, one trailing CR is
 dropped, bytes are decoded as UTF-8 with replacement, a line counts when the pattern's first
 match in it has the chosen group, and each line gives at most one value.
 

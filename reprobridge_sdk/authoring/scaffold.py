@@ -31,12 +31,12 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from ._fs import atomic_write_text
-from .api import ArtifactDir, create
-from .digest import file_sha256, tree_digest
-from .errors import ArtifactError, UsageError
-from .model import MANIFEST_NAME, Manifest
-from .model._base import ID_PATTERN
+from reprobridge_sdk.api import ArtifactDir, create
+from reprobridge_sdk.digest import file_sha256, tree_digest
+from reprobridge_sdk.errors import ArtifactError, UsageError
+from reprobridge_sdk.io._fs import atomic_write_text
+from reprobridge_sdk.model import MANIFEST_NAME, Manifest
+from reprobridge_sdk.model._base import ID_PATTERN
 
 __all__ = [
     "PLACEHOLDERS",

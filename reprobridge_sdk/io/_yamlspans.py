@@ -3,7 +3,7 @@
 When an edit changes only scalar values (no key added, removed or reordered, no list grown or
 shrunk), :func:`edit_scalars` replaces just the text span of each changed scalar, keeping its
 quoting style, and checks that the result reads back to the new data.
-:mod:`reprobridge_sdk.yamlio` tries this before its round-trip tree; PyYAML's composer gives
+:mod:`reprobridge_sdk.io.yamlio` tries this before its round-trip tree; PyYAML's composer gives
 the spans.
 """
 

@@ -21,7 +21,7 @@ Extractors
     not case-insensitive), the scan looks for that literal with ``bytes.find``/``rfind`` and
     runs the regular expression only on the lines that contain it; otherwise, when no match
     can cross a line break, the pattern runs over whole chunks (see
-    :mod:`reprobridge_sdk._linescan`); otherwise line by line. A single line longer than
+    :mod:`reprobridge_sdk.extract._linescan`); otherwise line by line. A single line longer than
     :data:`MAX_LINE` bytes is matched in segments of at most that size.
 ``json``
     An RFC 6901 JSON Pointer (``~0`` and ``~1`` escapes) into a JSON file.
@@ -64,11 +64,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from reprobridge_sdk.errors import ReproBridgeError
+from reprobridge_sdk.findings import Finding, finding
+
 from . import _linescan
 from ._extraction_cache import ExtractionCache
 from ._linescan import DEFAULT_CHUNK, MAX_LINE, line_safe, required_literal
-from .errors import ReproBridgeError
-from .findings import Finding, finding
 
 if TYPE_CHECKING:
     from ._extraction_cache import _FileEntries

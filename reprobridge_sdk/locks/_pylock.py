@@ -1,4 +1,4 @@
-"""The PEP 751 ``pylock.toml`` reader behind :mod:`reprobridge_sdk.lockfile`.
+"""The PEP 751 ``pylock.toml`` reader behind :mod:`reprobridge_sdk.locks.lockfile`.
 
 Imported only when a ``pylock.toml`` is read, so a requirements lock never pays for TOML.
 Positions: TOML parse errors carry their line and column; a package's findings point at the
@@ -15,7 +15,8 @@ from typing import Any
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
-from .findings import Finding, Severity, finding
+from reprobridge_sdk.findings import Finding, Severity, finding
+
 from .lockfile import PYLOCK_VERSION, Lock, LockEntry, is_local_location
 
 if sys.version_info >= (3, 11):

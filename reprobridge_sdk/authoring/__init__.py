@@ -1,0 +1,1 @@
+"""The author's path: scaffolding an artifact and, later, codebase import, packing and checks."""

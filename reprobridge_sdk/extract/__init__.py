@@ -1,0 +1,1 @@
+"""Measurement extraction: regex, JSON, CSV and YAML extractors and their line scanner."""

@@ -1,0 +1,1 @@
+"""Reading and writing documents: YAML with positions, round-trip edits, atomic files."""

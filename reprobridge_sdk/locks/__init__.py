@@ -1,0 +1,1 @@
+"""Lock files: pip hashed requirements and PEP 751 pylock.toml."""
