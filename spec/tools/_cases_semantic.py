@@ -283,17 +283,6 @@ def semantic_cases() -> list[Case]:
     )
     c.append(
         Case(
-            "refined-patches-empty",
-            "kind 'patches' needs at least one patch.",
-            [f("R012", "/codebase/refined")],
-            mutate=[
-                put("/codebase/refined", {"kind": "patches", "patches": []}),
-                delete("/codebase/tree_digest"),
-            ],
-        )
-    )
-    c.append(
-        Case(
             "refined-directory-with-patches",
             "kind 'directory' must not also list patches.",
             [f("R012", "/codebase/refined")],
