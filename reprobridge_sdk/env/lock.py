@@ -8,6 +8,7 @@ updated with a round-trip edit that keeps the manifest's comments.
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import platform
 import re
@@ -212,4 +213,5 @@ def which_resolver(resolver: Resolver) -> bool:
         except (ImportError, FileNotFoundError):
             return False
         return True
-    return shutil.which("pip-compile") is not None
+    # pip-tools runs as ``python -m piptools`` in this interpreter, whatever PATH holds.
+    return importlib.util.find_spec("piptools") is not None
