@@ -3,7 +3,7 @@
 Commands are imported only when they are invoked, so ``reprobridge --help`` and
 ``reprobridge validate`` do not pay for the imports of other commands.
 
-Exit codes (spec §12): 0 clean, 1 findings or a failed run or audit, 2 usage or I/O error.
+Exit codes (spec §9.3): 0 clean, 1 findings or a failed run or audit, 2 usage or I/O error.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Safe, fast loading of YAML documents with a position for every value (spec §2, "yaml").
+"""Safe, fast loading of YAML documents with a position for every value (spec §3, "yaml").
 
 The validator reads manifests through this module. It uses PyYAML's libyaml-backed composer
 (``yaml.CSafeLoader``, falling back to the pure-Python ``SafeLoader``) at the *node* level and

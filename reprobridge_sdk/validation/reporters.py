@@ -182,7 +182,7 @@ def _sarif(pairs: list[tuple[str, list[Finding]]]) -> str:
             "id": info.code,
             "name": info.name,
             "shortDescription": {"text": info.summary},
-            "helpUri": f"{SPEC_URL}#{info.spec}",
+            "helpUri": f"{SPEC_URL}/{info.spec}",
             "defaultConfiguration": {"level": _SARIF_LEVEL[info.severity.value]},
             "properties": {"status": info.status, "since": info.since},
         }

@@ -1,4 +1,4 @@
-"""Examples of the codes that manifest validation does not report (spec §12).
+"""Examples of the codes that manifest validation does not report (spec §12, codes.md).
 
 The environment check (E), data (D), audit (A) and runner (N) codes, and L010, are reported
 by commands that look at more than the artifact's files: an interpreter, the network, run
