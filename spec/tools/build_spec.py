@@ -364,6 +364,7 @@ def code_catalogue(examples: dict[str, Any]) -> str:
         "D": "Data acquisition",
         "A": "Evidence and audit",
         "N": "Runner",
+        "B": "Build agent",
     }
     for entry in registry:
         code = entry["code"]
