@@ -1,6 +1,7 @@
 """Examples of the codes that manifest validation does not report (spec §12, codes.md).
 
-The environment check (E), data (D), audit (A) and runner (N) codes, and L010, are reported
+The environment check (E, including the SDK's own extras and configuration: E015, E016), data
+(D), audit (A) and runner (N) codes, and L010, are reported
 by commands that look at more than the artifact's files: an interpreter, the network, run
 directories, a command line. Their catalogue entries show what triggers each code and a close
 case that does not, as short snippets (a manifest excerpt, an evidence record excerpt or a
@@ -161,6 +162,24 @@ RUNTIME_EXAMPLES: dict[str, tuple[str, str, str]] = {
         "$ reprobridge env create     # E014 at /environment/lock/sha256; nothing is built",
         "$ reprobridge lock           # re-resolves and records the lock's new digest\n"
         "$ reprobridge env create     # the digests agree",
+    ),
+    "E015": (
+        _SH,
+        "# reprobridge was installed without the pip-tools extra\n"
+        "$ reprobridge lock --resolver pip-tools\n"
+        "# E015 at /extras/pip-tools, hint: pip install 'reprobridge[pip-tools]'; exit 2",
+        "$ pip install 'reprobridge[pip-tools]'\n"
+        "$ reprobridge lock --resolver pip-tools     # resolves with pip-compile",
+    ),
+    "E016": (
+        _SH,
+        "# pyproject.toml misspells a setting of [tool.reprobridge]\n"
+        "$ cat pyproject.toml\n"
+        "[tool.reprobridge]\n"
+        'ignores = ["R010"]\n'
+        "$ reprobridge validate demo   # E016 at pyproject.toml:2:1, hint: did you mean 'ignore'?",
+        "[tool.reprobridge]\n"
+        'ignore = ["R010"]             # a known key with a list of code prefixes: no finding',
     ),
     # ------------------------------------------------------------------- D: data
     "D001": (
@@ -608,9 +627,9 @@ RUNTIME_EXAMPLES: dict[str, tuple[str, str, str]] = {
     ),
     "B008": (
         _JSON,
-        '// the advisor proposes a patch; the smoke run still fails with the same error\n'
+        "// the advisor proposes a patch; the smoke run still fails with the same error\n"
         '{"file": "train.py", "old": "import foo", "new": "import bar"}   // B008, not applied',
-        '// a proposed patch after which the smoke run passes is recorded with code record',
+        "// a proposed patch after which the smoke run passes is recorded with code record",
     ),
     "B009": (
         _SH,
