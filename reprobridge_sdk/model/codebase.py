@@ -45,8 +45,8 @@ class RefinedCode(SpecModel):
     patches: list[Patch] = Field(
         default_factory=list,
         description=(
-            "For kind 'patches': applied in this order. Since format 1.1 the series may be"
-            " empty: the refined code is then the upstream commit unchanged."
+            "For kind 'patches': applied in this order. May be empty (since 1.1): the"
+            " upstream commit as it is, before the first fix is recorded."
         ),
     )
 

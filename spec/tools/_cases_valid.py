@@ -55,6 +55,7 @@ def valid_cases() -> list[Case]:
         Case(
             "patches-codebase",
             "The refined code is an ordered series of patches on the upstream commit.",
+            [f("C005", "/codebase/upstream")],
             tags=["required", "digests"],
             mutate=[
                 put(
@@ -137,8 +138,9 @@ def valid_cases() -> list[Case]:
     c.append(
         Case(
             "empty-patch-series",
-            "Format 1.1: an empty patch series is the upstream commit unchanged.",
-            [],
+            "Format 1.1: an empty patch series is the upstream commit unchanged (not checked"
+            " offline: the upstream is not in the cache).",
+            [f("C005", "/codebase/upstream")],
             tags=["required", "versioning"],
             mutate=[
                 put("/rra_version", "1.1"),
@@ -151,7 +153,7 @@ def valid_cases() -> list[Case]:
         Case(
             "empty-patch-series-under-1-0",
             "An empty patch series is a 1.1 addition: a 1.0 document may not use it.",
-            [f("V005", "/codebase/refined/patches")],
+            [f("V005", "/codebase/refined/patches"), f("C005", "/codebase/upstream")],
             tags=["required", "versioning"],
             mutate=[
                 put("/codebase/refined", {"kind": "patches", "patches": []}),

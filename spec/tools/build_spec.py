@@ -370,6 +370,8 @@ def code_catalogue(examples: dict[str, Any]) -> str:
         "D": "Data acquisition",
         "A": "Evidence and audit",
         "N": "Runner",
+        "B": "Build agent",
+        "C": "Codebase and authoring",
     }
     for entry in registry:
         code = entry["code"]
