@@ -184,6 +184,8 @@ def version_addition(
             return doc.finding("V005", message, path=error.pointer, hint=hint, key=True)
     if error.keyword == "enum" and error.allowed:
         value = _value_at(doc.data, error.pointer)
+        if not isinstance(value, str):
+            return None  # enumerations of the format are strings; anything else is S003/S004
         since = additions.values.get(frozenset(error.allowed), {}).get(value)
         if since is not None:
             message = f"value {value!r} was added in format {since}; this document is {version}"
