@@ -608,9 +608,9 @@ RUNTIME_EXAMPLES: dict[str, tuple[str, str, str]] = {
     ),
     "B008": (
         _JSON,
-        '// the advisor proposes a patch; the smoke run still fails with the same error\n'
+        "// the advisor proposes a patch; the smoke run still fails with the same error\n"
         '{"file": "train.py", "old": "import foo", "new": "import bar"}   // B008, not applied',
-        '// a proposed patch after which the smoke run passes is recorded with code record',
+        "// a proposed patch after which the smoke run passes is recorded with code record",
     ),
     "B009": (
         _SH,
