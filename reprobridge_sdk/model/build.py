@@ -26,6 +26,7 @@ __all__ = [
     "BUILD_VERSION",
     "PHASES",
     "BuildFinding",
+    "BuilderRecord",
     "ClaimPlan",
     "DataReference",
     "DependencyFile",
@@ -39,6 +40,8 @@ __all__ = [
     "PhaseRecord",
     "PlanRecord",
     "PythonEra",
+    "Replacement",
+    "ResolveStep",
     "SourceLine",
 ]
 
@@ -214,3 +217,44 @@ class PlanRecord(PhaseRecord):
     claims: list[ClaimPlan] = Field(default_factory=list)
     ambiguities: list[Ambiguity] = Field(default_factory=list)
     pitfalls: list[Pitfall] = Field(default_factory=list)
+
+
+# --------------------------------------------------------------------------- builder
+
+
+class Replacement(_Record):
+    """A requirement dropped, replaced or added, and why."""
+
+    original: str | None = Field(description="The line as declared; None for an addition.")
+    replacement: str | None = Field(description="What is used instead; None when dropped.")
+    why: str
+
+
+class ResolveStep(_Record):
+    """One resolution attempt of the relaxation sequence."""
+
+    name: Literal["declared", "lower-bounds", "oldest-wheel"]
+    requirements: list[str]
+    exclude_newer: str | None = Field(description="The date bound, if any (ISO 8601).")
+    lowest: bool = Field(description="Oldest releases of the direct requirements.")
+    ok: bool
+    why: str
+    argv: list[str] = Field(default_factory=list, description="The resolver's command line.")
+    pins: list[str] = Field(default_factory=list)
+    error: str | None = Field(default=None, description="The resolver's last lines on failure.")
+
+
+class BuilderRecord(PhaseRecord):
+    """The Builder phase: requirements, resolution steps, lock and environment."""
+
+    phase: Literal["builder"] = "builder"
+    python: str = Field(description="The interpreter 'X.Y' the environment is built with.")
+    requirements: list[str] = Field(description="After replacements and additions.")
+    replaced: list[Replacement] = Field(default_factory=list)
+    steps: list[ResolveStep] = Field(default_factory=list)
+    pins: list[str] = Field(default_factory=list, description="The chosen versions.")
+    lock_sha256: str | None = None
+    interpreter: str | None = Field(
+        default=None, description="The built environment's interpreter (machine-local)."
+    )
+    imports_checked: list[str] = Field(default_factory=list)

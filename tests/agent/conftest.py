@@ -12,6 +12,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from build_fixtures import write_repo
 
 
+@pytest.fixture(scope="session")
+def env_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One environment cache for the session: every fixture locks the same versions."""
+    return tmp_path_factory.mktemp("reprobridge-cache")
+
+
 @pytest.fixture
 def raw_repo(tmp_path: Path):  # type: ignore[no-untyped-def]
     """A factory: ``raw_repo(name)`` writes that fixture and returns (repo, claims file)."""
