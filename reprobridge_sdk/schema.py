@@ -133,6 +133,11 @@ _BUILTIN = (
         "reprobridge_sdk.model.build:BuilderRecord",
         "ReproBridge build state 1.0: the Builder phase (.rra-build/builder.json)",
     ),
+    SchemaSpec(
+        "build-reproducer-1.0",
+        "reprobridge_sdk.model.build:ReproducerRecord",
+        "ReproBridge build state 1.0: the Reproducer phase (.rra-build/reproducer.json)",
+    ),
 )
 
 #: Registered schemas by name, in registration order.

@@ -25,6 +25,7 @@ from .guide import Ambiguity, Pitfall
 __all__ = [
     "BUILD_VERSION",
     "PHASES",
+    "AppliedFix",
     "BuildFinding",
     "BuilderRecord",
     "ClaimPlan",
@@ -41,7 +42,9 @@ __all__ = [
     "PlanRecord",
     "PythonEra",
     "Replacement",
+    "ReproducerRecord",
     "ResolveStep",
+    "SmokeAttempt",
     "SourceLine",
 ]
 
@@ -190,6 +193,10 @@ class LauncherPlan(_Record):
     script: str
     argv: list[str] = Field(description="With '{seed}' where the seed goes.")
     workdir: str = "."
+    env: dict[str, str] = Field(
+        default_factory=lambda: {"MPLBACKEND": "Agg"},
+        description="Environment variables; a non-interactive matplotlib backend by default.",
+    )
     scope: Literal["smoke", "scored"]
     seed_flag: str | None = Field(default=None, description="None: the script takes no seed.")
     seeds: list[int] = Field(default_factory=list)
@@ -258,3 +265,44 @@ class BuilderRecord(PhaseRecord):
         default=None, description="The built environment's interpreter (machine-local)."
     )
     imports_checked: list[str] = Field(default_factory=list)
+
+
+# --------------------------------------------------------------------------- reproducer
+
+
+class AppliedFix(_Record):
+    """A fix the Reproducer kept: the rule, what it fixed and how it was recorded."""
+
+    launcher: str
+    rule: str
+    source: Literal["heuristic", "advisor"] = "heuristic"
+    kind: Literal["execution-fix", "correctness-fix", "convenience"]
+    summary: str
+    files: list[str] = Field(default_factory=list)
+    workdir: str | None = Field(default=None, description="A new working directory, if any.")
+    error: str = Field(description="The error it fixed: type, message and place.")
+    traceback: str = Field(default="", description="The traceback's last lines.")
+    change: str | None = Field(default=None, description="The change-record id, once recorded.")
+
+
+class SmokeAttempt(_Record):
+    """One smoke run of the Reproducer."""
+
+    launcher: str
+    argv: list[str]
+    workdir: str
+    exit_status: int | None = Field(description="None: killed at the timeout.")
+    seconds: float = Field(ge=0)
+    error: str | None = Field(default=None, description="The classified error, if it failed.")
+
+
+class ReproducerRecord(PhaseRecord):
+    """The Reproducer phase: smoke runs, fixes kept and rejected, launchers as they now run."""
+
+    phase: Literal["reproducer"] = "reproducer"
+    attempts: list[SmokeAttempt] = Field(default_factory=list)
+    fixes: list[AppliedFix] = Field(default_factory=list)
+    rejected: list[AppliedFix] = Field(default_factory=list)
+    launchers: list[LauncherPlan] = Field(
+        default_factory=list, description="The plan's launchers with the fixes' workdirs."
+    )
