@@ -112,6 +112,20 @@ _BUILTIN = (
         "ReproBridge audit table 1.0 (reprobridge audit --table --format json)",
         aliases=("audit-table",),
     ),
+    SchemaSpec(
+        "rra-run-predicate-1",
+        "reprobridge_sdk.model.attestation:RunPredicate",
+        "ReproBridge RRA run predicate v1 (in-toto predicateType "
+        "https://reprobridge.org/predicates/rra-run/v1)",
+        aliases=("run-predicate",),
+    ),
+    SchemaSpec(
+        "rra-audit-predicate-1",
+        "reprobridge_sdk.model.attestation:AuditPredicate",
+        "ReproBridge RRA audit predicate v1 (in-toto predicateType "
+        "https://reprobridge.org/predicates/rra-audit/v1)",
+        aliases=("audit-predicate",),
+    ),
 )
 
 #: Registered schemas by name, in registration order.
