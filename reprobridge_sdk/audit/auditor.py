@@ -505,6 +505,7 @@ def _audit_one(
     artifact_path: str | os.PathLike[str],
     parsed: list[Attempt] | None,
     options: AuditOptions,
+    checking: _Trust | None = None,
 ) -> AuditResult | AuditFinding:
     """One artifact of a table (top-level so a process pool can run it)."""
     root = Path(artifact_path)
@@ -517,7 +518,7 @@ def _audit_one(
         if parsed is not None
         else None
     )
-    return _audit(facts, root, mine, options, strict=False)
+    return _audit(facts, root, mine, options, strict=False, trust=checking)
 
 
 def audit_table(
@@ -529,6 +530,10 @@ def audit_table(
     holm: bool = False,
     curation: bool = False,
     jobs: int = 1,
+    trust: TrustedKeys | None = None,
+    rerun: int | str | None = None,
+    rerun_seed: int = 0,
+    rerun_env: str = "cached",
 ) -> AuditTable:
     """Audit many artifacts for a committee's table.
 
@@ -538,14 +543,17 @@ def audit_table(
     ``not-executed``). An artifact that cannot be loaded is listed in ``errors`` and fails
     the table. ``jobs > 1`` audits artifacts in that many processes; the result is the same.
     """
-    options = _options(level, floor, holm=holm, curation=curation)
+    options = _options(
+        level, floor, holm=holm, curation=curation, trust=trust, rerun=rerun, rerun_seed=rerun_seed
+    )
+    checking = _Trust(trust, rerun_env)
     if jobs < 1:
         msg = f"jobs must be at least 1, not {jobs}"
         raise UsageError(msg)
     parsed = [parse_attempt(a) for a in attempts] if attempts is not None else None
     outcomes: list[AuditResult | AuditFinding]
     if jobs == 1 or len(artifact_paths) < 2:
-        outcomes = [_audit_one(path, parsed, options) for path in artifact_paths]
+        outcomes = [_audit_one(path, parsed, options, checking) for path in artifact_paths]
     else:
         from concurrent.futures import ProcessPoolExecutor  # noqa: PLC0415 - only with jobs
 
@@ -556,6 +564,7 @@ def audit_table(
                     artifact_paths,
                     [parsed] * len(artifact_paths),
                     [options] * len(artifact_paths),
+                    [checking] * len(artifact_paths),
                 )
             )
     results = [o for o in outcomes if isinstance(o, AuditResult)]

@@ -35,6 +35,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "extract": ("_extract", "extract", "Replay measurement extraction on a run or a log."),
     "audit": ("_audit", "audit", "Audit evidence against compatibility intervals."),
     "keys": ("_keys", "keys", "Create signing keys for signed evidence."),
+    "review": ("_review", "review", "Re-execute recorded runs and audit them."),
 }
 
 

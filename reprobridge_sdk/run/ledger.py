@@ -413,8 +413,7 @@ def check_ledger(
                 per_run.setdefault(run.rel, []).append(
                     finding(
                         "A056",
-                        f"run {run_id}'s record is not the one the ledger names "
-                        f"(entry {held.seq})",
+                        f"run {run_id}'s record is not the one the ledger names (entry {held.seq})",
                         file=run.rel,
                         path="",
                     )

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from reprobridge_sdk.errors import UsageError
+from reprobridge_sdk.errors import UsageError, require_extra
 from reprobridge_sdk.findings import finding
 
 if TYPE_CHECKING:
@@ -53,16 +53,10 @@ _NAME_RE = re.compile(r"^[A-Za-z0-9._@+-]{1,64}$")
 
 
 def _crypto() -> Any:
-    """The ``cryptography`` ed25519 module, or a usage error naming the extra."""
-    try:
-        from cryptography.hazmat.primitives.asymmetric import ed25519  # noqa: PLC0415
-    except ImportError:
-        msg = "signing needs the 'cryptography' package"
-        raise UsageError(
-            msg,
-            [finding("K006", msg, hint="pip install 'reprobridge-sdk[signing]'")],
-        ) from None
-    return ed25519
+    """The ``cryptography`` ed25519 module, or E015 naming the extra ``signing``."""
+    return require_extra(
+        "cryptography.hazmat.primitives.asymmetric.ed25519", "signing", feature="signing"
+    )
 
 
 def keyid_of(public_raw: bytes) -> str:

@@ -74,12 +74,20 @@ def run_statement(run_dir: Path, record: EvidenceRecord, ledger: LedgerLink | No
     )
 
 
-def audit_statement(manifests: list[tuple[str, Path]], report: dict[str, Any]) -> Statement:
-    """The statement of an audit: ``manifests`` are ``(name, path)`` of the audited rra.yaml."""
+def audit_statement(
+    manifests: list[tuple[str, Path]],
+    report: dict[str, Any],
+    *,
+    extra: dict[str, str] | None = None,
+) -> Statement:
+    """The statement of an audit: ``manifests`` are ``(name, path)`` of the audited rra.yaml;
+    ``extra`` adds subjects by name and SHA-256."""
+    subjects = [_subject(name, path) for name, path in manifests]
+    subjects += [Subject(name=n, digest={"sha256": d}) for n, d in (extra or {}).items()]
     return Statement.model_validate(
         {
             "_type": STATEMENT_TYPE,
-            "subject": [_subject(name, path) for name, path in manifests],
+            "subject": subjects,
             "predicateType": AUDIT_PREDICATE,
             "predicate": AuditPredicate(passed=bool(report.get("passed")), report=report),
         }
