@@ -387,7 +387,9 @@ def check_ledger(
                 )
             )
             deleted[entry.launcher].append(attempt[-1])
-    for run_id, copies in by_id.items():
+    for run_id, found in by_id.items():
+        # The runner names a run's directory after its id: that one is the original.
+        copies = sorted(found, key=lambda r: r.rel.rsplit("/", 1)[-1] != run_id)
         for extra in copies[1:]:
             per_run.setdefault(extra.rel, []).append(
                 finding(

@@ -540,8 +540,7 @@ RUNTIME_EXAMPLES: dict[str, tuple[str, str, str]] = {
         _SH,
         "# runs copied from another tool, without runs/ledger.jsonl\n"
         "$ reprobridge audit          # A050 (warning) on the attempt",
-        "# runs recorded by 'reprobridge run', which keeps runs/ledger.jsonl\n"
-        "$ reprobridge audit",
+        "# runs recorded by 'reprobridge run', which keeps runs/ledger.jsonl\n$ reprobridge audit",
     ),
     "A051": (
         _SH,
@@ -745,8 +744,7 @@ RUNTIME_EXAMPLES: dict[str, tuple[str, str, str]] = {
     # ------------------------------------------------------------------- K: keys, signatures
     "K001": (
         _SH,
-        "# runs recorded without --sign\n"
-        "$ reprobridge audit --trust KEYS   # K001 on every run",
+        "# runs recorded without --sign\n$ reprobridge audit --trust KEYS   # K001 on every run",
         "$ reprobridge run --sign --key alice.key\n$ reprobridge audit --trust KEYS",
     ),
     "K002": (
@@ -782,8 +780,7 @@ RUNTIME_EXAMPLES: dict[str, tuple[str, str, str]] = {
     ),
     "K007": (
         _SH,
-        "$ echo '{}' > runs/<run>/record.dsse.json\n"
-        "$ reprobridge audit --trust KEYS   # K007",
+        "$ echo '{}' > runs/<run>/record.dsse.json\n$ reprobridge audit --trust KEYS   # K007",
         "# the envelope the runner wrote\n$ reprobridge audit --trust KEYS",
     ),
 }
