@@ -36,6 +36,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "audit": ("_audit", "audit", "Audit evidence against compatibility intervals."),
     "keys": ("_keys", "keys", "Create signing keys for signed evidence."),
     "review": ("_review", "review", "Re-execute recorded runs and audit them."),
+    "code": ("_code", "code", "Import an upstream and record fixes as a patch series."),
 }
 
 

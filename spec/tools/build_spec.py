@@ -366,6 +366,7 @@ def code_catalogue(examples: dict[str, Any]) -> str:
         "N": "Runner",
         "B": "Build agent",
         "K": "Keys and signatures",
+        "C": "Codebase and authoring",
     }
     for entry in registry:
         code = entry["code"]
