@@ -45,7 +45,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from pathlib import Path
-from typing import BinaryIO
+from typing import TYPE_CHECKING, BinaryIO
 
 from reprobridge_sdk.digest import file_sha256, tree_digest
 from reprobridge_sdk.errors import ArtifactError
@@ -54,8 +54,12 @@ from reprobridge_sdk.model.evidence import EnvironmentSnapshot
 
 from ._execute import EnvMode, Job, Shared, execute, skipped
 from .evidence import minimal_snapshot
+from .ledger import ledger_head
 from .results import RunEvent, RunResult, RunSummary, TaskValue, task_values
 from .select import load_artifact, select_launchers, usage_error, with_needs
+
+if TYPE_CHECKING:
+    from reprobridge_sdk.signing import SigningKey
 
 __all__ = ["RunEvent", "RunResult", "RunSummary", "TaskValue", "load_artifact", "run"]
 
@@ -120,10 +124,34 @@ def _drift(root: Path, manifest: Manifest, snapshot: EnvironmentSnapshot) -> lis
     return [f"{f.code}: {f.message}" for f in findings]
 
 
+def _materialize(root: Path, manifest: Manifest) -> str | None:
+    """The tree digest of a patch series' working checkout, built (and fetched) if needed.
+
+    Raises :class:`~reprobridge_sdk.checkout.CodebaseError` (C codes) when the upstream
+    cannot be fetched, a patch does not apply, or the checkout has unrecorded changes.
+    """
+    from reprobridge_sdk.checkout.materialize import (  # noqa: PLC0415 - only for a series
+        SeriesPatch,
+        materialize_series,
+    )
+
+    codebase = manifest.codebase
+    checkout = materialize_series(
+        root,
+        repository=codebase.upstream.repository,
+        commit=codebase.upstream.commit,
+        patches=[SeriesPatch(p.path, p.sha256) for p in codebase.refined.patches],
+        tree_digest_=codebase.tree_digest,
+    )
+    return checkout.tree_digest
+
+
 def _digests(root: Path, manifest: Manifest) -> tuple[str | None, str | None]:
     code = None
     refined = manifest.codebase.refined
-    if refined.kind == "directory" and refined.path is not None:
+    if refined.kind == "patches":
+        code = _materialize(root, manifest)
+    elif refined.kind == "directory" and refined.path is not None:
         directory = root / refined.path
         if directory.is_dir():
             code = tree_digest(directory)
@@ -227,10 +255,13 @@ def run(
     on_event: Callable[[RunEvent], None] | None = None,
     echo: BinaryIO | None = None,
     kill_grace: float = 5.0,
+    sign_key: SigningKey | None = None,
 ) -> RunSummary:
     """Run the selected launchers over their seeds and record evidence for each run.
 
     ``echo`` receives the processes' raw output as it arrives (use it with ``jobs=1``).
+    Every final record is appended to the runs directory's ledger (its head is
+    ``summary.ledger_head``) and, with ``sign_key``, signed into ``record.dsse.json``.
     Raises :class:`UsageError` (N codes) for a bad request, and :class:`ArtifactError` when
     a run directory or its first record cannot be written (then no further run starts);
     every run's outcome, good or bad, is in the returned summary and in its record.
@@ -249,9 +280,9 @@ def run(
     chosen = select_launchers(manifest, launchers, scope)
     runs = Path(runs_dir).resolve() if runs_dir is not None else root / "runs"
     selected = with_needs(manifest, chosen, runs)
+    code_digest, lock_digest = _digests(root, manifest)
     mode: EnvMode = "cached" if env_mode == "cached" else "current"
     base_env, env_error, snapshot, drift = _prepare_environment(root, manifest, mode)
-    code_digest, lock_digest = _digests(root, manifest)
     lock = threading.Lock()
 
     def _emit(event: RunEvent) -> None:
@@ -275,6 +306,7 @@ def run(
         cancel=threading.Event(),
         echo=echo,
         emit=_emit,
+        signer=sign_key,
     )
     plan: list[Job] = []
     for launcher in selected:
@@ -285,7 +317,7 @@ def run(
     with _sigterm_as_interrupt():
         results, interrupted = _schedule(plan, shared, jobs)
     results.sort(key=lambda r: (r.record.started_at, r.run_id))
-    summary = RunSummary(results=results, interrupted=interrupted)
+    summary = RunSummary(results=results, interrupted=interrupted, ledger_head=ledger_head(runs))
     summary.tasks = task_values(selected, results)
     summary.elapsed = time.monotonic() - started
     _emit(RunEvent("summary", {k: v for k, v in summary.to_dict().items() if k != "results"}))
