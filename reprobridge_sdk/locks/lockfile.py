@@ -28,6 +28,7 @@ from packaging.version import Version
 
 from reprobridge_sdk.errors import ArtifactError
 from reprobridge_sdk.findings import Finding, finding
+from reprobridge_sdk.io import safefs
 
 __all__ = [
     "PYLOCK_VERSION",
@@ -40,6 +41,9 @@ __all__ = [
     "is_local_location",
     "read_lock",
 ]
+
+#: Largest lock file read (64 MiB; real locks are kilobytes). Larger, or sparse, is L003.
+MAX_LOCK_BYTES = safefs.MAX_TEXT_BYTES
 
 LockFormat = Literal["requirements", "pylock"]
 #: The PEP 751 ``lock-version`` this module fully understands.
@@ -194,7 +198,11 @@ def check_lock(
 
 def _parse(path: Path, fmt: LockFormat, name: str) -> _Parsed:
     try:
-        raw = path.read_bytes()
+        raw = safefs.read_bytes(path, max_bytes=MAX_LOCK_BYTES)
+    except safefs.UnsafeFileError as exc:
+        msg = f"cannot read lock {path}: {exc.message}"
+        hint = f"a lock is a regular file of at most {MAX_LOCK_BYTES} bytes"
+        raise LockError(msg, [finding("L003", msg, file=name, hint=hint)]) from None
     except OSError as exc:
         msg = f"cannot read lock {path}: {exc.strerror}"
         raise LockError(msg, [finding("L003", msg, file=name)]) from exc
