@@ -6,7 +6,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
-from ._base import Identifier, RelPath, SpecModel
+from ._base import Identifier, RelPath, SpecModel, since
 
 __all__ = [
     "CsvExtractor",
@@ -154,3 +154,11 @@ class Launcher(SpecModel):
     landmarks: list[Landmark] = Field(default_factory=list)
     measurements: list[Measurement] = Field(default_factory=list)
     samples: list[Sample] = Field(default_factory=list)
+    deterministic: bool = Field(
+        default=False,
+        description=(
+            "Runs with one seed give the same values: a re-execution must match them exactly "
+            "(otherwise within the task's interval half-width)."
+        ),
+        json_schema_extra=since("1.1"),
+    )

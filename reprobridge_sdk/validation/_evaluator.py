@@ -210,7 +210,8 @@ class CompiledSchema:
         if not isinstance(schema, dict):
             msg = f"{where}: a schema must be an object or a boolean"
             raise SchemaCompileError(msg)
-        unknown = set(schema) - _SUPPORTED
+        # ``x-`` keywords are annotations (e.g. ``x-rra-since``, model._base.since): no check.
+        unknown = {k for k in schema if not k.startswith("x-")} - _SUPPORTED
         if unknown:
             msg = f"{where}: unsupported keyword(s) {sorted(unknown)}"
             raise SchemaCompileError(msg)
