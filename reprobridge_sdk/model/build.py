@@ -73,7 +73,7 @@ class _Record(BaseModel):
 class BuildFinding(_Record):
     """A finding of the build (family ``B``) in its JSON form."""
 
-    code: str = Field(pattern=r"^[A-Z]\d{3}$")
+    code: str = Field(pattern=r"^[A-Z][0-9]{3}$")
     severity: Literal["error", "warning", "info"]
     message: str
     path: str = Field(default="", description="JSON Pointer into the claims file, if any.")
