@@ -263,7 +263,7 @@ def test_bundled_example_builds_and_checks(repo_root: Path, tmp_path: Path) -> N
     assert result.changed == (lock.read_bytes() != before)
 
 
-def test_pylock_lock_builds(tiny_artifact: Path, tmp_path: Path) -> None:
+def test_pylock_lock_builds(tiny_artifact: Path, tmp_path: Path, public_index: None) -> None:
     """A PEP 751 lock is converted to hashed requirements for pip and builds the same env."""
     lock_artifact(tiny_artifact, python=PY, fmt="pylock")
     cache = tmp_path / "cache"
