@@ -87,6 +87,13 @@ def _seeds(text: str | None) -> list[int] | None:
     show_default=True,
     help="Seconds between SIGTERM and SIGKILL when stopping a run.",
 )
+@click.option(
+    "--sign",
+    "sign",
+    is_flag=True,
+    help="Sign each final record (record.dsse.json) with --key or $REPROBRIDGE_SIGNING_KEY.",
+)
+@click.option("--key", "key_file", type=click.Path(dir_okay=False), help="Signing key file.")
 def run(  # noqa: PLR0917 - click passes options as arguments
     args: tuple[str, ...],
     artifact: str | None,
@@ -98,6 +105,8 @@ def run(  # noqa: PLR0917 - click passes options as arguments
     as_json: bool,
     runs_dir: str | None,
     kill_grace: float,
+    sign: bool,
+    key_file: str | None,
 ) -> None:
     """Run launchers over their seeds and record evidence: reprobridge run [PATH] [LAUNCHER...]
 
@@ -120,6 +129,11 @@ def run(  # noqa: PLR0917 - click passes options as arguments
     path, launcher_ids = split_target(args, artifact)
     try:
         seed_list = _seeds(seeds)
+        sign_key = None
+        if sign or key_file is not None:
+            from reprobridge_sdk.signing import load_signing_key  # noqa: PLC0415 - lazy
+
+            sign_key = load_signing_key(key_file)
         if as_json:
             summary = run_api(
                 path,
@@ -132,6 +146,7 @@ def run(  # noqa: PLR0917 - click passes options as arguments
                 runs_dir=runs_dir,
                 on_event=JsonEvents(sys.stdout),
                 kill_grace=kill_grace,
+                sign_key=sign_key,
             )
         else:
             echo = sys.stderr.buffer if jobs == 1 else None
@@ -148,6 +163,7 @@ def run(  # noqa: PLR0917 - click passes options as arguments
                     on_event=progress,
                     echo=echo,
                     kill_grace=kill_grace,
+                    sign_key=sign_key,
                 )
             click.echo(format_summary(summary), err=True)
     except ReproBridgeError as exc:  # usage (N codes) or I/O: nothing could be recorded

@@ -70,6 +70,7 @@ from reprobridge_sdk.findings import Finding, finding
 from . import _linescan
 from ._extraction_cache import ExtractionCache
 from ._linescan import DEFAULT_CHUNK, MAX_LINE, line_safe, required_literal
+from .pattern import PatternError, Regex, author_pattern
 
 if TYPE_CHECKING:
     from ._extraction_cache import _FileEntries
@@ -120,9 +121,13 @@ _TEMPLATE = re.compile(r"\{\{|\}\}|\{([A-Za-z_][A-Za-z0-9_]*)\}|[{}]")
 class ExtractionError(ReproBridgeError):
     """A value could not be extracted; ``reason`` is one of :data:`REASONS`."""
 
-    def __init__(self, reason: str, message: str, *, source: str = "") -> None:
+    def __init__(
+        self, reason: str, message: str, *, source: str = "", dialect: bool = False
+    ) -> None:
         findings: tuple[Finding, ...] = ()
-        if reason == "no-match":
+        if dialect:
+            findings = (finding("X004", message),)
+        elif reason == "no-match":
             findings = (finding("X001", message),)
         elif reason == "not-number":
             findings = (finding("X002", message),)
@@ -232,12 +237,12 @@ def _as_number(value: object, where: str) -> tuple[float, str]:
 # --------------------------------------------------------------------------- regex scan
 
 
-def _compile(pattern: str, group: str | int) -> re.Pattern[str]:
+def _compile(pattern: str, group: str | int) -> Regex:
     try:
-        compiled = re.compile(pattern)
-    except re.error as exc:
-        msg = f"invalid regular expression {pattern!r}: {exc}"
-        raise ExtractionError("bad-regex", msg) from None
+        compiled = author_pattern(pattern)
+    except PatternError as exc:
+        msg = f"invalid regular expression {pattern!r}: {exc.message}"
+        raise ExtractionError("bad-regex", msg, dialect=exc.reason == "dialect") from None
     if isinstance(group, int):
         if not 0 <= group <= compiled.groups:
             msg = f"pattern {pattern!r} has no group {group}"
@@ -272,7 +277,7 @@ def _entries(cache: ExtractionCache | None, path: Path) -> _FileEntries | None:
 
 def _scan(  # noqa: PLR0917 - private helper
     path: Path,
-    rx: re.Pattern[str],
+    rx: Regex,
     group: str | int,
     occurrence: str,
     chunk_size: int,
