@@ -240,7 +240,8 @@ def test_a_background_process_holding_the_pipe_is_killed_after_the_leader_exits(
     launcher = (
         "  - id: leaves-child\n"
         "    shell: true\n"
-        "    argv: [\"sh -c 'echo $$ > {run_dir}/child.pid; exec sleep 60' & echo acc=0.5\"]\n"
+        "    argv: [\"sh -c 'echo $$ > {run_dir}/child.pid; sleep 60; echo late' & "
+        'until [ -s {run_dir}/child.pid ]; do sleep 0.05; done; echo acc=0.5"]\n'
         "    scope: smoke\n"
         "    measurements: [{task: acc, extract: {kind: regex, pattern: 'acc=([0-9.]+)'}}]\n"
     )
@@ -251,4 +252,9 @@ def test_a_background_process_holding_the_pipe_is_killed_after_the_leader_exits(
     assert (summary.exit_code, result.record.status, result.record.exit_code) == (0, "succeeded", 0)
     assert [m.value for m in result.record.measurements] == [0.5]
     child = int((result.run_dir / "child.pid").read_text())
+    # SIGKILL was sent to the group before run() returned; its delivery may lag a moment.
+    deadline = time.monotonic() + 30
+    while _alive(child) and time.monotonic() < deadline:
+        time.sleep(0.05)
     assert not _alive(child)
+    assert "late" not in (result.run_dir / "log.txt").read_text()
