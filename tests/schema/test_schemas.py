@@ -107,6 +107,7 @@ def test_cli_prints_checks_and_lists() -> None:
     unknown = _cli("schema", "no-such-schema")
     assert unknown.returncode == 2
     assert unknown.stdout == ""
+    assert "'no-such-schema'" in unknown.stderr  # the name it does not know
 
 
 def _check_jsonschema(files: list[Path]) -> dict[str, list[dict[str, Any]]]:
