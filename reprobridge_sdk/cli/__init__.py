@@ -48,6 +48,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "keys": ("_keys", "keys", "Create signing keys for signed evidence."),
     "review": ("_review", "review", "Re-execute recorded runs and audit them."),
     "code": ("_code", "code", "Import an upstream and record fixes as a patch series."),
+    "upgrade": ("_upgrade", "upgrade", "Rewrite a manifest as a newer format version."),
 }
 
 
