@@ -35,6 +35,10 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "extract": ("_extract", "extract", "Replay measurement extraction on a run or a log."),
     "audit": ("_audit", "audit", "Audit evidence against compatibility intervals."),
     "code": ("_code", "code", "Import an upstream and record fixes as a patch series."),
+    "references": ("_references", "references", "Turn recorded runs into reference values."),
+    "digest": ("_digest", "digest", "Recompute the artifact's digests (--update writes them)."),
+    "pack": ("_pack", "pack", "Pack the artifact into one deterministic archive."),
+    "unpack": ("_pack", "unpack", "Unpack an archive safely and verify its digests."),
 }
 
 
