@@ -113,6 +113,20 @@ _BUILTIN = (
         aliases=("audit-table",),
     ),
     SchemaSpec(
+        "rra-run-predicate-1",
+        "reprobridge_sdk.model.attestation:RunPredicate",
+        "ReproBridge RRA run predicate v1 (in-toto predicateType "
+        "https://reprobridge.org/predicates/rra-run/v1)",
+        aliases=("run-predicate",),
+    ),
+    SchemaSpec(
+        "rra-audit-predicate-1",
+        "reprobridge_sdk.model.attestation:AuditPredicate",
+        "ReproBridge RRA audit predicate v1 (in-toto predicateType "
+        "https://reprobridge.org/predicates/rra-audit/v1)",
+        aliases=("audit-predicate",),
+    ),
+    SchemaSpec(
         "claims-1.0",
         "reprobridge_sdk.model.claims:Claims",
         "ReproBridge claims file 1.0 (the paper's targets for reprobridge build)",
@@ -124,9 +138,19 @@ _BUILTIN = (
         "ReproBridge build state 1.0: the Intake phase (.rra-build/intake.json)",
     ),
     SchemaSpec(
-        "build-plan-1.0",
+        "build-planner-1.0",
         "reprobridge_sdk.model.build:PlanRecord",
         "ReproBridge build state 1.0: the Planner phase (.rra-build/planner.json)",
+    ),
+    SchemaSpec(
+        "build-builder-1.0",
+        "reprobridge_sdk.model.build:BuilderRecord",
+        "ReproBridge build state 1.0: the Builder phase (.rra-build/builder.json)",
+    ),
+    SchemaSpec(
+        "build-reproducer-1.0",
+        "reprobridge_sdk.model.build:ReproducerRecord",
+        "ReproBridge build state 1.0: the Reproducer phase (.rra-build/reproducer.json)",
     ),
 )
 

@@ -114,6 +114,13 @@ def _validate_first(path: str, *, refuse: bool) -> None:
     show_default=True,
     help="Seconds between SIGTERM and SIGKILL when stopping a run.",
 )
+@click.option(
+    "--sign",
+    "sign",
+    is_flag=True,
+    help="Sign each final record (record.dsse.json) with --key or $REPROBRIDGE_SIGNING_KEY.",
+)
+@click.option("--key", "key_file", type=click.Path(dir_okay=False), help="Signing key file.")
 def run(  # noqa: PLR0917 - click passes options as arguments
     args: tuple[str, ...],
     artifact: str | None,
@@ -126,6 +133,8 @@ def run(  # noqa: PLR0917 - click passes options as arguments
     runs_dir: str | None,
     no_validate: bool,
     kill_grace: float,
+    sign: bool,
+    key_file: str | None,
 ) -> None:
     """Run launchers over their seeds and record evidence: reprobridge run [PATH] [LAUNCHER...]
 
@@ -153,6 +162,11 @@ def run(  # noqa: PLR0917 - click passes options as arguments
     _validate_first(path, refuse=not no_validate)
     try:
         seed_list = _seeds(seeds)
+        sign_key = None
+        if sign or key_file is not None:
+            from reprobridge_sdk.signing import load_signing_key  # noqa: PLC0415 - lazy
+
+            sign_key = load_signing_key(key_file)
         if as_json:
             summary = run_api(
                 path,
@@ -165,6 +179,7 @@ def run(  # noqa: PLR0917 - click passes options as arguments
                 runs_dir=runs_dir,
                 on_event=JsonEvents(sys.stdout),
                 kill_grace=kill_grace,
+                sign_key=sign_key,
             )
         else:
             echo = sys.stderr.buffer if jobs == 1 else None
@@ -181,6 +196,7 @@ def run(  # noqa: PLR0917 - click passes options as arguments
                     on_event=progress,
                     echo=echo,
                     kill_grace=kill_grace,
+                    sign_key=sign_key,
                 )
             click.echo(format_summary(summary), err=True)
     except ReproBridgeError as exc:  # usage (N codes) or I/O: nothing could be recorded

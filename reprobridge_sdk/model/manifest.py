@@ -24,7 +24,7 @@ class Manifest(SpecModel):
     """An RRA manifest."""
 
     rra_version: str = Field(
-        pattern=r"^1\.\d+$",
+        pattern=r"^1\.[0-9]+$",
         description="Format version 'MAJOR.MINOR' the document follows; this schema is major 1.",
     )
     artifact: Artifact

@@ -49,7 +49,7 @@ class Provenance(SpecModel):
     """Who produced a reference observation and how."""
 
     source: str = Field(min_length=1, description="Person, team or system that ran it.")
-    date: str | None = Field(default=None, pattern=r"^\d{4}-\d{2}-\d{2}")
+    date: str | None = Field(default=None, pattern=r"^[0-9]{4}-[0-9]{2}-[0-9]{2}")
     hardware: str | None = None
     run: str | None = Field(default=None, description="Run id or evidence path, if any.")
     note: str | None = None

@@ -45,7 +45,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from pathlib import Path
-from typing import BinaryIO
+from typing import TYPE_CHECKING, BinaryIO
 
 from reprobridge_sdk.digest import file_sha256, tree_digest
 from reprobridge_sdk.errors import ArtifactError
@@ -54,8 +54,12 @@ from reprobridge_sdk.model.evidence import EnvironmentSnapshot
 
 from ._execute import EnvMode, Job, Shared, execute, skipped
 from .evidence import minimal_snapshot
+from .ledger import ledger_head
 from .results import RunEvent, RunResult, RunSummary, TaskValue, task_values
 from .select import load_artifact, select_launchers, usage_error, with_needs
+
+if TYPE_CHECKING:
+    from reprobridge_sdk.signing import SigningKey
 
 __all__ = ["RunEvent", "RunResult", "RunSummary", "TaskValue", "load_artifact", "run"]
 
@@ -251,10 +255,13 @@ def run(
     on_event: Callable[[RunEvent], None] | None = None,
     echo: BinaryIO | None = None,
     kill_grace: float = 5.0,
+    sign_key: SigningKey | None = None,
 ) -> RunSummary:
     """Run the selected launchers over their seeds and record evidence for each run.
 
     ``echo`` receives the processes' raw output as it arrives (use it with ``jobs=1``).
+    Every final record is appended to the runs directory's ledger (its head is
+    ``summary.ledger_head``) and, with ``sign_key``, signed into ``record.dsse.json``.
     Raises :class:`UsageError` (N codes) for a bad request, and :class:`ArtifactError` when
     a run directory or its first record cannot be written (then no further run starts);
     every run's outcome, good or bad, is in the returned summary and in its record.
@@ -299,6 +306,7 @@ def run(
         cancel=threading.Event(),
         echo=echo,
         emit=_emit,
+        signer=sign_key,
     )
     plan: list[Job] = []
     for launcher in selected:
@@ -309,7 +317,7 @@ def run(
     with _sigterm_as_interrupt():
         results, interrupted = _schedule(plan, shared, jobs)
     results.sort(key=lambda r: (r.record.started_at, r.run_id))
-    summary = RunSummary(results=results, interrupted=interrupted)
+    summary = RunSummary(results=results, interrupted=interrupted, ledger_head=ledger_head(runs))
     summary.tasks = task_values(selected, results)
     summary.elapsed = time.monotonic() - started
     _emit(RunEvent("summary", {k: v for k, v in summary.to_dict().items() if k != "results"}))

@@ -12,6 +12,7 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
+from reprobridge_sdk.extract.pattern import PatternError, Regex, author_pattern
 from reprobridge_sdk.findings import Finding
 from reprobridge_sdk.io.document import Document, escape_pointer
 
@@ -392,13 +393,21 @@ class _Checker:
                     hint=f"write (?P<{group}>...) in the pattern",
                 )
 
-    def _regex(self, pattern: Any, where: str) -> re.Pattern[str] | None:
+    def _regex(self, pattern: Any, where: str) -> Regex | None:
         if not isinstance(pattern, str):
             return None
         try:
-            return re.compile(pattern)
-        except re.error as exc:
-            self.add("R016", f"invalid regular expression: {exc}", where)
+            return author_pattern(pattern)
+        except PatternError as exc:
+            if exc.reason == "invalid":
+                self.add("R016", f"invalid regular expression: {exc.message}", where)
+            else:
+                self.add(
+                    "X004",
+                    exc.message,
+                    where,
+                    hint="no backreferences or lookaround; write [0-9] and {0,n} (spec: Patterns)",
+                )
             return None
 
     # R015 ---------------------------------------------------------------------------------

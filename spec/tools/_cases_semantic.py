@@ -427,6 +427,22 @@ def semantic_cases() -> list[Case]:
     )
     c.append(
         Case(
+            "regex-backreference-in-extractor",
+            "A backreference is outside the pattern dialect (RE2 has none).",
+            [f("X004", EXTRACT + "/pattern")],
+            mutate=[put(EXTRACT + "/pattern", r"(acc)uracy: \1 ([0-9.]+)")],
+        )
+    )
+    c.append(
+        Case(
+            "regex-lookahead-in-landmark",
+            "A lookahead in a landmark's pattern is outside the pattern dialect.",
+            [f("X004", "/launchers/0/landmarks/0/pattern")],
+            mutate=[put("/launchers/0/landmarks", [{"id": "epoch", "pattern": "epoch (?=1)"}])],
+        )
+    )
+    c.append(
+        Case(
             "regex-named-group-missing",
             "The extractor names a group the pattern does not define.",
             [f("R017", EXTRACT + "/group")],

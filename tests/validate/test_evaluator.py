@@ -1,4 +1,9 @@
-"""The in-house schema evaluator accepts and rejects exactly as jsonschema's 2020-12 validator."""
+"""The in-house schema evaluator accepts and rejects exactly as jsonschema-rs (2020-12).
+
+The reference reads ``pattern`` as ECMA-262 does (``$`` accepts no final newline, classes as
+written), as the spec requires; python-jsonschema uses Python's ``re``, whose ``$`` matches
+before a final newline, so it is not the reference for patterns.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +11,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-import jsonschema
+import jsonschema_rs
 import pytest
 from _validate_strategies import mutated, values
 from hypothesis import HealthCheck, given, settings
@@ -17,7 +22,7 @@ from reprobridge_sdk.validation.structure import SCHEMA_RESOURCE, manifest_schem
 
 REPO = Path(__file__).resolve().parents[2]
 SCHEMA = json.loads((REPO / "reprobridge_sdk" / SCHEMA_RESOURCE).read_text("utf-8"))
-REFERENCE = jsonschema.Draft202012Validator(SCHEMA)
+REFERENCE = jsonschema_rs.Draft202012Validator(SCHEMA)
 
 
 def test_package_schema_is_the_committed_schema() -> None:
