@@ -29,7 +29,7 @@ def _runs(root: Path, seeds: str) -> list[Path]:
         cwd=root,
     )
     assert done.returncode == 0, done.stderr
-    return sorted((root / "reference-runs").iterdir())
+    return sorted(p for p in (root / "reference-runs").iterdir() if (p / "record.json").is_file())
 
 
 def test_runs_become_observations_with_provenance(tmp_path: Path) -> None:
@@ -108,4 +108,4 @@ def test_run_refuses_a_manifest_with_errors_unless_no_validate(tmp_path: Path) -
         "run", str(root), "smoke", "--env", "current", "--no-validate", cwd=tmp_path
     )
     assert forced.returncode == 0, forced.stderr
-    assert len(list((root / "runs").iterdir())) == 1
+    assert len(list((root / "runs").glob("*/record.json"))) == 1
