@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from reprobridge_sdk import validate
+from reprobridge_sdk import api, validate
 from reprobridge_sdk.authoring.upgrade import upgrade
 from reprobridge_sdk.errors import ArtifactError, UsageError
 
@@ -153,3 +153,17 @@ def test_the_command_line(tmp_path: Path) -> None:
     unknown = _reprobridge("upgrade", "--to", "9.9", cwd=tmp_path)
     assert unknown.returncode == 2
     assert " V006 " in unknown.stderr
+
+
+def test_a_producer_declares_the_version_of_the_fields_it_writes(tmp_path: Path) -> None:
+    """Saving a 1.0 manifest that now uses a 1.1 addition declares 1.1, never lower."""
+    root = _copy("minimal-valid", tmp_path)
+    art = api.load(root)
+    assert art.save() is False
+    assert art.manifest.rra_version == "1.0"
+    art.manifest.codebase.refined.kind = "patches"
+    art.manifest.codebase.refined.path = None
+    art.save()
+    text = (root / "rra.yaml").read_text("utf-8")
+    assert "rra_version: '1.1'" in text
+    assert "V005" not in {f.code for f in validate(root).findings}
