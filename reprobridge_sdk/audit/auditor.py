@@ -197,12 +197,12 @@ def load_artifact(path: str | os.PathLike[str]) -> ArtifactFacts:
     manifest: Manifest | None = None
     document: Document | None = None
     try:  # named as the validator names it, so the validation can reuse the document
-        document = load_document(root / MANIFEST_NAME, name=str(root / MANIFEST_NAME))
+        document = load_document(root / MANIFEST_NAME, name=str(root / MANIFEST_NAME), root=root)
         if isinstance(document.data, dict) and not any(
             f.severity is Severity.ERROR for f in document.findings
         ):
             manifest = Manifest.model_validate(document.data)
-    except (OSError, ValueError):
+    except (OSError, ValueError, ArtifactError):
         manifest = None
     if manifest is None:  # load() reads the file again and raises located findings
         return artifact_facts(load(root))
@@ -511,14 +511,22 @@ def _audit_one(
     root = Path(artifact_path)
     try:
         facts = load_artifact(root)
+        mine = (
+            [
+                Attempt(a.label, a.path if a.path.is_absolute() else facts.root / a.path)
+                for a in parsed
+            ]
+            if parsed is not None
+            else None
+        )
+        return _audit(facts, root, mine, options, strict=False, trust=checking)
     except ArtifactError as exc:
         return as_audit_finding(finding("A001", exc.message, file=os.fspath(artifact_path)))
-    mine = (
-        [Attempt(a.label, a.path if a.path.is_absolute() else facts.root / a.path) for a in parsed]
-        if parsed is not None
-        else None
-    )
-    return _audit(facts, root, mine, options, strict=False, trust=checking)
+    except (RecursionError, MemoryError) as exc:
+        # Bounded work per artifact: this artifact is an error of the table, the rest go on.
+        what = "recursion depth" if isinstance(exc, RecursionError) else "memory"
+        message = f"auditing this artifact exceeded the {what} allowed"
+        return as_audit_finding(finding("A001", message, file=os.fspath(artifact_path)))
 
 
 def audit_table(

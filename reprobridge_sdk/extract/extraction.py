@@ -66,6 +66,7 @@ from typing import TYPE_CHECKING, Any
 
 from reprobridge_sdk.errors import ReproBridgeError
 from reprobridge_sdk.findings import Finding, finding
+from reprobridge_sdk.io import safefs
 
 from . import _linescan
 from ._extraction_cache import ExtractionCache
@@ -109,6 +110,7 @@ REASONS = frozenset(
         "decode",
         "aggregate",
         "bad-extractor",
+        "unsafe-file",
     }
 )
 #: Aggregations of per-seed values into a task's statistic.
@@ -321,8 +323,9 @@ def _json_pointer(document: Any, pointer: str) -> Any:
 
 def _read_json(path: Path) -> Any:
     try:
-        with path.open("rb") as handle:
-            return json.load(handle)
+        return safefs.load_json(path)
+    except safefs.UnsafeFileError as exc:
+        raise ExtractionError("decode", f"{path.name}: {exc.message}") from None
     except (ValueError, UnicodeDecodeError) as exc:
         msg = f"{path.name} is not valid JSON: {exc}"
         raise ExtractionError("decode", msg) from None
@@ -402,10 +405,17 @@ def _extract_csv(
 def _read_yaml(path: Path) -> Any:
     import yaml  # noqa: PLC0415 - only YAML extractors pay for it
 
+    from reprobridge_sdk.io.document import MAX_DEPTH, nests_too_deep  # noqa: PLC0415
+
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     try:
-        with path.open("rb") as handle:
-            return yaml.load(handle, Loader=loader)  # noqa: S506 - a safe loader
+        text = safefs.read_text(path, max_bytes=safefs.MAX_EVIDENCE_BYTES, errors="replace")
+        if nests_too_deep(text):
+            msg = f"{path.name} nests deeper than {MAX_DEPTH} levels"
+            raise ExtractionError("bad-yaml", msg)
+        return yaml.load(text, Loader=loader)  # noqa: S506 - a safe loader
+    except safefs.UnsafeFileError as exc:
+        raise ExtractionError("bad-yaml", f"{path.name}: {exc.message}") from None
     except yaml.YAMLError as exc:
         msg = f"{path.name} is not valid YAML: {exc}"
         raise ExtractionError("bad-yaml", msg) from None
@@ -481,14 +491,19 @@ def extract_value(
     context: Mapping[str, object],
     chunk_size: int = DEFAULT_CHUNK,
     cache: ExtractionCache | None = None,
+    root: Path | None = None,
 ) -> Extracted:
     """Read the value(s) an extractor describes; :class:`ExtractionError` on failure.
 
     With a ``cache``, a file's parsed document or regex scan is reused by later extractions
-    of the same file version (see :class:`ExtractionCache`).
+    of the same file version (see :class:`ExtractionCache`). The file is checked by the safe
+    file layer first: a FIFO, device or other non-regular file, or (with ``root``, the
+    artifact or run directory) a path whose links lead outside ``root``, is never read
+    (reason ``"unsafe-file"``).
     """
     spec = _plain(extractor)
     path, source = _source(spec, log=log, files_base=files_base, outputs=outputs, context=context)
+    path = _checked(path, root, source)
     entries = _entries(cache, path)  # one stat: the file's version and whether it exists
     if entries is None and (cache is not None or not path.is_file()):
         msg = f"{source}: file {path.name!r} does not exist"
@@ -529,6 +544,19 @@ def extract_value(
     return Extracted(values=(value,), raw=(raw,), source=source)
 
 
+def _checked(path: Path, root: Path | None, source: str) -> Path:
+    """``path`` resolved inside ``root`` and a regular file, else ``unsafe-file``."""
+    try:
+        if root is not None:
+            path = safefs.resolve_inside(root, path)
+        safefs.open_regular(path).close()
+    except safefs.UnsafeFileError as exc:
+        raise ExtractionError("unsafe-file", f"{source}: {exc.message}", source=source) from None
+    except FileNotFoundError:
+        pass  # reported as missing-file below
+    return path
+
+
 def extract_many(
     extractors: Iterable[Mapping[str, Any] | Any],
     *,
@@ -537,6 +565,7 @@ def extract_many(
     outputs: Mapping[str, Path],
     context: Mapping[str, object],
     cache: ExtractionCache | None = None,
+    root: Path | None = None,
 ) -> list[Extracted | ExtractionError]:
     """:func:`extract_value` for each extractor over one run's files, sharing one cache.
 
@@ -555,6 +584,7 @@ def extract_many(
                     outputs=outputs,
                     context=context,
                     cache=shared,
+                    root=root,
                 )
             )
         except ExtractionError as exc:

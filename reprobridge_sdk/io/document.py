@@ -47,6 +47,7 @@ from typing import Any
 import yaml
 
 from reprobridge_sdk.findings import Finding, finding
+from reprobridge_sdk.io import safefs
 
 __all__ = [
     "MAX_ALIAS_NODES",
@@ -59,6 +60,7 @@ __all__ = [
     "escape_pointer",
     "json_type",
     "load_document",
+    "nests_too_deep",
     "unescape_pointer",
 ]
 
@@ -194,10 +196,19 @@ class _Fatal(Exception):
         self.item = item
 
 
-def load_document(source: str | os.PathLike[str] | bytes, *, name: str | None = None) -> Document:
+def load_document(
+    source: str | os.PathLike[str] | bytes,
+    *,
+    name: str | None = None,
+    root: str | os.PathLike[str] | None = None,
+) -> Document:
     """Load a YAML document from a path or from bytes; never raises for bad content.
 
-    I/O errors on reading ``source`` (missing file, permission) raise ``OSError``.
+    A path is read through the safe file layer: with ``root`` it must stay inside it; a
+    FIFO, device or other non-regular file, or a link at the last step when there is no
+    ``root``, raises :class:`~reprobridge_sdk.io.safefs.UnsafeFileError` (never hangs); a
+    file over :data:`MAX_BYTES` is Y006 without being read. I/O errors on reading ``source``
+    (missing file, permission) raise ``OSError``.
     """
     if isinstance(source, bytes):
         raw = source
@@ -205,10 +216,12 @@ def load_document(source: str | os.PathLike[str] | bytes, *, name: str | None = 
     else:
         path = Path(source)
         label = name or str(path)
-        size = path.stat().st_size
-        if size > MAX_BYTES:
-            return Document(label, "", findings=[_too_large(label, size)])
-        raw = path.read_bytes()
+        try:
+            raw = safefs.read_bytes(path, root=root, max_bytes=MAX_BYTES)
+        except safefs.UnsafeFileError as exc:
+            if exc.reason != "too-large":
+                raise
+            return Document(label, "", findings=[_too_large(label, _size(path))])
     if len(raw) > MAX_BYTES:
         return Document(label, "", findings=[_too_large(label, len(raw))])
     try:
@@ -229,6 +242,13 @@ def load_document(source: str | os.PathLike[str] | bytes, *, name: str | None = 
     if text.startswith("\ufeff"):
         text = text[1:]
     return _parse(label, text)
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:  # pragma: no cover - it was just opened
+        return MAX_BYTES + 1
 
 
 def _too_large(label: str, size: int) -> Finding:
@@ -300,6 +320,27 @@ def _may_be_deep(text: str) -> bool:
         return True
     longest = max((len(line) for line in text.splitlines()), default=0)
     return longest * 2 > _SAFE_GUARD // 2
+
+
+def nests_too_deep(text: str, max_depth: int = MAX_DEPTH) -> bool:
+    """True when YAML ``text`` nests deeper than ``max_depth`` (a walk of events, no recursion).
+
+    For YAML evidence read by other loaders, which would recurse (and crash) on deep input.
+    """
+    if not _may_be_deep(text):
+        return False
+    depth = 0
+    try:
+        for event in yaml.parse(text, Loader=_Loader):
+            if isinstance(event, yaml.CollectionStartEvent):
+                depth += 1
+                if depth > max_depth:
+                    return True
+            elif isinstance(event, yaml.CollectionEndEvent):
+                depth -= 1
+    except yaml.YAMLError:
+        return False  # the loader reports the syntax error
+    return False
 
 
 def _check_depth(label: str, text: str) -> None:

@@ -180,8 +180,13 @@ def loads(text: str | bytes, *, name: str = "<string>") -> YamlDocument:
 
 
 def load(path: str | os.PathLike[str], *, name: str | None = None) -> YamlDocument:
-    """Read a document from a file; ``OSError`` if the file cannot be read."""
-    return _from_document(load_document(path, name=name or str(path)))
+    """Read a document from a file; ``OSError`` if the file cannot be read.
+
+    The file is read through the safe file layer, contained in its own directory: a link
+    that leads out of it, a FIFO or a device raises
+    :class:`~reprobridge_sdk.io.safefs.UnsafeFileError` (an ``ArtifactError`` with findings).
+    """
+    return _from_document(load_document(path, name=name or str(path), root=Path(path).parent))
 
 
 def _from_document(document: Document) -> YamlDocument:

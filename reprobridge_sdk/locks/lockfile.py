@@ -25,6 +25,7 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.utils import canonicalize_name
 
 from reprobridge_sdk.findings import Finding, finding
+from reprobridge_sdk.io import safefs
 
 from ._types import PYLOCK_VERSION, Lock, LockEntry, LockError, LockFormat, is_local_location
 
@@ -39,6 +40,9 @@ __all__ = [
     "is_local_location",
     "read_lock",
 ]
+
+#: Largest lock file read (64 MiB; real locks are kilobytes). Larger, or sparse, is L003.
+MAX_LOCK_BYTES = safefs.MAX_TEXT_BYTES
 
 _HASH_RE = re.compile(r"^(sha256|sha384|sha512|md5|sha1|sha224):([0-9a-fA-F]+)$")
 _HASH_LENGTHS = {"md5": 32, "sha1": 40, "sha224": 56, "sha256": 64, "sha384": 96, "sha512": 128}
@@ -134,7 +138,11 @@ def check_lock(
 
 def _parse(path: Path, fmt: LockFormat, name: str) -> _Parsed:
     try:
-        raw = path.read_bytes()
+        raw = safefs.read_bytes(path, max_bytes=MAX_LOCK_BYTES)
+    except safefs.UnsafeFileError as exc:
+        msg = f"cannot read lock {path}: {exc.message}"
+        hint = f"a lock is a regular file of at most {MAX_LOCK_BYTES} bytes"
+        raise LockError(msg, [finding("L003", msg, file=name, hint=hint)]) from None
     except OSError as exc:
         msg = f"cannot read lock {path}: {exc.strerror}"
         raise LockError(msg, [finding("L003", msg, file=name)]) from exc
