@@ -181,6 +181,14 @@ RUNTIME_EXAMPLES: dict[str, tuple[str, str, str]] = {
         "[tool.reprobridge]\n"
         'ignore = ["R010"]             # a known key with a list of code prefixes: no finding',
     ),
+    "E017": (
+        _SH,
+        "# an installed distribution declares a report format whose module fails to import\n"
+        "$ reprobridge validate demo --format broken\n"
+        "# E017 at /plugins/reprobridge.report_formats/broken; exit 2",
+        "# a plugin that imports and exposes a callable renders the report\n"
+        "$ reprobridge validate demo --format count     # the plugin's text on stdout",
+    ),
     # ------------------------------------------------------------------- D: data
     "D001": (
         _YAML,
