@@ -250,7 +250,7 @@ RUNTIME_EXAMPLES: dict[str, tuple[str, str, str]] = {
     "D007": (
         _YAML,
         "    - id: shards\n"
-        "      source: {url: s3://bucket/shards.tar}   # s3:// and gs:// are not downloaded: D007\n"
+        "      source: {url: hf://acme/shards.tar}   # no owner/repo/path: D007\n"
         "      destination: data/shards.tar",
         "    - id: shards\n"
         "      source: {url: hf://datasets/acme/shards/shards.tar}  # hf:// maps to HTTPS\n"
