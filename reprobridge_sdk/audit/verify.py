@@ -39,6 +39,7 @@ from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
 from reprobridge_sdk.digest import file_sha256, iter_tree_entries, tree_digest
+from reprobridge_sdk.env.snapshot import redact_text
 from reprobridge_sdk.extract.extraction import (
     ExtractionCache,
     ExtractionError,
@@ -327,8 +328,9 @@ def _argv_matches(launcher: Launcher, record: EvidenceRecord) -> bool:
     values = {k: str(v) for k, v in {**launcher.params, **record.params}.items()}
     if record.seed is not None:
         values["seed"] = str(record.seed)
+    # The runner records argv with credentials redacted (redact_text): compare likewise.
     return all(
-        _argv_pattern(w, values).fullmatch(g) is not None
+        _argv_pattern(redact_text(w), values).fullmatch(g) is not None
         for w, g in zip(want[1:], got[1:], strict=True)
     )
 
