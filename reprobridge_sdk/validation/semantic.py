@@ -16,6 +16,8 @@ from reprobridge_sdk.extract.pattern import PatternError, Regex, author_pattern
 from reprobridge_sdk.findings import Finding
 from reprobridge_sdk.io.document import Document, escape_pointer
 
+from .version import declared_version
+
 __all__ = ["TEMPLATE_BUILTINS", "check_semantics", "template_names"]
 
 #: Template names every launcher may use besides its params.
@@ -483,8 +485,17 @@ class _Checker:
                 self.add("R012", "kind 'directory' needs 'path'", ptr)
             if refined.get("patches"):
                 self.add("R012", "kind 'directory' takes no 'patches'", ptr)
-        elif kind == "patches" and refined.get("path") is not None:
-            self.add("R012", "kind 'patches' takes no 'path'", ptr)
+        elif kind == "patches":
+            if not refined.get("patches") and (declared_version(self.data) or (2, 0)) < (1, 1):
+                # Format 1.1: an empty series is the upstream commit unchanged; 1.0 needs one.
+                self.add(
+                    "V005",
+                    "an empty patch series was added in format 1.1; this document is 1.0",
+                    f"{ptr}/patches" if "patches" in refined else ptr,
+                    hint="declare rra_version '1.1' (`reprobridge upgrade`), or add a patch",
+                )
+            if refined.get("path") is not None:
+                self.add("R012", "kind 'patches' takes no 'path'", ptr)
 
 
 def _num(value: Any) -> bool:

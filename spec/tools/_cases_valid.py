@@ -111,10 +111,54 @@ def valid_cases() -> list[Case]:
     c.append(
         Case(
             "newer-minor-version",
-            "rra_version 1.1 is newer than 1.0: a warning, the document is still checked.",
+            "rra_version 1.9 is newer than the newest known: a warning, the document is checked.",
             [f("V003", "/rra_version")],
             tags=["required", "versioning"],
+            mutate=[put("/rra_version", "1.9")],
+        )
+    )
+    c.append(
+        Case(
+            "newer-minor-with-unknown-value",
+            "A newer minor version: an unknown enumeration value may be a value added since.",
+            [f("V003", "/rra_version"), f("S006", "/tasks/0/direction")],
+            tags=["required", "versioning"],
+            mutate=[put("/rra_version", "1.9"), put("/tasks/0/direction", "closer")],
+        )
+    )
+    c.append(
+        Case(
+            "version-1-1",
+            "A document of format 1.1 (the draft) that uses no 1.1 addition is valid.",
+            [],
+            tags=["required", "versioning"],
             mutate=[put("/rra_version", "1.1")],
+        )
+    )
+    c.append(
+        Case(
+            "empty-patch-series",
+            "Format 1.1: an empty patch series is the upstream commit unchanged (not checked"
+            " offline: the upstream is not in the cache).",
+            [f("C005", "/codebase/upstream")],
+            tags=["required", "versioning"],
+            mutate=[
+                put("/rra_version", "1.1"),
+                put("/codebase/refined", {"kind": "patches", "patches": []}),
+                delete("/codebase/tree_digest"),
+            ],
+        )
+    )
+    c.append(
+        Case(
+            "empty-patch-series-under-1-0",
+            "An empty patch series is a 1.1 addition: a 1.0 document may not use it.",
+            [f("V005", "/codebase/refined/patches"), f("C005", "/codebase/upstream")],
+            tags=["required", "versioning"],
+            mutate=[
+                put("/codebase/refined", {"kind": "patches", "patches": []}),
+                delete("/codebase/tree_digest"),
+            ],
         )
     )
     c.append(
@@ -461,6 +505,15 @@ def valid_cases() -> list[Case]:
             [f("V004", "/rra_version")],
             tags=["required", "versioning"],
             mutate=[put("/rra_version", "v1")],
+        )
+    )
+    c.append(
+        Case(
+            "version-leading-zero",
+            "MAJOR and MINOR are decimal numbers without leading zeros: '01.0' is malformed.",
+            [f("V004", "/rra_version")],
+            tags=["required", "versioning"],
+            mutate=[put("/rra_version", "01.0")],
         )
     )
     c.append(

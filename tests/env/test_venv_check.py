@@ -262,7 +262,7 @@ def test_bundled_example_builds_and_checks(repo_root: Path, tmp_path: Path) -> N
     assert result.changed == (lock.read_bytes() != before)
 
 
-def test_pylock_lock_builds(tiny_artifact: Path, tmp_path: Path) -> None:
+def test_pylock_lock_builds(tiny_artifact: Path, tmp_path: Path, public_index: None) -> None:
     """uv installs a PEP 751 lock as it is and builds the same environment."""
     lock_artifact(tiny_artifact, python=PY, fmt="pylock")
     cache = tmp_path / "cache"

@@ -125,6 +125,7 @@ def test_cli_on_a_directory_without_manifest_is_a_usage_error(tmp_path: Path) ->
     result = _reprobridge("guide", str(tmp_path))
     assert result.returncode == 2
     assert result.stdout == ""
+    assert f"cannot read {tmp_path / 'rra.yaml'}" in result.stderr
 
 
 _json = st.recursive(
