@@ -73,3 +73,18 @@ def test_the_action_declares_what_its_steps_use() -> None:
     # Inputs reach shell steps through env, never spliced into the script.
     for step in action["runs"]["steps"]:
         assert "${{" not in step.get("run", ""), step["name"]
+
+
+def test_action_and_workflow_match_schemastore_schemas() -> None:
+    """check-jsonschema's vendored SchemaStore schemas for actions and workflows."""
+    for schema, path in [
+        ("vendor.github-actions", REPO / "action.yml"),
+        ("vendor.github-workflows", REPO / "examples" / "ci" / "github-workflow.yml"),
+    ]:
+        proc = subprocess.run(
+            [sys.executable, "-m", "check_jsonschema", "--builtin-schema", schema, str(path)],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        assert proc.returncode == 0, proc.stdout + proc.stderr
