@@ -399,42 +399,28 @@ class _Checker:
     # R015 ---------------------------------------------------------------------------------
 
     def cycles(self) -> None:
+        """R015 once per group of launchers that need each other (spec "launchers").
+
+        A group is a strongly connected component of the ``needs`` graph that holds a cycle
+        (two or more launchers, or one that needs itself). It is reported once, at the
+        ``needs`` of its launcher that comes first in the document, whatever the order in
+        which a traversal meets it.
+        """
+        order = {ident: index for index, ident in enumerate(self.launchers)}
         graph = {
             ident: [n for _, n in _strs(item.get("needs"), "") if n in self.launchers]
             for ident, (_, item) in self.launchers.items()
         }
-        state: dict[str, int] = {}
-        reported: set[frozenset[str]] = set()
-        for start, first in graph.items():
-            if state.get(start):
+        for group in _components(graph):
+            if len(group) == 1 and group[0] not in graph[group[0]]:
                 continue
-            stack: list[tuple[str, Iterator[str]]] = [(start, iter(first))]
-            path = [start]
-            state[start] = 1
-            while stack:
-                node, children = stack[-1]
-                child = next(children, None)
-                if child is None:
-                    stack.pop()
-                    path.pop()
-                    state[node] = 2
-                    continue
-                if state.get(child) == 1:
-                    cycle = path[path.index(child) :]
-                    key = frozenset(cycle)
-                    if key not in reported:
-                        reported.add(key)
-                        ptr = self.launchers[cycle[0]][0]
-                        self.add(
-                            "R015",
-                            "launchers depend on each other in a cycle: "
-                            + " -> ".join([*cycle, cycle[0]]),
-                            f"{ptr}/needs",
-                        )
-                elif not state.get(child):
-                    state[child] = 1
-                    path.append(child)
-                    stack.append((child, iter(graph[child])))
+            members = sorted(group, key=order.__getitem__)
+            ptr = self.launchers[members[0]][0]
+            self.add(
+                "R015",
+                "launchers need each other in a cycle: " + ", ".join(members),
+                f"{ptr}/needs",
+            )
 
     # R018, R019, R012 ---------------------------------------------------------------------
 
@@ -480,6 +466,48 @@ class _Checker:
                 )
             if refined.get("path") is not None:
                 self.add("R012", "kind 'patches' takes no 'path'", ptr)
+
+
+def _components(graph: dict[str, list[str]]) -> list[list[str]]:
+    """Strongly connected components of ``graph`` (Tarjan's algorithm, without recursion)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    on_stack: set[str] = set()
+    stack: list[str] = []
+    found: list[list[str]] = []
+    for root, needs in graph.items():
+        if root in index:
+            continue
+        work: list[tuple[str, Iterator[str]]] = [(root, iter(needs))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = len(index)
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(graph[child])))
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                parent = work[-1][0]
+                low[parent] = min(low[parent], low[node])
+            if low[node] == index[node]:
+                group: list[str] = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    group.append(member)
+                    if member == node:
+                        break
+                found.append(group)
+    return found
 
 
 def _num(value: Any) -> bool:

@@ -391,6 +391,35 @@ def semantic_cases() -> list[Case]:
     )
     c.append(
         Case(
+            "dependency-cycle-reported-once",
+            "Three launchers need each other through two loops (one group): a single R015, at"
+            " the launcher of the group that comes first in the document, not where a"
+            " traversal from 'train' enters the group.",
+            [f("R015", "/launchers/1/needs")],
+            mutate=[
+                put("/launchers/0/needs", ["fit"]),
+                add(
+                    "/launchers",
+                    {"id": "prepare", "argv": ["true"], "scope": "smoke", "needs": ["fit"]},
+                ),
+                add(
+                    "/launchers",
+                    {
+                        "id": "fit",
+                        "argv": ["true"],
+                        "scope": "smoke",
+                        "needs": ["prepare", "evaluate"],
+                    },
+                ),
+                add(
+                    "/launchers",
+                    {"id": "evaluate", "argv": ["true"], "scope": "smoke", "needs": ["fit"]},
+                ),
+            ],
+        )
+    )
+    c.append(
+        Case(
             "dependency-on-itself",
             "A launcher needs itself.",
             [f("R015", "/launchers/0/needs")],
