@@ -134,7 +134,14 @@ class _Checker:
             for ptr, record in _items(guide.get(name), f"/guide/{name}"):
                 for tptr, ident in _strs(record.get("tasks"), f"{ptr}/tasks"):
                     self._task_ref(ident, tptr)
+        # spec "robustness": an absent optional list is empty, so references into it are
+        # checked; a target list that is present but not a list is not resolved against.
+        data_list = _map(self.data.get("environment")).get("data")
+        check_data = data_list is None or isinstance(data_list, list)
         for ptr, launcher in _items(self.data.get("launchers"), "/launchers"):
+            check_outputs = launcher.get("outputs") is None or isinstance(
+                launcher.get("outputs"), list
+            )
             outputs = {
                 item["id"]
                 for _, item in _items(launcher.get("outputs"), f"{ptr}/outputs")
@@ -143,7 +150,7 @@ class _Checker:
             for mptr, measurement in _items(launcher.get("measurements"), f"{ptr}/measurements"):
                 self._task_ref(measurement.get("task"), f"{mptr}/task")
                 output = _map(measurement.get("extract")).get("output")
-                if isinstance(output, str) and output not in outputs:
+                if check_outputs and isinstance(output, str) and output not in outputs:
                     self.add(
                         "R004",
                         f"launcher {launcher.get('id')!r} declares no output {output!r}",
@@ -158,7 +165,7 @@ class _Checker:
                         hint=self._close(ident, "launchers"),
                     )
             for dptr, ident in _strs(launcher.get("data"), f"{ptr}/data"):
-                if ident not in self.data_items:
+                if check_data and ident not in self.data_items:
                     self.add(
                         "R005",
                         f"there is no data item {ident!r}",
@@ -169,7 +176,7 @@ class _Checker:
                 for key in _map(sample.get("expected")):
                     self._task_ref(key, f"{sptr}/expected/{escape_pointer(key)}")
                 for key in _map(sample.get("outputs")):
-                    if key not in outputs:
+                    if check_outputs and key not in outputs:
                         self.add(
                             "R004",
                             f"launcher {launcher.get('id')!r} declares no output {key!r}",
