@@ -368,7 +368,7 @@ class _Checker:
             if compiled is None:
                 continue
             group = extract.get("group", 1)
-            where = f"{mptr}/extract/group" if "group" in extract else f"{mptr}/extract/pattern"
+            where = f"{mptr}/extract/group"  # where the group is, or would be (default 1)
             if isinstance(group, bool):
                 continue
             if isinstance(group, int) and not 0 <= group <= compiled.groups:

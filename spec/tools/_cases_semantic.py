@@ -288,6 +288,36 @@ def semantic_cases() -> list[Case]:
     )
     c.append(
         Case(
+            "aggregate-differs-in-smoke-launcher",
+            "A smoke launcher's measurement aggregates by median, the task reports a mean: no"
+            " R009, since smoke values are never evidence (R008 and R009 apply to scored"
+            " launchers only).",
+            [],
+            mutate=[
+                add(
+                    "/launchers",
+                    {
+                        "id": "smoke",
+                        "argv": ["python", "code/train.py", "--seed", "{seed}"],
+                        "seeds": [0],
+                        "scope": "smoke",
+                        "measurements": [
+                            {
+                                "task": "accuracy",
+                                "extract": {
+                                    "kind": "regex",
+                                    "pattern": r"final accuracy: ([0-9.]+)",
+                                },
+                                "aggregate": "median",
+                            }
+                        ],
+                    },
+                )
+            ],
+        )
+    )
+    c.append(
+        Case(
             "one-reference-observation",
             "One reference observation: the interval is floor-only.",
             [f("R010", "/tasks/0/reference/observations")],
@@ -507,6 +537,15 @@ def semantic_cases() -> list[Case]:
             "The extractor names a group the pattern does not define.",
             [f("R017", EXTRACT + "/group")],
             mutate=[put(EXTRACT + "/group", "acc")],
+        )
+    )
+    c.append(
+        Case(
+            "regex-without-group",
+            "A pattern without a capturing group and no 'group' (default 1): R017 at the"
+            " pointer 'group' would have.",
+            [f("R017", EXTRACT + "/group")],
+            mutate=[put(EXTRACT + "/pattern", "final accuracy: [0-9.]+")],
         )
     )
     c.append(
