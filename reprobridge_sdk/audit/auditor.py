@@ -456,6 +456,7 @@ def _audit(
     artifact_findings: list[AuditFinding] = [
         as_audit_finding(f) for f in validation if f.severity is Severity.ERROR
     ] + [as_audit_finding(f) for f in facts.findings]
+    artifact_findings += [as_audit_finding(f) for f in _shared_runs(manifest, evidence)]
     available = not any(f.severity == "error" for f in artifact_findings)
     functional = bool(chosen) and all(
         any(
@@ -499,6 +500,29 @@ def _audit(
         ),
         passed=passed,
     )
+
+
+def _shared_runs(manifest: Manifest, evidence: Sequence[Sequence[RunEvidence]]) -> list[Finding]:
+    """A045: audited runs that the reference observations cite (they judge themselves)."""
+    cited = {
+        o.provenance.run
+        for task in manifest.tasks
+        for o in task.reference.observations
+        if o.provenance.run
+    }
+    audited = {r.record.run_id for runs in evidence for r in runs if r.record is not None}
+    shared = sorted(cited & audited)
+    if not shared:
+        return []
+    return [
+        finding(
+            "A045",
+            f"{len(shared)} audited run(s) are also reference observations: {', '.join(shared[:3])}"
+            + (" ..." if len(shared) > 3 else ""),
+            path="/tasks",
+            hint="audit runs other than the reference runs (e.g. a fresh attempt directory)",
+        )
+    ]
 
 
 def _audit_one(

@@ -48,6 +48,11 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "keys": ("_keys", "keys", "Create signing keys for signed evidence."),
     "review": ("_review", "review", "Re-execute recorded runs and audit them."),
     "code": ("_code", "code", "Import an upstream and record fixes as a patch series."),
+    "references": ("_references", "references", "Turn recorded runs into reference values."),
+    "digest": ("_digest", "digest", "Recompute the artifact's digests (--update writes them)."),
+    "pack": ("_pack", "pack", "Pack the artifact into one deterministic archive."),
+    "unpack": ("_pack", "unpack", "Unpack an archive safely and verify its digests."),
+    "upgrade": ("_upgrade", "upgrade", "Rewrite a manifest as a newer format version."),
 }
 
 

@@ -217,7 +217,7 @@ def validate_artifact(
         return out
     from .structure import check_structure  # noqa: PLC0415 - lazy: layers load on use
 
-    out.extend(check_structure(doc, newer_minor=version.newer_minor))
+    out.extend(check_structure(doc, newer_minor=version.newer_minor, declared=version.version))
     if stop():
         return out
     from .semantic import check_semantics  # noqa: PLC0415 - lazy: layers load on use
@@ -257,7 +257,7 @@ def work_limit(exc: BaseException, *, file: str = "", path: str = "") -> Finding
     """The finding for an artifact whose checks ran out of recursion depth or memory."""
     what = "recursion depth" if isinstance(exc, RecursionError) else "memory"
     return finding(
-        "Y005" if isinstance(exc, RecursionError) else "Y006",
+        "F011",
         f"checking this artifact exceeded the {what} allowed; its remaining checks were skipped",
         file=file,
         path=path,
@@ -319,6 +319,7 @@ def _warm() -> None:
     from .structure import manifest_schema  # noqa: PLC0415 - warm-up
 
     manifest_schema()
+    manifest_schema("1.0")
 
 
 def _matches(code: str, prefixes: Sequence[str]) -> bool:

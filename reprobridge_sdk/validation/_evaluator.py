@@ -41,6 +41,7 @@ _ANNOTATIONS = frozenset(
         "$comment",
         "$schema",
         "$id",
+        "x-rra-since",  # the format version that added a field: an annotation here
         "deprecated",
         "readOnly",
         "writeOnly",

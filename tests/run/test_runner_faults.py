@@ -114,7 +114,17 @@ def test_kill_9_leaves_an_interrupted_record_and_earlier_runs_intact(toy: Path) 
     earlier = run(toy, ["shell"], env_mode="current").results[0]
     earlier_bytes = (earlier.run_dir / "record.json").read_bytes()
     runner = subprocess.Popen(
-        [sys.executable, "-m", "reprobridge_sdk", "run", str(toy), "sleeper", "--env", "current"],
+        [
+            sys.executable,
+            "-m",
+            "reprobridge_sdk",
+            "run",
+            "--no-validate",
+            str(toy),
+            "sleeper",
+            "--env",
+            "current",
+        ],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
@@ -144,7 +154,7 @@ def test_kill_9_leaves_an_interrupted_record_and_earlier_runs_intact(toy: Path) 
 
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
 def test_ctrl_c_and_sigterm_finalise_an_interrupted_record(toy: Path, signum: int) -> None:
-    command = [sys.executable, "-m", "reprobridge_sdk", "run", str(toy), "sleeper"]
+    command = [sys.executable, "-m", "reprobridge_sdk", "run", "--no-validate", str(toy), "sleeper"]
     runner = subprocess.Popen(
         [*command, "--env", "current", "--json", "--kill-grace", "1"],
         stdout=subprocess.PIPE,

@@ -19,14 +19,17 @@ from hypothesis import HealthCheck, given, settings
 from reprobridge_sdk.io.document import load_document
 from reprobridge_sdk.validation._evaluator import SchemaCompileError, compile_schema
 from reprobridge_sdk.validation.structure import SCHEMA_RESOURCE, manifest_schema
+from reprobridge_sdk.versions import NEWEST_FORMAT
 
 REPO = Path(__file__).resolve().parents[2]
-SCHEMA = json.loads((REPO / "reprobridge_sdk" / SCHEMA_RESOURCE).read_text("utf-8"))
+SCHEMA_FILE = SCHEMA_RESOURCE.format(version=NEWEST_FORMAT)
+SCHEMA = json.loads((REPO / "reprobridge_sdk" / SCHEMA_FILE).read_text("utf-8"))
 REFERENCE = jsonschema_rs.Draft202012Validator(SCHEMA)
 
 
 def test_package_schema_is_the_committed_schema() -> None:
-    assert json.loads((REPO / "schemas/rra-1.0.schema.json").read_text("utf-8")) == SCHEMA
+    committed = REPO / "schemas" / f"rra-{NEWEST_FORMAT}.schema.json"
+    assert json.loads(committed.read_text("utf-8")) == SCHEMA
 
 
 def _manifests() -> list[Path]:
