@@ -38,6 +38,7 @@ from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
 from reprobridge_sdk.digest import file_sha256, iter_tree_entries, tree_digest
+from reprobridge_sdk.env.snapshot import redact_text
 from reprobridge_sdk.extract.extraction import (
     ExtractionCache,
     ExtractionError,
@@ -315,7 +316,10 @@ def _argv_matches(launcher: Launcher, record: EvidenceRecord) -> bool:
     values: dict[str, object] = {**launcher.params, **record.params}
     if record.seed is not None:
         values["seed"] = record.seed
-    return all(template_matches(w, g, values) for w, g in zip(want[1:], got[1:], strict=True))
+    # The runner records argv with credentials redacted (redact_text): compare likewise.
+    return all(
+        template_matches(redact_text(w), g, values) for w, g in zip(want[1:], got[1:], strict=True)
+    )
 
 
 def _same(a: float, b: float) -> bool:
