@@ -20,6 +20,14 @@ _YAML = "yaml"
 _JSON = "jsonc"
 
 RUNTIME_EXAMPLES: dict[str, tuple[str, str, str]] = {
+    # ------------------------------------------------------------------- V: versioning
+    "V006": (
+        _SH,
+        "# rra.yaml declares rra_version '1.1'\n"
+        "$ reprobridge upgrade --to 1.0   # V006 at /rra_version: never a downgrade, exit 1",
+        "# rra.yaml declares rra_version '1.0'\n"
+        "$ reprobridge upgrade --to 1.1   # rra_version becomes '1.1'; comments are kept",
+    ),
     # ------------------------------------------------------------------- L: locks
     "L010": (
         _SH,
@@ -196,6 +204,14 @@ RUNTIME_EXAMPLES: dict[str, tuple[str, str, str]] = {
         "[tool.reprobridge]\n"
         'ignore = ["R010"]             # a known key with a list of code prefixes: no finding',
     ),
+    "E017": (
+        _SH,
+        "# an installed distribution declares a report format whose module fails to import\n"
+        "$ reprobridge validate demo --format broken\n"
+        "# E017 at /plugins/reprobridge.report_formats/broken; exit 2",
+        "# a plugin that imports and exposes a callable renders the report\n"
+        "$ reprobridge validate demo --format count     # the plugin's text on stdout",
+    ),
     # ------------------------------------------------------------------- D: data
     "D001": (
         _YAML,
@@ -257,7 +273,7 @@ RUNTIME_EXAMPLES: dict[str, tuple[str, str, str]] = {
     "D007": (
         _YAML,
         "    - id: shards\n"
-        "      source: {url: s3://bucket/shards.tar}   # s3:// and gs:// are not downloaded: D007\n"
+        "      source: {url: hf://acme/shards.tar}   # no owner/repo/path: D007\n"
         "      destination: data/shards.tar",
         "    - id: shards\n"
         "      source: {url: hf://datasets/acme/shards/shards.tar}  # hf:// maps to HTTPS\n"
