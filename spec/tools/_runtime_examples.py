@@ -20,6 +20,14 @@ _YAML = "yaml"
 _JSON = "jsonc"
 
 RUNTIME_EXAMPLES: dict[str, tuple[str, str, str]] = {
+    # ------------------------------------------------------------------- V: versioning
+    "V006": (
+        _SH,
+        "# rra.yaml declares rra_version '1.1'\n"
+        "$ reprobridge upgrade --to 1.0   # V006 at /rra_version: never a downgrade, exit 1",
+        "# rra.yaml declares rra_version '1.0'\n"
+        "$ reprobridge upgrade --to 1.1   # rra_version becomes '1.1'; comments are kept",
+    ),
     # ------------------------------------------------------------------- L: locks
     "L010": (
         _SH,
