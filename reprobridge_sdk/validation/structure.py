@@ -159,6 +159,8 @@ def check_structure(
     for error in errors:
         if error.pointer == "/rra_version" or error.pointer.startswith("/rra_version/"):
             continue
+        if error.pointer in doc.unrepresentable:
+            continue  # the loader reported S004 here: .nan, .inf or an overlong integer
         if error.keyword == "pattern" and error.schema_pattern == _RELPATH_PATTERN:
             continue  # an absolute path: the files layer reports F001 with a better message
         item = version_addition(doc, error, version, additions) if additions is not None else None

@@ -330,6 +330,44 @@ def valid_cases() -> list[Case]:
             base=False,
         )
     )
+    readings = [
+        # (plain scalar, expected code: None for a string, S003 for another type, S004)
+        ("1_000", None), ("0b101", None), ("-0x1F", None), ("+0o17", None),
+        ("0x1F", "S003"), ("0o17", "S003"), ("012", "S003"), ("+12", "S003"),
+        ("-0", "S003"), ("1e3", "S003"), ("1E-2", "S003"), (".5", "S003"), ("1.", "S003"),
+        ("yes", None), ("No", None), ("on", None), ("y", None),
+        ("True", "S003"), ("FALSE", "S003"), ("tRUE", None),
+        ("~", "S003"), ("null", "S003"), ("NULL", "S003"), ("", "S003"),
+        ("2024-05-01", None), ("12:30:00", None), ("1,000", None), ("0x", None),
+        ("<<", None), (".inf", "S004"), ("-.Inf", "S004"), (".NaN", "S004"),
+        ("1e400", "S004"), ("9" * 4301, "S004"),
+    ]  # fmt: skip
+
+    def _readings_text(doc: str) -> str:
+        for index, (scalar, _) in enumerate(readings):
+            doc = doc.replace(f"name: reading-{index:02d}\n", f"name: {scalar}\n")
+        return doc
+
+    c.append(
+        Case(
+            "yaml-core-schema-readings",
+            "The spec's table of plain-scalar readings: each scalar is an author's name (a "
+            "string), so non-strings are S003 and numbers JSON cannot carry are S004.",
+            [
+                f(code, f"/artifact/authors/{index}/name")
+                for index, (_, code) in enumerate(readings)
+                if code is not None
+            ],
+            tags=["required", "yaml"],
+            mutate=[
+                put(
+                    "/artifact/authors",
+                    [{"name": f"reading-{index:02d}"} for index in range(len(readings))],
+                )
+            ],
+            text_edit=_readings_text,
+        )
+    )
     c.append(
         Case(
             "several-documents",
