@@ -212,6 +212,15 @@ RUNTIME_EXAMPLES: dict[str, tuple[str, str, str]] = {
         "# a plugin that imports and exposes a callable renders the report\n"
         "$ reprobridge validate demo --format count     # the plugin's text on stdout",
     ),
+    "E018": (
+        _YAML,
+        "artifact:\n"
+        "  authors: []           # and no paper.authors: 'reprobridge export citation' gives E018\n"
+        "  paper: {title: A study}",
+        "artifact:\n"
+        "  authors: [{name: Ada Lovelace}]   # CITATION.cff names her as the author\n"
+        "  paper: {title: A study}",
+    ),
     # ------------------------------------------------------------------- D: data
     "D001": (
         _YAML,
