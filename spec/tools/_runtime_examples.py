@@ -599,6 +599,31 @@ RUNTIME_EXAMPLES: dict[str, tuple[str, str, str]] = {
         "// A036 (a warning) at /drift; the run's values count",
         '{"env_mode": "cached", "drift": []}   // run in the environment built from the lock',
     ),
+    "A037": (
+        _JSON,
+        "// launcher scored declares seeds [0, 1, 2, 3, 4]; runs made with --seeds 40,41,...\n"
+        '{"launcher": "scored", "seed": 40, ...}          // A037 at /seed',
+        '{"launcher": "scored", "seed": 0, ...}           // a declared seed',
+    ),
+    "A038": (
+        _JSON,
+        "// runs/scored-s4 is a copy of runs/scored-s0 with the seed edited\n"
+        '{"seed": 4, "log": {"sha256": "<same as seed 0>", ...}}   // A038 at /log',
+        '{"seed": 4, "log": {"sha256": "<its own>", ...}}          // each seed was run',
+    ),
+    "A039": (
+        _JSON,
+        "// a smoke run passed off as scored: launcher, scope and argv edited together\n"
+        '{"run_id": "smoke-s0-20260101T000000000000Z-1a2b3c4d", "launcher": "scored", ...}'
+        "  // A039 at /run_id",
+        '{"run_id": "scored-s0-20260101T000000000000Z-1a2b3c4d", "launcher": "scored", ...}',
+    ),
+    "A040": (
+        _SH,
+        "$ ln -sf ~/.ssh/id_ed25519 runs/scored-s0/log.txt\n"
+        "$ reprobridge audit      # A040 at /log/path: the link is not followed",
+        "$ reprobridge audit      # log.txt is a regular file in the run directory",
+    ),
     "A045": (
         _SH,
         "$ reprobridge references add runs/ && reprobridge audit . runs/   # A045 (warning)",
