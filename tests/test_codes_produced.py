@@ -22,8 +22,9 @@ from reprobridge_sdk.findings import registry
 
 PACKAGE = Path(reprobridge_sdk.__file__).resolve().parent
 
-#: Codes the package emits but no test can produce here, each with the reason. The census
-#: fails when one of them is produced (take it off this list) as much as when one is missing.
+#: Codes the package emits that no test produces yet, each with the reason: known debts,
+#: listed so that the census holds for every other code. Take a code off once a test
+#: produces it.
 KNOWN_GAPS: dict[str, str] = {}
 
 
@@ -43,8 +44,6 @@ def test_every_registered_code_is_produced() -> None:
     emitted = _named_in_the_package() & set(registry())
     missing = sorted(emitted - produced - set(KNOWN_GAPS))
     assert missing == [], f"codes the package emits that no test produces in process: {missing}"
-    closed = sorted(produced & set(KNOWN_GAPS))
-    assert closed == [], f"produced now: take these off KNOWN_GAPS: {closed}"
 
 
 def test_the_census_records_findings_built_in_a_test(request: pytest.FixtureRequest) -> None:
