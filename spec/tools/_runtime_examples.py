@@ -600,6 +600,13 @@ RUNTIME_EXAMPLES: dict[str, tuple[str, str, str]] = {
         "$ reprobridge audit --rerun 2     # A059 on that run",
         "# the launcher runs again to success\n$ reprobridge audit --rerun 2",
     ),
+    "A060": (
+        _YAML,
+        "codebase:\n  upstream:\n    repository: https://github.com/owner/paper.git\n"
+        "    commit: '0000000000000000000000000000000000000000'   # A060: no 'available'",
+        "codebase:\n  upstream:\n    repository: https://github.com/owner/paper.git\n"
+        "    commit: 3f9c2a7e1b4d5c6e7f8091a2b3c4d5e6f7a8b9c0",
+    ),
     # ------------------------------------------------------------------- N: runner
     "N001": (
         _SH,
