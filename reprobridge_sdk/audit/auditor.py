@@ -22,7 +22,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from reprobridge_sdk.api import ArtifactDir, load
-from reprobridge_sdk.errors import UsageError
+from reprobridge_sdk.errors import ArtifactError, UsageError
 from reprobridge_sdk.extract.extraction import ExtractionCache
 from reprobridge_sdk.findings import Finding, Severity, finding
 from reprobridge_sdk.io.document import Document, load_document
@@ -194,12 +194,12 @@ def load_artifact(path: str | os.PathLike[str]) -> ArtifactFacts:
     manifest: Manifest | None = None
     document: Document | None = None
     try:  # named as the validator names it, so the validation can reuse the document
-        document = load_document(root / MANIFEST_NAME, name=str(root / MANIFEST_NAME))
+        document = load_document(root / MANIFEST_NAME, name=str(root / MANIFEST_NAME), root=root)
         if isinstance(document.data, dict) and not any(
             f.severity is Severity.ERROR for f in document.findings
         ):
             manifest = Manifest.model_validate(document.data)
-    except (OSError, ValueError):
+    except (OSError, ValueError, ArtifactError):
         manifest = None
     if manifest is None:  # load() reads the file again and raises located findings
         return artifact_facts(load(root))
@@ -456,6 +456,7 @@ def _audit(
     artifact_findings: list[AuditFinding] = [
         as_audit_finding(f) for f in validation if f.severity is Severity.ERROR
     ] + [as_audit_finding(f) for f in facts.findings]
+    artifact_findings += [as_audit_finding(f) for f in _shared_runs(manifest, evidence)]
     badges = award(
         BadgeContext(
             manifest=manifest,
@@ -502,3 +503,26 @@ def _audit(
         badges=badges,
         passed=passed,
     )
+
+
+def _shared_runs(manifest: Manifest, evidence: Sequence[Sequence[RunEvidence]]) -> list[Finding]:
+    """A045: audited runs that the reference observations cite (they judge themselves)."""
+    cited = {
+        o.provenance.run
+        for task in manifest.tasks
+        for o in task.reference.observations
+        if o.provenance.run
+    }
+    audited = {r.record.run_id for runs in evidence for r in runs if r.record is not None}
+    shared = sorted(cited & audited)
+    if not shared:
+        return []
+    return [
+        finding(
+            "A045",
+            f"{len(shared)} audited run(s) are also reference observations: {', '.join(shared[:3])}"
+            + (" ..." if len(shared) > 3 else ""),
+            path="/tasks",
+            hint="audit runs other than the reference runs (e.g. a fresh attempt directory)",
+        )
+    ]

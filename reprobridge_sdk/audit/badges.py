@@ -9,7 +9,8 @@ Rules, by badge (the first column is the rule's name in :data:`RULES`):
 
 * ``available`` (ACM *Artifacts Available*):
   - ``validation``: the validator's errors on the artifact;
-  - ``digests``: the code or lock on disk differs from the manifest (A010, A012);
+  - ``digests``: the code or lock on disk differs from the manifest (A010, A012), or
+    another error of the auditor about the artifact itself;
   - ``placeholder``: the upstream commit is the null object id (all zeros), which no
     repository has: a value a scaffold leaves for the author to fill in never earns a
     badge (A060).
@@ -92,7 +93,8 @@ def _validation(ctx: BadgeContext) -> list[AuditFinding]:
 
 
 def _digests(ctx: BadgeContext) -> list[AuditFinding]:
-    return [f for f in ctx.artifact_findings if f.code in {"A010", "A012"}]
+    """The auditor's own errors about the artifact (A010, A012 and any later ones)."""
+    return [f for f in ctx.artifact_findings if f.code[0] == "A" and f.severity == "error"]
 
 
 def _placeholder(ctx: BadgeContext) -> list[AuditFinding]:

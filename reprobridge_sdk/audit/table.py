@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from reprobridge_sdk.errors import ArtifactError, UsageError
-from reprobridge_sdk.findings import finding
+from reprobridge_sdk.findings import Finding, finding
 from reprobridge_sdk.model.audit import (
     AuditFinding,
     AuditOptions,
@@ -45,6 +45,22 @@ __all__ = ["audit_table"]
 _STALE = {"A009", "A011"}
 
 
+def _error_row(
+    artifact_path: str | os.PathLike[str], message: str, found: Sequence[Finding] = ()
+) -> TableRow:
+    counts = {"error": 0, "warning": 0, "info": 0}
+    for item in found:
+        counts[item.severity.value] += 1
+    counts["error"] = max(counts["error"], 1)
+    return TableRow(
+        label=os.fspath(artifact_path),
+        path=os.fspath(artifact_path),
+        status="error",
+        validation=counts,
+        findings=[as_audit_finding(finding("A001", message, file=os.fspath(artifact_path)))],
+    )
+
+
 def _audit_one(
     artifact_path: str | os.PathLike[str],
     parsed: list[Attempt] | None,
@@ -55,26 +71,21 @@ def _audit_one(
     root = Path(artifact_path)
     try:
         facts = load_artifact(root)
-    except ArtifactError as exc:
-        counts = {"error": 0, "warning": 0, "info": 0}
-        for item in exc.findings:
-            counts[item.severity.value] += 1
-        counts["error"] = max(counts["error"], 1)
-        return TableRow(
-            label=os.fspath(artifact_path),
-            path=os.fspath(artifact_path),
-            status="error",
-            validation=counts,
-            findings=[
-                as_audit_finding(finding("A001", exc.message, file=os.fspath(artifact_path)))
-            ],
+        mine = (
+            [
+                Attempt(a.label, a.path if a.path.is_absolute() else facts.root / a.path)
+                for a in parsed
+            ]
+            if parsed is not None
+            else None
         )
-    mine = (
-        [Attempt(a.label, a.path if a.path.is_absolute() else facts.root / a.path) for a in parsed]
-        if parsed is not None
-        else None
-    )
-    return _audit(facts, root, mine, options, strict=False, trust=checking)
+        return _audit(facts, root, mine, options, strict=False, trust=checking)
+    except ArtifactError as exc:
+        return _error_row(artifact_path, exc.message, exc.findings)
+    except (RecursionError, MemoryError) as exc:
+        # Bounded work per artifact: this artifact is an error of the table, the rest go on.
+        what = "recursion depth" if isinstance(exc, RecursionError) else "memory"
+        return _error_row(artifact_path, f"auditing this artifact exceeded the {what} allowed")
 
 
 def _row(result: AuditResult, path: str) -> TableRow:

@@ -63,6 +63,28 @@ def _seeds(text: str | None) -> list[int] | None:
     return seeds
 
 
+def _validate_first(path: str, *, refuse: bool) -> None:
+    """Validate the artifact; print its errors; exit 1 on errors when ``refuse``."""
+    from reprobridge_sdk.findings import Severity  # noqa: PLC0415 - lazy
+    from reprobridge_sdk.validation import validate  # noqa: PLC0415 - lazy
+
+    result = validate(path)
+    errors = [f for f in result.findings if f.severity is Severity.ERROR]
+    if not errors or any(f.code.startswith("Y") for f in errors):
+        return  # nothing wrong, or no readable manifest: the runner reports that itself
+    for item in errors:
+        where = f"{item.location}: " if item.location else ""
+        at = f" at {item.path}" if item.path else ""
+        click.echo(f"{where}error {item.code}: {item.message}{at}", err=True)
+    if refuse:
+        click.echo(
+            f"error: the artifact has {len(errors)} validation error(s); not running "
+            "(--no-validate runs anyway)",
+            err=True,
+        )
+        sys.exit(1)
+
+
 @click.command("run", context_settings={"help_option_names": ["-h", "--help"]})
 @click.argument("args", nargs=-1)
 @click.option("-C", "--artifact", help="The artifact directory (then ARGS are launcher ids).")
@@ -80,6 +102,11 @@ def _seeds(text: str | None) -> list[int] | None:
 @click.option("-j", "--jobs", type=int, default=1, show_default=True, help="Parallel runs.")
 @click.option("--json", "as_json", is_flag=True, help="One JSON event per line on stdout.")
 @click.option("--runs-dir", type=click.Path(file_okay=False), help="Default: <artifact>/runs.")
+@click.option(
+    "--no-validate",
+    is_flag=True,
+    help="Run even when validation reports errors (they are still printed).",
+)
 @click.option(
     "--kill-grace",
     type=float,
@@ -104,6 +131,7 @@ def run(  # noqa: PLR0917 - click passes options as arguments
     jobs: int,
     as_json: bool,
     runs_dir: str | None,
+    no_validate: bool,
     kill_grace: float,
     sign: bool,
     key_file: str | None,
@@ -115,8 +143,12 @@ def run(  # noqa: PLR0917 - click passes options as arguments
     directory <artifact>/runs/<run_id>/ with record.json, log.txt and outputs/.
 
     \b
-    Exit codes: 0 every run succeeded, 1 a run failed, 2 usage or I/O error (e.g. the runs
-    directory cannot be written), 130 interrupted (Ctrl-C or SIGTERM).
+    The artifact is validated first: a manifest with errors is not run (exit 1) unless
+    --no-validate is given.
+
+    \b
+    Exit codes: 0 every run succeeded, 1 a run failed or validation found errors, 2 usage or
+    I/O error (e.g. the runs directory cannot be written), 130 interrupted (Ctrl-C or SIGTERM).
     """
     from reprobridge_sdk.errors import ReproBridgeError  # noqa: PLC0415 - lazy
     from reprobridge_sdk.run.progress import (  # noqa: PLC0415 - lazy
@@ -127,6 +159,7 @@ def run(  # noqa: PLR0917 - click passes options as arguments
     from reprobridge_sdk.run.runner import run as run_api  # noqa: PLC0415 - lazy
 
     path, launcher_ids = split_target(args, artifact)
+    _validate_first(path, refuse=not no_validate)
     try:
         seed_list = _seeds(seeds)
         sign_key = None

@@ -283,18 +283,6 @@ def semantic_cases() -> list[Case]:
     )
     c.append(
         Case(
-            "refined-patches-empty",
-            "An empty patch series (format 1.1): the upstream commit as it is, before a fix is"
-            " recorded. The upstream is not in the cache, so the series is not checked.",
-            [f("C005", "/codebase/upstream")],
-            mutate=[
-                put("/codebase/refined", {"kind": "patches", "patches": []}),
-                delete("/codebase/tree_digest"),
-            ],
-        )
-    )
-    c.append(
-        Case(
             "refined-directory-with-patches",
             "kind 'directory' must not also list patches.",
             [f("R012", "/codebase/refined")],
@@ -423,6 +411,22 @@ def semantic_cases() -> list[Case]:
             "An unclosed character class in a landmark's pattern.",
             [f("R016", "/launchers/0/landmarks/0/pattern")],
             mutate=[put("/launchers/0/landmarks", [{"id": "epoch", "pattern": "[epoch"}])],
+        )
+    )
+    c.append(
+        Case(
+            "regex-backreference-in-extractor",
+            "A backreference is outside the pattern dialect (RE2 has none).",
+            [f("X004", EXTRACT + "/pattern")],
+            mutate=[put(EXTRACT + "/pattern", r"(acc)uracy: \1 ([0-9.]+)")],
+        )
+    )
+    c.append(
+        Case(
+            "regex-lookahead-in-landmark",
+            "A lookahead in a landmark's pattern is outside the pattern dialect.",
+            [f("X004", "/launchers/0/landmarks/0/pattern")],
+            mutate=[put("/launchers/0/landmarks", [{"id": "epoch", "pattern": "epoch (?=1)"}])],
         )
     )
     c.append(

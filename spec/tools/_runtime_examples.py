@@ -536,6 +536,11 @@ RUNTIME_EXAMPLES: dict[str, tuple[str, str, str]] = {
         "// A036 (a warning) at /drift; the run's values count",
         '{"env_mode": "cached", "drift": []}   // run in the environment built from the lock',
     ),
+    "A045": (
+        _SH,
+        "$ reprobridge references add runs/ && reprobridge audit . runs/   # A045 (warning)",
+        "$ reprobridge references add refs/ && reprobridge audit . attempt/   # other runs",
+    ),
     "A050": (
         _SH,
         "# runs copied from another tool, without runs/ledger.jsonl\n"
@@ -853,10 +858,46 @@ RUNTIME_EXAMPLES: dict[str, tuple[str, str, str]] = {
         "$ reprobridge code record --kind convenience --why '...'   # C011",
         "$ rm -r code && reprobridge code status && reprobridge code record ...",
     ),
+    "C012": (
+        _SH,
+        "$ reprobridge references add runs/scored-s1-...   # the run failed: C012",
+        "$ reprobridge references add runs/scored-s2-...   # succeeded, evidence verified",
+    ),
+    "C013": (
+        _SH,
+        "# the run was made before the last `code record`\n"
+        "$ reprobridge references add runs/scored-s1-...   # C013",
+        "$ reprobridge run --scope scored && reprobridge references add runs/<new run>",
+    ),
+    "C014": (
+        _SH,
+        "$ reprobridge references add runs/smoke-...   # a smoke run measures nothing: C014",
+        "$ reprobridge references add runs/scored-s1-...",
+    ),
+    "C015": (
+        _YAML,
+        "statistic: {aggregate: mean, seeds: 3}   # references add: C015",
+        "statistic: {aggregate: single, seeds: 1}",
+    ),
     "C016": (
         _SH,
         "# code/ came from `reprobridge init`, not from `code import`\n"
         "$ reprobridge code record --kind convenience --why '...'   # C016",
         "$ reprobridge code import ../paper --force && reprobridge code record ...",
+    ),
+    "C017": (
+        _SH,
+        "$ reprobridge unpack evil.tar out/   # a member named ../../.bashrc: C017",
+        "$ reprobridge unpack tiny.tar.gz out/   # every member inside out/",
+    ),
+    "C018": (
+        _SH,
+        "$ reprobridge unpack tiny.tar.gz existing-folder/   # not empty: C018",
+        "$ reprobridge unpack tiny.tar.gz new-folder/",
+    ),
+    "C019": (
+        _SH,
+        "$ reprobridge unpack tiny.tar.gz out/ --digest sha256:0000...   # C019",
+        "$ reprobridge unpack tiny.tar.gz out/ --digest sha256:<the digest pack printed>",
     ),
 }

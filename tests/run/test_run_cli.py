@@ -17,8 +17,11 @@ EXAMPLE = REPO / "examples" / "digits-logreg"
 
 
 def _cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    # The toy artifact has validation errors on purpose (a template error, seeds that do not
+    # match a statistic) to exercise the runner: `run` would refuse it without --no-validate.
+    extra = ["--no-validate"] if args and args[0] == "run" else []
     return subprocess.run(
-        [sys.executable, "-m", "reprobridge_sdk", *args],
+        [sys.executable, "-m", "reprobridge_sdk", *args, *extra],
         capture_output=True,
         text=True,
         cwd=cwd,
@@ -150,3 +153,17 @@ def test_unwritable_runs_directory_exits_2(toy: Path, tmp_path: Path) -> None:
     assert done.returncode == 2
     assert "Traceback" not in done.stderr
     assert blocker.read_text() == "a file where the runs directory should be\n"
+
+
+@pytest.mark.parametrize("seeds", ["a,b", "", " , ", "1.5"])
+def test_seeds_that_are_not_integers_in_process(toy: Path, seeds: str) -> None:
+    """The same CLI in this process (click's runner), so the finding's fields can be checked."""
+    from click.testing import CliRunner
+
+    from reprobridge_sdk.cli import cli
+
+    done = CliRunner().invoke(cli, ["run", str(toy), "ok", "--env", "current", "--seeds", seeds])
+    assert done.exit_code == 2
+    assert "error N003:" in done.stderr
+    assert "hint: e.g. --seeds 0,1,2" in done.stderr
+    assert not (toy / "runs").exists()
