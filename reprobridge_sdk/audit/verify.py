@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import contextlib
 import math
-import re
 import statistics
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -39,12 +38,14 @@ from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
 from reprobridge_sdk.digest import file_sha256, iter_tree_entries, tree_digest
+from reprobridge_sdk.env.snapshot import redact_text
 from reprobridge_sdk.extract.extraction import (
     ExtractionCache,
     ExtractionError,
     apply_transform,
     extract_value,
 )
+from reprobridge_sdk.extract.template import template_matches
 from reprobridge_sdk.findings import Finding, Severity, finding
 from reprobridge_sdk.io import safefs
 from reprobridge_sdk.model import (
@@ -295,18 +296,6 @@ def _safe_join(base: Path, relative: str) -> Path | None:
     return base.joinpath(*relative.split("/"))
 
 
-def _argv_pattern(token: str, values: dict[str, str]) -> re.Pattern[str]:
-    parts: list[str] = []
-    pos = 0
-    for match in re.finditer(r"\{([A-Za-z_][A-Za-z0-9_]*)\}", token):
-        parts.append(re.escape(token[pos : match.start()]))
-        name = match.group(1)
-        parts.append(re.escape(values[name]) if name in values else ".*")
-        pos = match.end()
-    parts.append(re.escape(token[pos:]))
-    return re.compile("".join(parts), re.DOTALL)
-
-
 def _argv_matches(launcher: Launcher, record: EvidenceRecord) -> bool:
     """The record's argv is the launcher's argv with templates filled in.
 
@@ -324,12 +313,12 @@ def _argv_matches(launcher: Launcher, record: EvidenceRecord) -> bool:
         or (declared.startswith("python") and program.startswith("python"))
     ):
         return False
-    values = {k: str(v) for k, v in {**launcher.params, **record.params}.items()}
+    values: dict[str, object] = {**launcher.params, **record.params}
     if record.seed is not None:
-        values["seed"] = str(record.seed)
+        values["seed"] = record.seed
+    # The runner records argv with credentials redacted (redact_text): compare likewise.
     return all(
-        _argv_pattern(w, values).fullmatch(g) is not None
-        for w, g in zip(want[1:], got[1:], strict=True)
+        template_matches(redact_text(w), g, values) for w, g in zip(want[1:], got[1:], strict=True)
     )
 
 

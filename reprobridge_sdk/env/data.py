@@ -4,7 +4,10 @@
   destination, resumed with a ``Range`` request when a transfer breaks, verified (size,
   SHA-256) and only then renamed into place: a destination holds a verified file or nothing.
   Redirects are followed (at most :data:`MAX_REDIRECTS`). ``hf://`` URLs are mapped to the
-  Hugging Face Hub's HTTPS file URLs; ``s3://`` and ``gs://`` are not downloaded (D007).
+  Hugging Face Hub's HTTPS file URLs (``$HF_ENDPOINT``, ``$HF_TOKEN``); ``.netrc`` credentials
+  are sent to their own host. ``s3://`` and ``gs://`` go through fsspec (extras ``s3`` and
+  ``gcs``), other schemes through plugins (:mod:`reprobridge_sdk.env._schemes`); a scheme
+  nobody handles is D007.
 * ``gated`` and ``manual`` items are never downloaded: the finding carries the item's
   instructions; once the user has placed the file, it is verified like any other.
 * ``package`` items are found among the files of the installed distribution (by size and
@@ -31,6 +34,7 @@ from pathlib import Path, PurePosixPath
 from typing import IO, Any
 
 from reprobridge_sdk.env._artifact import EnvArtifact, load_environment
+from reprobridge_sdk.env._schemes import SchemeFailed, auth_header, fetch_scheme, hf_url
 from reprobridge_sdk.env.hashing import DigestCache, default_cache
 from reprobridge_sdk.env.venv import cache_root, file_lock
 from reprobridge_sdk.errors import UsageError
@@ -84,24 +88,6 @@ class DataResult:
 
 class _Redirects(urllib.request.HTTPRedirectHandler):
     max_redirections = MAX_REDIRECTS
-
-
-def hf_url(url: str) -> str:
-    """``hf://[datasets/|spaces/]owner/repo[@rev]/path`` as a Hub download URL."""
-    rest = url[len("hf://") :]
-    kind = ""
-    for prefix in ("datasets/", "spaces/"):
-        if rest.startswith(prefix):
-            kind, rest = prefix, rest[len(prefix) :]
-    parts = rest.split("/", 2)
-    if len(parts) < 3:
-        msg = f"{url!r} is not hf://[datasets/]owner/repo/path"
-        raise ValueError(msg)
-    owner, repo, path = parts
-    revision = "main"
-    if "@" in repo:
-        repo, revision = repo.split("@", 1)
-    return f"https://huggingface.co/{kind}{owner}/{repo}/resolve/{revision}/{path}"
 
 
 def _items(art: EnvArtifact, wanted: Sequence[str]) -> list[tuple[int, DataItem]]:
@@ -340,6 +326,7 @@ def _download(
 ) -> None:
     """Download ``url`` into ``part``, resuming what is already there."""
     opener = urllib.request.build_opener(_Redirects())
+    authorization = auth_header(url)
     last_error = ""
     for attempt in range(ATTEMPTS):
         have = part.stat().st_size if part.exists() else 0
@@ -349,6 +336,8 @@ def _download(
             part.unlink()
             have = 0
         request = urllib.request.Request(url, headers={"User-Agent": _USER_AGENT})  # noqa: S310
+        if authorization is not None:  # to this host only: not copied onto a redirect
+            request.add_unredirected_header("Authorization", authorization)
         if have:
             request.add_header("Range", f"bytes={have}-")
         try:
@@ -433,28 +422,33 @@ def _fetch_item(
                 hint=instructions,
             )
         ]
-    scheme = url.split("://", 1)[0].lower()
+    scheme = url.split("://", 1)[0].lower() if "://" in url else ""
     if scheme == "hf":
         try:
             url = hf_url(url)
         except ValueError as exc:
             return "failed", [at("D007", f"{item.id}: {exc}", pointer + "/source/url")]
-    elif scheme not in {"http", "https"}:
-        return "failed", [
-            at(
-                "D007",
-                f"{item.id}: {scheme}:// URLs are not downloaded by the SDK",
-                pointer + "/source/url",
-                hint=f"download it with the provider's tool and place it at {item.destination}",
-            )
-        ]
+        scheme = url.split("://", 1)[0].lower()
     dest.parent.mkdir(parents=True, exist_ok=True)
     part = dest.with_name(f".{dest.name}.part")
     show = _progress_printer(item.id, item.size) if show_progress else (lambda done: None)
     try:
-        _download(url, part, size=item.size, timeout=timeout, progress=show)
+        if scheme in {"http", "https"}:
+            _download(url, part, size=item.size, timeout=timeout, progress=show)
+        else:
+            part.unlink(missing_ok=True)  # other schemes do not resume
+            fetch_scheme(scheme, url, part, timeout=timeout)
+            if not part.is_file():
+                raise SchemeFailed("D005", f"{url}: the {scheme}:// source wrote no file")
     except _Failed as exc:
         return "failed", [at(exc.code, f"{item.id}: {exc.message}", pointer + "/source/url")]
+    except SchemeFailed as exc:
+        hint = exc.hint
+        if exc.code == "D007":
+            hint = f"{hint}; place it at {item.destination}"
+        return "failed", [
+            at(exc.code, f"{item.id}: {exc.message}", pointer + "/source/url", hint=hint)
+        ]
     size = part.stat().st_size
     if item.size is not None and size != item.size:
         part.unlink()

@@ -242,6 +242,25 @@ def _schedule(jobs: list[Job], shared: Shared, workers: int) -> tuple[list[RunRe
     return results, interrupted
 
 
+def _refuse_shared_outputs(plan: list[Job]) -> None:
+    """N010 when runs in parallel could write the same output path.
+
+    An output path without ``{run_dir}`` or ``{seed}`` is the same file for every run of its
+    launcher (and may be another launcher's too): two runs at once would record each other's
+    output. Such a plan runs with ``jobs=1`` only.
+    """
+    for job in plan:
+        for index, output in enumerate(job.launcher.outputs):
+            if "{run_dir}" not in output.path and "{seed}" not in output.path:
+                raise usage_error(
+                    "N010",
+                    f"launcher {job.launcher.id!r}: output {output.id!r} ({output.path}) is "
+                    "the same file for every run, so runs in parallel would overwrite it",
+                    path=f"/launchers/{job.launcher.id}/outputs/{index}/path",
+                    hint="put {run_dir} or {seed} in the output path, or run with -j 1",
+                )
+
+
 def run(
     artifact_dir: str | os.PathLike[str] = ".",
     launchers: Sequence[str] | None = None,
@@ -314,6 +333,8 @@ def run(
         if launcher.seeds and seeds is not None:
             launcher_seeds = list(seeds)
         plan.extend(Job(launcher, seed) for seed in launcher_seeds or [None])
+    if jobs > 1 and len(plan) > 1:
+        _refuse_shared_outputs(plan)
     with _sigterm_as_interrupt():
         results, interrupted = _schedule(plan, shared, jobs)
     results.sort(key=lambda r: (r.record.started_at, r.run_id))

@@ -32,6 +32,21 @@ RUNTIME_EXAMPLES: dict[str, tuple[str, str, str]] = {
         "numpy>=1.26,<2\n"
         "$ reprobridge lock            # writes the hashed lock and records its sha256",
     ),
+    # ------------------------------------------------------------------- F: files (limits)
+    "F010": (
+        _SH,
+        "$ truncate -s 4G environment/requirements.lock    # sparse: no disk space used\n"
+        "$ reprobridge validate     # F010 at /environment/lock/sha256 (and L003), unread",
+        "# a lock of a few kilobytes, or any file under its limit (spec: security.md#file-layer)\n"
+        "$ reprobridge validate",
+    ),
+    "F011": (
+        _SH,
+        "# checking the artifact ran out of recursion depth or memory\n"
+        "$ reprobridge validate submissions/   # F011 for that artifact; the others are checked",
+        "# JSON evidence nested 256 levels or less, YAML evidence 64 or less\n"
+        "$ reprobridge validate submissions/",
+    ),
     # ------------------------------------------------------------------- E: environment
     "E001": (
         _SH,
@@ -181,6 +196,14 @@ RUNTIME_EXAMPLES: dict[str, tuple[str, str, str]] = {
         "[tool.reprobridge]\n"
         'ignore = ["R010"]             # a known key with a list of code prefixes: no finding',
     ),
+    "E017": (
+        _SH,
+        "# an installed distribution declares a report format whose module fails to import\n"
+        "$ reprobridge validate demo --format broken\n"
+        "# E017 at /plugins/reprobridge.report_formats/broken; exit 2",
+        "# a plugin that imports and exposes a callable renders the report\n"
+        "$ reprobridge validate demo --format count     # the plugin's text on stdout",
+    ),
     # ------------------------------------------------------------------- D: data
     "D001": (
         _YAML,
@@ -242,7 +265,7 @@ RUNTIME_EXAMPLES: dict[str, tuple[str, str, str]] = {
     "D007": (
         _YAML,
         "    - id: shards\n"
-        "      source: {url: s3://bucket/shards.tar}   # s3:// and gs:// are not downloaded: D007\n"
+        "      source: {url: hf://acme/shards.tar}   # no owner/repo/path: D007\n"
         "      destination: data/shards.tar",
         "    - id: shards\n"
         "      source: {url: hf://datasets/acme/shards/shards.tar}  # hf:// maps to HTTPS\n"
@@ -651,6 +674,13 @@ RUNTIME_EXAMPLES: dict[str, tuple[str, str, str]] = {
         "$ reprobridge run no-such-dir       # no rra.yaml: N007, exit 2\n"
         "# (also when rra.yaml does not parse or is not a valid manifest)",
         "$ reprobridge run examples/digits-logreg",
+    ),
+    "N010": (
+        _SH,
+        "# launcher train writes results/metrics.json whatever the seed\n"
+        "$ reprobridge run -j 2 . train     # N010 at /launchers/train/outputs/0/path, exit 2",
+        '# outputs: [{id: metrics, path: "{run_dir}/metrics.json"}]\n'
+        "$ reprobridge run -j 2 . train     # each run writes its own file",
     ),
     # ------------------------------------------------------------------- B: build agent
     "B001": (
