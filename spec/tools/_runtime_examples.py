@@ -221,6 +221,29 @@ RUNTIME_EXAMPLES: dict[str, tuple[str, str, str]] = {
         "  authors: [{name: Ada Lovelace}]   # CITATION.cff names her as the author\n"
         "  paper: {title: A study}",
     ),
+    "E020": (
+        _SH,
+        "$ REPROBRIDGE_INDEX_URL=https://127.0.0.1:9/simple reprobridge env create   # E020",
+        "$ reprobridge env create   # the index answers",
+    ),
+    "E021": (
+        _SH,
+        "# the index presents a self-signed certificate the installer does not trust\n"
+        "$ reprobridge run --scope smoke   # E021 in the run's failure detail and its log",
+        "# a certificate from a trusted authority (or its CA bundle configured)\n"
+        "$ reprobridge run --scope smoke",
+    ),
+    "E022": (
+        _SH,
+        "$ HTTPS_PROXY=http://127.0.0.1:9 reprobridge env create   # the proxy refuses: E022",
+        "$ reprobridge env create   # no proxy, or one that answers",
+    ),
+    "E023": (
+        _SH,
+        "# the index answers 403 Forbidden for the pinned file\n"
+        "$ reprobridge env create   # E023 with the installer's own message",
+        "$ reprobridge env create   # the index serves the file",
+    ),
     # ------------------------------------------------------------------- D: data
     "D001": (
         _YAML,
