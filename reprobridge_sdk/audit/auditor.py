@@ -74,7 +74,14 @@ from .verdict import (
     judge_published,
     judge_task,
 )
-from .verify import ArtifactFacts, RunEvidence, artifact_facts, check_run, discover_runs
+from .verify import (
+    ArtifactFacts,
+    RunEvidence,
+    artifact_facts,
+    check_duplicates,
+    check_run,
+    discover_runs,
+)
 
 __all__ = ["audit", "audit_table", "load_artifact"]
 
@@ -256,6 +263,7 @@ def _verify_attempt(
     for run_dir in discover_runs(attempt.path):
         rel = run_dir.relative_to(attempt.path).as_posix()
         runs.append(check_run(facts, run_dir, "" if rel == "." else rel, cache))
+    check_duplicates(runs)
     return runs
 
 

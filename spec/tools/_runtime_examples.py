@@ -221,6 +221,29 @@ RUNTIME_EXAMPLES: dict[str, tuple[str, str, str]] = {
         "  authors: [{name: Ada Lovelace}]   # CITATION.cff names her as the author\n"
         "  paper: {title: A study}",
     ),
+    "E020": (
+        _SH,
+        "$ REPROBRIDGE_INDEX_URL=https://127.0.0.1:9/simple reprobridge env create   # E020",
+        "$ reprobridge env create   # the index answers",
+    ),
+    "E021": (
+        _SH,
+        "# the index presents a self-signed certificate the installer does not trust\n"
+        "$ reprobridge run --scope smoke   # E021 in the run's failure detail and its log",
+        "# a certificate from a trusted authority (or its CA bundle configured)\n"
+        "$ reprobridge run --scope smoke",
+    ),
+    "E022": (
+        _SH,
+        "$ HTTPS_PROXY=http://127.0.0.1:9 reprobridge env create   # the proxy refuses: E022",
+        "$ reprobridge env create   # no proxy, or one that answers",
+    ),
+    "E023": (
+        _SH,
+        "# the index answers 403 Forbidden for the pinned file\n"
+        "$ reprobridge env create   # E023 with the installer's own message",
+        "$ reprobridge env create   # the index serves the file",
+    ),
     # ------------------------------------------------------------------- D: data
     "D001": (
         _YAML,
@@ -575,6 +598,31 @@ RUNTIME_EXAMPLES: dict[str, tuple[str, str, str]] = {
         'pins 1.26.4"]}\n'
         "// A036 (a warning) at /drift; the run's values count",
         '{"env_mode": "cached", "drift": []}   // run in the environment built from the lock',
+    ),
+    "A037": (
+        _JSON,
+        "// launcher scored declares seeds [0, 1, 2, 3, 4]; runs made with --seeds 40,41,...\n"
+        '{"launcher": "scored", "seed": 40, ...}          // A037 at /seed',
+        '{"launcher": "scored", "seed": 0, ...}           // a declared seed',
+    ),
+    "A038": (
+        _JSON,
+        "// runs/scored-s4 is a copy of runs/scored-s0 with the seed edited\n"
+        '{"seed": 4, "log": {"sha256": "<same as seed 0>", ...}}   // A038 at /log',
+        '{"seed": 4, "log": {"sha256": "<its own>", ...}}          // each seed was run',
+    ),
+    "A039": (
+        _JSON,
+        "// a smoke run passed off as scored: launcher, scope and argv edited together\n"
+        '{"run_id": "smoke-s0-20260101T000000000000Z-1a2b3c4d", "launcher": "scored", ...}'
+        "  // A039 at /run_id",
+        '{"run_id": "scored-s0-20260101T000000000000Z-1a2b3c4d", "launcher": "scored", ...}',
+    ),
+    "A040": (
+        _SH,
+        "$ ln -sf ~/.ssh/id_ed25519 runs/scored-s0/log.txt\n"
+        "$ reprobridge audit      # A040 at /log/path: the link is not followed",
+        "$ reprobridge audit      # log.txt is a regular file in the run directory",
     ),
     "A045": (
         _SH,
