@@ -159,9 +159,9 @@ def run(  # noqa: PLR0917 - click passes options as arguments
     from reprobridge_sdk.run.runner import run as run_api  # noqa: PLC0415 - lazy
 
     path, launcher_ids = split_target(args, artifact)
-    _validate_first(path, refuse=not no_validate)
     try:
         seed_list = _seeds(seeds)
+        _validate_first(path, refuse=not no_validate)
         sign_key = None
         if sign or key_file is not None:
             from reprobridge_sdk.signing import load_signing_key  # noqa: PLC0415 - lazy

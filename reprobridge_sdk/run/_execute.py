@@ -342,9 +342,15 @@ def _complete(
             reason="environment-error", detail=f"working directory {launcher.workdir!r} is missing"
         )
     if failure is not None:
+        if failure.reason == "environment-error":
+            # the log holds why the run could not start (e.g. the installer's own message)
+            with log_path.open("ab") as handle:
+                handle.write(f"reprobridge: {failure.detail}\n".encode())
         record.status = "failed"
         record.failure = failure
-        record.log = FileDigest(path=LOG_NAME, sha256=file_sha256(log_path), size=0)
+        record.log = FileDigest(
+            path=LOG_NAME, sha256=file_sha256(log_path), size=log_path.stat().st_size
+        )
         return record
 
     output_paths: dict[str, Path] = {}

@@ -195,7 +195,17 @@ def test_children_die_with_the_runner(tmp_path: Path) -> None:
         {"parent.py": _PARENT},
     )
     runner = subprocess.Popen(
-        [sys.executable, "-m", "reprobridge_sdk", "run", str(root), "silent", "--env", "current"],
+        [
+            sys.executable,
+            "-m",
+            "reprobridge_sdk",
+            "run",
+            str(root),
+            "silent",
+            "--env",
+            "current",
+            "--no-validate",
+        ],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
         start_new_session=True,
@@ -322,6 +332,7 @@ def test_credentials_are_redacted_in_record_events_and_snapshot(tmp_path: Path) 
             "--env",
             "current",
             "--json",
+            "--no-validate",
         ],
         capture_output=True,
         text=True,
