@@ -221,6 +221,13 @@ RUNTIME_EXAMPLES: dict[str, tuple[str, str, str]] = {
         "  authors: [{name: Ada Lovelace}]   # CITATION.cff names her as the author\n"
         "  paper: {title: A study}",
     ),
+    "E019": (
+        _SH,
+        "$ reprobridge references import-mlflow mlruns --experiment digitz --metric acc=knn\n"
+        "# E019: the store has no experiment 'digitz'; exit 2",
+        "$ reprobridge references import-mlflow mlruns --experiment digits --metric acc=knn\n"
+        "# knn: added 5 observation(s)",
+    ),
     "E020": (
         _SH,
         "$ REPROBRIDGE_INDEX_URL=https://127.0.0.1:9/simple reprobridge env create   # E020",
@@ -722,6 +729,13 @@ RUNTIME_EXAMPLES: dict[str, tuple[str, str, str]] = {
         "# a recorded run whose launcher fails when it is run again\n"
         "$ reprobridge audit --rerun 2     # A059 on that run",
         "# the launcher runs again to success\n$ reprobridge audit --rerun 2",
+    ),
+    "A060": (
+        _YAML,
+        "codebase:\n  upstream:\n    repository: https://github.com/owner/paper.git\n"
+        "    commit: '0000000000000000000000000000000000000000'   # A060: no 'available'",
+        "codebase:\n  upstream:\n    repository: https://github.com/owner/paper.git\n"
+        "    commit: 3f9c2a7e1b4d5c6e7f8091a2b3c4d5e6f7a8b9c0",
     ),
     # ------------------------------------------------------------------- N: runner
     "N001": (
