@@ -221,6 +221,13 @@ RUNTIME_EXAMPLES: dict[str, tuple[str, str, str]] = {
         "  authors: [{name: Ada Lovelace}]   # CITATION.cff names her as the author\n"
         "  paper: {title: A study}",
     ),
+    "E019": (
+        _SH,
+        "$ reprobridge references import-mlflow mlruns --experiment digitz --metric acc=knn\n"
+        "# E019: the store has no experiment 'digitz'; exit 2",
+        "$ reprobridge references import-mlflow mlruns --experiment digits --metric acc=knn\n"
+        "# knn: added 5 observation(s)",
+    ),
     "E020": (
         _SH,
         "$ REPROBRIDGE_INDEX_URL=https://127.0.0.1:9/simple reprobridge env create   # E020",
