@@ -465,19 +465,44 @@ def _audit(
         as_audit_finding(f) for f in validation if f.severity is Severity.ERROR
     ] + [as_audit_finding(f) for f in facts.findings]
     artifact_findings += [as_audit_finding(f) for f in _shared_runs(manifest, evidence)]
-    available = not any(f.severity == "error" for f in artifact_findings)
-    functional = bool(chosen) and all(
-        any(
-            r.valid and r.succeeded and r.record is not None and r.record.launcher == launcher.id
-            for runs in evidence
-            for r in runs
+    # A scaffold's placeholders (P codes) never earn "functional" or "reproduced" (A046).
+    placeholders = sorted({f.path for f in validation if f.code.startswith("P")})
+    if placeholders:
+        artifact_findings.append(
+            as_audit_finding(
+                finding(
+                    "A046",
+                    f"{len(placeholders)} placeholder(s) remain, e.g. {placeholders[0]}: "
+                    "'functional' and 'results reproduced' are withheld",
+                    path=placeholders[0],
+                    hint="replace them (`reprobridge validate` lists them as P findings)",
+                )
+            )
         )
-        for launcher in manifest.launchers
+    available = not any(f.severity == "error" for f in artifact_findings)
+    functional = (
+        not placeholders
+        and bool(chosen)
+        and all(
+            any(
+                r.valid
+                and r.succeeded
+                and r.record is not None
+                and r.record.launcher == launcher.id
+                for runs in evidence
+                for r in runs
+            )
+            for launcher in manifest.launchers
+        )
     )
-    reproduced = all(
-        any(a.verdict == "compatible" for a in t.attempts if a.attempt != "published")
-        for t in tasks
-    ) and bool(chosen)
+    reproduced = (
+        not placeholders
+        and all(
+            any(a.verdict == "compatible" for a in t.attempts if a.attempt != "published")
+            for t in tasks
+        )
+        and bool(chosen)
+    )
     attempt_errors = any(
         f.severity is Severity.ERROR for found in checks.attempt_findings for f in found
     )

@@ -31,7 +31,8 @@ Badges of an artifact (:data:`BADGE_CRITERIA`):
   refined code and lock on disk match the manifest's digests (no A010, A012);
 * *functional*: every launcher has at least one successful run with valid evidence, in any
   scope, in at least one attempt;
-* *reproduced*: every task is ``compatible`` in at least one attempt.
+* *reproduced*: every task is ``compatible`` in at least one attempt;
+* neither *functional* nor *reproduced* while a scaffold placeholder remains (P codes; A046).
 """
 
 from __future__ import annotations
@@ -76,8 +77,11 @@ ICML: dict[str, IcmlVerdict] = {
 }
 BADGE_CRITERIA = {
     "available": "the artifact validates without errors and its code and lock match their digests",
-    "functional": "every launcher has a successful run with valid evidence in some attempt",
-    "reproduced": "every task is compatible in at least one attempt",
+    "functional": (
+        "every launcher has a successful run with valid evidence in some attempt,"
+        " and no placeholder remains"
+    ),
+    "reproduced": "every task is compatible in at least one attempt, and no placeholder remains",
 }
 
 
