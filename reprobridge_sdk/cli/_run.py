@@ -118,7 +118,8 @@ def _validate_first(path: str, *, refuse: bool) -> None:
     "--sign",
     "sign",
     is_flag=True,
-    help="Sign each final record (record.dsse.json) with --key or $REPROBRIDGE_SIGNING_KEY.",
+    help="Sign each final record (record.dsse.json) with --key or $REPROBRIDGE_SIGNING_KEY "
+    "(also the setting 'sign').",
 )
 @click.option("--key", "key_file", type=click.Path(dir_okay=False), help="Signing key file.")
 def run(  # noqa: PLR0917 - click passes options as arguments
@@ -163,6 +164,10 @@ def run(  # noqa: PLR0917 - click passes options as arguments
         seed_list = _seeds(seeds)
         _validate_first(path, refuse=not no_validate)
         sign_key = None
+        if not sign and key_file is None:
+            from reprobridge_sdk.config import load_settings  # noqa: PLC0415 - lazy
+
+            sign = load_settings({"sign": None}, start=path).sign
         if sign or key_file is not None:
             from reprobridge_sdk.signing import load_signing_key  # noqa: PLC0415 - lazy
 
