@@ -118,9 +118,16 @@ def _validate_first(path: str, *, refuse: bool) -> None:
     "--sign",
     "sign",
     is_flag=True,
-    help="Sign each final record (record.dsse.json) with --key or $REPROBRIDGE_SIGNING_KEY.",
+    help="Sign each final record (record.dsse.json) with --key or $REPROBRIDGE_SIGNING_KEY "
+    "(also the setting 'sign').",
 )
 @click.option("--key", "key_file", type=click.Path(dir_okay=False), help="Signing key file.")
+@click.option(
+    "--sandbox",
+    is_flag=True,
+    help="Run launchers under bubblewrap: no network, read-only but the run directory, "
+    "private /tmp (for untrusted artifacts; N011 where unavailable).",
+)
 def run(  # noqa: PLR0917 - click passes options as arguments
     args: tuple[str, ...],
     artifact: str | None,
@@ -135,6 +142,7 @@ def run(  # noqa: PLR0917 - click passes options as arguments
     kill_grace: float,
     sign: bool,
     key_file: str | None,
+    sandbox: bool,
 ) -> None:
     """Run launchers over their seeds and record evidence: reprobridge run [PATH] [LAUNCHER...]
 
@@ -163,6 +171,10 @@ def run(  # noqa: PLR0917 - click passes options as arguments
         seed_list = _seeds(seeds)
         _validate_first(path, refuse=not no_validate)
         sign_key = None
+        if not sign and key_file is None:
+            from reprobridge_sdk.config import load_settings  # noqa: PLC0415 - lazy
+
+            sign = load_settings({"sign": None}, start=path).sign
         if sign or key_file is not None:
             from reprobridge_sdk.signing import load_signing_key  # noqa: PLC0415 - lazy
 
@@ -180,6 +192,7 @@ def run(  # noqa: PLR0917 - click passes options as arguments
                 on_event=JsonEvents(sys.stdout),
                 kill_grace=kill_grace,
                 sign_key=sign_key,
+                sandbox=sandbox,
             )
         else:
             echo = sys.stderr.buffer if jobs == 1 else None
@@ -197,6 +210,7 @@ def run(  # noqa: PLR0917 - click passes options as arguments
                     echo=echo,
                     kill_grace=kill_grace,
                     sign_key=sign_key,
+                    sandbox=sandbox,
                 )
             click.echo(format_summary(summary), err=True)
     except ReproBridgeError as exc:  # usage (N codes) or I/O: nothing could be recorded

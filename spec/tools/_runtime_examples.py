@@ -791,6 +791,12 @@ RUNTIME_EXAMPLES: dict[str, tuple[str, str, str]] = {
         '# outputs: [{id: metrics, path: "{run_dir}/metrics.json"}]\n'
         "$ reprobridge run -j 2 . train     # each run writes its own file",
     ),
+    "N011": (
+        _SH,
+        "# a host without bubblewrap (or where namespaces are not permitted)\n"
+        "$ reprobridge run --sandbox .     # N011, exit 2: nothing runs",
+        "$ apt-get install bubblewrap\n$ reprobridge run --sandbox .",
+    ),
     # ------------------------------------------------------------------- B: build agent
     "B001": (
         _YAML,
