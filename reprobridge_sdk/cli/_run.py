@@ -166,11 +166,11 @@ def run(  # noqa: PLR0917 - click passes options as arguments
     from reprobridge_sdk.run.runner import run as run_api  # noqa: PLC0415 - lazy
 
     path, launcher_ids = split_target(args, artifact)
-    _validate_first(path, refuse=not no_validate)
-    if dry_run:
-        _dry_run(path, launcher_ids, scope, seeds, env_mode, runs_dir, as_json=as_json)
     try:
         seed_list = _seeds(seeds)
+        _validate_first(path, refuse=not no_validate)
+        if dry_run:
+            _dry_run(path, launcher_ids, scope, seeds, env_mode, runs_dir, as_json=as_json)
         sign_key = None
         if sign or key_file is not None:
             from reprobridge_sdk.signing import load_signing_key  # noqa: PLC0415 - lazy

@@ -79,9 +79,11 @@ def _prepare_environment(
 
             python = Path(ensure_environment(root, environment=manifest.environment))
         except Exception as exc:  # any failure to build is the run's environment-error
-            codes = ", ".join(f.code for f in getattr(exc, "findings", ()))
+            # the installer's own message, with its code (E013, E020-E023), goes in the
+            # record's failure detail and in the run's log
+            details = "; ".join(f"{f.code}: {f.message}" for f in getattr(exc, "findings", ()))
             error = f"cannot build the environment from the lock: {exc}" + (
-                f" ({codes})" if codes else ""
+                f" ({details})" if details else ""
             )
         if python is not None:
             bin_dir = python.parent
@@ -242,6 +244,25 @@ def _schedule(jobs: list[Job], shared: Shared, workers: int) -> tuple[list[RunRe
     return results, interrupted
 
 
+def _refuse_shared_outputs(plan: list[Job]) -> None:
+    """N010 when runs in parallel could write the same output path.
+
+    An output path without ``{run_dir}`` or ``{seed}`` is the same file for every run of its
+    launcher (and may be another launcher's too): two runs at once would record each other's
+    output. Such a plan runs with ``jobs=1`` only.
+    """
+    for job in plan:
+        for index, output in enumerate(job.launcher.outputs):
+            if "{run_dir}" not in output.path and "{seed}" not in output.path:
+                raise usage_error(
+                    "N010",
+                    f"launcher {job.launcher.id!r}: output {output.id!r} ({output.path}) is "
+                    "the same file for every run, so runs in parallel would overwrite it",
+                    path=f"/launchers/{job.launcher.id}/outputs/{index}/path",
+                    hint="put {run_dir} or {seed} in the output path, or run with -j 1",
+                )
+
+
 def run(
     artifact_dir: str | os.PathLike[str] = ".",
     launchers: Sequence[str] | None = None,
@@ -314,6 +335,8 @@ def run(
         if launcher.seeds and seeds is not None:
             launcher_seeds = list(seeds)
         plan.extend(Job(launcher, seed) for seed in launcher_seeds or [None])
+    if jobs > 1 and len(plan) > 1:
+        _refuse_shared_outputs(plan)
     with _sigterm_as_interrupt():
         results, interrupted = _schedule(plan, shared, jobs)
     results.sort(key=lambda r: (r.record.started_at, r.run_id))
