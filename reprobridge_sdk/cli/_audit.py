@@ -49,7 +49,9 @@ def _colour() -> bool:
 @click.option("--holm", is_flag=True, help="Holm's correction across an attempt's tasks.")
 @click.option("--curation", is_flag=True, help="Check the published values, not evidence.")
 @click.option(
-    "--table", is_flag=True, help="PATHS are several artifacts: audit each, print a table."
+    "--table",
+    is_flag=True,
+    help="PATHS are several artifacts (directories or packed archives): print a table.",
 )
 @click.option(
     "--format",
@@ -192,7 +194,6 @@ def _rerun_count(text: str | None) -> int | str | None:
 def run_audit_command(request: AuditRequest) -> None:
     """Audit as asked, print or write the report, exit with the audit's status."""
     from reprobridge_sdk.audit import audit as run_audit  # noqa: PLC0415 - keep --help fast
-    from reprobridge_sdk.audit import audit_table  # noqa: PLC0415
     from reprobridge_sdk.audit.report import render  # noqa: PLC0415
     from reprobridge_sdk.errors import ReproBridgeError  # noqa: PLC0415
 
@@ -220,7 +221,11 @@ def run_audit_command(request: AuditRequest) -> None:
             "rerun_env": request.rerun_env,
         }
         if request.table:
-            result = audit_table(
+            from reprobridge_sdk.authoring.submissions import (  # noqa: PLC0415 - on use
+                audit_submissions,
+            )
+
+            result = audit_submissions(
                 request.paths or ["."], request.attempts, jobs=request.jobs, **common
             )
         else:

@@ -122,6 +122,12 @@ def _validate_first(path: str, *, refuse: bool) -> None:
 )
 @click.option("--key", "key_file", type=click.Path(dir_okay=False), help="Signing key file.")
 @click.option(
+    "--sandbox",
+    is_flag=True,
+    help="Run launchers under bubblewrap: no network, read-only but the run directory, "
+    "private /tmp (for untrusted artifacts; N011 where unavailable).",
+)
+@click.option(
     "--dry-run",
     is_flag=True,
     help="Prepare every run (templates, paths, environment choice) and print it; start none.",
@@ -140,6 +146,7 @@ def run(  # noqa: PLR0917 - click passes options as arguments
     kill_grace: float,
     sign: bool,
     key_file: str | None,
+    sandbox: bool,
     dry_run: bool,
 ) -> None:
     """Run launchers over their seeds and record evidence: reprobridge run [PATH] [LAUNCHER...]
@@ -189,6 +196,7 @@ def run(  # noqa: PLR0917 - click passes options as arguments
                 on_event=JsonEvents(sys.stdout),
                 kill_grace=kill_grace,
                 sign_key=sign_key,
+                sandbox=sandbox,
             )
         else:
             echo = sys.stderr.buffer if jobs == 1 else None
@@ -206,6 +214,7 @@ def run(  # noqa: PLR0917 - click passes options as arguments
                     echo=echo,
                     kill_grace=kill_grace,
                     sign_key=sign_key,
+                    sandbox=sandbox,
                 )
             click.echo(format_summary(summary), err=True)
     except ReproBridgeError as exc:  # usage (N codes) or I/O: nothing could be recorded

@@ -221,6 +221,13 @@ RUNTIME_EXAMPLES: dict[str, tuple[str, str, str]] = {
         "  authors: [{name: Ada Lovelace}]   # CITATION.cff names her as the author\n"
         "  paper: {title: A study}",
     ),
+    "E019": (
+        _SH,
+        "$ reprobridge references import-mlflow mlruns --experiment digitz --metric acc=knn\n"
+        "# E019: the store has no experiment 'digitz'; exit 2",
+        "$ reprobridge references import-mlflow mlruns --experiment digits --metric acc=knn\n"
+        "# knn: added 5 observation(s)",
+    ),
     "E020": (
         _SH,
         "$ REPROBRIDGE_INDEX_URL=https://127.0.0.1:9/simple reprobridge env create   # E020",
@@ -776,6 +783,12 @@ RUNTIME_EXAMPLES: dict[str, tuple[str, str, str]] = {
         "$ reprobridge run -j 2 . train     # N010 at /launchers/train/outputs/0/path, exit 2",
         '# outputs: [{id: metrics, path: "{run_dir}/metrics.json"}]\n'
         "$ reprobridge run -j 2 . train     # each run writes its own file",
+    ),
+    "N011": (
+        _SH,
+        "# a host without bubblewrap (or where namespaces are not permitted)\n"
+        "$ reprobridge run --sandbox .     # N011, exit 2: nothing runs",
+        "$ apt-get install bubblewrap\n$ reprobridge run --sandbox .",
     ),
     # ------------------------------------------------------------------- B: build agent
     "B001": (
