@@ -118,7 +118,8 @@ def _validate_first(path: str, *, refuse: bool) -> None:
     "--sign",
     "sign",
     is_flag=True,
-    help="Sign each final record (record.dsse.json) with --key or $REPROBRIDGE_SIGNING_KEY.",
+    help="Sign each final record (record.dsse.json) with --key or $REPROBRIDGE_SIGNING_KEY "
+    "(also the setting 'sign').",
 )
 @click.option("--key", "key_file", type=click.Path(dir_okay=False), help="Signing key file.")
 @click.option(
@@ -179,6 +180,10 @@ def run(  # noqa: PLR0917 - click passes options as arguments
         if dry_run:
             _dry_run(path, launcher_ids, scope, seeds, env_mode, runs_dir, as_json=as_json)
         sign_key = None
+        if not sign and key_file is None:
+            from reprobridge_sdk.config import load_settings  # noqa: PLC0415 - lazy
+
+            sign = load_settings({"sign": None}, start=path).sign
         if sign or key_file is not None:
             from reprobridge_sdk.signing import load_signing_key  # noqa: PLC0415 - lazy
 
