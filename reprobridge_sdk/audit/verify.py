@@ -544,6 +544,16 @@ def check_run(
         )
         run.values[measurement.task] = value
         claimed = recorded.get(measurement.task)
+        if value is not None and claimed is None:
+            # The runner records every measurement of a succeeded run: one that is missing
+            # was removed from the record, and the record no longer says what it measured.
+            add(
+                "A007",
+                f"task {measurement.task}: the record gives no value, the evidence gives {value!r}",
+                "/measurements",
+            )
+            run.values[measurement.task] = None
+            continue
         if value is None or claimed is None or claimed.value is None:
             continue
         if not _same(value, claimed.value):

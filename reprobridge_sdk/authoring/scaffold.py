@@ -25,7 +25,7 @@ import re
 import statistics
 import sys
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -159,7 +159,7 @@ def experiment_value(seed: int, steps: int = 1000) -> float:
 
 
 def _manifest(options: InitOptions, root: Path) -> dict[str, Any]:
-    today = datetime.now(timezone.utc).date().isoformat()
+    today = datetime.now(UTC).date().isoformat()
     values = [experiment_value(seed) for seed in _SEEDS]
     published = round(statistics.fmean(values), 4)
     observations = [

@@ -45,7 +45,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "run": ("_run", "run", "Run launchers and record evidence."),
     "extract": ("_extract", "extract", "Replay measurement extraction on a run or a log."),
     "audit": ("_audit", "audit", "Audit evidence against compatibility intervals."),
-    "export": ("_export", "export", "Export an artifact into another format (CITATION.cff)."),
+    "export": ("_export", "export", "Export CITATION.cff or an RO-Crate."),
     "keys": ("_keys", "keys", "Create signing keys for signed evidence."),
     "review": ("_review", "review", "Re-execute recorded runs and audit them."),
     "code": ("_code", "code", "Import an upstream and record fixes as a patch series."),

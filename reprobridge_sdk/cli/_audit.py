@@ -49,7 +49,9 @@ def _colour() -> bool:
 @click.option("--holm", is_flag=True, help="Holm's correction across an attempt's tasks.")
 @click.option("--curation", is_flag=True, help="Check the published values, not evidence.")
 @click.option(
-    "--table", is_flag=True, help="PATHS are several artifacts: audit each, print a table."
+    "--table",
+    is_flag=True,
+    help="PATHS are several artifacts (directories or packed archives): print a table.",
 )
 @click.option(
     "--format",
@@ -90,6 +92,11 @@ def _colour() -> bool:
     help="Re-execute in the environment built from the lock, or the current interpreter.",
 )
 @click.option(
+    "--rerun-sandbox",
+    is_flag=True,
+    help="Re-execute under the runner's sandbox (no network, read-only but the run directory).",
+)
+@click.option(
     "--attest",
     metavar="FILE",
     help="Also write the JSON report signed (DSSE envelope) with --key or the key variable.",
@@ -112,6 +119,7 @@ def audit(  # noqa: PLR0917 - click passes every option as an argument
     rerun: str | None,
     rerun_seed: int,
     rerun_env: str,
+    rerun_sandbox: bool,
     attest: str | None,
     key_file: str | None,
 ) -> None:
@@ -147,6 +155,7 @@ def audit(  # noqa: PLR0917 - click passes every option as an argument
             rerun=rerun,
             rerun_seed=rerun_seed,
             rerun_env=rerun_env,
+            rerun_sandbox=rerun_sandbox,
             attest=attest,
             key_file=key_file,
         )
@@ -172,6 +181,7 @@ class AuditRequest:
     rerun: str | None = None
     rerun_seed: int = 0
     rerun_env: str = "cached"
+    rerun_sandbox: bool = False
     attest: str | None = None
     key_file: str | None = None
 
@@ -192,7 +202,6 @@ def _rerun_count(text: str | None) -> int | str | None:
 def run_audit_command(request: AuditRequest) -> None:
     """Audit as asked, print or write the report, exit with the audit's status."""
     from reprobridge_sdk.audit import audit as run_audit  # noqa: PLC0415 - keep --help fast
-    from reprobridge_sdk.audit import audit_table  # noqa: PLC0415
     from reprobridge_sdk.audit.report import render  # noqa: PLC0415
     from reprobridge_sdk.errors import ReproBridgeError  # noqa: PLC0415
 
@@ -218,9 +227,14 @@ def run_audit_command(request: AuditRequest) -> None:
             "rerun": rerun,
             "rerun_seed": request.rerun_seed,
             "rerun_env": request.rerun_env,
+            "rerun_sandbox": request.rerun_sandbox,
         }
         if request.table:
-            result = audit_table(
+            from reprobridge_sdk.authoring.submissions import (  # noqa: PLC0415 - on use
+                audit_submissions,
+            )
+
+            result = audit_submissions(
                 request.paths or ["."], request.attempts, jobs=request.jobs, **common
             )
         else:

@@ -1,4 +1,4 @@
-"""``reprobridge export``: write an artifact in another format (CITATION.cff)."""
+"""``reprobridge export``: write an artifact in another format (CITATION.cff, RO-Crate)."""
 
 # ruff: noqa: PLC0415 - imports stay inside commands so that the CLI starts fast
 
@@ -50,3 +50,30 @@ def citation(path: Path, output: str | None) -> None:
         click.echo(f"error: cannot write {target}: {exc.strerror}", err=True)
         sys.exit(2)
     click.echo(str(target), err=True)
+
+
+@export.command("ro-crate")
+@click.argument("path", type=click.Path(path_type=Path), default=".")
+@click.option(
+    "-o",
+    "--output",
+    required=True,
+    type=click.Path(path_type=Path),
+    help="A new or empty directory for the crate.",
+)
+def ro_crate(path: Path, output: Path) -> None:
+    """Write a Process Run RO-Crate of the artifact and its recorded runs.
+
+    Needs the ro-crate extra. Exit 0 written, 2 usage or I/O error.
+    """
+    from reprobridge_sdk.errors import ReproBridgeError
+    from reprobridge_sdk.interop.ro_crate import export_ro_crate
+
+    try:
+        written = export_ro_crate(path, output)
+    except ReproBridgeError as exc:
+        fail(exc)
+    except OSError as exc:
+        click.echo(f"error: cannot write {output}: {exc.strerror}", err=True)
+        sys.exit(2)
+    click.echo(str(written), err=True)

@@ -29,7 +29,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -39,8 +39,8 @@ from reprobridge_sdk.env._artifact import EnvArtifact, LoadedEnvironment, load_e
 from reprobridge_sdk.env._installers import (
     Installer,
     available,
+    classify_failure,
     create_venv,
-    failure_reason,
     install_lock,
     tool_version,
 )
@@ -282,9 +282,9 @@ def _build(  # noqa: PLR0917 - private helper of ensure_environment
         raise EnvironmentBuildError(msg, [item])
     run = install_lock(tool, venv_python(target), lock_path, progress=progress)
     if run.returncode != 0:
-        reason = failure_reason(run.stderr)
+        code, reason = classify_failure(run.stderr)
         item = finding(
-            "E013",
+            code,
             f"{reason}: {run.stderr.strip()[-1500:]}",
             file=lock.path,
             path="/environment/lock",
@@ -296,7 +296,7 @@ def _build(  # noqa: PLR0917 - private helper of ensure_environment
         "lock_sha256": digest,
         "python": version,
         "installer": tool_version(tool, venv_python(target)),
-        "built_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "built_at": datetime.now(UTC).isoformat(timespec="seconds"),
         "seconds": round(time.monotonic() - started, 3),
     }
     atomic_write_text(target / COMPLETE_MARKER, json.dumps(marker, indent=2) + "\n")

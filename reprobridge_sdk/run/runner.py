@@ -79,9 +79,11 @@ def _prepare_environment(
 
             python = Path(ensure_environment(root, environment=manifest.environment))
         except Exception as exc:  # any failure to build is the run's environment-error
-            codes = ", ".join(f.code for f in getattr(exc, "findings", ()))
+            # the installer's own message, with its code (E013, E020-E023), goes in the
+            # record's failure detail and in the run's log
+            details = "; ".join(f"{f.code}: {f.message}" for f in getattr(exc, "findings", ()))
             error = f"cannot build the environment from the lock: {exc}" + (
-                f" ({codes})" if codes else ""
+                f" ({details})" if details else ""
             )
         if python is not None:
             bin_dir = python.parent
@@ -275,12 +277,16 @@ def run(
     echo: BinaryIO | None = None,
     kill_grace: float = 5.0,
     sign_key: SigningKey | None = None,
+    sandbox: bool = False,
 ) -> RunSummary:
     """Run the selected launchers over their seeds and record evidence for each run.
 
     ``echo`` receives the processes' raw output as it arrives (use it with ``jobs=1``).
     Every final record is appended to the runs directory's ledger (its head is
     ``summary.ledger_head``) and, with ``sign_key``, signed into ``record.dsse.json``.
+    With ``sandbox`` each launcher runs under bubblewrap (no network, a read-only file system
+    but its run directory, a private ``/tmp``; :mod:`reprobridge_sdk.run.sandbox`), and N011
+    is raised before anything runs where the sandbox cannot work.
     Raises :class:`UsageError` (N codes) for a bad request, and :class:`ArtifactError` when
     a run directory or its first record cannot be written (then no further run starts);
     every run's outcome, good or bad, is in the returned summary and in its record.
@@ -293,6 +299,16 @@ def run(
         raise usage_error(
             "N004", f"unknown environment mode {env_mode!r}", hint="cached or current"
         )
+    if sandbox:
+        from .sandbox import check_sandbox  # noqa: PLC0415 - only with --sandbox
+
+        problem = check_sandbox()
+        if problem is not None:
+            raise usage_error(
+                "N011",
+                f"--sandbox cannot be used here: {problem}",
+                hint="install bubblewrap, or run a trusted artifact without --sandbox",
+            )
     started = time.monotonic()
     root, manifest = load_artifact(artifact_dir)
     root = root.resolve()
@@ -326,6 +342,7 @@ def run(
         echo=echo,
         emit=_emit,
         signer=sign_key,
+        sandbox=sandbox,
     )
     plan: list[Job] = []
     for launcher in selected:

@@ -221,6 +221,36 @@ RUNTIME_EXAMPLES: dict[str, tuple[str, str, str]] = {
         "  authors: [{name: Ada Lovelace}]   # CITATION.cff names her as the author\n"
         "  paper: {title: A study}",
     ),
+    "E019": (
+        _SH,
+        "$ reprobridge references import-mlflow mlruns --experiment digitz --metric acc=knn\n"
+        "# E019: the store has no experiment 'digitz'; exit 2",
+        "$ reprobridge references import-mlflow mlruns --experiment digits --metric acc=knn\n"
+        "# knn: added 5 observation(s)",
+    ),
+    "E020": (
+        _SH,
+        "$ REPROBRIDGE_INDEX_URL=https://127.0.0.1:9/simple reprobridge env create   # E020",
+        "$ reprobridge env create   # the index answers",
+    ),
+    "E021": (
+        _SH,
+        "# the index presents a self-signed certificate the installer does not trust\n"
+        "$ reprobridge run --scope smoke   # E021 in the run's failure detail and its log",
+        "# a certificate from a trusted authority (or its CA bundle configured)\n"
+        "$ reprobridge run --scope smoke",
+    ),
+    "E022": (
+        _SH,
+        "$ HTTPS_PROXY=http://127.0.0.1:9 reprobridge env create   # the proxy refuses: E022",
+        "$ reprobridge env create   # no proxy, or one that answers",
+    ),
+    "E023": (
+        _SH,
+        "# the index answers 403 Forbidden for the pinned file\n"
+        "$ reprobridge env create   # E023 with the installer's own message",
+        "$ reprobridge env create   # the index serves the file",
+    ),
     # ------------------------------------------------------------------- D: data
     "D001": (
         _YAML,
@@ -318,6 +348,36 @@ RUNTIME_EXAMPLES: dict[str, tuple[str, str, str]] = {
         "    - id: resnet-weights\n"
         "      source: {package: torchvision}   # package and codebase items need no\n"
         "      sha256: 9a4c...01                # destination: they are verified in place",
+    ),
+    "D011": (
+        _SH,
+        "# the server sends one byte every 2 s; the item declares 50 kB\n"
+        "$ reprobridge data fetch      # D011 after 30 s below --min-rate (1024 B/s)",
+        "$ reprobridge data fetch --min-rate 100   # a slow mirror, accepted on purpose",
+    ),
+    "D012": (
+        _SH,
+        "# size: 51200 declared; the server keeps sending\n"
+        "$ reprobridge data fetch      # D012: stopped at 51,200 bytes, the .part removed",
+        "# the server sends the declared 51,200 bytes and ends the body\n$ reprobridge data fetch",
+    ),
+    "D013": (
+        _SH,
+        "# https://example.org/w.bin answers 302 Location: http://example.org/w.bin\n"
+        "$ reprobridge data fetch      # D013: the redirect changes the scheme",
+        "# a redirect to another https:// URL is followed (at most 10)\n$ reprobridge data fetch",
+    ),
+    "D014": (
+        _YAML,
+        "data:\n"
+        "  - id: weights\n"
+        '    source: {url: "https://example.org/w.bin"}\n'
+        "    destination: ckpt/w.bin      # no sha256, no size: D014 (not downloaded)",
+        "data:\n"
+        "  - id: weights\n"
+        '    source: {url: "https://example.org/w.bin"}\n'
+        "    sha256: 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08\n"
+        "    destination: ckpt/w.bin      # (or: data fetch --allow-unverified)",
     ),
     # ------------------------------------------------------------------- A: evidence, audit
     "A001": (
@@ -670,6 +730,13 @@ RUNTIME_EXAMPLES: dict[str, tuple[str, str, str]] = {
         "$ reprobridge audit --rerun 2     # A059 on that run",
         "# the launcher runs again to success\n$ reprobridge audit --rerun 2",
     ),
+    "A060": (
+        _YAML,
+        "codebase:\n  upstream:\n    repository: https://github.com/owner/paper.git\n"
+        "    commit: '0000000000000000000000000000000000000000'   # A060: no 'available'",
+        "codebase:\n  upstream:\n    repository: https://github.com/owner/paper.git\n"
+        "    commit: 3f9c2a7e1b4d5c6e7f8091a2b3c4d5e6f7a8b9c0",
+    ),
     # ------------------------------------------------------------------- N: runner
     "N001": (
         _SH,
@@ -716,6 +783,12 @@ RUNTIME_EXAMPLES: dict[str, tuple[str, str, str]] = {
         "$ reprobridge run -j 2 . train     # N010 at /launchers/train/outputs/0/path, exit 2",
         '# outputs: [{id: metrics, path: "{run_dir}/metrics.json"}]\n'
         "$ reprobridge run -j 2 . train     # each run writes its own file",
+    ),
+    "N011": (
+        _SH,
+        "# a host without bubblewrap (or where namespaces are not permitted)\n"
+        "$ reprobridge run --sandbox .     # N011, exit 2: nothing runs",
+        "$ apt-get install bubblewrap\n$ reprobridge run --sandbox .",
     ),
     # ------------------------------------------------------------------- B: build agent
     "B001": (

@@ -171,7 +171,7 @@ def test_fetch_all_items(
         "2": "D002",
         "4": "D005",
         "5": "D005",
-        "8": "D003",
+        "8": "D012",  # the body is longer than the declared 12 bytes: stopped there
         "9": "D004",
         "10": "D006",
         "11": "E015",

@@ -148,6 +148,7 @@ def test_kill_9_leaves_an_interrupted_record_and_earlier_runs_intact(toy: Path) 
     finally:
         if runner.poll() is None:
             runner.kill()
+            runner.wait()
         for pid_file in (toy / "runs").glob("sleeper-*/pid.txt"):
             _kill_group(pid_file)
 
@@ -167,6 +168,7 @@ def test_ctrl_c_and_sigterm_finalise_an_interrupted_record(toy: Path, signum: in
     finally:
         if runner.poll() is None:
             runner.kill()
+            runner.wait()  # reaped here, not by a later test's garbage collection
     assert runner.returncode == 130
     record = load_record(run_dir)
     assert record.status == "interrupted"
@@ -222,12 +224,13 @@ def test_a_final_record_that_cannot_be_written(toy: Path) -> None:
     assert result["status"] == "failed"
     assert result["failure"]["reason"] == "internal-error"
     assert result["failure"]["detail"].startswith("cannot write the record:")
-    # On disk, the 'running' record stays intact and valid; its runner is gone, so it reads
-    # as interrupted.
+    # On disk, a whole failed record says why (it used to stay 'running' and read as
+    # interrupted: the hardening issue's "full disk" case); it is valid against the schema.
     on_disk = json.loads((Path(result["run_dir"]) / "record.json").read_text())
-    assert on_disk["status"] == "running"
+    assert on_disk["status"] == "failed"
+    assert on_disk["failure"]["detail"].startswith("cannot write the record:")
     jsonschema.validate(on_disk, json.loads(SCHEMA.read_text()))
-    assert load_record(result["run_dir"]).status == "interrupted"
+    assert load_record(result["run_dir"]).status == "failed"
 
 
 def _alive(pid: int) -> bool:
