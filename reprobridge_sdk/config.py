@@ -48,7 +48,7 @@ from __future__ import annotations
 import difflib
 import os
 import re
-import sys
+import tomllib  # type: ignore[import-not-found, unused-ignore]
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -56,11 +56,6 @@ from typing import Any
 
 from reprobridge_sdk.errors import UsageError
 from reprobridge_sdk.findings import finding, registry
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - Python 3.10
-    import tomli as tomllib  # type: ignore[import-not-found, unused-ignore]
 
 __all__ = [
     "CONFIG_FILE",
