@@ -470,6 +470,7 @@ def _audit(
         as_audit_finding(f) for f in validation if f.severity is Severity.ERROR
     ] + [as_audit_finding(f) for f in facts.findings]
     artifact_findings += [as_audit_finding(f) for f in _shared_runs(manifest, evidence)]
+    artifact_findings += [as_audit_finding(f) for f in _placeholders(validation)]
     badges = award(
         BadgeContext(
             manifest=manifest,
@@ -516,6 +517,22 @@ def _audit(
         badges=badges,
         passed=passed,
     )
+
+
+def _placeholders(validation: Sequence[Finding]) -> list[Finding]:
+    """A046 when the validator found a scaffold's placeholders (P codes); the badge rule
+    ``placeholders`` (:mod:`.badges`) withholds "functional" and "reproduced" on it."""
+    pointers = sorted({f.path for f in validation if f.code.startswith("P")})
+    if not pointers:
+        return []
+    return [
+        finding(
+            "A046",
+            f"{len(pointers)} placeholder(s) remain, e.g. {pointers[0]}",
+            path=pointers[0],
+            hint="replace them (`reprobridge validate` lists them as P findings)",
+        )
+    ]
 
 
 def _shared_runs(manifest: Manifest, evidence: Sequence[Sequence[RunEvidence]]) -> list[Finding]:
