@@ -12,17 +12,12 @@ from __future__ import annotations
 
 import argparse
 import functools
-import sys
 import tempfile
 import time
+import tomllib
 from pathlib import Path
 
 from reprobridge_sdk.locks.lockfile import check_lock
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - Python 3.10
-    import tomli as tomllib
 
 
 def _lock(count: int) -> str:
