@@ -27,7 +27,7 @@ import contextlib
 import math
 import os
 from collections.abc import Iterator, Mapping, Sequence
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -124,7 +124,7 @@ def import_mlflow(
         if info.status != "FINISHED":
             result.skipped.append(f"{info.run_id} ({info.status.lower()})")
             continue
-        started = datetime.fromtimestamp(info.start_time / 1000, tz=timezone.utc)
+        started = datetime.fromtimestamp(info.start_time / 1000, tz=UTC)
         for metric, task_id in metrics.items():
             value = run.data.metrics.get(metric)
             if value is None:

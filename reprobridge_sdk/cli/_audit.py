@@ -92,6 +92,11 @@ def _colour() -> bool:
     help="Re-execute in the environment built from the lock, or the current interpreter.",
 )
 @click.option(
+    "--rerun-sandbox",
+    is_flag=True,
+    help="Re-execute under the runner's sandbox (no network, read-only but the run directory).",
+)
+@click.option(
     "--attest",
     metavar="FILE",
     help="Also write the JSON report signed (DSSE envelope) with --key or the key variable.",
@@ -114,6 +119,7 @@ def audit(  # noqa: PLR0917 - click passes every option as an argument
     rerun: str | None,
     rerun_seed: int,
     rerun_env: str,
+    rerun_sandbox: bool,
     attest: str | None,
     key_file: str | None,
 ) -> None:
@@ -149,6 +155,7 @@ def audit(  # noqa: PLR0917 - click passes every option as an argument
             rerun=rerun,
             rerun_seed=rerun_seed,
             rerun_env=rerun_env,
+            rerun_sandbox=rerun_sandbox,
             attest=attest,
             key_file=key_file,
         )
@@ -174,6 +181,7 @@ class AuditRequest:
     rerun: str | None = None
     rerun_seed: int = 0
     rerun_env: str = "cached"
+    rerun_sandbox: bool = False
     attest: str | None = None
     key_file: str | None = None
 
@@ -219,6 +227,7 @@ def run_audit_command(request: AuditRequest) -> None:
             "rerun": rerun,
             "rerun_seed": request.rerun_seed,
             "rerun_env": request.rerun_env,
+            "rerun_sandbox": request.rerun_sandbox,
         }
         if request.table:
             from reprobridge_sdk.authoring.submissions import (  # noqa: PLC0415 - on use

@@ -666,6 +666,13 @@ RUNTIME_EXAMPLES: dict[str, tuple[str, str, str]] = {
         "$ reprobridge references add runs/ && reprobridge audit . runs/   # A045 (warning)",
         "$ reprobridge references add refs/ && reprobridge audit . attempt/   # other runs",
     ),
+    "A046": (
+        _SH,
+        "$ reprobridge init demo --yes && reprobridge run demo --env current\n"
+        "$ reprobridge audit demo   # A046: functional and reproduced withheld",
+        "# every placeholder replaced (no P finding in `reprobridge validate`)\n"
+        "$ reprobridge audit demo",
+    ),
     "A050": (
         _SH,
         "# runs copied from another tool, without runs/ledger.jsonl\n"
@@ -1037,5 +1044,38 @@ RUNTIME_EXAMPLES: dict[str, tuple[str, str, str]] = {
         _SH,
         "$ reprobridge unpack tiny.tar.gz out/ --digest sha256:0000...   # C019",
         "$ reprobridge unpack tiny.tar.gz out/ --digest sha256:<the digest pack printed>",
+    ),
+    # ------------------------------------------------------------------- P: placeholders
+    "P001": (
+        _YAML,
+        "artifact:\n  paper:\n    title: Replace with the paper's title   # P001",
+        "artifact:\n  paper:\n    title: Linear baselines for digit classification",
+    ),
+    "P002": (
+        _YAML,
+        "tasks:\n  - id: main-result\n    dataset: synthetic draws (placeholder)   # P002",
+        "tasks:\n  - id: main-result\n    dataset: scikit-learn digits (1,797 images)",
+    ),
+    "P003": (
+        _YAML,
+        "codebase:\n  upstream:\n    commit: '0000000000000000000000000000000000000000'  # P003",
+        "codebase:\n  upstream:\n    commit: 3f9c2a7e1b4d5c6e7f8091a2b3c4d5e6f7a8b9c0",
+    ),
+    "P004": (
+        _YAML,
+        "codebase:\n  upstream:\n"
+        "    repository: https://example.org/replace-me/upstream.git  # P004",
+        "codebase:\n  upstream:\n    repository: https://github.com/owner/paper.git",
+    ),
+    "P005": (
+        _YAML,
+        "observations:\n  - value: 0.901\n    provenance: {source: reprobridge init}   # P005",
+        "observations:\n  - value: 0.901\n    provenance: {source: reference run, run: scored-s1}",
+    ),
+    "P006": (
+        _SH,
+        "# samples/scored-seed1.log is still the log `reprobridge init` wrote\n"
+        "$ reprobridge validate   # P006 at /launchers/1/samples/0/log",
+        "$ cp runs/scored-s1-.../log.txt samples/scored-seed1.log   # a real run's log",
     ),
 }

@@ -1,12 +1,29 @@
-"""Meanings of the fields whose model carries no description (used in the spec's tables).
+"""The meaning of every field of the format that its model does not describe inline.
 
-The models' own ``description`` always wins; these notes fill the gaps so that every row of
-the generated tables says what the field means. Keys are ``Object.field``.
+One source for the models, the generated JSON Schemas and the spec's field tables: the base
+model (:mod:`reprobridge_sdk.model._base`) copies a note into the JSON Schema of every
+property without its own ``description``, and so into ``schemas/`` and the tables that
+``spec/tools/build_spec.py`` renders from them. A model's own ``description`` always wins.
+Keys are ``Object.field``. :data:`EXAMPLES` gives ``examples`` where a value's form helps.
 """
 
 from __future__ import annotations
 
-__all__ = ["NOTES"]
+__all__ = ["EXAMPLES", "NOTES"]
+
+#: ``examples`` of a property, by ``Object.field``.
+EXAMPLES: dict[str, list[object]] = {
+    "Artifact.id": ["digits-logreg"],
+    "Upstream.commit": ["3f9c2a7e1b4d5c6e7f8091a2b3c4d5e6f7a8b9c0"],
+    "Paper.doi": ["10.48550/arXiv.2401.01234"],
+    "Paper.arxiv": ["2401.01234v2"],
+    "Environment.python": ["3.11"],
+    "Accelerator.cuda": ["12.1"],
+    "Launcher.argv": [["python", "train.py", "--seed", "{seed}", "--out", "{run_dir}/m.json"]],
+    "RegexExtractor.pattern": ["^test accuracy: ([0-9.]+)$"],
+    "JsonExtractor.pointer": ["/test/accuracy"],
+    "YamlExtractor.key": ["eval.top1"],
+}
 
 NOTES: dict[str, str] = {
     # manifest
