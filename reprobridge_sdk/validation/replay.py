@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from reprobridge_sdk.findings import Finding
+from reprobridge_sdk.io import safefs
 from reprobridge_sdk.io.document import Document, escape_pointer
 
 from .files import kind_of, resolve_path, usable_path
@@ -101,9 +102,14 @@ def check_replay(doc: Document, root: Path) -> list[Finding]:
                         outputs=outputs,
                         context=context,
                         root=root,
+                        max_bytes=safefs.MAX_TEXT_BYTES,
                     )
                     value = apply_transform(got.value, measurement.get("transform"))
                 except ExtractionError as exc:
+                    if exc.refusal is not None and exc.refusal.reason == "too-large":
+                        item = safefs.refusal(exc.refusal)
+                        out.append(doc.finding(item.code, exc.message, path=sptr, hint=item.hint))
+                        continue
                     if exc.reason not in _REPORTED:
                         continue
                     code = "X002" if exc.reason == "not-number" else "X001"
