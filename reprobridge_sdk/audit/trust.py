@@ -9,7 +9,8 @@ of an attempt (spec ``ledger`` and ``signatures``):
 * :func:`check_signatures` verifies each run's ``record.dsse.json`` against a KEYS file:
   no envelope (K001), a signature that fails (K002), an untrusted signer (K003), a
   statement that does not describe the files beside it or names a ledger entry the ledger
-  does not hold (K004), not an envelope (K007). A run whose signature holds gets its
+  does not hold (K004), not an envelope (K007; also one larger than 16 MiB or nested too
+  deep to parse). A run whose signature holds gets its
   signer's name.
 
 What a signature proves: the run's record, log and outputs are those a holder of a trusted
@@ -35,7 +36,10 @@ from reprobridge_sdk.signing.statement import ENVELOPE_NAME
 
 from .verify import RunEvidence
 
-__all__ = ["check_attempt_ledger", "check_signatures"]
+__all__ = ["MAX_ENVELOPE_BYTES", "check_attempt_ledger", "check_signatures"]
+
+#: An envelope larger than this is not read (K007): a record's statement is a few KiB.
+MAX_ENVELOPE_BYTES = 16 * 1024 * 1024
 
 
 def check_attempt_ledger(
@@ -87,8 +91,9 @@ def check_signatures(
         )
         return None
     try:
-        data = json.loads(path.read_bytes())
-    except (OSError, ValueError):
+        raw = path.read_bytes() if path.stat().st_size <= MAX_ENVELOPE_BYTES else b""
+        data = json.loads(raw) if raw else None
+    except (OSError, ValueError, RecursionError):  # unreadable, not JSON, nested too deep
         data = None
     verified, problems = verify_envelope(data, trusted, where=where)
     if verified is None:
