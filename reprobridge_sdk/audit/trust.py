@@ -21,12 +21,12 @@ re-execution (:mod:`reprobridge_sdk.audit.rerun`) checks that.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from pathlib import Path
 
 from reprobridge_sdk.digest import file_sha256
 from reprobridge_sdk.findings import Finding, finding
+from reprobridge_sdk.io import safefs
 from reprobridge_sdk.model import RECORD_NAME
 from reprobridge_sdk.model.attestation import RUN_PREDICATE, STATEMENT_TYPE
 from reprobridge_sdk.run.ledger import LedgerCheck, LedgerState, RunOnDisk, check_ledger
@@ -90,10 +90,11 @@ def check_signatures(
             )
         )
         return None
-    try:
-        raw = path.read_bytes() if path.stat().st_size <= MAX_ENVELOPE_BYTES else b""
-        data = json.loads(raw) if raw else None
-    except (OSError, ValueError, RecursionError):  # unreadable, not JSON, nested too deep
+    try:  # an envelope in the run directory: a regular file, no link, bounded
+        data = safefs.load_json(
+            path, root=path.parent, allow_links=False, max_bytes=MAX_ENVELOPE_BYTES
+        )
+    except (OSError, ValueError, RecursionError, safefs.UnsafeFileError):
         data = None
     verified, problems = verify_envelope(data, trusted, where=where)
     if verified is None:

@@ -56,6 +56,7 @@ from pathlib import Path
 from typing import Any
 
 from reprobridge_sdk.findings import Finding, finding
+from reprobridge_sdk.io import safefs
 from reprobridge_sdk.io._fs import atomic_write_bytes
 
 __all__ = [
@@ -149,11 +150,14 @@ def read_ledger(runs_dir: str | os.PathLike[str]) -> LedgerState:
     if not path.is_file():
         return LedgerState(path, exists=False, entries=(), findings=())
     where = LEDGER_NAME
-    try:
-        if path.stat().st_size > MAX_LEDGER_BYTES:
-            msg = f"the run ledger is larger than {MAX_LEDGER_BYTES} bytes"
-            return LedgerState(path, True, (), (finding("A051", msg, file=where),))
-        lines = path.read_bytes().decode("utf-8").splitlines()
+    try:  # through the safe file layer: a regular file of the runs directory, no link
+        raw = safefs.read_bytes(
+            path, root=path.parent, allow_links=False, max_bytes=MAX_LEDGER_BYTES
+        )
+        lines = raw.decode("utf-8").splitlines()
+    except safefs.UnsafeFileError as exc:
+        msg = f"the run ledger cannot be read: {exc.message}"
+        return LedgerState(path, True, (), (finding("A051", msg, file=where),))
     except (OSError, UnicodeDecodeError) as exc:
         problem = getattr(exc, "strerror", None) or "not UTF-8"
         msg = f"the run ledger cannot be read: {problem}"

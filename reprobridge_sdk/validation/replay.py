@@ -13,7 +13,6 @@ directory, ``{seed}`` the sample's seed (else the launcher's first seed, else 0)
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +24,8 @@ from .files import kind_of, resolve_path, usable_path
 
 __all__ = ["REL_TOL", "check_replay"]
 
-#: Relative tolerance of the comparison with ``expected``.
+#: Relative tolerance of the comparison with ``expected`` (``extraction.same_value``, which
+#: also allows an absolute 1e-12; not imported here so that validation loads it only on use).
 REL_TOL = 1e-9
 #: Extraction failures that are about the sample's content; others (a missing file, a bad
 #: template or a broken extractor) are reported by the files, semantic or structural layer.
@@ -55,6 +55,7 @@ def check_replay(doc: Document, root: Path) -> list[Finding]:
         ExtractionError,
         apply_transform,
         extract_value,
+        same_value,
     )
 
     out: list[Finding] = []
@@ -119,7 +120,7 @@ def check_replay(doc: Document, root: Path) -> list[Finding]:
                     # A structurally broken extractor or transform: the S layer reports it.
                     del exc
                     continue
-                if not math.isclose(value, float(want), rel_tol=REL_TOL, abs_tol=1e-12):
+                if not same_value(value, float(want)):
                     out.append(
                         doc.finding(
                             "X003",
