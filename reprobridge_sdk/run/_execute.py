@@ -13,7 +13,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO, Literal
 
@@ -27,6 +27,7 @@ from reprobridge_sdk.model.evidence import (
     Failure,
     FileDigest,
     LandmarkHit,
+    LostAttempt,
     OutputRecord,
 )
 
@@ -67,6 +68,10 @@ class Shared:
     cancel: threading.Event
     echo: BinaryIO | None
     emit: Callable[[RunEvent], None]
+    #: The executor that runs the jobs, named in each record (``None`` for local runs).
+    executor: str | None = None
+    #: Earlier attempts of the run lost with their worker (set by a distributed executor).
+    lost_attempts: list[LostAttempt] = field(default_factory=list)
 
 
 def _signature(path: Path) -> tuple[int, int, int] | None:
@@ -139,6 +144,8 @@ def execute(job: Job, shared: Shared) -> RunResult:
         lock_digest=shared.lock_digest,
         environment=shared.snapshot,
         drift=list(shared.drift),
+        executor=shared.executor,
+        lost_attempts=list(shared.lost_attempts),
     )
     failure: Failure | None = None
     argv: list[str] = list(launcher.argv)
@@ -329,8 +336,12 @@ def _complete(
     return record
 
 
-def skipped(job: Job, shared: Shared, detail: str) -> RunResult:
-    """Record a run that was not started because a needed launcher failed."""
+def skipped(
+    job: Job, shared: Shared, detail: str, *, reason: str = "dependency-failed"
+) -> RunResult:
+    """Record a run that did not run to its end on a worker: a needed launcher failed
+    (``dependency-failed``), or its worker was lost more often than the engine retries
+    (``internal-error``)."""
     run_id, run_dir = _new_run_dir(shared, job.launcher.id, job.seed)
     now = utc_now()
     record = EvidenceRecord(
@@ -348,7 +359,8 @@ def skipped(job: Job, shared: Shared, detail: str) -> RunResult:
         ended_at=now,
         duration=0.0,
         env_mode=shared.env_mode,
-        failure=Failure(reason="dependency-failed", detail=detail),
+        failure=Failure(reason=reason, detail=detail),
+        executor=shared.executor,
     )
     _first_write(run_dir, record)
     result = RunResult(run_id=run_id, run_dir=run_dir.resolve(), record=record)

@@ -39,101 +39,22 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
-import sys
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from concurrent.futures import FIRST_COMPLETED, CancelledError, Future, wait
 from pathlib import Path
 from typing import BinaryIO
 
-from reprobridge_sdk.digest import file_sha256, tree_digest
 from reprobridge_sdk.errors import ArtifactError
-from reprobridge_sdk.model import Manifest
-from reprobridge_sdk.model.evidence import EnvironmentSnapshot
 
-from ._execute import EnvMode, Job, Shared, execute, skipped
-from .evidence import minimal_snapshot
+from ._environment import artifact_digests, prepare_environment
+from ._execute import EnvMode, Job, Shared, skipped
+from .executors import Executor, ExecutorOptions, make_executor
 from .results import RunEvent, RunResult, RunSummary, TaskValue, task_values
 from .select import load_artifact, select_launchers, usage_error, with_needs
 
 __all__ = ["RunEvent", "RunResult", "RunSummary", "TaskValue", "load_artifact", "run"]
-
-# --------------------------------------------------------------------------- environment
-
-
-def _prepare_environment(
-    root: Path, manifest: Manifest, env_mode: EnvMode
-) -> tuple[dict[str, str], str | None, EnvironmentSnapshot, list[str]]:
-    """The base environment of every run, the snapshot and the drift, once per invocation."""
-    env = dict(os.environ)
-    error: str | None = None
-    python: Path | None = None
-    if env_mode == "cached":
-        try:
-            from reprobridge_sdk.env import ensure_environment  # noqa: PLC0415 - heavy
-
-            python = Path(ensure_environment(root, environment=manifest.environment))
-        except Exception as exc:  # any failure to build is the run's environment-error
-            codes = ", ".join(f.code for f in getattr(exc, "findings", ()))
-            error = f"cannot build the environment from the lock: {exc}" + (
-                f" ({codes})" if codes else ""
-            )
-        if python is not None:
-            bin_dir = python.parent
-            env["VIRTUAL_ENV"] = str(bin_dir.parent)
-            env["PATH"] = f"{bin_dir}{os.pathsep}{env.get('PATH', '')}"
-            env.pop("PYTHONHOME", None)
-    else:
-        env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
-    env.setdefault("PYTHONUNBUFFERED", "1")
-    try:
-        from reprobridge_sdk.env import capture_snapshot  # noqa: PLC0415 - heavy
-
-        snapshot = capture_snapshot(python)
-    except Exception:  # a snapshot must never stop a run: fall back to the basics
-        snapshot = minimal_snapshot()
-    drift = _drift(root, manifest, snapshot) if env_mode == "current" else []
-    return env, error, snapshot, drift
-
-
-def _drift(root: Path, manifest: Manifest, snapshot: EnvironmentSnapshot) -> list[str]:
-    """How the current interpreter differs from the lock, as far as reproduction goes.
-
-    Read off the snapshot (one in-process scan of the installed distributions, taken once
-    per invocation): lock entries missing or at another version, and another Python
-    ``major.minor``. Distributions the lock does not name are not drift.
-    """
-    if not snapshot.distributions:
-        return []  # the snapshot fell back to the basics: nothing reliable to compare
-    try:
-        from reprobridge_sdk.env.check import lock_drift  # noqa: PLC0415 - heavy
-
-        findings = lock_drift(
-            root,
-            manifest.environment,
-            python_full=snapshot.python,
-            installed={d.name: d.version for d in snapshot.distributions},
-        )
-    except Exception:  # the check failed: nothing reliable to record
-        return []
-    return [f"{f.code}: {f.message}" for f in findings]
-
-
-def _digests(root: Path, manifest: Manifest) -> tuple[str | None, str | None]:
-    code = None
-    refined = manifest.codebase.refined
-    if refined.kind == "directory" and refined.path is not None:
-        directory = root / refined.path
-        if directory.is_dir():
-            code = tree_digest(directory)
-    lock = None
-    if manifest.environment.lock is not None:
-        lock_path = root / manifest.environment.lock.path
-        if lock_path.is_file():
-            lock = file_sha256(lock_path)
-    return code, lock
-
 
 # --------------------------------------------------------------------------- scheduling
 
@@ -155,7 +76,8 @@ def _sigterm_as_interrupt() -> Iterator[None]:
         signal.signal(signal.SIGTERM, previous)
 
 
-def _schedule(jobs: list[Job], shared: Shared, workers: int) -> tuple[list[RunResult], bool]:
+def _schedule(jobs: list[Job], shared: Shared, executor: Executor) -> tuple[list[RunResult], bool]:
+    workers = executor.slots
     pending = list(jobs)
     remaining = dict.fromkeys({j.launcher.id for j in jobs}, 0)
     for job in jobs:
@@ -172,43 +94,45 @@ def _schedule(jobs: list[Job], shared: Shared, workers: int) -> tuple[list[RunRe
         if result.status != "succeeded":
             failed_launchers.add(job.launcher.id)
 
-    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="rb-run") as pool:
-        while pending or running:
-            if not interrupted:
-                for job in list(pending):
-                    needs = [n for n in job.launcher.needs if n in remaining]
-                    broken = [n for n in needs if n in failed_launchers]
-                    if broken:
-                        pending.remove(job)
-                        detail = f"needed launcher {broken[0]!r} did not succeed"
-                        _finished(job, skipped(job, shared, detail))
-                        continue
-                    if any(remaining[n] for n in needs) or len(running) >= workers:
-                        continue
+    while pending or running:
+        if not interrupted:
+            for job in list(pending):
+                needs = [n for n in job.launcher.needs if n in remaining]
+                broken = [n for n in needs if n in failed_launchers]
+                if broken:
                     pending.remove(job)
-                    running[pool.submit(execute, job, shared)] = job
-                if pending and not running:
-                    # Nothing runs and nothing can start: the needs form a cycle.
-                    for job in pending:
-                        _finished(job, skipped(job, shared, "the launchers' needs form a cycle"))
-                    pending.clear()
-            if not running:
-                break
+                    detail = f"needed launcher {broken[0]!r} did not succeed"
+                    _finished(job, skipped(job, shared, detail))
+                    continue
+                if any(remaining[n] for n in needs) or len(running) >= workers:
+                    continue
+                pending.remove(job)
+                running[executor.submit(job, shared)] = job
+            if pending and not running:
+                # Nothing runs and nothing can start: the needs form a cycle.
+                for job in pending:
+                    _finished(job, skipped(job, shared, "the launchers' needs form a cycle"))
+                pending.clear()
+        if not running:
+            break
+        try:
+            done, _ = wait(list(running), timeout=0.25, return_when=FIRST_COMPLETED)
+        except KeyboardInterrupt:
+            interrupted = True
+            shared.cancel.set()
+            executor.cancel()
+            pending.clear()
+            continue
+        for future in done:
+            job = running.pop(future)
             try:
-                done, _ = wait(list(running), timeout=0.25, return_when=FIRST_COMPLETED)
-            except KeyboardInterrupt:
-                interrupted = True
+                _finished(job, future.result())
+            except CancelledError:  # cancelled before it started: like a pending run
+                continue
+            except ArtifactError as exc:  # no record could be written: stop everything
+                error = error or exc
                 shared.cancel.set()
                 pending.clear()
-                continue
-            for future in done:
-                job = running.pop(future)
-                try:
-                    _finished(job, future.result())
-                except ArtifactError as exc:  # no record could be written: stop everything
-                    error = error or exc
-                    shared.cancel.set()
-                    pending.clear()
     if error is not None:
         raise error
     return results, interrupted
@@ -227,10 +151,15 @@ def run(
     on_event: Callable[[RunEvent], None] | None = None,
     echo: BinaryIO | None = None,
     kill_grace: float = 5.0,
+    executor: str | Executor | None = None,
+    executor_options: ExecutorOptions | None = None,
 ) -> RunSummary:
     """Run the selected launchers over their seeds and record evidence for each run.
 
     ``echo`` receives the processes' raw output as it arrives (use it with ``jobs=1``).
+    ``executor`` chooses where runs execute (:mod:`reprobridge_sdk.run.executors`): a name
+    (``local``, ``dask-local``, ``dask``, ``slurm``; ``jobs`` sizes it) or an
+    :class:`~reprobridge_sdk.run.executors.Executor` the caller owns.
     Raises :class:`UsageError` (N codes) for a bad request, and :class:`ArtifactError` when
     a run directory or its first record cannot be written (then no further run starts);
     every run's outcome, good or bad, is in the returned summary and in its record.
@@ -250,8 +179,8 @@ def run(
     runs = Path(runs_dir).resolve() if runs_dir is not None else root / "runs"
     selected = with_needs(manifest, chosen, runs)
     mode: EnvMode = "cached" if env_mode == "cached" else "current"
-    base_env, env_error, snapshot, drift = _prepare_environment(root, manifest, mode)
-    code_digest, lock_digest = _digests(root, manifest)
+    base_env, env_error, snapshot, drift = prepare_environment(root, manifest, mode)
+    code_digest, lock_digest = artifact_digests(root, manifest)
     lock = threading.Lock()
 
     def _emit(event: RunEvent) -> None:
@@ -276,14 +205,26 @@ def run(
         echo=echo,
         emit=_emit,
     )
+    owned = not isinstance(executor, Executor)
+    engine = (
+        make_executor(executor, jobs=jobs, options=executor_options)
+        if not isinstance(executor, Executor)
+        else executor
+    )
+    shared.executor = engine.record_name
     plan: list[Job] = []
     for launcher in selected:
         launcher_seeds: list[int | None] = list(launcher.seeds)
         if launcher.seeds and seeds is not None:
             launcher_seeds = list(seeds)
         plan.extend(Job(launcher, seed) for seed in launcher_seeds or [None])
-    with _sigterm_as_interrupt():
-        results, interrupted = _schedule(plan, shared, jobs)
+    try:
+        with _sigterm_as_interrupt():
+            engine.start(shared, selected)
+            results, interrupted = _schedule(plan, shared, engine)
+    finally:
+        if owned:
+            engine.close()
     results.sort(key=lambda r: (r.record.started_at, r.run_id))
     summary = RunSummary(results=results, interrupted=interrupted)
     summary.tasks = task_values(selected, results)

@@ -46,6 +46,7 @@ _ANNOTATIONS = frozenset(
         "writeOnly",
         "discriminator",
         "$defs",
+        "x-rra-since",  # the minor version that added a field (model._base.since)
     }
 )
 _SUPPORTED = _ANNOTATIONS | {
