@@ -16,7 +16,13 @@ if TYPE_CHECKING:
     from .model import EvidenceRecord, Manifest
     from .validation import ValidationResult, validate
 
+#: The distribution's name on the package index (``pip install reprobridge``); the import
+#: package is ``reprobridge_sdk``. Defined here, not in a submodule, so that ``--version``
+#: costs no import.
+DISTRIBUTION = "reprobridge"
+
 __all__ = [
+    "DISTRIBUTION",
     "ArtifactDir",
     "ArtifactError",
     "EvidenceRecord",

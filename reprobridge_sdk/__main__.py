@@ -1,5 +1,6 @@
-"""``python -m reprobridge_sdk`` runs the command line."""
+"""``python -m reprobridge_sdk`` runs the command line (``python -m reprobridge`` does too)."""
 
 from reprobridge_sdk.cli import main
 
-main()
+if __name__ == "__main__":
+    main(prog_name="python -m reprobridge_sdk")

@@ -1,4 +1,4 @@
-"""File and tree digests (spec §3.7).
+"""File and tree digests (spec §8).
 
 * A *file digest* is the lower-case hex SHA-256 of the file's bytes.
 * A *tree digest* (``sha256-tree1:<hex>``) is the SHA-256 of a canonical listing of a

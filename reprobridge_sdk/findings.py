@@ -25,8 +25,9 @@ __all__ = [
     "registry",
 ]
 
-#: Base URL of the published specification; a code's ``spec`` anchor is appended.
-SPEC_URL = "https://reprobridge.org/spec/rra-1.0"
+#: Base URL of the published specification (the directory ``spec/`` of the repository); a
+#: code's ``spec`` (a part and an anchor, ``manifest.md#yaml``) is appended after a ``/``.
+SPEC_URL = "https://reprobridge.org/spec"
 
 
 class Severity(str, Enum):
@@ -141,5 +142,5 @@ def finding(
         message=message,
         path=path,
         hint=hint,
-        spec=f"{SPEC_URL}#{info.spec}",
+        spec=f"{SPEC_URL}/{info.spec}",
     )

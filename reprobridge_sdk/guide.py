@@ -1,4 +1,4 @@
-"""The guide: render the manifest's structured records into GUIDE.md (spec §9).
+"""The guide: render the manifest's structured records into GUIDE.md (spec §6.10).
 
 GUIDE.md is hand-written prose plus one generated block between the markers
 :data:`BEGIN_MARKER` and :data:`END_MARKER`. The block is rendered from the ``guide`` part of

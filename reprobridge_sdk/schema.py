@@ -112,6 +112,22 @@ _BUILTIN = (
         "ReproBridge audit table 1.0 (reprobridge audit --table --format json)",
         aliases=("audit-table",),
     ),
+    SchemaSpec(
+        "claims-1.0",
+        "reprobridge_sdk.model.claims:Claims",
+        "ReproBridge claims file 1.0 (the paper's targets for reprobridge build)",
+        aliases=("claims",),
+    ),
+    SchemaSpec(
+        "build-intake-1.0",
+        "reprobridge_sdk.model.build:IntakeRecord",
+        "ReproBridge build state 1.0: the Intake phase (.rra-build/intake.json)",
+    ),
+    SchemaSpec(
+        "build-plan-1.0",
+        "reprobridge_sdk.model.build:PlanRecord",
+        "ReproBridge build state 1.0: the Planner phase (.rra-build/planner.json)",
+    ),
 )
 
 #: Registered schemas by name, in registration order.

@@ -3,7 +3,11 @@
 Commands are imported only when they are invoked, so ``reprobridge --help`` and
 ``reprobridge validate`` do not pay for the imports of other commands.
 
-Exit codes (spec §12): 0 clean, 1 findings or a failed run or audit, 2 usage or I/O error.
+Exit codes (spec §9.3): 0 clean, 1 findings or a failed run or audit, 2 usage or I/O error.
+
+Shell completion is click's: ``_REPROBRIDGE_COMPLETE=bash_source reprobridge`` prints the
+bash script (also ``zsh_source`` and ``fish_source``); the variable is the same when the
+command line runs as ``python -m reprobridge``.
 """
 
 from __future__ import annotations
@@ -14,7 +18,9 @@ from typing import Any
 
 import click
 
-__all__ = ["COMMANDS", "main"]
+from reprobridge_sdk import DISTRIBUTION
+
+__all__ = ["COMMANDS", "COMPLETE_VAR", "main"]
 
 #: Command name -> (module under ``reprobridge_sdk.cli``, attribute, one-line help).
 COMMANDS: dict[str, tuple[str, str, str]] = {
@@ -51,7 +57,7 @@ class _LazyGroup(click.Group):
 
 
 @click.group(cls=_LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(package_name="reprobridge-sdk", message="%(prog)s %(version)s")
+@click.version_option(package_name=DISTRIBUTION, message="%(prog)s %(version)s")
 def cli() -> None:
     """ReproBridge: author, validate, run and audit Refined Reproducible Artifacts.
 
@@ -59,10 +65,16 @@ def cli() -> None:
     """
 
 
-def main(argv: list[str] | None = None) -> Any:
-    """Entry point of the ``reprobridge`` console script."""
+#: The environment variable of click's shell completion.
+COMPLETE_VAR = "_REPROBRIDGE_COMPLETE"
+
+
+def main(argv: list[str] | None = None, *, prog_name: str = "reprobridge") -> Any:
+    """Entry point of the ``reprobridge`` console script (and of ``python -m reprobridge``)."""
     try:
-        return cli.main(args=argv, prog_name="reprobridge", standalone_mode=True)
+        return cli.main(
+            args=argv, prog_name=prog_name, complete_var=COMPLETE_VAR, standalone_mode=True
+        )
     except KeyboardInterrupt:  # pragma: no cover - interactive only
         sys.stderr.write("interrupted\n")
         sys.exit(130)

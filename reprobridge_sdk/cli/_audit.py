@@ -8,7 +8,6 @@ atomically).
 
 from __future__ import annotations
 
-import os
 import sys
 from typing import TYPE_CHECKING
 
@@ -21,7 +20,9 @@ __all__ = ["audit"]
 
 
 def _colour() -> bool:
-    return not os.environ.get("NO_COLOR") and sys.stderr.isatty()
+    from reprobridge_sdk.config import color_enabled  # noqa: PLC0415 - lazy
+
+    return color_enabled(sys.stderr)
 
 
 @click.command("audit")

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import os
 import sys
 from collections.abc import Sequence
 from typing import NoReturn
 
 import click
 
+from reprobridge_sdk.config import color_enabled
 from reprobridge_sdk.errors import ReproBridgeError
 from reprobridge_sdk.findings import Finding, Severity
 
@@ -16,7 +16,7 @@ __all__ = ["fail", "report_findings"]
 
 
 def _colour(text: str, colour: str) -> str:
-    if os.environ.get("NO_COLOR") or not sys.stderr.isatty():
+    if not color_enabled(sys.stderr):
         return text
     return click.style(text, fg=colour)
 
@@ -60,7 +60,7 @@ def report_findings(
     )
     if fmt == "text":
         shown = [f for f in findings if verbose or f.severity is not Severity.INFO]
-        color = not os.environ.get("NO_COLOR") and sys.stderr.isatty()
+        color = color_enabled(sys.stderr)
         sys.stderr.write(render([(target, shown)], "text", color=color))
         hidden = len(findings) - len(shown)
         if hidden:

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
-import os
 import sys
+from typing import NoReturn
 
 import click
 
+from reprobridge_sdk.errors import ReproBridgeError
+
 __all__ = ["validate"]
 
-_FORMATS = ("text", "json", "sarif", "junit")
+_FORMATS = ("text", "json", "sarif", "junit", "github")
 
 
 def _codes(values: tuple[str, ...], option: str) -> tuple[str, ...]:
@@ -26,11 +28,17 @@ def _codes(values: tuple[str, ...], option: str) -> tuple[str, ...]:
     return prefixes
 
 
-def _use_color(stream: object) -> bool:
-    if os.environ.get("NO_COLOR"):
-        return False
-    isatty = getattr(stream, "isatty", None)
-    return bool(isatty and isatty())
+def _fail(exc: ReproBridgeError) -> NoReturn:
+    for item in exc.findings:
+        click.echo(
+            f"{item.location or '-'}: {item.severity.value} {item.code} {item.message}",
+            err=True,
+        )
+        if item.hint:
+            click.echo(f"    hint: {item.hint}", err=True)
+    if not exc.findings:
+        click.echo(f"error: {exc.message}", err=True)
+    sys.exit(2)
 
 
 @click.command("validate")
@@ -39,9 +47,9 @@ def _use_color(stream: object) -> bool:
     "--format",
     "fmt",
     type=click.Choice(_FORMATS),
-    default="text",
-    show_default=True,
-    help="Output format; machine formats go to stdout, text to stderr.",
+    default=None,
+    help="Output format (default: report.format of the configuration, else text); machine "
+    "formats go to stdout, text to stderr; github writes workflow-command annotations.",
 )
 @click.option(
     "-o",
@@ -49,7 +57,9 @@ def _use_color(stream: object) -> bool:
     type=click.Path(dir_okay=False, writable=True),
     help="Write the report to this file instead.",
 )
-@click.option("--strict", is_flag=True, help="Treat warnings as errors.")
+@click.option(
+    "--strict/--no-strict", default=None, help="Treat warnings as errors (default: the config)."
+)
 @click.option("--select", multiple=True, help="Only these codes (prefixes, comma-separated).")
 @click.option("--ignore", multiple=True, help="Drop these codes (prefixes, comma-separated).")
 @click.option("--fail-fast", is_flag=True, help="Stop at the first error.")
@@ -65,9 +75,9 @@ def _use_color(stream: object) -> bool:
 def validate(
     *,
     paths: tuple[str, ...],
-    fmt: str,
+    fmt: str | None,
     output: str | None,
-    strict: bool,
+    strict: bool | None,
     select: tuple[str, ...],
     ignore: tuple[str, ...],
     fail_fast: bool,
@@ -79,33 +89,36 @@ def validate(
     PATH is an artifact directory, a manifest file, or a directory whose subdirectories are
     artifacts (each with an rra.yaml); the default is the current directory.
 
+    Settings not given as flags come from REPROBRIDGE_* environment variables, then from
+    [tool.reprobridge] in pyproject.toml or a reprobridge.toml (select, ignore, strict,
+    report.format).
+
     Exit codes: 0 no errors, 1 errors found (with --strict: warnings too), 2 usage or I/O error.
     """
-    from reprobridge_sdk.errors import ReproBridgeError  # noqa: PLC0415 - lazy
+    from reprobridge_sdk.config import color_enabled, load_settings  # noqa: PLC0415 - lazy
     from reprobridge_sdk.validation import validate as run  # noqa: PLC0415 - lazy
     from reprobridge_sdk.validation.reporters import render  # noqa: PLC0415 - lazy
 
-    selected = _codes(select, "--select")
-    ignored = _codes(ignore, "--ignore")
+    flags = {
+        "select": _codes(select, "--select"),
+        "ignore": _codes(ignore, "--ignore"),
+        "strict": strict,
+        "report_format": fmt,
+    }
     try:
+        settings = load_settings(flags)
         result = run(
             list(paths) or ["."],
-            strict=strict,
-            select=selected,
-            ignore=ignored,
+            strict=settings.strict,
+            select=settings.select,
+            ignore=settings.ignore,
             fail_fast=fail_fast,
             check_files=not no_files,
             jobs=jobs,
         )
     except ReproBridgeError as exc:
-        for item in exc.findings:
-            click.echo(
-                f"{item.location or '-'}: {item.severity.value} {item.code} {item.message}",
-                err=True,
-            )
-        if not exc.findings:
-            click.echo(f"error: {exc.message}", err=True)
-        sys.exit(2)
+        _fail(exc)
+    fmt = settings.report_format
     if output is not None:
         from reprobridge_sdk.io._fs import atomic_write_text  # noqa: PLC0415 - lazy
 
@@ -117,7 +130,7 @@ def validate(
         if fmt != "text":
             click.echo(render(result, "text").splitlines()[-1], err=True)
     elif fmt == "text":
-        sys.stderr.write(render(result, "text", color=_use_color(sys.stderr)))
+        sys.stderr.write(render(result, "text", color=color_enabled(sys.stderr)))
     else:
         sys.stdout.write(render(result, fmt))
     sys.exit(result.exit_code)

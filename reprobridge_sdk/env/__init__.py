@@ -1,4 +1,4 @@
-"""Environments: locks, cached virtual environments, checks, snapshots and data (spec §6).
+"""Environments: locks, cached venvs, checks, snapshots and data (spec §6.3 to §6.5, §10.2).
 
 The names are imported lazily, so ``import reprobridge_sdk.env`` is cheap and a command that
 needs only snapshots does not pay for the resolver or the downloader.

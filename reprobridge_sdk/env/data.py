@@ -44,7 +44,7 @@ MAX_REDIRECTS = 10
 #: Attempts per download (a broken transfer resumes where it stopped).
 ATTEMPTS = 4
 _CHUNK = 1 << 20
-_USER_AGENT = "reprobridge-sdk (+https://reprobridge.org)"
+_USER_AGENT = "reprobridge (+https://reprobridge.org)"
 
 #: Lists the files of a distribution of another interpreter: absolute path and size.
 _PACKAGE_FILES = r"""

@@ -8,6 +8,7 @@ updated with a round-trip edit that keeps the manifest's comments.
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import platform
 import re
@@ -20,7 +21,7 @@ from typing import Any, Literal
 from reprobridge_sdk.digest import file_sha256
 from reprobridge_sdk.env._artifact import RawArtifact, load_raw
 from reprobridge_sdk.env._resolvers import Resolver, resolve, resolver_version
-from reprobridge_sdk.errors import UsageError
+from reprobridge_sdk.errors import UsageError, require_extra
 from reprobridge_sdk.findings import Finding, Severity, finding
 from reprobridge_sdk.locks.lockfile import LockError, check_lock, is_local_location
 
@@ -127,6 +128,8 @@ def lock_artifact(
     target = art.inside(lock_rel, what="the lock path")
     python_version = python or env_python
     if resolver == "pip-tools":
+        # pip-tools is an optional extra: say which, before the resolver fails on its import.
+        require_extra("piptools", "pip-tools", feature="lock --resolver pip-tools")
         running = ".".join(platform.python_version_tuple()[:2])
         if ".".join(python_version.split(".")[:2]) != running:
             msg = (
@@ -212,4 +215,4 @@ def which_resolver(resolver: Resolver) -> bool:
         except (ImportError, FileNotFoundError):
             return False
         return True
-    return shutil.which("pip-compile") is not None
+    return importlib.util.find_spec("piptools") is not None

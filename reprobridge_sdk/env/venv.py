@@ -1,6 +1,6 @@
 """Materialize an artifact's environment: a virtual environment built from its lock, cached.
 
-Environments live in ``<cache>/envs/<key>``, where ``<cache>`` is ``$REPROBRIDGE_CACHE_DIR``,
+Environments live in ``<cache>/envs/<key>``, where ``<cache>`` is the ``cache-dir`` setting,
 else ``$XDG_CACHE_HOME/reprobridge``, else ``~/.cache/reprobridge``, and ``<key>`` combines the
 lock's SHA-256 and the interpreter's ``X.Y`` version: the same lock is built once and reused.
 
@@ -32,6 +32,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from reprobridge_sdk.config import load_settings
 from reprobridge_sdk.digest import file_sha256
 from reprobridge_sdk.env._artifact import EnvArtifact, LoadedEnvironment, load_environment
 from reprobridge_sdk.env._resolvers import index_url, isolated_environ
@@ -64,11 +65,17 @@ class EnvironmentBuildError(ReproBridgeError):
 
 
 def cache_root(cache_dir: str | os.PathLike[str] | None = None) -> Path:
-    """The SDK's cache directory (environments under ``envs/``, digests under ``digests/``)."""
+    """The SDK's cache directory (environments under ``envs/``, digests under ``digests/``).
+
+    ``cache_dir`` (a flag), else the ``cache-dir`` setting (``$REPROBRIDGE_CACHE_DIR``, then the
+    configuration file; see :mod:`reprobridge_sdk.config`), else ``$XDG_CACHE_HOME/reprobridge``,
+    else ``~/.cache/reprobridge``.
+    """
     if cache_dir is not None:
         return Path(cache_dir)
-    if "REPROBRIDGE_CACHE_DIR" in os.environ:
-        return Path(os.environ["REPROBRIDGE_CACHE_DIR"])
+    configured = load_settings().cache_dir
+    if configured is not None:
+        return configured
     xdg = os.environ.get("XDG_CACHE_HOME")
     return (Path(xdg) if xdg else Path.home() / ".cache") / "reprobridge"
 

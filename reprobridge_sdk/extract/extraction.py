@@ -1,4 +1,4 @@
-"""Measurement extraction: read a number off a run's log or output files (spec §8.4).
+"""Measurement extraction: read a number off a run's log or output files (spec §6.9).
 
 This module works on *plain mappings* (the YAML form of an extractor and a transform) so the
 validator can call it without building pydantic models; a pydantic model is accepted too and

@@ -1,4 +1,4 @@
-"""Safe, fast loading of YAML documents with a position for every value (spec §2, "yaml").
+"""Safe, fast loading of YAML documents with a position for every value (spec §3, "yaml").
 
 The validator reads manifests through this module. It uses PyYAML's libyaml-backed composer
 (``yaml.CSafeLoader``, falling back to the pure-Python ``SafeLoader``) at the *node* level and
@@ -17,8 +17,9 @@ converts nodes itself, so that it can
 * report non-string keys (Y009; the entry is dropped);
 * bound the work an untrusted document can cause: the size is checked before parsing (Y006),
   nesting depth (Y005) is checked before libyaml's recursive composer runs (it crashes the
-  interpreter on very deep input), and nodes expanded through aliases are counted (Y004) so a
-  "billion laughs" document stops early and never blows up memory; recursive aliases are Y004;
+  interpreter on very deep input) and whatever libyaml's own nesting limit is, and nodes
+  expanded through aliases are counted (Y004) so a "billion laughs" document stops early and
+  never blows up memory; recursive aliases are Y004;
 * report bytes that are not UTF-8 (Y007, at the line of the first bad byte) and syntax errors
   (Y001, at the parser's line and column); a document that is not a mapping is Y002.
 
@@ -27,6 +28,7 @@ A document with a fatal problem (Y001, Y004-Y007) has ``data`` set to ``None``.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import re
@@ -45,6 +47,7 @@ __all__ = [
     "MAX_DEPTH",
     "TYPE_WORDS",
     "Document",
+    "core_tag",
     "escape_pointer",
     "json_type",
     "load_document",
@@ -87,7 +90,8 @@ _MAX_INT_BITS = 14_000
 _MAYBE_NOT_STR = frozenset("-+.0123456789~nNtTfF")
 
 
-def _core_tag(value: str) -> str:
+def core_tag(value: str) -> str:
+    """The YAML 1.2 core-schema tag of a plain scalar written as ``value``."""
     if value and value[0] not in _MAYBE_NOT_STR:
         return _STR
     if _NULL_RE.match(value):
@@ -110,7 +114,7 @@ class _Loader(_BaseLoader):  # type: ignore[valid-type,misc]
     def resolve(self, kind: Any, value: Any, implicit: Any) -> str:
         if kind is _SCALAR_NODE:
             if implicit[0]:
-                return _core_tag(value)
+                return core_tag(value)
             return _STR
         return _SEQ if kind is _SEQUENCE_NODE else _MAP
 
@@ -288,10 +292,35 @@ def _may_be_deep(text: str) -> bool:
 
 
 def _check_depth(label: str, text: str) -> None:
-    """Walk the event stream (not recursive) and stop at the first level past MAX_DEPTH."""
+    """Y005 at the first collection nested past MAX_DEPTH, whatever the PyYAML build.
+
+    The event stream is walked (not recursively) with the fast parser. Builds of libyaml
+    differ in their own nesting limits (PyYAML 6.0.4's stops at 1,000 flow levels, and its
+    scanner reads far ahead of the events, so it fails before this walk sees level 65). So
+    when the fast parser stops with an error, the pure-Python parser, which has no nesting
+    limit of its own, walks the text again up to that error's offset: a level past MAX_DEPTH
+    before it is Y005; otherwise the error stands and is reported as Y001 by the caller. The
+    second walk reads no further than the first got, so it costs at most one more parse.
+    """
+    try:
+        _walk_depth(label, text, _Loader, None)
+    except yaml.MarkedYAMLError as exc:
+        if _BaseLoader is yaml.SafeLoader:  # pragma: no cover - no libyaml: the error stands
+            return
+        mark = exc.problem_mark or exc.context_mark
+        stop = mark.index if mark is not None else len(text)
+        with contextlib.suppress(yaml.YAMLError):  # the caller reports the document's error
+            _walk_depth(label, text, yaml.SafeLoader, stop)
+    except yaml.YAMLError:  # pragma: no cover - every libyaml error carries a mark
+        return
+
+
+def _walk_depth(label: str, text: str, loader: type[Any], stop: int | None) -> None:
     depth = 0
-    events: Iterator[Any] = yaml.parse(text, Loader=_Loader)
+    events: Iterator[Any] = yaml.parse(text, Loader=loader)
     for event in events:
+        if stop is not None and event.start_mark.index > stop:
+            return
         if isinstance(event, yaml.CollectionStartEvent):
             depth += 1
             if depth > MAX_DEPTH:

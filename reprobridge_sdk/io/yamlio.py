@@ -34,13 +34,15 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
+import yaml
+
 from reprobridge_sdk.errors import ArtifactError
 from reprobridge_sdk.findings import Finding, Severity, finding
 
 from ._fs import atomic_write_text
 from ._yamlspans import edit_scalars
 from ._yamlspans import same as _same
-from .document import Document, load_document
+from .document import Document, core_tag, load_document
 
 __all__ = [
     "YamlDocument",
@@ -68,7 +70,11 @@ def _rt() -> Any:
     from ruamel.yaml.error import YAMLError  # noqa: PLC0415
     from ruamel.yaml.nodes import ScalarNode  # noqa: PLC0415
     from ruamel.yaml.resolver import VersionedResolver  # noqa: PLC0415
-    from ruamel.yaml.scalarstring import LiteralScalarString  # noqa: PLC0415
+    from ruamel.yaml.scalarstring import (  # noqa: PLC0415
+        DoubleQuotedScalarString,
+        LiteralScalarString,
+        SingleQuotedScalarString,
+    )
 
     class CoreResolver(VersionedResolver):
         """YAML 1.2 core resolution without timestamps and merge keys, as the validator reads."""
@@ -86,6 +92,8 @@ def _rt() -> Any:
         TaggedScalar=TaggedScalar,
         YAMLError=YAMLError,
         LiteralScalarString=LiteralScalarString,
+        SingleQuotedScalarString=SingleQuotedScalarString,
+        DoubleQuotedScalarString=DoubleQuotedScalarString,
         CoreResolver=CoreResolver,
     )
 
@@ -207,22 +215,83 @@ def to_plain(node: Any) -> Any:
     return node
 
 
-def _new_node(value: Any) -> Any:
-    """A fresh round-trip node for a plain value."""
+def _new_node(value: Any, *, quote: bool = False) -> Any:
+    """A fresh round-trip node for a plain value.
+
+    A string that might not read back as itself when written plain (see :func:`_plain_safe`)
+    is given a quoting style; with ``quote`` every string is double-quoted (the last resort of
+    :func:`dumps_data`).
+    """
     if isinstance(value, Mapping):
         node = _rt().CommentedMap()
         for key, item in value.items():
-            node[key] = _new_node(item)
+            node[_new_scalar(key, quote=quote)] = _new_node(item, quote=quote)
         return node
     if isinstance(value, list | tuple):
         seq = _rt().CommentedSeq()
-        seq.extend(_new_node(item) for item in value)
+        seq.extend(_new_node(item, quote=quote) for item in value)
         if value and _short_scalars(value):
             seq.fa.set_flow_style()
         return seq
-    if isinstance(value, str) and _literal_block(value):
+    return _new_scalar(value, quote=quote)
+
+
+def _new_scalar(value: Any, *, quote: bool = False) -> Any:
+    if not isinstance(value, str):
+        return value
+    if quote:
+        return _rt().DoubleQuotedScalarString(value)
+    if _literal_block(value):
         return _rt().LiteralScalarString(value)
-    return value
+    if _plain_safe(value):
+        return value
+    if value.isprintable():
+        return _rt().SingleQuotedScalarString(value)
+    return _rt().DoubleQuotedScalarString(value)  # escapes: tab, CR, NEL, U+2028, U+200B ...
+
+
+# First characters that make a plain scalar mean something else, in block or flow context
+# (libyaml and ruamel read "?x" and ":x" in a flow list as a mapping).
+_UNSAFE_FIRST = frozenset("?:,[]{}#&*!|>'\"%@`")
+_UNSAFE_ANYWHERE = frozenset(",[]{}")
+
+
+def _plain_safe(value: str) -> bool:
+    """True when ``value`` surely reads back as this string if written plain, in any context.
+
+    Conservative: printable, no leading or trailing blank, no indicator first (a ``-`` only
+    before a character other than a blank, and no document marker), no flow indicator, no ``": "``,
+    ``" #"`` or final ``":"``, and not a word that a YAML 1.2 core or a YAML 1.1 reader takes
+    for anything but a string (``1_000``, ``0b101``, ``yes``, ``2024-05-01``). Strings that fail
+    are quoted; the output is checked by reading it back anyway.
+    """
+    if not value or not value.isprintable() or value != value.strip():
+        return False
+    first = value[0]
+    if first in _UNSAFE_FIRST or value == "-" or value.startswith(("- ", "---", "...")):
+        return False
+    if not _UNSAFE_ANYWHERE.isdisjoint(value):
+        return False
+    if ": " in value or " #" in value or value.endswith(":"):
+        return False
+    return _reads_as_string(value)
+
+
+def _reads_as_string(value: str) -> bool:
+    """``value`` written plain is a string to the core schema and to YAML 1.1 resolvers."""
+    if core_tag(value) != _STR_TAG:
+        return False
+    implicit = _yaml11().resolve(yaml.ScalarNode, value, (True, False))  # type: ignore[no-untyped-call]
+    return bool(implicit == _STR_TAG)
+
+
+_STR_TAG = "tag:yaml.org,2002:str"
+
+
+@lru_cache(maxsize=1)
+def _yaml11() -> yaml.resolver.Resolver:
+    """PyYAML's YAML 1.1 resolver: it names the words that older readers take for non-strings."""
+    return yaml.resolver.Resolver()
 
 
 def _literal_block(value: str) -> bool:
@@ -447,8 +516,7 @@ def _render(doc: YamlDocument) -> str:
 
 
 def _reads_back(text: str, tree: Any) -> bool:
-    check = load_document(text.encode("utf-8"), name="<check>")
-    return not check.fatal and not check.findings and _same(check.data, to_plain(tree))
+    return _reads_back_as(text, to_plain(tree))
 
 
 def _plain_floats(node: Any) -> Any:
@@ -480,23 +548,42 @@ def dumps(doc: YamlDocument) -> str:
     out = _render(doc)
     if _reads_back(out, doc.tree):
         return out
-    return dumps_data(to_plain(doc.tree), spaced=False)  # pragma: no cover - defensive
+    # Not reached by any known input: new nodes are quoted when needed and kept nodes keep
+    # the spelling they were read with. dumps_data checks its own output (or raises).
+    return dumps_data(to_plain(doc.tree), spaced=False)  # pragma: no cover
 
 
 def dumps_data(data: Mapping[str, Any], *, header: str = "", spaced: bool = True) -> str:
     """Text for a new document holding ``data``, after the comment lines of ``header``.
 
-    With ``spaced`` a blank line separates the top-level keys, for readability.
+    With ``spaced`` a blank line separates the top-level keys, for readability. The text is
+    read back before it is returned: if it does not give ``data`` again, every string is
+    written double-quoted instead, and if even that does not read back (a value YAML cannot
+    hold, such as a non-string key), :class:`ArtifactError` is raised. Writing never produces
+    a document that means something else.
     """
-    text = _emit(_new_node(data), _NEW_INDENT)
-    if spaced:
-        lines = text.splitlines(True)
-        text = "".join(
-            ("\n" + line if index and line[:1] not in (" ", "-", "#", "\n") else line)
-            for index, line in enumerate(lines)
-        )
     comment = "".join(f"# {line}\n".replace("# \n", "#\n") for line in header.splitlines())
-    return comment + text
+    for quote in (False, True):
+        text = comment + _spaced(_emit(_new_node(data, quote=quote), _NEW_INDENT), spaced=spaced)
+        if _reads_back_as(text, data):
+            return text
+    msg = "the data cannot be written as YAML that reads back the same"
+    raise ArtifactError(msg)
+
+
+def _spaced(text: str, *, spaced: bool) -> str:
+    if not spaced:
+        return text
+    lines = text.splitlines(True)
+    return "".join(
+        ("\n" + line if index and line[:1] not in (" ", "-", "#", "\n") else line)
+        for index, line in enumerate(lines)
+    )
+
+
+def _reads_back_as(text: str, data: Any) -> bool:
+    check = load_document(text.encode("utf-8"), name="<check>")
+    return not check.fatal and not check.findings and _same(check.data, data)
 
 
 def save(doc: YamlDocument, path: str | os.PathLike[str]) -> None:

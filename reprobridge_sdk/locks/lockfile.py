@@ -1,4 +1,4 @@
-"""Locks: pip hashed requirements and PEP 751 ``pylock.toml`` (spec §6.2, ``locks``).
+"""Locks: pip hashed requirements and PEP 751 ``pylock.toml`` (spec §6.4, ``locks``).
 
 Two entry points:
 

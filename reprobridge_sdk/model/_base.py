@@ -23,9 +23,9 @@ __all__ = [
     "since",
 ]
 
-#: Keys reserved for extensions (spec §3.4).
+#: Keys reserved for extensions (spec §4.1).
 EXTENSION_PATTERN = "^x-"
-#: Identifiers: lower-case slugs, unique within their list (spec §3.5).
+#: Identifiers: lower-case slugs, unique within their list (spec §5).
 ID_PATTERN = r"^[a-z0-9][a-z0-9._-]{0,63}$"
 #: A bare lower-case hex SHA-256 digest.
 SHA256_PATTERN = r"^[0-9a-f]{64}$"
@@ -80,5 +80,5 @@ def since(version: str) -> dict[str, Any]:
 Identifier = Annotated[str, Field(pattern=ID_PATTERN)]
 Sha256 = Annotated[str, Field(pattern=SHA256_PATTERN)]
 #: A POSIX-style path relative to the artifact root. Containment is checked by the validator
-#: (spec §3.6) since it depends on the file system.
+#: (spec §7) since it depends on the file system.
 RelPath = Annotated[str, Field(min_length=1, max_length=4096, pattern=r"^[^/\\]")]

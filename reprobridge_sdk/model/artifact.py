@@ -1,4 +1,4 @@
-"""The ``artifact`` part: identity, paper and license (spec §4)."""
+"""The ``artifact`` part: identity, paper and license (spec §6.1)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The ``codebase`` part: upstream pin and refined code (spec §5)."""
+"""The ``codebase`` part: upstream pin and refined code (spec §6.2)."""
 
 from __future__ import annotations
 
@@ -65,5 +65,5 @@ class Codebase(SpecModel):
     tree_digest: str | None = Field(
         default=None,
         pattern=r"^sha256-tree1:[0-9a-f]{64}$",
-        description="Tree digest of the refined code directory (spec §3.7).",
+        description="Tree digest of the refined code directory (spec §8).",
     )

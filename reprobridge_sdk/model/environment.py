@@ -1,4 +1,4 @@
-"""The ``environment`` part: interpreter, lock, system needs, data (spec §6)."""
+"""The ``environment`` part: interpreter, lock, system needs, data (spec §6.3 to §6.5)."""
 
 from __future__ import annotations
 

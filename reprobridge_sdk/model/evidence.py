@@ -1,4 +1,4 @@
-"""The evidence record a run writes beside its log and outputs (spec §10).
+"""The evidence record a run writes beside its log and outputs (spec §10.1, runner.md#evidence).
 
 Records are not part of the manifest. They are JSON, have their own schema
 (``schemas/evidence-1.0.schema.json``) and are written atomically.

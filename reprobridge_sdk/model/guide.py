@@ -1,4 +1,4 @@
-"""The ``guide`` part: narrative guide and its structured records (spec §9)."""
+"""The ``guide`` part: narrative guide and its structured records (spec §6.10)."""
 
 from __future__ import annotations
 

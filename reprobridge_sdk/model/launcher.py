@@ -1,4 +1,4 @@
-"""The ``launchers`` part: commands, outputs, landmarks and measurements (spec §8)."""
+"""The ``launchers`` part: commands, outputs, landmarks and measurements (spec §6.7)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The manifest (``rra.yaml``): the root object of an artifact (spec §3)."""
+"""The manifest (``rra.yaml``): the root object of an artifact (spec §6)."""
 
 from __future__ import annotations
 

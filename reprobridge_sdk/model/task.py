@@ -1,4 +1,4 @@
-"""The ``tasks`` part: one per paper measurement (spec §7)."""
+"""The ``tasks`` part: one per paper measurement (spec §6.6, manifest.md#tasks)."""
 
 from __future__ import annotations
 

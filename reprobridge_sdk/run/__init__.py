@@ -1,4 +1,4 @@
-"""The runner: run launchers, extract measurements, record evidence (spec §9, §10).
+"""The runner: run launchers, extract measurements, record evidence (spec §10).
 
 Names are imported lazily so that ``import reprobridge_sdk.run`` stays cheap.
 """

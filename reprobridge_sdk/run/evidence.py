@@ -1,4 +1,4 @@
-"""Evidence records on disk: run directories, atomic records, interrupted runs (spec §10).
+"""Evidence records on disk: run directories, atomic records, interrupted runs (spec §10.1).
 
 Layout of a run directory (``<artifact>/runs/<run_id>/`` unless another runs directory is
 given)::

@@ -3,17 +3,18 @@
 Both are ``on_event`` callbacks. :class:`JsonEvents` writes one JSON object per event and
 line (``run-started``, ``landmark``, ``run-finished``, ``summary``). :class:`LiveProgress`
 writes human text: a line per finished run and, on a terminal, a status line redrawn twice a
-second (runs done, running, failed, elapsed). Colour only on a terminal and without
-``NO_COLOR``.
+second (runs done, running, failed, elapsed). Colour as
+:func:`reprobridge_sdk.config.color_enabled` decides (``NO_COLOR``, ``FORCE_COLOR``, a terminal).
 """
 
 from __future__ import annotations
 
 import json
-import os
 import threading
 import time
 from typing import Any, TextIO
+
+from reprobridge_sdk.config import color_enabled
 
 from .results import RunEvent, RunSummary
 
@@ -45,7 +46,7 @@ class LiveProgress:
         self.stream = stream
         tty = _is_tty(stream)
         self.live = tty if live is None else live
-        self.color = tty and "NO_COLOR" not in os.environ
+        self.color = color_enabled(stream)
         self.started = time.monotonic()
         self.running: set[str] = set()
         self.done = 0

@@ -1,4 +1,4 @@
-"""The runner: launchers x seeds -> processes -> evidence records (spec §9).
+"""The runner: launchers x seeds -> processes -> evidence records (spec §10).
 
 :func:`run` selects launchers (by id and scope), expands them over seeds, orders them by
 ``needs``, runs independent ones in parallel (``jobs`` worker threads, one subprocess each),

@@ -29,6 +29,12 @@ with a ``pairs()`` method) is accepted too.
     One ``testsuite`` per artifact, one ``testcase`` per finding (``failure`` for errors;
     warnings and infos pass with their text in ``system-out``), and a single passing
     ``testcase`` for an artifact without findings.
+``github``
+    GitHub Actions workflow commands, one per finding (``::error file=F,line=L,col=C,
+    title=CODE::MESSAGE``; warnings as ``::warning``, infos as ``::notice``), then the text
+    summary line. Values are escaped as the Actions toolkit does (``%``, CR and LF in the
+    message; also ``:`` and ``,`` in properties), so a hostile message cannot start a command
+    of its own. A finding without a file is annotated on the artifact's label.
 """
 
 from __future__ import annotations
@@ -43,7 +49,7 @@ from reprobridge_sdk.findings import SPEC_URL, Finding, Severity, registry
 __all__ = ["FORMATS", "Pairs", "render", "summary"]
 
 #: The output formats :func:`render` knows.
-FORMATS = ("text", "json", "sarif", "junit")
+FORMATS = ("text", "json", "sarif", "junit", "github")
 
 Pairs = Sequence[tuple[str, Sequence[Finding]]]
 
@@ -76,8 +82,10 @@ def summary(results: Any) -> dict[str, Any]:
 def _version() -> str:
     from importlib.metadata import PackageNotFoundError, version  # noqa: PLC0415 - lazy
 
+    from reprobridge_sdk import DISTRIBUTION  # noqa: PLC0415 - lazy
+
     try:
-        return version("reprobridge-sdk")
+        return version(DISTRIBUTION)
     except PackageNotFoundError:  # pragma: no cover - running from a source tree
         return "0+unknown"
 
@@ -92,6 +100,8 @@ def render(results: Any, fmt: str = "text", *, color: bool = False) -> str:
         return _sarif(_pairs(results))
     if fmt == "junit":
         return _junit(_pairs(results))
+    if fmt == "github":
+        return _github(_pairs(results))
     msg = f"unknown format {fmt!r}; one of {', '.join(FORMATS)}"
     raise ValueError(msg)
 
@@ -182,7 +192,7 @@ def _sarif(pairs: list[tuple[str, list[Finding]]]) -> str:
             "id": info.code,
             "name": info.name,
             "shortDescription": {"text": info.summary},
-            "helpUri": f"{SPEC_URL}#{info.spec}",
+            "helpUri": f"{SPEC_URL}/{info.spec}",
             "defaultConfiguration": {"level": _SARIF_LEVEL[info.severity.value]},
             "properties": {"status": info.status, "since": info.since},
         }
@@ -263,3 +273,31 @@ def _junit(pairs: list[tuple[str, list[Finding]]]) -> str:
     root.set("errors", "0")
     ET.indent(root)
     return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"
+
+
+# --------------------------------------------------------------------------- github
+
+_GITHUB_COMMAND = {"error": "error", "warning": "warning", "info": "notice"}
+
+
+def _escape_data(text: str) -> str:
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _escape_property(text: str) -> str:
+    return _escape_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def _github(pairs: list[tuple[str, list[Finding]]]) -> str:
+    lines: list[str] = []
+    for label, findings in pairs:
+        for item in findings:
+            props = [f"file={_escape_property(item.file or label)}"]
+            if item.line:
+                props += [f"line={item.line}", f"col={item.col or 1}"]
+            props.append(f"title={_escape_property(f'{item.code} {item.path}'.strip())}")
+            message = item.message + (f"\nhint: {item.hint}" if item.hint else "")
+            command = _GITHUB_COMMAND[item.severity.value]
+            lines.append(f"::{command} {','.join(props)}::{_escape_data(message)}")
+    lines.append(_text(pairs, color=False).splitlines()[-1])
+    return "\n".join(lines) + "\n"

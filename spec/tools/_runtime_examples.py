@@ -1,6 +1,7 @@
-"""Examples of the codes that manifest validation does not report (spec §12).
+"""Examples of the codes that manifest validation does not report (spec §12, codes.md).
 
-The environment check (E), data (D), audit (A) and runner (N) codes, and L010, are reported
+The environment check (E, including the SDK's own extras and configuration: E015, E016), data
+(D), audit (A) and runner (N) codes, and L010, are reported
 by commands that look at more than the artifact's files: an interpreter, the network, run
 directories, a command line. Their catalogue entries show what triggers each code and a close
 case that does not, as short snippets (a manifest excerpt, an evidence record excerpt or a
@@ -161,6 +162,24 @@ RUNTIME_EXAMPLES: dict[str, tuple[str, str, str]] = {
         "$ reprobridge env create     # E014 at /environment/lock/sha256; nothing is built",
         "$ reprobridge lock           # re-resolves and records the lock's new digest\n"
         "$ reprobridge env create     # the digests agree",
+    ),
+    "E015": (
+        _SH,
+        "# reprobridge was installed without the pip-tools extra\n"
+        "$ reprobridge lock --resolver pip-tools\n"
+        "# E015 at /extras/pip-tools, hint: pip install 'reprobridge[pip-tools]'; exit 2",
+        "$ pip install 'reprobridge[pip-tools]'\n"
+        "$ reprobridge lock --resolver pip-tools     # resolves with pip-compile",
+    ),
+    "E016": (
+        _SH,
+        "# pyproject.toml misspells a setting of [tool.reprobridge]\n"
+        "$ cat pyproject.toml\n"
+        "[tool.reprobridge]\n"
+        'ignores = ["R010"]\n'
+        "$ reprobridge validate demo   # E016 at pyproject.toml:2:1, hint: did you mean 'ignore'?",
+        "[tool.reprobridge]\n"
+        'ignore = ["R010"]             # a known key with a list of code prefixes: no finding',
     ),
     # ------------------------------------------------------------------- D: data
     "D001": (
@@ -556,5 +575,106 @@ RUNTIME_EXAMPLES: dict[str, tuple[str, str, str]] = {
         "$ reprobridge run no-such-dir       # no rra.yaml: N007, exit 2\n"
         "# (also when rra.yaml does not parse or is not a valid manifest)",
         "$ reprobridge run examples/digits-logreg",
+    ),
+    # ------------------------------------------------------------------- B: build agent
+    "B001": (
+        _YAML,
+        "# claims.yaml: a claim with neither value nor range\n"
+        "claims:\n"
+        "  - id: top1\n"
+        "    measured: top-1 accuracy\n"
+        "    direction: higher        # B001 at /claims/0",
+        "claims:\n"
+        "  - id: top1\n"
+        "    measured: top-1 accuracy\n"
+        "    value: 76.1\n"
+        "    direction: higher",
+    ),
+    "B002": (
+        _YAML,
+        "# the repository has no eval.py\n"
+        "    hints: {script: eval.py}      # B002 at /claims/0/hints/script",
+        "    hints: {script: train.py}     # train.py is in the repository",
+    ),
+    "B003": (
+        _SH,
+        "$ reprobridge build ./repo --claims claims.yaml --commit deadbeef   # B003, exit 2",
+        "$ reprobridge build ./repo --claims claims.yaml   # HEAD of ./repo",
+    ),
+    "B004": (
+        _SH,
+        "# three entry points, none prints text that matches claim 'bleu'\n"
+        "$ reprobridge build ./repo --claims claims.yaml   # B004 (warning) at /claims/1",
+        "# the claim names its script: hints: {script: translate.py}",
+    ),
+    "B005": (
+        _SH,
+        "# requirements.txt pins a version no index has for any interpreter\n"
+        "numpy==0.0.1                  # B005 after every relaxation step",
+        "numpy==1.16.0                 # relaxed to the oldest numpy with a wheel here",
+    ),
+    "B006": (
+        _SH,
+        "# train.py imports a module no distribution of the lock provides\n"
+        "import internal_toolkit       # B006: ModuleNotFoundError in the built environment",
+        "import numpy                  # provided by numpy in the lock",
+    ),
+    "B007": (
+        _SH,
+        "# the smoke run fails with an error no fix rule classifies\n"
+        "RuntimeError: dataset server unreachable   # B007, the traceback is in the record",
+        "ImportError: cannot import name 'logsumexp' from 'scipy.misc'   # fixed, recorded",
+    ),
+    "B008": (
+        _JSON,
+        "// the advisor proposes a patch; the smoke run still fails with the same error\n"
+        '{"file": "train.py", "old": "import foo", "new": "import bar"}   // B008, not applied',
+        "// a proposed patch after which the smoke run passes is recorded with code record",
+    ),
+    "B009": (
+        _SH,
+        "# the scored log prints no number near the label 'test accuracy'\n"
+        "loss 0.41                     # B009 for the claim",
+        "test accuracy: 0.9711         # found by label and closeness",
+    ),
+    "B010": (
+        _YAML,
+        "# the extractor does not give the sample's value\n"
+        "extract: {kind: regex, pattern: 'acc (\\d+)'}   # B010 on samples/scored-s0/log.txt",
+        "extract: {kind: regex, pattern: 'test accuracy: ([0-9.]+)'}",
+    ),
+    "B011": (
+        _SH,
+        "# the written manifest has a validation error or warning\n"
+        "$ reprobridge validate --strict OUT   # B011 in the build report",
+        "$ reprobridge validate --strict OUT   # no finding: the Packager's gate passes",
+    ),
+    "B012": (
+        _SH,
+        "# the clean-room check of the packed artifact fails (smoke run, audit)\n"
+        "$ reprobridge check --scored OUT.tar.gz   # B012 in the build report",
+        "$ reprobridge check --scored OUT.tar.gz   # passes: the build's verdict stands",
+    ),
+    "B013": (
+        _SH,
+        "# claims.yaml changed since the last build\n"
+        "$ reprobridge build ./repo --claims claims.yaml --resume   # B013 (info): planner re-run",
+        "$ reprobridge build ./repo --claims claims.yaml --resume   # every record reused",
+    ),
+    "B014": (
+        _SH,
+        "$ reprobridge build ./repo --claims c.yaml --advisor http://127.0.0.1:9/v1   # B014",
+        "$ reprobridge build ./repo --claims c.yaml --advisor none",
+    ),
+    "B015": (
+        _SH,
+        "# the advisor's call budget is spent\n"
+        "$ REPROBRIDGE_ADVISOR_MAX_CALLS=0 reprobridge build ... --advisor URL   # B015",
+        "$ reprobridge build ... --advisor URL   # within budget",
+    ),
+    "B016": (
+        _SH,
+        "$ reprobridge build ./repo --claims claims.yaml --max-minutes 1   # B016 after 1 minute",
+        "$ reprobridge build ./repo --claims claims.yaml --max-minutes 30",
     ),
 }

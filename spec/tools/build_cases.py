@@ -3,7 +3,7 @@
 Usage: ``python spec/tools/build_cases.py [--out DIR]`` from the repository root. The cases
 are data and are committed; this script is how they were authored (digests computed,
 GUIDE.md rendered from each case's records) and regenerates them byte for byte. Expected
-findings are written here by hand from the specification (spec/rra-1.0.md), never from a
+findings are written here by hand from the specification (the parts under spec/), never from a
 validator's output.
 """
 

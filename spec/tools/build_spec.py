@@ -2,7 +2,7 @@
 
 Usage: ``python spec/tools/build_spec.py [--check]`` from the repository root.
 
-``spec/rra-1.0.md`` is hand-written except for blocks between
+The parts of the specification (``spec/*.md``) are hand-written except for blocks between
 ``<!-- begin generated: KIND ARGS -->`` and ``<!-- end generated -->``:
 
 * ``fields NAME...``: a table per object of the manifest schema
@@ -41,7 +41,9 @@ from reprobridge_sdk.io.document import load_document
 from reprobridge_sdk.validation import reporters, validate
 
 REPO = Path(__file__).resolve().parents[2]
-SPEC = REPO / "spec" / "rra-1.0.md"
+SPEC_DIR = REPO / "spec"
+#: The part that defines the extension keys every field table links to.
+EXTENSIONS = ("manifest", "unknown-keys")
 EXAMPLES = REPO / "spec" / "examples"
 CASES = REPO / "validators" / "cases"
 
@@ -197,7 +199,12 @@ def _default(schema: dict[str, Any]) -> str:
     return f"`{json.dumps(schema['default'])}`"
 
 
-def field_table(name: str, obj: dict[str, Any]) -> str:
+def _link(part: str, target_part: str, anchor: str) -> str:
+    """A link from ``part`` to ``anchor`` of ``target_part`` (both file stems)."""
+    return f"#{anchor}" if part == target_part else f"{target_part}.md#{anchor}"
+
+
+def field_table(name: str, obj: dict[str, Any], part: str = "manifest") -> str:
     lines = [f'<a id="obj-{name.lower()}"></a>', f"#### {name}", ""]
     if obj.get("description"):
         lines += [" ".join(obj["description"].split()), ""]
@@ -212,7 +219,8 @@ def field_table(name: str, obj: dict[str, Any]) -> str:
             f"| `{key}` | {_type(prop)} | {'yes' if key in required else ''} | "
             f"{_default(prop)} | {_constraints(prop)} | {meaning.replace('|', '/')} |"
         )
-    lines += ["", "Keys starting with `x-` are extensions (see [Extensions](#unknown-keys)).", ""]
+    extensions = _link(part, *EXTENSIONS)
+    lines += ["", f"Keys starting with `x-` are extensions (see [Extensions]({extensions})).", ""]
     return "\n".join(lines)
 
 
@@ -356,6 +364,7 @@ def code_catalogue(examples: dict[str, Any]) -> str:
         "D": "Data acquisition",
         "A": "Evidence and audit",
         "N": "Runner",
+        "B": "Build agent",
     }
     for entry in registry:
         code = entry["code"]
@@ -367,7 +376,7 @@ def code_catalogue(examples: dict[str, Any]) -> str:
             f"#### {code} {entry['name']}",
             "",
             f"**{entry['severity']}** · {entry['status']} · since {entry['since']} · "
-            f"[{entry['spec']}](#{entry['spec']})",
+            f"[{entry['spec']}]({entry['spec']})",
             "",
             entry["summary"],
             "",
@@ -395,16 +404,16 @@ def code_catalogue(examples: dict[str, Any]) -> str:
 # --------------------------------------------------------------------------- assembly
 
 
-def render_spec(text: str, examples: dict[str, Any], examples_dir: Path) -> str:
+def render_spec(text: str, examples: dict[str, Any], examples_dir: Path, part: str) -> str:
     manifest_objects = _objects("rra-1.0.schema.json", "Manifest")
     evidence_objects = _objects("evidence-1.0.schema.json", "EvidenceRecord")
 
     def block(match: re.Match[str]) -> str:
         kind, *args = match.group("args").split()
         if kind == "fields":
-            body = "\n".join(field_table(name, manifest_objects[name]) for name in args)
+            body = "\n".join(field_table(name, manifest_objects[name], part) for name in args)
         elif kind == "evidence-fields":
-            body = "\n".join(field_table(name, evidence_objects[name]) for name in args)
+            body = "\n".join(field_table(name, evidence_objects[name], part) for name in args)
         elif kind == "example":
             path = examples_dir / args[0]
             lang = {".yaml": "yaml", ".toml": "toml", ".json": "json"}.get(path.suffix, "text")
@@ -467,12 +476,14 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         fresh_examples = Path(tmp) / "examples"
         examples = write_examples(fresh_examples)
-        text = SPEC.read_text("utf-8")
-        rendered = render_spec(text, examples, fresh_examples)
+        parts = sorted(SPEC_DIR.glob("*.md"))
+        texts = {path: path.read_text("utf-8") for path in parts}
+        rendered = {
+            path: render_spec(text, examples, fresh_examples, path.stem)
+            for path, text in texts.items()
+        }
         if check:
-            stale = []
-            if rendered != text:
-                stale.append(str(SPEC.relative_to(REPO)))
+            stale = [str(p.relative_to(REPO)) for p in parts if rendered[p] != texts[p]]
             if not EXAMPLES.exists() or not _same_tree(fresh_examples, EXAMPLES):
                 stale.append(str(EXAMPLES.relative_to(REPO)))
             for item in stale:
@@ -481,8 +492,10 @@ def main(argv: list[str] | None = None) -> int:
         if EXAMPLES.exists():
             shutil.rmtree(EXAMPLES)
         shutil.copytree(fresh_examples, EXAMPLES, symlinks=True)
-        SPEC.write_text(rendered, "utf-8")
-    sys.stderr.write(f"wrote {SPEC.relative_to(REPO)} and {EXAMPLES.relative_to(REPO)}\n")
+        for path in parts:
+            if rendered[path] != texts[path]:
+                path.write_text(rendered[path], "utf-8")
+    sys.stderr.write(f"wrote {SPEC_DIR.relative_to(REPO)}/*.md and {EXAMPLES.relative_to(REPO)}\n")
     return 0
 
 

@@ -1,4 +1,8 @@
-"""The specification: generated parts current, anchors complete, every example loads and checks."""
+"""The specification: generated parts current, anchors and links complete, every example loads.
+
+The specification is split into parts (``spec/*.md``); anchors are unique across the parts and a
+link from one part to another names the file (``manifest.md#digests``).
+"""
 
 from __future__ import annotations
 
@@ -22,11 +26,14 @@ from reprobridge_sdk.findings import registry
 from reprobridge_sdk.io import document, yamlio
 
 REPO = Path(__file__).resolve().parents[2]
-SPEC = REPO / "spec" / "rra-1.0.md"
+SPEC_DIR = REPO / "spec"
 EXAMPLES = REPO / "spec" / "examples"
 CASES = REPO / "validators" / "cases"
-TEXT = SPEC.read_text("utf-8")
-ANCHORS = set(re.findall(r'<a id="([^"]+)"></a>', TEXT))
+PARTS = {path.name: path.read_text("utf-8") for path in sorted(SPEC_DIR.glob("*.md"))}
+TEXT = "\n".join(PARTS.values())
+PART_ANCHORS = {name: re.findall(r'<a id="([^"]+)"></a>', text) for name, text in PARTS.items()}
+ANCHORS = {anchor for anchors in PART_ANCHORS.values() for anchor in anchors}
+CATALOGUE = PARTS["codes.md"]
 EXAMPLE_DIRS = sorted(p.name for p in EXAMPLES.iterdir() if (p / "rra.yaml").is_file())
 
 
@@ -46,23 +53,37 @@ def test_the_generated_parts_and_examples_are_current() -> None:
     assert proc.returncode == 0, hint + proc.stdout + proc.stderr
 
 
+def test_the_specification_has_its_parts() -> None:
+    assert {"README.md", "manifest.md", "runner.md", "audit.md", "codes.md"} <= set(PARTS)
+
+
+def test_every_anchor_is_unique_across_the_parts() -> None:
+    every = [anchor for anchors in PART_ANCHORS.values() for anchor in anchors]
+    assert sorted(a for a in set(every) if every.count(a) > 1) == []
+
+
 def test_every_spec_anchor_of_the_registry_exists() -> None:
-    anchors = {info.spec for info in registry().values()}
-    assert anchors - ANCHORS == set()
+    """A code's ``spec`` is ``<part>#<anchor>``: the part exists and holds the anchor."""
+    missing = []
+    for code, info in registry().items():
+        part, _, anchor = info.spec.partition("#")
+        if anchor not in PART_ANCHORS.get(part, []):
+            missing.append((code, info.spec))
+    assert missing == []
 
 
 def test_documented_codes_are_the_registered_codes() -> None:
     """Both ways: every registered code has a section, every code section is registered."""
     registered = {code: info.name for code, info in registry().items()}
     headings = re.findall(r"^#### ([A-Z]\d{3}) (\S+)$", TEXT, flags=re.MULTILINE)
-    anchored = {a for a in ANCHORS if re.fullmatch(r"[A-Z]\d{3}", a)}
+    anchored = {a for a in PART_ANCHORS["codes.md"] if re.fullmatch(r"[A-Z]\d{3}", a)}
     assert len(headings) == len({code for code, _ in headings})
     assert dict(headings) == registered
     assert anchored == set(registered)
-    catalogue = TEXT.split('<a id="codes"></a>', 1)[1]
+    catalogue = CATALOGUE.split('<a id="codes"></a>', 1)[1]
     for code, info in registry().items():
         section = catalogue.split(f'<a id="{code}"></a>', 1)[1].split("<a id=", 1)[0]
-        assert f"[{info.spec}](#{info.spec})" in section, code
+        assert f"[{info.spec}]({info.spec})" in section, code
         assert "Reported for" in section or "reported for:" in section, code
         assert "Not reported for" in section, code
 
@@ -83,8 +104,14 @@ def test_every_code_outside_validation_has_a_runtime_example() -> None:
 
 
 def test_every_internal_link_resolves() -> None:
-    targets = set(re.findall(r"\]\(#([^)]+)\)", TEXT))
-    assert targets - ANCHORS == set()
+    """``(#anchor)`` names an anchor of the same part, ``(part.md#anchor)`` one of that part."""
+    broken = []
+    for name, text in PARTS.items():
+        for part, anchor in re.findall(r"\]\(([\w-]+\.md)?(?:#([^)]+))?\)", text):
+            target = part or name
+            if target not in PARTS or (anchor and anchor not in PART_ANCHORS[target]):
+                broken.append((name, f"{part}#{anchor}"))
+    assert broken == []
 
 
 def test_every_example_file_the_spec_names_exists() -> None:
@@ -95,9 +122,10 @@ def test_every_example_file_the_spec_names_exists() -> None:
 
 
 def test_the_limits_are_those_of_the_reference_loader() -> None:
-    assert f"8 MiB ({document.MAX_BYTES:,} bytes)" in TEXT
-    assert f"| Nesting depth of collections | {document.MAX_DEPTH} | Y005 |" in TEXT
-    assert f"| {document.MAX_ALIAS_NODES:,} | Y004 |" in TEXT
+    text = PARTS["manifest.md"]
+    assert f"8 MiB ({document.MAX_BYTES:,} bytes)" in text
+    assert f"| Nesting depth of collections | {document.MAX_DEPTH} | Y005 |" in text
+    assert f"| {document.MAX_ALIAS_NODES:,} | Y004 |" in text
 
 
 @pytest.mark.parametrize("name", EXAMPLE_DIRS)
@@ -248,6 +276,6 @@ def _named_codes(text: str) -> set[str]:
 
 def test_the_normative_text_names_every_registered_code() -> None:
     """Each code is specified in the prose, not only listed in the generated catalogue."""
-    prose = TEXT.split('<a id="codes"></a>', 1)[0]
+    prose = "\n".join(text for name, text in PARTS.items() if name != "codes.md")
     prose = re.sub(r"<!-- begin generated.*?<!-- end generated -->", "", prose, flags=re.DOTALL)
     assert set(registry()) - _named_codes(prose) == set()

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 import yaml
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from reprobridge_sdk.io.document import (
@@ -124,6 +124,33 @@ def test_deep_flow_nesting(depth: int) -> None:
     doc = load_document(b"a: " + b"[" * depth + b"]" * depth, name="m.yaml")
     assert [f.code for f in doc.findings] == ["Y005"]
     assert doc.data is None
+
+
+_OPENERS = st.lists(st.sampled_from(["[", "{a: "]), min_size=1, max_size=8)
+
+
+@given(depth=st.integers(min_value=MAX_DEPTH + 1, max_value=3_000), openers=_OPENERS)
+@example(depth=1_001, openers=["["])  # libyaml's own flow limit: Y001 from PyYAML 6.0.4
+@example(depth=100_000, openers=["["])
+@example(depth=5_000, openers=["{a: "])
+@example(depth=1_500, openers=["[", "{a: "])
+@settings(max_examples=20, deadline=None)
+def test_depth_finding_does_not_depend_on_the_yaml_build(depth: int, openers: list[str]) -> None:
+    levels = [openers[index % len(openers)] for index in range(depth)]
+    closers = "".join("]" if opener == "[" else "}" for opener in reversed(levels))
+    doc = load_document(f"a: {''.join(levels)}{closers}\n".encode(), name="m.yaml")
+    assert [f.code for f in doc.findings] == ["Y005"]
+    # The first level past the limit: the mapping is level 1, so flow level MAX_DEPTH.
+    assert (doc.findings[0].line, doc.findings[0].col) == (
+        1,
+        4 + sum(len(opener) for opener in levels[: MAX_DEPTH - 1]),
+    )
+    assert doc.data is None
+
+
+def test_a_syntax_error_before_deep_nesting_stays_y001() -> None:
+    doc = load_document(b"a: [1, 2\nb: ]\nc: " + b"[" * 5_000 + b"]" * 5_000, name="m.yaml")
+    assert [(f.code, f.line) for f in doc.findings] == [("Y001", 2)]
 
 
 def test_deep_block_nesting() -> None:

@@ -83,7 +83,7 @@ def test_sarif_is_valid_against_the_official_schema(result: rb.ValidationResult)
     assert [r["id"] for r in rules] == sorted(registry())
     for item in run["results"]:
         assert rules[item["ruleIndex"]]["id"] == item["ruleId"]
-        assert rules[item["ruleIndex"]]["helpUri"].startswith(rb.findings.SPEC_URL + "#")
+        assert rules[item["ruleIndex"]]["helpUri"].startswith(rb.findings.SPEC_URL + "/")
     s001 = next(r for r in run["results"] if r["ruleId"] == "S001")
     location = s001["locations"][0]
     assert location["physicalLocation"]["region"] == {"startLine": 22, "startColumn": 5}

@@ -36,7 +36,7 @@ def test_vector(case: str) -> None:
     for item in result.findings:
         assert item.file.endswith("rra.yaml")
         assert item.spec is not None
-        assert item.spec.startswith(rb.findings.SPEC_URL + "#")
+        assert item.spec.startswith(rb.findings.SPEC_URL + "/")
 
 
 @pytest.mark.parametrize(

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from reprobridge_sdk.errors import ArtifactError
@@ -175,9 +175,24 @@ def test_new_documents_have_header_comments_and_flow_lists() -> None:
 
 # -- the round-trip laws ---------------------------------------------------------------------
 
-_text = st.text(
-    st.characters(blacklist_categories=("Cs", "Cc"), blacklist_characters="\ufeff") | st.just("\n"),
-    max_size=20,
+# Strings biased toward what breaks YAML writers: indicators, blanks at either end, tab, CR,
+# NEL and the Unicode line and zero-width characters, number-, bool- and null-like words.
+_TRICKY = list(":?-#&*!|>'\"%@`,[]{} \t\r\n\x85\u2028\u2029\u200b\u00e9\u4e2d\U0001f600~.0e")
+_WORDS = st.sampled_from(
+    [
+        *("1_000", "0b101", "-0x1F", "0o17", "0x1F", "012", "+1", "1e3", "1.5", ".5", "-.inf"),
+        *(".nan", ".NaN", ".inf", "yes", "no", "on", "off", "y", "n", "Yes", "true", "False"),
+        *("null", "Null", "~", "", "<<", "=", "2024-05-01", "12:30:00", "---", "...", "- x"),
+        *("? x", ": x", "-", "?", ":", "?A", ":0", "a: b", "a #b", "a:", "#x", "&a", "*a", "!t"),
+    ]
+)
+_text = st.one_of(
+    st.text(st.sampled_from(_TRICKY), max_size=8),
+    st.text(
+        st.characters(blacklist_categories=("Cs",), blacklist_characters="\ufeff"), max_size=20
+    ),
+    _WORDS,
+    st.tuples(_WORDS, st.sampled_from(_TRICKY), _WORDS).map("".join),
 )
 _scalars = (
     st.none()
@@ -202,18 +217,24 @@ def _trees(leaves: Any) -> Any:
 _documents = st.dictionaries(_keys, _trees(_scalars), max_size=5)
 
 
-@settings(max_examples=100, deadline=None)
+@settings(deadline=None)
 @given(_documents)
+@example({"a": [":0"]})  # was written `a: [:0]`, a syntax error
+@example({"a": ["?A"]})  # was written `a: [?A]`, read back as [{"A": None}]
+@example({"?A": "?A", ":0": ["-", "- x", "---", "\t", "a\rb", "x\x85", "\u2028"]})
+@example({"a": ["1_000", "0b101", "-0x1F", "yes", "2024-05-01", ".nan", "~", ""]})
 def test_law_dump_then_load_gives_the_same_data(data: dict[str, Any]) -> None:
     text = yamlio.dumps_data(data)
     doc = yamlio.loads(text)
     assert doc.ok, doc.findings
     assert doc.data == data
+    assert yamlio.to_plain(doc.tree) == data  # the round-trip reader reads it the same
     assert yamlio.dumps(doc) == text
 
 
-@settings(max_examples=100, deadline=None)
+@settings(deadline=None)
 @given(_documents, _documents)
+@example({"a": "x"}, {"a": ["?A", ":0"], "?b": {":c": "- d"}})
 def test_law_update_then_dump_gives_the_new_data(
     first: dict[str, Any], second: dict[str, Any]
 ) -> None:
@@ -241,7 +262,7 @@ def _replace_leaves(value: Any, draw: Any) -> Any:
     return draw(_scalars) if draw(st.booleans()) else value
 
 
-@settings(max_examples=100, deadline=None)
+@settings(deadline=None)
 @given(_documents, st.data())
 def test_law_scalar_edits_read_back_and_touch_only_their_lines(
     first: dict[str, Any], data: st.DataObject
@@ -254,6 +275,24 @@ def test_law_scalar_edits_read_back_and_touch_only_their_lines(
     assert yamlio.loads(out).data == second
     if doc._tree is None:  # edited in the text: the line count is unchanged
         assert out.count("\n") == text.count("\n")
+
+
+@pytest.mark.parametrize("value", ["?\u200b", "?A", ":0", "- x", "\t", "x\x85", "1_000"])
+@pytest.mark.parametrize("text", ["a: x\nb: [y]\n", "a: 'x'\nb: ['y']\n", 'a: "x"\nb: ["y"]\n'])
+def test_scalar_edits_to_indicator_strings_read_back(text: str, value: str) -> None:
+    # '?\u200b' once went through an unchecked fallback and read back as a mapping.
+    doc = yamlio.loads(text)
+    assert yamlio.update(doc, {"a": value, "b": [value]}) is True
+    out = yamlio.dumps(doc)
+    reread = yamlio.loads(out)
+    assert reread.ok, reread.findings
+    assert reread.data == {"a": value, "b": [value]}
+    assert yamlio.to_plain(reread.tree) == reread.data
+
+
+def test_data_yaml_cannot_hold_is_an_error_not_a_different_document() -> None:
+    with pytest.raises(ArtifactError):
+        yamlio.dumps_data({"a": {1: "x"}})  # type: ignore[dict-item]
 
 
 def test_scalar_edit_rewrites_only_the_value_span() -> None:

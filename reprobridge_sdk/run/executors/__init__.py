@@ -27,9 +27,9 @@ travels to the workers as an archive (once per worker, cached by its digest) and
 directory travels back, to be placed atomically by the client. ``dask-local`` shares the file
 system by construction.
 
-Failure modes are defined outcomes, never a hang: an unknown executor or a missing optional
-dependency is N020; a scheduler that cannot be reached or a cluster that does not start is
-N021; a run whose ``resources`` no worker (or Slurm node) can hold is N022, detected before
+Failure modes are defined outcomes, never a hang: an unknown executor is N020; a missing
+optional dependency is E015, naming the extra to install; a scheduler that cannot be reached
+or a cluster that does not start is N021; a run whose ``resources`` no worker (or Slurm node) can hold is N022, detected before
 anything is submitted. A worker lost in the middle of a run is replaced by the engine and the
 run retried; the retry's record is the run's only final record, and names the lost attempt in
 ``lost_attempts``. Interrupting the client cancels the runs that have not started and kills
@@ -45,7 +45,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from reprobridge_sdk.errors import UsageError
+from reprobridge_sdk.errors import UsageError, require_extra
 from reprobridge_sdk.findings import finding
 from reprobridge_sdk.model import Launcher
 from reprobridge_sdk.run._execute import Job, Shared, execute
@@ -238,16 +238,12 @@ def make_executor(
         raise executor_error("N004", f"jobs must be at least 1, not {jobs}")
     if name == "local":
         return LocalExecutor(jobs)
-    try:
-        from ._dask import DaskExecutor  # noqa: PLC0415 - optional dependency
-    except ImportError as exc:
-        extra = "slurm" if name == "slurm" else "dask"
-        raise executor_error(
-            "N020",
-            f"the {name!r} executor needs an optional dependency that is not installed "
-            f"({exc.name})",
-            hint=f"pip install 'reprobridge[{extra}]'",
-        ) from None
+    extra = "slurm" if name == "slurm" else "dask"
+    require_extra("distributed", extra, feature=f"the {name!r} executor")
+    if name == "slurm":
+        require_extra("dask_jobqueue", extra, feature="the 'slurm' executor")
+    from ._dask import DaskExecutor  # noqa: PLC0415 - optional dependency
+
     return DaskExecutor(name, jobs=jobs, options=options)
 
 

@@ -30,6 +30,7 @@ from typing import Any, TypeVar
 
 import distributed
 
+from reprobridge_sdk.errors import require_extra
 from reprobridge_sdk.model import Launcher
 from reprobridge_sdk.model.launcher import memory_bytes
 from reprobridge_sdk.run._execute import Job, Shared, skipped
@@ -181,14 +182,7 @@ class DaskExecutor(Executor):
         )
 
     def _slurm_cluster(self, launchers: Sequence[Launcher]) -> Any:
-        try:
-            import dask_jobqueue  # noqa: PLC0415 - optional dependency
-        except ImportError as exc:
-            raise executor_error(
-                "N020",
-                f"the 'slurm' executor needs dask-jobqueue ({exc.name} is not installed)",
-                hint="pip install 'reprobridge[slurm]'",
-            ) from None
+        dask_jobqueue = require_extra("dask_jobqueue", "slurm", feature="the 'slurm' executor")
         capacities = slurm_capacities()
         problem = placement_problem(launchers, capacities)
         if problem is not None:

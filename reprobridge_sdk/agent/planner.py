@@ -1,0 +1,373 @@
+"""Planner: each claim gets a candidate launcher (smoke and scored), or a reason why not.
+
+Rules, in order of precedence, for the script that produces a claim:
+
+1. ``hints.command``: its script and its arguments, as written.
+2. ``hints.script``: that script, with the README's command for it if there is one.
+3. The entry points whose printed text contains the claim's label (``hints.label``), then
+   those whose printed text shares the most words with ``measured``. Two or more scripts
+   equally good are an ambiguity: the first in path order is taken and a guide record
+   says so (sensitivity high: the wrong script gives a wrong number).
+4. A repository with a single entry point: that one.
+5. Otherwise the claim is unplanned (B004) and the plan says why.
+
+Then, for the chosen script:
+
+* **Arguments.** The README's command for the script, when there is one, is followed. Where
+  it passes an option whose argparse default differs, that is an ambiguity record (the
+  README is followed: it is what the authors ran).
+* **Working directory.** The repository root, unless a relative data path the script reads
+  exists only relative to the script's own directory; then that directory (cwd assumption).
+* **Seeds.** An option whose flag contains ``seed`` is the seed flag: the scored launcher
+  passes ``{seed}`` through it, over ``hints.seeds`` (default ``0..4``: five reference runs).
+  A script without one runs five times unchanged (``repeats``), and a pitfall says the
+  runs are not seeded.
+* **Smoke versus scored.** The smoke launcher is the scored command with one seed and, when
+  the script has an option that bounds the work (epochs, iterations, steps, estimators,
+  a subset), that option set to a small value; else it is the scored command itself
+  (recorded as such in the basis).
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+from reprobridge_sdk.agent.gates import build_finding, gate_from
+from reprobridge_sdk.agent.intake import command_script
+from reprobridge_sdk.model.build import (
+    ClaimPlan,
+    EntryOption,
+    EntryPoint,
+    IntakeRecord,
+    LauncherPlan,
+    PlanRecord,
+)
+from reprobridge_sdk.model.claims import Claim, Claims
+from reprobridge_sdk.model.guide import Ambiguity, Pitfall
+
+__all__ = ["DEFAULT_SEEDS", "SMOKE_OPTIONS", "plan"]
+
+#: Seeds of the scored launcher when the claims file names none (five reference runs).
+DEFAULT_SEEDS = (0, 1, 2, 3, 4)
+#: Option names (without dashes) that bound the work, and the value a smoke run uses.
+SMOKE_OPTIONS = {
+    "epochs": "1",
+    "n_epochs": "1",
+    "num_epochs": "1",
+    "max_iter": "5",
+    "iterations": "5",
+    "steps": "5",
+    "max_steps": "5",
+    "n_estimators": "5",
+    "subset": "100",
+}
+_WORD = re.compile(r"[a-z0-9]+")
+_STOP = {"the", "of", "a", "an", "on", "in", "for", "and", "with", "to", "by", "at", "test"}
+
+
+def _slug(text: str) -> str:
+    slug = re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
+    return (slug or "run")[:40]
+
+
+def _words(text: str) -> set[str]:
+    return {w for w in _WORD.findall(text.lower()) if w not in _STOP and len(w) > 1}
+
+
+def _option_name(flag: str) -> str:
+    return flag.lstrip("-").replace("-", "_")
+
+
+def _seed_option(entry: EntryPoint | None) -> EntryOption | None:
+    if entry is None:
+        return None
+    for option in entry.options:
+        if any("seed" in _option_name(f) for f in option.flags if f.startswith("-")):
+            return option
+    return None
+
+
+def _long_flag(option: EntryOption) -> str:
+    flags = [f for f in option.flags if f.startswith("--")] or option.flags
+    return flags[0]
+
+
+@dataclass
+class _Choice:
+    script: str
+    args: list[str]
+    basis: str
+
+
+def _split(command: str) -> list[str]:
+    try:
+        return shlex.split(command)
+    except ValueError:
+        return command.split()
+
+
+def _args_after_script(command: str, script: str) -> list[str]:
+    words = _split(command)
+    for index, word in enumerate(words):
+        if word.removeprefix("./") == script or (
+            word == "-m" and index + 1 < len(words) and command_script(command) == script
+        ):
+            skip = 2 if word == "-m" else 1
+            return words[index + skip :]
+    return []
+
+
+def _choose(claim: Claim, intake: IntakeRecord, ambiguities: list[Ambiguity]) -> _Choice | str:
+    entries = {entry.path: entry for entry in intake.entry_points}
+    hints = claim.hints
+    if hints.command:
+        script = command_script(hints.command)
+        if script:
+            return _Choice(script, _args_after_script(hints.command, script), "hint: command")
+    if hints.script:
+        script = hints.script.removeprefix("./")
+        entry = entries.get(script)
+        readme = entry.readme_commands[0] if entry and entry.readme_commands else None
+        args = _args_after_script(readme, script) if readme else []
+        return _Choice(
+            script, args, "hint: script" + (" with its README command" if readme else "")
+        )
+    if not entries:
+        return "the repository has no entry point (no __main__ block, argparse or README command)"
+    candidates: list[tuple[int, str]] = []
+    label = (hints.label or "").lower()
+    wanted = _words(claim.measured)
+    for path, entry in sorted(entries.items()):
+        printed = " ".join(entry.prints).lower()
+        score = 0
+        if label and label in printed:
+            score = 1000
+        score += len(wanted & _words(printed))
+        if score:
+            candidates.append((score, path))
+    if candidates:
+        best = max(score for score, _ in candidates)
+        top = sorted(path for score, path in candidates if score == best)
+        chosen = top[0]
+        if len(top) > 1:
+            ambiguities.append(
+                Ambiguity(
+                    id=_slug(f"{claim.id}-script"),
+                    source=", ".join(top),
+                    gap=f"{len(top)} scripts print text that matches claim {claim.id!r}",
+                    resolution=f"{chosen} is used (first in path order); the others were not run",
+                    sensitivity="high",
+                    tasks=[claim.id],
+                )
+            )
+        entry = entries[chosen]
+        readme = entry.readme_commands[0] if entry.readme_commands else None
+        args = _args_after_script(readme, chosen) if readme else []
+        how = "label" if best >= 1000 else "words of 'measured'"
+        return _Choice(chosen, args, f"printed text matches the claim's {how}")
+    if len(entries) == 1:
+        only = next(iter(entries))
+        entry = entries[only]
+        readme = entry.readme_commands[0] if entry.readme_commands else None
+        return _Choice(only, _args_after_script(readme, only) if readme else [], "only entry point")
+    return (
+        f"{len(entries)} entry points and none prints text that matches the claim; "
+        "give hints.script, hints.command or hints.label"
+    )
+
+
+def _readme_disagreements(
+    claim: Claim, choice: _Choice, entry: EntryPoint | None, ambiguities: list[Ambiguity]
+) -> None:
+    if entry is None or not choice.args:
+        return
+    given: dict[str, str] = {}
+    args = choice.args
+    for index, word in enumerate(args):
+        if word.startswith("--") and "=" in word:
+            name, _, value = word.partition("=")
+            given[_option_name(name)] = value
+        elif word.startswith("-") and index + 1 < len(args) and not args[index + 1].startswith("-"):
+            given[_option_name(word)] = args[index + 1]
+    for option in entry.options:
+        for flag in option.flags:
+            name = _option_name(flag)
+            if name in given and option.default is not None:
+                default = option.default.strip("'\"")
+                if default != given[name]:
+                    ambiguities.append(
+                        Ambiguity(
+                            id=_slug(f"{claim.id}-{name}"),
+                            source=f"{choice.script} (argparse) and the README",
+                            gap=(
+                                f"{flag} defaults to {option.default} in the code but the "
+                                f"command passes {given[name]}"
+                            ),
+                            resolution="the command's value is used: it is what the authors ran",
+                            sensitivity="medium",
+                            tasks=[claim.id],
+                        )
+                    )
+                break
+
+
+def _workdir(root: Path | None, script: str, intake: IntakeRecord) -> str:
+    if root is None:
+        return "."
+    folder = PurePosixPath(script).parent
+    if str(folder) == ".":
+        return "."
+    for ref in intake.data:
+        if ref.kind != "path" or ref.where is None or ref.where.file != script:
+            continue
+        value = ref.value
+        if value.startswith("/"):
+            continue
+        if not (root / value).exists() and (root / folder / value).exists():
+            return str(folder)
+    return "."
+
+
+def _with_option(args: list[str], flag: str, value: str) -> list[str]:
+    names = {flag}
+    out: list[str] = []
+    skip = False
+    for index, word in enumerate(args):
+        if skip:
+            skip = False
+            continue
+        if word in names:
+            skip = index + 1 < len(args)
+            continue
+        if any(word.startswith(f"{name}=") for name in names):
+            continue
+        out.append(word)
+    return [*out, flag, value]
+
+
+def plan(
+    claims: Claims,
+    intake: IntakeRecord,
+    *,
+    root: Path | None = None,
+    inputs_digest: str,
+    seconds: float = 0.0,
+) -> PlanRecord:
+    """Plan launchers for every claim; ``root`` is the checkout (for workdir decisions)."""
+    entries = {entry.path: entry for entry in intake.entry_points}
+    ambiguities: list[Ambiguity] = []
+    launchers: dict[tuple[str, tuple[str, ...], str], tuple[LauncherPlan, LauncherPlan]] = {}
+    claim_plans: list[ClaimPlan] = []
+    findings = []
+    used_ids: set[str] = set()
+    pitfalls: list[Pitfall] = []
+    for index, claim in enumerate(claims.claims):
+        choice = _choose(claim, intake, ambiguities)
+        if isinstance(choice, str):
+            claim_plans.append(
+                ClaimPlan(claim=claim.id, status="unplanned", basis="none", reason=choice)
+            )
+            findings.append(
+                build_finding(
+                    "B004",
+                    f"claim {claim.id!r} has no launcher: {choice}",
+                    path=f"/claims/{index}",
+                    hint="add hints.script or hints.command to the claim",
+                )
+            )
+            continue
+        entry = entries.get(choice.script)
+        _readme_disagreements(claim, choice, entry, ambiguities)
+        seeds = list(claim.hints.seeds) or list(DEFAULT_SEEDS)
+        workdir = _workdir(root, choice.script, intake)
+        key = (choice.script, tuple(choice.args), workdir)
+        if key not in launchers:
+            stem = _slug(PurePosixPath(choice.script).stem)
+            base = stem
+            number = 2
+            while f"{base}-scored" in used_ids:
+                base = f"{stem}-{number}"
+                number += 1
+            used_ids.add(f"{base}-scored")
+            script_arg = choice.script
+            if workdir != ".":
+                script_arg = str(PurePosixPath(choice.script).relative_to(workdir))
+            seed_option = _seed_option(entry)
+            scored_args = list(choice.args)
+            smoke_args = list(choice.args)
+            seed_flag = _long_flag(seed_option) if seed_option else None
+            if seed_flag:
+                scored_args = _with_option(scored_args, seed_flag, "{seed}")
+                smoke_args = _with_option(smoke_args, seed_flag, "{seed}")
+            for option in entry.options if entry else []:
+                for flag in option.flags:
+                    small = SMOKE_OPTIONS.get(_option_name(flag))
+                    if small is not None and flag.startswith("--"):
+                        smoke_args = _with_option(smoke_args, flag, small)
+                        break
+            scored = LauncherPlan(
+                id=f"{base}-scored",
+                script=choice.script,
+                argv=["python", script_arg, *scored_args],
+                workdir=workdir,
+                scope="scored",
+                seed_flag=seed_flag,
+                seeds=seeds if seed_flag else [],
+                repeats=1 if seed_flag else len(seeds),
+            )
+            smoke = LauncherPlan(
+                id=f"{base}-smoke",
+                script=choice.script,
+                argv=["python", script_arg, *smoke_args],
+                workdir=workdir,
+                scope="smoke",
+                seed_flag=seed_flag,
+                seeds=seeds[:1] if seed_flag else [],
+            )
+            launchers[key] = (smoke, scored)
+            if not seed_flag:
+                pitfalls.append(
+                    Pitfall(
+                        id=_slug(f"{base}-unseeded"),
+                        summary=f"{choice.script} takes no seed: its runs are not repeatable",
+                        remedy=(
+                            "compare values against the compatibility interval of repeated "
+                            "runs, not against one run"
+                        ),
+                        tasks=[claim.id],
+                    )
+                )
+        smoke, scored = launchers[key]
+        claim_plans.append(
+            ClaimPlan(
+                claim=claim.id,
+                status="planned",
+                smoke=smoke.id,
+                scored=scored.id,
+                basis=choice.basis,
+            )
+        )
+    flat = [item for pair in launchers.values() for item in pair]
+    return PlanRecord(
+        inputs_digest=inputs_digest,
+        seconds=seconds,
+        gate=gate_from(findings),
+        launchers=flat,
+        claims=claim_plans,
+        ambiguities=_unique(ambiguities),
+        pitfalls=pitfalls,
+    )
+
+
+def _unique(items: list[Ambiguity]) -> list[Ambiguity]:
+    seen: set[str] = set()
+    out: list[Ambiguity] = []
+    for item in items:
+        if item.id in seen:
+            continue
+        seen.add(item.id)
+        out.append(item)
+    return out

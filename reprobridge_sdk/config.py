@@ -1,0 +1,346 @@
+"""Settings: command-line flags, then environment variables, then a configuration file.
+
+Where settings come from
+    1. A flag given on the command line (a value of ``None`` means "not given").
+    2. An environment variable ``REPROBRIDGE_<KEY>`` (``-`` and ``.`` become ``_``). An empty
+       variable counts as unset, so ``REPROBRIDGE_STRICT=`` does not override the file.
+    3. The nearest configuration file, searched from the start directory (the current
+       directory by default) up to the file-system root: in each directory ``reprobridge.toml``
+       first (its top-level table holds the settings), then ``pyproject.toml`` if it has a
+       ``[tool.reprobridge]`` table. The first file found is the only one read; files do not
+       merge. A ``pyproject.toml`` without the table is skipped, as ruff and mypy do.
+    4. The defaults below.
+
+Keys (TOML spelling; the environment variable in brackets)
+    ``select`` / ``ignore`` [``REPROBRIDGE_SELECT`` / ``REPROBRIDGE_IGNORE``]
+        Finding-code prefixes, a list in TOML, comma-separated in the environment. Each prefix
+        must match a registered code. A value from a higher source replaces a lower one.
+    ``strict`` [``REPROBRIDGE_STRICT``]
+        Boolean (``1/0``, ``true/false``, ``yes/no``, ``on/off`` in the environment).
+    ``executor`` [``REPROBRIDGE_EXECUTOR``]
+        Name of the executor of runs and batches (``local`` by default): a lower-case name of
+        letters, digits, ``-`` and ``_``. Which names exist is the executors' business.
+    ``cache-dir`` [``REPROBRIDGE_CACHE_DIR``]
+        Cache of environments and digests. Relative paths in a file are relative to the file's
+        directory; in the environment or a flag, to the current directory.
+    ``[report]`` ``format`` [``REPROBRIDGE_REPORT_FORMAT``]
+        Default output format of ``validate`` (``text`` unless set).
+
+Errors
+    A file that is not TOML (or larger than 1 MiB, or nested too deeply to parse), a key that
+    is not one of the above, or a value of the wrong type raises
+    :class:`~reprobridge_sdk.errors.UsageError` with an E016 finding that names the file, the
+    line and column, and a hint ("did you mean ...?" for a misspelt key). A bad environment
+    variable raises the same, naming the variable. Nothing is silently ignored.
+
+Colour
+    :func:`color_enabled` follows no-color.org and force-color.org: ``NO_COLOR`` set to a
+    non-empty value turns colour off; otherwise ``FORCE_COLOR`` set to a non-empty value turns
+    it on; otherwise colour is on only for a terminal whose ``TERM`` is not ``dumb``. An empty
+    ``NO_COLOR`` (or ``FORCE_COLOR``) is as if it were unset.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import re
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from reprobridge_sdk.errors import UsageError
+from reprobridge_sdk.findings import finding, registry
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - Python 3.10
+    import tomli as tomllib  # type: ignore[import-not-found, unused-ignore]
+
+__all__ = [
+    "CONFIG_FILE",
+    "ENV_PREFIX",
+    "Settings",
+    "color_enabled",
+    "find_config",
+    "load_settings",
+    "read_config",
+]
+
+#: The stand-alone configuration file (its top-level table holds the settings).
+CONFIG_FILE = "reprobridge.toml"
+ENV_PREFIX = "REPROBRIDGE_"
+_EXECUTOR = re.compile(r"[a-z][a-z0-9_-]{0,63}")
+_REPORT_FORMATS = ("text", "json", "sarif", "junit", "github")
+_MAX_BYTES = 1 << 20
+_TRUE = {"1", "true", "yes", "on"}
+_FALSE = {"0", "false", "no", "off"}
+
+#: TOML key -> (Settings attribute, kind). Kinds: codes, bool, executor, path, format.
+_KEYS: dict[str, tuple[str, str]] = {
+    "select": ("select", "codes"),
+    "ignore": ("ignore", "codes"),
+    "strict": ("strict", "bool"),
+    "executor": ("executor", "executor"),
+    "cache-dir": ("cache_dir", "path"),
+    "report.format": ("report_format", "format"),
+}
+_ATTRS = {attr: key for key, (attr, _) in _KEYS.items()}
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The effective settings; ``origins`` tells where each non-default value came from.
+
+    An origin is ``"flag"``, ``"env:REPROBRIDGE_..."`` or ``"file:PATH"``.
+    """
+
+    select: tuple[str, ...] = ()
+    ignore: tuple[str, ...] = ()
+    strict: bool = False
+    executor: str = "local"
+    cache_dir: Path | None = None
+    report_format: str = "text"
+    config_file: Path | None = None
+    origins: Mapping[str, str] = field(default_factory=dict)
+
+
+def _error(message: str, *, file: str = "", line: int = 0, col: int = 0, hint: str) -> UsageError:
+    item = finding("E016", message, file=file, line=line, col=col, hint=hint)
+    return UsageError(message, [item])
+
+
+def find_config(start: str | os.PathLike[str] | None = None) -> Path | None:
+    """The nearest ``reprobridge.toml`` or ``pyproject.toml`` with ``[tool.reprobridge]``."""
+    here = Path(start if start is not None else Path.cwd()).absolute()
+    if here.is_file():
+        here = here.parent
+    for directory in (here, *here.parents):
+        candidate = directory / CONFIG_FILE
+        if candidate.is_file():
+            return candidate
+        pyproject = directory / "pyproject.toml"
+        if pyproject.is_file() and _has_tool_table(pyproject):
+            return pyproject
+    return None
+
+
+def _has_tool_table(pyproject: Path) -> bool:
+    # A cheap textual test first: most pyproject.toml files never mention the tool.
+    try:
+        text = pyproject.read_text("utf-8")
+    except (OSError, UnicodeDecodeError):
+        return False
+    if "reprobridge" not in text:
+        return False
+    try:
+        data = tomllib.loads(text)
+    except (tomllib.TOMLDecodeError, RecursionError):
+        return True  # read_config reports the syntax error with its position
+    tool = data.get("tool")
+    return isinstance(tool, dict) and "reprobridge" in tool
+
+
+def _key_position(text: str, key: str) -> tuple[int, int]:
+    """Line and column of the first assignment of the last part of ``key`` (1-based)."""
+    name = key.rsplit(".", 1)[-1]
+    pattern = re.compile(rf"^(\s*)[\"']?{re.escape(name)}[\"']?\s*=", re.MULTILINE)
+    match = pattern.search(text)
+    if match is None:
+        return 0, 0
+    line = text.count("\n", 0, match.start()) + 1
+    return line, len(match.group(1)) + 1
+
+
+def read_config(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """The settings of one configuration file, checked, as ``{Settings attribute: value}``."""
+    source = Path(path)
+    label = str(path)
+    try:
+        text = source.read_text("utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise _error(
+            f"cannot read the configuration file {label}: {exc}",
+            file=label,
+            hint="the file must be readable UTF-8 TOML",
+        ) from None
+    if len(text) > _MAX_BYTES:
+        raise _error(
+            f"{label} is larger than {_MAX_BYTES} characters",
+            file=label,
+            hint="a configuration file holds a few settings; is this the right file?",
+        )
+    try:
+        data = tomllib.loads(text)
+    except RecursionError:  # deeply nested arrays or inline tables
+        raise _error(
+            f"{label} nests values too deeply to be read",
+            file=label,
+            hint="settings are flat values and lists of strings",
+        ) from None
+    except tomllib.TOMLDecodeError as exc:
+        match = re.search(r"\(at line (\d+), column (\d+)\)", str(exc))
+        if match:
+            line, col = int(match.group(1)), int(match.group(2))
+        else:  # "(at end of document)"
+            line, col = text.count("\n") + 1, len(text.rsplit("\n", 1)[-1]) + 1
+        raise _error(
+            f"{label} is not valid TOML: {str(exc).split(' (at ')[0]}",
+            file=label,
+            line=line,
+            col=col,
+            hint="fix the TOML syntax (https://toml.io)",
+        ) from None
+    if source.name == "pyproject.toml":
+        table = data.get("tool", {}).get("reprobridge", {})
+        where = "[tool.reprobridge]"
+    else:
+        table, where = data, "the top level"
+    if not isinstance(table, dict):
+        raise _error(
+            f"{where} of {label} must be a table",
+            file=label,
+            hint="write the settings as key = value lines under the table",
+        )
+    flat: dict[str, Any] = {}
+    for key, value in table.items():
+        if key == "report" and isinstance(value, dict):
+            flat.update({f"report.{sub}": item for sub, item in value.items()})
+        else:
+            flat[key] = value
+    values: dict[str, Any] = {}
+    for key, value in flat.items():
+        line, col = _key_position(text, key)
+        if key not in _KEYS:
+            close = difflib.get_close_matches(key, list(_KEYS), n=1)
+            hint = f"did you mean {close[0]!r}?" if close else f"known keys: {', '.join(_KEYS)}"
+            raise _error(
+                f"unknown setting {key!r} in {where} of {label}",
+                file=label,
+                line=line,
+                col=col,
+                hint=hint,
+            )
+        attr, kind = _KEYS[key]
+        values[attr] = _convert(
+            kind, value, label=f"{key!r} in {label}", file=label, line=line, col=col
+        )
+        if kind == "path":
+            values[attr] = (source.parent / values[attr]).absolute()
+    return values
+
+
+def _convert(
+    kind: str, value: Any, *, label: str, file: str = "", line: int = 0, col: int = 0
+) -> Any:
+    def bad(expected: str, hint: str) -> UsageError:
+        return _error(
+            f"{label} must be {expected}, not {value!r}", file=file, line=line, col=col, hint=hint
+        )
+
+    if kind == "codes":
+        if isinstance(value, str):
+            value = value.split(",")
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise bad("a list of code prefixes", 'e.g. ["S", "R010"]')
+        prefixes = tuple(v.strip().upper() for v in value if v.strip())
+        known = registry()
+        for prefix in prefixes:
+            if not any(code.startswith(prefix) for code in known):
+                raise _error(
+                    f"{label}: {prefix!r} matches no finding code",
+                    file=file,
+                    line=line,
+                    col=col,
+                    hint="codes are listed in the spec's catalogue (e.g. S001, R010, L)",
+                )
+        return prefixes
+    if kind == "bool":
+        if isinstance(value, bool):
+            return value
+        if isinstance(value, str) and value.strip().lower() in _TRUE | _FALSE:
+            return value.strip().lower() in _TRUE
+        raise bad("a boolean", "true or false")
+    if kind == "executor":
+        if isinstance(value, str) and _EXECUTOR.fullmatch(value):
+            return value
+        raise bad("an executor name", 'a lower-case name such as "local"')
+    if kind == "path":
+        if isinstance(value, str) and value and "\0" not in value:
+            return Path(value)
+        raise bad("a non-empty path", "a directory path, relative or absolute")
+    if isinstance(value, str) and value in _REPORT_FORMATS:
+        return value
+    raise bad("a report format", f"one of {', '.join(_REPORT_FORMATS)}")
+
+
+def _env_name(key: str) -> str:
+    return ENV_PREFIX + key.upper().replace("-", "_").replace(".", "_")
+
+
+def _from_environ(environ: Mapping[str, str]) -> dict[str, tuple[Any, str]]:
+    values: dict[str, tuple[Any, str]] = {}
+    for key, (attr, kind) in _KEYS.items():
+        name = _env_name(key)
+        raw = environ.get(name, "")
+        if not raw:
+            continue
+        value = _convert(kind, raw, label=f"${name}")
+        if kind == "path":
+            value = Path(value).absolute()
+        values[attr] = (value, f"env:{name}")
+    return values
+
+
+def load_settings(
+    flags: Mapping[str, Any] | None = None,
+    *,
+    start: str | os.PathLike[str] | None = None,
+    environ: Mapping[str, str] | None = None,
+    config: str | os.PathLike[str] | None = None,
+) -> Settings:
+    """The effective settings: ``flags`` over the environment over the configuration file.
+
+    ``flags`` maps Settings attributes to values; ``None`` (or an empty tuple for ``select``
+    and ``ignore``, as click gives for an absent repeatable option) means "not given".
+    ``config`` names the file to read instead of searching from ``start``.
+    """
+    env = os.environ if environ is None else environ
+    path = Path(config) if config is not None else find_config(start)
+    chosen: dict[str, Any] = {}
+    origins: dict[str, str] = {}
+    if path is not None:
+        for attr, value in read_config(path).items():
+            chosen[attr], origins[attr] = value, f"file:{path}"
+    for attr, (value, origin) in _from_environ(env).items():
+        chosen[attr], origins[attr] = value, origin
+    for attr, value in (flags or {}).items():
+        if attr not in _ATTRS:
+            msg = f"unknown setting {attr!r}"
+            raise ValueError(msg)
+        if value is None or value == ():
+            continue
+        _, kind = _KEYS[_ATTRS[attr]]
+        chosen[attr] = _convert(kind, list(value) if kind == "codes" else value, label=attr)
+        if kind == "path":
+            chosen[attr] = Path(chosen[attr]).absolute()
+        origins[attr] = "flag"
+    return Settings(**chosen, config_file=path, origins=origins)
+
+
+def color_enabled(stream: Any, environ: Mapping[str, str] | None = None) -> bool:
+    """Whether to write ANSI colour to ``stream`` (no-color.org, then force-color.org, then TTY)."""
+    env = os.environ if environ is None else environ
+    if env.get("NO_COLOR", ""):
+        return False
+    if env.get("FORCE_COLOR", ""):
+        return True
+    if env.get("TERM") == "dumb":
+        return False
+    isatty = getattr(stream, "isatty", None)
+    try:
+        return bool(isatty and isatty())
+    except ValueError:  # a closed stream
+        return False

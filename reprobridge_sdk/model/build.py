@@ -1,0 +1,216 @@
+"""The build agent's phase outputs: one typed JSON document per phase in ``OUT/.rra-build/``.
+
+``reprobridge build`` moves through phases (Intake, Planner, Builder, Reproducer, Distiller,
+Packager, Independent Reviewer). Each phase writes ``<phase>.json``, a :class:`PhaseRecord`
+subclass below, and each record carries:
+
+* ``inputs_digest``: the SHA-256 of everything the phase read (the source commit, the claims,
+  the options, the previous phases' records). ``--resume`` reuses a record only when the
+  digest of its inputs is unchanged, so a changed input invalidates that phase and every
+  phase after it;
+* ``gate``: whether the phase's gate passed, with the findings (family ``B``) that say why not.
+
+These documents are build state, not part of an artifact: their schemas (``build-*-1.0``)
+are generated like the others so that tools can read a build's progress.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from .guide import Ambiguity, Pitfall
+
+__all__ = [
+    "BUILD_VERSION",
+    "PHASES",
+    "BuildFinding",
+    "ClaimPlan",
+    "DataReference",
+    "DependencyFile",
+    "EntryOption",
+    "EntryPoint",
+    "Gate",
+    "ImportUse",
+    "IntakeRecord",
+    "LauncherPlan",
+    "PhaseName",
+    "PhaseRecord",
+    "PlanRecord",
+    "PythonEra",
+    "SourceLine",
+]
+
+#: Version of the build-state documents.
+BUILD_VERSION = "1.0"
+
+PhaseName = Literal[
+    "intake", "planner", "builder", "reproducer", "distiller", "packager", "reviewer"
+]
+#: The phases in order.
+PHASES: tuple[PhaseName, ...] = (
+    "intake",
+    "planner",
+    "builder",
+    "reproducer",
+    "distiller",
+    "packager",
+    "reviewer",
+)
+
+
+class _Record(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class BuildFinding(_Record):
+    """A finding of the build (family ``B``) in its JSON form."""
+
+    code: str = Field(pattern=r"^[A-Z]\d{3}$")
+    severity: Literal["error", "warning", "info"]
+    message: str
+    path: str = Field(default="", description="JSON Pointer into the claims file, if any.")
+    hint: str | None = None
+
+
+class Gate(_Record):
+    """A phase's gate: passed, or the findings that stop the build."""
+
+    passed: bool
+    findings: list[BuildFinding] = Field(default_factory=list)
+
+
+class PhaseRecord(_Record):
+    """What every phase record carries."""
+
+    build_version: str = BUILD_VERSION
+    phase: PhaseName
+    inputs_digest: str = Field(pattern=r"^[0-9a-f]{64}$")
+    seconds: float = Field(ge=0, description="Wall time the phase took.")
+    gate: Gate
+
+
+# --------------------------------------------------------------------------- intake
+
+
+class SourceLine(_Record):
+    """A place in the repository: a file and a 1-based line, with the line's text."""
+
+    file: str
+    line: int = Field(ge=1)
+    text: str = Field(max_length=300)
+
+
+class DependencyFile(_Record):
+    """A file that declares dependencies."""
+
+    path: str
+    kind: Literal["requirements", "setup.py", "setup.cfg", "pyproject", "conda", "pipfile"]
+    requirements: list[str] = Field(
+        default_factory=list, description="The requirement lines it declares, as written."
+    )
+
+
+class ImportUse(_Record):
+    """A third-party top-level module the code imports, and where."""
+
+    module: str
+    files: list[str]
+
+
+class PythonEra(_Record):
+    """The Python the code was written for."""
+
+    syntax: Literal["2", "3"] = Field(description="'2' when some file only parses as Python 2.")
+    python2_files: list[str] = Field(default_factory=list)
+    python_requires: str | None = None
+    commit_date: str = Field(description="Committer date of the source commit (ISO 8601).")
+    target: str = Field(description="The installed interpreter the build uses, 'X.Y'.")
+
+
+class EntryOption(_Record):
+    """One command-line option of an entry point."""
+
+    flags: list[str]
+    default: str | None = Field(default=None, description="The default, as source text.")
+    type: str | None = None
+    help: str | None = None
+
+
+class EntryPoint(_Record):
+    """A script that can be run."""
+
+    path: str
+    kinds: list[Literal["argparse", "click", "main", "readme"]]
+    options: list[EntryOption] = Field(default_factory=list)
+    readme_commands: list[str] = Field(default_factory=list)
+    prints: list[str] = Field(
+        default_factory=list, description="Literal text of the print and logging calls."
+    )
+
+
+class DataReference(_Record):
+    """A URL, a data path or a download script the code refers to."""
+
+    kind: Literal["url", "path", "script"]
+    value: str
+    where: SourceLine | None = None
+
+
+class IntakeRecord(PhaseRecord):
+    """The Intake phase: an inventory of the repository."""
+
+    phase: Literal["intake"] = "intake"
+    source: str = Field(description="The SOURCE argument as given (URL or path).")
+    repo_name: str
+    commit: str = Field(pattern=r"^([0-9a-f]{40}|[0-9a-f]{64})$")
+    dependency_files: list[DependencyFile] = Field(default_factory=list)
+    imports: list[ImportUse] = Field(default_factory=list)
+    python: PythonEra
+    entry_points: list[EntryPoint] = Field(default_factory=list)
+    readme_commands: list[str] = Field(default_factory=list)
+    data: list[DataReference] = Field(default_factory=list)
+    seeds: list[SourceLine] = Field(default_factory=list)
+    outputs: list[SourceLine] = Field(default_factory=list)
+    gpu: list[SourceLine] = Field(default_factory=list)
+    license: str | None = Field(default=None, description="SPDX id guessed from the licence.")
+
+
+# --------------------------------------------------------------------------- planner
+
+
+class LauncherPlan(_Record):
+    """A launcher the Planner proposes."""
+
+    id: str
+    script: str
+    argv: list[str] = Field(description="With '{seed}' where the seed goes.")
+    workdir: str = "."
+    scope: Literal["smoke", "scored"]
+    seed_flag: str | None = Field(default=None, description="None: the script takes no seed.")
+    seeds: list[int] = Field(default_factory=list)
+    repeats: int = Field(
+        default=1, ge=1, description="Runs per reference observation when there is no seed."
+    )
+
+
+class ClaimPlan(_Record):
+    """How one claim will be produced, or why it cannot be."""
+
+    claim: str
+    status: Literal["planned", "unplanned"]
+    smoke: str | None = Field(default=None, description="Smoke launcher id.")
+    scored: str | None = Field(default=None, description="Scored launcher id.")
+    basis: str = Field(description="Why this script: the hint or heuristic that chose it.")
+    reason: str | None = Field(default=None, description="Why there is no plan.")
+
+
+class PlanRecord(PhaseRecord):
+    """The Planner phase: launchers per claim and the ambiguities met on the way."""
+
+    phase: Literal["planner"] = "planner"
+    launchers: list[LauncherPlan] = Field(default_factory=list)
+    claims: list[ClaimPlan] = Field(default_factory=list)
+    ambiguities: list[Ambiguity] = Field(default_factory=list)
+    pitfalls: list[Pitfall] = Field(default_factory=list)

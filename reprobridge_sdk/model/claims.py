@@ -1,0 +1,120 @@
+"""The claims file: the paper's targets that ``reprobridge build`` turns into tasks.
+
+A claims file (``claims.yaml``) is written by whoever asks for an artifact: the paper's title
+and identifiers, then one entry per claim. It is its own document with its own schema
+(``claims-1.0``) because benchmark builders target it too.
+
+Rules:
+
+* ``claims_version`` is ``1.MINOR``; this schema is major 1.
+* Each claim needs an ``id`` (a slug, unique in the file; it becomes the task id), what was
+  measured in words (``measured``), the published ``value`` or ``range`` (exactly one; a range
+  counts as its midpoint) and the ``direction`` (which way is better).
+* Everything under ``hints`` is optional and only narrows the build agent's search: the
+  command or script that produces the number, the dataset, the text printed next to the
+  number in the log (``label``), the seeds the paper used and a relative tolerance.
+* Unknown keys are errors except ``x-`` extensions, as in every document of the format.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field, field_validator, model_validator
+
+from ._base import Identifier, SpecModel
+from .artifact import Paper
+
+__all__ = ["CLAIMS_VERSION", "Claim", "ClaimHints", "Claims"]
+
+#: The claims-file version this SDK writes and reads.
+CLAIMS_VERSION = "1.0"
+
+
+class ClaimHints(SpecModel):
+    """Optional hints that narrow the search for the command and the number."""
+
+    command: str | None = Field(
+        default=None,
+        min_length=1,
+        description="The command that prints the number, as the README or paper gives it.",
+    )
+    script: str | None = Field(
+        default=None,
+        min_length=1,
+        description="The script (path relative to the repository root) that prints the number.",
+    )
+    dataset: str | None = Field(default=None, min_length=1, description="The dataset, in words.")
+    label: str | None = Field(
+        default=None,
+        min_length=1,
+        description="Text printed next to the number in the log, e.g. 'test accuracy'.",
+    )
+    seeds: list[int] = Field(
+        default_factory=list, description="The seeds the paper's statistic is over, if known."
+    )
+    tolerance: float | None = Field(
+        default=None,
+        ge=0,
+        description="Relative tolerance the authors consider a match (e.g. 0.01 for 1%).",
+    )
+
+
+class Claim(SpecModel):
+    """One number of the paper to reproduce."""
+
+    id: Identifier = Field(description="Slug unique in the file; it becomes the task id.")
+    measured: str = Field(min_length=1, description="What was measured, in words.")
+    value: float | None = Field(default=None, description="The published value.")
+    range: list[float] | None = Field(
+        default=None,
+        min_length=2,
+        max_length=2,
+        description="The published range [low, high]; counts as its midpoint.",
+    )
+    unit: str | None = Field(default=None, description="e.g. '%'.")
+    direction: Literal["higher", "lower"] = Field(description="Which way is better.")
+    location: str | None = Field(
+        default=None, description="Where the number is in the paper, e.g. 'Table 2, row 3'."
+    )
+    hints: ClaimHints = Field(default_factory=ClaimHints)
+
+    @model_validator(mode="after")
+    def _one_value(self) -> Claim:
+        if (self.value is None) == (self.range is None):
+            msg = "a claim needs exactly one of 'value' and 'range'"
+            raise ValueError(msg)
+        if self.range is not None and self.range[0] > self.range[1]:
+            msg = "'range' must be [low, high]"
+            raise ValueError(msg)
+        return self
+
+    @property
+    def target(self) -> float:
+        """The published value, or the midpoint of the published range."""
+        if self.value is not None:
+            return self.value
+        assert self.range is not None
+        return (self.range[0] + self.range[1]) / 2
+
+
+class Claims(SpecModel):
+    """A claims file: the paper and its claims."""
+
+    claims_version: str = Field(
+        pattern=r"^1\.\d+$",
+        description="Claims-file version 'MAJOR.MINOR'; this schema is major 1.",
+    )
+    paper: Paper
+    claims: list[Claim] = Field(min_length=1)
+
+    @field_validator("claims")
+    @classmethod
+    def _unique_ids(cls, claims: list[Claim]) -> list[Claim]:
+        seen: set[str] = set()
+        for claim in claims:
+            if claim.id in seen:
+                msg = f"claim id {claim.id!r} appears twice"
+                raise ValueError(msg)
+            seen.add(claim.id)
+        return claims

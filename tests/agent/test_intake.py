@@ -1,0 +1,172 @@
+"""Intake: the inventory of real git repositories with research-code defects."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+from build_fixtures import COMMIT_DATE, git
+
+from reprobridge_sdk.agent.claims import load_claims
+from reprobridge_sdk.agent.intake import (
+    SourceError,
+    checkout,
+    command_script,
+    inventory,
+    is_python2,
+)
+from reprobridge_sdk.model.build import IntakeRecord
+
+ZERO = "0" * 64
+
+
+def _intake(raw_repo, tmp_path: Path, name: str) -> IntakeRecord:  # type: ignore[no-untyped-def]
+    repo, claims_file = raw_repo(name)
+    dest = tmp_path / "checkout"
+    commit, date = checkout(str(repo), dest)
+    return inventory(
+        dest,
+        load_claims(claims_file),
+        source=str(repo),
+        commit=commit,
+        commit_date=date,
+        inputs_digest=ZERO,
+    )
+
+
+def test_no_dependency_file_still_lists_the_imports_actually_used(raw_repo, tmp_path: Path) -> None:
+    record = _intake(raw_repo, tmp_path, "no-deps")
+    assert record.dependency_files == []
+    assert [use.module for use in record.imports] == ["matplotlib", "numpy", "scipy", "sklearn"]
+    assert record.python.syntax == "3"
+    assert record.python.commit_date == COMMIT_DATE
+    [entry] = record.entry_points
+    assert entry.path == "train.py"
+    assert set(entry.kinds) == {"argparse", "readme"}
+    assert entry.readme_commands == ["python train.py --seed 0"]
+    flags = {tuple(option.flags): option.default for option in entry.options}
+    assert flags == {("--seed",): "0", ("--max-iter",): "200"}
+    assert any(seed.file == "train.py" and "np.random.seed" in seed.text for seed in record.seeds)
+    assert record.gate.passed
+
+
+def test_python2_files_are_recognised_and_still_inventoried(raw_repo, tmp_path: Path) -> None:
+    record = _intake(raw_repo, tmp_path, "python2")
+    assert record.python.syntax == "2"
+    assert record.python.python2_files == ["main.py"]
+    assert [use.module for use in record.imports] == ["matplotlib", "numpy", "scipy", "sklearn"]
+    assert [d.kind for d in record.dependency_files] == ["requirements"]
+    assert record.dependency_files[0].requirements == [
+        "numpy",
+        "scipy",
+        "scikit-learn",
+        "matplotlib",
+    ]
+    assert "holdout accuracy: %.4f" in record.entry_points[0].prints
+
+
+def test_gpu_assumptions_data_paths_and_local_modules(raw_repo, tmp_path: Path) -> None:
+    cuda = _intake(raw_repo, tmp_path / "a", "cuda-device")
+    assert {line.file for line in cuda.gpu} == {"device.py", "train.py"}
+    assert "device" not in {use.module for use in cuda.imports}  # a module of the repository
+    cwd = _intake(raw_repo, tmp_path / "b", "cwd-data")
+    assert [(d.kind, d.value) for d in cwd.data] == [("path", "../data/scale.txt")]
+    assert cwd.data[0].where is not None and cwd.data[0].where.file == "src/train.py"
+
+
+def test_cuda_only_pins_are_read_as_written(raw_repo, tmp_path: Path) -> None:
+    record = _intake(raw_repo, tmp_path, "cuda-pins")
+    assert "triton==2.1.0" in record.dependency_files[0].requirements
+
+
+def test_a_hinted_script_that_does_not_exist_fails_the_gate_with_b002(
+    raw_repo, tmp_path: Path
+) -> None:
+    repo, claims_file = raw_repo("no-deps")
+    text = claims_file.read_text("utf-8").replace("label: test accuracy", "script: nope.py")
+    claims_file.write_text(text, "utf-8")
+    dest = tmp_path / "checkout"
+    commit, date = checkout(str(repo), dest)
+    record = inventory(
+        dest,
+        load_claims(claims_file),
+        source=str(repo),
+        commit=commit,
+        commit_date=date,
+        inputs_digest=ZERO,
+    )
+    assert not record.gate.passed
+    assert [(f.code, f.path) for f in record.gate.findings] == [("B002", "/claims/0/hints/script")]
+
+
+def test_checkout_pins_the_commit_and_never_touches_the_source(raw_repo, tmp_path: Path) -> None:
+    repo, _ = raw_repo("no-deps")
+    first = git("rev-parse", "HEAD", cwd=repo)
+    (repo / "later.py").write_text("print('later')\n", "utf-8")
+    git("add", "later.py", cwd=repo)
+    git("commit", "-q", "-m", "later", cwd=repo)
+    before = sorted(p.name for p in repo.iterdir())
+    commit, _ = checkout(str(repo), tmp_path / "co", first)
+    assert commit == first
+    assert not (tmp_path / "co" / "later.py").exists()
+    assert sorted(p.name for p in repo.iterdir()) == before
+    assert (
+        subprocess.run(
+            ["git", "status", "--porcelain"], cwd=repo, capture_output=True, text=True, check=True
+        ).stdout
+        == ""
+    )
+
+
+@pytest.mark.parametrize("commit", ["--upload-pack=touch /tmp/pwned", "deadbeef" * 5, "-b x"])
+def test_hostile_or_unknown_commits_give_b003(raw_repo, tmp_path: Path, commit: str) -> None:
+    repo, _ = raw_repo("no-deps")
+    with pytest.raises(SourceError) as caught:
+        checkout(str(repo), tmp_path / "co", commit)
+    assert caught.value.finding.code == "B003"
+
+
+def test_an_unclonable_source_gives_b003(tmp_path: Path) -> None:
+    with pytest.raises(SourceError) as caught:
+        checkout(str(tmp_path / "absent"), tmp_path / "co")
+    assert caught.value.finding.code == "B003"
+    with pytest.raises(SourceError):
+        checkout("--upload-pack=x", tmp_path / "co")
+
+
+def test_hostile_repository_content_is_read_without_following_links(
+    raw_repo, tmp_path: Path
+) -> None:
+    repo, claims_file = raw_repo("no-deps")
+    secret = tmp_path / "secret.py"
+    secret.write_text("import leaked_module\n", "utf-8")
+    os.symlink(secret, repo / "link.py")
+    (repo / "binary.py").write_bytes(b"\xff\xfe\x00import os\n")
+    (repo / "big.py").write_text("x = 1\n" * 400_000, "utf-8")
+    git("add", "-A", cwd=repo)
+    git("commit", "-q", "-m", "hostile", cwd=repo)
+    record = _intake(lambda _name: (repo, claims_file), tmp_path, "no-deps")
+    assert "leaked_module" not in {use.module for use in record.imports}
+
+
+@pytest.mark.parametrize(
+    ("command", "script"),
+    [
+        ("python train.py --seed 0", "train.py"),
+        ("python3 ./src/run.py", "src/run.py"),
+        ("python -m pkg.main --x 1", "pkg/main.py"),
+        ("bash run.sh", None),
+        ("python 'unterminated", None),
+    ],
+)
+def test_command_script(command: str, script: str | None) -> None:
+    assert command_script(command) == script
+
+
+def test_python2_detection() -> None:
+    assert is_python2('print "x"\n')
+    assert is_python2("exec 'x = 1'\n")
+    assert not is_python2('print("x")\n')
+    assert not is_python2("def f(:\n")

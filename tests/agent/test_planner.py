@@ -1,0 +1,114 @@
+"""Planner: a launcher per claim, ambiguities as guide records, seeds and smoke scope."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import yaml
+from build_fixtures import git
+
+from reprobridge_sdk.agent.claims import load_claims
+from reprobridge_sdk.agent.intake import checkout, inventory
+from reprobridge_sdk.agent.planner import plan
+from reprobridge_sdk.model.build import PlanRecord
+
+ZERO = "0" * 64
+
+
+def _plan(repo: Path, claims_file: Path, tmp_path: Path) -> PlanRecord:
+    dest = tmp_path / "checkout"
+    commit, date = checkout(str(repo), dest)
+    claims = load_claims(claims_file)
+    intake = inventory(
+        dest, claims, source=str(repo), commit=commit, commit_date=date, inputs_digest=ZERO
+    )
+    return plan(claims, intake, root=dest, inputs_digest=ZERO)
+
+
+def test_seeded_script_gets_five_seeds_and_a_short_smoke_scope(raw_repo, tmp_path: Path) -> None:
+    record = _plan(*raw_repo("no-deps"), tmp_path)
+    smoke, scored = record.launchers
+    assert scored.argv == ["python", "train.py", "--seed", "{seed}"]
+    assert scored.seeds == [0, 1, 2, 3, 4]
+    assert smoke.argv == ["python", "train.py", "--seed", "{seed}", "--max-iter", "5"]
+    assert smoke.seeds == [0]
+    assert record.claims[0].status == "planned"
+    assert record.claims[0].scored == scored.id
+    assert record.gate.passed
+
+
+def test_an_unseeded_script_is_repeated_and_a_pitfall_says_so(raw_repo, tmp_path: Path) -> None:
+    record = _plan(*raw_repo("unseeded"), tmp_path)
+    scored = record.launchers[1]
+    assert scored.seed_flag is None
+    assert scored.repeats == 5
+    assert [p.tasks for p in record.pitfalls] == [["accuracy"]]
+
+
+def test_a_cwd_relative_data_path_moves_the_working_directory(raw_repo, tmp_path: Path) -> None:
+    record = _plan(*raw_repo("cwd-data"), tmp_path)
+    assert {(item.workdir, item.argv[1]) for item in record.launchers} == {("src", "train.py")}
+
+
+def test_two_scripts_printing_the_label_are_an_ambiguity(raw_repo, tmp_path: Path) -> None:
+    repo, claims_file = raw_repo("no-deps")
+    (repo / "eval.py").write_text((repo / "train.py").read_text("utf-8"), "utf-8")
+    git("add", "-A", cwd=repo)
+    git("commit", "-q", "-m", "eval", cwd=repo)
+    record = _plan(repo, claims_file, tmp_path)
+    [ambiguity] = record.ambiguities
+    assert ambiguity.sensitivity == "high"
+    assert ambiguity.tasks == ["accuracy"]
+    assert record.launchers[0].script == "eval.py"
+
+
+def test_readme_and_argparse_defaults_that_disagree_are_an_ambiguity(
+    raw_repo, tmp_path: Path
+) -> None:
+    repo, claims_file = raw_repo("no-deps")
+    (repo / "README.md").write_text("    python train.py --max-iter 50\n", "utf-8")
+    git("commit", "-qam", "readme", cwd=repo)
+    record = _plan(repo, claims_file, tmp_path)
+    assert [a.id for a in record.ambiguities] == ["accuracy-max-iter"]
+    assert record.launchers[1].argv == [
+        "python",
+        "train.py",
+        "--max-iter",
+        "50",
+        "--seed",
+        "{seed}",
+    ]
+
+
+def test_a_claim_no_script_matches_is_unplanned_with_a_reason(raw_repo, tmp_path: Path) -> None:
+    repo, claims_file = raw_repo("no-deps")
+    (repo / "other.py").write_text('if __name__ == "__main__":\n    print("hello")\n', "utf-8")
+    git("add", "-A", cwd=repo)
+    git("commit", "-q", "-m", "other", cwd=repo)
+    data = yaml.safe_load(claims_file.read_text("utf-8"))
+    data["claims"].append(
+        {"id": "bleu", "measured": "BLEU score", "value": 30.0, "direction": "higher"}
+    )
+    claims_file.write_text(yaml.safe_dump(data), "utf-8")
+    record = _plan(repo, claims_file, tmp_path)
+    statuses = {c.claim: (c.status, c.reason is not None) for c in record.claims}
+    assert statuses == {"accuracy": ("planned", False), "bleu": ("unplanned", True)}
+    assert [(f.code, f.path) for f in record.gate.findings] == [("B004", "/claims/1")]
+    assert record.gate.passed  # an explicit reason is enough for the gate
+
+
+def test_the_hinted_command_wins(raw_repo, tmp_path: Path) -> None:
+    repo, claims_file = raw_repo("no-deps")
+    data = yaml.safe_load(claims_file.read_text("utf-8"))
+    data["claims"][0]["hints"] = {"command": "python train.py --max-iter 300"}
+    claims_file.write_text(yaml.safe_dump(data), "utf-8")
+    record = _plan(repo, claims_file, tmp_path)
+    assert record.claims[0].basis == "hint: command"
+    assert record.launchers[1].argv == [
+        "python",
+        "train.py",
+        "--max-iter",
+        "300",
+        "--seed",
+        "{seed}",
+    ]
