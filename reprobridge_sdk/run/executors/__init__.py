@@ -28,12 +28,13 @@ directory travels back, to be placed atomically by the client. ``dask-local`` sh
 system by construction.
 
 Failure modes are defined outcomes, never a hang: an unknown executor is N020; a missing
-optional dependency is E015, naming the extra to install; a scheduler that cannot be reached
-or a cluster that does not start is N021; a run whose ``resources`` no worker (or Slurm node) can hold is N022, detected before
-anything is submitted. A worker lost in the middle of a run is replaced by the engine and the
-run retried; the retry's record is the run's only final record, and names the lost attempt in
-``lost_attempts``. Interrupting the client cancels the runs that have not started and kills
-the process groups of those that have (each is then recorded as ``interrupted``).
+optional dependency is E015, naming the extra to install; a scheduler that cannot be reached or
+a cluster that does not start is N021; a run whose ``resources`` no worker (or Slurm node) can
+hold is N022, detected before anything is submitted. A worker lost in the middle of a run is
+replaced by the engine and the run retried; the retry's record is the run's only final record,
+and names the lost attempt in ``lost_attempts``. Interrupting the client cancels the runs that
+have not started and kills the process groups of those that have (each is then recorded as
+``interrupted``).
 """
 
 from __future__ import annotations
