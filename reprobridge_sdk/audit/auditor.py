@@ -38,6 +38,7 @@ from reprobridge_sdk.model.audit import (
     RunCheck,
     TaskAudit,
 )
+from reprobridge_sdk.validation import Mapper
 
 from .attempts import (
     DEFAULT_ATTEMPT,
@@ -364,6 +365,12 @@ def _audit_one(
     return _audit(facts, root, mine, options, strict=False)
 
 
+def _audit_packed(
+    job: tuple[str | os.PathLike[str], list[Attempt] | None, AuditOptions],
+) -> AuditResult | AuditFinding:
+    return _audit_one(*job)
+
+
 def audit_table(
     artifact_paths: Sequence[str | os.PathLike[str]],
     attempts: Sequence[AttemptLike] | None = None,
@@ -373,6 +380,7 @@ def audit_table(
     holm: bool = False,
     curation: bool = False,
     jobs: int = 1,
+    mapper: Mapper | None = None,
 ) -> AuditTable:
     """Audit many artifacts for a committee's table.
 
@@ -380,7 +388,9 @@ def audit_table(
     agent-a=runs/agent-a`` names the same sub-directory of every artifact); an attempt
     missing from an artifact counts as an attempt without runs (its tasks are
     ``not-executed``). An artifact that cannot be loaded is listed in ``errors`` and fails
-    the table. ``jobs > 1`` audits artifacts in that many processes; the result is the same.
+    the table. ``jobs > 1`` audits artifacts in that many processes, and ``mapper`` over the
+    workers of an executor (:meth:`reprobridge_sdk.run.executors.Executor.map`); the result is
+    the same.
     """
     options = _options(level, floor, holm=holm, curation=curation)
     if jobs < 1:
@@ -388,7 +398,9 @@ def audit_table(
         raise UsageError(msg)
     parsed = [parse_attempt(a) for a in attempts] if attempts is not None else None
     outcomes: list[AuditResult | AuditFinding]
-    if jobs == 1 or len(artifact_paths) < 2:
+    if mapper is not None and len(artifact_paths) > 1:
+        outcomes = mapper(_audit_packed, [(path, parsed, options) for path in artifact_paths])
+    elif jobs == 1 or len(artifact_paths) < 2:
         outcomes = [_audit_one(path, parsed, options) for path in artifact_paths]
     else:
         from concurrent.futures import ProcessPoolExecutor  # noqa: PLC0415 - only with jobs

@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING
 
 import click
 
+from ._executor import batch_mapper, executor_options, options_from_flags
+
 if TYPE_CHECKING:
     from reprobridge_sdk.model.audit import AuditResult, AuditTable
 
@@ -64,8 +66,9 @@ def _colour() -> bool:
     type=click.IntRange(min=1),
     default=1,
     show_default=True,
-    help="With --table: audit this many artifacts in parallel processes.",
+    help="With --table: audit this many artifacts in parallel processes (or executor workers).",
 )
+@executor_options
 def audit(  # noqa: PLR0917 - click passes every option as an argument
     paths: tuple[str, ...],
     runs: tuple[str, ...],
@@ -78,6 +81,10 @@ def audit(  # noqa: PLR0917 - click passes every option as an argument
     fmt: str,
     output: str | None,
     jobs: int,
+    executor: str | None,
+    scheduler: str | None,
+    shared_fs: bool | None,
+    job_extra: tuple[str, ...],
 ) -> None:
     """Audit the artifact at PATH (default: .) against its evidence.
 
@@ -100,15 +107,21 @@ def audit(  # noqa: PLR0917 - click passes every option as an argument
     result: AuditResult | AuditTable
     try:
         if table:
-            result = audit_table(
-                list(paths) or ["."],
-                given,
-                level=level,
-                floor=floor,
-                holm=holm,
-                curation=curation,
-                jobs=jobs,
-            )
+            from reprobridge_sdk.config import load_settings  # noqa: PLC0415
+
+            settings = load_settings({"executor": executor})
+            options = options_from_flags(scheduler, shared_fs, job_extra)
+            with batch_mapper(settings.executor, jobs, options) as mapper:
+                result = audit_table(
+                    list(paths) or ["."],
+                    given,
+                    level=level,
+                    floor=floor,
+                    holm=holm,
+                    curation=curation,
+                    jobs=jobs,
+                    mapper=mapper,
+                )
         else:
             result = run_audit(
                 paths[0] if paths else ".",

@@ -8,6 +8,8 @@ from typing import TYPE_CHECKING
 
 import click
 
+from ._executor import executor_options, options_from_flags
+
 if TYPE_CHECKING:
     from reprobridge_sdk.errors import ReproBridgeError
 
@@ -80,6 +82,7 @@ def _seeds(text: str | None) -> list[int] | None:
 @click.option("-j", "--jobs", type=int, default=1, show_default=True, help="Parallel runs.")
 @click.option("--json", "as_json", is_flag=True, help="One JSON event per line on stdout.")
 @click.option("--runs-dir", type=click.Path(file_okay=False), help="Default: <artifact>/runs.")
+@executor_options
 @click.option(
     "--kill-grace",
     type=float,
@@ -97,6 +100,10 @@ def run(  # noqa: PLR0917 - click passes options as arguments
     jobs: int,
     as_json: bool,
     runs_dir: str | None,
+    executor: str | None,
+    scheduler: str | None,
+    shared_fs: bool | None,
+    job_extra: tuple[str, ...],
     kill_grace: float,
 ) -> None:
     """Run launchers over their seeds and record evidence: reprobridge run [PATH] [LAUNCHER...]
@@ -119,6 +126,10 @@ def run(  # noqa: PLR0917 - click passes options as arguments
 
     path, launcher_ids = split_target(args, artifact)
     try:
+        from reprobridge_sdk.config import load_settings  # noqa: PLC0415 - lazy
+
+        settings = load_settings({"executor": executor}, start=path)
+        options = options_from_flags(scheduler, shared_fs, job_extra)
         seed_list = _seeds(seeds)
         if as_json:
             summary = run_api(
@@ -132,10 +143,13 @@ def run(  # noqa: PLR0917 - click passes options as arguments
                 runs_dir=runs_dir,
                 on_event=JsonEvents(sys.stdout),
                 kill_grace=kill_grace,
+                executor=settings.executor,
+                executor_options=options,
             )
         else:
-            echo = sys.stderr.buffer if jobs == 1 else None
-            with LiveProgress(sys.stderr, live=None if jobs > 1 else False) as progress:
+            local_one = jobs == 1 and settings.executor == "local"
+            echo = sys.stderr.buffer if local_one else None
+            with LiveProgress(sys.stderr, live=False if local_one else None) as progress:
                 summary = run_api(
                     path,
                     launcher_ids or None,
@@ -148,6 +162,8 @@ def run(  # noqa: PLR0917 - click passes options as arguments
                     on_event=progress,
                     echo=echo,
                     kill_grace=kill_grace,
+                    executor=settings.executor,
+                    executor_options=options,
                 )
             click.echo(format_summary(summary), err=True)
     except ReproBridgeError as exc:  # usage (N codes) or I/O: nothing could be recorded

@@ -9,6 +9,8 @@ import click
 
 from reprobridge_sdk.errors import ReproBridgeError
 
+from ._executor import batch_mapper, executor_options, options_from_flags
+
 __all__ = ["validate"]
 
 _FORMATS = ("text", "json", "sarif", "junit", "github")
@@ -70,8 +72,9 @@ def _fail(exc: ReproBridgeError) -> NoReturn:
     type=click.IntRange(min=1),
     default=1,
     show_default=True,
-    help="Validate artifacts in this many processes.",
+    help="Validate artifacts in this many processes (or executor workers).",
 )
+@executor_options
 def validate(
     *,
     paths: tuple[str, ...],
@@ -83,6 +86,10 @@ def validate(
     fail_fast: bool,
     no_files: bool,
     jobs: int,
+    executor: str | None,
+    scheduler: str | None,
+    shared_fs: bool | None,
+    job_extra: tuple[str, ...],
 ) -> None:
     """Validate artifacts and report findings.
 
@@ -104,18 +111,22 @@ def validate(
         "ignore": _codes(ignore, "--ignore"),
         "strict": strict,
         "report_format": fmt,
+        "executor": executor,
     }
     try:
         settings = load_settings(flags)
-        result = run(
-            list(paths) or ["."],
-            strict=settings.strict,
-            select=settings.select,
-            ignore=settings.ignore,
-            fail_fast=fail_fast,
-            check_files=not no_files,
-            jobs=jobs,
-        )
+        options = options_from_flags(scheduler, shared_fs, job_extra)
+        with batch_mapper(settings.executor, jobs, options) as mapper:
+            result = run(
+                list(paths) or ["."],
+                strict=settings.strict,
+                select=settings.select,
+                ignore=settings.ignore,
+                fail_fast=fail_fast,
+                check_files=not no_files,
+                jobs=jobs,
+                mapper=mapper,
+            )
     except ReproBridgeError as exc:
         _fail(exc)
     fmt = settings.report_format

@@ -40,7 +40,6 @@ have not started and kills the process groups of those that have (each is then r
 from __future__ import annotations
 
 import abc
-import os
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
@@ -228,7 +227,7 @@ def make_executor(
     batch jobs (one worker each). With ``dask`` the scheduler's workers decide.
     """
     options = options or ExecutorOptions()
-    name = name or os.environ.get("REPROBRIDGE_EXECUTOR") or "local"
+    name = name or "local"
     if name not in EXECUTORS:
         raise executor_error(
             "N020",

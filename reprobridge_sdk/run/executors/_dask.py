@@ -177,7 +177,7 @@ class DaskExecutor(Executor):
             processes=True,
             memory_limit=memory or "auto",
             resources=resources,
-            dashboard_address=None,
+            dashboard_address=":0",
             host="127.0.0.1",
         )
 
