@@ -192,7 +192,7 @@ class DaskExecutor(Executor):
         if gpus:
             extra.append(f"--gres=gpu:{gpus}")
         cluster_class = getattr(dask_jobqueue, JOBQUEUE_CLUSTERS["slurm"])
-        worker_resources = f"cpus={cpus} memory={memory} gpus={gpus}"
+        worker_resources = f"cpus={cpus},memory={memory},gpus={gpus}"  # no blank: unquoted
         return cluster_class(
             cores=cpus,
             processes=1,
@@ -203,7 +203,7 @@ class DaskExecutor(Executor):
             python=sys.executable,
             job_extra_directives=extra,
             job_script_prologue=list(self._options.job_prologue),
-            log_directory=self._options.log_directory,
+            log_directory=self._options.log_directory or str(_log_directory()),
             worker_extra_args=["--resources", worker_resources],
         )
 
@@ -367,6 +367,15 @@ def _job_size(launchers: Sequence[Launcher]) -> tuple[int, int, int, str]:
     # the worker starts before the run and hands back after it: a margin of ten minutes
     total = int(seconds) + 600 if seconds else 3600
     return cpus, memory, gpus, f"{total // 3600:02d}:{total % 3600 // 60:02d}:{total % 60:02d}"
+
+
+def _log_directory() -> Path:
+    """Where batch jobs write their logs by default: the SDK's cache, never the artifact."""
+    from reprobridge_sdk.env.venv import cache_root  # noqa: PLC0415 - heavy
+
+    path = cache_root() / "slurm-logs"
+    path.mkdir(parents=True, exist_ok=True)
+    return path
 
 
 def _total_memory() -> int | None:
