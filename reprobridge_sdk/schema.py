@@ -124,9 +124,19 @@ _BUILTIN = (
         "ReproBridge build state 1.0: the Intake phase (.rra-build/intake.json)",
     ),
     SchemaSpec(
-        "build-plan-1.0",
+        "build-planner-1.0",
         "reprobridge_sdk.model.build:PlanRecord",
         "ReproBridge build state 1.0: the Planner phase (.rra-build/planner.json)",
+    ),
+    SchemaSpec(
+        "build-builder-1.0",
+        "reprobridge_sdk.model.build:BuilderRecord",
+        "ReproBridge build state 1.0: the Builder phase (.rra-build/builder.json)",
+    ),
+    SchemaSpec(
+        "build-reproducer-1.0",
+        "reprobridge_sdk.model.build:ReproducerRecord",
+        "ReproBridge build state 1.0: the Reproducer phase (.rra-build/reproducer.json)",
     ),
 )
 

@@ -1,8 +1,14 @@
-"""Shared test configuration."""
+"""Shared test configuration.
+
+Every test runs with its own SDK cache directory (``REPROBRIDGE_CACHE_DIR``), so no test reads
+or writes the user's cache and no test sees another's environments or digests. Session-scoped
+fixtures (built once, before any test's own fixtures) get a cache of the session's.
+"""
 
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -29,3 +35,22 @@ REPO = Path(__file__).resolve().parent.parent
 def repo_root() -> Path:
     """The repository root (for the committed schemas, the conformance suite and examples)."""
     return REPO
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _session_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """The SDK cache of session-scoped fixtures (never the user's ``~/.cache/reprobridge``)."""
+    cache = tmp_path_factory.mktemp("session-cache")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("REPROBRIDGE_CACHE_DIR", str(cache))
+        yield cache
+
+
+@pytest.fixture(autouse=True)
+def _private_cache(
+    _session_cache: Path, tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> Path:
+    """Each test's own SDK cache directory (subprocesses inherit it through the environment)."""
+    cache = tmp_path_factory.mktemp("cache")
+    monkeypatch.setenv("REPROBRIDGE_CACHE_DIR", str(cache))
+    return cache

@@ -133,6 +133,28 @@ def _artifact_path(root: Path, relative: str) -> Path:
     return root.joinpath(*relative.split("/"))
 
 
+def _series_checkout(artifact: ArtifactDir) -> tuple[Path | None, Finding | None]:
+    """The working checkout of a patch series (fetched and built if needed), or why not."""
+    from reprobridge_sdk.checkout.materialize import (  # noqa: PLC0415 - only for a series
+        CodebaseError,
+        SeriesPatch,
+        materialize_series,
+    )
+
+    codebase = artifact.manifest.codebase
+    try:
+        checkout = materialize_series(
+            artifact.root,
+            repository=codebase.upstream.repository,
+            commit=codebase.upstream.commit,
+            patches=[SeriesPatch(p.path, p.sha256) for p in codebase.refined.patches],
+        )
+    except CodebaseError as exc:
+        first = exc.findings[0] if exc.findings else None
+        return None, first
+    return checkout.path, None
+
+
 def artifact_facts(artifact: ArtifactDir) -> ArtifactFacts:
     """Check the artifact's code and lock on disk; collect digests of the files of its code
     tree (``shipped``) and of its launchers' declared samples (``samples``)."""
@@ -143,25 +165,30 @@ def artifact_facts(artifact: ArtifactDir) -> ArtifactFacts:
     samples: set[str] = set()
     refined = manifest.codebase.refined
     expected_tree = manifest.codebase.tree_digest
+    code_dir: Path | None = None
     if refined.kind == "directory" and refined.path is not None:
         code_dir = _artifact_path(root, refined.path)
-        if code_dir.is_dir():
-            for kind, rel, value in iter_tree_entries(code_dir):
-                if kind != "l" and (code_dir / rel).stat().st_size > 0:
-                    shipped.add(value)
-            actual = tree_digest(code_dir)
-            if expected_tree is None:
-                expected_tree = actual
-            elif actual != expected_tree:
-                findings.append(
-                    finding(
-                        "A010",
-                        f"the refined code in {refined.path} has digest {actual}, "
-                        f"the manifest says {expected_tree}",
-                        path="/codebase/tree_digest",
-                        hint="re-run the evidence on the artifact as published",
-                    )
+    elif refined.kind == "patches":
+        code_dir, problem = _series_checkout(artifact)
+        if problem is not None:
+            findings.append(problem)
+    if code_dir is not None and code_dir.is_dir():
+        for kind, rel, value in iter_tree_entries(code_dir):
+            if kind != "l" and (code_dir / rel).stat().st_size > 0:
+                shipped.add(value)
+        actual = tree_digest(code_dir)
+        if expected_tree is None:
+            expected_tree = actual
+        elif actual != expected_tree:
+            findings.append(
+                finding(
+                    "A010",
+                    f"the refined code in {refined.path or code_dir.name} has digest {actual}, "
+                    f"the manifest says {expected_tree}",
+                    path="/codebase/tree_digest",
+                    hint="re-run the evidence on the artifact as published",
                 )
+            )
     for launcher in manifest.launchers:
         for sample in launcher.samples:
             for sample_rel in [sample.log, *sample.outputs.values()]:

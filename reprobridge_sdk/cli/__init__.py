@@ -34,6 +34,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "run": ("_run", "run", "Run launchers and record evidence."),
     "extract": ("_extract", "extract", "Replay measurement extraction on a run or a log."),
     "audit": ("_audit", "audit", "Audit evidence against compatibility intervals."),
+    "code": ("_code", "code", "Import an upstream and record fixes as a patch series."),
 }
 
 

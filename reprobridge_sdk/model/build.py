@@ -25,7 +25,9 @@ from .guide import Ambiguity, Pitfall
 __all__ = [
     "BUILD_VERSION",
     "PHASES",
+    "AppliedFix",
     "BuildFinding",
+    "BuilderRecord",
     "ClaimPlan",
     "DataReference",
     "DependencyFile",
@@ -39,6 +41,10 @@ __all__ = [
     "PhaseRecord",
     "PlanRecord",
     "PythonEra",
+    "Replacement",
+    "ReproducerRecord",
+    "ResolveStep",
+    "SmokeAttempt",
     "SourceLine",
 ]
 
@@ -187,6 +193,10 @@ class LauncherPlan(_Record):
     script: str
     argv: list[str] = Field(description="With '{seed}' where the seed goes.")
     workdir: str = "."
+    env: dict[str, str] = Field(
+        default_factory=lambda: {"MPLBACKEND": "Agg"},
+        description="Environment variables; a non-interactive matplotlib backend by default.",
+    )
     scope: Literal["smoke", "scored"]
     seed_flag: str | None = Field(default=None, description="None: the script takes no seed.")
     seeds: list[int] = Field(default_factory=list)
@@ -214,3 +224,85 @@ class PlanRecord(PhaseRecord):
     claims: list[ClaimPlan] = Field(default_factory=list)
     ambiguities: list[Ambiguity] = Field(default_factory=list)
     pitfalls: list[Pitfall] = Field(default_factory=list)
+
+
+# --------------------------------------------------------------------------- builder
+
+
+class Replacement(_Record):
+    """A requirement dropped, replaced or added, and why."""
+
+    original: str | None = Field(description="The line as declared; None for an addition.")
+    replacement: str | None = Field(description="What is used instead; None when dropped.")
+    why: str
+
+
+class ResolveStep(_Record):
+    """One resolution attempt of the relaxation sequence."""
+
+    name: Literal["declared", "lower-bounds", "oldest-wheel"]
+    requirements: list[str]
+    exclude_newer: str | None = Field(description="The date bound, if any (ISO 8601).")
+    lowest: bool = Field(description="Oldest releases of the direct requirements.")
+    ok: bool
+    why: str
+    argv: list[str] = Field(default_factory=list, description="The resolver's command line.")
+    pins: list[str] = Field(default_factory=list)
+    error: str | None = Field(default=None, description="The resolver's last lines on failure.")
+
+
+class BuilderRecord(PhaseRecord):
+    """The Builder phase: requirements, resolution steps, lock and environment."""
+
+    phase: Literal["builder"] = "builder"
+    python: str = Field(description="The interpreter 'X.Y' the environment is built with.")
+    requirements: list[str] = Field(description="After replacements and additions.")
+    replaced: list[Replacement] = Field(default_factory=list)
+    steps: list[ResolveStep] = Field(default_factory=list)
+    pins: list[str] = Field(default_factory=list, description="The chosen versions.")
+    lock_sha256: str | None = None
+    interpreter: str | None = Field(
+        default=None, description="The built environment's interpreter (machine-local)."
+    )
+    imports_checked: list[str] = Field(default_factory=list)
+
+
+# --------------------------------------------------------------------------- reproducer
+
+
+class AppliedFix(_Record):
+    """A fix the Reproducer kept: the rule, what it fixed and how it was recorded."""
+
+    launcher: str
+    rule: str
+    source: Literal["heuristic", "advisor"] = "heuristic"
+    kind: Literal["execution-fix", "correctness-fix", "convenience"]
+    summary: str
+    files: list[str] = Field(default_factory=list)
+    workdir: str | None = Field(default=None, description="A new working directory, if any.")
+    error: str = Field(description="The error it fixed: type, message and place.")
+    traceback: str = Field(default="", description="The traceback's last lines.")
+    change: str | None = Field(default=None, description="The change-record id, once recorded.")
+
+
+class SmokeAttempt(_Record):
+    """One smoke run of the Reproducer."""
+
+    launcher: str
+    argv: list[str]
+    workdir: str
+    exit_status: int | None = Field(description="None: killed at the timeout.")
+    seconds: float = Field(ge=0)
+    error: str | None = Field(default=None, description="The classified error, if it failed.")
+
+
+class ReproducerRecord(PhaseRecord):
+    """The Reproducer phase: smoke runs, fixes kept and rejected, launchers as they now run."""
+
+    phase: Literal["reproducer"] = "reproducer"
+    attempts: list[SmokeAttempt] = Field(default_factory=list)
+    fixes: list[AppliedFix] = Field(default_factory=list)
+    rejected: list[AppliedFix] = Field(default_factory=list)
+    launchers: list[LauncherPlan] = Field(
+        default_factory=list, description="The plan's launchers with the fixes' workdirs."
+    )

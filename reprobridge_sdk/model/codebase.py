@@ -43,16 +43,17 @@ class RefinedCode(SpecModel):
         default=None, description="For kind 'directory': the directory holding the refined code."
     )
     patches: list[Patch] = Field(
-        default_factory=list, description="For kind 'patches': applied in this order."
+        default_factory=list,
+        description=(
+            "For kind 'patches': applied in this order. May be empty (since 1.1): the"
+            " upstream commit as it is, before the first fix is recorded."
+        ),
     )
 
     @model_validator(mode="after")
     def _kind_fields(self) -> RefinedCode:
         if self.kind == "directory" and self.path is None:
             msg = "kind 'directory' needs 'path'"
-            raise ValueError(msg)
-        if self.kind == "patches" and not self.patches:
-            msg = "kind 'patches' needs at least one patch"
             raise ValueError(msg)
         return self
 

@@ -81,10 +81,34 @@ def _drift(root: Path, manifest: Manifest, snapshot: EnvironmentSnapshot) -> lis
     return [f"{f.code}: {f.message}" for f in findings]
 
 
+def _materialize(root: Path, manifest: Manifest) -> str | None:
+    """The tree digest of a patch series' working checkout, built (and fetched) if needed.
+
+    Raises :class:`~reprobridge_sdk.checkout.CodebaseError` (C codes) when the upstream
+    cannot be fetched, a patch does not apply, or the checkout has unrecorded changes.
+    """
+    from reprobridge_sdk.checkout.materialize import (  # noqa: PLC0415 - only for a series
+        SeriesPatch,
+        materialize_series,
+    )
+
+    codebase = manifest.codebase
+    checkout = materialize_series(
+        root,
+        repository=codebase.upstream.repository,
+        commit=codebase.upstream.commit,
+        patches=[SeriesPatch(p.path, p.sha256) for p in codebase.refined.patches],
+        tree_digest_=codebase.tree_digest,
+    )
+    return checkout.tree_digest
+
+
 def artifact_digests(root: Path, manifest: Manifest) -> tuple[str | None, str | None]:
     code = None
     refined = manifest.codebase.refined
-    if refined.kind == "directory" and refined.path is not None:
+    if refined.kind == "patches":
+        code = _materialize(root, manifest)
+    elif refined.kind == "directory" and refined.path is not None:
         directory = root / refined.path
         if directory.is_dir():
             code = tree_digest(directory)

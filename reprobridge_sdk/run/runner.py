@@ -178,9 +178,9 @@ def run(
     chosen = select_launchers(manifest, launchers, scope)
     runs = Path(runs_dir).resolve() if runs_dir is not None else root / "runs"
     selected = with_needs(manifest, chosen, runs)
+    code_digest, lock_digest = artifact_digests(root, manifest)
     mode: EnvMode = "cached" if env_mode == "cached" else "current"
     base_env, env_error, snapshot, drift = prepare_environment(root, manifest, mode)
-    code_digest, lock_digest = artifact_digests(root, manifest)
     lock = threading.Lock()
 
     def _emit(event: RunEvent) -> None:

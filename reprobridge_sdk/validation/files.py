@@ -20,6 +20,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Literal
 
+from reprobridge_sdk.checkout.materialize import CHECKOUT_DIR, inspect_series, series_from_data
 from reprobridge_sdk.digest import TREE_EXCLUDES, file_sha256, tree_digest
 from reprobridge_sdk.findings import Finding, finding
 from reprobridge_sdk.io.document import Document, escape_pointer
@@ -269,6 +270,23 @@ class _Files:
                 self.add("F007", "the patch has no sha256", f"{ptr}/sha256")
             else:
                 self.digest(found, patch.get("sha256"), f"{ptr}/sha256", "the patch")
+        if kind == "patches":
+            self.series()
+
+    def series(self) -> None:
+        """The patch series against the cached upstream (never fetched): C003-C006."""
+        series = series_from_data(self.data)
+        if series is None or not all(usable_path(p.path) for p in series[2]):
+            return
+        repository, commit, patches, declared = series
+        for item in inspect_series(
+            self.root,
+            repository=repository,
+            commit=commit,
+            patches=patches,
+            declared=declared if isinstance(declared, str) else None,
+        ):
+            self.add(item.code, item.message, item.path, hint=item.hint)
 
     def environment(self) -> None:
         environment = _map(self.data.get("environment"))
@@ -306,6 +324,18 @@ class _Files:
             return None
         return resolve_path(self.root, self.root, text)
 
+    def _in_missing_checkout(self, value: Any) -> bool:
+        """A path inside the working checkout of a patch series that is not materialized.
+
+        The checkout is derived (spec "codebase"): ``run`` builds it, so a path into it is
+        not checked while it is absent.
+        """
+        refined = _map(_map(self.data.get("codebase")).get("refined"))
+        if refined.get("kind") != "patches" or not isinstance(value, str):
+            return False
+        first = value.replace("\\", "/").split("/")[0]
+        return first == CHECKOUT_DIR and not (self.root / CHECKOUT_DIR).is_dir()
+
     def _form(self, value: Any, pointer: str) -> None:
         if isinstance(value, str) and value:
             code = check_path_form(value)
@@ -317,7 +347,8 @@ class _Files:
     def launchers(self) -> None:
         for ptr, launcher in _items(self.data.get("launchers"), "/launchers"):
             workdir = launcher.get("workdir", ".")
-            self.path(workdir, f"{ptr}/workdir", "dir")
+            if not self._in_missing_checkout(workdir):
+                self.path(workdir, f"{ptr}/workdir", "dir")
             for optr, output in _items(launcher.get("outputs"), f"{ptr}/outputs"):
                 self._form(output.get("path"), f"{optr}/path")
             for mptr, measurement in _items(launcher.get("measurements"), f"{ptr}/measurements"):

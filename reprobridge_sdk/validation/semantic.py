@@ -474,11 +474,8 @@ class _Checker:
                 self.add("R012", "kind 'directory' needs 'path'", ptr)
             if refined.get("patches"):
                 self.add("R012", "kind 'directory' takes no 'patches'", ptr)
-        elif kind == "patches":
-            if not refined.get("patches"):
-                self.add("R012", "kind 'patches' needs at least one patch", ptr)
-            if refined.get("path") is not None:
-                self.add("R012", "kind 'patches' takes no 'path'", ptr)
+        elif kind == "patches" and refined.get("path") is not None:
+            self.add("R012", "kind 'patches' takes no 'path'", ptr)
 
 
 def _num(value: Any) -> bool:

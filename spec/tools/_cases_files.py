@@ -142,7 +142,7 @@ def file_cases() -> list[Case]:
         Case(
             "patch-file-missing",
             "A patch of the series does not exist.",
-            [f("F004", "/codebase/refined/patches/0/path")],
+            [f("F004", "/codebase/refined/patches/0/path"), f("C005", "/codebase/upstream")],
             mutate=[
                 put(
                     "/codebase/refined",
@@ -218,7 +218,7 @@ def file_cases() -> list[Case]:
         Case(
             "patch-digest-mismatch",
             "A patch's declared SHA-256 is not the file's.",
-            [f("F005", "/codebase/refined/patches/0/sha256")],
+            [f("F005", "/codebase/refined/patches/0/sha256"), f("C005", "/codebase/upstream")],
             tags=["required", "digests"],
             mutate=[
                 put(
@@ -278,7 +278,7 @@ def file_cases() -> list[Case]:
         Case(
             "patch-digest-missing",
             "A patch has no declared SHA-256.",
-            [f("F007", "/codebase/refined/patches/0/sha256")],
+            [f("F007", "/codebase/refined/patches/0/sha256"), f("C005", "/codebase/upstream")],
             tags=["required", "digests"],
             mutate=[
                 put(

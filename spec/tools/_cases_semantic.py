@@ -284,8 +284,9 @@ def semantic_cases() -> list[Case]:
     c.append(
         Case(
             "refined-patches-empty",
-            "kind 'patches' needs at least one patch.",
-            [f("R012", "/codebase/refined")],
+            "An empty patch series (format 1.1): the upstream commit as it is, before a fix is"
+            " recorded. The upstream is not in the cache, so the series is not checked.",
+            [f("C005", "/codebase/upstream")],
             mutate=[
                 put("/codebase/refined", {"kind": "patches", "patches": []}),
                 delete("/codebase/tree_digest"),

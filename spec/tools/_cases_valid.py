@@ -55,6 +55,7 @@ def valid_cases() -> list[Case]:
         Case(
             "patches-codebase",
             "The refined code is an ordered series of patches on the upstream commit.",
+            [f("C005", "/codebase/upstream")],
             tags=["required", "digests"],
             mutate=[
                 put(

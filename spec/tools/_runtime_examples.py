@@ -677,4 +677,73 @@ RUNTIME_EXAMPLES: dict[str, tuple[str, str, str]] = {
         "$ reprobridge build ./repo --claims claims.yaml --max-minutes 1   # B016 after 1 minute",
         "$ reprobridge build ./repo --claims claims.yaml --max-minutes 30",
     ),
+    # ------------------------------------------------------------------- C: codebase, authoring
+    "C001": (
+        _SH,
+        "$ reprobridge code import git://127.0.0.1:9/none.git   # C001: git's own message",
+        "$ reprobridge code import https://github.com/owner/paper.git",
+    ),
+    "C002": (
+        _YAML,
+        "codebase:\n  upstream:\n    repository: https://github.com/owner/paper.git\n"
+        "    commit: 1111111111111111111111111111111111111111   # not in the upstream: C002",
+        "codebase:\n  upstream:\n    repository: https://github.com/owner/paper.git\n"
+        "    commit: 3f9c2a7e1b4d5c6e7f8091a2b3c4d5e6f7a8b9c0   # a commit it has",
+    ),
+    "C003": (
+        _SH,
+        "# patches/0002-fix.patch changes a line that patch 1 already changed differently\n"
+        "$ reprobridge code status   # 2 fails: C003 patch 2 ... at hunk 1 of train.py (line 14)",
+        "$ reprobridge code status   # every patch: applies",
+    ),
+    "C004": (
+        _SH,
+        "# a patch was edited after it was recorded; tree_digest still names the old tree\n"
+        "$ reprobridge run --scope smoke   # C004 at /codebase/tree_digest",
+        "$ reprobridge digest --update && reprobridge run --scope smoke",
+    ),
+    "C005": (
+        _SH,
+        "# a patch series whose upstream was never fetched on this machine\n"
+        "$ reprobridge validate   # C005 (warning) at /codebase/upstream: series not checked",
+        "$ reprobridge code status && reprobridge validate   # checked from the cache",
+    ),
+    "C006": (
+        _SH,
+        "$ echo '# note' >> code/train.py && reprobridge validate   # C006 (warning)",
+        "$ reprobridge code record --kind convenience --why 'A note.' && reprobridge validate",
+    ),
+    "C007": (
+        _SH,
+        "$ reprobridge code record --kind execution-fix --why 'x'   # no changes in code/: C007",
+        "$ edit code/train.py; reprobridge code record --kind execution-fix --why 'Seed it.'",
+    ),
+    "C008": (
+        _SH,
+        "# code/ holds unrecorded changes and the series changed: rebuilding would lose them\n"
+        "$ reprobridge run --scope smoke   # C008",
+        "$ reprobridge code record --kind convenience --why '...'; reprobridge run --scope smoke",
+    ),
+    "C009": (
+        _SH,
+        "$ reprobridge code import ./paper --commit 3f9c2a7   # an abbreviated id: C009",
+        "$ reprobridge code import ./paper --commit v1.0      # a tag: resolved to its commit",
+    ),
+    "C010": (
+        _SH,
+        "$ PATH=/nowhere reprobridge code status   # C010: git is not on PATH",
+        "$ reprobridge code status",
+    ),
+    "C011": (
+        _SH,
+        "# rra.yaml lists a patch that code/ (the checkout) does not hold\n"
+        "$ reprobridge code record --kind convenience --why '...'   # C011",
+        "$ rm -r code && reprobridge code status && reprobridge code record ...",
+    ),
+    "C016": (
+        _SH,
+        "# code/ came from `reprobridge init`, not from `code import`\n"
+        "$ reprobridge code record --kind convenience --why '...'   # C016",
+        "$ reprobridge code import ../paper --force && reprobridge code record ...",
+    ),
 }

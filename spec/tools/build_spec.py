@@ -365,6 +365,7 @@ def code_catalogue(examples: dict[str, Any]) -> str:
         "A": "Evidence and audit",
         "N": "Runner",
         "B": "Build agent",
+        "C": "Codebase and authoring",
     }
     for entry in registry:
         code = entry["code"]

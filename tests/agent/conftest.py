@@ -12,6 +12,35 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from build_fixtures import write_repo
 
 
+@pytest.fixture(scope="session")
+def env_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One environment cache for the session: every fixture locks the same versions."""
+    return tmp_path_factory.mktemp("reprobridge-cache")
+
+
+@pytest.fixture(scope="session")
+def fixture_python(env_cache: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The interpreter of the environment every fixture shares, built once per session."""
+    from reprobridge_sdk.agent.builder import build_environment
+    from reprobridge_sdk.agent.claims import load_claims
+    from reprobridge_sdk.agent.intake import checkout, inventory
+
+    base = tmp_path_factory.mktemp("shared-env")
+    repo, claims_file = write_repo(base / "raw", "no-deps")
+    commit, date = checkout(str(repo), base / "checkout")
+    intake = inventory(
+        base / "checkout",
+        load_claims(claims_file),
+        source=str(repo),
+        commit=commit,
+        commit_date=date,
+        inputs_digest="0" * 64,
+    )
+    record = build_environment(intake, base / "state", inputs_digest="0" * 64, cache_dir=env_cache)
+    assert record.gate.passed and record.interpreter, record.gate.findings
+    return Path(record.interpreter)
+
+
 @pytest.fixture
 def raw_repo(tmp_path: Path):  # type: ignore[no-untyped-def]
     """A factory: ``raw_repo(name)`` writes that fixture and returns (repo, claims file)."""

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -77,7 +78,7 @@ def manifest_data(tree: str, lock_sha: str) -> dict[str, Any]:
             "tree_digest": tree,
         },
         "environment": {
-            "python": "3.11",
+            "python": f"{sys.version_info.major}.{sys.version_info.minor}",
             "lock": {
                 "path": "environment/requirements.lock",
                 "format": "requirements",

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import jsonschema
 import pytest
 import yaml
 from audit_support import edit_record
@@ -399,18 +400,114 @@ _FIELDS = [
 def test_property_any_record_edit_is_a_verdict_not_a_crash(
     toy: Path, field: str, value: Any
 ) -> None:
+    """Any value in any field, mostly schema-invalid: the auditor answers, never raises.
+
+    An edit that changes the record never leaves the task compatible.
+    """
     run = toy / "runs" / "scored-s1"
     original = (run / "record.json").read_text()
     try:
         edit_record(run, lambda d: d.update({field: value}))
+        changed = json.loads((run / "record.json").read_text()) != json.loads(original)
         result = audit(toy)
         codes = {f.code for r in result.attempts[0].runs for f in r.findings}
         assert all(code.startswith("A") for code in codes)
-        assert result.tasks[0].attempts[0].verdict in {
-            "compatible",
-            "invalid-evidence",
-            "toy",
-            "not-executed",
-        }
+        verdict = result.tasks[0].attempts[0].verdict
+        if changed:
+            assert verdict in {"invalid-evidence", "toy", "not-executed"}, (field, value)
+        else:
+            assert verdict == "compatible"
+    finally:
+        (run / "record.json").write_text(original)
+
+
+_HEX = st.text("0123456789abcdef", min_size=64, max_size=64)
+_EVIDENCE_SCHEMA = json.loads(
+    (Path(__file__).resolve().parents[2] / "schemas" / "evidence-1.0.schema.json").read_text()
+)
+
+
+def _retyped(data: st.DataObject, old: str) -> str:
+    return data.draw(_HEX.filter(lambda new: new != old))
+
+
+# Schema-valid edits of the record of scored-s1: (name, edit, task whose evidence it taints,
+# the codes of which one must be on the run). Each edit draws a new, well-formed value.
+_VALID_EDITS: list[tuple[str, Callable[[dict[str, Any], st.DataObject], None], str, set[str]]] = [
+    (
+        "log-digest",
+        lambda d, data: d["log"].update(sha256=_retyped(data, d["log"]["sha256"])),
+        "acc",
+        {"A004"},
+    ),
+    (
+        "output-digest",
+        lambda d, data: d["outputs"][0].update(sha256=_retyped(data, d["outputs"][0]["sha256"])),
+        "f1",
+        {"A006"},
+    ),
+    (
+        "measured-value",
+        lambda d, data: d["measurements"][0].update(
+            value=data.draw(
+                st.floats(allow_nan=False, allow_infinity=False).filter(lambda v: v != 90.1)
+            )
+        ),
+        "acc",
+        {"A007"},
+    ),
+    (
+        "argv",
+        lambda d, data: d["argv"].__setitem__(
+            data.draw(st.integers(0, len(d["argv"]) - 1), label="index"),
+            data.draw(st.text(min_size=1, max_size=8).filter(lambda a: a not in d["argv"])),
+        ),
+        "acc",
+        {"A014", "A015"},
+    ),
+    (
+        "lock-digest",
+        lambda d, data: d.update(lock_digest=_retyped(data, d["lock_digest"])),
+        "acc",
+        {"A011"},
+    ),
+    (
+        "code-digest",
+        lambda d, data: d.update(
+            code_tree_digest="sha256-tree1:" + _retyped(data, d["code_tree_digest"][13:])
+        ),
+        "f1",
+        {"A009"},
+    ),
+]
+
+
+@settings(
+    max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    edit=st.sampled_from(_VALID_EDITS),
+    data=st.data(),
+)
+def test_property_schema_valid_tampering_is_caught(
+    toy: Path,
+    edit: tuple[str, Callable[[dict[str, Any], st.DataObject], None], str, set[str]],
+    data: st.DataObject,
+) -> None:
+    """A record that still validates against the evidence schema, with one value changed, is
+    caught: the run is invalid with the edit's code and the task it measures is not compatible.
+    """
+    name, change, task, codes = edit
+    run = toy / "runs" / "scored-s1"
+    original = (run / "record.json").read_text()
+    try:
+        edit_record(run, lambda d: change(d, data))
+        edited = json.loads((run / "record.json").read_text())
+        assert list(jsonschema.Draft202012Validator(_EVIDENCE_SCHEMA).iter_errors(edited)) == []
+        result = audit(toy)
+        (tampered,) = [r for r in result.attempts[0].runs if r.run_id == edited["run_id"]]
+        assert not tampered.valid, name
+        assert codes & {f.code for f in tampered.findings}, (name, tampered.findings)
+        assert _verdict(result, task) == "invalid-evidence", name
     finally:
         (run / "record.json").write_text(original)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import shlex
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
@@ -35,6 +36,8 @@ def _load(name: str) -> ModuleType:
 check_suite = _load("check_suite")
 run_suite = _load("run_suite")
 REGISTRY: dict[str, str] = run_suite.load_registry(SUITE)
+#: The validator under test: this interpreter's SDK, never a ``reprobridge`` found on PATH.
+VALIDATE = f"{shlex.quote(sys.executable)} -m reprobridge_sdk validate --format json {{path}}"
 
 
 def _expected(name: str) -> dict[str, Any]:
@@ -157,7 +160,7 @@ def test_the_cli_passes_the_case(name: str) -> None:
     expected = _expected(name)
     case_dir = SUITE / "cases" / name
     proc = subprocess.run(
-        ["reprobridge", "validate", "--format", "json", str(case_dir)],
+        [sys.executable, "-m", "reprobridge_sdk", "validate", "--format", "json", str(case_dir)],
         check=False,
         capture_output=True,
         text=True,
@@ -176,7 +179,7 @@ def test_the_runner_passes_the_reference_validator_and_writes_junit(tmp_path: Pa
             sys.executable,
             str(SUITE / "run_suite.py"),
             "--command",
-            "reprobridge validate --format json {path}",
+            VALIDATE,
             "--junit",
             str(junit),
             *[arg for name in picked for arg in ("--case", name)],
@@ -248,7 +251,7 @@ def test_the_runner_selects_cases_by_tags() -> None:
             sys.executable,
             str(SUITE / "run_suite.py"),
             "--command",
-            "reprobridge validate --format json {path}",
+            VALIDATE,
             "--tags",
             "pylock,locks,digests",
             "-j",

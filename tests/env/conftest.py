@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -16,8 +17,11 @@ environment:
   requirements: requirements.in
 {extra}"""
 
+#: The running interpreter's ``X.Y``: the artifacts declare it, so the tests run on any CPython.
+PYTHON = f"{sys.version_info.major}.{sys.version_info.minor}"
 
-def write_artifact(root: Path, requirements: str, *, python: str = "3.11", extra: str = "") -> Path:
+
+def write_artifact(root: Path, requirements: str, *, python: str = PYTHON, extra: str = "") -> Path:
     root.mkdir(parents=True, exist_ok=True)
     (root / "rra.yaml").write_text(MANIFEST.format(python=python, extra=extra), "utf-8")
     (root / "requirements.in").write_text(requirements, "utf-8")

@@ -52,9 +52,17 @@ def test_env_check_json_without_lock(make_artifact: Callable[..., Path], tmp_pat
     ]
 
 
-def test_env_check_options_exclude_each_other(tmp_path: Path) -> None:
-    proc = _cli("env", "check", str(tmp_path), "--current", "--python", sys.executable)
+def test_env_check_options_exclude_each_other(
+    make_artifact: Callable[..., Path], tmp_path: Path
+) -> None:
+    # A readable artifact, so that exit 2 can only come from the options, not a missing manifest.
+    art = make_artifact(tmp_path / "art", "six\n")
+    proc = _cli("env", "check", str(art), "--current", "--python", sys.executable)
     assert proc.returncode == 2
+    last = proc.stderr.strip().splitlines()[-1]
+    assert "--current" in last
+    assert "--python" in last
+    assert proc.stdout == ""
 
 
 def test_missing_manifest_is_an_io_error(tmp_path: Path) -> None:
@@ -62,6 +70,7 @@ def test_missing_manifest_is_an_io_error(tmp_path: Path) -> None:
         proc = _cli(*args, str(tmp_path / "nowhere"))
         assert proc.returncode == 2, (args, proc.stderr)
         assert "Traceback" not in proc.stderr
+        assert str(tmp_path / "nowhere" / "rra.yaml") in proc.stderr, args
 
 
 _TOKENS = st.one_of(

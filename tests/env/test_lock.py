@@ -52,7 +52,7 @@ def test_lock_writes_hashed_lock_and_updates_manifest(tiny_artifact: Path) -> No
         "format": "requirements",
         "sha256": file_sha256(lock_path),
         "resolved_for": {
-            "python": "3.11",
+            "python": f"{sys.version_info.major}.{sys.version_info.minor}",
             "platform": result.platform,
             "resolver": result.resolver,
         },

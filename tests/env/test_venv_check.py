@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from reprobridge_sdk.digest import file_sha256
-from reprobridge_sdk.env._resolvers import isolated_environ
+from reprobridge_sdk.env._resolvers import index_url, isolated_environ
 from reprobridge_sdk.env.check import check_accelerator, check_environment
 from reprobridge_sdk.env.lock import lock_artifact
 from reprobridge_sdk.env.venv import (
@@ -24,6 +24,7 @@ from reprobridge_sdk.env.venv import (
     environment_path,
 )
 from reprobridge_sdk.io import yamlio
+from reprobridge_sdk.locks.lockfile import read_lock
 from reprobridge_sdk.model.environment import Accelerator
 
 pytestmark = pytest.mark.slow
@@ -107,7 +108,7 @@ def test_wrong_environment_is_reported_precisely(locked: Path, tmp_path: Path) -
             "install",
             "--quiet",
             "--index-url",
-            "https://pypi.org/simple",
+            index_url(),  # the SDK's own setting: REPROBRIDGE_INDEX_URL, else the public index
             "six==1.17.0",
         ],
         check=True,
@@ -251,11 +252,15 @@ def test_bundled_example_builds_and_checks(repo_root: Path, tmp_path: Path) -> N
         env={**os.environ, "PYTHONNOUSERSITE": "1"},
     )
     assert proc.returncode == 0, proc.stderr
-    # Re-locking the example keeps its pins (the lock is the resolver's preference).
-    before = (art / "environment" / "requirements.lock").read_bytes()
+    # Re-locking the example keeps its pins (the lock is the resolver's preference): the same
+    # distributions at the same versions, whatever the header says.
+    lock = art / "environment" / "requirements.lock"
+    before = lock.read_bytes()
+    pins = {(e.name, e.version) for e in read_lock(lock).entries}
     result = lock_artifact(art)
     assert result.findings == []
-    assert (art / "environment" / "requirements.lock").read_bytes() == before or result.changed
+    assert {(e.name, e.version) for e in read_lock(lock).entries} == pins
+    assert result.changed == (lock.read_bytes() != before)
 
 
 def test_pylock_lock_builds(tiny_artifact: Path, tmp_path: Path) -> None:

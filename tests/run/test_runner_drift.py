@@ -95,7 +95,8 @@ def test_unreadable_lock_is_reported_as_drift(tmp_path: Path) -> None:
         {"python": "3.11", "lock": {"path": "missing.lock", "format": "requirements"}}
     )
     found = lock_drift(tmp_path, env, python_full="3.11.9", installed={})
-    assert [f.code for f in found] and all(f.code.startswith("L") for f in found)
+    # L003: the lock cannot be read.
+    assert [(f.code, f.file) for f in found] == [("L003", str(tmp_path / "missing.lock"))]
 
 
 def test_installed_distributions_are_scanned_once_per_invocation(

@@ -111,7 +111,16 @@ def _check_jsonschema(files: list[Path]) -> dict[str, list[dict[str, Any]]]:
     """Errors per file from the independent ``check-jsonschema`` CLI (one call for all)."""
     schema = REPO / "schemas" / "rra-1.0.schema.json"
     proc = subprocess.run(
-        ["check-jsonschema", "--schemafile", str(schema), "-o", "json", *map(str, files)],
+        [
+            sys.executable,
+            "-m",
+            "check_jsonschema",
+            "--schemafile",
+            str(schema),
+            "-o",
+            "json",
+            *map(str, files),
+        ],
         capture_output=True,
         text=True,
         check=False,

@@ -196,13 +196,16 @@ def test_bom_is_ignored() -> None:
 
 # --------------------------------------------------------------------------- properties
 
-_keys = st.text(alphabet="abcdefghij_", min_size=1, max_size=8).map(lambda s: "k" + s)
+# Positions count characters, not bytes: keys and strings mix ASCII with two-, three- and
+# four-byte UTF-8 characters and a combining mark (no line breaks: positions name lines).
+_LETTERS = "abcdefghij_\u00e9\u00df\u03a9\u4e2d\u6587\U0001f600\u0301"
+_keys = st.text(alphabet=_LETTERS, min_size=1, max_size=8).map(lambda s: "k" + s)
 _scalars = st.one_of(
     st.none(),
     st.booleans(),
     st.integers(min_value=-(10**12), max_value=10**12),
     st.floats(allow_nan=False, allow_infinity=False, width=64),
-    st.text(alphabet="abcdefghijklmnop ", min_size=0, max_size=12).map(lambda s: "s" + s),
+    st.text(alphabet=_LETTERS + "klmnop ", min_size=0, max_size=12).map(lambda s: "s" + s),
 )
 _json = st.recursive(
     _scalars,
@@ -233,7 +236,7 @@ def _at(text: str, position: tuple[int, int]) -> str:
 @settings(max_examples=60, deadline=None)
 @given(_documents)
 def test_positions_round_trip_json_text(data: dict[str, Any]) -> None:
-    text = json.dumps(data, indent=1)
+    text = json.dumps(data, indent=1, ensure_ascii=False)
     doc = load_document(text.encode(), name="m.json")
     assert doc.findings == []
     assert doc.data == data
@@ -244,20 +247,22 @@ def test_positions_round_trip_json_text(data: dict[str, Any]) -> None:
         elif isinstance(value, list):
             assert rest.startswith("[")
         else:
-            assert rest.startswith(json.dumps(value))
+            assert rest.startswith(json.dumps(value, ensure_ascii=False))
 
 
 @settings(max_examples=60, deadline=None)
 @given(_documents)
 def test_positions_round_trip_block_yaml(data: dict[str, Any]) -> None:
-    text = yaml.safe_dump(data, default_flow_style=False, sort_keys=False, width=10_000)
+    text = yaml.safe_dump(
+        data, default_flow_style=False, sort_keys=False, width=10_000, allow_unicode=True
+    )
     doc = load_document(text.encode(), name="m.yaml")
     assert doc.findings == []
     assert doc.data == data
     for pointer, value in _walk(data):
         if pointer and not isinstance(value, (dict, list)):
             rest = _at(text, doc.positions[pointer])
-            dumped = yaml.safe_dump(value, width=10_000).splitlines()[0]
+            dumped = yaml.safe_dump(value, width=10_000, allow_unicode=True).splitlines()[0]
             assert rest.startswith(dumped)
         if pointer and pointer.rsplit("/", 1)[-1].startswith("k"):
             key = pointer.rsplit("/", 1)[-1]

@@ -31,17 +31,25 @@ def _manifests() -> list[Path]:
     return found
 
 
+def _readable() -> list[Path]:
+    """The shipped manifests that load as YAML (the others give no data to compare)."""
+    return [path for path in _manifests() if load_document(path).data is not None]
+
+
 def test_there_are_manifests_to_compare() -> None:
-    assert len(_manifests()) >= 20
+    assert len(_readable()) >= 20
+    # The manifests left out are exactly those whose reading reports a YAML finding (Y...).
+    for path in set(_manifests()) - set(_readable()):
+        codes = [f.code for f in load_document(path).findings]
+        assert codes, path
+        assert all(code.startswith("Y") for code in codes), (path, codes)
 
 
 @pytest.mark.parametrize(
-    "path", _manifests(), ids=lambda p: f"{p.parent.parent.name}/{p.parent.name}"
+    "path", _readable(), ids=lambda p: f"{p.parent.parent.name}/{p.parent.name}"
 )
 def test_same_verdict_on_every_shipped_manifest(path: Path) -> None:
     data = load_document(path).data
-    if data is None:
-        return  # not readable as YAML: there is nothing to compare
     assert manifest_schema().is_valid(data) == REFERENCE.is_valid(data)
     assert (manifest_schema().errors(data) == []) == REFERENCE.is_valid(data)
 

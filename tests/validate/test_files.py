@@ -96,6 +96,7 @@ def test_digest_mismatch_of_a_patch_and_missing_digest(tmp_path: Path) -> None:
     assert _found(root) == {
         ("F005", "/codebase/refined/patches/0/sha256"),
         ("F007", "/codebase/refined/patches/1/sha256"),
+        ("C005", "/codebase/upstream"),  # the upstream is not cached: the series is unchecked
     }
 
 

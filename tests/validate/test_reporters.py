@@ -37,8 +37,18 @@ def test_generic_over_label_findings_pairs() -> None:
         ("other", []),
     ]
     assert summary(pairs) == {"artifacts": 2, "errors": 1, "warnings": 0, "infos": 0, "ok": False}
-    for fmt in FORMATS:
-        assert render(pairs, fmt)
+    assert set(FORMATS) == {"text", "json", "sarif", "junit"}
+    assert render(pairs, "text").splitlines()[0] == "req.lock:3:1: error L001 x"
+    report = json.loads(render(pairs, "json"))
+    assert [a["path"] for a in report["artifacts"]] == ["env", "other"]
+    assert [(f["code"], f["file"], f["line"]) for f in report["artifacts"][0]["findings"]] == [
+        ("L001", "req.lock", 3)
+    ]
+    assert report["artifacts"][1]["findings"] == []
+    sarif = json.loads(render(pairs, "sarif"))
+    assert [r["ruleId"] for run in sarif["runs"] for r in run["results"]] == ["L001"]
+    suites = ET.fromstring(render(pairs, "junit"))
+    assert [(s.get("name"), s.get("failures")) for s in suites] == [("env", "1"), ("other", "0")]
 
 
 def test_unknown_format_is_rejected() -> None:

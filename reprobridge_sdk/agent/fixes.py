@@ -1,0 +1,533 @@
+"""The Reproducer's fix library: classify a failed run from its traceback, propose a fix.
+
+A failed run's stderr is read into a :class:`Failure`: the exception type and message of
+the last traceback, and the innermost frame that lies inside the repository (file relative
+to the repository root, line). Frames of the standard library and of installed packages
+are skipped: a fix only ever edits the repository's own files.
+
+Each rule of :data:`RULES` looks at a failure and, when it recognises it, returns a
+:class:`Fix`: new texts for some files of the repository, or a change of the launcher (its
+working directory or environment), with the kind the change record will carry. A rule never
+writes anything; the Reproducer applies the fix, re-runs, and keeps it only when the error
+it targeted is gone (its gate). The rules, in order:
+
+* ``python2``: a ``SyntaxError`` in a file that is Python 2 -> fissix's default fixers
+  (print statements, ``except X, e``, ``dict.iteritems``, ``xrange``, ``raw_input``, ...),
+  without ``fix_import`` (which would turn a script's sibling imports into package-relative
+  ones that fail when the file runs as a script).
+* ``integer-division``: a float used as an index or a count (``slice indices must be
+  integers``, ``'float' object cannot be interpreted as an integer``, ``list indices must be
+  integers``) -> ``/`` becomes ``//`` in the failing line and in the assignments of the
+  names that line uses.
+* ``removed-api``: the renamed or removed APIs of :data:`RENAMED`, matched on the error
+  message: ``scipy.misc.logsumexp``/``comb``/``imread``, ``np.float``/``np.int``/
+  ``np.bool``/``np.object``/``np.str``, ``sklearn.cross_validation``/``grid_search``,
+  ``sklearn.externals.joblib``, ``collections.Mapping`` and its siblings, ``time.clock``,
+  pandas ``.ix``.
+* ``pandas-append``: ``DataFrame.append`` (removed in pandas 2) -> ``pd.concat`` on the
+  failing line.
+* ``yaml-load``: ``yaml.load`` without a ``Loader`` -> ``yaml.safe_load``.
+* ``gui-backend``: an interactive matplotlib backend that cannot load headless ->
+  ``matplotlib.use("Agg")``.
+* ``cuda-device``: a CUDA error (no device, no driver, not compiled with CUDA) ->
+  ``"cuda"``/``"cuda:N"`` device literals become ``"cpu"`` in the repository files of the
+  traceback (device checks such as ``startswith("cuda")`` are left alone).
+* ``working-directory``: ``FileNotFoundError`` for a relative path that exists relative to
+  the script's directory or the repository root -> the launcher's working directory.
+
+A failure no rule recognises gets no fix (the advisor may be asked, if enabled).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+
+__all__ = [
+    "RENAMED",
+    "RULES",
+    "Failure",
+    "Fix",
+    "classify",
+    "propose",
+]
+
+_FRAME = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+)', re.MULTILINE)
+_EXC = re.compile(
+    r"^(?P<type>[A-Za-z_][\w.]*(?:Error|Exception|Warning|Exit|Interrupt)|[A-Z]\w*Error)(?::\s?(?P<message>.*))?$"
+)
+
+
+@dataclass(frozen=True)
+class Failure:
+    """What a failed run's traceback says."""
+
+    type: str
+    message: str
+    file: str | None = None
+    line: int | None = None
+    frames: tuple[tuple[str, int], ...] = ()
+    tail: str = ""
+
+    @property
+    def signature(self) -> str:
+        """Type, message and place: two failures with the same signature are the same error."""
+        return f"{self.type}: {self.message} @ {self.file}:{self.line}"
+
+    def same_error(self, other: Failure) -> bool:
+        """Same type, message and file: the error a fix targeted is still there.
+
+        The line is left out: a fix that adds or removes lines moves the error without
+        removing it.
+        """
+        return (self.type, self.message, self.file) == (other.type, other.message, other.file)
+
+
+@dataclass(frozen=True)
+class Fix:
+    """A change that should make a failure go away."""
+
+    rule: str
+    kind: str  # "execution-fix" | "convenience"
+    summary: str
+    files: dict[str, str] = field(default_factory=dict)
+    workdir: str | None = None
+    env: dict[str, str] = field(default_factory=dict)
+
+
+def _inside(root: Path, path: str, cwd: Path) -> str | None:
+    candidate = Path(path)
+    if not candidate.is_absolute():
+        candidate = cwd / candidate
+    try:
+        resolved = candidate.resolve()
+        rel = resolved.relative_to(root.resolve())
+    except (OSError, ValueError):
+        return None
+    if {"site-packages", "dist-packages"} & set(rel.parts):
+        return None  # an installed package, even when it sits inside the repository
+    return rel.as_posix() if resolved.is_file() else None
+
+
+def classify(stderr: str, root: Path, cwd: Path | None = None) -> Failure | None:
+    """The failure a run's stderr reports, or None when there is no exception line."""
+    lines = stderr.rstrip().splitlines()
+    exc_index = None
+    for index in range(len(lines) - 1, -1, -1):
+        if _EXC.match(lines[index].strip()) and not lines[index].startswith((" ", "\t")):
+            exc_index = index
+            break
+    if exc_index is None:
+        return None
+    match = _EXC.match(lines[exc_index].strip())
+    assert match is not None
+    head = "\n".join(lines[: exc_index + 1])
+    last_tb = head.rfind("Traceback (most recent call last):")
+    body = head[last_tb:] if last_tb >= 0 else head
+    frames: list[tuple[str, int]] = []
+    for frame in _FRAME.finditer(body):
+        rel = _inside(root, frame.group("file"), cwd or root)
+        if rel is not None:
+            frames.append((rel, int(frame.group("line"))))
+    file, line = frames[-1] if frames else (None, None)
+    exc_type = match.group("type").rsplit(".", 1)[-1]
+    message = (match.group("message") or "").strip()
+    if exc_type == "SyntaxError" and file is None:
+        # A syntax error has no frame of the file itself, only '  File "x.py", line N'.
+        plain = list(_FRAME.finditer(head))
+        if plain:
+            rel = _inside(root, plain[-1].group("file"), cwd or root)
+            if rel is not None:
+                file, line = rel, int(plain[-1].group("line"))
+    return Failure(
+        type=exc_type,
+        message=message[:500],
+        file=file,
+        line=line,
+        frames=tuple(frames),
+        tail="\n".join(lines[max(0, exc_index - 12) : exc_index + 1])[-2000:],
+    )
+
+
+# ------------------------------------------------------------------------------ rules
+
+
+def _read(root: Path, rel: str) -> str:
+    return (root / rel).read_text("utf-8")
+
+
+def _python2(failure: Failure, root: Path, script: str) -> Fix | None:
+    if failure.type not in {"SyntaxError", "TabError", "IndentationError"} or not failure.file:
+        return None
+    text = _read(root, failure.file)
+    from fissix import refactor  # noqa: PLC0415 - only for Python 2 files
+
+    fixers = [
+        name
+        for name in refactor.get_fixers_from_package("fissix.fixes")
+        if not name.endswith(".fix_import")
+    ]
+    tool = refactor.RefactoringTool(fixers)
+    try:
+        tree = tool.refactor_string(text if text.endswith("\n") else text + "\n", failure.file)
+    except Exception:
+        return None
+    new = str(tree)
+    if new == text:
+        return None
+    return Fix(
+        rule="python2",
+        kind="execution-fix",
+        summary=f"Python 2 syntax of {failure.file} converted with fissix",
+        files={failure.file: new},
+    )
+
+
+_INT_MESSAGES = (
+    "slice indices must be integers",
+    "object cannot be interpreted as an integer",
+    "indices must be integers",
+    "must be an integer",
+)
+
+
+def _division(failure: Failure, root: Path, script: str) -> Fix | None:
+    if failure.type != "TypeError" or not failure.file or not failure.line:
+        return None
+    if not any(m in failure.message for m in _INT_MESSAGES):
+        return None
+    text = _read(root, failure.file)
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        return None
+    used: set[str] = set()
+    for node in ast.walk(tree):
+        if getattr(node, "lineno", None) == failure.line and isinstance(node, ast.Name):
+            used.add(node.id)
+    divisions: list[ast.BinOp] = [
+        node
+        for node in ast.walk(tree)
+        if isinstance(node, ast.BinOp)
+        and isinstance(node.op, ast.Div)
+        and node.lineno == failure.line
+    ]
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names = {t.id for t in targets if isinstance(t, ast.Name)}
+            if names & used and node.value is not None:
+                divisions += [
+                    sub
+                    for sub in ast.walk(node.value)
+                    if isinstance(sub, ast.BinOp) and isinstance(sub.op, ast.Div)
+                ]
+    if not divisions:
+        return None
+    lines = text.splitlines(keepends=True)
+    edits: dict[int, list[tuple[int, int]]] = {}
+    for node in divisions:
+        if node.left.end_lineno != node.right.lineno:
+            continue
+        row = node.right.lineno - 1
+        edits.setdefault(row, []).append((node.left.end_col_offset or 0, node.right.col_offset))
+    for row, spans in edits.items():
+        line = lines[row].encode("utf-8")
+        for start, end in sorted(spans, reverse=True):
+            between = line[start:end]
+            if between.count(b"/") != 1:
+                continue
+            line = line[:start] + between.replace(b"/", b"//") + line[end:]
+        lines[row] = line.decode("utf-8")
+    new = "".join(lines)
+    if new == text:
+        return None
+    return Fix(
+        rule="integer-division",
+        kind="execution-fix",
+        summary=f"Python 2 integer division in {failure.file} written as '//'",
+        files={failure.file: new},
+    )
+
+
+#: (message pattern, [(regex, replacement)], summary) of renamed or removed APIs.
+RENAMED: list[tuple[re.Pattern[str], list[tuple[str, str]], str]] = [
+    (
+        re.compile(
+            r"cannot import name '(logsumexp|comb|factorial)' from 'scipy\.misc'|"
+            r"module 'scipy\.misc' has no attribute '(logsumexp|comb|factorial)'"
+        ),
+        [
+            (r"from scipy\.misc import", "from scipy.special import"),
+            (r"\bscipy\.misc\.(logsumexp|comb|factorial)\b", r"scipy.special.\1"),
+            (r"\bmisc\.(logsumexp|comb|factorial)\b", r"special.\1"),
+        ],
+        "scipy.misc.{name} moved to scipy.special",
+    ),
+    (
+        re.compile(
+            r"cannot import name 'imread' from 'scipy\.misc'|"
+            r"module 'scipy\.misc' has no attribute 'imread'"
+        ),
+        [
+            (r"from scipy\.misc import imread", "from matplotlib.pyplot import imread"),
+            (r"\bscipy\.misc\.imread\b", "matplotlib.pyplot.imread"),
+        ],
+        "scipy.misc.imread was removed; matplotlib.pyplot.imread reads the image",
+    ),
+    (
+        re.compile(r"module 'numpy' has no attribute '(float|int|bool|object|str|complex|long)'"),
+        [(r"\b(?:np|numpy)\.(float|int|bool|object|str|complex)\b", r"\1")],
+        "the removed numpy alias np.{name} replaced by the builtin",
+    ),
+    (
+        re.compile(r"No module named 'sklearn\.(cross_validation|grid_search|learning_curve)'"),
+        [
+            (
+                r"\bsklearn\.(cross_validation|grid_search|learning_curve)\b",
+                "sklearn.model_selection",
+            )
+        ],
+        "sklearn.{name} moved to sklearn.model_selection",
+    ),
+    (
+        re.compile(
+            r"cannot import name 'joblib' from 'sklearn\.externals'|"
+            r"No module named 'sklearn\.externals\.joblib'"
+        ),
+        [
+            (r"from sklearn\.externals import joblib", "import joblib"),
+            (r"import sklearn\.externals\.joblib as (\w+)", r"import joblib as \1"),
+            (r"\bsklearn\.externals\.joblib\b", "joblib"),
+        ],
+        "sklearn.externals.joblib was removed; joblib is imported directly",
+    ),
+    (
+        re.compile(
+            r"cannot import name '(\w+)' from 'collections'|"
+            r"module 'collections' has no attribute '(\w+)'"
+        ),
+        [
+            (
+                r"\bcollections\.(Mapping|MutableMapping|Sequence|MutableSequence|Iterable|"
+                r"Iterator|Callable|Set|MutableSet|Hashable|Sized|Container)\b",
+                r"collections.abc.\1",
+            ),
+            (
+                r"from collections import ((?:Mapping|MutableMapping|Sequence|MutableSequence|"
+                r"Iterable|Iterator|Callable|Set|MutableSet|Hashable|Sized|Container)"
+                r"(?:\s*,\s*(?:Mapping|MutableMapping|Sequence|MutableSequence|Iterable|Iterator|"
+                r"Callable|Set|MutableSet|Hashable|Sized|Container))*)\s*$",
+                r"from collections.abc import \1",
+            ),
+            (r"^(\s*)import collections\s*$", r"\1import collections\n\1import collections.abc"),
+        ],
+        "collections.{name} moved to collections.abc",
+    ),
+    (
+        re.compile(r"module 'time' has no attribute 'clock'"),
+        [(r"\btime\.clock\(", "time.perf_counter(")],
+        "time.clock was removed; time.perf_counter measures the same interval",
+    ),
+    (
+        re.compile(r"object has no attribute 'ix'"),
+        [(r"\.ix\[", ".loc[")],
+        "pandas .ix was removed; .loc selects by label",
+    ),
+]
+
+
+def _renamed(failure: Failure, root: Path, script: str) -> Fix | None:
+    if not failure.file:
+        return None
+    for pattern, replacements, summary in RENAMED:
+        match = pattern.search(failure.message)
+        if not match:
+            continue
+        name = next((g for g in match.groups() if g), "")
+        files: dict[str, str] = {}
+        for rel in dict.fromkeys(f for f, _ in failure.frames) or [failure.file]:
+            text = _read(root, rel)
+            new = text
+            for regex, replacement in replacements:
+                new = re.sub(regex, replacement, new, flags=re.MULTILINE)
+            if new != text:
+                files[rel] = new
+        if files:
+            return Fix(
+                rule="removed-api",
+                kind="execution-fix",
+                summary=summary.format(name=name),
+                files=files,
+            )
+    return None
+
+
+def _line_edit(failure: Failure, root: Path, edit: Callable[[str], str]) -> dict[str, str] | None:
+    if not failure.file or not failure.line:
+        return None
+    text = _read(root, failure.file)
+    lines = text.splitlines(keepends=True)
+    if failure.line > len(lines):
+        return None
+    before = lines[failure.line - 1]
+    after = edit(before)
+    if after == before:
+        return None
+    lines[failure.line - 1] = after
+    return {failure.file: "".join(lines)}
+
+
+def _pandas_append(failure: Failure, root: Path, script: str) -> Fix | None:
+    if failure.type != "AttributeError" or "has no attribute 'append'" not in failure.message:
+        return None
+    if "DataFrame" not in failure.message and "Series" not in failure.message:
+        return None
+
+    def edit(line: str) -> str:
+        pattern = (
+            r"([\w.\[\]'\"]+)\.append\(([^()]*(?:\([^()]*\))*[^()]*?)"
+            r"(,\s*ignore_index\s*=\s*True)?\)"
+        )
+
+        def concat(match: re.Match[str]) -> str:
+            keyword = ", ignore_index=True" if match.group(3) else ""
+            return f"pd.concat([{match.group(1)}, {match.group(2)}]{keyword})"
+
+        return re.sub(pattern, concat, line, count=1)
+
+    files = _line_edit(failure, root, edit)
+    if not files:
+        return None
+    text = next(iter(files.values()))
+    if not re.search(r"^\s*import pandas as pd\b", text, re.MULTILINE):
+        text = "import pandas as pd\n" + text
+        files = {failure.file or "": text}
+    return Fix(
+        rule="pandas-append",
+        kind="execution-fix",
+        summary="pandas DataFrame.append was removed; pd.concat joins the frames",
+        files=files,
+    )
+
+
+def _yaml_load(failure: Failure, root: Path, script: str) -> Fix | None:
+    if "missing 1 required positional argument: 'Loader'" not in failure.message:
+        return None
+    files = _line_edit(
+        failure, root, lambda line: re.sub(r"\byaml\.load\(", "yaml.safe_load(", line)
+    )
+    if not files:
+        return None
+    return Fix(
+        rule="yaml-load",
+        kind="execution-fix",
+        summary="yaml.load without a Loader replaced by yaml.safe_load",
+        files=files,
+    )
+
+
+def _gui_backend(failure: Failure, root: Path, script: str) -> Fix | None:
+    markers = ("Cannot load backend", "no display name", "tkinter")
+    if not any(marker in failure.message for marker in markers):
+        return None
+    files: dict[str, str] = {}
+    for rel in dict.fromkeys(f for f, _ in failure.frames):
+        text = _read(root, rel)
+        new = re.sub(
+            r"""\b(matplotlib|mpl)\.use\(\s*['"](?!agg['"])\w+['"]""",
+            r'\1.use("Agg"',
+            text,
+            flags=re.IGNORECASE,
+        )
+        if new != text:
+            files[rel] = new
+    if not files:
+        return None
+    return Fix(
+        rule="gui-backend",
+        kind="execution-fix",
+        summary="an interactive matplotlib backend replaced by the non-interactive 'Agg'",
+        files=files,
+    )
+
+
+_CUDA_MESSAGES = (
+    "no CUDA-capable device",
+    "Torch not compiled with CUDA",
+    "Found no NVIDIA driver",
+    "CUDA driver",
+    "CUDA error",
+    "cuda runtime error",
+    "Attempting to deserialize object on a CUDA device",
+)
+_CUDA_LITERAL = re.compile(r"""(?<![\w.]startswith\()(?P<q>['"])cuda(?::\d+)?(?P=q)""")
+
+
+def _cuda_device(failure: Failure, root: Path, script: str) -> Fix | None:
+    if not any(m.lower() in failure.message.lower() for m in _CUDA_MESSAGES):
+        return None
+    files: dict[str, str] = {}
+    for rel in dict.fromkeys(f for f, _ in failure.frames):
+        text = _read(root, rel)
+        new = _CUDA_LITERAL.sub(lambda m: f"{m.group('q')}cpu{m.group('q')}", text)
+        new = re.sub(r"\.cuda\(\)", ".cpu()", new)
+        if new != text:
+            files[rel] = new
+    if not files:
+        return None
+    return Fix(
+        rule="cuda-device",
+        kind="execution-fix",
+        summary="hard-coded CUDA devices replaced by the CPU",
+        files=files,
+    )
+
+
+def _working_directory(failure: Failure, root: Path, script: str) -> Fix | None:
+    if failure.type != "FileNotFoundError":
+        return None
+    match = re.search(r"No such file or directory: '([^']+)'", failure.message)
+    if not match or match.group(1).startswith("/"):
+        return None
+    missing = match.group(1)
+    folder = PurePosixPath(script).parent
+    candidates = [folder, *folder.parents]
+    for directory in candidates:
+        if (root / directory / missing).exists():
+            return Fix(
+                rule="working-directory",
+                kind="convenience",
+                summary=f"run from {directory.as_posix() or '.'}, where {missing!r} resolves",
+                workdir=directory.as_posix() or ".",
+            )
+    return None
+
+
+Rule = Callable[[Failure, Path, str], "Fix | None"]
+#: The rules in the order they are tried.
+RULES: list[tuple[str, Rule]] = [
+    ("python2", _python2),
+    ("integer-division", _division),
+    ("removed-api", _renamed),
+    ("pandas-append", _pandas_append),
+    ("yaml-load", _yaml_load),
+    ("gui-backend", _gui_backend),
+    ("cuda-device", _cuda_device),
+    ("working-directory", _working_directory),
+]
+
+
+def propose(failure: Failure, root: Path, script: str) -> Fix | None:
+    """The first rule's fix for ``failure`` in the repository at ``root``, or None."""
+    for _name, rule in RULES:
+        try:
+            fix = rule(failure, root, script)
+        except (OSError, UnicodeDecodeError):
+            continue
+        if fix is not None:
+            return fix
+    return None

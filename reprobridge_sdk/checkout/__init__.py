@@ -1,0 +1,48 @@
+"""The working checkout of the refined code (spec "codebase": patch series).
+
+A ``refined.kind: patches`` codebase is the upstream repository at the pinned commit with
+the series applied in order. :func:`materialize` builds that tree; every consumer that needs
+the code (``run``, ``check``, ``code``, the auditor) calls it, so there is one implementation.
+:mod:`reprobridge_sdk.authoring.codebase` adds the authoring side (import, record, diff).
+
+The names are imported lazily.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .materialize import (
+        CHECKOUT_DIR,
+        Checkout,
+        CodebaseError,
+        SeriesPatch,
+        cached_upstream,
+        fetch_upstream,
+        materialize_series,
+        series_from_data,
+        working_changes,
+    )
+
+__all__ = [
+    "CHECKOUT_DIR",
+    "Checkout",
+    "CodebaseError",
+    "SeriesPatch",
+    "cached_upstream",
+    "fetch_upstream",
+    "materialize_series",
+    "series_from_data",
+    "working_changes",
+]
+
+
+def __getattr__(name: str) -> Any:
+    if name not in __all__:
+        msg = f"module {__name__!r} has no attribute {name!r}"
+        raise AttributeError(msg)
+    value = getattr(importlib.import_module(".materialize", __name__), name)
+    globals()[name] = value
+    return value

@@ -1,0 +1,542 @@
+"""Materialize a patch series: upstream at the pinned commit, patches applied in order.
+
+Rules (spec "codebase", "The working checkout of a patch series"):
+
+* **Where the upstream comes from.** ``upstream.repository`` is a clone URL (``https://``,
+  ``http://``, ``git://``, ``ssh://``, ``file://`` or ``user@host:path``) or a path; a relative
+  path is resolved against the artifact root (``..`` names the repository that encloses the
+  artifact). The upstream is fetched once into ``<cache>/upstream/<key>.git``, a bare
+  repository keyed by the resolved location, holding the ref ``refs/rra/<commit>`` for every
+  pinned commit fetched; so the cache is keyed by repository and commit. Fetching asks for
+  the commit itself first and falls back to every branch and tag (servers that refuse a
+  want by id); a commit the upstream does not have is C002, an upstream that cannot be
+  reached C001 with git's own message.
+* **Where the checkout lives.** In ``code/`` (:data:`CHECKOUT_DIR`) of the artifact, so a
+  launcher's ``workdir: code`` or ``python code/train.py`` means the same for both kinds of
+  refined code. The checkout is derived: it is a git repository whose commits are the
+  upstream commit and one commit per applied patch, and it is never packed.
+* **Applying.** Each patch (a unified diff, as ``git apply`` reads it; text before the first
+  ``diff`` line is commentary) is applied in the series' order; the first that fails stops
+  the series with C003, naming the patch, its position in the series and the hunk that fails.
+* **Verifying.** The tree digest of the result (spec §3.7; ``.git`` is excluded) is compared
+  with ``codebase.tree_digest``; a difference is C004 (a finding on the result, not raised).
+* **Reuse and safety.** A checkout whose recorded series (upstream, commit, patch digests)
+  equals the wanted one and that has no working changes is reused as it is. A checkout with
+  working changes is never thrown away: C008 unless ``force``. Byte-code caches
+  (``__pycache__``, ``*.pyc``) are not working changes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import json
+import re
+import shutil
+import tempfile
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from reprobridge_sdk.digest import TREE_EXCLUDES, file_sha256, tree_digest
+from reprobridge_sdk.errors import ArtifactError
+from reprobridge_sdk.findings import Finding, finding
+
+from ._git import GitError, git
+
+__all__ = [
+    "CHECKOUT_DIR",
+    "Checkout",
+    "CodebaseError",
+    "SeriesPatch",
+    "cached_upstream",
+    "fetch_upstream",
+    "inspect_series",
+    "materialize_series",
+    "series_from_data",
+    "upstream_location",
+    "working_changes",
+]
+
+#: Where the working checkout of a patch series lives in the artifact.
+CHECKOUT_DIR = "code"
+_MARKER = "rra-series.json"
+_URL = re.compile(r"^([a-z][a-z0-9+.-]*://|[A-Za-z0-9._-]+@[^:/]+:)")
+_FAILED = re.compile(r"^error: patch failed: (?P<file>.+):(?P<line>\d+)$", re.MULTILINE)
+_HUNK = re.compile(r"^@@ -(?P<start>\d+)(?:,\d+)? \+\d+(?:,\d+)? @@")
+
+
+class CodebaseError(ArtifactError):
+    """The refined code cannot be materialized; ``findings`` (C codes) say why."""
+
+
+@dataclass(frozen=True)
+class SeriesPatch:
+    """One patch of the series: its path in the artifact and its declared digest."""
+
+    path: str
+    sha256: str | None = None
+
+
+@dataclass
+class Checkout:
+    """A materialized checkout: where it is, what it holds, and what does not match."""
+
+    path: Path
+    commit: str
+    tree_digest: str
+    applied: list[str] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
+    reused: bool = False
+
+    @property
+    def ok(self) -> bool:
+        return not any(item.severity.value == "error" for item in self.findings)
+
+
+def series_from_data(data: Mapping[str, Any]) -> tuple[str, str, list[SeriesPatch], Any] | None:
+    """``(repository, commit, patches, tree_digest)`` of a manifest's plain data, or None.
+
+    None unless the refined code is a patch series with a string repository and commit.
+    """
+    codebase = data.get("codebase")
+    if not isinstance(codebase, Mapping):
+        return None
+    upstream, refined = codebase.get("upstream"), codebase.get("refined")
+    if not isinstance(upstream, Mapping) or not isinstance(refined, Mapping):
+        return None
+    if refined.get("kind") != "patches":
+        return None
+    repository, commit = upstream.get("repository"), upstream.get("commit")
+    if not isinstance(repository, str) or not isinstance(commit, str):
+        return None
+    raw = refined.get("patches")
+    patches = [
+        SeriesPatch(str(item["path"]), item.get("sha256"))
+        for item in (raw if isinstance(raw, list) else [])
+        if isinstance(item, Mapping) and isinstance(item.get("path"), str)
+    ]
+    return repository, commit, patches, codebase.get("tree_digest")
+
+
+def upstream_location(root: Path, repository: str) -> str:
+    """Where git fetches ``repository`` from: a URL as written, a path resolved absolute."""
+    if _URL.match(repository):
+        return repository
+    path = Path(repository)
+    if not path.is_absolute():
+        path = root / path
+    return str(path.resolve())
+
+
+def _cache_dir() -> Path:
+    from reprobridge_sdk.env.venv import cache_root  # noqa: PLC0415 - one cache root
+
+    return cache_root() / "upstream"
+
+
+def _bare_path(location: str) -> Path:
+    key = hashlib.sha256(location.encode("utf-8")).hexdigest()[:32]
+    return _cache_dir() / f"{key}.git"
+
+
+@contextlib.contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.with_suffix(".lock").open("a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def _has_commit(bare: Path, commit: str) -> bool:
+    if not (bare / "HEAD").is_file():
+        return False
+    done = git(
+        ["rev-parse", "-q", "--verify", f"refs/rra/{commit}^{{commit}}"], cwd=bare, check=False
+    )
+    return done.returncode == 0
+
+
+def cached_upstream(root: Path, repository: str, commit: str) -> Path | None:
+    """The cached bare repository holding ``commit`` of ``repository``; None if not cached.
+
+    Never fetches (a validator must not: spec §6.2).
+    """
+    bare = _bare_path(upstream_location(root, repository))
+    try:
+        return bare if _has_commit(bare, commit) else None
+    except GitError:
+        return None
+
+
+def fetch_upstream(root: Path, repository: str, commit: str) -> Path:
+    """The cached bare repository holding ``commit``, fetched once (C001, C002, C010)."""
+    location = upstream_location(root, repository)
+    bare = _bare_path(location)
+    where = "/codebase/upstream/repository"
+    with _locked(bare):
+        try:
+            if _has_commit(bare, commit):
+                return bare
+            if not (bare / "HEAD").is_file():
+                tmp = Path(tempfile.mkdtemp(prefix=".init-", dir=bare.parent))
+                git(["init", "-q", "--bare", str(tmp)])
+                tmp.replace(bare)
+            first = git(
+                ["fetch", "-q", "--no-tags", location, f"{commit}:refs/rra/{commit}"],
+                cwd=bare,
+                check=False,
+            )
+            if first.returncode != 0:
+                second = git(
+                    [
+                        "fetch",
+                        "-q",
+                        "--no-tags",
+                        location,
+                        "+refs/heads/*:refs/up/heads/*",
+                        "+refs/tags/*:refs/up/tags/*",
+                    ],
+                    cwd=bare,
+                    check=False,
+                )
+                if second.returncode != 0:
+                    message = second.stderr.decode("utf-8", "replace").strip()
+                    raise CodebaseError(
+                        f"cannot fetch the upstream {repository}",
+                        [
+                            finding(
+                                "C001",
+                                f"cannot fetch the upstream {repository!r}: {message}",
+                                path=where,
+                                hint="check the URL or path and the network",
+                            )
+                        ],
+                    )
+                found = git(["cat-file", "-e", f"{commit}^{{commit}}"], cwd=bare, check=False)
+                if found.returncode != 0:
+                    raise CodebaseError(
+                        f"the upstream has no commit {commit}",
+                        [
+                            finding(
+                                "C002",
+                                f"the upstream {repository!r} has no commit {commit}",
+                                path="/codebase/upstream/commit",
+                                hint="pin a full commit id that the upstream has",
+                            )
+                        ],
+                    )
+                git(["update-ref", f"refs/rra/{commit}", commit], cwd=bare)
+        except GitError as exc:
+            code = "C010" if exc.missing else "C001"
+            raise CodebaseError(
+                exc.stderr, [finding(code, f"git failed: {exc.stderr}", path=where)]
+            ) from None
+    return bare
+
+
+def _wanted(repository: str, commit: str, patches: Sequence[tuple[str, str]]) -> dict[str, Any]:
+    return {
+        "repository": repository,
+        "commit": commit,
+        "patches": [{"path": path, "sha256": digest} for path, digest in patches],
+    }
+
+
+def _read_marker(checkout: Path) -> Any:
+    try:
+        return json.loads((checkout / ".git" / _MARKER).read_text("utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
+def write_marker(
+    checkout: Path, repository: str, commit: str, patches: Sequence[tuple[str, str]]
+) -> None:
+    """Record in the checkout which series it holds (used by ``code record``)."""
+    text = json.dumps(_wanted(repository, commit, patches), indent=1)
+    (checkout / ".git" / _MARKER).write_text(text + "\n", "utf-8")
+
+
+def read_marker(checkout: Path) -> dict[str, Any] | None:
+    value = _read_marker(checkout)
+    return value if isinstance(value, dict) else None
+
+
+def working_changes(checkout: Path) -> list[str]:
+    """``git status --porcelain`` lines of the checkout (byte-code caches excluded)."""
+    done = git(["status", "--porcelain", "--untracked-files=all"], cwd=checkout)
+    return [line for line in done.stdout.decode("utf-8", "replace").splitlines() if line]
+
+
+def _exclude_caches(checkout: Path) -> None:
+    names = sorted(TREE_EXCLUDES - {".git"})
+    lines = [f"{name}/" if "." not in name else name for name in names]
+    (checkout / ".git" / "info").mkdir(parents=True, exist_ok=True)
+    (checkout / ".git" / "info" / "exclude").write_text("\n".join([*lines, "*.pyc", ""]), "utf-8")
+
+
+def init_checkout(bare: Path, commit: str, dest: Path) -> None:
+    """A git checkout of ``commit`` from the cached ``bare`` repository at ``dest`` (new)."""
+    dest.mkdir(parents=True)
+    git(["init", "-q", str(dest)])
+    _exclude_caches(dest)
+    git(["fetch", "-q", "--no-tags", str(bare), f"refs/rra/{commit}"], cwd=dest)
+    git(["checkout", "-q", "--detach", "FETCH_HEAD"], cwd=dest)
+
+
+def _hunk_of(patch_text: str, file: str, line: int) -> int | None:
+    """The 1-based index (within ``file``) of the hunk starting at old line ``line``."""
+    current: str | None = None
+    index = 0
+    for raw in patch_text.splitlines():
+        if raw.startswith(("+++ ", "--- ")):
+            name = raw[4:].split("\t")[0].strip()
+            if name != "/dev/null":
+                candidate = name[2:] if name[:2] in ("a/", "b/") else name
+                if candidate != current:
+                    current, index = candidate, 0
+            continue
+        match = _HUNK.match(raw)
+        if match and current == file:
+            index += 1
+            if int(match.group("start")) == line:
+                return index
+    return None
+
+
+def _apply(checkout: Path, root: Path, patch: SeriesPatch, position: int) -> None:
+    pointer = f"/codebase/refined/patches/{position - 1}"
+    source = root.joinpath(*patch.path.split("/"))
+    try:
+        text = source.read_text("utf-8", "replace")
+    except OSError as exc:
+        raise CodebaseError(
+            f"cannot read patch {patch.path}",
+            [
+                finding(
+                    "C003",
+                    f"patch {position} ({patch.path}) cannot be read: {exc.strerror}",
+                    path=pointer,
+                )
+            ],
+        ) from None
+    done = git(["apply", "--whitespace=nowarn", str(source.resolve())], cwd=checkout, check=False)
+    if done.returncode != 0:
+        message = done.stderr.decode("utf-8", "replace").strip()
+        failed = _FAILED.search(message)
+        where = ""
+        if failed is not None:
+            hunk = _hunk_of(text, failed.group("file"), int(failed.group("line")))
+            where = (
+                f" at hunk {hunk} of {failed.group('file')}"
+                if hunk
+                else f" in {failed.group('file')}"
+            )
+            where += f" (line {failed.group('line')})"
+        raise CodebaseError(
+            f"patch {patch.path} does not apply",
+            [
+                finding(
+                    "C003",
+                    f"patch {position} ({patch.path}) does not apply{where}: "
+                    + " ".join(message.splitlines()[:3]),
+                    path=pointer,
+                    file=patch.path,
+                    hint="rebase the patch on the pinned commit and the patches before it",
+                )
+            ],
+        )
+    git(["add", "-A"], cwd=checkout)
+    git(
+        ["commit", "-q", "--allow-empty", "--no-verify", "-m", f"patch {position}: {patch.path}"],
+        cwd=checkout,
+    )
+
+
+def materialize_series(
+    root: Path,
+    *,
+    repository: str,
+    commit: str,
+    patches: Sequence[SeriesPatch],
+    tree_digest_: str | None = None,
+    dest: Path | None = None,
+    fetch: bool = True,
+    force: bool = False,
+) -> Checkout:
+    """The working checkout of the series at ``dest`` (default ``root/code``), built or reused.
+
+    Raises :class:`CodebaseError`: C001/C002 (fetch), C003 (a patch does not apply), C005
+    (``fetch=False`` and the upstream is not cached), C008 (a checkout with working changes
+    would be replaced; ``force`` discards them). A tree digest other than ``tree_digest_`` is
+    a C004 finding on the returned :class:`Checkout`.
+    """
+    root = Path(root)
+    target = dest if dest is not None else root / CHECKOUT_DIR
+    digests = [
+        (p.path, file_sha256(root / p.path) if (root / p.path).is_file() else "") for p in patches
+    ]
+    wanted = _wanted(repository, commit, digests)
+    if (target / ".git").is_dir():
+        changes = working_changes(target)
+        if _read_marker(target) == wanted and not changes:
+            return _result(target, commit, patches, tree_digest_, reused=True)
+        if changes and not force:
+            raise CodebaseError(
+                f"{target} has working changes",
+                [
+                    finding(
+                        "C008",
+                        f"the checkout has {len(changes)} unrecorded change(s); not replacing it",
+                        path="/codebase/refined",
+                        file=CHECKOUT_DIR,
+                        hint="record them (`reprobridge code record`) or discard them (--force)",
+                    )
+                ],
+            )
+        shutil.rmtree(target)
+    elif target.exists() and any(target.iterdir()):
+        if not force:
+            raise CodebaseError(
+                f"{target} exists and is not a checkout",
+                [
+                    finding(
+                        "C008",
+                        f"{CHECKOUT_DIR}/ exists and is not a checkout of the series",
+                        path="/codebase/refined",
+                        file=CHECKOUT_DIR,
+                        hint="move it away, or pass --force to replace it",
+                    )
+                ],
+            )
+        shutil.rmtree(target)
+    if fetch:
+        bare = fetch_upstream(root, repository, commit)
+    else:
+        found = cached_upstream(root, repository, commit)
+        if found is None:
+            raise CodebaseError(
+                "the upstream is not in the cache",
+                [
+                    finding(
+                        "C005",
+                        f"the upstream {repository!r} at {commit[:12]} is not in the cache; "
+                        "the patch series was not checked",
+                        path="/codebase/upstream",
+                        hint="`reprobridge code status` fetches it",
+                    )
+                ],
+            )
+        bare = found
+    target.parent.mkdir(parents=True, exist_ok=True)
+    building = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
+    try:
+        building.rmdir()
+        init_checkout(bare, commit, building)
+        for position, patch in enumerate(patches, start=1):
+            _apply(building, root, patch, position)
+        write_marker(building, repository, commit, digests)
+        if target.exists():
+            shutil.rmtree(target)
+        building.replace(target)
+    except GitError as exc:
+        shutil.rmtree(building, ignore_errors=True)
+        raise CodebaseError(
+            exc.stderr, [finding("C010" if exc.missing else "C001", f"git failed: {exc.stderr}")]
+        ) from None
+    except BaseException:
+        shutil.rmtree(building, ignore_errors=True)
+        raise
+    return _result(target, commit, patches, tree_digest_, reused=False)
+
+
+def _result(
+    target: Path, commit: str, patches: Sequence[SeriesPatch], declared: str | None, *, reused: bool
+) -> Checkout:
+    actual = tree_digest(target)
+    found: list[Finding] = []
+    if declared is not None and declared != actual:
+        found.append(
+            finding(
+                "C004",
+                f"the patched tree has digest {actual}, not the declared one",
+                path="/codebase/tree_digest",
+                hint="if the series changed on purpose, run `reprobridge digest --update`",
+            )
+        )
+    return Checkout(
+        path=target,
+        commit=commit,
+        tree_digest=actual,
+        applied=[p.path for p in patches],
+        findings=found,
+        reused=reused,
+    )
+
+
+def inspect_series(
+    root: Path,
+    *,
+    repository: str,
+    commit: str,
+    patches: Sequence[SeriesPatch],
+    declared: str | None,
+) -> list[Finding]:
+    """What a validator can tell about a series without fetching or writing in the artifact.
+
+    A checkout in ``code/`` that holds exactly this series is read (C004 if its digest is not
+    the declared one, C006 for working changes). Otherwise the series is applied in a scratch
+    directory from the cache (C003, C004), or, when the upstream is not cached, C005. Never
+    raises: a git failure is C001.
+    """
+    digests = [
+        (p.path, file_sha256(root / p.path) if (root / p.path).is_file() else "") for p in patches
+    ]
+    wanted = _wanted(repository, commit, digests)
+    checkout = root / CHECKOUT_DIR
+    out: list[Finding] = []
+    try:
+        if (checkout / ".git").is_dir() and _read_marker(checkout) == wanted:
+            changes = working_changes(checkout)
+            if changes:
+                out.append(
+                    finding(
+                        "C006",
+                        f"{CHECKOUT_DIR}/ has {len(changes)} change(s) that no patch records",
+                        path="/codebase/refined",
+                        hint="record them with `reprobridge code record` (see `code diff`)",
+                    )
+                )
+                return out
+            return _result(checkout, commit, patches, declared, reused=True).findings
+        if cached_upstream(root, repository, commit) is None:
+            return [
+                finding(
+                    "C005",
+                    f"the upstream {repository!r} at {commit[:12]} is not in the cache; "
+                    "the patch series was not checked (a validator does not fetch)",
+                    path="/codebase/upstream",
+                    hint="`reprobridge code status` fetches it",
+                )
+            ]
+        with tempfile.TemporaryDirectory(prefix="rra-series-") as scratch:
+            result = materialize_series(
+                root,
+                repository=repository,
+                commit=commit,
+                patches=patches,
+                tree_digest_=declared,
+                dest=Path(scratch) / "code",
+                fetch=False,
+            )
+            return result.findings
+    except CodebaseError as exc:
+        return list(exc.findings)
+    except (GitError, OSError) as exc:
+        return [finding("C001", f"the series cannot be checked: {exc}", path="/codebase")]

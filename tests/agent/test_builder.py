@@ -1,0 +1,155 @@
+"""Builder: requirements from files and imports, CUDA-only pins, relaxation steps, lock, env."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from reprobridge_sdk.agent.builder import (
+    _probe_imports,
+    build_environment,
+    declared_requirements,
+    relaxed,
+    resolve_steps,
+)
+from reprobridge_sdk.agent.claims import load_claims
+from reprobridge_sdk.agent.intake import checkout, inventory
+from reprobridge_sdk.model.build import (
+    DependencyFile,
+    Gate,
+    ImportUse,
+    IntakeRecord,
+    PythonEra,
+)
+
+ZERO = "0" * 64
+
+
+def _intake(requirements: list[str] | None, imports: list[str]) -> IntakeRecord:
+    files = (
+        [DependencyFile(path="requirements.txt", kind="requirements", requirements=requirements)]
+        if requirements is not None
+        else []
+    )
+    return IntakeRecord(
+        inputs_digest=ZERO,
+        seconds=0,
+        gate=Gate(passed=True),
+        source="repo",
+        repo_name="repo",
+        commit="a" * 40,
+        dependency_files=files,
+        imports=[ImportUse(module=m, files=["train.py"]) for m in imports],
+        python=PythonEra(syntax="3", commit_date="2019-01-01T00:00:00+00:00", target="3.11"),
+    )
+
+
+def test_requirements_are_inferred_from_imports_through_the_map() -> None:
+    declared = declared_requirements(_intake(None, ["cv2", "numpy", "sklearn", "yaml"]))
+    assert declared.requirements == ["numpy", "opencv-python-headless", "PyYAML", "scikit-learn"]
+    assert [r.replacement for r in declared.replaced] == [
+        "opencv-python-headless",
+        "numpy",
+        "scikit-learn",
+        "PyYAML",
+    ]
+    assert all(r.original is None for r in declared.replaced)
+
+
+def test_cuda_only_pins_are_dropped_and_cuda_local_versions_cut() -> None:
+    declared = declared_requirements(
+        _intake(
+            [
+                "numpy==1.26.4",
+                "nvidia-cublas-cu12==12.1.3.1",
+                "triton==2.1.0",
+                "torch==2.1.0+cu118",
+                "cupy-cuda12x",
+                "git+https://example.org/x.git#egg=x",
+                'pywin32; sys_platform == "win32"',
+            ],
+            ["numpy", "torch"],
+        )
+    )
+    assert declared.requirements == ["numpy==1.26.4", "torch==2.1.0"]
+    dropped = {r.original for r in declared.replaced if r.replacement is None}
+    assert dropped == {
+        "nvidia-cublas-cu12==12.1.3.1",
+        "triton==2.1.0",
+        "cupy-cuda12x",
+        "git+https://example.org/x.git#egg=x",
+        'pywin32; sys_platform == "win32"',
+    }
+    assert ("torch==2.1.0+cu118", "torch==2.1.0") in {
+        (r.original, r.replacement) for r in declared.replaced
+    }
+
+
+def test_relaxed_turns_exact_and_upper_bounds_into_lower_bounds() -> None:
+    assert relaxed(["numpy==1.16.0", "scipy<1.3,>=1.1", "pandas~=0.24", "six", "x[a]==1"]) == [
+        "numpy>=1.16.0",
+        "scipy>=1.1",
+        "pandas>=0.24",
+        "six",
+        "x[a]>=1",
+    ]
+
+
+@pytest.mark.slow
+def test_an_old_pin_is_relaxed_step_by_step_to_the_oldest_wheel(tmp_path: Path) -> None:
+    steps, pins = resolve_steps(
+        ["numpy==1.16.0"], tmp_path, python="3.11", commit_date="2019-01-15T10:00:00+00:00"
+    )
+    assert [(s.name, s.ok) for s in steps] == [
+        ("declared", False),
+        ("lower-bounds", False),
+        ("oldest-wheel", True),
+    ]
+    assert steps[0].exclude_newer == "2019-01-15T10:00:00+00:00"
+    assert steps[0].error
+    assert pins is not None
+    [numpy] = [p for p in pins if p.startswith("numpy==")]
+    version = tuple(int(x) for x in numpy.split("==")[1].split(".")[:2])
+    assert (1, 23) <= version < (1, 24)  # the first numpy with CPython 3.11 wheels
+
+
+@pytest.mark.slow
+def test_a_requirement_no_index_has_is_b005(tmp_path: Path) -> None:
+    record = build_environment(
+        _intake(["reprobridge-no-such-distribution-xyz==1.0"], []),
+        tmp_path,
+        inputs_digest=ZERO,
+        cache_dir=tmp_path / "cache",
+    )
+    assert [f.code for f in record.gate.findings] == ["B005"]
+    assert [s.ok for s in record.steps] == [False, False, False]
+    assert record.lock_sha256 is None
+
+
+@pytest.mark.slow
+def test_the_fixture_environment_is_locked_built_and_its_imports_work(
+    raw_repo, tmp_path: Path, env_cache: Path
+) -> None:
+    repo, claims_file = raw_repo("cuda-pins")
+    dest = tmp_path / "checkout"
+    commit, date = checkout(str(repo), dest)
+    intake = inventory(
+        dest,
+        load_claims(claims_file),
+        source=str(repo),
+        commit=commit,
+        commit_date=date,
+        inputs_digest=ZERO,
+    )
+    record = build_environment(intake, tmp_path / "state", inputs_digest=ZERO, cache_dir=env_cache)
+    assert record.gate.passed, record.gate.findings
+    assert [s.name for s in record.steps] == ["declared"]
+    assert "numpy==1.26.4" in record.pins  # the last numpy before the commit date
+    assert not any(p.startswith(("nvidia", "triton")) for p in record.pins)
+    assert record.imports_checked == ["matplotlib", "numpy", "scipy", "sklearn"]
+    lock = (tmp_path / "state" / "env" / "environment" / "requirements.lock").read_text("utf-8")
+    assert "--hash=sha256:" in lock
+    assert record.interpreter is not None
+    missing = _probe_imports(Path(record.interpreter), ["no_such_module_xyz"], tmp_path)
+    assert [f.code for f in missing] == ["B006"]

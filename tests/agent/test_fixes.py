@@ -1,0 +1,177 @@
+"""The fix library on real tracebacks: each case runs the broken script in a subprocess,
+classifies its stderr, applies the proposed fix and runs the script again."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from reprobridge_sdk.agent.fixes import Failure, classify, propose
+
+
+def _run(root: Path, script: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, str(root / script)],
+        cwd=cwd or root,
+        capture_output=True,
+        text=True,
+        check=False,
+        env={"PATH": "/usr/bin:/bin", "MPLBACKEND": "Agg"},
+    )
+
+
+CASES = {
+    "python2": (
+        'import sys\nprint "score: %d" % 3\nprint >>sys.stderr, "done"\n',
+        "python2",
+        "SyntaxError",
+    ),
+    "integer-division": (
+        "items = list(range(10))\nhalf = len(items) / 2\nprint(items[:half])\n",
+        "integer-division",
+        "TypeError",
+    ),
+    "scipy-misc": (
+        "from scipy.misc import logsumexp\nprint(logsumexp([1.0, 2.0]))\n",
+        "removed-api",
+        "ImportError",
+    ),
+    "numpy-alias": (
+        "import numpy as np\nx = np.float(3)\ny = np.int(2)\nprint(x, y, np.float64(1))\n",
+        "removed-api",
+        "AttributeError",
+    ),
+    "sklearn-cross-validation": (
+        "from sklearn.cross_validation import train_test_split\nprint(train_test_split)\n",
+        "removed-api",
+        "ModuleNotFoundError",
+    ),
+    "sklearn-joblib": (
+        "from sklearn.externals import joblib\nprint(joblib.__name__)\n",
+        "removed-api",
+        "ImportError",
+    ),
+    "collections-mapping": (
+        "import collections\nprint(isinstance({}, collections.Mapping))\n",
+        "removed-api",
+        "AttributeError",
+    ),
+    "collections-import": (
+        "from collections import Mapping, Sequence\nprint(Mapping, Sequence)\n",
+        "removed-api",
+        "ImportError",
+    ),
+    "time-clock": (
+        "import time\nstart = time.clock()\nprint(start >= 0)\n",
+        "removed-api",
+        "AttributeError",
+    ),
+    "yaml-load": (
+        "import yaml\nprint(yaml.load('a: 1'))\n",
+        "yaml-load",
+        "TypeError",
+    ),
+    "cuda": (
+        "import os\n\n\ndef place(device):\n"
+        '    if device.startswith("cuda"):\n'
+        '        raise RuntimeError("Torch not compiled with CUDA enabled")\n'
+        "    return device\n\n\n"
+        'print(place("cuda:0"))\n',
+        "cuda-device",
+        "RuntimeError",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_a_classified_failure_is_fixed_by_its_rule(tmp_path: Path, case: str) -> None:
+    source, rule, exc_type = CASES[case]
+    (tmp_path / "script.py").write_text(source, "utf-8")
+    broken = _run(tmp_path, "script.py")
+    assert broken.returncode != 0
+    failure = classify(broken.stderr, tmp_path)
+    assert failure is not None
+    assert failure.type == exc_type
+    assert failure.file == "script.py"
+    fix = propose(failure, tmp_path, "script.py")
+    assert fix is not None
+    assert fix.rule == rule
+    assert fix.kind == "execution-fix"
+    for rel, text in fix.files.items():
+        (tmp_path / rel).write_text(text, "utf-8")
+    fixed = _run(tmp_path, "script.py")
+    assert fixed.returncode == 0, fixed.stderr
+
+
+def test_the_python2_fix_keeps_sibling_imports_of_a_script(tmp_path: Path) -> None:
+    (tmp_path / "helper.py").write_text("VALUE = 3\n", "utf-8")
+    (tmp_path / "main.py").write_text("import helper\nprint helper.VALUE\n", "utf-8")
+    failure = classify(_run(tmp_path, "main.py").stderr, tmp_path)
+    assert failure is not None
+    fix = propose(failure, tmp_path, "main.py")
+    assert fix is not None
+    assert fix.files["main.py"] == "import helper\nprint(helper.VALUE)\n"
+
+
+def test_a_cwd_assumption_moves_the_working_directory(tmp_path: Path) -> None:
+    (tmp_path / "src").mkdir()
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "x.txt").write_text("1\n", "utf-8")
+    (tmp_path / "src" / "run.py").write_text("print(open('../data/x.txt').read())\n", "utf-8")
+    failure = classify(_run(tmp_path, "src/run.py").stderr, tmp_path)
+    assert failure is not None and failure.type == "FileNotFoundError"
+    fix = propose(failure, tmp_path, "src/run.py")
+    assert fix is not None
+    assert (fix.rule, fix.kind, fix.workdir, fix.files) == (
+        "working-directory",
+        "convenience",
+        "src",
+        {},
+    )
+    assert _run(tmp_path, "src/run.py", cwd=tmp_path / "src").returncode == 0
+
+
+def test_frames_outside_the_repository_are_never_edited(tmp_path: Path) -> None:
+    outside = tmp_path / "site"
+    repo = tmp_path / "repo"
+    outside.mkdir()
+    repo.mkdir()
+    (outside / "lib.py").write_text("import time\n\ndef now():\n    return time.clock()\n", "utf-8")
+    stderr = (
+        "Traceback (most recent call last):\n"
+        f'  File "{repo}/main.py", line 2, in <module>\n'
+        f'  File "{outside}/lib.py", line 4, in now\n'
+        "AttributeError: module 'time' has no attribute 'clock'\n"
+    )
+    (repo / "main.py").write_text("import lib\nlib.now()\n", "utf-8")
+    failure = classify(stderr, repo)
+    assert failure is not None
+    assert failure.frames == (("main.py", 2),)
+    assert propose(failure, repo, "main.py") is None  # the call site has no time.clock
+
+
+@pytest.mark.parametrize(
+    "stderr",
+    [
+        "",
+        "Segmentation fault (core dumped)\n",
+        "Traceback (most recent call last):\n" + "x" * 100_000,
+        '  File "/etc/passwd", line 1\nSyntaxError: invalid syntax\n',
+    ],
+)
+def test_hostile_or_unclassifiable_output_gives_no_fix(tmp_path: Path, stderr: str) -> None:
+    failure = classify(stderr, tmp_path)
+    if failure is not None:
+        assert failure.file is None
+        assert propose(failure, tmp_path, "main.py") is None
+
+
+def test_signature_tells_the_same_error_apart_from_another() -> None:
+    a = Failure("TypeError", "x", "a.py", 3)
+    assert a.signature == Failure("TypeError", "x", "a.py", 3).signature
+    assert a.signature != Failure("TypeError", "x", "a.py", 4).signature
+    assert a.same_error(Failure("TypeError", "x", "a.py", 4))
+    assert not a.same_error(Failure("TypeError", "y", "a.py", 3))
