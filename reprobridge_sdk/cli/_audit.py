@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from ._executor import batch_mapper, executor_options, options_from_flags
+from ._executor import batch_mapper, executor_options
 
 if TYPE_CHECKING:
     from reprobridge_sdk.model.audit import AuditResult, AuditTable
@@ -110,8 +110,8 @@ def audit(  # noqa: PLR0917 - click passes every option as an argument
             from reprobridge_sdk.config import load_settings  # noqa: PLC0415
 
             settings = load_settings({"executor": executor})
-            options = options_from_flags(scheduler, shared_fs, job_extra)
-            with batch_mapper(settings.executor, jobs, options) as mapper:
+            spread = batch_mapper(settings.executor, jobs, scheduler, shared_fs, job_extra)
+            with spread as mapper:
                 result = audit_table(
                     list(paths) or ["."],
                     given,

@@ -59,7 +59,11 @@ def options_from_flags(
 
 @contextlib.contextmanager
 def batch_mapper(
-    name: str | None, jobs: int, options: ExecutorOptions
+    name: str | None,
+    jobs: int,
+    scheduler: str | None,
+    shared_fs: bool | None,
+    job_extra: tuple[str, ...],
 ) -> Iterator[Callable[[Callable[[Any], Any], Sequence[Any]], list[Any]] | None]:
     """The ``map`` of a distributed executor for a committee batch, or ``None`` for local."""
     if name in (None, "local"):
@@ -67,6 +71,7 @@ def batch_mapper(
         return
     from reprobridge_sdk.run.executors import executor_error, make_executor  # noqa: PLC0415
 
+    options = options_from_flags(scheduler, shared_fs, job_extra)
     if name in ("dask", "slurm") and options.shared_fs is not True:
         raise executor_error(
             "N004",

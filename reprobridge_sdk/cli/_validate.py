@@ -9,7 +9,7 @@ import click
 
 from reprobridge_sdk.errors import ReproBridgeError
 
-from ._executor import batch_mapper, executor_options, options_from_flags
+from ._executor import batch_mapper, executor_options
 
 __all__ = ["validate"]
 
@@ -115,8 +115,7 @@ def validate(
     }
     try:
         settings = load_settings(flags)
-        options = options_from_flags(scheduler, shared_fs, job_extra)
-        with batch_mapper(settings.executor, jobs, options) as mapper:
+        with batch_mapper(settings.executor, jobs, scheduler, shared_fs, job_extra) as mapper:
             result = run(
                 list(paths) or ["."],
                 strict=settings.strict,
