@@ -119,7 +119,7 @@ def test_an_executor_given_by_the_caller_is_left_open(
     with make_executor("dask", options=options) as executor:
         first = run(toy, ["shell"], env_mode="current", executor=executor)
         second = run(toy, ["shell"], env_mode="current", executor=executor)
-        assert executor.slots == 2
+        assert executor.slots == 4
     assert first.exit_code == second.exit_code == 0
 
 

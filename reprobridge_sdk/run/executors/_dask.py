@@ -132,10 +132,13 @@ class DaskExecutor(Executor):
 
     @property
     def slots(self) -> int:
+        """Twice the workers' threads: the next run waits on its worker while one runs, so
+        a worker never idles for a round trip to the client (each still runs one at a time).
+        """
         if self.kind == "dask":
             workers = self.client.scheduler_info().get("workers", {})
-            return max(1, sum(int(w.get("nthreads", 1)) for w in workers.values()))
-        return self._jobs
+            return 2 * max(1, sum(int(w.get("nthreads", 1)) for w in workers.values()))
+        return 2 * self._jobs
 
     def _connect(self, launchers: Sequence[Launcher]) -> None:
         timeout = self._options.start_timeout
@@ -252,7 +255,6 @@ class DaskExecutor(Executor):
             grace=shared.grace,
             code_digest=shared.code_digest,
             lock_digest=shared.lock_digest,
-            attempt_key=f"reprobridge-attempt-{uuid.uuid4().hex}",
             cancel_event=self._cancel_name,
             executor=self.record_name or "dask",
         )

@@ -53,7 +53,6 @@ class RemoteRun:
     grace: float
     code_digest: str | None
     lock_digest: str | None
-    attempt_key: str
     cancel_event: str
     executor: str
 
@@ -125,32 +124,70 @@ def _environment(
         return _environments[key]
 
 
-def _previous_attempt(key: str) -> LostAttempt | None:
-    """An earlier attempt of this run (its worker was lost), and register this one."""
-    from distributed import Variable  # noqa: PLC0415 - only on a worker
+def _attempts() -> tuple[Any, str]:
+    """The worker's client and the key of the task being run (its metadata is ours)."""
+    from distributed import get_client, get_worker  # noqa: PLC0415 - only on a worker
 
-    variable = Variable(key)
-    try:
-        earlier = variable.get(timeout=0.2)
-    except TimeoutError:
-        earlier = None
-    variable.set({"host": socket.gethostname(), "started_at": utc_now(), "run_dir": None})
-    if not isinstance(earlier, dict):
-        return None
-    return LostAttempt(host=earlier.get("host"), started_at=str(earlier.get("started_at")))
+    return get_client(), str(get_worker().get_current_task())
 
 
-def _relay_cancel(name: str, local: threading.Event, done: threading.Event) -> None:
-    from distributed import Event  # noqa: PLC0415 - only on a worker
+def _previous_attempt(client: Any, key: str) -> dict[str, Any] | None:
+    """What an earlier attempt of this task noted (its worker was lost), and note this one.
 
-    remote = Event(name)
-    while not done.is_set():
-        try:
-            if remote.wait(timeout=CANCEL_POLL):
-                local.set()
+    The note lives in the scheduler's metadata under the task's own key, which the scheduler
+    forgets with the task: one round trip each way, nothing to clean up.
+    """
+    earlier = client.get_metadata(key, default=None)
+    client.set_metadata(key, {"host": socket.gethostname(), "started_at": utc_now()})
+    return earlier if isinstance(earlier, dict) else None
+
+
+class _CancelRelay:
+    """One thread per worker process and batch that waits on the client's cancel event and
+    sets the local events of the runs of that batch in flight here."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.runs: set[threading.Event] = set()
+        self.cancelled = False
+        thread = threading.Thread(target=self._wait, daemon=True, name=f"rb-cancel-{name}")
+        thread.start()
+
+    def _wait(self) -> None:
+        from distributed import Event  # noqa: PLC0415 - only on a worker
+
+        remote = Event(self.name)
+        while True:
+            try:
+                if remote.wait(timeout=CANCEL_POLL * 20):
+                    break
+            except Exception:  # the scheduler went away: nothing more will be cancelled
                 return
-        except Exception:  # the scheduler went away: the run goes on as it would locally
-            done.wait(CANCEL_POLL)
+        with _relays_lock:
+            self.cancelled = True
+            for event in self.runs:
+                event.set()
+
+    def register(self, event: threading.Event) -> None:
+        with _relays_lock:
+            if self.cancelled:
+                event.set()
+            self.runs.add(event)
+
+    def unregister(self, event: threading.Event) -> None:
+        with _relays_lock:
+            self.runs.discard(event)
+
+
+_relays_lock = threading.Lock()
+_relays: dict[str, _CancelRelay] = {}
+
+
+def _relay(name: str) -> _CancelRelay:
+    with _relays_lock:
+        if name not in _relays:
+            _relays[name] = _CancelRelay(name)
+        return _relays[name]
 
 
 def run_remote(spec: RemoteRun, archive: bytes | None) -> RemoteOutcome:
@@ -163,10 +200,13 @@ def run_remote(spec: RemoteRun, archive: bytes | None) -> RemoteOutcome:
     base_env, env_error, snapshot, drift = _environment(
         root, spec.manifest, spec.env_mode, spec.lock_digest
     )
-    lost = _previous_attempt(spec.attempt_key)
-    attempt_dirs_key = f"{spec.attempt_key}-dir"
-    if lost is not None and spec.shared_fs:
-        _remove_lost_run_dir(attempt_dirs_key, Path(spec.runs_dir))
+    client, key = _attempts()
+    earlier = _previous_attempt(client, key)
+    lost = None
+    if earlier is not None:
+        lost = LostAttempt(host=earlier.get("host"), started_at=str(earlier.get("started_at")))
+        if spec.shared_fs:
+            _remove_lost_run_dir(earlier.get("run_dir"), Path(spec.runs_dir))
     if spec.shared_fs:
         runs_dir = Path(spec.runs_dir)
         scratch = None
@@ -178,14 +218,12 @@ def run_remote(spec: RemoteRun, archive: bytes | None) -> RemoteOutcome:
     def _emit(event: RunEvent) -> None:
         events.append(event)
         if event.event == "run-started" and spec.shared_fs:
-            _note_run_dir(attempt_dirs_key, str(event.data.get("run_dir")))
+            note = {"host": socket.gethostname(), "started_at": utc_now()}
+            client.set_metadata(key, {**note, "run_dir": str(event.data.get("run_dir"))})
 
     cancel = threading.Event()
-    done = threading.Event()
-    relay = threading.Thread(
-        target=_relay_cancel, args=(spec.cancel_event, cancel, done), daemon=True
-    )
-    relay.start()
+    relay = _relay(spec.cancel_event)
+    relay.register(cancel)
     shared = Shared(
         root=root,
         manifest=spec.manifest,
@@ -208,7 +246,7 @@ def run_remote(spec: RemoteRun, archive: bytes | None) -> RemoteOutcome:
     try:
         result = execute(Job(launcher, spec.seed), shared)
     finally:
-        done.set()
+        relay.unregister(cancel)
     files = None
     if scratch is not None:
         files = {
@@ -220,22 +258,10 @@ def run_remote(spec: RemoteRun, archive: bytes | None) -> RemoteOutcome:
     return RemoteOutcome(result=result, events=events, files=files)
 
 
-def _note_run_dir(key: str, run_dir: str) -> None:
-    from distributed import Variable  # noqa: PLC0415 - only on a worker
-
-    Variable(key).set(run_dir)
-
-
-def _remove_lost_run_dir(key: str, runs_dir: Path) -> None:
+def _remove_lost_run_dir(run_dir: object, runs_dir: Path) -> None:
     """Remove the partial run directory a lost attempt left (its record never became final)."""
-    from distributed import Variable  # noqa: PLC0415 - only on a worker
-
-    try:
-        earlier = Variable(key).get(timeout=0.2)
-    except TimeoutError:
+    if not isinstance(run_dir, str):
         return
-    if not isinstance(earlier, str):
-        return
-    path = Path(earlier)
+    path = Path(run_dir)
     if path.parent == runs_dir and path.is_dir() and not path.is_symlink():
         shutil.rmtree(path, ignore_errors=True)
