@@ -9,7 +9,8 @@
   Directories themselves, timestamps, owners and other permission bits do not count; so the
   digest is independent of file-system order and of when or by whom files were written.
   Entries named in :data:`TREE_EXCLUDES` (version-control and byte-code caches) are skipped
-  at any depth.
+  at any depth. A file larger than :data:`MAX_TREE_FILE_BYTES` is refused (an
+  :class:`~reprobridge_sdk.io.safefs.UnsafeFileError`), never hashed.
 
 This module is at the ground floor of the SDK and imports nothing else of it.
 """
@@ -23,7 +24,10 @@ from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from reprobridge_sdk.io import safefs
+
 __all__ = [
+    "MAX_TREE_FILE_BYTES",
     "TREE_DIGEST_PREFIX",
     "TREE_EXCLUDES",
     "file_sha256",
@@ -37,11 +41,23 @@ TREE_DIGEST_PREFIX = "sha256-tree1:"
 TREE_EXCLUDES = frozenset({".git", ".hg", ".svn", "__pycache__", ".DS_Store"})
 
 _CHUNK = 1 << 20
+#: Largest file hashed into a tree digest (1 GiB): code trees hold code, not data; a larger
+#: (or sparse) file is refused with :class:`~reprobridge_sdk.io.safefs.UnsafeFileError`.
+MAX_TREE_FILE_BYTES = 1 << 30
 
 
-def file_sha256(path: str | os.PathLike[str]) -> str:
-    """The hex SHA-256 of a file's content."""
-    with Path(path).open("rb", buffering=0) as handle:
+def file_sha256(
+    path: str | os.PathLike[str],
+    *,
+    root: str | os.PathLike[str] | None = None,
+    max_bytes: int | None = None,
+) -> str:
+    """The hex SHA-256 of a regular file's content (through the safe file layer).
+
+    With ``root`` the path must stay inside it; a non-regular file or one larger than
+    ``max_bytes`` raises :class:`~reprobridge_sdk.io.safefs.UnsafeFileError` unread.
+    """
+    with safefs.open_regular(path, root=root, max_bytes=max_bytes) as handle:
         file_digest = getattr(hashlib, "file_digest", None)
         if file_digest is not None:
             return str(file_digest(handle, "sha256").hexdigest())
@@ -54,7 +70,10 @@ def file_sha256(path: str | os.PathLike[str]) -> str:
 
 
 def files_sha256(
-    paths: Sequence[str | os.PathLike[str]], *, workers: int | None = None
+    paths: Sequence[str | os.PathLike[str]],
+    *,
+    workers: int | None = None,
+    max_bytes: int | None = None,
 ) -> list[str]:
     """The hex SHA-256 of several files, hashed in parallel threads, in the order given.
 
@@ -65,9 +84,9 @@ def files_sha256(
     if workers is None:
         workers = min(8, os.cpu_count() or 1)
     if count < 2 or workers < 2:
-        return [file_sha256(path) for path in paths]
+        return [file_sha256(path, max_bytes=max_bytes) for path in paths]
     with ThreadPoolExecutor(max_workers=min(workers, count)) as pool:
-        return list(pool.map(file_sha256, paths))
+        return list(pool.map(lambda path: file_sha256(path, max_bytes=max_bytes), paths))
 
 
 def iter_tree_entries(root: str | os.PathLike[str]) -> Iterator[tuple[str, str, str]]:
@@ -93,7 +112,7 @@ def iter_tree_entries(root: str | os.PathLike[str]) -> Iterator[tuple[str, str, 
                     entries.append((rel.encode(), kind, rel, path))
     entries.sort(key=lambda item: item[0])
     files = [path for _, kind, _, path in entries if kind != "l"]
-    digests = iter(files_sha256(files))
+    digests = iter(files_sha256(files, max_bytes=MAX_TREE_FILE_BYTES))
     for _, kind, rel, path in entries:
         # os.readlink, not Path.readlink: the target exactly as written, not normalised.
         value = os.readlink(path) if kind == "l" else next(digests)  # noqa: PTH115

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from .findings import Finding, finding
+from .io import safefs
 from .io._fs import atomic_write_text
 
 __all__ = [
@@ -38,8 +39,25 @@ DEFAULT_GUIDE_PATH = "GUIDE.md"
 _NOTE = "<!-- generated from rra.yaml by `reprobridge guide`; edit the records there -->"
 
 
-def _text(value: Any) -> str:
-    """One line of Markdown for a value of a record (multi-line text is joined)."""
+#: Characters of record text that Markdown or HTML would interpret, and what is written.
+#: ``<``, ``>`` and ``&`` become entities (no raw HTML, no comment, so no marker, can be
+#: formed); brackets and backslashes are backslash-escaped (no link or image can be formed,
+#: so no ``javascript:`` link). Emphasis and code characters are left as written: they
+#: change how text looks, not what it does.
+_ESCAPES = str.maketrans(
+    {
+        "&": "&amp;",
+        "<": "&lt;",
+        ">": "&gt;",
+        "\\": "\\\\",
+        "[": "\\[",
+        "]": "\\]",
+    }
+)
+
+
+def _plain(value: Any) -> str:
+    """One line of text for a value of a record (multi-line text is joined), unescaped."""
     if value is None:
         return ""
     if isinstance(value, bool):
@@ -47,8 +65,21 @@ def _text(value: Any) -> str:
     if isinstance(value, str):
         return " ".join(value.split())
     if isinstance(value, Sequence):
-        return ", ".join(_text(item) for item in value)
+        return ", ".join(_plain(item) for item in value)
     return " ".join(str(value).split())
+
+
+def _text(value: Any) -> str:
+    """One line of Markdown for a value of a record: the plain text, escaped (_ESCAPES)."""
+    return _plain(value).translate(_ESCAPES)
+
+
+def _code(value: Any) -> str:
+    """A code span for an id or a file name; text that could leave the span is escaped text."""
+    text = _plain(value)
+    if not text or any(char in text for char in "`<>&\\"):
+        return text.translate(_ESCAPES)
+    return f"`{text}`"
 
 
 def _codes(values: Any) -> str:
@@ -56,7 +87,7 @@ def _codes(values: Any) -> str:
         values = [values]
     if not isinstance(values, Sequence) or not values:
         return ""
-    return ", ".join(f"`{_text(item)}`" for item in values)
+    return ", ".join(_code(item) for item in values)
 
 
 def _items(guide: Mapping[str, Any], key: str) -> list[Mapping[str, Any]]:
@@ -203,7 +234,9 @@ def check_guide(root: Path, guide: Mapping[str, Any]) -> list[Finding]:
         return []
     path = Path(root).joinpath(*relative.split("/"))
     try:
-        text = path.read_text("utf-8")
+        text = safefs.read_text(path, root=root)
+    except safefs.UnsafeFileError:
+        return []  # a link out, a FIFO or device, a huge file: never read; F003/F009 tell
     except FileNotFoundError:
         return [
             finding(
@@ -252,11 +285,11 @@ def write_guide(root: Path, guide: Mapping[str, Any], *, title: str | None = Non
         guide = {}
     path = Path(root).joinpath(*guide_path(guide).split("/"))
     try:
-        text = path.read_text("utf-8")
+        text = safefs.read_text(path, root=root)
     except FileNotFoundError:
-        text = f"# {title or 'Reproduction guide'}\n"
+        text = f"# {_text(title) or 'Reproduction guide'}\n"
     new = update_guide_text(text, guide)
     if new == text:
         return False
-    atomic_write_text(path, new)
+    atomic_write_text(path, new, root=root)
     return True

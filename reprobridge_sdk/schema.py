@@ -13,6 +13,14 @@ model's field order (which is meaningful to readers), the JSON is indented by tw
 ends with a newline. No keyword is added beyond what pydantic emits, so the validator's
 in-house evaluator and independent validators read the same document.
 
+Format versions (spec "versioning"): the models describe the newest minor version of the
+format; a field or enumeration value added in a minor version carries a ``since`` marker
+(:func:`reprobridge_sdk.model._base.since`, rendered as a ``$comment``). A schema registered
+with a ``format_version`` is the models' schema with every addition newer than that version
+removed (properties, their ``required`` entries, enumeration values, and the ``$defs`` no
+longer reachable), so ``rra-1.0`` stays the 1.0 format whatever 1.1 adds, and ``rra-1.1`` is
+the 1.1 draft with its additions marked.
+
 The registry of schemas is :data:`SCHEMAS`, a dict from name to :class:`SchemaSpec`. A part
 of the SDK that defines another document format adds an entry to ``_BUILTIN`` below (with a
 ``"module:attribute"`` reference so nothing is imported until a schema is generated);
@@ -30,6 +38,7 @@ from typing import TYPE_CHECKING, Any
 
 from .errors import UsageError
 from .io._fs import atomic_write_text
+from .versions import parse_since
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
@@ -45,6 +54,7 @@ __all__ = [
     "register_schema",
     "render_schema",
     "resolve_name",
+    "restrict_to_version",
     "source_schema_dir",
     "write_schemas",
 ]
@@ -67,6 +77,8 @@ class SchemaSpec:
     model: str | type[BaseModel]
     title: str
     aliases: tuple[str, ...] = ()
+    #: Remove the additions newer than this format version (None: keep everything).
+    format_version: str | None = None
 
     @property
     def id(self) -> str:
@@ -93,12 +105,26 @@ _BUILTIN = (
         "reprobridge_sdk.model.manifest:Manifest",
         "ReproBridge RRA 1.0 manifest (rra.yaml)",
         aliases=("rra", "manifest"),
+        format_version="1.0",
+    ),
+    SchemaSpec(
+        "rra-1.1",
+        "reprobridge_sdk.model.manifest:Manifest",
+        "ReproBridge RRA 1.1 manifest (rra.yaml), draft",
+        format_version="1.1",
     ),
     SchemaSpec(
         "evidence-1.0",
         "reprobridge_sdk.model.evidence:EvidenceRecord",
         "ReproBridge evidence record 1.0 (record.json)",
         aliases=("evidence", "record"),
+        format_version="1.0",
+    ),
+    SchemaSpec(
+        "evidence-1.1",
+        "reprobridge_sdk.model.evidence:EvidenceRecord",
+        "ReproBridge evidence record 1.1 (record.json), draft",
+        format_version="1.1",
     ),
     SchemaSpec(
         "audit-1.0",
@@ -111,6 +137,20 @@ _BUILTIN = (
         "reprobridge_sdk.model.audit:AuditTable",
         "ReproBridge audit table 1.0 (reprobridge audit --table --format json)",
         aliases=("audit-table",),
+    ),
+    SchemaSpec(
+        "rra-run-predicate-1",
+        "reprobridge_sdk.model.attestation:RunPredicate",
+        "ReproBridge RRA run predicate v1 (in-toto predicateType "
+        "https://reprobridge.org/predicates/rra-run/v1)",
+        aliases=("run-predicate",),
+    ),
+    SchemaSpec(
+        "rra-audit-predicate-1",
+        "reprobridge_sdk.model.attestation:AuditPredicate",
+        "ReproBridge RRA audit predicate v1 (in-toto predicateType "
+        "https://reprobridge.org/predicates/rra-audit/v1)",
+        aliases=("audit-predicate",),
     ),
     SchemaSpec(
         "claims-1.0",
@@ -177,11 +217,86 @@ def resolve_name(name: str) -> SchemaSpec:
     raise UsageError(msg)
 
 
+def _version(text: str) -> tuple[int, int]:
+    major, _, minor = text.partition(".")
+    return int(major), int(minor)
+
+
+def _strip_values(node: Any, values: tuple[str, ...]) -> None:
+    """Remove ``values`` from every ``enum`` under ``node`` (not following ``$ref``)."""
+    if isinstance(node, list):
+        for item in node:
+            _strip_values(item, values)
+        return
+    if not isinstance(node, dict):
+        return
+    if isinstance(node.get("enum"), list):
+        node["enum"] = [v for v in node["enum"] if v not in values]
+    for key, child in node.items():
+        if key not in ("enum", "$ref"):
+            _strip_values(child, values)
+
+
+def restrict_to_version(node: Any, version: tuple[int, int]) -> None:
+    """Remove, in place, every addition marked ``since`` a version newer than ``version``."""
+    if isinstance(node, list):
+        for item in node:
+            restrict_to_version(item, version)
+        return
+    if not isinstance(node, dict):
+        return
+    marker = parse_since(node.get("$comment"))
+    if marker is not None and marker[1] is not None and marker[0] > version:
+        _strip_values(node, marker[1])
+        del node["$comment"]
+    properties = node.get("properties")
+    if isinstance(properties, dict):
+        for key in list(properties):
+            field = parse_since(_comment(properties[key]))
+            if field is not None and field[1] is None and field[0] > version:
+                del properties[key]
+                if key in node.get("required", []):
+                    node["required"] = [k for k in node["required"] if k != key]
+    for child in node.values():
+        restrict_to_version(child, version)
+
+
+def _comment(node: Any) -> Any:
+    return node.get("$comment") if isinstance(node, dict) else None
+
+
+def _prune_defs(schema: dict[str, Any]) -> None:
+    """Drop the ``$defs`` no ``$ref`` reaches any more (after :func:`restrict_to_version`)."""
+    defs = schema.get("$defs")
+    if not isinstance(defs, dict):
+        return
+    reached: set[str] = set()
+    pending: list[Any] = [{k: v for k, v in schema.items() if k != "$defs"}]
+    while pending:
+        node = pending.pop()
+        if isinstance(node, list):
+            pending.extend(node)
+        elif isinstance(node, dict):
+            ref = node.get("$ref")
+            if isinstance(ref, str) and ref.startswith("#/$defs/"):
+                name = ref[len("#/$defs/") :]
+                if name not in reached and name in defs:
+                    reached.add(name)
+                    pending.append(defs[name])
+            pending.extend(node.values())
+    schema["$defs"] = {name: defs[name] for name in defs if name in reached}
+    if not schema["$defs"]:
+        del schema["$defs"]
+
+
 def generate_schema(name: str) -> dict[str, Any]:
     """The JSON Schema of the registered schema ``name``, as a plain dict."""
     spec = resolve_name(name)
     body = spec.model_class().model_json_schema(mode="validation")
     body.pop("title", None)
+    if spec.format_version is not None:
+        restrict_to_version(body, _version(spec.format_version))
+        _prune_defs(body)
     defs = body.pop("$defs", None)
     schema: dict[str, Any] = {
         "$schema": DRAFT,

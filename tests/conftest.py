@@ -11,8 +11,9 @@ import os
 from collections.abc import Iterator
 from pathlib import Path
 
+import code_census
 import pytest
-from hypothesis import HealthCheck, settings
+from hypothesis import HealthCheck, is_hypothesis_test, settings
 
 # Property tests: a quick profile by default; CI (HYPOTHESIS_PROFILE=ci) runs more examples
 # from a derandomised seed, so a failure there is reproducible and never "at random". Tests
@@ -29,6 +30,9 @@ settings.register_profile(
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
 
 REPO = Path(__file__).resolve().parent.parent
+CENSUS_TEST = "test_codes_produced.py::test_every_registered_code_is_produced"
+
+code_census.install()
 
 
 @pytest.fixture
@@ -54,3 +58,41 @@ def _private_cache(
     cache = tmp_path_factory.mktemp("cache")
     monkeypatch.setenv("REPROBRIDGE_CACHE_DIR", str(cache))
     return cache
+
+
+# ------------------------------------------------------------------ the census of finding codes
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """The census covers the whole suite only when pytest was pointed at all of ``tests/``."""
+    targets = {
+        (Path(config.invocation_params.dir) / arg.split("::")[0]).resolve() for arg in config.args
+    }
+    if not targets <= {code_census.TESTS, REPO}:
+        code_census.INCOMPLETE.append("only part of the suite was collected")
+
+
+def pytest_deselected(items: list[pytest.Item]) -> None:
+    if items:
+        code_census.INCOMPLETE.append(f"{len(items)} tests were deselected")
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The census test runs after every other test."""
+    census = [item for item in items if item.nodeid.endswith(CENSUS_TEST)]
+    for item in census:
+        items.remove(item)
+        items.append(item)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
+    """Name the running test for the census (property tests are not counted)."""
+    function = getattr(item, "obj", None)
+    counted = function is not None and not is_hypothesis_test(function)
+    code_census.CURRENT[0] = item.nodeid if counted else None
+    try:
+        return (yield)
+    finally:
+        code_census.CURRENT[0] = None

@@ -18,13 +18,13 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Sequence
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from reprobridge_sdk.api import ArtifactDir, load
 from reprobridge_sdk.errors import ArtifactError, UsageError
 from reprobridge_sdk.extract.extraction import ExtractionCache
-from reprobridge_sdk.findings import Severity, finding
+from reprobridge_sdk.findings import Finding, Severity, finding
 from reprobridge_sdk.io.document import Document, load_document
 from reprobridge_sdk.model import MANIFEST_NAME, Manifest
 from reprobridge_sdk.model.audit import (
@@ -38,6 +38,7 @@ from reprobridge_sdk.model.audit import (
     RunCheck,
     TaskAudit,
 )
+from reprobridge_sdk.signing.keys import TrustedKeys
 from reprobridge_sdk.validation import Mapper
 
 from .attempts import (
@@ -63,6 +64,8 @@ from .interval import (
 from .interval import (
     holm as holm_adjust,
 )
+from .rerun import rerun_runs
+from .trust import check_attempt_ledger, check_signatures
 from .verdict import (
     BADGE_CRITERIA,
     ICML,
@@ -77,6 +80,89 @@ from .verify import ArtifactFacts, RunEvidence, artifact_facts, check_run, disco
 __all__ = ["audit", "audit_table", "load_artifact"]
 
 AttemptLike = str | os.PathLike[str] | Attempt
+
+
+@dataclass
+class _Checks:
+    """The ledger, signature and re-execution outcomes of every attempt of one audit."""
+
+    attempt_findings: list[list[Finding]] = field(default_factory=list)
+    #: Per attempt: findings that taint the tasks of one launcher (deleted runs, A052).
+    by_launcher: list[dict[str, list[Finding]]] = field(default_factory=list)
+    heads: list[str | None] = field(default_factory=list)
+    executed: list[int] = field(default_factory=list)
+    mismatches: list[int] = field(default_factory=list)
+    signers: dict[Path, str] = field(default_factory=dict)
+    reran: set[Path] = field(default_factory=set)
+
+    def taint(self, judgement: Judgement, attempt: int, launchers: set[str]) -> Judgement:
+        """Attempt-level evidence errors make the verdict ``invalid-evidence``.
+
+        A broken, reordered or unexpected ledger taints every task of the attempt; a
+        deleted run taints the tasks its launcher measures.
+        """
+        if attempt < 0 or attempt >= len(self.attempt_findings):
+            return judgement
+        errors = [
+            f
+            for f in self.attempt_findings[attempt]
+            if f.severity is Severity.ERROR and f.code != "A052"
+        ]
+        for launcher in sorted(launchers):
+            errors.extend(self.by_launcher[attempt].get(launcher, ()))
+        if errors and launchers:
+            judgement.verdict = "invalid-evidence"
+            judgement.reasons = [*errors, *judgement.reasons]
+        return judgement
+
+
+def _check_trust(
+    facts: ArtifactFacts,
+    chosen: Sequence[Attempt],
+    evidence: Sequence[list[RunEvidence]],
+    options: AuditOptions,
+    trust: _Trust,
+) -> _Checks:
+    """Ledger (always), signatures (with keys) and re-execution (with --rerun) per attempt."""
+    checks = _Checks()
+    widths: dict[str, float | None] = {}
+    for task in facts.manifest.tasks:
+        interval = compatibility_interval(
+            [o.value for o in task.reference.observations],
+            level=options.level,
+            floor=options.floor,
+        )
+        widths[task.id] = interval.half_width if interval.defined else None
+    for attempt, runs in zip(chosen, evidence, strict=True):
+        check = (
+            check_attempt_ledger(attempt.path, runs, options.expect_head)
+            if (attempt.path.is_dir())
+            else None
+        )
+        checks.attempt_findings.append(list(check.attempt) if check else [])
+        checks.by_launcher.append(dict(check.deleted) if check else {})
+        checks.heads.append(check.state.head if check and check.state.exists else None)
+        if trust.keys is not None:
+            for run in runs:
+                signer = check_signatures(run, trust.keys, check.state if check else None)
+                if signer is not None:
+                    checks.signers[run.path] = signer
+        executed = mismatches = 0
+        if options.rerun is not None:
+            outcome = rerun_runs(
+                facts,
+                runs,
+                count=None if options.rerun == "all" else int(options.rerun),
+                seed=options.rerun_seed,
+                half_widths=widths,
+                env_mode=trust.rerun_env,
+            )
+            executed, mismatches = outcome.executed, outcome.mismatches
+            by_rel = {r.rel or ".": r.path for r in runs}
+            checks.reran.update(by_rel[rel] for rel in outcome.chosen)
+        checks.executed.append(executed)
+        checks.mismatches.append(mismatches)
+    return checks
 
 
 def _num(value: float) -> float | None:
@@ -112,21 +198,51 @@ def load_artifact(path: str | os.PathLike[str]) -> ArtifactFacts:
     manifest: Manifest | None = None
     document: Document | None = None
     try:  # named as the validator names it, so the validation can reuse the document
-        document = load_document(root / MANIFEST_NAME, name=str(root / MANIFEST_NAME))
+        document = load_document(root / MANIFEST_NAME, name=str(root / MANIFEST_NAME), root=root)
         if isinstance(document.data, dict) and not any(
             f.severity is Severity.ERROR for f in document.findings
         ):
             manifest = Manifest.model_validate(document.data)
-    except (OSError, ValueError):
+    except (OSError, ValueError, ArtifactError):
         manifest = None
     if manifest is None:  # load() reads the file again and raises located findings
         return artifact_facts(load(root))
     return replace(artifact_facts(ArtifactDir(root=root, manifest=manifest)), document=document)
 
 
-def _options(level: float, floor: float, *, holm: bool, curation: bool) -> AuditOptions:
+def _options(
+    level: float,
+    floor: float,
+    *,
+    holm: bool,
+    curation: bool,
+    expect_head: str | None = None,
+    trust: TrustedKeys | None = None,
+    rerun: int | str | None = None,
+    rerun_seed: int = 0,
+) -> AuditOptions:
     check_options(level, floor)
-    return AuditOptions(level=level, floor=floor, holm=holm, curation=curation)
+    if rerun is not None and rerun != "all" and (not isinstance(rerun, int) or rerun < 1):
+        msg = f"--rerun must be a positive number of runs or 'all', not {rerun!r}"
+        raise UsageError(msg, [finding("N004", msg, hint="e.g. --rerun 3 or --rerun all")])
+    return AuditOptions(
+        level=level,
+        floor=floor,
+        holm=holm,
+        curation=curation,
+        expect_head=expect_head,
+        trusted=sorted(k.name for k in trust.keys.values()) if trust is not None else None,
+        rerun=rerun,  # checked above
+        rerun_seed=rerun_seed,
+    )
+
+
+@dataclass
+class _Trust:
+    """How the evidence of the attempts is checked beyond each run's files."""
+
+    keys: TrustedKeys | None = None
+    rerun_env: str = "cached"
 
 
 def _verify_attempt(
@@ -144,9 +260,11 @@ def _verify_attempt(
     return runs
 
 
-def _run_check(run: RunEvidence) -> RunCheck:
+def _run_check(run: RunEvidence, signer: str | None = None, reran: bool = False) -> RunCheck:
     record = run.record
     return RunCheck(
+        signer=signer,
+        reran=reran,
         run=run.rel or ".",
         run_id=record.run_id if record else None,
         launcher=record.launcher if record else None,
@@ -174,16 +292,35 @@ def audit(
     floor: float = DEFAULT_FLOOR,
     holm: bool = False,
     curation: bool = False,
+    expect_head: str | None = None,
+    trust: TrustedKeys | None = None,
+    rerun: int | str | None = None,
+    rerun_seed: int = 0,
+    rerun_env: str = "cached",
 ) -> AuditResult:
     """Audit the artifact at ``artifact_path`` against the evidence of ``attempts``.
 
     ``attempts`` are directories of run directories (or ``LABEL=DIR`` strings); by default
     the artifact's ``runs/``. An attempt that is given but does not exist is a
     :class:`UsageError`; a missing default ``runs/`` is an attempt without runs.
+
+    Every attempt's run ledger is checked (``expect_head``: the head the author submitted);
+    with ``trust`` every run must be signed by one of its keys; with ``rerun`` (a number of
+    runs or ``"all"``) a sample of each attempt's succeeded runs chosen with ``rerun_seed``
+    is re-executed in ``rerun_env`` and compared (see :mod:`.rerun`).
     """
-    options = _options(level, floor, holm=holm, curation=curation)
+    options = _options(
+        level,
+        floor,
+        holm=holm,
+        curation=curation,
+        expect_head=expect_head,
+        trust=trust,
+        rerun=rerun,
+        rerun_seed=rerun_seed,
+    )
     facts = load_artifact(artifact_path)
-    return _audit(facts, Path(artifact_path), attempts, options)
+    return _audit(facts, Path(artifact_path), attempts, options, trust=_Trust(trust, rerun_env))
 
 
 def _audit(
@@ -193,6 +330,7 @@ def _audit(
     options: AuditOptions,
     *,
     strict: bool = True,
+    trust: _Trust | None = None,
 ) -> AuditResult:
     manifest = facts.manifest
     root = facts.root
@@ -207,6 +345,7 @@ def _audit(
     names = unique_labels(chosen)
     cache = ExtractionCache()  # one per audit: each file is parsed once for all its tasks
     evidence = [_verify_attempt(facts, attempt, cache) for attempt in chosen]
+    checks = _check_trust(facts, chosen, evidence, options, trust or _Trust())
 
     intervals: list[Interval] = []
     tasks: list[TaskAudit] = []
@@ -247,7 +386,15 @@ def _audit(
     for name, runs in zip(names, evidence, strict=True):
         columns.append(
             [
-                judge_task(facts, task, i, interval=intervals[i], runs=runs, label=name)
+                checks.taint(
+                    judge_task(facts, task, i, interval=intervals[i], runs=runs, label=name),
+                    len(columns) - (1 if options.curation else 0),
+                    {
+                        ln.id
+                        for ln in manifest.launchers
+                        if any(m.task == task.id for m in ln.measurements)
+                    },
+                )
                 for i, task in enumerate(manifest.tasks)
             ]
         )
@@ -283,9 +430,15 @@ def _audit(
                 label=name,
                 group=attempt.label,
                 path=_display_path(attempt.path, root),
-                runs=[_run_check(r) for r in runs],
+                runs=[
+                    _run_check(r, checks.signers.get(r.path), r.path in checks.reran) for r in runs
+                ],
                 counts=counts,
                 success_rate=counts["compatible"] / len(column) if column else None,
+                findings=[as_audit_finding(f) for f in checks.attempt_findings[index]],
+                ledger_head=checks.heads[index],
+                reran=checks.executed[index],
+                rerun_mismatches=checks.mismatches[index],
             )
         )
 
@@ -304,6 +457,7 @@ def _audit(
     artifact_findings: list[AuditFinding] = [
         as_audit_finding(f) for f in validation if f.severity is Severity.ERROR
     ] + [as_audit_finding(f) for f in facts.findings]
+    artifact_findings += [as_audit_finding(f) for f in _shared_runs(manifest, evidence)]
     available = not any(f.severity == "error" for f in artifact_findings)
     functional = bool(chosen) and all(
         any(
@@ -317,10 +471,13 @@ def _audit(
         any(a.verdict == "compatible" for a in t.attempts if a.attempt != "published")
         for t in tasks
     ) and bool(chosen)
+    attempt_errors = any(
+        f.severity is Severity.ERROR for found in checks.attempt_findings for f in found
+    )
     if options.curation:
         passed = all(t.published_compatible for t in tasks)
     else:
-        passed = reproduced and counts["invalid-evidence"] == 0
+        passed = reproduced and counts["invalid-evidence"] == 0 and not attempt_errors
     rates = label_rates([(summaries, tasks)])
     return AuditResult(
         artifact=manifest.artifact.id,
@@ -346,27 +503,59 @@ def _audit(
     )
 
 
+def _shared_runs(manifest: Manifest, evidence: Sequence[Sequence[RunEvidence]]) -> list[Finding]:
+    """A045: audited runs that the reference observations cite (they judge themselves)."""
+    cited = {
+        o.provenance.run
+        for task in manifest.tasks
+        for o in task.reference.observations
+        if o.provenance.run
+    }
+    audited = {r.record.run_id for runs in evidence for r in runs if r.record is not None}
+    shared = sorted(cited & audited)
+    if not shared:
+        return []
+    return [
+        finding(
+            "A045",
+            f"{len(shared)} audited run(s) are also reference observations: {', '.join(shared[:3])}"
+            + (" ..." if len(shared) > 3 else ""),
+            path="/tasks",
+            hint="audit runs other than the reference runs (e.g. a fresh attempt directory)",
+        )
+    ]
+
+
 def _audit_one(
     artifact_path: str | os.PathLike[str],
     parsed: list[Attempt] | None,
     options: AuditOptions,
+    checking: _Trust | None = None,
 ) -> AuditResult | AuditFinding:
     """One artifact of a table (top-level so a process pool can run it)."""
     root = Path(artifact_path)
     try:
         facts = load_artifact(root)
+        mine = (
+            [
+                Attempt(a.label, a.path if a.path.is_absolute() else facts.root / a.path)
+                for a in parsed
+            ]
+            if parsed is not None
+            else None
+        )
+        return _audit(facts, root, mine, options, strict=False, trust=checking)
     except ArtifactError as exc:
         return as_audit_finding(finding("A001", exc.message, file=os.fspath(artifact_path)))
-    mine = (
-        [Attempt(a.label, a.path if a.path.is_absolute() else facts.root / a.path) for a in parsed]
-        if parsed is not None
-        else None
-    )
-    return _audit(facts, root, mine, options, strict=False)
+    except (RecursionError, MemoryError) as exc:
+        # Bounded work per artifact: this artifact is an error of the table, the rest go on.
+        what = "recursion depth" if isinstance(exc, RecursionError) else "memory"
+        message = f"auditing this artifact exceeded the {what} allowed"
+        return as_audit_finding(finding("A001", message, file=os.fspath(artifact_path)))
 
 
 def _audit_packed(
-    job: tuple[str | os.PathLike[str], list[Attempt] | None, AuditOptions],
+    job: tuple[str | os.PathLike[str], list[Attempt] | None, AuditOptions, _Trust | None],
 ) -> AuditResult | AuditFinding:
     return _audit_one(*job)
 
@@ -380,6 +569,10 @@ def audit_table(
     holm: bool = False,
     curation: bool = False,
     jobs: int = 1,
+    trust: TrustedKeys | None = None,
+    rerun: int | str | None = None,
+    rerun_seed: int = 0,
+    rerun_env: str = "cached",
     mapper: Mapper | None = None,
 ) -> AuditTable:
     """Audit many artifacts for a committee's table.
@@ -392,16 +585,20 @@ def audit_table(
     workers of an executor (:meth:`reprobridge_sdk.run.executors.Executor.map`); the result is
     the same.
     """
-    options = _options(level, floor, holm=holm, curation=curation)
+    options = _options(
+        level, floor, holm=holm, curation=curation, trust=trust, rerun=rerun, rerun_seed=rerun_seed
+    )
+    checking = _Trust(trust, rerun_env)
     if jobs < 1:
         msg = f"jobs must be at least 1, not {jobs}"
         raise UsageError(msg)
     parsed = [parse_attempt(a) for a in attempts] if attempts is not None else None
     outcomes: list[AuditResult | AuditFinding]
     if mapper is not None and len(artifact_paths) > 1:
-        outcomes = mapper(_audit_packed, [(path, parsed, options) for path in artifact_paths])
+        jobs_list = [(path, parsed, options, checking) for path in artifact_paths]
+        outcomes = mapper(_audit_packed, jobs_list)
     elif jobs == 1 or len(artifact_paths) < 2:
-        outcomes = [_audit_one(path, parsed, options) for path in artifact_paths]
+        outcomes = [_audit_one(path, parsed, options, checking) for path in artifact_paths]
     else:
         from concurrent.futures import ProcessPoolExecutor  # noqa: PLC0415 - only with jobs
 
@@ -412,6 +609,7 @@ def audit_table(
                     artifact_paths,
                     [parsed] * len(artifact_paths),
                     [options] * len(artifact_paths),
+                    [checking] * len(artifact_paths),
                 )
             )
     results = [o for o in outcomes if isinstance(o, AuditResult)]

@@ -29,7 +29,7 @@ process, on another machine, over directories it has never seen.
 
 from __future__ import annotations
 
-import json
+import contextlib
 import math
 import re
 import statistics
@@ -46,6 +46,7 @@ from reprobridge_sdk.extract.extraction import (
     extract_value,
 )
 from reprobridge_sdk.findings import Finding, Severity, finding
+from reprobridge_sdk.io import safefs
 from reprobridge_sdk.model import (
     RECORD_NAME,
     EvidenceRecord,
@@ -54,11 +55,10 @@ from reprobridge_sdk.model import (
     Measurement,
     OutputRecord,
 )
-from reprobridge_sdk.run.evidence import owner_alive
+from reprobridge_sdk.run.evidence import OWNER_KEY, owner_alive
 
 if TYPE_CHECKING:
     from reprobridge_sdk.api import ArtifactDir
-    from reprobridge_sdk.run.evidence import owner_alive
 from reprobridge_sdk.model import Manifest
 
 __all__ = [
@@ -168,15 +168,28 @@ def artifact_facts(artifact: ArtifactDir) -> ArtifactFacts:
     code_dir: Path | None = None
     if refined.kind == "directory" and refined.path is not None:
         code_dir = _artifact_path(root, refined.path)
+        if not safefs.is_inside(code_dir, root):
+            code_dir = None  # a link out of the artifact: the validator's F003
     elif refined.kind == "patches":
         code_dir, problem = _series_checkout(artifact)
         if problem is not None:
             findings.append(problem)
+    actual: str | None = None
     if code_dir is not None and code_dir.is_dir():
-        for kind, rel, value in iter_tree_entries(code_dir):
-            if kind != "l" and (code_dir / rel).stat().st_size > 0:
-                shipped.add(value)
-        actual = tree_digest(code_dir)
+        try:
+            for kind, rel, value in iter_tree_entries(code_dir):
+                if kind != "l" and (code_dir / rel).stat().st_size > 0:
+                    shipped.add(value)
+            actual = tree_digest(code_dir)
+        except safefs.UnsafeFileError as exc:
+            findings.append(
+                finding(
+                    "A010",
+                    f"the refined code cannot be digested: {exc.message}",
+                    path="/codebase/tree_digest",
+                )
+            )
+    if code_dir is not None and actual is not None:
         if expected_tree is None:
             expected_tree = actual
         elif actual != expected_tree:
@@ -198,12 +211,16 @@ def artifact_facts(artifact: ArtifactDir) -> ArtifactFacts:
                     and sample_path.is_file()
                     and sample_path.stat().st_size > 0
                 ):
-                    samples.add(file_sha256(sample_path))
+                    with contextlib.suppress(safefs.UnsafeFileError):
+                        samples.add(file_sha256(sample_path, root=root))
     lock = manifest.environment.lock
     lock_digest: str | None = None
     if lock is not None:
         lock_path = _artifact_path(root, lock.path)
-        on_disk = file_sha256(lock_path) if lock_path.is_file() else None
+        on_disk = None
+        if lock_path.is_file():
+            with contextlib.suppress(safefs.UnsafeFileError):
+                on_disk = file_sha256(lock_path, root=root)
         lock_digest = lock.sha256 or on_disk
         if lock.sha256 is not None and on_disk is not None and on_disk != lock.sha256:
             findings.append(
@@ -232,18 +249,43 @@ def discover_runs(attempt: Path) -> list[Path]:
     return sorted(runs, key=lambda p: p.relative_to(attempt).as_posix())
 
 
-def _read_record(path: Path, rel: str) -> tuple[EvidenceRecord | None, Finding | None]:
+def _read_record(path: Path, rel: str) -> tuple[EvidenceRecord | None, object, Finding | None]:
+    """The record, the runner it names as its owner (``x-runner``), or the A001 finding.
+
+    The record is read through the safe file layer: a link, a FIFO, a file over
+    :data:`~reprobridge_sdk.io.safefs.MAX_EVIDENCE_BYTES` or JSON nested deeper than
+    :data:`~reprobridge_sdk.io.safefs.MAX_JSON_DEPTH` is refused, never followed or parsed.
+    """
     record_path = path / RECORD_NAME
     try:
-        data = json.loads(record_path.read_text("utf-8"))
-        return EvidenceRecord.model_validate(data), None
+        data = safefs.load_json(record_path, root=path, allow_links=False)
+        owner = data.get(OWNER_KEY) if isinstance(data, dict) else None
+        return EvidenceRecord.model_validate(data), owner, None
+    except safefs.UnsafeFileError as exc:
+        problem = exc.message
     except OSError as exc:
         problem = exc.strerror or str(exc)
     except ValueError as exc:  # JSON or pydantic validation
         problem = str(exc).splitlines()[0]
-    return None, finding(
-        "A001", f"cannot read the record: {problem}", file=f"{rel}/{RECORD_NAME}".lstrip("/")
+    return (
+        None,
+        None,
+        finding(
+            "A001",
+            f"cannot read the record: {problem}",
+            file=f"{rel}/{RECORD_NAME}".lstrip("/"),
+        ),
     )
+
+
+def _evidence_file(base: Path, relative: str) -> Path | None:
+    """A log or output of the run at ``base``: a regular file, not a link, inside ``base``."""
+    found = _safe_join(base, relative)
+    if found is None or found.is_symlink() or not found.is_file():
+        return None
+    if not safefs.is_inside(found, base):  # a linked directory on the way
+        return None
+    return found
 
 
 def _safe_join(base: Path, relative: str) -> Path | None:
@@ -328,7 +370,7 @@ def check_run(
     ``cache`` (one per audit) lets the tasks that read the same log or output share its
     parsed document or scan instead of reading the file once per task.
     """
-    record, problem = _read_record(path, rel)
+    record, owner, problem = _read_record(path, rel)
     run = RunEvidence(path=path, rel=rel, record=record)
     if record is None:
         assert problem is not None
@@ -350,7 +392,7 @@ def check_run(
         return run
 
     if record.status != "succeeded":
-        if record.status == "running" and owner_alive(path):
+        if record.status == "running" and owner_alive(owner):
             add("A023", "the run is still in progress", "/status")
         elif record.status in {"running", "interrupted"}:
             add("A022", f"the run was interrupted (status {record.status})", "/status")
@@ -407,25 +449,25 @@ def check_run(
     if record.log is None:
         add("A003", "the record names no log", "/log")
     else:
-        log_path = _safe_join(path, record.log.path)
-        if log_path is None or not log_path.is_file():
+        log_path = _evidence_file(path, record.log.path)
+        if log_path is None:
             add("A003", f"the log {record.log.path} is not in the run directory", "/log/path")
-        elif file_sha256(log_path) != record.log.sha256:
+        elif file_sha256(log_path, root=path) != record.log.sha256:
             add("A004", f"the log {record.log.path} differs from its recorded digest", "/log")
         else:
             log_ok = True
 
     outputs: dict[str, tuple[OutputRecord, Path | None, bool]] = {}
     for index, output in _iter_outputs(record):
-        out_path = _safe_join(path, output.path)
+        out_path = _evidence_file(path, output.path)
         ok = False
-        if out_path is None or not out_path.is_file():
+        if out_path is None:
             add(
                 "A005", f"the output {output.path} is not in the run directory", f"/outputs/{index}"
             )
             out_path = None
         else:
-            digest = file_sha256(out_path)
+            digest = file_sha256(out_path, root=path)
             if digest != output.sha256:
                 add(
                     "A006", f"the output {output.path} differs from its digest", f"/outputs/{index}"
@@ -537,6 +579,7 @@ def _measure(
             outputs={},
             context=context,
             cache=cache,
+            root=run.path,
         )
         # As the runner does: transform each value; several ('all') count as their mean.
         values = [apply_transform(v, measurement.transform) for v in extracted.values]

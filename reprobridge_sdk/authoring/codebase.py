@@ -54,6 +54,7 @@ from reprobridge_sdk.findings import Finding, finding
 from reprobridge_sdk.io._fs import atomic_write_bytes
 from reprobridge_sdk.model import Change
 from reprobridge_sdk.model.codebase import Patch, RefinedCode, Upstream
+from reprobridge_sdk.versions import parse_version
 
 __all__ = [
     "CHECKOUT_DIR",
@@ -174,6 +175,8 @@ def import_code(
         checkout = materialize_series(root, repository=repository, commit=pinned, patches=[])
         digest = checkout.tree_digest
         refined = RefinedCode(kind="patches", patches=[])
+    if as_ == "patches" and (parse_version(art.manifest.rra_version) or (1, 0)) < (1, 1):
+        art.manifest.rra_version = "1.1"  # an empty series is a format 1.1 addition (V005)
     codebase = art.manifest.codebase
     codebase.upstream = Upstream(repository=repository, commit=pinned)
     codebase.refined = refined

@@ -3,7 +3,9 @@
 Commands are imported only when they are invoked, so ``reprobridge --help`` and
 ``reprobridge validate`` do not pay for the imports of other commands.
 
-Exit codes (spec §9.3): 0 clean, 1 findings or a failed run or audit, 2 usage or I/O error.
+Exit codes (spec §9.3): 0 clean, 1 findings or a failed run or audit, 2 usage or I/O error,
+3 an internal error (a bug): one line on stderr names the exception and where it was raised;
+``--debug`` (before the command) or ``REPROBRIDGE_DEBUG=1`` prints the traceback as well.
 
 Shell completion is click's: ``_REPROBRIDGE_COMPLETE=bash_source reprobridge`` prints the
 bash script (also ``zsh_source`` and ``fish_source``); the variable is the same when the
@@ -13,14 +15,23 @@ command line runs as ``python -m reprobridge``.
 from __future__ import annotations
 
 import importlib
+import os
 import sys
+import traceback
+from pathlib import Path
 from typing import Any
 
 import click
 
 from reprobridge_sdk import DISTRIBUTION
 
-__all__ = ["COMMANDS", "COMPLETE_VAR", "main"]
+__all__ = ["COMMANDS", "COMPLETE_VAR", "DEBUG_VAR", "EXIT_INTERNAL", "main"]
+
+#: Exit status of an internal error.
+EXIT_INTERNAL = 3
+#: Set to 1 (or true, yes) to print the traceback of an internal error.
+DEBUG_VAR = "REPROBRIDGE_DEBUG"
+_debug = False
 
 #: Command name -> (module under ``reprobridge_sdk.cli``, attribute, one-line help).
 COMMANDS: dict[str, tuple[str, str, str]] = {
@@ -34,7 +45,13 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "run": ("_run", "run", "Run launchers and record evidence."),
     "extract": ("_extract", "extract", "Replay measurement extraction on a run or a log."),
     "audit": ("_audit", "audit", "Audit evidence against compatibility intervals."),
+    "keys": ("_keys", "keys", "Create signing keys for signed evidence."),
+    "review": ("_review", "review", "Re-execute recorded runs and audit them."),
     "code": ("_code", "code", "Import an upstream and record fixes as a patch series."),
+    "references": ("_references", "references", "Turn recorded runs into reference values."),
+    "digest": ("_digest", "digest", "Recompute the artifact's digests (--update writes them)."),
+    "pack": ("_pack", "pack", "Pack the artifact into one deterministic archive."),
+    "unpack": ("_pack", "unpack", "Unpack an archive safely and verify its digests."),
 }
 
 
@@ -59,11 +76,19 @@ class _LazyGroup(click.Group):
 
 @click.group(cls=_LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name=DISTRIBUTION, message="%(prog)s %(version)s")
-def cli() -> None:
+@click.option(
+    "--debug",
+    is_flag=True,
+    help=f"Print the traceback of an internal error (also: {DEBUG_VAR}=1).",
+)
+def cli(debug: bool) -> None:
     """ReproBridge: author, validate, run and audit Refined Reproducible Artifacts.
 
-    Exit codes: 0 clean, 1 findings or a failed run or audit, 2 usage or I/O error.
+    Exit codes: 0 clean, 1 findings or a failed run or audit, 2 usage or I/O error,
+    3 internal error.
     """
+    global _debug  # noqa: PLW0603 - read by main() after click has returned or raised
+    _debug = _debug or debug
 
 
 #: The environment variable of click's shell completion.
@@ -71,7 +96,14 @@ COMPLETE_VAR = "_REPROBRIDGE_COMPLETE"
 
 
 def main(argv: list[str] | None = None, *, prog_name: str = "reprobridge") -> Any:
-    """Entry point of the ``reprobridge`` console script (and of ``python -m reprobridge``)."""
+    """Entry point of the ``reprobridge`` console script (and of ``python -m reprobridge``).
+
+    An exception that escapes a command is a bug, never the user's input: it exits 3 with one
+    line on stderr, ``reprobridge: internal error: <type>: <message> (at <file>:<line>)``, and
+    the traceback only with ``--debug`` or ``REPROBRIDGE_DEBUG=1``.
+    """
+    global _debug  # noqa: PLW0603 - reset per call: main() may run many times in a process
+    _debug = os.environ.get(DEBUG_VAR, "").strip().lower() in ("1", "true", "yes")
     try:
         return cli.main(
             args=argv, prog_name=prog_name, complete_var=COMPLETE_VAR, standalone_mode=True
@@ -79,3 +111,22 @@ def main(argv: list[str] | None = None, *, prog_name: str = "reprobridge") -> An
     except KeyboardInterrupt:  # pragma: no cover - interactive only
         sys.stderr.write("interrupted\n")
         sys.exit(130)
+    except Exception as exc:  # the one place that turns a bug into exit 3
+        if _debug:
+            traceback.print_exc(file=sys.stderr)
+        sys.stderr.write(f"{prog_name}: internal error: {_describe(exc)}\n")
+        if not _debug:
+            sys.stderr.write(f"run again with --debug or {DEBUG_VAR}=1 for the traceback\n")
+        sys.exit(EXIT_INTERNAL)
+
+
+def _describe(exc: BaseException) -> str:
+    """``Type: message (at file:line)`` of the innermost frame of ``exc``."""
+    message = str(exc).splitlines()[0] if str(exc) else ""
+    where = ""
+    frames = traceback.extract_tb(exc.__traceback__)
+    if frames:
+        last = frames[-1]
+        where = f" (at {Path(last.filename).name}:{last.lineno} in {last.name})"
+    text = f"{type(exc).__name__}: {message}" if message else type(exc).__name__
+    return text + where

@@ -9,7 +9,8 @@ atomically).
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -18,7 +19,7 @@ from ._executor import batch_mapper, executor_options
 if TYPE_CHECKING:
     from reprobridge_sdk.model.audit import AuditResult, AuditTable
 
-__all__ = ["audit"]
+__all__ = ["AuditRequest", "audit", "run_audit_command"]
 
 
 def _colour() -> bool:
@@ -69,6 +70,34 @@ def _colour() -> bool:
     help="With --table: audit this many artifacts in parallel processes (or executor workers).",
 )
 @executor_options
+@click.option("--expect-head", metavar="HEAD", help="The run ledger head the author submitted.")
+@click.option(
+    "--trust",
+    metavar="KEYS",
+    type=click.Path(dir_okay=False),
+    help="Require every run to be signed by a key of this KEYS file.",
+)
+@click.option(
+    "--rerun",
+    metavar="K|all",
+    help="Re-execute K sampled succeeded runs per attempt (or all) and compare the values.",
+)
+@click.option(
+    "--rerun-seed", type=int, default=0, show_default=True, help="Seed of the rerun sample."
+)
+@click.option(
+    "--rerun-env",
+    type=click.Choice(["cached", "current"]),
+    default="cached",
+    show_default=True,
+    help="Re-execute in the environment built from the lock, or the current interpreter.",
+)
+@click.option(
+    "--attest",
+    metavar="FILE",
+    help="Also write the JSON report signed (DSSE envelope) with --key or the key variable.",
+)
+@click.option("--key", "key_file", type=click.Path(dir_okay=False), help="Key for --attest.")
 def audit(  # noqa: PLR0917 - click passes every option as an argument
     paths: tuple[str, ...],
     runs: tuple[str, ...],
@@ -81,6 +110,13 @@ def audit(  # noqa: PLR0917 - click passes every option as an argument
     fmt: str,
     output: str | None,
     jobs: int,
+    expect_head: str | None,
+    trust: str | None,
+    rerun: str | None,
+    rerun_seed: int,
+    rerun_env: str,
+    attest: str | None,
+    key_file: str | None,
     executor: str | None,
     scheduler: str | None,
     shared_fs: bool | None,
@@ -89,55 +125,156 @@ def audit(  # noqa: PLR0917 - click passes every option as an argument
     """Audit the artifact at PATH (default: .) against its evidence.
 
     Attempts default to the artifact's runs/ directory. With --table, relative attempt
-    directories are resolved inside each artifact.
+    directories are resolved inside each artifact. Every attempt's run ledger is checked;
+    --trust checks signatures, --rerun re-executes runs (the only check of fabricated logs).
 
     \b
     Exit codes: 0 every task compatible in some attempt and no tampered evidence
     (with --curation: every published value compatible), 1 otherwise,
     2 usage or I/O error.
     """
+    if not table and len(paths) > 1:
+        raise click.UsageError("several artifacts need --table")
+    if table and expect_head is not None:
+        raise click.UsageError("--expect-head names one artifact's ledger: not with --table")
+    run_audit_command(
+        AuditRequest(
+            paths=list(paths),
+            attempts=[*runs, *attempts] or None,
+            level=level,
+            floor=floor,
+            holm=holm,
+            curation=curation,
+            table=table,
+            fmt=fmt,
+            output=output,
+            jobs=jobs,
+            expect_head=expect_head,
+            trust=trust,
+            rerun=rerun,
+            rerun_seed=rerun_seed,
+            rerun_env=rerun_env,
+            attest=attest,
+            key_file=key_file,
+            executor=executor,
+            scheduler=scheduler,
+            shared_fs=shared_fs,
+            job_extra=job_extra,
+        )
+    )
+
+
+@dataclass
+class AuditRequest:
+    """What ``audit`` and ``review`` were asked (click fills it)."""
+
+    paths: list[str]
+    attempts: list[str] | None = None
+    level: float = 0.95
+    floor: float = 0.01
+    holm: bool = False
+    curation: bool = False
+    table: bool = False
+    fmt: str = "text"
+    output: str | None = None
+    jobs: int = 1
+    expect_head: str | None = None
+    trust: str | None = None
+    rerun: str | None = None
+    rerun_seed: int = 0
+    rerun_env: str = "cached"
+    attest: str | None = None
+    key_file: str | None = None
+    executor: str | None = None
+    scheduler: str | None = None
+    shared_fs: bool | None = None
+    job_extra: tuple[str, ...] = ()
+
+
+def _rerun_count(text: str | None) -> int | str | None:
+    if text is None or text == "all":
+        return text
+    try:
+        count = int(text)
+    except ValueError:
+        count = 0
+    if count < 1:
+        msg = f"--rerun {text!r} is not a positive number of runs or 'all'"
+        raise click.BadParameter(msg, param_hint="--rerun")
+    return count
+
+
+def run_audit_command(request: AuditRequest) -> None:
+    """Audit as asked, print or write the report, exit with the audit's status."""
     from reprobridge_sdk.audit import audit as run_audit  # noqa: PLC0415 - keep --help fast
     from reprobridge_sdk.audit import audit_table  # noqa: PLC0415
     from reprobridge_sdk.audit.report import render  # noqa: PLC0415
     from reprobridge_sdk.errors import ReproBridgeError  # noqa: PLC0415
 
-    if not table and len(paths) > 1:
-        raise click.UsageError("several artifacts need --table")
-    given = [*runs, *attempts] or None
+    rerun = _rerun_count(request.rerun)
     result: AuditResult | AuditTable
     try:
-        if table:
+        keys = None
+        if request.trust is not None:
+            from reprobridge_sdk.signing.keys import load_trusted_keys  # noqa: PLC0415
+
+            keys = load_trusted_keys(request.trust)
+        signer = None
+        if request.attest is not None:
+            from reprobridge_sdk.signing.keys import load_signing_key  # noqa: PLC0415
+
+            signer = load_signing_key(request.key_file)
+        common: dict[str, Any] = {
+            "level": request.level,
+            "floor": request.floor,
+            "holm": request.holm,
+            "curation": request.curation,
+            "trust": keys,
+            "rerun": rerun,
+            "rerun_seed": request.rerun_seed,
+            "rerun_env": request.rerun_env,
+        }
+        if request.table:
             from reprobridge_sdk.config import load_settings  # noqa: PLC0415
 
-            settings = load_settings({"executor": executor})
-            spread = batch_mapper(settings.executor, jobs, scheduler, shared_fs, job_extra)
+            settings = load_settings({"executor": request.executor})
+            spread = batch_mapper(
+                settings.executor,
+                request.jobs,
+                request.scheduler,
+                request.shared_fs,
+                request.job_extra,
+            )
             with spread as mapper:
                 result = audit_table(
-                    list(paths) or ["."],
-                    given,
-                    level=level,
-                    floor=floor,
-                    holm=holm,
-                    curation=curation,
-                    jobs=jobs,
+                    request.paths or ["."],
+                    request.attempts,
+                    jobs=request.jobs,
                     mapper=mapper,
+                    **common,
                 )
         else:
             result = run_audit(
-                paths[0] if paths else ".",
-                given,
-                level=level,
-                floor=floor,
-                holm=holm,
-                curation=curation,
+                request.paths[0] if request.paths else ".",
+                request.attempts,
+                expect_head=request.expect_head,
+                **common,
             )
-        text = render(result, fmt, color=fmt == "text" and output is None and _colour())
-        if output is not None:
-            from reprobridge_sdk.io._fs import atomic_write_text  # noqa: PLC0415
+        text = render(
+            result,
+            request.fmt,
+            color=request.fmt == "text" and request.output is None and _colour(),
+        )
+        from reprobridge_sdk.io._fs import atomic_write_json, atomic_write_text  # noqa: PLC0415
 
-            atomic_write_text(output, text)
-            click.echo(f"wrote {output}: {'PASS' if result.passed else 'FAIL'}", err=True)
-        elif fmt == "text":
+        if request.attest is not None and signer is not None:
+            from reprobridge_sdk.audit.attest import attest_audit  # noqa: PLC0415
+
+            atomic_write_json(request.attest, attest_audit(result, signer))
+        if request.output is not None:
+            atomic_write_text(request.output, text)
+            click.echo(f"wrote {request.output}: {'PASS' if result.passed else 'FAIL'}", err=True)
+        elif request.fmt == "text":
             sys.stderr.write(text)
         else:
             sys.stdout.write(text)
@@ -150,6 +287,6 @@ def audit(  # noqa: PLR0917 - click passes every option as an argument
                 click.echo(f"    hint: {item.hint}", err=True)
         sys.exit(2)
     except OSError as exc:
-        click.echo(f"error: cannot write {output}: {exc.strerror}", err=True)
+        click.echo(f"error: cannot write {exc.filename}: {exc.strerror}", err=True)
         sys.exit(2)
     sys.exit(0 if result.passed else 1)

@@ -70,13 +70,25 @@ def snapshot(python: Path | None, variables: tuple[str, ...], fmt: str) -> None:
     type=click.Path(dir_okay=False, path_type=Path),
     help="Interpreter to build the environment with (default: the running one).",
 )
-def create(path: Path, cache_dir: Path | None, python: Path | None) -> None:
+@click.option(
+    "--installer",
+    type=click.Choice(["uv", "pip"]),
+    default=None,
+    help="Install with uv (the default where it is present) or pip (hashed requirements only).",
+)
+def create(path: Path, cache_dir: Path | None, python: Path | None, installer: str | None) -> None:
     """Build the artifact's environment from its lock (cached; reused when built)."""
     from reprobridge_sdk.env.venv import ensure_environment
     from reprobridge_sdk.errors import ReproBridgeError
 
     try:
-        exe = ensure_environment(path, cache_dir=cache_dir, python=python, progress=True)
+        exe = ensure_environment(
+            path,
+            cache_dir=cache_dir,
+            python=python,
+            progress=True,
+            installer=installer,  # type: ignore[arg-type]
+        )
     except ReproBridgeError as exc:
         fail(exc)
     click.echo(str(exe))

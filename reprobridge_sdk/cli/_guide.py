@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 
+from reprobridge_sdk.errors import ArtifactError
 from reprobridge_sdk.findings import Finding, Severity
 from reprobridge_sdk.guide import check_guide, guide_path, write_guide
 from reprobridge_sdk.io.document import load_document
@@ -42,7 +43,11 @@ def guide(path: Path, check: bool) -> None:
     root = path.parent if path.is_file() else path
     manifest = root / MANIFEST_NAME
     try:
-        document = load_document(manifest, name=str(manifest))
+        document = load_document(manifest, name=str(manifest), root=root)
+    except ArtifactError as exc:
+        for item in exc.findings:
+            _show(item)
+        sys.exit(2)
     except OSError as exc:
         click.echo(f"error: cannot read {manifest}: {exc.strerror or exc}", err=True)
         sys.exit(2)
@@ -61,6 +66,10 @@ def guide(path: Path, check: bool) -> None:
     title = artifact.get("title") if isinstance(artifact, dict) else None
     try:
         changed = write_guide(root, records, title=title if isinstance(title, str) else None)
+    except ArtifactError as exc:
+        for item in exc.findings:
+            _show(item)
+        sys.exit(2)
     except OSError as exc:
         click.echo(f"error: cannot write the guide: {exc}", err=True)
         sys.exit(2)

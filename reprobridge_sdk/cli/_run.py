@@ -65,6 +65,28 @@ def _seeds(text: str | None) -> list[int] | None:
     return seeds
 
 
+def _validate_first(path: str, *, refuse: bool) -> None:
+    """Validate the artifact; print its errors; exit 1 on errors when ``refuse``."""
+    from reprobridge_sdk.findings import Severity  # noqa: PLC0415 - lazy
+    from reprobridge_sdk.validation import validate  # noqa: PLC0415 - lazy
+
+    result = validate(path)
+    errors = [f for f in result.findings if f.severity is Severity.ERROR]
+    if not errors or any(f.code.startswith("Y") for f in errors):
+        return  # nothing wrong, or no readable manifest: the runner reports that itself
+    for item in errors:
+        where = f"{item.location}: " if item.location else ""
+        at = f" at {item.path}" if item.path else ""
+        click.echo(f"{where}error {item.code}: {item.message}{at}", err=True)
+    if refuse:
+        click.echo(
+            f"error: the artifact has {len(errors)} validation error(s); not running "
+            "(--no-validate runs anyway)",
+            err=True,
+        )
+        sys.exit(1)
+
+
 @click.command("run", context_settings={"help_option_names": ["-h", "--help"]})
 @click.argument("args", nargs=-1)
 @click.option("-C", "--artifact", help="The artifact directory (then ARGS are launcher ids).")
@@ -84,12 +106,24 @@ def _seeds(text: str | None) -> list[int] | None:
 @click.option("--runs-dir", type=click.Path(file_okay=False), help="Default: <artifact>/runs.")
 @executor_options
 @click.option(
+    "--no-validate",
+    is_flag=True,
+    help="Run even when validation reports errors (they are still printed).",
+)
+@click.option(
     "--kill-grace",
     type=float,
     default=5.0,
     show_default=True,
     help="Seconds between SIGTERM and SIGKILL when stopping a run.",
 )
+@click.option(
+    "--sign",
+    "sign",
+    is_flag=True,
+    help="Sign each final record (record.dsse.json) with --key or $REPROBRIDGE_SIGNING_KEY.",
+)
+@click.option("--key", "key_file", type=click.Path(dir_okay=False), help="Signing key file.")
 def run(  # noqa: PLR0917 - click passes options as arguments
     args: tuple[str, ...],
     artifact: str | None,
@@ -104,7 +138,10 @@ def run(  # noqa: PLR0917 - click passes options as arguments
     scheduler: str | None,
     shared_fs: bool | None,
     job_extra: tuple[str, ...],
+    no_validate: bool,
     kill_grace: float,
+    sign: bool,
+    key_file: str | None,
 ) -> None:
     """Run launchers over their seeds and record evidence: reprobridge run [PATH] [LAUNCHER...]
 
@@ -113,8 +150,12 @@ def run(  # noqa: PLR0917 - click passes options as arguments
     directory <artifact>/runs/<run_id>/ with record.json, log.txt and outputs/.
 
     \b
-    Exit codes: 0 every run succeeded, 1 a run failed, 2 usage or I/O error (e.g. the runs
-    directory cannot be written), 130 interrupted (Ctrl-C or SIGTERM).
+    The artifact is validated first: a manifest with errors is not run (exit 1) unless
+    --no-validate is given.
+
+    \b
+    Exit codes: 0 every run succeeded, 1 a run failed or validation found errors, 2 usage or
+    I/O error (e.g. the runs directory cannot be written), 130 interrupted (Ctrl-C or SIGTERM).
     """
     from reprobridge_sdk.errors import ReproBridgeError  # noqa: PLC0415 - lazy
     from reprobridge_sdk.run.progress import (  # noqa: PLC0415 - lazy
@@ -125,12 +166,18 @@ def run(  # noqa: PLR0917 - click passes options as arguments
     from reprobridge_sdk.run.runner import run as run_api  # noqa: PLC0415 - lazy
 
     path, launcher_ids = split_target(args, artifact)
+    _validate_first(path, refuse=not no_validate)
     try:
         from reprobridge_sdk.config import load_settings  # noqa: PLC0415 - lazy
 
         settings = load_settings({"executor": executor}, start=path)
         options = options_from_flags(scheduler, shared_fs, job_extra)
         seed_list = _seeds(seeds)
+        sign_key = None
+        if sign or key_file is not None:
+            from reprobridge_sdk.signing import load_signing_key  # noqa: PLC0415 - lazy
+
+            sign_key = load_signing_key(key_file)
         if as_json:
             summary = run_api(
                 path,
@@ -145,6 +192,7 @@ def run(  # noqa: PLR0917 - click passes options as arguments
                 kill_grace=kill_grace,
                 executor=settings.executor,
                 executor_options=options,
+                sign_key=sign_key,
             )
         else:
             local_one = jobs == 1 and settings.executor == "local"
@@ -164,6 +212,7 @@ def run(  # noqa: PLR0917 - click passes options as arguments
                     kill_grace=kill_grace,
                     executor=settings.executor,
                     executor_options=options,
+                    sign_key=sign_key,
                 )
             click.echo(format_summary(summary), err=True)
     except ReproBridgeError as exc:  # usage (N codes) or I/O: nothing could be recorded

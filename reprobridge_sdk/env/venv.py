@@ -4,15 +4,18 @@ Environments live in ``<cache>/envs/<key>``, where ``<cache>`` is the ``cache-di
 else ``$XDG_CACHE_HOME/reprobridge``, else ``~/.cache/reprobridge``, and ``<key>`` combines the
 lock's SHA-256 and the interpreter's ``X.Y`` version: the same lock is built once and reused.
 
-A build happens in a temporary directory beside its final place, under a per-key file lock
-(concurrent builders wait for each other). Only a complete build gets the completion marker
-and is renamed into place, so a half-built environment is never used; a failed build is
-removed, leaving the cache as it was.
+A build happens in the environment's final place, under a per-key file lock (concurrent
+builders wait for each other). The completion marker is written last, atomically; an
+environment without it is never used and is removed before the next build, and a failed
+build is removed at once, leaving the cache as it was. Nothing is relocated: no path inside
+a script or ``pyvenv.cfg`` is ever rewritten.
 
-pip runs isolated from the machine's configuration (``PIP_CONFIG_FILE`` set to the null
-device, ``PIP_*`` variables dropped, the public index named explicitly): a global
-``pip.conf`` may add constraints or local indexes, and an environment built under it would
-not be the one a fresh machine builds from the same lock.
+The build uses uv (``uv venv``, then ``uv pip sync --require-hashes`` straight from the lock,
+hashed requirements or ``pylock.toml``), or pip where uv's binary is absent; see
+:mod:`reprobridge_sdk.env._installers`. Both run isolated from the machine's configuration
+(pip and uv configuration files and ``PIP_*``/``UV_*`` variables are ignored, the public
+index is named explicitly): a global ``pip.conf`` may add constraints or local indexes, and
+an environment built under it would not be the one a fresh machine builds from the same lock.
 """
 
 from __future__ import annotations
@@ -21,11 +24,9 @@ import contextlib
 import json
 import os
 import platform
-import re
 import shutil
 import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Iterator
 from datetime import datetime, timezone
@@ -35,10 +36,17 @@ from typing import TYPE_CHECKING
 from reprobridge_sdk.config import load_settings
 from reprobridge_sdk.digest import file_sha256
 from reprobridge_sdk.env._artifact import EnvArtifact, LoadedEnvironment, load_environment
-from reprobridge_sdk.env._resolvers import index_url, isolated_environ
+from reprobridge_sdk.env._installers import (
+    Installer,
+    available,
+    create_venv,
+    failure_reason,
+    install_lock,
+    tool_version,
+)
 from reprobridge_sdk.errors import ReproBridgeError
 from reprobridge_sdk.findings import finding
-from reprobridge_sdk.locks.lockfile import read_lock
+from reprobridge_sdk.io._fs import atomic_write_text
 
 if TYPE_CHECKING:
     from reprobridge_sdk.model.environment import Environment
@@ -196,52 +204,6 @@ def file_lock(path: Path) -> Iterator[None]:
             fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
 
 
-def _requirements_for_pip(lock_path: Path, fmt: str, workdir: Path) -> Path:
-    """The lock as a hashed requirements file (pylock.toml entries are converted)."""
-    if fmt == "requirements":
-        return lock_path
-    lock = read_lock(lock_path, "pylock")
-    lines = []
-    for entry in lock.entries:
-        hashes = " ".join(f"--hash={h}" for h in entry.hashes)
-        lines.append(f"{entry.requirement} {hashes}".strip())
-    target = workdir / "requirements-from-pylock.txt"
-    target.write_text("\n".join(lines) + "\n", "utf-8")
-    return target
-
-
-def _relocate(build: Path, final: Path) -> None:
-    """Replace the build path by the final path in the scripts and configuration of a venv.
-
-    ``venv`` and pip write the environment's absolute path into ``pyvenv.cfg``, the activate
-    scripts and the shebang lines of console scripts.
-    """
-    old_bytes, new_bytes = str(build).encode(), str(final).encode()
-    candidates = [build / "pyvenv.cfg"]
-    for scripts in ("bin", "Scripts"):
-        folder = build / scripts
-        if folder.is_dir():
-            candidates.extend(p for p in folder.iterdir() if p.is_file() and not p.is_symlink())
-    for path in candidates:
-        if not path.is_file() or path.stat().st_size > 1 << 20:
-            continue
-        data = path.read_bytes()
-        if old_bytes in data:
-            mode = path.stat().st_mode
-            path.write_bytes(data.replace(old_bytes, new_bytes))
-            path.chmod(mode)
-
-
-def _pip_failure(stderr: str) -> str:
-    if "DO NOT MATCH THE HASHES" in stderr or "do not match the hashes" in stderr.lower():
-        return "a downloaded file does not match its hash in the lock"
-    if re.search(r"(Could not find a version|No matching distribution)", stderr):
-        return "a pinned distribution is not available for this platform or index"
-    if re.search(r"(NewConnectionError|Max retries exceeded|Temporary failure)", stderr):
-        return "the package index is unreachable"
-    return "pip failed"
-
-
 def ensure_environment(
     artifact_dir: str | os.PathLike[str],
     *,
@@ -249,14 +211,16 @@ def ensure_environment(
     python: str | os.PathLike[str] | None = None,
     progress: bool = False,
     environment: Environment | None = None,
+    installer: Installer | None = None,
 ) -> Path:
     """The interpreter of the artifact's cached environment, built from its lock if needed.
 
     ``environment`` is the manifest's ``environment`` part when the caller has loaded the
     manifest already (then ``artifact_dir`` is the artifact's directory and the manifest is
-    not read again). Raises :class:`EnvironmentBuildError` (E findings) when there is no
-    lock, the lock does not match the manifest's digest, no suitable Python is found, or the
-    build fails.
+    not read again). ``installer`` is ``"uv"`` (the default where uv's binary is present) or
+    ``"pip"``. Raises :class:`EnvironmentBuildError` (E findings) when there is no lock, the
+    lock does not match the manifest's digest, no suitable Python is found, or the build
+    fails.
     """
     art: EnvArtifact | LoadedEnvironment = (
         load_environment(artifact_dir)
@@ -273,18 +237,16 @@ def ensure_environment(
     with file_lock(envs / f".{key}.lock"):
         if is_complete(final):  # another process built it while we waited
             return venv_python(final)
-        for stale in envs.glob(f".{key}.build-*"):  # left by a killed build
+        for stale in envs.glob(f".{key}.build-*"):  # left by a killed build of older SDKs
             shutil.rmtree(stale, ignore_errors=True)
         if final.exists():  # incomplete: never used, rebuilt
             shutil.rmtree(final)
-        build = Path(tempfile.mkdtemp(prefix=f".{key}.build-", dir=envs))
+        # Built in its final place (no path in a script or pyvenv.cfg ever needs rewriting);
+        # the completion marker, written last, is what makes it usable.
         try:
-            _build(art, lock_path, digest, base_python, build, version, progress)
-            _relocate(build, final)  # paths say "final" before the rename makes it true
-            build.chmod(0o755)
-            build.rename(final)
+            _build(art, lock_path, digest, base_python, final, version, progress, installer)
         except BaseException:
-            shutil.rmtree(build, ignore_errors=True)
+            shutil.rmtree(final, ignore_errors=True)
             raise
     return venv_python(final)
 
@@ -294,64 +256,47 @@ def _build(  # noqa: PLR0917 - private helper of ensure_environment
     lock_path: Path,
     digest: str,
     base_python: Path,
-    build: Path,
+    target: Path,
     version: str,
     progress: bool,
+    installer: Installer | None,
 ) -> None:
     started = time.monotonic()
-    venv_dir = build
-    prompt = build.name.split(".build-")[0].lstrip(".")  # the cache key
-    proc = subprocess.run(
-        [str(base_python), "-m", "venv", "--prompt", prompt, str(venv_dir)],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    if proc.returncode != 0:
-        item = finding("E013", f"python -m venv failed: {proc.stderr.strip()[-1000:]}")
-        msg = "cannot create a virtual environment"
-        raise EnvironmentBuildError(msg, [item])
     assert art.environment.lock is not None
-    with tempfile.TemporaryDirectory() as work:
-        requirements = _requirements_for_pip(lock_path, art.environment.lock.format, Path(work))
-        argv = [
-            str(venv_python(venv_dir)),
-            "-m",
-            "pip",
-            "install",
-            "--require-hashes",
-            "--no-deps",
-            "--no-input",
-            "--index-url",
-            index_url(),
-            "-r",
-            str(requirements),
-        ]
-        if not progress:
-            argv.append("--quiet")
-        proc = subprocess.run(
-            argv,
-            stdout=sys.stderr if progress else subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            check=False,
-            env=isolated_environ(),
-        )
-    if proc.returncode != 0:
-        reason = _pip_failure(proc.stderr)
+    lock = art.environment.lock
+    tool = available(installer)
+    if tool == "pip" and lock.format == "pylock":
         item = finding(
             "E013",
-            f"{reason}: {proc.stderr.strip()[-1500:]}",
-            file=art.environment.lock.path,
+            "pip cannot install a pylock.toml lock; uv can",
+            file=lock.path,
+            path="/environment/lock",
+            hint="install uv (a dependency of reprobridge): pip install uv",
+        )
+        msg = f"cannot build from {lock.path} without uv"
+        raise EnvironmentBuildError(msg, [item])
+    made = create_venv(tool, base_python, target, prompt=target.name)
+    if made.returncode != 0:
+        item = finding("E013", f"creating the environment failed: {made.stderr.strip()[-1000:]}")
+        msg = "cannot create a virtual environment"
+        raise EnvironmentBuildError(msg, [item])
+    run = install_lock(tool, venv_python(target), lock_path, progress=progress)
+    if run.returncode != 0:
+        reason = failure_reason(run.stderr)
+        item = finding(
+            "E013",
+            f"{reason}: {run.stderr.strip()[-1500:]}",
+            file=lock.path,
             path="/environment/lock",
         )
-        msg = f"building the environment from {art.environment.lock.path} failed: {reason}"
+        msg = f"building the environment from {lock.path} failed: {reason}"
         raise EnvironmentBuildError(msg, [item])
     marker = {
-        "lock": art.environment.lock.path,
+        "lock": lock.path,
         "lock_sha256": digest,
         "python": version,
+        "installer": tool_version(tool, venv_python(target)),
         "built_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "seconds": round(time.monotonic() - started, 3),
     }
-    (build / COMPLETE_MARKER).write_text(json.dumps(marker, indent=2) + "\n", "utf-8")
+    atomic_write_text(target / COMPLETE_MARKER, json.dumps(marker, indent=2) + "\n")

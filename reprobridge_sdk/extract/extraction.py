@@ -66,10 +66,12 @@ from typing import TYPE_CHECKING, Any
 
 from reprobridge_sdk.errors import ReproBridgeError
 from reprobridge_sdk.findings import Finding, finding
+from reprobridge_sdk.io import safefs
 
 from . import _linescan
 from ._extraction_cache import ExtractionCache
 from ._linescan import DEFAULT_CHUNK, MAX_LINE, line_safe, required_literal
+from .pattern import PatternError, Regex, author_pattern
 
 if TYPE_CHECKING:
     from ._extraction_cache import _FileEntries
@@ -108,6 +110,7 @@ REASONS = frozenset(
         "decode",
         "aggregate",
         "bad-extractor",
+        "unsafe-file",
     }
 )
 #: Aggregations of per-seed values into a task's statistic.
@@ -120,9 +123,13 @@ _TEMPLATE = re.compile(r"\{\{|\}\}|\{([A-Za-z_][A-Za-z0-9_]*)\}|[{}]")
 class ExtractionError(ReproBridgeError):
     """A value could not be extracted; ``reason`` is one of :data:`REASONS`."""
 
-    def __init__(self, reason: str, message: str, *, source: str = "") -> None:
+    def __init__(
+        self, reason: str, message: str, *, source: str = "", dialect: bool = False
+    ) -> None:
         findings: tuple[Finding, ...] = ()
-        if reason == "no-match":
+        if dialect:
+            findings = (finding("X004", message),)
+        elif reason == "no-match":
             findings = (finding("X001", message),)
         elif reason == "not-number":
             findings = (finding("X002", message),)
@@ -232,12 +239,12 @@ def _as_number(value: object, where: str) -> tuple[float, str]:
 # --------------------------------------------------------------------------- regex scan
 
 
-def _compile(pattern: str, group: str | int) -> re.Pattern[str]:
+def _compile(pattern: str, group: str | int) -> Regex:
     try:
-        compiled = re.compile(pattern)
-    except re.error as exc:
-        msg = f"invalid regular expression {pattern!r}: {exc}"
-        raise ExtractionError("bad-regex", msg) from None
+        compiled = author_pattern(pattern)
+    except PatternError as exc:
+        msg = f"invalid regular expression {pattern!r}: {exc.message}"
+        raise ExtractionError("bad-regex", msg, dialect=exc.reason == "dialect") from None
     if isinstance(group, int):
         if not 0 <= group <= compiled.groups:
             msg = f"pattern {pattern!r} has no group {group}"
@@ -272,7 +279,7 @@ def _entries(cache: ExtractionCache | None, path: Path) -> _FileEntries | None:
 
 def _scan(  # noqa: PLR0917 - private helper
     path: Path,
-    rx: re.Pattern[str],
+    rx: Regex,
     group: str | int,
     occurrence: str,
     chunk_size: int,
@@ -316,8 +323,9 @@ def _json_pointer(document: Any, pointer: str) -> Any:
 
 def _read_json(path: Path) -> Any:
     try:
-        with path.open("rb") as handle:
-            return json.load(handle)
+        return safefs.load_json(path)
+    except safefs.UnsafeFileError as exc:
+        raise ExtractionError("decode", f"{path.name}: {exc.message}") from None
     except (ValueError, UnicodeDecodeError) as exc:
         msg = f"{path.name} is not valid JSON: {exc}"
         raise ExtractionError("decode", msg) from None
@@ -397,10 +405,17 @@ def _extract_csv(
 def _read_yaml(path: Path) -> Any:
     import yaml  # noqa: PLC0415 - only YAML extractors pay for it
 
+    from reprobridge_sdk.io.document import MAX_DEPTH, nests_too_deep  # noqa: PLC0415
+
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     try:
-        with path.open("rb") as handle:
-            return yaml.load(handle, Loader=loader)  # noqa: S506 - a safe loader
+        text = safefs.read_text(path, max_bytes=safefs.MAX_EVIDENCE_BYTES, errors="replace")
+        if nests_too_deep(text):
+            msg = f"{path.name} nests deeper than {MAX_DEPTH} levels"
+            raise ExtractionError("bad-yaml", msg)
+        return yaml.load(text, Loader=loader)  # noqa: S506 - a safe loader
+    except safefs.UnsafeFileError as exc:
+        raise ExtractionError("bad-yaml", f"{path.name}: {exc.message}") from None
     except yaml.YAMLError as exc:
         msg = f"{path.name} is not valid YAML: {exc}"
         raise ExtractionError("bad-yaml", msg) from None
@@ -476,14 +491,19 @@ def extract_value(
     context: Mapping[str, object],
     chunk_size: int = DEFAULT_CHUNK,
     cache: ExtractionCache | None = None,
+    root: Path | None = None,
 ) -> Extracted:
     """Read the value(s) an extractor describes; :class:`ExtractionError` on failure.
 
     With a ``cache``, a file's parsed document or regex scan is reused by later extractions
-    of the same file version (see :class:`ExtractionCache`).
+    of the same file version (see :class:`ExtractionCache`). The file is checked by the safe
+    file layer first: a FIFO, device or other non-regular file, or (with ``root``, the
+    artifact or run directory) a path whose links lead outside ``root``, is never read
+    (reason ``"unsafe-file"``).
     """
     spec = _plain(extractor)
     path, source = _source(spec, log=log, files_base=files_base, outputs=outputs, context=context)
+    path = _checked(path, root, source)
     entries = _entries(cache, path)  # one stat: the file's version and whether it exists
     if entries is None and (cache is not None or not path.is_file()):
         msg = f"{source}: file {path.name!r} does not exist"
@@ -524,6 +544,19 @@ def extract_value(
     return Extracted(values=(value,), raw=(raw,), source=source)
 
 
+def _checked(path: Path, root: Path | None, source: str) -> Path:
+    """``path`` resolved inside ``root`` and a regular file, else ``unsafe-file``."""
+    try:
+        if root is not None:
+            path = safefs.resolve_inside(root, path)
+        safefs.open_regular(path).close()
+    except safefs.UnsafeFileError as exc:
+        raise ExtractionError("unsafe-file", f"{source}: {exc.message}", source=source) from None
+    except FileNotFoundError:
+        pass  # reported as missing-file below
+    return path
+
+
 def extract_many(
     extractors: Iterable[Mapping[str, Any] | Any],
     *,
@@ -532,6 +565,7 @@ def extract_many(
     outputs: Mapping[str, Path],
     context: Mapping[str, object],
     cache: ExtractionCache | None = None,
+    root: Path | None = None,
 ) -> list[Extracted | ExtractionError]:
     """:func:`extract_value` for each extractor over one run's files, sharing one cache.
 
@@ -550,6 +584,7 @@ def extract_many(
                     outputs=outputs,
                     context=context,
                     cache=shared,
+                    root=root,
                 )
             )
         except ExtractionError as exc:

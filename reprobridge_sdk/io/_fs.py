@@ -1,41 +1,42 @@
 """Atomic file writes: write to a temporary file in the same directory, then rename.
 
-A reader never sees a half-written file and a crash never leaves one in place.
+A reader never sees a half-written file and a crash never leaves one in place. The work is
+done by :func:`reprobridge_sdk.io.safefs.atomic_write_bytes` (temporary created with
+``O_EXCL``; with ``root``, the directory must resolve inside it).
 """
 
 from __future__ import annotations
 
 import json
 import os
-import tempfile
-from pathlib import Path
 from typing import Any
+
+from .safefs import atomic_write_bytes as _atomic_write_bytes
 
 __all__ = ["atomic_write_bytes", "atomic_write_json", "atomic_write_text"]
 
 
-def atomic_write_bytes(path: str | os.PathLike[str], data: bytes, *, mode: int = 0o644) -> None:
+def atomic_write_bytes(
+    path: str | os.PathLike[str],
+    data: bytes,
+    *,
+    mode: int = 0o644,
+    root: str | os.PathLike[str] | None = None,
+) -> None:
     """Write ``data`` to ``path`` atomically (same-directory temporary file, fsync, rename)."""
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        Path(tmp).chmod(mode)
-        Path(tmp).replace(target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    _atomic_write_bytes(path, data, root=root, mode=mode)
 
 
-def atomic_write_text(path: str | os.PathLike[str], text: str) -> None:
+def atomic_write_text(
+    path: str | os.PathLike[str], text: str, *, root: str | os.PathLike[str] | None = None
+) -> None:
     """Write UTF-8 ``text`` to ``path`` atomically."""
-    atomic_write_bytes(path, text.encode("utf-8"))
+    _atomic_write_bytes(path, text.encode("utf-8"), root=root)
 
 
-def atomic_write_json(path: str | os.PathLike[str], data: Any) -> None:
+def atomic_write_json(
+    path: str | os.PathLike[str], data: Any, *, root: str | os.PathLike[str] | None = None
+) -> None:
     """Write ``data`` as indented JSON (with a final newline) to ``path`` atomically."""
-    atomic_write_text(path, json.dumps(data, indent=2, ensure_ascii=False, sort_keys=False) + "\n")
+    text = json.dumps(data, indent=2, ensure_ascii=False, sort_keys=False) + "\n"
+    atomic_write_text(path, text, root=root)

@@ -15,6 +15,13 @@ converts nodes itself, so that it can
   ``!!omap``, local tags such as ``!python/object`` -- are Y008 and the node is read as if
   untagged. Merge keys (``<<``) are not interpreted: ``<<`` is an ordinary key;
 * report non-string keys (Y009; the entry is dropped);
+* report numbers that JSON cannot carry as S004 at their pointer: ``.nan``, ``.inf`` and
+  ``-.inf`` (in any spelling of the core schema, also under ``!!float``), a float too large
+  to be finite (``1e400``) and an integer of more than ``MAX_INT_DIGITS`` (4,300) decimal
+  digits (CPython's limit on int/str conversions); the value is read as a non-finite float
+  and its pointer is listed in :attr:`Document.unrepresentable` so the schema layer does not
+  report it again. ``1_000``, ``0b101``, ``-0x1F`` and ``+0x1F`` are strings (the core
+  schema has no underscores, no binary and no signed hexadecimal or octal);
 * bound the work an untrusted document can cause: the size is checked before parsing (Y006),
   nesting depth (Y005) is checked before libyaml's recursive composer runs (it crashes the
   interpreter on very deep input) and whatever libyaml's own nesting limit is, and nodes
@@ -40,17 +47,20 @@ from typing import Any
 import yaml
 
 from reprobridge_sdk.findings import Finding, finding
+from reprobridge_sdk.io import safefs
 
 __all__ = [
     "MAX_ALIAS_NODES",
     "MAX_BYTES",
     "MAX_DEPTH",
+    "MAX_INT_DIGITS",
     "TYPE_WORDS",
     "Document",
     "core_tag",
     "escape_pointer",
     "json_type",
     "load_document",
+    "nests_too_deep",
     "unescape_pointer",
 ]
 
@@ -85,8 +95,9 @@ _FLOAT_RE = re.compile(
 _SAFE_GUARD = 800
 
 
-# Integers with more bits cannot be printed in decimal under CPython's default digit limit.
-_MAX_INT_BITS = 14_000
+#: Most decimal digits of an integer (CPython's default limit of int <-> str conversions).
+MAX_INT_DIGITS = 4_300
+_INT_BOUND = 10**MAX_INT_DIGITS
 _MAYBE_NOT_STR = frozenset("-+.0123456789~nNtTfF")
 
 
@@ -148,6 +159,8 @@ class Document:
     positions: dict[str, tuple[int, int]] = field(default_factory=dict)
     key_positions: dict[str, tuple[int, int]] = field(default_factory=dict)
     findings: list[Finding] = field(default_factory=list)
+    #: Pointers of numbers JSON cannot carry (``.nan``, ``.inf``, overlong integers): S004.
+    unrepresentable: set[str] = field(default_factory=set)
 
     @property
     def fatal(self) -> bool:
@@ -183,10 +196,19 @@ class _Fatal(Exception):
         self.item = item
 
 
-def load_document(source: str | os.PathLike[str] | bytes, *, name: str | None = None) -> Document:
+def load_document(
+    source: str | os.PathLike[str] | bytes,
+    *,
+    name: str | None = None,
+    root: str | os.PathLike[str] | None = None,
+) -> Document:
     """Load a YAML document from a path or from bytes; never raises for bad content.
 
-    I/O errors on reading ``source`` (missing file, permission) raise ``OSError``.
+    A path is read through the safe file layer: with ``root`` it must stay inside it; a
+    FIFO, device or other non-regular file, or a link at the last step when there is no
+    ``root``, raises :class:`~reprobridge_sdk.io.safefs.UnsafeFileError` (never hangs); a
+    file over :data:`MAX_BYTES` is Y006 without being read. I/O errors on reading ``source``
+    (missing file, permission) raise ``OSError``.
     """
     if isinstance(source, bytes):
         raw = source
@@ -194,10 +216,12 @@ def load_document(source: str | os.PathLike[str] | bytes, *, name: str | None = 
     else:
         path = Path(source)
         label = name or str(path)
-        size = path.stat().st_size
-        if size > MAX_BYTES:
-            return Document(label, "", findings=[_too_large(label, size)])
-        raw = path.read_bytes()
+        try:
+            raw = safefs.read_bytes(path, root=root, max_bytes=MAX_BYTES)
+        except safefs.UnsafeFileError as exc:
+            if exc.reason != "too-large":
+                raise
+            return Document(label, "", findings=[_too_large(label, _size(path))])
     if len(raw) > MAX_BYTES:
         return Document(label, "", findings=[_too_large(label, len(raw))])
     try:
@@ -218,6 +242,13 @@ def load_document(source: str | os.PathLike[str] | bytes, *, name: str | None = 
     if text.startswith("\ufeff"):
         text = text[1:]
     return _parse(label, text)
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:  # pragma: no cover - it was just opened
+        return MAX_BYTES + 1
 
 
 def _too_large(label: str, size: int) -> Finding:
@@ -291,6 +322,27 @@ def _may_be_deep(text: str) -> bool:
     return longest * 2 > _SAFE_GUARD // 2
 
 
+def nests_too_deep(text: str, max_depth: int = MAX_DEPTH) -> bool:
+    """True when YAML ``text`` nests deeper than ``max_depth`` (a walk of events, no recursion).
+
+    For YAML evidence read by other loaders, which would recurse (and crash) on deep input.
+    """
+    if not _may_be_deep(text):
+        return False
+    depth = 0
+    try:
+        for event in yaml.parse(text, Loader=_Loader):
+            if isinstance(event, yaml.CollectionStartEvent):
+                depth += 1
+                if depth > max_depth:
+                    return True
+            elif isinstance(event, yaml.CollectionEndEvent):
+                depth -= 1
+    except yaml.YAMLError:
+        return False  # the loader reports the syntax error
+    return False
+
+
 def _check_depth(label: str, text: str) -> None:
     """Y005 at the first collection nested past MAX_DEPTH, whatever the PyYAML build.
 
@@ -340,16 +392,31 @@ def _too_deep(label: str, line: int, col: int) -> Finding:
     )
 
 
-def _int(value: str) -> int | float:
-    """The integer of a core-schema int; one too long for ``int()`` is read as a float."""
+def _int(value: str) -> int | None:
+    """The integer of a core-schema int, or None when it has more than MAX_INT_DIGITS digits.
+
+    Decimal digits are counted as written (signs aside, leading zeros included); an octal or
+    hexadecimal integer counts the decimal digits of its value.
+    """
+    if value.startswith(("0o", "0x")):
+        if len(value) > MAX_INT_DIGITS + 2:  # never fewer digits in base 8 or 16
+            return None
+        number = int(value[2:], 8 if value[1] == "o" else 16)
+        return number if number < _INT_BOUND else None
+    if len(value.lstrip("+-")) > MAX_INT_DIGITS:
+        return None
+    return int(value)
+
+
+def _float(value: str) -> float:
+    """The float of a core-schema float or int text (``!!float 0x1F`` is 31.0)."""
+    if not value.startswith(("0o", "0x")):
+        return float(value)  # a decimal text of any length; too large is inf
+    exact = _int(value)
     try:
-        if value.startswith(("0o", "0x")):
-            number = int(value[2:], 8 if value[1] == "o" else 16)
-            # Too long to print in decimal (repr would raise): read it as a float.
-            return number if number.bit_length() <= _MAX_INT_BITS else math.inf
-        return int(value)
-    except ValueError:  # more digits than sys.get_int_max_str_digits() allows
-        return float(value)
+        return math.inf if exact is None else float(exact)
+    except OverflowError:
+        return math.inf
 
 
 def _check_aliases(label: str, root: Any) -> None:
@@ -549,20 +616,35 @@ class _Converter:
                 return value[0] in "tT"
         elif tag == _INT:
             if _INT_RE.match(value):
-                return _int(value)
-        elif tag == _FLOAT:
-            if _FLOAT_RE.match(value):
-                lowered = value.lower()
-                if lowered.endswith(".nan"):
-                    return math.nan
-                if lowered.endswith(".inf"):
-                    return -math.inf if value.startswith("-") else math.inf
-                return float(value)
-            if _INT_RE.match(value):
-                return float(_int(value))
+                exact = _int(value)
+                if exact is None:
+                    return self._not_json(node, pointer, too_long=True)
+                return exact
+        elif tag == _FLOAT and (_FLOAT_RE.match(value) or _INT_RE.match(value)):
+            if value.lower().endswith((".nan", ".inf")):
+                return self._not_json(node, pointer)
+            number = _float(value)
+            return number if math.isfinite(number) else self._not_json(node, pointer)
         if pointer is not None:
             self._bad_tag(node, pointer)
         return value
+
+    def _not_json(self, node: Any, pointer: str | None, *, too_long: bool = False) -> float:
+        """S004 for a number JSON cannot carry; the value is read as a non-finite float."""
+        value: str = node.value
+        if pointer is not None:
+            if too_long:
+                digits = len(value.lstrip("+-"))
+                message = f"an integer of {digits} digits; at most {MAX_INT_DIGITS} are allowed"
+            else:
+                message = f"{value[:40]!r} is not a finite number; the format's numbers are JSON's"
+            self.doc.findings.append(
+                self.doc.finding("S004", message, path=pointer, hint="quote it to make it a string")
+            )
+            self.doc.unrepresentable.add(pointer)
+        if value.lower().endswith(".nan"):
+            return math.nan
+        return -math.inf if value.startswith("-") else math.inf
 
     def _bad_tag(self, node: Any, pointer: str) -> None:
         line, col = _mark(node.start_mark)

@@ -42,7 +42,7 @@ from reprobridge_sdk.findings import Finding, Severity, finding
 from ._fs import atomic_write_text
 from ._yamlspans import edit_scalars
 from ._yamlspans import same as _same
-from .document import Document, core_tag, load_document
+from .document import MAX_INT_DIGITS, Document, core_tag, load_document
 
 __all__ = [
     "YamlDocument",
@@ -56,8 +56,6 @@ __all__ = [
 ]
 
 _LINE = re.compile(r"[^\n]*\n|[^\n]+")
-#: Implicit tags the format does not use: timestamps stay strings, ``<<`` is an ordinary key.
-_NOT_RESOLVED = frozenset({"tag:yaml.org,2002:timestamp", "tag:yaml.org,2002:merge"})
 _NEW_INDENT = (2, 4, 2)  # mapping, sequence, offset of the dash: "key:\n  - item"
 
 
@@ -75,15 +73,25 @@ def _rt() -> Any:
         LiteralScalarString,
         SingleQuotedScalarString,
     )
+    from ruamel.yaml.tag import Tag  # noqa: PLC0415
 
     class CoreResolver(VersionedResolver):
-        """YAML 1.2 core resolution without timestamps and merge keys, as the validator reads."""
+        """Plain scalars resolve exactly as the validator reads them (``document.core_tag``).
+
+        ruamel's own YAML 1.2 resolver also reads ``1_000``, ``0b101`` and ``-0x1F`` as
+        integers, and timestamps and ``<<``; the core schema reads them as strings. An integer
+        of more than 4,300 digits is read as a string here (ruamel's ``int()`` would raise);
+        the validator's view reports it S004, so such a document is never edited.
+        """
 
         def resolve(self, kind: Any, value: Any, implicit: Any) -> Any:
             tag = super().resolve(kind, value, implicit)
-            if kind is ScalarNode and str(tag) in _NOT_RESOLVED:
-                return self.DEFAULT_SCALAR_TAG
-            return tag
+            if kind is not ScalarNode or not implicit[0]:
+                return tag
+            core = core_tag(value)
+            if core == _INT_TAG and _overlong(value):
+                core = _STR_TAG
+            return tag if str(tag) == core else Tag(suffix=core)
 
     return SimpleNamespace(
         YAML=YAML,
@@ -172,8 +180,13 @@ def loads(text: str | bytes, *, name: str = "<string>") -> YamlDocument:
 
 
 def load(path: str | os.PathLike[str], *, name: str | None = None) -> YamlDocument:
-    """Read a document from a file; ``OSError`` if the file cannot be read."""
-    return _from_document(load_document(path, name=name or str(path)))
+    """Read a document from a file; ``OSError`` if the file cannot be read.
+
+    The file is read through the safe file layer, contained in its own directory: a link
+    that leads out of it, a FIFO or a device raises
+    :class:`~reprobridge_sdk.io.safefs.UnsafeFileError` (an ``ArtifactError`` with findings).
+    """
+    return _from_document(load_document(path, name=name or str(path), root=Path(path).parent))
 
 
 def _from_document(document: Document) -> YamlDocument:
@@ -286,6 +299,18 @@ def _reads_as_string(value: str) -> bool:
 
 
 _STR_TAG = "tag:yaml.org,2002:str"
+_INT_TAG = "tag:yaml.org,2002:int"
+
+
+def _overlong(value: str) -> bool:
+    """An integer text with more digits than the validator reads (then S004)."""
+    digits = value.lstrip("+-")
+    if digits.startswith(("0o", "0x")):
+        return bool(int(digits[2:], 8 if digits[1] == "o" else 16) >= _INT_BOUND)
+    return len(digits) > MAX_INT_DIGITS
+
+
+_INT_BOUND = 10**MAX_INT_DIGITS
 
 
 @lru_cache(maxsize=1)
@@ -564,7 +589,11 @@ def dumps_data(data: Mapping[str, Any], *, header: str = "", spaced: bool = True
     """
     comment = "".join(f"# {line}\n".replace("# \n", "#\n") for line in header.splitlines())
     for quote in (False, True):
-        text = comment + _spaced(_emit(_new_node(data, quote=quote), _NEW_INDENT), spaced=spaced)
+        try:
+            emitted = _emit(_new_node(data, quote=quote), _NEW_INDENT)
+        except ValueError:  # an int of more than 4,300 digits: CPython will not print it
+            break
+        text = comment + _spaced(emitted, spaced=spaced)
         if _reads_back_as(text, data):
             return text
     msg = "the data cannot be written as YAML that reads back the same"

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 import sys
+from bisect import bisect_right
 from typing import Any
 
 from packaging.utils import canonicalize_name
@@ -17,7 +18,7 @@ from packaging.version import InvalidVersion, Version
 
 from reprobridge_sdk.findings import Finding, Severity, finding
 
-from .lockfile import PYLOCK_VERSION, Lock, LockEntry, is_local_location
+from ._types import PYLOCK_VERSION, Lock, LockEntry, is_local_location
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -27,6 +28,47 @@ else:  # pragma: no cover - Python 3.10
 __all__ = ["parse_pylock"]
 
 _TOML_POS_RE = re.compile(r"\(at line (\d+), column (\d+)\)")
+#: ``name = "..."`` anywhere on a line (also inside inline tables); not ``x-name =``.
+_NAME_RE = re.compile(r"""(?<![\w-])name\s*=\s*(?:"([^"\n]*)"|'([^'\n]*)')""")
+_KEY_RE = re.compile(r"^[ \t]*([A-Za-z0-9_-]+)[ \t]*=", re.MULTILINE)
+_HEADER_RE = re.compile(r"^[ \t]*\[\[[ \t]*packages[ \t]*\]\]", re.MULTILINE)
+
+
+class _Positions:
+    """Line numbers of keys, package headers and package names, found in one pass each.
+
+    The reader asks for the line of the k-th ``name = "X"`` for each package; scanning the
+    text once into per-name lists makes that a lookup, so a lock of n packages costs O(n),
+    not O(n^2). Lines are 1-based; 0 means "not found" (a finding without a line).
+    """
+
+    def __init__(self, text: str) -> None:
+        self._starts = [0]
+        self._starts.extend(m.end() for m in re.finditer("\n", text))
+        self._keys: dict[str, int] = {}
+        for match in _KEY_RE.finditer(text):
+            self._keys.setdefault(match.group(1), self._line(match.start(1)))
+        self._headers = [self._line(m.start()) for m in _HEADER_RE.finditer(text)]
+        self._names: dict[str, list[int]] = {}
+        for match in _NAME_RE.finditer(text):
+            value = match.group(1) if match.group(1) is not None else match.group(2)
+            self._names.setdefault(value, []).append(self._line(match.start()))
+
+    def _line(self, offset: int) -> int:
+        return bisect_right(self._starts, offset)
+
+    def key_line(self, key: str) -> int:
+        """The first line that assigns ``key`` at the start of a line."""
+        return self._keys.get(key, 0)
+
+    def package_header(self, index: int) -> int:
+        """The line of the ``index``-th ``[[packages]]`` header."""
+        return self._headers[index] if index < len(self._headers) else 0
+
+    def name_line(self, name: str, occurrence: int) -> int:
+        """The line of the ``occurrence``-th ``name = "<name>"``."""
+        lines = self._names.get(name, [])
+        return lines[occurrence] if occurrence < len(lines) else 0
 
 
 def parse_pylock(text: str, name: str) -> tuple[Lock, list[Finding]]:
@@ -41,17 +83,7 @@ def parse_pylock(text: str, name: str) -> tuple[Lock, list[Finding]]:
         return Lock("pylock"), [
             finding("L003", f"not valid TOML: {message}", file=name, line=line, col=col)
         ]
-    lines = text.splitlines()
-
-    def line_of(pattern: str, occurrence: int = 0) -> int:
-        regex = re.compile(pattern)
-        count = 0
-        for number, content in enumerate(lines, start=1):
-            if regex.search(content):
-                if count == occurrence:
-                    return number
-                count += 1
-        return 0
+    positions = _Positions(text)
 
     def add(code: str, message: str, line: int, path: str, hint: str | None = None) -> None:
         findings.append(
@@ -59,7 +91,7 @@ def parse_pylock(text: str, name: str) -> tuple[Lock, list[Finding]]:
         )
 
     raw_version = data.get("lock-version")
-    version_line = line_of(r"^\s*lock-version\s*=")
+    version_line = positions.key_line("lock-version")
     if not isinstance(raw_version, str):
         add("L003", "lock-version is missing or not a string", version_line, "/lock-version")
         return Lock("pylock"), findings
@@ -86,7 +118,12 @@ def parse_pylock(text: str, name: str) -> tuple[Lock, list[Finding]]:
         )
     packages = data.get("packages")
     if not isinstance(packages, list):
-        add("L003", "'packages' is missing or not an array", line_of(r"packages"), "/packages")
+        add(
+            "L003",
+            "'packages' is missing or not an array",
+            positions.key_line("packages"),
+            "/packages",
+        )
         return Lock("pylock"), findings
     entries: list[LockEntry] = []
     seen: dict[tuple[str, str | None], int] = {}
@@ -95,12 +132,12 @@ def parse_pylock(text: str, name: str) -> tuple[Lock, list[Finding]]:
     for index, package in enumerate(packages):
         pointer = f"/packages/{index}"
         if not isinstance(package, dict) or not isinstance(package.get("name"), str):
-            add("L003", "a package has no name", line_of(r"\[\[packages\]\]", index), pointer)
+            add("L003", "a package has no name", positions.package_header(index), pointer)
             continue
         raw_name = package["name"]
         occurrence = name_counts.get(raw_name, 0)
         name_counts[raw_name] = occurrence + 1
-        line = line_of(r"\bname\s*=\s*[\"']" + re.escape(raw_name) + r"[\"']", occurrence)
+        line = positions.name_line(raw_name, occurrence)
         package_lines.append(line)
         entry = _pylock_entry(package, line, pointer, add)
         if entry is None:

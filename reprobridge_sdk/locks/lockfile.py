@@ -18,16 +18,16 @@ import re
 from bisect import bisect_right
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
-from urllib.parse import urlsplit
+from typing import Any
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.utils import canonicalize_name
-from packaging.version import Version
 
-from reprobridge_sdk.errors import ArtifactError
 from reprobridge_sdk.findings import Finding, finding
+from reprobridge_sdk.io import safefs
+
+from ._types import PYLOCK_VERSION, Lock, LockEntry, LockError, LockFormat, is_local_location
 
 __all__ = [
     "PYLOCK_VERSION",
@@ -41,9 +41,8 @@ __all__ = [
     "read_lock",
 ]
 
-LockFormat = Literal["requirements", "pylock"]
-#: The PEP 751 ``lock-version`` this module fully understands.
-PYLOCK_VERSION = Version("1.0")
+#: Largest lock file read (64 MiB; real locks are kilobytes). Larger, or sparse, is L003.
+MAX_LOCK_BYTES = safefs.MAX_TEXT_BYTES
 
 _HASH_RE = re.compile(r"^(sha256|sha384|sha512|md5|sha1|sha224):([0-9a-fA-F]+)$")
 _HASH_LENGTHS = {"md5": 32, "sha1": 40, "sha224": 56, "sha256": 64, "sha384": 96, "sha512": 128}
@@ -51,7 +50,6 @@ _COMMENT_RE = re.compile(r"(^|\s+)#.*$")
 _SHA256_TOKEN_RE = re.compile(r"--hash=sha256:[0-9a-fA-F]{64}")
 _SHA256_TOKEN_START = len("--hash=sha256:")
 _SHA256_TOKEN_LENGTH = _SHA256_TOKEN_START + 64
-_LOCAL_HOSTS = frozenset({"localhost", "127.0.0.1", "::1", "0.0.0.0", ""})  # noqa: S104 - a host name compared, not bound
 #: Options that take a location and must not point at the local machine.
 _LOCATION_OPTIONS = {
     "-i": "--index-url",
@@ -78,45 +76,6 @@ _PER_REQ_OPTIONS = {"--config-settings", "--global-option", "--install-option"}
 _VALUED_OPTIONS = frozenset({"--hash"} | _PER_REQ_OPTIONS)
 
 
-class LockError(ArtifactError):
-    """A lock file cannot be read or parsed; ``findings`` locate the problems."""
-
-
-@dataclass(frozen=True)
-class LockEntry:
-    """One pinned distribution of a lock."""
-
-    name: str
-    version: str | None
-    hashes: tuple[str, ...] = ()
-    markers: str | None = None
-    url: str | None = None
-    line: int = 0
-
-    @property
-    def requirement(self) -> str:
-        """``name==version`` (or ``name @ url``), with markers when there are any."""
-        spec = f"{self.name} @ {self.url}" if self.url else f"{self.name}=={self.version}"
-        return f"{spec} ; {self.markers}" if self.markers else spec
-
-
-@dataclass(frozen=True)
-class Lock:
-    """A parsed lock: its format and its entries in file order."""
-
-    format: LockFormat
-    entries: tuple[LockEntry, ...] = ()
-    requires_python: str | None = None
-    created_by: str | None = None
-
-    def by_name(self) -> dict[str, list[LockEntry]]:
-        """Entries grouped by normalised name (a name may repeat under different markers)."""
-        groups: dict[str, list[LockEntry]] = {}
-        for entry in self.entries:
-            groups.setdefault(entry.name, []).append(entry)
-        return groups
-
-
 @dataclass
 class _Parsed:
     lock: Lock
@@ -126,21 +85,6 @@ class _Parsed:
 def detect_format(path: str | os.PathLike[str]) -> LockFormat:
     """``pylock`` for ``pylock.toml`` / ``pylock.*.toml`` (any ``.toml``), else ``requirements``."""
     return "pylock" if Path(path).name.endswith(".toml") else "requirements"
-
-
-def is_local_location(location: str) -> bool:
-    """True for a ``file:`` URL, a filesystem path, or a URL on a loopback host."""
-    parts = urlsplit(location)
-    scheme = parts.scheme.lower()
-    if scheme == "file":
-        return True
-    if scheme in {"http", "https"}:
-        return (parts.hostname or "").lower() in _LOCAL_HOSTS or (parts.hostname or "").startswith(
-            "127."
-        )
-    if len(scheme) == 1:  # a Windows drive letter, "C:\\wheels"
-        return True
-    return not scheme  # no scheme: a relative or absolute path
 
 
 def read_lock(path: str | os.PathLike[str], fmt: LockFormat | None = None) -> Lock:
@@ -194,7 +138,11 @@ def check_lock(
 
 def _parse(path: Path, fmt: LockFormat, name: str) -> _Parsed:
     try:
-        raw = path.read_bytes()
+        raw = safefs.read_bytes(path, max_bytes=MAX_LOCK_BYTES)
+    except safefs.UnsafeFileError as exc:
+        msg = f"cannot read lock {path}: {exc.message}"
+        hint = f"a lock is a regular file of at most {MAX_LOCK_BYTES} bytes"
+        raise LockError(msg, [finding("L003", msg, file=name, hint=hint)]) from None
     except OSError as exc:
         msg = f"cannot read lock {path}: {exc.strerror}"
         raise LockError(msg, [finding("L003", msg, file=name)]) from exc
@@ -218,23 +166,43 @@ def _parse(path: Path, fmt: LockFormat, name: str) -> _Parsed:
 
 @dataclass
 class _Logical:
-    """A logical line: continuation lines joined, comments removed, positions kept.
+    """A logical line as pip builds it, with the position of every character kept.
 
-    Each physical line contributes one segment (its text and a space); ``starts`` holds the
-    offset in ``text`` where each segment begins and ``lines`` its line number, so a
-    position is one bisection away.
+    pip (``pip/_internal/req/req_file.py``) reads a requirements file in this order, and so
+    does this module:
+
+    1. Joining: a physical line that ends with a backslash (the very last character; a
+       backslash followed by a space does not count) and does not start with a comment
+       (optional whitespace, then ``#``) continues on the next line. Leading and trailing
+       backslashes of a continued line are removed and the pieces are joined with nothing
+       between them, so ``alp\\`` + ``ha==1.0`` reads ``alpha==1.0``. A comment line ends a
+       continuation (it is joined with a space before it, then removed as a comment).
+    2. Comments: ``#`` at the start or after whitespace, to the end of the *joined* line, is
+       removed. A continuation after a comment (``a==1 # note \\``) therefore swallows the
+       next physical line into the comment.
+    3. Fields: the stripped line is split on spaces only (not tabs); the words before the
+       first word that starts with ``-`` are the requirement, the rest are options.
+
+    ``starts[i]`` is where segment ``i`` begins in ``text``, ``lines[i]`` its line number and
+    ``cols[i]`` the 1-based column of its first character in that line, so a position is one
+    bisection away.
     """
 
     text: str
     starts: list[int]
     lines: list[int]
+    cols: list[int] = field(default_factory=list)
 
     def at(self, offset: int) -> tuple[int, int]:
         if not self.text:
             return 0, 0
         offset = min(max(offset, 0), len(self.text) - 1)
         index = bisect_right(self.starts, offset) - 1
-        return self.lines[index], offset - self.starts[index] + 1
+        base = self.cols[index] if self.cols else 1
+        return self.lines[index], max(offset - self.starts[index] + base, 1)
+
+
+_COMMENT_LINE_RE = re.compile(r"\s*#")
 
 
 def _logical_lines(text: str) -> list[_Logical]:
@@ -242,29 +210,57 @@ def _logical_lines(text: str) -> list[_Logical]:
     parts: list[str] = []
     starts: list[int] = []
     lines: list[int] = []
+    cols: list[int] = []
     size = 0
+
+    def flush() -> None:
+        joined = "".join(parts)
+        if "#" in joined:
+            joined = _COMMENT_RE.sub("", joined, count=1)
+        if joined.strip():
+            result.append(_Logical(joined, starts, lines, cols))
+
     for number, physical in enumerate(text.splitlines(), start=1):
-        stripped = _COMMENT_RE.sub("", physical) if "#" in physical else physical
-        continued = stripped.rstrip().endswith("\\")
-        if continued:
-            stripped = stripped.rstrip()[:-1]
-        parts.append(stripped + " ")
+        comment = _COMMENT_LINE_RE.match(physical) is not None
+        if physical.endswith("\\") and not comment:
+            segment = physical.strip("\\")
+            col = len(physical) - len(physical.lstrip("\\")) + 1
+        elif comment:
+            segment, col = " " + physical, 0  # the space pip adds is not in the file
+        else:
+            segment, col = physical, 1
+        parts.append(segment)
         starts.append(size)
         lines.append(number)
-        size += len(stripped) + 1
-        if not continued:
-            joined = "".join(parts)
-            if joined.strip():
-                result.append(_Logical(joined, starts, lines))
-            parts, starts, lines, size = [], [], [], 0
-    if parts and "".join(parts).strip():
-        result.append(_Logical("".join(parts), starts, lines))
+        cols.append(col)
+        size += len(segment)
+        if comment or not physical.endswith("\\"):
+            flush()
+            parts, starts, lines, cols, size = [], [], [], [], 0
+    if parts:
+        flush()
     return result
 
 
-def _tokens(logical: _Logical) -> list[tuple[str, int]]:
-    """Whitespace-separated tokens with their offsets in the logical line."""
-    return [(match.group(), match.start()) for match in re.finditer(r"\S+", logical.text)]
+def _fields(logical: _Logical) -> tuple[int, int, int]:
+    """``(begin, split, end)``: the stripped line is ``text[begin:end]``; the requirement is
+    ``text[begin:split]`` and the options ``text[split:end]`` (pip splits on spaces only)."""
+    text = logical.text
+    begin = len(text) - len(text.lstrip())
+    end = len(text.rstrip())
+    offset = begin
+    for word in text[begin:end].split(" "):
+        if word.startswith("-"):
+            return begin, offset, end
+        offset += len(word) + 1
+    return begin, end, end
+
+
+def _tokens(logical: _Logical, begin: int = 0, end: int | None = None) -> list[tuple[str, int]]:
+    """Whitespace-separated tokens of ``text[begin:end]`` with their offsets in the line."""
+    pattern = re.compile(r"\S+")
+    stop = len(logical.text) if end is None else end
+    return [(m.group(), m.start()) for m in pattern.finditer(logical.text, begin, stop)]
 
 
 def _split_option(token: str) -> tuple[str, str | None]:
@@ -283,20 +279,16 @@ def _parse_requirements(text: str, name: str) -> _Parsed:
         findings.append(finding(code, message, file=name, line=pos[0], col=pos[1], hint=hint))
 
     for logical in _logical_lines(text):
-        tokens = _tokens(logical)
-        if not tokens:
-            continue
-        first, first_offset = tokens[0]
-        if first.startswith("-"):
-            _option_line(tokens, logical, add, entries)
+        begin, split, end = _fields(logical)
+        if split == begin:  # the line starts with an option
+            _option_line(_tokens(logical, begin, end), logical, add, entries)
             continue
         # A requirement, possibly followed by per-requirement options.
+        first_offset = begin
+        spec = logical.text[begin:split].strip()
         hashes: list[str] = []
+        tokens = _tokens(logical, split, end)
         index = 0
-        while index < len(tokens) and not tokens[index][0].startswith("--"):
-            index += 1
-        end = tokens[index][1] if index < len(tokens) else len(logical.text)
-        spec = logical.text[first_offset:end].strip()
         while index < len(tokens):
             token, offset = tokens[index]
             if len(token) == _SHA256_TOKEN_LENGTH and _SHA256_TOKEN_RE.fullmatch(token):

@@ -45,13 +45,15 @@ from .launcher import (
     Transform,
     YamlExtractor,
 )
-from .manifest import FORMAT_VERSION, MANIFEST_NAME, Manifest
+from .manifest import FORMAT_VERSION, FORMAT_VERSIONS, MANIFEST_NAME, NEWEST_FORMAT, Manifest
 from .task import Location, Observation, Provenance, Published, Reference, Statistic, Task
 
 __all__ = [
     "EVIDENCE_VERSION",
     "FORMAT_VERSION",
+    "FORMAT_VERSIONS",
     "MANIFEST_NAME",
+    "NEWEST_FORMAT",
     "RECORD_NAME",
     "Accelerator",
     "Ambiguity",

@@ -12,6 +12,8 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from reprobridge_sdk.versions import parse_since, since
+
 __all__ = [
     "EXTENSION_PATTERN",
     "ID_PATTERN",
@@ -20,6 +22,7 @@ __all__ = [
     "RelPath",
     "Sha256",
     "SpecModel",
+    "parse_since",
     "since",
 ]
 
@@ -65,16 +68,6 @@ class SpecModel(BaseModel):
     def extensions(self) -> dict[str, Any]:
         """The ``x-`` extension keys of this object."""
         return dict(self.__pydantic_extra__ or {})
-
-
-def since(version: str) -> dict[str, Any]:
-    """Schema annotation of a field or value added in a later minor version of the format.
-
-    Use as ``Field(..., json_schema_extra=since("1.1"))``. The generated schema carries the
-    version so that validators, the spec's field tables and ``reprobridge upgrade`` can tell
-    which fields a document of an older minor version may not use.
-    """
-    return {"x-rra-since": version}
 
 
 Identifier = Annotated[str, Field(pattern=ID_PATTERN)]

@@ -16,11 +16,13 @@ class Paper(SpecModel):
     venue: str | None = Field(default=None, description="Conference or journal, e.g. 'ICML'.")
     year: int | None = Field(default=None, ge=1900, le=2100, description="Publication year.")
     doi: str | None = Field(
-        default=None, pattern=r"^10\.\d{4,9}/\S+$", description="DOI without the resolver prefix."
+        default=None,
+        pattern=r"^10\.[0-9]{4,9}/[^\x00-\x20]+$",
+        description="DOI without the resolver prefix.",
     )
     arxiv: str | None = Field(
         default=None,
-        pattern=r"^(\d{4}\.\d{4,5}|[a-z-]+(\.[A-Z]{2})?/\d{7})(v\d+)?$",
+        pattern=r"^([0-9]{4}\.[0-9]{4,5}|[a-z-]+(\.[A-Z]{2})?/[0-9]{7})(v[0-9]+)?$",
         description="arXiv identifier, e.g. '2401.01234v2'.",
     )
     url: str | None = Field(default=None, pattern=r"^https?://", description="Landing page.")
@@ -30,8 +32,8 @@ class Author(SpecModel):
     """A person responsible for the artifact."""
 
     name: str = Field(min_length=1)
-    email: str | None = Field(default=None, pattern=r"^[^@\s]+@[^@\s]+$")
-    orcid: str | None = Field(default=None, pattern=r"^\d{4}-\d{4}-\d{4}-\d{3}[\dX]$")
+    email: str | None = Field(default=None, pattern=r"^[^@\x00-\x20]+@[^@\x00-\x20]+$")
+    orcid: str | None = Field(default=None, pattern=r"^[0-9]{4}-[0-9]{4}-[0-9]{4}-[0-9]{3}[0-9X]$")
 
 
 class Artifact(SpecModel):

@@ -11,7 +11,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from ._base import SpecModel
+from ._base import SpecModel, since
 
 __all__ = [
     "AUDIT_VERSION",
@@ -60,6 +60,26 @@ class AuditOptions(SpecModel):
     floor: float = Field(ge=0)
     holm: bool = False
     curation: bool = False
+    expect_head: str | None = Field(
+        default=None,
+        description="The ledger head the author submitted (--expect-head).",
+        json_schema_extra=since("1.1"),
+    )
+    trusted: list[str] | None = Field(
+        default=None,
+        description="Names of the trusted signers (--trust KEYS); null: signatures unchecked.",
+        json_schema_extra=since("1.1"),
+    )
+    rerun: int | Literal["all"] | None = Field(
+        default=None,
+        description="Runs re-executed per attempt (--rerun); null: none.",
+        json_schema_extra=since("1.1"),
+    )
+    rerun_seed: int = Field(
+        default=0,
+        description="Seed of the choice of runs to re-execute.",
+        json_schema_extra=since("1.1"),
+    )
 
 
 class IntervalResult(SpecModel):
@@ -92,6 +112,16 @@ class RunCheck(SpecModel):
     )
     valid: bool = Field(description="No error-level finding: the evidence can be believed.")
     findings: list[AuditFinding] = Field(default_factory=list)
+    signer: str | None = Field(
+        default=None,
+        description="With --trust: the trusted signer whose signature holds.",
+        json_schema_extra=since("1.1"),
+    )
+    reran: bool = Field(
+        default=False,
+        description="The run was re-executed (--rerun).",
+        json_schema_extra=since("1.1"),
+    )
 
 
 class TaskAttempt(SpecModel):
@@ -159,6 +189,28 @@ class AttemptSummary(SpecModel):
     runs: list[RunCheck] = Field(default_factory=list)
     counts: dict[str, int] = Field(default_factory=dict)
     success_rate: float | None = None
+    findings: list[AuditFinding] = Field(
+        default_factory=list,
+        description="Findings about the attempt as a whole (its run ledger).",
+        json_schema_extra=since("1.1"),
+    )
+    ledger_head: str | None = Field(
+        default=None,
+        description="The head of the attempt's run ledger; null: no ledger.",
+        json_schema_extra=since("1.1"),
+    )
+    reran: int = Field(
+        default=0,
+        ge=0,
+        description="Runs re-executed (--rerun).",
+        json_schema_extra=since("1.1"),
+    )
+    rerun_mismatches: int = Field(
+        default=0,
+        ge=0,
+        description="Re-executed runs that did not hold up (A058, A059).",
+        json_schema_extra=since("1.1"),
+    )
 
 
 class AuditResult(SpecModel):

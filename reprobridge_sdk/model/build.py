@@ -29,8 +29,10 @@ __all__ = [
     "BuildFinding",
     "BuilderRecord",
     "ClaimPlan",
+    "ClaimResult",
     "DataReference",
     "DependencyFile",
+    "DistillerRecord",
     "EntryOption",
     "EntryPoint",
     "Gate",
@@ -73,7 +75,7 @@ class _Record(BaseModel):
 class BuildFinding(_Record):
     """A finding of the build (family ``B``) in its JSON form."""
 
-    code: str = Field(pattern=r"^[A-Z]\d{3}$")
+    code: str = Field(pattern=r"^[A-Z][0-9]{3}$")
     severity: Literal["error", "warning", "info"]
     message: str
     path: str = Field(default="", description="JSON Pointer into the claims file, if any.")
@@ -306,3 +308,33 @@ class ReproducerRecord(PhaseRecord):
     launchers: list[LauncherPlan] = Field(
         default_factory=list, description="The plan's launchers with the fixes' workdirs."
     )
+
+
+# --------------------------------------------------------------------------- distiller
+
+
+class ClaimResult(_Record):
+    """What the Distiller found for one claim."""
+
+    claim: str
+    status: Literal["found", "not-extracted", "not-run"]
+    launcher: str | None = None
+    line: str | None = Field(default=None, description="The log line the number was read from.")
+    pattern: str | None = None
+    scale: float = 1.0
+    value: float | None = Field(default=None, description="The value on the probe run.")
+    references: list[float] = Field(default_factory=list)
+    interval: list[float] | None = Field(default=None, description="[low, high] of references.")
+    published: float
+    reproduced: bool | None = Field(
+        default=None, description="The published value lies inside the references' interval."
+    )
+    reason: str | None = None
+
+
+class DistillerRecord(PhaseRecord):
+    """The Distiller phase: extractors, samples, references and discrepancies."""
+
+    phase: Literal["distiller"] = "distiller"
+    claims: list[ClaimResult] = Field(default_factory=list)
+    reference_runs: list[str] = Field(default_factory=list)

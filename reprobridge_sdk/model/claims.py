@@ -102,7 +102,7 @@ class Claims(SpecModel):
     """A claims file: the paper and its claims."""
 
     claims_version: str = Field(
-        pattern=r"^1\.\d+$",
+        pattern=r"^1\.[0-9]+$",
         description="Claims-file version 'MAJOR.MINOR'; this schema is major 1.",
     )
     paper: Paper

@@ -22,7 +22,7 @@ __all__ = [
 class ResolvedFor(SpecModel):
     """Interpreter and platform a lock was resolved for."""
 
-    python: str = Field(pattern=r"^\d+\.\d+(\.\d+)?$", description="e.g. '3.11.7'.")
+    python: str = Field(pattern=r"^[0-9]+\.[0-9]+(\.[0-9]+)?$", description="e.g. '3.11.7'.")
     platform: str = Field(min_length=1, description="e.g. 'linux-x86_64'.")
     resolver: str | None = Field(default=None, description="Tool and version, e.g. 'uv 0.5.1'.")
 
@@ -52,7 +52,7 @@ class Accelerator(SpecModel):
     """Accelerator needs of the experiments."""
 
     kind: Literal["none", "cuda", "rocm", "tpu", "mps"] = "none"
-    cuda: str | None = Field(default=None, pattern=r"^\d+(\.\d+){0,2}$")
+    cuda: str | None = Field(default=None, pattern=r"^[0-9]+(\.[0-9]+){0,2}$")
     gpus: int = Field(default=0, ge=0)
     gpu_memory_gb: float | None = Field(default=None, gt=0, description="Per GPU.")
 
@@ -94,7 +94,7 @@ class DataItem(SpecModel):
 class Environment(SpecModel):
     """The software and hardware an artifact runs on."""
 
-    python: str = Field(pattern=r"^\d+\.\d+(\.\d+)?$", description="e.g. '3.11'.")
+    python: str = Field(pattern=r"^[0-9]+\.[0-9]+(\.[0-9]+)?$", description="e.g. '3.11'.")
     requirements: RelPath | None = Field(
         default=None,
         description="Declared requirements (requirements.in or pyproject.toml) behind the lock.",

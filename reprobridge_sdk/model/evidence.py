@@ -140,7 +140,7 @@ class LostAttempt(SpecModel):
 class EvidenceRecord(SpecModel):
     """The record of one run of one launcher with one seed."""
 
-    record_version: str = Field(default=EVIDENCE_VERSION, pattern=r"^\d+\.\d+$")
+    record_version: str = Field(default=EVIDENCE_VERSION, pattern=r"^[0-9]+\.[0-9]+$")
     run_id: str = Field(min_length=1)
     artifact: Identifier
     launcher: Identifier

@@ -39,7 +39,9 @@ class RegexExtractor(_Source):
     """A regular expression applied line by line to the log (default) or a file."""
 
     kind: Literal["regex"]
-    pattern: str = Field(min_length=1, description="Python regular expression.")
+    pattern: str = Field(
+        min_length=1, description="Pattern in the pattern dialect (RE2 subset of Python re)."
+    )
     group: str | int = Field(
         default=1, description="Named group or group number that holds the number."
     )
@@ -50,7 +52,7 @@ class JsonExtractor(_Source):
     """A JSON Pointer (RFC 6901) into a JSON file."""
 
     kind: Literal["json"]
-    pointer: str = Field(pattern=r"^(/.*)?$", description="e.g. '/test/accuracy'.")
+    pointer: str = Field(pattern=r"^(/[\s\S]*)?$", description="e.g. '/test/accuracy'.")
 
 
 class CsvExtractor(_Source):
@@ -110,7 +112,9 @@ class Landmark(SpecModel):
     """A log pattern that marks progress."""
 
     id: Identifier
-    pattern: str = Field(min_length=1)
+    pattern: str = Field(
+        min_length=1, description="Pattern in the pattern dialect, searched in each log line."
+    )
     description: str | None = None
 
 
@@ -203,5 +207,13 @@ class Launcher(SpecModel):
     resources: Resources | None = Field(
         default=None,
         description="CPU cores, memory, GPUs and wall time one run needs (for executors).",
+        json_schema_extra=since("1.1"),
+    )
+    deterministic: bool = Field(
+        default=False,
+        description=(
+            "Runs with one seed give the same values: a re-execution must match them exactly "
+            "(otherwise within the task's interval half-width)."
+        ),
         json_schema_extra=since("1.1"),
     )

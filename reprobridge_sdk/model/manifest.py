@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pydantic import Field
 
+from reprobridge_sdk.versions import FORMAT_VERSION, FORMAT_VERSIONS, NEWEST_FORMAT
+
 from ._base import SpecModel
 from .artifact import Artifact
 from .codebase import Codebase
@@ -12,10 +14,9 @@ from .guide import Guide
 from .launcher import Launcher
 from .task import Task
 
-__all__ = ["FORMAT_VERSION", "MANIFEST_NAME", "Manifest"]
+__all__ = ["FORMAT_VERSION", "FORMAT_VERSIONS", "MANIFEST_NAME", "NEWEST_FORMAT", "Manifest"]
 
-#: The format version this SDK writes and fully understands.
-FORMAT_VERSION = "1.0"
+
 #: File name of the manifest at the artifact root.
 MANIFEST_NAME = "rra.yaml"
 
@@ -24,8 +25,11 @@ class Manifest(SpecModel):
     """An RRA manifest."""
 
     rra_version: str = Field(
-        pattern=r"^1\.\d+$",
-        description="Format version 'MAJOR.MINOR' the document follows; this schema is major 1.",
+        pattern=r"^1\.(0|[1-9][0-9]*)$",
+        description=(
+            "Format version 'MAJOR.MINOR' the document follows (decimal digits, no leading"
+            " zero); this schema is major 1."
+        ),
     )
     artifact: Artifact
     codebase: Codebase

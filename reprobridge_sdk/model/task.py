@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from ._base import Identifier, SpecModel
+from ._base import Identifier, Sha256, SpecModel, since
 
 __all__ = [
     "Location",
@@ -49,10 +49,26 @@ class Provenance(SpecModel):
     """Who produced a reference observation and how."""
 
     source: str = Field(min_length=1, description="Person, team or system that ran it.")
-    date: str | None = Field(default=None, pattern=r"^\d{4}-\d{2}-\d{2}")
+    date: str | None = Field(default=None, pattern=r"^[0-9]{4}-[0-9]{2}-[0-9]{2}")
     hardware: str | None = None
     run: str | None = Field(default=None, description="Run id or evidence path, if any.")
     note: str | None = None
+    record_sha256: Sha256 | None = Field(
+        default=None,
+        description="SHA-256 of the run's evidence record (record.json), if from a run.",
+        json_schema_extra=since("1.1"),
+    )
+    code_tree_digest: str | None = Field(
+        default=None,
+        pattern=r"^sha256-tree1:[0-9a-f]{64}$",
+        description="Tree digest of the refined code the run used.",
+        json_schema_extra=since("1.1"),
+    )
+    lock_digest: Sha256 | None = Field(
+        default=None,
+        description="SHA-256 of the lock the run's environment was built from.",
+        json_schema_extra=since("1.1"),
+    )
 
 
 class Observation(SpecModel):

@@ -7,6 +7,7 @@ carries out each one (:func:`execute`) or records it as not started (:func:`skip
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import tempfile
@@ -15,12 +16,14 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import BinaryIO, Literal
+from typing import TYPE_CHECKING, BinaryIO, Literal
 
 from reprobridge_sdk.digest import file_sha256
 from reprobridge_sdk.errors import ArtifactError
 from reprobridge_sdk.extract.extraction import ExtractionError, render_template
-from reprobridge_sdk.model import Launcher, Manifest
+from reprobridge_sdk.io._fs import atomic_write_json
+from reprobridge_sdk.model import RECORD_NAME, Launcher, Manifest
+from reprobridge_sdk.model.attestation import LedgerLink
 from reprobridge_sdk.model.evidence import (
     EnvironmentSnapshot,
     EvidenceRecord,
@@ -32,11 +35,15 @@ from reprobridge_sdk.model.evidence import (
 )
 
 from .evidence import LOG_NAME, OUTPUTS_DIR, new_run_dir, utc_now, write_record
+from .ledger import append_run
 from .measure import measure, template_context
 from .process import LandmarkPattern, run_process
 from .results import RunEvent, RunResult
 
-__all__ = ["EnvMode", "Job", "Shared", "execute", "skipped"]
+if TYPE_CHECKING:
+    from reprobridge_sdk.signing import SigningKey
+
+__all__ = ["EnvMode", "Job", "Shared", "execute", "seal_run", "skipped"]
 
 EnvMode = Literal["cached", "current"]
 
@@ -72,6 +79,11 @@ class Shared:
     executor: str | None = None
     #: Earlier attempts of the run lost with their worker (set by a distributed executor).
     lost_attempts: list[LostAttempt] = field(default_factory=list)
+    #: Signs each final record (``record.dsse.json``) when set.
+    signer: SigningKey | None = None
+    #: Whether :func:`execute` ledgers and signs the run itself (false on a remote worker,
+    #: whose client does it once the run directory is in place).
+    seal_here: bool = True
 
 
 def _signature(path: Path) -> tuple[int, int, int] | None:
@@ -119,6 +131,43 @@ def _first_write(run_dir: Path, record: EvidenceRecord) -> None:
     except OSError as exc:
         msg = f"cannot write the record in {run_dir}: {exc.strerror}"
         raise ArtifactError(msg) from None
+
+
+def seal_run(shared: Shared, run_dir: Path, record: EvidenceRecord) -> None:
+    """After the final record: append the run to the ledger, then sign it if asked.
+
+    The client does this, never a remote worker (``Shared.seal_here`` is false there): the
+    executor calls it when the run's directory is in place, so the ledger stays one chain
+    whatever the executor.
+
+    Neither may undo a finished run: a ledger or envelope that cannot be written leaves the
+    run unledgered or unsigned, which the auditor reports (A055, K001).
+    """
+    try:
+        entry = append_run(
+            shared.runs_dir,
+            run_id=record.run_id,
+            launcher=record.launcher,
+            seed=record.seed,
+            scope=record.scope,
+            status=record.status,
+            record_sha256=file_sha256(run_dir / RECORD_NAME),
+        )
+    except OSError:
+        return
+    if shared.signer is None:
+        return
+    from reprobridge_sdk.signing.dsse import sign_payload  # noqa: PLC0415 - only when signing
+    from reprobridge_sdk.signing.statement import (  # noqa: PLC0415
+        ENVELOPE_NAME,
+        run_statement,
+        statement_bytes,
+    )
+
+    statement = run_statement(run_dir, record, LedgerLink(seq=entry.seq, entry=entry.hash))
+    envelope = sign_payload(statement_bytes(statement), shared.signer)
+    with contextlib.suppress(OSError):
+        atomic_write_json(run_dir / ENVELOPE_NAME, envelope.to_json())
 
 
 def execute(job: Job, shared: Shared) -> RunResult:
@@ -193,6 +242,9 @@ def execute(job: Job, shared: Shared) -> RunResult:
         record.failure = Failure(
             reason="internal-error", detail=f"cannot write the record: {exc.strerror}"
         )
+    else:
+        if shared.seal_here:
+            seal_run(shared, run_dir, record)
     result = RunResult(run_id=run_id, run_dir=run_dir, record=record)
     shared.emit(RunEvent("run-finished", result.to_dict()))
     return result
@@ -363,6 +415,7 @@ def skipped(
         executor=shared.executor,
     )
     _first_write(run_dir, record)
+    seal_run(shared, run_dir, record)
     result = RunResult(run_id=run_id, run_dir=run_dir.resolve(), record=record)
     shared.emit(RunEvent("run-finished", result.to_dict()))
     return result

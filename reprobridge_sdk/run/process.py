@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import re
 import selectors
 import signal
 import subprocess
@@ -30,6 +29,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from reprobridge_sdk.extract.extraction import MAX_LINE, required_literal
+from reprobridge_sdk.extract.pattern import Regex, author_pattern
 
 __all__ = [
     "DRAIN_WAIT",
@@ -51,13 +51,13 @@ class LandmarkPattern:
     """A compiled landmark with the literal used to pre-filter chunks."""
 
     id: str
-    regex: re.Pattern[str]
+    regex: Regex
     literal: bytes | None
 
     @classmethod
     def compile(cls, landmark_id: str, pattern: str) -> LandmarkPattern:
         literal = required_literal(pattern)
-        return cls(landmark_id, re.compile(pattern), literal.encode() if literal else None)
+        return cls(landmark_id, author_pattern(pattern), literal.encode() if literal else None)
 
 
 @dataclass

@@ -144,4 +144,6 @@ def format_summary(summary: RunSummary) -> str:
         value = "n/a" if task.value is None else f"{task.value:.6g}"
         n = len(task.values)
         lines.append(f"  {task.task:<28} {value:>12}  {task.aggregate} of {n} ({task.launcher})")
+    if summary.ledger_head:
+        lines.append(f"ledger head: {summary.ledger_head}")
     return "\n".join(lines)

@@ -81,6 +81,8 @@ class RunSummary:
     tasks: list[TaskValue] = field(default_factory=list)
     interrupted: bool = False
     elapsed: float = 0.0
+    #: The head of the runs directory's ledger after these runs (spec ``ledger``).
+    ledger_head: str = ""
 
     @property
     def succeeded(self) -> int:
@@ -104,6 +106,7 @@ class RunSummary:
             "failed": self.failed,
             "interrupted": self.interrupted,
             "elapsed": round(self.elapsed, 3),
+            "ledger_head": self.ledger_head,
             "exit_code": self.exit_code,
             "results": [r.to_dict() for r in self.results],
             "tasks": [t.to_dict() for t in self.tasks],

@@ -44,15 +44,19 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, CancelledError, Future, wait
 from pathlib import Path
-from typing import BinaryIO
+from typing import TYPE_CHECKING, BinaryIO
 
 from reprobridge_sdk.errors import ArtifactError
 
 from ._environment import artifact_digests, prepare_environment
 from ._execute import EnvMode, Job, Shared, skipped
 from .executors import Executor, ExecutorOptions, make_executor
+from .ledger import ledger_head
 from .results import RunEvent, RunResult, RunSummary, TaskValue, task_values
 from .select import load_artifact, select_launchers, usage_error, with_needs
+
+if TYPE_CHECKING:
+    from reprobridge_sdk.signing import SigningKey
 
 __all__ = ["RunEvent", "RunResult", "RunSummary", "TaskValue", "load_artifact", "run"]
 
@@ -153,6 +157,7 @@ def run(
     kill_grace: float = 5.0,
     executor: str | Executor | None = None,
     executor_options: ExecutorOptions | None = None,
+    sign_key: SigningKey | None = None,
 ) -> RunSummary:
     """Run the selected launchers over their seeds and record evidence for each run.
 
@@ -160,6 +165,8 @@ def run(
     ``executor`` chooses where runs execute (:mod:`reprobridge_sdk.run.executors`): a name
     (``local``, ``dask-local``, ``dask``, ``slurm``; ``jobs`` sizes it) or an
     :class:`~reprobridge_sdk.run.executors.Executor` the caller owns.
+    Every final record is appended to the runs directory's ledger (its head is
+    ``summary.ledger_head``) and, with ``sign_key``, signed into ``record.dsse.json``.
     Raises :class:`UsageError` (N codes) for a bad request, and :class:`ArtifactError` when
     a run directory or its first record cannot be written (then no further run starts);
     every run's outcome, good or bad, is in the returned summary and in its record.
@@ -204,6 +211,7 @@ def run(
         cancel=threading.Event(),
         echo=echo,
         emit=_emit,
+        signer=sign_key,
     )
     owned = not isinstance(executor, Executor)
     engine = (
@@ -226,7 +234,7 @@ def run(
         if owned:
             engine.close()
     results.sort(key=lambda r: (r.record.started_at, r.run_id))
-    summary = RunSummary(results=results, interrupted=interrupted)
+    summary = RunSummary(results=results, interrupted=interrupted, ledger_head=ledger_head(runs))
     summary.tasks = task_values(selected, results)
     summary.elapsed = time.monotonic() - started
     _emit(RunEvent("summary", {k: v for k, v in summary.to_dict().items() if k != "results"}))

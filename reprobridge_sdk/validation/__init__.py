@@ -30,6 +30,7 @@ from typing import Any
 
 from reprobridge_sdk.errors import ArtifactError
 from reprobridge_sdk.findings import Finding, Severity, finding
+from reprobridge_sdk.io import safefs
 from reprobridge_sdk.io.document import Document, load_document
 
 #: Spreads a function over items and returns the results in order: ``mapper(fn, items)``.
@@ -192,11 +193,17 @@ def validate_artifact(
     """
     name = _display(label, manifest)
     label_root = label if not Path(label).is_file() else str(Path(label).parent)
-    if not manifest.is_file():
+    if not os.path.lexists(manifest):
         message = f"{label} has no {MANIFEST_NAME}"
         return [finding("Y010", message, file=label, hint="create one with `reprobridge init`")]
     try:
-        doc = document if document is not None else load_document(manifest, name=name)
+        doc = (
+            document
+            if document is not None
+            else load_document(manifest, name=name, root=manifest.parent)
+        )
+    except safefs.UnsafeFileError as exc:
+        return [safefs.refusal(exc, file=name)]
     except OSError as exc:
         return [finding("Y010", f"cannot read {name}: {exc.strerror}", file=name)]
     out: list[Finding] = list(doc.findings)
@@ -214,7 +221,7 @@ def validate_artifact(
         return out
     from .structure import check_structure  # noqa: PLC0415 - lazy: layers load on use
 
-    out.extend(check_structure(doc, newer_minor=version.newer_minor))
+    out.extend(check_structure(doc, newer_minor=version.newer_minor, declared=version.version))
     if stop():
         return out
     from .semantic import check_semantics  # noqa: PLC0415 - lazy: layers load on use
@@ -248,6 +255,18 @@ def validate_artifact(
         for item in check_guide(root, guide if isinstance(guide, dict) else {})
     )
     return out
+
+
+def work_limit(exc: BaseException, *, file: str = "", path: str = "") -> Finding:
+    """The finding for an artifact whose checks ran out of recursion depth or memory."""
+    what = "recursion depth" if isinstance(exc, RecursionError) else "memory"
+    return finding(
+        "Y005" if isinstance(exc, RecursionError) else "Y006",
+        f"checking this artifact exceeded the {what} allowed; its remaining checks were skipped",
+        file=file,
+        path=path,
+        hint="look for deeply nested or very large files among the artifact's evidence",
+    )
 
 
 def _lock_layer(doc: Any, root: Path) -> list[Finding]:
@@ -304,6 +323,7 @@ def _warm() -> None:
     from .structure import manifest_schema  # noqa: PLC0415 - warm-up
 
     manifest_schema()
+    manifest_schema("1.0")
 
 
 def _matches(code: str, prefixes: Sequence[str]) -> bool:
@@ -328,13 +348,17 @@ def _finish(items: list[Finding], options: _Options) -> list[Finding]:
 
 def _one(job: tuple[str, str, str, _Options]) -> ArtifactResult:
     label, root, manifest, options = job
-    items = validate_artifact(
-        label,
-        Path(root),
-        Path(manifest),
-        check_files=options.check_files,
-        fail_fast=options.fail_fast,
-    )
+    try:
+        items = validate_artifact(
+            label,
+            Path(root),
+            Path(manifest),
+            check_files=options.check_files,
+            fail_fast=options.fail_fast,
+        )
+    except (RecursionError, MemoryError) as exc:
+        # Bounded work per artifact: this artifact gets a finding, the batch goes on.
+        items = [work_limit(exc, file=_display(label, Path(manifest)))]
     return ArtifactResult(label=label, root=root, findings=_finish(items, options))
 
 

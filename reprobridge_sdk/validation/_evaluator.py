@@ -23,11 +23,11 @@ else the branch with the fewest errors.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from reprobridge_sdk.extract.pattern import schema_pattern
 from reprobridge_sdk.io.document import json_type
 
 __all__ = ["CompiledSchema", "SchemaCompileError", "SchemaError", "compile_schema"]
@@ -41,12 +41,12 @@ _ANNOTATIONS = frozenset(
         "$comment",
         "$schema",
         "$id",
+        "x-rra-since",  # the format version that added a field: an annotation here
         "deprecated",
         "readOnly",
         "writeOnly",
         "discriminator",
-        "$defs",
-        "x-rra-since",  # the minor version that added a field (model._base.since)
+        "$defs",  # the minor version that added a field (model._base.since)
     }
 )
 _SUPPORTED = _ANNOTATIONS | {
@@ -211,7 +211,8 @@ class CompiledSchema:
         if not isinstance(schema, dict):
             msg = f"{where}: a schema must be an object or a boolean"
             raise SchemaCompileError(msg)
-        unknown = set(schema) - _SUPPORTED
+        # ``x-`` keywords are annotations (e.g. ``x-rra-since``, model._base.since): no check.
+        unknown = {k for k in schema if not k.startswith("x-")} - _SUPPORTED
         if unknown:
             msg = f"{where}: unsupported keyword(s) {sorted(unknown)}"
             raise SchemaCompileError(msg)
@@ -285,7 +286,7 @@ class CompiledSchema:
             for name, sub in schema.get("properties", {}).items()
         }
         patterns = [
-            (re.compile(pat), self._compile(sub, f"{where}/patternProperties/{pat}"))
+            (schema_pattern(pat), self._compile(sub, f"{where}/patternProperties/{pat}"))
             for pat, sub in schema.get("patternProperties", {}).items()
         ]
         extra_schema = schema.get("additionalProperties", True)
@@ -494,7 +495,7 @@ def _required_check(names: tuple[str, ...]) -> _Check:
 def _string_checks(schema: dict[str, Any]) -> Iterable[_Check]:
     if "pattern" in schema:
         source = schema["pattern"]
-        regex = re.compile(source)
+        regex = schema_pattern(source)
 
         def pattern(instance: Any, pointer: str, out: list[SchemaError]) -> bool:
             if not isinstance(instance, str) or regex.search(instance):

@@ -23,6 +23,7 @@ from typing import Any, Literal
 from reprobridge_sdk.checkout.materialize import CHECKOUT_DIR, inspect_series, series_from_data
 from reprobridge_sdk.digest import TREE_EXCLUDES, file_sha256, tree_digest
 from reprobridge_sdk.findings import Finding, finding
+from reprobridge_sdk.io import safefs
 from reprobridge_sdk.io.document import Document, escape_pointer
 
 __all__ = ["check_files", "check_path_form", "kind_of", "resolve_path", "usable_path"]
@@ -212,11 +213,21 @@ class _Files:
         except ValueError:
             return ["."]
 
-    def digest(self, path: Path | None, declared: Any, pointer: str, what: str) -> None:
+    def digest(
+        self,
+        path: Path | None,
+        declared: Any,
+        pointer: str,
+        what: str,
+        limit: int = safefs.MAX_TEXT_BYTES,
+    ) -> None:
         if path is None or not isinstance(declared, str) or self.kind(path) != "file":
             return
         try:
-            actual = file_sha256(path)
+            actual = file_sha256(path, root=self.root, max_bytes=limit)
+        except safefs.UnsafeFileError as exc:
+            self._refused(exc, pointer)
+            return
         except OSError as exc:
             self.add("F004", f"{what} cannot be read: {exc.strerror}", pointer)
             return
@@ -227,6 +238,12 @@ class _Files:
                 pointer,
                 hint="if the file changed on purpose, update the digest",
             )
+
+    def _refused(self, exc: safefs.UnsafeFileError, pointer: str) -> None:
+        """A file the safe layer refused; links leading out are the symlink pass's F003."""
+        if exc.reason not in ("escapes", "link"):
+            item = safefs.refusal(exc)
+            self.add(item.code, item.message, pointer, item.hint)
 
     def run(self) -> list[Finding]:
         self.codebase()
@@ -247,6 +264,8 @@ class _Files:
             if code is not None:
                 try:
                     actual = tree_digest(code)
+                except safefs.UnsafeFileError as exc:
+                    self._refused(exc, "/codebase/refined/path")
                 except OSError as exc:
                     message = f"the refined code cannot be read: {exc.strerror}"
                     self.add("F004", message, "/codebase/refined/path")
@@ -301,7 +320,9 @@ class _Files:
         code_dir = self._code_dir()
         for ptr, item in _items(environment.get("data"), "/environment/data"):
             found = self.path(item.get("destination"), f"{ptr}/destination", None)
-            self.digest(found, item.get("sha256"), f"{ptr}/sha256", "the data item")
+            self.digest(
+                found, item.get("sha256"), f"{ptr}/sha256", "the data item", safefs.MAX_HASH_BYTES
+            )
             source = _map(item.get("source"))
             if code_dir is not None:
                 self.path(source.get("codebase"), f"{ptr}/source/codebase", "any", base=code_dir)

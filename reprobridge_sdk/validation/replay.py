@@ -94,7 +94,12 @@ def check_replay(doc: Document, root: Path) -> list[Finding]:
                 where = f"{sptr}/expected/{escape_pointer(task)}"
                 try:
                     got = extract_value(
-                        extractor, log=log, files_base=base, outputs=outputs, context=context
+                        extractor,
+                        log=log,
+                        files_base=base,
+                        outputs=outputs,
+                        context=context,
+                        root=root,
                     )
                     value = apply_transform(got.value, measurement.get("transform"))
                 except ExtractionError as exc:

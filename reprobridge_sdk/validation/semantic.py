@@ -12,8 +12,11 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
+from reprobridge_sdk.extract.pattern import PatternError, Regex, author_pattern
 from reprobridge_sdk.findings import Finding
 from reprobridge_sdk.io.document import Document, escape_pointer
+
+from .version import declared_version
 
 __all__ = ["TEMPLATE_BUILTINS", "check_semantics", "template_names"]
 
@@ -393,13 +396,21 @@ class _Checker:
                     hint=f"write (?P<{group}>...) in the pattern",
                 )
 
-    def _regex(self, pattern: Any, where: str) -> re.Pattern[str] | None:
+    def _regex(self, pattern: Any, where: str) -> Regex | None:
         if not isinstance(pattern, str):
             return None
         try:
-            return re.compile(pattern)
-        except re.error as exc:
-            self.add("R016", f"invalid regular expression: {exc}", where)
+            return author_pattern(pattern)
+        except PatternError as exc:
+            if exc.reason == "invalid":
+                self.add("R016", f"invalid regular expression: {exc.message}", where)
+            else:
+                self.add(
+                    "X004",
+                    exc.message,
+                    where,
+                    hint="no backreferences or lookaround; write [0-9] and {0,n} (spec: Patterns)",
+                )
             return None
 
     # R015 ---------------------------------------------------------------------------------
@@ -475,8 +486,17 @@ class _Checker:
                 self.add("R012", "kind 'directory' needs 'path'", ptr)
             if refined.get("patches"):
                 self.add("R012", "kind 'directory' takes no 'patches'", ptr)
-        elif kind == "patches" and refined.get("path") is not None:
-            self.add("R012", "kind 'patches' takes no 'path'", ptr)
+        elif kind == "patches":
+            if not refined.get("patches") and (declared_version(self.data) or (2, 0)) < (1, 1):
+                # Format 1.1: an empty series is the upstream commit unchanged; 1.0 needs one.
+                self.add(
+                    "V005",
+                    "an empty patch series was added in format 1.1; this document is 1.0",
+                    f"{ptr}/patches" if "patches" in refined else ptr,
+                    hint="declare rra_version '1.1' (`reprobridge upgrade`), or add a patch",
+                )
+            if refined.get("path") is not None:
+                self.add("R012", "kind 'patches' takes no 'path'", ptr)
 
     # R025, R026 ---------------------------------------------------------------------------
 

@@ -1,60 +1,198 @@
-"""Structural layer: the manifest against the generated JSON Schema (S codes).
+"""Structural layer: the manifest against the generated JSON Schema (S codes, V005).
 
-The committed schema (``_data/schemas/rra-1.0.schema.json``, generated from the models) is
-compiled once by the in-house evaluator (:mod:`._evaluator`, which explains why it is not
-``jsonschema``) and its errors are mapped to codes: unknown key S001 (with a "did you mean"
-hint), or S005, a warning, when the document declares a newer minor version than this
-validator knows, since the key may be a field added since; missing key S002; wrong type S003;
-any other constraint (enum, pattern, length, range, item count) S004.
+The committed schema of the version the document declares (``_data/schemas/rra-1.0.schema.json``
+for 1.0; the newest, ``rra-1.1``, for 1.1, newer minor versions and documents without a usable
+version) is compiled once by the in-house evaluator (:mod:`._evaluator`, which explains why it
+is not ``jsonschema``) and its errors are mapped to codes: unknown key S001 (with a "did you
+mean" hint); missing key S002; wrong type S003; any other constraint (enum, pattern, length,
+range, item count) S004.
+
+Versions (spec "versioning"):
+
+* a document of an older minor version (1.0) that uses a key or an enumeration value added
+  later (marked ``since`` in the newest schema) gets V005 at that key or value instead of S001
+  or S004: the document is fine once it declares the version it uses;
+* a document of a newer minor version than this validator knows is checked against the newest
+  schema, and an unknown key is S005, an unknown enumeration value S006 (both warnings): they
+  may be additions of that version.
 """
 
 from __future__ import annotations
 
 import difflib
 import json
-from functools import lru_cache
+from dataclasses import dataclass
+from functools import cache
 from importlib import resources
 from typing import Any
 
 from reprobridge_sdk.findings import Finding
 from reprobridge_sdk.io.document import TYPE_WORDS, Document, json_type
+from reprobridge_sdk.versions import FORMAT_VERSIONS, NEWEST_FORMAT, parse_since
 
 from ._evaluator import CompiledSchema, SchemaError, compile_schema
 
-__all__ = ["SCHEMA_RESOURCE", "check_structure", "manifest_schema"]
+__all__ = [
+    "SCHEMA_RESOURCE",
+    "additions_of",
+    "check_structure",
+    "manifest_schema",
+    "version_addition",
+]
 
-#: The package copy of the committed manifest schema.
-SCHEMA_RESOURCE = "_data/schemas/rra-1.0.schema.json"
+#: The package copy of the committed manifest schema of each version.
+SCHEMA_RESOURCE = "_data/schemas/rra-{version}.schema.json"
 
 #: The pattern of relative paths in the models; its failures are F001, not S004.
 _RELPATH_PATTERN = r"^[^/\\]"
 
 
-@lru_cache(maxsize=1)
-def manifest_schema() -> CompiledSchema:
-    """The compiled manifest schema (compiled once per process)."""
+@cache
+def _schema_json(version: str) -> dict[str, Any]:
     package = __package__.rsplit(".", 1)[0]
-    text = resources.files(package).joinpath(SCHEMA_RESOURCE).read_text("utf-8")
-    return compile_schema(json.loads(text))
+    resource = SCHEMA_RESOURCE.format(version=version)
+    data: dict[str, Any] = json.loads(
+        resources.files(package).joinpath(resource).read_text("utf-8")
+    )
+    return data
 
 
-def check_structure(doc: Document, *, newer_minor: bool = False) -> list[Finding]:
-    """S findings for ``doc.data``; keys under ``/rra_version`` are left to the version layer."""
-    errors = manifest_schema().errors(doc.data)
+@cache
+def manifest_schema(version: str = NEWEST_FORMAT) -> CompiledSchema:
+    """The compiled manifest schema of a format version (compiled once per process)."""
+    return compile_schema(_schema_json(version))
+
+
+@dataclass(frozen=True)
+class _Additions:
+    """Where the newest schema marks additions: by the keys (or values) an object (or an
+    enumeration) has in an older version, the keys (values) added and their version."""
+
+    keys: dict[frozenset[str], dict[str, str]]
+    values: dict[frozenset[Any], dict[Any, str]]
+
+
+@cache
+def _additions(version: str) -> _Additions:
+    """The additions newer than ``version``, indexed as the older schema's errors see them."""
+    return additions_of(_schema_json(NEWEST_FORMAT), version)
+
+
+def additions_of(schema: dict[str, Any], version: str) -> _Additions:
+    """The additions of ``schema`` (the newest) newer than ``version`` (an older one)."""
+    major, _, minor = version.partition(".")
+    older = (int(major), int(minor))
+    keys: dict[frozenset[str], dict[str, str]] = {}
+    values: dict[frozenset[Any], dict[Any, str]] = {}
+
+    def label(marker: tuple[tuple[int, int], Any]) -> str:
+        return f"{marker[0][0]}.{marker[0][1]}"
+
+    def walk(node: Any) -> None:
+        if isinstance(node, list):
+            for item in node:
+                walk(item)
+            return
+        if not isinstance(node, dict):
+            return
+        marker = parse_since(node.get("$comment"))
+        if marker is not None and marker[1] is not None and marker[0] > older:
+            for enum in _enums(node):
+                kept = frozenset(v for v in enum if v not in marker[1])
+                values.setdefault(kept, {}).update(
+                    {v: label(marker) for v in enum if v in marker[1]}
+                )
+        properties = node.get("properties")
+        if isinstance(properties, dict):
+            added: dict[str, str] = {}
+            for key, prop in properties.items():
+                field = parse_since(prop.get("$comment") if isinstance(prop, dict) else None)
+                if field is not None and field[1] is None and field[0] > older:
+                    added[key] = label(field)
+            if added:
+                kept_keys = frozenset(k for k in properties if k not in added)
+                keys.setdefault(kept_keys, {}).update(added)
+        for child in node.values():
+            walk(child)
+
+    walk(schema)
+    return _Additions(keys, values)
+
+
+def _enums(node: Any) -> list[list[Any]]:
+    """Every ``enum`` list under ``node`` (not following ``$ref``)."""
+    found: list[list[Any]] = []
+    if isinstance(node, list):
+        for item in node:
+            found.extend(_enums(item))
+    elif isinstance(node, dict):
+        if isinstance(node.get("enum"), list):
+            found.append(node["enum"])
+        for key, child in node.items():
+            if key != "enum":
+                found.extend(_enums(child))
+    return found
+
+
+def _schema_version(declared: tuple[int, int] | None) -> str:
+    if declared is None:
+        return NEWEST_FORMAT
+    text = f"{declared[0]}.{declared[1]}"
+    return text if text in FORMAT_VERSIONS else NEWEST_FORMAT
+
+
+def check_structure(
+    doc: Document,
+    *,
+    newer_minor: bool = False,
+    declared: tuple[int, int] | None = None,
+) -> list[Finding]:
+    """S (and V005) findings for ``doc.data``; ``/rra_version`` is left to the version layer.
+
+    ``declared``: the document's well-formed version; a known one selects its schema.
+    """
+    version = _schema_version(declared)
+    errors = manifest_schema(version).errors(doc.data)
+    additions = _additions(version) if version != NEWEST_FORMAT else None
     findings: list[Finding] = []
     seen: set[tuple[str, str]] = set()
     for error in errors:
         if error.pointer == "/rra_version" or error.pointer.startswith("/rra_version/"):
             continue
+        if error.pointer in doc.unrepresentable:
+            continue  # the loader reported S004 here: .nan, .inf or an overlong integer
         if error.keyword == "pattern" and error.schema_pattern == _RELPATH_PATTERN:
             continue  # an absolute path: the files layer reports F001 with a better message
-        item = _to_finding(doc, error, newer_minor=newer_minor)
+        item = version_addition(doc, error, version, additions) if additions is not None else None
+        if item is None:
+            item = _to_finding(doc, error, newer_minor=newer_minor)
         marker = (item.code, item.path)
         if marker in seen:
             continue
         seen.add(marker)
         findings.append(item)
     return findings
+
+
+def version_addition(
+    doc: Document, error: SchemaError, version: str, additions: _Additions
+) -> Finding | None:
+    """V005 when ``error`` is an older document's use of a key or value added later."""
+    hint = "declare the version it was added in (`reprobridge upgrade` rewrites the manifest)"
+    if error.keyword == "additionalProperties" and error.key is not None:
+        since = additions.keys.get(frozenset(error.names), {}).get(error.key)
+        if since is not None:
+            message = f"key {error.key!r} was added in format {since}; this document is {version}"
+            return doc.finding("V005", message, path=error.pointer, hint=hint, key=True)
+    if error.keyword == "enum" and error.allowed:
+        value = _value_at(doc.data, error.pointer)
+        if not isinstance(value, str):
+            return None  # enumerations of the format are strings; anything else is S003/S004
+        since = additions.values.get(frozenset(error.allowed), {}).get(value)
+        if since is not None:
+            message = f"value {value!r} was added in format {since}; this document is {version}"
+            return doc.finding("V005", message, path=error.pointer, hint=hint)
+    return None
 
 
 def _to_finding(doc: Document, error: SchemaError, *, newer_minor: bool) -> Finding:
@@ -87,6 +225,9 @@ def _to_finding(doc: Document, error: SchemaError, *, newer_minor: bool) -> Find
             close = difflib.get_close_matches(value, [str(a) for a in error.allowed], n=1)
             if close:
                 hint = f"did you mean {close[0]!r}?"
+        if newer_minor:
+            message = f"{error.message} (it may be a value of a newer minor version)"
+            return doc.finding("S006", message, path=pointer, hint=hint)
     return doc.finding("S004", error.message, path=pointer, hint=hint)
 
 

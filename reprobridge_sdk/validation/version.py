@@ -4,7 +4,11 @@ Policy (spec "versioning"): a missing version is V001 and a malformed one V004 (
 structural layer's version-dependent rules but not the others); an unknown major version is
 V002 and stops the structural and semantic layers, since the document may mean anything; a
 newer minor version is V003, a warning, and validation goes on with unknown keys downgraded to
-warnings (S005).
+warnings (S005) and unknown enumeration values too (S006).
+
+A version is ``MAJOR.MINOR`` in ASCII decimal digits without leading zeros (``01.0``, ``1.00``
+and non-ASCII digits are V004). A document of an older minor version that uses a field or value
+added later is V005 (reported by the structural and semantic layers, which know the fields).
 """
 
 from __future__ import annotations
@@ -14,13 +18,17 @@ from dataclasses import dataclass
 
 from reprobridge_sdk.findings import Finding
 from reprobridge_sdk.io.document import Document
+from reprobridge_sdk.versions import FORMAT_VERSION, NEWEST_FORMAT, VERSION_PATTERN, parse_version
 
-__all__ = ["KNOWN_VERSION", "VersionInfo", "check_version"]
+__all__ = ["KNOWN_VERSION", "VersionInfo", "check_version", "declared_version"]
 
-#: The (major, minor) format version this validator implements.
-KNOWN_VERSION = (1, 0)
+#: The newest (major, minor) format version this validator implements.
+KNOWN_VERSION: tuple[int, int] = (
+    int(NEWEST_FORMAT.split(".")[0]),
+    int(NEWEST_FORMAT.split(".")[1]),
+)
 
-_VERSION_RE = re.compile(r"^(\d+)\.(\d+)$")
+_VERSION_RE = re.compile(VERSION_PATTERN)
 
 
 @dataclass(frozen=True)
@@ -35,6 +43,11 @@ class VersionInfo:
         return self.version is not None and self.version[0] != KNOWN_VERSION[0]
 
     @property
+    def older(self) -> bool:
+        """A known version older than the newest (its later additions are V005)."""
+        return self.version is not None and self.version < KNOWN_VERSION and not self.unknown_major
+
+    @property
     def newer_minor(self) -> bool:
         return (
             self.version is not None
@@ -43,22 +56,28 @@ class VersionInfo:
         )
 
 
+def declared_version(data: object) -> tuple[int, int] | None:
+    """The well-formed ``rra_version`` of a document's data, else ``None``."""
+    return parse_version(data.get("rra_version") if isinstance(data, dict) else None)
+
+
 def check_version(doc: Document) -> VersionInfo:
     """Read ``/rra_version`` of a document whose data is a mapping."""
     data = doc.data if isinstance(doc.data, dict) else {}
     known = f"{KNOWN_VERSION[0]}.{KNOWN_VERSION[1]}"
+    written = FORMAT_VERSION
     if "rra_version" not in data:
         item = doc.finding(
             "V001",
             "rra_version is missing",
             path="/rra_version",
-            hint=f"add 'rra_version: \"{known}\"' at the top of the manifest",
+            hint=f"add 'rra_version: \"{written}\"' at the top of the manifest",
         )
         return VersionInfo(None, (item,))
     value = data["rra_version"]
-    match = _VERSION_RE.match(value) if isinstance(value, str) else None
+    match = _VERSION_RE.fullmatch(value) if isinstance(value, str) else None
     if match is None:
-        hint = f'write it as a quoted string: rra_version: "{known}"'
+        hint = f'write it as a quoted string: rra_version: "{written}"'
         item = doc.finding(
             "V004",
             f"rra_version {value!r} is not a string of the form MAJOR.MINOR",

@@ -283,18 +283,6 @@ def semantic_cases() -> list[Case]:
     )
     c.append(
         Case(
-            "refined-patches-empty",
-            "An empty patch series (format 1.1): the upstream commit as it is, before a fix is"
-            " recorded. The upstream is not in the cache, so the series is not checked.",
-            [f("C005", "/codebase/upstream")],
-            mutate=[
-                put("/codebase/refined", {"kind": "patches", "patches": []}),
-                delete("/codebase/tree_digest"),
-            ],
-        )
-    )
-    c.append(
-        Case(
             "refined-directory-with-patches",
             "kind 'directory' must not also list patches.",
             [f("R012", "/codebase/refined")],
@@ -427,6 +415,22 @@ def semantic_cases() -> list[Case]:
     )
     c.append(
         Case(
+            "regex-backreference-in-extractor",
+            "A backreference is outside the pattern dialect (RE2 has none).",
+            [f("X004", EXTRACT + "/pattern")],
+            mutate=[put(EXTRACT + "/pattern", r"(acc)uracy: \1 ([0-9.]+)")],
+        )
+    )
+    c.append(
+        Case(
+            "regex-lookahead-in-landmark",
+            "A lookahead in a landmark's pattern is outside the pattern dialect.",
+            [f("X004", "/launchers/0/landmarks/0/pattern")],
+            mutate=[put("/launchers/0/landmarks", [{"id": "epoch", "pattern": "epoch (?=1)"}])],
+        )
+    )
+    c.append(
+        Case(
             "regex-named-group-missing",
             "The extractor names a group the pattern does not define.",
             [f("R017", EXTRACT + "/group")],
@@ -518,6 +522,7 @@ def semantic_cases() -> list[Case]:
             "A launcher declares the cores, memory, GPUs and wall time one run needs.",
             [],
             mutate=[
+                put("/rra_version", "1.1"),
                 put("/environment/accelerator", {"kind": "cuda", "cuda": "12.1", "gpus": 1}),
                 put("/launchers/0/timeout", 3600),
                 put(
@@ -532,7 +537,7 @@ def semantic_cases() -> list[Case]:
             "resources-memory-without-unit",
             "A launcher's memory need is a bare number, not a size with a unit.",
             [f("S004", "/launchers/0/resources/memory")],
-            mutate=[put("/launchers/0/resources", {"memory": "16"})],
+            mutate=[put("/rra_version", "1.1"), put("/launchers/0/resources", {"memory": "16"})],
         )
     )
     c.append(
@@ -541,6 +546,7 @@ def semantic_cases() -> list[Case]:
             "A launcher's resources reserve less wall time than its timeout allows.",
             [f("R025", "/launchers/0/resources/walltime")],
             mutate=[
+                put("/rra_version", "1.1"),
                 put("/launchers/0/timeout", 3600),
                 put("/launchers/0/resources", {"cpus": 2, "memory": "4GiB", "walltime": 600}),
             ],
@@ -551,7 +557,7 @@ def semantic_cases() -> list[Case]:
             "resources-gpus-without-accelerator",
             "A launcher asks for a GPU while the environment declares no accelerator.",
             [f("R026", "/launchers/0/resources/gpus")],
-            mutate=[put("/launchers/0/resources", {"gpus": 1})],
+            mutate=[put("/rra_version", "1.1"), put("/launchers/0/resources", {"gpus": 1})],
         )
     )
 

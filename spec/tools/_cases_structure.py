@@ -201,6 +201,22 @@ def structure_cases() -> list[Case]:
     )
     c.append(
         Case(
+            "identifier-with-final-newline",
+            "An identifier pattern's '$' does not accept a final newline, in any language.",
+            [f("S004", "/artifact/id")],
+            mutate=[put("/artifact/id", "digits-logreg\n")],
+        )
+    )
+    c.append(
+        Case(
+            "arxiv-id-with-non-ascii-digits",
+            "Schema patterns use ASCII classes: Arabic-Indic digits are not [0-9].",
+            [f("S004", "/artifact/paper/arxiv")],
+            mutate=[put("/artifact/paper/arxiv", "2401.\u0660\u0661\u0662\u0663\u0664")],
+        )
+    )
+    c.append(
+        Case(
             "invalid-commit-branch-name",
             "The upstream commit is a branch name, not a full commit id.",
             [f("S004", "/codebase/upstream/commit")],

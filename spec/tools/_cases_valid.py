@@ -111,10 +111,54 @@ def valid_cases() -> list[Case]:
     c.append(
         Case(
             "newer-minor-version",
-            "rra_version 1.1 is newer than 1.0: a warning, the document is still checked.",
+            "rra_version 1.9 is newer than the newest known: a warning, the document is checked.",
             [f("V003", "/rra_version")],
             tags=["required", "versioning"],
+            mutate=[put("/rra_version", "1.9")],
+        )
+    )
+    c.append(
+        Case(
+            "newer-minor-with-unknown-value",
+            "A newer minor version: an unknown enumeration value may be a value added since.",
+            [f("V003", "/rra_version"), f("S006", "/tasks/0/direction")],
+            tags=["required", "versioning"],
+            mutate=[put("/rra_version", "1.9"), put("/tasks/0/direction", "closer")],
+        )
+    )
+    c.append(
+        Case(
+            "version-1-1",
+            "A document of format 1.1 (the draft) that uses no 1.1 addition is valid.",
+            [],
+            tags=["required", "versioning"],
             mutate=[put("/rra_version", "1.1")],
+        )
+    )
+    c.append(
+        Case(
+            "empty-patch-series",
+            "Format 1.1: an empty patch series is the upstream commit unchanged (not checked"
+            " offline: the upstream is not in the cache).",
+            [f("C005", "/codebase/upstream")],
+            tags=["required", "versioning"],
+            mutate=[
+                put("/rra_version", "1.1"),
+                put("/codebase/refined", {"kind": "patches", "patches": []}),
+                delete("/codebase/tree_digest"),
+            ],
+        )
+    )
+    c.append(
+        Case(
+            "empty-patch-series-under-1-0",
+            "An empty patch series is a 1.1 addition: a 1.0 document may not use it.",
+            [f("V005", "/codebase/refined/patches"), f("C005", "/codebase/upstream")],
+            tags=["required", "versioning"],
+            mutate=[
+                put("/codebase/refined", {"kind": "patches", "patches": []}),
+                delete("/codebase/tree_digest"),
+            ],
         )
     )
     c.append(
@@ -284,6 +328,44 @@ def valid_cases() -> list[Case]:
             tags=["required", "yaml"],
             raw=b'rra_version: "1.0"\nartifact:\n\tid: demo\n',
             base=False,
+        )
+    )
+    readings = [
+        # (plain scalar, expected code: None for a string, S003 for another type, S004)
+        ("1_000", None), ("0b101", None), ("-0x1F", None), ("+0o17", None),
+        ("0x1F", "S003"), ("0o17", "S003"), ("012", "S003"), ("+12", "S003"),
+        ("-0", "S003"), ("1e3", "S003"), ("1E-2", "S003"), (".5", "S003"), ("1.", "S003"),
+        ("yes", None), ("No", None), ("on", None), ("y", None),
+        ("True", "S003"), ("FALSE", "S003"), ("tRUE", None),
+        ("~", "S003"), ("null", "S003"), ("NULL", "S003"), ("", "S003"),
+        ("2024-05-01", None), ("12:30:00", None), ("1,000", None), ("0x", None),
+        ("<<", None), (".inf", "S004"), ("-.Inf", "S004"), (".NaN", "S004"),
+        ("1e400", "S004"), ("9" * 4301, "S004"),
+    ]  # fmt: skip
+
+    def _readings_text(doc: str) -> str:
+        for index, (scalar, _) in enumerate(readings):
+            doc = doc.replace(f"name: reading-{index:02d}\n", f"name: {scalar}\n")
+        return doc
+
+    c.append(
+        Case(
+            "yaml-core-schema-readings",
+            "The spec's table of plain-scalar readings: each scalar is an author's name (a "
+            "string), so non-strings are S003 and numbers JSON cannot carry are S004.",
+            [
+                f(code, f"/artifact/authors/{index}/name")
+                for index, (_, code) in enumerate(readings)
+                if code is not None
+            ],
+            tags=["required", "yaml"],
+            mutate=[
+                put(
+                    "/artifact/authors",
+                    [{"name": f"reading-{index:02d}"} for index in range(len(readings))],
+                )
+            ],
+            text_edit=_readings_text,
         )
     )
     c.append(
@@ -461,6 +543,15 @@ def valid_cases() -> list[Case]:
             [f("V004", "/rra_version")],
             tags=["required", "versioning"],
             mutate=[put("/rra_version", "v1")],
+        )
+    )
+    c.append(
+        Case(
+            "version-leading-zero",
+            "MAJOR and MINOR are decimal numbers without leading zeros: '01.0' is malformed.",
+            [f("V004", "/rra_version")],
+            tags=["required", "versioning"],
+            mutate=[put("/rra_version", "01.0")],
         )
     )
     c.append(

@@ -536,6 +536,75 @@ RUNTIME_EXAMPLES: dict[str, tuple[str, str, str]] = {
         "// A036 (a warning) at /drift; the run's values count",
         '{"env_mode": "cached", "drift": []}   // run in the environment built from the lock',
     ),
+    "A045": (
+        _SH,
+        "$ reprobridge references add runs/ && reprobridge audit . runs/   # A045 (warning)",
+        "$ reprobridge references add refs/ && reprobridge audit . attempt/   # other runs",
+    ),
+    "A050": (
+        _SH,
+        "# runs copied from another tool, without runs/ledger.jsonl\n"
+        "$ reprobridge audit          # A050 (warning) on the attempt",
+        "# runs recorded by 'reprobridge run', which keeps runs/ledger.jsonl\n$ reprobridge audit",
+    ),
+    "A051": (
+        _SH,
+        "# an entry of runs/ledger.jsonl edited by hand (its hash no longer matches)\n"
+        "$ reprobridge audit          # A051 at ledger.jsonl:<line>",
+        "# the ledger as the runner wrote it\n$ reprobridge audit",
+    ),
+    "A052": (
+        _SH,
+        "# an unfavourable run deleted; its ledger entry remains\n"
+        "$ rm -r runs/scored-s1-20261130T101500000000Z-1a2b3c4d\n"
+        "$ reprobridge audit          # A052: the run's tasks are invalid-evidence",
+        "# every ledgered run submitted\n$ reprobridge audit",
+    ),
+    "A053": (
+        _SH,
+        "# one run directory copied under a second name to count twice\n"
+        "$ cp -r runs/scored-s0-<stamp> runs/scored-s0-copy\n"
+        "$ reprobridge audit          # A053 on the copy",
+        "# each run once\n$ reprobridge audit",
+    ),
+    "A054": (
+        _SH,
+        "# two lines of runs/ledger.jsonl swapped\n"
+        "$ reprobridge audit          # A054 on the attempt",
+        "# the ledger in the order the runs finished\n$ reprobridge audit",
+    ),
+    "A055": (
+        _SH,
+        "# a run directory written by hand, not by the runner\n"
+        "$ mkdir runs/scored-s9 && cp fabricated/record.json fabricated/log.txt runs/scored-s9/\n"
+        "$ reprobridge audit          # A055 on runs/scored-s9",
+        "# a run recorded by 'reprobridge run'\n$ reprobridge audit",
+    ),
+    "A056": (
+        _SH,
+        "# a log edited and its digest recomputed in record.json\n"
+        "$ reprobridge audit          # A056: the record is not the one the ledger names",
+        "# the record as the runner wrote it\n$ reprobridge audit",
+    ),
+    "A057": (
+        _SH,
+        "# the last runs and their ledger entries removed after 'run' printed the head\n"
+        "$ reprobridge audit --expect-head 9c1f...e2   # A057",
+        "# the head the runner printed\n$ reprobridge audit --expect-head 9c1f...e2",
+    ),
+    "A058": (
+        _SH,
+        "# a log fabricated with accuracy 95.0, digests and ledger made consistent\n"
+        "$ reprobridge audit --rerun all   # A058: recorded 95.0, re-executed 90.1",
+        "# an honest run: the re-execution gives the recorded value\n"
+        "$ reprobridge audit --rerun all",
+    ),
+    "A059": (
+        _SH,
+        "# a recorded run whose launcher fails when it is run again\n"
+        "$ reprobridge audit --rerun 2     # A059 on that run",
+        "# the launcher runs again to success\n$ reprobridge audit --rerun 2",
+    ),
     # ------------------------------------------------------------------- N: runner
     "N001": (
         _SH,
@@ -694,6 +763,48 @@ RUNTIME_EXAMPLES: dict[str, tuple[str, str, str]] = {
         "$ reprobridge build ./repo --claims claims.yaml --max-minutes 1   # B016 after 1 minute",
         "$ reprobridge build ./repo --claims claims.yaml --max-minutes 30",
     ),
+    # ------------------------------------------------------------------- K: keys, signatures
+    "K001": (
+        _SH,
+        "# runs recorded without --sign\n$ reprobridge audit --trust KEYS   # K001 on every run",
+        "$ reprobridge run --sign --key alice.key\n$ reprobridge audit --trust KEYS",
+    ),
+    "K002": (
+        _SH,
+        "# the payload of runs/<run>/record.dsse.json changed after signing\n"
+        "$ reprobridge audit --trust KEYS   # K002",
+        "# the envelope as the runner signed it\n$ reprobridge audit --trust KEYS",
+    ),
+    "K003": (
+        _SH,
+        "# signed with a key that KEYS does not list\n"
+        "$ reprobridge run --sign --key mallory.key\n"
+        "$ reprobridge audit --trust KEYS   # K003",
+        "$ reprobridge run --sign --key alice.key   # alice's key is in KEYS\n"
+        "$ reprobridge audit --trust KEYS",
+    ),
+    "K004": (
+        _SH,
+        "# log edited and its digest recomputed in record.json after signing\n"
+        "$ reprobridge audit --trust KEYS   # K004: record.json is not the file that was signed",
+        "# the signed files unchanged\n$ reprobridge audit --trust KEYS",
+    ),
+    "K005": (
+        _SH,
+        "$ cat KEYS\nalice rsa AAAAB3NzaC1yc2E\n"
+        "$ reprobridge audit --trust KEYS   # K005 at KEYS:1, exit 2",
+        "$ cat KEYS\nalice ed25519 1tWzdY3PKsmm3VxXS6E2LwqTxxn8SErnFuLJbGH+AQ0=",
+    ),
+    "K006": (
+        _SH,
+        "$ reprobridge run --sign          # no --key and REPROBRIDGE_SIGNING_KEY unset: K006",
+        "$ reprobridge keys generate alice\n$ reprobridge run --sign --key alice.key",
+    ),
+    "K007": (
+        _SH,
+        "$ echo '{}' > runs/<run>/record.dsse.json\n$ reprobridge audit --trust KEYS   # K007",
+        "# the envelope the runner wrote\n$ reprobridge audit --trust KEYS",
+    ),
     # ------------------------------------------------------------------- C: codebase, authoring
     "C001": (
         _SH,
@@ -757,10 +868,46 @@ RUNTIME_EXAMPLES: dict[str, tuple[str, str, str]] = {
         "$ reprobridge code record --kind convenience --why '...'   # C011",
         "$ rm -r code && reprobridge code status && reprobridge code record ...",
     ),
+    "C012": (
+        _SH,
+        "$ reprobridge references add runs/scored-s1-...   # the run failed: C012",
+        "$ reprobridge references add runs/scored-s2-...   # succeeded, evidence verified",
+    ),
+    "C013": (
+        _SH,
+        "# the run was made before the last `code record`\n"
+        "$ reprobridge references add runs/scored-s1-...   # C013",
+        "$ reprobridge run --scope scored && reprobridge references add runs/<new run>",
+    ),
+    "C014": (
+        _SH,
+        "$ reprobridge references add runs/smoke-...   # a smoke run measures nothing: C014",
+        "$ reprobridge references add runs/scored-s1-...",
+    ),
+    "C015": (
+        _YAML,
+        "statistic: {aggregate: mean, seeds: 3}   # references add: C015",
+        "statistic: {aggregate: single, seeds: 1}",
+    ),
     "C016": (
         _SH,
         "# code/ came from `reprobridge init`, not from `code import`\n"
         "$ reprobridge code record --kind convenience --why '...'   # C016",
         "$ reprobridge code import ../paper --force && reprobridge code record ...",
+    ),
+    "C017": (
+        _SH,
+        "$ reprobridge unpack evil.tar out/   # a member named ../../.bashrc: C017",
+        "$ reprobridge unpack tiny.tar.gz out/   # every member inside out/",
+    ),
+    "C018": (
+        _SH,
+        "$ reprobridge unpack tiny.tar.gz existing-folder/   # not empty: C018",
+        "$ reprobridge unpack tiny.tar.gz new-folder/",
+    ),
+    "C019": (
+        _SH,
+        "$ reprobridge unpack tiny.tar.gz out/ --digest sha256:0000...   # C019",
+        "$ reprobridge unpack tiny.tar.gz out/ --digest sha256:<the digest pack printed>",
     ),
 }

@@ -5,8 +5,8 @@ Usage: ``python spec/tools/build_spec.py [--check]`` from the repository root.
 The parts of the specification (``spec/*.md``) are hand-written except for blocks between
 ``<!-- begin generated: KIND ARGS -->`` and ``<!-- end generated -->``:
 
-* ``fields NAME...``: a table per object of the manifest schema
-  (``schemas/rra-1.0.schema.json``);
+* ``fields NAME...``: a table per object of the newest manifest schema
+  (``schemas/rra-1.1.schema.json``), a field or value added after 1.0 marked "Since 1.1";
 * ``evidence-fields NAME...``: the same for the evidence record schema;
 * ``example PATH``: the file ``spec/examples/PATH`` verbatim;
 * ``codes``: the catalogue of finding codes from the SDK's registry
@@ -39,6 +39,7 @@ from build_cases import cases
 
 from reprobridge_sdk.io.document import load_document
 from reprobridge_sdk.validation import reporters, validate
+from reprobridge_sdk.versions import NEWEST_FORMAT, parse_since
 
 REPO = Path(__file__).resolve().parents[2]
 SPEC_DIR = REPO / "spec"
@@ -215,6 +216,11 @@ def field_table(name: str, obj: dict[str, Any], part: str = "manifest") -> str:
     ]
     for key, prop in obj.get("properties", {}).items():
         meaning = prop.get("description") or NOTES.get(f"{name}.{key}", "")
+        marker = parse_since(prop.get("$comment"))
+        if marker is not None:
+            (major, minor), values = marker
+            added = "" if values is None else " values " + ", ".join(f"`{v}`" for v in values)
+            meaning = f"*Since {major}.{minor}{added}.* {meaning}".strip()
         lines.append(
             f"| `{key}` | {_type(prop)} | {'yes' if key in required else ''} | "
             f"{_default(prop)} | {_constraints(prop)} | {meaning.replace('|', '/')} |"
@@ -365,6 +371,7 @@ def code_catalogue(examples: dict[str, Any]) -> str:
         "A": "Evidence and audit",
         "N": "Runner",
         "B": "Build agent",
+        "K": "Keys and signatures",
         "C": "Codebase and authoring",
     }
     for entry in registry:
@@ -406,8 +413,9 @@ def code_catalogue(examples: dict[str, Any]) -> str:
 
 
 def render_spec(text: str, examples: dict[str, Any], examples_dir: Path, part: str) -> str:
-    manifest_objects = _objects("rra-1.0.schema.json", "Manifest")
-    evidence_objects = _objects("evidence-1.0.schema.json", "EvidenceRecord")
+    # The newest schemas: every field, additions marked "Since 1.1".
+    manifest_objects = _objects(f"rra-{NEWEST_FORMAT}.schema.json", "Manifest")
+    evidence_objects = _objects(f"evidence-{NEWEST_FORMAT}.schema.json", "EvidenceRecord")
 
     def block(match: re.Match[str]) -> str:
         kind, *args = match.group("args").split()

@@ -15,6 +15,11 @@ def honest_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = make_artifact(tmp_path_factory.mktemp("template") / "toy")
     run_honestly(root, "scored", [0, 1, 2])
     run_honestly(root, "smoke", [0])
+    # These tests remove, copy and edit runs to exercise each evidence check on its own; the
+    # run ledger would report every such change too (A051-A056), so the template has none
+    # (an A050 warning on the attempt). The ledger has its own tests (test_ledger.py).
+    for name in ("ledger.jsonl", ".ledger.lock"):
+        (root / "runs" / name).unlink()
     return root
 
 

@@ -130,6 +130,7 @@ def test_cli_missing_artifact(tmp_path: Path) -> None:
     done = _cli(str(tmp_path / "nothing"))
     assert done.returncode == 2
     assert "Traceback" not in done.stderr
+    assert "Y010" in done.stderr  # no rra.yaml there
 
 
 def test_cli_help_does_not_import_scipy() -> None:

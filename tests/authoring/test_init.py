@@ -127,6 +127,7 @@ def test_init_prompts_for_what_flags_do_not_give(tmp_path: Path) -> None:
 def test_init_without_answers_is_a_usage_error(tmp_path: Path) -> None:
     result = _reprobridge("init", "demo", cwd=tmp_path, stdin="")
     assert result.returncode == 2
+    assert "--yes" in result.stderr.strip().splitlines()[-1]  # no answer: use --yes and flags
     assert not (tmp_path / "demo").exists()
 
 

@@ -8,6 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from reprobridge_sdk.env._resolvers import index_url
+from reprobridge_sdk.locks.lockfile import is_local_location
+
 MANIFEST = """\
 # A small artifact for the environment tests.
 rra_version: "1.0"
@@ -38,3 +41,15 @@ def make_artifact() -> Callable[..., Path]:
 def tiny_artifact(tmp_path: Path) -> Path:
     """An artifact whose requirements are two small pure-Python distributions."""
     return write_artifact(tmp_path / "art", "six==1.16.0\niniconfig==2.0.0\n")
+
+
+@pytest.fixture
+def public_index() -> None:
+    """Skip a test that needs the lock to name public wheel URLs when the index is local.
+
+    A PEP 751 lock names the URL of each wheel. Resolved from a local index (a wheelhouse
+    given by ``REPROBRIDGE_INDEX_URL``, as ``.ci/run --wheelhouse`` does) those URLs are local,
+    and the SDK rightly refuses a lock that names local locations.
+    """
+    if is_local_location(index_url()):
+        pytest.skip("a PEP 751 lock resolved from a local index names local wheel URLs")

@@ -311,6 +311,7 @@ def test_cli_fetch_and_verify(data_artifact: Path, tmp_path: Path) -> None:
         env=env,
     )
     assert proc.returncode == 2
+    assert "no data item 'nope'" in proc.stderr
 
 
 @pytest.mark.parametrize(

@@ -6,12 +6,14 @@ import json
 import subprocess
 import sys
 from collections.abc import Callable
+from importlib import metadata
 from pathlib import Path
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from reprobridge_sdk import env
+from reprobridge_sdk.env.check import check_environment
 from reprobridge_sdk.env.snapshot import REDACTED, select_variables
 
 
@@ -86,3 +88,21 @@ _TOKENS = st.one_of(
 def test_credential_values_never_leak(prefix: str, token: str) -> None:
     value = prefix + token
     assert select_variables({"CUDA_NOTE": value}) == {"CUDA_NOTE": REDACTED}
+
+
+def test_distributions_not_in_the_lock_are_listed(tmp_path: Path) -> None:
+    """E003 (info) for what this interpreter has beyond a lock that pins only pytest."""
+    python = f"{sys.version_info.major}.{sys.version_info.minor}"
+    (tmp_path / "rra.yaml").write_text(
+        f'rra_version: "1.0"\nenvironment:\n  python: "{python}"\n'
+        "  lock:\n    path: requirements.txt\n    format: requirements\n",
+        "utf-8",
+    )
+    pinned = f"pytest=={metadata.version('pytest')} \\\n    --hash=sha256:{'0' * 64}\n"
+    (tmp_path / "requirements.txt").write_text(pinned, "utf-8")
+    findings = check_environment(tmp_path, python=sys.executable)
+    assert {(f.code, f.severity.value) for f in findings} == {("E003", "info")}
+    paths = {f.path for f in findings}
+    assert "/distributions/hypothesis" in paths  # installed here, not in the lock
+    assert "/distributions/pytest" not in paths  # in the lock at the installed version
+    assert "/distributions/pip" not in paths  # seeded by venv itself, never an extra

@@ -119,7 +119,7 @@ def test_unreachable_index_is_a_finding(tiny_artifact: Path) -> None:
     assert not (tiny_artifact / "requirements.txt").exists()
 
 
-def test_pylock_format(tiny_artifact: Path) -> None:
+def test_pylock_format(tiny_artifact: Path, public_index: None) -> None:
     result = lock_artifact(tiny_artifact, fmt="pylock")
     assert result.path.name == "pylock.toml"
     assert check_lock(result.path) == []

@@ -108,3 +108,4 @@ def test_cli_snapshot_bad_python(tmp_path: Path) -> None:
     )
     assert proc.returncode == 2
     assert proc.stdout == ""
+    assert f"cannot run {tmp_path / 'no'}" in proc.stderr

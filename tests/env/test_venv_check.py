@@ -1,4 +1,4 @@
-"""Environments built from locks with a real venv and pip, and checked (slow: needs PyPI)."""
+"""Environments built from locks with real uv and venvs, and checked (slow: needs PyPI)."""
 
 from __future__ import annotations
 
@@ -56,10 +56,9 @@ def test_build_reuse_and_check(locked: Path, tmp_path: Path) -> None:
     assert env_dir.parent == cache / "envs"
     marker = json.loads((env_dir / COMPLETE_MARKER).read_text("utf-8"))
     assert marker["lock_sha256"] == file_sha256(locked / "requirements.txt")
-    # The build directory's path was replaced by the final one in console scripts.
-    script = (env_dir / "bin" / "pip").read_text("utf-8")
-    assert f"{env_dir}/bin/python" in script
-    assert ".build-" not in script
+    # Built in place by uv: pyvenv.cfg names no temporary build directory.
+    assert marker["installer"].startswith("uv ")
+    assert ".build-" not in (env_dir / "pyvenv.cfg").read_text("utf-8")
     proc = subprocess.run(
         [str(python), "-c", "import six, iniconfig; print(six.__version__)"],
         capture_output=True,
@@ -263,8 +262,8 @@ def test_bundled_example_builds_and_checks(repo_root: Path, tmp_path: Path) -> N
     assert result.changed == (lock.read_bytes() != before)
 
 
-def test_pylock_lock_builds(tiny_artifact: Path, tmp_path: Path) -> None:
-    """A PEP 751 lock is converted to hashed requirements for pip and builds the same env."""
+def test_pylock_lock_builds(tiny_artifact: Path, tmp_path: Path, public_index: None) -> None:
+    """uv installs a PEP 751 lock as it is and builds the same environment."""
     lock_artifact(tiny_artifact, python=PY, fmt="pylock")
     cache = tmp_path / "cache"
     python = ensure_environment(tiny_artifact, cache_dir=cache)

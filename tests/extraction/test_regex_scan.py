@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import pytest
@@ -16,11 +15,12 @@ from reprobridge_sdk.extract.extraction import (
     regex_matches,
     required_literal,
 )
+from reprobridge_sdk.extract.pattern import author_pattern
 
 
 def _naive(data: bytes, pattern: str, group: int | str) -> list[str]:
-    """Reference: split the whole file into lines and search each one."""
-    rx = re.compile(pattern)
+    """Reference: split the whole file into lines and search each one (same engine, RE2)."""
+    rx = author_pattern(pattern)
     text = data.decode("utf-8", "replace")
     lines = text.split("\n") if text else []
     if text.endswith("\n"):
@@ -164,7 +164,7 @@ _PATTERNS = [
     r"\b(\w+)\b$",
     r"[^=]*=(\d)",
     r"acc=(\d)|(y)",
-    r"(\d)(?=\s|$)",
+    r"(\d)(\s|$)",
     r"(?i)LOSS=(\d)",
     r"(?i)^key=(\d)",
 ]
@@ -188,7 +188,7 @@ def test_reverse_scan_equals_forward_naive(
     path = tmp_path / "prop.log"
     path.write_bytes(data)
     naive = _naive(data, pattern, 1)
-    rx = re.compile(pattern)
+    rx = author_pattern(pattern)
     strategies: list[str | None] = [None, "line"]
     if required_literal(pattern):
         strategies.append("literal")
@@ -242,5 +242,5 @@ def test_line_safe(pattern: str, safe: bool) -> None:
 def test_empty_match_pattern_and_one_byte_chunks(tmp_path: Path, strategy: str | None) -> None:
     # A chunk that holds only the final LF has no line; it must not yield an empty match.
     path = _write(tmp_path, b"xacc=3y\n")
-    assert _linescan.scan(path, re.compile(r"(x?)"), 1, "last", 1, strategy=strategy) == ("x",)
-    assert _linescan.scan(path, re.compile(r"(x?)"), 1, "all", 1, strategy=strategy) == ("x",)
+    assert _linescan.scan(path, author_pattern(r"(x?)"), 1, "last", 1, strategy=strategy) == ("x",)
+    assert _linescan.scan(path, author_pattern(r"(x?)"), 1, "all", 1, strategy=strategy) == ("x",)

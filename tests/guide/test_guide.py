@@ -125,6 +125,7 @@ def test_cli_on_a_directory_without_manifest_is_a_usage_error(tmp_path: Path) ->
     result = _reprobridge("guide", str(tmp_path))
     assert result.returncode == 2
     assert result.stdout == ""
+    assert f"cannot read {tmp_path / 'rra.yaml'}" in result.stderr
 
 
 _json = st.recursive(
@@ -151,3 +152,52 @@ def test_render_and_update_never_raise_on_arbitrary_plain_data(guide: dict[str, 
 @pytest.mark.parametrize("value", [None, [], "text", 3])
 def test_render_accepts_non_mappings(value: Any) -> None:
     assert render_records(value).endswith("\n")
+
+
+# --------------------------------------------------------------------------- hostile records
+
+_HOSTILE = {
+    "pitfalls": [
+        {
+            "id": "p1",
+            "summary": "<script>alert(1)</script> <img src=x onerror=alert(1)>",
+            "remedy": "[click](javascript:alert(1)) and ![x](javascript:alert(2)) \\[y](z)",
+            "tasks": ["t1", "`<b>`", f"a {END_MARKER} b"],
+        }
+    ],
+    "ambiguities": [
+        {"id": "a1", "source": f"{END_MARKER}\n{BEGIN_MARKER}", "gap": "g", "resolution": "r"}
+    ],
+}
+
+
+def test_record_text_cannot_inject_html_or_links() -> None:
+    block = render_records(_HOSTILE)
+    assert "<" not in block
+    assert ">" not in block
+    assert "](" not in block.replace("\\]\\(", "").replace("\\](", "")
+    assert "[click]" not in block
+
+
+def test_markers_inside_a_record_do_not_break_the_block(tmp_path: Path) -> None:
+    root = tmp_path
+    write_guide(root, _HOSTILE, title="T")
+    first = (root / "GUIDE.md").read_bytes()
+    assert first.count(END_MARKER.encode()) == 1
+    assert first.count(BEGIN_MARKER.encode()) == 1
+    assert write_guide(root, _HOSTILE, title="T") is False
+    assert (root / "GUIDE.md").read_bytes() == first
+    assert check_guide(root, _HOSTILE) == []
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.text(max_size=40))
+def test_repeated_guide_is_idempotent_for_any_text(tmp_path_factory: Any, text: str) -> None:
+    root = tmp_path_factory.mktemp("g")
+    records = {"pitfalls": [{"id": text or "x", "summary": text, "tasks": [text]}]}
+    write_guide(root, records, title=text)
+    first = (root / "GUIDE.md").read_text("utf-8")
+    write_guide(root, records, title=text)
+    assert (root / "GUIDE.md").read_text("utf-8") == first
+    assert check_guide(root, records) == []
+    assert "<" not in render_records(records)

@@ -15,24 +15,42 @@ _COMMENT_RE = re.compile(r"(^|\s+)#.*$")
 
 
 def _reference(text: str) -> list[tuple[str, list[tuple[int, int]]]]:
-    """One (line, col) per character of each logical line, built character by character."""
+    """One (line, col) per character of each logical line, built character by character.
+
+    pip's reading: a line ending in a backslash that is not a comment line continues; its
+    outer backslashes are dropped and pieces join with nothing between them; a comment line
+    ends a continuation, joined after a space (col 0: not in the file); a comment is removed
+    from the joined line.
+    """
     result = []
     current_text: list[str] = []
     current_pos: list[tuple[int, int]] = []
+
+    def flush() -> None:
+        joined = "".join(current_text)
+        kept = _COMMENT_RE.sub("", joined, count=1)
+        if kept.strip():
+            result.append((kept, current_pos[: len(kept)]))
+
     for number, physical in enumerate(text.splitlines(), start=1):
-        stripped = _COMMENT_RE.sub("", physical)
-        continued = stripped.rstrip().endswith("\\")
-        if continued:
-            stripped = stripped.rstrip()[:-1]
-        current_text.append(stripped + " ")
-        current_pos.extend((number, col) for col in range(1, len(stripped) + 2))
-        if not continued:
-            joined = "".join(current_text)
-            if joined.strip():
-                result.append((joined, current_pos))
-            current_text, current_pos = [], []
-    if current_text and "".join(current_text).strip():
-        result.append(("".join(current_text), current_pos))
+        comment = re.match(r"\s*#", physical) is not None
+        if physical.endswith("\\") and not comment:
+            lead = len(physical) - len(physical.lstrip("\\"))
+            piece = physical.strip("\\")
+            current_text.append(piece)
+            current_pos.extend((number, lead + 1 + i) for i in range(len(piece)))
+            continue
+        if comment:
+            current_text.append(" " + physical)
+            current_pos.append((number, 1))  # the added space: clamped to column 1
+            current_pos.extend((number, 1 + i) for i in range(len(physical)))
+        else:
+            current_text.append(physical)
+            current_pos.extend((number, 1 + i) for i in range(len(physical)))
+        flush()
+        current_text, current_pos = [], []
+    if current_text:
+        flush()
     return result
 
 

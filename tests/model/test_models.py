@@ -55,10 +55,14 @@ def test_extension_keys_are_kept_and_unknown_keys_rejected() -> None:
 
 
 def test_refined_kind_requires_its_fields() -> None:
-    # format 1.1: a series may be empty (the upstream commit as it is)
-    assert RefinedCode.model_validate({"kind": "patches"}).patches == []
     with pytest.raises(ValidationError):
         RefinedCode.model_validate({"kind": "directory"})
+
+
+def test_an_empty_patch_series_is_the_upstream_commit() -> None:
+    """Format 1.1: the model accepts it (validation reports V005 in a 1.0 document)."""
+    assert RefinedCode.model_validate({"kind": "patches"}).patches == []
+    assert RefinedCode.model_validate({"kind": "patches", "patches": []}).patches == []
 
 
 def test_extractor_is_discriminated_by_kind() -> None:

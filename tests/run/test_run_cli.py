@@ -17,8 +17,11 @@ EXAMPLE = REPO / "examples" / "digits-logreg"
 
 
 def _cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    # The toy artifact has validation errors on purpose (a template error, seeds that do not
+    # match a statistic) to exercise the runner: `run` would refuse it without --no-validate.
+    extra = ["--no-validate"] if args and args[0] == "run" else []
     return subprocess.run(
-        [sys.executable, "-m", "reprobridge_sdk", *args],
+        [sys.executable, "-m", "reprobridge_sdk", *args, *extra],
         capture_output=True,
         text=True,
         cwd=cwd,
@@ -46,7 +49,7 @@ def test_run_from_inside_the_artifact_with_a_failed_run(toy: Path) -> None:
     done = _cli("run", "fail", "--env", "current", cwd=toy)
     assert done.returncode == 1
     assert "[toy] loaded" in done.stderr  # streamed to the console
-    (run_dir,) = (toy / "runs").iterdir()
+    (run_dir,) = (p for p in (toy / "runs").iterdir() if p.is_dir())
     assert load_record(run_dir).failure is not None
 
 
@@ -75,7 +78,7 @@ def test_run_on_a_directory_without_manifest_exits_2(tmp_path: Path) -> None:
 
 def test_extract_replays_a_run(toy: Path) -> None:
     assert _cli("run", str(toy), "ok", "--env", "current", "--seeds", "2").returncode == 0
-    (run_dir,) = (toy / "runs").iterdir()
+    (run_dir,) = (p for p in (toy / "runs").iterdir() if p.is_dir())
     done = _cli("extract", str(run_dir), "--json")
     assert done.returncode == 0, done.stderr
     measured = json.loads(done.stdout)["measurements"]
@@ -150,3 +153,17 @@ def test_unwritable_runs_directory_exits_2(toy: Path, tmp_path: Path) -> None:
     assert done.returncode == 2
     assert "Traceback" not in done.stderr
     assert blocker.read_text() == "a file where the runs directory should be\n"
+
+
+@pytest.mark.parametrize("seeds", ["a,b", "", " , ", "1.5"])
+def test_seeds_that_are_not_integers_in_process(toy: Path, seeds: str) -> None:
+    """The same CLI in this process (click's runner), so the finding's fields can be checked."""
+    from click.testing import CliRunner
+
+    from reprobridge_sdk.cli import cli
+
+    done = CliRunner().invoke(cli, ["run", str(toy), "ok", "--env", "current", "--seeds", seeds])
+    assert done.exit_code == 2
+    assert "error N003:" in done.stderr
+    assert "hint: e.g. --seeds 0,1,2" in done.stderr
+    assert not (toy / "runs").exists()

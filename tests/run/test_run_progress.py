@@ -29,7 +29,17 @@ def _run_on_pty(args: list[str], env: dict[str, str]) -> tuple[int, bytes]:
 
 
 def test_live_status_line_with_colour_on_a_terminal(toy: Path) -> None:
-    command = [sys.executable, "-m", "reprobridge_sdk", "run", str(toy), "slow", "-j", "3"]
+    command = [
+        sys.executable,
+        "-m",
+        "reprobridge_sdk",
+        "run",
+        "--no-validate",
+        str(toy),
+        "slow",
+        "-j",
+        "3",
+    ]
     env = {k: v for k, v in os.environ.items() if k != "NO_COLOR"}
     code, out = _run_on_pty([*command, "--env", "current"], env)
     assert code == 0
@@ -39,7 +49,17 @@ def test_live_status_line_with_colour_on_a_terminal(toy: Path) -> None:
 
 
 def test_no_color_on_a_terminal(toy: Path) -> None:
-    command = [sys.executable, "-m", "reprobridge_sdk", "run", str(toy), "slow", "-j", "3"]
+    command = [
+        sys.executable,
+        "-m",
+        "reprobridge_sdk",
+        "run",
+        "--no-validate",
+        str(toy),
+        "slow",
+        "-j",
+        "3",
+    ]
     code, out = _run_on_pty([*command, "--env", "current"], {**os.environ, "NO_COLOR": "1"})
     assert code == 0
     assert b"\x1b[32m" not in out

@@ -14,6 +14,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import jsonschema
 import pytest
@@ -113,7 +114,17 @@ def test_kill_9_leaves_an_interrupted_record_and_earlier_runs_intact(toy: Path) 
     earlier = run(toy, ["shell"], env_mode="current").results[0]
     earlier_bytes = (earlier.run_dir / "record.json").read_bytes()
     runner = subprocess.Popen(
-        [sys.executable, "-m", "reprobridge_sdk", "run", str(toy), "sleeper", "--env", "current"],
+        [
+            sys.executable,
+            "-m",
+            "reprobridge_sdk",
+            "run",
+            "--no-validate",
+            str(toy),
+            "sleeper",
+            "--env",
+            "current",
+        ],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
@@ -143,7 +154,7 @@ def test_kill_9_leaves_an_interrupted_record_and_earlier_runs_intact(toy: Path) 
 
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
 def test_ctrl_c_and_sigterm_finalise_an_interrupted_record(toy: Path, signum: int) -> None:
-    command = [sys.executable, "-m", "reprobridge_sdk", "run", str(toy), "sleeper"]
+    command = [sys.executable, "-m", "reprobridge_sdk", "run", "--no-validate", str(toy), "sleeper"]
     runner = subprocess.Popen(
         [*command, "--env", "current", "--json", "--kill-grace", "1"],
         stdout=subprocess.PIPE,
@@ -168,3 +179,92 @@ def test_ctrl_c_and_sigterm_finalise_an_interrupted_record(toy: Path, signum: in
     pid = int((run_dir / "pid.txt").read_text())
     with pytest.raises(ProcessLookupError):
         os.kill(pid, 0)
+
+
+RECORD_DRIVER = """
+import json, resource, signal, sys
+from reprobridge_sdk.run import run
+limit = int(sys.argv[2])
+if limit:
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+summary = run(sys.argv[1], ["ok"], env_mode="current", jobs=1, seeds=[1])
+(result,) = summary.results
+failure = result.record.failure
+print(json.dumps({"exit": summary.exit_code, "run_dir": str(result.run_dir),
+                  "status": result.record.status,
+                  "failure": failure.model_dump() if failure else None}))
+"""
+
+
+def _record_driver(toy: Path, limit: int) -> dict[str, Any]:
+    done = subprocess.run(
+        [sys.executable, "-c", RECORD_DRIVER, str(toy), str(limit)],
+        capture_output=True,
+        check=True,
+        timeout=300,
+    )
+    result: dict[str, Any] = json.loads(done.stdout.decode().strip().splitlines()[-1])
+    return result
+
+
+def test_a_final_record_that_cannot_be_written(toy: Path) -> None:
+    """The final record is larger than the first ('running') one: a file-size limit between
+    the two lets the first write succeed and makes the last fail (EFBIG), as a full disk would.
+    """
+    honest = _record_driver(toy, 0)
+    assert (honest["exit"], honest["status"]) == (0, "succeeded")
+    final_size = (Path(honest["run_dir"]) / "record.json").stat().st_size
+    # The final record adds the end, the exit code, the log, landmarks, outputs and values
+    # (hundreds of bytes); its size varies between runs by a few digits of the duration.
+    result = _record_driver(toy, final_size - 64)
+    assert result["exit"] == 1
+    assert result["status"] == "failed"
+    assert result["failure"]["reason"] == "internal-error"
+    assert result["failure"]["detail"].startswith("cannot write the record:")
+    # On disk, the 'running' record stays intact and valid; its runner is gone, so it reads
+    # as interrupted.
+    on_disk = json.loads((Path(result["run_dir"]) / "record.json").read_text())
+    assert on_disk["status"] == "running"
+    jsonschema.validate(on_disk, json.loads(SCHEMA.read_text()))
+    assert load_record(result["run_dir"]).status == "interrupted"
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    with contextlib.suppress(OSError):  # a killed process not yet reaped is a zombie: gone
+        if Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z":
+            return False
+    return True
+
+
+def test_a_background_process_holding_the_pipe_is_killed_after_the_leader_exits(
+    toy: Path,
+) -> None:
+    """The shell exits at once; the process it left in the background keeps the output pipe
+    open and would run for a minute: after DRAIN_WAIT the runner kills the group."""
+    manifest = toy / "rra.yaml"
+    launcher = (
+        "  - id: leaves-child\n"
+        "    shell: true\n"
+        "    argv: [\"sh -c 'echo $$ > {run_dir}/child.pid; sleep 60; echo late' & "
+        'until [ -s {run_dir}/child.pid ]; do sleep 0.05; done; echo acc=0.5"]\n'
+        "    scope: smoke\n"
+        "    measurements: [{task: acc, extract: {kind: regex, pattern: 'acc=([0-9.]+)'}}]\n"
+    )
+    text = manifest.read_text()
+    manifest.write_text(text.replace("launchers:\n", "launchers:\n" + launcher, 1))
+    summary = run(toy, ["leaves-child"], env_mode="current")
+    (result,) = summary.results
+    assert (summary.exit_code, result.record.status, result.record.exit_code) == (0, "succeeded", 0)
+    assert [m.value for m in result.record.measurements] == [0.5]
+    child = int((result.run_dir / "child.pid").read_text())
+    # SIGKILL was sent to the group before run() returned; its delivery may lag a moment.
+    deadline = time.monotonic() + 30
+    while _alive(child) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not _alive(child)
+    assert "late" not in (result.run_dir / "log.txt").read_text()

@@ -225,3 +225,29 @@ def test_needed_launcher_with_an_earlier_success_is_not_rerun(toy: Path) -> None
     summary = run(toy, ["after-fail"], env_mode="current")
     assert [r.record.launcher for r in summary.results] == ["after-fail"]
     assert summary.exit_code == 0
+
+
+def test_a_scope_no_launcher_has_selects_nothing(toy: Path) -> None:
+    manifest = toy / "rra.yaml"
+    text = manifest.read_text("utf-8")
+    assert "scope: scored" in text
+    manifest.write_text(text.replace("scope: scored", "scope: smoke"), "utf-8")
+    with pytest.raises(UsageError) as info:
+        run(toy, scope="scored", env_mode="current")
+    assert [(f.code, f.hint) for f in info.value.findings] == [
+        ("N005", "check the ids and --scope")
+    ]
+    assert not (toy / "runs").exists()
+
+
+@pytest.mark.parametrize("content", [None, b"{not json", b'{"record_version": "1.0"}'])
+def test_a_directory_without_a_readable_record(tmp_path: Path, content: bytes | None) -> None:
+    from reprobridge_sdk.run.evidence import RecordError
+
+    if content is not None:
+        (tmp_path / "record.json").write_bytes(content)
+    with pytest.raises(RecordError) as info:
+        load_record(tmp_path)
+    assert [(f.code, f.file) for f in info.value.findings] == [
+        ("N006", str(tmp_path / "record.json"))
+    ]

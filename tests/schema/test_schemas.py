@@ -102,9 +102,12 @@ def test_cli_prints_checks_and_lists() -> None:
     listed = _cli("schema", "--list").stdout.split()
     assert "rra-1.0" in listed
     assert "evidence-1.0" in listed
+    assert "rra-1.1" in listed  # the format 1.1 draft, next to 1.0
+    assert "evidence-1.1" in listed
     unknown = _cli("schema", "no-such-schema")
     assert unknown.returncode == 2
     assert unknown.stdout == ""
+    assert "'no-such-schema'" in unknown.stderr  # the name it does not know
 
 
 def _check_jsonschema(files: list[Path]) -> dict[str, list[dict[str, Any]]]:

@@ -128,6 +128,7 @@ def test_usage_errors_exit_2(tree: Path, args: tuple[str, ...]) -> None:
     proc = run(*args, tree / "b-minimal", cwd=tree)
     assert proc.returncode == 2
     assert "Traceback" not in proc.stderr
+    assert args[-1].lower() in proc.stderr.strip().splitlines()[-1].lower()  # names the value
 
 
 def test_directory_without_artifacts_is_y010(tmp_path: Path) -> None:
@@ -177,8 +178,13 @@ def test_fail_fast_stops_at_the_first_failed_artifact(tree: Path) -> None:
 
 def test_no_files_skips_file_layers(tree: Path) -> None:
     shutil.rmtree(tree / "b-minimal" / "samples")
-    assert run(tree / "b-minimal").returncode == 1
-    assert run("--no-files", tree / "b-minimal").returncode == 0
+    proc = run("--format", "json", tree / "b-minimal")
+    assert proc.returncode == 1
+    found = json.loads(proc.stdout)["artifacts"][0]["findings"]
+    assert [(f["code"], f["path"]) for f in found] == [("F004", "/launchers/0/samples/0/log")]
+    proc = run("--format", "json", "--no-files", tree / "b-minimal")
+    assert proc.returncode == 0
+    assert json.loads(proc.stdout)["artifacts"][0]["findings"] == []
 
 
 def _snapshot(root: Path) -> dict[str, tuple[bytes, int]]:

@@ -16,6 +16,7 @@ from reprobridge_sdk.io.document import (
     MAX_ALIAS_NODES,
     MAX_BYTES,
     MAX_DEPTH,
+    MAX_INT_DIGITS,
     Document,
     escape_pointer,
     load_document,
@@ -69,7 +70,9 @@ def test_core_schema_scalars() -> None:
         b"j: -.inf\nk: TRUE\nl: '1'\nm: 1:20\nn: !!str 12\no: !!float 3\np: 1.5\nq: .nan\n"
     )
     doc = load_document(text, name="m.yaml")
-    assert doc.findings == []
+    # JSON has no NaN or infinity: S004 where they are written, the value read as a float.
+    assert _codes(doc) == [("S004", "/i", 9, 4), ("S004", "/j", 10, 4), ("S004", "/q", 17, 4)]
+    assert doc.unrepresentable == {"/i", "/j", "/q"}
     data = doc.data
     assert data["a"] == "yes"
     assert data["b"] == "on"
@@ -90,12 +93,40 @@ def test_core_schema_scalars() -> None:
     assert math.isnan(data["q"])
 
 
-def test_integers_too_long_for_int_are_read_as_floats() -> None:
+def test_integers_of_more_than_4300_digits_are_s004() -> None:
     doc = load_document(
         b"a: " + b"1" * 5000 + b"\nb: -" + b"2" * 5000 + b"\nc: 0x" + b"f" * 5000, name="m"
     )
-    assert doc.findings == []
+    assert [(f.code, f.path, f.line) for f in doc.findings] == [
+        ("S004", "/a", 1),
+        ("S004", "/b", 2),
+        ("S004", "/c", 3),
+    ]
     assert doc.data == {"a": math.inf, "b": -math.inf, "c": math.inf}
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ("9" * MAX_INT_DIGITS, int("9" * MAX_INT_DIGITS)),
+        ("-" + "9" * MAX_INT_DIGITS, -int("9" * MAX_INT_DIGITS)),
+        ("9" * (MAX_INT_DIGITS + 1), None),
+        ("0x" + "f" * 3571, int("f" * 3571, 16)),  # 4,300 decimal digits
+        ("0x" + "f" * 3572, None),  # 4,301
+        ("!!float " + "9" * 5000, None),
+        ("1e400", None),
+        ("-1e400", None),
+    ],
+    ids=["4300", "-4300", "4301", "hex-4300", "hex-4301", "float-tag", "1e400", "-1e400"],
+)
+def test_the_integer_limit_is_4300_decimal_digits(text: str, value: int | None) -> None:
+    doc = load_document(f"a: {text}\n".encode(), name="m")
+    if value is None:
+        assert [(f.code, f.path) for f in doc.findings] == [("S004", "/a")]
+        assert math.isinf(doc.data["a"])
+    else:
+        assert doc.findings == []
+        assert doc.data["a"] == value
 
 
 def test_merge_key_is_an_ordinary_key() -> None:
@@ -269,6 +300,8 @@ def test_positions_round_trip_block_yaml(data: dict[str, Any]) -> None:
             assert _at(text, doc.key_positions[pointer]).startswith(key)
 
 
+@example(".nan")
+@example("a: [.inf, -.Inf, " + "9" * 4301 + "]")
 @settings(max_examples=150, deadline=None)
 @given(st.text(max_size=300))
 def test_any_text_loads_without_raising(text: str) -> None:
@@ -277,13 +310,18 @@ def test_any_text_loads_without_raising(text: str) -> None:
     if doc.data is None:
         assert doc.findings
     for item in doc.findings:
-        assert item.code.startswith("Y")
+        # Y codes, and S004 for numbers JSON cannot carry (.nan, .inf, overlong integers)
+        assert item.code.startswith("Y") or (item.code, item.path in doc.unrepresentable) == (
+            "S004",
+            True,
+        )
         assert item.line >= 1
 
 
+@example(b".nan")
 @settings(max_examples=150, deadline=None)
 @given(st.binary(max_size=300))
 def test_any_bytes_load_without_raising(raw: bytes) -> None:
     doc = load_document(raw, name="m.yaml")
     for item in doc.findings:
-        assert item.code.startswith("Y")
+        assert item.code.startswith("Y") or item.path in doc.unrepresentable

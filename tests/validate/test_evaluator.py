@@ -1,4 +1,9 @@
-"""The in-house schema evaluator accepts and rejects exactly as jsonschema's 2020-12 validator."""
+"""The in-house schema evaluator accepts and rejects exactly as jsonschema-rs (2020-12).
+
+The reference reads ``pattern`` as ECMA-262 does (``$`` accepts no final newline, classes as
+written), as the spec requires; python-jsonschema uses Python's ``re``, whose ``$`` matches
+before a final newline, so it is not the reference for patterns.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +11,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-import jsonschema
+import jsonschema_rs
 import pytest
 from _validate_strategies import mutated, values
 from hypothesis import HealthCheck, given, settings
@@ -14,14 +19,17 @@ from hypothesis import HealthCheck, given, settings
 from reprobridge_sdk.io.document import load_document
 from reprobridge_sdk.validation._evaluator import SchemaCompileError, compile_schema
 from reprobridge_sdk.validation.structure import SCHEMA_RESOURCE, manifest_schema
+from reprobridge_sdk.versions import NEWEST_FORMAT
 
 REPO = Path(__file__).resolve().parents[2]
-SCHEMA = json.loads((REPO / "reprobridge_sdk" / SCHEMA_RESOURCE).read_text("utf-8"))
-REFERENCE = jsonschema.Draft202012Validator(SCHEMA)
+SCHEMA_FILE = SCHEMA_RESOURCE.format(version=NEWEST_FORMAT)
+SCHEMA = json.loads((REPO / "reprobridge_sdk" / SCHEMA_FILE).read_text("utf-8"))
+REFERENCE = jsonschema_rs.Draft202012Validator(SCHEMA)
 
 
 def test_package_schema_is_the_committed_schema() -> None:
-    assert json.loads((REPO / "schemas/rra-1.0.schema.json").read_text("utf-8")) == SCHEMA
+    committed = REPO / "schemas" / f"rra-{NEWEST_FORMAT}.schema.json"
+    assert json.loads(committed.read_text("utf-8")) == SCHEMA
 
 
 def _manifests() -> list[Path]:

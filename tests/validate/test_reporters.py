@@ -37,7 +37,11 @@ def test_generic_over_label_findings_pairs() -> None:
         ("other", []),
     ]
     assert summary(pairs) == {"artifacts": 2, "errors": 1, "warnings": 0, "infos": 0, "ok": False}
-    assert set(FORMATS) == {"text", "json", "sarif", "junit"}
+    assert set(FORMATS) == {"text", "json", "sarif", "junit", "github"}
+    assert (
+        render(pairs, "github").splitlines()[0]
+        == "::error file=req.lock,line=3,col=1,title=L001::x"
+    )
     assert render(pairs, "text").splitlines()[0] == "req.lock:3:1: error L001 x"
     report = json.loads(render(pairs, "json"))
     assert [a["path"] for a in report["artifacts"]] == ["env", "other"]

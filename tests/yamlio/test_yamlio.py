@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import difflib
+import math
 from pathlib import Path
 from typing import Any
 
@@ -198,7 +199,8 @@ _scalars = (
     st.none()
     | st.booleans()
     | st.integers(min_value=-(2**70), max_value=2**70)
-    | st.floats(allow_nan=False)
+    | st.sampled_from([10**4300 - 1, -(10**4300 - 1), 2**64, -(2**63)])
+    | st.floats(allow_nan=False, allow_infinity=False)  # JSON's numbers: finite
     | _text
 )
 _keys = _text | st.just("<<")
@@ -290,9 +292,14 @@ def test_scalar_edits_to_indicator_strings_read_back(text: str, value: str) -> N
     assert yamlio.to_plain(reread.tree) == reread.data
 
 
-def test_data_yaml_cannot_hold_is_an_error_not_a_different_document() -> None:
+@pytest.mark.parametrize(
+    "data",
+    [{"a": {1: "x"}}, {"a": math.inf}, {"a": [math.nan]}, {"a": 10**4300}],
+    ids=["int-key", "inf", "nan", "4301-digits"],
+)
+def test_data_the_format_cannot_hold_is_an_error_not_a_different_document(data: Any) -> None:
     with pytest.raises(ArtifactError):
-        yamlio.dumps_data({"a": {1: "x"}})  # type: ignore[dict-item]
+        yamlio.dumps_data(data)
 
 
 def test_scalar_edit_rewrites_only_the_value_span() -> None:
@@ -303,3 +310,68 @@ def test_scalar_edit_rewrites_only_the_value_span() -> None:
     assert yamlio.dumps(doc) == (
         "a: 2.5   # one\nb: ['x, w', 'y''', \"z\\\"\"]  # flow\nc: 'other: text'\n"
     )
+
+
+# -- one reading: the validator's loader and the round-trip tree agree on every scalar ------
+
+#: (plain scalar, its reading). The spec's table of readings (manifest, "YAML") lists these.
+READINGS: list[tuple[str, Any]] = [
+    ("1_000", "1_000"),
+    ("0b101", "0b101"),
+    ("-0x1F", "-0x1F"),
+    ("+0o17", "+0o17"),
+    ("0x1F", 31),
+    ("0o17", 15),
+    ("012", 12),
+    ("+12", 12),
+    ("-0", 0),
+    ("1e3", 1000.0),
+    ("1E-2", 0.01),
+    (".5", 0.5),
+    ("1.", 1.0),
+    ("yes", "yes"),
+    ("No", "No"),
+    ("on", "on"),
+    ("y", "y"),
+    ("True", True),
+    ("FALSE", False),
+    ("tRUE", "tRUE"),
+    ("~", None),
+    ("null", None),
+    ("NULL", None),
+    ("", None),
+    ("2024-05-01", "2024-05-01"),
+    ("12:30:00", "12:30:00"),
+    ("1,000", "1,000"),
+    ("0x", "0x"),
+    ("<<", "<<"),
+    ("9" * 4300, int("9" * 4300)),
+]
+
+
+@pytest.mark.parametrize(("text", "value"), READINGS, ids=[text[:12] for text, _ in READINGS])
+def test_both_readers_read_a_scalar_the_same(text: str, value: Any) -> None:
+    flow = bool(text) and "," not in text  # in a flow list "" is no item, "," two items
+    doc = yamlio.loads(f"a: {text}\nb: [{text}]\n" if flow else f"a: {text}\n")
+    assert doc.ok, doc.findings
+    assert doc.data == ({"a": value, "b": [value]} if flow else {"a": value})
+    assert type(doc.data["a"]) is type(value)
+    plain = yamlio.to_plain(doc.tree)
+    assert plain == doc.data
+    assert type(plain["a"]) is type(value)
+
+
+@pytest.mark.parametrize("text", [".nan", ".NaN", ".inf", "-.Inf", "+.INF", "9" * 4301, "1e400"])
+def test_numbers_json_cannot_carry_are_s004_and_never_edited(text: str) -> None:
+    doc = yamlio.loads(f"a: {text}\nb: x\n")
+    assert [(f.code, f.path) for f in doc.findings] == [("S004", "/a")]
+    with pytest.raises(ArtifactError):  # once a ValueError from ruamel for 5,000 digits
+        yamlio.update(doc, {"a": 1, "b": "y"})
+
+
+def test_an_unrelated_edit_keeps_1_000_a_string() -> None:
+    doc = yamlio.loads("a: 1_000  # kept\nb: 0b101\nc: [x]\n")
+    assert yamlio.update(doc, {"a": "1_000", "b": "0b101", "c": ["x", {"k": 1}]}) is True
+    out = yamlio.dumps(doc)
+    assert out.startswith("a: 1_000  # kept\nb: 0b101\n")
+    assert yamlio.loads(out).data == {"a": "1_000", "b": "0b101", "c": ["x", {"k": 1}]}

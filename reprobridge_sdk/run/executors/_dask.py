@@ -33,7 +33,8 @@ import distributed
 from reprobridge_sdk.errors import require_extra
 from reprobridge_sdk.model import Launcher
 from reprobridge_sdk.model.launcher import memory_bytes
-from reprobridge_sdk.run._execute import Job, Shared, skipped
+from reprobridge_sdk.run._execute import Job, Shared, seal_run, skipped
+from reprobridge_sdk.run.evidence import load_record
 from reprobridge_sdk.run.results import RunEvent, RunResult
 
 from . import (
@@ -292,6 +293,8 @@ class DaskExecutor(Executor):
                 result.set_result(skipped(job, shared, detail, reason="internal-error"))
                 return
             landed = self._land(outcome, shared)
+            if load_record(landed.run_dir).status != "running":  # its final record is there
+                seal_run(shared, landed.run_dir, landed.record)
             for event in outcome.events:
                 if event.event == "run-finished":
                     continue

@@ -242,6 +242,7 @@ def run_remote(spec: RemoteRun, archive: bytes | None) -> RemoteOutcome:
         emit=_emit,
         executor=spec.executor,
         lost_attempts=[lost] if lost is not None else [],
+        seal_here=False,
     )
     try:
         result = execute(Job(launcher, spec.seed), shared)

@@ -1,0 +1,146 @@
+"""Trust checks of an attempt beyond each run's own files: the ledger and the signatures.
+
+Run after :func:`reprobridge_sdk.audit.verify.check_run` has verified every run directory
+of an attempt (spec ``ledger`` and ``signatures``):
+
+* :func:`check_attempt_ledger` compares the attempt's run ledger with the run directories
+  (codes A050-A057, see :mod:`reprobridge_sdk.run.ledger`). Findings about one run are
+  added to that run (its evidence becomes invalid); the others are the attempt's.
+* :func:`check_signatures` verifies each run's ``record.dsse.json`` against a KEYS file:
+  no envelope (K001), a signature that fails (K002), an untrusted signer (K003), a
+  statement that does not describe the files beside it or names a ledger entry the ledger
+  does not hold (K004), not an envelope (K007). A run whose signature holds gets its
+  signer's name.
+
+What a signature proves: the run's record, log and outputs are those a holder of a trusted
+key signed, and the holder's runner ledgered the run at that place. It does not prove that
+the numbers came from running the experiment: a key holder can sign a fabricated run. Only
+re-execution (:mod:`reprobridge_sdk.audit.rerun`) checks that.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+
+from reprobridge_sdk.digest import file_sha256
+from reprobridge_sdk.findings import Finding, finding
+from reprobridge_sdk.model import RECORD_NAME
+from reprobridge_sdk.model.attestation import RUN_PREDICATE, STATEMENT_TYPE
+from reprobridge_sdk.run.ledger import LedgerCheck, LedgerState, RunOnDisk, check_ledger
+from reprobridge_sdk.signing.dsse import verify_envelope
+from reprobridge_sdk.signing.keys import TrustedKeys
+from reprobridge_sdk.signing.statement import ENVELOPE_NAME
+
+from .verify import RunEvidence
+
+__all__ = ["check_attempt_ledger", "check_signatures"]
+
+
+def check_attempt_ledger(
+    attempt_dir: Path, runs: Sequence[RunEvidence], expect_head: str | None
+) -> LedgerCheck | None:
+    """The ledger check of an attempt directory; ``None`` for a single run directory."""
+    if (attempt_dir / RECORD_NAME).is_file():
+        return None
+    on_disk = [
+        RunOnDisk(
+            rel=run.rel,
+            run_id=run.record.run_id,
+            status=run.record.status,
+            record_sha256=file_sha256(run.path / RECORD_NAME),
+        )
+        for run in runs
+        if run.record is not None
+    ]
+    check = check_ledger(attempt_dir, on_disk, expect_head=expect_head)
+    by_rel = {run.rel: run for run in runs}
+    for rel, items in check.per_run.items():
+        by_rel[rel].findings.extend(items)
+    return check
+
+
+def _safe(base: Path, relative: str) -> Path | None:
+    if not relative or relative.startswith(("/", "\\")) or ".." in relative.split("/"):
+        return None
+    return base.joinpath(*relative.split("/"))
+
+
+def check_signatures(
+    run: RunEvidence, trusted: TrustedKeys, ledger: LedgerState | None
+) -> str | None:
+    """Verify one run's envelope; add findings to ``run``; return the signer's name."""
+    record = run.record
+    if record is None:
+        return None
+    where = f"{run.rel}/{ENVELOPE_NAME}".lstrip("/")
+    path = run.path / ENVELOPE_NAME
+    if not path.is_file():
+        run.findings.append(
+            finding(
+                "K001",
+                f"run {record.run_id} is not signed",
+                file=where,
+                hint="sign runs with 'reprobridge run --sign' and a key the KEYS file trusts",
+            )
+        )
+        return None
+    try:
+        data = json.loads(path.read_bytes())
+    except (OSError, ValueError):
+        data = None
+    verified, problems = verify_envelope(data, trusted, where=where)
+    if verified is None:
+        run.findings.extend(problems)
+        return None
+    run.findings.extend(_statement_problems(run, verified.statement, ledger, where))
+    return verified.signer
+
+
+def _statement_problems(
+    run: RunEvidence, statement: dict[str, object], ledger: LedgerState | None, where: str
+) -> list[Finding]:
+    record = run.record
+    assert record is not None
+    out: list[Finding] = []
+
+    def bad(message: str) -> None:
+        out.append(finding("K004", message, file=where))
+
+    predicate = statement.get("predicate")
+    if (
+        statement.get("_type") != STATEMENT_TYPE
+        or statement.get("predicateType") != RUN_PREDICATE
+        or not isinstance(predicate, dict)
+    ):
+        bad("the signed statement is not an RRA run statement")
+        return out
+    if predicate.get("run_id") != record.run_id or predicate.get("artifact") != record.artifact:
+        bad(f"the signed statement is about run {predicate.get('run_id')!r}, not this one")
+    subjects = statement.get("subject")
+    names: set[str] = set()
+    for subject in subjects if isinstance(subjects, list) else []:
+        name = subject.get("name") if isinstance(subject, dict) else None
+        digest = subject.get("digest", {}) if isinstance(subject, dict) else {}
+        want = digest.get("sha256") if isinstance(digest, dict) else None
+        if not isinstance(name, str) or not isinstance(want, str):
+            bad("a subject of the signed statement has no name or sha256")
+            continue
+        names.add(name)
+        target = _safe(run.path, name)
+        if target is None or not target.is_file():
+            bad(f"the signed file {name} is not in the run directory")
+        elif file_sha256(target) != want:
+            bad(f"{name} is not the file that was signed")
+    if RECORD_NAME not in names:
+        bad("the signed statement does not cover record.json")
+    link = predicate.get("ledger")
+    if isinstance(link, dict) and ledger is not None and ledger.exists:
+        held = {(e.seq, e.hash, e.run_id) for e in ledger.entries}
+        if (link.get("seq"), link.get("entry"), record.run_id) not in held:
+            bad(
+                f"the signed ledger entry {link.get('seq')} of run {record.run_id} is not in "
+                "the ledger: the ledger was rewritten after the run was signed"
+            )
+    return out

@@ -1,0 +1,60 @@
+"""``reprobridge digest``: recompute declared digests on purpose, built on ``refresh_digests``.
+
+:func:`refresh` recomputes what :meth:`ArtifactDir.refresh_digests` covers (the refined code's
+tree digest, patch files, the lock, data items present on disk) and, for a patch series, the
+tree digest of the materialized checkout (fetched once into the cache if needed; a checkout
+with unrecorded changes is C008, never overwritten). It returns every change as a JSON
+Pointer with the old and the new value, and writes the manifest only when ``write`` is true.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Any
+
+from reprobridge_sdk.api import ArtifactDir, load
+from reprobridge_sdk.authoring.codebase import _checkout
+
+__all__ = ["DigestChange", "refresh"]
+
+
+@dataclass(frozen=True)
+class DigestChange:
+    """One digest that differs from the declared value."""
+
+    pointer: str
+    old: Any
+    new: Any
+
+
+def _get(data: Any, pointer: str) -> Any:
+    for part in pointer.strip("/").split("/"):
+        if isinstance(data, dict):
+            data = data.get(part)
+        elif isinstance(data, list) and part.isdigit() and int(part) < len(data):
+            data = data[int(part)]
+        else:
+            return None
+    return data
+
+
+def refresh(
+    artifact_dir: str | os.PathLike[str] | ArtifactDir, *, write: bool = False
+) -> list[DigestChange]:
+    """The digests that differ from the declared ones; written into rra.yaml when ``write``."""
+    art = artifact_dir if isinstance(artifact_dir, ArtifactDir) else load(artifact_dir)
+    before = art.manifest.model_dump(mode="json")
+    pointers = art.refresh_digests()
+    codebase = art.manifest.codebase
+    if codebase.refined.kind == "patches":
+        checkout = _checkout(art)
+        if codebase.tree_digest != checkout.tree_digest:
+            codebase.tree_digest = checkout.tree_digest
+            art.manifest.codebase = codebase
+            pointers.append("/codebase/tree_digest")
+    after = art.manifest.model_dump(mode="json")
+    changes = [DigestChange(p, _get(before, p), _get(after, p)) for p in pointers]
+    if write and changes:
+        art.save()
+    return changes

@@ -1,0 +1,338 @@
+"""One file to submit: deterministic packing and safe unpacking of an artifact.
+
+Packing (:func:`pack`):
+
+* **Contents.** Every regular file and symbolic link under the artifact root, except
+  version-control and byte-code caches (:data:`~reprobridge_sdk.digest.TREE_EXCLUDES`,
+  ``*.pyc``), the runs directory ``runs/`` (unless ``with_runs``: an evidence submission),
+  the working checkout ``code/`` of a patch series (derived from the upstream and the
+  patches), and the archive itself. A symbolic link that leaves the artifact is C017.
+* **Deterministic.** Entries sorted by the UTF-8 bytes of their path, no directory entries,
+  mtime fixed at :data:`EPOCH`, uid and gid 0 with empty owner names, mode ``0644`` (``0755``
+  when any execute bit is set; ``0777`` for links), PAX format; ``.tar.gz``/``.tgz`` is gzip
+  with no name and mtime 0. The same artifact gives a byte-identical archive anywhere.
+* **Digest.** The SHA-256 of the *uncompressed* tar stream, so copies that differ in
+  compressor still agree; two packs of the same tree have the same digest.
+
+Unpacking (:func:`unpack`) into an empty or new directory, refusing (C017) absolute names,
+``..`` components, duplicate names, hard links, devices, FIFOs, any member below a symbolic
+link, and links whose target leaves the tree; refusing (C018) more than ``max_files`` members
+or more than ``max_bytes`` of content, or a destination that is not empty. Files are written
+with mode ``0644``/``0755`` whatever the archive says. Afterwards the uncompressed digest is
+compared with ``expected_digest`` when given (C019) and the artifact is validated, so every
+digest the manifest declares is verified (F005, F006, C004 among the findings).
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import io
+import os
+import posixpath
+import shutil
+import stat
+import tarfile
+import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+from reprobridge_sdk.api import ArtifactDir, load
+from reprobridge_sdk.checkout.materialize import CHECKOUT_DIR
+from reprobridge_sdk.digest import TREE_EXCLUDES
+from reprobridge_sdk.errors import ArtifactError
+from reprobridge_sdk.findings import Finding, finding
+
+__all__ = [
+    "EPOCH",
+    "MAX_BYTES",
+    "MAX_FILES",
+    "PackError",
+    "PackResult",
+    "UnpackResult",
+    "pack",
+    "packed_files",
+    "unpack",
+]
+
+#: The mtime of every entry (1980-01-01T00:00:00Z, the earliest a zip can hold too).
+EPOCH = 315532800
+MAX_FILES = 100_000
+MAX_BYTES = 20 * 1024**3
+_RUNS = "runs"
+
+
+class PackError(ArtifactError):
+    """An artifact cannot be packed or an archive cannot be unpacked safely (C017-C019)."""
+
+
+@dataclass(frozen=True)
+class PackResult:
+    """The archive written: where, its uncompressed digest, and what it holds."""
+
+    path: Path
+    digest: str
+    files: int
+    size: int
+
+
+@dataclass
+class UnpackResult:
+    """An unpacked artifact: its root, the archive's digest and the validation findings."""
+
+    root: Path
+    digest: str
+    files: int
+    findings: list[Finding] = field(default_factory=list)
+
+
+def _error(code: str, message: str, *, file: str = "") -> PackError:
+    return PackError(message, [finding(code, message, file=file)])
+
+
+def packed_files(root: Path, *, with_runs: bool = False, skip: Path | None = None) -> list[str]:
+    """The POSIX relative paths :func:`pack` puts in the archive, sorted."""
+    art = load(root)
+    excluded_top = set() if with_runs else {_RUNS}
+    if art.manifest.codebase.refined.kind == "patches":
+        excluded_top.add(CHECKOUT_DIR)
+    skip_real = os.path.realpath(skip) if skip is not None else None
+    found: list[str] = []
+    real_root = os.path.realpath(root)
+    stack = [(str(root), "")]
+    while stack:
+        current, prefix = stack.pop()
+        with os.scandir(current) as entries:
+            for entry in entries:
+                rel = prefix + entry.name
+                if entry.name in TREE_EXCLUDES or entry.name.endswith(".pyc"):
+                    continue
+                if not prefix and entry.name in excluded_top:
+                    continue
+                if skip_real is not None and os.path.realpath(entry.path) == skip_real:
+                    continue
+                if entry.is_symlink():
+                    target = os.path.realpath(entry.path)
+                    if target != real_root and not target.startswith(real_root + os.sep):
+                        raise _error("C017", f"{rel} is a link that leaves the artifact", file=rel)
+                    found.append(rel)
+                elif entry.is_dir():
+                    stack.append((entry.path, rel + "/"))
+                elif entry.is_file():
+                    found.append(rel)
+    return sorted(found, key=lambda name: name.encode("utf-8"))
+
+
+class _HashingWriter(io.RawIOBase):
+    """A write-only stream that hashes what passes and forwards it."""
+
+    def __init__(self, sink: IO[bytes]) -> None:
+        self.sink = sink
+        self.digest = hashlib.sha256()
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, data: Any) -> int:
+        view = memoryview(data)
+        self.digest.update(view)
+        self.sink.write(view)
+        return len(view)
+
+
+def _info(root: Path, rel: str) -> tuple[tarfile.TarInfo, Path]:
+    path = root.joinpath(*rel.split("/"))
+    info = tarfile.TarInfo(rel)
+    info.mtime = EPOCH
+    info.uid = info.gid = 0
+    info.uname = info.gname = ""
+    mode = path.lstat().st_mode
+    if stat.S_ISLNK(mode):
+        info.type = tarfile.SYMTYPE
+        info.linkname = os.readlink(path)  # noqa: PTH115 - the target as written
+        info.mode = 0o777
+    else:
+        info.size = path.stat().st_size
+        info.mode = 0o755 if mode & (stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH) else 0o644
+    return info, path
+
+
+def pack(
+    artifact_dir: str | os.PathLike[str] | ArtifactDir,
+    out: str | os.PathLike[str],
+    *,
+    with_runs: bool = False,
+) -> PackResult:
+    """Write the deterministic archive of the artifact to ``out`` (``.tar``, ``.tar.gz``)."""
+    root = artifact_dir.root if isinstance(artifact_dir, ArtifactDir) else Path(artifact_dir)
+    target = Path(out)
+    names = packed_files(root, with_runs=with_runs, skip=target)
+    compress = target.name.endswith((".tar.gz", ".tgz"))
+    if not compress and not target.name.endswith(".tar"):
+        raise _error("C018", f"{target.name}: the archive must end in .tar, .tar.gz or .tgz")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    size = 0
+    try:
+        with os.fdopen(fd, "wb") as raw:
+            sink: Any = (
+                gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0, compresslevel=9)
+                if compress
+                else raw
+            )
+            hashing = _HashingWriter(sink)
+            with tarfile.open(fileobj=hashing, mode="w|", format=tarfile.PAX_FORMAT) as tar:
+                for rel in names:
+                    info, path = _info(root, rel)
+                    if info.isreg():
+                        size += info.size
+                        with path.open("rb") as handle:
+                            tar.addfile(info, handle)
+                    else:
+                        tar.addfile(info)
+            if compress:
+                sink.close()
+            raw.flush()
+            os.fsync(raw.fileno())
+        Path(tmp).chmod(0o644)
+        Path(tmp).replace(target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return PackResult(target, hashing.digest.hexdigest(), len(names), size)
+
+
+def _parts(name: str) -> list[str] | None:
+    if not name or name.startswith("/") or "\\" in name or "\0" in name:
+        return None
+    parts = [p for p in name.split("/") if p not in ("", ".")]
+    if not parts or any(p == ".." for p in parts):
+        return None
+    return parts
+
+
+def _members(tar: tarfile.TarFile) -> Iterator[tarfile.TarInfo]:
+    while True:
+        member = tar.next()
+        if member is None:
+            return
+        yield member
+
+
+def unpack(
+    archive: str | os.PathLike[str],
+    dest: str | os.PathLike[str],
+    *,
+    expected_digest: str | None = None,
+    max_files: int = MAX_FILES,
+    max_bytes: int = MAX_BYTES,
+    validate_after: bool = True,
+) -> UnpackResult:
+    """Unpack ``archive`` safely into ``dest`` (see the module docstring)."""
+    source = Path(archive)
+    root = Path(dest)
+    if root.exists() and (not root.is_dir() or any(root.iterdir())):
+        raise _error("C018", f"{root} exists and is not an empty directory", file=str(root))
+    root.mkdir(parents=True, exist_ok=True)
+    digest = hashlib.sha256()
+    files = 0
+    total = 0
+    links: set[str] = set()
+    seen: set[str] = set()
+    try:
+        with source.open("rb") as raw:
+            head = raw.read(2)
+            raw.seek(0)
+            stream: Any = gzip.GzipFile(fileobj=raw) if head == b"\x1f\x8b" else raw
+            hashing = _HashingReader(stream, digest)
+            with tarfile.open(fileobj=hashing, mode="r|") as tar:
+                for member in _members(tar):
+                    name = member.name
+                    parts = _parts(name)
+                    if parts is None:
+                        raise _error("C017", f"unsafe member name {name!r}", file=name)
+                    rel = "/".join(parts)
+                    if rel in seen:
+                        raise _error("C017", f"member {rel!r} occurs twice", file=rel)
+                    seen.add(rel)
+                    for depth in range(1, len(parts)):
+                        if "/".join(parts[:depth]) in links:
+                            raise _error("C017", f"member {rel!r} lies below a link", file=rel)
+                    files += 1
+                    if files > max_files:
+                        raise _error("C018", f"the archive has more than {max_files} members")
+                    target = root.joinpath(*parts)
+                    if member.isdir():
+                        target.mkdir(parents=True, exist_ok=True)
+                    elif member.isreg():
+                        total += member.size
+                        if total > max_bytes:
+                            raise _error("C018", f"the archive holds more than {max_bytes} bytes")
+                        target.parent.mkdir(parents=True, exist_ok=True)
+                        handle = tar.extractfile(member)
+                        assert handle is not None
+                        with target.open("xb") as out:
+                            shutil.copyfileobj(handle, out)
+                        target.chmod(0o755 if member.mode & 0o111 else 0o644)
+                    elif member.issym():
+                        link = member.linkname
+                        joined = posixpath.normpath(posixpath.join(posixpath.dirname(rel), link))
+                        if link.startswith("/") or joined == ".." or joined.startswith("../"):
+                            raise _error(
+                                "C017", f"link {rel!r} -> {link!r} leaves the tree", file=rel
+                            )
+                        target.parent.mkdir(parents=True, exist_ok=True)
+                        target.symlink_to(link)
+                        links.add(rel)
+                    else:
+                        kind = "hard link" if member.islnk() else "device or special file"
+                        raise _error("C017", f"member {rel!r} is a {kind}", file=rel)
+            hashing.drain()
+    except PackError:
+        shutil.rmtree(root, ignore_errors=True)
+        raise
+    except (tarfile.TarError, OSError, EOFError, gzip.BadGzipFile) as exc:
+        shutil.rmtree(root, ignore_errors=True)
+        raise _error("C017", f"{source.name} is not a readable archive: {exc}") from None
+    result = UnpackResult(root, digest.hexdigest(), files)
+    if expected_digest is not None and expected_digest != result.digest:
+        result.findings.append(
+            finding(
+                "C019",
+                f"the archive's digest is {result.digest}, not the expected {expected_digest}",
+                file=str(source),
+            )
+        )
+    if validate_after:
+        from reprobridge_sdk.validation import validate  # noqa: PLC0415 - a lower layer, on use
+
+        result.findings.extend(validate(root).findings)
+    return result
+
+
+class _HashingReader(io.RawIOBase):
+    """A read-only stream that hashes what is read (the uncompressed tar)."""
+
+    def __init__(self, source: IO[bytes], digest: Any) -> None:
+        self.source = source
+        self.digest = digest
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        data = self.source.read(len(buffer))
+        size = len(data)
+        buffer[:size] = data
+        self.digest.update(data)
+        return size
+
+    def drain(self) -> None:
+        """Hash the rest of the stream (the tar's end-of-archive blocks and padding)."""
+        while True:
+            data = self.source.read(1 << 16)
+            if not data:
+                return
+            self.digest.update(data)

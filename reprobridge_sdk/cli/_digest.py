@@ -1,0 +1,47 @@
+"""``reprobridge digest``: recompute the artifact's digests; write them only with --update."""
+
+# ruff: noqa: PLC0415 - imports stay inside commands so that the CLI starts fast
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import click
+
+from reprobridge_sdk.cli._env_output import fail
+
+__all__ = ["digest"]
+
+
+@click.command("digest")
+@click.argument("path", type=click.Path(path_type=Path, file_okay=False), default=".")
+@click.option("--update", is_flag=True, help="Write the recomputed digests into rra.yaml.")
+@click.option("--json", "as_json", is_flag=True, help="Print the changes as JSON on stdout.")
+def digest(path: Path, update: bool, as_json: bool) -> None:
+    """Recompute the tree, patch, lock, data and sample digests and show what changed.
+
+    Nothing is written without --update. For a patch series the tree digest is that of
+    the materialized checkout (fetched once if needed).
+
+    \b
+    Exit codes: 0 nothing changed or updated, 1 digests differ (without --update), 2 error.
+    """
+    from reprobridge_sdk.authoring.digests import refresh
+    from reprobridge_sdk.errors import ReproBridgeError
+
+    try:
+        changes = refresh(path, write=update)
+    except ReproBridgeError as exc:
+        fail(exc)
+    if as_json:
+        data = [{"path": c.pointer, "old": c.old, "new": c.new} for c in changes]
+        sys.stdout.write(json.dumps({"changes": data, "written": update}, indent=2) + "\n")
+    for change in changes:
+        click.echo(f"{change.pointer}: {change.old} -> {change.new}", err=True)
+    if not changes:
+        click.echo("every digest is current", err=True)
+    elif update:
+        click.echo(f"updated {len(changes)} digest(s) in rra.yaml", err=True)
+    sys.exit(1 if changes and not update else 0)

@@ -1,0 +1,54 @@
+"""``reprobridge keys``: create signing keys (spec ``keys``)."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+__all__ = ["keys"]
+
+
+@click.group("keys", context_settings={"help_option_names": ["-h", "--help"]})
+def keys() -> None:
+    """Create ed25519 keys for signed evidence."""
+
+
+@keys.command("generate")
+@click.argument("name")
+@click.option(
+    "--out",
+    "out",
+    type=click.Path(dir_okay=False),
+    help="Private key file (default NAME.key); the KEYS line goes to NAME.pub and stdout.",
+)
+def generate(name: str, out: str | None) -> None:
+    """Write a new private key (mode 0600) and print its KEYS line: NAME ed25519 KEY.
+
+    \b
+    Exit codes: 0 written, 2 the name is not a signer name or a file cannot be written.
+    """
+    from reprobridge_sdk.errors import ReproBridgeError  # noqa: PLC0415 - lazy
+    from reprobridge_sdk.io._fs import atomic_write_bytes, atomic_write_text  # noqa: PLC0415
+    from reprobridge_sdk.signing.keys import (  # noqa: PLC0415
+        generate_key,
+        parse_trusted_keys,
+        public_line,
+    )
+
+    target = out or f"{name}.key"
+    try:
+        pem, key = generate_key()
+        line = public_line(name, key)
+        parse_trusted_keys(line + "\n", "NAME")  # the name must be a valid signer name
+        atomic_write_bytes(target, pem, mode=0o600)
+        atomic_write_text(f"{target.removesuffix('.key')}.pub", line + "\n")
+    except ReproBridgeError as exc:
+        for item in exc.findings or ():
+            click.echo(f"error {item.code}: {item.message}", err=True)
+        sys.exit(2)
+    except OSError as exc:
+        click.echo(f"error: cannot write {target}: {exc.strerror}", err=True)
+        sys.exit(2)
+    click.echo(line)
+    click.echo(f"wrote {target} (keep it secret) and its KEYS line", err=True)

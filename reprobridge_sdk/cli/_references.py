@@ -1,0 +1,77 @@
+"""``reprobridge references``: turn recorded runs into reference observations."""
+
+# ruff: noqa: PLC0415 - imports stay inside commands so that the CLI starts fast
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import click
+
+from reprobridge_sdk.cli._env_output import fail
+
+__all__ = ["references"]
+
+
+@click.group("references")
+def references() -> None:
+    """Reference observations of the tasks, from evidence.
+
+    \b
+    Exit codes: 0 written, 1 a run cannot be a reference, 2 usage or I/O error.
+    """
+
+
+@references.command("add")
+@click.argument("runs", nargs=-1, required=True)
+@click.option(
+    "-C",
+    "--artifact",
+    type=click.Path(path_type=Path, file_okay=False),
+    default=".",
+    show_default=True,
+    help="The artifact directory.",
+)
+@click.option("--task", help="Only this task's values.")
+@click.option("--replace", is_flag=True, help="Replace the tasks' observations, not add to them.")
+@click.option("--source", default="reference run", show_default=True, help="Who ran them.")
+@click.option("--json", "as_json", is_flag=True, help="Print what was added as JSON on stdout.")
+def add(  # noqa: PLR0917 - click passes options positionally
+    runs: tuple[str, ...],
+    artifact: Path,
+    task: str | None,
+    replace: bool,
+    source: str,
+    as_json: bool,
+) -> None:
+    """Add the values measured by RUNS (run directories, run ids or runs folders).
+
+    Each run is verified as the auditor would; provenance records the run id, the digest of
+    its record, and its code and lock digests.
+    """
+    from reprobridge_sdk.authoring.references import ReferencesError, add_references
+    from reprobridge_sdk.errors import ReproBridgeError
+
+    try:
+        result = add_references(artifact, runs, task=task, replace=replace, source=source)
+    except ReferencesError as exc:
+        fail(exc, code=1)
+    except ReproBridgeError as exc:
+        fail(exc)
+    if as_json:
+        data = {
+            "added": {
+                task_id: [o.model_dump(mode="json", exclude_none=True) for o in observations]
+                for task_id, observations in result.added.items()
+            },
+            "replaced": result.replaced,
+            "skipped": result.skipped,
+        }
+        sys.stdout.write(json.dumps(data, indent=2) + "\n")
+    for task_id, observations in result.added.items():
+        verb = "replaced by" if task_id in result.replaced else "added"
+        click.echo(f"{task_id}: {verb} {len(observations)} observation(s)", err=True)
+    if result.skipped:
+        click.echo(f"skipped (already cited): {', '.join(result.skipped)}", err=True)

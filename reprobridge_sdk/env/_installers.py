@@ -1,0 +1,139 @@
+"""The installers' command lines (uv, and pip where uv is absent): the volatile part of builds.
+
+uv
+    ``uv venv --python BASE --prompt KEY DIR`` creates the environment, then
+    ``uv pip sync --require-hashes --python DIR/bin/python LOCK`` installs exactly the lock:
+    hashed requirements or a PEP 751 ``pylock.toml``, read by uv as they are (uv reads
+    ``pylock.toml`` since 0.6.15; the distribution requires uv 0.7 or later). Nothing is converted,
+    so the index and file URLs a ``pylock.toml`` names are the ones used. ``sync`` installs
+    no dependency the lock does not list and removes anything else.
+pip
+    ``python -m venv`` then ``DIR/bin/python -m pip install --require-hashes --no-deps -r
+    LOCK``. pip cannot install a ``pylock.toml``: asking it to is E013 with a hint to install
+    uv, never a silent lossy conversion.
+
+Both run isolated from the machine's pip and uv configuration
+(:func:`~reprobridge_sdk.env._resolvers.isolated_environ`, ``--no-config``); hashed
+requirements are installed from :func:`~reprobridge_sdk.env._resolvers.index_url`.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from reprobridge_sdk.env._resolvers import index_url, isolated_environ
+
+__all__ = ["Installer", "InstallerRun", "available", "create_venv", "install_lock", "uv_binary"]
+
+Installer = Literal["uv", "pip"]
+
+
+@dataclass(frozen=True)
+class InstallerRun:
+    """What one installer step returned; ``tool`` is e.g. ``uv 0.8.3``."""
+
+    argv: tuple[str, ...]
+    returncode: int
+    stderr: str
+
+
+def uv_binary() -> str | None:
+    """The uv executable shipped by the ``uv`` distribution, or ``None`` where it is absent."""
+    try:
+        from uv import find_uv_bin  # noqa: PLC0415 - only when building
+
+        return str(find_uv_bin())
+    except (ImportError, FileNotFoundError):
+        return None
+
+
+def available(preferred: Installer | None = None) -> Installer:
+    """``preferred`` if given, else uv when its binary is present, else pip."""
+    if preferred is not None:
+        return preferred
+    return "uv" if uv_binary() is not None else "pip"
+
+
+def _run(argv: list[str], *, progress: bool) -> InstallerRun:
+    proc = subprocess.run(
+        argv,
+        stdout=sys.stderr if progress else subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        check=False,
+        env=isolated_environ(),
+    )
+    return InstallerRun(tuple(argv), proc.returncode, proc.stderr)
+
+
+def create_venv(installer: Installer, base_python: Path, target: Path, prompt: str) -> InstallerRun:
+    """Create an empty virtual environment of ``base_python`` at ``target``."""
+    if installer == "uv":
+        uv = uv_binary()
+        assert uv is not None
+        argv = [uv, "venv", "--no-config", "--quiet", "--python", str(base_python)]
+        argv += ["--prompt", prompt, str(target)]
+    else:
+        argv = [str(base_python), "-m", "venv", "--prompt", prompt, str(target)]
+    return _run(argv, progress=False)
+
+
+def install_lock(
+    installer: Installer, python: Path, lock: Path, *, progress: bool = False
+) -> InstallerRun:
+    """Install exactly the hashed lock ``lock`` into the environment of ``python``."""
+    if installer == "uv":
+        uv = uv_binary()
+        assert uv is not None
+        argv = [uv, "pip", "sync", "--no-config", "--require-hashes", "--python", str(python)]
+        argv += ["--index-url", index_url()]
+        if not progress:
+            argv.append("--quiet")
+        argv.append(str(lock))
+        return _run(argv, progress=progress)
+    argv = [str(python), "-m", "pip", "install", "--require-hashes", "--no-deps", "--no-input"]
+    argv += ["--index-url", index_url(), "-r", str(lock)]
+    if not progress:
+        argv.append("--quiet")
+    return _run(argv, progress=progress)
+
+
+def failure_reason(stderr: str) -> str:
+    """A short cause for a failed install, from either installer's error output."""
+    lowered = stderr.lower()
+    if "do not match the hashes" in lowered or "hash mismatch" in lowered:
+        return "a downloaded file does not match its hash in the lock"
+    if re.search(
+        r"(could not find a version|no matching distribution|no solution found|"
+        r"not found in the package registry|no wheels? (with a matching|are available))",
+        lowered,
+    ):
+        return "a pinned distribution is not available for this platform or index"
+    if re.search(
+        r"(newconnectionerror|max retries exceeded|temporary failure|connection refused|"
+        r"failed to fetch|dns error|error sending request)",
+        lowered,
+    ):
+        return "the package index is unreachable"
+    return "the installer failed"
+
+
+def tool_version(installer: Installer, python: Path) -> str:
+    """``uv X.Y.Z`` or ``pip X.Y`` as recorded in an environment's completion marker."""
+    if installer == "uv":
+        from importlib.metadata import PackageNotFoundError, version  # noqa: PLC0415
+
+        try:
+            return f"uv {version('uv')}"
+        except PackageNotFoundError:  # pragma: no cover - a uv binary from elsewhere
+            return "uv"
+    proc = subprocess.run(
+        [str(python), "-m", "pip", "--version"], capture_output=True, text=True, check=False
+    )
+    match = re.match(r"pip (\S+)", proc.stdout)
+    return f"pip {match.group(1)}" if match else "pip"

@@ -1,0 +1,219 @@
+"""Regular expressions with one meaning in every language (spec: manifest, "Patterns").
+
+Two dialects, both evaluated by RE2 (``google-re2``), whose matching is linear in the length
+of the text, so no pattern an author writes can make a scan backtrack for ever:
+
+*Author patterns* (extractor ``pattern``, landmark ``pattern``) are the subset of Python
+``re`` syntax that RE2 also accepts, with RE2's meaning:
+
+* No backreferences (``\\1``, ``(?P=name)``), conditional groups (``(?(1)a|b)``),
+  lookahead or lookbehind (``(?=``, ``(?!``, ``(?<=``, ``(?<!``), atomic groups
+  (``(?>...)``), possessive quantifiers (``a*+``), ``\\Z``, ``\\u``/``\\U``/``\\N``
+  escapes, nested sets (``[[:alpha:]]``: a POSIX class to RE2, characters to Python), the
+  verbose, ASCII and locale flags (``(?x)``, ``(?a)``, ``(?L)``), and no
+  ``{,n}`` (Python reads it as ``{0,n}``, RE2 as the literal text): write ``{0,n}``.
+* ``\\d``, ``\\w``, ``\\s`` and ``\\b`` are ASCII classes: ``\\d`` is ``[0-9]``, ``\\w`` is
+  ``[0-9A-Za-z_]``, ``\\s`` is ``[\\t\\n\\f\\r ]``. ``.`` matches anything but a newline
+  unless ``(?s)``; ``(?i)`` folds case by Unicode simple case folding.
+* A pattern is matched against one line at a time (no line break in the text), so ``^`` and
+  ``$`` are the start and the end of the line.
+
+A pattern Python's ``re`` cannot parse is :class:`PatternError` with reason ``"invalid"``
+(R016 in validation); one that parses but is outside the subset, ``"dialect"`` (X004).
+
+*Schema patterns* (every ``pattern`` in the JSON Schemas and the identifier rules) are
+written in the intersection of ECMA-262, Rust's ``regex`` and Python's ``re`` in which they
+mean the same: explicit ASCII classes (``[0-9]``, never ``\\d``), ``^`` and ``$`` as the
+start and end of the whole string. :func:`schema_pattern` compiles them for RE2, where ``$``
+does not accept a final newline (Python's ``re`` would: ``"digits-logreg\\n"`` matched
+``^[a-z0-9-]+$``).
+"""
+
+from __future__ import annotations
+
+import re
+import warnings
+from collections.abc import Iterator, Mapping
+from functools import lru_cache
+from typing import Any, Protocol
+
+import re2
+
+from reprobridge_sdk.errors import ReproBridgeError
+
+__all__ = [
+    "Match",
+    "PatternError",
+    "Regex",
+    "author_pattern",
+    "dialect_problem",
+    "schema_pattern",
+]
+
+
+class Match(Protocol):
+    """What a search returns (RE2's match object has ``re.Match``'s methods)."""
+
+    def group(self, group: str | int = 0, /) -> Any: ...
+
+    def start(self, group: str | int = 0, /) -> int: ...
+
+
+class Regex(Protocol):
+    """A compiled pattern (RE2's compiled object has ``re.Pattern``'s methods)."""
+
+    @property
+    def pattern(self) -> str: ...
+
+    @property
+    def groups(self) -> int: ...
+
+    @property
+    def groupindex(self) -> Mapping[str, int]: ...
+
+    def search(self, text: str) -> Match | None: ...
+
+    def finditer(self, text: str) -> Iterator[Match]: ...
+
+
+class PatternError(ReproBridgeError):
+    """A pattern cannot be used; ``reason`` is ``"invalid"`` or ``"dialect"``."""
+
+    def __init__(self, reason: str, message: str) -> None:
+        super().__init__(message)
+        self.reason = reason
+
+
+def _parser() -> Any:
+    try:
+        import re._parser as parser  # type: ignore[import-not-found]  # noqa: PLC0415 - 3.11+
+    except ImportError:  # pragma: no cover - Python 3.10
+        import sre_parse as parser  # noqa: PLC0415 - the 3.10 name of the same module
+    return parser
+
+
+_NOT_IN_DIALECT = {
+    "GROUPREF": "a backreference",
+    "GROUPREF_EXISTS": "a conditional group",
+    "ASSERT": "a lookahead or lookbehind",
+    "ASSERT_NOT": "a negative lookahead or lookbehind",
+    "ATOMIC_GROUP": "an atomic group",
+    "POSSESSIVE_REPEAT": "a possessive quantifier",
+}
+_BAD_FLAGS = (
+    (re.VERBOSE, "the verbose flag (?x)"),
+    (re.ASCII, "the ASCII flag (?a)"),
+    (re.LOCALE, "the locale flag (?L)"),
+)
+# {,n} outside a character class, after an even number of backslashes.
+_EMPTY_MIN = re.compile(r"(?<!\\)(?:\\\\)*\{,[0-9]*\}")
+_OPTIONS = re2.Options()
+_OPTIONS.log_errors = False
+
+
+@lru_cache(maxsize=512)  # pure; validation and replay ask about the same patterns again
+def dialect_problem(pattern: str) -> tuple[str, str] | None:
+    """``(reason, message)`` when ``pattern`` is not an author pattern, else None."""
+    parser = _parser()
+    with warnings.catch_warnings():
+        # Python warns of nested sets and set operations ("[[:alpha:]]", "[a--b]"), which
+        # it reads as plain characters and RE2 as classes: outside the dialect.
+        warnings.simplefilter("error", FutureWarning)
+        try:
+            parsed = parser.parse(pattern)
+        except FutureWarning as warning:
+            return ("dialect", f"{warning} (a nested set or a set operation)")
+        except re.error as exc:
+            return ("invalid", f"not a regular expression: {exc}")
+    for flag, name in _BAD_FLAGS:
+        if parsed.state.flags & flag:
+            return ("dialect", f"{name} is not in the pattern dialect")
+    found = _construct(parsed)
+    if found:
+        return ("dialect", f"{found} is not in the pattern dialect (RE2)")
+    if _EMPTY_MIN.search(_outside_classes(pattern)):
+        return ("dialect", "{,n} means {0,n} to Python and literal text to RE2: write {0,n}")
+    try:
+        re2.compile(pattern, _OPTIONS)
+    except re2.error as exc:
+        detail = exc.args[0] if exc.args else exc
+        if isinstance(detail, bytes):
+            detail = detail.decode("utf-8", "replace")
+        return ("dialect", f"RE2 does not accept it: {detail}")
+    return None
+
+
+def _construct(items: Any) -> str | None:
+    """The first construct of a parsed pattern that is outside the dialect."""
+    for op, arg in items:
+        name = str(op)
+        if name in _NOT_IN_DIALECT:
+            return _NOT_IN_DIALECT[name]
+        if name == "AT" and str(arg) == "AT_END_STRING":
+            return r"\Z"
+        children: list[Any] = []
+        if name == "SUBPATTERN":
+            if any(arg[index] & flag for index in (1, 2) for flag, _ in _BAD_FLAGS):
+                return "a verbose, ASCII or locale flag group"
+            children = [arg[-1]]
+        elif name in ("MAX_REPEAT", "MIN_REPEAT"):
+            children = [arg[2]]
+        elif name == "BRANCH":
+            children = list(arg[1])
+        for child in children:
+            found = _construct(child)
+            if found:
+                return found
+    return None
+
+
+def _outside_classes(pattern: str) -> str:
+    """``pattern`` with the inside of every character class blanked out."""
+    out: list[str] = []
+    index, inside = 0, False
+    while index < len(pattern):
+        char = pattern[index]
+        if char == "\\":
+            out.append(" " if inside else pattern[index : index + 2])
+            index += 2
+            continue
+        if inside:
+            if char == "]" and pattern[index - 1] not in "[^":
+                inside = False
+                out.append("]")
+            else:
+                out.append(" ")
+        elif char == "[":
+            inside = True
+            out.append("[")
+        else:
+            out.append(char)
+        index += 1
+    return "".join(out)
+
+
+@lru_cache(maxsize=512)
+def author_pattern(pattern: str, *, multiline: bool = False) -> Regex:
+    """Compile an author pattern; :class:`PatternError` if it is not one.
+
+    With ``multiline``, ``^`` and ``$`` also match at line breaks (used to search a chunk of
+    many lines at once; see :mod:`reprobridge_sdk.extract._linescan`).
+    """
+    problem = dialect_problem(pattern)
+    if problem is not None:
+        raise PatternError(*problem)
+    compiled: Regex = re2.compile(f"(?m){pattern}" if multiline else pattern, _OPTIONS)
+    return compiled
+
+
+@lru_cache(maxsize=256)
+def schema_pattern(pattern: str) -> Regex:
+    """Compile a schema ``pattern`` with the meaning ECMA-262 and Rust give it.
+
+    ``re.error`` if RE2 does not accept it.
+    """
+    try:
+        compiled: Regex = re2.compile(pattern, _OPTIONS)
+    except re2.error as exc:
+        raise re.error(str(exc)) from None
+    return compiled

@@ -1,0 +1,355 @@
+"""The safe file layer: every read and write of an artifact's or a run's files goes through it.
+
+An artifact and its evidence are written by strangers. Reading or writing them must not leave
+the directory they live in, hang, or read without bound. The rules, in the order they apply:
+
+* **Containment.** A path is resolved (symbolic links followed, ``..`` normalised) and must
+  stay inside its *root*: the artifact directory or the run directory. A link that leads out
+  (however many hops) is refused with reason ``"escapes"``; a link that stays inside is
+  followed. A link loop is ``"unreadable"``.
+* **No link at the last step.** The resolved path is opened with ``O_NOFOLLOW``, so a link
+  swapped in between the check and the open is refused (``"link"``) rather than followed.
+  Evidence files (logs, outputs, records) are refused when they are links at all
+  (``allow_links=False``): a run writes regular files.
+* **Regular files only.** Where a file is expected the open uses ``O_NONBLOCK`` (opening a
+  FIFO never waits for a writer), then ``fstat`` must say *regular file*; a FIFO, socket,
+  device or directory is ``"not-regular"``.
+* **Size caps.** Each read states its limit (``max_bytes``); the size from ``fstat`` is
+  checked before reading (a sparse 4 GiB file is refused without reading it) and at most
+  ``max_bytes + 1`` bytes are ever read, so a file that grows while it is read is caught too
+  (``"too-large"``). Callers turn the refusal into a finding with its code.
+* **JSON depth.** :func:`load_json` counts bracket nesting before parsing (outside strings),
+  so deep input is ``"too-deep"`` instead of a ``RecursionError``.
+* **Writes.** Temporary and ``.part`` files are created with ``O_CREAT | O_EXCL |
+  O_NOFOLLOW`` (mode 0600 until placed) in the target's own directory, which must resolve
+  inside the root; the final step is a rename, so a reader never sees half a file and a link
+  planted at the target is replaced, never written through.
+
+The checks are made on paths, then on the opened descriptor; they do not defend against a
+process that swaps directories concurrently with the check (a run's launcher is sandboxed or
+finished before its evidence is read). This module imports nothing of the SDK but its
+exception base, so the ground floor (:mod:`reprobridge_sdk.digest`) may use it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import io
+import json
+import os
+import stat
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, Literal
+
+from reprobridge_sdk.errors import ArtifactError
+from reprobridge_sdk.findings import Finding, finding
+
+__all__ = [
+    "MAX_EVIDENCE_BYTES",
+    "MAX_HASH_BYTES",
+    "MAX_JSON_DEPTH",
+    "MAX_TEXT_BYTES",
+    "UnsafeFileError",
+    "UnsafeReason",
+    "atomic_write_bytes",
+    "check_json_depth",
+    "create_exclusive",
+    "is_inside",
+    "load_json",
+    "open_regular",
+    "read_bytes",
+    "read_text",
+    "refusal",
+    "resolve_inside",
+]
+
+#: Largest text file read whole (a guide, a sample, a lock, a record): 64 MiB.
+MAX_TEXT_BYTES = 64 * 1024 * 1024
+#: Largest structured evidence file (JSON, CSV, YAML output or record) parsed whole: 256 MiB.
+MAX_EVIDENCE_BYTES = 256 * 1024 * 1024
+#: Largest single file hashed to check a declared digest (a lock, a patch, a data item):
+#: 64 GiB. A sparse file claiming more is refused rather than read.
+MAX_HASH_BYTES = 64 * 1024 * 1024 * 1024
+#: Deepest nesting of arrays and objects accepted in JSON evidence.
+MAX_JSON_DEPTH = 256
+
+UnsafeReason = Literal["escapes", "link", "not-regular", "too-large", "too-deep", "unreadable"]
+
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
+_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+
+
+class UnsafeFileError(ArtifactError):
+    """A file was refused by the safe file layer; ``reason`` says why, ``limit`` the cap."""
+
+    def __init__(
+        self,
+        reason: UnsafeReason,
+        path: str | os.PathLike[str],
+        message: str,
+        *,
+        limit: int | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.reason: UnsafeReason = reason
+        self.path = os.fspath(path)
+        self.limit = limit
+        self.findings = (refusal(self, file=self.path),)
+
+
+#: The finding code of each refusal when an artifact's file is refused.
+_REFUSAL_CODES: dict[str, str] = {
+    "escapes": "F003",
+    "link": "F003",
+    "not-regular": "F009",
+    "unreadable": "F009",
+    "too-large": "F009",
+    "too-deep": "F009",
+}
+
+
+def refusal(exc: UnsafeFileError, *, file: str = "", path: str = "") -> Finding:
+    """The finding for a refused file: F003 for a link, F009 for anything else."""
+    hints = {
+        "escapes": "keep every file the artifact names inside it; copy it in instead of linking",
+        "link": "a run writes regular files; replace the link with the file",
+        "too-large": f"the limit is {exc.limit} bytes",
+        "too-deep": f"the limit is {exc.limit} levels of nesting",
+    }
+    return finding(
+        _REFUSAL_CODES[exc.reason], exc.message, file=file, path=path, hint=hints.get(exc.reason)
+    )
+
+
+def _real(path: str | os.PathLike[str]) -> Path:
+    # os.path.realpath never raises on loops (Path.resolve does before 3.13).
+    return Path(os.path.realpath(path))
+
+
+def is_inside(path: str | os.PathLike[str], root: str | os.PathLike[str]) -> bool:
+    """True when ``path``, with every link followed, stays inside ``root`` (or is ``root``)."""
+    real, base = _real(path), _real(root)
+    return real == base or base in real.parents
+
+
+def resolve_inside(root: str | os.PathLike[str], path: str | os.PathLike[str]) -> Path:
+    """``path`` (as it would be opened) resolved; refused when it leaves ``root``."""
+    candidate = Path(path)
+    real = _real(candidate)
+    base = _real(root)
+    if real != base and base not in real.parents:
+        msg = f"{candidate} leads outside {root} (to {real})"
+        raise UnsafeFileError("escapes", candidate, msg)
+    return real
+
+
+def open_regular(
+    path: str | os.PathLike[str],
+    *,
+    root: str | os.PathLike[str] | None = None,
+    max_bytes: int | None = None,
+    allow_links: bool = True,
+) -> io.FileIO:
+    """Open a regular file for binary reading under the rules of this module.
+
+    With ``root``, links are followed only while they stay inside it; with ``allow_links``
+    False, a path that is itself a link is refused. Without ``root`` (files that are not an
+    artifact's: a venv's interpreter, a cache) links are followed. In every case the resolved
+    path is opened with ``O_NOFOLLOW`` and must be a regular file. Raises
+    :class:`UnsafeFileError`, or ``FileNotFoundError`` when it is missing (callers report a
+    missing file with their own code).
+    """
+    target = Path(path)
+    if not allow_links and target.is_symlink():
+        raise UnsafeFileError("link", target, f"{target} is a symbolic link")
+    target = resolve_inside(root, target) if root is not None else _real(target)
+    try:
+        fd = os.open(target, os.O_RDONLY | _NOFOLLOW | _NONBLOCK | _CLOEXEC)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise UnsafeFileError("link", target, f"{target} is a symbolic link") from None
+        if exc.errno in (errno.ENOENT, errno.ENOTDIR):
+            raise FileNotFoundError(errno.ENOENT, "no such file", os.fspath(path)) from None
+        raise UnsafeFileError("unreadable", target, f"{target}: {exc.strerror}") from None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            msg = f"{target} is not a regular file ({_kind(info.st_mode)})"
+            raise UnsafeFileError("not-regular", target, msg)
+        if max_bytes is not None and info.st_size > max_bytes:
+            msg = f"{target} has {info.st_size} bytes; at most {max_bytes} are read"
+            raise UnsafeFileError("too-large", target, msg, limit=max_bytes)
+        if _NONBLOCK:
+            os.set_blocking(fd, True)
+        return io.FileIO(fd, "rb", closefd=True)
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def _kind(mode: int) -> str:
+    for test, name in (
+        (stat.S_ISFIFO, "a FIFO"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISSOCK, "a socket"),
+        (stat.S_ISDIR, "a directory"),
+        (stat.S_ISLNK, "a symbolic link"),
+    ):
+        if test(mode):
+            return name
+    return "not a regular file"
+
+
+def read_bytes(
+    path: str | os.PathLike[str],
+    *,
+    root: str | os.PathLike[str] | None = None,
+    max_bytes: int = MAX_TEXT_BYTES,
+    allow_links: bool = True,
+) -> bytes:
+    """The content of a regular file, at most ``max_bytes`` (else ``"too-large"``)."""
+    with open_regular(path, root=root, max_bytes=max_bytes, allow_links=allow_links) as handle:
+        data = handle.read(max_bytes + 1)
+        # read() of a raw file may return short; keep reading to the cap.
+        chunks = [data]
+        total = len(data)
+        while data and total <= max_bytes:
+            data = handle.read(max_bytes + 1 - total)
+            chunks.append(data)
+            total += len(data)
+    if total > max_bytes:
+        msg = f"{path} grew beyond {max_bytes} bytes while it was read"
+        raise UnsafeFileError("too-large", path, msg, limit=max_bytes)
+    return b"".join(chunks)
+
+
+def read_text(
+    path: str | os.PathLike[str],
+    *,
+    root: str | os.PathLike[str] | None = None,
+    max_bytes: int = MAX_TEXT_BYTES,
+    allow_links: bool = True,
+    errors: str = "strict",
+) -> str:
+    """:func:`read_bytes` decoded as UTF-8 (``UnicodeDecodeError`` with ``errors="strict"``)."""
+    raw = read_bytes(path, root=root, max_bytes=max_bytes, allow_links=allow_links)
+    return raw.decode("utf-8", errors)
+
+
+def check_json_depth(text: str | bytes, max_depth: int = MAX_JSON_DEPTH) -> int | None:
+    """The offset where JSON ``text`` first nests deeper than ``max_depth``, else ``None``.
+
+    Brackets inside strings do not count; the scan is linear and never recurses.
+    """
+    data = text.encode("utf-8", "surrogatepass") if isinstance(text, str) else text
+    if data.count(b"[") + data.count(b"{") <= max_depth:
+        return None
+    depth = 0
+    in_string = False
+    escaped = False
+    for offset, byte in enumerate(data):
+        if in_string:
+            if escaped:
+                escaped = False
+            elif byte == 0x5C:  # backslash
+                escaped = True
+            elif byte == 0x22:  # quote
+                in_string = False
+        elif byte == 0x22:
+            in_string = True
+        elif byte in (0x5B, 0x7B):  # [ {
+            depth += 1
+            if depth > max_depth:
+                return offset
+        elif byte in (0x5D, 0x7D):  # ] }
+            depth -= 1
+    return None
+
+
+def load_json(
+    path: str | os.PathLike[str],
+    *,
+    root: str | os.PathLike[str] | None = None,
+    max_bytes: int = MAX_EVIDENCE_BYTES,
+    max_depth: int = MAX_JSON_DEPTH,
+    allow_links: bool = True,
+) -> Any:
+    """Parse a JSON file under the size and depth caps (``ValueError`` for bad JSON)."""
+    raw = read_bytes(path, root=root, max_bytes=max_bytes, allow_links=allow_links)
+    offset = check_json_depth(raw, max_depth)
+    if offset is not None:
+        msg = f"{path} nests deeper than {max_depth} levels (at byte {offset})"
+        raise UnsafeFileError("too-deep", path, msg, limit=max_depth)
+    return json.loads(raw)
+
+
+def create_exclusive(
+    path: str | os.PathLike[str],
+    *,
+    root: str | os.PathLike[str] | None = None,
+    mode: int = 0o600,
+    append: bool = False,
+) -> int:
+    """Create ``path`` with ``O_EXCL | O_NOFOLLOW``; a link or file already there is refused.
+
+    The parent directory is created if needed and must resolve inside ``root``. Returns the
+    open (write-only) descriptor. ``FileExistsError`` when something is already at ``path``.
+    """
+    target = Path(path)
+    parent = target.parent
+    if root is not None:
+        resolve_inside(root, parent)
+    parent.mkdir(parents=True, exist_ok=True)
+    if root is not None:
+        resolve_inside(root, parent)
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | _CLOEXEC
+    if append:
+        flags |= os.O_APPEND
+    return os.open(target, flags, mode)
+
+
+def _temporary(directory: Path, name: str) -> tuple[int, Path]:
+    for _ in range(100):
+        candidate = directory / f".{name}.{os.urandom(6).hex()}.tmp"
+        with contextlib.suppress(FileExistsError):
+            return create_exclusive(candidate), candidate
+    msg = f"cannot create a temporary file in {directory}"  # pragma: no cover
+    raise UnsafeFileError("unreadable", directory, msg)  # pragma: no cover
+
+
+def atomic_write_bytes(
+    path: str | os.PathLike[str],
+    data: bytes | Iterator[bytes],
+    *,
+    root: str | os.PathLike[str] | None = None,
+    mode: int = 0o644,
+) -> None:
+    """Write ``data`` to ``path`` atomically (``O_EXCL`` temporary beside it, fsync, rename).
+
+    With ``root`` the directory must resolve inside it: a directory link that leads out is
+    refused (``"escapes"``). A link at ``path`` itself is replaced by the file, never followed.
+    On any error (a full disk included) the temporary file is removed and ``path`` is as before.
+    """
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    if root is not None:
+        resolve_inside(root, target.parent)
+    fd, tmp = _temporary(target.parent, target.name)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            if isinstance(data, bytes):
+                handle.write(data)
+            else:
+                for chunk in data:
+                    handle.write(chunk)
+            handle.flush()
+            os.fsync(handle.fileno())
+        tmp.chmod(mode)
+        tmp.replace(target)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise

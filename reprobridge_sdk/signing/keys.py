@@ -1,0 +1,215 @@
+"""Ed25519 signing keys and the KEYS file of trusted public keys (spec ``keys``).
+
+*Signing key*: an unencrypted PKCS#8 PEM ed25519 private key, read from a file or, when no
+file is given, from the environment variable :data:`KEY_ENV` (the PEM text itself, as a CI
+secret holds it). Anything else is K006, never a traceback.
+
+*Key id*: the lower-case hex SHA-256 of the 32 raw bytes of the public key. It is the
+``keyid`` of a DSSE signature and lets a verifier pick the key; the key itself decides.
+
+*KEYS file*: UTF-8 text, one trusted key per line::
+
+    # comments and blank lines are ignored
+    alice ed25519 1tWzdY3PKsmm3VxXS6E2LwqTxxn8SErnFuLJbGH+AQ0=
+
+``NAME`` (letters, digits and ``._@+-``, up to 64) names the signer in reports; the key is
+the standard base64 of the 32 raw public key bytes. A malformed line, an unknown algorithm,
+a key that is not 32 bytes, or one key or name listed twice is K005 with its line.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from reprobridge_sdk.errors import UsageError, require_extra
+from reprobridge_sdk.findings import finding
+
+if TYPE_CHECKING:
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+__all__ = [
+    "KEY_ENV",
+    "SigningKey",
+    "TrustedKey",
+    "TrustedKeys",
+    "generate_key",
+    "keyid_of",
+    "load_signing_key",
+    "load_trusted_keys",
+    "parse_trusted_keys",
+    "public_line",
+]
+
+#: The environment variable that may hold the signing key's PEM text.
+KEY_ENV = "REPROBRIDGE_SIGNING_KEY"
+_NAME_RE = re.compile(r"^[A-Za-z0-9._@+-]{1,64}$")
+
+
+def _crypto() -> Any:
+    """The ``cryptography`` ed25519 module, or E015 naming the extra ``signing``."""
+    return require_extra(
+        "cryptography.hazmat.primitives.asymmetric.ed25519", "signing", feature="signing"
+    )
+
+
+def keyid_of(public_raw: bytes) -> str:
+    """The key id of a raw ed25519 public key."""
+    return hashlib.sha256(public_raw).hexdigest()
+
+
+@dataclass(frozen=True)
+class SigningKey:
+    """A private key ready to sign, with its public half and key id."""
+
+    private: Ed25519PrivateKey = field(repr=False)
+    public_raw: bytes
+    keyid: str
+
+    def sign(self, message: bytes) -> bytes:
+        return bytes(self.private.sign(message))
+
+
+def _raw_public(private: Ed25519PrivateKey) -> bytes:
+    from cryptography.hazmat.primitives import serialization  # noqa: PLC0415
+
+    return bytes(
+        private.public_key().public_bytes(
+            serialization.Encoding.Raw, serialization.PublicFormat.Raw
+        )
+    )
+
+
+def generate_key() -> tuple[bytes, SigningKey]:
+    """A new key: ``(PEM of the private key, the signing key)``."""
+    from cryptography.hazmat.primitives import serialization  # noqa: PLC0415
+
+    ed25519 = _crypto()
+    private = ed25519.Ed25519PrivateKey.generate()
+    pem = private.private_bytes(
+        serialization.Encoding.PEM,
+        serialization.PrivateFormat.PKCS8,
+        serialization.NoEncryption(),
+    )
+    raw = _raw_public(private)
+    return bytes(pem), SigningKey(private=private, public_raw=raw, keyid=keyid_of(raw))
+
+
+def public_line(name: str, key: SigningKey) -> str:
+    """The KEYS line that trusts ``key`` under ``name``."""
+    return f"{name} ed25519 {base64.b64encode(key.public_raw).decode('ascii')}"
+
+
+def load_signing_key(
+    path: str | os.PathLike[str] | None = None, *, environ: dict[str, str] | None = None
+) -> SigningKey:
+    """The signing key from ``path``, else from :data:`KEY_ENV`; K006 when neither works."""
+    env = os.environ if environ is None else environ
+    source: str
+    if path is not None:
+        source = os.fspath(path)
+        try:
+            pem = Path(path).read_bytes()
+        except OSError as exc:
+            raise _key_error(f"cannot read the signing key {source}: {exc.strerror}") from None
+    elif env.get(KEY_ENV):
+        source = f"${KEY_ENV}"
+        pem = env[KEY_ENV].encode("utf-8")
+    else:
+        raise _key_error(f"no signing key: give a key file or set {KEY_ENV}")
+    ed25519 = _crypto()
+    from cryptography.hazmat.primitives import serialization  # noqa: PLC0415
+
+    try:
+        private = serialization.load_pem_private_key(pem, password=None)
+    except (ValueError, TypeError):
+        raise _key_error(f"{source} is not an unencrypted PEM private key") from None
+    if not isinstance(private, ed25519.Ed25519PrivateKey):
+        raise _key_error(f"{source} is not an ed25519 key")
+    raw = _raw_public(private)
+    return SigningKey(private=private, public_raw=raw, keyid=keyid_of(raw))
+
+
+def _key_error(message: str) -> UsageError:
+    return UsageError(
+        message,
+        [finding("K006", message, hint="create one with 'reprobridge keys generate'")],
+    )
+
+
+@dataclass(frozen=True)
+class TrustedKey:
+    """A public key the verifier trusts, and the name of its holder."""
+
+    name: str
+    public_raw: bytes
+    keyid: str
+
+
+@dataclass(frozen=True)
+class TrustedKeys:
+    """The keys of a KEYS file by key id."""
+
+    keys: dict[str, TrustedKey]
+    source: str = ""
+
+    def get(self, keyid: str) -> TrustedKey | None:
+        return self.keys.get(keyid)
+
+
+def parse_trusted_keys(text: str, source: str = "KEYS") -> TrustedKeys:
+    """Parse a KEYS file's text; :class:`UsageError` (K005, located) when it is malformed."""
+    keys: dict[str, TrustedKey] = {}
+    names: set[str] = set()
+    problems = []
+    for number, raw_line in enumerate(text.splitlines(), start=1):
+        line = raw_line.strip()
+        if not line or line.startswith("#"):
+            continue
+        parts = line.split()
+        problem: str | None = None
+        raw = b""
+        if len(parts) != 3:
+            problem = "expected 'NAME ed25519 PUBLIC-KEY'"
+        elif not _NAME_RE.match(parts[0]):
+            problem = f"{parts[0]!r} is not a signer name"
+        elif parts[1] != "ed25519":
+            problem = f"unknown algorithm {parts[1]!r}: only ed25519"
+        else:
+            try:
+                raw = base64.b64decode(parts[2], validate=True)
+            except (binascii.Error, ValueError):
+                raw = b""
+            if len(raw) != 32:
+                problem = "the key is not the base64 of 32 raw ed25519 public key bytes"
+        if problem is None:
+            kid = keyid_of(raw)
+            if kid in keys or parts[0] in names:
+                problem = "the key or the name is listed twice"
+            else:
+                keys[kid] = TrustedKey(parts[0], raw, kid)
+                names.add(parts[0])
+                continue
+        problems.append(finding("K005", problem, file=source, line=number, col=1))
+    if problems:
+        msg = f"{source}: {len(problems)} malformed line(s)"
+        raise UsageError(msg, problems)
+    return TrustedKeys(keys, source)
+
+
+def load_trusted_keys(path: str | os.PathLike[str]) -> TrustedKeys:
+    """Read a KEYS file (K005 when it cannot be read or parsed)."""
+    source = os.fspath(path)
+    try:
+        text = Path(path).read_bytes().decode("utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        problem = getattr(exc, "strerror", None) or "not UTF-8"
+        msg = f"cannot read the KEYS file {source}: {problem}"
+        raise UsageError(msg, [finding("K005", msg, file=source)]) from None
+    return parse_trusted_keys(text, source)

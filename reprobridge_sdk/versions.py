@@ -1,0 +1,81 @@
+"""Format versions: which versions exist and how an addition of a minor version is marked.
+
+A version is ``MAJOR.MINOR``: two decimal numbers in ASCII digits without leading zeros
+(spec "versioning"). The models describe the newest version, :data:`NEWEST_FORMAT`; a field or
+enumeration value added after 1.0 carries a :func:`since` marker, from which the schema of each
+older version, the "Since 1.1" of the spec's field tables and the V005 finding are derived.
+
+This module imports nothing (no pydantic), so that validation, which reads the markers from the
+committed schemas, stays free of the models.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+__all__ = [
+    "FORMAT_VERSION",
+    "FORMAT_VERSIONS",
+    "NEWEST_FORMAT",
+    "VERSION_PATTERN",
+    "parse_since",
+    "parse_version",
+    "since",
+]
+
+#: The format version new manifests declare (the lowest one whose fields they use).
+FORMAT_VERSION = "1.0"
+#: Every format version this SDK understands, oldest first; the models describe the last one.
+FORMAT_VERSIONS = ("1.0", "1.1")
+#: The newest format version this SDK understands (1.1 is a draft).
+NEWEST_FORMAT = FORMAT_VERSIONS[-1]
+#: A well-formed version: ASCII digits, no leading zeros (``01.0`` and ``1.00`` are not).
+VERSION_PATTERN = r"^(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)$"
+
+_VERSION_RE = re.compile(VERSION_PATTERN)
+_SINCE_RE = re.compile(r"^since (0|[1-9][0-9]*)\.(0|[1-9][0-9]*)(?:: (\[.*\]))?$")
+
+
+def parse_version(text: object) -> tuple[int, int] | None:
+    """``(major, minor)`` of a well-formed version string, else ``None``."""
+    match = _VERSION_RE.fullmatch(text) if isinstance(text, str) else None
+    return None if match is None else (int(match.group(1)), int(match.group(2)))
+
+
+def since(version: str, *, values: tuple[str, ...] = ()) -> dict[str, Any]:
+    """Schema annotation of a field, or of enumeration values, added in a minor version.
+
+    Use as ``Field(..., json_schema_extra=since("1.1"))`` for a field, or
+    ``since("1.1", values=("new",))`` on a field whose enumeration gained the values ``new``.
+
+    Rendering (spec "versioning"): a ``$comment`` of the form ``since 1.1`` (a field) or
+    ``since 1.1: ["new"]`` (values, a JSON list). ``$comment`` is the one annotation every
+    JSON Schema 2020-12 validator accepts in strict mode (ajv ``--strict=true`` rejects unknown
+    keywords such as ``x-rra-since``). :func:`parse_since` reads it back. The schema of an older
+    version is the newest schema with every marked field and value removed
+    (:mod:`reprobridge_sdk.schema`); the spec's field tables print "since 1.1"; validation of
+    an older document that uses a marked field or value reports V005.
+    """
+    if not _VERSION_RE.fullmatch(version):
+        msg = f"since(): {version!r} is not a MAJOR.MINOR version"
+        raise ValueError(msg)
+    if values:
+        return {"$comment": f"since {version}: {json.dumps(list(values))}"}
+    return {"$comment": f"since {version}"}
+
+
+def parse_since(comment: Any) -> tuple[tuple[int, int], tuple[str, ...] | None] | None:
+    """Read a :func:`since` ``$comment``: (version, None) for a field, (version, values) for
+    enumeration values, ``None`` for any other comment (or none)."""
+    if not isinstance(comment, str):
+        return None
+    match = _SINCE_RE.fullmatch(comment)
+    if match is None:
+        return None
+    version = (int(match.group(1)), int(match.group(2)))
+    if match.group(3) is None:
+        return version, None
+    values = json.loads(match.group(3))
+    return version, tuple(str(v) for v in values)

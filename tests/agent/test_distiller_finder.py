@@ -1,0 +1,95 @@
+"""The Distiller's number finder: label, closeness, scale, extractor that replays, landmarks."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from reprobridge_sdk.agent.distiller import (
+    extractor_pattern,
+    find_in_json,
+    find_number,
+    stable_lines,
+)
+from reprobridge_sdk.extract.extraction import extract_value
+from reprobridge_sdk.model.claims import Claim
+
+LOG = """\
+loading digits
+epoch 0 loss 0.5000 accuracy 0.8000
+epoch 1 loss 0.2500 accuracy 0.8100
+epoch 2 loss 0.1667 accuracy 0.8200
+train accuracy: 0.9993
+test accuracy: 0.9711
+test error: 0.0289
+done
+"""
+
+
+def _claim(**values: object) -> Claim:
+    data: dict[str, object] = {"id": "acc", "measured": "test accuracy", "direction": "higher"}
+    data.update(values)
+    return Claim.model_validate(data)
+
+
+def _replay(tmp_path: Path, pattern: str, log: str = LOG) -> float:
+    path = tmp_path / "log.txt"
+    path.write_text(log, "utf-8")
+    spec = {"kind": "regex", "pattern": pattern, "group": "value", "occurrence": "last"}
+    got = extract_value(spec, log=path, files_base=tmp_path, outputs={}, context={})
+    return got.values[-1]
+
+
+def test_the_label_picks_the_number_among_many_similar_ones(tmp_path: Path) -> None:
+    best = find_number(LOG, _claim(value=0.97, hints={"label": "test accuracy"}))[0]
+    assert (best.line_number, best.value, best.label_score) == (6, 0.9711, 1.0)
+    pattern = extractor_pattern(best)
+    assert pattern.startswith("^test accuracy: ")
+    assert _replay(tmp_path, pattern) == 0.9711
+
+
+def test_without_a_label_the_words_of_measured_and_closeness_decide() -> None:
+    best = find_number(LOG, _claim(value=0.97))[0]
+    assert best.value == 0.9711
+
+
+def test_a_percentage_claim_finds_the_fraction_with_a_scale() -> None:
+    best = find_number(LOG, _claim(value=97.1, unit="%", hints={"label": "test accuracy"}))[0]
+    assert (best.value, best.scale) == (0.9711, 100.0)
+    assert best.scaled == pytest.approx(97.11)
+
+
+def test_a_range_counts_as_its_midpoint() -> None:
+    best = find_number(LOG, _claim(range=[0.02, 0.04], measured="test error"))[0]
+    assert best.value == 0.0289
+
+
+def test_digits_in_the_prefix_are_generalised(tmp_path: Path) -> None:
+    log = "epoch 9 val_acc 0.91\nepoch 10 val_acc 0.93\n"
+    best = find_number(log, _claim(value=0.93, hints={"label": "val_acc"}))[0]
+    pattern = extractor_pattern(best)
+    assert re.search(r"\\d\+", pattern)
+    assert _replay(tmp_path, pattern, log) == 0.93
+
+
+@pytest.mark.parametrize(
+    "log",
+    ["", "nothing here\n", "f1 score: nan\n", "x" * 20_000 + " 0.97\n", "acc: inf\n"],
+)
+def test_no_candidate_when_nothing_qualifies(log: str) -> None:
+    assert find_number(log, _claim(value=0.97, hints={"label": "test accuracy"})) == []
+
+
+def test_stable_lines_are_those_every_run_printed_without_digits() -> None:
+    other = LOG.replace("loading digits", "loading digits\nrandom line")
+    assert stable_lines([LOG, other]) == ["loading digits", "done"]
+    assert stable_lines([]) == []
+
+
+def test_find_in_json_gives_a_pointer() -> None:
+    document = {"train": {"accuracy": 0.99}, "test": {"accuracy": 0.9711, "loss": 0.1}}
+    best = find_in_json(document, _claim(value=0.97, hints={"label": "test accuracy"}))[0]
+    assert (best.pointer, best.value) == ("/test/accuracy", 0.9711)
+    assert find_in_json({"a/b": [True, "x"]}, _claim(value=5.0)) == []

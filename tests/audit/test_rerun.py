@@ -1,0 +1,156 @@
+"""Re-execution of recorded runs: the only defense against fabricated logs (audit.md).
+
+The re-executions are real: the runner starts the launcher again in a subprocess, in the
+current interpreter (``rerun_env="current"``; the lock-built environment is exercised by the
+runner's own slow tests).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+from audit_support import make_artifact
+from evidence_support import consistent_edit, fabricate, honest_runs, ledger_lines
+
+from reprobridge_sdk.audit import audit
+from reprobridge_sdk.audit.rerun import choose
+from reprobridge_sdk.model.audit import AuditResult
+
+
+@pytest.fixture(scope="module")
+def rerun_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = make_artifact(tmp_path_factory.mktemp("rerun") / "toy")
+    honest_runs(root, "scored", [0, 1, 2])
+    return root
+
+
+@pytest.fixture
+def toy(rerun_template: Path, tmp_path: Path) -> Path:
+    target = tmp_path / "toy"
+    shutil.copytree(rerun_template, target)
+    return target
+
+
+def _codes(result: AuditResult) -> dict[str, set[str]]:
+    return {r.run: {f.code for f in r.findings} for r in result.attempts[0].runs}
+
+
+def _run_dirs(toy: Path) -> list[Path]:
+    return [toy / "runs" / e["run_id"] for e in ledger_lines(toy / "runs")]
+
+
+def _set_deterministic(toy: Path, flag: bool) -> None:
+    path = toy / "rra.yaml"
+    data = yaml.safe_load(path.read_text())
+    data["rra_version"] = "1.1"
+    for launcher in data["launchers"]:
+        launcher["deterministic"] = flag
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+
+
+def test_honest_runs_hold_up_when_all_are_re_executed(toy: Path) -> None:
+    result = audit(toy, rerun="all", rerun_env="current")
+    attempt = result.attempts[0]
+    assert (attempt.reran, attempt.rerun_mismatches) == (3, 0)
+    assert all(r.reran and not r.findings for r in attempt.runs)
+    assert result.passed
+    assert result.options.rerun == "all"
+
+
+def test_a_consistent_edit_is_caught_by_re_execution(toy: Path) -> None:
+    """The log edited and its digest recomputed, the ledger hidden: only re-execution sees it."""
+    target = _run_dirs(toy)[1]
+    consistent_edit(target, accuracy=95.0)
+    (toy / "runs" / "ledger.jsonl").unlink()
+    assert _codes(audit(toy))[target.name] == set()  # every digest agrees
+    result = audit(toy, rerun="all", rerun_env="current")
+    assert _codes(result)[target.name] == {"A058"}
+    mismatch = (
+        result.attempts[0]
+        .runs[[r.run for r in result.attempts[0].runs].index(target.name)]
+        .findings[0]
+    )
+    assert mismatch.path == "/measurements/0/value"
+    assert target.name in mismatch.message
+    assert result.attempts[0].rerun_mismatches == 1
+    assert result.tasks[0].attempts[0].verdict == "invalid-evidence"
+    assert not result.passed
+
+
+def test_a_fabricated_run_directory_is_caught_by_re_execution(toy: Path) -> None:
+    forged = fabricate(_run_dirs(toy)[0], toy / "runs" / "scored-s0-forged", accuracy=95.0)
+    (toy / "runs" / "ledger.jsonl").unlink()
+    result = audit(toy, rerun="all", rerun_env="current")
+    assert _codes(result)[forged.name] == {"A058"}
+    assert not result.passed
+
+
+def test_the_sample_is_seeded_and_stated(toy: Path) -> None:
+    result = audit(toy, rerun=1, rerun_seed=7, rerun_env="current")
+    attempt = result.attempts[0]
+    assert attempt.reran == 1
+    reran = [r.run for r in attempt.runs if r.reran]
+    assert len(reran) == 1
+    assert (result.options.rerun, result.options.rerun_seed) == (1, 7)
+    again = audit(toy, rerun=1, rerun_seed=7, rerun_env="current")
+    assert [r.run for r in again.attempts[0].runs if r.reran] == reran
+
+
+def test_choice_is_a_function_of_the_seed(toy: Path) -> None:
+    from reprobridge_sdk.audit.verify import RunEvidence
+    from reprobridge_sdk.run.evidence import load_record
+
+    runs = [RunEvidence(d, d.name, load_record(d)) for d in _run_dirs(toy)]
+    picks = {tuple(r.rel for r in choose(runs, 2, seed)) for seed in range(20)}
+    assert len(picks) > 1  # different seeds pick different samples
+    assert choose(runs, 2, 3) == choose(runs, 2, 3)
+    assert len(choose(runs, None, 0)) == 3
+
+
+def test_within_the_half_width_unless_deterministic(toy: Path) -> None:
+    target = _run_dirs(toy)[0]
+    consistent_edit(target, accuracy=90.01)  # honest value 90.0; half-width about 0.196
+    (toy / "runs" / "ledger.jsonl").unlink()
+    _set_deterministic(toy, False)
+    assert _codes(audit(toy, rerun="all", rerun_env="current"))[target.name] == set()
+    _set_deterministic(toy, True)
+    assert _codes(audit(toy, rerun="all", rerun_env="current"))[target.name] == {"A058"}
+
+
+def test_review_command_re_executes_everything(toy: Path) -> None:
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "reprobridge_sdk",
+            "review",
+            str(toy),
+            "--env",
+            "current",
+            "--format",
+            "json",
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["attempts"][0]["reran"] == 3
+    assert report["options"]["rerun"] == "all"
+
+
+def test_bad_rerun_count_is_a_usage_error(toy: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "reprobridge_sdk", "audit", str(toy), "--rerun", "zero"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 2

@@ -1,0 +1,77 @@
+"""The SchemaStore catalog entries name committed schemas and match the right files."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+CATALOG = json.loads((REPO / "schemas" / "catalog" / "schemastore.json").read_text())
+IDS = {json.loads(path.read_text())["$id"]: path.name for path in (REPO / "schemas").glob("*.json")}
+
+
+def _glob(pattern: str) -> re.Pattern[str]:
+    """SchemaStore's fileMatch semantics (minimatch, matched against the path's end)."""
+    out = ""
+    index = 0
+    while index < len(pattern):
+        if pattern.startswith("**/", index):
+            out, index = out + "(?:.*/)?", index + 3
+        elif pattern[index] == "*":
+            out, index = out + "[^/]*", index + 1
+        else:
+            out, index = out + re.escape(pattern[index]), index + 1
+    return re.compile(rf"(?:^|.*/){out}$")
+
+
+def _entry(name: str) -> dict[str, object]:
+    [entry] = [e for e in CATALOG["schemas"] if e["name"] == name]
+    return entry  # type: ignore[no-any-return]
+
+
+def test_every_url_is_the_id_of_a_committed_schema() -> None:
+    for entry in CATALOG["schemas"]:
+        assert set(entry) <= {"name", "description", "fileMatch", "url", "versions"}
+        urls = [entry["url"], *entry.get("versions", {}).values()]
+        assert all(url in IDS for url in urls), entry["name"]
+        if "versions" in entry:
+            assert entry["url"] in entry["versions"].values()
+
+
+@pytest.mark.parametrize(
+    ("name", "matched", "not_matched"),
+    [
+        (
+            "ReproBridge RRA manifest",
+            ["rra.yaml", "papers/a/rra.yaml"],
+            ["rra.yml", "RRA.yaml", "xrra.yaml"],
+        ),
+        (
+            "ReproBridge claims file",
+            ["rra-claims.yaml", "papers/vit.rra-claims.yaml"],
+            ["claims.yaml", "rra.yaml"],
+        ),
+        (
+            "ReproBridge evidence record",
+            ["art/runs/20240101T000000Z-smoke-s0/record.json", "runs/r1/record.json"],
+            ["record.json", "art/runs/record.json", "art/runs/r1/outputs/record.json"],
+        ),
+    ],
+)
+def test_file_match_picks_exactly_the_named_files(
+    name: str, matched: list[str], not_matched: list[str]
+) -> None:
+    patterns = [_glob(p) for p in _entry(name)["fileMatch"]]  # type: ignore[attr-defined]
+    for path in matched:
+        assert any(p.match(path) for p in patterns), path
+    for path in not_matched:
+        assert not any(p.match(path) for p in patterns), path
+
+
+def test_the_manifest_modeline_names_the_catalogued_schema() -> None:
+    from reprobridge_sdk.api import MANIFEST_SCHEMA_URL
+
+    assert MANIFEST_SCHEMA_URL in IDS
