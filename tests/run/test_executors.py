@@ -33,6 +33,7 @@ from reprobridge_sdk.run.executors import (  # noqa: E402
     make_executor,
     placement_problem,
 )
+from reprobridge_sdk.run.ledger import read_ledger  # noqa: E402
 from reprobridge_sdk.validation import validate  # noqa: E402
 
 CLI = [sys.executable, "-m", "reprobridge_sdk"]
@@ -104,8 +105,12 @@ def test_without_a_shared_file_system_runs_travel_back(
     for result in summary.results:
         assert result.run_dir.parent == toy / "runs"
         _files_match_record(result)
-    # the workers wrote in their own scratch space, never in the artifact
-    assert not [p for p in (toy / "runs").iterdir() if p.name.startswith(".")]
+    # the workers wrote in their own scratch space, never in the artifact: no staging left
+    assert not [p for p in (toy / "runs").iterdir() if p.is_dir() and p.name.startswith(".")]
+    # the client alone wrote the run ledger: one chain, one entry per run
+    ledger = read_ledger(toy / "runs")
+    assert ledger.findings == ()
+    assert sorted(e.run_id for e in ledger.entries) == sorted(on_disk)
     assert events.count("run-started") == 4
     assert events.count("run-finished") == 4
     assert events.count("landmark") == 3 * 3 + 2
@@ -126,6 +131,7 @@ def test_an_executor_given_by_the_caller_is_left_open(
 def _with_resources(toy: Path, resources: dict[str, object]) -> None:
     manifest = toy / "rra.yaml"
     data = yaml.safe_load(manifest.read_text("utf-8"))
+    data["rra_version"] = "1.1"
     for launcher in data["launchers"]:
         if launcher["id"] == "ok":
             launcher["resources"] = resources
@@ -136,7 +142,17 @@ def test_a_run_no_worker_can_hold_is_refused_before_submission(toy: Path) -> Non
     _with_resources(toy, {"cpus": 4096, "memory": "1TiB"})
     # a subprocess, so that a hang fails the test at its timeout instead of hanging the suite
     done = subprocess.run(
-        [*CLI, "run", str(toy), "ok", "--env", "current", "--executor", "dask-local", "-j", "1"],
+        [
+            *CLI,
+            "run",
+            str(toy),
+            "ok",
+            "--env",
+            "current",
+            "--no-validate",
+            "--executor",
+            "dask-local",
+        ],
         capture_output=True,
         text=True,
         timeout=60,
@@ -253,14 +269,25 @@ def test_a_worker_lost_mid_run_gives_one_final_record_the_retrys(toy: Path) -> N
     assert result.record.status == "succeeded"
     assert [a.reason for a in result.record.lost_attempts] == ["worker-lost"]
     # exactly one run directory, whose record is final: the lost attempt's was removed
-    assert [p.name for p in (toy / "runs").iterdir()] == [result.run_id]
+    assert [p.name for p in (toy / "runs").iterdir() if p.is_dir()] == [result.run_id]
+    assert [e.run_id for e in read_ledger(toy / "runs").entries] == [result.run_id]
     assert load_record(result.run_dir).lost_attempts == result.record.lost_attempts
 
 
 def test_interrupting_the_client_kills_the_remote_runs(toy: Path) -> None:
     _slow_launcher(toy, 300)
     process = subprocess.Popen(
-        [*CLI, "run", str(toy), "long", "--env", "current", "--executor", "dask-local"],
+        [
+            *CLI,
+            "run",
+            str(toy),
+            "long",
+            "--env",
+            "current",
+            "--no-validate",
+            "--executor",
+            "dask-local",
+        ],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,
