@@ -166,13 +166,17 @@ def run(  # noqa: PLR0917 - click passes options as arguments
     from reprobridge_sdk.run.runner import run as run_api  # noqa: PLC0415 - lazy
 
     path, launcher_ids = split_target(args, artifact)
+    try:  # the arguments first: a usage error needs no validation
+        seed_list = _seeds(seeds)
+    except ReproBridgeError as exc:
+        print_error(exc)
+        sys.exit(2)
     _validate_first(path, refuse=not no_validate)
     try:
         from reprobridge_sdk.config import load_settings  # noqa: PLC0415 - lazy
 
         settings = load_settings({"executor": executor}, start=path)
         options = options_from_flags(scheduler, shared_fs, job_extra)
-        seed_list = _seeds(seeds)
         sign_key = None
         if sign or key_file is not None:
             from reprobridge_sdk.signing import load_signing_key  # noqa: PLC0415 - lazy

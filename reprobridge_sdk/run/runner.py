@@ -41,6 +41,7 @@ import os
 import signal
 import threading
 import time
+from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, CancelledError, Future, wait
 from pathlib import Path
@@ -80,13 +81,88 @@ def _sigterm_as_interrupt() -> Iterator[None]:
         signal.signal(signal.SIGTERM, previous)
 
 
+class _Plan:
+    """The runs not yet started, released in plan order as their launchers' needs are met.
+
+    Linear in the runs and the ``needs`` edges: each launcher's state is looked at when the
+    plan starts and again only when a launcher it needs finishes all its runs or fails, never
+    by rescanning what is pending.
+    """
+
+    def __init__(self, jobs: list[Job]) -> None:
+        self.queues: dict[str, deque[Job]] = {}
+        for job in jobs:
+            self.queues.setdefault(job.launcher.id, deque()).append(job)
+        self.remaining = {lid: len(queue) for lid, queue in self.queues.items()}
+        self.needs = {
+            lid: [n for n in queue[0].launcher.needs if n in self.remaining]
+            for lid, queue in self.queues.items()
+        }
+        self.dependents: dict[str, list[str]] = {}
+        for lid, needs in self.needs.items():
+            for need in needs:
+                self.dependents.setdefault(need, []).append(lid)
+        self.failed: set[str] = set()
+        self.order = {lid: i for i, lid in enumerate(self.queues)}
+        self.ready: list[str] = []  # a heap of plan positions would do; launchers are few
+        self.broken: deque[tuple[str, str]] = deque()
+        self.waiting = len(jobs)
+        for lid in self.queues:
+            self._look(lid)
+
+    def _look(self, lid: str) -> None:
+        if not self.queues[lid] or lid in self.ready:
+            return
+        broken = [n for n in self.needs[lid] if n in self.failed]
+        if broken:
+            self.broken.append((lid, broken[0]))
+        elif not any(self.remaining[n] for n in self.needs[lid]):
+            self.ready.append(lid)
+            self.ready.sort(key=self.order.__getitem__)
+
+    def next_ready(self) -> Job | None:
+        while self.ready:
+            queue = self.queues[self.ready[0]]
+            if queue:
+                self.waiting -= 1
+                return queue.popleft()
+            self.ready.pop(0)
+        return None
+
+    def next_broken(self) -> tuple[Job, str] | None:
+        while self.broken:
+            lid, need = self.broken[0]
+            queue = self.queues[lid]
+            if queue:
+                self.waiting -= 1
+                return queue.popleft(), need
+            self.broken.popleft()
+        return None
+
+    def finished(self, job: Job, succeeded: bool) -> None:
+        lid = job.launcher.id
+        self.remaining[lid] -= 1
+        newly_failed = not succeeded and lid not in self.failed
+        if newly_failed:
+            self.failed.add(lid)
+        if newly_failed or not self.remaining[lid]:
+            for dependent in self.dependents.get(lid, ()):
+                self._look(dependent)
+
+    def drain(self) -> list[Job]:
+        """Every run not yet started (the needs form a cycle, or the batch stops)."""
+        left = [job for queue in self.queues.values() for job in queue]
+        for queue in self.queues.values():
+            queue.clear()
+        self.ready.clear()
+        self.broken.clear()
+        self.waiting = 0
+        return left
+
+
 def _schedule(jobs: list[Job], shared: Shared, executor: Executor) -> tuple[list[RunResult], bool]:
     workers = executor.slots
-    pending = list(jobs)
-    remaining = dict.fromkeys({j.launcher.id for j in jobs}, 0)
-    for job in jobs:
-        remaining[job.launcher.id] += 1
-    failed_launchers: set[str] = set()
+    plan = _Plan(jobs)
     results: list[RunResult] = []
     running: dict[Future[RunResult], Job] = {}
     interrupted = False
@@ -94,30 +170,22 @@ def _schedule(jobs: list[Job], shared: Shared, executor: Executor) -> tuple[list
 
     def _finished(job: Job, result: RunResult) -> None:
         results.append(result)
-        remaining[job.launcher.id] -= 1
-        if result.status != "succeeded":
-            failed_launchers.add(job.launcher.id)
+        plan.finished(job, result.status == "succeeded")
 
-    while pending or running:
+    while plan.waiting or running:
         if not interrupted:
-            for job in list(pending):
-                needs = [n for n in job.launcher.needs if n in remaining]
-                broken = [n for n in needs if n in failed_launchers]
-                if broken:
-                    pending.remove(job)
-                    detail = f"needed launcher {broken[0]!r} did not succeed"
-                    _finished(job, skipped(job, shared, detail))
-                    continue
-                if any(remaining[n] for n in needs) or len(running) >= workers:
-                    continue
-                pending.remove(job)
-                running[executor.submit(job, shared)] = job
-            if pending and not running:
+            while (broken := plan.next_broken()) is not None:
+                detail = f"needed launcher {broken[1]!r} did not succeed"
+                _finished(broken[0], skipped(broken[0], shared, detail))
+            while len(running) < workers and (ready := plan.next_ready()) is not None:
+                running[executor.submit(ready, shared)] = ready
+            if plan.waiting and not running and not plan.broken:
                 # Nothing runs and nothing can start: the needs form a cycle.
-                for job in pending:
+                for job in plan.drain():
                     _finished(job, skipped(job, shared, "the launchers' needs form a cycle"))
-                pending.clear()
         if not running:
+            if plan.waiting and not interrupted:
+                continue  # runs skipped just now may have released others
             break
         try:
             done, _ = wait(list(running), timeout=0.25, return_when=FIRST_COMPLETED)
@@ -125,7 +193,7 @@ def _schedule(jobs: list[Job], shared: Shared, executor: Executor) -> tuple[list
             interrupted = True
             shared.cancel.set()
             executor.cancel()
-            pending.clear()
+            plan.drain()
             continue
         for future in done:
             job = running.pop(future)
@@ -136,7 +204,7 @@ def _schedule(jobs: list[Job], shared: Shared, executor: Executor) -> tuple[list
             except ArtifactError as exc:  # no record could be written: stop everything
                 error = error or exc
                 shared.cancel.set()
-                pending.clear()
+                plan.drain()
     if error is not None:
         raise error
     return results, interrupted

@@ -19,6 +19,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import jsonschema
 import pytest
 import yaml
 
@@ -37,6 +38,7 @@ from reprobridge_sdk.run.ledger import read_ledger  # noqa: E402
 from reprobridge_sdk.validation import validate  # noqa: E402
 
 CLI = [sys.executable, "-m", "reprobridge_sdk"]
+REPO = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
@@ -77,12 +79,20 @@ def test_dask_local_gives_the_records_of_a_local_run(toy: Path, tmp_path: Path) 
     remote = run(toy, ["ok"], env_mode="current", executor="dask-local", jobs=2)
     assert remote.exit_code == 0
     assert sorted(map(_comparable, local.results)) == sorted(map(_comparable, remote.results))
+    schema = json.loads((REPO / "schemas" / "evidence-1.1.schema.json").read_text("utf-8"))
     for result in remote.results:
         assert result.run_dir.parent == toy / "runs"
         assert result.record.executor == "dask"
         assert result.record.lost_attempts == []
         _files_match_record(result)
+        written = json.loads((result.run_dir / "record.json").read_text("utf-8"))
+        assert written["record_version"] == "1.1"  # it names its executor, a 1.1 field
+        jsonschema.validate(written, schema)
     assert local.results[0].record.executor is None
+    written = json.loads((local.results[0].run_dir / "record.json").read_text("utf-8"))
+    assert written["record_version"] == "1.0"
+    assert "executor" not in written
+    assert "lost_attempts" not in written
 
 
 def test_without_a_shared_file_system_runs_travel_back(
