@@ -30,6 +30,8 @@ from .guide import update_guide_text, write_guide
 from .io import yamlio
 from .io._fs import atomic_write_text
 from .model import MANIFEST_NAME, Change, Launcher, Manifest, Task
+from .model._base import required_version
+from .versions import parse_version
 
 if TYPE_CHECKING:
     from .validation import ValidationResult
@@ -127,8 +129,14 @@ class ArtifactDir:
         """Write the manifest back to ``rra.yaml`` as a minimal diff; True if the file changed.
 
         The model is validated as a whole first (a :class:`ArtifactError` with S findings if
-        an edit made it invalid), so a save never writes a manifest the SDK cannot read.
+        an edit made it invalid), so a save never writes a manifest the SDK cannot read. A
+        manifest that now uses a field or value of a newer minor version declares that version
+        (``rra_version`` is raised, never lowered).
         """
+        needed = required_version(self.manifest)
+        if (parse_version(self.manifest.rra_version) or (1, 0)) < needed:
+            # a producer declares the lowest version whose fields it uses (spec "versioning")
+            self.manifest.rra_version = f"{needed[0]}.{needed[1]}"
         _validated(self.manifest.model_dump(by_alias=True), self.manifest_path)
         data = self.data()
         if self._document is None or not self._document.ok:

@@ -271,9 +271,12 @@ def _convert(
         if isinstance(value, str) and value and "\0" not in value:
             return Path(value)
         raise bad("a non-empty path", "a directory path, relative or absolute")
-    if isinstance(value, str) and value in _REPORT_FORMATS:
+    from reprobridge_sdk.plugins import REPORT_FORMATS, plugin_names  # noqa: PLC0415 - rare
+
+    formats = (*_REPORT_FORMATS, *plugin_names(REPORT_FORMATS))
+    if isinstance(value, str) and value in formats:
         return value
-    raise bad("a report format", f"one of {', '.join(_REPORT_FORMATS)}")
+    raise bad("a report format", f"one of {', '.join(formats)}")
 
 
 def _env_name(key: str) -> str:

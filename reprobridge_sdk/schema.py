@@ -178,6 +178,21 @@ _BUILTIN = (
         "reprobridge_sdk.model.build:ReproducerRecord",
         "ReproBridge build state 1.0: the Reproducer phase (.rra-build/reproducer.json)",
     ),
+    SchemaSpec(
+        "build-distiller-1.0",
+        "reprobridge_sdk.model.build:DistillerRecord",
+        "ReproBridge build state 1.0: the Distiller phase (.rra-build/distiller.json)",
+    ),
+    SchemaSpec(
+        "build-packager-1.0",
+        "reprobridge_sdk.model.build:PackagerRecord",
+        "ReproBridge build state 1.0: the Packager phase (.rra-build/packager.json)",
+    ),
+    SchemaSpec(
+        "build-report-1.0",
+        "reprobridge_sdk.model.build:BuildReport",
+        "ReproBridge build report 1.0 (.rra-build/report.json, reprobridge build --json)",
+    ),
 )
 
 #: Registered schemas by name, in registration order.

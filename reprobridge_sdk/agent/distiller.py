@@ -33,16 +33,39 @@ from __future__ import annotations
 
 import math
 import re
+import shutil
+import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
-from reprobridge_sdk.model.claims import Claim
+from reprobridge_sdk.agent.gates import build_finding, gate_from
+from reprobridge_sdk.api import ArtifactDir
+from reprobridge_sdk.audit.interval import compatibility_interval
+from reprobridge_sdk.authoring.references import add_references
+from reprobridge_sdk.errors import ArtifactError
+from reprobridge_sdk.extract.extraction import ExtractionError, extract_value
+from reprobridge_sdk.model.build import (
+    BuildFinding,
+    ClaimResult,
+    DistillerRecord,
+    LauncherPlan,
+    PlanRecord,
+)
+from reprobridge_sdk.model.claims import Claim, Claims
+from reprobridge_sdk.model.guide import Discrepancy
+from reprobridge_sdk.model.launcher import Landmark, Measurement, Sample
+from reprobridge_sdk.run.evidence import LOG_NAME
+from reprobridge_sdk.run.replay import check_samples
+from reprobridge_sdk.run.runner import run
 
 __all__ = [
     "NUMBER",
+    "REFERENCE_RUNS",
     "Candidate",
     "JsonCandidate",
+    "distill",
     "extractor_pattern",
     "find_in_json",
     "find_number",
@@ -215,3 +238,244 @@ def find_in_json(document: Any, claim: Claim) -> list[JsonCandidate]:
         found.append(JsonCandidate(pointer, float(value), scale, label, closeness))
     found.sort(key=lambda c: c.score, reverse=True)
     return found
+
+
+# ------------------------------------------------------------------------------ the phase
+
+#: Reference runs per claim (the audit needs at least two; the study used five).
+REFERENCE_RUNS = 5
+
+
+def _run_logs(summary: Any) -> list[tuple[Path, str]]:
+    out = []
+    for result in summary.results:
+        log = result.run_dir / LOG_NAME
+        text = log.read_text("utf-8", "replace") if log.is_file() else ""
+        out.append((result.run_dir, text))
+    return out
+
+
+def _choose(log_path: Path, text: str, claim: Claim) -> tuple[Candidate, str] | None:
+    for candidate in find_number(text, claim)[:20]:
+        pattern = extractor_pattern(candidate)
+        spec = {"kind": "regex", "pattern": pattern, "group": "value", "occurrence": "last"}
+        try:
+            got = extract_value(
+                spec, log=log_path, files_base=log_path.parent, outputs={}, context={}
+            )
+        except ExtractionError:
+            continue
+        if got.values and math.isclose(got.values[-1], candidate.value, rel_tol=1e-12):
+            return candidate, pattern
+    return None
+
+
+def distill(
+    art: ArtifactDir,
+    claims: Claims,
+    plan: PlanRecord,
+    launchers: Sequence[LauncherPlan],
+    state_dir: Path,
+    *,
+    inputs_digest: str,
+    runs: int = REFERENCE_RUNS,
+) -> tuple[DistillerRecord, list[Discrepancy]]:
+    """Run the scored launchers, write extractors, samples and references; judge each claim."""
+    begin = time.monotonic()
+    by_id = {c.id: c for c in claims.claims}
+    planned = {item.id: item for item in launchers}
+    results: list[ClaimResult] = []
+    findings: list[BuildFinding] = []
+    discrepancies: list[Discrepancy] = []
+    reference_runs: list[str] = []
+    root = art.root
+    per_launcher: dict[str, list[str]] = {}
+    for claim_plan in plan.claims:
+        if claim_plan.status == "planned" and claim_plan.scored:
+            per_launcher.setdefault(claim_plan.scored, []).append(claim_plan.claim)
+        else:
+            claim = by_id[claim_plan.claim]
+            results.append(
+                ClaimResult(
+                    claim=claim.id,
+                    status="not-run",
+                    published=claim.target,
+                    reason=claim_plan.reason,
+                )
+            )
+    for launcher_id, claim_ids in per_launcher.items():
+        item = planned[launcher_id]
+        seed = item.seeds[0] if item.seed_flag and item.seeds else None
+        probe = run(
+            root,
+            [launcher_id],
+            seeds=[seed] if seed is not None else None,
+            runs_dir=state_dir / "probe",
+        )
+        logs = _run_logs(probe)
+        if not logs or probe.results[0].status != "succeeded":
+            for claim_id in claim_ids:
+                results.append(
+                    ClaimResult(
+                        claim=claim_id,
+                        status="not-run",
+                        launcher=launcher_id,
+                        published=by_id[claim_id].target,
+                        reason="the scored run failed",
+                    )
+                )
+                findings.append(
+                    build_finding(
+                        "B009", f"claim {claim_id!r}: the scored run of {launcher_id!r} failed"
+                    )
+                )
+            continue
+        probe_dir, probe_log = logs[0]
+        art = art.reload()
+        launcher = art.manifest.launcher(launcher_id)
+        measurements = []
+        expected: dict[str, float] = {}
+        prefixes: list[str] = []
+        found: dict[str, tuple[Candidate, str]] = {}
+        for claim_id in claim_ids:
+            claim = by_id[claim_id]
+            choice = _choose(probe_dir / LOG_NAME, probe_log, claim)
+            if choice is None:
+                results.append(
+                    ClaimResult(
+                        claim=claim_id,
+                        status="not-extracted",
+                        launcher=launcher_id,
+                        published=claim.target,
+                        reason="no printed number matches the claim's label and value",
+                    )
+                )
+                findings.append(
+                    build_finding(
+                        "B009",
+                        f"claim {claim_id!r}: no number in the log of {launcher_id!r} matches it",
+                        hint="give hints.label: the text printed next to the number",
+                    )
+                )
+                continue
+            candidate, pattern = choice
+            found[claim_id] = choice
+            extract: dict[str, Any] = {
+                "kind": "regex",
+                "pattern": pattern,
+                "group": "value",
+                "occurrence": "last",
+            }
+            measurement: dict[str, Any] = {
+                "task": claim_id,
+                "extract": extract,
+                "aggregate": "mean",
+            }
+            if candidate.scale != 1.0:
+                measurement["transform"] = {"scale": candidate.scale}
+            measurements.append(Measurement.model_validate(measurement))
+            expected[claim_id] = candidate.value * candidate.scale
+            prefixes.append(pattern.split("(?P<value>", 1)[0])
+        if not measurements:
+            continue
+        sample_dir = f"samples/{launcher_id}"
+        (root / sample_dir).mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(probe_dir / LOG_NAME, root / sample_dir / LOG_NAME)
+        landmarks = [
+            Landmark(id=f"line-{index + 1}", pattern="^" + re.escape(line))
+            for index, line in enumerate(stable_lines([probe_log]))
+        ]
+        landmarks += [
+            Landmark(id=f"result-{index + 1}", pattern=prefix, description="the reported value")
+            for index, prefix in enumerate(dict.fromkeys(prefixes))
+        ]
+        launcher.measurements = measurements
+        launcher.landmarks = landmarks
+        launcher.samples = [Sample(log=f"{sample_dir}/{LOG_NAME}", seed=seed, expected=expected)]
+        for other in art.manifest.launchers:
+            if (
+                other.scope == "smoke"
+                and planned.get(other.id)
+                and planned[other.id].script == item.script
+            ):
+                other.landmarks = [lm for lm in landmarks if lm.id.startswith("result-")]
+        art.save()
+        checks = check_samples(root, [launcher_id])
+        bad = [c for c in checks if not c.ok]
+        if bad:
+            findings.extend(
+                build_finding(
+                    "B010",
+                    f"{c.launcher}: sample {c.sample} gives {c.value} for {c.task}, "
+                    f"not {c.expected}",
+                )
+                for c in bad
+            )
+            continue
+        # Reference runs: other seeds, or the same command again when there is no seed.
+        if seed is not None:
+            summary = run(root, [launcher_id], seeds=[seed + k for k in range(runs)], jobs=2)
+            directories = [r.run_dir for r in summary.results]
+        else:
+            directories = []
+            for _ in range(runs):
+                once = run(root, [launcher_id])
+                directories += [r.run_dir for r in once.results]
+        reference_runs += [d.name for d in directories]
+        try:
+            add_references(art.reload(), [str(d) for d in directories], replace=True)
+        except ArtifactError as exc:
+            detail = "; ".join(f.message for f in exc.findings)[:400] or exc.message
+            findings.append(build_finding("B009", f"reference runs of {launcher_id!r}: {detail}"))
+            continue
+        art = art.reload()
+        for claim_id, (candidate, pattern) in found.items():
+            claim = by_id[claim_id]
+            values = [o.value for o in art.manifest.task(claim_id).reference.observations]
+            interval = compatibility_interval(values)
+            reproduced = interval.contains(claim.target)
+            results.append(
+                ClaimResult(
+                    claim=claim_id,
+                    status="found",
+                    launcher=launcher_id,
+                    line=candidate.line[:300],
+                    pattern=pattern,
+                    scale=candidate.scale,
+                    value=candidate.value * candidate.scale,
+                    references=values,
+                    interval=[interval.low, interval.high] if interval.defined else None,
+                    published=claim.target,
+                    reproduced=reproduced,
+                )
+            )
+            if not reproduced:
+                low, high = interval.low, interval.high
+                discrepancies.append(
+                    Discrepancy(
+                        id=f"{claim_id}-not-reproduced"[:64],
+                        paper=f"{claim.measured}: {claim.target:g}"
+                        + (f" {claim.unit}" if claim.unit else ""),
+                        code=(
+                            f"{len(values)} reference runs of {launcher_id} give a mean of "
+                            f"{interval.mean:.6g}; the compatibility interval "
+                            f"[{low:.6g}, {high:.6g}] does not contain the published value"
+                        ),
+                        followed="code",
+                        rationale=(
+                            "the artifact runs the released code; no setting in the repository or "
+                            "the claims file reproduces the published value"
+                        ),
+                        tasks=[claim_id],
+                    )
+                )
+    order = {c.id: index for index, c in enumerate(claims.claims)}
+    results.sort(key=lambda r: order.get(r.claim, 0))
+    record = DistillerRecord(
+        inputs_digest=inputs_digest,
+        seconds=round(time.monotonic() - begin, 3),
+        gate=gate_from(findings),
+        claims=results,
+        reference_runs=reference_runs,
+    )
+    return record, discrepancies

@@ -7,8 +7,9 @@ and its options.
 
 from __future__ import annotations
 
-from .auditor import audit, audit_table, load_artifact
+from .auditor import audit, load_artifact
 from .interval import Interval, Score, compatibility_interval, holm, score
+from .table import audit_table
 
 __all__ = [
     "Interval",

@@ -32,14 +32,11 @@ from reprobridge_sdk.model.audit import (
     AuditFinding,
     AuditOptions,
     AuditResult,
-    AuditTable,
-    Badges,
     IntervalResult,
     RunCheck,
     TaskAudit,
 )
 from reprobridge_sdk.signing.keys import TrustedKeys
-from reprobridge_sdk.validation import Mapper
 
 from .attempts import (
     DEFAULT_ATTEMPT,
@@ -49,9 +46,9 @@ from .attempts import (
     parse_attempt,
     spread,
     summarize_tasks,
-    table_rates,
     unique_labels,
 )
+from .badges import BadgeContext, award
 from .interval import (
     DEFAULT_FLOOR,
     DEFAULT_LEVEL,
@@ -67,7 +64,6 @@ from .interval import (
 from .rerun import rerun_runs
 from .trust import check_attempt_ledger, check_signatures
 from .verdict import (
-    BADGE_CRITERIA,
     ICML,
     VERDICTS,
     Judgement,
@@ -75,9 +71,16 @@ from .verdict import (
     judge_published,
     judge_task,
 )
-from .verify import ArtifactFacts, RunEvidence, artifact_facts, check_run, discover_runs
+from .verify import (
+    ArtifactFacts,
+    RunEvidence,
+    artifact_facts,
+    check_duplicates,
+    check_run,
+    discover_runs,
+)
 
-__all__ = ["audit", "audit_table", "load_artifact"]
+__all__ = ["audit", "load_artifact"]
 
 AttemptLike = str | os.PathLike[str] | Attempt
 
@@ -257,6 +260,7 @@ def _verify_attempt(
     for run_dir in discover_runs(attempt.path):
         rel = run_dir.relative_to(attempt.path).as_posix()
         runs.append(check_run(facts, run_dir, "" if rel == "." else rel, cache))
+    check_duplicates(runs)
     return runs
 
 
@@ -454,18 +458,22 @@ def _audit(
     validation = validate_artifact(
         facts.root.as_posix(), facts.root, facts.root / MANIFEST_NAME, document=facts.document
     )
+    by_severity = {"error": 0, "warning": 0, "info": 0}
+    for item in validation:
+        by_severity[item.severity.value] += 1
     artifact_findings: list[AuditFinding] = [
         as_audit_finding(f) for f in validation if f.severity is Severity.ERROR
     ] + [as_audit_finding(f) for f in facts.findings]
     artifact_findings += [as_audit_finding(f) for f in _shared_runs(manifest, evidence)]
-    available = not any(f.severity == "error" for f in artifact_findings)
-    functional = bool(chosen) and all(
-        any(
-            r.valid and r.succeeded and r.record is not None and r.record.launcher == launcher.id
-            for runs in evidence
-            for r in runs
+    badges = award(
+        BadgeContext(
+            manifest=manifest,
+            artifact_findings=artifact_findings,
+            attempts=list(zip(names, evidence, strict=True)),
+            attempt_findings=checks.attempt_findings,
+            tasks=tasks,
+            trusted=options.trusted is not None,
         )
-        for launcher in manifest.launchers
     )
     reproduced = all(
         any(a.verdict == "compatible" for a in t.attempts if a.attempt != "published")
@@ -477,7 +485,13 @@ def _audit(
     if options.curation:
         passed = all(t.published_compatible for t in tasks)
     else:
-        passed = reproduced and counts["invalid-evidence"] == 0 and not attempt_errors
+        placeholder = any(r.code == "A060" for r in badges.reasons.get("available", []))
+        passed = (
+            reproduced
+            and counts["invalid-evidence"] == 0
+            and not attempt_errors
+            and not placeholder  # a placeholder artifact never passes (spec audit.md#badges)
+        )
     rates = label_rates([(summaries, tasks)])
     return AuditResult(
         artifact=manifest.artifact.id,
@@ -493,12 +507,8 @@ def _audit(
         labels=rates,
         label_spread=spread(rates),
         disagreements=sum(t.disagreement for t in tasks),
-        badges=Badges(
-            available=available,
-            functional=functional,
-            reproduced=reproduced,
-            criteria=dict(BADGE_CRITERIA),
-        ),
+        validation=by_severity,
+        badges=badges,
         passed=passed,
     )
 
@@ -524,105 +534,3 @@ def _shared_runs(manifest: Manifest, evidence: Sequence[Sequence[RunEvidence]]) 
             hint="audit runs other than the reference runs (e.g. a fresh attempt directory)",
         )
     ]
-
-
-def _audit_one(
-    artifact_path: str | os.PathLike[str],
-    parsed: list[Attempt] | None,
-    options: AuditOptions,
-    checking: _Trust | None = None,
-) -> AuditResult | AuditFinding:
-    """One artifact of a table (top-level so a process pool can run it)."""
-    root = Path(artifact_path)
-    try:
-        facts = load_artifact(root)
-        mine = (
-            [
-                Attempt(a.label, a.path if a.path.is_absolute() else facts.root / a.path)
-                for a in parsed
-            ]
-            if parsed is not None
-            else None
-        )
-        return _audit(facts, root, mine, options, strict=False, trust=checking)
-    except ArtifactError as exc:
-        return as_audit_finding(finding("A001", exc.message, file=os.fspath(artifact_path)))
-    except (RecursionError, MemoryError) as exc:
-        # Bounded work per artifact: this artifact is an error of the table, the rest go on.
-        what = "recursion depth" if isinstance(exc, RecursionError) else "memory"
-        message = f"auditing this artifact exceeded the {what} allowed"
-        return as_audit_finding(finding("A001", message, file=os.fspath(artifact_path)))
-
-
-def _audit_packed(
-    job: tuple[str | os.PathLike[str], list[Attempt] | None, AuditOptions, _Trust | None],
-) -> AuditResult | AuditFinding:
-    return _audit_one(*job)
-
-
-def audit_table(
-    artifact_paths: Sequence[str | os.PathLike[str]],
-    attempts: Sequence[AttemptLike] | None = None,
-    *,
-    level: float = DEFAULT_LEVEL,
-    floor: float = DEFAULT_FLOOR,
-    holm: bool = False,
-    curation: bool = False,
-    jobs: int = 1,
-    trust: TrustedKeys | None = None,
-    rerun: int | str | None = None,
-    rerun_seed: int = 0,
-    rerun_env: str = "cached",
-    mapper: Mapper | None = None,
-) -> AuditTable:
-    """Audit many artifacts for a committee's table.
-
-    Relative attempt directories are resolved against each artifact (``--attempt
-    agent-a=runs/agent-a`` names the same sub-directory of every artifact); an attempt
-    missing from an artifact counts as an attempt without runs (its tasks are
-    ``not-executed``). An artifact that cannot be loaded is listed in ``errors`` and fails
-    the table. ``jobs > 1`` audits artifacts in that many processes, and ``mapper`` over the
-    workers of an executor (:meth:`reprobridge_sdk.run.executors.Executor.map`); the result is
-    the same.
-    """
-    options = _options(
-        level, floor, holm=holm, curation=curation, trust=trust, rerun=rerun, rerun_seed=rerun_seed
-    )
-    checking = _Trust(trust, rerun_env)
-    if jobs < 1:
-        msg = f"jobs must be at least 1, not {jobs}"
-        raise UsageError(msg)
-    parsed = [parse_attempt(a) for a in attempts] if attempts is not None else None
-    outcomes: list[AuditResult | AuditFinding]
-    if mapper is not None and len(artifact_paths) > 1:
-        jobs_list = [(path, parsed, options, checking) for path in artifact_paths]
-        outcomes = mapper(_audit_packed, jobs_list)
-    elif jobs == 1 or len(artifact_paths) < 2:
-        outcomes = [_audit_one(path, parsed, options, checking) for path in artifact_paths]
-    else:
-        from concurrent.futures import ProcessPoolExecutor  # noqa: PLC0415 - only with jobs
-
-        with ProcessPoolExecutor(max_workers=min(jobs, len(artifact_paths))) as pool:
-            outcomes = list(
-                pool.map(
-                    _audit_one,
-                    artifact_paths,
-                    [parsed] * len(artifact_paths),
-                    [options] * len(artifact_paths),
-                    [checking] * len(artifact_paths),
-                )
-            )
-    results = [o for o in outcomes if isinstance(o, AuditResult)]
-    errors = [o for o in outcomes if isinstance(o, AuditFinding)]
-    task_level, paper_macro = table_rates(results)
-    rates = label_rates([(r.attempts, r.tasks) for r in results])
-    return AuditTable(
-        options=options,
-        artifacts=results,
-        errors=errors,
-        task_level=task_level,
-        paper_macro=paper_macro,
-        labels=rates,
-        label_spread=spread(rates),
-        passed=not errors and all(r.passed for r in results),
-    )

@@ -35,6 +35,8 @@ th{background:#f6f8fa}
 .reasons{margin:0;padding-left:1rem;font-size:.85rem}.code{font-family:monospace}
 .plot{display:block;margin:.3rem 0 1rem;background:#fff}
 .meta{color:#57606a;font-size:.9rem}
+#rows th{cursor:pointer}.status{font-weight:600}.s-passed{color:#116329}
+.s-failed,.s-error{color:#a40e26}
 """
 _VERDICT_COLOUR = {
     "compatible": "#1a7f37",
@@ -165,6 +167,38 @@ def _reasons(items: list[tuple[str, str]]) -> str:
     return f'<ul class="reasons">{lis}</ul>'
 
 
+def _badge_details(result: AuditResult) -> str:
+    """Per badge: why it is withheld, or the evidence behind it; and the checks."""
+    badges = result.badges
+    parts: list[str] = []
+    for name in ("available", "functional", "reproduced"):
+        reasons = badges.reasons.get(name, [])
+        evidence = badges.evidence.get(name, [])
+        checks = badges.checks.get(name, [])
+        items = "".join(
+            f'<li class="withheld" data-code="{escape(r.code)}"><span class="code">'
+            f"{escape(r.code)}</span> {escape(r.message)}"
+            + (f' <span class="meta">{escape(r.file)}</span>' if r.file else "")
+            + "</li>"
+            for r in reasons
+        )
+        items += "".join(
+            f'<li class="evidence" data-evidence="{escape(e)}">{escape(e)}</li>' for e in evidence
+        )
+        items += "".join(
+            f'<li class="check" data-check="{escape(c)}">check <span class="code">'
+            f"{escape(c)}</span></li>"
+            for c in checks
+        )
+        label = "results reproduced" if name == "reproduced" else name
+        verdict = "withheld" if reasons else "awarded"
+        parts.append(
+            f'<details class="badge-detail" data-badge="{name}"><summary>{label}: '
+            f"{verdict}</summary><ul>{items}</ul></details>"
+        )
+    return "".join(parts)
+
+
 def _artifact(result: AuditResult, level: int) -> str:
     h = f"h{level}"
     badges = result.badges
@@ -183,6 +217,7 @@ def _artifact(result: AuditResult, level: int) -> str:
             f'title="{title}">{label}: {"yes" if flag else "no"}</span>'
         )
     out.append("</div>")
+    out.append(_badge_details(result))
     opts = result.options
     out.append(
         f'<p class="meta">level {_num(opts.level)}, floor {_num(opts.floor)}, '
@@ -239,24 +274,142 @@ def render_html(result: AuditResult | AuditTable) -> str:
         body = _artifact(result, 1)
     else:
         title = "Audit of many artifacts"
-        rows = "".join(
-            f"<tr><td>{escape(r.artifact)}</td><td>{len(r.tasks)}</td>"
-            f"<td>{_num(r.task_success)}</td><td>{'yes' if r.badges.available else 'no'}</td>"
-            f"<td>{'yes' if r.badges.functional else 'no'}</td>"
-            f"<td>{'yes' if r.badges.reproduced else 'no'}</td></tr>"
-            for r in result.artifacts
-        )
-        body = (
-            f'<h1>{title}</h1><p class="meta">task-level success {_num(result.task_level)}, '
-            f"paper-macro success {_num(result.paper_macro)}, label spread "
-            f'{_num(result.label_spread)}</p><table class="summary"><tr><th>artifact</th>'
-            f"<th>tasks</th><th>success</th><th>available</th><th>functional</th>"
-            f"<th>reproduced</th></tr>{rows}</table>"
-            + "".join(_artifact(r, 2) for r in result.artifacts)
-        )
+        body = _table(result) + "".join(_artifact(r, 2) for r in result.artifacts)
+    script = f"<script>{_SCRIPT}</script>" if isinstance(result, AuditTable) else ""
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         f"<title>{escape(title)}</title>"
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
-        f"<style>{_CSS}</style></head><body>\n{body}\n</body></html>\n"
+        f"<style>{_CSS}</style></head><body>\n{body}\n{script}</body></html>\n"
+    )
+
+
+#: Sorting and filtering of the table, inline and offline. Clicking a column header sorts by
+#: it (again: reversed; numbers by value, rows without a number last in either direction);
+#: the text box keeps rows whose text contains it; the status menu
+#: keeps rows of one status. The page's fragment sets the initial state, e.g.
+#: ``#sort=success&dir=desc&q=toy&status=failed`` (so a headless browser can be checked).
+_SCRIPT = """
+(function(){
+var table=document.getElementById('rows');if(!table)return;
+var body=table.tBodies[0],heads=table.tHead.rows[0].cells;
+var q=document.getElementById('filter'),st=document.getElementById('status');
+var state={sort:null,dir:'asc'};
+function key(row,col){var c=row.cells[col];var v=c.getAttribute('data-value');
+ if(v!==null&&v!==''&&!isNaN(Number(v)))return Number(v);return c.textContent.toLowerCase();}
+function sort(col,dir){var rows=Array.prototype.slice.call(body.rows);
+ rows.sort(function(a,b){var x=key(a,col),y=key(b,col);
+  if(typeof x!==typeof y)return typeof x==='number'?-1:1;
+  var r=x<y?-1:x>y?1:0;return dir==='desc'?-r:r;});
+ rows.forEach(function(r){body.appendChild(r);});
+ for(var i=0;i<heads.length;i++)heads[i].setAttribute('aria-sort',
+  i===col?(dir==='desc'?'descending':'ascending'):'none');
+ state.sort=col;state.dir=dir;}
+function filter(){var text=q.value.toLowerCase(),want=st.value,shown=0;
+ Array.prototype.forEach.call(body.rows,function(r){
+  var ok=(!text||r.textContent.toLowerCase().indexOf(text)>=0)&&
+   (!want||r.getAttribute('data-status')===want);
+  r.hidden=!ok;if(ok)shown++;});
+ document.getElementById('shown').textContent=String(shown);}
+Array.prototype.forEach.call(heads,function(h,i){h.addEventListener('click',function(){
+ sort(i,state.sort===i&&state.dir==='asc'?'desc':'asc');});});
+q.addEventListener('input',filter);st.addEventListener('change',filter);
+var p={};location.hash.replace(/^#/,'').split('&').forEach(function(kv){
+ var i=kv.indexOf('=');
+ if(i>0)p[decodeURIComponent(kv.slice(0,i))]=decodeURIComponent(kv.slice(i+1));});
+if(p.q)q.value=p.q;if(p.status)st.value=p.status;
+if(p.sort){for(var i=0;i<heads.length;i++)if(heads[i].getAttribute('data-key')===p.sort)
+ sort(i,p.dir==='desc'?'desc':'asc');}
+filter();
+})();
+"""
+
+_COLUMNS = (
+    ("artifact", "artifact"),
+    ("status", "status"),
+    ("tasks", "tasks"),
+    ("success", "success"),
+    ("errors", "validation errors"),
+    ("warnings", "warnings"),
+    ("infos", "infos"),
+    ("runs", "runs"),
+    ("invalid", "invalid runs"),
+    ("stale", "stale runs"),
+    ("reran", "re-executed"),
+    ("badges", "badges"),
+    ("path", "path or archive"),
+)
+
+
+def _cell(text: str, value: object = None) -> str:
+    data = "" if value is None else f' data-value="{escape(str(value))}"'
+    return f"<td{data}>{text}</td>"
+
+
+def _table(table: AuditTable) -> str:
+    """The summary table: one row per artifact given, sortable and filterable offline."""
+    head = "".join(
+        f'<th data-key="{key}" aria-sort="none" title="sort by {escape(label)}">'
+        f"{escape(label)}</th>"
+        for key, label in _COLUMNS
+    )
+    rows: list[str] = []
+    for row in table.rows:
+        badges = row.badges
+        earned = (
+            ", ".join(
+                name
+                for name, flag in (
+                    ("available", badges.available),
+                    ("functional", badges.functional),
+                    ("reproduced", badges.reproduced),
+                )
+                if flag
+            )
+            if badges is not None
+            else ""
+        )
+        where = (
+            f'{escape(row.path)}<br><span class="code">sha256:{escape(row.archive_sha256)}</span>'
+            if row.archive_sha256
+            else escape(row.path)
+        )
+        validation = row.validation
+        reran = f"{row.reran} ({row.rerun_mismatches} mismatched)" if row.reran else "0"
+        why = "".join(f" {escape(f.code)} {escape(f.message)}" for f in row.findings)
+        rows.append(
+            f'<tr class="row" data-status="{escape(row.status)}" '
+            f'data-label="{escape(row.label)}">'
+            + _cell(escape(row.label) + (f'<br><span class="meta">{why}</span>' if why else ""))
+            + _cell(f'<span class="status s-{escape(row.status)}">{escape(row.status)}</span>')
+            + _cell(str(row.tasks), row.tasks)
+            + _cell(_num(row.task_success), row.task_success)
+            + _cell(str(validation.get("error", 0)), validation.get("error", 0))
+            + _cell(str(validation.get("warning", 0)), validation.get("warning", 0))
+            + _cell(str(validation.get("info", 0)), validation.get("info", 0))
+            + _cell(str(row.runs), row.runs)
+            + _cell(str(row.invalid_runs), row.invalid_runs)
+            + _cell(str(row.stale_runs), row.stale_runs)
+            + _cell(reran, row.reran)
+            + _cell(escape(earned) or "none")
+            + _cell(where)
+            + "</tr>"
+        )
+    failed = sum(r.status == "error" for r in table.rows)
+    invalid = sum(r.invalid_runs for r in table.rows)
+    stale = sum(r.stale_runs for r in table.rows)
+    return (
+        "<h1>Audit of many artifacts</h1>"
+        f'<p class="meta">{len(table.rows)} artifacts ({failed} not loaded, counted as failed '
+        f"in every rate); invalid runs {invalid}, stale runs {stale}; task-level success "
+        f"{_num(table.task_level)}, paper-macro success {_num(table.paper_macro)}, label "
+        f"spread {_num(table.label_spread)}; verdict "
+        f"<strong>{'PASS' if table.passed else 'FAIL'}</strong></p>"
+        '<p class="controls"><label>filter <input id="filter" type="search"></label> '
+        '<label>status <select id="status"><option value="">any</option>'
+        '<option value="passed">passed</option><option value="failed">failed</option>'
+        '<option value="error">error</option></select></label> '
+        f'showing <span id="shown">{len(table.rows)}</span></p>'
+        f'<table class="summary" id="rows"><thead><tr>{head}</tr></thead>'
+        f"<tbody>{''.join(rows)}</tbody></table>"
     )

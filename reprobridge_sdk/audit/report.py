@@ -21,6 +21,8 @@ from reprobridge_sdk.model.audit import AuditResult, AuditTable, TaskAttempt
 __all__ = ["FORMATS", "render", "render_json", "render_junit", "render_text"]
 
 _FAILURE = {"incompatible", "invalid-evidence"}
+#: Codes of a run made with other code or another lock than the artifact's.
+_STALE = {"A009", "A011"}
 _SKIPPED = {"toy", "not-executed", "inconclusive"}
 _COLOURS = {
     "compatible": "32",
@@ -57,9 +59,16 @@ def _text_one(result: AuditResult, color: bool) -> list[str]:
         f"  badges: available {_yes(badges.available)}, functional {_yes(badges.functional)}, "
         f"results reproduced {_yes(badges.reproduced)}"
     )
+    for badge, reasons in badges.reasons.items():
+        label = "results reproduced" if badge == "reproduced" else badge
+        lines.extend(
+            f"    {label} withheld: {r.code} {r.message}" + (f" [{r.file}]" if r.file else "")
+            for r in reasons
+        )
     lines.extend(
         f"  {f.code} {f.message}" + (f" ({f.path})" if f.path else "") for f in result.findings
     )
+    lines.extend(_evidence_lines(result))
     width = max([len(t.id) for t in result.tasks] + [4])
     many = len(result.attempts) > 1 or result.options.curation
     for task in result.tasks:
@@ -89,6 +98,60 @@ def _text_one(result: AuditResult, color: bool) -> list[str]:
     return lines
 
 
+def _evidence_lines(result: AuditResult) -> list[str]:
+    """Validation counts, invalid and stale runs, ledger findings and re-execution."""
+    lines: list[str] = []
+    if result.validation:
+        counts = ", ".join(f"{v} {k}(s)" for k, v in result.validation.items())
+        lines.append(f"  validation: {counts}")
+    for attempt in result.attempts:
+        runs = attempt.runs
+        invalid = [r for r in runs if not r.valid]
+        stale = [r for r in runs if any(f.code in _STALE for f in r.findings)]
+        who = f"[{attempt.label}] " if len(result.attempts) > 1 else ""
+        summary = f"  {who}runs: {len(runs)}, invalid {len(invalid)}, stale {len(stale)}"
+        if attempt.ledger_head is not None:
+            summary += f"; ledger head {attempt.ledger_head[:16]}"
+        if attempt.reran:
+            summary += f"; re-executed {attempt.reran}, mismatches {attempt.rerun_mismatches}"
+        lines.append(summary)
+        for run in invalid:
+            codes = ", ".join(sorted({f.code for f in run.findings if f.severity == "error"}))
+            lines.append(f"    invalid run {run.run}: {codes}")
+        lines.extend(f"    {f.code} {f.message}" for f in attempt.findings if f.severity != "info")
+    return lines
+
+
+def _table_lines(table: AuditTable) -> list[str]:
+    """The committee's summary: one line per row."""
+    header = ("artifact", "status", "tasks", "success", "E/W/I", "runs", "invalid", "stale")
+    rows = [
+        (
+            row.label,
+            row.status,
+            str(row.tasks),
+            _rate(row.task_success),
+            "/".join(str(row.validation.get(k, 0)) for k in ("error", "warning", "info")),
+            str(row.runs),
+            str(row.invalid_runs),
+            str(row.stale_runs),
+        )
+        for row in table.rows
+    ]
+    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
+    out = [
+        "  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip()
+        for r in [header, *rows]
+    ]
+    failed = sum(r.status == "error" for r in table.rows)
+    out.append(
+        f"{len(table.rows)} artifacts ({failed} not loaded): invalid runs "
+        f"{sum(r.invalid_runs for r in table.rows)}, stale runs "
+        f"{sum(r.stale_runs for r in table.rows)}"
+    )
+    return out
+
+
 def _text_attempt(attempt: TaskAttempt, many: bool, color: bool) -> list[str]:
     who = f"[{attempt.attempt}] " if many else ""
     score = ""
@@ -115,8 +178,9 @@ def render_text(result: AuditResult | AuditTable, *, color: bool = False) -> str
         lines.extend(_text_one(item, color))
         lines.append("")
     lines.extend(f"{e.file}: {e.code} {e.message}" for e in result.errors)
+    lines.extend(_table_lines(result))
     lines.append(
-        f"{len(result.artifacts)} artifacts: task-level success {_rate(result.task_level)}, "
+        f"task-level success {_rate(result.task_level)}, "
         f"paper-macro success {_rate(result.paper_macro)}"
     )
     if result.labels:

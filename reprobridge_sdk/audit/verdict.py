@@ -25,13 +25,7 @@ value was read from an output byte-identical to a declared sample (A035, on that
 ICML 2026 vocabulary: compatible -> verified, incompatible -> falsified, toy -> toy, every
 other verdict -> inconclusive.
 
-Badges of an artifact (:data:`BADGE_CRITERIA`):
-
-* *available*: the artifact validates without errors (``reprobridge validate``) and its
-  refined code and lock on disk match the manifest's digests (no A010, A012);
-* *functional*: every launcher has at least one successful run with valid evidence, in any
-  scope, in at least one attempt;
-* *reproduced*: every task is ``compatible`` in at least one attempt.
+The badges of an artifact, with their reasons, are awarded by :mod:`.badges`.
 """
 
 from __future__ import annotations
@@ -49,7 +43,6 @@ from .interval import Interval, score
 from .verify import ArtifactFacts, RunEvidence
 
 __all__ = [
-    "BADGE_CRITERIA",
     "ICML",
     "VERDICTS",
     "Judgement",
@@ -73,11 +66,6 @@ ICML: dict[str, IcmlVerdict] = {
     "not-executed": "inconclusive",
     "invalid-evidence": "inconclusive",
     "inconclusive": "inconclusive",
-}
-BADGE_CRITERIA = {
-    "available": "the artifact validates without errors and its code and lock match their digests",
-    "functional": "every launcher has a successful run with valid evidence in some attempt",
-    "reproduced": "every task is compatible in at least one attempt",
 }
 
 

@@ -39,12 +39,14 @@ from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
 from reprobridge_sdk.digest import file_sha256, iter_tree_entries, tree_digest
+from reprobridge_sdk.env.snapshot import redact_text
 from reprobridge_sdk.extract.extraction import (
     ExtractionCache,
     ExtractionError,
     apply_transform,
     extract_value,
 )
+from reprobridge_sdk.extract.template import template_matches
 from reprobridge_sdk.findings import Finding, Severity, finding
 from reprobridge_sdk.io import safefs
 from reprobridge_sdk.model import (
@@ -65,6 +67,7 @@ __all__ = [
     "ArtifactFacts",
     "RunEvidence",
     "artifact_facts",
+    "check_duplicates",
     "check_run",
     "discover_runs",
 ]
@@ -278,14 +281,50 @@ def _read_record(path: Path, rel: str) -> tuple[EvidenceRecord | None, object, F
     )
 
 
-def _evidence_file(base: Path, relative: str) -> Path | None:
-    """A log or output of the run at ``base``: a regular file, not a link, inside ``base``."""
+def _evidence_file(base: Path, relative: str) -> tuple[Path | None, bool]:
+    """A log or output of the run at ``base``: a regular file, not a link, inside ``base``.
+
+    Returns ``(path, False)``, or ``(None, linked)`` where ``linked`` says the file is there
+    but is a link or lies behind a linked directory (A040), not simply missing.
+    """
     found = _safe_join(base, relative)
-    if found is None or found.is_symlink() or not found.is_file():
+    if found is None:
+        return None, False
+    if found.is_symlink() or not safefs.is_inside(found, base):
+        return None, True
+    if not found.is_file():
+        return None, found.exists()
+    return found, False
+
+
+#: The runner's run ids: ``<launcher>[-s<seed>]-<UTC stamp>-<8 hex>``.
+_RUN_ID = re.compile(
+    r"^(?P<launcher>.+?)(?:-s(?P<seed>-?[0-9]+))?-(?P<stamp>[0-9]{8}T[0-9]{12}Z)-[0-9a-f]{8}$"
+)
+
+
+def _relabelled(record: EvidenceRecord) -> str | None:
+    """Why the record's launcher or seed differs from the ones its run id was made for.
+
+    The runner names a run when it starts (:func:`~reprobridge_sdk.run.evidence.new_run_dir`);
+    a record edited afterwards to pass a smoke run off as scored, or a seed-0 run as seed 4,
+    keeps the old name. Run ids of another shape (other runners) are not judged.
+    """
+    match = _RUN_ID.fullmatch(record.run_id)
+    if match is None:
         return None
-    if not safefs.is_inside(found, base):  # a linked directory on the way
-        return None
-    return found
+    named_seed = int(match["seed"]) if match["seed"] is not None else None
+    if match["launcher"] != record.launcher:
+        return (
+            f"the run {record.run_id} was started for launcher {match['launcher']}, "
+            f"the record says {record.launcher}"
+        )
+    if named_seed != record.seed:
+        return (
+            f"the run {record.run_id} was started for seed {named_seed}, "
+            f"the record says {record.seed}"
+        )
+    return None
 
 
 def _safe_join(base: Path, relative: str) -> Path | None:
@@ -293,18 +332,6 @@ def _safe_join(base: Path, relative: str) -> Path | None:
     if not relative or relative.startswith(("/", "\\")) or ".." in Path(relative).parts:
         return None
     return base.joinpath(*relative.split("/"))
-
-
-def _argv_pattern(token: str, values: dict[str, str]) -> re.Pattern[str]:
-    parts: list[str] = []
-    pos = 0
-    for match in re.finditer(r"\{([A-Za-z_][A-Za-z0-9_]*)\}", token):
-        parts.append(re.escape(token[pos : match.start()]))
-        name = match.group(1)
-        parts.append(re.escape(values[name]) if name in values else ".*")
-        pos = match.end()
-    parts.append(re.escape(token[pos:]))
-    return re.compile("".join(parts), re.DOTALL)
 
 
 def _argv_matches(launcher: Launcher, record: EvidenceRecord) -> bool:
@@ -324,12 +351,12 @@ def _argv_matches(launcher: Launcher, record: EvidenceRecord) -> bool:
         or (declared.startswith("python") and program.startswith("python"))
     ):
         return False
-    values = {k: str(v) for k, v in {**launcher.params, **record.params}.items()}
+    values: dict[str, object] = {**launcher.params, **record.params}
     if record.seed is not None:
-        values["seed"] = str(record.seed)
+        values["seed"] = record.seed
+    # The runner records argv with credentials redacted (redact_text): compare likewise.
     return all(
-        _argv_pattern(w, values).fullmatch(g) is not None
-        for w, g in zip(want[1:], got[1:], strict=True)
+        template_matches(redact_text(w), g, values) for w, g in zip(want[1:], got[1:], strict=True)
     )
 
 
@@ -401,6 +428,17 @@ def check_run(
             add("A021", f"the run failed: {reason}", "/failure")
         return run
 
+    if record.seed is not None and launcher.seeds and record.seed not in launcher.seeds:
+        add(
+            "A037",
+            f"seed {record.seed} is not one of launcher {launcher.id}'s seeds "
+            f"({', '.join(map(str, launcher.seeds))})",
+            "/seed",
+            hint="the audit counts the declared seeds: run them (without --seeds)",
+        )
+    relabelled = _relabelled(record)
+    if relabelled is not None:
+        add("A039", relabelled, "/run_id")
     if record.scope != launcher.scope:
         add(
             "A014",
@@ -449,8 +487,10 @@ def check_run(
     if record.log is None:
         add("A003", "the record names no log", "/log")
     else:
-        log_path = _evidence_file(path, record.log.path)
-        if log_path is None:
+        log_path, linked = _evidence_file(path, record.log.path)
+        if linked:
+            add("A040", f"the log {record.log.path} is a link or not a regular file", "/log/path")
+        elif log_path is None:
             add("A003", f"the log {record.log.path} is not in the run directory", "/log/path")
         elif file_sha256(log_path, root=path) != record.log.sha256:
             add("A004", f"the log {record.log.path} differs from its recorded digest", "/log")
@@ -459,9 +499,15 @@ def check_run(
 
     outputs: dict[str, tuple[OutputRecord, Path | None, bool]] = {}
     for index, output in _iter_outputs(record):
-        out_path = _evidence_file(path, output.path)
+        out_path, linked = _evidence_file(path, output.path)
         ok = False
-        if out_path is None:
+        if linked:
+            add(
+                "A040",
+                f"the output {output.path} is a link or not a regular file",
+                f"/outputs/{index}",
+            )
+        elif out_path is None:
             add(
                 "A005", f"the output {output.path} is not in the run directory", f"/outputs/{index}"
             )
@@ -498,6 +544,16 @@ def check_run(
         )
         run.values[measurement.task] = value
         claimed = recorded.get(measurement.task)
+        if value is not None and claimed is None:
+            # The runner records every measurement of a succeeded run: one that is missing
+            # was removed from the record, and the record no longer says what it measured.
+            add(
+                "A007",
+                f"task {measurement.task}: the record gives no value, the evidence gives {value!r}",
+                "/measurements",
+            )
+            run.values[measurement.task] = None
+            continue
         if value is None or claimed is None or claimed.value is None:
             continue
         if not _same(value, claimed.value):
@@ -509,6 +565,40 @@ def check_run(
             )
             run.values[measurement.task] = None
     return run
+
+
+def check_duplicates(runs: list[RunEvidence]) -> None:
+    """A038 on every run whose log or output is byte-identical to one of an earlier run with
+    another seed (a seed-0 run copied as seed 4); its values then do not count.
+
+    Only succeeded runs with a seed take part; empty files are ignored. Runs are compared in
+    the order given (the attempt's order), so the first holder of a digest keeps its value.
+    """
+    seen: dict[str, tuple[str, int]] = {}
+    for run in runs:
+        record = run.record
+        if record is None or not run.succeeded or record.seed is None:
+            continue
+        files = [("log", record.log)] if record.log is not None else []
+        files += [(f"output {o.id}", o) for o in record.outputs]
+        where = f"{run.rel}/{RECORD_NAME}".lstrip("/")
+        for what, item in files:
+            if item is None or item.size == 0:
+                continue
+            first = seen.setdefault(item.sha256, (run.rel or ".", record.seed))
+            if first[1] != record.seed:
+                run.findings.append(
+                    finding(
+                        "A038",
+                        f"the {what} of seed {record.seed} is byte-identical to that of "
+                        f"seed {first[1]} (run {first[0]})",
+                        path="/log" if what == "log" else "/outputs",
+                        file=where,
+                        hint="each seed must be run; a copied run is not evidence",
+                    )
+                )
+                run.values = dict.fromkeys(run.values)
+                break
 
 
 def _measure(

@@ -75,6 +75,17 @@ _URL = re.compile(r"^([a-z][a-z0-9+.-]*://|[A-Za-z0-9._-]+@[^:/]+:)")
 _PATCHES_DIR = "patches"
 
 
+def require_version(art: ArtifactDir, version: str) -> None:
+    """Declare at least format ``version`` (a producer writes the lowest version whose fields
+    it uses; a feature of 1.1 written into a 1.0 manifest raises its version to 1.1)."""
+
+    def key(text: str) -> tuple[int, ...]:
+        return tuple(int(part) for part in text.split("."))
+
+    if key(art.manifest.rra_version) < key(version):
+        art.manifest.rra_version = version
+
+
 def _art(artifact: str | os.PathLike[str] | ArtifactDir) -> ArtifactDir:
     return artifact if isinstance(artifact, ArtifactDir) else load(artifact)
 
@@ -175,6 +186,7 @@ def import_code(
         checkout = materialize_series(root, repository=repository, commit=pinned, patches=[])
         digest = checkout.tree_digest
         refined = RefinedCode(kind="patches", patches=[])
+        require_version(art, "1.1")  # an empty series is a format 1.1 feature
     if as_ == "patches" and (parse_version(art.manifest.rra_version) or (1, 0)) < (1, 1):
         art.manifest.rra_version = "1.1"  # an empty series is a format 1.1 addition (V005)
     codebase = art.manifest.codebase

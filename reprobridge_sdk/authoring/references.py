@@ -27,6 +27,7 @@ from pathlib import Path
 
 from reprobridge_sdk.api import ArtifactDir, load
 from reprobridge_sdk.audit.verify import artifact_facts, check_run
+from reprobridge_sdk.authoring.codebase import require_version
 from reprobridge_sdk.digest import file_sha256
 from reprobridge_sdk.errors import ArtifactError
 from reprobridge_sdk.findings import Finding, finding
@@ -179,5 +180,6 @@ def add_references(
             reference.observations = [*reference.observations, *fresh]
             result.added[task_id] = fresh
         target.reference = reference
+    require_version(art, "1.1")  # the provenance digests are format 1.1 fields
     art.save()
     return result

@@ -45,6 +45,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "run": ("_run", "run", "Run launchers and record evidence."),
     "extract": ("_extract", "extract", "Replay measurement extraction on a run or a log."),
     "audit": ("_audit", "audit", "Audit evidence against compatibility intervals."),
+    "export": ("_export", "export", "Export CITATION.cff or an RO-Crate."),
     "keys": ("_keys", "keys", "Create signing keys for signed evidence."),
     "review": ("_review", "review", "Re-execute recorded runs and audit them."),
     "code": ("_code", "code", "Import an upstream and record fixes as a patch series."),
@@ -52,6 +53,8 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "digest": ("_digest", "digest", "Recompute the artifact's digests (--update writes them)."),
     "pack": ("_pack", "pack", "Pack the artifact into one deterministic archive."),
     "unpack": ("_pack", "unpack", "Unpack an archive safely and verify its digests."),
+    "build": ("_build", "build", "Build an artifact from a raw repository and its claims."),
+    "upgrade": ("_upgrade", "upgrade", "Rewrite a manifest as a newer format version."),
 }
 
 

@@ -25,10 +25,28 @@ def data() -> None:
 @click.argument("path", type=click.Path(path_type=Path), default=".")
 @click.argument("items", nargs=-1)
 @click.option("--timeout", type=float, default=60.0, show_default=True, help="Seconds per read.")
+@click.option(
+    "--min-rate",
+    type=float,
+    default=1024.0,
+    show_default=True,
+    help="Least bytes per second over each 30 s; slower transfers stop (D011).",
+)
+@click.option(
+    "--allow-unverified",
+    is_flag=True,
+    help="Also place items that declare neither sha256 nor size (else D014).",
+)
 @click.option("--cache-dir", type=click.Path(file_okay=False, path_type=Path))
 @click.option("--format", "fmt", type=_FORMATS, default="text")
-def fetch(
-    path: Path, items: tuple[str, ...], timeout: float, cache_dir: Path | None, fmt: str
+def fetch(  # noqa: PLR0917 - click passes options positionally
+    path: Path,
+    items: tuple[str, ...],
+    timeout: float,
+    min_rate: float,
+    allow_unverified: bool,
+    cache_dir: Path | None,
+    fmt: str,
 ) -> None:
     """Download the declared items (all, or ITEM...) to their destinations and verify them.
 
@@ -40,7 +58,13 @@ def fetch(
 
     try:
         result = fetch_data(
-            path, items, cache_dir=cache_dir, timeout=timeout, progress=sys.stderr.isatty()
+            path,
+            items,
+            cache_dir=cache_dir,
+            timeout=timeout,
+            progress=sys.stderr.isatty(),
+            min_rate=min_rate,
+            allow_unverified=allow_unverified,
         )
     except ReproBridgeError as exc:
         fail(exc)

@@ -166,13 +166,9 @@ def run(  # noqa: PLR0917 - click passes options as arguments
     from reprobridge_sdk.run.runner import run as run_api  # noqa: PLC0415 - lazy
 
     path, launcher_ids = split_target(args, artifact)
-    try:  # the arguments first: a usage error needs no validation
-        seed_list = _seeds(seeds)
-    except ReproBridgeError as exc:
-        print_error(exc)
-        sys.exit(2)
-    _validate_first(path, refuse=not no_validate)
     try:
+        seed_list = _seeds(seeds)
+        _validate_first(path, refuse=not no_validate)
         from reprobridge_sdk.config import load_settings  # noqa: PLC0415 - lazy
 
         settings = load_settings({"executor": executor}, start=path)

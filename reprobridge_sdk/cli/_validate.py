@@ -13,7 +13,11 @@ from ._executor import batch_mapper, executor_options
 
 __all__ = ["validate"]
 
-_FORMATS = ("text", "json", "sarif", "junit", "github")
+
+def _formats() -> tuple[str, ...]:
+    from reprobridge_sdk.plugins import REPORT_FORMATS, plugin_names  # noqa: PLC0415 - lazy
+
+    return ("text", "json", "sarif", "junit", "github", *plugin_names(REPORT_FORMATS))
 
 
 def _codes(values: tuple[str, ...], option: str) -> tuple[str, ...]:
@@ -48,7 +52,7 @@ def _fail(exc: ReproBridgeError) -> NoReturn:
 @click.option(
     "--format",
     "fmt",
-    type=click.Choice(_FORMATS),
+    type=click.Choice(_formats()),
     default=None,
     help="Output format (default: report.format of the configuration, else text); machine "
     "formats go to stdout, text to stderr; github writes workflow-command annotations.",
@@ -129,18 +133,22 @@ def validate(
     except ReproBridgeError as exc:
         _fail(exc)
     fmt = settings.report_format
+    try:
+        report = render(result, fmt, color=fmt == "text" and color_enabled(sys.stderr))
+    except ReproBridgeError as exc:  # a report-format plugin that cannot be loaded (E017)
+        _fail(exc)
     if output is not None:
         from reprobridge_sdk.io._fs import atomic_write_text  # noqa: PLC0415 - lazy
 
         try:
-            atomic_write_text(output, render(result, fmt))
+            atomic_write_text(output, render(result, fmt) if fmt == "text" else report)
         except OSError as exc:
             click.echo(f"error: cannot write {output}: {exc.strerror}", err=True)
             sys.exit(2)
         if fmt != "text":
             click.echo(render(result, "text").splitlines()[-1], err=True)
     elif fmt == "text":
-        sys.stderr.write(render(result, "text", color=color_enabled(sys.stderr)))
+        sys.stderr.write(report)
     else:
-        sys.stdout.write(render(result, fmt))
+        sys.stdout.write(report)
     sys.exit(result.exit_code)

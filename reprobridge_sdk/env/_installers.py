@@ -28,7 +28,15 @@ from typing import Literal
 
 from reprobridge_sdk.env._resolvers import index_url, isolated_environ
 
-__all__ = ["Installer", "InstallerRun", "available", "create_venv", "install_lock", "uv_binary"]
+__all__ = [
+    "Installer",
+    "InstallerRun",
+    "available",
+    "classify_failure",
+    "create_venv",
+    "install_lock",
+    "uv_binary",
+]
 
 Installer = Literal["uv", "pip"]
 
@@ -103,24 +111,67 @@ def install_lock(
     return _run(argv, progress=progress)
 
 
-def failure_reason(stderr: str) -> str:
-    """A short cause for a failed install, from either installer's error output."""
-    lowered = stderr.lower()
-    if "do not match the hashes" in lowered or "hash mismatch" in lowered:
-        return "a downloaded file does not match its hash in the lock"
-    if re.search(
+#: Classes of installer failures, tried in this order on the installer's own output (pip's
+#: or uv's): the transport first, since both installers go on to say that no version was
+#: found after a download failed, which would otherwise read as a missing distribution.
+_FAILURES: tuple[tuple[str, str, str], ...] = (
+    (
+        "E021",
+        "a TLS certificate could not be verified",
+        r"(certificate verify failed|certificate_verify_failed|invalid peer certificate|"
+        r"self[- ]signed certificate|unknownissuer|ssl: |sslerror|tls handshake|"
+        r"certificate is not valid|unable to get local issuer)",
+    ),
+    (
+        "E022",
+        "the proxy refused or could not be reached",
+        r"(proxyerror|unable to connect to proxy|proxy error|tunnel connection failed|"
+        r"407 proxy authentication)",
+    ),
+    (
+        "E023",
+        "the package index answered with an error",
+        r"(http status (client|server) error|\b[45]\d\d (client|server) error|"
+        r"http error \d{3}|status code \d{3})",
+    ),
+    (
+        "E020",
+        "the package index is unreachable",
+        r"(newconnectionerror|max retries exceeded|temporary failure in name resolution|"
+        r"name or service not known|connection refused|failed to fetch|dns error|"
+        r"error sending request|connection reset|timed out|network is unreachable)",
+    ),
+    (
+        "E013",
+        "a downloaded file does not match its hash in the lock",
+        r"(do not match the hashes|hash mismatch)",
+    ),
+    (
+        "E013",
+        "a pinned distribution is not available for this platform or index",
         r"(could not find a version|no matching distribution|no solution found|"
         r"not found in the package registry|no wheels? (with a matching|are available))",
-        lowered,
-    ):
-        return "a pinned distribution is not available for this platform or index"
-    if re.search(
-        r"(newconnectionerror|max retries exceeded|temporary failure|connection refused|"
-        r"failed to fetch|dns error|error sending request)",
-        lowered,
-    ):
-        return "the package index is unreachable"
-    return "the installer failed"
+    ),
+)
+
+
+def classify_failure(stderr: str) -> tuple[str, str]:
+    """``(code, cause)`` of a failed install from either installer's error output.
+
+    E021 TLS, E022 proxy, E020 network, E023 an index's HTTP error, E013 otherwise (a hash
+    mismatch, a missing distribution, or another failure of the installer). The one place
+    both pip's and uv's output pass through.
+    """
+    lowered = stderr.lower()
+    for code, cause, pattern in _FAILURES:
+        if re.search(pattern, lowered):
+            return code, cause
+    return "E013", "the installer failed"
+
+
+def failure_reason(stderr: str) -> str:
+    """A short cause for a failed install (see :func:`classify_failure`)."""
+    return classify_failure(stderr)[1]
 
 
 def tool_version(installer: Installer, python: Path) -> str:

@@ -4,13 +4,28 @@
   destination, resumed with a ``Range`` request when a transfer breaks, verified (size,
   SHA-256) and only then renamed into place: a destination holds a verified file or nothing.
   Redirects are followed (at most :data:`MAX_REDIRECTS`). ``hf://`` URLs are mapped to the
-  Hugging Face Hub's HTTPS file URLs; ``s3://`` and ``gs://`` are not downloaded (D007).
+  Hugging Face Hub's HTTPS file URLs (``$HF_ENDPOINT``, ``$HF_TOKEN``); ``.netrc`` credentials
+  are sent to their own host. ``s3://`` and ``gs://`` go through fsspec (extras ``s3`` and
+  ``gcs``), other schemes through plugins (:mod:`reprobridge_sdk.env._schemes`); a scheme
+  nobody handles is D007.
 * ``gated`` and ``manual`` items are never downloaded: the finding carries the item's
   instructions; once the user has placed the file, it is verified like any other.
 * ``package`` items are found among the files of the installed distribution (by size and
   SHA-256); ``codebase`` items are verified in place in the refined code.
 
 Every destination must stay inside the artifact (D004). Findings are of family ``D``.
+
+Bounds (spec ``security.md#data-fetch``). Each connection and each read has a timeout
+(``timeout`` seconds). Over every window of :data:`RATE_WINDOW` seconds at least
+``min_rate`` bytes must arrive, and the whole transfer of an item must end within a deadline
+proportional to its declared size (``timeout + size / min_rate``); a slower transfer stops
+with D011 and its ``.part`` is removed. A body longer than the declared size stops at that
+size with D012 (the ``.part`` is removed). A redirect may not change the scheme or leave
+HTTP(S) (D013). An item that declares neither a sha256 nor a size is downloaded only when the
+caller allows unverified items (``allow_unverified``); otherwise nothing is placed (D014).
+The ``.part`` file is created with ``O_EXCL | O_NOFOLLOW`` (a link or other special file
+planted there is removed, never written through) in the destination's directory, which must
+stay inside the artifact. Credentials in a URL (userinfo) never appear in a message.
 """
 
 from __future__ import annotations
@@ -20,6 +35,7 @@ import hashlib
 import http.client
 import json
 import os
+import stat
 import subprocess
 import sys
 import time
@@ -31,19 +47,34 @@ from pathlib import Path, PurePosixPath
 from typing import IO, Any
 
 from reprobridge_sdk.env._artifact import EnvArtifact, load_environment
+from reprobridge_sdk.env._schemes import SchemeFailed, auth_header, fetch_scheme, hf_url
 from reprobridge_sdk.env.hashing import DigestCache, default_cache
+from reprobridge_sdk.env.snapshot import redact_text
 from reprobridge_sdk.env.venv import cache_root, file_lock
 from reprobridge_sdk.errors import UsageError
 from reprobridge_sdk.findings import Finding, Severity, finding
+from reprobridge_sdk.io import safefs
 from reprobridge_sdk.model.environment import DataItem
 
-__all__ = ["MAX_REDIRECTS", "DataResult", "fetch_data", "hf_url", "verify_data"]
+__all__ = [
+    "DEFAULT_MIN_RATE",
+    "MAX_REDIRECTS",
+    "RATE_WINDOW",
+    "DataResult",
+    "fetch_data",
+    "hf_url",
+    "verify_data",
+]
 
 #: Redirects followed per request.
 MAX_REDIRECTS = 10
 #: Attempts per download (a broken transfer resumes where it stopped).
 ATTEMPTS = 4
 _CHUNK = 1 << 20
+#: Least average transfer rate (bytes per second) over each :data:`RATE_WINDOW`.
+DEFAULT_MIN_RATE = 1024
+#: Seconds over which the transfer rate is measured.
+RATE_WINDOW = 30.0
 _USER_AGENT = "reprobridge (+https://reprobridge.org)"
 
 #: Lists the files of a distribution of another interpreter: absolute path and size.
@@ -85,23 +116,24 @@ class DataResult:
 class _Redirects(urllib.request.HTTPRedirectHandler):
     max_redirections = MAX_REDIRECTS
 
-
-def hf_url(url: str) -> str:
-    """``hf://[datasets/|spaces/]owner/repo[@rev]/path`` as a Hub download URL."""
-    rest = url[len("hf://") :]
-    kind = ""
-    for prefix in ("datasets/", "spaces/"):
-        if rest.startswith(prefix):
-            kind, rest = prefix, rest[len(prefix) :]
-    parts = rest.split("/", 2)
-    if len(parts) < 3:
-        msg = f"{url!r} is not hf://[datasets/]owner/repo/path"
-        raise ValueError(msg)
-    owner, repo, path = parts
-    revision = "main"
-    if "@" in repo:
-        repo, revision = repo.split("@", 1)
-    return f"https://huggingface.co/{kind}{owner}/{repo}/resolve/{revision}/{path}"
+    def redirect_request(  # noqa: PLR0917 - the signature of the base class
+        self,
+        req: urllib.request.Request,
+        fp: IO[bytes],
+        code: int,
+        msg: str,
+        headers: Any,
+        newurl: str,
+    ) -> urllib.request.Request | None:
+        old = req.full_url.split("://", 1)[0].lower()
+        new = newurl.split("://", 1)[0].lower() if "://" in newurl else old
+        if new != old or new not in {"http", "https"}:
+            raise _Failed(
+                "D013",
+                f"{redact_text(req.full_url)} redirects to {redact_text(newurl)}: "
+                f"a redirect may not change the scheme ({old} to {new})",
+            )
+        return super().redirect_request(req, fp, code, msg, headers, newurl)
 
 
 def _items(art: EnvArtifact, wanted: Sequence[str]) -> list[tuple[int, DataItem]]:
@@ -330,6 +362,45 @@ def _progress_printer(label: str, total: int | None) -> Callable[[int], None]:
     return show
 
 
+@dataclass
+class _Bounds:
+    """The limits of one item's transfer (see the module docstring)."""
+
+    size: int | None
+    timeout: float
+    min_rate: float
+    window: float
+    deadline: float | None = None
+
+    def start(self) -> None:
+        if self.size is not None and self.min_rate > 0:
+            self.deadline = time.monotonic() + self.timeout + self.size / self.min_rate
+
+
+def _open_part(part: Path, have: int) -> IO[bytes]:
+    """The ``.part`` file: appended to when resuming a regular file, else created afresh
+    with ``O_EXCL | O_NOFOLLOW`` (whatever else is there, a link included, is removed)."""
+    if have:
+        fd = os.open(part, os.O_WRONLY | os.O_APPEND | getattr(os, "O_NOFOLLOW", 0))
+        return os.fdopen(fd, "ab")
+    with contextlib.suppress(FileNotFoundError):
+        part.unlink()
+    fd = safefs.create_exclusive(part, mode=0o644)
+    return os.fdopen(fd, "wb")
+
+
+def _part_size(part: Path) -> int:
+    """Bytes already in a regular ``.part``; anything that is not one is removed."""
+    try:
+        info = part.lstat()
+    except FileNotFoundError:
+        return 0
+    if not stat.S_ISREG(info.st_mode):
+        part.unlink()
+        return 0
+    return info.st_size
+
+
 def _download(
     url: str,
     part: Path,
@@ -337,18 +408,26 @@ def _download(
     size: int | None,
     timeout: float,
     progress: Callable[[int], None],
+    min_rate: float = DEFAULT_MIN_RATE,
+    window: float = RATE_WINDOW,
 ) -> None:
-    """Download ``url`` into ``part``, resuming what is already there."""
+    """Download ``url`` into ``part``, resuming what is already there, within the bounds."""
     opener = urllib.request.build_opener(_Redirects())
+    authorization = auth_header(url)
+    shown = redact_text(url)
+    bounds = _Bounds(size=size, timeout=timeout, min_rate=min_rate, window=window)
+    bounds.start()
     last_error = ""
     for attempt in range(ATTEMPTS):
-        have = part.stat().st_size if part.exists() else 0
+        have = _part_size(part)
         if size is not None and have == size:
             return
         if size is not None and have > size:
             part.unlink()
             have = 0
         request = urllib.request.Request(url, headers={"User-Agent": _USER_AGENT})  # noqa: S310
+        if authorization is not None:  # to this host only: not copied onto a redirect
+            request.add_unredirected_header("Authorization", authorization)
         if have:
             request.add_header("Range", f"bytes={have}-")
         try:
@@ -356,37 +435,74 @@ def _download(
                 status = response.status
                 if have and status != 206:
                     have = 0  # the server ignored the range: start over
-                mode = "ab" if have else "wb"
-                with part.open(mode) as handle:
-                    _copy(response, handle, have, progress)
+                with _open_part(part, have) as handle:
+                    _copy(response, handle, have, progress, bounds, shown)
                     handle.flush()
                     os.fsync(handle.fileno())
             length = part.stat().st_size
             if size is None or length >= size:
                 return
             last_error = f"transfer ended at {length} of {size} bytes"
+        except _Failed:
+            part.unlink(missing_ok=True)
+            raise
         except urllib.error.HTTPError as exc:
             if exc.code == 416 and have:  # nothing left to send: the part is complete
                 return
             if exc.code in {408, 429} or exc.code >= 500:
                 last_error = f"HTTP {exc.code} {exc.reason}"
             else:
-                raise _Failed("D005", f"HTTP {exc.code} {exc.reason} for {url}") from exc
+                raise _Failed("D005", f"HTTP {exc.code} {exc.reason} for {shown}") from exc
         except (urllib.error.URLError, http.client.HTTPException, OSError) as exc:
             reason = getattr(exc, "reason", exc)
-            last_error = f"{type(exc).__name__}: {reason}"
+            if isinstance(reason, _Failed):  # raised by the redirect handler, wrapped
+                part.unlink(missing_ok=True)
+                raise reason from None
+            last_error = redact_text(f"{type(exc).__name__}: {reason}")
         time.sleep(min(0.2 * 2**attempt, 2.0))
-    raise _Failed("D005", f"{url}: {last_error} (after {ATTEMPTS} attempts)")
+    raise _Failed("D005", f"{shown}: {last_error} (after {ATTEMPTS} attempts)")
 
 
-def _copy(
-    response: IO[bytes], handle: IO[bytes], start: int, progress: Callable[[int], None]
+def _copy(  # noqa: PLR0917 - private helper
+    response: IO[bytes],
+    handle: IO[bytes],
+    start: int,
+    progress: Callable[[int], None],
+    bounds: _Bounds,
+    shown: str,
 ) -> None:
+    """Copy the body; stop at the declared size (D012), below the rate or past the deadline
+    (D011)."""
     done = start
-    while chunk := response.read(_CHUNK):
+    window_start, window_bytes = time.monotonic(), 0
+    while True:
+        want = _CHUNK if bounds.size is None else min(_CHUNK, bounds.size - done + 1)
+        chunk = response.read1(want) if hasattr(response, "read1") else response.read(want)
+        if not chunk:
+            return
+        if bounds.size is not None and done + len(chunk) > bounds.size:
+            msg = f"{shown} sends more than the declared {bounds.size} bytes; stopped there"
+            raise _Failed("D012", msg)
         handle.write(chunk)
         done += len(chunk)
+        window_bytes += len(chunk)
         progress(done)
+        now = time.monotonic()
+        if bounds.deadline is not None and now > bounds.deadline:
+            msg = (
+                f"{shown}: {done} of {bounds.size} bytes after the deadline of "
+                f"{bounds.timeout:g} s + size / {bounds.min_rate:g} B/s"
+            )
+            raise _Failed("D011", msg)
+        if now - window_start >= bounds.window:
+            rate = window_bytes / (now - window_start)
+            if bounds.min_rate > 0 and rate < bounds.min_rate:
+                msg = (
+                    f"{shown}: {rate:.0f} B/s over the last {now - window_start:.0f} s, "
+                    f"below the minimum of {bounds.min_rate:g} B/s"
+                )
+                raise _Failed("D011", msg)
+            window_start, window_bytes = now, 0
 
 
 def _fetch_item(
@@ -398,6 +514,9 @@ def _fetch_item(
     *,
     timeout: float,
     show_progress: bool,
+    min_rate: float = DEFAULT_MIN_RATE,
+    window: float = RATE_WINDOW,
+    allow_unverified: bool = False,
 ) -> tuple[str, list[Finding]]:
     """Returns ``(state, findings)`` with state ``fetched``, ``present``, ``user`` or
     ``failed``."""
@@ -433,28 +552,59 @@ def _fetch_item(
                 hint=instructions,
             )
         ]
-    scheme = url.split("://", 1)[0].lower()
+    if item.sha256 is None and item.size is None and not allow_unverified:
+        return "failed", [
+            at(
+                "D014",
+                f"{item.id} declares neither a sha256 nor a size: nothing can verify what "
+                "would be placed, so it is not downloaded",
+                pointer,
+                hint="declare its sha256 (and size), or fetch with --allow-unverified",
+            )
+        ]
+    scheme = url.split("://", 1)[0].lower() if "://" in url else ""
     if scheme == "hf":
         try:
             url = hf_url(url)
         except ValueError as exc:
             return "failed", [at("D007", f"{item.id}: {exc}", pointer + "/source/url")]
-    elif scheme not in {"http", "https"}:
-        return "failed", [
-            at(
-                "D007",
-                f"{item.id}: {scheme}:// URLs are not downloaded by the SDK",
-                pointer + "/source/url",
-                hint=f"download it with the provider's tool and place it at {item.destination}",
-            )
-        ]
+        scheme = url.split("://", 1)[0].lower()
     dest.parent.mkdir(parents=True, exist_ok=True)
+    if _inside(art.root, item.destination) is None:  # a directory link planted meanwhile
+        return "failed", [at("D004", f"{item.id}: destination leads outside the artifact", pointer)]
     part = dest.with_name(f".{dest.name}.part")
     show = _progress_printer(item.id, item.size) if show_progress else (lambda done: None)
     try:
-        _download(url, part, size=item.size, timeout=timeout, progress=show)
+        if scheme in {"http", "https"}:
+            _download(
+                url,
+                part,
+                size=item.size,
+                timeout=timeout,
+                progress=show,
+                min_rate=min_rate,
+                window=window,
+            )
+        else:
+            part.unlink(missing_ok=True)  # other schemes do not resume
+            fetch_scheme(scheme, url, part, timeout=timeout)
+            if not part.is_file():
+                raise SchemeFailed("D005", f"{url}: the {scheme}:// source wrote no file")
     except _Failed as exc:
-        return "failed", [at(exc.code, f"{item.id}: {exc.message}", pointer + "/source/url")]
+        message = redact_text(exc.message)
+        return "failed", [at(exc.code, f"{item.id}: {message}", pointer + "/source/url")]
+    except SchemeFailed as exc:
+        hint = exc.hint
+        if exc.code == "D007":
+            hint = f"{hint}; place it at {item.destination}"
+        return "failed", [
+            at(
+                exc.code,
+                f"{item.id}: {redact_text(exc.message)}",
+                pointer + "/source/url",
+                hint=hint,
+            )
+        ]
     size = part.stat().st_size
     if item.size is not None and size != item.size:
         part.unlink()
@@ -492,8 +642,16 @@ def fetch_data(
     cache_dir: str | os.PathLike[str] | None = None,
     timeout: float = 60.0,
     progress: bool = False,
+    min_rate: float = DEFAULT_MIN_RATE,
+    rate_window: float = RATE_WINDOW,
+    allow_unverified: bool = False,
 ) -> DataResult:
-    """Acquire every declared item (or those named) and place it at its destination."""
+    """Acquire every declared item (or those named) and place it at its destination.
+
+    ``timeout`` bounds each connection and read, ``min_rate`` (bytes per second, over each
+    ``rate_window`` seconds) the transfer rate and, with the declared size, the whole
+    transfer; ``allow_unverified`` lets items without sha256 and size be placed.
+    """
     art = load_environment(artifact_dir)
     at = _Locator(art)
     digests = default_cache(cache_dir)
@@ -504,7 +662,16 @@ def fetch_data(
         key = hashlib.sha256(str(art.root.resolve() / (item.destination or item.id)).encode())
         with file_lock(locks / f"data-{key.hexdigest()[:32]}.lock"):
             state, found = _fetch_item(
-                art, index, item, at, digests, timeout=timeout, show_progress=progress
+                art,
+                index,
+                item,
+                at,
+                digests,
+                timeout=timeout,
+                show_progress=progress,
+                min_rate=min_rate,
+                window=rate_window,
+                allow_unverified=allow_unverified,
             )
         result.findings.extend(found)
         {"fetched": result.fetched, "present": result.present, "user": result.needs_user}.get(

@@ -32,6 +32,7 @@ __all__ = [
     "installed_distributions",
     "is_secret",
     "python_version",
+    "redact_text",
     "select_variables",
 ]
 
@@ -68,8 +69,27 @@ DEFAULT_VARIABLES = (
 
 _SECRET_NAME = re.compile(
     r"(TOKEN|SECRET|PASSWORD|PASSWD|PASSPHRASE|CREDENTIAL|AUTH|API_?KEY|ACCESS_?KEY|"
-    r"PRIVATE_?KEY|(^|_)KEY($|_)|SESSION|COOKIE)",
+    r"PRIVATE_?KEY|(^|_)KEY($|_)|(^|_)PW($|_)|(^|_)PWD($|_)|SESSION|COOKIE)",
     re.IGNORECASE,
+)
+#: Credentials inside a text (an argument, a message, a variable's value), replaced in place
+#: by :func:`redact_text`: URL userinfo (``scheme://user:pw@``), options whose name holds
+#: ``password``/``passwd``/``secret``/``token`` (``--xla_password=...``), and assignments to a
+#: secret-looking name (``DB_PW=...``, ``MY_PASSWORD=...``).
+_INLINE_SECRETS = (
+    (re.compile(r"(?i)([a-z][a-z0-9+.-]*://)[^/\s@]*@"), r"\1" + "<redacted>@"),
+    (
+        re.compile(
+            r"(?i)(--?[a-z0-9_.-]*(?:passw(?:or)?d|secret|token|api[_-]?key)[a-z0-9_.-]*=)\S+"
+        ),
+        r"\1" + "<redacted>",
+    ),
+    (
+        re.compile(
+            r"(?i)\b([a-z0-9_]*(?:passw(?:or)?d|secret|token|_pw|_pwd|api_?key)[a-z0-9_]*=)\S+"
+        ),
+        r"\1" + "<redacted>",
+    ),
 )
 _SECRET_VALUES = (
     re.compile(r"gh[pousr]_[A-Za-z0-9]{20,}"),  # GitHub tokens
@@ -112,9 +132,26 @@ def _entropy(text: str) -> float:
     return -sum(n / total * math.log2(n / total) for n in counts.values())
 
 
+def redact_text(text: str) -> str:
+    """``text`` with credentials written inside it replaced by ``<redacted>`` (by pattern).
+
+    For argv items, log-like messages and URLs: ``https://user:pw@host/x`` becomes
+    ``https://<redacted>@host/x``, ``--db-password=x`` becomes ``--db-password=<redacted>``,
+    ``DB_PW=x`` becomes ``DB_PW=<redacted>``; the known token shapes of :func:`is_secret`
+    (GitHub, Hugging Face, cloud keys, JWTs...) become ``<redacted>``. Other text is kept.
+    """
+    for pattern, replacement in _INLINE_SECRETS:
+        text = pattern.sub(replacement, text)
+    for pattern in _SECRET_VALUES[:-1]:  # the last one (URL userinfo) is handled above
+        text = pattern.sub(REDACTED, text)
+    return text
+
+
 def is_secret(name: str, value: str) -> bool:
     """True when a variable's name or value looks like a credential."""
     if _SECRET_NAME.search(name):
+        return True
+    if redact_text(value) != value:
         return True
     if any(pattern.search(value) for pattern in _SECRET_VALUES):
         return True

@@ -39,8 +39,8 @@ from reprobridge_sdk.env._artifact import EnvArtifact, LoadedEnvironment, load_e
 from reprobridge_sdk.env._installers import (
     Installer,
     available,
+    classify_failure,
     create_venv,
-    failure_reason,
     install_lock,
     tool_version,
 )
@@ -282,9 +282,9 @@ def _build(  # noqa: PLR0917 - private helper of ensure_environment
         raise EnvironmentBuildError(msg, [item])
     run = install_lock(tool, venv_python(target), lock_path, progress=progress)
     if run.returncode != 0:
-        reason = failure_reason(run.stderr)
+        code, reason = classify_failure(run.stderr)
         item = finding(
-            "E013",
+            code,
             f"{reason}: {run.stderr.strip()[-1500:]}",
             file=lock.path,
             path="/environment/lock",

@@ -64,14 +64,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from reprobridge_sdk.errors import ReproBridgeError
-from reprobridge_sdk.findings import Finding, finding
 from reprobridge_sdk.io import safefs
 
 from . import _linescan
+from ._errors import REASONS, ExtractionError, TemplateError
 from ._extraction_cache import ExtractionCache
 from ._linescan import DEFAULT_CHUNK, MAX_LINE, line_safe, required_literal
 from .pattern import PatternError, Regex, author_pattern
+from .template import render_template
 
 if TYPE_CHECKING:
     from ._extraction_cache import _FileEntries
@@ -96,53 +96,10 @@ __all__ = [
     "required_literal",
 ]
 
-#: Why an extraction can fail (``ExtractionError.reason``).
-REASONS = frozenset(
-    {
-        "no-match",
-        "not-number",
-        "missing-file",
-        "bad-json-pointer",
-        "bad-csv",
-        "bad-yaml",
-        "bad-regex",
-        "template",
-        "decode",
-        "aggregate",
-        "bad-extractor",
-        "unsafe-file",
-    }
-)
 #: Aggregations of per-seed values into a task's statistic.
 AGGREGATES = ("single", "mean", "median", "min", "max", "std")
 
 _NUMBER = re.compile(r"[+-]?(?:(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?|nan|inf|infinity)", re.I)
-_TEMPLATE = re.compile(r"\{\{|\}\}|\{([A-Za-z_][A-Za-z0-9_]*)\}|[{}]")
-
-
-class ExtractionError(ReproBridgeError):
-    """A value could not be extracted; ``reason`` is one of :data:`REASONS`."""
-
-    def __init__(
-        self, reason: str, message: str, *, source: str = "", dialect: bool = False
-    ) -> None:
-        findings: tuple[Finding, ...] = ()
-        if dialect:
-            findings = (finding("X004", message),)
-        elif reason == "no-match":
-            findings = (finding("X001", message),)
-        elif reason == "not-number":
-            findings = (finding("X002", message),)
-        super().__init__(message, findings)
-        self.reason = reason
-        self.source = source
-
-
-class TemplateError(ExtractionError):
-    """A template names something the context lacks, or has an unescaped brace."""
-
-    def __init__(self, message: str) -> None:
-        super().__init__("template", message)
 
 
 @dataclass(frozen=True)
@@ -181,28 +138,6 @@ def _outcome(compute: Callable[[], Any]) -> Any:
 
 
 # --------------------------------------------------------------------------- templates
-
-
-def render_template(text: str, context: Mapping[str, object]) -> str:
-    """Substitute ``{name}`` from ``context``; ``{{``/``}}`` are literal braces."""
-
-    def _sub(match: re.Match[str]) -> str:
-        brace = match.group(0)
-        if brace in ("{{", "}}"):
-            return brace[0]
-        name = match.group(1)
-        if name is None:
-            msg = f"unescaped {brace!r} in template {text!r} (write {brace * 2!r})"
-            raise TemplateError(msg)
-        if name not in context:
-            msg = f"template {text!r} names {{{name}}}, which is not defined"
-            raise TemplateError(msg)
-        value = context[name]
-        if isinstance(value, bool):
-            return "true" if value else "false"
-        return str(value)
-
-    return _TEMPLATE.sub(_sub, text)
 
 
 # --------------------------------------------------------------------------- numbers

@@ -106,13 +106,14 @@ _REFUSAL_CODES: dict[str, str] = {
     "link": "F003",
     "not-regular": "F009",
     "unreadable": "F009",
-    "too-large": "F009",
-    "too-deep": "F009",
+    "too-large": "F010",
+    "too-deep": "F011",
 }
 
 
 def refusal(exc: UnsafeFileError, *, file: str = "", path: str = "") -> Finding:
-    """The finding for a refused file: F003 for a link, F009 for anything else."""
+    """The finding for a refused file: F003 a link out, F009 not a regular file, F010 over its
+    size limit, F011 nested deeper than its depth limit."""
     hints = {
         "escapes": "keep every file the artifact names inside it; copy it in instead of linking",
         "link": "a run writes regular files; replace the link with the file",

@@ -23,6 +23,7 @@ __all__ = [
     "Sha256",
     "SpecModel",
     "parse_since",
+    "required_version",
     "since",
 ]
 
@@ -68,6 +69,45 @@ class SpecModel(BaseModel):
     def extensions(self) -> dict[str, Any]:
         """The ``x-`` extension keys of this object."""
         return dict(self.__pydantic_extra__ or {})
+
+    def _needs_version(self) -> tuple[int, int]:
+        """The lowest format version a rule of this object (not a marked field) needs."""
+        return (1, 0)
+
+
+def required_version(value: Any) -> tuple[int, int]:
+    """The lowest format version whose fields and values ``value`` (a model) uses.
+
+    A field marked ``since(V)`` counts when its value differs from its default; an enumeration
+    value marked ``since(V, values=...)`` when the field holds it (or a list holds it); an
+    object's own rule through ``_needs_version`` (an empty patch series needs 1.1). Producers
+    declare this version (spec "versioning": the lowest version whose fields they use).
+    """
+    needed = (1, 0)
+    if isinstance(value, SpecModel):
+        needed = max(needed, value._needs_version())
+        for name, info in type(value).model_fields.items():
+            current = getattr(value, name)
+            extra = info.json_schema_extra
+            marker = parse_since(extra.get("$comment")) if isinstance(extra, dict) else None
+            if marker is not None:
+                version, values = marker
+                if values is None:
+                    default = info.get_default(call_default_factory=True)
+                    if current != default:
+                        needed = max(needed, version)
+                else:
+                    held = current if isinstance(current, list) else [current]
+                    if any(item in values for item in held):
+                        needed = max(needed, version)
+            needed = max(needed, required_version(current))
+    elif isinstance(value, (list, tuple)):
+        for item in value:
+            needed = max(needed, required_version(item))
+    elif isinstance(value, dict):
+        for item in value.values():
+            needed = max(needed, required_version(item))
+    return needed
 
 
 Identifier = Annotated[str, Field(pattern=ID_PATTERN)]

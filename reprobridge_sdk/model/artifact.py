@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from ._base import Identifier, SpecModel
+from ._base import Identifier, SpecModel, since
 
 __all__ = ["Artifact", "Author", "Paper"]
 
@@ -26,6 +26,12 @@ class Paper(SpecModel):
         description="arXiv identifier, e.g. '2401.01234v2'.",
     )
     url: str | None = Field(default=None, pattern=r"^https?://", description="Landing page.")
+    authors: list[str] = Field(
+        default_factory=list,
+        description="The paper's authors as printed, in order ('Ada Lovelace'); "
+        "used for the citation (CITATION.cff).",
+        json_schema_extra=since("1.1"),
+    )
 
 
 class Author(SpecModel):

@@ -25,6 +25,7 @@ __all__ = [
     "IntervalResult",
     "LabelRate",
     "RunCheck",
+    "TableRow",
     "TaskAttempt",
     "TaskAudit",
     "Verdict",
@@ -170,6 +171,21 @@ class Badges(SpecModel):
     functional: bool
     reproduced: bool
     criteria: dict[str, str] = Field(default_factory=dict)
+    reasons: dict[str, list[AuditFinding]] = Field(
+        default_factory=dict,
+        description="Badge -> why it is withheld (absent: awarded).",
+        json_schema_extra=since("1.1"),
+    )
+    evidence: dict[str, list[str]] = Field(
+        default_factory=dict,
+        description="Badge -> the evidence behind it: files, or '<attempt>/<run directory>'.",
+        json_schema_extra=since("1.1"),
+    )
+    checks: dict[str, list[str]] = Field(
+        default_factory=dict,
+        description="Badge -> the checks it rests on, as spec anchors ('part.md#anchor').",
+        json_schema_extra=since("1.1"),
+    )
 
 
 class LabelRate(SpecModel):
@@ -236,8 +252,45 @@ class AuditResult(SpecModel):
         default=None, description="Max minus min of the labels' success rates."
     )
     disagreements: int = Field(default=0, ge=0)
+    validation: dict[str, int] = Field(
+        default_factory=dict,
+        description="The validator's findings on the artifact by severity (error, warning, info).",
+        json_schema_extra=since("1.1"),
+    )
     badges: Badges
     passed: bool = Field(description="The audit's exit status is 0 (see the CLI's docs).")
+
+
+class TableRow(SpecModel):
+    """One artifact of a committee's table, audited or not."""
+
+    label: str = Field(
+        description="Unique in the table: the artifact id, with the path when ids repeat."
+    )
+    path: str = Field(description="The artifact's path as given (or the archive's).")
+    archive_sha256: str | None = Field(
+        default=None, description="The SHA-256 of the packed archive the artifact came from."
+    )
+    artifact: str | None = Field(default=None, description="The manifest's id; null: unloaded.")
+    status: Literal["passed", "failed", "error"] = Field(
+        description="passed/failed: the audit's verdict; error: the artifact could not be loaded."
+    )
+    tasks: int = Field(default=0, ge=0)
+    task_success: float | None = None
+    validation: dict[str, int] = Field(
+        default_factory=dict, description="Validation findings by severity."
+    )
+    runs: int = Field(default=0, ge=0)
+    invalid_runs: int = Field(default=0, ge=0, description="Runs with an error-level finding.")
+    stale_runs: int = Field(
+        default=0, ge=0, description="Runs made with other code or another lock (A009, A011)."
+    )
+    reran: int = Field(default=0, ge=0)
+    rerun_mismatches: int = Field(default=0, ge=0)
+    badges: Badges | None = None
+    findings: list[AuditFinding] = Field(
+        default_factory=list, description="Why an artifact could not be loaded."
+    )
 
 
 class AuditTable(SpecModel):
@@ -257,4 +310,9 @@ class AuditTable(SpecModel):
     )
     labels: list[LabelRate] = Field(default_factory=list)
     label_spread: float | None = None
+    rows: list[TableRow] = Field(
+        default_factory=list,
+        description="One row per artifact given, in order, including those not loaded.",
+        json_schema_extra=since("1.1"),
+    )
     passed: bool

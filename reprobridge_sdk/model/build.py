@@ -27,9 +27,11 @@ __all__ = [
     "PHASES",
     "AppliedFix",
     "BuildFinding",
+    "BuildReport",
     "BuilderRecord",
     "ClaimPlan",
     "ClaimResult",
+    "ClaimSummary",
     "DataReference",
     "DependencyFile",
     "DistillerRecord",
@@ -39,6 +41,7 @@ __all__ = [
     "ImportUse",
     "IntakeRecord",
     "LauncherPlan",
+    "PackagerRecord",
     "PhaseName",
     "PhaseRecord",
     "PlanRecord",
@@ -46,6 +49,7 @@ __all__ = [
     "Replacement",
     "ReproducerRecord",
     "ResolveStep",
+    "ReviewRecord",
     "SmokeAttempt",
     "SourceLine",
 ]
@@ -338,3 +342,65 @@ class DistillerRecord(PhaseRecord):
     phase: Literal["distiller"] = "distiller"
     claims: list[ClaimResult] = Field(default_factory=list)
     reference_runs: list[str] = Field(default_factory=list)
+
+
+# --------------------------------------------------------------------------- packager, report
+
+
+class PackagerRecord(PhaseRecord):
+    """The Packager phase: the artifact written and validated with ``--strict``."""
+
+    phase: Literal["packager"] = "packager"
+    artifact: str = Field(description="The artifact directory (OUT).")
+    discrepancies: list[str] = Field(default_factory=list, description="Discrepancy ids.")
+
+
+class ReviewRecord(PhaseRecord):
+    """The Independent Reviewer phase: the clean-room check and the curation verdicts."""
+
+    phase: Literal["reviewer"] = "reviewer"
+    archive: str | None = None
+    archive_sha256: str | None = None
+    check_passed: bool = False
+    verdicts: dict[str, str] = Field(
+        default_factory=dict, description="Claim id -> 'reproduced' or 'not-reproduced'."
+    )
+    audit_codes: dict[str, list[str]] = Field(
+        default_factory=dict, description="Claim id -> codes of the curation audit's reasons."
+    )
+
+
+class ClaimSummary(_Record):
+    """One line of the human summary."""
+
+    claim: str
+    status: Literal["compatible", "incompatible", "not extracted", "not run"]
+    published: float
+    references_mean: float | None = None
+    interval: list[float] | None = None
+
+
+class BuildReport(_Record):
+    """The build report (``.rra-build/report.json``)."""
+
+    build_version: str = BUILD_VERSION
+    source: str
+    commit: str | None = None
+    artifact: str
+    passed: bool = Field(description="Every phase's gate passed, the review included.")
+    stopped_at: PhaseName | None = Field(
+        default=None, description="The phase whose gate failed, if any."
+    )
+    reviewed: bool = Field(
+        default=False,
+        description="The Independent Reviewer's clean-room check ran and passed; until then "
+        "the claims' statuses are the Distiller's curation of its own reference runs.",
+    )
+    claims: list[ClaimSummary] = Field(default_factory=list)
+    phase_seconds: dict[str, float] = Field(default_factory=dict)
+    reused: list[PhaseName] = Field(
+        default_factory=list, description="Phases whose records --resume reused."
+    )
+    fixes: list[str] = Field(default_factory=list, description="Fix summaries, in order.")
+    advisor_calls: int = 0
+    findings: list[BuildFinding] = Field(default_factory=list)

@@ -50,6 +50,10 @@ class RefinedCode(SpecModel):
         ),
     )
 
+    def _needs_version(self) -> tuple[int, int]:
+        # An empty series (the upstream commit unchanged) is a format 1.1 addition.
+        return (1, 1) if self.kind == "patches" and not self.patches else (1, 0)
+
     @model_validator(mode="after")
     def _kind_fields(self) -> RefinedCode:
         if self.kind == "directory" and self.path is None:

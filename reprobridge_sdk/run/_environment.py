@@ -36,9 +36,11 @@ def prepare_environment(
 
             python = Path(ensure_environment(root, environment=manifest.environment))
         except Exception as exc:  # any failure to build is the run's environment-error
-            codes = ", ".join(f.code for f in getattr(exc, "findings", ()))
+            # the installer's own message, with its code (E013, E020-E023), goes in the
+            # record's failure detail and in the run's log
+            details = "; ".join(f"{f.code}: {f.message}" for f in getattr(exc, "findings", ()))
             error = f"cannot build the environment from the lock: {exc}" + (
-                f" ({codes})" if codes else ""
+                f" ({details})" if details else ""
             )
         if python is not None:
             bin_dir = python.parent

@@ -8,9 +8,9 @@ carries out each one (:func:`execute`) or records it as not started (:func:`skip
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
-import shutil
-import tempfile
+import shlex
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -19,8 +19,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO, Literal
 
 from reprobridge_sdk.digest import file_sha256
+from reprobridge_sdk.env.snapshot import redact_text
 from reprobridge_sdk.errors import ArtifactError
 from reprobridge_sdk.extract.extraction import ExtractionError, render_template
+from reprobridge_sdk.io import safefs
 from reprobridge_sdk.io._fs import atomic_write_json
 from reprobridge_sdk.model import RECORD_NAME, Launcher, Manifest
 from reprobridge_sdk.model.attestation import LedgerLink
@@ -94,20 +96,64 @@ def _signature(path: Path) -> tuple[int, int, int] | None:
     return (stat.st_ino, stat.st_size, stat.st_mtime_ns)
 
 
-def _copy_output(source: Path, run_dir: Path, output_id: str) -> FileDigest:
+def _copy_output(
+    source: Path, run_dir: Path, output_id: str, bases: tuple[Path, ...]
+) -> FileDigest:
+    """Copy a produced output into the run directory through the safe file layer.
+
+    The output must resolve inside one of ``bases`` (the artifact root, the run directory)
+    and be a regular file; the copy is written to an ``O_EXCL`` temporary and renamed.
+    """
+    resolved = _contained(source, bases)
     target_dir = run_dir / OUTPUTS_DIR / output_id
-    target_dir.mkdir(parents=True, exist_ok=True)
     target = target_dir / source.name
-    fd, tmp = tempfile.mkstemp(prefix=f".{source.name}.", suffix=".tmp", dir=target_dir)
-    os.close(fd)
-    try:
-        shutil.copyfile(source, tmp)
-        Path(tmp).replace(target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    with safefs.open_regular(resolved) as handle:
+        safefs.atomic_write_bytes(
+            target, iter(lambda: handle.read(1 << 20), b""), root=run_dir, mode=0o644
+        )
     relative = target.relative_to(run_dir).as_posix()
-    return FileDigest(path=relative, sha256=file_sha256(target), size=target.stat().st_size)
+    return FileDigest(
+        path=relative, sha256=file_sha256(target, root=run_dir), size=target.stat().st_size
+    )
+
+
+def _contained(path: Path, bases: tuple[Path, ...]) -> Path:
+    """``path`` resolved inside one of ``bases``, else ``UnsafeFileError`` (``escapes``)."""
+    for base in bases:
+        with contextlib.suppress(safefs.UnsafeFileError):
+            return safefs.resolve_inside(base, path)
+    msg = f"{path} leads outside the artifact and the run directory"
+    raise safefs.UnsafeFileError("escapes", path, msg)
+
+
+def _output_form(template: str) -> str | None:
+    """F001/F002 for an output path template, as the validator reports them.
+
+    A template that starts with ``{run_dir}`` is inside the run directory by construction
+    (what follows must not climb out with ``..``); otherwise it is relative to the working
+    directory and must be neither absolute (F001) nor climb out of the artifact (F002).
+    """
+    from reprobridge_sdk.validation.files import check_path_form  # noqa: PLC0415 - light
+
+    if template.startswith("{run_dir}"):
+        rest = template[len("{run_dir}") :].lstrip("/")
+        return None if not rest else check_path_form(rest)
+    return check_path_form(template)
+
+
+def render_argv(launcher: Launcher, context: Mapping[str, object]) -> list[str]:
+    """The launcher's argv with its templates filled in.
+
+    A shell launcher's command line (``argv[0]``, run by ``/bin/sh -c``) gets every template
+    value shell-quoted, so a run directory named ``x $(touch PWNED)`` or a parameter with a
+    ``;`` is one word to the shell, never a command. Plain argv needs no quoting.
+    """
+    if not launcher.shell:
+        return [render_template(arg, context) for arg in launcher.argv]
+    quoted = {name: shlex.quote(str(value)) for name, value in context.items()}
+    return [render_template(launcher.argv[0], quoted)] + [
+        render_template(arg, context) for arg in launcher.argv[1:]
+    ]
 
 
 def _failure_reason(current: Failure | None, reason: str, detail: str, last: str | None) -> Failure:
@@ -124,13 +170,58 @@ def _new_run_dir(shared: Shared, launcher_id: str, seed: int | None) -> tuple[st
         raise ArtifactError(msg) from None
 
 
+#: Bytes set aside in each run directory while the run goes on (``.reserve``), freed just
+#: before the final record is written: a launcher that fills the disk still gets a final,
+#: failed record instead of a ``running`` one that reads as interrupted.
+RESERVE_BYTES = 128 * 1024
+_RESERVE = ".reserve"
+
+
 def _first_write(run_dir: Path, record: EvidenceRecord) -> None:
-    """The first record of a run; if it cannot be written the run is not started."""
+    """The first record of a run and the reserve; if either fails the run is not started.
+
+    The run directory is then removed (it would be an empty run without a record).
+    """
+    try:
+        write_record(run_dir, record)
+        fd = safefs.create_exclusive(run_dir / _RESERVE, root=run_dir)
+        try:
+            os.posix_fallocate(fd, 0, RESERVE_BYTES)
+        finally:
+            os.close(fd)
+    except OSError as exc:
+        for leftover in (run_dir / _RESERVE, run_dir / RECORD_NAME):
+            leftover.unlink(missing_ok=True)
+        with contextlib.suppress(OSError):
+            run_dir.rmdir()
+        full = " (the disk is full)" if exc.errno in (errno.ENOSPC, errno.EDQUOT) else ""
+        msg = f"cannot write the record in {run_dir}: {exc.strerror}{full}; the run was not started"
+        raise ArtifactError(msg) from None
+
+
+def _final_write(run_dir: Path, record: EvidenceRecord) -> bool:
+    """Write the final record in the space the reserve held; False if it could not be.
+
+    When the full record cannot be written (a full disk), a failed record saying so is
+    written instead; the record on disk is always whole (written atomically).
+    """
+    (run_dir / _RESERVE).unlink(missing_ok=True)
     try:
         write_record(run_dir, record)
     except OSError as exc:
-        msg = f"cannot write the record in {run_dir}: {exc.strerror}"
-        raise ArtifactError(msg) from None
+        full = exc.errno in (errno.ENOSPC, errno.EDQUOT)
+        record.status = "failed"
+        record.failure = Failure(
+            reason="internal-error",
+            detail=f"cannot write the record: {exc.strerror}"
+            + (" (the disk is full)" if full else ""),
+        )
+        try:  # the failed record is smaller: drop the bulky parts so it fits
+            write_record(run_dir, record.model_copy(update={"measurements": [], "outputs": []}))
+        except OSError:
+            return False
+        return False
+    return True
 
 
 def seal_run(shared: Shared, run_dir: Path, record: EvidenceRecord) -> None:
@@ -200,12 +291,13 @@ def execute(job: Job, shared: Shared) -> RunResult:
     argv: list[str] = list(launcher.argv)
     env = dict(shared.base_env)
     try:
-        argv = [render_template(arg, context) for arg in launcher.argv]
+        argv = render_argv(launcher, context)
         for name, value in launcher.env.items():
             env[name] = render_template(value, context)
-        record.argv = argv
+        record.argv = [redact_text(arg) for arg in argv]
     except ExtractionError as exc:
         failure = Failure(reason="template-error", detail=exc.message)
+    record.argv = [redact_text(arg) for arg in record.argv]
     _first_write(run_dir, record)
     shared.emit(
         RunEvent(
@@ -215,7 +307,7 @@ def execute(job: Job, shared: Shared) -> RunResult:
                 "launcher": launcher.id,
                 "seed": job.seed,
                 "run_dir": str(run_dir),
-                "argv": argv,
+                "argv": record.argv,
             },
         )
     )
@@ -235,16 +327,8 @@ def execute(job: Job, shared: Shared) -> RunResult:
         record.failure = Failure(reason="internal-error", detail=f"{type(exc).__name__}: {exc}")
     record.ended_at = utc_now()
     record.duration = round(time.monotonic() - started_wall, 6)
-    try:
-        write_record(run_dir, record)
-    except OSError as exc:  # e.g. a full disk: the 'running' record stays intact
-        record.status = "failed"
-        record.failure = Failure(
-            reason="internal-error", detail=f"cannot write the record: {exc.strerror}"
-        )
-    else:
-        if shared.seal_here:
-            seal_run(shared, run_dir, record)
+    if _final_write(run_dir, record) and shared.seal_here:
+        seal_run(shared, run_dir, record)
     result = RunResult(run_id=run_id, run_dir=run_dir, record=record)
     shared.emit(RunEvent("run-finished", result.to_dict()))
     return result
@@ -272,14 +356,29 @@ def _complete(
             reason="environment-error", detail=f"working directory {launcher.workdir!r} is missing"
         )
     if failure is not None:
+        if failure.reason == "environment-error":
+            # the log holds why the run could not start (e.g. the installer's own message)
+            with log_path.open("ab") as handle:
+                handle.write(f"reprobridge: {failure.detail}\n".encode())
         record.status = "failed"
         record.failure = failure
-        record.log = FileDigest(path=LOG_NAME, sha256=file_sha256(log_path), size=0)
+        record.log = FileDigest(
+            path=LOG_NAME, sha256=file_sha256(log_path), size=log_path.stat().st_size
+        )
         return record
 
     output_paths: dict[str, Path] = {}
     before: dict[str, tuple[int, int, int] | None] = {}
     for output in launcher.outputs:
+        form = _output_form(output.path)
+        if form is not None:
+            detail = (
+                f"output {output.id!r} path {output.path!r} "
+                + ("is absolute" if form == "F001" else "leads outside the artifact")
+                + f" ({form}); it is never read or copied"
+            )
+            failure = _failure_reason(failure, "missing-output", detail, None)
+            continue
         try:
             path = workdir / render_template(output.path, context)
         except ExtractionError as exc:
@@ -356,7 +455,12 @@ def _complete(
                 )
             continue
         preexisting = before[output.id] is not None and before[output.id] == after
-        digest = _copy_output(path, run_dir, output.id)
+        try:
+            digest = _copy_output(path, run_dir, output.id, (shared.root, run_dir))
+        except safefs.UnsafeFileError as exc:
+            detail = f"output {output.id!r} refused: {exc.message}"
+            failure = _failure_reason(failure, "missing-output", detail, last)
+            continue
         records.append(OutputRecord(id=output.id, preexisting=preexisting, **digest.model_dump()))
         if preexisting:
             if output.required:
@@ -415,6 +519,7 @@ def skipped(
         executor=shared.executor,
     )
     _first_write(run_dir, record)
+    (run_dir / _RESERVE).unlink(missing_ok=True)
     seal_run(shared, run_dir, record)
     result = RunResult(run_id=run_id, run_dir=run_dir.resolve(), record=record)
     shared.emit(RunEvent("run-finished", result.to_dict()))

@@ -10,8 +10,15 @@ is reached, with its line number and the seconds since the start.
 On timeout or cancellation the whole group gets SIGTERM, then SIGKILL after a grace period,
 so a process that ignores SIGTERM is still stopped. When the main process exits while others
 in its group still hold the pipe open, they are killed after :data:`DRAIN_WAIT` seconds.
-If the runner itself is killed with SIGKILL it cannot stop the group: the experiment keeps
-running on its own (its record is then read as interrupted; stop it by its process group).
+
+Children die with the runner. Each group has a *watchdog*: a tiny separate process (its own
+session, so signals to the runner's group do not reach it) that holds the read end of a pipe
+whose only write end is the runner's. When the runner ends in any way, SIGKILL included, the
+kernel closes that end; the watchdog reads end-of-file and kills the whole group (a child
+that ignores SIGHUP or prints nothing included). When the run ends normally the runner first
+writes one byte, and the watchdog exits without killing anything. A process that leaves the
+group on purpose (``setsid``) escapes it; the sandbox (``run --sandbox``) closes that gap
+with a PID namespace.
 """
 
 from __future__ import annotations
@@ -21,6 +28,7 @@ import os
 import selectors
 import signal
 import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -129,6 +137,54 @@ class _LandmarkWatcher:
             self.on_hit(pattern.id, line, elapsed)
 
 
+#: The watchdog's program: wait for a byte or end-of-file on stdin; on end-of-file (the
+#: runner is gone) kill the process group named by argv[1].
+_WATCHDOG = (
+    "import os,signal,sys\n"
+    "pgid=int(sys.argv[1])\n"
+    "try:\n"
+    "    data=os.read(0,1)\n"
+    "except OSError:\n"
+    "    data=b''\n"
+    "if not data:\n"
+    "    try:\n"
+    "        os.killpg(pgid,signal.SIGKILL)\n"
+    "    except OSError:\n"
+    "        pass\n"
+)
+
+
+class _Watchdog:
+    """The supervising process of one group (see the module docstring)."""
+
+    def __init__(self, pgid: int) -> None:
+        read, self._write = os.pipe()
+        os.set_inheritable(self._write, False)
+        try:
+            self._process: subprocess.Popen[bytes] | None = subprocess.Popen(
+                [sys.executable, "-I", "-S", "-c", _WATCHDOG, str(pgid)],
+                stdin=read,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                start_new_session=True,
+                close_fds=True,
+            )
+        except OSError:  # pragma: no cover - no interpreter to start: no supervision
+            self._process = None
+        finally:
+            os.close(read)
+
+    def release(self) -> None:
+        """The run ended normally: tell the watchdog to exit without killing."""
+        with contextlib.suppress(OSError):
+            os.write(self._write, b"x")
+        with contextlib.suppress(OSError):
+            os.close(self._write)
+        if self._process is not None:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self._process.wait(timeout=5)
+
+
 def _signal_group(pgid: int, signum: int) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pgid, signum)
@@ -176,51 +232,70 @@ def run_process(
             outcome.not_found = f"{argv[0]}: {exc.strerror}"
             outcome.duration = time.monotonic() - started
             return outcome
-        watcher = _LandmarkWatcher(landmarks, started, on_landmark)
-        assert process.stdout is not None
-        fd = process.stdout.fileno()
-        deadline = None if timeout is None else started + timeout
-        exited_at: float | None = None
-        with selectors.DefaultSelector() as selector:
-            selector.register(fd, selectors.EVENT_READ)
-            while True:
-                now = time.monotonic()
-                if cancel is not None and cancel.is_set() and exited_at is None:
-                    outcome.cancelled = True
-                    _stop(process, grace)
-                    exited_at = time.monotonic()
-                elif deadline is not None and now >= deadline and exited_at is None:
-                    outcome.timed_out = True
-                    _stop(process, grace)
-                    exited_at = time.monotonic()
-                if exited_at is None and process.poll() is not None:
-                    exited_at = time.monotonic()
-                if exited_at is not None and time.monotonic() - exited_at > DRAIN_WAIT:
-                    # The leader is gone but someone still holds the pipe: end the group.
-                    _signal_group(process.pid, signal.SIGKILL)
-                    break
-                wait = _POLL
-                if deadline is not None and exited_at is None:
-                    wait = max(0.0, min(wait, deadline - now))
-                if not selector.select(wait):
-                    continue
-                chunk = os.read(fd, READ_SIZE)
-                if not chunk:
-                    break
-                if outcome.log_error is None:
-                    try:
-                        log.write(chunk)
-                    except OSError as exc:  # full disk: keep draining, report it
-                        outcome.log_error = f"cannot write the log: {exc.strerror}"
-                if echo is not None:
-                    with contextlib.suppress(OSError, ValueError):
-                        echo.write(chunk)
-                        echo.flush()
-                watcher.feed(chunk)
-        process.stdout.close()
-        watcher.finish()
-        outcome.exit_code = process.wait()
-    outcome.lines = watcher.lines
-    outcome.landmarks = watcher.hits
+        watchdog = _Watchdog(process.pid)
+        try:
+            watcher = _LandmarkWatcher(landmarks, started, on_landmark)
+            _pump(process, outcome, log, timeout, cancel, grace, echo, started, watcher)
+        finally:
+            watchdog.release()
     outcome.duration = time.monotonic() - started
     return outcome
+
+
+def _pump(  # noqa: PLR0917 - the loop of run_process
+    process: subprocess.Popen[bytes],
+    outcome: ProcessOutcome,
+    log: BinaryIO,
+    timeout: float | None,
+    cancel: threading.Event | None,
+    grace: float,
+    echo: BinaryIO | None,
+    started: float,
+    watcher: _LandmarkWatcher,
+) -> None:
+    """Read the process's output to the end (see :func:`run_process`)."""
+    assert process.stdout is not None
+    fd = process.stdout.fileno()
+    deadline = None if timeout is None else started + timeout
+    exited_at: float | None = None
+    with selectors.DefaultSelector() as selector:
+        selector.register(fd, selectors.EVENT_READ)
+        while True:
+            now = time.monotonic()
+            if cancel is not None and cancel.is_set() and exited_at is None:
+                outcome.cancelled = True
+                _stop(process, grace)
+                exited_at = time.monotonic()
+            elif deadline is not None and now >= deadline and exited_at is None:
+                outcome.timed_out = True
+                _stop(process, grace)
+                exited_at = time.monotonic()
+            if exited_at is None and process.poll() is not None:
+                exited_at = time.monotonic()
+            if exited_at is not None and time.monotonic() - exited_at > DRAIN_WAIT:
+                # The leader is gone but someone still holds the pipe: end the group.
+                _signal_group(process.pid, signal.SIGKILL)
+                break
+            wait = _POLL
+            if deadline is not None and exited_at is None:
+                wait = max(0.0, min(wait, deadline - now))
+            if not selector.select(wait):
+                continue
+            chunk = os.read(fd, READ_SIZE)
+            if not chunk:
+                break
+            if outcome.log_error is None:
+                try:
+                    log.write(chunk)
+                except OSError as exc:  # full disk: keep draining, report it
+                    outcome.log_error = f"cannot write the log: {exc.strerror}"
+            if echo is not None:
+                with contextlib.suppress(OSError, ValueError):
+                    echo.write(chunk)
+                    echo.flush()
+            watcher.feed(chunk)
+    process.stdout.close()
+    watcher.finish()
+    outcome.exit_code = process.wait()
+    outcome.lines = watcher.lines
+    outcome.landmarks = watcher.hits

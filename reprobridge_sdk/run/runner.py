@@ -210,6 +210,25 @@ def _schedule(jobs: list[Job], shared: Shared, executor: Executor) -> tuple[list
     return results, interrupted
 
 
+def _refuse_shared_outputs(plan: list[Job]) -> None:
+    """N010 when runs in parallel could write the same output path.
+
+    An output path without ``{run_dir}`` or ``{seed}`` is the same file for every run of its
+    launcher (and may be another launcher's too): two runs at once would record each other's
+    output. Such a plan runs with ``jobs=1`` only.
+    """
+    for job in plan:
+        for index, output in enumerate(job.launcher.outputs):
+            if "{run_dir}" not in output.path and "{seed}" not in output.path:
+                raise usage_error(
+                    "N010",
+                    f"launcher {job.launcher.id!r}: output {output.id!r} ({output.path}) is "
+                    "the same file for every run, so runs in parallel would overwrite it",
+                    path=f"/launchers/{job.launcher.id}/outputs/{index}/path",
+                    hint="put {run_dir} or {seed} in the output path, or run with -j 1",
+                )
+
+
 def run(
     artifact_dir: str | os.PathLike[str] = ".",
     launchers: Sequence[str] | None = None,
@@ -294,6 +313,8 @@ def run(
         if launcher.seeds and seeds is not None:
             launcher_seeds = list(seeds)
         plan.extend(Job(launcher, seed) for seed in launcher_seeds or [None])
+    if (jobs > 1 or engine.record_name is not None) and len(plan) > 1:
+        _refuse_shared_outputs(plan)  # runs in parallel, here or on workers
     try:
         with _sigterm_as_interrupt():
             engine.start(shared, selected)

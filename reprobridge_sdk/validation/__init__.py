@@ -261,7 +261,7 @@ def work_limit(exc: BaseException, *, file: str = "", path: str = "") -> Finding
     """The finding for an artifact whose checks ran out of recursion depth or memory."""
     what = "recursion depth" if isinstance(exc, RecursionError) else "memory"
     return finding(
-        "Y005" if isinstance(exc, RecursionError) else "Y006",
+        "F011",
         f"checking this artifact exceeded the {what} allowed; its remaining checks were skipped",
         file=file,
         path=path,

@@ -35,6 +35,9 @@ with a ``pairs()`` method) is accepted too.
     summary line. Values are escaped as the Actions toolkit does (``%``, CR and LF in the
     message; also ``:`` and ``,`` in properties), so a hostile message cannot start a command
     of its own. A finding without a file is annotated on the artifact's label.
+
+Other formats come from plugins (entry point group ``reprobridge.report_formats``, see
+:mod:`reprobridge_sdk.plugins`): ``render(results, NAME)`` calls the plugin with the pairs.
 """
 
 from __future__ import annotations
@@ -102,6 +105,11 @@ def render(results: Any, fmt: str = "text", *, color: bool = False) -> str:
         return _junit(_pairs(results))
     if fmt == "github":
         return _github(_pairs(results))
+    from reprobridge_sdk.plugins import REPORT_FORMATS, load_plugin  # noqa: PLC0415 - rare
+
+    plugin = load_plugin(REPORT_FORMATS, fmt)
+    if plugin is not None:
+        return str(plugin(_pairs(results)))
     msg = f"unknown format {fmt!r}; one of {', '.join(FORMATS)}"
     raise ValueError(msg)
 

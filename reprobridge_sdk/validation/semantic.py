@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import difflib
 import math
-import re
 from collections.abc import Iterator
 from typing import Any
 
 from reprobridge_sdk.extract.pattern import PatternError, Regex, author_pattern
+from reprobridge_sdk.extract.template import template_names
 from reprobridge_sdk.findings import Finding
 from reprobridge_sdk.io.document import Document, escape_pointer
 
@@ -23,7 +23,6 @@ __all__ = ["TEMPLATE_BUILTINS", "check_semantics", "template_names"]
 #: Template names every launcher may use besides its params.
 TEMPLATE_BUILTINS = frozenset({"seed", "run_dir"})
 
-_TEMPLATE = re.compile(r"\{\{|\}\}|\{([A-Za-z_][A-Za-z0-9_]*)\}|[{}]")
 _GUIDE_LISTS = ("ambiguities", "changes", "discrepancies", "pitfalls", "open_choices")
 _SINGLE_RUN = frozenset({"single", "mean", "median", "min", "max"})
 
@@ -45,21 +44,6 @@ def _strs(value: Any, pointer: str) -> Iterator[tuple[str, str]]:
         for index, item in enumerate(value):
             if isinstance(item, str):
                 yield f"{pointer}/{index}", item
-
-
-def template_names(text: str) -> tuple[list[str], bool]:
-    """The ``{name}`` templates of ``text`` and whether it has an unescaped brace."""
-    names: list[str] = []
-    stray = False
-    for match in _TEMPLATE.finditer(text):
-        token = match.group(0)
-        if token in ("{{", "}}"):
-            continue
-        if match.group(1) is None:
-            stray = True
-        else:
-            names.append(match.group(1))
-    return names, stray
 
 
 class _Checker:

@@ -20,6 +20,14 @@ _YAML = "yaml"
 _JSON = "jsonc"
 
 RUNTIME_EXAMPLES: dict[str, tuple[str, str, str]] = {
+    # ------------------------------------------------------------------- V: versioning
+    "V006": (
+        _SH,
+        "# rra.yaml declares rra_version '1.1'\n"
+        "$ reprobridge upgrade --to 1.0   # V006 at /rra_version: never a downgrade, exit 1",
+        "# rra.yaml declares rra_version '1.0'\n"
+        "$ reprobridge upgrade --to 1.1   # rra_version becomes '1.1'; comments are kept",
+    ),
     # ------------------------------------------------------------------- L: locks
     "L010": (
         _SH,
@@ -31,6 +39,21 @@ RUNTIME_EXAMPLES: dict[str, tuple[str, str, str]] = {
         "$ cat environment/requirements.in\n"
         "numpy>=1.26,<2\n"
         "$ reprobridge lock            # writes the hashed lock and records its sha256",
+    ),
+    # ------------------------------------------------------------------- F: files (limits)
+    "F010": (
+        _SH,
+        "$ truncate -s 4G environment/requirements.lock    # sparse: no disk space used\n"
+        "$ reprobridge validate     # F010 at /environment/lock/sha256 (and L003), unread",
+        "# a lock of a few kilobytes, or any file under its limit (spec: security.md#file-layer)\n"
+        "$ reprobridge validate",
+    ),
+    "F011": (
+        _SH,
+        "# checking the artifact ran out of recursion depth or memory\n"
+        "$ reprobridge validate submissions/   # F011 for that artifact; the others are checked",
+        "# JSON evidence nested 256 levels or less, YAML evidence 64 or less\n"
+        "$ reprobridge validate submissions/",
     ),
     # ------------------------------------------------------------------- E: environment
     "E001": (
@@ -181,6 +204,46 @@ RUNTIME_EXAMPLES: dict[str, tuple[str, str, str]] = {
         "[tool.reprobridge]\n"
         'ignore = ["R010"]             # a known key with a list of code prefixes: no finding',
     ),
+    "E017": (
+        _SH,
+        "# an installed distribution declares a report format whose module fails to import\n"
+        "$ reprobridge validate demo --format broken\n"
+        "# E017 at /plugins/reprobridge.report_formats/broken; exit 2",
+        "# a plugin that imports and exposes a callable renders the report\n"
+        "$ reprobridge validate demo --format count     # the plugin's text on stdout",
+    ),
+    "E018": (
+        _YAML,
+        "artifact:\n"
+        "  authors: []           # and no paper.authors: 'reprobridge export citation' gives E018\n"
+        "  paper: {title: A study}",
+        "artifact:\n"
+        "  authors: [{name: Ada Lovelace}]   # CITATION.cff names her as the author\n"
+        "  paper: {title: A study}",
+    ),
+    "E020": (
+        _SH,
+        "$ REPROBRIDGE_INDEX_URL=https://127.0.0.1:9/simple reprobridge env create   # E020",
+        "$ reprobridge env create   # the index answers",
+    ),
+    "E021": (
+        _SH,
+        "# the index presents a self-signed certificate the installer does not trust\n"
+        "$ reprobridge run --scope smoke   # E021 in the run's failure detail and its log",
+        "# a certificate from a trusted authority (or its CA bundle configured)\n"
+        "$ reprobridge run --scope smoke",
+    ),
+    "E022": (
+        _SH,
+        "$ HTTPS_PROXY=http://127.0.0.1:9 reprobridge env create   # the proxy refuses: E022",
+        "$ reprobridge env create   # no proxy, or one that answers",
+    ),
+    "E023": (
+        _SH,
+        "# the index answers 403 Forbidden for the pinned file\n"
+        "$ reprobridge env create   # E023 with the installer's own message",
+        "$ reprobridge env create   # the index serves the file",
+    ),
     # ------------------------------------------------------------------- D: data
     "D001": (
         _YAML,
@@ -242,7 +305,7 @@ RUNTIME_EXAMPLES: dict[str, tuple[str, str, str]] = {
     "D007": (
         _YAML,
         "    - id: shards\n"
-        "      source: {url: s3://bucket/shards.tar}   # s3:// and gs:// are not downloaded: D007\n"
+        "      source: {url: hf://acme/shards.tar}   # no owner/repo/path: D007\n"
         "      destination: data/shards.tar",
         "    - id: shards\n"
         "      source: {url: hf://datasets/acme/shards/shards.tar}  # hf:// maps to HTTPS\n"
@@ -278,6 +341,36 @@ RUNTIME_EXAMPLES: dict[str, tuple[str, str, str]] = {
         "    - id: resnet-weights\n"
         "      source: {package: torchvision}   # package and codebase items need no\n"
         "      sha256: 9a4c...01                # destination: they are verified in place",
+    ),
+    "D011": (
+        _SH,
+        "# the server sends one byte every 2 s; the item declares 50 kB\n"
+        "$ reprobridge data fetch      # D011 after 30 s below --min-rate (1024 B/s)",
+        "$ reprobridge data fetch --min-rate 100   # a slow mirror, accepted on purpose",
+    ),
+    "D012": (
+        _SH,
+        "# size: 51200 declared; the server keeps sending\n"
+        "$ reprobridge data fetch      # D012: stopped at 51,200 bytes, the .part removed",
+        "# the server sends the declared 51,200 bytes and ends the body\n$ reprobridge data fetch",
+    ),
+    "D013": (
+        _SH,
+        "# https://example.org/w.bin answers 302 Location: http://example.org/w.bin\n"
+        "$ reprobridge data fetch      # D013: the redirect changes the scheme",
+        "# a redirect to another https:// URL is followed (at most 10)\n$ reprobridge data fetch",
+    ),
+    "D014": (
+        _YAML,
+        "data:\n"
+        "  - id: weights\n"
+        '    source: {url: "https://example.org/w.bin"}\n'
+        "    destination: ckpt/w.bin      # no sha256, no size: D014 (not downloaded)",
+        "data:\n"
+        "  - id: weights\n"
+        '    source: {url: "https://example.org/w.bin"}\n'
+        "    sha256: 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08\n"
+        "    destination: ckpt/w.bin      # (or: data fetch --allow-unverified)",
     ),
     # ------------------------------------------------------------------- A: evidence, audit
     "A001": (
@@ -536,6 +629,31 @@ RUNTIME_EXAMPLES: dict[str, tuple[str, str, str]] = {
         "// A036 (a warning) at /drift; the run's values count",
         '{"env_mode": "cached", "drift": []}   // run in the environment built from the lock',
     ),
+    "A037": (
+        _JSON,
+        "// launcher scored declares seeds [0, 1, 2, 3, 4]; runs made with --seeds 40,41,...\n"
+        '{"launcher": "scored", "seed": 40, ...}          // A037 at /seed',
+        '{"launcher": "scored", "seed": 0, ...}           // a declared seed',
+    ),
+    "A038": (
+        _JSON,
+        "// runs/scored-s4 is a copy of runs/scored-s0 with the seed edited\n"
+        '{"seed": 4, "log": {"sha256": "<same as seed 0>", ...}}   // A038 at /log',
+        '{"seed": 4, "log": {"sha256": "<its own>", ...}}          // each seed was run',
+    ),
+    "A039": (
+        _JSON,
+        "// a smoke run passed off as scored: launcher, scope and argv edited together\n"
+        '{"run_id": "smoke-s0-20260101T000000000000Z-1a2b3c4d", "launcher": "scored", ...}'
+        "  // A039 at /run_id",
+        '{"run_id": "scored-s0-20260101T000000000000Z-1a2b3c4d", "launcher": "scored", ...}',
+    ),
+    "A040": (
+        _SH,
+        "$ ln -sf ~/.ssh/id_ed25519 runs/scored-s0/log.txt\n"
+        "$ reprobridge audit      # A040 at /log/path: the link is not followed",
+        "$ reprobridge audit      # log.txt is a regular file in the run directory",
+    ),
     "A045": (
         _SH,
         "$ reprobridge references add runs/ && reprobridge audit . runs/   # A045 (warning)",
@@ -605,6 +723,13 @@ RUNTIME_EXAMPLES: dict[str, tuple[str, str, str]] = {
         "$ reprobridge audit --rerun 2     # A059 on that run",
         "# the launcher runs again to success\n$ reprobridge audit --rerun 2",
     ),
+    "A060": (
+        _YAML,
+        "codebase:\n  upstream:\n    repository: https://github.com/owner/paper.git\n"
+        "    commit: '0000000000000000000000000000000000000000'   # A060: no 'available'",
+        "codebase:\n  upstream:\n    repository: https://github.com/owner/paper.git\n"
+        "    commit: 3f9c2a7e1b4d5c6e7f8091a2b3c4d5e6f7a8b9c0",
+    ),
     # ------------------------------------------------------------------- N: runner
     "N001": (
         _SH,
@@ -661,6 +786,13 @@ RUNTIME_EXAMPLES: dict[str, tuple[str, str, str]] = {
         "    resources: {cpus: 64, memory: 512GiB}\n"
         "# every worker has 2 cores and 8 GiB: N022 before anything is submitted",
         "    resources: {cpus: 2, memory: 4GiB}",
+    ),
+    "N010": (
+        _SH,
+        "# launcher train writes results/metrics.json whatever the seed\n"
+        "$ reprobridge run -j 2 . train     # N010 at /launchers/train/outputs/0/path, exit 2",
+        '# outputs: [{id: metrics, path: "{run_dir}/metrics.json"}]\n'
+        "$ reprobridge run -j 2 . train     # each run writes its own file",
     ),
     # ------------------------------------------------------------------- B: build agent
     "B001": (

@@ -101,7 +101,7 @@ _add(
             {
                 "id": "holdout",
                 "measured": "holdout accuracy",
-                "value": 0.92,
+                "value": 0.71,
                 "direction": "higher",
                 "hints": {"label": "holdout accuracy"},
             }
@@ -303,14 +303,17 @@ _add(
     Fixture(
         "not-reproducible",
         {
-            "train.py": _SEEDED
+            "train.py": _SEEDED.replace(
+                "train_test_split(X, y, random_state=args.seed)",
+                "train_test_split(X, y, random_state=0)  # the paper's split",
+            )
             + 'print("test accuracy: %.4f" % model.score(X_test / 16.0, y_test))\n',
         },
         [
             {
                 "id": "accuracy",
                 "measured": "test accuracy",
-                "value": 0.995,
+                "value": 0.999,
                 "direction": "higher",
                 "hints": {"label": "test accuracy"},
             }

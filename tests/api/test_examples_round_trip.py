@@ -33,12 +33,15 @@ def test_text_round_trips_byte_identical(root: Path) -> None:
 
 
 def _loadable(root: Path) -> bool:
-    """Loads, and has no semantic error that makes an edit ambiguous (duplicate ids)."""
+    """Loads, and has no semantic error that makes an edit ambiguous (duplicate ids), nor a
+    1.1 addition in a 1.0 document (V005), which a save corrects by declaring 1.1 (tested in
+    tests/authoring/test_upgrade.py)."""
     try:
         art = api.load(root)
     except ArtifactError:
         return False
-    return all(item.code != "R001" for item in art.validate(check_files=False).findings)
+    findings = art.validate(check_files=False).findings
+    return all(item.code not in ("R001", "V005") for item in findings)
 
 
 LOADABLE = [root for root in EXAMPLES if _loadable(root)]

@@ -127,10 +127,17 @@ def test_table_over_many_artifacts(toy: Path, tmp_path: Path) -> None:
     assert [e.code for e in table.errors] == ["A001"]
     # toy: a compatible, b toy -> 0.5 per task; other: both attempts lack seed 1 -> 0.
     assert [r.task_success for r in table.artifacts] == [0.5, 0.0]
-    assert table.task_level == pytest.approx(0.25)
-    assert table.paper_macro == pytest.approx(0.25)
-    assert {r.label: r.success_rate for r in table.labels} == {"a": 0.5, "b": 0.0}
-    assert table.label_spread == pytest.approx(0.5)
+    # The artifact that does not load counts in every rate: as one paper and one task with
+    # success 0, and as one non-compatible pair in each label group.
+    assert [(r.status, r.artifact) for r in table.rows] == [
+        ("passed", "toy-study"),
+        ("failed", "toy-study"),
+        ("error", None),
+    ]
+    assert table.task_level == pytest.approx((0.5 + 0.5 + 0 + 0 + 0) / 5)
+    assert table.paper_macro == pytest.approx((0.5 + 0 + 0) / 3)
+    assert {r.label: r.success_rate for r in table.labels} == {"a": 2 / 5, "b": 0.0}
+    assert table.label_spread == pytest.approx(0.4)
     assert not table.passed
 
 

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import platform
 import shutil
+from importlib import metadata
 from pathlib import Path
 
+from reprobridge_sdk.api import load
 from reprobridge_sdk.audit import audit
+from reprobridge_sdk.env.check import lock_drift
 from reprobridge_sdk.run import run
 
 
@@ -23,4 +27,13 @@ def test_bundled_example_reproduces(repo_root: Path, tmp_path: Path) -> None:
     assert all(len(t.attempts[0].seeds) == t.seeds for t in result.tasks)
     assert result.badges.available and result.badges.functional and result.badges.reproduced
     assert result.passed
-    assert not [f for r in result.attempts[0].runs for f in r.findings]
+    # The runs used this interpreter ('current'): they drift from the example's lock (A036,
+    # a warning) exactly when this interpreter differs from it (another Python, other pins).
+    drift = lock_drift(
+        artifact,
+        load(artifact).manifest.environment,
+        python_full=platform.python_version(),
+        installed={d.metadata["Name"]: d.version for d in metadata.distributions()},
+    )
+    codes = {f.code for r in result.attempts[0].runs for f in r.findings}
+    assert codes == ({"A036"} if drift else set()), [f.code for f in drift]

@@ -9,11 +9,14 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+from typing import Any
 
 from audit_support import edit_record
 
+from reprobridge_sdk import load
 from reprobridge_sdk.audit import audit, audit_table
 from reprobridge_sdk.model.audit import AuditResult
+from reprobridge_sdk.run import run
 from reprobridge_sdk.run.evidence import OWNER_KEY
 
 
@@ -38,8 +41,7 @@ def test_a_log_linked_outside_is_not_followed(toy: Path, tmp_path: Path) -> None
     (run / "log.txt").unlink()
     (run / "log.txt").symlink_to(outside)
     result = audit(toy)
-    assert "A003" in _run_codes(result, "scored-s0")
-    assert not result.passed or result.tasks[0].attempts[0].seeds == [1, 2]
+    assert _run_codes(result, "scored-s0") == {"A040"}
 
 
 def test_an_output_linked_inside_is_refused_too(toy: Path) -> None:
@@ -52,7 +54,7 @@ def test_an_output_linked_inside_is_refused_too(toy: Path) -> None:
     target.unlink()
     target.symlink_to(copy)
     result = audit(toy)
-    assert "A005" in _run_codes(result, "scored-s0")
+    assert _run_codes(result, "scored-s0") == {"A040"}
 
 
 def test_a_deep_record_is_a_finding_and_the_table_goes_on(toy: Path, tmp_path: Path) -> None:
@@ -71,3 +73,59 @@ def test_a_record_that_is_a_fifo_does_not_hang(toy: Path) -> None:
     (attempt,) = result.attempts
     assert "scored-s0" not in {r.run for r in attempt.runs}
     assert result.tasks[0].attempts[0].seeds == [1, 2]
+
+
+# ------------------------------------------------------------------------ seed games
+
+
+def test_runs_of_undeclared_seeds_do_not_count(toy: Path) -> None:
+    """Seeds 40-42 instead of the declared 0-2: real runs, every one A037."""
+    import shutil
+
+    shutil.rmtree(toy / "runs")
+    summary = run(toy, ["scored"], env_mode="current", seeds=[40, 41, 42])
+    assert all(r.record.status == "succeeded" for r in summary.results)
+    result = audit(toy)
+    (attempt,) = result.attempts
+    assert {f.code for r in attempt.runs for f in r.findings} == {"A037"}
+    assert not result.passed
+
+
+def test_a_run_copied_under_another_seed_is_duplicated_evidence(toy: Path) -> None:
+    import shutil
+
+    shutil.rmtree(toy / "runs" / "scored-s2")
+    shutil.copytree(toy / "runs" / "scored-s0", toy / "runs" / "scored-s2")
+
+    def relabel(data: dict[str, Any]) -> None:
+        data["seed"] = 2
+        data["run_id"] = data["run_id"].replace("-s0-", "-s2-")
+        data["argv"] = [
+            "2" if a == "0" else a.replace("metrics-0.", "metrics-2.") for a in data["argv"]
+        ]
+
+    edit_record(toy / "runs" / "scored-s2", relabel)
+    result = audit(toy)
+    assert _run_codes(result, "scored-s2") == {"A038"}
+    assert _run_codes(result, "scored-s0") == set()
+    assert not result.passed
+
+
+def test_a_smoke_run_relabelled_as_scored_is_caught(toy: Path) -> None:
+    import shutil
+
+    for seed in (0, 1, 2):
+        shutil.rmtree(toy / "runs" / f"scored-s{seed}")
+    scored = next(launcher for launcher in load(toy).manifest.launchers if launcher.id == "scored")
+
+    def relabel(data: dict[str, Any]) -> None:
+        data["launcher"] = "scored"
+        data["scope"] = "scored"
+        data["argv"] = [a.replace("{seed}", "0") for a in scored.argv]
+
+    edit_record(toy / "runs" / "smoke-s0", relabel)
+    result = audit(toy)
+    assert "A039" in _run_codes(result, "smoke-s0")
+    assert "A014" not in _run_codes(result, "smoke-s0")
+    assert "A015" not in _run_codes(result, "smoke-s0")
+    assert not result.passed

@@ -24,8 +24,11 @@ import yaml
 from audit_support import edit_record, make_artifact, run_honestly
 
 from reprobridge_sdk.audit import audit
+from reprobridge_sdk.audit.interval import compatibility_interval
+from reprobridge_sdk.audit.verdict import judge_published
 from reprobridge_sdk.digest import tree_digest
-from reprobridge_sdk.model import RECORD_NAME
+from reprobridge_sdk.errors import ArtifactError
+from reprobridge_sdk.model import RECORD_NAME, Task
 from reprobridge_sdk.model.audit import AuditResult, TaskAttempt
 
 
@@ -94,13 +97,29 @@ def test_no_reference_observations_is_inconclusive(honest: Path) -> None:
 
 
 def test_a_non_finite_reference_is_inconclusive(honest: Path) -> None:
+    # A manifest cannot carry one: its numbers are JSON's (S004 where it is written) ...
     def poison(data: dict[str, Any]) -> None:
         data["tasks"][0]["reference"]["observations"][2]["value"] = float("inf")
 
     _edit_manifest(honest, poison)
-    acc = _attempt(audit(honest), "acc")
-    assert acc.verdict == "inconclusive"
-    assert [code for code, _ in _reasons(acc)] == ["A027"]
+    with pytest.raises(ArtifactError) as info:
+        audit(honest)
+    assert [(f.code, f.path) for f in info.value.findings] == [
+        ("S004", "/tasks/0/reference/observations/2/value")
+    ]
+    # ... but the Python API can be given one: the interval is undefined, the verdict
+    # inconclusive (A027), whatever the value.
+    task = Task.model_validate(
+        {"id": "acc", "dataset": "d", "metric": "m", "published": {"value": 90.1}}
+        | {"direction": "higher", "kind": "full"}
+    )
+    interval = compatibility_interval([90.0, math.inf, 90.2])
+    assert (interval.defined, interval.non_finite) == (False, True)
+    judgement = judge_published(task, interval, 90.1, "/tasks/0")
+    assert (judgement.verdict, [(r.code, r.path) for r in judgement.reasons]) == (
+        "inconclusive",
+        [("A027", "/tasks/0/reference")],
+    )
 
 
 def test_a_single_reference_gives_the_floor_only_interval(honest: Path) -> None:
@@ -179,7 +198,8 @@ def waiting_run(honest: Path) -> Iterator[Path]:
     """A real runner process, still running a launcher, while the test audits."""
 
     def add_launcher(data: dict[str, Any]) -> None:
-        data["tasks"].append({**data["tasks"][0], "id": "awaited"})
+        statistic = {"aggregate": "mean", "seeds": 1}  # one run: the launcher has no seeds
+        data["tasks"].append({**data["tasks"][0], "id": "awaited", "statistic": statistic})
         data["launchers"].append(
             {
                 "id": "waiting",
@@ -223,11 +243,6 @@ def waiting_run(honest: Path) -> Iterator[Path]:
         runner.wait(timeout=60)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the auditor passes the run's path to owner_alive, not the record's x-runner owner, "
-    "so a live run reads as interrupted (A022); the fix is under way",
-)
 def test_a_run_in_progress_is_not_executed_yet(honest: Path, waiting_run: Path) -> None:
     result = audit(honest)
     (run,) = [r for r in result.attempts[0].runs if r.run.endswith(waiting_run.name)]

@@ -64,6 +64,7 @@ def test_import_as_patches_starts_an_empty_series_and_validates(tmp_path: Path) 
     assert codebase.upstream.commit == commit
     assert codebase.refined.kind == "patches"
     assert codebase.refined.patches == []
+    assert art.manifest.rra_version == "1.1"  # an empty series is a format 1.1 feature
     assert codebase.tree_digest == tree_digest(root / "code")
     assert (root / "code" / "train.py").is_file()
     assert "C" not in "".join(code[0] for code in _codes(root))

@@ -52,6 +52,8 @@ def test_runs_become_observations_with_provenance(tmp_path: Path) -> None:
     assert first.code_tree_digest == art.manifest.codebase.tree_digest
     assert first.lock_digest == record["lock_digest"]
     assert first.source == "reference run"
+    assert art.manifest.rra_version == "1.1"  # provenance digests are format 1.1 fields
+    assert not [f for f in art.validate().findings if f.severity.value == "error"]
     # adding the same runs again adds nothing: each run is cited once
     again = add_references(root, [str(root / "reference-runs")])
     assert again.added == {"main-result": []}

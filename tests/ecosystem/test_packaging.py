@@ -46,7 +46,7 @@ def test_extras_and_runtime_dependencies() -> None:
     runtime = {r.name.lower() for r in reqs if r.marker is None or "extra" not in str(r.marker)}
     assert "jsonschema" not in runtime  # only the tests import it
     extras = set(metadata(DISTRIBUTION).get_all("Provides-Extra") or [])
-    assert {"pip-tools", "signing", "dask", "slurm", "hf", "s3", "gcs", "all", "test"} <= extras
+    assert {"pip-tools", "signing", "dask", "slurm", "s3", "gcs", "all", "test"} <= extras
 
     def names(extra: str) -> set[str]:
         return {
@@ -59,7 +59,6 @@ def test_extras_and_runtime_dependencies() -> None:
     assert "cryptography" in names("signing")
     assert {"dask", "distributed"} <= names("dask")
     assert "dask-jobqueue" in names("slurm")
-    assert {"fsspec", "huggingface-hub"} <= names("hf")
     assert {"fsspec", "s3fs"} <= names("s3")
     assert {"fsspec", "gcsfs"} <= names("gcs")
 

@@ -143,7 +143,7 @@ def data_artifact(server: _Server, make_artifact: Callable[..., Path], tmp_path:
                 "ckpt/gated.bin",
                 extra=f"      access: gated\n      instructions: {INSTRUCTIONS}\n",
             ),
-            _item("bucket", "s3://bucket/key.bin", "data/bucket.bin"),
+            _item("bucket", "gs://bucket/key.bin", "data/bucket.bin"),
         ]
     )
     return make_artifact(tmp_path / "art", "six\n", extra=f"  data:\n{items}")
@@ -157,21 +157,24 @@ def _by_id(findings: list) -> dict[str, list[str]]:  # type: ignore[type-arg]
     return result
 
 
-def test_fetch_all_items(data_artifact: Path, server: _Server, tmp_path: Path) -> None:
+def test_fetch_all_items(
+    data_artifact: Path, server: _Server, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(sys.modules, "gcsfs", None)  # the gcs extra is absent: E015
     cache = tmp_path / "cache"
     result = fetch_data(data_artifact, cache_dir=cache, timeout=10)
     assert sorted(result.fetched) == ["drop", "flaky", "good", "norange", "redirect"]
     assert result.needs_user == ["gated"]
     codes = {f.path.split("/")[3]: f.code for f in result.findings}
-    # Indexes in the manifest: wrong=2, loop=4, missing=5, badsize=8, escape=9, gated=10, s3=11
+    # Indexes in the manifest: wrong=2, loop=4, missing=5, badsize=8, escape=9, gated=10, gs=11
     assert codes == {
         "2": "D002",
         "4": "D005",
         "5": "D005",
-        "8": "D003",
+        "8": "D012",  # the body is longer than the declared 12 bytes: stopped there
         "9": "D004",
         "10": "D006",
-        "11": "D007",
+        "11": "E015",
     }
     paths = {f.code + f.path.split("/")[3]: f.path for f in result.findings}
     assert paths["D0022"] == "/environment/data/2/sha256"

@@ -137,7 +137,7 @@ def test_a_sparse_lock_is_refused_unread(example: Path) -> None:
     result = validate(example)
     codes = {f.code for f in result.findings}
     assert "L003" in codes
-    assert "F009" in codes  # the digest of the lock is refused too (over the cap of a lock)
+    assert "F010" in codes  # the digest of the lock is refused too (over the cap of a lock)
 
 
 def test_a_sparse_code_file_is_refused_unhashed(example: Path) -> None:
@@ -145,7 +145,7 @@ def test_a_sparse_code_file_is_refused_unhashed(example: Path) -> None:
         handle.truncate(8 * 1024**3)
     result = validate(example)
     refused = [f for f in result.findings if f.path == "/codebase/refined/path"]
-    assert [f.code for f in refused] == ["F009"]
+    assert [f.code for f in refused] == ["F010"]
 
 
 def test_deep_json_in_a_sample_is_a_finding_not_a_crash(example: Path) -> None:

@@ -148,6 +148,7 @@ def test_kill_9_leaves_an_interrupted_record_and_earlier_runs_intact(toy: Path) 
     finally:
         if runner.poll() is None:
             runner.kill()
+            runner.wait()
         for pid_file in (toy / "runs").glob("sleeper-*/pid.txt"):
             _kill_group(pid_file)
 
@@ -167,6 +168,7 @@ def test_ctrl_c_and_sigterm_finalise_an_interrupted_record(toy: Path, signum: in
     finally:
         if runner.poll() is None:
             runner.kill()
+            runner.wait()  # reaped here, not by a later test's garbage collection
     assert runner.returncode == 130
     record = load_record(run_dir)
     assert record.status == "interrupted"

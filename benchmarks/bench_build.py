@@ -1,0 +1,83 @@
+"""Benchmark: ``reprobridge build`` on the test fixtures, time per fixture and share per phase.
+
+Each fixture of ``tests/agent/build_fixtures.py`` (a raw git repository with the defects of
+research code) is built end to end in a temporary directory, with one environment cache for
+all of them (the fixtures share a lock, so the first build pays for the environment and the
+others reuse it; pass ``--cold`` to start every build with an empty cache).
+
+Printed per fixture: the total build time, the seconds and the share of each phase, and, as a
+same-run baseline, the time of one plain run of the fixture's fixed script in the built
+environment (``python <script>``): the ratio ``build / run`` says how many runs' worth of
+work a build costs (a smoke run, a probe, five reference runs, the clean-room check's runs,
+resolution, validation and packing).
+
+Run: ``python benchmarks/bench_build.py [--fixtures no-deps,python2] [--cold]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "agent"))
+
+from build_fixtures import FIXTURES, write_repo
+
+from reprobridge_sdk.agent.pipeline import BuildOptions, build
+from reprobridge_sdk.api import load
+from reprobridge_sdk.env.venv import ensure_environment
+from reprobridge_sdk.model.build import PHASES
+
+
+def _plain_run(out: Path) -> float:
+    art = load(out)
+    launcher = next(item for item in art.manifest.launchers if item.scope == "scored")
+    python = ensure_environment(out)
+    argv = [str(python) if word == "python" else word for word in launcher.argv]
+    seed = str(launcher.seeds[0]) if launcher.seeds else "0"
+    argv = [word.replace("{seed}", seed) for word in argv]
+    env = {**os.environ, **launcher.env}
+    started = time.monotonic()
+    subprocess.run(argv, cwd=out / launcher.workdir, env=env, capture_output=True, check=False)
+    return time.monotonic() - started
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("--fixtures", default=",".join(FIXTURES))
+    parser.add_argument("--cold", action="store_true", help="an empty cache for every build")
+    args = parser.parse_args()
+    names = [n for n in args.fixtures.split(",") if n]
+    with tempfile.TemporaryDirectory() as tmp:
+        base = Path(tmp)
+        shared = base / "cache"
+        header = "fixture            build s   run s  ratio  " + "  ".join(
+            f"{p[:6]:>6}" for p in PHASES
+        )
+        print(header)
+        total = 0.0
+        for index, name in enumerate(names):
+            cache = base / f"cache-{index}" if args.cold else shared
+            os.environ["REPROBRIDGE_CACHE_DIR"] = str(cache)
+            repo, claims = write_repo(base / "raw", name)
+            out = base / f"{name}-rra"
+            started = time.monotonic()
+            report = build(BuildOptions(source=str(repo), claims=claims, out=out))
+            elapsed = time.monotonic() - started
+            total += elapsed
+            plain = _plain_run(out) if report.passed else float("nan")
+            shares = "  ".join(
+                f"{100 * report.phase_seconds.get(p, 0.0) / elapsed:5.1f}%" for p in PHASES
+            )
+            state = "" if report.passed else f"  (stopped at {report.stopped_at})"
+            print(f"{name:<17} {elapsed:8.1f} {plain:7.2f} {elapsed / plain:6.1f}  {shares}{state}")
+        print(f"total              {total:8.1f} s for {len(names)} fixtures")
+
+
+if __name__ == "__main__":
+    main()

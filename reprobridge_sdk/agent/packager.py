@@ -1,0 +1,219 @@
+"""Packager: the artifact's manifest, guide and README, written through the authoring API.
+
+Two steps, at two moments of the build:
+
+* :func:`assemble` (after the Builder) makes the artifact the later phases work in: a
+  manifest built from the claims and the plan (one task per planned claim; a smoke and a
+  scored launcher per planned script, working directory under ``code/``), the environment
+  part and files from the Builder's lock, then ``code import`` of the source at the pinned
+  commit into ``code/`` (a git checkout, so that ``code record`` can turn each fix into a
+  patch). A claim without a plan gets no task: the build report lists it as not run.
+* :func:`finalize` (after the Distiller) adds the guide records (ambiguities, pitfalls,
+  discrepancies; the change record is already written by ``code record``), renders the guide,
+  writes the README section and validates with ``--strict``. Gate: no finding at all
+  (B011 for each error or warning).
+
+Task fields the claims file does not give are filled with what the build knows, never with
+placeholders: ``dataset`` is ``hints.dataset`` or the data the Intake found for the script,
+else "as loaded by <script>"; ``metric`` is ``measured``; ``kind`` is ``full`` (the launcher
+runs the whole procedure).
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from reprobridge_sdk.agent.gates import build_finding
+from reprobridge_sdk.api import ArtifactDir, create
+from reprobridge_sdk.authoring.codebase import import_code
+from reprobridge_sdk.io import yamlio
+from reprobridge_sdk.io._fs import atomic_write_text
+from reprobridge_sdk.model import Manifest
+from reprobridge_sdk.model.build import (
+    BuildFinding,
+    IntakeRecord,
+    LauncherPlan,
+    PlanRecord,
+)
+from reprobridge_sdk.model.claims import Claims
+from reprobridge_sdk.model.guide import Discrepancy
+from reprobridge_sdk.validation import validate
+from reprobridge_sdk.versions import NEWEST_FORMAT
+
+__all__ = ["README_MARKER", "assemble", "finalize", "manifest_launcher"]
+
+#: First line of the README section the Packager owns (replaced on every build).
+README_MARKER = "<!-- reprobridge build: generated section -->"
+_SMOKE_TIMEOUT = 600
+_SCORED_TIMEOUT = 3600
+
+
+def _slug(text: str) -> str:
+    slug = re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
+    return (slug or "artifact")[:60]
+
+
+def manifest_launcher(item: LauncherPlan) -> dict[str, Any]:
+    """The manifest form of a planned launcher (working directory under ``code/``)."""
+    workdir = "code" if item.workdir in {"", "."} else f"code/{item.workdir}"
+    data: dict[str, Any] = {
+        "id": item.id,
+        "description": (
+            f"{'Short smoke run' if item.scope == 'smoke' else 'Scored run'} of {item.script}"
+        ),
+        "argv": list(item.argv),
+        "workdir": workdir,
+        "scope": item.scope,
+        "timeout": _SMOKE_TIMEOUT if item.scope == "smoke" else _SCORED_TIMEOUT,
+    }
+    if item.env:
+        data["env"] = dict(item.env)
+    if item.seed_flag and item.seeds:
+        data["seeds"] = [item.seeds[0]]
+    return data
+
+
+def _dataset(script: str, claim_dataset: str | None, intake: IntakeRecord) -> str:
+    if claim_dataset:
+        return claim_dataset
+    paths = [d.value for d in intake.data if d.where is not None and d.where.file == script]
+    if paths:
+        return ", ".join(paths[:3])
+    return f"as loaded by {script}"
+
+
+def assemble(
+    out: Path,
+    source: str,
+    *,
+    claims: Claims,
+    intake: IntakeRecord,
+    plan: PlanRecord,
+    env_dir: Path,
+) -> ArtifactDir:
+    """Create the artifact in ``out`` and import the source into ``code/``."""
+    env_doc = yamlio.load(env_dir / "rra.yaml")
+    environment = dict(env_doc.data["environment"])
+    for rel in ("environment/requirements.in", "environment/requirements.lock"):
+        target = out / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(env_dir / rel, target)
+    by_claim = {c.id: c for c in claims.claims}
+    scripts = {item.id: item.script for item in plan.launchers}
+    tasks = []
+    for claim_plan in plan.claims:
+        if claim_plan.status != "planned" or claim_plan.scored is None:
+            continue
+        claim = by_claim[claim_plan.claim]
+        published: dict[str, Any] = (
+            {"value": claim.value} if claim.value is not None else {"range": claim.range}
+        )
+        if claim.unit:
+            published["unit"] = claim.unit
+        task: dict[str, Any] = {
+            "id": claim.id,
+            "title": claim.measured,
+            "dataset": _dataset(scripts[claim_plan.scored], claim.hints.dataset, intake),
+            "metric": claim.measured,
+            "published": published,
+            "direction": claim.direction,
+            "kind": "full",
+        }
+        if claim.location:
+            task["location"] = {"section": claim.location}
+        tasks.append(task)
+    paper = claims.paper.model_dump(mode="json", exclude_none=True)
+    data = {
+        "rra_version": NEWEST_FORMAT,  # references carry 1.1 provenance (record digests)
+        "artifact": {
+            "id": _slug(intake.repo_name),
+            "title": f"Reproduction of: {claims.paper.title}",
+            "license": intake.license or "NOASSERTION",
+            "paper": paper,
+        },
+        "codebase": {
+            "upstream": {
+                "repository": "https://example.invalid/pending.git",
+                "commit": intake.commit,
+            },
+            "refined": {"kind": "directory", "path": "code"},
+        },
+        "environment": environment,
+        "tasks": tasks,
+        "launchers": [manifest_launcher(item) for item in plan.launchers],
+    }
+    manifest = Manifest.model_validate(data)
+    if (out / "code").exists():
+        shutil.rmtree(out / "code")
+    art = create(out, manifest, overwrite=True)
+    import_code(art, source, commit=intake.commit, as_="directory", force=True)
+    return art.reload()
+
+
+_README_TEXT = """{marker}
+## Reproducing this artifact
+
+This artifact was built by `reprobridge build` from {source} at commit `{commit}`.
+The refined code is in `code/`; every change to the upstream code is a patch under `patches/`
+listed in the change record of [the guide]({guide}).
+
+```sh
+reprobridge validate --strict .
+reprobridge env build .            # the environment from environment/requirements.lock
+reprobridge run . --scope smoke    # a short check that everything works
+reprobridge run . --scope scored   # the runs whose values are compared with the paper
+reprobridge audit .                # judged against the reference observations
+```
+
+| Task | Published | References (mean) | Reproduced |
+|---|---|---|---|
+{rows}
+"""
+
+
+def finalize(
+    art: ArtifactDir,
+    plan: PlanRecord,
+    discrepancies: list[Discrepancy],
+    rows: list[tuple[str, str, str, str]],
+) -> list[BuildFinding]:
+    """Write the guide records and the README section, save, and validate strictly."""
+    manifest = art.manifest
+    tasks = {t.id for t in manifest.tasks}
+    guide = manifest.guide
+    guide.ambiguities = [
+        a.model_copy(update={"tasks": [t for t in a.tasks if t in tasks]}) for a in plan.ambiguities
+    ]
+    guide.pitfalls = [
+        p.model_copy(update={"tasks": [t for t in p.tasks if t in tasks]}) for p in plan.pitfalls
+    ]
+    guide.discrepancies = discrepancies
+    manifest.guide = guide
+    art.save()
+    art.write_guide()
+    readme = art.root / "README.md"
+    text = readme.read_text("utf-8") if readme.is_file() else f"# {manifest.artifact.title}\n\n"
+    if README_MARKER in text:
+        text = text.split(README_MARKER, 1)[0].rstrip() + "\n\n"
+    section = _README_TEXT.format(
+        marker=README_MARKER,
+        source=manifest.codebase.upstream.repository,
+        commit=manifest.codebase.upstream.commit,
+        guide=PurePosixPath(manifest.guide.path).as_posix(),
+        rows="\n".join(f"| {a} | {b} | {c} | {d} |" for a, b, c, d in rows) or "| - | - | - | - |",
+    )
+    atomic_write_text(readme, text + section)
+    result = validate(art.root, strict=True)
+    return [
+        build_finding(
+            "B011",
+            f"{item.code} {item.message}",
+            path=item.path,
+            hint=item.hint,
+        )
+        for item in result.findings
+        if item.severity.value in {"error", "warning"}
+    ]

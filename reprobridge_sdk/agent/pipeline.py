@@ -1,0 +1,426 @@
+"""``reprobridge build``: the phases in order, each behind its gate, resumable by digest.
+
+Rules:
+
+* The claims file is read first; a bad one is a :class:`ClaimsError` (B001) and nothing runs.
+* ``OUT`` (default ``./<repo>-rra``) must not hold an artifact unless ``resume`` is given.
+* Each phase's ``inputs_digest`` covers what it reads (see :mod:`reprobridge_sdk.agent.state`):
+  Intake the source, the resolved commit and the claims; Planner the Intake's digest and the
+  advisor setting; Builder the Planner's and the interpreter; every later phase the previous
+  phase's digest. With ``resume`` a phase whose record has the same digest and a passed gate
+  is reused; the first that is not, and every one after it, runs again. A stored record with
+  another digest is B013 (info).
+* A phase whose gate fails stops the build; the report names it (``stopped_at``). Past
+  ``max_minutes`` the build stops before the next phase (B016).
+* The report (``.rra-build/report.json``) and the human summary list per claim its status
+  (compatible, incompatible, not extracted, not run), the time per phase, the fixes applied
+  and the advisor's calls.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TypeVar
+
+from reprobridge_sdk.agent.advisor import Advisor, AdvisorConfig
+from reprobridge_sdk.agent.builder import ENV_DIR, build_environment
+from reprobridge_sdk.agent.claims import load_claims
+from reprobridge_sdk.agent.distiller import distill
+from reprobridge_sdk.agent.fixes import Failure, Fix
+from reprobridge_sdk.agent.gates import build_finding, gate_from
+from reprobridge_sdk.agent.intake import SourceError, checkout, inventory
+from reprobridge_sdk.agent.packager import assemble, finalize
+from reprobridge_sdk.agent.planner import plan
+from reprobridge_sdk.agent.reproducer import reproduce
+from reprobridge_sdk.agent.state import BuildState, inputs_digest
+from reprobridge_sdk.api import load
+from reprobridge_sdk.authoring.codebase import record_patch
+from reprobridge_sdk.env.venv import ensure_environment
+from reprobridge_sdk.errors import UsageError
+from reprobridge_sdk.io._fs import atomic_write_text
+from reprobridge_sdk.model.build import (
+    BUILD_VERSION,
+    BuilderRecord,
+    BuildFinding,
+    BuildReport,
+    ClaimSummary,
+    DistillerRecord,
+    IntakeRecord,
+    PackagerRecord,
+    PhaseName,
+    PhaseRecord,
+    PlanRecord,
+    ReproducerRecord,
+)
+from reprobridge_sdk.model.claims import Claims
+from reprobridge_sdk.model.guide import Discrepancy
+
+__all__ = ["BuildOptions", "build", "render_summary"]
+
+RecordT = TypeVar("RecordT", bound=PhaseRecord)
+
+
+@dataclass(frozen=True)
+class BuildOptions:
+    """The options of one build (the command line's flags)."""
+
+    source: str
+    claims: Path
+    commit: str | None = None
+    out: Path | None = None
+    advisor: str | None = None
+    advisor_model: str = "gpt-4o-mini"
+    resume: bool = False
+    max_minutes: float | None = None
+
+
+class _Stop(Exception):
+    def __init__(self, phase: PhaseName, findings: list[BuildFinding]) -> None:
+        super().__init__(phase)
+        self.phase = phase
+        self.findings = findings
+
+
+def _repo_name(source: str) -> str:
+    name = re.sub(r"\.git$", "", source.rstrip("/").rsplit("/", 1)[-1]) or "repository"
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", name)
+
+
+def build(options: BuildOptions, *, echo: Callable[[str], None] | None = None) -> BuildReport:
+    """Run the build; return its report (also written to ``.rra-build/report.json``)."""
+    say = echo or (lambda _text: None)
+    claims = load_claims(options.claims)
+    out = (options.out or Path.cwd() / f"{_repo_name(options.source)}-rra").resolve()
+    if (out / "rra.yaml").exists() and not options.resume:
+        msg = f"{out} holds an artifact already; pass --resume to continue its build"
+        raise UsageError(msg)
+    state = BuildState(out)
+    started = time.monotonic()
+    seconds: dict[str, float] = {}
+    reused: list[PhaseName] = []
+    notes: list[BuildFinding] = []
+    advisor = (
+        Advisor(
+            AdvisorConfig(base_url=options.advisor, model=options.advisor_model),
+            state.root / "advisor.jsonl",
+        )
+        if options.advisor
+        else None
+    )
+    records: dict[str, PhaseRecord] = {}
+    report_commit: str | None = None
+
+    def phase(
+        name: PhaseName, model: type[RecordT], digest: str, compute: Callable[[], RecordT]
+    ) -> RecordT:
+        if options.resume:
+            kept = state.reusable(name, model, digest)
+            if kept is not None:
+                reused.append(name)
+                seconds[name] = 0.0
+                records[name] = kept
+                say(f"[{name}] reused")
+                return kept
+        stored = state.stored(name, model)
+        if stored is not None and stored.inputs_digest != digest:
+            notes.append(build_finding("B013", f"{name}: its inputs changed; it runs again"))
+        limit = options.max_minutes
+        if limit is not None and time.monotonic() - started > limit * 60:
+            late = build_finding("B016", f"stopped before {name}: past {limit} minutes")
+            raise _Stop(name, [late])
+        say(f"[{name}] running")
+        begin = time.monotonic()
+        record = compute()
+        seconds[name] = round(time.monotonic() - begin, 3)
+        state.save(record)
+        records[name] = record
+        if not record.gate.passed:
+            raise _Stop(name, list(record.gate.findings))
+        return record
+
+    checkout_dir = state.root / "source"
+    stopped: PhaseName | None = None
+    stop_findings: list[BuildFinding] = []
+    discrepancies: list[Discrepancy] = []
+    try:
+        try:
+            commit, commit_date = checkout(options.source, checkout_dir, options.commit)
+        except SourceError as exc:
+            raise _Stop("intake", [exc.finding]) from None
+        report_commit = commit
+        claims_data = claims.model_dump(mode="json", exclude_none=True)
+        d_intake = inputs_digest(
+            phase="intake",
+            version=BUILD_VERSION,
+            source=options.source,
+            commit=commit,
+            claims=claims_data,
+        )
+        intake = phase(
+            "intake",
+            IntakeRecord,
+            d_intake,
+            lambda: inventory(
+                checkout_dir,
+                claims,
+                source=options.source,
+                commit=commit,
+                commit_date=commit_date,
+                inputs_digest=d_intake,
+            ),
+        )
+        d_plan = inputs_digest(phase="planner", intake=d_intake, advisor=bool(advisor))
+        planned = phase(
+            "planner",
+            PlanRecord,
+            d_plan,
+            lambda: _plan(claims, intake, checkout_dir, d_plan, advisor),
+        )
+        d_builder = inputs_digest(phase="builder", planner=d_plan, python=intake.python.target)
+        phase(
+            "builder",
+            BuilderRecord,
+            d_builder,
+            lambda: build_environment(intake, state.root, inputs_digest=d_builder),
+        )
+        d_repro = inputs_digest(phase="reproducer", builder=d_builder)
+        repro = phase(
+            "reproducer",
+            ReproducerRecord,
+            d_repro,
+            lambda: _reproduce(options, claims, intake, planned, out, state, d_repro, advisor),
+        )
+        d_distill = inputs_digest(phase="distiller", reproducer=d_repro)
+        distilled_holder: list[list[Discrepancy]] = []
+
+        def run_distiller() -> DistillerRecord:
+            record, found = distill(
+                load(out),
+                claims,
+                planned,
+                repro.launchers,
+                state.root,
+                inputs_digest=d_distill,
+            )
+            distilled_holder.append(found)
+            return record
+
+        distilled = phase("distiller", DistillerRecord, d_distill, run_distiller)
+        discrepancies = distilled_holder[0] if distilled_holder else _stored_discrepancies(out)
+        d_pack = inputs_digest(phase="packager", distiller=d_distill)
+        phase(
+            "packager",
+            PackagerRecord,
+            d_pack,
+            lambda: _package(out, planned, distilled, discrepancies, d_pack),
+        )
+    except _Stop as stop:
+        stopped = stop.phase
+        stop_findings = stop.findings
+    findings = [*stop_findings, *notes, *(advisor.findings if advisor else [])]
+    report = BuildReport(
+        source=options.source,
+        commit=report_commit,
+        artifact=str(out),
+        passed=stopped is None,
+        stopped_at=stopped,
+        claims=_summaries(claims, records),
+        phase_seconds=seconds,
+        reused=reused,
+        fixes=[f.summary for f in getattr(records.get("reproducer"), "fixes", [])],
+        advisor_calls=advisor.calls if advisor else 0,
+        findings=findings,
+    )
+    atomic_write_text(state.root / "report.json", report.model_dump_json(indent=2) + "\n")
+    return report
+
+
+def _plan(
+    claims: Claims,
+    intake: IntakeRecord,
+    root: Path,
+    digest: str,
+    advisor: Advisor | None,
+) -> PlanRecord:
+    record = plan(claims, intake, root=root, inputs_digest=digest)
+    if advisor is None:
+        return record
+    unplanned = [c.claim for c in record.claims if c.status == "unplanned"]
+    if not unplanned or not intake.entry_points:
+        return record
+    updated = []
+    for original in claims.claims:
+        claim = original
+        if claim.id in unplanned:
+            answer = advisor.choose_script(claim, list(intake.entry_points))
+            if answer is not None:
+                hints = claim.hints.model_copy(update={"script": answer.script})
+                claim = claim.model_copy(update={"hints": hints})
+        updated.append(claim)
+    advised = claims.model_copy(update={"claims": updated})
+    return plan(advised, intake, root=root, inputs_digest=digest)
+
+
+def _reproduce(  # noqa: PLR0917 - private helper of build()
+    options: BuildOptions,
+    claims: Claims,
+    intake: IntakeRecord,
+    planned: PlanRecord,
+    out: Path,
+    state: BuildState,
+    digest: str,
+    advisor: Advisor | None,
+) -> ReproducerRecord:
+    art = assemble(
+        out,
+        options.source,
+        claims=claims,
+        intake=intake,
+        plan=planned,
+        env_dir=state.root / ENV_DIR,
+    )
+    interpreter = ensure_environment(art.root)
+    code = art.root / "code"
+
+    def record(fix: Fix, failure: Failure, tasks: list[str]) -> str | None:
+        def local(text: str) -> str:  # no machine paths in the change record
+            text = text.replace(f"{code}/", "").replace(str(code), ".")
+            return re.sub(r"/\S*/site-packages/", "<site-packages>/", text)
+
+        why = (
+            f"{fix.summary}. Without it the smoke run failed with {failure.type}: "
+            f"{local(failure.message)}\n\n{local(failure.tail)}"
+        )
+        change = record_patch(out, kind=fix.kind, why=why, tasks=tasks, summary=fix.summary)
+        return change.id
+
+    advise = (
+        (lambda failure, launcher: advisor.propose_fix(failure, launcher, code))
+        if advisor is not None
+        else None
+    )
+    result = reproduce(
+        claims, planned, code, interpreter, inputs_digest=digest, record=record, advise=advise
+    )
+    art = load(out)
+    changed = False
+    for item in result.launchers:
+        launcher = art.manifest.launcher(item.id)
+        workdir = "code" if item.workdir in {"", "."} else f"code/{item.workdir}"
+        if launcher.workdir != workdir or launcher.argv != item.argv or launcher.env != item.env:
+            launcher.workdir, launcher.argv, launcher.env = workdir, list(item.argv), dict(item.env)
+            changed = True
+    if changed:
+        art.save()
+    return result
+
+
+def _stored_discrepancies(out: Path) -> list[Discrepancy]:
+    try:
+        return list(load(out).manifest.guide.discrepancies)
+    except Exception:
+        return []
+
+
+def _package(
+    out: Path,
+    planned: PlanRecord,
+    distilled: DistillerRecord,
+    discrepancies: list[Discrepancy],
+    digest: str,
+) -> PackagerRecord:
+    begin = time.monotonic()
+    rows = []
+    for result in distilled.claims:
+        mean = sum(result.references) / len(result.references) if result.references else None
+        rows.append(
+            (
+                result.claim,
+                f"{result.published:g}",
+                "-" if mean is None else f"{mean:.6g}",
+                {True: "yes", False: "no", None: "-"}[result.reproduced],
+            )
+        )
+    findings = finalize(load(out), planned, discrepancies, rows)
+    return PackagerRecord(
+        inputs_digest=digest,
+        seconds=round(time.monotonic() - begin, 3),
+        gate=gate_from(findings),
+        artifact=str(out),
+        discrepancies=[d.id for d in discrepancies],
+    )
+
+
+def _summaries(claims: Claims, records: dict[str, PhaseRecord]) -> list[ClaimSummary]:
+    distilled = records.get("distiller")
+    results = (
+        {r.claim: r for r in distilled.claims} if isinstance(distilled, DistillerRecord) else {}
+    )
+    out = []
+    for claim in claims.claims:
+        result = results.get(claim.id)
+        if result is None or result.status == "not-run":
+            status = "not run"
+        elif result.status == "not-extracted":
+            status = "not extracted"
+        else:
+            status = "compatible" if result.reproduced else "incompatible"
+        mean = (
+            sum(result.references) / len(result.references)
+            if result is not None and result.references
+            else None
+        )
+        out.append(
+            ClaimSummary(
+                claim=claim.id,
+                status=status,
+                published=claim.target,
+                references_mean=mean,
+                interval=result.interval if result is not None else None,
+            )
+        )
+    return out
+
+
+def render_summary(report: BuildReport) -> str:
+    """The human summary printed at the end of a build."""
+    lines = [f"reprobridge build: {report.artifact}"]
+    if report.stopped_at:
+        lines.append(f"stopped at {report.stopped_at}: its gate did not pass")
+    elif not report.reviewed:
+        lines.append(
+            "not reviewed: no clean-room check has run; the statuses below judge the "
+            "published values against the build's own reference runs"
+        )
+    lines.append("")
+    lines.append("claims:")
+    for claim in report.claims:
+        extra = ""
+        if claim.references_mean is not None:
+            extra = f" (published {claim.published:g}, references {claim.references_mean:.6g}"
+            if claim.interval:
+                extra += f", interval [{claim.interval[0]:.6g}, {claim.interval[1]:.6g}]"
+            extra += ")"
+        lines.append(f"  {claim.claim}: {claim.status}{extra}")
+    lines.append("")
+    lines.append("time per phase:")
+    total = sum(report.phase_seconds.values()) or 1.0
+    for name, value in report.phase_seconds.items():
+        note = " (reused)" if name in report.reused else ""
+        lines.append(f"  {name:<11} {value:8.1f} s  {100 * value / total:5.1f}%{note}")
+    lines.append("")
+    lines.append(f"fixes applied: {len(report.fixes)}")
+    lines.extend(f"  - {summary}" for summary in report.fixes)
+    lines.append(f"advisor calls: {report.advisor_calls}")
+    if report.findings:
+        lines.append("")
+        lines.append("findings:")
+        lines.extend(
+            f"  {f.code} {f.severity}: {f.message}" + (f" [{f.path}]" if f.path else "")
+            for f in report.findings
+        )
+    return "\n".join(lines) + "\n"

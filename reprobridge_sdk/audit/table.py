@@ -1,0 +1,237 @@
+"""A committee's table: many artifacts audited with one set of options (spec audit.md#table).
+
+Each artifact given is one **row**, in the order given, whether or not it could be audited:
+
+* ``label``: the manifest's id; when several rows share an id, each of them is labelled
+  ``<id> (<path>)``, and a row whose artifact could not be loaded is labelled by its path;
+* ``path`` as given, or the archive's path and ``archive_sha256`` for a packed archive;
+* ``status``: ``passed`` or ``failed`` (the artifact's audit), or ``error`` when the
+  artifact could not be loaded (its A001 finding is in ``findings``);
+* the validator's findings by severity, the number of runs, of invalid runs (an error-level
+  finding), of stale runs (made with other code or another lock: A009, A011), and of
+  re-executed runs and mismatches.
+
+Rates count every row. A row in ``error`` counts as a paper whose task-level success is 0
+(paper-macro), as one task with success rate 0 (task-level), and as one (task, attempt)
+pair that is not compatible in every label group of the table (label rates). So a table
+of four artifacts of which one does not load never reports "3 artifacts".
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+from reprobridge_sdk.errors import ArtifactError, UsageError
+from reprobridge_sdk.findings import Finding, finding
+from reprobridge_sdk.model.audit import (
+    AuditFinding,
+    AuditOptions,
+    AuditResult,
+    AuditTable,
+    LabelRate,
+    TableRow,
+)
+from reprobridge_sdk.signing.keys import TrustedKeys
+from reprobridge_sdk.validation import Mapper
+
+from .attempts import Attempt, label_rates, mean, parse_attempt, spread
+from .auditor import AttemptLike, _audit, _options, _Trust, load_artifact
+from .interval import DEFAULT_FLOOR, DEFAULT_LEVEL
+from .verdict import as_audit_finding
+
+__all__ = ["audit_table"]
+
+_STALE = {"A009", "A011"}
+
+
+def _error_row(
+    artifact_path: str | os.PathLike[str], message: str, found: Sequence[Finding] = ()
+) -> TableRow:
+    counts = {"error": 0, "warning": 0, "info": 0}
+    for item in found:
+        counts[item.severity.value] += 1
+    counts["error"] = max(counts["error"], 1)
+    return TableRow(
+        label=os.fspath(artifact_path),
+        path=os.fspath(artifact_path),
+        status="error",
+        validation=counts,
+        findings=[as_audit_finding(finding("A001", message, file=os.fspath(artifact_path)))],
+    )
+
+
+def _audit_one(
+    artifact_path: str | os.PathLike[str],
+    parsed: list[Attempt] | None,
+    options: AuditOptions,
+    checking: _Trust | None = None,
+) -> AuditResult | TableRow:
+    """One artifact of a table (top-level so a process pool can run it)."""
+    root = Path(artifact_path)
+    try:
+        facts = load_artifact(root)
+        mine = (
+            [
+                Attempt(a.label, a.path if a.path.is_absolute() else facts.root / a.path)
+                for a in parsed
+            ]
+            if parsed is not None
+            else None
+        )
+        return _audit(facts, root, mine, options, strict=False, trust=checking)
+    except ArtifactError as exc:
+        return _error_row(artifact_path, exc.message, exc.findings)
+    except (RecursionError, MemoryError) as exc:
+        # Bounded work per artifact: this artifact is an error of the table, the rest go on.
+        what = "recursion depth" if isinstance(exc, RecursionError) else "memory"
+        return _error_row(artifact_path, f"auditing this artifact exceeded the {what} allowed")
+
+
+def _audit_packed(
+    job: tuple[str | os.PathLike[str], list[Attempt] | None, AuditOptions, _Trust | None],
+) -> AuditResult | TableRow:
+    return _audit_one(*job)
+
+
+def _row(result: AuditResult, path: str) -> TableRow:
+    runs = [r for a in result.attempts for r in a.runs]
+    return TableRow(
+        label=result.artifact,
+        path=path,
+        artifact=result.artifact,
+        status="passed" if result.passed else "failed",
+        tasks=len(result.tasks),
+        task_success=result.task_success,
+        validation=dict(result.validation),
+        runs=len(runs),
+        invalid_runs=sum(not r.valid for r in runs),
+        stale_runs=sum(any(f.code in _STALE for f in r.findings) for r in runs),
+        reran=sum(a.reran for a in result.attempts),
+        rerun_mismatches=sum(a.rerun_mismatches for a in result.attempts),
+        badges=result.badges,
+    )
+
+
+def _disambiguate(rows: list[TableRow]) -> None:
+    seen: dict[str, int] = {}
+    for row in rows:
+        seen[row.label] = seen.get(row.label, 0) + 1
+    for row in rows:
+        if seen[row.label] > 1:
+            row.label = f"{row.label} ({row.path})"
+    # Two rows may still share a label (one path given twice): number the repeats.
+    again: dict[str, int] = {}
+    for row in rows:
+        again[row.label] = again.get(row.label, 0) + 1
+        if again[row.label] > 1:
+            row.label = f"{row.label} #{again[row.label]}"
+
+
+def _with_failures(rates: list[LabelRate], pairs: dict[str, int], failed: int) -> list[LabelRate]:
+    """Label rates where each failed artifact adds one non-compatible pair to every group."""
+    if not failed:
+        return rates
+    out: list[LabelRate] = []
+    for rate in rates:
+        total = pairs.get(rate.label, 0)
+        hits = round((rate.success_rate or 0.0) * total)
+        out.append(
+            LabelRate(
+                label=rate.label,
+                attempts=rate.attempts,
+                success_rate=hits / (total + failed),
+            )
+        )
+    return out
+
+
+def audit_table(
+    artifact_paths: Sequence[str | os.PathLike[str]],
+    attempts: Sequence[AttemptLike] | None = None,
+    *,
+    level: float = DEFAULT_LEVEL,
+    floor: float = DEFAULT_FLOOR,
+    holm: bool = False,
+    curation: bool = False,
+    jobs: int = 1,
+    trust: TrustedKeys | None = None,
+    rerun: int | str | None = None,
+    rerun_seed: int = 0,
+    rerun_env: str = "cached",
+    archives: Sequence[str | None] | None = None,
+    mapper: Mapper | None = None,
+) -> AuditTable:
+    """Audit many artifacts for a committee's table.
+
+    Relative attempt directories are resolved against each artifact (``--attempt
+    agent-a=runs/agent-a`` names the same sub-directory of every artifact); an attempt
+    missing from an artifact counts as an attempt without runs (its tasks are
+    ``not-executed``). An artifact that cannot be loaded is a row in ``error`` (and in
+    ``errors``), counts in every rate and fails the table. ``jobs > 1`` audits artifacts in
+    that many processes, and ``mapper`` over the workers of an executor
+    (:meth:`reprobridge_sdk.run.executors.Executor.map`); the result is the same.
+    ``archives`` (one per path, or ``None``) give the SHA-256 of the archive each artifact was
+    unpacked from.
+    """
+    options = _options(
+        level, floor, holm=holm, curation=curation, trust=trust, rerun=rerun, rerun_seed=rerun_seed
+    )
+    checking = _Trust(trust, rerun_env)
+    if jobs < 1:
+        msg = f"jobs must be at least 1, not {jobs}"
+        raise UsageError(msg)
+    parsed = [parse_attempt(a) for a in attempts] if attempts is not None else None
+    outcomes: list[AuditResult | TableRow]
+    if mapper is not None and len(artifact_paths) > 1:
+        jobs_list = [(path, parsed, options, checking) for path in artifact_paths]
+        outcomes = mapper(_audit_packed, jobs_list)
+    elif jobs == 1 or len(artifact_paths) < 2:
+        outcomes = [_audit_one(path, parsed, options, checking) for path in artifact_paths]
+    else:
+        from concurrent.futures import ProcessPoolExecutor  # noqa: PLC0415 - only with jobs
+
+        with ProcessPoolExecutor(max_workers=min(jobs, len(artifact_paths))) as pool:
+            outcomes = list(
+                pool.map(
+                    _audit_one,
+                    artifact_paths,
+                    [parsed] * len(artifact_paths),
+                    [options] * len(artifact_paths),
+                    [checking] * len(artifact_paths),
+                )
+            )
+    results = [o for o in outcomes if isinstance(o, AuditResult)]
+    failed = [o for o in outcomes if isinstance(o, TableRow)]
+    errors: list[AuditFinding] = [f for row in failed for f in row.findings]
+    rows = [
+        o if isinstance(o, TableRow) else _row(o, os.fspath(path))
+        for o, path in zip(outcomes, artifact_paths, strict=True)
+    ]
+    for row, digest in zip(rows, archives or [None] * len(rows), strict=True):
+        row.archive_sha256 = digest
+    _disambiguate(rows)
+    task_level = mean([t.success_rate for r in results for t in r.tasks] + [0.0] * len(failed))
+    paper_macro = mean([r.task_success for r in results] + [0.0] * len(failed))
+    rates = label_rates([(r.attempts, r.tasks) for r in results])
+    pairs: dict[str, int] = {}
+    for result in results:
+        group_of = {a.label: a.group for a in result.attempts}
+        for task in result.tasks:
+            for verdict in task.attempts:
+                group = group_of.get(verdict.attempt)
+                if group is not None:
+                    pairs[group] = pairs.get(group, 0) + 1
+    rates = _with_failures(rates, pairs, len(failed))
+    return AuditTable(
+        options=options,
+        artifacts=results,
+        errors=errors,
+        task_level=task_level,
+        paper_macro=paper_macro,
+        labels=rates,
+        label_spread=spread(rates),
+        rows=rows,
+        passed=not failed and all(r.passed for r in results),
+    )

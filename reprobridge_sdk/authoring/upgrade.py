@@ -1,0 +1,115 @@
+"""Upgrade a manifest to a newer minor version of the format (``reprobridge upgrade``).
+
+Rules (spec "versioning" and the conformance class *editor*):
+
+* A newer minor version only adds optional fields and values, so a document of 1.0 means the
+  same under 1.1: upgrading rewrites ``rra_version`` and nothing else. Every other byte of
+  the manifest is kept: comments, key order, quoting, extension keys (the round-trip editor of
+  :mod:`reprobridge_sdk.io.yamlio` changes the one scalar in place).
+* The editor binding comment ``# yaml-language-server: $schema=.../rra-1.0.schema.json``, when
+  the manifest has one, is pointed at the new version's schema.
+* The result must read back as the same data with the new version; otherwise nothing is
+  written (this cannot happen for a scalar edit, and is checked all the same).
+* Refused, with the validator's finding: a manifest that cannot be read (Y codes), has no
+  version (V001), an unknown major version (V002) or a malformed one (V004). Refused with V006:
+  a target this SDK does not know, or one older than the document's (no downgrade).
+* A document already at the target is left alone (``changed`` is False).
+* ``check=True`` writes nothing and reports whether an upgrade would change the file.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from reprobridge_sdk.errors import ArtifactError, UsageError
+from reprobridge_sdk.findings import Finding, Severity, finding
+from reprobridge_sdk.io import yamlio
+from reprobridge_sdk.io._fs import atomic_write_text
+from reprobridge_sdk.io._yamlspans import same
+from reprobridge_sdk.io.document import load_document
+from reprobridge_sdk.validation.version import check_version
+from reprobridge_sdk.versions import FORMAT_VERSIONS, NEWEST_FORMAT, parse_version
+
+__all__ = ["UpgradeResult", "upgrade"]
+
+MANIFEST_NAME = "rra.yaml"
+#: The editor binding comment of a manifest (first lines), with the schema's version.
+_SCHEMA_COMMENT = re.compile(
+    r"^(#\s*yaml-language-server:\s*\$schema=\S*?rra-)(\d+\.\d+)(\.schema\.json)",
+    re.MULTILINE,
+)
+
+
+@dataclass(frozen=True)
+class UpgradeResult:
+    """What :func:`upgrade` did (or, with ``check``, would do)."""
+
+    manifest: Path
+    before: str
+    after: str
+    changed: bool
+    written: bool
+
+
+def _refuse(findings: list[Finding], message: str) -> ArtifactError:
+    return ArtifactError(message, findings)
+
+
+def upgrade(
+    artifact_dir: str | os.PathLike[str],
+    *,
+    to: str = NEWEST_FORMAT,
+    check: bool = False,
+) -> UpgradeResult:
+    """Rewrite the manifest of ``artifact_dir`` as format ``to`` (default: the newest).
+
+    Raises :class:`UsageError` (V006) for an unknown target and :class:`ArtifactError` (with
+    the findings) for a manifest that cannot be upgraded; ``OSError`` when it cannot be read
+    or written.
+    """
+    target = parse_version(to)
+    if target is None or to not in FORMAT_VERSIONS:
+        known = ", ".join(FORMAT_VERSIONS)
+        item = finding("V006", f"cannot upgrade to {to!r}: this SDK knows {known}")
+        raise UsageError(item.message, [item])
+    root = Path(artifact_dir)
+    manifest = root / MANIFEST_NAME if not root.is_file() else root
+    if not manifest.is_file():
+        item = finding("Y010", f"{root} has no {MANIFEST_NAME}", file=str(root))
+        raise _refuse([item], item.message)
+    doc = yamlio.load(manifest, name=str(manifest))
+    errors = [f for f in doc.findings if f.severity is Severity.ERROR]
+    if doc.document.fatal or errors or not isinstance(doc.data, dict):
+        raise _refuse(errors or doc.findings, f"{manifest} cannot be read as a manifest")
+    version = check_version(doc.document)
+    if version.version is None or version.unknown_major:
+        found = list(version.findings)
+        raise _refuse(found, f"{manifest}: the declared version cannot be upgraded")
+    before = doc.data["rra_version"]
+    if version.version > target:
+        line, col = doc.locate("/rra_version")
+        item = finding(
+            "V006",
+            f"the manifest is {before}, newer than {to}: a manifest is never downgraded",
+            path="/rra_version",
+            file=str(manifest),
+            line=line,
+            col=col,
+        )
+        raise _refuse([item], item.message)
+    if version.version == target:
+        return UpgradeResult(manifest, before, to, changed=False, written=False)
+    new_data = dict(doc.data)
+    new_data["rra_version"] = to
+    yamlio.update(doc, new_data)
+    text = _SCHEMA_COMMENT.sub(lambda m: m.group(1) + to + m.group(3), yamlio.dumps(doc), count=1)
+    check_doc = load_document(text.encode("utf-8"), name=str(manifest))
+    if check_doc.fatal or not same(check_doc.data, new_data):  # pragma: no cover - a scalar edit
+        msg = f"{manifest}: the upgraded text does not read back as the same manifest"
+        raise _refuse([finding("V006", msg, file=str(manifest))], msg)
+    if not check:
+        atomic_write_text(manifest, text)
+    return UpgradeResult(manifest, before, to, changed=True, written=not check)

@@ -1,0 +1,90 @@
+"""``reprobridge build``: turn a raw repository and its paper's claims into an RRA."""
+
+# ruff: noqa: PLC0415 - imports stay inside commands so that the CLI starts fast
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+__all__ = ["build"]
+
+
+@click.command()
+@click.argument("source")
+@click.option(
+    "--claims",
+    "claims",
+    required=True,
+    type=click.Path(path_type=Path),
+    help="The claims file: the paper's targets (schema claims-1.0).",
+)
+@click.option("--commit", help="The commit to build from (default: the source's HEAD).")
+@click.option(
+    "-o", "--out", type=click.Path(path_type=Path), help="Output directory (default ./<repo>-rra)."
+)
+@click.option(
+    "--advisor",
+    default="none",
+    show_default=True,
+    help="'none', or the base URL of an OpenAI-compatible endpoint "
+    "(key from $REPROBRIDGE_ADVISOR_KEY).",
+)
+@click.option(
+    "--advisor-model", default="gpt-4o-mini", show_default=True, help="The advisor's model."
+)
+@click.option("--resume", is_flag=True, help="Continue from the last phase whose gate passed.")
+@click.option("--json", "as_json", is_flag=True, help="Print the build report as JSON on stdout.")
+@click.option("--max-minutes", type=float, help="Stop before the next phase after N minutes.")
+def build(  # noqa: PLR0917 - click passes options positionally
+    source: str,
+    claims: Path,
+    commit: str | None,
+    out: Path | None,
+    advisor: str,
+    advisor_model: str,
+    resume: bool,
+    as_json: bool,
+    max_minutes: float | None,
+) -> None:
+    """Build an artifact from SOURCE (a git URL or a local path; it is never modified).
+
+    Phases: intake, planner, builder, reproducer, distiller, packager, reviewer; the state
+    and the report are in OUT/.rra-build/. A summary ends the build on stderr.
+    Exit 0 every gate passed, 1 a gate failed, 2 usage or I/O error (a bad claims file).
+    """
+    from reprobridge_sdk.agent.pipeline import BuildOptions, render_summary
+    from reprobridge_sdk.agent.pipeline import build as run_build
+    from reprobridge_sdk.errors import ReproBridgeError
+
+    if max_minutes is not None and not max_minutes > 0:
+        raise click.UsageError("--max-minutes must be positive")
+    if advisor != "none" and not advisor.startswith(("http://", "https://")):
+        raise click.UsageError("--advisor is 'none' or an http(s) URL")
+    options = BuildOptions(
+        source=source,
+        claims=claims,
+        commit=commit,
+        out=out,
+        advisor=None if advisor == "none" else advisor,
+        advisor_model=advisor_model,
+        resume=resume,
+        max_minutes=max_minutes,
+    )
+    try:
+        report = run_build(options, echo=lambda text: click.echo(text, err=True))
+    except ReproBridgeError as exc:
+        click.echo(f"error: {exc.message}", err=True)
+        for item in exc.findings:
+            where = f"{item.location}: " if item.location else ""
+            click.echo(f"  {where}{item.code} {item.message}", err=True)
+        sys.exit(2)
+    except OSError as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(2)
+    click.echo(render_summary(report), err=True, nl=False)
+    if as_json:
+        sys.stdout.write(report.model_dump_json(indent=2) + "\n")
+    sys.exit(0 if report.passed else 1)

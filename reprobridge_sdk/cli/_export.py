@@ -1,0 +1,79 @@
+"""``reprobridge export``: write an artifact in another format (CITATION.cff, RO-Crate)."""
+
+# ruff: noqa: PLC0415 - imports stay inside commands so that the CLI starts fast
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from reprobridge_sdk.cli._env_output import fail
+
+__all__ = ["export"]
+
+
+@click.group("export")
+def export() -> None:
+    """Export an artifact into another format."""
+
+
+@export.command("citation")
+@click.argument("path", type=click.Path(path_type=Path), default=".")
+@click.option(
+    "-o",
+    "--output",
+    help="Where to write (default: CITATION.cff in the artifact; '-' for stdout).",
+)
+def citation(path: Path, output: str | None) -> None:
+    """Write CITATION.cff (Citation File Format 1.2.0) from the manifest's artifact part.
+
+    Exit 0 written, 2 usage or I/O error (E018 when the manifest names no author).
+    """
+    from reprobridge_sdk.api import load
+    from reprobridge_sdk.errors import ReproBridgeError
+    from reprobridge_sdk.interop.citation import citation_text
+    from reprobridge_sdk.io._fs import atomic_write_text
+
+    try:
+        text = citation_text(load(path).manifest)
+    except ReproBridgeError as exc:
+        fail(exc)
+    if output == "-":
+        sys.stdout.write(text)
+        return
+    target = Path(output) if output else (path if path.is_dir() else path.parent) / "CITATION.cff"
+    try:
+        atomic_write_text(target, text)
+    except OSError as exc:
+        click.echo(f"error: cannot write {target}: {exc.strerror}", err=True)
+        sys.exit(2)
+    click.echo(str(target), err=True)
+
+
+@export.command("ro-crate")
+@click.argument("path", type=click.Path(path_type=Path), default=".")
+@click.option(
+    "-o",
+    "--output",
+    required=True,
+    type=click.Path(path_type=Path),
+    help="A new or empty directory for the crate.",
+)
+def ro_crate(path: Path, output: Path) -> None:
+    """Write a Process Run RO-Crate of the artifact and its recorded runs.
+
+    Needs the ro-crate extra. Exit 0 written, 2 usage or I/O error.
+    """
+    from reprobridge_sdk.errors import ReproBridgeError
+    from reprobridge_sdk.interop.ro_crate import export_ro_crate
+
+    try:
+        written = export_ro_crate(path, output)
+    except ReproBridgeError as exc:
+        fail(exc)
+    except OSError as exc:
+        click.echo(f"error: cannot write {output}: {exc.strerror}", err=True)
+        sys.exit(2)
+    click.echo(str(written), err=True)

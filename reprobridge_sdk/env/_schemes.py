@@ -1,0 +1,110 @@
+"""Data URL schemes other than plain HTTP(S): the volatile part of acquiring data.
+
+``hf://[datasets/|spaces/]owner/repo[@revision]/path``
+    The Hub's file URL on ``$HF_ENDPOINT`` (default ``https://huggingface.co``), downloaded by
+    the SDK's own resumable HTTP client (no extra needed). ``$HF_TOKEN`` is sent as a bearer
+    token to the endpoint's host only (never to the host of a redirect, such as a CDN).
+``s3://bucket/key`` and ``gs://bucket/key``
+    Through fsspec with the ``s3`` (s3fs) or ``gcs`` (gcsfs) extra; credentials, region and
+    endpoint come from the providers' usual configuration (``AWS_*`` variables such as
+    ``AWS_ENDPOINT_URL``, ``~/.aws``, ``GOOGLE_APPLICATION_CREDENTIALS``). Without the extra:
+    E015 with the command that installs it.
+Any other scheme
+    D007 (the manifest's schema admits only ``http``, ``https``, ``s3``, ``gs`` and ``hf``).
+
+HTTP(S) credentials: without ``$HF_TOKEN`` for the Hub, a matching ``machine`` entry of the
+``.netrc`` file (``$NETRC``, else ``~/.netrc``) is sent as basic authentication, again to the
+URL's own host only. A ``.netrc`` that cannot be parsed is ignored (no credentials).
+"""
+
+from __future__ import annotations
+
+import base64
+import netrc
+import os
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from reprobridge_sdk.errors import MissingExtraError, require_extra
+
+__all__ = ["SchemeFailed", "auth_header", "fetch_scheme", "hf_endpoint", "hf_url"]
+
+_FSSPEC = {"s3": ("s3fs", "s3"), "gs": ("gcsfs", "gcs")}
+
+
+class SchemeFailed(Exception):
+    """A scheme could not deliver the file; ``code`` is the finding's (D005, D007, E015...)."""
+
+    def __init__(self, code: str, message: str, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.hint = hint
+
+
+def hf_endpoint() -> str:
+    """``$HF_ENDPOINT`` without a trailing slash, else the public Hub."""
+    return (os.environ.get("HF_ENDPOINT") or "https://huggingface.co").rstrip("/")
+
+
+def hf_url(url: str) -> str:
+    """``hf://[datasets/|spaces/]owner/repo[@rev]/path`` as a Hub download URL."""
+    rest = url[len("hf://") :]
+    kind = ""
+    for prefix in ("datasets/", "spaces/"):
+        if rest.startswith(prefix):
+            kind, rest = prefix, rest[len(prefix) :]
+    parts = rest.split("/", 2)
+    if len(parts) < 3 or not all(parts):
+        msg = f"{url!r} is not hf://[datasets/]owner/repo/path"
+        raise ValueError(msg)
+    owner, repo, path = parts
+    revision = "main"
+    if "@" in repo:
+        repo, revision = repo.split("@", 1)
+    return f"{hf_endpoint()}/{kind}{owner}/{repo}/resolve/{revision}/{path}"
+
+
+def auth_header(url: str) -> str | None:
+    """The ``Authorization`` value for ``url``'s own host, or ``None``."""
+    parts = urlsplit(url)
+    host = (parts.hostname or "").lower()
+    token = os.environ.get("HF_TOKEN", "")
+    if token and host == (urlsplit(hf_endpoint()).hostname or "").lower():
+        return f"Bearer {token}"
+    path = os.environ.get("NETRC") or str(Path.home() / ".netrc")
+    if not Path(path).is_file():
+        return None
+    try:
+        entry = netrc.netrc(path).authenticators(host)
+    except (netrc.NetrcParseError, OSError):
+        return None
+    if entry is None:
+        return None
+    login, _, password = entry
+    raw = f"{login}:{password or ''}".encode()
+    return "Basic " + base64.b64encode(raw).decode("ascii")
+
+
+def fetch_scheme(scheme: str, url: str, destination: Path, *, timeout: float) -> None:
+    """Write the file at ``url`` (``s3://`` or ``gs://``) to ``destination``."""
+    if scheme in _FSSPEC:
+        module, extra = _FSSPEC[scheme]
+        try:
+            require_extra(module, extra, feature=f"{scheme}:// data sources")
+        except MissingExtraError as exc:
+            item = exc.findings[0]
+            raise SchemeFailed("E015", item.message, item.hint) from None
+        fsspec: Any = require_extra("fsspec", extra)
+        try:
+            fs = fsspec.filesystem(scheme if scheme != "gs" else "gcs")
+            fs.get_file(url, str(destination))
+        except Exception as exc:
+            raise SchemeFailed("D005", f"{url}: {type(exc).__name__}: {exc}") from None
+        return
+    raise SchemeFailed(
+        "D007",
+        f"{scheme}:// URLs are not downloaded by the SDK",
+        "download it with the provider's tool",
+    )

@@ -1,0 +1,51 @@
+"""The errors of extraction and templates (shared by :mod:`.extraction` and :mod:`.template`)."""
+
+from __future__ import annotations
+
+from reprobridge_sdk.errors import ReproBridgeError
+from reprobridge_sdk.findings import Finding, finding
+
+__all__ = ["REASONS", "ExtractionError", "TemplateError"]
+
+#: Why an extraction can fail (``ExtractionError.reason``).
+REASONS = frozenset(
+    {
+        "no-match",
+        "not-number",
+        "missing-file",
+        "bad-json-pointer",
+        "bad-csv",
+        "bad-yaml",
+        "bad-regex",
+        "template",
+        "decode",
+        "aggregate",
+        "bad-extractor",
+        "unsafe-file",
+    }
+)
+
+
+class ExtractionError(ReproBridgeError):
+    """A value could not be extracted; ``reason`` is one of :data:`REASONS`."""
+
+    def __init__(
+        self, reason: str, message: str, *, source: str = "", dialect: bool = False
+    ) -> None:
+        findings: tuple[Finding, ...] = ()
+        if dialect:
+            findings = (finding("X004", message),)
+        elif reason == "no-match":
+            findings = (finding("X001", message),)
+        elif reason == "not-number":
+            findings = (finding("X002", message),)
+        super().__init__(message, findings)
+        self.reason = reason
+        self.source = source
+
+
+class TemplateError(ExtractionError):
+    """A template names something the context lacks, or has an unescaped brace."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__("template", message)

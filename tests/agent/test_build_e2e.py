@@ -1,0 +1,108 @@
+"""``reprobridge build`` end to end on every fixture: real git repositories, environments,
+runs, patches, references, the clean-room check and the curation audit.
+
+The fixtures share one environment (same lock) in a session cache, so the first build pays
+for it and the others reuse it.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from build_fixtures import FIXTURES, write_repo
+
+from reprobridge_sdk.agent.pipeline import BuildOptions, build, render_summary
+from reprobridge_sdk.api import load
+from reprobridge_sdk.audit.auditor import audit
+from reprobridge_sdk.model.build import BuildReport, DistillerRecord, ReproducerRecord
+from reprobridge_sdk.validation import validate
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture
+def shared_cache(env_cache: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    monkeypatch.setenv("REPROBRIDGE_CACHE_DIR", str(env_cache))
+    yield env_cache
+
+
+def _build(tmp_path: Path, name: str) -> tuple[BuildReport, Path]:
+    repo, claims = write_repo(tmp_path / "raw", name)
+    out = tmp_path / f"{name}-rra"
+    report = build(BuildOptions(source=str(repo), claims=claims, out=out))
+    return report, out
+
+
+EXPECTED_FIXES = {
+    "no-deps": [],
+    "python2": ["python2", "integer-division"],
+    "scipy-misc": ["removed-api"],
+    "gui-show": ["gui-backend"],
+    "cuda-device": ["cuda-device"],
+    "cwd-data": [],
+    "cuda-pins": [],
+    "unseeded": [],
+    "many-numbers": [],
+    "not-reproducible": [],
+}
+
+
+@pytest.mark.parametrize("name", sorted(FIXTURES))
+def test_every_fixture_builds_into_a_valid_artifact_with_the_expected_verdict(
+    tmp_path: Path, shared_cache: Path, name: str
+) -> None:
+    report, out = _build(tmp_path, name)
+    assert report.passed, render_summary(report)
+    fixture = FIXTURES[name]
+    statuses = {c.claim: c.status for c in report.claims}
+    assert statuses == {
+        claim: "compatible" if ok else "incompatible" for claim, ok in fixture.expected.items()
+    }
+    # a valid artifact, strictly
+    result = validate(out, strict=True)
+    assert [(f.code, f.path) for f in result.findings] == []
+    # every code change is in the change record, with its patch
+    art = load(out)
+    repro = ReproducerRecord.model_validate_json((out / ".rra-build/reproducer.json").read_text())
+    assert [f.rule for f in repro.fixes] == EXPECTED_FIXES[name]
+    patched = [f for f in repro.fixes if f.files]
+    assert [c.id for c in art.manifest.guide.changes] == [f.change for f in patched]
+    for change in art.manifest.guide.changes:
+        assert change.patch is not None and (out / change.patch).is_file()
+    # references from at least five runs
+    for task in art.manifest.tasks:
+        assert len(task.reference.observations) >= 5
+    # the curation audit gives the expected verdict; A031 and a discrepancy when not
+    curation = audit(out, [], curation=True)
+    for task in curation.tasks:
+        codes = {r.code for a in task.attempts for r in a.reasons}
+        if fixture.expected[task.id]:
+            assert task.published_compatible is True
+            assert "A031" not in codes
+        else:
+            assert task.published_compatible is False
+            assert "A031" in codes
+            assert [d.tasks for d in art.manifest.guide.discrepancies] == [[task.id]]
+    # one typed record per phase, and the report
+    for phase in (
+        "intake",
+        "planner",
+        "builder",
+        "reproducer",
+        "distiller",
+        "packager",
+    ):
+        data = json.loads((out / ".rra-build" / f"{phase}.json").read_text("utf-8"))
+        assert data["phase"] == phase and data["gate"]["passed"] is True
+    assert BuildReport.model_validate_json((out / ".rra-build/report.json").read_text()) == report
+
+
+def test_the_number_among_many_is_the_labelled_one(tmp_path: Path, shared_cache: Path) -> None:
+    _, out = _build(tmp_path, "many-numbers")
+    distilled = DistillerRecord.model_validate_json((out / ".rra-build/distiller.json").read_text())
+    [claim] = distilled.claims
+    assert claim.line is not None and claim.line.startswith("test accuracy: ")
+    assert claim.pattern is not None and claim.pattern.startswith("^test accuracy: ")

@@ -1,0 +1,170 @@
+"""A committee's table of four artifacts: good, forged, placeholder, broken manifest.
+
+Each is shown for what it is in JSON, text and HTML; the HTML table is sorted and filtered by
+its inline script in a real headless Chromium (Debian's ``chromium``), offline.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+from audit_support import make_artifact
+from evidence_support import consistent_edit, honest_runs
+
+from reprobridge_sdk.audit import audit_table
+from reprobridge_sdk.audit.html import render_html
+from reprobridge_sdk.audit.report import render_text
+from reprobridge_sdk.authoring.scaffold import InitOptions, scaffold
+from reprobridge_sdk.model.audit import AuditTable
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+
+
+@pytest.fixture(scope="module")
+def committee(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
+    base = tmp_path_factory.mktemp("committee")
+    good = make_artifact(base / "good")
+    honest_runs(good, "scored", [0, 1, 2])
+    forged = make_artifact(base / "forged")  # the same id as good: toy-study
+    runs = honest_runs(forged, "scored", [0, 1, 2])
+    consistent_edit(runs[1], accuracy=95.0)
+    placeholder = base / "placeholder"
+    scaffold(placeholder, InitOptions(id="placeholder-study", title="Not filled in"))
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "reprobridge_sdk",
+            "run",
+            str(placeholder),
+            "scored",
+            "--env",
+            "current",
+        ],
+        capture_output=True,
+        check=True,
+    )
+    broken = base / "broken"
+    broken.mkdir()
+    (broken / "rra.yaml").write_text("rra_version: '1.0'\nartifact: [unclosed\n")
+    return [good, forged, placeholder, broken]
+
+
+@pytest.fixture(scope="module")
+def table(committee: list[Path]) -> AuditTable:
+    return audit_table(committee)
+
+
+def test_each_artifact_is_a_row_for_what_it_is(committee: list[Path], table: AuditTable) -> None:
+    good, forged, _placeholder, broken = committee
+    rows = table.rows
+    assert [r.path for r in rows] == [str(p) for p in committee]
+    assert [r.status for r in rows] == ["passed", "failed", "failed", "error"]
+    # Two submissions share the id toy-study: their labels name their paths.
+    assert [r.label for r in rows] == [
+        f"toy-study ({good})",
+        f"toy-study ({forged})",
+        "placeholder-study",
+        str(broken),
+    ]
+    assert len({r.label for r in rows}) == 4
+    assert (rows[0].runs, rows[0].invalid_runs) == (3, 0)
+    assert (rows[1].runs, rows[1].invalid_runs) == (3, 1)
+    assert rows[2].badges is not None
+    assert rows[2].badges.reasons["available"][0].code == "A060"
+    assert rows[3].validation["error"] >= 1
+    assert [f.code for f in rows[3].findings] == ["A001"]
+    assert rows[0].badges is not None and rows[0].badges.reproduced
+    assert rows[1].badges is not None and not rows[1].badges.reproduced
+    # The broken manifest counts in every rate: four papers, not three.
+    successes = [r.task_success for r in table.artifacts]
+    assert table.paper_macro == pytest.approx(sum(s or 0 for s in successes) / 4)
+    assert not table.passed
+
+
+def test_json_report_holds_the_rows(table: AuditTable) -> None:
+    data = json.loads(table.model_dump_json())
+    assert [r["status"] for r in data["rows"]] == ["passed", "failed", "failed", "error"]
+    assert data["rows"][1]["invalid_runs"] == 1
+
+
+def test_text_report_has_a_line_per_row(table: AuditTable) -> None:
+    text = render_text(table)
+    lines = text.splitlines()
+    for row in table.rows:
+        (line,) = [ln for ln in lines if ln.startswith(row.label + " ")]
+        assert line.split()[len(row.label.split())] == row.status
+
+
+@pytest.mark.browser
+@pytest.mark.skipif(CHROMIUM is None, reason="Chromium is not installed (apt-get install chromium)")
+def test_html_table_sorts_and_filters_offline_in_chromium(
+    table: AuditTable, tmp_path: Path
+) -> None:
+    page = tmp_path / "table.html"
+    page.write_text(render_html(table), encoding="utf-8")
+    text = page.read_text()
+    for needle in ("<link", "src=", "href=", "url(", "@import", "http://", "https://"):
+        assert needle not in text.split("<script>", 1)[1].split("</script>", 1)[0]
+        assert needle not in text.split("<body>", 1)[0] or needle in ("http://", "https://")
+    labels = [r.label for r in table.rows]
+
+    def rows(fragment: str, profile: str) -> list[tuple[str, bool]]:
+        assert CHROMIUM is not None
+        done = subprocess.run(
+            [
+                CHROMIUM,
+                "--headless",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--no-first-run",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--disable-sync",
+                f"--user-data-dir={tmp_path / profile}",
+                "--dump-dom",
+                page.as_uri() + fragment,
+            ],
+            capture_output=True,
+            text=True,
+            timeout=180,
+            check=True,
+        )
+        parser = _Rows()
+        parser.feed(done.stdout)
+        return parser.rows
+
+    unsorted = rows("", "p0")
+    assert unsorted == [(label, False) for label in labels]
+    by_success = rows("#sort=success&dir=desc", "p1")
+    successes = {r.label: r.task_success for r in table.rows}
+    order = [successes[label] for label, _ in by_success]
+    assert order[-1] is None  # the unloaded artifact has no rate: last in either direction
+    numbers = [v for v in order if v is not None]
+    assert numbers == sorted(numbers, reverse=True)
+    ascending = [successes[label] for label, _ in rows("#sort=success", "p4")]
+    assert ascending[-1] is None
+    assert ascending[:-1] == sorted(numbers)
+    only_errors = rows("#status=error", "p2")
+    assert [label for label, hidden in only_errors if not hidden] == [labels[3]]
+    by_text = rows("#q=placeholder", "p3")
+    assert [label for label, hidden in by_text if not hidden] == ["placeholder-study"]
+
+
+class _Rows(HTMLParser):
+    """The summary table's rows, in DOM order, with their hidden flag."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.rows: list[tuple[str, bool]] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        found = dict(attrs)
+        if tag == "tr" and found.get("class") == "row":
+            self.rows.append((found.get("data-label") or "", "hidden" in found))
