@@ -173,6 +173,16 @@ def test_a_run_no_worker_can_hold_is_refused_before_submission(toy: Path) -> Non
     assert not (toy / "runs").exists() or not any((toy / "runs").iterdir())
 
 
+def test_the_refusal_is_a_usage_error_in_the_python_api_too(toy: Path) -> None:
+    _with_resources(toy, {"gpus": 2})
+    with pytest.raises(UsageError) as caught:
+        run(toy, ["ok"], env_mode="current", executor="dask-local", jobs=1)
+    [problem] = caught.value.findings
+    assert problem.code == "N022"
+    assert "'ok'" in problem.message
+    assert not (toy / "runs").exists() or not any((toy / "runs").iterdir())
+
+
 def test_placement_follows_cpus_memory_and_gpus(toy: Path) -> None:
     _with_resources(toy, {"cpus": 2, "memory": "3GiB", "gpus": 1})
     from reprobridge_sdk.api import load
