@@ -3,9 +3,10 @@
     python .ci/wheelhouse.py DIR [--python-version X.Y ...]
 
 Downloads, with ``pip download`` from the configured index, every wheel the slow tests
-install: ``.ci/wheelhouse.txt`` and the bundled example's hashed lock, for each Python version
-given (default: the running one). Then writes ``DIR/simple/<project>/index.html`` pages that
-link the files with their SHA-256, so pip and uv can use ``file://DIR/simple`` as their index.
+install: ``.ci/wheelhouse.txt`` for each Python version given (default: the running one), and
+the bundled example's hashed lock for the Python its manifest declares. Then writes
+``DIR/simple/<project>/index.html`` pages that link the files with their SHA-256, so pip and
+uv can use ``file://DIR/simple`` as their index.
 Point the tests at it with ``REPROBRIDGE_INDEX_URL=file://DIR/simple`` (``.ci/run
 --wheelhouse`` does both).
 """
@@ -23,7 +24,9 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 PINS = HERE / "wheelhouse.txt"
-LOCK = REPO / "examples" / "digits-logreg" / "environment" / "requirements.lock"
+EXAMPLE = REPO / "examples" / "digits-logreg"
+MANIFEST = EXAMPLE / "rra.yaml"
+LOCK = EXAMPLE / "environment" / "requirements.lock"
 
 
 def _project(filename: str) -> str:
@@ -61,7 +64,11 @@ def download(files: Path, versions: list[str]) -> None:
     for version in versions:
         for pin in pins:  # one at a time: several versions of one project may be wanted
             _pip_download(files, version, pin)
-        _pip_download(files, version, "-r", str(LOCK))
+    # The example's environment is built for the Python its manifest declares, whatever runs
+    # the tests.
+    declared = re.search(r"^\s*python:\s*['\"]?([0-9.]+)", MANIFEST.read_text("utf-8"), re.M)
+    assert declared is not None, f"{MANIFEST} declares no Python"
+    _pip_download(files, declared.group(1), "-r", str(LOCK))
 
 
 def write_index(root: Path, files: Path) -> None:

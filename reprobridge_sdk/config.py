@@ -25,6 +25,9 @@ Keys (TOML spelling; the environment variable in brackets)
         directory; in the environment or a flag, to the current directory.
     ``[report]`` ``format`` [``REPROBRIDGE_REPORT_FORMAT``]
         Default output format of ``validate`` (``text`` unless set).
+    ``sign`` [``REPROBRIDGE_SIGN``]
+        Boolean: ``run`` signs every final record as if ``--sign`` were given (the key comes
+        from ``--key`` or ``REPROBRIDGE_SIGNING_KEY``, never from a file setting).
 
 Errors
     A file that is not TOML (or larger than 1 MiB, or nested too deeply to parse), a key that
@@ -45,7 +48,7 @@ from __future__ import annotations
 import difflib
 import os
 import re
-import sys
+import tomllib  # type: ignore[import-not-found, unused-ignore]
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -53,11 +56,6 @@ from typing import Any
 
 from reprobridge_sdk.errors import UsageError
 from reprobridge_sdk.findings import finding, registry
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - Python 3.10
-    import tomli as tomllib  # type: ignore[import-not-found, unused-ignore]
 
 __all__ = [
     "CONFIG_FILE",
@@ -86,6 +84,7 @@ _KEYS: dict[str, tuple[str, str]] = {
     "executor": ("executor", "executor"),
     "cache-dir": ("cache_dir", "path"),
     "report.format": ("report_format", "format"),
+    "sign": ("sign", "bool"),
 }
 _ATTRS = {attr: key for key, (attr, _) in _KEYS.items()}
 
@@ -103,6 +102,7 @@ class Settings:
     executor: str = "local"
     cache_dir: Path | None = None
     report_format: str = "text"
+    sign: bool = False
     config_file: Path | None = None
     origins: Mapping[str, str] = field(default_factory=dict)
 

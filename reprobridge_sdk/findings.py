@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field, replace
-from enum import Enum
+from enum import StrEnum
 from functools import lru_cache
 from importlib import resources
 from typing import Any
@@ -30,7 +30,7 @@ __all__ = [
 SPEC_URL = "https://reprobridge.org/spec"
 
 
-class Severity(str, Enum):
+class Severity(StrEnum):
     """How serious a finding is. ``error`` fails validation; ``warning`` fails only --strict."""
 
     ERROR = "error"

@@ -304,11 +304,25 @@ def _prune_defs(schema: dict[str, Any]) -> None:
         del schema["$defs"]
 
 
+def _standard_keywords(node: Any) -> None:
+    """Drop pydantic's OpenAPI ``discriminator`` keyword (not JSON Schema; ajv's strict mode
+    rejects it). The ``oneOf`` it annotates stays: each branch requires its own ``const`` tag,
+    which is standard and decides alone."""
+    if isinstance(node, dict):
+        node.pop("discriminator", None)
+        for value in node.values():
+            _standard_keywords(value)
+    elif isinstance(node, list):
+        for value in node:
+            _standard_keywords(value)
+
+
 def generate_schema(name: str) -> dict[str, Any]:
     """The JSON Schema of the registered schema ``name``, as a plain dict."""
     spec = resolve_name(name)
     body = spec.model_class().model_json_schema(mode="validation")
     body.pop("title", None)
+    _standard_keywords(body)
     if spec.format_version is not None:
         restrict_to_version(body, _version(spec.format_version))
         _prune_defs(body)

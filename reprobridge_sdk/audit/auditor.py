@@ -159,6 +159,7 @@ def _check_trust(
                 seed=options.rerun_seed,
                 half_widths=widths,
                 env_mode=trust.rerun_env,
+                sandbox=trust.rerun_sandbox,
             )
             executed, mismatches = outcome.executed, outcome.mismatches
             by_rel = {r.rel or ".": r.path for r in runs}
@@ -246,6 +247,7 @@ class _Trust:
 
     keys: TrustedKeys | None = None
     rerun_env: str = "cached"
+    rerun_sandbox: bool = False
 
 
 def _verify_attempt(
@@ -301,6 +303,7 @@ def audit(
     rerun: int | str | None = None,
     rerun_seed: int = 0,
     rerun_env: str = "cached",
+    rerun_sandbox: bool = False,
 ) -> AuditResult:
     """Audit the artifact at ``artifact_path`` against the evidence of ``attempts``.
 
@@ -311,7 +314,8 @@ def audit(
     Every attempt's run ledger is checked (``expect_head``: the head the author submitted);
     with ``trust`` every run must be signed by one of its keys; with ``rerun`` (a number of
     runs or ``"all"``) a sample of each attempt's succeeded runs chosen with ``rerun_seed``
-    is re-executed in ``rerun_env`` and compared (see :mod:`.rerun`).
+    is re-executed in ``rerun_env`` (under the sandbox with ``rerun_sandbox``) and compared
+    (see :mod:`.rerun`).
     """
     options = _options(
         level,
@@ -324,7 +328,8 @@ def audit(
         rerun_seed=rerun_seed,
     )
     facts = load_artifact(artifact_path)
-    return _audit(facts, Path(artifact_path), attempts, options, trust=_Trust(trust, rerun_env))
+    checking = _Trust(trust, rerun_env, rerun_sandbox)
+    return _audit(facts, Path(artifact_path), attempts, options, trust=checking)
 
 
 def _audit(
@@ -465,6 +470,7 @@ def _audit(
         as_audit_finding(f) for f in validation if f.severity is Severity.ERROR
     ] + [as_audit_finding(f) for f in facts.findings]
     artifact_findings += [as_audit_finding(f) for f in _shared_runs(manifest, evidence)]
+    artifact_findings += [as_audit_finding(f) for f in _placeholders(validation)]
     badges = award(
         BadgeContext(
             manifest=manifest,
@@ -511,6 +517,22 @@ def _audit(
         badges=badges,
         passed=passed,
     )
+
+
+def _placeholders(validation: Sequence[Finding]) -> list[Finding]:
+    """A046 when the validator found a scaffold's placeholders (P codes); the badge rule
+    ``placeholders`` (:mod:`.badges`) withholds "functional" and "reproduced" on it."""
+    pointers = sorted({f.path for f in validation if f.code.startswith("P")})
+    if not pointers:
+        return []
+    return [
+        finding(
+            "A046",
+            f"{len(pointers)} placeholder(s) remain, e.g. {pointers[0]}",
+            path=pointers[0],
+            hint="replace them (`reprobridge validate` lists them as P findings)",
+        )
+    ]
 
 
 def _shared_runs(manifest: Manifest, evidence: Sequence[Sequence[RunEvidence]]) -> list[Finding]:

@@ -19,11 +19,13 @@ Rules, by badge (the first column is the rule's name in :data:`RULES`):
   - ``launcher``: a launcher has no succeeded run with valid evidence in any attempt (the
     reasons are the errors of its runs, or A024 when it has none);
   - ``ledger``: an attempt's run ledger has an error (A051, A052, A054, A057);
+  - ``placeholders``: the validator found a scaffold's placeholders (P codes, A046);
 * ``reproduced`` (ACM *Results Reproduced*):
   - ``no-attempt``: as above;
   - ``task``: a task is not ``compatible`` in any attempt (the reasons of its verdicts;
     a task without reference observations gives A025: missing references);
   - ``ledger``: as above;
+  - ``placeholders``: as above;
   - ``untrusted``: under ``--trust``, a run is unsigned or its signature does not hold
     (K001-K004, K007), even when other evidence suffices;
   - ``rerun``: a re-executed run did not hold up (A058, A059), even when other evidence
@@ -47,10 +49,12 @@ __all__ = ["BADGE_CHECKS", "BADGE_CRITERIA", "RULES", "BadgeContext", "award"]
 BADGE_CRITERIA = {
     "available": "the artifact validates without errors, its code and lock match their "
     "digests, and it has no placeholder upstream (ACM Artifacts Available)",
-    "functional": "every launcher has a successful run with valid evidence in some attempt "
-    "and every run ledger is intact (ACM Artifacts Evaluated - Functional)",
+    "functional": "every launcher has a successful run with valid evidence in some attempt, "
+    "every run ledger is intact and no placeholder remains "
+    "(ACM Artifacts Evaluated - Functional)",
     "reproduced": "every task is compatible in at least one attempt, every run ledger is "
-    "intact, no re-executed run mismatched and, under --trust, every run is signed "
+    "intact, no placeholder remains, no re-executed run mismatched and, under --trust, "
+    "every run is signed "
     "(ACM Results Reproduced)",
 }
 #: The checks each badge rests on: spec anchors.
@@ -111,6 +115,10 @@ def _placeholder(ctx: BadgeContext) -> list[AuditFinding]:
             )
         )
     ]
+
+
+def _placeholders(ctx: BadgeContext) -> list[AuditFinding]:
+    return [f for f in ctx.artifact_findings if f.code == "A046"]
 
 
 def _no_attempt(ctx: BadgeContext) -> list[AuditFinding]:
@@ -212,9 +220,11 @@ RULES: tuple[tuple[str, str, Rule], ...] = (
     ("functional", "no-attempt", _no_attempt),
     ("functional", "launcher", _launchers),
     ("functional", "ledger", _ledger),
+    ("functional", "placeholders", _placeholders),
     ("reproduced", "no-attempt", _no_attempt),
     ("reproduced", "task", _tasks),
     ("reproduced", "ledger", _ledger),
+    ("reproduced", "placeholders", _placeholders),
     ("reproduced", "untrusted", _untrusted),
     ("reproduced", "rerun", _rerun),
 )

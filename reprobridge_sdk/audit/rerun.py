@@ -12,7 +12,10 @@ runs, and the report states both. ``count`` ``None`` means every succeeded run.
 
 Execution. Each chosen run is re-executed by the runner (:func:`reprobridge_sdk.run.run`)
 into a fresh temporary runs directory, with the record's launcher and seed, in
-``env_mode`` ``cached`` (the environment built from the lock; the default) or ``current``.
+``env_mode`` ``cached`` (the environment built from the lock; the default) or ``current``,
+and with ``sandbox`` under the runner's sandbox (no network, a read-only file system but the
+run directory and a private ``/tmp``). A sandbox that cannot work here is a usage error
+(N011) before anything runs.
 
 Comparison, per task the launcher measures, the recorded value against the value the
 re-execution extracted:
@@ -35,6 +38,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from reprobridge_sdk.errors import UsageError
 from reprobridge_sdk.findings import finding
 from reprobridge_sdk.model import RECORD_NAME
 
@@ -77,6 +81,7 @@ def rerun_runs(
     seed: int,
     half_widths: Mapping[str, float | None],
     env_mode: str = "cached",
+    sandbox: bool = False,
 ) -> RerunOutcome:
     """Re-execute a sample of ``runs`` and add A058/A059 to the runs that do not hold up."""
     from reprobridge_sdk.run.runner import run as run_launchers  # noqa: PLC0415 - heavy
@@ -98,7 +103,10 @@ def rerun_runs(
                     seeds=[record.seed] if record.seed is not None and launcher.seeds else None,
                     env_mode=env_mode,
                     runs_dir=Path(scratch) / "runs",
+                    sandbox=sandbox,
                 )
+            except UsageError:  # e.g. the sandbox cannot work here (N011): the auditor's problem
+                raise
             except Exception as exc:  # the artifact cannot be run at all: unconfirmed
                 chosen.findings.append(
                     finding(

@@ -160,6 +160,7 @@ def audit_table(
     rerun: int | str | None = None,
     rerun_seed: int = 0,
     rerun_env: str = "cached",
+    rerun_sandbox: bool = False,
     archives: Sequence[str | None] | None = None,
     mapper: Mapper | None = None,
 ) -> AuditTable:
@@ -178,7 +179,7 @@ def audit_table(
     options = _options(
         level, floor, holm=holm, curation=curation, trust=trust, rerun=rerun, rerun_seed=rerun_seed
     )
-    checking = _Trust(trust, rerun_env)
+    checking = _Trust(trust, rerun_env, rerun_sandbox)
     if jobs < 1:
         msg = f"jobs must be at least 1, not {jobs}"
         raise UsageError(msg)

@@ -20,12 +20,11 @@ Values the author must replace (the upstream repository and commit, the paper) a
 
 from __future__ import annotations
 
-import random
 import re
 import statistics
 import sys
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +36,14 @@ from reprobridge_sdk.errors import ArtifactError, UsageError
 from reprobridge_sdk.io._fs import atomic_write_text
 from reprobridge_sdk.model import MANIFEST_NAME, Manifest
 from reprobridge_sdk.model._base import ID_PATTERN
+from reprobridge_sdk.validation.placeholders import (
+    MARK,
+    PAPER_TITLE,
+    REPOSITORY,
+    SCAFFOLD_SOURCE,
+    experiment_value,
+    scaffold_sample_log,
+)
 
 __all__ = [
     "PLACEHOLDERS",
@@ -48,7 +55,7 @@ __all__ = [
     "scaffold",
 ]
 
-PLACEHOLDER_REPOSITORY = "https://example.org/replace-me/upstream.git"
+PLACEHOLDER_REPOSITORY = REPOSITORY
 PLACEHOLDER_COMMIT = "0" * 40
 #: JSON Pointers of scaffolded values that only the author can fill in.
 PLACEHOLDERS = (
@@ -137,7 +144,7 @@ class InitOptions:
 
     id: str
     title: str
-    paper_title: str = "Replace with the paper's title"
+    paper_title: str = PAPER_TITLE
     license: str = "Apache-2.0"
     repository: str = PLACEHOLDER_REPOSITORY
     commit: str = PLACEHOLDER_COMMIT
@@ -152,21 +159,15 @@ def default_id(directory: Path) -> str:
     return slug if re.match(ID_PATTERN, slug) else "my-artifact"
 
 
-def experiment_value(seed: int, steps: int = 1000) -> float:
-    """The value the scaffolded ``code/experiment.py`` prints for ``seed`` (4 decimals)."""
-    rng = random.Random(seed)  # the same computation as the scaffolded script
-    return round(sum(rng.random() < 0.9 for _ in range(steps)) / steps, 4)
-
-
 def _manifest(options: InitOptions, root: Path) -> dict[str, Any]:
-    today = datetime.now(timezone.utc).date().isoformat()
+    today = datetime.now(UTC).date().isoformat()
     values = [experiment_value(seed) for seed in _SEEDS]
     published = round(statistics.fmean(values), 4)
     observations = [
         {
             "value": value,
             "provenance": {
-                "source": "reprobridge init",
+                "source": SCAFFOLD_SOURCE,
                 "date": today,
                 "hardware": "any CPU",
                 "note": (
@@ -210,9 +211,9 @@ def _manifest(options: InitOptions, root: Path) -> dict[str, Any]:
         "tasks": [
             {
                 "id": _TASK,
-                "title": "Main result (placeholder)",
+                "title": f"Main result {MARK}",
                 "location": {"table": "1", "row": "Ours", "column": "Accuracy"},
-                "dataset": "synthetic draws (placeholder)",
+                "dataset": f"synthetic draws {MARK}",
                 "metric": "accuracy",
                 "statistic": {"aggregate": "single", "seeds": 1},
                 "published": {"value": published},
@@ -272,9 +273,7 @@ def scaffold(directory: str | Path, options: InitOptions, *, force: bool = False
         "code/experiment.py": _EXPERIMENT,
         "environment/requirements.in": _REQUIREMENTS_IN,
         "environment/requirements.txt": _LOCK,
-        "samples/scored-seed1.log": (
-            f"training started\ntraining finished\naccuracy: {experiment_value(_SEEDS[0]):.4f}\n"
-        ),
+        "samples/scored-seed1.log": scaffold_sample_log(_SEEDS[0]),
     }
     if not force:
         taken = [name for name in [*files, "GUIDE.md"] if root.joinpath(*name.split("/")).exists()]

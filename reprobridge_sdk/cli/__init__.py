@@ -52,6 +52,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "references": ("_references", "references", "Turn recorded runs into reference values."),
     "digest": ("_digest", "digest", "Recompute the artifact's digests (--update writes them)."),
     "pack": ("_pack", "pack", "Pack the artifact into one deterministic archive."),
+    "check": ("_check", "check", "Clean-room check: copy, clean shell, validate, run, audit."),
     "unpack": ("_pack", "unpack", "Unpack an archive safely and verify its digests."),
     "build": ("_build", "build", "Build an artifact from a raw repository and its claims."),
     "upgrade": ("_upgrade", "upgrade", "Rewrite a manifest as a newer format version."),

@@ -51,7 +51,9 @@ def _colour() -> bool:
 @click.option("--holm", is_flag=True, help="Holm's correction across an attempt's tasks.")
 @click.option("--curation", is_flag=True, help="Check the published values, not evidence.")
 @click.option(
-    "--table", is_flag=True, help="PATHS are several artifacts: audit each, print a table."
+    "--table",
+    is_flag=True,
+    help="PATHS are several artifacts (directories or packed archives): print a table.",
 )
 @click.option(
     "--format",
@@ -93,6 +95,11 @@ def _colour() -> bool:
     help="Re-execute in the environment built from the lock, or the current interpreter.",
 )
 @click.option(
+    "--rerun-sandbox",
+    is_flag=True,
+    help="Re-execute under the runner's sandbox (no network, read-only but the run directory).",
+)
+@click.option(
     "--attest",
     metavar="FILE",
     help="Also write the JSON report signed (DSSE envelope) with --key or the key variable.",
@@ -115,6 +122,7 @@ def audit(  # noqa: PLR0917 - click passes every option as an argument
     rerun: str | None,
     rerun_seed: int,
     rerun_env: str,
+    rerun_sandbox: bool,
     attest: str | None,
     key_file: str | None,
     executor: str | None,
@@ -154,6 +162,7 @@ def audit(  # noqa: PLR0917 - click passes every option as an argument
             rerun=rerun,
             rerun_seed=rerun_seed,
             rerun_env=rerun_env,
+            rerun_sandbox=rerun_sandbox,
             attest=attest,
             key_file=key_file,
             executor=executor,
@@ -183,6 +192,7 @@ class AuditRequest:
     rerun: str | None = None
     rerun_seed: int = 0
     rerun_env: str = "cached"
+    rerun_sandbox: bool = False
     attest: str | None = None
     key_file: str | None = None
     executor: str | None = None
@@ -207,7 +217,6 @@ def _rerun_count(text: str | None) -> int | str | None:
 def run_audit_command(request: AuditRequest) -> None:
     """Audit as asked, print or write the report, exit with the audit's status."""
     from reprobridge_sdk.audit import audit as run_audit  # noqa: PLC0415 - keep --help fast
-    from reprobridge_sdk.audit import audit_table  # noqa: PLC0415
     from reprobridge_sdk.audit.report import render  # noqa: PLC0415
     from reprobridge_sdk.errors import ReproBridgeError  # noqa: PLC0415
 
@@ -233,8 +242,12 @@ def run_audit_command(request: AuditRequest) -> None:
             "rerun": rerun,
             "rerun_seed": request.rerun_seed,
             "rerun_env": request.rerun_env,
+            "rerun_sandbox": request.rerun_sandbox,
         }
         if request.table:
+            from reprobridge_sdk.authoring.submissions import (  # noqa: PLC0415 - on use
+                audit_submissions,
+            )
             from reprobridge_sdk.config import load_settings  # noqa: PLC0415
 
             settings = load_settings({"executor": request.executor})
@@ -246,7 +259,7 @@ def run_audit_command(request: AuditRequest) -> None:
                 request.job_extra,
             )
             with spread as mapper:
-                result = audit_table(
+                result = audit_submissions(
                     request.paths or ["."],
                     request.attempts,
                     jobs=request.jobs,

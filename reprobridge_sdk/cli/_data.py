@@ -13,7 +13,7 @@ from reprobridge_sdk.cli._env_output import fail, report_findings
 
 __all__ = ["data"]
 
-_FORMATS = click.Choice(["text", "json", "sarif", "junit"])
+_FORMATS = click.Choice(["text", "json", "sarif", "junit", "github"])
 
 
 @click.group()

@@ -111,7 +111,7 @@ def create(path: Path, cache_dir: Path | None, python: Path | None, installer: s
 @click.option(
     "--format",
     "fmt",
-    type=click.Choice(["text", "json", "sarif", "junit"]),
+    type=click.Choice(["text", "json", "sarif", "junit", "github"]),
     default="text",
 )
 @click.option("--strict", is_flag=True, help="Warnings fail the check too.")

@@ -10,7 +10,6 @@ import click
 from reprobridge_sdk.authoring.scaffold import (
     PLACEHOLDER_COMMIT,
     PLACEHOLDER_REPOSITORY,
-    PLACEHOLDERS,
     InitOptions,
     default_id,
     scaffold,
@@ -86,12 +85,11 @@ def init(  # noqa: PLR0917 - click passes options as arguments
         click.echo(f"error: cannot write the artifact: {exc}", err=True)
         sys.exit(2)
     click.echo(f"created the artifact {options.id!r} in {directory}", err=True)
-    left = [
-        pointer
-        for pointer in PLACEHOLDERS
-        if pointer != "/codebase/upstream/repository"
-        or options.repository == PLACEHOLDER_REPOSITORY
-        if pointer != "/codebase/upstream/commit" or options.commit == PLACEHOLDER_COMMIT
-    ]
-    click.echo("replace the placeholders at: " + ", ".join(left), err=True)
+    from reprobridge_sdk.validation import validate  # noqa: PLC0415 - on use
+
+    found = [f for f in validate(directory).findings if f.code.startswith("P")]
+    if found:
+        click.echo("replace the placeholders (each a P warning of `validate`):", err=True)
+        for item in found:
+            click.echo(f"  {item.path}  ({item.code}: {item.message})", err=True)
     click.echo(f"then check it with: reprobridge validate {directory}", err=True)

@@ -75,3 +75,71 @@ def add(  # noqa: PLR0917 - click passes options positionally
         click.echo(f"{task_id}: {verb} {len(observations)} observation(s)", err=True)
     if result.skipped:
         click.echo(f"skipped (already cited): {', '.join(result.skipped)}", err=True)
+
+
+@references.command("import-mlflow")
+@click.argument("store", type=click.Path(path_type=Path))
+@click.option(
+    "-C",
+    "--artifact",
+    type=click.Path(path_type=Path, file_okay=False),
+    default=".",
+    show_default=True,
+    help="The artifact directory.",
+)
+@click.option("--experiment", required=True, help="The MLflow experiment (name or id).")
+@click.option(
+    "--metric",
+    "metrics",
+    multiple=True,
+    required=True,
+    metavar="METRIC=TASK",
+    help="An MLflow metric and the task it measures (repeatable).",
+)
+@click.option("--run", "runs", multiple=True, help="Only these MLflow run ids (repeatable).")
+@click.option("--replace", is_flag=True, help="Replace the tasks' observations, not add to them.")
+@click.option("--source", default="mlflow", show_default=True, help="Who ran them.")
+def import_mlflow_command(  # noqa: PLR0917 - click passes options positionally
+    store: Path,
+    artifact: Path,
+    experiment: str,
+    metrics: tuple[str, ...],
+    runs: tuple[str, ...],
+    replace: bool,
+    source: str,
+) -> None:
+    """Add the metrics of finished MLflow runs in STORE (a local mlruns directory).
+
+    Needs the mlflow extra. Each run's latest value of METRIC becomes one observation of TASK,
+    with the run's date, its hardware tag and its MLflow id as provenance.
+    """
+    from reprobridge_sdk.authoring.mlflow_import import import_mlflow
+    from reprobridge_sdk.authoring.references import ReferencesError
+    from reprobridge_sdk.errors import ReproBridgeError
+
+    mapping: dict[str, str] = {}
+    for item in metrics:
+        metric, sep, task_id = item.partition("=")
+        if not sep or not metric or not task_id:
+            msg = f"{item!r} is not METRIC=TASK"
+            raise click.BadParameter(msg, param_hint="--metric")
+        mapping[metric] = task_id
+    try:
+        result = import_mlflow(
+            artifact,
+            store,
+            experiment=experiment,
+            metrics=mapping,
+            runs=runs,
+            replace=replace,
+            source=source,
+        )
+    except ReferencesError as exc:
+        fail(exc, code=1)
+    except ReproBridgeError as exc:
+        fail(exc)
+    for task_id, observations in result.added.items():
+        verb = "replaced by" if task_id in result.replaced else "added"
+        click.echo(f"{task_id}: {verb} {len(observations)} observation(s)", err=True)
+    if result.skipped:
+        click.echo(f"skipped: {', '.join(result.skipped)}", err=True)

@@ -38,6 +38,7 @@ __all__ = ["review"]
     show_default=True,
     help="Environment of the re-execution.",
 )
+@click.option("--sandbox", is_flag=True, help="Re-execute under the runner's sandbox.")
 @click.option(
     "--format",
     "fmt",
@@ -53,6 +54,7 @@ def review(  # noqa: PLR0917 - click passes every option as an argument
     trust: str | None,
     expect_head: str | None,
     env_mode: str,
+    sandbox: bool,
     fmt: str,
     output: str | None,
 ) -> None:
@@ -68,6 +70,7 @@ def review(  # noqa: PLR0917 - click passes every option as an argument
             rerun=sample,
             rerun_seed=seed,
             rerun_env=env_mode,
+            rerun_sandbox=sandbox,
             trust=trust,
             expect_head=expect_head,
             fmt=fmt,

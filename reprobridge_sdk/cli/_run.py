@@ -121,9 +121,21 @@ def _validate_first(path: str, *, refuse: bool) -> None:
     "--sign",
     "sign",
     is_flag=True,
-    help="Sign each final record (record.dsse.json) with --key or $REPROBRIDGE_SIGNING_KEY.",
+    help="Sign each final record (record.dsse.json) with --key or $REPROBRIDGE_SIGNING_KEY "
+    "(also the setting 'sign').",
 )
 @click.option("--key", "key_file", type=click.Path(dir_okay=False), help="Signing key file.")
+@click.option(
+    "--sandbox",
+    is_flag=True,
+    help="Run launchers under bubblewrap: no network, read-only but the run directory, "
+    "private /tmp (for untrusted artifacts; N011 where unavailable).",
+)
+@click.option(
+    "--dry-run",
+    is_flag=True,
+    help="Prepare every run (templates, paths, environment choice) and print it; start none.",
+)
 def run(  # noqa: PLR0917 - click passes options as arguments
     args: tuple[str, ...],
     artifact: str | None,
@@ -142,6 +154,8 @@ def run(  # noqa: PLR0917 - click passes options as arguments
     kill_grace: float,
     sign: bool,
     key_file: str | None,
+    sandbox: bool,
+    dry_run: bool,
 ) -> None:
     """Run launchers over their seeds and record evidence: reprobridge run [PATH] [LAUNCHER...]
 
@@ -156,6 +170,7 @@ def run(  # noqa: PLR0917 - click passes options as arguments
     \b
     Exit codes: 0 every run succeeded, 1 a run failed or validation found errors, 2 usage or
     I/O error (e.g. the runs directory cannot be written), 130 interrupted (Ctrl-C or SIGTERM).
+    With --dry-run: 0 every run could start, 1 one could not (its problems are printed).
     """
     from reprobridge_sdk.errors import ReproBridgeError  # noqa: PLC0415 - lazy
     from reprobridge_sdk.run.progress import (  # noqa: PLC0415 - lazy
@@ -173,7 +188,13 @@ def run(  # noqa: PLR0917 - click passes options as arguments
 
         settings = load_settings({"executor": executor}, start=path)
         options = options_from_flags(scheduler, shared_fs, job_extra)
+        if dry_run:
+            _dry_run(path, launcher_ids, scope, seeds, env_mode, runs_dir, as_json=as_json)
         sign_key = None
+        if not sign and key_file is None:
+            from reprobridge_sdk.config import load_settings  # noqa: PLC0415 - lazy
+
+            sign = load_settings({"sign": None}, start=path).sign
         if sign or key_file is not None:
             from reprobridge_sdk.signing import load_signing_key  # noqa: PLC0415 - lazy
 
@@ -193,6 +214,7 @@ def run(  # noqa: PLR0917 - click passes options as arguments
                 executor=settings.executor,
                 executor_options=options,
                 sign_key=sign_key,
+                sandbox=sandbox,
             )
         else:
             local_one = jobs == 1 and settings.executor == "local"
@@ -213,9 +235,51 @@ def run(  # noqa: PLR0917 - click passes options as arguments
                     executor=settings.executor,
                     executor_options=options,
                     sign_key=sign_key,
+                    sandbox=sandbox,
                 )
             click.echo(format_summary(summary), err=True)
     except ReproBridgeError as exc:  # usage (N codes) or I/O: nothing could be recorded
         print_error(exc)
         sys.exit(2)
     sys.exit(summary.exit_code)
+
+
+def _dry_run(  # noqa: PLR0917 - the options of run, passed on
+    path: str,
+    launcher_ids: list[str],
+    scope: str | None,
+    seeds: str | None,
+    env_mode: str,
+    runs_dir: str | None,
+    *,
+    as_json: bool,
+) -> None:
+    import json  # noqa: PLC0415 - lazy
+
+    from reprobridge_sdk.errors import ReproBridgeError  # noqa: PLC0415 - lazy
+    from reprobridge_sdk.run.dryrun import dry_run as plan_runs  # noqa: PLC0415 - lazy
+
+    try:
+        plan = plan_runs(
+            path,
+            launcher_ids or None,
+            scope=scope,
+            seeds=_seeds(seeds),
+            env_mode=env_mode,
+            runs_dir=runs_dir,
+        )
+    except ReproBridgeError as exc:
+        print_error(exc)
+        sys.exit(2)
+    if as_json:
+        sys.stdout.write(json.dumps([item.to_dict() for item in plan], indent=2) + "\n")
+    else:
+        for item in plan:
+            seed = "" if item.seed is None else f" seed {item.seed}"
+            click.echo(f"{item.launcher}{seed}: {' '.join(item.argv)}", err=True)
+            click.echo(f"  in {item.workdir}; {item.environment}", err=True)
+            for problem in item.problems:
+                click.echo(f"  cannot start: {problem}", err=True)
+        ready = sum(1 for item in plan if item.ok)
+        click.echo(f"{ready} of {len(plan)} run(s) ready; none started", err=True)
+    sys.exit(0 if all(item.ok for item in plan) else 1)

@@ -18,7 +18,7 @@ import subprocess
 import sys
 from collections import Counter
 from collections.abc import Iterable, Mapping
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from reprobridge_sdk.errors import ReproBridgeError
@@ -315,7 +315,7 @@ def capture_snapshot(
         assert isinstance(raw, list)
         distributions = [Distribution(name=str(n), version=str(v)) for n, v in raw]
     return EnvironmentSnapshot(
-        captured_at=datetime.now(timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z"),
+        captured_at=datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z"),
         python=version,
         implementation=implementation,
         executable=executable,

@@ -29,7 +29,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -296,7 +296,7 @@ def _build(  # noqa: PLR0917 - private helper of ensure_environment
         "lock_sha256": digest,
         "python": version,
         "installer": tool_version(tool, venv_python(target)),
-        "built_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "built_at": datetime.now(UTC).isoformat(timespec="seconds"),
         "seconds": round(time.monotonic() - started, 3),
     }
     atomic_write_text(target / COMPLETE_MARKER, json.dumps(marker, indent=2) + "\n")

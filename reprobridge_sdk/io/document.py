@@ -627,6 +627,11 @@ class _Converter:
             return number if math.isfinite(number) else self._not_json(node, pointer)
         if pointer is not None:
             self._bad_tag(node, pointer)
+        if tag not in _CORE and not node.style:
+            # A plain scalar under a tag the format does not allow is read as if untagged
+            # (`seeds: !custom 3` is the integer 3, with Y008); a quoted one is a string.
+            plain = yaml.ScalarNode(core_tag(value), value, node.start_mark, node.end_mark)
+            return self._scalar(plain, pointer)
         return value
 
     def _not_json(self, node: Any, pointer: str | None, *, too_long: bool = False) -> float:

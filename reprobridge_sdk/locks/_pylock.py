@@ -9,7 +9,7 @@ without other errors is also checked structurally by it.
 from __future__ import annotations
 
 import re
-import sys
+import tomllib  # type: ignore[import-not-found, unused-ignore]
 from bisect import bisect_right
 from typing import Any
 
@@ -19,11 +19,6 @@ from packaging.version import InvalidVersion, Version
 from reprobridge_sdk.findings import Finding, Severity, finding
 
 from ._types import PYLOCK_VERSION, Lock, LockEntry, is_local_location
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - Python 3.10
-    import tomli as tomllib  # type: ignore[import-not-found, unused-ignore]
 
 __all__ = ["parse_pylock"]
 

@@ -11,6 +11,7 @@ import contextlib
 import errno
 import os
 import shlex
+import sys
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -86,6 +87,8 @@ class Shared:
     #: Whether :func:`execute` ledgers and signs the run itself (false on a remote worker,
     #: whose client does it once the run directory is in place).
     seal_here: bool = True
+    #: Runs each launcher inside the sandbox (:mod:`reprobridge_sdk.run.sandbox`).
+    sandbox: bool = False
 
 
 def _signature(path: Path) -> tuple[int, int, int] | None:
@@ -156,6 +159,20 @@ def render_argv(launcher: Launcher, context: Mapping[str, object]) -> list[str]:
     ]
 
 
+def _visible_paths(root: Path, env: Mapping[str, str]) -> list[Path]:
+    """What a sandboxed launcher must still see: the artifact, this interpreter's prefixes and
+    the environments on ``PATH`` (the directory above each ``bin``)."""
+    paths = [root.resolve(), Path(sys.prefix).resolve(), Path(sys.base_prefix).resolve()]
+    for entry in env.get("PATH", "").split(os.pathsep):
+        if entry and Path(entry).is_dir():
+            paths.append(Path(entry).resolve().parent)
+    unique: list[Path] = []
+    for path in paths:
+        if path != Path("/") and path not in unique:
+            unique.append(path)
+    return unique
+
+
 def _failure_reason(current: Failure | None, reason: str, detail: str, last: str | None) -> Failure:
     if current is not None:
         return current
@@ -184,11 +201,7 @@ def _first_write(run_dir: Path, record: EvidenceRecord) -> None:
     """
     try:
         write_record(run_dir, record)
-        fd = safefs.create_exclusive(run_dir / _RESERVE, root=run_dir)
-        try:
-            os.posix_fallocate(fd, 0, RESERVE_BYTES)
-        finally:
-            os.close(fd)
+        _reserve(run_dir)
     except OSError as exc:
         for leftover in (run_dir / _RESERVE, run_dir / RECORD_NAME):
             leftover.unlink(missing_ok=True)
@@ -197,6 +210,22 @@ def _first_write(run_dir: Path, record: EvidenceRecord) -> None:
         full = " (the disk is full)" if exc.errno in (errno.ENOSPC, errno.EDQUOT) else ""
         msg = f"cannot write the record in {run_dir}: {exc.strerror}{full}; the run was not started"
         raise ArtifactError(msg) from None
+
+
+def _reserve(run_dir: Path) -> None:
+    """Set :data:`RESERVE_BYTES` aside; ENOSPC is fatal, other refusals (a file-size limit,
+    a file system without ``fallocate``) leave the run without a reserve."""
+    reserve = run_dir / _RESERVE
+    fd = safefs.create_exclusive(reserve, root=run_dir)
+    try:
+        os.posix_fallocate(fd, 0, RESERVE_BYTES)
+    except OSError as exc:
+        os.close(fd)
+        reserve.unlink(missing_ok=True)
+        if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+            raise
+        return
+    os.close(fd)
 
 
 def _final_write(run_dir: Path, record: EvidenceRecord) -> bool:
@@ -216,10 +245,12 @@ def _final_write(run_dir: Path, record: EvidenceRecord) -> bool:
             detail=f"cannot write the record: {exc.strerror}"
             + (" (the disk is full)" if full else ""),
         )
-        try:  # the failed record is smaller: drop the bulky parts so it fits
-            write_record(run_dir, record.model_copy(update={"measurements": [], "outputs": []}))
-        except OSError:
-            return False
+        # The failed record without the run's details is about the size of the first one.
+        small = record.model_copy(
+            update={"measurements": [], "outputs": [], "landmarks": [], "log": None}
+        )
+        with contextlib.suppress(OSError):
+            write_record(run_dir, small)
         return False
     return True
 
@@ -392,6 +423,15 @@ def _complete(
         return record
 
     command = ["/bin/sh", "-c", argv[0]] if launcher.shell else argv
+    if shared.sandbox:
+        from .sandbox import sandbox_command  # noqa: PLC0415 - only with --sandbox
+
+        command = sandbox_command(
+            command,
+            workdir=workdir.resolve(),
+            run_dir=run_dir,
+            readable=_visible_paths(shared.root, env),
+        )
     patterns = [LandmarkPattern.compile(lm.id, lm.pattern) for lm in launcher.landmarks]
 
     def _on_landmark(landmark_id: str, line: int, elapsed: float) -> None:

@@ -38,7 +38,7 @@ import platform
 import secrets
 import sys
 from collections.abc import Iterator
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from pydantic import ValidationError
@@ -81,14 +81,14 @@ class RecordError(ReproBridgeError):
 
 def utc_now() -> str:
     """The current time as an RFC 3339 UTC timestamp with microseconds."""
-    return datetime.now(timezone.utc).isoformat(timespec="microseconds").replace("+00:00", "Z")
+    return datetime.now(UTC).isoformat(timespec="microseconds").replace("+00:00", "Z")
 
 
 def new_run_dir(runs_dir: Path, launcher: str, seed: int | None) -> tuple[str, Path]:
     """Create a fresh run directory under ``runs_dir``; return ``(run_id, path)``."""
     runs_dir.mkdir(parents=True, exist_ok=True)
     while True:
-        stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S%fZ")
+        stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
         seed_part = "" if seed is None else f"-s{seed}"
         run_id = f"{launcher}{seed_part}-{stamp}-{secrets.token_hex(4)}"
         path = runs_dir / run_id

@@ -245,6 +245,7 @@ def run(
     executor: str | Executor | None = None,
     executor_options: ExecutorOptions | None = None,
     sign_key: SigningKey | None = None,
+    sandbox: bool = False,
 ) -> RunSummary:
     """Run the selected launchers over their seeds and record evidence for each run.
 
@@ -254,6 +255,9 @@ def run(
     :class:`~reprobridge_sdk.run.executors.Executor` the caller owns.
     Every final record is appended to the runs directory's ledger (its head is
     ``summary.ledger_head``) and, with ``sign_key``, signed into ``record.dsse.json``.
+    With ``sandbox`` each launcher runs under bubblewrap (no network, a read-only file system
+    but its run directory, a private ``/tmp``; :mod:`reprobridge_sdk.run.sandbox`), and N011
+    is raised before anything runs where the sandbox cannot work.
     Raises :class:`UsageError` (N codes) for a bad request, and :class:`ArtifactError` when
     a run directory or its first record cannot be written (then no further run starts);
     every run's outcome, good or bad, is in the returned summary and in its record.
@@ -266,6 +270,16 @@ def run(
         raise usage_error(
             "N004", f"unknown environment mode {env_mode!r}", hint="cached or current"
         )
+    if sandbox:
+        from .sandbox import check_sandbox  # noqa: PLC0415 - only with --sandbox
+
+        problem = check_sandbox()
+        if problem is not None:
+            raise usage_error(
+                "N011",
+                f"--sandbox cannot be used here: {problem}",
+                hint="install bubblewrap, or run a trusted artifact without --sandbox",
+            )
     started = time.monotonic()
     root, manifest = load_artifact(artifact_dir)
     root = root.resolve()
@@ -299,6 +313,7 @@ def run(
         echo=echo,
         emit=_emit,
         signer=sign_key,
+        sandbox=sandbox,
     )
     owned = not isinstance(executor, Executor)
     engine = (

@@ -227,6 +227,9 @@ def validate_artifact(
     from .semantic import check_semantics  # noqa: PLC0415 - lazy: layers load on use
 
     out.extend(check_semantics(doc))
+    from .placeholders import check_placeholders  # noqa: PLC0415 - lazy: layers load on use
+
+    out.extend(check_placeholders(doc, root if check_files else None))
     if not check_files or stop():
         return out
     from .files import check_files as files_layer  # noqa: PLC0415 - lazy: layers load on use

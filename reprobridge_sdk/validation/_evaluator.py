@@ -10,14 +10,15 @@ It supports exactly the keywords the generated schemas use -- ``$ref`` (local ``
 ``$defs``, ``type``, ``properties``, ``required``, ``additionalProperties``,
 ``patternProperties``, ``enum``, ``const``, ``pattern``, ``minLength``, ``maxLength``,
 ``minimum``, ``maximum``, ``exclusiveMinimum``, ``exclusiveMaximum``, ``minItems``,
-``maxItems``, ``items``, ``anyOf``, ``oneOf`` -- plus annotations, which it ignores except
-pydantic's ``discriminator``, used to pick the branch of a ``oneOf`` whose errors are reported.
+``maxItems``, ``items``, ``anyOf``, ``oneOf`` -- plus annotations, which it ignores. A ``oneOf`` of
+``$ref`` branches that each require a property with its own ``const`` (a tagged union, such
+as the extractors' ``kind``) reports the errors of the branch its tag names.
 Any other keyword raises :class:`SchemaCompileError` when the schema is compiled, so a change of
 the models that makes pydantic emit a new keyword cannot silently escape validation.
 
 Acceptance is exactly that of ``jsonschema.Draft202012Validator`` (a test proves it on random
 and conformance inputs); only the choice of which errors to report is ours: for ``anyOf`` /
-``oneOf`` the branch chosen by the discriminator, else the one branch whose type fits the value,
+``oneOf`` the branch the tag names, else the one branch whose type fits the value,
 else the branch with the fewest errors.
 """
 
@@ -45,8 +46,7 @@ _ANNOTATIONS = frozenset(
         "deprecated",
         "readOnly",
         "writeOnly",
-        "discriminator",
-        "$defs",  # the minor version that added a field (model._base.since)
+        "$defs",
     }
 )
 _SUPPORTED = _ANNOTATIONS | {
@@ -181,6 +181,37 @@ class CompiledSchema:
         self._compiled[ref + "!"] = self._compile(target, ref)
         self._types[ref] = self._accepted_types(target)
         return deferred
+
+    def _tags(self, branches: list[Any]) -> tuple[str | None, dict[str, str]]:
+        """The property whose ``const`` tells the ``$ref`` branches apart, and its mapping.
+
+        Standard JSON Schema has no discriminator; each branch of a tagged union requires a
+        property with its own ``const`` (``kind: {const: regex}``). Used only to choose which
+        branch's errors to report; acceptance does not depend on it.
+        """
+        common: set[str] | None = None
+        consts: list[dict[str, str]] = []
+        for branch in branches:
+            ref = branch.get("$ref") if isinstance(branch, dict) else None
+            target = self._defs.get(ref[len("#/$defs/") :]) if isinstance(ref, str) else None
+            if not isinstance(target, dict):
+                return None, {}
+            props = target.get("properties", {})
+            tagged = {
+                name: sub["const"]
+                for name, sub in props.items()
+                if isinstance(sub, dict)
+                and isinstance(sub.get("const"), str)
+                and name in target.get("required", ())
+            }
+            consts.append(tagged)
+            common = set(tagged) if common is None else common & set(tagged)
+        for name in sorted(common or ()):
+            values = [tagged[name] for tagged in consts]
+            if len(set(values)) == len(values):
+                refs = [branch["$ref"] for branch in branches]
+                return name, dict(zip(values, refs, strict=True))
+        return None, {}
 
     def _accepted_types(self, schema: Any) -> frozenset[str] | None:
         if not isinstance(schema, dict):
@@ -335,9 +366,7 @@ class CompiledSchema:
             self._compile(branch, f"{where}/{keyword}/{i}") for i, branch in enumerate(branches)
         )
         refs = tuple(b.get("$ref") if isinstance(b, dict) else None for b in branches)
-        disc = schema.get("discriminator")
-        prop: str | None = disc.get("propertyName") if isinstance(disc, dict) else None
-        mapping: dict[str, str] = dict(disc.get("mapping", {})) if isinstance(disc, dict) else {}
+        prop, mapping = self._tags(branches)
         exactly_one = keyword == "oneOf"
         types_of = self._accepted_types
 

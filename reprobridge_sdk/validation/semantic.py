@@ -135,7 +135,14 @@ class _Checker:
             for ptr, record in _items(guide.get(name), f"/guide/{name}"):
                 for tptr, ident in _strs(record.get("tasks"), f"{ptr}/tasks"):
                     self._task_ref(ident, tptr)
+        # spec "robustness": an absent optional list is empty, so references into it are
+        # checked; a target list that is present but not a list is not resolved against.
+        data_list = _map(self.data.get("environment")).get("data")
+        check_data = data_list is None or isinstance(data_list, list)
         for ptr, launcher in _items(self.data.get("launchers"), "/launchers"):
+            check_outputs = launcher.get("outputs") is None or isinstance(
+                launcher.get("outputs"), list
+            )
             outputs = {
                 item["id"]
                 for _, item in _items(launcher.get("outputs"), f"{ptr}/outputs")
@@ -144,7 +151,7 @@ class _Checker:
             for mptr, measurement in _items(launcher.get("measurements"), f"{ptr}/measurements"):
                 self._task_ref(measurement.get("task"), f"{mptr}/task")
                 output = _map(measurement.get("extract")).get("output")
-                if isinstance(output, str) and output not in outputs:
+                if check_outputs and isinstance(output, str) and output not in outputs:
                     self.add(
                         "R004",
                         f"launcher {launcher.get('id')!r} declares no output {output!r}",
@@ -159,7 +166,7 @@ class _Checker:
                         hint=self._close(ident, "launchers"),
                     )
             for dptr, ident in _strs(launcher.get("data"), f"{ptr}/data"):
-                if ident not in self.data_items:
+                if check_data and ident not in self.data_items:
                     self.add(
                         "R005",
                         f"there is no data item {ident!r}",
@@ -170,7 +177,7 @@ class _Checker:
                 for key in _map(sample.get("expected")):
                     self._task_ref(key, f"{sptr}/expected/{escape_pointer(key)}")
                 for key in _map(sample.get("outputs")):
-                    if key not in outputs:
+                    if check_outputs and key not in outputs:
                         self.add(
                             "R004",
                             f"launcher {launcher.get('id')!r} declares no output {key!r}",
@@ -362,7 +369,7 @@ class _Checker:
             if compiled is None:
                 continue
             group = extract.get("group", 1)
-            where = f"{mptr}/extract/group" if "group" in extract else f"{mptr}/extract/pattern"
+            where = f"{mptr}/extract/group"  # where the group is, or would be (default 1)
             if isinstance(group, bool):
                 continue
             if isinstance(group, int) and not 0 <= group <= compiled.groups:
@@ -400,42 +407,28 @@ class _Checker:
     # R015 ---------------------------------------------------------------------------------
 
     def cycles(self) -> None:
+        """R015 once per group of launchers that need each other (spec "launchers").
+
+        A group is a strongly connected component of the ``needs`` graph that holds a cycle
+        (two or more launchers, or one that needs itself). It is reported once, at the
+        ``needs`` of its launcher that comes first in the document, whatever the order in
+        which a traversal meets it.
+        """
+        order = {ident: index for index, ident in enumerate(self.launchers)}
         graph = {
             ident: [n for _, n in _strs(item.get("needs"), "") if n in self.launchers]
             for ident, (_, item) in self.launchers.items()
         }
-        state: dict[str, int] = {}
-        reported: set[frozenset[str]] = set()
-        for start, first in graph.items():
-            if state.get(start):
+        for group in _components(graph):
+            if len(group) == 1 and group[0] not in graph[group[0]]:
                 continue
-            stack: list[tuple[str, Iterator[str]]] = [(start, iter(first))]
-            path = [start]
-            state[start] = 1
-            while stack:
-                node, children = stack[-1]
-                child = next(children, None)
-                if child is None:
-                    stack.pop()
-                    path.pop()
-                    state[node] = 2
-                    continue
-                if state.get(child) == 1:
-                    cycle = path[path.index(child) :]
-                    key = frozenset(cycle)
-                    if key not in reported:
-                        reported.add(key)
-                        ptr = self.launchers[cycle[0]][0]
-                        self.add(
-                            "R015",
-                            "launchers depend on each other in a cycle: "
-                            + " -> ".join([*cycle, cycle[0]]),
-                            f"{ptr}/needs",
-                        )
-                elif not state.get(child):
-                    state[child] = 1
-                    path.append(child)
-                    stack.append((child, iter(graph[child])))
+            members = sorted(group, key=order.__getitem__)
+            ptr = self.launchers[members[0]][0]
+            self.add(
+                "R015",
+                "launchers need each other in a cycle: " + ", ".join(members),
+                f"{ptr}/needs",
+            )
 
     # R018, R019, R012 ---------------------------------------------------------------------
 
@@ -507,6 +500,48 @@ class _Checker:
                     f"{ptr}/resources/gpus",
                     hint="declare the GPU under environment.accelerator (kind, gpus)",
                 )
+
+
+def _components(graph: dict[str, list[str]]) -> list[list[str]]:
+    """Strongly connected components of ``graph`` (Tarjan's algorithm, without recursion)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    on_stack: set[str] = set()
+    stack: list[str] = []
+    found: list[list[str]] = []
+    for root, needs in graph.items():
+        if root in index:
+            continue
+        work: list[tuple[str, Iterator[str]]] = [(root, iter(needs))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = len(index)
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(graph[child])))
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                parent = work[-1][0]
+                low[parent] = min(low[parent], low[node])
+            if low[node] == index[node]:
+                group: list[str] = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    group.append(member)
+                    if member == node:
+                        break
+                found.append(group)
+    return found
 
 
 def _num(value: Any) -> bool:

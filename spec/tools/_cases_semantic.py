@@ -121,6 +121,25 @@ def semantic_cases() -> list[Case]:
     )
     c.append(
         Case(
+            "x-key-in-expected-map",
+            "The keys of a sample's 'expected' are task ids, not object keys: 'x-note' is not an"
+            " extension there but a task that does not exist.",
+            [f("R002", "/launchers/0/samples/0/expected/x-note")],
+            mutate=[with_sample({"accuracy": 0.912, "x-note": 1.0})],
+            files={"samples/train.log": "final accuracy: 0.912\n"},
+        )
+    )
+    c.append(
+        Case(
+            "x-key-in-env-map",
+            "The keys of 'env' are environment variable names, not object keys: 'x-trace' is a"
+            " variable like any other (no finding).",
+            [],
+            mutate=[put("/launchers/0/env", {"OMP_NUM_THREADS": "1", "x-trace": "on"})],
+        )
+    )
+    c.append(
+        Case(
             "unknown-launcher-in-needs",
             "needs names a launcher that does not exist.",
             [f("R003", "/launchers/0/needs/0")],
@@ -130,7 +149,8 @@ def semantic_cases() -> list[Case]:
     c.append(
         Case(
             "unknown-output-in-extractor",
-            "An extractor reads an output the launcher does not declare.",
+            "An extractor reads an output the launcher does not declare (it has no 'outputs':"
+            " an absent optional list is empty, so the reference is checked).",
             [f("R004", EXTRACT + "/output")],
             mutate=[put(M0 + "/extract", {"kind": "json", "output": "metrics", "pointer": "/acc"})],
         )
@@ -138,7 +158,8 @@ def semantic_cases() -> list[Case]:
     c.append(
         Case(
             "unknown-output-in-sample",
-            "A sample ships a file for an output the launcher does not declare.",
+            "A sample ships a file for an output the launcher does not declare (no 'outputs':"
+            " an absent optional list is empty).",
             [f("R004", "/launchers/0/samples/0/outputs/metrics")],
             mutate=[
                 put(
@@ -152,9 +173,31 @@ def semantic_cases() -> list[Case]:
     c.append(
         Case(
             "unknown-data-in-launcher",
-            "A launcher reads a data item that does not exist.",
+            "A launcher reads a data item that does not exist (no 'environment.data': an"
+            " absent optional list is empty, so the reference is checked).",
             [f("R005", "/launchers/0/data/0")],
             mutate=[put("/launchers/0/data", ["imagenet"])],
+        )
+    )
+    c.append(
+        Case(
+            "data-reference-into-a-non-list",
+            "'environment.data' is present but not a list: S003, and references into it are"
+            " not resolved (no R005).",
+            [f("S003", "/environment/data")],
+            mutate=[put("/environment/data", {}), put("/launchers/0/data", ["imagenet"])],
+        )
+    )
+    c.append(
+        Case(
+            "output-reference-into-a-non-list",
+            "A launcher's 'outputs' is present but not a list: S003, and its extractor is not"
+            " resolved against it (no R004).",
+            [f("S003", "/launchers/0/outputs")],
+            mutate=[
+                put("/launchers/0/outputs", "metrics"),
+                put(M0 + "/extract", {"kind": "json", "output": "metrics", "pointer": "/acc"}),
+            ],
         )
     )
     c.append(
@@ -241,6 +284,36 @@ def semantic_cases() -> list[Case]:
             "The paper reports a median; the measurement aggregates by mean.",
             [f("R009", M0 + "/aggregate")],
             mutate=[put("/tasks/0/statistic/aggregate", "median")],
+        )
+    )
+    c.append(
+        Case(
+            "aggregate-differs-in-smoke-launcher",
+            "A smoke launcher's measurement aggregates by median, the task reports a mean: no"
+            " R009, since smoke values are never evidence (R008 and R009 apply to scored"
+            " launchers only).",
+            [],
+            mutate=[
+                add(
+                    "/launchers",
+                    {
+                        "id": "smoke",
+                        "argv": ["python", "code/train.py", "--seed", "{seed}"],
+                        "seeds": [0],
+                        "scope": "smoke",
+                        "measurements": [
+                            {
+                                "task": "accuracy",
+                                "extract": {
+                                    "kind": "regex",
+                                    "pattern": r"final accuracy: ([0-9.]+)",
+                                },
+                                "aggregate": "median",
+                            }
+                        ],
+                    },
+                )
+            ],
         )
     )
     c.append(
@@ -391,6 +464,35 @@ def semantic_cases() -> list[Case]:
     )
     c.append(
         Case(
+            "dependency-cycle-reported-once",
+            "Three launchers need each other through two loops (one group): a single R015, at"
+            " the launcher of the group that comes first in the document, not where a"
+            " traversal from 'train' enters the group.",
+            [f("R015", "/launchers/1/needs")],
+            mutate=[
+                put("/launchers/0/needs", ["fit"]),
+                add(
+                    "/launchers",
+                    {"id": "prepare", "argv": ["true"], "scope": "smoke", "needs": ["fit"]},
+                ),
+                add(
+                    "/launchers",
+                    {
+                        "id": "fit",
+                        "argv": ["true"],
+                        "scope": "smoke",
+                        "needs": ["prepare", "evaluate"],
+                    },
+                ),
+                add(
+                    "/launchers",
+                    {"id": "evaluate", "argv": ["true"], "scope": "smoke", "needs": ["fit"]},
+                ),
+            ],
+        )
+    )
+    c.append(
+        Case(
             "dependency-on-itself",
             "A launcher needs itself.",
             [f("R015", "/launchers/0/needs")],
@@ -435,6 +537,15 @@ def semantic_cases() -> list[Case]:
             "The extractor names a group the pattern does not define.",
             [f("R017", EXTRACT + "/group")],
             mutate=[put(EXTRACT + "/group", "acc")],
+        )
+    )
+    c.append(
+        Case(
+            "regex-without-group",
+            "A pattern without a capturing group and no 'group' (default 1): R017 at the"
+            " pointer 'group' would have.",
+            [f("R017", EXTRACT + "/group")],
+            mutate=[put(EXTRACT + "/pattern", "final accuracy: [0-9.]+")],
         )
     )
     c.append(

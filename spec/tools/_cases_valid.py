@@ -498,6 +498,25 @@ def valid_cases() -> list[Case]:
     )
     c.append(
         Case(
+            "local-tag-on-a-number",
+            "A tagged plain scalar is read as if untagged: 'seeds: !custom 3' is the integer 3,"
+            " so Y008 is the only finding (no S003).",
+            [f("Y008", "/tasks/0/statistic/seeds")],
+            tags=["required", "yaml"],
+            text_edit=lambda doc: doc.replace("    seeds: 3\n", "    seeds: !custom 3\n", 1),
+        )
+    )
+    c.append(
+        Case(
+            "local-tag-on-a-quoted-number",
+            "A tagged quoted scalar stays a string: 'seeds: !custom \"3\"' is Y008 and S003.",
+            [f("Y008", "/tasks/0/statistic/seeds"), f("S003", "/tasks/0/statistic/seeds")],
+            tags=["required", "yaml"],
+            text_edit=lambda doc: doc.replace("    seeds: 3\n", '    seeds: !custom "3"\n', 1),
+        )
+    )
+    c.append(
+        Case(
             "non-string-key",
             "An integer key inside an extension mapping.",
             [f("Y009", "/x-meta")],

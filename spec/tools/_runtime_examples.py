@@ -221,6 +221,13 @@ RUNTIME_EXAMPLES: dict[str, tuple[str, str, str]] = {
         "  authors: [{name: Ada Lovelace}]   # CITATION.cff names her as the author\n"
         "  paper: {title: A study}",
     ),
+    "E019": (
+        _SH,
+        "$ reprobridge references import-mlflow mlruns --experiment digitz --metric acc=knn\n"
+        "# E019: the store has no experiment 'digitz'; exit 2",
+        "$ reprobridge references import-mlflow mlruns --experiment digits --metric acc=knn\n"
+        "# knn: added 5 observation(s)",
+    ),
     "E020": (
         _SH,
         "$ REPROBRIDGE_INDEX_URL=https://127.0.0.1:9/simple reprobridge env create   # E020",
@@ -659,6 +666,13 @@ RUNTIME_EXAMPLES: dict[str, tuple[str, str, str]] = {
         "$ reprobridge references add runs/ && reprobridge audit . runs/   # A045 (warning)",
         "$ reprobridge references add refs/ && reprobridge audit . attempt/   # other runs",
     ),
+    "A046": (
+        _SH,
+        "$ reprobridge init demo --yes && reprobridge run demo --env current\n"
+        "$ reprobridge audit demo   # A046: functional and reproduced withheld",
+        "# every placeholder replaced (no P finding in `reprobridge validate`)\n"
+        "$ reprobridge audit demo",
+    ),
     "A050": (
         _SH,
         "# runs copied from another tool, without runs/ledger.jsonl\n"
@@ -793,6 +807,12 @@ RUNTIME_EXAMPLES: dict[str, tuple[str, str, str]] = {
         "$ reprobridge run -j 2 . train     # N010 at /launchers/train/outputs/0/path, exit 2",
         '# outputs: [{id: metrics, path: "{run_dir}/metrics.json"}]\n'
         "$ reprobridge run -j 2 . train     # each run writes its own file",
+    ),
+    "N011": (
+        _SH,
+        "# a host without bubblewrap (or where namespaces are not permitted)\n"
+        "$ reprobridge run --sandbox .     # N011, exit 2: nothing runs",
+        "$ apt-get install bubblewrap\n$ reprobridge run --sandbox .",
     ),
     # ------------------------------------------------------------------- B: build agent
     "B001": (
@@ -1041,5 +1061,38 @@ RUNTIME_EXAMPLES: dict[str, tuple[str, str, str]] = {
         _SH,
         "$ reprobridge unpack tiny.tar.gz out/ --digest sha256:0000...   # C019",
         "$ reprobridge unpack tiny.tar.gz out/ --digest sha256:<the digest pack printed>",
+    ),
+    # ------------------------------------------------------------------- P: placeholders
+    "P001": (
+        _YAML,
+        "artifact:\n  paper:\n    title: Replace with the paper's title   # P001",
+        "artifact:\n  paper:\n    title: Linear baselines for digit classification",
+    ),
+    "P002": (
+        _YAML,
+        "tasks:\n  - id: main-result\n    dataset: synthetic draws (placeholder)   # P002",
+        "tasks:\n  - id: main-result\n    dataset: scikit-learn digits (1,797 images)",
+    ),
+    "P003": (
+        _YAML,
+        "codebase:\n  upstream:\n    commit: '0000000000000000000000000000000000000000'  # P003",
+        "codebase:\n  upstream:\n    commit: 3f9c2a7e1b4d5c6e7f8091a2b3c4d5e6f7a8b9c0",
+    ),
+    "P004": (
+        _YAML,
+        "codebase:\n  upstream:\n"
+        "    repository: https://example.org/replace-me/upstream.git  # P004",
+        "codebase:\n  upstream:\n    repository: https://github.com/owner/paper.git",
+    ),
+    "P005": (
+        _YAML,
+        "observations:\n  - value: 0.901\n    provenance: {source: reprobridge init}   # P005",
+        "observations:\n  - value: 0.901\n    provenance: {source: reference run, run: scored-s1}",
+    ),
+    "P006": (
+        _SH,
+        "# samples/scored-seed1.log is still the log `reprobridge init` wrote\n"
+        "$ reprobridge validate   # P006 at /launchers/1/samples/0/log",
+        "$ cp runs/scored-s1-.../log.txt samples/scored-seed1.log   # a real run's log",
     ),
 }

@@ -373,6 +373,7 @@ def code_catalogue(examples: dict[str, Any]) -> str:
         "B": "Build agent",
         "K": "Keys and signatures",
         "C": "Codebase and authoring",
+        "P": "Placeholders",
     }
     for entry in registry:
         code = entry["code"]

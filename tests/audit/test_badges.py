@@ -98,6 +98,12 @@ def test_a_placeholder_upstream_never_earns_a_badge_or_passes(toy: Path) -> None
     data["codebase"]["upstream"]["commit"] = "0" * 40
     path.write_text(yaml.safe_dump(data, sort_keys=False))
     result = audit(toy)
-    assert _withheld(result) == {"available": {"A060"}}
+    # the all-zero commit is also a placeholder (P003): functional and reproduced are
+    # withheld with A046
+    assert _withheld(result) == {
+        "available": {"A060"},
+        "functional": {"A046"},
+        "reproduced": {"A046"},
+    }
     assert result.badges.reasons["available"][0].path == "/codebase/upstream/commit"
     assert not result.passed

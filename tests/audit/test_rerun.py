@@ -154,3 +154,52 @@ def test_bad_rerun_count_is_a_usage_error(toy: Path) -> None:
         check=False,
     )
     assert done.returncode == 2
+
+
+def _log_only(root: Path) -> Path:
+    """The toy reduced to its log-measured task, writing its metrics under /tmp: it runs the
+    same inside the sandbox (read-only but the run directory and a private /tmp)."""
+    path = root / "rra.yaml"
+    data = yaml.safe_load(path.read_text())
+    data["tasks"] = [t for t in data["tasks"] if t["id"] == "acc"]
+    for launcher in data["launchers"]:
+        launcher["argv"] = [a.replace("results/", "/tmp/") for a in launcher["argv"]]
+        launcher["outputs"] = []
+        launcher["measurements"] = [m for m in launcher["measurements"] if m["task"] == "acc"]
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    return root
+
+
+@pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is not installed")
+def test_re_execution_under_the_sandbox(tmp_path: Path) -> None:
+    from reprobridge_sdk.run.sandbox import check_sandbox
+
+    if check_sandbox() is not None:
+        pytest.skip(f"the sandbox cannot run here: {check_sandbox()}")
+    root = _log_only(make_artifact(tmp_path / "toy"))
+    runs = honest_runs(root, "scored", [0, 1, 2])
+    consistent_edit(runs[2], accuracy=95.0)
+    (root / "runs" / "ledger.jsonl").unlink()
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "reprobridge_sdk",
+            "review",
+            str(root),
+            "--env",
+            "current",
+            "--sandbox",
+            "--format",
+            "json",
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 1, done.stderr
+    report = json.loads(done.stdout)
+    attempt = report["attempts"][0]
+    assert (attempt["reran"], attempt["rerun_mismatches"]) == (3, 1)
+    codes = {r["run"]: [f["code"] for f in r["findings"]] for r in attempt["runs"]}
+    assert codes == {runs[0].name: [], runs[1].name: [], runs[2].name: ["A058"]}

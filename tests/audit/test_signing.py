@@ -288,3 +288,49 @@ def test_keys_generate_run_sign_and_audit_trust_on_the_command_line(tmp_path: Pa
     )
     assert bad.returncode == 2
     assert "K005" in bad.stderr
+
+
+def test_the_setting_sign_signs_runs_without_the_flag(tmp_path: Path) -> None:
+    root = make_artifact(tmp_path / "toy")
+    (root / "reprobridge.toml").write_text("sign = true\n")
+    pem, key = generate_key()
+    env = {**os.environ, KEY_ENV: pem.decode()}
+    env.pop("REPROBRIDGE_SIGN", None)
+    done = subprocess.run(
+        [*CLI, "run", str(root), "scored", "--env", "current"],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    trusted = parse_trusted_keys(public_line("alice", key))
+    result = audit(root, trust=trusted)
+    assert {r.signer for r in result.attempts[0].runs} == {"alice"}
+    unset = subprocess.run(
+        [*CLI, "run", str(root), "scored", "--env", "current"],
+        capture_output=True,
+        text=True,
+        env={k: v for k, v in env.items() if k != KEY_ENV},
+        check=False,
+    )
+    assert unset.returncode == 2
+    assert "K006" in unset.stderr
+
+
+def test_an_honest_signed_run_passes_every_check_with_no_false_alarm(
+    toy: Path, keys: dict[str, tuple[bytes, SigningKey]]
+) -> None:
+    """Ledger with the submitted head, signatures, and every run re-executed."""
+    head = read_ledger(toy / "runs").head
+    result = audit(toy, trust=_trusted(toy), expect_head=head, rerun="all", rerun_env="current")
+    assert result.passed
+    assert all(not r.findings for r in result.attempts[0].runs)
+    assert result.attempts[0].findings == []
+    assert result.attempts[0].reran == 7
+    assert result.badges.reasons == {}
+    assert (result.badges.available, result.badges.functional, result.badges.reproduced) == (
+        True,
+        True,
+        True,
+    )

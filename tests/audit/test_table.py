@@ -168,3 +168,64 @@ class _Rows(HTMLParser):
         found = dict(attrs)
         if tag == "tr" and found.get("class") == "row":
             self.rows.append((found.get("data-label") or "", "hidden" in found))
+
+
+def test_packed_archives_are_rows_named_by_path_and_digest(
+    committee: list[Path], tmp_path: Path
+) -> None:
+    """``audit --table`` unpacks archives safely into a scratch directory and audits them,
+    re-executions included; a hostile archive is a row in error that counts."""
+    import io
+    import tarfile
+
+    from reprobridge_sdk.authoring.pack import pack
+
+    good, forged, _placeholder, _broken = committee
+    packed_good = pack(good, tmp_path / "good.tar.gz", with_runs=True)
+    packed_forged = pack(forged, tmp_path / "forged.tar", with_runs=True)
+    hostile = tmp_path / "hostile.tar"
+    with tarfile.open(hostile, "w") as tar:
+        info = tarfile.TarInfo("../escape.txt")
+        info.size = 3
+        tar.addfile(info, io.BytesIO(b"bad"))
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "reprobridge_sdk",
+            "audit",
+            "--table",
+            str(packed_good.path),
+            str(packed_forged.path),
+            str(hostile),
+            "--rerun",
+            "all",
+            "--rerun-env",
+            "current",
+            "--format",
+            "json",
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 1, done.stderr
+    table = json.loads(done.stdout)
+    rows = table["rows"]
+    assert [r["path"] for r in rows] == [
+        str(packed_good.path),
+        str(packed_forged.path),
+        str(hostile),
+    ]
+    assert [r["archive_sha256"] for r in rows] == [packed_good.digest, packed_forged.digest, None]
+    assert [r["status"] for r in rows] == ["passed", "failed", "error"]
+    assert [r["reran"] for r in rows] == [3, 3, 0]
+    assert rows[1]["rerun_mismatches"] == 1
+    assert [f["code"] for f in rows[2]["findings"]] == ["C017"]
+    assert [f["code"] for f in table["errors"]] == ["C017"]
+    assert not (tmp_path / "escape.txt").exists()
+    assert [r["label"] for r in rows] == [
+        f"toy-study ({packed_good.path})",
+        f"toy-study ({packed_forged.path})",
+        str(hostile),
+    ]

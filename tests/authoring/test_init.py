@@ -28,10 +28,20 @@ def _reprobridge(
     )
 
 
-def test_init_yes_then_validate_is_clean(tmp_path: Path) -> None:
+def test_init_yes_then_validate_has_only_placeholder_warnings(tmp_path: Path) -> None:
     created = _reprobridge("init", "demo", "--yes", cwd=tmp_path)
     assert created.returncode == 0, created.stderr
     assert created.stdout == ""
+    # init names every placeholder it wrote, as the validator will
+    for pointer in (
+        "/artifact/paper/title",
+        "/codebase/upstream/commit",
+        "/codebase/upstream/repository",
+        "/tasks/0/title",
+        "/tasks/0/reference/observations/0/provenance/source",
+        "/launchers/1/samples/0/log",
+    ):
+        assert pointer in created.stderr, pointer
     root = tmp_path / "demo"
     assert (root / "rra.yaml").read_text("utf-8").splitlines()[0] == (
         "# yaml-language-server: $schema=https://reprobridge.org/schemas/rra-1.0.schema.json"
@@ -47,9 +57,31 @@ def test_init_yes_then_validate_is_clean(tmp_path: Path) -> None:
     assert validated.returncode == 0, validated.stdout
     report = json.loads(validated.stdout)
     findings = [f for artifact in report["artifacts"] for f in artifact["findings"]]
-    assert findings == []
+    assert {(f["code"], f["severity"]) for f in findings} == {
+        ("P001", "warning"),
+        ("P002", "warning"),
+        ("P003", "warning"),
+        ("P004", "warning"),
+        ("P005", "warning"),
+        ("P006", "warning"),
+    }
+    assert sum(f["code"] == "P005" for f in findings) == 5  # every scaffold observation
     strict = _reprobridge("validate", "--strict", "demo", cwd=tmp_path)
-    assert strict.returncode == 0, strict.stderr
+    assert strict.returncode == 1, strict.stderr
+
+
+def test_an_untouched_scaffold_earns_no_functional_or_reproduced_badge(tmp_path: Path) -> None:
+    from reprobridge_sdk.audit import audit
+
+    assert _reprobridge("init", "demo", "--yes", cwd=tmp_path).returncode == 0
+    root = tmp_path / "demo"
+    ran = _reprobridge("run", "demo", "--env", "current", cwd=tmp_path)
+    assert ran.returncode == 0, ran.stderr
+    result = audit(root)
+    assert not result.badges.functional
+    assert not result.badges.reproduced
+    assert "A046" in [f.code for f in result.findings]
+    assert [t.attempts[0].verdict for t in result.tasks] == ["compatible"]
 
 
 def test_init_refuses_to_overwrite_without_force(tmp_path: Path) -> None:

@@ -15,36 +15,36 @@ from reprobridge_sdk.authoring.scaffold import InitOptions, experiment_value, sc
 from reprobridge_sdk.digest import file_sha256
 
 
-def _runs(root: Path, seeds: str) -> list[Path]:
-    done = reprobridge(
-        "run",
-        str(root),
-        "scored",
-        "--env",
-        "current",
-        "--seeds",
-        seeds,
-        "--runs-dir",
-        str(root / "reference-runs"),
-        cwd=root,
-    )
-    assert done.returncode == 0, done.stderr
+def _runs(root: Path, times: int) -> list[Path]:
+    """Run the scored launcher (seed 1) ``times`` times into reference-runs/."""
+    for _ in range(times):
+        done = reprobridge(
+            "run",
+            str(root),
+            "scored",
+            "--env",
+            "current",
+            "--runs-dir",
+            str(root / "reference-runs"),
+            cwd=root,
+        )
+        assert done.returncode == 0, done.stderr
     return sorted(p for p in (root / "reference-runs").iterdir() if (p / "record.json").is_file())
 
 
 def test_runs_become_observations_with_provenance(tmp_path: Path) -> None:
     root = tmp_path / "art"
     scaffold(root, InitOptions(id="tiny", title="Tiny"))
-    runs = _runs(root, "1,2,3")
+    runs = _runs(root, 3)
     done = reprobridge(
         "references", "add", *map(str, runs), "-C", str(root), "--replace", "--json", cwd=tmp_path
     )
     assert done.returncode == 0, done.stderr
     added = json.loads(done.stdout)["added"]["main-result"]
-    assert [o["value"] for o in added] == [experiment_value(s) for s in (1, 2, 3)]
+    assert [o["value"] for o in added] == [experiment_value(1)] * 3
     art = api.load(root)
     observations = art.manifest.tasks[0].reference.observations
-    assert [o.value for o in observations] == [experiment_value(s) for s in (1, 2, 3)]
+    assert [o.value for o in observations] == [experiment_value(1)] * 3
     first = observations[0].provenance
     record = json.loads((runs[0] / "record.json").read_text("utf-8"))
     assert first.run == record["run_id"]
@@ -61,7 +61,7 @@ def test_runs_become_observations_with_provenance(tmp_path: Path) -> None:
     # the auditor notes when the audited runs are the reference runs
     result = audit(root, [str(root / "reference-runs")])
     assert "A045" in [f.code for f in result.findings]
-    fresh = _runs(root, "4")
+    fresh = _runs(root, 1)
     result = audit(root, [str(fresh[0].parent)])
     assert "A045" in [f.code for f in result.findings]  # the folder still holds them
 
@@ -69,7 +69,7 @@ def test_runs_become_observations_with_provenance(tmp_path: Path) -> None:
 def test_a_failed_run_is_c012_and_nothing_is_written(tmp_path: Path) -> None:
     root = tmp_path / "art"
     scaffold(root, InitOptions(id="tiny", title="Tiny"))
-    runs = _runs(root, "1")
+    runs = _runs(root, 1)
     record = runs[0] / "record.json"
     data = json.loads(record.read_text("utf-8"))
     data["measurements"][0]["value"] = 0.5  # a value the log does not support
@@ -84,7 +84,7 @@ def test_a_failed_run_is_c012_and_nothing_is_written(tmp_path: Path) -> None:
 def test_a_run_on_other_code_is_c013(tmp_path: Path) -> None:
     root = tmp_path / "art"
     scaffold(root, InitOptions(id="tiny", title="Tiny"))
-    runs = _runs(root, "1")
+    runs = _runs(root, 1)
     (root / "code" / "experiment.py").write_text("print('changed')\n", "utf-8")
     art = api.load(root)
     art.refresh_digests()

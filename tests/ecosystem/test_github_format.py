@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+from pathlib import Path
+
 from reprobridge_sdk.findings import Severity, finding
 from reprobridge_sdk.validation.reporters import render
 
@@ -36,3 +40,24 @@ def test_hostile_text_cannot_inject_a_workflow_command() -> None:
         "bad%0A::error file=x::injected 100%25%0Ahint: fix%0D%0Ait"
     )
     assert summary.startswith("1 artifact checked")
+
+
+def test_data_verify_and_env_check_annotate_too(tmp_path: Path) -> None:
+    art = tmp_path / "art"
+    art.mkdir()
+    (art / "rra.yaml").write_text(
+        'rra_version: "1.0"\nenvironment:\n  python: "3.11"\n  data:\n'
+        "    - id: weights\n      source: {url: 'https://example.org/w.bin'}\n"
+        f"      sha256: {'a' * 64}\n      destination: data/w.bin\n"
+    )
+    for command in (["data", "verify"], ["env", "check", "--current"]):
+        proc = subprocess.run(
+            [sys.executable, "-m", "reprobridge", *command, str(art), "--format", "github"],
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=120,
+        )
+        assert proc.returncode == 1, proc.stderr
+        first = proc.stdout.splitlines()[0]
+        assert first.startswith("::error file=rra.yaml,line="), first

@@ -224,12 +224,13 @@ def test_a_final_record_that_cannot_be_written(toy: Path) -> None:
     assert result["status"] == "failed"
     assert result["failure"]["reason"] == "internal-error"
     assert result["failure"]["detail"].startswith("cannot write the record:")
-    # On disk, the 'running' record stays intact and valid; its runner is gone, so it reads
-    # as interrupted.
+    # On disk, a whole failed record says why (it used to stay 'running' and read as
+    # interrupted: the hardening issue's "full disk" case); it is valid against the schema.
     on_disk = json.loads((Path(result["run_dir"]) / "record.json").read_text())
-    assert on_disk["status"] == "running"
+    assert on_disk["status"] == "failed"
+    assert on_disk["failure"]["detail"].startswith("cannot write the record:")
     jsonschema.validate(on_disk, json.loads(SCHEMA.read_text()))
-    assert load_record(result["run_dir"]).status == "interrupted"
+    assert load_record(result["run_dir"]).status == "failed"
 
 
 def _alive(pid: int) -> bool:

@@ -258,6 +258,7 @@ class DaskExecutor(Executor):
             lock_digest=shared.lock_digest,
             cancel_event=self._cancel_name,
             executor=self.record_name or "dask",
+            sandbox=shared.sandbox,
         )
         remote = self.client.submit(
             run_remote,

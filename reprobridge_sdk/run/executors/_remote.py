@@ -55,6 +55,7 @@ class RemoteRun:
     lock_digest: str | None
     cancel_event: str
     executor: str
+    sandbox: bool = False
 
 
 @dataclass
@@ -243,6 +244,7 @@ def run_remote(spec: RemoteRun, archive: bytes | None) -> RemoteOutcome:
         executor=spec.executor,
         lost_attempts=[lost] if lost is not None else [],
         seal_here=False,
+        sandbox=spec.sandbox,
     )
     try:
         result = execute(Job(launcher, spec.seed), shared)

@@ -1,0 +1,290 @@
+"""The clean-room check (``reprobridge check``): would this artifact rerun anywhere?
+
+Steps, each timed, in a fresh temporary directory:
+
+1. ``copy``: an archive is unpacked safely (:func:`~reprobridge_sdk.authoring.pack.unpack`);
+   a directory is first packed exactly as it would be submitted (so ``runs/`` and caches are
+   left behind) and then unpacked. The archive's digest is in the step's detail.
+2. ``validate``: ``reprobridge validate`` on the copy; passes with no error finding.
+3. ``smoke``: ``reprobridge run --scope smoke`` on the copy, in the environment built fresh
+   from the lock; passes when every smoke run exits 0 and reaches every landmark its
+   launcher declares (a check without smoke launchers passes this step vacuously).
+4. ``audit``: ``reprobridge audit --format json`` of those runs; passes when no task is
+   ``invalid-evidence``.
+5. With ``scored``: ``scored`` reruns the scored launchers, and ``audit-scored`` audits all
+   the runs against the references; passes when every task has a compatible verdict.
+
+Every command runs as a separate process in a **clean shell**: no inherited environment but
+``PATH`` (the interpreter's directory, then ``/usr/local/bin:/usr/bin:/bin``), a fresh
+``HOME`` (so the SDK's cache, and with it the environment and the upstream of a patch series,
+starts empty), ``TMPDIR`` and a UTF-8 C locale; ``pass_env`` names variables to keep (a proxy
+or a CA bundle the machine needs). A later step runs only when the earlier ones passed. The
+check passes when every step passed. The copy is removed unless ``keep``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from reprobridge_sdk.authoring.pack import pack, unpack
+from reprobridge_sdk.errors import ReproBridgeError
+from reprobridge_sdk.findings import Finding, Severity
+from reprobridge_sdk.model import Manifest
+from reprobridge_sdk.model.evidence import RECORD_NAME
+
+__all__ = ["CheckReport", "CheckStep", "check", "clean_environment"]
+
+_STEP_TIMEOUT = 6 * 3600.0
+
+
+@dataclass
+class CheckStep:
+    """One step: whether it passed, how long it took, what it saw."""
+
+    name: str
+    ok: bool
+    seconds: float
+    detail: str = ""
+    findings: list[Finding] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "ok": self.ok,
+            "seconds": round(self.seconds, 3),
+            "detail": self.detail,
+            "findings": [f.to_dict() for f in self.findings],
+        }
+
+
+@dataclass
+class CheckReport:
+    """The steps of one clean-room check."""
+
+    source: str
+    copy: str
+    scored: bool
+    steps: list[CheckStep] = field(default_factory=list)
+    archive_digest: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return bool(self.steps) and all(step.ok for step in self.steps)
+
+    @property
+    def seconds(self) -> float:
+        return sum(step.seconds for step in self.steps)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "source": self.source,
+            "copy": self.copy,
+            "scored": self.scored,
+            "archive_sha256": self.archive_digest,
+            "ok": self.ok,
+            "seconds": round(self.seconds, 3),
+            "steps": [step.to_dict() for step in self.steps],
+        }
+
+
+def clean_environment(home: Path, pass_env: Sequence[str] = ()) -> dict[str, str]:
+    """The environment of a clean shell (see the module docstring)."""
+    bin_dir = str(Path(sys.executable).parent)
+    env = {
+        "PATH": os.pathsep.join([bin_dir, "/usr/local/bin", "/usr/bin", "/bin"]),
+        "HOME": str(home),
+        "TMPDIR": str(home / "tmp"),
+        "LANG": "C.UTF-8",
+        "LC_ALL": "C.UTF-8",
+        "NO_COLOR": "1",
+    }
+    for name in pass_env:
+        if name in os.environ:
+            env[name] = os.environ[name]
+    return env
+
+
+def _command(args: list[str], env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "reprobridge_sdk", *args],
+        env=env,
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=_STEP_TIMEOUT,
+        check=False,
+    )
+
+
+def _tail(text: str, lines: int = 12) -> str:
+    return "\n".join(text.strip().splitlines()[-lines:])
+
+
+def _json_findings(text: str) -> list[Finding]:
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return []
+    found: list[Finding] = []
+    for artifact in data.get("artifacts", []) if isinstance(data, dict) else []:
+        for item in artifact.get("findings", []):
+            found.append(
+                Finding(
+                    file=item.get("file") or "",
+                    line=item.get("line") or 0,
+                    col=item.get("col") or 0,
+                    code=item.get("code", ""),
+                    severity=Severity(item.get("severity", "error")),
+                    message=item.get("message", ""),
+                    path=item.get("path", ""),
+                    hint=item.get("hint"),
+                    spec=item.get("spec"),
+                )
+            )
+    return found
+
+
+def _runs_of(copy: Path, scope: str, manifest: Manifest) -> tuple[bool, str]:
+    """Every run of ``scope`` succeeded and reached every landmark of its launcher."""
+    launchers = {launcher.id: launcher for launcher in manifest.launchers}
+    problems: list[str] = []
+    count = 0
+    for record_path in sorted((copy / "runs").glob(f"*/{RECORD_NAME}")):
+        record = json.loads(record_path.read_text("utf-8"))
+        if record.get("scope") != scope:
+            continue
+        count += 1
+        run_id = record.get("run_id", record_path.parent.name)
+        if record.get("status") != "succeeded":
+            failure = record.get("failure") or {}
+            problems.append(f"{run_id}: {record.get('status')} ({failure.get('detail', '')})")
+            continue
+        launcher = launchers.get(record.get("launcher", ""))
+        wanted = {landmark.id for landmark in launcher.landmarks} if launcher else set()
+        reached = {hit.get("id") for hit in record.get("landmarks", [])}
+        missing = sorted(wanted - reached)
+        if missing:
+            problems.append(f"{run_id}: landmark(s) not reached: {', '.join(missing)}")
+    if problems:
+        return False, "; ".join(problems)
+    return True, f"{count} {scope} run(s) succeeded, every landmark reached"
+
+
+def check(
+    path_or_archive: str | os.PathLike[str],
+    *,
+    scored: bool = False,
+    keep: bool = False,
+    work_dir: str | os.PathLike[str] | None = None,
+    pass_env: Sequence[str] = (),
+) -> CheckReport:
+    """Run the clean-room check of an artifact directory or a packed archive."""
+    source = Path(path_or_archive)
+    base = Path(tempfile.mkdtemp(prefix="rra-check-", dir=work_dir))
+    copy = base / "artifact"
+    report = CheckReport(source=str(source), copy=str(copy), scored=scored)
+    home = base / "home"
+    (home / "tmp").mkdir(parents=True)
+    env = clean_environment(home, pass_env)
+    try:
+        if not _copy_step(report, source, base, copy):
+            return report
+        from reprobridge_sdk.api import load  # noqa: PLC0415 - a lower layer, on use
+
+        manifest = load(copy).manifest
+        steps: list[tuple[str, list[str], str]] = [
+            ("validate", ["validate", str(copy), "--format", "json"], "validate"),
+            ("smoke", ["run", str(copy), "--scope", "smoke", "--json"], "smoke"),
+            ("audit", ["audit", str(copy), "--format", "json"], "audit"),
+        ]
+        if scored:
+            steps += [
+                ("scored", ["run", str(copy), "--scope", "scored", "--json"], "scored"),
+                ("audit-scored", ["audit", str(copy), "--format", "json"], "audit-scored"),
+            ]
+        for name, args, kind in steps:
+            has_smoke = any(launcher.scope == "smoke" for launcher in manifest.launchers)
+            if kind == "smoke" and not has_smoke:
+                report.steps.append(CheckStep(name, True, 0.0, "no smoke launcher"))
+                continue
+            started = time.monotonic()
+            done = _command(args, env, base)
+            seconds = time.monotonic() - started
+            step = _judge(kind, done, copy, manifest, name, seconds)
+            report.steps.append(step)
+            if not step.ok:
+                break
+    finally:
+        if not keep:
+            shutil.rmtree(base, ignore_errors=True)
+    return report
+
+
+def _copy_step(report: CheckReport, source: Path, base: Path, copy: Path) -> bool:
+    started = time.monotonic()
+    try:
+        if source.is_dir():
+            archive = base / "submission.tar"
+            packed = pack(source, archive)
+            result = unpack(archive, copy, validate_after=False)
+            archive.unlink()
+            detail = f"packed {packed.files} file(s) from {source}"
+        else:
+            result = unpack(source, copy, validate_after=False)
+            detail = f"unpacked {result.files} member(s) from {source.name}"
+    except ReproBridgeError as exc:
+        report.steps.append(
+            CheckStep("copy", False, time.monotonic() - started, exc.message, list(exc.findings))
+        )
+        return False
+    report.archive_digest = result.digest
+    detail += f"; archive sha256:{result.digest}"
+    report.steps.append(CheckStep("copy", True, time.monotonic() - started, detail))
+    return True
+
+
+def _judge(  # noqa: PLR0917 - a private helper, called once
+    kind: str,
+    done: subprocess.CompletedProcess[str],
+    copy: Path,
+    manifest: Manifest,
+    name: str,
+    seconds: float,
+) -> CheckStep:
+    if kind == "validate":
+        found = _json_findings(done.stdout)
+        errors = [f for f in found if f.severity is Severity.ERROR]
+        ok = done.returncode in (0, 1) and not errors and bool(done.stdout)
+        detail = f"{len(errors)} error(s), {len(found) - len(errors)} other finding(s)"
+        if not done.stdout:
+            detail = _tail(done.stderr)
+        return CheckStep(name, ok, seconds, detail, found)
+    if kind in ("smoke", "scored"):
+        if done.returncode == 2:
+            return CheckStep(name, False, seconds, _tail(done.stderr))
+        ok, detail = _runs_of(copy, kind, manifest)
+        return CheckStep(name, ok and done.returncode == 0, seconds, detail)
+    try:
+        data = json.loads(done.stdout)
+    except ValueError:
+        return CheckStep(name, False, seconds, _tail(done.stderr) or "the audit printed no JSON")
+    counts = data.get("counts", {})
+    invalid = counts.get("invalid-evidence", 0)
+    detail = ", ".join(f"{verdict} {n}" for verdict, n in counts.items() if n)
+    if kind == "audit":
+        return CheckStep(name, invalid == 0, seconds, detail or "no verdict")
+    tasks = data.get("tasks", [])
+    compatible = all(
+        any(a.get("verdict") == "compatible" for a in task.get("attempts", [])) for task in tasks
+    )
+    return CheckStep(name, invalid == 0 and compatible and bool(tasks), seconds, detail)

@@ -1,0 +1,160 @@
+"""Reference observations from MLflow runs (``reprobridge references import-mlflow``).
+
+The runs are read from a local MLflow store (an ``mlruns`` directory) through MLflow's own
+client (the ``mlflow`` extra), never over a network. The observations and their provenance
+are the same model as ``references add`` (:mod:`reprobridge_sdk.authoring.references`).
+
+Rules:
+
+* ``metrics`` maps an MLflow metric name to a task id; each FINISHED run of ``experiment``
+  (a name or an id) that logged the metric gives the task one observation: the metric's
+  latest value. Runs in another state (RUNNING, FAILED, KILLED) are skipped and listed.
+* ``runs`` keeps only the MLflow run ids given. A non-finite value is skipped and listed.
+* Provenance: ``source`` (default ``mlflow``), the run's start date (UTC), its ``hardware``
+  tag if any, ``run`` as ``mlflow:<experiment id>/<run id>``, and a ``note`` naming the
+  metric and the run's name.
+* A task that is not in the manifest is C014; a task whose statistic is over several seeds
+  is C015 (one run is one observation of a one-seed statistic); no value at all is C014.
+  An unreadable store or an unknown experiment is E019. Nothing is written unless every
+  mapping is valid.
+* Without ``replace`` observations are added (a run already cited by the task is skipped);
+  with ``replace`` the observations of each task that receives values are replaced.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import os
+from collections.abc import Iterator, Mapping, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from reprobridge_sdk.api import ArtifactDir, load
+from reprobridge_sdk.authoring.references import ReferenceResult, ReferencesError
+from reprobridge_sdk.errors import UsageError, require_extra
+from reprobridge_sdk.findings import Finding, finding
+from reprobridge_sdk.model.task import Observation, Provenance
+
+__all__ = ["import_mlflow"]
+
+
+@contextlib.contextmanager
+def _file_store_allowed() -> Iterator[None]:
+    """MLflow 3 refuses a file store unless ``MLFLOW_ALLOW_FILE_STORE`` is set; reading an
+    existing ``mlruns`` directory is exactly what the importer is for."""
+    previous = os.environ.get("MLFLOW_ALLOW_FILE_STORE")
+    os.environ["MLFLOW_ALLOW_FILE_STORE"] = "true"
+    try:
+        yield
+    finally:
+        if previous is None:
+            os.environ.pop("MLFLOW_ALLOW_FILE_STORE", None)
+        else:
+            os.environ["MLFLOW_ALLOW_FILE_STORE"] = previous
+
+
+def _unreadable(message: str, hint: str) -> UsageError:
+    return UsageError(message, [finding("E019", message, hint=hint)])
+
+
+def _mlflow_runs(store: Path, experiment: str) -> tuple[str, list[Any]]:
+    require_extra("mlflow", "mlflow", feature="references import-mlflow")
+    from mlflow.exceptions import MlflowException  # noqa: PLC0415 - optional extra
+    from mlflow.tracking import MlflowClient  # noqa: PLC0415 - optional extra
+
+    if not store.is_dir():
+        msg = f"{store} is not an MLflow store directory"
+        raise _unreadable(msg, "name the mlruns directory the runs were logged to")
+    with _file_store_allowed():
+        try:
+            client = MlflowClient(tracking_uri=store.resolve().as_uri())
+            found = client.get_experiment_by_name(experiment)
+            if found is None and experiment.isdigit():
+                found = client.get_experiment(experiment)
+        except MlflowException as exc:
+            raise _unreadable(f"cannot read the MLflow store {store}: {exc}", "") from None
+        if found is None:
+            msg = f"the MLflow store {store} has no experiment {experiment!r}"
+            raise _unreadable(msg, "name the experiment by its name or id")
+        runs = client.search_runs([found.experiment_id], max_results=50_000)
+    return str(found.experiment_id), list(runs)
+
+
+def import_mlflow(
+    artifact_dir: str | os.PathLike[str] | ArtifactDir,
+    store: str | os.PathLike[str],
+    *,
+    experiment: str,
+    metrics: Mapping[str, str],
+    runs: Sequence[str] = (),
+    replace: bool = False,
+    source: str = "mlflow",
+) -> ReferenceResult:
+    """Turn the MLflow runs' metrics into reference observations; save the manifest."""
+    art = artifact_dir if isinstance(artifact_dir, ArtifactDir) else load(artifact_dir)
+    manifest = art.manifest
+    tasks = {t.id: t for t in manifest.tasks}
+    problems: list[Finding] = []
+    for metric, task_id in metrics.items():
+        if task_id not in tasks:
+            problems.append(
+                finding("C014", f"metric {metric!r} maps to no task {task_id!r}", path="/tasks")
+            )
+        elif tasks[task_id].statistic.seeds > 1:
+            problems.append(
+                finding(
+                    "C015",
+                    f"task {task_id!r} reports a statistic over "
+                    f"{tasks[task_id].statistic.seeds} seeds: one run is not one observation",
+                    path=f"/tasks/{manifest.tasks.index(tasks[task_id])}/statistic",
+                )
+            )
+    if problems:
+        raise ReferencesError(f"{len(problems)} mapping(s) cannot be imported", problems)
+    experiment_id, found = _mlflow_runs(Path(store), experiment)
+    wanted = set(runs)
+    result = ReferenceResult()
+    values: dict[str, list[Observation]] = {}
+    for run in found:
+        info = run.info
+        if wanted and info.run_id not in wanted:
+            continue
+        if info.status != "FINISHED":
+            result.skipped.append(f"{info.run_id} ({info.status.lower()})")
+            continue
+        started = datetime.fromtimestamp(info.start_time / 1000, tz=UTC)
+        for metric, task_id in metrics.items():
+            value = run.data.metrics.get(metric)
+            if value is None:
+                continue
+            if not math.isfinite(value):
+                result.skipped.append(f"{info.run_id} ({metric} is {value})")
+                continue
+            provenance = Provenance(
+                source=source,
+                date=started.strftime("%Y-%m-%d"),
+                hardware=run.data.tags.get("hardware"),
+                run=f"mlflow:{experiment_id}/{info.run_id}",
+                note=f"metric {metric} of MLflow run {info.run_name or info.run_id}",
+            )
+            values.setdefault(task_id, []).append(Observation(value=value, provenance=provenance))
+    if not values:
+        item = finding("C014", f"no finished run of {experiment!r} logged the mapped metrics")
+        raise ReferencesError("nothing to import", [item])
+    for task_id, observations in values.items():
+        reference = tasks[task_id].reference
+        if replace:
+            reference.observations = list(observations)
+            result.replaced.append(task_id)
+            result.added[task_id] = list(observations)
+        else:
+            cited = {o.provenance.run for o in reference.observations if o.provenance.run}
+            fresh = [o for o in observations if o.provenance.run not in cited]
+            result.skipped.extend(o.provenance.run or "" for o in observations if o not in fresh)
+            reference.observations = [*reference.observations, *fresh]
+            result.added[task_id] = fresh
+        tasks[task_id].reference = reference
+    art.save()
+    return result

@@ -1,0 +1,52 @@
+"""``reprobridge check``: the clean-room check of an artifact or a packed archive."""
+
+# ruff: noqa: PLC0415 - imports stay inside commands so that the CLI starts fast
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import click
+
+__all__ = ["check"]
+
+
+@click.command("check")
+@click.argument("path", type=click.Path(path_type=Path, exists=True), default=".")
+@click.option("--scored", is_flag=True, help="Also rerun the scored launchers and audit them.")
+@click.option("--keep", is_flag=True, help="Keep the temporary copy (its path is reported).")
+@click.option(
+    "--pass-env",
+    multiple=True,
+    metavar="NAME",
+    help="Keep this variable in the clean shell (e.g. HTTPS_PROXY, SSL_CERT_FILE). Repeatable.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON on stdout.")
+def check(path: Path, scored: bool, keep: bool, pass_env: tuple[str, ...], as_json: bool) -> None:
+    """Copy PATH (an artifact directory or a packed archive) into a clean room and rerun it.
+
+    In a clean shell (a minimal PATH, a fresh HOME, a UTF-8 locale) and a fresh environment
+    built from the lock: validate, run the smoke launchers, audit them (with --scored: rerun
+    the scored launchers and audit them against the references). Each step is timed.
+
+    \b
+    Exit codes: 0 every step passed, 1 a step failed, 2 usage or I/O error.
+    """
+    from reprobridge_sdk.authoring.check import check as check_api
+
+    report = check_api(path, scored=scored, keep=keep, pass_env=pass_env)
+    if as_json:
+        sys.stdout.write(json.dumps(report.to_dict(), indent=2) + "\n")
+    for step in report.steps:
+        mark = "ok  " if step.ok else "FAIL"
+        click.echo(f"{mark} {step.name:<13} {step.seconds:8.2f} s  {step.detail}", err=True)
+        for item in step.findings:
+            if item.severity.value == "error":
+                click.echo(f"       {item.code} {item.message}", err=True)
+    verdict = "passed" if report.ok else "failed"
+    click.echo(f"check {verdict} in {report.seconds:.1f} s", err=True)
+    if keep:
+        click.echo(f"the copy is kept in {report.copy}", err=True)
+    sys.exit(0 if report.ok else 1)

@@ -1,0 +1,147 @@
+"""``run --dry-run``: prepare every run as the runner would, without starting one.
+
+For each selected launcher (with the launchers it ``needs``) and each of its seeds, the plan
+holds what the runner would use: the argv and ``env`` values rendered from the templates
+(``{seed}``, the params, and ``{run_dir}`` as ``<runs>/<launcher>[-s<seed>]-<run id>``, the
+run id being known only when a run starts), the working directory, the output paths, and the
+environment the run would get (the cached environment of the lock, or the current
+interpreter). Nothing is built, created or written.
+
+A planned run has *problems* where the real run would fail before its command starts: a
+template error, a missing working directory, a landmark pattern outside the pattern dialect,
+a cached environment without a lock. Rules and wording follow :mod:`reprobridge_sdk.run._execute`.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from reprobridge_sdk.extract.pattern import PatternError, author_pattern
+from reprobridge_sdk.extract.template import TemplateError, render_template
+
+from .measure import template_context
+from .select import load_artifact, select_launchers, usage_error, with_needs
+
+__all__ = ["PlannedRun", "dry_run"]
+
+#: Stands for the run id in ``{run_dir}`` (a run id is made when the run starts).
+RUN_ID_PLACEHOLDER = "<run id>"
+
+
+@dataclass
+class PlannedRun:
+    """One run as it would start."""
+
+    launcher: str
+    seed: int | None
+    run_dir: str
+    workdir: str
+    argv: list[str]
+    env: dict[str, str] = field(default_factory=dict)
+    outputs: dict[str, str] = field(default_factory=dict)
+    environment: str = ""
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        """The run would start its command."""
+        return not self.problems
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON form printed by ``run --dry-run --json``."""
+        return {
+            "launcher": self.launcher,
+            "seed": self.seed,
+            "run_dir": self.run_dir,
+            "workdir": self.workdir,
+            "argv": self.argv,
+            "env": self.env,
+            "outputs": self.outputs,
+            "environment": self.environment,
+            "problems": self.problems,
+            "ok": self.ok,
+        }
+
+
+def dry_run(
+    artifact_dir: str | os.PathLike[str] = ".",
+    launchers: Sequence[str] | None = None,
+    *,
+    scope: str | None = None,
+    seeds: Sequence[int] | None = None,
+    env_mode: str = "cached",
+    runs_dir: str | os.PathLike[str] | None = None,
+) -> list[PlannedRun]:
+    """The runs :func:`reprobridge_sdk.run.runner.run` would start, prepared but not started.
+
+    Raises what ``run`` raises for a bad request (:class:`UsageError` with N codes) or an
+    unreadable artifact (:class:`ArtifactError`).
+    """
+    if env_mode not in ("cached", "current"):
+        raise usage_error(
+            "N004", f"unknown environment mode {env_mode!r}", hint="cached or current"
+        )
+    root, manifest = load_artifact(artifact_dir)
+    root = root.resolve()
+    chosen = select_launchers(manifest, launchers, scope)
+    runs = Path(runs_dir).resolve() if runs_dir is not None else root / "runs"
+    selected = with_needs(manifest, chosen, runs)
+    environment, env_problem = _environment(root, manifest, env_mode)
+    plan: list[PlannedRun] = []
+    for launcher in selected:
+        launcher_seeds: list[int | None] = list(launcher.seeds)
+        if launcher.seeds and seeds is not None:
+            launcher_seeds = list(seeds)
+        for seed in launcher_seeds or [None]:
+            seed_part = "" if seed is None else f"-s{seed}"
+            run_dir = runs / f"{launcher.id}{seed_part}-{RUN_ID_PLACEHOLDER}"
+            context = template_context(launcher.params, seed, run_dir)
+            planned = PlannedRun(
+                launcher=launcher.id,
+                seed=seed,
+                run_dir=str(run_dir),
+                workdir=str(root / launcher.workdir),
+                argv=list(launcher.argv),
+                environment=environment,
+            )
+            if env_problem:
+                planned.problems.append(env_problem)
+            try:
+                planned.argv = [render_template(arg, context) for arg in launcher.argv]
+                planned.env = {k: render_template(v, context) for k, v in launcher.env.items()}
+                planned.outputs = {
+                    output.id: str(root / launcher.workdir / render_template(output.path, context))
+                    for output in launcher.outputs
+                }
+            except TemplateError as exc:
+                planned.problems.append(f"template-error: {exc.message}")
+            if not (root / launcher.workdir).is_dir():
+                planned.problems.append(
+                    f"environment-error: working directory {launcher.workdir!r} is missing"
+                )
+            for landmark in launcher.landmarks:
+                try:
+                    author_pattern(landmark.pattern)
+                except PatternError as exc:
+                    planned.problems.append(f"landmark {landmark.id!r}: {exc.message}")
+            plan.append(planned)
+    return plan
+
+
+def _environment(root: Path, manifest: Any, env_mode: str) -> tuple[str, str | None]:
+    """What runs would execute in, and why that cannot be prepared (None if it can)."""
+    if env_mode == "current":
+        return f"current interpreter {sys.executable}", None
+    lock = manifest.environment.lock
+    if lock is None:
+        return "cached environment", "environment-error: no lock to build it from (--env current)"
+    path = root / lock.path
+    description = f"cached environment built from {lock.path} ({lock.format})"
+    if not path.is_file():
+        return description, f"environment-error: the lock {lock.path} is missing"
+    return description, None

@@ -1,0 +1,163 @@
+"""Placeholders layer: values a scaffold wrote that only the author can replace (P codes).
+
+``reprobridge init`` writes a complete artifact that validates, so an author can start from
+it; but an untouched scaffold must never pass for a packaged paper. Each placeholder is a
+warning (an error under ``--strict``), and the auditor withholds the "functional" and
+"results reproduced" badges while any remains (spec "placeholders"):
+
+* P001: ``artifact.paper.title`` is the scaffold's :data:`PAPER_TITLE`;
+* P002: a text the scaffold marked with :data:`MARK` (a task's title or dataset, ...);
+* P003: ``codebase.upstream.commit`` is all zeros;
+* P004: ``codebase.upstream.repository`` is the scaffold's :data:`REPOSITORY`;
+* P005: a reference observation whose provenance source is the scaffold
+  (:data:`SCAFFOLD_SOURCE`): a value nobody measured on the paper's code;
+* P006: a launcher's sample log that is the scaffold's own (its SHA-256 is one of
+  :func:`scaffold_sample_digests`); checked only when files are read.
+
+The constants are the scaffold's: :mod:`reprobridge_sdk.authoring.scaffold` writes them from
+here, so the two cannot drift.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+import re
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from reprobridge_sdk.findings import Finding
+from reprobridge_sdk.io.document import Document
+
+__all__ = [
+    "MARK",
+    "PAPER_TITLE",
+    "REPOSITORY",
+    "SCAFFOLD_SEEDS",
+    "SCAFFOLD_SOURCE",
+    "ZERO_COMMIT",
+    "check_placeholders",
+    "experiment_value",
+    "placeholder_pointers",
+    "scaffold_sample_digests",
+    "scaffold_sample_log",
+]
+
+PAPER_TITLE = "Replace with the paper's title"
+REPOSITORY = "https://example.org/replace-me/upstream.git"
+ZERO_COMMIT = re.compile(r"^0+$")
+SCAFFOLD_SOURCE = "reprobridge init"
+#: The suffix the scaffold puts on texts the author must rewrite.
+MARK = "(placeholder)"
+SCAFFOLD_SEEDS = (1, 2, 3, 4, 5)
+
+
+def experiment_value(seed: int, steps: int = 1000) -> float:
+    """The value the scaffolded ``code/experiment.py`` prints for ``seed`` (4 decimals)."""
+    rng = random.Random(seed)
+    return round(sum(rng.random() < 0.9 for _ in range(steps)) / steps, 4)
+
+
+def scaffold_sample_log(seed: int) -> str:
+    """The sample log the scaffold writes for ``seed``."""
+    return f"training started\ntraining finished\naccuracy: {experiment_value(seed):.4f}\n"
+
+
+@lru_cache(maxsize=1)
+def scaffold_sample_digests() -> frozenset[str]:
+    """SHA-256 of every sample log the scaffold can write."""
+    return frozenset(
+        hashlib.sha256(scaffold_sample_log(seed).encode()).hexdigest() for seed in SCAFFOLD_SEEDS
+    )
+
+
+def _map(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def _scan(data: dict[str, Any]) -> list[tuple[str, str, str]]:
+    """``(code, pointer, message)`` of every placeholder in the manifest's data."""
+    out: list[tuple[str, str, str]] = []
+    artifact = _map(data.get("artifact"))
+    if _map(artifact.get("paper")).get("title") == PAPER_TITLE:
+        out.append(("P001", "/artifact/paper/title", "the paper's title is the scaffold's"))
+    upstream = _map(_map(data.get("codebase")).get("upstream"))
+    commit = upstream.get("commit")
+    if isinstance(commit, str) and ZERO_COMMIT.match(commit):
+        out.append(("P003", "/codebase/upstream/commit", "the upstream commit is all zeros"))
+    if upstream.get("repository") == REPOSITORY:
+        out.append(
+            ("P004", "/codebase/upstream/repository", "the upstream repository is the scaffold's")
+        )
+    for index, raw in enumerate(_list(data.get("tasks"))):
+        task = _map(raw)
+        for key in ("title", "dataset", "metric"):
+            value = task.get(key)
+            if isinstance(value, str) and value.endswith(MARK):
+                out.append(("P002", f"/tasks/{index}/{key}", f"{value!r} is a scaffold text"))
+        observations = _list(_map(task.get("reference")).get("observations"))
+        for number, item in enumerate(observations):
+            if _map(_map(item).get("provenance")).get("source") == SCAFFOLD_SOURCE:
+                out.append(
+                    (
+                        "P005",
+                        f"/tasks/{index}/reference/observations/{number}/provenance/source",
+                        "a reference observation made up by the scaffold",
+                    )
+                )
+    return out
+
+
+def placeholder_pointers(data: dict[str, Any]) -> list[str]:
+    """JSON Pointers of the manifest's placeholders (what ``init`` tells the author)."""
+    return [pointer for _, pointer, _ in _scan(data)]
+
+
+_HINTS = {
+    "P001": "write the paper's title",
+    "P002": "describe the paper's measurement",
+    "P003": "pin the upstream: `reprobridge code import SOURCE`",
+    "P004": "pin the upstream: `reprobridge code import SOURCE`",
+    "P005": "run the references and `reprobridge references add RUNS --replace`",
+    "P006": "ship a log of a real run of the paper's code",
+}
+
+
+def check_placeholders(doc: Document, root: Path | None) -> list[Finding]:
+    """P findings of the document; sample logs are read only when ``root`` is given."""
+    data = doc.data if isinstance(doc.data, dict) else {}
+    out = [
+        doc.finding(code, message, path=pointer, hint=_HINTS[code])
+        for code, pointer, message in _scan(data)
+    ]
+    if root is None:
+        return out
+    digests = scaffold_sample_digests()
+    for index, launcher in enumerate(_list(data.get("launchers"))):
+        for number, sample in enumerate(_list(_map(launcher).get("samples"))):
+            log = _map(sample).get("log")
+            if not isinstance(log, str) or not log or log.startswith(("/", "..")) or ".." in log:
+                continue
+            path = root.joinpath(*log.split("/"))
+            try:
+                if path.is_file() and path.stat().st_size < 4096:
+                    digest = hashlib.sha256(path.read_bytes()).hexdigest()
+                else:
+                    continue
+            except OSError:
+                continue
+            if digest in digests:
+                out.append(
+                    doc.finding(
+                        "P006",
+                        f"the sample log {log!r} is the scaffold's",
+                        path=f"/launchers/{index}/samples/{number}/log",
+                        hint=_HINTS["P006"],
+                    )
+                )
+    return out

@@ -1,0 +1,160 @@
+"""`reprobridge run --sandbox`: an untrusted launcher under bubblewrap (real bwrap, real runs).
+
+The launcher tries what a hostile one would: reach a server on the host's loopback, write
+into the artifact and outside it, leave a file in /tmp. Only its run directory is writable.
+Where bubblewrap is missing the sandbox tests skip with the reason, except in CI
+(``REPROBRIDGE_REQUIRE_SANDBOX=1``, set by ``.ci/run``, which installs bubblewrap).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import yaml
+
+from reprobridge_sdk.errors import UsageError
+from reprobridge_sdk.run import run
+from reprobridge_sdk.run.sandbox import check_sandbox
+
+_PROBLEM = check_sandbox()
+if _PROBLEM is not None and os.environ.get("REPROBRIDGE_REQUIRE_SANDBOX") != "1":
+    pytestmark = pytest.mark.skip(reason=f"the sandbox cannot run here: {_PROBLEM}")
+
+HOSTILE = """
+import socket, sys
+from pathlib import Path
+port, outside, run_dir = int(sys.argv[1]), Path(sys.argv[2]), Path(sys.argv[3])
+s = socket.socket()
+s.settimeout(3)
+try:
+    s.connect(("127.0.0.1", port))
+    print("net=reached")
+except OSError as exc:
+    print(f"net=blocked {type(exc).__name__}")
+for target in (outside / "escaped.txt", Path("written-in-artifact.txt"), run_dir / "ok.txt"):
+    try:
+        target.write_text("x")
+        print(f"write={target.name}:ok")
+    except OSError as exc:
+        print(f"write={target.name}:refused {exc.errno}")
+Path("/tmp/left-by-launcher.txt").write_text("x")
+print("acc=1")
+"""
+
+
+@pytest.fixture
+def listener() -> Iterator[tuple[int, list[str]]]:
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen()
+    server.settimeout(0.2)
+    accepted: list[str] = []
+    stop = threading.Event()
+
+    def serve() -> None:
+        while not stop.is_set():
+            try:
+                conn, addr = server.accept()
+            except OSError:
+                continue
+            accepted.append(str(addr))
+            conn.close()
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    yield server.getsockname()[1], accepted
+    stop.set()
+    thread.join()
+    server.close()
+
+
+def _artifact(root: Path, argv: list[str]) -> Path:
+    (root / "code").mkdir(parents=True)
+    (root / "code" / "hostile.py").write_text(HOSTILE)
+    manifest = {
+        "rra_version": "1.0",
+        "artifact": {"id": "sbx", "title": "Sandbox", "license": "MIT", "paper": {"title": "S"}},
+        "codebase": {
+            "upstream": {"repository": "https://example.org/s.git", "commit": "0" * 40},
+            "refined": {"kind": "directory", "path": "code"},
+        },
+        "environment": {"python": f"{sys.version_info.major}.{sys.version_info.minor}"},
+        "tasks": [
+            {
+                "id": "acc",
+                "dataset": "d",
+                "metric": "m",
+                "published": {"value": 1.0},
+                "direction": "higher",
+                "kind": "full",
+            }
+        ],
+        "launchers": [{"id": "hostile", "argv": argv, "workdir": "code", "scope": "smoke"}],
+    }
+    (root / "rra.yaml").write_text(yaml.safe_dump(manifest, sort_keys=False))
+    return root
+
+
+def test_a_sandboxed_launcher_reaches_no_network_and_writes_only_its_run_dir(
+    tmp_path: Path, listener: tuple[int, list[str]]
+) -> None:
+    port, accepted = listener
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    root = _artifact(
+        tmp_path / "art", ["python", "hostile.py", str(port), str(outside), "{run_dir}"]
+    )
+    (result,) = run(root, ["hostile"], env_mode="current", sandbox=True).results
+    log = (result.run_dir / "log.txt").read_text()
+    assert result.record.status == "succeeded", log
+    assert "net=blocked" in log
+    assert accepted == []
+    assert "write=escaped.txt:refused" in log
+    assert "write=written-in-artifact.txt:refused" in log
+    assert "write=ok.txt:ok" in log
+    assert not (outside / "escaped.txt").exists()
+    assert not (root / "code" / "written-in-artifact.txt").exists()
+    assert (result.run_dir / "ok.txt").read_text() == "x"
+    assert not Path("/tmp/left-by-launcher.txt").exists()  # its /tmp was private
+
+
+def test_the_same_launcher_unsandboxed_reaches_the_server(
+    tmp_path: Path, listener: tuple[int, list[str]]
+) -> None:
+    """The control: without --sandbox the attack works, so the test above tests something."""
+    port, _accepted = listener
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    root = _artifact(
+        tmp_path / "art", ["python", "hostile.py", str(port), str(outside), "{run_dir}"]
+    )
+    (result,) = run(root, ["hostile"], env_mode="current").results
+    log = (result.run_dir / "log.txt").read_text()
+    assert "net=reached" in log
+    assert (outside / "escaped.txt").exists()
+    Path("/tmp/left-by-launcher.txt").unlink(missing_ok=True)
+
+
+def test_the_sandbox_is_refused_clearly_where_bubblewrap_is_missing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A PATH without bubblewrap is a real host without it (no mock of the check)."""
+    empty = tmp_path / "empty-bin"
+    empty.mkdir()
+    python_dir = tmp_path / "py-bin"
+    python_dir.mkdir()
+    (python_dir / "python").symlink_to(sys.executable)
+    monkeypatch.setenv("PATH", f"{python_dir}:{empty}")
+    assert shutil.which("bwrap") is None
+    root = _artifact(tmp_path / "art", ["python", "-c", "print('acc=1')"])
+    with pytest.raises(UsageError) as caught:
+        run(root, ["hostile"], env_mode="current", sandbox=True)
+    assert [f.code for f in caught.value.findings] == ["N011"]
+    assert not (root / "runs").exists()
