@@ -165,7 +165,7 @@ def test_a_run_no_worker_can_hold_is_refused_before_submission(toy: Path) -> Non
         ],
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=30,
         check=False,
     )
     assert done.returncode == 2, done.stderr
