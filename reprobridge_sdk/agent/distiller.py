@@ -35,7 +35,7 @@ import math
 import re
 import shutil
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -255,8 +255,37 @@ def _run_logs(summary: Any) -> list[tuple[Path, str]]:
     return out
 
 
-def _choose(log_path: Path, text: str, claim: Claim) -> tuple[Candidate, str] | None:
-    for candidate in find_number(text, claim)[:20]:
+def _on_line(text: str, line_number: int, claim: Claim) -> list[Candidate]:
+    """The numbers of one line as candidates (the advisor's pick), closest first."""
+    lines = text.splitlines()
+    if not 1 <= line_number <= len(lines):
+        return []
+    line = lines[line_number - 1]
+    found = []
+    for match in _NUMBER_RE.finditer(line):
+        value = float(match.group(0))
+        if not math.isfinite(value):
+            continue
+        closeness, scale = _closeness(value, claim.target)
+        found.append(
+            Candidate(line_number, line, match.start(), match.end(), value, scale, 0.0, closeness)
+        )
+    return sorted(found, key=lambda c: c.closeness, reverse=True)
+
+
+def _choose(
+    log_path: Path,
+    text: str,
+    claim: Claim,
+    ask_line: Callable[[Claim, str], int | None] | None = None,
+) -> tuple[Candidate, str] | None:
+    candidates = find_number(text, claim)[:20]
+    if not candidates and ask_line is not None:
+        line = ask_line(claim, text)
+        advised = _on_line(text, line, claim) if line is not None else []
+        # an advised number must still be within 10% of the published value
+        candidates = [c for c in advised if c.closeness >= 0.5]
+    for candidate in candidates:
         pattern = extractor_pattern(candidate)
         spec = {"kind": "regex", "pattern": pattern, "group": "value", "occurrence": "last"}
         try:
@@ -279,8 +308,15 @@ def distill(
     *,
     inputs_digest: str,
     runs: int = REFERENCE_RUNS,
+    ask_line: Callable[[Claim, str], int | None] | None = None,
 ) -> tuple[DistillerRecord, list[Discrepancy]]:
-    """Run the scored launchers, write extractors, samples and references; judge each claim."""
+    """Run the scored launchers, write extractors, samples and references; judge each claim.
+
+    ``ask_line`` is the advisor's :meth:`~reprobridge_sdk.agent.advisor.Advisor.choose_line`
+    when enabled: asked only when no candidate qualifies, and its line passes the same
+    replay check as a heuristic candidate (and its number must be within 10% of the
+    published value, scales included).
+    """
     begin = time.monotonic()
     by_id = {c.id: c for c in claims.claims}
     planned = {item.id: item for item in launchers}
@@ -339,7 +375,7 @@ def distill(
         found: dict[str, tuple[Candidate, str]] = {}
         for claim_id in claim_ids:
             claim = by_id[claim_id]
-            choice = _choose(probe_dir / LOG_NAME, probe_log, claim)
+            choice = _choose(probe_dir / LOG_NAME, probe_log, claim, ask_line)
             if choice is None:
                 results.append(
                     ClaimResult(
@@ -412,9 +448,10 @@ def distill(
                 for c in bad
             )
             continue
-        # Reference runs: other seeds, or the same command again when there is no seed.
+        # Reference runs: the launcher's seed again, or the same command again without one.
         if seed is not None:
-            summary = run(root, [launcher_id], seeds=[seed + k for k in range(runs)], jobs=2)
+            # the launcher's own seed, repeated: one run is one observation (A037, C015)
+            summary = run(root, [launcher_id], seeds=[seed] * runs, jobs=2)
             directories = [r.run_dir for r in summary.results]
         else:
             directories = []

@@ -205,6 +205,7 @@ def build(options: BuildOptions, *, echo: Callable[[str], None] | None = None) -
                 repro.launchers,
                 state.root,
                 inputs_digest=d_distill,
+                ask_line=advisor.choose_line if advisor is not None else None,
             )
             distilled_holder.append(found)
             return record

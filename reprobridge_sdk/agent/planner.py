@@ -18,10 +18,12 @@ Then, for the chosen script:
   README is followed: it is what the authors ran).
 * **Working directory.** The repository root, unless a relative data path the script reads
   exists only relative to the script's own directory; then that directory (cwd assumption).
-* **Seeds.** An option whose flag contains ``seed`` is the seed flag: the scored launcher
-  passes ``{seed}`` through it, over ``hints.seeds`` (default ``0..4``: five reference runs).
-  A script without one runs five times unchanged (``repeats``), and a pitfall says the
-  runs are not seeded.
+* **Seeds.** An option whose flag contains ``seed`` is the seed flag: both launchers pass
+  ``{seed}`` through it, with the paper's first seed (``hints.seeds``, default 0). Each
+  reference observation is one run (a task statistic over one seed, as ``references add``
+  requires), and the five reference runs repeat that seed (``repeats``): they show the
+  number is repeatable, and the interval's floor bounds it. A script without a seed flag
+  runs five times unchanged, and a pitfall says its runs are not seeded.
 * **Smoke versus scored.** The smoke launcher is the scored command with one seed and, when
   the script has an option that bounds the work (epochs, iterations, steps, estimators,
   a subset), that option set to a small value; else it is the scored command itself
@@ -48,10 +50,12 @@ from reprobridge_sdk.model.build import (
 from reprobridge_sdk.model.claims import Claim, Claims
 from reprobridge_sdk.model.guide import Ambiguity, Pitfall
 
-__all__ = ["DEFAULT_SEEDS", "SMOKE_OPTIONS", "plan"]
+__all__ = ["DEFAULT_SEEDS", "REFERENCE_RUNS", "SMOKE_OPTIONS", "plan"]
 
-#: Seeds of the scored launcher when the claims file names none (five reference runs).
-DEFAULT_SEEDS = (0, 1, 2, 3, 4)
+#: The seed of the launchers when the claims file names none.
+DEFAULT_SEEDS = (0,)
+#: Runs behind the reference observations of each claim.
+REFERENCE_RUNS = 5
 #: Option names (without dashes) that bound the work, and the value a smoke run uses.
 SMOKE_OPTIONS = {
     "epochs": "1",
@@ -281,7 +285,7 @@ def plan(
             continue
         entry = entries.get(choice.script)
         _readme_disagreements(claim, choice, entry, ambiguities)
-        seeds = list(claim.hints.seeds) or list(DEFAULT_SEEDS)
+        seeds = list(claim.hints.seeds[:1]) or [DEFAULT_SEEDS[0]]
         workdir = _workdir(root, choice.script, intake)
         key = (choice.script, tuple(choice.args), workdir)
         if key not in launchers:
@@ -316,7 +320,7 @@ def plan(
                 scope="scored",
                 seed_flag=seed_flag,
                 seeds=seeds if seed_flag else [],
-                repeats=1 if seed_flag else len(seeds),
+                repeats=REFERENCE_RUNS,
             )
             smoke = LauncherPlan(
                 id=f"{base}-smoke",

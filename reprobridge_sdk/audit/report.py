@@ -4,7 +4,8 @@ Every renderer takes an :class:`AuditResult` (one artifact) or an :class:`AuditT
 and returns a string; nothing here reads files or clocks, so the same result always renders
 to the same bytes.
 
-JUnit: one ``testsuite`` per artifact, one ``testcase`` per task (per task and attempt when
+JUnit: one ``testsuite`` per artifact (in a table, one with a single ``error`` test case per
+artifact that could not be loaded), one ``testcase`` per task (per task and attempt when
 there are several attempts, named ``<task> [<attempt>]``); ``incompatible`` and
 ``invalid-evidence`` are failures, ``toy``, ``not-executed`` and ``inconclusive`` are
 skipped, ``compatible`` passes.
@@ -228,6 +229,14 @@ def render_junit(result: AuditResult | AuditTable) -> str:
     root = ET.Element("testsuites", name="reprobridge audit")
     for item in result.artifacts if isinstance(result, AuditTable) else [result]:
         _suite(root, item)
+    if isinstance(result, AuditTable):  # artifacts that could not be loaded: one error each
+        for row in (r for r in result.rows if r.status == "error"):
+            suite = ET.SubElement(
+                root, "testsuite", name=row.label, tests="1", failures="0", skipped="0", errors="1"
+            )
+            case = ET.SubElement(suite, "testcase", classname=row.label, name="load")
+            error = ET.SubElement(case, "error", type="not-loaded", message=row.path)
+            error.text = "\n".join(f"{f.code} {f.message}" for f in row.findings)
     ET.indent(root)
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, "unicode") + "\n"
 

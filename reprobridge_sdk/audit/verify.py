@@ -30,7 +30,6 @@ process, on another machine, over directories it has never seen.
 from __future__ import annotations
 
 import contextlib
-import math
 import re
 import statistics
 from collections.abc import Callable, Iterator
@@ -45,6 +44,7 @@ from reprobridge_sdk.extract.extraction import (
     ExtractionError,
     apply_transform,
     extract_value,
+    same_value,
 )
 from reprobridge_sdk.extract.template import template_matches
 from reprobridge_sdk.findings import Finding, Severity, finding
@@ -71,10 +71,6 @@ __all__ = [
     "check_run",
     "discover_runs",
 ]
-
-#: Relative and absolute tolerance when comparing a re-extracted value with the recorded one.
-_REL_TOL = 1e-9
-_ABS_TOL = 1e-12
 
 
 @dataclass(frozen=True)
@@ -361,9 +357,7 @@ def _argv_matches(launcher: Launcher, record: EvidenceRecord) -> bool:
 
 
 def _same(a: float, b: float) -> bool:
-    if math.isnan(a) or math.isnan(b):
-        return math.isnan(a) and math.isnan(b)
-    return math.isclose(a, b, rel_tol=_REL_TOL, abs_tol=_ABS_TOL)
+    return same_value(a, b)  # the one comparison replay uses too
 
 
 def _iter_outputs(record: EvidenceRecord) -> Iterator[tuple[int, OutputRecord]]:

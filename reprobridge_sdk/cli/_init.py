@@ -31,6 +31,19 @@ __all__ = ["init"]
 @click.option("--python", "python_version", help="Python version, e.g. 3.11 [the running one].")
 @click.option("--author", help="Name of the artifact's author.")
 @click.option("--force", is_flag=True, help="Overwrite an existing scaffold in DIRECTORY.")
+@click.option(
+    "--from",
+    "source",
+    help="Scaffold around this repository (a clone URL or a local path), imported at --commit.",
+)
+@click.option(
+    "--as",
+    "as_",
+    type=click.Choice(["patches", "directory"]),
+    default="patches",
+    show_default=True,
+    help="With --from: the refined code as a patch series or as a directory.",
+)
 def init(  # noqa: PLR0917 - click passes options as arguments
     directory: Path,
     yes: bool,
@@ -43,6 +56,8 @@ def init(  # noqa: PLR0917 - click passes options as arguments
     python_version: str | None,
     author: str | None,
     force: bool,
+    source: str | None,
+    as_: str,
 ) -> None:
     """Scaffold a new artifact in DIRECTORY (asks for what flags do not give, unless --yes).
 
@@ -71,11 +86,22 @@ def init(  # noqa: PLR0917 - click passes options as arguments
         title=value(title, "Title", f"Reproduction of {artifact}"),
         paper_title=value(paper_title, "Paper title", defaults.paper_title),
         license=value(license_, "License (SPDX)", defaults.license),
-        repository=value(repository, "Upstream repository", PLACEHOLDER_REPOSITORY),
-        commit=value(commit, "Upstream commit (full hash)", PLACEHOLDER_COMMIT),
+        repository=(
+            PLACEHOLDER_REPOSITORY
+            if source
+            else value(repository, "Upstream repository", PLACEHOLDER_REPOSITORY)
+        ),
+        commit=(
+            PLACEHOLDER_COMMIT
+            if source
+            else value(commit, "Upstream commit (full hash)", PLACEHOLDER_COMMIT)
+        ),
         python=value(python_version, "Python version", defaults.python),
         author=author,
     )
+    if source is not None:
+        _from(directory, options, source, commit=commit, as_=as_, force=force)
+        return
     try:
         scaffold(directory, options, force=force)
     except ReproBridgeError as exc:
@@ -85,6 +111,47 @@ def init(  # noqa: PLR0917 - click passes options as arguments
         click.echo(f"error: cannot write the artifact: {exc}", err=True)
         sys.exit(2)
     click.echo(f"created the artifact {options.id!r} in {directory}", err=True)
+    _list_placeholders(directory)
+    click.echo(f"then check it with: reprobridge validate {directory}", err=True)
+
+
+def _from(
+    directory: Path, options: InitOptions, source: str, *, commit: str | None, as_: str, force: bool
+) -> None:
+    from reprobridge_sdk.authoring.intake import scaffold_from  # noqa: PLC0415 - on use
+
+    try:
+        result = scaffold_from(
+            directory,
+            options,
+            source,
+            commit=commit,
+            as_="directory" if as_ == "directory" else "patches",
+            force=force,
+        )
+    except ReproBridgeError as exc:
+        click.echo(f"error: {exc.message}", err=True)
+        for item in exc.findings:
+            click.echo(f"  {item.code}: {item.message}", err=True)
+        sys.exit(2)
+    imported = result.imported
+    click.echo(
+        f"created {options.id!r} in {directory} around {imported.repository} at "
+        f"{imported.commit} ({imported.kind})",
+        err=True,
+    )
+    if result.requirements_from:
+        click.echo(
+            f"requirements from {result.requirements_from}: run `reprobridge lock`", err=True
+        )
+    if result.python:
+        click.echo(f"python {result.python} from {result.python_from}", err=True)
+    for command in result.commands:
+        click.echo(f"candidate launcher (as a comment in rra.yaml): {command}", err=True)
+    _list_placeholders(directory)
+
+
+def _list_placeholders(directory: Path) -> None:
     from reprobridge_sdk.validation import validate  # noqa: PLC0415 - on use
 
     found = [f for f in validate(directory).findings if f.code.startswith("P")]
@@ -92,4 +159,3 @@ def init(  # noqa: PLR0917 - click passes options as arguments
         click.echo("replace the placeholders (each a P warning of `validate`):", err=True)
         for item in found:
             click.echo(f"  {item.path}  ({item.code}: {item.message})", err=True)
-    click.echo(f"then check it with: reprobridge validate {directory}", err=True)

@@ -45,7 +45,7 @@ from reprobridge_sdk.env._installers import (
     tool_version,
 )
 from reprobridge_sdk.errors import ReproBridgeError
-from reprobridge_sdk.findings import finding
+from reprobridge_sdk.findings import Finding, finding
 from reprobridge_sdk.io._fs import atomic_write_text
 
 if TYPE_CHECKING:
@@ -251,6 +251,14 @@ def ensure_environment(
     return venv_python(final)
 
 
+def install_failure(stderr: str, lock_path: str) -> Finding:
+    """The finding of a failed install: E013 or E020-E023, with the installer's own words."""
+    code, reason = classify_failure(stderr)
+    return finding(
+        code, f"{reason}: {stderr.strip()[-1500:]}", file=lock_path, path="/environment/lock"
+    )
+
+
 def _build(  # noqa: PLR0917 - private helper of ensure_environment
     art: EnvArtifact | LoadedEnvironment,
     lock_path: Path,
@@ -282,13 +290,8 @@ def _build(  # noqa: PLR0917 - private helper of ensure_environment
         raise EnvironmentBuildError(msg, [item])
     run = install_lock(tool, venv_python(target), lock_path, progress=progress)
     if run.returncode != 0:
-        code, reason = classify_failure(run.stderr)
-        item = finding(
-            code,
-            f"{reason}: {run.stderr.strip()[-1500:]}",
-            file=lock.path,
-            path="/environment/lock",
-        )
+        item = install_failure(run.stderr, lock.path)
+        reason = classify_failure(run.stderr)[1]
         msg = f"building the environment from {lock.path} failed: {reason}"
         raise EnvironmentBuildError(msg, [item])
     marker = {

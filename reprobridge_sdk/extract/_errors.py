@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from reprobridge_sdk.errors import ReproBridgeError
 from reprobridge_sdk.findings import Finding, finding
+from reprobridge_sdk.io.safefs import UnsafeFileError
 
 __all__ = ["REASONS", "ExtractionError", "TemplateError"]
 
@@ -42,6 +43,8 @@ class ExtractionError(ReproBridgeError):
         super().__init__(message, findings)
         self.reason = reason
         self.source = source
+        #: For reason ``"unsafe-file"``: the safe file layer's refusal (its reason and limit).
+        self.refusal: UnsafeFileError | None = None
 
 
 class TemplateError(ExtractionError):

@@ -94,7 +94,21 @@ __all__ = [
     "regex_matches",
     "render_template",
     "required_literal",
+    "same_value",
 ]
+
+#: Tolerances when a re-extracted value is compared with an expected or recorded one (spec
+#: "extraction", replay): equal when ``|a - b| <= max(REL_TOL * max(|a|, |b|), ABS_TOL)``.
+REL_TOL = 1e-9
+ABS_TOL = 1e-12
+
+
+def same_value(a: float, b: float) -> bool:
+    """One comparison for replay (X003) and the auditor (A007); NaN equals only NaN."""
+    if math.isnan(a) or math.isnan(b):
+        return math.isnan(a) and math.isnan(b)
+    return math.isclose(a, b, rel_tol=REL_TOL, abs_tol=ABS_TOL)
+
 
 #: Aggregations of per-seed values into a task's statistic.
 AGGREGATES = ("single", "mean", "median", "min", "max", "std")
@@ -427,18 +441,19 @@ def extract_value(
     chunk_size: int = DEFAULT_CHUNK,
     cache: ExtractionCache | None = None,
     root: Path | None = None,
+    max_bytes: int | None = None,
 ) -> Extracted:
     """Read the value(s) an extractor describes; :class:`ExtractionError` on failure.
 
     With a ``cache``, a file's parsed document or regex scan is reused by later extractions
     of the same file version (see :class:`ExtractionCache`). The file is checked by the safe
-    file layer first: a FIFO, device or other non-regular file, or (with ``root``, the
-    artifact or run directory) a path whose links lead outside ``root``, is never read
-    (reason ``"unsafe-file"``).
+    file layer first: a FIFO, device or other non-regular file, a file over ``max_bytes``, or
+    (with ``root``, the artifact or run directory) a path whose links lead outside ``root``,
+    is never read (reason ``"unsafe-file"``).
     """
     spec = _plain(extractor)
     path, source = _source(spec, log=log, files_base=files_base, outputs=outputs, context=context)
-    path = _checked(path, root, source)
+    path = _checked(path, root, source, max_bytes)
     entries = _entries(cache, path)  # one stat: the file's version and whether it exists
     if entries is None and (cache is not None or not path.is_file()):
         msg = f"{source}: file {path.name!r} does not exist"
@@ -479,14 +494,17 @@ def extract_value(
     return Extracted(values=(value,), raw=(raw,), source=source)
 
 
-def _checked(path: Path, root: Path | None, source: str) -> Path:
-    """``path`` resolved inside ``root`` and a regular file, else ``unsafe-file``."""
+def _checked(path: Path, root: Path | None, source: str, max_bytes: int | None) -> Path:
+    """``path`` resolved inside ``root``, a regular file of at most ``max_bytes``, else
+    ``unsafe-file`` (the refusal's own reason in the error's ``refusal``)."""
     try:
         if root is not None:
             path = safefs.resolve_inside(root, path)
-        safefs.open_regular(path).close()
+        safefs.open_regular(path, max_bytes=max_bytes).close()
     except safefs.UnsafeFileError as exc:
-        raise ExtractionError("unsafe-file", f"{source}: {exc.message}", source=source) from None
+        error = ExtractionError("unsafe-file", f"{source}: {exc.message}", source=source)
+        error.refusal = exc
+        raise error from None
     except FileNotFoundError:
         pass  # reported as missing-file below
     return path

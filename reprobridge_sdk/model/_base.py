@@ -14,6 +14,8 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from reprobridge_sdk.versions import parse_since, since
 
+from ._fieldnotes import EXAMPLES, NOTES
+
 __all__ = [
     "EXTENSION_PATTERN",
     "ID_PATTERN",
@@ -37,9 +39,20 @@ SHA256_PATTERN = r"^[0-9a-f]{64}$"
 _EXTENSION_RE = re.compile(EXTENSION_PATTERN)
 
 
-def _schema_extra(schema: dict[str, Any]) -> None:
+def _schema_extra(schema: dict[str, Any], model: type[Any]) -> None:
     schema["patternProperties"] = {EXTENSION_PATTERN: {}}
     schema["additionalProperties"] = False
+    # Every property described, from the one source of field notes (see _fieldnotes).
+    name = model.__name__
+    for key, prop in schema.get("properties", {}).items():
+        if not isinstance(prop, dict):
+            continue
+        note = NOTES.get(f"{name}.{key}")
+        if note is not None and "description" not in prop:
+            prop["description"] = note
+        examples = EXAMPLES.get(f"{name}.{key}")
+        if examples is not None and "examples" not in prop:
+            prop["examples"] = examples
 
 
 class SpecModel(BaseModel):

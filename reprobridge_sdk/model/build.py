@@ -362,6 +362,9 @@ class ReviewRecord(PhaseRecord):
     archive: str | None = None
     archive_sha256: str | None = None
     check_passed: bool = False
+    check_steps: list[str] = Field(
+        default_factory=list, description="Each step of the check and whether it passed."
+    )
     verdicts: dict[str, str] = Field(
         default_factory=dict, description="Claim id -> 'reproduced' or 'not-reproduced'."
     )

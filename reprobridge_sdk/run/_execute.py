@@ -129,7 +129,7 @@ def _contained(path: Path, bases: tuple[Path, ...]) -> Path:
     raise safefs.UnsafeFileError("escapes", path, msg)
 
 
-def _output_form(template: str) -> str | None:
+def _output_form(template: str, workdir: str = ".") -> str | None:
     """F001/F002 for an output path template, as the validator reports them.
 
     A template that starts with ``{run_dir}`` is inside the run directory by construction
@@ -141,7 +141,7 @@ def _output_form(template: str) -> str | None:
     if template.startswith("{run_dir}"):
         rest = template[len("{run_dir}") :].lstrip("/")
         return None if not rest else check_path_form(rest)
-    return check_path_form(template)
+    return check_path_form(template, workdir)
 
 
 def render_argv(launcher: Launcher, context: Mapping[str, object]) -> list[str]:
@@ -401,7 +401,7 @@ def _complete(
     output_paths: dict[str, Path] = {}
     before: dict[str, tuple[int, int, int] | None] = {}
     for output in launcher.outputs:
-        form = _output_form(output.path)
+        form = _output_form(output.path, launcher.workdir or ".")
         if form is not None:
             detail = (
                 f"output {output.id!r} path {output.path!r} "

@@ -42,10 +42,19 @@ def _items(value: Any, pointer: str) -> Iterator[tuple[str, dict[str, Any]]]:
                 yield f"{pointer}/{index}", item
 
 
-def check_path_form(text: str) -> str | None:
-    """``"F001"`` if ``text`` is absolute, ``"F002"`` if it leaves its base, else ``None``."""
+def check_path_form(text: str, base: str = ".") -> str | None:
+    """``"F001"`` if ``text`` is absolute, ``"F002"`` if it leaves the artifact, else ``None``.
+
+    ``base``: the directory ``text`` is relative to, itself relative to the artifact root (a
+    launcher's ``workdir`` for outputs and ``extract.file``). ``../metrics.json`` from
+    ``workdir: code`` names ``metrics.json`` at the root: inside the artifact, no F002 (spec
+    "paths", rule 2). A ``base`` that is itself absolute or escaping counts as the root (its
+    own field is reported).
+    """
     if text.startswith(("/", "\\")) or (len(text) > 1 and text[1] == ":" and text[0].isalpha()):
         return "F001"
+    if base not in ("", ".") and check_path_form(base) is None:
+        text = posixpath.join(base.replace("\\", "/"), text)
     normal = posixpath.normpath(text.replace("\\", "/"))
     if normal == ".." or normal.startswith("../"):
         return "F002"
@@ -357,9 +366,9 @@ class _Files:
         first = value.replace("\\", "/").split("/")[0]
         return first == CHECKOUT_DIR and not (self.root / CHECKOUT_DIR).is_dir()
 
-    def _form(self, value: Any, pointer: str) -> None:
+    def _form(self, value: Any, pointer: str, base: Any = ".") -> None:
         if isinstance(value, str) and value:
-            code = check_path_form(value)
+            code = check_path_form(value, base if isinstance(base, str) else ".")
             if code == "F001":
                 self.add("F001", f"{value!r} is absolute", pointer, hint="write it relative")
             elif code == "F002":
@@ -371,9 +380,10 @@ class _Files:
             if not self._in_missing_checkout(workdir):
                 self.path(workdir, f"{ptr}/workdir", "dir")
             for optr, output in _items(launcher.get("outputs"), f"{ptr}/outputs"):
-                self._form(output.get("path"), f"{optr}/path")
+                self._form(output.get("path"), f"{optr}/path", workdir)
             for mptr, measurement in _items(launcher.get("measurements"), f"{ptr}/measurements"):
-                self._form(_map(measurement.get("extract")).get("file"), f"{mptr}/extract/file")
+                extract_file = _map(measurement.get("extract")).get("file")
+                self._form(extract_file, f"{mptr}/extract/file", workdir)
             for sptr, sample in _items(launcher.get("samples"), f"{ptr}/samples"):
                 self.path(sample.get("log"), f"{sptr}/log", "file")
                 for key, value in _map(sample.get("outputs")).items():

@@ -13,18 +13,19 @@ directory, ``{seed}`` the sample's seed (else the launcher's first seed, else 0)
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 from typing import Any
 
 from reprobridge_sdk.findings import Finding
+from reprobridge_sdk.io import safefs
 from reprobridge_sdk.io.document import Document, escape_pointer
 
 from .files import kind_of, resolve_path, usable_path
 
 __all__ = ["REL_TOL", "check_replay"]
 
-#: Relative tolerance of the comparison with ``expected``.
+#: Relative tolerance of the comparison with ``expected`` (``extraction.same_value``, which
+#: also allows an absolute 1e-12; not imported here so that validation loads it only on use).
 REL_TOL = 1e-9
 #: Extraction failures that are about the sample's content; others (a missing file, a bad
 #: template or a broken extractor) are reported by the files, semantic or structural layer.
@@ -54,6 +55,7 @@ def check_replay(doc: Document, root: Path) -> list[Finding]:
         ExtractionError,
         apply_transform,
         extract_value,
+        same_value,
     )
 
     out: list[Finding] = []
@@ -100,9 +102,14 @@ def check_replay(doc: Document, root: Path) -> list[Finding]:
                         outputs=outputs,
                         context=context,
                         root=root,
+                        max_bytes=safefs.MAX_TEXT_BYTES,
                     )
                     value = apply_transform(got.value, measurement.get("transform"))
                 except ExtractionError as exc:
+                    if exc.refusal is not None and exc.refusal.reason == "too-large":
+                        item = safefs.refusal(exc.refusal)
+                        out.append(doc.finding(item.code, exc.message, path=sptr, hint=item.hint))
+                        continue
                     if exc.reason not in _REPORTED:
                         continue
                     code = "X002" if exc.reason == "not-number" else "X001"
@@ -113,7 +120,7 @@ def check_replay(doc: Document, root: Path) -> list[Finding]:
                     # A structurally broken extractor or transform: the S layer reports it.
                     del exc
                     continue
-                if not math.isclose(value, float(want), rel_tol=REL_TOL, abs_tol=1e-12):
+                if not same_value(value, float(want)):
                     out.append(
                         doc.finding(
                             "X003",

@@ -51,6 +51,44 @@ def file_cases() -> list[Case]:
     )
     c.append(
         Case(
+            "data-from-codebase-missing",
+            "A data item's 'source.codebase' names a file the refined code does not hold: F004"
+            " (the path is relative to the refined code directory).",
+            [f("F004", "/environment/data/0/source/codebase")],
+            mutate=[
+                add(
+                    "/environment/data",
+                    {"id": "labels", "source": {"codebase": "labels.txt"}},
+                ),
+                put("/launchers/0/data", ["labels"]),
+            ],
+        )
+    )
+    c.append(
+        Case(
+            "output-path-up-from-workdir",
+            "From 'workdir: code', the output '../metrics.json' is metrics.json at the root:"
+            " inside the artifact, so no F002 (outputs are relative to the working directory).",
+            [],
+            mutate=[
+                put("/launchers/0/workdir", "code"),
+                put("/launchers/0/outputs", [{"id": "metrics", "path": "../metrics.json"}]),
+            ],
+        )
+    )
+    c.append(
+        Case(
+            "output-path-out-of-artifact-from-workdir",
+            "From 'workdir: code', '../../metrics.json' leaves the artifact: F002.",
+            [f("F002", "/launchers/0/outputs/0/path")],
+            mutate=[
+                put("/launchers/0/workdir", "code"),
+                put("/launchers/0/outputs", [{"id": "metrics", "path": "../../metrics.json"}]),
+            ],
+        )
+    )
+    c.append(
+        Case(
             "windows-drive-workdir",
             "A working directory with a drive letter is absolute.",
             [f("F001", "/launchers/0/workdir")],

@@ -158,6 +158,46 @@ def tool_cases() -> list[Case]:
     )
     c.append(
         Case(
+            "extraction-within-absolute-tolerance",
+            "1e-13 against an expected 0: equal within the absolute tolerance 1e-12 (no X003).",
+            [],
+            tags=["replay"],
+            mutate=[with_sample({"accuracy": 0.0})],
+            files={"samples/train.log": "final accuracy: 0.0000000000001\n"},
+        )
+    )
+    c.append(
+        Case(
+            "extraction-past-absolute-tolerance",
+            "2e-12 against an expected 0: past the absolute tolerance 1e-12, X003.",
+            [f("X003", "/launchers/0/samples/0/expected/accuracy")],
+            tags=["replay"],
+            mutate=[with_sample({"accuracy": 0.0})],
+            files={"samples/train.log": "final accuracy: 0.000000000002\n"},
+        )
+    )
+    c.append(
+        Case(
+            "extraction-within-relative-tolerance",
+            "1.0000000005 against an expected 1: equal within the relative tolerance 1e-9.",
+            [],
+            tags=["replay"],
+            mutate=[with_sample({"accuracy": 1.0})],
+            files={"samples/train.log": "final accuracy: 1.0000000005\n"},
+        )
+    )
+    c.append(
+        Case(
+            "extraction-past-relative-tolerance",
+            "1.000000002 against an expected 1: past the relative tolerance 1e-9, X003.",
+            [f("X003", "/launchers/0/samples/0/expected/accuracy")],
+            tags=["replay"],
+            mutate=[with_sample({"accuracy": 1.0})],
+            files={"samples/train.log": "final accuracy: 1.000000002\n"},
+        )
+    )
+    c.append(
+        Case(
             "extraction-json-pointer-absent",
             "The JSON pointer names a key the sample output does not have.",
             [f("X001", EXTRACT)],

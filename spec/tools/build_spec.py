@@ -33,11 +33,11 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _casekit import write_case
-from _fieldnotes import NOTES
 from _runtime_examples import RUNTIME_EXAMPLES
 from build_cases import cases
 
 from reprobridge_sdk.io.document import load_document
+from reprobridge_sdk.model._fieldnotes import NOTES
 from reprobridge_sdk.validation import reporters, validate
 from reprobridge_sdk.versions import NEWEST_FORMAT, parse_since
 

@@ -8,7 +8,7 @@ for it and the others reuse it.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -23,17 +23,25 @@ from reprobridge_sdk.validation import validate
 pytestmark = pytest.mark.slow
 
 
-@pytest.fixture
-def shared_cache(env_cache: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    monkeypatch.setenv("REPROBRIDGE_CACHE_DIR", str(env_cache))
-    yield env_cache
+@pytest.fixture(scope="module")
+def built(
+    env_cache: Path, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Callable[[str], tuple[BuildReport, Path]]]:
+    """``built(name)``: the fixture built once per session (tests share the result)."""
+    done: dict[str, tuple[BuildReport, Path]] = {}
+    patch = pytest.MonkeyPatch()
+    patch.setenv("REPROBRIDGE_CACHE_DIR", str(env_cache))
+    base = tmp_path_factory.mktemp("built")
 
+    def get(name: str) -> tuple[BuildReport, Path]:
+        if name not in done:
+            repo, claims = write_repo(base / "raw", name)
+            out = base / f"{name}-rra"
+            done[name] = (build(BuildOptions(source=str(repo), claims=claims, out=out)), out)
+        return done[name]
 
-def _build(tmp_path: Path, name: str) -> tuple[BuildReport, Path]:
-    repo, claims = write_repo(tmp_path / "raw", name)
-    out = tmp_path / f"{name}-rra"
-    report = build(BuildOptions(source=str(repo), claims=claims, out=out))
-    return report, out
+    yield get
+    patch.undo()
 
 
 EXPECTED_FIXES = {
@@ -52,9 +60,9 @@ EXPECTED_FIXES = {
 
 @pytest.mark.parametrize("name", sorted(FIXTURES))
 def test_every_fixture_builds_into_a_valid_artifact_with_the_expected_verdict(
-    tmp_path: Path, shared_cache: Path, name: str
+    built: Callable[[str], tuple[BuildReport, Path]], name: str
 ) -> None:
-    report, out = _build(tmp_path, name)
+    report, out = built(name)
     assert report.passed, render_summary(report)
     fixture = FIXTURES[name]
     statuses = {c.claim: c.status for c in report.claims}
@@ -100,8 +108,10 @@ def test_every_fixture_builds_into_a_valid_artifact_with_the_expected_verdict(
     assert BuildReport.model_validate_json((out / ".rra-build/report.json").read_text()) == report
 
 
-def test_the_number_among_many_is_the_labelled_one(tmp_path: Path, shared_cache: Path) -> None:
-    _, out = _build(tmp_path, "many-numbers")
+def test_the_number_among_many_is_the_labelled_one(
+    built: Callable[[str], tuple[BuildReport, Path]],
+) -> None:
+    _, out = built("many-numbers")
     distilled = DistillerRecord.model_validate_json((out / ".rra-build/distiller.json").read_text())
     [claim] = distilled.claims
     assert claim.line is not None and claim.line.startswith("test accuracy: ")

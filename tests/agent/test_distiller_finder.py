@@ -93,3 +93,29 @@ def test_find_in_json_gives_a_pointer() -> None:
     best = find_in_json(document, _claim(value=0.97, hints={"label": "test accuracy"}))[0]
     assert (best.pointer, best.value) == ("/test/accuracy", 0.9711)
     assert find_in_json({"a/b": [True, "x"]}, _claim(value=5.0)) == []
+
+
+def test_an_advised_line_is_used_only_when_nothing_qualifies_and_must_replay(
+    tmp_path: Path,
+) -> None:
+    from reprobridge_sdk.agent.distiller import _choose
+
+    log = "step 1\nfinal: 0.5 / 0.8123\n"
+    path = tmp_path / "log.txt"
+    path.write_text(log, "utf-8")
+    claim = _claim(value=0.81, hints={"label": "test accuracy"})
+    asked: list[int] = []
+
+    def ask(_claim: Claim, _text: str) -> int:
+        asked.append(2)
+        return 2
+
+    choice = _choose(path, log, claim, ask)
+    assert choice is not None
+    candidate, pattern = choice
+    assert (candidate.value, asked) == (0.8123, [2])
+    assert _replay(tmp_path, pattern, log) == 0.8123
+    assert _choose(path, log, claim, lambda _c, _t: 1) is None  # 'step 1' is far from 0.81
+    assert _choose(path, log, claim, lambda _c, _t: 99) is None
+    labelled = _claim(value=0.97, hints={"label": "test accuracy"})
+    assert _choose(tmp_path / "x.txt", LOG, labelled, lambda _c, _t: pytest.fail("asked")) is None

@@ -25,11 +25,13 @@ def _plan(repo: Path, claims_file: Path, tmp_path: Path) -> PlanRecord:
     return plan(claims, intake, root=dest, inputs_digest=ZERO)
 
 
-def test_seeded_script_gets_five_seeds_and_a_short_smoke_scope(raw_repo, tmp_path: Path) -> None:
+def test_seeded_script_gets_its_seed_five_repeats_and_a_short_smoke_scope(
+    raw_repo, tmp_path: Path
+) -> None:
     record = _plan(*raw_repo("no-deps"), tmp_path)
     smoke, scored = record.launchers
     assert scored.argv == ["python", "train.py", "--seed", "{seed}"]
-    assert scored.seeds == [0, 1, 2, 3, 4]
+    assert (scored.seeds, scored.repeats) == ([0], 5)
     assert smoke.argv == ["python", "train.py", "--seed", "{seed}", "--max-iter", "5"]
     assert smoke.seeds == [0]
     assert record.claims[0].status == "planned"

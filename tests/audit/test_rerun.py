@@ -203,3 +203,22 @@ def test_re_execution_under_the_sandbox(tmp_path: Path) -> None:
     assert (attempt["reran"], attempt["rerun_mismatches"]) == (3, 1)
     codes = {r["run"]: [f["code"] for f in r["findings"]] for r in attempt["runs"]}
     assert codes == {runs[0].name: [], runs[1].name: [], runs[2].name: ["A058"]}
+
+
+@pytest.mark.slow
+def test_re_execution_in_the_environment_built_from_the_lock(
+    toy: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The default: every sampled run again, in a fresh virtual environment built from the
+    artifact's lock (the toy's lock pins nothing: the environment is the bare interpreter)."""
+    monkeypatch.setenv("REPROBRIDGE_CACHE_DIR", str(tmp_path / "cache"))
+    target = _run_dirs(toy)[1]
+    consistent_edit(target, accuracy=95.0)
+    (toy / "runs" / "ledger.jsonl").unlink()
+    result = audit(toy, rerun=2, rerun_seed=1)
+    attempt = result.attempts[0]
+    assert attempt.reran == 2
+    assert (tmp_path / "cache").is_dir()  # the environment was built, not borrowed
+    reran = {r.run for r in attempt.runs if r.reran}
+    assert _codes(result)[target.name] == ({"A058"} if target.name in reran else set())
+    assert all(_codes(result)[run] == set() for run in reran - {target.name})

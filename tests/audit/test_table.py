@@ -94,6 +94,17 @@ def test_json_report_holds_the_rows(table: AuditTable) -> None:
     assert data["rows"][1]["invalid_runs"] == 1
 
 
+def test_junit_has_an_error_for_the_artifact_that_does_not_load(table: AuditTable) -> None:
+    from xml.etree import ElementTree as ET
+
+    from reprobridge_sdk.audit.report import render_junit
+
+    suites = ET.fromstring(render_junit(table)).findall("testsuite")
+    assert [s.get("errors") for s in suites] == ["0", "0", "0", "1"]
+    (error,) = suites[-1].iter("error")
+    assert error.text is not None and error.text.split()[0] == "A001"
+
+
 def test_text_report_has_a_line_per_row(table: AuditTable) -> None:
     text = render_text(table)
     lines = text.splitlines()

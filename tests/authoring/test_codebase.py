@@ -228,3 +228,58 @@ def test_an_unreachable_upstream_is_c001_with_gits_message(tmp_path: Path) -> No
     with pytest.raises(CodebaseError) as caught:
         import_code(root, "git://127.0.0.1:9/none.git", commit="a" * 40, force=True)
     assert [f.code for f in caught.value.findings] == ["C001"]
+
+
+def test_a_commit_the_upstream_lacks_is_c002_and_a_short_id_c009(tmp_path: Path) -> None:
+    make_paper_repo(tmp_path / "paper")
+    root = _artifact(tmp_path)
+    with pytest.raises(CodebaseError) as caught:
+        import_code(root, str(tmp_path / "paper"), commit="1" * 40, force=True)
+    assert [(f.code, f.path) for f in caught.value.findings] == [
+        ("C002", "/codebase/upstream/commit")
+    ]
+    with pytest.raises(CodebaseError) as caught:
+        import_code(root, str(tmp_path / "paper"), commit="abc1234", force=True)
+    assert [f.code for f in caught.value.findings] == ["C009"]
+
+
+def test_without_git_on_path_is_c010(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    root = _artifact(tmp_path)
+    (tmp_path / "empty").mkdir()
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    with pytest.raises(CodebaseError) as caught:
+        import_code(root, "https://example.org/paper.git", commit="a" * 40, force=True)
+    assert [f.code for f in caught.value.findings] == ["C010"]
+
+
+def test_recording_in_a_scaffold_or_a_stale_checkout_is_refused(tmp_path: Path) -> None:
+    root = _artifact(tmp_path)
+    with pytest.raises(CodebaseError) as caught:
+        record_patch(root, kind="convenience", why="x")
+    assert [f.code for f in caught.value.findings] == ["C016"]
+    make_paper_repo(tmp_path / "paper")
+    import_code(root, str(tmp_path / "paper"), as_="patches", force=True)
+    _fix(root)
+    record_patch(root, kind="correctness-fix", why="Seed the generator.")
+    art = api.load(root)
+    art.manifest.codebase.refined.patches = []  # the manifest no longer lists the patch
+    art.save()
+    (root / "code" / "notes.txt").write_text("x\n", "utf-8")
+    with pytest.raises(CodebaseError) as caught:
+        record_patch(root, kind="convenience", why="Notes.")
+    assert [(f.code, f.path) for f in caught.value.findings] == [
+        ("C011", "/codebase/refined/patches")
+    ]
+
+
+def test_a_tree_other_than_the_declared_one_is_c004(tmp_path: Path) -> None:
+    make_paper_repo(tmp_path / "paper")
+    root = _artifact(tmp_path)
+    import_code(root, str(tmp_path / "paper"), as_="patches", force=True)
+    art = api.load(root)
+    art.manifest.codebase.tree_digest = "sha256-tree1:" + "0" * 64
+    art.save()
+    with pytest.raises(CodebaseError) as caught:
+        materialize(root)
+    assert [(f.code, f.path) for f in caught.value.findings] == [("C004", "/codebase/tree_digest")]
+    assert "C004" in _codes(root)  # validate reads the checkout in place

@@ -21,6 +21,7 @@ from authoring_support import reprobridge
 from reprobridge_sdk import api
 from reprobridge_sdk.authoring.scaffold import InitOptions, scaffold
 from reprobridge_sdk.env._installers import classify_failure
+from reprobridge_sdk.env.venv import EnvironmentBuildError, ensure_environment, install_failure
 
 
 @pytest.fixture
@@ -85,6 +86,14 @@ def test_a_self_signed_index_is_e021_in_the_record_and_the_log(
         "REPROBRIDGE_INDEX_URL": self_signed_index,
         "REPROBRIDGE_CACHE_DIR": str(tmp_path / "cache"),
     }
+    # in process: the build's finding is E021 with the installer's words
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("REPROBRIDGE_INDEX_URL", self_signed_index)
+        with pytest.raises(EnvironmentBuildError) as caught:
+            ensure_environment(root, cache_dir=tmp_path / "cache")
+    assert [f.code for f in caught.value.findings] == ["E021"]
+    assert "certificate" in caught.value.findings[0].message.lower()
+    # and through `run`: the record's failure detail and the run's log hold it
     done = reprobridge("run", str(root), "smoke", "--json", cwd=tmp_path, env=env)
     assert done.returncode == 1, done.stderr
     records = list((root / "runs").glob("*/record.json"))
@@ -138,3 +147,10 @@ def test_a_self_signed_index_is_e021_in_the_record_and_the_log(
 )
 def test_the_installers_words_are_classified(stderr: str, code: str) -> None:
     assert classify_failure(stderr)[0] == code
+    item = install_failure(stderr, "environment/requirements.txt")
+    assert (item.code, item.file, item.path) == (
+        code,
+        "environment/requirements.txt",
+        "/environment/lock",
+    )
+    assert stderr.strip()[-40:] in item.message  # the installer's own words

@@ -111,3 +111,18 @@ def test_run_refuses_a_manifest_with_errors_unless_no_validate(tmp_path: Path) -
     )
     assert forced.returncode == 0, forced.stderr
     assert len(list((root / "runs").glob("*/record.json"))) == 1
+
+
+def test_an_unknown_task_is_c014_and_a_statistic_over_seeds_c015(tmp_path: Path) -> None:
+    root = tmp_path / "art"
+    scaffold(root, InitOptions(id="tiny", title="Tiny"))
+    runs = _runs(root, 1)
+    with pytest.raises(ReferencesError) as caught:
+        add_references(root, [str(runs[0])], task="nope")
+    assert [(f.code, f.path) for f in caught.value.findings] == [("C014", "/tasks")]
+    art = api.load(root)
+    art.manifest.tasks[0].statistic.seeds = 2
+    art.save()
+    with pytest.raises(ReferencesError) as caught:
+        add_references(root, [str(runs[0])])
+    assert [(f.code, f.path) for f in caught.value.findings] == [("C015", "/tasks/0/statistic")]

@@ -1,12 +1,29 @@
-"""Meanings of the fields whose model carries no description (used in the spec's tables).
+"""The meaning of every field of the format that its model does not describe inline.
 
-The models' own ``description`` always wins; these notes fill the gaps so that every row of
-the generated tables says what the field means. Keys are ``Object.field``.
+One source for the models, the generated JSON Schemas and the spec's field tables: the base
+model (:mod:`reprobridge_sdk.model._base`) copies a note into the JSON Schema of every
+property without its own ``description``, and so into ``schemas/`` and the tables that
+``spec/tools/build_spec.py`` renders from them. A model's own ``description`` always wins.
+Keys are ``Object.field``. :data:`EXAMPLES` gives ``examples`` where a value's form helps.
 """
 
 from __future__ import annotations
 
-__all__ = ["NOTES"]
+__all__ = ["EXAMPLES", "NOTES"]
+
+#: ``examples`` of a property, by ``Object.field``.
+EXAMPLES: dict[str, list[object]] = {
+    "Artifact.id": ["digits-logreg"],
+    "Upstream.commit": ["3f9c2a7e1b4d5c6e7f8091a2b3c4d5e6f7a8b9c0"],
+    "Paper.doi": ["10.48550/arXiv.2401.01234"],
+    "Paper.arxiv": ["2401.01234v2"],
+    "Environment.python": ["3.11"],
+    "Accelerator.cuda": ["12.1"],
+    "Launcher.argv": [["python", "train.py", "--seed", "{seed}", "--out", "{run_dir}/m.json"]],
+    "RegexExtractor.pattern": ["^test accuracy: ([0-9.]+)$"],
+    "JsonExtractor.pointer": ["/test/accuracy"],
+    "YamlExtractor.key": ["eval.top1"],
+}
 
 NOTES: dict[str, str] = {
     # manifest
@@ -186,4 +203,89 @@ NOTES: dict[str, str] = {
     "EnvironmentSnapshot.memory_bytes": "Physical memory.",
     "EnvironmentSnapshot.gpus": "Visible accelerators.",
     "EnvironmentSnapshot.distributions": "Installed Python distributions.",
+    # claims file
+    "Claims.paper": "The paper the claims come from.",
+    "Claims.claims": "The paper's results to reproduce, one per measurement.",
+    "Claim.hints": "What the paper or the repository says about how the value is produced.",
+    # audit report
+    "AuditFinding.code": "The finding's code, from the registry (validators/codes.json).",
+    "AuditFinding.severity": "'error', 'warning' or 'info'.",
+    "AuditFinding.message": "What was found, in one sentence.",
+    "AuditFinding.path": "JSON Pointer into the document the finding is about; '' for all.",
+    "AuditFinding.file": "The file the finding is about, if any.",
+    "AuditFinding.line": "1-based line in that file, if known.",
+    "AuditFinding.col": "1-based column in that file, if known.",
+    "AuditFinding.hint": "How to fix it, if there is a known way.",
+    "AuditFinding.spec": "Link to the spec section that states the rule.",
+    "AuditOptions.level": "Confidence level of the compatibility intervals (e.g. 0.95).",
+    "AuditOptions.floor": "Relative floor of an interval's half-width (e.g. 0.01 of the mean).",
+    "AuditOptions.holm": "p-values adjusted for multiple tasks with Holm's method.",
+    "AuditOptions.curation": "Curation mode: shipped score files and samples are tolerated.",
+    "IntervalResult.defined": "An interval exists (at least two finite reference values).",
+    "IntervalResult.n": "Number of reference observations used.",
+    "IntervalResult.mean": "Mean of the reference observations.",
+    "IntervalResult.sd": "Sample standard deviation of the reference observations.",
+    "IntervalResult.half_width": "Half-width of the interval, after the floor.",
+    "IntervalResult.low": "Lower end of the interval.",
+    "IntervalResult.high": "Upper end of the interval.",
+    "IntervalResult.t": "The Student t quantile used.",
+    "IntervalResult.floor_bound": "The floor, not the spread, set the half-width.",
+    "IntervalResult.floor_only": "The spread is zero: the interval is the floor alone.",
+    "IntervalResult.non_finite": "A reference value was not finite and was left out.",
+    "RunCheck.run_id": "The run id of the record, if it could be read.",
+    "RunCheck.launcher": "The launcher the record names.",
+    "RunCheck.seed": "The seed of the run; null for a launcher without seeds.",
+    "RunCheck.scope": "'smoke' or 'scored', as recorded.",
+    "RunCheck.status": "The recorded status of the run.",
+    "RunCheck.findings": "What the auditor found wrong with the run's evidence.",
+    "TaskAttempt.verdict": "The verdict on the task in this attempt.",
+    "TaskAttempt.icml": "The verdict in the ICML 2026 vocabulary.",
+    "TaskAttempt.seeds": "The seeds of the values that count, in order.",
+    "TaskAttempt.z": "Standardised distance of the value from the interval's centre.",
+    "TaskAttempt.p": "Two-sided p-value of the value under the reference distribution.",
+    "TaskAttempt.reasons": "Why the verdict is what it is (findings).",
+    "TaskAudit.id": "The task's id in the manifest.",
+    "TaskAudit.title": "The task's title, if it has one.",
+    "TaskAudit.metric": "The metric the task measures.",
+    "TaskAudit.direction": "Whether higher or lower values are better.",
+    "TaskAudit.kind": "'full' procedure or 'evaluation' only.",
+    "TaskAudit.observations": "The reference observations (null where not finite).",
+    "TaskAudit.stable": "max - min of the observations is within 10% of the published value.",
+    "TaskAudit.interval": "The task's compatibility interval.",
+    "TaskAudit.published_compatible": "The published value lies inside the interval.",
+    "TaskAudit.attempts": "The verdict on the task in every attempt.",
+    "Badges.available": "The artifact is complete and validates without errors.",
+    "Badges.functional": "Its smoke runs succeeded with evidence that holds up.",
+    "Badges.reproduced": "Every task is compatible in the scored evidence.",
+    "Badges.criteria": "Badge -> the criterion it was judged by, in words.",
+    "LabelRate.label": "The label (agent, model or person).",
+    "LabelRate.attempts": "Number of attempts under the label.",
+    "LabelRate.success_rate": "Share of task verdicts compatible over its attempts.",
+    "AttemptSummary.path": "The attempt's directory.",
+    "AttemptSummary.runs": "The auditor's check of every run of the attempt.",
+    "AttemptSummary.counts": "Verdict -> number of tasks with it in the attempt.",
+    "AttemptSummary.success_rate": "Share of the attempt's tasks that are compatible.",
+    "AuditResult.audit_version": "Version of the audit report format.",
+    "AuditResult.artifact": "The artifact's id.",
+    "AuditResult.title": "The artifact's title.",
+    "AuditResult.path": "The artifact's directory as given.",
+    "AuditResult.options": "The options the result is a function of.",
+    "AuditResult.tasks": "Every task: its interval and its verdicts.",
+    "AuditResult.attempts": "Every attempt: its runs and verdict counts.",
+    "AuditResult.icml_counts": "ICML verdict -> number of (task, attempt) pairs with it.",
+    "AuditResult.labels": "Success rate per label.",
+    "AuditResult.disagreements": "Tasks on which independent attempts disagree.",
+    "AuditResult.badges": "Badge-style summary.",
+    "TableRow.tasks": "Number of tasks of the artifact.",
+    "TableRow.task_success": "Mean over tasks of the per-task success rate.",
+    "TableRow.runs": "Number of runs audited.",
+    "TableRow.reran": "Runs re-executed (--rerun).",
+    "TableRow.rerun_mismatches": "Re-executed runs that did not hold up.",
+    "TableRow.badges": "The artifact's badges; null when it could not be audited.",
+    "AuditTable.audit_version": "Version of the audit report format.",
+    "AuditTable.options": "The options every audit of the table used.",
+    "AuditTable.artifacts": "The audit of every artifact that could be audited.",
+    "AuditTable.labels": "Success rate per label over all artifacts.",
+    "AuditTable.label_spread": "Max minus min of the labels' success rates.",
+    "AuditTable.passed": "Every artifact's audit passed.",
 }

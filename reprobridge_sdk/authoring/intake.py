@@ -1,0 +1,153 @@
+"""``reprobridge init --from SOURCE``: a scaffold around an imported repository.
+
+:func:`scaffold_from` writes the scaffold (:func:`~reprobridge_sdk.authoring.scaffold.scaffold`),
+imports ``SOURCE`` at a commit as the refined code (:func:`~.codebase.import_code`, a patch
+series by default), and then reads the checkout:
+
+* **Requirements.** ``requirements.in``, else ``requirements.txt``, else the
+  ``[project].dependencies`` of ``pyproject.toml``, become ``environment/requirements.in``
+  (resolve them with ``reprobridge lock``).
+* **Python.** ``.python-version`` (its ``X.Y``), else the lowest ``X.Y`` of
+  ``requires-python`` in ``pyproject.toml``, becomes ``environment.python``.
+* **Candidate launchers.** Command lines of the README (``README.md``, ``README.rst``,
+  ``README.txt``, ``README``) that run ``python``, ``python3``, ``bash``, ``sh`` or
+  ``accelerate``/``torchrun`` (inside code blocks, or after a ``$`` prompt) are appended to
+  ``rra.yaml`` as comments, to turn into launchers by hand.
+
+Everything found is reported in :class:`IntakeResult`; nothing found leaves the scaffold's
+value.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from reprobridge_sdk.api import load
+from reprobridge_sdk.authoring.codebase import ImportResult, import_code
+from reprobridge_sdk.authoring.scaffold import InitOptions, scaffold
+from reprobridge_sdk.io._fs import atomic_write_text
+from reprobridge_sdk.model import MANIFEST_NAME
+
+__all__ = ["IntakeResult", "readme_commands", "scaffold_from"]
+
+_COMMAND = re.compile(
+    r"^\s*(?:\$\s+)?((?:python3?|bash|sh|accelerate launch|torchrun)\s+\S.*?)\s*\\?$"
+)
+_READMES = ("README.md", "README.rst", "README.txt", "README")
+_REQUIREMENTS = ("requirements.in", "requirements.txt")
+
+
+@dataclass
+class IntakeResult:
+    """What ``init --from`` found in the repository."""
+
+    imported: ImportResult
+    requirements_from: str | None = None
+    python_from: str | None = None
+    python: str | None = None
+    commands: list[str] = field(default_factory=list)
+
+
+def readme_commands(text: str) -> list[str]:
+    """Candidate command lines of a README (in order, without duplicates)."""
+    found: list[str] = []
+    in_block = False
+    for line in text.splitlines():
+        stripped = line.strip()
+        if stripped.startswith(("```", "~~~")):
+            in_block = not in_block
+            continue
+        if not (in_block or stripped.startswith("$ ") or line.startswith("    ")):
+            continue
+        match = _COMMAND.match(line)
+        if match and match.group(1) not in found:
+            found.append(match.group(1))
+    return found
+
+
+def _python_of(checkout: Path) -> tuple[str, str] | None:
+    version_file = checkout / ".python-version"
+    if version_file.is_file():
+        match = re.match(r"^\s*(\d+\.\d+)", version_file.read_text("utf-8", "replace"))
+        if match:
+            return match.group(1), ".python-version"
+    pyproject = checkout / "pyproject.toml"
+    if pyproject.is_file():
+        try:
+            data = tomllib.loads(pyproject.read_text("utf-8"))
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError):
+            return None
+        spec = data.get("project", {}).get("requires-python")
+        if isinstance(spec, str):
+            versions = re.findall(r">=?\s*(\d+\.\d+)", spec)
+            if versions:
+                return min(versions, key=lambda v: tuple(map(int, v.split(".")))), "pyproject.toml"
+    return None
+
+
+def _requirements_of(checkout: Path) -> tuple[str, str] | None:
+    for name in _REQUIREMENTS:
+        path = checkout / name
+        if path.is_file():
+            return path.read_text("utf-8", "replace"), name
+    pyproject = checkout / "pyproject.toml"
+    if pyproject.is_file():
+        try:
+            data = tomllib.loads(pyproject.read_text("utf-8"))
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError):
+            return None
+        deps = data.get("project", {}).get("dependencies")
+        if isinstance(deps, list) and all(isinstance(d, str) for d in deps):
+            return "".join(f"{d}\n" for d in deps), "pyproject.toml"
+    return None
+
+
+def scaffold_from(
+    directory: str | Path,
+    options: InitOptions,
+    source: str,
+    *,
+    commit: str | None = None,
+    as_: Literal["directory", "patches"] = "patches",
+    force: bool = False,
+) -> IntakeResult:
+    """Scaffold ``directory`` around ``source`` (see the module docstring)."""
+    root = Path(directory)
+    art = scaffold(root, options, force=force)
+    imported = import_code(art, source, commit=commit, as_=as_, force=True)
+    checkout = imported.checkout
+    result = IntakeResult(imported=imported)
+    art = load(root)
+    requirements = _requirements_of(checkout)
+    if requirements is not None:
+        text, result.requirements_from = requirements
+        header = f"# Declared requirements, from {result.requirements_from} of the upstream.\n"
+        target = art.manifest.environment.requirements or "environment/requirements.in"
+        atomic_write_text(art.path(target), header + text)
+    python = _python_of(checkout)
+    if python is not None:
+        result.python, result.python_from = python
+        environment = art.manifest.environment
+        environment.python = result.python
+        art.manifest.environment = environment
+        art.save()
+    for name in _READMES:
+        readme = checkout / name
+        if readme.is_file():
+            result.commands = readme_commands(readme.read_text("utf-8", "replace"))
+            break
+    if result.commands:
+        manifest = root / MANIFEST_NAME
+        lines = [
+            "",
+            "# Candidate launchers from the upstream's README (make launchers of them; their",
+            "# working directory is the checkout, code/):",
+            *[f"#   {command}" for command in result.commands],
+            "",
+        ]
+        atomic_write_text(manifest, manifest.read_text("utf-8").rstrip("\n") + "\n".join(lines))
+    return result

@@ -1,0 +1,62 @@
+"""``reprobridge init --from SOURCE``: a scaffold around an imported repository."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from authoring_support import make_paper_repo, reprobridge, run_git
+
+from reprobridge_sdk import api
+from reprobridge_sdk.authoring.intake import readme_commands
+
+
+@pytest.fixture(autouse=True)
+def _cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("REPROBRIDGE_CACHE_DIR", str(tmp_path / "cache"))
+
+
+def test_init_from_finds_code_requirements_python_and_readme_commands(tmp_path: Path) -> None:
+    repo = tmp_path / "paper"
+    make_paper_repo(repo)
+    (repo / "requirements.txt").write_text("numpy>=1.26\n", "utf-8")
+    (repo / ".python-version").write_text("3.11.9\n", "utf-8")
+    run_git("add", "-A", cwd=repo)
+    run_git("commit", "-q", "-m", "deps", cwd=repo)
+    commit = run_git("rev-parse", "HEAD", cwd=repo)
+    done = reprobridge(
+        "init",
+        str(tmp_path / "art"),
+        "--yes",
+        "--from",
+        str(repo),
+        "--commit",
+        commit,
+        cwd=tmp_path,
+        env={"REPROBRIDGE_CACHE_DIR": str(tmp_path / "cache")},
+    )
+    assert done.returncode == 0, done.stderr
+    root = tmp_path / "art"
+    art = api.load(root)
+    assert art.manifest.codebase.upstream.commit == commit
+    assert art.manifest.codebase.upstream.repository == repo.resolve().as_uri()
+    assert art.manifest.codebase.refined.kind == "patches"
+    assert art.manifest.environment.python == "3.11"
+    assert (root / "environment" / "requirements.in").read_text("utf-8").splitlines()[-1] == (
+        "numpy>=1.26"
+    )
+    assert (root / "code" / "train.py").is_file()
+    text = (root / "rra.yaml").read_text("utf-8")
+    assert "#   python train.py --seed 1" in text.splitlines()
+    # still a manifest the SDK reads, whose remaining placeholders init named
+    assert "/codebase/upstream/commit" not in done.stderr
+    assert "/artifact/paper/title" in done.stderr
+
+
+def test_readme_commands_come_from_code_blocks_and_prompts() -> None:
+    text = (
+        "# Paper\n\nInstall with pip.\n\n```bash\npip install -r requirements.txt\n"
+        "python train.py --epochs 10\npython train.py --epochs 10\n```\n\n"
+        "$ bash scripts/eval.sh ckpt/\n\nWe used python for everything.\n"
+    )
+    assert readme_commands(text) == ["python train.py --epochs 10", "bash scripts/eval.sh ckpt/"]
