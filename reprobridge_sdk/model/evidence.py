@@ -134,7 +134,9 @@ class LostAttempt(SpecModel):
 
     host: str | None = Field(default=None, description="Where the lost attempt ran.")
     started_at: str = Field(description="When the lost attempt started.")
-    reason: Literal["worker-lost"] = "worker-lost"
+    reason: Literal["worker-lost"] = Field(
+        default="worker-lost", description="Why the attempt was lost: its worker went away."
+    )
 
 
 class EvidenceRecord(SpecModel):
