@@ -189,6 +189,11 @@ _BUILTIN = (
         "ReproBridge build state 1.0: the Packager phase (.rra-build/packager.json)",
     ),
     SchemaSpec(
+        "build-reviewer-1.0",
+        "reprobridge_sdk.model.build:ReviewRecord",
+        "ReproBridge build state 1.0: the Independent Reviewer (.rra-build/reviewer.json)",
+    ),
+    SchemaSpec(
         "build-report-1.0",
         "reprobridge_sdk.model.build:BuildReport",
         "ReproBridge build report 1.0 (.rra-build/report.json, reprobridge build --json)",

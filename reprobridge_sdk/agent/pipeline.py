@@ -36,6 +36,7 @@ from reprobridge_sdk.agent.intake import SourceError, checkout, inventory
 from reprobridge_sdk.agent.packager import assemble, finalize
 from reprobridge_sdk.agent.planner import plan
 from reprobridge_sdk.agent.reproducer import reproduce
+from reprobridge_sdk.agent.reviewer import review
 from reprobridge_sdk.agent.state import BuildState, inputs_digest
 from reprobridge_sdk.api import load
 from reprobridge_sdk.authoring.codebase import record_patch
@@ -55,6 +56,7 @@ from reprobridge_sdk.model.build import (
     PhaseRecord,
     PlanRecord,
     ReproducerRecord,
+    ReviewRecord,
 )
 from reprobridge_sdk.model.claims import Claims
 from reprobridge_sdk.model.guide import Discrepancy
@@ -219,6 +221,13 @@ def build(options: BuildOptions, *, echo: Callable[[str], None] | None = None) -
             d_pack,
             lambda: _package(out, planned, distilled, discrepancies, d_pack),
         )
+        d_review = inputs_digest(phase="reviewer", packager=d_pack)
+        phase(
+            "reviewer",
+            ReviewRecord,
+            d_review,
+            lambda: review(load(out), claims, state.root, inputs_digest=d_review),
+        )
     except _Stop as stop:
         stopped = stop.phase
         stop_findings = stop.findings
@@ -229,6 +238,8 @@ def build(options: BuildOptions, *, echo: Callable[[str], None] | None = None) -
         artifact=str(out),
         passed=stopped is None,
         stopped_at=stopped,
+        reviewed=isinstance(records.get("reviewer"), ReviewRecord)
+        and records["reviewer"].gate.passed,
         claims=_summaries(claims, records),
         phase_seconds=seconds,
         reused=reused,
@@ -358,6 +369,7 @@ def _package(
 
 def _summaries(claims: Claims, records: dict[str, PhaseRecord]) -> list[ClaimSummary]:
     distilled = records.get("distiller")
+    reviewed = records.get("reviewer")
     results = (
         {r.claim: r for r in distilled.claims} if isinstance(distilled, DistillerRecord) else {}
     )
@@ -369,7 +381,11 @@ def _summaries(claims: Claims, records: dict[str, PhaseRecord]) -> list[ClaimSum
         elif result.status == "not-extracted":
             status = "not extracted"
         else:
-            status = "compatible" if result.reproduced else "incompatible"
+            verdict = (
+                reviewed.verdicts.get(claim.id) if isinstance(reviewed, ReviewRecord) else None
+            )
+            reproduced = verdict == "reproduced" if verdict else bool(result.reproduced)
+            status = "compatible" if reproduced else "incompatible"
         mean = (
             sum(result.references) / len(result.references)
             if result is not None and result.references

@@ -47,8 +47,29 @@ def _fail(exc: ReproBridgeError) -> NoReturn:
     sys.exit(2)
 
 
+def _fail_as_report(exc: ReproBridgeError, fmt: str, output: str | None) -> NoReturn:
+    """A path that cannot be validated (it does not exist): exit 2, but machine output is
+    still a report of the requested format, with the finding (Y010) under that path."""
+    from reprobridge_sdk.validation import ArtifactResult, ValidationResult  # noqa: PLC0415
+    from reprobridge_sdk.validation.reporters import render  # noqa: PLC0415 - lazy
+
+    label = exc.findings[0].file or "."
+    result = ValidationResult([ArtifactResult(label, label, list(exc.findings))])
+    report = render(result, fmt)
+    if output is not None:
+        from reprobridge_sdk.io._fs import atomic_write_text  # noqa: PLC0415 - lazy
+
+        try:
+            atomic_write_text(output, report)
+        except OSError as err:
+            click.echo(f"error: cannot write {output}: {err.strerror}", err=True)
+    else:
+        sys.stdout.write(report)
+    _fail(exc)
+
+
 @click.command("validate")
-@click.argument("paths", nargs=-1, type=click.Path(exists=True))
+@click.argument("paths", nargs=-1, type=click.Path())
 @click.option(
     "--format",
     "fmt",
@@ -119,6 +140,9 @@ def validate(
     }
     try:
         settings = load_settings(flags)
+    except ReproBridgeError as exc:
+        _fail(exc)
+    try:
         with batch_mapper(settings.executor, jobs, scheduler, shared_fs, job_extra) as mapper:
             result = run(
                 list(paths) or ["."],
@@ -131,6 +155,8 @@ def validate(
                 mapper=mapper,
             )
     except ReproBridgeError as exc:
+        if settings.report_format != "text" and exc.findings:
+            _fail_as_report(exc, settings.report_format, output)
         _fail(exc)
     fmt = settings.report_format
     try:

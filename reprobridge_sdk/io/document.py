@@ -28,9 +28,10 @@ converts nodes itself, so that it can
   expanded through aliases are counted (Y004) so a "billion laughs" document stops early and
   never blows up memory; recursive aliases are Y004;
 * report bytes that are not UTF-8 (Y007, at the line of the first bad byte) and syntax errors
-  (Y001, at the parser's line and column); a document that is not a mapping is Y002.
+  (Y001, at the parser's line and column); a stream of several documents is Y011 (at the
+  start of the second); a document that is not a mapping is Y002.
 
-A document with a fatal problem (Y001, Y004-Y007) has ``data`` set to ``None``.
+A document with a fatal problem (Y001, Y004-Y007, Y011) has ``data`` set to ``None``.
 """
 
 from __future__ import annotations
@@ -261,6 +262,20 @@ def _too_large(label: str, size: int) -> Finding:
     )
 
 
+def _several_documents(text: str) -> bool:
+    """More than one document in the stream (counted on parser events, not on messages)."""
+    count = 0
+    try:
+        for event in yaml.parse(text, Loader=_Loader):
+            if isinstance(event, yaml.DocumentStartEvent):
+                count += 1
+                if count > 1:
+                    return True
+    except yaml.YAMLError:
+        return count > 1
+    return False
+
+
 def _mark(mark: Any) -> tuple[int, int]:
     return (int(mark.line) + 1, int(mark.column) + 1)
 
@@ -277,6 +292,19 @@ def _parse(label: str, text: str) -> Document:
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line, col = _mark(mark) if mark is not None else (1, 1)
+        if isinstance(exc, yaml.composer.ComposerError) and _several_documents(text):
+            message = "the file holds more than one YAML document; a manifest is one document"
+            doc.findings.append(
+                finding(
+                    "Y011",
+                    message,
+                    file=label,
+                    line=line,
+                    col=col,
+                    hint="remove the '---' line and what follows, or split the file",
+                )
+            )
+            return doc
         problem = exc.problem or str(exc).splitlines()[0]
         context = f" ({exc.context})" if exc.context else ""
         doc.findings.append(finding("Y001", f"{problem}{context}", file=label, line=line, col=col))

@@ -32,7 +32,6 @@ write is fsynced, and that is most of the runner's cost per run.)
 from __future__ import annotations
 
 import functools
-import json
 import os
 import platform
 import secrets
@@ -45,6 +44,7 @@ from pydantic import ValidationError
 
 from reprobridge_sdk.errors import ReproBridgeError
 from reprobridge_sdk.findings import finding
+from reprobridge_sdk.io import safefs
 from reprobridge_sdk.io._fs import atomic_write_json
 from reprobridge_sdk.model.evidence import (
     RECORD_NAME,
@@ -215,11 +215,16 @@ def load_record(path: str | os.PathLike[str]) -> EvidenceRecord:
     """
     target = Path(path)
     record_path = target if target.is_file() else target / RECORD_NAME
-    try:
-        data = json.loads(record_path.read_text("utf-8"))
+    try:  # a regular file (no link, no FIFO), bounded in size and depth
+        data = safefs.load_json(record_path, allow_links=False)
         record = EvidenceRecord.model_validate(data)
-    except (OSError, ValueError, ValidationError) as exc:
-        reason = exc.strerror if isinstance(exc, OSError) else "not a valid evidence record"
+    except (OSError, ValueError, ValidationError, safefs.UnsafeFileError) as exc:
+        if isinstance(exc, safefs.UnsafeFileError):
+            reason = exc.message
+        elif isinstance(exc, OSError):
+            reason = exc.strerror or str(exc)
+        else:
+            reason = "not a valid evidence record"
         msg = f"{record_path}: {reason}"
         raise RecordError(
             msg,

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from reprobridge_sdk.findings import Finding
+from reprobridge_sdk.io import safefs
 from reprobridge_sdk.io.document import Document
 
 __all__ = [
@@ -144,13 +145,11 @@ def check_placeholders(doc: Document, root: Path | None) -> list[Finding]:
             if not isinstance(log, str) or not log or log.startswith(("/", "..")) or ".." in log:
                 continue
             path = root.joinpath(*log.split("/"))
-            try:
-                if path.is_file() and path.stat().st_size < 4096:
-                    digest = hashlib.sha256(path.read_bytes()).hexdigest()
-                else:
-                    continue
-            except OSError:
+            try:  # a small regular file inside the artifact, else not a scaffold sample
+                content = safefs.read_bytes(path, root=root, max_bytes=4095)
+            except (OSError, safefs.UnsafeFileError):
                 continue
+            digest = hashlib.sha256(content).hexdigest()
             if digest in digests:
                 out.append(
                     doc.finding(

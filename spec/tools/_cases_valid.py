@@ -37,6 +37,7 @@ def valid_cases() -> list[Case]:
             "minimal-without-digests",
             "No tree digest and no lock: valid, with a warning for the unpinned refined code.",
             [f("F007", "/codebase/tree_digest")],
+            tags=["required", "digests"],  # F007 is a digest check
             mutate=[delete("/codebase/tree_digest"), delete("/environment/lock")],
             files={LOCK: None},
         )
@@ -371,8 +372,9 @@ def valid_cases() -> list[Case]:
     c.append(
         Case(
             "several-documents",
-            "rra.yaml holds two YAML documents; a manifest is one.",
-            [f("Y001", "")],
+            "rra.yaml holds two YAML documents; a manifest is one (Y011, not Y001: the text is"
+            " well-formed YAML).",
+            [f("Y011", "")],
             tags=["required", "yaml"],
             raw=b'rra_version: "1.0"\n---\nrra_version: "1.0"\n',
             base=False,

@@ -64,6 +64,7 @@ def test_every_fixture_builds_into_a_valid_artifact_with_the_expected_verdict(
 ) -> None:
     report, out = built(name)
     assert report.passed, render_summary(report)
+    assert report.reviewed
     fixture = FIXTURES[name]
     statuses = {c.claim: c.status for c in report.claims}
     assert statuses == {
@@ -102,6 +103,7 @@ def test_every_fixture_builds_into_a_valid_artifact_with_the_expected_verdict(
         "reproducer",
         "distiller",
         "packager",
+        "reviewer",
     ):
         data = json.loads((out / ".rra-build" / f"{phase}.json").read_text("utf-8"))
         assert data["phase"] == phase and data["gate"]["passed"] is True

@@ -1,0 +1,108 @@
+"""Independent Reviewer: the clean-room check of the packed artifact, then curation.
+
+The build never judges its own runs. The Reviewer:
+
+1. packs the artifact as a stranger receives it (``reprobridge pack``; the build state in
+   ``.rra-build/`` and the build's ``runs/`` stay out of the archive);
+2. runs ``reprobridge check --scored`` on the archive: a fresh copy, a clean shell, a fresh
+   environment, validation, the smoke runs and the scored plan run again as an independent
+   attempt, audited against the reference observations. Gate: the check passes (B012);
+3. judges every claim in curation mode (``reprobridge audit --curation``): a claim is
+   reproduced when its published value lies inside the compatibility interval of the
+   references; otherwise the audit gives A031, and the Packager's discrepancy record says
+   what the code gives instead.
+
+A claim that is not reproduced does not fail the gate: an artifact that shows, with
+evidence, that a paper's number does not come out of its code is a correct artifact.
+"""
+
+from __future__ import annotations
+
+import shutil
+import time
+from pathlib import Path
+
+from reprobridge_sdk.agent.gates import build_finding, gate_from
+from reprobridge_sdk.api import ArtifactDir
+from reprobridge_sdk.audit.auditor import audit
+from reprobridge_sdk.authoring.check import check
+from reprobridge_sdk.authoring.pack import pack
+from reprobridge_sdk.errors import ReproBridgeError
+from reprobridge_sdk.model.build import BuildFinding, ReviewRecord
+from reprobridge_sdk.model.claims import Claims
+
+__all__ = ["PASS_ENV", "review"]
+
+_SKIP = (".rra-build", "runs", "__pycache__")
+#: Variables the clean shell keeps: download caches (the environment itself is still built
+#: fresh), proxies and certificate bundles the machine may need to reach the index.
+PASS_ENV = (
+    "PIP_CACHE_DIR",
+    "UV_CACHE_DIR",
+    "HTTP_PROXY",
+    "HTTPS_PROXY",
+    "NO_PROXY",
+    "http_proxy",
+    "https_proxy",
+    "no_proxy",
+    "SSL_CERT_FILE",
+    "REQUESTS_CA_BUNDLE",
+)
+
+
+def review(
+    art: ArtifactDir, claims: Claims, state_dir: Path, *, inputs_digest: str
+) -> ReviewRecord:
+    """Pack, check from a clean room, and judge the claims in curation mode."""
+    begin = time.monotonic()
+    findings: list[BuildFinding] = []
+    review_dir = state_dir / "review"
+    if review_dir.exists():
+        shutil.rmtree(review_dir)
+    staged = review_dir / art.root.name
+    shutil.copytree(art.root, staged, ignore=shutil.ignore_patterns(*_SKIP), symlinks=True)
+    archive = review_dir / f"{art.root.name}.tar.gz"
+    packed = pack(staged, archive)
+    check_passed = False
+    steps: list[str] = []
+    try:
+        result = check(archive, scored=True, work_dir=review_dir, pass_env=PASS_ENV)
+    except ReproBridgeError as exc:
+        detail = "; ".join(f"{f.code} {f.message}" for f in exc.findings[:5]) or exc.message
+        findings.append(build_finding("B012", f"the clean-room check could not run: {detail}"))
+    else:
+        check_passed = result.ok
+        steps = [f"{step.name}: {'ok' if step.ok else 'failed'}" for step in result.steps]
+        if not check_passed:
+            failed = next((step for step in result.steps if not step.ok), None)
+            detail = (
+                "no step ran"
+                if failed is None
+                else f"step {failed.name!r}: "
+                + (
+                    "; ".join(f"{f.code} {f.message}" for f in failed.findings[:5])
+                    or failed.detail[-500:]
+                )
+            )
+            findings.append(build_finding("B012", f"the clean-room check failed: {detail}"))
+    verdicts: dict[str, str] = {}
+    codes: dict[str, list[str]] = {}
+    curation = audit(art.root, [], curation=True)
+    for task in curation.tasks:
+        verdicts[task.id] = "reproduced" if task.published_compatible else "not-reproduced"
+        codes[task.id] = sorted(
+            {reason.code for attempt in task.attempts for reason in attempt.reasons}
+        )
+    for claim in claims.claims:
+        verdicts.setdefault(claim.id, "not-run")
+    return ReviewRecord(
+        inputs_digest=inputs_digest,
+        seconds=round(time.monotonic() - begin, 3),
+        gate=gate_from(findings),
+        archive=str(archive),
+        archive_sha256=packed.digest,
+        check_passed=check_passed,
+        check_steps=steps,
+        verdicts=verdicts,
+        audit_codes=codes,
+    )
