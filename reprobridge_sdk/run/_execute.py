@@ -498,7 +498,12 @@ def _complete(
 
     if not outcome.cancelled:
         record.measurements = measure(
-            launcher, log=log_path, files_base=workdir, outputs=produced, context=context
+            launcher,
+            log=log_path,
+            files_base=workdir,
+            outputs=produced,
+            context=context,
+            roots=(shared.root, run_dir),
         )
         errors = [m for m in record.measurements if m.value is None]
         if errors:

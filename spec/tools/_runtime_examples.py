@@ -1001,7 +1001,7 @@ RUNTIME_EXAMPLES: dict[str, tuple[str, str, str]] = {
         _SH,
         "# rra.yaml lists a patch that code/ (the checkout) does not hold\n"
         "$ reprobridge code record --kind convenience --why '...'   # C011",
-        "$ rm -r code && reprobridge code status && reprobridge code record ...",
+        "$ rm -r code && reprobridge digest && reprobridge code record ...",
     ),
     "C012": (
         _SH,
