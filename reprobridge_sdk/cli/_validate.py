@@ -9,6 +9,8 @@ import click
 
 from reprobridge_sdk.errors import ReproBridgeError
 
+from ._executor import batch_mapper, executor_options
+
 __all__ = ["validate"]
 
 
@@ -95,8 +97,9 @@ def _fail_as_report(exc: ReproBridgeError, fmt: str, output: str | None) -> NoRe
     type=click.IntRange(min=1),
     default=1,
     show_default=True,
-    help="Validate artifacts in this many processes.",
+    help="Validate artifacts in this many processes (or executor workers).",
 )
+@executor_options
 def validate(
     *,
     paths: tuple[str, ...],
@@ -108,6 +111,10 @@ def validate(
     fail_fast: bool,
     no_files: bool,
     jobs: int,
+    executor: str | None,
+    scheduler: str | None,
+    shared_fs: bool | None,
+    job_extra: tuple[str, ...],
 ) -> None:
     """Validate artifacts and report findings.
 
@@ -129,21 +136,24 @@ def validate(
         "ignore": _codes(ignore, "--ignore"),
         "strict": strict,
         "report_format": fmt,
+        "executor": executor,
     }
     try:
         settings = load_settings(flags)
     except ReproBridgeError as exc:
         _fail(exc)
     try:
-        result = run(
-            list(paths) or ["."],
-            strict=settings.strict,
-            select=settings.select,
-            ignore=settings.ignore,
-            fail_fast=fail_fast,
-            check_files=not no_files,
-            jobs=jobs,
-        )
+        with batch_mapper(settings.executor, jobs, scheduler, shared_fs, job_extra) as mapper:
+            result = run(
+                list(paths) or ["."],
+                strict=settings.strict,
+                select=settings.select,
+                ignore=settings.ignore,
+                fail_fast=fail_fast,
+                check_files=not no_files,
+                jobs=jobs,
+                mapper=mapper,
+            )
     except ReproBridgeError as exc:
         if settings.report_format != "text" and exc.findings:
             _fail_as_report(exc, settings.report_format, output)

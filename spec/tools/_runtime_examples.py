@@ -784,6 +784,23 @@ RUNTIME_EXAMPLES: dict[str, tuple[str, str, str]] = {
         "# (also when rra.yaml does not parse or is not a valid manifest)",
         "$ reprobridge run examples/digits-logreg",
     ),
+    "N020": (
+        _SH,
+        "$ reprobridge run demo --executor kubernetes   # N020, exit 2",
+        "$ reprobridge run demo --executor dask-local",
+    ),
+    "N021": (
+        _SH,
+        "$ reprobridge run demo --executor dask --scheduler tcp://10.0.0.9:8786\n"
+        "# no scheduler answers there within the start timeout: N021, exit 2",
+        "$ reprobridge run demo --executor dask --scheduler tcp://scheduler.example:8786",
+    ),
+    "N022": (
+        _YAML,
+        "    resources: {cpus: 64, memory: 512GiB}\n"
+        "# every worker has 2 cores and 8 GiB: N022 before anything is submitted",
+        "    resources: {cpus: 2, memory: 4GiB}",
+    ),
     "N010": (
         _SH,
         "# launcher train writes results/metrics.json whatever the seed\n"
