@@ -222,14 +222,15 @@ def _write_run(
     (run_dir / RECORD_NAME).write_text(record.model_dump_json(exclude_none=True))
 
 
-def measure(argv: list[str]) -> tuple[float, int, int]:
-    """Wall seconds, peak RSS in KiB and exit code of one whole process."""
+def measure(argv: list[str]) -> tuple[float, float, int, int]:
+    """Wall seconds, CPU seconds (user + system), peak RSS in KiB and exit code of one whole
+    process. On a shared machine the CPU time is the steadier of the two."""
     start = time.perf_counter()
     proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     _, status, usage = os.wait4(proc.pid, 0)
     seconds = time.perf_counter() - start
     proc.returncode = os.waitstatus_to_exitcode(status)
-    return seconds, usage.ru_maxrss, proc.returncode
+    return seconds, usage.ru_utime + usage.ru_stime, usage.ru_maxrss, proc.returncode
 
 
 def exponent(sizes: list[int], seconds: list[float]) -> float:
@@ -240,6 +241,29 @@ def exponent(sizes: list[int], seconds: list[float]) -> float:
     return sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True)) / sum(
         (x - mx) ** 2 for x in xs
     )
+
+
+def pairs(
+    sides: dict[str, list[str]], repeats: int, ok: tuple[int, ...] = (0, 1)
+) -> dict[str, tuple[float, float, int]]:
+    """Run the sides as alternated pairs; per side the median wall and CPU seconds and the
+    largest peak RSS (KiB)."""
+    samples: dict[str, list[tuple[float, float, int]]] = {name: [] for name in sides}
+    order = list(sides.items())
+    for i in range(repeats):
+        for name, argv in order if i % 2 == 0 else order[::-1]:
+            wall, cpu, rss, code = measure(argv)
+            if code not in ok:
+                raise SystemExit(f"{name} exited {code}: {argv}")
+            samples[name].append((wall, cpu, rss))
+    return {
+        name: (
+            statistics.median(w for w, _, _ in got),
+            statistics.median(c for _, c, _ in got),
+            max(r for _, _, r in got),
+        )
+        for name, got in samples.items()
+    }
 
 
 def main() -> None:
@@ -255,53 +279,38 @@ def main() -> None:
         base_script.write_text(BASELINE)
         subprocess.run([sys.executable, "-m", "compileall", "-q", str(base_script)], check=True)
         print(
-            f"{'tasks':>6} {'runs':>5} {'ours s':>8} {'base s':>8} {'ratio':>6} "
-            f"{'ours MiB':>9} {'base MiB':>9} {'KB/run over base':>17}"
+            f"{'tasks':>6} {'runs':>5} {'ours s':>7} {'base s':>7} {'ratio':>6} "
+            f"{'ours cpu':>8} {'base cpu':>8} {'ratio':>6} {'ours MiB':>8} {'base MiB':>8}"
         )
         for size in args.sizes:
             root = Path(tmp) / f"a{size}"
             runs = build(root, size, random.Random(size))
             ours = [
-                sys.executable,
-                "-m",
-                "reprobridge_sdk",
-                "audit",
-                str(root),
-                "--format",
-                "json",
-                "-o",
-                str(root / "report.json"),
+                *(sys.executable, "-m", "reprobridge_sdk", "audit", str(root)),
+                *("--format", "json", "-o", str(root / "report.json")),
             ]
             base = [sys.executable, str(base_script), str(root), str(root / "verdicts.json")]
-            samples: dict[str, list[tuple[float, int]]] = {"ours": [], "base": []}
-            for i in range(args.repeats):
-                order = [("ours", ours), ("base", base)]
-                for name, argv in order if i % 2 == 0 else order[::-1]:
-                    seconds, rss, code = measure(argv)
-                    if code not in (0, 1):
-                        raise SystemExit(f"{name} exited {code} at {size} tasks")
-                    samples[name].append((seconds, rss))
+            got = pairs({"ours": ours, "base": base}, args.repeats)
             report = json.loads((root / "report.json").read_text())
             plain = json.loads((root / "verdicts.json").read_text())
             agree = sum(t["attempts"][0]["verdict"] == plain[t["id"]] for t in report["tasks"])
-            o = statistics.median(s for s, _ in samples["ours"])
-            b = statistics.median(s for s, _ in samples["base"])
-            o_kib = max(r for _, r in samples["ours"])
-            b_kib = max(r for _, r in samples["base"])
-            ours_t.append(o)
-            base_t.append(b)
+            (o, oc, o_kib), (b, bc, b_kib) = got["ours"], got["base"]
+            ours_t.append(oc)
+            base_t.append(bc)
             ours_kib.append(o_kib)
             run_counts.append(runs)
             print(
-                f"{size:>6} {runs:>5} {o:>8.2f} {b:>8.2f} {o / b:>6.2f} {o_kib / 1024:>9.0f} "
-                f"{b_kib / 1024:>9.0f}"
+                f"{size:>6} {runs:>5} {o:>7.2f} {b:>7.2f} {o / b:>6.2f} {oc:>8.2f} {bc:>8.2f} "
+                f"{oc / bc:>6.2f} {o_kib / 1024:>8.0f} {b_kib / 1024:>8.0f}"
                 f"   verdicts agree on {agree}/{size}"
             )
     if len(args.sizes) > 1:
         print(
-            f"fitted exponent, time ~ tasks^k: ours {exponent(args.sizes, ours_t):.2f}, "
+            f"fitted exponent, CPU time ~ tasks^k: ours {exponent(args.sizes, ours_t):.2f}, "
             f"baseline {exponent(args.sizes, base_t):.2f}"
         )
+        grown = (ours_kib[-1] - ours_kib[0]) * 1.024 / (run_counts[-1] - run_counts[0])
+        print(f"our peak memory grows by {grown:.1f} KB a run (smallest to largest size)")
 
 
 if __name__ == "__main__":
