@@ -70,6 +70,8 @@ def pytest_configure(config: pytest.Config) -> None:
     }
     if not targets <= {code_census.TESTS, REPO}:
         code_census.INCOMPLETE.append("only part of the suite was collected")
+    if config.getoption("ignore", None) or config.getoption("ignore_glob", None):
+        code_census.INCOMPLETE.append("part of the suite was ignored (--ignore)")
 
 
 def pytest_deselected(items: list[pytest.Item]) -> None:

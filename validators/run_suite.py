@@ -41,6 +41,10 @@ SUITE = Path(__file__).resolve().parent
 _CODE_RE = re.compile(r"^[A-Z][0-9]{3}$")
 
 
+#: Tags every conforming validator implements: cases carrying only these are never skipped.
+MANDATORY = frozenset({"required", "yaml", "versioning"})
+
+
 @dataclass
 class CaseResult:
     """The outcome of one case."""
@@ -214,7 +218,11 @@ def write_junit(results: Sequence[CaseResult], path: Path) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--command", required=True, help="validator command line with {path}")
-    parser.add_argument("--tags", help="comma-separated tags a case may carry (default: all)")
+    parser.add_argument(
+        "--tags",
+        help="comma-separated optional features a case may need besides the mandatory ones"
+        " (required, yaml, versioning); default: all",
+    )
     parser.add_argument("--case", action="append", default=[], help="run only this case")
     parser.add_argument("--junit", type=Path, help="write JUnit XML here")
     parser.add_argument("--timeout", type=float, default=60.0)
@@ -229,6 +237,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if unknown:
         parser.error(f"unknown case(s): {', '.join(unknown)}")
     allowed = {t.strip() for t in args.tags.split(",")} if args.tags else None
+    if allowed is not None:
+        allowed |= MANDATORY  # every conforming validator runs these (README "Tag")
     selected = [
         name
         for name, expected in cases.items()

@@ -67,6 +67,8 @@ from .verdict import (
     ICML,
     VERDICTS,
     Judgement,
+    RunIndex,
+    TaskIndex,
     as_audit_finding,
     judge_published,
     judge_task,
@@ -392,17 +394,24 @@ def _audit(
                 for i, task in enumerate(manifest.tasks)
             ]
         )
+    by_task = TaskIndex.of(manifest)  # once per audit: tasks x launchers is never rescanned
     for name, runs in zip(names, evidence, strict=True):
+        by_launcher = RunIndex.of(runs)
         columns.append(
             [
                 checks.taint(
-                    judge_task(facts, task, i, interval=intervals[i], runs=runs, label=name),
+                    judge_task(
+                        facts,
+                        task,
+                        i,
+                        interval=intervals[i],
+                        runs=runs,
+                        label=name,
+                        tasks=by_task,
+                        by_launcher=by_launcher,
+                    ),
                     len(columns) - (1 if options.curation else 0),
-                    {
-                        ln.id
-                        for ln in manifest.launchers
-                        if any(m.task == task.id for m in ln.measurements)
-                    },
+                    by_task.launchers(task.id),
                 )
                 for i, task in enumerate(manifest.tasks)
             ]

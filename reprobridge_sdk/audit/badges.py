@@ -129,16 +129,23 @@ def _no_attempt(ctx: BadgeContext) -> list[AuditFinding]:
 
 def _launchers(ctx: BadgeContext) -> list[AuditFinding]:
     out: list[AuditFinding] = []
+    # One pass over the runs (launcher -> its runs, validity computed once per run), never
+    # launchers x runs.
+    mine: dict[str, list[RunEvidence]] = {}
+    functional: set[str] = set()
+    for _, runs in ctx.attempts:
+        for r in runs:
+            if r.record is None:
+                continue
+            mine.setdefault(r.record.launcher, []).append(r)
+            if r.record.launcher not in functional and r.succeeded and r.valid:
+                functional.add(r.record.launcher)
     for index, launcher in enumerate(ctx.manifest.launchers):
-        mine = [
-            (label, r)
-            for label, runs in ctx.attempts
-            for r in runs
-            if r.record is not None and r.record.launcher == launcher.id
-        ]
-        if any(r.valid and r.succeeded for _, r in mine):
+        if launcher.id in functional:
             continue
-        errors = [f for _, r in mine for f in r.findings if f.severity is Severity.ERROR]
+        errors = [
+            f for r in mine.get(launcher.id, ()) for f in r.findings if f.severity is Severity.ERROR
+        ]
         if errors:
             out.extend(_audit_finding(f) for f in errors[:3])
         else:

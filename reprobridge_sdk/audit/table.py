@@ -34,6 +34,7 @@ from reprobridge_sdk.model.audit import (
     TableRow,
 )
 from reprobridge_sdk.signing.keys import TrustedKeys
+from reprobridge_sdk.validation import Mapper
 
 from .attempts import Attempt, label_rates, mean, parse_attempt, spread
 from .auditor import AttemptLike, _audit, _options, _Trust, load_artifact
@@ -86,6 +87,12 @@ def _audit_one(
         # Bounded work per artifact: this artifact is an error of the table, the rest go on.
         what = "recursion depth" if isinstance(exc, RecursionError) else "memory"
         return _error_row(artifact_path, f"auditing this artifact exceeded the {what} allowed")
+
+
+def _audit_packed(
+    job: tuple[str | os.PathLike[str], list[Attempt] | None, AuditOptions, _Trust | None],
+) -> AuditResult | TableRow:
+    return _audit_one(*job)
 
 
 def _row(result: AuditResult, path: str) -> TableRow:
@@ -155,6 +162,7 @@ def audit_table(
     rerun_env: str = "cached",
     rerun_sandbox: bool = False,
     archives: Sequence[str | None] | None = None,
+    mapper: Mapper | None = None,
 ) -> AuditTable:
     """Audit many artifacts for a committee's table.
 
@@ -163,8 +171,10 @@ def audit_table(
     missing from an artifact counts as an attempt without runs (its tasks are
     ``not-executed``). An artifact that cannot be loaded is a row in ``error`` (and in
     ``errors``), counts in every rate and fails the table. ``jobs > 1`` audits artifacts in
-    that many processes; the result is the same. ``archives`` (one per path, or ``None``)
-    give the SHA-256 of the archive each artifact was unpacked from.
+    that many processes, and ``mapper`` over the workers of an executor
+    (:meth:`reprobridge_sdk.run.executors.Executor.map`); the result is the same.
+    ``archives`` (one per path, or ``None``) give the SHA-256 of the archive each artifact was
+    unpacked from.
     """
     options = _options(
         level, floor, holm=holm, curation=curation, trust=trust, rerun=rerun, rerun_seed=rerun_seed
@@ -175,7 +185,10 @@ def audit_table(
         raise UsageError(msg)
     parsed = [parse_attempt(a) for a in attempts] if attempts is not None else None
     outcomes: list[AuditResult | TableRow]
-    if jobs == 1 or len(artifact_paths) < 2:
+    if mapper is not None and len(artifact_paths) > 1:
+        jobs_list = [(path, parsed, options, checking) for path in artifact_paths]
+        outcomes = mapper(_audit_packed, jobs_list)
+    elif jobs == 1 or len(artifact_paths) < 2:
         outcomes = [_audit_one(path, parsed, options, checking) for path in artifact_paths]
     else:
         from concurrent.futures import ProcessPoolExecutor  # noqa: PLC0415 - only with jobs

@@ -9,7 +9,8 @@ of an attempt (spec ``ledger`` and ``signatures``):
 * :func:`check_signatures` verifies each run's ``record.dsse.json`` against a KEYS file:
   no envelope (K001), a signature that fails (K002), an untrusted signer (K003), a
   statement that does not describe the files beside it or names a ledger entry the ledger
-  does not hold (K004), not an envelope (K007). A run whose signature holds gets its
+  does not hold (K004), not an envelope (K007; also one larger than 16 MiB or nested too
+  deep to parse). A run whose signature holds gets its
   signer's name.
 
 What a signature proves: the run's record, log and outputs are those a holder of a trusted
@@ -35,7 +36,10 @@ from reprobridge_sdk.signing.statement import ENVELOPE_NAME
 
 from .verify import RunEvidence
 
-__all__ = ["check_attempt_ledger", "check_signatures"]
+__all__ = ["MAX_ENVELOPE_BYTES", "check_attempt_ledger", "check_signatures"]
+
+#: An envelope larger than this is not read (K007): a record's statement is a few KiB.
+MAX_ENVELOPE_BYTES = 16 * 1024 * 1024
 
 
 def check_attempt_ledger(
@@ -87,8 +91,10 @@ def check_signatures(
         )
         return None
     try:  # an envelope in the run directory: a regular file, no link, bounded
-        data = safefs.load_json(path, root=path.parent, allow_links=False)
-    except (OSError, ValueError, safefs.UnsafeFileError):
+        data = safefs.load_json(
+            path, root=path.parent, allow_links=False, max_bytes=MAX_ENVELOPE_BYTES
+        )
+    except (OSError, ValueError, RecursionError, safefs.UnsafeFileError):
         data = None
     verified, problems = verify_envelope(data, trusted, where=where)
     if verified is None:

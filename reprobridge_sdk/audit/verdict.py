@@ -26,17 +26,22 @@ ICML 2026 vocabulary: compatible -> verified, incompatible -> falsified, toy -> 
 other verdict -> inconclusive.
 
 The badges of an artifact, with their reasons, are awarded by :mod:`.badges`.
+
+Cost: an audit indexes its manifest once (:class:`TaskIndex`: task -> the launchers that
+measure it) and each attempt once (:class:`RunIndex`: launcher -> its runs, in the attempt's
+order), so judging every task of an attempt is linear in tasks plus runs, never their product.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from itertools import chain
 
 from reprobridge_sdk.extract.extraction import ExtractionError, aggregate
 from reprobridge_sdk.findings import Finding, Severity, finding
-from reprobridge_sdk.model import Launcher, Task
+from reprobridge_sdk.model import Launcher, Manifest, Measurement, Task
 from reprobridge_sdk.model.audit import AuditFinding, IcmlVerdict, TaskAttempt, Verdict
 
 from .interval import Interval, score
@@ -46,6 +51,8 @@ __all__ = [
     "ICML",
     "VERDICTS",
     "Judgement",
+    "RunIndex",
+    "TaskIndex",
     "as_audit_finding",
     "judge_published",
     "judge_task",
@@ -129,13 +136,64 @@ def _dedupe(findings: Sequence[Finding]) -> list[Finding]:
     return out
 
 
-def _uses_substitute(facts: ArtifactFacts, launcher: Launcher) -> bool:
-    items = {d.id: d for d in facts.manifest.environment.data}
-    return any(
-        items[d].kind == "checkpoint" and items[d].substitutes_training
-        for d in launcher.data
-        if d in items
-    )
+@dataclass(frozen=True)
+class TaskIndex:
+    """A manifest's measurements by task, built once per audit (linear in the manifest).
+
+    ``measuring[task]`` lists ``(launcher, measurement)`` in manifest order (launchers, then
+    their measurements), the order :func:`judge_task` prefers among equal candidates; a task no
+    launcher measures is absent. ``substitutes`` holds the ids of the launchers that read a
+    checkpoint allowed to stand in for training (A020).
+    """
+
+    measuring: dict[str, list[tuple[Launcher, Measurement]]]
+    substitutes: frozenset[str]
+
+    @classmethod
+    def of(cls, manifest: Manifest) -> TaskIndex:
+        measuring: dict[str, list[tuple[Launcher, Measurement]]] = {}
+        for launcher in manifest.launchers:
+            for m in launcher.measurements:
+                measuring.setdefault(m.task, []).append((launcher, m))
+        items = {d.id: d for d in manifest.environment.data}
+        substitutes = frozenset(
+            launcher.id
+            for launcher in manifest.launchers
+            if any(
+                items[d].kind == "checkpoint" and items[d].substitutes_training
+                for d in launcher.data
+                if d in items
+            )
+        )
+        return cls(measuring, substitutes)
+
+    def launchers(self, task_id: str) -> set[str]:
+        """The ids of the launchers that measure ``task_id``."""
+        return {launcher.id for launcher, _ in self.measuring.get(task_id, ())}
+
+
+@dataclass(frozen=True)
+class RunIndex:
+    """One attempt's runs that have a record, by launcher id, each with its position in the
+    attempt so that runs of several launchers merge back into the attempt's order. Built once
+    per attempt (linear in its runs)."""
+
+    by_launcher: dict[str, list[tuple[int, RunEvidence]]]
+
+    @classmethod
+    def of(cls, runs: Iterable[RunEvidence]) -> RunIndex:
+        by_launcher: dict[str, list[tuple[int, RunEvidence]]] = {}
+        for position, run in enumerate(runs):
+            if run.record is not None:
+                by_launcher.setdefault(run.record.launcher, []).append((position, run))
+        return cls(by_launcher)
+
+    def runs_of(self, launcher_ids: Iterable[str]) -> list[RunEvidence]:
+        """The runs of these launchers, in the attempt's order."""
+        groups = [self.by_launcher[i] for i in launcher_ids if i in self.by_launcher]
+        if len(groups) == 1:
+            return [run for _, run in groups[0]]
+        return [run for _, run in sorted(chain.from_iterable(groups), key=lambda p: p[0])]
 
 
 def _place(judgement: Judgement, interval: Interval, value: float, pointer: str) -> None:
@@ -210,21 +268,24 @@ def judge_task(
     interval: Interval,
     runs: Sequence[RunEvidence],
     label: str,
+    tasks: TaskIndex | None = None,
+    by_launcher: RunIndex | None = None,
 ) -> Judgement:
-    """The verdict of ``task`` (the ``index``-th) in one attempt's verified ``runs``."""
+    """The verdict of ``task`` (the ``index``-th) in one attempt's verified ``runs``.
+
+    ``tasks`` and ``by_launcher`` are the indexes of ``facts.manifest`` and ``runs``; a caller
+    judging many tasks builds them once and passes them (built here when omitted).
+    """
     pointer = f"/tasks/{index}"
     judgement = Judgement(attempt=label)
-    measuring = [
-        (launcher, m)
-        for launcher in facts.manifest.launchers
-        for m in launcher.measurements
-        if m.task == task.id
-    ]
+    tasks = tasks if tasks is not None else TaskIndex.of(facts.manifest)
+    measuring = tasks.measuring.get(task.id, [])
     if not measuring:
         judgement.reasons.append(finding("A034", "no launcher measures the task", path=pointer))
         return judgement
     ids = {launcher.id for launcher, _ in measuring}
-    mine = [r for r in runs if r.record is not None and r.record.launcher in ids]
+    by_launcher = by_launcher if by_launcher is not None else RunIndex.of(runs)
+    mine = by_launcher.runs_of(ids)
     bad = [f for r in mine for f in r.findings if f.severity is Severity.ERROR]
     if bad:
         judgement.verdict = "invalid-evidence"
@@ -296,7 +357,7 @@ def judge_task(
                 path=f"{pointer}/statistic/seeds",
             )
         )
-    if task.kind == "full" and _uses_substitute(facts, launcher):
+    if task.kind == "full" and launcher.id in tasks.substitutes:
         toy.append(
             finding(
                 "A020",

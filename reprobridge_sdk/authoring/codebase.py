@@ -276,7 +276,7 @@ def _ensure_current(art: ArtifactDir, checkout: Path) -> None:
             "C011",
             "the checkout holds another series than the manifest's",
             path="/codebase/refined/patches",
-            hint="rebuild it with `reprobridge code status --materialize`",
+            hint="save its changes, remove code/ and run `reprobridge digest` (it rebuilds code/)",
         )
 
 

@@ -122,13 +122,32 @@ def series_from_data(data: Mapping[str, Any]) -> tuple[str, str, list[SeriesPatc
 
 
 def upstream_location(root: Path, repository: str) -> str:
-    """Where git fetches ``repository`` from: a URL as written, a path resolved absolute."""
+    """Where git fetches ``repository`` from: a URL as written, a path resolved absolute.
+
+    A relative path must be made only of ``..`` segments and name the top of a git
+    repository (one that encloses the artifact, spec "upstream-repository"); C001 otherwise.
+    """
     if _URL.match(repository):
         return repository
     path = Path(repository)
-    if not path.is_absolute():
-        path = root / path
-    return str(path.resolve())
+    if path.is_absolute():
+        return str(path.resolve())
+    parts = repository.replace("\\", "/").rstrip("/").split("/")
+    top = (root / path).resolve()
+    if any(part != ".." for part in parts) or not (top / ".git").exists():
+        raise CodebaseError(
+            f"{repository!r} does not name the repository that encloses the artifact",
+            [
+                finding(
+                    "C001",
+                    f"the relative upstream {repository!r} must be '..' segments naming the top"
+                    " of the git repository that encloses the artifact",
+                    path="/codebase/upstream/repository",
+                    hint="use a clone URL, or the '..' path of the enclosing repository",
+                )
+            ],
+        )
+    return str(top)
 
 
 def _cache_dir() -> Path:
@@ -167,10 +186,10 @@ def cached_upstream(root: Path, repository: str, commit: str) -> Path | None:
 
     Never fetches (a validator must not: spec §6.2).
     """
-    bare = _bare_path(upstream_location(root, repository))
     try:
+        bare = _bare_path(upstream_location(root, repository))
         return bare if _has_commit(bare, commit) else None
-    except GitError:
+    except (GitError, CodebaseError):
         return None
 
 

@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from ._executor import batch_mapper, executor_options
+
 if TYPE_CHECKING:
     from reprobridge_sdk.model.audit import AuditResult, AuditTable
 
@@ -67,8 +69,9 @@ def _colour() -> bool:
     type=click.IntRange(min=1),
     default=1,
     show_default=True,
-    help="With --table: audit this many artifacts in parallel processes.",
+    help="With --table: audit this many artifacts in parallel processes (or executor workers).",
 )
+@executor_options
 @click.option("--expect-head", metavar="HEAD", help="The run ledger head the author submitted.")
 @click.option(
     "--trust",
@@ -122,6 +125,10 @@ def audit(  # noqa: PLR0917 - click passes every option as an argument
     rerun_sandbox: bool,
     attest: str | None,
     key_file: str | None,
+    executor: str | None,
+    scheduler: str | None,
+    shared_fs: bool | None,
+    job_extra: tuple[str, ...],
 ) -> None:
     """Audit the artifact at PATH (default: .) against its evidence.
 
@@ -158,6 +165,10 @@ def audit(  # noqa: PLR0917 - click passes every option as an argument
             rerun_sandbox=rerun_sandbox,
             attest=attest,
             key_file=key_file,
+            executor=executor,
+            scheduler=scheduler,
+            shared_fs=shared_fs,
+            job_extra=job_extra,
         )
     )
 
@@ -184,6 +195,10 @@ class AuditRequest:
     rerun_sandbox: bool = False
     attest: str | None = None
     key_file: str | None = None
+    executor: str | None = None
+    scheduler: str | None = None
+    shared_fs: bool | None = None
+    job_extra: tuple[str, ...] = ()
 
 
 def _rerun_count(text: str | None) -> int | str | None:
@@ -233,10 +248,24 @@ def run_audit_command(request: AuditRequest) -> None:
             from reprobridge_sdk.authoring.submissions import (  # noqa: PLC0415 - on use
                 audit_submissions,
             )
+            from reprobridge_sdk.config import load_settings  # noqa: PLC0415
 
-            result = audit_submissions(
-                request.paths or ["."], request.attempts, jobs=request.jobs, **common
+            settings = load_settings({"executor": request.executor})
+            spread = batch_mapper(
+                settings.executor,
+                request.jobs,
+                request.scheduler,
+                request.shared_fs,
+                request.job_extra,
             )
+            with spread as mapper:
+                result = audit_submissions(
+                    request.paths or ["."],
+                    request.attempts,
+                    jobs=request.jobs,
+                    mapper=mapper,
+                    **common,
+                )
         else:
             result = run_audit(
                 request.paths[0] if request.paths else ".",

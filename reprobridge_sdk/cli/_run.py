@@ -8,6 +8,8 @@ from typing import TYPE_CHECKING
 
 import click
 
+from ._executor import executor_options, options_from_flags
+
 if TYPE_CHECKING:
     from reprobridge_sdk.errors import ReproBridgeError
 
@@ -102,6 +104,7 @@ def _validate_first(path: str, *, refuse: bool) -> None:
 @click.option("-j", "--jobs", type=int, default=1, show_default=True, help="Parallel runs.")
 @click.option("--json", "as_json", is_flag=True, help="One JSON event per line on stdout.")
 @click.option("--runs-dir", type=click.Path(file_okay=False), help="Default: <artifact>/runs.")
+@executor_options
 @click.option(
     "--no-validate",
     is_flag=True,
@@ -143,6 +146,10 @@ def run(  # noqa: PLR0917 - click passes options as arguments
     jobs: int,
     as_json: bool,
     runs_dir: str | None,
+    executor: str | None,
+    scheduler: str | None,
+    shared_fs: bool | None,
+    job_extra: tuple[str, ...],
     no_validate: bool,
     kill_grace: float,
     sign: bool,
@@ -177,6 +184,10 @@ def run(  # noqa: PLR0917 - click passes options as arguments
     try:
         seed_list = _seeds(seeds)
         _validate_first(path, refuse=not no_validate)
+        from reprobridge_sdk.config import load_settings  # noqa: PLC0415 - lazy
+
+        settings = load_settings({"executor": executor}, start=path)
+        options = options_from_flags(scheduler, shared_fs, job_extra)
         if dry_run:
             _dry_run(path, launcher_ids, scope, seeds, env_mode, runs_dir, as_json=as_json)
         sign_key = None
@@ -200,12 +211,15 @@ def run(  # noqa: PLR0917 - click passes options as arguments
                 runs_dir=runs_dir,
                 on_event=JsonEvents(sys.stdout),
                 kill_grace=kill_grace,
+                executor=settings.executor,
+                executor_options=options,
                 sign_key=sign_key,
                 sandbox=sandbox,
             )
         else:
-            echo = sys.stderr.buffer if jobs == 1 else None
-            with LiveProgress(sys.stderr, live=None if jobs > 1 else False) as progress:
+            local_one = jobs == 1 and settings.executor == "local"
+            echo = sys.stderr.buffer if local_one else None
+            with LiveProgress(sys.stderr, live=False if local_one else None) as progress:
                 summary = run_api(
                     path,
                     launcher_ids or None,
@@ -218,6 +232,8 @@ def run(  # noqa: PLR0917 - click passes options as arguments
                     on_event=progress,
                     echo=echo,
                     kill_grace=kill_grace,
+                    executor=settings.executor,
+                    executor_options=options,
                     sign_key=sign_key,
                     sandbox=sandbox,
                 )

@@ -9,6 +9,8 @@ import click
 
 from reprobridge_sdk.errors import ReproBridgeError
 
+from ._executor import batch_mapper, executor_options
+
 __all__ = ["validate"]
 
 
@@ -45,8 +47,29 @@ def _fail(exc: ReproBridgeError) -> NoReturn:
     sys.exit(2)
 
 
+def _fail_as_report(exc: ReproBridgeError, fmt: str, output: str | None) -> NoReturn:
+    """A path that cannot be validated (it does not exist): exit 2, but machine output is
+    still a report of the requested format, with the finding (Y010) under that path."""
+    from reprobridge_sdk.validation import ArtifactResult, ValidationResult  # noqa: PLC0415
+    from reprobridge_sdk.validation.reporters import render  # noqa: PLC0415 - lazy
+
+    label = exc.findings[0].file or "."
+    result = ValidationResult([ArtifactResult(label, label, list(exc.findings))])
+    report = render(result, fmt)
+    if output is not None:
+        from reprobridge_sdk.io._fs import atomic_write_text  # noqa: PLC0415 - lazy
+
+        try:
+            atomic_write_text(output, report)
+        except OSError as err:
+            click.echo(f"error: cannot write {output}: {err.strerror}", err=True)
+    else:
+        sys.stdout.write(report)
+    _fail(exc)
+
+
 @click.command("validate")
-@click.argument("paths", nargs=-1, type=click.Path(exists=True))
+@click.argument("paths", nargs=-1, type=click.Path())
 @click.option(
     "--format",
     "fmt",
@@ -74,8 +97,9 @@ def _fail(exc: ReproBridgeError) -> NoReturn:
     type=click.IntRange(min=1),
     default=1,
     show_default=True,
-    help="Validate artifacts in this many processes.",
+    help="Validate artifacts in this many processes (or executor workers).",
 )
+@executor_options
 def validate(
     *,
     paths: tuple[str, ...],
@@ -87,6 +111,10 @@ def validate(
     fail_fast: bool,
     no_files: bool,
     jobs: int,
+    executor: str | None,
+    scheduler: str | None,
+    shared_fs: bool | None,
+    job_extra: tuple[str, ...],
 ) -> None:
     """Validate artifacts and report findings.
 
@@ -108,19 +136,27 @@ def validate(
         "ignore": _codes(ignore, "--ignore"),
         "strict": strict,
         "report_format": fmt,
+        "executor": executor,
     }
     try:
         settings = load_settings(flags)
-        result = run(
-            list(paths) or ["."],
-            strict=settings.strict,
-            select=settings.select,
-            ignore=settings.ignore,
-            fail_fast=fail_fast,
-            check_files=not no_files,
-            jobs=jobs,
-        )
     except ReproBridgeError as exc:
+        _fail(exc)
+    try:
+        with batch_mapper(settings.executor, jobs, scheduler, shared_fs, job_extra) as mapper:
+            result = run(
+                list(paths) or ["."],
+                strict=settings.strict,
+                select=settings.select,
+                ignore=settings.ignore,
+                fail_fast=fail_fast,
+                check_files=not no_files,
+                jobs=jobs,
+                mapper=mapper,
+            )
+    except ReproBridgeError as exc:
+        if settings.report_format != "text" and exc.findings:
+            _fail_as_report(exc, settings.report_format, output)
         _fail(exc)
     fmt = settings.report_format
     try:

@@ -440,7 +440,7 @@ def extract_value(
     context: Mapping[str, object],
     chunk_size: int = DEFAULT_CHUNK,
     cache: ExtractionCache | None = None,
-    root: Path | None = None,
+    root: Path | Sequence[Path] | None = None,
     max_bytes: int | None = None,
 ) -> Extracted:
     """Read the value(s) an extractor describes; :class:`ExtractionError` on failure.
@@ -494,12 +494,25 @@ def extract_value(
     return Extracted(values=(value,), raw=(raw,), source=source)
 
 
-def _checked(path: Path, root: Path | None, source: str, max_bytes: int | None) -> Path:
-    """``path`` resolved inside ``root``, a regular file of at most ``max_bytes``, else
-    ``unsafe-file`` (the refusal's own reason in the error's ``refusal``)."""
+def _checked(
+    path: Path, root: Path | Sequence[Path] | None, source: str, max_bytes: int | None
+) -> Path:
+    """``path`` resolved inside ``root`` (or one of several roots), a regular file of at most
+    ``max_bytes``, else ``unsafe-file`` (the refusal's own reason in the error's ``refusal``)."""
     try:
         if root is not None:
-            path = safefs.resolve_inside(root, path)
+            roots = [root] if isinstance(root, Path) else list(root)
+            refused: safefs.UnsafeFileError | None = None
+            for base in roots:
+                try:
+                    path = safefs.resolve_inside(base, path)
+                except safefs.UnsafeFileError as exc:
+                    refused = exc
+                else:
+                    refused = None
+                    break
+            if refused is not None:
+                raise refused
         safefs.open_regular(path, max_bytes=max_bytes).close()
     except safefs.UnsafeFileError as exc:
         error = ExtractionError("unsafe-file", f"{source}: {exc.message}", source=source)
@@ -518,7 +531,7 @@ def extract_many(
     outputs: Mapping[str, Path],
     context: Mapping[str, object],
     cache: ExtractionCache | None = None,
-    root: Path | None = None,
+    root: Path | Sequence[Path] | None = None,
 ) -> list[Extracted | ExtractionError]:
     """:func:`extract_value` for each extractor over one run's files, sharing one cache.
 

@@ -28,14 +28,25 @@ converts nodes itself, so that it can
   expanded through aliases are counted (Y004) so a "billion laughs" document stops early and
   never blows up memory; recursive aliases are Y004;
 * report bytes that are not UTF-8 (Y007, at the line of the first bad byte) and syntax errors
-  (Y001, at the parser's line and column); a document that is not a mapping is Y002.
+  (Y001, at the parser's line and column); a stream of several documents is Y011 (at the
+  start of the second); a document that is not a mapping is Y002.
 
-A document with a fatal problem (Y001, Y004-Y007) has ``data`` set to ``None``.
+Cost: one parse, linear in the text. The depth walk before composing runs only when the text
+could nest past the composer's safe depth (more than 400 flow brackets, or a line whose
+indentation and block indicators could open that many levels: ``2 * (indent + 1)`` plus its
+``-``, ``?`` and ``:`` characters); a long line of prose or a long URL no longer triggers it.
+Below that bound the converter reports Y005 at the same collection as the walk would. The
+garbage collector is paused while nodes are composed and converted (restored in a
+``finally``): the node graph is acyclic and short-lived, and without the pause every young
+generation collection rescans it, which made a 10k-task manifest cost twice its time.
+
+A document with a fatal problem (Y001, Y004-Y007, Y011) has ``data`` set to ``None``.
 """
 
 from __future__ import annotations
 
 import contextlib
+import gc
 import math
 import os
 import re
@@ -261,6 +272,20 @@ def _too_large(label: str, size: int) -> Finding:
     )
 
 
+def _several_documents(text: str) -> bool:
+    """More than one document in the stream (counted on parser events, not on messages)."""
+    count = 0
+    try:
+        for event in yaml.parse(text, Loader=_Loader):
+            if isinstance(event, yaml.DocumentStartEvent):
+                count += 1
+                if count > 1:
+                    return True
+    except yaml.YAMLError:
+        return count > 1
+    return False
+
+
 def _mark(mark: Any) -> tuple[int, int]:
     return (int(mark.line) + 1, int(mark.column) + 1)
 
@@ -268,15 +293,29 @@ def _mark(mark: Any) -> tuple[int, int]:
 def _parse(label: str, text: str) -> Document:
     doc = Document(label, text)
     try:
-        if _may_be_deep(text):
+        if _composer_at_risk(text):
             _check_depth(label, text)
-        root = yaml.compose(text, Loader=_Loader)
+        with _gc_paused():
+            root = yaml.compose(text, Loader=_Loader)
     except _Fatal as fatal:
         doc.findings.append(fatal.item)
         return doc
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line, col = _mark(mark) if mark is not None else (1, 1)
+        if isinstance(exc, yaml.composer.ComposerError) and _several_documents(text):
+            message = "the file holds more than one YAML document; a manifest is one document"
+            doc.findings.append(
+                finding(
+                    "Y011",
+                    message,
+                    file=label,
+                    line=line,
+                    col=col,
+                    hint="remove the '---' line and what follows, or split the file",
+                )
+            )
+            return doc
         problem = exc.problem or str(exc).splitlines()[0]
         context = f" ({exc.context})" if exc.context else ""
         doc.findings.append(finding("Y001", f"{problem}{context}", file=label, line=line, col=col))
@@ -293,8 +332,11 @@ def _parse(label: str, text: str) -> Document:
     try:
         if "*" in text:  # without an alias there is nothing to expand
             _check_aliases(label, root)
-        data = converter.convert(root, "", 0)
+        with _gc_paused():
+            data = converter.convert(root, "", 0)
     except _Fatal as fatal:
+        if fatal.item.code == "Y005":  # as when the depth walk finds it before composing
+            doc.findings.clear()
         doc.findings.append(fatal.item)
         doc.positions.clear()
         doc.key_positions.clear()
@@ -313,6 +355,49 @@ def _parse(label: str, text: str) -> Document:
             )
         )
     return doc
+
+
+@contextlib.contextmanager
+def _gc_paused() -> Iterator[None]:
+    """Pause the garbage collector for the block; restore its state even on an exception."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+_OTHER_BREAKS = ("\r", "\x85", "\u2028", "\u2029")
+
+
+def _composer_at_risk(text: str) -> bool:
+    """True unless ``text`` provably nests at most ``_SAFE_GUARD // 2`` levels.
+
+    A flow collection needs a bracket (all brackets are counted, quoted or not). A block
+    collection opens either on a line of more indentation (at most two levels per column:
+    a sequence may sit at its parent mapping's indentation) or after an indicator on the same
+    line (``- ``, ``? ``, ``: ``): a line nests at most ``2 * (indent + 1)`` plus its count of
+    ``-``, ``?`` and ``:`` characters. A line of ``n`` characters nests at most ``2n + 2``, so
+    only lines longer than half the remaining budget are looked at. A line holding another YAML
+    line break counts its whole length as indentation (an overestimate, never an under one).
+    """
+    budget = _SAFE_GUARD // 2 - (text.count("[") + text.count("{"))
+    if budget < 0:
+        return True
+    shortest = max(budget // 2 - 1, 0) + 1
+    for match in re.finditer(rf"^[^\n]{{{shortest},}}", text, re.MULTILINE):
+        line = match.group()
+        line = line.removesuffix("\r")
+        if any(b in line for b in _OTHER_BREAKS):
+            indent = len(line)
+        else:
+            indent = len(line) - len(line.lstrip(" "))
+        opened = line.count("-") + line.count("?") + line.count(":")
+        if 2 * (indent + 1) + opened > budget:
+            return True
+    return False
 
 
 def _may_be_deep(text: str) -> bool:
@@ -380,6 +465,24 @@ def _walk_depth(label: str, text: str, loader: type[Any], stop: int | None) -> N
                 raise _Fatal(_too_deep(label, line, col))
         elif isinstance(event, yaml.CollectionEndEvent):
             depth -= 1
+
+
+def _check_key_depth(label: str, key: Any, depth: int) -> None:
+    """Y005 at the first collection of a collection key (never converted) nested past
+    MAX_DEPTH, in document order, as the depth walk would report it."""
+    stack = [(key, depth)]
+    while stack:
+        node, level = stack.pop()
+        if isinstance(node, yaml.ScalarNode):
+            continue
+        if level >= MAX_DEPTH:
+            line, col = _mark(node.start_mark)
+            raise _Fatal(_too_deep(label, line, col))
+        if isinstance(node, yaml.SequenceNode):
+            children = list(node.value)
+        else:
+            children = [n for pair in node.value for n in pair]
+        stack.extend((child, level + 1) for child in reversed(children))
 
 
 def _too_deep(label: str, line: int, col: int) -> Finding:
@@ -545,6 +648,7 @@ class _Converter:
         positions = self.doc.positions
         for key_node, value_node in node.value:
             if not isinstance(key_node, yaml.ScalarNode):
+                _check_key_depth(self.doc.name, key_node, depth + 1)
                 line, col = _mark(key_node.start_mark)
                 self.doc.findings.append(
                     finding(

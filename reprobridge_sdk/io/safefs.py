@@ -18,8 +18,10 @@ the directory they live in, hang, or read without bound. The rules, in the order
   checked before reading (a sparse 4 GiB file is refused without reading it) and at most
   ``max_bytes + 1`` bytes are ever read, so a file that grows while it is read is caught too
   (``"too-large"``). Callers turn the refusal into a finding with its code.
-* **JSON depth.** :func:`load_json` counts bracket nesting before parsing (outside strings),
-  so deep input is ``"too-deep"`` instead of a ``RecursionError``.
+* **JSON depth.** :func:`load_json` refuses JSON nested deeper than its limit
+  (``"too-deep"``): the decoder's own ``RecursionError`` on very deep input is caught, and the
+  parsed value's depth is measured without recursion; :func:`check_json_depth` finds the
+  offending byte of a text without parsing it.
 * **Writes.** Temporary and ``.part`` files are created with ``O_CREAT | O_EXCL |
   O_NOFOLLOW`` (mode 0600 until placed) in the target's own directory, which must resolve
   inside the root; the final step is a rename, so a reader never sees half a file and a link
@@ -281,11 +283,33 @@ def load_json(
 ) -> Any:
     """Parse a JSON file under the size and depth caps (``ValueError`` for bad JSON)."""
     raw = read_bytes(path, root=root, max_bytes=max_bytes, allow_links=allow_links)
-    offset = check_json_depth(raw, max_depth)
-    if offset is not None:
-        msg = f"{path} nests deeper than {max_depth} levels (at byte {offset})"
+    msg = f"{path} nests deeper than {max_depth} levels"
+    if raw.count(b"[") + raw.count(b"{") <= max_depth:
+        return json.loads(raw)  # cannot nest deeper than its number of brackets
+    try:  # the C decoder stops with RecursionError (never a crash) past the recursion limit
+        value = json.loads(raw)
+    except RecursionError:
+        raise UnsafeFileError("too-deep", path, msg, limit=max_depth) from None
+    if _depth_exceeds(value, max_depth):
         raise UnsafeFileError("too-deep", path, msg, limit=max_depth)
-    return json.loads(raw)
+    return value
+
+
+def _depth_exceeds(value: Any, max_depth: int) -> bool:
+    """Whether a parsed JSON value nests deeper than ``max_depth`` (level by level, no
+    recursion, stops at the first level past the limit)."""
+    level: list[Any] = [value] if isinstance(value, (dict, list)) else []
+    depth = 0
+    while level:
+        depth += 1
+        if depth > max_depth:
+            return True
+        deeper: list[Any] = []
+        for item in level:
+            children = item.values() if type(item) is dict else item
+            deeper += [c for c in children if type(c) is dict or type(c) is list]
+        level = deeper
+    return False
 
 
 def create_exclusive(

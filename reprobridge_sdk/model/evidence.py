@@ -10,7 +10,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from ._base import Identifier, Sha256, SpecModel
+from ._base import Identifier, Sha256, SpecModel, since
 
 __all__ = [
     "EVIDENCE_VERSION",
@@ -22,6 +22,7 @@ __all__ = [
     "FileDigest",
     "GpuInfo",
     "LandmarkHit",
+    "LostAttempt",
     "MeasuredValue",
     "OutputRecord",
 ]
@@ -128,6 +129,16 @@ class EnvironmentSnapshot(SpecModel):
     )
 
 
+class LostAttempt(SpecModel):
+    """An earlier attempt of the same run that was lost with its worker (format 1.1)."""
+
+    host: str | None = Field(default=None, description="Where the lost attempt ran.")
+    started_at: str = Field(description="When the lost attempt started.")
+    reason: Literal["worker-lost"] = Field(
+        default="worker-lost", description="Why the attempt was lost: its worker went away."
+    )
+
+
 class EvidenceRecord(SpecModel):
     """The record of one run of one launcher with one seed."""
 
@@ -158,3 +169,13 @@ class EvidenceRecord(SpecModel):
     outputs: list[OutputRecord] = Field(default_factory=list)
     landmarks: list[LandmarkHit] = Field(default_factory=list)
     measurements: list[MeasuredValue] = Field(default_factory=list)
+    executor: str | None = Field(
+        default=None,
+        description="The executor that ran this run: 'local', 'dask' or 'slurm'.",
+        json_schema_extra=since("1.1"),
+    )
+    lost_attempts: list[LostAttempt] = Field(
+        default_factory=list,
+        description="Attempts of this run lost with their worker; this record is the retry's.",
+        json_schema_extra=since("1.1"),
+    )

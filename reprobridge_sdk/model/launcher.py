@@ -17,6 +17,7 @@ __all__ = [
     "Measurement",
     "Output",
     "RegexExtractor",
+    "Resources",
     "Sample",
     "Transform",
     "YamlExtractor",
@@ -130,6 +131,51 @@ class Sample(SpecModel):
     )
 
 
+#: A memory size: a number with a binary or decimal unit, e.g. ``512MiB``, ``16GiB``, ``2GB``.
+MEMORY_PATTERN = r"^[0-9]{1,12}(\.[0-9]{1,6})?(B|KB|MB|GB|TB|KiB|MiB|GiB|TiB)$"
+
+_MEMORY_UNITS = {
+    "B": 1,
+    "KB": 10**3,
+    "MB": 10**6,
+    "GB": 10**9,
+    "TB": 10**12,
+    "KiB": 2**10,
+    "MiB": 2**20,
+    "GiB": 2**30,
+    "TiB": 2**40,
+}
+
+
+def memory_bytes(text: str) -> int:
+    """The number of bytes of a memory size written as :data:`MEMORY_PATTERN` allows."""
+    number = text.rstrip("BKMGTi")
+    unit = text[len(number) :]
+    return int(float(number) * _MEMORY_UNITS[unit])
+
+
+class Resources(SpecModel):
+    """What one run of a launcher needs from the machine that runs it (format 1.1).
+
+    Executors place a run only where these are available, and refuse before submitting a run
+    that no machine of the cluster can hold.
+    """
+
+    cpus: int = Field(default=1, ge=1, le=4096, description="CPU cores one run uses.")
+    memory: str | None = Field(
+        default=None,
+        pattern=MEMORY_PATTERN,
+        description="Memory one run needs, with a unit: e.g. '512MiB', '16GiB'.",
+        examples=["4GiB"],
+    )
+    gpus: int = Field(default=0, ge=0, le=1024, description="GPUs one run uses.")
+    walltime: float | None = Field(
+        default=None,
+        gt=0,
+        description="Seconds a scheduler should reserve for one run (a batch job's time limit).",
+    )
+
+
 class Launcher(SpecModel):
     """One experiment command."""
 
@@ -158,6 +204,11 @@ class Launcher(SpecModel):
     landmarks: list[Landmark] = Field(default_factory=list)
     measurements: list[Measurement] = Field(default_factory=list)
     samples: list[Sample] = Field(default_factory=list)
+    resources: Resources | None = Field(
+        default=None,
+        description="CPU cores, memory, GPUs and wall time one run needs (for executors).",
+        json_schema_extra=since("1.1"),
+    )
     deterministic: bool = Field(
         default=False,
         description=(

@@ -15,7 +15,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO, Literal
 
@@ -33,6 +33,7 @@ from reprobridge_sdk.model.evidence import (
     Failure,
     FileDigest,
     LandmarkHit,
+    LostAttempt,
     OutputRecord,
 )
 
@@ -45,7 +46,7 @@ from .results import RunEvent, RunResult
 if TYPE_CHECKING:
     from reprobridge_sdk.signing import SigningKey
 
-__all__ = ["EnvMode", "Job", "Shared", "execute", "skipped"]
+__all__ = ["EnvMode", "Job", "Shared", "execute", "seal_run", "skipped"]
 
 EnvMode = Literal["cached", "current"]
 
@@ -77,8 +78,15 @@ class Shared:
     cancel: threading.Event
     echo: BinaryIO | None
     emit: Callable[[RunEvent], None]
+    #: The executor that runs the jobs, named in each record (``None`` for local runs).
+    executor: str | None = None
+    #: Earlier attempts of the run lost with their worker (set by a distributed executor).
+    lost_attempts: list[LostAttempt] = field(default_factory=list)
     #: Signs each final record (``record.dsse.json``) when set.
     signer: SigningKey | None = None
+    #: Whether :func:`execute` ledgers and signs the run itself (false on a remote worker,
+    #: whose client does it once the run directory is in place).
+    seal_here: bool = True
     #: Runs each launcher inside the sandbox (:mod:`reprobridge_sdk.run.sandbox`).
     sandbox: bool = False
 
@@ -247,8 +255,12 @@ def _final_write(run_dir: Path, record: EvidenceRecord) -> bool:
     return True
 
 
-def _seal(shared: Shared, run_dir: Path, record: EvidenceRecord) -> None:
+def seal_run(shared: Shared, run_dir: Path, record: EvidenceRecord) -> None:
     """After the final record: append the run to the ledger, then sign it if asked.
+
+    The client does this, never a remote worker (``Shared.seal_here`` is false there): the
+    executor calls it when the run's directory is in place, so the ledger stays one chain
+    whatever the executor.
 
     Neither may undo a finished run: a ledger or envelope that cannot be written leaves the
     run unledgered or unsigned, which the auditor reports (A055, K001).
@@ -303,6 +315,8 @@ def execute(job: Job, shared: Shared) -> RunResult:
         lock_digest=shared.lock_digest,
         environment=shared.snapshot,
         drift=list(shared.drift),
+        executor=shared.executor,
+        lost_attempts=list(shared.lost_attempts),
     )
     failure: Failure | None = None
     argv: list[str] = list(launcher.argv)
@@ -344,8 +358,8 @@ def execute(job: Job, shared: Shared) -> RunResult:
         record.failure = Failure(reason="internal-error", detail=f"{type(exc).__name__}: {exc}")
     record.ended_at = utc_now()
     record.duration = round(time.monotonic() - started_wall, 6)
-    if _final_write(run_dir, record):
-        _seal(shared, run_dir, record)
+    if _final_write(run_dir, record) and shared.seal_here:
+        seal_run(shared, run_dir, record)
     result = RunResult(run_id=run_id, run_dir=run_dir, record=record)
     shared.emit(RunEvent("run-finished", result.to_dict()))
     return result
@@ -498,7 +512,12 @@ def _complete(
 
     if not outcome.cancelled:
         record.measurements = measure(
-            launcher, log=log_path, files_base=workdir, outputs=produced, context=context
+            launcher,
+            log=log_path,
+            files_base=workdir,
+            outputs=produced,
+            context=context,
+            roots=(shared.root, run_dir),
         )
         errors = [m for m in record.measurements if m.value is None]
         if errors:
@@ -518,8 +537,12 @@ def _complete(
     return record
 
 
-def skipped(job: Job, shared: Shared, detail: str) -> RunResult:
-    """Record a run that was not started because a needed launcher failed."""
+def skipped(
+    job: Job, shared: Shared, detail: str, *, reason: str = "dependency-failed"
+) -> RunResult:
+    """Record a run that did not run to its end on a worker: a needed launcher failed
+    (``dependency-failed``), or its worker was lost more often than the engine retries
+    (``internal-error``)."""
     run_id, run_dir = _new_run_dir(shared, job.launcher.id, job.seed)
     now = utc_now()
     record = EvidenceRecord(
@@ -537,11 +560,12 @@ def skipped(job: Job, shared: Shared, detail: str) -> RunResult:
         ended_at=now,
         duration=0.0,
         env_mode=shared.env_mode,
-        failure=Failure(reason="dependency-failed", detail=detail),
+        failure=Failure(reason=reason, detail=detail),
+        executor=shared.executor,
     )
     _first_write(run_dir, record)
     (run_dir / _RESERVE).unlink(missing_ok=True)
-    _seal(shared, run_dir, record)
+    seal_run(shared, run_dir, record)
     result = RunResult(run_id=run_id, run_dir=run_dir.resolve(), record=record)
     shared.emit(RunEvent("run-finished", result.to_dict()))
     return result

@@ -31,6 +31,7 @@ write is fsynced, and that is most of the runner's cost per run.)
 
 from __future__ import annotations
 
+import functools
 import os
 import platform
 import secrets
@@ -98,12 +99,37 @@ def new_run_dir(runs_dir: Path, launcher: str, seed: int | None) -> tuple[str, P
         return run_id, path
 
 
+@functools.cache
+def _later_fields() -> dict[str, tuple[int, int]]:
+    """Record fields added after evidence 1.0 (marked with ``since``), by name."""
+    from reprobridge_sdk.versions import parse_since  # noqa: PLC0415 - cheap
+
+    later = {}
+    for name, info in EvidenceRecord.model_fields.items():
+        extra = info.json_schema_extra
+        marked = parse_since(extra.get("$comment")) if isinstance(extra, dict) else None
+        if marked is not None and marked[1] is None:
+            later[name] = marked[0]
+    return later
+
+
 def write_record(run_dir: Path, record: EvidenceRecord) -> None:
     """Write ``record`` atomically as the run directory's ``record.json``.
 
-    A ``running`` record also names this process under :data:`OWNER_KEY`.
+    A ``running`` record also names this process under :data:`OWNER_KEY`. A field added
+    after evidence 1.0 is written only when it says something (not null, not empty), and a
+    record that writes one declares the version that added it in ``record_version``, so a
+    local run's record stays a 1.0 record.
     """
     data = record.model_dump(mode="json")
+    needed = (1, 0)
+    for name, version in _later_fields().items():
+        if data.get(name) in (None, [], {}):
+            data.pop(name, None)
+        else:
+            needed = max(needed, version)
+    if needed > (1, 0):
+        data["record_version"] = "{}.{}".format(*needed)
     if record.status == "running":
         data[OWNER_KEY] = _owner()
     else:

@@ -23,9 +23,9 @@ one, never a torn line.
 
 Checking (:func:`check_ledger`), each finding with its own code:
 
-* a line that is not an entry, or an entry whose ``hash`` is not the hash of its content:
-  ``A051`` (edited); an entry whose ``prev`` names no entry of the ledger, or a gap in
-  ``seq``: ``A051`` (entries cut out of the ledger);
+* a ledger larger than 64 MiB, a line longer than 64 KiB or that is not an entry, or an
+  entry whose ``hash`` is not the hash of its content: ``A051`` (edited); an entry whose
+  ``prev`` names no entry of the ledger, or a gap in ``seq``: ``A051`` (entries cut out);
 * entries that are each intact and link into one chain, but are not in chain order in the
   file: ``A054`` (reordered);
 * two entries with one ``run_id`` (or one ``hash``), or two run directories with one run id:
@@ -78,6 +78,9 @@ __all__ = [
 LEDGER_NAME = "ledger.jsonl"
 #: The lock file that serialises appends.
 LOCK_NAME = ".ledger.lock"
+#: Bounds on a ledger read by the auditor (a stranger's file): the whole file, one line.
+MAX_LEDGER_BYTES = 64 * 1024 * 1024
+MAX_LINE_BYTES = 64 * 1024
 #: The ``prev`` of the first entry and the head of an empty ledger.
 GENESIS = "0" * 64
 _FIELDS = ("seq", "prev", "run_id", "launcher", "seed", "scope", "status", "record_sha256")
@@ -148,7 +151,9 @@ def read_ledger(runs_dir: str | os.PathLike[str]) -> LedgerState:
         return LedgerState(path, exists=False, entries=(), findings=())
     where = LEDGER_NAME
     try:  # through the safe file layer: a regular file of the runs directory, no link
-        raw = safefs.read_bytes(path, root=path.parent, allow_links=False)
+        raw = safefs.read_bytes(
+            path, root=path.parent, allow_links=False, max_bytes=MAX_LEDGER_BYTES
+        )
         lines = raw.decode("utf-8").splitlines()
     except safefs.UnsafeFileError as exc:
         msg = f"the run ledger cannot be read: {exc.message}"
@@ -161,8 +166,8 @@ def read_ledger(runs_dir: str | os.PathLike[str]) -> LedgerState:
     entries: list[LedgerEntry] = []
     for number, line in enumerate(lines, start=1):
         try:
-            entry = _entry(json.loads(line))
-        except ValueError:
+            entry = _entry(json.loads(line)) if len(line) <= MAX_LINE_BYTES else None
+        except (ValueError, RecursionError):  # not JSON, or nested beyond the parser's depth
             entry = None
         if entry is None:
             findings.append(

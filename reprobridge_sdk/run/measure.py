@@ -7,7 +7,7 @@ give the same values for the same log and outputs.
 from __future__ import annotations
 
 import statistics
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from reprobridge_sdk.extract.extraction import ExtractionError, apply_transform, extract_value
@@ -36,8 +36,13 @@ def measure(
     files_base: Path,
     outputs: Mapping[str, Path],
     context: Mapping[str, object],
+    roots: Sequence[Path] | None = None,
 ) -> list[MeasuredValue]:
     """One :class:`MeasuredValue` per measurement of ``launcher`` (``value`` None on failure).
+
+    With ``roots`` (the artifact and the run directory), every file read must resolve inside
+    one of them and be a regular file: a launcher cannot make the runner copy a file from
+    elsewhere (a link to a secret) into the record.
 
     For an ``all`` extractor, ``values`` holds every transformed value and ``value`` is
     their mean.
@@ -51,6 +56,7 @@ def measure(
                 files_base=files_base,
                 outputs=outputs,
                 context=context,
+                root=roots,
             )
         except ExtractionError as exc:
             results.append(

@@ -39,21 +39,19 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
-import sys
 import threading
 import time
+from collections import deque
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from concurrent.futures import FIRST_COMPLETED, CancelledError, Future, wait
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO
 
-from reprobridge_sdk.digest import file_sha256, tree_digest
 from reprobridge_sdk.errors import ArtifactError
-from reprobridge_sdk.model import Manifest
-from reprobridge_sdk.model.evidence import EnvironmentSnapshot
 
-from ._execute import EnvMode, Job, Shared, execute, skipped
-from .evidence import minimal_snapshot
+from ._environment import artifact_digests, prepare_environment
+from ._execute import EnvMode, Job, Shared, skipped
+from .executors import Executor, ExecutorOptions, make_executor
 from .ledger import ledger_head
 from .results import RunEvent, RunResult, RunSummary, TaskValue, task_values
 from .select import load_artifact, select_launchers, usage_error, with_needs
@@ -62,108 +60,6 @@ if TYPE_CHECKING:
     from reprobridge_sdk.signing import SigningKey
 
 __all__ = ["RunEvent", "RunResult", "RunSummary", "TaskValue", "load_artifact", "run"]
-
-# --------------------------------------------------------------------------- environment
-
-
-def _prepare_environment(
-    root: Path, manifest: Manifest, env_mode: EnvMode
-) -> tuple[dict[str, str], str | None, EnvironmentSnapshot, list[str]]:
-    """The base environment of every run, the snapshot and the drift, once per invocation."""
-    env = dict(os.environ)
-    error: str | None = None
-    python: Path | None = None
-    if env_mode == "cached":
-        try:
-            from reprobridge_sdk.env import ensure_environment  # noqa: PLC0415 - heavy
-
-            python = Path(ensure_environment(root, environment=manifest.environment))
-        except Exception as exc:  # any failure to build is the run's environment-error
-            # the installer's own message, with its code (E013, E020-E023), goes in the
-            # record's failure detail and in the run's log
-            details = "; ".join(f"{f.code}: {f.message}" for f in getattr(exc, "findings", ()))
-            error = f"cannot build the environment from the lock: {exc}" + (
-                f" ({details})" if details else ""
-            )
-        if python is not None:
-            bin_dir = python.parent
-            env["VIRTUAL_ENV"] = str(bin_dir.parent)
-            env["PATH"] = f"{bin_dir}{os.pathsep}{env.get('PATH', '')}"
-            env.pop("PYTHONHOME", None)
-    else:
-        env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
-    env.setdefault("PYTHONUNBUFFERED", "1")
-    try:
-        from reprobridge_sdk.env import capture_snapshot  # noqa: PLC0415 - heavy
-
-        snapshot = capture_snapshot(python)
-    except Exception:  # a snapshot must never stop a run: fall back to the basics
-        snapshot = minimal_snapshot()
-    drift = _drift(root, manifest, snapshot) if env_mode == "current" else []
-    return env, error, snapshot, drift
-
-
-def _drift(root: Path, manifest: Manifest, snapshot: EnvironmentSnapshot) -> list[str]:
-    """How the current interpreter differs from the lock, as far as reproduction goes.
-
-    Read off the snapshot (one in-process scan of the installed distributions, taken once
-    per invocation): lock entries missing or at another version, and another Python
-    ``major.minor``. Distributions the lock does not name are not drift.
-    """
-    if not snapshot.distributions:
-        return []  # the snapshot fell back to the basics: nothing reliable to compare
-    try:
-        from reprobridge_sdk.env.check import lock_drift  # noqa: PLC0415 - heavy
-
-        findings = lock_drift(
-            root,
-            manifest.environment,
-            python_full=snapshot.python,
-            installed={d.name: d.version for d in snapshot.distributions},
-        )
-    except Exception:  # the check failed: nothing reliable to record
-        return []
-    return [f"{f.code}: {f.message}" for f in findings]
-
-
-def _materialize(root: Path, manifest: Manifest) -> str | None:
-    """The tree digest of a patch series' working checkout, built (and fetched) if needed.
-
-    Raises :class:`~reprobridge_sdk.checkout.CodebaseError` (C codes) when the upstream
-    cannot be fetched, a patch does not apply, or the checkout has unrecorded changes.
-    """
-    from reprobridge_sdk.checkout.materialize import (  # noqa: PLC0415 - only for a series
-        SeriesPatch,
-        materialize_series,
-    )
-
-    codebase = manifest.codebase
-    checkout = materialize_series(
-        root,
-        repository=codebase.upstream.repository,
-        commit=codebase.upstream.commit,
-        patches=[SeriesPatch(p.path, p.sha256) for p in codebase.refined.patches],
-        tree_digest_=codebase.tree_digest,
-    )
-    return checkout.tree_digest
-
-
-def _digests(root: Path, manifest: Manifest) -> tuple[str | None, str | None]:
-    code = None
-    refined = manifest.codebase.refined
-    if refined.kind == "patches":
-        code = _materialize(root, manifest)
-    elif refined.kind == "directory" and refined.path is not None:
-        directory = root / refined.path
-        if directory.is_dir():
-            code = tree_digest(directory)
-    lock = None
-    if manifest.environment.lock is not None:
-        lock_path = root / manifest.environment.lock.path
-        if lock_path.is_file():
-            lock = file_sha256(lock_path)
-    return code, lock
-
 
 # --------------------------------------------------------------------------- scheduling
 
@@ -185,12 +81,88 @@ def _sigterm_as_interrupt() -> Iterator[None]:
         signal.signal(signal.SIGTERM, previous)
 
 
-def _schedule(jobs: list[Job], shared: Shared, workers: int) -> tuple[list[RunResult], bool]:
-    pending = list(jobs)
-    remaining = dict.fromkeys({j.launcher.id for j in jobs}, 0)
-    for job in jobs:
-        remaining[job.launcher.id] += 1
-    failed_launchers: set[str] = set()
+class _Plan:
+    """The runs not yet started, released in plan order as their launchers' needs are met.
+
+    Linear in the runs and the ``needs`` edges: each launcher's state is looked at when the
+    plan starts and again only when a launcher it needs finishes all its runs or fails, never
+    by rescanning what is pending.
+    """
+
+    def __init__(self, jobs: list[Job]) -> None:
+        self.queues: dict[str, deque[Job]] = {}
+        for job in jobs:
+            self.queues.setdefault(job.launcher.id, deque()).append(job)
+        self.remaining = {lid: len(queue) for lid, queue in self.queues.items()}
+        self.needs = {
+            lid: [n for n in queue[0].launcher.needs if n in self.remaining]
+            for lid, queue in self.queues.items()
+        }
+        self.dependents: dict[str, list[str]] = {}
+        for lid, needs in self.needs.items():
+            for need in needs:
+                self.dependents.setdefault(need, []).append(lid)
+        self.failed: set[str] = set()
+        self.order = {lid: i for i, lid in enumerate(self.queues)}
+        self.ready: list[str] = []  # a heap of plan positions would do; launchers are few
+        self.broken: deque[tuple[str, str]] = deque()
+        self.waiting = len(jobs)
+        for lid in self.queues:
+            self._look(lid)
+
+    def _look(self, lid: str) -> None:
+        if not self.queues[lid] or lid in self.ready:
+            return
+        broken = [n for n in self.needs[lid] if n in self.failed]
+        if broken:
+            self.broken.append((lid, broken[0]))
+        elif not any(self.remaining[n] for n in self.needs[lid]):
+            self.ready.append(lid)
+            self.ready.sort(key=self.order.__getitem__)
+
+    def next_ready(self) -> Job | None:
+        while self.ready:
+            queue = self.queues[self.ready[0]]
+            if queue:
+                self.waiting -= 1
+                return queue.popleft()
+            self.ready.pop(0)
+        return None
+
+    def next_broken(self) -> tuple[Job, str] | None:
+        while self.broken:
+            lid, need = self.broken[0]
+            queue = self.queues[lid]
+            if queue:
+                self.waiting -= 1
+                return queue.popleft(), need
+            self.broken.popleft()
+        return None
+
+    def finished(self, job: Job, succeeded: bool) -> None:
+        lid = job.launcher.id
+        self.remaining[lid] -= 1
+        newly_failed = not succeeded and lid not in self.failed
+        if newly_failed:
+            self.failed.add(lid)
+        if newly_failed or not self.remaining[lid]:
+            for dependent in self.dependents.get(lid, ()):
+                self._look(dependent)
+
+    def drain(self) -> list[Job]:
+        """Every run not yet started (the needs form a cycle, or the batch stops)."""
+        left = [job for queue in self.queues.values() for job in queue]
+        for queue in self.queues.values():
+            queue.clear()
+        self.ready.clear()
+        self.broken.clear()
+        self.waiting = 0
+        return left
+
+
+def _schedule(jobs: list[Job], shared: Shared, executor: Executor) -> tuple[list[RunResult], bool]:
+    workers = executor.slots
+    plan = _Plan(jobs)
     results: list[RunResult] = []
     running: dict[Future[RunResult], Job] = {}
     interrupted = False
@@ -198,47 +170,41 @@ def _schedule(jobs: list[Job], shared: Shared, workers: int) -> tuple[list[RunRe
 
     def _finished(job: Job, result: RunResult) -> None:
         results.append(result)
-        remaining[job.launcher.id] -= 1
-        if result.status != "succeeded":
-            failed_launchers.add(job.launcher.id)
+        plan.finished(job, result.status == "succeeded")
 
-    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="rb-run") as pool:
-        while pending or running:
-            if not interrupted:
-                for job in list(pending):
-                    needs = [n for n in job.launcher.needs if n in remaining]
-                    broken = [n for n in needs if n in failed_launchers]
-                    if broken:
-                        pending.remove(job)
-                        detail = f"needed launcher {broken[0]!r} did not succeed"
-                        _finished(job, skipped(job, shared, detail))
-                        continue
-                    if any(remaining[n] for n in needs) or len(running) >= workers:
-                        continue
-                    pending.remove(job)
-                    running[pool.submit(execute, job, shared)] = job
-                if pending and not running:
-                    # Nothing runs and nothing can start: the needs form a cycle.
-                    for job in pending:
-                        _finished(job, skipped(job, shared, "the launchers' needs form a cycle"))
-                    pending.clear()
-            if not running:
-                break
+    while plan.waiting or running:
+        if not interrupted:
+            while (broken := plan.next_broken()) is not None:
+                detail = f"needed launcher {broken[1]!r} did not succeed"
+                _finished(broken[0], skipped(broken[0], shared, detail))
+            while len(running) < workers and (ready := plan.next_ready()) is not None:
+                running[executor.submit(ready, shared)] = ready
+            if plan.waiting and not running and not plan.broken:
+                # Nothing runs and nothing can start: the needs form a cycle.
+                for job in plan.drain():
+                    _finished(job, skipped(job, shared, "the launchers' needs form a cycle"))
+        if not running:
+            if plan.waiting and not interrupted:
+                continue  # runs skipped just now may have released others
+            break
+        try:
+            done, _ = wait(list(running), timeout=0.25, return_when=FIRST_COMPLETED)
+        except KeyboardInterrupt:
+            interrupted = True
+            shared.cancel.set()
+            executor.cancel()
+            plan.drain()
+            continue
+        for future in done:
+            job = running.pop(future)
             try:
-                done, _ = wait(list(running), timeout=0.25, return_when=FIRST_COMPLETED)
-            except KeyboardInterrupt:
-                interrupted = True
-                shared.cancel.set()
-                pending.clear()
+                _finished(job, future.result())
+            except CancelledError:  # cancelled before it started: like a pending run
                 continue
-            for future in done:
-                job = running.pop(future)
-                try:
-                    _finished(job, future.result())
-                except ArtifactError as exc:  # no record could be written: stop everything
-                    error = error or exc
-                    shared.cancel.set()
-                    pending.clear()
+            except ArtifactError as exc:  # no record could be written: stop everything
+                error = error or exc
+                shared.cancel.set()
+                plan.drain()
     if error is not None:
         raise error
     return results, interrupted
@@ -276,12 +242,17 @@ def run(
     on_event: Callable[[RunEvent], None] | None = None,
     echo: BinaryIO | None = None,
     kill_grace: float = 5.0,
+    executor: str | Executor | None = None,
+    executor_options: ExecutorOptions | None = None,
     sign_key: SigningKey | None = None,
     sandbox: bool = False,
 ) -> RunSummary:
     """Run the selected launchers over their seeds and record evidence for each run.
 
     ``echo`` receives the processes' raw output as it arrives (use it with ``jobs=1``).
+    ``executor`` chooses where runs execute (:mod:`reprobridge_sdk.run.executors`): a name
+    (``local``, ``dask-local``, ``dask``, ``slurm``; ``jobs`` sizes it) or an
+    :class:`~reprobridge_sdk.run.executors.Executor` the caller owns.
     Every final record is appended to the runs directory's ledger (its head is
     ``summary.ledger_head``) and, with ``sign_key``, signed into ``record.dsse.json``.
     With ``sandbox`` each launcher runs under bubblewrap (no network, a read-only file system
@@ -315,9 +286,9 @@ def run(
     chosen = select_launchers(manifest, launchers, scope)
     runs = Path(runs_dir).resolve() if runs_dir is not None else root / "runs"
     selected = with_needs(manifest, chosen, runs)
-    code_digest, lock_digest = _digests(root, manifest)
+    code_digest, lock_digest = artifact_digests(root, manifest)
     mode: EnvMode = "cached" if env_mode == "cached" else "current"
-    base_env, env_error, snapshot, drift = _prepare_environment(root, manifest, mode)
+    base_env, env_error, snapshot, drift = prepare_environment(root, manifest, mode)
     lock = threading.Lock()
 
     def _emit(event: RunEvent) -> None:
@@ -344,16 +315,28 @@ def run(
         signer=sign_key,
         sandbox=sandbox,
     )
+    owned = not isinstance(executor, Executor)
+    engine = (
+        make_executor(executor, jobs=jobs, options=executor_options)
+        if not isinstance(executor, Executor)
+        else executor
+    )
+    shared.executor = engine.record_name
     plan: list[Job] = []
     for launcher in selected:
         launcher_seeds: list[int | None] = list(launcher.seeds)
         if launcher.seeds and seeds is not None:
             launcher_seeds = list(seeds)
         plan.extend(Job(launcher, seed) for seed in launcher_seeds or [None])
-    if jobs > 1 and len(plan) > 1:
-        _refuse_shared_outputs(plan)
-    with _sigterm_as_interrupt():
-        results, interrupted = _schedule(plan, shared, jobs)
+    if (jobs > 1 or engine.record_name is not None) and len(plan) > 1:
+        _refuse_shared_outputs(plan)  # runs in parallel, here or on workers
+    try:
+        with _sigterm_as_interrupt():
+            engine.start(shared, selected)
+            results, interrupted = _schedule(plan, shared, engine)
+    finally:
+        if owned:
+            engine.close()
     results.sort(key=lambda r: (r.record.started_at, r.run_id))
     summary = RunSummary(results=results, interrupted=interrupted, ledger_head=ledger_head(runs))
     summary.tasks = task_values(selected, results)

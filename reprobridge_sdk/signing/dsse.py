@@ -126,7 +126,7 @@ def verify_envelope(
             continue
         try:
             statement = json.loads(envelope.payload)
-        except ValueError:
+        except (ValueError, RecursionError):
             statement = None
         if envelope.payload_type != PAYLOAD_TYPE or not isinstance(statement, dict):
             return None, [

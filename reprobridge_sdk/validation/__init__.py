@@ -23,7 +23,7 @@ neither is Y010.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -33,9 +33,13 @@ from reprobridge_sdk.findings import Finding, Severity, finding
 from reprobridge_sdk.io import safefs
 from reprobridge_sdk.io.document import Document, load_document
 
+#: Spreads a function over items and returns the results in order: ``mapper(fn, items)``.
+Mapper = Callable[[Callable[[Any], Any], Sequence[Any]], list[Any]]
+
 __all__ = [
     "MANIFEST_NAME",
     "ArtifactResult",
+    "Mapper",
     "ValidationResult",
     "discover",
     "validate",
@@ -377,13 +381,16 @@ def validate(
     fail_fast: bool = False,
     check_files: bool = True,
     jobs: int = 1,
+    mapper: Mapper | None = None,
 ) -> ValidationResult:
     """Validate one or more artifacts and return their findings as values.
 
     ``paths_or_artifact`` is a path, an :class:`~reprobridge_sdk.api.ArtifactDir` (anything
     with a ``root``), or an iterable of those. A path that does not exist raises
     :class:`~reprobridge_sdk.errors.ArtifactError`; anything wrong *in* an artifact is a
-    finding. ``jobs`` > 1 validates artifacts in that many processes.
+    finding. ``jobs`` > 1 validates artifacts in that many processes. ``mapper`` spreads the
+    artifacts instead, e.g. over the workers of an executor
+    (:meth:`reprobridge_sdk.run.executors.Executor.map`); the result is the same.
     """
     options = _Options(
         strict=strict,
@@ -402,6 +409,9 @@ def validate(
         for label, root, manifest in discover(path):
             jobs_list.append((label, str(root), str(manifest), options))
     result = ValidationResult()
+    if mapper is not None and len(jobs_list) > 1 and not fail_fast:
+        result.artifacts.extend(mapper(_one, jobs_list))
+        return result
     if jobs > 1 and len(jobs_list) > 1 and not fail_fast:
         from concurrent.futures import ProcessPoolExecutor  # noqa: PLC0415 - only for -j
 

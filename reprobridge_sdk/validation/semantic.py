@@ -79,6 +79,7 @@ class _Checker:
         self.cycles()
         self.data_rules()
         self.refined_kind()
+        self.resources()
         return self.out
 
     # R001 ---------------------------------------------------------------------------------
@@ -473,6 +474,32 @@ class _Checker:
                 )
             if refined.get("path") is not None:
                 self.add("R012", "kind 'patches' takes no 'path'", ptr)
+
+    # R025, R026 ---------------------------------------------------------------------------
+
+    def resources(self) -> None:
+        accelerator = _map(_map(self.data.get("environment")).get("accelerator"))
+        no_gpu = accelerator.get("kind", "none") == "none"
+        for ptr, launcher in self.launchers.values():
+            resources = _map(launcher.get("resources"))
+            walltime: Any = resources.get("walltime")
+            timeout: Any = launcher.get("timeout")
+            if _num(walltime) and _num(timeout) and walltime < timeout:
+                self.add(
+                    "R025",
+                    f"walltime {walltime:g} s is shorter than the timeout {timeout:g} s",
+                    f"{ptr}/resources/walltime",
+                    hint="a batch scheduler would stop the run first: raise walltime",
+                )
+            gpus: Any = resources.get("gpus")
+            if _num(gpus) and gpus > 0 and no_gpu:
+                self.add(
+                    "R026",
+                    f"the launcher asks for {gpus} GPUs but the environment declares no "
+                    "accelerator",
+                    f"{ptr}/resources/gpus",
+                    hint="declare the GPU under environment.accelerator (kind, gpus)",
+                )
 
 
 def _components(graph: dict[str, list[str]]) -> list[list[str]]:

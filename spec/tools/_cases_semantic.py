@@ -626,5 +626,50 @@ def semantic_cases() -> list[Case]:
             mutate=[add("/environment/data", CKPT), put("/launchers/0/data", ["weights"])],
         )
     )
+    # ------------------------------------------------------------------ resources (1.1)
+    c.append(
+        Case(
+            "launcher-resources",
+            "A launcher declares the cores, memory, GPUs and wall time one run needs.",
+            [],
+            mutate=[
+                put("/rra_version", "1.1"),
+                put("/environment/accelerator", {"kind": "cuda", "cuda": "12.1", "gpus": 1}),
+                put("/launchers/0/timeout", 3600),
+                put(
+                    "/launchers/0/resources",
+                    {"cpus": 4, "memory": "16GiB", "gpus": 1, "walltime": 7200},
+                ),
+            ],
+        )
+    )
+    c.append(
+        Case(
+            "resources-memory-without-unit",
+            "A launcher's memory need is a bare number, not a size with a unit.",
+            [f("S004", "/launchers/0/resources/memory")],
+            mutate=[put("/rra_version", "1.1"), put("/launchers/0/resources", {"memory": "16"})],
+        )
+    )
+    c.append(
+        Case(
+            "resources-walltime-below-timeout",
+            "A launcher's resources reserve less wall time than its timeout allows.",
+            [f("R025", "/launchers/0/resources/walltime")],
+            mutate=[
+                put("/rra_version", "1.1"),
+                put("/launchers/0/timeout", 3600),
+                put("/launchers/0/resources", {"cpus": 2, "memory": "4GiB", "walltime": 600}),
+            ],
+        )
+    )
+    c.append(
+        Case(
+            "resources-gpus-without-accelerator",
+            "A launcher asks for a GPU while the environment declares no accelerator.",
+            [f("R026", "/launchers/0/resources/gpus")],
+            mutate=[put("/rra_version", "1.1"), put("/launchers/0/resources", {"gpus": 1})],
+        )
+    )
 
     return c

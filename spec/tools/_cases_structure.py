@@ -225,6 +225,17 @@ def structure_cases() -> list[Case]:
     )
     c.append(
         Case(
+            "invalid-commit-upper-case",
+            "A full commit id in upper-case hex: ids and digests are lower case, as git prints"
+            " them.",
+            [f("S004", "/codebase/upstream/commit")],
+            mutate=[
+                put("/codebase/upstream/commit", "3F9C2A7E1B4D5C6E7F8091A2B3C4D5E6F7A8B9C0"),
+            ],
+        )
+    )
+    c.append(
+        Case(
             "invalid-short-commit",
             "An abbreviated commit id is not enough.",
             [f("S004", "/codebase/upstream/commit")],

@@ -277,7 +277,7 @@ def tool_cases() -> list[Case]:
             "guide-without-markers",
             "GUIDE.md has no generated-records block.",
             [f("G003", "", file="GUIDE.md")],
-            tags=["guide"],
+            tags=["required", "guide"],
             files={"GUIDE.md": "# Reproduction guide\n\nRun the scored launcher.\n"},
         )
     )

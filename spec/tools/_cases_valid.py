@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from _casedata import (
     BILLION_LAUGHS,
     CKPT,
@@ -21,6 +23,43 @@ from _casedata import (
 )
 from _casekit import Case, add, delete, fake_hash, put
 
+#: The limits of spec section 3.1 (the reference loader's constants; a test holds them equal).
+MAX_BYTES = 8 * 1024 * 1024
+MAX_DEPTH = 64
+MAX_ALIAS_NODES = 100_000
+
+
+def _padded_to(size: int) -> Callable[[str], str]:
+    """A text edit that pads the manifest with comment lines to exactly ``size`` bytes."""
+
+    def edit(doc: str) -> str:
+        missing = size - len(doc.encode("utf-8"))
+        line = "# " + "padding " * 12 + "\n"
+        count, rest = divmod(missing, len(line))
+        if rest and rest < 2:  # the last line needs at least '#' and its line break
+            count, rest = count - 1, rest + len(line)
+        tail = "#" + " " * (rest - 2) + "\n" if rest else ""
+        return doc + line * count + tail
+
+    return edit
+
+
+def _nested(levels: int) -> Callable[[str], str]:
+    """An extension value whose innermost collection is at ``levels`` (the root mapping is 1)."""
+    inner = levels - 1
+    return lambda doc: doc + "x-deep: " + "[" * inner + "]" * inner + "\n"
+
+
+def _alias_copies(extra: int) -> Callable[[str], str]:
+    """Aliases that produce MAX_ALIAS_NODES nodes (a 100-node list copied 1000 times), plus
+    ``extra`` more (one anchored scalar copied ``extra`` times)."""
+    anchored = "[" + ", ".join(str(i) for i in range(99)) + "]"  # 1 list + 99 scalars
+    copies = MAX_ALIAS_NODES // 100
+    text = f"x-anchor: &a {anchored}\nx-copies: [" + ", ".join(["*a"] * copies) + "]\n"
+    if extra:
+        text += "x-one: &o 1\nx-more: [" + ", ".join(["*o"] * extra) + "]\n"
+    return lambda doc: doc + text
+
 
 def _merge_key(doc: str) -> str:
     """Give the task a merge key that would, if interpreted, supply its dataset."""
@@ -37,6 +76,7 @@ def valid_cases() -> list[Case]:
             "minimal-without-digests",
             "No tree digest and no lock: valid, with a warning for the unpinned refined code.",
             [f("F007", "/codebase/tree_digest")],
+            tags=["required", "digests"],  # F007 is a digest check
             mutate=[delete("/codebase/tree_digest"), delete("/environment/lock")],
             files={LOCK: None},
         )
@@ -371,8 +411,9 @@ def valid_cases() -> list[Case]:
     c.append(
         Case(
             "several-documents",
-            "rra.yaml holds two YAML documents; a manifest is one.",
-            [f("Y001", "")],
+            "rra.yaml holds two YAML documents; a manifest is one (Y011, not Y001: the text is"
+            " well-formed YAML).",
+            [f("Y011", "")],
             tags=["required", "yaml"],
             raw=b'rra_version: "1.0"\n---\nrra_version: "1.0"\n',
             base=False,
@@ -461,11 +502,57 @@ def valid_cases() -> list[Case]:
     )
     c.append(
         Case(
-            "too-large",
-            "A manifest of 9 MiB (the limit is 8 MiB), padded with comments.",
+            "size-at-limit",
+            "A manifest of exactly 8 MiB (8,388,608 bytes), padded with comments: accepted.",
+            [],
+            tags=["required", "yaml"],
+            text_edit=_padded_to(MAX_BYTES),
+        )
+    )
+    c.append(
+        Case(
+            "size-past-limit",
+            "A manifest one byte over 8 MiB (8,388,609 bytes): Y006.",
             [f("Y006", "")],
             tags=["required", "yaml"],
-            text_edit=lambda doc: doc + ("# " + "padding " * 15 + "\n") * 76000,
+            text_edit=_padded_to(MAX_BYTES + 1),
+        )
+    )
+    c.append(
+        Case(
+            "depth-at-limit",
+            "Collections nested 64 levels deep (the root mapping is level 1): accepted.",
+            [],
+            tags=["required", "yaml"],
+            text_edit=_nested(MAX_DEPTH),
+        )
+    )
+    c.append(
+        Case(
+            "depth-past-limit",
+            "Collections nested 65 levels deep: Y005.",
+            [f("Y005", "")],
+            tags=["required", "yaml"],
+            text_edit=_nested(MAX_DEPTH + 1),
+        )
+    )
+    c.append(
+        Case(
+            "aliases-at-limit",
+            "Aliases that produce exactly 100,000 nodes (a 100-node list copied 1,000 times):"
+            " accepted.",
+            [],
+            tags=["required", "yaml"],
+            text_edit=_alias_copies(0),
+        )
+    )
+    c.append(
+        Case(
+            "aliases-past-limit",
+            "Aliases that produce 100,001 nodes: Y004.",
+            [f("Y004", "")],
+            tags=["required", "yaml"],
+            text_edit=_alias_copies(1),
         )
     )
     c.append(

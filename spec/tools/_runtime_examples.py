@@ -784,6 +784,23 @@ RUNTIME_EXAMPLES: dict[str, tuple[str, str, str]] = {
         "# (also when rra.yaml does not parse or is not a valid manifest)",
         "$ reprobridge run examples/digits-logreg",
     ),
+    "N020": (
+        _SH,
+        "$ reprobridge run demo --executor kubernetes   # N020, exit 2",
+        "$ reprobridge run demo --executor dask-local",
+    ),
+    "N021": (
+        _SH,
+        "$ reprobridge run demo --executor dask --scheduler tcp://10.0.0.9:8786\n"
+        "# no scheduler answers there within the start timeout: N021, exit 2",
+        "$ reprobridge run demo --executor dask --scheduler tcp://scheduler.example:8786",
+    ),
+    "N022": (
+        _YAML,
+        "    resources: {cpus: 64, memory: 512GiB}\n"
+        "# every worker has 2 cores and 8 GiB: N022 before anything is submitted",
+        "    resources: {cpus: 2, memory: 4GiB}",
+    ),
     "N010": (
         _SH,
         "# launcher train writes results/metrics.json whatever the seed\n"
@@ -1001,7 +1018,7 @@ RUNTIME_EXAMPLES: dict[str, tuple[str, str, str]] = {
         _SH,
         "# rra.yaml lists a patch that code/ (the checkout) does not hold\n"
         "$ reprobridge code record --kind convenience --why '...'   # C011",
-        "$ rm -r code && reprobridge code status && reprobridge code record ...",
+        "$ rm -r code && reprobridge digest && reprobridge code record ...",
     ),
     "C012": (
         _SH,

@@ -9,6 +9,8 @@ The parts of the specification (``spec/*.md``) are hand-written except for block
   (``schemas/rra-1.1.schema.json``), a field or value added after 1.0 marked "Since 1.1";
 * ``evidence-fields NAME...``: the same for the evidence record schema;
 * ``example PATH``: the file ``spec/examples/PATH`` verbatim;
+* ``additions VERSION``: every field and enumeration value marked ``since VERSION`` in the
+  newest manifest and evidence schemas, linked to its field table;
 * ``codes``: the catalogue of finding codes from the SDK's registry
   (``reprobridge_sdk/_data/codes.json``), each code of the manifest families with an invalid
   and a valid excerpt taken from the conformance cases (their choice is recorded in
@@ -237,6 +239,37 @@ def _objects(schema_file: str, root_name: str) -> dict[str, dict[str, Any]]:
     return objects
 
 
+def additions_table(
+    version: str,
+    part: str,
+    manifest_objects: dict[str, dict[str, Any]],
+    evidence_objects: dict[str, dict[str, Any]],
+) -> str:
+    """Every field and enumeration value marked ``since VERSION``, with a link to its table."""
+    rows: list[str] = []
+    for document, target, objects in (
+        ("manifest", "manifest", manifest_objects),
+        ("evidence record", "runner", evidence_objects),
+    ):
+        for name in sorted(objects):
+            for key, prop in objects[name].get("properties", {}).items():
+                marker = parse_since(prop.get("$comment"))
+                if marker is None or f"{marker[0][0]}.{marker[0][1]}" != version:
+                    continue
+                what = (
+                    "field"
+                    if marker[1] is None
+                    else "values " + ", ".join(f"`{v}`" for v in marker[1])
+                )
+                link = _link(part, target, f"obj-{name.lower()}")
+                meaning = " ".join((prop.get("description") or "").split()).replace("|", "/")
+                rows.append(f"| {document} | [{name}]({link}).`{key}` | {what} | {meaning} |")
+    if not rows:
+        return f"No field or value is marked since {version} yet.\n"
+    head = ["| Document | Where | Addition | Meaning |", "|---|---|---|---|"]
+    return "\n".join(head + rows) + "\n"
+
+
 # --------------------------------------------------------------------------- code catalogue
 
 
@@ -430,6 +463,8 @@ def render_spec(text: str, examples: dict[str, Any], examples_dir: Path, part: s
             body = f"```{lang}\n{path.read_text('utf-8')}```\n"
         elif kind == "codes":
             body = code_catalogue(examples) + "\n"
+        elif kind == "additions":
+            body = additions_table(args[0], part, manifest_objects, evidence_objects)
         else:
             msg = f"unknown generated block {kind!r}"
             raise ValueError(msg)

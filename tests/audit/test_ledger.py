@@ -242,3 +242,19 @@ def test_run_prints_the_head_and_audit_checks_it(tmp_path: Path) -> None:
     assert bad.returncode == 1
     report = json.loads(bad.stdout)
     assert [f["code"] for f in report["attempts"][0]["findings"]] == ["A057"]
+
+
+def test_hostile_ledgers_are_findings_never_crashes(toy: Path) -> None:
+    runs = toy / "runs"
+    good = (runs / LEDGER_NAME).read_text()
+    for hostile in (
+        "[" * 100_000 + "]" * 100_000 + "\n",  # nested beyond the parser's depth
+        '{"seq": 1}' + " " * 70_000 + "\n",  # a line longer than the bound
+        "\udcff not utf-8\n",
+    ):
+        (runs / LEDGER_NAME).write_text(good + hostile, errors="surrogateescape")
+        assert "A051" in _attempt_codes(audit(toy))
+    with (runs / LEDGER_NAME).open("wb") as handle:
+        handle.truncate(65 * 1024 * 1024)  # sparse: larger than the bound
+    found = audit(toy).attempts[0].findings
+    assert [f.code for f in found if f.code == "A051"] == ["A051"]

@@ -334,3 +334,20 @@ def test_an_honest_signed_run_passes_every_check_with_no_false_alarm(
         True,
         True,
     )
+
+
+def test_hostile_envelopes_are_k007(toy: Path) -> None:
+    run_dir = _run_dirs(toy)[0]
+    path = run_dir / ENVELOPE_NAME
+    nested = "[" * 100_000 + "]" * 100_000
+    deep_payload = base64.b64encode(nested.encode()).decode()
+    for text in (
+        nested,
+        "not json",
+        json.dumps({"payload": deep_payload, "payloadType": "x", "signatures": [{"sig": "AA=="}]}),
+    ):
+        path.write_text(text)
+        assert _codes(audit(toy, trust=_trusted(toy)))[run_dir.name] in ({"K007"}, {"K003"})
+    with path.open("wb") as handle:
+        handle.truncate(17 * 1024 * 1024)
+    assert _codes(audit(toy, trust=_trusted(toy)))[run_dir.name] == {"K007"}

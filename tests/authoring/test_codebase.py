@@ -283,3 +283,20 @@ def test_a_tree_other_than_the_declared_one_is_c004(tmp_path: Path) -> None:
         materialize(root)
     assert [(f.code, f.path) for f in caught.value.findings] == [("C004", "/codebase/tree_digest")]
     assert "C004" in _codes(root)  # validate reads the checkout in place
+
+
+def test_a_relative_upstream_must_name_the_enclosing_repository(tmp_path: Path) -> None:
+    root = _artifact(tmp_path)  # not inside any git repository
+    art = api.load(root)
+    art.manifest.codebase.refined = type(art.manifest.codebase.refined)(kind="patches")
+    art.manifest.codebase.upstream.repository = "../somewhere"
+    art.manifest.codebase.upstream.commit = "a" * 40
+    art.save()
+    import shutil
+
+    shutil.rmtree(root / "code")
+    with pytest.raises(CodebaseError) as caught:
+        materialize(root)
+    assert [(f.code, f.path) for f in caught.value.findings] == [
+        ("C001", "/codebase/upstream/repository")
+    ]

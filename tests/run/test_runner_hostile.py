@@ -357,3 +357,38 @@ def test_credentials_are_redacted_in_record_events_and_snapshot(tmp_path: Path) 
     record = json.loads(record_path.read_text())
     assert record["argv"][2] == "https://<redacted>@example.org/d"
     assert record["argv"][3] == "--db-password=<redacted>"
+
+
+def test_a_file_extractor_does_not_follow_a_link_the_launcher_planted(tmp_path: Path) -> None:
+    """The launcher links a secret into its run directory and asks the runner to read it."""
+    secret = tmp_path / "secret.txt"
+    secret.write_text("acc=1234.5\n")
+    code = {"plant.py": f"import os, sys\nos.symlink({str(secret)!r}, sys.argv[1])\n"}
+    root = _artifact(
+        tmp_path / "art",
+        [
+            {
+                "id": "plant",
+                "argv": ["python", "plant.py", "{run_dir}/metrics.txt"],
+                "workdir": "code",
+                "scope": "smoke",
+                "measurements": [
+                    {
+                        "task": "acc",
+                        "extract": {
+                            "kind": "regex",
+                            "file": "{run_dir}/metrics.txt",
+                            "pattern": "acc=([0-9.]+)",
+                        },
+                    }
+                ],
+            }
+        ],
+        code,
+    )
+    (result,) = run(root, ["plant"], env_mode="current").results
+    (measured,) = result.record.measurements
+    assert measured.value is None
+    assert measured.error is not None
+    assert measured.error.startswith("unsafe-file")
+    assert "1234.5" not in (result.run_dir / "record.json").read_text()

@@ -122,6 +122,19 @@ def test_every_example_file_the_spec_names_exists() -> None:
 
 
 def test_the_limits_are_those_of_the_reference_loader() -> None:
+    sys.path.insert(0, str(REPO / "spec" / "tools"))
+    try:
+        cases = importlib.import_module("_cases_valid")
+    finally:
+        sys.path.remove(str(REPO / "spec" / "tools"))
+    assert (cases.MAX_BYTES, cases.MAX_DEPTH, cases.MAX_ALIAS_NODES) == (
+        document.MAX_BYTES,
+        document.MAX_DEPTH,
+        document.MAX_ALIAS_NODES,
+    )
+    for name in ("size", "depth", "aliases"):
+        assert _expected(f"{name}-at-limit")["findings"] == []
+        assert len(_expected(f"{name}-past-limit")["findings"]) == 1
     text = PARTS["manifest.md"]
     assert f"8 MiB ({document.MAX_BYTES:,} bytes)" in text
     assert f"| Nesting depth of collections | {document.MAX_DEPTH} | Y005 |" in text

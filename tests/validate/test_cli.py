@@ -131,6 +131,22 @@ def test_usage_errors_exit_2(tree: Path, args: tuple[str, ...]) -> None:
     assert args[-1].lower() in proc.stderr.strip().splitlines()[-1].lower()  # names the value
 
 
+@pytest.mark.parametrize("fmt", ["json", "sarif", "junit"])
+def test_a_nonexistent_path_still_gives_a_machine_report(tmp_path: Path, fmt: str) -> None:
+    """An I/O error (exit 2) under --format json prints JSON all the same, with Y010."""
+    proc = run("--format", fmt, tmp_path / "no-such-dir")
+    assert proc.returncode == 2
+    assert "Traceback" not in proc.stderr
+    if fmt == "json":
+        report = json.loads(proc.stdout)
+        assert [f["code"] for f in report["artifacts"][0]["findings"]] == ["Y010"]
+        assert report["summary"]["ok"] is False
+    else:
+        assert "Y010" in proc.stdout
+    text = run(tmp_path / "no-such-dir")
+    assert (text.returncode, text.stdout) == (2, "")
+
+
 def test_directory_without_artifacts_is_y010(tmp_path: Path) -> None:
     (tmp_path / "empty").mkdir()
     proc = run("--format", "json", tmp_path / "empty")

@@ -1,0 +1,264 @@
+"""Executors: where the runs of one invocation, and the artifacts of a committee batch, execute.
+
+An executor takes the runs the scheduler (:mod:`reprobridge_sdk.run.runner`) releases, one at
+a time and no more than :attr:`Executor.slots` at once, and hands back a
+:class:`concurrent.futures.Future` of each run's :class:`~reprobridge_sdk.run.RunResult`. The
+scheduler (order by ``needs``, dependency failures, interruption) is the same whatever the
+executor, and so is each run: a distributed executor calls the same
+:func:`~reprobridge_sdk.run._execute.execute` on its worker that the local executor calls in a
+thread, so records, logs, outputs and verdicts do not depend on where a run ran.
+
+Executors (``--executor``):
+
+``local``
+    Threads of this process, one subprocess each (``-j`` of them): the default.
+``dask-local``
+    A ``distributed.LocalCluster`` of ``-j`` worker processes started for the invocation.
+``dask``
+    An existing ``distributed`` scheduler (``--scheduler tcp://host:8786``).
+``slurm``
+    Dask workers submitted as Slurm batch jobs through ``dask-jobqueue``'s ``SLURMCluster``
+    (PBS, SGE and LSF go through the same route: :data:`JOBQUEUE_CLUSTERS`).
+
+The shared file system is an explicit setting, never a guess. With ``shared_fs=True`` a worker
+reads the artifact at its path and writes each run directory under the artifact's runs
+directory itself; with ``shared_fs=False`` (the default of ``dask`` and ``slurm``) the artifact
+travels to the workers as an archive (once per worker, cached by its digest) and each run
+directory travels back, to be placed atomically by the client. ``dask-local`` shares the file
+system by construction.
+
+Failure modes are defined outcomes, never a hang: an unknown executor is N020; a missing
+optional dependency is E015, naming the extra to install; a scheduler that cannot be reached or
+a cluster that does not start is N021; a run whose ``resources`` no worker (or Slurm node) can
+hold is N022, detected before anything is submitted. A worker lost in the middle of a run is
+replaced by the engine and the run retried; the retry's record is the run's only final record,
+and names the lost attempt in ``lost_attempts``. Interrupting the client cancels the runs that
+have not started and kills the process groups of those that have (each is then recorded as
+``interrupted``).
+"""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from reprobridge_sdk.errors import UsageError, require_extra
+from reprobridge_sdk.findings import finding
+from reprobridge_sdk.model import Launcher
+from reprobridge_sdk.run._execute import Job, Shared, execute
+from reprobridge_sdk.run.results import RunResult
+
+__all__ = [
+    "EXECUTORS",
+    "JOBQUEUE_CLUSTERS",
+    "Capacity",
+    "Executor",
+    "ExecutorOptions",
+    "LocalExecutor",
+    "make_executor",
+    "placement_problem",
+]
+
+#: The executors ``--executor`` accepts.
+EXECUTORS = ("local", "dask-local", "dask", "slurm")
+#: Batch systems reached through dask-jobqueue, by name (``slurm`` is the one tested here).
+JOBQUEUE_CLUSTERS = {
+    "slurm": "SLURMCluster",
+    "pbs": "PBSCluster",
+    "sge": "SGECluster",
+    "lsf": "LSFCluster",
+}
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+
+def executor_error(code: str, message: str, *, hint: str | None = None) -> UsageError:
+    return UsageError(message, [finding(code, message, hint=hint)])
+
+
+@dataclass(frozen=True)
+class ExecutorOptions:
+    """How to reach and size a distributed executor (flags, then environment, then config)."""
+
+    #: Address of an existing scheduler, for ``dask``.
+    scheduler: str | None = None
+    #: Whether workers see the client's file system at the same paths (see the module doc).
+    shared_fs: bool | None = None
+    #: Extra ``#SBATCH`` directives (``slurm``), e.g. ``--partition=gpu``.
+    job_extra: tuple[str, ...] = ()
+    #: Shell lines run before each batch job's worker starts (``slurm``), e.g. ``module load``.
+    job_prologue: tuple[str, ...] = ()
+    #: Queue or partition of the batch jobs (``slurm``).
+    queue: str | None = None
+    #: Account to charge (``slurm``).
+    account: str | None = None
+    #: Where batch jobs write their logs (``slurm``); none by default.
+    log_directory: str | None = None
+    #: Seconds to wait for the first worker before giving up with N021.
+    start_timeout: float = 120.0
+
+
+@dataclass(frozen=True)
+class Capacity:
+    """What one worker (or batch node) can hold: cores, memory in bytes, GPUs."""
+
+    cpus: float
+    memory: float | None
+    gpus: float
+
+    def holds(self, launcher: Launcher) -> bool:
+        need = launcher.resources
+        if need is None:
+            return True
+        from reprobridge_sdk.model.launcher import memory_bytes  # noqa: PLC0415 - cheap
+
+        if need.cpus > self.cpus or need.gpus > self.gpus:
+            return False
+        return not (
+            need.memory is not None
+            and self.memory is not None
+            and memory_bytes(need.memory) > self.memory
+        )
+
+
+def placement_problem(launchers: Iterable[Launcher], capacities: Sequence[Capacity]) -> str | None:
+    """Why some launcher's runs cannot be placed on any of ``capacities``, or ``None``."""
+    for launcher in launchers:
+        if launcher.resources is None:
+            continue
+        if not any(c.holds(launcher) for c in capacities):
+            r = launcher.resources
+            wanted = f"{r.cpus} cpus" + (f", {r.memory}" if r.memory else "")
+            wanted += f", {r.gpus} gpus" if r.gpus else ""
+            best = ", ".join(
+                f"{c.cpus:g} cpus/{_size(c.memory)}/{c.gpus:g} gpus" for c in capacities[:4]
+            )
+            return (
+                f"launcher {launcher.id!r} needs {wanted} per run, but no worker has that "
+                f"(workers: {best or 'none'})"
+            )
+    return None
+
+
+def _size(memory: float | None) -> str:
+    if memory is None:
+        return "unknown memory"
+    return f"{memory / 2**30:.1f}GiB"
+
+
+class Executor(abc.ABC):
+    """Runs the jobs the scheduler releases; see the module documentation."""
+
+    #: The name recorded in each run's record (``None`` for local runs).
+    record_name: str | None = None
+
+    @property
+    @abc.abstractmethod
+    def slots(self) -> int:
+        """How many runs may be in flight at once."""
+
+    def start(self, shared: Shared, launchers: Sequence[Launcher]) -> None:  # noqa: B027
+        """Prepare for the runs of ``launchers`` (placement checks, shipping the artifact)."""
+
+    @abc.abstractmethod
+    def submit(self, job: Job, shared: Shared) -> Future[RunResult]:
+        """Start one run; the future gives its result once its final record is written."""
+
+    def cancel(self) -> None:  # noqa: B027
+        """Stop the runs in flight (their processes are killed and recorded as interrupted)."""
+
+    def close(self) -> None:  # noqa: B027
+        """Release the workers and connections."""
+
+    @abc.abstractmethod
+    def map(self, function: Callable[[T], R], items: Sequence[T]) -> list[R]:
+        """``[function(item) for item in items]``, spread over the workers (committee batches)."""
+
+    def __enter__(self) -> Executor:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class LocalExecutor(Executor):
+    """Threads of this process, one subprocess per run (the runner's ``-j``)."""
+
+    def __init__(self, jobs: int = 1) -> None:
+        self._jobs = jobs
+        self._pool: ThreadPoolExecutor | None = None
+
+    @property
+    def slots(self) -> int:
+        return self._jobs
+
+    def submit(self, job: Job, shared: Shared) -> Future[RunResult]:
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(max_workers=self._jobs, thread_name_prefix="rb-run")
+        return self._pool.submit(execute, job, shared)
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=True)
+            self._pool = None
+
+    def map(self, function: Callable[[T], R], items: Sequence[T]) -> list[R]:
+        if self._jobs <= 1 or len(items) <= 1:
+            return [function(item) for item in items]
+        from concurrent.futures import ProcessPoolExecutor  # noqa: PLC0415 - only for batches
+
+        with ProcessPoolExecutor(max_workers=min(self._jobs, len(items))) as pool:
+            return list(pool.map(function, items))
+
+
+def make_executor(
+    name: str | None = None,
+    *,
+    jobs: int = 1,
+    options: ExecutorOptions | None = None,
+) -> Executor:
+    """The executor called ``name`` (``None`` or ``local``: :class:`LocalExecutor`).
+
+    ``jobs`` is the number of runs in flight: local threads, ``dask-local`` workers, or Slurm
+    batch jobs (one worker each). With ``dask`` the scheduler's workers decide.
+    """
+    options = options or ExecutorOptions()
+    name = name or "local"
+    if name not in EXECUTORS:
+        raise executor_error(
+            "N020",
+            f"unknown executor {name!r}",
+            hint=f"choose one of: {', '.join(EXECUTORS)}",
+        )
+    if jobs < 1:
+        raise executor_error("N004", f"jobs must be at least 1, not {jobs}")
+    if name == "local":
+        return LocalExecutor(jobs)
+    extra = "slurm" if name == "slurm" else "dask"
+    require_extra("distributed", extra, feature=f"the {name!r} executor")
+    if name == "slurm":
+        require_extra("dask_jobqueue", extra, feature="the 'slurm' executor")
+    from ._dask import DaskExecutor  # noqa: PLC0415 - optional dependency
+
+    return DaskExecutor(name, jobs=jobs, options=options)
+
+
+def options_from(values: dict[str, Any]) -> ExecutorOptions:
+    """Executor options from a settings mapping (e.g. ``[tool.reprobridge.executor]``)."""
+    known = set(ExecutorOptions.__dataclass_fields__)
+    clean = {k.replace("-", "_"): v for k, v in values.items()}
+    unknown = sorted(set(clean) - known)
+    if unknown:
+        raise executor_error(
+            "N004",
+            f"unknown executor option {unknown[0]!r}",
+            hint=f"known options: {', '.join(sorted(known))}",
+        )
+    for key in ("job_extra", "job_prologue"):
+        if key in clean:
+            clean[key] = tuple(clean[key])
+    return ExecutorOptions(**clean)
