@@ -60,7 +60,7 @@ def test_kill_during_the_builder_then_resume_reuses_intake_and_planner(
 
     # a changed claim invalidates the Intake and everything after it (B013)
     data = yaml.safe_load(claims.read_text("utf-8"))
-    data["claims"][0]["value"] = 0.96
+    data["claims"][0]["value"] = 0.955
     claims.write_text(yaml.safe_dump(data), "utf-8")
     again = subprocess.run(
         [*argv, "--resume", "--json", "--max-minutes", "0.0001"],
