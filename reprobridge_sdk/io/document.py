@@ -291,12 +291,18 @@ def _mark(mark: Any) -> tuple[int, int]:
 
 
 def _parse(label: str, text: str) -> Document:
+    # The nodes are released when _parse_nodes returns, before the collector runs again:
+    # it then scans the converted values only, never the node graph.
+    with _gc_paused():
+        return _parse_nodes(label, text)
+
+
+def _parse_nodes(label: str, text: str) -> Document:
     doc = Document(label, text)
     try:
         if _composer_at_risk(text):
             _check_depth(label, text)
-        with _gc_paused():
-            root = yaml.compose(text, Loader=_Loader)
+        root = yaml.compose(text, Loader=_Loader)
     except _Fatal as fatal:
         doc.findings.append(fatal.item)
         return doc
@@ -332,8 +338,7 @@ def _parse(label: str, text: str) -> Document:
     try:
         if "*" in text:  # without an alias there is nothing to expand
             _check_aliases(label, root)
-        with _gc_paused():
-            data = converter.convert(root, "", 0)
+        data = converter.convert(root, "", 0)
     except _Fatal as fatal:
         if fatal.item.code == "Y005":  # as when the depth walk finds it before composing
             doc.findings.clear()
