@@ -335,6 +335,7 @@ def run(
             engine.start(shared, selected)
             results, interrupted = _schedule(plan, shared, engine)
     finally:
+        engine.finish()
         if owned:
             engine.close()
     results.sort(key=lambda r: (r.record.started_at, r.run_id))

@@ -168,6 +168,9 @@ class Executor(abc.ABC):
     def submit(self, job: Job, shared: Shared) -> Future[RunResult]:
         """Start one run; the future gives its result once its final record is written."""
 
+    def finish(self) -> None:  # noqa: B027
+        """The invocation that :meth:`start` prepared is over (the executor may serve another)."""
+
     def cancel(self) -> None:  # noqa: B027
         """Stop the runs in flight (their processes are killed and recorded as interrupted)."""
 

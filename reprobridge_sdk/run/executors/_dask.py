@@ -118,6 +118,7 @@ class DaskExecutor(Executor):
         self._archive_digest: str | None = None
         self._cancel_name = f"reprobridge-cancel-{uuid.uuid4().hex}"
         self._cancel_event: distributed.Event | None = None
+        self._finished = threading.Event()
         self._declared: set[str] = set()
         self._futures: set[distributed.Future] = set()
         self._lock = threading.Lock()
@@ -165,7 +166,6 @@ class DaskExecutor(Executor):
             ) from None
         workers = self._client.scheduler_info().get("workers", {})
         self._declared = {k for w in workers.values() for k in (w.get("resources") or {})}
-        self._cancel_event = distributed.Event(self._cancel_name, client=self._client)
 
     def _local_cluster(self) -> distributed.LocalCluster:
         cores = os.cpu_count() or 1
@@ -226,12 +226,18 @@ class DaskExecutor(Executor):
             data = pack_artifact(shared.root, shared.runs_dir)
             self._archive_digest = hashlib.sha256(data).hexdigest()
             self._archive = self.client.scatter(data, broadcast=True, hash=False)
+        # One cancel event per invocation: an executor the caller keeps open serves several.
+        self._cancel_name = f"reprobridge-cancel-{uuid.uuid4().hex}"
+        self._cancel_event = distributed.Event(self._cancel_name, client=self.client)
+        self._finished = threading.Event()
         watcher = threading.Thread(target=self._watch_cancel, args=(shared,), daemon=True)
         watcher.start()
 
     def _watch_cancel(self, shared: Shared) -> None:
-        shared.cancel.wait()
-        self.cancel()
+        while not self._finished.is_set():
+            if shared.cancel.wait(0.5):
+                self.cancel()
+                return
 
     def _resources(self, launcher: Launcher) -> dict[str, float] | None:
         need = launcher.resources
@@ -341,7 +347,11 @@ class DaskExecutor(Executor):
         if waiting and self._client is not None:
             self._client.cancel(waiting)
 
+    def finish(self) -> None:
+        self._finished.set()
+
     def close(self) -> None:
+        self._finished.set()
         if self._client is not None:
             self._client.close()
             self._client = None
