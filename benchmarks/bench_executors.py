@@ -58,7 +58,15 @@ def main() -> None:
         (artifact / "code").mkdir(parents=True)
         (artifact / "code" / "README").write_text("bench\n")
         (artifact / "rra.yaml").write_text(MANIFEST)
-        cli = [sys.executable, "-m", "reprobridge_sdk", "run", str(artifact), "trivial"]
+        cli = [
+            sys.executable,
+            "-m",
+            "reprobridge_sdk",
+            "run",
+            str(artifact),
+            "trivial",
+            "--no-validate",
+        ]
         seeds = ",".join(map(str, range(args.runs)))
         sides = {
             "local": [*cli, "--env", "current", "-j", "2"],
