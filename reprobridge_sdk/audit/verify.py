@@ -46,7 +46,7 @@ from reprobridge_sdk.extract.extraction import (
     extract_value,
     same_value,
 )
-from reprobridge_sdk.extract.template import template_matches
+from reprobridge_sdk.extract.template import shell_quoted, template_matches
 from reprobridge_sdk.findings import Finding, Severity, finding
 from reprobridge_sdk.io import safefs
 from reprobridge_sdk.model import (
@@ -340,6 +340,17 @@ def _argv_matches(launcher: Launcher, record: EvidenceRecord) -> bool:
     want, got = launcher.argv, record.argv
     if len(want) != len(got) or not got:
         return False
+    values: dict[str, object] = {**launcher.params, **record.params}
+    if record.seed is not None:
+        values["seed"] = record.seed
+    if launcher.shell:
+        # The command line is rendered with every value quoted for the shell (the runner's
+        # render_argv): match it with the same quoting.
+        first = template_matches(redact_text(want[0]), got[0], shell_quoted(values))
+        return first and all(
+            template_matches(redact_text(w), g, values)
+            for w, g in zip(want[1:], got[1:], strict=True)
+        )
     program = PurePosixPath(got[0]).name
     declared = PurePosixPath(want[0]).name
     if got[0] != want[0] and not (
@@ -347,9 +358,6 @@ def _argv_matches(launcher: Launcher, record: EvidenceRecord) -> bool:
         or (declared.startswith("python") and program.startswith("python"))
     ):
         return False
-    values: dict[str, object] = {**launcher.params, **record.params}
-    if record.seed is not None:
-        values["seed"] = record.seed
     # The runner records argv with credentials redacted (redact_text): compare likewise.
     return all(
         template_matches(redact_text(w), g, values) for w, g in zip(want[1:], got[1:], strict=True)

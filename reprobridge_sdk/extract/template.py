@@ -20,6 +20,7 @@ never have rendered it.
 from __future__ import annotations
 
 import re
+import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
@@ -30,6 +31,7 @@ __all__ = [
     "TemplateError",
     "parse_template",
     "render_template",
+    "shell_quoted",
     "template_matches",
     "template_names",
 ]
@@ -94,6 +96,12 @@ def _value(value: object) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     return str(value)
+
+
+def shell_quoted(context: Mapping[str, object]) -> dict[str, str]:
+    """The values of ``context`` as a shell launcher's command line gets them: each quoted
+    as one word for ``/bin/sh`` (the runner renders, and the auditor matches, with these)."""
+    return {name: shlex.quote(_value(value)) for name, value in context.items()}
 
 
 def render_template(text: str, context: Mapping[str, object]) -> str:

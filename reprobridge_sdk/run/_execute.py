@@ -10,7 +10,6 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
-import shlex
 import sys
 import threading
 import time
@@ -23,6 +22,7 @@ from reprobridge_sdk.digest import file_sha256
 from reprobridge_sdk.env.snapshot import redact_text
 from reprobridge_sdk.errors import ArtifactError
 from reprobridge_sdk.extract.extraction import ExtractionError, render_template
+from reprobridge_sdk.extract.template import shell_quoted
 from reprobridge_sdk.io import safefs
 from reprobridge_sdk.io._fs import atomic_write_json
 from reprobridge_sdk.model import RECORD_NAME, Launcher, Manifest
@@ -153,8 +153,7 @@ def render_argv(launcher: Launcher, context: Mapping[str, object]) -> list[str]:
     """
     if not launcher.shell:
         return [render_template(arg, context) for arg in launcher.argv]
-    quoted = {name: shlex.quote(str(value)) for name, value in context.items()}
-    return [render_template(launcher.argv[0], quoted)] + [
+    return [render_template(launcher.argv[0], shell_quoted(context))] + [
         render_template(arg, context) for arg in launcher.argv[1:]
     ]
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 from pathlib import Path
 from typing import Any
 
@@ -144,3 +145,53 @@ def test_law_the_auditor_accepts_what_the_runner_records(
     if args:  # and another command is not accepted
         other = record.model_copy(update={"argv": [*argv[:-1], argv[-1] + "x"]})
         assert not _argv_matches(launcher, other) or "{run_dir}" in args[-1]
+
+
+@given(
+    value=st.text(
+        alphabet=st.sampled_from(list("ab 1;'\"$`\\|&()*?{}\n\t")), min_size=0, max_size=12
+    ),
+    seed=st.integers(min_value=0, max_value=10**6),
+)
+@example(value="a b", seed=0)
+@example(value="x $(touch PWNED)", seed=1)
+@example(value="it's", seed=2)
+def test_law_the_auditor_accepts_what_the_runner_records_for_a_shell_launcher(
+    value: str, seed: int
+) -> None:
+    """A shell launcher's command line gets its values quoted for the shell (the runner's own
+    render_argv); the auditor matches with the same quoting, so no false A015."""
+    from reprobridge_sdk.run._execute import render_argv
+
+    launcher = Launcher.model_validate(
+        {
+            "id": "train",
+            "shell": True,
+            "argv": ["python train.py --tag {tag} --seed {seed} > {run_dir}/log && echo {{done}}"],
+            "seeds": [seed],
+            "scope": "scored",
+            "params": {"tag": value},
+        }
+    )
+    context = template_context(launcher.params, seed, Path("/elsewhere/runs/train 0"))
+    argv = render_argv(launcher, context)
+    record = EvidenceRecord.model_validate(
+        {
+            "run_id": "train-0",
+            "artifact": "demo",
+            "launcher": "train",
+            "argv": argv,
+            "shell": True,
+            "workdir": ".",
+            "seed": seed,
+            "scope": "scored",
+            "params": dict(launcher.params),
+            "status": "succeeded",
+            "started_at": "2026-01-01T00:00:00Z",
+        }
+    )
+    assert _argv_matches(launcher, record)
+    unquoted = argv[0].replace(shlex.quote(value), value, 1) if value else argv[0] + " x"
+    if unquoted != argv[0]:  # the same command without the runner's quoting is not its command
+        tampered = record.model_copy(update={"argv": [unquoted]})
+        assert not _argv_matches(launcher, tampered)
