@@ -49,3 +49,38 @@ def test_an_mlflow_store_that_is_not_there_is_e019(artifact: Path, tmp_path: Pat
         )
     assert [f.code for f in caught.value.findings] == ["E019"]
     assert (artifact / "rra.yaml").read_bytes() == before
+
+
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [("broken", "rb_refusal_missing:render"), ("inert", "rb_refusal_plugin:not_callable")],
+)
+def test_a_plugin_that_cannot_load_is_e017(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str, value: str
+) -> None:
+    """A real distribution on sys.path whose entry point names a missing module or an object
+    that is not callable (as tests/ecosystem/test_plugins.py does through a subprocess)."""
+    from reprobridge_sdk.plugins import _entry_points, load_plugin
+
+    site = tmp_path / "site"
+    info = site / "rb_refusal_plugin-0.1.dist-info"
+    info.mkdir(parents=True)
+    (site / "rb_refusal_plugin.py").write_text("not_callable = 42\n")
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: rb-refusal-plugin\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text(f"[reprobridge.report_formats]\n{name} = {value}\n")
+    (info / "RECORD").write_text("")
+    monkeypatch.syspath_prepend(str(site))
+    # Entry points are looked up once per process; this test changes what is installed.
+    _entry_points.cache_clear()
+    try:
+        with pytest.raises(UsageError) as caught:
+            load_plugin("reprobridge.report_formats", name)
+    finally:
+        _entry_points.cache_clear()
+    assert [(f.code, f.path, f.hint) for f in caught.value.findings] == [
+        (
+            "E017",
+            f"/plugins/reprobridge.report_formats/{name}",
+            "reinstall or uninstall rb-refusal-plugin",
+        )
+    ]
