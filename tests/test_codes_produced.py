@@ -25,7 +25,12 @@ PACKAGE = Path(reprobridge_sdk.__file__).resolve().parent
 #: Codes the package emits that no test produces yet, each with the reason: known debts,
 #: listed so that the census holds for every other code. Take a code off once a test
 #: produces it.
-KNOWN_GAPS: dict[str, str] = {}
+KNOWN_GAPS: dict[str, str] = dict.fromkeys(
+    ("B005", "B006", "B009", "B010", "B011", "B013", "B016"),
+    "the build agent's later phases: only its slow end-to-end tests reach them, through "
+    "'reprobridge build' in a subprocess (tests/agent/test_build_e2e.py, test_build_resume.py,"
+    " test_reproducer.py); no in-process test yet",
+)
 
 
 def _named_in_the_package() -> set[str]:

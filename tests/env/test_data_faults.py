@@ -198,3 +198,16 @@ def test_an_item_without_destination_is_not_downloaded(
     assert result.fetched == []
     assert [(f.code, f.path) for f in result.findings] == [("D010", "/environment/data/0")]
     assert server.requests == []
+
+
+def test_a_malformed_hf_url_is_not_downloaded(
+    artifact: Callable[[str], Path], server: _Server
+) -> None:
+    item = _item("plain.bin").replace("url: {base}/plain.bin", "url: hf://only-an-owner")
+    root = artifact(item)
+    result = fetch_data(root, cache_dir=root / ".cache", timeout=10)
+    assert result.fetched == []
+    assert [(f.code, f.path) for f in result.findings] == [
+        ("D007", "/environment/data/0/source/url")
+    ]
+    assert server.requests == []

@@ -169,6 +169,8 @@ def test_ctrl_c_and_sigterm_finalise_an_interrupted_record(toy: Path, signum: in
         if runner.poll() is None:
             runner.kill()
             runner.wait()  # reaped here, not by a later test's garbage collection
+        if runner.stdout is not None:
+            runner.stdout.close()
     assert runner.returncode == 130
     record = load_record(run_dir)
     assert record.status == "interrupted"
