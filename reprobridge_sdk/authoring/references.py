@@ -33,6 +33,7 @@ from reprobridge_sdk.errors import ArtifactError
 from reprobridge_sdk.findings import Finding, finding
 from reprobridge_sdk.model.evidence import RECORD_NAME, EvidenceRecord
 from reprobridge_sdk.model.task import Observation, Provenance
+from reprobridge_sdk.run.evidence import record_environment
 
 __all__ = ["ReferenceResult", "ReferencesError", "add_references", "find_runs"]
 
@@ -73,8 +74,8 @@ def _error(code: str, message: str, *, path: str = "") -> ReferencesError:
     return ReferencesError(message, [finding(code, message, path=path)])
 
 
-def _hardware(record: EvidenceRecord) -> str | None:
-    env = record.environment
+def _hardware(directory: Path, record: EvidenceRecord) -> str | None:
+    env = record_environment(directory, record)  # embedded, or named by digest (1.1)
     if env is None:
         return None
     parts = [env.cpu or env.machine]
@@ -150,7 +151,7 @@ def add_references(
             provenance = Provenance(
                 source=source,
                 date=record.started_at[:10],
-                hardware=_hardware(record),
+                hardware=_hardware(directory, record),
                 run=record.run_id,
                 record_sha256=digest,
                 code_tree_digest=record.code_tree_digest,
