@@ -1054,8 +1054,7 @@ RUNTIME_EXAMPLES: dict[str, tuple[str, str, str]] = {
         _SH,
         "$ reprobridge run --scope scored --seeds 1,2,7 --runs-dir reps/1\n"
         "$ reprobridge references add reps/1   # seed 7 is not declared: C021",
-        "$ reprobridge run --scope scored --runs-dir reps/1\n"
-        "$ reprobridge references add reps/1",
+        "$ reprobridge run --scope scored --runs-dir reps/1\n$ reprobridge references add reps/1",
     ),
     "C022": (
         _SH,
