@@ -3,9 +3,10 @@
 Every path field is a relative POSIX path (F001) that stays inside the artifact after ``..``
 is normalised (F002) and after symbolic links are followed (F003; any symlink in the artifact
 tree that points outside is F003 too). Referenced files and directories must exist (F004) and
-be of the right kind (F008 directory, F009 file). Declared digests of the lock, the patches and
-data items present on disk must match (F005) and the refined code's tree digest too (F006); a
-digest the format asks for but that is missing is a warning (F007).
+be of the right kind (F008 directory, F009 file). Declared digests of the lock, the patches,
+the sample files (since 1.1) and data items present on disk must match (F005) and the
+refined code's tree digest too (F006); a digest the format asks for but that is missing is a
+warning (F007).
 
 Paths that are templated or produced by a run (launcher outputs, ``extract.file``) and data
 destinations (filled by ``reprobridge data``) are checked for their form only.
@@ -385,9 +386,17 @@ class _Files:
                 extract_file = _map(measurement.get("extract")).get("file")
                 self._form(extract_file, f"{mptr}/extract/file", workdir)
             for sptr, sample in _items(launcher.get("samples"), f"{ptr}/samples"):
-                self.path(sample.get("log"), f"{sptr}/log", "file")
+                log = self.path(sample.get("log"), f"{sptr}/log", "file")
+                self.digest(log, sample.get("log_sha256"), f"{sptr}/log_sha256", "the sample log")
+                declared = _map(sample.get("outputs_sha256"))
                 for key, value in _map(sample.get("outputs")).items():
-                    self.path(value, f"{sptr}/outputs/{escape_pointer(key)}", "file")
+                    found = self.path(value, f"{sptr}/outputs/{escape_pointer(key)}", "file")
+                    self.digest(
+                        found,
+                        declared.get(key),
+                        f"{sptr}/outputs_sha256/{escape_pointer(key)}",
+                        f"the sample output {key!r}",
+                    )
 
     def guide(self) -> None:
         guide = _map(self.data.get("guide"))
