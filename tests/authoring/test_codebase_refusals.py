@@ -132,20 +132,15 @@ def test_code_that_no_import_made_cannot_be_recorded_c016(root: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    ("source", "commit"),
+    "source",
     [
-        ("paper", None),  # a local repository: git is needed to find its top level
-        ("not-a-repository", None),  # without git, nothing can tell it is not one
-        ("https://example.org/paper.git", None),  # a URL: git ls-remote resolves HEAD
+        "paper",  # a local repository: git is needed to find its top level
+        "not-a-repository",  # without git, nothing can tell it is not one
+        "https://example.org/paper.git",  # a URL: git ls-remote resolves HEAD
     ],
 )
 def test_code_import_without_git_is_c010_whatever_the_source(
-    paper: Path,
-    root: Path,
-    tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
-    source: str,
-    commit: str | None,
+    paper: Path, root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, source: str
 ) -> None:
     # C009 is for a source, commit or kind that cannot be used; here nothing is wrong with
     # the request: git, which every import needs, is missing (hidden by an empty PATH).
@@ -156,7 +151,7 @@ def test_code_import_without_git_is_c010_whatever_the_source(
     before = (root / "rra.yaml").read_bytes()
     location = source if "://" in source else str(tmp_path / source)
     with pytest.raises(CodebaseError) as caught:
-        import_code(root, location, commit=commit, force=True)
+        import_code(root, location, force=True)
     assert [code for code, _ in _codes(caught)] == ["C010"]
     assert caught.value.findings[0].hint
     assert (root / "rra.yaml").read_bytes() == before
