@@ -18,6 +18,7 @@ __all__ = ["RUNTIME_EXAMPLES"]
 _SH = "sh"
 _YAML = "yaml"
 _JSON = "jsonc"
+_PY = "python"
 
 RUNTIME_EXAMPLES: dict[str, tuple[str, str, str]] = {
     # ------------------------------------------------------------------- V: versioning
@@ -27,6 +28,15 @@ RUNTIME_EXAMPLES: dict[str, tuple[str, str, str]] = {
         "$ reprobridge upgrade --to 1.0   # V006 at /rra_version: never a downgrade, exit 1",
         "# rra.yaml declares rra_version '1.0'\n"
         "$ reprobridge upgrade --to 1.1   # rra_version becomes '1.1'; comments are kept",
+    ),
+    "V008": (
+        _PY,
+        "# rra.yaml declares rra_version '1.9' and has a key this SDK does not know\n"
+        "art = load('.')          # the key is ignored (S005)\n"
+        "art.save()               # V008 at that key: the rewrite would lose it",
+        "# rra.yaml declares a version this SDK knows\n"
+        "art = load('.')\n"
+        "art.save()               # a minimal diff; comments and extension keys are kept",
     ),
     # ------------------------------------------------------------------- L: locks
     "L010": (
