@@ -32,11 +32,11 @@ RUNTIME_EXAMPLES: dict[str, tuple[str, str, str]] = {
     "V008": (
         _PY,
         "# rra.yaml declares rra_version '1.9' and has a key this SDK does not know\n"
-        "art = load('.')          # the key is ignored (S005)\n"
-        "art.save()               # V008 at that key: the rewrite would lose it",
+        'art = load(".")  # the key is ignored (S005)\n'
+        "art.save()  # V008 at that key: the rewrite would lose it",
         "# rra.yaml declares a version this SDK knows\n"
-        "art = load('.')\n"
-        "art.save()               # a minimal diff; comments and extension keys are kept",
+        'art = load(".")\n'
+        "art.save()  # a minimal diff; comments and extension keys are kept",
     ),
     # ------------------------------------------------------------------- L: locks
     "L010": (
