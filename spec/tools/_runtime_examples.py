@@ -18,7 +18,6 @@ __all__ = ["RUNTIME_EXAMPLES"]
 _SH = "sh"
 _YAML = "yaml"
 _JSON = "jsonc"
-_PY = "python"
 
 RUNTIME_EXAMPLES: dict[str, tuple[str, str, str]] = {
     # ------------------------------------------------------------------- V: versioning
@@ -30,13 +29,11 @@ RUNTIME_EXAMPLES: dict[str, tuple[str, str, str]] = {
         "$ reprobridge upgrade --to 1.1   # rra_version becomes '1.1'; comments are kept",
     ),
     "V008": (
-        _PY,
-        "# rra.yaml declares rra_version '1.9' and has a key this SDK does not know\n"
-        'art = load(".")  # the key is ignored (S005)\n'
-        "art.save()  # V008 at that key: the rewrite would lose it",
-        "# rra.yaml declares a version this SDK knows\n"
-        'art = load(".")\n'
-        "art.save()  # a minimal diff; comments and extension keys are kept",
+        _SH,
+        "# rra.yaml declares rra_version '1.9' and a key this version does not know\n"
+        "$ reprobridge digest --update   # V008 at that key: a rewrite would lose it, exit 2",
+        "# rra.yaml declares a version this SDK knows (or 1.9, read whole)\n"
+        "$ reprobridge digest --update   # a minimal diff; comments and extension keys kept",
     ),
     # ------------------------------------------------------------------- L: locks
     "L010": (
