@@ -34,8 +34,8 @@ COVERED_FAMILIES = ("Y", "V", "S", "R", "F", "L", "X", "G")
 #: Codes of those families that validating an artifact never produces.
 #: L010: the resolver failed, only `reprobridge lock` reports it. F010 (a file over its size
 #: limit) and F011 (checks that exhaust recursion or memory) cannot be held by a committed case.
-#: V006: `reprobridge upgrade` refused.
-NOT_FROM_VALIDATION = frozenset({"L010", "F010", "F011", "V006"})
+#: V006: `reprobridge upgrade` refused. V008: an editor refused to rewrite a newer-minor document.
+NOT_FROM_VALIDATION = frozenset({"L010", "F010", "F011", "V006", "V008"})
 
 _NAME_RE = re.compile(r"^[a-z0-9][a-z0-9.-]*$")
 _ENTRY_RE = re.compile(r"^- id: (?P<value>.+)$")

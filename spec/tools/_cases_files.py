@@ -193,6 +193,7 @@ def file_cases() -> list[Case]:
                 ),
                 delete("/codebase/tree_digest"),
             ],
+            files={"code/train.py": None},
         )
     )
     c.append(
@@ -270,7 +271,7 @@ def file_cases() -> list[Case]:
                 ),
                 delete("/codebase/tree_digest"),
             ],
-            files={"patches/0001-seed-flag.patch": PATCH},
+            files={"code/train.py": None, "patches/0001-seed-flag.patch": PATCH},
         )
     )
     c.append(
