@@ -1062,6 +1062,24 @@ RUNTIME_EXAMPLES: dict[str, tuple[str, str, str]] = {
         "$ reprobridge unpack tiny.tar.gz out/ --digest sha256:0000...   # C019",
         "$ reprobridge unpack tiny.tar.gz out/ --digest sha256:<the digest pack printed>",
     ),
+    "C024": (
+        _SH,
+        "# the archive's upstream/<commit>.bundle was changed after packing\n"
+        "$ reprobridge check tiny.tar.gz   # C024 at /codebase/upstream/bundle",
+        "$ reprobridge pack -o tiny.tar.gz && reprobridge check tiny.tar.gz",
+    ),
+    "C025": (
+        _SH,
+        "# upstream/<commit>.bundle is cut short (or holds only part of the history)\n"
+        "$ reprobridge run --scope smoke   # C025 at /codebase/upstream/bundle",
+        "$ reprobridge pack -o tiny.tar.gz   # bundles the whole history of the pinned commit",
+    ),
+    "C026": (
+        _SH,
+        "# upstream/<commit>.bundle holds main and a tag, or another commit than the pinned one\n"
+        "$ reprobridge validate   # C026 at /codebase/upstream/bundle",
+        "$ reprobridge pack -o tiny.tar.gz   # one ref: refs/rra/<commit>, the pinned commit",
+    ),
     # ------------------------------------------------------------------- P: placeholders
     "P001": (
         _YAML,
