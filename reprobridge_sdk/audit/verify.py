@@ -70,6 +70,7 @@ __all__ = [
     "check_duplicates",
     "check_run",
     "discover_runs",
+    "verify_attempt",
 ]
 
 
@@ -248,6 +249,20 @@ def discover_runs(attempt: Path) -> list[Path]:
         return [attempt]
     runs = {p.parent for p in attempt.rglob(RECORD_NAME) if p.is_file()}
     return sorted(runs, key=lambda p: p.relative_to(attempt).as_posix())
+
+
+def verify_attempt(
+    facts: ArtifactFacts, attempt: Path, cache: ExtractionCache | None = None
+) -> list[RunEvidence]:
+    """Every run of the attempt directory ``attempt``, verified as the auditor verifies one
+    attempt: :func:`discover_runs`, :func:`check_run` (``rel`` relative to ``attempt``, empty
+    when ``attempt`` is itself a run directory), then :func:`check_duplicates`."""
+    runs: list[RunEvidence] = []
+    for run_dir in discover_runs(attempt):
+        rel = run_dir.relative_to(attempt).as_posix()
+        runs.append(check_run(facts, run_dir, "" if rel == "." else rel, cache))
+    check_duplicates(runs)
+    return runs
 
 
 def _read_record(path: Path, rel: str) -> tuple[EvidenceRecord | None, object, Finding | None]:

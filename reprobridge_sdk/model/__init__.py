@@ -46,7 +46,16 @@ from .launcher import (
     YamlExtractor,
 )
 from .manifest import FORMAT_VERSION, FORMAT_VERSIONS, MANIFEST_NAME, NEWEST_FORMAT, Manifest
-from .task import Location, Observation, Provenance, Published, Reference, Statistic, Task
+from .task import (
+    Location,
+    Observation,
+    Provenance,
+    ProvenanceRun,
+    Published,
+    Reference,
+    Statistic,
+    Task,
+)
 
 __all__ = [
     "EVIDENCE_VERSION",
@@ -92,6 +101,7 @@ __all__ = [
     "Patch",
     "Pitfall",
     "Provenance",
+    "ProvenanceRun",
     "Published",
     "Reference",
     "RefinedCode",

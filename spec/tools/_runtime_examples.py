@@ -1037,9 +1037,37 @@ RUNTIME_EXAMPLES: dict[str, tuple[str, str, str]] = {
         "$ reprobridge references add runs/scored-s1-...",
     ),
     "C015": (
-        _YAML,
-        "statistic: {aggregate: mean, seeds: 3}   # references add: C015",
-        "statistic: {aggregate: single, seeds: 1}",
+        _SH,
+        "# statistic: {aggregate: mean, seeds: 3}\n"
+        "$ reprobridge references add runs/scored-s1-...   # one run: C015",
+        "$ reprobridge run --scope scored --runs-dir reps/1   # seeds 1, 2, 3\n"
+        "$ reprobridge references add reps/1   # one repetition, one observation",
+    ),
+    "C020": (
+        _SH,
+        "$ reprobridge run --scope scored --seeds 1,2 --runs-dir reps/1\n"
+        "$ reprobridge references add reps/1   # seed 3 is missing: C020",
+        "$ reprobridge run --scope scored --runs-dir reps/1   # every declared seed\n"
+        "$ reprobridge references add reps/1",
+    ),
+    "C021": (
+        _SH,
+        "$ reprobridge run --scope scored --seeds 1,2,7 --runs-dir reps/1\n"
+        "$ reprobridge references add reps/1   # seed 7 is not declared: C021",
+        "$ reprobridge run --scope scored --runs-dir reps/1\n$ reprobridge references add reps/1",
+    ),
+    "C022": (
+        _SH,
+        "$ reprobridge run --scope scored --runs-dir reps/1   # twice into one folder\n"
+        "$ reprobridge references add reps/1   # each seed ran twice: C022",
+        "$ reprobridge run --scope scored --runs-dir reps/1\n"
+        "$ reprobridge run --scope scored --runs-dir reps/2\n"
+        "$ reprobridge references add reps/1 reps/2   # two repetitions",
+    ),
+    "C023": (
+        _SH,
+        "$ reprobridge references add reps/1 reps   # reps/ holds reps/1 again: C023",
+        "$ reprobridge references add reps/1 reps/2",
     ),
     "C016": (
         _SH,
