@@ -1,7 +1,7 @@
 """Examples of the codes that manifest validation does not report (spec §12, codes.md).
 
 The environment check (E, including the SDK's own extras and configuration: E015, E016), data
-(D), audit (A) and runner (N) codes, and L010, are reported
+(D), audit (A) and runner (N) codes, and L010 and L011, are reported
 by commands that look at more than the artifact's files: an interpreter, the network, run
 directories, a command line. Their catalogue entries show what triggers each code and a close
 case that does not, as short snippets (a manifest excerpt, an evidence record excerpt or a
@@ -39,6 +39,14 @@ RUNTIME_EXAMPLES: dict[str, tuple[str, str, str]] = {
         "$ cat environment/requirements.in\n"
         "numpy>=1.26,<2\n"
         "$ reprobridge lock            # writes the hashed lock and records its sha256",
+    ),
+    "L011": (
+        _SH,
+        "# rra.yaml declares environment.python: '3' (not a major.minor version)\n"
+        "$ reprobridge lock            # L011 at /environment/python, exit 2\n"
+        "$ reprobridge lock --format pylock --output locks.toml   # L011: not a pylock name",
+        "# rra.yaml declares environment.python: '3.11' and requirements: requirements.in\n"
+        "$ reprobridge lock --format pylock   # writes pylock.toml",
     ),
     # ------------------------------------------------------------------- F: files (limits)
     "F010": (
