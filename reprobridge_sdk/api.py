@@ -29,6 +29,7 @@ from .findings import Finding, Severity, finding
 from .guide import update_guide_text, write_guide
 from .io import yamlio
 from .io._fs import atomic_write_text
+from .io.document import escape_pointer
 from .model import MANIFEST_NAME, NEWEST_FORMAT, Change, Launcher, Manifest, Task
 from .model._base import required_version
 from .versions import parse_version
@@ -135,6 +136,23 @@ class ArtifactDir:
         """The plain data :meth:`save` would write now."""
         original = self._document.data if self._document is not None else None
         return manifest_data(self.manifest, original)
+
+    def render(self) -> str:
+        """The text of ``rra.yaml`` that :meth:`save` would write now; the file is untouched.
+
+        The same minimal diff as :meth:`save` (the version raised when a newer field is used,
+        the model validated first); used to write a changed manifest elsewhere (``pack``).
+        """
+        needed = required_version(self.manifest)
+        if (parse_version(self.manifest.rra_version) or (1, 0)) < needed:
+            self.manifest.rra_version = f"{needed[0]}.{needed[1]}"
+        _validated(self.manifest.model_dump(by_alias=True), self.manifest_path)
+        data = self.data()
+        if self._document is None or not self._document.ok:
+            return yamlio.dumps_data(data, header=_HEADER)
+        copy = yamlio.loads(yamlio.dumps(self._document), name=self._document_name())
+        yamlio.update(copy, data)
+        return yamlio.dumps(copy)
 
     def save(self) -> bool:
         """Write the manifest back to ``rra.yaml`` as a minimal diff; True if the file changed.
@@ -250,8 +268,11 @@ class ArtifactDir:
     def refresh_digests(self) -> list[str]:
         """Recompute the digests of files present in the artifact; the JSON Pointers changed.
 
-        Covers the refined code's tree digest, the lock, patches and data items whose
-        destination file exists. Files that are absent are left alone.
+        Covers the refined code's tree digest, the lock, patches, data items whose
+        destination file exists, and the samples' files (``log_sha256``,
+        ``outputs_sha256``). Files that are absent are left alone. A sample digest that is
+        not declared yet is added only when the manifest declares format 1.1 or later (the
+        fields are 1.1 additions: refreshing never raises a manifest's version).
         """
         changed: list[str] = []
         codebase = self.manifest.codebase
@@ -280,6 +301,28 @@ class ArtifactDir:
                 if item.sha256 != digest or item.size != size:
                     item.sha256, item.size = digest, size
                     changed.append(f"/environment/data/{index}/sha256")
+        changed += self._refresh_samples()
+        return changed
+
+    def _refresh_samples(self) -> list[str]:
+        add = (parse_version(self.manifest.rra_version) or (1, 0)) >= (1, 1)
+        changed: list[str] = []
+        for index, launcher in enumerate(self.manifest.launchers):
+            for number, sample in enumerate(launcher.samples):
+                ptr = f"/launchers/{index}/samples/{number}"
+                if sample.log and self.path(sample.log).is_file():
+                    digest = file_sha256(self.path(sample.log))
+                    if sample.log_sha256 != digest and (add or sample.log_sha256 is not None):
+                        sample.log_sha256 = digest
+                        changed.append(f"{ptr}/log_sha256")
+                for key, rel in sample.outputs.items():
+                    if not self.path(rel).is_file():
+                        continue
+                    digest = file_sha256(self.path(rel))
+                    declared = sample.outputs_sha256.get(key)
+                    if declared != digest and (add or declared is not None):
+                        sample.outputs_sha256[key] = digest
+                        changed.append(f"{ptr}/outputs_sha256/{escape_pointer(key)}")
         return changed
 
     def write_guide(self) -> bool:

@@ -40,10 +40,11 @@ __all__ = [
 #: Code families every registered code of which must appear in at least one case.
 COVERED_FAMILIES = ("Y", "V", "S", "R", "F", "L", "X", "G")
 #: Codes of those families that validating an artifact never produces.
-#: L010: the resolver failed, only `reprobridge lock` reports it. F010 (a file over its size
+#: L010: the resolver failed, and L011: a lock request refused; only `reprobridge lock` reports
+#: them. F010 (a file over its size
 #: limit) and F011 (checks that exhaust recursion or memory) cannot be held by a committed case.
 #: V006: `reprobridge upgrade` refused. V008: an editor refused to rewrite a newer-minor document.
-NOT_FROM_VALIDATION = frozenset({"L010", "F010", "F011", "V006", "V008"})
+NOT_FROM_VALIDATION = frozenset({"L010", "L011", "F010", "F011", "V006", "V008"})
 
 #: The tag of the cases a JSON Schema validator alone cannot judge (README, "Tag"), and the
 #: codes of the schema's own errors: a case that expects others needs more than the schema.

@@ -77,9 +77,7 @@ from .verify import (
     ArtifactFacts,
     RunEvidence,
     artifact_facts,
-    check_duplicates,
-    check_run,
-    discover_runs,
+    verify_attempt,
 )
 
 __all__ = ["audit", "load_artifact"]
@@ -262,12 +260,7 @@ def _verify_attempt(
     if not attempt.path.is_dir():
         msg = f"attempt {attempt.label}: {attempt.path} is not a directory"
         raise UsageError(msg)
-    runs: list[RunEvidence] = []
-    for run_dir in discover_runs(attempt.path):
-        rel = run_dir.relative_to(attempt.path).as_posix()
-        runs.append(check_run(facts, run_dir, "" if rel == "." else rel, cache))
-    check_duplicates(runs)
-    return runs
+    return verify_attempt(facts, attempt.path, cache)
 
 
 def _run_check(run: RunEvidence, signer: str | None = None, reran: bool = False) -> RunCheck:
@@ -548,12 +541,12 @@ def _placeholders(validation: Sequence[Finding]) -> list[Finding]:
 
 def _shared_runs(manifest: Manifest, evidence: Sequence[Sequence[RunEvidence]]) -> list[Finding]:
     """A045: audited runs that the reference observations cite (they judge themselves)."""
-    cited = {
-        o.provenance.run
-        for task in manifest.tasks
-        for o in task.reference.observations
-        if o.provenance.run
-    }
+    cited: set[str] = set()
+    for task in manifest.tasks:
+        for o in task.reference.observations:
+            if o.provenance.run:
+                cited.add(o.provenance.run)
+            cited.update(item.run for item in o.provenance.runs or ())
     audited = {r.record.run_id for runs in evidence for r in runs if r.record is not None}
     shared = sorted(cited & audited)
     if not shared:

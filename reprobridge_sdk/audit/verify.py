@@ -70,6 +70,7 @@ __all__ = [
     "check_duplicates",
     "check_run",
     "discover_runs",
+    "verify_attempt",
 ]
 
 
@@ -136,11 +137,13 @@ def _series_tree(
     artifact: ArtifactDir, stack: contextlib.ExitStack
 ) -> tuple[Path | None, list[Finding]]:
     """The refined code of a patch series as the validator reads it: the checkout in ``code/``
-    when it holds the series, else the series applied from the cache in a scratch directory
+    when it holds the series, else the series applied from the artifact's bundle or the cache in
+    a scratch directory
     (removed with ``stack``), else None with C005 (the upstream is not cached). Never fetched
     and never written in the artifact: the auditor needs no network (spec "patch-series")."""
     from reprobridge_sdk.checkout.materialize import (  # noqa: PLC0415 - only for a series
         SeriesPatch,
+        bundle_of,
         series_tree,
     )
 
@@ -152,6 +155,7 @@ def _series_tree(
             commit=codebase.upstream.commit,
             patches=[SeriesPatch(p.path, p.sha256) for p in codebase.refined.patches],
             declared=None,
+            bundle=bundle_of(codebase.upstream),
         )
     )
     return tree, found
@@ -258,6 +262,20 @@ def discover_runs(attempt: Path) -> list[Path]:
         return [attempt]
     runs = {p.parent for p in attempt.rglob(RECORD_NAME) if p.is_file()}
     return sorted(runs, key=lambda p: p.relative_to(attempt).as_posix())
+
+
+def verify_attempt(
+    facts: ArtifactFacts, attempt: Path, cache: ExtractionCache | None = None
+) -> list[RunEvidence]:
+    """Every run of the attempt directory ``attempt``, verified as the auditor verifies one
+    attempt: :func:`discover_runs`, :func:`check_run` (``rel`` relative to ``attempt``, empty
+    when ``attempt`` is itself a run directory), then :func:`check_duplicates`."""
+    runs: list[RunEvidence] = []
+    for run_dir in discover_runs(attempt):
+        rel = run_dir.relative_to(attempt).as_posix()
+        runs.append(check_run(facts, run_dir, "" if rel == "." else rel, cache))
+    check_duplicates(runs)
+    return runs
 
 
 def _read_record(path: Path, rel: str) -> tuple[EvidenceRecord | None, object, Finding | None]:
