@@ -57,10 +57,8 @@ def normative_lines(text: str) -> list[tuple[int, str]]:
         previous_blank = blank
         if in_indented:
             continue
-        if stripped.startswith(">"):
-            in_note = in_note or stripped.startswith(NOTE)
-        else:
-            in_note = False
+        # a note runs from its first line to the end of its block quote
+        in_note = stripped.startswith(">") and (in_note or stripped.startswith(NOTE))
         if in_note or informative_level is not None:
             continue
         out.append((number, line))
