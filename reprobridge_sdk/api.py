@@ -126,6 +126,23 @@ class ArtifactDir:
         original = self._document.data if self._document is not None else None
         return manifest_data(self.manifest, original)
 
+    def render(self) -> str:
+        """The text of ``rra.yaml`` that :meth:`save` would write now; the file is untouched.
+
+        The same minimal diff as :meth:`save` (the version raised when a newer field is used,
+        the model validated first); used to write a changed manifest elsewhere (``pack``).
+        """
+        needed = required_version(self.manifest)
+        if (parse_version(self.manifest.rra_version) or (1, 0)) < needed:
+            self.manifest.rra_version = f"{needed[0]}.{needed[1]}"
+        _validated(self.manifest.model_dump(by_alias=True), self.manifest_path)
+        data = self.data()
+        if self._document is None or not self._document.ok:
+            return yamlio.dumps_data(data, header=_HEADER)
+        copy = yamlio.loads(yamlio.dumps(self._document), name=self._document_name())
+        yamlio.update(copy, data)
+        return yamlio.dumps(copy)
+
     def save(self) -> bool:
         """Write the manifest back to ``rra.yaml`` as a minimal diff; True if the file changed.
 

@@ -32,10 +32,11 @@ __all__ = ["COVERED_FAMILIES", "NOT_FROM_VALIDATION", "check", "load_conformance
 #: Code families every registered code of which must appear in at least one case.
 COVERED_FAMILIES = ("Y", "V", "S", "R", "F", "L", "X", "G")
 #: Codes of those families that validating an artifact never produces.
-#: L010: the resolver failed, only `reprobridge lock` reports it. F010 (a file over its size
+#: L010: the resolver failed, and L011: a lock request refused; only `reprobridge lock` reports
+#: them. F010 (a file over its size
 #: limit) and F011 (checks that exhaust recursion or memory) cannot be held by a committed case.
 #: V006: `reprobridge upgrade` refused.
-NOT_FROM_VALIDATION = frozenset({"L010", "F010", "F011", "V006"})
+NOT_FROM_VALIDATION = frozenset({"L010", "L011", "F010", "F011", "V006"})
 
 _NAME_RE = re.compile(r"^[a-z0-9][a-z0-9.-]*$")
 _ENTRY_RE = re.compile(r"^- id: (?P<value>.+)$")

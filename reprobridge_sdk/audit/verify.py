@@ -138,6 +138,7 @@ def _series_checkout(artifact: ArtifactDir) -> tuple[Path | None, Finding | None
     from reprobridge_sdk.checkout.materialize import (  # noqa: PLC0415 - only for a series
         CodebaseError,
         SeriesPatch,
+        bundle_of,
         materialize_series,
     )
 
@@ -148,6 +149,7 @@ def _series_checkout(artifact: ArtifactDir) -> tuple[Path | None, Finding | None
             repository=codebase.upstream.repository,
             commit=codebase.upstream.commit,
             patches=[SeriesPatch(p.path, p.sha256) for p in codebase.refined.patches],
+            bundle=bundle_of(codebase.upstream),
         )
     except CodebaseError as exc:
         first = exc.findings[0] if exc.findings else None

@@ -11,6 +11,12 @@ Rules (spec "codebase", "The working checkout of a patch series"):
   the commit itself first and falls back to every branch and tag (servers that refuse a
   want by id); a commit the upstream does not have is C002, an upstream that cannot be
   reached C001 with git's own message.
+* **A bundle first.** When the manifest declares ``codebase.upstream.bundle`` (a git bundle
+  of the pinned commit that ``pack`` carries for an upstream nobody else can fetch), it is
+  verified (C024-C026, :mod:`._bundle`) and its objects are fetched into
+  ``<cache>/upstream/<key>.git`` keyed by ``bundle:<commit>``; the repository is never
+  contacted, so an unpacked archive reruns offline. A validator uses it too: it is a file of
+  the artifact, and reading it is not a fetch.
 * **Where the checkout lives.** In ``code/`` (:data:`CHECKOUT_DIR`) of the artifact, so a
   launcher's ``workdir: code`` or ``python code/train.py`` means the same for both kinds of
   refined code. The checkout is derived: it is a git repository whose commits are the
@@ -44,13 +50,17 @@ from reprobridge_sdk.digest import TREE_EXCLUDES, file_sha256, tree_digest
 from reprobridge_sdk.errors import ArtifactError
 from reprobridge_sdk.findings import Finding, finding
 
+from ._bundle import BundleError, BundleRef, import_bundle, verify_bundle
 from ._git import GitError, git
 
 __all__ = [
     "CHECKOUT_DIR",
+    "BundleRef",
     "Checkout",
     "CodebaseError",
     "SeriesPatch",
+    "bundle_from_data",
+    "bundle_of",
     "cached_upstream",
     "fetch_upstream",
     "inspect_series",
@@ -121,6 +131,25 @@ def series_from_data(data: Mapping[str, Any]) -> tuple[str, str, list[SeriesPatc
     return repository, commit, patches, codebase.get("tree_digest")
 
 
+def bundle_from_data(data: Mapping[str, Any]) -> BundleRef | None:
+    """The bundle ``codebase.upstream.bundle`` of a manifest's plain data declares, or None."""
+    codebase = data.get("codebase")
+    upstream = codebase.get("upstream") if isinstance(codebase, Mapping) else None
+    bundle = upstream.get("bundle") if isinstance(upstream, Mapping) else None
+    if not isinstance(bundle, Mapping):
+        return None
+    path, digest = bundle.get("path"), bundle.get("sha256")
+    if not isinstance(path, str) or not path or not isinstance(digest, str):
+        return None
+    return BundleRef(path, digest)
+
+
+def bundle_of(upstream: Any) -> BundleRef | None:
+    """The bundle a typed ``codebase.upstream`` declares, or None."""
+    bundle = getattr(upstream, "bundle", None)
+    return None if bundle is None else BundleRef(bundle.path, bundle.sha256)
+
+
 def upstream_location(root: Path, repository: str) -> str:
     """Where git fetches ``repository`` from: a URL as written, a path resolved absolute.
 
@@ -181,6 +210,37 @@ def _has_commit(bare: Path, commit: str) -> bool:
     return done.returncode == 0
 
 
+def _init_bare(bare: Path) -> None:
+    if not (bare / "HEAD").is_file():
+        tmp = Path(tempfile.mkdtemp(prefix=".init-", dir=bare.parent))
+        git(["init", "-q", "--bare", str(tmp)])
+        tmp.replace(bare)
+
+
+def bundled_upstream(root: Path, bundle: BundleRef, commit: str) -> Path:
+    """The cached bare repository holding ``commit``, taken from the artifact's bundle.
+
+    The bundle is verified every time (C024-C026), also when the cache already holds the
+    commit; the repository is never contacted.
+    """
+    bare = _bare_path(f"bundle:{commit}")
+    with _locked(bare):
+        try:
+            source = verify_bundle(root, bundle, commit)
+            if not _has_commit(bare, commit):
+                _init_bare(bare)
+                import_bundle(bare, source, commit)
+        except BundleError as exc:
+            raise CodebaseError(exc.finding.message, [exc.finding]) from None
+        except GitError as exc:
+            code = "C010" if exc.missing else "C025"
+            raise CodebaseError(
+                exc.stderr,
+                [finding(code, f"git failed: {exc.stderr}", path="/codebase/upstream/bundle")],
+            ) from None
+    return bare
+
+
 def cached_upstream(root: Path, repository: str, commit: str) -> Path | None:
     """The cached bare repository holding ``commit`` of ``repository``; None if not cached.
 
@@ -202,10 +262,7 @@ def fetch_upstream(root: Path, repository: str, commit: str) -> Path:
         try:
             if _has_commit(bare, commit):
                 return bare
-            if not (bare / "HEAD").is_file():
-                tmp = Path(tempfile.mkdtemp(prefix=".init-", dir=bare.parent))
-                git(["init", "-q", "--bare", str(tmp)])
-                tmp.replace(bare)
+            _init_bare(bare)
             first = git(
                 ["fetch", "-q", "--no-tags", location, f"{commit}:refs/rra/{commit}"],
                 cwd=bare,
@@ -388,13 +445,15 @@ def materialize_series(
     dest: Path | None = None,
     fetch: bool = True,
     force: bool = False,
+    bundle: BundleRef | None = None,
 ) -> Checkout:
     """The working checkout of the series at ``dest`` (default ``root/code``), built or reused.
 
     Raises :class:`CodebaseError`: C001/C002 (fetch), C003 (a patch does not apply), C005
     (``fetch=False`` and the upstream is not cached), C008 (a checkout with working changes
-    would be replaced; ``force`` discards them). A tree digest other than ``tree_digest_`` is
-    a C004 finding on the returned :class:`Checkout`.
+    would be replaced; ``force`` discards them), C024-C026 (``bundle``: the artifact's bundle
+    of the upstream, used instead of the repository, does not hold up). A tree digest other
+    than ``tree_digest_`` is a C004 finding on the returned :class:`Checkout`.
     """
     root = Path(root)
     target = dest if dest is not None else root / CHECKOUT_DIR
@@ -435,7 +494,9 @@ def materialize_series(
                 ],
             )
         shutil.rmtree(target)
-    if fetch:
+    if bundle is not None:
+        bare = bundled_upstream(root, bundle, commit)
+    elif fetch:
         bare = fetch_upstream(root, repository, commit)
     else:
         found = cached_upstream(root, repository, commit)
@@ -506,13 +567,15 @@ def inspect_series(
     commit: str,
     patches: Sequence[SeriesPatch],
     declared: str | None,
+    bundle: BundleRef | None = None,
 ) -> list[Finding]:
     """What a validator can tell about a series without fetching or writing in the artifact.
 
     A checkout in ``code/`` that holds exactly this series is read (C004 if its digest is not
     the declared one, C006 for working changes). Otherwise the series is applied in a scratch
-    directory from the cache (C003, C004), or, when the upstream is not cached, C005. Never
-    raises: a git failure is C001.
+    directory from the artifact's ``bundle`` when it declares one (verified: C024-C026), else
+    from the cache (C003, C004), or, when the upstream is not cached, C005. Never raises: a
+    git failure is C001.
     """
     digests = [
         (p.path, file_sha256(root / p.path) if (root / p.path).is_file() else "") for p in patches
@@ -534,7 +597,9 @@ def inspect_series(
                 )
                 return out
             return _result(checkout, commit, patches, declared, reused=True).findings
-        if cached_upstream(root, repository, commit) is None:
+        if bundle is not None and not (root / bundle.path).is_file():
+            return []  # F004 of the files layer: the declared bundle is missing
+        if bundle is None and cached_upstream(root, repository, commit) is None:
             return [
                 finding(
                     "C005",
@@ -553,6 +618,7 @@ def inspect_series(
                 tree_digest_=declared,
                 dest=Path(scratch) / "code",
                 fetch=False,
+                bundle=bundle,
             )
             return result.findings
     except CodebaseError as exc:

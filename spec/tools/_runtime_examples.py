@@ -1,7 +1,7 @@
 """Examples of the codes that manifest validation does not report (spec §12, codes.md).
 
 The environment check (E, including the SDK's own extras and configuration: E015, E016), data
-(D), audit (A) and runner (N) codes, and L010, are reported
+(D), audit (A) and runner (N) codes, and L010 and L011, are reported
 by commands that look at more than the artifact's files: an interpreter, the network, run
 directories, a command line. Their catalogue entries show what triggers each code and a close
 case that does not, as short snippets (a manifest excerpt, an evidence record excerpt or a
@@ -39,6 +39,14 @@ RUNTIME_EXAMPLES: dict[str, tuple[str, str, str]] = {
         "$ cat environment/requirements.in\n"
         "numpy>=1.26,<2\n"
         "$ reprobridge lock            # writes the hashed lock and records its sha256",
+    ),
+    "L011": (
+        _SH,
+        "# rra.yaml declares environment.python: '3' (not a major.minor version)\n"
+        "$ reprobridge lock            # L011 at /environment/python, exit 2\n"
+        "$ reprobridge lock --format pylock --output locks.toml   # L011: not a pylock name",
+        "# rra.yaml declares environment.python: '3.11' and requirements: requirements.in\n"
+        "$ reprobridge lock --format pylock   # writes pylock.toml",
     ),
     # ------------------------------------------------------------------- F: files (limits)
     "F010": (
@@ -1101,6 +1109,24 @@ RUNTIME_EXAMPLES: dict[str, tuple[str, str, str]] = {
         _SH,
         "$ reprobridge unpack tiny.tar.gz out/ --digest sha256:0000...   # C019",
         "$ reprobridge unpack tiny.tar.gz out/ --digest sha256:<the digest pack printed>",
+    ),
+    "C024": (
+        _SH,
+        "# the archive's upstream/<commit>.bundle was changed after packing\n"
+        "$ reprobridge check tiny.tar.gz   # C024 at /codebase/upstream/bundle",
+        "$ reprobridge pack -o tiny.tar.gz && reprobridge check tiny.tar.gz",
+    ),
+    "C025": (
+        _SH,
+        "# upstream/<commit>.bundle is cut short (or holds only part of the history)\n"
+        "$ reprobridge run --scope smoke   # C025 at /codebase/upstream/bundle",
+        "$ reprobridge pack -o tiny.tar.gz   # bundles the whole history of the pinned commit",
+    ),
+    "C026": (
+        _SH,
+        "# upstream/<commit>.bundle holds main and a tag, or another commit than the pinned one\n"
+        "$ reprobridge validate   # C026 at /codebase/upstream/bundle",
+        "$ reprobridge pack -o tiny.tar.gz   # one ref: refs/rra/<commit>, the pinned commit",
     ),
     # ------------------------------------------------------------------- P: placeholders
     "P001": (
