@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 import yaml
 
 from reprobridge_sdk.agent.claims import load_claims
@@ -63,3 +64,25 @@ def test_one_seed_with_a_statistic_stays_a_one_seed_plan(raw_repo, tmp_path: Pat
     assert record.claims[0].statistic is None
     assert [item.seeds for item in record.launchers] == [[7], [7]]
     assert record.gate.findings == []
+
+
+def test_an_unknown_statistic_in_a_claims_file_is_b001_at_the_hint(tmp_path: Path) -> None:
+    from reprobridge_sdk.agent.claims import ClaimsError
+
+    path = tmp_path / "claims.yaml"
+    path.write_text(
+        'claims_version: "1.0"\n'
+        "paper: {title: A paper}\n"
+        "claims:\n"
+        "  - id: top1\n"
+        "    measured: accuracy\n"
+        "    value: 0.9\n"
+        "    direction: higher\n"
+        "    hints: {seeds: [0, 1], statistic: average}\n",
+        "utf-8",
+    )
+    with pytest.raises(ClaimsError) as caught:
+        load_claims(path)
+    assert {(f.code, f.path) for f in caught.value.findings} == {
+        ("B001", "/claims/0/hints/statistic")
+    }
