@@ -930,6 +930,18 @@ RUNTIME_EXAMPLES: dict[str, tuple[str, str, str]] = {
         "$ reprobridge build ./repo --claims claims.yaml --max-minutes 1   # B016 after 1 minute",
         "$ reprobridge build ./repo --claims claims.yaml --max-minutes 30",
     ),
+    "B017": (
+        _YAML,
+        "hints: {seeds: [0, 1, 2]}   # which statistic? planned over seed 0: B017",
+        "hints: {seeds: [0, 1, 2], statistic: mean}",
+    ),
+    "B018": (
+        _YAML,
+        "# train.py has no --seed option\n"
+        "hints: {script: train.py, seeds: [0, 1, 2], statistic: mean}   # B018",
+        "# train.py --seed N (a convenience change)\n"
+        "hints: {script: train.py, seeds: [0, 1, 2], statistic: mean}",
+    ),
     # ------------------------------------------------------------------- K: keys, signatures
     "K001": (
         _SH,
