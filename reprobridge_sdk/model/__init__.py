@@ -6,7 +6,7 @@ This package is the ground floor of the SDK and imports nothing else of it.
 from __future__ import annotations
 
 from .artifact import Artifact, Author, Paper
-from .codebase import Codebase, Patch, RefinedCode, Upstream
+from .codebase import Codebase, Patch, RefinedCode, Upstream, UpstreamBundle
 from .environment import (
     Accelerator,
     DataItem,
@@ -114,5 +114,6 @@ __all__ = [
     "Task",
     "Transform",
     "Upstream",
+    "UpstreamBundle",
     "YamlExtractor",
 ]

@@ -21,7 +21,12 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Literal
 
-from reprobridge_sdk.checkout.materialize import CHECKOUT_DIR, inspect_series, series_from_data
+from reprobridge_sdk.checkout.materialize import (
+    CHECKOUT_DIR,
+    bundle_from_data,
+    inspect_series,
+    series_from_data,
+)
 from reprobridge_sdk.digest import TREE_EXCLUDES, file_sha256, tree_digest
 from reprobridge_sdk.findings import Finding, finding
 from reprobridge_sdk.io import safefs
@@ -299,6 +304,10 @@ class _Files:
                 self.add("F007", "the patch has no sha256", f"{ptr}/sha256")
             else:
                 self.digest(found, patch.get("sha256"), f"{ptr}/sha256", "the patch")
+        upstream = _map(codebase.get("upstream"))
+        self.path(
+            _map(upstream.get("bundle")).get("path"), "/codebase/upstream/bundle/path", "file"
+        )
         if kind == "patches":
             self.series()
 
@@ -308,12 +317,14 @@ class _Files:
         if series is None or not all(usable_path(p.path) for p in series[2]):
             return
         repository, commit, patches, declared = series
+        bundle = bundle_from_data(self.data)
         for item in inspect_series(
             self.root,
             repository=repository,
             commit=commit,
             patches=patches,
             declared=declared if isinstance(declared, str) else None,
+            bundle=bundle if bundle is not None and usable_path(bundle.path) else None,
         ):
             self.add(item.code, item.message, item.path, hint=item.hint)
 

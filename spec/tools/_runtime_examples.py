@@ -28,6 +28,13 @@ RUNTIME_EXAMPLES: dict[str, tuple[str, str, str]] = {
         "# rra.yaml declares rra_version '1.0'\n"
         "$ reprobridge upgrade --to 1.1   # rra_version becomes '1.1'; comments are kept",
     ),
+    "V008": (
+        _SH,
+        "# rra.yaml declares rra_version '1.9' and a key this version does not know\n"
+        "$ reprobridge digest --update   # V008 at that key: a rewrite would lose it, exit 2",
+        "# rra.yaml declares a version this SDK knows (or 1.9, read whole)\n"
+        "$ reprobridge digest --update   # a minimal diff; comments and extension keys kept",
+    ),
     # ------------------------------------------------------------------- L: locks
     "L010": (
         _SH,
@@ -923,6 +930,18 @@ RUNTIME_EXAMPLES: dict[str, tuple[str, str, str]] = {
         "$ reprobridge build ./repo --claims claims.yaml --max-minutes 1   # B016 after 1 minute",
         "$ reprobridge build ./repo --claims claims.yaml --max-minutes 30",
     ),
+    "B017": (
+        _YAML,
+        "hints: {seeds: [0, 1, 2]}   # which statistic? planned over seed 0: B017",
+        "hints: {seeds: [0, 1, 2], statistic: mean}",
+    ),
+    "B018": (
+        _YAML,
+        "# train.py has no --seed option\n"
+        "hints: {script: train.py, seeds: [0, 1, 2], statistic: mean}   # B018",
+        "# train.py --seed N (a convenience change)\n"
+        "hints: {script: train.py, seeds: [0, 1, 2], statistic: mean}",
+    ),
     # ------------------------------------------------------------------- K: keys, signatures
     "K001": (
         _SH,
@@ -1097,6 +1116,24 @@ RUNTIME_EXAMPLES: dict[str, tuple[str, str, str]] = {
         _SH,
         "$ reprobridge unpack tiny.tar.gz out/ --digest sha256:0000...   # C019",
         "$ reprobridge unpack tiny.tar.gz out/ --digest sha256:<the digest pack printed>",
+    ),
+    "C024": (
+        _SH,
+        "# the archive's upstream/<commit>.bundle was changed after packing\n"
+        "$ reprobridge check tiny.tar.gz   # C024 at /codebase/upstream/bundle",
+        "$ reprobridge pack -o tiny.tar.gz && reprobridge check tiny.tar.gz",
+    ),
+    "C025": (
+        _SH,
+        "# upstream/<commit>.bundle is cut short (or holds only part of the history)\n"
+        "$ reprobridge run --scope smoke   # C025 at /codebase/upstream/bundle",
+        "$ reprobridge pack -o tiny.tar.gz   # bundles the whole history of the pinned commit",
+    ),
+    "C026": (
+        _SH,
+        "# upstream/<commit>.bundle holds main and a tag, or another commit than the pinned one\n"
+        "$ reprobridge validate   # C026 at /codebase/upstream/bundle",
+        "$ reprobridge pack -o tiny.tar.gz   # one ref: refs/rra/<commit>, the pinned commit",
     ),
     # ------------------------------------------------------------------- P: placeholders
     "P001": (
