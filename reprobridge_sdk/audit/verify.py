@@ -133,33 +133,47 @@ def _artifact_path(root: Path, relative: str) -> Path:
     return root.joinpath(*relative.split("/"))
 
 
-def _series_checkout(artifact: ArtifactDir) -> tuple[Path | None, Finding | None]:
-    """The working checkout of a patch series (fetched and built if needed), or why not."""
+def _series_tree(
+    artifact: ArtifactDir, stack: contextlib.ExitStack
+) -> tuple[Path | None, list[Finding]]:
+    """The refined code of a patch series as the validator reads it: the checkout in ``code/``
+    when it holds the series, else the series applied from the artifact's bundle or the cache in
+    a scratch directory
+    (removed with ``stack``), else None with C005 (the upstream is not cached). Never fetched
+    and never written in the artifact: the auditor needs no network (spec "patch-series")."""
     from reprobridge_sdk.checkout.materialize import (  # noqa: PLC0415 - only for a series
-        CodebaseError,
         SeriesPatch,
         bundle_of,
-        materialize_series,
+        series_tree,
     )
 
     codebase = artifact.manifest.codebase
-    try:
-        checkout = materialize_series(
+    tree, found = stack.enter_context(
+        series_tree(
             artifact.root,
             repository=codebase.upstream.repository,
             commit=codebase.upstream.commit,
             patches=[SeriesPatch(p.path, p.sha256) for p in codebase.refined.patches],
+            declared=None,
             bundle=bundle_of(codebase.upstream),
         )
-    except CodebaseError as exc:
-        first = exc.findings[0] if exc.findings else None
-        return None, first
-    return checkout.path, None
+    )
+    return tree, found
 
 
 def artifact_facts(artifact: ArtifactDir) -> ArtifactFacts:
     """Check the artifact's code and lock on disk; collect digests of the files of its code
-    tree (``shipped``) and of its launchers' declared samples (``samples``)."""
+    tree (``shipped``) and of its launchers' declared samples (``samples``).
+
+    A patch series is read as :func:`_series_tree` says, without network; when its upstream
+    is not cached the code tree is the declared ``tree_digest`` (the records' digests are
+    compared with it, A009) and C005 is a warning.
+    """
+    with contextlib.ExitStack() as stack:
+        return _artifact_facts(artifact, stack)
+
+
+def _artifact_facts(artifact: ArtifactDir, stack: contextlib.ExitStack) -> ArtifactFacts:
     manifest = artifact.manifest
     root = artifact.root
     findings: list[Finding] = []
@@ -173,9 +187,8 @@ def artifact_facts(artifact: ArtifactDir) -> ArtifactFacts:
         if not safefs.is_inside(code_dir, root):
             code_dir = None  # a link out of the artifact: the validator's F003
     elif refined.kind == "patches":
-        code_dir, problem = _series_checkout(artifact)
-        if problem is not None:
-            findings.append(problem)
+        code_dir, problems = _series_tree(artifact, stack)
+        findings.extend(problems)
     actual: str | None = None
     if code_dir is not None and code_dir.is_dir():
         try:

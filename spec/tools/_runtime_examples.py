@@ -28,6 +28,13 @@ RUNTIME_EXAMPLES: dict[str, tuple[str, str, str]] = {
         "# rra.yaml declares rra_version '1.0'\n"
         "$ reprobridge upgrade --to 1.1   # rra_version becomes '1.1'; comments are kept",
     ),
+    "V008": (
+        _SH,
+        "# rra.yaml declares rra_version '1.9' and a key this version does not know\n"
+        "$ reprobridge digest --update   # V008 at that key: a rewrite would lose it, exit 2",
+        "# rra.yaml declares a version this SDK knows (or 1.9, read whole)\n"
+        "$ reprobridge digest --update   # a minimal diff; comments and extension keys kept",
+    ),
     # ------------------------------------------------------------------- L: locks
     "L010": (
         _SH,
@@ -923,6 +930,18 @@ RUNTIME_EXAMPLES: dict[str, tuple[str, str, str]] = {
         _SH,
         "$ reprobridge build ./repo --claims claims.yaml --max-minutes 1   # B016 after 1 minute",
         "$ reprobridge build ./repo --claims claims.yaml --max-minutes 30",
+    ),
+    "B017": (
+        _YAML,
+        "hints: {seeds: [0, 1, 2]}   # which statistic? planned over seed 0: B017",
+        "hints: {seeds: [0, 1, 2], statistic: mean}",
+    ),
+    "B018": (
+        _YAML,
+        "# train.py has no --seed option\n"
+        "hints: {script: train.py, seeds: [0, 1, 2], statistic: mean}   # B018",
+        "# train.py --seed N (a convenience change)\n"
+        "hints: {script: train.py, seeds: [0, 1, 2], statistic: mean}",
     ),
     # ------------------------------------------------------------------- K: keys, signatures
     "K001": (

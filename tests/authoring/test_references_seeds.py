@@ -185,3 +185,26 @@ def test_the_observation_is_the_value_the_auditor_gives_the_attempt(
     [attempt] = audited.tasks[0].attempts
     assert attempt.value == observation.value
     assert attempt.seeds == [item.seed for item in observation.provenance.runs or ()]
+
+
+def test_a_tampered_run_in_a_repetition_is_c012_and_nothing_is_written(tmp_path: Path) -> None:
+    root = _artifact(tmp_path / "art")
+    rep = _repetition(root, "1")
+    record = sorted(rep.rglob("record.json"))[1]
+    data = json.loads(record.read_text("utf-8"))
+    data["measurements"][0]["value"] = 0.5  # a value its log does not support
+    record.write_text(json.dumps(data), "utf-8")
+    before = (root / "rra.yaml").read_bytes()
+    with pytest.raises(ReferencesError) as caught:
+        add_references(root, [str(rep)])
+    assert [(f.code, f.file) for f in caught.value.findings] == [("C012", str(record))]
+    assert (root / "rra.yaml").read_bytes() == before
+
+
+def test_a_repetition_of_another_launcher_gives_no_value_for_the_task(tmp_path: Path) -> None:
+    root = _artifact(tmp_path / "art")
+    target = root / "reps" / "smoke"
+    run(root, ["smoke"], env_mode="current", runs_dir=target)
+    with pytest.raises(ReferencesError) as caught:
+        add_references(root, [str(target)])
+    assert [f.code for f in caught.value.findings] == ["C014"]
