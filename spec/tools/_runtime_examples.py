@@ -755,7 +755,8 @@ RUNTIME_EXAMPLES: dict[str, tuple[str, str, str]] = {
     "A060": (
         _YAML,
         "codebase:\n  upstream:\n    repository: https://github.com/owner/paper.git\n"
-        "    commit: '0000000000000000000000000000000000000000'   # A060: no 'available'",
+        "    commit: '0000000000000000000000000000000000000000'\n"
+        "# deprecated: no auditor reports A060 since the badge rule cites P003 for this commit",
         "codebase:\n  upstream:\n    repository: https://github.com/owner/paper.git\n"
         "    commit: 3f9c2a7e1b4d5c6e7f8091a2b3c4d5e6f7a8b9c0",
     ),
