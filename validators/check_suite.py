@@ -35,7 +35,8 @@ COVERED_FAMILIES = ("Y", "V", "S", "R", "F", "L", "X", "G")
 #: L010: the resolver failed, only `reprobridge lock` reports it. F010 (a file over its size
 #: limit) and F011 (checks that exhaust recursion or memory) cannot be held by a committed case.
 #: V006: `reprobridge upgrade` refused.
-NOT_FROM_VALIDATION = frozenset({"L010", "F010", "F011", "V006"})
+#: X006-X008 need an installed extractor plugin (a case cannot ship one).
+NOT_FROM_VALIDATION = frozenset({"L010", "F010", "F011", "V006", "X006", "X007", "X008"})
 
 _NAME_RE = re.compile(r"^[a-z0-9][a-z0-9.-]*$")
 _ENTRY_RE = re.compile(r"^- id: (?P<value>.+)$")

@@ -1,4 +1,7 @@
-"""``reprobridge plugins``: the installed plugins of every group, and the refused ones."""
+"""``reprobridge plugins``: the installed plugins of every group, and the refused ones.
+
+The listing is human text on stderr; ``--json`` writes the machine form to stdout alone.
+"""
 
 from __future__ import annotations
 
@@ -43,13 +46,13 @@ def plugins(as_json: bool) -> None:
         return
     for group in registry.GROUPS:
         mine = [entry for entry in entries if entry.group == group]
-        click.echo(f"{group}:")
+        click.echo(f"{group}:", err=True)
         if not mine:
-            click.echo("  (none)")
+            click.echo("  (none)", err=True)
         for entry in mine:
             state = "" if entry.refused is None else "  [refused]"
             where = f"{entry.distribution} {entry.version}".strip()
-            click.echo(f"  {entry.name}  {entry.value}  ({where}){state}")
+            click.echo(f"  {entry.name}  {entry.value}  ({where}){state}", err=True)
     for item in refused:
         click.echo(f"warning {item.code}: {item.message} at {item.path}", err=True)
         if item.hint:

@@ -361,3 +361,7 @@ def test_the_commands_use_the_plugin_installed_in_the_venv(
     kinds = {p["name"] for p in listed["plugins"] if p["group"] == plugins.EXTRACTORS}
     assert "x-last-number" in kinds
     assert {f["code"] for f in listed["findings"]} == {"X008", "D017", "E026"}
+    proc = _cli(plugin_venv, "plugins", cwd=root)
+    assert (proc.returncode, proc.stdout) == (0, "")  # the listing is human text on stderr
+    assert "x-last-number" in proc.stderr
+    assert "warning X008" in proc.stderr
