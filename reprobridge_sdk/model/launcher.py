@@ -6,7 +6,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import ConfigDict, Discriminator, Field, Tag
 
-from ._base import Identifier, RelPath, SpecModel, _schema_extra, since
+from ._base import Identifier, RelPath, Sha256, SpecModel, _schema_extra, since
 
 __all__ = [
     "PLUGIN_KIND_PATTERN",
@@ -170,6 +170,16 @@ class Sample(SpecModel):
     seed: int | None = None
     expected: dict[str, float] = Field(
         default_factory=dict, description="Task id -> value extraction must produce."
+    )
+    log_sha256: Sha256 | None = Field(
+        default=None,
+        description="SHA-256 of the sample log.",
+        json_schema_extra=since("1.1"),
+    )
+    outputs_sha256: dict[str, Sha256] = Field(
+        default_factory=dict,
+        description="Output id (a key of 'outputs') -> SHA-256 of its sample file.",
+        json_schema_extra=since("1.1"),
     )
 
 
