@@ -30,14 +30,23 @@ from .guide import update_guide_text, write_guide
 from .io import yamlio
 from .io._fs import atomic_write_text
 from .io.document import escape_pointer
-from .model import MANIFEST_NAME, Change, Launcher, Manifest, Task
+from .model import MANIFEST_NAME, NEWEST_FORMAT, Change, Launcher, Manifest, Task
 from .model._base import required_version
 from .versions import parse_version
 
 if TYPE_CHECKING:
     from .validation import ValidationResult
+    from .validation.forward import ForwardView
 
-__all__ = ["MANIFEST_SCHEMA_URL", "ArtifactDir", "create", "load", "manifest_data"]
+__all__ = [
+    "MANIFEST_SCHEMA_URL",
+    "ArtifactDir",
+    "consumer_view",
+    "create",
+    "load",
+    "manifest_data",
+    "typed_manifest",
+]
 
 #: The ``$id`` of the manifest schema, named in the first line of manifests the SDK writes.
 MANIFEST_SCHEMA_URL = "https://reprobridge.org/schemas/rra-1.0.schema.json"
@@ -110,6 +119,8 @@ class ArtifactDir:
     root: Path
     manifest: Manifest
     _document: yamlio.YamlDocument | None = field(default=None, repr=False, compare=False)
+    #: A newer minor version's document as this SDK reads it (spec "forward-compatibility").
+    forward: ForwardView | None = field(default=None, repr=False, compare=False)
 
     @property
     def manifest_path(self) -> Path:
@@ -149,8 +160,24 @@ class ArtifactDir:
         The model is validated as a whole first (a :class:`ArtifactError` with S findings if
         an edit made it invalid), so a save never writes a manifest the SDK cannot read. A
         manifest that now uses a field or value of a newer minor version declares that version
-        (``rra_version`` is raised, never lowered).
+        (``rra_version`` is raised, never lowered). A manifest of a newer minor version from
+        which :func:`load` ignored a key or set aside an element is never rewritten (V008): the
+        rewrite would lose them.
         """
+        if self.forward is not None and self.forward.changed:
+            where = [*self.forward.ignored, *self.forward.skipped]
+            msg = (
+                f"{self.manifest_path} declares rra_version {self.manifest.rra_version}; this SDK "
+                f"ignored or set aside {len(where)} part(s) of it and will not rewrite it"
+            )
+            item = finding(
+                "V008",
+                msg,
+                path=where[0],
+                file=str(self.manifest_path),
+                hint="edit it with a tool that knows its version",
+            )
+            raise ArtifactError(msg, [item])
         needed = required_version(self.manifest)
         if (parse_version(self.manifest.rra_version) or (1, 0)) < needed:
             # a producer declares the lowest version whose fields it uses (spec "versioning")
@@ -333,8 +360,36 @@ def load(path: str | os.PathLike[str]) -> ArtifactDir:
     if not isinstance(document.data, dict):
         item = finding("Y002", "the manifest is not a mapping", file=name, line=1, col=1)
         raise ArtifactError(f"{name} is not a mapping", [item])
-    manifest = _validated(document.data, manifest_path, document)
-    return ArtifactDir(root=root, manifest=manifest, _document=document)
+    data, view = consumer_view(document.data)
+    manifest = _validated(data, manifest_path, document)
+    return ArtifactDir(root=root, manifest=manifest, _document=document, forward=view)
+
+
+def consumer_view(data: Any) -> tuple[Any, ForwardView | None]:
+    """The data a consumer reads from a manifest's plain ``data``, and how it differs.
+
+    A document of a newer minor version is read by the spec's forward-compatibility rule
+    (:mod:`reprobridge_sdk.validation.forward`): unknown keys ignored, elements that carry an
+    unknown enumeration value set aside. Any other document is read as it is (view None).
+    """
+    version = parse_version(data.get("rra_version")) if isinstance(data, dict) else None
+    newest = parse_version(NEWEST_FORMAT) or (1, 0)
+    if version is None or version[0] != newest[0] or version[1] <= newest[1]:
+        return data, None
+    from .validation.forward import forward_view  # noqa: PLC0415 - a higher layer, on use
+    from .validation.structure import manifest_schema  # noqa: PLC0415 - a higher layer, on use
+
+    view = forward_view(data, manifest_schema(NEWEST_FORMAT).errors(data))
+    return view.data, view
+
+
+def typed_manifest(data: Any) -> tuple[Manifest, ForwardView | None]:
+    """The typed manifest a consumer reads from plain ``data`` (see :func:`consumer_view`).
+
+    Strict (no coercion), like :func:`load`; raises pydantic's ``ValidationError``.
+    """
+    view_data, view = consumer_view(data)
+    return Manifest.model_validate(view_data, strict=True), view
 
 
 def _validated(

@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from reprobridge_sdk.api import ArtifactDir, load
+from reprobridge_sdk.api import ArtifactDir, load, typed_manifest
 from reprobridge_sdk.errors import ArtifactError, UsageError
 from reprobridge_sdk.extract.extraction import ExtractionCache
 from reprobridge_sdk.findings import Finding, Severity, finding
@@ -200,18 +200,20 @@ def load_artifact(path: str | os.PathLike[str]) -> ArtifactFacts:
     if root.name == MANIFEST_NAME or root.is_file():
         root = root.parent
     manifest: Manifest | None = None
+    view = None
     document: Document | None = None
     try:  # named as the validator names it, so the validation can reuse the document
         document = load_document(root / MANIFEST_NAME, name=str(root / MANIFEST_NAME), root=root)
         if isinstance(document.data, dict) and not any(
             f.severity is Severity.ERROR for f in document.findings
         ):
-            manifest = Manifest.model_validate(document.data)
+            manifest, view = typed_manifest(document.data)
     except (OSError, ValueError, ArtifactError):
         manifest = None
     if manifest is None:  # load() reads the file again and raises located findings
         return artifact_facts(load(root))
-    return replace(artifact_facts(ArtifactDir(root=root, manifest=manifest)), document=document)
+    artifact = ArtifactDir(root=root, manifest=manifest, forward=view)
+    return replace(artifact_facts(artifact), document=document)
 
 
 def _options(
@@ -493,7 +495,7 @@ def _audit(
     if options.curation:
         passed = all(t.published_compatible for t in tasks)
     else:
-        placeholder = any(r.code == "A060" for r in badges.reasons.get("available", []))
+        placeholder = any(r.code == "P003" for r in badges.reasons.get("available", []))
         passed = (
             reproduced
             and counts["invalid-evidence"] == 0

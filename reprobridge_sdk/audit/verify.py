@@ -63,6 +63,9 @@ if TYPE_CHECKING:
     from reprobridge_sdk.api import ArtifactDir
 from reprobridge_sdk.model import Manifest
 
+#: Extraction failures of an extractor plugin, which make a task inconclusive (A061, A062).
+_PLUGIN_REASONS = frozenset({"no-plugin", "plugin-failed", "plugin-timeout"})
+
 __all__ = [
     "ArtifactFacts",
     "RunEvidence",
@@ -119,6 +122,9 @@ class RunEvidence:
     task_notes: dict[str, list[Finding]] = field(default_factory=dict)
     #: Warnings that concern every value of the run (A036); also in ``findings``.
     run_notes: list[Finding] = field(default_factory=list)
+    #: Tasks whose value could not be re-extracted because the extractor plugin is missing
+    #: (A061) or failed (A062), by task id; also in ``findings``. Such a task is inconclusive.
+    unread: dict[str, Finding] = field(default_factory=dict)
 
     @property
     def valid(self) -> bool:
@@ -133,33 +139,47 @@ def _artifact_path(root: Path, relative: str) -> Path:
     return root.joinpath(*relative.split("/"))
 
 
-def _series_checkout(artifact: ArtifactDir) -> tuple[Path | None, Finding | None]:
-    """The working checkout of a patch series (fetched and built if needed), or why not."""
+def _series_tree(
+    artifact: ArtifactDir, stack: contextlib.ExitStack
+) -> tuple[Path | None, list[Finding]]:
+    """The refined code of a patch series as the validator reads it: the checkout in ``code/``
+    when it holds the series, else the series applied from the artifact's bundle or the cache in
+    a scratch directory
+    (removed with ``stack``), else None with C005 (the upstream is not cached). Never fetched
+    and never written in the artifact: the auditor needs no network (spec "patch-series")."""
     from reprobridge_sdk.checkout.materialize import (  # noqa: PLC0415 - only for a series
-        CodebaseError,
         SeriesPatch,
         bundle_of,
-        materialize_series,
+        series_tree,
     )
 
     codebase = artifact.manifest.codebase
-    try:
-        checkout = materialize_series(
+    tree, found = stack.enter_context(
+        series_tree(
             artifact.root,
             repository=codebase.upstream.repository,
             commit=codebase.upstream.commit,
             patches=[SeriesPatch(p.path, p.sha256) for p in codebase.refined.patches],
+            declared=None,
             bundle=bundle_of(codebase.upstream),
         )
-    except CodebaseError as exc:
-        first = exc.findings[0] if exc.findings else None
-        return None, first
-    return checkout.path, None
+    )
+    return tree, found
 
 
 def artifact_facts(artifact: ArtifactDir) -> ArtifactFacts:
     """Check the artifact's code and lock on disk; collect digests of the files of its code
-    tree (``shipped``) and of its launchers' declared samples (``samples``)."""
+    tree (``shipped``) and of its launchers' declared samples (``samples``).
+
+    A patch series is read as :func:`_series_tree` says, without network; when its upstream
+    is not cached the code tree is the declared ``tree_digest`` (the records' digests are
+    compared with it, A009) and C005 is a warning.
+    """
+    with contextlib.ExitStack() as stack:
+        return _artifact_facts(artifact, stack)
+
+
+def _artifact_facts(artifact: ArtifactDir, stack: contextlib.ExitStack) -> ArtifactFacts:
     manifest = artifact.manifest
     root = artifact.root
     findings: list[Finding] = []
@@ -173,9 +193,8 @@ def artifact_facts(artifact: ArtifactDir) -> ArtifactFacts:
         if not safefs.is_inside(code_dir, root):
             code_dir = None  # a link out of the artifact: the validator's F003
     elif refined.kind == "patches":
-        code_dir, problem = _series_checkout(artifact)
-        if problem is not None:
-            findings.append(problem)
+        code_dir, problems = _series_tree(artifact, stack)
+        findings.extend(problems)
     actual: str | None = None
     if code_dir is not None and code_dir.is_dir():
         try:
@@ -694,6 +713,13 @@ def _measure(
         values = [apply_transform(v, measurement.transform) for v in extracted.values]
         return values[0] if len(values) == 1 else statistics.fmean(values)
     except ExtractionError as exc:
+        if exc.reason in _PLUGIN_REASONS:
+            # Not the evidence's fault: this auditor cannot read the value (A061, A062).
+            code = "A061" if exc.reason == "no-plugin" else "A062"
+            hint = exc.findings[0].hint if exc.findings else None
+            add(code, f"task {task}: cannot re-extract the value: {exc}", pointer, hint=hint)
+            run.unread[task] = run.findings[-1]
+            return None
         severity = Severity.WARNING if claimed is None or claimed.value is None else None
         add(
             "A008",

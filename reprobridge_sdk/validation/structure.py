@@ -14,14 +14,16 @@ Versions (spec "versioning"):
   or S004: the document is fine once it declares the version it uses;
 * a document of a newer minor version than this validator knows is checked against the newest
   schema, and an unknown key is S005, an unknown enumeration value S006 (both warnings): they
-  may be additions of that version.
+  may be additions of that version. What a consumer then does with them (ignore the key, set
+  aside the element that carries the value) is :mod:`.forward`, which also says when nothing
+  is left to use (V007) and which enumerations are closed (an unknown value there is S004).
 """
 
 from __future__ import annotations
 
 import difflib
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
 from typing import Any
@@ -31,6 +33,7 @@ from reprobridge_sdk.io.document import TYPE_WORDS, Document, json_type
 from reprobridge_sdk.versions import FORMAT_VERSIONS, NEWEST_FORMAT, parse_since
 
 from ._evaluator import CompiledSchema, SchemaError, compile_schema
+from .forward import carrier, forward_kind, forward_view
 
 __all__ = [
     "SCHEMA_RESOURCE",
@@ -70,6 +73,11 @@ class _Additions:
 
     keys: dict[frozenset[str], dict[str, str]]
     values: dict[frozenset[Any], dict[Any, str]]
+    #: Union branches added later, seen from the older schema's error: by the tags (consts)
+    #: of the older branches, or by the older branch's ``pattern``, the added pattern and its
+    #: version (an ``x-`` extractor kind, an ``x-`` URL scheme).
+    tags: dict[frozenset[Any], list[tuple[str, str]]] = field(default_factory=dict)
+    patterns: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
 
 
 @cache
@@ -84,6 +92,49 @@ def additions_of(schema: dict[str, Any], version: str) -> _Additions:
     older = (int(major), int(minor))
     keys: dict[frozenset[str], dict[str, str]] = {}
     values: dict[frozenset[Any], dict[Any, str]] = {}
+    defs = schema.get("$defs", {}) if isinstance(schema.get("$defs"), dict) else {}
+    tags: dict[frozenset[Any], list[tuple[str, str]]] = {}
+    patterns: dict[str, list[tuple[str, str]]] = {}
+
+    def target(branch: Any) -> Any:
+        ref = branch.get("$ref") if isinstance(branch, dict) else None
+        return defs.get(ref[len("#/$defs/") :]) if isinstance(ref, str) else branch
+
+    def newer(node: Any) -> tuple[tuple[int, int], Any] | None:
+        marker = parse_since(node.get("$comment") if isinstance(node, dict) else None)
+        return marker if marker is not None and marker[1] is None and marker[0] > older else None
+
+    def branches(node: dict[str, Any]) -> None:
+        for keyword in ("oneOf", "anyOf"):
+            items = node.get(keyword)
+            if not isinstance(items, list):
+                continue
+            added = [(b, m) for b in items if (m := newer(b) or newer(target(b))) is not None]
+            kept = [target(b) for b in items if all(b is not a for a, _ in added)]
+            for branch, marker in added:
+                body = target(branch)
+                if not isinstance(body, dict):
+                    continue
+                if isinstance(body.get("pattern"), str):  # a string branch: a wider pattern
+                    for old in kept:
+                        if isinstance(old, dict) and isinstance(old.get("pattern"), str):
+                            patterns.setdefault(old["pattern"], []).append(
+                                (body["pattern"], label(marker))
+                            )
+                props = body.get("properties", {})
+                for name in body.get("required", ()):
+                    sub = props.get(name)
+                    if not isinstance(sub, dict) or not isinstance(sub.get("pattern"), str):
+                        continue
+                    consts = frozenset(
+                        old["properties"][name]["const"]
+                        for old in kept
+                        if isinstance(old, dict)
+                        and isinstance(old.get("properties", {}).get(name), dict)
+                        and "const" in old["properties"][name]
+                    )
+                    if consts:
+                        tags.setdefault(consts, []).append((sub["pattern"], label(marker)))
 
     def label(marker: tuple[tuple[int, int], Any]) -> str:
         return f"{marker[0][0]}.{marker[0][1]}"
@@ -102,6 +153,7 @@ def additions_of(schema: dict[str, Any], version: str) -> _Additions:
                 values.setdefault(kept, {}).update(
                     {v: label(marker) for v in enum if v in marker[1]}
                 )
+        branches(node)
         properties = node.get("properties")
         if isinstance(properties, dict):
             added: dict[str, str] = {}
@@ -116,7 +168,7 @@ def additions_of(schema: dict[str, Any], version: str) -> _Additions:
             walk(child)
 
     walk(schema)
-    return _Additions(keys, values)
+    return _Additions(keys, values, tags, patterns)
 
 
 def _enums(node: Any) -> list[list[Any]]:
@@ -171,7 +223,24 @@ def check_structure(
             continue
         seen.add(marker)
         findings.append(item)
+    if newer_minor:
+        findings.extend(_nothing_left(doc, errors))
     return findings
+
+
+def _nothing_left(doc: Document, errors: list[SchemaError]) -> list[Finding]:
+    """V007 where the consumer's view of a newer-minor document has no task or no launcher."""
+    view = forward_view(doc.data, errors)
+    return [
+        doc.finding(
+            "V007",
+            f"every item of {where} holds a value this version does not know, so a consumer "
+            "of this version sets them all aside and has nothing to use",
+            path=where,
+            hint="declare a version this reader knows, or use a reader of the declared version",
+        )
+        for where in view.emptied
+    ]
 
 
 def version_addition(
@@ -189,9 +258,28 @@ def version_addition(
         if not isinstance(value, str):
             return None  # enumerations of the format are strings; anything else is S003/S004
         since = additions.values.get(frozenset(error.allowed), {}).get(value)
+        if since is None:
+            since = _matching(additions.tags.get(frozenset(error.allowed), ()), value)
         if since is not None:
             message = f"value {value!r} was added in format {since}; this document is {version}"
             return doc.finding("V005", message, path=error.pointer, hint=hint)
+    if error.keyword == "pattern" and error.schema_pattern is not None:
+        value = _value_at(doc.data, error.pointer)
+        added = additions.patterns.get(error.schema_pattern, ())
+        since = _matching(added, value) if isinstance(value, str) else None
+        if since is not None:
+            message = f"value {value!r} was added in format {since}; this document is {version}"
+            return doc.finding("V005", message, path=error.pointer, hint=hint)
+    return None
+
+
+def _matching(added: Any, value: str) -> str | None:
+    """The version of the first added ``(pattern, version)`` that ``value`` matches."""
+    from reprobridge_sdk.extract.pattern import schema_pattern  # noqa: PLC0415 - rare path
+
+    for pattern, since in added:
+        if schema_pattern(pattern).search(value):
+            return str(since)
     return None
 
 
@@ -205,7 +293,7 @@ def _to_finding(doc: Document, error: SchemaError, *, newer_minor: bool) -> Find
             hint = f"did you mean {close[0]!r}?"
         elif error.names:
             hint = f"known keys here: {', '.join(error.names)}; extensions start with 'x-'"
-        if newer_minor:
+        if newer_minor and forward_kind(error) == "S005":
             message = f"unknown key {key!r} (it may be a field of a newer minor version)"
             return doc.finding("S005", message, path=pointer, hint=hint, key=True)
         return doc.finding("S001", f"unknown key {key!r}", path=pointer, hint=hint, key=True)
@@ -225,8 +313,12 @@ def _to_finding(doc: Document, error: SchemaError, *, newer_minor: bool) -> Find
             close = difflib.get_close_matches(value, [str(a) for a in error.allowed], n=1)
             if close:
                 hint = f"did you mean {close[0]!r}?"
-        if newer_minor:
-            message = f"{error.message} (it may be a value of a newer minor version)"
+        if newer_minor and forward_kind(error) == "S006":
+            where = carrier(pointer)
+            message = (
+                f"{error.message} (it may be a value of a newer minor version; "
+                f"a consumer sets aside {where})"
+            )
             return doc.finding("S006", message, path=pointer, hint=hint)
     return doc.finding("S004", error.message, path=pointer, hint=hint)
 
