@@ -2,8 +2,8 @@
 
 The end-to-end builds reach these phases only through ``reprobridge build``; these tests call
 them directly on a copy of the bundled example, where each gate fails fast: a scored run whose
-script exits at once with an error, and strict validation of a packaged artifact that lost a
-file it names.
+environment cannot be built (its lock was edited after it was recorded), and strict validation
+of a packaged artifact that lost a file it names.
 """
 
 from __future__ import annotations
@@ -72,8 +72,10 @@ def test_a_scored_run_that_fails_is_b009_and_the_claim_is_not_run(
 ) -> None:
     art = load(artifact)
     launcher = next(item.id for item in art.manifest.launchers if item.scope == "scored")
-    script = artifact / "code" / "train.py"
-    script.write_text("raise SystemExit(3)\n" + script.read_text("utf-8"), "utf-8")
+    # the lock no longer matches the digest the manifest records (E014): the scored run fails
+    # with an environment error before anything is installed (no index is reached)
+    lock = artifact / "environment" / "requirements.lock"
+    lock.write_text(lock.read_text("utf-8") + "# edited\n", "utf-8")
     plan, launchers = _plan(launcher)
     record, discrepancies = distill(
         art, _claims(), plan, launchers, tmp_path / "state", inputs_digest=ZERO, runs=2
