@@ -8,6 +8,7 @@ of a packaged artifact that lost a file it names.
 
 from __future__ import annotations
 
+import re
 import shutil
 from pathlib import Path
 
@@ -100,3 +101,38 @@ def test_a_package_that_does_not_validate_strictly_is_b011(artifact: Path) -> No
     assert {f.code for f in findings} == {"B011"}
     # each finding of the strict validation becomes a B011 that starts with its code
     assert [f.path for f in findings if f.message.startswith("F004 ")] == ["/environment/lock/path"]
+
+
+@pytest.mark.slow
+def test_a_sample_that_does_not_replay_is_b010(
+    artifact: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """B010 guards the Distiller's own work: the sample it copies from the probe run must give
+    the values the probe gave. The Distiller checks each extractor on that very log before it
+    copies it, so a real build cannot break the guard. Here the sample file is changed on disk
+    between the copy and the replay (as a file system or another process could), by wrapping
+    the replay: the replay itself, the run, the environment and the files are real.
+    """
+    from reprobridge_sdk.agent import distiller
+
+    real = distiller.check_samples
+    changed: list[Path] = []
+
+    def check_samples(root: Path, launchers: list[str]) -> object:
+        for log in Path(root).glob("samples/*/log.txt"):
+            text = log.read_text("utf-8")
+            log.write_text(re.sub(r"\d\.\d+", "0.5", text), "utf-8")
+            changed.append(log)
+        return real(root, launchers)
+
+    monkeypatch.setattr(distiller, "check_samples", check_samples)
+    art = load(artifact)
+    launcher = next(item.id for item in art.manifest.launchers if item.scope == "scored")
+    plan, launchers = _plan(launcher)
+    record, _ = distill(
+        art, _claims(), plan, launchers, tmp_path / "state", inputs_digest=ZERO, runs=2
+    )
+    assert changed, "the Distiller wrote no sample"
+    assert not record.gate.passed
+    assert {f.code for f in record.gate.findings} == {"B010"}
+    assert record.reference_runs == []  # no reference runs from an extractor that fails
