@@ -8,6 +8,8 @@ unknown value is S004; ``save()`` refuses to lose what was set aside (V008).
 from __future__ import annotations
 
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -162,3 +164,18 @@ def test_a_closed_enumeration_is_an_error_whatever_the_minor_version(tmp_path: P
 )
 def test_the_carrier_of_a_value(pointer: str, element: str | None) -> None:
     assert carrier(pointer) == element
+
+
+def test_run_says_what_it_sets_aside_before_it_prepares(tmp_path: Path) -> None:
+    root = _copy(tmp_path, "newer-minor-with-unknown-value")
+    done = subprocess.run(
+        [sys.executable, "-m", "reprobridge_sdk", "run", "--dry-run", "--env", "current", root],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "warning V003:" in done.stderr
+    assert "warning S006:" in done.stderr
+    assert "Traceback" not in done.stderr
