@@ -496,7 +496,7 @@ def _audit(
     if options.curation:
         passed = all(t.published_compatible for t in tasks)
     else:
-        placeholder = any(r.code == "A060" for r in badges.reasons.get("available", []))
+        placeholder = any(r.code == "P003" for r in badges.reasons.get("available", []))
         passed = (
             reproduced
             and counts["invalid-evidence"] == 0
