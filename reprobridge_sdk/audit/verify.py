@@ -91,6 +91,8 @@ class ArtifactFacts:
     samples: frozenset[str] = frozenset()
     #: The manifest as loaded (a :class:`reprobridge_sdk.io.document.Document`), for the validator.
     document: Any = field(default=None, compare=False, repr=False)
+    #: How a newer-minor manifest was read (``validation.forward.ForwardView``), or None.
+    forward: Any = field(default=None, compare=False, repr=False)
     _plain: dict[tuple[str, str], dict[str, object]] = field(default_factory=dict, compare=False)
 
     def extractor(self, launcher_id: str, measurement: Measurement) -> dict[str, object]:
@@ -259,6 +261,7 @@ def _artifact_facts(artifact: ArtifactDir, stack: contextlib.ExitStack) -> Artif
         shipped=frozenset(shipped),
         findings=tuple(findings),
         samples=frozenset(samples),
+        forward=artifact.forward,
     )
 
 

@@ -14,16 +14,16 @@ from reprobridge_sdk.extract.extraction import ExtractionError, apply_transform,
 from reprobridge_sdk.model import Launcher, RegexExtractor
 from reprobridge_sdk.model.evidence import MeasuredValue
 
-__all__ = ["measure", "template_context", "unread_here"]
+__all__ = ["NO_PLUGIN", "measure", "template_context", "unread_here"]
 
 #: The ``error`` prefix of a measurement whose extractor kind no installed plugin provides.
-_NO_PLUGIN = "no-plugin: "
+NO_PLUGIN = "no-plugin: "
 
 
 def unread_here(measured: MeasuredValue) -> bool:
     """Whether ``measured`` failed only because no installed plugin provides its extractor
     kind (X005): the run still succeeded, the value is not extracted."""
-    return measured.value is None and (measured.error or "").startswith(_NO_PLUGIN)
+    return measured.value is None and (measured.error or "").startswith(NO_PLUGIN)
 
 
 def template_context(

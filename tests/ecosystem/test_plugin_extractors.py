@@ -25,8 +25,10 @@ from reprobridge_sdk.digest import file_sha256, tree_digest
 from reprobridge_sdk.extract.extraction import ExtractionError, extract_value
 from reprobridge_sdk.guide import render_block
 from reprobridge_sdk.model import Manifest
+from reprobridge_sdk.model._base import required_version
 from reprobridge_sdk.model.launcher import PLUGIN_KIND_PATTERN
 from reprobridge_sdk.run import run
+from reprobridge_sdk.run.progress import format_summary
 from reprobridge_sdk.run.replay import check_samples
 from reprobridge_sdk.validation import validate
 
@@ -209,6 +211,9 @@ def test_without_the_plugin_the_run_succeeds_with_the_value_not_extracted(tmp_pa
     assert measured.value is None
     assert measured.error is not None
     assert measured.error.startswith("no-plugin: ")
+    [task] = summary.tasks
+    assert (task.value, task.error) == (None, measured.error)
+    assert "warning X005: " in format_summary(summary)
     [check] = check_samples(root)
     assert (check.value, check.ok) == (None, False)
     assert check.error is not None
@@ -320,6 +325,18 @@ def test_a_1_0_manifest_using_a_plugin_kind_is_v005(tmp_path: Path) -> None:
     (root / "rra.yaml").write_text(text)
     found = _codes(validate(root, select=("V", "S")).findings)
     assert found == [("V005", "/launchers/0/measurements/0/extract/kind")]
+
+
+def test_a_manifest_using_a_plugin_kind_needs_format_1_1(tmp_path: Path) -> None:
+    root = make_artifact(tmp_path / "study")
+    data = yaml.safe_load((root / "rra.yaml").read_text())
+    assert required_version(Manifest.model_validate(data)) == (1, 1)
+    data["launchers"][0]["measurements"][0]["extract"] = {"kind": "regex", "pattern": "([0-9]+)"}
+    assert required_version(Manifest.model_validate(data)) == (1, 0)
+    data["environment"]["data"] = [
+        {"id": "w", "source": {"url": "x-store://w.bin"}, "destination": "w.bin"}
+    ]
+    assert required_version(Manifest.model_validate(data)) == (1, 1)
 
 
 def test_a_malformed_plugin_kind_is_s004_naming_the_built_in_kinds(tmp_path: Path) -> None:
