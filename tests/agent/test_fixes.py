@@ -175,3 +175,47 @@ def test_signature_tells_the_same_error_apart_from_another() -> None:
     assert a.signature != Failure("TypeError", "x", "a.py", 4).signature
     assert a.same_error(Failure("TypeError", "x", "a.py", 4))
     assert not a.same_error(Failure("TypeError", "y", "a.py", 3))
+
+
+def test_a_traceback_is_written_without_the_machines_paths(tmp_path: Path) -> None:
+    artifact = tmp_path / "art"
+    (artifact / "code" / "data").mkdir(parents=True)
+    script = artifact / "code" / "run.py"
+    missing = artifact / "code" / "data" / "missing.npy"
+    script.write_text(
+        "import pathlib\nimport numpy\n\n\n"
+        f"def read(row):\n    return pathlib.Path({str(missing)!r}).read_text()\n\n\n"
+        "numpy.apply_along_axis(read, 0, numpy.zeros((1, 1)))\n",
+        "utf-8",
+    )
+    done = subprocess.run(
+        [sys.executable, str(script)],
+        cwd=artifact / "code",
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    raw = classify(done.stderr, artifact / "code")
+    assert raw is not None and raw.type == "FileNotFoundError"
+    assert str(tmp_path) in raw.tail + raw.message  # as the run reported it
+    shown = raw.portable(artifact)
+    assert (shown.type, shown.file, shown.line) == (raw.type, "run.py", raw.line)
+    for text in (shown.tail, shown.message, shown.signature):
+        assert str(tmp_path) not in text
+        assert str(tmp_path.resolve()) not in text
+        assert sys.prefix not in text and sys.base_prefix not in text
+    assert 'File "code/run.py", line 6' in shown.tail
+    assert "<site-packages>/numpy/" in shown.tail
+    assert "<stdlib>/pathlib" in shown.tail
+    assert "code/data/missing.npy" in shown.message
+
+
+def test_portable_paths_of_the_artifact_itself_and_look_alike_neighbours(tmp_path: Path) -> None:
+    from reprobridge_sdk.agent.fixes import portable
+
+    artifact = tmp_path / "out"
+    text = f"cd {artifact}; ls {artifact}/code {artifact}-old/code"
+    assert portable(text, artifact) == f"cd .; ls code {artifact}-old/code"
+    home = Path.home()
+    if len(home.parts) > 1 and tmp_path.is_relative_to(home) is False:
+        assert portable(f"open {home}/.cache/x", artifact) == "open ~/.cache/x"
