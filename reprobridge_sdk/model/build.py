@@ -382,7 +382,9 @@ class ReviewRecord(PhaseRecord):
     """The Independent Reviewer phase: the clean-room check and the curation verdicts."""
 
     phase: Literal["reviewer"] = "reviewer"
-    archive: str | None = None
+    archive: str | None = Field(
+        default=None, description="The packed archive, relative to the artifact."
+    )
     archive_sha256: str | None = None
     check_passed: bool = False
     check_steps: list[str] = Field(
