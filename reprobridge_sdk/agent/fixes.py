@@ -308,7 +308,9 @@ RENAMED: list[tuple[re.Pattern[str], list[tuple[str, str]], str]] = [
     (
         re.compile(
             r"cannot import name '(logsumexp|comb|factorial)' from 'scipy\.misc'|"
-            r"module 'scipy\.misc' has no attribute '(logsumexp|comb|factorial)'"
+            r"module 'scipy\.misc' has no attribute '(logsumexp|comb|factorial)'|"
+            # scipy 1.10-1.14: the deprecated module's own message
+            r"scipy\.misc is deprecated and has no attribute (logsumexp|comb|factorial)\b"
         ),
         [
             (r"from scipy\.misc import", "from scipy.special import"),
@@ -320,7 +322,8 @@ RENAMED: list[tuple[re.Pattern[str], list[tuple[str, str]], str]] = [
     (
         re.compile(
             r"cannot import name 'imread' from 'scipy\.misc'|"
-            r"module 'scipy\.misc' has no attribute 'imread'"
+            r"module 'scipy\.misc' has no attribute 'imread'|"
+            r"scipy\.misc is deprecated and has no attribute imread\b"
         ),
         [
             (r"from scipy\.misc import imread", "from matplotlib.pyplot import imread"),
