@@ -41,6 +41,7 @@ from reprobridge_sdk.checkout.materialize import (
     Checkout,
     CodebaseError,
     SeriesPatch,
+    bundle_of,
     fetch_upstream,
     init_checkout,
     materialize_series,
@@ -247,6 +248,7 @@ def _checkout(art: ArtifactDir, *, fetch: bool = True, force: bool = False) -> C
         tree_digest_=codebase.tree_digest,
         fetch=fetch,
         force=force,
+        bundle=bundle_of(codebase.upstream),
     )
 
 
@@ -444,6 +446,7 @@ def code_status(
                     patches=applied,
                     dest=Path(scratch) / f"s{position}",
                     fetch=fetch,
+                    bundle=bundle_of(codebase.upstream),
                 )
             except CodebaseError as exc:
                 item = exc.findings[0] if exc.findings else None
@@ -470,6 +473,7 @@ def code_status(
                     patches=[],
                     dest=Path(scratch) / "s0",
                     fetch=fetch,
+                    bundle=bundle_of(codebase.upstream),
                 )
                 status.tree_digest = result.tree_digest
             except CodebaseError as exc:
