@@ -6,7 +6,15 @@ Packing (:func:`pack`):
   version-control and byte-code caches (:data:`~reprobridge_sdk.digest.TREE_EXCLUDES`,
   ``*.pyc``), the runs directory ``runs/`` (unless ``with_runs``: an evidence submission),
   the working checkout ``code/`` of a patch series (derived from the upstream and the
-  patches), and the archive itself. A symbolic link that leaves the artifact is C017.
+  patches), **hidden directories at the root** (:func:`hidden_left_out`), and the archive
+  itself. A symbolic link that leaves the artifact is C017.
+* **Hidden directories.** A directory at the artifact root whose name starts with ``.`` is
+  build state, a cache or a tool's settings (``.rra-build`` of the build agent, ``.venv``,
+  ``.pytest_cache``, ``.ipynb_checkpoints``, ``.vscode``, ...), none of which the format
+  lists as part of an artifact, and is left out, unless the manifest names a path inside it
+  (any string of the manifest: a path field, a launcher's ``argv`` or ``workdir``). Hidden
+  *files* at the root (``.python-version``) and hidden entries below the root are kept: the
+  refined code keeps every file its tree digest covers.
 * **The upstream, when nobody else can fetch it.** For a patch series whose upstream is a
   path (the enclosing repository ``..``, an absolute path) or a ``file://`` URL and whose
   manifest declares no bundle yet, the archive also holds a git bundle of exactly the pinned
@@ -18,7 +26,8 @@ Packing (:func:`pack`):
 * **Deterministic.** Entries sorted by the UTF-8 bytes of their path, no directory entries,
   mtime fixed at :data:`EPOCH`, uid and gid 0 with empty owner names, mode ``0644`` (``0755``
   when any execute bit is set; ``0777`` for links), PAX format; ``.tar.gz``/``.tgz`` is gzip
-  with no name and mtime 0. The same artifact gives a byte-identical archive anywhere.
+  with no name and mtime 0. The same artifact gives a byte-identical archive anywhere; a
+  bundle pack writes is git's own output (one pack thread), the same for the same git version.
 * **Digest.** The SHA-256 of the *uncompressed* tar stream, so copies that differ in
   compressor still agree; two packs of the same tree have the same digest.
 
@@ -38,6 +47,7 @@ import hashlib
 import io
 import os
 import posixpath
+import re
 import shutil
 import stat
 import tarfile
@@ -62,6 +72,7 @@ __all__ = [
     "PackError",
     "PackResult",
     "UnpackResult",
+    "hidden_left_out",
     "pack",
     "packed_files",
     "unpack",
@@ -104,10 +115,40 @@ def _error(code: str, message: str, *, file: str = "") -> PackError:
     return PackError(message, [finding(code, message, file=file)])
 
 
+_HIDDEN_TOP = re.compile(r"(?<![\w./-])(\.[^/\s\\\"'=:,;]+)(?:/|$)")
+
+
+def _named_tops(value: Any, found: set[str]) -> None:
+    """The hidden top-level names that strings of the manifest's data start paths with."""
+    if isinstance(value, str):
+        found.update(_HIDDEN_TOP.findall(value.replace("\\", "/").removeprefix("./")))
+    elif isinstance(value, dict):
+        for item in value.values():
+            _named_tops(item, found)
+    elif isinstance(value, list):
+        for item in value:
+            _named_tops(item, found)
+
+
+def hidden_left_out(art: ArtifactDir) -> list[str]:
+    """The hidden directories at the root that :func:`pack` leaves out, sorted."""
+    named: set[str] = set()
+    _named_tops(art.data(), named)
+    with os.scandir(art.root) as entries:
+        return sorted(
+            entry.name
+            for entry in entries
+            if entry.name.startswith(".")
+            and entry.name not in named
+            and entry.is_dir(follow_symlinks=False)
+        )
+
+
 def packed_files(root: Path, *, with_runs: bool = False, skip: Path | None = None) -> list[str]:
     """The POSIX relative paths :func:`pack` puts in the archive, sorted."""
     art = load(root)
     excluded_top = set() if with_runs else {_RUNS}
+    excluded_top.update(hidden_left_out(art))
     if art.manifest.codebase.refined.kind == "patches":
         excluded_top.add(CHECKOUT_DIR)
     skip_real = os.path.realpath(skip) if skip is not None else None

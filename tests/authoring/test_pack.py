@@ -251,3 +251,36 @@ def test_a_digest_of_an_output_the_sample_does_not_list_is_r004(tmp_path: Path) 
     art.save()
     found = [(f.code, f.path) for f in validate(root).findings if f.code == "R004"]
     assert found == [("R004", "/launchers/1/samples/0/outputs_sha256/ghost")]
+
+
+def test_pack_leaves_out_hidden_directories_at_the_root_unless_the_manifest_names_them(
+    tmp_path: Path,
+) -> None:
+    root = _artifact(tmp_path)
+    for rel in (
+        ".rra-build/state.json",  # the build agent's state
+        ".venv/bin/python",  # a tool's environment
+        ".pytest_cache/v/cache/lastfailed",
+        ".tools/prepare.py",  # named by a launcher's argv: kept
+        ".work/keep.txt",  # a launcher's workdir: kept
+        ".python-version",  # a hidden file at the root: kept
+        "code/.settings/config.ini",  # inside the refined code: its tree digest covers it
+    ):
+        path = root.joinpath(*rel.split("/"))
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("x\n")
+    art = api.load(root)
+    art.manifest.launchers[0].argv = ["python", ".tools/prepare.py", "--out=.pytest_cache2/x"]
+    art.manifest.launchers[1].workdir = ".work"
+    art.save()
+    assert [c.pointer for c in refresh(root, write=True)] == ["/codebase/tree_digest"]
+    names = packed_files(root)
+    assert [n for n in names if n.startswith(".") or "/." in n] == [
+        ".python-version",
+        ".tools/prepare.py",
+        ".work/keep.txt",
+        "code/.settings/config.ini",
+    ]
+    pack(root, tmp_path / "a.tar")
+    copy = unpack(tmp_path / "a.tar", tmp_path / "copy")
+    assert [f.code for f in copy.findings if f.code in {"F004", "F005", "F006"}] == []

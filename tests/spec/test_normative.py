@@ -1,5 +1,8 @@
 """Normative text never names a ``reprobridge`` command (spec/README.md, "normative").
 
+Neither as ``reprobridge run ...`` nor as a command line without the program's name
+(``audit --table``, ``validate DIR``).
+
 The convention: informative text is a note (a block quote whose first line starts with
 ``> **Note (informative).**``), an example (a fenced or indented code block), or a section
 whose heading ends in "(informative)" down to the next heading of its level or higher; the
@@ -14,6 +17,8 @@ from pathlib import Path
 
 import pytest
 
+from reprobridge_sdk.cli import COMMANDS
+
 SPEC = Path(__file__).resolve().parents[2] / "spec"
 PARTS = sorted(p for p in SPEC.glob("*.md") if p.name != "building.md")
 NOTE = "> **Note (informative).**"
@@ -21,6 +26,11 @@ NOTE = "> **Note (informative).**"
 #: (a quoted string value such as ``"reprobridge init"``, a provenance the scaffold writes, is
 #: data, not a command).
 COMMAND = re.compile(r"(?<![\"'])\breprobridge[ ]+(?:[a-z][a-z-]*\b|-)")
+#: A command line of the reference implementation without its name: a code span that starts
+#: with one of its commands and goes on with an option or a metavariable (``audit --table``,
+#: ``validate DIR``).
+_NAMES = "|".join(sorted(map(re.escape, COMMANDS)))
+COMMAND_LINE = re.compile(rf"`(?:{_NAMES}) (?:-|[A-Z][A-Z_]*\b)[^`]*`")
 _HEADING = re.compile(r"^(#+) ")
 
 
@@ -89,10 +99,13 @@ def test_the_convention_is_read_as_stated() -> None:
             "`reprobridge digest` again.",  # 19: normative
             "- a list item `reprobridge-sdk` is a distribution, not a command",
             'a value `"reprobridge init"` is data',
+            "a batch (`validate DIR`) and `audit --table` and `code/` and `run` alone",  # 22
         ]
     )
     named = [n for n, line in normative_lines(text) if COMMAND.search(line)]
     assert named == [1, 6, 19]
+    lines = [n for n, line in normative_lines(text) if COMMAND_LINE.search(line)]
+    assert lines == [22]
 
 
 @pytest.mark.parametrize("part", PARTS, ids=lambda p: p.name)
@@ -100,6 +113,6 @@ def test_normative_text_names_no_reprobridge_command(part: Path) -> None:
     found = [
         f"{part.name}:{number}: {line.strip()}"
         for number, line in normative_lines(part.read_text("utf-8"))
-        if COMMAND.search(line)
+        if COMMAND.search(line) or COMMAND_LINE.search(line)
     ]
     assert found == []

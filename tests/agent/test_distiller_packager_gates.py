@@ -1,0 +1,138 @@
+"""The Distiller's and the Packager's gates in process: B009 and B011 with their values.
+
+The end-to-end builds reach these phases only through ``reprobridge build``; these tests call
+them directly on a copy of the bundled example, where each gate fails fast: a scored run whose
+environment cannot be built (its lock was edited after it was recorded), and strict validation
+of a packaged artifact that lost a file it names.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+from reprobridge_sdk.agent.distiller import distill
+from reprobridge_sdk.agent.packager import finalize
+from reprobridge_sdk.api import load
+from reprobridge_sdk.model.build import ClaimPlan, Gate, LauncherPlan, PlanRecord
+from reprobridge_sdk.model.claims import Claims
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "digits-logreg"
+ZERO = "0" * 64
+
+
+@pytest.fixture
+def artifact(tmp_path: Path) -> Path:
+    target = tmp_path / "digits-logreg"
+    shutil.copytree(EXAMPLE, target, ignore=shutil.ignore_patterns("runs", "__pycache__"))
+    return target
+
+
+def _claims() -> Claims:
+    return Claims.model_validate(
+        {
+            "claims_version": "1.0",
+            "paper": {"title": "Digits"},
+            "claims": [
+                {
+                    "id": "logreg-accuracy",
+                    "measured": "test accuracy of logistic regression",
+                    "value": 96.9,
+                    "direction": "higher",
+                }
+            ],
+        }
+    )
+
+
+def _plan(launcher: str) -> tuple[PlanRecord, list[LauncherPlan]]:
+    launchers = [
+        LauncherPlan(
+            id=launcher,
+            script="train.py",
+            argv=["python", "train.py", "--seed", "{seed}"],
+            scope="scored",
+            seed_flag="--seed",
+            seeds=[0],
+        )
+    ]
+    claim = ClaimPlan(
+        claim="logreg-accuracy", status="planned", scored=launcher, basis="the test's plan"
+    )
+    record = PlanRecord(
+        inputs_digest=ZERO, seconds=0, gate=Gate(passed=True), launchers=launchers, claims=[claim]
+    )
+    return record, launchers
+
+
+def test_a_scored_run_that_fails_is_b009_and_the_claim_is_not_run(
+    artifact: Path, tmp_path: Path
+) -> None:
+    art = load(artifact)
+    launcher = next(item.id for item in art.manifest.launchers if item.scope == "scored")
+    # the lock no longer matches the digest the manifest records (E014): the scored run fails
+    # with an environment error before anything is installed (no index is reached)
+    lock = artifact / "environment" / "requirements.lock"
+    lock.write_text(lock.read_text("utf-8") + "# edited\n", "utf-8")
+    plan, launchers = _plan(launcher)
+    record, discrepancies = distill(
+        art, _claims(), plan, launchers, tmp_path / "state", inputs_digest=ZERO, runs=2
+    )
+    assert not record.gate.passed
+    assert [f.code for f in record.gate.findings] == ["B009"]
+    assert [(c.claim, c.status, c.launcher, c.reason) for c in record.claims] == [
+        ("logreg-accuracy", "not-run", launcher, "the scored run failed")
+    ]
+    assert discrepancies == []
+    assert record.reference_runs == []
+
+
+def test_a_package_that_does_not_validate_strictly_is_b011(artifact: Path) -> None:
+    art = load(artifact)
+    lock = art.manifest.environment.lock
+    assert lock is not None
+    (artifact / lock.path).unlink()  # F004: the manifest names a lock that is gone
+    plan, _ = _plan("unused")
+    findings = finalize(art, plan, [], [("logreg-accuracy", "96.9", "96.8", "yes")])
+    assert findings
+    assert {f.code for f in findings} == {"B011"}
+    # each finding of the strict validation becomes a B011 that starts with its code
+    assert [f.path for f in findings if f.message.startswith("F004 ")] == ["/environment/lock/path"]
+
+
+@pytest.mark.slow
+def test_a_sample_that_does_not_replay_is_b010(
+    artifact: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """B010 guards the Distiller's own work: the sample it copies from the probe run must give
+    the values the probe gave. The Distiller checks each extractor on that very log before it
+    copies it, so a real build cannot break the guard. Here the sample file is changed on disk
+    between the copy and the replay (as a file system or another process could), by wrapping
+    the replay: the replay itself, the run, the environment and the files are real.
+    """
+    from reprobridge_sdk.agent import distiller
+
+    real = distiller.check_samples
+    changed: list[Path] = []
+
+    def check_samples(root: Path, launchers: list[str]) -> object:
+        for log in Path(root).glob("samples/*/log.txt"):
+            text = log.read_text("utf-8")
+            log.write_text(re.sub(r"\d\.\d+", "0.5", text), "utf-8")
+            changed.append(log)
+        return real(root, launchers)
+
+    monkeypatch.setattr(distiller, "check_samples", check_samples)
+    art = load(artifact)
+    launcher = next(item.id for item in art.manifest.launchers if item.scope == "scored")
+    plan, launchers = _plan(launcher)
+    record, _ = distill(
+        art, _claims(), plan, launchers, tmp_path / "state", inputs_digest=ZERO, runs=2
+    )
+    assert changed, "the Distiller wrote no sample"
+    assert not record.gate.passed
+    assert {f.code for f in record.gate.findings} == {"B010"}
+    assert record.reference_runs == []  # no reference runs from an extractor that fails
