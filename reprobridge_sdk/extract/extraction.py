@@ -30,6 +30,10 @@ Extractors
     data rows (negative from the end), or the first row whose columns equal ``where``.
 ``yaml``
     A dotted key path into a YAML file (list items by index).
+``x-<name>`` (format 1.1)
+    A kind added by an installed plugin (:mod:`reprobridge_sdk.plugins`, called by
+    :mod:`._plugin`): looked up before the file is resolved, so a missing plugin is
+    ``no-plugin`` whatever the file; the plugin gets the file checked as for every kind.
 
 Numbers are parsed strictly: an optional sign, digits with an optional fraction and exponent,
 or ``nan``/``inf``. ``"95.3%"``, ``"1_000"`` and ``"0x10"`` are *not* numbers; let the regular
@@ -66,7 +70,7 @@ from typing import TYPE_CHECKING, Any
 
 from reprobridge_sdk.io import safefs
 
-from . import _linescan
+from . import _linescan, _plugin
 from ._errors import REASONS, ExtractionError, TemplateError
 from ._extraction_cache import ExtractionCache
 from ._linescan import DEFAULT_CHUNK, MAX_LINE, line_safe, required_literal
@@ -453,7 +457,7 @@ def extract_value(
     """
     spec = _plain(extractor)
     kind = spec.get("kind")
-    plugin = _plugin(kind, spec) if isinstance(kind, str) and kind.startswith("x-") else None
+    plugin = _plugin.load(kind, spec) if isinstance(kind, str) and kind.startswith("x-") else None
     path, source = _source(spec, log=log, files_base=files_base, outputs=outputs, context=context)
     path = _checked(path, root, source, max_bytes)
     entries = _entries(cache, path)  # one stat: the file's version and whether it exists
@@ -461,7 +465,8 @@ def extract_value(
         msg = f"{source}: file {path.name!r} does not exist"
         raise ExtractionError("missing-file", msg, source=source)
     if plugin is not None:
-        return _plugin_value(plugin, str(kind), spec, path, source)
+        value, raw = _plugin.call(plugin, str(kind), spec, path, source)
+        return Extracted(values=(value,), raw=(raw,), source=source)
     try:
         if kind == "regex":
             pattern = str(spec["pattern"])
@@ -495,62 +500,6 @@ def extract_value(
         msg = f"{source}: cannot read {path.name!r}: {exc.strerror}"
         raise ExtractionError("missing-file", msg, source=source) from None
     return Extracted(values=(value,), raw=(raw,), source=source)
-
-
-def _label(spec: Mapping[str, Any]) -> str:
-    """The source label of an extractor without resolving it (``output:<id>``, file, log)."""
-    if spec.get("output"):
-        return f"output:{spec['output']}"
-    return str(spec["file"]) if spec.get("file") else "log"
-
-
-def _plugin(kind: str, spec: Mapping[str, Any]) -> Callable[..., Any]:
-    """The ``extract`` callable of plugin kind ``kind``; no-plugin or plugin-failed if none."""
-    from reprobridge_sdk import plugins  # noqa: PLC0415 - only plugin kinds pay for it
-    from reprobridge_sdk.errors import UsageError  # noqa: PLC0415
-
-    source = _label(spec)
-    try:
-        found = plugins.load_plugin(plugins.EXTRACTORS, kind)
-    except UsageError as exc:
-        raise ExtractionError("plugin-failed", f"{source}: {exc.message}", source=source) from None
-    if found is None:
-        msg = f"{source}: no installed plugin provides the extractor kind {kind!r}"
-        raise ExtractionError("no-plugin", msg, source=source)
-    return found
-
-
-def _plugin_value(
-    plugin: Callable[..., Any], kind: str, spec: Mapping[str, Any], path: Path, source: str
-) -> Extracted:
-    """Call a plugin extractor on a checked file: a finite number, else plugin-failed or
-    plugin-timeout (the rules are in :mod:`reprobridge_sdk.plugins`)."""
-    from types import MappingProxyType  # noqa: PLC0415
-
-    from reprobridge_sdk import plugins  # noqa: PLC0415
-
-    try:
-        value = plugins.call_with_limit(
-            plugin, path, MappingProxyType(dict(spec)), limit=plugins.TIME_LIMIT, name=kind
-        )
-    except plugins.PluginTimeout:
-        msg = f"{source}: the plugin {kind!r} did not return within {plugins.TIME_LIMIT:g} s"
-        raise ExtractionError("plugin-timeout", msg, source=source) from None
-    except Exception as exc:  # any failure of a plugin is the task's finding
-        msg = f"{source}: the plugin {kind!r} raised {type(exc).__name__}: {exc}"
-        raise ExtractionError("plugin-failed", msg, source=source) from None
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        shown = type(value).__name__
-        msg = f"{source}: the plugin {kind!r} returned a {shown}, not a number"
-        raise ExtractionError("plugin-failed", msg, source=source)
-    try:
-        number = float(value)
-    except OverflowError:  # an int beyond the float range
-        number = math.inf
-    if not math.isfinite(number):
-        msg = f"{source}: the plugin {kind!r} returned {number!r}, not a finite number"
-        raise ExtractionError("plugin-failed", msg, source=source)
-    return Extracted(values=(number,), raw=(repr(value),), source=source)
 
 
 def _checked(

@@ -1004,6 +1004,20 @@ RUNTIME_EXAMPLES: dict[str, tuple[str, str, str]] = {
         "# train.py --seed N (a convenience change)\n"
         "hints: {script: train.py, seeds: [0, 1, 2], statistic: mean}",
     ),
+    "B020": (
+        _SH,
+        "# claims.yaml: seeds: [1]; train.py takes no seed, and two runs with REPRO_SEED=1\n"
+        "# print different values (it seeds from the clock)\n"
+        "$ reprobridge build ./repo --claims claims.yaml   # B020: the seed option is undone",
+        "# train.py uses random and numpy only: --seed 1 makes two runs print the same value\n"
+        "$ reprobridge build ./repo --claims claims.yaml   # a --seed option, recorded",
+    ),
+    "B021": (
+        _SH,
+        "# the smoke run is stopped at its budget; train.py has no epoch or iteration count\n"
+        "while not converged(): step()                      # B021",
+        "EPOCHS = 200                  # patched: the smoke launcher sets REPRO_EPOCHS=1",
+    ),
     # ------------------------------------------------------------------- K: keys, signatures
     "K001": (
         _SH,
