@@ -19,6 +19,7 @@ import yaml
 from reprobridge_sdk import validate
 from reprobridge_sdk.api import load
 from reprobridge_sdk.audit.auditor import audit, load_artifact
+from reprobridge_sdk.env.data import verify_data
 from reprobridge_sdk.errors import ArtifactError
 from reprobridge_sdk.run.dryrun import dry_run
 from reprobridge_sdk.validation.forward import carrier
@@ -179,3 +180,22 @@ def test_run_says_what_it_sets_aside_before_it_prepares(tmp_path: Path) -> None:
     assert "warning V003:" in done.stderr
     assert "warning S006:" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_the_environment_commands_read_the_same_view(tmp_path: Path) -> None:
+    root = _copy(tmp_path, "newer-minor-version")
+
+    def change(data: dict[str, Any]) -> None:
+        data["environment"]["containers"] = ["docker"]  # a key of a later minor version
+        data["environment"]["data"] = [
+            {"id": "net", "source": {"url": "https://example.org/n"}, "access": "torrent"},
+            {"id": "local", "source": {"url": "https://example.org/l"}, "destination": "d.txt"},
+        ]
+
+    _edit(root, change)
+    assert not [f for f in validate(root).findings if f.severity.value == "error"]
+    result = verify_data(root)  # no S001 for the key; the torrent item is set aside
+    assert result.present == []
+    assert [(f.code, f.path) for f in result.findings if f.code == "D001"] == [
+        ("D001", "/environment/data/1")  # the document's index, not the view's 0
+    ]
