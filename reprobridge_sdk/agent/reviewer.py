@@ -22,6 +22,7 @@ import shutil
 import time
 from pathlib import Path
 
+from reprobridge_sdk.agent.fixes import portable
 from reprobridge_sdk.agent.gates import build_finding, gate_from
 from reprobridge_sdk.api import ArtifactDir
 from reprobridge_sdk.audit.auditor import audit
@@ -69,6 +70,7 @@ def review(
         result = check(archive, scored=True, work_dir=review_dir, pass_env=PASS_ENV)
     except ReproBridgeError as exc:
         detail = "; ".join(f"{f.code} {f.message}" for f in exc.findings[:5]) or exc.message
+        detail = portable(detail, art.root)
         findings.append(build_finding("B012", f"the clean-room check could not run: {detail}"))
     else:
         check_passed = result.ok
@@ -84,6 +86,7 @@ def review(
                     or failed.detail[-500:]
                 )
             )
+            detail = portable(detail, art.root)
             findings.append(build_finding("B012", f"the clean-room check failed: {detail}"))
     verdicts: dict[str, str] = {}
     codes: dict[str, list[str]] = {}
@@ -99,7 +102,7 @@ def review(
         inputs_digest=inputs_digest,
         seconds=round(time.monotonic() - begin, 3),
         gate=gate_from(findings),
-        archive=str(archive),
+        archive=portable(str(archive), art.root),
         archive_sha256=packed.digest,
         check_passed=check_passed,
         check_steps=steps,

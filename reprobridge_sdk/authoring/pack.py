@@ -26,7 +26,8 @@ Packing (:func:`pack`):
 * **Deterministic.** Entries sorted by the UTF-8 bytes of their path, no directory entries,
   mtime fixed at :data:`EPOCH`, uid and gid 0 with empty owner names, mode ``0644`` (``0755``
   when any execute bit is set; ``0777`` for links), PAX format; ``.tar.gz``/``.tgz`` is gzip
-  with no name and mtime 0. The same artifact gives a byte-identical archive anywhere.
+  with no name and mtime 0. The same artifact gives a byte-identical archive anywhere; a
+  bundle pack writes is git's own output (one pack thread), the same for the same git version.
 * **Digest.** The SHA-256 of the *uncompressed* tar stream, so copies that differ in
   compressor still agree; two packs of the same tree have the same digest.
 

@@ -47,7 +47,7 @@ from .evidence import (
     write_snapshot,
 )
 from .ledger import append_run
-from .measure import measure, template_context
+from .measure import measure, template_context, unread_here
 from .process import LandmarkPattern, run_process
 from .results import RunEvent, RunResult
 
@@ -557,7 +557,9 @@ def _complete(
             context=context,
             roots=(shared.root, run_dir),
         )
-        errors = [m for m in record.measurements if m.value is None]
+        # A kind no installed plugin provides (X005) leaves the value unread, not the run
+        # failed: the experiment ran; the audit says inconclusive for that task (A061).
+        errors = [m for m in record.measurements if m.value is None and not unread_here(m)]
         if errors:
             detail = "; ".join(f"{m.task}: {m.error}" for m in errors)
             failure = _failure_reason(failure, "extraction-failed", detail, last)
