@@ -1,6 +1,8 @@
 """validate clean <=> everything accepts: load(), the models, run --dry-run and the auditor.
 
-Law, over every conformance case and over hypothesis-mutated manifests:
+Law, over every conformance case and over hypothesis-mutated manifests (among them documents
+of a newer minor version with unknown keys and values, read as spec "forward-compatibility"
+says):
 
 * ``validate()`` reports no error  =>  ``load()`` (the models) accepts the manifest,
   ``dry_run`` prepares every run without a problem, and the auditor's artifact checks
