@@ -25,6 +25,7 @@ import shutil
 import time
 from pathlib import Path
 
+from reprobridge_sdk.agent.fixes import portable
 from reprobridge_sdk.agent.gates import build_finding, gate_from
 from reprobridge_sdk.api import ArtifactDir
 from reprobridge_sdk.audit.auditor import audit
@@ -68,6 +69,7 @@ def review(
         result = check(archive, scored=True, work_dir=review_dir, pass_env=PASS_ENV)
     except ReproBridgeError as exc:
         detail = "; ".join(f"{f.code} {f.message}" for f in exc.findings[:5]) or exc.message
+        detail = portable(detail, art.root)
         what = "the clean-room check could not run" if packed_digest else "pack failed"
         findings.append(build_finding("B012", f"{what}: {detail}"))
     else:
@@ -84,6 +86,7 @@ def review(
                     or failed.detail[-500:]
                 )
             )
+            detail = portable(detail, art.root)
             findings.append(build_finding("B012", f"the clean-room check failed: {detail}"))
     verdicts: dict[str, str] = {}
     codes: dict[str, list[str]] = {}
@@ -99,7 +102,7 @@ def review(
         inputs_digest=inputs_digest,
         seconds=round(time.monotonic() - begin, 3),
         gate=gate_from(findings),
-        archive=str(archive) if packed_digest else None,
+        archive=portable(str(archive), art.root) if packed_digest else None,
         archive_sha256=packed_digest,
         check_passed=check_passed,
         check_steps=steps,

@@ -63,6 +63,9 @@ if TYPE_CHECKING:
     from reprobridge_sdk.api import ArtifactDir
 from reprobridge_sdk.model import Manifest
 
+#: Extraction failures of an extractor plugin, which make a task inconclusive (A061, A062).
+_PLUGIN_REASONS = frozenset({"no-plugin", "plugin-failed", "plugin-timeout"})
+
 __all__ = [
     "ArtifactFacts",
     "RunEvidence",
@@ -88,6 +91,8 @@ class ArtifactFacts:
     samples: frozenset[str] = frozenset()
     #: The manifest as loaded (a :class:`reprobridge_sdk.io.document.Document`), for the validator.
     document: Any = field(default=None, compare=False, repr=False)
+    #: How a newer-minor manifest was read (``validation.forward.ForwardView``), or None.
+    forward: Any = field(default=None, compare=False, repr=False)
     _plain: dict[tuple[str, str], dict[str, object]] = field(default_factory=dict, compare=False)
 
     def extractor(self, launcher_id: str, measurement: Measurement) -> dict[str, object]:
@@ -119,6 +124,9 @@ class RunEvidence:
     task_notes: dict[str, list[Finding]] = field(default_factory=dict)
     #: Warnings that concern every value of the run (A036); also in ``findings``.
     run_notes: list[Finding] = field(default_factory=list)
+    #: Tasks whose value could not be re-extracted because the extractor plugin is missing
+    #: (A061) or failed (A062), by task id; also in ``findings``. Such a task is inconclusive.
+    unread: dict[str, Finding] = field(default_factory=dict)
 
     @property
     def valid(self) -> bool:
@@ -253,6 +261,7 @@ def _artifact_facts(artifact: ArtifactDir, stack: contextlib.ExitStack) -> Artif
         shipped=frozenset(shipped),
         findings=tuple(findings),
         samples=frozenset(samples),
+        forward=artifact.forward,
     )
 
 
@@ -707,6 +716,13 @@ def _measure(
         values = [apply_transform(v, measurement.transform) for v in extracted.values]
         return values[0] if len(values) == 1 else statistics.fmean(values)
     except ExtractionError as exc:
+        if exc.reason in _PLUGIN_REASONS:
+            # Not the evidence's fault: this auditor cannot read the value (A061, A062).
+            code = "A061" if exc.reason == "no-plugin" else "A062"
+            hint = exc.findings[0].hint if exc.findings else None
+            add(code, f"task {task}: cannot re-extract the value: {exc}", pointer, hint=hint)
+            run.unread[task] = run.findings[-1]
+            return None
         severity = Severity.WARNING if claimed is None or claimed.value is None else None
         add(
             "A008",

@@ -39,7 +39,7 @@ from reprobridge_sdk.model.evidence import (
 
 from .evidence import LOG_NAME, OUTPUTS_DIR, new_run_dir, utc_now, write_record
 from .ledger import append_run
-from .measure import measure, template_context
+from .measure import measure, template_context, unread_here
 from .process import LandmarkPattern, run_process
 from .results import RunEvent, RunResult
 
@@ -518,7 +518,9 @@ def _complete(
             context=context,
             roots=(shared.root, run_dir),
         )
-        errors = [m for m in record.measurements if m.value is None]
+        # A kind no installed plugin provides (X005) leaves the value unread, not the run
+        # failed: the experiment ran; the audit says inconclusive for that task (A061).
+        errors = [m for m in record.measurements if m.value is None and not unread_here(m)]
         if errors:
             detail = "; ".join(f"{m.task}: {m.error}" for m in errors)
             failure = _failure_reason(failure, "extraction-failed", detail, last)

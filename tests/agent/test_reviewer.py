@@ -87,7 +87,7 @@ def test_a_patch_series_of_the_enclosing_repository_passes_the_reviewer(
     assert record.check_passed
     assert record.verdicts == {"main-result": "reproduced"}
     assert record.archive is not None
-    with tarfile.open(record.archive) as tar:
+    with tarfile.open(root / record.archive) as tar:
         names = tar.getnames()
     assert [n for n in names if n.startswith("upstream/")] == [
         f"upstream/{art.manifest.codebase.upstream.commit}.bundle"
