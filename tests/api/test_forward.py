@@ -56,6 +56,11 @@ def test_an_unknown_key_is_ignored_and_save_refuses_to_lose_it(tmp_path: Path) -
         art.save()
     assert [(f.code, f.path) for f in caught.value.findings] == [("V008", "/tasks/0/baseline")]
     assert (root / "rra.yaml").read_bytes() == before
+    guide = (root / "GUIDE.md").read_bytes()
+    with pytest.raises(ArtifactError) as caught:
+        art.write_guide()  # the guide's records are rendered from the manifest: same refusal
+    assert [f.code for f in caught.value.findings] == ["V008"]
+    assert (root / "GUIDE.md").read_bytes() == guide
 
 
 def test_a_newer_minor_document_read_whole_is_saved(tmp_path: Path) -> None:
