@@ -321,9 +321,12 @@ def plan(
                 build_finding(
                     "B018",
                     f"claim {claim.id!r} is the {statistic} over {len(given)} seeds, but "
-                    f"{choice.script} takes no seed flag: planned over one unseeded run",
+                    f"{choice.script} takes no seed flag: planned over seed {given[0]} alone",
                     path=f"/claims/{index}/hints/seeds",
-                    hint="give the script a --seed option (a convenience change)",
+                    hint=(
+                        "give the script a --seed option and build again: the Reproducer's "
+                        "seed option covers one seed"
+                    ),
                 )
             )
             statistic = None

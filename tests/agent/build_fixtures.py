@@ -325,9 +325,9 @@ _add(
     )
 )
 
-# The paper reports the mean over seeds 1, 2 and 3 (about 0.961; the seeds alone give about
-# 0.978, 0.942 and 0.962): only a statistic over all three seeds reproduces it, one seed
-# does not.
+# The paper reports the mean over seeds 1 and 2 (0.96; the seeds alone give about 0.978 and
+# 0.942): only the statistic over both seeds reproduces it, one seed does not. Two seeds keep
+# the five repetitions (ten runs) cheap.
 _add(
     Fixture(
         "multi-seed",
@@ -339,10 +339,10 @@ _add(
         [
             {
                 "id": "accuracy",
-                "measured": "test accuracy on digits, mean over three seeds",
-                "value": 0.961,
+                "measured": "test accuracy on digits, mean over two seeds",
+                "value": 0.96,
                 "direction": "higher",
-                "hints": {"label": "test accuracy", "seeds": [1, 2, 3], "statistic": "mean"},
+                "hints": {"label": "test accuracy", "seeds": [1, 2], "statistic": "mean"},
             }
         ],
         ("a statistic over several seeds",),
