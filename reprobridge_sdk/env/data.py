@@ -153,6 +153,7 @@ class _Locator:
         self.art = art
 
     def __call__(self, code: str, message: str, pointer: str, hint: str | None = None) -> Finding:
+        pointer = self.art.pointer(pointer)  # items set aside shift indices (newer minor)
         line, col = self.art.document.locate(pointer)
         return finding(code, message, path=pointer, file="rra.yaml", line=line, col=col, hint=hint)
 

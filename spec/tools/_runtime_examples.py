@@ -821,6 +821,21 @@ RUNTIME_EXAMPLES: dict[str, tuple[str, str, str]] = {
         "$ reprobridge audit       # A062 on that run; acc is inconclusive",
         "# the plugin reads every recorded log\n$ reprobridge audit",
     ),
+    "A065": (
+        _SH,
+        "# runs copied without the runs directory's .env/ (their records name a snapshot)\n"
+        "$ cp -r runs/scored-s* attempt/\n"
+        "$ reprobridge audit . attempt/   # A065 (warning) at /environment_sha256",
+        "$ cp -r runs/. attempt/          # the run directories and .env/ together\n"
+        "$ reprobridge audit . attempt/",
+    ),
+    "A066": (
+        _SH,
+        "# the snapshot is edited to claim another Python than the run had\n"
+        "$ sed -i 's/3.11.7/3.12.1/' runs/.env/<sha256>.json\n"
+        "$ reprobridge audit      # A066 at /environment_sha256: the run is tainted",
+        "$ reprobridge audit      # runs/.env/<sha256>.json as the runner wrote it",
+    ),
     # ------------------------------------------------------------------- N: runner
     "N001": (
         _SH,
@@ -1003,6 +1018,20 @@ RUNTIME_EXAMPLES: dict[str, tuple[str, str, str]] = {
         "hints: {script: train.py, seeds: [0, 1, 2], statistic: mean}   # B018",
         "# train.py --seed N (a convenience change)\n"
         "hints: {script: train.py, seeds: [0, 1, 2], statistic: mean}",
+    ),
+    "B020": (
+        _SH,
+        "# claims.yaml: seeds: [1]; train.py takes no seed, and two runs with REPRO_SEED=1\n"
+        "# print different values (it seeds from the clock)\n"
+        "$ reprobridge build ./repo --claims claims.yaml   # B020: the seed option is undone",
+        "# train.py uses random and numpy only: --seed 1 makes two runs print the same value\n"
+        "$ reprobridge build ./repo --claims claims.yaml   # a --seed option, recorded",
+    ),
+    "B021": (
+        _SH,
+        "# the smoke run is stopped at its budget; train.py has no epoch or iteration count\n"
+        "while not converged(): step()                      # B021",
+        "EPOCHS = 200                  # patched: the smoke launcher sets REPRO_EPOCHS=1",
     ),
     # ------------------------------------------------------------------- K: keys, signatures
     "K001": (

@@ -19,6 +19,7 @@ import yaml
 from reprobridge_sdk import validate
 from reprobridge_sdk.api import load
 from reprobridge_sdk.audit.auditor import audit, load_artifact
+from reprobridge_sdk.env.data import verify_data
 from reprobridge_sdk.errors import ArtifactError
 from reprobridge_sdk.run.dryrun import dry_run
 from reprobridge_sdk.validation.forward import carrier
@@ -55,6 +56,11 @@ def test_an_unknown_key_is_ignored_and_save_refuses_to_lose_it(tmp_path: Path) -
         art.save()
     assert [(f.code, f.path) for f in caught.value.findings] == [("V008", "/tasks/0/baseline")]
     assert (root / "rra.yaml").read_bytes() == before
+    guide = (root / "GUIDE.md").read_bytes()
+    with pytest.raises(ArtifactError) as caught:
+        art.write_guide()  # the guide's records are rendered from the manifest: same refusal
+    assert [f.code for f in caught.value.findings] == ["V008"]
+    assert (root / "GUIDE.md").read_bytes() == guide
 
 
 def test_a_newer_minor_document_read_whole_is_saved(tmp_path: Path) -> None:
@@ -179,3 +185,22 @@ def test_run_says_what_it_sets_aside_before_it_prepares(tmp_path: Path) -> None:
     assert "warning V003:" in done.stderr
     assert "warning S006:" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_the_environment_commands_read_the_same_view(tmp_path: Path) -> None:
+    root = _copy(tmp_path, "newer-minor-version")
+
+    def change(data: dict[str, Any]) -> None:
+        data["environment"]["containers"] = ["docker"]  # a key of a later minor version
+        data["environment"]["data"] = [
+            {"id": "net", "source": {"url": "https://example.org/n"}, "access": "torrent"},
+            {"id": "local", "source": {"url": "https://example.org/l"}, "destination": "d.txt"},
+        ]
+
+    _edit(root, change)
+    assert not [f for f in validate(root).findings if f.severity.value == "error"]
+    result = verify_data(root)  # no S001 for the key; the torrent item is set aside
+    assert result.present == []
+    assert [(f.code, f.path) for f in result.findings if f.code == "D001"] == [
+        ("D001", "/environment/data/1")  # the document's index, not the view's 0
+    ]

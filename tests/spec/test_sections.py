@@ -1,5 +1,7 @@
 """Section numbers are global across the parts, so every "§N" names one section.
 
+Also: the media type and file name the spec declares are the ones the SDK uses.
+
 spec/README.md: "a reference such as §8 names one section whatever part it is read in". Held
 here: no two headings of the parts share a number, and every section cited as "§N" in the
 parts, the committed schemas and the field notes (the one source of the schemas'
@@ -11,6 +13,8 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
+
+from reprobridge_sdk.model.manifest import MANIFEST_MEDIA_TYPE, MANIFEST_NAME
 
 REPO = Path(__file__).resolve().parents[2]
 PARTS = sorted((REPO / "spec").glob("*.md"))
@@ -54,3 +58,10 @@ def test_the_tree_digest_cites_the_digests_section() -> None:
     schema = json.loads((REPO / "schemas" / "rra-1.0.schema.json").read_text("utf-8"))
     described = schema["$defs"]["Codebase"]["properties"]["tree_digest"]["description"]
     assert _CITED.findall(described) == [digests.group(1)]
+
+
+def test_the_media_type_and_file_name_are_the_sdks() -> None:
+    readme = (REPO / "spec" / "README.md").read_text("utf-8")
+    section = readme[readme.index('<a id="media-type"></a>') :].split("\n<a id=")[0]
+    assert f"named exactly `{MANIFEST_NAME}`" in section
+    assert f"`{MANIFEST_MEDIA_TYPE}`" in section
