@@ -46,6 +46,7 @@ A document with a fatal problem (Y001, Y004-Y007, Y011) has ``data`` set to ``No
 from __future__ import annotations
 
 import contextlib
+import functools
 import gc
 import math
 import os
@@ -104,6 +105,8 @@ _FLOAT_RE = re.compile(
 # Upper bound of the nesting a text can reach without flow brackets: each block level needs
 # at least one more column of indentation or a "- " on the line.
 _SAFE_GUARD = 800
+# The nesting libyaml 0.2.5 and later refuse to pass; composing up to it is safe (tested).
+_LIBYAML_NESTING = 1000
 
 
 #: Most decimal digits of an integer (CPython's default limit of int <-> str conversions).
@@ -299,10 +302,16 @@ def _parse(label: str, text: str) -> Document:
 
 def _parse_nodes(label: str, text: str) -> Document:
     doc = Document(label, text)
+    at_risk = _composer_at_risk(text)
     try:
-        if _composer_at_risk(text):
+        if at_risk and not _composer_bounded():
             _check_depth(label, text)
-        root = yaml.compose(text, Loader=_Loader)
+        try:
+            root = yaml.compose(text, Loader=_Loader)
+        except yaml.YAMLError:
+            if at_risk:  # a level past MAX_DEPTH before the error is Y005, as when walked first
+                _check_depth(label, text)
+            raise
     except _Fatal as fatal:
         doc.findings.append(fatal.item)
         return doc
@@ -405,6 +414,30 @@ def _composer_at_risk(text: str) -> bool:
     return False
 
 
+@functools.cache
+def _composer_bounded() -> bool:
+    """True when libyaml itself refuses to nest flow and block collections past
+    ``_LIBYAML_NESTING`` levels (libyaml 0.2.5 and later stop there), so the composer never
+    recurses deeper than that, a depth it handles, whatever the text.
+
+    Asked once per process, of two small texts. Then the depth walk before composing is not
+    needed: a text that composes is converted, and the converter reports Y005 at the
+    collection the walk would report; a text that does not compose is walked after the
+    error, which gives Y005 exactly when the walk first would have.
+    """
+    if _BaseLoader is yaml.SafeLoader:  # pragma: no cover - no libyaml: always walk
+        return False
+    depth = _LIBYAML_NESTING + 1
+    probes = ("[" * depth + "]" * depth, "- " * depth + "x")
+    for probe in probes:
+        try:
+            yaml.compose(probe, Loader=_Loader)
+        except yaml.YAMLError:
+            continue
+        return False  # composed: this build has no limit at that depth
+    return True
+
+
 def _may_be_deep(text: str) -> bool:
     if text.count("[") + text.count("{") > _SAFE_GUARD // 2:
         return True
@@ -473,8 +506,9 @@ def _walk_depth(label: str, text: str, loader: type[Any], stop: int | None) -> N
 
 
 def _check_key_depth(label: str, key: Any, depth: int) -> None:
-    """Y005 at the first collection of a collection key (never converted) nested past
-    MAX_DEPTH, in document order, as the depth walk would report it."""
+    """Y005 at the first collection of a node that is never converted (a collection key, or
+    the value of a dropped entry: a duplicate or non-string key) nested past MAX_DEPTH, in
+    document order, as the depth walk would report it."""
     stack = [(key, depth)]
     while stack:
         node, level = stack.pop()
@@ -654,6 +688,7 @@ class _Converter:
         for key_node, value_node in node.value:
             if not isinstance(key_node, yaml.ScalarNode):
                 _check_key_depth(self.doc.name, key_node, depth + 1)
+                _check_key_depth(self.doc.name, value_node, depth + 1)  # its value is dropped
                 line, col = _mark(key_node.start_mark)
                 self.doc.findings.append(
                     finding(
@@ -668,6 +703,7 @@ class _Converter:
                 continue
             key = key_node.value if key_node.tag == _STR else self._scalar(key_node, None)
             if not isinstance(key, str):
+                _check_key_depth(self.doc.name, value_node, depth + 1)  # as the walk would
                 line, col = _mark(key_node.start_mark)
                 self.doc.findings.append(
                     finding(
@@ -689,6 +725,7 @@ class _Converter:
             mark = key_node.start_mark
             key_mark = (mark.line + 1, mark.column + 1)
             if key in result:
+                _check_key_depth(self.doc.name, value_node, depth + 1)  # as the walk would
                 first = self.doc.key_positions.get(child, (0, 0))
                 self.doc.findings.append(
                     finding(

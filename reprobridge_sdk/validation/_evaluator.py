@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from reprobridge_sdk.extract.pattern import schema_pattern
@@ -92,7 +93,12 @@ class SchemaError:
     schema_pattern: str | None = None
 
 
-_Check = Callable[[Any, str, list[SchemaError]], bool]
+#: A compiled check: ``check(instance, pointer, out)``. With ``out`` a list, the errors are
+#: appended to it; with ``out=None`` only validity is asked: no error is built, no pointer
+#: below ``instance`` is formed (``pointer`` is then meaningless) and the check may stop at
+#: the first failure. The boolean is the same in both modes, and a check that returns True
+#: appends nothing.
+_Check = Callable[[Any, str, "list[SchemaError] | None"], bool]
 
 
 def _is_type(value: Any, name: str) -> bool:
@@ -158,7 +164,7 @@ class CompiledSchema:
         return out
 
     def is_valid(self, instance: Any) -> bool:
-        return self._check(instance, "", [])
+        return self._check(instance, "", None)
 
     # compilation ------------------------------------------------------------------------
 
@@ -173,7 +179,7 @@ class CompiledSchema:
 
         compiled, key = self._compiled, ref + "!"
 
-        def deferred(instance: Any, pointer: str, out: list[SchemaError]) -> bool:
+        def deferred(instance: Any, pointer: str, out: list[SchemaError] | None) -> bool:
             return compiled[key](instance, pointer, out)
 
         self._compiled[ref] = deferred
@@ -272,7 +278,12 @@ class CompiledSchema:
             return checks[0]
         sequence = tuple(checks)
 
-        def all_of(instance: Any, pointer: str, out: list[SchemaError]) -> bool:
+        def all_of(instance: Any, pointer: str, out: list[SchemaError] | None) -> bool:
+            if out is None:
+                for check in sequence:
+                    if not check(instance, pointer, None):
+                        return False
+                return True
             ok = True
             for check in sequence:
                 if not check(instance, pointer, out):
@@ -285,13 +296,17 @@ class CompiledSchema:
         low, high = schema.get("minItems"), schema.get("maxItems")
         if low is not None or high is not None:
 
-            def count(instance: Any, pointer: str, out: list[SchemaError]) -> bool:
+            def count(instance: Any, pointer: str, out: list[SchemaError] | None) -> bool:
                 if not isinstance(instance, list):
                     return True
                 if low is not None and len(instance) < low:
+                    if out is None:
+                        return False
                     out.append(_err("minItems", pointer, f"needs at least {low} item(s)"))
                     return False
                 if high is not None and len(instance) > high:
+                    if out is None:
+                        return False
                     out.append(_err("maxItems", pointer, f"allows at most {high} item(s)"))
                     return False
                 return True
@@ -300,12 +315,16 @@ class CompiledSchema:
         if "items" in schema:
             item_check = self._compile(schema["items"], f"{where}/items")
 
-            def items(instance: Any, pointer: str, out: list[SchemaError]) -> bool:
+            def items(instance: Any, pointer: str, out: list[SchemaError] | None) -> bool:
                 if not isinstance(instance, list):
                     return True
                 ok = True
                 for index, item in enumerate(instance):
-                    if not item_check(item, f"{pointer}/{index}", out):
+                    # Validity first, without pointers; the errors only of an invalid item.
+                    if not item_check(item, "", None):
+                        if out is None:
+                            return False
+                        item_check(item, f"{pointer}/{index}", out)
                         ok = False
                 return ok
 
@@ -317,32 +336,42 @@ class CompiledSchema:
             for name, sub in schema.get("properties", {}).items()
         }
         patterns = [
-            (schema_pattern(pat), self._compile(sub, f"{where}/patternProperties/{pat}"))
+            (_cached_search(pat), self._compile(sub, f"{where}/patternProperties/{pat}"))
             for pat, sub in schema.get("patternProperties", {}).items()
         ]
         extra_schema = schema.get("additionalProperties", True)
         extra = None if extra_schema is False else self._compile(extra_schema, where + "/ap")
         names = tuple(props)
 
-        def check(instance: Any, pointer: str, out: list[SchemaError]) -> bool:
+        def check(instance: Any, pointer: str, out: list[SchemaError] | None) -> bool:
             if not isinstance(instance, dict):
                 return True
             ok = True
             for key, value in instance.items():
-                child = f"{pointer}/{_esc(key)}"
                 matched = False
                 sub = props.get(key)
                 if sub is not None:
                     matched = True
-                    if not sub(value, child, out):
+                    if not sub(value, "", None):
+                        if out is None:
+                            return False
+                        sub(value, f"{pointer}/{_esc(key)}", out)
                         ok = False
-                for regex, pattern_check in patterns:
-                    if regex.search(key):
+                for search, pattern_check in patterns:
+                    if search(key):
                         matched = True
-                        if not pattern_check(value, child, out):
+                        if not pattern_check(value, "", None):
+                            if out is None:
+                                return False
+                            pattern_check(value, f"{pointer}/{_esc(key)}", out)
                             ok = False
                 if matched:
                     continue
+                if out is None:
+                    if extra is None or not extra(value, "", None):
+                        return False
+                    continue
+                child = f"{pointer}/{_esc(key)}"
                 if extra is None:
                     out.append(
                         SchemaError(
@@ -370,24 +399,25 @@ class CompiledSchema:
         exactly_one = keyword == "oneOf"
         types_of = self._accepted_types
 
-        def check(instance: Any, pointer: str, out: list[SchemaError]) -> bool:
-            if not exactly_one:
-                # anyOf: the first valid branch decides; errors only matter when none is.
-                for branch in compiled:
-                    if branch(instance, pointer, []):
-                        return True
-            results: list[list[SchemaError]] = []
+        def check(instance: Any, pointer: str, out: list[SchemaError] | None) -> bool:
             valid = 0
             for branch in compiled:
-                errors: list[SchemaError] = []
-                if branch(instance, pointer, errors):
+                if branch(instance, pointer, None):
+                    if not exactly_one:
+                        return True  # anyOf: the first valid branch decides
                     valid += 1
-                results.append(errors)
-            if valid == 1 or (valid > 1 and not exactly_one):
+            if valid == 1:
                 return True
+            if out is None:
+                return False
             if valid > 1:
                 out.append(_err("oneOf", pointer, "the value matches more than one alternative"))
                 return False
+            results: list[list[SchemaError]] = []
+            for branch in compiled:  # no branch is valid: each one's errors, to choose from
+                errors: list[SchemaError] = []
+                branch(instance, pointer, errors)
+                results.append(errors)
             out.extend(_best(instance, pointer, results, branches, refs, prop, mapping, types_of))
             return False
 
@@ -440,15 +470,46 @@ def _best(  # noqa: PLR0917 - internal helper of one call site
     return results[index]
 
 
+#: Most results a pattern keeps (then its memo starts again): bounds the memory on a document
+#: of many distinct strings while keys and repeated values are still looked up once.
+_MEMO_LIMIT = 1 << 16
+
+
+@lru_cache(maxsize=256)
+def _cached_search(source: str) -> Callable[[str], bool]:
+    """Whether a schema ``pattern`` matches somewhere in a string, memoised per string.
+
+    The regular expression is RE2's (:func:`~reprobridge_sdk.extract.pattern.schema_pattern`,
+    the models' meaning); only the answer is kept. One memo per pattern text, shared by every
+    schema node that uses it: an object's keys (``^x-``) and repeated values (task ids,
+    digests) are matched once per document instead of once per occurrence.
+    """
+    regex = schema_pattern(source)
+    memo: dict[str, bool] = {}
+
+    def search(value: str) -> bool:
+        found = memo.get(value)
+        if found is None:
+            found = regex.search(value) is not None
+            if len(memo) >= _MEMO_LIMIT:
+                memo.clear()
+            memo[value] = found
+        return found
+
+    return search
+
+
 def _err(keyword: str, pointer: str, message: str) -> SchemaError:
     return SchemaError(keyword, pointer, message)
 
 
-def _accept(instance: Any, pointer: str, out: list[SchemaError]) -> bool:
+def _accept(instance: Any, pointer: str, out: list[SchemaError] | None) -> bool:
     return True
 
 
-def _reject(instance: Any, pointer: str, out: list[SchemaError]) -> bool:
+def _reject(instance: Any, pointer: str, out: list[SchemaError] | None) -> bool:
+    if out is None:
+        return False
     out.append(_err("false", pointer, "no value is allowed here"))
     return False
 
@@ -466,10 +527,12 @@ def _type_check(kind: Any, where: str) -> _Check:
         msg = f"{where}: unsupported type {kind!r}"
         raise SchemaCompileError(msg)
 
-    def check(instance: Any, pointer: str, out: list[SchemaError]) -> bool:
+    def check(instance: Any, pointer: str, out: list[SchemaError] | None) -> bool:
         for name in kinds:
             if _is_type(instance, name):
                 return True
+        if out is None:
+            return False
         out.append(_type_error(pointer, instance, kinds))
         return False
 
@@ -477,9 +540,11 @@ def _type_check(kind: Any, where: str) -> _Check:
 
 
 def _enum_check(values: tuple[Any, ...]) -> _Check:
-    def check(instance: Any, pointer: str, out: list[SchemaError]) -> bool:
+    def check(instance: Any, pointer: str, out: list[SchemaError] | None) -> bool:
         if any(_equal(value, instance) for value in values):
             return True
+        if out is None:
+            return False
         out.append(
             SchemaError(
                 "enum", pointer, f"{instance!r} is not one of {list(values)}", allowed=values
@@ -491,9 +556,11 @@ def _enum_check(values: tuple[Any, ...]) -> _Check:
 
 
 def _const_check(value: Any) -> _Check:
-    def check(instance: Any, pointer: str, out: list[SchemaError]) -> bool:
+    def check(instance: Any, pointer: str, out: list[SchemaError] | None) -> bool:
         if _equal(value, instance):
             return True
+        if out is None:
+            return False
         out.append(SchemaError("const", pointer, f"expected {value!r}", allowed=(value,)))
         return False
 
@@ -501,12 +568,14 @@ def _const_check(value: Any) -> _Check:
 
 
 def _required_check(names: tuple[str, ...]) -> _Check:
-    def check(instance: Any, pointer: str, out: list[SchemaError]) -> bool:
+    def check(instance: Any, pointer: str, out: list[SchemaError] | None) -> bool:
         if not isinstance(instance, dict):
             return True
         ok = True
         for name in names:
             if name not in instance:
+                if out is None:
+                    return False
                 out.append(
                     SchemaError(
                         "required",
@@ -524,11 +593,13 @@ def _required_check(names: tuple[str, ...]) -> _Check:
 def _string_checks(schema: dict[str, Any]) -> Iterable[_Check]:
     if "pattern" in schema:
         source = schema["pattern"]
-        regex = schema_pattern(source)
+        search = _cached_search(source)
 
-        def pattern(instance: Any, pointer: str, out: list[SchemaError]) -> bool:
-            if not isinstance(instance, str) or regex.search(instance):
+        def pattern(instance: Any, pointer: str, out: list[SchemaError] | None) -> bool:
+            if not isinstance(instance, str) or search(instance):
                 return True
+            if out is None:
+                return False
             out.append(
                 SchemaError(
                     "pattern",
@@ -543,14 +614,18 @@ def _string_checks(schema: dict[str, Any]) -> Iterable[_Check]:
     low, high = schema.get("minLength"), schema.get("maxLength")
     if low is not None or high is not None:
 
-        def length(instance: Any, pointer: str, out: list[SchemaError]) -> bool:
+        def length(instance: Any, pointer: str, out: list[SchemaError] | None) -> bool:
             if not isinstance(instance, str):
                 return True
             if low is not None and len(instance) < low:
+                if out is None:
+                    return False
                 message = "must not be empty" if low == 1 else f"needs at least {low} characters"
                 out.append(_err("minLength", pointer, message))
                 return False
             if high is not None and len(instance) > high:
+                if out is None:
+                    return False
                 out.append(_err("maxLength", pointer, f"allows at most {high} characters"))
                 return False
             return True
@@ -567,7 +642,7 @@ def _number_checks(schema: dict[str, Any]) -> Iterable[_Check]:
     if not bounds:
         return
 
-    def check(instance: Any, pointer: str, out: list[SchemaError]) -> bool:
+    def check(instance: Any, pointer: str, out: list[SchemaError] | None) -> bool:
         if not _is_number(instance):
             return True
         ok = True
@@ -579,6 +654,8 @@ def _number_checks(schema: dict[str, Any]) -> Iterable[_Check]:
                 or (name == "exclusiveMaximum" and instance >= bound)
             )
             if failed:
+                if out is None:
+                    return False
                 relation = {
                     "minimum": ">=",
                     "maximum": "<=",
