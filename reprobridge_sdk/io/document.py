@@ -170,11 +170,27 @@ class Document:
     name: str
     text: str
     data: Any = None
-    positions: dict[str, tuple[int, int]] = field(default_factory=dict)
-    key_positions: dict[str, tuple[int, int]] = field(default_factory=dict)
     findings: list[Finding] = field(default_factory=list)
     #: Pointers of numbers JSON cannot carry (``.nan``, ``.inf``, overlong integers): S004.
     unrepresentable: set[str] = field(default_factory=set)
+    # None until asked for: a document read without a finding has its positions computed
+    # from ``text`` when the first position is asked for (see _parse_nodes).
+    _positions: dict[str, tuple[int, int]] | None = field(default=None, repr=False)
+    _key_positions: dict[str, tuple[int, int]] | None = field(default=None, repr=False)
+
+    @property
+    def positions(self) -> dict[str, tuple[int, int]]:
+        """``(line, col)`` of every value, by JSON Pointer (the first occurrence's)."""
+        if self._positions is None:
+            self._positions, self._key_positions = _positions_of(self.name, self.text)
+        return self._positions
+
+    @property
+    def key_positions(self) -> dict[str, tuple[int, int]]:
+        """``(line, col)`` of the key of every mapping entry, by the entry's JSON Pointer."""
+        if self._key_positions is None:
+            self._positions, self._key_positions = _positions_of(self.name, self.text)
+        return self._key_positions
 
     @property
     def fatal(self) -> bool:
@@ -301,7 +317,7 @@ def _parse(label: str, text: str) -> Document:
 
 
 def _parse_nodes(label: str, text: str) -> Document:
-    doc = Document(label, text)
+    doc = Document(label, text, _positions={}, _key_positions={})
     at_risk = _composer_at_risk(text)
     try:
         if at_risk and not _composer_bounded():
@@ -347,13 +363,16 @@ def _parse_nodes(label: str, text: str) -> Document:
     try:
         if "*" in text:  # without an alias there is nothing to expand
             _check_aliases(label, root)
-        data = converter.convert(root, "", 0)
+        try:
+            data = _plain(root)
+            doc._positions = doc._key_positions = None  # computed when first asked for
+        except _NotPlain:
+            data = converter.convert(root, "", 0)
     except _Fatal as fatal:
         if fatal.item.code == "Y005":  # as when the depth walk finds it before composing
             doc.findings.clear()
         doc.findings.append(fatal.item)
-        doc.positions.clear()
-        doc.key_positions.clear()
+        doc._positions, doc._key_positions = {}, {}
         return doc
     doc.data = data
     if not isinstance(data, dict):
@@ -369,6 +388,85 @@ def _parse_nodes(label: str, text: str) -> Document:
             )
         )
     return doc
+
+
+def _positions_of(
+    label: str, text: str
+) -> tuple[dict[str, tuple[int, int]], dict[str, tuple[int, int]]]:
+    """The positions of values and keys of a document that was read without a finding
+    (composed and converted again, this time recording where each value is)."""
+    scratch = Document(label, text, _positions={}, _key_positions={})
+    with _gc_paused():
+        root = yaml.compose(text, Loader=_Loader)
+        _Converter(scratch).convert(root, "", 0)
+    assert scratch._positions is not None and scratch._key_positions is not None
+    return scratch._positions, scratch._key_positions
+
+
+class _NotPlain(Exception):
+    """The document needs the full converter: something in it is a finding."""
+
+
+def _plain(root: Any) -> Any:
+    """The data of a node graph that holds no finding, converted without positions.
+
+    Positions are most of the converter's work and memory, and a document without a finding
+    usually never needs one. Anything the full converter would report (a duplicate or
+    non-string key, a tag or number it flags, nesting at MAX_DEPTH) raises
+    :class:`_NotPlain` and the caller converts the whole graph again with positions; the
+    data of both converters is the same whenever this one finishes.
+    """
+
+    def scalar(node: Any) -> Any:
+        tag = node.tag
+        value: str = node.value
+        if tag in (_STR, "!"):
+            return value
+        if tag == _NULL and _NULL_RE.match(value):
+            return None
+        if tag == _BOOL and _BOOL_RE.match(value):
+            return value[0] in "tT"
+        if tag == _INT and _INT_RE.match(value):
+            exact = _int(value)
+            if exact is not None:
+                return exact
+        elif (
+            tag == _FLOAT
+            and (_FLOAT_RE.match(value) or _INT_RE.match(value))
+            and not value.lower().endswith((".nan", ".inf"))
+        ):
+            number = _float(value)
+            if math.isfinite(number):
+                return number
+        raise _NotPlain
+
+    def convert(node: Any, depth: int) -> Any:
+        kind = type(node)
+        if kind is _SCALAR_NODE:
+            return node.value if node.tag == _STR else scalar(node)
+        if depth >= MAX_DEPTH or node.tag not in _CORE:
+            raise _NotPlain
+        if kind is _SEQUENCE_NODE:
+            return [
+                item.value
+                if item.tag == _STR and type(item) is _SCALAR_NODE
+                else convert(item, depth + 1)
+                for item in node.value
+            ]
+        result: dict[str, Any] = {}
+        for key_node, value_node in node.value:
+            if type(key_node) is not _SCALAR_NODE:
+                raise _NotPlain
+            key = key_node.value if key_node.tag == _STR else scalar(key_node)
+            if type(key) is not str or key in result:
+                raise _NotPlain
+            if value_node.tag == _STR and type(value_node) is _SCALAR_NODE:
+                result[key] = value_node.value
+            else:
+                result[key] = convert(value_node, depth + 1)
+        return result
+
+    return convert(root, 0)
 
 
 @contextlib.contextmanager

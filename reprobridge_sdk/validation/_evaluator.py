@@ -280,7 +280,7 @@ class CompiledSchema:
 
         def all_of(instance: Any, pointer: str, out: list[SchemaError] | None) -> bool:
             if out is None:
-                for check in sequence:
+                for check in sequence:  # noqa: SIM110 - a loop: all() of a generator is slower
                     if not check(instance, pointer, None):
                         return False
                 return True
@@ -343,33 +343,46 @@ class CompiledSchema:
         extra = None if extra_schema is False else self._compile(extra_schema, where + "/ap")
         names = tuple(props)
 
+        # The checks that apply to a key (its property's, then each matching pattern's), in
+        # order; an empty tuple sends the value to additionalProperties. Routed once per key.
+        routes: dict[str, tuple[_Check, ...]] = {}
+
+        def route(key: str) -> tuple[_Check, ...]:
+            sub = props.get(key)
+            found = (() if sub is None else (sub,)) + tuple(
+                check for search, check in patterns if search(key)
+            )
+            if len(routes) < _MEMO_LIMIT:
+                routes[key] = found
+            return found
+
         def check(instance: Any, pointer: str, out: list[SchemaError] | None) -> bool:
             if not isinstance(instance, dict):
                 return True
+            if out is None:
+                for key, value in instance.items():
+                    checks = routes.get(key)
+                    if checks is None:
+                        checks = route(key)
+                    if not checks:
+                        if extra is None or not extra(value, "", None):
+                            return False
+                        continue
+                    for sub in checks:
+                        if not sub(value, "", None):
+                            return False
+                return True
             ok = True
             for key, value in instance.items():
-                matched = False
-                sub = props.get(key)
-                if sub is not None:
-                    matched = True
-                    if not sub(value, "", None):
-                        if out is None:
-                            return False
-                        sub(value, f"{pointer}/{_esc(key)}", out)
-                        ok = False
-                for search, pattern_check in patterns:
-                    if search(key):
-                        matched = True
-                        if not pattern_check(value, "", None):
-                            if out is None:
-                                return False
-                            pattern_check(value, f"{pointer}/{_esc(key)}", out)
+                checks = routes.get(key)
+                if checks is None:
+                    checks = route(key)
+                if checks:
+                    for sub in checks:
+                        # Validity first, without pointers; errors only below an invalid value.
+                        if not sub(value, "", None):
+                            sub(value, f"{pointer}/{_esc(key)}", out)
                             ok = False
-                if matched:
-                    continue
-                if out is None:
-                    if extra is None or not extra(value, "", None):
-                        return False
                     continue
                 child = f"{pointer}/{_esc(key)}"
                 if extra is None:
@@ -527,6 +540,19 @@ def _type_check(kind: Any, where: str) -> _Check:
         msg = f"{where}: unsupported type {kind!r}"
         raise SchemaCompileError(msg)
 
+    if len(kinds) == 1 and kinds[0] in _SIMPLE_TYPES:
+        simple = _SIMPLE_TYPES[kinds[0]]
+
+        def one(instance: Any, pointer: str, out: list[SchemaError] | None) -> bool:
+            if isinstance(instance, simple) and not isinstance(instance, bool):
+                return True
+            if out is None:
+                return False
+            out.append(_type_error(pointer, instance, kinds))
+            return False
+
+        return one
+
     def check(instance: Any, pointer: str, out: list[SchemaError] | None) -> bool:
         for name in kinds:
             if _is_type(instance, name):
@@ -537,6 +563,15 @@ def _type_check(kind: Any, where: str) -> _Check:
         return False
 
     return check
+
+
+#: Types whose test is one isinstance (a bool is never one of them).
+_SIMPLE_TYPES: dict[str, type | tuple[type, ...]] = {
+    "object": dict,
+    "array": list,
+    "string": str,
+    "number": (int, float),
+}
 
 
 def _enum_check(values: tuple[Any, ...]) -> _Check:
