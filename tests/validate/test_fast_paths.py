@@ -1,10 +1,10 @@
 """The validator's fast paths give the findings, pointers and positions of the slow ones.
 
 On a large generated manifest (block YAML and JSON text, with errors planted at known
-places), validation with the fast paths (data converted without positions, positions computed
-only when a finding asks; the schema evaluator asking validity before forming pointers;
-pattern results memoised) gives exactly the findings of the full converter, which records
-every position while it converts.
+places), validation with the fast paths (a JSON text read by json; data converted without
+positions, positions computed only when a finding asks; the schema evaluator asking validity
+before forming pointers; pattern results memoised) gives exactly the findings of the full
+converter over YAML nodes, which records every position while it converts.
 """
 
 from __future__ import annotations
@@ -15,6 +15,8 @@ from typing import Any
 
 import pytest
 import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import reprobridge_sdk as rb
 from reprobridge_sdk.io import document
@@ -114,12 +116,14 @@ def _findings(root: Path) -> list[tuple[str, str, int, int, str]]:
 
 
 def _full_converter(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Force the slow path: the converter that records every position while converting."""
+    """Force the slow path: YAML nodes, converted by the converter that records every
+    position while converting."""
 
     def never(root: Any) -> Any:
         raise document._NotPlain
 
     monkeypatch.setattr(document, "_plain", never)
+    monkeypatch.setattr(document, "_json_subset", lambda text: None)
 
 
 @pytest.mark.parametrize("name", sorted(TEXTS))
@@ -169,3 +173,80 @@ def test_validity_alone_agrees_with_the_errors() -> None:
             single = {**valid, part: [item]}
             bad = {p for _, p in whole if p.startswith(f"/{part}/{index}/")}
             assert schema.is_valid(single) == (not bad), (part, index)
+
+
+_JSON_SCALARS = (
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(10**30), max_value=10**30)
+    | st.floats(allow_nan=True, allow_infinity=True)
+    | st.text(st.characters(min_codepoint=0, max_codepoint=0x2030), max_size=12)
+)
+_JSON = st.recursive(
+    _JSON_SCALARS,
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=6), inner, max_size=4)
+    ),
+    max_leaves=30,
+)
+
+
+def _yaml_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(document, "_json_subset", lambda text: None)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    data=st.dictionaries(st.text(max_size=6), _JSON, max_size=5),
+    indent=st.sampled_from([None, 0, 1, 2]),
+    compact=st.booleans(),
+)
+def test_json_texts_read_as_yaml_reads_them(
+    data: dict[str, Any], indent: int | None, compact: bool
+) -> None:
+    """A JSON text gives the data, findings and positions of the YAML reader, whether or not
+    it falls in the subset that json reads (escapes, non-ASCII text, NaN, ... fall back)."""
+    separators = (",", ":") if compact else None
+    text = json.dumps(data, indent=indent, separators=separators, allow_nan=True)
+    fast = load_document(text.encode(), name="m.json")
+    with pytest.MonkeyPatch.context() as patch:
+        _yaml_only(patch)
+        slow = load_document(text.encode(), name="m.json")
+    assert [(f.code, f.path, f.line, f.col) for f in fast.findings] == [
+        (f.code, f.path, f.line, f.col) for f in slow.findings
+    ]
+    assert json.dumps(fast.data, sort_keys=True) == json.dumps(slow.data, sort_keys=True)
+    assert fast.positions == slow.positions
+    assert fast.key_positions == slow.key_positions
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"a": 1, "a": 2}',  # duplicate key: Y003 from the YAML reader
+        '{"a": NaN}',
+        '{"a": 1e400}',
+        '{"a": ' + "[" * 70 + "]" * 70 + "}",
+        '{"a":\n 1}',
+        '{"a"\n: 1}',
+        '{"' + "k" * 1100 + '": 1}',
+        '{"a": "tab\there"}',
+        '{"a": "caf\u00e9"}',
+        "[1, 2]",
+        '{"a": 1} # comment',
+    ],
+)
+def test_texts_outside_the_subset_read_as_yaml_reads_them(text: str) -> None:
+    assert document._json_subset(text) is None
+    doc = load_document(text.encode(), name="m.json")
+    with pytest.MonkeyPatch.context() as patch:
+        _yaml_only(patch)
+        slow = load_document(text.encode(), name="m.json")
+    assert [(f.code, f.line, f.col) for f in doc.findings] == [
+        (f.code, f.line, f.col) for f in slow.findings
+    ]
+
+
+def test_the_benchmarks_json_manifest_is_in_the_subset() -> None:
+    text = TEXTS["valid JSON text"]
+    assert document._json_subset(text) == json.loads(text)
