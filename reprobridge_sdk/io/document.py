@@ -48,6 +48,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import gc
+import itertools
 import json
 import math
 import os
@@ -454,23 +455,21 @@ def _json_subset(text: str) -> dict[str, Any] | None:
         )
     except (_NotSubset, ValueError, RecursionError):
         return None
-    if not isinstance(data, dict) or _deeper_than(data, MAX_DEPTH - 1):
+    if not isinstance(data, dict) or _bracket_depth(text) > MAX_DEPTH:
         return None
     return data
 
 
-def _deeper_than(data: Any, limit: int) -> bool:
-    """True when a collection of ``data`` sits at depth ``limit + 1`` (the root at 0)."""
-    stack: list[tuple[Any, int]] = [(data, 0)]
-    while stack:
-        value, depth = stack.pop()
-        if depth > limit:
-            return True
-        children = value.values() if type(value) is dict else value
-        stack.extend(
-            (child, depth + 1) for child in children if type(child) is dict or type(child) is list
-        )
-    return False
+_JSON_STRING = re.compile(r'"[^"]*"')  # without backslashes a string is this, and only this
+_NOT_BRACKET = re.compile(r"[^\[\]{}]+")
+_BRACKET_STEP = {"[": 1, "{": 1, "]": -1, "}": -1}
+
+
+def _bracket_depth(text: str) -> int:
+    """The deepest nesting of brackets outside the strings of a JSON text without escapes
+    (a collection at data depth ``d`` sits inside ``d + 1`` brackets)."""
+    brackets = _NOT_BRACKET.sub("", _JSON_STRING.sub("", text))
+    return max(itertools.accumulate(map(_BRACKET_STEP.__getitem__, brackets)), default=0)
 
 
 def _positions_of(

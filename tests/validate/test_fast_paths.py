@@ -227,6 +227,7 @@ def test_json_texts_read_as_yaml_reads_them(
         '{"a": NaN}',
         '{"a": 1e400}',
         '{"a": ' + "[" * 70 + "]" * 70 + "}",
+        '{"a": ' + "[" * 64 + "]" * 64 + "}",  # a collection at depth 64: Y005
         '{"a":\n 1}',
         '{"a"\n: 1}',
         '{"' + "k" * 1100 + '": 1}',
@@ -245,6 +246,11 @@ def test_texts_outside_the_subset_read_as_yaml_reads_them(text: str) -> None:
     assert [(f.code, f.line, f.col) for f in doc.findings] == [
         (f.code, f.line, f.col) for f in slow.findings
     ]
+
+
+def test_the_deepest_nesting_allowed_is_in_the_subset() -> None:
+    text = '{"a": ' + "[" * 63 + "]" * 63 + ', "b": "[[[[{{"}'
+    assert document._json_subset(text) == json.loads(text)
 
 
 def test_the_benchmarks_json_manifest_is_in_the_subset() -> None:
