@@ -3,8 +3,10 @@
     python .ci/wheelhouse.py DIR [--python-version X.Y ...]
 
 Downloads, with ``pip download`` from the configured index, every wheel the slow tests
-install: ``.ci/wheelhouse.txt`` for each Python version given (default: the running one), and
-the bundled example's hashed lock for the Python its manifest declares. Then writes
+install: ``.ci/wheelhouse.txt`` for each Python version given (default: the running one), the
+package's own dependencies and build backend with theirs (the pre-commit test installs this
+checkout into a hook environment of its own), and the bundled example's hashed lock for the
+Python its manifest declares. Then writes
 ``DIR/simple/<project>/index.html`` pages that link the files with their SHA-256, so pip and
 uv can use ``file://DIR/simple`` as their index.
 Point the tests at it with ``REPROBRIDGE_INDEX_URL=file://DIR/simple`` (``.ci/run
@@ -19,6 +21,7 @@ import html
 import re
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -35,7 +38,7 @@ def _project(filename: str) -> str:
     return re.sub(r"[-_.]+", "-", name).lower()
 
 
-def _pip_download(files: Path, version: str, *requirements: str) -> None:
+def _pip_download(files: Path, version: str, *requirements: str, deps: bool = False) -> None:
     subprocess.run(
         [
             sys.executable,
@@ -43,7 +46,7 @@ def _pip_download(files: Path, version: str, *requirements: str) -> None:
             "pip",
             "download",
             "--quiet",
-            "--no-deps",
+            *([] if deps else ["--no-deps"]),
             "--only-binary=:all:",
             "--python-version",
             version,
@@ -61,9 +64,12 @@ def download(files: Path, versions: list[str]) -> None:
         for line in PINS.read_text("utf-8").splitlines()
         if line.strip() and not line.startswith("#")
     ]
+    project = tomllib.loads((REPO / "pyproject.toml").read_text("utf-8"))
+    own = [*project["project"]["dependencies"], *project["build-system"]["requires"]]
     for version in versions:
         for pin in pins:  # one at a time: several versions of one project may be wanted
             _pip_download(files, version, pin)
+        _pip_download(files, version, *own, deps=True)
     # The example's environment is built for the Python its manifest declares, whatever runs
     # the tests.
     declared = re.search(r"^\s*python:\s*['\"]?([0-9.]+)", MANIFEST.read_text("utf-8"), re.M)

@@ -29,14 +29,24 @@ from .findings import Finding, Severity, finding
 from .guide import update_guide_text, write_guide
 from .io import yamlio
 from .io._fs import atomic_write_text
-from .model import MANIFEST_NAME, Change, Launcher, Manifest, Task
+from .io.document import escape_pointer
+from .model import MANIFEST_NAME, NEWEST_FORMAT, Change, Launcher, Manifest, Task
 from .model._base import required_version
 from .versions import parse_version
 
 if TYPE_CHECKING:
     from .validation import ValidationResult
+    from .validation.forward import ForwardView
 
-__all__ = ["MANIFEST_SCHEMA_URL", "ArtifactDir", "create", "load", "manifest_data"]
+__all__ = [
+    "MANIFEST_SCHEMA_URL",
+    "ArtifactDir",
+    "consumer_view",
+    "create",
+    "load",
+    "manifest_data",
+    "typed_manifest",
+]
 
 #: The ``$id`` of the manifest schema, named in the first line of manifests the SDK writes.
 MANIFEST_SCHEMA_URL = "https://reprobridge.org/schemas/rra-1.0.schema.json"
@@ -109,6 +119,8 @@ class ArtifactDir:
     root: Path
     manifest: Manifest
     _document: yamlio.YamlDocument | None = field(default=None, repr=False, compare=False)
+    #: A newer minor version's document as this SDK reads it (spec "forward-compatibility").
+    forward: ForwardView | None = field(default=None, repr=False, compare=False)
 
     @property
     def manifest_path(self) -> Path:
@@ -125,14 +137,47 @@ class ArtifactDir:
         original = self._document.data if self._document is not None else None
         return manifest_data(self.manifest, original)
 
+    def render(self) -> str:
+        """The text of ``rra.yaml`` that :meth:`save` would write now; the file is untouched.
+
+        The same minimal diff as :meth:`save` (the version raised when a newer field is used,
+        the model validated first); used to write a changed manifest elsewhere (``pack``).
+        """
+        needed = required_version(self.manifest)
+        if (parse_version(self.manifest.rra_version) or (1, 0)) < needed:
+            self.manifest.rra_version = f"{needed[0]}.{needed[1]}"
+        _validated(self.manifest.model_dump(by_alias=True), self.manifest_path)
+        data = self.data()
+        if self._document is None or not self._document.ok:
+            return yamlio.dumps_data(data, header=_HEADER)
+        copy = yamlio.loads(yamlio.dumps(self._document), name=self._document_name())
+        yamlio.update(copy, data)
+        return yamlio.dumps(copy)
+
     def save(self) -> bool:
         """Write the manifest back to ``rra.yaml`` as a minimal diff; True if the file changed.
 
         The model is validated as a whole first (a :class:`ArtifactError` with S findings if
         an edit made it invalid), so a save never writes a manifest the SDK cannot read. A
         manifest that now uses a field or value of a newer minor version declares that version
-        (``rra_version`` is raised, never lowered).
+        (``rra_version`` is raised, never lowered). A manifest of a newer minor version from
+        which :func:`load` ignored a key or set aside an element is never rewritten (V008): the
+        rewrite would lose them.
         """
+        if self.forward is not None and self.forward.changed:
+            where = [*self.forward.ignored, *self.forward.skipped]
+            msg = (
+                f"{self.manifest_path} declares rra_version {self.manifest.rra_version}; this SDK "
+                f"ignored or set aside {len(where)} part(s) of it and will not rewrite it"
+            )
+            item = finding(
+                "V008",
+                msg,
+                path=where[0],
+                file=str(self.manifest_path),
+                hint="edit it with a tool that knows its version",
+            )
+            raise ArtifactError(msg, [item])
         needed = required_version(self.manifest)
         if (parse_version(self.manifest.rra_version) or (1, 0)) < needed:
             # a producer declares the lowest version whose fields it uses (spec "versioning")
@@ -223,8 +268,11 @@ class ArtifactDir:
     def refresh_digests(self) -> list[str]:
         """Recompute the digests of files present in the artifact; the JSON Pointers changed.
 
-        Covers the refined code's tree digest, the lock, patches and data items whose
-        destination file exists. Files that are absent are left alone.
+        Covers the refined code's tree digest, the lock, patches, data items whose
+        destination file exists, and the samples' files (``log_sha256``,
+        ``outputs_sha256``). Files that are absent are left alone. A sample digest that is
+        not declared yet is added only when the manifest declares format 1.1 or later (the
+        fields are 1.1 additions: refreshing never raises a manifest's version).
         """
         changed: list[str] = []
         codebase = self.manifest.codebase
@@ -253,6 +301,28 @@ class ArtifactDir:
                 if item.sha256 != digest or item.size != size:
                     item.sha256, item.size = digest, size
                     changed.append(f"/environment/data/{index}/sha256")
+        changed += self._refresh_samples()
+        return changed
+
+    def _refresh_samples(self) -> list[str]:
+        add = (parse_version(self.manifest.rra_version) or (1, 0)) >= (1, 1)
+        changed: list[str] = []
+        for index, launcher in enumerate(self.manifest.launchers):
+            for number, sample in enumerate(launcher.samples):
+                ptr = f"/launchers/{index}/samples/{number}"
+                if sample.log and self.path(sample.log).is_file():
+                    digest = file_sha256(self.path(sample.log))
+                    if sample.log_sha256 != digest and (add or sample.log_sha256 is not None):
+                        sample.log_sha256 = digest
+                        changed.append(f"{ptr}/log_sha256")
+                for key, rel in sample.outputs.items():
+                    if not self.path(rel).is_file():
+                        continue
+                    digest = file_sha256(self.path(rel))
+                    declared = sample.outputs_sha256.get(key)
+                    if declared != digest and (add or declared is not None):
+                        sample.outputs_sha256[key] = digest
+                        changed.append(f"{ptr}/outputs_sha256/{escape_pointer(key)}")
         return changed
 
     def write_guide(self) -> bool:
@@ -290,8 +360,36 @@ def load(path: str | os.PathLike[str]) -> ArtifactDir:
     if not isinstance(document.data, dict):
         item = finding("Y002", "the manifest is not a mapping", file=name, line=1, col=1)
         raise ArtifactError(f"{name} is not a mapping", [item])
-    manifest = _validated(document.data, manifest_path, document)
-    return ArtifactDir(root=root, manifest=manifest, _document=document)
+    data, view = consumer_view(document.data)
+    manifest = _validated(data, manifest_path, document)
+    return ArtifactDir(root=root, manifest=manifest, _document=document, forward=view)
+
+
+def consumer_view(data: Any) -> tuple[Any, ForwardView | None]:
+    """The data a consumer reads from a manifest's plain ``data``, and how it differs.
+
+    A document of a newer minor version is read by the spec's forward-compatibility rule
+    (:mod:`reprobridge_sdk.validation.forward`): unknown keys ignored, elements that carry an
+    unknown enumeration value set aside. Any other document is read as it is (view None).
+    """
+    version = parse_version(data.get("rra_version")) if isinstance(data, dict) else None
+    newest = parse_version(NEWEST_FORMAT) or (1, 0)
+    if version is None or version[0] != newest[0] or version[1] <= newest[1]:
+        return data, None
+    from .validation.forward import forward_view  # noqa: PLC0415 - a higher layer, on use
+    from .validation.structure import manifest_schema  # noqa: PLC0415 - a higher layer, on use
+
+    view = forward_view(data, manifest_schema(NEWEST_FORMAT).errors(data))
+    return view.data, view
+
+
+def typed_manifest(data: Any) -> tuple[Manifest, ForwardView | None]:
+    """The typed manifest a consumer reads from plain ``data`` (see :func:`consumer_view`).
+
+    Strict (no coercion), like :func:`load`; raises pydantic's ``ValidationError``.
+    """
+    view_data, view = consumer_view(data)
+    return Manifest.model_validate(view_data, strict=True), view
 
 
 def _validated(

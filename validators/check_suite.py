@@ -27,15 +27,29 @@ from typing import Any
 
 from jsonschema import Draft202012Validator
 
-__all__ = ["COVERED_FAMILIES", "NOT_FROM_VALIDATION", "check", "load_conformance", "main"]
+__all__ = [
+    "BEYOND_SCHEMA",
+    "COVERED_FAMILIES",
+    "NOT_FROM_VALIDATION",
+    "SCHEMA_CODES",
+    "check",
+    "load_conformance",
+    "main",
+]
 
 #: Code families every registered code of which must appear in at least one case.
 COVERED_FAMILIES = ("Y", "V", "S", "R", "F", "L", "X", "G")
 #: Codes of those families that validating an artifact never produces.
-#: L010: the resolver failed, only `reprobridge lock` reports it. F010 (a file over its size
+#: L010: the resolver failed, and L011: a lock request refused; only `reprobridge lock` reports
+#: them. F010 (a file over its size
 #: limit) and F011 (checks that exhaust recursion or memory) cannot be held by a committed case.
-#: V006: `reprobridge upgrade` refused.
-NOT_FROM_VALIDATION = frozenset({"L010", "F010", "F011", "V006"})
+#: V006: `reprobridge upgrade` refused. V008: an editor refused to rewrite a newer-minor document.
+NOT_FROM_VALIDATION = frozenset({"L010", "L011", "F010", "F011", "V006", "V008"})
+
+#: The tag of the cases a JSON Schema validator alone cannot judge (README, "Tag"), and the
+#: codes of the schema's own errors: a case that expects others needs more than the schema.
+BEYOND_SCHEMA = "beyond-schema"
+SCHEMA_CODES = frozenset({"S001", "S002", "S003", "S004"})
 
 _NAME_RE = re.compile(r"^[a-z0-9][a-z0-9.-]*$")
 _ENTRY_RE = re.compile(r"^- id: (?P<value>.+)$")
@@ -136,6 +150,16 @@ def check(suite: Path) -> list[str]:
             i["code"] for i in expected["findings"]
         }:
             problems.append(f"{name}: no rra.yaml, so Y010 must be expected")
+        beyond = (
+            not (case / "rra.yaml").exists()
+            or "yaml" in expected["tags"]
+            or any(i["code"] not in SCHEMA_CODES for i in expected["findings"])
+        )
+        if beyond != (BEYOND_SCHEMA in expected["tags"]):
+            problems.append(
+                f"{name}: the tag {BEYOND_SCHEMA} must be there if and only if the schema alone "
+                "cannot judge the case (README, 'Tag')"
+            )
 
     manifest_path = suite / "conformance.yaml"
     try:

@@ -42,7 +42,7 @@ _CODE_RE = re.compile(r"^[A-Z][0-9]{3}$")
 
 
 #: Tags every conforming validator implements: cases carrying only these are never skipped.
-MANDATORY = frozenset({"required", "yaml", "versioning"})
+MANDATORY = frozenset({"required", "yaml", "versioning", "beyond-schema"})
 
 
 @dataclass

@@ -27,6 +27,13 @@ three, plus the extractor's own prefix.
 
 **JSON outputs**: :func:`find_in_json` does the same search in a JSON document and gives a
 JSON Pointer (keys scored against the label's words).
+
+**Reference observations** (at least five): runs of the launcher's one seed, or of the
+unseeded command, each one observation; for a claim over several seeds (the Planner's
+``ClaimPlan.statistic``), five *repetitions*, each a run of every declared seed in its own
+attempt directory under ``.rra-build/repetitions/<launcher>/rep-N``, which ``references add``
+turns into one observation each (the value the auditor gives that attempt). The measurement
+aggregates the seeds as the claim's statistic does.
 """
 
 from __future__ import annotations
@@ -326,6 +333,7 @@ def distill(
     reference_runs: list[str] = []
     root = art.root
     per_launcher: dict[str, list[str]] = {}
+    statistic_of = {c.claim: c.statistic for c in plan.claims}
     for claim_plan in plan.claims:
         if claim_plan.status == "planned" and claim_plan.scored:
             per_launcher.setdefault(claim_plan.scored, []).append(claim_plan.claim)
@@ -405,7 +413,7 @@ def distill(
             measurement: dict[str, Any] = {
                 "task": claim_id,
                 "extract": extract,
-                "aggregate": "mean",
+                "aggregate": statistic_of.get(claim_id) or "mean",
             }
             if candidate.scale != 1.0:
                 measurement["transform"] = {"scale": candidate.scale}
@@ -448,8 +456,23 @@ def distill(
                 for c in bad
             )
             continue
-        # Reference runs: the launcher's seed again, or the same command again without one.
-        if seed is not None:
+        # Reference runs: a repetition of every seed per observation (a claim over several
+        # seeds), the launcher's seed again, or the same command again without one.
+        arguments: list[str]
+        if item.seed_flag and len(item.seeds) > 1:
+            # one attempt directory per repetition: references add takes each as one
+            # observation, valued as the auditor values an attempt
+            repetitions = state_dir / "repetitions" / launcher_id
+            if repetitions.exists():
+                shutil.rmtree(repetitions)
+            arguments = []
+            directories = []
+            for number in range(1, runs + 1):
+                target = repetitions / f"rep-{number}"
+                summary = run(root, [launcher_id], runs_dir=target, jobs=2)
+                arguments.append(str(target))
+                directories += [r.run_dir for r in summary.results]
+        elif seed is not None:
             # the launcher's own seed, repeated: one run is one observation (A037, C015)
             summary = run(root, [launcher_id], seeds=[seed] * runs, jobs=2)
             directories = [r.run_dir for r in summary.results]
@@ -458,9 +481,11 @@ def distill(
             for _ in range(runs):
                 once = run(root, [launcher_id])
                 directories += [r.run_dir for r in once.results]
+        if not (item.seed_flag and len(item.seeds) > 1):
+            arguments = [str(d) for d in directories]
         reference_runs += [d.name for d in directories]
         try:
-            add_references(art.reload(), [str(d) for d in directories], replace=True)
+            add_references(art.reload(), arguments, replace=True)
         except ArtifactError as exc:
             detail = "; ".join(f.message for f in exc.findings)[:400] or exc.message
             findings.append(build_finding("B009", f"reference runs of {launcher_id!r}: {detail}"))
@@ -488,13 +513,18 @@ def distill(
             )
             if not reproduced:
                 low, high = interval.low, interval.high
+                what = (
+                    f"repetitions of seeds {item.seeds}"
+                    if item.seed_flag and len(item.seeds) > 1
+                    else "reference runs"
+                )
                 discrepancies.append(
                     Discrepancy(
                         id=f"{claim_id}-not-reproduced"[:64],
                         paper=f"{claim.measured}: {claim.target:g}"
                         + (f" {claim.unit}" if claim.unit else ""),
                         code=(
-                            f"{len(values)} reference runs of {launcher_id} give a mean of "
+                            f"{len(values)} {what} of {launcher_id} give a mean of "
                             f"{interval.mean:.6g}; the compatibility interval "
                             f"[{low:.6g}, {high:.6g}] does not contain the published value"
                         ),

@@ -16,7 +16,9 @@ Two steps, at two moments of the build:
 Task fields the claims file does not give are filled with what the build knows, never with
 placeholders: ``dataset`` is ``hints.dataset`` or the data the Intake found for the script,
 else "as loaded by <script>"; ``metric`` is ``measured``; ``kind`` is ``full`` (the launcher
-runs the whole procedure).
+runs the whole procedure); ``statistic`` is the claim's statistic over the scored
+launcher's seeds when the Planner planned one (``ClaimPlan.statistic``), else the default
+(one seed).
 """
 
 from __future__ import annotations
@@ -72,7 +74,8 @@ def manifest_launcher(item: LauncherPlan) -> dict[str, Any]:
     if item.env:
         data["env"] = dict(item.env)
     if item.seed_flag and item.seeds:
-        data["seeds"] = [item.seeds[0]]
+        # a scored launcher of a claim over several seeds declares them all
+        data["seeds"] = list(item.seeds) if item.scope == "scored" else [item.seeds[0]]
     return data
 
 
@@ -103,6 +106,7 @@ def assemble(
         shutil.copyfile(env_dir / rel, target)
     by_claim = {c.id: c for c in claims.claims}
     scripts = {item.id: item.script for item in plan.launchers}
+    planned = {item.id: item for item in plan.launchers}
     tasks = []
     for claim_plan in plan.claims:
         if claim_plan.status != "planned" or claim_plan.scored is None:
@@ -122,6 +126,9 @@ def assemble(
             "direction": claim.direction,
             "kind": "full",
         }
+        if claim_plan.statistic is not None:
+            scored = planned[claim_plan.scored]
+            task["statistic"] = {"aggregate": claim_plan.statistic, "seeds": len(scored.seeds)}
         if claim.location:
             task["location"] = {"section": claim.location}
         tasks.append(task)

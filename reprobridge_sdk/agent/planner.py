@@ -19,11 +19,20 @@ Then, for the chosen script:
 * **Working directory.** The repository root, unless a relative data path the script reads
   exists only relative to the script's own directory; then that directory (cwd assumption).
 * **Seeds.** An option whose flag contains ``seed`` is the seed flag: both launchers pass
-  ``{seed}`` through it, with the paper's first seed (``hints.seeds``, default 0). Each
-  reference observation is one run (a task statistic over one seed, as ``references add``
-  requires), and the five reference runs repeat that seed (``repeats``): they show the
-  number is repeatable, and the interval's floor bounds it. A script without a seed flag
-  runs five times unchanged, and a pitfall says its runs are not seeded.
+  ``{seed}`` through it.
+  - A claim over several seeds (two or more distinct ``hints.seeds`` and a
+    ``hints.statistic``): the scored launcher declares every seed, the task reports
+    ``statistic: {aggregate, seeds}`` (so neither R008 nor R009), and each of the five
+    reference observations is one *repetition* of all the seeds (``repeats``), valued as the
+    auditor values an attempt. The smoke launcher runs the first seed.
+  - Otherwise the paper's first seed (default 0). Each reference observation is one run (a
+    task statistic over one seed), and the five reference runs repeat that seed
+    (``repeats``): they show the number is repeatable, and the interval's floor bounds it.
+    Two or more seeds without ``hints.statistic`` are B017 (a warning: the statistic is
+    unknown, so the plan is over the first seed).
+  A script without a seed flag runs five times unchanged, and a pitfall says its runs are not
+  seeded; a claim over several seeds on such a script is B018 (a warning: planned over one
+  unseeded run).
 * **Smoke versus scored.** The smoke launcher is the scored command with one seed and, when
   the script has an option that bounds the work (epochs, iterations, steps, estimators,
   a subset), that option set to a small value; else it is the scored command itself
@@ -263,7 +272,9 @@ def plan(
     """Plan launchers for every claim; ``root`` is the checkout (for workdir decisions)."""
     entries = {entry.path: entry for entry in intake.entry_points}
     ambiguities: list[Ambiguity] = []
-    launchers: dict[tuple[str, tuple[str, ...], str], tuple[LauncherPlan, LauncherPlan]] = {}
+    launchers: dict[
+        tuple[str, tuple[str, ...], str, tuple[int, ...]], tuple[LauncherPlan, LauncherPlan]
+    ] = {}
     claim_plans: list[ClaimPlan] = []
     findings = []
     used_ids: set[str] = set()
@@ -285,9 +296,33 @@ def plan(
             continue
         entry = entries.get(choice.script)
         _readme_disagreements(claim, choice, entry, ambiguities)
-        seeds = list(claim.hints.seeds[:1]) or [DEFAULT_SEEDS[0]]
+        seed_option = _seed_option(entry)
+        given = list(dict.fromkeys(claim.hints.seeds))
+        statistic = claim.hints.statistic if len(given) > 1 else None
+        if len(given) > 1 and statistic is None:
+            findings.append(
+                build_finding(
+                    "B017",
+                    f"claim {claim.id!r} lists {len(given)} seeds but no statistic: "
+                    f"planned over seed {given[0]} alone",
+                    path=f"/claims/{index}/hints",
+                    hint="add hints.statistic (e.g. mean) to plan the statistic over every seed",
+                )
+            )
+        if statistic is not None and seed_option is None:
+            findings.append(
+                build_finding(
+                    "B018",
+                    f"claim {claim.id!r} is the {statistic} over {len(given)} seeds, but "
+                    f"{choice.script} takes no seed flag: planned over one unseeded run",
+                    path=f"/claims/{index}/hints/seeds",
+                    hint="give the script a --seed option (a convenience change)",
+                )
+            )
+            statistic = None
+        seeds = given if statistic is not None else given[:1] or [DEFAULT_SEEDS[0]]
         workdir = _workdir(root, choice.script, intake)
-        key = (choice.script, tuple(choice.args), workdir)
+        key = (choice.script, tuple(choice.args), workdir, tuple(seeds))
         if key not in launchers:
             stem = _slug(PurePosixPath(choice.script).stem)
             base = stem
@@ -299,7 +334,6 @@ def plan(
             script_arg = choice.script
             if workdir != ".":
                 script_arg = str(PurePosixPath(choice.script).relative_to(workdir))
-            seed_option = _seed_option(entry)
             scored_args = list(choice.args)
             smoke_args = list(choice.args)
             seed_flag = _long_flag(seed_option) if seed_option else None
@@ -352,6 +386,7 @@ def plan(
                 smoke=smoke.id,
                 scored=scored.id,
                 basis=choice.basis,
+                statistic=statistic,
             )
         )
     flat = [item for pair in launchers.values() for item in pair]

@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from reprobridge_sdk.api import ArtifactDir, load
+from reprobridge_sdk.api import ArtifactDir, load, typed_manifest
 from reprobridge_sdk.errors import ArtifactError, UsageError
 from reprobridge_sdk.extract.extraction import ExtractionCache
 from reprobridge_sdk.findings import Finding, Severity, finding
@@ -77,9 +77,7 @@ from .verify import (
     ArtifactFacts,
     RunEvidence,
     artifact_facts,
-    check_duplicates,
-    check_run,
-    discover_runs,
+    verify_attempt,
 )
 
 __all__ = ["audit", "load_artifact"]
@@ -202,18 +200,20 @@ def load_artifact(path: str | os.PathLike[str]) -> ArtifactFacts:
     if root.name == MANIFEST_NAME or root.is_file():
         root = root.parent
     manifest: Manifest | None = None
+    view = None
     document: Document | None = None
     try:  # named as the validator names it, so the validation can reuse the document
         document = load_document(root / MANIFEST_NAME, name=str(root / MANIFEST_NAME), root=root)
         if isinstance(document.data, dict) and not any(
             f.severity is Severity.ERROR for f in document.findings
         ):
-            manifest = Manifest.model_validate(document.data)
+            manifest, view = typed_manifest(document.data)
     except (OSError, ValueError, ArtifactError):
         manifest = None
     if manifest is None:  # load() reads the file again and raises located findings
         return artifact_facts(load(root))
-    return replace(artifact_facts(ArtifactDir(root=root, manifest=manifest)), document=document)
+    artifact = ArtifactDir(root=root, manifest=manifest, forward=view)
+    return replace(artifact_facts(artifact), document=document)
 
 
 def _options(
@@ -260,12 +260,7 @@ def _verify_attempt(
     if not attempt.path.is_dir():
         msg = f"attempt {attempt.label}: {attempt.path} is not a directory"
         raise UsageError(msg)
-    runs: list[RunEvidence] = []
-    for run_dir in discover_runs(attempt.path):
-        rel = run_dir.relative_to(attempt.path).as_posix()
-        runs.append(check_run(facts, run_dir, "" if rel == "." else rel, cache))
-    check_duplicates(runs)
-    return runs
+    return verify_attempt(facts, attempt.path, cache)
 
 
 def _run_check(run: RunEvidence, signer: str | None = None, reran: bool = False) -> RunCheck:
@@ -504,7 +499,7 @@ def _audit(
     if options.curation:
         passed = all(t.published_compatible for t in tasks)
     else:
-        placeholder = any(r.code == "A060" for r in badges.reasons.get("available", []))
+        placeholder = any(r.code == "P003" for r in badges.reasons.get("available", []))
         passed = (
             reproduced
             and counts["invalid-evidence"] == 0
@@ -550,12 +545,12 @@ def _placeholders(validation: Sequence[Finding]) -> list[Finding]:
 
 def _shared_runs(manifest: Manifest, evidence: Sequence[Sequence[RunEvidence]]) -> list[Finding]:
     """A045: audited runs that the reference observations cite (they judge themselves)."""
-    cited = {
-        o.provenance.run
-        for task in manifest.tasks
-        for o in task.reference.observations
-        if o.provenance.run
-    }
+    cited: set[str] = set()
+    for task in manifest.tasks:
+        for o in task.reference.observations:
+            if o.provenance.run:
+                cited.add(o.provenance.run)
+            cited.update(item.run for item in o.provenance.runs or ())
     audited = {r.record.run_id for runs in evidence for r in runs if r.record is not None}
     shared = sorted(cited & audited)
     if not shared:

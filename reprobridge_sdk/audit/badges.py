@@ -13,7 +13,8 @@ Rules, by badge (the first column is the rule's name in :data:`RULES`):
     another error of the auditor about the artifact itself;
   - ``placeholder``: the upstream commit is the null object id (all zeros), which no
     repository has: a value a scaffold leaves for the author to fill in never earns a
-    badge (A060).
+    badge. The reason is the validator's own finding, P003 (one code for one fact; A060,
+    which said the same, is deprecated).
 * ``functional`` (ACM *Artifacts Evaluated - Functional*):
   - ``no-attempt``: no attempt was audited;
   - ``launcher``: a launcher has no succeeded run with valid evidence in any attempt (the
@@ -40,6 +41,7 @@ from dataclasses import dataclass
 from reprobridge_sdk.findings import Finding, Severity, finding
 from reprobridge_sdk.model import Manifest
 from reprobridge_sdk.model.audit import AuditFinding, Badges, TaskAudit
+from reprobridge_sdk.validation.placeholders import HINTS, is_placeholder_commit
 
 from .verdict import as_audit_finding
 from .verify import RunEvidence
@@ -102,16 +104,15 @@ def _digests(ctx: BadgeContext) -> list[AuditFinding]:
 
 
 def _placeholder(ctx: BadgeContext) -> list[AuditFinding]:
-    commit = ctx.manifest.codebase.upstream.commit
-    if not commit or set(commit) != {"0"}:
+    if not is_placeholder_commit(ctx.manifest.codebase.upstream.commit):
         return []
     return [
         _audit_finding(
             finding(
-                "A060",
-                "the upstream commit is the null object id, a placeholder",
+                "P003",
+                "the upstream commit is all zeros (the null object id), a placeholder",
                 path="/codebase/upstream/commit",
-                hint="give the full commit the refined code starts from",
+                hint=HINTS["P003"],
             )
         )
     ]

@@ -70,6 +70,7 @@ __all__ = [
     "check_duplicates",
     "check_run",
     "discover_runs",
+    "verify_attempt",
 ]
 
 
@@ -135,31 +136,47 @@ def _artifact_path(root: Path, relative: str) -> Path:
     return root.joinpath(*relative.split("/"))
 
 
-def _series_checkout(artifact: ArtifactDir) -> tuple[Path | None, Finding | None]:
-    """The working checkout of a patch series (fetched and built if needed), or why not."""
+def _series_tree(
+    artifact: ArtifactDir, stack: contextlib.ExitStack
+) -> tuple[Path | None, list[Finding]]:
+    """The refined code of a patch series as the validator reads it: the checkout in ``code/``
+    when it holds the series, else the series applied from the artifact's bundle or the cache in
+    a scratch directory
+    (removed with ``stack``), else None with C005 (the upstream is not cached). Never fetched
+    and never written in the artifact: the auditor needs no network (spec "patch-series")."""
     from reprobridge_sdk.checkout.materialize import (  # noqa: PLC0415 - only for a series
-        CodebaseError,
         SeriesPatch,
-        materialize_series,
+        bundle_of,
+        series_tree,
     )
 
     codebase = artifact.manifest.codebase
-    try:
-        checkout = materialize_series(
+    tree, found = stack.enter_context(
+        series_tree(
             artifact.root,
             repository=codebase.upstream.repository,
             commit=codebase.upstream.commit,
             patches=[SeriesPatch(p.path, p.sha256) for p in codebase.refined.patches],
+            declared=None,
+            bundle=bundle_of(codebase.upstream),
         )
-    except CodebaseError as exc:
-        first = exc.findings[0] if exc.findings else None
-        return None, first
-    return checkout.path, None
+    )
+    return tree, found
 
 
 def artifact_facts(artifact: ArtifactDir) -> ArtifactFacts:
     """Check the artifact's code and lock on disk; collect digests of the files of its code
-    tree (``shipped``) and of its launchers' declared samples (``samples``)."""
+    tree (``shipped``) and of its launchers' declared samples (``samples``).
+
+    A patch series is read as :func:`_series_tree` says, without network; when its upstream
+    is not cached the code tree is the declared ``tree_digest`` (the records' digests are
+    compared with it, A009) and C005 is a warning.
+    """
+    with contextlib.ExitStack() as stack:
+        return _artifact_facts(artifact, stack)
+
+
+def _artifact_facts(artifact: ArtifactDir, stack: contextlib.ExitStack) -> ArtifactFacts:
     manifest = artifact.manifest
     root = artifact.root
     findings: list[Finding] = []
@@ -173,9 +190,8 @@ def artifact_facts(artifact: ArtifactDir) -> ArtifactFacts:
         if not safefs.is_inside(code_dir, root):
             code_dir = None  # a link out of the artifact: the validator's F003
     elif refined.kind == "patches":
-        code_dir, problem = _series_checkout(artifact)
-        if problem is not None:
-            findings.append(problem)
+        code_dir, problems = _series_tree(artifact, stack)
+        findings.extend(problems)
     actual: str | None = None
     if code_dir is not None and code_dir.is_dir():
         try:
@@ -249,6 +265,20 @@ def discover_runs(attempt: Path) -> list[Path]:
         return [attempt]
     runs = {p.parent for p in attempt.rglob(RECORD_NAME) if p.is_file()}
     return sorted(runs, key=lambda p: p.relative_to(attempt).as_posix())
+
+
+def verify_attempt(
+    facts: ArtifactFacts, attempt: Path, cache: ExtractionCache | None = None
+) -> list[RunEvidence]:
+    """Every run of the attempt directory ``attempt``, verified as the auditor verifies one
+    attempt: :func:`discover_runs`, :func:`check_run` (``rel`` relative to ``attempt``, empty
+    when ``attempt`` is itself a run directory), then :func:`check_duplicates`."""
+    runs: list[RunEvidence] = []
+    for run_dir in discover_runs(attempt):
+        rel = run_dir.relative_to(attempt).as_posix()
+        runs.append(check_run(facts, run_dir, "" if rel == "." else rel, cache))
+    check_duplicates(runs)
+    return runs
 
 
 def _read_record(path: Path, rel: str) -> tuple[EvidenceRecord | None, object, Finding | None]:

@@ -20,6 +20,15 @@ Every command runs as a separate process in a **clean shell**: no inherited envi
 starts empty), ``TMPDIR`` and a UTF-8 C locale; ``pass_env`` names variables to keep (a proxy
 or a CA bundle the machine needs). A later step runs only when the earlier ones passed. The
 check passes when every step passed. The copy is removed unless ``keep``.
+
+**The installers' caches** are the one thing shared with the caller by default
+(``installer_cache``): ``UV_CACHE_DIR`` and ``PIP_CACHE_DIR`` of the clean shell name the
+caller's uv and pip caches (:func:`installer_cache_dirs`), so a second check installs the
+same wheels without downloading them again. Nothing else of the caller's environment is
+passed: not the installers' configuration, not their indexes, not credentials. The
+environment itself is still built fresh from the lock, and the lock's hashes are checked for
+every wheel, whether it comes from the index or from the cache. ``installer_cache=False``
+gives the clean shell empty caches of its own (a cold check).
 """
 
 from __future__ import annotations
@@ -31,7 +40,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -42,7 +51,7 @@ from reprobridge_sdk.findings import Finding, Severity
 from reprobridge_sdk.model import Manifest
 from reprobridge_sdk.model.evidence import RECORD_NAME
 
-__all__ = ["CheckReport", "CheckStep", "check", "clean_environment"]
+__all__ = ["CheckReport", "CheckStep", "check", "clean_environment", "installer_cache_dirs"]
 
 _STEP_TIMEOUT = 6 * 3600.0
 
@@ -97,7 +106,29 @@ class CheckReport:
         }
 
 
-def clean_environment(home: Path, pass_env: Sequence[str] = ()) -> dict[str, str]:
+def installer_cache_dirs(environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The caller's uv and pip cache directories, as ``UV_CACHE_DIR`` and ``PIP_CACHE_DIR``.
+
+    Each installer's own variable when the caller sets it; else its default: uv's
+    ``$XDG_CACHE_HOME/uv`` (``~/.cache/uv`` without it), pip's ``$XDG_CACHE_HOME/pip``
+    (``~/.cache/pip``; ``~/Library/Caches/pip`` on macOS). A directory need not exist yet.
+    """
+    source = os.environ if environ is None else environ
+    home = Path(source.get("HOME") or Path.home())
+    xdg = source.get("XDG_CACHE_HOME")
+    cache_home = Path(xdg) if xdg else home / ".cache"
+    pip_default = (
+        home / "Library" / "Caches" / "pip" if sys.platform == "darwin" and not xdg else None
+    )
+    return {
+        "UV_CACHE_DIR": source.get("UV_CACHE_DIR") or str(cache_home / "uv"),
+        "PIP_CACHE_DIR": source.get("PIP_CACHE_DIR") or str(pip_default or cache_home / "pip"),
+    }
+
+
+def clean_environment(
+    home: Path, pass_env: Sequence[str] = (), *, installer_cache: bool = True
+) -> dict[str, str]:
     """The environment of a clean shell (see the module docstring)."""
     bin_dir = str(Path(sys.executable).parent)
     env = {
@@ -108,6 +139,8 @@ def clean_environment(home: Path, pass_env: Sequence[str] = ()) -> dict[str, str
         "LC_ALL": "C.UTF-8",
         "NO_COLOR": "1",
     }
+    if installer_cache:
+        env.update(installer_cache_dirs())
     for name in pass_env:
         if name in os.environ:
             env[name] = os.environ[name]
@@ -187,6 +220,7 @@ def check(
     keep: bool = False,
     work_dir: str | os.PathLike[str] | None = None,
     pass_env: Sequence[str] = (),
+    installer_cache: bool = True,
 ) -> CheckReport:
     """Run the clean-room check of an artifact directory or a packed archive."""
     source = Path(path_or_archive)
@@ -195,7 +229,7 @@ def check(
     report = CheckReport(source=str(source), copy=str(copy), scored=scored)
     home = base / "home"
     (home / "tmp").mkdir(parents=True)
-    env = clean_environment(home, pass_env)
+    env = clean_environment(home, pass_env, installer_cache=installer_cache)
     try:
         if not _copy_step(report, source, base, copy):
             return report

@@ -35,12 +35,13 @@ from pathlib import Path
 from typing import Literal
 
 from reprobridge_sdk.api import ArtifactDir, load
-from reprobridge_sdk.checkout._git import GitError, git
+from reprobridge_sdk.checkout._git import GitError, git, git_available
 from reprobridge_sdk.checkout.materialize import (
     CHECKOUT_DIR,
     Checkout,
     CodebaseError,
     SeriesPatch,
+    bundle_of,
     fetch_upstream,
     init_checkout,
     materialize_series,
@@ -96,6 +97,22 @@ def _error(
     return CodebaseError(message, [finding(code, message, path=path, file=file, hint=hint)])
 
 
+def _git_missing() -> CodebaseError:
+    """C010: git, which every import and record needs, cannot be run (not a C009: the request
+    itself may be fine)."""
+    return _error(
+        "C010",
+        "git is not installed or not on PATH",
+        hint="install git (e.g. apt-get install git) or put it on PATH",
+    )
+
+
+def _require_git() -> None:
+    """C010 before the first git command when git cannot be found on PATH."""
+    if not git_available():
+        raise _git_missing()
+
+
 @dataclass(frozen=True)
 class ImportResult:
     """What :func:`import_code` pinned."""
@@ -114,7 +131,11 @@ def _repository_form(root: Path, source: str) -> str:
     path = Path(source).resolve()
     try:
         top = git(["rev-parse", "--show-toplevel"], cwd=path).stdout.decode().strip()
-    except (GitError, OSError, NotADirectoryError):
+    except GitError as exc:
+        if exc.missing:
+            raise _git_missing() from None
+        raise _error("C009", f"{source} is not a git repository") from None
+    except (OSError, NotADirectoryError):
         raise _error("C009", f"{source} is not a git repository") from None
     top_path = Path(top).resolve()
     if root.resolve().is_relative_to(top_path):
@@ -130,6 +151,8 @@ def _resolve_commit(location: str, commit: str | None) -> str:
     try:
         done = git(["ls-remote", location, name])
     except GitError as exc:
+        if exc.missing:
+            raise _git_missing() from None
         raise _error("C001", f"cannot list the upstream {location}: {exc.stderr}") from None
     refs = {}
     for line in done.stdout.decode("utf-8", "replace").splitlines():
@@ -178,6 +201,8 @@ def import_code(
         try:
             init_checkout(bare, pinned, target)
         except GitError as exc:
+            if exc.missing:
+                raise _git_missing() from None
             raise _error("C001", f"git failed: {exc.stderr}") from None
         write_marker(target, repository, pinned, [])
         digest = tree_digest(target)
@@ -247,6 +272,7 @@ def _checkout(art: ArtifactDir, *, fetch: bool = True, force: bool = False) -> C
         tree_digest_=codebase.tree_digest,
         fetch=fetch,
         force=force,
+        bundle=bundle_of(codebase.upstream),
     )
 
 
@@ -289,7 +315,9 @@ def _diff(checkout: Path) -> str:
 def code_diff(artifact_dir: str | os.PathLike[str] | ArtifactDir) -> str:
     """The working changes of ``code/`` not yet recorded, as a unified diff ('' if none)."""
     art = _art(artifact_dir)
-    return _diff(_tracked_checkout(art))
+    checkout = _tracked_checkout(art)
+    _require_git()
+    return _diff(checkout)
 
 
 def _slug(text: str) -> str:
@@ -321,6 +349,7 @@ def record_patch(
         raise _error("C009", "the rationale (--why) is empty")
     checkout = _tracked_checkout(art)
     _ensure_current(art, checkout)
+    _require_git()
     git(["add", "-A"], cwd=checkout)
     diff = git(["diff", "--cached", "--binary", "--no-color", "HEAD"], cwd=checkout).stdout
     if not diff.strip():
@@ -444,6 +473,7 @@ def code_status(
                     patches=applied,
                     dest=Path(scratch) / f"s{position}",
                     fetch=fetch,
+                    bundle=bundle_of(codebase.upstream),
                 )
             except CodebaseError as exc:
                 item = exc.findings[0] if exc.findings else None
@@ -470,6 +500,7 @@ def code_status(
                     patches=[],
                     dest=Path(scratch) / "s0",
                     fetch=fetch,
+                    bundle=bundle_of(codebase.upstream),
                 )
                 status.tree_digest = result.tree_digest
             except CodebaseError as exc:

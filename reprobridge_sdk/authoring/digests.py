@@ -1,7 +1,8 @@
 """``reprobridge digest``: recompute declared digests on purpose, built on ``refresh_digests``.
 
 :func:`refresh` recomputes what :meth:`ArtifactDir.refresh_digests` covers (the refined code's
-tree digest, patch files, the lock, data items present on disk) and, for a patch series, the
+tree digest, patch files, the lock, data items present on disk, the samples' log and output
+files) and, for a patch series, the
 tree digest of the materialized checkout (fetched once into the cache if needed; a checkout
 with unrecorded changes is C008, never overwritten). It returns every change as a JSON
 Pointer with the old and the new value, and writes the manifest only when ``write`` is true.
@@ -15,6 +16,7 @@ from typing import Any
 
 from reprobridge_sdk.api import ArtifactDir, load
 from reprobridge_sdk.authoring.codebase import _checkout
+from reprobridge_sdk.io.document import unescape_pointer
 
 __all__ = ["DigestChange", "refresh"]
 
@@ -29,7 +31,8 @@ class DigestChange:
 
 
 def _get(data: Any, pointer: str) -> Any:
-    for part in pointer.strip("/").split("/"):
+    for token in pointer.strip("/").split("/"):
+        part = unescape_pointer(token)
         if isinstance(data, dict):
             data = data.get(part)
         elif isinstance(data, list) and part.isdigit() and int(part) < len(data):

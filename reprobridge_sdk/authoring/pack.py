@@ -6,7 +6,23 @@ Packing (:func:`pack`):
   version-control and byte-code caches (:data:`~reprobridge_sdk.digest.TREE_EXCLUDES`,
   ``*.pyc``), the runs directory ``runs/`` (unless ``with_runs``: an evidence submission),
   the working checkout ``code/`` of a patch series (derived from the upstream and the
-  patches), and the archive itself. A symbolic link that leaves the artifact is C017.
+  patches), **hidden directories at the root** (:func:`hidden_left_out`), and the archive
+  itself. A symbolic link that leaves the artifact is C017.
+* **Hidden directories.** A directory at the artifact root whose name starts with ``.`` is
+  build state, a cache or a tool's settings (``.rra-build`` of the build agent, ``.venv``,
+  ``.pytest_cache``, ``.ipynb_checkpoints``, ``.vscode``, ...), none of which the format
+  lists as part of an artifact, and is left out, unless the manifest names a path inside it
+  (any string of the manifest: a path field, a launcher's ``argv`` or ``workdir``). Hidden
+  *files* at the root (``.python-version``) and hidden entries below the root are kept: the
+  refined code keeps every file its tree digest covers.
+* **The upstream, when nobody else can fetch it.** For a patch series whose upstream is a
+  path (the enclosing repository ``..``, an absolute path) or a ``file://`` URL and whose
+  manifest declares no bundle yet, the archive also holds a git bundle of exactly the pinned
+  commit's history at ``upstream/<commit>.bundle`` (fetched into the cache first, C001/C002
+  when that fails), and the archived ``rra.yaml`` declares it as ``codebase.upstream.bundle``
+  (path and SHA-256; the manifest raised to format 1.1 if needed). The artifact directory is
+  not changed. Materialization uses the bundle instead of the repository
+  (:mod:`reprobridge_sdk.checkout`), so the archive reruns offline.
 * **Deterministic.** Entries sorted by the UTF-8 bytes of their path, no directory entries,
   mtime fixed at :data:`EPOCH`, uid and gid 0 with empty owner names, mode ``0644`` (``0755``
   when any execute bit is set; ``0777`` for links), PAX format; ``.tar.gz``/``.tgz`` is gzip
@@ -30,6 +46,7 @@ import hashlib
 import io
 import os
 import posixpath
+import re
 import shutil
 import stat
 import tarfile
@@ -40,10 +57,12 @@ from pathlib import Path
 from typing import IO, Any
 
 from reprobridge_sdk.api import ArtifactDir, load
-from reprobridge_sdk.checkout.materialize import CHECKOUT_DIR
+from reprobridge_sdk.checkout._bundle import bundle_path, needs_bundle, write_bundle
+from reprobridge_sdk.checkout.materialize import CHECKOUT_DIR, fetch_upstream
 from reprobridge_sdk.digest import TREE_EXCLUDES
 from reprobridge_sdk.errors import ArtifactError
 from reprobridge_sdk.findings import Finding, finding
+from reprobridge_sdk.model import UpstreamBundle
 
 __all__ = [
     "EPOCH",
@@ -52,6 +71,7 @@ __all__ = [
     "PackError",
     "PackResult",
     "UnpackResult",
+    "hidden_left_out",
     "pack",
     "packed_files",
     "unpack",
@@ -76,6 +96,8 @@ class PackResult:
     digest: str
     files: int
     size: int
+    #: The archive path of the upstream bundle it carries, if any.
+    bundle: str | None = None
 
 
 @dataclass
@@ -92,10 +114,40 @@ def _error(code: str, message: str, *, file: str = "") -> PackError:
     return PackError(message, [finding(code, message, file=file)])
 
 
+_HIDDEN_TOP = re.compile(r"(?<![\w./-])(\.[^/\s\\\"'=:,;]+)(?:/|$)")
+
+
+def _named_tops(value: Any, found: set[str]) -> None:
+    """The hidden top-level names that strings of the manifest's data start paths with."""
+    if isinstance(value, str):
+        found.update(_HIDDEN_TOP.findall(value.replace("\\", "/").removeprefix("./")))
+    elif isinstance(value, dict):
+        for item in value.values():
+            _named_tops(item, found)
+    elif isinstance(value, list):
+        for item in value:
+            _named_tops(item, found)
+
+
+def hidden_left_out(art: ArtifactDir) -> list[str]:
+    """The hidden directories at the root that :func:`pack` leaves out, sorted."""
+    named: set[str] = set()
+    _named_tops(art.data(), named)
+    with os.scandir(art.root) as entries:
+        return sorted(
+            entry.name
+            for entry in entries
+            if entry.name.startswith(".")
+            and entry.name not in named
+            and entry.is_dir(follow_symlinks=False)
+        )
+
+
 def packed_files(root: Path, *, with_runs: bool = False, skip: Path | None = None) -> list[str]:
     """The POSIX relative paths :func:`pack` puts in the archive, sorted."""
     art = load(root)
     excluded_top = set() if with_runs else {_RUNS}
+    excluded_top.update(hidden_left_out(art))
     if art.manifest.codebase.refined.kind == "patches":
         excluded_top.add(CHECKOUT_DIR)
     skip_real = os.path.realpath(skip) if skip is not None else None
@@ -142,8 +194,28 @@ class _HashingWriter(io.RawIOBase):
         return len(view)
 
 
-def _info(root: Path, rel: str) -> tuple[tarfile.TarInfo, Path]:
-    path = root.joinpath(*rel.split("/"))
+def _carried(art: ArtifactDir, scratch: Path) -> dict[str, Path]:
+    """Entries pack adds or replaces: the upstream bundle and the manifest declaring it."""
+    codebase = art.manifest.codebase
+    upstream = codebase.upstream
+    if (
+        codebase.refined.kind != "patches"
+        or upstream.bundle is not None
+        or not needs_bundle(upstream.repository)
+    ):
+        return {}
+    bare = fetch_upstream(art.root, upstream.repository, upstream.commit)
+    rel = bundle_path(upstream.commit)
+    bundle = scratch / "upstream.bundle"
+    digest = write_bundle(bare, upstream.commit, bundle)
+    upstream.bundle = UpstreamBundle(path=rel, sha256=digest)
+    manifest = scratch / "rra.yaml"
+    manifest.write_text(art.render(), "utf-8")
+    return {rel: bundle, "rra.yaml": manifest}
+
+
+def _info(root: Path, rel: str, source: Path | None = None) -> tuple[tarfile.TarInfo, Path]:
+    path = source if source is not None else root.joinpath(*rel.split("/"))
     info = tarfile.TarInfo(rel)
     info.mtime = EPOCH
     info.uid = info.gid = 0
@@ -168,10 +240,21 @@ def pack(
     """Write the deterministic archive of the artifact to ``out`` (``.tar``, ``.tar.gz``)."""
     root = artifact_dir.root if isinstance(artifact_dir, ArtifactDir) else Path(artifact_dir)
     target = Path(out)
-    names = packed_files(root, with_runs=with_runs, skip=target)
     compress = target.name.endswith((".tar.gz", ".tgz"))
     if not compress and not target.name.endswith(".tar"):
         raise _error("C018", f"{target.name}: the archive must end in .tar, .tar.gz or .tgz")
+    with tempfile.TemporaryDirectory(prefix="rra-pack-") as scratch:
+        carried = _carried(load(root), Path(scratch))
+        names = packed_files(root, with_runs=with_runs, skip=target)
+        names = sorted(set(names) | set(carried), key=lambda name: name.encode("utf-8"))
+        result = _write(root, target, names, carried, compress=compress)
+    bundle = next((rel for rel in carried if rel != "rra.yaml"), None)
+    return PackResult(result.path, result.digest, result.files, result.size, bundle)
+
+
+def _write(
+    root: Path, target: Path, names: list[str], carried: dict[str, Path], *, compress: bool
+) -> PackResult:
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     size = 0
@@ -185,7 +268,7 @@ def pack(
             hashing = _HashingWriter(sink)
             with tarfile.open(fileobj=hashing, mode="w|", format=tarfile.PAX_FORMAT) as tar:
                 for rel in names:
-                    info, path = _info(root, rel)
+                    info, path = _info(root, rel, carried.get(rel))
                     if info.isreg():
                         size += info.size
                         with path.open("rb") as handle:

@@ -3,16 +3,32 @@
 Rules:
 
 * Each argument names a run directory (holding ``record.json``), a run id under the
-  artifact's ``runs/``, or a directory of run directories (every run in it).
-* Every run is verified as the auditor verifies evidence
-  (:func:`reprobridge_sdk.audit.verify.check_run`): a run with invalid evidence, or that did
-  not succeed, is C012; a run whose code tree digest is not the manifest's ``tree_digest``
-  (made on other code) is C013. Nothing is written unless every run passes.
-* Each value a run measured for a task (``task`` keeps one task) becomes one observation,
-  with provenance: ``source`` (default ``reference run``), the run's date and hardware, the
-  run id, the SHA-256 of its ``record.json``, its code tree digest and its lock digest
-  (format 1.1 fields). A task whose statistic is over several seeds (``statistic.seeds`` > 1)
-  is C015: one run is not one observation of such a statistic.
+  artifact's ``runs/``, or a directory of run directories: an *attempt*, as ``audit`` sees
+  one (every directory below it that holds a ``record.json``).
+* Every run is verified as the auditor verifies evidence (an attempt's runs as one attempt:
+  :func:`reprobridge_sdk.audit.verify.verify_attempt`): a run with invalid evidence, or that
+  did not succeed, is C012; a run whose code tree digest is not the manifest's
+  ``tree_digest`` (made on other code) is C013; a run whose only fault is a seed its
+  launcher does not declare (the auditor's A037) is C021. Nothing is written unless every
+  run passes.
+* A task whose statistic is over one seed: each value a run measured for it (``task`` keeps
+  one task) becomes one observation, with provenance: ``source`` (default ``reference
+  run``), the run's date and hardware, the run id, the SHA-256 of its ``record.json``, its
+  code tree digest and its lock digest (format 1.1 fields).
+* A task whose statistic is over several seeds (``statistic.seeds`` > 1): one observation is
+  one *repetition*, a complete set of the launcher's declared seeds, one successful run each,
+  aggregated with the measurement's ``aggregate``. Each attempt argument is one repetition,
+  and its value is exactly the value the auditor gives the task for that attempt
+  (:func:`reprobridge_sdk.audit.verdict.judge_task`: the same launcher choice, the same
+  latest-run-per-seed rule, the same aggregate). Refused, with the run or attempt named:
+  a single run directory given for such a task (C015: one run is not one observation); a
+  repetition that lacks a declared seed, or has fewer seeds than the statistic (C020); a
+  seed that ran twice in the repetition
+  (C022); a run that is part of another repetition, given in the same call or already cited
+  by the task (C023; a repetition whose every run is already cited is skipped instead).
+  The provenance lists every run of the repetition with its seed and record digest
+  (``runs``, a format 1.1 field), and the code and lock digests the runs share; the one-run
+  fields ``run`` and ``record_sha256`` stay empty.
 * Without ``replace`` the observations are added (a run already cited by the task is
   skipped); with ``replace`` the observations of each task that receives values are replaced.
   No value for any task is C014.
@@ -26,15 +42,31 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from reprobridge_sdk.api import ArtifactDir, load
-from reprobridge_sdk.audit.verify import artifact_facts, check_run
+from reprobridge_sdk.audit.interval import compatibility_interval
+from reprobridge_sdk.audit.verdict import judge_task
+from reprobridge_sdk.audit.verify import (
+    ArtifactFacts,
+    RunEvidence,
+    artifact_facts,
+    check_run,
+    discover_runs,
+    verify_attempt,
+)
 from reprobridge_sdk.authoring.codebase import require_version
 from reprobridge_sdk.digest import file_sha256
 from reprobridge_sdk.errors import ArtifactError
-from reprobridge_sdk.findings import Finding, finding
+from reprobridge_sdk.findings import Finding, Severity, finding
 from reprobridge_sdk.model.evidence import RECORD_NAME, EvidenceRecord
-from reprobridge_sdk.model.task import Observation, Provenance
+from reprobridge_sdk.model.task import Observation, Provenance, ProvenanceRun, Task
 
-__all__ = ["ReferenceResult", "ReferencesError", "add_references", "find_runs"]
+__all__ = [
+    "ReferenceResult",
+    "ReferencesError",
+    "Repetition",
+    "add_references",
+    "find_runs",
+    "repetition",
+]
 
 
 class ReferencesError(ArtifactError):
@@ -50,23 +82,37 @@ class ReferenceResult:
     skipped: list[str] = field(default_factory=list)
 
 
-def find_runs(root: Path, names: Sequence[str | os.PathLike[str]]) -> list[Path]:
-    """The run directories ``names`` stand for (see the module docstring), in order."""
-    found: list[Path] = []
+@dataclass(frozen=True)
+class _Source:
+    """One argument: a single run directory, or an attempt (a directory of run directories)."""
+
+    name: str
+    path: Path
+    runs: list[Path]
+    attempt: bool
+
+
+def _sources(root: Path, names: Sequence[str | os.PathLike[str]]) -> list[_Source]:
+    found: list[_Source] = []
     for name in names:
         path = Path(name)
         if not path.exists() and (root / "runs" / path).is_dir():
             path = root / "runs" / path
         if (path / RECORD_NAME).is_file():
-            found.append(path)
+            found.append(_Source(os.fspath(name), path, [path], attempt=False))
         elif path.is_dir():
-            inner = sorted(p for p in path.iterdir() if (p / RECORD_NAME).is_file())
+            inner = discover_runs(path)
             if not inner:
                 raise _error("C012", f"{name}: no run directory (no {RECORD_NAME})")
-            found.extend(inner)
+            found.append(_Source(os.fspath(name), path, inner, attempt=True))
         else:
             raise _error("C012", f"{name}: no such run")
     return found
+
+
+def find_runs(root: Path, names: Sequence[str | os.PathLike[str]]) -> list[Path]:
+    """The run directories ``names`` stand for (see the module docstring), in order."""
+    return [run for source in _sources(root, names) for run in source.runs]
 
 
 def _error(code: str, message: str, *, path: str = "") -> ReferencesError:
@@ -83,6 +129,144 @@ def _hardware(record: EvidenceRecord) -> str | None:
     return "; ".join(p for p in parts if p) or None
 
 
+@dataclass
+class Repetition:
+    """One attempt's observation of a statistic over several seeds (see the module docstring).
+
+    ``value`` is the auditor's value for the task in that attempt (``None``: no run of the
+    attempt gave one); ``runs`` are the counted runs in seed order; ``problems`` the C020 and C022
+    findings that keep the repetition from being an observation.
+    """
+
+    value: float | None
+    runs: list[RunEvidence]
+    problems: list[Finding]
+
+
+def repetition(
+    facts: ArtifactFacts, task: Task, index: int, runs: Sequence[RunEvidence], *, name: str
+) -> Repetition:
+    """The observation that the verified ``runs`` of one attempt (named ``name``) give
+    ``task`` (the ``index``-th), judged by the auditor's own
+    :func:`~reprobridge_sdk.audit.verdict.judge_task`, then checked for completeness."""
+    judgement = judge_task(
+        facts, task, index, interval=compatibility_interval([]), runs=runs, label=name
+    )
+    by_rel = {run.rel: run for run in runs}
+    counted = [by_rel[rel] for rel in judgement.runs if rel in by_rel]
+    if judgement.value is None or not counted or counted[0].record is None:
+        return Repetition(None, [], [])
+    problems: list[Finding] = []
+    pointer = f"/tasks/{index}/statistic/seeds"
+
+    for reason in judgement.reasons:
+        if reason.code == "A033":
+            problems.append(
+                finding(
+                    "C022",
+                    f"{name}: {reason.message} (run {reason.file or '.'}); "
+                    "a repetition has one run per seed",
+                    file=str(by_rel[reason.file].path / RECORD_NAME)
+                    if reason.file in by_rel
+                    else name,
+                    path=pointer,
+                    hint="keep one run per seed in each repetition's directory",
+                )
+            )
+    launcher = facts.manifest.launcher(counted[0].record.launcher)
+    declared = list(launcher.seeds) if launcher is not None else []
+    got = [run.record.seed for run in counted if run.record is not None]
+    missing = [seed for seed in declared if seed not in got]
+    if missing or len(got) < task.statistic.seeds:
+        problems.append(
+            finding(
+                "C020",
+                f"{name}: {len(got)} of {task.statistic.seeds} seeds gave a value"
+                + (f"; missing seed(s) {missing}" if missing else ""),
+                file=name,
+                path=pointer,
+                hint="a repetition is one successful run of every declared seed",
+            )
+        )
+    return Repetition(judgement.value, counted, problems)
+
+
+def _common(values: Sequence[str | None]) -> str | None:
+    distinct = set(values)
+    return values[0] if len(distinct) == 1 else None
+
+
+def _repetition_provenance(counted: Sequence[RunEvidence], source: str) -> Provenance:
+    records = [run.record for run in counted if run.record is not None]
+    first = min(records, key=lambda r: r.started_at)
+    return Provenance(
+        source=source,
+        date=first.started_at[:10],
+        hardware=_hardware(first),
+        code_tree_digest=_common([r.code_tree_digest for r in records]),
+        lock_digest=_common([r.lock_digest for r in records]),
+        runs=[
+            ProvenanceRun(
+                run=run.record.run_id,
+                seed=run.record.seed,
+                record_sha256=file_sha256(run.path / RECORD_NAME),
+            )
+            for run in counted
+            if run.record is not None
+        ],
+    )
+
+
+def _cited(observation: Observation) -> list[str]:
+    provenance = observation.provenance
+    ids = [item.run for item in provenance.runs or ()]
+    return [provenance.run, *ids] if provenance.run else ids
+
+
+def _check_runs(facts: ArtifactFacts, evidence: Sequence[RunEvidence]) -> list[Finding]:
+    """C012 and C013 for every run of ``source`` (all must be usable references)."""
+    problems: list[Finding] = []
+    declared = facts.manifest.codebase.tree_digest
+    for run in evidence:
+        directory = run.path
+        rel = directory.name
+        record = run.record
+        if record is not None and declared is not None and record.code_tree_digest != declared:
+            problems.append(
+                finding(
+                    "C013",
+                    f"run {rel} used code {record.code_tree_digest}, not the declared tree",
+                    file=str(directory / RECORD_NAME),
+                    hint="rerun the references on the code as recorded",
+                )
+            )
+            continue
+        errors = [f for f in run.findings if f.severity is Severity.ERROR]
+        if record is not None and errors and {f.code for f in errors} == {"A037"}:
+            problems.append(
+                finding(
+                    "C021",
+                    f"run {rel} has seed {record.seed}, which launcher {record.launcher} "
+                    "does not declare",
+                    file=str(directory / RECORD_NAME),
+                    path="/seed",
+                    hint="run the launcher's declared seeds only (without --seeds)",
+                )
+            )
+            continue
+        if record is None or not run.valid or not run.succeeded:
+            detail = "; ".join(f"{f.code} {f.message}" for f in run.findings[:3])
+            state = record.status if record is not None else "unreadable"
+            problems.append(
+                finding(
+                    "C012",
+                    f"run {rel} cannot be a reference ({state}{': ' + detail if detail else ''})",
+                    file=str(directory / RECORD_NAME),
+                )
+            )
+    return problems
+
+
 def add_references(
     artifact_dir: str | os.PathLike[str] | ArtifactDir,
     runs: Sequence[str | os.PathLike[str]],
@@ -95,72 +279,96 @@ def add_references(
     art = artifact_dir if isinstance(artifact_dir, ArtifactDir) else load(artifact_dir)
     manifest = art.manifest
     tasks = {t.id: t for t in manifest.tasks}
+    position = {t.id: i for i, t in enumerate(manifest.tasks)}
     if task is not None and task not in tasks:
         raise _error("C014", f"there is no task {task!r}", path="/tasks")
-    directories = find_runs(art.root, runs)
+    sources = _sources(art.root, runs)
     facts = artifact_facts(art)
     problems: list[Finding] = []
     values: dict[str, list[Observation]] = {}
-    for directory in directories:
-        rel = directory.name
-        evidence = check_run(facts, directory, rel)
-        record = evidence.record
-        declared = manifest.codebase.tree_digest
-        if record is not None and declared is not None and record.code_tree_digest != declared:
-            problems.append(
-                finding(
-                    "C013",
-                    f"run {rel} used code {record.code_tree_digest}, not the declared tree",
-                    file=str(directory / RECORD_NAME),
-                    hint="rerun the references on the code as recorded",
-                )
-            )
+    in_call: dict[str, str] = {}  # run id -> the repetition that holds it
+    for item in sources:
+        if item.attempt:
+            evidence = verify_attempt(facts, item.path)
+        else:
+            evidence = [check_run(facts, item.path, item.path.name)]
+        bad = _check_runs(facts, evidence)
+        if bad:
+            problems.extend(bad)
             continue
-        if record is None or not evidence.valid or not evidence.succeeded:
-            detail = "; ".join(f"{f.code} {f.message}" for f in evidence.findings[:3])
-            state = record.status if record is not None else "unreadable"
-            problems.append(
-                finding(
-                    "C012",
-                    f"run {rel} cannot be a reference ({state}{': ' + detail if detail else ''})",
-                    file=str(directory / RECORD_NAME),
-                )
-            )
-            continue
-        digest = file_sha256(directory / RECORD_NAME)
-        for measured in record.measurements:
-            if measured.value is None or (task is not None and measured.task != task):
+        # Tasks over several seeds: the attempt is one repetition, one observation per task.
+        wanted = [
+            t for t in manifest.tasks if t.statistic.seeds > 1 and (task is None or t.id == task)
+        ]
+        for over_seeds in wanted if item.attempt else ():
+            found = repetition(facts, over_seeds, position[over_seeds.id], evidence, name=item.name)
+            if found.value is None:
                 continue
-            target = tasks.get(measured.task)
-            if target is None:
+            if found.problems:
+                problems.extend(found.problems)
                 continue
-            if target.statistic.seeds > 1:
-                problems.append(
-                    finding(
-                        "C015",
-                        f"task {measured.task!r} reports a statistic over "
-                        f"{target.statistic.seeds} seeds: one run is not one observation",
-                        path=f"/tasks/{manifest.tasks.index(target)}/statistic",
+            ids = [r.record.run_id for r in found.runs if r.record is not None]
+            for run_id in ids:
+                other = in_call.get(run_id)
+                if other is not None and other != item.name:
+                    problems.append(
+                        finding(
+                            "C023",
+                            f"{item.name}: run {run_id} is also part of repetition {other}",
+                            file=item.name,
+                            path=f"/tasks/{position[over_seeds.id]}/reference",
+                            hint="each repetition is its own directory of runs",
+                        )
                     )
+                in_call[run_id] = item.name
+            provenance = _repetition_provenance(found.runs, source)
+            values.setdefault(over_seeds.id, []).append(
+                Observation(value=found.value, provenance=provenance)
+            )
+        for run in evidence:
+            record = run.record
+            assert record is not None  # _check_runs refused unreadable records
+            digest = file_sha256(run.path / RECORD_NAME)
+            for measured in record.measurements:
+                if measured.value is None or (task is not None and measured.task != task):
+                    continue
+                target = tasks.get(measured.task)
+                if target is None:
+                    continue
+                if target.statistic.seeds > 1:
+                    if not item.attempt:
+                        problems.append(
+                            finding(
+                                "C015",
+                                f"task {measured.task!r} reports a statistic over "
+                                f"{target.statistic.seeds} seeds: one run is not one observation",
+                                path=f"/tasks/{position[target.id]}/statistic",
+                                file=str(run.path / RECORD_NAME),
+                                hint=(
+                                    "give a directory holding one run of every declared seed "
+                                    "(e.g. `reprobridge run --runs-dir DIR`): it is one "
+                                    "repetition and one observation"
+                                ),
+                            )
+                        )
+                    continue
+                value = run.values.get(measured.task, measured.value)
+                if value is None:
+                    continue
+                provenance = Provenance(
+                    source=source,
+                    date=record.started_at[:10],
+                    hardware=_hardware(record),
+                    run=record.run_id,
+                    record_sha256=digest,
+                    code_tree_digest=record.code_tree_digest,
+                    lock_digest=record.lock_digest,
                 )
-                continue
-            value = evidence.values.get(measured.task, measured.value)
-            if value is None:
-                continue
-            provenance = Provenance(
-                source=source,
-                date=record.started_at[:10],
-                hardware=_hardware(record),
-                run=record.run_id,
-                record_sha256=digest,
-                code_tree_digest=record.code_tree_digest,
-                lock_digest=record.lock_digest,
-            )
-            values.setdefault(measured.task, []).append(
-                Observation(value=value, provenance=provenance)
-            )
+                values.setdefault(measured.task, []).append(
+                    Observation(value=value, provenance=provenance)
+                )
     if problems:
-        raise ReferencesError(f"{len(problems)} run(s) cannot be references", problems)
+        raise ReferencesError(f"{len(problems)} problem(s) keep the runs from references", problems)
     if not values:
         raise _error(
             "C014", "the runs measured no value for any task" + (f" {task!r}" if task else "")
@@ -174,12 +382,31 @@ def add_references(
             result.replaced.append(task_id)
             result.added[task_id] = list(observations)
         else:
-            cited = {o.provenance.run for o in reference.observations if o.provenance.run}
-            fresh = [o for o in observations if o.provenance.run not in cited]
-            result.skipped.extend(o.provenance.run or "" for o in observations if o not in fresh)
+            cited = {run_id for o in reference.observations for run_id in _cited(o)}
+            fresh: list[Observation] = []
+            for observation in observations:
+                mine = _cited(observation)
+                if mine and all(run_id in cited for run_id in mine):
+                    result.skipped.extend(mine)
+                elif any(run_id in cited for run_id in mine):
+                    problems.extend(
+                        finding(
+                            "C023",
+                            f"run {run_id} is already cited by another observation of "
+                            f"task {task_id!r}",
+                            path=f"/tasks/{position[task_id]}/reference",
+                            hint="use --replace to rebuild the task's references",
+                        )
+                        for run_id in mine
+                        if run_id in cited
+                    )
+                else:
+                    fresh.append(observation)
             reference.observations = [*reference.observations, *fresh]
             result.added[task_id] = fresh
         target.reference = reference
+    if problems:
+        raise ReferencesError(f"{len(problems)} problem(s) keep the runs from references", problems)
     require_version(art, "1.1")  # the provenance digests are format 1.1 fields
     art.save()
     return result

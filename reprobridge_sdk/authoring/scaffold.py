@@ -14,8 +14,10 @@ The scaffold is a complete, small artifact an author edits rather than a blank f
   observations that are the values the scaffolded experiment really prints for seeds 1-5,
   and a sample log the validator replays the extraction on.
 
-Values the author must replace (the upstream repository and commit, the paper) are listed by
-:data:`PLACEHOLDERS`.
+The values the author must replace come from
+:mod:`reprobridge_sdk.validation.placeholders` (one source: what the scaffold writes is what
+the validator recognises), and the fields that hold them are
+:func:`~reprobridge_sdk.validation.placeholders.placeholder_pointers` of the manifest.
 """
 
 from __future__ import annotations
@@ -39,14 +41,15 @@ from reprobridge_sdk.model._base import ID_PATTERN
 from reprobridge_sdk.validation.placeholders import (
     MARK,
     PAPER_TITLE,
+    PLACEHOLDER_COMMIT,
     REPOSITORY,
+    SCAFFOLD_SEEDS,
     SCAFFOLD_SOURCE,
     experiment_value,
     scaffold_sample_log,
 )
 
 __all__ = [
-    "PLACEHOLDERS",
     "PLACEHOLDER_COMMIT",
     "PLACEHOLDER_REPOSITORY",
     "InitOptions",
@@ -56,16 +59,8 @@ __all__ = [
 ]
 
 PLACEHOLDER_REPOSITORY = REPOSITORY
-PLACEHOLDER_COMMIT = "0" * 40
-#: JSON Pointers of scaffolded values that only the author can fill in.
-PLACEHOLDERS = (
-    "/artifact/paper",
-    "/codebase/upstream/repository",
-    "/codebase/upstream/commit",
-    "/tasks/0",
-)
 
-_SEEDS = (1, 2, 3, 4, 5)
+_SEEDS = SCAFFOLD_SEEDS
 _TASK = "main-result"
 
 _EXPERIMENT = '''\

@@ -16,9 +16,11 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from .materialize import (
         CHECKOUT_DIR,
+        BundleRef,
         Checkout,
         CodebaseError,
         SeriesPatch,
+        bundle_of,
         cached_upstream,
         fetch_upstream,
         materialize_series,
@@ -28,9 +30,11 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CHECKOUT_DIR",
+    "BundleRef",
     "Checkout",
     "CodebaseError",
     "SeriesPatch",
+    "bundle_of",
     "cached_upstream",
     "fetch_upstream",
     "materialize_series",

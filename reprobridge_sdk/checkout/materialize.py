@@ -11,6 +11,12 @@ Rules (spec "codebase", "The working checkout of a patch series"):
   the commit itself first and falls back to every branch and tag (servers that refuse a
   want by id); a commit the upstream does not have is C002, an upstream that cannot be
   reached C001 with git's own message.
+* **A bundle first.** When the manifest declares ``codebase.upstream.bundle`` (a git bundle
+  of the pinned commit that ``pack`` carries for an upstream nobody else can fetch), it is
+  verified (C024-C026, :mod:`._bundle`) and its objects are fetched into
+  ``<cache>/upstream/<key>.git`` keyed by ``bundle:<commit>``; the repository is never
+  contacted, so an unpacked archive reruns offline. A validator uses it too: it is a file of
+  the artifact, and reading it is not a fetch.
 * **Where the checkout lives.** In ``code/`` (:data:`CHECKOUT_DIR`) of the artifact, so a
   launcher's ``workdir: code`` or ``python code/train.py`` means the same for both kinds of
   refined code. The checkout is derived: it is a git repository whose commits are the
@@ -44,18 +50,24 @@ from reprobridge_sdk.digest import TREE_EXCLUDES, file_sha256, tree_digest
 from reprobridge_sdk.errors import ArtifactError
 from reprobridge_sdk.findings import Finding, finding
 
+from ._bundle import BundleError, BundleRef, import_bundle, verify_bundle
 from ._git import GitError, git
 
 __all__ = [
     "CHECKOUT_DIR",
+    "BundleRef",
     "Checkout",
     "CodebaseError",
     "SeriesPatch",
+    "bundle_from_data",
+    "bundle_of",
     "cached_upstream",
+    "checkout_blocker",
     "fetch_upstream",
     "inspect_series",
     "materialize_series",
     "series_from_data",
+    "series_tree",
     "upstream_location",
     "working_changes",
 ]
@@ -121,6 +133,25 @@ def series_from_data(data: Mapping[str, Any]) -> tuple[str, str, list[SeriesPatc
     return repository, commit, patches, codebase.get("tree_digest")
 
 
+def bundle_from_data(data: Mapping[str, Any]) -> BundleRef | None:
+    """The bundle ``codebase.upstream.bundle`` of a manifest's plain data declares, or None."""
+    codebase = data.get("codebase")
+    upstream = codebase.get("upstream") if isinstance(codebase, Mapping) else None
+    bundle = upstream.get("bundle") if isinstance(upstream, Mapping) else None
+    if not isinstance(bundle, Mapping):
+        return None
+    path, digest = bundle.get("path"), bundle.get("sha256")
+    if not isinstance(path, str) or not path or not isinstance(digest, str):
+        return None
+    return BundleRef(path, digest)
+
+
+def bundle_of(upstream: Any) -> BundleRef | None:
+    """The bundle a typed ``codebase.upstream`` declares, or None."""
+    bundle = getattr(upstream, "bundle", None)
+    return None if bundle is None else BundleRef(bundle.path, bundle.sha256)
+
+
 def upstream_location(root: Path, repository: str) -> str:
     """Where git fetches ``repository`` from: a URL as written, a path resolved absolute.
 
@@ -181,6 +212,37 @@ def _has_commit(bare: Path, commit: str) -> bool:
     return done.returncode == 0
 
 
+def _init_bare(bare: Path) -> None:
+    if not (bare / "HEAD").is_file():
+        tmp = Path(tempfile.mkdtemp(prefix=".init-", dir=bare.parent))
+        git(["init", "-q", "--bare", str(tmp)])
+        tmp.replace(bare)
+
+
+def bundled_upstream(root: Path, bundle: BundleRef, commit: str) -> Path:
+    """The cached bare repository holding ``commit``, taken from the artifact's bundle.
+
+    The bundle is verified every time (C024-C026), also when the cache already holds the
+    commit; the repository is never contacted.
+    """
+    bare = _bare_path(f"bundle:{commit}")
+    with _locked(bare):
+        try:
+            source = verify_bundle(root, bundle, commit)
+            if not _has_commit(bare, commit):
+                _init_bare(bare)
+                import_bundle(bare, source, commit)
+        except BundleError as exc:
+            raise CodebaseError(exc.finding.message, [exc.finding]) from None
+        except GitError as exc:
+            code = "C010" if exc.missing else "C025"
+            raise CodebaseError(
+                exc.stderr,
+                [finding(code, f"git failed: {exc.stderr}", path="/codebase/upstream/bundle")],
+            ) from None
+    return bare
+
+
 def cached_upstream(root: Path, repository: str, commit: str) -> Path | None:
     """The cached bare repository holding ``commit`` of ``repository``; None if not cached.
 
@@ -202,10 +264,7 @@ def fetch_upstream(root: Path, repository: str, commit: str) -> Path:
         try:
             if _has_commit(bare, commit):
                 return bare
-            if not (bare / "HEAD").is_file():
-                tmp = Path(tempfile.mkdtemp(prefix=".init-", dir=bare.parent))
-                git(["init", "-q", "--bare", str(tmp)])
-                tmp.replace(bare)
+            _init_bare(bare)
             first = git(
                 ["fetch", "-q", "--no-tags", location, f"{commit}:refs/rra/{commit}"],
                 cwd=bare,
@@ -388,13 +447,15 @@ def materialize_series(
     dest: Path | None = None,
     fetch: bool = True,
     force: bool = False,
+    bundle: BundleRef | None = None,
 ) -> Checkout:
     """The working checkout of the series at ``dest`` (default ``root/code``), built or reused.
 
     Raises :class:`CodebaseError`: C001/C002 (fetch), C003 (a patch does not apply), C005
     (``fetch=False`` and the upstream is not cached), C008 (a checkout with working changes
-    would be replaced; ``force`` discards them). A tree digest other than ``tree_digest_`` is
-    a C004 finding on the returned :class:`Checkout`.
+    would be replaced; ``force`` discards them), C024-C026 (``bundle``: the artifact's bundle
+    of the upstream, used instead of the repository, does not hold up). A tree digest other
+    than ``tree_digest_`` is a C004 finding on the returned :class:`Checkout`.
     """
     root = Path(root)
     target = dest if dest is not None else root / CHECKOUT_DIR
@@ -402,40 +463,16 @@ def materialize_series(
         (p.path, file_sha256(root / p.path) if (root / p.path).is_file() else "") for p in patches
     ]
     wanted = _wanted(repository, commit, digests)
-    if (target / ".git").is_dir():
-        changes = working_changes(target)
-        if _read_marker(target) == wanted and not changes:
-            return _result(target, commit, patches, tree_digest_, reused=True)
-        if changes and not force:
-            raise CodebaseError(
-                f"{target} has working changes",
-                [
-                    finding(
-                        "C008",
-                        f"the checkout has {len(changes)} unrecorded change(s); not replacing it",
-                        path="/codebase/refined",
-                        file=CHECKOUT_DIR,
-                        hint="record them (`reprobridge code record`) or discard them (--force)",
-                    )
-                ],
-            )
-        shutil.rmtree(target)
-    elif target.exists() and any(target.iterdir()):
-        if not force:
-            raise CodebaseError(
-                f"{target} exists and is not a checkout",
-                [
-                    finding(
-                        "C008",
-                        f"{CHECKOUT_DIR}/ exists and is not a checkout of the series",
-                        path="/codebase/refined",
-                        file=CHECKOUT_DIR,
-                        hint="move it away, or pass --force to replace it",
-                    )
-                ],
-            )
-        shutil.rmtree(target)
-    if fetch:
+    reusable = (target / ".git").is_dir() and _read_marker(target) == wanted
+    if reusable and not working_changes(target):
+        return _result(target, commit, patches, tree_digest_, reused=True)
+    if not force:
+        blocker = checkout_blocker(target)
+        if blocker is not None:
+            raise CodebaseError(f"{target}: {blocker.message}", [blocker])
+    if bundle is not None:
+        bare = bundled_upstream(root, bundle, commit)
+    elif fetch:
         bare = fetch_upstream(root, repository, commit)
     else:
         found = cached_upstream(root, repository, commit)
@@ -461,7 +498,9 @@ def materialize_series(
         for position, patch in enumerate(patches, start=1):
             _apply(building, root, patch, position)
         write_marker(building, repository, commit, digests)
-        if target.exists():
+        if target.is_symlink() or target.is_file():
+            target.unlink()
+        elif target.exists():
             shutil.rmtree(target)
         building.replace(target)
     except GitError as exc:
@@ -473,6 +512,36 @@ def materialize_series(
         shutil.rmtree(building, ignore_errors=True)
         raise
     return _result(target, commit, patches, tree_digest_, reused=False)
+
+
+def checkout_blocker(target: Path) -> Finding | None:
+    """The C008 that materializing a series into ``target`` meets, or None.
+
+    Materializing replaces ``target`` unless it holds exactly the series with no working
+    changes. It refuses (C008, at ``/codebase/refined``) to replace a checkout with unrecorded
+    changes, or a file, a link or a non-empty directory that is not a checkout. One function,
+    so that the validator predicts what the runner refuses (spec "patch-series").
+    """
+    if (target / ".git").is_dir():
+        changes = working_changes(target)
+        if not changes:
+            return None
+        return finding(
+            "C008",
+            f"the checkout has {len(changes)} unrecorded change(s); not replacing it",
+            path="/codebase/refined",
+            file=CHECKOUT_DIR,
+            hint="record them (`reprobridge code record`) or discard them (--force)",
+        )
+    if target.is_symlink() or target.is_file() or (target.is_dir() and any(target.iterdir())):
+        return finding(
+            "C008",
+            f"{CHECKOUT_DIR}/ exists and is not a checkout of the series",
+            path="/codebase/refined",
+            file=CHECKOUT_DIR,
+            hint="move it away, or pass --force to replace it",
+        )
+    return None
 
 
 def _result(
@@ -499,6 +568,85 @@ def _result(
     )
 
 
+@contextlib.contextmanager
+def series_tree(
+    root: Path,
+    *,
+    repository: str,
+    commit: str,
+    patches: Sequence[SeriesPatch],
+    declared: str | None,
+    bundle: BundleRef | None = None,
+) -> Iterator[tuple[Path | None, list[Finding]]]:
+    """The refined code of a series, read without fetching and without writing in the artifact.
+
+    Yields ``(tree, findings)``. A checkout in ``code/`` that holds exactly this series is the
+    tree (C006 for working changes, C004 if its digest is not the declared one). Otherwise the
+    series is applied in a scratch directory, removed on exit, from the artifact's ``bundle``
+    when it declares one (verified: C024-C026; a missing bundle file gives no tree and no
+    finding, the files layer's F004 says it), else from the cache (C003, C004); when the
+    upstream is not cached the tree is None with C005 (a warning: what cannot be checked
+    offline is not a fault of the manifest). Never raises for git: a failure is C001.
+    This is what the validator and the auditor both read (spec "patch-series").
+    """
+    digests = [
+        (p.path, file_sha256(root / p.path) if (root / p.path).is_file() else "") for p in patches
+    ]
+    wanted = _wanted(repository, commit, digests)
+    checkout = root / CHECKOUT_DIR
+    with tempfile.TemporaryDirectory(prefix="rra-series-") as scratch:
+        tree: Path | None = None
+        out: list[Finding] = []
+        try:
+            if (checkout / ".git").is_dir() and _read_marker(checkout) == wanted:
+                changes = working_changes(checkout)
+                tree = checkout
+                if changes:
+                    out.append(
+                        finding(
+                            "C006",
+                            f"{CHECKOUT_DIR}/ has {len(changes)} change(s) that no patch records",
+                            path="/codebase/refined",
+                            hint="record them with `reprobridge code record` (see `code diff`)",
+                        )
+                    )
+                else:
+                    out.extend(_result(checkout, commit, patches, declared, reused=True).findings)
+            elif bundle is not None and not (root / bundle.path).is_file():
+                pass  # F004 of the files layer: the declared bundle is missing
+            elif bundle is None and cached_upstream(root, repository, commit) is None:
+                out.append(
+                    finding(
+                        "C005",
+                        f"the upstream {repository!r} at {commit[:12]} is not in the cache; "
+                        "the patch series was not checked (validators and auditors do not "
+                        "fetch)",
+                        path="/codebase/upstream",
+                        hint="`reprobridge code status` fetches it",
+                    )
+                )
+            else:
+                result = materialize_series(
+                    root,
+                    repository=repository,
+                    commit=commit,
+                    patches=patches,
+                    tree_digest_=declared,
+                    dest=Path(scratch) / "code",
+                    fetch=False,
+                    bundle=bundle,
+                )
+                tree = result.path
+                out.extend(result.findings)
+        except CodebaseError as exc:
+            tree = None
+            out.extend(exc.findings)
+        except (GitError, OSError) as exc:
+            tree = None
+            out.append(finding("C001", f"the series cannot be checked: {exc}", path="/codebase"))
+        yield tree, out
+
+
 def inspect_series(
     root: Path,
     *,
@@ -506,56 +654,36 @@ def inspect_series(
     commit: str,
     patches: Sequence[SeriesPatch],
     declared: str | None,
+    bundle: BundleRef | None = None,
 ) -> list[Finding]:
     """What a validator can tell about a series without fetching or writing in the artifact.
 
-    A checkout in ``code/`` that holds exactly this series is read (C004 if its digest is not
-    the declared one, C006 for working changes). Otherwise the series is applied in a scratch
-    directory from the cache (C003, C004), or, when the upstream is not cached, C005. Never
-    raises: a git failure is C001.
+    The findings of :func:`series_tree`, and C008 when ``code/`` is in the way of the working
+    checkout that ``run`` makes (:func:`checkout_blocker`): a file, a link, a directory that is
+    not a checkout, or a checkout of another series with unrecorded changes. Never raises.
     """
     digests = [
         (p.path, file_sha256(root / p.path) if (root / p.path).is_file() else "") for p in patches
     ]
-    wanted = _wanted(repository, commit, digests)
     checkout = root / CHECKOUT_DIR
     out: list[Finding] = []
-    try:
-        if (checkout / ".git").is_dir() and _read_marker(checkout) == wanted:
-            changes = working_changes(checkout)
-            if changes:
-                out.append(
-                    finding(
-                        "C006",
-                        f"{CHECKOUT_DIR}/ has {len(changes)} change(s) that no patch records",
-                        path="/codebase/refined",
-                        hint="record them with `reprobridge code record` (see `code diff`)",
-                    )
-                )
-                return out
-            return _result(checkout, commit, patches, declared, reused=True).findings
-        if cached_upstream(root, repository, commit) is None:
-            return [
-                finding(
-                    "C005",
-                    f"the upstream {repository!r} at {commit[:12]} is not in the cache; "
-                    "the patch series was not checked (a validator does not fetch)",
-                    path="/codebase/upstream",
-                    hint="`reprobridge code status` fetches it",
-                )
-            ]
-        with tempfile.TemporaryDirectory(prefix="rra-series-") as scratch:
-            result = materialize_series(
-                root,
-                repository=repository,
-                commit=commit,
-                patches=patches,
-                tree_digest_=declared,
-                dest=Path(scratch) / "code",
-                fetch=False,
-            )
-            return result.findings
-    except CodebaseError as exc:
-        return list(exc.findings)
-    except (GitError, OSError) as exc:
-        return [finding("C001", f"the series cannot be checked: {exc}", path="/codebase")]
+    matching = (checkout / ".git").is_dir() and _read_marker(checkout) == _wanted(
+        repository, commit, digests
+    )
+    if not matching:
+        try:
+            blocker = checkout_blocker(checkout)
+        except (GitError, OSError) as exc:
+            blocker = finding("C001", f"the checkout cannot be read: {exc}", path="/codebase")
+        if blocker is not None:
+            out.append(blocker)
+    with series_tree(
+        root,
+        repository=repository,
+        commit=commit,
+        patches=patches,
+        declared=declared,
+        bundle=bundle,
+    ) as (_, found):
+        out.extend(found)
+    return out

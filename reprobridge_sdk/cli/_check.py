@@ -23,20 +23,37 @@ __all__ = ["check"]
     metavar="NAME",
     help="Keep this variable in the clean shell (e.g. HTTPS_PROXY, SSL_CERT_FILE). Repeatable.",
 )
+@click.option(
+    "--installer-cache/--no-installer-cache",
+    default=True,
+    show_default=True,
+    help="Let the clean shell reuse your uv and pip caches (UV_CACHE_DIR, PIP_CACHE_DIR); "
+    "hashes are still checked. --no-installer-cache downloads every wheel again.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON on stdout.")
-def check(path: Path, scored: bool, keep: bool, pass_env: tuple[str, ...], as_json: bool) -> None:
+def check(  # noqa: PLR0917 - click passes one argument per option
+    path: Path,
+    scored: bool,
+    keep: bool,
+    pass_env: tuple[str, ...],
+    installer_cache: bool,
+    as_json: bool,
+) -> None:
     """Copy PATH (an artifact directory or a packed archive) into a clean room and rerun it.
 
     In a clean shell (a minimal PATH, a fresh HOME, a UTF-8 locale) and a fresh environment
     built from the lock: validate, run the smoke launchers, audit them (with --scored: rerun
-    the scored launchers and audit them against the references). Each step is timed.
+    the scored launchers and audit them against the references). Each step is timed. The
+    clean shell shares only your uv and pip caches (unless --no-installer-cache).
 
     \b
     Exit codes: 0 every step passed, 1 a step failed, 2 usage or I/O error.
     """
     from reprobridge_sdk.authoring.check import check as check_api
 
-    report = check_api(path, scored=scored, keep=keep, pass_env=pass_env)
+    report = check_api(
+        path, scored=scored, keep=keep, pass_env=pass_env, installer_cache=installer_cache
+    )
     if as_json:
         sys.stdout.write(json.dumps(report.to_dict(), indent=2) + "\n")
     for step in report.steps:

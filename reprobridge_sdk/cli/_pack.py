@@ -26,7 +26,8 @@ def pack(path: Path, output: Path | None, with_runs: bool, as_json: bool) -> Non
     """Pack the artifact at PATH into one deterministic archive and print its digest.
 
     The digest is the SHA-256 of the uncompressed tar: the same artifact gives the same
-    digest (and the same bytes) on any machine. runs/ and caches are left out.
+    digest (and the same bytes) on any machine. runs/ and caches are left out. An upstream
+    that nobody else can fetch (a local path such as '..') is carried as a git bundle.
 
     \b
     Exit codes: 0 packed, 2 usage or I/O error (e.g. a link that leaves the artifact).
@@ -49,11 +50,14 @@ def pack(path: Path, output: Path | None, with_runs: bool, as_json: bool) -> Non
             "sha256": result.digest,
             "files": result.files,
             "size": result.size,
+            "bundle": result.bundle,
         }
         sys.stdout.write(json.dumps(data, indent=2) + "\n")
     else:
         click.echo(f"sha256:{result.digest}  {result.path}")
     click.echo(f"packed {result.files} file(s), {result.size} bytes", err=True)
+    if result.bundle:
+        click.echo(f"the upstream is carried as {result.bundle} (a git bundle)", err=True)
 
 
 @click.command("unpack")

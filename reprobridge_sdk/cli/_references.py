@@ -46,10 +46,13 @@ def add(  # noqa: PLR0917 - click passes options positionally
     source: str,
     as_json: bool,
 ) -> None:
-    """Add the values measured by RUNS (run directories, run ids or runs folders).
+    """Add the values measured by RUNS (run directories, run ids or folders of runs).
 
     Each run is verified as the auditor would; provenance records the run id, the digest of
-    its record, and its code and lock digests.
+    its record, and its code and lock digests. For a task whose statistic is over several
+    seeds, each folder is one repetition (one run of every declared seed) and gives one
+    observation, valued as the auditor values that folder as an attempt; its provenance
+    lists every run.
     """
     from reprobridge_sdk.authoring.references import ReferencesError, add_references
     from reprobridge_sdk.errors import ReproBridgeError

@@ -14,7 +14,7 @@ from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
 from reprobridge_sdk.errors import ArtifactError, UsageError
-from reprobridge_sdk.findings import Severity
+from reprobridge_sdk.findings import Severity, finding
 from reprobridge_sdk.io import yamlio
 
 if TYPE_CHECKING:
@@ -35,16 +35,23 @@ __all__ = [
 MANIFEST = "rra.yaml"
 
 
-def inside(root: Path, relative: str, *, what: str) -> Path:
-    """Resolve a manifest path; :class:`UsageError` if it leads outside the artifact."""
+def inside(root: Path, relative: str, *, what: str, pointer: str = "") -> Path:
+    """Resolve a manifest path; :class:`UsageError` if it leads outside the artifact.
+
+    The error's finding is F001 for an absolute path, F002 for one with a ``..`` part and
+    F003 for one that leaves through a symbolic link; its file is ``relative`` and its path
+    ``pointer`` (the manifest key that named it, ``""`` for an option).
+    """
     pure = PurePosixPath(relative)
+    hint = "give a path relative to the artifact's root, inside it"
     if pure.is_absolute() or ".." in pure.parts:
         msg = f"{what} {relative!r} leads outside the artifact"
-        raise UsageError(msg)
+        code = "F001" if pure.is_absolute() else "F002"
+        raise UsageError(msg, [finding(code, msg, file=relative, path=pointer, hint=hint)])
     path = root.joinpath(*pure.parts)
     if not path.resolve().is_relative_to(root.resolve()):
         msg = f"{what} {relative!r} leads outside the artifact (through a link)"
-        raise UsageError(msg)
+        raise UsageError(msg, [finding("F003", msg, file=relative, path=pointer, hint=hint)])
     return path
 
 
@@ -60,8 +67,8 @@ class RawArtifact:
     def manifest_path(self) -> Path:
         return self.root / MANIFEST
 
-    def inside(self, relative: str, *, what: str) -> Path:
-        return inside(self.root, relative, what=what)
+    def inside(self, relative: str, *, what: str, pointer: str = "") -> Path:
+        return inside(self.root, relative, what=what, pointer=pointer)
 
     def save_raw(self, environment: dict[str, Any]) -> None:
         """Replace the ``environment`` mapping, keeping comments and formatting elsewhere."""
@@ -96,8 +103,8 @@ class LoadedEnvironment:
     root: Path
     environment: Environment
 
-    def inside(self, relative: str, *, what: str) -> Path:
-        return inside(self.root, relative, what=what)
+    def inside(self, relative: str, *, what: str, pointer: str = "") -> Path:
+        return inside(self.root, relative, what=what, pointer=pointer)
 
 
 def load_raw(path: str | os.PathLike[str]) -> RawArtifact:

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from reprobridge_sdk.digest import file_sha256
-from reprobridge_sdk.env._artifact import RawArtifact, load_raw
+from reprobridge_sdk.env._artifact import MANIFEST, RawArtifact, load_raw
 from reprobridge_sdk.env._resolvers import Resolver, resolve, resolver_version
 from reprobridge_sdk.errors import UsageError, require_extra
 from reprobridge_sdk.findings import Finding, Severity, finding
@@ -62,26 +62,44 @@ def strip_local_options(text: str) -> str:
 _PYTHON = re.compile(r"^\d+\.\d+(\.\d+)?$")
 
 
+def _refused(message: str, *, path: str = "", file: str = "", hint: str) -> UsageError:
+    """The usage error of a lock request that cannot be carried out (L011)."""
+    return UsageError(message, [finding("L011", message, path=path, file=file, hint=hint)])
+
+
 def _declared(art: RawArtifact) -> tuple[str, str, dict[str, Any] | None]:
     """``environment.requirements``, ``environment.python`` and ``environment.lock``, checked
-    just enough to lock (the full check is ``reprobridge validate``'s)."""
+    just enough to lock (the full check is ``reprobridge validate``'s): L011 at the key that
+    cannot be used."""
     raw = art.raw
     requirements = raw.get("requirements")
     if not isinstance(requirements, str) or not requirements:
-        msg = "the manifest declares no environment.requirements to lock"
-        raise UsageError(msg)
+        raise _refused(
+            "the manifest declares no environment.requirements to lock",
+            path="/environment/requirements",
+            file=MANIFEST,
+            hint="name the requirements file to resolve (e.g. requirements.in)",
+        )
     python = raw.get("python")
     if not isinstance(python, str) or not _PYTHON.match(python):
-        msg = "environment.python must be a version like '3.11'"
-        raise UsageError(msg)
+        raise _refused(
+            "environment.python must be a version like '3.11'",
+            path="/environment/python",
+            file=MANIFEST,
+            hint="the interpreter's major.minor version, quoted: python: '3.11'",
+        )
     lock = raw.get("lock")
     if lock is not None and not (
         isinstance(lock, dict)
         and isinstance(lock.get("path"), str)
         and lock.get("format") in {"requirements", "pylock"}
     ):
-        msg = "environment.lock must have a path and a format ('requirements' or 'pylock')"
-        raise UsageError(msg)
+        raise _refused(
+            "environment.lock must have a path and a format ('requirements' or 'pylock')",
+            path="/environment/lock",
+            file=MANIFEST,
+            hint="lock: {path: requirements.txt, format: requirements}, or leave it out",
+        )
     return requirements, python, lock
 
 
@@ -107,10 +125,19 @@ def lock_artifact(
     """
     art = load_raw(path)
     requirements, env_python, declared = _declared(art)
-    source = art.inside(requirements, what="environment.requirements")
+    source = art.inside(
+        requirements, what="environment.requirements", pointer="/environment/requirements"
+    )
     if not source.is_file():
         msg = f"environment.requirements {requirements!r} does not exist"
-        raise UsageError(msg)
+        item = finding(
+            "F004",
+            msg,
+            path="/environment/requirements",
+            file=requirements,
+            hint="write the requirements to resolve into that file, or fix the path",
+        )
+        raise UsageError(msg, [item])
     declared_format = declared.get("format") if declared else None
     lock_format = fmt or declared_format or "requirements"
     if output is not None:
@@ -120,23 +147,27 @@ def lock_artifact(
     else:
         lock_rel = DEFAULT_LOCK_PATHS[lock_format]
     if lock_format == "pylock" and not Path(lock_rel).name.startswith("pylock"):
-        msg = f"a PEP 751 lock must be named pylock.toml or pylock.<name>.toml, not {lock_rel!r}"
-        raise UsageError(msg)
+        raise _refused(
+            f"a PEP 751 lock must be named pylock.toml or pylock.<name>.toml, not {lock_rel!r}",
+            hint="--output pylock.toml",
+        )
     if lock_format == "pylock" and resolver != "uv":
-        msg = "only the uv resolver writes pylock.toml locks"
-        raise UsageError(msg)
-    target = art.inside(lock_rel, what="the lock path")
+        raise _refused(
+            "only the uv resolver writes pylock.toml locks",
+            hint="--resolver uv, or --format requirements for pip-tools",
+        )
+    pointer = "/environment/lock/path" if output is None and declared else ""
+    target = art.inside(lock_rel, what="the lock path", pointer=pointer)
     python_version = python or env_python
     if resolver == "pip-tools":
         # pip-tools is an optional extra: say which, before the resolver fails on its import.
         require_extra("piptools", "pip-tools", feature="lock --resolver pip-tools")
         running = ".".join(platform.python_version_tuple()[:2])
         if ".".join(python_version.split(".")[:2]) != running:
-            msg = (
-                f"pip-tools resolves for the running Python {running}, not {python_version}; "
-                "use the uv resolver or run under that Python"
+            raise _refused(
+                f"pip-tools resolves for the running Python {running}, not {python_version}",
+                hint="use the uv resolver, or run reprobridge under that Python",
             )
-            raise UsageError(msg)
     target.parent.mkdir(parents=True, exist_ok=True)
     previous = target.read_bytes() if target.is_file() else None
     # The resolver writes into a temporary directory beside the lock (uv insists on the

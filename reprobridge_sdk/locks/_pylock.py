@@ -4,6 +4,12 @@ Imported only when a ``pylock.toml`` is read, so a requirements lock never pays 
 Positions: TOML parse errors carry their line and column; a package's findings point at the
 line of its ``name`` key. When the installed ``packaging`` has :mod:`packaging.pylock`, a lock
 without other errors is also checked structurally by it.
+
+Nesting: a lock nested deeper than :data:`MAX_DEPTH` tables and arrays (the document itself
+is the first level) is L003, whether ``tomllib`` reads it (then the value is walked without
+recursion) or recurses past Python's limit on it (then ``RecursionError`` is caught). A real
+lock nests five or six levels; the bound keeps every later, recursive reader of the data
+(``packaging``, JSON, the validator) far from Python's recursion limit.
 """
 
 from __future__ import annotations
@@ -20,7 +26,10 @@ from reprobridge_sdk.findings import Finding, Severity, finding
 
 from ._types import PYLOCK_VERSION, Lock, LockEntry, is_local_location
 
-__all__ = ["parse_pylock"]
+__all__ = ["MAX_DEPTH", "parse_pylock"]
+
+#: The deepest nesting of tables and arrays a lock may have (the document is level 1).
+MAX_DEPTH = 64
 
 _TOML_POS_RE = re.compile(r"\(at line (\d+), column (\d+)\)")
 #: ``name = "..."`` anywhere on a line (also inside inline tables); not ``x-name =``.
@@ -71,6 +80,8 @@ def parse_pylock(text: str, name: str) -> tuple[Lock, list[Finding]]:
     findings: list[Finding] = []
     try:
         data = tomllib.loads(text)
+    except RecursionError:
+        return Lock("pylock"), [_too_deep(name)]
     except tomllib.TOMLDecodeError as exc:
         match = _TOML_POS_RE.search(str(exc))
         line, col = (int(match.group(1)), int(match.group(2))) if match else (0, 0)
@@ -78,6 +89,8 @@ def parse_pylock(text: str, name: str) -> tuple[Lock, list[Finding]]:
         return Lock("pylock"), [
             finding("L003", f"not valid TOML: {message}", file=name, line=line, col=col)
         ]
+    if _depth(data) > MAX_DEPTH:
+        return Lock("pylock"), [_too_deep(name)]
     positions = _Positions(text)
 
     def add(code: str, message: str, line: int, path: str, hint: str | None = None) -> None:
@@ -154,6 +167,30 @@ def parse_pylock(text: str, name: str) -> tuple[Lock, list[Finding]]:
         created_by=data.get("created-by") if isinstance(data.get("created-by"), str) else None,
     )
     return lock, findings
+
+
+def _too_deep(name: str) -> Finding:
+    return finding(
+        "L003",
+        f"the lock nests tables or arrays deeper than {MAX_DEPTH} levels",
+        file=name,
+        hint="a pylock.toml nests a few levels; this file is not a lock",
+    )
+
+
+def _depth(data: dict[str, Any]) -> int:
+    """How deep tables and arrays nest in ``data`` (itself level 1), walked without recursion;
+    the walk stops once past :data:`MAX_DEPTH`."""
+    deepest = 0
+    stack: list[tuple[Any, int]] = [(data, 1)]
+    while stack:
+        value, level = stack.pop()
+        deepest = max(deepest, level)
+        if deepest > MAX_DEPTH:
+            break
+        children = value.values() if isinstance(value, dict) else value
+        stack.extend((child, level + 1) for child in children if isinstance(child, dict | list))
+    return deepest
 
 
 def _pylock_entry(package: dict[str, Any], line: int, pointer: str, add: Any) -> LockEntry | None:

@@ -6,7 +6,7 @@ This package is the ground floor of the SDK and imports nothing else of it.
 from __future__ import annotations
 
 from .artifact import Artifact, Author, Paper
-from .codebase import Codebase, Patch, RefinedCode, Upstream
+from .codebase import Codebase, Patch, RefinedCode, Upstream, UpstreamBundle
 from .environment import (
     Accelerator,
     DataItem,
@@ -46,7 +46,16 @@ from .launcher import (
     YamlExtractor,
 )
 from .manifest import FORMAT_VERSION, FORMAT_VERSIONS, MANIFEST_NAME, NEWEST_FORMAT, Manifest
-from .task import Location, Observation, Provenance, Published, Reference, Statistic, Task
+from .task import (
+    Location,
+    Observation,
+    Provenance,
+    ProvenanceRun,
+    Published,
+    Reference,
+    Statistic,
+    Task,
+)
 
 __all__ = [
     "EVIDENCE_VERSION",
@@ -92,6 +101,7 @@ __all__ = [
     "Patch",
     "Pitfall",
     "Provenance",
+    "ProvenanceRun",
     "Published",
     "Reference",
     "RefinedCode",
@@ -104,5 +114,6 @@ __all__ = [
     "Task",
     "Transform",
     "Upstream",
+    "UpstreamBundle",
     "YamlExtractor",
 ]

@@ -207,7 +207,12 @@ class LauncherPlan(_Record):
     seed_flag: str | None = Field(default=None, description="None: the script takes no seed.")
     seeds: list[int] = Field(default_factory=list)
     repeats: int = Field(
-        default=1, ge=1, description="Runs per reference observation when there is no seed."
+        default=1,
+        ge=1,
+        description=(
+            "Reference observations to make: runs of the seed (or of an unseeded command), "
+            "or repetitions of every seed for a claim over several seeds."
+        ),
     )
 
 
@@ -220,6 +225,14 @@ class ClaimPlan(_Record):
     scored: str | None = Field(default=None, description="Scored launcher id.")
     basis: str = Field(description="Why this script: the hint or heuristic that chose it.")
     reason: str | None = Field(default=None, description="Why there is no plan.")
+    statistic: Literal["mean", "median", "min", "max", "std"] | None = Field(
+        default=None,
+        description=(
+            "A claim over several seeds: how the task's statistic aggregates the scored "
+            "launcher's seeds (each reference observation is one repetition of them all). "
+            "None: a statistic over one seed."
+        ),
+    )
 
 
 class PlanRecord(PhaseRecord):

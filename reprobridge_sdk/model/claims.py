@@ -12,7 +12,9 @@ Rules:
   counts as its midpoint) and the ``direction`` (which way is better).
 * Everything under ``hints`` is optional and only narrows the build agent's search: the
   command or script that produces the number, the dataset, the text printed next to the
-  number in the log (``label``), the seeds the paper used and a relative tolerance.
+  number in the log (``label``), the seeds the paper used and how its number aggregates
+  them (``statistic``: with two or more seeds, the build reports the statistic over all of
+  them; without it, over the first seed only), and a relative tolerance.
 * Unknown keys are errors except ``x-`` extensions, as in every document of the format.
 """
 
@@ -52,6 +54,13 @@ class ClaimHints(SpecModel):
     )
     seeds: list[int] = Field(
         default_factory=list, description="The seeds the paper's statistic is over, if known."
+    )
+    statistic: Literal["mean", "median", "min", "max", "std"] | None = Field(
+        default=None,
+        description=(
+            "How the paper aggregates its seeds into the number (with two or more 'seeds'), "
+            "e.g. 'mean' for the mean over seeds [0, 1, 2]."
+        ),
     )
     tolerance: float | None = Field(
         default=None,

@@ -6,9 +6,18 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
-from ._base import RelPath, Sha256, SpecModel
+from ._base import RelPath, Sha256, SpecModel, since
 
-__all__ = ["Codebase", "Patch", "RefinedCode", "Upstream"]
+__all__ = ["Codebase", "Patch", "RefinedCode", "Upstream", "UpstreamBundle"]
+
+
+class UpstreamBundle(SpecModel):
+    """The upstream's history carried in the artifact: a git bundle of the pinned commit."""
+
+    path: RelPath = Field(
+        description="The git bundle inside the artifact ('upstream/<commit>.bundle' when packed)."
+    )
+    sha256: Sha256 = Field(description="SHA-256 of the bundle file.")
 
 
 class Upstream(SpecModel):
@@ -24,6 +33,13 @@ class Upstream(SpecModel):
     commit: str = Field(
         pattern=r"^([0-9a-f]{40}|[0-9a-f]{64})$",
         description="Full commit id (40-hex SHA-1 or 64-hex SHA-256); never a branch or tag.",
+    )
+    bundle: UpstreamBundle | None = Field(
+        default=None,
+        description="A git bundle of exactly the pinned commit's history, carried in the "
+        "artifact when the repository is not an address anyone can fetch (written by pack); "
+        "used instead of the repository, so the artifact reruns offline.",
+        json_schema_extra=since("1.1"),
     )
 
 

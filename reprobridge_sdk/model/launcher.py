@@ -6,7 +6,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
-from ._base import Identifier, RelPath, SpecModel, since
+from ._base import Identifier, RelPath, Sha256, SpecModel, since
 
 __all__ = [
     "CsvExtractor",
@@ -128,6 +128,16 @@ class Sample(SpecModel):
     seed: int | None = None
     expected: dict[str, float] = Field(
         default_factory=dict, description="Task id -> value extraction must produce."
+    )
+    log_sha256: Sha256 | None = Field(
+        default=None,
+        description="SHA-256 of the sample log.",
+        json_schema_extra=since("1.1"),
+    )
+    outputs_sha256: dict[str, Sha256] = Field(
+        default_factory=dict,
+        description="Output id (a key of 'outputs') -> SHA-256 of its sample file.",
+        json_schema_extra=since("1.1"),
     )
 
 

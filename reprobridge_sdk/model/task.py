@@ -12,6 +12,7 @@ __all__ = [
     "Location",
     "Observation",
     "Provenance",
+    "ProvenanceRun",
     "Published",
     "Reference",
     "Statistic",
@@ -45,8 +46,21 @@ class Published(SpecModel):
     unit: str | None = Field(default=None, description="e.g. '%', 'BLEU', 'ms'.")
 
 
+class ProvenanceRun(SpecModel):
+    """One run of a repetition (an observation of a statistic over several seeds)."""
+
+    run: str = Field(min_length=1, description="The run's id (its record's run_id).")
+    seed: int | None = Field(default=None, description="The seed the run was given.")
+    record_sha256: Sha256 = Field(description="SHA-256 of the run's evidence record.")
+
+
 class Provenance(SpecModel):
-    """Who produced a reference observation and how."""
+    """Who produced a reference observation and how.
+
+    An observation of a one-seed statistic comes from one run (``run``, ``record_sha256``).
+    An observation of a statistic over several seeds comes from one *repetition*: one run per
+    declared seed, aggregated as the auditor aggregates an attempt; ``runs`` lists them.
+    """
 
     source: str = Field(min_length=1, description="Person, team or system that ran it.")
     date: str | None = Field(default=None, pattern=r"^[0-9]{4}-[0-9]{2}-[0-9]{2}")
@@ -67,6 +81,15 @@ class Provenance(SpecModel):
     lock_digest: Sha256 | None = Field(
         default=None,
         description="SHA-256 of the lock the run's environment was built from.",
+        json_schema_extra=since("1.1"),
+    )
+    runs: list[ProvenanceRun] | None = Field(
+        default=None,
+        min_length=1,
+        description=(
+            "The runs of one repetition (one per seed) when the observation is a statistic "
+            "over several seeds; 'run' and 'record_sha256' are then absent."
+        ),
         json_schema_extra=since("1.1"),
     )
 

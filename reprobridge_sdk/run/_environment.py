@@ -91,6 +91,7 @@ def _materialize(root: Path, manifest: Manifest) -> str | None:
     """
     from reprobridge_sdk.checkout.materialize import (  # noqa: PLC0415 - only for a series
         SeriesPatch,
+        bundle_of,
         materialize_series,
     )
 
@@ -101,6 +102,7 @@ def _materialize(root: Path, manifest: Manifest) -> str | None:
         commit=codebase.upstream.commit,
         patches=[SeriesPatch(p.path, p.sha256) for p in codebase.refined.patches],
         tree_digest_=codebase.tree_digest,
+        bundle=bundle_of(codebase.upstream),
     )
     return checkout.tree_digest
 

@@ -81,6 +81,41 @@ def _sigterm_as_interrupt() -> Iterator[None]:
         signal.signal(signal.SIGTERM, previous)
 
 
+class _StopRequest:
+    """Ctrl-C (SIGINT) and SIGTERM while the scheduler runs, recorded rather than raised.
+
+    A handler that raises KeyboardInterrupt fires wherever the main thread happens to be: also
+    between two waits of the scheduling loop, outside the code that stops the runs in flight,
+    and the runner then waited for those runs to end on their own. While the loop runs (in the
+    main thread; elsewhere no handler can be installed and KeyboardInterrupt is caught where
+    it can arise), each signal only sets :attr:`requested`; the loop looks at it at every
+    turn, at least every quarter second, cancels the runs in flight and starts no more. A
+    second signal changes nothing: the runs in flight end within their kill grace. The
+    previous handlers are restored when the loop ends.
+    """
+
+    def __init__(self) -> None:
+        self.requested = False
+
+    def _handle(self, signum: int, frame: object) -> None:
+        self.requested = True
+
+    @contextlib.contextmanager
+    def installed(self) -> Iterator[_StopRequest]:
+        if threading.current_thread() is not threading.main_thread():
+            yield self
+            return
+        previous = {
+            signum: signal.signal(signum, self._handle)
+            for signum in (signal.SIGINT, signal.SIGTERM)
+        }
+        try:
+            yield self
+        finally:
+            for signum, handler in previous.items():
+                signal.signal(signum, handler)
+
+
 class _Plan:
     """The runs not yet started, released in plan order as their launchers' needs are met.
 
@@ -172,42 +207,82 @@ def _schedule(jobs: list[Job], shared: Shared, executor: Executor) -> tuple[list
         results.append(result)
         plan.finished(job, result.status == "succeeded")
 
-    while plan.waiting or running:
-        if not interrupted:
-            while (broken := plan.next_broken()) is not None:
-                detail = f"needed launcher {broken[1]!r} did not succeed"
-                _finished(broken[0], skipped(broken[0], shared, detail))
-            while len(running) < workers and (ready := plan.next_ready()) is not None:
-                running[executor.submit(ready, shared)] = ready
-            if plan.waiting and not running and not plan.broken:
-                # Nothing runs and nothing can start: the needs form a cycle.
-                for job in plan.drain():
-                    _finished(job, skipped(job, shared, "the launchers' needs form a cycle"))
-        if not running:
-            if plan.waiting and not interrupted:
-                continue  # runs skipped just now may have released others
-            break
-        try:
-            done, _ = wait(list(running), timeout=0.25, return_when=FIRST_COMPLETED)
-        except KeyboardInterrupt:
-            interrupted = True
-            shared.cancel.set()
-            executor.cancel()
-            plan.drain()
-            continue
-        for future in done:
-            job = running.pop(future)
-            try:
-                _finished(job, future.result())
-            except CancelledError:  # cancelled before it started: like a pending run
-                continue
-            except ArtifactError as exc:  # no record could be written: stop everything
-                error = error or exc
+    with _StopRequest().installed() as stop:
+        while plan.waiting or running:
+            if stop.requested and not interrupted:
+                interrupted = True
                 shared.cancel.set()
+                executor.cancel()
                 plan.drain()
+            if not interrupted:
+                _release(
+                    plan,
+                    running,
+                    workers=workers,
+                    shared=shared,
+                    executor=executor,
+                    finished=_finished,
+                )
+            if not running:
+                if plan.waiting and not interrupted:
+                    continue  # runs skipped just now may have released others
+                break
+            try:
+                done, _ = wait(list(running), timeout=0.25, return_when=FIRST_COMPLETED)
+            except KeyboardInterrupt:  # outside the main thread no handler of ours is in place
+                stop.requested = True
+                continue
+            error = _collect(
+                done, running, finished=_finished, shared=shared, plan=plan, error=error
+            )
     if error is not None:
         raise error
     return results, interrupted
+
+
+def _release(
+    plan: _Plan,
+    running: dict[Future[RunResult], Job],
+    *,
+    workers: int,
+    shared: Shared,
+    executor: Executor,
+    finished: Callable[[Job, RunResult], None],
+) -> None:
+    """Record the runs whose needs failed; submit ready runs while a worker is free."""
+    while (broken := plan.next_broken()) is not None:
+        detail = f"needed launcher {broken[1]!r} did not succeed"
+        finished(broken[0], skipped(broken[0], shared, detail))
+    while len(running) < workers and (ready := plan.next_ready()) is not None:
+        running[executor.submit(ready, shared)] = ready
+    if plan.waiting and not running and not plan.broken:
+        # Nothing runs and nothing can start: the needs form a cycle.
+        for job in plan.drain():
+            finished(job, skipped(job, shared, "the launchers' needs form a cycle"))
+
+
+def _collect(
+    done: set[Future[RunResult]],
+    running: dict[Future[RunResult], Job],
+    *,
+    finished: Callable[[Job, RunResult], None],
+    shared: Shared,
+    plan: _Plan,
+    error: ArtifactError | None,
+) -> ArtifactError | None:
+    """Record the finished runs; the first error of a run whose record could not be written
+    stops everything (returned)."""
+    for future in done:
+        job = running.pop(future)
+        try:
+            finished(job, future.result())
+        except CancelledError:  # cancelled before it started: like a pending run
+            continue
+        except ArtifactError as exc:  # no record could be written: stop everything
+            error = error or exc
+            shared.cancel.set()
+            plan.drain()
+    return error
 
 
 def _refuse_shared_outputs(plan: list[Job]) -> None:

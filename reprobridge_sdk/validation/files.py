@@ -3,9 +3,10 @@
 Every path field is a relative POSIX path (F001) that stays inside the artifact after ``..``
 is normalised (F002) and after symbolic links are followed (F003; any symlink in the artifact
 tree that points outside is F003 too). Referenced files and directories must exist (F004) and
-be of the right kind (F008 directory, F009 file). Declared digests of the lock, the patches and
-data items present on disk must match (F005) and the refined code's tree digest too (F006); a
-digest the format asks for but that is missing is a warning (F007).
+be of the right kind (F008 directory, F009 file). Declared digests of the lock, the patches,
+the sample files (since 1.1) and data items present on disk must match (F005) and the
+refined code's tree digest too (F006); a digest the format asks for but that is missing is a
+warning (F007).
 
 Paths that are templated or produced by a run (launcher outputs, ``extract.file``) and data
 destinations (filled by ``reprobridge data``) are checked for their form only.
@@ -20,7 +21,12 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Literal
 
-from reprobridge_sdk.checkout.materialize import CHECKOUT_DIR, inspect_series, series_from_data
+from reprobridge_sdk.checkout.materialize import (
+    CHECKOUT_DIR,
+    bundle_from_data,
+    inspect_series,
+    series_from_data,
+)
 from reprobridge_sdk.digest import TREE_EXCLUDES, file_sha256, tree_digest
 from reprobridge_sdk.findings import Finding, finding
 from reprobridge_sdk.io import safefs
@@ -298,6 +304,10 @@ class _Files:
                 self.add("F007", "the patch has no sha256", f"{ptr}/sha256")
             else:
                 self.digest(found, patch.get("sha256"), f"{ptr}/sha256", "the patch")
+        upstream = _map(codebase.get("upstream"))
+        self.path(
+            _map(upstream.get("bundle")).get("path"), "/codebase/upstream/bundle/path", "file"
+        )
         if kind == "patches":
             self.series()
 
@@ -307,12 +317,14 @@ class _Files:
         if series is None or not all(usable_path(p.path) for p in series[2]):
             return
         repository, commit, patches, declared = series
+        bundle = bundle_from_data(self.data)
         for item in inspect_series(
             self.root,
             repository=repository,
             commit=commit,
             patches=patches,
             declared=declared if isinstance(declared, str) else None,
+            bundle=bundle if bundle is not None and usable_path(bundle.path) else None,
         ):
             self.add(item.code, item.message, item.path, hint=item.hint)
 
@@ -385,9 +397,17 @@ class _Files:
                 extract_file = _map(measurement.get("extract")).get("file")
                 self._form(extract_file, f"{mptr}/extract/file", workdir)
             for sptr, sample in _items(launcher.get("samples"), f"{ptr}/samples"):
-                self.path(sample.get("log"), f"{sptr}/log", "file")
+                log = self.path(sample.get("log"), f"{sptr}/log", "file")
+                self.digest(log, sample.get("log_sha256"), f"{sptr}/log_sha256", "the sample log")
+                declared = _map(sample.get("outputs_sha256"))
                 for key, value in _map(sample.get("outputs")).items():
-                    self.path(value, f"{sptr}/outputs/{escape_pointer(key)}", "file")
+                    found = self.path(value, f"{sptr}/outputs/{escape_pointer(key)}", "file")
+                    self.digest(
+                        found,
+                        declared.get(key),
+                        f"{sptr}/outputs_sha256/{escape_pointer(key)}",
+                        f"the sample output {key!r}",
+                    )
 
     def guide(self) -> None:
         guide = _map(self.data.get("guide"))

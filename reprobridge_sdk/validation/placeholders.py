@@ -7,7 +7,8 @@ warning (an error under ``--strict``), and the auditor withholds the "functional
 
 * P001: ``artifact.paper.title`` is the scaffold's :data:`PAPER_TITLE`;
 * P002: a text the scaffold marked with :data:`MARK` (a task's title or dataset, ...);
-* P003: ``codebase.upstream.commit`` is all zeros;
+* P003: ``codebase.upstream.commit`` is all zeros (:func:`is_placeholder_commit`; the
+  auditor's "available" badge rule reports the same finding, one code for one fact);
 * P004: ``codebase.upstream.repository`` is the scaffold's :data:`REPOSITORY`;
 * P005: a reference observation whose provenance source is the scaffold
   (:data:`SCAFFOLD_SOURCE`): a value nobody measured on the paper's code;
@@ -15,7 +16,9 @@ warning (an error under ``--strict``), and the auditor withholds the "functional
   :func:`scaffold_sample_digests`); checked only when files are read.
 
 The constants are the scaffold's: :mod:`reprobridge_sdk.authoring.scaffold` writes them from
-here, so the two cannot drift.
+here (the title, the repository, :data:`PLACEHOLDER_COMMIT`, the marked texts, the seeds of
+its reference observations and sample log), so the two cannot drift; which fields are
+placeholders is :func:`placeholder_pointers`, never a list kept beside it.
 """
 
 from __future__ import annotations
@@ -32,14 +35,17 @@ from reprobridge_sdk.io import safefs
 from reprobridge_sdk.io.document import Document
 
 __all__ = [
+    "HINTS",
     "MARK",
     "PAPER_TITLE",
+    "PLACEHOLDER_COMMIT",
     "REPOSITORY",
     "SCAFFOLD_SEEDS",
     "SCAFFOLD_SOURCE",
     "ZERO_COMMIT",
     "check_placeholders",
     "experiment_value",
+    "is_placeholder_commit",
     "placeholder_pointers",
     "scaffold_sample_digests",
     "scaffold_sample_log",
@@ -48,6 +54,8 @@ __all__ = [
 PAPER_TITLE = "Replace with the paper's title"
 REPOSITORY = "https://example.org/replace-me/upstream.git"
 ZERO_COMMIT = re.compile(r"^0+$")
+#: The commit the scaffold writes: the null object id.
+PLACEHOLDER_COMMIT = "0" * 40
 SCAFFOLD_SOURCE = "reprobridge init"
 #: The suffix the scaffold puts on texts the author must rewrite.
 MARK = "(placeholder)"
@@ -73,6 +81,11 @@ def scaffold_sample_digests() -> frozenset[str]:
     )
 
 
+def is_placeholder_commit(commit: Any) -> bool:
+    """True for the null object id (all zeros), which no repository has (P003)."""
+    return isinstance(commit, str) and ZERO_COMMIT.match(commit) is not None
+
+
 def _map(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
@@ -88,8 +101,7 @@ def _scan(data: dict[str, Any]) -> list[tuple[str, str, str]]:
     if _map(artifact.get("paper")).get("title") == PAPER_TITLE:
         out.append(("P001", "/artifact/paper/title", "the paper's title is the scaffold's"))
     upstream = _map(_map(data.get("codebase")).get("upstream"))
-    commit = upstream.get("commit")
-    if isinstance(commit, str) and ZERO_COMMIT.match(commit):
+    if is_placeholder_commit(upstream.get("commit")):
         out.append(("P003", "/codebase/upstream/commit", "the upstream commit is all zeros"))
     if upstream.get("repository") == REPOSITORY:
         out.append(
@@ -119,7 +131,8 @@ def placeholder_pointers(data: dict[str, Any]) -> list[str]:
     return [pointer for _, pointer, _ in _scan(data)]
 
 
-_HINTS = {
+#: The hint of each P code.
+HINTS = {
     "P001": "write the paper's title",
     "P002": "describe the paper's measurement",
     "P003": "pin the upstream: `reprobridge code import SOURCE`",
@@ -133,7 +146,7 @@ def check_placeholders(doc: Document, root: Path | None) -> list[Finding]:
     """P findings of the document; sample logs are read only when ``root`` is given."""
     data = doc.data if isinstance(doc.data, dict) else {}
     out = [
-        doc.finding(code, message, path=pointer, hint=_HINTS[code])
+        doc.finding(code, message, path=pointer, hint=HINTS[code])
         for code, pointer, message in _scan(data)
     ]
     if root is None:
@@ -156,7 +169,7 @@ def check_placeholders(doc: Document, root: Path | None) -> list[Finding]:
                         "P006",
                         f"the sample log {log!r} is the scaffold's",
                         path=f"/launchers/{index}/samples/{number}/log",
-                        hint=_HINTS["P006"],
+                        hint=HINTS["P006"],
                     )
                 )
     return out

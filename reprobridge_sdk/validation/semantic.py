@@ -183,6 +183,15 @@ class _Checker:
                             f"launcher {launcher.get('id')!r} declares no output {key!r}",
                             f"{sptr}/outputs/{escape_pointer(key)}",
                         )
+                sample_outputs = _map(sample.get("outputs"))
+                for key in _map(sample.get("outputs_sha256")):
+                    if key not in sample_outputs:
+                        self.add(
+                            "R004",
+                            f"the sample has no output {key!r} to take a digest of",
+                            f"{sptr}/outputs_sha256/{escape_pointer(key)}",
+                            hint="digest the outputs the sample lists under 'outputs'",
+                        )
 
     # R006-R011 ----------------------------------------------------------------------------
 

@@ -14,7 +14,9 @@ Versions (spec "versioning"):
   or S004: the document is fine once it declares the version it uses;
 * a document of a newer minor version than this validator knows is checked against the newest
   schema, and an unknown key is S005, an unknown enumeration value S006 (both warnings): they
-  may be additions of that version.
+  may be additions of that version. What a consumer then does with them (ignore the key, set
+  aside the element that carries the value) is :mod:`.forward`, which also says when nothing
+  is left to use (V007) and which enumerations are closed (an unknown value there is S004).
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from reprobridge_sdk.io.document import TYPE_WORDS, Document, json_type
 from reprobridge_sdk.versions import FORMAT_VERSIONS, NEWEST_FORMAT, parse_since
 
 from ._evaluator import CompiledSchema, SchemaError, compile_schema
+from .forward import carrier, forward_kind, forward_view
 
 __all__ = [
     "SCHEMA_RESOURCE",
@@ -171,7 +174,24 @@ def check_structure(
             continue
         seen.add(marker)
         findings.append(item)
+    if newer_minor:
+        findings.extend(_nothing_left(doc, errors))
     return findings
+
+
+def _nothing_left(doc: Document, errors: list[SchemaError]) -> list[Finding]:
+    """V007 where the consumer's view of a newer-minor document has no task or no launcher."""
+    view = forward_view(doc.data, errors)
+    return [
+        doc.finding(
+            "V007",
+            f"every item of {where} holds a value this version does not know, so a consumer "
+            "of this version sets them all aside and has nothing to use",
+            path=where,
+            hint="declare a version this reader knows, or use a reader of the declared version",
+        )
+        for where in view.emptied
+    ]
 
 
 def version_addition(
@@ -205,7 +225,7 @@ def _to_finding(doc: Document, error: SchemaError, *, newer_minor: bool) -> Find
             hint = f"did you mean {close[0]!r}?"
         elif error.names:
             hint = f"known keys here: {', '.join(error.names)}; extensions start with 'x-'"
-        if newer_minor:
+        if newer_minor and forward_kind(error) == "S005":
             message = f"unknown key {key!r} (it may be a field of a newer minor version)"
             return doc.finding("S005", message, path=pointer, hint=hint, key=True)
         return doc.finding("S001", f"unknown key {key!r}", path=pointer, hint=hint, key=True)
@@ -225,8 +245,12 @@ def _to_finding(doc: Document, error: SchemaError, *, newer_minor: bool) -> Find
             close = difflib.get_close_matches(value, [str(a) for a in error.allowed], n=1)
             if close:
                 hint = f"did you mean {close[0]!r}?"
-        if newer_minor:
-            message = f"{error.message} (it may be a value of a newer minor version)"
+        if newer_minor and forward_kind(error) == "S006":
+            where = carrier(pointer)
+            message = (
+                f"{error.message} (it may be a value of a newer minor version; "
+                f"a consumer sets aside {where})"
+            )
             return doc.finding("S006", message, path=pointer, hint=hint)
     return doc.finding("S004", error.message, path=pointer, hint=hint)
 

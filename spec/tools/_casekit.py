@@ -24,7 +24,9 @@ from reprobridge_sdk.findings import code_info
 from reprobridge_sdk.guide import update_guide_text
 
 __all__ = [
+    "BEYOND_SCHEMA",
     "GUIDE",
+    "SCHEMA_CODES",
     "Case",
     "Symlink",
     "add",
@@ -41,6 +43,11 @@ __all__ = [
 
 Manifest = dict[str, Any]
 Mutator = Callable[[Manifest], None]
+
+#: The tag of the cases a JSON Schema validator alone cannot judge (``Case.all_tags``).
+BEYOND_SCHEMA = "beyond-schema"
+#: The codes of the schema's own errors: a case that expects only these is structural.
+SCHEMA_CODES = frozenset({"S001", "S002", "S003", "S004"})
 
 
 @dataclass(frozen=True)
@@ -196,6 +203,28 @@ class Case:
     text_edit: Callable[[str], str] | None = None  # applied to the dumped rra.yaml text
     write_manifest: bool = True  # False: the artifact has no rra.yaml
 
+    def schema_decides(self) -> bool:
+        """True when a JSON Schema validator alone gives this case's findings (see ``all_tags``)."""
+        return (
+            self.write_manifest
+            and "yaml" not in self.tags
+            and all(item["code"] in SCHEMA_CODES for item in self.findings)
+        )
+
+    def all_tags(self) -> list[str]:
+        """The case's tags, with ``beyond-schema`` when the schema alone cannot judge it.
+
+        ``beyond-schema`` (validators/README.md, "Tag"): the case has no ``rra.yaml``, or it
+        exercises the format's own YAML rules (tag ``yaml``: a generic YAML loader reads it
+        otherwise, or JSON cannot carry its data), or it expects a finding that is not one of
+        the schema's own (S001-S004: unknown key, missing key, wrong type, invalid value).
+        Every other case is *structural*: its data is the same to every YAML 1.2 loader and
+        the schema alone gives its verdict.
+        """
+        if self.schema_decides():
+            return list(self.tags)
+        return [*self.tags, BEYOND_SCHEMA]
+
     def valid(self) -> bool:
         for item in self.findings:
             severity = item.get("severity") or code_info(item["code"]).severity.value
@@ -339,7 +368,7 @@ def write_case(case: Case, cases_dir: Path) -> Path:
         (target / "rra.yaml").write_text(text, "utf-8")
     expected = {
         "description": case.description,
-        "tags": case.tags,
+        "tags": case.all_tags(),
         "valid": case.valid(),
         "findings": case.findings,
     }
@@ -358,7 +387,7 @@ def write_conformance(cases: Iterable[Case], path: Path) -> None:
             f"- id: {case.name}",
             f"  doc: {json.dumps(case.description, ensure_ascii=False)}",
             f"  path: cases/{case.name}",
-            f"  tags: [{', '.join(case.tags)}]",
+            f"  tags: [{', '.join(case.all_tags())}]",
             f"  should_fail: {'false' if case.valid() else 'true'}",
         ]
     path.write_text("\n".join(lines) + "\n", "utf-8")

@@ -193,6 +193,7 @@ def file_cases() -> list[Case]:
                 ),
                 delete("/codebase/tree_digest"),
             ],
+            files={"code/train.py": None},
         )
     )
     c.append(
@@ -270,7 +271,7 @@ def file_cases() -> list[Case]:
                 ),
                 delete("/codebase/tree_digest"),
             ],
-            files={"patches/0001-seed-flag.patch": PATCH},
+            files={"code/train.py": None, "patches/0001-seed-flag.patch": PATCH},
         )
     )
     c.append(
@@ -322,6 +323,31 @@ def file_cases() -> list[Case]:
                 put(
                     "/codebase/refined",
                     {"kind": "patches", "patches": [{"path": "patches/0001-seed-flag.patch"}]},
+                ),
+                delete("/codebase/tree_digest"),
+            ],
+            files={"code/train.py": None, "patches/0001-seed-flag.patch": PATCH},
+        )
+    )
+    c.append(
+        Case(
+            "patch-series-beside-code-directory",
+            "A patch series next to a code/ directory that is not its checkout: the runner "
+            "would refuse to replace it (C008), so the validator reports it there.",
+            [f("C008", "/codebase/refined"), f("C005", "/codebase/upstream")],
+            tags=["required", "digests"],
+            mutate=[
+                put(
+                    "/codebase/refined",
+                    {
+                        "kind": "patches",
+                        "patches": [
+                            {
+                                "path": "patches/0001-seed-flag.patch",
+                                "sha256": "@sha256:patches/0001-seed-flag.patch",
+                            }
+                        ],
+                    },
                 ),
                 delete("/codebase/tree_digest"),
             ],

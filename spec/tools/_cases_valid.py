@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable
+from typing import Any
 
 from _casedata import (
     BILLION_LAUGHS,
@@ -27,6 +29,20 @@ from _casekit import Case, add, delete, fake_hash, put
 MAX_BYTES = 8 * 1024 * 1024
 MAX_DEPTH = 64
 MAX_ALIAS_NODES = 100_000
+
+
+def _second_task(ident: str) -> Callable[[dict[str, Any]], None]:
+    """A mutator: a copy of the first task under ``ident``, measured by the first launcher."""
+
+    def mutate(manifest: dict[str, Any]) -> None:
+        task = copy.deepcopy(manifest["tasks"][0])
+        task["id"] = ident
+        manifest["tasks"].append(task)
+        measurement = copy.deepcopy(manifest["launchers"][0]["measurements"][0])
+        measurement["task"] = ident
+        manifest["launchers"][0]["measurements"].append(measurement)
+
+    return mutate
 
 
 def _padded_to(size: int) -> Callable[[str], str]:
@@ -160,10 +176,36 @@ def valid_cases() -> list[Case]:
     c.append(
         Case(
             "newer-minor-with-unknown-value",
-            "A newer minor version: an unknown enumeration value may be a value added since.",
+            "A newer minor version: an unknown enumeration value may be a value added since; "
+            "a consumer sets aside the task that carries it (and its measurement) and uses "
+            "the other task.",
             [f("V003", "/rra_version"), f("S006", "/tasks/0/direction")],
             tags=["required", "versioning"],
+            mutate=[
+                put("/rra_version", "1.9"),
+                _second_task("accuracy-top5"),
+                put("/tasks/0/direction", "closer"),
+            ],
+        )
+    )
+    c.append(
+        Case(
+            "newer-minor-nothing-left",
+            "A newer minor version whose only task carries an unknown enumeration value: a "
+            "consumer sets it aside and has no task left (V007).",
+            [f("V003", "/rra_version"), f("S006", "/tasks/0/direction"), f("V007", "/tasks")],
+            tags=["required", "versioning"],
             mutate=[put("/rra_version", "1.9"), put("/tasks/0/direction", "closer")],
+        )
+    )
+    c.append(
+        Case(
+            "newer-minor-value-in-closed-enumeration",
+            "A newer minor version never adds a lock format (a closed enumeration): an unknown "
+            "one is S004, not S006.",
+            [f("V003", "/rra_version"), f("S004", "/environment/lock/format")],
+            tags=["required", "versioning"],
+            mutate=[put("/rra_version", "1.9"), put("/environment/lock/format", "uv-lock")],
         )
     )
     c.append(
@@ -187,6 +229,7 @@ def valid_cases() -> list[Case]:
                 put("/codebase/refined", {"kind": "patches", "patches": []}),
                 delete("/codebase/tree_digest"),
             ],
+            files={"code/train.py": None},
         )
     )
     c.append(
@@ -199,6 +242,7 @@ def valid_cases() -> list[Case]:
                 put("/codebase/refined", {"kind": "patches", "patches": []}),
                 delete("/codebase/tree_digest"),
             ],
+            files={"code/train.py": None},
         )
     )
     c.append(

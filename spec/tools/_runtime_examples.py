@@ -1,7 +1,7 @@
 """Examples of the codes that manifest validation does not report (spec §12, codes.md).
 
 The environment check (E, including the SDK's own extras and configuration: E015, E016), data
-(D), audit (A) and runner (N) codes, and L010, are reported
+(D), audit (A) and runner (N) codes, and L010 and L011, are reported
 by commands that look at more than the artifact's files: an interpreter, the network, run
 directories, a command line. Their catalogue entries show what triggers each code and a close
 case that does not, as short snippets (a manifest excerpt, an evidence record excerpt or a
@@ -28,6 +28,13 @@ RUNTIME_EXAMPLES: dict[str, tuple[str, str, str]] = {
         "# rra.yaml declares rra_version '1.0'\n"
         "$ reprobridge upgrade --to 1.1   # rra_version becomes '1.1'; comments are kept",
     ),
+    "V008": (
+        _SH,
+        "# rra.yaml declares rra_version '1.9' and a key this version does not know\n"
+        "$ reprobridge digest --update   # V008 at that key: a rewrite would lose it, exit 2",
+        "# rra.yaml declares a version this SDK knows (or 1.9, read whole)\n"
+        "$ reprobridge digest --update   # a minimal diff; comments and extension keys kept",
+    ),
     # ------------------------------------------------------------------- L: locks
     "L010": (
         _SH,
@@ -39,6 +46,14 @@ RUNTIME_EXAMPLES: dict[str, tuple[str, str, str]] = {
         "$ cat environment/requirements.in\n"
         "numpy>=1.26,<2\n"
         "$ reprobridge lock            # writes the hashed lock and records its sha256",
+    ),
+    "L011": (
+        _SH,
+        "# rra.yaml declares environment.python: '3' (not a major.minor version)\n"
+        "$ reprobridge lock            # L011 at /environment/python, exit 2\n"
+        "$ reprobridge lock --format pylock --output locks.toml   # L011: not a pylock name",
+        "# rra.yaml declares environment.python: '3.11' and requirements: requirements.in\n"
+        "$ reprobridge lock --format pylock   # writes pylock.toml",
     ),
     # ------------------------------------------------------------------- F: files (limits)
     "F010": (
@@ -740,7 +755,8 @@ RUNTIME_EXAMPLES: dict[str, tuple[str, str, str]] = {
     "A060": (
         _YAML,
         "codebase:\n  upstream:\n    repository: https://github.com/owner/paper.git\n"
-        "    commit: '0000000000000000000000000000000000000000'   # A060: no 'available'",
+        "    commit: '0000000000000000000000000000000000000000'\n"
+        "# deprecated: no auditor reports A060 since the badge rule cites P003 for this commit",
         "codebase:\n  upstream:\n    repository: https://github.com/owner/paper.git\n"
         "    commit: 3f9c2a7e1b4d5c6e7f8091a2b3c4d5e6f7a8b9c0",
     ),
@@ -915,6 +931,18 @@ RUNTIME_EXAMPLES: dict[str, tuple[str, str, str]] = {
         "$ reprobridge build ./repo --claims claims.yaml --max-minutes 1   # B016 after 1 minute",
         "$ reprobridge build ./repo --claims claims.yaml --max-minutes 30",
     ),
+    "B017": (
+        _YAML,
+        "hints: {seeds: [0, 1, 2]}   # which statistic? planned over seed 0: B017",
+        "hints: {seeds: [0, 1, 2], statistic: mean}",
+    ),
+    "B018": (
+        _YAML,
+        "# train.py has no --seed option\n"
+        "hints: {script: train.py, seeds: [0, 1, 2], statistic: mean}   # B018",
+        "# train.py --seed N (a convenience change)\n"
+        "hints: {script: train.py, seeds: [0, 1, 2], statistic: mean}",
+    ),
     # ------------------------------------------------------------------- K: keys, signatures
     "K001": (
         _SH,
@@ -1037,9 +1065,37 @@ RUNTIME_EXAMPLES: dict[str, tuple[str, str, str]] = {
         "$ reprobridge references add runs/scored-s1-...",
     ),
     "C015": (
-        _YAML,
-        "statistic: {aggregate: mean, seeds: 3}   # references add: C015",
-        "statistic: {aggregate: single, seeds: 1}",
+        _SH,
+        "# statistic: {aggregate: mean, seeds: 3}\n"
+        "$ reprobridge references add runs/scored-s1-...   # one run: C015",
+        "$ reprobridge run --scope scored --runs-dir reps/1   # seeds 1, 2, 3\n"
+        "$ reprobridge references add reps/1   # one repetition, one observation",
+    ),
+    "C020": (
+        _SH,
+        "$ reprobridge run --scope scored --seeds 1,2 --runs-dir reps/1\n"
+        "$ reprobridge references add reps/1   # seed 3 is missing: C020",
+        "$ reprobridge run --scope scored --runs-dir reps/1   # every declared seed\n"
+        "$ reprobridge references add reps/1",
+    ),
+    "C021": (
+        _SH,
+        "$ reprobridge run --scope scored --seeds 1,2,7 --runs-dir reps/1\n"
+        "$ reprobridge references add reps/1   # seed 7 is not declared: C021",
+        "$ reprobridge run --scope scored --runs-dir reps/1\n$ reprobridge references add reps/1",
+    ),
+    "C022": (
+        _SH,
+        "$ reprobridge run --scope scored --runs-dir reps/1   # twice into one folder\n"
+        "$ reprobridge references add reps/1   # each seed ran twice: C022",
+        "$ reprobridge run --scope scored --runs-dir reps/1\n"
+        "$ reprobridge run --scope scored --runs-dir reps/2\n"
+        "$ reprobridge references add reps/1 reps/2   # two repetitions",
+    ),
+    "C023": (
+        _SH,
+        "$ reprobridge references add reps/1 reps   # reps/ holds reps/1 again: C023",
+        "$ reprobridge references add reps/1 reps/2",
     ),
     "C016": (
         _SH,
@@ -1061,6 +1117,24 @@ RUNTIME_EXAMPLES: dict[str, tuple[str, str, str]] = {
         _SH,
         "$ reprobridge unpack tiny.tar.gz out/ --digest sha256:0000...   # C019",
         "$ reprobridge unpack tiny.tar.gz out/ --digest sha256:<the digest pack printed>",
+    ),
+    "C024": (
+        _SH,
+        "# the archive's upstream/<commit>.bundle was changed after packing\n"
+        "$ reprobridge check tiny.tar.gz   # C024 at /codebase/upstream/bundle",
+        "$ reprobridge pack -o tiny.tar.gz && reprobridge check tiny.tar.gz",
+    ),
+    "C025": (
+        _SH,
+        "# upstream/<commit>.bundle is cut short (or holds only part of the history)\n"
+        "$ reprobridge run --scope smoke   # C025 at /codebase/upstream/bundle",
+        "$ reprobridge pack -o tiny.tar.gz   # bundles the whole history of the pinned commit",
+    ),
+    "C026": (
+        _SH,
+        "# upstream/<commit>.bundle holds main and a tag, or another commit than the pinned one\n"
+        "$ reprobridge validate   # C026 at /codebase/upstream/bundle",
+        "$ reprobridge pack -o tiny.tar.gz   # one ref: refs/rra/<commit>, the pinned commit",
     ),
     # ------------------------------------------------------------------- P: placeholders
     "P001": (

@@ -17,7 +17,12 @@ from build_fixtures import FIXTURES, write_repo
 from reprobridge_sdk.agent.pipeline import BuildOptions, build, render_summary
 from reprobridge_sdk.api import load
 from reprobridge_sdk.audit.auditor import audit
-from reprobridge_sdk.model.build import BuildReport, DistillerRecord, ReproducerRecord
+from reprobridge_sdk.model.build import (
+    BuildReport,
+    DistillerRecord,
+    ReproducerRecord,
+    ReviewRecord,
+)
 from reprobridge_sdk.validation import validate
 
 pytestmark = pytest.mark.slow
@@ -55,6 +60,7 @@ EXPECTED_FIXES = {
     "unseeded": [],
     "many-numbers": [],
     "not-reproducible": [],
+    "multi-seed": [],
 }
 
 
@@ -118,3 +124,33 @@ def test_the_number_among_many_is_the_labelled_one(
     [claim] = distilled.claims
     assert claim.line is not None and claim.line.startswith("test accuracy: ")
     assert claim.pattern is not None and claim.pattern.startswith("^test accuracy: ")
+
+
+def test_a_claim_over_seeds_is_a_statistic_whose_references_are_repetitions(
+    built: Callable[[str], tuple[BuildReport, Path]],
+) -> None:
+    _, out = built("multi-seed")
+    art = load(out)
+    [task] = art.manifest.tasks
+    assert (task.statistic.aggregate, task.statistic.seeds) == ("mean", 3)
+    scored = next(item for item in art.manifest.launchers if item.scope == "scored")
+    assert scored.seeds == [1, 2, 3]
+    assert [m.aggregate for m in scored.measurements] == ["mean"]
+    # five repetitions, each one observation citing one run of every seed
+    assert len(task.reference.observations) == 5
+    for observation in task.reference.observations:
+        runs = observation.provenance.runs or []
+        assert [item.seed for item in runs] == [1, 2, 3]
+        assert observation.provenance.run is None
+    # each observation is the value the auditor gives its repetition as an attempt
+    repetitions = sorted((out / ".rra-build/repetitions" / scored.id).iterdir())
+    assert len(repetitions) == 5
+    audited = audit(out, [str(r) for r in repetitions])
+    values = [a.value for a in audited.tasks[0].attempts]
+    assert values == [o.value for o in task.reference.observations]
+    # the Reviewer's clean-room check ran every seed once, and the audit judged it
+    review = ReviewRecord.model_validate_json((out / ".rra-build/reviewer.json").read_text())
+    assert review.check_passed
+    assert {"scored: ok", "audit-scored: ok"} <= set(review.check_steps)
+    assert review.verdicts == {"accuracy": "reproduced"}
+    assert review.audit_codes["accuracy"] == []

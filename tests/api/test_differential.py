@@ -61,32 +61,7 @@ def _check(root: Path) -> None:
         assert [f for f in facts.findings if f.severity == Severity.ERROR] == []
 
 
-#: Known breaks of the law, each a bug report kept failing on purpose (strict xfail): when
-#: one is fixed, its entry must go.
-KNOWN = {
-    "newer-minor-with-unknown-key": "a newer minor's unknown key is S005 (a warning) to "
-    "validate(), but load() rejects it",
-    "newer-minor-with-unknown-value": "a newer minor's unknown enum value is a warning to "
-    "validate(), but load() rejects it",
-    "empty-patch-series": "the auditor checks out the patch series over the existing code/ "
-    "(C008); validate() does not",
-    "patch-digest-missing": "the auditor fetches the upstream to check out the patch series "
-    "(C001 offline); validate() does not",
-    "patches-codebase": "the auditor fetches the upstream to check out the patch series "
-    "(C001 offline); validate() does not",
-}
-
-
-@pytest.mark.parametrize(
-    "case",
-    [
-        pytest.param(case, marks=pytest.mark.xfail(reason=KNOWN[case.name], strict=True))
-        if case.name in KNOWN
-        else case
-        for case in CASES
-    ],
-    ids=lambda p: p.name,
-)
+@pytest.mark.parametrize("case", CASES, ids=lambda p: p.name)
 def test_law_holds_on_every_conformance_case(case: Path) -> None:
     _check(case)
 

@@ -101,7 +101,7 @@ def test_a_placeholder_upstream_never_earns_a_badge_or_passes(toy: Path) -> None
     # the all-zero commit is also a placeholder (P003): functional and reproduced are
     # withheld with A046
     assert _withheld(result) == {
-        "available": {"A060"},
+        "available": {"P003"},
         "functional": {"A046"},
         "reproduced": {"A046"},
     }

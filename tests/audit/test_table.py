@@ -77,7 +77,7 @@ def test_each_artifact_is_a_row_for_what_it_is(committee: list[Path], table: Aud
     assert (rows[0].runs, rows[0].invalid_runs) == (3, 0)
     assert (rows[1].runs, rows[1].invalid_runs) == (3, 1)
     assert rows[2].badges is not None
-    assert rows[2].badges.reasons["available"][0].code == "A060"
+    assert rows[2].badges.reasons["available"][0].code == "P003"
     assert rows[3].validation["error"] >= 1
     assert [f.code for f in rows[3].findings] == ["A001"]
     assert rows[0].badges is not None and rows[0].badges.reproduced

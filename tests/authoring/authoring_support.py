@@ -106,11 +106,13 @@ def git_daemon(base: Path) -> Iterator[str]:
         stderr=subprocess.DEVNULL,
     )
     try:
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline:
+        deadline = time.monotonic() + 120  # generous: the daemon is slow to start under load
+        while True:
             with socket.socket() as sock:
                 if sock.connect_ex(("127.0.0.1", port)) == 0:
                     break
+            assert process.poll() is None, "git daemon exited before it listened"
+            assert time.monotonic() < deadline, "git daemon did not listen"
             time.sleep(0.05)
         yield f"git://127.0.0.1:{port}"
     finally:

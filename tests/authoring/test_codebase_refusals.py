@@ -1,7 +1,8 @@
 """``code import``/``record`` and the checkout refuse what they cannot use, each with its code:
 a request they cannot use (C009), a commit the upstream lacks (C002), refined code whose digest
-is not the declared one (C004), git missing (C010), a checkout of another series (C011), a
-``code/`` that no import made (C016). Real git repositories, made in the test.
+is not the declared one (C004), git missing (C010, for every command, whatever the source), a
+checkout of another series (C011), a ``code/`` that no import made (C016). Real git
+repositories, made in the test.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from authoring_support import DEFECT_LINE, FIXED_LINE, make_paper_repo
 from reprobridge_sdk import api
 from reprobridge_sdk.authoring.codebase import (
     CodebaseError,
+    code_diff,
     import_code,
     materialize,
     record_patch,
@@ -127,3 +129,56 @@ def test_code_that_no_import_made_cannot_be_recorded_c016(root: Path) -> None:
     with pytest.raises(CodebaseError) as caught:
         record_patch(root, kind="convenience", why="My change.")
     assert [code for code, _ in _codes(caught)] == ["C016"]
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "paper",  # a local repository: git is needed to find its top level
+        "not-a-repository",  # without git, nothing can tell it is not one
+        "https://example.org/paper.git",  # a URL: git ls-remote resolves HEAD
+    ],
+)
+def test_code_import_without_git_is_c010_whatever_the_source(
+    paper: Path, root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, source: str
+) -> None:
+    # C009 is for a source, commit or kind that cannot be used; here nothing is wrong with
+    # the request: git, which every import needs, is missing (hidden by an empty PATH).
+    (tmp_path / "not-a-repository").mkdir()
+    empty = tmp_path / "no-git"
+    empty.mkdir()
+    monkeypatch.setenv("PATH", str(empty))
+    before = (root / "rra.yaml").read_bytes()
+    location = source if "://" in source else str(tmp_path / source)
+    with pytest.raises(CodebaseError) as caught:
+        import_code(root, location, force=True)
+    assert [code for code, _ in _codes(caught)] == ["C010"]
+    assert caught.value.findings[0].hint
+    assert (root / "rra.yaml").read_bytes() == before
+
+
+def test_code_record_without_git_is_c010(
+    paper: Path, root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import_code(root, str(paper), as_="patches", force=True)
+    _fix(root)
+    empty = root.parent / "no-git"
+    empty.mkdir()
+    monkeypatch.setenv("PATH", str(empty))
+    with pytest.raises(CodebaseError) as caught:
+        record_patch(root, kind="convenience", why="Seed it.")
+    assert [code for code, _ in _codes(caught)] == ["C010"]
+    assert api.load(root).manifest.codebase.refined.patches == []
+
+
+def test_code_diff_without_git_is_c010(
+    paper: Path, root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import_code(root, str(paper), as_="patches", force=True)
+    _fix(root)
+    empty = root.parent / "no-git"
+    empty.mkdir()
+    monkeypatch.setenv("PATH", str(empty))
+    with pytest.raises(CodebaseError) as caught:
+        code_diff(root)
+    assert [code for code, _ in _codes(caught)] == ["C010"]

@@ -17,6 +17,8 @@ from reprobridge_sdk import api
 from reprobridge_sdk.authoring.digests import refresh
 from reprobridge_sdk.authoring.pack import PackError, pack, packed_files, unpack
 from reprobridge_sdk.authoring.scaffold import InitOptions, scaffold
+from reprobridge_sdk.model import Output
+from reprobridge_sdk.validation import validate
 
 
 def _artifact(tmp_path: Path, name: str = "art") -> Path:
@@ -196,3 +198,89 @@ def test_pack_cli_prints_the_digest(tmp_path: Path) -> None:
         "unpack", str(tmp_path / "x.tar.gz"), str(tmp_path / "u"), "--digest", digest, cwd=tmp_path
     )
     assert out.returncode == 0, out.stderr
+
+
+def test_digest_covers_sample_files(tmp_path: Path) -> None:
+    """The samples' log and output digests (format 1.1) are recomputed, shown, then written."""
+    root = _artifact(tmp_path)
+    (root / "samples" / "metrics.json").write_text('{"accuracy": 0.9}\n')
+    art = api.load(root)
+    art.manifest.rra_version = "1.1"
+    art.manifest.launchers[1].outputs = [Output(id="metrics", path="metrics.json")]
+    art.manifest.launchers[1].samples[0].outputs = {"metrics": "samples/metrics.json"}
+    art.save()
+    log_ptr = "/launchers/1/samples/0/log_sha256"
+    out_ptr = "/launchers/1/samples/0/outputs_sha256/metrics"
+    # the 1.1 digests are missing: digest adds them, and only --update writes them
+    shown = reprobridge("digest", str(root), "--json", cwd=tmp_path)
+    assert shown.returncode == 1, shown.stderr
+    changes = {c["path"]: (c["old"], c["new"]) for c in json.loads(shown.stdout)["changes"]}
+    log_digest = hashlib.sha256((root / "samples" / "scored-seed1.log").read_bytes()).hexdigest()
+    out_digest = hashlib.sha256((root / "samples" / "metrics.json").read_bytes()).hexdigest()
+    assert changes == {log_ptr: (None, log_digest), out_ptr: (None, out_digest)}
+    assert api.load(root).manifest.launchers[1].samples[0].log_sha256 is None
+    assert reprobridge("digest", str(root), "--update", cwd=tmp_path).returncode == 0
+    sample = api.load(root).manifest.launchers[1].samples[0]
+    assert (sample.log_sha256, sample.outputs_sha256) == (log_digest, {"metrics": out_digest})
+    assert not [f for f in validate(root).findings if f.code in {"F005", "R004"}]
+    # a changed sample file is F005 at its digest until `digest --update`
+    (root / "samples" / "metrics.json").write_text('{"accuracy": 0.8}\n')
+    found = [(f.code, f.path) for f in validate(root).findings if f.code == "F005"]
+    assert found == [("F005", out_ptr)]
+    before = (root / "rra.yaml").read_bytes()
+    assert [c.pointer for c in refresh(root)] == [out_ptr]
+    assert (root / "rra.yaml").read_bytes() == before
+    assert [c.pointer for c in refresh(root, write=True)] == [out_ptr]
+    assert refresh(root) == []
+    assert not [f for f in validate(root).findings if f.code == "F005"]
+
+
+def test_sample_digests_are_not_added_to_a_1_0_manifest(tmp_path: Path) -> None:
+    """Refreshing never raises the format version: 1.0 manifests get no new sample digests."""
+    root = _artifact(tmp_path)
+    assert api.load(root).manifest.rra_version == "1.0"
+    assert refresh(root) == []
+
+
+def test_a_digest_of_an_output_the_sample_does_not_list_is_r004(tmp_path: Path) -> None:
+    """Hostile: ``outputs_sha256`` naming an output the sample does not ship."""
+    root = _artifact(tmp_path)
+    art = api.load(root)
+    art.manifest.rra_version = "1.1"
+    art.manifest.launchers[1].samples[0].outputs_sha256 = {"ghost": "0" * 64}
+    art.save()
+    found = [(f.code, f.path) for f in validate(root).findings if f.code == "R004"]
+    assert found == [("R004", "/launchers/1/samples/0/outputs_sha256/ghost")]
+
+
+def test_pack_leaves_out_hidden_directories_at_the_root_unless_the_manifest_names_them(
+    tmp_path: Path,
+) -> None:
+    root = _artifact(tmp_path)
+    for rel in (
+        ".rra-build/state.json",  # the build agent's state
+        ".venv/bin/python",  # a tool's environment
+        ".pytest_cache/v/cache/lastfailed",
+        ".tools/prepare.py",  # named by a launcher's argv: kept
+        ".work/keep.txt",  # a launcher's workdir: kept
+        ".python-version",  # a hidden file at the root: kept
+        "code/.settings/config.ini",  # inside the refined code: its tree digest covers it
+    ):
+        path = root.joinpath(*rel.split("/"))
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("x\n")
+    art = api.load(root)
+    art.manifest.launchers[0].argv = ["python", ".tools/prepare.py", "--out=.pytest_cache2/x"]
+    art.manifest.launchers[1].workdir = ".work"
+    art.save()
+    assert [c.pointer for c in refresh(root, write=True)] == ["/codebase/tree_digest"]
+    names = packed_files(root)
+    assert [n for n in names if n.startswith(".") or "/." in n] == [
+        ".python-version",
+        ".tools/prepare.py",
+        ".work/keep.txt",
+        "code/.settings/config.ini",
+    ]
+    pack(root, tmp_path / "a.tar")
+    copy = unpack(tmp_path / "a.tar", tmp_path / "copy")
+    assert [f.code for f in copy.findings if f.code in {"F004", "F005", "F006"}] == []

@@ -1,7 +1,10 @@
 """The ``reprobridge-validate`` hook, run by the real pre-commit on a git repository (slow).
 
 ``pre-commit try-repo`` installs this checkout (with its uncommitted changes) into a hook
-environment of its own, as a user's ``repo:`` entry would, from the package index.
+environment of its own, as a user's ``repo:`` entry would, from the package index: the one
+``REPROBRIDGE_INDEX_URL`` names when it is set, as for the other slow tests (``.ci/run
+--wheelhouse`` points it at a local index that holds the package's dependencies and build
+backend), else the public one.
 """
 
 from __future__ import annotations
@@ -50,6 +53,9 @@ def test_the_hook_passes_a_valid_artifact_and_fails_a_broken_one(tmp_path: Path)
         "GIT_COMMITTER_NAME": "t",
         "GIT_COMMITTER_EMAIL": "t@example.org",
     }
+    index = os.environ.get("REPROBRIDGE_INDEX_URL")
+    if index:  # pip installs the hook environment (and its build backend) from that index
+        env["PIP_INDEX_URL"] = index
     pre_commit = [sys.executable, "-m", "pre_commit", "try-repo", str(REPO), "reprobridge-validate"]
 
     def run() -> subprocess.CompletedProcess[str]:

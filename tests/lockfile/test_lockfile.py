@@ -142,3 +142,41 @@ def test_pylock_python_mismatch() -> None:
     assert [(f.code, f.path, f.severity) for f in found] == [
         ("L007", "/requires-python", Severity.WARNING)
     ]
+
+
+_HEADER = 'lock-version = "1.0"\ncreated-by = "hand"\n'
+
+
+@pytest.mark.parametrize(
+    ("depth", "layout"),
+    [
+        (62, "array"),  # 65 levels (the document, tool, x, 62 arrays): one past the bound
+        (900, "array"),  # tomllib reads it; a recursive consumer of it would not
+        (5000, "array"),  # tomllib itself recurses past Python's limit
+        (100_000, "array"),
+        (5000, "inline-table"),
+    ],
+)
+def test_a_deeply_nested_pylock_is_l003_not_a_recursion_error(
+    tmp_path: Path, depth: int, layout: str
+) -> None:
+    if layout == "array":
+        value = "[" * depth + "1" + "]" * depth
+    else:
+        value = "{a = " * depth + "1" + "}" * depth
+    path = tmp_path / "pylock.toml"
+    path.write_text(f"{_HEADER}packages = []\n[tool.x]\ndeep = {value}\n", "utf-8")
+    findings = check_lock(path, display_name="pylock.toml")
+    assert [(f.code, f.file) for f in findings] == [("L003", "pylock.toml")]
+    assert findings[0].hint is not None
+    with pytest.raises(LockError) as info:
+        read_lock(path)
+    assert [f.code for f in info.value.findings] == ["L003"]
+
+
+def test_a_pylock_nested_to_the_bound_is_read(tmp_path: Path) -> None:
+    path = tmp_path / "pylock.toml"
+    # the document, tool and x are three levels and 'deep' holds 61 arrays: 64 in all
+    value = "[" * 61 + "1" + "]" * 61
+    path.write_text(f"{_HEADER}packages = []\n[tool.x]\ndeep = {value}\n", "utf-8")
+    assert check_lock(path) == []

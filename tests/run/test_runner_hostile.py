@@ -211,15 +211,21 @@ def test_children_die_with_the_runner(tmp_path: Path) -> None:
         start_new_session=True,
     )
     try:
-        for _ in range(300):
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
             if pids_file.is_file() and pids_file.read_text().endswith("\n"):
                 break
-            time.sleep(0.1)
+            assert runner.poll() is None, "the runner ended before its launcher started"
+            time.sleep(0.05)
         launcher, grandchild = map(int, pids_file.read_text().split())
         assert _alive(launcher) and _alive(grandchild)
         runner.send_signal(signal.SIGKILL)
         runner.wait()
-        time.sleep(10)
+        # The watchdog notices its runner's death and kills the group: wait for that to have
+        # happened (a fixed pause was a race on a loaded machine); both sleep for 600 s.
+        deadline = time.monotonic() + 120
+        while (_alive(launcher) or _alive(grandchild)) and time.monotonic() < deadline:
+            time.sleep(0.05)
         assert not _alive(launcher)
         assert not _alive(grandchild)
     finally:

@@ -1,11 +1,11 @@
 """The committed schemas under other engines: ajv (strict, ECMA-262) and jsonschema-rs.
 
 Every committed schema compiles under ajv with ``strict: true`` (no non-standard keyword;
-the one custom annotation, ``x-rra-since``, is declared), and on every conformance case whose
-manifest is plain JSON data, ajv, jsonschema-rs and the SDK's evaluator give the same
-verdict. Cases beyond the schema are left out, each for a stated reason: a document that
-YAML cannot read (no data), and numbers JSON cannot carry (``.nan``, ``.inf``, overlong
-integers), which only the YAML reader can report (S004).
+the one custom annotation, ``x-rra-since``, is declared), and on every *structural*
+conformance case, ajv, jsonschema-rs and the SDK's evaluator give the verdict the case
+expects. The structural cases are selected by their metadata: those without the tag
+``beyond-schema`` (validators/README.md, "Tag"), whose data every YAML 1.2 loader reads alike
+and whose verdict the schema alone gives.
 
 ajv is an npm package. CI (``.ci/run``) installs ``ajv`` and ``ajv-formats`` and sets
 ``REPROBRIDGE_REQUIRE_AJV=1``, so there a missing ajv fails; elsewhere the ajv tests skip,
@@ -31,6 +31,8 @@ from reprobridge_sdk.validation._evaluator import compile_schema
 REPO = Path(__file__).resolve().parents[2]
 SCRIPT = Path(__file__).with_name("ajv_validate.js")
 SCHEMA_FILES = sorted((REPO / "schemas").glob("*.schema.json"))
+#: The case tag of what the schema alone cannot judge (validators/README.md, "Tag").
+BEYOND_SCHEMA = "beyond-schema"
 
 
 def _ajv_available() -> str | None:
@@ -88,32 +90,40 @@ def test_no_schema_uses_the_openapi_discriminator() -> None:
         assert '"discriminator"' not in path.read_text("utf-8"), path.name
 
 
-def _cases() -> list[tuple[str, Any, Path]]:
-    """(case name, plain data, schema file) of every case whose manifest is JSON data."""
+def _cases() -> list[tuple[str, Any, Path, bool]]:
+    """(case name, plain data, schema file, expected verdict) of every structural case."""
     out = []
     files = {spec.name: REPO / "schemas" / spec.filename for spec in SCHEMAS.values()}
-    for manifest in sorted((REPO / "validators" / "cases").glob("*/rra.yaml")):
-        document = load_document(manifest)
-        if document.data is None or document.unrepresentable:
-            continue  # beyond the schema: not YAML, or numbers JSON cannot carry
+    for expected_file in sorted((REPO / "validators" / "cases").glob("*/expected.json")):
+        expected = json.loads(expected_file.read_text("utf-8"))
+        if BEYOND_SCHEMA in expected["tags"]:
+            continue
+        document = load_document(expected_file.parent / "rra.yaml")
         version = document.data.get("rra_version") if isinstance(document.data, dict) else None
         schema = files.get(f"rra-{version}") if isinstance(version, str) else None
-        out.append((manifest.parent.name, document.data, schema or files["rra-1.0"]))
+        name = expected_file.parent.name
+        out.append((name, document.data, schema or files["rra-1.0"], expected["valid"]))
     return out
 
 
 CASES = _cases()
 
 
-def test_there_are_cases() -> None:
-    assert len(CASES) >= 150
+def test_there_are_structural_cases_of_both_verdicts() -> None:
+    assert len(CASES) >= 50
+    assert {valid for *_, valid in CASES} == {True, False}
+
+
+def test_the_schema_alone_gives_each_structural_case_its_verdict() -> None:
+    verdicts = _sdk_and_rs()
+    assert {n: verdicts[n][0] for n, *_, valid in CASES if verdicts[n][0] != valid} == {}
 
 
 def _sdk_and_rs() -> dict[str, tuple[bool, bool]]:
     compiled: dict[Path, Any] = {}
     rs: dict[Path, Any] = {}
     verdicts = {}
-    for name, data, schema in CASES:
+    for name, data, schema, _ in CASES:
         if schema not in compiled:
             text = json.loads(schema.read_text("utf-8"))
             compiled[schema] = compile_schema(text)
@@ -131,7 +141,7 @@ def test_jsonschema_rs_agrees_with_the_sdk_on_every_case() -> None:
 def test_ajv_agrees_with_the_sdk_on_every_case(ajv: str) -> None:
     verdicts = _sdk_and_rs()
     by_schema: dict[Path, list[tuple[str, Any]]] = {}
-    for name, data, schema in CASES:
+    for name, data, schema, _ in CASES:
         by_schema.setdefault(schema, []).append((name, data))
     differ = {}
     for schema, items in by_schema.items():

@@ -110,9 +110,11 @@ def test_cli_prints_checks_and_lists() -> None:
     assert "'no-such-schema'" in unknown.stderr  # the name it does not know
 
 
-def _check_jsonschema(files: list[Path]) -> dict[str, list[dict[str, Any]]]:
+def _check_jsonschema(
+    files: list[Path], schema: Path | None = None
+) -> dict[str, list[dict[str, Any]]]:
     """Errors per file from the independent ``check-jsonschema`` CLI (one call for all)."""
-    schema = REPO / "schemas" / "rra-1.0.schema.json"
+    schema = schema or REPO / "schemas" / "rra-1.0.schema.json"
     proc = subprocess.run(
         [
             sys.executable,
@@ -149,37 +151,44 @@ def test_independent_validator_accepts_examples_and_the_scaffold(tmp_path: Path)
     assert {name: found for name, found in errors.items() if found} == {}
 
 
-def _structural_cases() -> list[Path]:
+#: The case tag of what the schema alone cannot judge (validators/README.md, "Tag").
+BEYOND_SCHEMA = "beyond-schema"
+
+
+def _structural_cases() -> list[tuple[Path, str, bool]]:
+    """(case, declared version, expected verdict) of every case not tagged beyond-schema."""
     cases = []
     for expected in sorted((REPO / "validators" / "cases").glob("*/expected.json")):
         data = json.loads(expected.read_text("utf-8"))
-        codes = {item["code"] for item in data.get("findings", [])}
-        # "yaml" cases test the format's YAML rules (e.g. '<<' is an ordinary key), which a
-        # generic YAML loader such as check-jsonschema's does not follow.
-        yaml_rules = "yaml" in data.get("tags", [])
-        if (expected.parent / "rra.yaml").is_file() and all(c[0] in "SV" for c in codes):
-            if yaml_rules:
-                continue
-            cases.append(expected.parent)
+        if BEYOND_SCHEMA in data["tags"]:
+            continue
+        version = load_document(expected.parent / "rra.yaml").data.get("rra_version")
+        cases.append((expected.parent, str(version), data["valid"]))
     return cases
 
 
 def test_independent_validator_agrees_with_the_sdk_on_structural_cases(tmp_path: Path) -> None:
-    schema = compile_schema(json.loads(render_schema("rra-1.0")))
     scaffold(tmp_path / "valid", InitOptions(id="valid", title="Valid"))
     broken = tmp_path / "broken"
     broken.mkdir()
     text = (tmp_path / "valid" / "rra.yaml").read_text("utf-8")
     (broken / "rra.yaml").write_text(text.replace("metric:", "metrik:"), "utf-8")
-    cases = [tmp_path / "valid", broken, *_structural_cases()]
-    errors = _check_jsonschema([case / "rra.yaml" for case in cases])
+    cases = [(tmp_path / "valid", "1.0", True), (broken, "1.0", False), *_structural_cases()]
+    assert len(cases) >= 50
     verdicts = {}
-    for case in cases:
-        document = load_document(case / "rra.yaml")
-        assert not document.fatal, case
-        sdk_accepts = schema.is_valid(document.data)
-        independent_accepts = not errors[str(case / "rra.yaml")]
-        verdicts[case.name] = (sdk_accepts, independent_accepts)
-    assert verdicts["valid"] == (True, True)
-    assert verdicts["broken"] == (False, False)
-    assert {name: v for name, v in verdicts.items() if v[0] != v[1]} == {}
+    for version in sorted({version for _, version, _ in cases}):
+        name = f"rra-{version}" if version in ("1.0", "1.1") else "rra-1.0"
+        mine = [(case, valid) for case, v, valid in cases if v == version]
+        errors = _check_jsonschema(
+            [case / "rra.yaml" for case, _ in mine], REPO / "schemas" / f"{name}.schema.json"
+        )
+        schema = compile_schema(json.loads(render_schema(name)))
+        for case, valid in mine:
+            document = load_document(case / "rra.yaml")
+            assert not document.fatal, case
+            sdk_accepts = schema.is_valid(document.data)
+            independent_accepts = not errors[str(case / "rra.yaml")]
+            verdicts[case.name] = (sdk_accepts, independent_accepts, valid)
+    assert verdicts["valid"] == (True, True, True)
+    assert verdicts["broken"] == (False, False, False)
+    assert {name: v for name, v in verdicts.items() if not v[0] == v[1] == v[2]} == {}

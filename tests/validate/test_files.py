@@ -93,6 +93,7 @@ def test_digest_mismatch_of_a_patch_and_missing_digest(tmp_path: Path) -> None:
         },
     )
     (root / "fix.patch").write_text("--- a\n+++ b\n")
+    shutil.rmtree(root / "code")  # beside a series, code/ is the derived checkout (else C008)
     assert _found(root) == {
         ("F005", "/codebase/refined/patches/0/sha256"),
         ("F007", "/codebase/refined/patches/1/sha256"),

@@ -1,0 +1,194 @@
+"""Forward compatibility: what a consumer makes of a document of a newer minor version.
+
+One rule (spec "forward-compatibility"), one implementation: the structural layer reports it
+(S005, S006, V007) and :func:`reprobridge_sdk.api.load` (so ``run``, ``audit`` and every
+command) applies it, both from :func:`forward_view`.
+
+A document that declares a known major and a newer minor version (``1.9`` to a 1.1 reader)
+is read against the newest schema the reader knows, and then:
+
+* **An unknown key is ignored** (S005, a warning): the key and its value are dropped from the
+  consumer's view, wherever the key is.
+* **An unknown enumeration value sets aside the element that carries it** (S006, a warning):
+  the nearest enclosing item of one of the lists :data:`CARRIERS` names (a measurement, a
+  launcher, a task, a data item, a guide record) is skipped, as if it were not written.
+* **What a skip takes along.** A skipped task takes along the measurements that name it, the
+  entries of samples' ``expected`` under its id and its id in guide records' ``tasks``; a
+  skipped data item takes along the launchers that name it in ``data``; a skipped launcher
+  takes along the launchers that ``need`` it (to the end of the chain). So every reference of
+  the view resolves, as it did in the document.
+* **Closed enumerations.** A value outside an enumeration that no carrier encloses
+  (``codebase.refined.kind``, ``environment.lock.format``, ``environment.accelerator.kind``)
+  cannot be set aside: a minor version never adds values to these, so the value is S004 (an
+  error) whatever the version.
+* **Nothing left** (V007, an error at ``/tasks`` or ``/launchers``): when the skips leave no
+  task or no launcher, the document has nothing a consumer of this version can use.
+
+The view is computed on plain data and never raises on a broken document: what it cannot
+read it leaves for the structural layer to report.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from ._evaluator import SchemaError
+
+__all__ = ["CARRIERS", "ForwardView", "carrier", "forward_kind", "forward_view"]
+
+#: The list items an unknown enumeration value sets aside, nearest first.
+CARRIERS = (
+    re.compile(r"^/launchers/[0-9]+/measurements/[0-9]+(?=/|$)"),
+    re.compile(r"^/launchers/[0-9]+(?=/|$)"),
+    re.compile(r"^/tasks/[0-9]+(?=/|$)"),
+    re.compile(r"^/environment/data/[0-9]+(?=/|$)"),
+    re.compile(r"^/guide/(ambiguities|changes|discrepancies|pitfalls|open_choices)/[0-9]+(?=/|$)"),
+)
+
+
+def carrier(pointer: str) -> str | None:
+    """The pointer of the element an unknown value at ``pointer`` sets aside, or None."""
+    for pattern in CARRIERS:
+        match = pattern.match(pointer)
+        if match is not None:
+            return match.group(0)
+    return None
+
+
+def forward_kind(error: SchemaError) -> str | None:
+    """``"S005"`` or ``"S006"`` when a newer minor version makes ``error`` a warning, else None."""
+    if error.keyword == "additionalProperties" and error.key is not None:
+        return "S005"
+    if error.keyword in ("enum", "const") and error.allowed and carrier(error.pointer):
+        return "S006"
+    return None
+
+
+@dataclass(frozen=True)
+class ForwardView:
+    """A consumer's view of a newer-minor document (see the module doc)."""
+
+    #: The plain data a consumer uses: unknown keys dropped, set-aside elements removed.
+    data: Any
+    #: Pointers (into the document) of the keys ignored.
+    ignored: tuple[str, ...] = ()
+    #: Pointers (into the document) of the elements set aside, in document order.
+    skipped: tuple[str, ...] = ()
+    #: ``/tasks`` and/or ``/launchers`` when the skips left that list empty (V007).
+    emptied: tuple[str, ...] = ()
+
+    @property
+    def changed(self) -> bool:
+        """True when the view differs from the document."""
+        return bool(self.ignored or self.skipped)
+
+
+def _tokens(pointer: str) -> list[str]:
+    return [t.replace("~1", "/").replace("~0", "~") for t in pointer.split("/")[1:]]
+
+
+def _parent(data: Any, tokens: list[str]) -> Any:
+    current = data
+    for token in tokens:
+        if isinstance(current, dict):
+            current = current.get(token)
+        elif isinstance(current, list) and token.isdigit() and int(token) < len(current):
+            current = current[int(token)]
+        else:
+            return None
+    return current
+
+
+def _items(value: Any) -> list[tuple[int, dict[str, Any]]]:
+    if not isinstance(value, list):
+        return []
+    return [(i, item) for i, item in enumerate(value) if isinstance(item, dict)]
+
+
+def _ident(item: dict[str, Any]) -> str | None:
+    value = item.get("id")
+    return value if isinstance(value, str) else None
+
+
+def _strs(value: Any) -> list[str]:
+    return [item for item in value if isinstance(item, str)] if isinstance(value, list) else []
+
+
+def forward_view(data: Any, errors: list[SchemaError]) -> ForwardView:
+    """The consumer's view of ``data`` given its errors against the newest schema."""
+    ignored = sorted(
+        {e.pointer for e in errors if forward_kind(e) == "S005"}, key=_order, reverse=True
+    )
+    carriers = {carrier(e.pointer) for e in errors if forward_kind(e) == "S006"}
+    if not isinstance(data, dict) or not (ignored or carriers):
+        return ForwardView(data=data)
+    view = copy.deepcopy(data)
+    for pointer in ignored:  # the last first, so a parent is still there
+        tokens = _tokens(pointer)
+        parent = _parent(view, tokens[:-1])
+        if isinstance(parent, dict):
+            parent.pop(tokens[-1], None)
+    skip: set[str] = {c for c in carriers if c is not None}
+    tasks = {_ident(t) for i, t in _items(view.get("tasks")) if f"/tasks/{i}" in skip} - {None}
+    environment = view.get("environment")
+    data_list = environment.get("data") if isinstance(environment, dict) else None
+    gone_data = {_ident(d) for i, d in _items(data_list) if f"/environment/data/{i}" in skip}
+    gone_data.discard(None)
+    launchers = _items(view.get("launchers"))
+    gone: set[str] = set()
+    changed = True
+    while changed:  # launchers that need a skipped launcher or read a skipped data item
+        changed = False
+        for index, launcher in launchers:
+            where = f"/launchers/{index}"
+            if where in skip:
+                if _ident(launcher) is not None and _ident(launcher) not in gone:
+                    gone.add(str(_ident(launcher)))
+                    changed = True
+                continue
+            needs, reads = _strs(launcher.get("needs")), _strs(launcher.get("data"))
+            if any(n in gone for n in needs) or any(d in gone_data for d in reads):
+                skip.add(where)
+                changed = True
+    for index, launcher in launchers:
+        for m_index, measurement in _items(launcher.get("measurements")):
+            if measurement.get("task") in tasks:
+                skip.add(f"/launchers/{index}/measurements/{m_index}")
+        for _, sample in _items(launcher.get("samples")):
+            expected = sample.get("expected")
+            if isinstance(expected, dict):
+                for task in tasks & set(expected):
+                    del expected[task]
+    guide = view.get("guide")
+    if isinstance(guide, dict):
+        for name in ("ambiguities", "changes", "discrepancies", "pitfalls", "open_choices"):
+            for _, record in _items(guide.get(name)):
+                if isinstance(record.get("tasks"), list):
+                    record["tasks"] = [t for t in record["tasks"] if t not in tasks]
+    # an element inside another set-aside element goes with it
+    skip = {p for p in skip if not any(p.startswith(o + "/") for o in skip)}
+    # remove the set-aside elements, the last index of each list first
+    for pointer in sorted(skip, key=_order, reverse=True):
+        tokens = _tokens(pointer)
+        parent = _parent(view, tokens[:-1])
+        if isinstance(parent, list) and int(tokens[-1]) < len(parent):
+            del parent[int(tokens[-1])]
+    emptied = tuple(
+        f"/{name}"
+        for name in ("tasks", "launchers")
+        if _items(data.get(name)) and isinstance(view.get(name), list) and not view[name]
+    )
+    return ForwardView(
+        data=view,
+        ignored=tuple(sorted(ignored, key=_order)),
+        skipped=tuple(sorted(skip, key=_order)),
+        emptied=emptied,
+    )
+
+
+def _order(pointer: str) -> tuple[tuple[int, int, str], ...]:
+    """Document order of pointers (list indices as numbers)."""
+    return tuple((0, int(t), "") if t.isdigit() else (1, 0, t) for t in _tokens(pointer))

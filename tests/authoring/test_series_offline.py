@@ -1,0 +1,71 @@
+"""The auditor reads a patch series as the validator does: never fetched, never written.
+
+Real git repositories made in the test; the cache is the test's own.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from authoring_support import DEFECT_LINE, FIXED_LINE, make_paper_repo
+
+from reprobridge_sdk import api, validate
+from reprobridge_sdk.audit.verify import artifact_facts
+from reprobridge_sdk.authoring.codebase import import_code, record_patch
+from reprobridge_sdk.authoring.scaffold import InitOptions, scaffold
+from reprobridge_sdk.findings import Severity
+
+
+@pytest.fixture(autouse=True)
+def _cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("REPROBRIDGE_CACHE_DIR", str(cache))
+    return cache
+
+
+def _series(tmp_path: Path) -> Path:
+    """An artifact whose refined code is a one-patch series on a local upstream."""
+    make_paper_repo(tmp_path / "paper")
+    root = tmp_path / "artifact"
+    scaffold(root, InitOptions(id="tiny", title="Tiny"))
+    import_code(root, str(tmp_path / "paper"), as_="patches", force=True)
+    train = root / "code" / "train.py"
+    train.write_text(train.read_text("utf-8").replace(DEFECT_LINE, FIXED_LINE), "utf-8")
+    record_patch(root, kind="correctness-fix", why="Seed the generator.", tasks=["main-result"])
+    return root
+
+
+def _codes(found: object) -> list[tuple[str, str, str]]:
+    return sorted((f.code, f.path, f.severity.value) for f in found)  # type: ignore[attr-defined]
+
+
+def test_the_auditor_reads_the_series_from_the_cache_and_writes_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = _series(tmp_path)
+    declared = api.load(root).manifest.codebase.tree_digest
+    facts = artifact_facts(api.load(root))  # the working checkout holds the series
+    assert (facts.tree_digest, _codes(facts.findings)) == (declared, [])
+    shutil.rmtree(root / "code")
+    facts = artifact_facts(api.load(root))  # applied from the cache in a scratch directory
+    assert (facts.tree_digest, _codes(facts.findings)) == (declared, [])
+    assert facts.shipped
+    assert not (root / "code").exists()
+    # a code/ directory that is not the checkout: the runner would refuse to replace it
+    (root / "code").mkdir()
+    (root / "code" / "notes.txt").write_text("mine\n", "utf-8")
+    assert ("C008", "/codebase/refined", "error") in _codes(validate(root).findings)
+    facts = artifact_facts(api.load(root))
+    assert (facts.tree_digest, _codes(facts.findings)) == (declared, [])
+    assert (root / "code" / "notes.txt").read_text("utf-8") == "mine\n"
+    # upstream gone and not cached: no fetch, a warning, the declared digest stands
+    shutil.rmtree(tmp_path / "paper")
+    monkeypatch.setenv("REPROBRIDGE_CACHE_DIR", str(tmp_path / "empty-cache"))
+    shutil.rmtree(root / "code")
+    facts = artifact_facts(api.load(root))
+    assert facts.tree_digest == declared
+    assert _codes(facts.findings) == [("C005", "/codebase/upstream", "warning")]
+    assert not [f for f in facts.findings if f.severity is Severity.ERROR]
+    assert ("C005", "/codebase/upstream", "warning") in _codes(validate(root).findings)
