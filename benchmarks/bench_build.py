@@ -41,7 +41,7 @@ def _plain_run(out: Path) -> float:
     argv = [str(python) if word == "python" else word for word in launcher.argv]
     seed = str(launcher.seeds[0]) if launcher.seeds else "0"
     argv = [word.replace("{seed}", seed) for word in argv]
-    env = {**os.environ, **launcher.env}
+    env = {**os.environ, **{k: v.replace("{seed}", seed) for k, v in launcher.env.items()}}
     started = time.monotonic()
     subprocess.run(argv, cwd=out / launcher.workdir, env=env, capture_output=True, check=False)
     return time.monotonic() - started
@@ -49,7 +49,9 @@ def _plain_run(out: Path) -> float:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
-    parser.add_argument("--fixtures", default=",".join(FIXTURES))
+    parser.add_argument(
+        "--fixtures", default=",".join(n for n, f in FIXTURES.items() if f.end_to_end)
+    )
     parser.add_argument("--cold", action="store_true", help="an empty cache for every build")
     args = parser.parse_args()
     names = [n for n in args.fixtures.split(",") if n]

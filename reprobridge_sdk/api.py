@@ -164,20 +164,7 @@ class ArtifactDir:
         which :func:`load` ignored a key or set aside an element is never rewritten (V008): the
         rewrite would lose them.
         """
-        if self.forward is not None and self.forward.changed:
-            where = [*self.forward.ignored, *self.forward.skipped]
-            msg = (
-                f"{self.manifest_path} declares rra_version {self.manifest.rra_version}; this SDK "
-                f"ignored or set aside {len(where)} part(s) of it and will not rewrite it"
-            )
-            item = finding(
-                "V008",
-                msg,
-                path=where[0],
-                file=str(self.manifest_path),
-                hint="edit it with a tool that knows its version",
-            )
-            raise ArtifactError(msg, [item])
+        self._refuse_partial_rewrite()
         needed = required_version(self.manifest)
         if (parse_version(self.manifest.rra_version) or (1, 0)) < needed:
             # a producer declares the lowest version whose fields it uses (spec "versioning")
@@ -192,6 +179,25 @@ class ArtifactDir:
             return False
         yamlio.save(self._document, self.manifest_path)
         return True
+
+    def _refuse_partial_rewrite(self) -> None:
+        """V008 when this is a newer minor version's manifest read in part (spec
+        "forward-compatibility"): a rewrite from the model would lose what was set aside."""
+        if self.forward is None or not self.forward.changed:
+            return
+        where = [*self.forward.ignored, *self.forward.skipped]
+        msg = (
+            f"{self.manifest_path} declares rra_version {self.manifest.rra_version}; this SDK "
+            f"ignored or set aside {len(where)} part(s) of it and will not rewrite it"
+        )
+        item = finding(
+            "V008",
+            msg,
+            path=where[0],
+            file=str(self.manifest_path),
+            hint="edit it with a tool that knows its version",
+        )
+        raise ArtifactError(msg, [item])
 
     def reload(self) -> ArtifactDir:
         """A fresh :class:`ArtifactDir` read from disk."""
@@ -326,7 +332,12 @@ class ArtifactDir:
         return changed
 
     def write_guide(self) -> bool:
-        """Render the guide records into the guide file (see :mod:`reprobridge_sdk.guide`)."""
+        """Render the guide records into the guide file (see :mod:`reprobridge_sdk.guide`).
+
+        V008 for a newer minor version's manifest read in part: the records set aside would
+        be missing from the rendering.
+        """
+        self._refuse_partial_rewrite()
         guide = self.data().get("guide", {})
         return write_guide(self.root, guide, title=self.manifest.artifact.title)
 

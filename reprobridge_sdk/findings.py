@@ -4,11 +4,21 @@ A finding is a value, not an exception: a frozen record with a stable code, a se
 message, a JSON Pointer into the document, a ``file:line:col`` position, a hint and a link
 to the spec section that explains the code. Codes and their defaults live in one registry,
 ``validators/codes.json`` (shipped inside the package as ``_data/codes.json``).
+
+A test hook, off by default and not a user setting: when the environment variable
+``_REPROBRIDGE_CODE_CENSUS`` names a file at the moment this module is imported, every finding
+built in the process appends its code and a newline to that file (opened in append mode for
+each finding, so the processes of a whole process tree can share it; a write that fails is
+ignored). The project's test suite sets it for the subprocesses its tests start (the CLI,
+drivers), so that its census of the codes the tests produce also counts the codes produced
+in those processes. Without the variable, findings cost nothing more.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from functools import lru_cache
@@ -28,6 +38,20 @@ __all__ = [
 #: Base URL of the published specification (the directory ``spec/`` of the repository); a
 #: code's ``spec`` (a part and an anchor, ``manifest.md#yaml``) is appended after a ``/``.
 SPEC_URL = "https://reprobridge.org/spec"
+
+#: The census file of the test hook (see the module docstring), read once, at import.
+_CENSUS_FILE = os.environ.get("_REPROBRIDGE_CODE_CENSUS") or None
+
+
+def _census(code: str) -> None:
+    """Append ``code`` to the census file of the test hook."""
+    assert _CENSUS_FILE is not None
+    with contextlib.suppress(OSError):
+        handle = os.open(_CENSUS_FILE, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        try:
+            os.write(handle, f"{code}\n".encode())
+        finally:
+            os.close(handle)
 
 
 class Severity(StrEnum):
@@ -68,6 +92,12 @@ class Finding:
     path: str = field(default="", compare=False)
     hint: str | None = field(default=None, compare=False)
     spec: str | None = field(default=None, compare=False)
+
+    if _CENSUS_FILE is not None:  # the test hook: defined only when it is on
+
+        def __post_init__(self) -> None:
+            if self.code:
+                _census(self.code)
 
     @property
     def location(self) -> str:

@@ -1,7 +1,41 @@
-"""Plugins: entry points that add report formats.
+"""Plugins: entry points that add extractor kinds, data URL schemes and report formats.
 
 A plugin is an installed distribution that declares entry points in one of these groups (in
-its ``pyproject.toml``, ``[project.entry-points."reprobridge.report_formats"]``):
+its ``pyproject.toml``, e.g. ``[project.entry-points."reprobridge.extractors"]``). The entry
+point's *name* is what a manifest or a command line uses; its *object* is a callable.
+
+``reprobridge.extractors`` (format 1.1)
+    name: a measurement extractor ``kind``, ``x-[a-z0-9-]+`` (the ``x-`` prefix keeps the
+    format's closed set of built-in kinds closed; ``regex``, ``json``, ``csv`` and ``yaml``
+    cannot be replaced). object: ``extract(path, spec) -> number``.
+
+    * ``path``: a :class:`pathlib.Path` to the file the extractor reads (the run's log, a
+      declared output, or ``file``), already checked by the safe file layer: a regular file,
+      inside the artifact or run directory, existing. Read it as text or bytes.
+    * ``spec``: the extractor object of the manifest, a read-only mapping with ``kind``, the
+      source keys (``output``/``file``) and the plugin's own keys, exactly as written.
+    * returns an ``int`` or ``float`` (any real number but a ``bool``) that is finite. The
+      measurement's ``transform`` and ``aggregate`` are applied by the SDK afterwards.
+    * Failure is a finding of the task, never a traceback: an exception (any, including
+      ``SystemExit``) or a value that is not a finite number is X006; no answer within
+      :data:`TIME_LIMIT` seconds is X007 (the call runs in a daemon thread, which is abandoned:
+      Python cannot stop it); a kind that no installed plugin provides is X005 (a warning:
+      the value is not extracted, the audit says inconclusive with A061).
+
+``reprobridge.data_schemes`` (format 1.1)
+    name: a URL scheme, ``x-[a-z0-9][a-z0-9+.-]*`` (lower case; the manifest's 1.1 URL pattern
+    admits ``x-<scheme>://`` besides the built-in ``http``, ``https``, ``s3``, ``gs`` and
+    ``hf``). object: ``fetch(url, destination, *, size, sha256, timeout) -> None``.
+
+    * ``url``: the item's URL as written; ``destination``: a :class:`pathlib.Path` (a
+      temporary ``.part`` file beside the item's destination, absent when the call starts) to
+      write the whole file to; ``size`` and ``sha256``: the declared values, or ``None``;
+      ``timeout``: seconds that bound each network operation.
+    * returns ``None``. The SDK then checks the written file's size (D003) and SHA-256 (D002)
+      and renames it into place atomically, as for every built-in scheme.
+    * An exception, a return without writing ``destination``, or no return within the
+      whole-transfer deadline is D016; a scheme no plugin provides is D015, whose hint names
+      the entry point group to install a plugin for.
 
 ``reprobridge.report_formats``
     name: the ``--format`` value (lower case, ``[a-z][a-z0-9-]*``, not a built-in format);
@@ -10,45 +44,153 @@ its ``pyproject.toml``, ``[project.entry-points."reprobridge.report_formats"]``)
     or to ``-o FILE`` as it is.
 
 Rules and edge cases
-    * A name that is not well formed, or that a built-in already owns, is ignored: a plugin
-      cannot replace ``json`` or ``sarif``.
+    * An entry point whose name is not well formed for its group, or that a built-in already
+      owns, is refused: it is never loaded, and :func:`refusals` reports it (X008 for an
+      extractor kind, D017 for a data scheme, E026 for a report format), as does ``reprobridge
+      plugins``. A plugin cannot replace ``regex``, ``s3`` or ``json``.
     * Two plugins declaring the same name: the first in ``importlib.metadata`` order wins.
     * A plugin is imported only when its name is used. One that cannot be imported, or whose
       object is not callable, raises :class:`~reprobridge_sdk.errors.UsageError` with an E017
-      finding naming the entry point and its distribution.
+      finding naming the entry point and its distribution (the extraction and data layers turn
+      it into their X006 and D016).
+    * Entry points are read once per process (:func:`forget` reads them again).
 """
 
 from __future__ import annotations
 
+import math
 import re
+import threading
 from collections.abc import Callable
+from dataclasses import dataclass
 from functools import cache
 from importlib.metadata import EntryPoint, entry_points
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from reprobridge_sdk.errors import UsageError
 
-__all__ = ["REPORT_FORMATS", "load_plugin", "plugin_names"]
+if TYPE_CHECKING:
+    from reprobridge_sdk.findings import Finding
 
+__all__ = [
+    "BUILT_IN",
+    "DATA_SCHEME",
+    "DATA_SCHEMES",
+    "EXTRACTORS",
+    "EXTRACTOR_KIND",
+    "GROUPS",
+    "REPORT_FORMATS",
+    "TIME_LIMIT",
+    "PluginEntry",
+    "PluginTimeout",
+    "call_with_limit",
+    "forget",
+    "installed",
+    "load_plugin",
+    "plugin_names",
+    "refusals",
+]
+
+EXTRACTORS = "reprobridge.extractors"
+DATA_SCHEMES = "reprobridge.data_schemes"
 REPORT_FORMATS = "reprobridge.report_formats"
+#: Every group, in the order listings show them.
+GROUPS = (EXTRACTORS, DATA_SCHEMES, REPORT_FORMATS)
+
+#: Seconds an extractor plugin may take for one value (X007 beyond).
+TIME_LIMIT = 30.0
+
+#: The name of an extractor kind a plugin adds (the 1.1 schema's ``^x-[a-z0-9-]+$``).
+EXTRACTOR_KIND = r"x-[a-z0-9-]+"
+#: The name of a data URL scheme a plugin adds (the 1.1 schema's ``^x-[a-z0-9][a-z0-9+.-]*://``).
+DATA_SCHEME = r"x-[a-z0-9][a-z0-9+.-]*"
 
 _NAMES = {
+    EXTRACTORS: re.compile(EXTRACTOR_KIND),
+    DATA_SCHEMES: re.compile(DATA_SCHEME),
     REPORT_FORMATS: re.compile(r"[a-z][a-z0-9-]{0,39}"),
 }
+_RULES = {
+    EXTRACTORS: "an extractor kind starts with 'x-' followed by [a-z0-9-]",
+    DATA_SCHEMES: "a data scheme starts with 'x-' followed by [a-z0-9+.-]",
+    REPORT_FORMATS: "a report format is [a-z][a-z0-9-]*",
+}
 #: Names owned by the SDK itself, never taken by a plugin.
-_BUILT_IN = {
+BUILT_IN = {
+    EXTRACTORS: frozenset({"regex", "json", "csv", "yaml"}),
+    DATA_SCHEMES: frozenset({"http", "https", "s3", "gs", "hf", "file"}),
     REPORT_FORMATS: frozenset({"text", "json", "sarif", "junit", "github", "html"}),
 }
+#: The code of a refused entry point, per group.
+_REFUSAL_CODE = {EXTRACTORS: "X008", DATA_SCHEMES: "D017", REPORT_FORMATS: "E026"}
+
+
+@dataclass(frozen=True)
+class PluginEntry:
+    """One entry point of a plugin group, as ``reprobridge plugins`` lists it."""
+
+    group: str
+    name: str
+    value: str
+    distribution: str
+    version: str
+    #: ``None`` when the entry point is used; otherwise why it is refused.
+    refused: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "group": self.group,
+            "name": self.name,
+            "object": self.value,
+            "distribution": self.distribution,
+            "version": self.version,
+            "refused": self.refused,
+        }
+
+
+def _dist(point: EntryPoint) -> tuple[str, str]:
+    dist = point.dist
+    if dist is None:
+        return "an unknown distribution", ""
+    return dist.name, dist.version
+
+
+def _refusal(group: str, name: str) -> str | None:
+    if name in BUILT_IN[group]:
+        return f"{name!r} is built in and cannot be replaced"
+    if not _NAMES[group].fullmatch(name):
+        return f"{name!r} is not a valid name: {_RULES[group]}"
+    return None
+
+
+@cache
+def _scan(group: str) -> tuple[PluginEntry, ...]:
+    found: list[PluginEntry] = []
+    taken: set[str] = set()
+    for point in entry_points(group=group):
+        dist, version = _dist(point)
+        refused = _refusal(group, point.name)
+        if refused is None and point.name in taken:
+            refused = f"{point.name!r} is already provided by another distribution"
+        if refused is None:
+            taken.add(point.name)
+        found.append(PluginEntry(group, point.name, point.value, dist, version, refused))
+    return tuple(found)
 
 
 @cache
 def _entry_points(group: str) -> dict[str, EntryPoint]:
     found: dict[str, EntryPoint] = {}
     for point in entry_points(group=group):
-        if not _NAMES[group].fullmatch(point.name) or point.name in _BUILT_IN[group]:
-            continue
-        found.setdefault(point.name, point)
+        if _refusal(group, point.name) is None:
+            found.setdefault(point.name, point)
     return found
+
+
+def forget() -> None:
+    """Read the entry points again on next use (after installing or removing a plugin)."""
+    _scan.cache_clear()
+    _entry_points.cache_clear()
 
 
 def plugin_names(group: str) -> tuple[str, ...]:
@@ -56,12 +198,36 @@ def plugin_names(group: str) -> tuple[str, ...]:
     return tuple(sorted(_entry_points(group)))
 
 
+def installed(groups: tuple[str, ...] = GROUPS) -> list[PluginEntry]:
+    """Every entry point of ``groups``, used or refused, sorted by group order and name."""
+    rank = {group: i for i, group in enumerate(GROUPS)}
+    entries = [entry for group in groups for entry in _scan(group)]
+    return sorted(entries, key=lambda e: (rank.get(e.group, len(rank)), e.name, e.distribution))
+
+
+def refusals(groups: tuple[str, ...] = GROUPS) -> list[Finding]:
+    """One finding per refused entry point (X008, D017 or E026), in :func:`installed` order."""
+    from reprobridge_sdk.findings import finding  # noqa: PLC0415 - only when listing
+
+    return [
+        finding(
+            _REFUSAL_CODE[entry.group],
+            f"the plugin entry point {entry.name!r} ({entry.value}, from {entry.distribution}) "
+            f"in {entry.group} is ignored: {entry.refused}",
+            path=f"/plugins/{entry.group}/{entry.name}",
+            hint=f"ask the maintainers of {entry.distribution} to rename it; {_RULES[entry.group]}",
+        )
+        for entry in installed(groups)
+        if entry.refused is not None
+    ]
+
+
 def load_plugin(group: str, name: str) -> Callable[..., Any] | None:
     """The object of plugin ``name`` in ``group``; ``None`` when no plugin declares it."""
     point = _entry_points(group).get(name)
     if point is None:
         return None
-    dist = point.dist.name if point.dist is not None else "an unknown distribution"
+    dist = _dist(point)[0]
     try:
         loaded = point.load()
     except Exception as exc:
@@ -80,3 +246,41 @@ def load_plugin(group: str, name: str) -> Callable[..., Any] | None:
         hint=f"reinstall or uninstall {dist}",
     )
     raise UsageError(message, [item])
+
+
+class PluginTimeout(Exception):
+    """A plugin did not return within its time limit (it is left running in its thread)."""
+
+
+def call_with_limit(
+    function: Callable[..., Any], *args: Any, limit: float, name: str = "plugin", **kwargs: Any
+) -> Any:
+    """``function(*args, **kwargs)`` in a daemon thread, waiting at most ``limit`` seconds.
+
+    Returns what it returns and raises the ``Exception`` it raises; a ``SystemExit`` or
+    another ``BaseException`` of the plugin becomes a ``RuntimeError`` (a plugin cannot end
+    the process that calls it). Raises
+    :class:`PluginTimeout` when it is still running after ``limit`` seconds. A thread cannot
+    be stopped from outside, so a plugin that hangs keeps its thread until the process ends.
+    """
+    outcome: dict[str, Any] = {}
+
+    def target() -> None:
+        try:
+            outcome["value"] = function(*args, **kwargs)
+        except BaseException as exc:  # handed to the caller (see the docstring)
+            outcome["error"] = exc
+
+    thread = threading.Thread(target=target, name=f"reprobridge-{name}", daemon=True)
+    thread.start()
+    thread.join(limit if math.isfinite(limit) and limit > 0 else None)
+    if thread.is_alive():
+        msg = f"{name} did not return within {limit:g} s"
+        raise PluginTimeout(msg)
+    error = outcome.get("error")
+    if isinstance(error, Exception):
+        raise error
+    if error is not None:
+        msg = f"{name} raised {type(error).__name__}: {error}"
+        raise RuntimeError(msg) from error
+    return outcome.get("value")

@@ -257,8 +257,40 @@ def _strip_values(node: Any, values: tuple[str, ...]) -> None:
             _strip_values(child, values)
 
 
+def _newer(node: Any, version: tuple[int, int]) -> bool:
+    """Whether ``node`` (a schema) is a whole addition marked ``since`` a newer version."""
+    marker = parse_since(_comment(node))
+    return marker is not None and marker[1] is None and marker[0] > version
+
+
+def _drop_branches(node: Any, version: tuple[int, int], defs: dict[str, Any]) -> None:
+    """Remove the ``oneOf``/``anyOf`` branches added after ``version``: a branch marked
+    itself, or a ``$ref`` to a ``$defs`` entry marked as a whole (a union member added in a
+    minor version, such as the plugin extractor of 1.1)."""
+    if isinstance(node, list):
+        for item in node:
+            _drop_branches(item, version, defs)
+        return
+    if not isinstance(node, dict):
+        return
+    for keyword in ("oneOf", "anyOf"):
+        branches = node.get(keyword)
+        if isinstance(branches, list):
+            kept = []
+            for branch in branches:
+                ref = branch.get("$ref") if isinstance(branch, dict) else None
+                target = defs.get(ref[len("#/$defs/") :]) if isinstance(ref, str) else None
+                if not (_newer(branch, version) or _newer(target, version)):
+                    kept.append(branch)
+            node[keyword] = kept
+    for child in node.values():
+        _drop_branches(child, version, defs)
+
+
 def restrict_to_version(node: Any, version: tuple[int, int]) -> None:
     """Remove, in place, every addition marked ``since`` a version newer than ``version``."""
+    if isinstance(node, dict) and isinstance(node.get("$defs"), dict):
+        _drop_branches(node, version, node["$defs"])
     if isinstance(node, list):
         for item in node:
             restrict_to_version(item, version)

@@ -90,11 +90,16 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
-    """Name the running test for the census (property tests are not counted)."""
+    """Name the running test for the census (property tests are not counted), and point the
+    subprocesses it starts at its census file (``code_census.begin``)."""
     function = getattr(item, "obj", None)
     counted = function is not None and not is_hypothesis_test(function)
-    code_census.CURRENT[0] = item.nodeid if counted else None
+    code_census.begin(item.nodeid if counted else None)
     try:
         return (yield)
     finally:
-        code_census.CURRENT[0] = None
+        code_census.end()
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    code_census.cleanup()

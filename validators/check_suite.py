@@ -44,7 +44,10 @@ COVERED_FAMILIES = ("Y", "V", "S", "R", "F", "L", "X", "G")
 #: them. F010 (a file over its size
 #: limit) and F011 (checks that exhaust recursion or memory) cannot be held by a committed case.
 #: V006: `reprobridge upgrade` refused. V008: an editor refused to rewrite a newer-minor document.
-NOT_FROM_VALIDATION = frozenset({"L010", "L011", "F010", "F011", "V006", "V008"})
+#: X006-X008 need an installed extractor plugin (a case cannot ship one).
+NOT_FROM_VALIDATION = frozenset(
+    {"L010", "L011", "F010", "F011", "V006", "V008", "X006", "X007", "X008"}
+)
 
 #: The tag of the cases a JSON Schema validator alone cannot judge (README, "Tag"), and the
 #: codes of the schema's own errors: a case that expects others needs more than the schema.

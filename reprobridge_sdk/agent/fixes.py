@@ -36,14 +36,20 @@ it targeted is gone (its gate). The rules, in order:
   the script's directory or the repository root -> the launcher's working directory.
 
 A failure no rule recognises gets no fix (the advisor may be asked, if enabled).
+
+What the build writes about a failure uses :meth:`Failure.portable`: paths of this machine
+(the artifact's directory, installed packages, the standard library, the home directory) are
+made relative or replaced by a placeholder (:func:`portable`), so phase records, findings and
+the change record read the same on every machine.
 """
 
 from __future__ import annotations
 
 import ast
 import re
+import sysconfig
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 
 __all__ = [
@@ -52,6 +58,7 @@ __all__ = [
     "Failure",
     "Fix",
     "classify",
+    "portable",
     "propose",
 ]
 
@@ -85,6 +92,16 @@ class Failure:
         """
         return (self.type, self.message, self.file) == (other.type, other.message, other.file)
 
+    def portable(self, artifact: Path) -> Failure:
+        """This failure with the machine's paths in its message and traceback made portable.
+
+        What the build writes (phase records, findings, the change record, the advisor's
+        transcript) uses this form; the fix rules read the failure as the run reported it.
+        """
+        return replace(
+            self, message=portable(self.message, artifact), tail=portable(self.tail, artifact)
+        )
+
 
 @dataclass(frozen=True)
 class Fix:
@@ -96,6 +113,39 @@ class Fix:
     files: dict[str, str] = field(default_factory=dict)
     workdir: str | None = None
     env: dict[str, str] = field(default_factory=dict)
+    #: Why a change no error called for was made, and what showed it works (convenience).
+    evidence: str = ""
+
+
+_INSTALLED = re.compile(r"""(?:[A-Za-z]:)?(?:[/\\][^/\\\s"':]+)*[/\\](?:site|dist)-packages[/\\]""")
+_STDLIB = re.compile(r"""(?:/[^/\s"':]+)*/lib/python3\.\d+/""")
+
+
+def portable(text: str, artifact: Path) -> str:
+    """``text`` (a traceback, an error message) with no path of this machine in it.
+
+    * A path into an installed package becomes ``<site-packages>/...`` (any environment's,
+      the build's own under the artifact included).
+    * A path into the standard library becomes ``<stdlib>/...``.
+    * A path inside ``artifact`` becomes relative to it (``code/train.py``), and the artifact
+      itself ``.``; both its given and its resolved spelling are recognised.
+    * What is left under the user's home directory starts with ``~/``.
+    Other text, relative paths included, is kept as it is.
+    """
+    text = _INSTALLED.sub("<site-packages>/", text)
+    stdlib = {sysconfig.get_paths().get(k) for k in ("stdlib", "platstdlib")}
+    for prefix in sorted((p.rstrip("/") for p in stdlib if p), key=len, reverse=True):
+        if prefix:
+            text = text.replace(prefix + "/", "<stdlib>/")
+    text = _STDLIB.sub("<stdlib>/", text)
+    prefixes = {str(artifact).rstrip("/"), str(artifact.resolve()).rstrip("/")}
+    for prefix in sorted((p for p in prefixes if p), key=len, reverse=True):
+        text = text.replace(prefix + "/", "")
+        text = re.sub(re.escape(prefix) + r"(?![\w.-])", ".", text)
+    home = str(Path.home()).rstrip("/")
+    if len(home) > 1:
+        text = text.replace(home + "/", "~/")
+    return text
 
 
 def _inside(root: Path, path: str, cwd: Path) -> str | None:
@@ -258,7 +308,9 @@ RENAMED: list[tuple[re.Pattern[str], list[tuple[str, str]], str]] = [
     (
         re.compile(
             r"cannot import name '(logsumexp|comb|factorial)' from 'scipy\.misc'|"
-            r"module 'scipy\.misc' has no attribute '(logsumexp|comb|factorial)'"
+            r"module 'scipy\.misc' has no attribute '(logsumexp|comb|factorial)'|"
+            # scipy 1.10-1.14: the deprecated module's own message
+            r"scipy\.misc is deprecated and has no attribute (logsumexp|comb|factorial)\b"
         ),
         [
             (r"from scipy\.misc import", "from scipy.special import"),
@@ -270,7 +322,8 @@ RENAMED: list[tuple[re.Pattern[str], list[tuple[str, str]], str]] = [
     (
         re.compile(
             r"cannot import name 'imread' from 'scipy\.misc'|"
-            r"module 'scipy\.misc' has no attribute 'imread'"
+            r"module 'scipy\.misc' has no attribute 'imread'|"
+            r"scipy\.misc is deprecated and has no attribute imread\b"
         ),
         [
             (r"from scipy\.misc import imread", "from matplotlib.pyplot import imread"),

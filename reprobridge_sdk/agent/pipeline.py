@@ -33,7 +33,7 @@ from reprobridge_sdk.agent.distiller import distill
 from reprobridge_sdk.agent.fixes import Failure, Fix
 from reprobridge_sdk.agent.gates import build_finding, gate_from
 from reprobridge_sdk.agent.intake import SourceError, checkout, inventory
-from reprobridge_sdk.agent.packager import assemble, finalize
+from reprobridge_sdk.agent.packager import assemble, finalize, manifest_launcher
 from reprobridge_sdk.agent.planner import plan
 from reprobridge_sdk.agent.reproducer import reproduce
 from reprobridge_sdk.agent.reviewer import review
@@ -219,7 +219,7 @@ def build(options: BuildOptions, *, echo: Callable[[str], None] | None = None) -
             "packager",
             PackagerRecord,
             d_pack,
-            lambda: _package(out, planned, distilled, discrepancies, d_pack),
+            lambda: _package(out, _still_true(planned, repro), distilled, discrepancies, d_pack),
         )
         d_review = inputs_digest(phase="reviewer", packager=d_pack)
         phase(
@@ -298,15 +298,15 @@ def _reproduce(  # noqa: PLR0917 - private helper of build()
     interpreter = ensure_environment(art.root)
     code = art.root / "code"
 
-    def record(fix: Fix, failure: Failure, tasks: list[str]) -> str | None:
-        def local(text: str) -> str:  # no machine paths in the change record
-            text = text.replace(f"{code}/", "").replace(str(code), ".")
-            return re.sub(r"/\S*/site-packages/", "<site-packages>/", text)
-
-        why = (
-            f"{fix.summary}. Without it the smoke run failed with {failure.type}: "
-            f"{local(failure.message)}\n\n{local(failure.tail)}"
-        )
+    def record(fix: Fix, failure: Failure | None, tasks: list[str]) -> str | None:
+        # The failure's paths are already relative to the artifact (Failure.portable).
+        if failure is None:  # a convenience change: its reason and evidence
+            why = f"{fix.summary}. {fix.evidence}".strip()
+        else:
+            why = (
+                f"{fix.summary}. Without it the smoke run failed with {failure.type}: "
+                f"{failure.message}\n\n{failure.tail}"
+            )
         change = record_patch(out, kind=fix.kind, why=why, tasks=tasks, summary=fix.summary)
         return change.id
 
@@ -322,13 +322,30 @@ def _reproduce(  # noqa: PLR0917 - private helper of build()
     changed = False
     for item in result.launchers:
         launcher = art.manifest.launcher(item.id)
-        workdir = "code" if item.workdir in {"", "."} else f"code/{item.workdir}"
-        if launcher.workdir != workdir or launcher.argv != item.argv or launcher.env != item.env:
-            launcher.workdir, launcher.argv, launcher.env = workdir, list(item.argv), dict(item.env)
+        wanted = manifest_launcher(item)
+        now = (launcher.workdir, launcher.argv, launcher.env, launcher.seeds)
+        if now != (
+            wanted["workdir"],
+            wanted["argv"],
+            wanted.get("env", {}),
+            wanted.get("seeds", []),
+        ):
+            launcher.workdir, launcher.argv = wanted["workdir"], list(wanted["argv"])
+            launcher.env, launcher.seeds = (
+                dict(wanted.get("env", {})),
+                list(wanted.get("seeds", [])),
+            )
             changed = True
     if changed:
         art.save()
     return result
+
+
+def _still_true(planned: PlanRecord, repro: ReproducerRecord) -> PlanRecord:
+    """The plan without the pitfalls the Reproducer's convenience changes resolved."""
+    resolved = set(repro.resolved_pitfalls)
+    pitfalls = [p for p in planned.pitfalls if p.id not in resolved]
+    return planned.model_copy(update={"pitfalls": pitfalls})
 
 
 def _stored_discrepancies(out: Path) -> list[Discrepancy]:

@@ -31,8 +31,10 @@ Then, for the chosen script:
     Two or more seeds without ``hints.statistic`` are B017 (a warning: the statistic is
     unknown, so the plan is over the first seed).
   A script without a seed flag runs five times unchanged, and a pitfall says its runs are not
-  seeded; a claim over several seeds on such a script is B018 (a warning: planned over one
-  unseeded run).
+  seeded; a claim over several seeds on such a script is B018 (a warning: planned over its
+  first seed). When the claim names its seeds, the launchers keep them (with no
+  ``seed_flag``) and the Reproducer gives the script a seed option (a convenience change),
+  which resolves that pitfall.
 * **Smoke versus scored.** The smoke launcher is the scored command with one seed and, when
   the script has an option that bounds the work (epochs, iterations, steps, estimators,
   a subset), that option set to a small value; else it is the scored command itself
@@ -59,7 +61,7 @@ from reprobridge_sdk.model.build import (
 from reprobridge_sdk.model.claims import Claim, Claims
 from reprobridge_sdk.model.guide import Ambiguity, Pitfall
 
-__all__ = ["DEFAULT_SEEDS", "REFERENCE_RUNS", "SMOKE_OPTIONS", "plan"]
+__all__ = ["DEFAULT_SEEDS", "REFERENCE_RUNS", "SMOKE_OPTIONS", "plan", "unseeded_pitfall_id"]
 
 #: The seed of the launchers when the claims file names none.
 DEFAULT_SEEDS = (0,)
@@ -84,6 +86,11 @@ _STOP = {"the", "of", "a", "an", "on", "in", "for", "and", "with", "to", "by", "
 def _slug(text: str) -> str:
     slug = re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
     return (slug or "run")[:40]
+
+
+def unseeded_pitfall_id(scored: str) -> str:
+    """The id of the pitfall "takes no seed" of the script of the scored launcher ``scored``."""
+    return _slug(f"{scored.removesuffix('-scored')}-unseeded")
 
 
 def _words(text: str) -> set[str]:
@@ -314,9 +321,12 @@ def plan(
                 build_finding(
                     "B018",
                     f"claim {claim.id!r} is the {statistic} over {len(given)} seeds, but "
-                    f"{choice.script} takes no seed flag: planned over one unseeded run",
+                    f"{choice.script} takes no seed flag: planned over seed {given[0]} alone",
                     path=f"/claims/{index}/hints/seeds",
-                    hint="give the script a --seed option (a convenience change)",
+                    hint=(
+                        "give the script a --seed option and build again: the Reproducer's "
+                        "seed option covers one seed"
+                    ),
                 )
             )
             statistic = None
@@ -353,7 +363,7 @@ def plan(
                 workdir=workdir,
                 scope="scored",
                 seed_flag=seed_flag,
-                seeds=seeds if seed_flag else [],
+                seeds=seeds if seed_flag or claim.hints.seeds else [],
                 repeats=REFERENCE_RUNS,
             )
             smoke = LauncherPlan(
@@ -363,13 +373,13 @@ def plan(
                 workdir=workdir,
                 scope="smoke",
                 seed_flag=seed_flag,
-                seeds=seeds[:1] if seed_flag else [],
+                seeds=seeds[:1] if seed_flag or claim.hints.seeds else [],
             )
             launchers[key] = (smoke, scored)
             if not seed_flag:
                 pitfalls.append(
                     Pitfall(
-                        id=_slug(f"{base}-unseeded"),
+                        id=unseeded_pitfall_id(f"{base}-scored"),
                         summary=f"{choice.script} takes no seed: its runs are not repeatable",
                         remedy=(
                             "compare values against the compatibility interval of repeated "

@@ -2,8 +2,11 @@
 
 The build never judges its own runs. The Reviewer:
 
-1. packs the artifact as a stranger receives it (``reprobridge pack``; the build state in
-   ``.rra-build/`` and the build's ``runs/`` stay out of the archive);
+1. packs the artifact in place, as a stranger receives it (``reprobridge pack``, which never
+   modifies the artifact; the build state in ``.rra-build/`` and the build's ``runs/`` stay
+   out of the archive by pack's one rule, :func:`reprobridge_sdk.contents.artifact_files`).
+   An upstream that is the enclosing repository (``..``) is resolved from the artifact
+   where it stands, and the archive carries it as a bundle;
 2. runs ``reprobridge check --scored`` on the archive: a fresh copy, a clean shell, a fresh
    environment, validation, the smoke runs and the scored plan run again as an independent
    attempt, audited against the reference observations. Gate: the check passes (B012);
@@ -22,6 +25,7 @@ import shutil
 import time
 from pathlib import Path
 
+from reprobridge_sdk.agent.fixes import portable
 from reprobridge_sdk.agent.gates import build_finding, gate_from
 from reprobridge_sdk.api import ArtifactDir
 from reprobridge_sdk.audit.auditor import audit
@@ -33,12 +37,9 @@ from reprobridge_sdk.model.claims import Claims
 
 __all__ = ["PASS_ENV", "review"]
 
-_SKIP = (".rra-build", "runs", "__pycache__")
-#: Variables the clean shell keeps: download caches (the environment itself is still built
-#: fresh), proxies and certificate bundles the machine may need to reach the index.
+#: Variables the clean shell keeps: proxies and certificate bundles the machine may need to
+#: reach the index. (The installers' download caches are the check's own: it passes them.)
 PASS_ENV = (
-    "PIP_CACHE_DIR",
-    "UV_CACHE_DIR",
     "HTTP_PROXY",
     "HTTPS_PROXY",
     "NO_PROXY",
@@ -59,17 +60,18 @@ def review(
     review_dir = state_dir / "review"
     if review_dir.exists():
         shutil.rmtree(review_dir)
-    staged = review_dir / art.root.name
-    shutil.copytree(art.root, staged, ignore=shutil.ignore_patterns(*_SKIP), symlinks=True)
     archive = review_dir / f"{art.root.name}.tar.gz"
-    packed = pack(staged, archive)
     check_passed = False
     steps: list[str] = []
+    packed_digest: str | None = None
     try:
+        packed_digest = pack(art.root, archive).digest
         result = check(archive, scored=True, work_dir=review_dir, pass_env=PASS_ENV)
     except ReproBridgeError as exc:
         detail = "; ".join(f"{f.code} {f.message}" for f in exc.findings[:5]) or exc.message
-        findings.append(build_finding("B012", f"the clean-room check could not run: {detail}"))
+        detail = portable(detail, art.root)
+        what = "the clean-room check could not run" if packed_digest else "pack failed"
+        findings.append(build_finding("B012", f"{what}: {detail}"))
     else:
         check_passed = result.ok
         steps = [f"{step.name}: {'ok' if step.ok else 'failed'}" for step in result.steps]
@@ -84,6 +86,7 @@ def review(
                     or failed.detail[-500:]
                 )
             )
+            detail = portable(detail, art.root)
             findings.append(build_finding("B012", f"the clean-room check failed: {detail}"))
     verdicts: dict[str, str] = {}
     codes: dict[str, list[str]] = {}
@@ -99,8 +102,8 @@ def review(
         inputs_digest=inputs_digest,
         seconds=round(time.monotonic() - begin, 3),
         gate=gate_from(findings),
-        archive=str(archive),
-        archive_sha256=packed.digest,
+        archive=portable(str(archive), art.root) if packed_digest else None,
+        archive_sha256=packed_digest,
         check_passed=check_passed,
         check_steps=steps,
         verdicts=verdicts,

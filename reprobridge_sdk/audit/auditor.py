@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -27,6 +27,7 @@ from reprobridge_sdk.extract.extraction import ExtractionCache
 from reprobridge_sdk.findings import Finding, Severity, finding
 from reprobridge_sdk.io.document import Document, load_document
 from reprobridge_sdk.model import MANIFEST_NAME, Manifest
+from reprobridge_sdk.model._base import SpecModel
 from reprobridge_sdk.model.audit import (
     AttemptSummary,
     AuditFinding,
@@ -507,7 +508,7 @@ def _audit(
             and not placeholder  # a placeholder artifact never passes (spec audit.md#badges)
         )
     rates = label_rates([(summaries, tasks)])
-    return AuditResult(
+    result = AuditResult(
         artifact=manifest.artifact.id,
         title=manifest.artifact.title,
         path=artifact_path.as_posix(),
@@ -525,6 +526,30 @@ def _audit(
         badges=badges,
         passed=passed,
     )
+    forward = facts.forward
+    if forward is not None and forward.kept:
+        _in_document(result, forward.to_document)
+    return result
+
+
+def _in_document(value: object, to_document: Callable[[str], str]) -> None:
+    """Point the auditor's own findings in ``value`` into the document, not the consumer's
+    view of a newer-minor manifest (spec "forward-compatibility"): where elements were set
+    aside, list indices shift. Findings with a position (the validator's) already point
+    into the document; a record's pointers (``/code_tree_digest``) are left alone by
+    ``to_document``, which only shifts the lists that lost items."""
+    if isinstance(value, AuditFinding):
+        if value.line is None:
+            value.path = to_document(value.path)
+    elif isinstance(value, SpecModel):
+        for name in type(value).model_fields:
+            _in_document(getattr(value, name), to_document)
+    elif isinstance(value, (list, tuple)):
+        for item in value:
+            _in_document(item, to_document)
+    elif isinstance(value, dict):
+        for item in value.values():
+            _in_document(item, to_document)
 
 
 def _placeholders(validation: Sequence[Finding]) -> list[Finding]:

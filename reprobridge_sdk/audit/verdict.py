@@ -8,18 +8,22 @@ A task's verdict in one attempt is decided in this order (the first that applies
    preexisting outputs). Tampered evidence taints the task, even when other runs are honest.
 3. ``not-executed``: no run of such a launcher succeeded (A024 when there is no run at all;
    otherwise the runs' A021-A023 reasons).
-4. ``toy``: the successful runs are smoke-scope only (A016), or fewer distinct seeds than the
+4. ``inconclusive``: a succeeded run of such a launcher has a value that this auditor cannot
+   re-extract because its ``x-`` extractor kind is provided by no installed plugin (A061) or
+   the plugin failed or timed out (A062). The evidence is not at fault; install the plugin
+   (or fix it) and audit again.
+5. ``toy``: the successful runs are smoke-scope only (A016), or fewer distinct seeds than the
    task's statistic gave a value (A017), or a full-procedure task was measured by a launcher
    that reads a checkpoint allowed to stand in for training (A020).
-5. ``inconclusive``: no interval (no reference observations, A025; a non-finite one, A027).
-6. ``incompatible``: the value aggregated over seeds with the measurement's ``aggregate`` is
+6. ``inconclusive``: no interval (no reference observations, A025; a non-finite one, A027).
+7. ``incompatible``: the value aggregated over seeds with the measurement's ``aggregate`` is
    not finite (A028) or lies outside the interval (A029). With Holm's correction on, a value
    outside the interval whose Holm-adjusted p-value is ``>= 1 - level`` is ``compatible``
    with the note A030.
-7. ``compatible`` otherwise (with the note A026 when the interval is the floor only).
+8. ``compatible`` otherwise (with the note A026 when the interval is the floor only).
 
 Warnings of the counted runs that leave their values standing are listed among the reasons
-of the verdicts from step 4 on: the run's environment drifted from the lock (A036), or the
+of the verdicts from step 5 on: the run's environment drifted from the lock (A036), or the
 value was read from an output byte-identical to a declared sample (A035, on that task only).
 
 ICML 2026 vocabulary: compatible -> verified, incompatible -> falsified, toy -> toy, every
@@ -197,7 +201,7 @@ class RunIndex:
 
 
 def _place(judgement: Judgement, interval: Interval, value: float, pointer: str) -> None:
-    """Steps 5-7 of the module docstring for an aggregated ``value``."""
+    """Steps 6-8 of the module docstring for an aggregated ``value``."""
     if not interval.defined:
         code = "A027" if interval.non_finite else "A025"
         judgement.verdict = "inconclusive"
@@ -298,6 +302,12 @@ def judge_task(
         judgement.reasons = _dedupe([f for r in mine for f in r.findings]) or [
             finding("A024", "no run of a launcher that measures the task", path=pointer)
         ]
+        return judgement
+
+    unread = [r.unread[task.id] for r in succeeded if task.id in r.unread]
+    if unread:
+        judgement.reasons = _dedupe(unread)
+        judgement.runs = sorted({r.rel for r in succeeded if task.id in r.unread})
         return judgement
 
     # Prefer scored launchers (in manifest order), then the one with the most seeds.

@@ -24,7 +24,7 @@ import re
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from reprobridge_sdk.api import load
 from reprobridge_sdk.authoring.codebase import ImportResult, import_code
@@ -69,19 +69,30 @@ def readme_commands(text: str) -> list[str]:
     return found
 
 
+def _project_table(checkout: Path) -> dict[str, Any] | None:
+    """The ``[project]`` table of the checkout's ``pyproject.toml``; ``None`` when there is no
+    such file, it is not UTF-8 TOML, it nests too deeply for the TOML reader (a stranger's
+    file: RecursionError), or ``project`` is not a table."""
+    pyproject = checkout / "pyproject.toml"
+    if not pyproject.is_file():
+        return None
+    try:
+        data = tomllib.loads(pyproject.read_text("utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError, RecursionError):
+        return None
+    project = data.get("project")
+    return project if isinstance(project, dict) else None
+
+
 def _python_of(checkout: Path) -> tuple[str, str] | None:
     version_file = checkout / ".python-version"
     if version_file.is_file():
         match = re.match(r"^\s*(\d+\.\d+)", version_file.read_text("utf-8", "replace"))
         if match:
             return match.group(1), ".python-version"
-    pyproject = checkout / "pyproject.toml"
-    if pyproject.is_file():
-        try:
-            data = tomllib.loads(pyproject.read_text("utf-8"))
-        except (tomllib.TOMLDecodeError, UnicodeDecodeError):
-            return None
-        spec = data.get("project", {}).get("requires-python")
+    project = _project_table(checkout)
+    if project is not None:
+        spec = project.get("requires-python")
         if isinstance(spec, str):
             versions = re.findall(r">=?\s*(\d+\.\d+)", spec)
             if versions:
@@ -94,13 +105,9 @@ def _requirements_of(checkout: Path) -> tuple[str, str] | None:
         path = checkout / name
         if path.is_file():
             return path.read_text("utf-8", "replace"), name
-    pyproject = checkout / "pyproject.toml"
-    if pyproject.is_file():
-        try:
-            data = tomllib.loads(pyproject.read_text("utf-8"))
-        except (tomllib.TOMLDecodeError, UnicodeDecodeError):
-            return None
-        deps = data.get("project", {}).get("dependencies")
+    project = _project_table(checkout)
+    if project is not None:
+        deps = project.get("dependencies")
         if isinstance(deps, list) and all(isinstance(d, str) for d in deps):
             return "".join(f"{d}\n" for d in deps), "pyproject.toml"
     return None

@@ -2,19 +2,14 @@
 
 Packing (:func:`pack`):
 
-* **Contents.** Every regular file and symbolic link under the artifact root, except
-  version-control and byte-code caches (:data:`~reprobridge_sdk.digest.TREE_EXCLUDES`,
-  ``*.pyc``), the runs directory ``runs/`` (unless ``with_runs``: an evidence submission),
-  the working checkout ``code/`` of a patch series (derived from the upstream and the
-  patches), **hidden directories at the root** (:func:`hidden_left_out`), and the archive
-  itself. A symbolic link that leaves the artifact is C017.
-* **Hidden directories.** A directory at the artifact root whose name starts with ``.`` is
-  build state, a cache or a tool's settings (``.rra-build`` of the build agent, ``.venv``,
-  ``.pytest_cache``, ``.ipynb_checkpoints``, ``.vscode``, ...), none of which the format
-  lists as part of an artifact, and is left out, unless the manifest names a path inside it
-  (any string of the manifest: a path field, a launcher's ``argv`` or ``workdir``). Hidden
-  *files* at the root (``.python-version``) and hidden entries below the root are kept: the
-  refined code keeps every file its tree digest covers.
+* **Contents.** The files that are part of the artifact, by the one rule of
+  :func:`reprobridge_sdk.contents.artifact_files` (also what a distributed executor ships to
+  its workers): every regular file and symbolic link under the root except version-control
+  and byte-code caches, the runs directory ``runs/`` (unless ``with_runs``: an evidence
+  submission), the working checkout ``code/`` of a patch series, **hidden directories at the
+  root** (:func:`hidden_left_out`) that the manifest does not name, and the archive itself.
+  A symbolic link that leaves the artifact is C017. Packing never modifies the artifact, so
+  it packs in place (the build agent's Independent Reviewer packs the artifact it built).
 * **The upstream, when nobody else can fetch it.** For a patch series whose upstream is a
   path (the enclosing repository ``..``, an absolute path) or a ``file://`` URL and whose
   manifest declares no bundle yet, the archive also holds a git bundle of exactly the pinned
@@ -26,7 +21,8 @@ Packing (:func:`pack`):
 * **Deterministic.** Entries sorted by the UTF-8 bytes of their path, no directory entries,
   mtime fixed at :data:`EPOCH`, uid and gid 0 with empty owner names, mode ``0644`` (``0755``
   when any execute bit is set; ``0777`` for links), PAX format; ``.tar.gz``/``.tgz`` is gzip
-  with no name and mtime 0. The same artifact gives a byte-identical archive anywhere.
+  with no name and mtime 0. The same artifact gives a byte-identical archive anywhere; a
+  bundle pack writes is git's own output (one pack thread), the same for the same git version.
 * **Digest.** The SHA-256 of the *uncompressed* tar stream, so copies that differ in
   compressor still agree; two packs of the same tree have the same digest.
 
@@ -46,7 +42,6 @@ import hashlib
 import io
 import os
 import posixpath
-import re
 import shutil
 import stat
 import tarfile
@@ -56,10 +51,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
+from reprobridge_sdk import contents
 from reprobridge_sdk.api import ArtifactDir, load
 from reprobridge_sdk.checkout._bundle import bundle_path, needs_bundle, write_bundle
-from reprobridge_sdk.checkout.materialize import CHECKOUT_DIR, fetch_upstream
-from reprobridge_sdk.digest import TREE_EXCLUDES
+from reprobridge_sdk.checkout.materialize import fetch_upstream
 from reprobridge_sdk.errors import ArtifactError
 from reprobridge_sdk.findings import Finding, finding
 from reprobridge_sdk.model import UpstreamBundle
@@ -81,7 +76,6 @@ __all__ = [
 EPOCH = 315532800
 MAX_FILES = 100_000
 MAX_BYTES = 20 * 1024**3
-_RUNS = "runs"
 
 
 class PackError(ArtifactError):
@@ -114,67 +108,24 @@ def _error(code: str, message: str, *, file: str = "") -> PackError:
     return PackError(message, [finding(code, message, file=file)])
 
 
-_HIDDEN_TOP = re.compile(r"(?<![\w./-])(\.[^/\s\\\"'=:,;]+)(?:/|$)")
-
-
-def _named_tops(value: Any, found: set[str]) -> None:
-    """The hidden top-level names that strings of the manifest's data start paths with."""
-    if isinstance(value, str):
-        found.update(_HIDDEN_TOP.findall(value.replace("\\", "/").removeprefix("./")))
-    elif isinstance(value, dict):
-        for item in value.values():
-            _named_tops(item, found)
-    elif isinstance(value, list):
-        for item in value:
-            _named_tops(item, found)
-
-
 def hidden_left_out(art: ArtifactDir) -> list[str]:
     """The hidden directories at the root that :func:`pack` leaves out, sorted."""
-    named: set[str] = set()
-    _named_tops(art.data(), named)
-    with os.scandir(art.root) as entries:
-        return sorted(
-            entry.name
-            for entry in entries
-            if entry.name.startswith(".")
-            and entry.name not in named
-            and entry.is_dir(follow_symlinks=False)
-        )
+    return contents.hidden_left_out(art.root, art.manifest)
 
 
 def packed_files(root: Path, *, with_runs: bool = False, skip: Path | None = None) -> list[str]:
-    """The POSIX relative paths :func:`pack` puts in the archive, sorted."""
+    """The POSIX relative paths :func:`pack` puts in the archive, sorted.
+
+    The one rule of :func:`reprobridge_sdk.contents.artifact_files`; a link that leaves the
+    artifact is a :class:`PackError` (C017).
+    """
     art = load(root)
-    excluded_top = set() if with_runs else {_RUNS}
-    excluded_top.update(hidden_left_out(art))
-    if art.manifest.codebase.refined.kind == "patches":
-        excluded_top.add(CHECKOUT_DIR)
-    skip_real = os.path.realpath(skip) if skip is not None else None
-    found: list[str] = []
-    real_root = os.path.realpath(root)
-    stack = [(str(root), "")]
-    while stack:
-        current, prefix = stack.pop()
-        with os.scandir(current) as entries:
-            for entry in entries:
-                rel = prefix + entry.name
-                if entry.name in TREE_EXCLUDES or entry.name.endswith(".pyc"):
-                    continue
-                if not prefix and entry.name in excluded_top:
-                    continue
-                if skip_real is not None and os.path.realpath(entry.path) == skip_real:
-                    continue
-                if entry.is_symlink():
-                    target = os.path.realpath(entry.path)
-                    if target != real_root and not target.startswith(real_root + os.sep):
-                        raise _error("C017", f"{rel} is a link that leaves the artifact", file=rel)
-                    found.append(rel)
-                elif entry.is_dir():
-                    stack.append((entry.path, rel + "/"))
-                elif entry.is_file():
-                    found.append(rel)
-    return sorted(found, key=lambda name: name.encode("utf-8"))
+    try:
+        return contents.artifact_files(
+            root, art.manifest, with_runs=with_runs, skip=() if skip is None else (skip,)
+        )
+    except ArtifactError as exc:
+        raise PackError(exc.message, exc.findings) from None
 
 
 class _HashingWriter(io.RawIOBase):

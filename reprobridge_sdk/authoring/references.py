@@ -58,6 +58,7 @@ from reprobridge_sdk.errors import ArtifactError
 from reprobridge_sdk.findings import Finding, Severity, finding
 from reprobridge_sdk.model.evidence import RECORD_NAME, EvidenceRecord
 from reprobridge_sdk.model.task import Observation, Provenance, ProvenanceRun, Task
+from reprobridge_sdk.run.evidence import record_environment
 
 __all__ = [
     "ReferenceResult",
@@ -119,8 +120,8 @@ def _error(code: str, message: str, *, path: str = "") -> ReferencesError:
     return ReferencesError(message, [finding(code, message, path=path)])
 
 
-def _hardware(record: EvidenceRecord) -> str | None:
-    env = record.environment
+def _hardware(run_dir: Path, record: EvidenceRecord) -> str | None:
+    env = record_environment(run_dir, record)  # embedded, or named by digest (1.1)
     if env is None:
         return None
     parts = [env.cpu or env.machine]
@@ -198,11 +199,16 @@ def _common(values: Sequence[str | None]) -> str | None:
 
 def _repetition_provenance(counted: Sequence[RunEvidence], source: str) -> Provenance:
     records = [run.record for run in counted if run.record is not None]
-    first = min(records, key=lambda r: r.started_at)
+    first_run = min(
+        (run for run in counted if run.record is not None),
+        key=lambda run: run.record.started_at if run.record is not None else "",
+    )
+    first = first_run.record
+    assert first is not None
     return Provenance(
         source=source,
         date=first.started_at[:10],
-        hardware=_hardware(first),
+        hardware=_hardware(first_run.path, first),
         code_tree_digest=_common([r.code_tree_digest for r in records]),
         lock_digest=_common([r.lock_digest for r in records]),
         runs=[
@@ -358,7 +364,7 @@ def add_references(
                 provenance = Provenance(
                     source=source,
                     date=record.started_at[:10],
-                    hardware=_hardware(record),
+                    hardware=_hardware(run.path, record),
                     run=record.run_id,
                     record_sha256=digest,
                     code_tree_digest=record.code_tree_digest,

@@ -56,6 +56,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "unpack": ("_pack", "unpack", "Unpack an archive safely and verify its digests."),
     "build": ("_build", "build", "Build an artifact from a raw repository and its claims."),
     "upgrade": ("_upgrade", "upgrade", "Rewrite a manifest as a newer format version."),
+    "plugins": ("_plugins", "plugins", "List the installed plugins (extractors, data, formats)."),
 }
 
 

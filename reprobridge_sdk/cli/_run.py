@@ -65,12 +65,24 @@ def _seeds(text: str | None) -> list[int] | None:
     return seeds
 
 
+#: The findings that say how a newer minor version's manifest is read (spec
+#: "forward-compatibility"): printed as warnings before a run.
+_FORWARD = frozenset({"V003", "S005", "S006"})
+
+
 def _validate_first(path: str, *, refuse: bool) -> None:
     """Validate the artifact; print its errors; exit 1 on errors when ``refuse``."""
     from reprobridge_sdk.findings import Severity  # noqa: PLC0415 - lazy
     from reprobridge_sdk.validation import validate  # noqa: PLC0415 - lazy
 
     result = validate(path)
+    for item in result.findings:
+        if item.code in _FORWARD and item.severity is not Severity.ERROR:
+            # a newer minor version: what the runner ignores or sets aside (spec
+            # "forward-compatibility"), said before it runs
+            where = f"{item.location}: " if item.location else ""
+            at = f" at {item.path}" if item.path else ""
+            click.echo(f"{where}warning {item.code}: {item.message}{at}", err=True)
     errors = [f for f in result.findings if f.severity is Severity.ERROR]
     if not errors or any(f.code.startswith("Y") for f in errors):
         return  # nothing wrong, or no readable manifest: the runner reports that itself

@@ -84,9 +84,19 @@ class EnvArtifact(RawArtifact):
     """A :class:`RawArtifact` with its typed ``environment`` part."""
 
     environment: Environment
+    #: How a newer-minor document was read (``validation.forward.ForwardView``), or None.
+    forward: Any = None
+
+    def pointer(self, pointer: str) -> str:
+        """``pointer`` into :attr:`environment` as a pointer into the document."""
+        return pointer if self.forward is None else str(self.forward.to_document(pointer))
 
     def save_environment(self, environment: dict[str, Any]) -> None:
         from reprobridge_sdk.model.environment import Environment  # noqa: PLC0415
+
+        if self.forward is not None and self.forward.changed:
+            msg = f"{self.manifest_path}: a newer minor version read in part is not rewritten"
+            raise ArtifactError(msg, [finding("V008", msg, file=MANIFEST)])
 
         self.save_raw(environment)
         self.environment = Environment.model_validate(environment)
@@ -129,6 +139,29 @@ def load_raw(path: str | os.PathLike[str]) -> RawArtifact:
     return RawArtifact(root=root, document=document, raw=raw)
 
 
+def _consumer_environment(data: dict[str, Any], raw: dict[str, Any]) -> tuple[Any, Any]:
+    """The ``environment`` part as every consumer reads it (spec "forward-compatibility").
+
+    A document of a newer minor version is read through
+    :func:`reprobridge_sdk.api.consumer_view` (unknown keys ignored, data items with an
+    unknown enumeration value set aside), the one implementation of that rule; any other
+    document's part is ``raw`` itself, and the API is not imported. Returns the part and the
+    view (:class:`reprobridge_sdk.validation.forward.ForwardView`, or None).
+    """
+    from reprobridge_sdk.versions import NEWEST_FORMAT, parse_version  # noqa: PLC0415
+
+    version, newest = parse_version(data.get("rra_version")), parse_version(NEWEST_FORMAT)
+    if version is None or newest is None or version[0] != newest[0] or version <= newest:
+        return raw, None
+    # an upper layer, loaded on use: the environment commands read a newer minor version's
+    # document exactly as load(), run and audit do
+    from reprobridge_sdk.api import consumer_view  # noqa: PLC0415
+
+    view_data, view = consumer_view(data)
+    part = view_data.get("environment", raw) if isinstance(view_data, dict) else raw
+    return part, view
+
+
 def load_environment(path: str | os.PathLike[str]) -> EnvArtifact:
     """Load the artifact at ``path`` and validate its ``environment`` part with the model."""
     from pydantic import ValidationError  # noqa: PLC0415
@@ -136,8 +169,9 @@ def load_environment(path: str | os.PathLike[str]) -> EnvArtifact:
     from reprobridge_sdk.model.environment import Environment  # noqa: PLC0415
 
     art = load_raw(path)
+    raw, view = _consumer_environment(art.document.data, art.raw)
     try:
-        environment = Environment.model_validate(art.raw)
+        environment = Environment.model_validate(raw)
     except ValidationError as exc:
         first = exc.errors()[0]
         where = "/".join(str(part) for part in first["loc"])
@@ -145,4 +179,6 @@ def load_environment(path: str | os.PathLike[str]) -> EnvArtifact:
             f"{art.manifest_path}: environment/{where}: {first['msg']} (run 'reprobridge validate')"
         )
         raise ArtifactError(msg) from exc
-    return EnvArtifact(root=art.root, document=art.document, raw=art.raw, environment=environment)
+    return EnvArtifact(
+        root=art.root, document=art.document, raw=art.raw, environment=environment, forward=view
+    )

@@ -9,8 +9,17 @@
     endpoint come from the providers' usual configuration (``AWS_*`` variables such as
     ``AWS_ENDPOINT_URL``, ``~/.aws``, ``GOOGLE_APPLICATION_CREDENTIALS``). Without the extra:
     E015 with the command that installs it.
+``x-<scheme>://`` (format 1.1)
+    Through the installed plugin whose entry point in ``reprobridge.data_schemes`` is named
+    ``x-<scheme>`` (:mod:`reprobridge_sdk.plugins`): ``fetch(url, destination, *, size, sha256,
+    timeout)`` writes the file to ``destination`` (the item's ``.part`` file). The call has a
+    whole-transfer deadline (given by the caller: ``timeout + size / min_rate``, or ten times
+    ``timeout`` when no size is declared). No plugin for the scheme is D015 (the hint names the
+    entry point to install); an exception, an unloadable plugin or a missed deadline is D016.
+    The caller verifies size and SHA-256 and places the file, as for every scheme.
 Any other scheme
-    D007 (the manifest's schema admits only ``http``, ``https``, ``s3``, ``gs`` and ``hf``).
+    D007 (the manifest's schema admits only ``http``, ``https``, ``s3``, ``gs``, ``hf`` and,
+    since 1.1, ``x-`` schemes).
 
 HTTP(S) credentials: without ``$HF_TOKEN`` for the Hub, a matching ``machine`` entry of the
 ``.netrc`` file (``$NETRC``, else ``~/.netrc``) is sent as basic authentication, again to the
@@ -87,8 +96,22 @@ def auth_header(url: str) -> str | None:
     return "Basic " + base64.b64encode(raw).decode("ascii")
 
 
-def fetch_scheme(scheme: str, url: str, destination: Path, *, timeout: float) -> None:
-    """Write the file at ``url`` (``s3://`` or ``gs://``) to ``destination``."""
+def fetch_scheme(
+    scheme: str,
+    url: str,
+    destination: Path,
+    *,
+    timeout: float,
+    size: int | None = None,
+    sha256: str | None = None,
+    deadline: float | None = None,
+) -> None:
+    """Write the file at ``url`` (``s3://``, ``gs://`` or a plugin's ``x-`` scheme) to
+    ``destination``; ``deadline`` bounds a plugin's whole call (default ``10 * timeout``)."""
+    if scheme.startswith("x-"):
+        limit = deadline if deadline is not None else 10 * timeout
+        _plugin_fetch(scheme, url, destination, timeout, size, sha256, limit)
+        return
     if scheme in _FSSPEC:
         module, extra = _FSSPEC[scheme]
         try:
@@ -108,3 +131,49 @@ def fetch_scheme(scheme: str, url: str, destination: Path, *, timeout: float) ->
         f"{scheme}:// URLs are not downloaded by the SDK",
         "download it with the provider's tool",
     )
+
+
+def _plugin_fetch(  # noqa: PLR0917 - private helper of one call site
+    scheme: str,
+    url: str,
+    destination: Path,
+    timeout: float,
+    size: int | None,
+    sha256: str | None,
+    limit: float,
+) -> None:
+    from reprobridge_sdk import plugins  # noqa: PLC0415 - only plugin schemes pay for it
+    from reprobridge_sdk.errors import UsageError  # noqa: PLC0415
+
+    maintainers = "report it to the plugin's maintainers"
+    try:
+        fetch = plugins.load_plugin(plugins.DATA_SCHEMES, scheme)
+    except UsageError as exc:
+        raise SchemeFailed("D016", exc.message, exc.findings[0].hint) from None
+    if fetch is None:
+        raise SchemeFailed(
+            "D015",
+            f"no installed plugin provides the {scheme}:// URL scheme",
+            f"install the distribution that provides it (an entry point named {scheme!r} in "
+            "the group 'reprobridge.data_schemes'); 'reprobridge plugins' lists the installed "
+            "ones",
+        )
+    try:
+        plugins.call_with_limit(
+            fetch,
+            url,
+            destination,
+            size=size,
+            sha256=sha256,
+            timeout=timeout,
+            limit=limit,
+            name=scheme,
+        )
+    except plugins.PluginTimeout:
+        msg = f"{url}: the {scheme} plugin did not return within {limit:g} s"
+        raise SchemeFailed("D016", msg, maintainers) from None
+    except Exception as exc:  # any failure of a plugin is the item's finding
+        msg = f"{url}: the {scheme} plugin raised {type(exc).__name__}: {exc}"
+        raise SchemeFailed("D016", msg, maintainers) from None
+    if not destination.is_file():
+        raise SchemeFailed("D016", f"{url}: the {scheme} plugin wrote no file", maintainers)

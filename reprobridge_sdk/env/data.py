@@ -6,8 +6,8 @@
   Redirects are followed (at most :data:`MAX_REDIRECTS`). ``hf://`` URLs are mapped to the
   Hugging Face Hub's HTTPS file URLs (``$HF_ENDPOINT``, ``$HF_TOKEN``); ``.netrc`` credentials
   are sent to their own host. ``s3://`` and ``gs://`` go through fsspec (extras ``s3`` and
-  ``gcs``), other schemes through plugins (:mod:`reprobridge_sdk.env._schemes`); a scheme
-  nobody handles is D007.
+  ``gcs``), ``x-`` schemes (format 1.1) through plugins (:mod:`reprobridge_sdk.env._schemes`:
+  D015 when none is installed, D016 when it fails); any other scheme is D007.
 * ``gated`` and ``manual`` items are never downloaded: the finding carries the item's
   instructions; once the user has placed the file, it is verified like any other.
 * ``package`` items are found among the files of the installed distribution (by size and
@@ -153,6 +153,7 @@ class _Locator:
         self.art = art
 
     def __call__(self, code: str, message: str, pointer: str, hint: str | None = None) -> Finding:
+        pointer = self.art.pointer(pointer)  # items set aside shift indices (newer minor)
         line, col = self.art.document.locate(pointer)
         return finding(code, message, path=pointer, file="rra.yaml", line=line, col=col, hint=hint)
 
@@ -587,13 +588,25 @@ def _fetch_item(
             )
         else:
             part.unlink(missing_ok=True)  # other schemes do not resume
-            fetch_scheme(scheme, url, part, timeout=timeout)
+            deadline = None
+            if item.size is not None and min_rate > 0:
+                deadline = timeout + item.size / min_rate
+            fetch_scheme(
+                scheme,
+                url,
+                part,
+                timeout=timeout,
+                size=item.size,
+                sha256=item.sha256,
+                deadline=deadline,
+            )
             if not part.is_file():
                 raise SchemeFailed("D005", f"{url}: the {scheme}:// source wrote no file")
     except _Failed as exc:
         message = redact_text(exc.message)
         return "failed", [at(exc.code, f"{item.id}: {message}", pointer + "/source/url")]
     except SchemeFailed as exc:
+        part.unlink(missing_ok=True)  # whatever a failed scheme left behind
         hint = exc.hint
         if exc.code == "D007":
             hint = f"{hint}; place it at {item.destination}"

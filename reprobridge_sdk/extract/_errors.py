@@ -6,7 +6,7 @@ from reprobridge_sdk.errors import ReproBridgeError
 from reprobridge_sdk.findings import Finding, finding
 from reprobridge_sdk.io.safefs import UnsafeFileError
 
-__all__ = ["REASONS", "ExtractionError", "TemplateError"]
+__all__ = ["REASONS", "ExtractionError", "TemplateError", "plugin_hint"]
 
 #: Why an extraction can fail (``ExtractionError.reason``).
 REASONS = frozenset(
@@ -23,8 +23,25 @@ REASONS = frozenset(
         "aggregate",
         "bad-extractor",
         "unsafe-file",
+        "no-plugin",
+        "plugin-failed",
+        "plugin-timeout",
     }
 )
+#: The reasons of a plugin extractor kind (:mod:`reprobridge_sdk.plugins`) and their codes.
+_PLUGIN_CODES = {"no-plugin": "X005", "plugin-failed": "X006", "plugin-timeout": "X007"}
+
+
+def plugin_hint(reason: str) -> str:
+    """What to do about a plugin extractor's failure of ``reason``."""
+    if reason == "no-plugin":
+        return (
+            "install the distribution that provides this kind (an entry point in the group "
+            "'reprobridge.extractors'); 'reprobridge plugins' lists the installed ones"
+        )
+    if reason == "plugin-timeout":
+        return "the plugin hangs on this file: report it to the plugin's maintainers"
+    return "the plugin failed on this file: report it to the plugin's maintainers"
 
 
 class ExtractionError(ReproBridgeError):
@@ -40,6 +57,8 @@ class ExtractionError(ReproBridgeError):
             findings = (finding("X001", message),)
         elif reason == "not-number":
             findings = (finding("X002", message),)
+        elif reason in _PLUGIN_CODES:
+            findings = (finding(_PLUGIN_CODES[reason], message, hint=plugin_hint(reason)),)
         super().__init__(message, findings)
         self.reason = reason
         self.source = source

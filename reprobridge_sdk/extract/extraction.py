@@ -30,6 +30,10 @@ Extractors
     data rows (negative from the end), or the first row whose columns equal ``where``.
 ``yaml``
     A dotted key path into a YAML file (list items by index).
+``x-<name>`` (format 1.1)
+    A kind added by an installed plugin (:mod:`reprobridge_sdk.plugins`, called by
+    :mod:`._plugin`): looked up before the file is resolved, so a missing plugin is
+    ``no-plugin`` whatever the file; the plugin gets the file checked as for every kind.
 
 Numbers are parsed strictly: an optional sign, digits with an optional fraction and exponent,
 or ``nan``/``inf``. ``"95.3%"``, ``"1_000"`` and ``"0x10"`` are *not* numbers; let the regular
@@ -66,7 +70,7 @@ from typing import TYPE_CHECKING, Any
 
 from reprobridge_sdk.io import safefs
 
-from . import _linescan
+from . import _linescan, _plugin
 from ._errors import REASONS, ExtractionError, TemplateError
 from ._extraction_cache import ExtractionCache
 from ._linescan import DEFAULT_CHUNK, MAX_LINE, line_safe, required_literal
@@ -452,6 +456,8 @@ def extract_value(
     is never read (reason ``"unsafe-file"``).
     """
     spec = _plain(extractor)
+    kind = spec.get("kind")
+    plugin = _plugin.load(kind, spec) if isinstance(kind, str) and kind.startswith("x-") else None
     path, source = _source(spec, log=log, files_base=files_base, outputs=outputs, context=context)
     if cache is None:
         path = _checked(path, root, source, max_bytes)
@@ -463,7 +469,9 @@ def extract_value(
     if entries is None and (cache is not None or not path.is_file()):
         msg = f"{source}: file {path.name!r} does not exist"
         raise ExtractionError("missing-file", msg, source=source)
-    kind = spec.get("kind")
+    if plugin is not None:
+        value, raw = _plugin.call(plugin, str(kind), spec, path, source)
+        return Extracted(values=(value,), raw=(raw,), source=source)
     try:
         if kind == "regex":
             pattern = str(spec["pattern"])

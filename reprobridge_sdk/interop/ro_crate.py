@@ -29,6 +29,7 @@ from typing import Any
 
 from reprobridge_sdk.errors import UsageError, require_extra
 from reprobridge_sdk.findings import finding
+from reprobridge_sdk.model.manifest import MANIFEST_MEDIA_TYPE
 from reprobridge_sdk.run.evidence import iter_runs
 
 __all__ = ["PROCESS_RUN_CRATE", "export_ro_crate"]
@@ -97,7 +98,7 @@ def export_ro_crate(artifact_dir: str | os.PathLike[str], output: str | os.PathL
     manifest_file = crate.add_file(
         root / "rra.yaml",
         dest_path="rra.yaml",
-        properties={"name": "Manifest", "encodingFormat": "application/vnd.rra+yaml"},
+        properties={"name": "Manifest", "encodingFormat": MANIFEST_MEDIA_TYPE},
     )
     for relative, name in [("GUIDE.md", "Reproduction guide")]:
         if (root / relative).is_file():

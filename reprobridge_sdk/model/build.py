@@ -204,8 +204,16 @@ class LauncherPlan(_Record):
         description="Environment variables; a non-interactive matplotlib backend by default.",
     )
     scope: Literal["smoke", "scored"]
-    seed_flag: str | None = Field(default=None, description="None: the script takes no seed.")
-    seeds: list[int] = Field(default_factory=list)
+    seed_flag: str | None = Field(
+        default=None,
+        description="The option (or, for a script without an argument parser, the "
+        "environment variable) that takes the seed; None: the script takes no seed.",
+    )
+    seeds: list[int] = Field(
+        default_factory=list,
+        description="The seeds to run with. With no seed_flag: the seeds the claims ask for, "
+        "which the Reproducer gives the script an option for.",
+    )
     repeats: int = Field(
         default=1,
         ge=1,
@@ -299,8 +307,17 @@ class AppliedFix(_Record):
     summary: str
     files: list[str] = Field(default_factory=list)
     workdir: str | None = Field(default=None, description="A new working directory, if any.")
-    error: str = Field(description="The error it fixed: type, message and place.")
-    traceback: str = Field(default="", description="The traceback's last lines.")
+    error: str = Field(
+        default="",
+        description="The error it fixed: type, message and place (paths relative to the "
+        "artifact); empty for a convenience change no error called for.",
+    )
+    traceback: str = Field(
+        default="", description="The traceback's last lines (paths relative to the artifact)."
+    )
+    evidence: str = Field(
+        default="", description="A convenience change's reason and what showed that it works."
+    )
     change: str | None = Field(default=None, description="The change-record id, once recorded.")
 
 
@@ -323,7 +340,13 @@ class ReproducerRecord(PhaseRecord):
     fixes: list[AppliedFix] = Field(default_factory=list)
     rejected: list[AppliedFix] = Field(default_factory=list)
     launchers: list[LauncherPlan] = Field(
-        default_factory=list, description="The plan's launchers with the fixes' workdirs."
+        default_factory=list,
+        description="The plan's launchers as they now run (working directories, seed options, "
+        "a short smoke scope).",
+    )
+    resolved_pitfalls: list[str] = Field(
+        default_factory=list,
+        description="Ids of the plan's pitfalls a convenience change resolved (a seed option).",
     )
 
 
@@ -372,7 +395,9 @@ class ReviewRecord(PhaseRecord):
     """The Independent Reviewer phase: the clean-room check and the curation verdicts."""
 
     phase: Literal["reviewer"] = "reviewer"
-    archive: str | None = None
+    archive: str | None = Field(
+        default=None, description="The packed archive, relative to the artifact."
+    )
     archive_sha256: str | None = None
     check_passed: bool = False
     check_steps: list[str] = Field(

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import Field
 
-from ._base import Identifier, RelPath, Sha256, SpecModel
+from ._base import Identifier, RelPath, Sha256, SpecModel, since
 
 __all__ = [
+    "BUILT_IN_URL_PATTERN",
+    "PLUGIN_URL_PATTERN",
     "Accelerator",
     "DataItem",
     "DataSource",
@@ -57,16 +59,30 @@ class Accelerator(SpecModel):
     gpu_memory_gb: float | None = Field(default=None, gt=0, description="Per GPU.")
 
 
+#: The URL schemes the SDK downloads itself (format 1.0).
+BUILT_IN_URL_PATTERN = r"^(https?|s3|gs|hf)://"
+#: A scheme an installed plugin downloads (format 1.1; entry point group
+#: ``reprobridge.data_schemes``): ``x-`` keeps the 1.0 set of schemes closed.
+PLUGIN_URL_PATTERN = r"^x-[a-z0-9][a-z0-9+.-]*://"
+
+_BuiltInUrl = Annotated[str, Field(pattern=BUILT_IN_URL_PATTERN)]
+_PluginUrl = Annotated[str, Field(pattern=PLUGIN_URL_PATTERN, json_schema_extra=since("1.1"))]
+
+
 class DataSource(SpecModel):
     """Where a data item comes from: exactly one of url, package or codebase."""
 
-    url: str | None = Field(default=None, pattern=r"^(https?|s3|gs|hf)://")
+    # The description is the field note (1.0's); the x- branch is marked since 1.1.
+    url: _BuiltInUrl | _PluginUrl | None = None
     package: str | None = Field(
         default=None, description="A distribution in the lock that ships the item."
     )
     codebase: RelPath | None = Field(
         default=None, description="A path inside the refined code that holds the item."
     )
+
+    def _needs_version(self) -> tuple[int, int]:
+        return (1, 1) if self.url is not None and self.url.startswith("x-") else (1, 0)
 
 
 class DataItem(SpecModel):

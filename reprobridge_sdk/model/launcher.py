@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import Field
+from pydantic import ConfigDict, Discriminator, Field, Tag
 
-from ._base import Identifier, RelPath, Sha256, SpecModel, since
+from ._base import Identifier, RelPath, Sha256, SpecModel, _schema_extra, since
 
 __all__ = [
+    "PLUGIN_KIND_PATTERN",
     "CsvExtractor",
     "Extractor",
     "JsonExtractor",
@@ -16,6 +17,7 @@ __all__ = [
     "Launcher",
     "Measurement",
     "Output",
+    "PluginExtractor",
     "RegexExtractor",
     "Resources",
     "Sample",
@@ -73,9 +75,49 @@ class YamlExtractor(_Source):
     key: str = Field(min_length=1, description="Dotted key path, e.g. 'eval.top1'.")
 
 
+#: The kind of an extractor that a plugin provides (format 1.1, spec "plugins").
+PLUGIN_KIND_PATTERN = r"^x-[a-z0-9-]+$"
+
+
+def _plugin_schema(schema: dict[str, Any], model: type[Any]) -> None:
+    _schema_extra(schema, model)
+    schema.update(since("1.1"))
+
+
+class PluginExtractor(_Source):
+    """An extractor kind added by an installed plugin (entry point group
+    ``reprobridge.extractors``); its own parameters are ``x-`` keys of this object.
+
+    Without the plugin, validation warns (X005), the runner records the value as not
+    extracted and the audit says inconclusive (A061). The whole object is a 1.1 addition.
+    """
+
+    model_config = ConfigDict(json_schema_extra=_plugin_schema)
+
+    kind: str = Field(
+        pattern=PLUGIN_KIND_PATTERN,
+        description="'x-' and the name of the plugin's entry point, e.g. 'x-tensorboard'.",
+    )
+
+    def _needs_version(self) -> tuple[int, int]:
+        return (1, 1)
+
+
+def _extractor_tag(value: Any) -> str | None:
+    """The union branch of an extractor: its built-in ``kind``, or ``x`` for a plugin kind."""
+    kind = value.get("kind") if isinstance(value, dict) else getattr(value, "kind", None)
+    if isinstance(kind, str) and kind.startswith("x-"):
+        return "x"
+    return kind if isinstance(kind, str) else None
+
+
 Extractor = Annotated[
-    RegexExtractor | JsonExtractor | CsvExtractor | YamlExtractor,
-    Field(discriminator="kind"),
+    Annotated[RegexExtractor, Tag("regex")]
+    | Annotated[JsonExtractor, Tag("json")]
+    | Annotated[CsvExtractor, Tag("csv")]
+    | Annotated[YamlExtractor, Tag("yaml")]
+    | Annotated[PluginExtractor, Tag("x")],
+    Discriminator(_extractor_tag),
 ]
 
 

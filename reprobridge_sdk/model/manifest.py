@@ -14,11 +14,20 @@ from .guide import Guide
 from .launcher import Launcher
 from .task import Task
 
-__all__ = ["FORMAT_VERSION", "FORMAT_VERSIONS", "MANIFEST_NAME", "NEWEST_FORMAT", "Manifest"]
+__all__ = [
+    "FORMAT_VERSION",
+    "FORMAT_VERSIONS",
+    "MANIFEST_MEDIA_TYPE",
+    "MANIFEST_NAME",
+    "NEWEST_FORMAT",
+    "Manifest",
+]
 
 
 #: File name of the manifest at the artifact root.
 MANIFEST_NAME = "rra.yaml"
+#: Media type of a manifest exchanged on its own (spec README, "media-type").
+MANIFEST_MEDIA_TYPE = "application/vnd.rra+yaml"
 
 
 class Manifest(SpecModel):

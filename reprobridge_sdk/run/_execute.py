@@ -37,9 +37,17 @@ from reprobridge_sdk.model.evidence import (
     OutputRecord,
 )
 
-from .evidence import LOG_NAME, OUTPUTS_DIR, new_run_dir, utc_now, write_record
+from .evidence import (
+    ENV_DIR,
+    LOG_NAME,
+    OUTPUTS_DIR,
+    new_run_dir,
+    utc_now,
+    write_record,
+    write_snapshot,
+)
 from .ledger import append_run
-from .measure import measure, template_context
+from .measure import measure, template_context, unread_here
 from .process import LandmarkPattern, run_process
 from .results import RunEvent, RunResult
 
@@ -89,6 +97,32 @@ class Shared:
     seal_here: bool = True
     #: Runs each launcher inside the sandbox (:mod:`reprobridge_sdk.run.sandbox`).
     sandbox: bool = False
+    #: Whether records name ``snapshot`` by digest, kept once in the runs directory (format
+    #: 1.1), instead of embedding it (remote workers, whose run directories travel alone).
+    keep_snapshot: bool = False
+    _kept: list[str | None] = field(default_factory=list)
+    _keeping: threading.Lock = field(default_factory=threading.Lock)
+
+    def snapshot_sha256(self) -> str | None:
+        """The digest the records name, the snapshot written on the first call; ``None``
+        when records embed it (not kept, or it could not be written)."""
+        if not self.keep_snapshot:
+            return None
+        with self._keeping:
+            if not self._kept:
+                self._kept.append(_keep_snapshot(self.runs_dir, self.snapshot))
+            return self._kept[0]
+
+
+def _keep_snapshot(runs_dir: Path, snapshot: EnvironmentSnapshot) -> str | None:
+    """Write the snapshot into the runs directory; its digest, or ``None`` when it cannot be
+    written (a full disk: the records then embed it, and no empty ``.env`` is left)."""
+    try:
+        return write_snapshot(runs_dir, snapshot)
+    except (OSError, safefs.UnsafeFileError):
+        with contextlib.suppress(OSError):
+            (runs_dir / ENV_DIR).rmdir()
+        return None
 
 
 def _signature(path: Path) -> tuple[int, int, int] | None:
@@ -193,13 +227,16 @@ RESERVE_BYTES = 128 * 1024
 _RESERVE = ".reserve"
 
 
-def _first_write(run_dir: Path, record: EvidenceRecord) -> None:
+def _first_write(run_dir: Path, record: EvidenceRecord, *, durable: bool = False) -> None:
     """The first record of a run and the reserve; if either fails the run is not started.
 
-    The run directory is then removed (it would be an empty run without a record).
+    The run directory is then removed (it would be an empty run without a record). The
+    interim ``running`` record is not fsynced (``durable``, for a record that is already
+    final): the final record replaces it, and
+    :mod:`reprobridge_sdk.run.evidence` says why it is never torn all the same.
     """
     try:
-        write_record(run_dir, record)
+        write_record(run_dir, record, durable=durable)
         _reserve(run_dir)
     except OSError as exc:
         for leftover in (run_dir / _RESERVE, run_dir / RECORD_NAME):
@@ -297,6 +334,7 @@ def execute(job: Job, shared: Shared) -> RunResult:
     run_dir = run_dir.resolve()
     started_wall = time.monotonic()
     context = template_context(launcher.params, job.seed, run_dir)
+    kept = shared.snapshot_sha256()
     record = EvidenceRecord(
         run_id=run_id,
         artifact=shared.manifest.artifact.id,
@@ -312,7 +350,8 @@ def execute(job: Job, shared: Shared) -> RunResult:
         env_mode=shared.env_mode,
         code_tree_digest=shared.code_digest,
         lock_digest=shared.lock_digest,
-        environment=shared.snapshot,
+        environment=shared.snapshot if kept is None else None,
+        environment_sha256=kept,
         drift=list(shared.drift),
         executor=shared.executor,
         lost_attempts=list(shared.lost_attempts),
@@ -518,7 +557,9 @@ def _complete(
             context=context,
             roots=(shared.root, run_dir),
         )
-        errors = [m for m in record.measurements if m.value is None]
+        # A kind no installed plugin provides (X005) leaves the value unread, not the run
+        # failed: the experiment ran; the audit says inconclusive for that task (A061).
+        errors = [m for m in record.measurements if m.value is None and not unread_here(m)]
         if errors:
             detail = "; ".join(f"{m.task}: {m.error}" for m in errors)
             failure = _failure_reason(failure, "extraction-failed", detail, last)
@@ -562,7 +603,7 @@ def skipped(
         failure=Failure(reason=reason, detail=detail),
         executor=shared.executor,
     )
-    _first_write(run_dir, record)
+    _first_write(run_dir, record, durable=True)
     (run_dir / _RESERVE).unlink(missing_ok=True)
     seal_run(shared, run_dir, record)
     result = RunResult(run_id=run_id, run_dir=run_dir.resolve(), record=record)

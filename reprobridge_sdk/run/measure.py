@@ -11,10 +11,19 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from reprobridge_sdk.extract.extraction import ExtractionError, apply_transform, extract_value
-from reprobridge_sdk.model import Launcher
+from reprobridge_sdk.model import Launcher, RegexExtractor
 from reprobridge_sdk.model.evidence import MeasuredValue
 
-__all__ = ["measure", "template_context"]
+__all__ = ["NO_PLUGIN", "measure", "template_context", "unread_here"]
+
+#: The ``error`` prefix of a measurement whose extractor kind no installed plugin provides.
+NO_PLUGIN = "no-plugin: "
+
+
+def unread_here(measured: MeasuredValue) -> bool:
+    """Whether ``measured`` failed only because no installed plugin provides its extractor
+    kind (X005): the run still succeeded, the value is not extracted."""
+    return measured.value is None and (measured.error or "").startswith(NO_PLUGIN)
 
 
 def template_context(
@@ -69,7 +78,8 @@ def measure(
             )
             continue
         values = [apply_transform(v, measurement.transform) for v in got.values]
-        many = measurement.extract.kind == "regex" and measurement.extract.occurrence == "all"
+        extractor = measurement.extract
+        many = isinstance(extractor, RegexExtractor) and extractor.occurrence == "all"
         results.append(
             MeasuredValue(
                 task=measurement.task,

@@ -16,6 +16,7 @@ from typing import Any, TextIO
 
 from reprobridge_sdk.config import color_enabled
 
+from .measure import NO_PLUGIN as _NO_PLUGIN
 from .results import RunEvent, RunSummary
 
 __all__ = ["JsonEvents", "LiveProgress", "format_summary"]
@@ -144,6 +145,10 @@ def format_summary(summary: RunSummary) -> str:
         value = "n/a" if task.value is None else f"{task.value:.6g}"
         n = len(task.values)
         lines.append(f"  {task.task:<28} {value:>12}  {task.aggregate} of {n} ({task.launcher})")
+        if task.error is not None and task.error.startswith(_NO_PLUGIN):
+            lines.append(f"    warning X005: {task.error[len(_NO_PLUGIN) :]}")
+        elif task.error is not None:
+            lines.append(f"    not extracted: {task.error}")
     if summary.ledger_head:
         lines.append(f"ledger head: {summary.ledger_head}")
     return "\n".join(lines)

@@ -61,6 +61,9 @@ class TaskValue:
     values: tuple[float, ...]
     value: float | None
     complete: bool
+    #: Why a succeeded run gave no value, when one did not (its measurement's ``error``; a
+    #: ``no-plugin:`` error is X005: the extractor kind's plugin is not installed).
+    error: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -70,6 +73,7 @@ class TaskValue:
             "values": list(self.values),
             "value": self.value,
             "complete": self.complete,
+            "error": self.error,
         }
 
 
@@ -124,10 +128,13 @@ def task_values(selected: Sequence[Launcher], results: Sequence[RunResult]) -> l
             continue
         for measurement in launcher.measurements:
             got: list[float] = []
+            error: str | None = None
             for result in runs:
                 found = _value_of(result.record.measurements, measurement.task)
                 if result.status == "succeeded" and found is not None:
                     got.append(found)
+                elif result.status == "succeeded" and error is None:
+                    error = _error_of(result.record.measurements, measurement.task)
             complete = len(got) == len(runs)
             value = None
             if got and complete:
@@ -143,9 +150,17 @@ def task_values(selected: Sequence[Launcher], results: Sequence[RunResult]) -> l
                     values=tuple(got),
                     value=value,
                     complete=complete,
+                    error=error,
                 )
             )
     return values
+
+
+def _error_of(measured: Sequence[MeasuredValue], task: str) -> str | None:
+    for item in measured:
+        if item.task == task:
+            return item.error
+    return None
 
 
 def _value_of(measured: Sequence[MeasuredValue], task: str) -> float | None:

@@ -34,6 +34,9 @@ from reprobridge_sdk.io.document import json_type
 
 __all__ = ["CompiledSchema", "SchemaCompileError", "SchemaError", "compile_schema"]
 
+#: The ``pattern``-tagged branches of a tagged union: (compiled pattern, ``$ref``).
+_Patterns = tuple[tuple[Any, str], ...]
+
 _ANNOTATIONS = frozenset(
     {
         "title",
@@ -188,36 +191,51 @@ class CompiledSchema:
         self._types[ref] = self._accepted_types(target)
         return deferred
 
-    def _tags(self, branches: list[Any]) -> tuple[str | None, dict[str, str]]:
+    def _tags(self, branches: list[Any]) -> tuple[str | None, dict[str, str], _Patterns]:
         """The property whose ``const`` tells the ``$ref`` branches apart, and its mapping.
 
         Standard JSON Schema has no discriminator; each branch of a tagged union requires a
-        property with its own ``const`` (``kind: {const: regex}``). Used only to choose which
-        branch's errors to report; acceptance does not depend on it.
+        property with its own ``const`` (``kind: {const: regex}``). A branch may instead
+        require the property to match a ``pattern`` (the plugin extractor's ``x-`` kinds);
+        such branches are returned apart, tried when no ``const`` names the tag. Used only to
+        choose which branch's errors to report; acceptance does not depend on it.
         """
         common: set[str] | None = None
         consts: list[dict[str, str]] = []
+        patterned: list[tuple[dict[str, str], str]] = []
         for branch in branches:
             ref = branch.get("$ref") if isinstance(branch, dict) else None
             target = self._defs.get(ref[len("#/$defs/") :]) if isinstance(ref, str) else None
-            if not isinstance(target, dict):
-                return None, {}
+            if not isinstance(target, dict) or not isinstance(ref, str):
+                return None, {}, ()
             props = target.get("properties", {})
+            required = target.get("required", ())
             tagged = {
                 name: sub["const"]
                 for name, sub in props.items()
-                if isinstance(sub, dict)
-                and isinstance(sub.get("const"), str)
-                and name in target.get("required", ())
+                if isinstance(sub, dict) and isinstance(sub.get("const"), str) and name in required
             }
-            consts.append(tagged)
-            common = set(tagged) if common is None else common & set(tagged)
+            if tagged:
+                consts.append(tagged)
+                common = set(tagged) if common is None else common & set(tagged)
+                continue
+            matching = {
+                name: sub["pattern"]
+                for name, sub in props.items()
+                if isinstance(sub, dict)
+                and isinstance(sub.get("pattern"), str)
+                and name in required
+            }
+            if not matching:
+                return None, {}, ()
+            patterned.append((matching, ref))
+        const_refs = [b["$ref"] for b in branches if b["$ref"] not in {r for _, r in patterned}]
         for name in sorted(common or ()):
             values = [tagged[name] for tagged in consts]
-            if len(set(values)) == len(values):
-                refs = [branch["$ref"] for branch in branches]
-                return name, dict(zip(values, refs, strict=True))
-        return None, {}
+            if len(set(values)) == len(values) and all(name in m for m, _ in patterned):
+                patterns = tuple((schema_pattern(m[name]), ref) for m, ref in patterned)
+                return name, dict(zip(values, const_refs, strict=True)), patterns
+        return None, {}, ()
 
     def _accepted_types(self, schema: Any) -> frozenset[str] | None:
         if not isinstance(schema, dict):
@@ -408,7 +426,7 @@ class CompiledSchema:
             self._compile(branch, f"{where}/{keyword}/{i}") for i, branch in enumerate(branches)
         )
         refs = tuple(b.get("$ref") if isinstance(b, dict) else None for b in branches)
-        prop, mapping = self._tags(branches)
+        prop, mapping, patterns = self._tags(branches)
         exactly_one = keyword == "oneOf"
         types_of = self._accepted_types
 
@@ -431,7 +449,8 @@ class CompiledSchema:
                 errors: list[SchemaError] = []
                 branch(instance, pointer, errors)
                 results.append(errors)
-            out.extend(_best(instance, pointer, results, branches, refs, prop, mapping, types_of))
+            tagging = (prop, mapping, patterns)
+            out.extend(_best(instance, pointer, results, branches, refs, tagging, types_of))
             return False
 
         return check
@@ -443,13 +462,15 @@ def _best(  # noqa: PLR0917 - internal helper of one call site
     results: list[list[SchemaError]],
     branches: list[Any],
     refs: tuple[str | None, ...],
-    prop: str | None,
-    mapping: dict[str, str],
+    tagging: tuple[str | None, dict[str, str], _Patterns],
     types_of: Callable[[Any], frozenset[str] | None],
 ) -> list[SchemaError]:
+    prop, mapping, patterns = tagging
     if prop is not None and isinstance(instance, dict):
         tag = instance.get(prop)
         target = mapping.get(tag) if isinstance(tag, str) else None
+        if target is None and isinstance(tag, str):
+            target = next((ref for regex, ref in patterns if regex.search(tag)), None)
         if target is not None and target in refs:
             return results[refs.index(target)]
         if prop not in instance:
@@ -461,11 +482,12 @@ def _best(  # noqa: PLR0917 - internal helper of one call site
                     key=prop,
                 )
             ]
+        also = "".join(f" or a value matching {regex.pattern!r}" for regex, _ in patterns)
         return [
             SchemaError(
                 "enum",
                 f"{pointer}/{_esc(prop)}",
-                f"{tag!r} is not one of {sorted(mapping)}",
+                f"{tag!r} is not one of {sorted(mapping)}{also}",
                 allowed=tuple(sorted(mapping)),
             )
         ]

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import copy
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from ._evaluator import SchemaError
@@ -79,11 +79,27 @@ class ForwardView:
     skipped: tuple[str, ...] = ()
     #: ``/tasks`` and/or ``/launchers`` when the skips left that list empty (V007).
     emptied: tuple[str, ...] = ()
+    #: For each list that lost items (by its pointer in the document): the document index of
+    #: each item the view keeps, in order.
+    kept: dict[str, tuple[int, ...]] = field(default_factory=dict)
 
     @property
     def changed(self) -> bool:
         """True when the view differs from the document."""
         return bool(self.ignored or self.skipped)
+
+    def to_document(self, pointer: str) -> str:
+        """The pointer into the document of ``pointer`` into the view (list indices shift
+        where items were set aside). A pointer the view does not hold is returned as is."""
+        if not self.kept or not pointer:
+            return pointer
+        out = ""
+        for token in pointer.split("/")[1:]:
+            indices = self.kept.get(out)
+            if indices is not None and token.isdigit() and int(token) < len(indices):
+                token = str(indices[int(token)])  # noqa: PLW2901 - the document's index
+            out += "/" + token
+        return out
 
 
 def _tokens(pointer: str) -> list[str]:
@@ -170,6 +186,15 @@ def forward_view(data: Any, errors: list[SchemaError]) -> ForwardView:
                     record["tasks"] = [t for t in record["tasks"] if t not in tasks]
     # an element inside another set-aside element goes with it
     skip = {p for p in skip if not any(p.startswith(o + "/") for o in skip)}
+    kept: dict[str, tuple[int, ...]] = {}
+    for pointer in skip:
+        parent_pointer = pointer.rsplit("/", 1)[0]
+        parent = _parent(view, _tokens(parent_pointer))
+        if isinstance(parent, list) and parent_pointer not in kept:
+            removed = {
+                int(p.rsplit("/", 1)[1]) for p in skip if p.rsplit("/", 1)[0] == parent_pointer
+            }
+            kept[parent_pointer] = tuple(i for i in range(len(parent)) if i not in removed)
     # remove the set-aside elements, the last index of each list first
     for pointer in sorted(skip, key=_order, reverse=True):
         tokens = _tokens(pointer)
@@ -186,6 +211,7 @@ def forward_view(data: Any, errors: list[SchemaError]) -> ForwardView:
         ignored=tuple(sorted(ignored, key=_order)),
         skipped=tuple(sorted(skip, key=_order)),
         emptied=emptied,
+        kept=kept,
     )
 
 

@@ -5,7 +5,9 @@ For each ``samples`` entry of a launcher, every measurement whose task the sampl
 extraction code, transformed, and compared with the expected value (relative tolerance
 1e-9). Nothing found is X001, something that is not a number X002, another value X003.
 Missing sample files are the files layer's F004 and template errors the semantic layer's
-R014, so they are not reported again here.
+R014, so they are not reported again here. An ``x-`` extractor kind is extracted by its
+plugin: one that fails on the sample is X006, one that does not return in time X007 (both at
+the extractor's ``kind``); a kind no installed plugin provides is the semantic layer's X005.
 
 ``file:`` extractors read relative to the sample log's directory; ``{run_dir}`` is that
 directory, ``{seed}`` the sample's seed (else the launcher's first seed, else 0).
@@ -32,6 +34,9 @@ REL_TOL = 1e-9
 _REPORTED = frozenset(
     {"no-match", "not-number", "bad-json-pointer", "bad-csv", "bad-yaml", "decode"}
 )
+#: A plugin extractor's failure on a sample is the sample's finding (a missing plugin is the
+#: semantic layer's X005 warning, so it is not reported again here).
+_PLUGIN_CODES = {"plugin-failed": "X006", "plugin-timeout": "X007"}
 
 
 def _map(value: Any) -> dict[str, Any]:
@@ -110,10 +115,16 @@ def check_replay(doc: Document, root: Path) -> list[Finding]:
                         item = safefs.refusal(exc.refusal)
                         out.append(doc.finding(item.code, exc.message, path=sptr, hint=item.hint))
                         continue
+                    mptr = f"/launchers/{lindex}/measurements/{mindex}/extract"
+                    if exc.reason in _PLUGIN_CODES:
+                        hint = exc.findings[0].hint if exc.findings else None
+                        code = _PLUGIN_CODES[exc.reason]
+                        message = f"task {task!r}: {exc.message}"
+                        out.append(doc.finding(code, message, path=f"{mptr}/kind", hint=hint))
+                        continue
                     if exc.reason not in _REPORTED:
                         continue
                     code = "X002" if exc.reason == "not-number" else "X001"
-                    mptr = f"/launchers/{lindex}/measurements/{mindex}/extract"
                     out.append(doc.finding(code, f"task {task!r}: {exc.message}", path=mptr))
                     continue
                 except (TypeError, ValueError, KeyError) as exc:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import difflib
 import math
+import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -15,6 +16,7 @@ from reprobridge_sdk.extract.pattern import PatternError, Regex, author_pattern
 from reprobridge_sdk.extract.template import template_names
 from reprobridge_sdk.findings import Finding
 from reprobridge_sdk.io.document import Document, escape_pointer
+from reprobridge_sdk.plugins import EXTRACTOR_KIND
 
 from .version import declared_version
 
@@ -25,6 +27,7 @@ TEMPLATE_BUILTINS = frozenset({"seed", "run_dir"})
 
 _GUIDE_LISTS = ("ambiguities", "changes", "discrepancies", "pitfalls", "open_choices")
 _SINGLE_RUN = frozenset({"single", "mean", "median", "min", "max"})
+_PLUGIN_KIND = re.compile(EXTRACTOR_KIND)
 
 
 def _items(value: Any, pointer: str) -> Iterator[tuple[str, dict[str, Any]]]:
@@ -80,6 +83,7 @@ class _Checker:
         self.data_rules()
         self.refined_kind()
         self.resources()
+        self.plugin_kinds()
         return self.out
 
     # R001 ---------------------------------------------------------------------------------
@@ -395,6 +399,29 @@ class _Checker:
                     where,
                     hint=f"write (?P<{group}>...) in the pattern",
                 )
+
+    def plugin_kinds(self) -> None:
+        """X005: an ``x-`` extractor kind that no installed plugin provides (a warning: the
+        runner cannot extract it, the audit says inconclusive)."""
+        from reprobridge_sdk import plugins  # noqa: PLC0415 - reads entry points once
+        from reprobridge_sdk.extract._errors import plugin_hint  # noqa: PLC0415
+
+        provided: tuple[str, ...] | None = None
+        for lptr, launcher in _items(self.data.get("launchers"), "/launchers"):
+            for mptr, measurement in _items(launcher.get("measurements"), f"{lptr}/measurements"):
+                kind = _map(measurement.get("extract")).get("kind")
+                if not isinstance(kind, str) or not _PLUGIN_KIND.fullmatch(kind):
+                    continue  # not a plugin kind, or a malformed one (the S layer's)
+                if provided is None:
+                    provided = plugins.plugin_names(plugins.EXTRACTORS)
+                if kind not in provided:
+                    self.add(
+                        "X005",
+                        f"no installed plugin provides the extractor kind {kind!r}: task "
+                        f"{measurement.get('task')!r} cannot be extracted here",
+                        f"{mptr}/extract/kind",
+                        hint=plugin_hint("no-plugin"),
+                    )
 
     def _regex(self, pattern: Any, where: str) -> Regex | None:
         if not isinstance(pattern, str):

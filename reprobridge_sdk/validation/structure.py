@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import difflib
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
 from typing import Any
@@ -73,6 +73,11 @@ class _Additions:
 
     keys: dict[frozenset[str], dict[str, str]]
     values: dict[frozenset[Any], dict[Any, str]]
+    #: Union branches added later, seen from the older schema's error: by the tags (consts)
+    #: of the older branches, or by the older branch's ``pattern``, the added pattern and its
+    #: version (an ``x-`` extractor kind, an ``x-`` URL scheme).
+    tags: dict[frozenset[Any], list[tuple[str, str]]] = field(default_factory=dict)
+    patterns: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
 
 
 @cache
@@ -87,6 +92,49 @@ def additions_of(schema: dict[str, Any], version: str) -> _Additions:
     older = (int(major), int(minor))
     keys: dict[frozenset[str], dict[str, str]] = {}
     values: dict[frozenset[Any], dict[Any, str]] = {}
+    defs = schema.get("$defs", {}) if isinstance(schema.get("$defs"), dict) else {}
+    tags: dict[frozenset[Any], list[tuple[str, str]]] = {}
+    patterns: dict[str, list[tuple[str, str]]] = {}
+
+    def target(branch: Any) -> Any:
+        ref = branch.get("$ref") if isinstance(branch, dict) else None
+        return defs.get(ref[len("#/$defs/") :]) if isinstance(ref, str) else branch
+
+    def newer(node: Any) -> tuple[tuple[int, int], Any] | None:
+        marker = parse_since(node.get("$comment") if isinstance(node, dict) else None)
+        return marker if marker is not None and marker[1] is None and marker[0] > older else None
+
+    def branches(node: dict[str, Any]) -> None:
+        for keyword in ("oneOf", "anyOf"):
+            items = node.get(keyword)
+            if not isinstance(items, list):
+                continue
+            added = [(b, m) for b in items if (m := newer(b) or newer(target(b))) is not None]
+            kept = [target(b) for b in items if all(b is not a for a, _ in added)]
+            for branch, marker in added:
+                body = target(branch)
+                if not isinstance(body, dict):
+                    continue
+                if isinstance(body.get("pattern"), str):  # a string branch: a wider pattern
+                    for old in kept:
+                        if isinstance(old, dict) and isinstance(old.get("pattern"), str):
+                            patterns.setdefault(old["pattern"], []).append(
+                                (body["pattern"], label(marker))
+                            )
+                props = body.get("properties", {})
+                for name in body.get("required", ()):
+                    sub = props.get(name)
+                    if not isinstance(sub, dict) or not isinstance(sub.get("pattern"), str):
+                        continue
+                    consts = frozenset(
+                        old["properties"][name]["const"]
+                        for old in kept
+                        if isinstance(old, dict)
+                        and isinstance(old.get("properties", {}).get(name), dict)
+                        and "const" in old["properties"][name]
+                    )
+                    if consts:
+                        tags.setdefault(consts, []).append((sub["pattern"], label(marker)))
 
     def label(marker: tuple[tuple[int, int], Any]) -> str:
         return f"{marker[0][0]}.{marker[0][1]}"
@@ -105,6 +153,7 @@ def additions_of(schema: dict[str, Any], version: str) -> _Additions:
                 values.setdefault(kept, {}).update(
                     {v: label(marker) for v in enum if v in marker[1]}
                 )
+        branches(node)
         properties = node.get("properties")
         if isinstance(properties, dict):
             added: dict[str, str] = {}
@@ -119,7 +168,7 @@ def additions_of(schema: dict[str, Any], version: str) -> _Additions:
             walk(child)
 
     walk(schema)
-    return _Additions(keys, values)
+    return _Additions(keys, values, tags, patterns)
 
 
 def _enums(node: Any) -> list[list[Any]]:
@@ -209,9 +258,28 @@ def version_addition(
         if not isinstance(value, str):
             return None  # enumerations of the format are strings; anything else is S003/S004
         since = additions.values.get(frozenset(error.allowed), {}).get(value)
+        if since is None:
+            since = _matching(additions.tags.get(frozenset(error.allowed), ()), value)
         if since is not None:
             message = f"value {value!r} was added in format {since}; this document is {version}"
             return doc.finding("V005", message, path=error.pointer, hint=hint)
+    if error.keyword == "pattern" and error.schema_pattern is not None:
+        value = _value_at(doc.data, error.pointer)
+        added = additions.patterns.get(error.schema_pattern, ())
+        since = _matching(added, value) if isinstance(value, str) else None
+        if since is not None:
+            message = f"value {value!r} was added in format {since}; this document is {version}"
+            return doc.finding("V005", message, path=error.pointer, hint=hint)
+    return None
+
+
+def _matching(added: Any, value: str) -> str | None:
+    """The version of the first added ``(pattern, version)`` that ``value`` matches."""
+    from reprobridge_sdk.extract.pattern import schema_pattern  # noqa: PLC0415 - rare path
+
+    for pattern, since in added:
+        if schema_pattern(pattern).search(value):
+            return str(since)
     return None
 
 

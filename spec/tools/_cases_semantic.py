@@ -671,5 +671,49 @@ def semantic_cases() -> list[Case]:
             mutate=[put("/rra_version", "1.1"), put("/launchers/0/resources", {"gpus": 1})],
         )
     )
+    # ------------------------------------------------------------------ plugins (1.1)
+    plugin_kind = {"kind": "x-no-such-plugin", "x-tag": "eval/accuracy"}
+    c.append(
+        Case(
+            "plugin-extractor-not-installed",
+            "A measurement is read by an x- extractor kind that no installed plugin provides "
+            "(a warning: this validator cannot extract it).",
+            [f("X005", EXTRACT + "/kind")],
+            mutate=[put("/rra_version", "1.1"), put(EXTRACT, plugin_kind)],
+        )
+    )
+    c.append(
+        Case(
+            "plugin-extractor-in-1-0",
+            "A 1.0 manifest uses a plugin extractor kind, an addition of 1.1.",
+            [f("V005", EXTRACT + "/kind"), f("X005", EXTRACT + "/kind")],
+            mutate=[put(EXTRACT, plugin_kind)],
+        )
+    )
+    c.append(
+        Case(
+            "plugin-extractor-kind-malformed",
+            "An extractor kind that is neither built in nor 'x-' and lower case.",
+            [f("S004", EXTRACT + "/kind")],
+            mutate=[put("/rra_version", "1.1"), put(EXTRACT, {"kind": "x-Tensor"})],
+        )
+    )
+    plugin_item = {**CKPT, "source": {"url": "x-store://models/model-v1.pt"}}
+    c.append(
+        Case(
+            "plugin-data-scheme",
+            "A data item is downloaded through a plugin's x- URL scheme (format 1.1).",
+            [],
+            mutate=[put("/rra_version", "1.1"), add("/environment/data", plugin_item)],
+        )
+    )
+    c.append(
+        Case(
+            "plugin-data-scheme-in-1-0",
+            "A 1.0 manifest names a plugin's x- URL scheme, an addition of 1.1.",
+            [f("V005", "/environment/data/0/source/url")],
+            mutate=[add("/environment/data", plugin_item)],
+        )
+    )
 
     return c

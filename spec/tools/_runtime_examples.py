@@ -266,6 +266,34 @@ RUNTIME_EXAMPLES: dict[str, tuple[str, str, str]] = {
         "$ reprobridge env create   # E023 with the installer's own message",
         "$ reprobridge env create   # the index serves the file",
     ),
+    "E026": (
+        _SH,
+        "# an installed distribution declares report formats named 'json' and 'Bad_Name'\n"
+        "$ reprobridge plugins     # E026 at /plugins/reprobridge.report_formats/json (ignored)",
+        "# the entry point is named 'count' (lower case, not a built-in format)\n"
+        "$ reprobridge plugins     # listed; 'validate --format count' uses it",
+    ),
+    # ------------------------------------------------------------------- X: extractor plugins
+    "X006": (
+        _SH,
+        "# launchers[0].measurements[0].extract: {kind: x-tensorboard, x-tag: eval/acc}\n"
+        "# the installed x-tensorboard plugin raises on the sample (or returns NaN, a string)\n"
+        "$ reprobridge validate    # X006 at /launchers/0/measurements/0/extract/kind",
+        "# the plugin returns a finite number for the sample\n$ reprobridge validate",
+    ),
+    "X007": (
+        _SH,
+        "# the installed x-tensorboard plugin does not return within its time limit (30 s)\n"
+        "$ reprobridge validate    # X007 at /launchers/0/measurements/0/extract/kind",
+        "# the plugin answers in time\n$ reprobridge validate",
+    ),
+    "X008": (
+        _SH,
+        "# an installed distribution declares extractor kinds named 'regex' and 'tensorboard'\n"
+        "$ reprobridge plugins     # X008 at /plugins/reprobridge.extractors/regex (ignored)",
+        "# the entry point is named 'x-tensorboard'\n"
+        "$ reprobridge plugins     # listed; {kind: x-tensorboard} uses it",
+    ),
     # ------------------------------------------------------------------- D: data
     "D001": (
         _YAML,
@@ -393,6 +421,26 @@ RUNTIME_EXAMPLES: dict[str, tuple[str, str, str]] = {
         '    source: {url: "https://example.org/w.bin"}\n'
         "    sha256: 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08\n"
         "    destination: ckpt/w.bin      # (or: data fetch --allow-unverified)",
+    ),
+    "D015": (
+        _SH,
+        "# data[0].source.url: x-store://models/w.bin (format 1.1), no plugin provides x-store\n"
+        "$ reprobridge data fetch  # D015 at /environment/data/0/source/url: install a plugin",
+        "# a distribution with the entry point x-store in reprobridge.data_schemes is installed\n"
+        "$ reprobridge data fetch  # fetched by the plugin, verified, placed",
+    ),
+    "D016": (
+        _SH,
+        "# the installed x-store plugin raises, writes no file, or misses the deadline\n"
+        "$ reprobridge data fetch  # D016 at /environment/data/0/source/url; nothing placed",
+        "# the plugin writes the file; its size and sha256 match\n$ reprobridge data fetch",
+    ),
+    "D017": (
+        _SH,
+        "# an installed distribution declares data schemes named 's3' and 'store'\n"
+        "$ reprobridge plugins     # D017 at /plugins/reprobridge.data_schemes/s3 (ignored)",
+        "# the entry point is named 'x-store'\n"
+        "$ reprobridge plugins     # listed; x-store:// URLs use it",
     ),
     # ------------------------------------------------------------------- A: evidence, audit
     "A001": (
@@ -760,6 +808,34 @@ RUNTIME_EXAMPLES: dict[str, tuple[str, str, str]] = {
         "codebase:\n  upstream:\n    repository: https://github.com/owner/paper.git\n"
         "    commit: 3f9c2a7e1b4d5c6e7f8091a2b3c4d5e6f7a8b9c0",
     ),
+    "A061": (
+        _SH,
+        "# the runs read task acc with {kind: x-tensorboard}; this machine lacks the plugin\n"
+        "$ reprobridge audit       # A061 on each run; acc is inconclusive",
+        "# the plugin is installed where the audit runs\n"
+        "$ reprobridge audit       # acc is re-extracted by the plugin and judged",
+    ),
+    "A062": (
+        _SH,
+        "# the installed x-tensorboard plugin raises (or times out) on a recorded log\n"
+        "$ reprobridge audit       # A062 on that run; acc is inconclusive",
+        "# the plugin reads every recorded log\n$ reprobridge audit",
+    ),
+    "A065": (
+        _SH,
+        "# runs copied without the runs directory's .env/ (their records name a snapshot)\n"
+        "$ cp -r runs/scored-s* attempt/\n"
+        "$ reprobridge audit . attempt/   # A065 (warning) at /environment_sha256",
+        "$ cp -r runs/. attempt/          # the run directories and .env/ together\n"
+        "$ reprobridge audit . attempt/",
+    ),
+    "A066": (
+        _SH,
+        "# the snapshot is edited to claim another Python than the run had\n"
+        "$ sed -i 's/3.11.7/3.12.1/' runs/.env/<sha256>.json\n"
+        "$ reprobridge audit      # A066 at /environment_sha256: the run is tainted",
+        "$ reprobridge audit      # runs/.env/<sha256>.json as the runner wrote it",
+    ),
     # ------------------------------------------------------------------- N: runner
     "N001": (
         _SH,
@@ -942,6 +1018,20 @@ RUNTIME_EXAMPLES: dict[str, tuple[str, str, str]] = {
         "hints: {script: train.py, seeds: [0, 1, 2], statistic: mean}   # B018",
         "# train.py --seed N (a convenience change)\n"
         "hints: {script: train.py, seeds: [0, 1, 2], statistic: mean}",
+    ),
+    "B020": (
+        _SH,
+        "# claims.yaml: seeds: [1]; train.py takes no seed, and two runs with REPRO_SEED=1\n"
+        "# print different values (it seeds from the clock)\n"
+        "$ reprobridge build ./repo --claims claims.yaml   # B020: the seed option is undone",
+        "# train.py uses random and numpy only: --seed 1 makes two runs print the same value\n"
+        "$ reprobridge build ./repo --claims claims.yaml   # a --seed option, recorded",
+    ),
+    "B021": (
+        _SH,
+        "# the smoke run is stopped at its budget; train.py has no epoch or iteration count\n"
+        "while not converged(): step()                      # B021",
+        "EPOCHS = 200                  # patched: the smoke launcher sets REPRO_EPOCHS=1",
     ),
     # ------------------------------------------------------------------- K: keys, signatures
     "K001": (

@@ -153,7 +153,7 @@ def _type(schema: dict[str, Any]) -> str:
     if "oneOf" in schema:
         return " or ".join(_type(s) for s in schema["oneOf"]) + " (by `kind`)"
     if "anyOf" in schema:
-        parts = [_type(s) for s in schema["anyOf"] if s.get("type") != "null"]
+        parts = list(dict.fromkeys(_type(s) for s in schema["anyOf"] if s.get("type") != "null"))
         nullable = any(s.get("type") == "null" for s in schema["anyOf"])
         return " or ".join(parts) + (" or null" if nullable else "")
     if "enum" in schema:
@@ -177,7 +177,9 @@ def _constraints(schema: dict[str, Any]) -> str:
     parts: list[str] = []
     for branch in [schema, *schema.get("anyOf", [])]:
         if "pattern" in branch:
-            parts.append(f"pattern `{branch['pattern']}`")
+            marker = parse_since(branch.get("$comment"))
+            since = "" if marker is None else f"since {marker[0][0]}.{marker[0][1]}: "
+            parts.append(f"{since}pattern `{branch['pattern']}`")
         for key, label in (
             ("minLength", "length ≥"),
             ("maxLength", "length ≤"),
@@ -207,8 +209,37 @@ def _link(part: str, target_part: str, anchor: str) -> str:
     return f"#{anchor}" if part == target_part else f"{target_part}.md#{anchor}"
 
 
-def field_table(name: str, obj: dict[str, Any], part: str = "manifest") -> str:
+def _added_branches(
+    prop: dict[str, Any], objects: dict[str, dict[str, Any]]
+) -> list[tuple[str, str]]:
+    """The union branches of ``prop`` marked ``since`` (a marked ``$defs`` object or a
+    marked branch): ``(version, what)`` each."""
+    found: list[tuple[str, str]] = []
+    for branch in [*prop.get("oneOf", []), *prop.get("anyOf", [])]:
+        target = branch
+        name = None
+        if "$ref" in branch:
+            name = _ref_name(branch["$ref"])
+            target = objects.get(name, {})
+        marker = parse_since(target.get("$comment"))
+        if marker is None or marker[1] is not None:
+            continue
+        version = f"{marker[0][0]}.{marker[0][1]}"
+        what = _type(branch) if name else f"a value matching `{branch.get('pattern', '')}`"
+        found.append((version, what))
+    return found
+
+
+def field_table(
+    name: str,
+    obj: dict[str, Any],
+    part: str = "manifest",
+    objects: dict[str, dict[str, Any]] | None = None,
+) -> str:
     lines = [f'<a id="obj-{name.lower()}"></a>', f"#### {name}", ""]
+    whole = parse_since(obj.get("$comment"))
+    if whole is not None and whole[1] is None:
+        lines += [f"*Since {whole[0][0]}.{whole[0][1]}.*", ""]
     if obj.get("description"):
         lines += [" ".join(obj["description"].split()), ""]
     required = set(obj.get("required", []))
@@ -223,6 +254,8 @@ def field_table(name: str, obj: dict[str, Any], part: str = "manifest") -> str:
             (major, minor), values = marker
             added = "" if values is None else " values " + ", ".join(f"`{v}`" for v in values)
             meaning = f"*Since {major}.{minor}{added}.* {meaning}".strip()
+        for version, what in _added_branches(prop, objects or {}):
+            meaning = f"*Since {version} also {what}.* {meaning}".strip()
         lines.append(
             f"| `{key}` | {_type(prop)} | {'yes' if key in required else ''} | "
             f"{_default(prop)} | {_constraints(prop)} | {meaning.replace('|', '/')} |"
@@ -264,6 +297,15 @@ def additions_table(
                 link = _link(part, target, f"obj-{name.lower()}")
                 meaning = " ".join((prop.get("description") or "").split()).replace("|", "/")
                 rows.append(f"| {document} | [{name}]({link}).`{key}` | {what} | {meaning} |")
+            for key, prop in objects[name].get("properties", {}).items():
+                for added, what in _added_branches(prop, objects):
+                    if added != version:
+                        continue
+                    link = _link(part, target, f"obj-{name.lower()}")
+                    rows.append(
+                        f"| {document} | [{name}]({link}).`{key}` | "
+                        f"alternative: {what.replace('|', '/')} | |"
+                    )
     if not rows:
         return f"No field or value is marked since {version} yet.\n"
     head = ["| Document | Where | Addition | Meaning |", "|---|---|---|---|"]
@@ -454,9 +496,13 @@ def render_spec(text: str, examples: dict[str, Any], examples_dir: Path, part: s
     def block(match: re.Match[str]) -> str:
         kind, *args = match.group("args").split()
         if kind == "fields":
-            body = "\n".join(field_table(name, manifest_objects[name], part) for name in args)
+            body = "\n".join(
+                field_table(name, manifest_objects[name], part, manifest_objects) for name in args
+            )
         elif kind == "evidence-fields":
-            body = "\n".join(field_table(name, evidence_objects[name], part) for name in args)
+            body = "\n".join(
+                field_table(name, evidence_objects[name], part, evidence_objects) for name in args
+            )
         elif kind == "example":
             path = examples_dir / args[0]
             lang = {".yaml": "yaml", ".toml": "toml", ".json": "json"}.get(path.suffix, "text")

@@ -55,6 +55,8 @@ class Fixture:
     defects: tuple[str, ...]
     #: Expected curation outcome per claim id (True: reproducible).
     expected: dict[str, bool] = field(default_factory=dict)
+    #: Built end to end by test_build_e2e (False: only its phase's tests use it, with a reason).
+    end_to_end: bool = True
 
 
 FIXTURES: dict[str, Fixture] = {}
@@ -323,9 +325,9 @@ _add(
     )
 )
 
-# The paper reports the mean over seeds 1, 2 and 3 (about 0.961; the seeds alone give about
-# 0.978, 0.942 and 0.962): only a statistic over all three seeds reproduces it, one seed
-# does not.
+# The paper reports the mean over seeds 1 and 2 (0.96; the seeds alone give about 0.978 and
+# 0.942): only the statistic over both seeds reproduces it, one seed does not. Two seeds keep
+# the five repetitions (ten runs) cheap.
 _add(
     Fixture(
         "multi-seed",
@@ -337,14 +339,101 @@ _add(
         [
             {
                 "id": "accuracy",
-                "measured": "test accuracy on digits, mean over three seeds",
-                "value": 0.961,
+                "measured": "test accuracy on digits, mean over two seeds",
+                "value": 0.96,
                 "direction": "higher",
-                "hints": {"label": "test accuracy", "seeds": [1, 2, 3], "statistic": "mean"},
+                "hints": {"label": "test accuracy", "seeds": [1, 2], "statistic": "mean"},
             }
         ],
         ("a statistic over several seeds",),
         {"accuracy": True},
+    )
+)
+
+
+_add(
+    Fixture(
+        "seed-flag",
+        {
+            # The claim names its seed; the script takes none. Its parser has another name,
+            # lives in main() behind the __main__ guard and parses with parse_known_args.
+            "experiment.py": _COMMON
+            + "from argparse import ArgumentParser\n\n\n"
+            + "def main():\n"
+            + '    cli = ArgumentParser(description="digits")\n'
+            + '    cli.add_argument("--c", type=float, default=1.0)\n'
+            + "    opts, _rest = cli.parse_known_args()\n"
+            + "    X, y = load_digits(return_X_y=True)\n"
+            + "    X_train, X_test, y_train, y_test = train_test_split(X, y, test_size=0.5)\n"
+            + "    model = LogisticRegression(C=opts.c, max_iter=200)\n"
+            + "    model.fit(X_train / 16.0, y_train)\n"
+            + '    print("test accuracy: %.4f" % model.score(X_test / 16.0, y_test))\n\n\n'
+            + 'if __name__ == "__main__":\n'
+            + "    main()\n",
+        },
+        [
+            {
+                "id": "accuracy",
+                "measured": "test accuracy",
+                "value": 0.96,
+                "direction": "higher",
+                "hints": {"label": "test accuracy", "seeds": [1]},
+            }
+        ],
+        ("a claim with a seed, a script without a seed option",),
+        {"accuracy": True},
+    )
+)
+
+#: Seconds of one epoch of the slow fixtures: their full run takes EPOCHS * EPOCH_SECONDS.
+EPOCH_SECONDS = 0.25
+_SLOW = (
+    '"""Train for a fixed number of epochs; each takes a while."""\n'
+    "import time\n"
+    "{knob}\n\n"
+    "def train(epochs):\n"
+    "    accuracy = 0.0\n"
+    "    for epoch in range(epochs):\n"
+    f"        time.sleep({EPOCH_SECONDS})\n"
+    "        accuracy = 0.95 + 0.04 * (1 - 0.5 ** (epoch + 1))\n"
+    "    return accuracy\n\n\n"
+    'print("test accuracy: %.4f" % train({epochs}))\n'
+)
+_SLOW_CLAIMS: list[dict[str, object]] = [
+    {
+        "id": "accuracy",
+        "measured": "test accuracy",
+        "value": 0.99,
+        "direction": "higher",
+        "hints": {"label": "test accuracy"},
+    }
+]
+_add(
+    Fixture(
+        "long-smoke",
+        {"train.py": _SLOW.format(knob="EPOCHS = 80", epochs="EPOCHS")},
+        _SLOW_CLAIMS,
+        ("a smoke run past its budget, with the epoch count a module constant",),
+        {"accuracy": True},
+        end_to_end=False,  # scored runs of 20 s by design; see tests/agent/test_reproducer.py
+    )
+)
+_add(
+    Fixture(
+        "long-smoke-option",
+        {
+            "train.py": _SLOW.format(
+                knob="import argparse\n\n"
+                "parser = argparse.ArgumentParser()\n"
+                'parser.add_argument("--rounds", type=int, default=80)\n'
+                "args = parser.parse_args()",
+                epochs="args.rounds",
+            )
+        },
+        _SLOW_CLAIMS,
+        ("a smoke run past its budget, with an option for the number of rounds",),
+        {"accuracy": True},
+        end_to_end=False,  # as long-smoke
     )
 )
 

@@ -61,10 +61,11 @@ EXPECTED_FIXES = {
     "many-numbers": [],
     "not-reproducible": [],
     "multi-seed": [],
+    "seed-flag": ["seed-option"],
 }
 
 
-@pytest.mark.parametrize("name", sorted(FIXTURES))
+@pytest.mark.parametrize("name", sorted(n for n, f in FIXTURES.items() if f.end_to_end))
 def test_every_fixture_builds_into_a_valid_artifact_with_the_expected_verdict(
     built: Callable[[str], tuple[BuildReport, Path]], name: str
 ) -> None:
@@ -114,6 +115,29 @@ def test_every_fixture_builds_into_a_valid_artifact_with_the_expected_verdict(
         data = json.loads((out / ".rra-build" / f"{phase}.json").read_text("utf-8"))
         assert data["phase"] == phase and data["gate"]["passed"] is True
     assert BuildReport.model_validate_json((out / ".rra-build/report.json").read_text()) == report
+    # no path of the build machine in the records of what was fixed, nor in the guide
+    for rel in (".rra-build/reproducer.json", ".rra-build/reviewer.json", "rra.yaml", "GUIDE.md"):
+        if (out / rel).is_file():
+            text = (out / rel).read_text("utf-8")
+            assert str(out) not in text and str(out.resolve()) not in text, rel
+
+
+def test_a_seed_option_is_a_recorded_convenience_change_and_the_launchers_pass_the_seed(
+    built: Callable[[str], tuple[BuildReport, Path]],
+) -> None:
+    report, out = built("seed-flag")
+    art = load(out)
+    [change] = art.manifest.guide.changes
+    assert (change.kind, change.files, change.tasks) == (
+        "convenience",
+        ["experiment.py"],
+        ["accuracy"],
+    )
+    assert art.manifest.guide.pitfalls == []  # "takes no seed" no longer holds
+    for launcher in art.manifest.launchers:
+        assert launcher.seeds == [1]
+        assert launcher.argv[-2:] == ["--seed", "{seed}"]
+    assert [f.code for f in report.findings if f.code == "B020"] == []
 
 
 def test_the_number_among_many_is_the_labelled_one(
@@ -132,15 +156,15 @@ def test_a_claim_over_seeds_is_a_statistic_whose_references_are_repetitions(
     _, out = built("multi-seed")
     art = load(out)
     [task] = art.manifest.tasks
-    assert (task.statistic.aggregate, task.statistic.seeds) == ("mean", 3)
+    assert (task.statistic.aggregate, task.statistic.seeds) == ("mean", 2)
     scored = next(item for item in art.manifest.launchers if item.scope == "scored")
-    assert scored.seeds == [1, 2, 3]
+    assert scored.seeds == [1, 2]
     assert [m.aggregate for m in scored.measurements] == ["mean"]
     # five repetitions, each one observation citing one run of every seed
     assert len(task.reference.observations) == 5
     for observation in task.reference.observations:
         runs = observation.provenance.runs or []
-        assert [item.seed for item in runs] == [1, 2, 3]
+        assert [item.seed for item in runs] == [1, 2]
         assert observation.provenance.run is None
     # each observation is the value the auditor gives its repetition as an attempt
     repetitions = sorted((out / ".rra-build/repetitions" / scored.id).iterdir())

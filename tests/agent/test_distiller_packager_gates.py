@@ -2,12 +2,13 @@
 
 The end-to-end builds reach these phases only through ``reprobridge build``; these tests call
 them directly on a copy of the bundled example, where each gate fails fast: a scored run whose
-script exits at once with an error, and strict validation of a packaged artifact that lost a
-file it names.
+environment cannot be built (its lock was edited after it was recorded), and strict validation
+of a packaged artifact that lost a file it names.
 """
 
 from __future__ import annotations
 
+import re
 import shutil
 from pathlib import Path
 
@@ -72,8 +73,10 @@ def test_a_scored_run_that_fails_is_b009_and_the_claim_is_not_run(
 ) -> None:
     art = load(artifact)
     launcher = next(item.id for item in art.manifest.launchers if item.scope == "scored")
-    script = artifact / "code" / "train.py"
-    script.write_text("raise SystemExit(3)\n" + script.read_text("utf-8"), "utf-8")
+    # the lock no longer matches the digest the manifest records (E014): the scored run fails
+    # with an environment error before anything is installed (no index is reached)
+    lock = artifact / "environment" / "requirements.lock"
+    lock.write_text(lock.read_text("utf-8") + "# edited\n", "utf-8")
     plan, launchers = _plan(launcher)
     record, discrepancies = distill(
         art, _claims(), plan, launchers, tmp_path / "state", inputs_digest=ZERO, runs=2
@@ -98,3 +101,38 @@ def test_a_package_that_does_not_validate_strictly_is_b011(artifact: Path) -> No
     assert {f.code for f in findings} == {"B011"}
     # each finding of the strict validation becomes a B011 that starts with its code
     assert [f.path for f in findings if f.message.startswith("F004 ")] == ["/environment/lock/path"]
+
+
+@pytest.mark.slow
+def test_a_sample_that_does_not_replay_is_b010(
+    artifact: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """B010 guards the Distiller's own work: the sample it copies from the probe run must give
+    the values the probe gave. The Distiller checks each extractor on that very log before it
+    copies it, so a real build cannot break the guard. Here the sample file is changed on disk
+    between the copy and the replay (as a file system or another process could), by wrapping
+    the replay: the replay itself, the run, the environment and the files are real.
+    """
+    from reprobridge_sdk.agent import distiller
+
+    real = distiller.check_samples
+    changed: list[Path] = []
+
+    def check_samples(root: Path, launchers: list[str]) -> object:
+        for log in Path(root).glob("samples/*/log.txt"):
+            text = log.read_text("utf-8")
+            log.write_text(re.sub(r"\d\.\d+", "0.5", text), "utf-8")
+            changed.append(log)
+        return real(root, launchers)
+
+    monkeypatch.setattr(distiller, "check_samples", check_samples)
+    art = load(artifact)
+    launcher = next(item.id for item in art.manifest.launchers if item.scope == "scored")
+    plan, launchers = _plan(launcher)
+    record, _ = distill(
+        art, _claims(), plan, launchers, tmp_path / "state", inputs_digest=ZERO, runs=2
+    )
+    assert changed, "the Distiller wrote no sample"
+    assert not record.gate.passed
+    assert {f.code for f in record.gate.findings} == {"B010"}
+    assert record.reference_runs == []  # no reference runs from an extractor that fails

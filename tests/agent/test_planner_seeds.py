@@ -56,7 +56,8 @@ def test_a_statistic_over_seeds_of_an_unseeded_script_is_b018(raw_repo, tmp_path
     assert [(f.code, f.path) for f in record.gate.findings] == [("B018", "/claims/0/hints/seeds")]
     assert record.gate.passed
     assert record.claims[0].statistic is None
-    assert all(item.seed_flag is None and item.seeds == [] for item in record.launchers)
+    # the first seed only, kept for the seed option the Reproducer gives the script
+    assert [(item.seed_flag, item.seeds) for item in record.launchers] == [(None, [0])] * 2
 
 
 def test_one_seed_with_a_statistic_stays_a_one_seed_plan(raw_repo, tmp_path: Path) -> None:

@@ -5,12 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from build_fixtures import git
+from build_fixtures import EPOCH_SECONDS, FIXTURES, Fixture, git, write_repo
 
 from reprobridge_sdk.agent.claims import load_claims
 from reprobridge_sdk.agent.fixes import Failure, Fix
 from reprobridge_sdk.agent.intake import checkout, inventory
-from reprobridge_sdk.agent.planner import plan
+from reprobridge_sdk.agent.planner import plan, unseeded_pitfall_id
 from reprobridge_sdk.agent.reproducer import reproduce
 from reprobridge_sdk.model.build import LauncherPlan, ReproducerRecord
 
@@ -20,8 +20,8 @@ pytestmark = pytest.mark.slow
 
 
 def _reproduce(
-    raw_repo, tmp_path: Path, python: Path, name: str, advise=None
-) -> tuple[ReproducerRecord, Path, list[tuple[str, str]]]:
+    raw_repo, tmp_path: Path, python: Path, name: str, *, advise=None, timeout: float = 600.0
+) -> tuple[ReproducerRecord, Path, list[tuple[str, str | None]]]:
     repo, claims_file = raw_repo(name)
     code = tmp_path / "code"
     commit, date = checkout(str(repo), code)
@@ -30,15 +30,24 @@ def _reproduce(
         code, claims, source=str(repo), commit=commit, commit_date=date, inputs_digest=ZERO
     )
     planned = plan(claims, intake, root=code, inputs_digest=ZERO)
-    recorded: list[tuple[str, str]] = []
+    recorded: list[tuple[str, str | None]] = []
 
-    def record(fix: Fix, failure: Failure, tasks: list[str]) -> str:
+    def record(fix: Fix, failure: Failure | None, tasks: list[str]) -> str:
         git("commit", "-qam", fix.summary, cwd=code)
-        recorded.append((fix.rule, failure.type))
+        recorded.append((fix.rule, failure.type if failure else None))
+        if failure is None:  # a convenience change says why in its evidence
+            assert fix.kind == "convenience" and fix.evidence
         return f"fix-{len(recorded)}"
 
     result = reproduce(
-        claims, planned, code, python, inputs_digest=ZERO, record=record, advise=advise
+        claims,
+        planned,
+        code,
+        python,
+        inputs_digest=ZERO,
+        record=record,
+        advise=advise,
+        timeout=timeout,
     )
     return result, code, recorded
 
@@ -52,6 +61,10 @@ def test_python2_prints_and_integer_division_are_fixed_and_recorded(
     assert [f.change for f in result.fixes] == ["fix-1", "fix-2"]
     assert [a.exit_status for a in result.attempts] == [1, 1, 0]
     assert "half = len(X) // 2" in (code / "main.py").read_text("utf-8")
+    # what the record says about the errors names no path of this machine
+    written = result.model_dump_json()
+    assert str(tmp_path) not in written and str(tmp_path.resolve()) not in written
+    assert 'File "code/main.py", line' in result.fixes[1].traceback
 
 
 @pytest.mark.parametrize(
@@ -96,3 +109,97 @@ def test_a_fix_that_does_not_remove_the_error_is_undone(
     assert [f.source for f in result.rejected] == ["advisor"]
     assert sorted(f.code for f in result.gate.findings) == ["B007", "B008"]
     assert not (code / "score.py").read_text("utf-8").startswith("# touched")
+
+
+def test_a_claim_with_seeds_gives_its_unseeded_script_a_seed_option(
+    raw_repo, tmp_path: Path, fixture_python: Path
+) -> None:
+    result, code, recorded = _reproduce(raw_repo, tmp_path, fixture_python, "seed-flag")
+    assert result.gate.passed, result.gate.findings
+    assert recorded == [("seed-option", None)]
+    [fix] = result.fixes
+    assert (fix.kind, fix.files, fix.error, fix.change) == (
+        "convenience",
+        ["experiment.py"],
+        "",
+        "fix-1",
+    )
+    assert fix.evidence
+    # the smoke run, then two seeded runs that print the same value
+    assert [a.exit_status for a in result.attempts] == [0, 0, 0]
+    assert [a.argv[-2:] for a in result.attempts[1:]] == [["--seed", "{seed}"]] * 2
+    for launcher in result.launchers:
+        assert (launcher.seed_flag, launcher.seeds) == ("--seed", [1])
+        assert launcher.argv[-2:] == ["--seed", "{seed}"]
+    assert result.resolved_pitfalls == [unseeded_pitfall_id("experiment-scored")]
+    assert "def _repro_seed(value):" in (code / "experiment.py").read_text("utf-8")
+
+
+def test_a_seed_option_whose_runs_still_differ_is_undone_with_b020(
+    tmp_path: Path, fixture_python: Path
+) -> None:
+    base = FIXTURES["seed-flag"]
+    noisy = Fixture(
+        "seed-noisy",
+        {"run.py": 'import os\nprint("test accuracy: %d" % int.from_bytes(os.urandom(4)))\n'},
+        base.claims,
+        ("seeded from the operating system, whatever the seed",),
+    )
+    repo, claims_file = write_repo(tmp_path / "raw", noisy)
+    result, code, recorded = _reproduce(
+        lambda _name: (repo, claims_file), tmp_path, fixture_python, "seed-noisy"
+    )
+    assert result.gate.passed  # a warning: the runs are repeated unseeded, as planned
+    assert [f.code for f in result.gate.findings] == ["B020"]
+    assert recorded == [] and result.fixes == []
+    assert [(f.rule, f.kind) for f in result.rejected] == [("seed-option", "convenience")]
+    assert (code / "run.py").read_text("utf-8") == noisy.files["run.py"]
+    assert {launcher.seed_flag for launcher in result.launchers} == {None}
+    assert result.resolved_pitfalls == []
+
+
+@pytest.mark.parametrize(
+    "case",
+    [
+        ("long-smoke", True, {"env": {"MPLBACKEND": "Agg", "REPRO_EPOCHS": "1"}}),
+        ("long-smoke-option", False, {"argv": ["python", "train.py", "--rounds", "5"]}),
+    ],
+)
+def test_a_smoke_run_past_its_budget_is_made_short(
+    raw_repo, tmp_path: Path, fixture_python: Path, case: tuple[str, bool, dict[str, object]]
+) -> None:
+    name, patched, smoke_change = case
+    budget = 24 * EPOCH_SECONDS  # the full run takes 80 epochs, the short one 1 or 5
+    result, code, recorded = _reproduce(raw_repo, tmp_path, fixture_python, name, timeout=budget)
+    assert result.gate.passed, result.gate.findings
+    assert [a.exit_status for a in result.attempts] == [None, 0]
+    [fix] = result.fixes
+    assert (fix.rule, fix.kind, fix.launcher) == ("smoke-scope", "convenience", "train-smoke")
+    assert fix.error and fix.evidence
+    assert recorded == ([("smoke-scope", None)] if patched else [])
+    assert fix.files == (["train.py"] if patched else [])
+    launchers = {item.id: item for item in result.launchers}
+    for key, value in smoke_change.items():
+        assert getattr(launchers["train-smoke"], key) == value
+    # the scored launcher runs the full scope, unchanged
+    assert launchers["train-scored"].argv == ["python", "train.py"]
+    assert launchers["train-scored"].env == {"MPLBACKEND": "Agg"}
+    assert ("_repro_knob" in (code / "train.py").read_text("utf-8")) is patched
+
+
+def test_a_smoke_run_past_its_budget_without_an_iteration_count_is_b021(
+    tmp_path: Path, fixture_python: Path
+) -> None:
+    endless = Fixture(
+        "endless",
+        {"serve.py": "import time\nwhile True:\n    time.sleep(0.1)\nprint('test accuracy: 1')\n"},
+        FIXTURES["long-smoke"].claims,
+        ("runs until it is stopped",),
+    )
+    repo, claims_file = write_repo(tmp_path / "raw", endless)
+    result, _, recorded = _reproduce(
+        lambda _name: (repo, claims_file), tmp_path, fixture_python, "endless", timeout=2.0
+    )
+    assert not result.gate.passed
+    assert [f.code for f in result.gate.findings] == ["B021"]
+    assert recorded == [] and result.fixes == []

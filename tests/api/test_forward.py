@@ -8,6 +8,8 @@ unknown value is S004; ``save()`` refuses to lose what was set aside (V008).
 from __future__ import annotations
 
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +18,8 @@ import yaml
 
 from reprobridge_sdk import validate
 from reprobridge_sdk.api import load
-from reprobridge_sdk.audit.auditor import load_artifact
+from reprobridge_sdk.audit.auditor import audit, load_artifact
+from reprobridge_sdk.env.data import verify_data
 from reprobridge_sdk.errors import ArtifactError
 from reprobridge_sdk.run.dryrun import dry_run
 from reprobridge_sdk.validation.forward import carrier
@@ -53,6 +56,11 @@ def test_an_unknown_key_is_ignored_and_save_refuses_to_lose_it(tmp_path: Path) -
         art.save()
     assert [(f.code, f.path) for f in caught.value.findings] == [("V008", "/tasks/0/baseline")]
     assert (root / "rra.yaml").read_bytes() == before
+    guide = (root / "GUIDE.md").read_bytes()
+    with pytest.raises(ArtifactError) as caught:
+        art.write_guide()  # the guide's records are rendered from the manifest: same refusal
+    assert [f.code for f in caught.value.findings] == ["V008"]
+    assert (root / "GUIDE.md").read_bytes() == guide
 
 
 def test_a_newer_minor_document_read_whole_is_saved(tmp_path: Path) -> None:
@@ -74,6 +82,21 @@ def test_an_unknown_value_sets_aside_its_task_and_the_measurement_of_it(tmp_path
     facts = load_artifact(root)  # the auditor reads it the same way
     assert [t.id for t in facts.manifest.tasks] == ["accuracy-top5"]
     assert [p.launcher for p in dry_run(root, env_mode="current")] == ["train"] * 3
+    assert art.forward.to_document("/tasks/0/reference") == "/tasks/1/reference"
+    assert art.forward.to_document("/launchers/0/measurements/0") == "/launchers/0/measurements/1"
+    # the auditor's own findings point into the document, not into the view
+    report = audit(root).model_dump()  # no runs: A024 on the task
+    assert report["tasks"][0]["id"] == "accuracy-top5"
+    assert _task_pointers(report) and all(p.startswith("/tasks/1") for p in _task_pointers(report))
+
+
+def _task_pointers(value: Any) -> list[str]:
+    if isinstance(value, dict):
+        found = [value["path"]] if str(value.get("path", "")).startswith("/tasks/") else []
+        return found + [p for item in value.values() for p in _task_pointers(item)]
+    if isinstance(value, list):
+        return [p for item in value for p in _task_pointers(item)]
+    return []
 
 
 def test_set_aside_data_items_take_their_launchers_along(tmp_path: Path) -> None:
@@ -147,3 +170,37 @@ def test_a_closed_enumeration_is_an_error_whatever_the_minor_version(tmp_path: P
 )
 def test_the_carrier_of_a_value(pointer: str, element: str | None) -> None:
     assert carrier(pointer) == element
+
+
+def test_run_says_what_it_sets_aside_before_it_prepares(tmp_path: Path) -> None:
+    root = _copy(tmp_path, "newer-minor-with-unknown-value")
+    done = subprocess.run(
+        [sys.executable, "-m", "reprobridge_sdk", "run", "--dry-run", "--env", "current", root],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "warning V003:" in done.stderr
+    assert "warning S006:" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_the_environment_commands_read_the_same_view(tmp_path: Path) -> None:
+    root = _copy(tmp_path, "newer-minor-version")
+
+    def change(data: dict[str, Any]) -> None:
+        data["environment"]["containers"] = ["docker"]  # a key of a later minor version
+        data["environment"]["data"] = [
+            {"id": "net", "source": {"url": "https://example.org/n"}, "access": "torrent"},
+            {"id": "local", "source": {"url": "https://example.org/l"}, "destination": "d.txt"},
+        ]
+
+    _edit(root, change)
+    assert not [f for f in validate(root).findings if f.severity.value == "error"]
+    result = verify_data(root)  # no S001 for the key; the torrent item is set aside
+    assert result.present == []
+    assert [(f.code, f.path) for f in result.findings if f.code == "D001"] == [
+        ("D001", "/environment/data/1")  # the document's index, not the view's 0
+    ]

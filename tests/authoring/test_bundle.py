@@ -223,3 +223,24 @@ def test_check_of_the_archive_needs_no_original_repository(tmp_path: Path) -> No
         ("smoke", True),
         ("audit", True),
     ]
+
+
+def test_a_bundle_outside_the_artifact_is_refused(
+    hostile: tuple[Path, Path, str], tmp_path: Path
+) -> None:
+    """Hostile: the declared bundle leaves the artifact (a ``..`` path, or a link out)."""
+    copy, _, _ = hostile
+    art = api.load(copy)
+    bundle = art.manifest.codebase.upstream.bundle
+    assert bundle is not None
+    outside = tmp_path / "outside.bundle"
+    shutil.copyfile(copy / bundle.path, outside)
+    (copy / "upstream" / "link.bundle").symlink_to(outside)
+    for path, code in (("../outside.bundle", "F002"), ("upstream/link.bundle", "F003")):
+        bundle.path = path
+        art.save()
+        with pytest.raises(CodebaseError) as caught:
+            materialize(copy)
+        assert _codes(caught) == [("C025", "/codebase/upstream/bundle")]
+        found = {f.code for f in api.load(copy).validate().findings}
+        assert code in found

@@ -60,3 +60,32 @@ def test_readme_commands_come_from_code_blocks_and_prompts() -> None:
         "$ bash scripts/eval.sh ckpt/\n\nWe used python for everything.\n"
     )
     assert readme_commands(text) == ["python train.py --epochs 10", "bash scripts/eval.sh ckpt/"]
+
+
+@pytest.mark.parametrize(
+    "pyproject",
+    [
+        "project = 1\n",  # not a table
+        "[project]\nrequires-python = " + "[" * 5000 + "]" * 5000 + "\n",  # past the recursion
+        "[project]\ndependencies = 'numpy'\nrequires-python = 3.11\n",  # wrong types
+        "[project\n",  # not TOML
+    ],
+)
+def test_init_from_a_hostile_pyproject_keeps_the_scaffold_values(
+    tmp_path: Path, pyproject: str
+) -> None:
+    from reprobridge_sdk.authoring.intake import scaffold_from
+    from reprobridge_sdk.authoring.scaffold import InitOptions
+
+    repo = tmp_path / "paper"
+    make_paper_repo(repo)
+    for name in ("requirements.txt", "requirements.in", ".python-version"):
+        (repo / name).unlink(missing_ok=True)  # pyproject.toml is the only place left to read
+    (repo / "pyproject.toml").write_text(pyproject, "utf-8")
+    run_git("add", "-A", cwd=repo)
+    run_git("commit", "-q", "-m", "pyproject", cwd=repo)
+    result = scaffold_from(tmp_path / "art", InitOptions(id="tiny", title="Tiny"), str(repo))
+    assert (result.python, result.python_from, result.requirements_from) == (None, None, None)
+    assert api.load(tmp_path / "art").manifest.codebase.upstream.commit == run_git(
+        "rev-parse", "HEAD", cwd=repo
+    )

@@ -38,8 +38,20 @@ def _record_hash(data: bytes) -> str:
     return f"sha256={digest}"
 
 
-def build_wheel(directory: Path, name: str, version: str, requires: tuple[str, ...] = ()) -> Wheel:
-    """Write ``<name>-<version>-py3-none-any.whl`` into ``directory``."""
+def build_wheel(
+    directory: Path,
+    name: str,
+    version: str,
+    requires: tuple[str, ...] = (),
+    *,
+    modules: dict[str, str] | None = None,
+    entry_points: str | None = None,
+) -> Wheel:
+    """Write ``<name>-<version>-py3-none-any.whl`` into ``directory``.
+
+    ``modules``: more top-level modules (file name -> source); ``entry_points``: the text of
+    the distribution's ``entry_points.txt`` (a plugin distribution).
+    """
     module = name.replace("-", "_")
     dist_info = f"{module}-{version}.dist-info"
     metadata = f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n"
@@ -52,6 +64,10 @@ def build_wheel(directory: Path, name: str, version: str, requires: tuple[str, .
             b"Tag: py3-none-any\n"
         ),
     }
+    for module_file, source in (modules or {}).items():
+        files[module_file] = source.encode()
+    if entry_points is not None:
+        files[f"{dist_info}/entry_points.txt"] = entry_points.encode()
     record = "".join(f"{path},{_record_hash(data)},{len(data)}\n" for path, data in files.items())
     record += f"{dist_info}/RECORD,,\n"
     files[f"{dist_info}/RECORD"] = record.encode()

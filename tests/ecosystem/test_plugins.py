@@ -1,8 +1,8 @@
-"""Report-format plugins found through real entry points of a distribution on sys.path.
+"""Report-format plugins of a real plugin distribution pip-installed into a venv.
 
-The test writes a tiny plugin distribution (a module and its ``.dist-info`` with
-``entry_points.txt``) into a folder and puts it on ``PYTHONPATH`` of a real ``reprobridge``
-process, so ``importlib.metadata`` discovers it as it would an installed package.
+The distribution (``eco_plugins``, shared with the extractor and data-scheme plugin tests)
+is built as a wheel and installed with pip into a venv made for the session; a real
+``reprobridge`` process of that venv discovers it through ``importlib.metadata``.
 """
 
 from __future__ import annotations
@@ -15,41 +15,11 @@ import sys
 from pathlib import Path
 
 import pytest
+from eco_plugins import DISTRIBUTION, PluginVenv
 
 REPO = Path(__file__).resolve().parents[2]
 
-PLUGIN = """
-def count(pairs):
-    return "".join(f"{label}\\t{len(findings)}\\n" for label, findings in pairs)
-
-
-def sneaky_json(pairs):
-    return "not the built-in json\\n"
-
-
-not_callable = 42
-"""
-ENTRY_POINTS = """\
-[reprobridge.report_formats]
-count = rb_count_plugin:count
-json = rb_count_plugin:sneaky_json
-broken = rb_missing_module:render
-inert = rb_count_plugin:not_callable
-Bad_Name = rb_count_plugin:count
-"""
-
-
-@pytest.fixture
-def plugin_path(tmp_path: Path) -> Path:
-    site = tmp_path / "site"
-    site.mkdir()
-    (site / "rb_count_plugin.py").write_text(PLUGIN)
-    info = site / "rb_count_plugin-0.1.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: rb-count-plugin\nVersion: 0.1\n")
-    (info / "entry_points.txt").write_text(ENTRY_POINTS)
-    (info / "RECORD").write_text("")
-    return site
+pytestmark = pytest.mark.slow  # the plugin venv is built with pip once per session
 
 
 @pytest.fixture
@@ -61,11 +31,10 @@ def artifact(tmp_path: Path) -> Path:
     return target
 
 
-def _validate(plugin_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONPATH": str(plugin_path)}
-    env = {k: v for k, v in env.items() if not k.startswith("REPROBRIDGE_")}
+def _validate(python: Path | str, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("REPROBRIDGE_")}
     return subprocess.run(
-        [sys.executable, "-m", "reprobridge", "validate", *args],
+        [str(python), "-m", "reprobridge", "validate", *args],
         capture_output=True,
         text=True,
         env=env,
@@ -74,27 +43,44 @@ def _validate(plugin_path: Path, *args: str) -> subprocess.CompletedProcess[str]
     )
 
 
-def test_a_plugin_format_renders_the_report(plugin_path: Path, artifact: Path) -> None:
-    proc = _validate(plugin_path, str(artifact), "--format", "count")
+def test_a_plugin_format_renders_the_report(plugin_venv: PluginVenv, artifact: Path) -> None:
+    proc = _validate(plugin_venv.python, str(artifact), "--format", "count")
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout == f"{artifact}\t0\n"
 
 
-def test_a_plugin_cannot_replace_a_built_in_format(plugin_path: Path, artifact: Path) -> None:
-    proc = _validate(plugin_path, str(artifact), "--format", "json")
+def test_a_plugin_cannot_replace_a_built_in_format(plugin_venv: PluginVenv, artifact: Path) -> None:
+    proc = _validate(plugin_venv.python, str(artifact), "--format", "json")
     assert json.loads(proc.stdout)["format_version"] == 1
 
 
 @pytest.mark.parametrize("name", ["broken", "inert"])
-def test_a_plugin_that_cannot_load_is_e017(plugin_path: Path, artifact: Path, name: str) -> None:
-    proc = _validate(plugin_path, str(artifact), "--format", name)
+def test_a_plugin_that_cannot_load_is_e017(
+    plugin_venv: PluginVenv, artifact: Path, name: str
+) -> None:
+    proc = _validate(plugin_venv.python, str(artifact), "--format", name)
     assert proc.returncode == 2
     assert f": error E017 the plugin '{name}'" in proc.stderr
-    assert "hint: reinstall or uninstall rb-count-plugin" in proc.stderr
+    assert f"hint: reinstall or uninstall {DISTRIBUTION}" in proc.stderr
 
 
-def test_badly_named_and_absent_plugins_are_not_formats(plugin_path: Path, artifact: Path) -> None:
-    proc = _validate(plugin_path, str(artifact), "--format", "Bad_Name")
+def test_badly_named_and_absent_plugins_are_not_formats(
+    plugin_venv: PluginVenv, artifact: Path
+) -> None:
+    proc = _validate(plugin_venv.python, str(artifact), "--format", "Bad_Name")
     assert proc.returncode == 2  # click: not one of the choices
-    proc = _validate(REPO / "no-such-dir", str(artifact), "--format", "count")
+    proc = _validate(sys.executable, str(artifact), "--format", "count")  # not installed here
     assert proc.returncode == 2
+
+
+def test_refused_report_formats_are_e026(plugin_venv: PluginVenv) -> None:
+    from eco_plugins import on_path
+
+    from reprobridge_sdk import plugins
+
+    with on_path(plugin_venv):
+        refused = sorted((f.code, f.path) for f in plugins.refusals((plugins.REPORT_FORMATS,)))
+    assert refused == [
+        ("E026", "/plugins/reprobridge.report_formats/Bad_Name"),
+        ("E026", "/plugins/reprobridge.report_formats/json"),
+    ]

@@ -223,7 +223,7 @@ class DaskExecutor(Executor):
                 "N022", problem, hint="lower the launcher's resources or use larger workers"
             )
         if not self._shared_fs:
-            data = pack_artifact(shared.root, shared.runs_dir)
+            data = pack_artifact(shared.root, shared.manifest, shared.runs_dir)
             self._archive_digest = hashlib.sha256(data).hexdigest()
             self._archive = self.client.scatter(data, broadcast=True, hash=False)
         # One cancel event per invocation: an executor the caller keeps open serves several.

@@ -12,7 +12,6 @@ the run directory for the client to place.
 from __future__ import annotations
 
 import io
-import os
 import shutil
 import socket
 import tarfile
@@ -22,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from reprobridge_sdk.contents import artifact_files
 from reprobridge_sdk.model import Manifest
 from reprobridge_sdk.model.evidence import LostAttempt
 from reprobridge_sdk.run._environment import prepare_environment
@@ -29,12 +29,10 @@ from reprobridge_sdk.run._execute import EnvMode, Job, Shared, execute
 from reprobridge_sdk.run.evidence import utc_now
 from reprobridge_sdk.run.results import RunEvent, RunResult
 
-__all__ = ["RemoteOutcome", "RemoteRun", "pack_artifact", "run_remote"]
+__all__ = ["RemoteOutcome", "RemoteRun", "pack_artifact", "run_remote", "shipped_files"]
 
 #: Seconds between two looks at the client's cancellation event.
 CANCEL_POLL = 0.5
-#: Directories of an artifact that never travel to the workers.
-NOT_SHIPPED = ("runs", ".rra-build", ".git")
 
 
 @dataclass(frozen=True)
@@ -72,17 +70,26 @@ _environments: dict[tuple[str, str, str | None], tuple[dict[str, str], str | Non
 _environments = {}
 
 
-def pack_artifact(root: Path, runs_dir: Path) -> bytes:
+def shipped_files(root: Path, manifest: Manifest, runs_dir: Path) -> list[str]:
+    """What travels to workers without the client's file system: what ``pack`` packs, plus
+    the working checkout ``code/`` of a patch series.
+
+    The one rule of :func:`reprobridge_sdk.contents.artifact_files`, with one difference
+    that runs need: a patch series' runs execute in its working checkout, which the client
+    materialized before the executor started and which workers do not build again (they have
+    neither the upstream nor, for a path upstream, its location), so the checkout's files
+    travel too (without its ``.git``, like every tree the rule lists). The runs directory is
+    left out wherever it is; a link that leaves the artifact is C017 before anything is sent.
+    """
+    return artifact_files(root, manifest, with_checkout=True, skip=(runs_dir,))
+
+
+def pack_artifact(root: Path, manifest: Manifest, runs_dir: Path) -> bytes:
     """The artifact as an uncompressed tar for workers without the client's file system."""
     buffer = io.BytesIO()
-    skip = {root / name for name in NOT_SHIPPED} | {runs_dir}
     with tarfile.open(fileobj=buffer, mode="w", format=tarfile.PAX_FORMAT) as tar:
-        for dirpath, dirnames, filenames in os.walk(root):
-            here = Path(dirpath)
-            dirnames[:] = sorted(d for d in dirnames if here / d not in skip)
-            for name in sorted(filenames):
-                path = here / name
-                tar.add(path, arcname=path.relative_to(root).as_posix(), recursive=False)
+        for rel in shipped_files(root, manifest, runs_dir):
+            tar.add(root.joinpath(*rel.split("/")), arcname=rel, recursive=False)
     return buffer.getvalue()
 
 

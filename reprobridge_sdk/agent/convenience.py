@@ -1,0 +1,570 @@
+"""Convenience changes of the Reproducer: a seed option and a short smoke scope.
+
+Both are code changes made only when needed, and both are real transformations of the
+source: :mod:`ast` gives the positions, and the text is edited only at those positions, so
+comments, odd formatting, semicolons, continuation lines, tabs and CRLF line endings are kept
+as they were. The Reproducer keeps a change only when its gate passes and records it with
+``code record --kind convenience``, with the reason and the evidence.
+
+**Seed option** (:func:`add_seed_option`), for a script that takes no seed when a claim names
+its seeds:
+
+* argparse: ``<parser>.add_argument("--seed", type=_repro_seed, default=None, ...)`` is
+  inserted right after the statement that creates the parser, whatever the import name
+  (``import argparse as ap``, ``from argparse import ArgumentParser as AP``), whatever the
+  parser is called (a name or an attribute such as ``self.parser``) and however the arguments
+  are parsed later (``parse_args``, ``parse_known_args``, ``vars(...)``): argparse calls the
+  ``type`` function only when the option is given, so the seeding never depends on what the
+  script does with the parsed arguments. With several parsers, the first whose
+  ``parse_args``/``parse_known_args`` the file calls is taken, else the first created.
+* click: an ``@click.option("--seed", ..., expose_value=False, callback=...)`` decorator right
+  under the command's decorator (``click.command``, ``click.group``, ``<group>.command`` or
+  ``command`` imported from click): the command's signature does not change. With several
+  commands, the one the ``__main__`` block calls, else the first.
+* otherwise (no argument parser the file creates itself, ``sys.argv`` read by hand): the
+  environment variable :data:`SEED_ENV`, read at the top of the module.
+
+The flag is ``--seed``, or ``--repro-seed`` when the file already names ``--seed``. The seeding
+function (:data:`SEED_FUNCTION`) is inserted after the module docstring and the ``from
+__future__`` imports; it seeds ``random``, ``numpy`` when the file imports numpy and ``torch``
+when the file imports torch. Given no seed, nothing is seeded: the script behaves as before.
+A file that does not parse as Python 3 (Python 2 not converted yet) or already defines the
+function gets no change (None).
+
+**Smoke knob** (:func:`smoke_knob`), for a smoke run that exceeded its budget. An iteration
+count is a name that counts epochs, iterations, steps, estimators, rounds, episodes, updates or
+generations (``epochs``, ``n_epochs``, ``max_iter``, ``n_estimators``, ``num_steps``, ...; not
+``warmup_steps``, ``log_steps`` and the like, which do not bound the work). Tried in order:
+
+1. an option of the script with such a name (argparse or click) that the smoke launcher does
+   not pass yet: the smoke launcher passes a small value (no code change);
+2. a module constant with such a name bound to an integer literal (``EPOCHS = 100``);
+3. a keyword argument with such a name and an integer literal (``n_estimators=500``);
+4. the outermost ``for`` loop over ``range(<integer literal>)`` (a bound of at least 10; a loop
+   inside it counts inner steps, such as batches), the largest when there are several.
+
+For 2-4 the literal becomes ``_repro_knob("REPRO_<NAME>", <literal>)``, which reads that
+environment variable and falls back to the literal (the loop's variable is
+``REPRO_ITERATIONS``); the smoke launcher sets the variable. Without it the script runs as
+before, so the scored launcher is unchanged. The small value is 1 for epochs and otherwise
+the smaller of 5 and the default. A script with none of these has no knob (None).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+__all__ = [
+    "KNOB_FUNCTION",
+    "SEED_ENV",
+    "SEED_FUNCTION",
+    "Knob",
+    "SeedOption",
+    "add_seed_option",
+    "is_iteration_count",
+    "smoke_knob",
+]
+
+#: The environment variable a script without an argument parser reads its seed from.
+SEED_ENV = "REPRO_SEED"
+#: The function the seed option inserts.
+SEED_FUNCTION = "_repro_seed"
+#: The function a smoke knob inserts.
+KNOB_FUNCTION = "_repro_knob"
+_MARK = "# Added by reprobridge build: a convenience change (see the guide's change record)."
+
+_COUNT = re.compile(
+    r"^(?:[a-z0-9]+_)*(?:epochs?|iters?|iterations?|steps?|estimators|rounds|episodes|updates|"
+    r"generations)$"
+)
+_NOT_A_BOUND = re.compile(
+    r"^(?:warmup|warm_up|log|logging|eval|evaluation|save|print|checkpoint|ckpt|report|val|"
+    r"validation|patience|display|sample|snapshot)_"
+)
+
+
+def is_iteration_count(name: str) -> bool:
+    """Whether an option or variable ``name`` counts the work (``--n-epochs``, ``MAX_ITER``)."""
+    key = name.lstrip("-").replace("-", "_").lower()
+    return bool(_COUNT.match(key)) and not _NOT_A_BOUND.match(key)
+
+
+# ------------------------------------------------------------------------------ editing
+
+
+class _Source:
+    """A file's text with ast positions (1-based lines, UTF-8 byte columns) as offsets."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.lines = text.splitlines(keepends=True)
+        self.starts: list[int] = []
+        offset = 0
+        for line in self.lines:
+            self.starts.append(offset)
+            offset += len(line)
+        self.newline = "\r\n" if "\r\n" in text else "\n"
+        self.edits: list[tuple[int, int, str]] = []
+
+    def offset(self, lineno: int, col: int) -> int:
+        line = self.lines[lineno - 1]
+        return self.starts[lineno - 1] + len(line.encode("utf-8")[:col].decode("utf-8", "replace"))
+
+    def indent(self, lineno: int) -> str:
+        line = self.lines[lineno - 1]
+        return line[: len(line) - len(line.lstrip(" \t"))]
+
+    def _starts_line(self, node: ast.stmt | ast.expr) -> bool:
+        line = self.lines[node.lineno - 1]
+        return line.encode("utf-8")[: node.col_offset].strip() in {b"", b"@"}
+
+    def _rest_is_blank(self, node: ast.stmt | ast.expr) -> bool:
+        assert node.end_lineno is not None and node.end_col_offset is not None
+        rest = self.lines[node.end_lineno - 1].encode("utf-8")[node.end_col_offset :].strip()
+        return rest == b"" or rest.startswith(b"#")
+
+    def insert_lines_before(self, lineno: int, col: int, lines: Sequence[str]) -> None:
+        """Whole lines before the module-level statement that starts at ``lineno:col``."""
+        body = "".join(f"{line}{self.newline}" if line else self.newline for line in lines)
+        if self.lines[lineno - 1].encode("utf-8")[:col].strip() == b"":
+            at = self.starts[lineno - 1]
+            self.edits.append((at, at, body))
+        else:  # the statement follows a ';': end that line first
+            at = self.offset(lineno, col)
+            self.edits.append((at, at, self.newline + body))
+
+    def insert_after(self, node: ast.stmt | ast.expr, code: str) -> None:
+        """One statement (or decorator line) right after ``node``, in the same block."""
+        assert node.end_lineno is not None and node.end_col_offset is not None
+        if self._starts_line(node) and self._rest_is_blank(node):
+            line = node.end_lineno
+            at = self.starts[line] if line < len(self.lines) else len(self.text)
+            prefix = "" if self.lines[line - 1].endswith(("\n", "\r")) else self.newline
+            self.edits.append((at, at, f"{prefix}{self.indent(node.lineno)}{code}{self.newline}"))
+        else:  # a simple statement among others on its line: join it with ';'
+            at = self.offset(node.end_lineno, node.end_col_offset)
+            self.edits.append((at, at, f"; {code}"))
+
+    def replace(self, node: ast.expr, code: str) -> None:
+        assert node.end_lineno is not None and node.end_col_offset is not None
+        start = self.offset(node.lineno, node.col_offset)
+        end = self.offset(node.end_lineno, node.end_col_offset)
+        self.edits.append((start, end, code))
+
+    def segment(self, node: ast.expr) -> str:
+        assert node.end_lineno is not None and node.end_col_offset is not None
+        return self.text[
+            self.offset(node.lineno, node.col_offset) : self.offset(
+                node.end_lineno, node.end_col_offset
+            )
+        ]
+
+    def result(self) -> str:
+        text = self.text
+        for start, end, code in sorted(self.edits, key=lambda e: (e[0], e[1]), reverse=True):
+            text = text[:start] + code + text[end:]
+        return text
+
+
+def _parse(text: str) -> ast.Module | None:
+    try:
+        return ast.parse(text)
+    except (SyntaxError, ValueError):
+        return None
+
+
+def _is_docstring(node: ast.stmt) -> bool:
+    return (
+        isinstance(node, ast.Expr)
+        and isinstance(node.value, ast.Constant)
+        and isinstance(node.value.value, str)
+    )
+
+
+def _first_statement(tree: ast.Module) -> ast.stmt | None:
+    """The statement the inserted functions go before: after the docstring and __future__."""
+    for index, node in enumerate(tree.body):
+        if index == 0 and _is_docstring(node):
+            continue
+        if isinstance(node, ast.ImportFrom) and node.module == "__future__":
+            continue
+        return node
+    return None
+
+
+def _insert_functions(source: _Source, tree: ast.Module, lines: list[str]) -> bool:
+    anchor = _first_statement(tree)
+    if anchor is None:
+        return False
+    lineno, col = anchor.lineno, anchor.col_offset
+    decorators = getattr(anchor, "decorator_list", [])
+    if decorators:  # a decorated definition starts at its first decorator's '@'
+        first = min(decorators, key=lambda d: (d.lineno, d.col_offset))
+        lineno = first.lineno
+        col = source.lines[lineno - 1].encode("utf-8")[: first.col_offset].rfind(b"@")
+    source.insert_lines_before(lineno, col, [*lines, "", ""])
+    return True
+
+
+def _imports(tree: ast.Module) -> set[str]:
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found.update(alias.name.split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            found.add(node.module.split(".")[0])
+    return found
+
+
+def _defines(tree: ast.Module, name: str) -> bool:
+    return any(
+        isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == name
+        for node in ast.walk(tree)
+    )
+
+
+class _Names:
+    """What the names of a module refer to in ``module.attr`` terms (import aliases)."""
+
+    def __init__(self, tree: ast.Module) -> None:
+        self.modules: dict[str, str] = {}  # local name -> module
+        self.objects: dict[str, str] = {}  # local name -> "module.attr"
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                for alias in node.names:
+                    if alias.asname:
+                        self.modules[alias.asname] = alias.name
+                    else:
+                        top = alias.name.split(".")[0]
+                        self.modules[top] = top
+            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                for alias in node.names:
+                    self.objects[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+
+    def resolve(self, node: ast.expr) -> str | None:
+        """``argparse.ArgumentParser`` for ``ap.ArgumentParser`` or ``AP`` (an alias)."""
+        if isinstance(node, ast.Name):
+            return self.objects.get(node.id) or self.modules.get(node.id)
+        if isinstance(node, ast.Attribute):
+            base = self.resolve(node.value)
+            return f"{base}.{node.attr}" if base else None
+        return None
+
+
+# ------------------------------------------------------------------------------ seed option
+
+
+@dataclass(frozen=True)
+class SeedOption:
+    """A script changed to take a seed, and how a launcher passes it."""
+
+    text: str
+    how: Literal["argparse", "click", "env"]
+    #: The option (``--seed``) or, for ``env``, the environment variable.
+    flag: str
+    #: Libraries the seed is given to.
+    seeds: tuple[str, ...]
+
+
+def _seed_function(libraries: Iterable[str]) -> list[str]:
+    lines = [
+        _MARK,
+        f"def {SEED_FUNCTION}(value):",
+        '    """Seed random, numpy and torch (those the script imports) with ``value``."""',
+        "    import random",
+        "",
+        "    seed = int(value)",
+        "    random.seed(seed)",
+    ]
+    if "numpy" in libraries:
+        lines += ["    import numpy", "", "    numpy.random.seed(seed % 2**32)"]
+    if "torch" in libraries:
+        lines += ["    import torch", "", "    torch.manual_seed(seed)"]
+    lines.append("    return seed")
+    return lines
+
+
+def _strings(tree: ast.Module) -> set[str]:
+    return {
+        node.value
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant) and isinstance(node.value, str)
+    }
+
+
+def _parsers(tree: ast.Module, names: _Names) -> list[tuple[ast.stmt, ast.expr]]:
+    """(statement, target) of every ``x = argparse.ArgumentParser(...)``, in source order."""
+    found: list[tuple[ast.stmt, ast.expr]] = []
+    for node in ast.walk(tree):
+        value: ast.expr | None = None
+        targets: list[ast.expr] = []
+        if isinstance(node, ast.Assign):
+            value, targets = node.value, node.targets
+        elif isinstance(node, ast.AnnAssign) and node.value is not None:
+            value, targets = node.value, [node.target]
+        if not (isinstance(value, ast.Call) and len(targets) == 1):
+            continue
+        if names.resolve(value.func) != "argparse.ArgumentParser":
+            continue
+        if isinstance(targets[0], (ast.Name, ast.Attribute)):
+            found.append((node, targets[0]))  # type: ignore[arg-type]
+    return sorted(found, key=lambda item: (item[0].lineno, item[0].col_offset))
+
+
+def _parse_receivers(tree: ast.Module) -> list[str]:
+    receivers: list[tuple[int, int, str]] = []
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr in {"parse_args", "parse_known_args"}
+        ):
+            receivers.append((node.lineno, node.col_offset, ast.unparse(node.func.value)))
+    return [text for _, _, text in sorted(receivers)]
+
+
+def _click_commands(tree: ast.Module, names: _Names) -> list[tuple[ast.FunctionDef, ast.expr]]:
+    found: list[tuple[ast.FunctionDef, ast.expr]] = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.FunctionDef):
+            continue
+        for decorator in node.decorator_list:
+            func = decorator.func if isinstance(decorator, ast.Call) else decorator
+            resolved = names.resolve(func)
+            is_click = resolved in {"click.command", "click.group"}
+            is_sub = (
+                resolved is None
+                and isinstance(func, ast.Attribute)
+                and func.attr in {"command", "group"}
+            )
+            if is_click or is_sub:
+                found.append((node, decorator))
+                break
+    return sorted(found, key=lambda item: item[0].lineno)
+
+
+def _main_calls(tree: ast.Module) -> set[str]:
+    called: set[str] = set()
+    for node in tree.body:
+        if (
+            isinstance(node, ast.If)
+            and isinstance(node.test, ast.Compare)
+            and isinstance(node.test.left, ast.Name)
+            and node.test.left.id == "__name__"
+        ):
+            for sub in ast.walk(node):
+                if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Name):
+                    called.add(sub.func.id)
+    return called
+
+
+def add_seed_option(text: str) -> SeedOption | None:
+    """``text`` changed to take a seed (see the module's rules), or None."""
+    tree = _parse(text)
+    if tree is None or _defines(tree, SEED_FUNCTION):
+        return None
+    source = _Source(text)
+    names = _Names(tree)
+    libraries = tuple(
+        lib for lib in ("random", "numpy", "torch") if lib == "random" or lib in _imports(tree)
+    )
+    flag = "--repro-seed" if "--seed" in _strings(tree) else "--seed"
+    help_text = "seed random, numpy and torch (added by reprobridge build)"
+    function = _seed_function(libraries)
+    parsers = _parsers(tree, names)
+    commands = _click_commands(tree, names)
+    if parsers:
+        receivers = _parse_receivers(tree)
+        chosen = next((item for item in parsers if ast.unparse(item[1]) in receivers), parsers[0])
+        statement, target = chosen
+        receiver = source.segment(target)
+        if not _insert_functions(source, tree, function):
+            return None
+        source.insert_after(
+            statement,
+            f'{receiver}.add_argument("{flag}", type={SEED_FUNCTION}, default=None, '
+            f'help="{help_text}")',
+        )
+        return SeedOption(source.result(), "argparse", flag, libraries)
+    if commands:
+        main = _main_calls(tree)
+        _command, decorator = next((item for item in commands if item[0].name in main), commands[0])
+        callback = [
+            "",
+            "",
+            "import click as _repro_click",
+            "",
+            "",
+            f"def {SEED_FUNCTION}_option(ctx, param, value):",
+            '    """The click callback of the seed option: seed when a value is given."""',
+            f"    return value if value is None else {SEED_FUNCTION}(value)",
+        ]
+        if not _insert_functions(source, tree, [*function, *callback]):
+            return None
+        source.insert_after(
+            decorator,
+            f'@_repro_click.option("{flag}", type=int, default=None, expose_value=False, '
+            f'callback={SEED_FUNCTION}_option, help="{help_text}")',
+        )
+        return SeedOption(source.result(), "click", flag, libraries)
+    reader = [
+        "",
+        "",
+        "import os as _repro_os",
+        "",
+        f'if _repro_os.environ.get("{SEED_ENV}", "").strip():',
+        f'    {SEED_FUNCTION}(_repro_os.environ["{SEED_ENV}"])',
+    ]
+    if not _insert_functions(source, tree, [*function, *reader]):
+        return None
+    return SeedOption(source.result(), "env", SEED_ENV, libraries)
+
+
+# ------------------------------------------------------------------------------ smoke knob
+
+
+@dataclass(frozen=True)
+class Knob:
+    """How a smoke run is made short."""
+
+    kind: Literal["option", "constant", "keyword", "loop"]
+    #: The script's name for it (option flag, constant or keyword name, loop variable).
+    name: str
+    #: The default as source text, when known.
+    default: str | None
+    small: str
+    #: The option and value the smoke launcher passes (``option``).
+    args: tuple[str, ...] = ()
+    #: The variable the smoke launcher sets (``constant``, ``keyword``, ``loop``).
+    env: dict[str, str] = field(default_factory=dict)
+    #: The script's new text (``constant``, ``keyword``, ``loop``).
+    text: str | None = None
+
+
+def _small(name: str, default: int | None) -> int:
+    if "epoch" in name.lower():
+        return 1
+    return max(1, min(5, default)) if default is not None else 5
+
+
+def _int_literal(node: ast.expr | None) -> int | None:
+    if isinstance(node, ast.Constant) and type(node.value) is int:
+        return node.value
+    return None
+
+
+def _options(tree: ast.Module) -> Iterator[tuple[list[str], ast.expr | None]]:
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
+            continue
+        if node.func.attr not in {"add_argument", "option"}:
+            continue
+        flags = [
+            arg.value
+            for arg in node.args
+            if isinstance(arg, ast.Constant) and isinstance(arg.value, str)
+        ]
+        default = next((kw.value for kw in node.keywords if kw.arg == "default"), None)
+        if flags:
+            yield flags, default
+
+
+def _knob_function() -> list[str]:
+    return [
+        _MARK,
+        f"def {KNOB_FUNCTION}(name, default):",
+        '    """The integer in the environment variable ``name``, else ``default``."""',
+        "    import os",
+        "",
+        '    value = os.environ.get(name, "").strip()',
+        "    return int(value) if value else default",
+    ]
+
+
+def _env_knob(
+    text: str,
+    tree: ast.Module,
+    kind: Literal["constant", "keyword", "loop"],
+    name: str,
+    node: ast.expr,
+) -> Knob | None:
+    source = _Source(text)
+    default = _int_literal(node)
+    variable = "REPRO_" + re.sub(r"[^A-Z0-9]+", "_", name.upper()).strip("_")
+    if not _defines(tree, KNOB_FUNCTION) and not _insert_functions(source, tree, _knob_function()):
+        return None
+    literal = source.segment(node)
+    source.replace(node, f'{KNOB_FUNCTION}("{variable}", {literal})')
+    small = str(_small(name, default))
+    return Knob(kind, name, literal, small, env={variable: small}, text=source.result())
+
+
+def _range_loops(body: Sequence[ast.AST], *, nested: bool) -> Iterator[tuple[int, ast.expr]]:
+    """(bound, node) of the ``range(<literal>)`` loops that no other such loop encloses."""
+    for node in body:
+        if isinstance(node, (ast.For, ast.AsyncFor)):
+            call = node.iter
+            if (
+                isinstance(call, ast.Call)
+                and isinstance(call.func, ast.Name)
+                and call.func.id == "range"
+                and len(call.args) == 1
+                and not call.keywords
+            ):
+                bound = _int_literal(call.args[0])
+                if bound is not None and bound >= 10:
+                    if not nested:
+                        yield bound, call.args[0]
+                    continue  # the loops inside it count its inner steps, not the work
+        yield from _range_loops(list(ast.iter_child_nodes(node)), nested=nested)
+
+
+def smoke_knob(text: str, argv: Sequence[str]) -> Knob | None:
+    """The way to shorten a run of the script ``text`` run as ``argv`` (see the rules), or None."""
+    tree = _parse(text)
+    if tree is None:
+        return None
+    given = {word.split("=", 1)[0] for word in argv if word.startswith("-")}
+    for flags, default in _options(tree):
+        long_flags = [f for f in flags if f.startswith("--")]
+        if not long_flags or not any(is_iteration_count(f) for f in long_flags):
+            continue
+        if given & set(flags):
+            continue  # the smoke launcher passes it already
+        small = str(_small(long_flags[0], _int_literal(default)))
+        literal = ast.unparse(default) if default is not None else None
+        return Knob("option", long_flags[0], literal, small, args=(long_flags[0], small))
+    for node in tree.body:
+        if isinstance(node, (ast.Assign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            if (
+                len(targets) == 1
+                and isinstance(targets[0], ast.Name)
+                and is_iteration_count(targets[0].id)
+                and node.value is not None
+                and _int_literal(node.value) is not None
+            ):
+                return _env_knob(text, tree, "constant", targets[0].id, node.value)
+    keywords = sorted(
+        (
+            (kw.value.lineno, kw.value.col_offset, kw)
+            for call in ast.walk(tree)
+            if isinstance(call, ast.Call)
+            for kw in call.keywords
+            if kw.arg and is_iteration_count(kw.arg) and _int_literal(kw.value) is not None
+        ),
+        key=lambda item: (item[0], item[1]),
+    )
+    if keywords:
+        keyword = keywords[0][2]
+        assert keyword.arg is not None
+        return _env_knob(text, tree, "keyword", keyword.arg, keyword.value)
+    loops = list(_range_loops(tree.body, nested=False))
+    if loops:
+        _, bound_node = max(loops, key=lambda item: item[0])
+        return _env_knob(text, tree, "loop", "iterations", bound_node)
+    return None

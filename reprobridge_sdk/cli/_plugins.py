@@ -1,0 +1,59 @@
+"""``reprobridge plugins``: the installed plugins of every group, and the refused ones.
+
+The listing is human text on stderr; ``--json`` writes the machine form to stdout alone.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import click
+
+__all__ = ["plugins"]
+
+
+@click.command("plugins", context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("--json", "as_json", is_flag=True, help="JSON on stdout.")
+def plugins(as_json: bool) -> None:
+    """List the plugins installed for each entry point group.
+
+    \b
+    reprobridge.extractors      extractor kinds (x-NAME) for measurements
+    reprobridge.data_schemes    data URL schemes (x-NAME://)
+    reprobridge.report_formats  --format values of validate
+
+    An entry point whose name its group does not allow (not x-, or a built-in name) is
+    listed as refused, with a warning (X008, D017 or E026) on stderr.
+
+    \b
+    Exit codes: 0 (refused entry points are warnings), 2 usage error.
+    """
+    from reprobridge_sdk import plugins as registry  # noqa: PLC0415 - lazy
+
+    entries = registry.installed()
+    refused = registry.refusals()
+    if as_json:
+        data = {
+            "groups": list(registry.GROUPS),
+            "plugins": [entry.to_dict() for entry in entries],
+            "findings": [
+                {"code": f.code, "severity": f.severity.value, "message": f.message, "path": f.path}
+                for f in refused
+            ],
+        }
+        sys.stdout.write(json.dumps(data, indent=2) + "\n")
+        return
+    for group in registry.GROUPS:
+        mine = [entry for entry in entries if entry.group == group]
+        click.echo(f"{group}:", err=True)
+        if not mine:
+            click.echo("  (none)", err=True)
+        for entry in mine:
+            state = "" if entry.refused is None else "  [refused]"
+            where = f"{entry.distribution} {entry.version}".strip()
+            click.echo(f"  {entry.name}  {entry.value}  ({where}){state}", err=True)
+    for item in refused:
+        click.echo(f"warning {item.code}: {item.message} at {item.path}", err=True)
+        if item.hint:
+            click.echo(f"  hint: {item.hint}", err=True)

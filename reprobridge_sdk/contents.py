@@ -1,0 +1,129 @@
+"""What is part of an artifact: the one rule for the files that travel with it (spec §14.4).
+
+Every consumer that moves an artifact somewhere else asks :func:`artifact_files`: ``pack``
+(the archive), the Independent Reviewer of the build agent (through ``pack``) and a
+distributed executor shipping the artifact to workers without the client's file system.
+
+The rule, for an artifact at ``root`` with manifest ``manifest``:
+
+* **Kept:** every regular file and symbolic link below the root, as POSIX paths relative to
+  it, sorted by their UTF-8 bytes (the archive's order). Directories are not entries.
+* **Left out at any depth:** version-control and byte-code caches, the names of
+  :data:`~reprobridge_sdk.digest.TREE_EXCLUDES` and ``*.pyc`` (what the tree digest skips,
+  so the refined code keeps every file its digest covers).
+* **Left out at the root:** the runs directory ``runs/`` (evidence, not the artifact; kept
+  with ``with_runs``, an evidence submission); the working checkout ``code/`` of a patch
+  series (derived from the upstream and the patches; kept with ``with_checkout``, for
+  runners that execute in it without materializing it); and every **hidden directory**
+  (:func:`hidden_left_out`): a directory at the root whose name starts with ``.`` is build
+  state, a cache or a tool's settings (``.rra-build``, ``.venv``, ``.pytest_cache``,
+  ``.vscode``, ...) unless a string of the manifest (a path field, a launcher's ``argv`` or
+  ``workdir``) names a path inside it. Hidden *files* at the root (``.python-version``) and
+  hidden entries below the root are kept.
+* **Left out by the caller:** ``skip``, paths (the archive being written, a runs directory
+  elsewhere under the root) compared by their real path.
+* **Refused:** a symbolic link whose target leaves the root (C017, an
+  :class:`ArtifactError`): nothing that points outside the artifact travels with it. A link
+  to a directory is an entry, never followed.
+
+This module stands on the model, the digest rules and the name of the working checkout; every
+layer above (run, authoring, agent) imports it.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterable
+from typing import Any
+
+from reprobridge_sdk.checkout.materialize import CHECKOUT_DIR
+from reprobridge_sdk.digest import TREE_EXCLUDES
+from reprobridge_sdk.errors import ArtifactError
+from reprobridge_sdk.findings import finding
+from reprobridge_sdk.model import Manifest
+
+__all__ = ["RUNS_DIR", "artifact_files", "hidden_left_out", "named_hidden"]
+
+#: The runs directory at the root (evidence, not part of the artifact).
+RUNS_DIR = "runs"
+
+_HIDDEN_TOP = re.compile(r"(?<![\w./-])(\.[^/\s\\\"'=:,;]+)(?:/|$)")
+
+
+def _named_tops(value: Any, found: set[str]) -> None:
+    if isinstance(value, str):
+        found.update(_HIDDEN_TOP.findall(value.replace("\\", "/").removeprefix("./")))
+    elif isinstance(value, dict):
+        for item in value.values():
+            _named_tops(item, found)
+    elif isinstance(value, list):
+        for item in value:
+            _named_tops(item, found)
+
+
+def named_hidden(manifest: Manifest) -> set[str]:
+    """The hidden top-level names that strings of the manifest start paths with.
+
+    Every string of the manifest counts (its full data, defaults included: no default names
+    a hidden path), so a path field, an ``argv`` item (``--data=.cache/x`` counts after the
+    ``=``) and a ``workdir`` all keep their hidden directory.
+    """
+    found: set[str] = set()
+    _named_tops(manifest.model_dump(mode="json", by_alias=True), found)
+    return found
+
+
+def hidden_left_out(root: str | os.PathLike[str], manifest: Manifest) -> list[str]:
+    """The hidden directories at the root that :func:`artifact_files` leaves out, sorted."""
+    named = named_hidden(manifest)
+    with os.scandir(root) as entries:
+        return sorted(
+            entry.name
+            for entry in entries
+            if entry.name.startswith(".")
+            and entry.name not in named
+            and entry.is_dir(follow_symlinks=False)
+        )
+
+
+def artifact_files(
+    root: str | os.PathLike[str],
+    manifest: Manifest,
+    *,
+    with_runs: bool = False,
+    with_checkout: bool = False,
+    skip: Iterable[str | os.PathLike[str]] = (),
+) -> list[str]:
+    """The POSIX relative paths of the files that are part of the artifact (module docstring)."""
+    excluded_top = set(hidden_left_out(root, manifest))
+    if not with_runs:
+        excluded_top.add(RUNS_DIR)
+    if manifest.codebase.refined.kind == "patches" and not with_checkout:
+        excluded_top.add(CHECKOUT_DIR)
+    skipped = {os.path.realpath(path) for path in skip}
+    real_root = os.path.realpath(root)
+    found: list[str] = []
+    stack = [(os.fspath(root), "")]
+    while stack:
+        current, prefix = stack.pop()
+        with os.scandir(current) as entries:
+            for entry in entries:
+                rel = prefix + entry.name
+                if entry.name in TREE_EXCLUDES or entry.name.endswith(".pyc"):
+                    continue
+                if not prefix and entry.name in excluded_top:
+                    continue
+                if skipped and os.path.realpath(entry.path) in skipped:
+                    continue
+                if entry.is_symlink():
+                    target = os.path.realpath(entry.path)
+                    if target != real_root and not target.startswith(real_root + os.sep):
+                        message = f"{rel} is a link that leaves the artifact"
+                        raise ArtifactError(message, [finding("C017", message, file=rel)])
+                    found.append(rel)
+                elif entry.is_dir():
+                    stack.append((entry.path, rel + "/"))
+                elif entry.is_file():
+                    found.append(rel)
+    return sorted(found, key=lambda name: name.encode("utf-8"))

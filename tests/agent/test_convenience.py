@@ -1,0 +1,279 @@
+"""Convenience changes as code transformations: a seed option and a smoke knob.
+
+Each transformed script is run for real (a subprocess of this interpreter, which has numpy and
+click): with a seed, two runs print the same values; without one, the script behaves as
+before (it is not seeded, and its own options still work).
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from reprobridge_sdk.agent.convenience import (
+    SEED_ENV,
+    add_seed_option,
+    is_iteration_count,
+    smoke_knob,
+)
+
+RANDOM = "print(random.random(), np.random.rand())\n"
+
+SEED_CASES: dict[str, tuple[str, str, list[str]]] = {
+    # name: (script, how, extra arguments the script's own parser takes)
+    "argparse-another-parser-name-and-alias": (
+        '"""Train."""\n'
+        "from __future__ import annotations\n"
+        "import argparse as A; import random\n"
+        "import numpy as np\n"
+        "ap = A.ArgumentParser(\n"
+        '    description="x",  # a comment inside the call\n'
+        ")\n"
+        'ap.add_argument("--lr", type=float, default=0.1); args, rest = ap.parse_known_args()\n'
+        + RANDOM,
+        "argparse",
+        ["--lr", "0.5", "--unknown", "1"],
+    ),
+    "argparse-in-main-with-a-guard-and-tabs": (
+        "import random\n"
+        "from argparse import ArgumentParser as AP\n"
+        "import numpy as np\n\n\n"
+        "def main():\n"
+        "\tparser = AP()\n"
+        '\tparser.add_argument("--n", type=int, default=3)\n'
+        "\targs = vars(parser.parse_args())\n"
+        "\tassert args['n'] == 3\n"
+        "\t" + RANDOM + "\n\n"
+        'if __name__ == "__main__":\n'
+        "\tmain()\n",
+        "argparse",
+        [],
+    ),
+    "argparse-flat-script-crlf-and-semicolons": (
+        "import argparse, random\r\n"
+        "import numpy as np\r\n"
+        "p = argparse.ArgumentParser(); p.add_argument('--k', default='a')\r\n"
+        "a = p.parse_args()\r\n" + RANDOM.replace("\n", "\r\n"),
+        "argparse",
+        ["--k", "b"],
+    ),
+    "argparse-inside-the-main-guard": (
+        "import random\nimport argparse\nimport numpy as np\n"
+        'if __name__ == "__main__":\n'
+        "    parser = argparse.ArgumentParser()  # the only parser\n"
+        "    opts = parser.parse_args()\n"
+        "    " + RANDOM,
+        "argparse",
+        [],
+    ),
+    "argparse-as-an-attribute": (
+        "import argparse\nimport random\nimport numpy as np\n\n\n"
+        "class App:\n"
+        "    def __init__(self):\n"
+        "        self.parser = argparse.ArgumentParser()\n"
+        "        self.args = self.parser.parse_args()\n\n\n"
+        "App()\n" + RANDOM,
+        "argparse",
+        [],
+    ),
+    "click-command-imported-by-name": (
+        "import random\n"
+        "import numpy as np\n"
+        "from click import command, option\n\n\n"
+        "@command()\n"
+        "@option('--n', default=3)\n"
+        "def main(n):\n"
+        "    assert n == 3\n"
+        "    " + RANDOM + "\n\n"
+        'if __name__ == "__main__":\n'
+        "    main()\n",
+        "click",
+        [],
+    ),
+    "no-parser-reads-sys-argv": (
+        "import random, sys\nimport numpy as np\nassert sys.argv[1:] in ([], ['x'])\n" + RANDOM,
+        "env",
+        ["x"],
+    ),
+}
+
+
+def _only_insertions(old: str, new: str) -> bool:
+    """Whether ``new`` is ``old`` with text inserted (``old`` is a subsequence of ``new``)."""
+    rest = iter(new)
+    return all(char in rest for char in old)
+
+
+def _run(script: Path, *args: str, env: dict[str, str] | None = None) -> str:
+    done = subprocess.run(
+        [sys.executable, str(script), *args],
+        capture_output=True,
+        text=True,
+        check=False,
+        env={**os.environ, **(env or {})},
+        cwd=script.parent,
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+@pytest.mark.parametrize("name", sorted(SEED_CASES))
+def test_a_seed_option_seeds_the_script_and_changes_nothing_without_a_seed(
+    tmp_path: Path, name: str
+) -> None:
+    text, how, extra = SEED_CASES[name]
+    option = add_seed_option(text)
+    assert option is not None
+    assert (option.how, option.seeds) == (how, ("random", "numpy"))
+    script = tmp_path / "script.py"
+    script.write_bytes(option.text.encode("utf-8"))
+    ast.parse(option.text)
+    if how == "env":
+        assert option.flag == SEED_ENV
+        first = _run(script, *extra, env={SEED_ENV: "7"})
+        second = _run(script, *extra, env={SEED_ENV: "7"})
+        unseeded = _run(script, *extra, env={SEED_ENV: ""})
+    else:
+        assert option.flag == "--seed"
+        first = _run(script, *extra, "--seed", "7")
+        second = _run(script, "--seed", "7", *extra)
+        unseeded = _run(script, *extra)
+    assert first == second
+    assert unseeded != first
+    assert _only_insertions(text, option.text)
+
+
+def test_the_seed_option_keeps_crlf_line_endings() -> None:
+    text, _, _ = SEED_CASES["argparse-flat-script-crlf-and-semicolons"]
+    option = add_seed_option(text)
+    assert option is not None
+    assert option.text.count("\r\n") == option.text.count("\n")
+
+
+def test_torch_is_seeded_when_the_script_imports_it() -> None:
+    # torch is not installed here: the generated code is checked, not run.
+    option = add_seed_option("import torch\nimport random\nprint(random.random())\n")
+    assert option is not None
+    assert option.seeds == ("random", "torch")
+    calls = {
+        ast.unparse(node.func)
+        for node in ast.walk(ast.parse(option.text))
+        if isinstance(node, ast.Call)
+    }
+    assert {"random.seed", "torch.manual_seed"} <= calls
+    assert "numpy.random.seed" not in calls
+
+
+def test_a_script_that_names_seed_already_gets_another_flag() -> None:
+    text = (
+        "import argparse, random\np = argparse.ArgumentParser()\n"
+        "p.add_argument('--seed-file')\np.parse_args()\n"
+    )
+    option = add_seed_option(text.replace("--seed-file", "--seed"))
+    assert option is not None and option.flag == "--repro-seed"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "print 'python 2'\n",  # does not parse as Python 3
+        "def _repro_seed(value):\n    return value\n",  # changed already
+        '"""Only a docstring."""\n',  # nothing to put the function before
+    ],
+)
+def test_no_seed_option_for_what_cannot_be_changed(text: str) -> None:
+    assert add_seed_option(text) is None
+
+
+@pytest.mark.parametrize(
+    ("name", "expected"),
+    [
+        ("--epochs", True),
+        ("--n-epochs", True),
+        ("max_iter", True),
+        ("N_ESTIMATORS", True),
+        ("--num-train-steps", True),
+        ("--warmup-steps", False),
+        ("--log-steps", False),
+        ("--lr", False),
+        ("--seed", False),
+    ],
+)
+def test_iteration_counts(name: str, expected: bool) -> None:
+    assert is_iteration_count(name) is expected
+
+
+KNOB_SCRIPT = 'import random\n{body}total = 0\n{loop}    total += 1\nprint("iterations:", total)\n'
+
+
+@pytest.mark.parametrize(
+    "case",
+    [
+        (
+            "EPOCHS = 40  # the paper's\n",
+            "for _ in range(EPOCHS):\n",
+            "constant",
+            "REPRO_EPOCHS",
+            40,
+        ),
+        (
+            "def fit(n_estimators=3):\n    return n_estimators\n",
+            "for _ in range(fit(n_estimators=1_000)):\n",
+            "keyword",
+            "REPRO_N_ESTIMATORS",
+            1000,
+        ),
+        (
+            "",
+            "for _ in range(300):\n    for _b in range(2000): pass\n",
+            "loop",
+            "REPRO_ITERATIONS",
+            300,
+        ),
+    ],
+)
+def test_a_smoke_knob_is_patched_in_and_the_default_is_unchanged(
+    tmp_path: Path, case: tuple[str, str, str, str, int]
+) -> None:
+    body, loop, kind, variable, full = case
+    text = KNOB_SCRIPT.format(body=body, loop=loop)
+    knob = smoke_knob(text, ["python", "script.py"])
+    assert knob is not None and knob.text is not None
+    assert (knob.kind, list(knob.env)) == (kind, [variable])
+    script = tmp_path / "script.py"
+    script.write_text(knob.text, "utf-8")
+    small = int(knob.env[variable])
+    assert _run(script) == f"iterations: {full}\n"
+    assert _run(script, env=knob.env) == f"iterations: {small}\n"
+    assert small < full
+
+
+def test_an_iteration_option_is_passed_small_without_a_patch() -> None:
+    text = (
+        "import argparse\np = argparse.ArgumentParser()\n"
+        "p.add_argument('--warmup-steps', type=int, default=100)\n"
+        "p.add_argument('-r', '--n-rounds', type=int, default=300)\n"
+        "EPOCHS = 10\np.parse_args()\n"
+    )
+    knob = smoke_knob(text, ["python", "x.py"])
+    assert knob is not None
+    assert (knob.kind, knob.args, knob.text, knob.default) == (
+        "option",
+        ("--n-rounds", "5"),
+        None,
+        "300",
+    )
+    # passed already (by the planner): the next knob, the constant
+    knob = smoke_knob(text, ["python", "x.py", "--n-rounds", "5"])
+    assert knob is not None and (knob.kind, knob.env) == ("constant", {"REPRO_EPOCHS": "1"})
+
+
+def test_no_knob_for_a_script_without_an_iteration_count() -> None:
+    text = "import time\nwhile time.monotonic() < 0:\n    pass\nfor x in range(3):\n    pass\n"
+    assert smoke_knob(text, ["python", "x.py"]) is None
+    assert smoke_knob("print 'py2'\n", ["python", "x.py"]) is None
