@@ -104,6 +104,7 @@ class ArtifactFacts:
     #: How a newer-minor manifest was read (``validation.forward.ForwardView``), or None.
     forward: Any = field(default=None, compare=False, repr=False)
     _plain: dict[tuple[str, str], dict[str, object]] = field(default_factory=dict, compare=False)
+    _launchers: dict[str, Launcher] = field(default_factory=dict, compare=False, repr=False)
 
     def extractor(self, launcher_id: str, measurement: Measurement) -> dict[str, object]:
         """The measurement's extractor as a plain mapping that reads its ``log`` argument."""
@@ -115,10 +116,12 @@ class ArtifactFacts:
         return plain
 
     def launcher(self, launcher_id: str) -> Launcher | None:
-        for launcher in self.manifest.launchers:
-            if launcher.id == launcher_id:
-                return launcher
-        return None
+        """The first launcher with this id (indexed once: a lookup per run, not a scan)."""
+        index = self._launchers
+        if not index and self.manifest.launchers:
+            for launcher in self.manifest.launchers:
+                index.setdefault(launcher.id, launcher)
+        return index.get(launcher_id)
 
 
 @dataclass

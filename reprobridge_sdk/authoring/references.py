@@ -25,7 +25,9 @@ Rules:
   repetition that lacks a declared seed, or has fewer seeds than the statistic (C020); a
   seed that ran twice in the repetition
   (C022); a run that is part of another repetition, given in the same call or already cited
-  by the task (C023; a repetition whose every run is already cited is skipped instead).
+  by the task (C023; a repetition whose every run is already cited is skipped instead); a
+  run whose value this auditor cannot re-extract (an extractor plugin missing or failing,
+  the auditor's A061/A062) is C012.
   The provenance lists every run of the repetition with its seed and record digest
   (``runs``, a format 1.1 field), and the code and lock digests the runs share; the one-run
   fields ``run`` and ``record_sha256`` stay empty.
@@ -130,6 +132,10 @@ def _hardware(run_dir: Path, record: EvidenceRecord) -> str | None:
     return "; ".join(p for p in parts if p) or None
 
 
+#: The auditor's reasons for a value it cannot re-extract (a missing or failing plugin).
+_UNREAD = frozenset({"A061", "A062"})
+
+
 @dataclass
 class Repetition:
     """One attempt's observation of a statistic over several seeds (see the module docstring).
@@ -155,10 +161,29 @@ def repetition(
     )
     by_rel = {run.rel: run for run in runs}
     counted = [by_rel[rel] for rel in judgement.runs if rel in by_rel]
+    pointer = f"/tasks/{index}/statistic/seeds"
+    unread = [r for r in judgement.reasons if r.code in _UNREAD]
+    by_where = {f"{run.rel}/{RECORD_NAME}".lstrip("/"): run for run in runs}
+    if unread:
+        # the value cannot be re-extracted here (an extractor plugin missing or failing)
+        return Repetition(
+            None,
+            counted,
+            [
+                finding(
+                    "C012",
+                    f"{name}: run {r.file or '.'} cannot be a reference here ({r.code} "
+                    f"{r.message})",
+                    file=str(by_where[r.file].path / RECORD_NAME) if r.file in by_where else name,
+                    path=pointer,
+                    hint=r.hint,
+                )
+                for r in unread
+            ],
+        )
     if judgement.value is None or not counted or counted[0].record is None:
         return Repetition(None, [], [])
     problems: list[Finding] = []
-    pointer = f"/tasks/{index}/statistic/seeds"
 
     for reason in judgement.reasons:
         if reason.code == "A033":
@@ -308,10 +333,10 @@ def add_references(
         ]
         for over_seeds in wanted if item.attempt else ():
             found = repetition(facts, over_seeds, position[over_seeds.id], evidence, name=item.name)
-            if found.value is None:
-                continue
             if found.problems:
                 problems.extend(found.problems)
+                continue
+            if found.value is None:
                 continue
             ids = [r.record.run_id for r in found.runs if r.record is not None]
             for run_id in ids:

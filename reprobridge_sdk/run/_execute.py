@@ -194,14 +194,22 @@ def render_argv(launcher: Launcher, context: Mapping[str, object]) -> list[str]:
 
 def _visible_paths(root: Path, env: Mapping[str, str]) -> list[Path]:
     """What a sandboxed launcher must still see: the artifact, this interpreter's prefixes and
-    the environments on ``PATH`` (the directory above each ``bin``)."""
+    the environments on ``PATH`` (the directory above each entry, the prefix of a ``bin``).
+
+    Never ``/tmp`` itself or a directory above it: binding one would lay the host's ``/tmp``
+    (read-only) over the sandbox's own. A ``PATH`` entry directly in ``/tmp`` (a directory
+    made by ``mktemp -d``) is bound itself instead of its parent.
+    """
+    private = Path("/tmp")  # noqa: S108 - the sandbox's own /tmp (sandbox.py)
     paths = [root.resolve(), Path(sys.prefix).resolve(), Path(sys.base_prefix).resolve()]
     for entry in env.get("PATH", "").split(os.pathsep):
         if entry and Path(entry).is_dir():
-            paths.append(Path(entry).resolve().parent)
+            resolved = Path(entry).resolve()
+            above = resolved.parent
+            paths.append(resolved if private.is_relative_to(above) else above)
     unique: list[Path] = []
     for path in paths:
-        if path != Path("/") and path not in unique:
+        if not private.is_relative_to(path) and path not in unique:
             unique.append(path)
     return unique
 
