@@ -18,6 +18,8 @@ carried partial line, so memory is bounded by ``chunk_size + MAX_LINE`` bytes.
 
 from __future__ import annotations
 
+import mmap
+import os
 import re
 from collections.abc import Generator, Iterator
 from dataclasses import dataclass, replace
@@ -330,13 +332,21 @@ def _region_last(region: bytes, plan: _Plan) -> str | None:
     return None
 
 
-def _regions(path: Path, chunk_size: int) -> Generator[bytes, None, None]:
+def _regions(path: Path, chunk_size: int, start: int = 0) -> Generator[bytes, None, None]:
     """The file as regions of whole lines of about ``chunk_size`` bytes, in order (a line
-    longer than :data:`MAX_LINE` is cut into segments of that size)."""
+    longer than :data:`MAX_LINE` is cut into segments of that size).
+
+    From ``start`` (a line's first byte), the reads stay aligned on multiples of
+    ``chunk_size`` from the file's start, so a long line is cut where a scan from the start
+    cuts it.
+    """
     with path.open("rb") as handle:
+        handle.seek(start)
         carry = b""
+        first = chunk_size - start % chunk_size
         while True:
-            block = handle.read(chunk_size)
+            block = handle.read(first or chunk_size)
+            first = 0
             if not block:
                 if carry:
                     yield carry
@@ -351,6 +361,77 @@ def _regions(path: Path, chunk_size: int) -> Generator[bytes, None, None]:
                 continue
             carry = buf[cut + 1 :]
             yield buf[: cut + 1]
+
+
+#: Values handed over at a time by the in-place literal search.
+_BATCH = 4096
+#: Bytes of the mapped file searched at a time; the pages behind are released.
+_WINDOW = 8 << 20
+
+
+def _mapped_literal(path: Path, plan: _Plan, chunk_size: int) -> Iterator[list[str]]:
+    """:func:`scan_chunks` for a case-sensitive literal, searched in place in the mapped file.
+
+    Only the lines holding the literal are copied and matched: no read of the whole file into
+    buffers. The search goes :data:`_WINDOW` bytes at a time and the pages behind it are
+    released (``MADV_DONTNEED``), so the process's resident memory stays bounded whatever
+    the file's size. It hands over to the chunked reader, from the line it has reached, when a
+    candidate line is longer than :data:`MAX_LINE` (which the reader cuts into segments) or
+    when the literal turns out to be on most lines (then the chunk search is faster).
+    """
+    assert plan.literal is not None
+    literal = plan.literal
+    with path.open("rb") as handle:
+        size = os.fstat(handle.fileno()).st_size
+        if not size:
+            return
+        with mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as view:
+            floor = 0  # the first byte of the next line not yet matched
+            search = 0  # where the literal is looked for next
+            released = 0
+            tried = 0
+            batch: list[str] = []
+            handover = False
+            dense = False
+            while search < size:
+                if search - released >= _WINDOW:
+                    upto = search - search % mmap.PAGESIZE
+                    view.madvise(mmap.MADV_DONTNEED, released, upto - released)
+                    released = upto
+                stop = min(size, search + max(_WINDOW, len(literal)))
+                hit = view.find(literal, search, stop)
+                if hit < 0:
+                    if stop == size:
+                        break
+                    search = max(search + 1, stop - len(literal) + 1)
+                    continue
+                low = max(floor, hit - MAX_LINE - 1)
+                start = view.rfind(b"\n", low, hit) + 1 or low
+                end = view.find(b"\n", hit, min(size, hit + MAX_LINE + 1))
+                if end < 0:
+                    end = size if size - hit <= MAX_LINE else -1
+                tried += 1
+                dense = plan.adaptive and plan.chunk_rx is not None
+                dense = dense and tried > end // _DENSE + _SLACK
+                if dense or end < 0 or (start == low and low > floor) or end - start > MAX_LINE:
+                    handover = True
+                    break
+                raw = _group_value(plan.rx.search(_decode(view[start:end])), plan.group)
+                if raw is not None:
+                    batch.append(raw)
+                    if len(batch) >= _BATCH:
+                        yield batch
+                        batch = []
+                floor = search = end + 1
+            if batch:
+                yield batch
+            if not handover:
+                return
+    rest = replace(plan, literal=None) if dense else plan
+    for region in _regions(path, chunk_size, floor):
+        found = list(_region_forward(region, rest))
+        if found:
+            yield found
 
 
 def _scan_forward(path: Path, plan: _Plan, chunk_size: int) -> Generator[str, None, None]:
@@ -422,12 +503,16 @@ def scan(
     if occurrence == "last":
         raw = _scan_last(path, plan, chunk_size)
         return () if raw is None else (raw,)
+    if occurrence == "all":
+        return tuple(
+            raw
+            for batch in scan_chunks(path, rx, group, chunk_size, strategy=strategy)
+            for raw in batch
+        )
     found = _scan_forward(path, plan, chunk_size)
-    if occurrence == "first":
-        first = next(found, None)
-        found.close()
-        return () if first is None else (first,)
-    return tuple(found)
+    first = next(found, None)
+    found.close()
+    return () if first is None else (first,)
 
 
 def scan_chunks(
@@ -444,6 +529,9 @@ def scan_chunks(
     the number of matches in the file.
     """
     plan = _make_plan(rx, group, strategy)
+    if plan.literal is not None and not plan.fold:
+        yield from _mapped_literal(path, plan, chunk_size)
+        return
     for region in _regions(path, chunk_size):
         found = list(_region_forward(region, plan))
         if found:
