@@ -27,6 +27,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+import re2
+
 from .pattern import Match, Regex, author_pattern
 
 __all__ = ["DEFAULT_CHUNK", "MAX_LINE", "line_safe", "required_literal", "scan", "scan_chunks"]
@@ -242,6 +244,10 @@ def _chunk_matches(region: bytes, plan: _Plan) -> Iterator[str]:
     text = region.decode("utf-8", "replace").replace("\r\n", "\n")
     if text.endswith("\r"):
         text = text[:-1]  # the last line, without its LF: drop its CR as a line would
+    low = _low_level(plan.chunk_rx)
+    if low is not None:
+        yield from _chunk_matches_utf8(text.encode("utf-8"), low, plan)
+        return
     line_end = -1
     # After a final LF there is no line: an (empty) match starting there is not one.
     stop = len(text) - 1 if text.endswith("\n") else len(text)
@@ -257,6 +263,47 @@ def _chunk_matches(region: bytes, plan: _Plan) -> Iterator[str]:
         raw: str | None = match.group(plan.group)
         if raw is not None:
             yield raw
+
+
+def _low_level(rx: Regex) -> Any:
+    """RE2's own matcher behind ``google-re2``'s wrapper, when it has the expected shape.
+
+    The wrapper builds a match object in Python for each match and converts byte offsets to
+    character offsets; on a line-per-match log that is most of the scan. The matcher works
+    on UTF-8 bytes and returns byte spans. ``None`` (use the wrapper) if it is not there.
+    """
+    low = getattr(rx, "_regexp", None)
+    anchor = getattr(getattr(re2, "_Anchor", None), "UNANCHORED", None)
+    if low is None or anchor is None or not callable(getattr(low, "Match", None)):
+        return None
+    return low
+
+
+def _chunk_matches_utf8(data: bytes, low: Any, plan: _Plan) -> Iterator[str]:
+    """:func:`_chunk_matches` on the region as valid UTF-8 (decoded with replacement and
+    encoded again): one search from each line's start, the first match of the line kept,
+    then on from the next line (no match can span a line break: the pattern is line-safe,
+    and ``^``, ``$`` and ``\\b`` see the same line break either way)."""
+    assert plan.chunk_rx is not None
+    group = plan.group
+    index = group if isinstance(group, int) else plan.chunk_rx.groupindex[group]
+    anchor = re2._Anchor.UNANCHORED
+    size = len(data)
+    # After a final LF there is no line: an (empty) match starting there is not one.
+    stop = size - 1 if data.endswith(b"\n") else size
+    pos = 0
+    while pos <= stop:
+        spans = low.Match(anchor, data, pos, size)
+        start = spans[0][0]
+        if start < 0 or start > stop:
+            return
+        first, last = spans[index]
+        if first >= 0:
+            yield data[first:last].decode("utf-8")
+        line_end = data.find(b"\n", start)
+        if line_end < 0:
+            return
+        pos = line_end + 1
 
 
 def _region_forward(region: bytes, plan: _Plan) -> Iterator[str]:
