@@ -325,9 +325,11 @@ def audit(
         rerun=rerun,
         rerun_seed=rerun_seed,
     )
-    facts = load_artifact(artifact_path)
     checking = _Trust(trust, rerun_env, rerun_sandbox)
-    return _audit(facts, Path(artifact_path), attempts, options, trust=checking)
+    # No reference kept here: _audit releases the manifest's plain data once it is validated.
+    return _audit(
+        load_artifact(artifact_path), Path(artifact_path), attempts, options, trust=checking
+    )
 
 
 def _audit(
@@ -350,6 +352,13 @@ def _audit(
                 msg = f"attempt {attempt.label}: no directory {os.fspath(attempt.path)}"
                 raise UsageError(msg, [finding("A001", msg, file=os.fspath(attempt.path))])
     names = unique_labels(chosen)
+    from reprobridge_sdk.validation import validate_artifact  # noqa: PLC0415 - layer 3, on use
+
+    validation = validate_artifact(
+        facts.root.as_posix(), facts.root, facts.root / MANIFEST_NAME, document=facts.document
+    )
+    # The manifest's plain data is not needed again: let it go before the runs are read.
+    facts = replace(facts, document=None)
     cache = ExtractionCache()  # one per audit: each file is parsed once for all its tasks
     evidence = [_verify_attempt(facts, attempt, cache) for attempt in chosen]
     checks = _check_trust(facts, chosen, evidence, options, trust or _Trust())
@@ -463,11 +472,6 @@ def _audit(
             counts[verdict.verdict] += 1
             icml_counts[ICML[verdict.verdict]] += 1
 
-    from reprobridge_sdk.validation import validate_artifact  # noqa: PLC0415 - layer 3, on use
-
-    validation = validate_artifact(
-        facts.root.as_posix(), facts.root, facts.root / MANIFEST_NAME, document=facts.document
-    )
     by_severity = {"error": 0, "warning": 0, "info": 0}
     for item in validation:
         by_severity[item.severity.value] += 1

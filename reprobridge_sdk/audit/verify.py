@@ -18,6 +18,11 @@ it reads ``record.json`` and checks, each failure a finding of family A:
   warning on its task (A035);
 * a record whose ``drift`` is not empty (its environment differed from the lock) counts,
   with a warning (A036);
+* a record that names its environment snapshot by digest (``environment_sha256``, format
+  1.1) has it in its runs directory (``.env/<sha256>.json``, the run directory's parent):
+  a missing one is a warning and the value counts (A065); one that is not the file the
+  digest names (another content, a link, too large, not a snapshot) is an error (A066). A
+  record of format 1.0 embeds the snapshot and needs nothing more;
 * a run that failed, was interrupted or is still running gives no value (A021-A023).
 
 Artifact-level checks (:func:`artifact_facts`): the refined code and the lock on disk equal
@@ -30,6 +35,7 @@ process, on another machine, over directories it has never seen.
 from __future__ import annotations
 
 import contextlib
+import functools
 import re
 import statistics
 from collections.abc import Callable, Iterator
@@ -57,7 +63,13 @@ from reprobridge_sdk.model import (
     Measurement,
     OutputRecord,
 )
-from reprobridge_sdk.run.evidence import OWNER_KEY, owner_alive
+from reprobridge_sdk.run.evidence import (
+    ENV_DIR,
+    OWNER_KEY,
+    SnapshotProblem,
+    load_snapshot,
+    owner_alive,
+)
 
 if TYPE_CHECKING:
     from reprobridge_sdk.api import ArtifactDir
@@ -94,6 +106,7 @@ class ArtifactFacts:
     #: How a newer-minor manifest was read (``validation.forward.ForwardView``), or None.
     forward: Any = field(default=None, compare=False, repr=False)
     _plain: dict[tuple[str, str], dict[str, object]] = field(default_factory=dict, compare=False)
+    _launchers: dict[str, Launcher] = field(default_factory=dict, compare=False, repr=False)
 
     def extractor(self, launcher_id: str, measurement: Measurement) -> dict[str, object]:
         """The measurement's extractor as a plain mapping that reads its ``log`` argument."""
@@ -105,10 +118,12 @@ class ArtifactFacts:
         return plain
 
     def launcher(self, launcher_id: str) -> Launcher | None:
-        for launcher in self.manifest.launchers:
-            if launcher.id == launcher_id:
-                return launcher
-        return None
+        """The first launcher with this id (indexed once: a lookup per run, not a scan)."""
+        index = self._launchers
+        if not index and self.manifest.launchers:
+            for launcher in self.manifest.launchers:
+                index.setdefault(launcher.id, launcher)
+        return index.get(launcher_id)
 
 
 @dataclass
@@ -122,7 +137,7 @@ class RunEvidence:
     values: dict[str, float | None] = field(default_factory=dict)
     #: Warnings that concern one task's value (A035), by task id; also in ``findings``.
     task_notes: dict[str, list[Finding]] = field(default_factory=dict)
-    #: Warnings that concern every value of the run (A036); also in ``findings``.
+    #: Warnings that concern every value of the run (A036, A065); also in ``findings``.
     run_notes: list[Finding] = field(default_factory=list)
     #: Tasks whose value could not be re-extracted because the extractor plugin is missing
     #: (A061) or failed (A062), by task id; also in ``findings``. Such a task is inconclusive.
@@ -362,6 +377,36 @@ def _relabelled(record: EvidenceRecord) -> str | None:
     return None
 
 
+def _snapshot_problem(runs_dir: Path, digest: str) -> tuple[str, str] | None:
+    """Why the snapshot ``digest`` of ``runs_dir`` cannot be used (kind, message), or ``None``.
+
+    One snapshot serves every run of an invocation: it is read and hashed once per audit
+    process and file state (cached by the file's inode, size and times).
+    """
+    try:
+        info = (runs_dir / ENV_DIR / f"{digest}.json").lstat()
+        stamp: tuple[int, ...] | None = (
+            info.st_ino,
+            info.st_size,
+            info.st_mtime_ns,
+            info.st_ctime_ns,
+        )
+    except OSError:
+        stamp = None
+    return _snapshot_verdict(runs_dir, digest, stamp)
+
+
+@functools.lru_cache(maxsize=256)
+def _snapshot_verdict(
+    runs_dir: Path, digest: str, stamp: tuple[int, ...] | None
+) -> tuple[str, str] | None:
+    try:
+        load_snapshot(runs_dir, digest)
+    except SnapshotProblem as exc:
+        return exc.kind, exc.message
+    return None
+
+
 def _safe_join(base: Path, relative: str) -> Path | None:
     """``base / relative`` if it stays inside ``base``; ``None`` for escaping paths."""
     if not relative or relative.startswith(("/", "\\")) or ".." in Path(relative).parts:
@@ -497,6 +542,20 @@ def check_run(
             hint="run with the environment built from the lock ('reprobridge run --env cached')",
         )
         run.run_notes.append(run.findings[-1])
+    if record.environment_sha256 is not None:
+        unusable = _snapshot_problem(path.parent, record.environment_sha256)
+        if unusable is not None:
+            missing = unusable[0] == "missing"
+            add(
+                "A065" if missing else "A066",
+                unusable[1],
+                "/environment_sha256",
+                hint="keep the runs directory's .env/ beside its run directories"
+                if missing
+                else "submit the runs directory as the runner wrote it",
+            )
+            if missing:  # a warning on every value of the run, like drift
+                run.run_notes.append(run.findings[-1])
 
     if record.code_tree_digest is None or (
         record.lock_digest is None and facts.lock_digest is not None

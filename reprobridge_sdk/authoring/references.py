@@ -25,7 +25,9 @@ Rules:
   repetition that lacks a declared seed, or has fewer seeds than the statistic (C020); a
   seed that ran twice in the repetition
   (C022); a run that is part of another repetition, given in the same call or already cited
-  by the task (C023; a repetition whose every run is already cited is skipped instead).
+  by the task (C023; a repetition whose every run is already cited is skipped instead); a
+  run whose value this auditor cannot re-extract (an extractor plugin missing or failing,
+  the auditor's A061/A062) is C012.
   The provenance lists every run of the repetition with its seed and record digest
   (``runs``, a format 1.1 field), and the code and lock digests the runs share; the one-run
   fields ``run`` and ``record_sha256`` stay empty.
@@ -58,6 +60,7 @@ from reprobridge_sdk.errors import ArtifactError
 from reprobridge_sdk.findings import Finding, Severity, finding
 from reprobridge_sdk.model.evidence import RECORD_NAME, EvidenceRecord
 from reprobridge_sdk.model.task import Observation, Provenance, ProvenanceRun, Task
+from reprobridge_sdk.run.evidence import record_environment
 
 __all__ = [
     "ReferenceResult",
@@ -119,14 +122,18 @@ def _error(code: str, message: str, *, path: str = "") -> ReferencesError:
     return ReferencesError(message, [finding(code, message, path=path)])
 
 
-def _hardware(record: EvidenceRecord) -> str | None:
-    env = record.environment
+def _hardware(run_dir: Path, record: EvidenceRecord) -> str | None:
+    env = record_environment(run_dir, record)  # embedded, or named by digest (1.1)
     if env is None:
         return None
     parts = [env.cpu or env.machine]
     if env.gpus:
         parts.append(", ".join(gpu.name for gpu in env.gpus))
     return "; ".join(p for p in parts if p) or None
+
+
+#: The auditor's reasons for a value it cannot re-extract (a missing or failing plugin).
+_UNREAD = frozenset({"A061", "A062"})
 
 
 @dataclass
@@ -154,10 +161,29 @@ def repetition(
     )
     by_rel = {run.rel: run for run in runs}
     counted = [by_rel[rel] for rel in judgement.runs if rel in by_rel]
+    pointer = f"/tasks/{index}/statistic/seeds"
+    unread = [r for r in judgement.reasons if r.code in _UNREAD]
+    by_where = {f"{run.rel}/{RECORD_NAME}".lstrip("/"): run for run in runs}
+    if unread:
+        # the value cannot be re-extracted here (an extractor plugin missing or failing)
+        return Repetition(
+            None,
+            counted,
+            [
+                finding(
+                    "C012",
+                    f"{name}: run {r.file or '.'} cannot be a reference here ({r.code} "
+                    f"{r.message})",
+                    file=str(by_where[r.file].path / RECORD_NAME) if r.file in by_where else name,
+                    path=pointer,
+                    hint=r.hint,
+                )
+                for r in unread
+            ],
+        )
     if judgement.value is None or not counted or counted[0].record is None:
         return Repetition(None, [], [])
     problems: list[Finding] = []
-    pointer = f"/tasks/{index}/statistic/seeds"
 
     for reason in judgement.reasons:
         if reason.code == "A033":
@@ -198,11 +224,16 @@ def _common(values: Sequence[str | None]) -> str | None:
 
 def _repetition_provenance(counted: Sequence[RunEvidence], source: str) -> Provenance:
     records = [run.record for run in counted if run.record is not None]
-    first = min(records, key=lambda r: r.started_at)
+    first_run = min(
+        (run for run in counted if run.record is not None),
+        key=lambda run: run.record.started_at if run.record is not None else "",
+    )
+    first = first_run.record
+    assert first is not None
     return Provenance(
         source=source,
         date=first.started_at[:10],
-        hardware=_hardware(first),
+        hardware=_hardware(first_run.path, first),
         code_tree_digest=_common([r.code_tree_digest for r in records]),
         lock_digest=_common([r.lock_digest for r in records]),
         runs=[
@@ -302,10 +333,10 @@ def add_references(
         ]
         for over_seeds in wanted if item.attempt else ():
             found = repetition(facts, over_seeds, position[over_seeds.id], evidence, name=item.name)
-            if found.value is None:
-                continue
             if found.problems:
                 problems.extend(found.problems)
+                continue
+            if found.value is None:
                 continue
             ids = [r.record.run_id for r in found.runs if r.record is not None]
             for run_id in ids:
@@ -358,7 +389,7 @@ def add_references(
                 provenance = Provenance(
                     source=source,
                     date=record.started_at[:10],
-                    hardware=_hardware(record),
+                    hardware=_hardware(run.path, record),
                     run=record.run_id,
                     record_sha256=digest,
                     code_tree_digest=record.code_tree_digest,

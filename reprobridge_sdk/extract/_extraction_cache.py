@@ -12,8 +12,9 @@ The cache knows nothing of extraction: failures are stored as values by the call
 
 from __future__ import annotations
 
+import os
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from pathlib import Path
 from stat import S_ISREG
 from typing import Any
@@ -21,6 +22,8 @@ from typing import Any
 __all__ = ["ExtractionCache"]
 
 _Key = tuple[object, ...]
+#: Most checked paths remembered (then the memo starts again).
+_MAX_CHECKED = 1 << 16
 
 
 class _FileEntries:
@@ -52,8 +55,40 @@ class ExtractionCache:
     def __init__(self, max_files: int = 256) -> None:
         self.max_files = max_files
         self._files: OrderedDict[tuple[str, int, int, int], _FileEntries] = OrderedDict()
+        self._checked: dict[tuple[object, ...], Path] = {}
         self.hits = 0
         self.misses = 0
+
+    def checked(self, path: Path, rules: Hashable, check: Callable[[], Path]) -> Path:
+        """``check()`` (the safe file layer's resolution of ``path`` under ``rules``: its root
+        and size limit), done once per version of the file as ``lstat`` sees it.
+
+        The tasks of a run read the same output: its path is resolved and checked once, not
+        once per task. The key holds the path's own ``lstat`` (device, inode, size, mtime,
+        mode), so a file replaced, grown, or turned into a link is checked again; a refusal
+        (an exception) is never stored. A directory on the way swapped for a link while the
+        batch runs is not noticed: the batch reads evidence that does not change under it.
+        """
+        try:
+            info = os.lstat(path)
+        except OSError:
+            return check()  # missing: the check and the caller report it
+        key = (
+            str(path),
+            rules,
+            info.st_dev,
+            info.st_ino,
+            info.st_size,
+            info.st_mtime_ns,
+            info.st_mode,
+        )
+        found = self._checked.get(key)
+        if found is None:
+            found = check()
+            if len(self._checked) >= _MAX_CHECKED:
+                self._checked.clear()
+            self._checked[key] = found
+        return found
 
     def entries(self, path: Path) -> _FileEntries | None:
         """The entries of the file's current version; ``None`` if it is not a regular file."""

@@ -459,7 +459,12 @@ def extract_value(
     kind = spec.get("kind")
     plugin = _plugin.load(kind, spec) if isinstance(kind, str) and kind.startswith("x-") else None
     path, source = _source(spec, log=log, files_base=files_base, outputs=outputs, context=context)
-    path = _checked(path, root, source, max_bytes)
+    if cache is None:
+        path = _checked(path, root, source, max_bytes)
+    else:
+        rules = (root if root is None or isinstance(root, Path) else tuple(root), max_bytes)
+        unchecked = path
+        path = cache.checked(unchecked, rules, lambda: _checked(unchecked, root, source, max_bytes))
     entries = _entries(cache, path)  # one stat: the file's version and whether it exists
     if entries is None and (cache is not None or not path.is_file()):
         msg = f"{source}: file {path.name!r} does not exist"

@@ -22,21 +22,34 @@ def atomic_write_bytes(
     *,
     mode: int = 0o644,
     root: str | os.PathLike[str] | None = None,
+    durable: bool = True,
 ) -> None:
-    """Write ``data`` to ``path`` atomically (same-directory temporary file, fsync, rename)."""
-    _atomic_write_bytes(path, data, root=root, mode=mode)
+    """Write ``data`` to ``path`` atomically (same-directory temporary file, fsync, rename).
+
+    ``durable=False`` leaves out the fsync (see
+    :func:`reprobridge_sdk.io.safefs.atomic_write_bytes`).
+    """
+    _atomic_write_bytes(path, data, root=root, mode=mode, durable=durable)
 
 
 def atomic_write_text(
-    path: str | os.PathLike[str], text: str, *, root: str | os.PathLike[str] | None = None
+    path: str | os.PathLike[str],
+    text: str,
+    *,
+    root: str | os.PathLike[str] | None = None,
+    durable: bool = True,
 ) -> None:
     """Write UTF-8 ``text`` to ``path`` atomically."""
-    _atomic_write_bytes(path, text.encode("utf-8"), root=root)
+    _atomic_write_bytes(path, text.encode("utf-8"), root=root, durable=durable)
 
 
 def atomic_write_json(
-    path: str | os.PathLike[str], data: Any, *, root: str | os.PathLike[str] | None = None
+    path: str | os.PathLike[str],
+    data: Any,
+    *,
+    root: str | os.PathLike[str] | None = None,
+    durable: bool = True,
 ) -> None:
     """Write ``data`` as indented JSON (with a final newline) to ``path`` atomically."""
     text = json.dumps(data, indent=2, ensure_ascii=False, sort_keys=False) + "\n"
-    atomic_write_text(path, text, root=root)
+    atomic_write_text(path, text, root=root, durable=durable)

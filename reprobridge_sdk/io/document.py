@@ -46,7 +46,10 @@ A document with a fatal problem (Y001, Y004-Y007, Y011) has ``data`` set to ``No
 from __future__ import annotations
 
 import contextlib
+import functools
 import gc
+import itertools
+import json
 import math
 import os
 import re
@@ -104,6 +107,8 @@ _FLOAT_RE = re.compile(
 # Upper bound of the nesting a text can reach without flow brackets: each block level needs
 # at least one more column of indentation or a "- " on the line.
 _SAFE_GUARD = 800
+# The nesting libyaml 0.2.5 and later refuse to pass; composing up to it is safe (tested).
+_LIBYAML_NESTING = 1000
 
 
 #: Most decimal digits of an integer (CPython's default limit of int <-> str conversions).
@@ -167,11 +172,27 @@ class Document:
     name: str
     text: str
     data: Any = None
-    positions: dict[str, tuple[int, int]] = field(default_factory=dict)
-    key_positions: dict[str, tuple[int, int]] = field(default_factory=dict)
     findings: list[Finding] = field(default_factory=list)
     #: Pointers of numbers JSON cannot carry (``.nan``, ``.inf``, overlong integers): S004.
     unrepresentable: set[str] = field(default_factory=set)
+    # None until asked for: a document read without a finding has its positions computed
+    # from ``text`` when the first position is asked for (see _parse_nodes).
+    _positions: dict[str, tuple[int, int]] | None = field(default=None, repr=False)
+    _key_positions: dict[str, tuple[int, int]] | None = field(default=None, repr=False)
+
+    @property
+    def positions(self) -> dict[str, tuple[int, int]]:
+        """``(line, col)`` of every value, by JSON Pointer (the first occurrence's)."""
+        if self._positions is None:
+            self._positions, self._key_positions = _positions_of(self.name, self.text)
+        return self._positions
+
+    @property
+    def key_positions(self) -> dict[str, tuple[int, int]]:
+        """``(line, col)`` of the key of every mapping entry, by the entry's JSON Pointer."""
+        if self._key_positions is None:
+            self._positions, self._key_positions = _positions_of(self.name, self.text)
+        return self._key_positions
 
     @property
     def fatal(self) -> bool:
@@ -298,11 +319,20 @@ def _parse(label: str, text: str) -> Document:
 
 
 def _parse_nodes(label: str, text: str) -> Document:
-    doc = Document(label, text)
+    plain = _json_subset(text)
+    if plain is not None:  # positions, if asked for, come from the YAML reader
+        return Document(label, text, data=plain)
+    doc = Document(label, text, _positions={}, _key_positions={})
+    at_risk = _composer_at_risk(text)
     try:
-        if _composer_at_risk(text):
+        if at_risk and not _composer_bounded():
             _check_depth(label, text)
-        root = yaml.compose(text, Loader=_Loader)
+        try:
+            root = yaml.compose(text, Loader=_Loader)
+        except yaml.YAMLError:
+            if at_risk:  # a level past MAX_DEPTH before the error is Y005, as when walked first
+                _check_depth(label, text)
+            raise
     except _Fatal as fatal:
         doc.findings.append(fatal.item)
         return doc
@@ -338,13 +368,16 @@ def _parse_nodes(label: str, text: str) -> Document:
     try:
         if "*" in text:  # without an alias there is nothing to expand
             _check_aliases(label, root)
-        data = converter.convert(root, "", 0)
+        try:
+            data = _plain(root)
+            doc._positions = doc._key_positions = None  # computed when first asked for
+        except _NotPlain:
+            data = converter.convert(root, "", 0)
     except _Fatal as fatal:
         if fatal.item.code == "Y005":  # as when the depth walk finds it before composing
             doc.findings.clear()
         doc.findings.append(fatal.item)
-        doc.positions.clear()
-        doc.key_positions.clear()
+        doc._positions, doc._key_positions = {}, {}
         return doc
     doc.data = data
     if not isinstance(data, dict):
@@ -360,6 +393,162 @@ def _parse_nodes(label: str, text: str) -> Document:
             )
         )
     return doc
+
+
+# Outside the subset: any character but printable ASCII and line feeds, a backslash (escapes),
+# a line that opens with ':' or ends with one (a key and its ':' or value on two lines), a run
+# of spaces before ':', or a string of 900 characters (near libyaml's 1,024 of a key).
+_NOT_JSON_SUBSET = re.compile(r'[^\x20-\x7e\n]|\\|^ *:|: *$| {64,}:|"[^"\n]{900,}"', re.MULTILINE)
+
+
+class _NotSubset(Exception):
+    pass
+
+
+def _json_subset(text: str) -> dict[str, Any] | None:
+    """The data of a JSON text that YAML reads as the same data without a finding; else None.
+
+    JSON is YAML 1.2 except where this subset draws the line: the text is printable ASCII
+    and line feeds, with no backslash (no escapes, so a string's characters are the same in
+    both readings), an object at the top, every key on the line of its ':' and not longer
+    than 900 characters (libyaml allows a key 1,024), no duplicate key (Y003), no number
+    that is not finite or an integer of more than MAX_INT_DIGITS digits (S004), no ``NaN``
+    or ``Infinity`` (not JSON) and no nesting at MAX_DEPTH (Y005). In it the core schema
+    reads ``true``, ``false``, ``null`` and JSON's numbers as :mod:`json` does. Anything
+    else returns None and the YAML reader decides, findings and all.
+
+    Such texts are what tools write (and what the benchmarks write, so that other
+    validators read the very same bytes); parsing them with :mod:`json` takes a tenth of
+    composing YAML nodes and keeps no node graph.
+    """
+    if not text.lstrip(" \n").startswith("{") or _NOT_JSON_SUBSET.search(text):
+        return None
+
+    def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
+        result = dict(items)
+        if len(result) != len(items):
+            raise _NotSubset
+        return result
+
+    def number(value: str) -> float:
+        result = float(value)
+        if not math.isfinite(result):
+            raise _NotSubset
+        return result
+
+    def integer(value: str) -> int:
+        exact = _int(value)
+        if exact is None:
+            raise _NotSubset
+        return exact
+
+    def constant(value: str) -> Any:
+        raise _NotSubset
+
+    try:
+        data = json.loads(
+            text,
+            object_pairs_hook=pairs,
+            parse_float=number,
+            parse_int=integer,
+            parse_constant=constant,
+        )
+    except (_NotSubset, ValueError, RecursionError):
+        return None
+    if not isinstance(data, dict) or _bracket_depth(text) > MAX_DEPTH:
+        return None
+    return data
+
+
+_JSON_STRING = re.compile(r'"[^"]*"')  # without backslashes a string is this, and only this
+_NOT_BRACKET = re.compile(r"[^\[\]{}]+")
+_BRACKET_STEP = {"[": 1, "{": 1, "]": -1, "}": -1}
+
+
+def _bracket_depth(text: str) -> int:
+    """The deepest nesting of brackets outside the strings of a JSON text without escapes
+    (a collection at data depth ``d`` sits inside ``d + 1`` brackets)."""
+    brackets = _NOT_BRACKET.sub("", _JSON_STRING.sub("", text))
+    return max(itertools.accumulate(map(_BRACKET_STEP.__getitem__, brackets)), default=0)
+
+
+def _positions_of(
+    label: str, text: str
+) -> tuple[dict[str, tuple[int, int]], dict[str, tuple[int, int]]]:
+    """The positions of values and keys of a document that was read without a finding
+    (composed and converted again, this time recording where each value is)."""
+    scratch = Document(label, text, _positions={}, _key_positions={})
+    with _gc_paused():
+        root = yaml.compose(text, Loader=_Loader)
+        _Converter(scratch).convert(root, "", 0)
+    assert scratch._positions is not None and scratch._key_positions is not None
+    return scratch._positions, scratch._key_positions
+
+
+class _NotPlain(Exception):
+    """The document needs the full converter: something in it is a finding."""
+
+
+def _plain(root: Any) -> Any:
+    """The data of a node graph that holds no finding, converted without positions.
+
+    Positions are most of the converter's work and memory, and a document without a finding
+    usually never needs one. Anything the full converter would report (a duplicate or
+    non-string key, a tag or number it flags, nesting at MAX_DEPTH) raises
+    :class:`_NotPlain` and the caller converts the whole graph again with positions; the
+    data of both converters is the same whenever this one finishes.
+    """
+
+    def scalar(node: Any) -> Any:
+        tag = node.tag
+        value: str = node.value
+        if tag in (_STR, "!"):
+            return value
+        if tag == _NULL and _NULL_RE.match(value):
+            return None
+        if tag == _BOOL and _BOOL_RE.match(value):
+            return value[0] in "tT"
+        if tag == _INT and _INT_RE.match(value):
+            exact = _int(value)
+            if exact is not None:
+                return exact
+        elif (
+            tag == _FLOAT
+            and (_FLOAT_RE.match(value) or _INT_RE.match(value))
+            and not value.lower().endswith((".nan", ".inf"))
+        ):
+            number = _float(value)
+            if math.isfinite(number):
+                return number
+        raise _NotPlain
+
+    def convert(node: Any, depth: int) -> Any:
+        kind = type(node)
+        if kind is _SCALAR_NODE:
+            return node.value if node.tag == _STR else scalar(node)
+        if depth >= MAX_DEPTH or node.tag not in _CORE:
+            raise _NotPlain
+        if kind is _SEQUENCE_NODE:
+            return [
+                item.value
+                if item.tag == _STR and type(item) is _SCALAR_NODE
+                else convert(item, depth + 1)
+                for item in node.value
+            ]
+        result: dict[str, Any] = {}
+        for key_node, value_node in node.value:
+            if type(key_node) is not _SCALAR_NODE:
+                raise _NotPlain
+            key = key_node.value if key_node.tag == _STR else scalar(key_node)
+            if type(key) is not str or key in result:
+                raise _NotPlain
+            if value_node.tag == _STR and type(value_node) is _SCALAR_NODE:
+                result[key] = value_node.value
+            else:
+                result[key] = convert(value_node, depth + 1)
+        return result
+
+    return convert(root, 0)
 
 
 @contextlib.contextmanager
@@ -403,6 +592,30 @@ def _composer_at_risk(text: str) -> bool:
         if 2 * (indent + 1) + opened > budget:
             return True
     return False
+
+
+@functools.cache
+def _composer_bounded() -> bool:
+    """True when libyaml itself refuses to nest flow and block collections past
+    ``_LIBYAML_NESTING`` levels (libyaml 0.2.5 and later stop there), so the composer never
+    recurses deeper than that, a depth it handles, whatever the text.
+
+    Asked once per process, of two small texts. Then the depth walk before composing is not
+    needed: a text that composes is converted, and the converter reports Y005 at the
+    collection the walk would report; a text that does not compose is walked after the
+    error, which gives Y005 exactly when the walk first would have.
+    """
+    if _BaseLoader is yaml.SafeLoader:  # pragma: no cover - no libyaml: always walk
+        return False
+    depth = _LIBYAML_NESTING + 1
+    probes = ("[" * depth + "]" * depth, "- " * depth + "x")
+    for probe in probes:
+        try:
+            yaml.compose(probe, Loader=_Loader)
+        except yaml.YAMLError:
+            continue
+        return False  # composed: this build has no limit at that depth
+    return True
 
 
 def _may_be_deep(text: str) -> bool:
@@ -473,8 +686,9 @@ def _walk_depth(label: str, text: str, loader: type[Any], stop: int | None) -> N
 
 
 def _check_key_depth(label: str, key: Any, depth: int) -> None:
-    """Y005 at the first collection of a collection key (never converted) nested past
-    MAX_DEPTH, in document order, as the depth walk would report it."""
+    """Y005 at the first collection of a node that is never converted (a collection key, or
+    the value of a dropped entry: a duplicate or non-string key) nested past MAX_DEPTH, in
+    document order, as the depth walk would report it."""
     stack = [(key, depth)]
     while stack:
         node, level = stack.pop()
@@ -654,6 +868,7 @@ class _Converter:
         for key_node, value_node in node.value:
             if not isinstance(key_node, yaml.ScalarNode):
                 _check_key_depth(self.doc.name, key_node, depth + 1)
+                _check_key_depth(self.doc.name, value_node, depth + 1)  # its value is dropped
                 line, col = _mark(key_node.start_mark)
                 self.doc.findings.append(
                     finding(
@@ -668,6 +883,7 @@ class _Converter:
                 continue
             key = key_node.value if key_node.tag == _STR else self._scalar(key_node, None)
             if not isinstance(key, str):
+                _check_key_depth(self.doc.name, value_node, depth + 1)  # as the walk would
                 line, col = _mark(key_node.start_mark)
                 self.doc.findings.append(
                     finding(
@@ -689,6 +905,7 @@ class _Converter:
             mark = key_node.start_mark
             key_mark = (mark.line + 1, mark.column + 1)
             if key in result:
+                _check_key_depth(self.doc.name, value_node, depth + 1)  # as the walk would
                 first = self.doc.key_positions.get(child, (0, 0))
                 self.doc.findings.append(
                     finding(

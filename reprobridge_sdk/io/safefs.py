@@ -483,12 +483,18 @@ def atomic_write_bytes(
     *,
     root: str | os.PathLike[str] | None = None,
     mode: int = 0o644,
+    durable: bool = True,
 ) -> None:
     """Write ``data`` to ``path`` atomically (``O_EXCL`` temporary beside it, fsync, rename).
 
     With ``root`` the directory must resolve inside it: a directory link that leads out is
     refused (``"escapes"``). A link at ``path`` itself is replaced by the file, never followed.
     On any error (a full disk included) the temporary file is removed and ``path`` is as before.
+
+    ``durable=False`` leaves out the fsync: the rename is still atomic for every reader and
+    survives the writer's crash or ``kill -9`` (the data is in the kernel's page cache), but
+    after a crash of the operating system the file may be missing or empty. Use it only for
+    a file that a later durable write replaces and whose loss with the machine costs nothing.
     """
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -503,7 +509,8 @@ def atomic_write_bytes(
                 for chunk in data:
                     handle.write(chunk)
             handle.flush()
-            os.fsync(handle.fileno())
+            if durable:
+                os.fsync(handle.fileno())
         tmp.chmod(mode)
         tmp.replace(target)
     except BaseException:

@@ -55,6 +55,19 @@ def _schema_extra(schema: dict[str, Any], model: type[Any]) -> None:
             prop["examples"] = examples
 
 
+#: The keys each model class accepts (its fields' names and aliases), computed once a class.
+_KNOWN_KEYS: dict[type[Any], frozenset[str]] = {}
+
+
+def _known_keys(model: type[BaseModel]) -> frozenset[str]:
+    known = _KNOWN_KEYS.get(model)
+    if known is None:
+        fields = model.model_fields
+        known = frozenset(fields) | {f.alias for f in fields.values() if f.alias}
+        _KNOWN_KEYS[model] = known
+    return known
+
+
 class SpecModel(BaseModel):
     """Base of all format objects: unknown keys are rejected, ``x-`` keys are kept."""
 
@@ -71,8 +84,9 @@ class SpecModel(BaseModel):
     @classmethod
     def _only_extension_extras(cls, data: Any) -> Any:
         if isinstance(data, dict):
-            known = set(cls.model_fields)
-            known |= {f.alias for f in cls.model_fields.values() if f.alias}
+            known = _known_keys(cls)
+            if data.keys() <= known:
+                return data
             for key in data:
                 if key not in known and not (isinstance(key, str) and _EXTENSION_RE.match(key)):
                     msg = f"unknown key {key!r}"

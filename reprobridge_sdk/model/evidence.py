@@ -162,6 +162,14 @@ class EvidenceRecord(SpecModel):
     code_tree_digest: str | None = None
     lock_digest: Sha256 | None = None
     environment: EnvironmentSnapshot | None = None
+    environment_sha256: Sha256 | None = Field(
+        default=None,
+        description=(
+            "The SHA-256 of the environment snapshot kept once per invocation in the runs "
+            "directory as '.env/<sha256>.json', in place of an embedded 'environment'."
+        ),
+        json_schema_extra=since("1.1"),
+    )
     drift: list[str] = Field(
         default_factory=list, description="Differences between the environment and the lock."
     )

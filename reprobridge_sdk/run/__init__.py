@@ -9,7 +9,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .evidence import RecordError, iter_runs, load_record
+    from .evidence import RecordError, iter_runs, load_record, read_snapshot
     from .replay import SampleCheck, check_samples, replay_log, replay_run
     from .results import RunEvent, RunResult, RunSummary, TaskValue
     from .runner import run
@@ -24,6 +24,7 @@ __all__ = [
     "check_samples",
     "iter_runs",
     "load_record",
+    "read_snapshot",
     "replay_log",
     "replay_run",
     "run",
@@ -33,6 +34,7 @@ _WHERE = {
     "RecordError": "evidence",
     "iter_runs": "evidence",
     "load_record": "evidence",
+    "read_snapshot": "evidence",
     "SampleCheck": "replay",
     "check_samples": "replay",
     "replay_log": "replay",

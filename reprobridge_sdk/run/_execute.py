@@ -37,7 +37,15 @@ from reprobridge_sdk.model.evidence import (
     OutputRecord,
 )
 
-from .evidence import LOG_NAME, OUTPUTS_DIR, new_run_dir, utc_now, write_record
+from .evidence import (
+    ENV_DIR,
+    LOG_NAME,
+    OUTPUTS_DIR,
+    new_run_dir,
+    utc_now,
+    write_record,
+    write_snapshot,
+)
 from .ledger import append_run
 from .measure import measure, template_context, unread_here
 from .process import LandmarkPattern, run_process
@@ -89,6 +97,32 @@ class Shared:
     seal_here: bool = True
     #: Runs each launcher inside the sandbox (:mod:`reprobridge_sdk.run.sandbox`).
     sandbox: bool = False
+    #: Whether records name ``snapshot`` by digest, kept once in the runs directory (format
+    #: 1.1), instead of embedding it (remote workers, whose run directories travel alone).
+    keep_snapshot: bool = False
+    _kept: list[str | None] = field(default_factory=list)
+    _keeping: threading.Lock = field(default_factory=threading.Lock)
+
+    def snapshot_sha256(self) -> str | None:
+        """The digest the records name, the snapshot written on the first call; ``None``
+        when records embed it (not kept, or it could not be written)."""
+        if not self.keep_snapshot:
+            return None
+        with self._keeping:
+            if not self._kept:
+                self._kept.append(_keep_snapshot(self.runs_dir, self.snapshot))
+            return self._kept[0]
+
+
+def _keep_snapshot(runs_dir: Path, snapshot: EnvironmentSnapshot) -> str | None:
+    """Write the snapshot into the runs directory; its digest, or ``None`` when it cannot be
+    written (a full disk: the records then embed it, and no empty ``.env`` is left)."""
+    try:
+        return write_snapshot(runs_dir, snapshot)
+    except (OSError, safefs.UnsafeFileError):
+        with contextlib.suppress(OSError):
+            (runs_dir / ENV_DIR).rmdir()
+        return None
 
 
 def _signature(path: Path) -> tuple[int, int, int] | None:
@@ -160,14 +194,22 @@ def render_argv(launcher: Launcher, context: Mapping[str, object]) -> list[str]:
 
 def _visible_paths(root: Path, env: Mapping[str, str]) -> list[Path]:
     """What a sandboxed launcher must still see: the artifact, this interpreter's prefixes and
-    the environments on ``PATH`` (the directory above each ``bin``)."""
+    the environments on ``PATH`` (the directory above each entry, the prefix of a ``bin``).
+
+    Never ``/tmp`` itself or a directory above it: binding one would lay the host's ``/tmp``
+    (read-only) over the sandbox's own. A ``PATH`` entry directly in ``/tmp`` (a directory
+    made by ``mktemp -d``) is bound itself instead of its parent.
+    """
+    private = Path("/tmp")  # noqa: S108 - the sandbox's own /tmp (sandbox.py)
     paths = [root.resolve(), Path(sys.prefix).resolve(), Path(sys.base_prefix).resolve()]
     for entry in env.get("PATH", "").split(os.pathsep):
         if entry and Path(entry).is_dir():
-            paths.append(Path(entry).resolve().parent)
+            resolved = Path(entry).resolve()
+            above = resolved.parent
+            paths.append(resolved if private.is_relative_to(above) else above)
     unique: list[Path] = []
     for path in paths:
-        if path != Path("/") and path not in unique:
+        if not private.is_relative_to(path) and path not in unique:
             unique.append(path)
     return unique
 
@@ -193,13 +235,16 @@ RESERVE_BYTES = 128 * 1024
 _RESERVE = ".reserve"
 
 
-def _first_write(run_dir: Path, record: EvidenceRecord) -> None:
+def _first_write(run_dir: Path, record: EvidenceRecord, *, durable: bool = False) -> None:
     """The first record of a run and the reserve; if either fails the run is not started.
 
-    The run directory is then removed (it would be an empty run without a record).
+    The run directory is then removed (it would be an empty run without a record). The
+    interim ``running`` record is not fsynced (``durable``, for a record that is already
+    final): the final record replaces it, and
+    :mod:`reprobridge_sdk.run.evidence` says why it is never torn all the same.
     """
     try:
-        write_record(run_dir, record)
+        write_record(run_dir, record, durable=durable)
         _reserve(run_dir)
     except OSError as exc:
         for leftover in (run_dir / _RESERVE, run_dir / RECORD_NAME):
@@ -297,6 +342,7 @@ def execute(job: Job, shared: Shared) -> RunResult:
     run_dir = run_dir.resolve()
     started_wall = time.monotonic()
     context = template_context(launcher.params, job.seed, run_dir)
+    kept = shared.snapshot_sha256()
     record = EvidenceRecord(
         run_id=run_id,
         artifact=shared.manifest.artifact.id,
@@ -312,7 +358,8 @@ def execute(job: Job, shared: Shared) -> RunResult:
         env_mode=shared.env_mode,
         code_tree_digest=shared.code_digest,
         lock_digest=shared.lock_digest,
-        environment=shared.snapshot,
+        environment=shared.snapshot if kept is None else None,
+        environment_sha256=kept,
         drift=list(shared.drift),
         executor=shared.executor,
         lost_attempts=list(shared.lost_attempts),
@@ -564,7 +611,7 @@ def skipped(
         failure=Failure(reason=reason, detail=detail),
         executor=shared.executor,
     )
-    _first_write(run_dir, record)
+    _first_write(run_dir, record, durable=True)
     (run_dir / _RESERVE).unlink(missing_ok=True)
     seal_run(shared, run_dir, record)
     result = RunResult(run_id=run_id, run_dir=run_dir.resolve(), record=record)

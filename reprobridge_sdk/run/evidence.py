@@ -13,10 +13,23 @@ Paths inside the record (``log.path``, ``outputs[].path``) are relative to the r
 are left out for a launcher without seeds). The directory is created with an exclusive
 ``mkdir``, so two runs never share one and no run overwrites another.
 
-*Writing.* The record is written atomically (temporary file in the same directory, fsync,
-rename): first with ``status: running`` when the run starts, then once more with its final
-status. A crash, ``kill -9`` or a full disk therefore leaves either the earlier record or the
-new one, never a torn file. The log is append-only and flushed as it is written.
+*Writing.* The record is written atomically (temporary file in the same directory, rename):
+first with ``status: running`` when the run starts, then once more with its final status. Only
+the final record is fsynced before its rename. The interim one is not: it is replaced by the
+final record, and what it says (the run is under way, and by which process) matters only while
+that process lives. The rename alone keeps it whole for every reader, and after a crash of the
+runner or ``kill -9`` (the kernel still holds the data); only a crash of the operating system
+can lose it, leaving the run directory without a readable record, a run that is not counted
+either way. A crash or a full disk therefore never leaves a torn record. The log is
+append-only and flushed as it is written.
+
+*The environment snapshot* (format 1.1) is written once per invocation, into the runs
+directory as ``.env/<sha256>.json`` (indented JSON of the snapshot; ``<sha256>`` is the digest
+of the file's bytes, so an unchanged snapshot is one file), fsynced before any final record
+names it, and each record gives its digest in ``environment_sha256`` instead of embedding it.
+A record of format 1.0, or one written by a remote worker (whose run directory travels on its
+own), embeds the snapshot in ``environment``. :func:`read_snapshot` reads either and says why
+a referenced snapshot cannot be used (missing, or not the file the digest names).
 
 *Interrupted runs.* The ``running`` record carries the extension key ``x-runner``: the pid of
 the runner process, the kernel boot id, the process start time (``/proc/<pid>/stat`` field
@@ -25,13 +38,14 @@ no such key. :func:`load_record` reports a record whose status is ``running`` as
 ``interrupted`` when that runner process no longer exists (or the key is missing); the file
 on disk is left as it is. A run on another host (shared file system) is taken as still
 running. A run stopped by Ctrl-C or SIGTERM is finalised with status ``interrupted`` by the
-runner itself. (Keeping the owner inside the record costs no extra file write: each record
-write is fsynced, and that is most of the runner's cost per run.)
+runner itself. (Keeping the owner inside the record costs no extra file write.)
 """
 
 from __future__ import annotations
 
 import functools
+import hashlib
+import json
 import os
 import platform
 import secrets
@@ -54,17 +68,24 @@ from reprobridge_sdk.model.evidence import (
 )
 
 __all__ = [
+    "ENV_DIR",
     "LOG_NAME",
     "OUTPUTS_DIR",
     "OWNER_KEY",
     "RecordError",
+    "SnapshotProblem",
     "iter_runs",
     "load_record",
+    "load_snapshot",
     "minimal_snapshot",
     "new_run_dir",
     "owner_alive",
+    "read_snapshot",
+    "record_environment",
+    "snapshot_path",
     "utc_now",
     "write_record",
+    "write_snapshot",
 ]
 
 #: The log of a run, inside its run directory.
@@ -73,6 +94,10 @@ LOG_NAME = "log.txt"
 OUTPUTS_DIR = "outputs"
 #: The extension key of a ``running`` record that names the runner process.
 OWNER_KEY = "x-runner"
+#: The directory of a runs directory that holds the environment snapshots its records name.
+ENV_DIR = ".env"
+#: The largest snapshot file read back (a snapshot lists the installed distributions).
+MAX_SNAPSHOT_BYTES = 8 * 1024 * 1024
 
 
 class RecordError(ReproBridgeError):
@@ -113,13 +138,15 @@ def _later_fields() -> dict[str, tuple[int, int]]:
     return later
 
 
-def write_record(run_dir: Path, record: EvidenceRecord) -> None:
+def write_record(run_dir: Path, record: EvidenceRecord, *, durable: bool = True) -> None:
     """Write ``record`` atomically as the run directory's ``record.json``.
 
-    A ``running`` record also names this process under :data:`OWNER_KEY`. A field added
+    ``durable=False`` (the interim ``running`` record only) skips the fsync; see the module
+    documentation for why that is safe. A ``running`` record also names this process under
+    :data:`OWNER_KEY`. A field added
     after evidence 1.0 is written only when it says something (not null, not empty), and a
-    record that writes one declares the version that added it in ``record_version``, so a
-    local run's record stays a 1.0 record.
+    record that writes one declares the version that added it in ``record_version`` (on
+    ``record`` too, so it equals the record read back); a record without any stays 1.0.
     """
     data = record.model_dump(mode="json")
     needed = (1, 0)
@@ -130,11 +157,12 @@ def write_record(run_dir: Path, record: EvidenceRecord) -> None:
             needed = max(needed, version)
     if needed > (1, 0):
         data["record_version"] = "{}.{}".format(*needed)
+        record.record_version = data["record_version"]  # the record as it reads back
     if record.status == "running":
         data[OWNER_KEY] = _owner()
     else:
         data.pop(OWNER_KEY, None)
-    atomic_write_json(run_dir / RECORD_NAME, data)
+    atomic_write_json(run_dir / RECORD_NAME, data, durable=durable)
 
 
 # --------------------------------------------------------------------------- ownership
@@ -287,3 +315,95 @@ def minimal_snapshot() -> EnvironmentSnapshot:
         machine=platform.machine(),
         cpu_count=os.cpu_count(),
     )
+
+
+def _snapshot_bytes(snapshot: EnvironmentSnapshot) -> bytes:
+    data = snapshot.model_dump(mode="json")
+    return (json.dumps(data, indent=2, ensure_ascii=False, sort_keys=True) + "\n").encode()
+
+
+def snapshot_path(runs_dir: Path, digest: str) -> Path:
+    """Where the snapshot with SHA-256 ``digest`` is kept in ``runs_dir``."""
+    return runs_dir / ENV_DIR / f"{digest}.json"
+
+
+def write_snapshot(runs_dir: Path, snapshot: EnvironmentSnapshot) -> str:
+    """Keep ``snapshot`` in ``runs_dir`` (atomically, fsynced) and return its SHA-256.
+
+    A file already there under that name with that content is left as it is; anything else
+    there (another content, a link) is replaced. Raises ``OSError`` or
+    :class:`~reprobridge_sdk.io.safefs.UnsafeFileError` when it cannot be written.
+    """
+    data = _snapshot_bytes(snapshot)
+    digest = hashlib.sha256(data).hexdigest()
+    path = snapshot_path(runs_dir, digest)
+    try:
+        current = safefs.read_bytes(path, root=runs_dir, max_bytes=len(data), allow_links=False)
+    except (OSError, safefs.UnsafeFileError):
+        current = None
+    if current != data:
+        safefs.atomic_write_bytes(path, data, root=runs_dir)
+    return digest
+
+
+class SnapshotProblem(Exception):
+    """A referenced snapshot that cannot be used: ``kind`` is ``missing`` or ``altered``."""
+
+    def __init__(self, kind: str, message: str) -> None:
+        super().__init__(message)
+        self.kind = kind
+        self.message = message
+
+
+def read_snapshot(run_dir: Path, record: EvidenceRecord) -> EnvironmentSnapshot | None:
+    """The environment snapshot of the run at ``run_dir``: embedded, or the one it names.
+
+    ``None`` when the record has neither. A named snapshot is looked up in the runs directory
+    that holds ``run_dir`` (its parent) by :func:`load_snapshot`, which raises
+    :class:`SnapshotProblem` when it cannot be used.
+    """
+    if record.environment_sha256 is None:
+        return record.environment
+    return load_snapshot(run_dir.parent, record.environment_sha256)
+
+
+def load_snapshot(runs_dir: Path, digest: str) -> EnvironmentSnapshot:
+    """The snapshot ``.env/<digest>.json`` of ``runs_dir``, checked against its digest.
+
+    Raises :class:`SnapshotProblem`: ``missing`` when no file is there; ``altered`` when the
+    file is a link, lies outside the runs directory, is larger than
+    :data:`MAX_SNAPSHOT_BYTES`, its SHA-256 is not the digest or it is not a snapshot.
+    """
+    path = snapshot_path(runs_dir, digest)
+    shown = f"{ENV_DIR}/{digest}.json"
+    if not path.exists() and not path.is_symlink():
+        raise SnapshotProblem("missing", f"the environment snapshot {shown} is not there")
+    try:
+        data = safefs.read_bytes(
+            path, root=runs_dir, max_bytes=MAX_SNAPSHOT_BYTES, allow_links=False
+        )
+    except safefs.UnsafeFileError as exc:
+        message = f"the environment snapshot {shown}: {exc.message}"
+        raise SnapshotProblem("altered", message) from None
+    except OSError as exc:
+        raise SnapshotProblem(
+            "missing", f"the environment snapshot {shown}: {exc.strerror or exc}"
+        ) from None
+    if hashlib.sha256(data).hexdigest() != digest:
+        raise SnapshotProblem(
+            "altered", f"the environment snapshot {shown} differs from its digest"
+        )
+    try:
+        return EnvironmentSnapshot.model_validate_json(data)
+    except (ValidationError, ValueError):
+        raise SnapshotProblem(
+            "altered", f"the environment snapshot {shown} is not an environment snapshot"
+        ) from None
+
+
+def record_environment(run_dir: Path, record: EvidenceRecord) -> EnvironmentSnapshot | None:
+    """The run's snapshot as :func:`read_snapshot` finds it, or ``None`` when it cannot."""
+    try:
+        return read_snapshot(run_dir, record)
+    except SnapshotProblem:
+        return None

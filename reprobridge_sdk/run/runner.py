@@ -20,8 +20,10 @@ interpreter); ``"current"`` runs with the current interpreter's directory first 
 and records as ``drift`` what differs from the lock in a way that matters to reproduction:
 lock entries missing or at another version, and another Python ``major.minor`` (extra
 distributions are not drift). The snapshot and the drift are taken once per invocation, in
-process. Then the launcher's ``env`` is applied (templated), and ``PYTHONUNBUFFERED=1``
-unless set, so landmarks arrive as printed.
+process; the snapshot is kept once in the runs directory (``.env/<sha256>.json``) and each
+record of a local run names it by digest (:mod:`reprobridge_sdk.run.evidence`). Then the
+launcher's ``env`` is applied (templated), and ``PYTHONUNBUFFERED=1`` unless set, so
+landmarks arrive as printed.
 
 Failure reasons, by priority: ``interrupted``, ``environment-error``, ``template-error``,
 ``command-not-found`` (also exit status 127 from a shell launcher), ``timeout``,
@@ -397,6 +399,7 @@ def run(
         else executor
     )
     shared.executor = engine.record_name
+    shared.keep_snapshot = engine.record_name is None  # local runs name it by digest
     plan: list[Job] = []
     for launcher in selected:
         launcher_seeds: list[int | None] = list(launcher.seeds)

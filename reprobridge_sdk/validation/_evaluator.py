@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from reprobridge_sdk.extract.pattern import schema_pattern
@@ -95,7 +96,12 @@ class SchemaError:
     schema_pattern: str | None = None
 
 
-_Check = Callable[[Any, str, list[SchemaError]], bool]
+#: A compiled check: ``check(instance, pointer, out)``. With ``out`` a list, the errors are
+#: appended to it; with ``out=None`` only validity is asked: no error is built, no pointer
+#: below ``instance`` is formed (``pointer`` is then meaningless) and the check may stop at
+#: the first failure. The boolean is the same in both modes, and a check that returns True
+#: appends nothing.
+_Check = Callable[[Any, str, "list[SchemaError] | None"], bool]
 
 
 def _is_type(value: Any, name: str) -> bool:
@@ -161,7 +167,7 @@ class CompiledSchema:
         return out
 
     def is_valid(self, instance: Any) -> bool:
-        return self._check(instance, "", [])
+        return self._check(instance, "", None)
 
     # compilation ------------------------------------------------------------------------
 
@@ -176,7 +182,7 @@ class CompiledSchema:
 
         compiled, key = self._compiled, ref + "!"
 
-        def deferred(instance: Any, pointer: str, out: list[SchemaError]) -> bool:
+        def deferred(instance: Any, pointer: str, out: list[SchemaError] | None) -> bool:
             return compiled[key](instance, pointer, out)
 
         self._compiled[ref] = deferred
@@ -290,7 +296,12 @@ class CompiledSchema:
             return checks[0]
         sequence = tuple(checks)
 
-        def all_of(instance: Any, pointer: str, out: list[SchemaError]) -> bool:
+        def all_of(instance: Any, pointer: str, out: list[SchemaError] | None) -> bool:
+            if out is None:
+                for check in sequence:  # noqa: SIM110 - a loop: all() of a generator is slower
+                    if not check(instance, pointer, None):
+                        return False
+                return True
             ok = True
             for check in sequence:
                 if not check(instance, pointer, out):
@@ -303,13 +314,17 @@ class CompiledSchema:
         low, high = schema.get("minItems"), schema.get("maxItems")
         if low is not None or high is not None:
 
-            def count(instance: Any, pointer: str, out: list[SchemaError]) -> bool:
+            def count(instance: Any, pointer: str, out: list[SchemaError] | None) -> bool:
                 if not isinstance(instance, list):
                     return True
                 if low is not None and len(instance) < low:
+                    if out is None:
+                        return False
                     out.append(_err("minItems", pointer, f"needs at least {low} item(s)"))
                     return False
                 if high is not None and len(instance) > high:
+                    if out is None:
+                        return False
                     out.append(_err("maxItems", pointer, f"allows at most {high} item(s)"))
                     return False
                 return True
@@ -318,12 +333,16 @@ class CompiledSchema:
         if "items" in schema:
             item_check = self._compile(schema["items"], f"{where}/items")
 
-            def items(instance: Any, pointer: str, out: list[SchemaError]) -> bool:
+            def items(instance: Any, pointer: str, out: list[SchemaError] | None) -> bool:
                 if not isinstance(instance, list):
                     return True
                 ok = True
                 for index, item in enumerate(instance):
-                    if not item_check(item, f"{pointer}/{index}", out):
+                    # Validity first, without pointers; the errors only of an invalid item.
+                    if not item_check(item, "", None):
+                        if out is None:
+                            return False
+                        item_check(item, f"{pointer}/{index}", out)
                         ok = False
                 return ok
 
@@ -335,32 +354,55 @@ class CompiledSchema:
             for name, sub in schema.get("properties", {}).items()
         }
         patterns = [
-            (schema_pattern(pat), self._compile(sub, f"{where}/patternProperties/{pat}"))
+            (_cached_search(pat), self._compile(sub, f"{where}/patternProperties/{pat}"))
             for pat, sub in schema.get("patternProperties", {}).items()
         ]
         extra_schema = schema.get("additionalProperties", True)
         extra = None if extra_schema is False else self._compile(extra_schema, where + "/ap")
         names = tuple(props)
 
-        def check(instance: Any, pointer: str, out: list[SchemaError]) -> bool:
+        # The checks that apply to a key (its property's, then each matching pattern's), in
+        # order; an empty tuple sends the value to additionalProperties. Routed once per key.
+        routes: dict[str, tuple[_Check, ...]] = {}
+
+        def route(key: str) -> tuple[_Check, ...]:
+            sub = props.get(key)
+            found = (() if sub is None else (sub,)) + tuple(
+                check for search, check in patterns if search(key)
+            )
+            if len(routes) < _MEMO_LIMIT:
+                routes[key] = found
+            return found
+
+        def check(instance: Any, pointer: str, out: list[SchemaError] | None) -> bool:
             if not isinstance(instance, dict):
+                return True
+            if out is None:
+                for key, value in instance.items():
+                    checks = routes.get(key)
+                    if checks is None:
+                        checks = route(key)
+                    if not checks:
+                        if extra is None or not extra(value, "", None):
+                            return False
+                        continue
+                    for sub in checks:
+                        if not sub(value, "", None):
+                            return False
                 return True
             ok = True
             for key, value in instance.items():
-                child = f"{pointer}/{_esc(key)}"
-                matched = False
-                sub = props.get(key)
-                if sub is not None:
-                    matched = True
-                    if not sub(value, child, out):
-                        ok = False
-                for regex, pattern_check in patterns:
-                    if regex.search(key):
-                        matched = True
-                        if not pattern_check(value, child, out):
+                checks = routes.get(key)
+                if checks is None:
+                    checks = route(key)
+                if checks:
+                    for sub in checks:
+                        # Validity first, without pointers; errors only below an invalid value.
+                        if not sub(value, "", None):
+                            sub(value, f"{pointer}/{_esc(key)}", out)
                             ok = False
-                if matched:
                     continue
+                child = f"{pointer}/{_esc(key)}"
                 if extra is None:
                     out.append(
                         SchemaError(
@@ -388,24 +430,25 @@ class CompiledSchema:
         exactly_one = keyword == "oneOf"
         types_of = self._accepted_types
 
-        def check(instance: Any, pointer: str, out: list[SchemaError]) -> bool:
-            if not exactly_one:
-                # anyOf: the first valid branch decides; errors only matter when none is.
-                for branch in compiled:
-                    if branch(instance, pointer, []):
-                        return True
-            results: list[list[SchemaError]] = []
+        def check(instance: Any, pointer: str, out: list[SchemaError] | None) -> bool:
             valid = 0
             for branch in compiled:
-                errors: list[SchemaError] = []
-                if branch(instance, pointer, errors):
+                if branch(instance, pointer, None):
+                    if not exactly_one:
+                        return True  # anyOf: the first valid branch decides
                     valid += 1
-                results.append(errors)
-            if valid == 1 or (valid > 1 and not exactly_one):
+            if valid == 1:
                 return True
+            if out is None:
+                return False
             if valid > 1:
                 out.append(_err("oneOf", pointer, "the value matches more than one alternative"))
                 return False
+            results: list[list[SchemaError]] = []
+            for branch in compiled:  # no branch is valid: each one's errors, to choose from
+                errors: list[SchemaError] = []
+                branch(instance, pointer, errors)
+                results.append(errors)
             tagging = (prop, mapping, patterns)
             out.extend(_best(instance, pointer, results, branches, refs, tagging, types_of))
             return False
@@ -462,15 +505,46 @@ def _best(  # noqa: PLR0917 - internal helper of one call site
     return results[index]
 
 
+#: Most results a pattern keeps (then its memo starts again): bounds the memory on a document
+#: of many distinct strings while keys and repeated values are still looked up once.
+_MEMO_LIMIT = 1 << 16
+
+
+@lru_cache(maxsize=256)
+def _cached_search(source: str) -> Callable[[str], bool]:
+    """Whether a schema ``pattern`` matches somewhere in a string, memoised per string.
+
+    The regular expression is RE2's (:func:`~reprobridge_sdk.extract.pattern.schema_pattern`,
+    the models' meaning); only the answer is kept. One memo per pattern text, shared by every
+    schema node that uses it: an object's keys (``^x-``) and repeated values (task ids,
+    digests) are matched once per document instead of once per occurrence.
+    """
+    regex = schema_pattern(source)
+    memo: dict[str, bool] = {}
+
+    def search(value: str) -> bool:
+        found = memo.get(value)
+        if found is None:
+            found = regex.search(value) is not None
+            if len(memo) >= _MEMO_LIMIT:
+                memo.clear()
+            memo[value] = found
+        return found
+
+    return search
+
+
 def _err(keyword: str, pointer: str, message: str) -> SchemaError:
     return SchemaError(keyword, pointer, message)
 
 
-def _accept(instance: Any, pointer: str, out: list[SchemaError]) -> bool:
+def _accept(instance: Any, pointer: str, out: list[SchemaError] | None) -> bool:
     return True
 
 
-def _reject(instance: Any, pointer: str, out: list[SchemaError]) -> bool:
+def _reject(instance: Any, pointer: str, out: list[SchemaError] | None) -> bool:
+    if out is None:
+        return False
     out.append(_err("false", pointer, "no value is allowed here"))
     return False
 
@@ -488,20 +562,46 @@ def _type_check(kind: Any, where: str) -> _Check:
         msg = f"{where}: unsupported type {kind!r}"
         raise SchemaCompileError(msg)
 
-    def check(instance: Any, pointer: str, out: list[SchemaError]) -> bool:
+    if len(kinds) == 1 and kinds[0] in _SIMPLE_TYPES:
+        simple = _SIMPLE_TYPES[kinds[0]]
+
+        def one(instance: Any, pointer: str, out: list[SchemaError] | None) -> bool:
+            if isinstance(instance, simple) and not isinstance(instance, bool):
+                return True
+            if out is None:
+                return False
+            out.append(_type_error(pointer, instance, kinds))
+            return False
+
+        return one
+
+    def check(instance: Any, pointer: str, out: list[SchemaError] | None) -> bool:
         for name in kinds:
             if _is_type(instance, name):
                 return True
+        if out is None:
+            return False
         out.append(_type_error(pointer, instance, kinds))
         return False
 
     return check
 
 
+#: Types whose test is one isinstance (a bool is never one of them).
+_SIMPLE_TYPES: dict[str, type | tuple[type, ...]] = {
+    "object": dict,
+    "array": list,
+    "string": str,
+    "number": (int, float),
+}
+
+
 def _enum_check(values: tuple[Any, ...]) -> _Check:
-    def check(instance: Any, pointer: str, out: list[SchemaError]) -> bool:
+    def check(instance: Any, pointer: str, out: list[SchemaError] | None) -> bool:
         if any(_equal(value, instance) for value in values):
             return True
+        if out is None:
+            return False
         out.append(
             SchemaError(
                 "enum", pointer, f"{instance!r} is not one of {list(values)}", allowed=values
@@ -513,9 +613,11 @@ def _enum_check(values: tuple[Any, ...]) -> _Check:
 
 
 def _const_check(value: Any) -> _Check:
-    def check(instance: Any, pointer: str, out: list[SchemaError]) -> bool:
+    def check(instance: Any, pointer: str, out: list[SchemaError] | None) -> bool:
         if _equal(value, instance):
             return True
+        if out is None:
+            return False
         out.append(SchemaError("const", pointer, f"expected {value!r}", allowed=(value,)))
         return False
 
@@ -523,12 +625,14 @@ def _const_check(value: Any) -> _Check:
 
 
 def _required_check(names: tuple[str, ...]) -> _Check:
-    def check(instance: Any, pointer: str, out: list[SchemaError]) -> bool:
+    def check(instance: Any, pointer: str, out: list[SchemaError] | None) -> bool:
         if not isinstance(instance, dict):
             return True
         ok = True
         for name in names:
             if name not in instance:
+                if out is None:
+                    return False
                 out.append(
                     SchemaError(
                         "required",
@@ -546,11 +650,13 @@ def _required_check(names: tuple[str, ...]) -> _Check:
 def _string_checks(schema: dict[str, Any]) -> Iterable[_Check]:
     if "pattern" in schema:
         source = schema["pattern"]
-        regex = schema_pattern(source)
+        search = _cached_search(source)
 
-        def pattern(instance: Any, pointer: str, out: list[SchemaError]) -> bool:
-            if not isinstance(instance, str) or regex.search(instance):
+        def pattern(instance: Any, pointer: str, out: list[SchemaError] | None) -> bool:
+            if not isinstance(instance, str) or search(instance):
                 return True
+            if out is None:
+                return False
             out.append(
                 SchemaError(
                     "pattern",
@@ -565,14 +671,18 @@ def _string_checks(schema: dict[str, Any]) -> Iterable[_Check]:
     low, high = schema.get("minLength"), schema.get("maxLength")
     if low is not None or high is not None:
 
-        def length(instance: Any, pointer: str, out: list[SchemaError]) -> bool:
+        def length(instance: Any, pointer: str, out: list[SchemaError] | None) -> bool:
             if not isinstance(instance, str):
                 return True
             if low is not None and len(instance) < low:
+                if out is None:
+                    return False
                 message = "must not be empty" if low == 1 else f"needs at least {low} characters"
                 out.append(_err("minLength", pointer, message))
                 return False
             if high is not None and len(instance) > high:
+                if out is None:
+                    return False
                 out.append(_err("maxLength", pointer, f"allows at most {high} characters"))
                 return False
             return True
@@ -589,7 +699,7 @@ def _number_checks(schema: dict[str, Any]) -> Iterable[_Check]:
     if not bounds:
         return
 
-    def check(instance: Any, pointer: str, out: list[SchemaError]) -> bool:
+    def check(instance: Any, pointer: str, out: list[SchemaError] | None) -> bool:
         if not _is_number(instance):
             return True
         ok = True
@@ -601,6 +711,8 @@ def _number_checks(schema: dict[str, Any]) -> Iterable[_Check]:
                 or (name == "exclusiveMaximum" and instance >= bound)
             )
             if failed:
+                if out is None:
+                    return False
                 relation = {
                     "minimum": ">=",
                     "maximum": "<=",

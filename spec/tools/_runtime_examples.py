@@ -821,6 +821,21 @@ RUNTIME_EXAMPLES: dict[str, tuple[str, str, str]] = {
         "$ reprobridge audit       # A062 on that run; acc is inconclusive",
         "# the plugin reads every recorded log\n$ reprobridge audit",
     ),
+    "A065": (
+        _SH,
+        "# runs copied without the runs directory's .env/ (their records name a snapshot)\n"
+        "$ cp -r runs/scored-s* attempt/\n"
+        "$ reprobridge audit . attempt/   # A065 (warning) at /environment_sha256",
+        "$ cp -r runs/. attempt/          # the run directories and .env/ together\n"
+        "$ reprobridge audit . attempt/",
+    ),
+    "A066": (
+        _SH,
+        "# the snapshot is edited to claim another Python than the run had\n"
+        "$ sed -i 's/3.11.7/3.12.1/' runs/.env/<sha256>.json\n"
+        "$ reprobridge audit      # A066 at /environment_sha256: the run is tainted",
+        "$ reprobridge audit      # runs/.env/<sha256>.json as the runner wrote it",
+    ),
     # ------------------------------------------------------------------- N: runner
     "N001": (
         _SH,

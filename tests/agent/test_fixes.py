@@ -271,3 +271,30 @@ def test_removed_apis_of_the_fixtures_era_are_fixed(
         (tmp_path / rel).write_text(text, "utf-8")
     fixed = run()
     assert fixed.returncode == 0, fixed.stderr
+
+
+def test_pandas_append_and_ix_are_fixed_one_after_the_other(tmp_path: Path) -> None:
+    pytest.importorskip("pandas", minversion="2.0", reason="the [test] extra installs pandas")
+    (tmp_path / "script.py").write_text(
+        "import pandas as pd\n\n"
+        'frame = pd.DataFrame({"a": [1, 2]})\n'
+        'frame = frame.append(pd.DataFrame({"a": [3]}), ignore_index=True)\n'
+        'print(len(frame), frame.ix[2, "a"])\n',
+        "utf-8",
+    )
+    rules = []
+    for _ in range(3):
+        done = subprocess.run(
+            [sys.executable, "script.py"], cwd=tmp_path, capture_output=True, text=True, check=False
+        )
+        if done.returncode == 0:
+            break
+        failure = classify(done.stderr, tmp_path)
+        assert failure is not None and failure.type == "AttributeError"
+        fix = propose(failure, tmp_path, "script.py")
+        assert fix is not None and fix.kind == "execution-fix"
+        rules.append(fix.rule)
+        for rel, text in fix.files.items():
+            (tmp_path / rel).write_text(text, "utf-8")
+    assert rules == ["pandas-append", "removed-api"]
+    assert done.returncode == 0 and done.stdout.split() == ["3", "3"]

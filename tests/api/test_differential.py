@@ -1,6 +1,8 @@
 """validate clean <=> everything accepts: load(), the models, run --dry-run and the auditor.
 
-Law, over every conformance case and over hypothesis-mutated manifests:
+Law, over every conformance case and over hypothesis-mutated manifests (among them documents
+of a newer minor version with unknown keys and values, read as spec "forward-compatibility"
+says):
 
 * ``validate()`` reports no error  =>  ``load()`` (the models) accepts the manifest,
   ``dry_run`` prepares every run without a problem, and the auditor's artifact checks
@@ -75,7 +77,9 @@ def _mutations(draw: st.DrawFn) -> Any:
     data = copy.deepcopy(data)
     launcher = data["launchers"][0]
     choice = draw(
-        st.sampled_from(["argv", "env", "output", "workdir", "seeds", "landmark", "timeout"])
+        st.sampled_from(
+            ["argv", "env", "output", "workdir", "seeds", "landmark", "timeout", "newer"]
+        )
     )
     text = st.sampled_from(
         ["{seed}", "{{x}}", "{", "}", "{nope}", "{run_dir}/a", "{{{seed}}}", ".", "code", "x"]
@@ -93,9 +97,46 @@ def _mutations(draw: st.DrawFn) -> Any:
     elif choice == "landmark":
         pattern = draw(st.sampled_from(["epoch", "(a)\\1", "(?=x)", "(", "a{,2}", "\\d+"]))
         launcher["landmarks"] = [{"id": "l", "pattern": pattern}]
+    elif choice == "newer":
+        _newer_minor(data, draw)
     else:
         launcher["timeout"] = draw(st.sampled_from([1, 0, -1, 1.5, "1", None]))
     return data
+
+
+#: Where a newer minor version may put what this version does not know: (pointer of an
+#: object, key) for an unknown key, or the pointer of an enumeration value to replace.
+_OBJECTS = ["", "/artifact", "/codebase", "/environment", "/environment/lock", "/tasks/0",
+            "/tasks/0/statistic", "/launchers/0", "/launchers/0/measurements/0",
+            "/launchers/0/measurements/0/extract", "/guide"]  # fmt: skip
+_ENUMS = ["/tasks/0/direction", "/tasks/0/kind", "/tasks/0/statistic/aggregate",
+          "/launchers/0/scope", "/launchers/0/measurements/0/aggregate",
+          "/launchers/0/measurements/0/extract/kind", "/codebase/refined/kind",
+          "/environment/lock/format", "/environment/data/0/access"]  # fmt: skip
+
+
+def _at(data: Any, pointer: str) -> Any:
+    for token in pointer.split("/")[1:]:
+        data = data[int(token)] if isinstance(data, list) else data.setdefault(token, {})
+    return data
+
+
+def _newer_minor(data: Any, draw: st.DrawFn) -> None:
+    """A newer minor version with unknown keys and values here and there (spec
+    "forward-compatibility"): the law must hold for them as for any manifest."""
+    data["rra_version"] = draw(st.sampled_from(["1.2", "1.9", "1.10"]))
+    if draw(st.booleans()):
+        data.setdefault("environment", {})["data"] = [
+            {"id": "d", "source": {"url": "https://example.org/d"}, "access": "public"}
+        ]
+        data["launchers"][0]["data"] = ["d"]
+    for pointer in draw(st.lists(st.sampled_from(_OBJECTS), max_size=3, unique=True)):
+        _at(data, pointer)[draw(st.sampled_from(["later", "baseline", "x"]))] = 1
+    for pointer in draw(st.lists(st.sampled_from(_ENUMS), max_size=2, unique=True)):
+        parent, key = pointer.rsplit("/", 1)
+        target = _at(data, parent) if parent else data
+        if isinstance(target, dict):
+            target[key] = draw(st.sampled_from(["later-value", "closer"]))
 
 
 @pytest.fixture(scope="module")
@@ -110,5 +151,21 @@ def workspace(tmp_path_factory: pytest.TempPathFactory) -> Path:
 )
 @given(data=_mutations())
 def test_law_holds_on_generated_manifests(workspace: Path, data: Any) -> None:
+    (workspace / "rra.yaml").write_text(yaml.safe_dump(data, sort_keys=False), "utf-8")
+    _check(workspace)
+
+
+@st.composite
+def _newer_minor_documents(draw: st.DrawFn) -> Any:
+    data = copy.deepcopy(load_document(BASE / "rra.yaml").data)
+    _newer_minor(data, draw)
+    return data
+
+
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(data=_newer_minor_documents())
+def test_law_holds_on_generated_newer_minor_manifests(workspace: Path, data: Any) -> None:
     (workspace / "rra.yaml").write_text(yaml.safe_dump(data, sort_keys=False), "utf-8")
     _check(workspace)

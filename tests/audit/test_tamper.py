@@ -426,8 +426,9 @@ def test_property_any_record_edit_is_a_verdict_not_a_crash(
 
 
 _HEX = st.text("0123456789abcdef", min_size=64, max_size=64)
+# The runner's records are 1.1: they name their environment snapshot by digest.
 _EVIDENCE_SCHEMA = json.loads(
-    (Path(__file__).resolve().parents[2] / "schemas" / "evidence-1.0.schema.json").read_text()
+    (Path(__file__).resolve().parents[2] / "schemas" / "evidence-1.1.schema.json").read_text()
 )
 
 

@@ -382,3 +382,28 @@ def test_the_commands_use_the_plugin_installed_in_the_venv(
     assert (proc.returncode, proc.stdout) == (0, "")  # the listing is human text on stderr
     assert "x-last-number" in proc.stderr
     assert "warning X008" in proc.stderr
+
+
+# ------------------------------------------------------------- references from repetitions
+
+
+def test_references_add_refuses_a_repetition_it_cannot_re_extract_c012(ran: Path) -> None:
+    from reprobridge_sdk.authoring.references import ReferencesError, add_references
+
+    before = (ran / "rra.yaml").read_bytes()
+    with pytest.raises(ReferencesError) as caught:
+        add_references(ran, [str(ran / "runs")])
+    assert [f.code for f in caught.value.findings] == ["C012"] * 3
+    assert {Path(f.file).name for f in caught.value.findings} == {"record.json"}
+    assert (ran / "rra.yaml").read_bytes() == before
+
+
+def test_references_add_values_the_repetition_with_the_plugin(
+    ran: Path, with_plugins: None
+) -> None:
+    from reprobridge_sdk.authoring.references import add_references
+
+    result = add_references(ran, [str(ran / "runs")], replace=True)
+    [observation] = result.added["acc"]
+    assert observation.value == pytest.approx(90.1)
+    assert [item.seed for item in observation.provenance.runs or ()] == [0, 1, 2]

@@ -268,7 +268,7 @@ def test_scored_launcher_in_locked_environment_audits_compatible(
     audit the evidence against the five reference observations."""
     from reprobridge_sdk.audit import audit
     from reprobridge_sdk.env import ensure_environment
-    from reprobridge_sdk.run import run
+    from reprobridge_sdk.run import read_snapshot, run
 
     monkeypatch.setenv("REPROBRIDGE_CACHE_DIR", str(tmp_path / "cache"))
     python = ensure_environment(EXAMPLE)
@@ -283,9 +283,10 @@ def test_scored_launcher_in_locked_environment_audits_compatible(
     for result in summary.results:
         record = result.record
         assert record.env_mode == "cached"
-        assert record.environment is not None
-        assert record.environment.executable.startswith(str(tmp_path / "cache"))
-        installed = {d.name.lower(): d.version for d in record.environment.distributions}
+        snapshot = read_snapshot(result.run_dir, record)
+        assert snapshot is not None
+        assert snapshot.executable.startswith(str(tmp_path / "cache"))
+        installed = {d.name.lower(): d.version for d in snapshot.distributions}
         for name, version in _locked_versions(data).items():
             assert installed[name] == version, name
         assert record.drift == []

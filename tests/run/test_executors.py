@@ -90,7 +90,12 @@ def test_dask_local_gives_the_records_of_a_local_run(toy: Path, tmp_path: Path) 
         jsonschema.validate(written, schema)
     assert local.results[0].record.executor is None
     written = json.loads((local.results[0].run_dir / "record.json").read_text("utf-8"))
-    assert written["record_version"] == "1.0"
+    # a local run names its snapshot by digest (1.1); a remote one embeds it (it travels alone)
+    assert written["record_version"] == "1.1"
+    assert written["environment"] is None
+    assert len(written["environment_sha256"]) == 64
+    assert all(r.record.environment is not None for r in remote.results)
+    assert all(r.record.environment_sha256 is None for r in remote.results)
     assert "executor" not in written
     assert "lost_attempts" not in written
 

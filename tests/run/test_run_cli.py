@@ -49,7 +49,7 @@ def test_run_from_inside_the_artifact_with_a_failed_run(toy: Path) -> None:
     done = _cli("run", "fail", "--env", "current", cwd=toy)
     assert done.returncode == 1
     assert "[toy] loaded" in done.stderr  # streamed to the console
-    (run_dir,) = (p for p in (toy / "runs").iterdir() if p.is_dir())
+    (run_dir,) = (p for p in (toy / "runs").iterdir() if (p / "record.json").is_file())
     assert load_record(run_dir).failure is not None
 
 
@@ -78,7 +78,7 @@ def test_run_on_a_directory_without_manifest_exits_2(tmp_path: Path) -> None:
 
 def test_extract_replays_a_run(toy: Path) -> None:
     assert _cli("run", str(toy), "ok", "--env", "current", "--seeds", "2").returncode == 0
-    (run_dir,) = (p for p in (toy / "runs").iterdir() if p.is_dir())
+    (run_dir,) = (p for p in (toy / "runs").iterdir() if (p / "record.json").is_file())
     done = _cli("extract", str(run_dir), "--json")
     assert done.returncode == 0, done.stderr
     measured = json.loads(done.stdout)["measurements"]

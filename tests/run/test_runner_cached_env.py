@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from reprobridge_sdk.run import load_record, run
+from reprobridge_sdk.run import load_record, read_snapshot, run
 
 pytestmark = pytest.mark.slow
 
@@ -29,8 +29,9 @@ def test_smoke_launcher_in_cached_environment(
     record = load_record(result.run_dir)
     assert record.status == "succeeded", record.failure
     assert record.env_mode == "cached"
-    assert record.environment is not None
-    assert record.environment.executable.startswith(str(tmp_path / "cache"))
+    snapshot = read_snapshot(result.run_dir, record)
+    assert snapshot is not None
+    assert snapshot.executable.startswith(str(tmp_path / "cache"))
     assert record.lock_digest is not None
     assert [m.task for m in record.measurements if m.value is not None] == [
         "logreg-accuracy",

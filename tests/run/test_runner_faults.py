@@ -22,7 +22,16 @@ import pytest
 from reprobridge_sdk.digest import file_sha256
 from reprobridge_sdk.run import iter_runs, load_record, run
 
-SCHEMA = Path(__file__).resolve().parents[2] / "schemas" / "evidence-1.0.schema.json"
+SCHEMAS = Path(__file__).resolve().parents[2] / "schemas"
+
+
+def _schema(record: dict[str, object]) -> dict[str, object]:
+    """The evidence schema of the record's own version (a local run's is 1.1: it names its
+    environment snapshot by digest)."""
+    path = SCHEMAS / f"evidence-{record['record_version']}.schema.json"
+    schema: dict[str, object] = json.loads(path.read_text("utf-8"))
+    return schema
+
 
 # The driver's peak is what Python allocated (tracemalloc), not the process's resident size:
 # how much of freed memory the C allocator keeps, and where its threads' arenas fall, varies
@@ -136,7 +145,7 @@ def test_kill_9_leaves_an_interrupted_record_and_earlier_runs_intact(toy: Path) 
         running = json.loads((run_dir / "record.json").read_text())
         assert running["status"] == "running"
         assert running["x-runner"]["pid"] == runner.pid
-        jsonschema.validate(running, json.loads(SCHEMA.read_text("utf-8")))
+        jsonschema.validate(running, _schema(running))
         assert load_record(run_dir).status == "running"
         runner.kill()
         runner.wait(timeout=30)
@@ -192,10 +201,14 @@ RECORD_DRIVER = """
 import json, resource, signal, sys
 from reprobridge_sdk.run import run
 limit = int(sys.argv[2])
-if limit:
-    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
-    resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
-summary = run(sys.argv[1], ["ok"], env_mode="current", jobs=1, seeds=[1])
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+
+def limit_once_started(event):  # the snapshot and the first record are written by then
+    if limit and event.event == "run-started":
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+
+summary = run(sys.argv[1], ["ok"], env_mode="current", jobs=1, seeds=[1],
+              on_event=limit_once_started)
 (result,) = summary.results
 failure = result.record.failure
 print(json.dumps({"exit": summary.exit_code, "run_dir": str(result.run_dir),
@@ -216,8 +229,8 @@ def _record_driver(toy: Path, limit: int) -> dict[str, Any]:
 
 
 def test_a_final_record_that_cannot_be_written(toy: Path) -> None:
-    """The final record is larger than the first ('running') one: a file-size limit between
-    the two lets the first write succeed and makes the last fail (EFBIG), as a full disk would.
+    """The final record is larger than the first ('running') one: a file-size limit set
+    once the run has started makes the last write fail (EFBIG), as a full disk would.
     """
     honest = _record_driver(toy, 0)
     assert (honest["exit"], honest["status"]) == (0, "succeeded")
@@ -234,7 +247,7 @@ def test_a_final_record_that_cannot_be_written(toy: Path) -> None:
     on_disk = json.loads((Path(result["run_dir"]) / "record.json").read_text())
     assert on_disk["status"] == "failed"
     assert on_disk["failure"]["detail"].startswith("cannot write the record:")
-    jsonschema.validate(on_disk, json.loads(SCHEMA.read_text()))
+    jsonschema.validate(on_disk, _schema(on_disk))
     assert load_record(result["run_dir"]).status == "failed"
 
 

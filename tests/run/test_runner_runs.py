@@ -13,7 +13,14 @@ import pytest
 from reprobridge_sdk.digest import file_sha256
 from reprobridge_sdk.errors import UsageError
 from reprobridge_sdk.model import EvidenceRecord
-from reprobridge_sdk.run import RunEvent, RunResult, iter_runs, load_record, run
+from reprobridge_sdk.run import (
+    RunEvent,
+    RunResult,
+    iter_runs,
+    load_record,
+    read_snapshot,
+    run,
+)
 
 
 def _only(summary_results: Sequence[RunResult], launcher: str) -> EvidenceRecord:
@@ -51,7 +58,10 @@ def test_success_over_seeds(toy: Path) -> None:
         assert output.sha256 == file_sha256(result.run_dir / output.path)
         assert record.code_tree_digest is not None
         assert record.code_tree_digest.startswith("sha256-tree1:")
-        assert record.environment is not None
+        # the snapshot is kept once in the runs directory and named by digest (format 1.1)
+        assert record.environment is None
+        assert record.environment_sha256 is not None
+        assert read_snapshot(result.run_dir, record) is not None
         assert "x-runner" not in (result.run_dir / "record.json").read_text()
     (acc, acc_json) = summary.tasks
     assert (acc.task, acc.complete) == ("acc", True)
@@ -211,11 +221,20 @@ def test_record_is_valid_json_of_the_model(toy: Path) -> None:
 def test_records_validate_against_the_published_schema(toy: Path, repo_root: Path) -> None:
     import jsonschema
 
-    schema = json.loads((repo_root / "schemas" / "evidence-1.0.schema.json").read_text())
     summary = run(toy, ["ok", "no-match", "shipped"], env_mode="current", seeds=[0])
+    snapshot = next((toy / "runs" / ".env").iterdir())
+    schemas = repo_root / "schemas"
     for result in summary.results:
         data = json.loads((result.run_dir / "record.json").read_text("utf-8"))
-        jsonschema.validate(data, schema)
+        version = data["record_version"]  # 1.1: the snapshot is named by digest
+        assert version == "1.1"
+        jsonschema.validate(
+            data, json.loads((schemas / f"evidence-{version}.schema.json").read_text())
+        )
+        # the 1.0 form, the snapshot embedded, is valid against the 1.0 schema
+        data.pop("environment_sha256")
+        data.update(record_version="1.0", environment=json.loads(snapshot.read_text()))
+        jsonschema.validate(data, json.loads((schemas / "evidence-1.0.schema.json").read_text()))
 
 
 def test_needed_launcher_with_an_earlier_success_is_not_rerun(toy: Path) -> None:

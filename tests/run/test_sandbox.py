@@ -12,6 +12,7 @@ import os
 import shutil
 import socket
 import sys
+import tempfile
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -158,3 +159,36 @@ def test_the_sandbox_is_refused_clearly_where_bubblewrap_is_missing(
         run(root, ["hostile"], env_mode="current", sandbox=True)
     assert [f.code for f in caught.value.findings] == ["N011"]
     assert not (root / "runs").exists()
+
+
+SEES_TMP = """
+import sys
+from pathlib import Path
+secret = Path(sys.argv[1])
+print("host-tmp=" + ("visible" if secret.exists() else "hidden"))
+Path("/tmp/left-by-launcher.txt").write_text("x")
+print("own-tmp=writable")
+"""
+
+
+def test_a_path_entry_directly_in_tmp_does_not_bring_the_host_tmp_back(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The sandbox keeps the environments on PATH visible (the directory above each entry).
+    An entry directly in /tmp (a shim directory made by mktemp, as CI makes one) has /tmp as
+    that directory: binding it would show the host's /tmp, read-only, over the sandbox's own.
+    """
+    shim = Path(tempfile.mkdtemp(dir="/tmp"))
+    secret = Path(tempfile.mkstemp(dir="/tmp", prefix="host-secret-")[1])
+    try:
+        monkeypatch.setenv("PATH", f"{shim}{os.pathsep}{os.environ['PATH']}")
+        root = _artifact(tmp_path / "art", ["python", "sees_tmp.py", str(secret)])
+        (root / "code" / "sees_tmp.py").write_text(SEES_TMP)
+        (result,) = run(root, ["hostile"], env_mode="current", sandbox=True).results
+        log = (result.run_dir / "log.txt").read_text()
+        assert result.record.status == "succeeded", log
+        assert log.splitlines()[:2] == ["host-tmp=hidden", "own-tmp=writable"]
+        assert not Path("/tmp/left-by-launcher.txt").exists()
+    finally:
+        shutil.rmtree(shim)
+        secret.unlink()
