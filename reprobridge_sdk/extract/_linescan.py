@@ -27,7 +27,7 @@ from typing import Any
 
 from .pattern import Match, Regex, author_pattern
 
-__all__ = ["DEFAULT_CHUNK", "MAX_LINE", "line_safe", "required_literal", "scan"]
+__all__ = ["DEFAULT_CHUNK", "MAX_LINE", "line_safe", "required_literal", "scan", "scan_chunks"]
 
 #: Bytes read per step when scanning a file.
 DEFAULT_CHUNK = 1 << 20
@@ -330,25 +330,32 @@ def _region_last(region: bytes, plan: _Plan) -> str | None:
     return None
 
 
-def _scan_forward(path: Path, plan: _Plan, chunk_size: int) -> Generator[str, None, None]:
+def _regions(path: Path, chunk_size: int) -> Generator[bytes, None, None]:
+    """The file as regions of whole lines of about ``chunk_size`` bytes, in order (a line
+    longer than :data:`MAX_LINE` is cut into segments of that size)."""
     with path.open("rb") as handle:
         carry = b""
         while True:
             block = handle.read(chunk_size)
             if not block:
                 if carry:
-                    yield from _region_forward(carry, plan)
+                    yield carry
                 return
             buf = carry + block if carry else block
             cut = buf.rfind(b"\n")
             if cut < 0:
                 carry = buf
                 if len(carry) >= MAX_LINE:
-                    yield from _region_forward(carry, plan)
+                    yield carry
                     carry = b""
                 continue
             carry = buf[cut + 1 :]
-            yield from _region_forward(buf[: cut + 1], plan)
+            yield buf[: cut + 1]
+
+
+def _scan_forward(path: Path, plan: _Plan, chunk_size: int) -> Generator[str, None, None]:
+    for region in _regions(path, chunk_size):
+        yield from _region_forward(region, plan)
 
 
 def _scan_last(path: Path, plan: _Plan, chunk_size: int) -> str | None:
@@ -377,20 +384,7 @@ def _scan_last(path: Path, plan: _Plan, chunk_size: int) -> str | None:
         return None
 
 
-def scan(
-    path: Path,
-    rx: Regex,
-    group: str | int,
-    occurrence: str,
-    chunk_size: int = DEFAULT_CHUNK,
-    *,
-    strategy: str | None = None,
-) -> tuple[str, ...]:
-    """Group text of the first, last or all matching lines of ``path``.
-
-    ``strategy`` forces ``"literal"``, ``"chunk"`` or ``"line"`` (for tests); by default
-    the fastest one that is exact for the pattern is used.
-    """
+def _make_plan(rx: Regex, group: str | int, strategy: str | None) -> _Plan:
     literal_text = required_literal(rx.pattern)
     fold = False
     if literal_text is None:
@@ -404,9 +398,27 @@ def scan(
     chunk_rx = None
     if safe and (strategy == "chunk" or adaptive):
         chunk_rx = author_pattern(rx.pattern, multiline=True)
-    plan = _Plan(
+    return _Plan(
         rx=rx, group=group, literal=literal, chunk_rx=chunk_rx, fold=fold, adaptive=adaptive
     )
+
+
+def scan(
+    path: Path,
+    rx: Regex,
+    group: str | int,
+    occurrence: str,
+    chunk_size: int = DEFAULT_CHUNK,
+    *,
+    strategy: str | None = None,
+) -> tuple[str, ...]:
+    """Group text of the first, last or all matching lines of ``path``.
+
+    ``strategy`` forces ``"literal"``, ``"chunk"`` or ``"line"`` (for tests); by default
+    the fastest one that is exact for the pattern is used. ``all`` holds every match in
+    memory: :func:`scan_chunks` streams them.
+    """
+    plan = _make_plan(rx, group, strategy)
     if occurrence == "last":
         raw = _scan_last(path, plan, chunk_size)
         return () if raw is None else (raw,)
@@ -416,3 +428,23 @@ def scan(
         found.close()
         return () if first is None else (first,)
     return tuple(found)
+
+
+def scan_chunks(
+    path: Path,
+    rx: Regex,
+    group: str | int,
+    chunk_size: int = DEFAULT_CHUNK,
+    *,
+    strategy: str | None = None,
+) -> Iterator[list[str]]:
+    """Group text of every matching line of ``path``, in order, one list per region read.
+
+    Memory is bounded by one region (about ``chunk_size`` bytes) and its matches, whatever
+    the number of matches in the file.
+    """
+    plan = _make_plan(rx, group, strategy)
+    for region in _regions(path, chunk_size):
+        found = list(_region_forward(region, plan))
+        if found:
+            yield found

@@ -170,3 +170,72 @@ def test_python2_detection() -> None:
     assert is_python2("exec 'x = 1'\n")
     assert not is_python2('print("x")\n')
     assert not is_python2("def f(:\n")
+
+
+def test_licence_outputs_urls_download_scripts_click_and_every_dependency_file(
+    tmp_path: Path,
+) -> None:
+    from build_fixtures import Fixture, write_repo
+
+    fixture = Fixture(
+        "inventory",
+        {
+            "LICENSE": "MIT License\n\nPermission is hereby granted, free of charge, ...\n",
+            "setup.py": (
+                "from setuptools import setup\n"
+                "setup(name='x', python_requires='>=3.6', install_requires=['numpy'])\n"
+            ),
+            "setup.cfg": "[options]\ninstall_requires =\n    scipy\n",
+            "pyproject.toml": '[project]\nname = "x"\ndependencies = ["click"]\n',
+            "environment.yml": "dependencies:\n  - python=3.8\n  - pandas\n",
+            "Pipfile": '[packages]\nrequests = "*"\n',
+            "scripts/download_data.sh": "curl -O https://example.org/data.csv\n",
+            "cli.py": (
+                "import json\nimport random\n\nimport click\n\n\n"
+                "@click.command()\n"
+                "@click.option('--epochs', default=3)\n"
+                "def main(epochs):\n"
+                "    random.seed(0)\n"
+                "    url = 'https://example.org/weights.bin'\n"
+                "    with open('metrics.json', 'w') as out:\n"
+                "        json.dump({'acc': 0.5, 'url': url}, out)\n"
+                "    print('accuracy: 0.5')\n\n\n"
+                "if __name__ == '__main__':\n"
+                "    main()\n"
+            ),
+        },
+        [{"id": "acc", "measured": "accuracy", "value": 0.5, "direction": "higher"}],
+        ("an inventory of every kind",),
+    )
+    repo, claims_file = write_repo(tmp_path / "raw", fixture)
+    dest = tmp_path / "checkout"
+    commit, date = checkout(str(repo), dest)
+    record = inventory(
+        dest,
+        load_claims(claims_file),
+        source=str(repo),
+        commit=commit,
+        commit_date=date,
+        inputs_digest=ZERO,
+    )
+    assert record.gate.passed
+    assert record.license == "MIT"
+    assert record.python.python_requires == ">=3.6"
+    assert (record.python.syntax, record.python.commit_date) == ("3", COMMIT_DATE)
+    assert sorted(d.kind for d in record.dependency_files) == [
+        "conda",
+        "pipfile",
+        "pyproject",
+        "setup.cfg",
+        "setup.py",
+    ]
+    assert [use.module for use in record.imports] == ["click", "setuptools"]
+    entry = next(point for point in record.entry_points if point.path == "cli.py")
+    assert {"click", "main"} <= set(entry.kinds)
+    assert [option.flags for option in entry.options] == [["--epochs"]]
+    assert [(d.kind, d.value) for d in record.data] == [
+        ("url", "https://example.org/weights.bin"),
+        ("script", "scripts/download_data.sh"),
+    ]
+    assert [(s.file, s.line) for s in record.seeds] == [("cli.py", 10)]
+    assert [(o.file, o.line) for o in record.outputs] == [("cli.py", 12), ("cli.py", 13)]
