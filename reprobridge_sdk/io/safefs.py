@@ -257,12 +257,16 @@ def _open_beneath(
     """A read-only descriptor of ``path``, every component resolved inside ``root``.
 
     With ``directory`` the path is a directory and the descriptor only serves to look names
-    up in it (``O_PATH`` where it exists): the ``dir_fd`` of a write. With ``create`` a
-    missing directory is made (``mkdirat``) and then opened like any other, so a link planted
-    in its place meanwhile is resolved, not trusted. Linear in the number of components plus
-    those of the links followed (at most :data:`MAX_LINK_HOPS` links, or directories made):
-    one ``openat`` per directory, one ``readlinkat`` per link.
+    up in it (``O_PATH`` where it exists): the ``dir_fd`` of a write. With ``create`` the root
+    is made if missing, and a missing directory below it is made (``mkdirat``) and then opened
+    like any other, so a link planted in its place meanwhile is resolved, not trusted.
+
+    Linear in the number of components plus those of the links followed (at most
+    :data:`MAX_LINK_HOPS` links, or directories made): one ``openat`` per directory, one
+    ``readlinkat`` per link.
     """
+    if create:
+        Path(root).mkdir(parents=True, exist_ok=True)  # the root is trusted: made as asked
     base = os.path.realpath(root)
     root_parts = _parts(base)
     pending = deque(_relative_parts(root, path))
