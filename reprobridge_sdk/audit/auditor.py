@@ -126,16 +126,15 @@ def _check_trust(
     evidence: Sequence[list[RunEvidence]],
     options: AuditOptions,
     trust: _Trust,
+    intervals: Sequence[Interval],
 ) -> _Checks:
-    """Ledger (always), signatures (with keys) and re-execution (with --rerun) per attempt."""
+    """Ledger (always), signatures (with keys) and re-execution (with --rerun) per attempt.
+
+    ``intervals`` are the manifest's tasks' compatibility intervals, in the tasks' order
+    (computed once per audit; the re-run widths are their half-widths)."""
     checks = _Checks()
     widths: dict[str, float | None] = {}
-    for task in facts.manifest.tasks:
-        interval = compatibility_interval(
-            [o.value for o in task.reference.observations],
-            level=options.level,
-            floor=options.floor,
-        )
+    for task, interval in zip(facts.manifest.tasks, intervals, strict=True):
         widths[task.id] = interval.half_width if interval.defined else None
     for attempt, runs in zip(chosen, evidence, strict=True):
         check = (
@@ -361,14 +360,20 @@ def _audit(
     facts = replace(facts, document=None)
     cache = ExtractionCache()  # one per audit: each file is parsed once for all its tasks
     evidence = [_verify_attempt(facts, attempt, cache) for attempt in chosen]
-    checks = _check_trust(facts, chosen, evidence, options, trust or _Trust())
+    # One interval per task, shared by the re-run widths and the verdicts.
+    intervals: list[Interval] = [
+        compatibility_interval(
+            [o.value for o in task.reference.observations],
+            level=options.level,
+            floor=options.floor,
+        )
+        for task in manifest.tasks
+    ]
+    checks = _check_trust(facts, chosen, evidence, options, trust or _Trust(), intervals)
 
-    intervals: list[Interval] = []
     tasks: list[TaskAudit] = []
-    for task in manifest.tasks:
+    for task, interval in zip(manifest.tasks, intervals, strict=True):
         observations = [o.value for o in task.reference.observations]
-        interval = compatibility_interval(observations, level=options.level, floor=options.floor)
-        intervals.append(interval)
         published = published_midpoint(task.published.value, task.published.range)
         tasks.append(
             TaskAudit(
