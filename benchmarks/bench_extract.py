@@ -1,19 +1,30 @@
-"""Benchmark measurement extraction on a large generated log against grep.
+"""Benchmark regex extraction on large logs, whole process against whole process.
 
-Run: ``python benchmarks/bench_extract.py [--size-mib 1024]``. The log is generated in a
-temporary directory and deleted afterwards. Prints, for each case, our time, the baseline's
-time in the same run, and the ratio (ours / baseline; lower is better):
+Run: ``python benchmarks/bench_extract.py [--sizes 10,100,1024] [--repeats 5]`` (log sizes in
+MiB). The logs are generated in a temporary directory (a training log: ``step ... loss=...``
+lines, one ``eval acc=...`` line in a thousand) and deleted afterwards. Every case compares
+whole processes, as alternated pairs (which side goes first alternates), medians of
+``--repeats`` pairs, the file in the page cache, bytecode compiled on our side:
 
-* last occurrence (reverse chunked scan) vs ``grep PATTERN FILE | tail -1`` (target <= 0.1x);
-* nothing matches (the bounded worst case: one full reverse pass) vs ``grep PATTERN FILE``;
-* all occurrences vs ``grep PATTERN FILE`` (target <= 2x for a pattern with a literal part);
-* peak memory of a process extracting from logs of two sizes (flat in the log's size).
+* ours: ``python -c`` importing the library and calling ``extract_value`` (what the runner
+  and the auditor call) on the log, printing the value and the process's peak memory;
+* ``last`` occurrence vs ``tac LOG | grep -m1 -E PATTERN`` (the peer that also reads from the
+  end);
+* ``all`` occurrences vs ``grep -c -E PATTERN LOG`` and ripgrep ``rg -c PATTERN LOG`` (if
+  installed), for a pattern with a literal prefix on a few lines, a pattern without a
+  literal, a literal on every line that never matches, and a literal on every line that
+  matches every line (the value is the mean of them all, streamed in constant memory).
+
+Printed per size and case: both times (median wall seconds), the ratios (ours / peer; lower
+is better), and our peak memory; at the end, the fitted exponent of time against the log's
+size for each case (1.0 is linear) and the peak memory across sizes (flat is the target).
 """
 
 from __future__ import annotations
 
 import argparse
-import json
+import compileall
+import math
 import os
 import shutil
 import statistics
@@ -24,14 +35,31 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from reprobridge_sdk.extract.extraction import regex_matches
+import reprobridge_sdk
 
-PATTERN = r"^eval acc=([0-9.]+)"
-GREP_PATTERN = r"^eval acc=[0-9.]+"
-NEVER = r"^never=([0-9.]+)"
-GREP_NEVER = r"^never=[0-9.]+"
-NO_LITERAL = r"^([0-9]+)$"
-DENSE = r"grad_norm=([0-9]+)x"
+#: (name, occurrence, our pattern, the peers' pattern)
+CASES = [
+    ("last, literal prefix", "last", r"^eval acc=([0-9.]+)", r"^eval acc=[0-9.]+"),
+    ("all, literal prefix", "all", r"^eval acc=([0-9.]+)", r"^eval acc=[0-9.]+"),
+    ("all, no literal (no match)", "all", r"^([0-9]+)$", r"^[0-9]+$"),
+    ("all, literal on every line (no match)", "all", r"grad_norm=([0-9]+)x", r"grad_norm=[0-9]+x"),
+    ("all, literal on every line (all match)", "all", r"loss=([0-9.]+)", r"loss=[0-9.]+"),
+]
+
+OURS = """
+import sys
+from pathlib import Path
+from reprobridge_sdk.extract.extraction import ExtractionError, extract_value
+spec = {"kind": "regex", "pattern": sys.argv[2], "occurrence": sys.argv[3]}
+try:
+    got = extract_value(spec, log=Path(sys.argv[1]), files_base=Path("."), outputs={}, context={})
+    print(got.count, got.mean)
+except ExtractionError:
+    print(0, "nan")
+for line in open("/proc/self/status"):
+    if line.startswith("VmHWM:"):
+        print(int(line.split()[1]))
+"""
 
 
 def _make_log(path: Path, size: int) -> None:
@@ -41,119 +69,124 @@ def _make_log(path: Path, size: int) -> None:
             lines.append(f"eval acc=0.{9000 + i}\n")
         else:
             lines.append(f"step {i:06d} loss={1 / (i + 1):.6f} lr=0.000100 grad_norm=1.2345\n")
-    block = "".join(lines).encode() * 64
+    block = "".join(lines).encode()
     with path.open("wb") as handle:
         written = 0
-        while written < size:
+        while written + len(block) <= size:
             handle.write(block)
             written += len(block)
         handle.write(b"eval acc=0.9876\nfinal line\n")
 
 
-def _time(fn: Callable[[], object], repeats: int) -> tuple[float, object]:
-    times = []
-    result: object = None
-    for _ in range(repeats):
-        start = time.perf_counter()
-        result = fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times), result
-
-
-def _grep(*args: str, tail: bool = False) -> Callable[[], str]:
+def _shell(command: str) -> Callable[[], str]:
     env = {**os.environ, "LC_ALL": "C"}
-    command = "grep -E " + " ".join(f"'{a}'" for a in args)
-    if tail:
-        command += " | tail -1"
-    else:
-        command += " | wc -l"
 
     def _run() -> str:
-        return subprocess.run(
+        done = subprocess.run(
             command, shell=True, capture_output=True, text=True, env=env, check=False
-        ).stdout.strip()
+        )
+        return done.stdout.strip()
 
     return _run
 
 
-_PEAK = """
-import sys
-from reprobridge_sdk.extract.extraction import regex_matches
-regex_matches(sys.argv[1], sys.argv[2], occurrence=sys.argv[3])
-for line in open("/proc/self/status"):
-    if line.startswith("VmHWM:"):
-        print(int(line.split()[1]))
-"""
+def _ours(log: Path, pattern: str, occurrence: str) -> Callable[[], str]:
+    def _run() -> str:
+        done = subprocess.run(
+            [sys.executable, "-c", OURS, str(log), pattern, occurrence],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        return done.stdout.strip()
+
+    return _run
 
 
-def _peak_kib(path: Path, pattern: str, occurrence: str) -> int:
-    done = subprocess.run(
-        [sys.executable, "-c", _PEAK, str(path), pattern, occurrence],
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    return int(done.stdout.strip())
+def _timed(fn: Callable[[], str]) -> tuple[float, str]:
+    start = time.perf_counter()
+    out = fn()
+    return time.perf_counter() - start, out
 
 
-def _row(name: str, ours: float, base: float, target: str) -> None:
-    print(
-        f"{name:<34} ours {ours * 1000:9.1f} ms   baseline {base * 1000:9.1f} ms"
-        f"   ratio {ours / base:7.3f}x   (target {target})"
+def _pairs(ours: Callable[[], str], peers: list[Callable[[], str]], repeats: int) -> tuple:
+    """Median times of ours and each peer, measured in alternated rounds; ours' last output."""
+    mine: list[float] = []
+    theirs: list[list[float]] = [[] for _ in peers]
+    out = ""
+    for index in range(repeats):
+        order = [-1, *range(len(peers))]
+        if index % 2:
+            order.reverse()
+        for which in order:
+            if which < 0:
+                took, out = _timed(ours)
+                mine.append(took)
+            else:
+                took, _ = _timed(peers[which])
+                theirs[which].append(took)
+    return statistics.median(mine), [statistics.median(t) for t in theirs], out
+
+
+def _fit(sizes: list[float], times: list[float]) -> float:
+    xs = [math.log(s) for s in sizes]
+    ys = [math.log(max(t, 1e-9)) for t in times]
+    mx, my = statistics.fmean(xs), statistics.fmean(ys)
+    return sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True)) / sum(
+        (x - mx) ** 2 for x in xs
     )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--size-mib", type=int, default=1024)
+    parser.add_argument("--sizes", default="10,100,1024", help="log sizes in MiB")
     parser.add_argument("--repeats", type=int, default=5)
     args = parser.parse_args()
-    if shutil.which("grep") is None:
-        sys.exit("grep is needed for the baseline")
+    sizes = [int(s) for s in args.sizes.split(",")]
+    for tool in ("grep", "tac"):
+        if shutil.which(tool) is None:
+            sys.exit(f"{tool} is needed for the baseline")
+    ripgrep = shutil.which("rg")
+    compileall.compile_dir(Path(reprobridge_sdk.__file__).parent, quiet=1)
     workdir = Path(tempfile.mkdtemp(prefix="rb-bench-extract-"))
+    growth: dict[str, list[float]] = {name: [] for name, *_ in CASES}
+    memory: dict[str, list[float]] = {name: [] for name, *_ in CASES}
+    print(f"python {sys.version.split()[0]}; ripgrep {'yes' if ripgrep else 'not installed'}")
     try:
-        log = workdir / "big.log"
-        small = workdir / "small.log"
-        _make_log(log, args.size_mib << 20)
-        _make_log(small, 64 << 20)
-        size_mib = log.stat().st_size / (1 << 20)
-        print(f"log: {size_mib:.0f} MiB, python {sys.version.split()[0]}")
-        _grep(GREP_PATTERN, str(log))()  # warm the page cache
-        reps = args.repeats
-
-        ours, got = _time(lambda: regex_matches(log, PATTERN, occurrence="last"), reps)
-        base, want = _time(_grep(GREP_PATTERN, str(log), tail=True), 3)
-        assert got == ("0.9876",), got
-        assert str(want).endswith("0.9876"), want
-        _row("last occurrence", ours, base, "<= 0.1x")
-
-        ours, got = _time(lambda: regex_matches(log, NEVER, occurrence="last"), reps)
-        base, _ = _time(_grep(GREP_NEVER, str(log)), 3)
-        assert got == ()
-        _row("nothing matches, last (worst case)", ours, base, "bounded: one pass")
-
-        ours, got = _time(lambda: regex_matches(log, PATTERN, occurrence="all"), reps)
-        base, want = _time(_grep(GREP_PATTERN, str(log)), 3)
-        assert isinstance(got, tuple)
-        assert len(got) == int(str(want)), (len(got), want)
-        _row(f"all occurrences ({len(got)} lines)", ours, base, "<= 2x")
-
-        for name, pattern in (("no literal", NO_LITERAL), ("literal on every line", DENSE)):
-            ours, got = _time(lambda p=pattern: regex_matches(log, p, occurrence="last"), 1)
-            base, _ = _time(_grep(pattern.replace("(", "").replace(")", ""), str(log)), 1)
-            assert got == ()
-            _row(f"{name}, nothing matches", ours, base, "bounded: one pass")
-            print(f"{'':<34} ours {size_mib / ours:9.1f} MiB/s")
-
-        for occurrence in ("last", "all"):
-            peak_small = _peak_kib(small, NEVER, occurrence)
-            peak_big = _peak_kib(log, NEVER, occurrence)
-            print(
-                f"peak memory, {occurrence:<4} nothing matches:   64 MiB log"
-                f" {peak_small / 1024:6.1f} MiB, {size_mib:.0f} MiB log {peak_big / 1024:6.1f} MiB"
-                f"   ratio {peak_big / peak_small:5.2f}x (flat: ~1.0x)"
-            )
-        print(json.dumps({"size_mib": round(size_mib)}))
+        for size_mib in sizes:
+            log = workdir / f"log-{size_mib}.log"
+            _make_log(log, size_mib << 20)
+            _shell(f"cat '{log}' > /dev/null")()  # into the page cache
+            print(f"--- log of {log.stat().st_size / (1 << 20):.0f} MiB")
+            for name, occurrence, pattern, peer in CASES:
+                if occurrence == "last":
+                    peers = [_shell(f"tac '{log}' | grep -m1 -E '{peer}'")]
+                    labels = ["tac | grep -m1"]
+                else:
+                    peers = [_shell(f"grep -c -E '{peer}' '{log}'")]
+                    labels = ["grep -c"]
+                    if ripgrep:
+                        peers.append(_shell(f"rg -c '{peer}' '{log}'"))
+                        labels.append("rg -c")
+                ours, theirs, out = _pairs(_ours(log, pattern, occurrence), peers, args.repeats)
+                lines = out.splitlines()
+                count, peak_kib = lines[0].split()[0], int(lines[-1])
+                growth[name].append(ours)
+                memory[name].append(peak_kib / 1024)
+                compared = ", ".join(
+                    f"{label} {t:7.3f} s (ratio {ours / t:6.2f})"
+                    for label, t in zip(labels, theirs, strict=True)
+                )
+                print(
+                    f"{name:<40} {count:>9} values | ours {ours:7.3f} s, peak"
+                    f" {peak_kib / 1024:6.1f} MiB | {compared}"
+                )
+            log.unlink()
+        if len(sizes) > 1:
+            print("--- growth with the log's size (fitted exponent of time; peak memory)")
+            for name, *_ in CASES:
+                peaks = " / ".join(f"{m:.0f}" for m in memory[name])
+                print(f"{name:<40} exponent {_fit(sizes, growth[name]):4.2f}, peak {peaks} MiB")
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
 

@@ -1,33 +1,40 @@
-"""Benchmark the runner's own cost per run against a bare subprocess of the same command.
+"""Benchmark ``reprobridge run -j 2`` against the same bare processes run two at a time.
 
-Run: ``python benchmarks/bench_runner.py [--seeds 20]``. A throw-away artifact whose launcher
-runs ``/bin/true`` (and one that runs ``python -c pass`` and extracts a value) is created in
-a temporary directory. The runner's marginal cost per run is measured as
-``(T(n seeds) - T(1 seed)) / (n - 1)`` so the fixed cost of one invocation (loading the
-manifest, capturing the environment snapshot, the drift check) is reported separately.
+Run: ``python benchmarks/bench_runner.py [--sizes 10,100,1000] [--repeats 5]``. A throw-away
+artifact whose scored launcher is the trivial ``python -c "print('acc=0.5')"`` (one value
+extracted from its log) is made in a temporary directory. For each size N, whole processes are
+timed side by side, as alternated pairs (which one goes first alternates), medians of
+``--repeats`` pairs:
 
-The drift check of ``--env current`` is measured on its own, against a lock pinning 20 of the
-distributions installed here: the runner's way (one in-process scan of the installed
-distributions, then the lock compared with it) and the full environment check it replaced
-(``check_environment(python=sys.executable)``: the interpreter probed in subprocesses, extras
-and system needs checked too).
+* ours: ``reprobridge run ARTIFACT --env current -j 2 --seeds 0,...,N-1`` (validation, the
+  environment snapshot, N runs with their records, logs, extraction and ledger), in a fresh
+  runs directory each time;
+* the baseline: the same N bare processes, two at a time (``xargs -P 2``), their output
+  discarded.
+
+Both sides run with the same parallelism (2) and compiled bytecode. Printed per size: the wall
+time of each side (median), the throughput ratio (baseline time / ours: 1.0 is as fast as the
+bare processes; the target is at least 0.8 at 1,000 runs), the CPU time of each side's
+processes, and our peak memory; then the fitted exponent of time against N for both
+(1.0 is linear).
 """
 
 from __future__ import annotations
 
 import argparse
+import compileall
+import math
+import os
+import resource
 import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
 from pathlib import Path
 
-from reprobridge_sdk.run import run
-
-_HASH = "--hash=sha256:" + "0" * 64
+import reprobridge_sdk
 
 MANIFEST = """
 rra_version: "1.0"
@@ -37,124 +44,115 @@ codebase:
     repository: "https://example.org/b.git"
     commit: "0123456789abcdef0123456789abcdef01234567"
   refined: {kind: directory, path: code}
-environment: {python: "3.11"}
+environment: {python: "PYVER"}
+guide: {path: GUIDE.md}
 tasks:
-  - {id: t, dataset: d, metric: m, published: {value: 1.0}, direction: higher, kind: full}
+  - {id: t, dataset: d, metric: m, published: {value: 0.5}, direction: higher, kind: full}
 launchers:
-  - id: bin-true
-    argv: [/bin/true]
+  - id: trivial
+    argv: [python, -c, "print('acc=0.5')"]
     seeds: [0]
-    scope: smoke
-  - id: python
-    argv: [PYTHON, -c, "print('acc=0.5')"]
-    seeds: [0]
-    scope: smoke
-    landmarks: [{id: acc, pattern: '^acc='}]
+    scope: scored
     measurements: [{task: t, extract: {kind: regex, pattern: 'acc=([0-9.]+)'}}]
 """
 
+COMMAND = [sys.executable, "-c", "print('acc=0.5')"]
 
-def _median(fn: Callable[[], object], repeats: int) -> float:
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
+
+def _artifact(root: Path) -> Path:
+    (root / "code").mkdir(parents=True)
+    (root / "code" / "README").write_text("bench\n")
+    (root / "GUIDE.md").write_text("# Bench\n\nRun the trivial launcher.\n")
+    version = f"{sys.version_info.major}.{sys.version_info.minor}"
+    (root / "rra.yaml").write_text(MANIFEST.replace("PYVER", version))
+    return root
+
+
+def _timed(command: list[str], *, stdin: bytes | None = None) -> tuple[float, float, int]:
+    """Wall seconds, CPU seconds of the process and its children, and their peak RSS (KiB)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    subprocess.run(
+        command, input=stdin, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True
+    )
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return wall, cpu, after.ru_maxrss
+
+
+def _ours(artifact: Path, runs: Path, size: int) -> tuple[float, float, int]:
+    shutil.rmtree(runs, ignore_errors=True)
+    seeds = ",".join(map(str, range(size)))
+    cli = [sys.executable, "-m", "reprobridge_sdk", "run", str(artifact), "trivial"]
+    return _timed([*cli, "--env", "current", "-j", "2", "--seeds", seeds, "--runs-dir", str(runs)])
+
+
+def _bare(size: int) -> tuple[float, float, int]:
+    lines = "".join(f"{i}\n" for i in range(size)).encode()
+    return _timed(["xargs", "-P", "2", "-n", "1", "--", *COMMAND], stdin=lines)
+
+
+def _fit(sizes: list[int], times: list[float]) -> float:
+    xs = [math.log(s) for s in sizes]
+    ys = [math.log(max(t, 1e-9)) for t in times]
+    mx, my = statistics.fmean(xs), statistics.fmean(ys)
+    return sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True)) / sum(
+        (x - mx) ** 2 for x in xs
+    )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--seeds", type=int, default=20)
+    parser.add_argument("--sizes", default="10,100,1000")
     parser.add_argument("--repeats", type=int, default=5)
     args = parser.parse_args()
+    sizes = [int(s) for s in args.sizes.split(",")]
+    if shutil.which("xargs") is None:
+        sys.exit("xargs is needed for the baseline")
+    compileall.compile_dir(Path(reprobridge_sdk.__file__).parent, quiet=1)
     workdir = Path(tempfile.mkdtemp(prefix="rb-bench-runner-"))
+    ours_times: list[float] = []
+    bare_times: list[float] = []
     try:
-        artifact = workdir / "artifact"
-        (artifact / "code").mkdir(parents=True)
-        (artifact / "code" / "README").write_text("bench\n")
-        (artifact / "rra.yaml").write_text(MANIFEST.replace("PYTHON", sys.executable))
+        artifact = _artifact(workdir / "artifact")
         runs = workdir / "runs"
-        many = list(range(args.seeds))
-        for launcher, command in (
-            ("bin-true", ["/bin/true"]),
-            ("python", [sys.executable, "-c", "print('acc=0.5')"]),
-        ):
-
-            def _bare(command: list[str] = command) -> None:
-                subprocess.run(command, capture_output=True, check=True)
-
-            def _one(launcher: str = launcher) -> None:
-                summary = run(artifact, [launcher], env_mode="current", runs_dir=runs)
-                assert summary.exit_code == 0
-
-            def _many(launcher: str = launcher) -> None:
-                summary = run(artifact, [launcher], env_mode="current", runs_dir=runs, seeds=many)
-                assert summary.exit_code == 0
-
-            _one()  # warm imports and caches
-            bare = _median(_bare, args.repeats * 4)
-            one = _median(_one, args.repeats)
-            total = _median(_many, max(1, args.repeats // 2))
-            per_run = (total - one) / (args.seeds - 1)
-            fixed = one - per_run
+        env_path = os.environ.get("PATH", "")
+        os.environ["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env_path}"
+        _ours(artifact, runs, 2)  # warm the caches on both sides once
+        _bare(2)
+        print(f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs; pairs of whole processes")
+        for size in sizes:
+            ours: list[tuple[float, float, int]] = []
+            bare: list[tuple[float, float, int]] = []
+            for index in range(args.repeats):
+                if index % 2:
+                    bare.append(_bare(size))
+                    ours.append(_ours(artifact, runs, size))
+                else:
+                    ours.append(_ours(artifact, runs, size))
+                    bare.append(_bare(size))
+            ours_wall = statistics.median(t[0] for t in ours)
+            bare_wall = statistics.median(t[0] for t in bare)
+            ours_cpu = statistics.median(t[1] for t in ours)
+            bare_cpu = statistics.median(t[1] for t in bare)
+            ratios = [b[0] / o[0] for o, b in zip(ours, bare, strict=True)]
+            ours_times.append(ours_wall)
+            bare_times.append(bare_wall)
             print(
-                f"{launcher:<7} bare subprocess {bare * 1000:7.2f} ms | runner per run"
-                f" {per_run * 1000:7.2f} ms (ratio {per_run / bare:5.2f}x,"
-                f" +{(per_run - bare) * 1000:6.2f} ms) | fixed cost per invocation"
-                f" {fixed * 1000:7.1f} ms"
+                f"{size:>6} runs: run -j 2 {ours_wall:7.2f} s ({size / ours_wall:6.1f} runs/s,"
+                f" CPU {ours_cpu:6.2f} s) | bare -P 2 {bare_wall:7.2f} s"
+                f" ({size / bare_wall:6.1f} runs/s, CPU {bare_cpu:6.2f} s) | throughput ratio"
+                f" {bare_wall / ours_wall:5.2f} (median of pairs {statistics.median(ratios):5.2f};"
+                f" target >= 0.8) | peak memory so far {max(t[2] for t in ours) / 1024:6.1f} MiB"
             )
-        _bench_drift(artifact, args.repeats)
+        if len(sizes) > 1:
+            print(
+                f"fitted exponent of time against runs: run -j 2 {_fit(sizes, ours_times):4.2f},"
+                f" bare processes {_fit(sizes, bare_times):4.2f}"
+            )
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
-
-
-def _bench_drift(artifact: Path, repeats: int) -> None:
-    from reprobridge_sdk.env.check import check_environment, lock_drift
-    from reprobridge_sdk.env.snapshot import installed_distributions
-    from reprobridge_sdk.model.environment import Environment
-
-    pins = sorted((d.name, d.version) for d in installed_distributions())[:20]
-    (artifact / "requirements.lock").write_text(
-        "".join(f"{name}=={version} \\\n    {_HASH}\n" for name, version in pins)
-    )
-    manifest = artifact / "rra.yaml"
-    manifest.write_text(
-        manifest.read_text().replace(
-            'environment: {python: "3.11"}',
-            'environment: {python: "3.11", lock: {path: requirements.lock, format: requirements}}',
-        )
-    )
-    environment = Environment.model_validate(
-        {"python": "3.11", "lock": {"path": "requirements.lock", "format": "requirements"}}
-    )
-    python = ".".join(sys.version.split()[0].split(".")[:3])
-
-    def _new() -> object:
-        installed = {d.name: d.version for d in installed_distributions()}
-        return lock_drift(artifact, environment, python_full=python, installed=installed)
-
-    def _old() -> object:
-        return check_environment(artifact, python=sys.executable)
-
-    scanned = {d.name: d.version for d in installed_distributions()}
-
-    def _compare() -> object:  # what a run adds: the snapshot has scanned already
-        return lock_drift(artifact, environment, python_full=python, installed=scanned)
-
-    compare = _median(_compare, repeats * 4)
-    new = _median(_new, repeats * 4)
-    old = _median(_old, repeats)
-    extras = sum(f.code == "E003" for f in check_environment(artifact, python=sys.executable))
-    print(
-        f"drift check: in-process scan + lock {new * 1000:7.1f} ms | full environment check"
-        f" {old * 1000:7.1f} ms (ratio {new / old:5.3f}; the full check listed {extras} extras"
-        " that are no longer drift)"
-    )
-    print(
-        f"drift check on top of the run's snapshot (lock compared only) {compare * 1000:7.2f} ms"
-        f" (ratio to the full check {compare / old:6.4f})"
-    )
 
 
 if __name__ == "__main__":

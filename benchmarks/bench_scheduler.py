@@ -1,6 +1,6 @@
 """Benchmark the runner's scheduler alone: how its cost grows with the number of runs.
 
-Run: ``python benchmarks/bench_scheduler.py [--sizes 1000,4000,16000]``. The scheduler of
+Run: ``python benchmarks/bench_scheduler.py [--sizes 10,100,1000]``. The scheduler of
 :mod:`reprobridge_sdk.run.runner` is driven by an executor whose runs finish at once (no
 process is started), over a plan of launchers where every second one needs the one before, so
 that releasing runs as needs are met is exercised. The baseline is the floor any scheduler
@@ -55,6 +55,7 @@ class _Instant(Executor):
 
 def _plan(size: int, launchers: int = 50) -> list[Job]:
     jobs = []
+    launchers = min(launchers, size)
     per = size // launchers
     for index in range(launchers):
         needs = [f"l{index - 1}"] if index % 2 else []
@@ -93,7 +94,7 @@ def _floor(jobs: list[Job], executor: _Instant, shared: Shared) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sizes", default="1000,4000,16000")
+    parser.add_argument("--sizes", default="10,100,1000")
     parser.add_argument("--pairs", type=int, default=5)
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]

@@ -37,7 +37,6 @@ from __future__ import annotations
 import contextlib
 import functools
 import re
-import statistics
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
@@ -48,7 +47,6 @@ from reprobridge_sdk.env.snapshot import redact_text
 from reprobridge_sdk.extract.extraction import (
     ExtractionCache,
     ExtractionError,
-    apply_transform,
     extract_value,
     same_value,
 )
@@ -774,10 +772,10 @@ def _measure(
             context=context,
             cache=cache,
             root=run.path,
+            transform=measurement.transform,
         )
-        # As the runner does: transform each value; several ('all') count as their mean.
-        values = [apply_transform(v, measurement.transform) for v in extracted.values]
-        return values[0] if len(values) == 1 else statistics.fmean(values)
+        # As the runner does: each value transformed; several ('all') count as their mean.
+        return extracted.mean
     except ExtractionError as exc:
         if exc.reason in _PLUGIN_REASONS:
             # Not the evidence's fault: this auditor cannot read the value (A061, A062).

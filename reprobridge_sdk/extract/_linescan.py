@@ -18,6 +18,8 @@ carried partial line, so memory is bounded by ``chunk_size + MAX_LINE`` bytes.
 
 from __future__ import annotations
 
+import mmap
+import os
 import re
 from collections.abc import Generator, Iterator
 from dataclasses import dataclass, replace
@@ -25,9 +27,11 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+import re2
+
 from .pattern import Match, Regex, author_pattern
 
-__all__ = ["DEFAULT_CHUNK", "MAX_LINE", "line_safe", "required_literal", "scan"]
+__all__ = ["DEFAULT_CHUNK", "MAX_LINE", "line_safe", "required_literal", "scan", "scan_chunks"]
 
 #: Bytes read per step when scanning a file.
 DEFAULT_CHUNK = 1 << 20
@@ -240,6 +244,10 @@ def _chunk_matches(region: bytes, plan: _Plan) -> Iterator[str]:
     text = region.decode("utf-8", "replace").replace("\r\n", "\n")
     if text.endswith("\r"):
         text = text[:-1]  # the last line, without its LF: drop its CR as a line would
+    low = _low_level(plan.chunk_rx)
+    if low is not None:
+        yield from _chunk_matches_utf8(text.encode("utf-8"), low, plan)
+        return
     line_end = -1
     # After a final LF there is no line: an (empty) match starting there is not one.
     stop = len(text) - 1 if text.endswith("\n") else len(text)
@@ -255,6 +263,47 @@ def _chunk_matches(region: bytes, plan: _Plan) -> Iterator[str]:
         raw: str | None = match.group(plan.group)
         if raw is not None:
             yield raw
+
+
+def _low_level(rx: Regex) -> Any:
+    """RE2's own matcher behind ``google-re2``'s wrapper, when it has the expected shape.
+
+    The wrapper builds a match object in Python for each match and converts byte offsets to
+    character offsets; on a line-per-match log that is most of the scan. The matcher works
+    on UTF-8 bytes and returns byte spans. ``None`` (use the wrapper) if it is not there.
+    """
+    low = getattr(rx, "_regexp", None)
+    anchor = getattr(getattr(re2, "_Anchor", None), "UNANCHORED", None)
+    if low is None or anchor is None or not callable(getattr(low, "Match", None)):
+        return None
+    return low
+
+
+def _chunk_matches_utf8(data: bytes, low: Any, plan: _Plan) -> Iterator[str]:
+    """:func:`_chunk_matches` on the region as valid UTF-8 (decoded with replacement and
+    encoded again): one search from each line's start, the first match of the line kept,
+    then on from the next line (no match can span a line break: the pattern is line-safe,
+    and ``^``, ``$`` and ``\\b`` see the same line break either way)."""
+    assert plan.chunk_rx is not None
+    group = plan.group
+    index = group if isinstance(group, int) else plan.chunk_rx.groupindex[group]
+    anchor = re2._Anchor.UNANCHORED
+    size = len(data)
+    # After a final LF there is no line: an (empty) match starting there is not one.
+    stop = size - 1 if data.endswith(b"\n") else size
+    pos = 0
+    while pos <= stop:
+        spans = low.Match(anchor, data, pos, size)
+        start = spans[0][0]
+        if start < 0 or start > stop:
+            return
+        first, last = spans[index]
+        if first >= 0:
+            yield data[first:last].decode("utf-8")
+        line_end = data.find(b"\n", start)
+        if line_end < 0:
+            return
+        pos = line_end + 1
 
 
 def _region_forward(region: bytes, plan: _Plan) -> Iterator[str]:
@@ -330,25 +379,111 @@ def _region_last(region: bytes, plan: _Plan) -> str | None:
     return None
 
 
-def _scan_forward(path: Path, plan: _Plan, chunk_size: int) -> Generator[str, None, None]:
+def _regions(path: Path, chunk_size: int, start: int = 0) -> Generator[bytes, None, None]:
+    """The file as regions of whole lines of about ``chunk_size`` bytes, in order (a line
+    longer than :data:`MAX_LINE` is cut into segments of that size).
+
+    From ``start`` (a line's first byte), the reads stay aligned on multiples of
+    ``chunk_size`` from the file's start, so a long line is cut where a scan from the start
+    cuts it.
+    """
     with path.open("rb") as handle:
+        handle.seek(start)
         carry = b""
+        first = chunk_size - start % chunk_size
         while True:
-            block = handle.read(chunk_size)
+            block = handle.read(first or chunk_size)
+            first = 0
             if not block:
                 if carry:
-                    yield from _region_forward(carry, plan)
+                    yield carry
                 return
             buf = carry + block if carry else block
             cut = buf.rfind(b"\n")
             if cut < 0:
                 carry = buf
                 if len(carry) >= MAX_LINE:
-                    yield from _region_forward(carry, plan)
+                    yield carry
                     carry = b""
                 continue
             carry = buf[cut + 1 :]
-            yield from _region_forward(buf[: cut + 1], plan)
+            yield buf[: cut + 1]
+
+
+#: Values handed over at a time by the in-place literal search.
+_BATCH = 4096
+#: Bytes of the mapped file searched at a time; the pages behind are released.
+_WINDOW = 8 << 20
+
+
+def _mapped_literal(path: Path, plan: _Plan, chunk_size: int) -> Iterator[list[str]]:
+    """:func:`scan_chunks` for a case-sensitive literal, searched in place in the mapped file.
+
+    Only the lines holding the literal are copied and matched: no read of the whole file into
+    buffers. The search goes :data:`_WINDOW` bytes at a time and the pages behind it are
+    released (``MADV_DONTNEED``), so the process's resident memory stays bounded whatever
+    the file's size. It hands over to the chunked reader, from the line it has reached, when a
+    candidate line is longer than :data:`MAX_LINE` (which the reader cuts into segments) or
+    when the literal turns out to be on most lines (then the chunk search is faster).
+    """
+    assert plan.literal is not None
+    literal = plan.literal
+    with path.open("rb") as handle:
+        size = os.fstat(handle.fileno()).st_size
+        if not size:
+            return
+        with mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as view:
+            floor = 0  # the first byte of the next line not yet matched
+            search = 0  # where the literal is looked for next
+            released = 0
+            tried = 0
+            batch: list[str] = []
+            handover = False
+            dense = False
+            while search < size:
+                if search - released >= _WINDOW:
+                    upto = search - search % mmap.PAGESIZE
+                    view.madvise(mmap.MADV_DONTNEED, released, upto - released)
+                    released = upto
+                stop = min(size, search + max(_WINDOW, len(literal)))
+                hit = view.find(literal, search, stop)
+                if hit < 0:
+                    if stop == size:
+                        break
+                    search = max(search + 1, stop - len(literal) + 1)
+                    continue
+                low = max(floor, hit - MAX_LINE - 1)
+                start = view.rfind(b"\n", low, hit) + 1 or low
+                end = view.find(b"\n", hit, min(size, hit + MAX_LINE + 1))
+                if end < 0:
+                    end = size if size - hit <= MAX_LINE else -1
+                tried += 1
+                dense = plan.adaptive and plan.chunk_rx is not None
+                dense = dense and tried > end // _DENSE + _SLACK
+                if dense or end < 0 or (start == low and low > floor) or end - start > MAX_LINE:
+                    handover = True
+                    break
+                raw = _group_value(plan.rx.search(_decode(view[start:end])), plan.group)
+                if raw is not None:
+                    batch.append(raw)
+                    if len(batch) >= _BATCH:
+                        yield batch
+                        batch = []
+                floor = search = end + 1
+            if batch:
+                yield batch
+            if not handover:
+                return
+    rest = replace(plan, literal=None) if dense else plan
+    for region in _regions(path, chunk_size, floor):
+        found = list(_region_forward(region, rest))
+        if found:
+            yield found
+
+
+def _scan_forward(path: Path, plan: _Plan, chunk_size: int) -> Generator[str, None, None]:
+    for region in _regions(path, chunk_size):
+        yield from _region_forward(region, plan)
 
 
 def _scan_last(path: Path, plan: _Plan, chunk_size: int) -> str | None:
@@ -377,20 +512,7 @@ def _scan_last(path: Path, plan: _Plan, chunk_size: int) -> str | None:
         return None
 
 
-def scan(
-    path: Path,
-    rx: Regex,
-    group: str | int,
-    occurrence: str,
-    chunk_size: int = DEFAULT_CHUNK,
-    *,
-    strategy: str | None = None,
-) -> tuple[str, ...]:
-    """Group text of the first, last or all matching lines of ``path``.
-
-    ``strategy`` forces ``"literal"``, ``"chunk"`` or ``"line"`` (for tests); by default
-    the fastest one that is exact for the pattern is used.
-    """
+def _make_plan(rx: Regex, group: str | int, strategy: str | None) -> _Plan:
     literal_text = required_literal(rx.pattern)
     fold = False
     if literal_text is None:
@@ -404,15 +526,60 @@ def scan(
     chunk_rx = None
     if safe and (strategy == "chunk" or adaptive):
         chunk_rx = author_pattern(rx.pattern, multiline=True)
-    plan = _Plan(
+    return _Plan(
         rx=rx, group=group, literal=literal, chunk_rx=chunk_rx, fold=fold, adaptive=adaptive
     )
+
+
+def scan(
+    path: Path,
+    rx: Regex,
+    group: str | int,
+    occurrence: str,
+    chunk_size: int = DEFAULT_CHUNK,
+    *,
+    strategy: str | None = None,
+) -> tuple[str, ...]:
+    """Group text of the first, last or all matching lines of ``path``.
+
+    ``strategy`` forces ``"literal"``, ``"chunk"`` or ``"line"`` (for tests); by default
+    the fastest one that is exact for the pattern is used. ``all`` holds every match in
+    memory: :func:`scan_chunks` streams them.
+    """
+    plan = _make_plan(rx, group, strategy)
     if occurrence == "last":
         raw = _scan_last(path, plan, chunk_size)
         return () if raw is None else (raw,)
+    if occurrence == "all":
+        return tuple(
+            raw
+            for batch in scan_chunks(path, rx, group, chunk_size, strategy=strategy)
+            for raw in batch
+        )
     found = _scan_forward(path, plan, chunk_size)
-    if occurrence == "first":
-        first = next(found, None)
-        found.close()
-        return () if first is None else (first,)
-    return tuple(found)
+    first = next(found, None)
+    found.close()
+    return () if first is None else (first,)
+
+
+def scan_chunks(
+    path: Path,
+    rx: Regex,
+    group: str | int,
+    chunk_size: int = DEFAULT_CHUNK,
+    *,
+    strategy: str | None = None,
+) -> Iterator[list[str]]:
+    """Group text of every matching line of ``path``, in order, one list per region read.
+
+    Memory is bounded by one region (about ``chunk_size`` bytes) and its matches, whatever
+    the number of matches in the file.
+    """
+    plan = _make_plan(rx, group, strategy)
+    if plan.literal is not None and not plan.fold:
+        yield from _mapped_literal(path, plan, chunk_size)
+        return
+    for region in _regions(path, chunk_size):
+        found = list(_region_forward(region, plan))
+        if found:
+            yield found

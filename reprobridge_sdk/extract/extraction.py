@@ -13,6 +13,14 @@ Extractors
     took part in the match; each line gives at most one value (its first match).
     ``occurrence`` picks the first matching line, the last, or all of them in order.
 
+    *All* is streamed in constant memory: the values are summarised as the file is read
+    (count, exact running sum for the mean, minimum, maximum, last; see
+    :mod:`reprobridge_sdk.extract._allvalues`), and only the first
+    :data:`~reprobridge_sdk.extract._allvalues.KEPT_VALUES` values and
+    :data:`~reprobridge_sdk.extract._allvalues.KEPT_RAW` matched texts are kept. With a
+    ``transform`` each value is transformed before it is summarised (the mean of transformed
+    values, as the runner and the auditor record and check it).
+
     *Last* reads the file **from its end** in chunks and stops at the first matching line it
     meets, so its cost depends on where the match is, not on the log's length. When nothing
     matches, the bound is one full reverse pass over the file at chunk speed, with memory
@@ -71,6 +79,7 @@ from typing import TYPE_CHECKING, Any
 from reprobridge_sdk.io import safefs
 
 from . import _linescan, _plugin
+from ._allvalues import KEPT_RAW, KEPT_VALUES, AllValues, summarise
 from ._errors import REASONS, ExtractionError, TemplateError
 from ._extraction_cache import ExtractionCache
 from ._linescan import DEFAULT_CHUNK, MAX_LINE, line_safe, required_literal
@@ -83,6 +92,8 @@ if TYPE_CHECKING:
 __all__ = [
     "AGGREGATES",
     "DEFAULT_CHUNK",
+    "KEPT_RAW",
+    "KEPT_VALUES",
     "MAX_LINE",
     "REASONS",
     "Extracted",
@@ -122,11 +133,24 @@ _NUMBER = re.compile(r"[+-]?(?:(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?|nan|inf|
 
 @dataclass(frozen=True)
 class Extracted:
-    """What an extractor read: the numbers, the text they came from, and where."""
+    """What an extractor read: the numbers, the text they came from, and where.
+
+    For ``occurrence: all``, ``values`` and ``raw`` keep only the first values and texts
+    (see :mod:`reprobridge_sdk.extract._allvalues`); ``count`` is how many values there
+    were and ``mean`` their mean. Otherwise there is one value, and ``mean`` is it.
+    """
 
     values: tuple[float, ...]
     raw: tuple[str, ...]
     source: str
+    count: int = -1
+    mean: float = math.nan
+
+    def __post_init__(self) -> None:
+        if self.count < 0:  # built from every value: the count and mean are theirs
+            object.__setattr__(self, "count", len(self.values))
+            if self.values:
+                object.__setattr__(self, "mean", statistics.fmean(self.values))
 
     @property
     def value(self) -> float:
@@ -228,6 +252,30 @@ def regex_matches(
 
 def _entries(cache: ExtractionCache | None, path: Path) -> _FileEntries | None:
     return None if cache is None else cache.entries(path)
+
+
+def _transform_key(transform: Mapping[str, Any] | None) -> tuple[object, ...] | None:
+    if transform is None:
+        return None
+    return (transform.get("scale", 1.0), transform.get("offset", 0.0), transform.get("round"))
+
+
+def _all_values(  # noqa: PLR0917 - private helper
+    path: Path,
+    rx: Regex,
+    group: str | int,
+    chunk_size: int,
+    transform: Mapping[str, Any] | None,
+    entries: _FileEntries | None,
+) -> AllValues:
+    """Every matching line's value, summarised in one streaming pass (cached per batch)."""
+
+    change = None if transform is None else lambda v: apply_transform(v, transform)
+    key = ("regex-all", rx.pattern, group, _transform_key(transform))
+    found: AllValues = _cached(
+        entries, key, lambda: summarise(path, rx, group, chunk_size, parse_number, change)
+    )
+    return found
 
 
 def _scan(  # noqa: PLR0917 - private helper
@@ -446,8 +494,12 @@ def extract_value(
     cache: ExtractionCache | None = None,
     root: Path | Sequence[Path] | None = None,
     max_bytes: int | None = None,
+    transform: Mapping[str, Any] | Any | None = None,
 ) -> Extracted:
     """Read the value(s) an extractor describes; :class:`ExtractionError` on failure.
+
+    With ``transform`` (a measurement's), the values returned are transformed; for
+    ``occurrence: all`` each value is, before the mean is taken.
 
     With a ``cache``, a file's parsed document or regex scan is reused by later extractions
     of the same file version (see :class:`ExtractionCache`). The file is checked by the safe
@@ -471,6 +523,8 @@ def extract_value(
         raise ExtractionError("missing-file", msg, source=source)
     if plugin is not None:
         value, raw = _plugin.call(plugin, str(kind), spec, path, source)
+        if transform is not None:
+            value = apply_transform(value, transform)
         return Extracted(values=(value,), raw=(raw,), source=source)
     try:
         if kind == "regex":
@@ -482,13 +536,25 @@ def extract_value(
                 msg = f"unknown occurrence {occurrence!r} (first, last or all)"
                 raise ExtractionError("bad-regex", msg)
             rx = _compile(pattern, group)
+            if occurrence == "all":
+                plain = None if transform is None else _plain(transform)
+                summary = _all_values(path, rx, group, chunk_size, plain, entries)
+                if not summary.count:
+                    msg = f"{source}: no line matches {pattern!r}"
+                    raise ExtractionError("no-match", msg, source=source)
+                return Extracted(
+                    values=tuple(summary.kept),
+                    raw=tuple(summary.raw),
+                    source=source,
+                    count=summary.count,
+                    mean=summary.mean,
+                )
             raws = _scan(path, rx, group, occurrence, chunk_size, entries)
             if not raws:
                 msg = f"{source}: no line matches {pattern!r}"
                 raise ExtractionError("no-match", msg, source=source)
-            values = tuple(parse_number(raw) for raw in raws)
-            return Extracted(values=values, raw=raws, source=source)
-        if kind == "json":
+            value, raw = parse_number(raws[0]), raws[0]
+        elif kind == "json":
             value, raw = _extract_json(path, spec, entries)
         elif kind == "csv":
             value, raw = _extract_csv(path, spec, entries)
@@ -504,6 +570,8 @@ def extract_value(
     except OSError as exc:
         msg = f"{source}: cannot read {path.name!r}: {exc.strerror}"
         raise ExtractionError("missing-file", msg, source=source) from None
+    if transform is not None:
+        value = apply_transform(value, transform)
     return Extracted(values=(value,), raw=(raw,), source=source)
 
 

@@ -3,14 +3,21 @@
 An artifact and its evidence are written by strangers. Reading or writing them must not leave
 the directory they live in, hang, or read without bound. The rules, in the order they apply:
 
-* **Containment.** A path is resolved (symbolic links followed, ``..`` normalised) and must
-  stay inside its *root*: the artifact directory or the run directory. A link that leads out
-  (however many hops) is refused with reason ``"escapes"``; a link that stays inside is
-  followed. A link loop is ``"unreadable"``.
-* **No link at the last step.** The resolved path is opened with ``O_NOFOLLOW``, so a link
-  swapped in between the check and the open is refused (``"link"``) rather than followed.
-  Evidence files (logs, outputs, records) are refused when they are links at all
-  (``allow_links=False``): a run writes regular files.
+* **Containment.** A path under a *root* (the artifact directory or the run directory) is
+  resolved one component at a time from a descriptor of the root: each directory is opened
+  relative to the one before (``openat`` with ``O_NOFOLLOW | O_DIRECTORY``), then the last
+  component; a component that is a symbolic link is read (``readlinkat``) and its target
+  resolved the same way, from the root for an absolute target. ``..`` climbs back through the
+  directories already opened; above the root it may only come back down along the root's own
+  path. A link that leads out (however many hops) is refused with reason ``"escapes"``; a
+  link that stays inside is followed; more than :data:`MAX_LINK_HOPS` links is a loop
+  (``"unreadable"``). Since nothing is looked up by path again after it was checked, a
+  directory swapped for a link between two steps is seen as the link it now is, never
+  followed out of the root (no check-then-open window). The root itself is trusted.
+* **Links where none are expected.** Evidence files (logs, outputs, records) are refused when
+  they are links at all (``allow_links=False``, reason ``"link"``): a run writes regular
+  files. Without a root (a venv's interpreter, a cache) links are followed and the resolved
+  path is opened with ``O_NOFOLLOW``.
 * **Regular files only.** Where a file is expected the open uses ``O_NONBLOCK`` (opening a
   FIFO never waits for a writer), then ``fstat`` must say *regular file*; a FIFO, socket,
   device or directory is ``"not-regular"``.
@@ -27,10 +34,11 @@ the directory they live in, hang, or read without bound. The rules, in the order
   inside the root; the final step is a rename, so a reader never sees half a file and a link
   planted at the target is replaced, never written through.
 
-The checks are made on paths, then on the opened descriptor; they do not defend against a
-process that swaps directories concurrently with the check (a run's launcher is sandboxed or
-finished before its evidence is read). This module imports nothing of the SDK but its
-exception base, so the ground floor (:mod:`reprobridge_sdk.digest`) may use it.
+Reads under a root hold against a process that swaps directories concurrently (the hostile
+test swaps one in a tight loop). Writes check their directory on paths before they create;
+a run's launcher is sandboxed or finished before the SDK writes beside its evidence. This
+module imports nothing of the SDK but its exception base, so the ground floor
+(:mod:`reprobridge_sdk.digest`) may use it.
 """
 
 from __future__ import annotations
@@ -41,6 +49,7 @@ import io
 import json
 import os
 import stat
+from collections import deque
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Literal
@@ -52,6 +61,7 @@ __all__ = [
     "MAX_EVIDENCE_BYTES",
     "MAX_HASH_BYTES",
     "MAX_JSON_DEPTH",
+    "MAX_LINK_HOPS",
     "MAX_TEXT_BYTES",
     "UnsafeFileError",
     "UnsafeReason",
@@ -76,12 +86,22 @@ MAX_EVIDENCE_BYTES = 256 * 1024 * 1024
 MAX_HASH_BYTES = 64 * 1024 * 1024 * 1024
 #: Deepest nesting of arrays and objects accepted in JSON evidence.
 MAX_JSON_DEPTH = 256
+#: Most symbolic links followed while resolving one path under a root (Linux's own limit).
+MAX_LINK_HOPS = 40
 
 UnsafeReason = Literal["escapes", "link", "not-regular", "too-large", "too-deep", "unreadable"]
 
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _NONBLOCK = getattr(os, "O_NONBLOCK", 0)
 _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+#: Directories are opened only to look names up in them: ``O_PATH`` where it exists (search
+#: permission is enough, as for a path lookup), else read-only.
+_DIRECTORY = (
+    getattr(os, "O_PATH", os.O_RDONLY) | getattr(os, "O_DIRECTORY", 0) | _NOFOLLOW | _CLOEXEC
+)
+#: What ``openat`` says of a link met with ``O_NOFOLLOW`` (Linux: ELOOP for the last
+#: component, ENOTDIR with ``O_DIRECTORY``; BSDs: EMLINK or EFTYPE).
+_LINK_ERRNOS = {errno.ELOOP, errno.ENOTDIR, errno.EMLINK, getattr(errno, "EFTYPE", errno.ELOOP)}
 
 
 class UnsafeFileError(ArtifactError):
@@ -158,25 +178,25 @@ def open_regular(
 ) -> io.FileIO:
     """Open a regular file for binary reading under the rules of this module.
 
-    With ``root``, links are followed only while they stay inside it; with ``allow_links``
-    False, a path that is itself a link is refused. Without ``root`` (files that are not an
-    artifact's: a venv's interpreter, a cache) links are followed. In every case the resolved
-    path is opened with ``O_NOFOLLOW`` and must be a regular file. Raises
-    :class:`UnsafeFileError`, or ``FileNotFoundError`` when it is missing (callers report a
-    missing file with their own code).
+    With ``root``, the path is resolved component by component from a descriptor of the root
+    (see the module docstring): links are followed only while they stay inside it, and with
+    ``allow_links`` False a path that is itself a link is refused. Without ``root`` (files
+    that are not an artifact's: a venv's interpreter, a cache) links are followed and the
+    resolved path is opened with ``O_NOFOLLOW``. In every case the file must be a regular
+    file. Raises :class:`UnsafeFileError`, or ``FileNotFoundError`` when it is missing
+    (callers report a missing file with their own code).
     """
     target = Path(path)
-    if not allow_links and target.is_symlink():
-        raise UnsafeFileError("link", target, f"{target} is a symbolic link")
-    target = resolve_inside(root, target) if root is not None else _real(target)
-    try:
-        fd = os.open(target, os.O_RDONLY | _NOFOLLOW | _NONBLOCK | _CLOEXEC)
-    except OSError as exc:
-        if exc.errno == errno.ELOOP:
-            raise UnsafeFileError("link", target, f"{target} is a symbolic link") from None
-        if exc.errno in (errno.ENOENT, errno.ENOTDIR):
-            raise FileNotFoundError(errno.ENOENT, "no such file", os.fspath(path)) from None
-        raise UnsafeFileError("unreadable", target, f"{target}: {exc.strerror}") from None
+    if root is not None:
+        fd = _open_beneath(root, target, allow_links=allow_links)
+    else:
+        if not allow_links and target.is_symlink():
+            raise UnsafeFileError("link", target, f"{target} is a symbolic link")
+        target = _real(target)
+        try:
+            fd = os.open(target, os.O_RDONLY | _NOFOLLOW | _NONBLOCK | _CLOEXEC)
+        except OSError as exc:
+            raise _open_error(exc, target, path) from None
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
@@ -191,6 +211,113 @@ def open_regular(
     except BaseException:
         os.close(fd)
         raise
+
+
+def _open_error(exc: OSError, target: Path, path: str | os.PathLike[str]) -> Exception:
+    """The refusal (or ``FileNotFoundError``) for an ``open`` of ``target`` that failed."""
+    if exc.errno == errno.ELOOP:
+        return UnsafeFileError("link", target, f"{target} is a symbolic link")
+    if exc.errno in (errno.ENOENT, errno.ENOTDIR):
+        return FileNotFoundError(errno.ENOENT, "no such file", os.fspath(path))
+    return UnsafeFileError("unreadable", target, f"{target}: {exc.strerror}")
+
+
+def _parts(path: str) -> list[str]:
+    return [part for part in path.split(os.sep) if part not in ("", ".")]  # noqa: PTH206
+
+
+def _relative_parts(root: str | os.PathLike[str], path: Path) -> list[str]:
+    """The components of ``path`` below ``root``, as written (no link followed).
+
+    ``path`` names the file either through the root as given or through its resolved
+    spelling; a path that starts elsewhere (through another link to the root) is resolved
+    once to find what it names, and that name is then resolved again from the root's
+    descriptor like any other.
+    """
+    # strings, not Path objects: components as written, and no object per lookup
+    full = _parts(os.path.join(os.getcwd(), path))  # noqa: PTH109, PTH118
+    for spelling in (os.path.abspath(root), os.path.realpath(root)):  # noqa: PTH100
+        prefix = _parts(spelling)
+        if full[: len(prefix)] == prefix:
+            return full[len(prefix) :]
+    real, base = _real(path), _real(root)
+    if real != base and base not in real.parents:
+        raise UnsafeFileError("escapes", path, f"{path} leads outside {root} (to {real})")
+    return list(real.relative_to(base).parts)
+
+
+def _open_beneath(root: str | os.PathLike[str], path: Path, *, allow_links: bool) -> int:
+    """A read-only descriptor of ``path``, every component resolved inside ``root``.
+
+    Linear in the number of components plus those of the links followed (each at most
+    :data:`MAX_LINK_HOPS`): one ``openat`` per directory, one ``readlinkat`` per link.
+    """
+    base = os.path.realpath(root)
+    root_parts = _parts(base)
+    pending = deque(_relative_parts(root, path))
+    try:
+        root_fd = os.open(base, _DIRECTORY)
+    except OSError as exc:
+        raise _open_error(exc, Path(base), path) from None
+    stack = [root_fd]  # the directories opened, from the root down
+    above = 0  # levels above the root a ``..`` climbed (only the root's own path leads back)
+    hops = 0
+    try:
+        while pending:
+            part = pending.popleft()
+            if part in ("", "."):
+                continue
+            if part == "..":
+                if above or len(stack) == 1:
+                    above += 1
+                else:
+                    os.close(stack.pop())
+                continue
+            if above:
+                if above > len(root_parts) or part != root_parts[len(root_parts) - above]:
+                    raise UnsafeFileError("escapes", path, f"{path} leads outside {root}")
+                above -= 1
+                continue
+            leaf = not pending
+            flags = os.O_RDONLY | _NOFOLLOW | _NONBLOCK | _CLOEXEC if leaf else _DIRECTORY
+            try:
+                fd = os.open(part, flags, dir_fd=stack[-1])
+            except OSError as exc:
+                target = _link_target(exc, part, stack[-1])
+                if target is None:
+                    raise _open_error(exc, path, path) from None
+                if leaf and not allow_links:
+                    raise UnsafeFileError("link", path, f"{path} is a symbolic link") from None
+                hops += 1
+                if hops > MAX_LINK_HOPS:
+                    msg = f"{path}: more than {MAX_LINK_HOPS} links (a loop)"
+                    raise UnsafeFileError("unreadable", path, msg) from None
+                if target.startswith(os.sep):
+                    while len(stack) > 1:
+                        os.close(stack.pop())
+                    above = len(root_parts)
+                pending.extendleft(reversed(target.split(os.sep)))  # noqa: PTH206
+                continue
+            if leaf:
+                return fd
+            stack.append(fd)
+        if above:
+            raise UnsafeFileError("escapes", path, f"{path} leads outside {root}")
+        # the path ends on a directory (``..``, ``.`` or the root itself)
+        return os.open(".", os.O_RDONLY | _NONBLOCK | _CLOEXEC, dir_fd=stack[-1])
+    finally:
+        for fd in stack:
+            os.close(fd)
+
+
+def _link_target(exc: OSError, name: str, dir_fd: int) -> str | None:
+    """The target of ``name`` in ``dir_fd`` when ``exc`` came from meeting a link, else None."""
+    if exc.errno not in _LINK_ERRNOS:
+        return None
+    try:
+        return os.readlink(name, dir_fd=dir_fd)
+    except OSError:  # not a link: a file where a directory was expected, or gone since
+        return None
 
 
 def _kind(mode: int) -> str:
@@ -216,12 +343,16 @@ def read_bytes(
 ) -> bytes:
     """The content of a regular file, at most ``max_bytes`` (else ``"too-large"``)."""
     with open_regular(path, root=root, max_bytes=max_bytes, allow_links=allow_links) as handle:
-        data = handle.read(max_bytes + 1)
-        # read() of a raw file may return short; keep reading to the cap.
+        # ask for the size fstat gives (plus one byte, to see growth), not the cap: a read
+        # allocates what it asks for, and the cap is 64 MiB for a 100-byte file
+        size = os.fstat(handle.fileno()).st_size
+        data = handle.read(min(size, max_bytes) + 1)
+        # read() of a raw file may return short, or the file grew; keep reading to the cap.
         chunks = [data]
         total = len(data)
         while data and total <= max_bytes:
-            data = handle.read(max_bytes + 1 - total)
+            # what fstat promised is left, else growth in 64 KiB steps (never past the cap)
+            data = handle.read(min(max(size - total, 1 << 16), max_bytes + 1 - total))
             chunks.append(data)
             total += len(data)
     if total > max_bytes:

@@ -77,10 +77,25 @@ class MeasuredValue(SpecModel):
 
     task: Identifier
     value: float | None = Field(description="After the transform; null if extraction failed.")
-    raw: str | None = Field(default=None, description="The text the value was read from.")
+    raw: str | None = Field(
+        default=None,
+        description=(
+            "The text the value was read from; for occurrence 'all', the text of at most the "
+            "first 10 matches, one per line."
+        ),
+    )
     values: list[float] | None = Field(
         default=None,
-        description="For occurrence 'all': every value read, in order ('value' is their mean).",
+        description=(
+            "For occurrence 'all': the values read, in order, at most the first 1000 "
+            "('value' is the mean of all of them; 'count' says how many there were)."
+        ),
+    )
+    count: int | None = Field(
+        default=None,
+        ge=1,
+        description="For occurrence 'all': how many values were read ('values' keeps the first).",
+        json_schema_extra=since("1.1"),
     )
     source: str = Field(description="'log', 'output:<id>' or a file path.")
     error: str | None = Field(default=None, description="Why extraction failed, if it did.")

@@ -144,7 +144,8 @@ def write_record(run_dir: Path, record: EvidenceRecord, *, durable: bool = True)
     ``durable=False`` (the interim ``running`` record only) skips the fsync; see the module
     documentation for why that is safe. A ``running`` record also names this process under
     :data:`OWNER_KEY`. A field added
-    after evidence 1.0 is written only when it says something (not null, not empty), and a
+    after evidence 1.0 (a measurement's ``count`` too) is written only when it says
+    something (not null, not empty), and a
     record that writes one declares the version that added it in ``record_version`` (on
     ``record`` too, so it equals the record read back); a record without any stays 1.0.
     """
@@ -155,6 +156,11 @@ def write_record(run_dir: Path, record: EvidenceRecord, *, durable: bool = True)
             data.pop(name, None)
         else:
             needed = max(needed, version)
+    for measured in data.get("measurements", []):  # 'count' (1.1): occurrence 'all' only
+        if measured.get("count") is None:
+            measured.pop("count", None)
+        else:
+            needed = max(needed, (1, 1))
     if needed > (1, 0):
         data["record_version"] = "{}.{}".format(*needed)
         record.record_version = data["record_version"]  # the record as it reads back

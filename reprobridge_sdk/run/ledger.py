@@ -17,9 +17,13 @@ invocation for the author to submit.
 Writing. The runner appends an entry after a run's final record is written (and only then:
 a run still ``running`` is not in the ledger). Runs may finish at the same time in threads
 of one runner or in several runners, so an append holds an exclusive ``flock`` on
-``.ledger.lock`` in the runs directory while it reads the current head and rewrites the
-ledger atomically (temporary file, fsync, rename): a crash leaves the old ledger or the new
-one, never a torn line.
+``.ledger.lock`` in the runs directory while it reads the current head (the last line that
+is an intact entry, read from the end of the file) and appends the new line with one
+``write`` to the file opened ``O_APPEND`` (never through a link), then fsyncs it. The cost of
+an append does not grow with the ledger (rewriting the whole file made a thousand runs
+quadratic). A crash of the runner leaves the line whole or absent; only a crash of the
+machine during that one write of a few hundred bytes could leave a partial last line, which
+then reads as a line that is not an entry (A051), and the next append starts on a new line.
 
 Checking (:func:`check_ledger`), each finding with its own code:
 
@@ -46,10 +50,12 @@ chain consistently. The chain turns that into a change of the head, which a subm
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import hashlib
 import json
 import os
+import stat
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -57,7 +63,6 @@ from typing import Any
 
 from reprobridge_sdk.findings import Finding, finding
 from reprobridge_sdk.io import safefs
-from reprobridge_sdk.io._fs import atomic_write_bytes
 
 __all__ = [
     "GENESIS",
@@ -284,29 +289,73 @@ def append_run(
         fcntl.flock(lock.fileno(), fcntl.LOCK_EX)
         try:
             path = base / LEDGER_NAME
+            flags = os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
+            fd = os.open(path, flags, 0o644)
             try:
-                existing = path.read_bytes()
-            except FileNotFoundError:
-                existing = b""
-            state = read_ledger(base)
-            last = state.entries[-1] if state.entries else None
-            data: dict[str, Any] = {
-                "seq": last.seq + 1 if last else 1,
-                "prev": last.hash if last else GENESIS,
-                "run_id": run_id,
-                "launcher": launcher,
-                "seed": seed,
-                "scope": scope,
-                "status": status,
-                "record_sha256": record_sha256,
-            }
-            data["hash"] = entry_hash(data)
-            if existing and not existing.endswith(b"\n"):
-                existing += b"\n"
-            atomic_write_bytes(path, existing + _canonical(data) + b"\n")
-            return LedgerEntry(**data)
+                return _append(fd, run_id, launcher, seed, scope, status, record_sha256)
+            finally:
+                os.close(fd)
         finally:
             fcntl.flock(lock.fileno(), fcntl.LOCK_UN)
+
+
+def _last_entry(fd: int, size: int) -> LedgerEntry | None:
+    """The last line of the open ledger that is an intact entry, read from the end."""
+    end = size
+    tail = b""
+    while end > 0:
+        start = max(0, end - MAX_LINE_BYTES)
+        block = os.pread(fd, end - start, start) + tail
+        lines = block.split(b"\n")
+        tail = lines.pop(0) if start else b""  # the first line may begin before the block
+        for line in reversed(lines):
+            if not line.strip() or len(line) > MAX_LINE_BYTES:
+                continue
+            try:
+                entry = _entry(json.loads(line))
+            except (ValueError, RecursionError):
+                entry = None
+            if entry is not None and entry_hash(entry.to_json()) == entry.hash:
+                return entry
+        if len(tail) > MAX_LINE_BYTES:
+            tail = b""  # a line too long to be an entry
+        end = start
+    return None
+
+
+def _append(  # noqa: PLR0917 - the fields of one entry
+    fd: int,
+    run_id: str,
+    launcher: str,
+    seed: int | None,
+    scope: str,
+    status: str,
+    record_sha256: str,
+) -> LedgerEntry:
+    info = os.fstat(fd)
+    if not stat.S_ISREG(info.st_mode):
+        raise OSError(errno.EINVAL, "the run ledger is not a regular file")
+    size = info.st_size
+    last = _last_entry(fd, size)
+    data: dict[str, Any] = {
+        "seq": last.seq + 1 if last else 1,
+        "prev": last.hash if last else GENESIS,
+        "run_id": run_id,
+        "launcher": launcher,
+        "seed": seed,
+        "scope": scope,
+        "status": status,
+        "record_sha256": record_sha256,
+    }
+    data["hash"] = entry_hash(data)
+    line = _canonical(data) + b"\n"
+    if size and os.pread(fd, 1, size - 1) != b"\n":
+        line = b"\n" + line  # the last line was not ended: this one starts anew
+    written = os.write(fd, line)
+    while written < len(line):  # a short write (a signal, a full disk): the rest
+        written += os.write(fd, line[written:])
+    os.fsync(fd)
+    return LedgerEntry(**data)
 
 
 @dataclass(frozen=True)

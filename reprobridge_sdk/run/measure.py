@@ -6,11 +6,10 @@ give the same values for the same log and outputs.
 
 from __future__ import annotations
 
-import statistics
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from reprobridge_sdk.extract.extraction import ExtractionError, apply_transform, extract_value
+from reprobridge_sdk.extract.extraction import ExtractionError, extract_value
 from reprobridge_sdk.model import Launcher, RegexExtractor
 from reprobridge_sdk.model.evidence import MeasuredValue
 
@@ -53,8 +52,9 @@ def measure(
     one of them and be a regular file: a launcher cannot make the runner copy a file from
     elsewhere (a link to a secret) into the record.
 
-    For an ``all`` extractor, ``values`` holds every transformed value and ``value`` is
-    their mean.
+    For an ``all`` extractor, ``value`` is the mean of every transformed value, ``count``
+    how many there were, ``values`` the first of them and ``raw`` the first matched texts
+    (bounded: see :mod:`reprobridge_sdk.extract._allvalues`).
     """
     results: list[MeasuredValue] = []
     for measurement in launcher.measurements:
@@ -66,6 +66,7 @@ def measure(
                 outputs=outputs,
                 context=context,
                 root=roots,
+                transform=measurement.transform,
             )
         except ExtractionError as exc:
             results.append(
@@ -77,15 +78,15 @@ def measure(
                 )
             )
             continue
-        values = [apply_transform(v, measurement.transform) for v in got.values]
         extractor = measurement.extract
         many = isinstance(extractor, RegexExtractor) and extractor.occurrence == "all"
         results.append(
             MeasuredValue(
                 task=measurement.task,
-                value=statistics.fmean(values) if many else values[0],
+                value=got.mean if many else got.value,
                 raw="\n".join(got.raw) if many else got.raw[0],
-                values=values if many else None,
+                values=list(got.values) if many else None,
+                count=got.count if many else None,
                 source=got.source,
             )
         )

@@ -11,14 +11,18 @@ On timeout or cancellation the whole group gets SIGTERM, then SIGKILL after a gr
 so a process that ignores SIGTERM is still stopped. When the main process exits while others
 in its group still hold the pipe open, they are killed after :data:`DRAIN_WAIT` seconds.
 
-Children die with the runner. Each group has a *watchdog*: a tiny separate process (its own
-session, so signals to the runner's group do not reach it) that holds the read end of a pipe
-whose only write end is the runner's. When the runner ends in any way, SIGKILL included, the
-kernel closes that end; the watchdog reads end-of-file and kills the whole group (a child
-that ignores SIGHUP or prints nothing included). When the run ends normally the runner first
-writes one byte, and the watchdog exits without killing anything. A process that leaves the
-group on purpose (``setsid``) escapes it; the sandbox (``run --sandbox``) closes that gap
-with a PID namespace.
+Children die with the runner. The runner process has one *watchdog*: a tiny separate
+process (its own session, so signals to the runner's group do not reach it), started with the
+first run, that holds the read end of a pipe whose only write end is the runner's. Each run's
+group is registered with it when the process starts (``+<pgid>``, one line) and withdrawn when
+the run ends normally (``-<pgid>``); each line is one write of less than ``PIPE_BUF`` bytes, so
+lines from parallel runs never interleave. When the runner ends in any way, SIGKILL included,
+the kernel closes the write end; the watchdog reads end-of-file and kills every group still
+registered (a child that ignores SIGHUP or prints nothing included). One watchdog per runner
+process rather than one per run: it costs one interpreter start per invocation, not one per
+run. A child process made by ``fork`` forgets its parent's watchdog and starts its own. A
+process that leaves the group on purpose (``setsid``) escapes it; the sandbox
+(``run --sandbox``) closes that gap with a PID namespace.
 """
 
 from __future__ import annotations
@@ -137,16 +141,26 @@ class _LandmarkWatcher:
             self.on_hit(pattern.id, line, elapsed)
 
 
-#: The watchdog's program: wait for a byte or end-of-file on stdin; on end-of-file (the
-#: runner is gone) kill the process group named by argv[1].
+#: The watchdog's program: read ``+<pgid>`` and ``-<pgid>`` lines from stdin, keeping the set
+#: of registered groups; on end-of-file (the runner is gone) kill every group still in it.
 _WATCHDOG = (
-    "import os,signal,sys\n"
-    "pgid=int(sys.argv[1])\n"
-    "try:\n"
-    "    data=os.read(0,1)\n"
-    "except OSError:\n"
-    "    data=b''\n"
-    "if not data:\n"
+    "import os,signal\n"
+    "groups=set()\n"
+    "buf=b''\n"
+    "while True:\n"
+    "    try:\n"
+    "        data=os.read(0,4096)\n"
+    "    except OSError:\n"
+    "        data=b''\n"
+    "    if not data:\n"
+    "        break\n"
+    "    *lines,buf=(buf+data).split(b'\\n')\n"
+    "    for line in lines:\n"
+    "        if line[:1]==b'+':\n"
+    "            groups.add(int(line[1:]))\n"
+    "        elif line[:1]==b'-':\n"
+    "            groups.discard(int(line[1:]))\n"
+    "for pgid in groups:\n"
     "    try:\n"
     "        os.killpg(pgid,signal.SIGKILL)\n"
     "    except OSError:\n"
@@ -155,34 +169,64 @@ _WATCHDOG = (
 
 
 class _Watchdog:
-    """The supervising process of one group (see the module docstring)."""
+    """The supervising process of this runner process's groups (see the module docstring)."""
 
-    def __init__(self, pgid: int) -> None:
-        read, self._write = os.pipe()
-        os.set_inheritable(self._write, False)
+    _lock = threading.Lock()
+    _current: _Watchdog | None = None
+
+    def __init__(self) -> None:
+        self.pid = os.getpid()
+        read, self._write = os.pipe()  # close-on-exec: not inherited by the runs' processes
+        # Spawned, not a Popen: it outlives every run and is never waited for (it ends with
+        # this process), so no Popen object is left to warn that it still runs.
         try:
-            self._process: subprocess.Popen[bytes] | None = subprocess.Popen(
-                [sys.executable, "-I", "-S", "-c", _WATCHDOG, str(pgid)],
-                stdin=read,
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL,
-                start_new_session=True,
-                close_fds=True,
+            os.posix_spawn(
+                sys.executable,
+                [sys.executable, "-I", "-S", "-c", _WATCHDOG],
+                os.environ,
+                file_actions=[
+                    (os.POSIX_SPAWN_DUP2, read, 0),
+                    (os.POSIX_SPAWN_OPEN, 1, os.devnull, os.O_WRONLY, 0),
+                    (os.POSIX_SPAWN_OPEN, 2, os.devnull, os.O_WRONLY, 0),
+                ],
+                setsid=True,
             )
         except OSError:  # pragma: no cover - no interpreter to start: no supervision
-            self._process = None
+            pass
         finally:
             os.close(read)
 
-    def release(self) -> None:
-        """The run ended normally: tell the watchdog to exit without killing."""
+    @classmethod
+    def shared(cls) -> _Watchdog:
+        """This process's watchdog, started on first use (again after a ``fork``)."""
+        with cls._lock:
+            current = cls._current
+            if current is None or current.pid != os.getpid():
+                current = cls._current = cls()
+            return current
+
+    @classmethod
+    def forget(cls) -> None:
+        """In a forked child: close the parent's pipe, so only the parent holds it open."""
+        current, cls._current = cls._current, None
+        if current is not None:
+            with contextlib.suppress(OSError):
+                os.close(current._write)
+
+    def _say(self, line: str) -> None:
         with contextlib.suppress(OSError):
-            os.write(self._write, b"x")
-        with contextlib.suppress(OSError):
-            os.close(self._write)
-        if self._process is not None:
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                self._process.wait(timeout=5)
+            os.write(self._write, line.encode())  # one write, shorter than PIPE_BUF: atomic
+
+    def watch(self, pgid: int) -> None:
+        """Kill the group ``pgid`` if this process ends before :meth:`release`."""
+        self._say(f"+{pgid}\n")
+
+    def release(self, pgid: int) -> None:
+        """The run of group ``pgid`` ended normally: no longer kill it."""
+        self._say(f"-{pgid}\n")
+
+
+os.register_at_fork(after_in_child=_Watchdog.forget)
 
 
 def _signal_group(pgid: int, signum: int) -> None:
@@ -232,12 +276,13 @@ def run_process(
             outcome.not_found = f"{argv[0]}: {exc.strerror}"
             outcome.duration = time.monotonic() - started
             return outcome
-        watchdog = _Watchdog(process.pid)
+        watchdog = _Watchdog.shared()
+        watchdog.watch(process.pid)
         try:
             watcher = _LandmarkWatcher(landmarks, started, on_landmark)
             _pump(process, outcome, log, timeout, cancel, grace, echo, started, watcher)
         finally:
-            watchdog.release()
+            watchdog.release(process.pid)
     outcome.duration = time.monotonic() - started
     return outcome
 

@@ -58,7 +58,6 @@ def check_replay(doc: Document, root: Path) -> list[Finding]:
         return []
     from reprobridge_sdk.extract.extraction import (  # noqa: PLC0415 - lazy: only with samples
         ExtractionError,
-        apply_transform,
         extract_value,
         same_value,
     )
@@ -108,8 +107,9 @@ def check_replay(doc: Document, root: Path) -> list[Finding]:
                         context=context,
                         root=root,
                         max_bytes=safefs.MAX_TEXT_BYTES,
+                        transform=measurement.get("transform"),
                     )
-                    value = apply_transform(got.value, measurement.get("transform"))
+                    value = got.mean  # as the runner records it ('all': the mean)
                 except ExtractionError as exc:
                     if exc.refusal is not None and exc.refusal.reason == "too-large":
                         item = safefs.refusal(exc.refusal)

@@ -212,6 +212,33 @@ def test_reverse_scan_equals_forward_naive(
             assert got == tuple(expected), ("adaptive", occurrence)
 
 
+@settings(
+    max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    lines=_LINES,
+    chunk=st.integers(min_value=1, max_value=64),
+    window=st.integers(min_value=1, max_value=40),
+    max_line=st.integers(min_value=4, max_value=40),
+    pattern=st.sampled_from([p for p in _PATTERNS if required_literal(p)]),
+)
+def test_the_mapped_literal_search_equals_the_line_scan(  # noqa: PLR0917 - drawn by hypothesis
+    tmp_path: Path, lines: list[str], chunk: int, window: int, max_line: int, pattern: str
+) -> None:
+    """'all' with a literal searches the mapped file window by window and hands long lines to
+    the chunked reader: with tiny windows and a tiny MAX_LINE it still gives the line scan's
+    answer (the line scan cuts long lines into the same segments)."""
+    path = tmp_path / "mapped.log"
+    path.write_bytes("\n".join(lines).encode("utf-8", "surrogateescape"))
+    rx = author_pattern(pattern)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(_linescan, "_WINDOW", window)
+        patch.setattr(_linescan, "MAX_LINE", max_line)
+        expected = _linescan.scan(path, rx, 1, "all", chunk, strategy="line")
+        assert _linescan.scan(path, rx, 1, "all", chunk, strategy="literal") == expected
+        assert _linescan.scan(path, rx, 1, "all", chunk) == expected
+
+
 @pytest.mark.parametrize(
     ("pattern", "safe"),
     [

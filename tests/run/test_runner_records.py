@@ -92,3 +92,48 @@ def test_a_planted_link_at_the_snapshot_is_replaced_never_followed(tmp_path: Pat
     before = path.stat().st_ino
     assert write_snapshot(runs, snapshot) == digest
     assert path.stat().st_ino == before  # the same snapshot again: left as it is
+
+
+def _watchdogs() -> list[int]:
+    """This process's children that are the runner's watchdog."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+            cmdline = (entry / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        parent = int(stat[stat.rfind(")") + 2 :].split()[1])
+        if parent == os.getpid() and b"groups=set()" in b"".join(cmdline):
+            found.append(int(entry.name))
+    return found
+
+
+def test_one_watchdog_serves_every_run_of_the_runner_process(toy: Path) -> None:
+    summary = run(toy, ["ok"], env_mode="current", seeds=[0, 1, 2], jobs=2)
+    assert summary.exit_code == 0
+    (watchdog,) = _watchdogs()  # started with the first run, then shared
+    run(toy, ["ok"], env_mode="current", seeds=[3])
+    assert _watchdogs() == [watchdog]
+
+
+def test_the_ledger_grows_by_appending_and_a_torn_last_line_is_left_behind(toy: Path) -> None:
+    first = run(toy, ["ok"], env_mode="current", seeds=[0])
+    ledger = toy / "runs" / "ledger.jsonl"
+    inode = ledger.stat().st_ino
+    with ledger.open("ab") as handle:  # a machine crash in the middle of an append
+        handle.write(b'{"seq": 2, "prev": "')
+    second = run(toy, ["ok"], env_mode="current", seeds=[1])
+    assert ledger.stat().st_ino == inode  # appended to, never rewritten
+    lines = ledger.read_bytes().split(b"\n")
+    assert lines[1] == b'{"seq": 2, "prev": "'  # kept: the auditor reports it (A051)
+    from reprobridge_sdk.run.ledger import read_ledger
+
+    state = read_ledger(toy / "runs")
+    assert [e.run_id for e in state.entries] == [first.results[0].run_id, second.results[0].run_id]
+    assert [e.seq for e in state.entries] == [1, 2]
+    assert state.entries[1].prev == state.entries[0].hash
+    assert [f.code for f in state.findings] == ["A051"]
+    assert second.ledger_head == state.head

@@ -1,0 +1,123 @@
+"""The values of an ``occurrence: all`` extraction, summarised as they stream by.
+
+A log can hold millions of matching lines; nothing here grows with them. The scan hands over
+the matched texts a chunk of the file at a time (:meth:`AllValues.add`); each is parsed
+strictly as a number, transformed, and folded into:
+
+* ``count``, ``last``, ``minimum`` and ``maximum`` (of the values that are not NaN;
+  infinite when there is none);
+* the running sum, kept exactly as Shewchuk's non-overlapping partials of the chunks'
+  correctly rounded sums (``math.fsum`` of each chunk), so ``mean`` is the sum over the
+  count whatever the order of magnitude of the values;
+* the first :data:`KEPT_VALUES` values, in order (the record's ``values``), and the first
+  :data:`KEPT_RAW` matched texts (the record's ``raw``, one per line). Raw text is kept only
+  as that bounded sample: it is evidence for a reader, and the log (whose digest the record
+  holds) has the rest.
+
+The mean equals the arithmetic mean of all values (``statistics.fmean``) to within one
+rounding of each chunk's sum, far inside the comparison tolerance of replay and audit
+(relative 1e-9). A value that is not a number stops the extraction (``not-number``) as it
+always did; memory is bounded by one chunk's matches.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from ._linescan import scan_chunks
+from .pattern import Regex
+
+__all__ = ["KEPT_RAW", "KEPT_VALUES", "AllValues", "summarise"]
+
+#: Values an ``all`` extraction keeps in order (the first ones), and a record holds.
+KEPT_VALUES = 1000
+#: Matched texts an ``all`` extraction keeps (the first ones), and a record holds in ``raw``.
+KEPT_RAW = 10
+
+
+def _add_exact(partials: list[float], value: float) -> None:
+    """Add ``value`` to the exact sum held as non-overlapping ``partials`` (Shewchuk)."""
+    kept = 0
+    for partial in partials:
+        big, small = (partial, value) if abs(value) < abs(partial) else (value, partial)
+        high = big + small
+        low = small - (high - big)
+        if low:
+            partials[kept] = low
+            kept += 1
+        value = high
+    partials[kept:] = [value]
+
+
+class AllValues:
+    """A running summary of every value an ``all`` extraction reads (see the module)."""
+
+    __slots__ = ("count", "kept", "last", "maximum", "minimum", "partials", "raw", "special")
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.partials: list[float] = []
+        self.special: list[float] = []  # non-finite values: the sum is theirs
+        self.minimum = math.inf
+        self.maximum = -math.inf
+        self.last = math.nan
+        self.kept: list[float] = []
+        self.raw: list[str] = []
+
+    def add(
+        self,
+        raws: Sequence[str],
+        parse: Callable[[str], float],
+        transform: Callable[[float], float] | None,
+    ) -> None:
+        """Fold one chunk's matched texts in; ``parse`` raises for a text that is no number."""
+        if not raws:
+            return
+        values = [parse(raw) for raw in raws]
+        if transform is not None:
+            values = [transform(value) for value in values]
+        if len(self.raw) < KEPT_RAW:
+            self.raw.extend(raws[: KEPT_RAW - len(self.raw)])
+        if len(self.kept) < KEPT_VALUES:
+            self.kept.extend(values[: KEPT_VALUES - len(self.kept)])
+        self.count += len(values)
+        self.last = values[-1]
+        try:
+            chunk = math.fsum(values)
+        except (OverflowError, ValueError):  # inf - inf, or an overflow: no finite sum
+            chunk = sum(values)
+        if math.isfinite(chunk):
+            _add_exact(self.partials, chunk)
+        else:
+            self.special.append(chunk)
+        numbers = [v for v in values if not math.isnan(v)]
+        if numbers:
+            self.minimum = min(self.minimum, *numbers)
+            self.maximum = max(self.maximum, *numbers)
+
+    @property
+    def mean(self) -> float:
+        """The mean of every value (NaN when there is none, or one is NaN)."""
+        if not self.count:
+            return math.nan
+        if self.special:
+            total = math.fsum(self.partials) + sum(self.special)
+            return total / self.count
+        return math.fsum(self.partials) / self.count
+
+
+def summarise(  # noqa: PLR0917 - the scan's arguments
+    path: Path,
+    rx: Regex,
+    group: str | int,
+    chunk_size: int,
+    parse: Callable[[str], float],
+    transform: Callable[[float], float] | None,
+) -> AllValues:
+    """Every matching line's value of ``path``, summarised in one streaming pass."""
+    summary = AllValues()
+    for raws in scan_chunks(path, rx, group, chunk_size):
+        summary.add(raws, parse, transform)
+    return summary
