@@ -30,15 +30,15 @@ the directory they live in, hang, or read without bound. The rules, in the order
   parsed value's depth is measured without recursion; :func:`check_json_depth` finds the
   offending byte of a text without parsing it.
 * **Writes.** Temporary and ``.part`` files are created with ``O_CREAT | O_EXCL |
-  O_NOFOLLOW`` (mode 0600 until placed) in the target's own directory, which must resolve
-  inside the root; the final step is a rename, so a reader never sees half a file and a link
-  planted at the target is replaced, never written through.
+  O_NOFOLLOW`` (mode 0600 until placed) in the target's own directory, which is resolved
+  (and made) inside the root like a read's path, then used by its descriptor; the final step
+  is a rename, so a reader never sees half a file and a link planted at the target is
+  replaced, never written through.
 
-Reads under a root hold against a process that swaps directories concurrently (the hostile
-test swaps one in a tight loop). Writes check their directory on paths before they create;
-a run's launcher is sandboxed or finished before the SDK writes beside its evidence. This
-module imports nothing of the SDK but its exception base, so the ground floor
-(:mod:`reprobridge_sdk.digest`) may use it.
+Reads and writes under a root hold against a process that swaps directories concurrently
+(the hostile tests swap one in a tight loop): writes resolve their directory the same way and
+create, rename and remove relative to its descriptor. This module imports nothing of the
+SDK but its exception base, so the ground floor (:mod:`reprobridge_sdk.digest`) may use it.
 """
 
 from __future__ import annotations
@@ -246,12 +246,27 @@ def _relative_parts(root: str | os.PathLike[str], path: Path) -> list[str]:
     return list(real.relative_to(base).parts)
 
 
-def _open_beneath(root: str | os.PathLike[str], path: Path, *, allow_links: bool) -> int:
+def _open_beneath(
+    root: str | os.PathLike[str],
+    path: Path,
+    *,
+    allow_links: bool = True,
+    directory: bool = False,
+    create: bool = False,
+) -> int:
     """A read-only descriptor of ``path``, every component resolved inside ``root``.
 
-    Linear in the number of components plus those of the links followed (each at most
-    :data:`MAX_LINK_HOPS`): one ``openat`` per directory, one ``readlinkat`` per link.
+    With ``directory`` the path is a directory and the descriptor only serves to look names
+    up in it (``O_PATH`` where it exists): the ``dir_fd`` of a write. With ``create`` the root
+    is made if missing, and a missing directory below it is made (``mkdirat``) and then opened
+    like any other, so a link planted in its place meanwhile is resolved, not trusted.
+
+    Linear in the number of components plus those of the links followed (at most
+    :data:`MAX_LINK_HOPS` links, or directories made): one ``openat`` per directory, one
+    ``readlinkat`` per link.
     """
+    if create:
+        Path(root).mkdir(parents=True, exist_ok=True)  # the root is trusted: made as asked
     base = os.path.realpath(root)
     root_parts = _parts(base)
     pending = deque(_relative_parts(root, path))
@@ -278,11 +293,20 @@ def _open_beneath(root: str | os.PathLike[str], path: Path, *, allow_links: bool
                     raise UnsafeFileError("escapes", path, f"{path} leads outside {root}")
                 above -= 1
                 continue
-            leaf = not pending
+            leaf = not pending and not directory
             flags = os.O_RDONLY | _NOFOLLOW | _NONBLOCK | _CLOEXEC if leaf else _DIRECTORY
             try:
                 fd = os.open(part, flags, dir_fd=stack[-1])
             except OSError as exc:
+                if create and not leaf and exc.errno == errno.ENOENT:
+                    hops += 1
+                    if hops > MAX_LINK_HOPS:
+                        msg = f"{path}: its directories keep disappearing"
+                        raise UnsafeFileError("unreadable", path, msg) from None
+                    with contextlib.suppress(FileExistsError):
+                        os.mkdir(part, 0o777, dir_fd=stack[-1])
+                    pending.appendleft(part)  # open what is there now, whatever it is
+                    continue
                 target = _link_target(exc, part, stack[-1])
                 if target is None:
                     raise _open_error(exc, path, path) from None
@@ -303,6 +327,8 @@ def _open_beneath(root: str | os.PathLike[str], path: Path, *, allow_links: bool
             stack.append(fd)
         if above:
             raise UnsafeFileError("escapes", path, f"{path} leads outside {root}")
+        if directory:
+            return stack.pop()
         # the path ends on a directory (``..``, ``.`` or the root itself)
         return os.open(".", os.O_RDONLY | _NONBLOCK | _CLOEXEC, dir_fd=stack[-1])
     finally:
@@ -452,27 +478,33 @@ def create_exclusive(
 ) -> int:
     """Create ``path`` with ``O_EXCL | O_NOFOLLOW``; a link or file already there is refused.
 
-    The parent directory is created if needed and must resolve inside ``root``. Returns the
-    open (write-only) descriptor. ``FileExistsError`` when something is already at ``path``.
+    The parent directory is created if needed. With ``root`` it is resolved (and made) one
+    component at a time inside the root, and the file is created relative to its descriptor
+    (a directory link that leads out is ``"escapes"``). Returns the open (write-only)
+    descriptor. ``FileExistsError`` when something is already at ``path``.
     """
     target = Path(path)
-    parent = target.parent
-    if root is not None:
-        resolve_inside(root, parent)
-    parent.mkdir(parents=True, exist_ok=True)
-    if root is not None:
-        resolve_inside(root, parent)
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | _CLOEXEC
     if append:
         flags |= os.O_APPEND
-    return os.open(target, flags, mode)
+    if root is None:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        return os.open(target, flags, mode)
+    parent = _open_beneath(root, target.parent, directory=True, create=True)
+    try:
+        return os.open(target.name, flags, mode, dir_fd=parent)
+    finally:
+        os.close(parent)
 
 
-def _temporary(directory: Path, name: str) -> tuple[int, Path]:
+def _temporary(directory: Path, name: str, dir_fd: int | None) -> tuple[int, str]:
+    """An ``O_EXCL`` temporary file beside ``name``: its descriptor and its name."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | _CLOEXEC
     for _ in range(100):
-        candidate = directory / f".{name}.{os.urandom(6).hex()}.tmp"
+        candidate = f".{name}.{os.urandom(6).hex()}.tmp"
+        where = candidate if dir_fd is not None else os.fspath(directory / candidate)
         with contextlib.suppress(FileExistsError):
-            return create_exclusive(candidate), candidate
+            return os.open(where, flags, 0o600, dir_fd=dir_fd), candidate
     msg = f"cannot create a temporary file in {directory}"  # pragma: no cover
     raise UnsafeFileError("unreadable", directory, msg)  # pragma: no cover
 
@@ -487,9 +519,12 @@ def atomic_write_bytes(
 ) -> None:
     """Write ``data`` to ``path`` atomically (``O_EXCL`` temporary beside it, fsync, rename).
 
-    With ``root`` the directory must resolve inside it: a directory link that leads out is
-    refused (``"escapes"``). A link at ``path`` itself is replaced by the file, never followed.
-    On any error (a full disk included) the temporary file is removed and ``path`` is as before.
+    With ``root`` the directory is resolved (and made) one component at a time inside it and
+    the temporary file is created, renamed and on failure removed relative to its descriptor:
+    a directory link that leads out is refused (``"escapes"``), and a directory swapped for a
+    link meanwhile cannot redirect the write. A link at ``path`` itself is replaced by the
+    file, never followed. On any error (a full disk included) the temporary file is removed
+    and ``path`` is as before.
 
     ``durable=False`` leaves out the fsync: the rename is still atomic for every reader and
     survives the writer's crash or ``kill -9`` (the data is in the kernel's page cache), but
@@ -497,22 +532,35 @@ def atomic_write_bytes(
     a file that a later durable write replaces and whose loss with the machine costs nothing.
     """
     target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    if root is not None:
-        resolve_inside(root, target.parent)
-    fd, tmp = _temporary(target.parent, target.name)
+    if root is None:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        parent = None
+    else:
+        parent = _open_beneath(root, target.parent, directory=True, create=True)
     try:
-        with os.fdopen(fd, "wb") as handle:
-            if isinstance(data, bytes):
-                handle.write(data)
+        fd, tmp = _temporary(target.parent, target.name, parent)
+        try:
+            with os.fdopen(fd, "wb") as handle:
+                if isinstance(data, bytes):
+                    handle.write(data)
+                else:
+                    for chunk in data:
+                        handle.write(chunk)
+                handle.flush()
+                if durable:
+                    os.fsync(handle.fileno())
+                os.fchmod(handle.fileno(), mode)
+            if parent is None:
+                (target.parent / tmp).replace(target)
             else:
-                for chunk in data:
-                    handle.write(chunk)
-            handle.flush()
-            if durable:
-                os.fsync(handle.fileno())
-        tmp.chmod(mode)
-        tmp.replace(target)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
+                os.replace(tmp, target.name, src_dir_fd=parent, dst_dir_fd=parent)
+        except BaseException:
+            with contextlib.suppress(FileNotFoundError):
+                if parent is None:
+                    (target.parent / tmp).unlink()
+                else:
+                    os.unlink(tmp, dir_fd=parent)
+            raise
+    finally:
+        if parent is not None:
+            os.close(parent)

@@ -1,4 +1,5 @@
-"""Hostile: a directory swapped for a link to the outside while the safe file layer reads below it.
+"""Hostile: a directory swapped for a link to the outside while the safe file layer reads (or
+writes) below it.
 
 A second process (real concurrency: the swapper runs on its own core, not between two
 bytecodes of ours) renames a directory of the root away and plants a symbolic link to an
@@ -11,6 +12,7 @@ directory descriptor (``O_NOFOLLOW``) so that no check-then-open window exists.
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import time
@@ -75,6 +77,70 @@ def test_a_directory_swapped_for_a_link_never_leads_a_read_outside(tmp_path: Pat
     # the race was real: the layer saw the directory both in place and swapped
     assert outcomes.get("inside", 0) > 0, outcomes
     assert outcomes.get("F003", 0) + outcomes.get("missing", 0) > 0, outcomes
+
+
+#: The swapper for writes: a write under ``d`` while it is away makes a new ``d`` (writes make
+#: their directories), which the swapper removes to carry on.
+WRITE_SWAPPER = """
+import os, shutil, sys
+root, outside = sys.argv[1], sys.argv[2]
+real, away = os.path.join(root, "d"), os.path.join(root, "d.away")
+print("ready", flush=True)
+while True:
+    try:
+        os.rename(real, away)
+        os.symlink(outside, real)
+        os.unlink(real)
+        os.rename(away, real)
+    except OSError:
+        if os.path.islink(real):
+            os.unlink(real)
+        elif os.path.isdir(real) and os.path.isdir(away):
+            shutil.rmtree(real, ignore_errors=True)
+        if os.path.isdir(away) and not os.path.lexists(real):
+            os.rename(away, real)
+"""
+
+
+def test_a_directory_swapped_for_a_link_never_leads_a_write_outside(tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    (root / "d").mkdir(parents=True)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    swapper = subprocess.Popen(
+        [sys.executable, "-c", WRITE_SWAPPER, str(root), str(outside)],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    outcomes: dict[str, int] = {}
+    try:
+        assert swapper.stdout is not None and swapper.stdout.readline() == "ready\n"
+        deadline = time.monotonic() + 10
+        for index in range(READS // 4):
+            try:
+                if index % 2:
+                    safefs.atomic_write_bytes(root / "d" / "out.txt", b"x", root=root)
+                else:
+                    os.close(safefs.create_exclusive(root / "d" / f"n{index}", root=root))
+            except safefs.UnsafeFileError as exc:
+                outcome = exc.findings[0].code
+            except FileNotFoundError:  # the swapper removed the directory the writer made
+                outcome = "gone"
+            else:
+                outcome = "written"
+            outcomes[outcome] = outcomes.get(outcome, 0) + 1
+            if time.monotonic() > deadline:
+                break
+        assert swapper.poll() is None, "the swapper stopped: the race was not exercised"
+    finally:
+        swapper.kill()
+        swapper.wait()
+        if swapper.stdout is not None:
+            swapper.stdout.close()
+    assert sorted(path.name for path in outside.iterdir()) == [], outcomes
+    assert set(outcomes) <= {"written", "F003", "gone"}, outcomes
+    assert outcomes.get("written", 0) > 0, outcomes
+    assert outcomes.get("F003", 0) > 0, outcomes
 
 
 def _tree(tmp_path: Path) -> Path:
