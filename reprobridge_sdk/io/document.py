@@ -480,7 +480,8 @@ def _positions_of(
     scratch = Document(label, text, _positions={}, _key_positions={})
     with _gc_paused():
         root = yaml.compose(text, Loader=_Loader)
-        _Converter(scratch).convert(root, "", 0)
+        if root is not None:  # no node (a file that did not decode, an empty text): no position
+            _Converter(scratch).convert(root, "", 0)
     assert scratch._positions is not None and scratch._key_positions is not None
     return scratch._positions, scratch._key_positions
 

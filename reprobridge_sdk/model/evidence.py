@@ -6,9 +6,9 @@ Records are not part of the manifest. They are JSON, have their own schema
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import Field
+from pydantic import BeforeValidator, Field
 
 from ._base import Identifier, Sha256, SpecModel, since
 
@@ -26,6 +26,23 @@ __all__ = [
     "MeasuredValue",
     "OutputRecord",
 ]
+
+
+def _no_boolean(value: object) -> object:
+    """JSON booleans are not numbers (the schema's ``integer`` and ``number`` reject them);
+    pydantic would read ``false`` as 0."""
+    if isinstance(value, bool):
+        msg = "a boolean is not a number"
+        raise ValueError(msg)
+    return value
+
+
+#: An integer or a number of a record: never a boolean, as in its schema.
+Integer = Annotated[int, BeforeValidator(_no_boolean)]
+Number = Annotated[float, BeforeValidator(_no_boolean)]
+# (constraints inside the type, so that an optional field's schema keeps "minimum")
+_Seconds = Annotated[float, Field(ge=0), BeforeValidator(_no_boolean)]
+_Count = Annotated[int, Field(ge=1), BeforeValidator(_no_boolean)]
 
 #: Version of the evidence record format.
 EVIDENCE_VERSION = "1.0"
@@ -51,7 +68,7 @@ class FileDigest(SpecModel):
 
     path: str = Field(min_length=1)
     sha256: Sha256
-    size: int = Field(ge=0)
+    size: Integer = Field(ge=0)
 
 
 class OutputRecord(FileDigest):
@@ -68,15 +85,15 @@ class LandmarkHit(SpecModel):
     """A landmark reached during the run."""
 
     id: Identifier
-    line: int = Field(ge=1, description="Line number in the log.")
-    elapsed: float = Field(ge=0, description="Seconds since the run started.")
+    line: Integer = Field(ge=1, description="Line number in the log.")
+    elapsed: Number = Field(ge=0, description="Seconds since the run started.")
 
 
 class MeasuredValue(SpecModel):
     """A value extracted from the run for one task."""
 
     task: Identifier
-    value: float | None = Field(description="After the transform; null if extraction failed.")
+    value: Number | None = Field(description="After the transform; null if extraction failed.")
     raw: str | None = Field(
         default=None,
         description=(
@@ -84,16 +101,15 @@ class MeasuredValue(SpecModel):
             "first 10 matches, one per line."
         ),
     )
-    values: list[float] | None = Field(
+    values: list[Number] | None = Field(
         default=None,
         description=(
             "For occurrence 'all': the values read, in order, at most the first 1000 "
             "('value' is the mean of all of them; 'count' says how many there were)."
         ),
     )
-    count: int | None = Field(
+    count: _Count | None = Field(
         default=None,
-        ge=1,
         description="For occurrence 'all': how many values were read ('values' keeps the first).",
         json_schema_extra=since("1.1"),
     )
@@ -164,14 +180,14 @@ class EvidenceRecord(SpecModel):
     argv: list[str]
     shell: bool = False
     workdir: str
-    seed: int | None = None
+    seed: Integer | None = None
     scope: Literal["smoke", "scored"]
     params: dict[str, str | int | float | bool] = Field(default_factory=dict)
     status: Literal["running", "succeeded", "failed", "interrupted"]
     started_at: str
     ended_at: str | None = None
-    duration: float | None = Field(default=None, ge=0, description="Seconds.")
-    exit_code: int | None = None
+    duration: _Seconds | None = Field(default=None, description="Seconds.")
+    exit_code: Integer | None = None
     failure: Failure | None = None
     env_mode: Literal["cached", "current"] = "current"
     code_tree_digest: str | None = None

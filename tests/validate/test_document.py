@@ -325,3 +325,16 @@ def test_any_bytes_load_without_raising(raw: bytes) -> None:
     doc = load_document(raw, name="m.yaml")
     for item in doc.findings:
         assert item.code.startswith("Y") or item.path in doc.unrepresentable
+
+
+@pytest.mark.parametrize("raw", [b"\xff\xfe", b"\xfe\xff\x00a", b"# only a comment\n", b""])
+def test_a_finding_on_a_document_with_no_node_is_located_without_a_traceback(
+    tmp_path: Path, raw: bytes
+) -> None:
+    path = tmp_path / "doc.yaml"
+    path.write_bytes(raw)
+    doc = load_document(path)
+    assert doc.data is None and doc.findings
+    # another component's finding about this file (the claims reader's B001)
+    item = doc.finding("B001", "not a claims document", path="")
+    assert (item.code, item.path) == ("B001", "")
