@@ -419,7 +419,7 @@ def _argv_matches(launcher: Launcher, record: EvidenceRecord) -> bool:
     environment); its file name must then start with the declared one's. Template values
     come from the seed and the params; unknown templates match anything.
     """
-    want, got = launcher.argv, record.argv
+    want, got = _redacted_argv(tuple(launcher.argv)), record.argv
     if len(want) != len(got) or not got:
         return False
     values: dict[str, object] = {**launcher.params, **record.params}
@@ -428,22 +428,26 @@ def _argv_matches(launcher: Launcher, record: EvidenceRecord) -> bool:
     if launcher.shell:
         # The command line is rendered with every value quoted for the shell (the runner's
         # render_argv): match it with the same quoting.
-        first = template_matches(redact_text(want[0]), got[0], shell_quoted(values))
+        first = template_matches(want[0], got[0], shell_quoted(values))
         return first and all(
-            template_matches(redact_text(w), g, values)
-            for w, g in zip(want[1:], got[1:], strict=True)
+            template_matches(w, g, values) for w, g in zip(want[1:], got[1:], strict=True)
         )
     program = PurePosixPath(got[0]).name
-    declared = PurePosixPath(want[0]).name
-    if got[0] != want[0] and not (
+    declared = PurePosixPath(launcher.argv[0]).name
+    if got[0] != launcher.argv[0] and not (
         program.startswith(declared)
         or (declared.startswith("python") and program.startswith("python"))
     ):
         return False
-    # The runner records argv with credentials redacted (redact_text): compare likewise.
-    return all(
-        template_matches(redact_text(w), g, values) for w, g in zip(want[1:], got[1:], strict=True)
-    )
+    return all(template_matches(w, g, values) for w, g in zip(want[1:], got[1:], strict=True))
+
+
+@functools.lru_cache(maxsize=1024)
+def _redacted_argv(argv: tuple[str, ...]) -> tuple[str, ...]:
+    """A launcher's argv with credentials redacted (:func:`redact_text`), as the runner records
+    it: computed once per distinct argv (a launcher's runs share it), not once per run. The
+    result depends on the strings alone, so a cached one is the one recomputing would give."""
+    return tuple(redact_text(w) for w in argv)
 
 
 def _same(a: float, b: float) -> bool:

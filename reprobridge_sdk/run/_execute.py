@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import io
 import os
 import sys
 import threading
@@ -141,10 +142,9 @@ def _copy_output(
     The output must resolve inside one of ``bases`` (the artifact root, the run directory)
     and be a regular file; the copy is written to an ``O_EXCL`` temporary and renamed.
     """
-    resolved = _contained(source, bases)
     target_dir = run_dir / OUTPUTS_DIR / output_id
     target = target_dir / source.name
-    with safefs.open_regular(resolved) as handle:
+    with _open_contained(source, bases) as handle:
         safefs.atomic_write_bytes(
             target, iter(lambda: handle.read(1 << 20), b""), root=run_dir, mode=0o644
         )
@@ -154,11 +154,16 @@ def _copy_output(
     )
 
 
-def _contained(path: Path, bases: tuple[Path, ...]) -> Path:
-    """``path`` resolved inside one of ``bases``, else ``UnsafeFileError`` (``escapes``)."""
+def _open_contained(path: Path, bases: tuple[Path, ...]) -> io.FileIO:
+    """``path`` opened inside the first of ``bases`` it stays in (resolved by the safe file
+    layer from that base's descriptor, so nothing swapped meanwhile leads it out), else
+    ``UnsafeFileError`` (``escapes``). Any other refusal is the file's own."""
     for base in bases:
-        with contextlib.suppress(safefs.UnsafeFileError):
-            return safefs.resolve_inside(base, path)
+        try:
+            return safefs.open_regular(path, root=base)
+        except safefs.UnsafeFileError as exc:
+            if exc.reason != "escapes":
+                raise
     msg = f"{path} leads outside the artifact and the run directory"
     raise safefs.UnsafeFileError("escapes", path, msg)
 
