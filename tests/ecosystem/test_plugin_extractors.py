@@ -370,7 +370,7 @@ def test_the_commands_use_the_plugin_installed_in_the_venv(
     proc = _cli(plugin_venv, "extract", ".", "--samples", "--json", cwd=root)
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["samples"][0]["value"] == 90.1
-    [run_dir] = [p for p in (root / "runs").iterdir() if p.is_dir()]
+    [run_dir] = [p for p in (root / "runs").iterdir() if (p / "record.json").is_file()]
     proc = _cli(plugin_venv, "extract", str(run_dir), "--json", cwd=root)
     assert json.loads(proc.stdout)["measurements"][0]["value"] == 90.0
     proc = _cli(plugin_venv, "plugins", "--json", cwd=root)
