@@ -385,24 +385,49 @@ def _package(
 
 
 def _summaries(claims: Claims, records: dict[str, PhaseRecord]) -> list[ClaimSummary]:
+    """One summary per claim of the claims file, each with its status and its reason.
+
+    The reason is, in order: the Distiller's (a failed run, a refused reference set, no
+    matching number), the Planner's for an unplanned claim, the phase the build stopped
+    before for a claim no Distiller judged, then for a judged claim the curation audit's
+    verdict (and its codes) or, unreviewed, the build's own reference interval.
+    """
+    planned = records.get("planner")
     distilled = records.get("distiller")
     reviewed = records.get("reviewer")
+    plans = {p.claim: p for p in planned.claims} if isinstance(planned, PlanRecord) else {}
     results = (
         {r.claim: r for r in distilled.claims} if isinstance(distilled, DistillerRecord) else {}
     )
     out = []
     for claim in claims.claims:
         result = results.get(claim.id)
+        plan = plans.get(claim.id)
+        reason: str | None = result.reason if result is not None else None
         if result is None or result.status == "not-run":
             status = "not run"
+            if reason is None and plan is not None and plan.status == "unplanned":
+                reason = plan.reason or "no plan"
+            if reason is None:
+                reason = "the build stopped before the Distiller judged it"
         elif result.status == "not-extracted":
             status = "not extracted"
+            reason = reason or "no printed number matches the claim"
         else:
             verdict = (
                 reviewed.verdicts.get(claim.id) if isinstance(reviewed, ReviewRecord) else None
             )
             reproduced = verdict == "reproduced" if verdict else bool(result.reproduced)
             status = "compatible" if reproduced else "incompatible"
+            inside = "inside" if reproduced else "outside"
+            if verdict and isinstance(reviewed, ReviewRecord):
+                codes = reviewed.audit_codes.get(claim.id) or []
+                reason = f"curation audit: {verdict}" + (f" ({', '.join(codes)})" if codes else "")
+            else:
+                reason = (
+                    f"the published value lies {inside} the interval of the build's own "
+                    f"{len(result.references)} reference observations"
+                )
         mean = (
             sum(result.references) / len(result.references)
             if result is not None and result.references
@@ -415,6 +440,7 @@ def _summaries(claims: Claims, records: dict[str, PhaseRecord]) -> list[ClaimSum
                 published=claim.target,
                 references_mean=mean,
                 interval=result.interval if result is not None else None,
+                reason=reason,
             )
         )
     return out
@@ -440,6 +466,8 @@ def render_summary(report: BuildReport) -> str:
                 extra += f", interval [{claim.interval[0]:.6g}, {claim.interval[1]:.6g}]"
             extra += ")"
         lines.append(f"  {claim.claim}: {claim.status}{extra}")
+        if claim.reason:
+            lines.append(f"    why: {claim.reason}")
     lines.append("")
     lines.append("time per phase:")
     total = sum(report.phase_seconds.values()) or 1.0

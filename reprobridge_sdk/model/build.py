@@ -419,6 +419,10 @@ class ClaimSummary(_Record):
     published: float
     references_mean: float | None = None
     interval: list[float] | None = None
+    reason: str | None = Field(
+        default=None,
+        description="Why the claim has its status: a phase's reason, or the verdict's basis.",
+    )
 
 
 class BuildReport(_Record):
