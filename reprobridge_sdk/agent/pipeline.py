@@ -35,7 +35,7 @@ from reprobridge_sdk.agent.gates import build_finding, gate_from
 from reprobridge_sdk.agent.intake import SourceError, checkout, inventory
 from reprobridge_sdk.agent.packager import assemble, finalize, manifest_launcher
 from reprobridge_sdk.agent.planner import plan
-from reprobridge_sdk.agent.reproducer import reproduce
+from reprobridge_sdk.agent.reproducer import SMOKE_TIMEOUT, reproduce
 from reprobridge_sdk.agent.reviewer import review
 from reprobridge_sdk.agent.state import BuildState, inputs_digest
 from reprobridge_sdk.api import load
@@ -62,7 +62,7 @@ from reprobridge_sdk.model.claims import Claims
 from reprobridge_sdk.model.guide import Discrepancy
 from reprobridge_sdk.model.task import Statistic
 
-__all__ = ["BuildOptions", "build", "render_summary"]
+__all__ = ["BuildOptions", "build", "render_summary", "reproducer_digest"]
 
 RecordT = TypeVar("RecordT", bound=PhaseRecord)
 
@@ -79,6 +79,8 @@ class BuildOptions:
     advisor_model: str = "gpt-4o-mini"
     resume: bool = False
     max_minutes: float | None = None
+    #: Seconds a smoke run may take before the Reproducer stops it and makes its scope short.
+    smoke_budget: float = SMOKE_TIMEOUT
 
 
 class _Stop(Exception):
@@ -190,7 +192,7 @@ def build(options: BuildOptions, *, echo: Callable[[str], None] | None = None) -
             d_builder,
             lambda: build_environment(intake, state.root, inputs_digest=d_builder),
         )
-        d_repro = inputs_digest(phase="reproducer", builder=d_builder)
+        d_repro = reproducer_digest(d_builder, options)
         repro = phase(
             "reproducer",
             ReproducerRecord,
@@ -258,6 +260,12 @@ def build(options: BuildOptions, *, echo: Callable[[str], None] | None = None) -
     return report
 
 
+def reproducer_digest(builder: str, options: BuildOptions) -> str:
+    """The Reproducer's inputs: the Builder's digest and the options it reads (the smoke
+    budget), so ``--resume`` with another budget runs the Reproducer and what follows again."""
+    return inputs_digest(phase="reproducer", builder=builder, smoke_budget=options.smoke_budget)
+
+
 def _plan(
     claims: Claims,
     intake: IntakeRecord,
@@ -323,7 +331,14 @@ def _reproduce(  # noqa: PLR0917 - private helper of build()
         else None
     )
     result = reproduce(
-        claims, planned, code, interpreter, inputs_digest=digest, record=record, advise=advise
+        claims,
+        planned,
+        code,
+        interpreter,
+        inputs_digest=digest,
+        record=record,
+        advise=advise,
+        timeout=options.smoke_budget,
     )
     art = load(out)
     changed = False

@@ -65,7 +65,15 @@ from reprobridge_sdk.model.build import (
 from reprobridge_sdk.model.claims import Claims
 from reprobridge_sdk.model.guide import Ambiguity
 
-__all__ = ["MAX_FIXES", "Advice", "Recorder", "RunOutcome", "reproduce", "run_launcher"]
+__all__ = [
+    "MAX_FIXES",
+    "SMOKE_TIMEOUT",
+    "Advice",
+    "Recorder",
+    "RunOutcome",
+    "reproduce",
+    "run_launcher",
+]
 
 #: Fixes tried per launcher before the Reproducer gives up.
 MAX_FIXES = 8

@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import math
 import sys
 from pathlib import Path
 
@@ -38,6 +39,15 @@ __all__ = ["build"]
 @click.option("--resume", is_flag=True, help="Continue from the last phase whose gate passed.")
 @click.option("--json", "as_json", is_flag=True, help="Print the build report as JSON on stdout.")
 @click.option("--max-minutes", type=float, help="Stop before the next phase after N minutes.")
+@click.option(
+    "--smoke-budget",
+    type=float,
+    default=600.0,
+    show_default=True,
+    metavar="SECONDS",
+    help="How long a smoke run may take before the Reproducer stops it and makes its scope "
+    "short (part of the options --resume compares).",
+)
 def build(  # noqa: PLR0917 - click passes options positionally
     source: str,
     claims: Path,
@@ -48,6 +58,7 @@ def build(  # noqa: PLR0917 - click passes options positionally
     resume: bool,
     as_json: bool,
     max_minutes: float | None,
+    smoke_budget: float,
 ) -> None:
     """Build an artifact from SOURCE (a git URL or a local path; it is never modified).
 
@@ -61,6 +72,8 @@ def build(  # noqa: PLR0917 - click passes options positionally
 
     if max_minutes is not None and not max_minutes > 0:
         raise click.UsageError("--max-minutes must be positive")
+    if not (math.isfinite(smoke_budget) and smoke_budget > 0):
+        raise click.UsageError("--smoke-budget must be a positive number of seconds")
     if advisor != "none" and not advisor.startswith(("http://", "https://")):
         raise click.UsageError("--advisor is 'none' or an http(s) URL")
     options = BuildOptions(
@@ -72,6 +85,7 @@ def build(  # noqa: PLR0917 - click passes options positionally
         advisor_model=advisor_model,
         resume=resume,
         max_minutes=max_minutes,
+        smoke_budget=smoke_budget,
     )
     try:
         report = run_build(options, echo=lambda text: click.echo(text, err=True))

@@ -259,8 +259,12 @@ class PlanRecord(PhaseRecord):
 class Replacement(_Record):
     """A requirement dropped, replaced or added, and why."""
 
-    original: str | None = Field(description="The line as declared; None for an addition.")
-    replacement: str | None = Field(description="What is used instead; None when dropped.")
+    original: str | None = Field(
+        default=None, description="The line as declared; None for an addition."
+    )
+    replacement: str | None = Field(
+        default=None, description="What is used instead; None when dropped."
+    )
     why: str
 
 
@@ -269,7 +273,9 @@ class ResolveStep(_Record):
 
     name: Literal["declared", "lower-bounds", "oldest-wheel"]
     requirements: list[str]
-    exclude_newer: str | None = Field(description="The date bound, if any (ISO 8601).")
+    exclude_newer: str | None = Field(
+        default=None, description="The date bound, if any (ISO 8601)."
+    )
     lowest: bool = Field(description="Oldest releases of the direct requirements.")
     ok: bool
     why: str
@@ -327,7 +333,7 @@ class SmokeAttempt(_Record):
     launcher: str
     argv: list[str]
     workdir: str
-    exit_status: int | None = Field(description="None: killed at the timeout.")
+    exit_status: int | None = Field(default=None, description="None: killed at the timeout.")
     seconds: float = Field(ge=0)
     error: str | None = Field(default=None, description="The classified error, if it failed.")
 

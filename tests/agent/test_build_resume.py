@@ -116,3 +116,59 @@ def test_an_unknown_commit_stops_at_intake_with_b003(tmp_path: Path) -> None:
     report = json.loads(done.stdout)
     assert report["stopped_at"] == "intake"
     assert [f["code"] for f in report["findings"]] == ["B003"]
+
+
+def test_the_smoke_budget_option_makes_a_long_smoke_run_short_end_to_end(
+    tmp_path: Path, env_cache: Path
+) -> None:
+    """``--smoke-budget`` reaches the Reproducer: a 3-second script (12 epochs of 0.25 s, the
+    count a module constant) is stopped at a 1.5-second budget and its smoke launcher made
+    short (REPRO_EPOCHS=1, a recorded convenience change); the default budget of 600 s never
+    would. Resumed with another budget, the phases before the Reproducer are reused and the
+    Reproducer runs again (B013)."""
+    from build_fixtures import _SLOW, _SLOW_CLAIMS, Fixture
+
+    from reprobridge_sdk.api import load
+    from reprobridge_sdk.model.build import ReproducerRecord
+
+    fixture = Fixture(
+        "short-smoke",
+        {"train.py": _SLOW.format(knob="EPOCHS = 12", epochs="EPOCHS")},
+        _SLOW_CLAIMS,
+        ("a smoke run past a budget given on the command line",),
+    )
+    repo, claims = write_repo(tmp_path / "raw", fixture)
+    out = tmp_path / "out"
+    env = {**os.environ, "REPROBRIDGE_CACHE_DIR": str(env_cache)}
+    argv = _cli(str(repo), "--claims", str(claims), "-o", str(out), cache=env_cache)
+    done = subprocess.run(
+        [*argv, "--smoke-budget", "1.5", "--json"],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    report = json.loads(done.stdout)
+    assert report["stopped_at"] not in {"intake", "planner", "builder", "reproducer"}, done.stderr
+    repro = ReproducerRecord.model_validate_json((out / ".rra-build/reproducer.json").read_text())
+    assert [a.exit_status for a in repro.attempts] == [None, 0]  # stopped at 1.5 s, then short
+    [fix] = repro.fixes
+    assert (fix.rule, fix.kind, fix.launcher) == ("smoke-scope", "convenience", "train-smoke")
+    launchers = {item.id: item for item in load(out).manifest.launchers}
+    assert launchers["train-smoke"].env.get("REPRO_EPOCHS") == "1"
+    assert "REPRO_EPOCHS" not in launchers["train-scored"].env  # the full scope, unchanged
+
+    again = subprocess.run(
+        [*argv, "--resume", "--json", "--smoke-budget", "600", "--max-minutes", "0.0001"],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    report = json.loads(again.stdout)
+    assert again.returncode == 1
+    assert report["reused"] == ["intake", "planner", "builder"]
+    assert report["stopped_at"] == "reproducer"
+    codes = [(f["code"], f["message"].split(":")[0]) for f in report["findings"]]
+    assert ("B013", "reproducer") in codes
+    assert "B016" in {code for code, _ in codes}

@@ -197,3 +197,36 @@ def test_the_reproducers_replan_updates_the_planner_record_consistently() -> Non
     assert [a.id for a in again.ambiguities] == [seeds_decision_id("acc")]
     assert again.inputs_digest == planned.inputs_digest  # the same inputs, decided again
     assert [a.id for a in _replanned(again, repro).ambiguities] == [seeds_decision_id("acc")]
+
+
+@pytest.mark.parametrize("budget", ["0", "-5", "nan", "inf", "ten"])
+def test_a_smoke_budget_that_is_not_a_positive_number_of_seconds_is_a_usage_error(
+    tmp_path: Path, budget: str
+) -> None:
+    """Hostile --smoke-budget values exit 2 before anything is read or written."""
+    from click.testing import CliRunner
+
+    from reprobridge_sdk.cli import cli
+
+    repo, claims = write_repo(tmp_path / "raw", "no-deps")
+    out = tmp_path / "out"
+    argv = ["build", str(repo), "--claims", str(claims), "-o", str(out), "--smoke-budget", budget]
+    done = CliRunner().invoke(cli, argv)
+    assert done.exit_code == 2
+    assert "--smoke-budget" in done.stderr
+    assert not out.exists()
+
+
+def test_the_smoke_budget_is_part_of_the_reproducers_inputs() -> None:
+    """A changed --smoke-budget changes the Reproducer's digest (so --resume runs it and what
+    follows again) and nothing before it."""
+    from reprobridge_sdk.agent.pipeline import reproducer_digest
+    from reprobridge_sdk.agent.reproducer import SMOKE_TIMEOUT
+
+    default = BuildOptions(source="s", claims=Path("c.yaml"))
+    assert default.smoke_budget == SMOKE_TIMEOUT == 600.0
+    short = BuildOptions(source="s", claims=Path("c.yaml"), smoke_budget=30.0)
+    builder = "1" * 64
+    assert reproducer_digest(builder, default) != reproducer_digest(builder, short)
+    assert reproducer_digest(builder, short) == reproducer_digest(builder, short)
+    assert reproducer_digest(builder, short) != reproducer_digest("2" * 64, short)

@@ -35,3 +35,45 @@ def test_a_damaged_or_foreign_record_is_not_reused(tmp_path: Path) -> None:
     for text in ("{", '{"phase": "intake"}', "\xff"):
         state.path("planner").write_text(text, "utf-8", errors="surrogateescape")
         assert state.reusable("planner", PlanRecord, "0" * 64) is None
+
+
+def test_a_record_with_none_values_reads_back_after_it_is_saved(tmp_path: Path) -> None:
+    """Records are written without their None values; every field that may be None has that
+    default, so a timed-out smoke attempt (exit status None), a dropped requirement and an
+    unbounded resolution step read back (else --resume could never reuse their phase)."""
+    from reprobridge_sdk.agent.state import BuildState
+    from reprobridge_sdk.model.build import (
+        BuilderRecord,
+        Gate,
+        Replacement,
+        ReproducerRecord,
+        ResolveStep,
+        SmokeAttempt,
+    )
+
+    state = BuildState(tmp_path)
+    repro = ReproducerRecord(
+        inputs_digest="0" * 64,
+        seconds=1,
+        gate=Gate(passed=True),
+        attempts=[
+            SmokeAttempt(launcher="a", argv=["python"], workdir=".", exit_status=None, seconds=1)
+        ],
+    )
+    built = BuilderRecord(
+        inputs_digest="0" * 64,
+        seconds=1,
+        gate=Gate(passed=True),
+        python="3.11",
+        requirements=[],
+        replaced=[Replacement(original="triton==2.0", replacement=None, why="CUDA only")],
+        steps=[
+            ResolveStep(
+                name="declared", requirements=[], exclude_newer=None, lowest=False, ok=True, why="-"
+            )
+        ],
+    )
+    for record in (repro, built):
+        state.save(record)
+        assert state.stored(record.phase, type(record)) == record
+        assert state.reusable(record.phase, type(record), "0" * 64) == record
