@@ -60,6 +60,7 @@ from reprobridge_sdk.model.build import (
 )
 from reprobridge_sdk.model.claims import Claims
 from reprobridge_sdk.model.guide import Discrepancy
+from reprobridge_sdk.model.task import Statistic
 
 __all__ = ["BuildOptions", "build", "render_summary"]
 
@@ -196,6 +197,12 @@ def build(options: BuildOptions, *, echo: Callable[[str], None] | None = None) -
             d_repro,
             lambda: _reproduce(options, claims, intake, planned, out, state, d_repro, advisor),
         )
+        replanned = _replanned(planned, repro)
+        if replanned != planned:
+            # the re-plan is the planner record from now on (the same inputs digest: the
+            # Reproducer re-decides it from the claims whenever it runs again)
+            state.save(replanned)
+            planned = records["planner"] = replanned
         d_distill = inputs_digest(phase="distiller", reproducer=d_repro)
         distilled_holder: list[list[Discrepancy]] = []
 
@@ -336,9 +343,43 @@ def _reproduce(  # noqa: PLR0917 - private helper of build()
                 list(wanted.get("seeds", [])),
             )
             changed = True
+    scored = {item.id: item for item in result.launchers}
+    for claim_plan in result.replanned:
+        task = art.manifest.task(claim_plan.claim)
+        launcher_seeds = len(scored[claim_plan.scored].seeds) if claim_plan.scored else 1
+        wanted_statistic = (
+            Statistic(aggregate=claim_plan.statistic, seeds=launcher_seeds)
+            if claim_plan.statistic is not None
+            else Statistic()
+        )
+        if task.statistic != wanted_statistic:
+            task.statistic = wanted_statistic
+            changed = True
     if changed:
         art.save()
     return result
+
+
+def _replanned(planned: PlanRecord, repro: ReproducerRecord) -> PlanRecord:
+    """The plan with the Reproducer's re-planned claims, their launchers' seeds and decisions."""
+    if not repro.replanned:
+        return planned
+    claims = {c.claim: c for c in repro.replanned}
+    seeds = {item.id: item.seeds for item in repro.launchers}
+    known = {a.id for a in planned.ambiguities}
+    return planned.model_copy(
+        update={
+            "claims": [claims.get(c.claim, c) for c in planned.claims],
+            "launchers": [
+                item.model_copy(update={"seeds": seeds.get(item.id, item.seeds)})
+                for item in planned.launchers
+            ],
+            "ambiguities": [
+                *planned.ambiguities,
+                *(d for d in repro.decisions if d.id not in known),
+            ],
+        }
+    )
 
 
 def _still_true(planned: PlanRecord, repro: ReproducerRecord) -> PlanRecord:

@@ -1014,9 +1014,9 @@ RUNTIME_EXAMPLES: dict[str, tuple[str, str, str]] = {
     ),
     "B018": (
         _YAML,
-        "# train.py has no --seed option\n"
-        "hints: {script: train.py, seeds: [0, 1, 2], statistic: mean}   # B018",
-        "# train.py --seed N (a convenience change)\n"
+        "# train.py takes no seed and seeds itself from the clock: the seed option is undone\n"
+        "hints: {script: train.py, seeds: [0, 1, 2], statistic: mean}   # B020, B018",
+        "# train.py takes no seed; the Reproducer adds --seed and re-plans over every seed\n"
         "hints: {script: train.py, seeds: [0, 1, 2], statistic: mean}",
     ),
     "B020": (

@@ -141,3 +141,59 @@ def test_every_claim_has_a_summary_with_its_status_and_reason() -> None:
     text = render_summary(report)
     assert all(f"  {i}: " in text for i in ids)
     assert "refused (C015)" in text
+
+
+def test_the_reproducers_replan_updates_the_planner_record_consistently() -> None:
+    """The Reproducer's re-plan (a claim over seeds once a seed option passed its gate)
+    replaces the claim's plan, the scored launcher's seeds and adds the decision; a plan the
+    Reproducer did not re-plan is returned as it was."""
+    from reprobridge_sdk.agent.pipeline import _replanned
+    from reprobridge_sdk.agent.planner import seeds_decision_id
+    from reprobridge_sdk.model.build import (
+        ClaimPlan,
+        Gate,
+        LauncherPlan,
+        PlanRecord,
+        ReproducerRecord,
+    )
+    from reprobridge_sdk.model.guide import Ambiguity
+
+    zero = "0" * 64
+    smoke = LauncherPlan(id="run-smoke", script="run.py", argv=["python", "run.py"], scope="smoke")
+    scored = smoke.model_copy(update={"id": "run-scored", "scope": "scored", "seeds": [1, 2]})
+    claim = ClaimPlan(
+        claim="acc", status="planned", smoke="run-smoke", scored="run-scored", basis="hint"
+    )
+    planned = PlanRecord(
+        inputs_digest=zero,
+        seconds=0,
+        gate=Gate(passed=True),
+        launchers=[smoke.model_copy(update={"seeds": [1]}), scored],
+        claims=[claim],
+    )
+    untouched = ReproducerRecord(inputs_digest=zero, seconds=0, gate=Gate(passed=True))
+    assert _replanned(planned, untouched) is planned
+    decision = Ambiguity(
+        id=seeds_decision_id("acc"), source="claims", gap="g", resolution="r", tasks=["acc"]
+    )
+    seeded = {"seed_flag": "--seed"}
+    repro = ReproducerRecord(
+        inputs_digest=zero,
+        seconds=0,
+        gate=Gate(passed=True),
+        launchers=[
+            smoke.model_copy(update={**seeded, "seeds": [1]}),
+            scored.model_copy(update=seeded),
+        ],
+        replanned=[claim.model_copy(update={"statistic": "mean"})],
+        decisions=[decision],
+    )
+    again = _replanned(planned, repro)
+    assert [(c.claim, c.statistic) for c in again.claims] == [("acc", "mean")]
+    assert [(item.id, item.seeds) for item in again.launchers] == [
+        ("run-smoke", [1]),
+        ("run-scored", [1, 2]),
+    ]
+    assert [a.id for a in again.ambiguities] == [seeds_decision_id("acc")]
+    assert again.inputs_digest == planned.inputs_digest  # the same inputs, decided again
+    assert [a.id for a in _replanned(again, repro).ambiguities] == [seeds_decision_id("acc")]
