@@ -45,7 +45,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from reprobridge_sdk.agent.gates import build_finding, gate_from
 from reprobridge_sdk.api import ArtifactDir
@@ -306,6 +306,28 @@ def _choose(
     return None
 
 
+def _unreferenced(
+    claim: Claim,
+    launcher_id: str,
+    choice: tuple[Candidate, str],
+    status: Literal["not-extracted", "not-run"],
+    reason: str,
+) -> ClaimResult:
+    """A claim whose number was found on the probe run but that has no references."""
+    candidate, pattern = choice
+    return ClaimResult(
+        claim=claim.id,
+        status=status,
+        launcher=launcher_id,
+        line=candidate.line[:300],
+        pattern=pattern,
+        scale=candidate.scale,
+        value=candidate.value * candidate.scale,
+        published=claim.target,
+        reason=reason,
+    )
+
+
 def distill(
     art: ArtifactDir,
     claims: Claims,
@@ -455,6 +477,16 @@ def distill(
                 )
                 for c in bad
             )
+            results.extend(
+                _unreferenced(
+                    by_id[claim_id],
+                    launcher_id,
+                    choice,
+                    "not-extracted",
+                    "the extractor does not replay on its sample (B010)",
+                )
+                for claim_id, choice in found.items()
+            )
             continue
         # Reference runs: a repetition of every seed per observation (a claim over several
         # seeds), the launcher's seed again, or the same command again without one.
@@ -487,8 +519,24 @@ def distill(
         try:
             add_references(art.reload(), arguments, replace=True)
         except ArtifactError as exc:
-            detail = "; ".join(f.message for f in exc.findings)[:400] or exc.message
+            detail = (
+                "; ".join(dict.fromkeys(f"{f.code} {f.message}" for f in exc.findings))[:400]
+                or exc.message
+            )
+            codes = ", ".join(dict.fromkeys(f.code for f in exc.findings)) or "refused"
             findings.append(build_finding("B009", f"reference runs of {launcher_id!r}: {detail}"))
+            # the number was found, but no reference observation stands behind it: the claim
+            # is not run (no judgement), with the refusal's codes as its reason
+            results.extend(
+                _unreferenced(
+                    by_id[claim_id],
+                    launcher_id,
+                    choice,
+                    "not-run",
+                    f"references add refused the reference runs ({codes})",
+                )
+                for claim_id, choice in found.items()
+            )
             continue
         art = art.reload()
         for claim_id, (candidate, pattern) in found.items():

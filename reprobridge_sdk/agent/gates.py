@@ -8,12 +8,12 @@ The gates of the phases, each checked where the phase's facts are:
 
 * Intake: every claim's hinted script and command exist (B002).
 * Planner: every claim has a plan or an explicit reason why not (B004); a claim's seeds
-  without a statistic (B017) and a statistic over seeds of an unseeded script (B018) are
-  warnings.
+  without a statistic (B017) are a warning.
 * Builder: the requirements resolve (B005) and the entry modules import in the built
   environment (B006).
 * Reproducer: each smoke launcher exits 0 and reaches its landmarks (B007); a proposed fix
-  that does not make the error go away is rejected (B008) and never recorded.
+  that does not make the error go away is rejected (B008) and never recorded; a statistic
+  over seeds of a script that took no seed and got no seed option is B018 (a warning).
 * Distiller: the number is found (B009) and every extractor replays on its samples (B010).
 * Packager: ``validate --strict`` finds no error (B011).
 * Independent Reviewer: the clean-room check passes (B012).

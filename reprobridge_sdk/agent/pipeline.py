@@ -60,6 +60,7 @@ from reprobridge_sdk.model.build import (
 )
 from reprobridge_sdk.model.claims import Claims
 from reprobridge_sdk.model.guide import Discrepancy
+from reprobridge_sdk.model.task import Statistic
 
 __all__ = ["BuildOptions", "build", "render_summary"]
 
@@ -196,6 +197,12 @@ def build(options: BuildOptions, *, echo: Callable[[str], None] | None = None) -
             d_repro,
             lambda: _reproduce(options, claims, intake, planned, out, state, d_repro, advisor),
         )
+        replanned = _replanned(planned, repro)
+        if replanned != planned:
+            # the re-plan is the planner record from now on (the same inputs digest: the
+            # Reproducer re-decides it from the claims whenever it runs again)
+            state.save(replanned)
+            planned = records["planner"] = replanned
         d_distill = inputs_digest(phase="distiller", reproducer=d_repro)
         distilled_holder: list[list[Discrepancy]] = []
 
@@ -336,9 +343,43 @@ def _reproduce(  # noqa: PLR0917 - private helper of build()
                 list(wanted.get("seeds", [])),
             )
             changed = True
+    scored = {item.id: item for item in result.launchers}
+    for claim_plan in result.replanned:
+        task = art.manifest.task(claim_plan.claim)
+        launcher_seeds = len(scored[claim_plan.scored].seeds) if claim_plan.scored else 1
+        wanted_statistic = (
+            Statistic(aggregate=claim_plan.statistic, seeds=launcher_seeds)
+            if claim_plan.statistic is not None
+            else Statistic()
+        )
+        if task.statistic != wanted_statistic:
+            task.statistic = wanted_statistic
+            changed = True
     if changed:
         art.save()
     return result
+
+
+def _replanned(planned: PlanRecord, repro: ReproducerRecord) -> PlanRecord:
+    """The plan with the Reproducer's re-planned claims, their launchers' seeds and decisions."""
+    if not repro.replanned:
+        return planned
+    claims = {c.claim: c for c in repro.replanned}
+    seeds = {item.id: item.seeds for item in repro.launchers}
+    known = {a.id for a in planned.ambiguities}
+    return planned.model_copy(
+        update={
+            "claims": [claims.get(c.claim, c) for c in planned.claims],
+            "launchers": [
+                item.model_copy(update={"seeds": seeds.get(item.id, item.seeds)})
+                for item in planned.launchers
+            ],
+            "ambiguities": [
+                *planned.ambiguities,
+                *(d for d in repro.decisions if d.id not in known),
+            ],
+        }
+    )
 
 
 def _still_true(planned: PlanRecord, repro: ReproducerRecord) -> PlanRecord:
@@ -385,24 +426,49 @@ def _package(
 
 
 def _summaries(claims: Claims, records: dict[str, PhaseRecord]) -> list[ClaimSummary]:
+    """One summary per claim of the claims file, each with its status and its reason.
+
+    The reason is, in order: the Distiller's (a failed run, a refused reference set, no
+    matching number), the Planner's for an unplanned claim, the phase the build stopped
+    before for a claim no Distiller judged, then for a judged claim the curation audit's
+    verdict (and its codes) or, unreviewed, the build's own reference interval.
+    """
+    planned = records.get("planner")
     distilled = records.get("distiller")
     reviewed = records.get("reviewer")
+    plans = {p.claim: p for p in planned.claims} if isinstance(planned, PlanRecord) else {}
     results = (
         {r.claim: r for r in distilled.claims} if isinstance(distilled, DistillerRecord) else {}
     )
     out = []
     for claim in claims.claims:
         result = results.get(claim.id)
+        plan = plans.get(claim.id)
+        reason: str | None = result.reason if result is not None else None
         if result is None or result.status == "not-run":
             status = "not run"
+            if reason is None and plan is not None and plan.status == "unplanned":
+                reason = plan.reason or "no plan"
+            if reason is None:
+                reason = "the build stopped before the Distiller judged it"
         elif result.status == "not-extracted":
             status = "not extracted"
+            reason = reason or "no printed number matches the claim"
         else:
             verdict = (
                 reviewed.verdicts.get(claim.id) if isinstance(reviewed, ReviewRecord) else None
             )
             reproduced = verdict == "reproduced" if verdict else bool(result.reproduced)
             status = "compatible" if reproduced else "incompatible"
+            inside = "inside" if reproduced else "outside"
+            if verdict and isinstance(reviewed, ReviewRecord):
+                codes = reviewed.audit_codes.get(claim.id) or []
+                reason = f"curation audit: {verdict}" + (f" ({', '.join(codes)})" if codes else "")
+            else:
+                reason = (
+                    f"the published value lies {inside} the interval of the build's own "
+                    f"{len(result.references)} reference observations"
+                )
         mean = (
             sum(result.references) / len(result.references)
             if result is not None and result.references
@@ -415,6 +481,7 @@ def _summaries(claims: Claims, records: dict[str, PhaseRecord]) -> list[ClaimSum
                 published=claim.target,
                 references_mean=mean,
                 interval=result.interval if result is not None else None,
+                reason=reason,
             )
         )
     return out
@@ -440,6 +507,8 @@ def render_summary(report: BuildReport) -> str:
                 extra += f", interval [{claim.interval[0]:.6g}, {claim.interval[1]:.6g}]"
             extra += ")"
         lines.append(f"  {claim.claim}: {claim.status}{extra}")
+        if claim.reason:
+            lines.append(f"    why: {claim.reason}")
     lines.append("")
     lines.append("time per phase:")
     total = sum(report.phase_seconds.values()) or 1.0

@@ -31,10 +31,12 @@ Then, for the chosen script:
     Two or more seeds without ``hints.statistic`` are B017 (a warning: the statistic is
     unknown, so the plan is over the first seed).
   A script without a seed flag runs five times unchanged, and a pitfall says its runs are not
-  seeded; a claim over several seeds on such a script is B018 (a warning: planned over its
-  first seed). When the claim names its seeds, the launchers keep them (with no
-  ``seed_flag``) and the Reproducer gives the script a seed option (a convenience change),
-  which resolves that pitfall.
+  seeded. When the claim names its seeds, the launchers keep them (with no ``seed_flag``:
+  the scored launcher every seed of a claim over several seeds, else the first) and the
+  Reproducer gives the script a seed option (a convenience change); once that passes its
+  gate the Reproducer re-plans a claim over several seeds as above (a recorded decision),
+  and without it the claim is B018 (a warning: planned over its first seed). A seed option
+  resolves that pitfall.
 * **Smoke versus scored.** The smoke launcher is the scored command with one seed and, when
   the script has an option that bounds the work (epochs, iterations, steps, estimators,
   a subset), that option set to a small value; else it is the scored command itself
@@ -61,7 +63,14 @@ from reprobridge_sdk.model.build import (
 from reprobridge_sdk.model.claims import Claim, Claims
 from reprobridge_sdk.model.guide import Ambiguity, Pitfall
 
-__all__ = ["DEFAULT_SEEDS", "REFERENCE_RUNS", "SMOKE_OPTIONS", "plan", "unseeded_pitfall_id"]
+__all__ = [
+    "DEFAULT_SEEDS",
+    "REFERENCE_RUNS",
+    "SMOKE_OPTIONS",
+    "plan",
+    "seeds_decision_id",
+    "unseeded_pitfall_id",
+]
 
 #: The seed of the launchers when the claims file names none.
 DEFAULT_SEEDS = (0,)
@@ -86,6 +95,11 @@ _STOP = {"the", "of", "a", "an", "on", "in", "for", "and", "with", "to", "by", "
 def _slug(text: str) -> str:
     slug = re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
     return (slug or "run")[:40]
+
+
+def seeds_decision_id(claim: str) -> str:
+    """The id of the decision that re-plans ``claim`` over every seed after a seed option."""
+    return _slug(f"{claim}-over-seeds")
 
 
 def unseeded_pitfall_id(scored: str) -> str:
@@ -316,21 +330,12 @@ def plan(
                     hint="add hints.statistic (e.g. mean) to plan the statistic over every seed",
                 )
             )
-        if statistic is not None and seed_option is None:
-            findings.append(
-                build_finding(
-                    "B018",
-                    f"claim {claim.id!r} is the {statistic} over {len(given)} seeds, but "
-                    f"{choice.script} takes no seed flag: planned over seed {given[0]} alone",
-                    path=f"/claims/{index}/hints/seeds",
-                    hint=(
-                        "give the script a --seed option and build again: the Reproducer's "
-                        "seed option covers one seed"
-                    ),
-                )
-            )
+        pending = statistic is not None and seed_option is None
+        if pending:
+            # every seed is kept for the seed option the Reproducer gives the script; the
+            # statistic waits for that change's gate (the Reproducer re-plans, or gives B018)
             statistic = None
-        seeds = given if statistic is not None else given[:1] or [DEFAULT_SEEDS[0]]
+        seeds = given if statistic is not None or pending else given[:1] or [DEFAULT_SEEDS[0]]
         workdir = _workdir(root, choice.script, intake)
         key = (choice.script, tuple(choice.args), workdir, tuple(seeds))
         if key not in launchers:

@@ -52,16 +52,18 @@ from pathlib import Path
 from reprobridge_sdk.agent.convenience import add_seed_option, smoke_knob
 from reprobridge_sdk.agent.fixes import Failure, Fix, classify, portable, propose
 from reprobridge_sdk.agent.gates import build_finding, gate_from
-from reprobridge_sdk.agent.planner import unseeded_pitfall_id
+from reprobridge_sdk.agent.planner import seeds_decision_id, unseeded_pitfall_id
 from reprobridge_sdk.model.build import (
     AppliedFix,
     BuildFinding,
+    ClaimPlan,
     LauncherPlan,
     PlanRecord,
     ReproducerRecord,
     SmokeAttempt,
 )
 from reprobridge_sdk.model.claims import Claims
+from reprobridge_sdk.model.guide import Ambiguity
 
 __all__ = ["MAX_FIXES", "Advice", "Recorder", "RunOutcome", "reproduce", "run_launcher"]
 
@@ -595,6 +597,7 @@ def reproduce(
             )
         if passed and current.seed_flag is None and current.seeds:
             _seed_option(state, current, tasks, labels)
+    replanned, decisions = _replan(state, claims, plan)
     return ReproducerRecord(
         inputs_digest=inputs_digest,
         seconds=round(time.monotonic() - begin, 3),
@@ -604,4 +607,70 @@ def reproduce(
         rejected=state.rejected,
         launchers=[state.launchers[item.id] for item in plan.launchers],
         resolved_pitfalls=sorted(set(state.resolved)),
+        replanned=replanned,
+        decisions=decisions,
     )
+
+
+def _replan(
+    state: _Phase, claims: Claims, plan: PlanRecord
+) -> tuple[list[ClaimPlan], list[Ambiguity]]:
+    """Re-plan the claims over several seeds whose script the Planner found unseeded.
+
+    Such a claim (two or more distinct ``hints.seeds`` and a ``hints.statistic``) was planned
+    with every seed on its scored launcher but no statistic, waiting for the seed option.
+    With the option kept, the scored launcher declares every seed and the claim's plan gets
+    the statistic (each reference observation one repetition), recorded as a decision;
+    without it, B018 (warning) and the scored launcher keeps the first seed alone (its runs
+    repeated unseeded).
+    """
+    planned = {item.id: item for item in plan.launchers}
+    index_of = {claim.id: index for index, claim in enumerate(claims.claims)}
+    by_id = {claim.id: claim for claim in claims.claims}
+    replanned: list[ClaimPlan] = []
+    decisions: list[Ambiguity] = []
+    for claim_plan in plan.claims:
+        claim = by_id.get(claim_plan.claim)
+        before = planned.get(claim_plan.scored or "")
+        if claim is None or before is None or claim_plan.status != "planned":
+            continue
+        seeds = list(dict.fromkeys(claim.hints.seeds))
+        statistic = claim.hints.statistic
+        if len(seeds) < 2 or statistic is None or before.seed_flag is not None:
+            continue
+        scored = state.launchers[before.id]
+        if scored.seed_flag is not None:
+            state.launchers[scored.id] = scored.model_copy(update={"seeds": seeds})
+            replanned.append(claim_plan.model_copy(update={"statistic": statistic}))
+            decisions.append(
+                Ambiguity(
+                    id=seeds_decision_id(claim.id),
+                    source=f"claims file, claim {claim.id}",
+                    gap=(
+                        f"the claim is the {statistic} over seeds {seeds}, but {scored.script} "
+                        "took no seed"
+                    ),
+                    resolution=(
+                        f"a seed option ({scored.seed_flag}) was added as a convenience change; "
+                        f"{scored.id} declares seeds {seeds} and the task's statistic is the "
+                        f"{statistic} over {len(seeds)} seeds (each reference observation is "
+                        "one repetition of every seed)"
+                    ),
+                    sensitivity="low",
+                    tasks=[claim.id],
+                )
+            )
+            continue
+        state.launchers[scored.id] = scored.model_copy(update={"seeds": seeds[:1]})
+        replanned.append(claim_plan.model_copy(update={"statistic": None}))
+        state.findings.append(
+            build_finding(
+                "B018",
+                f"claim {claim.id!r} is the {statistic} over {len(seeds)} seeds, but "
+                f"{scored.script} takes no seed and no seed option could be added: "
+                f"planned over seed {seeds[0]} alone",
+                path=f"/claims/{index_of[claim.id]}/hints/seeds",
+                hint="give the script a seed option by hand, record it and build again",
+            )
+        )
+    return replanned, decisions

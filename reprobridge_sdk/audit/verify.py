@@ -36,7 +36,9 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import os
 import re
+import stat
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
@@ -329,19 +331,41 @@ def _read_record(path: Path, rel: str) -> tuple[EvidenceRecord | None, object, F
     )
 
 
-def _evidence_file(base: Path, relative: str) -> tuple[Path | None, bool]:
+def _evidence_file(
+    base: Path, relative: str, real_base: str | None = None
+) -> tuple[Path | None, bool]:
     """A log or output of the run at ``base``: a regular file, not a link, inside ``base``.
 
     Returns ``(path, False)``, or ``(None, linked)`` where ``linked`` says the file is there
-    but is a link or lies behind a linked directory (A040), not simply missing.
+    but is a link or lies behind a linked directory that leads out of ``base`` (A040), or is
+    not a regular file; not simply missing.
+
+    ``real_base``: ``base`` with every link followed (``os.path.realpath``), when the caller
+    resolved it once for all the files of the run (:func:`check_run`: the log and every
+    output); resolved here otherwise. The guarantees are those of resolving it per file: the
+    file's own path is still resolved at each call, so a file or a directory inside the run
+    replaced by a link between two files is seen as the link it now is; only the run
+    directory itself is taken as it was when the run's check began (the records of the run
+    are read from it through the safe file layer, which trusts its root likewise). One
+    ``lstat`` answers "link?", "regular file?" and "there at all?".
     """
     found = _safe_join(base, relative)
     if found is None:
         return None, False
-    if found.is_symlink() or not safefs.is_inside(found, base):
+    try:
+        mode: int | None = os.lstat(found).st_mode
+    except OSError:
+        mode = None  # missing, unless behind a directory link that leads out (below)
+    if mode is not None and stat.S_ISLNK(mode):
         return None, True
-    if not found.is_file():
-        return None, found.exists()
+    real = os.path.realpath(found)
+    inside_of = real_base if real_base is not None else os.path.realpath(base)
+    if real != inside_of and not real.startswith(inside_of.rstrip(os.sep) + os.sep):
+        return None, True
+    if mode is None:
+        return None, False
+    if not stat.S_ISREG(mode):
+        return None, True
     return found, False
 
 
@@ -586,10 +610,11 @@ def check_run(
 
     log_ok = False
     log_path: Path | None = None
+    real_base = os.path.realpath(path)  # once for the run's files (see _evidence_file)
     if record.log is None:
         add("A003", "the record names no log", "/log")
     else:
-        log_path, linked = _evidence_file(path, record.log.path)
+        log_path, linked = _evidence_file(path, record.log.path, real_base)
         if linked:
             add("A040", f"the log {record.log.path} is a link or not a regular file", "/log/path")
         elif log_path is None:
@@ -601,7 +626,7 @@ def check_run(
 
     outputs: dict[str, tuple[OutputRecord, Path | None, bool]] = {}
     for index, output in _iter_outputs(record):
-        out_path, linked = _evidence_file(path, output.path)
+        out_path, linked = _evidence_file(path, output.path, real_base)
         ok = False
         if linked:
             add(

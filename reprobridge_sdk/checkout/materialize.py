@@ -515,12 +515,19 @@ def materialize_series(
 
 
 def checkout_blocker(target: Path) -> Finding | None:
-    """The C008 that materializing a series into ``target`` meets, or None.
+    """The C008 that makes ``target`` (``code/``) unusable for a run of the series, or None.
 
-    Materializing replaces ``target`` unless it holds exactly the series with no working
-    changes. It refuses (C008, at ``/codebase/refined``) to replace a checkout with unrecorded
-    changes, or a file, a link or a non-empty directory that is not a checkout. One function,
-    so that the validator predicts what the runner refuses (spec "patch-series").
+    The one decision on the working checkout, called by the validator (:func:`inspect_series`),
+    the runner (:func:`materialize_series`) and ``run --dry-run``, so that all three report the
+    same C008, an error, at ``/codebase/refined`` (spec "patch-series"):
+
+    * a checkout (``.git`` inside) with unrecorded changes is C008 whatever series it holds:
+      the runner would have to replace it to run the series, and it never throws away an
+      author's unrecorded work (it would not run them either: they are not the refined
+      code). Byte-code caches are not changes;
+    * a file, a link or a non-empty directory that is not a checkout is C008;
+    * a clean checkout (of this or another series), an empty directory or nothing is None:
+      the runner reuses or rebuilds it and loses nothing.
     """
     if (target / ".git").is_dir():
         changes = working_changes(target)
@@ -658,25 +665,19 @@ def inspect_series(
 ) -> list[Finding]:
     """What a validator can tell about a series without fetching or writing in the artifact.
 
-    The findings of :func:`series_tree`, and C008 when ``code/`` is in the way of the working
-    checkout that ``run`` makes (:func:`checkout_blocker`): a file, a link, a directory that is
-    not a checkout, or a checkout of another series with unrecorded changes. Never raises.
+    The findings of :func:`series_tree`, and C008 when ``run`` would refuse ``code/``
+    (:func:`checkout_blocker`, the runner's own decision): a file, a link, a directory that is
+    not a checkout, or a checkout (of this series or another) with unrecorded changes. When
+    C008 is reported for a checkout of this series, the C006 warning of :func:`series_tree`
+    on the same changes is left out: the error says it. Never raises.
     """
-    digests = [
-        (p.path, file_sha256(root / p.path) if (root / p.path).is_file() else "") for p in patches
-    ]
-    checkout = root / CHECKOUT_DIR
     out: list[Finding] = []
-    matching = (checkout / ".git").is_dir() and _read_marker(checkout) == _wanted(
-        repository, commit, digests
-    )
-    if not matching:
-        try:
-            blocker = checkout_blocker(checkout)
-        except (GitError, OSError) as exc:
-            blocker = finding("C001", f"the checkout cannot be read: {exc}", path="/codebase")
-        if blocker is not None:
-            out.append(blocker)
+    try:
+        blocker = checkout_blocker(root / CHECKOUT_DIR)
+    except (GitError, OSError) as exc:
+        blocker = finding("C001", f"the checkout cannot be read: {exc}", path="/codebase")
+    if blocker is not None:
+        out.append(blocker)
     with series_tree(
         root,
         repository=repository,
@@ -685,5 +686,5 @@ def inspect_series(
         declared=declared,
         bundle=bundle,
     ) as (_, found):
-        out.extend(found)
+        out.extend(f for f in found if not (blocker is not None and f.code == "C006"))
     return out

@@ -292,6 +292,11 @@ def _dry_run(  # noqa: PLR0917 - the options of run, passed on
             click.echo(f"  in {item.workdir}; {item.environment}", err=True)
             for problem in item.problems:
                 click.echo(f"  cannot start: {problem}", err=True)
+            for refusal in item.findings:
+                click.echo(
+                    f"  cannot start: {refusal.code} at {refusal.path}: {refusal.message}",
+                    err=True,
+                )
         ready = sum(1 for item in plan if item.ok)
         click.echo(f"{ready} of {len(plan)} run(s) ready; none started", err=True)
     sys.exit(0 if all(item.ok for item in plan) else 1)

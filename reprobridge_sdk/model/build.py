@@ -348,6 +348,16 @@ class ReproducerRecord(PhaseRecord):
         default_factory=list,
         description="Ids of the plan's pitfalls a convenience change resolved (a seed option).",
     )
+    replanned: list[ClaimPlan] = Field(
+        default_factory=list,
+        description="Claims over several seeds of a script the Planner found unseeded, planned "
+        "again: with the statistic once a seed option passed its gate, without it (B018) "
+        "otherwise. They replace the plan's entries.",
+    )
+    decisions: list[Ambiguity] = Field(
+        default_factory=list,
+        description="The re-plans as guide records (a claim now planned over every seed).",
+    )
 
 
 # --------------------------------------------------------------------------- distiller
@@ -419,6 +429,10 @@ class ClaimSummary(_Record):
     published: float
     references_mean: float | None = None
     interval: list[float] | None = None
+    reason: str | None = Field(
+        default=None,
+        description="Why the claim has its status: a phase's reason, or the verdict's basis.",
+    )
 
 
 class BuildReport(_Record):

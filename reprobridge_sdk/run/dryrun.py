@@ -10,6 +10,13 @@ interpreter). Nothing is built, created or written.
 A planned run has *problems* where the real run would fail before its command starts: a
 template error, a missing working directory, a landmark pattern outside the pattern dialect,
 a cached environment without a lock. Rules and wording follow :mod:`reprobridge_sdk.run._execute`.
+
+A planned run has *findings* where the runner would refuse the whole invocation before any
+run starts. For a patch series that is the working checkout ``code/`` being in the way:
+:func:`reprobridge_sdk.checkout.materialize.checkout_blocker`, the very function the runner
+and the validator call, so the dry run reports the runner's C008 (an error, at
+``/codebase/refined``) and the validator reports the same. What needs the network (C001,
+C002) or the upstream (C003, C004) is not predicted: a dry run fetches nothing.
 """
 
 from __future__ import annotations
@@ -23,6 +30,7 @@ from typing import Any
 
 from reprobridge_sdk.extract.pattern import PatternError, author_pattern
 from reprobridge_sdk.extract.template import TemplateError, render_template
+from reprobridge_sdk.findings import Finding
 
 from .measure import template_context
 from .select import load_artifact, select_launchers, usage_error, with_needs
@@ -46,11 +54,12 @@ class PlannedRun:
     outputs: dict[str, str] = field(default_factory=dict)
     environment: str = ""
     problems: list[str] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
         """The run would start its command."""
-        return not self.problems
+        return not self.problems and not self.findings
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON form printed by ``run --dry-run --json``."""
@@ -64,6 +73,7 @@ class PlannedRun:
             "outputs": self.outputs,
             "environment": self.environment,
             "problems": self.problems,
+            "findings": [item.to_dict() for item in self.findings],
             "ok": self.ok,
         }
 
@@ -92,6 +102,7 @@ def dry_run(
     runs = Path(runs_dir).resolve() if runs_dir is not None else root / "runs"
     selected = with_needs(manifest, chosen, runs)
     environment, env_problem = _environment(root, manifest, env_mode)
+    refusals = _codebase_refusals(root, manifest)
     plan: list[PlannedRun] = []
     for launcher in selected:
         launcher_seeds: list[int | None] = list(launcher.seeds)
@@ -108,6 +119,7 @@ def dry_run(
                 workdir=str(root / launcher.workdir),
                 argv=list(launcher.argv),
                 environment=environment,
+                findings=list(refusals),
             )
             if env_problem:
                 planned.problems.append(env_problem)
@@ -131,6 +143,20 @@ def dry_run(
                     planned.problems.append(f"landmark {landmark.id!r}: {exc.message}")
             plan.append(planned)
     return plan
+
+
+def _codebase_refusals(root: Path, manifest: Any) -> list[Finding]:
+    """What makes the runner refuse the refined code before any run: the C008 of
+    ``checkout_blocker`` for a patch series (the runner's and validator's own decision)."""
+    if manifest.codebase.refined.kind != "patches":
+        return []
+    from reprobridge_sdk.checkout.materialize import (  # noqa: PLC0415 - only for a series
+        CHECKOUT_DIR,
+        checkout_blocker,
+    )
+
+    blocker = checkout_blocker(root / CHECKOUT_DIR)
+    return [] if blocker is None else [blocker]
 
 
 def _environment(root: Path, manifest: Any, env_mode: str) -> tuple[str, str | None]:

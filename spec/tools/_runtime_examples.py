@@ -1014,9 +1014,9 @@ RUNTIME_EXAMPLES: dict[str, tuple[str, str, str]] = {
     ),
     "B018": (
         _YAML,
-        "# train.py has no --seed option\n"
-        "hints: {script: train.py, seeds: [0, 1, 2], statistic: mean}   # B018",
-        "# train.py --seed N (a convenience change)\n"
+        "# train.py takes no seed and seeds itself from the clock: the seed option is undone\n"
+        "hints: {script: train.py, seeds: [0, 1, 2], statistic: mean}   # B020, B018",
+        "# train.py takes no seed; the Reproducer adds --seed and re-plans over every seed\n"
         "hints: {script: train.py, seeds: [0, 1, 2], statistic: mean}",
     ),
     "B020": (
@@ -1108,8 +1108,8 @@ RUNTIME_EXAMPLES: dict[str, tuple[str, str, str]] = {
     ),
     "C006": (
         _SH,
-        "$ echo '# note' >> code/train.py && reprobridge validate   # C006 (warning)",
-        "$ reprobridge code record --kind convenience --why 'A note.' && reprobridge validate",
+        "$ echo '# note' >> code/train.py && reprobridge audit   # C006 (warning)",
+        "$ reprobridge code record --kind convenience --why 'A note.' && reprobridge audit",
     ),
     "C007": (
         _SH,
@@ -1118,8 +1118,9 @@ RUNTIME_EXAMPLES: dict[str, tuple[str, str, str]] = {
     ),
     "C008": (
         _SH,
-        "# code/ holds unrecorded changes and the series changed: rebuilding would lose them\n"
-        "$ reprobridge run --scope smoke   # C008",
+        "# code/ holds unrecorded changes: running would either lose them or run unrecorded code\n"
+        "$ reprobridge validate            # C008 (error) at /codebase/refined\n"
+        "$ reprobridge run --scope smoke   # C008, nothing runs",
         "$ reprobridge code record --kind convenience --why '...'; reprobridge run --scope smoke",
     ),
     "C009": (

@@ -377,10 +377,10 @@ _add(
                 "measured": "test accuracy",
                 "value": 0.96,
                 "direction": "higher",
-                "hints": {"label": "test accuracy", "seeds": [1]},
+                "hints": {"label": "test accuracy", "seeds": [1, 2], "statistic": "mean"},
             }
         ],
-        ("a claim with a seed, a script without a seed option",),
+        ("a claim over two seeds, a script without a seed option",),
         {"accuracy": True},
     )
 )

@@ -15,11 +15,13 @@ import pytest
 from build_fixtures import FIXTURES, write_repo
 
 from reprobridge_sdk.agent.pipeline import BuildOptions, build, render_summary
+from reprobridge_sdk.agent.planner import seeds_decision_id
 from reprobridge_sdk.api import load
 from reprobridge_sdk.audit.auditor import audit
 from reprobridge_sdk.model.build import (
     BuildReport,
     DistillerRecord,
+    PlanRecord,
     ReproducerRecord,
     ReviewRecord,
 )
@@ -134,10 +136,27 @@ def test_a_seed_option_is_a_recorded_convenience_change_and_the_launchers_pass_t
         ["accuracy"],
     )
     assert art.manifest.guide.pitfalls == []  # "takes no seed" no longer holds
+    assert [(item.scope, item.seeds) for item in art.manifest.launchers] == [
+        ("smoke", [1]),
+        ("scored", [1, 2]),
+    ]
     for launcher in art.manifest.launchers:
-        assert launcher.seeds == [1]
         assert launcher.argv[-2:] == ["--seed", "{seed}"]
-    assert [f.code for f in report.findings if f.code == "B020"] == []
+    assert [f.code for f in report.findings if f.code in {"B018", "B020"}] == []
+    # the claim over two seeds was re-planned once the seed option passed its gate: the
+    # planner record, the task's statistic and a guide record agree
+    [task] = art.manifest.tasks
+    assert (task.statistic.aggregate, task.statistic.seeds) == ("mean", 2)
+    planned = PlanRecord.model_validate_json((out / ".rra-build/planner.json").read_text())
+    assert [(c.claim, c.statistic) for c in planned.claims] == [("accuracy", "mean")]
+    assert [item.seeds for item in planned.launchers] == [[1], [1, 2]]
+    decision = seeds_decision_id("accuracy")
+    assert decision in {a.id for a in planned.ambiguities}
+    assert decision in {a.id for a in art.manifest.guide.ambiguities}
+    # each reference observation is a repetition of both seeds
+    assert len(task.reference.observations) == 5
+    for observation in task.reference.observations:
+        assert [item.seed for item in observation.provenance.runs or []] == [1, 2]
 
 
 def test_the_number_among_many_is_the_labelled_one(

@@ -136,3 +136,37 @@ def test_a_sample_that_does_not_replay_is_b010(
     assert not record.gate.passed
     assert {f.code for f in record.gate.findings} == {"B010"}
     assert record.reference_runs == []  # no reference runs from an extractor that fails
+
+
+@pytest.mark.slow
+def test_a_claim_whose_reference_runs_are_refused_stays_in_the_record_and_the_summary(
+    artifact: Path, tmp_path: Path
+) -> None:
+    """Hostile: the example's task is a statistic over five seeds, but the plan runs one seed,
+    so ``references add`` refuses the single runs as observations (C015). The claim keeps an
+    entry in the Distiller's record (not run, with the refusal's code as its reason) and in
+    the report's summary, instead of vanishing with its B009."""
+    from reprobridge_sdk.agent.pipeline import _summaries
+
+    art = load(artifact)
+    launcher = next(item.id for item in art.manifest.launchers if item.scope == "scored")
+    plan, launchers = _plan(launcher)
+    claims = _claims()
+    record, discrepancies = distill(
+        art, claims, plan, launchers, tmp_path / "state", inputs_digest=ZERO, runs=2
+    )
+    assert [f.code for f in record.gate.findings] == ["B009"]
+    assert "C015" in record.gate.findings[0].message
+    [result] = record.claims
+    assert (result.claim, result.status, result.launcher) == (
+        "logreg-accuracy",
+        "not-run",
+        launcher,
+    )
+    assert result.reason is not None and "C015" in result.reason
+    assert result.value is not None and result.pattern  # the number found is kept
+    assert result.references == [] and result.reproduced is None
+    assert discrepancies == []
+    [summary] = _summaries(claims, {"planner": plan, "distiller": record})
+    assert (summary.claim, summary.status) == ("logreg-accuracy", "not run")
+    assert summary.reason == result.reason

@@ -65,3 +65,135 @@ def test_the_summary_lists_each_claim_phase_fix_and_the_advisor_calls() -> None:
     assert "fixes applied: 1" in lines
     assert "advisor calls: 2" in lines
     assert any(line.startswith("  B020 warning") for line in lines)
+
+
+def test_every_claim_has_a_summary_with_its_status_and_reason() -> None:
+    """Each claim of the claims file is in the summary, whatever phase spoke for it last: an
+    unplanned claim (the Planner's reason), a claim the Distiller left out (the build stopped),
+    a refused reference set, a number not found, and judged claims (reviewed or not)."""
+    from reprobridge_sdk.agent.pipeline import _summaries, render_summary
+    from reprobridge_sdk.model.build import (
+        BuildReport,
+        ClaimPlan,
+        ClaimResult,
+        DistillerRecord,
+        Gate,
+        PlanRecord,
+        ReviewRecord,
+    )
+    from reprobridge_sdk.model.claims import Claims
+
+    ids = ["unplanned", "stopped", "refused", "missing", "judged", "audited"]
+    claims = Claims.model_validate(
+        {
+            "claims_version": "1.0",
+            "paper": {"title": "T"},
+            "claims": [
+                {"id": i, "measured": "accuracy", "value": 0.9, "direction": "higher"} for i in ids
+            ],
+        }
+    )
+    zero = "0" * 64
+    plan = PlanRecord(
+        inputs_digest=zero,
+        seconds=0,
+        gate=Gate(passed=True),
+        claims=[
+            ClaimPlan(claim="unplanned", status="unplanned", basis="-", reason="no script"),
+            *(ClaimPlan(claim=i, status="planned", scored="run", basis="hint") for i in ids[1:]),
+        ],
+    )
+    found = {"status": "found", "launcher": "run", "published": 0.9}
+    distilled = DistillerRecord(
+        inputs_digest=zero,
+        seconds=0,
+        gate=Gate(passed=False),
+        claims=[
+            ClaimResult(claim="unplanned", status="not-run", published=0.9, reason="no script"),
+            ClaimResult(claim="refused", status="not-run", published=0.9, reason="refused (C015)"),
+            ClaimResult(claim="missing", status="not-extracted", published=0.9, reason="none"),
+            ClaimResult(claim="judged", references=[0.8, 0.81], reproduced=False, **found),
+            ClaimResult(claim="audited", references=[0.9, 0.91], reproduced=True, **found),
+        ],
+    )
+    reviewed = ReviewRecord(
+        inputs_digest=zero,
+        seconds=0,
+        gate=Gate(passed=True),
+        verdicts={"audited": "not-reproduced"},
+        audit_codes={"audited": ["A031"]},
+    )
+    summaries = _summaries(claims, {"planner": plan, "distiller": distilled, "reviewer": reviewed})
+    assert [(s.claim, s.status) for s in summaries] == [
+        ("unplanned", "not run"),
+        ("stopped", "not run"),
+        ("refused", "not run"),
+        ("missing", "not extracted"),
+        ("judged", "incompatible"),
+        ("audited", "incompatible"),
+    ]
+    assert all(s.reason for s in summaries)
+    reasons = {s.claim: s.reason for s in summaries}
+    assert reasons["unplanned"] == "no script"
+    assert reasons["refused"] == "refused (C015)"
+    assert reasons["audited"] is not None and "A031" in reasons["audited"]
+    report = BuildReport(source="s", artifact="a", passed=False, claims=summaries)
+    text = render_summary(report)
+    assert all(f"  {i}: " in text for i in ids)
+    assert "refused (C015)" in text
+
+
+def test_the_reproducers_replan_updates_the_planner_record_consistently() -> None:
+    """The Reproducer's re-plan (a claim over seeds once a seed option passed its gate)
+    replaces the claim's plan, the scored launcher's seeds and adds the decision; a plan the
+    Reproducer did not re-plan is returned as it was."""
+    from reprobridge_sdk.agent.pipeline import _replanned
+    from reprobridge_sdk.agent.planner import seeds_decision_id
+    from reprobridge_sdk.model.build import (
+        ClaimPlan,
+        Gate,
+        LauncherPlan,
+        PlanRecord,
+        ReproducerRecord,
+    )
+    from reprobridge_sdk.model.guide import Ambiguity
+
+    zero = "0" * 64
+    smoke = LauncherPlan(id="run-smoke", script="run.py", argv=["python", "run.py"], scope="smoke")
+    scored = smoke.model_copy(update={"id": "run-scored", "scope": "scored", "seeds": [1, 2]})
+    claim = ClaimPlan(
+        claim="acc", status="planned", smoke="run-smoke", scored="run-scored", basis="hint"
+    )
+    planned = PlanRecord(
+        inputs_digest=zero,
+        seconds=0,
+        gate=Gate(passed=True),
+        launchers=[smoke.model_copy(update={"seeds": [1]}), scored],
+        claims=[claim],
+    )
+    untouched = ReproducerRecord(inputs_digest=zero, seconds=0, gate=Gate(passed=True))
+    assert _replanned(planned, untouched) is planned
+    decision = Ambiguity(
+        id=seeds_decision_id("acc"), source="claims", gap="g", resolution="r", tasks=["acc"]
+    )
+    seeded = {"seed_flag": "--seed"}
+    repro = ReproducerRecord(
+        inputs_digest=zero,
+        seconds=0,
+        gate=Gate(passed=True),
+        launchers=[
+            smoke.model_copy(update={**seeded, "seeds": [1]}),
+            scored.model_copy(update=seeded),
+        ],
+        replanned=[claim.model_copy(update={"statistic": "mean"})],
+        decisions=[decision],
+    )
+    again = _replanned(planned, repro)
+    assert [(c.claim, c.statistic) for c in again.claims] == [("acc", "mean")]
+    assert [(item.id, item.seeds) for item in again.launchers] == [
+        ("run-smoke", [1]),
+        ("run-scored", [1, 2]),
+    ]
+    assert [a.id for a in again.ambiguities] == [seeds_decision_id("acc")]
+    assert again.inputs_digest == planned.inputs_digest  # the same inputs, decided again
+    assert [a.id for a in _replanned(again, repro).ambiguities] == [seeds_decision_id("acc")]

@@ -10,7 +10,7 @@ from build_fixtures import EPOCH_SECONDS, FIXTURES, Fixture, git, write_repo
 from reprobridge_sdk.agent.claims import load_claims
 from reprobridge_sdk.agent.fixes import Failure, Fix
 from reprobridge_sdk.agent.intake import checkout, inventory
-from reprobridge_sdk.agent.planner import plan, unseeded_pitfall_id
+from reprobridge_sdk.agent.planner import plan, seeds_decision_id, unseeded_pitfall_id
 from reprobridge_sdk.agent.reproducer import reproduce
 from reprobridge_sdk.model.build import LauncherPlan, ReproducerRecord
 
@@ -111,11 +111,27 @@ def test_a_fix_that_does_not_remove_the_error_is_undone(
     assert not (code / "score.py").read_text("utf-8").startswith("# touched")
 
 
-def test_a_claim_with_seeds_gives_its_unseeded_script_a_seed_option(
-    raw_repo, tmp_path: Path, fixture_python: Path
+def _over_seeds(base: Fixture, name: str, files: dict[str, str] | None = None) -> Fixture:
+    """``base`` with its claim made the mean over seeds 1 and 2."""
+    [claim] = base.claims
+    hints = {**claim["hints"], "seeds": [1, 2], "statistic": "mean"}  # type: ignore[dict-item]
+    return Fixture(name, files or base.files, [{**claim, "hints": hints}], base.defects)
+
+
+def test_a_claim_over_seeds_gives_its_unseeded_script_a_seed_option_and_is_replanned(
+    tmp_path: Path, fixture_python: Path
 ) -> None:
-    result, code, recorded = _reproduce(raw_repo, tmp_path, fixture_python, "seed-flag")
+    """The claim is the mean over seeds 1 and 2 of a script that takes no seed: the Planner
+    keeps both seeds on the scored launcher without a statistic (no B018 yet); the seed option
+    passes its gate, so the Reproducer re-plans: the scored launcher passes --seed over both
+    seeds, the claim's plan gets the statistic, and a decision records why."""
+    fixture = _over_seeds(FIXTURES["seed-flag"], "seed-flag-over-seeds")
+    repo, claims_file = write_repo(tmp_path / "raw", fixture)
+    result, code, recorded = _reproduce(
+        lambda _name: (repo, claims_file), tmp_path, fixture_python, fixture.name
+    )
     assert result.gate.passed, result.gate.findings
+    assert result.gate.findings == []  # no B018: the seed option was added
     assert recorded == [("seed-option", None)]
     [fix] = result.fixes
     assert (fix.kind, fix.files, fix.error, fix.change) == (
@@ -128,34 +144,49 @@ def test_a_claim_with_seeds_gives_its_unseeded_script_a_seed_option(
     # the smoke run, then two seeded runs that print the same value
     assert [a.exit_status for a in result.attempts] == [0, 0, 0]
     assert [a.argv[-2:] for a in result.attempts[1:]] == [["--seed", "{seed}"]] * 2
+    assert [(item.scope, item.seed_flag, item.seeds) for item in result.launchers] == [
+        ("smoke", "--seed", [1]),
+        ("scored", "--seed", [1, 2]),
+    ]
     for launcher in result.launchers:
-        assert (launcher.seed_flag, launcher.seeds) == ("--seed", [1])
         assert launcher.argv[-2:] == ["--seed", "{seed}"]
     assert result.resolved_pitfalls == [unseeded_pitfall_id("experiment-scored")]
+    assert [(c.claim, c.scored, c.statistic) for c in result.replanned] == [
+        ("accuracy", "experiment-scored", "mean")
+    ]
+    assert [(d.id, d.tasks) for d in result.decisions] == [
+        (seeds_decision_id("accuracy"), ["accuracy"])
+    ]
     assert "def _repro_seed(value):" in (code / "experiment.py").read_text("utf-8")
 
 
-def test_a_seed_option_whose_runs_still_differ_is_undone_with_b020(
+def test_a_seed_option_whose_runs_still_differ_is_undone_with_b020_and_b018(
     tmp_path: Path, fixture_python: Path
 ) -> None:
-    base = FIXTURES["seed-flag"]
-    noisy = Fixture(
+    """Hostile: a script seeded from the operating system, whatever the seed. The seed option
+    is undone (B020); the claim over seeds 1 and 2 stays planned over its first seed (B018,
+    at its hint) and its runs are repeated unseeded."""
+    noisy = _over_seeds(
+        FIXTURES["seed-flag"],
         "seed-noisy",
         {"run.py": 'import os\nprint("test accuracy: %d" % int.from_bytes(os.urandom(4)))\n'},
-        base.claims,
-        ("seeded from the operating system, whatever the seed",),
     )
     repo, claims_file = write_repo(tmp_path / "raw", noisy)
     result, code, recorded = _reproduce(
         lambda _name: (repo, claims_file), tmp_path, fixture_python, "seed-noisy"
     )
-    assert result.gate.passed  # a warning: the runs are repeated unseeded, as planned
-    assert [f.code for f in result.gate.findings] == ["B020"]
+    assert result.gate.passed  # warnings: the runs are repeated unseeded, as planned
+    assert [(f.code, f.path) for f in result.gate.findings] == [
+        ("B020", ""),
+        ("B018", "/claims/0/hints/seeds"),
+    ]
     assert recorded == [] and result.fixes == []
     assert [(f.rule, f.kind) for f in result.rejected] == [("seed-option", "convenience")]
     assert (code / "run.py").read_text("utf-8") == noisy.files["run.py"]
-    assert {launcher.seed_flag for launcher in result.launchers} == {None}
+    assert [(item.seed_flag, item.seeds) for item in result.launchers] == [(None, [1])] * 2
     assert result.resolved_pitfalls == []
+    assert [(c.claim, c.statistic) for c in result.replanned] == [("accuracy", None)]
+    assert result.decisions == []
 
 
 @pytest.mark.parametrize(

@@ -9,13 +9,18 @@ says):
   (``artifact_facts``) report no error;
 * ``load()`` rejects  =>  ``validate()`` reported an error at each place ``load()`` names (the
   same JSON Pointer, or one inside the other);
-* a run that cannot be prepared  =>  ``validate()`` reported an error under that launcher.
+* a run that cannot be prepared  =>  ``validate()`` reported an error under that launcher;
+* the runner refuses the refined code (a patch series' ``code/`` in its way)  =>  the dry run
+  and ``validate()`` report the same code at the same pointer with the same severity (C008,
+  an error, at ``/codebase/refined``), all three from ``checkout_blocker``.
 """
 
 from __future__ import annotations
 
 import copy
+import os
 import shutil
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -27,10 +32,14 @@ from hypothesis import strategies as st
 from reprobridge_sdk import validate
 from reprobridge_sdk.api import load
 from reprobridge_sdk.audit.verify import artifact_facts
+from reprobridge_sdk.authoring.codebase import import_code
+from reprobridge_sdk.authoring.scaffold import InitOptions, scaffold
+from reprobridge_sdk.checkout.materialize import CodebaseError
 from reprobridge_sdk.errors import ArtifactError
 from reprobridge_sdk.findings import Severity
 from reprobridge_sdk.io.document import load_document
 from reprobridge_sdk.run.dryrun import dry_run
+from reprobridge_sdk.run.runner import run
 
 REPO = Path(__file__).resolve().parents[2]
 CASES = sorted(path.parent for path in (REPO / "validators" / "cases").glob("*/rra.yaml"))
@@ -53,7 +62,10 @@ def _check(root: Path) -> None:
         return
     launchers = [launcher.id for launcher in artifact.manifest.launchers]
     plan = dry_run(root, env_mode="current") if launchers else []
+    triples = {(f.code, f.path, f.severity) for f in errors}
     for planned in plan:
+        for refusal in planned.findings:
+            assert (refusal.code, refusal.path, refusal.severity) in triples, (refusal, errors)
         if planned.problems:
             index = launchers.index(planned.launcher)
             where = f"/launchers/{index}"
@@ -169,3 +181,79 @@ def _newer_minor_documents(draw: st.DrawFn) -> Any:
 def test_law_holds_on_generated_newer_minor_manifests(workspace: Path, data: Any) -> None:
     (workspace / "rra.yaml").write_text(yaml.safe_dump(data, sort_keys=False), "utf-8")
     _check(workspace)
+
+
+# -- the working checkout of a patch series: validate, run and run --dry-run agree ----------
+
+_GIT_ENV = {
+    "GIT_AUTHOR_NAME": "T",
+    "GIT_AUTHOR_EMAIL": "t@example.org",
+    "GIT_COMMITTER_NAME": "T",
+    "GIT_COMMITTER_EMAIL": "t@example.org",
+    "GIT_CONFIG_GLOBAL": os.devnull,
+    "GIT_CONFIG_NOSYSTEM": "1",
+}
+
+
+def _git(*args: str, cwd: Path) -> None:
+    subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, env=os.environ)
+
+
+@pytest.fixture
+def series(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """An artifact whose refined code is a patch series on a real local git upstream, with
+    its working checkout ``code/`` built (clean)."""
+    for key, value in _GIT_ENV.items():
+        monkeypatch.setenv(key, value)
+    monkeypatch.setenv("REPROBRIDGE_CACHE_DIR", str(tmp_path / "cache"))
+    upstream = tmp_path / "paper"
+    upstream.mkdir()
+    _git("init", "-q", "-b", "main", cwd=upstream)
+    (upstream / "train.py").write_text("print('accuracy: 0.9')\n", "utf-8")
+    _git("add", "-A", cwd=upstream)
+    _git("commit", "-q", "-m", "paper code", cwd=upstream)
+    root = tmp_path / "artifact"
+    scaffold(root, InitOptions(id="tiny", title="Tiny"))
+    import_code(root, str(upstream), as_="patches", force=True)
+    return root
+
+
+def _refusals(root: Path) -> dict[str, set[tuple[str, str, str]]]:
+    """The C findings on the refined code, as validate, run --dry-run and run report them."""
+    said = {
+        "validate": {
+            (f.code, f.path, f.severity.value)
+            for f in validate(root).findings
+            if f.code in ("C006", "C008")
+        },
+        "dry-run": {
+            (f.code, f.path, f.severity.value)
+            for planned in dry_run(root, env_mode="current")
+            for f in planned.findings
+        },
+    }
+    try:
+        run(root, env_mode="current", runs_dir=root.parent / "runs")
+    except CodebaseError as exc:
+        said["run"] = {(f.code, f.path, f.severity.value) for f in exc.findings}
+    else:
+        said["run"] = set()
+    return said
+
+
+def test_a_series_checkout_with_unrecorded_changes_means_one_thing(series: Path) -> None:
+    clean = _refusals(series)
+    assert clean == {"validate": set(), "dry-run": set(), "run": set()}
+    train = series / "code" / "train.py"
+    train.write_text("print('accuracy: 0.99')  # unrecorded\n", "utf-8")
+    refused = {("C008", "/codebase/refined", "error")}
+    assert _refusals(series) == {"validate": refused, "dry-run": refused, "run": refused}
+    assert train.read_text("utf-8") == "print('accuracy: 0.99')  # unrecorded\n"
+    _check(series)
+    # something that is not a checkout in the way: the same decision, the same report
+    shutil.rmtree(series / "code")
+    (series / "code").mkdir()
+    (series / "code" / "notes.txt").write_text("mine\n", "utf-8")
+    assert _refusals(series) == {"validate": refused, "dry-run": refused, "run": refused}
+    assert (series / "code" / "notes.txt").read_text("utf-8") == "mine\n"
+    _check(series)

@@ -77,7 +77,7 @@ def test_record_turns_working_changes_into_the_next_patch(tmp_path: Path) -> Non
     _fix(root)
     diff = code_diff(root)
     assert "+" + FIXED_LINE.rstrip("\n") in diff.splitlines()
-    assert "C006" in _codes(root)
+    assert "C008" in _codes(root)  # run would refuse code/ as it stands: an error, not C006
     change = record_patch(
         root,
         kind="correctness-fix",
