@@ -10,11 +10,13 @@ Printed side by side, in the same run:
 * the full audit (``audit_table``: files read, evidence verified, verdicts, badges, rates);
 * the same full audit without the per-audit extraction cache (every task re-reads and
   re-parses its run's output, as before the cache), for the cache's ratio;
-* the auditor's interval-and-verdict core alone, in memory (36,000 intervals and scores);
-* the baseline: computing the intervals alone with scipy per task the straightforward way
-  (``numpy`` mean and std plus ``scipy.stats.t.ppf`` and ``t.sf`` for every verdict).
+* the auditor's interval-and-verdict core alone, in process (36,000 intervals and scores),
+  against three peers in the same process on the same inputs: a per-case ``scipy.stats``
+  call, a plain loop caching the t quantile, and numpy/scipy vectorised per distinct ``n``
+  (see ``_bench_core``). It is an in-process micro-benchmark: no side pays for start-up.
 
-Run: ``python benchmarks/bench_audit.py [--artifacts 40 --tasks 30 --attempts 30]``.
+Run: ``python benchmarks/bench_audit.py [--artifacts 40 --tasks 30 --attempts 30]
+[--repeats 3] [--core-only]``.
 """
 
 from __future__ import annotations
@@ -183,14 +185,16 @@ def main() -> None:
     parser.add_argument("--attempts", type=int, default=30)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--jobs", type=int, default=2, help="processes for the parallel run")
+    parser.add_argument("--core-only", action="store_true", help="only the in-memory core")
     args = parser.parse_args()
     verdicts = args.artifacts * args.tasks * args.attempts
+    if args.core_only:
+        _bench_core(verdicts, args.repeats)
+        return
 
-    import numpy as np
-    from scipy import stats  # baseline; also warms the import for the audit
+    from scipy import stats  # noqa: F401 - warms the import for the audit
 
     from reprobridge_sdk.audit import audit_table
-    from reprobridge_sdk.audit.interval import compatibility_interval, score
 
     with tempfile.TemporaryDirectory() as tmp:
         start = time.perf_counter()
@@ -217,35 +221,6 @@ def main() -> None:
         assert par_table.model_dump() == table.model_dump()
         counted = sum(len(t.attempts) for r in table.artifacts for t in r.tasks)
         assert counted == verdicts, (counted, verdicts)
-        rng = random.Random(7)
-        cases = [
-            ([rng.gauss(50, 1) for _ in range(5)], rng.gauss(50, 1.5)) for _ in range(verdicts)
-        ]
-
-        def core() -> int:
-            hits = 0
-            for refs, value in cases:
-                interval = compatibility_interval(refs)
-                score(interval, value)
-                hits += interval.contains(value)
-            return hits
-
-        def baseline() -> int:
-            hits = 0
-            for refs, value in cases:
-                xs = np.asarray(refs)
-                n = len(xs)
-                m, s = float(xs.mean()), float(xs.std(ddof=1))
-                t = float(stats.t.ppf(0.975, n - 1))
-                h = max(t * s * math.sqrt(1 + 1 / n), 0.01 * abs(m))
-                z = (value - m) / (h / t)
-                float(2 * stats.t.sf(abs(z), n - 1))
-                hits += m - h <= value <= m + h
-            return hits
-
-        core_time, core_hits = _best(core, args.repeats)
-        base_time, base_hits = _best(baseline, 1)
-        assert core_hits == base_hits
     totals: dict[str, int] = {}
     for result in table.artifacts:
         for key, value in result.counts.items():
@@ -258,13 +233,126 @@ def main() -> None:
     _line("  the same, CPU time of the process", full_cpu, verdicts)
     _line("full audit, no extraction cache", nocache_time, verdicts)
     _line(f"full audit from files, {args.jobs} processes", par_time, verdicts)
-    _line("interval+verdict core (in memory)", core_time, verdicts)
-    _line("baseline: intervals alone, scipy.stats", base_time, verdicts)
-    print(f"ratio full audit (1 process) / baseline intervals alone: {full_time / base_time:.2f}")
     print(f"ratio full audit with cache / without cache: {full_time / nocache_time:.2f}")
     print("(wall times grow when other processes share the CPUs; CPU time does not)")
     print(f"ratio full audit ({args.jobs} processes) / 1 process: {par_time / full_time:.2f}")
-    print(f"ratio core / baseline intervals alone: {core_time / base_time:.3f}")
+    _bench_core(verdicts, args.repeats)
+
+
+def _cases(verdicts: int) -> list[tuple[list[float], float]]:
+    """The core's inputs: reference observations (3, 5 or 10 of them) and a reproduced value."""
+    rng = random.Random(7)
+    sizes = (3, 5, 10)
+    return [
+        ([rng.gauss(50, 1) for _ in range(sizes[k % 3])], rng.gauss(50, 1.5))
+        for k in range(verdicts)
+    ]
+
+
+def _bench_core(verdicts: int, repeats: int) -> None:
+    """The interval-and-verdict core against three peers, in process, on the same inputs.
+
+    Every side takes the same Python lists and returns the number of compatible values and
+    the sum of the p-values (checked equal across sides). Ours: ``compatibility_interval``
+    and ``score`` per case. Peers: a per-case ``scipy.stats`` call (``t.ppf`` and ``t.sf``
+    for every case); a plain loop that caches the quantile per ``n`` (``math`` for the mean
+    and deviation, ``scipy.special.stdtr`` for the p-value); and numpy/scipy vectorised per
+    distinct ``n`` (one ``t.ppf``, vectorised means, deviations and ``t.sf``; turning the
+    lists into arrays is timed). Rounds alternate the order of the sides; medians reported.
+    """
+    import numpy as np
+    from scipy import special, stats
+
+    from reprobridge_sdk.audit.interval import compatibility_interval, score
+
+    cases = _cases(verdicts)
+    level_q = 0.975
+
+    def core() -> tuple[int, float]:
+        hits, total = 0, 0.0
+        for refs, value in cases:
+            interval = compatibility_interval(refs)
+            scored = score(interval, value)
+            hits += interval.contains(value)
+            total += scored.p if scored is not None else 0.0
+        return hits, total
+
+    def per_case_scipy() -> tuple[int, float]:
+        hits, total = 0, 0.0
+        for refs, value in cases:
+            xs = np.asarray(refs)
+            n = len(xs)
+            m, s = float(xs.mean()), float(xs.std(ddof=1))
+            t = float(stats.t.ppf(level_q, n - 1))
+            h = max(t * s * math.sqrt(1 + 1 / n), 0.01 * abs(m))
+            z = (value - m) / (h / t)
+            total += min(1.0, float(2 * stats.t.sf(abs(z), n - 1)))
+            hits += m - h <= value <= m + h
+        return hits, total
+
+    def cached_loop() -> tuple[int, float]:
+        hits, total = 0, 0.0
+        quantiles: dict[int, float] = {}
+        for refs, value in cases:
+            n = len(refs)
+            t = quantiles.get(n)
+            if t is None:
+                t = quantiles[n] = float(special.stdtrit(n - 1, level_q))
+            m = math.fsum(refs) / n
+            s = math.sqrt(math.fsum((x - m) ** 2 for x in refs) / (n - 1))
+            h = max(t * s * math.sqrt(1 + 1 / n), 0.01 * abs(m))
+            z = (value - m) / (h / t)
+            total += min(1.0, 2.0 * float(special.stdtr(n - 1, -abs(z))))
+            hits += m - h <= value <= m + h
+        return hits, total
+
+    def vectorised() -> tuple[int, float]:
+        groups: dict[int, tuple[list[list[float]], list[float]]] = {}
+        for refs, value in cases:
+            group = groups.setdefault(len(refs), ([], []))
+            group[0].append(refs)
+            group[1].append(value)
+        hits, total = 0, 0.0
+        for n, (rows, values) in groups.items():
+            xs = np.asarray(rows)
+            vs = np.asarray(values)
+            m = xs.mean(axis=1)
+            s = xs.std(axis=1, ddof=1)
+            t = float(stats.t.ppf(level_q, n - 1))
+            h = np.maximum(t * s * math.sqrt(1 + 1 / n), 0.01 * np.abs(m))
+            z = (vs - m) / (h / t)
+            total += float(np.minimum(1.0, 2 * stats.t.sf(np.abs(z), n - 1)).sum())
+            hits += int(((m - h <= vs) & (vs <= m + h)).sum())
+        return hits, total
+
+    sides = {
+        "ours: compatibility_interval + score": core,
+        "per-case scipy.stats": per_case_scipy,
+        "plain loop, quantile cached": cached_loop,
+        "numpy/scipy vectorised per n": vectorised,
+    }
+    results = {name: fn() for name, fn in sides.items()}  # warm-up and the check
+    hits = {result[0] for result in results.values()}
+    totals = [result[1] for result in results.values()]
+    assert len(hits) == 1, results
+    assert max(totals) - min(totals) <= 1e-6 * max(1.0, *totals), results
+    times: dict[str, list[float]] = {name: [] for name in sides}
+    names = list(sides)
+    for round_ in range(max(1, repeats)):
+        for name in names if round_ % 2 == 0 else list(reversed(names)):
+            start = time.perf_counter()
+            sides[name]()
+            times[name].append(time.perf_counter() - start)
+    median = {name: statistics.median(values) for name, values in times.items()}
+    print(
+        f"interval+verdict core, in process, {verdicts} cases (n = 3 / 5 / 10 references), "
+        f"{repeats} alternated rounds, medians:"
+    )
+    for name in names:
+        _line(f"  {name}", median[name], verdicts)
+    ours = names[0]
+    for name in names[1:]:
+        print(f"ratio core / {name}: {median[ours] / median[name]:.3f}")
 
 
 def _line(name: str, seconds: float, verdicts: int) -> None:

@@ -4,14 +4,17 @@
     semantics, files and digests, lock, extractor replay, guide) against ``check-jsonschema``
     doing schema-only validation of the same manifest. Target: ratio <= 0.6.
 (b) ``reprobridge --help`` against a bare ``python -c pass``: the CLI's start-up cost.
-(c) 1,000 copies of the example validated in one call (``-j 1`` and ``-j 2``): artifacts/s
-    and CPU ms per artifact, against ``check-jsonschema`` checking the same 1,000 manifests
-    against the schema in one call (schema only: no files, digests, lock or replay).
+(c) 1,000 copies of the example validated in one call with ``-j 2`` (two worker processes)
+    against two ``check-jsonschema`` processes over the two halves of the same manifests, and
+    two processes of ``peer_jsonschema_rs.py`` (jsonschema-rs, the strongest simple peer) over
+    the same halves (schema only: no files, digests, lock or replay). Bytecode is compiled on
+    both sides first; rounds alternate the sides; medians of wall-clock and CPU time.
 (d) ``lockfile.check_lock`` on the example's requirements lock and on a generated lock of
     500 pins with two hashes each, against pip's own requirements-file parser (parsing only,
     no checks), in process: the median over the repeats.
 
-Run: ``python benchmarks/bench_validate.py [--repeat N] [--copies N]``. Timings are wall
+Run: ``python benchmarks/bench_validate.py [--repeat N] [--copies N] [--bulk-pairs N]
+[--parts abcd]``. Timings are wall
 clock of real subprocesses, interleaved, and the median over the repeats is reported.
 """
 
@@ -83,7 +86,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=15)
     parser.add_argument("--copies", type=int, default=1000)
-    parser.add_argument("--bulk-repeat", type=int, default=3, help="runs of (c); the least CPU")
+    parser.add_argument("--bulk-pairs", type=int, default=3, help="alternated rounds of (c)")
+    parser.add_argument("--parts", default="abcd", help="which parts to run, e.g. 'c'")
     args = parser.parse_args()
 
     example = _example()
@@ -92,6 +96,17 @@ def main() -> None:
     schema = REPO / "schemas" / "rra-1.0.schema.json"
     print(f"example artifact: {example.relative_to(REPO)}")
 
+    if "a" in args.parts:
+        _bench_single(reprobridge, check, schema, example, args.repeat)
+    if "b" in args.parts:
+        _bench_help(reprobridge, args.repeat)
+    if "c" in args.parts:
+        _bench_bulk(example, (reprobridge, check), schema, args.copies, args.bulk_pairs)
+    if "d" in args.parts:
+        _bench_lock(example, args.repeat)
+
+
+def _bench_single(reprobridge: str, check: str, schema: Path, example: Path, repeat: int) -> None:
     cpu_ours = min(_time_cpu([reprobridge, "validate", str(example)])[1] for _ in range(5))
     cpu_base = min(
         _time_cpu([check, "--schemafile", str(schema), str(example / "rra.yaml")])[1]
@@ -100,7 +115,7 @@ def main() -> None:
     ours, base = _side_by_side(
         [reprobridge, "validate", str(example)],
         [check, "--schemafile", str(schema), str(example / "rra.yaml")],
-        args.repeat,
+        repeat,
     )
     print(
         f"(a) reprobridge validate (all layers) {ours * 1000:7.1f} ms | "
@@ -108,54 +123,109 @@ def main() -> None:
         f"ratio {ours / base:.2f} (target <= 0.60); CPU time ratio {cpu_ours / cpu_base:.2f}"
     )
 
-    helps, bare = _side_by_side(
-        [reprobridge, "--help"], [sys.executable, "-c", "pass"], args.repeat
-    )
+
+def _bench_help(reprobridge: str, repeat: int) -> None:
+    helps, bare = _side_by_side([reprobridge, "--help"], [sys.executable, "-c", "pass"], repeat)
     print(
         f"(b) reprobridge --help {helps * 1000:7.1f} ms | python -c pass {bare * 1000:7.1f} ms | "
         f"ratio {helps / bare:.2f}, CLI overhead {(helps - bare) * 1000:.1f} ms "
         "(target: --help well under 100 ms)"
     )
 
+
+def _group_cpu(commands: Sequence[Sequence[str]]) -> tuple[float, float]:
+    """Wall-clock and CPU seconds of ``commands`` run at the same time, as whole processes."""
+    cpu = _cpu()
+    start = time.perf_counter()
+    procs = [
+        subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        for command in commands
+    ]
+    errors = [proc.communicate()[1] for proc in procs]
+    elapsed = time.perf_counter() - start
+    used = _cpu() - cpu
+    for command, proc, error in zip(commands, procs, errors, strict=True):
+        if proc.returncode != 0:
+            sys.stderr.write(error.decode(errors="replace"))
+            msg = f"{command[0]} exited {proc.returncode}"
+            raise SystemExit(msg)
+    return elapsed, used
+
+
+def _compile_bytecode(paths: Iterable[Path]) -> None:
+    """Byte-compile both sides' code up front, so no side pays for it inside the timings."""
+    subprocess.run(
+        [sys.executable, "-m", "compileall", "-q", *map(str, paths)],
+        check=False,
+        capture_output=True,
+    )
+
+
+def _bench_bulk(
+    example: Path, tools: tuple[str, str], schema: Path, copies: int, pairs: int
+) -> None:
+    """(c): the same parallelism on each side, two processes working at once.
+
+    ``validate -j 2`` (one call, two worker processes) against two ``check-jsonschema``
+    processes over the two halves of the manifests, and two processes of the jsonschema-rs
+    peer script over the same halves. Rounds alternate the order of the sides; the medians of
+    wall-clock and CPU time (all the processes of a side) are reported.
+    """
+    import sysconfig
+
+    reprobridge, check = tools
+    peer = REPO / "benchmarks" / "peer_jsonschema_rs.py"
     with tempfile.TemporaryDirectory(prefix="rb-bench-") as tmp:
         root = Path(tmp)
-        for index in range(args.copies):
+        for index in range(copies):
             shutil.copytree(example, root / f"artifact-{index:04d}", symlinks=True)
         manifests = sorted(str(path) for path in root.glob("*/rra.yaml"))
-        commands = [
-            [reprobridge, "validate", str(root)],
-            [reprobridge, "validate", "-j", "2", str(root)],
-            [check, "--schemafile", str(schema), *manifests],
-        ]
-        # check-jsonschema takes about a minute for 1,000 manifests: it runs once.
-        runs = [
-            _least_cpu(command, args.bulk_repeat if index < 2 else 1)
-            for index, command in enumerate(commands)
-        ]
-        (one, one_cpu), (two, two_cpu), (base, base_cpu) = runs
-        n = args.copies
-        print(
-            f"(c) {n} artifacts in one call: "
-            f"-j 1 {n / one:6.0f} artifacts/s ({one:.2f} s wall, {one_cpu:.2f} s CPU) | "
-            f"-j 2 {n / two:6.0f} artifacts/s ({two:.2f} s wall, {two_cpu:.2f} s CPU)"
+        half = len(manifests) // 2
+        halves = (manifests[:half], manifests[half:])
+        sides: dict[str, list[list[str]]] = {
+            "reprobridge validate -j 2 (all layers)": [
+                [reprobridge, "validate", "-j", "2", str(root)]
+            ],
+            "check-jsonschema x 2 (schema only)": [
+                [check, "--schemafile", str(schema), *part] for part in halves
+            ],
+        }
+        probe = subprocess.run(
+            [sys.executable, str(peer), str(schema), manifests[0]], capture_output=True, check=False
         )
-        print(
-            f"    speed-up of -j 2 over -j 1: {one / two:.2f}x; CPU per artifact "
-            f"{one_cpu / n * 1000:.2f} ms, i.e. {n / one_cpu:.0f} artifacts "
-            f"per CPU-second (target: hundreds/s on 2 cores; wall times suffer from other load)"
-        )
-        print(
-            f"    check-jsonschema, schema only, same {n} manifests: {n / base:6.0f} manifests/s "
-            f"({base:.2f} s wall, {base_cpu:.2f} s CPU) | ratio of CPU time, all layers -j 1 "
-            f"/ schema only: {one_cpu / base_cpu:.2f}; wall -j 2 / schema only: {two / base:.2f}"
-        )
-
-    _bench_lock(example, args.repeat)
-
-
-def _least_cpu(argv: Sequence[str], repeat: int) -> tuple[float, float]:
-    """Wall-clock and CPU seconds of the run with the least CPU time (the least disturbed)."""
-    return min((_time_cpu(argv) for _ in range(max(1, repeat))), key=lambda pair: pair[1])
+        if probe.returncode == 0:
+            sides["jsonschema-rs x 2 (schema only)"] = [
+                [sys.executable, str(peer), str(schema), *part] for part in halves
+            ]
+        else:
+            print(f"    jsonschema-rs peer skipped: {probe.stderr.decode(errors='replace')}")
+        _compile_bytecode([REPO / "reprobridge_sdk", Path(sysconfig.get_paths()["purelib"])])
+        for commands in sides.values():  # warm the file cache
+            _group_cpu(commands)
+        names = list(sides)
+        walls: dict[str, list[float]] = {name: [] for name in names}
+        cpus: dict[str, list[float]] = {name: [] for name in names}
+        for round_ in range(max(1, pairs)):
+            order = names if round_ % 2 == 0 else list(reversed(names))
+            for name in order:
+                wall, cpu = _group_cpu(sides[name])
+                walls[name].append(wall)
+                cpus[name].append(cpu)
+        wall = {name: statistics.median(values) for name, values in walls.items()}
+        cpu = {name: statistics.median(values) for name, values in cpus.items()}
+        n = len(manifests)
+        print(f"(c) {n} artifacts, two processes at once on each side, {pairs} alternated rounds:")
+        for name in names:
+            print(
+                f"    {name:<40} {n / wall[name]:6.0f} artifacts/s "
+                f"({wall[name]:6.2f} s wall, {cpu[name]:6.2f} s CPU)"
+            )
+        ours = names[0]
+        for name in names[1:]:
+            print(
+                f"    ratio ours / {name.split(' (')[0]}: wall {wall[ours] / wall[name]:.2f}, "
+                f"CPU {cpu[ours] / cpu[name]:.2f}"
+            )
 
 
 def _median_ms(call: Callable[[], object], repeat: int, inner: int) -> float:

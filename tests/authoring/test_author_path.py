@@ -69,8 +69,9 @@ def test_the_author_path_from_a_raw_repository_to_a_checked_archive(
             )
         )
         _describe(root)
-        # the defect: two runs with the same seed disagree
-        for _ in range(2):
+        # the defect: runs with the same seed disagree. Two unseeded accuracies over 400 draws
+        # coincide about one time in twenty; four all agree about one time in 7,000.
+        for _ in range(4):
             _ok(
                 reprobridge(
                     "run",
@@ -83,8 +84,8 @@ def test_the_author_path_from_a_raw_repository_to_a_checked_archive(
                     cwd=tmp_path,
                 )
             )
-        first, second = _scored_values(root, "before-fix")
-        assert first != second
+        before = _scored_values(root, "before-fix")
+        assert len(before) == 4 and len(set(before)) > 1, before
         # the fix, and its record
         train = root / "code" / "train.py"
         train.write_text(train.read_text("utf-8").replace(DEFECT_LINE, FIXED_LINE), "utf-8")
