@@ -169,15 +169,6 @@ def build(base: Path, artifacts: int, tasks: int, attempts: int) -> list[Path]:
     return roots
 
 
-def _best(fn: Any, repeats: int) -> tuple[float, Any]:
-    times, result = [], None
-    for _ in range(repeats):
-        start = time.perf_counter()
-        result = fn()
-        times.append(time.perf_counter() - start)
-    return min(times), result
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--artifacts", type=int, default=40)
@@ -205,20 +196,41 @@ def main() -> None:
             f"in {time.perf_counter() - start:.1f} s (not timed)"
         )
         labels = [f"agent-{k}=attempts/agent-{k}" for k in range(args.attempts)]
-        cpu = time.process_time()
-        full_time, table = _best(lambda: audit_table(roots, labels), 1)
-        full_cpu = time.process_time() - cpu
         from reprobridge_sdk.audit import auditor
 
         with_cache = auditor.ExtractionCache
-        auditor.ExtractionCache = lambda: None  # type: ignore[assignment,misc,return-value]
-        try:
-            nocache_time, nocache_table = _best(lambda: audit_table(roots, labels), 1)
-        finally:
-            auditor.ExtractionCache = with_cache  # type: ignore[misc]
-        assert nocache_table.model_dump() == table.model_dump()
-        par_time, par_table = _best(lambda: audit_table(roots, labels, jobs=args.jobs), 1)
-        assert par_table.model_dump() == table.model_dump()
+
+        def without_cache() -> Any:
+            auditor.ExtractionCache = lambda: None  # type: ignore[assignment,misc,return-value]
+            try:
+                return audit_table(roots, labels)
+            finally:
+                auditor.ExtractionCache = with_cache  # type: ignore[misc]
+
+        # The three ways alternated, ``--repeats`` rounds, medians.
+        sides: dict[str, Any] = {
+            "cache": lambda: audit_table(roots, labels),
+            "nocache": without_cache,
+            "parallel": lambda: audit_table(roots, labels, jobs=args.jobs),
+        }
+        walls: dict[str, list[float]] = {name: [] for name in sides}
+        cpus: list[float] = []
+        tables: dict[str, Any] = {}
+        for _ in range(args.repeats):
+            for name, side in sides.items():
+                cpu = time.process_time()
+                start = time.perf_counter()
+                tables[name] = side()
+                walls[name].append(time.perf_counter() - start)
+                if name == "cache":
+                    cpus.append(time.process_time() - cpu)
+        table = tables["cache"]
+        assert tables["nocache"].model_dump() == table.model_dump()
+        assert tables["parallel"].model_dump() == table.model_dump()
+        full_time = statistics.median(walls["cache"])
+        full_cpu = statistics.median(cpus)
+        nocache_time = statistics.median(walls["nocache"])
+        par_time = statistics.median(walls["parallel"])
         counted = sum(len(t.attempts) for r in table.artifacts for t in r.tasks)
         assert counted == verdicts, (counted, verdicts)
     totals: dict[str, int] = {}

@@ -107,11 +107,14 @@ def main() -> None:
 
 
 def _bench_single(reprobridge: str, check: str, schema: Path, example: Path, repeat: int) -> None:
-    cpu_ours = min(_time_cpu([reprobridge, "validate", str(example)])[1] for _ in range(5))
-    cpu_base = min(
-        _time_cpu([check, "--schemafile", str(schema), str(example / "rra.yaml")])[1]
-        for _ in range(5)
-    )
+    # CPU time: the two sides alternated, five rounds, medians.
+    cpus: tuple[list[float], list[float]] = ([], [])
+    for _ in range(5):
+        cpus[0].append(_time_cpu([reprobridge, "validate", str(example)])[1])
+        cpus[1].append(
+            _time_cpu([check, "--schemafile", str(schema), str(example / "rra.yaml")])[1]
+        )
+    cpu_ours, cpu_base = statistics.median(cpus[0]), statistics.median(cpus[1])
     ours, base = _side_by_side(
         [reprobridge, "validate", str(example)],
         [check, "--schemafile", str(schema), str(example / "rra.yaml")],
