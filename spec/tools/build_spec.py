@@ -469,8 +469,9 @@ def code_catalogue(examples: dict[str, Any]) -> str:
         if example is None:
             lang, reported, fine = RUNTIME_EXAMPLES[code]
             out += [
-                "Not reported by manifest validation: by the command the linked section "
-                "names. For example, reported for:",
+                "Shown by a command line, not by a manifest excerpt: it needs state that a "
+                "conformance case does not hold (runs, a checkout, a cache, the network, an "
+                "installed plugin). For example, reported for:",
                 "",
                 f"```{lang}\n{reported}\n```",
                 "",
