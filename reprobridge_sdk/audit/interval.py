@@ -44,6 +44,7 @@ import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Any
 
 from reprobridge_sdk.errors import UsageError
 
@@ -126,6 +127,19 @@ def check_options(level: float, floor: float) -> None:
         raise UsageError(msg)
 
 
+_SPECIAL: Any = None  # ``scipy.special``, imported on first use (a slow import) and kept
+
+
+def _special() -> Any:
+    """``scipy.special``, imported once, lazily: the audit's start-up does not pay for it."""
+    global _SPECIAL  # noqa: PLW0603 - module-level cache of a lazy import
+    if _SPECIAL is None:
+        import scipy.special  # noqa: PLC0415 - slow import, paid on first use
+
+        _SPECIAL = scipy.special
+    return _SPECIAL
+
+
 @lru_cache(maxsize=4096)
 def t_quantile(probability: float, df: int) -> float:
     """The Student-t quantile, ``scipy.stats.t.ppf(probability, df)``, cached.
@@ -133,16 +147,12 @@ def t_quantile(probability: float, df: int) -> float:
     It is computed by ``scipy.special.stdtrit``, the routine behind ``t.ppf``, called directly:
     importing ``scipy.stats`` costs seconds and its per-call overhead dominates an audit.
     """
-    from scipy.special import stdtrit  # noqa: PLC0415 - slow import, paid on first use
-
-    return float(stdtrit(df, probability))
+    return float(_special().stdtrit(df, probability))
 
 
 def _t_sf(value: float, df: int) -> float:
     """``scipy.stats.t.sf(value, df)`` through ``scipy.special.stdtr`` (see above)."""
-    from scipy.special import stdtr  # noqa: PLC0415 - slow import, paid on first use
-
-    return float(stdtr(df, -value))
+    return float(_special().stdtr(df, -value))
 
 
 def compatibility_interval(

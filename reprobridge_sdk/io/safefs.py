@@ -226,8 +226,11 @@ def _parts(path: str) -> list[str]:
     return [part for part in path.split(os.sep) if part not in ("", ".")]  # noqa: PTH206
 
 
-def _relative_parts(root: str | os.PathLike[str], path: Path) -> list[str]:
+def _relative_parts(root: str | os.PathLike[str], base: str, path: Path) -> list[str]:
     """The components of ``path`` below ``root``, as written (no link followed).
+
+    ``base`` is ``root`` resolved by the caller, once per open (never cached across calls:
+    the root may change between them).
 
     ``path`` names the file either through the root as given or through its resolved
     spelling; a path that starts elsewhere (through another link to the root) is resolved
@@ -236,14 +239,14 @@ def _relative_parts(root: str | os.PathLike[str], path: Path) -> list[str]:
     """
     # strings, not Path objects: components as written, and no object per lookup
     full = _parts(os.path.join(os.getcwd(), path))  # noqa: PTH109, PTH118
-    for spelling in (os.path.abspath(root), os.path.realpath(root)):  # noqa: PTH100
+    for spelling in (os.path.abspath(root), base):  # noqa: PTH100
         prefix = _parts(spelling)
         if full[: len(prefix)] == prefix:
             return full[len(prefix) :]
-    real, base = _real(path), _real(root)
-    if real != base and base not in real.parents:
+    real, base_path = _real(path), Path(base)
+    if real != base_path and base_path not in real.parents:
         raise UnsafeFileError("escapes", path, f"{path} leads outside {root} (to {real})")
-    return list(real.relative_to(base).parts)
+    return list(real.relative_to(base_path).parts)
 
 
 def _open_beneath(
@@ -269,7 +272,7 @@ def _open_beneath(
         Path(root).mkdir(parents=True, exist_ok=True)  # the root is trusted: made as asked
     base = os.path.realpath(root)
     root_parts = _parts(base)
-    pending = deque(_relative_parts(root, path))
+    pending = deque(_relative_parts(root, base, path))
     try:
         root_fd = os.open(base, _DIRECTORY)
     except OSError as exc:
