@@ -402,7 +402,7 @@ _NOT_JSON_SUBSET = re.compile(r'[^\x20-\x7e\n]|\\|^ *:|: *$| {64,}:|"[^"\n]{900,
 
 
 class _NotSubset(Exception):
-    pass
+    """The text is outside the JSON subset that ``json`` reads as YAML would."""
 
 
 def _json_subset(text: str) -> dict[str, Any] | None:
