@@ -87,7 +87,9 @@ def test_a_directory_swapped_for_a_link_never_leads_a_read_outside(tmp_path: Pat
 
 
 #: The swapper for writes: a write under ``d`` while it is away makes a new ``d`` (writes make
-#: their directories), which the swapper removes to carry on.
+#: their directories), which the swapper removes to carry on. Its recovery races the writer too
+#: (a new ``d`` may appear between its check and its rename), so a failed recovery is left to
+#: the next round instead of stopping the swapper.
 WRITE_SWAPPER = """
 import os, shutil, sys
 root, outside = sys.argv[1], sys.argv[2]
@@ -100,12 +102,15 @@ while True:
         os.unlink(real)
         os.rename(away, real)
     except OSError:
-        if os.path.islink(real):
-            os.unlink(real)
-        elif os.path.isdir(real) and os.path.isdir(away):
-            shutil.rmtree(real, ignore_errors=True)
-        if os.path.isdir(away) and not os.path.lexists(real):
-            os.rename(away, real)
+        try:
+            if os.path.islink(real):
+                os.unlink(real)
+            elif os.path.isdir(real) and os.path.isdir(away):
+                shutil.rmtree(real, ignore_errors=True)
+            if os.path.isdir(away) and not os.path.lexists(real):
+                os.rename(away, real)
+        except OSError:
+            pass  # the writer made a new d between the check and the rename: next round
 """
 
 
