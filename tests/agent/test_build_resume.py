@@ -25,24 +25,30 @@ def test_kill_during_the_builder_then_resume_reuses_intake_and_planner(
     tmp_path: Path, env_cache: Path
 ) -> None:
     repo, claims = write_repo(tmp_path / "raw", "no-deps")
-    out = tmp_path / "out"
     env = {**os.environ, "REPROBRIDGE_CACHE_DIR": str(env_cache)}
-    argv = _cli(str(repo), "--claims", str(claims), "-o", str(out), cache=env_cache)
-    errors = tmp_path / "first.stderr"
-    with errors.open("wb") as sink:
-        process = subprocess.Popen(
-            argv, env=env, start_new_session=True, stdout=subprocess.DEVNULL, stderr=sink
-        )
-    state = out / ".rra-build"
-    deadline = time.monotonic() + 120
-    try:
-        while not (state / "planner.json").exists():
-            assert process.poll() is None, errors.read_text("utf-8")
-            assert time.monotonic() < deadline
-            time.sleep(0.02)
-        os.killpg(process.pid, signal.SIGKILL)  # in the Builder: it has no record yet
-    finally:
-        process.wait()
+    # The kill must land in the Builder, after the Planner's record and before the Builder's:
+    # a loaded machine may let the Builder end between two looks, so a build whose kill came
+    # too late is started again in a fresh directory until the kill lands (at most 5 times).
+    for attempt in range(5):
+        out = tmp_path / f"out{attempt}"
+        argv = _cli(str(repo), "--claims", str(claims), "-o", str(out), cache=env_cache)
+        errors = tmp_path / f"first{attempt}.stderr"
+        with errors.open("wb") as sink:
+            process = subprocess.Popen(
+                argv, env=env, start_new_session=True, stdout=subprocess.DEVNULL, stderr=sink
+            )
+        state = out / ".rra-build"
+        deadline = time.monotonic() + 120  # a hang guard: the Planner ends in seconds
+        try:
+            while not (state / "planner.json").exists():
+                assert process.poll() is None, errors.read_text("utf-8")
+                assert time.monotonic() < deadline
+                time.sleep(0.02)
+            os.killpg(process.pid, signal.SIGKILL)  # in the Builder: it has no record yet
+        finally:
+            process.wait()
+        if not (state / "builder.json").exists():
+            break
     assert not (state / "builder.json").exists()
     intake = (state / "intake.json").read_bytes()
     planner = (state / "planner.json").read_bytes()
