@@ -76,11 +76,39 @@ def test_success_over_seeds(toy: Path) -> None:
     assert len(list(iter_runs(toy / "runs"))) == 4
 
 
-def test_seeds_override_and_parallel_jobs(toy: Path) -> None:
-    summary = run(toy, ["slow"], env_mode="current", jobs=3, seeds=[5, 6, 7])
+#: A run that waits for its two siblings: it marks its start in a directory and ends once three
+#: runs marked theirs (120 s at most: a hang guard). Run one after another, the first would
+#: wait the whole 120 s; run in parallel, none ends before all started, however loaded the
+#: machine (a run of a fixed second could end before a loaded machine started the third).
+_BARRIER = (
+    "import os, sys, time\n"
+    "met = sys.argv[1]\n"
+    "open(os.path.join(met, sys.argv[2]), 'w').close()\n"
+    "end = time.monotonic() + 120\n"
+    "while len(os.listdir(met)) < 3 and time.monotonic() < end:\n"
+    "    time.sleep(0.02)\n"
+    "print('acc=0.' + sys.argv[2])\n"
+)
+
+
+def test_seeds_override_and_parallel_jobs(toy: Path, tmp_path: Path) -> None:
+    met = tmp_path / "met"
+    met.mkdir()
+    manifest = toy / "rra.yaml"
+    launcher = (
+        "  - id: barrier\n"
+        f"    argv: [python, -c, {json.dumps(_BARRIER)}, {json.dumps(str(met))}, '{{seed}}']\n"
+        "    seeds: [0]\n"
+        "    scope: smoke\n"
+        "    measurements: [{task: acc, extract: {kind: regex, pattern: 'acc=([0-9.]+)'}}]\n"
+    )
+    text = manifest.read_text("utf-8")
+    manifest.write_text(text.replace("launchers:\n", "launchers:\n" + launcher, 1), "utf-8")
+    summary = run(toy, ["barrier"], env_mode="current", jobs=3, seeds=[5, 6, 7])
     assert summary.exit_code == 0
     records = [r.record for r in summary.results]
     assert sorted(r.seed or 0 for r in records) == [5, 6, 7]
+    assert sorted(m.value for r in records for m in r.measurements) == [0.5, 0.6, 0.7]
     # Parallel: every run started before any of them ended.
     assert max(r.started_at for r in records) < min(r.ended_at or "" for r in records)
 
