@@ -183,7 +183,8 @@ def _bench_core(verdicts: int, repeats: int) -> None:
     ``scipy.stats`` call (``t.ppf`` and ``t.sf`` for every case); a plain loop that caches the
     quantile per ``n`` (``math`` for the mean and deviation, ``scipy.special.stdtr`` for the
     p-value); and numpy/scipy vectorised per distinct ``n`` (one ``t.ppf``, vectorised means,
-    deviations and ``t.sf``; turning the lists into arrays is timed). Rounds alternate the order of the sides; medians reported.
+    deviations and ``t.sf``; turning the lists into arrays is timed). Rounds alternate the
+    order of the sides; medians reported.
     """
     import numpy as np
     from scipy import special, stats
