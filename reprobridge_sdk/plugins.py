@@ -71,13 +71,14 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
-from importlib.metadata import EntryPoint, entry_points
 from typing import TYPE_CHECKING, Any
 
 from reprobridge_sdk._plugin_stdout import stdout_to_stderr
 from reprobridge_sdk.errors import UsageError
 
 if TYPE_CHECKING:
+    from importlib.metadata import EntryPoint
+
     from reprobridge_sdk.findings import Finding
     from reprobridge_sdk.io.document import Document
 
@@ -176,6 +177,8 @@ def _refusal(group: str, name: str) -> str | None:
 
 @cache
 def _scan(group: str) -> tuple[PluginEntry, ...]:
+    from importlib.metadata import entry_points  # noqa: PLC0415 - start-up: only when read
+
     found: list[PluginEntry] = []
     taken: set[str] = set()
     for point in entry_points(group=group):
@@ -191,6 +194,8 @@ def _scan(group: str) -> tuple[PluginEntry, ...]:
 
 @cache
 def _entry_points(group: str) -> dict[str, EntryPoint]:
+    from importlib.metadata import entry_points  # noqa: PLC0415 - start-up: only when read
+
     found: dict[str, EntryPoint] = {}
     for point in entry_points(group=group):
         if _refusal(group, point.name) is None:
