@@ -22,7 +22,6 @@ import io
 import os
 import stat
 from collections.abc import Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from reprobridge_sdk.io import safefs
@@ -93,6 +92,8 @@ def files_sha256(
         workers = min(8, os.cpu_count() or 1)
     if count < 2 or workers < 2:
         return [file_sha256(path, max_bytes=max_bytes) for path in paths]
+    from concurrent.futures import ThreadPoolExecutor  # noqa: PLC0415 - start-up: several files only
+
     with ThreadPoolExecutor(max_workers=min(workers, count)) as pool:
         return list(pool.map(lambda path: file_sha256(path, max_bytes=max_bytes), paths))
 

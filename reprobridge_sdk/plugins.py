@@ -54,6 +54,10 @@ Rules and edge cases
       finding naming the entry point and its distribution (the extraction and data layers turn
       it into their X006 and D016).
     * Entry points are read once per process (:func:`forget` reads them again).
+    * A plugin's stdout is the SDK's stderr: importing a plugin and every call of it run with
+      descriptor 1 and ``sys.stdout`` sent to stderr (:mod:`reprobridge_sdk._plugin_stdout`,
+      subprocesses and threads the plugin starts included), so ``--format json`` and the other
+      machine outputs stay one clean document whatever the plugin prints.
 """
 
 from __future__ import annotations
@@ -64,12 +68,14 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
-from importlib.metadata import EntryPoint, entry_points
 from typing import TYPE_CHECKING, Any
 
+from reprobridge_sdk._plugin_stdout import stdout_to_stderr
 from reprobridge_sdk.errors import UsageError
 
 if TYPE_CHECKING:
+    from importlib.metadata import EntryPoint
+
     from reprobridge_sdk.findings import Finding
 
 __all__ = [
@@ -165,6 +171,8 @@ def _refusal(group: str, name: str) -> str | None:
 
 @cache
 def _scan(group: str) -> tuple[PluginEntry, ...]:
+    from importlib.metadata import entry_points  # noqa: PLC0415 - start-up: only when read
+
     found: list[PluginEntry] = []
     taken: set[str] = set()
     for point in entry_points(group=group):
@@ -180,6 +188,8 @@ def _scan(group: str) -> tuple[PluginEntry, ...]:
 
 @cache
 def _entry_points(group: str) -> dict[str, EntryPoint]:
+    from importlib.metadata import entry_points  # noqa: PLC0415 - start-up: only when read
+
     found: dict[str, EntryPoint] = {}
     for point in entry_points(group=group):
         if _refusal(group, point.name) is None:
@@ -229,12 +239,13 @@ def load_plugin(group: str, name: str) -> Callable[..., Any] | None:
         return None
     dist = _dist(point)[0]
     try:
-        loaded = point.load()
+        with stdout_to_stderr():  # a module that prints as it is imported
+            loaded = point.load()
     except Exception as exc:
         problem = f"cannot be imported ({type(exc).__name__}: {exc})"
     else:
         if callable(loaded):
-            return loaded  # type: ignore[no-any-return]
+            return _Quiet(loaded)
         problem = "is not callable"
     from reprobridge_sdk.findings import finding  # noqa: PLC0415 - only on failure
 
@@ -246,6 +257,17 @@ def load_plugin(group: str, name: str) -> Callable[..., Any] | None:
         hint=f"reinstall or uninstall {dist}",
     )
     raise UsageError(message, [item])
+
+
+class _Quiet:
+    """A plugin's callable whose calls write their stdout to stderr (see the module)."""
+
+    def __init__(self, function: Callable[..., Any]) -> None:
+        self.function = function
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        with stdout_to_stderr():
+            return self.function(*args, **kwargs)
 
 
 class PluginTimeout(Exception):
@@ -262,8 +284,13 @@ def call_with_limit(
     the process that calls it). Raises
     :class:`PluginTimeout` when it is still running after ``limit`` seconds. A thread cannot
     be stopped from outside, so a plugin that hangs keeps its thread until the process ends.
+    The plugin's stdout goes to stderr, redirected here in the caller's thread (so it ends at
+    the time limit) and for good in the plugin's thread (a plugin left running never prints
+    into the machine output that follows).
     """
     outcome: dict[str, Any] = {}
+    if isinstance(function, _Quiet):
+        function = function.function  # redirected below, in this thread
 
     def target() -> None:
         try:
@@ -272,8 +299,9 @@ def call_with_limit(
             outcome["error"] = exc
 
     thread = threading.Thread(target=target, name=f"reprobridge-{name}", daemon=True)
-    thread.start()
-    thread.join(limit if math.isfinite(limit) and limit > 0 else None)
+    with stdout_to_stderr():
+        thread.start()
+        thread.join(limit if math.isfinite(limit) and limit > 0 else None)
     if thread.is_alive():
         msg = f"{name} did not return within {limit:g} s"
         raise PluginTimeout(msg)

@@ -113,7 +113,8 @@ def test_a_scheme_no_plugin_provides_is_d015_naming_it(tmp_path: Path) -> None:
 
 
 def test_a_plugin_cannot_replace_a_built_in_scheme_d017(with_plugins: None) -> None:
-    assert plugins.plugin_names(plugins.DATA_SCHEMES) == ("x-copy", "x-fail", "x-lazy", "x-slow")
+    names = ("x-copy", "x-fail", "x-lazy", "x-loud", "x-slow")
+    assert plugins.plugin_names(plugins.DATA_SCHEMES) == names
     refused = sorted(f.path for f in plugins.refusals() if f.code == "D017")
     assert refused == [
         "/plugins/reprobridge.data_schemes/myscheme",
