@@ -35,7 +35,10 @@ point's *name* is what a manifest or a command line uses; its *object* is a call
       and renames it into place atomically, as for every built-in scheme.
     * An exception, a return without writing ``destination``, or no return within the
       whole-transfer deadline is D016; a scheme no plugin provides is D015, whose hint names
-      the entry point group to install a plugin for.
+      the entry point group to install a plugin for (:func:`scheme_hint`). ``data fetch``
+      reports it as an error (the item cannot be fetched); ``validate`` reports it as a
+      warning (:func:`missing_schemes`): the manifest is valid, this machine lacks the plugin,
+      as X005 says for an extractor kind.
 
 ``reprobridge.report_formats``
     name: the ``--format`` value (lower case, ``[a-z][a-z0-9-]*``, not a built-in format);
@@ -77,6 +80,7 @@ if TYPE_CHECKING:
     from importlib.metadata import EntryPoint
 
     from reprobridge_sdk.findings import Finding
+    from reprobridge_sdk.io.document import Document
 
 __all__ = [
     "BUILT_IN",
@@ -93,8 +97,10 @@ __all__ = [
     "forget",
     "installed",
     "load_plugin",
+    "missing_schemes",
     "plugin_names",
     "refusals",
+    "scheme_hint",
 ]
 
 EXTRACTORS = "reprobridge.extractors"
@@ -230,6 +236,48 @@ def refusals(groups: tuple[str, ...] = GROUPS) -> list[Finding]:
         for entry in installed(groups)
         if entry.refused is not None
     ]
+
+
+def scheme_hint(scheme: str) -> str:
+    """The hint of D015: what to install for the ``x-`` URL scheme ``scheme``."""
+    return (
+        f"install the distribution that provides it (an entry point named {scheme!r} in "
+        f"the group {DATA_SCHEMES!r}); 'reprobridge plugins' lists the installed ones"
+    )
+
+
+_SCHEME_URL = re.compile(rf"({DATA_SCHEME})://")
+
+
+def missing_schemes(document: Document) -> list[Finding]:
+    """D015 as a *warning* at ``/environment/data/N/source/url`` for each data item whose
+    ``x-`` URL scheme no installed plugin provides (validation's check; ``data fetch`` reports
+    the same code as an error). A URL that is not a well-formed ``x-`` URL, a built-in scheme,
+    or a shape that is not a list of mappings is left to the other checks."""
+    from dataclasses import replace  # noqa: PLC0415 - only when a scheme is missing
+
+    from reprobridge_sdk.findings import Severity  # noqa: PLC0415
+
+    data = document.data
+    environment = data.get("environment") if isinstance(data, dict) else None
+    items = environment.get("data") if isinstance(environment, dict) else None
+    found: list[Finding] = []
+    for index, item in enumerate(items if isinstance(items, list) else ()):
+        source = item.get("source") if isinstance(item, dict) else None
+        url = source.get("url") if isinstance(source, dict) else None
+        match = _SCHEME_URL.match(url) if isinstance(url, str) else None
+        if match is None or match.group(1) in _entry_points(DATA_SCHEMES):
+            continue
+        scheme = match.group(1)
+        item_id = item.get("id")
+        message = (
+            f"no installed plugin provides the {scheme}:// URL scheme: data item "
+            f"{item_id!r} cannot be fetched here"
+        )
+        pointer = f"/environment/data/{index}/source/url"
+        located = document.finding("D015", message, path=pointer, hint=scheme_hint(scheme))
+        found.append(replace(located, severity=Severity.WARNING))
+    return found
 
 
 def load_plugin(group: str, name: str) -> Callable[..., Any] | None:
