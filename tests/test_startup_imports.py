@@ -14,7 +14,9 @@ measured by ``benchmarks/bench_startup.py``). The rules:
   parallel);
 - ``extract`` and ``validate`` never load numpy/scipy, jsonschema or referencing (the
   schema layer is the project's own evaluator), nor the auditor;
-- ``validate`` loads no pydantic (it checks the plain data);
+- ``validate`` loads no pydantic (it checks the plain data), and reads the plugins' entry
+  points (``importlib.metadata``) for its ``--format`` choices only when they are asked for
+  (help, completion, a format that is not built in);
 - ``audit`` loads scipy only when a compatibility interval is computed: an artifact whose
   task has no reference observation is audited without it, and the same artifact with
   three observations loads it (the positive control: the trace does see scipy).
@@ -171,6 +173,12 @@ def test_validate_loads_no_model_science_or_auditor() -> None:
     names = _imported("validate", str(EXAMPLE))
     assert "reprobridge_sdk.validation.structure" in names
     assert _loaded(names, (*NEVER_FOR_CHECKS, "pydantic", "reprobridge_sdk.model")) == []
+    assert "importlib.metadata" not in names  # no plugin format asked for: no entry point read
+
+
+def test_validate_help_reads_the_plugin_formats() -> None:
+    """The help lists the plugins' report formats: their entry points are read for it."""
+    assert "importlib.metadata" in _imported("validate", "--help")
 
 
 def test_audit_loads_scipy_only_for_an_interval(tmp_path: Path) -> None:
