@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import hashlib
 import io
 import os
 import re
@@ -142,6 +143,8 @@ class RunEvidence:
     #: Tasks whose value could not be re-extracted because the extractor plugin is missing
     #: (A061) or failed (A062), by task id; also in ``findings``. Such a task is inconclusive.
     unread: dict[str, Finding] = field(default_factory=dict)
+    #: SHA-256 of the record's bytes as the verification read them (``None``: not read here).
+    record_sha256: str | None = None
 
     @property
     def valid(self) -> bool:
@@ -321,8 +324,9 @@ def verify_attempt(
 
 def _read_record(
     path: Path, rel: str, root: Path | safefs.OpenRoot | None = None
-) -> tuple[EvidenceRecord | None, object, Finding | None]:
-    """The record, the runner it names as its owner (``x-runner``), or the A001 finding.
+) -> tuple[EvidenceRecord | None, object, str | None, Finding | None]:
+    """The record, the runner it names as its owner (``x-runner``) and the SHA-256 of the bytes
+    it was parsed from (what the run ledger is compared with), or the A001 finding.
 
     The record is read through the safe file layer: a link, a FIFO, a file over
     :data:`~reprobridge_sdk.io.safefs.MAX_EVIDENCE_BYTES` or JSON nested deeper than
@@ -331,9 +335,16 @@ def _read_record(
     """
     record_path = path / RECORD_NAME
     try:
-        data = safefs.load_json(record_path, root=root or path, allow_links=False)
+        raw = safefs.read_bytes(
+            record_path,
+            root=root or path,
+            max_bytes=safefs.MAX_EVIDENCE_BYTES,
+            allow_links=False,
+        )
+        data = safefs.loads_json(raw, path=record_path)
         owner = data.get(OWNER_KEY) if isinstance(data, dict) else None
-        return EvidenceRecord.model_validate(data), owner, None
+        digest = hashlib.sha256(raw).hexdigest()
+        return EvidenceRecord.model_validate(data), owner, digest, None
     except safefs.UnsafeFileError as exc:
         problem = exc.message
     except OSError as exc:
@@ -341,6 +352,7 @@ def _read_record(
     except ValueError as exc:  # JSON or pydantic validation
         problem = str(exc).splitlines()[0]
     return (
+        None,
         None,
         None,
         finding(
@@ -556,8 +568,8 @@ def _check_run(
     cache: ExtractionCache | None,
     root: safefs.OpenRoot | None,
 ) -> RunEvidence:
-    record, owner, problem = _read_record(path, rel, root)
-    run = RunEvidence(path=path, rel=rel, record=record)
+    record, owner, digest, problem = _read_record(path, rel, root)
+    run = RunEvidence(path=path, rel=rel, record=record, record_sha256=digest)
     if record is None:
         assert problem is not None
         run.findings.append(problem)

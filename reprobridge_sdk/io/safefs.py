@@ -71,6 +71,7 @@ __all__ = [
     "create_exclusive",
     "is_inside",
     "load_json",
+    "loads_json",
     "open_regular",
     "read_bytes",
     "read_text",
@@ -486,6 +487,13 @@ def load_json(
 ) -> Any:
     """Parse a JSON file under the size and depth caps (``ValueError`` for bad JSON)."""
     raw = read_bytes(path, root=root, max_bytes=max_bytes, allow_links=allow_links)
+    return loads_json(raw, path=path, max_depth=max_depth)
+
+
+def loads_json(raw: bytes, *, path: str | os.PathLike[str], max_depth: int = MAX_JSON_DEPTH) -> Any:
+    """Parse the bytes of a JSON file (``path`` names it in a refusal) under the depth cap, as
+    :func:`load_json` does after reading it: for a caller that also needs the bytes (to hash
+    the very content it parsed, without reading the file again)."""
     msg = f"{path} nests deeper than {max_depth} levels"
     if raw.count(b"[") + raw.count(b"{") <= max_depth:
         return json.loads(raw)  # cannot nest deeper than its number of brackets
