@@ -22,7 +22,6 @@ Run: ``python benchmarks/bench_audit.py [--artifacts 40 --tasks 30 --attempts 30
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import random
 import statistics
@@ -32,110 +31,26 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-
-from reprobridge_sdk.digest import file_sha256, tree_digest
-from reprobridge_sdk.model import (
-    RECORD_NAME,
-    EvidenceRecord,
-    FileDigest,
-    MeasuredValue,
-    OutputRecord,
-)
-
-SEEDS = (0, 1, 2)
+from _synthetic import SEEDS, manifest, task_item, write_code, write_run
 
 
 def _manifest(
     artifact_id: str, tasks: int, tree: str, lock: str, rng: random.Random
 ) -> dict[str, Any]:
-    task_items = []
-    measurements = []
-    for t in range(tasks):
-        centre = rng.uniform(20, 95)
-        refs = [round(rng.gauss(centre, 0.4), 4) for _ in range(5)]
-        task_items.append(
-            {
-                "id": f"t{t}",
-                "dataset": "synthetic",
-                "metric": "score",
-                "statistic": {"aggregate": "mean", "seeds": len(SEEDS)},
-                "published": {"value": round(centre, 2)},
-                "direction": "higher",
-                "kind": "full",
-                "reference": {
-                    "observations": [{"value": v, "provenance": {"source": "ref"}} for v in refs]
-                },
-            }
-        )
-        measurements.append(
+    """One launcher ``main`` measuring every task from its JSON output."""
+    task_items = [task_item(f"t{t}", rng)[0] for t in range(tasks)]
+    launcher = {
+        "id": "main",
+        "argv": ["python", "code/main.py", "--seed", "{seed}"],
+        "scope": "scored",
+        "seeds": list(SEEDS),
+        "outputs": [{"id": "metrics", "path": "metrics.json"}],
+        "measurements": [
             {"task": f"t{t}", "extract": {"kind": "json", "output": "metrics", "pointer": f"/t{t}"}}
-        )
-    return {
-        "rra_version": "1.0",
-        "artifact": {
-            "id": artifact_id,
-            "title": artifact_id,
-            "license": "MIT",
-            "paper": {"title": artifact_id},
-        },
-        "codebase": {
-            "upstream": {"repository": "https://example.org/x.git", "commit": "b" * 40},
-            "refined": {"kind": "directory", "path": "code"},
-            "tree_digest": tree,
-        },
-        "environment": {
-            "python": "3.11",
-            "lock": {"path": "requirements.lock", "format": "requirements", "sha256": lock},
-        },
-        "tasks": task_items,
-        "launchers": [
-            {
-                "id": "main",
-                "argv": ["python", "code/main.py", "--seed", "{seed}"],
-                "scope": "scored",
-                "seeds": list(SEEDS),
-                "outputs": [{"id": "metrics", "path": "metrics.json"}],
-                "measurements": measurements,
-            }
+            for t in range(tasks)
         ],
     }
-
-
-def _write_run(
-    run_dir: Path, manifest: dict[str, Any], seed: int, values: dict[str, float]
-) -> None:
-    run_dir.mkdir(parents=True)
-    log = run_dir / "log.txt"
-    log.write_text("".join(f"{k} = {v}\n" for k, v in values.items()))
-    out = run_dir / "outputs" / "metrics" / "metrics.json"
-    out.parent.mkdir(parents=True)
-    out.write_text(json.dumps(values))
-    record = EvidenceRecord(
-        run_id=run_dir.name,
-        artifact=manifest["artifact"]["id"],
-        launcher="main",
-        argv=["python", "code/main.py", "--seed", str(seed)],
-        workdir=".",
-        seed=seed,
-        scope="scored",
-        status="succeeded",
-        started_at=f"2026-01-01T00:00:0{seed}Z",
-        code_tree_digest=manifest["codebase"]["tree_digest"],
-        lock_digest=manifest["environment"]["lock"]["sha256"],
-        log=FileDigest(path="log.txt", sha256=file_sha256(log), size=log.stat().st_size),
-        outputs=[
-            OutputRecord(
-                id="metrics",
-                path="outputs/metrics/metrics.json",
-                sha256=file_sha256(out),
-                size=out.stat().st_size,
-            )
-        ],
-        measurements=[
-            MeasuredValue(task=k, value=v, source="output:metrics") for k, v in values.items()
-        ],
-    )
-    (run_dir / RECORD_NAME).write_text(record.model_dump_json(exclude_none=True))
+    return manifest(artifact_id, task_items, [launcher], tree=tree, lock=lock)
 
 
 def build(base: Path, artifacts: int, tasks: int, attempts: int) -> list[Path]:
@@ -143,27 +58,24 @@ def build(base: Path, artifacts: int, tasks: int, attempts: int) -> list[Path]:
     roots = []
     for a in range(artifacts):
         root = base / f"artifact-{a}"
-        (root / "code").mkdir(parents=True)
-        (root / "code" / "main.py").write_text("print('synthetic')\n")
-        (root / "requirements.lock").write_text("# no distributions\n")
-        (root / "GUIDE.md").write_text("# Guide\n")
-        manifest = _manifest(
-            f"artifact-{a}",
-            tasks,
-            tree_digest(root / "code"),
-            file_sha256(root / "requirements.lock"),
-            rng,
-        )
-        (root / "rra.yaml").write_text(yaml.safe_dump(manifest, sort_keys=False))
+        tree, lock = write_code(root)
+        data = _manifest(f"artifact-{a}", tasks, tree, lock, rng)
+        (root / "rra.yaml").write_text(yaml.safe_dump(data, sort_keys=False))
         means = {
             t["id"]: statistics.fmean(o["value"] for o in t["reference"]["observations"])
-            for t in manifest["tasks"]
+            for t in data["tasks"]
         }
         for k in range(attempts):
             for seed in SEEDS:
                 values = {tid: round(m + rng.gauss(0, 0.6), 4) for tid, m in means.items()}
-                _write_run(
-                    root / "attempts" / f"agent-{k}" / f"main-s{seed}", manifest, seed, values
+                write_run(
+                    root / "attempts" / f"agent-{k}" / f"main-s{seed}",
+                    artifact=data["artifact"]["id"],
+                    launcher=data["launchers"][0],
+                    tree=tree,
+                    lock=lock,
+                    seed=seed,
+                    values=values,
                 )
         roots.append(root)
     return roots
@@ -265,22 +177,40 @@ def _bench_core(verdicts: int, repeats: int) -> None:
     """The interval-and-verdict core against three peers, in process, on the same inputs.
 
     Every side takes the same Python lists and returns the number of compatible values and
-    the sum of the p-values (checked equal across sides). Ours: ``compatibility_interval``
-    and ``score`` per case. Peers: a per-case ``scipy.stats`` call (``t.ppf`` and ``t.sf``
-    for every case); a plain loop that caches the quantile per ``n`` (``math`` for the mean
-    and deviation, ``scipy.special.stdtr`` for the p-value); and numpy/scipy vectorised per
-    distinct ``n`` (one ``t.ppf``, vectorised means, deviations and ``t.sf``; turning the
-    lists into arrays is timed). Rounds alternate the order of the sides; medians reported.
+    the sum of the p-values (checked equal across sides). Ours: ``compatibility_intervals``
+    and ``scores`` over all the cases (what the auditor calls), and beside it
+    ``compatibility_interval`` and ``score`` one case at a time. Peers: a per-case
+    ``scipy.stats`` call (``t.ppf`` and ``t.sf`` for every case); a plain loop that caches the
+    quantile per ``n`` (``math`` for the mean and deviation, ``scipy.special.stdtr`` for the
+    p-value); and numpy/scipy vectorised per distinct ``n`` (one ``t.ppf``, vectorised means,
+    deviations and ``t.sf``; turning the lists into arrays is timed). Rounds alternate the
+    order of the sides; medians reported.
     """
     import numpy as np
     from scipy import special, stats
 
-    from reprobridge_sdk.audit.interval import compatibility_interval, score
+    from reprobridge_sdk.audit.interval import (
+        compatibility_interval,
+        compatibility_intervals,
+        score,
+        scores,
+    )
 
     cases = _cases(verdicts)
     level_q = 0.975
 
     def core() -> tuple[int, float]:
+        intervals = compatibility_intervals(refs for refs, _ in cases)
+        values = [value for _, value in cases]
+        hits, total = 0, 0.0
+        for interval, value, scored in zip(
+            intervals, values, scores(intervals, values), strict=True
+        ):
+            hits += interval.contains(value)
+            total += scored.p if scored is not None else 0.0
+        return hits, total
+
+    def core_one_by_one() -> tuple[int, float]:
         hits, total = 0, 0.0
         for refs, value in cases:
             interval = compatibility_interval(refs)
@@ -338,7 +268,8 @@ def _bench_core(verdicts: int, repeats: int) -> None:
         return hits, total
 
     sides = {
-        "ours: compatibility_interval + score": core,
+        "ours: compatibility_intervals + scores": core,
+        "ours, one case at a time": core_one_by_one,
         "per-case scipy.stats": per_case_scipy,
         "plain loop, quantile cached": cached_loop,
         "numpy/scipy vectorised per n": vectorised,

@@ -40,16 +40,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from reprobridge_sdk.digest import file_sha256, tree_digest
-from reprobridge_sdk.model import (
-    RECORD_NAME,
-    EvidenceRecord,
-    FileDigest,
-    MeasuredValue,
-    OutputRecord,
-)
+from _synthetic import SEEDS, manifest, task_item, write_code, write_run
 
-SEEDS = (0, 1, 2)
 PER_LAUNCHER = 10
 
 BASELINE = r"""
@@ -87,30 +79,11 @@ Path(sys.argv[2]).write_text(json.dumps(dict(zip(ids, verdicts.tolist()))))
 
 def build(root: Path, tasks: int, rng: random.Random) -> int:
     """Write the artifact and its runs; return the number of runs."""
-    (root / "code").mkdir(parents=True)
-    (root / "code" / "main.py").write_text("print('synthetic')\n")
-    (root / "requirements.lock").write_text("# no distributions\n")
-    (root / "GUIDE.md").write_text("# Guide\n")
-    tree, lock = tree_digest(root / "code"), file_sha256(root / "requirements.lock")
+    tree, lock = write_code(root)
     task_items, means = [], {}
     for t in range(tasks):
-        centre = rng.uniform(20, 95)
-        refs = [round(rng.gauss(centre, 0.4), 4) for _ in range(5)]
-        means[f"t{t}"] = statistics.fmean(refs)
-        task_items.append(
-            {
-                "id": f"t{t}",
-                "dataset": "synthetic",
-                "metric": "score",
-                "statistic": {"aggregate": "mean", "seeds": len(SEEDS)},
-                "published": {"value": round(centre, 2)},
-                "direction": "higher",
-                "kind": "full",
-                "reference": {
-                    "observations": [{"value": v, "provenance": {"source": "ref"}} for v in refs]
-                },
-            }
-        )
+        item, means[f"t{t}"] = task_item(f"t{t}", rng)
+        task_items.append(item)
     launchers = []
     for k in range(max(1, tasks // PER_LAUNCHER)):
         mine = [f"t{t}" for t in range(k * PER_LAUNCHER, min(tasks, (k + 1) * PER_LAUNCHER))]
@@ -130,29 +103,17 @@ def build(root: Path, tasks: int, rng: random.Random) -> int:
                 ],
             }
         )
-    manifest = {
-        "rra_version": "1.0",
-        "artifact": {"id": "scale", "title": "scale", "license": "MIT", "paper": {"title": "s"}},
-        "codebase": {
-            "upstream": {"repository": "https://example.org/x.git", "commit": "b" * 40},
-            "refined": {"kind": "directory", "path": "code"},
-            "tree_digest": tree,
-        },
-        "environment": {
-            "python": "3.11",
-            "lock": {"path": "requirements.lock", "format": "requirements", "sha256": lock},
-        },
-        "tasks": task_items,
-        "launchers": launchers,
-    }
-    (root / "rra.yaml").write_text(_json_lines(manifest))
+    data = manifest("scale", task_items, launchers, tree=tree, lock=lock)
+    data["artifact"]["paper"]["title"] = "s"
+    (root / "rra.yaml").write_text(_json_lines(data))
     runs = 0
     for launcher in launchers:
         ids = [m["task"] for m in launcher["measurements"]]
         for seed in SEEDS:
             values = {t: round(means[t] + rng.gauss(0, 0.3), 4) for t in ids}
-            _write_run(
+            write_run(
                 root / "runs" / f"{launcher['id']}-s{seed}",
+                artifact="scale",
                 launcher=launcher,
                 tree=tree,
                 lock=lock,
@@ -177,50 +138,6 @@ def _json_lines(manifest: dict[str, Any]) -> str:
         else:
             parts.append(f"{dump(key)}:{dump(value)}")
     return "{" + ",\n".join(parts) + "}\n"
-
-
-def _write_run(
-    run_dir: Path,
-    *,
-    launcher: dict[str, Any],
-    tree: str,
-    lock: str,
-    seed: int,
-    values: dict[str, float],
-) -> None:
-    run_dir.mkdir(parents=True)
-    log = run_dir / "log.txt"
-    log.write_text("".join(f"{k} = {v}\n" for k, v in values.items()))
-    out = run_dir / "outputs" / "metrics" / "metrics.json"
-    out.parent.mkdir(parents=True)
-    out.write_text(json.dumps(values))
-    argv = [str(seed) if a == "{seed}" else a for a in launcher["argv"]]
-    record = EvidenceRecord(
-        run_id=run_dir.name,
-        artifact="scale",
-        launcher=launcher["id"],
-        argv=argv,
-        workdir=".",
-        seed=seed,
-        scope="scored",
-        status="succeeded",
-        started_at=f"2026-01-01T00:00:0{seed}Z",
-        code_tree_digest=tree,
-        lock_digest=lock,
-        log=FileDigest(path="log.txt", sha256=file_sha256(log), size=log.stat().st_size),
-        outputs=[
-            OutputRecord(
-                id="metrics",
-                path="outputs/metrics/metrics.json",
-                sha256=file_sha256(out),
-                size=out.stat().st_size,
-            )
-        ],
-        measurements=[
-            MeasuredValue(task=k, value=v, source="output:metrics") for k, v in values.items()
-        ],
-    )
-    (run_dir / RECORD_NAME).write_text(record.model_dump_json(exclude_none=True))
 
 
 #: GNU time, which reports the peak memory of the command it runs alone (see measure).

@@ -22,7 +22,6 @@ import os
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from functools import lru_cache
-from importlib import resources
 from typing import Any
 
 __all__ = [
@@ -129,6 +128,8 @@ class Finding:
 @lru_cache(maxsize=1)
 def registry() -> dict[str, CodeInfo]:
     """All registered codes, by code."""
+    from importlib import resources  # noqa: PLC0415 - start-up: only when a code is looked up
+
     text = resources.files(__package__).joinpath("_data/codes.json").read_text("utf-8")
     data = json.loads(text)
     return {

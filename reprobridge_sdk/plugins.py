@@ -35,7 +35,10 @@ point's *name* is what a manifest or a command line uses; its *object* is a call
       and renames it into place atomically, as for every built-in scheme.
     * An exception, a return without writing ``destination``, or no return within the
       whole-transfer deadline is D016; a scheme no plugin provides is D015, whose hint names
-      the entry point group to install a plugin for.
+      the entry point group to install a plugin for (:func:`scheme_hint`). ``data fetch``
+      reports it as an error (the item cannot be fetched); ``validate`` reports it as a
+      warning (:func:`missing_schemes`): the manifest is valid, this machine lacks the plugin,
+      as X005 says for an extractor kind.
 
 ``reprobridge.report_formats``
     name: the ``--format`` value (lower case, ``[a-z][a-z0-9-]*``, not a built-in format);
@@ -54,6 +57,10 @@ Rules and edge cases
       finding naming the entry point and its distribution (the extraction and data layers turn
       it into their X006 and D016).
     * Entry points are read once per process (:func:`forget` reads them again).
+    * A plugin's stdout is the SDK's stderr: importing a plugin and every call of it run with
+      descriptor 1 and ``sys.stdout`` sent to stderr (:mod:`reprobridge_sdk._plugin_stdout`,
+      subprocesses and threads the plugin starts included), so ``--format json`` and the other
+      machine outputs stay one clean document whatever the plugin prints.
 """
 
 from __future__ import annotations
@@ -64,13 +71,16 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
-from importlib.metadata import EntryPoint, entry_points
 from typing import TYPE_CHECKING, Any
 
+from reprobridge_sdk._plugin_stdout import stdout_to_stderr
 from reprobridge_sdk.errors import UsageError
 
 if TYPE_CHECKING:
+    from importlib.metadata import EntryPoint
+
     from reprobridge_sdk.findings import Finding
+    from reprobridge_sdk.io.document import Document
 
 __all__ = [
     "BUILT_IN",
@@ -87,8 +97,10 @@ __all__ = [
     "forget",
     "installed",
     "load_plugin",
+    "missing_schemes",
     "plugin_names",
     "refusals",
+    "scheme_hint",
 ]
 
 EXTRACTORS = "reprobridge.extractors"
@@ -165,6 +177,8 @@ def _refusal(group: str, name: str) -> str | None:
 
 @cache
 def _scan(group: str) -> tuple[PluginEntry, ...]:
+    from importlib.metadata import entry_points  # noqa: PLC0415 - start-up: only when read
+
     found: list[PluginEntry] = []
     taken: set[str] = set()
     for point in entry_points(group=group):
@@ -180,6 +194,8 @@ def _scan(group: str) -> tuple[PluginEntry, ...]:
 
 @cache
 def _entry_points(group: str) -> dict[str, EntryPoint]:
+    from importlib.metadata import entry_points  # noqa: PLC0415 - start-up: only when read
+
     found: dict[str, EntryPoint] = {}
     for point in entry_points(group=group):
         if _refusal(group, point.name) is None:
@@ -222,6 +238,48 @@ def refusals(groups: tuple[str, ...] = GROUPS) -> list[Finding]:
     ]
 
 
+def scheme_hint(scheme: str) -> str:
+    """The hint of D015: what to install for the ``x-`` URL scheme ``scheme``."""
+    return (
+        f"install the distribution that provides it (an entry point named {scheme!r} in "
+        f"the group {DATA_SCHEMES!r}); 'reprobridge plugins' lists the installed ones"
+    )
+
+
+_SCHEME_URL = re.compile(rf"({DATA_SCHEME})://")
+
+
+def missing_schemes(document: Document) -> list[Finding]:
+    """D015 as a *warning* at ``/environment/data/N/source/url`` for each data item whose
+    ``x-`` URL scheme no installed plugin provides (validation's check; ``data fetch`` reports
+    the same code as an error). A URL that is not a well-formed ``x-`` URL, a built-in scheme,
+    or a shape that is not a list of mappings is left to the other checks."""
+    from dataclasses import replace  # noqa: PLC0415 - only when a scheme is missing
+
+    from reprobridge_sdk.findings import Severity  # noqa: PLC0415
+
+    data = document.data
+    environment = data.get("environment") if isinstance(data, dict) else None
+    items = environment.get("data") if isinstance(environment, dict) else None
+    found: list[Finding] = []
+    for index, item in enumerate(items if isinstance(items, list) else ()):
+        source = item.get("source") if isinstance(item, dict) else None
+        url = source.get("url") if isinstance(source, dict) else None
+        match = _SCHEME_URL.match(url) if isinstance(url, str) else None
+        if match is None or match.group(1) in _entry_points(DATA_SCHEMES):
+            continue
+        scheme = match.group(1)
+        item_id = item.get("id")
+        message = (
+            f"no installed plugin provides the {scheme}:// URL scheme: data item "
+            f"{item_id!r} cannot be fetched here"
+        )
+        pointer = f"/environment/data/{index}/source/url"
+        located = document.finding("D015", message, path=pointer, hint=scheme_hint(scheme))
+        found.append(replace(located, severity=Severity.WARNING))
+    return found
+
+
 def load_plugin(group: str, name: str) -> Callable[..., Any] | None:
     """The object of plugin ``name`` in ``group``; ``None`` when no plugin declares it."""
     point = _entry_points(group).get(name)
@@ -229,12 +287,13 @@ def load_plugin(group: str, name: str) -> Callable[..., Any] | None:
         return None
     dist = _dist(point)[0]
     try:
-        loaded = point.load()
+        with stdout_to_stderr():  # a module that prints as it is imported
+            loaded = point.load()
     except Exception as exc:
         problem = f"cannot be imported ({type(exc).__name__}: {exc})"
     else:
         if callable(loaded):
-            return loaded  # type: ignore[no-any-return]
+            return _Quiet(loaded)
         problem = "is not callable"
     from reprobridge_sdk.findings import finding  # noqa: PLC0415 - only on failure
 
@@ -246,6 +305,17 @@ def load_plugin(group: str, name: str) -> Callable[..., Any] | None:
         hint=f"reinstall or uninstall {dist}",
     )
     raise UsageError(message, [item])
+
+
+class _Quiet:
+    """A plugin's callable whose calls write their stdout to stderr (see the module)."""
+
+    def __init__(self, function: Callable[..., Any]) -> None:
+        self.function = function
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        with stdout_to_stderr():
+            return self.function(*args, **kwargs)
 
 
 class PluginTimeout(Exception):
@@ -262,8 +332,13 @@ def call_with_limit(
     the process that calls it). Raises
     :class:`PluginTimeout` when it is still running after ``limit`` seconds. A thread cannot
     be stopped from outside, so a plugin that hangs keeps its thread until the process ends.
+    The plugin's stdout goes to stderr, redirected here in the caller's thread (so it ends at
+    the time limit) and for good in the plugin's thread (a plugin left running never prints
+    into the machine output that follows).
     """
     outcome: dict[str, Any] = {}
+    if isinstance(function, _Quiet):
+        function = function.function  # redirected below, in this thread
 
     def target() -> None:
         try:
@@ -272,8 +347,9 @@ def call_with_limit(
             outcome["error"] = exc
 
     thread = threading.Thread(target=target, name=f"reprobridge-{name}", daemon=True)
-    thread.start()
-    thread.join(limit if math.isfinite(limit) and limit > 0 else None)
+    with stdout_to_stderr():
+        thread.start()
+        thread.join(limit if math.isfinite(limit) and limit > 0 else None)
     if thread.is_alive():
         msg = f"{name} did not return within {limit:g} s"
         raise PluginTimeout(msg)

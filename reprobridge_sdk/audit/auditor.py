@@ -57,7 +57,7 @@ from .interval import (
     DEFAULT_LEVEL,
     Interval,
     check_options,
-    compatibility_interval,
+    compatibility_intervals,
     is_stable,
     published_midpoint,
 )
@@ -387,14 +387,11 @@ def _audit(
     cache = ExtractionCache()  # one per audit: each file is parsed once for all its tasks
     evidence = [_verify_attempt(facts, attempt, cache) for attempt in chosen]
     # One interval per task, shared by the re-run widths and the verdicts.
-    intervals: list[Interval] = [
-        compatibility_interval(
-            [o.value for o in task.reference.observations],
-            level=options.level,
-            floor=options.floor,
-        )
-        for task in manifest.tasks
-    ]
+    intervals: list[Interval] = compatibility_intervals(
+        ([o.value for o in task.reference.observations] for task in manifest.tasks),
+        level=options.level,
+        floor=options.floor,
+    )
     checks = _check_trust(facts, chosen, evidence, options, trust or _Trust(), intervals=intervals)
 
     tasks: list[TaskAudit] = []

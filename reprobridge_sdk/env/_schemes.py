@@ -154,9 +154,7 @@ def _plugin_fetch(  # noqa: PLR0917 - private helper of one call site
         raise SchemeFailed(
             "D015",
             f"no installed plugin provides the {scheme}:// URL scheme",
-            f"install the distribution that provides it (an entry point named {scheme!r} in "
-            "the group 'reprobridge.data_schemes'); 'reprobridge plugins' lists the installed "
-            "ones",
+            plugins.scheme_hint(scheme),
         )
     try:
         plugins.call_with_limit(

@@ -65,11 +65,9 @@ template error. :func:`render_template` is shared with the runner for argv.
 
 from __future__ import annotations
 
-import csv
 import json
 import math
 import re
-import statistics
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -150,6 +148,8 @@ class Extracted:
         if self.count < 0:  # built from every value: the count and mean are theirs
             object.__setattr__(self, "count", len(self.values))
             if self.values:
+                import statistics  # noqa: PLC0415 - start-up: only for several values
+
                 object.__setattr__(self, "mean", statistics.fmean(self.values))
 
     @property
@@ -378,6 +378,8 @@ def _select_row(
 
 
 def _read_csv(path: Path) -> tuple[list[str] | None, list[dict[str, Any]]]:
+    import csv  # noqa: PLC0415 - start-up: only for CSV outputs
+
     try:
         with path.open(encoding="utf-8", errors="replace", newline="") as handle:
             reader = csv.DictReader(handle)
@@ -394,6 +396,8 @@ def _extract_csv(
     if entries is not None:  # the whole table, parsed once for every extractor of the batch
         header, rows = _cached(entries, ("csv",), lambda: _read_csv(path))
         return _select_row(path.name, header, rows, spec)
+    import csv  # noqa: PLC0415 - start-up: only for CSV outputs
+
     try:  # streamed: memory bounded by one row (or by the rows counted from the end)
         with path.open(encoding="utf-8", errors="replace", newline="") as handle:
             reader = csv.DictReader(handle)
@@ -665,6 +669,8 @@ def aggregate(values: Sequence[float], how: str) -> float:
             msg = f"aggregate 'single' needs one value, got {len(items)}"
             raise ExtractionError("aggregate", msg)
         return items[0]
+    import statistics  # noqa: PLC0415 - start-up: only when seeds are aggregated
+
     if how == "mean":
         return statistics.fmean(items)
     if how == "median":

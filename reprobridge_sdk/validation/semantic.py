@@ -16,7 +16,7 @@ from reprobridge_sdk.extract.pattern import PatternError, Regex, author_pattern
 from reprobridge_sdk.extract.template import template_names
 from reprobridge_sdk.findings import Finding
 from reprobridge_sdk.io.document import Document, escape_pointer
-from reprobridge_sdk.plugins import EXTRACTOR_KIND
+from reprobridge_sdk.plugins import EXTRACTOR_KIND, missing_schemes
 
 from .version import declared_version
 
@@ -84,6 +84,7 @@ class _Checker:
         self.refined_kind()
         self.resources()
         self.plugin_kinds()
+        self.out += missing_schemes(self.doc)  # D015 as a warning (plugins.missing_schemes)
         return self.out
 
     # R001 ---------------------------------------------------------------------------------

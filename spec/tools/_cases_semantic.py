@@ -701,9 +701,10 @@ def semantic_cases() -> list[Case]:
     plugin_item = {**CKPT, "source": {"url": "x-store://models/model-v1.pt"}}
     c.append(
         Case(
-            "plugin-data-scheme",
-            "A data item is downloaded through a plugin's x- URL scheme (format 1.1).",
-            [],
+            "plugin-data-scheme-not-installed",
+            "A data item is downloaded through a plugin's x- URL scheme (format 1.1) that no "
+            "installed plugin provides (a warning: this validator cannot fetch it).",
+            [f("D015", "/environment/data/0/source/url", severity="warning")],
             mutate=[put("/rra_version", "1.1"), add("/environment/data", plugin_item)],
         )
     )
@@ -711,7 +712,10 @@ def semantic_cases() -> list[Case]:
         Case(
             "plugin-data-scheme-in-1-0",
             "A 1.0 manifest names a plugin's x- URL scheme, an addition of 1.1.",
-            [f("V005", "/environment/data/0/source/url")],
+            [
+                f("V005", "/environment/data/0/source/url"),
+                f("D015", "/environment/data/0/source/url", severity="warning"),
+            ],
             mutate=[add("/environment/data", plugin_item)],
         )
     )

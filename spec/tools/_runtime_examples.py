@@ -425,8 +425,10 @@ RUNTIME_EXAMPLES: dict[str, tuple[str, str, str]] = {
     "D015": (
         _SH,
         "# data[0].source.url: x-store://models/w.bin (format 1.1), no plugin provides x-store\n"
+        "$ reprobridge validate    # D015 (a warning) at /environment/data/0/source/url\n"
         "$ reprobridge data fetch  # D015 at /environment/data/0/source/url: install a plugin",
         "# a distribution with the entry point x-store in reprobridge.data_schemes is installed\n"
+        "$ reprobridge validate    # no D015\n"
         "$ reprobridge data fetch  # fetched by the plugin, verified, placed",
     ),
     "D016": (

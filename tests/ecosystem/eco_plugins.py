@@ -119,8 +119,53 @@ def slow_fetch(url, destination, *, size, sha256, timeout):
     threading.Event().wait(120)
 '''
 
+#: Plugins that print to stdout every way a plugin can: ``print`` (also at import time), a
+#: write to descriptor 1, a subprocess, and a thread that prints after the call has returned.
+LOUD = '''
+"""Plugins that write to stdout while they work (they must never reach the machine output)."""
+
+import os
+import shutil
+import subprocess
+import sys
+import threading
+
+print("LOUD: imported")
+
+
+def _shout(what):
+    print(f"LOUD: {what} print")
+    sys.stdout.flush()
+    os.write(1, f"LOUD: {what} fd\\n".encode())
+    subprocess.run([sys.executable, "-c", f"print('LOUD: {what} subprocess')"], check=True)
+    late = threading.Thread(target=_late, args=(what,), daemon=True)
+    late.start()
+
+
+def _late(what):
+    threading.Event().wait(0.3)
+    print(f"LOUD: {what} thread")
+    sys.stdout.flush()
+
+
+def extract(path, spec):
+    _shout("extractor")
+    return 90.1
+
+
+def fetch(url, destination, *, size, sha256, timeout):
+    _shout("scheme")
+    shutil.copyfile(url[len("x-loud://"):], destination)
+
+
+def render(pairs):
+    _shout("format")
+    return "".join(f"{label}\\t{len(findings)}\\n" for label, findings in pairs)
+'''
+
 ENTRY_POINTS = """\
 [reprobridge.report_formats]
+loud = rb_test_plugins.loud:render
 count = rb_test_plugins.plugins:count
 json = rb_test_plugins.plugins:sneaky_json
 broken = rb_missing_module:render
@@ -128,6 +173,7 @@ inert = rb_test_plugins.plugins:not_callable
 Bad_Name = rb_test_plugins.plugins:count
 
 [reprobridge.extractors]
+x-loud = rb_test_plugins.loud:extract
 x-last-number = rb_test_plugins.plugins:last_number
 x-picky = rb_test_plugins.plugins:picky
 x-raises = rb_test_plugins.plugins:raises
@@ -141,6 +187,7 @@ regex = rb_test_plugins.plugins:returns_nan
 last-number = rb_test_plugins.plugins:last_number
 
 [reprobridge.data_schemes]
+x-loud = rb_test_plugins.loud:fetch
 x-copy = rb_test_plugins.plugins:copy_fetch
 x-fail = rb_test_plugins.plugins:failing_fetch
 x-lazy = rb_test_plugins.plugins:lazy_fetch
@@ -165,7 +212,7 @@ def install_plugin_venv(directory: Path) -> PluginVenv:
         directory / "wheels",
         DISTRIBUTION,
         "0.1",
-        modules={"rb_test_plugins/plugins.py": MODULE},
+        modules={"rb_test_plugins/plugins.py": MODULE, "rb_test_plugins/loud.py": LOUD},
         entry_points=ENTRY_POINTS,
     )
     root = directory / "venv"
@@ -218,6 +265,6 @@ def on_path(venv: PluginVenv) -> Iterator[None]:
     finally:
         with contextlib.suppress(ValueError):
             sys.path.remove(str(venv.site_packages))
-        for name in ("rb_test_plugins.plugins", "rb_test_plugins"):
+        for name in ("rb_test_plugins.plugins", "rb_test_plugins.loud", "rb_test_plugins"):
             sys.modules.pop(name, None)
         plugins.forget()

@@ -112,8 +112,47 @@ def test_a_scheme_no_plugin_provides_is_d015_naming_it(tmp_path: Path) -> None:
     assert "reprobridge.data_schemes" in item.hint
 
 
+def test_validate_warns_d015_for_a_scheme_no_plugin_provides(tmp_path: Path) -> None:
+    art = _artifact(tmp_path / "art", "x-myscheme://bucket/weights.bin")
+    result = validate(art, select=("D",))
+    [item] = result.findings
+    assert (item.code, item.severity, item.path, item.line) == ("D015", "warning", URL, 6)
+    assert item.hint is not None
+    assert "'x-myscheme'" in item.hint
+    assert result.ok  # a warning: the manifest is valid, this machine lacks the plugin
+
+
+def test_validate_is_quiet_about_a_scheme_a_plugin_provides(
+    tmp_path: Path, with_plugins: None
+) -> None:
+    assert validate(_artifact(tmp_path / "a", "x-copy:///store/w.bin"), select=("D",)).ok
+    assert _codes(validate(_artifact(tmp_path / "b", "x-nope://w"), select=("D",))) == [
+        ("D015", URL)
+    ]
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        "  data: x-store://w\n",
+        "  data: [x-store://w, 3, null]\n",
+        "  data:\n    - {id: a, source: x-store://w}\n",
+        "  data:\n    - {id: a, source: {url: [x-store://w]}}\n",
+        "  data:\n    - {id: a, source: {url: 'X-Store://w'}}\n",
+        "  data:\n    - {id: a, source: {url: 'x-://w'}}\n",
+        "  data:\n    - {id: a, source: {url: 'https://x-store://w'}}\n",
+    ],
+)
+def test_a_malformed_data_list_is_never_d015_nor_a_crash(tmp_path: Path, data: str) -> None:
+    art = tmp_path / "art"
+    art.mkdir()
+    (art / "rra.yaml").write_text(f'rra_version: "1.1"\nenvironment:\n  python: "3.11"\n{data}')
+    assert [f for f in validate(art).findings if f.code == "D015"] == []
+
+
 def test_a_plugin_cannot_replace_a_built_in_scheme_d017(with_plugins: None) -> None:
-    assert plugins.plugin_names(plugins.DATA_SCHEMES) == ("x-copy", "x-fail", "x-lazy", "x-slow")
+    names = ("x-copy", "x-fail", "x-lazy", "x-loud", "x-slow")
+    assert plugins.plugin_names(plugins.DATA_SCHEMES) == names
     refused = sorted(f.path for f in plugins.refusals() if f.code == "D017")
     assert refused == [
         "/plugins/reprobridge.data_schemes/myscheme",
