@@ -1,13 +1,20 @@
 """Benchmark the fixed cost of each command: its start-up against a bare interpreter.
 
-Run: ``python benchmarks/bench_startup.py [--repeats 5] [--no-importtime]``. Every case is a
-whole process, timed as alternated rounds (every case once per round, the order reversed
-every other round), medians of ``--repeats`` rounds after one warm-up round that is not
-counted; bytecode is compiled on every side first (``compileall`` of the package, and the
-warm-up round compiles whatever else a command imports). The cases:
+Run: ``python benchmarks/bench_startup.py [--repeats 5] [--no-importtime] [--against TREE]``.
+Every case is a whole process, timed as alternated rounds (every case once per round, the
+order reversed every other round), medians of ``--repeats`` rounds after one warm-up round
+that is not counted; bytecode is compiled on every side first (``compileall`` of the
+package, and the warm-up round compiles whatever else a command imports). With
+``--against TREE`` (another checkout, e.g. of the previous release), every case of ours runs
+a second time in each round with ``TREE`` first on ``PYTHONPATH``, and the CPU ratio of the
+two is printed: a before/after comparison within one run. The cases:
 
-* the baselines: ``python -c pass`` (the interpreter alone) and
-  ``python -c "import yaml, json"`` (the interpreter and the readers any manifest tool needs);
+* the baselines: ``python -c pass`` (the interpreter alone),
+  ``python -c "import yaml, json"`` (the interpreter and the readers any manifest tool
+  needs) and ``python -c "import scipy.special"`` (what the auditor's interval needs);
+* ``import reprobridge_sdk.extract.extraction`` (the process of ``bench_extract.py``, what
+  the runner and the auditor load to extract) and ``import reprobridge_sdk.model`` (pydantic
+  and the format's models);
 * ``reprobridge --help``, and for each of ``extract``, ``validate``, ``run``, ``audit``,
   ``lock`` and ``digest``: ``reprobridge CMD --help`` (click and the command's module only)
   and a real small job:
@@ -38,6 +45,7 @@ from __future__ import annotations
 
 import argparse
 import compileall
+import os
 import resource
 import shutil
 import statistics
@@ -82,6 +90,9 @@ launchers:
     measurements: [{task: t, extract: {kind: regex, pattern: 'acc=([0-9.]+)'}}]
 """
 
+#: What the runner and the auditor import to extract (``bench_extract.py``'s process).
+EXTRACTION = "reprobridge_sdk.extract.extraction"
+
 #: The commands measured with ``--help`` and a real job.
 COMMANDS = ("extract", "validate", "run", "audit", "lock", "digest")
 
@@ -116,7 +127,11 @@ class _FreshRuns:
         )
 
 
-def _cases(work: Path) -> dict[str, object]:
+#: A case: its argv (or a callable building it) and its environment (None: inherited).
+Case = tuple[object, "dict[str, str] | None"]
+
+
+def _cases(work: Path, against: Path | None) -> dict[str, Case]:
     example = work / "example"
     shutil.copytree(EXAMPLE, example, ignore=shutil.ignore_patterns("runs", "__pycache__"))
     artifact = _artifact(work / "artifact")
@@ -126,6 +141,7 @@ def _cases(work: Path) -> dict[str, object]:
         check=True,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
+        cwd=work,
     )
     jobs: dict[str, object] = {
         "extract": _ours("extract", str(example), "--samples"),
@@ -135,19 +151,30 @@ def _cases(work: Path) -> dict[str, object]:
         "lock": _ours("lock", str(artifact)),
         "digest": _ours("digest", str(example)),
     }
-    cases: dict[str, object] = {
-        "python -c pass": [sys.executable, "-c", "pass"],
-        'python -c "import yaml, json"': [sys.executable, "-c", "import yaml, json"],
+    python = sys.executable
+    ours: dict[str, object] = {
+        "import extraction": [python, "-c", f"import {EXTRACTION}"],
+        "import reprobridge_sdk.model": [python, "-c", "import reprobridge_sdk.model"],
         "reprobridge --help": _ours("--help"),
     }
     for name in COMMANDS:
-        cases[f"{name} --help"] = _ours(name, "--help")
-        cases[f"{name} (job)"] = jobs[name]
+        ours[f"{name} --help"] = _ours(name, "--help")
+        ours[f"{name} (job)"] = jobs[name]
         if name == "extract":
             log = str(artifact / "sample.log")
-            cases["extract --log (job)"] = _ours(
+            ours["extract --log (job)"] = _ours(
                 "extract", str(artifact), "--launcher", "trivial", "--log", log
             )
+    cases: dict[str, Case] = {
+        "python -c pass": ([python, "-c", "pass"], None),
+        'python -c "import yaml, json"': ([python, "-c", "import yaml, json"], None),
+        "python -c 'import scipy.special'": ([python, "-c", "import scipy.special"], None),
+    }
+    env = None if against is None else {**os.environ, "PYTHONPATH": str(against)}
+    for name, argv in ours.items():
+        cases[name] = (argv, None)
+        if env is not None:
+            cases[f"{name} [against]"] = (argv, env)
     return cases
 
 
@@ -155,11 +182,13 @@ def _argv(case: object) -> list[str]:
     return case() if callable(case) else list(case)  # type: ignore[call-overload]
 
 
-def _timed(argv: list[str]) -> tuple[float, float]:
+def _timed(argv: list[str], env: dict[str, str] | None, cwd: Path) -> tuple[float, float]:
     """Wall and CPU seconds (user + system of the process and its children)."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    done = subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+    done = subprocess.run(
+        argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False, env=env, cwd=cwd
+    )
     wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if done.returncode not in (0, 1):  # 1: findings (a warning-free job is not needed)
@@ -169,7 +198,7 @@ def _timed(argv: list[str]) -> tuple[float, float]:
     return wall, cpu
 
 
-def _importtime(argv: list[str]) -> tuple[float, str]:
+def _importtime(argv: list[str], env: dict[str, str] | None, cwd: Path) -> tuple[float, str]:
     """Import milliseconds of one ``-X importtime`` run, and the five heaviest packages."""
     done = subprocess.run(
         [argv[0], "-X", "importtime", *argv[1:]],
@@ -177,6 +206,8 @@ def _importtime(argv: list[str]) -> tuple[float, str]:
         stderr=subprocess.PIPE,
         text=True,
         check=False,
+        env=env,
+        cwd=cwd,
     )
     total = 0
     own: Counter[str] = Counter()
@@ -197,36 +228,55 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--no-importtime", action="store_true")
+    parser.add_argument(
+        "--against",
+        type=Path,
+        help="another source tree (a checkout holding reprobridge_sdk/): every case of ours "
+        "is also run with it first on PYTHONPATH, in the same rounds",
+    )
     args = parser.parse_args()
+    against = None if args.against is None else args.against.resolve()
     compileall.compile_dir(Path(reprobridge_sdk.__file__).parent, quiet=1)
+    if against is not None:
+        compileall.compile_dir(against / "reprobridge_sdk", quiet=1)
     with tempfile.TemporaryDirectory() as tmp:
-        cases = _cases(Path(tmp))
+        work = Path(tmp)
+        cases = _cases(work, against)
         names = list(cases)
         walls: dict[str, list[float]] = {name: [] for name in names}
         cpus: dict[str, list[float]] = {name: [] for name in names}
         for round_ in range(args.repeats + 1):
             order = names if round_ % 2 == 0 else names[::-1]
             for name in order:
-                wall, cpu = _timed(_argv(cases[name]))
+                argv, env = cases[name]
+                wall, cpu = _timed(_argv(argv), env, work)
                 if round_:  # round 0 compiles bytecode and warms the page cache
                     walls[name].append(wall)
                     cpus[name].append(cpu)
-        imports = {} if args.no_importtime else {n: _importtime(_argv(cases[n])) for n in names}
+        imports = {}
+        if not args.no_importtime:
+            imports = {n: _importtime(_argv(cases[n][0]), cases[n][1], work) for n in names}
     bare = statistics.median(walls["python -c pass"])
     bare_cpu = statistics.median(cpus["python -c pass"])
     readers = statistics.median(walls['python -c "import yaml, json"'])
     print(f"medians of {args.repeats} alternated rounds, whole processes")
+    if against is not None:
+        print("[against]: the same case with the other source tree; last column: CPU / its CPU")
     print(
-        f"{'case':30} {'wall':>7} {'CPU':>7} {'/pass':>6} {'/yaml':>6} {'CPU/pass':>8} "
+        f"{'case':38} {'wall':>7} {'CPU':>7} {'/pass':>6} {'/yaml':>6} {'CPU/pass':>8} "
         f"{'imports':>8}  heaviest (own import ms)"
     )
     for name in names:
         wall = statistics.median(walls[name])
         cpu = statistics.median(cpus[name])
         total, heaviest = imports.get(name, (float("nan"), ""))
+        twin = f"{name} [against]"
+        versus = ""
+        if twin in cpus:
+            versus = f"  CPU {cpu / statistics.median(cpus[twin]):.2f} of [against]"
         print(
-            f"{name:30} {wall * 1000:5.0f}ms {cpu * 1000:5.0f}ms {wall / bare:6.1f} "
-            f"{wall / readers:6.2f} {cpu / bare_cpu:8.1f} {total:6.0f}ms  {heaviest}"
+            f"{name:38} {wall * 1000:5.0f}ms {cpu * 1000:5.0f}ms {wall / bare:6.1f} "
+            f"{wall / readers:6.2f} {cpu / bare_cpu:8.1f} {total:6.0f}ms  {heaviest}{versus}"
         )
 
 

@@ -18,6 +18,7 @@ This module is at the ground floor of the SDK and imports nothing else of it.
 from __future__ import annotations
 
 import hashlib
+import io
 import os
 import stat
 from collections.abc import Iterator, Sequence
@@ -31,6 +32,7 @@ __all__ = [
     "TREE_EXCLUDES",
     "file_sha256",
     "files_sha256",
+    "handle_sha256",
     "iter_tree_entries",
     "tree_digest",
 ]
@@ -57,15 +59,21 @@ def file_sha256(
     ``max_bytes`` raises :class:`~reprobridge_sdk.io.safefs.UnsafeFileError` unread.
     """
     with safefs.open_regular(path, root=root, max_bytes=max_bytes) as handle:
-        file_digest = getattr(hashlib, "file_digest", None)
-        if file_digest is not None:
-            return str(file_digest(handle, "sha256").hexdigest())
-        digest = hashlib.sha256()  # pragma: no cover - Python 3.10
-        buffer = bytearray(_CHUNK)  # pragma: no cover
-        view = memoryview(buffer)  # pragma: no cover
-        while size := handle.readinto(buffer):  # pragma: no cover
-            digest.update(view[:size])
-        return digest.hexdigest()  # pragma: no cover
+        return handle_sha256(handle)
+
+
+def handle_sha256(handle: io.RawIOBase | io.BufferedIOBase) -> str:
+    """The hex SHA-256 of what is left to read from an open binary file (a file the caller
+    opened through the safe file layer: hashing the descriptor it checked, not a name)."""
+    file_digest = getattr(hashlib, "file_digest", None)
+    if file_digest is not None:
+        return str(file_digest(handle, "sha256").hexdigest())
+    digest = hashlib.sha256()  # pragma: no cover - Python 3.10
+    buffer = bytearray(_CHUNK)  # pragma: no cover
+    view = memoryview(buffer)  # pragma: no cover
+    while size := handle.readinto(buffer):  # pragma: no cover
+        digest.update(view[:size])
+    return digest.hexdigest()  # pragma: no cover
 
 
 def files_sha256(

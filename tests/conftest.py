@@ -18,10 +18,17 @@ from hypothesis import HealthCheck, is_hypothesis_test, settings
 # Property tests: a quick profile by default; CI (HYPOTHESIS_PROFILE=ci) runs more examples
 # from a derandomised seed, so a failure there is reproducible and never "at random". Tests
 # that pin max_examples in their own @settings keep their number under both profiles.
-settings.register_profile("dev", max_examples=100)
+# Neither profile times an example (no deadline) nor fails a test whose data is slow to
+# generate (too_slow): both are timings of the machine, which a loaded one misses at random;
+# tests assert values, and a hang is caught by each test's own guard. A test that names its
+# own suppress_health_check list names too_slow in it for the same reason.
+settings.register_profile(
+    "dev", max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
 settings.register_profile(
     "ci",
     max_examples=400,
+    deadline=None,
     derandomize=True,
     database=None,
     print_blob=True,

@@ -4,8 +4,9 @@ Each case runs the real command line in a subprocess under ``python -X importtim
 the names of the modules it imported from that trace (names only, never times: speed is
 measured by ``benchmarks/bench_startup.py``). The rules:
 
-- ``reprobridge --help`` and every command's ``--help`` load neither the YAML reader, nor
-  pydantic and the format's models, nor numpy/scipy;
+- ``reprobridge --help``, every command's ``--help`` and shell completion (of a command name,
+  of an option) load neither the YAML reader, nor pydantic and the format's models, nor
+  numpy/scipy;
 - extraction as the runner and the auditor call it (``extract_value`` in a bare process)
   loads no model, no YAML, no plugin registry (``importlib.metadata``: read only when a
   plugin's extractor kind is asked for) and none of ``statistics``, ``csv``,
@@ -13,7 +14,9 @@ measured by ``benchmarks/bench_startup.py``). The rules:
   parallel);
 - ``extract`` and ``validate`` never load numpy/scipy, jsonschema or referencing (the
   schema layer is the project's own evaluator), nor the auditor;
-- ``validate`` loads no pydantic (it checks the plain data);
+- ``validate`` loads no pydantic (it checks the plain data), and reads the plugins' entry
+  points (``importlib.metadata``) for its ``--format`` choices only when they are asked for
+  (help, completion, a format that is not built in);
 - ``audit`` loads scipy only when a compatibility interval is computed: an artifact whose
   task has no reference observation is audited without it, and the same artifact with
   three observations loads it (the positive control: the trace does see scipy).
@@ -21,6 +24,7 @@ measured by ``benchmarks/bench_startup.py``). The rules:
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -68,9 +72,15 @@ REFERENCE = """
         - {value: 0.51, provenance: {source: test, date: "2026-01-01"}}"""
 
 
-def _imported(*argv: str, module: bool = True, expect: tuple[int, ...] = (0,)) -> set[str]:
+def _imported(
+    *argv: str,
+    module: bool = True,
+    expect: tuple[int, ...] = (0,),
+    env: dict[str, str] | None = None,
+) -> set[str]:
     """The names of every module imported by ``python -X importtime -m reprobridge_sdk ARGV``
-    (or ``python -X importtime -c ARGV[0]`` with ``module=False``)."""
+    (or ``python -X importtime -c ARGV[0]`` with ``module=False``), with ``env`` added to the
+    environment."""
     head = ["-m", "reprobridge_sdk"] if module else ["-c"]
     done = subprocess.run(
         [sys.executable, "-X", "importtime", *head, *argv],
@@ -78,6 +88,7 @@ def _imported(*argv: str, module: bool = True, expect: tuple[int, ...] = (0,)) -
         text=True,
         check=False,
         timeout=120,
+        env={**os.environ, **(env or {})},
     )
     assert done.returncode in expect, done.stderr[-2000:]
     names = set()
@@ -120,6 +131,29 @@ def test_help_loads_no_reader_model_or_science(argv: tuple[str, ...]) -> None:
     assert _loaded(_imported(*argv), HEAVY) == []
 
 
+@pytest.mark.parametrize(
+    ("words", "cword", "expected"),
+    [
+        ("reprobridge ex", "1", "plain,extract"),
+        ("reprobridge extract --sa", "2", "plain,--samples"),
+    ],
+)
+def test_shell_completion_answers_without_reader_model_or_science(
+    words: str, cword: str, expected: str
+) -> None:
+    env = {"COMP_WORDS": words, "COMP_CWORD": cword, "_REPROBRIDGE_COMPLETE": "bash_complete"}
+    done = subprocess.run(
+        [sys.executable, "-m", "reprobridge_sdk"],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+        env={**os.environ, **env},
+    )
+    assert expected in done.stdout.splitlines()
+    assert _loaded(_imported(env=env), HEAVY) == []
+
+
 def test_extraction_loads_only_its_own_needs() -> None:
     names = _imported("from reprobridge_sdk.extract.extraction import extract_value", module=False)
     assert "reprobridge_sdk.extract.extraction" in names
@@ -139,6 +173,12 @@ def test_validate_loads_no_model_science_or_auditor() -> None:
     names = _imported("validate", str(EXAMPLE))
     assert "reprobridge_sdk.validation.structure" in names
     assert _loaded(names, (*NEVER_FOR_CHECKS, "pydantic", "reprobridge_sdk.model")) == []
+    assert "importlib.metadata" not in names  # no plugin format asked for: no entry point read
+
+
+def test_validate_help_reads_the_plugin_formats() -> None:
+    """The help lists the plugins' report formats: their entry points are read for it."""
+    assert "importlib.metadata" in _imported("validate", "--help")
 
 
 def test_audit_loads_scipy_only_for_an_interval(tmp_path: Path) -> None:

@@ -36,15 +36,15 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import io
 import os
 import re
-import stat
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
-from reprobridge_sdk.digest import file_sha256, iter_tree_entries, tree_digest
+from reprobridge_sdk.digest import file_sha256, handle_sha256, iter_tree_entries, tree_digest
 from reprobridge_sdk.env.snapshot import redact_text
 from reprobridge_sdk.extract.extraction import (
     ExtractionCache,
@@ -284,8 +284,25 @@ def discover_runs(attempt: Path) -> list[Path]:
     """Run directories of an attempt: every directory below it holding a ``record.json``."""
     if (attempt / RECORD_NAME).is_file():
         return [attempt]
-    runs = {p.parent for p in attempt.rglob(RECORD_NAME) if p.is_file()}
-    return sorted(runs, key=lambda p: p.relative_to(attempt).as_posix())
+    # One directory listing per directory (``Path.rglob`` made a path object and a stat per
+    # entry): directories are entered only when they are not links, as ``rglob`` does; a
+    # ``record.json`` counts when it is a file, a link to one included (its read refuses it).
+    found: list[tuple[str, Path]] = []
+    stack: list[tuple[str, str]] = [(os.fspath(attempt), "")]
+    while stack:
+        current, prefix = stack.pop()
+        try:
+            with os.scandir(current) as listing:
+                entries = list(listing)
+        except OSError:
+            continue
+        for entry in entries:
+            if entry.is_dir(follow_symlinks=False):
+                stack.append((entry.path, f"{prefix}{entry.name}/"))
+            elif prefix and entry.name == RECORD_NAME and entry.is_file():
+                found.append((prefix[:-1], attempt / prefix[:-1]))
+    found.sort(key=lambda item: item[0])
+    return [path for _, path in found]
 
 
 def verify_attempt(
@@ -331,42 +348,42 @@ def _read_record(path: Path, rel: str) -> tuple[EvidenceRecord | None, object, F
     )
 
 
-def _evidence_file(
-    base: Path, relative: str, real_base: str | None = None
-) -> tuple[Path | None, bool]:
-    """A log or output of the run at ``base``: a regular file, not a link, inside ``base``.
+def _open_evidence(base: Path, relative: str) -> tuple[io.FileIO | None, bool]:
+    """A log or output of the run at ``base``, opened: a regular file, not a link, inside
+    ``base``.
 
-    Returns ``(path, False)``, or ``(None, linked)`` where ``linked`` says the file is there
-    but is a link or lies behind a linked directory that leads out of ``base`` (A040), or is
-    not a regular file; not simply missing.
+    Returns ``(handle, False)``, or ``(None, linked)`` where ``linked`` says the file is there
+    but is a link, lies behind a linked directory that leads out of ``base`` (even when it is
+    missing there), is not a regular file or cannot be opened (A040); not simply missing.
 
-    ``real_base``: ``base`` with every link followed (``os.path.realpath``), when the caller
-    resolved it once for all the files of the run (:func:`check_run`: the log and every
-    output); resolved here otherwise. The guarantees are those of resolving it per file: the
-    file's own path is still resolved at each call, so a file or a directory inside the run
-    replaced by a link between two files is seen as the link it now is; only the run
-    directory itself is taken as it was when the run's check began (the records of the run
-    are read from it through the safe file layer, which trusts its root likewise). One
-    ``lstat`` answers "link?", "regular file?" and "there at all?".
+    One open through the safe file layer (:func:`~reprobridge_sdk.io.safefs.open_regular`
+    with ``root=base`` and ``allow_links=False``): every component is resolved from the run
+    directory's descriptor, a directory link is followed only while it stays inside, and the
+    file itself must not be a link. The digest is computed from this descriptor, so the file
+    that was checked is the file that is hashed: a file or directory swapped for a link
+    between a check and an open by name cannot lead the read outside (there is no second
+    lookup). The run directory itself is trusted, as the layer trusts its root.
     """
     found = _safe_join(base, relative)
     if found is None:
         return None, False
     try:
-        mode: int | None = os.lstat(found).st_mode
-    except OSError:
-        mode = None  # missing, unless behind a directory link that leads out (below)
-    if mode is not None and stat.S_ISLNK(mode):
-        return None, True
-    real = os.path.realpath(found)
-    inside_of = real_base if real_base is not None else os.path.realpath(base)
-    if real != inside_of and not real.startswith(inside_of.rstrip(os.sep) + os.sep):
-        return None, True
-    if mode is None:
+        return safefs.open_regular(found, root=base, allow_links=False), False
+    except FileNotFoundError:
         return None, False
-    if not stat.S_ISREG(mode):
+    except safefs.UnsafeFileError:
         return None, True
-    return found, False
+
+
+def _evidence_digest(base: Path, relative: str) -> tuple[Path | None, str | None, bool]:
+    """``(path, sha256, False)`` of a log or output of the run at ``base`` (see
+    :func:`_open_evidence`, which opens it once), or ``(None, None, linked)``."""
+    handle, linked = _open_evidence(base, relative)
+    if handle is None:
+        return None, None, linked
+    with handle:
+        digest = handle_sha256(handle)
+    return _safe_join(base, relative), digest, False
 
 
 #: The runner's run ids: ``<launcher>[-s<seed>]-<UTC stamp>-<8 hex>``.
@@ -610,23 +627,22 @@ def check_run(
 
     log_ok = False
     log_path: Path | None = None
-    real_base = os.path.realpath(path)  # once for the run's files (see _evidence_file)
     if record.log is None:
         add("A003", "the record names no log", "/log")
     else:
-        log_path, linked = _evidence_file(path, record.log.path, real_base)
+        log_path, digest, linked = _evidence_digest(path, record.log.path)
         if linked:
             add("A040", f"the log {record.log.path} is a link or not a regular file", "/log/path")
         elif log_path is None:
             add("A003", f"the log {record.log.path} is not in the run directory", "/log/path")
-        elif file_sha256(log_path, root=path) != record.log.sha256:
+        elif digest != record.log.sha256:
             add("A004", f"the log {record.log.path} differs from its recorded digest", "/log")
         else:
             log_ok = True
 
     outputs: dict[str, tuple[OutputRecord, Path | None, bool]] = {}
     for index, output in _iter_outputs(record):
-        out_path, linked = _evidence_file(path, output.path, real_base)
+        out_path, digest, linked = _evidence_digest(path, output.path)
         ok = False
         if linked:
             add(
@@ -639,14 +655,10 @@ def check_run(
                 "A005", f"the output {output.path} is not in the run directory", f"/outputs/{index}"
             )
             out_path = None
+        elif digest != output.sha256:
+            add("A006", f"the output {output.path} differs from its digest", f"/outputs/{index}")
         else:
-            digest = file_sha256(out_path, root=path)
-            if digest != output.sha256:
-                add(
-                    "A006", f"the output {output.path} differs from its digest", f"/outputs/{index}"
-                )
-            else:
-                ok = True
+            ok = True
         outputs[output.id] = (output, out_path, ok)
 
     recorded = {m.task: m for m in record.measurements}

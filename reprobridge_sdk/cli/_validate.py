@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sys
-from typing import NoReturn
+from typing import Any, NoReturn
 
 import click
 
@@ -14,10 +14,39 @@ from ._executor import batch_mapper, executor_options
 __all__ = ["validate"]
 
 
+#: The report formats built in; plugins may add others.
+_BUILT_IN_FORMATS = ("text", "json", "sarif", "junit", "github")
+
+
 def _formats() -> tuple[str, ...]:
     from reprobridge_sdk.plugins import REPORT_FORMATS, plugin_names  # noqa: PLC0415 - lazy
 
-    return ("text", "json", "sarif", "junit", "github", *plugin_names(REPORT_FORMATS))
+    return (*_BUILT_IN_FORMATS, *plugin_names(REPORT_FORMATS))
+
+
+class _ReportFormats(click.Choice):  # type: ignore[type-arg] # generic from click 8.2; 8.1 is not
+    """``--format``'s choices: the plugins' formats are read (their entry points scanned) only
+    when the choices are asked for: help, completion, or a value that is not built in. A
+    validation without ``--format``, or with a built-in one, reads no entry point."""
+
+    def __init__(self) -> None:
+        self._all: tuple[str, ...] | None = None
+        super().__init__(_BUILT_IN_FORMATS)
+
+    @property
+    def choices(self) -> tuple[str, ...]:
+        if self._all is None:
+            self._all = _formats()
+        return self._all
+
+    @choices.setter
+    def choices(self, value: Any) -> None:
+        pass  # the built-in formats, given by __init__: the property reads them with the rest
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if value in _BUILT_IN_FORMATS:
+            return value
+        return super().convert(value, param, ctx)
 
 
 def _codes(values: tuple[str, ...], option: str) -> tuple[str, ...]:
@@ -73,7 +102,7 @@ def _fail_as_report(exc: ReproBridgeError, fmt: str, output: str | None) -> NoRe
 @click.option(
     "--format",
     "fmt",
-    type=click.Choice(_formats()),
+    type=_ReportFormats(),
     default=None,
     help="Output format (default: report.format of the configuration, else text); machine "
     "formats go to stdout, text to stderr; github writes workflow-command annotations.",

@@ -20,6 +20,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from reprobridge_sdk.errors import ReproBridgeError
 from reprobridge_sdk.model.evidence import Distribution, EnvironmentSnapshot, GpuInfo
@@ -108,22 +109,52 @@ _TOKEN_RE = re.compile(r"[A-Za-z0-9+/=_-]{32,}")
 _ENTROPY_BITS = 4.0
 _PATH_LIKE = re.compile(r"^[A-Za-z0-9._/-]*/[A-Za-z0-9._/-]*$")
 
+#: The installed distributions' names and versions, as ``(name, version)`` pairs sorted by
+#: name (case-insensitive; the first of two distributions of one name wins), read from the
+#: *header block* of each distribution's metadata (``METADATA``, else ``PKG-INFO``): the
+#: headers end at the first empty line, and the long description after it, most of the text,
+#: is never parsed. ``Distribution.metadata`` parses the whole text as an e-mail message, and
+#: ``.name`` and ``.version`` parse it once each: 0.09 s of CPU for 175 distributions against
+#: 0.02 s here, the same pairs (values mended as ``Distribution.metadata`` mends them). A
+#: text whose headers end otherwise (a lone ``\r`` line end) is parsed whole, as before.
+#: Source text, so that another interpreter (the probe below) runs the same function.
+_READ_DISTRIBUTIONS = r"""
+def read_distributions():
+    import re
+    from email.parser import HeaderParser
+    from importlib import metadata
+    try:  # how this interpreter's Distribution.metadata mends indented values (3.10 on)
+        from importlib.metadata._adapters import Message as mend
+    except ImportError:
+        mend = lambda message: message
+    parser = HeaderParser()
+    blank = re.compile(r"\r?\n\r?\n")
+    found = {}
+    for dist in metadata.distributions():
+        text = (
+            dist.read_text("METADATA") or dist.read_text("PKG-INFO") or dist.read_text("") or ""
+        )
+        end = blank.search(text)
+        head = mend(parser.parsestr(text[: end.end()] if end else text))
+        name = head["Name"]
+        if name:
+            found.setdefault(name, head["Version"])
+    return sorted(found.items(), key=lambda item: item[0].lower())
+"""
+
 #: Script run by another interpreter to list its distributions and version.
-_PROBE = r"""
+_PROBE = (
+    _READ_DISTRIBUTIONS
+    + r"""
 import json, platform, sys
-from importlib import metadata
-dists = {}
-for d in metadata.distributions():
-    name = d.metadata["Name"]
-    if name:
-        dists.setdefault(name, d.version)
 print(json.dumps({
     "python": platform.python_version(),
     "implementation": platform.python_implementation(),
     "executable": sys.executable,
-    "distributions": sorted(dists.items(), key=lambda item: item[0].lower()),
+    "distributions": read_distributions(),
 }))
 """
+)
 
 
 def _entropy(text: str) -> float:
@@ -275,14 +306,9 @@ def _probe(python: Path) -> dict[str, object]:
 def installed_distributions(python: str | os.PathLike[str] | None = None) -> list[Distribution]:
     """Distributions installed for ``python`` (default: the running interpreter), by name."""
     if python is None:
-        from importlib import metadata  # noqa: PLC0415 - only needed here
-
-        found: dict[str, str] = {}
-        for dist in metadata.distributions():
-            name = dist.metadata["Name"]
-            if name:
-                found.setdefault(name, dist.version)
-        pairs = sorted(found.items(), key=lambda item: item[0].lower())
+        namespace: dict[str, Any] = {}
+        exec(_READ_DISTRIBUTIONS, namespace)  # noqa: S102 - this module's own constant source
+        pairs = namespace["read_distributions"]()
     else:
         raw = _probe(Path(python))["distributions"]
         assert isinstance(raw, list)

@@ -216,15 +216,18 @@ def test_a_traceback_is_written_without_the_machines_paths(tmp_path: Path) -> No
     assert "code/data/missing.npy" in shown.message
 
 
-def test_portable_paths_of_the_artifact_itself_and_look_alike_neighbours(tmp_path: Path) -> None:
+def test_portable_paths_of_the_artifact_itself_and_look_alike_neighbours(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from reprobridge_sdk.agent.fixes import portable
 
     artifact = tmp_path / "out"
     text = f"cd {artifact}; ls {artifact}/code {artifact}-old/code"
     assert portable(text, artifact) == f"cd .; ls code {artifact}-old/code"
-    home = Path.home()
-    if len(home.parts) > 1 and tmp_path.is_relative_to(home) is False:
-        assert portable(f"open {home}/.cache/x", artifact) == "open ~/.cache/x"
+    # a home of the test's own, beside the artifact: the user's HOME may be '/', or hold tmp
+    home = tmp_path / "home" / "ada"
+    monkeypatch.setenv("HOME", str(home))
+    assert portable(f"open {home}/.cache/x", artifact) == "open ~/.cache/x"
 
 
 #: Cases whose broken API still exists in this interpreter's packages (numpy 2 has np.bool

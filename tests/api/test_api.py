@@ -258,7 +258,9 @@ _SCAFFOLD_LINES = (
 
 
 @settings(
-    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=60,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
 @given(
     st.lists(st.integers(min_value=0, max_value=len(_SCAFFOLD_LINES) - 1), max_size=4),

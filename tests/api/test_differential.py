@@ -159,7 +159,9 @@ def workspace(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @settings(
-    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=40,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
 @given(data=_mutations())
 def test_law_holds_on_generated_manifests(workspace: Path, data: Any) -> None:
@@ -175,7 +177,9 @@ def _newer_minor_documents(draw: st.DrawFn) -> Any:
 
 
 @settings(
-    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=40,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
 @given(data=_newer_minor_documents())
 def test_law_holds_on_generated_newer_minor_manifests(workspace: Path, data: Any) -> None:

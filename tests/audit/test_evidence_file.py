@@ -1,16 +1,16 @@
-"""The link check of a run's log and outputs (``verify._evidence_file``) gives the same answer
-whether the run directory is resolved once for all its files or once per file, on hostile
-layouts made on disk: links out and in, directories, missing files behind links, a run
-directory reached through a link, a file swapped for a link after the directory was resolved."""
+"""The open of a run's log and outputs (``verify._open_evidence``: one open through the safe
+file layer, every component resolved from the run directory's descriptor) answers as the
+link check it replaced did, on hostile layouts made on disk: links out and in, directories,
+missing files behind links, a run directory reached through a link, a file swapped for a link
+between two opens."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
 
-from reprobridge_sdk.audit.verify import _evidence_file
+from reprobridge_sdk.audit.verify import _open_evidence
 
 
 @pytest.fixture
@@ -25,10 +25,12 @@ def run(tmp_path: Path) -> Path:
 
 
 def _both(base: Path, relative: str) -> tuple[Path | None, bool]:
-    once = _evidence_file(base, relative, os.path.realpath(base))
-    each = _evidence_file(base, relative)
-    assert once == each
-    return once
+    """The path opened (``base`` joined with ``relative``) or ``None``, and "linked"."""
+    handle, linked = _open_evidence(base, relative)
+    if handle is None:
+        return None, linked
+    handle.close()
+    return base.joinpath(*relative.split("/")), False
 
 
 def test_regular_files_inside_are_found(run: Path) -> None:
@@ -78,11 +80,10 @@ def test_a_run_directory_reached_through_a_link_holds_its_files(run: Path, tmp_p
 def test_a_file_swapped_for_a_link_after_the_directory_was_resolved_is_seen(
     run: Path, tmp_path: Path
 ) -> None:
-    real_base = os.path.realpath(run)
-    assert _evidence_file(run, "log.txt", real_base) == (run / "log.txt", False)
+    assert _both(run, "log.txt") == (run / "log.txt", False)
     (run / "log.txt").unlink()
     (run / "log.txt").symlink_to(tmp_path / "outside" / "log.txt")
-    assert _evidence_file(run, "log.txt", real_base) == (None, True)
+    assert _both(run, "log.txt") == (None, True)
     (run / "outputs").rename(run / "outputs-real")
     (run / "outputs").symlink_to(tmp_path / "outside")
-    assert _evidence_file(run, "outputs/m/metrics.json", real_base) == (None, True)
+    assert _both(run, "outputs/m/metrics.json") == (None, True)

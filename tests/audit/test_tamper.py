@@ -394,7 +394,9 @@ _FIELDS = [
 
 
 @settings(
-    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=25,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
 @given(field=st.sampled_from(_FIELDS), value=_JSON)
 @example(field="measurements", value=[])  # once compatible: the values were re-extracted
@@ -489,7 +491,9 @@ _VALID_EDITS: list[tuple[str, Callable[[dict[str, Any], st.DataObject], None], s
 
 
 @settings(
-    max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=30,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
 @given(
     edit=st.sampled_from(_VALID_EDITS),

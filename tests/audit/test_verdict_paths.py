@@ -228,7 +228,7 @@ def waiting_run(honest: Path) -> Iterator[Path]:
         stderr=subprocess.DEVNULL,
     )
     try:
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + 120  # a hang guard: the runner validates, then starts
         record: Path | None = None
         while record is None and time.monotonic() < deadline and runner.poll() is None:
             fresh = [p for p in (honest / "runs").iterdir() if p.name not in before]
@@ -240,7 +240,7 @@ def waiting_run(honest: Path) -> Iterator[Path]:
         yield record.parent
     finally:
         (honest / "release").write_text("")
-        runner.wait(timeout=60)
+        runner.wait(timeout=120)
 
 
 def test_a_run_in_progress_is_not_executed_yet(honest: Path, waiting_run: Path) -> None:

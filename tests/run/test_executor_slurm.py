@@ -80,7 +80,7 @@ def test_a_run_bigger_than_every_node_is_refused_before_submission(toy: Path) ->
         [*CLI, "run", str(toy), "ok", "--env", "current", "--no-validate", "--executor", "slurm"],
         capture_output=True,
         text=True,
-        timeout=30,
+        timeout=300,  # a hang guard: importing the dask stack takes tens of seconds under load
         check=False,
     )
     assert done.returncode == 2, done.stderr

@@ -155,7 +155,9 @@ def _with_resources(toy: Path, resources: dict[str, object]) -> None:
 
 def test_a_run_no_worker_can_hold_is_refused_before_submission(toy: Path) -> None:
     _with_resources(toy, {"cpus": 4096, "memory": "1TiB"})
-    # a subprocess, so that a hang fails the test at its timeout instead of hanging the suite
+    # a subprocess, so that a hang fails the test at its timeout instead of hanging the suite;
+    # the timeout is a hang guard only (importing distributed and starting a local cluster
+    # take tens of seconds on a loaded machine; the refusal itself comes before any worker)
     done = subprocess.run(
         [
             *CLI,
@@ -170,7 +172,7 @@ def test_a_run_no_worker_can_hold_is_refused_before_submission(toy: Path) -> Non
         ],
         capture_output=True,
         text=True,
-        timeout=30,
+        timeout=300,
         check=False,
     )
     assert done.returncode == 2, done.stderr
@@ -226,20 +228,32 @@ def test_an_unreachable_scheduler_is_n021_not_a_hang() -> None:
     with pytest.raises(UsageError) as caught:
         executor.slots  # noqa: B018 - connecting is what is tested
     assert [f.code for f in caught.value.findings] == ["N021"]
-    assert time.monotonic() - started < 30
+    # A guard, not a measure: without the 3 s option the client would wait the default 120 s;
+    # a loaded machine adds seconds to the 3, not a minute.
+    assert time.monotonic() - started < 60
 
 
-def _slow_launcher(toy: Path, seconds: float) -> None:
+def _slow_launcher(toy: Path, seconds: float, release: Path | None = None) -> None:
+    """A launcher ``long`` that prints ``started PID``, then waits ``seconds`` (or, given
+    ``release``, until that file exists, for ``seconds`` at most) and prints ``acc=0.5``."""
     manifest = toy / "rra.yaml"
     data = yaml.safe_load(manifest.read_text("utf-8"))
+    if release is None:
+        wait = f"time.sleep({seconds})"
+    else:
+        wait = (
+            f"end = time.monotonic() + {seconds}\n"
+            f"while not os.path.exists({str(release)!r}) and time.monotonic() < end:\n"
+            "    time.sleep(0.05)"
+        )
     data["launchers"].append(
         {
             "id": "long",
             "argv": [
                 "python",
                 "-c",
-                "import os, sys, time; print('started', os.getpid(), flush=True); "
-                f"time.sleep({seconds}); print('acc=0.5')",
+                "import os, sys, time\nprint('started', os.getpid(), flush=True)\n"
+                f"{wait}\nprint('acc=0.5')",
             ],
             "scope": "smoke",
             "landmarks": [{"id": "started", "pattern": "^started"}],
@@ -249,13 +263,24 @@ def _slow_launcher(toy: Path, seconds: float) -> None:
     manifest.write_text(yaml.safe_dump(data, sort_keys=False), "utf-8")
 
 
-def _wait_for(predicate: object, timeout: float = 60.0) -> None:
+def _wait_for(predicate: object, timeout: float = 120.0) -> None:
+    """Poll ``predicate`` until true; the timeout is a hang guard (a dask run starts in
+    seconds, a loaded machine's in tens of seconds)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if predicate():  # type: ignore[operator]
             return
         time.sleep(0.1)
     pytest.fail("timed out waiting")
+
+
+def _alive(pid: int) -> bool:
+    """Whether ``pid`` still runs (a zombie, killed but not yet reaped, does not)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat[stat.rfind(")") + 2] != "Z"
 
 
 def _running_record(runs: Path) -> Path | None:
@@ -271,7 +296,11 @@ def _running_record(runs: Path) -> Path | None:
 
 
 def test_a_worker_lost_mid_run_gives_one_final_record_the_retrys(toy: Path) -> None:
-    _slow_launcher(toy, 3)
+    # The first attempt waits for a release that comes only once its worker is killed (a fixed
+    # 3 s run could end before a loaded machine's killer got to it: no lost attempt); the
+    # retry finds the release and ends. 300 s: a hang guard.
+    release = toy.parent / "release-long"
+    _slow_launcher(toy, 300, release=release)
     with distributed.LocalCluster(
         n_workers=1, threads_per_worker=1, processes=True, dashboard_address=":0"
     ) as cluster:
@@ -281,14 +310,28 @@ def test_a_worker_lost_mid_run_gives_one_final_record_the_retrys(toy: Path) -> N
             pids = list(client.run(os.getpid).values())
             import threading
 
+            failed: list[BaseException] = []
+
             def _kill_when_running() -> None:
-                _wait_for(lambda: _running_record(toy / "runs") is not None)
-                os.kill(pids[0], signal.SIGKILL)
+                try:
+                    _wait_for(lambda: _running_record(toy / "runs") is not None)
+                    lost = _running_record(toy / "runs")
+                    assert lost is not None
+                    launched = int((lost / "log.txt").read_text().split()[1])
+                    os.kill(pids[0], signal.SIGKILL)
+                    # the worker's watchdog kills the lost attempt's process: only then is
+                    # the release given, so that only the retry ever sees it
+                    _wait_for(lambda: not _alive(launched))
+                except BaseException as exc:  # reported by the test, not lost in the thread
+                    failed.append(exc)
+                finally:
+                    release.write_text("")  # the retry ends (and so does a run not killed)
 
             killer = threading.Thread(target=_kill_when_running)
             killer.start()
             summary = run(toy, ["long"], env_mode="current", executor=executor)
             killer.join()
+    assert not failed, failed
     assert summary.exit_code == 0
     [result] = summary.results
     assert result.record.status == "succeeded"
@@ -330,7 +373,7 @@ def test_interrupting_the_client_kills_the_remote_runs(toy: Path) -> None:
     assert process.returncode == 130, stderr
     record = load_record(run_dir)
     assert record.status == "interrupted"
-    _wait_for(lambda: not Path(f"/proc/{child}").exists(), timeout=30)
+    _wait_for(lambda: not _alive(child))
 
 
 def test_batches_give_the_same_table_whatever_the_executor(tmp_path: Path) -> None:

@@ -173,10 +173,20 @@ def test_ctrl_c_and_sigterm_finalise_an_interrupted_record(toy: Path, signum: in
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
     )
+    seen: list[bytes] = []
     try:
+        # The signal goes once the runner has reported the landmark: a log that is not empty
+        # is not enough (the runner writes the log before it matches the landmarks, and a
+        # signal between the two left no landmark on a loaded machine).
+        assert runner.stdout is not None
+        while not seen or json.loads(seen[-1])["event"] != "landmark":
+            line = runner.stdout.readline()
+            assert line, b"".join(seen)  # the runner ended before the landmark
+            seen.append(line)
         run_dir = _wait_running(toy / "runs", "sleeper")
         runner.send_signal(signum)
-        out, _ = runner.communicate(timeout=60)
+        rest, _ = runner.communicate(timeout=60)
+        out = b"".join(seen) + rest
     finally:
         if runner.poll() is None:
             runner.kill()

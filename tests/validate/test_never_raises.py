@@ -38,7 +38,9 @@ def _check(result: rb.ValidationResult) -> None:
 
 
 _SETTINGS = settings(
-    max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=80,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
 
 
