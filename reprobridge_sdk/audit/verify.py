@@ -40,7 +40,7 @@ import hashlib
 import io
 import os
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
@@ -489,9 +489,9 @@ def _argv_matches(launcher: Launcher, record: EvidenceRecord) -> bool:
     if launcher.shell:
         # The command line is rendered with every value quoted for the shell (the runner's
         # render_argv): match it with the same quoting.
-        first = template_matches(want[0], got[0], shell_quoted(values))
+        first = _arg_matches(want[0], got[0], shell_quoted(values))
         return first and all(
-            template_matches(w, g, values) for w, g in zip(want[1:], got[1:], strict=True)
+            _arg_matches(w, g, values) for w, g in zip(want[1:], got[1:], strict=True)
         )
     program = PurePosixPath(got[0]).name
     declared = PurePosixPath(launcher.argv[0]).name
@@ -500,7 +500,17 @@ def _argv_matches(launcher: Launcher, record: EvidenceRecord) -> bool:
         or (declared.startswith("python") and program.startswith("python"))
     ):
         return False
-    return all(template_matches(w, g, values) for w, g in zip(want[1:], got[1:], strict=True))
+    return all(_arg_matches(w, g, values) for w, g in zip(want[1:], got[1:], strict=True))
+
+
+def _arg_matches(want: str, got: str, values: Mapping[str, object]) -> bool:
+    """:func:`~reprobridge_sdk.extract.template.template_matches`, answered without building a
+    pattern for an argument without braces: such a template is one literal, rendered as
+    itself, so it matches exactly the equal string (a regex compiled per run's argument
+    missed ``re``'s cache on every run of a large attempt)."""
+    if "{" not in want and "}" not in want:
+        return want == got
+    return template_matches(want, got, values)
 
 
 @functools.lru_cache(maxsize=1024)
