@@ -36,10 +36,11 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import hashlib
 import io
 import os
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
@@ -142,6 +143,8 @@ class RunEvidence:
     #: Tasks whose value could not be re-extracted because the extractor plugin is missing
     #: (A061) or failed (A062), by task id; also in ``findings``. Such a task is inconclusive.
     unread: dict[str, Finding] = field(default_factory=dict)
+    #: SHA-256 of the record's bytes as the verification read them (``None``: not read here).
+    record_sha256: str | None = None
 
     @property
     def valid(self) -> bool:
@@ -319,18 +322,29 @@ def verify_attempt(
     return runs
 
 
-def _read_record(path: Path, rel: str) -> tuple[EvidenceRecord | None, object, Finding | None]:
-    """The record, the runner it names as its owner (``x-runner``), or the A001 finding.
+def _read_record(
+    path: Path, rel: str, root: Path | safefs.OpenRoot | None = None
+) -> tuple[EvidenceRecord | None, object, str | None, Finding | None]:
+    """The record, the runner it names as its owner (``x-runner``) and the SHA-256 of the bytes
+    it was parsed from (what the run ledger is compared with), or the A001 finding.
 
     The record is read through the safe file layer: a link, a FIFO, a file over
     :data:`~reprobridge_sdk.io.safefs.MAX_EVIDENCE_BYTES` or JSON nested deeper than
     :data:`~reprobridge_sdk.io.safefs.MAX_JSON_DEPTH` is refused, never followed or parsed.
+    ``root``: the run directory, opened once for the run's files (:func:`check_run`).
     """
     record_path = path / RECORD_NAME
     try:
-        data = safefs.load_json(record_path, root=path, allow_links=False)
+        raw = safefs.read_bytes(
+            record_path,
+            root=root or path,
+            max_bytes=safefs.MAX_EVIDENCE_BYTES,
+            allow_links=False,
+        )
+        data = safefs.loads_json(raw, path=record_path)
         owner = data.get(OWNER_KEY) if isinstance(data, dict) else None
-        return EvidenceRecord.model_validate(data), owner, None
+        digest = hashlib.sha256(raw).hexdigest()
+        return EvidenceRecord.model_validate(data), owner, digest, None
     except safefs.UnsafeFileError as exc:
         problem = exc.message
     except OSError as exc:
@@ -338,6 +352,7 @@ def _read_record(path: Path, rel: str) -> tuple[EvidenceRecord | None, object, F
     except ValueError as exc:  # JSON or pydantic validation
         problem = str(exc).splitlines()[0]
     return (
+        None,
         None,
         None,
         finding(
@@ -348,7 +363,9 @@ def _read_record(path: Path, rel: str) -> tuple[EvidenceRecord | None, object, F
     )
 
 
-def _open_evidence(base: Path, relative: str) -> tuple[io.FileIO | None, bool]:
+def _open_evidence(
+    base: Path, relative: str, root: safefs.OpenRoot | None = None
+) -> tuple[io.FileIO | None, bool]:
     """A log or output of the run at ``base``, opened: a regular file, not a link, inside
     ``base``.
 
@@ -362,23 +379,26 @@ def _open_evidence(base: Path, relative: str) -> tuple[io.FileIO | None, bool]:
     file itself must not be a link. The digest is computed from this descriptor, so the file
     that was checked is the file that is hashed: a file or directory swapped for a link
     between a check and an open by name cannot lead the read outside (there is no second
-    lookup). The run directory itself is trusted, as the layer trusts its root.
+    lookup). The run directory itself is trusted, as the layer trusts its root: ``root``, when
+    given, is ``base`` opened once for all the files of the run (:func:`check_run`).
     """
     found = _safe_join(base, relative)
     if found is None:
         return None, False
     try:
-        return safefs.open_regular(found, root=base, allow_links=False), False
+        return safefs.open_regular(found, root=root or base, allow_links=False), False
     except FileNotFoundError:
         return None, False
     except safefs.UnsafeFileError:
         return None, True
 
 
-def _evidence_digest(base: Path, relative: str) -> tuple[Path | None, str | None, bool]:
+def _evidence_digest(
+    base: Path, relative: str, root: safefs.OpenRoot | None = None
+) -> tuple[Path | None, str | None, bool]:
     """``(path, sha256, False)`` of a log or output of the run at ``base`` (see
     :func:`_open_evidence`, which opens it once), or ``(None, None, linked)``."""
-    handle, linked = _open_evidence(base, relative)
+    handle, linked = _open_evidence(base, relative, root)
     if handle is None:
         return None, None, linked
     with handle:
@@ -469,9 +489,9 @@ def _argv_matches(launcher: Launcher, record: EvidenceRecord) -> bool:
     if launcher.shell:
         # The command line is rendered with every value quoted for the shell (the runner's
         # render_argv): match it with the same quoting.
-        first = template_matches(want[0], got[0], shell_quoted(values))
+        first = _arg_matches(want[0], got[0], shell_quoted(values))
         return first and all(
-            template_matches(w, g, values) for w, g in zip(want[1:], got[1:], strict=True)
+            _arg_matches(w, g, values) for w, g in zip(want[1:], got[1:], strict=True)
         )
     program = PurePosixPath(got[0]).name
     declared = PurePosixPath(launcher.argv[0]).name
@@ -480,7 +500,17 @@ def _argv_matches(launcher: Launcher, record: EvidenceRecord) -> bool:
         or (declared.startswith("python") and program.startswith("python"))
     ):
         return False
-    return all(template_matches(w, g, values) for w, g in zip(want[1:], got[1:], strict=True))
+    return all(_arg_matches(w, g, values) for w, g in zip(want[1:], got[1:], strict=True))
+
+
+def _arg_matches(want: str, got: str, values: Mapping[str, object]) -> bool:
+    """:func:`~reprobridge_sdk.extract.template.template_matches`, answered without building a
+    pattern for an argument without braces: such a template is one literal, rendered as
+    itself, so it matches exactly the equal string (a regex compiled per run's argument
+    missed ``re``'s cache on every run of a large attempt)."""
+    if "{" not in want and "}" not in want:
+        return want == got
+    return template_matches(want, got, values)
 
 
 @functools.lru_cache(maxsize=1024)
@@ -525,9 +555,31 @@ def check_run(
 
     ``cache`` (one per audit) lets the tasks that read the same log or output share its
     parsed document or scan instead of reading the file once per task.
+
+    The run directory is resolved and opened once (:class:`~reprobridge_sdk.io.safefs.
+    OpenRoot`) for its record, log and outputs; when it cannot be opened, each read tries
+    again by path and reports what it meets, as before.
     """
-    record, owner, problem = _read_record(path, rel)
-    run = RunEvidence(path=path, rel=rel, record=record)
+    try:
+        root: safefs.OpenRoot | None = safefs.OpenRoot(path)
+    except (OSError, safefs.UnsafeFileError):
+        root = None
+    try:
+        return _check_run(facts, path, rel, cache, root)
+    finally:
+        if root is not None:
+            root.close()
+
+
+def _check_run(
+    facts: ArtifactFacts,
+    path: Path,
+    rel: str,
+    cache: ExtractionCache | None,
+    root: safefs.OpenRoot | None,
+) -> RunEvidence:
+    record, owner, digest, problem = _read_record(path, rel, root)
+    run = RunEvidence(path=path, rel=rel, record=record, record_sha256=digest)
     if record is None:
         assert problem is not None
         run.findings.append(problem)
@@ -630,7 +682,7 @@ def check_run(
     if record.log is None:
         add("A003", "the record names no log", "/log")
     else:
-        log_path, digest, linked = _evidence_digest(path, record.log.path)
+        log_path, digest, linked = _evidence_digest(path, record.log.path, root)
         if linked:
             add("A040", f"the log {record.log.path} is a link or not a regular file", "/log/path")
         elif log_path is None:
@@ -642,7 +694,7 @@ def check_run(
 
     outputs: dict[str, tuple[OutputRecord, Path | None, bool]] = {}
     for index, output in _iter_outputs(record):
-        out_path, digest, linked = _evidence_digest(path, output.path)
+        out_path, digest, linked = _evidence_digest(path, output.path, root)
         ok = False
         if linked:
             add(

@@ -56,6 +56,15 @@ modification time, so a file that changes is read again; the cache keeps at most
 ``max_files`` files' documents (the least recently used are dropped). :func:`extract_many`
 runs several extractors over one run's files with one cache.
 
+Opening
+-------
+The file an extractor reads is opened once by the safe file layer (component by component
+from the root's descriptor, ``O_NOFOLLOW``; :mod:`reprobridge_sdk.extract._opened`) and every
+reader reads it through that descriptor, never by its name again: a directory swapped for a
+link to the outside after the check cannot lead the read there. A cache keeps a batch's files
+open (at most a few) and reuses a descriptor while the name still leads to the same version
+of the file; :meth:`ExtractionCache.close` closes them (as does dropping the cache).
+
 Templates
 ---------
 ``{name}`` is replaced from a context mapping (``seed``, ``run_dir``, params); ``{{`` and
@@ -81,6 +90,7 @@ from ._allvalues import KEPT_RAW, KEPT_VALUES, AllValues, summarise
 from ._errors import REASONS, ExtractionError, TemplateError
 from ._extraction_cache import ExtractionCache
 from ._linescan import DEFAULT_CHUNK, MAX_LINE, line_safe, required_literal
+from ._opened import OpenedFile, Readable, open_checked
 from .pattern import PatternError, Regex, author_pattern
 from .template import render_template
 
@@ -250,7 +260,7 @@ def regex_matches(
     return _scan(source, rx, group, occurrence, chunk_size, _entries(cache, source))
 
 
-def _entries(cache: ExtractionCache | None, path: Path) -> _FileEntries | None:
+def _entries(cache: ExtractionCache | None, path: Readable) -> _FileEntries | None:
     return None if cache is None else cache.entries(path)
 
 
@@ -261,7 +271,7 @@ def _transform_key(transform: Mapping[str, Any] | None) -> tuple[object, ...] | 
 
 
 def _all_values(  # noqa: PLR0917 - private helper
-    path: Path,
+    path: Readable,
     rx: Regex,
     group: str | int,
     chunk_size: int,
@@ -279,7 +289,7 @@ def _all_values(  # noqa: PLR0917 - private helper
 
 
 def _scan(  # noqa: PLR0917 - private helper
-    path: Path,
+    path: Readable,
     rx: Regex,
     group: str | int,
     occurrence: str,
@@ -322,9 +332,10 @@ def _json_pointer(document: Any, pointer: str) -> Any:
     return current
 
 
-def _read_json(path: Path) -> Any:
+def _read_json(path: OpenedFile) -> Any:
     try:
-        return safefs.load_json(path)
+        raw = path.read_bytes(safefs.MAX_EVIDENCE_BYTES)
+        return safefs.loads_json(raw, path=path.path)
     except safefs.UnsafeFileError as exc:
         raise ExtractionError("decode", f"{path.name}: {exc.message}") from None
     except (ValueError, UnicodeDecodeError) as exc:
@@ -333,7 +344,7 @@ def _read_json(path: Path) -> Any:
 
 
 def _extract_json(
-    path: Path, spec: Mapping[str, Any], entries: _FileEntries | None = None
+    path: OpenedFile, spec: Mapping[str, Any], entries: _FileEntries | None = None
 ) -> tuple[float, str]:
     document = _cached(entries, ("json",), lambda: _read_json(path))
     pointer = str(spec.get("pointer", ""))
@@ -377,11 +388,11 @@ def _select_row(
     return _as_number(cell, f"column {column!r}")
 
 
-def _read_csv(path: Path) -> tuple[list[str] | None, list[dict[str, Any]]]:
+def _read_csv(path: OpenedFile) -> tuple[list[str] | None, list[dict[str, Any]]]:
     import csv  # noqa: PLC0415 - start-up: only for CSV outputs
 
     try:
-        with path.open(encoding="utf-8", errors="replace", newline="") as handle:
+        with path.open_text(encoding="utf-8", errors="replace", newline="") as handle:
             reader = csv.DictReader(handle)
             header = reader.fieldnames
             return (list(header) if header else None), list(reader)
@@ -391,7 +402,7 @@ def _read_csv(path: Path) -> tuple[list[str] | None, list[dict[str, Any]]]:
 
 
 def _extract_csv(
-    path: Path, spec: Mapping[str, Any], entries: _FileEntries | None = None
+    path: OpenedFile, spec: Mapping[str, Any], entries: _FileEntries | None = None
 ) -> tuple[float, str]:
     if entries is not None:  # the whole table, parsed once for every extractor of the batch
         header, rows = _cached(entries, ("csv",), lambda: _read_csv(path))
@@ -399,7 +410,7 @@ def _extract_csv(
     import csv  # noqa: PLC0415 - start-up: only for CSV outputs
 
     try:  # streamed: memory bounded by one row (or by the rows counted from the end)
-        with path.open(encoding="utf-8", errors="replace", newline="") as handle:
+        with path.open_text(encoding="utf-8", errors="replace", newline="") as handle:
             reader = csv.DictReader(handle)
             return _select_row(path.name, reader.fieldnames, reader, spec)
     except csv.Error as exc:
@@ -407,14 +418,14 @@ def _extract_csv(
         raise ExtractionError("bad-csv", msg) from None
 
 
-def _read_yaml(path: Path) -> Any:
+def _read_yaml(path: OpenedFile) -> Any:
     import yaml  # noqa: PLC0415 - only YAML extractors pay for it
 
     from reprobridge_sdk.io.document import MAX_DEPTH, nests_too_deep  # noqa: PLC0415
 
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     try:
-        text = safefs.read_text(path, max_bytes=safefs.MAX_EVIDENCE_BYTES, errors="replace")
+        text = path.read_bytes(safefs.MAX_EVIDENCE_BYTES).decode("utf-8", "replace")
         if nests_too_deep(text):
             msg = f"{path.name} nests deeper than {MAX_DEPTH} levels"
             raise ExtractionError("bad-yaml", msg)
@@ -427,7 +438,7 @@ def _read_yaml(path: Path) -> Any:
 
 
 def _extract_yaml(
-    path: Path, spec: Mapping[str, Any], entries: _FileEntries | None = None
+    path: OpenedFile, spec: Mapping[str, Any], entries: _FileEntries | None = None
 ) -> tuple[float, str]:
     document = _cached(entries, ("yaml",), lambda: _read_yaml(path))
     key = str(spec["key"])
@@ -516,20 +527,36 @@ def extract_value(
     plugin = _plugin.load(kind, spec) if isinstance(kind, str) and kind.startswith("x-") else None
     path, source = _source(spec, log=log, files_base=files_base, outputs=outputs, context=context)
     if cache is None:
-        path = _checked(path, root, source, max_bytes)
+        opened = _checked(path, root, source, max_bytes)
     else:
         rules = (root if root is None or isinstance(root, Path) else tuple(root), max_bytes)
-        unchecked = path
-        path = cache.checked(unchecked, rules, lambda: _checked(unchecked, root, source, max_bytes))
-    entries = _entries(cache, path)  # one stat: the file's version and whether it exists
-    if entries is None and (cache is not None or not path.is_file()):
+        given = path
+        opened = cache.opened(given, rules, lambda: _checked(given, root, source, max_bytes))
+    if opened is None:
         msg = f"{source}: file {path.name!r} does not exist"
         raise ExtractionError("missing-file", msg, source=source)
-    if plugin is not None:
-        value, raw = _plugin.call(plugin, str(kind), spec, path, source)
-        if transform is not None:
-            value = apply_transform(value, transform)
-        return Extracted(values=(value,), raw=(raw,), source=source)
+    try:
+        if plugin is not None:
+            value, raw = _plugin.call(plugin, str(kind), spec, opened.path, source)
+            if transform is not None:
+                value = apply_transform(value, transform)
+            return Extracted(values=(value,), raw=(raw,), source=source)
+        return _read(opened, spec, source, chunk_size, _entries(cache, opened), transform)
+    finally:
+        if cache is None:  # a batch's cache keeps its files open for the next extraction
+            opened.close()
+
+
+def _read(  # noqa: PLR0917 - private helper of extract_value
+    path: OpenedFile,
+    spec: Mapping[str, Any],
+    source: str,
+    chunk_size: int,
+    entries: _FileEntries | None,
+    transform: Mapping[str, Any] | Any | None,
+) -> Extracted:
+    """The value(s) of a built-in kind, read through the opened file."""
+    kind = spec.get("kind")
     try:
         if kind == "regex":
             pattern = str(spec["pattern"])
@@ -581,31 +608,16 @@ def extract_value(
 
 def _checked(
     path: Path, root: Path | Sequence[Path] | None, source: str, max_bytes: int | None
-) -> Path:
-    """``path`` resolved inside ``root`` (or one of several roots), a regular file of at most
-    ``max_bytes``, else ``unsafe-file`` (the refusal's own reason in the error's ``refusal``)."""
+) -> OpenedFile | None:
+    """``path`` opened once inside ``root`` (or one of several roots), a regular file of at
+    most ``max_bytes`` (:func:`._opened.open_checked`); ``None`` when it is missing, else
+    ``unsafe-file`` (the refusal's own reason in the error's ``refusal``)."""
     try:
-        if root is not None:
-            roots = [root] if isinstance(root, Path) else list(root)
-            refused: safefs.UnsafeFileError | None = None
-            for base in roots:
-                try:
-                    path = safefs.resolve_inside(base, path)
-                except safefs.UnsafeFileError as exc:
-                    refused = exc
-                else:
-                    refused = None
-                    break
-            if refused is not None:
-                raise refused
-        safefs.open_regular(path, max_bytes=max_bytes).close()
+        return open_checked(path, root, max_bytes)
     except safefs.UnsafeFileError as exc:
         error = ExtractionError("unsafe-file", f"{source}: {exc.message}", source=source)
         error.refusal = exc
         raise error from None
-    except FileNotFoundError:
-        pass  # reported as missing-file below
-    return path
 
 
 def extract_many(

@@ -63,6 +63,7 @@ __all__ = [
     "MAX_JSON_DEPTH",
     "MAX_LINK_HOPS",
     "MAX_TEXT_BYTES",
+    "OpenRoot",
     "UnsafeFileError",
     "UnsafeReason",
     "atomic_write_bytes",
@@ -70,8 +71,10 @@ __all__ = [
     "create_exclusive",
     "is_inside",
     "load_json",
+    "loads_json",
     "open_regular",
     "read_bytes",
+    "read_opened",
     "read_text",
     "refusal",
     "resolve_inside",
@@ -169,6 +172,42 @@ def resolve_inside(root: str | os.PathLike[str], path: str | os.PathLike[str]) -
     return real
 
 
+class OpenRoot:
+    """A root opened once for several reads below it (the record, log and outputs of one run).
+
+    The root is resolved (``realpath``) and opened when this is made, not at each read: every
+    read given it as ``root`` walks from a duplicate of this descriptor, so the root is the
+    directory it was then, even if its path is renamed or replaced meanwhile (the root is
+    trusted, as for a path). Everything below it is resolved at each read as usual. Raises
+    like a read (``FileNotFoundError``, :class:`UnsafeFileError`) when the root cannot be
+    opened. Close it (or use it as a context manager) when the reads are done.
+    """
+
+    __slots__ = ("base", "fd", "path")
+
+    def __init__(self, root: str | os.PathLike[str]) -> None:
+        self.path = os.fspath(root)
+        self.base = os.path.realpath(root)
+        try:
+            self.fd = os.open(self.base, _DIRECTORY)
+        except OSError as exc:
+            raise _open_error(exc, Path(self.base), root) from None
+
+    def __fspath__(self) -> str:
+        return self.path
+
+    def close(self) -> None:
+        if self.fd >= 0:
+            os.close(self.fd)
+            self.fd = -1
+
+    def __enter__(self) -> OpenRoot:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
+
+
 def open_regular(
     path: str | os.PathLike[str],
     *,
@@ -178,16 +217,19 @@ def open_regular(
 ) -> io.FileIO:
     """Open a regular file for binary reading under the rules of this module.
 
-    With ``root``, the path is resolved component by component from a descriptor of the root
-    (see the module docstring): links are followed only while they stay inside it, and with
-    ``allow_links`` False a path that is itself a link is refused. Without ``root`` (files
+    With ``root`` (a path, or an :class:`OpenRoot` opened once for several reads), the path is
+    resolved component by component from a descriptor of the root (see the module docstring):
+    links are followed only while they stay inside it, and with ``allow_links`` False a path
+    that is itself a link is refused. Without ``root`` (files
     that are not an artifact's: a venv's interpreter, a cache) links are followed and the
     resolved path is opened with ``O_NOFOLLOW``. In every case the file must be a regular
     file. Raises :class:`UnsafeFileError`, or ``FileNotFoundError`` when it is missing
     (callers report a missing file with their own code).
     """
     target = Path(path)
-    if root is not None:
+    if isinstance(root, OpenRoot):
+        fd = _open_beneath(root.path, target, allow_links=allow_links, opened=root)
+    elif root is not None:
         fd = _open_beneath(root, target, allow_links=allow_links)
     else:
         if not allow_links and target.is_symlink():
@@ -256,11 +298,14 @@ def _open_beneath(
     allow_links: bool = True,
     directory: bool = False,
     create: bool = False,
+    opened: OpenRoot | None = None,
 ) -> int:
     """A read-only descriptor of ``path``, every component resolved inside ``root``.
 
     With ``directory`` the path is a directory and the descriptor only serves to look names
-    up in it (``O_PATH`` where it exists): the ``dir_fd`` of a write. With ``create`` the root
+    up in it (``O_PATH`` where it exists): the ``dir_fd`` of a write. With ``opened`` (the
+    root's :class:`OpenRoot`) the root is neither resolved nor opened again: the walk starts
+    from a duplicate of its descriptor. With ``create`` the root
     is made if missing, and a missing directory below it is made (``mkdirat``) and then opened
     like any other, so a link planted in its place meanwhile is resolved, not trusted.
 
@@ -270,11 +315,11 @@ def _open_beneath(
     """
     if create:
         Path(root).mkdir(parents=True, exist_ok=True)  # the root is trusted: made as asked
-    base = os.path.realpath(root)
+    base = os.path.realpath(root) if opened is None else opened.base
     root_parts = _parts(base)
     pending = deque(_relative_parts(root, base, path))
     try:
-        root_fd = os.open(base, _DIRECTORY)
+        root_fd = os.open(base, _DIRECTORY) if opened is None else os.dup(opened.fd)
     except OSError as exc:
         raise _open_error(exc, Path(base), path) from None
     stack = [root_fd]  # the directories opened, from the root down
@@ -372,21 +417,33 @@ def read_bytes(
 ) -> bytes:
     """The content of a regular file, at most ``max_bytes`` (else ``"too-large"``)."""
     with open_regular(path, root=root, max_bytes=max_bytes, allow_links=allow_links) as handle:
-        # ask for the size fstat gives (plus one byte, to see growth), not the cap: a read
-        # allocates what it asks for, and the cap is 64 MiB for a 100-byte file
-        size = os.fstat(handle.fileno()).st_size
-        data = handle.read(min(size, max_bytes) + 1)
-        # read() of a raw file may return short, or the file grew; keep reading to the cap.
-        chunks = [data]
-        total = len(data)
-        while data and total <= max_bytes:
-            # what fstat promised is left, else growth in 64 KiB steps (never past the cap)
-            data = handle.read(min(max(size - total, 1 << 16), max_bytes + 1 - total))
-            chunks.append(data)
-            total += len(data)
+        return read_opened(handle, max_bytes=max_bytes, name=path)
+
+
+def read_opened(
+    handle: io.RawIOBase | io.BufferedIOBase,
+    *,
+    max_bytes: int = MAX_TEXT_BYTES,
+    name: str | os.PathLike[str] = "",
+) -> bytes:
+    """The rest of a file opened by :func:`open_regular` (from its offset), at most
+    ``max_bytes`` (else ``"too-large"``, naming ``name``): for a caller that keeps the
+    descriptor to read the file again, never reopening it by name."""
+    # ask for the size fstat gives (plus one byte, to see growth), not the cap: a read
+    # allocates what it asks for, and the cap is 64 MiB for a 100-byte file
+    size = max(0, os.fstat(handle.fileno()).st_size - handle.tell())
+    data = handle.read(min(size, max_bytes) + 1) or b""
+    # read() of a raw file may return short, or the file grew; keep reading to the cap.
+    chunks = [data]
+    total = len(data)
+    while data and total <= max_bytes:
+        # what fstat promised is left, else growth in 64 KiB steps (never past the cap)
+        data = handle.read(min(max(size - total, 1 << 16), max_bytes + 1 - total)) or b""
+        chunks.append(data)
+        total += len(data)
     if total > max_bytes:
-        msg = f"{path} grew beyond {max_bytes} bytes while it was read"
-        raise UnsafeFileError("too-large", path, msg, limit=max_bytes)
+        msg = f"{name} grew beyond {max_bytes} bytes while it was read"
+        raise UnsafeFileError("too-large", name, msg, limit=max_bytes)
     return b"".join(chunks)
 
 
@@ -443,6 +500,13 @@ def load_json(
 ) -> Any:
     """Parse a JSON file under the size and depth caps (``ValueError`` for bad JSON)."""
     raw = read_bytes(path, root=root, max_bytes=max_bytes, allow_links=allow_links)
+    return loads_json(raw, path=path, max_depth=max_depth)
+
+
+def loads_json(raw: bytes, *, path: str | os.PathLike[str], max_depth: int = MAX_JSON_DEPTH) -> Any:
+    """Parse the bytes of a JSON file (``path`` names it in a refusal) under the depth cap, as
+    :func:`load_json` does after reading it: for a caller that also needs the bytes (to hash
+    the very content it parsed, without reading the file again)."""
     msg = f"{path} nests deeper than {max_depth} levels"
     if raw.count(b"[") + raw.count(b"{") <= max_depth:
         return json.loads(raw)  # cannot nest deeper than its number of brackets

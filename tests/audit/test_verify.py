@@ -7,8 +7,12 @@ from typing import Any
 
 import yaml
 from audit_support import make_artifact, run_honestly
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 
 from reprobridge_sdk.audit import audit
+from reprobridge_sdk.audit.verify import _arg_matches
+from reprobridge_sdk.extract.template import template_matches
 
 
 def test_all_occurrences_with_rounding_reextract_like_the_runner(tmp_path: Path) -> None:
@@ -49,3 +53,19 @@ def test_all_occurrences_with_rounding_reextract_like_the_runner(tmp_path: Path)
     # The value is the mean of the rounded per-epoch values, as the runner records it.
     losses = [round(33.3 * float(f"{1.0 / (e + 1):.4f}"), 1) for e in range(10)]
     assert acc.attempts[0].value == sum(losses) / len(losses)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    want=st.text(alphabet=st.characters(blacklist_characters="{}"), max_size=12),
+    got=st.text(max_size=12),
+)
+@example(want="--seed", got="--seed")
+@example(want="a.b*", got="aXbb")
+@example(want="", got="")
+def test_an_argument_without_braces_matches_as_the_template_does(want: str, got: str) -> None:
+    """The auditor's shortcut for literal arguments gives ``template_matches``'s answer."""
+    for candidate in (got, want):
+        assert _arg_matches(want, candidate, {"seed": 1}) is template_matches(
+            want, candidate, {"seed": 1}
+        )
