@@ -24,10 +24,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ._linescan import scan_chunks
 from .pattern import Regex
+
+if TYPE_CHECKING:
+    from ._opened import Readable
 
 __all__ = ["KEPT_RAW", "KEPT_VALUES", "AllValues", "summarise"]
 
@@ -109,7 +112,7 @@ class AllValues:
 
 
 def summarise(  # noqa: PLR0917 - the scan's arguments
-    path: Path,
+    path: Readable,
     rx: Regex,
     group: str | int,
     chunk_size: int,

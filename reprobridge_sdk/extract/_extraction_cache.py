@@ -13,17 +13,31 @@ The cache knows nothing of extraction: failures are stored as values by the call
 from __future__ import annotations
 
 import os
+import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
-from pathlib import Path
 from stat import S_ISREG
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from ._opened import OpenedFile, Readable
 
 __all__ = ["ExtractionCache"]
 
 _Key = tuple[object, ...]
-#: Most checked paths remembered (then the memo starts again).
-_MAX_CHECKED = 1 << 16
+#: Most files kept open by a batch (a run's outputs and log, a few runs).
+_MAX_OPEN = 16
+
+
+def _version(info: os.stat_result) -> tuple[int, int, int, int]:
+    return info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns
+
+
+def _close_all(opened: OrderedDict[tuple[str, Hashable], OpenedFile]) -> None:
+    while opened:
+        opened.popitem()[1].close()
 
 
 class _FileEntries:
@@ -55,43 +69,56 @@ class ExtractionCache:
     def __init__(self, max_files: int = 256) -> None:
         self.max_files = max_files
         self._files: OrderedDict[tuple[str, int, int, int], _FileEntries] = OrderedDict()
-        self._checked: dict[tuple[object, ...], Path] = {}
+        self._open: OrderedDict[tuple[str, Hashable], OpenedFile] = OrderedDict()
+        # the descriptors kept open are closed with the cache (or by close())
+        self._finalizer = weakref.finalize(self, _close_all, self._open)
         self.hits = 0
         self.misses = 0
 
-    def checked(self, path: Path, rules: Hashable, check: Callable[[], Path]) -> Path:
-        """``check()`` (the safe file layer's resolution of ``path`` under ``rules``: its root
-        and size limit), done once per version of the file as ``lstat`` sees it.
+    def opened(
+        self, path: Path, rules: Hashable, open_file: Callable[[], OpenedFile | None]
+    ) -> OpenedFile | None:
+        """``open_file()`` (the safe file layer's open of ``path`` under ``rules``: its root
+        and size limit), kept open for the batch and reused while ``path`` still leads to
+        the same version of the same file.
 
-        The tasks of a run read the same output: its path is resolved and checked once, not
-        once per task. The key holds the path's own ``lstat`` (device, inode, size, mtime,
-        mode), so a file replaced, grown, or turned into a link is checked again; a refusal
-        (an exception) is never stored. A directory on the way swapped for a link while the
-        batch runs is not noticed: the batch reads evidence that does not change under it.
+        The tasks of a run read the same output: it is opened once, not once per task. Reuse
+        is decided by ``stat(path)`` against the kept descriptor's ``fstat`` (device, inode,
+        size, modification time); whatever the name leads to, every byte is read through a
+        descriptor that the safe file layer opened, so a directory swapped for a link to the
+        outside never leads a read there (the name then leads to another file: opened again,
+        and refused). At most :data:`_MAX_OPEN` descriptors are kept (the least recently used
+        are closed). A refusal (an exception) or a missing file is not kept.
         """
-        try:
-            info = os.lstat(path)
-        except OSError:
-            return check()  # missing: the check and the caller report it
-        key = (
-            str(path),
-            rules,
-            info.st_dev,
-            info.st_ino,
-            info.st_size,
-            info.st_mtime_ns,
-            info.st_mode,
-        )
-        found = self._checked.get(key)
-        if found is None:
-            found = check()
-            if len(self._checked) >= _MAX_CHECKED:
-                self._checked.clear()
-            self._checked[key] = found
+        key = (str(path), rules)
+        kept = self._open.get(key)
+        if kept is not None:
+            try:
+                now = path.stat()
+            except OSError:
+                now = None
+            if now is not None and _version(now) == _version(kept.stat()):
+                self._open.move_to_end(key)
+                return kept
+            del self._open[key]
+            kept.close()
+        found = open_file()
+        if found is not None:
+            self._open[key] = found
+            while len(self._open) > _MAX_OPEN:
+                self._open.popitem(last=False)[1].close()
         return found
 
-    def entries(self, path: Path) -> _FileEntries | None:
-        """The entries of the file's current version; ``None`` if it is not a regular file."""
+    def close(self) -> None:
+        """Close the descriptors kept open (the cache stays usable)."""
+        _close_all(self._open)
+
+    def entries(self, path: Readable) -> _FileEntries | None:
+        """The entries of the file's current version; ``None`` if it is not a regular file.
+
+        For an opened file (:class:`._opened.OpenedFile`) the version is the descriptor's
+        own (``fstat``): the file the extraction reads, whatever its name points at now.
+        """
         try:
             stat = path.stat()
         except OSError:

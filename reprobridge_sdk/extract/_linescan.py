@@ -24,12 +24,14 @@ import re
 from collections.abc import Generator, Iterator
 from dataclasses import dataclass, replace
 from functools import lru_cache
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import re2
 
 from .pattern import Match, Regex, author_pattern
+
+if TYPE_CHECKING:
+    from ._opened import Readable
 
 __all__ = ["DEFAULT_CHUNK", "MAX_LINE", "line_safe", "required_literal", "scan", "scan_chunks"]
 
@@ -379,7 +381,7 @@ def _region_last(region: bytes, plan: _Plan) -> str | None:
     return None
 
 
-def _regions(path: Path, chunk_size: int, start: int = 0) -> Generator[bytes, None, None]:
+def _regions(path: Readable, chunk_size: int, start: int = 0) -> Generator[bytes, None, None]:
     """The file as regions of whole lines of about ``chunk_size`` bytes, in order (a line
     longer than :data:`MAX_LINE` is cut into segments of that size).
 
@@ -416,7 +418,7 @@ _BATCH = 4096
 _WINDOW = 8 << 20
 
 
-def _mapped_literal(path: Path, plan: _Plan, chunk_size: int) -> Iterator[list[str]]:
+def _mapped_literal(path: Readable, plan: _Plan, chunk_size: int) -> Iterator[list[str]]:
     """:func:`scan_chunks` for a case-sensitive literal, searched in place in the mapped file.
 
     Only the lines holding the literal are copied and matched: no read of the whole file into
@@ -481,12 +483,12 @@ def _mapped_literal(path: Path, plan: _Plan, chunk_size: int) -> Iterator[list[s
             yield found
 
 
-def _scan_forward(path: Path, plan: _Plan, chunk_size: int) -> Generator[str, None, None]:
+def _scan_forward(path: Readable, plan: _Plan, chunk_size: int) -> Generator[str, None, None]:
     for region in _regions(path, chunk_size):
         yield from _region_forward(region, plan)
 
 
-def _scan_last(path: Path, plan: _Plan, chunk_size: int) -> str | None:
+def _scan_last(path: Readable, plan: _Plan, chunk_size: int) -> str | None:
     with path.open("rb") as handle:
         pos = handle.seek(0, 2)
         carry = b""  # the start of the file region already read (begins mid-line)
@@ -532,7 +534,7 @@ def _make_plan(rx: Regex, group: str | int, strategy: str | None) -> _Plan:
 
 
 def scan(
-    path: Path,
+    path: Readable,
     rx: Regex,
     group: str | int,
     occurrence: str,
@@ -563,7 +565,7 @@ def scan(
 
 
 def scan_chunks(
-    path: Path,
+    path: Readable,
     rx: Regex,
     group: str | int,
     chunk_size: int = DEFAULT_CHUNK,

@@ -72,6 +72,7 @@ __all__ = [
     "Document",
     "core_tag",
     "escape_pointer",
+    "gc_paused",
     "json_type",
     "load_document",
     "nests_too_deep",
@@ -179,6 +180,10 @@ class Document:
     # from ``text`` when the first position is asked for (see _parse_nodes).
     _positions: dict[str, tuple[int, int]] | None = field(default=None, repr=False)
     _key_positions: dict[str, tuple[int, int]] | None = field(default=None, repr=False)
+    # Finds single pointers in ``text`` while the maps above are not computed (see locate).
+    _locator: Any = field(default=None, repr=False, compare=False)
+    # The text is in the JSON subset (read by json): the locator reads it as JSON.
+    _json_text: bool = field(default=False, repr=False, compare=False)
 
     @property
     def positions(self) -> dict[str, tuple[int, int]]:
@@ -203,7 +208,21 @@ class Document:
         """``(line, col)`` of ``pointer``, or of its nearest ancestor that exists; (0, 0) if none.
 
         With ``key=True`` the position of the key is preferred (where ``name:`` is written).
+        A document read without a finding answers without computing every position: the
+        pointer alone is found in the text (:class:`~reprobridge_sdk.io._locate.Locator`,
+        the same answer as the maps).
         """
+        if self._positions is None and self.text:
+            if self._locator is None:
+                from reprobridge_sdk.io._locate import Locator  # noqa: PLC0415 - it imports this
+
+                self._locator = Locator(
+                    self.text,
+                    json_text=self._json_text,
+                    loader=_Loader,
+                    fallback=lambda: (self.positions, self.key_positions),
+                )
+            return self._locator.locate(pointer, key=key)  # type: ignore[no-any-return]
         current = pointer
         while True:
             if key and current in self.key_positions:
@@ -212,7 +231,7 @@ class Document:
                 return self.positions[current]
             if not current:
                 return (0, 0)
-            current = current.rsplit("/", 1)[0]
+            current = current.rsplit("/", 1)[0] if "/" in current else ""
 
     def finding(
         self, code: str, message: str, *, path: str = "", hint: str | None = None, key: bool = False
@@ -314,14 +333,17 @@ def _mark(mark: Any) -> tuple[int, int]:
 def _parse(label: str, text: str) -> Document:
     # The nodes are released when _parse_nodes returns, before the collector runs again:
     # it then scans the converted values only, never the node graph.
-    with _gc_paused():
+    with gc_paused():
         return _parse_nodes(label, text)
 
 
 def _parse_nodes(label: str, text: str) -> Document:
     plain = _json_subset(text)
-    if plain is not None:  # positions, if asked for, come from the YAML reader
-        return Document(label, text, data=plain)
+    if plain is not None:  # positions, if asked for, are found in the text
+        return Document(label, text, data=plain, _json_text=True)
+    events = _from_events(text)
+    if events is not None:
+        return Document(label, text, data=events)
     doc = Document(label, text, _positions={}, _key_positions={})
     at_risk = _composer_at_risk(text)
     try:
@@ -460,6 +482,121 @@ def _json_subset(text: str) -> dict[str, Any] | None:
     return data
 
 
+class _NotEvents(Exception):
+    """The text holds something the event converter leaves to the node converter."""
+
+
+_SCALAR_EVENT, _ALIAS_EVENT = yaml.ScalarEvent, yaml.AliasEvent
+_MAPPING_START, _SEQUENCE_START = yaml.MappingStartEvent, yaml.SequenceStartEvent
+_MAPPING_END, _SEQUENCE_END = yaml.MappingEndEvent, yaml.SequenceEndEvent
+
+
+def _event_scalar(value: str) -> Any:
+    """The data of a plain scalar that may not be a string; :class:`_NotEvents` when the
+    converter would report it (a number JSON cannot carry)."""
+    tag = core_tag(value)
+    if tag == _STR:
+        return value
+    if tag == _NULL:
+        return None
+    if tag == _BOOL:
+        return value[0] in "tT"
+    if tag == _INT:
+        exact = _int(value)
+        if exact is None:
+            raise _NotEvents
+        return exact
+    if value.lower().endswith((".nan", ".inf")):
+        raise _NotEvents
+    number = _float(value)
+    if not math.isfinite(number):
+        raise _NotEvents
+    return number
+
+
+def _from_events(text: str) -> dict[str, Any] | None:
+    """The data of a YAML text read from libyaml's events, without composing nodes; None
+    when the text needs the node converter.
+
+    The converter over nodes builds about 600k node objects for a 10k-task block manifest
+    and converts them again; this one converts each event as it comes and keeps no node. It
+    reads only documents in which the node converter would find nothing and that need no
+    node graph: one document whose top is a mapping; no anchor, alias or explicit tag; keys
+    that are scalars read as strings, none twice; no number JSON cannot carry; nesting under
+    MAX_DEPTH. Plain scalars resolve by the core schema (:func:`core_tag`) and quoted ones
+    are strings, as in :class:`_Loader`. Anything else (an error of the parser included)
+    returns None and the text is composed as before, findings and all; whenever this
+    converter finishes, its data is the node converter's. Positions are not recorded:
+    :class:`~reprobridge_sdk.io._locate.Locator` finds the ones findings ask for. The event
+    stream has no recursion, so no depth of input can crash it.
+    """
+    loader = _Loader(text)
+    try:
+        return _convert_events(loader.get_event)
+    except (_NotEvents, yaml.YAMLError):
+        return None
+    finally:
+        loader.dispose()
+
+
+def _convert_events(get: Any) -> dict[str, Any] | None:
+    if type(get()) is not yaml.StreamStartEvent or type(get()) is not yaml.DocumentStartEvent:
+        raise _NotEvents
+    maybe = _MAYBE_NOT_STR
+    stack: list[tuple[Any, Any, bool]] = []
+    top: Any = None  # the collection being filled
+    key: str | None = None  # the pending key of a mapping (None: a key comes next)
+    in_map = False
+    while True:
+        event = get()
+        kind = type(event)
+        if kind is _SCALAR_EVENT:
+            if event.anchor is not None or event.tag is not None:
+                raise _NotEvents
+            value = event.value
+            if event.implicit[0] and (not value or value[0] in maybe):
+                value = _event_scalar(value)
+            if in_map:
+                if key is None:
+                    if type(value) is not str or value in top:
+                        raise _NotEvents  # a non-string or duplicate key: a finding
+                    key = value
+                    continue
+                top[key] = value
+                key = None
+            elif top is not None:
+                top.append(value)
+            else:
+                raise _NotEvents  # a scalar document
+            continue
+        if kind is _MAPPING_START or kind is _SEQUENCE_START:
+            if event.anchor is not None or event.tag is not None:
+                raise _NotEvents
+            if (in_map and key is None) or len(stack) >= MAX_DEPTH:
+                raise _NotEvents  # a collection key, or nesting the converter reports
+            new: Any = {} if kind is _MAPPING_START else []
+            if in_map:
+                top[key] = new
+            elif top is not None:
+                top.append(new)
+            elif kind is not _MAPPING_START:
+                raise _NotEvents  # a sequence at the top: Y002
+            stack.append((top, key, in_map))
+            top, key, in_map = new, None, kind is _MAPPING_START
+            continue
+        if kind is _MAPPING_END or kind is _SEQUENCE_END:
+            done = top
+            top, key, in_map = stack.pop()
+            key = None
+            if top is None:
+                break
+            continue
+        raise _NotEvents  # an alias, or an event out of place
+    if type(get()) is not yaml.DocumentEndEvent or type(get()) is not yaml.StreamEndEvent:
+        raise _NotEvents  # a second document: Y011
+    return done  # type: ignore[no-any-return]
+
+
 _JSON_STRING = re.compile(r'"[^"]*"')  # without backslashes a string is this, and only this
 _NOT_BRACKET = re.compile(r"[^\[\]{}]+")
 _BRACKET_STEP = {"[": 1, "{": 1, "]": -1, "}": -1}
@@ -478,7 +615,7 @@ def _positions_of(
     """The positions of values and keys of a document that was read without a finding
     (composed and converted again, this time recording where each value is)."""
     scratch = Document(label, text, _positions={}, _key_positions={})
-    with _gc_paused():
+    with gc_paused():
         root = yaml.compose(text, Loader=_Loader)
         if root is not None:  # no node (a file that did not decode, an empty text): no position
             _Converter(scratch).convert(root, "", 0)
@@ -553,8 +690,15 @@ def _plain(root: Any) -> Any:
 
 
 @contextlib.contextmanager
-def _gc_paused() -> Iterator[None]:
-    """Pause the garbage collector for the block; restore its state even on an exception."""
+def gc_paused() -> Iterator[None]:
+    """Pause the cyclic garbage collector for the block; restore its state even on an
+    exception (a collector that was off stays off).
+
+    For work that holds a large acyclic structure (a document's data, a node graph) while
+    it allocates many short-lived objects: each full collection would rescan all of it.
+    Objects are still freed by reference counting; only reference cycles wait for the
+    collector to be back.
+    """
     enabled = gc.isenabled()
     gc.disable()
     try:

@@ -74,6 +74,7 @@ __all__ = [
     "loads_json",
     "open_regular",
     "read_bytes",
+    "read_opened",
     "read_text",
     "refusal",
     "resolve_inside",
@@ -416,21 +417,33 @@ def read_bytes(
 ) -> bytes:
     """The content of a regular file, at most ``max_bytes`` (else ``"too-large"``)."""
     with open_regular(path, root=root, max_bytes=max_bytes, allow_links=allow_links) as handle:
-        # ask for the size fstat gives (plus one byte, to see growth), not the cap: a read
-        # allocates what it asks for, and the cap is 64 MiB for a 100-byte file
-        size = os.fstat(handle.fileno()).st_size
-        data = handle.read(min(size, max_bytes) + 1)
-        # read() of a raw file may return short, or the file grew; keep reading to the cap.
-        chunks = [data]
-        total = len(data)
-        while data and total <= max_bytes:
-            # what fstat promised is left, else growth in 64 KiB steps (never past the cap)
-            data = handle.read(min(max(size - total, 1 << 16), max_bytes + 1 - total))
-            chunks.append(data)
-            total += len(data)
+        return read_opened(handle, max_bytes=max_bytes, name=path)
+
+
+def read_opened(
+    handle: io.RawIOBase | io.BufferedIOBase,
+    *,
+    max_bytes: int = MAX_TEXT_BYTES,
+    name: str | os.PathLike[str] = "",
+) -> bytes:
+    """The rest of a file opened by :func:`open_regular` (from its offset), at most
+    ``max_bytes`` (else ``"too-large"``, naming ``name``): for a caller that keeps the
+    descriptor to read the file again, never reopening it by name."""
+    # ask for the size fstat gives (plus one byte, to see growth), not the cap: a read
+    # allocates what it asks for, and the cap is 64 MiB for a 100-byte file
+    size = max(0, os.fstat(handle.fileno()).st_size - handle.tell())
+    data = handle.read(min(size, max_bytes) + 1) or b""
+    # read() of a raw file may return short, or the file grew; keep reading to the cap.
+    chunks = [data]
+    total = len(data)
+    while data and total <= max_bytes:
+        # what fstat promised is left, else growth in 64 KiB steps (never past the cap)
+        data = handle.read(min(max(size - total, 1 << 16), max_bytes + 1 - total)) or b""
+        chunks.append(data)
+        total += len(data)
     if total > max_bytes:
-        msg = f"{path} grew beyond {max_bytes} bytes while it was read"
-        raise UnsafeFileError("too-large", path, msg, limit=max_bytes)
+        msg = f"{name} grew beyond {max_bytes} bytes while it was read"
+        raise UnsafeFileError("too-large", name, msg, limit=max_bytes)
     return b"".join(chunks)
 
 

@@ -1,0 +1,143 @@
+"""The file an extractor reads, opened once by the safe file layer and read only through that
+descriptor (never looked up by its name again).
+
+Rules and edge cases
+    * :func:`open_checked` opens ``path`` with :func:`reprobridge_sdk.io.safefs.open_regular`:
+      under a root (the artifact or the run directory), one component at a time from the
+      root's descriptor (``O_NOFOLLOW``; links followed only while they stay inside), so a
+      directory swapped for a link to the outside between two steps is seen as the link it
+      now is. With several roots, the first that holds the path opens it; a path that leaves
+      every root is refused (the last root's ``"escapes"``). Any other refusal (a FIFO, a
+      device, a file over ``max_bytes``) is raised at once. ``None`` when the file is missing.
+      Without a root, links are followed (the layer's rule for files that are not an
+      artifact's) and the path keeps its spelling.
+    * Every reader of the extraction (the regex scans, JSON, CSV, YAML) reads through
+      :meth:`OpenedFile.open`: a duplicate of the descriptor, rewound to the start. The
+      duplicates share one file offset, so one reader at a time (the extraction is
+      sequential); each rewinds or seeks before it reads.
+    * :meth:`OpenedFile.stat` is the descriptor's ``fstat``: the version of the file actually
+      read (the batch cache's key), not of whatever the name points at now.
+    * A plugin extractor receives :attr:`OpenedFile.path`, the path as resolved when it was
+      opened: the plugin opens it by name itself (its API takes a path), so the descriptor
+      only proves what the SDK checked.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from types import TracebackType
+from typing import IO, Any
+
+from reprobridge_sdk.io import safefs
+
+__all__ = ["OpenedFile", "Readable", "open_checked"]
+
+
+class OpenedFile:
+    """A regular file opened by the safe file layer; readers read it through its descriptor."""
+
+    __slots__ = ("_handle", "_path", "_resolve", "given")
+
+    def __init__(self, given: Path, handle: io.FileIO, *, resolve: bool) -> None:
+        #: The path as the caller gave it (the batch cache's key, with the descriptor's stat).
+        self.given = given
+        self._handle = handle
+        self._resolve = resolve
+        self._path: Path | None = None
+
+    @property
+    def path(self) -> Path:
+        """The path with its links resolved (under a root; else as given), only to name the
+        file in messages and for plugins: resolved on first use (most reads never need it)."""
+        if self._path is None:
+            self._path = _resolved(self.given) if self._resolve else self.given
+        return self._path
+
+    @property
+    def name(self) -> str:
+        return self.path.name
+
+    def __str__(self) -> str:
+        return str(self.given)
+
+    def stat(self) -> os.stat_result:
+        """The opened file's own status (``fstat``)."""
+        return os.fstat(self._handle.fileno())
+
+    def open(self, mode: str = "rb") -> io.BufferedReader:
+        """A new binary reader of the opened file from its start (``mode`` must be ``"rb"``,
+        as :meth:`pathlib.Path.open` is called by the scans)."""
+        if mode != "rb":
+            msg = f"an opened file is read as bytes, not {mode!r}"
+            raise ValueError(msg)
+        fd = os.dup(self._handle.fileno())
+        try:
+            os.lseek(fd, 0, os.SEEK_SET)
+            return open(fd, "rb", closefd=True)  # noqa: PTH123 - a descriptor, not a path
+        except BaseException:
+            os.close(fd)
+            raise
+
+    def open_text(self, **options: Any) -> IO[str]:
+        """A text reader of the opened file from its start (``encoding`` ... as for ``open``)."""
+        return io.TextIOWrapper(self.open(), **options)
+
+    def read_bytes(self, max_bytes: int) -> bytes:
+        """The whole file, at most ``max_bytes`` (else the safe file layer's ``"too-large"``)."""
+        with self.open() as handle:
+            return safefs.read_opened(handle, max_bytes=max_bytes, name=self.path)
+
+    def close(self) -> None:
+        self._handle.close()
+
+    def __enter__(self) -> OpenedFile:
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        trace: TracebackType | None,
+    ) -> None:
+        self.close()
+
+
+#: What the scans read: a path (opened by name, for callers without a root) or an opened file.
+Readable = Path | OpenedFile
+
+
+def _resolved(path: Path) -> Path:
+    """``path`` with its links resolved, only to name the file (messages, plugins): the name
+    may change under a concurrent swap (``realpath`` itself may then fail), the descriptor
+    does not."""
+    try:
+        return Path(os.path.realpath(path))
+    except OSError:
+        return path
+
+
+def open_checked(
+    path: Path, root: Path | Sequence[Path] | None, max_bytes: int | None
+) -> OpenedFile | None:
+    """``path`` opened under ``root`` (see the module); ``None`` when it is missing; raises
+    :class:`~reprobridge_sdk.io.safefs.UnsafeFileError` when it is refused."""
+    roots: Sequence[Path | None] = [root] if root is None or isinstance(root, Path) else root
+    if not roots:
+        roots = [None]  # an empty sequence of roots: no root, as with None
+    refused: safefs.UnsafeFileError | None = None
+    for base in roots:
+        try:
+            handle = safefs.open_regular(path, root=base, max_bytes=max_bytes)
+        except safefs.UnsafeFileError as exc:
+            if exc.reason != "escapes":
+                raise
+            refused = exc
+            continue
+        except FileNotFoundError:
+            return None
+        return OpenedFile(path, handle, resolve=base is not None)
+    assert refused is not None  # every root refused it
+    raise refused
