@@ -7,8 +7,9 @@
 ``s3://bucket/key`` and ``gs://bucket/key``
     Through fsspec with the ``s3`` (s3fs) or ``gcs`` (gcsfs) extra; credentials, region and
     endpoint come from the providers' usual configuration (``AWS_*`` variables such as
-    ``AWS_ENDPOINT_URL``, ``~/.aws``, ``GOOGLE_APPLICATION_CREDENTIALS``). Without the extra:
-    E015 with the command that installs it.
+    ``AWS_ENDPOINT_URL``, ``~/.aws``, ``GOOGLE_APPLICATION_CREDENTIALS``), read at each fetch
+    (a configuration changed since an earlier fetch of the same process is the one used).
+    Without the extra: E015 with the command that installs it.
 ``x-<scheme>://`` (format 1.1)
     Through the installed plugin whose entry point in ``reprobridge.data_schemes`` is named
     ``x-<scheme>`` (:mod:`reprobridge_sdk.plugins`): ``fetch(url, destination, *, size, sha256,
@@ -121,7 +122,10 @@ def fetch_scheme(
             raise SchemeFailed("E015", item.message, item.hint) from None
         fsspec: Any = require_extra("fsspec", extra)
         try:
-            fs = fsspec.filesystem(scheme if scheme != "gs" else "gcs")
+            # A filesystem of its own for each fetch: fsspec would hand back the instance
+            # made by an earlier fetch of this process, with the endpoint and credentials
+            # read then, not the configuration of now.
+            fs = fsspec.filesystem(scheme if scheme != "gs" else "gcs", skip_instance_cache=True)
             fs.get_file(url, str(destination))
         except Exception as exc:
             raise SchemeFailed("D005", f"{url}: {type(exc).__name__}: {exc}") from None

@@ -8,6 +8,7 @@ requires the token and redirects to a second server standing for the CDN.
 from __future__ import annotations
 
 import base64
+import contextlib
 import hashlib
 import http.server
 import sys
@@ -37,8 +38,10 @@ def _codes(result: object) -> list[tuple[str, str]]:
     return [(f.code, f.path) for f in result.findings]  # type: ignore[attr-defined]
 
 
-@pytest.fixture
-def s3(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+@contextlib.contextmanager
+def _s3_server(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    """A moto S3 server on loopback holding ``s3://rb-data/models/weights.bin``, and the
+    ``AWS_*`` variables that point at it."""
     pytest.importorskip("s3fs", reason="the s3 extra is a test dependency")
     from moto.server import ThreadedMotoServer
 
@@ -64,11 +67,31 @@ def s3(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
         server.stop()
 
 
+@pytest.fixture
+def s3(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    with _s3_server(monkeypatch) as endpoint:
+        yield endpoint
+
+
 def test_s3_through_fsspec(s3: str, tmp_path: Path) -> None:
     art = _artifact(tmp_path / "art", "s3://rb-data/models/weights.bin")
     result = fetch_data(art, cache_dir=tmp_path / "cache")
     assert (result.fetched, _codes(result)) == (["weights"], [])
     assert (art / "data" / "weights.bin").read_bytes() == PAYLOAD
+
+
+def test_each_s3_fetch_reads_the_configuration_of_its_time(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A second fetch in the same process, with ``AWS_ENDPOINT_URL`` pointing at another
+    server, goes to that server (fsspec's cached filesystem of the first fetch went to the
+    first, stopped, server: D005; in a test suite, the order of two tests decided it)."""
+    for attempt in ("first", "second"):
+        with _s3_server(monkeypatch):
+            art = _artifact(tmp_path / attempt, "s3://rb-data/models/weights.bin")
+            result = fetch_data(art, cache_dir=tmp_path / f"cache-{attempt}")
+        assert (attempt, result.fetched, _codes(result)) == (attempt, ["weights"], [])
+        assert (art / "data" / "weights.bin").read_bytes() == PAYLOAD
 
 
 def test_s3_missing_object_is_d005_and_places_nothing(s3: str, tmp_path: Path) -> None:
