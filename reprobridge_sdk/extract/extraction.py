@@ -445,6 +445,8 @@ def extract_many(
             )
         except ExtractionError as exc:
             results.append(exc)
+    if cache is None:
+        shared.close()  # the batch's own cache: its files are not read again
     return results
 
 
