@@ -116,3 +116,37 @@ def test_the_layers_name_every_top_level_module() -> None:
         if path.name in {"__pycache__", "__init__.py", "py.typed", "_data"}:
             continue
         _layer(f"reprobridge_sdk.{path.stem}")
+
+
+def _unit(module: str) -> str:
+    """The top-level subpackage or module of ``reprobridge_sdk.<...>``."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else parts[0]
+
+
+def test_the_top_level_units_form_no_import_cycle() -> None:
+    """Sideways imports within a layer are allowed, a cycle between units is not (it would make
+    the import order decide which module sees a half-initialised other)."""
+    edges: dict[str, set[str]] = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        module = _module_name(path)
+        tree = ast.parse(path.read_text("utf-8"))
+        for node in _runtime_nodes(tree):
+            for target in _targets(node, module, path.name == "__init__.py"):
+                source, sink = _unit(module), _unit(target)
+                if target.split(".")[0] == "reprobridge_sdk" and source != sink:
+                    edges.setdefault(source, set()).add(sink)
+    # Kahn's algorithm: whatever cannot be ordered lies on a cycle (or below one).
+    remaining = {unit: set(sinks) for unit, sinks in edges.items()}
+    for sinks in edges.values():
+        for sink in sinks:
+            remaining.setdefault(sink, set())
+    while True:
+        leaves = [unit for unit, sinks in remaining.items() if not sinks]
+        if not leaves:
+            break
+        for leaf in leaves:
+            del remaining[leaf]
+        for sinks in remaining.values():
+            sinks.difference_update(leaves)
+    assert remaining == {}
