@@ -227,7 +227,8 @@ class Document:
                     json_text=self._json_text,
                     spans=self._spans,
                     loader=_Loader,
-                    fallback=lambda: (self.positions, self.key_positions),
+                    # not the document's own maps: a closure over it would make a cycle
+                    fallback=functools.partial(_positions_of, self.name, self.text),
                 )
             return self._locator.locate(pointer, key=key)  # type: ignore[no-any-return]
         current = pointer

@@ -14,6 +14,7 @@ findings, and ``locate`` of every pointer the reference knows and of pointers it
 from __future__ import annotations
 
 import json
+import weakref
 from pathlib import Path
 from typing import Any
 
@@ -288,3 +289,15 @@ def test_generated_documents(data: dict[str, Any], style: str) -> None:
     else:
         text = json.dumps(data, separators=(",", ":"))
     _compare(text)
+
+
+@pytest.mark.parametrize("name", ["anchors and aliases", "spans with CRLF", "JSON compact"])
+def test_a_located_document_is_freed_without_the_collector(name: str) -> None:
+    """The locator holds no reference back to its document (no cycle for the collector)."""
+    doc = load_document(HOSTILE[name].encode(), name="m.yaml")
+    assert doc._positions is None
+    ref = weakref.ref(doc)
+    with document.gc_paused():
+        assert doc.locate("/b/k/zz", key=True) != (0, 0)
+        del doc
+        assert ref() is None
