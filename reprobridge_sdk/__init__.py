@@ -9,7 +9,10 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from . import _forward
+
 if TYPE_CHECKING:
+    from ._forward import DocumentView
     from .api import ArtifactDir, create, load
     from .errors import ArtifactError, ReproBridgeError, UsageError
     from .findings import Finding, Severity
@@ -51,6 +54,19 @@ _LAZY = {
     "ValidationResult": ".validation",
     "validate": ".validation",
 }
+
+
+def _consumer_view(data: Any) -> tuple[Any, DocumentView | None]:
+    """The forward-compatibility reader of the layers below the API (see :mod:`._forward`):
+    the API's own, imported by name when a newer-minor document is first read (as the public
+    names are, by :func:`__getattr__`)."""
+    view: tuple[Any, DocumentView | None] = importlib.import_module(".api", __name__).consumer_view(
+        data
+    )
+    return view
+
+
+_forward.register(_consumer_view)
 
 
 def __getattr__(name: str) -> Any:

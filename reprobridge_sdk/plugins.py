@@ -11,7 +11,10 @@ point's *name* is what a manifest or a command line uses; its *object* is a call
 
     * ``path``: a :class:`pathlib.Path` to the file the extractor reads (the run's log, a
       declared output, or ``file``), already checked by the safe file layer: a regular file,
-      inside the artifact or run directory, existing. Read it as text or bytes.
+      inside the artifact or run directory, existing. Read it as text or bytes. (The SDK's
+      own readers read the file through the descriptor the check opened; a plugin opens the
+      path again by name, so a directory swapped for a link between the check and the
+      plugin's own open is the plugin's to notice.)
     * ``spec``: the extractor object of the manifest, a read-only mapping with ``kind``, the
       source keys (``output``/``file``) and the plugin's own keys, exactly as written.
     * returns an ``int`` or ``float`` (any real number but a ``bool``) that is finite. The

@@ -35,11 +35,9 @@ otherwise; unknown (``None``) without observations, a published value or with no
 numbers. A published range counts as its midpoint.
 
 Many tasks at once (:func:`compatibility_intervals`, :func:`scores`): the same numbers as the
-one-task functions, bit for bit (the means and deviations are the same ``math.fsum`` per
-task: a numpy sum rounds differently in the last place, and the reports print every digit),
-with the options checked once, one t quantile per distinct ``n``, and the p-values of all the
-scores with the same ``n - 1`` computed by one vectorised ``stdtr`` call (elementwise, the
-scalar call's result).
+one-task functions, bit for bit (the reports print every digit), with the options checked
+once, one t quantile per distinct ``n``, and the p-values of all the scores with the same
+``n - 1`` computed by one vectorised ``stdtr`` call (elementwise, the scalar call's result).
 
 Holm's step-down correction (:func:`holm`) adjusts the p-values of an artifact's tasks so a
 committee auditing many claims controls the family-wise rate of false alarms.
@@ -51,7 +49,6 @@ import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from itertools import repeat
 from typing import Any
 
 from reprobridge_sdk.errors import UsageError
@@ -212,82 +209,42 @@ def compatibility_intervals(
     floor: float = DEFAULT_FLOOR,
 ) -> list[Interval]:
     """:func:`compatibility_interval` of each sequence of ``observations``, in order: equal to
-    it, field for field and bit for bit (see the module docstring), at a fraction of the cost
-    for many tasks (the auditor's one call per audit).
+    it, field for field and bit for bit (see the module docstring), in one call for many
+    tasks (the auditor's one call per audit): the options are checked once and the t quantile
+    looked up once per distinct ``n``.
 
-    The tasks with ``n >= 2`` finite observations are computed together per ``n``, as numpy
-    arrays: the sums stay ``math.fsum`` per row (correctly rounded, as the one-task function's);
-    the squares are Python's (``x ** 2`` is C's ``pow``, not always ``x * x`` to the last bit);
-    the subtractions, quotients and square roots are IEEE operations, elementwise the same as
-    Python's on the same operands in the same order.
+    The arithmetic is the one-task function's, expression for expression. A numpy version
+    (arrays per ``n``) was no faster: the sums must stay ``math.fsum`` per row and the squares
+    Python's ``x ** 2`` (C ``pow``, which differs from numpy's ``x * x`` in the last bit for
+    some deviations), so each row still went through Python, plus the conversions.
     """
     check_options(level, floor)
-    rows = [[float(x) for x in row] for row in observations]
-    out: list[Interval | None] = [None] * len(rows)
-    groups: dict[int, list[int]] = {}
-    for i, xs in enumerate(rows):
-        n = len(xs)
-        if n >= 2:
-            groups.setdefault(n, []).append(i)
-        else:  # n = 0 or 1, or non-finite: the one-task function's own branches
-            out[i] = compatibility_interval(xs, level=level, floor=floor)
-    if groups:
-        _grouped_intervals(rows, groups, out, level=level, floor=floor)
-    return [item for item in out if item is not None]
-
-
-def _grouped_intervals(
-    rows: list[list[float]],
-    groups: dict[int, list[int]],
-    out: list[Interval | None],
-    *,
-    level: float,
-    floor: float,
-) -> None:
-    """Fill ``out`` at the indices of ``groups`` (rows of ``n >= 2`` observations, by ``n``)."""
-    import numpy as np  # noqa: PLC0415 - loaded with scipy.special, on first use
-
-    nan = math.nan
-    fsum = math.fsum
+    fsum, sqrt, isfinite = math.fsum, math.sqrt, math.isfinite
     probability = 1.0 - (1.0 - level) / 2.0
-    for n, members in groups.items():
-        matrix = np.array([rows[i] for i in members], dtype=float)
-        finite = np.isfinite(matrix).all(axis=1).tolist()
-        where = [i for i, ok in zip(members, finite, strict=True) if ok]
-        for i, ok in zip(members, finite, strict=True):
-            if not ok:
-                out[i] = Interval(n, nan, nan, nan, nan, nan, level, floor, nan, False, False, True)
-        if not where:
+    quantiles: dict[int, float] = {}
+    out: list[Interval] = []
+    append = out.append
+    for row in observations:
+        xs = [float(x) for x in row]
+        n = len(xs)
+        if n < 2 or not all(map(isfinite, xs)):  # n = 0 or 1, or non-finite: its own branches
+            append(compatibility_interval(xs, level=level, floor=floor))
             continue
-        if len(where) < len(members):
-            matrix = matrix[np.asarray(finite)]
-        t = t_quantile(probability, n - 1)
-        means = np.array([fsum(rows[i]) for i in where]) / n
-        with np.errstate(over="ignore"):  # Python's float subtraction overflows to inf silently
-            deviations = (matrix - means[:, None]).ravel().tolist()
-        # The squares as Python computes ``x ** 2`` (C ``pow``, which may round differently from
-        # ``x * x`` in the last place; an OverflowError as there), summed per row with fsum.
-        squares = list(map(pow, deviations, repeat(2)))
-        sums = [fsum(squares[k : k + n]) for k in range(0, len(squares), n)]
-        with np.errstate(over="ignore"):
-            sds = np.sqrt(np.array(sums) / (n - 1))
-            widths = t * sds * math.sqrt(1.0 + 1.0 / n)
-            floor_widths = floor * np.abs(means)
-            bound = floor_widths > widths
-            halves = np.where(bound, floor_widths, widths)
-            lows, highs = means - halves, means + halves
-        columns = zip(
-            where,
-            means.tolist(),
-            sds.tolist(),
-            halves.tolist(),
-            lows.tolist(),
-            highs.tolist(),
-            bound.tolist(),
-            strict=True,
+        mean = fsum(xs) / n
+        floor_width = floor * abs(mean)
+        sd = sqrt(fsum([(x - mean) ** 2 for x in xs]) / (n - 1))
+        t = quantiles.get(n)
+        if t is None:
+            t = quantiles[n] = t_quantile(probability, n - 1)
+        width = t * sd * sqrt(1.0 + 1.0 / n)
+        bound = floor_width > width
+        half = floor_width if bound else width
+        append(
+            Interval(
+                n, mean, sd, half, mean - half, mean + half, level, floor, t, bound, False, False
+            )
         )
-        for i, mean, sd, half, low, high, floored in columns:
-            out[i] = Interval(n, mean, sd, half, low, high, level, floor, t, floored, False, False)
+    return out
 
 
 def scores(intervals: Sequence[Interval], values: Sequence[float]) -> list[Score | None]:

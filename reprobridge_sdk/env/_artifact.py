@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
+from reprobridge_sdk._forward import DocumentView, consumer_view
 from reprobridge_sdk.errors import ArtifactError, UsageError
 from reprobridge_sdk.findings import Severity, finding
 from reprobridge_sdk.io import yamlio
@@ -84,12 +85,12 @@ class EnvArtifact(RawArtifact):
     """A :class:`RawArtifact` with its typed ``environment`` part."""
 
     environment: Environment
-    #: How a newer-minor document was read (``validation.forward.ForwardView``), or None.
-    forward: Any = None
+    #: How a newer-minor document was read (a ``validation.forward.ForwardView``), or None.
+    forward: DocumentView | None = None
 
     def pointer(self, pointer: str) -> str:
         """``pointer`` into :attr:`environment` as a pointer into the document."""
-        return pointer if self.forward is None else str(self.forward.to_document(pointer))
+        return pointer if self.forward is None else self.forward.to_document(pointer)
 
     def save_environment(self, environment: dict[str, Any]) -> None:
         from reprobridge_sdk.model.environment import Environment  # noqa: PLC0415
@@ -139,24 +140,22 @@ def load_raw(path: str | os.PathLike[str]) -> RawArtifact:
     return RawArtifact(root=root, document=document, raw=raw)
 
 
-def _consumer_environment(data: dict[str, Any], raw: dict[str, Any]) -> tuple[Any, Any]:
+def _consumer_environment(
+    data: dict[str, Any], raw: dict[str, Any]
+) -> tuple[Any, DocumentView | None]:
     """The ``environment`` part as every consumer reads it (spec "forward-compatibility").
 
     A document of a newer minor version is read through
-    :func:`reprobridge_sdk.api.consumer_view` (unknown keys ignored, data items with an
-    unknown enumeration value set aside), the one implementation of that rule; any other
-    document's part is ``raw`` itself, and the API is not imported. Returns the part and the
-    view (:class:`reprobridge_sdk.validation.forward.ForwardView`, or None).
+    :func:`reprobridge_sdk._forward.consumer_view` (unknown keys ignored, data items with an
+    unknown enumeration value set aside): the one implementation of that rule, the API's,
+    which the package registers there, so this layer does not import the layers above it.
+    Any other document's part is ``raw`` itself. Returns the part and the view (or None).
     """
     from reprobridge_sdk.versions import NEWEST_FORMAT, parse_version  # noqa: PLC0415
 
     version, newest = parse_version(data.get("rra_version")), parse_version(NEWEST_FORMAT)
     if version is None or newest is None or version[0] != newest[0] or version <= newest:
         return raw, None
-    # an upper layer, loaded on use: the environment commands read a newer minor version's
-    # document exactly as load(), run and audit do
-    from reprobridge_sdk.api import consumer_view  # noqa: PLC0415
-
     view_data, view = consumer_view(data)
     part = view_data.get("environment", raw) if isinstance(view_data, dict) else raw
     return part, view

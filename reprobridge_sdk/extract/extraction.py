@@ -70,15 +70,17 @@ Templates
 ``{name}`` is replaced from a context mapping (``seed``, ``run_dir``, params); ``{{`` and
 ``}}`` stand for literal braces; any other brace, or a name missing from the context, is a
 template error. :func:`render_template` is shared with the runner for argv.
+
+Modules: numbers are parsed by :mod:`._numbers`, JSON, CSV and YAML files read by
+:mod:`._documents`, regex scans run by :mod:`._linescan` and :mod:`._allvalues`, the file
+opened by :mod:`._opened`, plugin kinds called by :mod:`._plugin`; this module holds the
+public API.
 """
 
 from __future__ import annotations
 
-import json
 import math
-import re
-from collections import deque
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -87,9 +89,11 @@ from reprobridge_sdk.io import safefs
 
 from . import _linescan, _plugin
 from ._allvalues import KEPT_RAW, KEPT_VALUES, AllValues, summarise
+from ._documents import cached, extract_csv, extract_json, extract_yaml
 from ._errors import REASONS, ExtractionError, TemplateError
 from ._extraction_cache import ExtractionCache
 from ._linescan import DEFAULT_CHUNK, MAX_LINE, line_safe, required_literal
+from ._numbers import parse_number
 from ._opened import OpenedFile, Readable, open_checked
 from .pattern import PatternError, Regex, author_pattern
 from .template import render_template
@@ -136,8 +140,6 @@ def same_value(a: float, b: float) -> bool:
 #: Aggregations of per-seed values into a task's statistic.
 AGGREGATES = ("single", "mean", "median", "min", "max", "std")
 
-_NUMBER = re.compile(r"[+-]?(?:(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?|nan|inf|infinity)", re.I)
-
 
 @dataclass(frozen=True)
 class Extracted:
@@ -166,61 +168,6 @@ class Extracted:
     def value(self) -> float:
         """The (first) value."""
         return self.values[0]
-
-
-_Key = tuple[object, ...]
-
-
-def _cached(entries: _FileEntries | None, what: _Key, compute: Callable[[], Any]) -> Any:
-    """``compute()``, or the batch's earlier result; a stored failure is raised again."""
-    if entries is None:
-        return compute()
-    found = entries.get(what, lambda: _outcome(compute))
-    if isinstance(found, ExtractionError):
-        raise ExtractionError(found.reason, found.message, source=found.source)
-    return found
-
-
-def _outcome(compute: Callable[[], Any]) -> Any:
-    """``compute()``'s result, or the :class:`ExtractionError` it raised (kept as a value)."""
-    try:
-        return compute()
-    except ExtractionError as exc:
-        return exc
-
-
-# --------------------------------------------------------------------------- templates
-
-
-# --------------------------------------------------------------------------- numbers
-
-
-def parse_number(text: str) -> float:
-    """Parse ``text`` strictly as a number; :class:`ExtractionError` (not-number) otherwise."""
-    stripped = text.strip()
-    if not _NUMBER.fullmatch(stripped):
-        msg = f"{text!r} is not a number"
-        raise ExtractionError("not-number", msg)
-    return float(stripped)
-
-
-def _as_number(value: object, where: str) -> tuple[float, str]:
-    if isinstance(value, bool) or value is None:
-        msg = f"{where}: {value!r} is not a number"
-        raise ExtractionError("not-number", msg)
-    if isinstance(value, int):
-        return float(value), str(value)
-    if isinstance(value, float):  # the text json.dumps gives, without its overhead
-        text = repr(value) if math.isfinite(value) else json.dumps(value)
-        return float(value), text
-    if isinstance(value, str):
-        try:
-            return parse_number(value), value
-        except ExtractionError:
-            msg = f"{where}: {value!r} is not a number"
-            raise ExtractionError("not-number", msg) from None
-    msg = f"{where}: a {type(value).__name__} is not a number"
-    raise ExtractionError("not-number", msg)
 
 
 # --------------------------------------------------------------------------- regex scan
@@ -282,7 +229,7 @@ def _all_values(  # noqa: PLR0917 - private helper
 
     change = None if transform is None else lambda v: apply_transform(v, transform)
     key = ("regex-all", rx.pattern, group, _transform_key(transform))
-    found: AllValues = _cached(
+    found: AllValues = cached(
         entries, key, lambda: summarise(path, rx, group, chunk_size, parse_number, change)
     )
     return found
@@ -296,166 +243,12 @@ def _scan(  # noqa: PLR0917 - private helper
     chunk_size: int,
     entries: _FileEntries | None,
 ) -> tuple[str, ...]:
-    found: tuple[str, ...] = _cached(
+    found: tuple[str, ...] = cached(
         entries,
         ("regex", rx.pattern, group, occurrence),
         lambda: _linescan.scan(path, rx, group, occurrence, chunk_size),
     )
     return found
-
-
-# --------------------------------------------------------------------------- file extractors
-
-
-def _json_pointer(document: Any, pointer: str) -> Any:
-    if pointer == "":
-        return document
-    if not pointer.startswith("/"):
-        msg = f"JSON pointer {pointer!r} must be empty or start with '/'"
-        raise ExtractionError("bad-json-pointer", msg)
-    current = document
-    for token in pointer[1:].split("/"):
-        key = token.replace("~1", "/").replace("~0", "~")
-        if isinstance(current, dict):
-            if key not in current:
-                msg = f"JSON pointer {pointer!r}: no key {key!r}"
-                raise ExtractionError("bad-json-pointer", msg)
-            current = current[key]
-        elif isinstance(current, list):
-            if not re.fullmatch(r"0|[1-9][0-9]*", key) or int(key) >= len(current):
-                msg = f"JSON pointer {pointer!r}: no item {key!r} in a list of {len(current)}"
-                raise ExtractionError("bad-json-pointer", msg)
-            current = current[int(key)]
-        else:
-            msg = f"JSON pointer {pointer!r}: cannot index into a {type(current).__name__}"
-            raise ExtractionError("bad-json-pointer", msg)
-    return current
-
-
-def _read_json(path: OpenedFile) -> Any:
-    try:
-        raw = path.read_bytes(safefs.MAX_EVIDENCE_BYTES)
-        return safefs.loads_json(raw, path=path.path)
-    except safefs.UnsafeFileError as exc:
-        raise ExtractionError("decode", f"{path.name}: {exc.message}") from None
-    except (ValueError, UnicodeDecodeError) as exc:
-        msg = f"{path.name} is not valid JSON: {exc}"
-        raise ExtractionError("decode", msg) from None
-
-
-def _extract_json(
-    path: OpenedFile, spec: Mapping[str, Any], entries: _FileEntries | None = None
-) -> tuple[float, str]:
-    document = _cached(entries, ("json",), lambda: _read_json(path))
-    pointer = str(spec.get("pointer", ""))
-    return _as_number(_json_pointer(document, pointer), f"JSON pointer {pointer!r}")
-
-
-def _select_row(
-    name: str, header: Sequence[str] | None, rows: Iterable[dict[str, Any]], spec: Mapping[str, Any]
-) -> tuple[float, str]:
-    column = str(spec["column"])
-    where = spec.get("where")
-    index = int(spec.get("row", -1))
-    if not header:
-        msg = f"{name} has no header row"
-        raise ExtractionError("bad-csv", msg)
-    missing = [c for c in [column, *(where or {})] if c not in header]
-    if missing:
-        msg = f"{name} has no column {missing[0]!r} (columns: {', '.join(header)})"
-        raise ExtractionError("bad-csv", msg)
-    row: dict[str, Any] | None = None
-    if where:
-        wanted = {str(k): str(v) for k, v in where.items()}
-        row = next((r for r in rows if all(r.get(k) == v for k, v in wanted.items())), None)
-        if row is None:
-            msg = f"{name}: no row where {wanted}"
-            raise ExtractionError("no-match", msg)
-    elif isinstance(rows, list):
-        row = rows[index] if -len(rows) <= index < len(rows) else None
-    elif index >= 0:
-        row = next((r for i, r in enumerate(rows) if i == index), None)
-    else:
-        tail: deque[dict[str, Any]] = deque(rows, maxlen=-index)
-        row = tail[0] if len(tail) == -index else None
-    if row is None:
-        msg = f"{name}: no data row {index}"
-        raise ExtractionError("no-match", msg)
-    cell = row.get(column)
-    if cell is None:
-        msg = f"{name}: the row has no cell in column {column!r}"
-        raise ExtractionError("bad-csv", msg)
-    return _as_number(cell, f"column {column!r}")
-
-
-def _read_csv(path: OpenedFile) -> tuple[list[str] | None, list[dict[str, Any]]]:
-    import csv  # noqa: PLC0415 - start-up: only for CSV outputs
-
-    try:
-        with path.open_text(encoding="utf-8", errors="replace", newline="") as handle:
-            reader = csv.DictReader(handle)
-            header = reader.fieldnames
-            return (list(header) if header else None), list(reader)
-    except csv.Error as exc:
-        msg = f"{path.name} is not valid CSV: {exc}"
-        raise ExtractionError("bad-csv", msg) from None
-
-
-def _extract_csv(
-    path: OpenedFile, spec: Mapping[str, Any], entries: _FileEntries | None = None
-) -> tuple[float, str]:
-    if entries is not None:  # the whole table, parsed once for every extractor of the batch
-        header, rows = _cached(entries, ("csv",), lambda: _read_csv(path))
-        return _select_row(path.name, header, rows, spec)
-    import csv  # noqa: PLC0415 - start-up: only for CSV outputs
-
-    try:  # streamed: memory bounded by one row (or by the rows counted from the end)
-        with path.open_text(encoding="utf-8", errors="replace", newline="") as handle:
-            reader = csv.DictReader(handle)
-            return _select_row(path.name, reader.fieldnames, reader, spec)
-    except csv.Error as exc:
-        msg = f"{path.name} is not valid CSV: {exc}"
-        raise ExtractionError("bad-csv", msg) from None
-
-
-def _read_yaml(path: OpenedFile) -> Any:
-    import yaml  # noqa: PLC0415 - only YAML extractors pay for it
-
-    from reprobridge_sdk.io.document import MAX_DEPTH, nests_too_deep  # noqa: PLC0415
-
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-    try:
-        text = path.read_bytes(safefs.MAX_EVIDENCE_BYTES).decode("utf-8", "replace")
-        if nests_too_deep(text):
-            msg = f"{path.name} nests deeper than {MAX_DEPTH} levels"
-            raise ExtractionError("bad-yaml", msg)
-        return yaml.load(text, Loader=loader)  # noqa: S506 - a safe loader
-    except safefs.UnsafeFileError as exc:
-        raise ExtractionError("bad-yaml", f"{path.name}: {exc.message}") from None
-    except yaml.YAMLError as exc:
-        msg = f"{path.name} is not valid YAML: {exc}"
-        raise ExtractionError("bad-yaml", msg) from None
-
-
-def _extract_yaml(
-    path: OpenedFile, spec: Mapping[str, Any], entries: _FileEntries | None = None
-) -> tuple[float, str]:
-    document = _cached(entries, ("yaml",), lambda: _read_yaml(path))
-    key = str(spec["key"])
-    current: Any = document
-    for part in key.split("."):
-        if isinstance(current, dict) and part in current:
-            current = current[part]
-        elif isinstance(current, list) and re.fullmatch(r"-?\d+", part):
-            position = int(part)
-            if not -len(current) <= position < len(current):
-                msg = f"YAML key {key!r}: no item {part} in a list of {len(current)}"
-                raise ExtractionError("no-match", msg)
-            current = current[position]
-        else:
-            msg = f"YAML key {key!r}: no {part!r}"
-            raise ExtractionError("no-match", msg)
-    return _as_number(current, f"YAML key {key!r}")
 
 
 # --------------------------------------------------------------------------- public API
@@ -586,11 +379,11 @@ def _read(  # noqa: PLR0917 - private helper of extract_value
                 raise ExtractionError("no-match", msg, source=source)
             value, raw = parse_number(raws[0]), raws[0]
         elif kind == "json":
-            value, raw = _extract_json(path, spec, entries)
+            value, raw = extract_json(path, spec, entries)
         elif kind == "csv":
-            value, raw = _extract_csv(path, spec, entries)
+            value, raw = extract_csv(path, spec, entries)
         elif kind == "yaml":
-            value, raw = _extract_yaml(path, spec, entries)
+            value, raw = extract_yaml(path, spec, entries)
         else:
             msg = f"unknown extractor kind {kind!r}"
             raise ExtractionError("bad-extractor", msg, source=source)
@@ -652,6 +445,8 @@ def extract_many(
             )
         except ExtractionError as exc:
             results.append(exc)
+    if cache is None:
+        shared.close()  # the batch's own cache: its files are not read again
     return results
 
 

@@ -18,7 +18,10 @@ A document read without a finding is converted to data without positions
 * Any other text is located on YAML's event stream (the events the composer builds its nodes
   from, so the marks are the same): one walk per pointer asked for, descending only into the
   collections on the pointer's path and stopping as soon as the pointer is found or its
-  parent collection ends. Found pointers and their ancestors are kept. After
+  parent collection ends. A pointer below a collection two levels down (a task, a
+  launcher), whose span the event converter recorded, is walked on that span alone: the
+  collection's text, indented by its column so that every column is the document's, its
+  lines counted from its first. Found pointers and their ancestors are kept. After
   ``_WALKS_BEFORE_ALL`` such walks on one document, one walk records every position
   (pointers and marks, no node) and answers the rest.
 * An alias in the stream (its pointer takes the position of the anchored node, as the
@@ -36,7 +39,7 @@ from typing import Any
 
 import yaml
 
-from reprobridge_sdk.io.document import escape_pointer, gc_paused
+from reprobridge_sdk.io.document import Span, escape_pointer, gc_paused
 
 __all__ = ["Locator"]
 
@@ -82,10 +85,12 @@ class Locator:
         *,
         json_text: bool,
         loader: type[Any],
+        spans: dict[str, Span] | None = None,
         fallback: Callable[[], tuple[dict[str, Position], dict[str, Position]]],
     ) -> None:
         self._text = text
         self._json = json_text
+        self._spans = spans or {}
         self._loader = loader
         self._fallback = fallback
         self._found: dict[str, Found | None] = {}
@@ -138,8 +143,24 @@ class Locator:
         if self._walks >= _WALKS_BEFORE_ALL:
             self._all = self._walk_all()
             return self.find(pointer)
+        if len(tokens) == 2:
+            span = self._spans.get(pointer)
+            if span is not None and span[4]:  # a sequence's item (no key): where it starts
+                found = ((span[1] + 1, span[2] + 1), None)
+                self._found[pointer] = found
+                return found
+        if len(tokens) > 2:
+            base = f"/{tokens[0]}/{tokens[1]}"
+            span = self._spans.get(base)
+            if span is not None:  # below a task or a launcher: read its span alone
+                start, line, col, end, _ = span
+                piece = " " * col + self._text[start:end]
+                self._walk_to(pointer[len(base) :], tokens[2:], piece, base, line)
+                if self._all is None:
+                    return self._found.setdefault(pointer, None)
+                return self.find(pointer)
         self._walks += 1
-        self._walk_to(pointer, tokens)
+        self._walk_to(pointer, tokens, self._text, "", 0)
         if self._all is not None:  # the walk handed over to the full converter's positions
             return self.find(pointer)
         return self._found.setdefault(pointer, None)
@@ -242,8 +263,8 @@ class Locator:
 
     # -- YAML events --------------------------------------------------------------------------
 
-    def _events(self) -> Any:
-        loader = self._loader(self._text)
+    def _events(self, text: str) -> Any:
+        loader = self._loader(text)
         try:
             while loader.check_event():
                 yield loader.get_event()
@@ -253,11 +274,16 @@ class Locator:
     def _give_up(self) -> None:
         self._all = self._fallback()
 
-    def _walk_to(self, pointer: str, tokens: list[str]) -> None:
+    def _walk_to(self, pointer: str, tokens: list[str], text: str, base: str, line0: int) -> None:
         """Walk the events along ``pointer``'s path, recording every entry of the collections
         on it, until the pointer is found (a collection: at once; a scalar: when its parent
         ends) or the deepest collection of the path that exists ends. A collection whose end
-        was seen is complete: a pointer below it that was not recorded is absent."""
+        was seen is complete: a pointer below it that was not recorded is absent.
+
+        ``text`` is the document's, or the span of the collection at ``base`` (indented by its
+        column, so the columns are the document's; ``line0`` is its first line, 0-based):
+        pointers are relative to ``base`` and its own entry is not recorded (its key is
+        outside the span)."""
         path = [""]
         for token in tokens:
             path.append(f"{path[-1]}/{token}")
@@ -267,7 +293,7 @@ class Locator:
         stack: list[list[Any]] = []
         skip = 0
         try:
-            for event in self._events():
+            for event in self._events(text):
                 kind = type(event)
                 if skip:
                     if kind in _STARTS:
@@ -282,12 +308,12 @@ class Locator:
                     self._give_up()
                     return
                 if kind in _ENDS:
-                    self._complete.add(stack.pop()[0])
+                    self._complete.add(base + stack.pop()[0])
                     return
                 if kind is not _SCALAR and kind not in _STARTS:
                     continue  # stream and document events
                 mark = event.start_mark
-                at = (mark.line + 1, mark.column + 1)
+                at = (mark.line + line0 + 1, mark.column + 1)
                 if stack:
                     frame = stack[-1]
                     if frame[1]:
@@ -307,7 +333,8 @@ class Locator:
                         key_at = None
                 else:
                     here, key_at = "", None
-                found.setdefault(here, (at, key_at))
+                if here or not base:
+                    found.setdefault(base + here, (at, key_at))
                 if kind is _SCALAR:
                     continue
                 if here == pointer:
@@ -325,7 +352,7 @@ class Locator:
         keys: dict[str, Position] = {}
         stack: list[list[Any]] = []
         try:
-            for event in self._events():
+            for event in self._events(self._text):
                 kind = type(event)
                 if kind is _ALIAS:
                     return self._fallback()

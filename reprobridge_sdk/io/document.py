@@ -112,6 +112,10 @@ _SAFE_GUARD = 800
 _LIBYAML_NESTING = 1000
 
 
+#: Where a collection is written: offset of its first character, 0-based line and column,
+#: offset past its end, and whether it is a sequence's item.
+Span = tuple[int, int, int, int, bool]
+
 #: Most decimal digits of an integer (CPython's default limit of int <-> str conversions).
 MAX_INT_DIGITS = 4_300
 _INT_BOUND = 10**MAX_INT_DIGITS
@@ -184,6 +188,8 @@ class Document:
     _locator: Any = field(default=None, repr=False, compare=False)
     # The text is in the JSON subset (read by json): the locator reads it as JSON.
     _json_text: bool = field(default=False, repr=False, compare=False)
+    # Where the collections two levels down are written (see _from_events), for the locator.
+    _spans: dict[str, Span] = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def positions(self) -> dict[str, tuple[int, int]]:
@@ -219,8 +225,10 @@ class Document:
                 self._locator = Locator(
                     self.text,
                     json_text=self._json_text,
+                    spans=self._spans,
                     loader=_Loader,
-                    fallback=lambda: (self.positions, self.key_positions),
+                    # not the document's own maps: a closure over it would make a cycle
+                    fallback=functools.partial(_positions_of, self.name, self.text),
                 )
             return self._locator.locate(pointer, key=key)  # type: ignore[no-any-return]
         current = pointer
@@ -341,9 +349,10 @@ def _parse_nodes(label: str, text: str) -> Document:
     plain = _json_subset(text)
     if plain is not None:  # positions, if asked for, are found in the text
         return Document(label, text, data=plain, _json_text=True)
-    events = _from_events(text)
+    spans: dict[str, Span] = {}
+    events = _from_events(text, spans)
     if events is not None:
-        return Document(label, text, data=events)
+        return Document(label, text, data=events, _spans=spans)
     doc = Document(label, text, _positions={}, _key_positions={})
     at_risk = _composer_at_risk(text)
     try:
@@ -514,7 +523,7 @@ def _event_scalar(value: str) -> Any:
     return number
 
 
-def _from_events(text: str) -> dict[str, Any] | None:
+def _from_events(text: str, spans: dict[str, Span] | None = None) -> dict[str, Any] | None:
     """The data of a YAML text read from libyaml's events, without composing nodes; None
     when the text needs the node converter.
 
@@ -527,19 +536,23 @@ def _from_events(text: str) -> dict[str, Any] | None:
     are strings, as in :class:`_Loader`. Anything else (an error of the parser included)
     returns None and the text is composed as before, findings and all; whenever this
     converter finishes, its data is the node converter's. Positions are not recorded:
-    :class:`~reprobridge_sdk.io._locate.Locator` finds the ones findings ask for. The event
-    stream has no recursion, so no depth of input can crash it.
+    :class:`~reprobridge_sdk.io._locate.Locator` finds the ones findings ask for, helped by
+    ``spans``: filled with where each collection two levels down (a task, a launcher) is
+    written, by pointer: the offset of its first character, its 0-based line and column,
+    the offset past its end and whether it is a sequence's item, so that a pointer below it
+    is found by reading that span alone. The event stream has no recursion, so no depth of
+    input can crash it.
     """
     loader = _Loader(text)
     try:
-        return _convert_events(loader.get_event)
+        return _convert_events(loader.get_event, {} if spans is None else spans)
     except (_NotEvents, yaml.YAMLError):
         return None
     finally:
         loader.dispose()
 
 
-def _convert_events(get: Any) -> dict[str, Any] | None:
+def _convert_events(get: Any, spans: dict[str, Span]) -> dict[str, Any] | None:
     if type(get()) is not yaml.StreamStartEvent or type(get()) is not yaml.DocumentStartEvent:
         raise _NotEvents
     maybe = _MAYBE_NOT_STR
@@ -547,6 +560,8 @@ def _convert_events(get: Any) -> dict[str, Any] | None:
     top: Any = None  # the collection being filled
     key: str | None = None  # the pending key of a mapping (None: a key comes next)
     in_map = False
+    outer = ""  # the pointer of the collection one level down being read
+    inner: tuple[str, int, int, int, bool] | None = None  # the one two levels down, and its start
     while True:
         event = get()
         kind = type(event)
@@ -581,6 +596,12 @@ def _convert_events(get: Any) -> dict[str, Any] | None:
                 top.append(new)
             elif kind is not _MAPPING_START:
                 raise _NotEvents  # a sequence at the top: Y002
+            if len(stack) == 1:
+                outer = f"/{escape_pointer(key) if in_map else len(top) - 1}"  # type: ignore[arg-type]
+            elif len(stack) == 2:
+                mark = event.start_mark
+                name = escape_pointer(key) if in_map else str(len(top) - 1)  # type: ignore[arg-type]
+                inner = (f"{outer}/{name}", mark.index, mark.line, mark.column, not in_map)
             stack.append((top, key, in_map))
             top, key, in_map = new, None, kind is _MAPPING_START
             continue
@@ -588,6 +609,8 @@ def _convert_events(get: Any) -> dict[str, Any] | None:
             done = top
             top, key, in_map = stack.pop()
             key = None
+            if len(stack) == 2 and inner is not None:
+                spans[inner[0]] = (inner[1], inner[2], inner[3], event.end_mark.index, inner[4])
             if top is None:
                 break
             continue

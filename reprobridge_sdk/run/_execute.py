@@ -3,13 +3,13 @@
 The behaviour (failure reasons and their priority, outputs and ``preexisting``) is described
 in :mod:`reprobridge_sdk.run.runner`, which plans the runs and schedules them; this module
 carries out each one (:func:`execute`) or records it as not started (:func:`skipped`).
+Its outputs are checked and copied by :mod:`._outputs`; its record is written, reserved for
+and sealed by :mod:`._records`.
 """
 
 from __future__ import annotations
 
 import contextlib
-import errno
-import io
 import os
 import sys
 import threading
@@ -25,9 +25,7 @@ from reprobridge_sdk.errors import ArtifactError
 from reprobridge_sdk.extract.extraction import ExtractionError, render_template
 from reprobridge_sdk.extract.template import shell_quoted
 from reprobridge_sdk.io import safefs
-from reprobridge_sdk.io._fs import atomic_write_json
-from reprobridge_sdk.model import RECORD_NAME, Launcher, Manifest
-from reprobridge_sdk.model.attestation import LedgerLink
+from reprobridge_sdk.model import Launcher, Manifest
 from reprobridge_sdk.model.evidence import (
     EnvironmentSnapshot,
     EvidenceRecord,
@@ -38,16 +36,15 @@ from reprobridge_sdk.model.evidence import (
     OutputRecord,
 )
 
+from ._outputs import copy_output, output_form, signature
+from ._records import RESERVE, final_write, first_write, seal_run
 from .evidence import (
     ENV_DIR,
     LOG_NAME,
-    OUTPUTS_DIR,
     new_run_dir,
     utc_now,
-    write_record,
     write_snapshot,
 )
-from .ledger import append_run
 from .measure import measure, template_context, unread_here
 from .process import LandmarkPattern, run_process
 from .results import RunEvent, RunResult
@@ -126,63 +123,6 @@ def _keep_snapshot(runs_dir: Path, snapshot: EnvironmentSnapshot) -> str | None:
         return None
 
 
-def _signature(path: Path) -> tuple[int, int, int] | None:
-    try:
-        stat = path.stat()
-    except OSError:
-        return None
-    return (stat.st_ino, stat.st_size, stat.st_mtime_ns)
-
-
-def _copy_output(
-    source: Path, run_dir: Path, output_id: str, bases: tuple[Path, ...]
-) -> FileDigest:
-    """Copy a produced output into the run directory through the safe file layer.
-
-    The output must resolve inside one of ``bases`` (the artifact root, the run directory)
-    and be a regular file; the copy is written to an ``O_EXCL`` temporary and renamed.
-    """
-    target_dir = run_dir / OUTPUTS_DIR / output_id
-    target = target_dir / source.name
-    with _open_contained(source, bases) as handle:
-        safefs.atomic_write_bytes(
-            target, iter(lambda: handle.read(1 << 20), b""), root=run_dir, mode=0o644
-        )
-    relative = target.relative_to(run_dir).as_posix()
-    return FileDigest(
-        path=relative, sha256=file_sha256(target, root=run_dir), size=target.stat().st_size
-    )
-
-
-def _open_contained(path: Path, bases: tuple[Path, ...]) -> io.FileIO:
-    """``path`` opened inside the first of ``bases`` it stays in (resolved by the safe file
-    layer from that base's descriptor, so nothing swapped meanwhile leads it out), else
-    ``UnsafeFileError`` (``escapes``). Any other refusal is the file's own."""
-    for base in bases:
-        try:
-            return safefs.open_regular(path, root=base)
-        except safefs.UnsafeFileError as exc:
-            if exc.reason != "escapes":
-                raise
-    msg = f"{path} leads outside the artifact and the run directory"
-    raise safefs.UnsafeFileError("escapes", path, msg)
-
-
-def _output_form(template: str, workdir: str = ".") -> str | None:
-    """F001/F002 for an output path template, as the validator reports them.
-
-    A template that starts with ``{run_dir}`` is inside the run directory by construction
-    (what follows must not climb out with ``..``); otherwise it is relative to the working
-    directory and must be neither absolute (F001) nor climb out of the artifact (F002).
-    """
-    from reprobridge_sdk.validation.files import check_path_form  # noqa: PLC0415 - light
-
-    if template.startswith("{run_dir}"):
-        rest = template[len("{run_dir}") :].lstrip("/")
-        return None if not rest else check_path_form(rest)
-    return check_path_form(template, workdir)
-
-
 def render_argv(launcher: Launcher, context: Mapping[str, object]) -> list[str]:
     """The launcher's argv with its templates filled in.
 
@@ -233,114 +173,6 @@ def _new_run_dir(shared: Shared, launcher_id: str, seed: int | None) -> tuple[st
         raise ArtifactError(msg) from None
 
 
-#: Bytes set aside in each run directory while the run goes on (``.reserve``), freed just
-#: before the final record is written: a launcher that fills the disk still gets a final,
-#: failed record instead of a ``running`` one that reads as interrupted.
-RESERVE_BYTES = 128 * 1024
-_RESERVE = ".reserve"
-
-
-def _first_write(run_dir: Path, record: EvidenceRecord, *, durable: bool = False) -> None:
-    """The first record of a run and the reserve; if either fails the run is not started.
-
-    The run directory is then removed (it would be an empty run without a record). The
-    interim ``running`` record is not fsynced (``durable``, for a record that is already
-    final): the final record replaces it, and
-    :mod:`reprobridge_sdk.run.evidence` says why it is never torn all the same.
-    """
-    try:
-        write_record(run_dir, record, durable=durable)
-        _reserve(run_dir)
-    except OSError as exc:
-        for leftover in (run_dir / _RESERVE, run_dir / RECORD_NAME):
-            leftover.unlink(missing_ok=True)
-        with contextlib.suppress(OSError):
-            run_dir.rmdir()
-        full = " (the disk is full)" if exc.errno in (errno.ENOSPC, errno.EDQUOT) else ""
-        msg = f"cannot write the record in {run_dir}: {exc.strerror}{full}; the run was not started"
-        raise ArtifactError(msg) from None
-
-
-def _reserve(run_dir: Path) -> None:
-    """Set :data:`RESERVE_BYTES` aside; ENOSPC is fatal, other refusals (a file-size limit,
-    a file system without ``fallocate``) leave the run without a reserve."""
-    reserve = run_dir / _RESERVE
-    fd = safefs.create_exclusive(reserve, root=run_dir)
-    try:
-        os.posix_fallocate(fd, 0, RESERVE_BYTES)
-    except OSError as exc:
-        os.close(fd)
-        reserve.unlink(missing_ok=True)
-        if exc.errno in (errno.ENOSPC, errno.EDQUOT):
-            raise
-        return
-    os.close(fd)
-
-
-def _final_write(run_dir: Path, record: EvidenceRecord) -> bool:
-    """Write the final record in the space the reserve held; False if it could not be.
-
-    When the full record cannot be written (a full disk), a failed record saying so is
-    written instead; the record on disk is always whole (written atomically).
-    """
-    (run_dir / _RESERVE).unlink(missing_ok=True)
-    try:
-        write_record(run_dir, record)
-    except OSError as exc:
-        full = exc.errno in (errno.ENOSPC, errno.EDQUOT)
-        record.status = "failed"
-        record.failure = Failure(
-            reason="internal-error",
-            detail=f"cannot write the record: {exc.strerror}"
-            + (" (the disk is full)" if full else ""),
-        )
-        # The failed record without the run's details is about the size of the first one.
-        small = record.model_copy(
-            update={"measurements": [], "outputs": [], "landmarks": [], "log": None}
-        )
-        with contextlib.suppress(OSError):
-            write_record(run_dir, small)
-        return False
-    return True
-
-
-def seal_run(shared: Shared, run_dir: Path, record: EvidenceRecord) -> None:
-    """After the final record: append the run to the ledger, then sign it if asked.
-
-    The client does this, never a remote worker (``Shared.seal_here`` is false there): the
-    executor calls it when the run's directory is in place, so the ledger stays one chain
-    whatever the executor.
-
-    Neither may undo a finished run: a ledger or envelope that cannot be written leaves the
-    run unledgered or unsigned, which the auditor reports (A055, K001).
-    """
-    try:
-        entry = append_run(
-            shared.runs_dir,
-            run_id=record.run_id,
-            launcher=record.launcher,
-            seed=record.seed,
-            scope=record.scope,
-            status=record.status,
-            record_sha256=file_sha256(run_dir / RECORD_NAME),
-        )
-    except OSError:
-        return
-    if shared.signer is None:
-        return
-    from reprobridge_sdk.signing.dsse import sign_payload  # noqa: PLC0415 - only when signing
-    from reprobridge_sdk.signing.statement import (  # noqa: PLC0415
-        ENVELOPE_NAME,
-        run_statement,
-        statement_bytes,
-    )
-
-    statement = run_statement(run_dir, record, LedgerLink(seq=entry.seq, entry=entry.hash))
-    envelope = sign_payload(statement_bytes(statement), shared.signer)
-    with contextlib.suppress(OSError):
-        atomic_write_json(run_dir / ENVELOPE_NAME, envelope.to_json())
-
-
 def execute(job: Job, shared: Shared) -> RunResult:
     launcher = job.launcher
     run_id, run_dir = _new_run_dir(shared, launcher.id, job.seed)
@@ -380,7 +212,7 @@ def execute(job: Job, shared: Shared) -> RunResult:
     except ExtractionError as exc:
         failure = Failure(reason="template-error", detail=exc.message)
     record.argv = [redact_text(arg) for arg in record.argv]
-    _first_write(run_dir, record)
+    first_write(run_dir, record)
     shared.emit(
         RunEvent(
             "run-started",
@@ -409,7 +241,7 @@ def execute(job: Job, shared: Shared) -> RunResult:
         record.failure = Failure(reason="internal-error", detail=f"{type(exc).__name__}: {exc}")
     record.ended_at = utc_now()
     record.duration = round(time.monotonic() - started_wall, 6)
-    if _final_write(run_dir, record) and shared.seal_here:
+    if final_write(run_dir, record) and shared.seal_here:
         seal_run(shared, run_dir, record)
     result = RunResult(run_id=run_id, run_dir=run_dir, record=record)
     shared.emit(RunEvent("run-finished", result.to_dict()))
@@ -452,7 +284,7 @@ def _complete(
     output_paths: dict[str, Path] = {}
     before: dict[str, tuple[int, int, int] | None] = {}
     for output in launcher.outputs:
-        form = _output_form(output.path, launcher.workdir or ".")
+        form = output_form(output.path, launcher.workdir or ".")
         if form is not None:
             detail = (
                 f"output {output.id!r} path {output.path!r} "
@@ -467,7 +299,7 @@ def _complete(
             failure = _failure_reason(failure, "template-error", exc.message, None)
             continue
         output_paths[output.id] = path
-        before[output.id] = _signature(path)
+        before[output.id] = signature(path)
     if failure is not None:
         record.status = "failed"
         record.failure = failure
@@ -538,7 +370,7 @@ def _complete(
     records: list[OutputRecord] = []
     for output in launcher.outputs:
         path = output_paths[output.id]
-        after = _signature(path)
+        after = signature(path)
         if after is None or not path.is_file():
             if output.required:
                 failure = _failure_reason(
@@ -547,7 +379,7 @@ def _complete(
             continue
         preexisting = before[output.id] is not None and before[output.id] == after
         try:
-            digest = _copy_output(path, run_dir, output.id, (shared.root, run_dir))
+            digest = copy_output(path, run_dir, output.id, (shared.root, run_dir))
         except safefs.UnsafeFileError as exc:
             detail = f"output {output.id!r} refused: {exc.message}"
             failure = _failure_reason(failure, "missing-output", detail, last)
@@ -616,8 +448,8 @@ def skipped(
         failure=Failure(reason=reason, detail=detail),
         executor=shared.executor,
     )
-    _first_write(run_dir, record, durable=True)
-    (run_dir / _RESERVE).unlink(missing_ok=True)
+    first_write(run_dir, record, durable=True)
+    (run_dir / RESERVE).unlink(missing_ok=True)
     seal_run(shared, run_dir, record)
     result = RunResult(run_id=run_id, run_dir=run_dir.resolve(), record=record)
     shared.emit(RunEvent("run-finished", result.to_dict()))

@@ -397,8 +397,13 @@ class CompiledSchema:
                     checks = route(key)
                 if checks:
                     for sub in checks:
+                        if type(value) is list:
+                            # An array asks each item's validity first itself: one pass over
+                            # the items, not one to find the array invalid and one for errors.
+                            if not sub(value, f"{pointer}/{_esc(key)}", out):
+                                ok = False
                         # Validity first, without pointers; errors only below an invalid value.
-                        if not sub(value, "", None):
+                        elif not sub(value, "", None):
                             sub(value, f"{pointer}/{_esc(key)}", out)
                             ok = False
                     continue

@@ -7,6 +7,7 @@ unknown value is S004; ``save()`` refuses to lose what was set aside (V008).
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 import sys
@@ -204,3 +205,40 @@ def test_the_environment_commands_read_the_same_view(tmp_path: Path) -> None:
     assert [(f.code, f.path) for f in result.findings if f.code == "D001"] == [
         ("D001", "/environment/data/1")  # the document's index, not the view's 0
     ]
+
+
+ENV_ALONE = """
+import json, sys
+from reprobridge_sdk.env.data import verify_data
+root = sys.argv[1]
+before = "reprobridge_sdk.api" in sys.modules
+result = verify_data(root)
+print(json.dumps({
+    "api_before": before,
+    "d001": [f.path for f in result.findings if f.code == "D001"],
+}))
+"""
+
+
+def test_the_environment_layer_alone_reads_the_view_without_importing_the_api_first(
+    tmp_path: Path,
+) -> None:
+    """A process that uses only the environment layer: the reader the package registers (the
+    dependency inverted, no import of the API by the layer) gives the same view."""
+    root = _copy(tmp_path, "newer-minor-version")
+
+    def change(data: dict[str, Any]) -> None:
+        data["environment"]["data"] = [
+            {"id": "net", "source": {"url": "https://example.org/n"}, "access": "torrent"},
+            {"id": "local", "source": {"url": "https://example.org/l"}, "destination": "d.txt"},
+        ]
+
+    _edit(root, change)
+    done = subprocess.run(
+        [sys.executable, "-c", ENV_ALONE, str(root)],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=120,
+    )
+    assert json.loads(done.stdout) == {"api_before": False, "d001": ["/environment/data/1"]}

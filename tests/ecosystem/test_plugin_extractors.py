@@ -10,20 +10,18 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+import toy_study
 import yaml
 from eco_plugins import PluginVenv, on_path
 
 from reprobridge_sdk import plugins
 from reprobridge_sdk.audit import audit
-from reprobridge_sdk.digest import file_sha256, tree_digest
 from reprobridge_sdk.extract.extraction import ExtractionError, extract_value
-from reprobridge_sdk.guide import render_block
 from reprobridge_sdk.model import Manifest
 from reprobridge_sdk.model._base import required_version
 from reprobridge_sdk.model.launcher import PLUGIN_KIND_PATTERN
@@ -34,96 +32,19 @@ from reprobridge_sdk.validation import validate
 
 pytestmark = pytest.mark.slow  # the plugin venv is built with pip once per session
 
-TRAIN = """\
-import json, sys
-from pathlib import Path
-seed = int(sys.argv[sys.argv.index("--seed") + 1])
-out = Path(sys.argv[sys.argv.index("--out") + 1])
-print(f"epoch 0 loss 0.5")
-print(f"test accuracy: {90.0 + (seed % 3) * 0.1:.4f} (n=1000)")
-out.parent.mkdir(parents=True, exist_ok=True)
-out.write_text(json.dumps({"test": {"f1": 89.1}}))
-"""
-SAMPLE_LOG = "epoch 0 loss 0.5\ntest accuracy: 90.1000 (n=1000)\n"
-
-
-def _manifest(tree: str, lock_sha: str, kind: str) -> dict[str, Any]:
-    observations = [{"value": v, "provenance": {"source": "ref"}} for v in (90.0, 90.1, 90.2)]
-    return {
-        "rra_version": "1.1",
-        "artifact": {
-            "id": "plugin-study",
-            "title": "A study read by a plugin",
-            "license": "Apache-2.0",
-            "paper": {"title": "A toy paper", "year": 2026},
-        },
-        "codebase": {
-            "upstream": {"repository": "https://example.org/toy.git", "commit": "a" * 40},
-            "refined": {"kind": "directory", "path": "code"},
-            "tree_digest": tree,
-        },
-        "environment": {
-            "python": f"{sys.version_info.major}.{sys.version_info.minor}",
-            "lock": {
-                "path": "environment/requirements.lock",
-                "format": "requirements",
-                "sha256": lock_sha,
-            },
-        },
-        "tasks": [
-            {
-                "id": "acc",
-                "dataset": "toy",
-                "metric": "accuracy (%)",
-                "statistic": {"aggregate": "mean", "seeds": 3},
-                "published": {"value": 90.1},
-                "direction": "higher",
-                "kind": "full",
-                "reference": {"observations": observations},
-            }
-        ],
-        "launchers": [
-            {
-                "id": "scored",
-                "argv": [
-                    "python",
-                    "code/train.py",
-                    "--seed",
-                    "{seed}",
-                    "--out",
-                    "{run_dir}/m.json",
-                ],
-                "scope": "scored",
-                "seeds": [0, 1, 2],
-                "measurements": [
-                    {
-                        "task": "acc",
-                        "extract": {"kind": kind, "x-marker": "test accuracy"},
-                        "aggregate": "mean",
-                    }
-                ],
-                "samples": [{"log": "samples/log.txt", "seed": 1, "expected": {"acc": 90.1}}],
-            }
-        ],
-        "guide": {"path": "GUIDE.md"},
-    }
-
 
 def make_artifact(root: Path, kind: str = "x-last-number") -> Path:
-    (root / "code").mkdir(parents=True)
-    (root / "code" / "train.py").write_text(TRAIN)
-    (root / "environment").mkdir()
-    (root / "environment" / "requirements.lock").write_text("# the standard library only\n")
-    (root / "samples").mkdir()
-    (root / "samples" / "log.txt").write_text(SAMPLE_LOG)
-    data = _manifest(
-        tree_digest(root / "code"), file_sha256(root / "environment" / "requirements.lock"), kind
+    """The shared toy study (format 1.1) with one task, ``acc``, read by ``kind``, one scored
+    launcher and a sample of seed 1."""
+    return toy_study.make_artifact(
+        root,
+        version="1.1",
+        acc_extract={"kind": kind, "x-marker": "test accuracy"},
+        tasks=("acc",),
+        launchers=("scored",),
+        sample=True,
+        guide=True,
     )
-    Manifest.model_validate(data)
-    (root / "rra.yaml").write_text(yaml.safe_dump(data, sort_keys=False))
-    guide = "# A study read by a plugin\n\nRun the scored launcher.\n\n"
-    (root / "GUIDE.md").write_text(guide + render_block(data["guide"]))
-    return root
 
 
 def set_kind(root: Path, kind: str) -> None:
@@ -173,7 +94,7 @@ def test_the_runner_records_the_plugins_values(ran: Path) -> None:
 def test_validate_replays_the_sample_with_the_plugin(tmp_path: Path, with_plugins: None) -> None:
     root = make_artifact(tmp_path / "study")
     assert _codes(validate(root).findings) == []
-    (root / "samples" / "log.txt").write_text(SAMPLE_LOG.replace("90.1000", "91.5"))
+    (root / "samples" / "log.txt").write_text(toy_study.SAMPLE_LOG.replace("90.1000", "91.5"))
     assert _codes(validate(root).findings) == [("X003", "/launchers/0/samples/0/expected/acc")]
 
 

@@ -137,3 +137,34 @@ def test_property_cached_csv_equals_streamed(
                 except ExtractionError as exc:
                     outcomes.append((exc.reason, exc.message))
             assert outcomes[0] == outcomes[1] == outcomes[2]
+
+
+def _open_files() -> int:
+    return len(os.listdir("/proc/self/fd"))
+
+
+def test_a_batch_keeps_few_files_open_and_rereads_a_replaced_one(tmp_path: Path) -> None:
+    outs = []
+    for index in range(40):
+        out = tmp_path / f"m{index}.json"
+        out.write_text(json.dumps({"acc": index}))
+        outs.append(out)
+    before = _open_files()
+    cache = ExtractionCache()
+    spec = {"kind": "json", "output": "out", "pointer": "/acc"}
+    for index, out in enumerate(outs):
+        assert _extract(spec, out, cache) == index
+    assert _open_files() - before <= 16  # the least recently used are closed
+    replaced = tmp_path / "new.json"
+    replaced.write_text(json.dumps({"acc": 99}))
+    replaced.replace(outs[-1])  # a new version under the same name: opened and read again
+    assert _extract(spec, outs[-1], cache) == 99
+    cache.close()
+    assert _open_files() == before
+    assert _extract(spec, outs[0], cache) == 0  # still usable after close()
+    cache.close()
+    results = extract_many(
+        [spec], log=None, files_base=tmp_path, outputs={"out": outs[1]}, context={}
+    )
+    assert [r.value for r in results if not isinstance(r, ExtractionError)] == [1]
+    assert _open_files() == before  # a batch's own cache closes its files

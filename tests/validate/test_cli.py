@@ -299,7 +299,10 @@ def test_help_imports_no_command_modules() -> None:
     proc = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
     )
-    assert proc.stdout.strip().splitlines()[-1] == "['reprobridge_sdk.cli']"
+    # ``_forward`` is the package root's import-free registration point (it imports nothing)
+    assert proc.stdout.strip().splitlines()[-1] == (
+        "['reprobridge_sdk._forward', 'reprobridge_sdk.cli']"
+    )
 
 
 @pytest.mark.parametrize(

@@ -124,7 +124,7 @@ def _full_converter(monkeypatch: pytest.MonkeyPatch) -> None:
 
     monkeypatch.setattr(document, "_plain", never)
     monkeypatch.setattr(document, "_json_subset", lambda text: None)
-    monkeypatch.setattr(document, "_from_events", lambda text: None)
+    monkeypatch.setattr(document, "_from_events", lambda text, spans=None: None)
 
 
 @pytest.mark.parametrize("name", sorted(TEXTS))

@@ -14,6 +14,7 @@ findings, and ``locate`` of every pointer the reference knows and of pointers it
 from __future__ import annotations
 
 import json
+import weakref
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +33,7 @@ def _reference(text: str) -> Document:
     """The full converter's document: every position recorded while converting."""
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(document, "_json_subset", lambda text: None)
-        patch.setattr(document, "_from_events", lambda text: None)
+        patch.setattr(document, "_from_events", lambda text, spans=None: None)
 
         def never(root: Any) -> Any:
             raise document._NotPlain
@@ -64,7 +65,9 @@ def _compare(text: str) -> None:
     assert slow._positions is not None and slow._key_positions is not None
     probes = _probes(set(slow._positions), len(text))
     expected = {(p, k): slow.locate(p, key=k) for p in probes for k in (False, True)}
-    shared = _fresh(fast)
+    for (pointer, key), where in expected.items():
+        assert fast.locate(pointer, key=key) == where, (pointer, key)
+    shared = _fresh(fast, spans=False)
     for (pointer, key), where in expected.items():
         assert shared.locate(pointer, key=key) == where, (pointer, key)
     # a fresh locator per pointer walks the text each time: fewer on large texts and on
@@ -75,12 +78,14 @@ def _compare(text: str) -> None:
     assert fast.locate("/tasks/0/id", key=True) == slow.locate("/tasks/0/id", key=True)
 
 
-def _fresh(doc: Document) -> _locate.Locator:
+def _fresh(doc: Document, *, spans: bool = True) -> _locate.Locator:
+    """A new locator of the document's text (with or without the spans of its tasks)."""
     scratch = Document(doc.name, doc.text)
     return _locate.Locator(
         doc.text,
         json_text=doc._json_text,
         loader=document._Loader,
+        spans=doc._spans if spans else None,
         fallback=lambda: (scratch.positions, scratch.key_positions),
     )
 
@@ -144,6 +149,7 @@ HOSTILE = {
     "CR line ends": "a: 1\rb: [1, 2]\r",
     "a BOM": "\ufeffa: 1\nb: [x, y]\n",
     "unicode": "caf\u00e9: \u65e5\u672c\nb: ['\U0001f600', \"e\u0301\"]\nc: \u2028x\n",
+    "unicode values": "caf\u00e9: \u65e5\u672c\nb: ['\U0001f600', \"e\u0301\"]\nc: d\n",
     "explicit tags": "a: !!str 1\nb: !!int '2'\nc: !!float 3\nd: !custom x\ne: !!binary aGk=\n",
     "non-string keys": "1: a\ntrue: b\nnull: c\n[1]: d\n? {x: 1}\n: e\n",
     "an empty key": ": a\nb: 1\n",
@@ -162,6 +168,18 @@ HOSTILE = {
     "only a comment": "# nothing\n",
     "a syntax error": "a: [1, 2\nb: 3\n",
     "a bad indent": "a:\n  b: 1\n c: 2\n",
+    # collections two levels down: located on their spans alone
+    "spans with CRLF": "tasks:\r\n- id: a\r\n  x: {k: [1, 2]}\r\n- id: b\r\n  y:\r\n  - 1\r\n",
+    "spans after wide characters": "t\u00e9: x\ntasks:\n- {\u65e5: [1, {a: b}], c: d}\n"
+    "- e: \u00e9\U0001f600\n  f: [1]\n",
+    "spans with comments": "tasks:\n- id: a # c\n# at column 0\n  x:\n    - 1\n"
+    "      # deeper\n    - 2\n- id: b\n",
+    "spans of multi-line scalars": "tasks:\n- a: one\n    two\n  b: 'q\n    r'\n  c: 1\n",
+    "spans in flow": "{tasks: [{a: 1, b: [2]}, {c: {d: e}}], x: y}\n",
+    "spans of block scalars": "tasks:\n- a: |\n    text\n     more\n  b: >\n    f\n\n  c: 2\n",
+    "spans in mappings": "a:\n  b:\n    c: 1\n    d: [2]\n  e: {f: g}\n  h:\n  - 1\n",
+    "spans with tabs": "tasks:\n- a: 'x\ty'\n  b:\t1\n  c: [1,\t2]\n",
+    "spans of compact nests": "tasks:\n- - - a: 1\n      b: 2\n  - c\n- x: 1\n",
     "JSON with escapes": '{"a": "x\\ny", "b\\u00e9": [1, 2]}',
     "JSON with a duplicate": '{"a": 1, "b": {"c": 2}, "a": 3}',
     "JSON compact": '{"a":1,"b":[{"c":"d"},[],{}],"e":{"f":null,"g":true}}',
@@ -169,9 +187,32 @@ HOSTILE = {
 }
 
 
+# Read without a finding, so their positions are located lazily (the case is not vacuous).
+LAZY = {
+    "CRLF line ends",
+    "CR line ends",
+    "a BOM",
+    "anchors and aliases",
+    "an alias as a key",
+    "merge keys",
+    "a very long line",
+    "deep block nesting",
+    "deep flow nesting",
+    "tabs in values",
+    "unicode values",
+    "JSON compact",
+    "JSON with escapes",
+    *(name for name in HOSTILE if name.startswith("spans")),
+}
+
+
 @pytest.mark.parametrize("name", sorted(HOSTILE))
 def test_hostile_yaml(name: str) -> None:
-    _compare(HOSTILE[name])
+    text = HOSTILE[name]
+    if name in LAZY:
+        doc = load_document(text.encode(), name="m.yaml")
+        assert doc._positions is None and not doc.findings
+    _compare(text)
 
 
 @pytest.mark.parametrize(
@@ -221,11 +262,12 @@ _SCALARS = (
 )
 
 
-def _collections(inner: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
-    return st.lists(inner, max_size=4) | st.dictionaries(_KEYS, inner, max_size=4)
+def _nest(inner: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
+    """One more level of collections over ``inner`` (three levels in all, written out)."""
+    return _SCALARS | st.lists(inner, max_size=4) | st.dictionaries(_KEYS, inner, max_size=4)
 
 
-_DATA = st.recursive(_SCALARS, _collections, max_leaves=25)
+_DATA = _nest(_nest(_nest(_SCALARS)))
 
 
 @settings(max_examples=150, deadline=None)
@@ -247,3 +289,15 @@ def test_generated_documents(data: dict[str, Any], style: str) -> None:
     else:
         text = json.dumps(data, separators=(",", ":"))
     _compare(text)
+
+
+@pytest.mark.parametrize("name", ["anchors and aliases", "spans with CRLF", "JSON compact"])
+def test_a_located_document_is_freed_without_the_collector(name: str) -> None:
+    """The locator holds no reference back to its document (no cycle for the collector)."""
+    doc = load_document(HOSTILE[name].encode(), name="m.yaml")
+    assert doc._positions is None
+    ref = weakref.ref(doc)
+    with document.gc_paused():
+        assert doc.locate("/b/k/zz", key=True) != (0, 0)
+        del doc
+        assert ref() is None

@@ -1,0 +1,58 @@
+"""How a document of a newer minor version is read, for the layers below the one that owns the
+rule: the dependency inverted.
+
+The rule (spec "forward-compatibility": unknown keys ignored, elements that carry an unknown
+enumeration value set aside) has one implementation, :func:`reprobridge_sdk.api.consumer_view`,
+which needs the validation layer's schema. The environment layer sits below both and must read
+a newer-minor document exactly as ``load``, ``run`` and ``audit`` do; it calls
+:func:`consumer_view` here, which calls the reader registered with :func:`register`. The
+package itself (:mod:`reprobridge_sdk`, the facade above every layer) registers one when it is
+imported, which imports the API only when a newer-minor document is actually read.
+
+Rules and edge cases
+    * Registering again replaces the reader (a test may put its own in place).
+    * With no reader registered, :func:`consumer_view` raises ``RuntimeError``: the package's
+      ``__init__`` always registers one, so only code that removed it can meet this.
+    * This module imports nothing, so that any layer may use it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, Protocol
+
+__all__ = ["DocumentView", "Reader", "consumer_view", "register"]
+
+
+class DocumentView(Protocol):
+    """What a reader says of how the data it returns differs from the document
+    (:class:`reprobridge_sdk.validation.forward.ForwardView` is one)."""
+
+    @property
+    def changed(self) -> bool:
+        """Whether anything was ignored or set aside."""
+        ...
+
+    def to_document(self, pointer: str) -> str:
+        """A pointer into the returned data as a pointer into the document."""
+        ...
+
+
+#: A reader: a manifest's plain data -> the data a consumer reads and how it differs (``None``
+#: when it is read as it is).
+Reader = Callable[[Any], "tuple[Any, DocumentView | None]"]
+
+_READER: list[Reader] = []
+
+
+def register(reader: Reader) -> None:
+    """Make ``reader`` the implementation :func:`consumer_view` calls."""
+    _READER[:] = [reader]
+
+
+def consumer_view(data: Any) -> tuple[Any, DocumentView | None]:
+    """The data a consumer reads from a manifest's plain ``data`` (see the module)."""
+    if not _READER:
+        msg = "no reader of newer minor versions is registered (reprobridge_sdk registers one)"
+        raise RuntimeError(msg)
+    return _READER[0](data)
