@@ -3,6 +3,14 @@
 Every test runs with its own SDK cache directory (``REPROBRIDGE_CACHE_DIR``), so no test reads
 or writes the user's cache and no test sees another's environments or digests. Session-scoped
 fixtures (built once, before any test's own fixtures) get a cache of the session's.
+
+No test sees the user's settings either: the ``REPROBRIDGE_*`` variables of the settings
+(``REPROBRIDGE_STRICT=1`` or ``REPROBRIDGE_REPORT_FORMAT=json`` in a shell failed 27 tests of
+``validate``'s command line alone), the signing key, ``NO_COLOR`` and ``FORCE_COLOR`` are
+removed for the session (a test that needs one sets it). A configuration file above the
+temporary directory, which every command run there would read, stops the session with its
+path. Variables that steer the tests themselves (``REPROBRIDGE_INDEX_URL``,
+``REPROBRIDGE_REQUIRE_SANDBOX``, ``HYPOTHESIS_PROFILE``) are kept.
 """
 
 from __future__ import annotations
@@ -14,6 +22,8 @@ from pathlib import Path
 import code_census
 import pytest
 from hypothesis import HealthCheck, is_hypothesis_test, settings
+
+from reprobridge_sdk import config
 
 # Property tests: a quick profile by default; CI (HYPOTHESIS_PROFILE=ci) runs more examples
 # from a derandomised seed, so a failure there is reproducible and never "at random". Tests
@@ -37,6 +47,15 @@ settings.register_profile(
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
 
 REPO = Path(__file__).resolve().parent.parent
+
+#: The user's settings that change what commands do (every settings key but the cache, which
+#: the fixtures below set), the signing key, and the colour switches.
+USER_SETTINGS = (
+    *(config._env_name(key) for key in config._KEYS if key != "cache-dir"),
+    "REPROBRIDGE_SIGNING_KEY",
+    "NO_COLOR",
+    "FORCE_COLOR",
+)
 CENSUS_TEST = "test_codes_produced.py::test_every_registered_code_is_produced"
 
 code_census.install()
@@ -50,9 +69,19 @@ def repo_root() -> Path:
 
 @pytest.fixture(scope="session", autouse=True)
 def _session_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    """The SDK cache of session-scoped fixtures (never the user's ``~/.cache/reprobridge``)."""
+    """The SDK cache of session-scoped fixtures (never the user's ``~/.cache/reprobridge``),
+    and none of the user's settings (see the module's docstring)."""
     cache = tmp_path_factory.mktemp("session-cache")
+    found = config.find_config(cache)
+    if found is not None:
+        pytest.exit(
+            f"{found} would be read by every command the tests run below {cache.parent}: "
+            "move it away, or give pytest another --basetemp",
+            returncode=pytest.ExitCode.USAGE_ERROR,
+        )
     with pytest.MonkeyPatch.context() as patch:
+        for name in USER_SETTINGS:
+            patch.delenv(name, raising=False)
         patch.setenv("REPROBRIDGE_CACHE_DIR", str(cache))
         yield cache
 

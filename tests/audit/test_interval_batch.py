@@ -105,5 +105,5 @@ def test_bad_options_are_usage_errors(level: float, floor: float) -> None:
 
 def test_scores_needs_one_value_per_interval() -> None:
     intervals = compatibility_intervals([[1.0, 2.0], [3.0, 4.0]])
-    with pytest.raises(ValueError, match="zip"):
+    with pytest.raises(ValueError):  # the type is the contract, not the interpreter's text
         scores(intervals, [1.0])

@@ -104,7 +104,9 @@ def test_log_write_failure_is_recorded_and_the_process_drained(toy: Path) -> Non
     assert (Path(run_dir) / "log.txt").stat().st_size <= 1 << 20
 
 
-def _wait_running(runs: Path, launcher: str, timeout: float = 60.0) -> Path:
+def _wait_running(runs: Path, launcher: str, timeout: float = 120.0) -> Path:
+    """The run directory of ``launcher`` once its process wrote its pid and printed; the
+    timeout is a hang guard (a runner starts in a second, a loaded machine's in tens)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         for child in runs.glob(f"{launcher}-*"):
