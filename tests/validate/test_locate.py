@@ -301,3 +301,32 @@ def test_a_located_document_is_freed_without_the_collector(name: str) -> None:
         assert doc.locate("/b/k/zz", key=True) != (0, 0)
         del doc
         assert ref() is None
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        "3",
+        "-0",
+        "012",
+        "-0.5",
+        "00.10",
+        "63.4226",
+        "1.",
+        ".5",
+        "+1",
+        "1e3",
+        "-1E-3",
+        "0x1F",
+        "0o17",
+        "1_000",
+        "1" * 400 + ".5",
+        "9" * 4301,
+        "-" + "9" * 4300,
+        ".inf",
+        "-.NaN",
+        "1.5.2",
+    ],
+)
+def test_plain_numbers_read_as_the_core_schema_reads_them(value: str) -> None:
+    _compare(f"a: {value}\nb: [{value}, x]\n")
