@@ -51,6 +51,7 @@ from reprobridge_sdk.env.snapshot import redact_text
 from reprobridge_sdk.extract.extraction import (
     ExtractionCache,
     ExtractionError,
+    OpenedFile,
     extract_value,
     same_value,
 )
@@ -399,12 +400,62 @@ def _evidence_digest(
 ) -> tuple[Path | None, str | None, bool]:
     """``(path, sha256, False)`` of a log or output of the run at ``base`` (see
     :func:`_open_evidence`, which opens it once), or ``(None, None, linked)``."""
+    path, digest, linked, handle = _evidence_file(base, relative, root)
+    if handle is not None:
+        handle.close()
+    return path, digest, linked
+
+
+def _evidence_file(
+    base: Path, relative: str, root: safefs.OpenRoot | None = None
+) -> tuple[Path | None, str | None, bool, io.FileIO | None]:
+    """:func:`_evidence_digest` and the descriptor it hashed, still open (the caller closes
+    it): re-extraction reads that very file (:func:`_check_run`), not the name again."""
     handle, linked = _open_evidence(base, relative, root)
     if handle is None:
-        return None, None, linked
-    with handle:
+        return None, None, linked, None
+    try:
         digest = handle_sha256(handle)
-    return _safe_join(base, relative), digest, False
+    except BaseException:
+        handle.close()
+        raise
+    return _safe_join(base, relative), digest, False, handle
+
+
+#: At most this many of a run's files are kept open for its re-extraction (a record may list
+#: any number of outputs; beyond this, an extraction opens its file itself, as without).
+_MAX_KEPT = 32
+
+
+class _KeptFiles:
+    """The run's log and outputs that its launcher's measurements read, kept open after their
+    digests were checked, by output id (``None``: the log)."""
+
+    __slots__ = ("files", "wanted")
+
+    def __init__(self, launcher: Launcher) -> None:
+        self.wanted = {m.extract.output for m in launcher.measurements if m.extract.file is None}
+        self.files: dict[str | None, OpenedFile] = {}
+
+    def keep(
+        self, key: str | None, path: Path | None, handle: io.FileIO | None, *, ok: bool
+    ) -> None:
+        """Keep ``handle`` for ``key`` when its digest matched and a measurement reads it;
+        close it otherwise. A later file of the same id replaces (and closes) the earlier."""
+        earlier = self.files.pop(key, None)
+        if earlier is not None:
+            earlier.close()
+        if handle is None:
+            return
+        if ok and path is not None and key in self.wanted and len(self.files) < _MAX_KEPT:
+            self.files[key] = OpenedFile(path, handle, resolve=True)
+        else:
+            handle.close()
+
+    def close(self) -> None:
+        for opened in self.files.values():
+            opened.close()
+        self.files.clear()
 
 
 #: The runner's run ids: ``<launcher>[-s<seed>]-<UTC stamp>-<8 hex>``.
@@ -678,12 +729,32 @@ def _check_run(
             "/lock_digest",
         )
 
+    kept = _KeptFiles(launcher)
+    try:
+        return _check_files(run, add, facts, launcher, record, root, cache, kept)
+    finally:
+        kept.close()
+
+
+def _check_files(  # noqa: PLR0917 - private step of _check_run
+    run: RunEvidence,
+    add: Callable[..., None],
+    facts: ArtifactFacts,
+    launcher: Launcher,
+    record: EvidenceRecord,
+    root: safefs.OpenRoot | None,
+    cache: ExtractionCache | None,
+    kept: _KeptFiles,
+) -> RunEvidence:
+    """The log's and outputs' digests, then every measurement re-extracted from those very
+    files (``kept`` holds them open)."""
+    path = run.path
     log_ok = False
     log_path: Path | None = None
     if record.log is None:
         add("A003", "the record names no log", "/log")
     else:
-        log_path, digest, linked = _evidence_digest(path, record.log.path, root)
+        log_path, digest, linked, handle = _evidence_file(path, record.log.path, root)
         if linked:
             add("A040", f"the log {record.log.path} is a link or not a regular file", "/log/path")
         elif log_path is None:
@@ -692,10 +763,11 @@ def _check_run(
             add("A004", f"the log {record.log.path} differs from its recorded digest", "/log")
         else:
             log_ok = True
+        kept.keep(None, log_path, handle, ok=log_ok)
 
     outputs: dict[str, tuple[OutputRecord, Path | None, bool]] = {}
     for index, output in _iter_outputs(record):
-        out_path, digest, linked = _evidence_digest(path, output.path, root)
+        out_path, digest, linked, handle = _evidence_file(path, output.path, root)
         ok = False
         if linked:
             add(
@@ -713,6 +785,7 @@ def _check_run(
         else:
             ok = True
         outputs[output.id] = (output, out_path, ok)
+        kept.keep(output.id, out_path, handle, ok=ok)
 
     recorded = {m.task: m for m in record.measurements}
     first: dict[str, int] = {}
@@ -733,6 +806,7 @@ def _check_run(
             pointer=pointer,
             claimed=None if at is None else record.measurements[at],
             cache=cache,
+            kept=kept.files,
         )
         run.values[measurement.task] = value
         claimed = recorded.get(measurement.task)
@@ -806,6 +880,7 @@ def _measure(
     pointer: str,
     claimed: MeasuredValue | None,
     cache: ExtractionCache | None,
+    kept: Mapping[str | None, OpenedFile] | None = None,
 ) -> float | None:
     """Re-extract one task's value from the run's files; ``None`` when it does not count."""
     extractor = measurement.extract
@@ -863,6 +938,7 @@ def _measure(
             cache=cache,
             root=run.path,
             transform=measurement.transform,
+            opened=None if kept is None else kept.get(extractor.output),
         )
         # As the runner does: each value transformed; several ('all') count as their mean.
         return extracted.mean

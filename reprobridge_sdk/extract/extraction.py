@@ -111,6 +111,7 @@ __all__ = [
     "Extracted",
     "ExtractionCache",
     "ExtractionError",
+    "OpenedFile",
     "TemplateError",
     "aggregate",
     "apply_transform",
@@ -303,6 +304,7 @@ def extract_value(
     root: Path | Sequence[Path] | None = None,
     max_bytes: int | None = None,
     transform: Mapping[str, Any] | Any | None = None,
+    opened: OpenedFile | None = None,
 ) -> Extracted:
     """Read the value(s) an extractor describes; :class:`ExtractionError` on failure.
 
@@ -314,12 +316,21 @@ def extract_value(
     file layer first: a FIFO, device or other non-regular file, a file over ``max_bytes``, or
     (with ``root``, the artifact or run directory) a path whose links lead outside ``root``,
     is never read (reason ``"unsafe-file"``).
+
+    ``opened``: the file the extractor reads, already opened by the caller through the safe
+    file layer (the auditor's descriptor of the log or output whose digest it has just
+    checked): it is read through a duplicate of that descriptor, never opened again by name,
+    so the bytes read are those of the file that was checked. ``root`` and ``max_bytes`` are
+    then the caller's business (its open applied its own rules); the caller closes it.
     """
     spec = _plain(extractor)
     kind = spec.get("kind")
     plugin = _plugin.load(kind, spec) if isinstance(kind, str) and kind.startswith("x-") else None
     path, source = _source(spec, log=log, files_base=files_base, outputs=outputs, context=context)
-    if cache is None:
+    handed = opened
+    if handed is not None:
+        pass  # the caller's descriptor (see above)
+    elif cache is None:
         opened = _checked(path, root, source, max_bytes)
     else:
         rules = (root if root is None or isinstance(root, Path) else tuple(root), max_bytes)
@@ -336,7 +347,9 @@ def extract_value(
             return Extracted(values=(value,), raw=(raw,), source=source)
         return _read(opened, spec, source, chunk_size, _entries(cache, opened), transform)
     finally:
-        if cache is None:  # a batch's cache keeps its files open for the next extraction
+        # a batch's cache keeps its files open for the next extraction; a given file is the
+        # caller's to close
+        if cache is None and handed is None:
             opened.close()
 
 
