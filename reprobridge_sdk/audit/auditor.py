@@ -555,7 +555,7 @@ def _audit(
         passed=passed,
     )
     forward = facts.forward
-    if forward is not None and forward.kept:
+    if forward is not None and forward.changed:  # identity unless set-aside items shift
         _in_document(result, forward.to_document)
     return result
 

@@ -21,6 +21,12 @@ Defined outcomes, never a crash:
 * a non-finite observation (NaN or infinity): no interval, flagged ``non_finite``; the task
   is inconclusive.
 * a non-finite reproduced value: not compatible, z = ±inf (NaN counts as +inf), p = 0.
+* huge observations (valid JSON numbers such as ``[0.0, 1.9e154]``): the mean and ``s`` are
+  computed first as written; when a sum or a square would overflow (``math.fsum`` raises, a
+  square is infinite) they are computed again on the observations scaled by a power of two
+  (exact), so every interval that binary64 can hold is given. When the interval itself cannot
+  be held (its mean, ``s``, half-width or a bound is beyond the largest float): no interval,
+  flagged ``overflow``; the task is inconclusive (A063).
 
 Scores. The *prediction scale* is ``sigma = h / t(1 - a/2, n - 1)`` where ``h`` is the final
 (floored) half-width. When the floor does not bind, ``sigma = s * sqrt(1 + 1/n)``; when it
@@ -80,9 +86,9 @@ STABILITY_THRESHOLD = 0.10
 class Interval:
     """A compatibility interval, or the reason there is none.
 
-    ``defined`` is false for ``n = 0`` and non-finite observations; then ``low``, ``high``,
-    ``mean`` and ``half_width`` are NaN. ``sd`` is NaN when ``n < 2``. ``t`` is the quantile
-    used (NaN when ``n < 2``).
+    ``defined`` is false for ``n = 0``, non-finite observations and an interval beyond the
+    float range (``overflow``); then ``low``, ``high``, ``mean`` and ``half_width`` are NaN.
+    ``sd`` is NaN when ``n < 2``. ``t`` is the quantile used (NaN when ``n < 2``).
     """
 
     n: int
@@ -97,10 +103,11 @@ class Interval:
     floor_bound: bool
     floor_only: bool
     non_finite: bool
+    overflow: bool = False
 
     @property
     def defined(self) -> bool:
-        return self.n >= 1 and not self.non_finite
+        return self.n >= 1 and not self.non_finite and not self.overflow
 
     @property
     def scale(self) -> float:
@@ -175,31 +182,61 @@ def compatibility_interval(
     nan = math.nan
     if n == 0 or not all(math.isfinite(x) for x in xs):
         return Interval(n, nan, nan, nan, nan, nan, level, floor, nan, False, False, n > 0)
-    mean = math.fsum(xs) / n
-    floor_width = floor * abs(mean)
     if n == 1:
-        return Interval(
-            1,
-            mean,
-            nan,
-            floor_width,
-            mean - floor_width,
-            mean + floor_width,
-            level,
-            floor,
-            nan,
-            True,
-            True,
-            False,
-        )
-    sd = math.sqrt(math.fsum((x - mean) ** 2 for x in xs) / (n - 1))
+        mean = xs[0]
+        floor_width = floor * abs(mean)
+        low, high = mean - floor_width, mean + floor_width
+        if not (math.isfinite(low) and math.isfinite(high)):
+            return _beyond_range(1, level, floor)
+        return Interval(1, mean, nan, floor_width, low, high, level, floor, nan, True, True, False)
+    mean, sd = _moments(xs, n)
+    floor_width = floor * abs(mean)
     t = t_quantile(1.0 - (1.0 - level) / 2.0, n - 1)
     width = t * sd * math.sqrt(1.0 + 1.0 / n)
     bound = floor_width > width
     half = floor_width if bound else width
-    return Interval(
-        n, mean, sd, half, mean - half, mean + half, level, floor, t, bound, False, False
-    )
+    low, high = mean - half, mean + half
+    if not (math.isfinite(sd) and math.isfinite(low) and math.isfinite(high)):
+        return _beyond_range(n, level, floor)
+    return Interval(n, mean, sd, half, low, high, level, floor, t, bound, False, False)
+
+
+def _beyond_range(n: int, level: float, floor: float) -> Interval:
+    """No interval: the one of these observations is beyond the float range (A063)."""
+    nan = math.nan
+    return Interval(n, nan, nan, nan, nan, nan, level, floor, nan, False, False, False, True)
+
+
+def _moments(xs: list[float], n: int) -> tuple[float, float]:
+    """The mean and sample standard deviation of ``n >= 2`` finite numbers.
+
+    The direct expressions first (the reports' digits); when one of their intermediates
+    overflows (``fsum`` raises; a deviation or its square is infinite), the same expressions
+    on the numbers scaled by ``2**-e``, ``e`` the binary exponent of the largest magnitude
+    (exact: a power of two), scaled back. Either result is infinite only when the true value
+    is beyond the float range.
+    """
+    try:
+        mean = math.fsum(xs) / n
+        sd = math.sqrt(math.fsum([(x - mean) ** 2 for x in xs]) / (n - 1))
+    except OverflowError:
+        pass
+    else:
+        if math.isfinite(sd):
+            return mean, sd
+    exponent = math.frexp(max(abs(x) for x in xs))[1]
+    ys = [math.ldexp(x, -exponent) for x in xs]  # every |y| < 1: no overflow below
+    scaled_mean = math.fsum(ys) / n
+    scaled_sd = math.sqrt(math.fsum([(y - scaled_mean) ** 2 for y in ys]) / (n - 1))
+    return _ldexp(scaled_mean, exponent), _ldexp(scaled_sd, exponent)
+
+
+def _ldexp(value: float, exponent: int) -> float:
+    """``value * 2**exponent``, infinite (not an exception) beyond the float range."""
+    try:
+        return math.ldexp(value, exponent)
+    except OverflowError:
+        return math.copysign(math.inf, value)
 
 
 def compatibility_intervals(
@@ -230,20 +267,24 @@ def compatibility_intervals(
         if n < 2 or not all(map(isfinite, xs)):  # n = 0 or 1, or non-finite: its own branches
             append(compatibility_interval(xs, level=level, floor=floor))
             continue
-        mean = fsum(xs) / n
+        try:
+            mean = fsum(xs) / n
+            sd = sqrt(fsum([(x - mean) ** 2 for x in xs]) / (n - 1))
+        except OverflowError:  # huge observations: the one-task function's scaled branch
+            append(compatibility_interval(xs, level=level, floor=floor))
+            continue
         floor_width = floor * abs(mean)
-        sd = sqrt(fsum([(x - mean) ** 2 for x in xs]) / (n - 1))
         t = quantiles.get(n)
         if t is None:
             t = quantiles[n] = t_quantile(probability, n - 1)
         width = t * sd * sqrt(1.0 + 1.0 / n)
         bound = floor_width > width
         half = floor_width if bound else width
-        append(
-            Interval(
-                n, mean, sd, half, mean - half, mean + half, level, floor, t, bound, False, False
-            )
-        )
+        low, high = mean - half, mean + half
+        if not (isfinite(sd) and isfinite(low) and isfinite(high)):
+            append(compatibility_interval(xs, level=level, floor=floor))
+            continue
+        append(Interval(n, mean, sd, half, low, high, level, floor, t, bound, False, False))
     return out
 
 

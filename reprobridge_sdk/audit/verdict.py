@@ -15,7 +15,8 @@ A task's verdict in one attempt is decided in this order (the first that applies
 5. ``toy``: the successful runs are smoke-scope only (A016), or fewer distinct seeds than the
    task's statistic gave a value (A017), or a full-procedure task was measured by a launcher
    that reads a checkpoint allowed to stand in for training (A020).
-6. ``inconclusive``: no interval (no reference observations, A025; a non-finite one, A027).
+6. ``inconclusive``: no interval (no reference observations, A025; a non-finite one, A027;
+   an interval beyond the float range, A063).
 7. ``incompatible``: the value aggregated over seeds with the measurement's ``aggregate`` is
    not finite (A028) or lies outside the interval (A029). With Holm's correction on, a value
    outside the interval whose Holm-adjusted p-value is ``>= 1 - level`` is ``compatible``
@@ -203,7 +204,7 @@ class RunIndex:
 def _place(judgement: Judgement, interval: Interval, value: float, pointer: str) -> None:
     """Steps 6-8 of the module docstring for an aggregated ``value``."""
     if not interval.defined:
-        code = "A027" if interval.non_finite else "A025"
+        code = "A027" if interval.non_finite else "A063" if interval.overflow else "A025"
         judgement.verdict = "inconclusive"
         judgement.reasons.append(finding(code, "the task has no interval", path=pointer))
         return

@@ -45,6 +45,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
+from reprobridge_sdk._forward import DocumentView
 from reprobridge_sdk.digest import file_sha256, handle_sha256, iter_tree_entries, tree_digest
 from reprobridge_sdk.env.snapshot import redact_text
 from reprobridge_sdk.extract.extraction import (
@@ -105,7 +106,7 @@ class ArtifactFacts:
     #: The manifest as loaded (a :class:`reprobridge_sdk.io.document.Document`), for the validator.
     document: Any = field(default=None, compare=False, repr=False)
     #: How a newer-minor manifest was read (``validation.forward.ForwardView``), or None.
-    forward: Any = field(default=None, compare=False, repr=False)
+    forward: DocumentView | None = field(default=None, compare=False, repr=False)
     _plain: dict[tuple[str, str], dict[str, object]] = field(default_factory=dict, compare=False)
     _launchers: dict[str, Launcher] = field(default_factory=dict, compare=False, repr=False)
 

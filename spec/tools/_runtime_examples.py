@@ -823,6 +823,17 @@ RUNTIME_EXAMPLES: dict[str, tuple[str, str, str]] = {
         "$ reprobridge audit       # A062 on that run; acc is inconclusive",
         "# the plugin reads every recorded log\n$ reprobridge audit",
     ),
+    "A063": (
+        _YAML,
+        "reference:\n"
+        "  observations:\n"
+        "    - {value: 1.79e308, provenance: {source: lab-a}}\n"
+        "    - {value: 1.79e308, provenance: {source: lab-b}}   # A063, verdict inconclusive",
+        "reference:\n"
+        "  observations:       # huge but held: 0.0 and 1.9e154 give [-2.0e155, 2.2e155]\n"
+        "    - {value: 0.0, provenance: {source: lab-a}}\n"
+        "    - {value: 1.9e154, provenance: {source: lab-b}}",
+    ),
     "A065": (
         _SH,
         "# runs copied without the runs directory's .env/ (their records name a snapshot)\n"

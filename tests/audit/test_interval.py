@@ -191,3 +191,66 @@ def test_spec_worked_examples(case: dict[str, Any]) -> None:
         assert interval.floor_only is case["floor_only"]
     for value, compatible in case["compatible"].items():
         assert interval.contains(float(value)) is compatible, value
+
+
+@pytest.mark.parametrize(
+    ("observations", "mean", "sd"),
+    [
+        # the squares of the deviations overflow; the interval does not
+        ([0.0, 1.8961503816218355e154], 9.480751908109177e153, 1.3407807929942597e154),
+        ([1e300, -1e300], 0.0, 1.4142135623730952e300),
+        ([1.7e308, 1.7e308], 1.7e308, 0.0),  # the sum overflows: the mean does not
+        ([1e307, -1e307, 1e307, -1e307], 0.0, 1.1547005383792515e307),
+    ],
+)
+def test_huge_observations_give_their_interval(
+    observations: list[float], mean: float, sd: float
+) -> None:
+    """Valid JSON numbers whose sums or squares overflow binary64: the scaled computation
+    gives the interval they define (hostile input, never an ``OverflowError``)."""
+    interval = compatibility_interval(observations)
+    assert (interval.defined, interval.overflow, interval.non_finite) == (True, False, False)
+    assert interval.mean == pytest.approx(mean, rel=1e-15)
+    assert interval.sd == pytest.approx(sd, rel=1e-15)
+    assert interval.half_width == pytest.approx(
+        max(interval.t * sd * math.sqrt(1 + 1 / len(observations)), 0.01 * abs(mean)), rel=1e-14
+    )
+    assert interval.low <= interval.mean <= interval.high
+    assert all(math.isfinite(x) for x in (interval.low, interval.high))
+
+
+@pytest.mark.parametrize(
+    "observations",
+    [
+        [1.79e308, 1.79e308],  # the floor pushes the high bound past the largest float
+        [1.79e308],  # the same with one observation
+        [1e308, -1e308, 0.0],  # the half-width itself is beyond the float range
+        [1.7e308] * 100 + [-1.7e308] * 2,
+    ],
+)
+def test_an_interval_beyond_the_float_range_is_none(observations: list[float]) -> None:
+    """No interval when it cannot be held in binary64: ``overflow`` (A063), not an exception
+    and not an infinite bound that would contain every value."""
+    interval = compatibility_interval(observations)
+    assert (interval.defined, interval.overflow, interval.non_finite) == (False, True, False)
+    assert interval.n == len(observations)
+    assert math.isnan(interval.low) and math.isnan(interval.high)
+    assert score(interval, 0.0) is None
+    assert not interval.contains(1.0)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(st.floats(allow_nan=False, allow_infinity=False), min_size=1, max_size=12),
+    st.floats(allow_nan=False, allow_infinity=False),
+)
+def test_property_any_finite_observations_never_raise(
+    observations: list[float], value: float
+) -> None:
+    """Any finite observations: a defined interval with finite bounds, or ``overflow``."""
+    interval = compatibility_interval(observations)
+    assert interval.defined != interval.overflow
+    if interval.defined:
+        assert math.isfinite(interval.low) and math.isfinite(interval.high)
+        assert interval.low <= interval.mean <= interval.high
+        score(interval, value)

@@ -250,3 +250,54 @@ def test_a_run_in_progress_is_not_executed_yet(honest: Path, waiting_run: Path) 
     awaited = _attempt(result, "awaited")
     assert awaited.verdict == "not-executed"
     assert [code for code, _ in _reasons(awaited)] == ["A023"]
+
+
+def _audit_cli(root: Path) -> tuple[int, dict[str, Any]]:
+    """``reprobridge audit ROOT --format json`` as a real process: exit code and report."""
+    done = subprocess.run(
+        [sys.executable, "-m", "reprobridge_sdk", "audit", str(root), "--format", "json"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert "Traceback" not in done.stderr
+    return done.returncode, json.loads(done.stdout)
+
+
+def _references(values: list[float]) -> Callable[[dict[str, Any]], None]:
+    def change(data: dict[str, Any]) -> None:
+        observations = data["tasks"][0]["reference"]["observations"]
+        data["tasks"][0]["reference"]["observations"] = [
+            {**o, "value": v} for o, v in zip(observations, values, strict=False)
+        ]
+
+    return change
+
+
+def test_huge_references_give_their_interval_through_the_cli(honest: Path) -> None:
+    """Hostile but valid JSON numbers whose squared deviations overflow a double: the CLI
+    reports the interval they define (no crash), and the honest value ~90 lies inside."""
+    _edit_manifest(honest, _references([0.0, 1.8961503816218355e154]))
+    code, report = _audit_cli(honest)
+    acc = next(t for t in report["tasks"] if t["id"] == "acc")
+    interval = acc["interval"]
+    assert (interval["defined"], interval["n"]) == (True, 2)
+    assert interval["mean"] == pytest.approx(9.480751908109177e153, rel=1e-15)
+    assert interval["sd"] == pytest.approx(1.3407807929942597e154, rel=1e-15)
+    assert interval["low"] < 90.0 < interval["high"]
+    attempt = next(a for a in acc["attempts"] if a["attempt"] == "runs")
+    assert attempt["verdict"] == "compatible"
+    assert code in (0, 1)
+
+
+def test_an_interval_beyond_the_float_range_is_a063_through_the_cli(honest: Path) -> None:
+    """References whose interval cannot be held in binary64: inconclusive with A063 at the
+    task's references, exit 1, never a traceback."""
+    _edit_manifest(honest, _references([1.79e308, 1.79e308]))
+    code, report = _audit_cli(honest)
+    acc = next(t for t in report["tasks"] if t["id"] == "acc")
+    assert (acc["interval"]["defined"], acc["interval"]["n"]) == (False, 2)
+    attempt = next(a for a in acc["attempts"] if a["attempt"] == "runs")
+    assert attempt["verdict"] == "inconclusive"
+    assert [(r["code"], r["path"]) for r in attempt["reasons"]] == [("A063", "/tasks/0/reference")]
+    assert code == 1
