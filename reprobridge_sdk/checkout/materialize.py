@@ -30,28 +30,40 @@ Rules (spec "codebase", "The working checkout of a patch series"):
   equals the wanted one and that has no working changes is reused as it is. A checkout with
   working changes is never thrown away: C008 unless ``force``. Byte-code caches
   (``__pycache__``, ``*.pyc``) are not working changes.
+
+This module owns the checkout: building or reusing it, C008, C004 and the read-only views the
+validator and the auditor use; the series as declared and recorded is in ``_series``, the
+upstream and its cache in ``_upstream``, building a checkout and applying patches in
+``_apply``.
 """
 
 from __future__ import annotations
 
 import contextlib
-import fcntl
-import hashlib
-import json
-import re
 import shutil
 import tempfile
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
-from reprobridge_sdk.digest import TREE_EXCLUDES, file_sha256, tree_digest
-from reprobridge_sdk.errors import ArtifactError
+from reprobridge_sdk.digest import file_sha256, tree_digest
 from reprobridge_sdk.findings import Finding, finding
 
-from ._bundle import BundleError, BundleRef, import_bundle, verify_bundle
+from ._apply import _apply, init_checkout
+from ._bundle import BundleRef
 from ._git import GitError, git
+from ._series import (
+    CodebaseError,
+    SeriesPatch,
+    _read_marker,
+    _wanted,
+    bundle_from_data,
+    bundle_of,
+    read_marker,
+    series_from_data,
+    write_marker,
+)
+from ._upstream import bundled_upstream, cached_upstream, fetch_upstream, upstream_location
 
 __all__ = [
     "CHECKOUT_DIR",
@@ -61,35 +73,23 @@ __all__ = [
     "SeriesPatch",
     "bundle_from_data",
     "bundle_of",
+    "bundled_upstream",
     "cached_upstream",
     "checkout_blocker",
     "fetch_upstream",
+    "init_checkout",
     "inspect_series",
     "materialize_series",
+    "read_marker",
     "series_from_data",
     "series_tree",
     "upstream_location",
     "working_changes",
+    "write_marker",
 ]
 
 #: Where the working checkout of a patch series lives in the artifact.
 CHECKOUT_DIR = "code"
-_MARKER = "rra-series.json"
-_URL = re.compile(r"^([a-z][a-z0-9+.-]*://|[A-Za-z0-9._-]+@[^:/]+:)")
-_FAILED = re.compile(r"^error: patch failed: (?P<file>.+):(?P<line>\d+)$", re.MULTILINE)
-_HUNK = re.compile(r"^@@ -(?P<start>\d+)(?:,\d+)? \+\d+(?:,\d+)? @@")
-
-
-class CodebaseError(ArtifactError):
-    """The refined code cannot be materialized; ``findings`` (C codes) say why."""
-
-
-@dataclass(frozen=True)
-class SeriesPatch:
-    """One patch of the series: its path in the artifact and its declared digest."""
-
-    path: str
-    sha256: str | None = None
 
 
 @dataclass
@@ -108,333 +108,10 @@ class Checkout:
         return not any(item.severity.value == "error" for item in self.findings)
 
 
-def series_from_data(data: Mapping[str, Any]) -> tuple[str, str, list[SeriesPatch], Any] | None:
-    """``(repository, commit, patches, tree_digest)`` of a manifest's plain data, or None.
-
-    None unless the refined code is a patch series with a string repository and commit.
-    """
-    codebase = data.get("codebase")
-    if not isinstance(codebase, Mapping):
-        return None
-    upstream, refined = codebase.get("upstream"), codebase.get("refined")
-    if not isinstance(upstream, Mapping) or not isinstance(refined, Mapping):
-        return None
-    if refined.get("kind") != "patches":
-        return None
-    repository, commit = upstream.get("repository"), upstream.get("commit")
-    if not isinstance(repository, str) or not isinstance(commit, str):
-        return None
-    raw = refined.get("patches")
-    patches = [
-        SeriesPatch(str(item["path"]), item.get("sha256"))
-        for item in (raw if isinstance(raw, list) else [])
-        if isinstance(item, Mapping) and isinstance(item.get("path"), str)
-    ]
-    return repository, commit, patches, codebase.get("tree_digest")
-
-
-def bundle_from_data(data: Mapping[str, Any]) -> BundleRef | None:
-    """The bundle ``codebase.upstream.bundle`` of a manifest's plain data declares, or None."""
-    codebase = data.get("codebase")
-    upstream = codebase.get("upstream") if isinstance(codebase, Mapping) else None
-    bundle = upstream.get("bundle") if isinstance(upstream, Mapping) else None
-    if not isinstance(bundle, Mapping):
-        return None
-    path, digest = bundle.get("path"), bundle.get("sha256")
-    if not isinstance(path, str) or not path or not isinstance(digest, str):
-        return None
-    return BundleRef(path, digest)
-
-
-def bundle_of(upstream: Any) -> BundleRef | None:
-    """The bundle a typed ``codebase.upstream`` declares, or None."""
-    bundle = getattr(upstream, "bundle", None)
-    return None if bundle is None else BundleRef(bundle.path, bundle.sha256)
-
-
-def upstream_location(root: Path, repository: str) -> str:
-    """Where git fetches ``repository`` from: a URL as written, a path resolved absolute.
-
-    A relative path must be made only of ``..`` segments and name the top of a git
-    repository (one that encloses the artifact, spec "upstream-repository"); C001 otherwise.
-    """
-    if _URL.match(repository):
-        return repository
-    path = Path(repository)
-    if path.is_absolute():
-        return str(path.resolve())
-    parts = repository.replace("\\", "/").rstrip("/").split("/")
-    top = (root / path).resolve()
-    if any(part != ".." for part in parts) or not (top / ".git").exists():
-        raise CodebaseError(
-            f"{repository!r} does not name the repository that encloses the artifact",
-            [
-                finding(
-                    "C001",
-                    f"the relative upstream {repository!r} must be '..' segments naming the top"
-                    " of the git repository that encloses the artifact",
-                    path="/codebase/upstream/repository",
-                    hint="use a clone URL, or the '..' path of the enclosing repository",
-                )
-            ],
-        )
-    return str(top)
-
-
-def _cache_dir() -> Path:
-    from reprobridge_sdk.env.venv import cache_root  # noqa: PLC0415 - one cache root
-
-    return cache_root() / "upstream"
-
-
-def _bare_path(location: str) -> Path:
-    key = hashlib.sha256(location.encode("utf-8")).hexdigest()[:32]
-    return _cache_dir() / f"{key}.git"
-
-
-@contextlib.contextmanager
-def _locked(path: Path) -> Iterator[None]:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.with_suffix(".lock").open("a") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
-
-
-def _has_commit(bare: Path, commit: str) -> bool:
-    if not (bare / "HEAD").is_file():
-        return False
-    done = git(
-        ["rev-parse", "-q", "--verify", f"refs/rra/{commit}^{{commit}}"], cwd=bare, check=False
-    )
-    return done.returncode == 0
-
-
-def _init_bare(bare: Path) -> None:
-    if not (bare / "HEAD").is_file():
-        tmp = Path(tempfile.mkdtemp(prefix=".init-", dir=bare.parent))
-        git(["init", "-q", "--bare", str(tmp)])
-        tmp.replace(bare)
-
-
-def bundled_upstream(root: Path, bundle: BundleRef, commit: str) -> Path:
-    """The cached bare repository holding ``commit``, taken from the artifact's bundle.
-
-    The bundle is verified every time (C024-C026), also when the cache already holds the
-    commit; the repository is never contacted.
-    """
-    bare = _bare_path(f"bundle:{commit}")
-    with _locked(bare):
-        try:
-            source = verify_bundle(root, bundle, commit)
-            if not _has_commit(bare, commit):
-                _init_bare(bare)
-                import_bundle(bare, source, commit)
-        except BundleError as exc:
-            raise CodebaseError(exc.finding.message, [exc.finding]) from None
-        except GitError as exc:
-            code = "C010" if exc.missing else "C025"
-            raise CodebaseError(
-                exc.stderr,
-                [finding(code, f"git failed: {exc.stderr}", path="/codebase/upstream/bundle")],
-            ) from None
-    return bare
-
-
-def cached_upstream(root: Path, repository: str, commit: str) -> Path | None:
-    """The cached bare repository holding ``commit`` of ``repository``; None if not cached.
-
-    Never fetches (a validator must not: spec §6.2).
-    """
-    try:
-        bare = _bare_path(upstream_location(root, repository))
-        return bare if _has_commit(bare, commit) else None
-    except (GitError, CodebaseError):
-        return None
-
-
-def fetch_upstream(root: Path, repository: str, commit: str) -> Path:
-    """The cached bare repository holding ``commit``, fetched once (C001, C002, C010)."""
-    location = upstream_location(root, repository)
-    bare = _bare_path(location)
-    where = "/codebase/upstream/repository"
-    with _locked(bare):
-        try:
-            if _has_commit(bare, commit):
-                return bare
-            _init_bare(bare)
-            first = git(
-                ["fetch", "-q", "--no-tags", location, f"{commit}:refs/rra/{commit}"],
-                cwd=bare,
-                check=False,
-            )
-            if first.returncode != 0:
-                second = git(
-                    [
-                        "fetch",
-                        "-q",
-                        "--no-tags",
-                        location,
-                        "+refs/heads/*:refs/up/heads/*",
-                        "+refs/tags/*:refs/up/tags/*",
-                    ],
-                    cwd=bare,
-                    check=False,
-                )
-                if second.returncode != 0:
-                    message = second.stderr.decode("utf-8", "replace").strip()
-                    raise CodebaseError(
-                        f"cannot fetch the upstream {repository}",
-                        [
-                            finding(
-                                "C001",
-                                f"cannot fetch the upstream {repository!r}: {message}",
-                                path=where,
-                                hint="check the URL or path and the network",
-                            )
-                        ],
-                    )
-                found = git(["cat-file", "-e", f"{commit}^{{commit}}"], cwd=bare, check=False)
-                if found.returncode != 0:
-                    raise CodebaseError(
-                        f"the upstream has no commit {commit}",
-                        [
-                            finding(
-                                "C002",
-                                f"the upstream {repository!r} has no commit {commit}",
-                                path="/codebase/upstream/commit",
-                                hint="pin a full commit id that the upstream has",
-                            )
-                        ],
-                    )
-                git(["update-ref", f"refs/rra/{commit}", commit], cwd=bare)
-        except GitError as exc:
-            code = "C010" if exc.missing else "C001"
-            raise CodebaseError(
-                exc.stderr, [finding(code, f"git failed: {exc.stderr}", path=where)]
-            ) from None
-    return bare
-
-
-def _wanted(repository: str, commit: str, patches: Sequence[tuple[str, str]]) -> dict[str, Any]:
-    return {
-        "repository": repository,
-        "commit": commit,
-        "patches": [{"path": path, "sha256": digest} for path, digest in patches],
-    }
-
-
-def _read_marker(checkout: Path) -> Any:
-    try:
-        return json.loads((checkout / ".git" / _MARKER).read_text("utf-8"))
-    except (OSError, ValueError):
-        return None
-
-
-def write_marker(
-    checkout: Path, repository: str, commit: str, patches: Sequence[tuple[str, str]]
-) -> None:
-    """Record in the checkout which series it holds (used by ``code record``)."""
-    text = json.dumps(_wanted(repository, commit, patches), indent=1)
-    (checkout / ".git" / _MARKER).write_text(text + "\n", "utf-8")
-
-
-def read_marker(checkout: Path) -> dict[str, Any] | None:
-    value = _read_marker(checkout)
-    return value if isinstance(value, dict) else None
-
-
 def working_changes(checkout: Path) -> list[str]:
     """``git status --porcelain`` lines of the checkout (byte-code caches excluded)."""
     done = git(["status", "--porcelain", "--untracked-files=all"], cwd=checkout)
     return [line for line in done.stdout.decode("utf-8", "replace").splitlines() if line]
-
-
-def _exclude_caches(checkout: Path) -> None:
-    names = sorted(TREE_EXCLUDES - {".git"})
-    lines = [f"{name}/" if "." not in name else name for name in names]
-    (checkout / ".git" / "info").mkdir(parents=True, exist_ok=True)
-    (checkout / ".git" / "info" / "exclude").write_text("\n".join([*lines, "*.pyc", ""]), "utf-8")
-
-
-def init_checkout(bare: Path, commit: str, dest: Path) -> None:
-    """A git checkout of ``commit`` from the cached ``bare`` repository at ``dest`` (new)."""
-    dest.mkdir(parents=True)
-    git(["init", "-q", str(dest)])
-    _exclude_caches(dest)
-    git(["fetch", "-q", "--no-tags", str(bare), f"refs/rra/{commit}"], cwd=dest)
-    git(["checkout", "-q", "--detach", "FETCH_HEAD"], cwd=dest)
-
-
-def _hunk_of(patch_text: str, file: str, line: int) -> int | None:
-    """The 1-based index (within ``file``) of the hunk starting at old line ``line``."""
-    current: str | None = None
-    index = 0
-    for raw in patch_text.splitlines():
-        if raw.startswith(("+++ ", "--- ")):
-            name = raw[4:].split("\t")[0].strip()
-            if name != "/dev/null":
-                candidate = name[2:] if name[:2] in ("a/", "b/") else name
-                if candidate != current:
-                    current, index = candidate, 0
-            continue
-        match = _HUNK.match(raw)
-        if match and current == file:
-            index += 1
-            if int(match.group("start")) == line:
-                return index
-    return None
-
-
-def _apply(checkout: Path, root: Path, patch: SeriesPatch, position: int) -> None:
-    pointer = f"/codebase/refined/patches/{position - 1}"
-    source = root.joinpath(*patch.path.split("/"))
-    try:
-        text = source.read_text("utf-8", "replace")
-    except OSError as exc:
-        raise CodebaseError(
-            f"cannot read patch {patch.path}",
-            [
-                finding(
-                    "C003",
-                    f"patch {position} ({patch.path}) cannot be read: {exc.strerror}",
-                    path=pointer,
-                )
-            ],
-        ) from None
-    done = git(["apply", "--whitespace=nowarn", str(source.resolve())], cwd=checkout, check=False)
-    if done.returncode != 0:
-        message = done.stderr.decode("utf-8", "replace").strip()
-        failed = _FAILED.search(message)
-        where = ""
-        if failed is not None:
-            hunk = _hunk_of(text, failed.group("file"), int(failed.group("line")))
-            where = (
-                f" at hunk {hunk} of {failed.group('file')}"
-                if hunk
-                else f" in {failed.group('file')}"
-            )
-            where += f" (line {failed.group('line')})"
-        raise CodebaseError(
-            f"patch {patch.path} does not apply",
-            [
-                finding(
-                    "C003",
-                    f"patch {position} ({patch.path}) does not apply{where}: "
-                    + " ".join(message.splitlines()[:3]),
-                    path=pointer,
-                    file=patch.path,
-                    hint="rebase the patch on the pinned commit and the patches before it",
-                )
-            ],
-        )
-    git(["add", "-A"], cwd=checkout)
-    git(
-        ["commit", "-q", "--allow-empty", "--no-verify", "-m", f"patch {position}: {patch.path}"],
-        cwd=checkout,
-    )
 
 
 def materialize_series(

@@ -26,37 +26,42 @@ caller allows unverified items (``allow_unverified``); otherwise nothing is plac
 The ``.part`` file is created with ``O_EXCL | O_NOFOLLOW`` (a link or other special file
 planted there is removed, never written through) in the destination's directory, which must
 stay inside the artifact. Credentials in a URL (userinfo) never appear in a message.
+
+This module owns the order of the work per item (verify, then acquire, then verify what
+arrived before it is renamed into place); the checks of items in place are in
+``_dataverify``, one HTTP(S) transfer within its bounds in ``_download``, the other schemes
+in ``_schemes``.
 """
 
 from __future__ import annotations
 
 import contextlib
 import hashlib
-import http.client
-import json
 import os
-import stat
-import subprocess
-import sys
-import time
-import urllib.error
-import urllib.request
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from pathlib import Path, PurePosixPath
-from typing import IO, Any
 
 from reprobridge_sdk.env._artifact import EnvArtifact, load_environment
-from reprobridge_sdk.env._schemes import SchemeFailed, auth_header, fetch_scheme, hf_url
+from reprobridge_sdk.env._dataverify import _check_file, _inside, _Locator, _verify_item
+from reprobridge_sdk.env._download import (
+    ATTEMPTS,
+    DEFAULT_MIN_RATE,
+    MAX_REDIRECTS,
+    RATE_WINDOW,
+    _download,
+    _Failed,
+    _progress_printer,
+)
+from reprobridge_sdk.env._schemes import SchemeFailed, fetch_scheme, hf_url
 from reprobridge_sdk.env.hashing import DigestCache, default_cache
 from reprobridge_sdk.env.snapshot import redact_text
 from reprobridge_sdk.env.venv import cache_root, file_lock
 from reprobridge_sdk.errors import UsageError
-from reprobridge_sdk.findings import Finding, Severity, finding
-from reprobridge_sdk.io import safefs
+from reprobridge_sdk.findings import Finding, Severity
 from reprobridge_sdk.model.environment import DataItem
 
 __all__ = [
+    "ATTEMPTS",
     "DEFAULT_MIN_RATE",
     "MAX_REDIRECTS",
     "RATE_WINDOW",
@@ -65,35 +70,6 @@ __all__ = [
     "hf_url",
     "verify_data",
 ]
-
-#: Redirects followed per request.
-MAX_REDIRECTS = 10
-#: Attempts per download (a broken transfer resumes where it stopped).
-ATTEMPTS = 4
-_CHUNK = 1 << 20
-#: Least average transfer rate (bytes per second) over each :data:`RATE_WINDOW`.
-DEFAULT_MIN_RATE = 1024
-#: Seconds over which the transfer rate is measured.
-RATE_WINDOW = 30.0
-_USER_AGENT = "reprobridge (+https://reprobridge.org)"
-
-#: Lists the files of a distribution of another interpreter: absolute path and size.
-_PACKAGE_FILES = r"""
-import json, sys
-from importlib import metadata
-try:
-    dist = metadata.distribution(sys.argv[1])
-except metadata.PackageNotFoundError:
-    print("null"); raise SystemExit
-files = []
-for f in dist.files or []:
-    p = f.locate()
-    try:
-        files.append([str(p), p.stat().st_size])
-    except OSError:
-        pass
-print(json.dumps({"version": dist.version, "files": files}))
-"""
 
 
 @dataclass
@@ -113,29 +89,6 @@ class DataResult:
         return not any(f.severity is Severity.ERROR for f in self.findings)
 
 
-class _Redirects(urllib.request.HTTPRedirectHandler):
-    max_redirections = MAX_REDIRECTS
-
-    def redirect_request(  # noqa: PLR0917 - the signature of the base class
-        self,
-        req: urllib.request.Request,
-        fp: IO[bytes],
-        code: int,
-        msg: str,
-        headers: Any,
-        newurl: str,
-    ) -> urllib.request.Request | None:
-        old = req.full_url.split("://", 1)[0].lower()
-        new = newurl.split("://", 1)[0].lower() if "://" in newurl else old
-        if new != old or new not in {"http", "https"}:
-            raise _Failed(
-                "D013",
-                f"{redact_text(req.full_url)} redirects to {redact_text(newurl)}: "
-                f"a redirect may not change the scheme ({old} to {new})",
-            )
-        return super().redirect_request(req, fp, code, msg, headers, newurl)
-
-
 def _items(art: EnvArtifact, wanted: Sequence[str]) -> list[tuple[int, DataItem]]:
     items = list(enumerate(art.environment.data))
     if not wanted:
@@ -146,162 +99,6 @@ def _items(art: EnvArtifact, wanted: Sequence[str]) -> list[tuple[int, DataItem]
         msg = f"no data item {', '.join(map(repr, unknown))}; declared: {', '.join(sorted(known))}"
         raise UsageError(msg)
     return [(i, item) for i, item in items if item.id in wanted]
-
-
-class _Locator:
-    def __init__(self, art: EnvArtifact) -> None:
-        self.art = art
-
-    def __call__(self, code: str, message: str, pointer: str, hint: str | None = None) -> Finding:
-        pointer = self.art.pointer(pointer)  # items set aside shift indices (newer minor)
-        line, col = self.art.document.locate(pointer)
-        return finding(code, message, path=pointer, file="rra.yaml", line=line, col=col, hint=hint)
-
-
-def _inside(root: Path, relative: str) -> Path | None:
-    """``root/relative`` if it stays inside ``root`` (also through links), else None."""
-    pure = PurePosixPath(relative)
-    if pure.is_absolute() or ".." in pure.parts or "\\" in relative:
-        return None
-    path = root.joinpath(*pure.parts)
-    try:
-        if not path.resolve().is_relative_to(root.resolve()):
-            return None
-    except OSError:
-        return None
-    return path
-
-
-def _check_file(
-    item: DataItem,
-    path: Path,
-    pointer: str,
-    at: _Locator,
-    digests: DigestCache,
-) -> list[Finding]:
-    """D001-D003 and D009 for a file that should be at ``path``."""
-    if not path.is_file():
-        hint = item.instructions if item.access != "public" else "run 'reprobridge data fetch'"
-        return [at("D001", f"{item.id}: {path.name} is missing", pointer, hint)]
-    size = path.stat().st_size
-    if item.size is not None and size != item.size:
-        return [
-            at(
-                "D003",
-                f"{item.id}: {size} bytes, the manifest declares {item.size}",
-                pointer + "/size",
-            )
-        ]
-    if item.sha256 is None:
-        return [at("D009", f"{item.id} declares no sha256", pointer, "add its sha256")]
-    digest = digests.sha256(path)
-    if digest != item.sha256:
-        return [
-            at(
-                "D002",
-                f"{item.id}: SHA-256 {digest}, the manifest declares {item.sha256}",
-                pointer + "/sha256",
-            )
-        ]
-    return []
-
-
-def _package_files(package: str, python: str | os.PathLike[str] | None) -> dict[str, Any] | None:
-    proc = subprocess.run(
-        [str(python or sys.executable), "-I", "-c", _PACKAGE_FILES, package],
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=120,
-    )
-    if proc.returncode != 0:
-        return None
-    data = json.loads(proc.stdout)
-    return data if isinstance(data, dict) else None
-
-
-def _check_package(
-    item: DataItem,
-    pointer: str,
-    at: _Locator,
-    digests: DigestCache,
-    python: str | os.PathLike[str] | None,
-) -> list[Finding]:
-    package = item.source.package
-    assert package is not None
-    info = _package_files(package, python)
-    if info is None:
-        return [
-            at(
-                "D008",
-                f"{item.id}: the distribution {package!r} is not installed",
-                pointer + "/source/package",
-                "build the environment ('reprobridge env create') and verify with its Python",
-            )
-        ]
-    if item.sha256 is None:
-        return [at("D009", f"{item.id} declares no sha256", pointer)]
-    candidates = [
-        Path(path) for path, size in info["files"] if item.size is None or size == item.size
-    ]
-    if item.sha256 in digests.sha256_many(candidates):
-        return []
-    return [
-        at(
-            "D008",
-            f"{item.id}: {package} {info['version']} ships no file with SHA-256 {item.sha256}",
-            pointer + "/sha256",
-        )
-    ]
-
-
-def _refined_root(art: EnvArtifact) -> Path:
-    data = art.document.data
-    refined = (data.get("codebase") or {}).get("refined") or {}
-    if isinstance(refined, dict) and refined.get("kind") == "directory" and refined.get("path"):
-        inside = _inside(art.root, str(refined["path"]))
-        if inside is not None:
-            return inside
-    return art.root
-
-
-def _verify_item(  # noqa: PLR0917 - private helper
-    art: EnvArtifact,
-    index: int,
-    item: DataItem,
-    at: _Locator,
-    digests: DigestCache,
-    python: str | os.PathLike[str] | None,
-) -> list[Finding]:
-    pointer = f"/environment/data/{index}"
-    source = item.source
-    if source.package is not None:
-        return _check_package(item, pointer, at, digests, python)
-    if source.codebase is not None:
-        path = _inside(_refined_root(art), source.codebase)
-        if path is None:
-            return [
-                at(
-                    "D004",
-                    f"{item.id}: {source.codebase!r} leads outside the refined code",
-                    pointer + "/source/codebase",
-                )
-            ]
-        if path.is_dir():
-            return []  # a directory of the refined code: covered by the tree digest
-        return _check_file(item, path, pointer, at, digests)
-    if item.destination is None:
-        return [at("D010", f"{item.id} declares no destination", pointer)]
-    path = _inside(art.root, item.destination)
-    if path is None:
-        return [
-            at(
-                "D004",
-                f"{item.id}: destination {item.destination!r} leads outside the artifact",
-                pointer + "/destination",
-            )
-        ]
-    return _check_file(item, path, pointer, at, digests)
 
 
 def verify_data(
@@ -325,185 +122,6 @@ def verify_data(
     digests.save()
     result.findings.sort()
     return result
-
-
-# ------------------------------------------------------------------------------- download
-
-
-class _Failed(Exception):
-    def __init__(self, code: str, message: str) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
-
-
-def _progress_printer(label: str, total: int | None) -> Callable[[int], None]:
-    stream = sys.stderr
-    if not stream.isatty():
-        return lambda done: None
-    last = [0.0]
-
-    def show(done: int) -> None:
-        now = time.monotonic()
-        if now - last[0] < 0.1 and (total is None or done < total):
-            return
-        last[0] = now
-        if total:
-            width = 30
-            filled = int(width * done / total)
-            bar = "#" * filled + "-" * (width - filled)
-            text = f"\r{label} [{bar}] {done / 2**20:.1f}/{total / 2**20:.1f} MiB"
-        else:
-            text = f"\r{label} {done / 2**20:.1f} MiB"
-        stream.write(text)
-        if total is not None and done >= total:
-            stream.write("\n")
-        stream.flush()
-
-    return show
-
-
-@dataclass
-class _Bounds:
-    """The limits of one item's transfer (see the module docstring)."""
-
-    size: int | None
-    timeout: float
-    min_rate: float
-    window: float
-    deadline: float | None = None
-
-    def start(self) -> None:
-        if self.size is not None and self.min_rate > 0:
-            self.deadline = time.monotonic() + self.timeout + self.size / self.min_rate
-
-
-def _open_part(part: Path, have: int) -> IO[bytes]:
-    """The ``.part`` file: appended to when resuming a regular file, else created afresh
-    with ``O_EXCL | O_NOFOLLOW`` (whatever else is there, a link included, is removed)."""
-    if have:
-        fd = os.open(part, os.O_WRONLY | os.O_APPEND | getattr(os, "O_NOFOLLOW", 0))
-        return os.fdopen(fd, "ab")
-    with contextlib.suppress(FileNotFoundError):
-        part.unlink()
-    fd = safefs.create_exclusive(part, mode=0o644)
-    return os.fdopen(fd, "wb")
-
-
-def _part_size(part: Path) -> int:
-    """Bytes already in a regular ``.part``; anything that is not one is removed."""
-    try:
-        info = part.lstat()
-    except FileNotFoundError:
-        return 0
-    if not stat.S_ISREG(info.st_mode):
-        part.unlink()
-        return 0
-    return info.st_size
-
-
-def _download(
-    url: str,
-    part: Path,
-    *,
-    size: int | None,
-    timeout: float,
-    progress: Callable[[int], None],
-    min_rate: float = DEFAULT_MIN_RATE,
-    window: float = RATE_WINDOW,
-) -> None:
-    """Download ``url`` into ``part``, resuming what is already there, within the bounds."""
-    opener = urllib.request.build_opener(_Redirects())
-    authorization = auth_header(url)
-    shown = redact_text(url)
-    bounds = _Bounds(size=size, timeout=timeout, min_rate=min_rate, window=window)
-    bounds.start()
-    last_error = ""
-    for attempt in range(ATTEMPTS):
-        have = _part_size(part)
-        if size is not None and have == size:
-            return
-        if size is not None and have > size:
-            part.unlink()
-            have = 0
-        request = urllib.request.Request(url, headers={"User-Agent": _USER_AGENT})  # noqa: S310
-        if authorization is not None:  # to this host only: not copied onto a redirect
-            request.add_unredirected_header("Authorization", authorization)
-        if have:
-            request.add_header("Range", f"bytes={have}-")
-        try:
-            with opener.open(request, timeout=timeout) as response:
-                status = response.status
-                if have and status != 206:
-                    have = 0  # the server ignored the range: start over
-                with _open_part(part, have) as handle:
-                    _copy(response, handle, have, progress, bounds, shown)
-                    handle.flush()
-                    os.fsync(handle.fileno())
-            length = part.stat().st_size
-            if size is None or length >= size:
-                return
-            last_error = f"transfer ended at {length} of {size} bytes"
-        except _Failed:
-            part.unlink(missing_ok=True)
-            raise
-        except urllib.error.HTTPError as exc:
-            if exc.code == 416 and have:  # nothing left to send: the part is complete
-                return
-            if exc.code in {408, 429} or exc.code >= 500:
-                last_error = f"HTTP {exc.code} {exc.reason}"
-            else:
-                raise _Failed("D005", f"HTTP {exc.code} {exc.reason} for {shown}") from exc
-        except (urllib.error.URLError, http.client.HTTPException, OSError) as exc:
-            reason = getattr(exc, "reason", exc)
-            if isinstance(reason, _Failed):  # raised by the redirect handler, wrapped
-                part.unlink(missing_ok=True)
-                raise reason from None
-            last_error = redact_text(f"{type(exc).__name__}: {reason}")
-        time.sleep(min(0.2 * 2**attempt, 2.0))
-    raise _Failed("D005", f"{shown}: {last_error} (after {ATTEMPTS} attempts)")
-
-
-def _copy(  # noqa: PLR0917 - private helper
-    response: IO[bytes],
-    handle: IO[bytes],
-    start: int,
-    progress: Callable[[int], None],
-    bounds: _Bounds,
-    shown: str,
-) -> None:
-    """Copy the body; stop at the declared size (D012), below the rate or past the deadline
-    (D011)."""
-    done = start
-    window_start, window_bytes = time.monotonic(), 0
-    while True:
-        want = _CHUNK if bounds.size is None else min(_CHUNK, bounds.size - done + 1)
-        chunk = response.read1(want) if hasattr(response, "read1") else response.read(want)
-        if not chunk:
-            return
-        if bounds.size is not None and done + len(chunk) > bounds.size:
-            msg = f"{shown} sends more than the declared {bounds.size} bytes; stopped there"
-            raise _Failed("D012", msg)
-        handle.write(chunk)
-        done += len(chunk)
-        window_bytes += len(chunk)
-        progress(done)
-        now = time.monotonic()
-        if bounds.deadline is not None and now > bounds.deadline:
-            msg = (
-                f"{shown}: {done} of {bounds.size} bytes after the deadline of "
-                f"{bounds.timeout:g} s + size / {bounds.min_rate:g} B/s"
-            )
-            raise _Failed("D011", msg)
-        if now - window_start >= bounds.window:
-            rate = window_bytes / (now - window_start)
-            if bounds.min_rate > 0 and rate < bounds.min_rate:
-                msg = (
-                    f"{shown}: {rate:.0f} B/s over the last {now - window_start:.0f} s, "
-                    f"below the minimum of {bounds.min_rate:g} B/s"
-                )
-                raise _Failed("D011", msg)
-            window_start, window_bytes = now, 0
 
 
 def _fetch_item(

@@ -39,7 +39,9 @@ from typing import Any
 
 import yaml
 
-from reprobridge_sdk.io.document import Span, escape_pointer, gc_paused
+from reprobridge_sdk.io._events import Span
+from reprobridge_sdk.io._pointer import escape_pointer
+from reprobridge_sdk.io.document import gc_paused
 
 __all__ = ["Locator"]
 

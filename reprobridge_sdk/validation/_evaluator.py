@@ -20,22 +20,41 @@ Acceptance is exactly that of ``jsonschema.Draft202012Validator`` (a test proves
 and conformance inputs); only the choice of which errors to report is ours: for ``anyOf`` /
 ``oneOf`` the branch the tag names, else the one branch whose type fits the value,
 else the branch with the fewest errors.
+
+This module compiles a schema and its objects, arrays, ``$ref`` and branches; the checks of
+single keywords are in ``_keywords``, the choice of a failed branch's errors in ``_best_match``,
+and the error record with the shape of a check in ``_schema_types``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
-from functools import lru_cache
+from collections.abc import Iterable
 from typing import Any
 
 from reprobridge_sdk.extract.pattern import schema_pattern
 from reprobridge_sdk.io.document import json_type
+from reprobridge_sdk.validation._best_match import _best, _Patterns
+from reprobridge_sdk.validation._keywords import (
+    _MEMO_LIMIT,
+    _accept,
+    _cached_search,
+    _const_check,
+    _enum_check,
+    _number_checks,
+    _reject,
+    _required_check,
+    _string_checks,
+    _type_check,
+)
+from reprobridge_sdk.validation._schema_types import (
+    SchemaCompileError,
+    SchemaError,
+    _Check,
+    _err,
+    _esc,
+)
 
 __all__ = ["CompiledSchema", "SchemaCompileError", "SchemaError", "compile_schema"]
-
-#: The ``pattern``-tagged branches of a tagged union: (compiled pattern, ``$ref``).
-_Patterns = tuple[tuple[Any, str], ...]
 
 _ANNOTATIONS = frozenset(
     {
@@ -75,77 +94,6 @@ _SUPPORTED = _ANNOTATIONS | {
     "anyOf",
     "oneOf",
 }
-_TYPES = frozenset({"object", "array", "string", "integer", "number", "boolean", "null"})
-
-
-class SchemaCompileError(Exception):
-    """The schema uses a keyword or form this evaluator does not implement."""
-
-
-@dataclass(frozen=True)
-class SchemaError:
-    """One structural error: the failing keyword, where, and what was expected."""
-
-    keyword: str
-    pointer: str
-    message: str
-    key: str | None = None
-    expected: tuple[str, ...] = ()
-    allowed: tuple[Any, ...] = ()
-    names: tuple[str, ...] = field(default=(), compare=False)
-    schema_pattern: str | None = None
-
-
-#: A compiled check: ``check(instance, pointer, out)``. With ``out`` a list, the errors are
-#: appended to it; with ``out=None`` only validity is asked: no error is built, no pointer
-#: below ``instance`` is formed (``pointer`` is then meaningless) and the check may stop at
-#: the first failure. The boolean is the same in both modes, and a check that returns True
-#: appends nothing.
-_Check = Callable[[Any, str, "list[SchemaError] | None"], bool]
-
-
-def _is_type(value: Any, name: str) -> bool:
-    if name == "object":
-        return isinstance(value, dict)
-    if name == "array":
-        return isinstance(value, list)
-    if name == "string":
-        return isinstance(value, str)
-    if name == "boolean":
-        return isinstance(value, bool)
-    if name == "null":
-        return value is None
-    if isinstance(value, bool):
-        return False
-    if name == "number":
-        return isinstance(value, (int, float))
-    # integer: a float with no fractional part counts, as in jsonschema.
-    return isinstance(value, int) or (isinstance(value, float) and value.is_integer())
-
-
-def _is_number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
-
-
-def _equal(one: Any, two: Any) -> bool:
-    """JSON equality: booleans differ from numbers, 1 == 1.0, deep for arrays and objects."""
-    if one is two:
-        return True
-    if isinstance(one, str) or isinstance(two, str):
-        return bool(one == two)
-    if isinstance(one, list) and isinstance(two, list):
-        return len(one) == len(two) and all(_equal(a, b) for a, b in zip(one, two, strict=False))
-    if isinstance(one, dict) and isinstance(two, dict):
-        return one.keys() == two.keys() and all(_equal(one[k], two[k]) for k in one)
-    if isinstance(one, bool) != isinstance(two, bool):
-        return False
-    return bool(one == two)
-
-
-def _esc(token: str) -> str:
-    if "~" not in token and "/" not in token:
-        return token
-    return token.replace("~", "~0").replace("/", "~1")
 
 
 class CompiledSchema:
@@ -459,276 +407,6 @@ class CompiledSchema:
             return False
 
         return check
-
-
-def _best(  # noqa: PLR0917 - internal helper of one call site
-    instance: Any,
-    pointer: str,
-    results: list[list[SchemaError]],
-    branches: list[Any],
-    refs: tuple[str | None, ...],
-    tagging: tuple[str | None, dict[str, str], _Patterns],
-    types_of: Callable[[Any], frozenset[str] | None],
-) -> list[SchemaError]:
-    prop, mapping, patterns = tagging
-    if prop is not None and isinstance(instance, dict):
-        tag = instance.get(prop)
-        target = mapping.get(tag) if isinstance(tag, str) else None
-        if target is None and isinstance(tag, str):
-            target = next((ref for regex, ref in patterns if regex.search(tag)), None)
-        if target is not None and target in refs:
-            return results[refs.index(target)]
-        if prop not in instance:
-            return [
-                SchemaError(
-                    "required",
-                    f"{pointer}/{_esc(prop)}",
-                    f"missing required key {prop!r}",
-                    key=prop,
-                )
-            ]
-        also = "".join(f" or a value matching {regex.pattern!r}" for regex, _ in patterns)
-        return [
-            SchemaError(
-                "enum",
-                f"{pointer}/{_esc(prop)}",
-                f"{tag!r} is not one of {sorted(mapping)}{also}",
-                allowed=tuple(sorted(mapping)),
-            )
-        ]
-    fitting: list[int] = []
-    expected: set[str] = set()
-    for index, branch in enumerate(branches):
-        kinds = types_of(branch)
-        if kinds is None or any(_is_type(instance, kind) for kind in kinds):
-            fitting.append(index)
-        if kinds is not None:
-            expected |= kinds
-    if not fitting:
-        return [_type_error(pointer, instance, tuple(sorted(expected)))]
-    index = min(fitting, key=lambda i: len(results[i]))
-    return results[index]
-
-
-#: Most results a pattern keeps (then its memo starts again): bounds the memory on a document
-#: of many distinct strings while keys and repeated values are still looked up once.
-_MEMO_LIMIT = 1 << 16
-
-
-@lru_cache(maxsize=256)
-def _cached_search(source: str) -> Callable[[str], bool]:
-    """Whether a schema ``pattern`` matches somewhere in a string, memoised per string.
-
-    The regular expression is RE2's (:func:`~reprobridge_sdk.extract.pattern.schema_pattern`,
-    the models' meaning); only the answer is kept. One memo per pattern text, shared by every
-    schema node that uses it: an object's keys (``^x-``) and repeated values (task ids,
-    digests) are matched once per document instead of once per occurrence.
-    """
-    regex = schema_pattern(source)
-    memo: dict[str, bool] = {}
-
-    def search(value: str) -> bool:
-        found = memo.get(value)
-        if found is None:
-            found = regex.search(value) is not None
-            if len(memo) >= _MEMO_LIMIT:
-                memo.clear()
-            memo[value] = found
-        return found
-
-    return search
-
-
-def _err(keyword: str, pointer: str, message: str) -> SchemaError:
-    return SchemaError(keyword, pointer, message)
-
-
-def _accept(instance: Any, pointer: str, out: list[SchemaError] | None) -> bool:
-    return True
-
-
-def _reject(instance: Any, pointer: str, out: list[SchemaError] | None) -> bool:
-    if out is None:
-        return False
-    out.append(_err("false", pointer, "no value is allowed here"))
-    return False
-
-
-def _type_error(pointer: str, instance: Any, expected: tuple[str, ...]) -> SchemaError:
-    names = " or ".join(expected)
-    return SchemaError(
-        "type", pointer, f"expected {names}, got {json_type(instance)}", expected=expected
-    )
-
-
-def _type_check(kind: Any, where: str) -> _Check:
-    kinds = (kind,) if isinstance(kind, str) else tuple(kind)
-    if not kinds or any(k not in _TYPES for k in kinds):
-        msg = f"{where}: unsupported type {kind!r}"
-        raise SchemaCompileError(msg)
-
-    if len(kinds) == 1 and kinds[0] in _SIMPLE_TYPES:
-        simple = _SIMPLE_TYPES[kinds[0]]
-
-        def one(instance: Any, pointer: str, out: list[SchemaError] | None) -> bool:
-            if isinstance(instance, simple) and not isinstance(instance, bool):
-                return True
-            if out is None:
-                return False
-            out.append(_type_error(pointer, instance, kinds))
-            return False
-
-        return one
-
-    def check(instance: Any, pointer: str, out: list[SchemaError] | None) -> bool:
-        for name in kinds:
-            if _is_type(instance, name):
-                return True
-        if out is None:
-            return False
-        out.append(_type_error(pointer, instance, kinds))
-        return False
-
-    return check
-
-
-#: Types whose test is one isinstance (a bool is never one of them).
-_SIMPLE_TYPES: dict[str, type | tuple[type, ...]] = {
-    "object": dict,
-    "array": list,
-    "string": str,
-    "number": (int, float),
-}
-
-
-def _enum_check(values: tuple[Any, ...]) -> _Check:
-    def check(instance: Any, pointer: str, out: list[SchemaError] | None) -> bool:
-        if any(_equal(value, instance) for value in values):
-            return True
-        if out is None:
-            return False
-        out.append(
-            SchemaError(
-                "enum", pointer, f"{instance!r} is not one of {list(values)}", allowed=values
-            )
-        )
-        return False
-
-    return check
-
-
-def _const_check(value: Any) -> _Check:
-    def check(instance: Any, pointer: str, out: list[SchemaError] | None) -> bool:
-        if _equal(value, instance):
-            return True
-        if out is None:
-            return False
-        out.append(SchemaError("const", pointer, f"expected {value!r}", allowed=(value,)))
-        return False
-
-    return check
-
-
-def _required_check(names: tuple[str, ...]) -> _Check:
-    def check(instance: Any, pointer: str, out: list[SchemaError] | None) -> bool:
-        if not isinstance(instance, dict):
-            return True
-        ok = True
-        for name in names:
-            if name not in instance:
-                if out is None:
-                    return False
-                out.append(
-                    SchemaError(
-                        "required",
-                        f"{pointer}/{_esc(name)}",
-                        f"missing required key {name!r}",
-                        key=name,
-                    )
-                )
-                ok = False
-        return ok
-
-    return check
-
-
-def _string_checks(schema: dict[str, Any]) -> Iterable[_Check]:
-    if "pattern" in schema:
-        source = schema["pattern"]
-        search = _cached_search(source)
-
-        def pattern(instance: Any, pointer: str, out: list[SchemaError] | None) -> bool:
-            if not isinstance(instance, str) or search(instance):
-                return True
-            if out is None:
-                return False
-            out.append(
-                SchemaError(
-                    "pattern",
-                    pointer,
-                    f"{instance!r} does not match {source!r}",
-                    schema_pattern=source,
-                )
-            )
-            return False
-
-        yield pattern
-    low, high = schema.get("minLength"), schema.get("maxLength")
-    if low is not None or high is not None:
-
-        def length(instance: Any, pointer: str, out: list[SchemaError] | None) -> bool:
-            if not isinstance(instance, str):
-                return True
-            if low is not None and len(instance) < low:
-                if out is None:
-                    return False
-                message = "must not be empty" if low == 1 else f"needs at least {low} characters"
-                out.append(_err("minLength", pointer, message))
-                return False
-            if high is not None and len(instance) > high:
-                if out is None:
-                    return False
-                out.append(_err("maxLength", pointer, f"allows at most {high} characters"))
-                return False
-            return True
-
-        yield length
-
-
-def _number_checks(schema: dict[str, Any]) -> Iterable[_Check]:
-    bounds = [
-        (name, schema[name])
-        for name in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum")
-        if name in schema
-    ]
-    if not bounds:
-        return
-
-    def check(instance: Any, pointer: str, out: list[SchemaError] | None) -> bool:
-        if not _is_number(instance):
-            return True
-        ok = True
-        for name, bound in bounds:
-            failed = (
-                (name == "minimum" and instance < bound)
-                or (name == "maximum" and instance > bound)
-                or (name == "exclusiveMinimum" and instance <= bound)
-                or (name == "exclusiveMaximum" and instance >= bound)
-            )
-            if failed:
-                if out is None:
-                    return False
-                relation = {
-                    "minimum": ">=",
-                    "maximum": "<=",
-                    "exclusiveMinimum": ">",
-                    "exclusiveMaximum": "<",
-                }[name]
-                out.append(_err(name, pointer, f"{instance!r} is not {relation} {bound!r}"))
-                ok = False
-        return ok
-
-    yield check
 
 
 def compile_schema(schema: dict[str, Any]) -> CompiledSchema:

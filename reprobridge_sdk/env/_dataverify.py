@@ -1,0 +1,199 @@
+"""Verify the items of ``environment.data`` where they are, without downloading anything.
+
+Rules: a ``url``, ``gated`` or ``manual`` item is checked at its destination, which must stay
+inside the artifact, also through links (D004; none declared is D010): a missing file is D001
+(the hint is the item's instructions unless it is public), then a size other than the declared
+one D003, no declared sha256 D009, another SHA-256 D002. A ``codebase`` item is checked in the
+refined code (a directory there is covered by the tree digest); a ``package`` item is a file of
+the installed distribution, asked of the given interpreter in an isolated subprocess, with the
+declared size and SHA-256 (D008 when the distribution or the file is not there). Findings sit
+at the item's pointer in ``rra.yaml`` (:class:`_Locator`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from reprobridge_sdk.env._artifact import EnvArtifact
+from reprobridge_sdk.env.hashing import DigestCache
+from reprobridge_sdk.findings import Finding, finding
+from reprobridge_sdk.model.environment import DataItem
+
+#: Lists the files of a distribution of another interpreter: absolute path and size.
+_PACKAGE_FILES = r"""
+import json, sys
+from importlib import metadata
+try:
+    dist = metadata.distribution(sys.argv[1])
+except metadata.PackageNotFoundError:
+    print("null"); raise SystemExit
+files = []
+for f in dist.files or []:
+    p = f.locate()
+    try:
+        files.append([str(p), p.stat().st_size])
+    except OSError:
+        pass
+print(json.dumps({"version": dist.version, "files": files}))
+"""
+
+
+class _Locator:
+    def __init__(self, art: EnvArtifact) -> None:
+        self.art = art
+
+    def __call__(self, code: str, message: str, pointer: str, hint: str | None = None) -> Finding:
+        pointer = self.art.pointer(pointer)  # items set aside shift indices (newer minor)
+        line, col = self.art.document.locate(pointer)
+        return finding(code, message, path=pointer, file="rra.yaml", line=line, col=col, hint=hint)
+
+
+def _inside(root: Path, relative: str) -> Path | None:
+    """``root/relative`` if it stays inside ``root`` (also through links), else None."""
+    pure = PurePosixPath(relative)
+    if pure.is_absolute() or ".." in pure.parts or "\\" in relative:
+        return None
+    path = root.joinpath(*pure.parts)
+    try:
+        if not path.resolve().is_relative_to(root.resolve()):
+            return None
+    except OSError:
+        return None
+    return path
+
+
+def _check_file(
+    item: DataItem,
+    path: Path,
+    pointer: str,
+    at: _Locator,
+    digests: DigestCache,
+) -> list[Finding]:
+    """D001-D003 and D009 for a file that should be at ``path``."""
+    if not path.is_file():
+        hint = item.instructions if item.access != "public" else "run 'reprobridge data fetch'"
+        return [at("D001", f"{item.id}: {path.name} is missing", pointer, hint)]
+    size = path.stat().st_size
+    if item.size is not None and size != item.size:
+        return [
+            at(
+                "D003",
+                f"{item.id}: {size} bytes, the manifest declares {item.size}",
+                pointer + "/size",
+            )
+        ]
+    if item.sha256 is None:
+        return [at("D009", f"{item.id} declares no sha256", pointer, "add its sha256")]
+    digest = digests.sha256(path)
+    if digest != item.sha256:
+        return [
+            at(
+                "D002",
+                f"{item.id}: SHA-256 {digest}, the manifest declares {item.sha256}",
+                pointer + "/sha256",
+            )
+        ]
+    return []
+
+
+def _package_files(package: str, python: str | os.PathLike[str] | None) -> dict[str, Any] | None:
+    proc = subprocess.run(
+        [str(python or sys.executable), "-I", "-c", _PACKAGE_FILES, package],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+    )
+    if proc.returncode != 0:
+        return None
+    data = json.loads(proc.stdout)
+    return data if isinstance(data, dict) else None
+
+
+def _check_package(
+    item: DataItem,
+    pointer: str,
+    at: _Locator,
+    digests: DigestCache,
+    python: str | os.PathLike[str] | None,
+) -> list[Finding]:
+    package = item.source.package
+    assert package is not None
+    info = _package_files(package, python)
+    if info is None:
+        return [
+            at(
+                "D008",
+                f"{item.id}: the distribution {package!r} is not installed",
+                pointer + "/source/package",
+                "build the environment ('reprobridge env create') and verify with its Python",
+            )
+        ]
+    if item.sha256 is None:
+        return [at("D009", f"{item.id} declares no sha256", pointer)]
+    candidates = [
+        Path(path) for path, size in info["files"] if item.size is None or size == item.size
+    ]
+    if item.sha256 in digests.sha256_many(candidates):
+        return []
+    return [
+        at(
+            "D008",
+            f"{item.id}: {package} {info['version']} ships no file with SHA-256 {item.sha256}",
+            pointer + "/sha256",
+        )
+    ]
+
+
+def _refined_root(art: EnvArtifact) -> Path:
+    data = art.document.data
+    refined = (data.get("codebase") or {}).get("refined") or {}
+    if isinstance(refined, dict) and refined.get("kind") == "directory" and refined.get("path"):
+        inside = _inside(art.root, str(refined["path"]))
+        if inside is not None:
+            return inside
+    return art.root
+
+
+def _verify_item(  # noqa: PLR0917 - private helper
+    art: EnvArtifact,
+    index: int,
+    item: DataItem,
+    at: _Locator,
+    digests: DigestCache,
+    python: str | os.PathLike[str] | None,
+) -> list[Finding]:
+    pointer = f"/environment/data/{index}"
+    source = item.source
+    if source.package is not None:
+        return _check_package(item, pointer, at, digests, python)
+    if source.codebase is not None:
+        path = _inside(_refined_root(art), source.codebase)
+        if path is None:
+            return [
+                at(
+                    "D004",
+                    f"{item.id}: {source.codebase!r} leads outside the refined code",
+                    pointer + "/source/codebase",
+                )
+            ]
+        if path.is_dir():
+            return []  # a directory of the refined code: covered by the tree digest
+        return _check_file(item, path, pointer, at, digests)
+    if item.destination is None:
+        return [at("D010", f"{item.id} declares no destination", pointer)]
+    path = _inside(art.root, item.destination)
+    if path is None:
+        return [
+            at(
+                "D004",
+                f"{item.id}: destination {item.destination!r} leads outside the artifact",
+                pointer + "/destination",
+            )
+        ]
+    return _check_file(item, path, pointer, at, digests)

@@ -1,0 +1,177 @@
+"""The event reader for block YAML: data from libyaml's events, without composing nodes.
+
+Rules: see :func:`_from_events`. It reads only a document in which the node converter would
+find nothing and that needs no node graph, and then its data is the node converter's; on
+anything else it returns None and the caller composes nodes. It records :data:`Span` s, where
+each collection two levels down is written, for the locator.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Any
+
+import yaml
+
+from reprobridge_sdk.io._guards import MAX_DEPTH
+from reprobridge_sdk.io._pointer import escape_pointer
+from reprobridge_sdk.io._yamlcore import (
+    _BOOL,
+    _INT,
+    _MAYBE_NOT_STR,
+    _NULL,
+    _STR,
+    _float,
+    _int,
+    _Loader,
+    core_tag,
+)
+
+#: Where a collection is written: offset of its first character, 0-based line and column,
+#: offset past its end, and whether it is a sequence's item.
+Span = tuple[int, int, int, int, bool]
+
+
+class _NotEvents(Exception):
+    """The text holds something the event converter leaves to the node converter."""
+
+
+_SCALAR_EVENT, _ALIAS_EVENT = yaml.ScalarEvent, yaml.AliasEvent
+_MAPPING_START, _SEQUENCE_START = yaml.MappingStartEvent, yaml.SequenceStartEvent
+_MAPPING_END, _SEQUENCE_END = yaml.MappingEndEvent, yaml.SequenceEndEvent
+
+
+# The numbers manifests hold most (``3``, ``-0.5``, ``63.42``): one match instead of the core
+# schema's four patterns in turn, with the same reading.
+_PLAIN_DECIMAL = re.compile(r"-?[0-9]+(?:\.[0-9]+)?\Z")
+
+
+def _event_scalar(value: str) -> Any:
+    """The data of a plain scalar that may not be a string; :class:`_NotEvents` when the
+    converter would report it (a number JSON cannot carry)."""
+    if _PLAIN_DECIMAL.match(value):
+        if "." in value:
+            number = float(value)
+            if math.isfinite(number):
+                return number
+            raise _NotEvents
+        exact = _int(value)
+        if exact is None:
+            raise _NotEvents
+        return exact
+    tag = core_tag(value)
+    if tag == _STR:
+        return value
+    if tag == _NULL:
+        return None
+    if tag == _BOOL:
+        return value[0] in "tT"
+    if tag == _INT:
+        exact = _int(value)
+        if exact is None:
+            raise _NotEvents
+        return exact
+    if value.lower().endswith((".nan", ".inf")):
+        raise _NotEvents
+    number = _float(value)
+    if not math.isfinite(number):
+        raise _NotEvents
+    return number
+
+
+def _from_events(text: str, spans: dict[str, Span] | None = None) -> dict[str, Any] | None:
+    """The data of a YAML text read from libyaml's events, without composing nodes; None
+    when the text needs the node converter.
+
+    The converter over nodes builds about 600k node objects for a 10k-task block manifest
+    and converts them again; this one converts each event as it comes and keeps no node. It
+    reads only documents in which the node converter would find nothing and that need no
+    node graph: one document whose top is a mapping; no anchor, alias or explicit tag; keys
+    that are scalars read as strings, none twice; no number JSON cannot carry; nesting under
+    MAX_DEPTH. Plain scalars resolve by the core schema (:func:`core_tag`) and quoted ones
+    are strings, as in :class:`_Loader`. Anything else (an error of the parser included)
+    returns None and the text is composed as before, findings and all; whenever this
+    converter finishes, its data is the node converter's. Positions are not recorded:
+    :class:`~reprobridge_sdk.io._locate.Locator` finds the ones findings ask for, helped by
+    ``spans``: filled with where each collection two levels down (a task, a launcher) is
+    written, by pointer: the offset of its first character, its 0-based line and column,
+    the offset past its end and whether it is a sequence's item, so that a pointer below it
+    is found by reading that span alone. The event stream has no recursion, so no depth of
+    input can crash it.
+    """
+    loader = _Loader(text)
+    try:
+        return _convert_events(loader.get_event, {} if spans is None else spans)
+    except (_NotEvents, yaml.YAMLError):
+        return None
+    finally:
+        loader.dispose()
+
+
+def _convert_events(get: Any, spans: dict[str, Span]) -> dict[str, Any] | None:
+    if type(get()) is not yaml.StreamStartEvent or type(get()) is not yaml.DocumentStartEvent:
+        raise _NotEvents
+    maybe = _MAYBE_NOT_STR
+    stack: list[tuple[Any, Any, bool]] = []
+    top: Any = None  # the collection being filled
+    key: str | None = None  # the pending key of a mapping (None: a key comes next)
+    in_map = False
+    outer = ""  # the pointer of the collection one level down being read
+    inner: tuple[str, int, int, int, bool] | None = None  # the one two levels down, and its start
+    while True:
+        event = get()
+        kind = type(event)
+        if kind is _SCALAR_EVENT:
+            if event.anchor is not None or event.tag is not None:
+                raise _NotEvents
+            value = event.value
+            if event.implicit[0] and (not value or value[0] in maybe):
+                value = _event_scalar(value)
+            if in_map:
+                if key is None:
+                    if type(value) is not str or value in top:
+                        raise _NotEvents  # a non-string or duplicate key: a finding
+                    key = value
+                    continue
+                top[key] = value
+                key = None
+            elif top is not None:
+                top.append(value)
+            else:
+                raise _NotEvents  # a scalar document
+            continue
+        if kind is _MAPPING_START or kind is _SEQUENCE_START:
+            if event.anchor is not None or event.tag is not None:
+                raise _NotEvents
+            if (in_map and key is None) or len(stack) >= MAX_DEPTH:
+                raise _NotEvents  # a collection key, or nesting the converter reports
+            new: Any = {} if kind is _MAPPING_START else []
+            if in_map:
+                top[key] = new
+            elif top is not None:
+                top.append(new)
+            elif kind is not _MAPPING_START:
+                raise _NotEvents  # a sequence at the top: Y002
+            if len(stack) == 1:
+                outer = f"/{escape_pointer(key) if in_map else len(top) - 1}"  # type: ignore[arg-type]
+            elif len(stack) == 2:
+                mark = event.start_mark
+                name = escape_pointer(key) if in_map else str(len(top) - 1)  # type: ignore[arg-type]
+                inner = (f"{outer}/{name}", mark.index, mark.line, mark.column, not in_map)
+            stack.append((top, key, in_map))
+            top, key, in_map = new, None, kind is _MAPPING_START
+            continue
+        if kind is _MAPPING_END or kind is _SEQUENCE_END:
+            done = top
+            top, key, in_map = stack.pop()
+            key = None
+            if len(stack) == 2 and inner is not None:
+                spans[inner[0]] = (inner[1], inner[2], inner[3], event.end_mark.index, inner[4])
+            if top is None:
+                break
+            continue
+        raise _NotEvents  # an alias, or an event out of place
+    if type(get()) is not yaml.DocumentEndEvent or type(get()) is not yaml.StreamEndEvent:
+        raise _NotEvents  # a second document: Y011
+    return done  # type: ignore[no-any-return]

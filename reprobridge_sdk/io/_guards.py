@@ -1,0 +1,281 @@
+"""The bounds on the work an untrusted YAML text can cause: size, nesting depth, aliases.
+
+Rules, each a finding with a position, never a crash:
+
+* size: a text over :data:`MAX_BYTES` is Y006 at 1:1, checked before parsing;
+* depth: a collection nested past :data:`MAX_DEPTH` is Y005 at that collection, found by a
+  walk of parser events (no recursion). libyaml's recursive composer crashes the interpreter
+  on very deep input, so the walk runs before composing whenever the text could nest past
+  ``_SAFE_GUARD // 2`` levels (:func:`_composer_at_risk`) and libyaml does not bound its own
+  nesting (:func:`_composer_bounded`); a node never converted (a collection key, a dropped
+  entry's value) is walked in document order (:func:`_check_key_depth`);
+* aliases: nodes expanded through aliases are counted once per distinct node before any
+  expansion; more than :data:`MAX_ALIAS_NODES` is Y004 at the outermost node too large, and
+  a recursive alias is Y004 at the node that contains itself.
+
+A fatal finding is raised as :class:`_Fatal` and the document reader turns it into a
+document with no data.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from reprobridge_sdk.findings import Finding, finding
+from reprobridge_sdk.io._yamlcore import _BaseLoader, _Loader, _mark
+
+__all__ = ["MAX_ALIAS_NODES", "MAX_BYTES", "MAX_DEPTH", "nests_too_deep"]
+
+#: Largest manifest read, in bytes (checked before parsing).
+MAX_BYTES = 8 * 1024 * 1024
+#: Deepest nesting of collections allowed.
+MAX_DEPTH = 64
+#: Most nodes that aliases may expand to, over the whole document.
+MAX_ALIAS_NODES = 100_000
+
+# Upper bound of the nesting a text can reach without flow brackets: each block level needs
+# at least one more column of indentation or a "- " on the line.
+_SAFE_GUARD = 800
+# The nesting libyaml 0.2.5 and later refuse to pass; composing up to it is safe (tested).
+_LIBYAML_NESTING = 1000
+
+
+class _Fatal(Exception):
+    def __init__(self, item: Finding) -> None:
+        super().__init__(item.message)
+        self.item = item
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:  # pragma: no cover - it was just opened
+        return MAX_BYTES + 1
+
+
+def _too_large(label: str, size: int) -> Finding:
+    return finding(
+        "Y006",
+        f"the file has {size} bytes; at most {MAX_BYTES} are read",
+        file=label,
+        line=1,
+        col=1,
+    )
+
+
+_OTHER_BREAKS = ("\r", "\x85", "\u2028", "\u2029")
+
+
+def _composer_at_risk(text: str) -> bool:
+    """True unless ``text`` provably nests at most ``_SAFE_GUARD // 2`` levels.
+
+    A flow collection needs a bracket (all brackets are counted, quoted or not). A block
+    collection opens either on a line of more indentation (at most two levels per column:
+    a sequence may sit at its parent mapping's indentation) or after an indicator on the same
+    line (``- ``, ``? ``, ``: ``): a line nests at most ``2 * (indent + 1)`` plus its count of
+    ``-``, ``?`` and ``:`` characters. A line of ``n`` characters nests at most ``2n + 2``, so
+    only lines longer than half the remaining budget are looked at. A line holding another YAML
+    line break counts its whole length as indentation (an overestimate, never an under one).
+    """
+    budget = _SAFE_GUARD // 2 - (text.count("[") + text.count("{"))
+    if budget < 0:
+        return True
+    shortest = max(budget // 2 - 1, 0) + 1
+    for match in re.finditer(rf"^[^\n]{{{shortest},}}", text, re.MULTILINE):
+        line = match.group()
+        line = line.removesuffix("\r")
+        if any(b in line for b in _OTHER_BREAKS):
+            indent = len(line)
+        else:
+            indent = len(line) - len(line.lstrip(" "))
+        opened = line.count("-") + line.count("?") + line.count(":")
+        if 2 * (indent + 1) + opened > budget:
+            return True
+    return False
+
+
+@functools.cache
+def _composer_bounded() -> bool:
+    """True when libyaml itself refuses to nest flow and block collections past
+    ``_LIBYAML_NESTING`` levels (libyaml 0.2.5 and later stop there), so the composer never
+    recurses deeper than that, a depth it handles, whatever the text.
+
+    Asked once per process, of two small texts. Then the depth walk before composing is not
+    needed: a text that composes is converted, and the converter reports Y005 at the
+    collection the walk would report; a text that does not compose is walked after the
+    error, which gives Y005 exactly when the walk first would have.
+    """
+    if _BaseLoader is yaml.SafeLoader:  # pragma: no cover - no libyaml: always walk
+        return False
+    depth = _LIBYAML_NESTING + 1
+    probes = ("[" * depth + "]" * depth, "- " * depth + "x")
+    for probe in probes:
+        try:
+            yaml.compose(probe, Loader=_Loader)
+        except yaml.YAMLError:
+            continue
+        return False  # composed: this build has no limit at that depth
+    return True
+
+
+def _may_be_deep(text: str) -> bool:
+    if text.count("[") + text.count("{") > _SAFE_GUARD // 2:
+        return True
+    longest = max((len(line) for line in text.splitlines()), default=0)
+    return longest * 2 > _SAFE_GUARD // 2
+
+
+def nests_too_deep(text: str, max_depth: int = MAX_DEPTH) -> bool:
+    """True when YAML ``text`` nests deeper than ``max_depth`` (a walk of events, no recursion).
+
+    For YAML evidence read by other loaders, which would recurse (and crash) on deep input.
+    """
+    if not _may_be_deep(text):
+        return False
+    depth = 0
+    try:
+        for event in yaml.parse(text, Loader=_Loader):
+            if isinstance(event, yaml.CollectionStartEvent):
+                depth += 1
+                if depth > max_depth:
+                    return True
+            elif isinstance(event, yaml.CollectionEndEvent):
+                depth -= 1
+    except yaml.YAMLError:
+        return False  # the loader reports the syntax error
+    return False
+
+
+def _check_depth(label: str, text: str) -> None:
+    """Y005 at the first collection nested past MAX_DEPTH, whatever the PyYAML build.
+
+    The event stream is walked (not recursively) with the fast parser. Builds of libyaml
+    differ in their own nesting limits (PyYAML 6.0.4's stops at 1,000 flow levels, and its
+    scanner reads far ahead of the events, so it fails before this walk sees level 65). So
+    when the fast parser stops with an error, the pure-Python parser, which has no nesting
+    limit of its own, walks the text again up to that error's offset: a level past MAX_DEPTH
+    before it is Y005; otherwise the error stands and is reported as Y001 by the caller. The
+    second walk reads no further than the first got, so it costs at most one more parse.
+    """
+    try:
+        _walk_depth(label, text, _Loader, None)
+    except yaml.MarkedYAMLError as exc:
+        if _BaseLoader is yaml.SafeLoader:  # pragma: no cover - no libyaml: the error stands
+            return
+        mark = exc.problem_mark or exc.context_mark
+        stop = mark.index if mark is not None else len(text)
+        with contextlib.suppress(yaml.YAMLError):  # the caller reports the document's error
+            _walk_depth(label, text, yaml.SafeLoader, stop)
+    except yaml.YAMLError:  # pragma: no cover - every libyaml error carries a mark
+        return
+
+
+def _walk_depth(label: str, text: str, loader: type[Any], stop: int | None) -> None:
+    depth = 0
+    events: Iterator[Any] = yaml.parse(text, Loader=loader)
+    for event in events:
+        if stop is not None and event.start_mark.index > stop:
+            return
+        if isinstance(event, yaml.CollectionStartEvent):
+            depth += 1
+            if depth > MAX_DEPTH:
+                line, col = _mark(event.start_mark)
+                raise _Fatal(_too_deep(label, line, col))
+        elif isinstance(event, yaml.CollectionEndEvent):
+            depth -= 1
+
+
+def _check_key_depth(label: str, key: Any, depth: int) -> None:
+    """Y005 at the first collection of a node that is never converted (a collection key, or
+    the value of a dropped entry: a duplicate or non-string key) nested past MAX_DEPTH, in
+    document order, as the depth walk would report it."""
+    stack = [(key, depth)]
+    while stack:
+        node, level = stack.pop()
+        if isinstance(node, yaml.ScalarNode):
+            continue
+        if level >= MAX_DEPTH:
+            line, col = _mark(node.start_mark)
+            raise _Fatal(_too_deep(label, line, col))
+        if isinstance(node, yaml.SequenceNode):
+            children = list(node.value)
+        else:
+            children = [n for pair in node.value for n in pair]
+        stack.extend((child, level + 1) for child in reversed(children))
+
+
+def _too_deep(label: str, line: int, col: int) -> Finding:
+    return finding(
+        "Y005",
+        f"the document nests deeper than {MAX_DEPTH} levels",
+        file=label,
+        line=line,
+        col=col,
+    )
+
+
+def _check_aliases(label: str, root: Any) -> None:
+    """Y004 before any expansion: sizes of the node graph counted once per distinct node."""
+    sizes: dict[int, int] = {}
+    active: set[int] = set()
+    unique = 0
+
+    def size(node: Any, depth: int) -> int:
+        nonlocal unique
+        ident = id(node)
+        known = sizes.get(ident)
+        if known is not None:
+            return known
+        if ident in active:
+            line, col = _mark(node.start_mark)
+            raise _Fatal(
+                finding(
+                    "Y004",
+                    "an alias refers to a node that contains it (recursive alias)",
+                    file=label,
+                    line=line,
+                    col=col,
+                )
+            )
+        unique += 1
+        total = 1
+        if depth <= MAX_DEPTH and not isinstance(node, yaml.ScalarNode):
+            active.add(ident)
+            children = node.value
+            if isinstance(node, yaml.MappingNode):
+                children = [part for pair in children for part in pair]
+            for child in children:
+                total += size(child, depth + 1)
+            active.discard(ident)
+        sizes[ident] = total
+        return total
+
+    if size(root, 0) <= unique + MAX_ALIAS_NODES:
+        return
+    node = root
+    while True:
+        children = node.value if isinstance(node, yaml.SequenceNode) else []
+        if isinstance(node, yaml.MappingNode):
+            children = [part for pair in node.value for part in pair]
+        big = [child for child in children if sizes.get(id(child), 0) > MAX_ALIAS_NODES]
+        if not big:
+            break
+        node = big[0]
+    line, col = _mark(node.start_mark)
+    raise _Fatal(
+        finding(
+            "Y004",
+            f"aliases expand to more than {MAX_ALIAS_NODES} nodes",
+            file=label,
+            line=line,
+            col=col,
+            hint="write the repeated parts out, or use fewer nested aliases",
+        )
+    )

@@ -1,0 +1,274 @@
+"""The node converter: plain data, positions and findings from a composed YAML node graph.
+
+Rules: :class:`_Converter` records the 1-based position of every value and key by JSON
+Pointer and reports what the format forbids: a duplicate key (Y003, the first kept), a
+non-string key (Y009, the entry dropped), a tag outside the core schema or a value its tag
+cannot read (Y008, read as if untagged), a number JSON cannot carry (S004, read as a
+non-finite float and listed in ``Document.unrepresentable``), nesting at MAX_DEPTH (Y005,
+fatal). :func:`_plain` converts a graph that holds no finding without positions, and raises
+:class:`_NotPlain` at the first thing the full converter would report; whenever it finishes,
+its data is the full converter's.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING, Any
+
+import yaml
+
+from reprobridge_sdk.findings import finding
+from reprobridge_sdk.io._guards import MAX_DEPTH, _check_key_depth, _Fatal, _too_deep
+from reprobridge_sdk.io._pointer import escape_pointer
+from reprobridge_sdk.io._yamlcore import (
+    _BOOL,
+    _BOOL_RE,
+    _CORE,
+    _FLOAT,
+    _FLOAT_RE,
+    _INT,
+    _INT_RE,
+    _NULL,
+    _NULL_RE,
+    _SCALAR_NODE,
+    _SEQUENCE_NODE,
+    _STR,
+    _T,
+    MAX_INT_DIGITS,
+    _float,
+    _int,
+    _kind,
+    _mark,
+    core_tag,
+)
+
+if TYPE_CHECKING:
+    from reprobridge_sdk.io.document import Document
+
+
+class _NotPlain(Exception):
+    """The document needs the full converter: something in it is a finding."""
+
+
+def _plain(root: Any) -> Any:
+    """The data of a node graph that holds no finding, converted without positions.
+
+    Positions are most of the converter's work and memory, and a document without a finding
+    usually never needs one. Anything the full converter would report (a duplicate or
+    non-string key, a tag or number it flags, nesting at MAX_DEPTH) raises
+    :class:`_NotPlain` and the caller converts the whole graph again with positions; the
+    data of both converters is the same whenever this one finishes.
+    """
+
+    def scalar(node: Any) -> Any:
+        tag = node.tag
+        value: str = node.value
+        if tag in (_STR, "!"):
+            return value
+        if tag == _NULL and _NULL_RE.match(value):
+            return None
+        if tag == _BOOL and _BOOL_RE.match(value):
+            return value[0] in "tT"
+        if tag == _INT and _INT_RE.match(value):
+            exact = _int(value)
+            if exact is not None:
+                return exact
+        elif (
+            tag == _FLOAT
+            and (_FLOAT_RE.match(value) or _INT_RE.match(value))
+            and not value.lower().endswith((".nan", ".inf"))
+        ):
+            number = _float(value)
+            if math.isfinite(number):
+                return number
+        raise _NotPlain
+
+    def convert(node: Any, depth: int) -> Any:
+        kind = type(node)
+        if kind is _SCALAR_NODE:
+            return node.value if node.tag == _STR else scalar(node)
+        if depth >= MAX_DEPTH or node.tag not in _CORE:
+            raise _NotPlain
+        if kind is _SEQUENCE_NODE:
+            return [
+                item.value
+                if item.tag == _STR and type(item) is _SCALAR_NODE
+                else convert(item, depth + 1)
+                for item in node.value
+            ]
+        result: dict[str, Any] = {}
+        for key_node, value_node in node.value:
+            if type(key_node) is not _SCALAR_NODE:
+                raise _NotPlain
+            key = key_node.value if key_node.tag == _STR else scalar(key_node)
+            if type(key) is not str or key in result:
+                raise _NotPlain
+            if value_node.tag == _STR and type(value_node) is _SCALAR_NODE:
+                result[key] = value_node.value
+            else:
+                result[key] = convert(value_node, depth + 1)
+        return result
+
+    return convert(root, 0)
+
+
+class _Converter:
+    def __init__(self, doc: Document) -> None:
+        self.doc = doc
+
+    def convert(self, node: Any, pointer: str, depth: int) -> Any:
+        positions = self.doc.positions
+        if pointer not in positions:
+            mark = node.start_mark
+            positions[pointer] = (mark.line + 1, mark.column + 1)
+        tag = node.tag
+        if tag == _STR and type(node) is _SCALAR_NODE:  # the most common node: a string
+            return node.value
+        if isinstance(node, yaml.ScalarNode):
+            return self._scalar(node, pointer)
+        if depth >= MAX_DEPTH:
+            line, col = _mark(node.start_mark)
+            raise _Fatal(_too_deep(self.doc.name, line, col))
+        if tag not in _CORE:
+            self._bad_tag(node, pointer)
+        if isinstance(node, yaml.SequenceNode):
+            return [
+                self.convert(item, f"{pointer}/{index}", depth + 1)
+                for index, item in enumerate(node.value)
+            ]
+        return self._mapping(node, pointer, depth)
+
+    def _mapping(self, node: Any, pointer: str, depth: int) -> dict[str, Any]:
+        result: dict[str, Any] = {}
+        positions = self.doc.positions
+        for key_node, value_node in node.value:
+            if not isinstance(key_node, yaml.ScalarNode):
+                _check_key_depth(self.doc.name, key_node, depth + 1)
+                _check_key_depth(self.doc.name, value_node, depth + 1)  # its value is dropped
+                line, col = _mark(key_node.start_mark)
+                self.doc.findings.append(
+                    finding(
+                        "Y009",
+                        "a mapping key is a collection; keys must be strings",
+                        file=self.doc.name,
+                        line=line,
+                        col=col,
+                        path=pointer,
+                    )
+                )
+                continue
+            key = key_node.value if key_node.tag == _STR else self._scalar(key_node, None)
+            if not isinstance(key, str):
+                _check_key_depth(self.doc.name, value_node, depth + 1)  # as the walk would
+                line, col = _mark(key_node.start_mark)
+                self.doc.findings.append(
+                    finding(
+                        "Y009",
+                        f"the key {key_node.value!r} is {_kind(key)}; keys must be strings",
+                        file=self.doc.name,
+                        line=line,
+                        col=col,
+                        path=pointer,
+                        hint=f"quote the key: '{key_node.value}'",
+                    )
+                )
+                continue
+            child = (
+                f"{pointer}/{key}"
+                if "~" not in key and "/" not in key
+                else f"{pointer}/{escape_pointer(key)}"
+            )
+            mark = key_node.start_mark
+            key_mark = (mark.line + 1, mark.column + 1)
+            if key in result:
+                _check_key_depth(self.doc.name, value_node, depth + 1)  # as the walk would
+                first = self.doc.key_positions.get(child, (0, 0))
+                self.doc.findings.append(
+                    finding(
+                        "Y003",
+                        f"the key {key!r} occurs again (first at line {first[0]})",
+                        file=self.doc.name,
+                        line=key_mark[0],
+                        col=key_mark[1],
+                        path=child,
+                        hint="remove one of the two entries",
+                    )
+                )
+                continue
+            self.doc.key_positions[child] = key_mark
+            if value_node.tag == _STR and type(value_node) is _SCALAR_NODE:
+                if child not in positions:  # a string value: convert() inlined
+                    mark = value_node.start_mark
+                    positions[child] = (mark.line + 1, mark.column + 1)
+                result[key] = value_node.value
+            else:
+                result[key] = self.convert(value_node, child, depth + 1)
+        return result
+
+    def _scalar(self, node: Any, pointer: str | None) -> Any:
+        tag = node.tag
+        value: str = node.value
+        if tag in (_STR, "!"):
+            return value
+        if tag == _NULL:
+            if _NULL_RE.match(value):
+                return None
+        elif tag == _BOOL:
+            if _BOOL_RE.match(value):
+                return value[0] in "tT"
+        elif tag == _INT:
+            if _INT_RE.match(value):
+                exact = _int(value)
+                if exact is None:
+                    return self._not_json(node, pointer, too_long=True)
+                return exact
+        elif tag == _FLOAT and (_FLOAT_RE.match(value) or _INT_RE.match(value)):
+            if value.lower().endswith((".nan", ".inf")):
+                return self._not_json(node, pointer)
+            number = _float(value)
+            return number if math.isfinite(number) else self._not_json(node, pointer)
+        if pointer is not None:
+            self._bad_tag(node, pointer)
+        if tag not in _CORE and not node.style:
+            # A plain scalar under a tag the format does not allow is read as if untagged
+            # (`seeds: !custom 3` is the integer 3, with Y008); a quoted one is a string.
+            plain = yaml.ScalarNode(core_tag(value), value, node.start_mark, node.end_mark)
+            return self._scalar(plain, pointer)
+        return value
+
+    def _not_json(self, node: Any, pointer: str | None, *, too_long: bool = False) -> float:
+        """S004 for a number JSON cannot carry; the value is read as a non-finite float."""
+        value: str = node.value
+        if pointer is not None:
+            if too_long:
+                digits = len(value.lstrip("+-"))
+                message = f"an integer of {digits} digits; at most {MAX_INT_DIGITS} are allowed"
+            else:
+                message = f"{value[:40]!r} is not a finite number; the format's numbers are JSON's"
+            self.doc.findings.append(
+                self.doc.finding("S004", message, path=pointer, hint="quote it to make it a string")
+            )
+            self.doc.unrepresentable.add(pointer)
+        if value.lower().endswith(".nan"):
+            return math.nan
+        return -math.inf if value.startswith("-") else math.inf
+
+    def _bad_tag(self, node: Any, pointer: str) -> None:
+        line, col = _mark(node.start_mark)
+        tag = str(node.tag)
+        short = "!!" + tag[len(_T) :] if tag.startswith(_T) else tag
+        if tag in _CORE:
+            message = f"{node.value!r} cannot be read as {short}"
+        else:
+            message = f"the tag {short} is not allowed; only the YAML core schema's tags are"
+        self.doc.findings.append(
+            finding(
+                "Y008",
+                message,
+                file=self.doc.name,
+                line=line,
+                col=col,
+                path=pointer,
+                hint="remove the tag; the value is read as plain YAML",
+            )
+        )
