@@ -384,7 +384,14 @@ def _open_evidence(
     lookup). The run directory itself is trusted, as the layer trusts its root: ``root``, when
     given, is ``base`` opened once for all the files of the run (:func:`check_run`).
     """
-    found = _safe_join(base, relative)
+    return _open_joined(base, _safe_join(base, relative), root)
+
+
+def _open_joined(
+    base: Path, found: Path | None, root: safefs.OpenRoot | None
+) -> tuple[io.FileIO | None, bool]:
+    """:func:`_open_evidence` of ``found``, the file's path already joined (``None``: it
+    leaves the run directory)."""
     if found is None:
         return None, False
     try:
@@ -411,7 +418,8 @@ def _evidence_file(
 ) -> tuple[Path | None, str | None, bool, io.FileIO | None]:
     """:func:`_evidence_digest` and the descriptor it hashed, still open (the caller closes
     it): re-extraction reads that very file (:func:`_check_run`), not the name again."""
-    handle, linked = _open_evidence(base, relative, root)
+    found = _safe_join(base, relative)
+    handle, linked = _open_joined(base, found, root)
     if handle is None:
         return None, None, linked, None
     try:
@@ -419,7 +427,7 @@ def _evidence_file(
     except BaseException:
         handle.close()
         raise
-    return _safe_join(base, relative), digest, False, handle
+    return found, digest, False, handle
 
 
 #: At most this many of a run's files are kept open for its re-extraction (a record may list
@@ -448,7 +456,7 @@ class _KeptFiles:
         if handle is None:
             return
         if ok and path is not None and key in self.wanted and len(self.files) < _MAX_KEPT:
-            self.files[key] = OpenedFile(path, handle, resolve=True)
+            self.files[key] = OpenedFile(path, handle, resolve=True, pinned=True)
         else:
             handle.close()
 
@@ -787,6 +795,7 @@ def _check_files(  # noqa: PLR0917 - private step of _check_run
         outputs[output.id] = (output, out_path, ok)
         kept.keep(output.id, out_path, handle, ok=ok)
 
+    context = _template_context(run, record)
     recorded = {m.task: m for m in record.measurements}
     first: dict[str, int] = {}
     for i, m in enumerate(record.measurements):
@@ -807,6 +816,7 @@ def _check_files(  # noqa: PLR0917 - private step of _check_run
             claimed=None if at is None else record.measurements[at],
             cache=cache,
             kept=kept.files,
+            context=context,
         )
         run.values[measurement.task] = value
         claimed = recorded.get(measurement.task)
@@ -867,6 +877,14 @@ def check_duplicates(runs: list[RunEvidence]) -> None:
                 break
 
 
+def _template_context(run: RunEvidence, record: EvidenceRecord) -> dict[str, object]:
+    """The values the run's extractors' templates are rendered with (made once per run)."""
+    context: dict[str, object] = {**record.params, "run_dir": str(run.path)}
+    if record.seed is not None:
+        context["seed"] = record.seed
+    return context
+
+
 def _measure(
     run: RunEvidence,
     *,
@@ -881,6 +899,7 @@ def _measure(
     claimed: MeasuredValue | None,
     cache: ExtractionCache | None,
     kept: Mapping[str | None, OpenedFile] | None = None,
+    context: dict[str, object] | None = None,
 ) -> float | None:
     """Re-extract one task's value from the run's files; ``None`` when it does not count."""
     extractor = measurement.extract
@@ -925,9 +944,8 @@ def _measure(
     if source is None or not trusted:
         return None  # the digest finding already says why
 
-    context: dict[str, object] = {**record.params, "run_dir": str(run.path)}
-    if record.seed is not None:
-        context["seed"] = record.seed
+    if context is None:
+        context = _template_context(run, record)
     try:
         extracted = extract_value(
             facts.extractor(record.launcher, measurement),

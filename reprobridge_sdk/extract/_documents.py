@@ -73,7 +73,7 @@ def _json_pointer(document: Any, pointer: str) -> Any:
 def _read_json(path: OpenedFile) -> Any:
     try:
         raw = path.read_bytes(safefs.MAX_EVIDENCE_BYTES)
-        return safefs.loads_json(raw, path=path.path)
+        return safefs.loads_json(raw, path=path.lazy_name)
     except safefs.UnsafeFileError as exc:
         raise ExtractionError("decode", f"{path.name}: {exc.message}") from None
     except (ValueError, UnicodeDecodeError) as exc:

@@ -16,7 +16,11 @@ Rules and edge cases
       duplicates share one file offset, so one reader at a time (the extraction is
       sequential); each rewinds or seeks before it reads.
     * :meth:`OpenedFile.stat` is the descriptor's ``fstat``: the version of the file actually
-      read (the batch cache's key), not of whatever the name points at now.
+      read (the batch cache's key), not of whatever the name points at now. A file opened
+      ``pinned`` (one the caller has just checked, e.g. hashed, and hands over for a few
+      reads) takes that version once, when it is first asked: its reads share one version.
+    * The resolved path names the file in messages only: it is resolved when a message is
+      made (:attr:`OpenedFile.lazy_name`), not for every read.
     * A plugin extractor receives :attr:`OpenedFile.path`, the path as resolved when it was
       opened: the plugin opens it by name itself (its API takes a path), so the descriptor
       only proves what the SDK checked.
@@ -39,14 +43,18 @@ __all__ = ["OpenedFile", "Readable", "open_checked"]
 class OpenedFile:
     """A regular file opened by the safe file layer; readers read it through its descriptor."""
 
-    __slots__ = ("_handle", "_path", "_resolve", "given")
+    __slots__ = ("_handle", "_path", "_pinned", "_resolve", "_stat", "given")
 
-    def __init__(self, given: Path, handle: io.FileIO, *, resolve: bool) -> None:
+    def __init__(
+        self, given: Path, handle: io.FileIO, *, resolve: bool, pinned: bool = False
+    ) -> None:
         #: The path as the caller gave it (the batch cache's key, with the descriptor's stat).
         self.given = given
         self._handle = handle
         self._resolve = resolve
+        self._pinned = pinned
         self._path: Path | None = None
+        self._stat: os.stat_result | None = None
 
     @property
     def path(self) -> Path:
@@ -63,9 +71,19 @@ class OpenedFile:
     def __str__(self) -> str:
         return str(self.given)
 
+    @property
+    def lazy_name(self) -> _LazyName:
+        """:attr:`path` for a message, resolved only if the message is made."""
+        return _LazyName(self)
+
     def stat(self) -> os.stat_result:
-        """The opened file's own status (``fstat``)."""
-        return os.fstat(self._handle.fileno())
+        """The opened file's own status (``fstat``; for a pinned file, the first one)."""
+        if self._stat is not None:
+            return self._stat
+        found = os.fstat(self._handle.fileno())
+        if self._pinned:
+            self._stat = found
+        return found
 
     def open(self, mode: str = "rb") -> io.BufferedReader:
         """A new binary reader of the opened file from its start (``mode`` must be ``"rb"``,
@@ -88,7 +106,7 @@ class OpenedFile:
     def read_bytes(self, max_bytes: int) -> bytes:
         """The whole file, at most ``max_bytes`` (else the safe file layer's ``"too-large"``)."""
         with self.open() as handle:
-            return safefs.read_opened(handle, max_bytes=max_bytes, name=self.path)
+            return safefs.read_opened(handle, max_bytes=max_bytes, name=self.lazy_name)
 
     def close(self) -> None:
         self._handle.close()
@@ -103,6 +121,21 @@ class OpenedFile:
         trace: TracebackType | None,
     ) -> None:
         self.close()
+
+
+class _LazyName:
+    """An opened file's resolved path as ``str`` / ``os.fspath``, resolved when formatted."""
+
+    __slots__ = ("_file",)
+
+    def __init__(self, file: OpenedFile) -> None:
+        self._file = file
+
+    def __fspath__(self) -> str:
+        return str(self._file.path)
+
+    def __str__(self) -> str:
+        return str(self._file.path)
 
 
 #: What the scans read: a path (opened by name, for callers without a root) or an opened file.

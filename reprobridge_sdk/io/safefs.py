@@ -507,14 +507,16 @@ def loads_json(raw: bytes, *, path: str | os.PathLike[str], max_depth: int = MAX
     """Parse the bytes of a JSON file (``path`` names it in a refusal) under the depth cap, as
     :func:`load_json` does after reading it: for a caller that also needs the bytes (to hash
     the very content it parsed, without reading the file again)."""
-    msg = f"{path} nests deeper than {max_depth} levels"
     if raw.count(b"[") + raw.count(b"{") <= max_depth:
         return json.loads(raw)  # cannot nest deeper than its number of brackets
+    # ``path`` is formatted only in a refusal (a caller may name the file lazily)
     try:  # the C decoder stops with RecursionError (never a crash) past the recursion limit
         value = json.loads(raw)
     except RecursionError:
+        msg = f"{path} nests deeper than {max_depth} levels"
         raise UnsafeFileError("too-deep", path, msg, limit=max_depth) from None
     if _depth_exceeds(value, max_depth):
+        msg = f"{path} nests deeper than {max_depth} levels"
         raise UnsafeFileError("too-deep", path, msg, limit=max_depth)
     return value
 
