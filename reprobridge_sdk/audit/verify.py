@@ -46,7 +46,7 @@ from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
 from reprobridge_sdk._forward import DocumentView
-from reprobridge_sdk.digest import file_sha256, handle_sha256, iter_tree_entries, tree_digest
+from reprobridge_sdk.digest import file_sha256, iter_tree_entries, tree_digest
 from reprobridge_sdk.env.snapshot import redact_text
 from reprobridge_sdk.extract.extraction import (
     ExtractionCache,
@@ -407,7 +407,7 @@ def _evidence_digest(
 ) -> tuple[Path | None, str | None, bool]:
     """``(path, sha256, False)`` of a log or output of the run at ``base`` (see
     :func:`_open_evidence`, which opens it once), or ``(None, None, linked)``."""
-    path, digest, linked, handle = _evidence_file(base, relative, root)
+    path, digest, linked, handle, _ = _evidence_file(base, relative, root)
     if handle is not None:
         handle.close()
     return path, digest, linked
@@ -415,19 +415,45 @@ def _evidence_digest(
 
 def _evidence_file(
     base: Path, relative: str, root: safefs.OpenRoot | None = None
-) -> tuple[Path | None, str | None, bool, io.FileIO | None]:
-    """:func:`_evidence_digest` and the descriptor it hashed, still open (the caller closes
-    it): re-extraction reads that very file (:func:`_check_run`), not the name again."""
+) -> tuple[Path | None, str | None, bool, io.FileIO | None, bytes | None]:
+    """:func:`_evidence_digest`, the descriptor it hashed, still open (the caller closes it),
+    and the bytes hashed when the file is small (:func:`_hash_and_hold`): re-extraction reads
+    that very file (:func:`_check_run`), not the name again."""
     found = _safe_join(base, relative)
     handle, linked = _open_joined(base, found, root)
     if handle is None:
-        return None, None, linked, None
+        return None, None, linked, None, None
     try:
-        digest = handle_sha256(handle)
+        digest, held = _hash_and_hold(handle)
     except BaseException:
         handle.close()
         raise
-    return found, digest, False, handle
+    return found, digest, False, handle, held
+
+
+#: A log or output up to this size is kept in memory once hashed, for its re-extraction.
+_HOLD_BYTES = 1 << 20
+_STEP = 1 << 16
+
+
+def _hash_and_hold(handle: io.FileIO) -> tuple[str, bytes | None]:
+    """The SHA-256 of the rest of ``handle`` (to its end, as :func:`handle_sha256`) and, when
+    it holds at most :data:`_HOLD_BYTES`, those very bytes (``None`` for a larger file, which
+    is hashed in steps and never held whole)."""
+    digest = hashlib.sha256()
+    size = os.fstat(handle.fileno()).st_size
+    chunks: list[bytes] | None = []
+    total = 0
+    want = min(size, _HOLD_BYTES) + 1  # the size fstat gives (plus one byte, to see growth)
+    while chunk := handle.read(want):
+        digest.update(chunk)
+        total += len(chunk)
+        if chunks is not None:
+            chunks.append(chunk)
+            if total > _HOLD_BYTES:
+                chunks = None
+        want = _STEP
+    return digest.hexdigest(), None if chunks is None else b"".join(chunks)
 
 
 #: At most this many of a run's files are kept open for its re-extraction (a record may list
@@ -446,17 +472,24 @@ class _KeptFiles:
         self.files: dict[str | None, OpenedFile] = {}
 
     def keep(
-        self, key: str | None, path: Path | None, handle: io.FileIO | None, *, ok: bool
+        self,
+        key: str | None,
+        path: Path | None,
+        handle: io.FileIO | None,
+        held: bytes | None,
+        *,
+        ok: bool,
     ) -> None:
-        """Keep ``handle`` for ``key`` when its digest matched and a measurement reads it;
-        close it otherwise. A later file of the same id replaces (and closes) the earlier."""
+        """Keep ``handle`` (with the bytes ``held`` from its hash) for ``key`` when its digest
+        matched and a measurement reads it; close it otherwise. A later file of the same id
+        replaces (and closes) the earlier."""
         earlier = self.files.pop(key, None)
         if earlier is not None:
             earlier.close()
         if handle is None:
             return
         if ok and path is not None and key in self.wanted and len(self.files) < _MAX_KEPT:
-            self.files[key] = OpenedFile(path, handle, resolve=True, pinned=True)
+            self.files[key] = OpenedFile(path, handle, resolve=True, pinned=True, data=held)
         else:
             handle.close()
 
@@ -762,7 +795,7 @@ def _check_files(  # noqa: PLR0917 - private step of _check_run
     if record.log is None:
         add("A003", "the record names no log", "/log")
     else:
-        log_path, digest, linked, handle = _evidence_file(path, record.log.path, root)
+        log_path, digest, linked, handle, held = _evidence_file(path, record.log.path, root)
         if linked:
             add("A040", f"the log {record.log.path} is a link or not a regular file", "/log/path")
         elif log_path is None:
@@ -771,11 +804,11 @@ def _check_files(  # noqa: PLR0917 - private step of _check_run
             add("A004", f"the log {record.log.path} differs from its recorded digest", "/log")
         else:
             log_ok = True
-        kept.keep(None, log_path, handle, ok=log_ok)
+        kept.keep(None, log_path, handle, held, ok=log_ok)
 
     outputs: dict[str, tuple[OutputRecord, Path | None, bool]] = {}
     for index, output in _iter_outputs(record):
-        out_path, digest, linked, handle = _evidence_file(path, output.path, root)
+        out_path, digest, linked, handle, held = _evidence_file(path, output.path, root)
         ok = False
         if linked:
             add(
@@ -793,7 +826,7 @@ def _check_files(  # noqa: PLR0917 - private step of _check_run
         else:
             ok = True
         outputs[output.id] = (output, out_path, ok)
-        kept.keep(output.id, out_path, handle, ok=ok)
+        kept.keep(output.id, out_path, handle, held, ok=ok)
 
     context = _template_context(run, record)
     recorded = {m.task: m for m in record.measurements}

@@ -19,6 +19,10 @@ Rules and edge cases
       read (the batch cache's key), not of whatever the name points at now. A file opened
       ``pinned`` (one the caller has just checked, e.g. hashed, and hands over for a few
       reads) takes that version once, when it is first asked: its reads share one version.
+    * A file handed over with ``data`` (the bytes the caller read from this descriptor to its
+      end, e.g. to hash them) gives those bytes to :meth:`OpenedFile.read_bytes` (the JSON
+      and YAML readers): what is parsed is what was hashed; the scans still read the
+      descriptor.
     * The resolved path names the file in messages only: it is resolved when a message is
       made (:attr:`OpenedFile.lazy_name`), not for every read.
     * A plugin extractor receives :attr:`OpenedFile.path`, the path as resolved when it was
@@ -43,10 +47,16 @@ __all__ = ["OpenedFile", "Readable", "open_checked"]
 class OpenedFile:
     """A regular file opened by the safe file layer; readers read it through its descriptor."""
 
-    __slots__ = ("_handle", "_path", "_pinned", "_resolve", "_stat", "given")
+    __slots__ = ("_data", "_handle", "_path", "_pinned", "_resolve", "_stat", "given")
 
     def __init__(
-        self, given: Path, handle: io.FileIO, *, resolve: bool, pinned: bool = False
+        self,
+        given: Path,
+        handle: io.FileIO,
+        *,
+        resolve: bool,
+        pinned: bool = False,
+        data: bytes | None = None,
     ) -> None:
         #: The path as the caller gave it (the batch cache's key, with the descriptor's stat).
         self.given = given
@@ -55,6 +65,7 @@ class OpenedFile:
         self._pinned = pinned
         self._path: Path | None = None
         self._stat: os.stat_result | None = None
+        self._data = data
 
     @property
     def path(self) -> Path:
@@ -105,6 +116,12 @@ class OpenedFile:
 
     def read_bytes(self, max_bytes: int) -> bytes:
         """The whole file, at most ``max_bytes`` (else the safe file layer's ``"too-large"``)."""
+        if self._data is not None:
+            if len(self._data) > max_bytes:  # as read_opened says it of a file read to its end
+                name = self.lazy_name
+                msg = f"{name} grew beyond {max_bytes} bytes while it was read"
+                raise safefs.UnsafeFileError("too-large", name, msg, limit=max_bytes)
+            return self._data
         with self.open() as handle:
             return safefs.read_opened(handle, max_bytes=max_bytes, name=self.lazy_name)
 
