@@ -37,33 +37,37 @@ heuristics, and looping on it would hide that.
 Tracebacks and error messages are written with :meth:`Failure.portable`: no path of this
 machine (the artifact's directory, environments, the standard library) reaches the record,
 the findings, the change record or the advisor.
+
+This module owns the loop over the smoke launchers and their fixes; one run of a launcher and
+what the phase collects are in ``_smoke``, the two convenience changes and the re-planning
+after them in ``_convenience_changes``.
 """
 
 from __future__ import annotations
 
-import os
 import posixpath
-import subprocess
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from reprobridge_sdk.agent.convenience import add_seed_option, smoke_knob
+from reprobridge_sdk.agent._convenience_changes import _replan, _seed_option, _shorten
+from reprobridge_sdk.agent._smoke import (
+    SMOKE_TIMEOUT,
+    Recorder,
+    RunOutcome,
+    _passes,
+    _Phase,
+    run_launcher,
+)
 from reprobridge_sdk.agent.fixes import Failure, Fix, classify, portable, propose
 from reprobridge_sdk.agent.gates import build_finding, gate_from
-from reprobridge_sdk.agent.planner import seeds_decision_id, unseeded_pitfall_id
 from reprobridge_sdk.model.build import (
     AppliedFix,
-    BuildFinding,
-    ClaimPlan,
     LauncherPlan,
     PlanRecord,
     ReproducerRecord,
-    SmokeAttempt,
 )
 from reprobridge_sdk.model.claims import Claims
-from reprobridge_sdk.model.guide import Ambiguity
 
 __all__ = [
     "MAX_FIXES",
@@ -77,70 +81,9 @@ __all__ = [
 
 #: Fixes tried per launcher before the Reproducer gives up.
 MAX_FIXES = 8
-#: Seconds a smoke run may take.
-SMOKE_TIMEOUT = 600.0
 
-#: ``record(fix, failure, tasks) -> change id``: records the working change (``code record``);
-#: ``failure`` is None for a convenience change (its ``evidence`` says why).
-Recorder = Callable[[Fix, "Failure | None", list[str]], "str | None"]
 #: ``advise(failure, launcher) -> fix or None``: the advisor's proposal, when enabled.
 Advice = Callable[[Failure, LauncherPlan], "Fix | None"]
-
-
-@dataclass(frozen=True)
-class RunOutcome:
-    """What one run of a launcher did."""
-
-    argv: list[str]
-    exit_status: int | None
-    stdout: str
-    stderr: str
-    seconds: float
-
-
-def run_launcher(
-    launcher: LauncherPlan,
-    code_dir: Path,
-    interpreter: Path,
-    *,
-    seed: int | None = None,
-    timeout: float = SMOKE_TIMEOUT,
-) -> RunOutcome:
-    """Run ``launcher`` once in ``code_dir`` with ``interpreter``."""
-    argv = [
-        str(interpreter) if index == 0 and word in {"python", "python3"} else word
-        for index, word in enumerate(launcher.argv)
-    ]
-    given = launcher.env
-    if seed is not None:
-        argv = [word.replace("{seed}", str(seed)) for word in argv]
-        given = {key: value.replace("{seed}", str(seed)) for key, value in given.items()}
-    env = {
-        key: value
-        for key, value in os.environ.items()
-        if not key.startswith(("PYTHON", "VIRTUAL_ENV", "CONDA"))
-    }
-    env.update(given)
-    env["PYTHONDONTWRITEBYTECODE"] = "1"
-    env["PYTHONUNBUFFERED"] = "1"
-    started = time.monotonic()
-    try:
-        proc = subprocess.run(
-            argv,
-            cwd=code_dir / launcher.workdir,
-            env=env,
-            capture_output=True,
-            text=True,
-            errors="replace",
-            timeout=timeout,
-            check=False,
-            stdin=subprocess.DEVNULL,
-        )
-    except subprocess.TimeoutExpired as exc:
-        out = exc.stdout if isinstance(exc.stdout, str) else ""
-        err = exc.stderr if isinstance(exc.stderr, str) else ""
-        return RunOutcome(argv, None, out, err, time.monotonic() - started)
-    return RunOutcome(argv, proc.returncode, proc.stdout, proc.stderr, time.monotonic() - started)
 
 
 def _labels(claims: Claims, plan: PlanRecord, launcher_id: str) -> tuple[list[str], list[str]]:
@@ -189,257 +132,6 @@ def _applied(launcher: LauncherPlan, fix: Fix, failure: Failure, source: str) ->
         error=failure.signature,
         traceback=failure.tail,
     )
-
-
-@dataclass
-class _Phase:
-    """What :func:`reproduce` collects while it works through the smoke launchers."""
-
-    claims: Claims
-    plan: PlanRecord
-    code_dir: Path
-    artifact: Path
-    interpreter: Path
-    record: Recorder
-    timeout: float
-    launchers: dict[str, LauncherPlan]
-    attempts: list[SmokeAttempt] = field(default_factory=list)
-    fixes: list[AppliedFix] = field(default_factory=list)
-    rejected: list[AppliedFix] = field(default_factory=list)
-    findings: list[BuildFinding] = field(default_factory=list)
-    resolved: list[str] = field(default_factory=list)
-
-    def run(self, launcher: LauncherPlan) -> RunOutcome:
-        seed = launcher.seeds[0] if launcher.seeds else None
-        return run_launcher(
-            launcher, self.code_dir, self.interpreter, seed=seed, timeout=self.timeout
-        )
-
-    def attempt(self, launcher: LauncherPlan, outcome: RunOutcome, error: str | None) -> None:
-        self.attempts.append(
-            SmokeAttempt(
-                launcher=launcher.id,
-                argv=launcher.argv,
-                workdir=launcher.workdir,
-                exit_status=outcome.exit_status,
-                seconds=round(outcome.seconds, 3),
-                error=error,
-            )
-        )
-
-
-def _passes(outcome: RunOutcome, labels: list[str]) -> bool:
-    output = (outcome.stdout + outcome.stderr).lower()
-    return outcome.exit_status == 0 and all(label.lower() in output for label in labels)
-
-
-def _labelled(outcome: RunOutcome, labels: list[str]) -> list[str]:
-    """The output lines that carry a claim's number (all of stdout without labels)."""
-    lines = outcome.stdout.splitlines()
-    if not labels:
-        return lines
-    return [line for line in lines if any(label.lower() in line.lower() for label in labels)]
-
-
-def _with_option(argv: list[str], flag: str, value: str) -> list[str]:
-    """``argv`` passing ``flag value`` once (an earlier ``flag``/``flag=`` is dropped)."""
-    out: list[str] = []
-    skip = False
-    for index, word in enumerate(argv):
-        if skip:
-            skip = False
-            continue
-        if word == flag:
-            skip = index + 1 < len(argv)
-            continue
-        if word.startswith(f"{flag}="):
-            continue
-        out.append(word)
-    return [*out, flag, value]
-
-
-def _seed_option(state: _Phase, smoke: LauncherPlan, tasks: list[str], labels: list[str]) -> None:
-    """Give an unseeded script the seed option its claims ask for (a convenience change).
-
-    Gate: two smoke runs with the claim's first seed pass and print the same labelled lines.
-    Kept, it is recorded and every launcher of the script passes the seed; rejected, the
-    script is left as it was (B020, warning) and its runs are repeated unseeded.
-    """
-    current = state.launchers[smoke.id]
-    path = state.code_dir / current.script
-    try:
-        text = path.read_text("utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        state.findings.append(
-            build_finding("B020", f"{current.script}: no seed option added: {exc}")
-        )
-        return
-    option = add_seed_option(text)
-    if option is None:
-        state.findings.append(
-            build_finding(
-                "B020",
-                f"{current.script} takes no seed and does not parse as Python 3; "
-                "no seed option was added",
-                hint="add a seed option by hand and record it with 'reprobridge code record'",
-            )
-        )
-        return
-    seeds = ", ".join(str(s) for s in current.seeds)
-    how = (
-        f"a {option.flag} option ({option.how})"
-        if option.how != "env"
-        else f"the environment variable {option.flag}"
-    )
-    update: dict[str, object] = {"seed_flag": option.flag}
-    if option.how == "env":
-        update["env"] = {**current.env, option.flag: "{seed}"}
-    else:
-        update["argv"] = _with_option(list(current.argv), option.flag, "{seed}")
-    trial = current.model_copy(update=update)
-    path.write_text(option.text, "utf-8")
-    first = state.run(trial)
-    second = state.run(trial) if _passes(first, labels) else first
-    for outcome in (first, second) if second is not first else (first,):
-        status = outcome.exit_status
-        state.attempt(trial, outcome, None if status == 0 else f"seeded run: exit status {status}")
-    seeded = ", ".join(option.seeds)
-    fix = Fix(
-        rule="seed-option",
-        kind="convenience",
-        summary=f"{current.script} takes a seed through {how}, seeding {seeded}",
-        files={current.script: option.text},
-        env={option.flag: "{seed}"} if option.how == "env" else {},
-        evidence=(
-            f"The claims ask for seed(s) {seeds} and {current.script} took none. Without a seed "
-            "given the script runs as before. "
-        ),
-    )
-    same = _labelled(first, labels) == _labelled(second, labels)
-    if not (_passes(first, labels) and _passes(second, labels) and same):
-        path.write_text(text, "utf-8")
-        why = (
-            "the seeded smoke run failed"
-            if not _passes(first, labels) or not _passes(second, labels)
-            else "two runs with the same seed printed different values"
-        )
-        state.rejected.append(_convenience(current, fix, why))
-        state.findings.append(
-            build_finding(
-                "B020",
-                f"a seed option for {current.script} was undone: {why}",
-                hint="seed the script by hand and record it with 'reprobridge code record'",
-            )
-        )
-        return
-    lines = "; ".join(_labelled(first, labels))[:300]
-    fix = replace(
-        fix,
-        evidence=fix.evidence
-        + f"Two smoke runs with seed {current.seeds[0]} printed the same values ({lines}).",
-    )
-    change = state.record(fix, None, tasks)
-    state.fixes.append(_convenience(current, fix, "").model_copy(update={"change": change}))
-    for item in list(state.launchers.values()):
-        if item.script == current.script and item.workdir == current.workdir:
-            passes: dict[str, object] = {"seed_flag": option.flag}
-            if option.how == "env":
-                passes["env"] = {**item.env, option.flag: "{seed}"}
-            else:
-                passes["argv"] = _with_option(list(item.argv), option.flag, "{seed}")
-            state.launchers[item.id] = item.model_copy(update=passes)
-    for item in state.launchers.values():
-        if item.script == current.script and item.scope == "scored":
-            state.resolved.append(unseeded_pitfall_id(item.id))
-
-
-def _convenience(launcher: LauncherPlan, fix: Fix, error: str) -> AppliedFix:
-    return AppliedFix(
-        launcher=launcher.id,
-        rule=fix.rule,
-        kind="convenience",
-        summary=fix.summary,
-        files=sorted(fix.files),
-        error=error,
-        evidence=fix.evidence,
-    )
-
-
-def _shorten(
-    state: _Phase, current: LauncherPlan, outcome: RunOutcome, tasks: list[str]
-) -> tuple[LauncherPlan, RunOutcome] | None:
-    """Make a smoke run that ran past its budget short (a convenience change), or None.
-
-    The knob (:func:`~reprobridge_sdk.agent.convenience.smoke_knob`) changes the smoke launcher
-    only. Gate: the shortened run ends within the budget. Kept, a patch is recorded; the
-    shortened run is returned as the next attempt (it may still fail on another error).
-    Rejected or without a knob: B021 (error), and the phase stops.
-    """
-    budget = f"{state.timeout:g} s"
-    path = state.code_dir / current.script
-    try:
-        text = path.read_text("utf-8")
-    except (OSError, UnicodeDecodeError):
-        text = ""
-    knob = smoke_knob(text, current.argv)
-    if knob is None:
-        state.findings.append(
-            build_finding(
-                "B021",
-                f"smoke launcher {current.id!r} ran past its budget of {budget}; "
-                f"{current.script} has no iteration count to make it short",
-                hint="give the script an option for the number of epochs or iterations",
-            )
-        )
-        return None
-    if knob.args:
-        trial = current.model_copy(
-            update={"argv": _with_option(list(current.argv), knob.args[0], knob.args[1])}
-        )
-        how = f"passes {knob.args[0]} {knob.args[1]} (default {knob.default})"
-    else:
-        trial = current.model_copy(update={"env": {**current.env, **knob.env}})
-        [(variable, value)] = knob.env.items()
-        how = f"sets {variable}={value}; {current.script} reads it for {knob.name} ({knob.default})"
-    files = {current.script: knob.text} if knob.text is not None else {}
-    if knob.text is not None:
-        path.write_text(knob.text, "utf-8")
-    again = state.run(trial)
-    fix = Fix(
-        rule="smoke-scope",
-        kind="convenience",
-        summary=f"the smoke run of {current.script} is short: it {how}",
-        files=files,
-        env=dict(knob.env),
-        evidence=(
-            f"The smoke run of {current.script} was stopped at its budget of {budget} "
-            f"({outcome.seconds:.1f} s). "
-        ),
-    )
-    error = f"timed out after {outcome.seconds:.1f} s (budget {budget})"
-    if again.exit_status is None:
-        if knob.text is not None:
-            path.write_text(text, "utf-8")
-        state.attempt(trial, again, error)
-        state.rejected.append(_convenience(current, fix, error))
-        state.findings.append(
-            build_finding(
-                "B021",
-                f"smoke launcher {current.id!r} still runs past its budget of {budget} "
-                f"when it {how}",
-                hint="give the script an option for the number of epochs or iterations",
-            )
-        )
-        return None
-    fix = replace(
-        fix,
-        evidence=fix.evidence
-        + f"Shortened, it ended in {again.seconds:.1f} s. The scored launcher is unchanged.",
-    )
-    change = state.record(fix, None, tasks) if files else None
-    state.fixes.append(_convenience(current, fix, error).model_copy(update={"change": change}))
-    state.launchers[current.id] = trial
-    return trial, again
 
 
 def reproduce(
@@ -618,67 +310,3 @@ def reproduce(
         replanned=replanned,
         decisions=decisions,
     )
-
-
-def _replan(
-    state: _Phase, claims: Claims, plan: PlanRecord
-) -> tuple[list[ClaimPlan], list[Ambiguity]]:
-    """Re-plan the claims over several seeds whose script the Planner found unseeded.
-
-    Such a claim (two or more distinct ``hints.seeds`` and a ``hints.statistic``) was planned
-    with every seed on its scored launcher but no statistic, waiting for the seed option.
-    With the option kept, the scored launcher declares every seed and the claim's plan gets
-    the statistic (each reference observation one repetition), recorded as a decision;
-    without it, B018 (warning) and the scored launcher keeps the first seed alone (its runs
-    repeated unseeded).
-    """
-    planned = {item.id: item for item in plan.launchers}
-    index_of = {claim.id: index for index, claim in enumerate(claims.claims)}
-    by_id = {claim.id: claim for claim in claims.claims}
-    replanned: list[ClaimPlan] = []
-    decisions: list[Ambiguity] = []
-    for claim_plan in plan.claims:
-        claim = by_id.get(claim_plan.claim)
-        before = planned.get(claim_plan.scored or "")
-        if claim is None or before is None or claim_plan.status != "planned":
-            continue
-        seeds = list(dict.fromkeys(claim.hints.seeds))
-        statistic = claim.hints.statistic
-        if len(seeds) < 2 or statistic is None or before.seed_flag is not None:
-            continue
-        scored = state.launchers[before.id]
-        if scored.seed_flag is not None:
-            state.launchers[scored.id] = scored.model_copy(update={"seeds": seeds})
-            replanned.append(claim_plan.model_copy(update={"statistic": statistic}))
-            decisions.append(
-                Ambiguity(
-                    id=seeds_decision_id(claim.id),
-                    source=f"claims file, claim {claim.id}",
-                    gap=(
-                        f"the claim is the {statistic} over seeds {seeds}, but {scored.script} "
-                        "took no seed"
-                    ),
-                    resolution=(
-                        f"a seed option ({scored.seed_flag}) was added as a convenience change; "
-                        f"{scored.id} declares seeds {seeds} and the task's statistic is the "
-                        f"{statistic} over {len(seeds)} seeds (each reference observation is "
-                        "one repetition of every seed)"
-                    ),
-                    sensitivity="low",
-                    tasks=[claim.id],
-                )
-            )
-            continue
-        state.launchers[scored.id] = scored.model_copy(update={"seeds": seeds[:1]})
-        replanned.append(claim_plan.model_copy(update={"statistic": None}))
-        state.findings.append(
-            build_finding(
-                "B018",
-                f"claim {claim.id!r} is the {statistic} over {len(seeds)} seeds, but "
-                f"{scored.script} takes no seed and no seed option could be added: "
-                f"planned over seed {seeds[0]} alone",
-                path=f"/claims/{index_of[claim.id]}/hints/seeds",
-                hint="give the script a seed option by hand, record it and build again",
-            )
-        )
-    return replanned, decisions

@@ -1,0 +1,145 @@
+"""One smoke run of a launcher, and what the Reproducer phase collects while it works.
+
+Rules: a launcher runs once in the repository's working copy at its working directory; a
+``python`` or ``python3`` in ``argv[0]`` becomes the built environment's interpreter; with a
+seed, ``{seed}`` is replaced in the argv and the environment values. The environment is the
+caller's without ``PYTHON*``, ``VIRTUAL_ENV*`` and ``CONDA*`` variables, plus the launcher's,
+with byte-code writing off and unbuffered output; stdin is empty. A run past ``timeout`` has
+exit status None and keeps what it printed. A run passes when it exits 0 and prints every
+label of its claims (case-insensitive); its labelled lines are the lines that carry a label
+(all of stdout when there is none).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from reprobridge_sdk.agent.fixes import Failure, Fix
+from reprobridge_sdk.model.build import (
+    AppliedFix,
+    BuildFinding,
+    LauncherPlan,
+    PlanRecord,
+    SmokeAttempt,
+)
+from reprobridge_sdk.model.claims import Claims
+
+__all__ = ["SMOKE_TIMEOUT", "Recorder", "RunOutcome", "run_launcher"]
+
+#: Seconds a smoke run may take.
+SMOKE_TIMEOUT = 600.0
+
+#: ``record(fix, failure, tasks) -> change id``: records the working change (``code record``);
+#: ``failure`` is None for a convenience change (its ``evidence`` says why).
+Recorder = Callable[[Fix, "Failure | None", list[str]], "str | None"]
+
+
+@dataclass(frozen=True)
+class RunOutcome:
+    """What one run of a launcher did."""
+
+    argv: list[str]
+    exit_status: int | None
+    stdout: str
+    stderr: str
+    seconds: float
+
+
+def run_launcher(
+    launcher: LauncherPlan,
+    code_dir: Path,
+    interpreter: Path,
+    *,
+    seed: int | None = None,
+    timeout: float = SMOKE_TIMEOUT,
+) -> RunOutcome:
+    """Run ``launcher`` once in ``code_dir`` with ``interpreter``."""
+    argv = [
+        str(interpreter) if index == 0 and word in {"python", "python3"} else word
+        for index, word in enumerate(launcher.argv)
+    ]
+    given = launcher.env
+    if seed is not None:
+        argv = [word.replace("{seed}", str(seed)) for word in argv]
+        given = {key: value.replace("{seed}", str(seed)) for key, value in given.items()}
+    env = {
+        key: value
+        for key, value in os.environ.items()
+        if not key.startswith(("PYTHON", "VIRTUAL_ENV", "CONDA"))
+    }
+    env.update(given)
+    env["PYTHONDONTWRITEBYTECODE"] = "1"
+    env["PYTHONUNBUFFERED"] = "1"
+    started = time.monotonic()
+    try:
+        proc = subprocess.run(
+            argv,
+            cwd=code_dir / launcher.workdir,
+            env=env,
+            capture_output=True,
+            text=True,
+            errors="replace",
+            timeout=timeout,
+            check=False,
+            stdin=subprocess.DEVNULL,
+        )
+    except subprocess.TimeoutExpired as exc:
+        out = exc.stdout if isinstance(exc.stdout, str) else ""
+        err = exc.stderr if isinstance(exc.stderr, str) else ""
+        return RunOutcome(argv, None, out, err, time.monotonic() - started)
+    return RunOutcome(argv, proc.returncode, proc.stdout, proc.stderr, time.monotonic() - started)
+
+
+@dataclass
+class _Phase:
+    """What :func:`reproduce` collects while it works through the smoke launchers."""
+
+    claims: Claims
+    plan: PlanRecord
+    code_dir: Path
+    artifact: Path
+    interpreter: Path
+    record: Recorder
+    timeout: float
+    launchers: dict[str, LauncherPlan]
+    attempts: list[SmokeAttempt] = field(default_factory=list)
+    fixes: list[AppliedFix] = field(default_factory=list)
+    rejected: list[AppliedFix] = field(default_factory=list)
+    findings: list[BuildFinding] = field(default_factory=list)
+    resolved: list[str] = field(default_factory=list)
+
+    def run(self, launcher: LauncherPlan) -> RunOutcome:
+        seed = launcher.seeds[0] if launcher.seeds else None
+        return run_launcher(
+            launcher, self.code_dir, self.interpreter, seed=seed, timeout=self.timeout
+        )
+
+    def attempt(self, launcher: LauncherPlan, outcome: RunOutcome, error: str | None) -> None:
+        self.attempts.append(
+            SmokeAttempt(
+                launcher=launcher.id,
+                argv=launcher.argv,
+                workdir=launcher.workdir,
+                exit_status=outcome.exit_status,
+                seconds=round(outcome.seconds, 3),
+                error=error,
+            )
+        )
+
+
+def _passes(outcome: RunOutcome, labels: list[str]) -> bool:
+    output = (outcome.stdout + outcome.stderr).lower()
+    return outcome.exit_status == 0 and all(label.lower() in output for label in labels)
+
+
+def _labelled(outcome: RunOutcome, labels: list[str]) -> list[str]:
+    """The output lines that carry a claim's number (all of stdout without labels)."""
+    lines = outcome.stdout.splitlines()
+    if not labels:
+        return lines
+    return [line for line in lines if any(label.lower() in line.lower() for label in labels)]
