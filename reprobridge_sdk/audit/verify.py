@@ -561,9 +561,10 @@ def _snapshot_verdict(
 
 def _safe_join(base: Path, relative: str) -> Path | None:
     """``base / relative`` if it stays inside ``base``; ``None`` for escaping paths."""
-    if not relative or relative.startswith(("/", "\\")) or ".." in Path(relative).parts:
+    parts = relative.split("/")
+    if not relative or relative.startswith(("/", "\\")) or ".." in parts:
         return None
-    return base.joinpath(*relative.split("/"))
+    return base.joinpath(*parts)
 
 
 def _argv_matches(launcher: Launcher, record: EvidenceRecord) -> bool:

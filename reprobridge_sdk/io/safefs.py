@@ -279,6 +279,15 @@ def _relative_parts(root: str | os.PathLike[str], base: str, path: Path) -> list
     once to find what it names, and that name is then resolved again from the root's
     descriptor like any other.
     """
+    # the path spelled through the root as given, a root without ``..``: what follows it,
+    # as written (what the general case below finds, without asking for the working
+    # directory twice per open)
+    given = os.fspath(root)
+    spelled = os.fspath(path)
+    if given and ".." not in _parts(given):
+        head = given.rstrip(os.sep) + os.sep
+        if spelled.startswith(head):
+            return _parts(spelled[len(head) :])
     # strings, not Path objects: components as written, and no object per lookup
     full = _parts(os.path.join(os.getcwd(), path))  # noqa: PTH109, PTH118
     for spelling in (os.path.abspath(root), base):  # noqa: PTH100
