@@ -463,6 +463,17 @@ def extract_many(
     return results
 
 
+def _scaled_mean(items: list[float]) -> float:
+    """The mean of finite ``items`` whose sum overflows: computed on them scaled by ``2**-e``
+    (``e`` the binary exponent of the largest magnitude; exact), scaled back."""
+    exponent = math.frexp(max(abs(x) for x in items))[1]
+    scaled = math.fsum(math.ldexp(x, -exponent) for x in items) / len(items)
+    try:
+        return math.ldexp(scaled, exponent)
+    except OverflowError:
+        return math.copysign(math.inf, scaled)
+
+
 def apply_transform(value: float, transform: Mapping[str, Any] | Any | None) -> float:
     """``value * scale + offset``, then rounded to ``round`` decimals when given."""
     if transform is None:
@@ -480,6 +491,10 @@ def aggregate(values: Sequence[float], how: str) -> float:
 
     ``single`` needs exactly one value. ``std`` is the *sample* standard deviation (n - 1);
     with a single value it is ``0.0`` (no spread observed). An empty sequence is an error.
+    Huge finite values (a log may print ``1e308``) never raise: a ``mean`` whose sum
+    overflows, or a ``median`` whose two middle values do, is computed on the values halved
+    or scaled by a power of two, so a statistic a float can hold is given (infinite only
+    beyond the float range); other values keep every digit of :mod:`statistics`.
     """
     items = [float(v) for v in values]
     if not items:
@@ -492,9 +507,17 @@ def aggregate(values: Sequence[float], how: str) -> float:
     import statistics  # noqa: PLC0415 - start-up: only when seeds are aggregated
 
     if how == "mean":
-        return statistics.fmean(items)
+        try:
+            return statistics.fmean(items)
+        except OverflowError:  # the sum of finite values overflows
+            return _scaled_mean(items)
     if how == "median":
-        return float(statistics.median(items))
+        middle = float(statistics.median(items))
+        if math.isinf(middle) and all(map(math.isfinite, items)):
+            ordered = sorted(items)  # the two middle values' sum overflowed
+            low, high = ordered[(len(ordered) - 1) // 2], ordered[len(ordered) // 2]
+            return low / 2 + high / 2
+        return middle
     if how == "min":
         return min(items)
     if how == "max":

@@ -301,3 +301,23 @@ def test_an_interval_beyond_the_float_range_is_a063_through_the_cli(honest: Path
     assert attempt["verdict"] == "inconclusive"
     assert [(r["code"], r["path"]) for r in attempt["reasons"]] == [("A063", "/tasks/0/reference")]
     assert code == 1
+
+
+def test_huge_values_in_every_seed_are_judged_through_the_cli(tmp_path: Path) -> None:
+    """The code prints an F1 of 1.7e308 - seed * 1e306 for every seed, honestly: the mean over
+    the seeds (whose sum overflows a double) is 1.69e308, outside the interval: incompatible
+    (A029) through the CLI, never an internal error."""
+    root = make_artifact(tmp_path / "toy")
+    train = root / "code" / "train.py"
+    text = train.read_text()
+    assert "round(acc - 1.0, 4)" in text
+    train.write_text(text.replace("round(acc - 1.0, 4)", "(1.7e308 - seed * 1e306)"))
+    _edit_manifest(root, lambda d: d["codebase"].update(tree_digest=tree_digest(root / "code")))
+    run_honestly(root, "scored", [0, 1, 2])
+    code, report = _audit_cli(root)
+    f1 = next(t for t in report["tasks"] if t["id"] == "f1")
+    attempt = next(a for a in f1["attempts"] if a["attempt"] == "runs")
+    assert attempt["verdict"] == "incompatible"
+    assert attempt["value"] == pytest.approx(1.69e308, rel=1e-15)
+    assert [r["code"] for r in attempt["reasons"]] == ["A029"]
+    assert code == 1

@@ -168,6 +168,25 @@ def test_aggregate(how: str, values: list[float], expected: float) -> None:
     assert aggregate(values, how) == pytest.approx(expected)
 
 
+@pytest.mark.parametrize(
+    ("how", "values", "expected"),
+    [
+        ("mean", [1e308, 1e308], 1e308),  # the sum overflows, the mean does not
+        ("mean", [1.7e308, 1.7e308, 1e308], 1.4666666666666666e308),
+        ("mean", [1e308, -1e308], 0.0),
+        ("median", [1e308, 1e308], 1e308),  # the two middle values' sum overflows
+        ("median", [1.7e308, 1.7e308, 1.7e308, 1e308], 1.7e308),
+        ("median", [-1.7e308, -1.7e308], -1.7e308),
+    ],
+)
+def test_aggregate_of_huge_values_never_raises(
+    how: str, values: list[float], expected: float
+) -> None:
+    """A log may print any finite number: the statistic a float can hold, never an
+    ``OverflowError`` (which stopped ``run`` and ``audit``)."""
+    assert aggregate(values, how) == pytest.approx(expected, rel=1e-15)
+
+
 @pytest.mark.parametrize(("how", "values"), [("single", [1.0, 2.0]), ("mean", []), ("mode", [1.0])])
 def test_aggregate_errors(how: str, values: list[float]) -> None:
     with pytest.raises(ExtractionError) as info:
