@@ -70,11 +70,13 @@ from .verdict import (
     ICML,
     VERDICTS,
     Judgement,
+    PendingScores,
     RunIndex,
     TaskIndex,
     as_audit_finding,
     judge_published,
     judge_task,
+    settle_scores,
 )
 from .verify import (
     ArtifactFacts,
@@ -428,6 +430,7 @@ def _audit(
             ]
         )
     by_task = TaskIndex.of(manifest)  # once per audit: tasks x launchers is never rescanned
+    pending: PendingScores = []  # every column's scores in one batch call each
     for name, runs in zip(names, evidence, strict=True):
         by_launcher = RunIndex.of(runs)
         columns.append(
@@ -442,6 +445,7 @@ def _audit(
                         label=name,
                         tasks=by_task,
                         by_launcher=by_launcher,
+                        pending=pending,
                     ),
                     len(columns) - (1 if options.curation else 0),
                     by_task.launchers(task.id),
@@ -449,6 +453,7 @@ def _audit(
                 for i, task in enumerate(manifest.tasks)
             ]
         )
+        settle_scores(pending)
     alpha = 1.0 - options.level
     for column in columns:
         adjusted = holm_adjust([j.p for j in column]) if options.holm else [None] * len(column)

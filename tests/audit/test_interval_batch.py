@@ -101,3 +101,26 @@ def test_scores_needs_one_value_per_interval() -> None:
     intervals = compatibility_intervals([[1.0, 2.0], [3.0, 4.0]])
     with pytest.raises(ValueError):  # the type is the contract, not the interpreter's text
         scores(intervals, [1.0])
+
+
+def test_settled_scores_are_the_one_at_a_time_scores() -> None:
+    """The auditor queues each judgement's score and sets them in one batch per attempt:
+    the z and p it sets are bit for bit those of placing each judgement alone."""
+    from reprobridge_sdk.audit.verdict import Judgement, PendingScores, _place, settle_scores
+
+    rows = [[0.5, 0.52, 0.49], [1.0, 1.0], [2.0, 2.5, 3.0, 2.2], [7.0], [0.1, 0.3]]
+    values = [0.51, 1.0, 9.0, 7.0, -math.inf]
+    intervals = compatibility_intervals(rows)
+    pending: PendingScores = []
+    queued = [Judgement(attempt="a") for _ in rows]
+    alone = [Judgement(attempt="a") for _ in rows]
+    for q, a, interval, value in zip(queued, alone, intervals, values, strict=True):
+        _place(q, interval, value, "/tasks/0", pending)
+        _place(a, interval, value, "/tasks/0")
+    assert len(pending) == len(rows)
+    settle_scores(pending)
+    assert pending == []
+    for q, a in zip(queued, alone, strict=True):
+        assert (q.verdict, [r.code for r in q.reasons]) == (a.verdict, [r.code for r in a.reasons])
+        assert (_bits(q.z), _bits(q.p)) == (_bits(a.z), _bits(a.p))
+    assert queued[0].p is not None and queued[1].p is not None
