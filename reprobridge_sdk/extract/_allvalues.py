@@ -14,6 +14,13 @@ strictly as a number, transformed, and folded into:
   as that bounded sample: it is evidence for a reader, and the log (whose digest the record
   holds) has the rest.
 
+Finite values whose sum overflows (a log may print ``1e308``) never make an infinite mean of
+finite values: from the first overflow on, the sum is kept scaled by ``2**-SHIFT`` (exact for
+every value above ``2**-958``; the partials so far are scaled too) and the mean is scaled
+back, infinite only beyond the float range. It is what
+:func:`reprobridge_sdk.extract.extraction.aggregate` gives for ``mean`` (its scaled mean),
+to within one rounding of each chunk's sum (bit for bit when the values fit in one chunk).
+
 The mean equals the arithmetic mean of all values (``statistics.fmean``) to within one
 rounding of each chunk's sum, far inside the comparison tolerance of replay and audit
 (relative 1e-9). A value that is not a number stops the extraction (``not-number``) as it
@@ -38,6 +45,9 @@ __all__ = ["KEPT_RAW", "KEPT_VALUES", "AllValues", "summarise"]
 KEPT_VALUES = 1000
 #: Matched texts an ``all`` extraction keeps (the first ones), and a record holds in ``raw``.
 KEPT_RAW = 10
+#: The binary exponent by which the sum is scaled down once it overflows: ``2**63``
+#: values of the largest float still sum below the float range.
+SHIFT = 64
 
 
 def _add_exact(partials: list[float], value: float) -> None:
@@ -57,11 +67,22 @@ def _add_exact(partials: list[float], value: float) -> None:
 class AllValues:
     """A running summary of every value an ``all`` extraction reads (see the module)."""
 
-    __slots__ = ("count", "kept", "last", "maximum", "minimum", "partials", "raw", "special")
+    __slots__ = (
+        "count",
+        "kept",
+        "last",
+        "maximum",
+        "minimum",
+        "partials",
+        "raw",
+        "shift",
+        "special",
+    )
 
     def __init__(self) -> None:
         self.count = 0
         self.partials: list[float] = []
+        self.shift = 0  # SHIFT once the sum of finite values has overflowed (see the module)
         self.special: list[float] = []  # non-finite values: the sum is theirs
         self.minimum = math.inf
         self.maximum = -math.inf
@@ -87,18 +108,37 @@ class AllValues:
             self.kept.extend(values[: KEPT_VALUES - len(self.kept)])
         self.count += len(values)
         self.last = values[-1]
-        try:
-            chunk = math.fsum(values)
-        except (OverflowError, ValueError):  # inf - inf, or an overflow: no finite sum
-            chunk = sum(values)
-        if math.isfinite(chunk):
-            _add_exact(self.partials, chunk)
-        else:
-            self.special.append(chunk)
+        self._add_sum(values)
         numbers = [v for v in values if not math.isnan(v)]
         if numbers:
             self.minimum = min(self.minimum, *numbers)
             self.maximum = max(self.maximum, *numbers)
+
+    def _scaled(self, values: Sequence[float]) -> list[float]:
+        return [math.ldexp(v, -self.shift) for v in values] if self.shift else list(values)
+
+    def _add_sum(self, values: Sequence[float]) -> None:
+        """Fold one chunk's values into the exact (scaled, once it overflowed) sum."""
+        try:
+            chunk = math.fsum(self._scaled(values))
+        except OverflowError:  # finite values whose sum overflows: scale the sum from now on
+            self.shift = SHIFT
+            self.partials = [math.ldexp(p, -SHIFT) for p in self.partials]
+            chunk = math.fsum(self._scaled(values))
+        except ValueError:  # inf - inf: no sum
+            chunk = math.nan
+        if not math.isfinite(chunk):  # an infinite or NaN value: the sum is theirs
+            self.special.append(chunk)
+            return
+        trial = list(self.partials)
+        _add_exact(trial, chunk)
+        if all(map(math.isfinite, trial)):
+            self.partials = trial
+            return
+        # the running sum overflows (shift 0 only: scaled, it cannot)
+        self.shift = SHIFT
+        self.partials = [math.ldexp(p, -SHIFT) for p in self.partials]
+        _add_exact(self.partials, math.ldexp(chunk, -SHIFT))
 
     @property
     def mean(self) -> float:
@@ -108,7 +148,13 @@ class AllValues:
         if self.special:
             total = math.fsum(self.partials) + sum(self.special)
             return total / self.count
-        return math.fsum(self.partials) / self.count
+        mean = math.fsum(self.partials) / self.count
+        if not self.shift:
+            return mean
+        try:
+            return math.ldexp(mean, self.shift)
+        except OverflowError:
+            return math.copysign(math.inf, mean)
 
 
 def summarise(  # noqa: PLR0917 - the scan's arguments

@@ -19,10 +19,12 @@ from collections.abc import Callable, Hashable
 from stat import S_ISREG
 from typing import TYPE_CHECKING, Any
 
+from ._opened import OpenedFile
+
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from ._opened import OpenedFile, Readable
+    from ._opened import Readable
 
 __all__ = ["ExtractionCache"]
 
@@ -74,6 +76,9 @@ class ExtractionCache:
         self._finalizer = weakref.finalize(self, _close_all, self._open)
         self.hits = 0
         self.misses = 0
+        # the pinned opened file asked last and its entries (its version never changes: the
+        # tasks of a run ask for the same file one after another)
+        self._last: tuple[OpenedFile, _FileEntries] | None = None
 
     def opened(
         self, path: Path, rules: Hashable, open_file: Callable[[], OpenedFile | None]
@@ -117,8 +122,13 @@ class ExtractionCache:
         """The entries of the file's current version; ``None`` if it is not a regular file.
 
         For an opened file (:class:`._opened.OpenedFile`) the version is the descriptor's
-        own (``fstat``): the file the extraction reads, whatever its name points at now.
+        own (``fstat``): the file the extraction reads, whatever its name points at now. A
+        pinned one (whose version is taken once) asked again right after is answered without
+        rebuilding its key.
         """
+        last = self._last
+        if last is not None and last[0] is path:
+            return last[1]
         try:
             stat = path.stat()
         except OSError:
@@ -133,4 +143,5 @@ class ExtractionCache:
                 self._files.popitem(last=False)
         else:
             self._files.move_to_end(key)
+        self._last = (path, found) if isinstance(path, OpenedFile) and path.pinned else None
         return found

@@ -87,6 +87,12 @@ class OpenedFile:
         """:attr:`path` for a message, resolved only if the message is made."""
         return _LazyName(self)
 
+    @property
+    def pinned(self) -> bool:
+        """Whether the file's version is taken once (see the module): its :meth:`stat`
+        never changes."""
+        return self._pinned
+
     def stat(self) -> os.stat_result:
         """The opened file's own status (``fstat``; for a pinned file, the first one)."""
         if self._stat is not None:

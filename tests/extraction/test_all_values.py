@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 import statistics
+import struct
 import tracemalloc
 from pathlib import Path
 
@@ -20,6 +21,7 @@ from reprobridge_sdk.extract.extraction import (
     KEPT_RAW,
     KEPT_VALUES,
     ExtractionError,
+    aggregate,
     apply_transform,
     extract_value,
     parse_number,
@@ -89,7 +91,8 @@ def test_non_finite_values_give_a_defined_mean(tmp_path: Path) -> None:
         ([1.0, math.inf, 2.0], math.inf),
         ([math.inf, -math.inf], math.nan),
         ([1.0, math.nan], math.nan),
-        ([1e308, 1e308], math.inf),  # the sum overflows: so does the mean
+        ([1e308, 1e308], 1e308),  # the sum overflows, the mean does not (scaled)
+        ([1e308, math.inf], math.inf),
     ):
         log = tmp_path / "log.txt"
         log.write_text("".join(f"loss={v!r}\n" for v in values))
@@ -99,6 +102,41 @@ def test_non_finite_values_give_a_defined_mean(tmp_path: Path) -> None:
             assert math.isnan(got.mean)
         else:
             assert got.mean == expected
+
+
+HUGE = [
+    [1e308, 1e308],
+    [1.7e308, 1.7e308, -1e308, 3.0],
+    [-1.7e308, -1.7e308, -1.7e308],
+    [1.7976931348623157e308] * 5 + [1e-300, -2.5],
+    [1.5e308, 1.5e308, 1.5e308, -1.5e308, 0.1],
+]
+
+
+@pytest.mark.parametrize("values", HUGE)
+def test_an_overflowing_sum_gives_the_mean_aggregate_gives(
+    tmp_path: Path, values: list[float]
+) -> None:
+    """``occurrence: all`` and the ``mean`` aggregate agree bit for bit on finite values
+    whose sum overflows (both scale the sum by a power of two): a finite mean."""
+    log = tmp_path / "log.txt"
+    log.write_text("".join(f"loss={v!r}\n" for v in values))
+    spec = {**ALL, "pattern": r"loss=(\S+)"}
+    got = extract_value(spec, log=log, files_base=tmp_path, outputs={}, context={})
+    expected = aggregate(values, "mean")
+    assert math.isfinite(expected)
+    assert struct.pack("<d", got.mean) == struct.pack("<d", expected)
+
+
+@pytest.mark.parametrize("values", HUGE)
+@pytest.mark.parametrize("cut", [1, 2, 3])
+def test_an_overflowing_sum_streamed_in_pieces(values: list[float], cut: int) -> None:
+    """Cut into chunks (the sum overflows between chunks, or inside one), the mean is the
+    aggregate's to within one rounding of each chunk's sum."""
+    summary = AllValues()
+    for start in range(0, len(values), cut):
+        summary.add([repr(v) for v in values[start : start + cut]], parse_number, None)
+    assert summary.mean == pytest.approx(aggregate(values, "mean"), rel=1e-15)
 
 
 @settings(max_examples=60, deadline=None)
