@@ -185,6 +185,18 @@ class RunIndex:
     per attempt (linear in its runs)."""
 
     by_launcher: dict[str, list[tuple[int, RunEvidence]]]
+    _succeeded: dict[str, list[RunEvidence]] = field(default_factory=dict, compare=False)
+
+    def succeeded_of(self, launcher_id: str) -> list[RunEvidence]:
+        """The launcher's succeeded runs by start time, then directory (sorted once per
+        launcher, not once per task it measures). Callers must not change the list."""
+        found = self._succeeded.get(launcher_id)
+        if found is None:
+            found = sorted(
+                (r for _, r in self.by_launcher.get(launcher_id, ()) if r.succeeded), key=_order
+            )
+            self._succeeded[launcher_id] = found
+        return found
 
     @classmethod
     def of(cls, runs: Iterable[RunEvidence]) -> RunIndex:
@@ -346,9 +358,7 @@ def judge_task(
     # Prefer scored launchers (in manifest order), then the one with the most seeds.
     candidates: list[tuple[int, int, Launcher, str, list[RunEvidence]]] = []
     for launcher, measurement in measuring:
-        own = sorted(
-            (r for r in succeeded if r.record and r.record.launcher == launcher.id), key=_order
-        )
+        own = by_launcher.succeeded_of(launcher.id)  # those of ``succeeded`` it ran, sorted
         latest: dict[int | None, RunEvidence] = {}
         for run in own:
             assert run.record is not None
