@@ -220,10 +220,9 @@ def _moments(xs: list[float], n: int) -> tuple[float, float]:
         mean = math.fsum(xs) / n
         sd = math.sqrt(math.fsum([(x - mean) ** 2 for x in xs]) / (n - 1))
     except OverflowError:
-        pass
-    else:
-        if math.isfinite(sd):
-            return mean, sd
+        sd = math.inf  # an intermediate overflowed: computed again, scaled, below
+    if math.isfinite(sd):
+        return mean, sd
     exponent = math.frexp(max(abs(x) for x in xs))[1]
     ys = [math.ldexp(x, -exponent) for x in xs]  # every |y| < 1: no overflow below
     scaled_mean = math.fsum(ys) / n

@@ -38,7 +38,7 @@ for f in dist.files or []:
     try:
         files.append([str(p), p.stat().st_size])
     except OSError:
-        pass
+        continue  # listed in the record but gone: not a file of the installed distribution
 print(json.dumps({"version": dist.version, "files": files}))
 """
 
