@@ -23,7 +23,10 @@ else the branch with the fewest errors.
 
 This module compiles a schema and its objects, arrays, ``$ref`` and branches; the checks of
 single keywords are in ``_keywords``, the choice of a failed branch's errors in ``_best_match``,
-and the error record with the shape of a check in ``_schema_types``.
+and the error record with the shape of a check in ``_schema_types``. Validity alone (what a
+valid document asks of almost every node) is answered by predicates generated from the same
+schema (``_validity``), which the closures call at each ``$ref``; a union whose branches are
+tagged by a required ``const`` tries only the branches the object's tag leaves possible.
 """
 
 from __future__ import annotations
