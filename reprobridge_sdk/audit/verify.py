@@ -77,9 +77,11 @@ from reprobridge_sdk.run.evidence import (
     owner_alive,
 )
 
+from .facts import ManifestFacts
+
 if TYPE_CHECKING:
     from reprobridge_sdk.api import ArtifactDir
-from reprobridge_sdk.model import Manifest
+    from reprobridge_sdk.model import Codebase
 
 #: Extraction failures of an extractor plugin, which make a task inconclusive (A061, A062).
 _PLUGIN_REASONS = frozenset({"no-plugin", "plugin-failed", "plugin-timeout"})
@@ -88,6 +90,7 @@ __all__ = [
     "ArtifactFacts",
     "RunEvidence",
     "artifact_facts",
+    "check_artifact",
     "check_duplicates",
     "check_run",
     "discover_runs",
@@ -100,7 +103,8 @@ class ArtifactFacts:
     """What the auditor knows about the artifact before it looks at any run."""
 
     root: Path
-    manifest: Manifest
+    #: The manifest, its tasks condensed (:mod:`.facts`).
+    manifest: ManifestFacts
     tree_digest: str | None
     lock_digest: str | None
     shipped: frozenset[str]
@@ -165,7 +169,7 @@ def _artifact_path(root: Path, relative: str) -> Path:
 
 
 def _series_tree(
-    artifact: ArtifactDir, stack: contextlib.ExitStack
+    root: Path, codebase: Codebase, stack: contextlib.ExitStack
 ) -> tuple[Path | None, list[Finding]]:
     """The refined code of a patch series as the validator reads it: the checkout in ``code/``
     when it holds the series, else the series applied from the artifact's bundle or the cache in
@@ -178,10 +182,9 @@ def _series_tree(
         series_tree,
     )
 
-    codebase = artifact.manifest.codebase
     tree, found = stack.enter_context(
         series_tree(
-            artifact.root,
+            root,
             repository=codebase.upstream.repository,
             commit=codebase.upstream.commit,
             patches=[SeriesPatch(p.path, p.sha256) for p in codebase.refined.patches],
@@ -200,13 +203,26 @@ def artifact_facts(artifact: ArtifactDir) -> ArtifactFacts:
     is not cached the code tree is the declared ``tree_digest`` (the records' digests are
     compared with it, A009) and C005 is a warning.
     """
+    return check_artifact(
+        artifact.root, ManifestFacts.of(artifact.manifest), forward=artifact.forward
+    )
+
+
+def check_artifact(
+    root: Path, manifest: ManifestFacts, *, forward: DocumentView | None = None
+) -> ArtifactFacts:
+    """:func:`artifact_facts` of the artifact at ``root`` whose manifest is ``manifest``
+    (``forward``: how a newer-minor manifest was read)."""
     with contextlib.ExitStack() as stack:
-        return _artifact_facts(artifact, stack)
+        return _artifact_facts(root, manifest, forward, stack)
 
 
-def _artifact_facts(artifact: ArtifactDir, stack: contextlib.ExitStack) -> ArtifactFacts:
-    manifest = artifact.manifest
-    root = artifact.root
+def _artifact_facts(
+    root: Path,
+    manifest: ManifestFacts,
+    forward: DocumentView | None,
+    stack: contextlib.ExitStack,
+) -> ArtifactFacts:
     findings: list[Finding] = []
     shipped: set[str] = set()
     samples: set[str] = set()
@@ -218,7 +234,7 @@ def _artifact_facts(artifact: ArtifactDir, stack: contextlib.ExitStack) -> Artif
         if not safefs.is_inside(code_dir, root):
             code_dir = None  # a link out of the artifact: the validator's F003
     elif refined.kind == "patches":
-        code_dir, problems = _series_tree(artifact, stack)
+        code_dir, problems = _series_tree(root, manifest.codebase, stack)
         findings.extend(problems)
     actual: str | None = None
     if code_dir is not None and code_dir.is_dir():
@@ -284,7 +300,7 @@ def _artifact_facts(artifact: ArtifactDir, stack: contextlib.ExitStack) -> Artif
         shipped=frozenset(shipped),
         findings=tuple(findings),
         samples=frozenset(samples),
-        forward=artifact.forward,
+        forward=forward,
     )
 
 
