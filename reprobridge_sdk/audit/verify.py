@@ -42,7 +42,7 @@ import os
 import re
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from reprobridge_sdk._forward import DocumentView
@@ -52,7 +52,10 @@ from reprobridge_sdk.extract.extraction import (
     ExtractionCache,
     ExtractionError,
     OpenedFile,
+    Prepared,
     extract_value,
+    prepare,
+    read_prepared,
     same_value,
 )
 from reprobridge_sdk.extract.template import shell_quoted, template_matches
@@ -74,9 +77,11 @@ from reprobridge_sdk.run.evidence import (
     owner_alive,
 )
 
+from .facts import ManifestFacts
+
 if TYPE_CHECKING:
     from reprobridge_sdk.api import ArtifactDir
-from reprobridge_sdk.model import Manifest
+    from reprobridge_sdk.model import Codebase
 
 #: Extraction failures of an extractor plugin, which make a task inconclusive (A061, A062).
 _PLUGIN_REASONS = frozenset({"no-plugin", "plugin-failed", "plugin-timeout"})
@@ -85,6 +90,7 @@ __all__ = [
     "ArtifactFacts",
     "RunEvidence",
     "artifact_facts",
+    "check_artifact",
     "check_duplicates",
     "check_run",
     "discover_runs",
@@ -97,7 +103,8 @@ class ArtifactFacts:
     """What the auditor knows about the artifact before it looks at any run."""
 
     root: Path
-    manifest: Manifest
+    #: The manifest, its tasks condensed (:mod:`.facts`).
+    manifest: ManifestFacts
     tree_digest: str | None
     lock_digest: str | None
     shipped: frozenset[str]
@@ -162,7 +169,7 @@ def _artifact_path(root: Path, relative: str) -> Path:
 
 
 def _series_tree(
-    artifact: ArtifactDir, stack: contextlib.ExitStack
+    root: Path, codebase: Codebase, stack: contextlib.ExitStack
 ) -> tuple[Path | None, list[Finding]]:
     """The refined code of a patch series as the validator reads it: the checkout in ``code/``
     when it holds the series, else the series applied from the artifact's bundle or the cache in
@@ -175,10 +182,9 @@ def _series_tree(
         series_tree,
     )
 
-    codebase = artifact.manifest.codebase
     tree, found = stack.enter_context(
         series_tree(
-            artifact.root,
+            root,
             repository=codebase.upstream.repository,
             commit=codebase.upstream.commit,
             patches=[SeriesPatch(p.path, p.sha256) for p in codebase.refined.patches],
@@ -197,13 +203,26 @@ def artifact_facts(artifact: ArtifactDir) -> ArtifactFacts:
     is not cached the code tree is the declared ``tree_digest`` (the records' digests are
     compared with it, A009) and C005 is a warning.
     """
+    return check_artifact(
+        artifact.root, ManifestFacts.of(artifact.manifest), forward=artifact.forward
+    )
+
+
+def check_artifact(
+    root: Path, manifest: ManifestFacts, *, forward: DocumentView | None = None
+) -> ArtifactFacts:
+    """:func:`artifact_facts` of the artifact at ``root`` whose manifest is ``manifest``
+    (``forward``: how a newer-minor manifest was read)."""
     with contextlib.ExitStack() as stack:
-        return _artifact_facts(artifact, stack)
+        return _artifact_facts(root, manifest, forward, stack)
 
 
-def _artifact_facts(artifact: ArtifactDir, stack: contextlib.ExitStack) -> ArtifactFacts:
-    manifest = artifact.manifest
-    root = artifact.root
+def _artifact_facts(
+    root: Path,
+    manifest: ManifestFacts,
+    forward: DocumentView | None,
+    stack: contextlib.ExitStack,
+) -> ArtifactFacts:
     findings: list[Finding] = []
     shipped: set[str] = set()
     samples: set[str] = set()
@@ -215,7 +234,7 @@ def _artifact_facts(artifact: ArtifactDir, stack: contextlib.ExitStack) -> Artif
         if not safefs.is_inside(code_dir, root):
             code_dir = None  # a link out of the artifact: the validator's F003
     elif refined.kind == "patches":
-        code_dir, problems = _series_tree(artifact, stack)
+        code_dir, problems = _series_tree(root, manifest.codebase, stack)
         findings.extend(problems)
     actual: str | None = None
     if code_dir is not None and code_dir.is_dir():
@@ -281,7 +300,7 @@ def _artifact_facts(artifact: ArtifactDir, stack: contextlib.ExitStack) -> Artif
         shipped=frozenset(shipped),
         findings=tuple(findings),
         samples=frozenset(samples),
-        forward=artifact.forward,
+        forward=forward,
     )
 
 
@@ -317,9 +336,10 @@ def verify_attempt(
     attempt: :func:`discover_runs`, :func:`check_run` (``rel`` relative to ``attempt``, empty
     when ``attempt`` is itself a run directory), then :func:`check_duplicates`."""
     runs: list[RunEvidence] = []
+    plans: _Plans = {}
     for run_dir in discover_runs(attempt):
         rel = run_dir.relative_to(attempt).as_posix()
-        runs.append(check_run(facts, run_dir, "" if rel == "." else rel, cache))
+        runs.append(_check_one(facts, run_dir, "" if rel == "." else rel, cache, plans))
     check_duplicates(runs)
     return runs
 
@@ -467,8 +487,8 @@ class _KeptFiles:
 
     __slots__ = ("files", "wanted")
 
-    def __init__(self, launcher: Launcher) -> None:
-        self.wanted = {m.extract.output for m in launcher.measurements if m.extract.file is None}
+    def __init__(self, wanted: set[str | None]) -> None:
+        self.wanted = wanted
         self.files: dict[str | None, OpenedFile] = {}
 
     def keep(
@@ -567,14 +587,16 @@ def _safe_join(base: Path, relative: str) -> Path | None:
     return base.joinpath(*parts)
 
 
-def _argv_matches(launcher: Launcher, record: EvidenceRecord) -> bool:
+def _argv_matches(launcher: Launcher, record: EvidenceRecord, plan: _Plan | None = None) -> bool:
     """The record's argv is the launcher's argv with templates filled in.
 
     The program (``argv[0]``) may have been resolved to a path (an interpreter in a virtual
     environment); its file name must then start with the declared one's. Template values
-    come from the seed and the params; unknown templates match anything.
+    come from the seed and the params; unknown templates match anything. ``plan``: the
+    launcher's (its redacted argv and program name made once).
     """
-    want, got = _redacted_argv(tuple(launcher.argv)), record.argv
+    want = plan.argv if plan is not None else _redacted_argv(tuple(launcher.argv))
+    got = record.argv
     if len(want) != len(got) or not got:
         return False
     values: dict[str, object] = {**launcher.params, **record.params}
@@ -587,14 +609,23 @@ def _argv_matches(launcher: Launcher, record: EvidenceRecord) -> bool:
         return first and all(
             _arg_matches(w, g, values) for w, g in zip(want[1:], got[1:], strict=True)
         )
-    program = PurePosixPath(got[0]).name
-    declared = PurePosixPath(launcher.argv[0]).name
+    program = _file_name(got[0])
+    declared = plan.program if plan is not None else _file_name(launcher.argv[0])
     if got[0] != launcher.argv[0] and not (
         program.startswith(declared)
         or (declared.startswith("python") and program.startswith("python"))
     ):
         return False
     return all(_arg_matches(w, g, values) for w, g in zip(want[1:], got[1:], strict=True))
+
+
+def _file_name(path: str) -> str:
+    """``PurePosixPath(path).name`` without the path object: the last component that is not
+    empty or ``.`` (``""`` when there is none)."""
+    if "/" not in path:
+        return "" if path == "." else path
+    parts = [part for part in path.split("/") if part not in ("", ".")]
+    return parts[-1] if parts else ""
 
 
 def _arg_matches(want: str, got: str, values: Mapping[str, object]) -> bool:
@@ -654,23 +685,62 @@ def check_run(
     OpenRoot`) for its record, log and outputs; when it cannot be opened, each read tries
     again by path and reports what it meets, as before.
     """
+    return _check_one(facts, path, rel, cache, {})
+
+
+def _check_one(
+    facts: ArtifactFacts, path: Path, rel: str, cache: ExtractionCache | None, plans: _Plans
+) -> RunEvidence:
+    """:func:`check_run` with the launchers' plans of the attempt (made by the first run of
+    each launcher that gets as far as its files)."""
     try:
         root: safefs.OpenRoot | None = safefs.OpenRoot(path)
     except (OSError, safefs.UnsafeFileError):
         root = None
     try:
-        return _check_run(facts, path, rel, cache, root)
+        return _check_run(facts, path, rel, cache, root, plans)
     finally:
         if root is not None:
             root.close()
 
 
-def _check_run(
+class _Plan:
+    """What verifying a run needs of its launcher, made once per launcher and attempt: each
+    measurement with its extractor prepared (:func:`~reprobridge_sdk.extract.extraction.
+    prepare`; ``None`` for a plugin kind), the outputs the measurements read, the launcher's
+    argv as the runner records it and its program's file name."""
+
+    __slots__ = ("argv", "launcher", "measures", "program", "wanted")
+
+    def __init__(self, facts: ArtifactFacts, launcher: Launcher) -> None:
+        self.launcher = launcher
+        self.measures: list[tuple[Measurement, Prepared | None]] = [
+            (m, prepare(facts.extractor(launcher.id, m), m.transform))
+            for m in launcher.measurements
+        ]
+        self.wanted = {m.extract.output for m in launcher.measurements if m.extract.file is None}
+        self.argv = _redacted_argv(tuple(launcher.argv))
+        self.program = _file_name(launcher.argv[0]) if launcher.argv else ""
+
+
+#: The plans of an attempt's launchers, by launcher id.
+_Plans = dict[str, _Plan]
+
+
+def _plan(facts: ArtifactFacts, launcher: Launcher, plans: _Plans) -> _Plan:
+    plan = plans.get(launcher.id)
+    if plan is None or plan.launcher is not launcher:
+        plan = plans[launcher.id] = _Plan(facts, launcher)
+    return plan
+
+
+def _check_run(  # noqa: PLR0917 - private step of check_run
     facts: ArtifactFacts,
     path: Path,
     rel: str,
     cache: ExtractionCache | None,
     root: safefs.OpenRoot | None,
+    plans: _Plans,
 ) -> RunEvidence:
     record, owner, digest, problem = _read_record(path, rel, root)
     run = RunEvidence(path=path, rel=rel, record=record, record_sha256=digest)
@@ -720,7 +790,8 @@ def _check_run(
             f"the record says scope {record.scope}, launcher {launcher.id} is {launcher.scope}",
             "/scope",
         )
-    if not _argv_matches(launcher, record):
+    plan = _plan(facts, launcher, plans)
+    if not _argv_matches(launcher, record, plan):
         add("A015", f"the recorded command is not launcher {launcher.id}'s command", "/argv")
     if record.drift:
         add(
@@ -771,9 +842,9 @@ def _check_run(
             "/lock_digest",
         )
 
-    kept = _KeptFiles(launcher)
+    kept = _KeptFiles(plan.wanted)
     try:
-        return _check_files(run, add, facts, launcher, record, root, cache, kept)
+        return _check_files(run, add, facts, plan, record, root, cache, kept)
     finally:
         kept.close()
 
@@ -782,7 +853,7 @@ def _check_files(  # noqa: PLR0917 - private step of _check_run
     run: RunEvidence,
     add: Callable[..., None],
     facts: ArtifactFacts,
-    launcher: Launcher,
+    plan: _Plan,
     record: EvidenceRecord,
     root: safefs.OpenRoot | None,
     cache: ExtractionCache | None,
@@ -829,12 +900,11 @@ def _check_files(  # noqa: PLR0917 - private step of _check_run
         outputs[output.id] = (output, out_path, ok)
         kept.keep(output.id, out_path, handle, held, ok=ok)
 
-    context = _template_context(run, record)
     recorded = {m.task: m for m in record.measurements}
     first: dict[str, int] = {}
     for i, m in enumerate(record.measurements):
         first.setdefault(m.task, i)
-    for measurement in launcher.measurements:
+    for measurement, prepared in plan.measures:
         at = first.get(measurement.task)
         pointer = "/measurements" if at is None else f"/measurements/{at}"
         value = _measure(
@@ -850,7 +920,7 @@ def _check_files(  # noqa: PLR0917 - private step of _check_run
             claimed=None if at is None else record.measurements[at],
             cache=cache,
             kept=kept.files,
-            context=context,
+            prepared=prepared,
         )
         run.values[measurement.task] = value
         claimed = recorded.get(measurement.task)
@@ -934,8 +1004,15 @@ def _measure(
     cache: ExtractionCache | None,
     kept: Mapping[str | None, OpenedFile] | None = None,
     context: dict[str, object] | None = None,
+    prepared: Prepared | None = None,
 ) -> float | None:
-    """Re-extract one task's value from the run's files; ``None`` when it does not count."""
+    """Re-extract one task's value from the run's files; ``None`` when it does not count.
+
+    ``prepared``: the measurement's extractor made ready by its launcher's plan; with the
+    file kept open (``kept``) it is read through that file
+    (:func:`~reprobridge_sdk.extract.extraction.read_prepared`, the value and errors of
+    :func:`~reprobridge_sdk.extract.extraction.extract_value` without its per-call work).
+    """
     extractor = measurement.extract
     task = measurement.task
     source: Path | None
@@ -978,9 +1055,12 @@ def _measure(
     if source is None or not trusted:
         return None  # the digest finding already says why
 
-    if context is None:
-        context = _template_context(run, record)
+    opened = None if kept is None else kept.get(extractor.output)
     try:
+        if prepared is not None and opened is not None:
+            return read_prepared(prepared, opened, source="log", cache=cache)
+        if context is None:
+            context = _template_context(run, record)
         extracted = extract_value(
             facts.extractor(record.launcher, measurement),
             log=source,
@@ -990,7 +1070,7 @@ def _measure(
             cache=cache,
             root=run.path,
             transform=measurement.transform,
-            opened=None if kept is None else kept.get(extractor.output),
+            opened=opened,
         )
         # As the runner does: each value transformed; several ('all') count as their mean.
         return extracted.mean

@@ -89,11 +89,19 @@ from reprobridge_sdk.io import safefs
 
 from . import _linescan, _plugin
 from ._allvalues import KEPT_RAW, KEPT_VALUES, AllValues, summarise
-from ._documents import cached, extract_csv, extract_json, extract_yaml
+from ._documents import (
+    cached,
+    extract_csv,
+    extract_json,
+    extract_yaml,
+    json_document,
+    pointed,
+    pointer_tokens,
+)
 from ._errors import REASONS, ExtractionError, TemplateError
 from ._extraction_cache import ExtractionCache
 from ._linescan import DEFAULT_CHUNK, MAX_LINE, line_safe, required_literal
-from ._numbers import parse_number
+from ._numbers import as_number, parse_number
 from ._opened import OpenedFile, Readable, open_checked
 from .pattern import PatternError, Regex, author_pattern
 from .template import render_template
@@ -112,6 +120,7 @@ __all__ = [
     "ExtractionCache",
     "ExtractionError",
     "OpenedFile",
+    "Prepared",
     "TemplateError",
     "aggregate",
     "apply_transform",
@@ -119,6 +128,8 @@ __all__ = [
     "extract_value",
     "line_safe",
     "parse_number",
+    "prepare",
+    "read_prepared",
     "regex_matches",
     "render_template",
     "required_literal",
@@ -351,6 +362,67 @@ def extract_value(
         # caller's to close
         if cache is None and handed is None:
             opened.close()
+
+
+@dataclass(frozen=True, slots=True)
+class Prepared:
+    """An extractor of a built-in kind and its transform, made ready once (:func:`prepare`) to
+    read many opened files: the auditor's measurement, read from each run of its launcher."""
+
+    spec: Mapping[str, Any]
+    #: The transform as a plain mapping (``None``: none).
+    transform: Mapping[str, Any] | None
+    #: For ``json``: the pointer, its keys (:func:`._documents.pointer_tokens`) and how a
+    #: value that is not a number is named; else ``None``.
+    pointer: str | None = None
+    tokens: tuple[str, ...] | None = None
+    where: str = ""
+
+
+def prepare(extractor: Mapping[str, Any] | Any, transform: Any = None) -> Prepared | None:
+    """``extractor`` (and a measurement's ``transform``) ready for :func:`read_prepared`;
+    ``None`` for a plugin kind (``x-...``), which :func:`extract_value` calls."""
+    spec = _plain(extractor)
+    kind = spec.get("kind")
+    if isinstance(kind, str) and kind.startswith("x-"):
+        return None
+    plain = None if transform is None else _plain(transform)
+    if kind != "json":
+        return Prepared(spec, plain)
+    pointer = str(spec.get("pointer", ""))
+    where = f"JSON pointer {pointer!r}"
+    return Prepared(spec, plain, pointer, pointer_tokens(pointer), where)
+
+
+def read_prepared(
+    prepared: Prepared, opened: OpenedFile, *, source: str, cache: ExtractionCache | None
+) -> float:
+    """The value :func:`extract_value` gives (its ``mean``) for ``prepared`` read from
+    ``opened`` (a file the caller opened, as ``opened=`` there) with this ``cache``, named
+    ``source`` in errors; the same :class:`ExtractionError` on failure.
+
+    The per-call work of :func:`extract_value` that depends only on the extractor (its
+    mapping, kind, plugin lookup and source, the transform's mapping, a JSON pointer's keys)
+    was done once by :func:`prepare`: a run's JSON output serving ten measurements is
+    parsed once (the cache) and then only pointed into.
+    """
+    entries = None if cache is None else cache.entries(opened)
+    if prepared.pointer is None:
+        read = _read(opened, prepared.spec, source, DEFAULT_CHUNK, entries, prepared.transform)
+        return read.mean
+    try:
+        found = pointed(json_document(opened, entries), prepared.pointer, prepared.tokens)
+        value = found if type(found) is float else as_number(found, prepared.where)[0]
+    except ExtractionError as exc:
+        if not exc.source:
+            exc.source = source
+        raise
+    except OSError as exc:
+        msg = f"{source}: cannot read {opened.name!r}: {exc.strerror}"
+        raise ExtractionError("missing-file", msg, source=source) from None
+    if prepared.transform is not None:
+        value = apply_transform(value, prepared.transform)
+    return value + 0.0  # the mean of one value, as Extracted gives it (-0.0 becomes 0.0)
 
 
 def _read(  # noqa: PLR0917 - private helper of extract_value

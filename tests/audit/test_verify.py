@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 import yaml
@@ -11,7 +11,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from reprobridge_sdk.audit import audit
-from reprobridge_sdk.audit.verify import _arg_matches
+from reprobridge_sdk.audit.verify import _arg_matches, _file_name
 from reprobridge_sdk.extract.template import template_matches
 
 
@@ -69,3 +69,16 @@ def test_an_argument_without_braces_matches_as_the_template_does(want: str, got:
         assert _arg_matches(want, candidate, {"seed": 1}) is template_matches(
             want, candidate, {"seed": 1}
         )
+
+
+@settings(max_examples=300)
+@given(path=st.text(alphabet="ab./", max_size=8))
+@example(path="")
+@example(path=".")
+@example(path="//")
+@example(path="a/.")
+@example(path="a/..")
+@example(path="/usr/bin/python3/")
+def test_the_program_s_file_name_is_the_path_s_name(path: str) -> None:
+    """The program name A015 compares is ``PurePosixPath(...).name``, made without the path."""
+    assert _file_name(path) == PurePosixPath(path).name
