@@ -226,12 +226,13 @@ def open_regular(
     file. Raises :class:`UnsafeFileError`, or ``FileNotFoundError`` when it is missing
     (callers report a missing file with their own code).
     """
-    target = Path(path)
+    target = _as_named(path)
     if isinstance(root, OpenRoot):
         fd = _open_beneath(root.path, target, allow_links=allow_links, opened=root)
     elif root is not None:
         fd = _open_beneath(root, target, allow_links=allow_links)
     else:
+        target = Path(target)
         if not allow_links and target.is_symlink():
             raise UnsafeFileError("link", target, f"{target} is a symbolic link")
         target = _real(target)
@@ -255,7 +256,28 @@ def open_regular(
         raise
 
 
-def _open_error(exc: OSError, target: Path, path: str | os.PathLike[str]) -> Exception:
+def _as_named(path: str | os.PathLike[str]) -> str | Path:
+    """``path`` as a read names it in messages: ``Path(path)``, or the string itself when it is
+    already spelled as that path prints (the run loops' joined names; no object per open).
+
+    A string is so spelled when it is not empty and has no empty or ``.`` component: no
+    ``//``, no ``./`` at its start, ``/./`` inside, or ``/`` or ``/.`` at its end.
+    """
+    if isinstance(path, Path):
+        return path
+    if (
+        isinstance(path, str)
+        and path
+        and "//" not in path
+        and "/./" not in path
+        and not path.startswith("./")
+        and not path.endswith(("/", "/."))
+    ):
+        return path
+    return Path(path)
+
+
+def _open_error(exc: OSError, target: str | Path, path: str | os.PathLike[str]) -> Exception:
     """The refusal (or ``FileNotFoundError``) for an ``open`` of ``target`` that failed."""
     if exc.errno == errno.ELOOP:
         return UnsafeFileError("link", target, f"{target} is a symbolic link")
@@ -268,7 +290,7 @@ def _parts(path: str) -> list[str]:
     return [part for part in path.split(os.sep) if part not in ("", ".")]  # noqa: PTH206
 
 
-def _relative_parts(root: str | os.PathLike[str], base: str, path: Path) -> list[str]:
+def _relative_parts(root: str | os.PathLike[str], base: str, path: str | Path) -> list[str]:
     """The components of ``path`` below ``root``, as written (no link followed).
 
     ``base`` is ``root`` resolved by the caller, once per open (never cached across calls:
@@ -302,7 +324,7 @@ def _relative_parts(root: str | os.PathLike[str], base: str, path: Path) -> list
 
 def _open_beneath(
     root: str | os.PathLike[str],
-    path: Path,
+    path: str | Path,
     *,
     allow_links: bool = True,
     directory: bool = False,

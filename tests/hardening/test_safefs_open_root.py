@@ -8,8 +8,11 @@ import os
 from pathlib import Path
 
 import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 
 from reprobridge_sdk.io import safefs
+from reprobridge_sdk.io.safefs import _as_named
 
 
 def _outcome(path: Path, root: Path | safefs.OpenRoot, allow_links: bool) -> str:
@@ -73,3 +76,34 @@ def test_a_root_that_cannot_be_opened_raises_like_a_read(tmp_path: Path) -> None
     (tmp_path / "file").write_text("x")
     with pytest.raises((safefs.UnsafeFileError, FileNotFoundError)):
         safefs.OpenRoot(tmp_path / "file")
+
+
+@settings(max_examples=300)
+@given(name=st.text(alphabet="a./", max_size=8))
+@example(name="")
+@example(name=".")
+@example(name="//a")
+@example(name="a/")
+@example(name="a/.")
+def test_a_read_names_a_string_as_its_path_prints(name: str) -> None:
+    """A string is used as it is only when it is spelled as its path prints (the run loops'
+    names, no object per open); any other spelling is named through the path, as before."""
+    assert os.fspath(_as_named(name)) == str(Path(name))
+
+
+@pytest.mark.parametrize("name", ["d/x.txt", "d//x.txt", "./d/x.txt", "d/./x.txt", "link"])
+def test_a_refusal_names_the_file_as_the_path_does(tmp_path: Path, name: str) -> None:
+    root = tmp_path / "run"
+    (root / "d").mkdir(parents=True)
+    (root / "d" / "x.txt").write_bytes(b"x" * 100)
+    (root / "link").symlink_to(root / "d" / "x.txt")
+    spelled = os.path.join(os.fspath(root), name)
+    messages = []
+    for spelling in (spelled, Path(spelled)):
+        for opened in (root, safefs.OpenRoot(root)):
+            with pytest.raises(safefs.UnsafeFileError) as caught:
+                safefs.open_regular(spelling, root=opened, max_bytes=10, allow_links=False)
+            messages.append((caught.value.reason, caught.value.path, caught.value.message))
+            if isinstance(opened, safefs.OpenRoot):
+                opened.close()
+    assert len(set(messages)) == 1, messages
