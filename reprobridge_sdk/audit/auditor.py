@@ -391,6 +391,7 @@ def _audit(
     facts = replace(facts, document=None)
     cache = ExtractionCache()  # one per audit: each file is parsed once for all its tasks
     evidence = [_verify_attempt(facts, attempt, cache) for attempt in chosen]
+    del cache  # the parsed outputs are not read again
     # One interval per task, shared by the re-run widths and the verdicts.
     intervals: list[Interval] = compatibility_intervals(
         (task.observations for task in manifest.tasks),
@@ -457,10 +458,15 @@ def _audit(
             ]
         )
         settle_scores(pending)
+    del intervals, pending  # judged: about 1 KB a task less while the results are built
     alpha = 1.0 - options.level
+    verdict_counts: list[dict[str, int]] = []
     for column in columns:
         adjusted = holm_adjust([j.p for j in column]) if options.holm else [None] * len(column)
-        for i, (judgement, p_adj) in enumerate(zip(column, adjusted, strict=True)):
+        counted: dict[str, int] = dict.fromkeys(VERDICTS, 0)
+        # Each judgement is released as its result is made (last first: a pop is O(1)).
+        for i in range(len(column) - 1, -1, -1):
+            judgement, p_adj = column.pop(), adjusted[i]
             if (
                 p_adj is not None
                 and judgement.verdict == "incompatible"
@@ -475,15 +481,14 @@ def _audit(
                         path=f"/tasks/{i}",
                     )
                 )
+            counted[judgement.verdict] += 1
             tasks[i].attempts.append(judgement.done(p_adj))
+        verdict_counts.append(counted)
     summarize_tasks(tasks)
 
     summaries: list[AttemptSummary] = []
     for index, (attempt, name, runs) in enumerate(zip(chosen, names, evidence, strict=True)):
-        column = columns[index + (1 if options.curation else 0)]
-        counts = dict.fromkeys(VERDICTS, 0)
-        for judgement in column:
-            counts[judgement.verdict] += 1
+        counts = verdict_counts[index + (1 if options.curation else 0)]
         summaries.append(
             AttemptSummary(
                 label=name,
@@ -493,7 +498,7 @@ def _audit(
                     _run_check(r, checks.signers.get(r.path), r.path in checks.reran) for r in runs
                 ],
                 counts=counts,
-                success_rate=counts["compatible"] / len(column) if column else None,
+                success_rate=counts["compatible"] / len(tasks) if tasks else None,
                 findings=[as_audit_finding(f) for f in checks.attempt_findings[index]],
                 ledger_head=checks.heads[index],
                 reran=checks.executed[index],

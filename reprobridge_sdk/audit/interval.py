@@ -82,7 +82,7 @@ DEFAULT_FLOOR = 0.01
 STABILITY_THRESHOLD = 0.10
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Interval:
     """A compatibility interval, or the reason there is none.
 
@@ -123,7 +123,7 @@ class Interval:
         return self.low <= value <= self.high
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Score:
     """How far a value lies from the reference mean, in prediction-scale units."""
 

@@ -102,7 +102,7 @@ def _finite(value: float) -> float | None:
     return value if math.isfinite(value) else None
 
 
-@dataclass
+@dataclass(slots=True)
 class Judgement:
     """A verdict under construction (turned into a :class:`TaskAttempt` at the end)."""
 
