@@ -343,8 +343,17 @@ def verify_attempt(
     when ``attempt`` is itself a run directory), then :func:`check_duplicates`."""
     runs: list[RunEvidence] = []
     plans: _Plans = {}
-    for rel, run_dir in _discover(attempt):
-        runs.append(_check_one(facts, run_dir, rel, cache, plans))
+    found = _discover(attempt)
+    try:  # resolved once: each run directory is opened from it (safefs.OpenRoot.below)
+        parent: safefs.OpenRoot | None = safefs.OpenRoot(attempt) if found else None
+    except (OSError, safefs.UnsafeFileError):
+        parent = None
+    try:
+        for rel, run_dir in found:
+            runs.append(_check_one(facts, run_dir, rel, cache, plans, parent))
+    finally:
+        if parent is not None:
+            parent.close()
     check_duplicates(runs)
     return runs
 
@@ -708,13 +717,23 @@ def check_run(
     return _check_one(facts, path, rel, cache, {})
 
 
-def _check_one(
-    facts: ArtifactFacts, path: Path, rel: str, cache: ExtractionCache | None, plans: _Plans
+def _check_one(  # noqa: PLR0917 - private step of check_run and verify_attempt
+    facts: ArtifactFacts,
+    path: Path,
+    rel: str,
+    cache: ExtractionCache | None,
+    plans: _Plans,
+    parent: safefs.OpenRoot | None = None,
 ) -> RunEvidence:
     """:func:`check_run` with the launchers' plans of the attempt (made by the first run of
-    each launcher that gets as far as its files)."""
+    each launcher that gets as far as its files); ``parent``: the attempt directory, opened
+    once, the run directory ``rel`` below it (then opened from its descriptor, never through
+    a link, instead of resolving the run's whole path again)."""
     try:
-        root: safefs.OpenRoot | None = safefs.OpenRoot(path)
+        if parent is not None and rel:
+            root: safefs.OpenRoot | None = parent.below(rel, path)
+        else:
+            root = safefs.OpenRoot(path)
     except (OSError, safefs.UnsafeFileError):
         root = None
     try:
