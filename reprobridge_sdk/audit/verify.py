@@ -306,8 +306,14 @@ def _artifact_facts(
 
 def discover_runs(attempt: Path) -> list[Path]:
     """Run directories of an attempt: every directory below it holding a ``record.json``."""
+    return [path for _, path in _discover(attempt)]
+
+
+def _discover(attempt: Path) -> list[tuple[str, Path]]:
+    """:func:`discover_runs` with each run's path relative to ``attempt`` (``""``: the
+    attempt is itself a run directory), as ``/``-separated text."""
     if (attempt / RECORD_NAME).is_file():
-        return [attempt]
+        return [("", attempt)]
     # One directory listing per directory (``Path.rglob`` made a path object and a stat per
     # entry): directories are entered only when they are not links, as ``rglob`` does; a
     # ``record.json`` counts when it is a file, a link to one included (its read refuses it).
@@ -326,7 +332,7 @@ def discover_runs(attempt: Path) -> list[Path]:
             elif prefix and entry.name == RECORD_NAME and entry.is_file():
                 found.append((prefix[:-1], attempt / prefix[:-1]))
     found.sort(key=lambda item: item[0])
-    return [path for _, path in found]
+    return found
 
 
 def verify_attempt(
@@ -337,9 +343,17 @@ def verify_attempt(
     when ``attempt`` is itself a run directory), then :func:`check_duplicates`."""
     runs: list[RunEvidence] = []
     plans: _Plans = {}
-    for run_dir in discover_runs(attempt):
-        rel = run_dir.relative_to(attempt).as_posix()
-        runs.append(_check_one(facts, run_dir, "" if rel == "." else rel, cache, plans))
+    found = _discover(attempt)
+    try:  # resolved once: each run directory is opened from it (safefs.OpenRoot.below)
+        parent: safefs.OpenRoot | None = safefs.OpenRoot(attempt) if found else None
+    except (OSError, safefs.UnsafeFileError):
+        parent = None
+    try:
+        for rel, run_dir in found:
+            runs.append(_check_one(facts, run_dir, rel, cache, plans, parent))
+    finally:
+        if parent is not None:
+            parent.close()
     check_duplicates(runs)
     return runs
 
@@ -355,7 +369,7 @@ def _read_record(
     :data:`~reprobridge_sdk.io.safefs.MAX_JSON_DEPTH` is refused, never followed or parsed.
     ``root``: the run directory, opened once for the run's files (:func:`check_run`).
     """
-    record_path = path / RECORD_NAME
+    record_path = _below(os.fspath(path), RECORD_NAME)
     try:
         raw = safefs.read_bytes(
             record_path,
@@ -408,7 +422,7 @@ def _open_evidence(
 
 
 def _open_joined(
-    base: Path, found: Path | None, root: safefs.OpenRoot | None
+    base: Path, found: str | None, root: safefs.OpenRoot | None
 ) -> tuple[io.FileIO | None, bool]:
     """:func:`_open_evidence` of ``found``, the file's path already joined (``None``: it
     leaves the run directory)."""
@@ -424,7 +438,7 @@ def _open_joined(
 
 def _evidence_digest(
     base: Path, relative: str, root: safefs.OpenRoot | None = None
-) -> tuple[Path | None, str | None, bool]:
+) -> tuple[str | None, str | None, bool]:
     """``(path, sha256, False)`` of a log or output of the run at ``base`` (see
     :func:`_open_evidence`, which opens it once), or ``(None, None, linked)``."""
     path, digest, linked, handle, _ = _evidence_file(base, relative, root)
@@ -435,7 +449,7 @@ def _evidence_digest(
 
 def _evidence_file(
     base: Path, relative: str, root: safefs.OpenRoot | None = None
-) -> tuple[Path | None, str | None, bool, io.FileIO | None, bytes | None]:
+) -> tuple[str | None, str | None, bool, io.FileIO | None, bytes | None]:
     """:func:`_evidence_digest`, the descriptor it hashed, still open (the caller closes it),
     and the bytes hashed when the file is small (:func:`_hash_and_hold`): re-extraction reads
     that very file (:func:`_check_run`), not the name again."""
@@ -494,7 +508,7 @@ class _KeptFiles:
     def keep(
         self,
         key: str | None,
-        path: Path | None,
+        path: str | None,
         handle: io.FileIO | None,
         held: bytes | None,
         *,
@@ -579,12 +593,27 @@ def _snapshot_verdict(
     return None
 
 
-def _safe_join(base: Path, relative: str) -> Path | None:
-    """``base / relative`` if it stays inside ``base``; ``None`` for escaping paths."""
+def _safe_join(base: Path, relative: str) -> str | None:
+    """``str(base / relative)`` if it stays inside ``base``; ``None`` for escaping paths.
+
+    A string, not a path object (a run's files are named by strings in the loop): joined
+    directly when ``relative`` has no empty or ``.`` component, else through the path, so
+    the name is always the one ``base.joinpath(*relative.split("/"))`` prints.
+    """
     parts = relative.split("/")
     if not relative or relative.startswith(("/", "\\")) or ".." in parts:
         return None
-    return base.joinpath(*parts)
+    if "" in parts or "." in parts:
+        return os.fspath(base.joinpath(*parts))
+    return _below(os.fspath(base), relative)
+
+
+def _below(directory: str, relative: str) -> str:
+    """``str(Path(directory) / relative)`` for a directory spelled as its path prints and a
+    ``relative`` without empty, ``.`` or ``..`` components."""
+    if directory == ".":
+        return relative
+    return f"{directory}{relative}" if directory.endswith("/") else f"{directory}/{relative}"
 
 
 def _argv_matches(launcher: Launcher, record: EvidenceRecord, plan: _Plan | None = None) -> bool:
@@ -688,13 +717,23 @@ def check_run(
     return _check_one(facts, path, rel, cache, {})
 
 
-def _check_one(
-    facts: ArtifactFacts, path: Path, rel: str, cache: ExtractionCache | None, plans: _Plans
+def _check_one(  # noqa: PLR0917 - private step of check_run and verify_attempt
+    facts: ArtifactFacts,
+    path: Path,
+    rel: str,
+    cache: ExtractionCache | None,
+    plans: _Plans,
+    parent: safefs.OpenRoot | None = None,
 ) -> RunEvidence:
     """:func:`check_run` with the launchers' plans of the attempt (made by the first run of
-    each launcher that gets as far as its files)."""
+    each launcher that gets as far as its files); ``parent``: the attempt directory, opened
+    once, the run directory ``rel`` below it (then opened from its descriptor, never through
+    a link, instead of resolving the run's whole path again)."""
     try:
-        root: safefs.OpenRoot | None = safefs.OpenRoot(path)
+        if parent is not None and rel:
+            root: safefs.OpenRoot | None = parent.below(rel, path)
+        else:
+            root = safefs.OpenRoot(path)
     except (OSError, safefs.UnsafeFileError):
         root = None
     try:
@@ -863,7 +902,7 @@ def _check_files(  # noqa: PLR0917 - private step of _check_run
     files (``kept`` holds them open)."""
     path = run.path
     log_ok = False
-    log_path: Path | None = None
+    log_path: str | None = None
     if record.log is None:
         add("A003", "the record names no log", "/log")
     else:
@@ -878,7 +917,7 @@ def _check_files(  # noqa: PLR0917 - private step of _check_run
             log_ok = True
         kept.keep(None, log_path, handle, held, ok=log_ok)
 
-    outputs: dict[str, tuple[OutputRecord, Path | None, bool]] = {}
+    outputs: dict[str, tuple[OutputRecord, str | None, bool]] = {}
     for index, output in _iter_outputs(record):
         out_path, digest, linked, handle, held = _evidence_file(path, output.path, root)
         ok = False
@@ -995,9 +1034,9 @@ def _measure(
     add: Callable[..., None],
     measurement: Measurement,
     record: EvidenceRecord,
-    outputs: dict[str, tuple[OutputRecord, Path | None, bool]],
+    outputs: dict[str, tuple[OutputRecord, str | None, bool]],
     facts: ArtifactFacts,
-    log_path: Path | None,
+    log_path: str | None,
     log_ok: bool,
     pointer: str,
     claimed: MeasuredValue | None,
@@ -1015,7 +1054,7 @@ def _measure(
     """
     extractor = measurement.extract
     task = measurement.task
-    source: Path | None
+    source: str | None
     trusted: bool
     if extractor.output is not None:
         entry = outputs.get(extractor.output)
@@ -1063,7 +1102,7 @@ def _measure(
             context = _template_context(run, record)
         extracted = extract_value(
             facts.extractor(record.launcher, measurement),
-            log=source,
+            log=Path(source),
             files_base=run.path,
             outputs={},
             context=context,

@@ -51,14 +51,15 @@ class OpenedFile:
 
     def __init__(
         self,
-        given: Path,
+        given: Path | str,
         handle: io.FileIO,
         *,
         resolve: bool,
         pinned: bool = False,
         data: bytes | None = None,
     ) -> None:
-        #: The path as the caller gave it (the batch cache's key, with the descriptor's stat).
+        #: The path as the caller gave it (the batch cache's key, with the descriptor's stat);
+        #: a string names the same file as its path (the auditor's run loop makes no object).
         self.given = given
         self._handle = handle
         self._resolve = resolve
@@ -72,7 +73,11 @@ class OpenedFile:
         """The path with its links resolved (under a root; else as given), only to name the
         file in messages and for plugins: resolved on first use (most reads never need it)."""
         if self._path is None:
-            self._path = _resolved(self.given) if self._resolve else self.given
+            given = self.given
+            if self._resolve:
+                self._path = _resolved(given)
+            else:
+                self._path = given if isinstance(given, Path) else Path(given)
         return self._path
 
     @property
@@ -165,14 +170,14 @@ class _LazyName:
 Readable = Path | OpenedFile
 
 
-def _resolved(path: Path) -> Path:
+def _resolved(path: Path | str) -> Path:
     """``path`` with its links resolved, only to name the file (messages, plugins): the name
     may change under a concurrent swap (``realpath`` itself may then fail), the descriptor
     does not."""
     try:
         return Path(os.path.realpath(path))
     except OSError:
-        return path
+        return Path(path)
 
 
 def open_checked(

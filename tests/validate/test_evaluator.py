@@ -15,11 +15,12 @@ import jsonschema_rs
 import pytest
 from _validate_strategies import mutated, values
 from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from reprobridge_sdk.io.document import load_document
 from reprobridge_sdk.validation._evaluator import SchemaCompileError, compile_schema
-from reprobridge_sdk.validation.structure import SCHEMA_RESOURCE, manifest_schema
-from reprobridge_sdk.versions import NEWEST_FORMAT
+from reprobridge_sdk.validation.structure import SCHEMA_RESOURCE, _schema_json, manifest_schema
+from reprobridge_sdk.versions import FORMAT_VERSIONS, NEWEST_FORMAT
 
 REPO = Path(__file__).resolve().parents[2]
 SCHEMA_FILE = SCHEMA_RESOURCE.format(version=NEWEST_FORMAT)
@@ -97,3 +98,54 @@ def test_same_verdict_as_jsonschema(data: Any) -> None:
 @given(values)
 def test_same_verdict_on_arbitrary_values(data: Any) -> None:
     assert manifest_schema().is_valid(data) == REFERENCE.is_valid(data)
+
+
+# ------------------------------------------------------- generated validity = the closures
+
+_CLOSURES = {
+    version: compile_schema(_schema_json(version), specialise=False) for version in FORMAT_VERSIONS
+}
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(mutated(), st.sampled_from(FORMAT_VERSIONS))
+def test_generated_validity_is_the_closures_verdict(data: Any, version: str) -> None:
+    """The generated predicates (and the tag filter of unions) answer as the closures alone,
+    and the errors built on top of them are the same records in the same order."""
+    fast, closures = manifest_schema(version), _CLOSURES[version]
+    assert fast.is_valid(data) == closures.is_valid(data)
+    assert fast.errors(data) == closures.errors(data)
+
+
+@settings(max_examples=200, deadline=None)
+@given(values, st.sampled_from(FORMAT_VERSIONS))
+def test_generated_validity_on_arbitrary_values(data: Any, version: str) -> None:
+    assert manifest_schema(version).is_valid(data) == _CLOSURES[version].is_valid(data)
+
+
+_EXTRACT = {"task": "t", "extract": {"kind": "json", "pointer": "/a"}}
+
+
+@pytest.mark.parametrize(
+    "extract",
+    [
+        {"kind": "json", "pointer": "/a"},  # the tag names the one valid branch
+        {"pointer": "/a"},  # no tag: no tagged branch can be valid
+        {"kind": 3, "pointer": "/a"},  # a tag that is not a string
+        {"kind": "csv", "pointer": "/a"},  # the tag of another branch than the fields'
+        {"kind": "x-mine", "pointer": "/a"},  # an extension kind: the patterned branch
+        {"kind": "regex", "pattern": "a", "pointer": "/a"},
+        ["kind", "json"],
+    ],
+)
+@pytest.mark.parametrize("version", FORMAT_VERSIONS)
+def test_tag_filter_changes_no_verdict(extract: Any, version: str) -> None:
+    """A union's tag only skips branches that cannot be valid: the verdict, the errors and
+    the reference's verdict agree for a tag that is right, absent, not a string or wrong."""
+    measurement = {"$ref": "#/$defs/Measurement", "$defs": _schema_json(version)["$defs"]}
+    data = {**_EXTRACT, "extract": extract}
+    fast, closures = compile_schema(measurement), compile_schema(measurement, specialise=False)
+    reference = jsonschema_rs.Draft202012Validator(measurement).is_valid(data)
+    assert fast.is_valid(data) == closures.is_valid(data) == reference
+    assert fast.errors(data) == closures.errors(data)
+    assert (fast.errors(data) == []) == reference
