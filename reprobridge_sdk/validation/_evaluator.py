@@ -56,9 +56,14 @@ from reprobridge_sdk.validation._schema_types import (
     _err,
     _esc,
 )
-from reprobridge_sdk.validation._validity import Predicate, generate
+from reprobridge_sdk.validation._validity import Specialiser
 
 __all__ = ["CompiledSchema", "SchemaCompileError", "SchemaError", "compile_schema"]
+
+#: Validity calls of a ``$defs`` entry after which its predicate is generated: generating
+#: one costs about as much as a few dozen checks by the closures (measured on the manifest
+#: schema), so a manifest of a few tasks never pays it.
+SPECIALISE_AFTER = 64
 
 _ANNOTATIONS = frozenset(
     {
@@ -103,28 +108,27 @@ _SUPPORTED = _ANNOTATIONS | {
 class CompiledSchema:
     """A schema compiled to closures; call :meth:`errors` or :meth:`is_valid`.
 
-    ``specialise`` (the default): validity alone is asked of generated predicates
-    (:mod:`._validity`) wherever a ``$ref`` is evaluated in validity mode, and by
-    :meth:`is_valid`; ``False`` keeps the closures alone (the reference the predicates are
-    tested against). The answers and the errors are the same either way.
+    ``specialise_after``: a ``$ref`` evaluated in validity mode asks the generated predicate
+    of its ``$defs`` entry (:mod:`._validity`), generated at the entry's ``n``-th such call
+    (1: at the first); ``None`` keeps the closures alone, the reference the predicates are
+    tested against. The answers and the errors are the same either way.
     """
 
-    def __init__(self, schema: dict[str, Any], *, specialise: bool = True) -> None:
+    def __init__(
+        self, schema: dict[str, Any], *, specialise_after: int | None = SPECIALISE_AFTER
+    ) -> None:
         self._root = schema
         self._defs: dict[str, Any] = dict(schema.get("$defs", {}))
         self._compiled: dict[str, _Check] = {}
         self._types: dict[str, frozenset[str] | None] = {}
-        #: The generated validity predicate of each ``$defs`` entry, by its ref (filled
-        #: once every closure exists; empty when not specialised).
-        self._fast: dict[str, Predicate] = {}
-        self._specialise = specialise
+        self._specialiser = (
+            None
+            if specialise_after is None
+            else Specialiser(self, self._defs, self._compiled, specialise_after)
+        )
         self._check = self._compile(schema, "#")
         for name in list(self._defs):
             self._resolve(f"#/$defs/{name}")
-        self._valid: Predicate | None = None
-        if specialise:
-            self._valid, fast = generate(self, schema, self._defs)
-            self._fast.update(fast)
 
     def errors(self, instance: Any) -> list[SchemaError]:
         """All errors, in document order of the evaluation."""
@@ -133,8 +137,6 @@ class CompiledSchema:
         return out
 
     def is_valid(self, instance: Any) -> bool:
-        if self._valid is not None:
-            return self._valid(instance)
         return self._check(instance, "", None)
 
     # compilation ------------------------------------------------------------------------
@@ -148,13 +150,14 @@ class CompiledSchema:
             raise SchemaCompileError(msg)
         target = self._defs[ref[len(prefix) :]]
 
-        compiled, key, fast = self._compiled, ref + "!", self._fast
+        compiled, key = self._compiled, ref + "!"
 
-        if self._specialise:
+        if self._specialiser is not None:
+            namespace, ident = self._specialiser.namespace, self._specialiser.ident(ref)
 
             def deferred(instance: Any, pointer: str, out: list[SchemaError] | None) -> bool:
-                if out is None:  # validity alone: the generated predicate
-                    return fast[ref](instance)
+                if out is None:  # validity alone: the entry's predicate
+                    return bool(namespace[ident](instance))
                 return compiled[key](instance, pointer, out)
 
         else:
@@ -470,6 +473,8 @@ class CompiledSchema:
         return check
 
 
-def compile_schema(schema: dict[str, Any], *, specialise: bool = True) -> CompiledSchema:
+def compile_schema(
+    schema: dict[str, Any], *, specialise_after: int | None = SPECIALISE_AFTER
+) -> CompiledSchema:
     """Compile ``schema``; :class:`SchemaCompileError` on any unsupported keyword."""
-    return CompiledSchema(schema, specialise=specialise)
+    return CompiledSchema(schema, specialise_after=specialise_after)

@@ -37,7 +37,7 @@ from reprobridge_sdk.validation._keywords import _cached_search, _const_check, _
 if TYPE_CHECKING:
     from reprobridge_sdk.validation._evaluator import CompiledSchema
 
-__all__ = ["Predicate", "generate"]
+__all__ = ["Predicate", "Specialiser"]
 
 #: A validity-only check of one value.
 Predicate = Callable[[Any], bool]
@@ -245,16 +245,57 @@ def _block(body: list[str], guard: str, *, skip: bool) -> list[str]:
     return [f"if {guard}:", *(f"    {line}" for line in body)]
 
 
-def generate(
-    compiled: CompiledSchema, schema: dict[str, Any], defs: dict[str, Any]
-) -> tuple[Predicate, dict[str, Predicate]]:
-    """The predicate of ``schema`` and of each ``$defs`` entry (by its ``#/$defs/`` ref)."""
-    source = _Source(compiled, defs)
-    for name, target in defs.items():
-        source.function(target, f"#/$defs/{name}", source.defs[name])
-    root = source.function(schema, "#")
-    namespace = source.namespace
-    code = compile("\n".join(source.lines) + "\n", "<schema validity>", "exec")
-    exec(code, namespace)  # noqa: S102 - generated identifiers only; schema values are constants
-    fast = {f"#/$defs/{name}": namespace[ident] for name, ident in source.defs.items()}
-    return namespace[root], fast
+class Specialiser:
+    """The predicate of each ``$defs`` entry, generated once the entry is asked often enough.
+
+    Until then an entry's predicate asks the entry's closure (``closures[ref + "!"]``) in
+    validity mode and counts; at the ``after``-th call the entry's source is generated,
+    compiled and put in its place, where generated code and :meth:`predicate`'s callers
+    find it from then on. Generating costs about as much as checking a few dozen values
+    with the closures, so a small document never pays it and a large one pays it once per
+    entry it uses, not once per schema.
+    """
+
+    def __init__(
+        self,
+        compiled: CompiledSchema,
+        defs: dict[str, Any],
+        closures: dict[str, Any],
+        after: int,
+    ) -> None:
+        self.source = _Source(compiled, defs)
+        self.defs = defs
+        self.after = max(1, after)
+        self.closures = closures
+        self.namespace = self.source.namespace
+        for name in defs:
+            self.namespace[self.source.defs[name]] = self._counted(name)
+
+    def ident(self, ref: str) -> str:
+        """The namespace name of the predicate of ``#/$defs/<name>``."""
+        return self.source.defs[ref[len("#/$defs/") :]]
+
+    def _counted(self, name: str) -> Predicate:
+        key = f"#/$defs/{name}!"
+        closures = self.closures
+        calls = 0
+
+        def counted(instance: Any) -> bool:
+            nonlocal calls
+            calls += 1
+            if calls < self.after:
+                return bool(closures[key](instance, "", None))
+            return self.generate(name)(instance)
+
+        return counted
+
+    def generate(self, name: str) -> Predicate:
+        """Generate, compile and install the predicate of ``name``; return it."""
+        ident = self.source.defs[name]
+        start = len(self.source.lines)
+        self.source.function(self.defs[name], f"#/$defs/{name}", ident)
+        text = "\n".join(self.source.lines[start:]) + "\n"
+        code = compile(text, f"<schema validity {ident}>", "exec")
+        exec(code, self.namespace)  # noqa: S102 - generated names only; schema values are constants
+        predicate: Predicate = self.namespace[ident]
+        return predicate

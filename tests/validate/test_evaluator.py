@@ -13,7 +13,7 @@ from typing import Any
 
 import jsonschema_rs
 import pytest
-from _validate_strategies import mutated, values
+from _validate_strategies import EXAMPLE, mutated, values
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -103,7 +103,13 @@ def test_same_verdict_on_arbitrary_values(data: Any) -> None:
 # ------------------------------------------------------- generated validity = the closures
 
 _CLOSURES = {
-    version: compile_schema(_schema_json(version), specialise=False) for version in FORMAT_VERSIONS
+    version: compile_schema(_schema_json(version), specialise_after=None)
+    for version in FORMAT_VERSIONS
+}
+#: Every predicate generated at its first call.
+_EAGER = {
+    version: compile_schema(_schema_json(version), specialise_after=1)
+    for version in FORMAT_VERSIONS
 }
 
 
@@ -112,7 +118,7 @@ _CLOSURES = {
 def test_generated_validity_is_the_closures_verdict(data: Any, version: str) -> None:
     """The generated predicates (and the tag filter of unions) answer as the closures alone,
     and the errors built on top of them are the same records in the same order."""
-    fast, closures = manifest_schema(version), _CLOSURES[version]
+    fast, closures = _EAGER[version], _CLOSURES[version]
     assert fast.is_valid(data) == closures.is_valid(data)
     assert fast.errors(data) == closures.errors(data)
 
@@ -120,7 +126,7 @@ def test_generated_validity_is_the_closures_verdict(data: Any, version: str) -> 
 @settings(max_examples=200, deadline=None)
 @given(values, st.sampled_from(FORMAT_VERSIONS))
 def test_generated_validity_on_arbitrary_values(data: Any, version: str) -> None:
-    assert manifest_schema(version).is_valid(data) == _CLOSURES[version].is_valid(data)
+    assert _EAGER[version].is_valid(data) == _CLOSURES[version].is_valid(data)
 
 
 _EXTRACT = {"task": "t", "extract": {"kind": "json", "pointer": "/a"}}
@@ -144,8 +150,28 @@ def test_tag_filter_changes_no_verdict(extract: Any, version: str) -> None:
     the reference's verdict agree for a tag that is right, absent, not a string or wrong."""
     measurement = {"$ref": "#/$defs/Measurement", "$defs": _schema_json(version)["$defs"]}
     data = {**_EXTRACT, "extract": extract}
-    fast, closures = compile_schema(measurement), compile_schema(measurement, specialise=False)
+    fast = compile_schema(measurement, specialise_after=1)
+    closures = compile_schema(measurement, specialise_after=None)
     reference = jsonschema_rs.Draft202012Validator(measurement).is_valid(data)
     assert fast.is_valid(data) == closures.is_valid(data) == reference
     assert fast.errors(data) == closures.errors(data)
     assert (fast.errors(data) == []) == reference
+
+
+def test_predicates_generated_midway_through_a_document() -> None:
+    """With the default threshold, the first tasks are checked by the closures and the
+    later ones by the generated predicates: a broken task on either side of the switch
+    gives the same errors as the closures alone, and the predicates are in place after."""
+    task = EXAMPLE["tasks"][0]
+    tasks = [{**task, "id": f"t{index}"} for index in range(300)]
+    tasks[10] = {**tasks[10], "direction": "up"}
+    tasks[150] = {**tasks[150], "reference": {"observations": [{"value": "x"}]}}
+    tasks[299] = {**tasks[299], "x-note": 1, "surplus": True, "kind": None}
+    data = {**EXAMPLE, "tasks": tasks}
+    version = EXAMPLE["rra_version"]
+    fresh = compile_schema(_schema_json(version))
+    assert fresh.errors(data) == _CLOSURES[version].errors(data)
+    assert not fresh.is_valid(data)
+    specialiser = fresh._specialiser
+    assert specialiser is not None
+    assert "def " + specialiser.ident("#/$defs/Task") in "\n".join(specialiser.source.lines)
