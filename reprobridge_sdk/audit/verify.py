@@ -751,10 +751,13 @@ class _Plan:
 
     __slots__ = ("argv", "launcher", "measures", "program", "wanted")
 
-    def __init__(self, facts: ArtifactFacts, launcher: Launcher) -> None:
+    def __init__(self, launcher: Launcher) -> None:
         self.launcher = launcher
+        # a task measured twice is read with its first measurement's extractor (and each
+        # measurement's own transform), as ArtifactFacts.extractor gives it by task
+        first: dict[str, Any] = {}
         self.measures: list[tuple[Measurement, Prepared | None]] = [
-            (m, prepare(facts.extractor(launcher.id, m), m.transform))
+            (m, prepare(first.setdefault(m.task, m.extract), m.transform))
             for m in launcher.measurements
         ]
         self.wanted = {m.extract.output for m in launcher.measurements if m.extract.file is None}
@@ -766,10 +769,10 @@ class _Plan:
 _Plans = dict[str, _Plan]
 
 
-def _plan(facts: ArtifactFacts, launcher: Launcher, plans: _Plans) -> _Plan:
+def _plan(launcher: Launcher, plans: _Plans) -> _Plan:
     plan = plans.get(launcher.id)
     if plan is None or plan.launcher is not launcher:
-        plan = plans[launcher.id] = _Plan(facts, launcher)
+        plan = plans[launcher.id] = _Plan(launcher)
     return plan
 
 
@@ -829,7 +832,7 @@ def _check_run(  # noqa: PLR0917 - private step of check_run
             f"the record says scope {record.scope}, launcher {launcher.id} is {launcher.scope}",
             "/scope",
         )
-    plan = _plan(facts, launcher, plans)
+    plan = _plan(launcher, plans)
     if not _argv_matches(launcher, record, plan):
         add("A015", f"the recorded command is not launcher {launcher.id}'s command", "/argv")
     if record.drift:
@@ -975,7 +978,7 @@ def _check_files(  # noqa: PLR0917 - private step of _check_run
             continue
         if value is None or claimed is None or claimed.value is None:
             continue
-        if not _same(value, claimed.value):
+        if value != claimed.value and not _same(value, claimed.value):  # equal: the same
             add(
                 "A007",
                 f"task {measurement.task}: the record says {claimed.value!r}, "

@@ -102,7 +102,7 @@ from ._errors import REASONS, ExtractionError, TemplateError
 from ._extraction_cache import ExtractionCache
 from ._linescan import DEFAULT_CHUNK, MAX_LINE, line_safe, required_literal
 from ._numbers import as_number, parse_number
-from ._opened import OpenedFile, Readable, open_checked
+from ._opened import NOT_PARSED, OpenedFile, Readable, open_checked
 from .pattern import PatternError, Regex, author_pattern
 from .template import render_template
 
@@ -369,7 +369,9 @@ class Prepared:
     """An extractor of a built-in kind and its transform, made ready once (:func:`prepare`) to
     read many opened files: the auditor's measurement, read from each run of its launcher."""
 
-    spec: Mapping[str, Any]
+    #: The extractor as a plain mapping (``None`` for a typed ``json`` extractor: read off
+    #: its fields, never needed as a mapping).
+    spec: Mapping[str, Any] | None
     #: The transform as a plain mapping (``None``: none).
     transform: Mapping[str, Any] | None
     #: For ``json``: the pointer, its keys (:func:`._documents.pointer_tokens`) and how a
@@ -380,16 +382,22 @@ class Prepared:
 
 
 def prepare(extractor: Mapping[str, Any] | Any, transform: Any = None) -> Prepared | None:
-    """``extractor`` (and a measurement's ``transform``) ready for :func:`read_prepared`;
-    ``None`` for a plugin kind (``x-...``), which :func:`extract_value` calls."""
-    spec = _plain(extractor)
-    kind = spec.get("kind")
-    if isinstance(kind, str) and kind.startswith("x-"):
-        return None
+    """``extractor`` (a mapping or a typed model, and a measurement's ``transform``) ready for
+    :func:`read_prepared`; ``None`` for a plugin kind (``x-...``), which :func:`extract_value`
+    calls. A typed ``json`` extractor's pointer is its field (what its mapping would say),
+    without dumping the model."""
     plain = None if transform is None else _plain(transform)
-    if kind != "json":
-        return Prepared(spec, plain)
-    pointer = str(spec.get("pointer", ""))
+    spec: Mapping[str, Any] | None = None
+    if not isinstance(extractor, Mapping) and getattr(extractor, "kind", None) == "json":
+        pointer = str(extractor.pointer)
+    else:
+        spec = _plain(extractor)
+        kind = spec.get("kind")
+        if isinstance(kind, str) and kind.startswith("x-"):
+            return None
+        if kind != "json":
+            return Prepared(spec, plain)
+        pointer = str(spec.get("pointer", ""))
     where = f"JSON pointer {pointer!r}"
     return Prepared(spec, plain, pointer, pointer_tokens(pointer), where)
 
@@ -404,14 +412,22 @@ def read_prepared(
     The per-call work of :func:`extract_value` that depends only on the extractor (its
     mapping, kind, plugin lookup and source, the transform's mapping, a JSON pointer's keys)
     was done once by :func:`prepare`: a run's JSON output serving ten measurements is
-    parsed once (the cache) and then only pointed into.
+    parsed once (the cache) and then only pointed into. A pinned file (whose version never
+    changes, :class:`OpenedFile`) keeps the document it gave (:attr:`OpenedFile.document`):
+    its later measurements ask neither the cache nor the file again.
     """
-    entries = None if cache is None else cache.entries(opened)
     if prepared.pointer is None:
+        assert prepared.spec is not None  # only a json extractor's may be left out
+        entries = None if cache is None else cache.entries(opened)
         read = _read(opened, prepared.spec, source, DEFAULT_CHUNK, entries, prepared.transform)
         return read.mean
     try:
-        found = pointed(json_document(opened, entries), prepared.pointer, prepared.tokens)
+        document = opened.document
+        if document is NOT_PARSED:
+            document = json_document(opened, None if cache is None else cache.entries(opened))
+            if opened.pinned:
+                opened.document = document
+        found = pointed(document, prepared.pointer, prepared.tokens)
         value = found if type(found) is float else as_number(found, prepared.where)[0]
     except ExtractionError as exc:
         if not exc.source:

@@ -184,7 +184,7 @@ class OpenRoot:
     opened. Close it (or use it as a context manager) when the reads are done.
     """
 
-    __slots__ = ("base", "fd", "path")
+    __slots__ = ("base", "fd", "head", "parts", "path")
 
     def __init__(self, root: str | os.PathLike[str]) -> None:
         self.path = os.fspath(root)
@@ -193,6 +193,13 @@ class OpenRoot:
             self.fd = os.open(self.base, _DIRECTORY)
         except OSError as exc:
             raise _open_error(exc, Path(self.base), root) from None
+        self._spell()
+
+    def _spell(self) -> None:
+        #: The components of the resolved root, and the prefix of a path spelled through the
+        #: root as given (:func:`_spelled_head`): made once, used by every read below it.
+        self.parts = _parts(self.base)
+        self.head = _spelled_head(self.path)
 
     def below(self, relative: str, path: str | os.PathLike[str]) -> OpenRoot:
         """The directory ``relative`` below this root (``/``-separated names, none empty,
@@ -223,6 +230,7 @@ class OpenRoot:
                 os.close(fd)
             raise _open_error(exc, Path(real), path) from None
         opened.fd = fd if fd != self.fd else os.dup(fd)
+        opened._spell()
         return opened
 
     def __fspath__(self) -> str:
@@ -322,8 +330,23 @@ def _parts(path: str) -> list[str]:
     return [part for part in path.split(os.sep) if part not in ("", ".")]  # noqa: PTH206
 
 
-def _relative_parts(root: str | os.PathLike[str], base: str, path: str | Path) -> list[str]:
+def _spelled_head(root: str | os.PathLike[str]) -> str | None:
+    """The prefix of a path spelled through ``root`` as given (``root`` and a separator), or
+    ``None`` when that spelling cannot be cut off as written (an empty root, or one with
+    ``..``): :func:`_relative_parts`'s shortcut."""
+    given = os.fspath(root)
+    if given and ".." not in _parts(given):
+        return given.rstrip(os.sep) + os.sep
+    return None
+
+
+def _relative_parts(
+    root: str | os.PathLike[str], base: str, path: str | Path, head: str | bool | None = True
+) -> list[str]:
     """The components of ``path`` below ``root``, as written (no link followed).
+
+    ``head``: :func:`_spelled_head` of ``root`` when the caller made it once (an
+    :class:`OpenRoot`), ``True`` to make it here.
 
     ``base`` is ``root`` resolved by the caller, once per open (never cached across calls:
     the root may change between them).
@@ -336,12 +359,11 @@ def _relative_parts(root: str | os.PathLike[str], base: str, path: str | Path) -
     # the path spelled through the root as given, a root without ``..``: what follows it,
     # as written (what the general case below finds, without asking for the working
     # directory twice per open)
-    given = os.fspath(root)
+    if head is True:
+        head = _spelled_head(root)
     spelled = os.fspath(path)
-    if given and ".." not in _parts(given):
-        head = given.rstrip(os.sep) + os.sep
-        if spelled.startswith(head):
-            return _parts(spelled[len(head) :])
+    if isinstance(head, str) and spelled.startswith(head):
+        return _parts(spelled[len(head) :])
     # strings, not Path objects: components as written, and no object per lookup
     full = _parts(os.path.join(os.getcwd(), path))  # noqa: PTH109, PTH118
     for spelling in (os.path.abspath(root), base):  # noqa: PTH100
@@ -378,9 +400,13 @@ def _open_beneath(
     """
     if create:
         Path(root).mkdir(parents=True, exist_ok=True)  # the root is trusted: made as asked
-    base = os.path.realpath(root) if opened is None else opened.base
-    root_parts = _parts(base)
-    pending = deque(_relative_parts(root, base, path))
+    if opened is None:
+        base = os.path.realpath(root)
+        root_parts = _parts(base)
+        pending = deque(_relative_parts(root, base, path))
+    else:  # the root's spellings, made once when it was opened
+        base, root_parts = opened.base, opened.parts
+        pending = deque(_relative_parts(root, base, path, opened.head))
     # an opened root's own descriptor is walked from, never closed here (no duplicate per read)
     borrowed = opened is not None
     try:

@@ -14,16 +14,18 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from reprobridge_sdk.extract._documents import pointer_tokens
-from reprobridge_sdk.extract._opened import OpenedFile
+from reprobridge_sdk.extract._opened import NOT_PARSED, OpenedFile
 from reprobridge_sdk.extract.extraction import (
     ExtractionCache,
     ExtractionError,
+    Prepared,
     extract_value,
     prepare,
     read_prepared,
 )
 from reprobridge_sdk.io import safefs
 from reprobridge_sdk.model import Transform
+from reprobridge_sdk.model.launcher import JsonExtractor
 
 Outcome = tuple[str, Any]
 
@@ -32,6 +34,12 @@ def _held(path: Path) -> OpenedFile:
     """The file opened as the auditor hands it over: pinned, its hashed bytes held."""
     handle = safefs.open_regular(path, root=path.parent, allow_links=False)
     return OpenedFile(path, handle, resolve=True, pinned=True, data=path.read_bytes())
+
+
+def _read_once(prepared: Prepared, path: Path) -> Outcome:
+    with _held(path) as opened:
+        cache = ExtractionCache()
+        return _outcome(lambda: read_prepared(prepared, opened, source="log", cache=cache))
 
 
 def _outcome(read: Any) -> Outcome:
@@ -130,6 +138,19 @@ def test_json_pointers_give_the_value_or_error_of_extract_value(
     assert first == again == general
 
 
+@pytest.mark.parametrize("pointer", [p for p in POINTERS if p == "" or p.startswith("/")])
+def test_a_typed_json_extractor_reads_as_its_mapping(tmp_path: Path, pointer: str) -> None:
+    """A model's pointer is read off its field (no dump): what its mapping says."""
+    path = tmp_path / "metrics.json"
+    path.write_text(json.dumps(DOCUMENT))
+    model = JsonExtractor(kind="json", output="metrics", pointer=pointer)
+    typed, plain = prepare(model), prepare({**model.model_dump(), "output": None})
+    assert typed is not None and plain is not None
+    assert (typed.pointer, typed.tokens, typed.where) == (plain.pointer, plain.tokens, plain.where)
+    outcomes = [_read_once(prepared, path) for prepared in (typed, plain)]
+    assert outcomes[0] == outcomes[1]
+
+
 def test_minus_zero_is_the_mean_of_one_value(tmp_path: Path) -> None:
     path = tmp_path / "metrics.json"
     path.write_text('{"z": -0.0, "i": -0}')
@@ -203,3 +224,41 @@ def test_pointer_tokens_are_none_only_for_a_pointer_without_a_leading_slash(poin
     else:
         assert tokens is not None
         assert len(tokens) == pointer.count("/")
+
+
+def test_a_pinned_file_keeps_its_document_an_unpinned_one_asks_the_cache(tmp_path: Path) -> None:
+    path = tmp_path / "metrics.json"
+    path.write_text('{"a": 1.5, "b": 2.5}')
+    first, second = (
+        prepare({"kind": "json", "pointer": "/a"}),
+        prepare({"kind": "json", "pointer": "/b"}),
+    )
+    assert first is not None and second is not None
+    with _held(path) as opened:
+        cache = ExtractionCache()
+        assert read_prepared(first, opened, source="log", cache=cache) == 1.5
+        assert (cache.misses, cache.hits) == (1, 0)
+        assert read_prepared(second, opened, source="log", cache=cache) == 2.5
+        assert (cache.misses, cache.hits) == (1, 0)  # the file's own document
+        assert opened.document == {"a": 1.5, "b": 2.5}
+    handle = safefs.open_regular(path, root=tmp_path)
+    with OpenedFile(path, handle, resolve=True) as unpinned:  # its version may change
+        cache = ExtractionCache()
+        for prepared in (first, second, first):
+            read_prepared(prepared, unpinned, source="log", cache=cache)
+        assert (cache.misses, cache.hits) == (1, 2)
+        assert unpinned.document is NOT_PARSED
+
+
+def test_a_failed_parse_is_not_kept_and_fails_again(tmp_path: Path) -> None:
+    path = tmp_path / "metrics.json"
+    path.write_text("{not json")
+    prepared = prepare({"kind": "json", "pointer": "/a"})
+    assert prepared is not None
+    with _held(path) as opened:
+        cache = ExtractionCache()
+        for _ in range(2):
+            with pytest.raises(ExtractionError) as caught:
+                read_prepared(prepared, opened, source="log", cache=cache)
+            assert (caught.value.reason, caught.value.source) == ("decode", "log")
+        assert opened.document is NOT_PARSED
