@@ -192,3 +192,28 @@ def test_threads_sharing_one_compiled_schema_while_it_specialises() -> None:
         results = list(pool.map(lambda _: shared.errors(data), range(16)))
     assert all(result == expected for result in results)
     assert shared.is_valid(data) is False
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.sampled_from(
+        [
+            "^[a-z0-9][a-z0-9._-]{0,63}$",
+            "^(/[\\s\\S]*)?$",
+            "^x-",
+            "^[0-9]{4}-[0-9]{2}-[0-9]{2}",
+            "^\\w+$",
+            ".",
+            "é$",
+            "^$",
+        ]
+    ),
+    st.text(st.characters(blacklist_categories=("Cs",)), max_size=12),
+)
+def test_pattern_memo_searches_as_the_regex_on_text(source: str, text: str) -> None:
+    """The memoised search (on the text's UTF-8 bytes) answers as the RE2 program on the
+    text itself, for non-ASCII text, classes, anchors and the empty string."""
+    from reprobridge_sdk.extract.pattern import schema_pattern
+    from reprobridge_sdk.validation._keywords import _cached_search
+
+    assert _cached_search(source)(text) == (schema_pattern(source).search(text) is not None)
