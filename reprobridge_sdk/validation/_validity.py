@@ -29,6 +29,7 @@ Rules, before the code:
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -268,6 +269,8 @@ class Specialiser:
         self.after = max(1, after)
         self.closures = closures
         self.namespace = self.source.namespace
+        self._lock = threading.Lock()
+        self._generated: set[str] = set()
         for name in defs:
             self.namespace[self.source.defs[name]] = self._counted(name)
 
@@ -290,12 +293,22 @@ class Specialiser:
         return counted
 
     def generate(self, name: str) -> Predicate:
-        """Generate, compile and install the predicate of ``name``; return it."""
+        """Generate, compile and install the predicate of ``name``; return it.
+
+        Once per entry, under a lock: threads that validate with one compiled schema at the
+        same time neither interleave their generated lines nor generate an entry twice.
+        """
         ident = self.source.defs[name]
+        with self._lock:
+            if ident not in self._generated:
+                self._emit(name, ident)
+            predicate: Predicate = self.namespace[ident]
+            return predicate
+
+    def _emit(self, name: str, ident: str) -> None:
         start = len(self.source.lines)
         self.source.function(self.defs[name], f"#/$defs/{name}", ident)
         text = "\n".join(self.source.lines[start:]) + "\n"
         code = compile(text, f"<schema validity {ident}>", "exec")
-        exec(code, self.namespace)  # noqa: S102 - generated names only; schema values are constants
-        predicate: Predicate = self.namespace[ident]
-        return predicate
+        exec(code, self.namespace)  # noqa: S102 - generated names only; values are constants
+        self._generated.add(ident)

@@ -175,3 +175,20 @@ def test_predicates_generated_midway_through_a_document() -> None:
     specialiser = fresh._specialiser
     assert specialiser is not None
     assert "def " + specialiser.ident("#/$defs/Task") in "\n".join(specialiser.source.lines)
+
+
+def test_threads_sharing_one_compiled_schema_while_it_specialises() -> None:
+    """Threads that cross the generation threshold together get the closures' answers."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    task = EXAMPLE["tasks"][0]
+    tasks = [{**task, "id": f"t{index}"} for index in range(200)]
+    tasks[150] = {**tasks[150], "direction": "up"}
+    data = {**EXAMPLE, "tasks": tasks}
+    version = EXAMPLE["rra_version"]
+    expected = _CLOSURES[version].errors(data)
+    shared = compile_schema(_schema_json(version), specialise_after=8)
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        results = list(pool.map(lambda _: shared.errors(data), range(16)))
+    assert all(result == expected for result in results)
+    assert shared.is_valid(data) is False
