@@ -230,7 +230,8 @@ class OpenRoot:
                 os.close(fd)
             raise _open_error(exc, Path(real), path) from None
         opened.fd = fd if fd != self.fd else os.dup(fd)
-        opened._spell()
+        opened.parts = [*self.parts, *names]  # what _parts(real) gives: plain names below
+        opened.head = _spelled_head(opened.path)
         return opened
 
     def __fspath__(self) -> str:

@@ -127,8 +127,15 @@ def test_a_directory_below_is_opened_without_following_a_link(tmp_path: Path) ->
     (attempt / "a" / "inner").symlink_to(outside)
     (attempt / "file").write_text("x")
     with safefs.OpenRoot(attempt) as parent:
-        with parent.below("a/b", attempt / "a" / "b") as nested:
+        with (
+            parent.below("a/b", attempt / "a" / "b") as nested,
+            safefs.OpenRoot(attempt / "a" / "b") as direct,
+        ):
             assert safefs.read_bytes(attempt / "a/b/f.txt", root=nested) == b"nested"
+            spellings = ("path", "base", "parts", "head")
+            assert [getattr(nested, a) for a in spellings] == [
+                getattr(direct, a) for a in spellings
+            ]
         for relative in ("link", "a/inner", "missing", "a/missing", "file"):
             with pytest.raises((FileNotFoundError, safefs.UnsafeFileError)):
                 parent.below(relative, attempt / relative)
