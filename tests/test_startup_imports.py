@@ -17,9 +17,10 @@ measured by ``benchmarks/bench_startup.py``). The rules:
 - ``validate`` loads no pydantic (it checks the plain data), and reads the plugins' entry
   points (``importlib.metadata``) for its ``--format`` choices only when they are asked for
   (help, completion, a format that is not built in);
-- ``audit`` loads scipy only when a compatibility interval is computed: an artifact whose
-  task has no reference observation is audited without it, and the same artifact with
-  three observations loads it (the positive control: the trace does see scipy).
+- ``audit`` never loads numpy or scipy (the Student-t quantile and tails are the project's
+  own): an artifact whose task has three reference observations is audited, its interval
+  and score computed, without them (the positive control: the trace does see the auditor's
+  Student-t module).
 """
 
 from __future__ import annotations
@@ -181,9 +182,10 @@ def test_validate_help_reads_the_plugin_formats() -> None:
     assert "importlib.metadata" in _imported("validate", "--help")
 
 
-def test_audit_loads_scipy_only_for_an_interval(tmp_path: Path) -> None:
+def test_audit_computes_intervals_without_numpy_or_scipy(tmp_path: Path) -> None:
     without = _imported("audit", str(_artifact(tmp_path / "a", reference=False)), expect=(1,))
     assert "reprobridge_sdk.audit.auditor" in without
     assert _loaded(without, ("scipy", "numpy")) == []
-    with_reference = _artifact(tmp_path / "b", reference=True)
-    assert "scipy.special" in _imported("audit", str(with_reference), expect=(1,))
+    with_reference = _imported("audit", str(_artifact(tmp_path / "b", reference=True)), expect=(1,))
+    assert "reprobridge_sdk.audit._studentt" in with_reference
+    assert _loaded(with_reference, ("scipy", "numpy")) == []

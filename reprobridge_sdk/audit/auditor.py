@@ -23,12 +23,12 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from reprobridge_sdk.api import ArtifactDir, load, typed_manifest
+from reprobridge_sdk.api import consumer_view, load
 from reprobridge_sdk.errors import ArtifactError, UsageError
 from reprobridge_sdk.extract.extraction import ExtractionCache
 from reprobridge_sdk.findings import Finding, Severity, finding
 from reprobridge_sdk.io.document import Document, load_document
-from reprobridge_sdk.model import MANIFEST_NAME, Manifest
+from reprobridge_sdk.model import MANIFEST_NAME
 from reprobridge_sdk.model._base import SpecModel
 from reprobridge_sdk.model.audit import (
     AttemptSummary,
@@ -52,6 +52,7 @@ from .attempts import (
     unique_labels,
 )
 from .badges import BadgeContext, award
+from .facts import ManifestFacts
 from .interval import (
     DEFAULT_FLOOR,
     DEFAULT_LEVEL,
@@ -59,7 +60,6 @@ from .interval import (
     check_options,
     compatibility_intervals,
     is_stable,
-    published_midpoint,
 )
 from .interval import (
     holm as holm_adjust,
@@ -82,6 +82,7 @@ from .verify import (
     ArtifactFacts,
     RunEvidence,
     artifact_facts,
+    check_artifact,
     verify_attempt,
 )
 
@@ -198,13 +199,15 @@ def load_artifact(path: str | os.PathLike[str]) -> ArtifactFacts:
     """Load an artifact for auditing; :class:`ArtifactError` (with findings) if it cannot be.
 
     The manifest is read once, with the fast, bounded loader of
-    :mod:`reprobridge_sdk.io.document` (the audit's validation reuses it); when that fails,
-    :func:`reprobridge_sdk.api.load` reads it again to locate the problems.
+    :mod:`reprobridge_sdk.io.document` (the audit's validation reuses it), and typed with
+    its tasks condensed (:meth:`.facts.ManifestFacts.validate`: accepted or refused as the
+    typed manifest is); when that fails, :func:`reprobridge_sdk.api.load` reads it again to
+    locate the problems.
     """
     root = Path(path)
     if root.name == MANIFEST_NAME or root.is_file():
         root = root.parent
-    manifest: Manifest | None = None
+    manifest: ManifestFacts | None = None
     view = None
     document: Document | None = None
     try:  # named as the validator names it, so the validation can reuse the document
@@ -212,13 +215,13 @@ def load_artifact(path: str | os.PathLike[str]) -> ArtifactFacts:
         if isinstance(document.data, dict) and not any(
             f.severity is Severity.ERROR for f in document.findings
         ):
-            manifest, view = typed_manifest(document.data)
+            view_data, view = consumer_view(document.data)
+            manifest = ManifestFacts.validate(view_data)
     except (OSError, ValueError, ArtifactError):
         manifest = None
     if manifest is None:  # load() reads the file again and raises located findings
         return artifact_facts(load(root))
-    artifact = ArtifactDir(root=root, manifest=manifest, forward=view)
-    return replace(artifact_facts(artifact), document=document)
+    return replace(check_artifact(root, manifest, forward=view), document=document)
 
 
 def _options(
@@ -388,9 +391,10 @@ def _audit(
     facts = replace(facts, document=None)
     cache = ExtractionCache()  # one per audit: each file is parsed once for all its tasks
     evidence = [_verify_attempt(facts, attempt, cache) for attempt in chosen]
+    del cache  # the parsed outputs are not read again
     # One interval per task, shared by the re-run widths and the verdicts.
     intervals: list[Interval] = compatibility_intervals(
-        ([o.value for o in task.reference.observations] for task in manifest.tasks),
+        (task.observations for task in manifest.tasks),
         level=options.level,
         floor=options.floor,
     )
@@ -398,8 +402,8 @@ def _audit(
 
     tasks: list[TaskAudit] = []
     for task, interval in zip(manifest.tasks, intervals, strict=True):
-        observations = [o.value for o in task.reference.observations]
-        published = published_midpoint(task.published.value, task.published.range)
+        observations = task.observations
+        published = task.published
         tasks.append(
             TaskAudit(
                 id=task.id,
@@ -407,7 +411,7 @@ def _audit(
                 metric=task.metric,
                 direction=task.direction,
                 kind=task.kind,
-                seeds=task.statistic.seeds,
+                seeds=task.seeds,
                 published=_num(published) if published is not None else None,
                 observations=[_num(x) for x in observations],
                 stable=is_stable(observations, published),
@@ -454,10 +458,15 @@ def _audit(
             ]
         )
         settle_scores(pending)
+    del intervals, pending  # judged: about 1 KB a task less while the results are built
     alpha = 1.0 - options.level
+    verdict_counts: list[dict[str, int]] = []
     for column in columns:
         adjusted = holm_adjust([j.p for j in column]) if options.holm else [None] * len(column)
-        for i, (judgement, p_adj) in enumerate(zip(column, adjusted, strict=True)):
+        counted: dict[str, int] = dict.fromkeys(VERDICTS, 0)
+        # Each judgement is released as its result is made (last first: a pop is O(1)).
+        for i in range(len(column) - 1, -1, -1):
+            judgement, p_adj = column.pop(), adjusted[i]
             if (
                 p_adj is not None
                 and judgement.verdict == "incompatible"
@@ -472,15 +481,14 @@ def _audit(
                         path=f"/tasks/{i}",
                     )
                 )
+            counted[judgement.verdict] += 1
             tasks[i].attempts.append(judgement.done(p_adj))
+        verdict_counts.append(counted)
     summarize_tasks(tasks)
 
     summaries: list[AttemptSummary] = []
     for index, (attempt, name, runs) in enumerate(zip(chosen, names, evidence, strict=True)):
-        column = columns[index + (1 if options.curation else 0)]
-        counts = dict.fromkeys(VERDICTS, 0)
-        for judgement in column:
-            counts[judgement.verdict] += 1
+        counts = verdict_counts[index + (1 if options.curation else 0)]
         summaries.append(
             AttemptSummary(
                 label=name,
@@ -490,7 +498,7 @@ def _audit(
                     _run_check(r, checks.signers.get(r.path), r.path in checks.reran) for r in runs
                 ],
                 counts=counts,
-                success_rate=counts["compatible"] / len(column) if column else None,
+                success_rate=counts["compatible"] / len(tasks) if tasks else None,
                 findings=[as_audit_finding(f) for f in checks.attempt_findings[index]],
                 ledger_head=checks.heads[index],
                 reran=checks.executed[index],
@@ -601,14 +609,11 @@ def _placeholders(validation: Sequence[Finding]) -> list[Finding]:
     ]
 
 
-def _shared_runs(manifest: Manifest, evidence: Sequence[Sequence[RunEvidence]]) -> list[Finding]:
+def _shared_runs(
+    manifest: ManifestFacts, evidence: Sequence[Sequence[RunEvidence]]
+) -> list[Finding]:
     """A045: audited runs that the reference observations cite (they judge themselves)."""
-    cited: set[str] = set()
-    for task in manifest.tasks:
-        for o in task.reference.observations:
-            if o.provenance.run:
-                cited.add(o.provenance.run)
-            cited.update(item.run for item in o.provenance.runs or ())
+    cited = {run for task in manifest.tasks for run in task.cited}
     audited = {r.record.run_id for runs in evidence for r in runs if r.record is not None}
     shared = sorted(cited & audited)
     if not shared:

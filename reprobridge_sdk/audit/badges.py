@@ -39,10 +39,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from reprobridge_sdk.findings import Finding, Severity, finding
-from reprobridge_sdk.model import Manifest
 from reprobridge_sdk.model.audit import AuditFinding, Badges, TaskAudit
 from reprobridge_sdk.validation.placeholders import HINTS, is_placeholder_commit
 
+from .facts import ManifestFacts
 from .verdict import as_audit_finding
 from .verify import RunEvidence
 
@@ -79,7 +79,7 @@ _RERUN = {"A058", "A059"}
 class BadgeContext:
     """What the rules look at."""
 
-    manifest: Manifest
+    manifest: ManifestFacts
     artifact_findings: Sequence[AuditFinding]
     attempts: Sequence[tuple[str, Sequence[RunEvidence]]]
     attempt_findings: Sequence[Sequence[Finding]]

@@ -46,9 +46,10 @@ from itertools import chain
 
 from reprobridge_sdk.extract.extraction import ExtractionError, aggregate
 from reprobridge_sdk.findings import Finding, Severity, finding
-from reprobridge_sdk.model import Launcher, Manifest, Measurement, Task
+from reprobridge_sdk.model import Launcher, Manifest, Measurement
 from reprobridge_sdk.model.audit import AuditFinding, IcmlVerdict, TaskAttempt, Verdict
 
+from .facts import ManifestFacts, TaskFacts
 from .interval import Interval, Score, score, scores
 from .verify import ArtifactFacts, RunEvidence
 
@@ -101,7 +102,7 @@ def _finite(value: float) -> float | None:
     return value if math.isfinite(value) else None
 
 
-@dataclass
+@dataclass(slots=True)
 class Judgement:
     """A verdict under construction (turned into a :class:`TaskAttempt` at the end)."""
 
@@ -156,7 +157,7 @@ class TaskIndex:
     substitutes: frozenset[str]
 
     @classmethod
-    def of(cls, manifest: Manifest) -> TaskIndex:
+    def of(cls, manifest: Manifest | ManifestFacts) -> TaskIndex:
         measuring: dict[str, list[tuple[Launcher, Measurement]]] = {}
         for launcher in manifest.launchers:
             for m in launcher.measurements:
@@ -275,7 +276,7 @@ def settle_scores(pending: PendingScores) -> None:
 
 
 def judge_published(
-    task: Task, interval: Interval, published: float | None, pointer: str
+    task: TaskFacts, interval: Interval, published: float | None, pointer: str
 ) -> Judgement:
     """Curation: is the published value itself compatible with the references?"""
     judgement = Judgement(attempt="published")
@@ -308,7 +309,7 @@ def _order(run: RunEvidence) -> tuple[str, str]:
 
 def judge_task(
     facts: ArtifactFacts,
-    task: Task,
+    task: TaskFacts,
     index: int,
     *,
     interval: Interval,
@@ -402,11 +403,11 @@ def judge_task(
     toy: list[Finding] = []
     if scope_rank:
         toy.append(finding("A016", "only smoke-scope runs gave a value", path=pointer))
-    if len(numbers) < task.statistic.seeds:
+    if len(numbers) < task.seeds:
         toy.append(
             finding(
                 "A017",
-                f"{len(numbers)} of {task.statistic.seeds} seeds gave a value",
+                f"{len(numbers)} of {task.seeds} seeds gave a value",
                 path=f"{pointer}/statistic/seeds",
             )
         )

@@ -42,7 +42,7 @@ import os
 import re
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from reprobridge_sdk._forward import DocumentView
@@ -52,7 +52,10 @@ from reprobridge_sdk.extract.extraction import (
     ExtractionCache,
     ExtractionError,
     OpenedFile,
+    Prepared,
     extract_value,
+    prepare,
+    read_prepared,
     same_value,
 )
 from reprobridge_sdk.extract.template import shell_quoted, template_matches
@@ -74,9 +77,11 @@ from reprobridge_sdk.run.evidence import (
     owner_alive,
 )
 
+from .facts import ManifestFacts
+
 if TYPE_CHECKING:
     from reprobridge_sdk.api import ArtifactDir
-from reprobridge_sdk.model import Manifest
+    from reprobridge_sdk.model import Codebase
 
 #: Extraction failures of an extractor plugin, which make a task inconclusive (A061, A062).
 _PLUGIN_REASONS = frozenset({"no-plugin", "plugin-failed", "plugin-timeout"})
@@ -85,6 +90,7 @@ __all__ = [
     "ArtifactFacts",
     "RunEvidence",
     "artifact_facts",
+    "check_artifact",
     "check_duplicates",
     "check_run",
     "discover_runs",
@@ -97,7 +103,8 @@ class ArtifactFacts:
     """What the auditor knows about the artifact before it looks at any run."""
 
     root: Path
-    manifest: Manifest
+    #: The manifest, its tasks condensed (:mod:`.facts`).
+    manifest: ManifestFacts
     tree_digest: str | None
     lock_digest: str | None
     shipped: frozenset[str]
@@ -162,7 +169,7 @@ def _artifact_path(root: Path, relative: str) -> Path:
 
 
 def _series_tree(
-    artifact: ArtifactDir, stack: contextlib.ExitStack
+    root: Path, codebase: Codebase, stack: contextlib.ExitStack
 ) -> tuple[Path | None, list[Finding]]:
     """The refined code of a patch series as the validator reads it: the checkout in ``code/``
     when it holds the series, else the series applied from the artifact's bundle or the cache in
@@ -175,10 +182,9 @@ def _series_tree(
         series_tree,
     )
 
-    codebase = artifact.manifest.codebase
     tree, found = stack.enter_context(
         series_tree(
-            artifact.root,
+            root,
             repository=codebase.upstream.repository,
             commit=codebase.upstream.commit,
             patches=[SeriesPatch(p.path, p.sha256) for p in codebase.refined.patches],
@@ -197,13 +203,26 @@ def artifact_facts(artifact: ArtifactDir) -> ArtifactFacts:
     is not cached the code tree is the declared ``tree_digest`` (the records' digests are
     compared with it, A009) and C005 is a warning.
     """
+    return check_artifact(
+        artifact.root, ManifestFacts.of(artifact.manifest), forward=artifact.forward
+    )
+
+
+def check_artifact(
+    root: Path, manifest: ManifestFacts, *, forward: DocumentView | None = None
+) -> ArtifactFacts:
+    """:func:`artifact_facts` of the artifact at ``root`` whose manifest is ``manifest``
+    (``forward``: how a newer-minor manifest was read)."""
     with contextlib.ExitStack() as stack:
-        return _artifact_facts(artifact, stack)
+        return _artifact_facts(root, manifest, forward, stack)
 
 
-def _artifact_facts(artifact: ArtifactDir, stack: contextlib.ExitStack) -> ArtifactFacts:
-    manifest = artifact.manifest
-    root = artifact.root
+def _artifact_facts(
+    root: Path,
+    manifest: ManifestFacts,
+    forward: DocumentView | None,
+    stack: contextlib.ExitStack,
+) -> ArtifactFacts:
     findings: list[Finding] = []
     shipped: set[str] = set()
     samples: set[str] = set()
@@ -215,7 +234,7 @@ def _artifact_facts(artifact: ArtifactDir, stack: contextlib.ExitStack) -> Artif
         if not safefs.is_inside(code_dir, root):
             code_dir = None  # a link out of the artifact: the validator's F003
     elif refined.kind == "patches":
-        code_dir, problems = _series_tree(artifact, stack)
+        code_dir, problems = _series_tree(root, manifest.codebase, stack)
         findings.extend(problems)
     actual: str | None = None
     if code_dir is not None and code_dir.is_dir():
@@ -281,14 +300,20 @@ def _artifact_facts(artifact: ArtifactDir, stack: contextlib.ExitStack) -> Artif
         shipped=frozenset(shipped),
         findings=tuple(findings),
         samples=frozenset(samples),
-        forward=artifact.forward,
+        forward=forward,
     )
 
 
 def discover_runs(attempt: Path) -> list[Path]:
     """Run directories of an attempt: every directory below it holding a ``record.json``."""
+    return [path for _, path in _discover(attempt)]
+
+
+def _discover(attempt: Path) -> list[tuple[str, Path]]:
+    """:func:`discover_runs` with each run's path relative to ``attempt`` (``""``: the
+    attempt is itself a run directory), as ``/``-separated text."""
     if (attempt / RECORD_NAME).is_file():
-        return [attempt]
+        return [("", attempt)]
     # One directory listing per directory (``Path.rglob`` made a path object and a stat per
     # entry): directories are entered only when they are not links, as ``rglob`` does; a
     # ``record.json`` counts when it is a file, a link to one included (its read refuses it).
@@ -307,7 +332,7 @@ def discover_runs(attempt: Path) -> list[Path]:
             elif prefix and entry.name == RECORD_NAME and entry.is_file():
                 found.append((prefix[:-1], attempt / prefix[:-1]))
     found.sort(key=lambda item: item[0])
-    return [path for _, path in found]
+    return found
 
 
 def verify_attempt(
@@ -317,9 +342,18 @@ def verify_attempt(
     attempt: :func:`discover_runs`, :func:`check_run` (``rel`` relative to ``attempt``, empty
     when ``attempt`` is itself a run directory), then :func:`check_duplicates`."""
     runs: list[RunEvidence] = []
-    for run_dir in discover_runs(attempt):
-        rel = run_dir.relative_to(attempt).as_posix()
-        runs.append(check_run(facts, run_dir, "" if rel == "." else rel, cache))
+    plans: _Plans = {}
+    found = _discover(attempt)
+    try:  # resolved once: each run directory is opened from it (safefs.OpenRoot.below)
+        parent: safefs.OpenRoot | None = safefs.OpenRoot(attempt) if found else None
+    except (OSError, safefs.UnsafeFileError):
+        parent = None
+    try:
+        for rel, run_dir in found:
+            runs.append(_check_one(facts, run_dir, rel, cache, plans, parent))
+    finally:
+        if parent is not None:
+            parent.close()
     check_duplicates(runs)
     return runs
 
@@ -335,7 +369,7 @@ def _read_record(
     :data:`~reprobridge_sdk.io.safefs.MAX_JSON_DEPTH` is refused, never followed or parsed.
     ``root``: the run directory, opened once for the run's files (:func:`check_run`).
     """
-    record_path = path / RECORD_NAME
+    record_path = _below(os.fspath(path), RECORD_NAME)
     try:
         raw = safefs.read_bytes(
             record_path,
@@ -388,7 +422,7 @@ def _open_evidence(
 
 
 def _open_joined(
-    base: Path, found: Path | None, root: safefs.OpenRoot | None
+    base: Path, found: str | None, root: safefs.OpenRoot | None
 ) -> tuple[io.FileIO | None, bool]:
     """:func:`_open_evidence` of ``found``, the file's path already joined (``None``: it
     leaves the run directory)."""
@@ -404,7 +438,7 @@ def _open_joined(
 
 def _evidence_digest(
     base: Path, relative: str, root: safefs.OpenRoot | None = None
-) -> tuple[Path | None, str | None, bool]:
+) -> tuple[str | None, str | None, bool]:
     """``(path, sha256, False)`` of a log or output of the run at ``base`` (see
     :func:`_open_evidence`, which opens it once), or ``(None, None, linked)``."""
     path, digest, linked, handle, _ = _evidence_file(base, relative, root)
@@ -415,7 +449,7 @@ def _evidence_digest(
 
 def _evidence_file(
     base: Path, relative: str, root: safefs.OpenRoot | None = None
-) -> tuple[Path | None, str | None, bool, io.FileIO | None, bytes | None]:
+) -> tuple[str | None, str | None, bool, io.FileIO | None, bytes | None]:
     """:func:`_evidence_digest`, the descriptor it hashed, still open (the caller closes it),
     and the bytes hashed when the file is small (:func:`_hash_and_hold`): re-extraction reads
     that very file (:func:`_check_run`), not the name again."""
@@ -467,14 +501,14 @@ class _KeptFiles:
 
     __slots__ = ("files", "wanted")
 
-    def __init__(self, launcher: Launcher) -> None:
-        self.wanted = {m.extract.output for m in launcher.measurements if m.extract.file is None}
+    def __init__(self, wanted: set[str | None]) -> None:
+        self.wanted = wanted
         self.files: dict[str | None, OpenedFile] = {}
 
     def keep(
         self,
         key: str | None,
-        path: Path | None,
+        path: str | None,
         handle: io.FileIO | None,
         held: bytes | None,
         *,
@@ -559,22 +593,39 @@ def _snapshot_verdict(
     return None
 
 
-def _safe_join(base: Path, relative: str) -> Path | None:
-    """``base / relative`` if it stays inside ``base``; ``None`` for escaping paths."""
+def _safe_join(base: Path, relative: str) -> str | None:
+    """``str(base / relative)`` if it stays inside ``base``; ``None`` for escaping paths.
+
+    A string, not a path object (a run's files are named by strings in the loop): joined
+    directly when ``relative`` has no empty or ``.`` component, else through the path, so
+    the name is always the one ``base.joinpath(*relative.split("/"))`` prints.
+    """
     parts = relative.split("/")
     if not relative or relative.startswith(("/", "\\")) or ".." in parts:
         return None
-    return base.joinpath(*parts)
+    if "" in parts or "." in parts:
+        return os.fspath(base.joinpath(*parts))
+    return _below(os.fspath(base), relative)
 
 
-def _argv_matches(launcher: Launcher, record: EvidenceRecord) -> bool:
+def _below(directory: str, relative: str) -> str:
+    """``str(Path(directory) / relative)`` for a directory spelled as its path prints and a
+    ``relative`` without empty, ``.`` or ``..`` components."""
+    if directory == ".":
+        return relative
+    return f"{directory}{relative}" if directory.endswith("/") else f"{directory}/{relative}"
+
+
+def _argv_matches(launcher: Launcher, record: EvidenceRecord, plan: _Plan | None = None) -> bool:
     """The record's argv is the launcher's argv with templates filled in.
 
     The program (``argv[0]``) may have been resolved to a path (an interpreter in a virtual
     environment); its file name must then start with the declared one's. Template values
-    come from the seed and the params; unknown templates match anything.
+    come from the seed and the params; unknown templates match anything. ``plan``: the
+    launcher's (its redacted argv and program name made once).
     """
-    want, got = _redacted_argv(tuple(launcher.argv)), record.argv
+    want = plan.argv if plan is not None else _redacted_argv(tuple(launcher.argv))
+    got = record.argv
     if len(want) != len(got) or not got:
         return False
     values: dict[str, object] = {**launcher.params, **record.params}
@@ -587,14 +638,23 @@ def _argv_matches(launcher: Launcher, record: EvidenceRecord) -> bool:
         return first and all(
             _arg_matches(w, g, values) for w, g in zip(want[1:], got[1:], strict=True)
         )
-    program = PurePosixPath(got[0]).name
-    declared = PurePosixPath(launcher.argv[0]).name
+    program = _file_name(got[0])
+    declared = plan.program if plan is not None else _file_name(launcher.argv[0])
     if got[0] != launcher.argv[0] and not (
         program.startswith(declared)
         or (declared.startswith("python") and program.startswith("python"))
     ):
         return False
     return all(_arg_matches(w, g, values) for w, g in zip(want[1:], got[1:], strict=True))
+
+
+def _file_name(path: str) -> str:
+    """``PurePosixPath(path).name`` without the path object: the last component that is not
+    empty or ``.`` (``""`` when there is none)."""
+    if "/" not in path:
+        return "" if path == "." else path
+    parts = [part for part in path.split("/") if part not in ("", ".")]
+    return parts[-1] if parts else ""
 
 
 def _arg_matches(want: str, got: str, values: Mapping[str, object]) -> bool:
@@ -654,23 +714,75 @@ def check_run(
     OpenRoot`) for its record, log and outputs; when it cannot be opened, each read tries
     again by path and reports what it meets, as before.
     """
+    return _check_one(facts, path, rel, cache, {})
+
+
+def _check_one(  # noqa: PLR0917 - private step of check_run and verify_attempt
+    facts: ArtifactFacts,
+    path: Path,
+    rel: str,
+    cache: ExtractionCache | None,
+    plans: _Plans,
+    parent: safefs.OpenRoot | None = None,
+) -> RunEvidence:
+    """:func:`check_run` with the launchers' plans of the attempt (made by the first run of
+    each launcher that gets as far as its files); ``parent``: the attempt directory, opened
+    once, the run directory ``rel`` below it (then opened from its descriptor, never through
+    a link, instead of resolving the run's whole path again)."""
     try:
-        root: safefs.OpenRoot | None = safefs.OpenRoot(path)
+        if parent is not None and rel:
+            root: safefs.OpenRoot | None = parent.below(rel, path)
+        else:
+            root = safefs.OpenRoot(path)
     except (OSError, safefs.UnsafeFileError):
         root = None
     try:
-        return _check_run(facts, path, rel, cache, root)
+        return _check_run(facts, path, rel, cache, root, plans)
     finally:
         if root is not None:
             root.close()
 
 
-def _check_run(
+class _Plan:
+    """What verifying a run needs of its launcher, made once per launcher and attempt: each
+    measurement with its extractor prepared (:func:`~reprobridge_sdk.extract.extraction.
+    prepare`; ``None`` for a plugin kind), the outputs the measurements read, the launcher's
+    argv as the runner records it and its program's file name."""
+
+    __slots__ = ("argv", "launcher", "measures", "program", "wanted")
+
+    def __init__(self, launcher: Launcher) -> None:
+        self.launcher = launcher
+        # a task measured twice is read with its first measurement's extractor (and each
+        # measurement's own transform), as ArtifactFacts.extractor gives it by task
+        first: dict[str, Any] = {}
+        self.measures: list[tuple[Measurement, Prepared | None]] = [
+            (m, prepare(first.setdefault(m.task, m.extract), m.transform))
+            for m in launcher.measurements
+        ]
+        self.wanted = {m.extract.output for m in launcher.measurements if m.extract.file is None}
+        self.argv = _redacted_argv(tuple(launcher.argv))
+        self.program = _file_name(launcher.argv[0]) if launcher.argv else ""
+
+
+#: The plans of an attempt's launchers, by launcher id.
+_Plans = dict[str, _Plan]
+
+
+def _plan(launcher: Launcher, plans: _Plans) -> _Plan:
+    plan = plans.get(launcher.id)
+    if plan is None or plan.launcher is not launcher:
+        plan = plans[launcher.id] = _Plan(launcher)
+    return plan
+
+
+def _check_run(  # noqa: PLR0917 - private step of check_run
     facts: ArtifactFacts,
     path: Path,
     rel: str,
     cache: ExtractionCache | None,
     root: safefs.OpenRoot | None,
+    plans: _Plans,
 ) -> RunEvidence:
     record, owner, digest, problem = _read_record(path, rel, root)
     run = RunEvidence(path=path, rel=rel, record=record, record_sha256=digest)
@@ -720,7 +832,8 @@ def _check_run(
             f"the record says scope {record.scope}, launcher {launcher.id} is {launcher.scope}",
             "/scope",
         )
-    if not _argv_matches(launcher, record):
+    plan = _plan(launcher, plans)
+    if not _argv_matches(launcher, record, plan):
         add("A015", f"the recorded command is not launcher {launcher.id}'s command", "/argv")
     if record.drift:
         add(
@@ -771,9 +884,9 @@ def _check_run(
             "/lock_digest",
         )
 
-    kept = _KeptFiles(launcher)
+    kept = _KeptFiles(plan.wanted)
     try:
-        return _check_files(run, add, facts, launcher, record, root, cache, kept)
+        return _check_files(run, add, facts, plan, record, root, cache, kept)
     finally:
         kept.close()
 
@@ -782,7 +895,7 @@ def _check_files(  # noqa: PLR0917 - private step of _check_run
     run: RunEvidence,
     add: Callable[..., None],
     facts: ArtifactFacts,
-    launcher: Launcher,
+    plan: _Plan,
     record: EvidenceRecord,
     root: safefs.OpenRoot | None,
     cache: ExtractionCache | None,
@@ -792,7 +905,7 @@ def _check_files(  # noqa: PLR0917 - private step of _check_run
     files (``kept`` holds them open)."""
     path = run.path
     log_ok = False
-    log_path: Path | None = None
+    log_path: str | None = None
     if record.log is None:
         add("A003", "the record names no log", "/log")
     else:
@@ -807,7 +920,7 @@ def _check_files(  # noqa: PLR0917 - private step of _check_run
             log_ok = True
         kept.keep(None, log_path, handle, held, ok=log_ok)
 
-    outputs: dict[str, tuple[OutputRecord, Path | None, bool]] = {}
+    outputs: dict[str, tuple[OutputRecord, str | None, bool]] = {}
     for index, output in _iter_outputs(record):
         out_path, digest, linked, handle, held = _evidence_file(path, output.path, root)
         ok = False
@@ -829,12 +942,11 @@ def _check_files(  # noqa: PLR0917 - private step of _check_run
         outputs[output.id] = (output, out_path, ok)
         kept.keep(output.id, out_path, handle, held, ok=ok)
 
-    context = _template_context(run, record)
     recorded = {m.task: m for m in record.measurements}
     first: dict[str, int] = {}
     for i, m in enumerate(record.measurements):
         first.setdefault(m.task, i)
-    for measurement in launcher.measurements:
+    for measurement, prepared in plan.measures:
         at = first.get(measurement.task)
         pointer = "/measurements" if at is None else f"/measurements/{at}"
         value = _measure(
@@ -850,7 +962,7 @@ def _check_files(  # noqa: PLR0917 - private step of _check_run
             claimed=None if at is None else record.measurements[at],
             cache=cache,
             kept=kept.files,
-            context=context,
+            prepared=prepared,
         )
         run.values[measurement.task] = value
         claimed = recorded.get(measurement.task)
@@ -866,7 +978,7 @@ def _check_files(  # noqa: PLR0917 - private step of _check_run
             continue
         if value is None or claimed is None or claimed.value is None:
             continue
-        if not _same(value, claimed.value):
+        if value != claimed.value and not _same(value, claimed.value):  # equal: the same
             add(
                 "A007",
                 f"task {measurement.task}: the record says {claimed.value!r}, "
@@ -925,20 +1037,27 @@ def _measure(
     add: Callable[..., None],
     measurement: Measurement,
     record: EvidenceRecord,
-    outputs: dict[str, tuple[OutputRecord, Path | None, bool]],
+    outputs: dict[str, tuple[OutputRecord, str | None, bool]],
     facts: ArtifactFacts,
-    log_path: Path | None,
+    log_path: str | None,
     log_ok: bool,
     pointer: str,
     claimed: MeasuredValue | None,
     cache: ExtractionCache | None,
     kept: Mapping[str | None, OpenedFile] | None = None,
     context: dict[str, object] | None = None,
+    prepared: Prepared | None = None,
 ) -> float | None:
-    """Re-extract one task's value from the run's files; ``None`` when it does not count."""
+    """Re-extract one task's value from the run's files; ``None`` when it does not count.
+
+    ``prepared``: the measurement's extractor made ready by its launcher's plan; with the
+    file kept open (``kept``) it is read through that file
+    (:func:`~reprobridge_sdk.extract.extraction.read_prepared`, the value and errors of
+    :func:`~reprobridge_sdk.extract.extraction.extract_value` without its per-call work).
+    """
     extractor = measurement.extract
     task = measurement.task
-    source: Path | None
+    source: str | None
     trusted: bool
     if extractor.output is not None:
         entry = outputs.get(extractor.output)
@@ -978,19 +1097,22 @@ def _measure(
     if source is None or not trusted:
         return None  # the digest finding already says why
 
-    if context is None:
-        context = _template_context(run, record)
+    opened = None if kept is None else kept.get(extractor.output)
     try:
+        if prepared is not None and opened is not None:
+            return read_prepared(prepared, opened, source="log", cache=cache)
+        if context is None:
+            context = _template_context(run, record)
         extracted = extract_value(
             facts.extractor(record.launcher, measurement),
-            log=source,
+            log=Path(source),
             files_base=run.path,
             outputs={},
             context=context,
             cache=cache,
             root=run.path,
             transform=measurement.transform,
-            opened=None if kept is None else kept.get(extractor.output),
+            opened=opened,
         )
         # As the runner does: each value transformed; several ('all') count as their mean.
         return extracted.mean

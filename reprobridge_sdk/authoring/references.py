@@ -44,6 +44,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from reprobridge_sdk.api import ArtifactDir, load
+from reprobridge_sdk.audit.facts import TaskFacts
 from reprobridge_sdk.audit.interval import compatibility_interval
 from reprobridge_sdk.audit.verdict import judge_task
 from reprobridge_sdk.audit.verify import (
@@ -157,7 +158,12 @@ def repetition(
     ``task`` (the ``index``-th), judged by the auditor's own
     :func:`~reprobridge_sdk.audit.verdict.judge_task`, then checked for completeness."""
     judgement = judge_task(
-        facts, task, index, interval=compatibility_interval([]), runs=runs, label=name
+        facts,
+        TaskFacts.of(task),
+        index,
+        interval=compatibility_interval([]),
+        runs=runs,
+        label=name,
     )
     by_rel = {run.rel: run for run in runs}
     counted = [by_rel[rel] for rel in judgement.runs if rel in by_rel]

@@ -217,7 +217,7 @@ def _rerun_count(text: str | None) -> int | str | None:
 def run_audit_command(request: AuditRequest) -> None:
     """Audit as asked, print or write the report, exit with the audit's status."""
     from reprobridge_sdk.audit import audit as run_audit  # noqa: PLC0415 - keep --help fast
-    from reprobridge_sdk.audit.report import render  # noqa: PLC0415
+    from reprobridge_sdk.audit.report import render, render_json_chunks  # noqa: PLC0415
     from reprobridge_sdk.errors import ReproBridgeError  # noqa: PLC0415
 
     rerun = _rerun_count(request.rerun)
@@ -273,24 +273,33 @@ def run_audit_command(request: AuditRequest) -> None:
                 expect_head=request.expect_head,
                 **common,
             )
-        text = render(
-            result,
-            request.fmt,
-            color=request.fmt == "text" and request.output is None and _colour(),
-        )
-        from reprobridge_sdk.io._fs import atomic_write_json, atomic_write_text  # noqa: PLC0415
+        from reprobridge_sdk.io._fs import atomic_write_bytes, atomic_write_json  # noqa: PLC0415
 
         if request.attest is not None and signer is not None:
             from reprobridge_sdk.audit.attest import attest_audit  # noqa: PLC0415
 
             atomic_write_json(request.attest, attest_audit(result, signer))
+        # JSON in pieces (the whole report is never one string); other formats whole.
+        chunks = (
+            render_json_chunks(result)
+            if request.fmt == "json"
+            else iter(
+                [
+                    render(
+                        result,
+                        request.fmt,
+                        color=request.fmt == "text" and request.output is None and _colour(),
+                    ).encode("utf-8")
+                ]
+            )
+        )
         if request.output is not None:
-            atomic_write_text(request.output, text)
+            atomic_write_bytes(request.output, chunks)
             click.echo(f"wrote {request.output}: {'PASS' if result.passed else 'FAIL'}", err=True)
-        elif request.fmt == "text":
-            sys.stderr.write(text)
         else:
-            sys.stdout.write(text)
+            stream = sys.stderr if request.fmt == "text" else sys.stdout
+            for chunk in chunks:
+                stream.write(chunk.decode("utf-8"))
     except ReproBridgeError as exc:
         click.echo(f"error: {exc.message}", err=True)
         for item in exc.findings:

@@ -22,7 +22,15 @@ if TYPE_CHECKING:
     from ._extraction_cache import _FileEntries
     from ._opened import OpenedFile
 
-__all__ = ["cached", "extract_csv", "extract_json", "extract_yaml"]
+__all__ = [
+    "cached",
+    "extract_csv",
+    "extract_json",
+    "extract_yaml",
+    "json_document",
+    "pointed",
+    "pointer_tokens",
+]
 
 _Key = tuple[object, ...]
 
@@ -84,9 +92,43 @@ def _read_json(path: OpenedFile) -> Any:
 def extract_json(
     path: OpenedFile, spec: Mapping[str, Any], entries: _FileEntries | None = None
 ) -> tuple[float, str]:
-    document = cached(entries, ("json",), lambda: _read_json(path))
+    document = json_document(path, entries)
     pointer = str(spec.get("pointer", ""))
     return as_number(_json_pointer(document, pointer), f"JSON pointer {pointer!r}")
+
+
+_JSON_KEY: _Key = ("json",)
+
+
+def json_document(path: OpenedFile, entries: _FileEntries | None) -> Any:
+    """The parsed JSON file (the batch's, parsed once per version of the file)."""
+    return cached(entries, _JSON_KEY, lambda: _read_json(path))
+
+
+def pointer_tokens(pointer: str) -> tuple[str, ...] | None:
+    """The keys an RFC 6901 ``pointer`` names, unescaped (``~1`` then ``~0``), for
+    :func:`pointed`; ``None`` for a pointer that is not empty and does not start with ``/``
+    (its error is :func:`_json_pointer`'s)."""
+    if pointer == "":
+        return ()
+    if not pointer.startswith("/"):
+        return None
+    return tuple(t.replace("~1", "/").replace("~0", "~") for t in pointer[1:].split("/"))
+
+
+def pointed(document: Any, pointer: str, tokens: tuple[str, ...] | None) -> Any:
+    """``_json_pointer(document, pointer)`` with ``tokens`` (:func:`pointer_tokens` of
+    ``pointer``) made once: object keys are followed directly; anything else (a list, a
+    missing key, a bad pointer) takes the general walk, which gives the same value or the
+    same error."""
+    current = document
+    if tokens is not None:
+        for key in tokens:
+            if type(current) is not dict or key not in current:
+                return _json_pointer(document, pointer)
+            current = current[key]
+        return current
+    return _json_pointer(document, pointer)
 
 
 def _select_row(

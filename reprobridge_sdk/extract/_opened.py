@@ -23,6 +23,9 @@ Rules and edge cases
       end, e.g. to hash them) gives those bytes to :meth:`OpenedFile.read_bytes` (the JSON
       and YAML readers): what is parsed is what was hashed; the scans still read the
       descriptor.
+    * A pinned file keeps the JSON document parsed from it (:attr:`OpenedFile.document`,
+      set by :func:`~reprobridge_sdk.extract.extraction.read_prepared`): its version never
+      changes, so the next measurements read from it point into the same document.
     * The resolved path names the file in messages only: it is resolved when a message is
       made (:attr:`OpenedFile.lazy_name`), not for every read.
     * A plugin extractor receives :attr:`OpenedFile.path`, the path as resolved when it was
@@ -41,24 +44,28 @@ from typing import IO, Any
 
 from reprobridge_sdk.io import safefs
 
-__all__ = ["OpenedFile", "Readable", "open_checked"]
+__all__ = ["NOT_PARSED", "OpenedFile", "Readable", "open_checked"]
+
+#: :attr:`OpenedFile.document` of a file whose JSON was not parsed through it yet.
+NOT_PARSED: Any = object()
 
 
 class OpenedFile:
     """A regular file opened by the safe file layer; readers read it through its descriptor."""
 
-    __slots__ = ("_data", "_handle", "_path", "_pinned", "_resolve", "_stat", "given")
+    __slots__ = ("_data", "_handle", "_path", "_pinned", "_resolve", "_stat", "document", "given")
 
     def __init__(
         self,
-        given: Path,
+        given: Path | str,
         handle: io.FileIO,
         *,
         resolve: bool,
         pinned: bool = False,
         data: bytes | None = None,
     ) -> None:
-        #: The path as the caller gave it (the batch cache's key, with the descriptor's stat).
+        #: The path as the caller gave it (the batch cache's key, with the descriptor's stat);
+        #: a string names the same file as its path (the auditor's run loop makes no object).
         self.given = given
         self._handle = handle
         self._resolve = resolve
@@ -66,13 +73,20 @@ class OpenedFile:
         self._path: Path | None = None
         self._stat: os.stat_result | None = None
         self._data = data
+        #: The JSON document a pinned file gave (its version never changes), kept by its
+        #: reader for the file's next measurements; :data:`NOT_PARSED` until then.
+        self.document: Any = NOT_PARSED
 
     @property
     def path(self) -> Path:
         """The path with its links resolved (under a root; else as given), only to name the
         file in messages and for plugins: resolved on first use (most reads never need it)."""
         if self._path is None:
-            self._path = _resolved(self.given) if self._resolve else self.given
+            given = self.given
+            if self._resolve:
+                self._path = _resolved(given)
+            else:
+                self._path = given if isinstance(given, Path) else Path(given)
         return self._path
 
     @property
@@ -165,14 +179,14 @@ class _LazyName:
 Readable = Path | OpenedFile
 
 
-def _resolved(path: Path) -> Path:
+def _resolved(path: Path | str) -> Path:
     """``path`` with its links resolved, only to name the file (messages, plugins): the name
     may change under a concurrent swap (``realpath`` itself may then fail), the descriptor
     does not."""
     try:
         return Path(os.path.realpath(path))
     except OSError:
-        return path
+        return Path(path)
 
 
 def open_checked(

@@ -89,12 +89,20 @@ from reprobridge_sdk.io import safefs
 
 from . import _linescan, _plugin
 from ._allvalues import KEPT_RAW, KEPT_VALUES, AllValues, summarise
-from ._documents import cached, extract_csv, extract_json, extract_yaml
+from ._documents import (
+    cached,
+    extract_csv,
+    extract_json,
+    extract_yaml,
+    json_document,
+    pointed,
+    pointer_tokens,
+)
 from ._errors import REASONS, ExtractionError, TemplateError
 from ._extraction_cache import ExtractionCache
 from ._linescan import DEFAULT_CHUNK, MAX_LINE, line_safe, required_literal
-from ._numbers import parse_number
-from ._opened import OpenedFile, Readable, open_checked
+from ._numbers import as_number, parse_number
+from ._opened import NOT_PARSED, OpenedFile, Readable, open_checked
 from .pattern import PatternError, Regex, author_pattern
 from .template import render_template
 
@@ -112,6 +120,7 @@ __all__ = [
     "ExtractionCache",
     "ExtractionError",
     "OpenedFile",
+    "Prepared",
     "TemplateError",
     "aggregate",
     "apply_transform",
@@ -119,6 +128,8 @@ __all__ = [
     "extract_value",
     "line_safe",
     "parse_number",
+    "prepare",
+    "read_prepared",
     "regex_matches",
     "render_template",
     "required_literal",
@@ -351,6 +362,83 @@ def extract_value(
         # caller's to close
         if cache is None and handed is None:
             opened.close()
+
+
+@dataclass(frozen=True, slots=True)
+class Prepared:
+    """An extractor of a built-in kind and its transform, made ready once (:func:`prepare`) to
+    read many opened files: the auditor's measurement, read from each run of its launcher."""
+
+    #: The extractor as a plain mapping (``None`` for a typed ``json`` extractor: read off
+    #: its fields, never needed as a mapping).
+    spec: Mapping[str, Any] | None
+    #: The transform as a plain mapping (``None``: none).
+    transform: Mapping[str, Any] | None
+    #: For ``json``: the pointer, its keys (:func:`._documents.pointer_tokens`) and how a
+    #: value that is not a number is named; else ``None``.
+    pointer: str | None = None
+    tokens: tuple[str, ...] | None = None
+    where: str = ""
+
+
+def prepare(extractor: Mapping[str, Any] | Any, transform: Any = None) -> Prepared | None:
+    """``extractor`` (a mapping or a typed model, and a measurement's ``transform``) ready for
+    :func:`read_prepared`; ``None`` for a plugin kind (``x-...``), which :func:`extract_value`
+    calls. A typed ``json`` extractor's pointer is its field (what its mapping would say),
+    without dumping the model."""
+    plain = None if transform is None else _plain(transform)
+    spec: Mapping[str, Any] | None = None
+    if not isinstance(extractor, Mapping) and getattr(extractor, "kind", None) == "json":
+        pointer = str(extractor.pointer)
+    else:
+        spec = _plain(extractor)
+        kind = spec.get("kind")
+        if isinstance(kind, str) and kind.startswith("x-"):
+            return None
+        if kind != "json":
+            return Prepared(spec, plain)
+        pointer = str(spec.get("pointer", ""))
+    where = f"JSON pointer {pointer!r}"
+    return Prepared(spec, plain, pointer, pointer_tokens(pointer), where)
+
+
+def read_prepared(
+    prepared: Prepared, opened: OpenedFile, *, source: str, cache: ExtractionCache | None
+) -> float:
+    """The value :func:`extract_value` gives (its ``mean``) for ``prepared`` read from
+    ``opened`` (a file the caller opened, as ``opened=`` there) with this ``cache``, named
+    ``source`` in errors; the same :class:`ExtractionError` on failure.
+
+    The per-call work of :func:`extract_value` that depends only on the extractor (its
+    mapping, kind, plugin lookup and source, the transform's mapping, a JSON pointer's keys)
+    was done once by :func:`prepare`: a run's JSON output serving ten measurements is
+    parsed once (the cache) and then only pointed into. A pinned file (whose version never
+    changes, :class:`OpenedFile`) keeps the document it gave (:attr:`OpenedFile.document`):
+    its later measurements ask neither the cache nor the file again.
+    """
+    if prepared.pointer is None:
+        assert prepared.spec is not None  # only a json extractor's may be left out
+        entries = None if cache is None else cache.entries(opened)
+        read = _read(opened, prepared.spec, source, DEFAULT_CHUNK, entries, prepared.transform)
+        return read.mean
+    try:
+        document = opened.document
+        if document is NOT_PARSED:
+            document = json_document(opened, None if cache is None else cache.entries(opened))
+            if opened.pinned:
+                opened.document = document
+        found = pointed(document, prepared.pointer, prepared.tokens)
+        value = found if type(found) is float else as_number(found, prepared.where)[0]
+    except ExtractionError as exc:
+        if not exc.source:
+            exc.source = source
+        raise
+    except OSError as exc:
+        msg = f"{source}: cannot read {opened.name!r}: {exc.strerror}"
+        raise ExtractionError("missing-file", msg, source=source) from None
+    if prepared.transform is not None:
+        value = apply_transform(value, prepared.transform)
+    return value + 0.0  # the mean of one value, as Extracted gives it (-0.0 becomes 0.0)
 
 
 def _read(  # noqa: PLR0917 - private helper of extract_value

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterator
 from typing import Any
 
 from .safefs import atomic_write_bytes as _atomic_write_bytes
@@ -18,13 +19,14 @@ __all__ = ["atomic_write_bytes", "atomic_write_json", "atomic_write_text"]
 
 def atomic_write_bytes(
     path: str | os.PathLike[str],
-    data: bytes,
+    data: bytes | Iterator[bytes],
     *,
     mode: int = 0o644,
     root: str | os.PathLike[str] | None = None,
     durable: bool = True,
 ) -> None:
-    """Write ``data`` to ``path`` atomically (same-directory temporary file, fsync, rename).
+    """Write ``data`` (bytes, or an iterator of pieces written as they come) to ``path``
+    atomically (same-directory temporary file, fsync, rename).
 
     ``durable=False`` leaves out the fsync (see
     :func:`reprobridge_sdk.io.safefs.atomic_write_bytes`).

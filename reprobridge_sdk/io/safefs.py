@@ -176,14 +176,15 @@ class OpenRoot:
     """A root opened once for several reads below it (the record, log and outputs of one run).
 
     The root is resolved (``realpath``) and opened when this is made, not at each read: every
-    read given it as ``root`` walks from a duplicate of this descriptor, so the root is the
+    read given it as ``root`` walks from this descriptor, so the root is the
     directory it was then, even if its path is renamed or replaced meanwhile (the root is
-    trusted, as for a path). Everything below it is resolved at each read as usual. Raises
+    trusted, as for a path). Everything below it is resolved at each read as usual (from this
+    descriptor, which a read never closes; :meth:`below` opens a directory below it). Raises
     like a read (``FileNotFoundError``, :class:`UnsafeFileError`) when the root cannot be
     opened. Close it (or use it as a context manager) when the reads are done.
     """
 
-    __slots__ = ("base", "fd", "path")
+    __slots__ = ("base", "fd", "head", "parts", "path")
 
     def __init__(self, root: str | os.PathLike[str]) -> None:
         self.path = os.fspath(root)
@@ -192,6 +193,46 @@ class OpenRoot:
             self.fd = os.open(self.base, _DIRECTORY)
         except OSError as exc:
             raise _open_error(exc, Path(self.base), root) from None
+        self._spell()
+
+    def _spell(self) -> None:
+        #: The components of the resolved root, and the prefix of a path spelled through the
+        #: root as given (:func:`_spelled_head`): made once, used by every read below it.
+        self.parts = _parts(self.base)
+        self.head = _spelled_head(self.path)
+
+    def below(self, relative: str, path: str | os.PathLike[str]) -> OpenRoot:
+        """The directory ``relative`` below this root (``/``-separated names, none empty,
+        ``.`` or ``..``), opened as :class:`OpenRoot` of ``path`` (its spelling from the
+        caller's side) would be, without resolving ``path`` again: each name opened from the
+        directory before it (``O_NOFOLLOW``), starting from this root's descriptor. A link on
+        the way is not followed: the open fails as for a missing directory
+        (``FileNotFoundError``), or with :class:`UnsafeFileError` ``"link"``. The root of a
+        run found below its attempt's, which was resolved once."""
+        names = relative.split("/")
+        if any(name in ("", ".", "..") for name in names):
+            msg = f"not a plain relative path: {relative!r}"
+            raise ValueError(msg)
+        base = self.base
+        real = f"{base}/{relative}" if base != "/" else f"/{relative}"
+        opened = object.__new__(OpenRoot)
+        opened.path = os.fspath(path)
+        opened.base = real
+        fd = self.fd
+        try:
+            for name in names:
+                step = os.open(name, _DIRECTORY, dir_fd=fd)
+                if fd != self.fd:
+                    os.close(fd)
+                fd = step
+        except OSError as exc:
+            if fd != self.fd:
+                os.close(fd)
+            raise _open_error(exc, Path(real), path) from None
+        opened.fd = fd if fd != self.fd else os.dup(fd)
+        opened.parts = [*self.parts, *names]  # what _parts(real) gives: plain names below
+        opened.head = _spelled_head(opened.path)
+        return opened
 
     def __fspath__(self) -> str:
         return self.path
@@ -226,12 +267,13 @@ def open_regular(
     file. Raises :class:`UnsafeFileError`, or ``FileNotFoundError`` when it is missing
     (callers report a missing file with their own code).
     """
-    target = Path(path)
+    target = _as_named(path)
     if isinstance(root, OpenRoot):
         fd = _open_beneath(root.path, target, allow_links=allow_links, opened=root)
     elif root is not None:
         fd = _open_beneath(root, target, allow_links=allow_links)
     else:
+        target = Path(target)
         if not allow_links and target.is_symlink():
             raise UnsafeFileError("link", target, f"{target} is a symbolic link")
         target = _real(target)
@@ -255,7 +297,28 @@ def open_regular(
         raise
 
 
-def _open_error(exc: OSError, target: Path, path: str | os.PathLike[str]) -> Exception:
+def _as_named(path: str | os.PathLike[str]) -> str | Path:
+    """``path`` as a read names it in messages: ``Path(path)``, or the string itself when it is
+    already spelled as that path prints (the run loops' joined names; no object per open).
+
+    A string is so spelled when it is not empty and has no empty or ``.`` component: no
+    ``//``, no ``./`` at its start, ``/./`` inside, or ``/`` or ``/.`` at its end.
+    """
+    if isinstance(path, Path):
+        return path
+    if (
+        isinstance(path, str)
+        and path
+        and "//" not in path
+        and "/./" not in path
+        and not path.startswith("./")
+        and not path.endswith(("/", "/."))
+    ):
+        return path
+    return Path(path)
+
+
+def _open_error(exc: OSError, target: str | Path, path: str | os.PathLike[str]) -> Exception:
     """The refusal (or ``FileNotFoundError``) for an ``open`` of ``target`` that failed."""
     if exc.errno == errno.ELOOP:
         return UnsafeFileError("link", target, f"{target} is a symbolic link")
@@ -268,8 +331,23 @@ def _parts(path: str) -> list[str]:
     return [part for part in path.split(os.sep) if part not in ("", ".")]  # noqa: PTH206
 
 
-def _relative_parts(root: str | os.PathLike[str], base: str, path: Path) -> list[str]:
+def _spelled_head(root: str | os.PathLike[str]) -> str | None:
+    """The prefix of a path spelled through ``root`` as given (``root`` and a separator), or
+    ``None`` when that spelling cannot be cut off as written (an empty root, or one with
+    ``..``): :func:`_relative_parts`'s shortcut."""
+    given = os.fspath(root)
+    if given and ".." not in _parts(given):
+        return given.rstrip(os.sep) + os.sep
+    return None
+
+
+def _relative_parts(
+    root: str | os.PathLike[str], base: str, path: str | Path, head: str | bool | None = True
+) -> list[str]:
     """The components of ``path`` below ``root``, as written (no link followed).
+
+    ``head``: :func:`_spelled_head` of ``root`` when the caller made it once (an
+    :class:`OpenRoot`), ``True`` to make it here.
 
     ``base`` is ``root`` resolved by the caller, once per open (never cached across calls:
     the root may change between them).
@@ -282,12 +360,11 @@ def _relative_parts(root: str | os.PathLike[str], base: str, path: Path) -> list
     # the path spelled through the root as given, a root without ``..``: what follows it,
     # as written (what the general case below finds, without asking for the working
     # directory twice per open)
-    given = os.fspath(root)
+    if head is True:
+        head = _spelled_head(root)
     spelled = os.fspath(path)
-    if given and ".." not in _parts(given):
-        head = given.rstrip(os.sep) + os.sep
-        if spelled.startswith(head):
-            return _parts(spelled[len(head) :])
+    if isinstance(head, str) and spelled.startswith(head):
+        return _parts(spelled[len(head) :])
     # strings, not Path objects: components as written, and no object per lookup
     full = _parts(os.path.join(os.getcwd(), path))  # noqa: PTH109, PTH118
     for spelling in (os.path.abspath(root), base):  # noqa: PTH100
@@ -302,7 +379,7 @@ def _relative_parts(root: str | os.PathLike[str], base: str, path: Path) -> list
 
 def _open_beneath(
     root: str | os.PathLike[str],
-    path: Path,
+    path: str | Path,
     *,
     allow_links: bool = True,
     directory: bool = False,
@@ -314,7 +391,7 @@ def _open_beneath(
     With ``directory`` the path is a directory and the descriptor only serves to look names
     up in it (``O_PATH`` where it exists): the ``dir_fd`` of a write. With ``opened`` (the
     root's :class:`OpenRoot`) the root is neither resolved nor opened again: the walk starts
-    from a duplicate of its descriptor. With ``create`` the root
+    from its descriptor (borrowed: never closed here). With ``create`` the root
     is made if missing, and a missing directory below it is made (``mkdirat``) and then opened
     like any other, so a link planted in its place meanwhile is resolved, not trusted.
 
@@ -324,11 +401,22 @@ def _open_beneath(
     """
     if create:
         Path(root).mkdir(parents=True, exist_ok=True)  # the root is trusted: made as asked
-    base = os.path.realpath(root) if opened is None else opened.base
-    root_parts = _parts(base)
-    pending = deque(_relative_parts(root, base, path))
+    if opened is None:
+        base = os.path.realpath(root)
+        root_parts = _parts(base)
+        pending = deque(_relative_parts(root, base, path))
+    else:  # the root's spellings, made once when it was opened
+        base, root_parts = opened.base, opened.parts
+        pending = deque(_relative_parts(root, base, path, opened.head))
+    # an opened root's own descriptor is walked from, never closed here (no duplicate per read)
+    borrowed = opened is not None
     try:
-        root_fd = os.open(base, _DIRECTORY) if opened is None else os.dup(opened.fd)
+        if opened is None:
+            root_fd = os.open(base, _DIRECTORY)
+        elif opened.fd < 0:
+            raise OSError(errno.EBADF, os.strerror(errno.EBADF))  # closed: as dup would say
+        else:
+            root_fd = opened.fd
     except OSError as exc:
         raise _open_error(exc, Path(base), path) from None
     stack = [root_fd]  # the directories opened, from the root down
@@ -385,11 +473,11 @@ def _open_beneath(
         if above:
             raise UnsafeFileError("escapes", path, f"{path} leads outside {root}")
         if directory:
-            return stack.pop()
+            return os.dup(stack[0]) if borrowed and len(stack) == 1 else stack.pop()
         # the path ends on a directory (``..``, ``.`` or the root itself)
         return os.open(".", os.O_RDONLY | _NONBLOCK | _CLOEXEC, dir_fd=stack[-1])
     finally:
-        for fd in stack:
+        for fd in stack[1:] if borrowed else stack:
             os.close(fd)
 
 

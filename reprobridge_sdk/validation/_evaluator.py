@@ -23,7 +23,10 @@ else the branch with the fewest errors.
 
 This module compiles a schema and its objects, arrays, ``$ref`` and branches; the checks of
 single keywords are in ``_keywords``, the choice of a failed branch's errors in ``_best_match``,
-and the error record with the shape of a check in ``_schema_types``.
+and the error record with the shape of a check in ``_schema_types``. Validity alone (what a
+valid document asks of almost every node) is answered by predicates generated from the same
+schema (``_validity``), which the closures call at each ``$ref``; a union whose branches are
+tagged by a required ``const`` tries only the branches the object's tag leaves possible.
 """
 
 from __future__ import annotations
@@ -53,8 +56,14 @@ from reprobridge_sdk.validation._schema_types import (
     _err,
     _esc,
 )
+from reprobridge_sdk.validation._validity import Specialiser
 
 __all__ = ["CompiledSchema", "SchemaCompileError", "SchemaError", "compile_schema"]
+
+#: Validity calls of a ``$defs`` entry after which its predicate is generated: generating
+#: one costs about as much as a few dozen checks by the closures (measured on the manifest
+#: schema), so a manifest of a few tasks never pays it.
+SPECIALISE_AFTER = 64
 
 _ANNOTATIONS = frozenset(
     {
@@ -97,13 +106,26 @@ _SUPPORTED = _ANNOTATIONS | {
 
 
 class CompiledSchema:
-    """A schema compiled to closures; call :meth:`errors` or :meth:`is_valid`."""
+    """A schema compiled to closures; call :meth:`errors` or :meth:`is_valid`.
 
-    def __init__(self, schema: dict[str, Any]) -> None:
+    ``specialise_after``: a ``$ref`` evaluated in validity mode asks the generated predicate
+    of its ``$defs`` entry (:mod:`._validity`), generated at the entry's ``n``-th such call
+    (1: at the first); ``None`` keeps the closures alone, the reference the predicates are
+    tested against. The answers and the errors are the same either way.
+    """
+
+    def __init__(
+        self, schema: dict[str, Any], *, specialise_after: int | None = SPECIALISE_AFTER
+    ) -> None:
         self._root = schema
         self._defs: dict[str, Any] = dict(schema.get("$defs", {}))
         self._compiled: dict[str, _Check] = {}
         self._types: dict[str, frozenset[str] | None] = {}
+        self._specialiser = (
+            None
+            if specialise_after is None
+            else Specialiser(self, self._defs, self._compiled, specialise_after)
+        )
         self._check = self._compile(schema, "#")
         for name in list(self._defs):
             self._resolve(f"#/$defs/{name}")
@@ -130,8 +152,18 @@ class CompiledSchema:
 
         compiled, key = self._compiled, ref + "!"
 
-        def deferred(instance: Any, pointer: str, out: list[SchemaError] | None) -> bool:
-            return compiled[key](instance, pointer, out)
+        if self._specialiser is not None:
+            namespace, ident = self._specialiser.namespace, self._specialiser.ident(ref)
+
+            def deferred(instance: Any, pointer: str, out: list[SchemaError] | None) -> bool:
+                if out is None:  # validity alone: the entry's predicate
+                    return bool(namespace[ident](instance))
+                return compiled[key](instance, pointer, out)
+
+        else:
+
+            def deferred(instance: Any, pointer: str, out: list[SchemaError] | None) -> bool:
+                return compiled[key](instance, pointer, out)
 
         self._compiled[ref] = deferred
         self._types[ref] = None
@@ -184,6 +216,33 @@ class CompiledSchema:
                 patterns = tuple((schema_pattern(m[name]), ref) for m, ref in patterned)
                 return name, dict(zip(values, const_refs, strict=True)), patterns
         return None, {}, ()
+
+    def _tag_filter(
+        self, branches: list[Any], compiled: tuple[_Check, ...], prop: str | None
+    ) -> tuple[str | None, dict[str, tuple[_Check, ...]], tuple[_Check, ...]]:
+        """Which branches an object's tag leaves to try: ``(tag, by_value, always)``.
+
+        A branch is filed under a value only when it is a ``$ref`` to an object schema that
+        requires the tag and gives it a string ``const``: on an object whose tag is absent,
+        not a string or another string, that branch is invalid whatever else the object
+        holds, so its verdict need not be asked. Every other branch is always tried. The
+        count of valid branches, and so ``anyOf``/``oneOf``, is unchanged.
+        """
+        if prop is None:
+            return None, {}, compiled
+        by_value: dict[str, tuple[_Check, ...]] = {}
+        always: list[_Check] = []
+        for branch, check in zip(branches, compiled, strict=True):
+            ref = branch.get("$ref") if isinstance(branch, dict) else None
+            target = self._defs.get(ref[len("#/$defs/") :]) if isinstance(ref, str) else None
+            sub = target.get("properties", {}).get(prop) if isinstance(target, dict) else None
+            required = target.get("required", ()) if isinstance(target, dict) else ()
+            const = sub.get("const") if isinstance(sub, dict) else None
+            if isinstance(const, str) and isinstance(required, list) and prop in required:
+                by_value[const] = (*by_value.get(const, ()), check)
+            else:
+                always.append(check)
+        return prop, by_value, tuple(always)
 
     def _accepted_types(self, schema: Any) -> frozenset[str] | None:
         if not isinstance(schema, dict):
@@ -382,10 +441,15 @@ class CompiledSchema:
         prop, mapping, patterns = self._tags(branches)
         exactly_one = keyword == "oneOf"
         types_of = self._accepted_types
+        tag, by_tag, untagged = self._tag_filter(branches, compiled, prop)
 
         def check(instance: Any, pointer: str, out: list[SchemaError] | None) -> bool:
             valid = 0
-            for branch in compiled:
+            candidates = compiled
+            if tag is not None and isinstance(instance, dict):
+                value = instance.get(tag)
+                candidates = (by_tag.get(value, ()) if isinstance(value, str) else ()) + untagged
+            for branch in candidates:
                 if branch(instance, pointer, None):
                     if not exactly_one:
                         return True  # anyOf: the first valid branch decides
@@ -409,6 +473,8 @@ class CompiledSchema:
         return check
 
 
-def compile_schema(schema: dict[str, Any]) -> CompiledSchema:
+def compile_schema(
+    schema: dict[str, Any], *, specialise_after: int | None = SPECIALISE_AFTER
+) -> CompiledSchema:
     """Compile ``schema``; :class:`SchemaCompileError` on any unsupported keyword."""
-    return CompiledSchema(schema)
+    return CompiledSchema(schema, specialise_after=specialise_after)

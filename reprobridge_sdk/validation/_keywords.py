@@ -5,8 +5,9 @@ Rules, as JSON Schema 2020-12 states them: a keyword about another type accepts 
 (``minLength`` accepts a number); a boolean is never a number or an integer; an integer is an
 ``int`` or a float with no fractional part; equality (``enum``, ``const``) is JSON's: ``1 ==
 1.0``, ``true != 1``, deep for arrays and objects. A ``pattern`` is searched (not anchored) with
-RE2 (:func:`~reprobridge_sdk.extract.pattern.schema_pattern`), its answers memoised per string
-up to :data:`_MEMO_LIMIT` results. An unknown ``type`` name is :class:`SchemaCompileError`.
+RE2 (:func:`~reprobridge_sdk.extract.pattern.schema_pattern`) on the string's UTF-8 bytes (what
+the RE2 wrapper searches anyway), its answers memoised per string up to :data:`_MEMO_LIMIT`
+results. An unknown ``type`` name is :class:`SchemaCompileError`.
 """
 
 from __future__ import annotations
@@ -86,7 +87,13 @@ def _cached_search(source: str) -> Callable[[str], bool]:
     def search(value: str) -> bool:
         found = memo.get(value)
         if found is None:
-            found = regex.search(value) is not None
+            # The UTF-8 bytes the RE2 wrapper would encode the string to itself: the same
+            # search of the same program, without the wrapper's offsets back to characters
+            # (only whether it matches is kept; a third of the cost); a string UTF-8 cannot
+            # carry raises as before. ``Regex`` declares text only: the test
+            # ``test_pattern_memo_searches_as_the_regex_on_text`` holds the two equal.
+            encoded = value.encode("utf-8")
+            found = regex.search(encoded) is not None  # type: ignore[arg-type]  # see above
             if len(memo) >= _MEMO_LIMIT:
                 memo.clear()
             memo[value] = found

@@ -120,6 +120,7 @@ class _Files:
         self.tree: dict[str, str] = {}
         self.symlink_entries: list[os.DirEntry[str]] = []
         self.kinds: dict[Path, str] = {}
+        self.root_listed = False  # the root was read as a directory by the walk
         self._scan()
 
     def _scan(self) -> None:
@@ -130,6 +131,8 @@ class _Files:
                 entries = list(os.scandir(current))
             except OSError:
                 continue
+            if not prefix:
+                self.root_listed = True
             for entry in entries:
                 if entry.name in TREE_EXCLUDES:
                     continue
@@ -146,17 +149,26 @@ class _Files:
                     self.tree[rel] = "other"
 
     def _known(self, parts: list[str]) -> str | None:
-        """The kind of a path from the walk when no part of it is a link, ``..`` or skipped."""
+        """The kind of a path from the walk when no part of it is a link, ``..`` or skipped.
+
+        A ``.`` part names the directory before it (the root when first), as it does on
+        disk: ``.`` alone is the root, a directory when its listing was read; a ``.`` after
+        anything but a directory is left to the disk.
+        """
         key = ""
         kind: str | None = "dir"
         for part in parts:
-            if kind != "dir" or part in (".", "..") or part in TREE_EXCLUDES:
+            if kind != "dir" or part == ".." or part in TREE_EXCLUDES:
                 return None
+            if part == ".":
+                continue
             key = f"{key}/{part}" if key else part
             kind = self.tree.get(key)
             if kind is None or kind == "link":
                 return None
-        return kind if key else None
+        if not key:
+            return "dir" if self.root_listed else None
+        return kind
 
     def kind(self, path: Path) -> str | None:
         """:func:`kind_of`, answered from the walk for paths this layer resolved."""
@@ -220,13 +232,13 @@ class _Files:
         return full
 
     def base_parts(self, base: Path | None) -> list[str]:
-        """The parts of ``base`` below the root (``["."]``, never known, if not below it)."""
+        """The parts of ``base`` below the root (``[".."]``, never known, if not below it)."""
         if base is None or base == self.root:
             return []
         try:
             return list(base.relative_to(self.root).parts)
         except ValueError:
-            return ["."]
+            return [".."]
 
     def digest(
         self,

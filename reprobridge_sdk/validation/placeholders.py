@@ -115,7 +115,8 @@ def _scan(data: dict[str, Any]) -> list[tuple[str, str, str]]:
                 out.append(("P002", f"/tasks/{index}/{key}", f"{value!r} is a scaffold text"))
         observations = _list(_map(task.get("reference")).get("observations"))
         for number, item in enumerate(observations):
-            if _map(_map(item).get("provenance")).get("source") == SCAFFOLD_SOURCE:
+            provenance = item.get("provenance") if isinstance(item, dict) else None
+            if isinstance(provenance, dict) and provenance.get("source") == SCAFFOLD_SOURCE:
                 out.append(
                     (
                         "P005",

@@ -9,7 +9,7 @@ from __future__ import annotations
 import difflib
 import math
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from reprobridge_sdk.extract.pattern import PatternError, Regex, author_pattern
@@ -28,6 +28,10 @@ TEMPLATE_BUILTINS = frozenset({"seed", "run_dir"})
 _GUIDE_LISTS = ("ambiguities", "changes", "discrepancies", "pitfalls", "open_choices")
 _SINGLE_RUN = frozenset({"single", "mean", "median", "min", "max"})
 _PLUGIN_KIND = re.compile(EXTRACTOR_KIND)
+
+
+#: ``(pointer, mapping)`` pairs of a list, as :func:`_items` yields them.
+_Listed = list[tuple[str, dict[str, Any]]]
 
 
 def _items(value: Any, pointer: str) -> Iterator[tuple[str, dict[str, Any]]]:
@@ -54,14 +58,22 @@ class _Checker:
         self.doc = doc
         self.data: dict[str, Any] = doc.data if isinstance(doc.data, dict) else {}
         self.out: list[Finding] = []
+        # The tasks, the launchers and each launcher's measurements are listed once (with
+        # their pointers) and walked by every rule that needs them, in document order.
+        self.task_list = list(_items(self.data.get("tasks"), "/tasks"))
+        self.launcher_list = list(_items(self.data.get("launchers"), "/launchers"))
+        self.measurements = [
+            list(_items(launcher.get("measurements"), f"{ptr}/measurements"))
+            for ptr, launcher in self.launcher_list
+        ]
         self.tasks = {
             item["id"]: (ptr, item)
-            for ptr, item in _items(self.data.get("tasks"), "/tasks")
+            for ptr, item in self.task_list
             if isinstance(item.get("id"), str)
         }
         self.launchers = {
             item["id"]: (ptr, item)
-            for ptr, item in _items(self.data.get("launchers"), "/launchers")
+            for ptr, item in self.launcher_list
             if isinstance(item.get("id"), str)
         }
         environment = _map(self.data.get("environment"))
@@ -89,9 +101,9 @@ class _Checker:
 
     # R001 ---------------------------------------------------------------------------------
 
-    def _unique(self, value: Any, pointer: str, what: str) -> None:
+    def _unique(self, items: Iterable[tuple[str, dict[str, Any]]], what: str) -> None:
         seen: dict[str, str] = {}
-        for ptr, item in _items(value, pointer):
+        for ptr, item in items:
             ident = item.get("id")
             if not isinstance(ident, str):
                 continue
@@ -106,16 +118,16 @@ class _Checker:
                 seen[ident] = ptr
 
     def unique_ids(self) -> None:
-        self._unique(self.data.get("tasks"), "/tasks", "task")
-        self._unique(self.data.get("launchers"), "/launchers", "launcher")
+        self._unique(self.task_list, "task")
+        self._unique(self.launcher_list, "launcher")
         environment = _map(self.data.get("environment"))
-        self._unique(environment.get("data"), "/environment/data", "data item")
+        self._unique(_items(environment.get("data"), "/environment/data"), "data item")
         guide = _map(self.data.get("guide"))
         for name in _GUIDE_LISTS:
-            self._unique(guide.get(name), f"/guide/{name}", name.rstrip("s"))
-        for ptr, launcher in _items(self.data.get("launchers"), "/launchers"):
-            self._unique(launcher.get("outputs"), f"{ptr}/outputs", "output")
-            self._unique(launcher.get("landmarks"), f"{ptr}/landmarks", "landmark")
+            self._unique(_items(guide.get(name), f"/guide/{name}"), name.rstrip("s"))
+        for ptr, launcher in self.launcher_list:
+            self._unique(_items(launcher.get("outputs"), f"{ptr}/outputs"), "output")
+            self._unique(_items(launcher.get("landmarks"), f"{ptr}/landmarks"), "landmark")
 
     # R002-R005 ----------------------------------------------------------------------------
 
@@ -144,7 +156,9 @@ class _Checker:
         # checked; a target list that is present but not a list is not resolved against.
         data_list = _map(self.data.get("environment")).get("data")
         check_data = data_list is None or isinstance(data_list, list)
-        for ptr, launcher in _items(self.data.get("launchers"), "/launchers"):
+        for (ptr, launcher), measurements in zip(
+            self.launcher_list, self.measurements, strict=True
+        ):
             check_outputs = launcher.get("outputs") is None or isinstance(
                 launcher.get("outputs"), list
             )
@@ -153,7 +167,7 @@ class _Checker:
                 for _, item in _items(launcher.get("outputs"), f"{ptr}/outputs")
                 if isinstance(item.get("id"), str)
             }
-            for mptr, measurement in _items(launcher.get("measurements"), f"{ptr}/measurements"):
+            for mptr, measurement in measurements:
                 self._task_ref(measurement.get("task"), f"{mptr}/task")
                 output = _map(measurement.get("extract")).get("output")
                 if check_outputs and isinstance(output, str) and output not in outputs:
@@ -202,10 +216,10 @@ class _Checker:
 
     def tasks_rules(self) -> None:
         measured: set[str] = set()
-        for _, launcher in _items(self.data.get("launchers"), "/launchers"):
+        for (_, launcher), measurements in zip(self.launcher_list, self.measurements, strict=True):
             if launcher.get("scope") != "scored":
                 continue
-            for _, measurement in _items(launcher.get("measurements"), ""):
+            for _, measurement in measurements:
                 if isinstance(measurement.get("task"), str):
                     measured.add(measurement["task"])
         for ident, (ptr, _task) in self.tasks.items():
@@ -216,7 +230,7 @@ class _Checker:
                     ptr,
                     hint="add a measurement of this task to a launcher with scope 'scored'",
                 )
-        for ptr, task in _items(self.data.get("tasks"), "/tasks"):
+        for ptr, task in self.task_list:
             self._published(ptr, task)
             observations = _map(task.get("reference")).get("observations", [])
             count = len(observations) if isinstance(observations, list) else 0
@@ -259,8 +273,7 @@ class _Checker:
             center = value
         else:
             return
-        observations = _map(task.get("reference")).get("observations", [])
-        values = [o["value"] for _, o in _items(observations, "") if _num(o.get("value"))]
+        values = _finite_values(_map(task.get("reference")).get("observations", []))
         if len(values) >= 2:
             low, high = min(values), max(values)
             slack = 0.10 * abs(center)
@@ -274,7 +287,9 @@ class _Checker:
                 )
 
     def launcher_rules(self) -> None:
-        for ptr, launcher in _items(self.data.get("launchers"), "/launchers"):
+        for (ptr, launcher), measurements in zip(
+            self.launcher_list, self.measurements, strict=True
+        ):
             argv = launcher.get("argv")
             if launcher.get("shell") is True and isinstance(argv, list) and len(argv) != 1:
                 self.add(
@@ -283,11 +298,11 @@ class _Checker:
                     f"{ptr}/argv",
                     hint="join the command into one string, or set shell: false",
                 )
-            self._templates(ptr, launcher)
-            self._statistics(ptr, launcher)
-            self._patterns(ptr, launcher)
+            self._templates(ptr, launcher, measurements)
+            self._statistics(ptr, launcher, measurements)
+            self._patterns(ptr, launcher, measurements)
 
-    def _templates(self, ptr: str, launcher: dict[str, Any]) -> None:
+    def _templates(self, ptr: str, launcher: dict[str, Any], measurements: _Listed) -> None:
         params = _map(launcher.get("params"))
         known = TEMPLATE_BUILTINS | set(params)
         if launcher.get("seeds") in (None, []):
@@ -297,8 +312,11 @@ class _Checker:
             places.append((f"{ptr}/env/{escape_pointer(key)}", value))
         for optr, output in _items(launcher.get("outputs"), f"{ptr}/outputs"):
             places.append((f"{optr}/path", output.get("path")))
-        for mptr, measurement in _items(launcher.get("measurements"), f"{ptr}/measurements"):
-            places.append((f"{mptr}/extract/file", _map(measurement.get("extract")).get("file")))
+        for mptr, measurement in measurements:
+            extract = measurement.get("extract")
+            file = extract.get("file") if isinstance(extract, dict) else None
+            if isinstance(file, str):  # the only places a template can be
+                places.append((f"{mptr}/extract/file", file))
         for where, text in places:
             if not isinstance(text, str):
                 continue
@@ -319,7 +337,7 @@ class _Checker:
                     hint="write '{{' or '}}' for a literal brace",
                 )
 
-    def _statistics(self, ptr: str, launcher: dict[str, Any]) -> None:
+    def _statistics(self, ptr: str, launcher: dict[str, Any], measurements: _Listed) -> None:
         if launcher.get("scope") != "scored":
             return
         seeds = launcher.get("seeds", [])
@@ -328,7 +346,7 @@ class _Checker:
         runs = len(seeds) or 1
         data_refs = {d for _, d in _strs(launcher.get("data"), "")}
         reported_r008 = False
-        for mptr, measurement in _items(launcher.get("measurements"), f"{ptr}/measurements"):
+        for mptr, measurement in measurements:
             found = self.tasks.get(str(measurement.get("task")))
             if found is None:
                 continue
@@ -372,10 +390,10 @@ class _Checker:
                         )
                         data_refs.discard(ident)
 
-    def _patterns(self, ptr: str, launcher: dict[str, Any]) -> None:
+    def _patterns(self, ptr: str, launcher: dict[str, Any], measurements: _Listed) -> None:
         for lptr, landmark in _items(launcher.get("landmarks"), f"{ptr}/landmarks"):
             self._regex(landmark.get("pattern"), f"{lptr}/pattern")
-        for mptr, measurement in _items(launcher.get("measurements"), f"{ptr}/measurements"):
+        for mptr, measurement in measurements:
             extract = _map(measurement.get("extract"))
             if extract.get("kind") != "regex":
                 continue
@@ -408,10 +426,16 @@ class _Checker:
         from reprobridge_sdk.extract._errors import plugin_hint  # noqa: PLC0415
 
         provided: tuple[str, ...] | None = None
-        for lptr, launcher in _items(self.data.get("launchers"), "/launchers"):
-            for mptr, measurement in _items(launcher.get("measurements"), f"{lptr}/measurements"):
+        plugin_kind: dict[str, bool] = {}  # the answer of the pattern, once per kind
+        for measurements in self.measurements:
+            for mptr, measurement in measurements:
                 kind = _map(measurement.get("extract")).get("kind")
-                if not isinstance(kind, str) or not _PLUGIN_KIND.fullmatch(kind):
+                if not isinstance(kind, str):
+                    continue
+                known = plugin_kind.get(kind)
+                if known is None:
+                    known = plugin_kind[kind] = _PLUGIN_KIND.fullmatch(kind) is not None
+                if not known:
                     continue  # not a plugin kind, or a malformed one (the S layer's)
                 if provided is None:
                     provided = plugins.plugin_names(plugins.EXTRACTORS)
@@ -579,6 +603,22 @@ def _components(graph: dict[str, list[str]]) -> list[list[str]]:
                         break
                 found.append(group)
     return found
+
+
+def _finite_values(observations: Any) -> list[Any]:
+    """The values of the observations that are finite numbers (:func:`_num`), in order."""
+    values: list[Any] = []
+    if not isinstance(observations, list):
+        return values
+    for item in observations:
+        if isinstance(item, dict):
+            value = item.get("value")
+            if type(value) is float:  # the common case, without a call
+                if math.isfinite(value):
+                    values.append(value)
+            elif _num(value):
+                values.append(value)
+    return values
 
 
 def _num(value: Any) -> bool:

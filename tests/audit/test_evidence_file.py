@@ -9,8 +9,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 
-from reprobridge_sdk.audit.verify import _open_evidence
+from reprobridge_sdk.audit.verify import _open_evidence, _safe_join
 
 
 @pytest.fixture
@@ -87,3 +89,19 @@ def test_a_file_swapped_for_a_link_after_the_directory_was_resolved_is_seen(
     (run / "outputs").rename(run / "outputs-real")
     (run / "outputs").symlink_to(tmp_path / "outside")
     assert _both(run, "outputs/m/metrics.json") == (None, True)
+
+
+@settings(max_examples=300)
+@given(relative=st.text(alphabet="a./", max_size=8))
+@example(relative="a//b")
+@example(relative="./a")
+@example(relative="a/.")
+@pytest.mark.parametrize("base", [Path("runs/r1"), Path("."), Path("/"), Path("/tmp/r")])
+def test_a_run_s_file_is_named_as_the_joined_path_prints(base: Path, relative: str) -> None:
+    """The run loop names a log or output by a string: the one the joined path prints."""
+    joined = _safe_join(base, relative)
+    parts = relative.split("/")
+    if not relative or relative.startswith("/") or ".." in parts:
+        assert joined is None
+    else:
+        assert joined == str(base.joinpath(*parts))

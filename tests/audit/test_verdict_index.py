@@ -58,7 +58,7 @@ def _check(facts: ArtifactFacts, runs: list[RunEvidence]) -> list[str]:
         ids = by_task.launchers(task.id)
         assert len(ids) == 2  # the smoke and the scored launcher both measure every task
         assert [r.rel for r in by_launcher.runs_of(ids)] == _rescan_runs(runs, ids)
-        interval = compatibility_interval([o.value for o in task.reference.observations])
+        interval = compatibility_interval(task.observations)
         indexed = judge_task(
             facts,
             task,

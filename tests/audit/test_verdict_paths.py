@@ -24,6 +24,7 @@ import yaml
 from audit_support import edit_record, make_artifact, run_honestly
 
 from reprobridge_sdk.audit import audit
+from reprobridge_sdk.audit.facts import TaskFacts
 from reprobridge_sdk.audit.interval import compatibility_interval
 from reprobridge_sdk.audit.verdict import judge_published
 from reprobridge_sdk.digest import tree_digest
@@ -115,7 +116,7 @@ def test_a_non_finite_reference_is_inconclusive(honest: Path) -> None:
     )
     interval = compatibility_interval([90.0, math.inf, 90.2])
     assert (interval.defined, interval.non_finite) == (False, True)
-    judgement = judge_published(task, interval, 90.1, "/tasks/0")
+    judgement = judge_published(TaskFacts.of(task), interval, 90.1, "/tasks/0")
     assert (judgement.verdict, [(r.code, r.path) for r in judgement.reasons]) == (
         "inconclusive",
         [("A027", "/tasks/0/reference")],

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 import yaml
@@ -11,8 +11,9 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from reprobridge_sdk.audit import audit
-from reprobridge_sdk.audit.verify import _arg_matches
+from reprobridge_sdk.audit.verify import _arg_matches, _file_name, _Plan
 from reprobridge_sdk.extract.template import template_matches
+from reprobridge_sdk.model import Launcher
 
 
 def test_all_occurrences_with_rounding_reextract_like_the_runner(tmp_path: Path) -> None:
@@ -69,3 +70,47 @@ def test_an_argument_without_braces_matches_as_the_template_does(want: str, got:
         assert _arg_matches(want, candidate, {"seed": 1}) is template_matches(
             want, candidate, {"seed": 1}
         )
+
+
+@settings(max_examples=300)
+@given(path=st.text(alphabet="ab./", max_size=8))
+@example(path="")
+@example(path=".")
+@example(path="//")
+@example(path="a/.")
+@example(path="a/..")
+@example(path="/usr/bin/python3/")
+def test_the_program_s_file_name_is_the_path_s_name(path: str) -> None:
+    """The program name A015 compares is ``PurePosixPath(...).name``, made without the path."""
+    assert _file_name(path) == PurePosixPath(path).name
+
+
+def test_a_task_measured_twice_is_read_with_its_first_extractor() -> None:
+    """The launcher's plan prepares each measurement as ``ArtifactFacts.extractor`` maps it (by
+    task: a task's first extractor) with the measurement's own transform."""
+    launcher = Launcher.model_validate(
+        {
+            "id": "l",
+            "argv": ["python", "main.py"],
+            "scope": "scored",
+            "outputs": [{"id": "m", "path": "m.json"}],
+            "measurements": [
+                {"task": "a", "extract": {"kind": "json", "output": "m", "pointer": "/first"}},
+                {"task": "b", "extract": {"kind": "json", "output": "m", "pointer": "/b"}},
+                {
+                    "task": "a",
+                    "extract": {"kind": "json", "output": "m", "pointer": "/second"},
+                    "transform": {"scale": 2.0},
+                },
+            ],
+        }
+    )
+    plan = _Plan(launcher)
+    got = [(m.task, p and p.pointer, p and p.transform) for m, p in plan.measures]
+    assert got == [
+        ("a", "/first", None),
+        ("b", "/b", None),
+        ("a", "/first", {"scale": 2.0, "offset": 0.0, "round": None}),
+    ]
+    assert plan.wanted == {"m"}
+    assert (plan.argv, plan.program) == (("python", "main.py"), "python")

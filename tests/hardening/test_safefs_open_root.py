@@ -8,8 +8,11 @@ import os
 from pathlib import Path
 
 import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 
 from reprobridge_sdk.io import safefs
+from reprobridge_sdk.io.safefs import _as_named
 
 
 def _outcome(path: Path, root: Path | safefs.OpenRoot, allow_links: bool) -> str:
@@ -50,9 +53,14 @@ def test_the_answers_of_the_root_as_a_path(tmp_path: Path, allow_links: bool) ->
     ]
     with safefs.OpenRoot(root) as opened:
         got = {n: _outcome(root / n, opened, allow_links) for n in names}
+        assert opened.fd >= 0 and os.fstat(opened.fd)  # the reads never closed it
     assert got == {n: _outcome(root / n, root, allow_links) for n in names}
     assert "SECRET" not in got.values()
     assert got["f.txt"] == "inside" and got["away/f.txt"] == "escapes"
+    # the same answers from the root opened below its parent (a run below its attempt)
+    with safefs.OpenRoot(tmp_path) as parent, parent.below("run", root) as below:
+        assert (below.path, below.base) == (os.fspath(root), os.path.realpath(root))
+        assert {n: _outcome(root / n, below, allow_links) for n in names} == got
 
 
 def test_the_opened_directory_is_read_after_its_path_is_replaced(tmp_path: Path) -> None:
@@ -73,3 +81,79 @@ def test_a_root_that_cannot_be_opened_raises_like_a_read(tmp_path: Path) -> None
     (tmp_path / "file").write_text("x")
     with pytest.raises((safefs.UnsafeFileError, FileNotFoundError)):
         safefs.OpenRoot(tmp_path / "file")
+
+
+@settings(max_examples=300)
+@given(name=st.text(alphabet="a./", max_size=8))
+@example(name="")
+@example(name=".")
+@example(name="//a")
+@example(name="a/")
+@example(name="a/.")
+def test_a_read_names_a_string_as_its_path_prints(name: str) -> None:
+    """A string is used as it is only when it is spelled as its path prints (the run loops'
+    names, no object per open); any other spelling is named through the path, as before."""
+    assert os.fspath(_as_named(name)) == str(Path(name))
+
+
+@pytest.mark.parametrize("name", ["d/x.txt", "d//x.txt", "./d/x.txt", "d/./x.txt", "link"])
+def test_a_refusal_names_the_file_as_the_path_does(tmp_path: Path, name: str) -> None:
+    root = tmp_path / "run"
+    (root / "d").mkdir(parents=True)
+    (root / "d" / "x.txt").write_bytes(b"x" * 100)
+    (root / "link").symlink_to(root / "d" / "x.txt")
+    spelled = os.path.join(os.fspath(root), name)
+    messages = []
+    for spelling in (spelled, Path(spelled)):
+        for opened in (root, safefs.OpenRoot(root)):
+            with pytest.raises(safefs.UnsafeFileError) as caught:
+                safefs.open_regular(spelling, root=opened, max_bytes=10, allow_links=False)
+            messages.append((caught.value.reason, caught.value.path, caught.value.message))
+            if isinstance(opened, safefs.OpenRoot):
+                opened.close()
+    assert len(set(messages)) == 1, messages
+
+
+def test_a_directory_below_is_opened_without_following_a_link(tmp_path: Path) -> None:
+    """``OpenRoot.below``: each name opened from the one before, a link never followed (a run
+    directory swapped for a link after it was found is not its root), nested names too."""
+    attempt = tmp_path / "runs"
+    (attempt / "a" / "b").mkdir(parents=True)
+    (attempt / "a" / "b" / "f.txt").write_bytes(b"nested")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "f.txt").write_bytes(b"SECRET")
+    (attempt / "link").symlink_to(outside)
+    (attempt / "a" / "inner").symlink_to(outside)
+    (attempt / "file").write_text("x")
+    with safefs.OpenRoot(attempt) as parent:
+        with (
+            parent.below("a/b", attempt / "a" / "b") as nested,
+            safefs.OpenRoot(attempt / "a" / "b") as direct,
+        ):
+            assert safefs.read_bytes(attempt / "a/b/f.txt", root=nested) == b"nested"
+            spellings = ("path", "base", "parts", "head")
+            assert [getattr(nested, a) for a in spellings] == [
+                getattr(direct, a) for a in spellings
+            ]
+        for relative in ("link", "a/inner", "missing", "a/missing", "file"):
+            with pytest.raises((FileNotFoundError, safefs.UnsafeFileError)):
+                parent.below(relative, attempt / relative)
+        for relative in ("", ".", "a/../a", "a//b"):
+            with pytest.raises(ValueError, match="plain relative path"):
+                parent.below(relative, attempt / relative)
+        assert os.fstat(parent.fd)  # still open: below() never closes its parent
+
+
+def test_a_write_beneath_an_opened_root_gets_its_own_descriptor(tmp_path: Path) -> None:
+    """The walk borrows an opened root's descriptor: a directory asked for is a duplicate
+    (its caller closes it), the root's own stays open."""
+    root = tmp_path / "run"
+    root.mkdir()
+    with safefs.OpenRoot(root) as opened:
+        fd = safefs._open_beneath(root, root, directory=True, opened=opened)
+        assert fd != opened.fd
+        os.close(fd)
+        assert os.fstat(opened.fd)
+    with pytest.raises(safefs.UnsafeFileError):  # a closed root: unreadable, as before
+        safefs.open_regular(root / "x", root=opened)

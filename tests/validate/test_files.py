@@ -166,3 +166,53 @@ def test_non_list_change_files_and_measurements_are_structural_findings(tmp_path
     found = _found(root)
     assert ("S003", "/launchers/0/measurements") in found
     assert ("S003", "/guide/changes/0/files") in found
+
+
+def test_links_deep_in_directories_no_path_names(tmp_path: Path) -> None:
+    """A link anywhere in the tree is found, however deep and wherever no manifest path
+    points (run directories included): to a file outside, to a directory outside, and a
+    link inside a linked-to directory's sibling; a link that stays inside is no finding."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.txt").write_text("x")
+    root = _artifact(tmp_path, {})
+    deep = root / "runs" / "train-s0" / "outputs" / "nested"
+    deep.mkdir(parents=True)
+    (root / "runs" / "train-s0" / "record.json").write_text("{}")
+    (deep / "metrics.json").symlink_to(outside / "secret.txt")
+    (root / "runs" / "train-s0" / "outputs" / "more").symlink_to(outside)
+    (root / "runs" / "train-s1").mkdir()
+    (root / "runs" / "train-s1" / "log.txt").symlink_to(root / "samples" / "seed1.log")
+    found = rb.validate(root).findings
+    assert {(f.code, f.path) for f in found} == {("F003", "")}
+    assert sorted(Path(f.file).relative_to(root).as_posix() for f in found) == [
+        "runs/train-s0/outputs/more",
+        "runs/train-s0/outputs/nested/metrics.json",
+    ]
+
+
+def test_dot_parts_of_a_working_directory(tmp_path: Path) -> None:
+    """``.`` names the directory it is in: ``.`` and ``./samples/.`` are directories; a
+    ``.`` after a file is that file (F008 where a directory belongs); a link named on the
+    way out is F003 even behind ``.``."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    root = _artifact(
+        tmp_path,
+        {
+            "    scope: scored\n": "    scope: scored\n    workdir: .\n",
+            "launchers:\n": (
+                "launchers:\n"
+                "  - {id: a, argv: [x], scope: smoke, workdir: ./samples/.}\n"
+                "  - {id: b, argv: [x], scope: smoke, workdir: samples/seed1.log/.}\n"
+                "  - {id: c, argv: [x], scope: smoke, workdir: ./out/.}\n"
+                "  - {id: d, argv: [x], scope: smoke, workdir: ./none/.}\n"
+            ),
+        },
+    )
+    (root / "out").symlink_to(outside)
+    assert _found(root) == {
+        ("F008", "/launchers/1/workdir"),
+        ("F003", "/launchers/2/workdir"),
+        ("F004", "/launchers/3/workdir"),
+    }

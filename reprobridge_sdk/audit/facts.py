@@ -1,0 +1,141 @@
+"""The manifest as the auditor holds it: every part typed, each task condensed to what is judged.
+
+A typed :class:`~reprobridge_sdk.model.Task` is about fourteen model objects (its statistic,
+published value, references and their provenance); at 10k tasks the typed tasks alone took
+about 90 MiB, most of an audit's memory. The auditor reads few of their fields, so it keeps a
+:class:`TaskFacts` per task instead, and :meth:`ManifestFacts.validate` types the tasks one at
+a time (the same models, strictly, as :func:`reprobridge_sdk.api.typed_manifest`), condensing
+and releasing each before the next: a manifest is accepted or refused exactly as the typed
+manifest is, and the other parts (artifact, codebase, environment, launchers, guide) are the
+typed models themselves.
+
+Rules:
+
+* one meaning: a :class:`TaskFacts` is a projection of the typed task (:meth:`TaskFacts.of`),
+  defaults included (no ``statistic``: one seed; no ``reference``: no observations), never a
+  second reading of the plain data;
+* the published value is the task's published midpoint (``value``, else the middle of
+  ``range``, else ``None``: :func:`.interval.published_midpoint`);
+* ``cited`` lists the run ids the reference observations' provenance names (``run`` and each
+  of ``runs``), in document order, duplicates kept.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import cache
+from typing import Annotated, Any
+
+from pydantic import AfterValidator, BaseModel, create_model
+
+from reprobridge_sdk.model import Artifact, Codebase, Environment, Guide, Launcher, Manifest
+from reprobridge_sdk.model.task import Task
+
+from .interval import published_midpoint
+
+__all__ = ["ManifestFacts", "TaskFacts"]
+
+
+@dataclass(frozen=True, slots=True)
+class TaskFacts:
+    """What the auditor reads of one task (see the module docstring)."""
+
+    id: str
+    title: str | None
+    metric: str
+    direction: str
+    kind: str
+    #: The number of seeds of the task's statistic (``statistic.seeds``).
+    seeds: int
+    #: The published value, a range counted as its midpoint; ``None`` without either.
+    published: float | None
+    #: The reference observations' values, in document order.
+    observations: tuple[float, ...]
+    #: The run ids the observations' provenance cites (``run``, each of ``runs``).
+    cited: tuple[str, ...]
+
+    @classmethod
+    def of(cls, task: Task) -> TaskFacts:
+        """The facts of a typed task."""
+        cited: list[str] = []
+        for observation in task.reference.observations:
+            provenance = observation.provenance
+            if provenance.run:
+                cited.append(provenance.run)
+            cited.extend(item.run for item in provenance.runs or ())
+        return cls(
+            id=task.id,
+            title=task.title,
+            metric=task.metric,
+            direction=task.direction,
+            kind=task.kind,
+            seeds=task.statistic.seeds,
+            published=published_midpoint(task.published.value, task.published.range),
+            observations=tuple(o.value for o in task.reference.observations),
+            cited=tuple(cited),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class ManifestFacts:
+    """A manifest with every part typed except the tasks, which are :class:`TaskFacts`."""
+
+    rra_version: str
+    artifact: Artifact
+    codebase: Codebase
+    environment: Environment
+    tasks: tuple[TaskFacts, ...]
+    launchers: tuple[Launcher, ...]
+    guide: Guide
+
+    @classmethod
+    def of(cls, manifest: Manifest) -> ManifestFacts:
+        """The facts of a typed manifest."""
+        return cls._of(manifest, tuple(TaskFacts.of(task) for task in manifest.tasks))
+
+    @classmethod
+    def validate(cls, data: Mapping[str, Any]) -> ManifestFacts:
+        """Type plain manifest ``data`` (a consumer's view, see
+        :func:`reprobridge_sdk.api.consumer_view`) as ``Manifest.model_validate(data,
+        strict=True)`` does, each task condensed as soon as it is typed.
+
+        Raises pydantic's ``ValidationError`` exactly when the typed manifest would.
+        """
+        condensed: Any = _condensing_manifest().model_validate(data, strict=True)
+        return cls._of(condensed, tuple(condensed.tasks))
+
+    @classmethod
+    def _of(cls, manifest: Any, tasks: tuple[TaskFacts, ...]) -> ManifestFacts:
+        return cls(
+            rra_version=manifest.rra_version,
+            artifact=manifest.artifact,
+            codebase=manifest.codebase,
+            environment=manifest.environment,
+            tasks=tasks,
+            launchers=tuple(manifest.launchers),
+            guide=manifest.guide,
+        )
+
+    def launcher(self, launcher_id: str) -> Launcher:
+        """The first launcher with this id; ``KeyError`` if there is none."""
+        for launcher in self.launchers:
+            if launcher.id == launcher_id:
+                return launcher
+        raise KeyError(launcher_id)
+
+
+@cache
+def _condensing_manifest() -> type[BaseModel]:
+    """:class:`Manifest` whose ``tasks`` items are condensed to :class:`TaskFacts` right after
+    each is validated as a :class:`Task`: the same rules (a subclass: the same configuration,
+    validators and fields, the tasks' constraints copied), one typed task alive at a time."""
+    tasks = Manifest.model_fields["tasks"]
+    return create_model(
+        "CondensedManifest",
+        __base__=Manifest,
+        tasks=(
+            list[Annotated[Task, AfterValidator(TaskFacts.of)]],
+            tasks,
+        ),
+    )
