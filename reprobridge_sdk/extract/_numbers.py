@@ -35,8 +35,11 @@ def as_number(value: object, where: str) -> tuple[float, str]:
     if isinstance(value, bool) or value is None:
         msg = f"{where}: {value!r} is not a number"
         raise ExtractionError("not-number", msg)
-    if isinstance(value, int):
-        return float(value), str(value)
+    if isinstance(value, int):  # beyond the float range: infinite, as the literal 1e400 reads
+        try:
+            return float(value), str(value)
+        except OverflowError:
+            return (math.inf if value > 0 else -math.inf), str(value)
     if isinstance(value, float):  # the text json.dumps gives, without its overhead
         text = repr(value) if math.isfinite(value) else json.dumps(value)
         return float(value), text

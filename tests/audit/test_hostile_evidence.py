@@ -6,6 +6,7 @@ changes the evidence the way the hardening issue's attacker did.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from pathlib import Path
@@ -129,3 +130,28 @@ def test_a_smoke_run_relabelled_as_scored_is_caught(toy: Path) -> None:
     assert "A014" not in _run_codes(result, "smoke-s0")
     assert "A015" not in _run_codes(result, "smoke-s0")
     assert not result.passed
+
+
+def test_an_output_integer_beyond_the_float_range_is_a_finding_not_a_crash(toy: Path) -> None:
+    """A producer writes 10**400 where the score is and records a finite value: the auditor
+    reads the integer as infinite (as the literal 1e400 reads), the values differ, and the
+    run is invalid evidence; nothing raises."""
+    run_dir = toy / "runs" / "scored-s0"
+    output = run_dir / "outputs" / "metrics" / "metrics-0.json"
+    data = json.loads(output.read_text())
+    data["test"]["f1"] = 10**400
+    output.write_text(json.dumps(data))
+    raw = output.read_bytes()
+
+    def change(record: dict[str, Any]) -> None:
+        for item in record["outputs"]:
+            item.update(sha256=hashlib.sha256(raw).hexdigest(), size=len(raw))
+        for item in record["measurements"]:
+            if item["task"] == "f1":
+                item["value"] = 1e308
+
+    edit_record(run_dir, change)
+    result = audit(toy)
+    assert "A007" in _run_codes(result, "scored-s0") or "A008" in _run_codes(result, "scored-s0")
+    f1 = next(t for t in result.tasks if t.id == "f1")
+    assert f1.attempts[0].verdict == "invalid-evidence"

@@ -192,3 +192,22 @@ def test_aggregate_errors(how: str, values: list[float]) -> None:
     with pytest.raises(ExtractionError) as info:
         aggregate(values, how)
     assert info.value.reason == "aggregate"
+
+
+@pytest.mark.parametrize(("number", "expected"), [(10**400, math.inf), (-(10**400), -math.inf)])
+def test_an_integer_beyond_the_float_range_reads_as_infinite(
+    tmp_path: Path, number: int, expected: float
+) -> None:
+    """A JSON or YAML integer too large for a float (hostile output) is read as the float
+    literal of that size is, infinite, never an uncaught OverflowError."""
+    (tmp_path / "m.json").write_text(json.dumps({"acc": number}))
+    (tmp_path / "m.yaml").write_text(f"acc: {number}\n")
+    for kind, name in (("json", "m.json"), ("yaml", "m.yaml")):
+        spec = (
+            {"kind": kind, "file": name, "pointer": "/acc"}
+            if kind == "json"
+            else {"kind": kind, "file": name, "key": "acc"}
+        )
+        got = extract_value(spec, log=None, files_base=tmp_path, outputs={}, context={})
+        assert got.value == expected
+        assert got.raw == (str(number),)
