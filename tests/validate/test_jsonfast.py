@@ -20,7 +20,7 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from reprobridge_sdk.io._guards import MAX_DEPTH
-from reprobridge_sdk.io._jsonfast import _json_subset, _nests_past
+from reprobridge_sdk.io._jsonfast import _json_subset, _nests_past, _structure
 from reprobridge_sdk.io._yamlcore import MAX_INT_DIGITS, _int
 
 # ---- the oracle: the implementation before the rewrite, verbatim but for its names --------
@@ -357,9 +357,25 @@ def test_hostile_texts_decide_as_the_rules_say(text: str, decided: dict[str, Any
 
 
 @pytest.mark.parametrize("depth", [1, 2, 63, 64, 65, 100])
-@pytest.mark.parametrize("inside", ["", '"[[[["', '"]]]]"', '"{", "}"', '"a", ""'])
+@pytest.mark.parametrize("inside", ["", '"[[[["', '"]]]]"', '"{", "}"', '"a", ""', '{"a:": ":"}'])
 def test_nesting_is_counted_outside_the_strings(depth: int, inside: str) -> None:
     text = "[" * (depth - 1) + "[" + inside + "]" + "]" * (depth - 1)
-    raw = text.encode("ascii")
-    assert _nests_past(raw, MAX_DEPTH) == (depth > MAX_DEPTH)
-    assert _nests_past(raw, MAX_DEPTH) == (_oracle_bracket_depth(text) > MAX_DEPTH)
+    _keys, brackets = _structure(text.encode("ascii"))
+    deepest = depth + inside.startswith("{")  # an object inside is one level more
+    assert _nests_past(brackets, MAX_DEPTH) == (deepest > MAX_DEPTH)
+    assert _nests_past(brackets, MAX_DEPTH) == (_oracle_bracket_depth(text) > MAX_DEPTH)
+
+
+@pytest.mark.parametrize(
+    ("text", "keys"),
+    [
+        ("{}", 0),
+        ('{"a": 1}', 1),
+        ('{"a:b": ":", "c": {"::": [":", "d:"]}}', 3),
+        ('{"": "", "e": ""}', 2),
+        ('{"x": ["", ":", "", "::"], "y": ":[{"}', 2),
+        ('[{"a": 1, "a": 2}, {":": {"b": "{:}"}}]', 4),
+    ],
+)
+def test_keys_are_counted_outside_the_strings(text: str, keys: int) -> None:
+    assert _structure(text.encode("ascii"))[0] == keys
