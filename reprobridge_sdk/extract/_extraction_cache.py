@@ -42,21 +42,32 @@ def _close_all(opened: OrderedDict[tuple[str, Hashable], OpenedFile]) -> None:
         opened.popitem()[1].close()
 
 
+class _Counts:
+    """A cache's hits and misses, shared with its entries (which must not hold the cache:
+    a cycle would keep the cache, and so its open files, alive until a collection)."""
+
+    __slots__ = ("hits", "misses")
+
+    def __init__(self) -> None:
+        self.hits = 0
+        self.misses = 0
+
+
 class _FileEntries:
     """What the batch computed from one version of one file."""
 
-    __slots__ = ("cache", "items")
+    __slots__ = ("counts", "items")
 
-    def __init__(self, cache: ExtractionCache) -> None:
-        self.cache = cache
+    def __init__(self, counts: _Counts) -> None:
+        self.counts = counts
         self.items: dict[_Key, object] = {}
 
     def get(self, what: _Key, compute: Callable[[], Any]) -> Any:
         """``compute()``'s result, computed once (an exception it raises is not stored)."""
         if what in self.items:
-            self.cache.hits += 1
+            self.counts.hits += 1
             return self.items[what]
-        self.cache.misses += 1
+        self.counts.misses += 1
         found = self.items[what] = compute()
         return found
 
@@ -74,8 +85,7 @@ class ExtractionCache:
         self._open: OrderedDict[tuple[str, Hashable], OpenedFile] = OrderedDict()
         # the descriptors kept open are closed with the cache (or by close())
         self._finalizer = weakref.finalize(self, _close_all, self._open)
-        self.hits = 0
-        self.misses = 0
+        self._counts = _Counts()
         # the pinned opened file asked last and its entries (its version never changes: the
         # tasks of a run ask for the same file one after another)
         self._last: tuple[OpenedFile, _FileEntries] | None = None
@@ -114,6 +124,16 @@ class ExtractionCache:
                 self._open.popitem(last=False)[1].close()
         return found
 
+    @property
+    def hits(self) -> int:
+        """Answers given from what was computed before."""
+        return self._counts.hits
+
+    @property
+    def misses(self) -> int:
+        """Answers computed."""
+        return self._counts.misses
+
     def close(self) -> None:
         """Close the descriptors kept open (the cache stays usable)."""
         _close_all(self._open)
@@ -138,7 +158,7 @@ class ExtractionCache:
         key = (str(path), stat.st_ino, stat.st_size, stat.st_mtime_ns)
         found = self._files.get(key)
         if found is None:
-            found = self._files[key] = _FileEntries(self)
+            found = self._files[key] = _FileEntries(self._counts)
             while len(self._files) > self.max_files:
                 self._files.popitem(last=False)
         else:

@@ -173,3 +173,22 @@ def test_a_batch_keeps_few_files_open_and_rereads_a_replaced_one(tmp_path: Path)
     )
     assert [r.value for r in results if not isinstance(r, ExtractionError)] == [1]
     assert _open_files() == before  # a batch's own cache closes its files
+
+
+def test_a_dropped_cache_closes_its_files_without_a_collection(tmp_path: Path) -> None:
+    """No reference cycle keeps a cache alive: dropping it closes its files at once, also
+    while the collector is paused (as the audit pauses it)."""
+    out = tmp_path / "m.json"
+    out.write_text(json.dumps({"acc": 1}))
+    before = _open_files()
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        cache = ExtractionCache()
+        assert _extract({"kind": "json", "output": "out", "pointer": "/acc"}, out, cache) == 1
+        assert len(os.listdir("/proc/self/fd")) > before
+        del cache
+        assert len(os.listdir("/proc/self/fd")) == before
+    finally:
+        if enabled:
+            gc.enable()
