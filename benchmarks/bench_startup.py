@@ -11,7 +11,8 @@ two is printed: a before/after comparison within one run. The cases:
 
 * the baselines: ``python -c pass`` (the interpreter alone),
   ``python -c "import yaml, json"`` (the interpreter and the readers any manifest tool
-  needs) and ``python -c "import scipy.special"`` (what the auditor's interval needs);
+  needs) and ``python -c "import scipy.special"`` (what the auditor's interval needed until
+  the auditor computed the Student-t itself: the peer of the plain audit script);
 * ``import reprobridge_sdk.extract.extraction`` (the process of ``bench_extract.py``, what
   the runner and the auditor load to extract) and ``import reprobridge_sdk.model`` (pydantic
   and the format's models);
@@ -26,7 +27,7 @@ two is printed: a before/after comparison within one run. The cases:
   - ``run ARTIFACT trivial --env current``: one run of ``python -c "print('acc=0.5')"`` with
     its record, ledger and extraction, in a fresh runs directory each time;
   - ``audit ARTIFACT --runs RUNS``: that run audited against a three-observation reference
-    (one compatibility interval computed: scipy is imported);
+    (one compatibility interval computed, without numpy or scipy);
   - ``lock ARTIFACT``: a requirements file with no requirement resolved by uv (no network;
     the manifest's lock entry is rewritten each time);
   - ``digest EXAMPLE``: the example's tree and file digests recomputed.
