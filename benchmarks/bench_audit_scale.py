@@ -77,13 +77,8 @@ Path(sys.argv[2]).write_text(json.dumps(dict(zip(ids, verdicts.tolist()))))
 """
 
 
-def build(root: Path, tasks: int, rng: random.Random) -> int:
-    """Write the artifact and its runs; return the number of runs."""
-    tree, lock = write_code(root)
-    task_items, means = [], {}
-    for t in range(tasks):
-        item, means[f"t{t}"] = task_item(f"t{t}", rng)
-        task_items.append(item)
+def scale_launchers(tasks: int) -> list[dict[str, Any]]:
+    """``tasks / PER_LAUNCHER`` launchers, each measuring its ten tasks from one JSON output."""
     launchers = []
     for k in range(max(1, tasks // PER_LAUNCHER)):
         mine = [f"t{t}" for t in range(k * PER_LAUNCHER, min(tasks, (k + 1) * PER_LAUNCHER))]
@@ -103,6 +98,17 @@ def build(root: Path, tasks: int, rng: random.Random) -> int:
                 ],
             }
         )
+    return launchers
+
+
+def build(root: Path, tasks: int, rng: random.Random) -> int:
+    """Write the artifact and its runs; return the number of runs."""
+    tree, lock = write_code(root)
+    task_items, means = [], {}
+    for t in range(tasks):
+        item, means[f"t{t}"] = task_item(f"t{t}", rng)
+        task_items.append(item)
+    launchers = scale_launchers(tasks)
     data = manifest("scale", task_items, launchers, tree=tree, lock=lock)
     data["artifact"]["paper"]["title"] = "s"
     (root / "rra.yaml").write_text(_json_lines(data))

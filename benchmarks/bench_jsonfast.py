@@ -32,8 +32,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _synthetic import SEEDS, manifest, task_item, write_code
-from bench_audit_scale import PER_LAUNCHER, _json_lines
+from _synthetic import manifest, task_item, write_code
+from bench_audit_scale import _json_lines, scale_launchers
 
 from reprobridge_sdk.io._jsonfast import _json_subset
 
@@ -44,21 +44,7 @@ def _data(tasks: int) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as scratch:
         tree, lock = write_code(Path(scratch))
     items = [task_item(f"t{t}", rng)[0] for t in range(tasks)]
-    launchers = [
-        {
-            "id": f"l{k}",
-            "argv": ["python", "code/main.py", "--part", str(k), "--seed", "{seed}"],
-            "scope": "scored",
-            "seeds": list(SEEDS),
-            "outputs": [{"id": "metrics", "path": "metrics.json"}],
-            "measurements": [
-                {"task": t, "extract": {"kind": "json", "output": "metrics", "pointer": f"/{t}"}}
-                for t in (f"t{i}" for i in range(k * PER_LAUNCHER, (k + 1) * PER_LAUNCHER))
-                if int(t[1:]) < tasks
-            ],
-        }
-        for k in range(max(1, tasks // PER_LAUNCHER))
-    ]
+    launchers = scale_launchers(tasks)
     data = manifest("scale", items, launchers, tree=tree, lock=lock)
     data["artifact"]["paper"]["title"] = "s"
     return data
