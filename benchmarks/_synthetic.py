@@ -118,7 +118,7 @@ def write_run(
         seed=seed,
         scope="scored",
         status="succeeded",
-        started_at=f"2026-01-01T00:00:0{seed}Z",
+        started_at=f"2026-01-01T{seed // 3600:02d}:{seed // 60 % 60:02d}:{seed % 60:02d}Z",
         code_tree_digest=tree,
         lock_digest=lock,
         log=FileDigest(path="log.txt", sha256=file_sha256(log), size=log.stat().st_size),

@@ -22,7 +22,12 @@ exponent fitted to time ~ tasks^k on both sides.
 The target (issue 14): the ratio at 10k tasks within 3 and under 10 KB of memory a run above
 the baseline; exponents at most 1.1.
 
-Run: ``python benchmarks/bench_audit_scale.py [--sizes 100 1000 10000 --repeats 5]``.
+With ``--by-runs 3 30 300`` the runs grow instead of the tasks: 1,000 tasks (100 launchers)
+with 3, 30 and 300 seeds a launcher, 300 -> 3k -> 30k run directories, the exponent fitted on
+the runs. Each size also prints the peak memory above the script's, per run.
+
+Run: ``python benchmarks/bench_audit_scale.py [--sizes 100 1000 10000 | --by-runs 3 30 300]
+[--repeats 5]``.
 """
 
 from __future__ import annotations
@@ -77,8 +82,9 @@ Path(sys.argv[2]).write_text(json.dumps(dict(zip(ids, verdicts.tolist()))))
 """
 
 
-def scale_launchers(tasks: int) -> list[dict[str, Any]]:
-    """``tasks / PER_LAUNCHER`` launchers, each measuring its ten tasks from one JSON output."""
+def scale_launchers(tasks: int, seeds: int = len(SEEDS)) -> list[dict[str, Any]]:
+    """``tasks / PER_LAUNCHER`` launchers with ``seeds`` seeds each, each measuring its ten
+    tasks from one JSON output."""
     launchers = []
     for k in range(max(1, tasks // PER_LAUNCHER)):
         mine = [f"t{t}" for t in range(k * PER_LAUNCHER, min(tasks, (k + 1) * PER_LAUNCHER))]
@@ -87,7 +93,7 @@ def scale_launchers(tasks: int) -> list[dict[str, Any]]:
                 "id": f"l{k}",
                 "argv": ["python", "code/main.py", "--part", str(k), "--seed", "{seed}"],
                 "scope": "scored",
-                "seeds": list(SEEDS),
+                "seeds": list(range(seeds)),
                 "outputs": [{"id": "metrics", "path": "metrics.json"}],
                 "measurements": [
                     {
@@ -101,21 +107,21 @@ def scale_launchers(tasks: int) -> list[dict[str, Any]]:
     return launchers
 
 
-def build(root: Path, tasks: int, rng: random.Random) -> int:
-    """Write the artifact and its runs; return the number of runs."""
+def build(root: Path, tasks: int, rng: random.Random, seeds: int = len(SEEDS)) -> int:
+    """Write the artifact and its runs (``seeds`` a launcher); return the number of runs."""
     tree, lock = write_code(root)
     task_items, means = [], {}
     for t in range(tasks):
         item, means[f"t{t}"] = task_item(f"t{t}", rng)
         task_items.append(item)
-    launchers = scale_launchers(tasks)
+    launchers = scale_launchers(tasks, seeds)
     data = manifest("scale", task_items, launchers, tree=tree, lock=lock)
     data["artifact"]["paper"]["title"] = "s"
     (root / "rra.yaml").write_text(_json_lines(data))
     runs = 0
     for launcher in launchers:
         ids = [m["task"] for m in launcher["measurements"]]
-        for seed in SEEDS:
+        for seed in range(seeds):
             values = {t: round(means[t] + rng.gauss(0, 0.3), 4) for t in ids}
             write_run(
                 root / "runs" / f"{launcher['id']}-s{seed}",
@@ -208,21 +214,31 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[100, 1000, 10000])
     parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument(
+        "--by-runs",
+        type=int,
+        nargs="+",
+        metavar="SEEDS",
+        help="grow the runs instead: 1,000 tasks (100 launchers) with SEEDS seeds a launcher "
+        "each, e.g. 3 30 300 for 300 -> 3k -> 30k runs",
+    )
     args = parser.parse_args()
     env = {**os.environ, "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
     os.environ.update(env)
+    steps = [(1000, s) for s in args.by_runs] if args.by_runs else [(t, 3) for t in args.sizes]
     ours_t, base_t, ours_kib, run_counts = [], [], [], []
     with tempfile.TemporaryDirectory() as tmp:
         base_script = Path(tmp) / "baseline.py"
         base_script.write_text(BASELINE)
         subprocess.run([sys.executable, "-m", "compileall", "-q", str(base_script)], check=True)
         print(
-            f"{'tasks':>6} {'runs':>5} {'ours s':>7} {'base s':>7} {'ratio':>6} "
-            f"{'ours cpu':>8} {'base cpu':>8} {'ratio':>6} {'ours MiB':>8} {'base MiB':>8}"
+            f"{'tasks':>6} {'runs':>6} {'ours s':>7} {'base s':>7} {'ratio':>6} "
+            f"{'ours cpu':>8} {'base cpu':>8} {'ratio':>6} {'ours MiB':>8} {'base MiB':>8} "
+            f"{'KB/run above':>12}"
         )
-        for size in args.sizes:
-            root = Path(tmp) / f"a{size}"
-            runs = build(root, size, random.Random(size))
+        for size, seeds in steps:
+            root = Path(tmp) / f"a{size}-{seeds}"
+            runs = build(root, size, random.Random(size), seeds)
             ours = [
                 *(sys.executable, "-m", "reprobridge_sdk", "audit", str(root)),
                 *("--format", "json", "-o", str(root / "report.json")),
@@ -238,14 +254,15 @@ def main() -> None:
             ours_kib.append(o_kib)
             run_counts.append(runs)
             print(
-                f"{size:>6} {runs:>5} {o:>7.2f} {b:>7.2f} {o / b:>6.2f} {oc:>8.2f} {bc:>8.2f} "
-                f"{oc / bc:>6.2f} {o_kib / 1024:>8.0f} {b_kib / 1024:>8.0f}"
-                f"   verdicts agree on {agree}/{size}"
+                f"{size:>6} {runs:>6} {o:>7.2f} {b:>7.2f} {o / b:>6.2f} {oc:>8.2f} {bc:>8.2f} "
+                f"{oc / bc:>6.2f} {o_kib / 1024:>8.0f} {b_kib / 1024:>8.0f} "
+                f"{(o_kib - b_kib) * 1.024 / runs:>12.1f}   verdicts agree on {agree}/{size}"
             )
-    if len(args.sizes) > 1:
+    if len(steps) > 1:
+        axis, xs = ("runs", run_counts) if args.by_runs else ("tasks", args.sizes)
         print(
-            f"fitted exponent, CPU time ~ tasks^k: ours {exponent(args.sizes, ours_t):.2f}, "
-            f"baseline {exponent(args.sizes, base_t):.2f}"
+            f"fitted exponent, CPU time ~ {axis}^k: ours {exponent(xs, ours_t):.2f}, "
+            f"baseline {exponent(xs, base_t):.2f}"
         )
         grown = (ours_kib[-1] - ours_kib[0]) * 1.024 / (run_counts[-1] - run_counts[0])
         print(f"our peak memory grows by {grown:.1f} KB a run (smallest to largest size)")
