@@ -436,22 +436,13 @@ def _open_joined(
         return None, True
 
 
-def _evidence_digest(
-    base: Path, relative: str, root: safefs.OpenRoot | None = None
-) -> tuple[str | None, str | None, bool]:
-    """``(path, sha256, False)`` of a log or output of the run at ``base`` (see
-    :func:`_open_evidence`, which opens it once), or ``(None, None, linked)``."""
-    path, digest, linked, handle, _ = _evidence_file(base, relative, root)
-    if handle is not None:
-        handle.close()
-    return path, digest, linked
-
-
 def _evidence_file(
     base: Path, relative: str, root: safefs.OpenRoot | None = None
 ) -> tuple[str | None, str | None, bool, io.FileIO | None, bytes | None]:
-    """:func:`_evidence_digest`, the descriptor it hashed, still open (the caller closes it),
-    and the bytes hashed when the file is small (:func:`_hash_and_hold`): re-extraction reads
+    """``(path, sha256, False, descriptor, held)`` of a log or output of the run at ``base``
+    (see :func:`_open_evidence`), or ``(None, None, linked, None, None)``: the descriptor it
+    hashed is still open (the caller closes it), and ``held`` the bytes hashed when the file
+    is small (:func:`_hash_and_hold`): re-extraction reads
     that very file (:func:`_check_run`), not the name again."""
     found = _safe_join(base, relative)
     handle, linked = _open_joined(base, found, root)

@@ -364,6 +364,30 @@ def extract_value(
             opened.close()
 
 
+class _Reading:
+    """What an error while reading ``file`` for ``source`` becomes: an
+    :class:`ExtractionError` carries the source (unless it names one); an ``OSError`` becomes
+    ``missing-file`` naming the file (its name resolved only then). One rule for
+    :func:`extract_value`'s readers and :func:`read_prepared`."""
+
+    __slots__ = ("file", "source")
+
+    def __init__(self, file: OpenedFile, source: str) -> None:
+        self.file = file
+        self.source = source
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, kind: object, exc: BaseException | None, traceback: object) -> None:
+        if isinstance(exc, ExtractionError):
+            if not exc.source:
+                exc.source = self.source
+        elif isinstance(exc, OSError):
+            msg = f"{self.source}: cannot read {self.file.name!r}: {exc.strerror}"
+            raise ExtractionError("missing-file", msg, source=self.source) from None
+
+
 @dataclass(frozen=True, slots=True)
 class Prepared:
     """An extractor of a built-in kind and its transform, made ready once (:func:`prepare`) to
@@ -421,7 +445,7 @@ def read_prepared(
         entries = None if cache is None else cache.entries(opened)
         read = _read(opened, prepared.spec, source, DEFAULT_CHUNK, entries, prepared.transform)
         return read.mean
-    try:
+    with _Reading(opened, source):
         document = opened.document
         if document is NOT_PARSED:
             document = json_document(opened, None if cache is None else cache.entries(opened))
@@ -429,13 +453,6 @@ def read_prepared(
                 opened.document = document
         found = pointed(document, prepared.pointer, prepared.tokens)
         value = found if type(found) is float else as_number(found, prepared.where)[0]
-    except ExtractionError as exc:
-        if not exc.source:
-            exc.source = source
-        raise
-    except OSError as exc:
-        msg = f"{source}: cannot read {opened.name!r}: {exc.strerror}"
-        raise ExtractionError("missing-file", msg, source=source) from None
     if prepared.transform is not None:
         value = apply_transform(value, prepared.transform)
     return value + 0.0  # the mean of one value, as Extracted gives it (-0.0 becomes 0.0)
@@ -451,7 +468,7 @@ def _read(  # noqa: PLR0917 - private helper of extract_value
 ) -> Extracted:
     """The value(s) of a built-in kind, read through the opened file."""
     kind = spec.get("kind")
-    try:
+    with _Reading(path, source):
         if kind == "regex":
             pattern = str(spec["pattern"])
             group = spec.get("group", 1)
@@ -488,13 +505,6 @@ def _read(  # noqa: PLR0917 - private helper of extract_value
         else:
             msg = f"unknown extractor kind {kind!r}"
             raise ExtractionError("bad-extractor", msg, source=source)
-    except ExtractionError as exc:
-        if not exc.source:
-            exc.source = source
-        raise
-    except OSError as exc:
-        msg = f"{source}: cannot read {path.name!r}: {exc.strerror}"
-        raise ExtractionError("missing-file", msg, source=source) from None
     if transform is not None:
         value = apply_transform(value, transform)
     return Extracted(values=(value,), raw=(raw,), source=source)

@@ -31,7 +31,7 @@ _ORACLE_NOT_JSON_SUBSET = re.compile(
 
 
 class _OracleNotSubset(Exception):
-    pass
+    """The text is outside the subset (the oracle's way out of its hooks)."""
 
 
 def _oracle(text: str) -> dict[str, Any] | None:
