@@ -264,28 +264,8 @@ def compatibility_intervals(
 
 
 def scores(intervals: Sequence[Interval], values: Sequence[float]) -> list[Score | None]:
-    """:func:`score` of each ``(interval, value)`` pair, equal to it bit for bit (the same
-    tail function, :mod:`._studentt`, each pair grouped by its ``n``)."""
-    out: list[Score | None] = [None] * len(intervals)
-    pending: dict[int, tuple[list[int], list[float]]] = {}
-    for i, (interval, value) in enumerate(zip(intervals, values, strict=True)):
-        if not interval.defined or interval.n < 2:
-            continue
-        if not math.isfinite(value):
-            out[i] = Score(-math.inf if value == -math.inf else math.inf, 0.0)
-            continue
-        scale = interval.half_width / interval.t
-        delta = value - interval.mean
-        if scale == 0.0:
-            out[i] = Score(0.0, 1.0) if delta == 0.0 else Score(math.copysign(math.inf, delta), 0.0)
-            continue
-        where, zs = pending.setdefault(interval.n - 1, ([], []))
-        where.append(i)
-        zs.append(delta / scale)
-    for df, (where, zs) in pending.items():
-        for i, z in zip(where, zs, strict=True):
-            out[i] = Score(z, min(1.0, 2.0 * _t_sf(abs(z), df)))
-    return out
+    """:func:`score` of each ``(interval, value)`` pair (the auditor's one call per attempt)."""
+    return [score(interval, value) for interval, value in zip(intervals, values, strict=True)]
 
 
 def score(interval: Interval, value: float) -> Score | None:
