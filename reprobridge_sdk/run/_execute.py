@@ -10,8 +10,6 @@ and sealed by :mod:`._records`.
 from __future__ import annotations
 
 import contextlib
-import os
-import sys
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -24,6 +22,7 @@ from reprobridge_sdk.env.snapshot import redact_text
 from reprobridge_sdk.errors import ArtifactError
 from reprobridge_sdk.extract.extraction import ExtractionError, render_template
 from reprobridge_sdk.extract.template import shell_quoted
+from reprobridge_sdk.findings import finding
 from reprobridge_sdk.io import safefs
 from reprobridge_sdk.model import Launcher, Manifest
 from reprobridge_sdk.model.evidence import (
@@ -137,26 +136,49 @@ def render_argv(launcher: Launcher, context: Mapping[str, object]) -> list[str]:
     ]
 
 
-def _visible_paths(root: Path, env: Mapping[str, str]) -> list[Path]:
-    """What a sandboxed launcher must still see: the artifact, this interpreter's prefixes and
-    the environments on ``PATH`` (the directory above each entry, the prefix of a ``bin``).
+def _sandboxed(
+    stack: contextlib.ExitStack,
+    shared: Shared,
+    command: list[str],
+    *,
+    declared: Mapping[str, str],
+    workdir: Path,
+    run_dir: Path,
+    record: EvidenceRecord,
+) -> tuple[list[str], dict[str, str], tuple[int, ...]]:
+    """The sandboxed command, its environment and the descriptors it inherits (the seccomp
+    filter's, open until ``stack`` closes); each ``PATH`` entry left out is reported (N023).
 
-    Never ``/tmp`` itself or a directory above it: binding one would lay the host's ``/tmp``
-    (read-only) over the sandbox's own. A ``PATH`` entry directly in ``/tmp`` (a directory
-    made by ``mktemp -d``) is bound itself instead of its parent.
+    What the launcher sees of the environment is chosen here, by the runner: the environment
+    built from the lock (``cached``) or the running interpreter (``current``), never what
+    ``PATH`` or the launcher's ``env`` name.
     """
-    private = Path("/tmp")  # noqa: S108 - the sandbox's own /tmp (sandbox.py)
-    paths = [root.resolve(), Path(sys.prefix).resolve(), Path(sys.base_prefix).resolve()]
-    for entry in env.get("PATH", "").split(os.pathsep):
-        if entry and Path(entry).is_dir():
-            resolved = Path(entry).resolve()
-            above = resolved.parent
-            paths.append(resolved if private.is_relative_to(above) else above)
-    unique: list[Path] = []
-    for path in paths:
-        if not private.is_relative_to(path) and path not in unique:
-            unique.append(path)
-    return unique
+    from . import sandbox  # noqa: PLC0415 - only with --sandbox
+
+    caller = dict(shared.base_env)
+    if shared.env_mode == "cached" and "VIRTUAL_ENV" in caller:
+        environment = sandbox.interpreter_paths(Path(caller["VIRTUAL_ENV"]))
+    else:
+        caller.pop("VIRTUAL_ENV", None)  # the caller's, not the runner's
+        environment = sandbox.current_interpreter_paths()
+    readable = [shared.root, *environment]
+    roots = sandbox.visible_roots(readable, [run_dir])
+    env, dropped = sandbox.sandbox_env(caller, declared, run_dir=run_dir, roots=roots)
+    pointer = f"/launchers/{record.launcher}/env/PATH" if "PATH" in declared else ""
+    for entry in dropped:
+        item = finding(
+            "N023",
+            f"PATH entry {entry!r} lies outside what the sandbox shows; it was left out of "
+            "PATH and is not visible to the launcher",
+            path=pointer,
+            hint="put the program in the artifact or the environment's lock",
+        )
+        shared.emit(RunEvent("finding", {"run_id": record.run_id, **item.to_dict()}))
+    fd = stack.enter_context(sandbox.seccomp_fd())
+    argv = sandbox.sandbox_command(
+        command, workdir=workdir, run_dir=run_dir, seccomp=fd, readable=readable
+    )
+    return argv, env, (fd,)
 
 
 def _failure_reason(current: Failure | None, reason: str, detail: str, last: str | None) -> Failure:
@@ -204,10 +226,12 @@ def execute(job: Job, shared: Shared) -> RunResult:
     failure: Failure | None = None
     argv: list[str] = list(launcher.argv)
     env = dict(shared.base_env)
+    declared: dict[str, str] = {}
     try:
         argv = render_argv(launcher, context)
         for name, value in launcher.env.items():
-            env[name] = render_template(value, context)
+            declared[name] = render_template(value, context)
+        env.update(declared)
         record.argv = [redact_text(arg) for arg in argv]
     except ExtractionError as exc:
         failure = Failure(reason="template-error", detail=exc.message)
@@ -233,6 +257,7 @@ def execute(job: Job, shared: Shared) -> RunResult:
             run_dir=run_dir,
             argv=argv,
             env=env,
+            declared=declared,
             context=context,
             failure=failure,
         )
@@ -256,6 +281,7 @@ def _complete(
     run_dir: Path,
     argv: list[str],
     env: dict[str, str],
+    declared: Mapping[str, str],
     context: Mapping[str, object],
     failure: Failure | None,
 ) -> EvidenceRecord:
@@ -306,15 +332,6 @@ def _complete(
         return record
 
     command = ["/bin/sh", "-c", argv[0]] if launcher.shell else argv
-    if shared.sandbox:
-        from .sandbox import sandbox_command  # noqa: PLC0415 - only with --sandbox
-
-        command = sandbox_command(
-            command,
-            workdir=workdir.resolve(),
-            run_dir=run_dir,
-            readable=_visible_paths(shared.root, env),
-        )
     patterns = [LandmarkPattern.compile(lm.id, lm.pattern) for lm in launcher.landmarks]
 
     def _on_landmark(landmark_id: str, line: int, elapsed: float) -> None:
@@ -330,18 +347,31 @@ def _complete(
             )
         )
 
-    outcome = run_process(
-        command,
-        cwd=workdir,
-        env=env,
-        log_path=log_path,
-        timeout=shared.timeout if shared.timeout is not None else launcher.timeout,
-        cancel=shared.cancel,
-        landmarks=patterns,
-        on_landmark=_on_landmark,
-        echo=shared.echo,
-        grace=shared.grace,
-    )
+    with contextlib.ExitStack() as stack:
+        inherited: tuple[int, ...] = ()
+        if shared.sandbox:
+            command, env, inherited = _sandboxed(
+                stack,
+                shared,
+                command,
+                declared=declared,
+                workdir=workdir.resolve(),
+                run_dir=run_dir,
+                record=record,
+            )
+        outcome = run_process(
+            command,
+            cwd=workdir,
+            env=env,
+            log_path=log_path,
+            timeout=shared.timeout if shared.timeout is not None else launcher.timeout,
+            cancel=shared.cancel,
+            landmarks=patterns,
+            on_landmark=_on_landmark,
+            echo=shared.echo,
+            grace=shared.grace,
+            pass_fds=inherited,
+        )
     record.exit_code = outcome.exit_code
     record.landmarks = [LandmarkHit(id=i, line=n, elapsed=e) for i, n, e in outcome.landmarks]
     last = outcome.landmarks[-1][0] if outcome.landmarks else None

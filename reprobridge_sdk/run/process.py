@@ -256,8 +256,12 @@ def run_process(
     on_landmark: Callable[[str, int, float], None] | None = None,
     echo: BinaryIO | None = None,
     grace: float = 5.0,
+    pass_fds: Sequence[int] = (),
 ) -> ProcessOutcome:
-    """Run ``argv`` to completion, timeout or cancellation; append its output to ``log_path``."""
+    """Run ``argv`` to completion, timeout or cancellation; append its output to ``log_path``.
+
+    ``pass_fds`` are descriptors the process inherits (the sandbox's seccomp filter).
+    """
     outcome = ProcessOutcome()
     started = time.monotonic()
     with log_path.open("ab", buffering=0) as log:
@@ -271,6 +275,7 @@ def run_process(
                 stderr=subprocess.STDOUT,
                 start_new_session=True,
                 bufsize=0,
+                pass_fds=tuple(pass_fds),
             )
         except (FileNotFoundError, PermissionError, NotADirectoryError) as exc:
             outcome.not_found = f"{argv[0]}: {exc.strerror}"

@@ -1,51 +1,251 @@
 """The sandbox of ``reprobridge run --sandbox``: untrusted launchers under bubblewrap.
 
-A launcher of an artifact the committee does not trust runs inside ``bwrap`` (Debian's
-``bubblewrap``) with
+Built the way Flatpak uses bubblewrap, with the minimal file system of the OCI runtime spec.
+A launcher of an artifact the committee does not trust runs inside ``bwrap`` with
 
-* no network: a new network namespace with only a loopback interface of its own, so neither
-  the internet nor a server on the host's loopback can be reached;
-* a read-only view of the whole file system (the interpreter, the environment built from the
-  lock and the artifact stay readable) except the run directory, which is writable, and a
-  private, empty ``/tmp``; ``/dev`` and ``/proc`` are the sandbox's own;
-* its own PID, IPC and UTS namespaces and ``--die-with-parent``: when the runner stops the
-  sandbox, every process inside it ends, even one that left the process group (``setsid``).
+* **no privileges**: new user, mount, PID, network, IPC, UTS and cgroup namespaces
+  (``--unshare-all --unshare-user``, also when the caller is root), an empty capability set
+  (``--cap-drop ALL``), no new privileges, its own session (``--new-session``: no typing into
+  the caller's terminal) and ``--die-with-parent``. Inside, the launcher is uid and gid 65534
+  (``nobody``), not 0: bubblewrap empties the capability bounding set, and a non-zero uid is
+  the second lock, since no ``execve`` of a non-root user gains capabilities whatever that set
+  holds. Files it writes still belong to the caller outside.
+* **a seccomp filter** (:mod:`._seccomp`, loaded by ``--seccomp FD``) that refuses mount,
+  namespace, tracing, keyring and kernel-module calls with ``EPERM``, even where a new user
+  namespace would allow them.
+* **no network**: the new network namespace has only a loopback of its own, so neither the
+  internet nor a server (or abstract unix socket) on the host can be reached.
+* **a file system that is an allow-list**: the system's ``/usr`` (read-only, with the
+  ``/bin``, ``/sbin``, ``/lib*`` links or directories of the host), only the files of ``/etc``
+  a program needs (:data:`ETC_ENTRIES`), the environment's interpreter and its packages (the
+  virtual environment and its base interpreter's prefix, which may live under a home), the
+  artifact (read-only), the run directory (read-write), a private ``/tmp`` and minimal
+  ``/dev`` and ``/proc``; the root itself is read-only. Never ``/`` as a whole, ``/run``,
+  ``/var``, ``/home``, ``/root``, the caller's home, the host's ``/tmp`` or its sockets.
+* **an environment that is an allow-list** (:func:`sandbox_env`): ``PATH`` with only the
+  entries inside the file system above (an entry outside is dropped, never bound: N023),
+  ``HOME`` (the run directory), the locale (``LANG``, ``LANGUAGE``, ``LC_*``, ``TZ``),
+  ``REPRO_*``, what the runner sets (``VIRTUAL_ENV``, ``PYTHONUNBUFFERED``) and the launcher's
+  declared ``env``. Tokens, cloud credentials and ``SSH_AUTH_SOCK`` of the caller stay out.
 
-The command line is built by :func:`sandbox_command`; :func:`check_sandbox` says why the
-sandbox cannot be used here (bubblewrap missing, or namespaces not permitted), which the
-runner reports as N011 before anything runs. Nothing here changes what is recorded: the
-record's argv is the launcher's, not the wrapper's.
+The command line is built by :func:`sandbox_command`; :func:`check_sandbox` runs the same
+command line (with ``/bin/sh`` checking in ``/proc/self/status`` that the filter, the empty
+capability set and no-new-privileges are in force) and says why the sandbox cannot be used
+here (bubblewrap missing, namespaces not permitted, no filter for this architecture), which
+the runner reports as N011 before anything runs: it never falls back to running unconfined.
+Nothing here changes what is recorded: the record's argv is the launcher's, not the wrapper's.
 """
 
 from __future__ import annotations
 
+import contextlib
+import os
 import shutil
 import subprocess
-from collections.abc import Sequence
+import sys
+import tempfile
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 
-__all__ = ["BWRAP", "check_sandbox", "sandbox_command"]
+from ._seccomp import filter_program, native_architecture
+
+__all__ = [
+    "BWRAP",
+    "ETC_ENTRIES",
+    "check_sandbox",
+    "interpreter_paths",
+    "may_bind",
+    "sandbox_command",
+    "sandbox_env",
+    "seccomp_fd",
+]
 
 #: The bubblewrap executable looked up on ``PATH``.
 BWRAP = "bwrap"
+#: The uid and gid of the launcher inside the sandbox (see the module docstring).
+INSIDE_ID = "65534"
+#: What a program may need of ``/etc``: the dynamic linker's cache and configuration, user and
+#: group names, name service switch, hosts, time zone, TLS certificates (Debian's ``ssl`` and
+#: ``ca-certificates``, Red Hat's ``pki``), the alternatives that ``/usr/bin`` links point
+#: into, protocol and service names, and the OS release. Entries the host lacks are left out;
+#: a link is recreated as a link (its target must lie in the sandbox to resolve).
+ETC_ENTRIES = (
+    "ld.so.cache",
+    "ld.so.conf",
+    "ld.so.conf.d",
+    "passwd",
+    "group",
+    "nsswitch.conf",
+    "hosts",
+    "localtime",
+    "timezone",
+    "ssl",
+    "pki",
+    "ca-certificates",
+    "ca-certificates.conf",
+    "alternatives",
+    "protocols",
+    "services",
+    "os-release",
+)
+#: The top-level names that merged-``/usr`` systems make links into ``/usr`` (and others keep
+#: as directories): recreated as links, or bound read-only where they are directories.
+SYSTEM_DIRS = ("bin", "sbin", "lib", "lib32", "lib64", "libx32")
+#: Environment variables of the caller that reach a sandboxed launcher (besides ``LC_*`` and
+#: ``REPRO_*``): the locale and the time zone.
+LOCALE = ("LANG", "LANGUAGE", "TZ")
+#: What the runner itself sets and a sandboxed launcher keeps.
+RUNNER_SET = ("VIRTUAL_ENV", "PYTHONUNBUFFERED")
+
+#: Never bound, neither themselves nor through a directory above them.
+_NEVER = ("/", "/tmp", "/run", "/var", "/home", "/root", "/etc", "/proc", "/dev", "/sys")  # noqa: S108
+
+_PROBE = (
+    "grep -q '^Seccomp:[[:space:]]*2$' /proc/self/status || { echo 'no seccomp filter' >&2; "
+    "exit 1; }; grep -q '^NoNewPrivs:[[:space:]]*1$' /proc/self/status || "
+    "{ echo 'no-new-privileges is not set' >&2; exit 1; }; "
+    "grep -q '^CapEff:[[:space:]]*0*$' /proc/self/status || "
+    "{ echo 'capabilities were not dropped' >&2; exit 1; }"
+)
 
 
-def check_sandbox() -> str | None:
-    """``None`` when the sandbox works here, else the reason it does not."""
-    exe = shutil.which(BWRAP)
-    if exe is None:
-        return (
-            "bubblewrap (bwrap) is not installed; install it (Debian: apt-get install bubblewrap)"
-        )
-    probe = [exe, "--unshare-all", "--die-with-parent", "--ro-bind", "/", "/", "--", "true"]
+@contextlib.contextmanager
+def seccomp_fd() -> Iterator[int]:
+    """A readable descriptor holding the compiled filter, for ``--seccomp FD``: the read end
+    of a pipe (the program is a few hundred bytes, far below a pipe's buffer), inherited by
+    bubblewrap only (``pass_fds``) and closed when the block ends.
+
+    Raises :class:`OSError` on an architecture without a filter table (see
+    :func:`check_sandbox`, which reports it first).
+    """
+    machine = native_architecture()
+    if machine is None:
+        raise OSError(f"no seccomp filter for this architecture ({os.uname().machine})")
+    read, write = os.pipe()
     try:
-        proc = subprocess.run(probe, capture_output=True, text=True, timeout=30, check=False)
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        return f"bubblewrap cannot start: {exc}"
-    if proc.returncode != 0:
-        detail = proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else "no detail"
-        return f"bubblewrap cannot create namespaces here: {detail}"
-    return None
+        with os.fdopen(write, "wb") as handle:
+            handle.write(filter_program(machine))
+        yield read
+    finally:
+        os.close(read)
+
+
+def may_bind(path: Path) -> bool:
+    """Whether ``path`` may be bound into the sandbox: never ``/``, ``/tmp``, ``/run``,
+    ``/var``, ``/home``, ``/root``, ``/etc``, ``/proc``, ``/dev``, ``/sys``, the caller's
+    home, nor a directory that holds one of them."""
+    resolved = Path(os.path.realpath(path))
+    never = [Path(p) for p in _NEVER]
+    home = os.environ.get("HOME")
+    if home:
+        never.append(Path(os.path.realpath(home)))
+    return not any(place.is_relative_to(resolved) for place in never)
+
+
+def interpreter_paths(prefix: Path) -> list[Path]:
+    """What the interpreter of the environment at ``prefix`` needs: the prefix and, for a
+    virtual environment, its base interpreter's prefix (named by ``pyvenv.cfg``'s ``home``,
+    and the one its ``python`` link leads to; a pyenv or uv interpreter lives under a home)."""
+    paths = [prefix]
+    with contextlib.suppress(OSError, UnicodeDecodeError):
+        for line in (prefix / "pyvenv.cfg").read_text(encoding="utf-8").splitlines():
+            key, _, value = line.partition("=")
+            if key.strip() == "home" and value.strip():
+                paths.append(Path(os.path.realpath(value.strip())).parent)
+    for name in ("python", "python3"):
+        real = Path(os.path.realpath(prefix / "bin" / name))
+        if real.is_file():
+            paths.append(real.parent.parent)
+            break
+    return paths
+
+
+def current_interpreter_paths() -> list[Path]:
+    """:func:`interpreter_paths` of the running interpreter, with its base prefixes."""
+    paths = interpreter_paths(Path(sys.prefix))
+    for prefix in (sys.exec_prefix, sys.base_prefix, sys.base_exec_prefix):
+        paths.append(Path(prefix))
+    paths.append(Path(os.path.realpath(sys.executable)).parent.parent)
+    return paths
+
+
+def _unique(paths: Iterable[Path]) -> list[Path]:
+    """Absolute, existing, bindable paths, each once, in order."""
+    seen: list[Path] = []
+    for path in paths:
+        real = Path(os.path.realpath(path))
+        if real not in seen and real.exists() and may_bind(real):
+            seen.append(real)
+    return seen
+
+
+def visible_roots(readable: Sequence[Path], writable: Sequence[Path]) -> list[Path]:
+    """Every tree a sandboxed launcher sees: ``/usr``, the host's system directories that are
+    directories, and the bound paths."""
+    roots = [Path("/usr")]
+    roots += [Path("/", name) for name in SYSTEM_DIRS if _is_real_dir(Path("/", name))]
+    return roots + _unique((*readable, *writable))
+
+
+def _is_real_dir(path: Path) -> bool:
+    return not path.is_symlink() and path.is_dir()
+
+
+def filter_path(value: str, roots: Sequence[Path]) -> tuple[str, list[str]]:
+    """``PATH`` with only the entries inside ``roots`` (each as the directory it resolves to),
+    and the entries left out: relative ones and those that lead elsewhere. Never raises: an
+    entry that cannot be read is judged by where it leads."""
+    kept: list[str] = []
+    dropped: list[str] = []
+    for entry in value.split(os.pathsep):
+        if not entry:
+            continue
+        real = os.path.realpath(entry) if Path(entry).is_absolute() else None
+        if real is None or not any(Path(real).is_relative_to(root) for root in roots):
+            if entry not in dropped:
+                dropped.append(entry)
+        elif real not in kept:
+            kept.append(real)
+    return os.pathsep.join(kept), dropped
+
+
+def sandbox_env(
+    caller: Mapping[str, str],
+    declared: Mapping[str, str],
+    *,
+    run_dir: Path,
+    roots: Sequence[Path],
+) -> tuple[dict[str, str], list[str]]:
+    """A sandboxed launcher's environment (see the module docstring) and the ``PATH`` entries
+    left out. ``caller`` is the runner's environment (the caller's, with the environment's
+    ``bin`` first on ``PATH``); ``declared`` is the launcher's ``env``, templated."""
+    env = {
+        name: value
+        for name, value in caller.items()
+        if name in LOCALE or name in RUNNER_SET or name.startswith(("LC_", "REPRO_"))
+    }
+    env["HOME"] = str(run_dir)
+    env.update(declared)
+    env["PATH"], dropped = filter_path(declared.get("PATH", caller.get("PATH", "")), roots)
+    return env, dropped
+
+
+def _system_args() -> list[str]:
+    """``/usr``, its companions at the top level and the chosen files of ``/etc``."""
+    args = ["--ro-bind", "/usr", "/usr"]
+    for name in SYSTEM_DIRS:
+        path = Path("/", name)
+        if path.is_symlink():
+            args += ["--symlink", str(path.readlink()), str(path)]
+        elif path.is_dir():
+            args += ["--ro-bind", str(path), str(path)]
+    for name in ETC_ENTRIES:
+        path = Path("/etc", name)
+        if path.is_symlink():
+            args += ["--symlink", str(path.readlink()), str(path)]
+        elif path.exists():
+            args += ["--ro-bind", str(path), str(path)]
+    return args
 
 
 def sandbox_command(
@@ -53,24 +253,34 @@ def sandbox_command(
     *,
     workdir: Path,
     run_dir: Path,
+    seccomp: int,
     readable: Sequence[Path] = (),
     writable: Sequence[Path] = (),
 ) -> list[str]:
     """``argv`` wrapped in bubblewrap (see the module docstring).
 
-    The private ``/tmp`` hides the host's: ``readable`` names directories that must stay
-    visible (read-only) although they may lie under ``/tmp`` (the artifact, the interpreter,
-    the environment); ``writable`` adds directories the launcher may write besides the run
-    directory (caches it needs). Paths that do not exist are left out.
+    ``readable`` names what must stay visible, read-only: the artifact, the environment's
+    interpreter and packages (:func:`interpreter_paths`); ``writable`` adds directories the
+    launcher may write besides ``run_dir``. Paths that do not exist, or that :func:`may_bind`
+    refuses, are left out. ``seccomp`` is a descriptor from :func:`seccomp_fd`, which the
+    caller passes to the process (``pass_fds``).
     """
     exe = shutil.which(BWRAP) or BWRAP
     command = [
         exe,
         "--unshare-all",
+        "--unshare-user",
+        "--uid",
+        INSIDE_ID,
+        "--gid",
+        INSIDE_ID,
+        "--cap-drop",
+        "ALL",
+        "--new-session",
         "--die-with-parent",
-        "--ro-bind",
-        "/",
-        "/",
+        "--seccomp",
+        str(seccomp),
+        *_system_args(),
         "--dev",
         "/dev",
         "--proc",
@@ -78,11 +288,50 @@ def sandbox_command(
         "--tmpfs",
         "/tmp",  # noqa: S108 - the sandbox's own, empty /tmp
     ]
-    for path in readable:
-        if path.exists():
-            command += ["--ro-bind", str(path), str(path)]
-    for path in (run_dir, *writable):
-        if path.exists():
-            command += ["--bind", str(path), str(path)]
-    command += ["--chdir", str(workdir), "--", *argv]
+    for path in _unique(readable):
+        command += ["--ro-bind", str(path), str(path)]
+    for path in _unique((run_dir, *writable)):
+        command += ["--bind", str(path), str(path)]
+    command += ["--remount-ro", "/", "--chdir", str(workdir), "--", *argv]
     return command
+
+
+def check_sandbox() -> str | None:
+    """``None`` when the sandbox works here, else the reason it does not.
+
+    The probe is :func:`sandbox_command` itself, with the running interpreter visible and a
+    temporary run directory, so it fails where a real run would.
+    """
+    exe = shutil.which(BWRAP)
+    if exe is None:
+        return (
+            "bubblewrap (bwrap) is not installed; install it (Debian: apt-get install bubblewrap)"
+        )
+    if native_architecture() is None:
+        return f"no seccomp filter is defined for this architecture ({os.uname().machine})"
+    with tempfile.TemporaryDirectory(prefix="reprobridge-sandbox-probe-") as tmp:
+        probe_dir = Path(tmp)
+        try:
+            with seccomp_fd() as fd:
+                probe = sandbox_command(
+                    ["/bin/sh", "-c", _PROBE],
+                    workdir=probe_dir,
+                    run_dir=probe_dir,
+                    seccomp=fd,
+                    readable=current_interpreter_paths(),
+                )
+                proc = subprocess.run(
+                    probe,
+                    capture_output=True,
+                    text=True,
+                    timeout=30,
+                    check=False,
+                    pass_fds=(fd,),
+                    env={"PATH": "/usr/bin:/bin"},
+                )
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            return f"bubblewrap cannot start: {exc}"
+    if proc.returncode != 0:
+        detail = proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else "no detail"
+        return f"bubblewrap cannot confine a process here: {detail}"
+    return None
