@@ -1,9 +1,9 @@
 """Progress reporting for :func:`reprobridge_sdk.run.run`: JSON lines or a live display.
 
 Both are ``on_event`` callbacks. :class:`JsonEvents` writes one JSON object per event and
-line (``run-started``, ``landmark``, ``run-finished``, ``summary``). :class:`LiveProgress`
-writes human text: a line per finished run and, on a terminal, a status line redrawn twice a
-second (runs done, running, failed, elapsed). Colour as
+line (``run-started``, ``landmark``, ``finding``, ``run-finished``, ``summary``).
+:class:`LiveProgress` writes human text: a line per finished run and per finding and, on a
+terminal, a status line redrawn twice a second (runs done, running, failed, elapsed). Colour as
 :func:`reprobridge_sdk.config.color_enabled` decides (``NO_COLOR``, ``FORCE_COLOR``, a terminal).
 """
 
@@ -111,6 +111,13 @@ class LiveProgress:
                 self.running.discard(str(data["run_id"]))
                 self.done += 1
                 self._line(self._finished(data))
+            elif event.event == "finding":
+                self._line(
+                    f"{self._paint(str(data['severity']), 'yellow')} {data['code']}: "
+                    f"{data['message']}"
+                    + (f" at {data['path']}" if data.get("path") else "")
+                    + (f"\n  hint: {data['hint']}" if data.get("hint") else "")
+                )
             elif event.event == "summary":
                 self._clear()
 

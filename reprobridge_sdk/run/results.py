@@ -16,7 +16,8 @@ __all__ = ["RunEvent", "RunResult", "RunSummary", "TaskValue", "task_values"]
 
 @dataclass(frozen=True)
 class RunEvent:
-    """A progress event: ``run-started``, ``landmark``, ``run-finished`` or ``summary``."""
+    """A progress event: ``run-started``, ``landmark``, ``finding`` (a warning about one run:
+    its ``run_id`` and the finding's fields), ``run-finished`` or ``summary``."""
 
     event: str
     data: Mapping[str, Any]

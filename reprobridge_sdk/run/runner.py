@@ -306,6 +306,21 @@ def _refuse_shared_outputs(plan: list[Job]) -> None:
                 )
 
 
+def _refuse_unshowable(root: Path, runs: Path) -> None:
+    """N011 when the sandbox could show the artifact or the runs directory only by showing
+    what it never shows (``/``, a home, ``/tmp`` itself...): nothing runs unconfined."""
+    from .sandbox import may_bind  # noqa: PLC0415 - only with --sandbox
+
+    for what, path in (("the artifact", root), ("the runs directory", runs)):
+        if not may_bind(path):
+            raise usage_error(
+                "N011",
+                f"--sandbox cannot show {what} ({path}) without showing what holds it "
+                "(the root, a home, /tmp or a system directory)",
+                hint="move the artifact (or --runs-dir) into a directory of its own",
+            )
+
+
 def run(
     artifact_dir: str | os.PathLike[str] = ".",
     launchers: Sequence[str] | None = None,
@@ -332,9 +347,10 @@ def run(
     :class:`~reprobridge_sdk.run.executors.Executor` the caller owns.
     Every final record is appended to the runs directory's ledger (its head is
     ``summary.ledger_head``) and, with ``sign_key``, signed into ``record.dsse.json``.
-    With ``sandbox`` each launcher runs under bubblewrap (no network, a read-only file system
-    but its run directory, a private ``/tmp``; :mod:`reprobridge_sdk.run.sandbox`), and N011
-    is raised before anything runs where the sandbox cannot work.
+    With ``sandbox`` each launcher runs under bubblewrap (no privileges, no network, a file
+    system and an environment that are allow-lists; :mod:`reprobridge_sdk.run.sandbox`), and
+    N011 is raised before anything runs where the sandbox cannot hold; a ``PATH`` entry it
+    leaves out is a ``finding`` event (N023).
     Raises :class:`UsageError` (N codes) for a bad request, and :class:`ArtifactError` when
     a run directory or its first record cannot be written (then no further run starts);
     every run's outcome, good or bad, is in the returned summary and in its record.
@@ -362,6 +378,8 @@ def run(
     root = root.resolve()
     chosen = select_launchers(manifest, launchers, scope)
     runs = Path(runs_dir).resolve() if runs_dir is not None else root / "runs"
+    if sandbox:
+        _refuse_unshowable(root, runs)
     selected = with_needs(manifest, chosen, runs)
     code_digest, lock_digest = artifact_digests(root, manifest)
     mode: EnvMode = "cached" if env_mode == "cached" else "current"
