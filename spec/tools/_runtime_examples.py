@@ -919,6 +919,13 @@ RUNTIME_EXAMPLES: dict[str, tuple[str, str, str]] = {
         "$ reprobridge run --sandbox .     # N011, exit 2: nothing runs",
         "$ apt-get install bubblewrap\n$ reprobridge run --sandbox .",
     ),
+    "N023": (
+        _YAML,
+        "    env: {PATH: /opt/tools/bin:/usr/bin}\n"
+        "# reprobridge run --sandbox: N023 at /launchers/train/env/PATH; /opt/tools/bin is\n"
+        "# left out of PATH and not shown to the launcher",
+        "    env: {PATH: /usr/bin}   # the tools come from the lock or the artifact",
+    ),
     # ------------------------------------------------------------------- B: build agent
     "B001": (
         _YAML,
