@@ -99,6 +99,15 @@ class Shared:
     keep_snapshot: bool = False
     _kept: list[str | None] = field(default_factory=list)
     _keeping: threading.Lock = field(default_factory=threading.Lock)
+    #: The warnings already reported in this invocation (each is reported once, not per run).
+    _warned: set[tuple[str, ...]] = field(default_factory=set)
+
+    def first_warning(self, key: tuple[str, ...]) -> bool:
+        """Whether the warning ``key`` is new to this invocation (and is now remembered)."""
+        with self._keeping:
+            new = key not in self._warned
+            self._warned.add(key)
+            return new
 
     def snapshot_sha256(self) -> str | None:
         """The digest the records name, the snapshot written on the first call; ``None``
@@ -165,13 +174,13 @@ def _sandboxed(
     roots = sandbox.visible_roots(readable, [run_dir])
     env, dropped = sandbox.sandbox_env(caller, declared, run_dir=run_dir, roots=roots)
     pointer = f"/launchers/{record.launcher}/env/PATH" if "PATH" in declared else ""
-    for entry in dropped:
+    if dropped and shared.first_warning(("N023", pointer, *dropped)):
         item = finding(
             "N023",
-            f"PATH entry {entry!r} lies outside what the sandbox shows; it was left out of "
-            "PATH and is not visible to the launcher",
+            "PATH entries outside what the sandbox shows were left out of PATH and are not "
+            f"visible to the launcher: {', '.join(map(repr, dropped))}",
             path=pointer,
-            hint="put the program in the artifact or the environment's lock",
+            hint="put the programs in the artifact or the environment's lock",
         )
         shared.emit(RunEvent("finding", {"run_id": record.run_id, **item.to_dict()}))
     fd = stack.enter_context(sandbox.seccomp_fd())
