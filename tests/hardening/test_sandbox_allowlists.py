@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import io
 import os
+import shutil
+import subprocess
 import sys
 from pathlib import Path
 
@@ -188,3 +190,37 @@ def test_a_finding_event_is_printed_as_a_coded_warning() -> None:
     assert lines[0].startswith("warning N023: ")
     assert lines[0].endswith(" at /launchers/one/env/PATH")
     assert lines[1] == "  hint: put the program in the artifact"
+
+
+@pytest.mark.skipif(
+    check_sandbox() is not None and os.environ.get("REPROBRIDGE_REQUIRE_SANDBOX") != "1",
+    reason="the sandbox cannot run here",
+)
+def test_where_user_namespaces_are_not_permitted_nothing_runs(tmp_path: Path) -> None:
+    """A real host without user namespaces: bubblewrap's --disable-userns sets the limit of
+    new user namespaces to none for the command line under test (no mock of the check)."""
+    root = _artifact(tmp_path / "art")
+    no_userns = [shutil.which("bwrap") or "bwrap", "--dev-bind", "/", "/", "--unshare-user"]
+    cli = [os.path.realpath(sys.executable), "-m", "reprobridge_sdk", "run", str(root)]
+    done = subprocess.run(
+        [
+            *no_userns,
+            "--disable-userns",
+            "--",
+            *cli,
+            "--sandbox",
+            "--env",
+            "current",
+            "--no-validate",
+        ],
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 2, done.stderr
+    assert [line.split(":")[0] for line in done.stderr.splitlines() if "N011" in line] == [
+        "error N011"
+    ]
+    assert not (root / "runs").exists()
