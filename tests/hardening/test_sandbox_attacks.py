@@ -40,7 +40,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from reprobridge_sdk.run.sandbox import check_sandbox
+from reprobridge_sdk.run.sandbox import ETC_ENTRIES, check_sandbox
 
 _PROBLEM = check_sandbox()
 if _PROBLEM is not None and os.environ.get("REPROBRIDGE_REQUIRE_SANDBOX") != "1":
@@ -312,7 +312,7 @@ def attack(request: pytest.FixtureRequest) -> Iterator[Attack]:
             },
             "drops": {key: str(path) for key, path in planted.items()},
             "sockets": sockets,
-            "listed": ["/root", "/home", "/run", "/var", "/tmp", str(base)],
+            "listed": ["/root", "/home", "/run", "/var", "/tmp", "/etc", str(base)],
         }
         art = base / "art"
         _write_artifact(art, cfg, secret_dir)
@@ -418,6 +418,8 @@ def test_the_host_file_system_is_an_allow_list(attack: Attack, launcher: str) ->
     assert set(json.loads(seen["ls-/tmp"])) == {f"rb-sandbox-planted-{attack.tag}.txt"} | (
         {attack.base.name} if attack.base.parent == Path("/tmp") else set()
     )
+    # /etc: only the listed files a program needs (no shadow, no ssh keys, no machine-id)
+    assert set(json.loads(seen["ls-/etc"])) <= set(ETC_ENTRIES)
     # the artifact's parent: only the artifact and the runs directory that holds the run
     assert set(json.loads(seen[f"ls-{attack.base}"])) == {"art", "runs"}
     # root's home: nothing but the way to the interpreter's prefix, when it lies there
