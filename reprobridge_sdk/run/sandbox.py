@@ -289,7 +289,8 @@ def sandbox_command(
         "/tmp",  # noqa: S108 - the sandbox's own, empty /tmp
     ]
     for path in _unique(readable):
-        command += ["--ro-bind", str(path), str(path)]
+        if not path.is_relative_to("/usr"):  # a system interpreter: /usr is bound already
+            command += ["--ro-bind", str(path), str(path)]
     for path in _unique((run_dir, *writable)):
         command += ["--bind", str(path), str(path)]
     command += ["--remount-ro", "/", "--chdir", str(workdir), "--", *argv]

@@ -224,3 +224,28 @@ def test_where_user_namespaces_are_not_permitted_nothing_runs(tmp_path: Path) ->
         "error N011"
     ]
     assert not (root / "runs").exists()
+
+
+@pytest.mark.skipif(
+    check_sandbox() is not None and os.environ.get("REPROBRIDGE_REQUIRE_SANDBOX") != "1",
+    reason="the sandbox cannot run here",
+)
+def test_the_api_reports_a_dropped_path_entry_once_as_a_finding_event(tmp_path: Path) -> None:
+    root = _artifact(tmp_path / "art")
+    secret = tmp_path / "secret-bin"
+    secret.mkdir()
+    manifest = yaml.safe_load((root / "rra.yaml").read_text())
+    manifest["launchers"][0]["argv"] = [os.path.realpath(sys.executable), "-c", "print(1)"]
+    manifest["launchers"][0]["env"] = {"PATH": f"{secret}:/usr/bin"}
+    manifest["launchers"][0]["seeds"] = [1, 2]
+    (root / "rra.yaml").write_text(yaml.safe_dump(manifest, sort_keys=False))
+    events: list[RunEvent] = []
+    summary = run(root, ["one"], env_mode="current", sandbox=True, on_event=events.append)
+    assert [r.status for r in summary.results] == ["succeeded", "succeeded"]
+    from_env = [
+        e.data
+        for e in events
+        if e.event == "finding" and e.data["path"] == "/launchers/one/env/PATH"
+    ]
+    assert [(d["code"], d["severity"]) for d in from_env] == [("N023", "warning")]  # once
+    assert repr(str(secret)) in str(from_env[0]["message"])
