@@ -14,9 +14,10 @@ bubblewrap, once as the test's user (root in CI, as CI runs) and once as ``nobod
   that a user namespace alone would allow (``keyctl``, ``unshare(CLONE_NEWUSER)``).
 
 The ``nobody`` variant runs the command line inside a helper mount namespace (bubblewrap run
-by root, not the sandbox under test) that only makes the interpreter's prefix traversable
-when it lies under a private home; it is skipped, with the reason, where privileges cannot
-be dropped. Where the sandbox cannot run at all the tests skip, except in CI
+by root, not the sandbox under test) that only makes the interpreter's prefix and the
+project's source reachable where they lie under a private directory; it is skipped, with the
+reason, where privileges cannot be dropped or the project cannot be imported as that user.
+Where the sandbox cannot run at all the tests skip, except in CI
 (``REPROBRIDGE_REQUIRE_SANDBOX=1``), where they fail.
 """
 
@@ -143,51 +144,55 @@ class Attack:
     stderr: str = ""
 
 
-def _traversable_by_others(path: Path) -> bool:
-    """Whether a user other than the owner can reach ``path`` (every directory above it
-    searchable by others)."""
-    for part in [path, *path.parents]:
-        try:
-            if not part.stat().st_mode & stat.S_IXOTH:
-                return False
-        except OSError:
-            return False
-    return True
-
-
 def _nobody_problem() -> str | None:
     if os.geteuid() != 0:
         return "the tests do not run as root, so they cannot drop to another user"
     if shutil.which("setpriv") is None:
         return "setpriv (util-linux) is not installed"
-    if not _traversable_by_others(REPO):
-        return f"the project's source ({REPO}) is not readable by other users"
+    probe = _as_nobody([os.path.realpath(sys.executable), "-c", "import reprobridge_sdk"])
+    done = subprocess.run(
+        probe,
+        env={**os.environ, "PYTHONPATH": str(REPO), "HOME": "/"},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    if done.returncode != 0:
+        last = done.stderr.strip().splitlines()[-1:] or ["no detail"]
+        return f"the project cannot be imported as uid {NOBODY}: {last[0]}"
     return None
 
 
 def _as_nobody(argv: list[str]) -> list[str]:
-    """``argv`` run as uid/gid 65534, with the interpreter's prefix made reachable where it
-    lies under a private directory (root's home, for a pyenv interpreter): a mount namespace
-    of the test's own (bubblewrap as root, with the host's tree), not the sandbox under test."""
+    """``argv`` run as uid/gid 65534, with the interpreter's prefixes and the project's source
+    made reachable where they lie under a private directory (root's home for a pyenv
+    interpreter, a temporary directory for a checkout): a mount namespace of the test's own
+    (bubblewrap as root, with the host's tree), not the sandbox under test."""
     helper = [shutil.which("bwrap") or "bwrap", "--dev-bind", "/", "/", "--die-with-parent"]
-    prefixes = {
+    exposed = {
         Path(os.path.realpath(p))
-        for p in (sys.prefix, sys.base_prefix, Path(sys.executable).parent.parent)
+        for p in (sys.prefix, sys.base_prefix, Path(sys.executable).parent.parent, REPO)
     }
     hidden: set[Path] = set()
-    for prefix in sorted(prefixes):
-        blocked = [p for p in reversed(prefix.parents) if not p.stat().st_mode & stat.S_IXOTH]
-        if not blocked and prefix.stat().st_mode & stat.S_IXOTH:
+    for path in sorted(exposed):
+        blocked = [p for p in [*reversed(path.parents), path] if not _searchable(p)]
+        if not blocked:
             continue
-        top = blocked[0] if blocked else prefix
+        top = blocked[0]
         if top not in hidden:
             helper += ["--perms", "0755", "--tmpfs", str(top)]
             hidden.add(top)
-        for between in [p for p in reversed(prefix.parents) if p.is_relative_to(top)][1:]:
+        for between in [p for p in reversed(path.parents) if p.is_relative_to(top)][1:]:
             helper += ["--perms", "0755", "--dir", str(between)]
-        helper += ["--ro-bind", str(prefix), str(prefix)]
+        helper += ["--ro-bind", str(path), str(path)]
     drop = ["setpriv", "--reuid", str(NOBODY), "--regid", str(NOBODY), "--clear-groups"]
     return [*helper, "--", *drop, "--", *argv]
+
+
+def _searchable(path: Path) -> bool:
+    """Whether users other than the owner may enter ``path``."""
+    return bool(path.stat().st_mode & stat.S_IXOTH)
 
 
 @contextlib.contextmanager
