@@ -174,9 +174,9 @@ print("own-tmp=writable")
 def test_a_path_entry_directly_in_tmp_does_not_bring_the_host_tmp_back(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The sandbox keeps the environments on PATH visible (the directory above each entry).
-    An entry directly in /tmp (a shim directory made by mktemp, as CI makes one) has /tmp as
-    that directory: binding it would show the host's /tmp, read-only, over the sandbox's own.
+    """A PATH entry directly in /tmp (a shim directory made by mktemp, as CI makes one) lies
+    outside what the sandbox shows: it is left out of PATH (N023), never bound, so neither it
+    nor the host's /tmp around it shows over the sandbox's own /tmp.
     """
     shim = Path(tempfile.mkdtemp(dir="/tmp"))
     secret = Path(tempfile.mkstemp(dir="/tmp", prefix="host-secret-")[1])
