@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from reprobridge_sdk.digest import file_sha256
 from reprobridge_sdk.errors import UsageError
 from reprobridge_sdk.run import run
 from reprobridge_sdk.run.progress import LiveProgress
@@ -249,3 +250,43 @@ def test_the_api_reports_a_dropped_path_entry_once_as_a_finding_event(tmp_path: 
     ]
     assert [(d["code"], d["severity"]) for d in from_env] == [("N023", "warning")]  # once
     assert repr(str(secret)) in str(from_env[0]["message"])
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(
+    check_sandbox() is not None and os.environ.get("REPROBRIDGE_REQUIRE_SANDBOX") != "1",
+    reason="the sandbox cannot run here",
+)
+def test_the_environment_built_from_the_lock_runs_inside_with_its_base_interpreter(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The environment is cached under the caller's home (as ``~/.cache/reprobridge`` is),
+    and its base interpreter may live under a home too (pyenv): both are shown read-only,
+    the rest of the home is not."""
+    home = tmp_path / "home"
+    (home / "private").mkdir(parents=True)
+    (home / "private" / "secret.txt").write_text("x")
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("REPROBRIDGE_CACHE_DIR", str(home / ".cache" / "reprobridge"))
+    root = _artifact(tmp_path / "art")
+    (root / "environment").mkdir()
+    (root / "environment" / "requirements.lock").write_text("# no distributions\n")
+    manifest = yaml.safe_load((root / "rra.yaml").read_text())
+    manifest["environment"]["lock"] = {
+        "path": "environment/requirements.lock",
+        "format": "requirements",
+        "sha256": file_sha256(root / "environment" / "requirements.lock"),
+    }
+    probe = (
+        "import os, sys; print('prefix=' + sys.prefix); print('venv=' + os.environ['VIRTUAL_ENV'])"
+        f"; print('home-secret=' + str(os.path.exists({str(home / 'private')!r})))"
+    )
+    manifest["launchers"][0]["argv"] = ["python", "-c", probe]
+    (root / "rra.yaml").write_text(yaml.safe_dump(manifest, sort_keys=False))
+    (result,) = run(root, ["one"], env_mode="cached", sandbox=True).results
+    log = (result.run_dir / "log.txt").read_text()
+    assert result.status == "succeeded", log
+    seen = dict(line.split("=", 1) for line in log.splitlines() if "=" in line)
+    assert seen["prefix"] == seen["venv"]
+    assert Path(seen["prefix"]).is_relative_to(home / ".cache" / "reprobridge")
+    assert seen["home-secret"] == "False"
