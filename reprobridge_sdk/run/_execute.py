@@ -156,7 +156,9 @@ def _sandboxed(
     record: EvidenceRecord,
 ) -> tuple[list[str], dict[str, str], tuple[int, ...]]:
     """The sandboxed command, its environment and the descriptors it inherits (the seccomp
-    filter's, open until ``stack`` closes); each ``PATH`` entry left out is reported (N023).
+    filter's, open until ``stack`` closes). The ``PATH`` entries left out are one finding
+    (N023), reported once per invocation and source (the caller's ``PATH``, a launcher's
+    ``env``).
 
     What the launcher sees of the environment is chosen here, by the runner: the environment
     built from the lock (``cached``) or the running interpreter (``current``), never what
