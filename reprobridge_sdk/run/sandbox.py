@@ -26,7 +26,8 @@ A launcher of an artifact the committee does not trust runs inside ``bwrap`` wit
   entries inside the file system above (an entry outside is dropped, never bound: N023),
   ``HOME`` (the run directory), the locale (``LANG``, ``LANGUAGE``, ``LC_*``, ``TZ``),
   ``REPRO_*``, what the runner sets (``VIRTUAL_ENV``, ``PYTHONUNBUFFERED``) and the launcher's
-  declared ``env``. Tokens, cloud credentials and ``SSH_AUTH_SOCK`` of the caller stay out.
+  declared ``env`` (bubblewrap adds ``PWD``). Tokens, cloud credentials and
+  ``SSH_AUTH_SOCK`` of the caller stay out.
 
 The command line is built by :func:`sandbox_command`; :func:`check_sandbox` runs the same
 command line (with ``/bin/sh`` checking in ``/proc/self/status`` that the filter, the empty
