@@ -66,10 +66,12 @@ BWRAP = "bwrap"
 #: The uid and gid of the launcher inside the sandbox (see the module docstring).
 INSIDE_ID = "65534"
 #: What a program may need of ``/etc``: the dynamic linker's cache and configuration, user and
-#: group names, name service switch, hosts, time zone, TLS certificates (Debian's ``ssl`` and
-#: ``ca-certificates``, Red Hat's ``pki``), the alternatives that ``/usr/bin`` links point
-#: into, protocol and service names, and the OS release. Entries the host lacks are left out;
-#: a link is recreated as a link (its target must lie in the sandbox to resolve).
+#: group names, name service switch, hosts, time zone, TLS certificates and OpenSSL's
+#: configuration (Debian's ``ssl/certs``, Red Hat's ``pki/tls/certs`` and ``pki/ca-trust``;
+#: never the ``private`` directories beside them, whose keys a root caller's launcher could
+#: read as their owner), the alternatives that ``/usr/bin`` links point into, protocol and
+#: service names, and the OS release. Entries the host lacks are left out; a link is
+#: recreated as a link (its target must lie in the sandbox to resolve).
 ETC_ENTRIES = (
     "ld.so.cache",
     "ld.so.conf",
@@ -80,9 +82,10 @@ ETC_ENTRIES = (
     "hosts",
     "localtime",
     "timezone",
-    "ssl",
-    "pki",
-    "ca-certificates",
+    "ssl/certs",
+    "ssl/openssl.cnf",
+    "pki/tls/certs",
+    "pki/ca-trust",
     "ca-certificates.conf",
     "alternatives",
     "protocols",

@@ -317,7 +317,7 @@ def attack(request: pytest.FixtureRequest) -> Iterator[Attack]:
             },
             "drops": {key: str(path) for key, path in planted.items()},
             "sockets": sockets,
-            "listed": ["/root", "/home", "/run", "/var", "/tmp", "/etc", str(base)],
+            "listed": ["/root", "/home", "/run", "/var", "/tmp", "/etc", "/etc/ssl", str(base)],
         }
         art = base / "art"
         _write_artifact(art, cfg, secret_dir)
@@ -424,7 +424,9 @@ def test_the_host_file_system_is_an_allow_list(attack: Attack, launcher: str) ->
         {attack.base.name} if attack.base.parent == Path("/tmp") else set()
     )
     # /etc: only the listed files a program needs (no shadow, no ssh keys, no machine-id)
-    assert set(json.loads(seen["ls-/etc"])) <= set(ETC_ENTRIES)
+    assert set(json.loads(seen["ls-/etc"])) <= {entry.split("/")[0] for entry in ETC_ENTRIES}
+    if not seen["ls-/etc/ssl"].startswith("absent"):  # certificates, never private keys
+        assert set(json.loads(seen["ls-/etc/ssl"])) <= {"certs", "openssl.cnf"}
     # the artifact's parent: only the artifact and the runs directory that holds the run
     assert set(json.loads(seen[f"ls-{attack.base}"])) == {"art", "runs"}
     # root's home: nothing but the way to the interpreter's prefix, when it lies there
