@@ -21,10 +21,12 @@ with a ``pairs()`` method) is accepted too.
     ``severity``, ``message``, ``path`` (JSON Pointer), ``file``, ``line``, ``col``, ``hint``
     and ``spec`` (null where unknown).
 ``sarif``
-    SARIF 2.1.0: one run; ``tool.driver.rules`` is the whole code registry (with ``helpUri``
-    into the spec); each result has ``ruleId``, ``ruleIndex``, ``level``, ``message`` and a
-    location with a ``physicalLocation`` (file, region) and a ``logicalLocation`` whose
-    ``fullyQualifiedName`` is the JSON Pointer.
+    SARIF 2.1.0: one run with one ``invocations`` entry; ``tool.driver.rules`` holds the
+    registry's entry of each code that fired, and only those (with ``shortDescription``,
+    ``fullDescription``, ``help`` as text and markdown, and ``helpUri`` into the spec, as
+    GitHub code scanning requires); each result has ``ruleId``, ``ruleIndex``, ``level``,
+    ``message`` and a location with a ``physicalLocation`` (file, region) and a
+    ``logicalLocation`` whose ``fullyQualifiedName`` is the JSON Pointer.
 ``junit``
     One ``testsuite`` per artifact, one ``testcase`` per finding (``failure`` for errors;
     warnings and infos pass with their text in ``system-out``), and a single passing
@@ -47,7 +49,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from reprobridge_sdk.findings import SPEC_URL, Finding, Severity, registry
+from reprobridge_sdk.findings import SPEC_URL, CodeInfo, Finding, Severity, registry
 
 __all__ = ["FORMATS", "Pairs", "render", "summary"]
 
@@ -192,20 +194,43 @@ def _uri(path: str) -> str:
     return quote(pure.as_posix())
 
 
+def _sarif_rule(info: CodeInfo) -> dict[str, Any]:
+    """The reporting descriptor of one code.
+
+    The registry holds each code's one-sentence summary and its spec section, not a separate
+    rationale or fix, so the long texts are built from those two: the summary, then where the
+    spec states the rule (what it requires, why, and what a valid document looks like). The
+    fix for one finding is that finding's hint, in its result's message.
+    """
+    uri = f"{SPEC_URL}/{info.spec}"
+    where = f"the RRA specification, {info.spec}"
+    return {
+        "id": info.code,
+        "name": info.name,
+        "shortDescription": {"text": info.summary},
+        "fullDescription": {"text": f"{info.summary} The rule is defined in {where}."},
+        "help": {
+            "text": (
+                f"{info.summary} Why the rule holds and how to fix a finding: {where} "
+                f"({uri}). Each result's message ends with a hint for that finding."
+            ),
+            "markdown": (
+                f"**{info.code} {info.name}**: {info.summary}\n\n"
+                f"Why the rule holds and how to fix a finding: [{info.spec}]({uri}) in the "
+                "RRA specification. Each result's message ends with a hint for that finding."
+            ),
+        },
+        "helpUri": uri,
+        "defaultConfiguration": {"level": _SARIF_LEVEL[info.severity.value]},
+        "properties": {"status": info.status, "since": info.since},
+    }
+
+
 def _sarif(pairs: list[tuple[str, list[Finding]]]) -> str:
-    codes = sorted(registry().values(), key=lambda info: info.code)
-    index = {info.code: position for position, info in enumerate(codes)}
-    rules = [
-        {
-            "id": info.code,
-            "name": info.name,
-            "shortDescription": {"text": info.summary},
-            "helpUri": f"{SPEC_URL}/{info.spec}",
-            "defaultConfiguration": {"level": _SARIF_LEVEL[info.severity.value]},
-            "properties": {"status": info.status, "since": info.since},
-        }
-        for info in codes
-    ]
+    known = registry()
+    fired = sorted({item.code for _, findings in pairs for item in findings} & known.keys())
+    index = {code: position for position, code in enumerate(fired)}
+    rules = [_sarif_rule(known[code]) for code in fired]
     results = []
     for label, findings in pairs:
         for item in findings:
@@ -238,6 +263,7 @@ def _sarif(pairs: list[tuple[str, list[Finding]]]) -> str:
                         "rules": rules,
                     }
                 },
+                "invocations": [{"executionSuccessful": True}],
                 "results": results,
             }
         ],

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 import sys
@@ -94,7 +95,8 @@ def test_sarif_is_valid_against_the_official_schema(result: rb.ValidationResult)
     jsonschema.Draft4Validator(schema).validate(report)
     run = report["runs"][0]
     rules = run["tool"]["driver"]["rules"]
-    assert [r["id"] for r in rules] == sorted(registry())
+    assert [r["id"] for r in rules] == sorted({f.code for f in result.findings})
+    assert run["invocations"] == [{"executionSuccessful": True}]
     for item in run["results"]:
         assert rules[item["ruleIndex"]]["id"] == item["ruleId"]
         assert rules[item["ruleIndex"]]["helpUri"].startswith(rb.findings.SPEC_URL + "/")
@@ -105,6 +107,38 @@ def test_sarif_is_valid_against_the_official_schema(result: rb.ValidationResult)
     levels = {r["ruleId"]: r["level"] for r in run["results"]}
     assert levels["V003"] == "warning"
     assert levels["S001"] == "error"
+
+
+def test_sarif_rules_carry_github_s_texts(result: rb.ValidationResult) -> None:
+    rules = json.loads(render(result, "sarif"))["runs"][0]["tool"]["driver"]["rules"]
+    codes = registry()
+    for rule in rules:
+        info = codes[rule["id"]]
+        assert rule["shortDescription"]["text"] == info.summary
+        assert rule["fullDescription"]["text"].startswith(info.summary)
+        assert info.spec in rule["fullDescription"]["text"]
+        assert rule["helpUri"] == f"{rb.findings.SPEC_URL}/{info.spec}"
+        assert rule["help"]["text"].startswith(info.summary)
+        assert rule["helpUri"] in rule["help"]["text"]
+        assert f"]({rule['helpUri']})" in rule["help"]["markdown"]
+
+
+def test_sarif_without_findings_lists_no_rule() -> None:
+    run = json.loads(render([("a", [])], "sarif"))["runs"][0]
+    assert run["tool"]["driver"]["rules"] == []
+    assert run["results"] == []
+    assert run["invocations"] == [{"executionSuccessful": True}]
+
+
+def test_sarif_of_an_unregistered_code_has_no_rule_index() -> None:
+    stray = finding("L001", "x", file="req.lock", line=3)
+    foreign = dataclasses.replace(stray, code="Q999")
+    run = json.loads(render([("env", [stray, foreign])], "sarif"))["runs"][0]
+    assert [r["id"] for r in run["tool"]["driver"]["rules"]] == ["L001"]
+    assert [(r["ruleId"], r.get("ruleIndex")) for r in run["results"]] == [
+        ("L001", 0),
+        ("Q999", None),
+    ]
 
 
 def test_sarif_required_properties_by_hand(result: rb.ValidationResult) -> None:
