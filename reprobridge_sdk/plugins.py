@@ -16,7 +16,8 @@ point's *name* is what a manifest or a command line uses; its *object* is a call
       path again by name, so a directory swapped for a link between the check and the
       plugin's own open is the plugin's to notice.)
     * ``spec``: the extractor object of the manifest, a read-only mapping with ``kind``, the
-      source keys (``output``/``file``) and the plugin's own keys, exactly as written.
+      source keys (``output``/``file``), ``parameters`` (the plugin's own parameters) and any
+      extension keys, exactly as written.
     * returns an ``int`` or ``float`` (any real number but a ``bool``) that is finite. The
       measurement's ``transform`` and ``aggregate`` are applied by the SDK afterwards.
     * Failure is a finding of the task, never a traceback: an exception (any, including

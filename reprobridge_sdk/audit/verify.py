@@ -71,10 +71,10 @@ from reprobridge_sdk.model import (
 )
 from reprobridge_sdk.run.evidence import (
     ENV_DIR,
-    OWNER_KEY,
     SnapshotProblem,
     load_snapshot,
     owner_alive,
+    record_owner,
 )
 
 from .facts import ManifestFacts
@@ -361,8 +361,9 @@ def verify_attempt(
 def _read_record(
     path: Path, rel: str, root: Path | safefs.OpenRoot | None = None
 ) -> tuple[EvidenceRecord | None, object, str | None, Finding | None]:
-    """The record, the runner it names as its owner (``x-runner``) and the SHA-256 of the bytes
-    it was parsed from (what the run ledger is compared with), or the A001 finding.
+    """The record, the runner it names as its owner (``runner``, or 1.0's ``x-runner``) and
+    the SHA-256 of the bytes it was parsed from (what the run ledger is compared with), or
+    the A001 finding.
 
     The record is read through the safe file layer: a link, a FIFO, a file over
     :data:`~reprobridge_sdk.io.safefs.MAX_EVIDENCE_BYTES` or JSON nested deeper than
@@ -378,7 +379,7 @@ def _read_record(
             allow_links=False,
         )
         data = safefs.loads_json(raw, path=record_path)
-        owner = data.get(OWNER_KEY) if isinstance(data, dict) else None
+        owner = record_owner(data)
         digest = hashlib.sha256(raw).hexdigest()
         return EvidenceRecord.model_validate(data), owner, digest, None
     except safefs.UnsafeFileError as exc:

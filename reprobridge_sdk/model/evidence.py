@@ -25,6 +25,7 @@ __all__ = [
     "LostAttempt",
     "MeasuredValue",
     "OutputRecord",
+    "RunnerProcess",
 ]
 
 
@@ -170,6 +171,25 @@ class LostAttempt(SpecModel):
     )
 
 
+class RunnerProcess(SpecModel):
+    """The runner process that writes a ``running`` record (format 1.1; in 1.0 the extension
+    key ``x-runner`` with the same keys)."""
+
+    pid: Integer = Field(ge=1, description="The runner's process id.")
+    boot_id: str | None = Field(
+        default=None, description="The kernel's boot id when the run started (Linux)."
+    )
+    start_ticks: Integer | None = Field(
+        default=None,
+        ge=0,
+        description=(
+            "The process start time in clock ticks since boot (Linux /proc/<pid>/stat field "
+            "22), so that a reused pid is not taken for the runner."
+        ),
+    )
+    host: str | None = Field(default=None, description="The host name of the runner.")
+
+
 class EvidenceRecord(SpecModel):
     """The record of one run of one launcher with one seed."""
 
@@ -211,6 +231,15 @@ class EvidenceRecord(SpecModel):
     executor: str | None = Field(
         default=None,
         description="The executor that ran this run: 'local', 'dask' or 'slurm'.",
+        json_schema_extra=since("1.1"),
+    )
+    runner: RunnerProcess | None = Field(
+        default=None,
+        description=(
+            "The runner process of a 'running' record; absent from a final record. A reader "
+            "treats a 'running' record whose runner process is gone, or that names none, as "
+            "interrupted."
+        ),
         json_schema_extra=since("1.1"),
     )
     lost_attempts: list[LostAttempt] = Field(

@@ -86,7 +86,7 @@ def _plugin_schema(schema: dict[str, Any], model: type[Any]) -> None:
 
 class PluginExtractor(_Source):
     """An extractor kind added by an installed plugin (entry point group
-    ``reprobridge.extractors``); its own parameters are ``x-`` keys of this object.
+    ``reprobridge.extractors``); its own parameters are in ``parameters``.
 
     Without the plugin, validation warns (X005), the runner records the value as not
     extracted and the audit says inconclusive (A061). The whole object is a 1.1 addition.
@@ -97,6 +97,13 @@ class PluginExtractor(_Source):
     kind: str = Field(
         pattern=PLUGIN_KIND_PATTERN,
         description="'x-' and the name of the plugin's entry point, e.g. 'x-tensorboard'.",
+    )
+    parameters: dict[str, Any] = Field(
+        default_factory=dict,
+        description=(
+            "The plugin's parameters, passed to it as written; their values are the plugin's "
+            "to check, as those of extension keys are."
+        ),
     )
 
     def _needs_version(self) -> tuple[int, int]:

@@ -31,11 +31,12 @@ A record of format 1.0, or one written by a remote worker (whose run directory t
 own), embeds the snapshot in ``environment``. :func:`read_snapshot` reads either and says why
 a referenced snapshot cannot be used (missing, or not the file the digest names).
 
-*Interrupted runs.* The ``running`` record carries the extension key ``x-runner``: the pid of
-the runner process, the kernel boot id, the process start time (``/proc/<pid>/stat`` field
-22, so a reused pid is not mistaken for the runner) and the host name. The final record has
-no such key. :func:`load_record` reports a record whose status is ``running`` as
-``interrupted`` when that runner process no longer exists (or the key is missing); the file
+*Interrupted runs.* The ``running`` record carries ``runner`` (format 1.1; a 1.0 record's
+extension key ``x-runner``, still read): the pid of the runner process, the kernel boot id,
+the process start time (``/proc/<pid>/stat`` field 22, so a reused pid is not mistaken for the
+runner) and the host name. The final record has no such key. :func:`load_record` reports a
+record whose status is ``running`` as ``interrupted`` when that runner process no longer
+exists (or the record names none); the file
 on disk is left as it is. A run on another host (shared file system) is taken as still
 running. A run stopped by Ctrl-C or SIGTERM is finalised with status ``interrupted`` by the
 runner itself. (Keeping the owner inside the record costs no extra file write.)
@@ -69,6 +70,7 @@ from reprobridge_sdk.model.evidence import (
 
 __all__ = [
     "ENV_DIR",
+    "LEGACY_OWNER_KEY",
     "LOG_NAME",
     "OUTPUTS_DIR",
     "OWNER_KEY",
@@ -82,6 +84,7 @@ __all__ = [
     "owner_alive",
     "read_snapshot",
     "record_environment",
+    "record_owner",
     "snapshot_path",
     "utc_now",
     "write_record",
@@ -92,8 +95,10 @@ __all__ = [
 LOG_NAME = "log.txt"
 #: Where copies of declared outputs go, inside the run directory.
 OUTPUTS_DIR = "outputs"
-#: The extension key of a ``running`` record that names the runner process.
-OWNER_KEY = "x-runner"
+#: The field of a ``running`` record that names the runner process (format 1.1).
+OWNER_KEY = "runner"
+#: The extension key that named it before (format 1.0), read as :data:`OWNER_KEY`.
+LEGACY_OWNER_KEY = "x-runner"
 #: The directory of a runs directory that holds the environment snapshots its records name.
 ENV_DIR = ".env"
 #: The largest snapshot file read back (a snapshot lists the installed distributions).
@@ -143,13 +148,15 @@ def write_record(run_dir: Path, record: EvidenceRecord, *, durable: bool = True)
 
     ``durable=False`` (the interim ``running`` record only) skips the fsync; see the module
     documentation for why that is safe. A ``running`` record also names this process under
-    :data:`OWNER_KEY`. A field added
+    :data:`OWNER_KEY` (a 1.1 field: the interim record is 1.1). A field added
     after evidence 1.0 (a measurement's ``count`` too) is written only when it says
     something (not null, not empty), and a
     record that writes one declares the version that added it in ``record_version`` (on
     ``record`` too, so it equals the record read back); a record without any stays 1.0.
     """
     data = record.model_dump(mode="json")
+    data.pop(OWNER_KEY, None)  # named below, for a running record only
+    data.pop(LEGACY_OWNER_KEY, None)
     needed = (1, 0)
     for name, version in _later_fields().items():
         if data.get(name) in (None, [], {}):
@@ -164,10 +171,9 @@ def write_record(run_dir: Path, record: EvidenceRecord, *, durable: bool = True)
     if needed > (1, 0):
         data["record_version"] = "{}.{}".format(*needed)
         record.record_version = data["record_version"]  # the record as it reads back
-    if record.status == "running":
+    if record.status == "running":  # the interim record only: the final one stays as needed
         data[OWNER_KEY] = _owner()
-    else:
-        data.pop(OWNER_KEY, None)
+        data["record_version"] = "{}.{}".format(*max(needed, _later_fields()[OWNER_KEY]))
     atomic_write_json(run_dir / RECORD_NAME, data, durable=durable)
 
 
@@ -204,8 +210,16 @@ def _owner() -> dict[str, object]:
     }
 
 
+def record_owner(data: object) -> object:
+    """The runner a record's JSON names: ``runner``, else a 1.0 record's ``x-runner``."""
+    if not isinstance(data, dict):
+        return None
+    owner = data.get(OWNER_KEY)
+    return owner if owner is not None else data.get(LEGACY_OWNER_KEY)
+
+
 def owner_alive(owner: object) -> bool:
-    """Whether the runner process an ``x-runner`` value names still runs."""
+    """Whether the runner process a ``runner`` (or ``x-runner``) value names still runs."""
     if not isinstance(owner, dict):
         return False
     try:
@@ -271,7 +285,7 @@ def load_record(path: str | os.PathLike[str]) -> EvidenceRecord:
                 )
             ],
         ) from None
-    if record.status == "running" and not owner_alive(data.get(OWNER_KEY)):
+    if record.status == "running" and not owner_alive(record_owner(data)):
         record = record.model_copy(
             update={
                 "status": "interrupted",

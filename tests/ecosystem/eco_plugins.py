@@ -54,8 +54,9 @@ _NUMBER = re.compile(r"[-+]?[0-9]+(?:\\.[0-9]+)?")
 
 
 def last_number(path, spec):
-    """The first number after the spec's ``x-marker`` on the last line that holds both."""
-    marker = spec.get("x-marker", "")
+    """The first number after the spec's ``parameters.marker`` (a 1.1 draft's ``x-marker``)
+    on the last line that holds both."""
+    marker = spec.get("parameters", {}).get("marker", spec.get("x-marker", ""))
     found = None
     with open(path, encoding="utf-8", errors="replace") as handle:
         for line in handle:

@@ -39,7 +39,7 @@ def make_artifact(root: Path, kind: str = "x-last-number") -> Path:
     return toy_study.make_artifact(
         root,
         version="1.1",
-        acc_extract={"kind": kind, "x-marker": "test accuracy"},
+        acc_extract={"kind": kind, "parameters": {"marker": "test accuracy"}},
         tasks=("acc",),
         launchers=("scored",),
         sample=True,
@@ -178,6 +178,21 @@ def _extract(root: Path, kind: str) -> float:
         context={},
         root=root,
     ).value
+
+
+def test_the_plugin_receives_its_parameters_and_extension_keys_as_written(
+    tmp_path: Path, with_plugins: None
+) -> None:
+    root = make_artifact(tmp_path / "study")
+    log = root / "samples" / "log.txt"
+    log.write_text("test accuracy 0.25\nother 0.5\n")
+
+    def value(spec: dict[str, object]) -> float:
+        got = extract_value(spec, log=log, files_base=root, outputs={}, context={}, root=root)
+        return got.value
+
+    assert value({"kind": "x-last-number", "parameters": {"marker": "other"}}) == 0.5
+    assert value({"kind": "x-last-number", "x-marker": "test accuracy"}) == 0.25  # a 1.1 draft's
 
 
 @pytest.mark.parametrize("kind", ["x-raises", "x-nan", "x-text", "x-bool", "x-exits", "x-broken"])

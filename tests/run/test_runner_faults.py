@@ -146,7 +146,8 @@ def test_kill_9_leaves_an_interrupted_record_and_earlier_runs_intact(toy: Path) 
         run_dir = _wait_running(toy / "runs", "sleeper")
         running = json.loads((run_dir / "record.json").read_text())
         assert running["status"] == "running"
-        assert running["x-runner"]["pid"] == runner.pid
+        assert running["runner"]["pid"] == runner.pid
+        assert running["record_version"] == "1.1"
         jsonschema.validate(running, _schema(running))
         assert load_record(run_dir).status == "running"
         runner.kill()
@@ -200,7 +201,7 @@ def test_ctrl_c_and_sigterm_finalise_an_interrupted_record(toy: Path, signum: in
     assert record.status == "interrupted"
     assert record.failure is not None
     assert (record.failure.reason, record.failure.last_landmark) == ("interrupted", "loaded")
-    assert "x-runner" not in json.loads((run_dir / "record.json").read_text())
+    assert "runner" not in json.loads((run_dir / "record.json").read_text())
     events = [json.loads(line) for line in out.decode().splitlines()]
     assert [e["event"] for e in events] == ["run-started", "landmark", "run-finished", "summary"]
     assert events[-1]["interrupted"] is True

@@ -38,7 +38,7 @@ def test_only_the_final_record_of_each_run_is_fsynced(
     assert len(snapshots) == 1
     for result in summary.results:
         assert result.record.status == "succeeded"
-        assert "x-runner" not in (result.run_dir / "record.json").read_text()
+        assert '"runner"' not in (result.run_dir / "record.json").read_text()
 
 
 def test_one_snapshot_per_invocation_named_by_every_record(toy: Path) -> None:

@@ -61,7 +61,7 @@ def test_success_over_seeds(toy: Path) -> None:
         assert record.environment is None
         assert record.environment_sha256 is not None
         assert read_snapshot(result.run_dir, record) is not None
-        assert "x-runner" not in (result.run_dir / "record.json").read_text()
+        assert '"runner"' not in (result.run_dir / "record.json").read_text()
     (acc, acc_json) = summary.tasks
     assert (acc.task, acc.complete) == ("acc", True)
     assert acc.value == pytest.approx(91.0)
