@@ -592,13 +592,13 @@ RUNTIME_EXAMPLES: dict[str, tuple[str, str, str]] = {
     "A022": (
         _JSON,
         '{"status": "interrupted", ...}   // stopped by Ctrl-C or SIGTERM: A022\n'
-        '{"status": "running", "x-runner": {"pid": 4242, ...}}\n'
+        '{"status": "running", "runner": {"pid": 4242, ...}}\n'
         "// pid 4242 (with that start time and boot id) no longer exists: A022",
-        '{"status": "running", "x-runner": {...}}   // its runner is alive: A023 instead',
+        '{"status": "running", "runner": {...}}   // its runner is alive: A023 instead',
     ),
     "A023": (
         _JSON,
-        '{"status": "running", "x-runner": {"pid": 4242, ...}}\n'
+        '{"status": "running", "runner": {"pid": 4242, ...}}\n'
         "// the runner process is alive (or runs on another host): A023 (info)",
         '{"status": "succeeded", ...}',
     ),
