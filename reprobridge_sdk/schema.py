@@ -21,6 +21,13 @@ removed (properties, their ``required`` entries, enumeration values, and the ``$
 longer reachable), so ``rra-1.0`` stays the 1.0 format whatever 1.1 adds, and ``rra-1.1`` is
 the 1.1 draft with its additions marked.
 
+A schema registered with ``versions`` (``evidence-1``) accepts a document of every listed
+version: it embeds each version's schema under ``$defs`` (with its own ``$id``) and picks one
+by the document's version key (``record_version``, default the first version), so a catalog
+that maps files by name alone (SchemaStore) checks each record against its own version. A
+newer minor of the same major is checked for its version key only: its fields are unknown to
+this schema, as to every reader of an older minor.
+
 The registry of schemas is :data:`SCHEMAS`, a dict from name to :class:`SchemaSpec`. A part
 of the SDK that defines another document format adds an entry to ``_BUILTIN`` below (with a
 ``"module:attribute"`` reference so nothing is imported until a schema is generated);
@@ -79,6 +86,10 @@ class SchemaSpec:
     aliases: tuple[str, ...] = ()
     #: Remove the additions newer than this format version (None: keep everything).
     format_version: str | None = None
+    #: For a schema of several versions: the registered schema of each, oldest first.
+    versions: tuple[str, ...] = ()
+    #: The key that holds a document's version (when ``versions`` is set).
+    version_key: str = ""
 
     @property
     def id(self) -> str:
@@ -125,6 +136,13 @@ _BUILTIN = (
         "reprobridge_sdk.model.evidence:EvidenceRecord",
         "ReproBridge evidence record 1.1 (record.json), draft",
         format_version="1.1",
+    ),
+    SchemaSpec(
+        "evidence-1",
+        "reprobridge_sdk.model.evidence:EvidenceRecord",
+        "ReproBridge evidence record, every 1.x version (record.json), by its record_version",
+        versions=("evidence-1.0", "evidence-1.1"),
+        version_key="record_version",
     ),
     SchemaSpec(
         "audit-1.0",
@@ -354,9 +372,46 @@ def _standard_keywords(node: Any) -> None:
             _standard_keywords(value)
 
 
+def _by_version(spec: SchemaSpec) -> dict[str, Any]:
+    """The body of a schema of several versions: each embedded, one chosen by the version key.
+
+    ``if`` the key holds version V ``then`` V's schema, checked newest first; a document
+    without the key is of the oldest version; any other version of the same major is checked
+    for its key alone.
+    """
+    parts = [resolve_name(name) for name in spec.versions]
+    oldest, major = parts[0], _version(parts[0].format_version or "1.0")[0]
+    key = spec.version_key
+    known = [part.format_version for part in parts]
+    choice: dict[str, Any] = {
+        "if": {"required": [key], "properties": {key: {"not": {"enum": known}}}},
+        "then": {"properties": {key: {"type": "string", "pattern": rf"^{major}\.[0-9]+$"}}},
+        "else": {"$ref": oldest.id},
+    }
+    for part in reversed(parts[1:]):
+        choice = {
+            "if": {"required": [key], "properties": {key: {"const": part.format_version}}},
+            "then": {"$ref": part.id},
+            "else": choice,
+        }
+    embedded = {}
+    for part in parts:
+        schema = generate_schema(part.name)
+        schema.pop("$comment", None)
+        embedded[part.name] = schema
+    return {"type": "object", **choice, "$defs": embedded}
+
+
 def generate_schema(name: str) -> dict[str, Any]:
     """The JSON Schema of the registered schema ``name``, as a plain dict."""
     spec = resolve_name(name)
+    if spec.versions:
+        body = _by_version(spec)
+        defs = body.pop("$defs")
+        return {"$schema": DRAFT, "$id": spec.id, "title": spec.title, "$comment": _COMMENT} | {
+            **body,
+            "$defs": defs,
+        }
     body = spec.model_class().model_json_schema(mode="validation")
     body.pop("title", None)
     _standard_keywords(body)

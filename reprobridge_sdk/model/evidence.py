@@ -44,6 +44,7 @@ Number = Annotated[float, BeforeValidator(_no_boolean)]
 # (constraints inside the type, so that an optional field's schema keeps "minimum")
 _Seconds = Annotated[float, Field(ge=0), BeforeValidator(_no_boolean)]
 _Count = Annotated[int, Field(ge=1), BeforeValidator(_no_boolean)]
+_Ticks = Annotated[int, Field(ge=0), BeforeValidator(_no_boolean)]
 
 #: Version of the evidence record format.
 EVIDENCE_VERSION = "1.0"
@@ -172,16 +173,15 @@ class LostAttempt(SpecModel):
 
 
 class RunnerProcess(SpecModel):
-    """The runner process that writes a ``running`` record (format 1.1; in 1.0 the extension
-    key ``x-runner`` with the same keys)."""
+    """The runner process that writes a 'running' record (format 1.1; a 1.0 record named it
+    with the extension key 'x-runner', with the same keys)."""
 
     pid: Integer = Field(ge=1, description="The runner's process id.")
     boot_id: str | None = Field(
         default=None, description="The kernel's boot id when the run started (Linux)."
     )
-    start_ticks: Integer | None = Field(
+    start_ticks: _Ticks | None = Field(
         default=None,
-        ge=0,
         description=(
             "The process start time in clock ticks since boot (Linux /proc/<pid>/stat field "
             "22), so that a reused pid is not taken for the runner."

@@ -3,28 +3,14 @@
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 
 import pytest
+from catalog_check import file_match
 
 REPO = Path(__file__).resolve().parents[2]
 CATALOG = json.loads((REPO / "schemas" / "catalog" / "schemastore.json").read_text())
 IDS = {json.loads(path.read_text())["$id"]: path.name for path in (REPO / "schemas").glob("*.json")}
-
-
-def _glob(pattern: str) -> re.Pattern[str]:
-    """SchemaStore's fileMatch semantics (minimatch, matched against the path's end)."""
-    out = ""
-    index = 0
-    while index < len(pattern):
-        if pattern.startswith("**/", index):
-            out, index = out + "(?:.*/)?", index + 3
-        elif pattern[index] == "*":
-            out, index = out + "[^/]*", index + 1
-        else:
-            out, index = out + re.escape(pattern[index]), index + 1
-    return re.compile(rf"(?:^|.*/){out}$")
 
 
 def _entry(name: str) -> dict[str, object]:
@@ -64,7 +50,7 @@ def test_every_url_is_the_id_of_a_committed_schema() -> None:
 def test_file_match_picks_exactly_the_named_files(
     name: str, matched: list[str], not_matched: list[str]
 ) -> None:
-    patterns = [_glob(p) for p in _entry(name)["fileMatch"]]  # type: ignore[attr-defined]
+    patterns = [file_match(p) for p in _entry(name)["fileMatch"]]  # type: ignore[attr-defined]
     for path in matched:
         assert any(p.match(path) for p in patterns), path
     for path in not_matched:

@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from catalog_check import check_as_catalogued
 
 pytest.importorskip("dask_jobqueue", reason="the slurm extra is not installed")
 
@@ -59,6 +60,16 @@ def test_slurm_runs_give_the_records_of_a_local_run(toy: Path, tmp_path: Path) -
         )
         on_disk = sorted(p.name for p in runs.iterdir() if p.is_dir())
         assert on_disk == sorted(r.run_id for r in summary.results)
+        # as an editor reads them (SchemaStore's mapping, check-jsonschema), under runs/
+        catalogued = tmp_path / f"catalogued-{shared}" / "runs"
+        for result in summary.results:
+            (catalogued / result.run_id).mkdir(parents=True)
+            shutil.copyfile(
+                result.run_dir / "record.json", catalogued / result.run_id / "record.json"
+            )
+        records = sorted(catalogued.glob("*/record.json"))
+        assert len(records) == len(summary.results)
+        assert check_as_catalogued(records) == {str(p): [] for p in records}
 
 
 def test_the_cluster_capacity_is_read_from_sinfo() -> None:

@@ -22,6 +22,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 import yaml
+from catalog_check import check_as_catalogued
 
 distributed = pytest.importorskip("distributed", reason="the dask extra is not installed")
 
@@ -98,6 +99,9 @@ def test_dask_local_gives_the_records_of_a_local_run(toy: Path, tmp_path: Path) 
     assert all(r.record.environment_sha256 is None for r in remote.results)
     assert "executor" not in written
     assert "lost_attempts" not in written
+    # as an editor reads them: SchemaStore's mapping, check-jsonschema
+    records = [r.run_dir / "record.json" for r in remote.results]
+    assert check_as_catalogued(records) == {str(p): [] for p in records}
 
 
 def test_without_a_shared_file_system_runs_travel_back(
@@ -120,6 +124,8 @@ def test_without_a_shared_file_system_runs_travel_back(
     for result in summary.results:
         assert result.run_dir.parent == toy / "runs"
         _files_match_record(result)
+    records = [r.run_dir / "record.json" for r in summary.results]
+    assert check_as_catalogued(records) == {str(p): [] for p in records}
     # the workers wrote in their own scratch space, never in the artifact: no staging left
     assert not [p for p in (toy / "runs").iterdir() if p.is_dir() and p.name.startswith(".")]
     # the client alone wrote the run ledger: one chain, one entry per run
