@@ -30,7 +30,8 @@ __all__ = ["schema"]
     "--check", is_flag=True, help="Exit 1 if a committed schema differs from a fresh generation."
 )
 def schema(name: str | None, list_: bool, write: bool, check: bool) -> None:
-    """Print the JSON Schema NAME (default: rra-1.0; also evidence-1.0, and the 1.1 drafts).
+    """Print the JSON Schema NAME (default: rra-1.0; also evidence-1.0, evidence-1 for a
+    record of any 1.x version, and the 1.1 drafts).
 
     \b
     Exit codes: 0 done or up to date, 1 stale schema files (--check), 2 usage error.

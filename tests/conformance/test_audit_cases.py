@@ -155,6 +155,14 @@ def test_a_report_that_differs_is_caught() -> None:
     ]
 
 
+@pytest.mark.parametrize("report", [None, [], "x", 1.5, {"tasks": "x"}, {"tasks": [{"id": 1}]}])
+def test_a_report_of_any_shape_is_judged_never_a_crash(report: Any) -> None:
+    expected = CASES["verdict-incompatible"]
+    problems = runner.check_report(expected, report)
+    assert len(problems) == len(expected["fields"]) + len(expected["codes"])
+    assert all(p.startswith("missing: ") for p in problems)
+
+
 @pytest.mark.parametrize(
     ("pointer", "found"),
     [
@@ -193,6 +201,20 @@ def test_the_runner_passes_the_cli_and_writes_junit(tmp_path: Path) -> None:
     suite = ET.parse(junit).getroot().find("testsuite")
     assert suite is not None
     assert (suite.get("tests"), suite.get("failures"), suite.get("errors")) == ("3", "0", "0")
+
+
+@pytest.mark.parametrize(
+    ("program", "why"),
+    [("raise SystemExit(3)", "exit status 3"), ("print('not json')", "stdout is not JSON")],
+)
+def test_the_runner_reports_an_auditor_that_fails_or_prints_no_json(program: str, why: str) -> None:
+    command = f"{shlex.quote(sys.executable)} -c {shlex.quote(program)} {{artifact}}"
+    args = [sys.executable, str(SUITE / "run_audit_suite.py"), "--command", command]
+    proc = subprocess.run(
+        [*args, "--case", "verdict-compatible"], check=False, capture_output=True, text=True
+    )
+    assert proc.returncode == 1
+    assert f"FAIL verdict-compatible: {why}" in proc.stderr
 
 
 def test_the_runner_fails_an_auditor_that_judges_nothing(tmp_path: Path) -> None:
