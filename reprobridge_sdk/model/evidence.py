@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import BeforeValidator, Field
+from pydantic import BeforeValidator, ConfigDict, Field
 
 from ._base import Identifier, Sha256, SpecModel, since
 
@@ -175,6 +175,8 @@ class LostAttempt(SpecModel):
 class RunnerProcess(SpecModel):
     """The runner process that writes a 'running' record (format 1.1; a 1.0 record named it
     with the extension key 'x-runner', with the same keys)."""
+
+    model_config = ConfigDict(strict=True)  # a pid written as a string is not a pid
 
     pid: Integer = Field(ge=1, description="The runner's process id.")
     boot_id: str | None = Field(

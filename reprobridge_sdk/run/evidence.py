@@ -66,6 +66,7 @@ from reprobridge_sdk.model.evidence import (
     EnvironmentSnapshot,
     EvidenceRecord,
     Failure,
+    RunnerProcess,
 )
 
 __all__ = [
@@ -215,7 +216,12 @@ def record_owner(data: object) -> object:
     if not isinstance(data, dict):
         return None
     owner = data.get(OWNER_KEY)
-    return owner if owner is not None else data.get(LEGACY_OWNER_KEY)
+    if owner is not None or LEGACY_OWNER_KEY not in data:
+        return owner
+    try:  # the upgrade rule: an x-runner of the runner field's shape, or no runner
+        return RunnerProcess.model_validate(data[LEGACY_OWNER_KEY]).model_dump(mode="json")
+    except ValidationError:
+        return None
 
 
 def owner_alive(owner: object) -> bool:

@@ -104,7 +104,7 @@ def test_a_1_0_record_s_x_runner_is_read_as_its_runner(tmp_path: Path) -> None:
     data["record_version"] = "1.0"
     _rewrite(tmp_path / "r1", data)
     jsonschema.validate(data, _schema("1.0"))
-    assert record_owner(data) == data["x-runner"]
+    assert record_owner(data) == {**data["x-runner"]}
     assert load_record(tmp_path / "r1").status == "running"  # this process: alive
     data["x-runner"]["pid"] = _gone_pid()
     _rewrite(tmp_path / "r1", data)
@@ -125,7 +125,9 @@ def test_a_running_record_that_names_no_runner_is_interrupted(tmp_path: Path, ve
     assert load_record(tmp_path / "r1").status == "interrupted"
 
 
-@pytest.mark.parametrize("junk", [None, "4242", [1], {"pid": "x"}, {"host": "h"}])
+@pytest.mark.parametrize(
+    "junk", [None, "4242", [1], {"pid": "x"}, {"host": "h"}, {"pid": str(os.getpid())}]
+)
 def test_a_1_0_record_s_junk_x_runner_is_no_runner(tmp_path: Path, junk: object) -> None:
     data = _running(tmp_path / "r1")
     del data["runner"]
@@ -141,7 +143,9 @@ def test_the_1_1_field_wins_over_a_stale_x_runner(tmp_path: Path) -> None:
     assert load_record(tmp_path / "r1").status == "running"
 
 
-@pytest.mark.parametrize("runner", [{"pid": 0}, {"pid": True}, {"pid": 1, "cmd": "x"}, "4242"])
+@pytest.mark.parametrize(
+    "runner", [{"pid": 0}, {"pid": True}, {"pid": "4242"}, {"pid": 1, "cmd": "x"}, "4242"]
+)
 def test_a_malformed_runner_field_is_not_a_valid_record(tmp_path: Path, runner: object) -> None:
     from reprobridge_sdk.run.evidence import RecordError
 
