@@ -14,6 +14,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import jsonschema_rs
 import pytest
 from catalog_check import catalog_schema, check_as_catalogued
 
@@ -80,3 +81,6 @@ def test_the_catalogued_schema_dispatches_on_record_version(
     path = _variant(toy, name, change, drop)
     errors = check_as_catalogued([path])[str(path)]
     assert (errors == []) is valid, errors
+    # a second engine (Rust, ECMA-262 patterns) resolves the embedded schemas alike
+    schema = json.loads(catalog_schema(path).read_text())
+    assert jsonschema_rs.validator_for(schema).is_valid(json.loads(path.read_text())) is valid
