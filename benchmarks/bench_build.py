@@ -12,6 +12,19 @@ work a build costs (a smoke run, a probe, five reference runs, the clean-room ch
 resolution, validation and packing).
 
 Run: ``python benchmarks/bench_build.py [--fixtures no-deps,python2] [--cold]``.
+
+Corpus mode (``--corpus benchmarks/build-corpus --sources DIR``): every repository of the
+development corpus is built from its checkout in ``DIR/<owner>__<name>`` (``--clone`` makes
+them from the URLs: ``git clone URL`` and ``git checkout COMMIT``) under a cap per build and a
+cap in total. The results file (``WORK/results.json``) is written atomically after each build;
+running the same command again resumes (``--fresh`` starts over). Printed: per build the phase
+reached, the failure class, each claim's status against the expected one and the seconds per
+phase; the success rate; the failure census by class with an example; the build's overhead
+(median of build wall time over the runtime of the runs it makes, and the overhead per phase).
+Run it niced on a shared machine::
+
+    nice -n 10 python benchmarks/bench_build.py --corpus benchmarks/build-corpus \
+        --sources ../corpus-sources --work ../corpus-work --build-minutes 8 --total-minutes 60
 """
 
 from __future__ import annotations
@@ -25,7 +38,9 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "agent"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from _build_corpus import Caps, census, clone, load_corpus, overhead, run_corpus, table
 from build_fixtures import FIXTURES, write_repo
 
 from reprobridge_sdk.agent.pipeline import BuildOptions, build
@@ -47,13 +62,57 @@ def _plain_run(out: Path) -> float:
     return time.monotonic() - started
 
 
+def _corpus(args: argparse.Namespace) -> int:
+    entries = load_corpus(Path(args.corpus))
+    if args.only:
+        wanted = set(args.only.split(","))
+        entries = [e for e in entries if e.id in wanted]
+    sources = Path(args.sources)
+    if args.clone:
+        problems = clone(entries, sources)
+        for problem in problems:
+            print(problem, file=sys.stderr)
+        return 1 if problems else 0
+    caps = Caps(
+        build=60 * args.build_minutes, total=60 * args.total_minutes, smoke=args.smoke_budget
+    )
+    work = Path(args.work)
+    results = run_corpus(entries, sources, work, caps, fresh=args.fresh).results
+    print(table(entries, results))
+    print("\nFailure census by class:\n")
+    print("| class | builds | example | its first error finding |")
+    print("| --- | --- | --- | --- |")
+    for name, count, example, detail in census(results):
+        print(f"| {name} | {count} | {example} | {detail[:160].replace('|', '/')} |")
+    median, counted, per_phase = overhead(results)
+    total = sum(per_phase.values()) or 1.0
+    shown = "n/a (no build made a run)" if median is None else f"{median:.1f}"
+    print(f"\nOverhead: median build wall / runtime of its runs = {shown} over {counted} builds")
+    print("| phase | overhead s | share |")
+    print("| --- | --- | --- |")
+    for phase, seconds in per_phase.items():
+        print(f"| {phase} | {seconds:.0f} | {100 * seconds / total:.0f}% |")
+    return 0
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument(
         "--fixtures", default=",".join(n for n, f in FIXTURES.items() if f.end_to_end)
     )
     parser.add_argument("--cold", action="store_true", help="an empty cache for every build")
+    parser.add_argument("--corpus", help="build the corpus in this folder (corpus.toml)")
+    parser.add_argument("--sources", default="corpus-sources", help="checkouts of the corpus")
+    parser.add_argument("--clone", action="store_true", help="clone missing checkouts, then stop")
+    parser.add_argument("--work", default="corpus-work", help="artifacts, logs, results.json")
+    parser.add_argument("--only", default="", help="comma-separated entry ids")
+    parser.add_argument("--build-minutes", type=float, default=8.0, help="cap per build")
+    parser.add_argument("--total-minutes", type=float, default=60.0, help="cap for the run")
+    parser.add_argument("--smoke-budget", type=float, default=120.0, help="seconds per smoke run")
+    parser.add_argument("--fresh", action="store_true", help="ignore an earlier results file")
     args = parser.parse_args()
+    if args.corpus:
+        raise SystemExit(_corpus(args))
     names = [n for n in args.fixtures.split(",") if n]
     with tempfile.TemporaryDirectory() as tmp:
         base = Path(tmp)
