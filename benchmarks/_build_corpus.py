@@ -160,7 +160,7 @@ def load_corpus(corpus: Path) -> list[Entry]:
     raw = data.get("entry")
     if not isinstance(raw, list) or not raw:
         raise CorpusError(f"{index} has no [[entry]]")
-    entries = [_entry(item, corpus, n) for n, item in enumerate(raw)]
+    entries = [_entry(item, corpus.resolve(), n) for n, item in enumerate(raw)]
     seen: set[str] = set()
     for entry in entries:
         if entry.id in seen:
@@ -365,7 +365,7 @@ def build_entry(
     else:
         failure = classify(report, reproducer)
     errors = [f for f in (report or {}).get("findings", []) if f.get("severity") == "error"]
-    detail = f"{errors[0]['code']} {errors[0]['message']}" if errors else ""
+    detail = f"{errors[0]['code']} {' '.join(str(errors[0]['message']).split())}" if errors else ""
     result.update(
         success=success, reached="killed" if exit_code is None and report is None
         else _phase_reached(out, report), failure=failure, detail=detail[:400],

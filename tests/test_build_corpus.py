@@ -88,7 +88,7 @@ def test_committed_corpus_loads_and_keeps_its_spread() -> None:
         (('acc = "compatible"', 'other = "compatible"'), "expected verdicts"),
         (('url = "https://github.com/owner/name"', 'url = "ssh://x"'), "url"),
         (('id = "one"', 'id = "One Two"'), "slug"),
-        (('year = 2019\n', ""), "year"),
+        (("year = 2019\n", ""), "year"),
     ],
 )
 def test_a_defective_entry_is_a_corpus_error(
@@ -174,9 +174,7 @@ def test_classify_by_first_error_code_and_smoke_error_type() -> None:
     assert classify(report, None) == "run fails"
     resolve = {"stopped_at": "builder", "findings": [{"code": "B005", "severity": "error"}]}
     assert classify(resolve, None) == "environment does not resolve"
-    assert classify({"findings": [{"code": "B099", "severity": "error"}]}, None) == (
-        "finding B099"
-    )
+    assert classify({"findings": [{"code": "B099", "severity": "error"}]}, None) == ("finding B099")
     assert classify(None, None) == NO_REPORT
 
 
