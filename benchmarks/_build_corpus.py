@@ -366,9 +366,10 @@ def build_entry(
         failure = classify(report, reproducer)
     errors = [f for f in (report or {}).get("findings", []) if f.get("severity") == "error"]
     detail = f"{errors[0]['code']} {' '.join(str(errors[0]['message']).split())}" if errors else ""
+    reached = _phase_reached(out, report)
     result.update(
-        success=success, reached="killed" if exit_code is None and report is None
-        else _phase_reached(out, report), failure=failure, detail=detail[:400],
+        success=success, reached=f"{reached} (killed)" if exit_code is None else reached,
+        failure=failure, detail=detail[:400],
         exit_code=exit_code, wall=round(wall, 2), strict=strict, claims=claims,
         phases=_phase_seconds(out, report), runs=_runs_by_phase(out),
     )  # fmt: skip
@@ -504,7 +505,7 @@ def overhead(results: dict[str, dict[str, Any]]) -> tuple[float | None, int, dic
     validation outside phases) is ``other``.
     """
     ratios: list[float] = []
-    per_phase: dict[str, float] = dict.fromkeys((*PHASES, "other"), 0.0)
+    per_phase: dict[str, float] = dict.fromkeys((*PHASES, "other", "killed"), 0.0)
     for r in results.values():
         runs = r.get("runs", {})
         phases = r.get("phases", {})
@@ -514,6 +515,7 @@ def overhead(results: dict[str, dict[str, Any]]) -> tuple[float | None, int, dic
             ratios.append(wall / total_runs)
         for phase in PHASES:
             per_phase[phase] += max(0.0, phases.get(phase, 0.0) - runs.get(phase, 0.0))
-        per_phase["other"] += max(0.0, wall - sum(phases.values()))
+        rest = "killed" if r.get("failure") == KILLED else "other"
+        per_phase[rest] += max(0.0, wall - sum(phases.values()))
     median = statistics.median(ratios) if ratios else None
     return median, len(ratios), per_phase

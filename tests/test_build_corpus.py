@@ -20,6 +20,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from _build_corpus import (  # noqa: E402
+    KILLED,
     NO_REPORT,
     SKIPPED,
     Caps,
@@ -195,4 +196,7 @@ def test_overhead_median_and_per_phase_and_census() -> None:
     assert per_phase["reproducer"] == pytest.approx(20.0 + 8.0)
     assert per_phase["distiller"] == pytest.approx(10.0)
     assert per_phase["other"] == pytest.approx(5.0 + 5.0 + 2.0)
+    assert per_phase["killed"] == 0.0
     assert census(results) == [("run fails", 2, "b", "B007 x")]
+    results["c"]["failure"] = KILLED
+    assert overhead(results)[2]["killed"] == pytest.approx(2.0)
