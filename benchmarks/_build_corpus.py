@@ -12,10 +12,12 @@ the first error finding of its report (:data:`CLASS_BY_CODE`), refined for a fai
 error type of its last smoke attempt.
 
 Overhead (the build's own time, apart from the repository's): the runtime of the runs a build
-makes is the sum of its smoke attempts (``reproducer.json``) and of the durations of its
-evidence records (the probe, the reference runs, the clean-room check's runs). Per phase, the
-overhead is the phase's wall time minus the runs made in it; the ratio is build wall time over
-runtime, and the corpus figure is its median over the builds that made a run.
+makes is the sum of its smoke attempts (``reproducer.json``) and of the durations of the
+Distiller's evidence records (the probe and the reference runs). The clean-room check's runs
+leave no record (the check removes its folder; the Reviewer's record keeps the step names),
+so the Reviewer's whole phase counts as overhead and the ratio is an upper bound. Per phase,
+the overhead is the phase's wall time minus the runs made in it; the ratio is build wall time
+over runtime, and the corpus figure is its median over the builds that made a run.
 """
 
 from __future__ import annotations
@@ -221,7 +223,7 @@ def _read_json(path: Path) -> dict[str, Any] | None:
 
 
 def _runs_by_phase(out: Path) -> dict[str, float]:
-    """Seconds of the runs the build made, per phase (smoke, probe and references, review)."""
+    """Seconds of the runs the build made, per phase (smoke runs, probe and references)."""
     state = out / ".rra-build"
     seconds: dict[str, float] = {}
     reproducer = _read_json(state / "reproducer.json") or {}
@@ -234,8 +236,7 @@ def _runs_by_phase(out: Path) -> dict[str, float]:
             duration = data.get("duration")
             if not isinstance(duration, int | float) or "run_id" not in data:
                 continue
-            phase = "reviewer" if (state / "review") in record.parents else "distiller"
-            seconds[phase] = seconds.get(phase, 0.0) + float(duration)
+            seconds["distiller"] = seconds.get("distiller", 0.0) + float(duration)
     return seconds
 
 
@@ -310,6 +311,7 @@ def build_entry(
 ) -> dict[str, Any]:
     """Build one entry under ``cap`` seconds; its result as stored in the results file."""
     source = checkout_dir(entry, sources)
+    work.mkdir(parents=True, exist_ok=True)
     out = work / f"{entry.id}-rra"
     if out.exists():
         shutil.rmtree(out)
@@ -500,9 +502,10 @@ def overhead(results: dict[str, dict[str, Any]]) -> tuple[float | None, int, dic
     """Median of build wall / runs' runtime over builds with runs; overhead seconds per phase.
 
     The per-phase overhead is summed over every build: the phase's wall time minus the runs
-    made in it (smoke runs in the Reproducer, probe and references in the Distiller, the
-    clean-room check's runs in the Reviewer); the rest of the wall time (clone, process start,
-    validation outside phases) is ``other``.
+    made in it (smoke runs in the Reproducer, probe and references in the Distiller; the
+    clean-room check's runs leave no record and count as the Reviewer's overhead). The rest
+    of the wall time is ``other`` (cloning the source, process start-up), or ``killed`` for a
+    build stopped at its cap (the phase it was in wrote no record).
     """
     ratios: list[float] = []
     per_phase: dict[str, float] = dict.fromkeys((*PHASES, "other", "killed"), 0.0)

@@ -25,6 +25,7 @@ from _build_corpus import (  # noqa: E402
     SKIPPED,
     Caps,
     CorpusError,
+    build_entry,
     census,
     checkout_dir,
     classify,
@@ -200,3 +201,39 @@ def test_overhead_median_and_per_phase_and_census() -> None:
     assert census(results) == [("run fails", 2, "b", "B007 x")]
     results["c"]["failure"] = KILLED
     assert overhead(results)[2]["killed"] == pytest.approx(2.0)
+
+
+@pytest.mark.slow
+def test_a_fixture_built_as_a_corpus_entry_succeeds_and_its_runs_are_timed(
+    tmp_path: Path,
+) -> None:
+    sys.path.insert(0, str(ROOT / "tests" / "agent"))
+    from build_fixtures import write_repo
+
+    from reprobridge_sdk.model.build import PHASES
+
+    repo, claims = write_repo(tmp_path / "upstream" / "owner", "no-deps")
+    commit = _git("rev-parse", "HEAD", cwd=repo)
+    corpus = tmp_path / "corpus"
+    (corpus / "claims").mkdir(parents=True)
+    (corpus / "claims" / "one.yaml").write_text(claims.read_text())
+    entry = GOOD.replace("https://github.com/owner/name", repo.as_uri()).replace(
+        "0123456789abcdef0123456789abcdef01234567", commit
+    )
+    (corpus / "corpus.toml").write_text(entry.replace("acc = ", "accuracy = "))
+    entries = load_corpus(corpus)
+    sources = tmp_path / "sources"
+    assert clone(entries, sources) == []
+    result = build_entry(entries[0], sources, tmp_path / "work", cap=1200, smoke=120)
+    assert (result["success"], result["failure"], result["reached"]) == (True, None, "done")
+    assert result["claims"] == {"accuracy": "compatible"}
+    assert result["strict"] is True
+    assert set(result["phases"]) == set(PHASES)
+    assert result["runs"]["reproducer"] > 0
+    assert result["runs"]["distiller"] > 0
+    assert set(result["runs"]) == {"reproducer", "distiller"}
+    median, counted, per_phase = overhead({"one": result})
+    assert counted == 1
+    assert median is not None
+    assert median > 1.0
+    assert per_phase["killed"] == 0.0
