@@ -12,12 +12,12 @@ the first error finding of its report (:data:`CLASS_BY_CODE`), refined for a fai
 error type of its last smoke attempt.
 
 Overhead (the build's own time, apart from the repository's): the runtime of the runs a build
-makes is the sum of its smoke attempts (``reproducer.json``) and of the durations of the
-Distiller's evidence records (the probe and the reference runs). The clean-room check's runs
-leave no record (the check removes its folder; the Reviewer's record keeps the step names),
-so the Reviewer's whole phase counts as overhead and the ratio is an upper bound. Per phase,
-the overhead is the phase's wall time minus the runs made in it; the ratio is build wall time
-over runtime, and the corpus figure is its median over the builds that made a run.
+makes is the sum of its smoke attempts (``reproducer.json``) and the wall time covered by the
+Distiller's evidence records (the probe and the reference runs, two at a time). The clean-room
+check's runs leave no record (the check removes its folder; the Reviewer's record keeps the
+step names), so the Reviewer's whole phase counts as overhead and the ratio is an upper bound.
+Per phase, the overhead is the phase's wall time minus the runs made in it; the ratio is build
+wall time over runtime, and the corpus figure is its median over the builds that made a run.
 """
 
 from __future__ import annotations
@@ -35,6 +35,7 @@ import tomllib
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -55,6 +56,7 @@ __all__ = [
     "load_corpus",
     "overhead",
     "run_corpus",
+    "runs_by_phase",
     "table",
 ]
 
@@ -222,21 +224,42 @@ def _read_json(path: Path) -> dict[str, Any] | None:
     return data if isinstance(data, dict) else None
 
 
-def _runs_by_phase(out: Path) -> dict[str, float]:
-    """Seconds of the runs the build made, per phase (smoke runs, probe and references)."""
+def _union(intervals: list[tuple[float, float]]) -> float:
+    """Seconds covered by at least one of the intervals (runs in parallel count once)."""
+    covered, end = 0.0, float("-inf")
+    for low, high in sorted(intervals):
+        if high > end:
+            covered += high - max(low, end)
+            end = high
+    return covered
+
+
+def runs_by_phase(out: Path) -> dict[str, float]:
+    """Wall seconds of the runs the build made, per phase (smoke runs, probe and references).
+
+    The Distiller runs references two at a time, so its runs count as the time covered by at
+    least one of them (from each record's start and end), not as the sum of their durations.
+    """
     state = out / ".rra-build"
     seconds: dict[str, float] = {}
     reproducer = _read_json(state / "reproducer.json") or {}
     smoke = sum(float(a.get("seconds") or 0.0) for a in reproducer.get("attempts", []))
     if smoke:
         seconds["reproducer"] = smoke
+    intervals: list[tuple[float, float]] = []
     if out.is_dir():
         for record in out.rglob(RECORD_NAME):
             data = _read_json(record) or {}
             duration = data.get("duration")
             if not isinstance(duration, int | float) or "run_id" not in data:
                 continue
-            seconds["distiller"] = seconds.get("distiller", 0.0) + float(duration)
+            try:
+                start = datetime.fromisoformat(str(data["started_at"])).timestamp()
+            except (KeyError, ValueError):
+                continue
+            intervals.append((start, start + float(duration)))
+    if intervals:
+        seconds["distiller"] = _union(intervals)
     return seconds
 
 
@@ -373,7 +396,7 @@ def build_entry(
         success=success, reached=f"{reached} (killed)" if exit_code is None else reached,
         failure=failure, detail=detail[:400],
         exit_code=exit_code, wall=round(wall, 2), strict=strict, claims=claims,
-        phases=_phase_seconds(out, report), runs=_runs_by_phase(out),
+        phases=_phase_seconds(out, report), runs=runs_by_phase(out),
     )  # fmt: skip
     return result
 

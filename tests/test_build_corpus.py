@@ -33,6 +33,7 @@ from _build_corpus import (  # noqa: E402
     load_corpus,
     overhead,
     run_corpus,
+    runs_by_phase,
 )
 
 CORPUS = ROOT / "benchmarks" / "build-corpus"
@@ -237,3 +238,19 @@ def test_a_fixture_built_as_a_corpus_entry_succeeds_and_its_runs_are_timed(
     assert median is not None
     assert median > 1.0
     assert per_phase["killed"] == 0.0
+
+
+def test_runs_in_parallel_count_once_and_smoke_attempts_add(tmp_path: Path) -> None:
+    out = tmp_path / "one-rra"
+    state = out / ".rra-build"
+    state.mkdir(parents=True)
+    (state / "reproducer.json").write_text(json.dumps({"attempts": [{"seconds": 2.5}]}))
+    runs = [("a", "10:00:00", 10.0), ("b", "10:00:05", 10.0), ("c", "10:00:30", 4.0)]
+    for name, start, duration in runs:
+        folder = out / "runs" / name
+        folder.mkdir(parents=True)
+        record = {"run_id": name, "started_at": f"2026-12-01T{start}Z", "duration": duration}
+        (folder / "record.json").write_text(json.dumps(record))
+    (out / "runs" / "broken").mkdir()
+    (out / "runs" / "broken" / "record.json").write_text("{not json")
+    assert runs_by_phase(out) == {"reproducer": 2.5, "distiller": 15.0 + 4.0}
