@@ -40,7 +40,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "agent"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _build_corpus import Caps, census, clone, load_corpus, overhead, run_corpus, table
+from _build_corpus import Caps, CorpusError, census, clone, load_corpus, overhead, run_corpus, table
 from build_fixtures import FIXTURES, write_repo
 
 from reprobridge_sdk.agent.pipeline import BuildOptions, build
@@ -112,7 +112,13 @@ def main() -> None:
     parser.add_argument("--fresh", action="store_true", help="ignore an earlier results file")
     args = parser.parse_args()
     if args.corpus:
-        raise SystemExit(_corpus(args))
+        try:
+            raise SystemExit(_corpus(args))
+        except CorpusError as exc:
+            print(f"bench_build: {exc.message}", file=sys.stderr)
+            for finding in exc.findings:
+                print(f"  {finding.code} {finding.message}", file=sys.stderr)
+            raise SystemExit(2) from None
     names = [n for n in args.fixtures.split(",") if n]
     with tempfile.TemporaryDirectory() as tmp:
         base = Path(tmp)

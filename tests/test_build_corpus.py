@@ -254,3 +254,16 @@ def test_runs_in_parallel_count_once_and_smoke_attempts_add(tmp_path: Path) -> N
     (out / "runs" / "broken").mkdir()
     (out / "runs" / "broken" / "record.json").write_text("{not json")
     assert runs_by_phase(out) == {"reproducer": 2.5, "distiller": 15.0 + 4.0}
+
+
+def test_the_benchmark_reports_a_bad_corpus_without_a_traceback(tmp_path: Path) -> None:
+    _index(tmp_path, GOOD.replace('acc = "compatible"', 'acc = "maybe"'))
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "bench_build.py"), "--corpus", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 2
+    assert "Traceback" not in done.stderr
+    assert "'maybe'" in done.stderr
