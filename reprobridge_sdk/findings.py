@@ -19,9 +19,11 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from functools import lru_cache
+from types import MappingProxyType
 from typing import Any
 
 __all__ = [
@@ -76,6 +78,15 @@ class CodeInfo:
     since: str
     spec: str
     summary: str
+    #: The severity in each context that reports the code (``validation``, ``run``,
+    #: ``audit``, ``authoring``); ``severity`` is the most severe of them.
+    contexts: Mapping[str, Severity] = field(default_factory=dict)
+    #: Where a finding with this code points (spec §9.2 for validation).
+    pointer: str = ""
+
+    def severity_in(self, context: str) -> Severity:
+        """The code's severity in ``context`` (its default when the context is not listed)."""
+        return self.contexts.get(context, self.severity)
 
 
 @dataclass(frozen=True, order=True)
@@ -141,6 +152,10 @@ def registry() -> dict[str, CodeInfo]:
             since=entry["since"],
             spec=entry["spec"],
             summary=entry["summary"],
+            contexts=MappingProxyType(
+                {name: Severity(value) for name, value in entry.get("contexts", {}).items()}
+            ),
+            pointer=entry.get("pointer", ""),
         )
         for entry in data["codes"]
     }
@@ -161,15 +176,22 @@ def finding(
     col: int = 0,
     hint: str | None = None,
     severity: Severity | None = None,
+    context: str | None = None,
 ) -> Finding:
-    """Build a finding for a registered code, with its default severity and spec link."""
+    """Build a finding for a registered code, with its severity and spec link.
+
+    The severity is ``severity`` when given, else the code's severity in ``context`` (one of
+    the registry's contexts: ``validation``, ``run``, ``audit``, ``authoring``), else its
+    default.
+    """
     info = code_info(code)
+    chosen = severity or (info.severity if context is None else info.severity_in(context))
     return Finding(
         file=file,
         line=line,
         col=col,
         code=code,
-        severity=severity or info.severity,
+        severity=chosen,
         message=message,
         path=path,
         hint=hint,

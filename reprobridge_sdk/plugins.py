@@ -254,14 +254,11 @@ _SCHEME_URL = re.compile(rf"({DATA_SCHEME})://")
 
 
 def missing_schemes(document: Document) -> list[Finding]:
-    """D015 as a *warning* at ``/environment/data/N/source/url`` for each data item whose
-    ``x-`` URL scheme no installed plugin provides (validation's check; ``data fetch`` reports
-    the same code as an error). A URL that is not a well-formed ``x-`` URL, a built-in scheme,
-    or a shape that is not a list of mappings is left to the other checks."""
-    from dataclasses import replace  # noqa: PLC0415 - only when a scheme is missing
-
-    from reprobridge_sdk.findings import Severity  # noqa: PLC0415
-
+    """D015 at ``/environment/data/N/source/url``, with its severity in the validation
+    context (a warning), for each data item whose ``x-`` URL scheme no installed plugin
+    provides (``data fetch`` reports the same code with its run severity, an error). A URL
+    that is not a well-formed ``x-`` URL, a built-in scheme, or a shape that is not a list of
+    mappings is left to the other checks."""
     data = document.data
     environment = data.get("environment") if isinstance(data, dict) else None
     items = environment.get("data") if isinstance(environment, dict) else None
@@ -279,8 +276,10 @@ def missing_schemes(document: Document) -> list[Finding]:
             f"{item_id!r} cannot be fetched here"
         )
         pointer = f"/environment/data/{index}/source/url"
-        located = document.finding("D015", message, path=pointer, hint=scheme_hint(scheme))
-        found.append(replace(located, severity=Severity.WARNING))
+        located = document.finding(
+            "D015", message, path=pointer, hint=scheme_hint(scheme), context="validation"
+        )
+        found.append(located)
     return found
 
 

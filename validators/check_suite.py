@@ -13,8 +13,15 @@ Checked invariants (see README.md):
 * a finding's ``file``, when given, exists in the case;
 * ``conformance.yaml`` lists exactly the case directories, with the same tags, and
   ``should_fail`` equal to ``not valid``;
-* every code of the families the suite covers appears in at least one case (except the few
-  that validation never produces, listed in ``NOT_FROM_VALIDATION``).
+* every stable code of the validation context appears in at least one case (except the
+  few that a case cannot hold, listed in ``NOT_FROM_VALIDATION``);
+* a case tagged ``required`` expects only required codes (status ``stable``);
+* ``format`` is at least the version the case's ``rra.yaml`` declares (when the registry
+  knows it) and the ``since`` of every expected code;
+* the sections a case cites (``spec``) exist in the specification beside the suite
+  (``../spec``), and together name every code the case expects.
+
+The rules themselves are normative in the specification (spec/conformance.md).
 """
 
 from __future__ import annotations
@@ -37,17 +44,20 @@ __all__ = [
     "main",
 ]
 
-#: Code families every registered code of which must appear in at least one case.
-COVERED_FAMILIES = ("Y", "V", "S", "R", "F", "L", "X", "G")
-#: Codes of those families that validating an artifact never produces.
-#: L010: the resolver failed, and L011: a lock request refused; only `reprobridge lock` reports
-#: them. F010 (a file over its size
-#: limit) and F011 (checks that exhaust recursion or memory) cannot be held by a committed case.
-#: V006: `reprobridge upgrade` refused. V008: an editor refused to rewrite a newer-minor document.
-#: X006-X008 need an installed extractor plugin (a case cannot ship one).
+#: The context whose stable codes must each appear in at least one case.
+COVERED_CONTEXT = "validation"
+#: Code families of the validation context (kept for readers of this module's 1.0 API).
+COVERED_FAMILIES = ("Y", "V", "S", "R", "F", "L", "X", "G", "C", "D")
+#: Codes of the validation context that a committed case cannot hold. F010 (a file over its
+#: size limit: 64 MiB and more) and F011 (checks that exhaust the work a program allows).
+#: X006 and X007 need an installed extractor plugin, which a case cannot ship. C003, C004,
+#: C010 and C024-C026 need an upstream in the cache or a git bundle and git.
 NOT_FROM_VALIDATION = frozenset(
-    {"L010", "L011", "F010", "F011", "V006", "V008", "X006", "X007", "X008"}
+    {"F010", "F011", "X006", "X007", "C003", "C004", "C010", "C024", "C025", "C026"}
 )
+#: The statuses of the codes a conforming program is required to report (spec: conformance,
+#: "Lifecycle"); a case tagged ``required`` expects no other.
+REQUIRED_STATUSES = frozenset({"stable", "deprecated"})
 
 #: The tag of the cases a JSON Schema validator alone cannot judge (README, "Tag"), and the
 #: codes of the schema's own errors: a case that expects others needs more than the schema.
@@ -56,7 +66,10 @@ SCHEMA_CODES = frozenset({"S001", "S002", "S003", "S004"})
 
 _NAME_RE = re.compile(r"^[a-z0-9][a-z0-9.-]*$")
 _ENTRY_RE = re.compile(r"^- id: (?P<value>.+)$")
-_FIELD_RE = re.compile(r"^  (?P<key>doc|path|tags|should_fail): (?P<value>.*)$")
+_FIELD_RE = re.compile(r"^  (?P<key>doc|path|format|tags|should_fail): (?P<value>.*)$")
+_DECLARED = re.compile(r"^rra_version: *['\"]?(1\.(?:0|[1-9][0-9]*))['\"]? *\r?$", re.MULTILINE)
+_ANCHOR_RE = re.compile(r'<a id="([^"]+)"></a>')
+_HEADING_RE = re.compile(r"^(#+) ", re.MULTILINE)
 
 
 def load_conformance(path: Path) -> list[dict[str, Any]]:
@@ -84,7 +97,7 @@ def load_conformance(path: Path) -> list[dict[str, Any]]:
                 msg = f"{path.name}:{number}: should_fail must be true or false"
                 raise ValueError(msg)
             entries[-1][key] = value == "true"
-        elif key == "doc":
+        elif key in ("doc", "format"):
             entries[-1][key] = json.loads(value) if value.startswith('"') else value
         else:
             entries[-1][key] = value
@@ -92,9 +105,59 @@ def load_conformance(path: Path) -> list[dict[str, Any]]:
 
 
 def _severity(item: dict[str, Any], registry: dict[str, dict[str, Any]]) -> str:
+    """The expected severity: the finding's own, else the code's in the validation context."""
     if "severity" in item:
         return str(item["severity"])
-    return str(registry.get(item["code"], {}).get("severity", "error"))
+    entry = registry.get(item["code"], {})
+    return str(entry.get("contexts", {}).get("validation", entry.get("severity", "error")))
+
+
+def _version(text: str) -> tuple[int, int]:
+    major, minor = text.split(".")
+    return int(major), int(minor)
+
+
+def section_text(part: str, anchor: str) -> str | None:
+    """The text of the section at ``anchor`` in ``part``: from the anchor to the next heading
+    of the same or a higher level than the heading that follows it (an anchor inside a
+    paragraph runs to the next heading); ``None`` when the part has no such anchor."""
+    marker = f'<a id="{anchor}"></a>'
+    start = part.find(marker)
+    if start < 0:
+        return None
+    rest = part[start + len(marker) :]
+    first = _HEADING_RE.search(rest)
+    if first is None:
+        return rest
+    if rest[: first.start()].strip():  # an anchor in the text, not before a heading
+        return rest[: first.start()]
+    level = len(first.group(1))
+    for heading in _HEADING_RE.finditer(rest, first.end()):
+        if len(heading.group(1)) <= level:
+            return rest[: heading.start()]
+    return rest
+
+
+def _check_citations(
+    name: str, expected: dict[str, Any], spec_dir: Path, texts: dict[str, str]
+) -> list[str]:
+    problems: list[str] = []
+    cited: list[str] = []
+    for ref in expected.get("spec", []):
+        part, _, anchor = ref.partition("#")
+        if part not in texts:
+            path = spec_dir / part
+            texts[part] = path.read_text("utf-8") if path.is_file() else ""
+        text = section_text(texts[part], anchor)
+        if text is None:
+            problems.append(f"{name}: cites {ref}, which the specification does not have")
+        else:
+            cited.append(text)
+    if "spec" in expected:
+        for code in sorted({item["code"] for item in expected["findings"]}):
+            if not any(re.search(rf"\b{code}\b", text) for text in cited):
+                problems.append(f"{name}: no section it cites names {code}")
+    return problems
 
 
 def check(suite: Path) -> list[str]:
@@ -105,6 +168,9 @@ def check(suite: Path) -> list[str]:
     validator = Draft202012Validator(schema)
     codes = json.loads((suite / "codes.json").read_text("utf-8"))["codes"]
     registry = {entry["code"]: entry for entry in codes}
+    known = max((_version(entry["since"]) for entry in codes), default=(1, 0))
+    spec_dir = suite.parent / "spec"
+    spec_texts: dict[str, str] = {}
     cases_dir = suite / "cases"
     case_dirs = sorted(p for p in cases_dir.iterdir() if p.is_dir())
     expected_by_case: dict[str, dict[str, Any]] = {}
@@ -140,6 +206,15 @@ def check(suite: Path) -> list[str]:
                 continue
             if entry.get("status") == "removed":
                 problems.append(f"{name}: code {code} is removed")
+            elif "required" in expected["tags"] and entry.get("status") not in REQUIRED_STATUSES:
+                problems.append(
+                    f"{name}: a required case expects {code}, which is {entry.get('status')}"
+                )
+            if _version(entry["since"]) > _version(expected["format"]):
+                problems.append(
+                    f"{name}: expects {code} (since {entry['since']}) under format "
+                    f"{expected['format']}"
+                )
             if _severity(item, registry) == "error":
                 has_error = True
             if "file" in item and not (case / item["file"]).exists():
@@ -149,6 +224,14 @@ def check(suite: Path) -> list[str]:
                 f"{name}: valid is {expected['valid']} but the findings "
                 f"{'include' if has_error else 'have no'} error"
             )
+        if (case / "rra.yaml").is_file():
+            declared = _DECLARED.search((case / "rra.yaml").read_bytes().decode("utf-8", "replace"))
+            if declared and known >= _version(declared.group(1)) > _version(expected["format"]):
+                problems.append(
+                    f"{name}: declares {declared.group(1)} but its format is {expected['format']}"
+                )
+        if spec_dir.is_dir():
+            problems += _check_citations(name, expected, spec_dir, spec_texts)
         if not (case / "rra.yaml").exists() and "Y010" not in {
             i["code"] for i in expected["findings"]
         }:
@@ -176,7 +259,7 @@ def check(suite: Path) -> list[str]:
         if case_id in listed:
             problems.append(f"conformance.yaml:{entry['line']}: {case_id} is listed twice")
         listed[case_id] = entry
-        for key in ("doc", "path", "tags", "should_fail"):
+        for key in ("doc", "path", "format", "tags", "should_fail"):
             if key not in entry:
                 problems.append(f"conformance.yaml:{entry['line']}: {case_id} has no {key}")
         if entry.get("path") != f"cases/{case_id}":
@@ -190,6 +273,8 @@ def check(suite: Path) -> list[str]:
             problems.append(f"conformance.yaml: {case_id} tags differ from expected.json")
         if entry.get("should_fail") != (not expected["valid"]):
             problems.append(f"conformance.yaml: {case_id} should_fail differs from expected.json")
+        if entry.get("format") != expected["format"]:
+            problems.append(f"conformance.yaml: {case_id} format differs from expected.json")
         if entry.get("doc") != expected["description"]:
             problems.append(f"conformance.yaml: {case_id} doc differs from the description")
     for case in case_dirs:
@@ -197,7 +282,7 @@ def check(suite: Path) -> list[str]:
             problems.append(f"conformance.yaml: case {case.name} is not listed")
 
     for code, entry in sorted(registry.items()):
-        covered = code[0] in COVERED_FAMILIES and entry.get("status") != "removed"
+        covered = COVERED_CONTEXT in entry.get("contexts", {}) and entry.get("status") == "stable"
         covered = covered and code not in NOT_FROM_VALIDATION
         if covered and code not in seen_codes:
             problems.append(f"coverage: no case expects {code} ({entry['name']})")

@@ -3,11 +3,13 @@
 Usage::
 
     python validators/run_suite.py --command "my-validator --format json {path}" \
-        [--tags required,digests] [--case NAME ...] [--junit results.xml] [-j 4]
+        [--format-version 1.0] [--tags required,digests] [--case NAME ...] \
+        [--junit results.xml] [-j 4]
 
 ``{path}`` is replaced by the (shell-quoted) case directory. The validator prints JSON on
 stdout; every object with a string ``code`` (like ``S001``) and a string ``path`` found
-anywhere in it is taken as a finding. See README.md for the pass/fail rules.
+anywhere in it is taken as a finding. The pass criteria are normative in the specification
+(spec/conformance.md, "Pass criteria"); this script applies them.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ __all__ = [
     "load_registry",
     "main",
     "run_case",
+    "select",
     "write_junit",
 ]
 
@@ -62,9 +65,37 @@ class CaseResult:
 
 
 def load_registry(suite: Path = SUITE) -> dict[str, str]:
-    """Code -> default severity, from ``codes.json``."""
+    """Code -> its severity in the validation context (its default severity when the
+    registry lists no validation context for it), from ``codes.json``."""
     data = json.loads((suite / "codes.json").read_text("utf-8"))
-    return {entry["code"]: entry["severity"] for entry in data["codes"]}
+    return {
+        entry["code"]: entry.get("contexts", {}).get("validation", entry["severity"])
+        for entry in data["codes"]
+    }
+
+
+def _version(text: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in text.split("."))
+
+
+def select(
+    cases: Mapping[str, Mapping[str, Any]],
+    *,
+    names: Sequence[str] = (),
+    tags: set[str] | None = None,
+    format_version: str | None = None,
+) -> list[str]:
+    """The cases to run: by name, by tags (every tag of the case in ``tags`` or mandatory)
+    and by format (the case's ``format`` at most ``format_version``)."""
+    allowed = None if tags is None else tags | MANDATORY
+    limit = None if format_version is None else _version(format_version)
+    return [
+        name
+        for name, expected in cases.items()
+        if (not names or name in names)
+        and (allowed is None or set(expected["tags"]) <= allowed)
+        and (limit is None or _version(expected.get("format", "1.0")) <= limit)
+    ]
 
 
 def load_cases(suite: Path = SUITE) -> dict[str, dict[str, Any]]:
@@ -223,6 +254,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="comma-separated optional features a case may need besides the mandatory ones"
         " (required, yaml, versioning); default: all",
     )
+    parser.add_argument(
+        "--format-version",
+        help="the newest format version the validator implements (e.g. 1.0): only cases whose"
+        " format is that version or lower run; default: every case",
+    )
     parser.add_argument("--case", action="append", default=[], help="run only this case")
     parser.add_argument("--junit", type=Path, help="write JUnit XML here")
     parser.add_argument("--timeout", type=float, default=60.0)
@@ -236,15 +272,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     unknown = [name for name in args.case if name not in cases]
     if unknown:
         parser.error(f"unknown case(s): {', '.join(unknown)}")
-    allowed = {t.strip() for t in args.tags.split(",")} if args.tags else None
-    if allowed is not None:
-        allowed |= MANDATORY  # every conforming validator runs these (README "Tag")
-    selected = [
-        name
-        for name, expected in cases.items()
-        if (not args.case or name in args.case)
-        and (allowed is None or set(expected["tags"]) <= allowed)
-    ]
+    if args.format_version is not None and not re.fullmatch(
+        r"(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)", args.format_version
+    ):
+        parser.error("--format-version must be MAJOR.MINOR, e.g. 1.0")
+    tags = {t.strip() for t in args.tags.split(",")} if args.tags else None
+    selected = select(cases, names=args.case, tags=tags, format_version=args.format_version)
 
     def one(name: str) -> CaseResult:
         return run_case(

@@ -180,11 +180,27 @@ class Document:
             current = current.rsplit("/", 1)[0] if "/" in current else ""
 
     def finding(
-        self, code: str, message: str, *, path: str = "", hint: str | None = None, key: bool = False
+        self,
+        code: str,
+        message: str,
+        *,
+        path: str = "",
+        hint: str | None = None,
+        key: bool = False,
+        context: str | None = None,
     ) -> Finding:
-        """A finding located at ``path`` in this document."""
+        """A finding located at ``path`` in this document (severity: the code's in ``context``)."""
         line, col = self.locate(path, key=key)
-        return finding(code, message, path=path, file=self.name, line=line, col=col, hint=hint)
+        return finding(
+            code,
+            message,
+            path=path,
+            file=self.name,
+            line=line,
+            col=col,
+            hint=hint,
+            context=context,
+        )
 
 
 def load_document(

@@ -11,6 +11,7 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
+import re
 import shutil
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -22,6 +23,7 @@ import yaml
 from reprobridge_sdk.digest import file_sha256, tree_digest
 from reprobridge_sdk.findings import code_info
 from reprobridge_sdk.guide import update_guide_text
+from reprobridge_sdk.versions import NEWEST_FORMAT
 
 __all__ = [
     "BEYOND_SCHEMA",
@@ -48,6 +50,9 @@ Mutator = Callable[[Manifest], None]
 BEYOND_SCHEMA = "beyond-schema"
 #: The codes of the schema's own errors: a case that expects only these is structural.
 SCHEMA_CODES = frozenset({"S001", "S002", "S003", "S004"})
+#: The version a case's rra.yaml declares (a minor of major 1), and the newest this suite knows.
+_DECLARED = re.compile(rb"^rra_version: *['\"]?1\.(0|[1-9][0-9]*)['\"]? *\r?$", re.MULTILINE)
+_NEWEST = tuple(int(part) for part in NEWEST_FORMAT.split("."))
 
 
 @dataclass(frozen=True)
@@ -202,6 +207,12 @@ class Case:
     base: bool = True  # start from the base files
     text_edit: Callable[[str], str] | None = None  # applied to the dumped rra.yaml text
     write_manifest: bool = True  # False: the artifact has no rra.yaml
+    #: The spec sections (``part.md#anchor``) the case rests on; default: the sections the
+    #: registry names for its expected codes.
+    spec: tuple[str, ...] = ()
+    #: The lowest format version a validator must implement to judge the case, when it is
+    #: higher than what the case shows (``format_version``).
+    needs_format: str | None = None
 
     def schema_decides(self) -> bool:
         """True when a JSON Schema validator alone gives this case's findings (see ``all_tags``)."""
@@ -225,9 +236,35 @@ class Case:
             return list(self.tags)
         return [*self.tags, BEYOND_SCHEMA]
 
+    def format_version(self, rra_yaml: bytes | None) -> str:
+        """The lowest format version a validator needs for this case (spec: conformance,
+        "Versions of the suite"): the highest of the version the case declares (when it is
+        a version this suite knows), the ``since`` of every expected code and
+        ``needs_format``."""
+        versions = [(1, 0)]
+        declared = _DECLARED.search(rra_yaml or b"")
+        if declared is not None:
+            version = (1, int(declared.group(1)))
+            if version <= _NEWEST:
+                versions.append(version)
+        for item in self.findings:
+            major, minor = code_info(item["code"]).since.split(".")
+            versions.append((int(major), int(minor)))
+        if self.needs_format is not None:
+            major, minor = self.needs_format.split(".")
+            versions.append((int(major), int(minor)))
+        highest = max(versions)
+        return f"{highest[0]}.{highest[1]}"
+
+    def sections(self) -> list[str]:
+        """The spec sections the case cites (``spec``, else its codes' registry sections)."""
+        if self.spec:
+            return list(self.spec)
+        return sorted({code_info(item["code"]).spec for item in self.findings})
+
     def valid(self) -> bool:
         for item in self.findings:
-            severity = item.get("severity") or code_info(item["code"]).severity.value
+            severity = item.get("severity") or code_info(item["code"]).severity_in("validation")
             if severity == "error":
                 return False
         return True
@@ -366,12 +403,17 @@ def write_case(case: Case, cases_dir: Path) -> Path:
         if case.text_edit is not None:
             text = case.text_edit(text)
         (target / "rra.yaml").write_text(text, "utf-8")
-    expected = {
+    manifest_path = target / "rra.yaml"
+    written = manifest_path.read_bytes() if manifest_path.is_file() else None
+    expected: dict[str, Any] = {
         "description": case.description,
+        "format": case.format_version(written),
         "tags": case.all_tags(),
         "valid": case.valid(),
         "findings": case.findings,
     }
+    if case.sections():
+        expected["spec"] = case.sections()
     (target / "expected.json").write_text(json.dumps(expected, indent=2) + "\n", "utf-8")
     return target
 
@@ -379,14 +421,17 @@ def write_case(case: Case, cases_dir: Path) -> Path:
 def write_conformance(cases: Iterable[Case], path: Path) -> None:
     """The manifest of the suite, in the style of CWL's conformance_tests.yaml."""
     lines = [
-        "# The conformance cases of RRA 1.0 (generated with spec/tools/build_cases.py; a test",
-        "# checks that it lists exactly the directories under cases/ with their expected.json).",
+        "# The conformance cases of RRA 1.x (spec/conformance.md; generated with",
+        "# spec/tools/build_cases.py; a test checks that it lists exactly the directories under",
+        "# cases/ with their expected.json). format: the lowest format version a validator needs.",
     ]
     for case in sorted(cases, key=lambda item: item.name):
+        expected = json.loads((path.parent / "cases" / case.name / "expected.json").read_text())
         lines += [
             f"- id: {case.name}",
             f"  doc: {json.dumps(case.description, ensure_ascii=False)}",
             f"  path: cases/{case.name}",
+            f'  format: "{expected["format"]}"',
             f"  tags: [{', '.join(case.all_tags())}]",
             f"  should_fail: {'false' if case.valid() else 'true'}",
         ]

@@ -704,7 +704,7 @@ def semantic_cases() -> list[Case]:
             "plugin-data-scheme-not-installed",
             "A data item is downloaded through a plugin's x- URL scheme (format 1.1) that no "
             "installed plugin provides (a warning: this validator cannot fetch it).",
-            [f("D015", "/environment/data/0/source/url", severity="warning")],
+            [f("D015", "/environment/data/0/source/url")],
             mutate=[put("/rra_version", "1.1"), add("/environment/data", plugin_item)],
         )
     )
@@ -714,7 +714,7 @@ def semantic_cases() -> list[Case]:
             "A 1.0 manifest names a plugin's x- URL scheme, an addition of 1.1.",
             [
                 f("V005", "/environment/data/0/source/url"),
-                f("D015", "/environment/data/0/source/url", severity="warning"),
+                f("D015", "/environment/data/0/source/url"),
             ],
             mutate=[add("/environment/data", plugin_item)],
         )

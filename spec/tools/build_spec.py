@@ -11,6 +11,9 @@ The parts of the specification (``spec/*.md``) are hand-written except for block
 * ``example PATH``: the file ``spec/examples/PATH`` verbatim;
 * ``additions VERSION``: every field and enumeration value marked ``since VERSION`` in the
   newest manifest and evidence schemas, linked to its field table;
+* ``contexts``: the codes of each context, required (stable, deprecated) and preview;
+* ``pointers CONTEXT``: the table of pointer rules (spec §9.2) of every code the registry
+  lists in CONTEXT, from each entry's ``pointer``;
 * ``codes``: the catalogue of finding codes from the SDK's registry
   (``reprobridge_sdk/_data/codes.json``), each code of the manifest families with an invalid
   and a valid excerpt taken from the conformance cases (their choice is recorded in
@@ -18,7 +21,9 @@ The parts of the specification (``spec/*.md``) are hand-written except for block
   data, runner, audit, and L010) with the snippets of ``_runtime_examples.py``.
 
 The example artifacts under ``spec/examples/`` are written from the same definitions as the
-conformance cases. ``--check`` changes nothing and exits 1 when a generated part is stale.
+conformance cases. The registry is completed and checked first (``registry.py``: entries
+added without ``contexts`` or ``pointer`` get their family's). ``--check`` changes nothing and
+exits 1 when the registry is incomplete or a generated part is stale; a test runs it.
 """
 
 from __future__ import annotations
@@ -34,6 +39,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import registry as code_registry
 from _casekit import write_case
 from _runtime_examples import RUNTIME_EXAMPLES
 from build_cases import cases
@@ -426,10 +432,67 @@ def _excerpt(spec: dict[str, Any]) -> str:
     return f"{where}:\n\n```{lang}\n" + "\n".join(text) + "\n```"
 
 
+def _registry() -> list[dict[str, Any]]:
+    path = REPO / "reprobridge_sdk" / "_data" / "codes.json"
+    codes: list[dict[str, Any]] = json.loads(path.read_text("utf-8"))["codes"]
+    return codes
+
+
+def _ranges(codes: list[str]) -> str:
+    """``Y001, Y002, Y004`` with runs of three or more consecutive codes as ``V001\u2013V004``
+    (an en dash)."""
+    out: list[str] = []
+    run: list[str] = []
+
+    def flush() -> None:
+        if len(run) >= 3:
+            out.append(f"{run[0]}\u2013{run[-1]}")
+        else:
+            out.extend(run)
+        run.clear()
+
+    for code in codes:
+        if run and (code[0] != run[-1][0] or int(code[1:]) != int(run[-1][1:]) + 1):
+            flush()
+        run.append(code)
+    flush()
+    return ", ".join(out)
+
+
+def pointer_table(context: str) -> str:
+    """The pointer rule of every code reported in ``context``, codes with one rule together."""
+    rows: dict[str, list[str]] = {}
+    for entry in _registry():
+        if context in entry["contexts"] and entry["status"] != "removed":
+            rows.setdefault(entry["pointer"], []).append(entry["code"])
+    ordered = sorted(rows.items(), key=lambda item: code_registry._order(item[1][0]))
+    lines = ["| Codes | Pointer |", "|---|---|"]
+    lines += [f"| {_ranges(codes)} | {_cell(rule)} |" for rule, codes in ordered]
+    return "\n".join(lines) + "\n"
+
+
+def context_table() -> str:
+    """Each context with the codes the registry lists in it, by status."""
+    lines = ["| Context | Required codes (stable, deprecated) | Preview codes |", "|---|---|---|"]
+    for context in code_registry.CONTEXTS:
+        entries = [e for e in _registry() if context in e["contexts"]]
+        required = [e["code"] for e in entries if e["status"] in ("stable", "deprecated")]
+        preview = [e["code"] for e in entries if e["status"] == "preview"]
+        lines.append(f"| {context} | {_ranges(required) or '—'} | {_ranges(preview) or '—'} |")
+    return "\n".join(lines) + "\n"
+
+
+def _cell(text: str) -> str:
+    """``text`` for a Markdown table cell (a ``|`` escaped)."""
+    return text.replace("|", "\\|")
+
+
+def _contexts(entry: dict[str, Any]) -> str:
+    return ", ".join(f"{name}: {severity}" for name, severity in entry["contexts"].items())
+
+
 def code_catalogue(examples: dict[str, Any]) -> str:
-    registry = json.loads((REPO / "reprobridge_sdk" / "_data" / "codes.json").read_text("utf-8"))[
-        "codes"
-    ]
+    registry = _registry()
     out: list[str] = []
     family = ""
     titles = {
@@ -463,6 +526,8 @@ def code_catalogue(examples: dict[str, Any]) -> str:
             f"[{entry['spec']}]({entry['spec']})",
             "",
             entry["summary"],
+            "",
+            f"Severity by context: {_contexts(entry)}. Pointer: {entry['pointer']}.",
             "",
         ]
         example = examples.get(code)
@@ -510,6 +575,10 @@ def render_spec(text: str, examples: dict[str, Any], examples_dir: Path, part: s
             body = f"```{lang}\n{path.read_text('utf-8')}```\n"
         elif kind == "codes":
             body = code_catalogue(examples) + "\n"
+        elif kind == "contexts":
+            body = context_table()
+        elif kind == "pointers":
+            body = pointer_table(args[0])
         elif kind == "additions":
             body = additions_table(args[0], part, manifest_objects, evidence_objects)
         else:
@@ -564,6 +633,9 @@ def _same_tree(a: Path, b: Path) -> bool:
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     check = "--check" in args
+    status = code_registry.main(["--check"] if check else [])
+    if status:
+        return status
     os.chdir(REPO)  # the JSON output example names paths relative to the repository root
     with tempfile.TemporaryDirectory() as tmp:
         fresh_examples = Path(tmp) / "examples"

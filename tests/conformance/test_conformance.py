@@ -74,6 +74,7 @@ def test_the_sanity_checker_catches_a_broken_suite(tmp_path: Path) -> None:
         json.dumps(
             {
                 "description": "d",
+                "format": "1.0",
                 "tags": ["required"],
                 "valid": True,
                 "findings": [{"code": "Z999", "path": ""}, {"code": "S001", "path": "/x"}],
@@ -91,6 +92,54 @@ def test_the_sanity_checker_catches_a_broken_suite(tmp_path: Path) -> None:
     assert any(p.startswith("coverage: no case expects Y001") for p in problems)
 
 
+def test_the_sanity_checker_holds_versions_lifecycle_and_citations(tmp_path: Path) -> None:
+    """A required case expects only stable codes; ``format`` covers the declared version and
+    every code's ``since``; the cited sections exist and name every expected code."""
+    suite = tmp_path / "validators"
+    case = suite / "cases" / "bad-case"
+    case.mkdir(parents=True)
+    for name in ("case.schema.json", "codes.json"):
+        (suite / name).write_bytes((SUITE / name).read_bytes())
+    (tmp_path / "spec").mkdir()
+    (tmp_path / "spec" / "manifest.md").write_text(
+        '<a id="yaml"></a>\n## 3. YAML\n\nV005 and P001 are named here.\n\n## 4. Next\n\nS001\n'
+    )
+    (case / "rra.yaml").write_text("rra_version: '1.1'\n")
+    findings = [
+        {"code": "P001", "path": "/artifact/paper/title"},  # preview, in a required case
+        {"code": "V005", "path": "/x"},  # since 1.1, under format 1.0
+        {"code": "S001", "path": "/y"},  # named only in the next section
+    ]
+    expected = {
+        "description": "d",
+        "format": "1.0",
+        "tags": ["required", "beyond-schema"],
+        "valid": False,
+        "findings": findings,
+        "spec": ["manifest.md#yaml", "manifest.md#nowhere"],
+    }
+    (case / "expected.json").write_text(json.dumps(expected))
+    problems = check_suite.check(suite)
+    assert "bad-case: a required case expects P001, which is preview" in problems
+    assert "bad-case: expects V005 (since 1.1) under format 1.0" in problems
+    assert "bad-case: declares 1.1 but its format is 1.0" in problems
+    assert "bad-case: cites manifest.md#nowhere, which the specification does not have" in problems
+    assert "bad-case: no section it cites names S001" in problems
+    assert "bad-case: no section it cites names V005" not in problems
+
+
+def test_the_section_of_an_anchor_ends_at_the_next_heading_of_its_level() -> None:
+    part = (
+        '<a id="a"></a>\n## 1. A\n\none\n<a id="b"></a>\n### 1.1 B\n\ntwo\n'
+        '## 2. C\n\nthree\nan inline <a id="i"></a>anchor\n### 2.1 D\n'
+    )
+    assert check_suite.section_text(part, "a").strip().endswith("two")
+    assert "three" not in (check_suite.section_text(part, "a") or "")
+    assert (check_suite.section_text(part, "b") or "").strip().endswith("two")
+    assert (check_suite.section_text(part, "i") or "").strip() == "anchor"
+    assert check_suite.section_text(part, "missing") is None
+
+
 def test_the_manifest_lists_exactly_the_case_directories() -> None:
     entries = check_suite.load_conformance(SUITE / "conformance.yaml")
     assert [entry["id"] for entry in entries] == CASE_NAMES
@@ -98,6 +147,7 @@ def test_the_manifest_lists_exactly_the_case_directories() -> None:
         expected = _expected(entry["id"])
         assert entry["path"] == f"cases/{entry['id']}"
         assert entry["tags"] == expected["tags"]
+        assert entry["format"] == expected["format"]
         assert entry["should_fail"] is (not expected["valid"])
 
 
@@ -269,6 +319,33 @@ def test_the_runner_selects_cases_by_tags() -> None:
     assert {"alias-bomb", "version-missing", "pylock-lock"} <= set(selected)
     assert "guide-missing" not in selected
     assert proc.stderr.strip().endswith(f"{len(selected)}/{len(selected)} cases passed")
+
+
+def test_the_runner_selects_the_cases_of_a_format_level() -> None:
+    """``--format-version 1.0`` leaves out every case that needs a 1.1 validator: a 1.1
+    document, or a 1.0 document whose expected codes are 1.1's (V005, C005, D015, X005)."""
+    cases = run_suite.load_cases(SUITE)
+    level_10 = set(run_suite.select(cases, format_version="1.0"))
+    assert {"minimal-valid", "alias-bomb", "version-missing"} <= level_10
+    needs_11 = {
+        "version-1-1",
+        "empty-patch-series-under-1-0",
+        "plugin-extractor-in-1-0",
+        "plugin-data-scheme-in-1-0",
+        "patch-series-beside-code-directory",
+    }
+    assert not level_10 & needs_11
+    assert set(run_suite.select(cases, format_version="1.1")) == set(cases)
+    assert set(run_suite.select(cases)) == set(cases)
+    for name in level_10:
+        assert cases[name]["format"] == "1.0"
+        assert all(REGISTRY_SINCE[f["code"]] == "1.0" for f in cases[name]["findings"])
+
+
+REGISTRY_SINCE = {
+    entry["code"]: entry["since"]
+    for entry in json.loads((SUITE / "codes.json").read_text("utf-8"))["codes"]
+}
 
 
 #: A few cases of every kind of tag, for the selection test (the whole suite runs elsewhere).

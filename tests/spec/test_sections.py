@@ -19,8 +19,9 @@ from reprobridge_sdk.model.manifest import MANIFEST_MEDIA_TYPE, MANIFEST_NAME
 REPO = Path(__file__).resolve().parents[2]
 PARTS = sorted((REPO / "spec").glob("*.md"))
 _NUMBERED = re.compile(r"^#+ (\d+(?:\.\d+)*)\.? ", re.MULTILINE)
-#: "§8", "§ 6.9"; not a paper's own section ("paper §4.2", an example of a guide record).
-_CITED = re.compile(r"(?<!paper )§ ?(\d+(?:\.\d+)*)")
+#: "§8", "§ 6.9"; not a paper's own section ("paper §4.2", an example of a guide record) nor
+#: an RFC's ("RFC 6838 §5.6").
+_CITED = re.compile(r"(?<!paper )(?<!RFC \d{4} )§ ?(\d+(?:\.\d+)*)")
 
 
 def _sections() -> dict[str, list[str]]:
@@ -61,7 +62,7 @@ def test_the_tree_digest_cites_the_digests_section() -> None:
 
 
 def test_the_media_type_and_file_name_are_the_sdks() -> None:
-    readme = (REPO / "spec" / "README.md").read_text("utf-8")
-    section = readme[readme.index('<a id="media-type"></a>') :].split("\n<a id=")[0]
+    part = (REPO / "spec" / "media-types.md").read_text("utf-8")
+    section = part[part.index('<a id="media-type"></a>') :].split("\n<a id=")[0]
     assert f"named exactly `{MANIFEST_NAME}`" in section
     assert f"`{MANIFEST_MEDIA_TYPE}`" in section
