@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 
 from reprobridge_sdk.versions import parse_since, since
 
@@ -21,6 +21,8 @@ __all__ = [
     "ID_PATTERN",
     "SHA256_PATTERN",
     "Identifier",
+    "Integer",
+    "OptionalInteger",
     "RelPath",
     "Sha256",
     "SpecModel",
@@ -28,6 +30,21 @@ __all__ = [
     "required_version",
     "since",
 ]
+
+
+def _integral(value: Any) -> Any:
+    """A float with no fractional part as the integer it is (``1.0`` is 1); else unchanged."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
+#: An integer as JSON Schema 2020-12 defines it: a number with a zero fractional part, so
+#: ``1.0`` is the integer 1 (spec "conventions"); booleans are not integers. The models are
+#: validated strictly (no coercion of strings), so the one conversion is written here.
+Integer = Annotated[int, BeforeValidator(_integral)]
+#: An optional :data:`Integer` (written so that a field's bounds still reach the integer).
+OptionalInteger = Annotated[int | None, BeforeValidator(_integral)]
 
 #: Keys reserved for extensions (spec §4.1).
 EXTENSION_PATTERN = "^x-"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from ._base import Identifier, SpecModel, since
+from ._base import Identifier, OptionalInteger, SpecModel, since
 
 __all__ = ["Artifact", "Author", "Paper"]
 
@@ -14,7 +14,7 @@ class Paper(SpecModel):
 
     title: str = Field(min_length=1, description="Title of the paper.")
     venue: str | None = Field(default=None, description="Conference or journal, e.g. 'ICML'.")
-    year: int | None = Field(default=None, ge=1900, le=2100, description="Publication year.")
+    year: OptionalInteger = Field(default=None, ge=1900, le=2100, description="Publication year.")
     doi: str | None = Field(
         default=None,
         pattern=r"^10\.[0-9]{4,9}/[^\x00-\x20]+$",

@@ -6,7 +6,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
-from ._base import Identifier, RelPath, Sha256, SpecModel, since
+from ._base import Identifier, Integer, OptionalInteger, RelPath, Sha256, SpecModel, since
 
 __all__ = [
     "BUILT_IN_URL_PATTERN",
@@ -55,7 +55,7 @@ class Accelerator(SpecModel):
 
     kind: Literal["none", "cuda", "rocm", "tpu", "mps"] = "none"
     cuda: str | None = Field(default=None, pattern=r"^[0-9]+(\.[0-9]+){0,2}$")
-    gpus: int = Field(default=0, ge=0)
+    gpus: Integer = Field(default=0, ge=0)
     gpu_memory_gb: float | None = Field(default=None, gt=0, description="Per GPU.")
 
 
@@ -92,7 +92,7 @@ class DataItem(SpecModel):
     kind: Literal["dataset", "checkpoint", "other"] = "dataset"
     source: DataSource
     sha256: Sha256 | None = None
-    size: int | None = Field(default=None, ge=0, description="Size in bytes.")
+    size: OptionalInteger = Field(default=None, ge=0, description="Size in bytes.")
     destination: RelPath | None = Field(
         default=None, description="Where the item is placed inside the artifact."
     )

@@ -6,7 +6,16 @@ from typing import Annotated, Any, Literal
 
 from pydantic import ConfigDict, Discriminator, Field, Tag
 
-from ._base import Identifier, RelPath, Sha256, SpecModel, _schema_extra, since
+from ._base import (
+    Identifier,
+    Integer,
+    OptionalInteger,
+    RelPath,
+    Sha256,
+    SpecModel,
+    _schema_extra,
+    since,
+)
 
 __all__ = [
     "PLUGIN_KIND_PATTERN",
@@ -44,7 +53,7 @@ class RegexExtractor(_Source):
     pattern: str = Field(
         min_length=1, description="Pattern in the pattern dialect (RE2 subset of Python re)."
     )
-    group: str | int = Field(
+    group: str | Integer = Field(
         default=1, description="Named group or group number that holds the number."
     )
     occurrence: Literal["first", "last", "all"] = "last"
@@ -62,7 +71,9 @@ class CsvExtractor(_Source):
 
     kind: Literal["csv"]
     column: str = Field(min_length=1, description="Column name in the header row.")
-    row: int = Field(default=-1, description="Row index among data rows; negative from the end.")
+    row: Integer = Field(
+        default=-1, description="Row index among data rows; negative from the end."
+    )
     where: dict[str, str] | None = Field(
         default=None, description="Select the row whose columns equal these values instead."
     )
@@ -133,7 +144,7 @@ class Transform(SpecModel):
 
     scale: float = 1.0
     offset: float = 0.0
-    round: int | None = Field(default=None, ge=0, le=12)
+    round: OptionalInteger = Field(default=None, ge=0, le=12)
 
 
 class Measurement(SpecModel):
@@ -174,7 +185,7 @@ class Sample(SpecModel):
     outputs: dict[str, RelPath] = Field(
         default_factory=dict, description="Output id -> sample file inside the artifact."
     )
-    seed: int | None = None
+    seed: OptionalInteger = None
     expected: dict[str, float] = Field(
         default_factory=dict, description="Task id -> value extraction must produce."
     )
@@ -220,14 +231,14 @@ class Resources(SpecModel):
     that no machine of the cluster can hold.
     """
 
-    cpus: int = Field(default=1, ge=1, le=4096, description="CPU cores one run uses.")
+    cpus: Integer = Field(default=1, ge=1, le=4096, description="CPU cores one run uses.")
     memory: str | None = Field(
         default=None,
         pattern=MEMORY_PATTERN,
         description="Memory one run needs, with a unit: e.g. '512MiB', '16GiB'.",
         examples=["4GiB"],
     )
-    gpus: int = Field(default=0, ge=0, le=1024, description="GPUs one run uses.")
+    gpus: Integer = Field(default=0, ge=0, le=1024, description="GPUs one run uses.")
     walltime: float | None = Field(
         default=None,
         gt=0,
@@ -249,7 +260,7 @@ class Launcher(SpecModel):
     )
     workdir: RelPath = Field(default=".", description="Working directory inside the artifact.")
     env: dict[str, str] = Field(default_factory=dict)
-    seeds: list[int] = Field(default_factory=list)
+    seeds: list[Integer] = Field(default_factory=list)
     params: dict[str, str | int | float | bool] = Field(default_factory=dict)
     timeout: float | None = Field(default=None, gt=0, description="Seconds per run.")
     scope: Literal["smoke", "scored"]

@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from ._base import Identifier, Sha256, SpecModel, since
+from ._base import Identifier, Integer, OptionalInteger, Sha256, SpecModel, since
 
 __all__ = [
     "Location",
@@ -28,14 +28,14 @@ class Location(SpecModel):
     section: str | None = None
     row: str | None = None
     column: str | None = None
-    page: int | None = Field(default=None, ge=1)
+    page: OptionalInteger = Field(default=None, ge=1)
 
 
 class Statistic(SpecModel):
     """How the paper reports the value, e.g. the mean over 3 seeds."""
 
     aggregate: Literal["single", "mean", "median", "min", "max", "std"] = "single"
-    seeds: int = Field(default=1, ge=1, description="Number of seeds the statistic is over.")
+    seeds: Integer = Field(default=1, ge=1, description="Number of seeds the statistic is over.")
 
 
 class Published(SpecModel):
@@ -50,7 +50,7 @@ class ProvenanceRun(SpecModel):
     """One run of a repetition (an observation of a statistic over several seeds)."""
 
     run: str = Field(min_length=1, description="The run's id (its record's run_id).")
-    seed: int | None = Field(default=None, description="The seed the run was given.")
+    seed: OptionalInteger = Field(default=None, description="The seed the run was given.")
     record_sha256: Sha256 = Field(description="SHA-256 of the run's evidence record.")
 
 

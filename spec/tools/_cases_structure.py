@@ -121,6 +121,14 @@ def structure_cases() -> list[Case]:
     )
     c.append(
         Case(
+            "seeds-float-integral",
+            "A seed written 1.0 is the integer 1, as JSON Schema 2020-12 defines integers: valid.",
+            [],
+            mutate=[put("/launchers/0/seeds", [0, 1.0, 2])],
+        )
+    )
+    c.append(
+        Case(
             "wrong-type-nullable",
             "An optional string given as a number.",
             [f("S003", "/artifact/paper/venue")],
