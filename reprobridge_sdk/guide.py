@@ -157,6 +157,34 @@ _SECTIONS: tuple[tuple[str, str, str, list[tuple[str, str]]], ...] = (
 )
 
 
+_LISTS = frozenset({"tasks", "files", "options"})
+
+
+def _renderable(guide: Mapping[str, Any]) -> bool:
+    """True when every record field the rendering reads has its schema type (a string or null;
+    a list of strings for ``tasks``, ``files`` and ``options``): the spec's rendering, and so
+    G002, is defined only then."""
+    for key, _heading, title_key, fields in _SECTIONS:
+        records = guide.get(key)
+        if records is None:
+            continue
+        if not isinstance(records, list):
+            return False
+        for item in records:
+            if not isinstance(item, Mapping):
+                return False
+            for name in ("id", title_key, *(field for _label, field in fields)):
+                value = item.get(name) if name else None
+                if name in _LISTS:
+                    if value is not None and not (
+                        isinstance(value, list) and all(isinstance(v, str) for v in value)
+                    ):
+                        return False
+                elif value is not None and not isinstance(value, str):
+                    return False
+    return True
+
+
 def render_records(guide: Mapping[str, Any]) -> str:
     """Markdown for the structured records of ``guide`` (the manifest's ``guide`` mapping).
 
@@ -260,6 +288,8 @@ def check_guide(root: Path, guide: Mapping[str, Any]) -> list[Finding]:
             )
         ]
     current = text[span[0] : span[1]]
+    if not _renderable(guide):
+        return []  # a record of the wrong shape: S003 says why, the rendering is not defined
     if current.rstrip("\n") != render_block(guide).rstrip("\n"):
         line = text.count("\n", 0, span[0]) + 1
         return [

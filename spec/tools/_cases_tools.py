@@ -274,6 +274,69 @@ def tool_cases() -> list[Case]:
     )
     c.append(
         Case(
+            "guide-records-rendered",
+            "GUIDE.md renders every kind of record as the spec's grammar says (whitespace runs "
+            "joined, Markdown and HTML characters escaped, ids as code spans): no G002.",
+            [],
+            tags=["guide"],
+            mutate=[
+                put(
+                    "/guide/ambiguities",
+                    [
+                        {
+                            "id": "split",
+                            "source": "paper  §4,\ttable <2>",
+                            "gap": "The split is [not] stated & the seed\nis not either.",
+                            "resolution": "Use a\\b as the `official` split.",
+                            "sensitivity": "low",
+                            "tasks": ["accuracy"],
+                        }
+                    ],
+                ),
+                put(
+                    "/guide/changes",
+                    [
+                        {
+                            "id": "pin-numpy",
+                            "kind": "execution-fix",
+                            "summary": "Pin numpy.",
+                            "rationale": "It moved.",
+                            "files": ["code/train.py", "a`b.py"],
+                            "tasks": ["accuracy"],
+                        }
+                    ],
+                ),
+                put(
+                    "/guide/pitfalls",
+                    [{"id": "threads", "summary": "BLAS threads change results.", "remedy": ""}],
+                ),
+                put(
+                    "/guide/open_choices",
+                    [
+                        {
+                            "id": "lr",
+                            "question": "Which learning rate?",
+                            "options": ["0.1", "0.01"],
+                            "default": "0.1",
+                        }
+                    ],
+                ),
+            ],
+        )
+    )
+    c.append(
+        Case(
+            "guide-record-of-wrong-type",
+            "A pitfall's summary is a number: S003, and no G002 for the out-of-date block, since "
+            "the rendering is defined only for records of the right types.",
+            [f("S003", "/guide/pitfalls/0/summary")],
+            tags=["guide"],
+            mutate=[put("/guide/pitfalls", [{"id": "threads", "summary": 3}])],
+            files={"GUIDE.md": _Guide(GUIDE.before, GUIDE.after, records={})},
+        )
+    )
+    c.append(
+        Case(
             "guide-without-markers",
             "GUIDE.md has no generated-records block.",
             [f("G003", "", file="GUIDE.md")],
