@@ -51,7 +51,8 @@ class RegexExtractor(_Source):
 
     kind: Literal["regex"]
     pattern: str = Field(
-        min_length=1, description="Pattern in the pattern dialect (RE2 subset of Python re)."
+        min_length=1,
+        description="Pattern in the pattern grammar (RE2 syntax minus a list; spec: patterns).",
     )
     group: str | Integer = Field(
         default=1, description="Named group or group number that holds the number."

@@ -41,7 +41,7 @@ CITATIONS: dict[str, tuple[str, ...]] = {
     "patch-file-missing": (*_PATCHES, "manifest.md#paths"),
     "patches-codebase": _PATCHES,
     "patch-series-beside-code-directory": (*_PATCHES, "manifest.md#checkout-record"),
-    "guide-out-of-date": ("manifest.md#guide", "manifest.md#guide-rendering"),
+    "guide-out-of-date": ("manifest.md#guide", "manifest.md#guide-records-grammar"),
     "lock-unparseable-line": ("manifest.md#locks", "manifest.md#requirements-grammar"),
     "plugin-data-scheme-in-1-0": _PLUGIN_DATA,
     "plugin-data-scheme-not-installed": ("manifest.md#data", "conformance.md#contexts"),
