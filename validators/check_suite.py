@@ -70,6 +70,7 @@ _FIELD_RE = re.compile(r"^  (?P<key>doc|path|format|tags|should_fail): (?P<value
 _DECLARED = re.compile(r"^rra_version: *['\"]?(1\.(?:0|[1-9][0-9]*))['\"]? *\r?$", re.MULTILINE)
 _ANCHOR_RE = re.compile(r'<a id="([^"]+)"></a>')
 _HEADING_RE = re.compile(r"^(#+) ", re.MULTILINE)
+_FENCE_RE = re.compile(r"^ *(?:```|~~~)", re.MULTILINE)
 
 
 def load_conformance(path: Path) -> list[dict[str, Any]]:
@@ -132,10 +133,16 @@ def section_text(part: str, anchor: str) -> str | None:
     if rest[: first.start()].strip():  # an anchor in the text, not before a heading
         return rest[: first.start()]
     level = len(first.group(1))
+    fenced = {m.start() for m in _HEADING_RE.finditer(rest) if _in_fence(rest, m.start())}
     for heading in _HEADING_RE.finditer(rest, first.end()):
-        if len(heading.group(1)) <= level:
+        if len(heading.group(1)) <= level and heading.start() not in fenced:
             return rest[: heading.start()]
     return rest
+
+
+def _in_fence(text: str, offset: int) -> bool:
+    """True when ``offset`` lies inside a fenced code block of ``text``."""
+    return len(_FENCE_RE.findall(text, 0, offset)) % 2 == 1
 
 
 def _check_citations(

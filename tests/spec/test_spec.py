@@ -72,6 +72,22 @@ def test_every_spec_anchor_of_the_registry_exists() -> None:
     assert missing == []
 
 
+def test_the_section_of_every_registry_entry_names_its_code() -> None:
+    """conformance.md#registry: a section that a registry entry names names its code."""
+    sys.path.insert(0, str(REPO / "validators"))
+    try:
+        check_suite = importlib.import_module("check_suite")
+    finally:
+        sys.path.remove(str(REPO / "validators"))
+    silent = []
+    for code, info in registry().items():
+        part, _, anchor = info.spec.partition("#")
+        section = check_suite.section_text(PARTS[part], anchor) or ""
+        if not re.search(rf"\b{code}\b", section):
+            silent.append((code, info.spec))
+    assert silent == []
+
+
 def test_documented_codes_are_the_registered_codes() -> None:
     """Both ways: every registered code has a section, every code section is registered."""
     registered = {code: info.name for code, info in registry().items()}
