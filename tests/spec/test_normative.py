@@ -38,6 +38,7 @@ def normative_lines(text: str) -> list[tuple[int, str]]:
     """``(line number, line)`` of the normative text of a part, by the convention above."""
     out: list[tuple[int, str]] = []
     fence: str | None = None
+    grammar: str | None = None
     informative_level: int | None = None
     in_note = False
     previous_blank = True
@@ -48,6 +49,15 @@ def normative_lines(text: str) -> list[tuple[int, str]]:
             if stripped.startswith(fence):
                 fence = None
             previous_blank = False
+            continue
+        if grammar is not None:  # a grammar is normative (spec/README.md): its lines count
+            if stripped.startswith(grammar):
+                grammar = None
+            else:
+                out.append((number, line))
+            continue
+        if stripped.startswith(("```abnf", "~~~abnf")):
+            grammar = stripped[:3]
             continue
         if stripped.startswith(("```", "~~~")):
             fence = stripped[:3]
@@ -100,10 +110,13 @@ def test_the_convention_is_read_as_stated() -> None:
             "- a list item `reprobridge-sdk` is a distribution, not a command",
             'a value `"reprobridge init"` is data',
             "a batch (`validate DIR`) and `audit --table` and `code/` and `run` alone",  # 22
+            "```abnf",
+            "rule = `reprobridge pack` ; 24: a grammar is normative",
+            "```",
         ]
     )
     named = [n for n, line in normative_lines(text) if COMMAND.search(line)]
-    assert named == [1, 6, 19]
+    assert named == [1, 6, 19, 24]
     lines = [n for n, line in normative_lines(text) if COMMAND_LINE.search(line)]
     assert lines == [22]
 
