@@ -525,6 +525,30 @@ def semantic_cases() -> list[Case]:
     )
     c.append(
         Case(
+            "regex-foreign-constructs-whatever-the-engine",
+            "Constructs the pattern grammar lists as foreign are X004 whatever an engine makes of "
+            "them: \\z (end of text in RE2 and newer Pythons), a*+ (possessive) and a "
+            "backreference to a group that does not exist.",
+            [
+                f("X004", "/launchers/0/landmarks/0/pattern"),
+                f("X004", "/launchers/0/landmarks/1/pattern"),
+                f("X004", "/launchers/0/landmarks/2/pattern"),
+            ],
+            mutate=[
+                put(
+                    "/launchers/0/landmarks",
+                    [
+                        {"id": "end", "pattern": r"done\z"},
+                        {"id": "possessive", "pattern": r"epoch [0-9]*+"},
+                        {"id": "backreference", "pattern": r"epoch \1"},
+                    ],
+                )
+            ],
+            spec=("manifest.md#patterns", "manifest.md#pattern-foreign"),
+        )
+    )
+    c.append(
+        Case(
             "regex-lookahead-in-landmark",
             "A lookahead in a landmark's pattern is outside the pattern dialect.",
             [f("X004", "/launchers/0/landmarks/0/pattern")],
