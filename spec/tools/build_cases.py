@@ -10,8 +10,8 @@ validator's output.
 from __future__ import annotations
 
 import shutil
-from dataclasses import replace
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
