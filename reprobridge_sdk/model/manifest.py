@@ -26,7 +26,7 @@ __all__ = [
 
 #: File name of the manifest at the artifact root.
 MANIFEST_NAME = "rra.yaml"
-#: Media type of a manifest exchanged on its own (spec README, "media-type").
+#: Media type of a manifest exchanged on its own (spec media-types.md, "media-type").
 MANIFEST_MEDIA_TYPE = "application/vnd.rra+yaml"
 
 
