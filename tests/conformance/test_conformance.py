@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import re
 import shlex
 import subprocess
 import sys
@@ -424,3 +425,11 @@ def test_matching_is_order_free_and_counts_every_finding(
         else:
             assert len(extra) == 1
             assert extra[0].startswith("unexpected: ")
+
+
+def test_the_suite_readme_only_points_at_the_spec() -> None:
+    """The suite's README is informative: the rules live in spec/conformance.md."""
+    text = (SUITE / "README.md").read_text("utf-8")
+    keywords = r"\b(?:MUST|SHALL|SHOULD|REQUIRED|RECOMMENDED|MAY|OPTIONAL)\b"
+    assert re.findall(keywords, text) == []
+    assert "../spec/conformance.md" in text
