@@ -41,7 +41,6 @@ import gzip
 import hashlib
 import io
 import os
-import posixpath
 import shutil
 import stat
 import tarfile
@@ -58,6 +57,8 @@ from reprobridge_sdk.checkout.materialize import fetch_upstream
 from reprobridge_sdk.errors import ArtifactError
 from reprobridge_sdk.findings import Finding, finding
 from reprobridge_sdk.model import UpstreamBundle
+
+from ._tarsafe import TARINFO, HeaderScan, LinkTree, Refused
 
 __all__ = [
     "EPOCH",
@@ -104,8 +105,22 @@ class UnpackResult:
     findings: list[Finding] = field(default_factory=list)
 
 
-def _error(code: str, message: str, *, file: str = "") -> PackError:
-    return PackError(message, [finding(code, message, file=file)])
+def _error(code: str, message: str, *, file: str = "", hint: str | None = None) -> PackError:
+    return PackError(message, [finding(code, message, file=file, hint=hint)])
+
+
+_HINTS = {
+    "C017": "the archive is unsafe or malformed; ask its author for one written by "
+    "`reprobridge pack`",
+    "C018": "the archive exceeds a cap of the unpacker; ask its author for one written by "
+    "`reprobridge pack`",
+    "link": "an archive of an artifact holds regular files and symbolic links inside it only",
+}
+
+
+def _unsafe(code: str, message: str, *, file: str = "", hint: str | None = None) -> PackError:
+    """An archive refused while unpacking (C017, C018), with the hint of its code."""
+    return _error(code, message, file=file, hint=hint or _HINTS[code])
 
 
 def hidden_left_out(art: ArtifactDir) -> list[str]:
@@ -271,65 +286,30 @@ def unpack(
         raise _error("C018", f"{root} exists and is not an empty directory", file=str(root))
     root.mkdir(parents=True, exist_ok=True)
     digest = hashlib.sha256()
-    files = 0
-    total = 0
-    links: set[str] = set()
-    seen: set[str] = set()
     try:
         with source.open("rb") as raw:
             head = raw.read(2)
             raw.seek(0)
             stream: Any = gzip.GzipFile(fileobj=raw) if head == b"\x1f\x8b" else raw
             hashing = _HashingReader(stream, digest)
-            with tarfile.open(fileobj=hashing, mode="r|") as tar:
-                for member in _members(tar):
-                    name = member.name
-                    parts = _parts(name)
-                    if parts is None:
-                        raise _error("C017", f"unsafe member name {name!r}", file=name)
-                    rel = "/".join(parts)
-                    if rel in seen:
-                        raise _error("C017", f"member {rel!r} occurs twice", file=rel)
-                    seen.add(rel)
-                    for depth in range(1, len(parts)):
-                        if "/".join(parts[:depth]) in links:
-                            raise _error("C017", f"member {rel!r} lies below a link", file=rel)
-                    files += 1
-                    if files > max_files:
-                        raise _error("C018", f"the archive has more than {max_files} members")
-                    target = root.joinpath(*parts)
-                    if member.isdir():
-                        target.mkdir(parents=True, exist_ok=True)
-                    elif member.isreg():
-                        total += member.size
-                        if total > max_bytes:
-                            raise _error("C018", f"the archive holds more than {max_bytes} bytes")
-                        target.parent.mkdir(parents=True, exist_ok=True)
-                        handle = tar.extractfile(member)
-                        assert handle is not None
-                        with target.open("xb") as out:
-                            shutil.copyfileobj(handle, out)
-                        target.chmod(0o755 if member.mode & 0o111 else 0o644)
-                    elif member.issym():
-                        link = member.linkname
-                        joined = posixpath.normpath(posixpath.join(posixpath.dirname(rel), link))
-                        if link.startswith("/") or joined == ".." or joined.startswith("../"):
-                            raise _error(
-                                "C017", f"link {rel!r} -> {link!r} leaves the tree", file=rel
-                            )
-                        target.parent.mkdir(parents=True, exist_ok=True)
-                        target.symlink_to(link)
-                        links.add(rel)
-                    else:
-                        kind = "hard link" if member.islnk() else "device or special file"
-                        raise _error("C017", f"member {rel!r} is a {kind}", file=rel)
+            scan = HeaderScan(hashing)
+            with tarfile.open(fileobj=scan, mode="r|", tarinfo=TARINFO) as tar:
+                files = _extract(tar, root, max_files=max_files, max_bytes=max_bytes)
             hashing.drain()
+    except Refused as exc:
+        shutil.rmtree(root, ignore_errors=True)
+        raise _unsafe(
+            exc.code,
+            f"{source.name}: {exc.message}",
+            file=exc.where or str(source),
+            hint=_HINTS[exc.code],
+        ) from None
     except PackError:
         shutil.rmtree(root, ignore_errors=True)
         raise
     except (tarfile.TarError, OSError, EOFError, gzip.BadGzipFile) as exc:
         shutil.rmtree(root, ignore_errors=True)
-        raise _error("C017", f"{source.name} is not a readable archive: {exc}") from None
+        raise _unsafe("C017", f"{source.name} is not a readable archive: {exc}") from None
     result = UnpackResult(root, digest.hexdigest(), files)
     if expected_digest is not None and expected_digest != result.digest:
         result.findings.append(
@@ -344,6 +324,56 @@ def unpack(
 
         result.findings.extend(validate(root).findings)
     return result
+
+
+def _extract(tar: tarfile.TarFile, root: Path, *, max_files: int, max_bytes: int) -> int:
+    """Write the members under ``root``; the number of members (C017, C018 raised)."""
+    files = 0
+    total = 0
+    links = LinkTree()
+    seen: set[str] = set()
+    for member in _members(tar):
+        name = member.name
+        parts = _parts(name)
+        if parts is None:
+            raise _unsafe("C017", f"unsafe member name {name!r}", file=name)
+        rel = "/".join(parts)
+        if rel in seen:
+            raise _unsafe("C017", f"member {rel!r} occurs twice", file=rel)
+        seen.add(rel)
+        for depth in range(1, len(parts)):
+            prefix = "/".join(parts[:depth])
+            if links.has(prefix):
+                raise _unsafe("C017", f"member {rel!r} lies below a link", file=rel)
+            seen.add(prefix + "/")
+        files += 1
+        if files > max_files:
+            raise _unsafe("C018", f"the archive has more than {max_files} members")
+        target = root.joinpath(*parts)
+        if member.isdir():
+            target.mkdir(parents=True, exist_ok=True)
+        elif member.isreg():
+            total += member.size
+            if total > max_bytes:
+                raise _unsafe("C018", f"the archive holds more than {max_bytes} bytes")
+            target.parent.mkdir(parents=True, exist_ok=True)
+            handle = tar.extractfile(member)
+            assert handle is not None
+            with target.open("xb") as out:
+                shutil.copyfileobj(handle, out)
+            target.chmod(0o755 if member.mode & 0o111 else 0o644)
+        elif member.issym():
+            if rel + "/" in seen:
+                raise _unsafe("C017", f"link {rel!r} replaces a directory of the archive", file=rel)
+            links.add(parts, member.linkname)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.symlink_to(member.linkname)
+        elif member.islnk():
+            msg = f"member {rel!r} is a hard link (to {member.linkname!r})"
+            raise _unsafe("C017", msg, file=rel, hint=_HINTS["link"])
+        else:
+            raise _unsafe("C017", f"member {rel!r} is a device or special file", file=rel)
+    return files
 
 
 class _HashingReader(io.RawIOBase):
