@@ -28,8 +28,13 @@ Packing (:func:`pack`):
 
 Unpacking (:func:`unpack`) into an empty or new directory, refusing (C017) absolute names,
 ``..`` components, duplicate names, hard links, devices, FIFOs, any member below a symbolic
-link, and links whose target leaves the tree; refusing (C018) more than ``max_files`` members
-or more than ``max_bytes`` of content, or a destination that is not empty. Files are written
+link, a link over a directory of the archive, and links that resolve outside the tree through
+the tree as it will exist (links created later included: :class:`._tarsafe.LinkTree`);
+refusing (C018) more than ``max_files`` members or more than ``max_bytes`` of content, or a
+destination that is not empty. Every header block is checked before the tar module parses it
+(:class:`._tarsafe.HeaderScan`: extended headers capped in size and count, C018; malformed or
+sparse headers, C017), and where the interpreter's tar module has the backtracking PAX parser
+(CVE-2024-6232) PAX records are parsed by :func:`._tarsafe.parse_pax`. Files are written
 with mode ``0644``/``0755`` whatever the archive says. Afterwards the uncompressed digest is
 compared with ``expected_digest`` when given (C019) and the artifact is validated, so every
 digest the manifest declares is verified (F005, F006, C004 among the findings).
