@@ -24,13 +24,26 @@ def data() -> None:
 @data.command()
 @click.argument("path", type=click.Path(path_type=Path), default=".")
 @click.argument("items", nargs=-1)
-@click.option("--timeout", type=float, default=60.0, show_default=True, help="Seconds per read.")
+@click.option(
+    "--timeout",
+    type=float,
+    default=60.0,
+    show_default=True,
+    help="Seconds per read, and for the status line and the headers each (D019).",
+)
 @click.option(
     "--min-rate",
     type=float,
     default=1024.0,
     show_default=True,
     help="Least bytes per second over each 30 s; slower transfers stop (D011).",
+)
+@click.option(
+    "--max-size",
+    type=click.IntRange(min=1),
+    default=1 << 30,
+    show_default=True,
+    help="Bytes at most of an item that declares no size; more stops it (D018).",
 )
 @click.option(
     "--allow-unverified",
@@ -44,6 +57,7 @@ def fetch(  # noqa: PLR0917 - click passes options positionally
     items: tuple[str, ...],
     timeout: float,
     min_rate: float,
+    max_size: int,
     allow_unverified: bool,
     cache_dir: Path | None,
     fmt: str,
@@ -64,6 +78,7 @@ def fetch(  # noqa: PLR0917 - click passes options positionally
             timeout=timeout,
             progress=sys.stderr.isatty(),
             min_rate=min_rate,
+            max_size=max_size,
             allow_unverified=allow_unverified,
         )
     except ReproBridgeError as exc:

@@ -16,13 +16,17 @@
 Every destination must stay inside the artifact (D004). Findings are of family ``D``.
 
 Bounds (spec ``security.md#data-fetch``). Each connection and each read has a timeout
-(``timeout`` seconds). Over every window of :data:`RATE_WINDOW` seconds at least
-``min_rate`` bytes must arrive, and the whole transfer of an item must end within a deadline
-proportional to its declared size (``timeout + size / min_rate``); a slower transfer stops
-with D011 and its ``.part`` is removed. A body longer than the declared size stops at that
-size with D012 (the ``.part`` is removed). A redirect may not change the scheme or leave
-HTTP(S) (D013). An item that declares neither a sha256 nor a size is downloaded only when the
-caller allows unverified items (``allow_unverified``); otherwise nothing is placed (D014).
+(``timeout`` seconds); the status line and the headers must each arrive within ``timeout``
+seconds (D019). From the first byte of each, over every window of :data:`RATE_WINDOW`
+seconds at least ``min_rate`` bytes must arrive, and the body of an item must end within a
+deadline proportional to its declared size, or else to the cap ``max_size``
+(``timeout + size / min_rate``); a slower transfer stops with D011 (D019 for the status line
+and headers). A body longer than the declared size stops at that size with D012; without a
+declared size it stops at ``max_size`` (:data:`DEFAULT_MAX_SIZE`, 1 GiB) with D018. The SHA-256
+is computed as the body streams. Whatever stops a download removes its ``.part``. A redirect
+may not change the scheme or leave HTTP(S) (D013). An item that declares neither a sha256
+nor a size is downloaded only when the caller allows unverified items
+(``allow_unverified``); otherwise nothing is placed (D014).
 The ``.part`` file is created with ``O_EXCL | O_NOFOLLOW`` (a link or other special file
 planted there is removed, never written through) in the destination's directory, which must
 stay inside the artifact. Credentials in a URL (userinfo) never appear in a message.
@@ -45,6 +49,7 @@ from reprobridge_sdk.env._artifact import EnvArtifact, load_environment
 from reprobridge_sdk.env._dataverify import _check_file, _inside, _Locator, _verify_item
 from reprobridge_sdk.env._download import (
     ATTEMPTS,
+    DEFAULT_MAX_SIZE,
     DEFAULT_MIN_RATE,
     MAX_REDIRECTS,
     RATE_WINDOW,
@@ -62,6 +67,7 @@ from reprobridge_sdk.model.environment import DataItem
 
 __all__ = [
     "ATTEMPTS",
+    "DEFAULT_MAX_SIZE",
     "DEFAULT_MIN_RATE",
     "MAX_REDIRECTS",
     "RATE_WINDOW",
@@ -70,6 +76,14 @@ __all__ = [
     "hf_url",
     "verify_data",
 ]
+
+
+#: Hints of the bounded stops of a download.
+_HINTS = {
+    "D011": "a slow mirror can be allowed with a lower --min-rate",
+    "D018": "declare the item's size (and sha256), or raise --max-size",
+    "D019": "the server does not answer in time; try again later or another mirror",
+}
 
 
 @dataclass
@@ -135,6 +149,7 @@ def _fetch_item(
     show_progress: bool,
     min_rate: float = DEFAULT_MIN_RATE,
     window: float = RATE_WINDOW,
+    max_size: int = DEFAULT_MAX_SIZE,
     allow_unverified: bool = False,
 ) -> tuple[str, list[Finding]]:
     """Returns ``(state, findings)`` with state ``fetched``, ``present``, ``user`` or
@@ -193,9 +208,10 @@ def _fetch_item(
         return "failed", [at("D004", f"{item.id}: destination leads outside the artifact", pointer)]
     part = dest.with_name(f".{dest.name}.part")
     show = _progress_printer(item.id, item.size) if show_progress else (lambda done: None)
+    streamed: str | None = None  # the SHA-256 computed as the body streamed
     try:
         if scheme in {"http", "https"}:
-            _download(
+            streamed = _download(
                 url,
                 part,
                 size=item.size,
@@ -203,6 +219,7 @@ def _fetch_item(
                 progress=show,
                 min_rate=min_rate,
                 window=window,
+                max_size=max_size,
             )
         else:
             part.unlink(missing_ok=True)  # other schemes do not resume
@@ -222,7 +239,14 @@ def _fetch_item(
                 raise SchemeFailed("D005", f"{url}: the {scheme}:// source wrote no file")
     except _Failed as exc:
         message = redact_text(exc.message)
-        return "failed", [at(exc.code, f"{item.id}: {message}", pointer + "/source/url")]
+        return "failed", [
+            at(
+                exc.code,
+                f"{item.id}: {message}",
+                pointer + "/source/url",
+                hint=_HINTS.get(exc.code),
+            )
+        ]
     except SchemeFailed as exc:
         part.unlink(missing_ok=True)  # whatever a failed scheme left behind
         hint = exc.hint
@@ -247,7 +271,7 @@ def _fetch_item(
             )
         ]
     findings: list[Finding] = []
-    digest = digests.sha256(part)
+    digest = streamed if streamed is not None else digests.sha256(part)
     if item.sha256 is None:
         findings.append(at("D009", f"{item.id} declares no sha256", pointer))
     elif digest != item.sha256:
@@ -275,13 +299,15 @@ def fetch_data(
     progress: bool = False,
     min_rate: float = DEFAULT_MIN_RATE,
     rate_window: float = RATE_WINDOW,
+    max_size: int = DEFAULT_MAX_SIZE,
     allow_unverified: bool = False,
 ) -> DataResult:
     """Acquire every declared item (or those named) and place it at its destination.
 
-    ``timeout`` bounds each connection and read, ``min_rate`` (bytes per second, over each
-    ``rate_window`` seconds) the transfer rate and, with the declared size, the whole
-    transfer; ``allow_unverified`` lets items without sha256 and size be placed.
+    ``timeout`` bounds each connection and read and the arrival of the status line and of
+    the headers, ``min_rate`` (bytes per second, over each ``rate_window`` seconds) the rate
+    of each and, with the declared size, the whole transfer; ``max_size`` caps an item that
+    declares no size; ``allow_unverified`` lets items without sha256 and size be placed.
     """
     art = load_environment(artifact_dir)
     at = _Locator(art)
@@ -302,6 +328,7 @@ def fetch_data(
                 show_progress=progress,
                 min_rate=min_rate,
                 window=rate_window,
+                max_size=max_size,
                 allow_unverified=allow_unverified,
             )
         result.findings.extend(found)

@@ -444,6 +444,18 @@ RUNTIME_EXAMPLES: dict[str, tuple[str, str, str]] = {
         "# the entry point is named 'x-store'\n"
         "$ reprobridge plugins     # listed; x-store:// URLs use it",
     ),
+    "D018": (
+        _SH,
+        "# sha256 declared, no size; the server sends a body without end\n"
+        "$ reprobridge data fetch      # D018: stopped at 1 GiB (--max-size), the .part removed",
+        "# size: 51200 declared next to the sha256\n$ reprobridge data fetch",
+    ),
+    "D019": (
+        _SH,
+        "# the server sends its status line one byte a second\n"
+        "$ reprobridge data fetch      # D019 after --timeout (60 s): the status line",
+        "# the server answers with its status line and headers at once\n$ reprobridge data fetch",
+    ),
     # ------------------------------------------------------------------- A: evidence, audit
     "A001": (
         _SH,
