@@ -19,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
@@ -34,6 +35,7 @@ __all__ = [
     "code_info",
     "finding",
     "registry",
+    "terminal_text",
 ]
 
 #: Base URL of the published specification (the directory ``spec/`` of the repository); a
@@ -197,3 +199,30 @@ def finding(
         hint=hint,
         spec=f"{SPEC_URL}/{info.spec}",
     )
+
+
+#: The control characters of :func:`terminal_text`: C0 (tab aside), DEL and C1.
+_CONTROL = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f]")
+_CONTROL_BUT_NEWLINE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+_SHOWN = {"\n": "\\n", "\r": "\\r"}
+
+
+def _shown(match: re.Match[str]) -> str:
+    char = match.group()
+    return _SHOWN.get(char) or f"\\x{ord(char):02x}"
+
+
+def terminal_text(text: str, *, lines: bool = False) -> str:
+    """``text`` as a terminal may show it: every control character visible, none sent.
+
+    The one escape of every text output that includes an artifact's text (titles, ids,
+    messages, paths, log excerpts). C0 controls, DEL and C1 controls become visible escapes
+    (``ESC`` is shown as ``\\x1b``, ``BEL`` as ``\\x07``, CSI ``U+009B`` as ``\\x9b``, CR as
+    ``\\r``), so no escape sequence of an artifact reaches the terminal: no clipboard write
+    (``ESC ] 52``), no screen clear (``ESC [ 2 J``), no colour, no cursor move. A tab stays; a
+    newline stays only with ``lines`` (a multi-line excerpt or message), else it is shown as
+    ``\\n`` so that one finding stays one line. Formats that encode control characters
+    themselves (JSON, SARIF) do not use it.
+    """
+    pattern = _CONTROL_BUT_NEWLINE if lines else _CONTROL
+    return pattern.sub(_shown, text) if pattern.search(text) else text

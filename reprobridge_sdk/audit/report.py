@@ -2,7 +2,9 @@
 
 Every renderer takes an :class:`AuditResult` (one artifact) or an :class:`AuditTable` (many)
 and returns a string; nothing here reads files or clocks, so the same result always renders
-to the same bytes.
+to the same bytes. The artifact's text in the text and JUnit reports (titles, ids, labels,
+messages, paths) passes through :func:`~reprobridge_sdk.findings.terminal_text`: its control
+characters are shown, never sent; the JSON report encodes them.
 
 JUnit: one ``testsuite`` per artifact (in a table, one with a single ``error`` test case per
 artifact that could not be loaded), one ``testcase`` per task (per task and attempt when
@@ -17,6 +19,7 @@ import math
 from collections.abc import Callable, Iterator
 from xml.etree import ElementTree as ET
 
+from reprobridge_sdk.findings import terminal_text as _t
 from reprobridge_sdk.model.audit import AuditResult, AuditTable, TaskAttempt
 
 __all__ = ["FORMATS", "render", "render_json", "render_json_chunks", "render_junit", "render_text"]
@@ -54,7 +57,7 @@ def _rate(value: float | None) -> str:
 
 
 def _text_one(result: AuditResult, color: bool) -> list[str]:
-    lines = [f"{result.artifact}: {result.title}"]
+    lines = [f"{_t(result.artifact)}: {_t(result.title)}"]
     badges = result.badges
     lines.append(
         f"  badges: available {_yes(badges.available)}, functional {_yes(badges.functional)}, "
@@ -63,14 +66,16 @@ def _text_one(result: AuditResult, color: bool) -> list[str]:
     for badge, reasons in badges.reasons.items():
         label = "results reproduced" if badge == "reproduced" else badge
         lines.extend(
-            f"    {label} withheld: {r.code} {r.message}" + (f" [{r.file}]" if r.file else "")
+            f"    {label} withheld: {r.code} {_t(r.message)}"
+            + (f" [{_t(r.file)}]" if r.file else "")
             for r in reasons
         )
     lines.extend(
-        f"  {f.code} {f.message}" + (f" ({f.path})" if f.path else "") for f in result.findings
+        f"  {f.code} {_t(f.message)}" + (f" ({_t(f.path)})" if f.path else "")
+        for f in result.findings
     )
     lines.extend(_evidence_lines(result))
-    width = max([len(t.id) for t in result.tasks] + [4])
+    width = max([len(_t(t.id)) for t in result.tasks] + [4])
     many = len(result.attempts) > 1 or result.options.curation
     for task in result.tasks:
         iv = task.interval
@@ -78,7 +83,7 @@ def _text_one(result: AuditResult, color: bool) -> list[str]:
         flags = " floor-only" if iv.floor_only else ""
         stable = {True: "stable", False: "variable", None: "stability unknown"}[task.stable]
         lines.append(
-            f"  {task.id:<{width}}  interval {interval} n={iv.n}{flags}, "
+            f"  {_t(task.id):<{width}}  interval {interval} n={iv.n}{flags}, "
             f"published {_fmt(task.published, 6)}, {stable}"
         )
         for attempt in task.attempts:
@@ -91,7 +96,7 @@ def _text_one(result: AuditResult, color: bool) -> list[str]:
     counts = ", ".join(f"{k} {v}" for k, v in result.counts.items() if v)
     lines.append(f"  verdicts: {counts or 'none'}")
     if len(result.labels) > 1:
-        rates = ", ".join(f"{r.label} {_rate(r.success_rate)}" for r in result.labels)
+        rates = ", ".join(f"{_t(r.label)} {_rate(r.success_rate)}" for r in result.labels)
         lines.append(f"  labels: {rates}; spread {_rate(result.label_spread)}")
     lines.append(
         f"  task success {_rate(result.task_success)}: {'PASS' if result.passed else 'FAIL'}"
@@ -109,7 +114,7 @@ def _evidence_lines(result: AuditResult) -> list[str]:
         runs = attempt.runs
         invalid = [r for r in runs if not r.valid]
         stale = [r for r in runs if any(f.code in _STALE for f in r.findings)]
-        who = f"[{attempt.label}] " if len(result.attempts) > 1 else ""
+        who = f"[{_t(attempt.label)}] " if len(result.attempts) > 1 else ""
         summary = f"  {who}runs: {len(runs)}, invalid {len(invalid)}, stale {len(stale)}"
         if attempt.ledger_head is not None:
             summary += f"; ledger head {attempt.ledger_head[:16]}"
@@ -118,8 +123,10 @@ def _evidence_lines(result: AuditResult) -> list[str]:
         lines.append(summary)
         for run in invalid:
             codes = ", ".join(sorted({f.code for f in run.findings if f.severity == "error"}))
-            lines.append(f"    invalid run {run.run}: {codes}")
-        lines.extend(f"    {f.code} {f.message}" for f in attempt.findings if f.severity != "info")
+            lines.append(f"    invalid run {_t(run.run)}: {codes}")
+        lines.extend(
+            f"    {f.code} {_t(f.message)}" for f in attempt.findings if f.severity != "info"
+        )
     return lines
 
 
@@ -128,7 +135,7 @@ def _table_lines(table: AuditTable) -> list[str]:
     header = ("artifact", "status", "tasks", "success", "E/W/I", "runs", "invalid", "stale")
     rows = [
         (
-            row.label,
+            _t(row.label),
             row.status,
             str(row.tasks),
             _rate(row.task_success),
@@ -154,7 +161,7 @@ def _table_lines(table: AuditTable) -> list[str]:
 
 
 def _text_attempt(attempt: TaskAttempt, many: bool, color: bool) -> list[str]:
-    who = f"[{attempt.attempt}] " if many else ""
+    who = f"[{_t(attempt.attempt)}] " if many else ""
     score = ""
     if attempt.z is not None or attempt.p is not None:
         score = f" z={_fmt(attempt.z, 3)} p={_fmt(attempt.p, 3)}"
@@ -166,7 +173,9 @@ def _text_attempt(attempt: TaskAttempt, many: bool, color: bool) -> list[str]:
         where = reason.file or ""
         if reason.path:
             where = f"{where}#{reason.path}" if where else reason.path
-        lines.append(f"      {reason.code} {reason.message}" + (f" [{where}]" if where else ""))
+        lines.append(
+            f"      {reason.code} {_t(reason.message)}" + (f" [{_t(where)}]" if where else "")
+        )
     return lines
 
 
@@ -178,14 +187,14 @@ def render_text(result: AuditResult | AuditTable, *, color: bool = False) -> str
     for item in result.artifacts:
         lines.extend(_text_one(item, color))
         lines.append("")
-    lines.extend(f"{e.file}: {e.code} {e.message}" for e in result.errors)
+    lines.extend(f"{_t(e.file or '')}: {e.code} {_t(e.message)}" for e in result.errors)
     lines.extend(_table_lines(result))
     lines.append(
         f"task-level success {_rate(result.task_level)}, "
         f"paper-macro success {_rate(result.paper_macro)}"
     )
     if result.labels:
-        rates = ", ".join(f"{r.label} {_rate(r.success_rate)}" for r in result.labels)
+        rates = ", ".join(f"{_t(r.label)} {_rate(r.success_rate)}" for r in result.labels)
         lines.append(f"labels: {rates}; spread {_rate(result.label_spread)}")
     lines.append("PASS" if result.passed else "FAIL")
     return "\n".join(lines) + "\n"
@@ -272,7 +281,8 @@ def render_junit(result: AuditResult | AuditTable) -> str:
             error = ET.SubElement(case, "error", type="not-loaded", message=row.path)
             error.text = "\n".join(f"{f.code} {f.message}" for f in row.findings)
     ET.indent(root)
-    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, "unicode") + "\n"
+    text = ET.tostring(root, "unicode")  # XML 1.0 holds no control characters: shown instead
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + _t(text, lines=True) + "\n"
 
 
 def _render_html(result: AuditResult | AuditTable) -> str:

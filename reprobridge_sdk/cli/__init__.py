@@ -119,7 +119,9 @@ def main(argv: list[str] | None = None, *, prog_name: str = "reprobridge") -> An
     except Exception as exc:  # the one place that turns a bug into exit 3
         if _debug:
             traceback.print_exc(file=sys.stderr)
-        sys.stderr.write(f"{prog_name}: internal error: {_describe(exc)}\n")
+        from reprobridge_sdk.findings import terminal_text  # noqa: PLC0415 - on failure only
+
+        sys.stderr.write(f"{prog_name}: internal error: {terminal_text(_describe(exc))}\n")
         if not _debug:
             sys.stderr.write(f"run again with --debug or {DEBUG_VAR}=1 for the traceback\n")
         sys.exit(EXIT_INTERNAL)

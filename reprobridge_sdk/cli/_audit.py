@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from reprobridge_sdk.cli._env_output import echo
+
 from ._executor import batch_mapper, executor_options
 
 if TYPE_CHECKING:
@@ -295,20 +297,20 @@ def run_audit_command(request: AuditRequest) -> None:
         )
         if request.output is not None:
             atomic_write_bytes(request.output, chunks)
-            click.echo(f"wrote {request.output}: {'PASS' if result.passed else 'FAIL'}", err=True)
+            echo(f"wrote {request.output}: {'PASS' if result.passed else 'FAIL'}", err=True)
         else:
             stream = sys.stderr if request.fmt == "text" else sys.stdout
             for chunk in chunks:
                 stream.write(chunk.decode("utf-8"))
     except ReproBridgeError as exc:
-        click.echo(f"error: {exc.message}", err=True)
+        echo(f"error: {exc.message}", err=True)
         for item in exc.findings:
             where = item.location or item.path
-            click.echo(f"  {item.code} {where}: {item.message}".rstrip(), err=True)
+            echo(f"  {item.code} {where}: {item.message}".rstrip(), err=True)
             if item.hint:
-                click.echo(f"    hint: {item.hint}", err=True)
+                echo(f"    hint: {item.hint}", err=True)
         sys.exit(2)
     except OSError as exc:
-        click.echo(f"error: cannot write {exc.filename}: {exc.strerror}", err=True)
+        echo(f"error: cannot write {exc.filename}: {exc.strerror}", err=True)
         sys.exit(2)
     sys.exit(0 if result.passed else 1)

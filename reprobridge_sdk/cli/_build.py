@@ -10,6 +10,8 @@ from pathlib import Path
 
 import click
 
+from reprobridge_sdk.cli._env_output import echo
+
 __all__ = ["build"]
 
 
@@ -88,17 +90,17 @@ def build(  # noqa: PLR0917 - click passes options positionally
         smoke_budget=smoke_budget,
     )
     try:
-        report = run_build(options, echo=lambda text: click.echo(text, err=True))
+        report = run_build(options, echo=lambda text: echo(text, err=True))
     except ReproBridgeError as exc:
-        click.echo(f"error: {exc.message}", err=True)
+        echo(f"error: {exc.message}", err=True)
         for item in exc.findings:
             where = f"{item.location}: " if item.location else ""
-            click.echo(f"  {where}{item.code} {item.message}", err=True)
+            echo(f"  {where}{item.code} {item.message}", err=True)
         sys.exit(2)
     except OSError as exc:
-        click.echo(f"error: {exc}", err=True)
+        echo(f"error: {exc}", err=True)
         sys.exit(2)
-    click.echo(render_summary(report), err=True, nl=False)
+    echo(render_summary(report), err=True, nl=False)
     if as_json:
         sys.stdout.write(report.model_dump_json(indent=2) + "\n")
     sys.exit(0 if report.passed else 1)

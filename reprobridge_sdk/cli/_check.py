@@ -10,6 +10,8 @@ from pathlib import Path
 
 import click
 
+from reprobridge_sdk.cli._env_output import echo
+
 __all__ = ["check"]
 
 
@@ -58,12 +60,12 @@ def check(  # noqa: PLR0917 - click passes one argument per option
         sys.stdout.write(json.dumps(report.to_dict(), indent=2) + "\n")
     for step in report.steps:
         mark = "ok  " if step.ok else "FAIL"
-        click.echo(f"{mark} {step.name:<13} {step.seconds:8.2f} s  {step.detail}", err=True)
+        echo(f"{mark} {step.name:<13} {step.seconds:8.2f} s  {step.detail}", err=True)
         for item in step.findings:
             if item.severity.value == "error":
-                click.echo(f"       {item.code} {item.message}", err=True)
+                echo(f"       {item.code} {item.message}", err=True)
     verdict = "passed" if report.ok else "failed"
-    click.echo(f"check {verdict} in {report.seconds:.1f} s", err=True)
+    echo(f"check {verdict} in {report.seconds:.1f} s", err=True)
     if keep:
-        click.echo(f"the copy is kept in {report.copy}", err=True)
+        echo(f"the copy is kept in {report.copy}", err=True)
     sys.exit(0 if report.ok else 1)

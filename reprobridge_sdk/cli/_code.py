@@ -10,7 +10,7 @@ from pathlib import Path
 
 import click
 
-from reprobridge_sdk.cli._env_output import fail
+from reprobridge_sdk.cli._env_output import echo, fail
 
 __all__ = ["code"]
 
@@ -59,7 +59,7 @@ def import_(source: str, artifact: Path, commit: str | None, as_: str, force: bo
         result = import_code(artifact, source, commit=commit, as_=as_, force=force)  # type: ignore[arg-type]
     except ReproBridgeError as exc:
         fail(exc)
-    click.echo(
+    echo(
         f"imported {result.repository} at {result.commit} as {result.kind}; "
         f"tree digest {result.tree_digest}",
         err=True,
@@ -96,7 +96,7 @@ def record(  # noqa: PLR0917 - click passes options positionally
         )
     except ReproBridgeError as exc:
         fail(exc, code=1 if any(f.code == "C007" for f in exc.findings) else 2)
-    click.echo(f"recorded {change.patch} as change {change.id!r} ({change.kind})", err=True)
+    echo(f"recorded {change.patch} as change {change.id!r} ({change.kind})", err=True)
 
 
 @code.command("diff")
@@ -149,15 +149,15 @@ def status(artifact: Path, as_json: bool) -> None:
         }
         sys.stdout.write(json.dumps(data, indent=2) + "\n")
     else:
-        click.echo(f"{result.kind} on {result.repository} at {result.commit}", err=True)
+        echo(f"{result.kind} on {result.repository} at {result.commit}", err=True)
         for p in result.patches:
-            click.echo(f"  {p.position:>3} {p.state:<10} {p.path}  {p.summary or ''}", err=True)
+            echo(f"  {p.position:>3} {p.state:<10} {p.path}  {p.summary or ''}", err=True)
             if p.finding is not None:
-                click.echo(f"      {p.finding.code}: {p.finding.message}", err=True)
+                echo(f"      {p.finding.code}: {p.finding.message}", err=True)
         for f in result.findings:
-            click.echo(f"  {f.code}: {f.message}", err=True)
+            echo(f"  {f.code}: {f.message}", err=True)
         if result.working_changes:
-            click.echo(f"  {len(result.working_changes)} unrecorded change(s):", err=True)
+            echo(f"  {len(result.working_changes)} unrecorded change(s):", err=True)
             for line in result.working_changes:
-                click.echo(f"    {line}", err=True)
+                echo(f"    {line}", err=True)
     sys.exit(0 if result.ok else 1)

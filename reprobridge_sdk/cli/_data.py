@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from reprobridge_sdk.cli._env_output import fail, report_findings
+from reprobridge_sdk.cli._env_output import echo, fail, report_findings
 
 __all__ = ["data"]
 
@@ -85,9 +85,9 @@ def fetch(  # noqa: PLR0917 - click passes options positionally
         fail(exc)
     for name, ids in (("fetched", result.fetched), ("present", result.present)):
         if ids:
-            click.echo(f"{name}: {', '.join(ids)}", err=True)
+            echo(f"{name}: {', '.join(ids)}", err=True)
     if result.needs_user and fmt == "text":
-        click.echo(f"needs you: {', '.join(result.needs_user)}", err=True)
+        echo(f"needs you: {', '.join(result.needs_user)}", err=True)
     if result.needs_user and result.ok:
         # Nothing failed, but the data is not all there: say so with the exit status.
         report_findings(result.findings, fmt, target=str(path), strict=True)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import click
 
-from reprobridge_sdk.cli._env_output import fail
+from reprobridge_sdk.cli._env_output import echo, fail
 
 __all__ = ["digest"]
 
@@ -39,9 +39,9 @@ def digest(path: Path, update: bool, as_json: bool) -> None:
         data = [{"path": c.pointer, "old": c.old, "new": c.new} for c in changes]
         sys.stdout.write(json.dumps({"changes": data, "written": update}, indent=2) + "\n")
     for change in changes:
-        click.echo(f"{change.pointer}: {change.old} -> {change.new}", err=True)
+        echo(f"{change.pointer}: {change.old} -> {change.new}", err=True)
     if not changes:
-        click.echo("every digest is current", err=True)
+        echo("every digest is current", err=True)
     elif update:
-        click.echo(f"updated {len(changes)} digest(s) in rra.yaml", err=True)
+        echo(f"updated {len(changes)} digest(s) in rra.yaml", err=True)
     sys.exit(1 if changes and not update else 0)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import click
 
-from reprobridge_sdk.cli._env_output import fail, report_findings
+from reprobridge_sdk.cli._env_output import echo, fail, report_findings
 
 __all__ = ["env"]
 
@@ -54,7 +54,7 @@ def snapshot(python: Path | None, variables: tuple[str, ...], fmt: str) -> None:
         f"distributions {len(snap.distributions)}",
     ]
     lines.extend(f"  {name}={value}" for name, value in snap.variables.items())
-    click.echo("\n".join(lines), err=True)
+    echo("\n".join(lines), err=True)
 
 
 @env.command()
@@ -91,7 +91,7 @@ def create(path: Path, cache_dir: Path | None, python: Path | None, installer: s
         )
     except ReproBridgeError as exc:
         fail(exc)
-    click.echo(str(exe))
+    echo(str(exe))
 
 
 @env.command()

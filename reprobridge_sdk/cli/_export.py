@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from reprobridge_sdk.cli._env_output import fail
+from reprobridge_sdk.cli._env_output import echo, fail
 
 __all__ = ["export"]
 
@@ -47,9 +47,9 @@ def citation(path: Path, output: str | None) -> None:
     try:
         atomic_write_text(target, text)
     except OSError as exc:
-        click.echo(f"error: cannot write {target}: {exc.strerror}", err=True)
+        echo(f"error: cannot write {target}: {exc.strerror}", err=True)
         sys.exit(2)
-    click.echo(str(target), err=True)
+    echo(str(target), err=True)
 
 
 @export.command("ro-crate")
@@ -74,6 +74,6 @@ def ro_crate(path: Path, output: Path) -> None:
     except ReproBridgeError as exc:
         fail(exc)
     except OSError as exc:
-        click.echo(f"error: cannot write {output}: {exc.strerror}", err=True)
+        echo(f"error: cannot write {output}: {exc.strerror}", err=True)
         sys.exit(2)
-    click.echo(str(written), err=True)
+    echo(str(written), err=True)

@@ -8,6 +8,8 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from reprobridge_sdk.cli._env_output import echo
+
 from ._run import print_error
 
 if TYPE_CHECKING:
@@ -34,9 +36,9 @@ def _show(measured: list[MeasuredValue], as_json: bool) -> int:
     else:
         for m in measured:
             if m.value is None:
-                click.echo(f"{m.task}: FAILED from {m.source}: {m.error}", err=True)
+                echo(f"{m.task}: FAILED from {m.source}: {m.error}", err=True)
             else:
-                click.echo(f"{m.task}: {m.value!r} (raw {m.raw!r} from {m.source})", err=True)
+                echo(f"{m.task}: {m.value!r} (raw {m.raw!r} from {m.source})", err=True)
     return 1 if any(m.value is None for m in measured) else 0
 
 
@@ -86,7 +88,7 @@ def extract(  # noqa: PLR0917 - click passes options as arguments
             for check in checks if not as_json else []:
                 mark = "ok  " if check.ok else "DIFF"
                 got = check.error if check.value is None else repr(check.value)
-                click.echo(
+                echo(
                     f"{mark} {check.launcher}[{check.sample}] {check.task}: "
                     f"expected {check.expected!r}, got {got}",
                     err=True,

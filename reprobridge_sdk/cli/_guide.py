@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 
+from reprobridge_sdk.cli._env_output import echo
 from reprobridge_sdk.errors import ArtifactError
 from reprobridge_sdk.findings import Finding, Severity
 from reprobridge_sdk.guide import check_guide, guide_path, write_guide
@@ -19,9 +20,9 @@ MANIFEST_NAME = "rra.yaml"  # not imported from the models: this command needs n
 
 def _show(item: Finding) -> None:
     where = item.location or item.path or "-"
-    click.echo(f"{where}: {item.severity.value} {item.code} {item.message}", err=True)
+    echo(f"{where}: {item.severity.value} {item.code} {item.message}", err=True)
     if item.hint:
-        click.echo(f"  hint: {item.hint}", err=True)
+        echo(f"  hint: {item.hint}", err=True)
 
 
 @click.command("guide")
@@ -49,7 +50,7 @@ def guide(path: Path, check: bool) -> None:
             _show(item)
         sys.exit(2)
     except OSError as exc:
-        click.echo(f"error: cannot read {manifest}: {exc.strerror or exc}", err=True)
+        echo(f"error: cannot read {manifest}: {exc.strerror or exc}", err=True)
         sys.exit(2)
     if document.fatal or not isinstance(document.data, dict):
         for item in document.findings:
@@ -71,7 +72,7 @@ def guide(path: Path, check: bool) -> None:
             _show(item)
         sys.exit(2)
     except OSError as exc:
-        click.echo(f"error: cannot write the guide: {exc}", err=True)
+        echo(f"error: cannot write the guide: {exc}", err=True)
         sys.exit(2)
     target = root / guide_path(records)
-    click.echo(f"{'updated' if changed else 'up to date'}: {target}", err=True)
+    echo(f"{'updated' if changed else 'up to date'}: {target}", err=True)

@@ -14,6 +14,7 @@ from reprobridge_sdk.authoring.scaffold import (
     default_id,
     scaffold,
 )
+from reprobridge_sdk.cli._env_output import echo
 from reprobridge_sdk.errors import ReproBridgeError
 
 __all__ = ["init"]
@@ -77,7 +78,7 @@ def init(  # noqa: PLR0917 - click passes options as arguments
         try:
             return str(click.prompt(prompt, default=default, err=True))
         except click.Abort:
-            click.echo("\nerror: no answer to a prompt; use --yes and flags", err=True)
+            echo("\nerror: no answer to a prompt; use --yes and flags", err=True)
             sys.exit(2)
 
     artifact = value(artifact_id, "Artifact id", defaults.id)
@@ -105,14 +106,14 @@ def init(  # noqa: PLR0917 - click passes options as arguments
     try:
         scaffold(directory, options, force=force)
     except ReproBridgeError as exc:
-        click.echo(f"error: {exc.message}", err=True)
+        echo(f"error: {exc.message}", err=True)
         sys.exit(2)
     except OSError as exc:
-        click.echo(f"error: cannot write the artifact: {exc}", err=True)
+        echo(f"error: cannot write the artifact: {exc}", err=True)
         sys.exit(2)
-    click.echo(f"created the artifact {options.id!r} in {directory}", err=True)
+    echo(f"created the artifact {options.id!r} in {directory}", err=True)
     _list_placeholders(directory)
-    click.echo(f"then check it with: reprobridge validate {directory}", err=True)
+    echo(f"then check it with: reprobridge validate {directory}", err=True)
 
 
 def _from(
@@ -130,24 +131,22 @@ def _from(
             force=force,
         )
     except ReproBridgeError as exc:
-        click.echo(f"error: {exc.message}", err=True)
+        echo(f"error: {exc.message}", err=True)
         for item in exc.findings:
-            click.echo(f"  {item.code}: {item.message}", err=True)
+            echo(f"  {item.code}: {item.message}", err=True)
         sys.exit(2)
     imported = result.imported
-    click.echo(
+    echo(
         f"created {options.id!r} in {directory} around {imported.repository} at "
         f"{imported.commit} ({imported.kind})",
         err=True,
     )
     if result.requirements_from:
-        click.echo(
-            f"requirements from {result.requirements_from}: run `reprobridge lock`", err=True
-        )
+        echo(f"requirements from {result.requirements_from}: run `reprobridge lock`", err=True)
     if result.python:
-        click.echo(f"python {result.python} from {result.python_from}", err=True)
+        echo(f"python {result.python} from {result.python_from}", err=True)
     for command in result.commands:
-        click.echo(f"candidate launcher (as a comment in rra.yaml): {command}", err=True)
+        echo(f"candidate launcher (as a comment in rra.yaml): {command}", err=True)
     _list_placeholders(directory)
 
 
@@ -156,6 +155,6 @@ def _list_placeholders(directory: Path) -> None:
 
     found = [f for f in validate(directory).findings if f.code.startswith("P")]
     if found:
-        click.echo("replace the placeholders (each a P warning of `validate`):", err=True)
+        echo("replace the placeholders (each a P warning of `validate`):", err=True)
         for item in found:
-            click.echo(f"  {item.path}  ({item.code}: {item.message})", err=True)
+            echo(f"  {item.path}  ({item.code}: {item.message})", err=True)

@@ -6,6 +6,8 @@ import sys
 
 import click
 
+from reprobridge_sdk.cli._env_output import echo
+
 __all__ = ["keys"]
 
 
@@ -45,10 +47,10 @@ def generate(name: str, out: str | None) -> None:
         atomic_write_text(f"{target.removesuffix('.key')}.pub", line + "\n")
     except ReproBridgeError as exc:
         for item in exc.findings or ():
-            click.echo(f"error {item.code}: {item.message}", err=True)
+            echo(f"error {item.code}: {item.message}", err=True)
         sys.exit(2)
     except OSError as exc:
-        click.echo(f"error: cannot write {target}: {exc.strerror}", err=True)
+        echo(f"error: cannot write {target}: {exc.strerror}", err=True)
         sys.exit(2)
-    click.echo(line)
-    click.echo(f"wrote {target} (keep it secret) and its KEYS line", err=True)
+    echo(line)
+    echo(f"wrote {target} (keep it secret) and its KEYS line", err=True)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import click
 
-from reprobridge_sdk.cli._env_output import fail
+from reprobridge_sdk.cli._env_output import echo, fail
 
 __all__ = ["lock"]
 
@@ -82,7 +82,7 @@ def lock(  # noqa: PLR0917 - click passes options positionally
         }
         sys.stdout.write(json.dumps(data, indent=2) + "\n")
     state = "updated" if result.changed else "unchanged"
-    click.echo(
+    echo(
         f"{result.path}: {state}, sha256 {result.sha256[:12]}..., "
         f"python {result.python} on {result.platform} ({result.resolver})",
         err=True,

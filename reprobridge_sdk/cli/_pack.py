@@ -10,7 +10,7 @@ from pathlib import Path
 
 import click
 
-from reprobridge_sdk.cli._env_output import fail
+from reprobridge_sdk.cli._env_output import echo, fail
 
 __all__ = ["pack", "unpack"]
 
@@ -42,7 +42,7 @@ def pack(path: Path, output: Path | None, with_runs: bool, as_json: bool) -> Non
     except ReproBridgeError as exc:
         fail(exc)
     except OSError as exc:
-        click.echo(f"error: cannot write the archive: {exc}", err=True)
+        echo(f"error: cannot write the archive: {exc}", err=True)
         sys.exit(2)
     if as_json:
         data = {
@@ -54,10 +54,10 @@ def pack(path: Path, output: Path | None, with_runs: bool, as_json: bool) -> Non
         }
         sys.stdout.write(json.dumps(data, indent=2) + "\n")
     else:
-        click.echo(f"sha256:{result.digest}  {result.path}")
-    click.echo(f"packed {result.files} file(s), {result.size} bytes", err=True)
+        echo(f"sha256:{result.digest}  {result.path}")
+    echo(f"packed {result.files} file(s), {result.size} bytes", err=True)
     if result.bundle:
-        click.echo(f"the upstream is carried as {result.bundle} (a git bundle)", err=True)
+        echo(f"the upstream is carried as {result.bundle} (a git bundle)", err=True)
 
 
 @click.command("unpack")
@@ -91,6 +91,6 @@ def unpack(archive: Path, dest: Path, expected: str | None, as_json: bool) -> No
         }
         sys.stdout.write(json.dumps(data, indent=2) + "\n")
     for item in errors:
-        click.echo(f"{item.location or item.path}: {item.code} {item.message}", err=True)
-    click.echo(f"unpacked {result.files} member(s), sha256:{result.digest}", err=True)
+        echo(f"{item.location or item.path}: {item.code} {item.message}", err=True)
+    echo(f"unpacked {result.files} member(s), sha256:{result.digest}", err=True)
     sys.exit(1 if errors else 0)

@@ -10,6 +10,8 @@ import sys
 
 import click
 
+from reprobridge_sdk.cli._env_output import echo
+
 __all__ = ["plugins"]
 
 
@@ -46,14 +48,14 @@ def plugins(as_json: bool) -> None:
         return
     for group in registry.GROUPS:
         mine = [entry for entry in entries if entry.group == group]
-        click.echo(f"{group}:", err=True)
+        echo(f"{group}:", err=True)
         if not mine:
-            click.echo("  (none)", err=True)
+            echo("  (none)", err=True)
         for entry in mine:
             state = "" if entry.refused is None else "  [refused]"
             where = f"{entry.distribution} {entry.version}".strip()
-            click.echo(f"  {entry.name}  {entry.value}  ({where}){state}", err=True)
+            echo(f"  {entry.name}  {entry.value}  ({where}){state}", err=True)
     for item in refused:
-        click.echo(f"warning {item.code}: {item.message} at {item.path}", err=True)
+        echo(f"warning {item.code}: {item.message} at {item.path}", err=True)
         if item.hint:
-            click.echo(f"  hint: {item.hint}", err=True)
+            echo(f"  hint: {item.hint}", err=True)

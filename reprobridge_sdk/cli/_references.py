@@ -10,7 +10,7 @@ from pathlib import Path
 
 import click
 
-from reprobridge_sdk.cli._env_output import fail
+from reprobridge_sdk.cli._env_output import echo, fail
 
 __all__ = ["references"]
 
@@ -75,9 +75,9 @@ def add(  # noqa: PLR0917 - click passes options positionally
         sys.stdout.write(json.dumps(data, indent=2) + "\n")
     for task_id, observations in result.added.items():
         verb = "replaced by" if task_id in result.replaced else "added"
-        click.echo(f"{task_id}: {verb} {len(observations)} observation(s)", err=True)
+        echo(f"{task_id}: {verb} {len(observations)} observation(s)", err=True)
     if result.skipped:
-        click.echo(f"skipped (already cited): {', '.join(result.skipped)}", err=True)
+        echo(f"skipped (already cited): {', '.join(result.skipped)}", err=True)
 
 
 @references.command("import-mlflow")
@@ -143,6 +143,6 @@ def import_mlflow_command(  # noqa: PLR0917 - click passes options positionally
         fail(exc)
     for task_id, observations in result.added.items():
         verb = "replaced by" if task_id in result.replaced else "added"
-        click.echo(f"{task_id}: {verb} {len(observations)} observation(s)", err=True)
+        echo(f"{task_id}: {verb} {len(observations)} observation(s)", err=True)
     if result.skipped:
-        click.echo(f"skipped: {', '.join(result.skipped)}", err=True)
+        echo(f"skipped: {', '.join(result.skipped)}", err=True)

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, BinaryIO, cast
 
 import click
+
+from reprobridge_sdk.cli._env_output import TerminalBytes
+from reprobridge_sdk.cli._env_output import echo as _say
 
 from ._executor import executor_options, options_from_flags
 
@@ -40,13 +43,13 @@ def split_target(args: tuple[str, ...], artifact: str | None) -> tuple[str, list
 def print_error(exc: ReproBridgeError) -> None:
     """A located, coded message on stderr for a usage error."""
     if not exc.findings:
-        click.echo(f"error: {exc.message}", err=True)
+        _say(f"error: {exc.message}", err=True)
     for item in exc.findings:
         where = f"{item.location}: " if item.location else ""
         path = f" at {item.path}" if item.path else ""
-        click.echo(f"{where}error {item.code}: {item.message}{path}", err=True)
+        _say(f"{where}error {item.code}: {item.message}{path}", err=True)
         if item.hint:
-            click.echo(f"  hint: {item.hint}", err=True)
+            _say(f"  hint: {item.hint}", err=True)
 
 
 def _seeds(text: str | None) -> list[int] | None:
@@ -82,16 +85,16 @@ def _validate_first(path: str, *, refuse: bool) -> None:
             # "forward-compatibility"), said before it runs
             where = f"{item.location}: " if item.location else ""
             at = f" at {item.path}" if item.path else ""
-            click.echo(f"{where}warning {item.code}: {item.message}{at}", err=True)
+            _say(f"{where}warning {item.code}: {item.message}{at}", err=True)
     errors = [f for f in result.findings if f.severity is Severity.ERROR]
     if not errors or any(f.code.startswith("Y") for f in errors):
         return  # nothing wrong, or no readable manifest: the runner reports that itself
     for item in errors:
         where = f"{item.location}: " if item.location else ""
         at = f" at {item.path}" if item.path else ""
-        click.echo(f"{where}error {item.code}: {item.message}{at}", err=True)
+        _say(f"{where}error {item.code}: {item.message}{at}", err=True)
     if refuse:
-        click.echo(
+        _say(
             f"error: the artifact has {len(errors)} validation error(s); not running "
             "(--no-validate runs anyway)",
             err=True,
@@ -230,7 +233,8 @@ def run(  # noqa: PLR0917 - click passes options as arguments
             )
         else:
             local_one = jobs == 1 and settings.executor == "local"
-            echo = sys.stderr.buffer if local_one else None
+            # the runner only writes and flushes: the live output, control characters shown
+            echo = cast("BinaryIO", TerminalBytes(sys.stderr.buffer)) if local_one else None
             with LiveProgress(sys.stderr, live=False if local_one else None) as progress:
                 summary = run_api(
                     path,
@@ -249,7 +253,7 @@ def run(  # noqa: PLR0917 - click passes options as arguments
                     sign_key=sign_key,
                     sandbox=sandbox,
                 )
-            click.echo(format_summary(summary), err=True)
+            _say(format_summary(summary), err=True)
     except ReproBridgeError as exc:  # usage (N codes) or I/O: nothing could be recorded
         print_error(exc)
         sys.exit(2)
@@ -288,15 +292,15 @@ def _dry_run(  # noqa: PLR0917 - the options of run, passed on
     else:
         for item in plan:
             seed = "" if item.seed is None else f" seed {item.seed}"
-            click.echo(f"{item.launcher}{seed}: {' '.join(item.argv)}", err=True)
-            click.echo(f"  in {item.workdir}; {item.environment}", err=True)
+            _say(f"{item.launcher}{seed}: {' '.join(item.argv)}", err=True)
+            _say(f"  in {item.workdir}; {item.environment}", err=True)
             for problem in item.problems:
-                click.echo(f"  cannot start: {problem}", err=True)
+                _say(f"  cannot start: {problem}", err=True)
             for refusal in item.findings:
-                click.echo(
+                _say(
                     f"  cannot start: {refusal.code} at {refusal.path}: {refusal.message}",
                     err=True,
                 )
         ready = sum(1 for item in plan if item.ok)
-        click.echo(f"{ready} of {len(plan)} run(s) ready; none started", err=True)
+        _say(f"{ready} of {len(plan)} run(s) ready; none started", err=True)
     sys.exit(0 if all(item.ok for item in plan) else 1)

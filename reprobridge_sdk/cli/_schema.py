@@ -6,6 +6,7 @@ import sys
 
 import click
 
+from reprobridge_sdk.cli._env_output import echo
 from reprobridge_sdk.errors import UsageError
 from reprobridge_sdk.schema import (
     SCHEMAS,
@@ -40,23 +41,23 @@ def schema(name: str | None, list_: bool, write: bool, check: bool) -> None:
         raise click.UsageError("--write and --check exclude each other")
     if list_:
         for spec in SCHEMAS.values():
-            click.echo(f"{spec.name}\t{spec.id}")
+            echo(f"{spec.name}\t{spec.id}")
         return
     try:
         names = None if name is None else [resolve_name(name).name]
         if write:
             for path in write_schemas(names):
-                click.echo(f"wrote {path}", err=True)
+                echo(f"wrote {path}", err=True)
             return
         if check:
             stale = check_schemas(names)
             for path in stale:
-                click.echo(f"{path}: stale; regenerate with `reprobridge schema --write`", err=True)
+                echo(f"{path}: stale; regenerate with `reprobridge schema --write`", err=True)
             sys.exit(1 if stale else 0)
         sys.stdout.write(packaged_schema_text(names[0] if names else "rra-1.0"))
     except UsageError as exc:
-        click.echo(f"error: {exc.message}", err=True)
+        echo(f"error: {exc.message}", err=True)
         sys.exit(2)
     except OSError as exc:
-        click.echo(f"error: cannot read or write a schema file: {exc}", err=True)
+        echo(f"error: cannot read or write a schema file: {exc}", err=True)
         sys.exit(2)

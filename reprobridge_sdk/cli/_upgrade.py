@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 
+from reprobridge_sdk.cli._env_output import echo
 from reprobridge_sdk.errors import ArtifactError, UsageError
 from reprobridge_sdk.findings import Finding
 from reprobridge_sdk.versions import NEWEST_FORMAT
@@ -16,9 +17,9 @@ __all__ = ["upgrade"]
 
 def _show(item: Finding) -> None:
     where = item.location or item.path or "-"
-    click.echo(f"{where}: {item.severity.value} {item.code} {item.message}", err=True)
+    echo(f"{where}: {item.severity.value} {item.code} {item.message}", err=True)
     if item.hint:
-        click.echo(f"  hint: {item.hint}", err=True)
+        echo(f"  hint: {item.hint}", err=True)
 
 
 @click.command("upgrade")
@@ -57,12 +58,12 @@ def upgrade(path: Path, to: str, check: bool) -> None:
             _show(item)
         sys.exit(1)
     except OSError as exc:
-        click.echo(f"error: cannot read or write the manifest: {exc.strerror or exc}", err=True)
+        echo(f"error: cannot read or write the manifest: {exc.strerror or exc}", err=True)
         sys.exit(2)
     if not result.changed:
-        click.echo(f"up to date: {result.manifest} is {result.after}", err=True)
+        echo(f"up to date: {result.manifest} is {result.after}", err=True)
         return
     verb = "would upgrade" if check else "upgraded"
-    click.echo(f"{verb}: {result.manifest} {result.before} -> {result.after}", err=True)
+    echo(f"{verb}: {result.manifest} {result.before} -> {result.after}", err=True)
     if check:
         sys.exit(1)

@@ -7,6 +7,7 @@ from typing import Any, NoReturn
 
 import click
 
+from reprobridge_sdk.cli._env_output import echo
 from reprobridge_sdk.errors import ReproBridgeError
 
 from ._executor import batch_mapper, executor_options
@@ -65,14 +66,14 @@ def _codes(values: tuple[str, ...], option: str) -> tuple[str, ...]:
 
 def _fail(exc: ReproBridgeError) -> NoReturn:
     for item in exc.findings:
-        click.echo(
+        echo(
             f"{item.location or '-'}: {item.severity.value} {item.code} {item.message}",
             err=True,
         )
         if item.hint:
-            click.echo(f"    hint: {item.hint}", err=True)
+            echo(f"    hint: {item.hint}", err=True)
     if not exc.findings:
-        click.echo(f"error: {exc.message}", err=True)
+        echo(f"error: {exc.message}", err=True)
     sys.exit(2)
 
 
@@ -91,7 +92,7 @@ def _fail_as_report(exc: ReproBridgeError, fmt: str, output: str | None) -> NoRe
         try:
             atomic_write_text(output, report)
         except OSError as err:
-            click.echo(f"error: cannot write {output}: {err.strerror}", err=True)
+            echo(f"error: cannot write {output}: {err.strerror}", err=True)
     else:
         sys.stdout.write(report)
     _fail(exc)
@@ -198,10 +199,10 @@ def validate(
         try:
             atomic_write_text(output, render(result, fmt) if fmt == "text" else report)
         except OSError as exc:
-            click.echo(f"error: cannot write {output}: {exc.strerror}", err=True)
+            echo(f"error: cannot write {output}: {exc.strerror}", err=True)
             sys.exit(2)
         if fmt != "text":
-            click.echo(render(result, "text").splitlines()[-1], err=True)
+            echo(render(result, "text").splitlines()[-1], err=True)
     elif fmt == "text":
         sys.stderr.write(report)
     else:

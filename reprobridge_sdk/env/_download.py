@@ -41,6 +41,7 @@ from typing import IO, Any
 
 from reprobridge_sdk.env._schemes import auth_header
 from reprobridge_sdk.env.snapshot import redact_text
+from reprobridge_sdk.findings import terminal_text
 from reprobridge_sdk.io import safefs
 
 __all__ = ["ATTEMPTS", "DEFAULT_MAX_SIZE", "DEFAULT_MIN_RATE", "MAX_REDIRECTS", "RATE_WINDOW"]
@@ -93,6 +94,7 @@ def _progress_printer(label: str, total: int | None) -> Callable[[int], None]:
     stream = sys.stderr
     if not stream.isatty():
         return lambda done: None
+    label = terminal_text(label)  # an item's id is the artifact's text
     last = [0.0]
 
     def show(done: int) -> None:

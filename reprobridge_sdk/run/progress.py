@@ -15,6 +15,7 @@ import time
 from typing import Any, TextIO
 
 from reprobridge_sdk.config import color_enabled
+from reprobridge_sdk.findings import terminal_text as _t
 
 from .measure import NO_PLUGIN as _NO_PLUGIN
 from .results import RunEvent, RunSummary
@@ -106,7 +107,7 @@ class LiveProgress:
             if event.event == "run-started":
                 self.running.add(str(data["run_id"]))
                 seed = "" if data.get("seed") is None else f" seed {data['seed']}"
-                self._line(f"started {data['launcher']}{seed}: {data['run_dir']}")
+                self._line(f"started {_t(data['launcher'])}{seed}: {_t(data['run_dir'])}")
             elif event.event == "run-finished":
                 self.running.discard(str(data["run_id"]))
                 self.done += 1
@@ -126,18 +127,18 @@ class LiveProgress:
         duration = data.get("duration")
         took = "" if duration is None else f" in {duration:.2f} s"
         if data["status"] == "succeeded":
-            return f"{self._paint('ok', 'green')}     {data['launcher']}{seed}{took}"
+            return f"{self._paint('ok', 'green')}     {_t(data['launcher'])}{seed}{took}"
         self.failed += 1
         failure = data.get("failure") or {}
-        reason = failure.get("reason", data["status"])
-        detail = failure.get("detail") or ""
-        landmark = failure.get("last_landmark")
+        reason = _t(str(failure.get("reason", data["status"])))
+        detail = _t(str(failure.get("detail") or ""))
+        landmark = _t(str(failure.get("last_landmark") or ""))
         where = f" (last landmark: {landmark})" if landmark else " (no landmark reached)"
         label = "interrupted" if data["status"] == "interrupted" else "FAILED"
         colour = "yellow" if data["status"] == "interrupted" else "red"
         return (
-            f"{self._paint(label, colour)} {data['launcher']}{seed}{took}: {reason}"
-            f"{': ' + detail if detail else ''}{where}\n       log: {data['run_dir']}/log.txt"
+            f"{self._paint(label, colour)} {_t(data['launcher'])}{seed}{took}: {reason}"
+            f"{': ' + detail if detail else ''}{where}\n       log: {_t(data['run_dir'])}/log.txt"
         )
 
 

@@ -6,7 +6,10 @@ with a ``pairs()`` method) is accepted too.
 
 ``text``
     Compiler style, one finding per line, ``file:line:col: severity CODE message``, then an
-    indented ``hint:`` line, then a summary line. Colour (ANSI) only when ``color=True``.
+    indented ``hint:`` line, then a summary line. Colour (ANSI) only when ``color=True``. The
+    artifact's text in it (labels, messages, pointers, hints) passes through
+    :func:`~reprobridge_sdk.findings.terminal_text`: its control characters are shown, never
+    sent (also in ``junit`` and ``github``; ``json`` and ``sarif`` encode them).
 ``json``
     A stable, documented shape (``format_version`` 1)::
 
@@ -49,7 +52,14 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from reprobridge_sdk.findings import SPEC_URL, CodeInfo, Finding, Severity, registry
+from reprobridge_sdk.findings import (
+    SPEC_URL,
+    CodeInfo,
+    Finding,
+    Severity,
+    registry,
+    terminal_text,
+)
 
 __all__ = ["FORMATS", "Pairs", "render", "summary"]
 
@@ -127,19 +137,20 @@ def _text(pairs: list[tuple[str, list[Finding]]], *, color: bool) -> str:
     lines: list[str] = []
     for label, findings in pairs:
         for item in findings:
-            where = item.location or label
+            where = terminal_text(item.location or label)
             severity = item.severity.value
-            pointer = f" [{item.path}]" if item.path else ""
+            pointer = f" [{terminal_text(item.path)}]" if item.path else ""
+            message = terminal_text(item.message)
             if color:
                 paint = _COLORS[severity]
                 lines.append(
                     f"{_BOLD}{where}:{_RESET} {paint}{severity}{_RESET} "
-                    f"{_BOLD}{item.code}{_RESET} {item.message}{_DIM}{pointer}{_RESET}"
+                    f"{_BOLD}{item.code}{_RESET} {message}{_DIM}{pointer}{_RESET}"
                 )
             else:
-                lines.append(f"{where}: {severity} {item.code} {item.message}{pointer}")
+                lines.append(f"{where}: {severity} {item.code} {message}{pointer}")
             if item.hint:
-                lines.append(f"    hint: {item.hint}")
+                lines.append(f"    hint: {terminal_text(item.hint)}")
     total = summary(pairs)
     failed = sum(1 for _, findings in pairs if any(f.severity is Severity.ERROR for f in findings))
     parts = [
@@ -279,20 +290,23 @@ def _junit(pairs: list[tuple[str, list[Finding]]]) -> str:
 
     root = ET.Element("testsuites", name=_TOOL)
     total_tests = total_failures = 0
-    for label, findings in pairs:
+    for given, findings in pairs:
+        label = terminal_text(given)  # XML 1.0 holds no control characters, even as references
         suite = ET.SubElement(root, "testsuite", name=label)
         failures = 0
         if not findings:
             ET.SubElement(suite, "testcase", classname=label, name="validate")
         for item in findings:
-            name = f"{item.code} {item.path or item.location or label}"
+            name = terminal_text(f"{item.code} {item.path or item.location or label}")
             case = ET.SubElement(suite, "testcase", classname=label, name=name)
-            text = f"{item.location or label}: {item.severity.value} {item.code} {item.message}"
+            message = terminal_text(item.message)
+            where = terminal_text(item.location or label)
+            text = f"{where}: {item.severity.value} {item.code} {message}"
             if item.hint:
-                text += f"\nhint: {item.hint}"
+                text += f"\nhint: {terminal_text(item.hint)}"
             if item.severity is Severity.ERROR:
                 failures += 1
-                failure = ET.SubElement(case, "failure", message=item.message, type=item.code)
+                failure = ET.SubElement(case, "failure", message=message, type=item.code)
                 failure.text = text
             else:
                 ET.SubElement(case, "system-out").text = text
@@ -315,6 +329,7 @@ _GITHUB_COMMAND = {"error": "error", "warning": "warning", "info": "notice"}
 
 
 def _escape_data(text: str) -> str:
+    text = terminal_text(text, lines=True)  # CR and LF are the workflow command's to encode
     return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
 
 
