@@ -10,9 +10,11 @@ from __future__ import annotations
 import gzip
 import io
 import json
+import os
 import subprocess
 import sys
 import tarfile
+import tempfile
 import time
 from pathlib import Path
 
@@ -382,3 +384,58 @@ def test_what_tarfile_writes_reads_back_the_same_through_both_parsers(tmp_path: 
     result = unpack(archive, tmp_path / "out", validate_after=False)
     assert result.files == len(names) + 1
     assert (tmp_path / "out" / "dir" / "ünïcödé.txt").read_bytes() == b"abc"
+
+
+# --------------------------------------------------------------------------- unprivileged
+
+NOBODY = 65534
+
+
+def _as_nobody() -> dict[str, int]:
+    """``subprocess.run`` arguments that run a child as ``nobody``; skip where that cannot be.
+
+    Only root can drop to another user, and the child must be able to run this interpreter
+    and read the package (not so when either lives under a private home directory).
+    """
+    if os.geteuid() != 0:
+        pytest.skip("only root can run a child as another user")
+    drop = {"user": NOBODY, "group": NOBODY, "extra_groups": []}
+    try:
+        probe = subprocess.run(
+            [sys.executable, "-c", "import reprobridge_sdk.authoring.pack"],
+            capture_output=True,
+            check=False,
+            cwd="/",
+            **drop,  # type: ignore[arg-type]
+        )
+    except PermissionError:  # the interpreter itself: not executable by nobody
+        probe = None
+    if probe is None or probe.returncode != 0:
+        pytest.skip("this interpreter or the package is not readable by an unprivileged user")
+    return drop  # type: ignore[return-value]
+
+
+def test_the_attacks_are_refused_the_same_as_an_unprivileged_user() -> None:
+    drop = _as_nobody()
+    with tempfile.TemporaryDirectory(prefix="rb-nobody-") as scratch:
+        base = Path(scratch)
+        base.chmod(0o777)  # the child, nobody, unpacks here
+        archives = {
+            "chain": (_archive(base / "chain.tar", _link("A", "."), _link("B", "A/..")), "C017"),
+            "hard": (_archive(base / "hard.tar", _link("h", "/etc/shadow", b"1")), "C017"),
+            "bomb": (_archive(base / "bomb.tar", _extended(b"x", b"2 " * (1 << 20))), "C018"),
+        }
+        for name, (archive, code) in archives.items():
+            archive.chmod(0o644)
+            done = subprocess.run(
+                [sys.executable, "-m", "reprobridge_sdk", "unpack", str(archive), str(base / name)],
+                capture_output=True,
+                text=True,
+                timeout=120,
+                check=False,
+                cwd="/",
+                **drop,  # type: ignore[arg-type]
+            )
+            assert done.returncode == 2, done.stderr
+            assert code in done.stderr.split(), done.stderr
+            assert not (base / name).exists()
