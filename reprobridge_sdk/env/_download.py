@@ -218,7 +218,12 @@ class _PhasedReader(io.RawIOBase):
             pending = getattr(self._sock, "pending", None)  # TLS: bytes decrypted already
             if (pending is not None and pending()) or self._ready.select(self._wait(now)):
                 count = self._raw.readinto(buffer) or 0
-                self._account(memoryview(buffer)[:count].tobytes(), time.monotonic())
+                if self._phase == len(_PHASES) - 1:  # the body: only counted, never copied
+                    if self._window_start is None:
+                        self._window_start = time.monotonic()
+                    self._window_bytes += count
+                else:
+                    self._account(memoryview(buffer)[:count].tobytes(), time.monotonic())
                 return count
             if time.monotonic() - idle_since >= self._bounds.timeout:
                 # nothing at all for the read timeout: a broken transfer, retried
