@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from reprobridge_sdk.cli._env_output import echo
+from reprobridge_sdk.findings import terminal_text
 
 from ._executor import batch_mapper, executor_options
 
@@ -306,9 +307,9 @@ def run_audit_command(request: AuditRequest) -> None:
         echo(f"error: {exc.message}", err=True)
         for item in exc.findings:
             where = item.location or item.path
-            echo(f"  {item.code} {where}: {item.message}".rstrip(), err=True)
+            echo(terminal_text(f"  {item.code} {where}: {item.message}".rstrip()), err=True)
             if item.hint:
-                echo(f"    hint: {item.hint}", err=True)
+                echo(f"    hint: {terminal_text(item.hint)}", err=True)
         sys.exit(2)
     except OSError as exc:
         echo(f"error: cannot write {exc.filename}: {exc.strerror}", err=True)

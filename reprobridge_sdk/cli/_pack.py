@@ -11,6 +11,7 @@ from pathlib import Path
 import click
 
 from reprobridge_sdk.cli._env_output import echo, fail
+from reprobridge_sdk.findings import terminal_text
 
 __all__ = ["pack", "unpack"]
 
@@ -91,6 +92,6 @@ def unpack(archive: Path, dest: Path, expected: str | None, as_json: bool) -> No
         }
         sys.stdout.write(json.dumps(data, indent=2) + "\n")
     for item in errors:
-        echo(f"{item.location or item.path}: {item.code} {item.message}", err=True)
+        echo(terminal_text(f"{item.location or item.path}: {item.code} {item.message}"), err=True)
     echo(f"unpacked {result.files} member(s), sha256:{result.digest}", err=True)
     sys.exit(1 if errors else 0)

@@ -10,6 +10,7 @@ import click
 
 from reprobridge_sdk.cli._env_output import TerminalBytes
 from reprobridge_sdk.cli._env_output import echo as _say
+from reprobridge_sdk.findings import terminal_text
 
 from ._executor import executor_options, options_from_flags
 
@@ -47,9 +48,9 @@ def print_error(exc: ReproBridgeError) -> None:
     for item in exc.findings:
         where = f"{item.location}: " if item.location else ""
         path = f" at {item.path}" if item.path else ""
-        _say(f"{where}error {item.code}: {item.message}{path}", err=True)
+        _say(terminal_text(f"{where}error {item.code}: {item.message}{path}"), err=True)
         if item.hint:
-            _say(f"  hint: {item.hint}", err=True)
+            _say(f"  hint: {terminal_text(item.hint)}", err=True)
 
 
 def _seeds(text: str | None) -> list[int] | None:
@@ -85,14 +86,14 @@ def _validate_first(path: str, *, refuse: bool) -> None:
             # "forward-compatibility"), said before it runs
             where = f"{item.location}: " if item.location else ""
             at = f" at {item.path}" if item.path else ""
-            _say(f"{where}warning {item.code}: {item.message}{at}", err=True)
+            _say(terminal_text(f"{where}warning {item.code}: {item.message}{at}"), err=True)
     errors = [f for f in result.findings if f.severity is Severity.ERROR]
     if not errors or any(f.code.startswith("Y") for f in errors):
         return  # nothing wrong, or no readable manifest: the runner reports that itself
     for item in errors:
         where = f"{item.location}: " if item.location else ""
         at = f" at {item.path}" if item.path else ""
-        _say(f"{where}error {item.code}: {item.message}{at}", err=True)
+        _say(terminal_text(f"{where}error {item.code}: {item.message}{at}"), err=True)
     if refuse:
         _say(
             f"error: the artifact has {len(errors)} validation error(s); not running "

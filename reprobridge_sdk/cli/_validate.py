@@ -9,6 +9,7 @@ import click
 
 from reprobridge_sdk.cli._env_output import echo
 from reprobridge_sdk.errors import ReproBridgeError
+from reprobridge_sdk.findings import terminal_text
 
 from ._executor import batch_mapper, executor_options
 
@@ -66,12 +67,10 @@ def _codes(values: tuple[str, ...], option: str) -> tuple[str, ...]:
 
 def _fail(exc: ReproBridgeError) -> NoReturn:
     for item in exc.findings:
-        echo(
-            f"{item.location or '-'}: {item.severity.value} {item.code} {item.message}",
-            err=True,
-        )
+        line = f"{item.location or '-'}: {item.severity.value} {item.code} {item.message}"
+        echo(terminal_text(line), err=True)
         if item.hint:
-            echo(f"    hint: {item.hint}", err=True)
+            echo(f"    hint: {terminal_text(item.hint)}", err=True)
     if not exc.findings:
         echo(f"error: {exc.message}", err=True)
     sys.exit(2)
