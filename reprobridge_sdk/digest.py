@@ -21,6 +21,7 @@ import hashlib
 import io
 import os
 import stat
+import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
@@ -52,28 +53,54 @@ def file_sha256(
     *,
     root: str | os.PathLike[str] | None = None,
     max_bytes: int | None = None,
+    allow_links: bool = True,
+    deadline: float | None = None,
 ) -> str:
     """The hex SHA-256 of a regular file's content (through the safe file layer).
 
-    With ``root`` the path must stay inside it; a non-regular file or one larger than
-    ``max_bytes`` raises :class:`~reprobridge_sdk.io.safefs.UnsafeFileError` unread.
+    With ``root`` the path must stay inside it (with ``allow_links`` False it must not be a
+    link at all); a non-regular file, or one larger than ``max_bytes`` (by ``fstat`` or by
+    the bytes actually read), raises :class:`~reprobridge_sdk.io.safefs.UnsafeFileError`, as
+    does hashing that lasts more than ``deadline`` seconds (``"too-slow"``).
     """
-    with safefs.open_regular(path, root=root, max_bytes=max_bytes) as handle:
-        return handle_sha256(handle)
+    with safefs.open_regular(
+        path, root=root, max_bytes=max_bytes, allow_links=allow_links
+    ) as handle:
+        return handle_sha256(handle, max_bytes=max_bytes, deadline=deadline, name=path)
 
 
-def handle_sha256(handle: io.RawIOBase | io.BufferedIOBase) -> str:
+def handle_sha256(
+    handle: io.RawIOBase | io.BufferedIOBase,
+    *,
+    max_bytes: int | None = None,
+    deadline: float | None = None,
+    name: str | os.PathLike[str] = "",
+) -> str:
     """The hex SHA-256 of what is left to read from an open binary file (a file the caller
-    opened through the safe file layer: hashing the descriptor it checked, not a name)."""
+    opened through the safe file layer: hashing the descriptor it checked, not a name).
+
+    ``max_bytes`` caps the bytes read, whatever ``fstat`` said (a file of ``/proc`` says 0);
+    ``deadline`` (seconds) caps the time: past either, :class:`~reprobridge_sdk.io.safefs.
+    UnsafeFileError` (``"too-large"``, ``"too-slow"``) naming ``name``.
+    """
     file_digest = getattr(hashlib, "file_digest", None)
-    if file_digest is not None:
+    if file_digest is not None and max_bytes is None and deadline is None:
         return str(file_digest(handle, "sha256").hexdigest())
-    digest = hashlib.sha256()  # pragma: no cover - Python 3.10
-    buffer = bytearray(_CHUNK)  # pragma: no cover
-    view = memoryview(buffer)  # pragma: no cover
-    while size := handle.readinto(buffer):  # pragma: no cover
+    digest = hashlib.sha256()
+    buffer = bytearray(_CHUNK)
+    view = memoryview(buffer)
+    total = 0
+    end = None if deadline is None else time.monotonic() + deadline
+    while size := handle.readinto(buffer):
+        total += size
+        if max_bytes is not None and total > max_bytes:
+            msg = f"{name} has more than {max_bytes} bytes; at most {max_bytes} are hashed"
+            raise safefs.UnsafeFileError("too-large", name, msg, limit=max_bytes)
         digest.update(view[:size])
-    return digest.hexdigest()  # pragma: no cover
+        if end is not None and time.monotonic() > end:
+            msg = f"{name} took longer than {deadline} s to hash"
+            raise safefs.UnsafeFileError("too-slow", name, msg, limit=round(deadline or 0))
+    return digest.hexdigest()
 
 
 def files_sha256(

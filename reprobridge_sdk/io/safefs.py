@@ -25,6 +25,9 @@ the directory they live in, hang, or read without bound. The rules, in the order
   checked before reading (a sparse 4 GiB file is refused without reading it) and at most
   ``max_bytes + 1`` bytes are ever read, so a file that grows while it is read is caught too
   (``"too-large"``). Callers turn the refusal into a finding with its code.
+* **Deadlines.** Hashing evidence (:func:`reprobridge_sdk.digest.handle_sha256`) counts the
+  bytes it reads against the cap whatever ``fstat`` said (``/proc/self/pagemap`` says 0 and
+  reads for ever) and stops at its deadline (:data:`HASH_SECONDS`): ``"too-slow"``.
 * **JSON depth.** :func:`load_json` refuses JSON nested deeper than its limit
   (``"too-deep"``): the decoder's own ``RecursionError`` on very deep input is caught, and the
   parsed value's depth is measured without recursion; :func:`check_json_depth` finds the
@@ -58,6 +61,7 @@ from reprobridge_sdk.errors import ArtifactError
 from reprobridge_sdk.findings import Finding, finding
 
 __all__ = [
+    "HASH_SECONDS",
     "MAX_EVIDENCE_BYTES",
     "MAX_HASH_BYTES",
     "MAX_JSON_DEPTH",
@@ -87,12 +91,17 @@ MAX_EVIDENCE_BYTES = 256 * 1024 * 1024
 #: Largest single file hashed to check a declared digest (a lock, a patch, a data item):
 #: 64 GiB. A sparse file claiming more is refused rather than read.
 MAX_HASH_BYTES = 64 * 1024 * 1024 * 1024
+#: Longest a single file's hashing may take before it is refused (``"too-slow"``): 30
+#: minutes, the time of a 64 GiB file on a disk that reads 40 MB/s.
+HASH_SECONDS = 1800.0
 #: Deepest nesting of arrays and objects accepted in JSON evidence.
 MAX_JSON_DEPTH = 256
 #: Most symbolic links followed while resolving one path under a root (Linux's own limit).
 MAX_LINK_HOPS = 40
 
-UnsafeReason = Literal["escapes", "link", "not-regular", "too-large", "too-deep", "unreadable"]
+UnsafeReason = Literal[
+    "escapes", "link", "not-regular", "too-large", "too-deep", "too-slow", "unreadable"
+]
 
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _NONBLOCK = getattr(os, "O_NONBLOCK", 0)
@@ -133,17 +142,19 @@ _REFUSAL_CODES: dict[str, str] = {
     "unreadable": "F009",
     "too-large": "F010",
     "too-deep": "F011",
+    "too-slow": "F012",
 }
 
 
 def refusal(exc: UnsafeFileError, *, file: str = "", path: str = "") -> Finding:
     """The finding for a refused file: F003 a link out, F009 not a regular file, F010 over its
-    size limit, F011 nested deeper than its depth limit."""
+    size limit, F011 nested deeper than its depth limit, F012 read past its deadline."""
     hints = {
         "escapes": "keep every file the artifact names inside it; copy it in instead of linking",
         "link": "a run writes regular files; replace the link with the file",
         "too-large": f"the limit is {exc.limit} bytes",
         "too-deep": f"the limit is {exc.limit} levels of nesting",
+        "too-slow": f"the limit is {exc.limit} seconds",
     }
     return finding(
         _REFUSAL_CODES[exc.reason], exc.message, file=file, path=path, hint=hints.get(exc.reason)

@@ -17,7 +17,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO, Literal
 
-from reprobridge_sdk.digest import file_sha256
 from reprobridge_sdk.env.snapshot import redact_text
 from reprobridge_sdk.errors import ArtifactError
 from reprobridge_sdk.extract.extraction import ExtractionError, render_template
@@ -40,7 +39,10 @@ from ._records import RESERVE, final_write, first_write, seal_run
 from .evidence import (
     ENV_DIR,
     LOG_NAME,
+    PLANTED,
+    evidence_digest,
     new_run_dir,
+    refused_code,
     utc_now,
     write_snapshot,
 )
@@ -312,10 +314,8 @@ def _complete(
             with log_path.open("ab") as handle:
                 handle.write(f"reprobridge: {failure.detail}\n".encode())
         record.status = "failed"
-        record.failure = failure
-        record.log = FileDigest(
-            path=LOG_NAME, sha256=file_sha256(log_path), size=log_path.stat().st_size
-        )
+        record.log, refused = _log_digest(run_dir)
+        record.failure = refused or failure
         return record
 
     output_paths: dict[str, Path] = {}
@@ -386,10 +386,10 @@ def _complete(
     record.exit_code = outcome.exit_code
     record.landmarks = [LandmarkHit(id=i, line=n, elapsed=e) for i, n, e in outcome.landmarks]
     last = outcome.landmarks[-1][0] if outcome.landmarks else None
-    record.log = FileDigest(
-        path=LOG_NAME, sha256=file_sha256(log_path), size=log_path.stat().st_size
-    )
-    if outcome.cancelled:
+    record.log, failure = _log_digest(run_dir, last)
+    if failure is not None:
+        pass  # the log was refused (a link or special file planted there): nothing else counts
+    elif outcome.cancelled:
         failure = Failure(reason="interrupted", detail="stopped by the user", last_landmark=last)
     elif outcome.not_found is not None:
         failure = Failure(reason="command-not-found", detail=outcome.not_found)
@@ -412,7 +412,7 @@ def _complete(
     for output in launcher.outputs:
         path = output_paths[output.id]
         after = signature(path)
-        if after is None or not path.is_file():
+        if after is None:
             if output.required:
                 failure = _failure_reason(
                     failure, "missing-output", f"output {output.id!r} was not produced", last
@@ -422,7 +422,7 @@ def _complete(
         try:
             digest = copy_output(path, run_dir, output.id, (shared.root, run_dir))
         except safefs.UnsafeFileError as exc:
-            detail = f"output {output.id!r} refused: {exc.message}"
+            detail = f"{refused_code(exc)}: output {output.id!r} refused: {exc.message}"
             failure = _failure_reason(failure, "missing-output", detail, last)
             continue
         records.append(OutputRecord(id=output.id, preexisting=preexisting, **digest.model_dump()))
@@ -437,7 +437,7 @@ def _complete(
     if not outcome.cancelled:
         record.measurements = measure(
             launcher,
-            log=log_path,
+            log=log_path if record.log is not None else None,
             files_base=workdir,
             outputs=produced,
             context=context,
@@ -461,6 +461,22 @@ def _complete(
     else:
         record.status = "failed"
     return record
+
+
+def _log_digest(run_dir: Path, last: str | None = None) -> tuple[FileDigest | None, Failure | None]:
+    """The run's log as the record names it, or ``None`` and the failure when the log is
+    refused: a link or special file planted in its place (A067), past the hashing cap (F010)
+    or deadline (F012). Read from the run folder without following links
+    (:func:`~.evidence.evidence_digest`), so nothing of the refused file reaches the record."""
+    try:
+        return evidence_digest(run_dir, LOG_NAME), None
+    except (safefs.UnsafeFileError, FileNotFoundError) as exc:
+        if isinstance(exc, FileNotFoundError):
+            code, message = PLANTED, f"{LOG_NAME} was removed from the run folder"
+        else:
+            code, message = refused_code(exc), exc.message
+        detail = f"{code}: the log was refused and not hashed: {message}"
+        return None, Failure(reason="internal-error", detail=detail, last_landmark=last)
 
 
 def skipped(

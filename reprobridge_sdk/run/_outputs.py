@@ -4,10 +4,12 @@ the run directory through the safe file layer (the rules are in
 
 from __future__ import annotations
 
+import hashlib
 import io
+import time
+from collections.abc import Iterator
 from pathlib import Path
 
-from reprobridge_sdk.digest import file_sha256
 from reprobridge_sdk.io import safefs
 from reprobridge_sdk.model.evidence import FileDigest
 
@@ -17,8 +19,10 @@ __all__ = ["copy_output", "output_form", "signature"]
 
 
 def signature(path: Path) -> tuple[int, int, int] | None:
+    """What tells an output rewritten by the run from one left as it was: its inode, size and
+    time, of the name itself (``lstat``: a link planted there is not followed)."""
     try:
-        stat = path.stat()
+        stat = path.lstat()
     except OSError:
         return None
     return (stat.st_ino, stat.st_size, stat.st_mtime_ns)
@@ -27,28 +31,48 @@ def signature(path: Path) -> tuple[int, int, int] | None:
 def copy_output(source: Path, run_dir: Path, output_id: str, bases: tuple[Path, ...]) -> FileDigest:
     """Copy a produced output into the run directory through the safe file layer.
 
-    The output must resolve inside one of ``bases`` (the artifact root, the run directory)
-    and be a regular file; the copy is written to an ``O_EXCL`` temporary and renamed.
+    The output must resolve inside one of ``bases`` (the artifact root, the run directory),
+    must not be a link itself (a run writes regular files; a link is refused, never
+    followed) and must be a regular file (a FIFO is refused without waiting); at most
+    :data:`~reprobridge_sdk.io.safefs.MAX_HASH_BYTES` are copied, counted as read. The copy
+    is written to an ``O_EXCL`` temporary and renamed; its digest and size are those of the
+    bytes copied (hashed as they pass, the copy never read again by name).
     """
     target_dir = run_dir / OUTPUTS_DIR / output_id
     target = target_dir / source.name
-    with _open_contained(source, bases) as handle:
-        safefs.atomic_write_bytes(
-            target, iter(lambda: handle.read(1 << 20), b""), root=run_dir, mode=0o644
-        )
+    digest = hashlib.sha256()
+    cap = safefs.MAX_HASH_BYTES
+    size = 0
+    with _open_contained(source, bases, cap) as handle:
+
+        def chunks() -> Iterator[bytes]:
+            nonlocal size
+            end = time.monotonic() + safefs.HASH_SECONDS
+            while chunk := handle.read(1 << 20):
+                size += len(chunk)
+                if size > cap:
+                    msg = f"{source} grew beyond {cap} bytes while it was copied"
+                    raise safefs.UnsafeFileError("too-large", source, msg, limit=cap)
+                if time.monotonic() > end:
+                    msg = f"{source} took longer than {safefs.HASH_SECONDS} s to copy"
+                    limit = round(safefs.HASH_SECONDS)
+                    raise safefs.UnsafeFileError("too-slow", source, msg, limit=limit)
+                digest.update(chunk)
+                yield chunk
+
+        safefs.atomic_write_bytes(target, chunks(), root=run_dir, mode=0o644)
     relative = target.relative_to(run_dir).as_posix()
-    return FileDigest(
-        path=relative, sha256=file_sha256(target, root=run_dir), size=target.stat().st_size
-    )
+    return FileDigest(path=relative, sha256=digest.hexdigest(), size=size)
 
 
-def _open_contained(path: Path, bases: tuple[Path, ...]) -> io.FileIO:
+def _open_contained(path: Path, bases: tuple[Path, ...], cap: int) -> io.FileIO:
     """``path`` opened inside the first of ``bases`` it stays in (resolved by the safe file
-    layer from that base's descriptor, so nothing swapped meanwhile leads it out), else
-    ``UnsafeFileError`` (``escapes``). Any other refusal is the file's own."""
+    layer from that base's descriptor, so nothing swapped meanwhile leads it out; the file
+    itself not a link), else ``UnsafeFileError`` (``escapes``). Any other refusal is the
+    file's own."""
     for base in bases:
         try:
-            return safefs.open_regular(path, root=base)
+            return safefs.open_regular(path, root=base, max_bytes=cap, allow_links=False)
         except safefs.UnsafeFileError as exc:
             if exc.reason != "escapes":
                 raise

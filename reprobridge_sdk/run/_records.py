@@ -115,9 +115,15 @@ def seal_run(shared: Shared, run_dir: Path, record: EvidenceRecord) -> None:
             seed=record.seed,
             scope=record.scope,
             status=record.status,
-            record_sha256=file_sha256(run_dir / RECORD_NAME),
+            # the record the runner just wrote, read without following a link
+            record_sha256=file_sha256(
+                run_dir / RECORD_NAME,
+                root=run_dir,
+                allow_links=False,
+                max_bytes=safefs.MAX_EVIDENCE_BYTES,
+            ),
         )
-    except OSError:
+    except (OSError, safefs.UnsafeFileError):
         return
     if shared.signer is None:
         return

@@ -57,6 +57,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from reprobridge_sdk.digest import handle_sha256
 from reprobridge_sdk.errors import ReproBridgeError
 from reprobridge_sdk.findings import finding
 from reprobridge_sdk.io import safefs
@@ -66,6 +67,7 @@ from reprobridge_sdk.model.evidence import (
     EnvironmentSnapshot,
     EvidenceRecord,
     Failure,
+    FileDigest,
     RunnerProcess,
 )
 
@@ -75,8 +77,10 @@ __all__ = [
     "LOG_NAME",
     "OUTPUTS_DIR",
     "OWNER_KEY",
+    "PLANTED",
     "RecordError",
     "SnapshotProblem",
+    "evidence_digest",
     "iter_runs",
     "load_record",
     "load_snapshot",
@@ -86,6 +90,7 @@ __all__ = [
     "read_snapshot",
     "record_environment",
     "record_owner",
+    "refused_code",
     "snapshot_path",
     "utc_now",
     "write_record",
@@ -102,6 +107,40 @@ OWNER_KEY = "runner"
 LEGACY_OWNER_KEY = "x-runner"
 #: The directory of a runs directory that holds the environment snapshots its records name.
 ENV_DIR = ".env"
+
+#: The code of a link or special file (FIFO, device, socket) where a run's evidence file
+#: belongs: a launcher planted it; it is never followed, read or hashed.
+PLANTED = "A067"
+
+
+def refused_code(exc: safefs.UnsafeFileError) -> str:
+    """The code of an evidence file the safe file layer refused: :data:`PLANTED` for a link
+    or a file that is not regular, else the layer's own (F010 too large, F012 too slow)."""
+    if exc.reason in {"link", "escapes", "not-regular"}:
+        return PLANTED
+    return exc.findings[0].code
+
+
+def evidence_digest(run_dir: str | os.PathLike[str] | safefs.OpenRoot, relative: str) -> FileDigest:
+    """The digest and size of a run's log or output, ``relative`` to the run folder.
+
+    Opened from the run folder's descriptor without following any link (``allow_links``
+    False, so a link planted at the file is refused, not followed), as a regular file (a
+    FIFO, device or socket is refused without blocking), hashed from that descriptor under
+    :data:`~reprobridge_sdk.io.safefs.MAX_HASH_BYTES` bytes (counted as read, whatever
+    ``fstat`` says) and :data:`~reprobridge_sdk.io.safefs.HASH_SECONDS`; the size is the
+    bytes hashed. Raises :class:`~reprobridge_sdk.io.safefs.UnsafeFileError` (see
+    :func:`refused_code`) or ``FileNotFoundError``.
+    """
+    cap = safefs.MAX_HASH_BYTES
+    base = os.fspath(run_dir)
+    name = f"{base}/{relative}"
+    with safefs.open_regular(name, root=run_dir, max_bytes=cap, allow_links=False) as handle:
+        digest = handle_sha256(handle, max_bytes=cap, deadline=safefs.HASH_SECONDS, name=name)
+        size = handle.tell()
+    return FileDigest(path=relative, sha256=digest, size=size)
+
+
 #: The largest snapshot file read back (a snapshot lists the installed distributions).
 MAX_SNAPSHOT_BYTES = 8 * 1024 * 1024
 
