@@ -40,6 +40,7 @@ import hashlib
 import io
 import os
 import re
+import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -309,9 +310,11 @@ def discover_runs(attempt: Path) -> list[Path]:
     return [path for _, path in _discover(attempt)]
 
 
-def _discover(attempt: Path) -> list[tuple[str, Path]]:
+def _discover(attempt: Path, linked: list[str] | None = None) -> list[tuple[str, Path]]:
     """:func:`discover_runs` with each run's path relative to ``attempt`` (``""``: the
-    attempt is itself a run directory), as ``/``-separated text."""
+    attempt is itself a run directory), as ``/``-separated text. ``linked`` gets the
+    relative path of every link below ``attempt`` that leads to a run directory (a directory
+    holding a ``record.json``): never entered, never audited (A067)."""
     if (attempt / RECORD_NAME).is_file():
         return [("", attempt)]
     # One directory listing per directory (``Path.rglob`` made a path object and a stat per
@@ -329,6 +332,12 @@ def _discover(attempt: Path) -> list[tuple[str, Path]]:
         for entry in entries:
             if entry.is_dir(follow_symlinks=False):
                 stack.append((entry.path, f"{prefix}{entry.name}/"))
+            elif (
+                linked is not None
+                and entry.is_symlink()
+                and os.path.isfile(os.path.join(entry.path, RECORD_NAME))  # noqa: PTH113, PTH118
+            ):
+                linked.append(f"{prefix}{entry.name}")
             elif prefix and entry.name == RECORD_NAME and entry.is_file():
                 found.append((prefix[:-1], attempt / prefix[:-1]))
     found.sort(key=lambda item: item[0])
@@ -343,7 +352,14 @@ def verify_attempt(
     when ``attempt`` is itself a run directory), then :func:`check_duplicates`."""
     runs: list[RunEvidence] = []
     plans: _Plans = {}
-    found = _discover(attempt)
+    escape = _leads_out(facts.root, attempt)
+    if escape is not None:
+        return [_planted(attempt, "", escape)]
+    linked: list[str] = []
+    found = _discover(attempt, linked)
+    for rel in linked:
+        message = f"the run folder {rel} is a symbolic link: it is not audited"
+        runs.append(_planted(attempt / rel, rel, message))
     try:  # resolved once: each run directory is opened from it (safefs.OpenRoot.below)
         parent: safefs.OpenRoot | None = safefs.OpenRoot(attempt) if found else None
     except (OSError, safefs.UnsafeFileError):
@@ -356,6 +372,34 @@ def verify_attempt(
             parent.close()
     check_duplicates(runs)
     return runs
+
+
+def _leads_out(root: Path, attempt: Path) -> str | None:
+    """Why the attempt directory cannot be the artifact's evidence, or ``None``: an attempt
+    spelled inside the artifact (its ``runs/``) must stay inside it, every link on its path
+    followed; one that leads out is not the artifact's evidence (A067). An attempt given
+    outside the artifact is the caller's choice, followed as given."""
+    spelled, base = Path(os.path.abspath(attempt)), Path(os.path.abspath(root))  # noqa: PTH100
+    if spelled != base and base not in spelled.parents:
+        return None
+    if safefs.is_inside(spelled, base):
+        return None
+    real = os.path.realpath(spelled)
+    return f"the attempt directory {attempt} leads outside the artifact (to {real}): not audited"
+
+
+def _planted(path: Path, rel: str, message: str) -> RunEvidence:
+    """The run of a run folder (or attempt) that is a link: invalid, its record never read."""
+    run = RunEvidence(path=path, rel=rel, record=None)
+    run.findings.append(
+        finding(
+            "A067",
+            message,
+            file=rel or ".",
+            hint="submit the run folders themselves, not links to them",
+        )
+    )
+    return run
 
 
 def _read_record(
@@ -419,61 +463,84 @@ def _open_evidence(
     lookup). The run directory itself is trusted, as the layer trusts its root: ``root``, when
     given, is ``base`` opened once for all the files of the run (:func:`check_run`).
     """
-    return _open_joined(base, _safe_join(base, relative), root)
+    handle, refused = _open_joined(base, _safe_join(base, relative), root)
+    return handle, refused is not None
 
 
 def _open_joined(
     base: Path, found: str | None, root: safefs.OpenRoot | None
-) -> tuple[io.FileIO | None, bool]:
+) -> tuple[io.FileIO | None, safefs.UnsafeFileError | None]:
     """:func:`_open_evidence` of ``found``, the file's path already joined (``None``: it
-    leaves the run directory)."""
+    leaves the run directory), with the refusal itself instead of ``linked``. A file over
+    :data:`~reprobridge_sdk.io.safefs.MAX_HASH_BYTES` is refused from its size, unread."""
     if found is None:
-        return None, False
+        return None, None
     try:
-        return safefs.open_regular(found, root=root or base, allow_links=False), False
+        handle = safefs.open_regular(
+            found, root=root or base, allow_links=False, max_bytes=safefs.MAX_HASH_BYTES
+        )
     except FileNotFoundError:
-        return None, False
-    except safefs.UnsafeFileError:
-        return None, True
+        return None, None
+    except safefs.UnsafeFileError as exc:
+        return None, exc
+    return handle, None
 
 
 def _evidence_file(
     base: Path, relative: str, root: safefs.OpenRoot | None = None
-) -> tuple[str | None, str | None, bool, io.FileIO | None, bytes | None]:
-    """``(path, sha256, False, descriptor, held)`` of a log or output of the run at ``base``
-    (see :func:`_open_evidence`), or ``(None, None, linked, None, None)``: the descriptor it
+) -> tuple[str | None, str | None, safefs.UnsafeFileError | None, io.FileIO | None, bytes | None]:
+    """``(path, sha256, None, descriptor, held)`` of a log or output of the run at ``base``
+    (see :func:`_open_evidence`), or ``(None, None, refusal, None, None)``: the descriptor it
     hashed is still open (the caller closes it), and ``held`` the bytes hashed when the file
     is small (:func:`_hash_and_hold`): re-extraction reads
-    that very file (:func:`_check_run`), not the name again."""
+    that very file (:func:`_check_run`), not the name again. ``refusal``: why the safe file
+    layer refused the file (a link or special file, or over the cap or deadline of
+    hashing), ``None`` when it is simply missing or outside the run directory."""
     found = _safe_join(base, relative)
-    handle, linked = _open_joined(base, found, root)
+    handle, refused = _open_joined(base, found, root)
     if handle is None:
-        return None, None, linked, None, None
+        return None, None, refused, None, None
     try:
-        digest, held = _hash_and_hold(handle)
+        digest, held = _hash_and_hold(handle, found or relative)
+    except safefs.UnsafeFileError as exc:
+        handle.close()
+        return None, None, exc, None, None
     except BaseException:
         handle.close()
         raise
-    return found, digest, False, handle, held
+    return found, digest, None, handle, held
 
 
+#: Refusals of a log or output for its size or time (F010, F012), not for what it is (A040).
+_OVER_LIMIT = frozenset({"too-large", "too-slow"})
 #: A log or output up to this size is kept in memory once hashed, for its re-extraction.
 _HOLD_BYTES = 1 << 20
 _STEP = 1 << 16
 
 
-def _hash_and_hold(handle: io.FileIO) -> tuple[str, bytes | None]:
+def _hash_and_hold(handle: io.FileIO, name: str = "") -> tuple[str, bytes | None]:
     """The SHA-256 of the rest of ``handle`` (to its end, as :func:`handle_sha256`) and, when
     it holds at most :data:`_HOLD_BYTES`, those very bytes (``None`` for a larger file, which
-    is hashed in steps and never held whole)."""
+    is hashed in steps and never held whole). At most
+    :data:`~reprobridge_sdk.io.safefs.MAX_HASH_BYTES` are read (a file that grows past it is
+    ``"too-large"``) for at most :data:`~reprobridge_sdk.io.safefs.HASH_SECONDS`
+    (``"too-slow"``)."""
     digest = hashlib.sha256()
     size = os.fstat(handle.fileno()).st_size
     chunks: list[bytes] | None = []
     total = 0
+    cap = safefs.MAX_HASH_BYTES
+    end = time.monotonic() + safefs.HASH_SECONDS
     want = min(size, _HOLD_BYTES) + 1  # the size fstat gives (plus one byte, to see growth)
     while chunk := handle.read(want):
         digest.update(chunk)
         total += len(chunk)
+        if total > cap:
+            msg = f"{name} grew beyond {cap} bytes while it was hashed"
+            raise safefs.UnsafeFileError("too-large", name, msg, limit=cap)
+        if chunks is None and time.monotonic() > end:
+            msg = f"{name} took longer than {safefs.HASH_SECONDS} s to hash"
+            raise safefs.UnsafeFileError("too-slow", name, msg, limit=round(safefs.HASH_SECONDS))
         if chunks is not None:
             chunks.append(chunk)
             if total > _HOLD_BYTES:
@@ -901,8 +968,10 @@ def _check_files(  # noqa: PLR0917 - private step of _check_run
     if record.log is None:
         add("A003", "the record names no log", "/log")
     else:
-        log_path, digest, linked, handle, held = _evidence_file(path, record.log.path, root)
-        if linked:
+        log_path, digest, refused, handle, held = _evidence_file(path, record.log.path, root)
+        if refused is not None and refused.reason in _OVER_LIMIT:
+            add(refused.findings[0].code, f"the log was not hashed: {refused.message}", "/log/path")
+        elif refused is not None:
             add("A040", f"the log {record.log.path} is a link or not a regular file", "/log/path")
         elif log_path is None:
             add("A003", f"the log {record.log.path} is not in the run directory", "/log/path")
@@ -914,9 +983,15 @@ def _check_files(  # noqa: PLR0917 - private step of _check_run
 
     outputs: dict[str, tuple[OutputRecord, str | None, bool]] = {}
     for index, output in _iter_outputs(record):
-        out_path, digest, linked, handle, held = _evidence_file(path, output.path, root)
+        out_path, digest, refused, handle, held = _evidence_file(path, output.path, root)
         ok = False
-        if linked:
+        if refused is not None and refused.reason in _OVER_LIMIT:
+            add(
+                refused.findings[0].code,
+                f"the output was not hashed: {refused.message}",
+                f"/outputs/{index}",
+            )
+        elif refused is not None:
             add(
                 "A040",
                 f"the output {output.path} is a link or not a regular file",

@@ -15,9 +15,9 @@ from typing import Any
 
 from reprobridge_sdk.errors import UsageError
 from reprobridge_sdk.findings import finding
-from reprobridge_sdk.model import Launcher, Manifest, MeasuredValue
+from reprobridge_sdk.model import RECORD_NAME, Launcher, Manifest, MeasuredValue
 
-from .evidence import LOG_NAME, load_record
+from .evidence import LOG_NAME, RecordError, load_record
 from .measure import measure, template_context
 from .select import load_artifact
 
@@ -67,27 +67,62 @@ def _launcher(manifest: Manifest, launcher_id: str) -> Launcher:
         raise UsageError(msg, [finding("N001", msg, hint=f"known: {known}")]) from None
 
 
+def _in_run_folder(directory: Path, relative: str, what: str, record_path: Path) -> Path:
+    """``relative`` (a record's ``log.path`` or output path) joined to the run folder; an
+    absolute path or one that climbs out with ``..`` is a bad record (N006), never read."""
+    parts = relative.replace("\\", "/").split("/")
+    if not relative or relative.startswith("/") or ".." in parts:
+        msg = f"{record_path}: the {what} path {relative!r} is not relative to the run folder"
+        raise RecordError(
+            msg,
+            [
+                finding(
+                    "N006",
+                    msg,
+                    file=str(record_path),
+                    hint="a record names its log and outputs relative to its run folder",
+                )
+            ],
+        )
+    return directory.joinpath(*parts)
+
+
 def replay_run(
     run_dir: str | os.PathLike[str], artifact_dir: str | os.PathLike[str] | None = None
 ) -> list[MeasuredValue]:
     """Re-extract every measurement of a recorded run from its log and copied outputs.
 
     The artifact defaults to the run directory's grandparent (``<artifact>/runs/<run_id>``).
-    Outputs recorded as preexisting are not offered to the extractors.
+    Outputs recorded as preexisting are not offered to the extractors. The record's log and
+    output paths must be relative paths in the run folder (else :class:`RecordError`,
+    N006); every file is read through the safe file layer inside the run folder or the
+    artifact (a link that leads out is refused, ``unsafe-file``).
     """
-    directory = Path(run_dir).resolve()
+    directory = Path(os.path.abspath(run_dir))  # noqa: PTH100 - a link is not resolved away
     record = load_record(directory)
     root, manifest = load_artifact(artifact_dir or directory.parent.parent)
     launcher = _launcher(manifest, record.launcher)
-    outputs = {o.id: directory / o.path for o in record.outputs if not o.preexisting}
-    log = directory / (record.log.path if record.log is not None else LOG_NAME)
+    where = directory / RECORD_NAME
+    outputs = {
+        o.id: _in_run_folder(directory, o.path, f"output {o.id!r}", where)
+        for o in record.outputs
+        if not o.preexisting
+    }
+    log = _in_run_folder(
+        directory, record.log.path if record.log is not None else LOG_NAME, "log", where
+    )
     return measure(
         launcher,
         log=log,
         files_base=root / record.workdir,
         outputs=outputs,
         context=template_context(record.params, record.seed, directory),
+        roots=(directory, Path(root)),
     )
+
+
+def _lexically_inside(path: Path, root: Path) -> bool:
+    return path == root or root in path.parents
 
 
 def replay_log(
@@ -104,19 +139,31 @@ def replay_log(
     As in the specification's replay of samples: ``file:`` paths are read relative to the
     directory of the log (of the artifact without a log), ``{run_dir}`` is that directory
     unless ``run_dir`` is given, and ``{seed}`` defaults to the launcher's first seed, or 0.
+
+    Every file is read through the safe file layer: a file named inside the artifact must
+    stay inside it (a sample log that is a link to a file outside is refused,
+    ``unsafe-file``, and never read); a file the caller names outside the artifact is read
+    inside its own directory.
     """
     root, manifest = load_artifact(artifact_dir)
     launcher = _launcher(manifest, launcher_id)
     if seed is None:
         seed = launcher.seeds[0] if launcher.seeds else 0
-    log_path = None if log is None else Path(log).resolve()
+    base_dir = Path(os.path.abspath(root))  # noqa: PTH100
+    log_path = None if log is None else Path(os.path.abspath(log))  # noqa: PTH100 - unresolved
+    given = {key: Path(os.path.abspath(value)) for key, value in (outputs or {}).items()}  # noqa: PTH100
+    roots = [base_dir]
+    for path in [*([] if log_path is None else [log_path]), *given.values()]:
+        if not _lexically_inside(path, base_dir) and path.parent not in roots:
+            roots.append(path.parent)
     base = log_path.parent if log_path is not None else root
     return measure(
         launcher,
         log=log_path,
         files_base=base,
-        outputs={key: Path(value) for key, value in (outputs or {}).items()},
+        outputs=dict(given),
         context=template_context(launcher.params, seed, base if run_dir is None else Path(run_dir)),
+        roots=roots,
     )
 
 

@@ -30,6 +30,7 @@ from reprobridge_sdk.digest import file_sha256
 from reprobridge_sdk.io import safefs
 from reprobridge_sdk.model import RECORD_NAME
 from reprobridge_sdk.run import run
+from reprobridge_sdk.run.evidence import RecordError
 from reprobridge_sdk.run.replay import check_samples, replay_log, replay_run
 
 CLI = [sys.executable, "-m", "reprobridge_sdk"]
@@ -313,11 +314,23 @@ def test_a_record_log_path_outside_the_run_folder_is_refused(
     record = json.loads((run_dir / RECORD_NAME).read_text())
     record["log"]["path"] = log_path.replace("/SECRET", str(secret))
     (run_dir / RECORD_NAME).write_text(json.dumps(record))
-    measured = replay_run(run_dir, toy)
-    assert all(m.value is None for m in measured)
-    assert all((m.error or "").startswith("unsafe-file") for m in measured)
+    with pytest.raises(RecordError) as caught:
+        replay_run(run_dir, toy)
+    assert [f.code for f in caught.value.findings] == ["N006"]
     done = subprocess.run(
         [*CLI, "extract", str(run_dir), "-C", str(toy)], capture_output=True, text=True, check=False
     )
-    assert done.returncode == 1
+    assert done.returncode == 2
     assert "77.77" not in done.stdout + done.stderr
+
+
+def test_a_record_log_linked_out_of_the_run_folder_is_refused(toy: Path, tmp_path: Path) -> None:
+    secret = _secret(tmp_path)
+    secret.write_text("test accuracy: 77.7777\n")
+    run_dir = sorted(p for p in (toy / "runs").iterdir() if (p / RECORD_NAME).is_file())[0]
+    (run_dir / "log.txt").unlink()
+    (run_dir / "log.txt").symlink_to(secret)
+    from_log = [m for m in replay_run(run_dir, toy) if m.source == "log"]
+    assert [m.task for m in from_log] == ["acc"]
+    assert all((m.error or "").startswith("unsafe-file") for m in from_log)
+    assert all(m.value is None for m in from_log)
