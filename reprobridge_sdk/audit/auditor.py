@@ -144,7 +144,9 @@ def _check_trust(
         widths[task.id] = interval.half_width if interval.defined else None
     for attempt, runs in zip(chosen, evidence, strict=True):
         check = (
-            check_attempt_ledger(attempt.path, runs, options.expect_head)
+            check_attempt_ledger(
+                attempt.path, runs, options.expect_head, required=trust.keys is not None
+            )
             if (attempt.path.is_dir())
             else None
         )

@@ -43,9 +43,14 @@ MAX_ENVELOPE_BYTES = 16 * 1024 * 1024
 
 
 def check_attempt_ledger(
-    attempt_dir: Path, runs: Sequence[RunEvidence], expect_head: str | None
+    attempt_dir: Path,
+    runs: Sequence[RunEvidence],
+    expect_head: str | None,
+    *,
+    required: bool = False,
 ) -> LedgerCheck | None:
-    """The ledger check of an attempt directory; ``None`` for a single run directory."""
+    """The ledger check of an attempt directory; ``None`` for a single run directory.
+    ``required`` (under ``--trust``): a missing ledger is A068, an error."""
     if (attempt_dir / RECORD_NAME).is_file():
         return None
     on_disk = [
@@ -60,7 +65,7 @@ def check_attempt_ledger(
         for run in runs
         if run.record is not None
     ]
-    check = check_ledger(attempt_dir, on_disk, expect_head=expect_head)
+    check = check_ledger(attempt_dir, on_disk, expect_head=expect_head, required=required)
     by_rel = {run.rel: run for run in runs}
     for rel, items in check.per_run.items():
         by_rel[rel].findings.extend(items)
@@ -71,6 +76,30 @@ def _safe(base: Path, relative: str) -> Path | None:
     if not relative or relative.startswith(("/", "\\")) or ".." in relative.split("/"):
         return None
     return base.joinpath(*relative.split("/"))
+
+
+def _subject_problem(run_dir: Path, name: str, want: str) -> str | None:
+    """Why the signed subject ``name`` is not the file that was signed, or ``None``.
+
+    A subject is a relative path in the run folder (absolute or ``..``: not in it), opened
+    from the run folder without following links, a regular file hashed under the evidence
+    caps: a link (even to a byte-identical copy) or a FIFO is refused, never followed."""
+    target = _safe(run_dir, name)
+    if target is None:
+        return f"the signed file {name} is not in the run directory"
+    try:
+        digest = file_sha256(
+            target,
+            root=run_dir,
+            allow_links=False,
+            max_bytes=safefs.MAX_HASH_BYTES,
+            deadline=safefs.HASH_SECONDS,
+        )
+    except FileNotFoundError:
+        return f"the signed file {name} is not in the run directory"
+    except safefs.UnsafeFileError as exc:
+        return f"the signed file {name} is refused: {exc.message}"
+    return None if digest == want else f"{name} is not the file that was signed"
 
 
 def check_signatures(
@@ -136,11 +165,9 @@ def _statement_problems(
             bad("a subject of the signed statement has no name or sha256")
             continue
         names.add(name)
-        target = _safe(run.path, name)
-        if target is None or not target.is_file():
-            bad(f"the signed file {name} is not in the run directory")
-        elif file_sha256(target) != want:
-            bad(f"{name} is not the file that was signed")
+        problem = _subject_problem(run.path, name, want)
+        if problem is not None:
+            bad(problem)
     if RECORD_NAME not in names:
         bad("the signed statement does not cover record.json")
     link = predicate.get("ledger")

@@ -41,7 +41,9 @@ Checking (:func:`check_ledger`), each finding with its own code:
 * a head other than the one the caller expects: ``A057``. Deleting the *last* runs of a
   chain together with their entries leaves an intact, shorter chain: only a known head (or
   a signed ledger entry of a later run) shows it.
-* runs without any ledger: ``A050`` (a warning; an error with an expected head).
+* runs without any ledger: ``A050`` (a warning; an error with an expected head, and
+  ``A068``, an error, when the ledger is required: the auditor under ``--trust``); a ledger
+  that is there but is a link, a FIFO or a directory is unreadable: ``A051``.
 
 What a ledger cannot prove: whoever can write the runs directory can rewrite the whole
 chain consistently. The chain turns that into a change of the head, which a submitted head
@@ -152,7 +154,7 @@ def read_ledger(runs_dir: str | os.PathLike[str]) -> LedgerState:
     Never raises for a bad ledger: an unreadable one is one A051 finding.
     """
     path = Path(runs_dir) / LEDGER_NAME
-    if not path.is_file():
+    if not os.path.lexists(path):  # a dangling link is there, not missing
         return LedgerState(path, exists=False, entries=(), findings=())
     where = LEDGER_NAME
     try:  # through the safe file layer: a regular file of the runs directory, no link
@@ -290,8 +292,11 @@ def append_run(
         try:
             path = base / LEDGER_NAME
             flags = os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
-            fd = os.open(path, flags, 0o644)
+            fd = os.open(path, flags | os.O_NONBLOCK, 0o644)
             try:
+                if not stat.S_ISREG(os.fstat(fd).st_mode):  # a FIFO would block the read
+                    raise OSError(errno.EINVAL, f"{path} is not a regular file")
+                os.set_blocking(fd, True)
                 return _append(fd, run_id, launcher, seed, scope, status, record_sha256)
             finally:
                 os.close(fd)
@@ -383,6 +388,7 @@ def check_ledger(
     runs: Iterable[RunOnDisk],
     *,
     expect_head: str | None = None,
+    required: bool = False,
 ) -> LedgerCheck:
     """Check the ledger of ``runs_dir`` against the run directories found in it.
 
@@ -406,6 +412,15 @@ def check_ledger(
                     "A057",
                     f"a ledger head {expect_head} is expected, but the runs have no ledger",
                     file=LEDGER_NAME,
+                )
+            )
+        elif required:
+            attempt.append(
+                finding(
+                    "A068",
+                    f"{len(finished)} run(s) and no run ledger: trusted evidence needs its ledger",
+                    file=LEDGER_NAME,
+                    hint="submit the runs directory with the ledger.jsonl the runner kept",
                 )
             )
         elif finished:
