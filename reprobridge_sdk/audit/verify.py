@@ -59,7 +59,7 @@ from reprobridge_sdk.extract.extraction import (
     read_prepared,
     same_value,
 )
-from reprobridge_sdk.extract.template import shell_quoted, template_matches
+from reprobridge_sdk.extract.template import shell_template_matches, template_matches
 from reprobridge_sdk.findings import Finding, Severity, finding
 from reprobridge_sdk.io import safefs
 from reprobridge_sdk.model import (
@@ -691,9 +691,9 @@ def _argv_matches(launcher: Launcher, record: EvidenceRecord, plan: _Plan | None
     if record.seed is not None:
         values["seed"] = record.seed
     if launcher.shell:
-        # The command line is rendered with every value quoted for the shell (the runner's
-        # render_argv): match it with the same quoting.
-        first = _arg_matches(want[0], got[0], shell_quoted(values))
+        # The command line is rendered with every value quoted for the shell where it stands
+        # (the runner's render_argv): match it with the same quoting.
+        first = want[0] == got[0] or shell_template_matches(want[0], got[0], values)
         return first and all(
             _arg_matches(w, g, values) for w, g in zip(want[1:], got[1:], strict=True)
         )

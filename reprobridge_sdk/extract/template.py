@@ -30,8 +30,9 @@ from ._errors import TemplateError
 __all__ = [
     "TemplateError",
     "parse_template",
+    "render_shell_template",
     "render_template",
-    "shell_quoted",
+    "shell_template_matches",
     "template_matches",
     "template_names",
 ]
@@ -98,10 +99,137 @@ def _value(value: object) -> str:
     return str(value)
 
 
-def shell_quoted(context: Mapping[str, object]) -> dict[str, str]:
-    """The values of ``context`` as a shell launcher's command line gets them: each quoted
-    as one word for ``/bin/sh`` (the runner renders, and the auditor matches, with these)."""
-    return {name: shlex.quote(_value(value)) for name, value in context.items()}
+# Where a ``{name}`` stands in a shell command line, as far as quoting goes: outside quotes,
+# inside "...", inside '...', or where no quoting of ours holds (`...`, ${...}, $((...)), a
+# here-document's body). A hand-written scan of the POSIX shell's quoting, only as deep as
+# placing a value needs: quotes, backslashes, comments, and the frames $( ) ` ` ${ } $(( )).
+_BARE, _DOUBLE, _SINGLE, _UNQUOTABLE = "bare", "double", "single", "unquotable"
+_WORD_BREAK = frozenset(" \t\n;&|()<>")
+
+
+def _shell_places(parts: tuple[Part, ...]) -> list[str]:
+    """The place of each :class:`Name` of ``parts`` in the shell command line, in order.
+
+    frame = ``[kind, quote]``: kind ``top``, ``$(``, a backtick, ``${`` or ``$((``; quote ``None``,
+    ``"`` or ``'``. A value inserted by :func:`_placed` leaves the scan's state as it was,
+    so only the literal text moves it.
+    """
+    frames: list[list[str | None]] = [["top", None]]
+    heredoc = False
+    places: list[str] = []
+    previous = "\n"  # what came before: a ``#`` starts a comment only at a word's start
+    for part in parts:
+        if isinstance(part, Name):
+            kinds = {frame[0] for frame in frames}
+            quote = frames[-1][1]
+            if heredoc or kinds & {"`", "${", "$(("}:
+                places.append(_UNQUOTABLE)
+            else:
+                places.append({None: _BARE, '"': _DOUBLE, "'": _SINGLE}[quote])
+            previous = "x"
+            continue
+        text, i = part, 0
+        while i < len(text):
+            char, frame = text[i], frames[-1]
+            quote = frame[1]
+            step = 1
+            if quote == "'":
+                frame[1] = None if char == "'" else quote
+            elif char == "\\":
+                step = 2
+            elif quote is None and char == "#" and previous in _WORD_BREAK:
+                end = text.find("\n", i)
+                step = (end if end >= 0 else len(text)) - i
+            elif text.startswith("$((", i):
+                frames.append(["$((", None])
+                step = 3
+            elif text.startswith("$(", i) or text.startswith("${", i):
+                frames.append([text[i : i + 2], None])
+                step = 2
+            elif char == "`":
+                if frame[0] == "`" and quote is None:
+                    frames.pop()
+                else:
+                    frames.append(["`", None])
+            elif char == '"' and quote in (None, '"'):
+                frame[1] = None if quote == '"' else '"'
+            elif quote is None and char == "'":
+                frame[1] = "'"
+            elif quote is None and len(frames) > 1 and _closes(frame[0], text, i):
+                step = 2 if frame[0] == "$((" else 1
+                frames.pop()
+            elif quote is None and text.startswith("<<", i):
+                heredoc = True
+                step = 2
+            previous = text[i + step - 1] if i + step - 1 < len(text) else char
+            i += step
+    return places
+
+
+def _closes(kind: str | None, text: str, i: int) -> bool:
+    if kind == "$((":
+        return text.startswith("))", i)
+    return (kind == "$(" and text[i] == ")") or (kind == "${" and text[i] == "}")
+
+
+def _placed(value: str, place: str, name: str) -> str:
+    """``value`` as one literal word where it stands (``place``): a value of shell-safe
+    characters as itself anywhere; else quoted with :func:`shlex.quote`, after closing the
+    quotes it stands in (and reopening them): ``"..."'v'"..."`` is one word."""
+    quoted = shlex.quote(value)
+    if quoted == value:
+        return value
+    if place == _BARE:
+        return quoted
+    if place == _DOUBLE:
+        return f'"{quoted}"'
+    if place == _SINGLE:
+        return f"'{quoted}'"
+    msg = (
+        f"{{{name}}} stands inside `...`, ${{...}}, $((...)) or a here-document, where its "
+        f"value {value!r} cannot be quoted for the shell (write $(...) or a plain word)"
+    )
+    raise TemplateError(msg)
+
+
+def render_shell_template(text: str, context: Mapping[str, object]) -> str:
+    """:func:`render_template` for a shell launcher's command line (``/bin/sh -c``): each
+    value is one literal word of the shell wherever it stands (outside quotes, inside double
+    or single quotes, inside ``$(...)``), so a runs directory named ``"$(touch X)"`` runs
+    nothing; :class:`TemplateError` where no quoting holds (see :func:`_placed`)."""
+    parts = parse_template(text)
+    places = iter(_shell_places(parts))
+    out: list[str] = []
+    for part in parts:
+        if isinstance(part, str):
+            out.append(part)
+        elif part.name in context:
+            out.append(_placed(_value(context[part.name]), next(places), part.name))
+        else:
+            msg = f"template {text!r} names {{{part.name}}}, which is not defined"
+            raise TemplateError(msg)
+    return "".join(out)
+
+
+def shell_template_matches(text: str, rendered: str, known: Mapping[str, object]) -> bool:
+    """:func:`template_matches` for a shell launcher's command line rendered by
+    :func:`render_shell_template` (a known value that cannot be placed matches nothing)."""
+    try:
+        parts = parse_template(text)
+        places = iter(_shell_places(parts))
+        pattern = []
+        for part in parts:
+            if isinstance(part, str):
+                pattern.append(re.escape(part))
+                continue
+            place = next(places)
+            if part.name in known:
+                pattern.append(re.escape(_placed(_value(known[part.name]), place, part.name)))
+            else:
+                pattern.append("(?s:.*)")
+    except TemplateError:
+        return False
+    return re.fullmatch("".join(pattern), rendered) is not None
 
 
 def render_template(text: str, context: Mapping[str, object]) -> str:

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, BinaryIO, Literal
 from reprobridge_sdk.env.snapshot import redact_text
 from reprobridge_sdk.errors import ArtifactError
 from reprobridge_sdk.extract.extraction import ExtractionError, render_template
-from reprobridge_sdk.extract.template import shell_quoted
+from reprobridge_sdk.extract.template import render_shell_template
 from reprobridge_sdk.findings import finding
 from reprobridge_sdk.io import safefs
 from reprobridge_sdk.model import Launcher, Manifest
@@ -137,12 +137,13 @@ def render_argv(launcher: Launcher, context: Mapping[str, object]) -> list[str]:
     """The launcher's argv with its templates filled in.
 
     A shell launcher's command line (``argv[0]``, run by ``/bin/sh -c``) gets every template
-    value shell-quoted, so a run directory named ``x $(touch PWNED)`` or a parameter with a
-    ``;`` is one word to the shell, never a command. Plain argv needs no quoting.
+    value quoted for the place it stands in (:func:`render_shell_template`), so a run
+    directory named ``x "$(touch PWNED)"``, even inside ``"..."``, or a parameter with a ``;``
+    is one word to the shell, never a command. Plain argv needs no quoting.
     """
     if not launcher.shell:
         return [render_template(arg, context) for arg in launcher.argv]
-    return [render_template(launcher.argv[0], shell_quoted(context))] + [
+    return [render_shell_template(launcher.argv[0], context)] + [
         render_template(arg, context) for arg in launcher.argv[1:]
     ]
 
