@@ -17,13 +17,15 @@ This module is at the ground floor of the SDK and imports nothing else of it.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import io
 import os
 import stat
 import time
+from collections import deque
 from collections.abc import Iterator, Sequence
-from pathlib import Path
+from concurrent.futures import Future, ThreadPoolExecutor
 
 from reprobridge_sdk.io import safefs
 
@@ -125,34 +127,82 @@ def files_sha256(
         return list(pool.map(lambda path: file_sha256(path, max_bytes=max_bytes), paths))
 
 
+#: Most files open at once while a tree is hashed (each is hashed from its descriptor).
+_IN_FLIGHT = 64
+
+
 def iter_tree_entries(root: str | os.PathLike[str]) -> Iterator[tuple[str, str, str]]:
-    """Yield ``(type, relative_posix_path, value)`` for the tree digest, in canonical order."""
-    base = Path(root)
-    entries: list[tuple[bytes, str, str, Path]] = []
-    stack = [base]
-    while stack:
-        current = stack.pop()
-        with os.scandir(current) as iterator:
-            for entry in iterator:
-                if entry.name in TREE_EXCLUDES or entry.name.endswith(".pyc"):
+    """Yield ``(type, relative_posix_path, value)`` for the tree digest, in canonical order.
+
+    Directories are walked by descriptor (:func:`os.fwalk`, never through a link), and each
+    entry is opened once relative to its directory without following links
+    (``O_NOFOLLOW | O_NONBLOCK``): its type comes from that descriptor (``fstat``), and a
+    regular file is hashed from it, so a file swapped for a link between the listing and
+    the hashing is never hashed through the link. An entry that is a link is read with
+    ``readlinkat``; one that changes type meanwhile raises
+    :class:`~reprobridge_sdk.io.safefs.UnsafeFileError` (``"unreadable"``), never a digest
+    of something that was not in the tree. FIFOs, sockets and devices do not count.
+    """
+    base = os.fspath(root)
+    entries: list[tuple[bytes, str, str, Future[str] | str]] = []
+    pending: deque[Future[str]] = deque()
+    with ThreadPoolExecutor(max_workers=min(8, os.cpu_count() or 1)) as pool:
+        for directory, dirnames, filenames, dir_fd in os.fwalk(base):
+            dirnames[:] = [d for d in dirnames if d not in TREE_EXCLUDES]
+            prefix = os.path.relpath(directory, base)
+            for name in (*dirnames, *filenames):
+                if name in TREE_EXCLUDES or name.endswith(".pyc"):
                     continue
-                path = Path(entry.path)
-                rel = path.relative_to(base).as_posix()
-                if entry.is_symlink():
-                    entries.append((rel.encode(), "l", rel, path))
-                elif entry.is_dir():
-                    stack.append(path)
-                elif entry.is_file():
-                    mode = entry.stat().st_mode
-                    kind = "x" if mode & (stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH) else "f"
-                    entries.append((rel.encode(), kind, rel, path))
-    entries.sort(key=lambda item: item[0])
-    files = [path for _, kind, _, path in entries if kind != "l"]
-    digests = iter(files_sha256(files, max_bytes=MAX_TREE_FILE_BYTES))
-    for _, kind, rel, path in entries:
-        # os.readlink, not Path.readlink: the target exactly as written, not normalised.
-        value = os.readlink(path) if kind == "l" else next(digests)  # noqa: PTH115
-        yield kind, rel, value
+                rel = name if prefix == "." else f"{prefix}/{name}".replace(os.sep, "/")
+                found = _tree_entry(name, dir_fd, f"{directory}/{name}", pool)
+                if found is None:
+                    continue
+                kind, value = found
+                if not isinstance(value, str):
+                    pending.append(value)
+                    while len(pending) > _IN_FLIGHT:
+                        pending.popleft().result()
+                entries.append((rel.encode(), kind, rel, value))
+        entries.sort(key=lambda item: item[0])
+        for _, kind, rel, value in entries:
+            yield kind, rel, value if isinstance(value, str) else value.result()
+
+
+def _tree_entry(
+    name: str, dir_fd: int, path: str, pool: ThreadPoolExecutor
+) -> tuple[str, Future[str] | str] | None:
+    """The kind and value of one directory entry, opened once (see :func:`iter_tree_entries`);
+    ``None`` for a directory (walked by ``fwalk``) or a special file."""
+    flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+    try:
+        fd = os.open(name, flags, dir_fd=dir_fd)
+    except OSError as exc:
+        if exc.errno not in (errno.ELOOP, errno.EMLINK):
+            if exc.errno == errno.ENOENT:
+                raise FileNotFoundError(errno.ENOENT, "removed while hashed", path) from None
+            raise safefs.UnsafeFileError("unreadable", path, f"{path}: {exc.strerror}") from None
+        try:  # a link: its target exactly as written, not normalised
+            return "l", os.readlink(name, dir_fd=dir_fd)
+        except OSError:
+            msg = f"{path} changed while the tree was hashed"
+            raise safefs.UnsafeFileError("unreadable", path, msg) from None
+    info = os.fstat(fd)
+    if not stat.S_ISREG(info.st_mode):
+        os.close(fd)
+        return None
+    if info.st_size > MAX_TREE_FILE_BYTES:
+        os.close(fd)
+        msg = f"{path} has {info.st_size} bytes; at most {MAX_TREE_FILE_BYTES} are hashed"
+        raise safefs.UnsafeFileError("too-large", path, msg, limit=MAX_TREE_FILE_BYTES)
+    os.set_blocking(fd, True)
+    kind = "x" if info.st_mode & (stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH) else "f"
+    handle = io.FileIO(fd, "rb", closefd=True)
+
+    def _hash() -> str:
+        with handle:
+            return handle_sha256(handle, max_bytes=MAX_TREE_FILE_BYTES, name=path)
+
+    return kind, pool.submit(_hash)
 
 
 def tree_digest(root: str | os.PathLike[str]) -> str:
