@@ -70,6 +70,13 @@ RUNTIME_EXAMPLES: dict[str, tuple[str, str, str]] = {
         "# JSON evidence nested 256 levels or less, YAML evidence 64 or less\n"
         "$ reprobridge validate submissions/",
     ),
+    "F012": (
+        _SH,
+        "# a run's log.txt on a file system that delivers a few bytes a second\n"
+        "$ reprobridge audit      # F012 at /log/path: not hashed within safefs.HASH_SECONDS",
+        "# evidence on a disk that reads a 64 GiB output within the deadline\n"
+        "$ reprobridge audit",
+    ),
     # ------------------------------------------------------------------- E: environment
     "E001": (
         _SH,
@@ -860,6 +867,21 @@ RUNTIME_EXAMPLES: dict[str, tuple[str, str, str]] = {
         "$ sed -i 's/3.11.7/3.12.1/' runs/.env/<sha256>.json\n"
         "$ reprobridge audit      # A066 at /environment_sha256: the run is tainted",
         "$ reprobridge audit      # runs/.env/<sha256>.json as the runner wrote it",
+    ),
+    "A067": (
+        _SH,
+        "$ mv runs /tmp/elsewhere && ln -s /tmp/elsewhere runs\n"
+        "$ reprobridge audit      # A067 on the attempt: runs/ leads outside, not audited\n"
+        "$ ln -s /tmp/other-run runs/scored-s0   # A067 for that run folder\n"
+        "# a launcher that makes its log.txt a link: the run fails with A067 in its detail",
+        "# runs/ and every run folder are directories of the artifact\n$ reprobridge audit",
+    ),
+    "A068": (
+        _SH,
+        "$ rm runs/ledger.jsonl\n"
+        "$ reprobridge audit --trust KEYS   # A068 (error) on the attempt",
+        "# the runs directory with the ledger.jsonl the runner kept\n"
+        "$ reprobridge audit --trust KEYS",
     ),
     # ------------------------------------------------------------------- N: runner
     "N001": (
