@@ -74,8 +74,7 @@ RUNTIME_EXAMPLES: dict[str, tuple[str, str, str]] = {
         _SH,
         "# a run's log.txt on a file system that delivers a few bytes a second\n"
         "$ reprobridge audit      # F012 at /log/path: not hashed within safefs.HASH_SECONDS",
-        "# evidence on a disk that reads a 64 GiB output within the deadline\n"
-        "$ reprobridge audit",
+        "# evidence on a disk that reads a 64 GiB output within the deadline\n$ reprobridge audit",
     ),
     # ------------------------------------------------------------------- E: environment
     "E001": (
@@ -878,8 +877,7 @@ RUNTIME_EXAMPLES: dict[str, tuple[str, str, str]] = {
     ),
     "A068": (
         _SH,
-        "$ rm runs/ledger.jsonl\n"
-        "$ reprobridge audit --trust KEYS   # A068 (error) on the attempt",
+        "$ rm runs/ledger.jsonl\n$ reprobridge audit --trust KEYS   # A068 (error) on the attempt",
         "# the runs directory with the ledger.jsonl the runner kept\n"
         "$ reprobridge audit --trust KEYS",
     ),
