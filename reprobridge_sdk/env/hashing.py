@@ -9,6 +9,10 @@ ignored and rebuilt.
 A file modified within the same clock tick as its last hashing could keep its ``mtime_ns``;
 entries whose mtime is less than two seconds older than the moment they were hashed are not
 trusted for that reason (the file is hashed again).
+
+A file is hashed through the safe file layer under
+:data:`~reprobridge_sdk.io.safefs.MAX_HASH_BYTES` (counted as read): a FIFO is refused without
+waiting, and a file of ``/proc`` that says size 0 cannot keep the hashing going.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ from pathlib import Path
 
 from reprobridge_sdk.digest import file_sha256, files_sha256
 from reprobridge_sdk.io._fs import atomic_write_json
+from reprobridge_sdk.io.safefs import MAX_HASH_BYTES
 
 __all__ = ["DigestCache", "default_cache"]
 
@@ -80,7 +85,7 @@ class DigestCache:
         if cached is not None:
             return cached
         stat = Path(path).stat()
-        digest = file_sha256(path)
+        digest = file_sha256(path, max_bytes=MAX_HASH_BYTES)
         if Path(path).stat().st_mtime_ns == stat.st_mtime_ns:  # not written while hashed
             self.remember(path, digest, stat)
         return digest
@@ -93,7 +98,9 @@ class DigestCache:
         todo = [i for i, r in enumerate(results) if r is None]
         stats = {i: Path(paths[i]).stat() for i in todo}
         for i, digest in zip(
-            todo, files_sha256([paths[i] for i in todo], workers=workers), strict=True
+            todo,
+            files_sha256([paths[i] for i in todo], workers=workers, max_bytes=MAX_HASH_BYTES),
+            strict=True,
         ):
             results[i] = digest
             if Path(paths[i]).stat().st_mtime_ns == stats[i].st_mtime_ns:
