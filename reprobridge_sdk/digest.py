@@ -25,9 +25,12 @@ import stat
 import time
 from collections import deque
 from collections.abc import Iterator, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from typing import TYPE_CHECKING
 
 from reprobridge_sdk.io import safefs
+
+if TYPE_CHECKING:
+    from concurrent.futures import Future, ThreadPoolExecutor
 
 __all__ = [
     "MAX_TREE_FILE_BYTES",
@@ -143,6 +146,8 @@ def iter_tree_entries(root: str | os.PathLike[str]) -> Iterator[tuple[str, str, 
     :class:`~reprobridge_sdk.io.safefs.UnsafeFileError` (``"unreadable"``), never a digest
     of something that was not in the tree. FIFOs, sockets and devices do not count.
     """
+    from concurrent.futures import ThreadPoolExecutor  # noqa: PLC0415 - start-up: trees only
+
     base = os.fspath(root)
     entries: list[tuple[bytes, str, str, Future[str] | str]] = []
     pending: deque[Future[str]] = deque()
