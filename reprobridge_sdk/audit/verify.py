@@ -380,8 +380,9 @@ def _leads_out(root: Path, attempt: Path) -> str | None:
     followed; one that leads out is not the artifact's evidence (A067). An attempt given
     outside the artifact is the caller's choice, followed as given."""
     spelled, base = Path(os.path.abspath(attempt)), Path(os.path.abspath(root))  # noqa: PTH100
-    if spelled != base and base not in spelled.parents:
-        return None
+    lexically = spelled == base or base in spelled.parents
+    if not lexically and not safefs.is_inside(spelled.parent, base):
+        return None  # neither spelled inside the artifact nor held by a directory of it
     if safefs.is_inside(spelled, base):
         return None
     real = os.path.realpath(spelled)

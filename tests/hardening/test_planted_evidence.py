@@ -334,3 +334,18 @@ def test_a_record_log_linked_out_of_the_run_folder_is_refused(toy: Path, tmp_pat
     assert [m.task for m in from_log] == ["acc"]
     assert all((m.error or "").startswith("unsafe-file") for m in from_log)
     assert all(m.value is None for m in from_log)
+
+
+def test_a_linked_runs_directory_spelled_through_another_path_is_never_audited(
+    toy: Path, tmp_path: Path
+) -> None:
+    """The attempt named through an alias of the artifact's directory: still the artifact's
+    ``runs/``, still a link out of it."""
+    outside = tmp_path / "elsewhere"
+    (toy / "runs").rename(outside)
+    (toy / "runs").symlink_to(outside)
+    alias = tmp_path / "alias"
+    alias.symlink_to(toy)
+    result = audit(toy, [alias / "runs"])
+    assert "A067" in _codes(result)
+    assert all(a.verdict != "compatible" for t in result.tasks for a in t.attempts)
