@@ -4,12 +4,26 @@ Where settings come from
     1. A flag given on the command line (a value of ``None`` means "not given").
     2. An environment variable ``REPROBRIDGE_<KEY>`` (``-`` and ``.`` become ``_``). An empty
        variable counts as unset, so ``REPROBRIDGE_STRICT=`` does not override the file.
-    3. The nearest configuration file, searched from the start directory (the current
-       directory by default) up to the file-system root: in each directory ``reprobridge.toml``
-       first (its top-level table holds the settings), then ``pyproject.toml`` if it has a
-       ``[tool.reprobridge]`` table. The first file found is the only one read; files do not
-       merge. A ``pyproject.toml`` without the table is skipped, as ruff and mypy do.
+    3. One configuration file: the file named by ``--config FILE`` (``config=``); else the
+       nearest one searched from the start directory (the current directory by default) up
+       to the file-system root: in each directory ``reprobridge.toml`` first (its top-level
+       table holds the settings), then ``pyproject.toml`` if it has a ``[tool.reprobridge]``
+       table; else the user's ``$XDG_CONFIG_HOME/reprobridge/reprobridge.toml``
+       (``~/.config/reprobridge/reprobridge.toml``). The first file found is the only one
+       read; files do not merge. A ``pyproject.toml`` without the table is skipped, as ruff
+       and mypy do. ``--isolated`` reads no file at all.
     4. The defaults below.
+
+An artifact never configures its own check
+    A file found by the search is skipped when it lies inside an artifact: its directory,
+    or a directory above it, holds ``rra.yaml``; or it lies in a tree a command was asked to
+    check (:func:`distrust`: the repository ``build`` reads, for one). The search then goes
+    on upwards, so the invoking user's own project configuration above the artifact still
+    applies. The skipped files are listed in :attr:`Settings.skipped` (the command line
+    prints N030 for each). Only ``--config FILE`` reads such a file: naming it is the user's
+    decision, never the artifact's. Otherwise ``cd ART && reprobridge validate .`` would
+    let ``ART/pyproject.toml``'s ``ignore = ["F"]`` hide the artifact's own link findings,
+    and its ``cache-dir`` would point the runner at an environment the artifact ships.
 
 Keys (TOML spelling; the environment variable in brackets)
     ``select`` / ``ignore`` [``REPROBRIDGE_SELECT`` / ``REPROBRIDGE_IGNORE``]
@@ -60,15 +74,22 @@ from reprobridge_sdk.findings import finding, registry
 __all__ = [
     "CONFIG_FILE",
     "ENV_PREFIX",
+    "ConfigChoice",
     "Settings",
+    "artifact_configs",
+    "choose_config",
     "color_enabled",
+    "distrust",
     "find_config",
     "load_settings",
     "read_config",
+    "user_config",
 ]
 
 #: The stand-alone configuration file (its top-level table holds the settings).
 CONFIG_FILE = "reprobridge.toml"
+#: The file whose directory is an artifact's root.
+_MANIFEST = "rra.yaml"
 ENV_PREFIX = "REPROBRIDGE_"
 _EXECUTOR = re.compile(r"[a-z][a-z0-9_-]{0,63}")
 _REPORT_FORMATS = ("text", "json", "sarif", "junit", "github")
@@ -105,6 +126,76 @@ class Settings:
     sign: bool = False
     config_file: Path | None = None
     origins: Mapping[str, str] = field(default_factory=dict)
+    #: Configuration files the search found and skipped: they lie inside an artifact.
+    skipped: tuple[Path, ...] = ()
+
+
+@dataclass(frozen=True)
+class ConfigChoice:
+    """Which configuration file a process reads (the command line's global options).
+
+    ``isolated`` reads none; ``file`` reads that one and searches for none; ``untrusted``
+    are trees whose configuration files the search skips (see :func:`distrust`).
+    """
+
+    isolated: bool = False
+    file: Path | None = None
+    untrusted: tuple[Path, ...] = ()
+
+
+_choice = ConfigChoice()
+
+
+def choose_config(*, isolated: bool = False, file: str | os.PathLike[str] | None = None) -> None:
+    """Set the process's choice of configuration (``--isolated``, ``--config FILE``).
+
+    The command line calls it once per invocation, before the command; it also forgets
+    every tree an earlier invocation distrusted.
+    """
+    global _choice  # noqa: PLW0603 - one choice per process, like the command line's flags
+    if isolated and file is not None:
+        raise _error(
+            "--isolated and --config exclude each other",
+            hint="--isolated reads no configuration file; --config names the one to read",
+        )
+    _choice = ConfigChoice(isolated, Path(file).absolute() if file is not None else None)
+
+
+def distrust(tree: str | os.PathLike[str]) -> None:
+    """Skip configuration files inside ``tree`` from now on (the thing a command checks)."""
+    global _choice  # noqa: PLW0603 - see choose_config
+    path = Path(tree).absolute()
+    if path not in _choice.untrusted:
+        _choice = ConfigChoice(_choice.isolated, _choice.file, (*_choice.untrusted, path))
+
+
+def user_config(environ: Mapping[str, str] | None = None) -> Path:
+    """The user's configuration file (it need not exist)."""
+    env = os.environ if environ is None else environ
+    xdg = env.get("XDG_CONFIG_HOME", "")
+    base = Path(xdg) if xdg else Path(env.get("HOME") or Path.home()) / ".config"
+    return base / "reprobridge" / CONFIG_FILE
+
+
+def _inside_artifact(directory: Path, untrusted: tuple[Path, ...]) -> bool:
+    real = directory.resolve()
+    trees = {*untrusted, *(tree.resolve() for tree in untrusted)}
+    if any(directory.is_relative_to(tree) or real.is_relative_to(tree) for tree in trees):
+        return True
+    return any((above / _MANIFEST).is_file() for above in (directory, *directory.parents))
+
+
+def artifact_configs(artifact: str | os.PathLike[str]) -> list[Path]:
+    """The configuration files at the root of ``artifact``: what its author may have meant
+    to apply to it, and what a check of it ignores."""
+    root = Path(artifact)
+    if root.is_file():
+        root = root.parent
+    found = [root / CONFIG_FILE] if (root / CONFIG_FILE).is_file() else []
+    pyproject = root / "pyproject.toml"
+    if pyproject.is_file() and _has_tool_table(pyproject):
+        found.append(pyproject)
+    return found
 
 
 def _error(message: str, *, file: str = "", line: int = 0, col: int = 0, hint: str) -> UsageError:
@@ -112,19 +203,33 @@ def _error(message: str, *, file: str = "", line: int = 0, col: int = 0, hint: s
     return UsageError(message, [item])
 
 
-def find_config(start: str | os.PathLike[str] | None = None) -> Path | None:
-    """The nearest ``reprobridge.toml`` or ``pyproject.toml`` with ``[tool.reprobridge]``."""
+def find_config(
+    start: str | os.PathLike[str] | None = None,
+    *,
+    skipped: list[Path] | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> Path | None:
+    """The nearest ``reprobridge.toml`` or ``pyproject.toml`` with ``[tool.reprobridge]``
+    outside every artifact, else the user's file (see the module docstring).
+
+    Files skipped because they lie inside an artifact are appended to ``skipped``.
+    """
     here = Path(start if start is not None else Path.cwd()).absolute()
     if here.is_file():
         here = here.parent
     for directory in (here, *here.parents):
-        candidate = directory / CONFIG_FILE
-        if candidate.is_file():
-            return candidate
+        found = [directory / CONFIG_FILE] if (directory / CONFIG_FILE).is_file() else []
         pyproject = directory / "pyproject.toml"
         if pyproject.is_file() and _has_tool_table(pyproject):
-            return pyproject
-    return None
+            found.append(pyproject)
+        if not found:
+            continue
+        if not _inside_artifact(directory, _choice.untrusted):
+            return found[0]
+        if skipped is not None:
+            skipped.extend(found)
+    user = user_config(environ)
+    return user if user.is_file() else None
 
 
 def _has_tool_table(pyproject: Path) -> bool:
@@ -308,10 +413,19 @@ def load_settings(
 
     ``flags`` maps Settings attributes to values; ``None`` (or an empty tuple for ``select``
     and ``ignore``, as click gives for an absent repeatable option) means "not given".
-    ``config`` names the file to read instead of searching from ``start``.
+    ``config`` names the file to read instead of searching from ``start``; without it the
+    process's choice applies (:func:`choose_config`: ``--config FILE`` or ``--isolated``).
     """
     env = os.environ if environ is None else environ
-    path = Path(config) if config is not None else find_config(start)
+    skipped: list[Path] = []
+    if config is not None:
+        path: Path | None = Path(config)
+    elif _choice.file is not None:
+        path = _choice.file
+    elif _choice.isolated:
+        path = None
+    else:
+        path = find_config(start, skipped=skipped, environ=env)
     chosen: dict[str, Any] = {}
     origins: dict[str, str] = {}
     if path is not None:
@@ -330,7 +444,7 @@ def load_settings(
         if kind == "path":
             chosen[attr] = Path(chosen[attr]).absolute()
         origins[attr] = "flag"
-    return Settings(**chosen, config_file=path, origins=origins)
+    return Settings(**chosen, config_file=path, origins=origins, skipped=tuple(skipped))
 
 
 def color_enabled(stream: Any, environ: Mapping[str, str] | None = None) -> bool:

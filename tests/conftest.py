@@ -7,7 +7,8 @@ fixtures (built once, before any test's own fixtures) get a cache of the session
 No test sees the user's settings either: the ``REPROBRIDGE_*`` variables of the settings
 (``REPROBRIDGE_STRICT=1`` or ``REPROBRIDGE_REPORT_FORMAT=json`` in a shell failed 27 tests of
 ``validate``'s command line alone), the signing key, ``NO_COLOR`` and ``FORCE_COLOR`` are
-removed for the session (a test that needs one sets it). A configuration file above the
+removed for the session (a test that needs one sets it), and ``XDG_CONFIG_HOME`` names an
+empty directory, so the user's configuration file is not read. A configuration file above the
 temporary directory, which every command run there would read, stops the session with its
 path. Variables that steer the tests themselves (``REPROBRIDGE_INDEX_URL``,
 ``REPROBRIDGE_REQUIRE_SANDBOX``, ``HYPOTHESIS_PROFILE``) are kept.
@@ -72,7 +73,7 @@ def _session_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     """The SDK cache of session-scoped fixtures (never the user's ``~/.cache/reprobridge``),
     and none of the user's settings (see the module's docstring)."""
     cache = tmp_path_factory.mktemp("session-cache")
-    found = config.find_config(cache)
+    found = config.find_config(cache, environ={"XDG_CONFIG_HOME": str(cache)})  # files only
     if found is not None:
         pytest.exit(
             f"{found} would be read by every command the tests run below {cache.parent}: "
@@ -83,6 +84,8 @@ def _session_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
         for name in USER_SETTINGS:
             patch.delenv(name, raising=False)
         patch.setenv("REPROBRIDGE_CACHE_DIR", str(cache))
+        # the user's own configuration file (~/.config/reprobridge) is not read either
+        patch.setenv("XDG_CONFIG_HOME", str(tmp_path_factory.mktemp("config-home")))
         yield cache
 
 

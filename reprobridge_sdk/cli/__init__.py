@@ -86,14 +86,40 @@ class _LazyGroup(click.Group):
     is_flag=True,
     help=f"Print the traceback of an internal error (also: {DEBUG_VAR}=1).",
 )
-def cli(debug: bool) -> None:
+@click.option(
+    "--isolated",
+    is_flag=True,
+    help="Read no configuration file (REPROBRIDGE_* variables and flags still apply).",
+)
+@click.option(
+    "--config",
+    "config_file",
+    metavar="FILE",
+    type=click.Path(dir_okay=False),
+    help="Read the settings from FILE (reprobridge.toml or pyproject.toml) and search for no "
+    "other.",
+)
+def cli(debug: bool, isolated: bool, config_file: str | None) -> None:
     """ReproBridge: author, validate, run and audit Refined Reproducible Artifacts.
+
+    Settings come from flags, then REPROBRIDGE_* variables, then one configuration file:
+    --config FILE, else the nearest reprobridge.toml or [tool.reprobridge] of a
+    pyproject.toml from the current directory upwards, else the user's
+    ~/.config/reprobridge/reprobridge.toml. A file inside an artifact is never read
+    (N030): an artifact does not configure its own check.
 
     Exit codes: 0 clean, 1 findings or a failed run or audit, 2 usage or I/O error,
     3 internal error.
     """
+    from reprobridge_sdk import config  # noqa: PLC0415 - light, and needed by every command
+
     global _debug  # noqa: PLW0603 - read by main() after click has returned or raised
     _debug = _debug or debug
+    if isolated and config_file is not None:
+        raise click.UsageError("--isolated and --config exclude each other")
+    config.choose_config(isolated=isolated, file=config_file)
+    # the choice is this invocation's: a later one in the same process starts afresh
+    click.get_current_context().call_on_close(config.choose_config)
 
 
 #: The environment variable of click's shell completion.

@@ -200,17 +200,16 @@ def run(  # noqa: PLR0917 - click passes options as arguments
     try:
         seed_list = _seeds(seeds)
         _validate_first(path, refuse=not no_validate)
-        from reprobridge_sdk.config import load_settings  # noqa: PLC0415 - lazy
+        from ._safety import settings as cli_settings  # noqa: PLC0415 - lazy
 
-        settings = load_settings({"executor": executor}, start=path)
+        # the invoking user's settings (from the current directory), never the artifact's
+        settings = cli_settings({"executor": executor})
         options = options_from_flags(scheduler, shared_fs, job_extra)
         if dry_run:
             _dry_run(path, launcher_ids, scope, seeds, env_mode, runs_dir, as_json=as_json)
         sign_key = None
         if not sign and key_file is None:
-            from reprobridge_sdk.config import load_settings  # noqa: PLC0415 - lazy
-
-            sign = load_settings({"sign": None}, start=path).sign
+            sign = settings.sign
         if sign or key_file is not None:
             from reprobridge_sdk.signing import load_signing_key  # noqa: PLC0415 - lazy
 

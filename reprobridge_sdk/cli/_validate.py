@@ -156,9 +156,11 @@ def validate(
 
     Exit codes: 0 no errors, 1 errors found (with --strict: warnings too), 2 usage or I/O error.
     """
-    from reprobridge_sdk.config import color_enabled, load_settings  # noqa: PLC0415 - lazy
+    from reprobridge_sdk.config import color_enabled  # noqa: PLC0415 - lazy
     from reprobridge_sdk.validation import validate as run  # noqa: PLC0415 - lazy
     from reprobridge_sdk.validation.reporters import render  # noqa: PLC0415 - lazy
+
+    from ._safety import settings as cli_settings  # noqa: PLC0415 - lazy
 
     flags = {
         "select": _codes(select, "--select"),
@@ -168,7 +170,7 @@ def validate(
         "executor": executor,
     }
     try:
-        settings = load_settings(flags)
+        settings = cli_settings(flags)  # N030 for a file inside an artifact
     except ReproBridgeError as exc:
         _fail(exc)
     try:

@@ -61,7 +61,34 @@ from .select import load_artifact, select_launchers, usage_error, with_needs
 if TYPE_CHECKING:
     from reprobridge_sdk.signing import SigningKey
 
-__all__ = ["RunEvent", "RunResult", "RunSummary", "TaskValue", "load_artifact", "run"]
+__all__ = [
+    "RunEvent",
+    "RunResult",
+    "RunSummary",
+    "TaskValue",
+    "load_artifact",
+    "require_sandbox",
+    "run",
+]
+
+
+def require_sandbox() -> None:
+    """Raise N011 (a :class:`UsageError`) where the sandbox cannot work here.
+
+    Every command that runs an artifact's or a repository's code in the sandbox asks this
+    before it starts anything: it refuses, and never falls back to running unsandboxed.
+    """
+    from .sandbox import check_sandbox  # noqa: PLC0415 - only where the sandbox is asked for
+
+    problem = check_sandbox()
+    if problem is not None:
+        raise usage_error(
+            "N011",
+            f"the sandbox cannot be used here: {problem}",
+            hint="install bubblewrap, or run a trusted artifact with the sandbox off "
+            "(--no-sandbox; run without --sandbox)",
+        )
+
 
 # --------------------------------------------------------------------------- scheduling
 
@@ -364,15 +391,7 @@ def run(
             "N004", f"unknown environment mode {env_mode!r}", hint="cached or current"
         )
     if sandbox:
-        from .sandbox import check_sandbox  # noqa: PLC0415 - only with --sandbox
-
-        problem = check_sandbox()
-        if problem is not None:
-            raise usage_error(
-                "N011",
-                f"--sandbox cannot be used here: {problem}",
-                hint="install bubblewrap, or run a trusted artifact without --sandbox",
-            )
+        require_sandbox()
     started = time.monotonic()
     root, manifest = load_artifact(artifact_dir)
     root = root.resolve()

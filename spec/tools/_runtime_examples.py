@@ -958,6 +958,17 @@ RUNTIME_EXAMPLES: dict[str, tuple[str, str, str]] = {
         "# left out of PATH and not shown to the launcher",
         "    env: {PATH: /usr/bin}   # the tools come from the lock or the artifact",
     ),
+    "N030": (
+        _SH,
+        "# submission/pyproject.toml: [tool.reprobridge] ignore = [\"F\"]\n"
+        "$ cd submission && reprobridge validate .   # N030 on stderr; F findings still reported",
+        "$ reprobridge --config ~/committee.toml validate submission/   # the committee's file",
+    ),
+    "N031": (
+        _SH,
+        "$ reprobridge check --no-sandbox submission/   # N031 on stderr, then the check runs",
+        "$ reprobridge check submission/   # sandboxed (the default)",
+    ),
     # ------------------------------------------------------------------- B: build agent
     "B001": (
         _YAML,

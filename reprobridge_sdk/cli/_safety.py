@@ -1,0 +1,101 @@
+"""What the commands that run or judge a stranger's code share on the command line.
+
+* ``--sandbox/--no-sandbox`` (:func:`sandbox_option`): on by default for ``check``,
+  ``build``, ``review`` and ``audit --rerun``; ``--no-sandbox`` prints N031 on stderr.
+* The notes about configuration an artifact carries (N030): a file the search skipped
+  because it lies inside an artifact (:func:`settings`), and the files at the root of an
+  artifact that a committee-grade command ignores (:func:`note_artifact_configs`).
+
+Notes and warnings go to stderr, in the one line shape of a finding, then ``hint: ...``.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import click
+
+if TYPE_CHECKING:
+    from reprobridge_sdk.config import Settings
+    from reprobridge_sdk.findings import Finding
+
+__all__ = [
+    "echo_finding",
+    "note_artifact_configs",
+    "sandbox_option",
+    "settings",
+    "warn_unsandboxed",
+]
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def sandbox_option(what: str) -> Callable[[F], F]:
+    """``--sandbox/--no-sandbox`` (default on) for a command that runs ``what``."""
+    return click.option(
+        "--sandbox/--no-sandbox",
+        "sandbox",
+        default=True,
+        show_default=True,
+        help=f"Run {what} under the runner's sandbox (no network, read-only file system but "
+        "the run directory, private /tmp; N011 where it cannot work). --no-sandbox runs it "
+        "with every right of your user (N031).",
+    )
+
+
+def echo_finding(item: Finding) -> None:
+    """One finding on stderr: ``where: severity CODE message``, then ``    hint: ...``."""
+    where = f"{item.location}: " if item.location else ""
+    click.echo(f"{where}{item.severity.value} {item.code} {item.message}", err=True)
+    if item.hint:
+        click.echo(f"    hint: {item.hint}", err=True)
+
+
+def warn_unsandboxed(command: str, what: str) -> None:
+    """N031 on stderr: ``command`` runs ``what`` without the sandbox."""
+    from reprobridge_sdk.findings import finding  # noqa: PLC0415 - lazy
+
+    echo_finding(
+        finding(
+            "N031",
+            f"{command} --no-sandbox: {what} runs unsandboxed, with every right of your user "
+            "(files, network, processes)",
+            hint="use --no-sandbox only for code you trust",
+        )
+    )
+
+
+def _note_ignored(path: os.PathLike[str] | str, why: str) -> None:
+    from reprobridge_sdk.findings import finding  # noqa: PLC0415 - lazy
+
+    echo_finding(
+        finding(
+            "N030",
+            f"configuration ignored: {why}",
+            file=str(path),
+            hint="an artifact never configures its own check; "
+            "name a file of yours with --config FILE",
+        )
+    )
+
+
+def settings(flags: Mapping[str, Any] | None = None, **kwargs: Any) -> Settings:
+    """:func:`~reprobridge_sdk.config.load_settings`, with N030 for every skipped file."""
+    from reprobridge_sdk.config import load_settings  # noqa: PLC0415 - lazy
+
+    found = load_settings(flags, **kwargs)
+    for path in found.skipped:
+        _note_ignored(path, "it lies inside an artifact")
+    return found
+
+
+def note_artifact_configs(artifacts: Iterable[str | os.PathLike[str]], command: str) -> None:
+    """N030 for each configuration file at the root of one of ``artifacts`` (``check``,
+    ``review`` and ``audit --table`` ignore an artifact's ignore lists and cache settings)."""
+    from reprobridge_sdk.config import artifact_configs  # noqa: PLC0415 - lazy
+
+    for artifact in artifacts:
+        for path in artifact_configs(artifact):
+            _note_ignored(path, f"{command} never applies an artifact's own settings")
