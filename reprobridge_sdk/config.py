@@ -189,8 +189,10 @@ def artifact_configs(artifact: str | os.PathLike[str]) -> list[Path]:
     """The configuration files at the root of ``artifact``: what its author may have meant
     to apply to it, and what a check of it ignores."""
     root = Path(artifact)
-    if root.is_file():
+    if root.name == _MANIFEST:
         root = root.parent
+    if not root.is_dir():  # an archive: nothing of it is read as configuration
+        return []
     found = [root / CONFIG_FILE] if (root / CONFIG_FILE).is_file() else []
     pyproject = root / "pyproject.toml"
     if pyproject.is_file() and _has_tool_table(pyproject):

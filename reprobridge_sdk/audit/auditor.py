@@ -259,7 +259,7 @@ class _Trust:
 
     keys: TrustedKeys | None = None
     rerun_env: str = "cached"
-    rerun_sandbox: bool = False
+    rerun_sandbox: bool = True
 
 
 def _verify_attempt(
@@ -310,7 +310,7 @@ def audit(
     rerun: int | str | None = None,
     rerun_seed: int = 0,
     rerun_env: str = "cached",
-    rerun_sandbox: bool = False,
+    rerun_sandbox: bool = True,
 ) -> AuditResult:
     """Audit the artifact at ``artifact_path`` against the evidence of ``attempts``.
 
@@ -321,8 +321,8 @@ def audit(
     Every attempt's run ledger is checked (``expect_head``: the head the author submitted);
     with ``trust`` every run must be signed by one of its keys; with ``rerun`` (a number of
     runs or ``"all"``) a sample of each attempt's succeeded runs chosen with ``rerun_seed``
-    is re-executed in ``rerun_env`` (under the sandbox with ``rerun_sandbox``) and compared
-    (see :mod:`.rerun`).
+    is re-executed in ``rerun_env`` (in the sandbox unless ``rerun_sandbox`` is false) and
+    compared (see :mod:`.rerun`).
     """
     options = _options(
         level,

@@ -13,9 +13,10 @@ runs, and the report states both. ``count`` ``None`` means every succeeded run.
 Execution. Each chosen run is re-executed by the runner (:func:`reprobridge_sdk.run.run`)
 into a fresh temporary runs directory, with the record's launcher and seed, in
 ``env_mode`` ``cached`` (the environment built from the lock; the default) or ``current``,
-and with ``sandbox`` under the runner's sandbox (no network, a read-only file system but the
-run directory and a private ``/tmp``). A sandbox that cannot work here is a usage error
-(N011) before anything runs.
+and under the runner's sandbox (no network, a read-only file system but the run directory
+and a private ``/tmp``) unless ``sandbox`` is false: a re-execution runs a stranger's code,
+so the sandbox is the default. A sandbox that cannot work here is a usage error (N011)
+before anything runs; it never falls back to an unsandboxed run.
 
 Comparison, per task the launcher measures, the recorded value against the value the
 re-execution extracted:
@@ -81,13 +82,18 @@ def rerun_runs(
     seed: int,
     half_widths: Mapping[str, float | None],
     env_mode: str = "cached",
-    sandbox: bool = False,
+    sandbox: bool = True,
 ) -> RerunOutcome:
     """Re-execute a sample of ``runs`` and add A058/A059 to the runs that do not hold up."""
     from reprobridge_sdk.run.runner import run as run_launchers  # noqa: PLC0415 - heavy
 
     outcome = RerunOutcome()
-    for chosen in choose(runs, count, seed):
+    sample = choose(runs, count, seed)
+    if sandbox and sample:
+        from reprobridge_sdk.run.runner import require_sandbox  # noqa: PLC0415 - heavy
+
+        require_sandbox()
+    for chosen in sample:
         record = chosen.record
         assert record is not None
         outcome.chosen.append(chosen.rel or ".")

@@ -161,7 +161,7 @@ def audit_table(
     rerun: int | str | None = None,
     rerun_seed: int = 0,
     rerun_env: str = "cached",
-    rerun_sandbox: bool = False,
+    rerun_sandbox: bool = True,
     archives: Sequence[str | None] | None = None,
     mapper: Mapper | None = None,
 ) -> AuditTable:

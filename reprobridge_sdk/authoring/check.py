@@ -14,6 +14,15 @@ Steps, each timed, in a fresh temporary directory:
 5. With ``scored``: ``scored`` reruns the scored launchers, and ``audit-scored`` audits all
    the runs against the references; passes when every task has a compatible verdict.
 
+**The sandbox.** With ``sandbox`` (the default) the ``smoke`` and ``scored`` steps run every
+launcher under the runner's sandbox (``reprobridge run --sandbox``); where it cannot work
+the check raises N011 before any step. Building the environment from the lock (the
+installers) runs outside the sandbox. ``sandbox=False`` runs the launchers with every right
+of the caller.
+
+**No configuration.** Every command of the check runs ``--isolated``: no configuration file
+applies, neither one the artifact ships (its ignore lists or cache) nor the caller's.
+
 Every command runs as a separate process in a **clean shell**: no inherited environment but
 ``PATH`` (the interpreter's directory, then ``/usr/local/bin:/usr/bin:/bin``), a fresh
 ``HOME`` (so the SDK's cache, and with it the environment and the upstream of a patch series,
@@ -149,7 +158,7 @@ def clean_environment(
 
 def _command(args: list[str], env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "reprobridge_sdk", *args],
+        [sys.executable, "-m", "reprobridge_sdk", "--isolated", *args],
         env=env,
         cwd=cwd,
         capture_output=True,
@@ -221,8 +230,17 @@ def check(
     work_dir: str | os.PathLike[str] | None = None,
     pass_env: Sequence[str] = (),
     installer_cache: bool = True,
+    sandbox: bool = True,
 ) -> CheckReport:
-    """Run the clean-room check of an artifact directory or a packed archive."""
+    """Run the clean-room check of an artifact directory or a packed archive.
+
+    Raises :class:`~reprobridge_sdk.errors.UsageError` (N011) before anything when
+    ``sandbox`` is asked for and cannot work here.
+    """
+    if sandbox:
+        from reprobridge_sdk.run.runner import require_sandbox  # noqa: PLC0415 - on use
+
+        require_sandbox()
     source = Path(path_or_archive)
     base = Path(tempfile.mkdtemp(prefix="rra-check-", dir=work_dir))
     copy = base / "artifact"
@@ -236,14 +254,15 @@ def check(
         from reprobridge_sdk.api import load  # noqa: PLC0415 - a lower layer, on use
 
         manifest = load(copy).manifest
+        confine = ["--sandbox"] if sandbox else []
         steps: list[tuple[str, list[str], str]] = [
             ("validate", ["validate", str(copy), "--format", "json"], "validate"),
-            ("smoke", ["run", str(copy), "--scope", "smoke", "--json"], "smoke"),
+            ("smoke", ["run", str(copy), "--scope", "smoke", "--json", *confine], "smoke"),
             ("audit", ["audit", str(copy), "--format", "json"], "audit"),
         ]
         if scored:
             steps += [
-                ("scored", ["run", str(copy), "--scope", "scored", "--json"], "scored"),
+                ("scored", ["run", str(copy), "--scope", "scored", "--json", *confine], "scored"),
                 ("audit-scored", ["audit", str(copy), "--format", "json"], "audit-scored"),
             ]
         for name, args, kind in steps:

@@ -98,9 +98,14 @@ def _colour() -> bool:
     help="Re-execute in the environment built from the lock, or the current interpreter.",
 )
 @click.option(
-    "--rerun-sandbox",
-    is_flag=True,
-    help="Re-execute under the runner's sandbox (no network, read-only but the run directory).",
+    "--sandbox/--no-sandbox",
+    "--rerun-sandbox/--no-rerun-sandbox",
+    "rerun_sandbox",
+    default=True,
+    show_default=True,
+    help="Re-execute (--rerun) under the runner's sandbox: no network, read-only but the run "
+    "directory, private /tmp; N011 where it cannot work. --no-sandbox re-executes with every "
+    "right of your user (N031).",
 )
 @click.option(
     "--attest",
@@ -195,13 +200,15 @@ class AuditRequest:
     rerun: str | None = None
     rerun_seed: int = 0
     rerun_env: str = "cached"
-    rerun_sandbox: bool = False
+    rerun_sandbox: bool = True
     attest: str | None = None
     key_file: str | None = None
     executor: str | None = None
     scheduler: str | None = None
     shared_fs: bool | None = None
     job_extra: tuple[str, ...] = ()
+    #: The command asked (``review`` is committee-grade like ``audit --table``).
+    command: str = "audit"
 
 
 def _rerun_count(text: str | None) -> int | str | None:
@@ -223,9 +230,20 @@ def run_audit_command(request: AuditRequest) -> None:
     from reprobridge_sdk.audit.report import render, render_json_chunks  # noqa: PLC0415
     from reprobridge_sdk.errors import ReproBridgeError  # noqa: PLC0415
 
+    from ._safety import note_artifact_configs, warn_unsandboxed  # noqa: PLC0415
+
     rerun = _rerun_count(request.rerun)
     result: AuditResult | AuditTable
+    if rerun is not None and not request.rerun_sandbox:
+        warn_unsandboxed(request.command, "re-execution of the artifact's launchers")
+    if request.table or request.command == "review":
+        # committee-grade: an artifact's settings (ignore lists, cache) never apply to it
+        note_artifact_configs(request.paths or ["."], request.command)
     try:
+        if rerun is not None and request.rerun_sandbox:
+            from reprobridge_sdk.run.runner import require_sandbox  # noqa: PLC0415
+
+            require_sandbox()  # N011 before anything runs
         keys = None
         if request.trust is not None:
             from reprobridge_sdk.signing.keys import load_trusted_keys  # noqa: PLC0415
@@ -251,9 +269,10 @@ def run_audit_command(request: AuditRequest) -> None:
             from reprobridge_sdk.authoring.submissions import (  # noqa: PLC0415 - on use
                 audit_submissions,
             )
-            from reprobridge_sdk.config import load_settings  # noqa: PLC0415
 
-            settings = load_settings({"executor": request.executor})
+            from ._safety import settings as cli_settings  # noqa: PLC0415
+
+            settings = cli_settings({"executor": request.executor})
             spread = batch_mapper(
                 settings.executor,
                 request.jobs,

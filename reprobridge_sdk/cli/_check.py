@@ -11,6 +11,7 @@ from pathlib import Path
 import click
 
 from reprobridge_sdk.cli._env_output import echo
+from ._safety import note_artifact_configs, sandbox_option, warn_unsandboxed
 
 __all__ = ["check"]
 
@@ -32,6 +33,7 @@ __all__ = ["check"]
     help="Let the clean shell reuse your uv and pip caches (UV_CACHE_DIR, PIP_CACHE_DIR); "
     "hashes are still checked. --no-installer-cache downloads every wheel again.",
 )
+@sandbox_option("the artifact's launchers")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON on stdout.")
 def check(  # noqa: PLR0917 - click passes one argument per option
     path: Path,
@@ -39,6 +41,7 @@ def check(  # noqa: PLR0917 - click passes one argument per option
     keep: bool,
     pass_env: tuple[str, ...],
     installer_cache: bool,
+    sandbox: bool,
     as_json: bool,
 ) -> None:
     """Copy PATH (an artifact directory or a packed archive) into a clean room and rerun it.
@@ -48,14 +51,33 @@ def check(  # noqa: PLR0917 - click passes one argument per option
     the scored launchers and audit them against the references). Each step is timed. The
     clean shell shares only your uv and pip caches (unless --no-installer-cache).
 
+    The launchers run in the sandbox (refused with N011 where it cannot work; --no-sandbox
+    runs them unconfined, N031); the environment is built outside it. No configuration file
+    applies, the artifact's own least of all (N030 names one it ships).
+
     \b
     Exit codes: 0 every step passed, 1 a step failed, 2 usage or I/O error.
     """
     from reprobridge_sdk.authoring.check import check as check_api
+    from reprobridge_sdk.errors import ReproBridgeError
 
-    report = check_api(
-        path, scored=scored, keep=keep, pass_env=pass_env, installer_cache=installer_cache
-    )
+    from ._run import print_error
+
+    if not sandbox:
+        warn_unsandboxed("check", "the artifact's code")
+    note_artifact_configs([path], "check")
+    try:
+        report = check_api(
+            path,
+            scored=scored,
+            keep=keep,
+            pass_env=pass_env,
+            installer_cache=installer_cache,
+            sandbox=sandbox,
+        )
+    except ReproBridgeError as exc:  # N011: the sandbox cannot work here; nothing ran
+        print_error(exc)
+        sys.exit(2)
     if as_json:
         sys.stdout.write(json.dumps(report.to_dict(), indent=2) + "\n")
     for step in report.steps:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import click
 
 from ._audit import AuditRequest, run_audit_command
+from ._safety import sandbox_option
 
 __all__ = ["review"]
 
@@ -38,7 +39,7 @@ __all__ = ["review"]
     show_default=True,
     help="Environment of the re-execution.",
 )
-@click.option("--sandbox", is_flag=True, help="Re-execute under the runner's sandbox.")
+@sandbox_option("the re-executed launchers")
 @click.option(
     "--format",
     "fmt",
@@ -60,6 +61,9 @@ def review(  # noqa: PLR0917 - click passes every option as an argument
 ) -> None:
     """Re-execute the recorded runs of the artifact at PATH (default: .) and audit them.
 
+    Re-execution runs in the sandbox (N011 where it cannot work; --no-sandbox: N031). An
+    artifact's own configuration files are ignored (N030).
+
     \\b
     Exit codes: 0 the audit passes and every re-executed run holds up, 1 otherwise,
     2 usage or I/O error.
@@ -75,5 +79,6 @@ def review(  # noqa: PLR0917 - click passes every option as an argument
             expect_head=expect_head,
             fmt=fmt,
             output=output,
+            command="review",
         )
     )

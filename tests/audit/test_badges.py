@@ -77,7 +77,7 @@ def test_a_rerun_mismatch_withholds_reproduced(toy: Path) -> None:
     scored = [runs / e["run_id"] for e in ledger_lines(runs) if e["launcher"] == "scored"]
     consistent_edit(scored[0], accuracy=95.0)
     (runs / "ledger.jsonl").unlink()
-    result = audit(toy, rerun="all", rerun_env="current")
+    result = audit(toy, rerun="all", rerun_env="current", rerun_sandbox=False)
     assert "A058" in _withheld(result)["reproduced"]
     text = render_text(result)
     assert any("A058" in line.split() and scored[0].name in line for line in text.splitlines())

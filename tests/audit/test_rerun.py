@@ -2,7 +2,10 @@
 
 The re-executions are real: the runner starts the launcher again in a subprocess, in the
 current interpreter (``rerun_env="current"``; the lock-built environment is exercised by the
-runner's own slow tests).
+runner's own slow tests). The toy writes its metrics into the artifact, which the sandbox
+(the default of re-execution) keeps read-only: these tests re-execute it unsandboxed
+(``rerun_sandbox=False``, ``--no-sandbox``); ``test_re_execution_under_the_sandbox`` runs a
+variant that writes under ``/tmp`` in the sandbox.
 """
 
 from __future__ import annotations
@@ -55,7 +58,7 @@ def _set_deterministic(toy: Path, flag: bool) -> None:
 
 
 def test_honest_runs_hold_up_when_all_are_re_executed(toy: Path) -> None:
-    result = audit(toy, rerun="all", rerun_env="current")
+    result = audit(toy, rerun="all", rerun_env="current", rerun_sandbox=False)
     attempt = result.attempts[0]
     assert (attempt.reran, attempt.rerun_mismatches) == (3, 0)
     assert all(r.reran and not r.findings for r in attempt.runs)
@@ -69,7 +72,7 @@ def test_a_consistent_edit_is_caught_by_re_execution(toy: Path) -> None:
     consistent_edit(target, accuracy=95.0)
     (toy / "runs" / "ledger.jsonl").unlink()
     assert _codes(audit(toy))[target.name] == set()  # every digest agrees
-    result = audit(toy, rerun="all", rerun_env="current")
+    result = audit(toy, rerun="all", rerun_env="current", rerun_sandbox=False)
     assert _codes(result)[target.name] == {"A058"}
     mismatch = (
         result.attempts[0]
@@ -86,19 +89,19 @@ def test_a_consistent_edit_is_caught_by_re_execution(toy: Path) -> None:
 def test_a_fabricated_run_directory_is_caught_by_re_execution(toy: Path) -> None:
     forged = fabricate(_run_dirs(toy)[0], toy / "runs" / "scored-s0-forged", accuracy=95.0)
     (toy / "runs" / "ledger.jsonl").unlink()
-    result = audit(toy, rerun="all", rerun_env="current")
+    result = audit(toy, rerun="all", rerun_env="current", rerun_sandbox=False)
     assert _codes(result)[forged.name] == {"A058"}
     assert not result.passed
 
 
 def test_the_sample_is_seeded_and_stated(toy: Path) -> None:
-    result = audit(toy, rerun=1, rerun_seed=7, rerun_env="current")
+    result = audit(toy, rerun=1, rerun_seed=7, rerun_env="current", rerun_sandbox=False)
     attempt = result.attempts[0]
     assert attempt.reran == 1
     reran = [r.run for r in attempt.runs if r.reran]
     assert len(reran) == 1
     assert (result.options.rerun, result.options.rerun_seed) == (1, 7)
-    again = audit(toy, rerun=1, rerun_seed=7, rerun_env="current")
+    again = audit(toy, rerun=1, rerun_seed=7, rerun_env="current", rerun_sandbox=False)
     assert [r.run for r in again.attempts[0].runs if r.reran] == reran
 
 
@@ -118,9 +121,14 @@ def test_within_the_half_width_unless_deterministic(toy: Path) -> None:
     consistent_edit(target, accuracy=90.01)  # honest value 90.0; half-width about 0.196
     (toy / "runs" / "ledger.jsonl").unlink()
     _set_deterministic(toy, False)
-    assert _codes(audit(toy, rerun="all", rerun_env="current"))[target.name] == set()
+    assert (
+        _codes(audit(toy, rerun="all", rerun_env="current", rerun_sandbox=False))[target.name]
+        == set()
+    )
     _set_deterministic(toy, True)
-    assert _codes(audit(toy, rerun="all", rerun_env="current"))[target.name] == {"A058"}
+    assert _codes(audit(toy, rerun="all", rerun_env="current", rerun_sandbox=False))[
+        target.name
+    ] == {"A058"}
 
 
 def test_review_command_re_executes_everything(toy: Path) -> None:
@@ -133,6 +141,7 @@ def test_review_command_re_executes_everything(toy: Path) -> None:
             str(toy),
             "--env",
             "current",
+            "--no-sandbox",  # the toy writes into the artifact: see the module docstring
             "--format",
             "json",
         ],
@@ -215,7 +224,7 @@ def test_re_execution_in_the_environment_built_from_the_lock(
     target = _run_dirs(toy)[1]
     consistent_edit(target, accuracy=95.0)
     (toy / "runs" / "ledger.jsonl").unlink()
-    result = audit(toy, rerun=2, rerun_seed=1)
+    result = audit(toy, rerun=2, rerun_seed=1, rerun_sandbox=False)
     attempt = result.attempts[0]
     assert attempt.reran == 2
     assert (tmp_path / "cache").is_dir()  # the environment was built, not borrowed

@@ -18,7 +18,7 @@ def test_a_re_execution_that_fails_is_a059(tmp_path: Path) -> None:
     root = make_artifact(tmp_path / "toy")
     honest_runs(root, "scored", [0])
     (root / "code" / "train.py").unlink()  # the launcher's script: the re-run exits 2
-    result = audit(root, rerun="all", rerun_env="current")
+    result = audit(root, rerun="all", rerun_env="current", rerun_sandbox=False)
     (run,) = result.attempts[0].runs
     assert [(f.code, f.severity) for f in run.findings] == [("A059", "error")]
     assert result.attempts[0].reran == 1

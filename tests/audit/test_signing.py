@@ -176,7 +176,7 @@ def test_a_key_holder_can_sign_a_fabrication_only_rerun_catches_it(
     (toy / "runs" / "ledger.jsonl").unlink()
     signed = audit(toy, trust=_trusted(toy))
     assert not any(c.startswith("K") for c in _codes(signed)[target.name])
-    reran = audit(toy, trust=_trusted(toy), rerun="all", rerun_env="current")
+    reran = audit(toy, trust=_trusted(toy), rerun="all", rerun_env="current", rerun_sandbox=False)
     assert _codes(reran)[target.name] == {"A058"}
     assert not reran.passed
 
@@ -292,7 +292,9 @@ def test_keys_generate_run_sign_and_audit_trust_on_the_command_line(tmp_path: Pa
 
 def test_the_setting_sign_signs_runs_without_the_flag(tmp_path: Path) -> None:
     root = make_artifact(tmp_path / "toy")
-    (root / "reprobridge.toml").write_text("sign = true\n")
+    # the committee's own settings, in the directory it runs from (an artifact's own file
+    # never applies to it: N030)
+    (tmp_path / "reprobridge.toml").write_text("sign = true\n")
     pem, key = generate_key()
     env = {**os.environ, KEY_ENV: pem.decode()}
     env.pop("REPROBRIDGE_SIGN", None)
@@ -302,6 +304,7 @@ def test_the_setting_sign_signs_runs_without_the_flag(tmp_path: Path) -> None:
         text=True,
         env=env,
         check=False,
+        cwd=tmp_path,
     )
     assert done.returncode == 0, done.stderr
     trusted = parse_trusted_keys(public_line("alice", key))
@@ -313,6 +316,7 @@ def test_the_setting_sign_signs_runs_without_the_flag(tmp_path: Path) -> None:
         text=True,
         env={k: v for k, v in env.items() if k != KEY_ENV},
         check=False,
+        cwd=tmp_path,
     )
     assert unset.returncode == 2
     assert "K006" in unset.stderr
@@ -323,7 +327,14 @@ def test_an_honest_signed_run_passes_every_check_with_no_false_alarm(
 ) -> None:
     """Ledger with the submitted head, signatures, and every run re-executed."""
     head = read_ledger(toy / "runs").head
-    result = audit(toy, trust=_trusted(toy), expect_head=head, rerun="all", rerun_env="current")
+    result = audit(
+        toy,
+        trust=_trusted(toy),
+        expect_head=head,
+        rerun="all",
+        rerun_env="current",
+        rerun_sandbox=False,
+    )
     assert result.passed
     assert all(not r.findings for r in result.attempts[0].runs)
     assert result.attempts[0].findings == []

@@ -213,6 +213,7 @@ def test_packed_archives_are_rows_named_by_path_and_digest(
             "all",
             "--rerun-env",
             "current",
+            "--no-sandbox",  # the toy writes into the artifact, read-only in the sandbox
             "--format",
             "json",
         ],
