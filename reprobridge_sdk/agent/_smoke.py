@@ -7,18 +7,22 @@ caller's without ``PYTHON*``, ``VIRTUAL_ENV*`` and ``CONDA*`` variables, plus th
 with byte-code writing off and unbuffered output; stdin is empty. A run past ``timeout`` has
 exit status None and keeps what it printed. A run passes when it exits 0 and prints every
 label of its claims (case-insensitive); its labelled lines are the lines that carry a label
-(all of stdout when there is none).
+(all of stdout when there is none). With ``sandbox`` (the build's default) the run is
+confined by the runner's sandbox (:mod:`reprobridge_sdk.agent._sandbox`): the working copy
+and the environment are read-only, a scratch directory of its own is writable.
 """
 
 from __future__ import annotations
 
 import os
 import subprocess
+import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from reprobridge_sdk.agent._sandbox import confined
 from reprobridge_sdk.agent.fixes import Failure, Fix
 from reprobridge_sdk.model.build import (
     AppliedFix,
@@ -57,8 +61,11 @@ def run_launcher(
     *,
     seed: int | None = None,
     timeout: float = SMOKE_TIMEOUT,
+    sandbox: bool = False,
+    visible: Path | None = None,
 ) -> RunOutcome:
-    """Run ``launcher`` once in ``code_dir`` with ``interpreter``."""
+    """Run ``launcher`` once in ``code_dir`` with ``interpreter`` (in the sandbox with
+    ``sandbox``; ``visible``, default ``code_dir``, is the tree it may read)."""
     argv = [
         str(interpreter) if index == 0 and word in {"python", "python3"} else word
         for index, word in enumerate(launcher.argv)
@@ -75,11 +82,28 @@ def run_launcher(
     env.update(given)
     env["PYTHONDONTWRITEBYTECODE"] = "1"
     env["PYTHONUNBUFFERED"] = "1"
+    workdir = code_dir / launcher.workdir
+    with tempfile.TemporaryDirectory(prefix="rb-smoke-") as scratch:
+        command = argv
+        if sandbox:
+            environment = interpreter.absolute().parent.parent
+            command = confined(
+                argv,
+                workdir=workdir.absolute(),
+                visible=[visible or code_dir, environment],
+                scratch=Path(scratch),
+            )
+        return _run(command, argv, workdir, env, timeout)
+
+
+def _run(
+    command: list[str], argv: list[str], workdir: Path, env: dict[str, str], timeout: float
+) -> RunOutcome:
     started = time.monotonic()
     try:
         proc = subprocess.run(
-            argv,
-            cwd=code_dir / launcher.workdir,
+            command,
+            cwd=workdir,
             env=env,
             capture_output=True,
             text=True,
@@ -107,6 +131,7 @@ class _Phase:
     record: Recorder
     timeout: float
     launchers: dict[str, LauncherPlan]
+    sandbox: bool = False
     attempts: list[SmokeAttempt] = field(default_factory=list)
     fixes: list[AppliedFix] = field(default_factory=list)
     rejected: list[AppliedFix] = field(default_factory=list)
@@ -116,7 +141,13 @@ class _Phase:
     def run(self, launcher: LauncherPlan) -> RunOutcome:
         seed = launcher.seeds[0] if launcher.seeds else None
         return run_launcher(
-            launcher, self.code_dir, self.interpreter, seed=seed, timeout=self.timeout
+            launcher,
+            self.code_dir,
+            self.interpreter,
+            seed=seed,
+            timeout=self.timeout,
+            sandbox=self.sandbox,
+            visible=self.artifact,
         )
 
     def attempt(self, launcher: LauncherPlan, outcome: RunOutcome, error: str | None) -> None:

@@ -38,6 +38,7 @@ import os
 import re
 import subprocess
 import sys
+import tempfile
 import time
 from dataclasses import dataclass
 from datetime import datetime
@@ -46,6 +47,7 @@ from pathlib import Path
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 
+from reprobridge_sdk.agent._sandbox import confined
 from reprobridge_sdk.agent.gates import build_finding, gate_from
 from reprobridge_sdk.env._resolvers import index_url, isolated_environ
 from reprobridge_sdk.env.lock import lock_artifact
@@ -392,19 +394,24 @@ environment:
 """
 
 
-def _probe_imports(python: Path, modules: list[str], cwd: Path) -> list[BuildFinding]:
+def _probe_imports(
+    python: Path, modules: list[str], cwd: Path, *, sandbox: bool = False
+) -> list[BuildFinding]:
+    """Import each module in the built environment (in the sandbox with ``sandbox``: an
+    import runs the package's code)."""
     findings: list[BuildFinding] = []
     env = {**os.environ, "MPLBACKEND": "Agg", "PYTHONDONTWRITEBYTECODE": "1"}
     for module in modules:
-        proc = subprocess.run(
-            [str(python), "-c", f"import {module}"],
-            capture_output=True,
-            text=True,
-            check=False,
-            cwd=cwd,
-            env=env,
-            timeout=300,
-        )
+        argv = [str(python), "-c", f"import {module}"]
+        with tempfile.TemporaryDirectory(prefix="rb-probe-") as scratch:
+            if sandbox:
+                argv = confined(
+                    argv,
+                    workdir=cwd.absolute(),
+                    visible=[cwd, python.absolute().parent.parent],
+                    scratch=Path(scratch),
+                )
+            proc = _probe(argv, cwd, env)
         if proc.returncode != 0:
             last = (proc.stderr.strip().splitlines() or ["exit status " + str(proc.returncode)])[-1]
             findings.append(
@@ -417,6 +424,18 @@ def _probe_imports(python: Path, modules: list[str], cwd: Path) -> list[BuildFin
     return findings
 
 
+def _probe(argv: list[str], cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        argv,
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=cwd,
+        env=env,
+        timeout=300,
+    )
+
+
 def build_environment(
     intake: IntakeRecord,
     state_dir: Path,
@@ -424,8 +443,12 @@ def build_environment(
     inputs_digest: str,
     cache_dir: str | os.PathLike[str] | None = None,
     started: float | None = None,
+    sandbox: bool = False,
 ) -> BuilderRecord:
-    """Run the Builder: declared requirements, resolution steps, lock, environment, gate."""
+    """Run the Builder: declared requirements, resolution steps, lock, environment, gate.
+
+    Resolving and installing run outside the sandbox; the import probes run in it with
+    ``sandbox``."""
     begin = time.monotonic() if started is None else started
     python = intake.python.target
     declared = declared_requirements(intake)
@@ -472,7 +495,7 @@ def build_environment(
             pins=pins,
         )
     modules = [use.module for use in intake.imports]
-    findings = _probe_imports(interpreter, modules, scratch)
+    findings = _probe_imports(interpreter, modules, scratch, sandbox=sandbox)
     return record(
         findings,
         pins=pins,

@@ -338,6 +338,7 @@ def distill(
     inputs_digest: str,
     runs: int = REFERENCE_RUNS,
     ask_line: Callable[[Claim, str], int | None] | None = None,
+    sandbox: bool = False,
 ) -> tuple[DistillerRecord, list[Discrepancy]]:
     """Run the scored launchers, write extractors, samples and references; judge each claim.
 
@@ -377,6 +378,7 @@ def distill(
             [launcher_id],
             seeds=[seed] if seed is not None else None,
             runs_dir=state_dir / "probe",
+            sandbox=sandbox,
         )
         logs = _run_logs(probe)
         if not logs or probe.results[0].status != "succeeded":
@@ -501,17 +503,17 @@ def distill(
             directories = []
             for number in range(1, runs + 1):
                 target = repetitions / f"rep-{number}"
-                summary = run(root, [launcher_id], runs_dir=target, jobs=2)
+                summary = run(root, [launcher_id], runs_dir=target, jobs=2, sandbox=sandbox)
                 arguments.append(str(target))
                 directories += [r.run_dir for r in summary.results]
         elif seed is not None:
             # the launcher's own seed, repeated: one run is one observation (A037, C015)
-            summary = run(root, [launcher_id], seeds=[seed] * runs, jobs=2)
+            summary = run(root, [launcher_id], seeds=[seed] * runs, jobs=2, sandbox=sandbox)
             directories = [r.run_dir for r in summary.results]
         else:
             directories = []
             for _ in range(runs):
-                once = run(root, [launcher_id])
+                once = run(root, [launcher_id], sandbox=sandbox)
                 directories += [r.run_dir for r in once.results]
         if not (item.seed_flag and len(item.seeds) > 1):
             arguments = [str(d) for d in directories]

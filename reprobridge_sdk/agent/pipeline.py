@@ -61,6 +61,7 @@ from reprobridge_sdk.model.build import (
 from reprobridge_sdk.model.claims import Claims
 from reprobridge_sdk.model.guide import Discrepancy
 from reprobridge_sdk.model.task import Statistic
+from reprobridge_sdk.run.runner import require_sandbox
 
 __all__ = ["BuildOptions", "build", "render_summary", "reproducer_digest"]
 
@@ -81,6 +82,9 @@ class BuildOptions:
     max_minutes: float | None = None
     #: Seconds a smoke run may take before the Reproducer stops it and makes its scope short.
     smoke_budget: float = SMOKE_TIMEOUT
+    #: Run the repository's code (import probes, smoke runs, the Distiller's and the
+    #: Reviewer's runs) in the runner's sandbox; installing the environment stays outside.
+    sandbox: bool = True
 
 
 class _Stop(Exception):
@@ -99,6 +103,8 @@ def build(options: BuildOptions, *, echo: Callable[[str], None] | None = None) -
     """Run the build; return its report (also written to ``.rra-build/report.json``)."""
     say = echo or (lambda _text: None)
     claims = load_claims(options.claims)
+    if options.sandbox:
+        require_sandbox()  # N011 before anything of the repository is read or run
     out = (options.out or Path.cwd() / f"{_repo_name(options.source)}-rra").resolve()
     if (out / "rra.yaml").exists() and not options.resume:
         msg = f"{out} holds an artifact already; pass --resume to continue its build"
@@ -190,7 +196,9 @@ def build(options: BuildOptions, *, echo: Callable[[str], None] | None = None) -
             "builder",
             BuilderRecord,
             d_builder,
-            lambda: build_environment(intake, state.root, inputs_digest=d_builder),
+            lambda: build_environment(
+                intake, state.root, inputs_digest=d_builder, sandbox=options.sandbox
+            ),
         )
         d_repro = reproducer_digest(d_builder, options)
         repro = phase(
@@ -217,6 +225,7 @@ def build(options: BuildOptions, *, echo: Callable[[str], None] | None = None) -
                 state.root,
                 inputs_digest=d_distill,
                 ask_line=advisor.choose_line if advisor is not None else None,
+                sandbox=options.sandbox,
             )
             distilled_holder.append(found)
             return record
@@ -235,7 +244,9 @@ def build(options: BuildOptions, *, echo: Callable[[str], None] | None = None) -
             "reviewer",
             ReviewRecord,
             d_review,
-            lambda: review(load(out), claims, state.root, inputs_digest=d_review),
+            lambda: review(
+                load(out), claims, state.root, inputs_digest=d_review, sandbox=options.sandbox
+            ),
         )
     except _Stop as stop:
         stopped = stop.phase
@@ -339,6 +350,7 @@ def _reproduce(  # noqa: PLR0917 - private helper of build()
         record=record,
         advise=advise,
         timeout=options.smoke_budget,
+        sandbox=options.sandbox,
     )
     art = load(out)
     changed = False

@@ -145,11 +145,13 @@ def reproduce(
     advise: Advice | None = None,
     timeout: float = SMOKE_TIMEOUT,
     artifact: Path | None = None,
+    sandbox: bool = False,
 ) -> ReproducerRecord:
     """Run every smoke launcher of ``plan`` until it passes or no fix helps.
 
     ``timeout`` is the smoke budget in seconds. ``artifact`` (default: ``code_dir``'s parent)
-    is what paths in the record are written relative to.
+    is what paths in the record are written relative to. With ``sandbox`` every run is
+    confined by the runner's sandbox.
     """
     begin = time.monotonic()
     state = _Phase(
@@ -161,6 +163,7 @@ def reproduce(
         record=record,
         timeout=timeout,
         launchers={item.id: item for item in plan.launchers},
+        sandbox=sandbox,
     )
     findings = state.findings
     for smoke in [item for item in plan.launchers if item.scope == "smoke"]:

@@ -52,9 +52,15 @@ PASS_ENV = (
 
 
 def review(
-    art: ArtifactDir, claims: Claims, state_dir: Path, *, inputs_digest: str
+    art: ArtifactDir,
+    claims: Claims,
+    state_dir: Path,
+    *,
+    inputs_digest: str,
+    sandbox: bool = False,
 ) -> ReviewRecord:
-    """Pack, check from a clean room, and judge the claims in curation mode."""
+    """Pack, check from a clean room (its launchers in the sandbox with ``sandbox``), and
+    judge the claims in curation mode."""
     begin = time.monotonic()
     findings: list[BuildFinding] = []
     review_dir = state_dir / "review"
@@ -66,7 +72,9 @@ def review(
     packed_digest: str | None = None
     try:
         packed_digest = pack(art.root, archive).digest
-        result = check(archive, scored=True, work_dir=review_dir, pass_env=PASS_ENV)
+        result = check(
+            archive, scored=True, work_dir=review_dir, pass_env=PASS_ENV, sandbox=sandbox
+        )
     except ReproBridgeError as exc:
         detail = "; ".join(f"{f.code} {f.message}" for f in exc.findings[:5]) or exc.message
         detail = portable(detail, art.root)

@@ -12,6 +12,8 @@ import click
 
 from reprobridge_sdk.cli._env_output import echo
 
+from ._safety import sandbox_option, warn_unsandboxed
+
 __all__ = ["build"]
 
 
@@ -50,6 +52,7 @@ __all__ = ["build"]
     help="How long a smoke run may take before the Reproducer stops it and makes its scope "
     "short (part of the options --resume compares).",
 )
+@sandbox_option("the repository's code (import probes, smoke, reference and review runs)")
 def build(  # noqa: PLR0917 - click passes options positionally
     source: str,
     claims: Path,
@@ -61,11 +64,15 @@ def build(  # noqa: PLR0917 - click passes options positionally
     as_json: bool,
     max_minutes: float | None,
     smoke_budget: float,
+    sandbox: bool,
 ) -> None:
     """Build an artifact from SOURCE (a git URL or a local path; it is never modified).
 
     Phases: intake, planner, builder, reproducer, distiller, packager, reviewer; the state
     and the report are in OUT/.rra-build/. A summary ends the build on stderr.
+    The repository's code runs in the sandbox (N011 where it cannot work; --no-sandbox: N031);
+    resolving and installing its requirements runs outside it. Configuration files inside
+    SOURCE are never read (N030).
     Exit 0 every gate passed, 1 a gate failed, 2 usage or I/O error (a bad claims file).
     """
     from reprobridge_sdk.agent.pipeline import BuildOptions, render_summary
@@ -78,6 +85,12 @@ def build(  # noqa: PLR0917 - click passes options positionally
         raise click.UsageError("--smoke-budget must be a positive number of seconds")
     if advisor != "none" and not advisor.startswith(("http://", "https://")):
         raise click.UsageError("--advisor is 'none' or an http(s) URL")
+    from reprobridge_sdk.config import distrust
+
+    if Path(source).exists():
+        distrust(source)  # the repository never configures its own build
+    if not sandbox:
+        warn_unsandboxed("build", "the repository's code")
     options = BuildOptions(
         source=source,
         claims=claims,
@@ -88,6 +101,7 @@ def build(  # noqa: PLR0917 - click passes options positionally
         resume=resume,
         max_minutes=max_minutes,
         smoke_budget=smoke_budget,
+        sandbox=sandbox,
     )
     try:
         report = run_build(options, echo=lambda text: echo(text, err=True))

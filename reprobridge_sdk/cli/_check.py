@@ -11,6 +11,7 @@ from pathlib import Path
 import click
 
 from reprobridge_sdk.cli._env_output import echo
+
 from ._safety import note_artifact_configs, sandbox_option, warn_unsandboxed
 
 __all__ = ["check"]
