@@ -948,7 +948,8 @@ RUNTIME_EXAMPLES: dict[str, tuple[str, str, str]] = {
     "N011": (
         _SH,
         "# a host without bubblewrap (or where namespaces are not permitted)\n"
-        "$ reprobridge run --sandbox .     # N011, exit 2: nothing runs",
+        "$ reprobridge run --sandbox .     # N011, exit 2: nothing runs\n"
+        "$ reprobridge review .            # N011 too: the sandbox is its default",
         "$ apt-get install bubblewrap\n$ reprobridge run --sandbox .",
     ),
     "N023": (
