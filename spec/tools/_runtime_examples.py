@@ -961,7 +961,7 @@ RUNTIME_EXAMPLES: dict[str, tuple[str, str, str]] = {
     ),
     "N030": (
         _SH,
-        "# submission/pyproject.toml: [tool.reprobridge] ignore = [\"F\"]\n"
+        '# submission/pyproject.toml: [tool.reprobridge] ignore = ["F"]\n'
         "$ cd submission && reprobridge validate .   # N030 on stderr; F findings still reported",
         "$ reprobridge --config ~/committee.toml validate submission/   # the committee's file",
     ),
