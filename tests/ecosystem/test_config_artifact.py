@@ -143,7 +143,14 @@ def test_a_distrusted_tree_configures_nothing(tmp_path: Path) -> None:
     assert config._choice.untrusted == ()
 
 
-@pytest.mark.parametrize("command", [["audit", "--table"], ["audit", "--table", "--curation"]])
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["audit", "--table"],
+        ["audit", "--table", "--curation"],
+        ["review", "--no-sandbox", "--env", "current"],
+    ],
+)
 def test_a_committee_table_says_it_ignores_an_artifacts_settings(
     tmp_path: Path, command: list[str]
 ) -> None:

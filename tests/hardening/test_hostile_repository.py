@@ -34,7 +34,10 @@ import pytest
 import yaml
 from toy_study import TRAIN, make_artifact
 
+from reprobridge_sdk.agent._smoke import run_launcher
+from reprobridge_sdk.agent.builder import _probe_imports
 from reprobridge_sdk.authoring.digests import refresh
+from reprobridge_sdk.model.build import LauncherPlan
 from reprobridge_sdk.run import run
 from reprobridge_sdk.run.sandbox import check_sandbox
 
@@ -248,6 +251,25 @@ def test_re_execution_runs_a_hostile_artifact_in_the_sandbox(
     assert attempt["reran"] == 2  # both runs executed again, and they held up in the sandbox
     assert [f["code"] for r in attempt["runs"] for f in r["findings"]] == []
     hostile.assert_contained([done.stdout, done.stderr], [root])
+
+
+def test_the_builders_import_probe_and_a_smoke_run_are_confined(
+    hostile: Hostile, tmp_path: Path
+) -> None:
+    """The two runs of repository code the build agent starts itself (not through the
+    runner), one by one: importing a module of the repository (its top level runs) and one
+    smoke run of its script."""
+    code = tmp_path / "artifact" / "code"
+    code.mkdir(parents=True)
+    (code / "hostile_module.py").write_text(hostile.attack())
+    (code / "train.py").write_text(hostile.attack() + 'print("test accuracy: 0.9100")\n')
+    python = Path(sys.executable)
+    assert _probe_imports(python, ["hostile_module"], code, sandbox=True) == []
+    smoke = LauncherPlan(id="smoke", script="train.py", argv=["python", "train.py"], scope="smoke")
+    outcome = run_launcher(smoke, code, python, sandbox=True, visible=code.parent)
+    assert outcome.exit_status == 0, outcome.stderr
+    assert "test accuracy: 0.9100" in outcome.stdout
+    hostile.assert_contained([outcome.stdout, outcome.stderr], [code.parent])
 
 
 def test_the_attacks_work_without_the_sandbox(hostile: Hostile, tmp_path: Path) -> None:
