@@ -47,10 +47,13 @@ def sandbox_option(what: str) -> Callable[[F], F]:
 
 def echo_finding(item: Finding) -> None:
     """One finding on stderr: ``where: severity CODE message``, then ``    hint: ...``."""
+    from reprobridge_sdk.findings import terminal_text  # noqa: PLC0415 - lazy
+
     where = f"{item.location}: " if item.location else ""
-    click.echo(f"{where}{item.severity.value} {item.code} {item.message}", err=True)
+    line = terminal_text(f"{where}{item.severity.value} {item.code} {item.message}")
+    click.echo(line, err=True)
     if item.hint:
-        click.echo(f"    hint: {item.hint}", err=True)
+        click.echo(terminal_text(f"    hint: {item.hint}"), err=True)
 
 
 def warn_unsandboxed(command: str, what: str) -> None:
