@@ -2,32 +2,47 @@
 
 The Reproducer's smoke runs and the Builder's import probes start the repository's code
 directly (not through :func:`reprobridge_sdk.run.run`). With the sandbox on (the build's
-default) their command is wrapped by :func:`reprobridge_sdk.run.sandbox.sandbox_command`,
-the wrapper of ``run --sandbox``: no network, the file system read-only but a scratch
-directory of the run, a private ``/tmp``, its own PID namespace (nothing it starts outlives
-it). ``visible`` names what must stay readable although it may lie under ``/tmp``: the
-working copy and the built environment; the running interpreter's prefixes are added.
+default) :func:`confined` gives them what the runner gives a sandboxed launcher
+(:mod:`reprobridge_sdk.run.sandbox`): the command wrapped in bubblewrap with its seccomp
+filter, and the environment allow-list (the caller's tokens stay out). What stays visible is
+``visible`` (the working copy, read-only), the built environment's interpreter and packages,
+and a scratch directory of the run (writable, its ``HOME``); ``PATH`` entries outside that
+are left out.
 """
 
 from __future__ import annotations
 
-import os
-import sys
-from collections.abc import Sequence
+import contextlib
+import tempfile
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
 __all__ = ["confined"]
 
 
+@contextlib.contextmanager
 def confined(
-    argv: Sequence[str], *, workdir: Path, visible: Sequence[Path], scratch: Path
-) -> list[str]:
-    """``argv`` wrapped in the sandbox; ``scratch`` (an existing directory) is writable."""
-    from reprobridge_sdk.run.sandbox import sandbox_command  # noqa: PLC0415 - on use
+    argv: Sequence[str],
+    *,
+    workdir: Path,
+    visible: Sequence[Path],
+    environment: Path,
+    caller: Mapping[str, str],
+    declared: Mapping[str, str],
+) -> Iterator[tuple[list[str], dict[str, str], tuple[int, ...]]]:
+    """The sandboxed command, its environment and the descriptors it inherits (the seccomp
+    filter's), valid until the block ends. ``environment`` is the prefix of the built
+    environment; ``caller`` the environment the command would get unsandboxed; ``declared``
+    the variables it must keep."""
+    from reprobridge_sdk.run import sandbox  # noqa: PLC0415 - on use
 
-    seen: list[Path] = []
-    for path in (*visible, Path(sys.prefix), Path(sys.base_prefix)):
-        for candidate in (path.absolute(), Path(os.path.realpath(path))):
-            if candidate not in seen:
-                seen.append(candidate)
-    return sandbox_command(argv, workdir=workdir, run_dir=scratch, readable=seen)
+    with tempfile.TemporaryDirectory(prefix="rb-agent-") as scratch:
+        run_dir = Path(scratch)
+        readable = [*visible, *sandbox.interpreter_paths(environment)]
+        roots = sandbox.visible_roots(readable, [run_dir])
+        env, _dropped = sandbox.sandbox_env(caller, declared, run_dir=run_dir, roots=roots)
+        with sandbox.seccomp_fd() as fd:
+            command = sandbox.sandbox_command(
+                argv, workdir=workdir, run_dir=run_dir, seccomp=fd, readable=readable
+            )
+            yield command, env, (fd,)

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import os
 import subprocess
-import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -83,21 +82,27 @@ def run_launcher(
     env["PYTHONDONTWRITEBYTECODE"] = "1"
     env["PYTHONUNBUFFERED"] = "1"
     workdir = code_dir / launcher.workdir
-    with tempfile.TemporaryDirectory(prefix="rb-smoke-") as scratch:
-        command = argv
-        if sandbox:
-            environment = interpreter.absolute().parent.parent
-            command = confined(
-                argv,
-                workdir=workdir.absolute(),
-                visible=[visible or code_dir, environment],
-                scratch=Path(scratch),
-            )
-        return _run(command, argv, workdir, env, timeout)
+    if not sandbox:
+        return _run(argv, argv, workdir, env, timeout)
+    keep = {**given, "PYTHONDONTWRITEBYTECODE": "1", "PYTHONUNBUFFERED": "1"}
+    with confined(
+        argv,
+        workdir=workdir.absolute(),
+        visible=[visible or code_dir],
+        environment=interpreter.absolute().parent.parent,
+        caller=env,
+        declared=keep,
+    ) as (command, inside, fds):
+        return _run(command, argv, workdir, inside, timeout, fds)
 
 
-def _run(
-    command: list[str], argv: list[str], workdir: Path, env: dict[str, str], timeout: float
+def _run(  # noqa: PLR0917 - a private helper with one caller
+    command: list[str],
+    argv: list[str],
+    workdir: Path,
+    env: dict[str, str],
+    timeout: float,
+    fds: tuple[int, ...] = (),
 ) -> RunOutcome:
     started = time.monotonic()
     try:
@@ -111,6 +116,7 @@ def _run(
             timeout=timeout,
             check=False,
             stdin=subprocess.DEVNULL,
+            pass_fds=fds,
         )
     except subprocess.TimeoutExpired as exc:
         out = exc.stdout if isinstance(exc.stdout, str) else ""

@@ -38,7 +38,6 @@ import os
 import re
 import subprocess
 import sys
-import tempfile
 import time
 from dataclasses import dataclass
 from datetime import datetime
@@ -400,18 +399,22 @@ def _probe_imports(
     """Import each module in the built environment (in the sandbox with ``sandbox``: an
     import runs the package's code)."""
     findings: list[BuildFinding] = []
-    env = {**os.environ, "MPLBACKEND": "Agg", "PYTHONDONTWRITEBYTECODE": "1"}
+    extra = {"MPLBACKEND": "Agg", "PYTHONDONTWRITEBYTECODE": "1"}
+    env = {**os.environ, **extra}
     for module in modules:
         argv = [str(python), "-c", f"import {module}"]
-        with tempfile.TemporaryDirectory(prefix="rb-probe-") as scratch:
-            if sandbox:
-                argv = confined(
-                    argv,
-                    workdir=cwd.absolute(),
-                    visible=[cwd, python.absolute().parent.parent],
-                    scratch=Path(scratch),
-                )
-            proc = _probe(argv, cwd, env)
+        if sandbox:
+            with confined(
+                argv,
+                workdir=cwd.absolute(),
+                visible=[cwd],
+                environment=python.absolute().parent.parent,
+                caller=env,
+                declared=extra,
+            ) as (command, inside, fds):
+                proc = _probe(command, cwd, inside, fds)
+        else:
+            proc = _probe(argv, cwd, env, ())
         if proc.returncode != 0:
             last = (proc.stderr.strip().splitlines() or ["exit status " + str(proc.returncode)])[-1]
             findings.append(
@@ -424,7 +427,9 @@ def _probe_imports(
     return findings
 
 
-def _probe(argv: list[str], cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+def _probe(
+    argv: list[str], cwd: Path, env: dict[str, str], fds: tuple[int, ...]
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         argv,
         capture_output=True,
@@ -433,6 +438,7 @@ def _probe(argv: list[str], cwd: Path, env: dict[str, str]) -> subprocess.Comple
         cwd=cwd,
         env=env,
         timeout=300,
+        pass_fds=fds,
     )
 
 
