@@ -23,26 +23,40 @@ Rules and edge cases, in the order the inventory is taken:
 * **Python era.** Syntax, ``python_requires`` and the commit date; the build always uses
   the interpreter it runs under (``target``): no interpreter is ever downloaded.
 
-The gate: every claim's ``hints.script`` and the script in ``hints.command`` exist in the
-repository (B002 otherwise).
+* **Commands.** The READMEs (at most two folders deep; one in a folder runs from there) are
+  read by :mod:`reprobridge_sdk.agent.commands`: code blocks, prompts, ``cd``, variables,
+  ``python -m``, shell scripts followed to their Python command.
+
+The gate never stops the build on a hint: a ``hints.script`` not in the repository is B002
+and a ``hints.command`` that cannot be a launcher is B022 (both warnings: the claim is
+planned without the hint). A command whose script is not where it says but where a README
+``cd``s to, or in the one folder that holds it, is read there (:func:`hint_command`).
 """
 
 from __future__ import annotations
 
 import ast
 import os
+import posixpath
 import re
-import shlex
 import shutil
 import subprocess
 import sys
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
+from reprobridge_sdk.agent.commands import (
+    Command,
+    locate,
+    markdown_commands,
+    parse_command,
+    resolve,
+)
 from reprobridge_sdk.agent.gates import build_finding, gate_from
 from reprobridge_sdk.model.build import (
     BuildFinding,
+    CommandLine,
     DataReference,
     DependencyFile,
     EntryOption,
@@ -58,10 +72,13 @@ __all__ = [
     "SourceError",
     "Tree",
     "checkout",
+    "command_line",
     "command_script",
+    "hint_command",
     "inventory",
     "is_python2",
     "read_tree",
+    "readme_commands",
 ]
 
 _MAX_FILE = 2 * 1024 * 1024
@@ -82,7 +99,6 @@ _OUTPUT = re.compile(
 _GPU = re.compile(r"""\bcuda\b|\.cuda\s*\(|CUDA_VISIBLE_DEVICES|\bgpu\b""", re.IGNORECASE)
 _PY2_PRINT = re.compile(r"^\s*print\s+[^\s(=]")
 _IMPORT_LINE = re.compile(r"^\s*(?:from\s+([A-Za-z_][\w.]*)\s+import\b|import\s+([\w., ]+))")
-_README_CMD = re.compile(r"^\s*(?:\$\s*)?((?:python3?|python\d\.\d+)\s+\S+\.py\b.*)$")
 _DEP_FILES = {
     "setup.py": "setup.py",
     "setup.cfg": "setup.cfg",
@@ -372,37 +388,92 @@ def _prints(file: PyFile) -> list[str]:
 
 
 def command_script(command: str) -> str | None:
-    """The ``*.py`` script a command line runs (``python x.py``, ``python -m pkg.mod``)."""
-    try:
-        words = shlex.split(command)
-    except ValueError:
-        words = command.split()
-    for index, word in enumerate(words):
-        if word.endswith(".py"):
-            return word.removeprefix("./")
-        if word == "-m" and index + 1 < len(words):
-            return words[index + 1].replace(".", "/") + ".py"
-    return None
+    """The ``*.py`` script a command line runs (``python x.py``, ``python -m pkg.mod``),
+    relative to the repository root after the line's ``cd``s; None when it runs none."""
+    parsed = parse_command(command)
+    if parsed is None or parsed.problem is not None:
+        return None
+    if parsed.module is not None:
+        return posixpath.join(parsed.runs_in, parsed.module.replace(".", "/") + ".py").removeprefix(
+            "./"
+        )
+    if parsed.script_arg is None:
+        return None
+    return posixpath.normpath(posixpath.join(parsed.runs_in, parsed.script_arg))
 
 
-def _readme_commands(tree: Tree) -> list[str]:
-    commands: list[str] = []
+def command_line(command: Command, source: str) -> CommandLine:
+    """The record of a command read as a launcher."""
+    return CommandLine(
+        source=source,
+        text=command.text[:4096],
+        workdir=command.workdir,
+        env=dict(command.env),
+        argv=list(command.argv),
+        script=command.script,
+        module=command.module,
+        shell=command.shell,
+        via=command.via,
+        problem=command.problem,
+    )
+
+
+def _readmes(tree: Tree) -> Iterator[tuple[str, str]]:
+    """``(README path, its folder)`` for the READMEs at most two folders deep."""
     for rel in tree.files:
-        if "/" in rel or not Path(rel).name.lower().startswith("readme"):
+        path = PurePosixPath(rel)
+        if len(path.parts) > 3 or not path.name.lower().startswith("readme"):
             continue
-        for line in (tree.root / rel).read_text("utf-8", "replace").splitlines():
-            match = _README_CMD.match(line)
-            if match:
-                commands.append(match.group(1).strip().rstrip("`").strip())
-    return commands
+        yield rel, str(path.parent)
 
 
-def _entry_points(tree: Tree, readme: list[str]) -> list[EntryPoint]:
+def readme_commands(tree: Tree) -> list[CommandLine]:
+    """The Python commands of the READMEs (a README runs from its own folder), resolved."""
+    found: list[CommandLine] = []
+    seen: set[tuple[str, str]] = set()
+    for rel, folder in _readmes(tree):
+        if (tree.root / rel).stat().st_size > _MAX_FILE:
+            continue
+        text = (tree.root / rel).read_text("utf-8", "replace")
+        for command in markdown_commands(text, workdir=folder):
+            done = resolve(command, tree.root)
+            if (done.text, done.workdir) in seen:
+                continue
+            seen.add((done.text, done.workdir))
+            found.append(command_line(done, rel))
+    return found
+
+
+def _as_command(line: CommandLine) -> Command:
+    return Command(
+        line.text,
+        line.workdir,
+        dict(line.env),
+        list(line.argv),
+        module=line.module,
+        script=line.script,
+        shell=line.shell,
+        problem=line.problem,
+        via=line.via,
+    )
+
+
+def hint_command(
+    text: str, root: Path, known: list[CommandLine], files: list[str]
+) -> tuple[CommandLine, str]:
+    """A claim's ``hints.command`` read as a launcher, and how its folder was found."""
+    parsed = parse_command(text)
+    if parsed is None:
+        parsed = Command(text, problem="the command runs no Python script")
+    done, how = locate(parsed, root, [_as_command(k) for k in known], files)
+    return command_line(done, "hint"), how
+
+
+def _entry_points(tree: Tree, readme: list[CommandLine]) -> list[EntryPoint]:
     by_script: dict[str, list[str]] = {}
     for command in readme:
-        script = command_script(command)
-        if script:
-            by_script.setdefault(script, []).append(command)
+        if command.script and command.problem is None:
+            by_script.setdefault(command.script, []).append(command.text)
     points: list[EntryPoint] = []
     for file in tree.python:
         kinds: list[str] = []
@@ -486,35 +557,32 @@ def _license(tree: Tree) -> str | None:
     return None
 
 
-def _hint_findings(tree: Tree, claims: Claims) -> list[BuildFinding]:
+def _hint_findings(tree: Tree, claims: Claims, readme: list[CommandLine]) -> list[BuildFinding]:
     present = set(tree.files)
     items: list[BuildFinding] = []
     for index, claim in enumerate(claims.claims):
         hints = claim.hints
-        wanted: list[tuple[str, str]] = []
-        if hints.script:
-            wanted.append(("script", hints.script.removeprefix("./")))
-        if hints.command:
-            script = command_script(hints.command)
-            if script is None:
-                items.append(
-                    build_finding(
-                        "B002",
-                        f"claim {claim.id!r}: the hinted command names no Python script",
-                        path=f"/claims/{index}/hints/command",
-                        hint="write the command as 'python path/to/script.py ...'",
-                    )
+        if hints.script and hints.script.removeprefix("./") not in present:
+            items.append(
+                build_finding(
+                    "B002",
+                    f"claim {claim.id!r}: {hints.script!r} is not in the repository; "
+                    "the claim is planned without it",
+                    path=f"/claims/{index}/hints/script",
+                    hint="name a script relative to the repository root",
                 )
-            else:
-                wanted.append(("command", script))
-        for key, script in wanted:
-            if script not in present:
+            )
+        if hints.command:
+            line, _how = hint_command(hints.command, tree.root, readme, tree.files)
+            if line.problem is not None:
                 items.append(
                     build_finding(
-                        "B002",
-                        f"claim {claim.id!r}: {script!r} is not in the repository",
-                        path=f"/claims/{index}/hints/{key}",
-                        hint="name a script relative to the repository root",
+                        "B022",
+                        f"claim {claim.id!r}: the hinted command cannot be a launcher "
+                        f"({line.problem}); the claim is planned without it",
+                        path=f"/claims/{index}/hints/command",
+                        hint="write it as the README does, e.g. 'cd DIR && python script.py "
+                        "--option value'",
                     )
                 )
     return items
@@ -532,7 +600,7 @@ def inventory(
 ) -> IntakeRecord:
     """The inventory of the checkout at ``root`` and the Intake gate against ``claims``."""
     tree = read_tree(root)
-    readme = _readme_commands(tree)
+    readme = readme_commands(tree)
     data, seeds, outputs, gpu = _scan(tree)
     py2 = sorted(f.path for f in tree.python if f.python2)
     target = f"{sys.version_info.major}.{sys.version_info.minor}"
@@ -540,7 +608,7 @@ def inventory(
     return IntakeRecord(
         inputs_digest=inputs_digest,
         seconds=seconds,
-        gate=gate_from(_hint_findings(tree, claims)),
+        gate=gate_from(_hint_findings(tree, claims, readme)),
         source=source,
         repo_name=name,
         commit=commit,
@@ -554,7 +622,8 @@ def inventory(
             target=target,
         ),
         entry_points=_entry_points(tree, readme),
-        readme_commands=readme,
+        readme_commands=[c.text for c in readme],
+        commands=readme,
         data=data,
         seeds=seeds,
         outputs=outputs,

@@ -32,6 +32,7 @@ __all__ = [
     "ClaimPlan",
     "ClaimResult",
     "ClaimSummary",
+    "CommandLine",
     "DataReference",
     "DependencyFile",
     "DistillerRecord",
@@ -170,6 +171,23 @@ class DataReference(_Record):
     where: SourceLine | None = None
 
 
+class CommandLine(_Record):
+    """A command line read as a launcher (from a README, a shell script or a claim's hint)."""
+
+    source: str = Field(description="Where it was read: a file of the repository, or 'hint'.")
+    text: str = Field(max_length=4096, description="The line as written.")
+    workdir: str = Field(default=".", description="Working directory, from the repository root.")
+    env: dict[str, str] = Field(default_factory=dict)
+    argv: list[str] = Field(
+        default_factory=list, description="With 'shell', the one shell line (argv[0])."
+    )
+    script: str | None = Field(default=None, description="The Python file it runs, if found.")
+    module: str | None = Field(default=None, description="The module of 'python -m'.")
+    shell: bool = Field(default=False, description="Only a shell can run it as written.")
+    via: str | None = Field(default=None, description="The shell script it was followed through.")
+    problem: str | None = Field(default=None, description="Why it cannot be a launcher.")
+
+
 class IntakeRecord(PhaseRecord):
     """The Intake phase: an inventory of the repository."""
 
@@ -182,6 +200,9 @@ class IntakeRecord(PhaseRecord):
     python: PythonEra
     entry_points: list[EntryPoint] = Field(default_factory=list)
     readme_commands: list[str] = Field(default_factory=list)
+    commands: list[CommandLine] = Field(
+        default_factory=list, description="The README's Python commands, read as launchers."
+    )
     data: list[DataReference] = Field(default_factory=list)
     seeds: list[SourceLine] = Field(default_factory=list)
     outputs: list[SourceLine] = Field(default_factory=list)
@@ -202,6 +223,9 @@ class LauncherPlan(_Record):
     env: dict[str, str] = Field(
         default_factory=lambda: {"MPLBACKEND": "Agg"},
         description="Environment variables; a non-interactive matplotlib backend by default.",
+    )
+    shell: bool = Field(
+        default=False, description="argv[0] is a shell line (only a shell can run it)."
     )
     scope: Literal["smoke", "scored"]
     seed_flag: str | None = Field(

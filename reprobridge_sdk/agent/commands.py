@@ -1,0 +1,540 @@
+"""Commands as people write them: a command line of a README, a paper or a claim's hint,
+read into a launcher (working directory, environment, argv) without running anything.
+
+Grammar (a hand-written lexer: ``shlex`` unquotes words but cannot tell a quoted ``|`` from
+a pipe, which decides whether the line needs a shell)::
+
+    line     = segment (("&&" | ";") segment)*
+    segment  = "cd" DIR | "export" ASSIGN+ | ASSIGN* ["env" ASSIGN*] program
+    program  = PYTHON popt* (SCRIPT | "-m" MODULE) ARG*
+             | ("bash" | "sh") SHELLSCRIPT ARG* | "./" SHELLSCRIPT ARG*
+    PYTHON   = python | python2 | python3 | python2.N | python3.N (a path ending in one too)
+    popt     = -u | -B | -O | -OO | -E | -s | -S | -I | -b | -bb | -q | (-W | -X) VALUE
+
+Rules and edge cases:
+
+* ``cd DIR`` segments before the program move the working directory (``..`` and ``.`` are
+  normalised); a ``cd`` to an absolute path, ``~``, ``-`` or out of the repository makes the
+  command unusable (``problem``). ``ASSIGN`` words (``NAME=value``) and ``export`` set the
+  environment. ``python2``/``python3``/``python3.N`` become ``python`` (the environment's
+  interpreter); the spelling is kept in ``python_spelling``.
+* A line needs a shell (``shell``) when it has a pipe, a redirection, ``||``, ``&``, a
+  subshell, an expansion (``$``, a backquote, a leading ``~``) or an unquoted glob, or
+  runs a program after the Python command. It is then kept whole (``argv`` is the line, the
+  working directory the repository's) and the Python script it runs is still found.
+* ``python -c`` and a line with no Python program give ``None`` from :func:`parse_command`
+  (not a Python command) or a ``problem`` (a ``-c`` program is not a script). Unbalanced
+  quotes and lines over :data:`MAX_LINE` characters are a ``problem``, never an exception.
+* ``bash x.sh`` / ``sh x.sh`` / ``./x.sh`` are followed by :func:`resolve`: the script's
+  lines are read as commands (with its own ``cd``s, from the caller's working directory);
+  exactly one Python command in it is the launcher, several are a ``problem``.
+* README code blocks (:func:`markdown_commands`): fenced blocks (any info string but a
+  language that is not a shell's), indented blocks and ``$ `` prompt lines; ``\\`` joins
+  continuation lines; a ``cd`` on its own line moves every later command of its block.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+import shlex
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+__all__ = [
+    "MAX_LINE",
+    "Command",
+    "locate",
+    "markdown_commands",
+    "parse_command",
+    "parse_lines",
+    "resolve",
+]
+
+#: Longest command line read (characters); longer lines are unusable.
+MAX_LINE = 4096
+_MAX_SCRIPT = 256 * 1024
+_PYTHON = re.compile(r"^(?:.*/)?python(?P<major>[23](?:\.\d{1,2})?)?$")
+_ASSIGN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
+_FLAGS_NO_VALUE = {"-u", "-B", "-O", "-OO", "-E", "-s", "-S", "-I", "-b", "-bb", "-q"}
+_FLAGS_VALUE = {"-W", "-X"}
+_OPERATORS = ("&&", "||", ";;", ">>", "<<", ";", "|", "&", "<", ">", "(", ")")
+_SHELL_LANGS = {"", "sh", "bash", "shell", "console", "zsh", "shell-session", "terminal"}
+_MODULE = re.compile(r"^[A-Za-z_][\w]*(?:\.[A-Za-z_][\w]*)*$")
+
+
+@dataclass(frozen=True)
+class Command:
+    """One command line read as a launcher."""
+
+    #: The line as written (continuations joined).
+    text: str
+    #: Working directory relative to the repository root (POSIX, ``.`` for the root).
+    workdir: str = "."
+    env: dict[str, str] = field(default_factory=dict)
+    #: ``["python", opts..., script | "-m", module, args...]``; with ``shell``, ``[line]``.
+    argv: list[str] = field(default_factory=list)
+    #: The Python script as written in the command (relative to ``workdir``), if any.
+    script_arg: str | None = None
+    module: str | None = None
+    #: Where the Python program runs (``workdir``, or for a shell line the ``cd``'s target).
+    runs_in: str = "."
+    #: The script's path relative to the repository root, once :func:`resolve` found it.
+    script: str | None = None
+    shell: bool = False
+    #: Why the command cannot be a launcher (None: it can).
+    problem: str | None = None
+    python_spelling: str = "python"
+    #: The shell script the command was followed through, if any.
+    via: str | None = None
+    #: A shell script to follow (``bash run.sh``), before :func:`resolve`.
+    shell_script: str | None = None
+
+    @property
+    def args(self) -> list[str]:
+        """The arguments after the script or module."""
+        if self.shell:
+            return []
+        for index, word in enumerate(self.argv):
+            if self.module is not None and word == "-m":
+                return self.argv[index + 2 :]
+            if self.module is None and index > 0 and word == self.script_arg:
+                return self.argv[index + 1 :]
+        return []
+
+
+@dataclass
+class _Word:
+    raw: str
+    expands: bool = False
+    globs: bool = False
+
+
+@dataclass
+class _Lexed:
+    items: list[_Word | str]  # str: an operator
+    error: str | None = None
+
+
+def _lex(line: str) -> _Lexed:
+    """Words and operators of ``line``; a ``#`` at a word start ends it."""
+    items: list[_Word | str] = []
+    word: _Word | None = None
+    quote = ""
+    index = 0
+    while index < len(line):
+        char = line[index]
+        if quote == "'":
+            if char == "'":
+                quote = ""
+            assert word is not None
+            word.raw += char
+            index += 1
+            continue
+        if quote == '"':
+            assert word is not None
+            if char == "\\" and index + 1 < len(line):
+                word.raw += line[index : index + 2]
+                index += 2
+                continue
+            if char in "$`":
+                word.expands = True
+            if char == '"':
+                quote = ""
+            word.raw += char
+            index += 1
+            continue
+        if char.isspace():
+            if word is not None:
+                items.append(word)
+                word = None
+            index += 1
+            continue
+        if char == "#" and word is None:
+            break
+        operator = next((op for op in _OPERATORS if line.startswith(op, index)), None)
+        if operator is not None:
+            if word is not None:
+                items.append(word)
+                word = None
+            items.append(operator)
+            index += len(operator)
+            continue
+        if word is None:
+            word = _Word("")
+            if char == "~":
+                word.expands = True
+        if char == "\\" and index + 1 < len(line):
+            word.raw += line[index : index + 2]
+            index += 2
+            continue
+        if char in "'\"":
+            quote = char
+        elif char in "$`":
+            word.expands = True
+        elif char in "*?[":
+            word.globs = True
+        word.raw += char
+        index += 1
+    if quote:
+        return _Lexed(items, "an unbalanced quote")
+    if word is not None:
+        items.append(word)
+    return _Lexed(items)
+
+
+def _unquote(word: _Word) -> str:
+    try:
+        parts = shlex.split(word.raw)  # one word: the lexer split on every unquoted blank
+    except ValueError:  # a lone trailing backslash
+        return word.raw
+    return "".join(parts)
+
+
+def _segments(items: list[_Word | str]) -> tuple[list[list[_Word]], bool]:
+    """Split on ``&&`` and ``;``; True when another operator makes a shell necessary."""
+    segments: list[list[_Word]] = [[]]
+    needs_shell = False
+    for item in items:
+        if isinstance(item, str):
+            if item in {"&&", ";"}:
+                segments.append([])
+            else:
+                needs_shell = True
+                segments[-1].append(_Word(item))
+        else:
+            segments[-1].append(item)
+    return [s for s in segments if s], needs_shell
+
+
+def _cd(workdir: str, target: str) -> str | None:
+    if not target or target.startswith(("/", "~", "-")):
+        return None
+    moved = posixpath.normpath(posixpath.join(workdir, target))
+    if moved == ".." or moved.startswith("../"):
+        return None
+    return moved
+
+
+@dataclass
+class _Reader:
+    workdir: str
+    env: dict[str, str] = field(default_factory=dict)
+
+
+def _program(words: list[str]) -> tuple[dict[str, str], list[str]]:
+    env: dict[str, str] = {}
+    rest = list(words)
+    if rest and rest[0] == "env":
+        rest = rest[1:]
+    while rest and _ASSIGN.match(rest[0]):
+        name, _, value = rest[0].partition("=")
+        env[name] = value
+        rest = rest[1:]
+        if rest and rest[0] == "env":
+            rest = rest[1:]
+    return env, rest
+
+
+def _python_command(text: str, reader: _Reader, words: list[str]) -> Command | None:
+    """``words`` start with a Python interpreter: the command, or None for ``python`` alone."""
+    spelling = posixpath.basename(words[0])
+    index = 1
+    options: list[str] = []
+    while index < len(words):
+        word = words[index]
+        if word in _FLAGS_NO_VALUE:
+            options.append(word)
+            index += 1
+        elif word in _FLAGS_VALUE and index + 1 < len(words):
+            options += words[index : index + 2]
+            index += 2
+        elif word[:2] in _FLAGS_VALUE and len(word) > 2:
+            options.append(word)
+            index += 1
+        else:
+            break
+    base = Command(
+        text, reader.workdir, dict(reader.env), runs_in=reader.workdir, python_spelling=spelling
+    )
+    if index >= len(words):
+        return None
+    head = words[index]
+    if head == "-c":
+        return replace(base, problem="a 'python -c' program is not a script of the repository")
+    if head == "-m":
+        if index + 1 >= len(words) or not _MODULE.match(words[index + 1]):
+            return replace(base, problem="'python -m' names no module")
+        module = words[index + 1]
+        argv = ["python", *options, "-m", module, *words[index + 2 :]]
+        return replace(base, argv=argv, module=module)
+    if head.startswith("-"):
+        return replace(base, problem=f"the interpreter option {head!r} is not understood")
+    argv = ["python", *options, head, *words[index + 1 :]]
+    return replace(base, argv=argv, script_arg=head)
+
+
+def _segment_command(text: str, reader: _Reader, words: list[str]) -> Command | None:
+    env, rest = _program(words)
+    if not rest:
+        reader.env.update(env)  # ``FOO=1`` alone: a shell variable the later commands see
+        return None
+    reader_env = _Reader(reader.workdir, {**reader.env, **env})
+    program = rest[0]
+    if _PYTHON.match(program):
+        return _python_command(text, reader_env, rest)
+    if program in {"bash", "sh"} and len(rest) > 1 and rest[1].endswith(".sh"):
+        return Command(
+            text,
+            reader.workdir,
+            reader_env.env,
+            argv=rest,
+            runs_in=reader.workdir,
+            shell_script=rest[1],
+        )
+    if program.startswith("./") and program.endswith(".sh"):
+        return Command(
+            text,
+            reader.workdir,
+            reader_env.env,
+            argv=rest,
+            runs_in=reader.workdir,
+            shell_script=program,
+        )
+    return None
+
+
+def parse_command(text: str, *, workdir: str = ".") -> Command | None:
+    """``text`` read as a launcher from ``workdir``; None when it runs no Python program."""
+    command, _ = _parse(text, _Reader(workdir))
+    return command
+
+
+def _parse(text: str, reader: _Reader) -> tuple[Command | None, _Reader]:
+    """The command of one line and the reader's state after it (its ``cd``s and exports)."""
+    text = text.strip()
+    if len(text) > MAX_LINE:
+        if not re.search(r"\bpython|\.sh\b", text[:MAX_LINE]):
+            return None, reader
+        return Command(text[:200], reader.workdir, problem="the line is too long"), reader
+    lexed = _lex(text)
+    if lexed.error is not None:
+        found = re.search(r"\bpython[23.\d]*\s", text) or ".sh" in text
+        problem = Command(text, reader.workdir, problem=lexed.error)
+        return (problem if found else None), reader
+    segments, needs_shell = _segments(lexed.items)
+    start = _Reader(reader.workdir, dict(reader.env))
+    found: Command | None = None
+    after = False  # a program runs after the Python command
+    for segment in segments:
+        words = [_unquote(w) for w in segment]
+        if any(w.expands or w.globs for w in segment):
+            needs_shell = True
+        if found is not None:
+            after = True
+            continue
+        if words[0] == "cd":
+            moved = _cd(reader.workdir, words[1] if len(words) > 1 else "")
+            if moved is None or len(words) != 2 or any(w.expands for w in segment):
+                return Command(
+                    text,
+                    reader.workdir,
+                    problem="a 'cd' out of the repository or to a place only the shell knows",
+                ), reader
+            reader.workdir = moved
+            continue
+        if words[0] == "export":
+            for word in words[1:]:
+                if _ASSIGN.match(word):
+                    name, _, value = word.partition("=")
+                    reader.env[name] = value
+            continue
+        found = _segment_command(text, reader, words)
+        if found is None and _program(words)[1]:
+            after = True  # another program (mkdir, pip install, ...) runs before it
+    if found is None:
+        return None, reader
+    if needs_shell or after:
+        whole = replace(  # noqa: S604 - a record's field: nothing runs here
+            found, shell=True, argv=[text], workdir=start.workdir, env=start.env
+        )
+        return whole, reader
+    return found, reader
+
+
+def parse_lines(lines: list[str], *, workdir: str = ".") -> list[Command]:
+    """The commands of consecutive shell lines; each ``cd`` moves the lines after it."""
+    reader = _Reader(workdir)
+    found: list[Command] = []
+    for line in _joined(lines):
+        command, reader = _parse(line, reader)
+        if command is not None:
+            found.append(command)
+    return found
+
+
+def _joined(lines: list[str]) -> list[str]:
+    out: list[str] = []
+    pending = ""
+    for raw in lines:
+        line = raw.rstrip()
+        if line.endswith("\\"):
+            pending += line[:-1] + " "
+            if len(pending) > MAX_LINE:
+                out.append(pending)
+                pending = ""
+            continue
+        out.append(pending + line)
+        pending = ""
+    if pending:
+        out.append(pending)
+    return out
+
+
+def _prompt(line: str) -> str:
+    stripped = line.strip()
+    for prompt in ("$ ", "% ", "> ", ">>> "):
+        if stripped.startswith(prompt):
+            return stripped[len(prompt) :]
+    return stripped
+
+
+def markdown_commands(text: str, *, workdir: str = ".") -> list[Command]:
+    """The commands of a README's code blocks and prompt lines (run from ``workdir``)."""
+    found: list[Command] = []
+    block: list[str] = []
+    fence = ""
+    shell_block = False
+    lines = text.splitlines()
+    index = 0
+    while index < len(lines):
+        line = lines[index]
+        stripped = line.strip()
+        if fence:
+            if stripped.startswith(fence):
+                if shell_block:
+                    found += parse_lines([_prompt(b) for b in block], workdir=workdir)
+                block, fence = [], ""
+            else:
+                block.append(line)
+            index += 1
+            continue
+        match = re.match(r"^(`{3,}|~{3,})\s*([\w+-]*)", stripped)
+        if match:
+            fence = match.group(1)
+            shell_block = match.group(2).lower() in _SHELL_LANGS
+            index += 1
+            continue
+        if line.startswith(("    ", "\t")) and stripped:
+            indented: list[str] = []
+            while index < len(lines) and (
+                lines[index].startswith(("    ", "\t")) or not lines[index].strip()
+            ):
+                indented.append(lines[index])
+                index += 1
+            found += parse_lines([_prompt(b) for b in indented if b.strip()], workdir=workdir)
+            continue
+        if stripped.startswith("$ "):
+            found += parse_lines([_prompt(stripped)], workdir=workdir)
+        else:
+            for inline in re.findall(r"`([^`\n]{1,500})`", line):
+                if re.match(r"^(?:cd\s|[A-Z_]+=|python[23.\d]*\s|bash\s|sh\s)", inline):
+                    found += parse_lines([inline], workdir=workdir)
+        index += 1
+    return found
+
+
+def _inside(root: Path, rel: str) -> bool:
+    try:
+        (root / rel).resolve().relative_to(root.resolve())
+    except (ValueError, OSError):
+        return False
+    return True
+
+
+def _module_file(root: Path, workdir: str, module: str) -> str | None:
+    base = module.replace(".", "/")
+    for candidate in (f"{base}.py", f"{base}/__main__.py"):
+        rel = posixpath.normpath(posixpath.join(workdir, candidate))
+        if _inside(root, rel) and (root / rel).is_file():
+            return rel
+    return None
+
+
+def resolve(command: Command, root: Path) -> Command:
+    """``command`` with its script found in the repository at ``root`` (or a ``problem``).
+
+    A shell script is followed to its one Python command. ``script`` is set only for a file
+    that exists inside the repository.
+    """
+    if command.problem is not None:
+        return command
+    if command.shell_script is not None:
+        return _follow(command, root)
+    if command.module is not None:
+        found = _module_file(root, command.runs_in, command.module)
+        if found is None:
+            return replace(command, problem=f"module {command.module!r} is not in the repository")
+        return replace(command, script=found)
+    if command.script_arg is None:
+        return replace(command, problem="the command names no Python script")
+    rel = posixpath.normpath(posixpath.join(command.runs_in, command.script_arg))
+    if command.script_arg.startswith(("/", "~")) or not _inside(root, rel):
+        return replace(command, problem=f"{command.script_arg!r} is outside the repository")
+    if not (root / rel).is_file():
+        return replace(command, problem=f"{rel!r} is not in the repository")
+    return replace(command, script=rel)
+
+
+def _follow(command: Command, root: Path) -> Command:
+    assert command.shell_script is not None
+    rel = posixpath.normpath(posixpath.join(command.runs_in, command.shell_script))
+    path = root / rel
+    if not _inside(root, rel) or not path.is_file():
+        return replace(command, problem=f"{rel!r} is not in the repository")
+    if path.stat().st_size > _MAX_SCRIPT:
+        return replace(command, problem=f"{rel!r} is too large to read")
+    lines = path.read_bytes().decode("utf-8", "replace").splitlines()
+    inner = [c for c in parse_lines(lines, workdir=command.runs_in) if c.shell_script is None]
+    if not inner:
+        return replace(command, problem=f"{rel!r} runs no Python command")
+    if len(inner) > 1:
+        return replace(command, problem=f"{rel!r} runs {len(inner)} Python commands")
+    found = resolve(inner[0], root)
+    env = {**command.env, **found.env}
+    return replace(found, env=env, via=rel, text=command.text)
+
+
+def locate(
+    command: Command, root: Path, known: list[Command], files: list[str]
+) -> tuple[Command, str]:
+    """A hint's command resolved in the repository, and how its folder was found.
+
+    A ``python x.py`` whose script is not in its working directory runs where a README runs
+    the same command (after its ``cd``), else in the one folder of the repository that holds
+    ``x.py``; several such folders leave the ``problem``.
+    """
+    done = resolve(command, root)
+    if done.problem is None or command.script_arg is None or command.shell:
+        return done, "as written"
+    if command.workdir != "." or command.script_arg.startswith(("/", "..")):
+        return done, "as written"
+    for other in known:
+        if other.script is not None and not other.shell and other.argv == command.argv:
+            moved = replace(command, workdir=other.workdir, runs_in=other.workdir)
+            again = resolve(replace(moved, env={**other.env, **command.env}), root)
+            if again.problem is None:
+                return again, f"the README runs it in {other.workdir}/"
+    suffix = "/" + posixpath.normpath(command.script_arg)
+    holders = sorted(f[: -len(suffix)] for f in files if f.endswith(suffix))
+    if len(holders) == 1:
+        moved = replace(command, workdir=holders[0], runs_in=holders[0])
+        again = resolve(moved, root)
+        if again.problem is None:
+            return again, f"the only {command.script_arg} of the repository is in {holders[0]}/"
+    if len(holders) > 1:
+        where = ", ".join(h + "/" for h in holders[:5])
+        return replace(
+            done, problem=f"{command.script_arg!r} is in {len(holders)} folders ({where})"
+        ), "as written"
+    return done, "as written"

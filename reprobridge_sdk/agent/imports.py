@@ -1,0 +1,390 @@
+"""The import closure of an entry point: the modules a launcher's script actually reaches.
+
+Read from the syntax trees only (nothing is imported or run). Rules:
+
+* **Start.** The script of the launcher; with ``python -m`` its module file. ``sys.path[0]``
+  is the script's folder (``python x.py``) or the working directory (``python -m``).
+* **Local modules.** An absolute import resolves against, in order: ``sys.path[0]``, the
+  folders the reached files put on ``sys.path`` (``sys.path.insert``/``append`` of a literal
+  path, ``os.path.dirname(__file__)``, ``os.path.join``/``abspath``/``realpath``/
+  ``dirname`` of those, ``Path(__file__).parent``, ``..``), then the repository root and
+  ``src/``. A module found only through the last two is *rooted*: the launcher must put that
+  folder on ``PYTHONPATH`` (see :attr:`Closure.rooted`). ``import a.b.c`` reaches
+  ``a/__init__.py``, ``a/b/__init__.py`` and ``a/b/c.py`` (or its package); ``from a import
+  b`` also reaches ``a/b.py`` when it exists. Relative imports resolve from the file's
+  package. Every reached file is followed in turn; files no reached module imports (side
+  scripts, ``setup.py``) are never read for requirements.
+* **Third party.** A top-level name that is neither local nor in the standard library
+  (Python 3's ``sys.stdlib_module_names`` plus Python 2's renamed modules).
+* **Optional.** An import is optional when it sits under a ``try`` whose handlers catch
+  ``ImportError``, ``ModuleNotFoundError``, ``Exception`` or everything; inside a function
+  (it runs only if the function is called); or behind an ``if __name__ == "__main__"``
+  guard of a module other than the entry script (never run on import). The entry script's
+  own guard runs, so its imports are required. Whatever an optional import reaches is
+  optional too. A module that is required anywhere is required.
+* **Python 2 files** (no syntax tree): import lines are read as text; all are required.
+"""
+
+from __future__ import annotations
+
+import ast
+import posixpath
+import re
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+__all__ = ["PY2_STDLIB", "Closure", "Reached", "closure"]
+
+#: Python 2 standard-library modules renamed or removed in Python 3 (never requirements).
+PY2_STDLIB = frozenset(
+    {
+        "__builtin__",
+        "ConfigParser",
+        "Queue",
+        "SocketServer",
+        "StringIO",
+        "Tkinter",
+        "cPickle",
+        "cStringIO",
+        "commands",
+        "cookielib",
+        "copy_reg",
+        "dummy_thread",
+        "htmlentitydefs",
+        "httplib",
+        "HTMLParser",
+        "md5",
+        "sets",
+        "sha",
+        "thread",
+        "urllib2",
+        "urlparse",
+        "xmlrpclib",
+    }
+)
+_STDLIB = frozenset(sys.stdlib_module_names) | {"__future__"} | PY2_STDLIB
+_IMPORT_LINE = re.compile(r"^\s*(?:from\s+([A-Za-z_][\w.]*)\s+import\b|import\s+([\w., ]+))")
+_CATCHES = {"ImportError", "ModuleNotFoundError", "Exception", "BaseException"}
+_MAX_FILE = 2 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class Reached:
+    """A third-party module the entry point reaches."""
+
+    module: str
+    files: tuple[str, ...]
+    #: Why it is optional (None: required).
+    optional: str | None = None
+
+
+@dataclass
+class Closure:
+    """What an entry point reaches."""
+
+    script: str
+    #: Repository files reached, in the order they were found (the script first).
+    files: list[str] = field(default_factory=list)
+    third_party: dict[str, Reached] = field(default_factory=dict)
+    #: Folders (``.`` or ``src``) that must be on ``PYTHONPATH`` for a reached local module.
+    rooted: list[str] = field(default_factory=list)
+    #: Local modules reached only through ``rooted`` folders.
+    rooted_modules: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class _Import:
+    names: tuple[str, ...]  # dotted candidates, most specific last
+    level: int
+    optional: str | None
+
+
+def _catches_import_error(node: ast.Try) -> bool:
+    for handler in node.handlers:
+        kind = handler.type
+        if kind is None:
+            return True
+        kinds = kind.elts if isinstance(kind, ast.Tuple) else [kind]
+        if any(isinstance(k, ast.Name) and k.id in _CATCHES for k in kinds):
+            return True
+    return False
+
+
+def _is_main_guard(node: ast.If) -> bool:
+    test = node.test
+    if not (isinstance(test, ast.Compare) and len(test.comparators) == 1):
+        return False
+    sides = [test.left, test.comparators[0]]
+    names = [s for s in sides if isinstance(s, ast.Name) and s.id == "__name__"]
+    consts = [s for s in sides if isinstance(s, ast.Constant) and s.value == "__main__"]
+    return bool(names and consts)
+
+
+def _imports(tree: ast.Module, *, entry: bool) -> Iterator[_Import]:
+    """Every import of ``tree`` with why it is optional (None: required)."""
+
+    def visit(nodes: list[ast.stmt], why: str | None) -> Iterator[_Import]:
+        for node in nodes:
+            if isinstance(node, ast.Import):
+                for alias in node.names:
+                    parts = alias.name.split(".")
+                    yield _Import(
+                        tuple(".".join(parts[: i + 1]) for i in range(len(parts))), 0, why
+                    )
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                parts = base.split(".") if base else []
+                names = [".".join(parts[: i + 1]) for i in range(len(parts))]
+                subs = [f"{base}.{a.name}" if base else a.name for a in node.names if a.name != "*"]
+                yield _Import((*names, *subs), node.level, why)
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                yield from visit(node.body, why or f"in function {node.name}()")
+            elif isinstance(node, ast.Try):
+                inner = why or (
+                    "under try/except ImportError" if _catches_import_error(node) else None
+                )
+                yield from visit(node.body, inner)
+                for handler in node.handlers:
+                    yield from visit(handler.body, why)
+                yield from visit(node.orelse, why)
+                yield from visit(node.finalbody, why)
+            elif isinstance(node, ast.If) and _is_main_guard(node) and not entry:
+                yield from visit(node.body, why or "behind another module's __main__ guard")
+                yield from visit(node.orelse, why)
+            else:
+                for child_field in ("body", "orelse", "finalbody", "handlers", "cases"):
+                    children = getattr(node, child_field, None)
+                    if isinstance(children, list):
+                        stmts: list[ast.stmt] = []
+                        for child in children:
+                            if isinstance(child, ast.stmt):
+                                stmts.append(child)
+                            elif hasattr(child, "body"):  # except handlers, match cases
+                                stmts.extend(child.body)
+                        yield from visit(stmts, why)
+
+    yield from visit(tree.body, None)
+
+
+def _text_imports(text: str) -> Iterator[_Import]:
+    for line in text.splitlines():
+        match = _IMPORT_LINE.match(line)
+        if match and match.group(1):
+            parts = match.group(1).split(".")
+            yield _Import(tuple(".".join(parts[: i + 1]) for i in range(len(parts))), 0, None)
+        elif match and match.group(2):
+            for part in match.group(2).split(","):
+                token = part.strip().split(" ")[0]
+                if token:
+                    parts = token.split(".")
+                    yield _Import(
+                        tuple(".".join(parts[: i + 1]) for i in range(len(parts))), 0, None
+                    )
+
+
+class _PathEval:
+    """Evaluate a ``sys.path`` entry to a folder of the repository (or None)."""
+
+    def __init__(self, file: str, workdir: str) -> None:
+        self.folder = posixpath.dirname(file) or "."
+        self.workdir = workdir
+
+    def __call__(self, node: ast.expr) -> str | None:
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            if node.value.startswith("/"):
+                return None
+            return posixpath.normpath(posixpath.join(self.workdir, node.value or "."))
+        if isinstance(node, ast.Name) and node.id == "__file__":
+            return posixpath.join(self.folder, "__file__")
+        if isinstance(node, ast.Call):
+            name = _dotted(node.func)
+            args = [self(a) for a in node.args]
+            if name in {"os.path.dirname", "dirname"} and args and args[0]:
+                return posixpath.dirname(args[0]) or "."
+            if name in {"os.path.abspath", "os.path.realpath", "abspath", "realpath", "str"}:
+                return args[0] if args else None
+            if name in {"Path", "pathlib.Path"}:
+                return args[0] if args else None
+            if name in {"os.path.join", "join"} and args and all(args):
+                return posixpath.normpath(posixpath.join(*[a for a in args if a]))
+            if isinstance(node.func, ast.Attribute) and node.func.attr in {"resolve", "absolute"}:
+                return self(node.func.value)
+            return None
+        if isinstance(node, ast.Attribute) and node.attr == "parent":
+            inner = self(node.value)
+            return (posixpath.dirname(inner) or ".") if inner else None
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div):
+            left, right = self(node.left), self(node.right)
+            if left and right:
+                return posixpath.normpath(
+                    posixpath.join(left, posixpath.relpath(right, self.workdir))
+                )
+        return None
+
+
+def _dotted(node: ast.expr) -> str:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        return f"{_dotted(node.value)}.{node.attr}"
+    return ""
+
+
+def _path_insertions(tree: ast.Module, file: str, workdir: str) -> list[str]:
+    found: list[str] = []
+    evaluate = _PathEval(file, workdir)
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
+            continue
+        if _dotted(node.func) not in {"sys.path.insert", "sys.path.append"}:
+            continue
+        arg = node.args[-1] if node.args else None
+        folder = evaluate(arg) if arg is not None else None
+        if folder is not None and not folder.startswith(".."):
+            found.append(folder)
+    return found
+
+
+class _Repo:
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.parsed: dict[str, tuple[ast.Module | None, str]] = {}
+
+    def is_file(self, rel: str) -> bool:
+        if rel.startswith(("..", "/")):
+            return False
+        return (self.root / rel).is_file()
+
+    def is_dir(self, rel: str) -> bool:
+        if rel.startswith(("..", "/")):
+            return False
+        return (self.root / rel).is_dir()
+
+    def read(self, rel: str) -> tuple[ast.Module | None, str]:
+        if rel not in self.parsed:
+            path = self.root / rel
+            text = ""
+            if path.stat().st_size <= _MAX_FILE:
+                text = path.read_bytes().decode("utf-8", "replace")
+            try:
+                tree: ast.Module | None = ast.parse(text)
+            except (SyntaxError, ValueError, RecursionError):
+                tree = None
+            self.parsed[rel] = (tree, text)
+        return self.parsed[rel]
+
+    def module_files(self, folder: str, dotted: str) -> list[str] | None:
+        """The files ``import dotted`` runs from ``folder`` (packages' __init__ first)."""
+        parts = dotted.split(".")
+        files: list[str] = []
+        current = folder
+        for index, part in enumerate(parts):
+            base = posixpath.normpath(posixpath.join(current, part))
+            last = index == len(parts) - 1
+            if self.is_file(f"{base}/__init__.py"):
+                files.append(f"{base}/__init__.py")
+            elif self.is_dir(base) and not last:
+                pass  # a namespace package
+            elif last and self.is_file(f"{base}.py"):
+                files.append(f"{base}.py")
+            else:
+                return None
+            current = base
+        return files
+
+
+def closure(root: Path, script: str, *, workdir: str = ".", module: bool = False) -> Closure:
+    """The modules ``script`` (a repository path) reaches when run from ``workdir``."""
+    repo = _Repo(root)
+    result = Closure(script=script)
+    first = posixpath.normpath(workdir) if module else (posixpath.dirname(script) or ".")
+    search = [first]
+    fallbacks = [f for f in (".", "src") if f not in search and repo.is_dir(f)]
+    optional_of: dict[str, str | None] = {script: None}
+    queue = [script]
+    seen: set[str] = set()
+    third: dict[str, list[str]] = {}
+    third_why: dict[str, str | None] = {}
+    while queue:
+        file = queue.pop(0)
+        if file in seen or not repo.is_file(file):
+            continue
+        seen.add(file)
+        result.files.append(file)
+        why_file = optional_of.get(file)
+        tree, text = repo.read(file)
+        if tree is not None:
+            for folder in _path_insertions(tree, file, workdir):
+                if folder not in search:
+                    search.append(folder)
+            found = list(_imports(tree, entry=file == script))
+        else:
+            found = list(_text_imports(text))
+        for item in found:
+            why = why_file or item.optional
+            targets = _resolve(repo, file, item, search=search, fallbacks=fallbacks, result=result)
+            if targets is None:
+                top = item.names[0].split(".")[0] if item.names else ""
+                if item.level or not top or top in _STDLIB or not top.isidentifier():
+                    continue
+                third.setdefault(top, []).append(file)
+                if why is None:
+                    third_why[top] = None  # required anywhere: required
+                elif top not in third_why:
+                    third_why[top] = why
+                continue
+            for target in targets:
+                before = optional_of.get(target, "unseen")
+                if before == "unseen" or (before is not None and why is None):
+                    optional_of[target] = why
+                    if target in seen and why is None and before is not None:
+                        seen.discard(target)  # now required: follow it again as required
+                        result.files.remove(target)
+                    queue.append(target)
+    result.third_party = {
+        name: Reached(name, tuple(dict.fromkeys(files)), third_why.get(name))
+        for name, files in sorted(third.items())
+    }
+    return result
+
+
+def _resolve(
+    repo: _Repo,
+    file: str,
+    item: _Import,
+    *,
+    search: list[str],
+    fallbacks: list[str],
+    result: Closure,
+) -> list[str] | None:
+    """The repository files ``item`` runs, or None when it is not a local module."""
+    if item.level:
+        package = posixpath.dirname(file) or "."
+        for _ in range(item.level - 1):
+            package = posixpath.dirname(package) or "."
+        files: list[str] = []
+        init = posixpath.join(package, "__init__.py")
+        if repo.is_file(init):
+            files.append(init)
+        for name in item.names:
+            found = repo.module_files(package, name)
+            if found:
+                files.extend(found)
+        return files
+    if not item.names:
+        return None
+    top = item.names[0].split(".")[0]
+    for folder in [*search, *fallbacks]:
+        resolved = [repo.module_files(folder, name) for name in item.names]
+        if all(found is None for found in resolved):
+            continue
+        files = [f for found in resolved if found for f in found]
+        if folder in fallbacks and folder not in search:
+            if folder not in result.rooted:
+                result.rooted.append(folder)
+            if top not in result.rooted_modules:
+                result.rooted_modules.append(top)
+        return files
+    return None
