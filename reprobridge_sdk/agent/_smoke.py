@@ -1,7 +1,8 @@
 """One smoke run of a launcher, and what the Reproducer phase collects while it works.
 
 Rules: a launcher runs once in the repository's working copy at its working directory; a
-``python`` or ``python3`` in ``argv[0]`` becomes the built environment's interpreter; with a
+``python`` or ``python3`` in ``argv[0]`` becomes the built environment's interpreter (a
+shell launcher runs through ``/bin/sh -c`` with that interpreter's folder first on PATH); with a
 seed, ``{seed}`` is replaced in the argv and the environment values. The environment is the
 caller's without ``PYTHON*``, ``VIRTUAL_ENV*`` and ``CONDA*`` variables, plus the launcher's,
 with byte-code writing off and unbuffered output; stdin is empty. A run past ``timeout`` has
@@ -81,6 +82,9 @@ def run_launcher(
     env.update(given)
     env["PYTHONDONTWRITEBYTECODE"] = "1"
     env["PYTHONUNBUFFERED"] = "1"
+    if launcher.shell:  # one shell line; its ``python`` is the environment's, as the runner's
+        argv = ["/bin/sh", "-c", argv[0]]
+        env["PATH"] = f"{interpreter.parent}{os.pathsep}{env.get('PATH', '')}"
     workdir = code_dir / launcher.workdir
     if not sandbox:
         return _run(argv, argv, workdir, env, timeout)

@@ -2,34 +2,48 @@
 
 Rules, in order:
 
-1. **Requirements.** The first ``requirements*.txt``/``.in`` the Intake found (top level
-   first), else none. Every third-party module the code imports that no requirement
-   provides is added through :data:`IMPORT_TO_DISTRIBUTION` (a maintained map of import
-   names to distributions; an unknown name is taken as its own distribution name), and each
-   addition is recorded. ``-r``/``-e``/URL lines and environment markers that do not apply
-   are dropped, recorded.
+1. **Requirements.** The claims file's ``requirements`` first (they replace the
+   repository's line for the same distribution); then the first ``requirements*.txt``/
+   ``.in`` the Intake found (top level first), else the ``install_requires`` of ``setup.py``
+   or ``setup.cfg``, the ``[project] dependencies`` of ``pyproject.toml``, or the ``pip``
+   section of ``environment.yml``, pins as written. Then every third-party module the
+   planned scripts reach (their import closure, :mod:`reprobridge_sdk.agent.imports`; a
+   module only a side script imports is no requirement) that no requirement provides is
+   added through :data:`IMPORT_TO_DISTRIBUTION` (a maintained map of import names to
+   distributions; an unknown name is its own distribution name), recorded, and marked
+   optional when its import is. Build tools (:data:`BUILD_TOOLS`) are never inferred from
+   ``setup.py``; ``pkg_resources`` in the code requires setuptools, unpinned.
+   ``-r``/``-e``/URL lines and environment markers that do not apply are dropped, recorded.
 2. **Platform-bound pins.** ``nvidia-*``, ``triton`` and ``pytorch-triton`` pins are
    CUDA-only wheels: they are dropped (their CPU equivalent is nothing: the CPU builds of the
    frameworks that need them bundle what they use), and a ``+cuXYZ`` local version of a
    framework pin is cut to the public version. Nothing is downloaded to decide this.
-3. **Versions of the code's era.** Resolution (``uv pip compile``, wheels only, for the
-   installed interpreter) goes step by step and stops at the first step that resolves:
+3. **Versions.** Resolution (``uv pip compile``, wheels only, for the installed
+   interpreter) goes step by step and stops at the first step that resolves:
 
-   a. the requirements as declared, nothing newer than the commit date;
-   b. exact and upper bounds relaxed to lower bounds (``==1.2`` becomes ``>=1.2``), still
-      bounded by the commit date (skipped when nothing changes);
-   c. the relaxed requirements with the oldest release of each that has a wheel for the
-      interpreter (``--resolution lowest-direct``, no date bound).
+   a. ``declared``: the requirements as declared, nothing newer than the commit date;
+   b. ``lower-bounds``: exact and upper bounds relaxed to lower bounds (``==1.2`` becomes
+      ``>=1.2``), still bounded by the commit date (skipped when nothing changes);
+   c. ``newest``: as declared, the newest versions (no date bound);
+   d. ``newest-lower-bounds``: relaxed, the newest versions (skipped as b);
+   e. ``required-only``: relaxed and newest, without the requirements added only for
+      optional imports (skipped when there are none);
+   f. ``source-build``: when a step failed because a requirement has no wheel for the
+      interpreter, the relaxed requirements of the code's era with source distributions
+      allowed (a pure-Python sdist builds anywhere; one that needs a compiler fails when
+      the environment is built, B005).
 
-   Each step is recorded with its reason and, when it fails, the resolver's last lines.
-   No step resolving is B005.
+   Nothing resolves to the lowest versions. Each step is recorded with its reason and,
+   when it fails, the resolver's last lines. No step resolving is B005.
 4. **Lock.** The chosen versions (every distribution of the resolution, exactly pinned)
    become ``environment/requirements.in``; ``reprobridge lock`` (the env API) turns them
    into the hashed lock. The interpreter is the one running the build: no interpreter is
    ever downloaded.
 5. **Environment and gate.** The environment is built from the lock in the SDK's cache
-   (shared by every artifact with the same lock). Gate: every third-party module the code
-   imports imports there (B006 for each that does not, with the error's last line).
+   (shared by every artifact with the same lock). Gate: every required third-party module
+   of the closure imports there (B006 for each that does not, with the error's last line
+   and its reason when it is the network or a GPU); an optional one that does not, or whose
+   requirement was left out, is B023 (a warning).
 """
 
 from __future__ import annotations
@@ -39,14 +53,15 @@ import re
 import subprocess
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 
 from reprobridge_sdk.agent._sandbox import confined
+from reprobridge_sdk.agent.distributions import BUILD_TOOLS, IMPORT_TO_DISTRIBUTION
 from reprobridge_sdk.agent.gates import build_finding, gate_from
 from reprobridge_sdk.env._resolvers import index_url, isolated_environ
 from reprobridge_sdk.env.lock import lock_artifact
@@ -57,11 +72,16 @@ from reprobridge_sdk.model.build import (
     BuilderRecord,
     BuildFinding,
     IntakeRecord,
+    PlanRecord,
+    ReachedImport,
     Replacement,
     ResolveStep,
+    ResolveStepName,
 )
+from reprobridge_sdk.model.claims import Claims
 
 __all__ = [
+    "BUILD_TOOLS",
     "CUDA_ONLY",
     "ENV_DIR",
     "IMPORT_TO_DISTRIBUTION",
@@ -74,84 +94,6 @@ __all__ = [
 #: Directory (inside the build state) of the scratch artifact the environment is locked in.
 ENV_DIR = "env"
 
-#: Import names whose distribution has another name. Names missing here are taken as their
-#: own distribution name (``numpy`` -> ``numpy``).
-IMPORT_TO_DISTRIBUTION: dict[str, str] = {
-    "sklearn": "scikit-learn",
-    "skimage": "scikit-image",
-    "cv2": "opencv-python-headless",
-    "PIL": "Pillow",
-    "yaml": "PyYAML",
-    "bs4": "beautifulsoup4",
-    "Crypto": "pycryptodome",
-    "dateutil": "python-dateutil",
-    "dotenv": "python-dotenv",
-    "jwt": "PyJWT",
-    "attr": "attrs",
-    "google.protobuf": "protobuf",
-    "tensorflow_datasets": "tensorflow-datasets",
-    "tf_keras": "tf-keras",
-    "torchvision": "torchvision",
-    "gym": "gym",
-    "git": "GitPython",
-    "magic": "python-magic",
-    "serial": "pyserial",
-    "usb": "pyusb",
-    "wx": "wxPython",
-    "OpenGL": "PyOpenGL",
-    "Bio": "biopython",
-    "mpl_toolkits": "matplotlib",
-    "pylab": "matplotlib",
-    "sentencepiece": "sentencepiece",
-    "fitz": "PyMuPDF",
-    "docx": "python-docx",
-    "pptx": "python-pptx",
-    "Levenshtein": "python-Levenshtein",
-    "lightgbm": "lightgbm",
-    "xgboost": "xgboost",
-    "catboost": "catboost",
-    "umap": "umap-learn",
-    "hdbscan": "hdbscan",
-    "igraph": "python-igraph",
-    "community": "python-louvain",
-    "sklearn_crfsuite": "sklearn-crfsuite",
-    "faiss": "faiss-cpu",
-    "jax": "jax",
-    "haiku": "dm-haiku",
-    "tree": "dm-tree",
-    "absl": "absl-py",
-    "gflags": "python-gflags",
-    "tables": "tables",
-    "h5py": "h5py",
-    "pkg_resources": "setuptools",
-    "setuptools": "setuptools",
-    "nltk": "nltk",
-    "spacy": "spacy",
-    "gensim": "gensim",
-    "statsmodels": "statsmodels",
-    "seaborn": "seaborn",
-    "tqdm": "tqdm",
-    "pandas": "pandas",
-    "scipy": "scipy",
-    "numpy": "numpy",
-    "matplotlib": "matplotlib",
-    "torch": "torch",
-    "tensorflow": "tensorflow",
-    "keras": "keras",
-    "transformers": "transformers",
-    "datasets": "datasets",
-    "wandb": "wandb",
-    "tensorboardX": "tensorboardX",
-    "joblib": "joblib",
-    "networkx": "networkx",
-    "sympy": "sympy",
-    "requests": "requests",
-    "click": "click",
-    "ruamel": "ruamel.yaml",
-    "zmq": "pyzmq",
-    "lxml": "lxml",
-}
-
 #: Distributions that exist only as CUDA builds (matched on the canonical name).
 CUDA_ONLY = re.compile(r"^(nvidia-.+|triton|pytorch-triton(-rocm)?|cupy-cuda.+)$")
 _LOCAL_CUDA = re.compile(r"\+(cu\d+|rocm[\d.]+)$")
@@ -163,6 +105,8 @@ class Declared:
 
     requirements: list[str]
     replaced: list[Replacement]
+    #: Requirements added only for optional imports (left out when nothing else resolves).
+    optional: list[str] = field(default_factory=list)
 
 
 def _provides(requirement: str) -> str:
@@ -172,14 +116,49 @@ def _provides(requirement: str) -> str:
         return canonicalize_name(re.split(r"[<>=!~;\[ ]", requirement, maxsplit=1)[0])
 
 
-def declared_requirements(intake: IntakeRecord) -> Declared:
-    """Steps 1 and 2: the requirements from the dependency files and the imports."""
+def _uses(intake: IntakeRecord, plan: PlanRecord | None) -> list[ReachedImport]:
+    """The imports the environment serves: the planned scripts' closure when there is a
+    plan, else every import of the repository but build tools only ``setup.py`` imports."""
+    if plan is not None:
+        return list(plan.imports)
+    uses = []
+    for use in intake.imports:
+        if use.module in BUILD_TOOLS and all(
+            PurePosixPath(f).name == "setup.py" for f in use.files
+        ):
+            continue
+        uses.append(ReachedImport(module=use.module, files=list(use.files)))
+    return uses
+
+
+def _declared_lines(intake: IntakeRecord) -> tuple[list[str], str]:
     files = [f for f in intake.dependency_files if f.kind == "requirements"]
     files.sort(key=lambda f: (f.path.count("/"), "dev" in f.path or "test" in f.path, f.path))
-    lines = list(files[0].requirements) if files else []
-    source = files[0].path if files else "the imports"
+    if files:
+        return list(files[0].requirements), files[0].path
+    order = {"setup.py": 0, "setup.cfg": 1, "pyproject": 2, "conda": 3, "pipfile": 4}
+    others = sorted(
+        (f for f in intake.dependency_files if f.requirements and f.kind in order),
+        key=lambda f: (f.path.count("/"), order[f.kind]),
+    )
+    if others:
+        return list(others[0].requirements), others[0].path
+    return [], "the imports"
+
+
+def declared_requirements(
+    intake: IntakeRecord, plan: PlanRecord | None = None, claims: Claims | None = None
+) -> Declared:
+    """Steps 1 and 2: the requirements from the dependency files, the claims and imports."""
+    lines, source = _declared_lines(intake)
     kept: list[str] = []
     replaced: list[Replacement] = []
+    given = list(claims.requirements) if claims is not None else []
+    overridden = {_provides(line) for line in given}
+    for line in given:
+        replaced.append(
+            Replacement(original=None, replacement=line, why="declared by the claims file")
+        )
     for line in lines:
         try:
             requirement = Requirement(line)
@@ -189,6 +168,13 @@ def declared_requirements(intake: IntakeRecord) -> Declared:
             )
             continue
         name = canonicalize_name(requirement.name)
+        if name in overridden:
+            replaced.append(
+                Replacement(
+                    original=line, replacement=None, why="the claims file declares it instead"
+                )
+            )
+            continue
         if requirement.url:
             replaced.append(
                 Replacement(
@@ -220,21 +206,21 @@ def declared_requirements(intake: IntakeRecord) -> Declared:
             kept.append(new)
             continue
         kept.append(str(requirement))
+    kept = [*given, *kept]
     provided = {_provides(line) for line in kept}
-    for use in intake.imports:
+    optional: list[str] = []
+    for use in _uses(intake, plan):
         distribution = IMPORT_TO_DISTRIBUTION.get(use.module, use.module)
         if canonicalize_name(distribution) in provided:
             continue
         provided.add(canonicalize_name(distribution))
         kept.append(distribution)
-        replaced.append(
-            Replacement(
-                original=None,
-                replacement=distribution,
-                why=f"imported as {use.module!r} in {use.files[0]} but not declared",
-            )
-        )
-    return Declared(sorted(kept, key=str.lower), replaced)
+        how = f"imported as {use.module!r} in {use.files[0]} but not declared"
+        if use.optional is not None:
+            optional.append(distribution)
+            how += f" (optional: {use.optional})"
+        replaced.append(Replacement(original=None, replacement=distribution, why=how))
+    return Declared(sorted(kept, key=str.lower), replaced, sorted(optional, key=str.lower))
 
 
 def relaxed(requirements: list[str]) -> list[str]:
@@ -270,7 +256,7 @@ def _compile(
     *,
     python: str,
     exclude_newer: str | None,
-    lowest: bool,
+    wheels_only: bool = True,
 ) -> tuple[list[str] | None, list[str], str]:
     source = work / "step.in"
     output = work / "step.txt"
@@ -284,8 +270,7 @@ def _compile(
         "--no-config",
         "--no-header",
         "--no-annotate",
-        "--only-binary",
-        ":all:",
+        *(["--only-binary", ":all:"] if wheels_only else []),
         "--index-url",
         index_url(),
         "--python-version",
@@ -295,8 +280,6 @@ def _compile(
     ]
     if exclude_newer:
         argv += ["--exclude-newer", exclude_newer]
-    if lowest:
-        argv += ["--resolution", "lowest-direct"]
     argv.append(str(source))
     proc = subprocess.run(
         argv, capture_output=True, text=True, check=False, env=isolated_environ(), cwd=work
@@ -316,62 +299,117 @@ def _date_bound(commit_date: str) -> str:
     return datetime.fromisoformat(commit_date).isoformat()
 
 
-def resolve_steps(
-    requirements: list[str], work: Path, *, python: str, commit_date: str
-) -> tuple[list[ResolveStep], list[str] | None]:
-    """Step 3: resolve, relaxing step by step; return the steps and the pins (None: none)."""
-    work.mkdir(parents=True, exist_ok=True)
-    bound = _date_bound(commit_date)
+_NO_WHEEL = re.compile(r"no (usable )?wheels|building from source is disabled|only-binary", re.I)
+
+
+@dataclass(frozen=True)
+class _Step:
+    name: ResolveStepName
+    requirements: list[str]
+    exclude_newer: str | None
+    why: str
+    wheels_only: bool = True
+
+
+def _plan_steps(
+    requirements: list[str], optional: list[str], *, python: str, bound: str
+) -> list[_Step]:
     loose = relaxed(requirements)
-    plan: list[tuple[str, list[str], str | None, bool, str]] = [
-        (
+    steps = [
+        _Step(
             "declared",
             requirements,
             bound,
-            False,
             "the versions of the code's era: nothing newer than the commit",
         ),
     ]
     if loose != requirements:
-        plan.append(
-            ("lower-bounds", loose, bound, False, "exact and upper bounds relaxed to lower bounds")
+        steps.append(
+            _Step(
+                "lower-bounds",
+                loose,
+                bound,
+                "exact and upper bounds relaxed to lower bounds "
+                "(a recorded decision), still of the code's era",
+            )
         )
-    plan.append(
-        (
-            "oldest-wheel",
-            loose,
+    steps.append(
+        _Step(
+            "newest",
+            requirements,
             None,
-            True,
-            f"the oldest release of each requirement with a wheel for Python {python}",
+            f"the newest versions with wheels for Python {python}: the code's era has none",
         )
     )
-    steps: list[ResolveStep] = []
-    for name, reqs, exclude, lowest, why in plan:
-        if not reqs:
-            steps.append(
-                ResolveStep(
-                    name=name,
-                    requirements=[],
-                    exclude_newer=exclude,
-                    lowest=lowest,
-                    ok=True,
-                    why="nothing to resolve",
-                    argv=[],
-                    pins=[],
-                )
+    if loose != requirements:
+        steps.append(
+            _Step(
+                "newest-lower-bounds",
+                loose,
+                None,
+                "exact and upper bounds relaxed to lower "
+                "bounds (a recorded decision), newest versions",
             )
-            return steps, []
+        )
+    if optional:
+        dropped = {canonicalize_name(o) for o in optional}
+        required = [r for r in loose if _provides(r) not in dropped]
+        steps.append(
+            _Step(
+                "required-only",
+                required,
+                None,
+                "without the requirements of optional "
+                f"imports ({', '.join(optional)}): they are left out",
+            )
+        )
+    return steps
+
+
+def resolve_steps(
+    requirements: list[str],
+    work: Path,
+    *,
+    python: str,
+    commit_date: str,
+    optional: list[str] | None = None,
+) -> tuple[list[ResolveStep], list[str] | None]:
+    """Step 3: resolve, relaxing step by step; return the steps and the pins (None: none)."""
+    work.mkdir(parents=True, exist_ok=True)
+    bound = _date_bound(commit_date)
+    if not requirements:
+        step = ResolveStep(
+            name="declared",
+            requirements=[],
+            exclude_newer=bound,
+            lowest=False,
+            ok=True,
+            why="nothing to resolve",
+            argv=[],
+            pins=[],
+        )
+        return [step], []
+    steps: list[ResolveStep] = []
+    todo = _plan_steps(requirements, optional or [], python=python, bound=bound)
+    no_wheel = False
+    while todo:
+        current = todo.pop(0)
         pins, argv, error = _compile(
-            reqs, work, python=python, exclude_newer=exclude, lowest=lowest
+            current.requirements,
+            work,
+            python=python,
+            exclude_newer=current.exclude_newer,
+            wheels_only=current.wheels_only,
         )
         steps.append(
             ResolveStep(
-                name=name,
-                requirements=reqs,
-                exclude_newer=exclude,
-                lowest=lowest,
+                name=current.name,
+                requirements=current.requirements,
+                exclude_newer=current.exclude_newer,
+                lowest=False,
+                source_builds=not current.wheels_only,
                 ok=pins is not None,
-                why=why,
+                why=current.why,
                 argv=argv,
                 pins=pins or [],
                 error=error or None,
@@ -379,6 +417,19 @@ def resolve_steps(
         )
         if pins is not None:
             return steps, pins
+        no_wheel = no_wheel or bool(current.wheels_only and _NO_WHEEL.search(error))
+        if not todo and no_wheel:
+            no_wheel = False
+            todo.append(
+                _Step(
+                    "source-build",
+                    relaxed(requirements),
+                    bound,
+                    "source distributions allowed for what has no wheel for Python "
+                    f"{python} (pure-Python ones build anywhere), of the code's era",
+                    wheels_only=False,
+                )
+            )
     return steps, None
 
 
@@ -393,14 +444,40 @@ environment:
 """
 
 
+_REASONS = (
+    (
+        re.compile(
+            r"URLError|ConnectionError|gaierror|Name or service not known|"
+            r"Temporary failure in name resolution|HTTPError|timed out|Network is unreachable"
+        ),
+        "its import needs the network",
+    ),
+    (re.compile(r"CUDA|cuda|libcu\w+\.so|nvidia|NVIDIA|GPU|no GPU|ROCm"), "its import needs a GPU"),
+)
+
+
+def _reason(text: str) -> str | None:
+    for pattern, reason in _REASONS:
+        if pattern.search(text):
+            return reason
+    return None
+
+
 def _probe_imports(
-    python: Path, modules: list[str], cwd: Path, *, sandbox: bool = False
+    python: Path,
+    modules: list[str],
+    cwd: Path,
+    *,
+    optional: dict[str, str] | None = None,
+    sandbox: bool = False,
 ) -> list[BuildFinding]:
     """Import each module in the built environment (in the sandbox with ``sandbox``: an
-    import runs the package's code)."""
+    import runs the package's code); ``optional`` maps a module the entry point imports only
+    optionally to how it does."""
     findings: list[BuildFinding] = []
     extra = {"MPLBACKEND": "Agg", "PYTHONDONTWRITEBYTECODE": "1"}
     env = {**os.environ, **extra}
+    optional = optional or {}
     for module in modules:
         argv = [str(python), "-c", f"import {module}"]
         if sandbox:
@@ -415,15 +492,32 @@ def _probe_imports(
                 proc = _probe(command, cwd, inside, fds)
         else:
             proc = _probe(argv, cwd, env, ())
-        if proc.returncode != 0:
-            last = (proc.stderr.strip().splitlines() or ["exit status " + str(proc.returncode)])[-1]
+        if proc.returncode == 0:
+            continue
+        last = (proc.stderr.strip().splitlines() or ["exit status " + str(proc.returncode)])[-1]
+        reason = _reason(proc.stderr[-4000:])
+        because = f" ({reason})" if reason else ""
+        if module in optional:
             findings.append(
                 build_finding(
-                    "B006",
-                    f"{module!r} does not import in the built environment: {last[:300]}",
-                    hint="declare its distribution in the repository's requirements",
+                    "B023",
+                    f"{module!r} does not import in the built environment{because}: "
+                    f"{last[:300]}; the entry point imports it only optionally "
+                    f"({optional[module]})",
+                    hint="the launchers run without it; declare it in the claims file's "
+                    "requirements if a run needs it",
                 )
             )
+            continue
+        findings.append(
+            build_finding(
+                "B006",
+                f"{module!r} does not import in the built environment{because}: {last[:300]}",
+                hint="declare its distribution in the repository's requirements"
+                if reason is None
+                else "run the build where that is available, or patch the import out",
+            )
+        )
     return findings
 
 
@@ -447,23 +541,28 @@ def build_environment(
     state_dir: Path,
     *,
     inputs_digest: str,
+    plan: PlanRecord | None = None,
+    claims: Claims | None = None,
     cache_dir: str | os.PathLike[str] | None = None,
     started: float | None = None,
     sandbox: bool = False,
 ) -> BuilderRecord:
     """Run the Builder: declared requirements, resolution steps, lock, environment, gate.
 
-    Resolving and installing run outside the sandbox; the import probes run in it with
-    ``sandbox``."""
+    With ``plan`` the environment serves its launchers' import closure; without, every
+    import of the repository. Resolving and installing run outside the sandbox; the import
+    probes run in it with ``sandbox``.
+    """
     begin = time.monotonic() if started is None else started
     python = intake.python.target
-    declared = declared_requirements(intake)
+    declared = declared_requirements(intake, plan, claims)
     scratch = state_dir / ENV_DIR
     steps, pins = resolve_steps(
         declared.requirements,
         scratch / "resolve",
         python=python,
         commit_date=intake.python.commit_date,
+        optional=declared.optional,
     )
 
     def record(findings: list[BuildFinding], **extra: object) -> BuilderRecord:
@@ -500,8 +599,27 @@ def build_environment(
             [build_finding("B005", f"locking or building the environment failed: {detail}")],
             pins=pins,
         )
-    modules = [use.module for use in intake.imports]
-    findings = _probe_imports(interpreter, modules, scratch, sandbox=sandbox)
+    uses = _uses(intake, plan)
+    left_out = {canonicalize_name(o) for o in declared.optional} - {_provides(p) for p in pins}
+    findings: list[BuildFinding] = []
+    modules: list[str] = []
+    optional: dict[str, str] = {}
+    for use in uses:
+        distribution = canonicalize_name(IMPORT_TO_DISTRIBUTION.get(use.module, use.module))
+        if use.optional is not None and distribution in left_out:
+            findings.append(
+                build_finding(
+                    "B023",
+                    f"{use.module!r} is left out: its requirement does not resolve with the "
+                    f"others and the entry point imports it only optionally ({use.optional})",
+                    hint="declare a version that resolves in the claims file's requirements",
+                )
+            )
+            continue
+        modules.append(use.module)
+        if use.optional is not None:
+            optional[use.module] = use.optional
+    findings += _probe_imports(interpreter, modules, scratch, optional=optional, sandbox=sandbox)
     return record(
         findings,
         pins=pins,

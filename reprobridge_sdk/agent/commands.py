@@ -319,9 +319,9 @@ def _parse(text: str, reader: _Reader) -> tuple[Command | None, _Reader]:
         return Command(text[:200], reader.workdir, problem="the line is too long"), reader
     lexed = _lex(text)
     if lexed.error is not None:
-        found = re.search(r"\bpython[23.\d]*\s", text) or ".sh" in text
+        mentions = bool(re.search(r"\bpython[23.\d]*\s", text)) or ".sh" in text
         problem = Command(text, reader.workdir, problem=lexed.error)
-        return (problem if found else None), reader
+        return (problem if mentions else None), reader
     segments, needs_shell = _segments(lexed.items)
     start = _Reader(reader.workdir, dict(reader.env))
     found: Command | None = None

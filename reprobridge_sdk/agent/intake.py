@@ -53,12 +53,12 @@ from reprobridge_sdk.agent.commands import (
     parse_command,
     resolve,
 )
+from reprobridge_sdk.agent.dependencies import dependency_files
 from reprobridge_sdk.agent.gates import build_finding, gate_from
 from reprobridge_sdk.model.build import (
     BuildFinding,
     CommandLine,
     DataReference,
-    DependencyFile,
     EntryOption,
     EntryPoint,
     ImportUse,
@@ -99,14 +99,6 @@ _OUTPUT = re.compile(
 _GPU = re.compile(r"""\bcuda\b|\.cuda\s*\(|CUDA_VISIBLE_DEVICES|\bgpu\b""", re.IGNORECASE)
 _PY2_PRINT = re.compile(r"^\s*print\s+[^\s(=]")
 _IMPORT_LINE = re.compile(r"^\s*(?:from\s+([A-Za-z_][\w.]*)\s+import\b|import\s+([\w., ]+))")
-_DEP_FILES = {
-    "setup.py": "setup.py",
-    "setup.cfg": "setup.cfg",
-    "pyproject.toml": "pyproject",
-    "environment.yml": "conda",
-    "environment.yaml": "conda",
-    "Pipfile": "pipfile",
-}
 _LICENSES = (
     ("Apache License", "Apache-2.0"),
     ("MIT License", "MIT"),
@@ -290,31 +282,6 @@ def _third_party(tree: Tree) -> list[ImportUse]:
                 continue
             used.setdefault(name, []).append(file.path)
     return [ImportUse(module=name, files=files) for name, files in sorted(used.items())]
-
-
-def _requirement_lines(text: str) -> list[str]:
-    out = []
-    for raw in text.splitlines():
-        line = raw.split("#", 1)[0].strip()
-        if line and not line.startswith("-"):
-            out.append(line)
-    return out
-
-
-def _dependency_files(tree: Tree) -> list[DependencyFile]:
-    found: list[DependencyFile] = []
-    for rel in tree.files:
-        name = Path(rel).name
-        if rel.count("/") > 1:
-            continue
-        if re.fullmatch(r"requirements[\w.-]*\.(txt|in)", name):
-            text = (tree.root / rel).read_text("utf-8", "replace")
-            found.append(
-                DependencyFile(path=rel, kind="requirements", requirements=_requirement_lines(text))
-            )
-        elif name in _DEP_FILES:
-            found.append(DependencyFile(path=rel, kind=_DEP_FILES[name]))
-    return found
 
 
 def _python_requires(tree: Tree) -> str | None:
@@ -612,7 +579,7 @@ def inventory(
         source=source,
         repo_name=name,
         commit=commit,
-        dependency_files=_dependency_files(tree),
+        dependency_files=dependency_files(tree.root, tree.files),
         imports=_third_party(tree),
         python=PythonEra(
             syntax="2" if py2 else "3",

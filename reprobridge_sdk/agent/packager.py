@@ -73,6 +73,8 @@ def manifest_launcher(item: LauncherPlan) -> dict[str, Any]:
     }
     if item.env:
         data["env"] = dict(item.env)
+    if item.shell:
+        data["shell"] = True
     if item.seed_flag and item.seeds:
         # a scored launcher of a claim over several seeds declares them all
         data["seeds"] = list(item.seeds) if item.scope == "scored" else [item.seeds[0]]
@@ -152,6 +154,10 @@ def assemble(
         "tasks": tasks,
         "launchers": [manifest_launcher(item) for item in plan.launchers],
     }
+    if plan.conveniences:  # how the code runs, recorded without a patch (the Planner's)
+        data["guide"] = {
+            "changes": [c.model_dump(mode="json", exclude_none=True) for c in plan.conveniences]
+        }
     manifest = Manifest.model_validate(data)
     if (out / "code").exists():
         shutil.rmtree(out / "code")

@@ -197,7 +197,12 @@ def build(options: BuildOptions, *, echo: Callable[[str], None] | None = None) -
             BuilderRecord,
             d_builder,
             lambda: build_environment(
-                intake, state.root, inputs_digest=d_builder, sandbox=options.sandbox
+                intake,
+                state.root,
+                inputs_digest=d_builder,
+                plan=planned,
+                claims=claims,
+                sandbox=options.sandbox,
             ),
         )
         d_repro = reproducer_digest(d_builder, options)

@@ -45,23 +45,28 @@ Then, for the chosen script:
 
 from __future__ import annotations
 
+import os
+import posixpath
 import re
 import shlex
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from reprobridge_sdk.agent.gates import build_finding, gate_from
-from reprobridge_sdk.agent.intake import command_script
+from reprobridge_sdk.agent.imports import Closure, closure
+from reprobridge_sdk.agent.intake import command_script, hint_command
 from reprobridge_sdk.model.build import (
     ClaimPlan,
+    CommandLine,
     EntryOption,
     EntryPoint,
     IntakeRecord,
     LauncherPlan,
     PlanRecord,
+    ReachedImport,
 )
 from reprobridge_sdk.model.claims import Claim, Claims
-from reprobridge_sdk.model.guide import Ambiguity, Pitfall
+from reprobridge_sdk.model.guide import Ambiguity, Change, Pitfall
 
 __all__ = [
     "DEFAULT_SEEDS",
@@ -129,11 +134,55 @@ def _long_flag(option: EntryOption) -> str:
     return flags[0]
 
 
+#: Planned launchers are shared by claims with the same script, arguments, folder, seeds,
+#: variables and command head.
+_Key = tuple[
+    str, tuple[str, ...], str, tuple[int, ...], tuple[tuple[str, str], ...], tuple[str, ...]
+]
+
+
 @dataclass
 class _Choice:
     script: str
     args: list[str]
     basis: str
+    #: From a command read as a launcher: its folder, variables and argv up to the arguments.
+    workdir: str | None = None
+    env: dict[str, str] = field(default_factory=dict)
+    head: list[str] | None = None
+    shell: bool = False
+
+
+def _from_line(line: CommandLine, basis: str) -> _Choice:
+    """A choice that follows a command read as a launcher."""
+    assert line.script is not None
+    if line.shell:
+        return _Choice(line.script, [], basis, line.workdir, dict(line.env), list(line.argv), True)
+    args = _after_program(line)
+    head = line.argv[: len(line.argv) - len(args)]
+    return _Choice(line.script, args, basis, line.workdir, dict(line.env), head)
+
+
+def _after_program(line: CommandLine) -> list[str]:
+    """The arguments after the script or the ``-m`` module of ``line``."""
+    skip = False
+    for index, word in enumerate(line.argv[1:], start=1):
+        if skip:
+            skip = False
+        elif line.module is not None and word == "-m":
+            return line.argv[index + 2 :]
+        elif word in {"-W", "-X"}:
+            skip = True
+        elif line.module is None and not word.startswith("-"):
+            return line.argv[index + 1 :]
+    return []
+
+
+def _readme_line(intake: IntakeRecord, script: str) -> CommandLine | None:
+    for line in intake.commands:
+        if line.script == script and line.problem is None:
+            return line
+    return None
 
 
 def _split(command: str) -> list[str]:
@@ -154,21 +203,27 @@ def _args_after_script(command: str, script: str) -> list[str]:
     return []
 
 
-def _choose(claim: Claim, intake: IntakeRecord, ambiguities: list[Ambiguity]) -> _Choice | str:
+def _choose(
+    claim: Claim, intake: IntakeRecord, ambiguities: list[Ambiguity], root: Path | None
+) -> _Choice | str:
     entries = {entry.path: entry for entry in intake.entry_points}
     hints = claim.hints
-    if hints.command:
+    if hints.command and root is not None:
+        files = sorted(str(p.relative_to(root).as_posix()) for p in root.rglob("*.py"))
+        line, how = hint_command(hints.command, root, list(intake.commands), files)
+        if line.problem is None and line.script is not None:
+            basis = "hint: command" + ("" if how == "as written" else f" ({how})")
+            return _from_line(line, basis)
+    elif hints.command:
         script = command_script(hints.command)
         if script:
             return _Choice(script, _args_after_script(hints.command, script), "hint: command")
-    if hints.script:
-        script = hints.script.removeprefix("./")
-        entry = entries.get(script)
-        readme = entry.readme_commands[0] if entry and entry.readme_commands else None
-        args = _args_after_script(readme, script) if readme else []
-        return _Choice(
-            script, args, "hint: script" + (" with its README command" if readme else "")
-        )
+    script = (hints.script or "").removeprefix("./")
+    if script and (root is None or (root / script).is_file()):
+        given = _readme_line(intake, script)
+        if given is not None and not given.shell:
+            return _from_line(given, "hint: script with its README command")
+        return _Choice(script, [], "hint: script")
     if not entries:
         return "the repository has no entry point (no __main__ block, argparse or README command)"
     candidates: list[tuple[int, str]] = []
@@ -197,16 +252,18 @@ def _choose(claim: Claim, intake: IntakeRecord, ambiguities: list[Ambiguity]) ->
                     tasks=[claim.id],
                 )
             )
-        entry = entries[chosen]
-        readme = entry.readme_commands[0] if entry.readme_commands else None
-        args = _args_after_script(readme, chosen) if readme else []
         how = "label" if best >= 1000 else "words of 'measured'"
-        return _Choice(chosen, args, f"printed text matches the claim's {how}")
+        basis = f"printed text matches the claim's {how}"
+        found = _readme_line(intake, chosen)
+        if found is not None and not found.shell:
+            return _from_line(found, basis)
+        return _Choice(chosen, [], basis)
     if len(entries) == 1:
         only = next(iter(entries))
-        entry = entries[only]
-        readme = entry.readme_commands[0] if entry.readme_commands else None
-        return _Choice(only, _args_after_script(readme, only) if readme else [], "only entry point")
+        found = _readme_line(intake, only)
+        if found is not None and not found.shell:
+            return _from_line(found, "only entry point")
+        return _Choice(only, [], "only entry point")
     return (
         f"{len(entries)} entry points and none prints text that matches the claim; "
         "give hints.script, hints.command or hints.label"
@@ -265,6 +322,50 @@ def _workdir(root: Path | None, script: str, intake: IntakeRecord) -> str:
     return "."
 
 
+def _reach(  # noqa: PLR0917 - private helper of plan()
+    root: Path,
+    choice: _Choice,
+    workdir: str,
+    env: dict[str, str],
+    claim: str,
+    conveniences: dict[str, Change],
+    imports: dict[str, ReachedImport],
+) -> Closure:
+    """The import closure of the chosen script; its rooted modules made importable.
+
+    A local module found only from the repository root (or ``src/``) is put on the
+    launcher's ``PYTHONPATH`` (relative to its working directory): a recorded convenience
+    change without a patch, the code is not touched.
+    """
+    module = bool(choice.head and "-m" in choice.head)
+    reached = closure(root, choice.script, workdir=workdir, module=module)
+    for name, use in reached.third_party.items():
+        known = imports.get(name)
+        if known is None or (known.optional is not None and use.optional is None):
+            imports[name] = ReachedImport(module=name, files=list(use.files), optional=use.optional)
+    if reached.rooted:
+        paths = [posixpath.relpath(folder, workdir) for folder in reached.rooted]
+        given = env.get("PYTHONPATH")
+        env["PYTHONPATH"] = os.pathsep.join([*paths, *([given] if given else [])])
+        change_id = _slug(f"{choice.script}-pythonpath")
+        modules = ", ".join(reached.rooted_modules)
+        where = ", ".join("the repository root" if f == "." else f"{f}/" for f in reached.rooted)
+        previous = conveniences.get(change_id)
+        conveniences[change_id] = Change(
+            id=change_id,
+            kind="convenience",
+            summary=f"{choice.script} runs with {where} on PYTHONPATH",
+            rationale=(
+                f"{choice.script} imports {modules}, which is in the repository but not "
+                f"beside the script: run as written it stops with ModuleNotFoundError. The "
+                f"launchers set PYTHONPATH={env['PYTHONPATH']} (relative to their working "
+                "directory, as running it from the root would); the code is unchanged."
+            ),
+            tasks=sorted({*(previous.tasks if previous else []), claim}),
+        )
+    return reached
+
+
 def _with_option(args: list[str], flag: str, value: str) -> list[str]:
     names = {flag}
     out: list[str] = []
@@ -293,15 +394,15 @@ def plan(
     """Plan launchers for every claim; ``root`` is the checkout (for workdir decisions)."""
     entries = {entry.path: entry for entry in intake.entry_points}
     ambiguities: list[Ambiguity] = []
-    launchers: dict[
-        tuple[str, tuple[str, ...], str, tuple[int, ...]], tuple[LauncherPlan, LauncherPlan]
-    ] = {}
+    launchers: dict[_Key, tuple[LauncherPlan, LauncherPlan]] = {}
     claim_plans: list[ClaimPlan] = []
     findings = []
     used_ids: set[str] = set()
     pitfalls: list[Pitfall] = []
+    conveniences: dict[str, Change] = {}
+    imports: dict[str, ReachedImport] = {}
     for index, claim in enumerate(claims.claims):
-        choice = _choose(claim, intake, ambiguities)
+        choice = _choose(claim, intake, ambiguities, root)
         if isinstance(choice, str):
             claim_plans.append(
                 ClaimPlan(claim=claim.id, status="unplanned", basis="none", reason=choice)
@@ -336,8 +437,22 @@ def plan(
             # statistic waits for that change's gate (the Reproducer re-plans, or gives B018)
             statistic = None
         seeds = given if statistic is not None or pending else given[:1] or [DEFAULT_SEEDS[0]]
-        workdir = _workdir(root, choice.script, intake)
-        key = (choice.script, tuple(choice.args), workdir, tuple(seeds))
+        workdir = (
+            choice.workdir if choice.workdir is not None else _workdir(root, choice.script, intake)
+        )
+        env = {"MPLBACKEND": "Agg", **choice.env}
+        if root is not None:
+            _reach(root, choice, workdir, env, claim.id, conveniences, imports)
+        key = (
+            choice.script,
+            tuple(choice.args),
+            workdir,
+            tuple(seeds),
+            tuple(sorted(env.items())),
+            tuple(choice.head or ()),
+        )
+        if choice.shell:
+            seed_option = None
         if key not in launchers:
             stem = _slug(PurePosixPath(choice.script).stem)
             base = stem
@@ -349,13 +464,14 @@ def plan(
             script_arg = choice.script
             if workdir != ".":
                 script_arg = str(PurePosixPath(choice.script).relative_to(workdir))
+            head = choice.head if choice.head is not None else ["python", script_arg]
             scored_args = list(choice.args)
             smoke_args = list(choice.args)
             seed_flag = _long_flag(seed_option) if seed_option else None
             if seed_flag:
                 scored_args = _with_option(scored_args, seed_flag, "{seed}")
                 smoke_args = _with_option(smoke_args, seed_flag, "{seed}")
-            for option in entry.options if entry else []:
+            for option in entry.options if entry and not choice.shell else []:
                 for flag in option.flags:
                     small = SMOKE_OPTIONS.get(_option_name(flag))
                     if small is not None and flag.startswith("--"):
@@ -364,21 +480,25 @@ def plan(
             scored = LauncherPlan(
                 id=f"{base}-scored",
                 script=choice.script,
-                argv=["python", script_arg, *scored_args],
+                argv=[*head, *scored_args],
                 workdir=workdir,
+                env=env,
+                shell=choice.shell,
                 scope="scored",
                 seed_flag=seed_flag,
-                seeds=seeds if seed_flag or claim.hints.seeds else [],
+                seeds=seeds if seed_flag or (claim.hints.seeds and not choice.shell) else [],
                 repeats=REFERENCE_RUNS,
             )
             smoke = LauncherPlan(
                 id=f"{base}-smoke",
                 script=choice.script,
-                argv=["python", script_arg, *smoke_args],
+                argv=[*head, *smoke_args],
                 workdir=workdir,
+                env=env,
+                shell=choice.shell,
                 scope="smoke",
                 seed_flag=seed_flag,
-                seeds=seeds[:1] if seed_flag or claim.hints.seeds else [],
+                seeds=seeds[:1] if seed_flag or (claim.hints.seeds and not choice.shell) else [],
             )
             launchers[key] = (smoke, scored)
             if not seed_flag:
@@ -413,6 +533,8 @@ def plan(
         claims=claim_plans,
         ambiguities=_unique(ambiguities),
         pitfalls=pitfalls,
+        conveniences=list(conveniences.values()),
+        imports=sorted(imports.values(), key=lambda r: r.module),
     )
 
 

@@ -20,7 +20,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from .guide import Ambiguity, Pitfall
+from .guide import Ambiguity, Change, Pitfall
 
 __all__ = [
     "BUILD_VERSION",
@@ -35,6 +35,7 @@ __all__ = [
     "CommandLine",
     "DataReference",
     "DependencyFile",
+    "DependencyKind",
     "DistillerRecord",
     "EntryOption",
     "EntryPoint",
@@ -47,9 +48,11 @@ __all__ = [
     "PhaseRecord",
     "PlanRecord",
     "PythonEra",
+    "ReachedImport",
     "Replacement",
     "ReproducerRecord",
     "ResolveStep",
+    "ResolveStepName",
     "ReviewRecord",
     "SmokeAttempt",
     "SourceLine",
@@ -115,11 +118,14 @@ class SourceLine(_Record):
     text: str = Field(max_length=300)
 
 
+DependencyKind = Literal["requirements", "setup.py", "setup.cfg", "pyproject", "conda", "pipfile"]
+
+
 class DependencyFile(_Record):
     """A file that declares dependencies."""
 
     path: str
-    kind: Literal["requirements", "setup.py", "setup.cfg", "pyproject", "conda", "pipfile"]
+    kind: DependencyKind
     requirements: list[str] = Field(
         default_factory=list, description="The requirement lines it declares, as written."
     )
@@ -267,6 +273,18 @@ class ClaimPlan(_Record):
     )
 
 
+class ReachedImport(_Record):
+    """A third-party module a planned launcher's script reaches (its import closure)."""
+
+    module: str
+    files: list[str] = Field(description="The repository files that import it.")
+    optional: str | None = Field(
+        default=None,
+        description="Why the import is optional (try/except ImportError, in a function, "
+        "behind another module's __main__ guard); None: required.",
+    )
+
+
 class PlanRecord(PhaseRecord):
     """The Planner phase: launchers per claim and the ambiguities met on the way."""
 
@@ -275,6 +293,15 @@ class PlanRecord(PhaseRecord):
     claims: list[ClaimPlan] = Field(default_factory=list)
     ambiguities: list[Ambiguity] = Field(default_factory=list)
     pitfalls: list[Pitfall] = Field(default_factory=list)
+    conveniences: list[Change] = Field(
+        default_factory=list,
+        description="Changes of how the code runs, not of the code (no patch), e.g. the "
+        "repository root on PYTHONPATH.",
+    )
+    imports: list[ReachedImport] = Field(
+        default_factory=list,
+        description="Third-party modules the planned scripts reach: the Builder's imports.",
+    )
 
 
 # --------------------------------------------------------------------------- builder
@@ -292,15 +319,35 @@ class Replacement(_Record):
     why: str
 
 
+ResolveStepName = Literal[
+    "declared",
+    "lower-bounds",
+    "newest",
+    "newest-lower-bounds",
+    "required-only",
+    "source-build",
+    "oldest-wheel",
+]
+
+
 class ResolveStep(_Record):
     """One resolution attempt of the relaxation sequence."""
 
-    name: Literal["declared", "lower-bounds", "oldest-wheel"]
+    name: ResolveStepName = Field(
+        description="The step (see the Builder); 'oldest-wheel' is no longer taken, kept so "
+        "that older build records still read."
+    )
     requirements: list[str]
     exclude_newer: str | None = Field(
         default=None, description="The date bound, if any (ISO 8601)."
     )
-    lowest: bool = Field(description="Oldest releases of the direct requirements.")
+    lowest: bool = Field(
+        default=False,
+        description="Oldest releases of the direct requirements (only in older records).",
+    )
+    source_builds: bool = Field(
+        default=False, description="Source distributions were allowed (else wheels only)."
+    )
     ok: bool
     why: str
     argv: list[str] = Field(default_factory=list, description="The resolver's command line.")

@@ -15,6 +15,9 @@ Rules:
   number in the log (``label``), the seeds the paper used and how its number aggregates
   them (``statistic``: with two or more seeds, the build reports the statistic over all of
   them; without it, over the first seed only), and a relative tolerance.
+* ``requirements`` (optional) are requirement lines the build takes before the
+  repository's own (a line for the same distribution replaces the repository's), so that
+  nobody has to fork a repository to help the build; URL requirements are refused.
 * Unknown keys are errors except ``x-`` extensions, as in every document of the format.
 """
 
@@ -22,6 +25,7 @@ from __future__ import annotations
 
 from typing import Literal
 
+from packaging.requirements import InvalidRequirement, Requirement
 from pydantic import Field, field_validator, model_validator
 
 from ._base import Identifier, SpecModel
@@ -115,7 +119,28 @@ class Claims(SpecModel):
         description="Claims-file version 'MAJOR.MINOR'; this schema is major 1.",
     )
     paper: Paper
+    requirements: list[str] = Field(
+        default_factory=list,
+        description=(
+            "Requirement lines (PEP 508) the build uses before the repository's own: one "
+            "replaces the repository's line for the same distribution, e.g. 'numpy<1.24'."
+        ),
+    )
     claims: list[Claim] = Field(min_length=1)
+
+    @field_validator("requirements")
+    @classmethod
+    def _requirements(cls, lines: list[str]) -> list[str]:
+        for line in lines:
+            try:
+                requirement = Requirement(line)
+            except InvalidRequirement as exc:
+                msg = f"{line!r} is not a requirement: {exc}"
+                raise ValueError(msg) from None
+            if requirement.url:
+                msg = f"{line!r} is a URL requirement; name a distribution of the index"
+                raise ValueError(msg)
+        return lines
 
     @field_validator("claims")
     @classmethod

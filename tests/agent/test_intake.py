@@ -17,6 +17,7 @@ from reprobridge_sdk.agent.intake import (
     inventory,
     is_python2,
 )
+from reprobridge_sdk.agent.planner import plan
 from reprobridge_sdk.model.build import IntakeRecord
 
 ZERO = "0" * 64
@@ -81,7 +82,7 @@ def test_cuda_only_pins_are_read_as_written(raw_repo, tmp_path: Path) -> None:
     assert "triton==2.1.0" in record.dependency_files[0].requirements
 
 
-def test_a_hinted_script_that_does_not_exist_fails_the_gate_with_b002(
+def test_a_hinted_script_that_does_not_exist_is_a_b002_warning_not_a_stop(
     raw_repo, tmp_path: Path
 ) -> None:
     repo, claims_file = raw_repo("no-deps")
@@ -97,8 +98,15 @@ def test_a_hinted_script_that_does_not_exist_fails_the_gate_with_b002(
         commit_date=date,
         inputs_digest=ZERO,
     )
-    assert not record.gate.passed
-    assert [(f.code, f.path) for f in record.gate.findings] == [("B002", "/claims/0/hints/script")]
+    assert record.gate.passed
+    assert [(f.code, f.severity, f.path) for f in record.gate.findings] == [
+        ("B002", "warning", "/claims/0/hints/script")
+    ]
+    # the Planner goes on without the hint: the one entry point
+    planned = plan(load_claims(claims_file), record, root=dest, inputs_digest=ZERO)
+    assert [(c.status, c.basis) for c in planned.claims] == [
+        ("planned", "printed text matches the claim's words of 'measured'")
+    ]
 
 
 def test_checkout_pins_the_commit_and_never_touches_the_source(raw_repo, tmp_path: Path) -> None:
