@@ -385,6 +385,110 @@ _add(
     )
 )
 
+# Repositories as they are published (issue: the build agent on real repositories). Each
+# stopped today's agent; each is a class of the real repositories' failures in a few files.
+_ACCURACY: list[dict[str, object]] = [
+    {
+        "id": "accuracy",
+        "measured": "test accuracy",
+        "value": 0.96,
+        "direction": "higher",
+        "hints": {"label": "test accuracy"},
+    }
+]
+_PRINT_ACCURACY = 'print("test accuracy: %.4f" % model.score(X_test / 16.0, y_test))\n'
+
+# The README cds into the folder of the script, and the claim's hint is the README's own
+# command: today B002 ('train.py' is not in the repository) ends the build.
+_add(
+    Fixture(
+        "cd-subfolder",
+        {
+            "gcn/train.py": _SEEDED + _PRINT_ACCURACY,
+            "gcn/utils.py": "def unused():\n    return 0\n",
+            "README.md": ("# Graph digits\n\nTo train:\n\n```bash\ncd gcn\npython train.py\n```\n"),
+        },
+        [
+            {
+                **_ACCURACY[0],
+                "hints": {"label": "test accuracy", "command": "python train.py"},
+            }
+        ],
+        ("a README command inside a folder the README cds into",),
+        {"accuracy": True},
+    )
+)
+
+# A side script imports a distribution that cannot be installed; the claim's script never
+# imports it. A distribution no index serves stands in for one with no wheel whose source
+# build is refused: both stop today's resolution the same way (B005 at every step).
+UNINSTALLABLE = "reprobridge_fixture_unavailable_xyz"
+_add(
+    Fixture(
+        "side-script",
+        {
+            "train.py": _SEEDED + _PRINT_ACCURACY,
+            "experiments/legacy/plot_old.py": (
+                f"import {UNINSTALLABLE}\n\n{UNINSTALLABLE}.plot()\n"
+            ),
+        },
+        _ACCURACY,
+        ("a side script importing an uninstallable package",),
+        {"accuracy": True},
+    )
+)
+
+# The script lives in scripts/ and imports the repository's own package: run as written
+# it stops with ModuleNotFoundError (today B007 at the smoke run).
+_add(
+    Fixture(
+        "own-package",
+        {
+            "digitlib/__init__.py": "from .data import split\n",
+            "digitlib/data.py": (
+                "from sklearn.datasets import load_digits\n"
+                "from sklearn.model_selection import train_test_split\n\n\n"
+                "def split(seed):\n"
+                "    X, y = load_digits(return_X_y=True)\n"
+                "    return train_test_split(X / 16.0, y, random_state=seed)\n"
+            ),
+            "scripts/train.py": _COMMON
+            + "import argparse\n\n"
+            + "from digitlib import split\n\n"
+            + "parser = argparse.ArgumentParser()\n"
+            + 'parser.add_argument("--seed", type=int, default=0)\n'
+            + "args = parser.parse_args()\n"
+            + "X_train, X_test, y_train, y_test = split(args.seed)\n"
+            + "model = LogisticRegression(max_iter=200).fit(X_train, y_train)\n"
+            + 'print("test accuracy: %.4f" % model.score(X_test, y_test))\n',
+            "README.md": "# Digits\n\n    python scripts/train.py --seed 0\n",
+        },
+        _ACCURACY,
+        ("the repository's own package, imported from a script in a subfolder",),
+        {"accuracy": True},
+    )
+)
+
+# setup.py imports setuptools; the code never does. Today setuptools becomes a requirement
+# (and, when the era's step fails, the oldest release with a wheel: one of 2013).
+_add(
+    Fixture(
+        "setup-py",
+        {
+            "train.py": _SEEDED + _PRINT_ACCURACY,
+            "setup.py": (
+                "from setuptools import find_packages, setup\n\n"
+                "REQUIRES = ['numpy', 'scipy', 'scikit-learn', 'matplotlib']\n\n"
+                "setup(name='digits', version='0.1', packages=find_packages(),\n"
+                "      install_requires=REQUIRES)\n"
+            ),
+        },
+        _ACCURACY,
+        ("a build tool imported only by setup.py",),
+        {"accuracy": True},
+    )
+)
+
 #: Seconds of one epoch of the slow fixtures: their full run takes EPOCHS * EPOCH_SECONDS.
 EPOCH_SECONDS = 0.25
 _SLOW = (

@@ -64,6 +64,10 @@ EXPECTED_FIXES = {
     "not-reproducible": [],
     "multi-seed": [],
     "seed-flag": ["seed-option"],
+    "cd-subfolder": [],
+    "side-script": [],
+    "own-package": [],
+    "setup-py": [],
 }
 
 
@@ -87,9 +91,17 @@ def test_every_fixture_builds_into_a_valid_artifact_with_the_expected_verdict(
     repro = ReproducerRecord.model_validate_json((out / ".rra-build/reproducer.json").read_text())
     assert [f.rule for f in repro.fixes] == EXPECTED_FIXES[name]
     patched = [f for f in repro.fixes if f.files]
-    assert [c.id for c in art.manifest.guide.changes] == [f.change for f in patched]
+    planned = PlanRecord.model_validate_json((out / ".rra-build/planner.json").read_text())
+    conveniences = [c.id for c in planned.conveniences]  # how the code runs: no patch
+    assert [c.id for c in art.manifest.guide.changes] == [
+        *conveniences,
+        *(f.change for f in patched),
+    ]
     for change in art.manifest.guide.changes:
-        assert change.patch is not None and (out / change.patch).is_file()
+        if change.id in conveniences:
+            assert (change.kind, change.patch, change.files) == ("convenience", None, [])
+        else:
+            assert change.patch is not None and (out / change.patch).is_file()
     # references from at least five runs
     for task in art.manifest.tasks:
         assert len(task.reference.observations) >= 5

@@ -20,8 +20,11 @@ from reprobridge_sdk.model.build import (
     Gate,
     ImportUse,
     IntakeRecord,
+    PlanRecord,
     PythonEra,
+    ReachedImport,
 )
+from reprobridge_sdk.model.claims import Claims
 
 ZERO = "0" * 64
 
@@ -86,6 +89,35 @@ def test_cuda_only_pins_are_dropped_and_cuda_local_versions_cut() -> None:
     }
 
 
+def test_build_tools_come_from_the_code_never_from_setup_py_alone() -> None:
+    intake = _intake(None, ["numpy"]).model_copy(
+        update={
+            "imports": [
+                ImportUse(module="numpy", files=["train.py"]),
+                ImportUse(module="setuptools", files=["setup.py"]),
+                ImportUse(module="wheel", files=["setup.py", "pkg/setup.py"]),
+                ImportUse(module="pkg_resources", files=["train.py"]),
+            ]
+        }
+    )
+    declared = declared_requirements(intake)
+    assert declared.requirements == ["numpy", "setuptools"]  # pkg_resources: unpinned
+
+
+def test_the_claims_file_requirements_come_first_and_replace_the_repositorys() -> None:
+    claims = Claims.model_validate(
+        {
+            "claims_version": "1.0",
+            "paper": {"title": "P"},
+            "requirements": ["numpy<1.24", "Theano==1.0.5"],
+            "claims": [{"id": "a", "measured": "m", "value": 1, "direction": "higher"}],
+        }
+    )
+    declared = declared_requirements(_intake(["numpy==1.16.0", "scipy"], ["numpy"]), None, claims)
+    assert declared.requirements == ["numpy<1.24", "scipy", "Theano==1.0.5"]
+    assert ("numpy==1.16.0", None) in {(r.original, r.replacement) for r in declared.replaced}
+
+
 def test_relaxed_turns_exact_and_upper_bounds_into_lower_bounds() -> None:
     assert relaxed(["numpy==1.16.0", "scipy<1.3,>=1.1", "pandas~=0.24", "six", "x[a]==1"]) == [
         "numpy>=1.16.0",
@@ -97,21 +129,26 @@ def test_relaxed_turns_exact_and_upper_bounds_into_lower_bounds() -> None:
 
 
 @pytest.mark.slow
-def test_an_old_pin_is_relaxed_step_by_step_to_the_oldest_wheel(tmp_path: Path) -> None:
+def test_an_old_pin_is_relaxed_step_by_step_to_the_newest_never_the_oldest(
+    tmp_path: Path,
+) -> None:
     steps, pins = resolve_steps(
         ["numpy==1.16.0"], tmp_path, python="3.11", commit_date="2019-01-15T10:00:00+00:00"
     )
     assert [(s.name, s.ok) for s in steps] == [
         ("declared", False),
         ("lower-bounds", False),
-        ("oldest-wheel", True),
+        ("newest", False),
+        ("newest-lower-bounds", True),
     ]
     assert steps[0].exclude_newer == "2019-01-15T10:00:00+00:00"
+    assert steps[2].exclude_newer is None
     assert steps[0].error
+    assert not any(s.lowest for s in steps)
     assert pins is not None
     [numpy] = [p for p in pins if p.startswith("numpy==")]
     version = tuple(int(x) for x in numpy.split("==")[1].split(".")[:2])
-    assert (1, 23) <= version < (1, 24)  # the first numpy with CPython 3.11 wheels
+    assert version >= (1, 26)  # the newest, not the first with CPython 3.11 wheels (1.23)
 
 
 @pytest.mark.slow
@@ -123,8 +160,40 @@ def test_a_requirement_no_index_has_is_b005(tmp_path: Path) -> None:
         cache_dir=tmp_path / "cache",
     )
     assert [f.code for f in record.gate.findings] == ["B005"]
-    assert [s.ok for s in record.steps] == [False, False, False]
+    assert [(s.name, s.ok) for s in record.steps] == [
+        ("declared", False),
+        ("lower-bounds", False),
+        ("newest", False),
+        ("newest-lower-bounds", False),
+    ]
     assert record.lock_sha256 is None
+
+
+@pytest.mark.slow
+def test_an_optional_import_that_does_not_resolve_is_left_out_with_b023(
+    tmp_path: Path, env_cache: Path
+) -> None:
+    intake = _intake(None, [])
+    planned = PlanRecord(
+        inputs_digest=ZERO,
+        seconds=0,
+        gate=Gate(passed=True),
+        imports=[
+            ReachedImport(module="numpy", files=["train.py"]),
+            ReachedImport(
+                module="reprobridge_no_such_module_xyz",
+                files=["train.py"],
+                optional="under try/except ImportError",
+            ),
+        ],
+    )
+    record = build_environment(
+        intake, tmp_path, inputs_digest=ZERO, plan=planned, cache_dir=env_cache
+    )
+    assert record.gate.passed, record.gate.findings
+    assert [(s.name, s.ok) for s in record.steps][-1] == ("required-only", True)
+    assert [(f.code, f.severity) for f in record.gate.findings] == [("B023", "warning")]
+    assert record.imports_checked == ["numpy"]
 
 
 @pytest.mark.slow

@@ -1,0 +1,224 @@
+"""Commands as people write them: the parser, README code blocks and shell scripts."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from reprobridge_sdk.agent.commands import (
+    MAX_LINE,
+    Command,
+    locate,
+    markdown_commands,
+    parse_command,
+    parse_lines,
+    resolve,
+)
+
+
+def _launch(text: str) -> tuple[str, dict[str, str], list[str], bool]:
+    command = parse_command(text)
+    assert command is not None and command.problem is None, command
+    return command.workdir, command.env, command.argv, command.shell
+
+
+@pytest.mark.parametrize(
+    ("text", "workdir", "env", "argv"),
+    [
+        ("python train.py --seed 0", ".", {}, ["python", "train.py", "--seed", "0"]),
+        ("cd experiments/demo && python demo.py", "experiments/demo", {}, ["python", "demo.py"]),
+        ("cd a; cd ../b && python3 x.py", "b", {}, ["python", "x.py"]),
+        ("FOO=1 BAR='a b' python x.py", ".", {"FOO": "1", "BAR": "a b"}, ["python", "x.py"]),
+        ("env CUDA_VISIBLE_DEVICES=0 python x.py", ".", {"CUDA_VISIBLE_DEVICES": "0"}, None),
+        ("export OMP_NUM_THREADS=1 && python x.py", ".", {"OMP_NUM_THREADS": "1"}, None),
+        ("python -m pkg.train --lr 0.1", ".", {}, ["python", "-m", "pkg.train", "--lr", "0.1"]),
+        ("python2 x.py", ".", {}, ["python", "x.py"]),
+        ("python3.8 -u -W ignore x.py", ".", {}, ["python", "-u", "-W", "ignore", "x.py"]),
+        ("/usr/bin/python3 x.py", ".", {}, ["python", "x.py"]),
+        ('python x.py --name "a|b" ";" "*.txt"', ".", {}, None),
+        ("python x.py  # the paper's run", ".", {}, ["python", "x.py"]),
+    ],
+)
+def test_commands_become_a_workdir_an_env_and_argv(
+    text: str, workdir: str, env: dict[str, str], argv: list[str] | None
+) -> None:
+    got_workdir, got_env, got_argv, shell = _launch(text)
+    assert (got_workdir, got_env, shell) == (workdir, env, False)
+    if argv is not None:
+        assert got_argv == argv
+
+
+def test_quoted_operators_stay_arguments() -> None:
+    _, _, argv, shell = _launch('python x.py --name "a|b" ";" "*.txt" \'$(x)\'')
+    assert not shell
+    assert argv == ["python", "x.py", "--name", "a|b", ";", "*.txt", "$(x)"]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "python train.py | tee log.txt",
+        "python train.py > out.log 2>&1",
+        "python train.py || echo failed",
+        "python train.py &",
+        "python train.py --out $HOME/x",
+        "python train.py --tag `date`",
+        "python train.py --n $(nproc)",
+        "python train.py data/*.csv",
+        "mkdir -p out && python train.py",
+        "python prepare.py && python train.py",
+        "(cd src && python train.py)",
+    ],
+)
+def test_only_a_shell_can_run_these_and_the_line_is_kept_whole(text: str) -> None:
+    command = parse_command(text)
+    assert command is not None and command.problem is None
+    assert command.shell
+    assert (command.argv, command.workdir) == ([text], ".")
+    assert command.script_arg in {"train.py", "prepare.py"}
+
+
+@pytest.mark.parametrize(
+    ("text", "problem"),
+    [
+        ("cd /etc && python x.py", "cd"),
+        ("cd ../.. && python x.py", "cd"),
+        ("cd ~/code && python x.py", "cd"),
+        ("cd $DIR && python x.py", "cd"),
+        ('python "unterminated', "quote"),
+        ("python -c 'import os; os.system(\"rm -rf /\")'", "-c"),
+        ("python -m", "module"),
+        ("python -m 'a;b'", "module"),
+        ("python " + "x" * MAX_LINE, "too long"),
+    ],
+)
+def test_hostile_or_unusable_lines_are_a_problem_never_an_exception(
+    text: str, problem: str
+) -> None:
+    command = parse_command(text)
+    assert command is not None
+    assert command.problem is not None and problem in command.problem
+
+
+@pytest.mark.parametrize(
+    "text", ["echo hi", "pip install -r requirements.txt", "", "   ", "x" * 10_000]
+)
+def test_lines_that_run_no_python_are_none(text: str) -> None:
+    assert parse_command(text) is None
+
+
+def test_args_are_what_follows_the_script_or_module() -> None:
+    command = parse_command("python -u x.py --a 1")
+    assert command is not None and command.args == ["--a", "1"]
+    module = parse_command("python -m a.b --c")
+    assert module is not None and module.args == ["--c"]
+
+
+def test_a_cd_line_moves_every_later_line_of_the_block() -> None:
+    commands = parse_lines(["cd gcn", "python train.py --dataset cora", "cd ..", "python x.py"])
+    assert [(c.workdir, c.argv) for c in commands] == [
+        ("gcn", ["python", "train.py", "--dataset", "cora"]),
+        (".", ["python", "x.py"]),
+    ]
+
+
+def test_readme_blocks_prompts_and_continuations() -> None:
+    text = (
+        "# Title\n\nInstall with `pip install -e .` then run `python run.py --quick`.\n\n"
+        "```bash\n$ cd gcn\n$ python train.py \\\n    --epochs 200 \\\n    --seed 1\n```\n\n"
+        "```python\nimport os\nos.system('python evil.py')\n```\n\n"
+        "    FOO=1 python3 other.py\n\n"
+        "~~~console\n% python -m pkg.eval\n~~~\n"
+    )
+    commands = markdown_commands(text)
+    assert [(c.workdir, c.env, c.argv) for c in commands] == [
+        (".", {}, ["python", "run.py", "--quick"]),
+        ("gcn", {}, ["python", "train.py", "--epochs", "200", "--seed", "1"]),
+        (".", {"FOO": "1"}, ["python", "other.py"]),
+        (".", {}, ["python", "-m", "pkg.eval"]),
+    ]
+
+
+def test_a_readme_in_a_folder_runs_from_there() -> None:
+    [command] = markdown_commands("```\npython demo.py\n```\n", workdir="experiments/demo")
+    assert command.workdir == "experiments/demo"
+
+
+def _repo(tmp_path: Path, files: dict[str, str]) -> Path:
+    for rel, text in files.items():
+        path = tmp_path / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, "utf-8")
+    return tmp_path
+
+
+def test_resolve_finds_the_script_and_the_module_in_the_repository(tmp_path: Path) -> None:
+    root = _repo(tmp_path, {"a/b/run.py": "", "pkg/__init__.py": "", "pkg/mod/__main__.py": ""})
+    done = resolve(_parsed("cd a && python b/run.py"), root)
+    assert (done.script, done.problem) == ("a/b/run.py", None)
+    module = resolve(_parsed("python -m pkg.mod"), root)
+    assert module.script == "pkg/mod/__main__.py"
+    missing = resolve(_parsed("python nope.py"), root)
+    assert missing.script is None and missing.problem is not None
+    outside = resolve(_parsed("python ../../etc/passwd.py"), root)
+    assert outside.problem is not None and "outside" in outside.problem
+
+
+def test_a_symlink_out_of_the_repository_is_not_a_script(tmp_path: Path) -> None:
+    root = tmp_path / "repo"
+    root.mkdir()
+    (tmp_path / "secret.py").write_text("", "utf-8")
+    (root / "link.py").symlink_to(tmp_path / "secret.py")
+    done = resolve(_parsed("python link.py"), root)
+    assert done.script is None and done.problem is not None
+
+
+def test_a_shell_script_is_followed_to_its_python_command(tmp_path: Path) -> None:
+    root = _repo(
+        tmp_path,
+        {
+            "scripts/run.sh": "#!/bin/bash\nset -e\nexport SEED=1\ncd src\n"
+            "python main.py --epochs 5 \\\n  --seed 1\n",
+            "src/main.py": "",
+            "two.sh": "python a.py\npython b.py\n",
+            "a.py": "",
+            "b.py": "",
+        },
+    )
+    done = resolve(_parsed("bash scripts/run.sh"), root)
+    assert done.problem is None
+    assert (done.workdir, done.env, done.argv, done.script, done.via) == (
+        "src",
+        {"SEED": "1"},
+        ["python", "main.py", "--epochs", "5", "--seed", "1"],
+        "src/main.py",
+        "scripts/run.sh",
+    )
+    two = resolve(_parsed("sh two.sh"), root)
+    assert two.problem is not None and "2 Python commands" in two.problem
+    missing = resolve(_parsed("./nothere.sh"), root)
+    assert missing.problem is not None
+
+
+def test_a_hint_without_its_cd_runs_where_the_readme_cds_or_in_the_one_folder(
+    tmp_path: Path,
+) -> None:
+    root = _repo(
+        tmp_path, {"gcn/train.py": "", "other/eval.py": "", "x/run.py": "", "y/run.py": ""}
+    )
+    known = [resolve(c, root) for c in parse_lines(["cd gcn", "python train.py"])]
+    files = ["gcn/train.py", "other/eval.py", "x/run.py", "y/run.py"]
+    done, how = locate(_parsed("python train.py"), root, known, files)
+    assert (done.workdir, done.script, how) == ("gcn", "gcn/train.py", "the README runs it in gcn/")
+    alone, how = locate(_parsed("python eval.py"), root, [], files)
+    assert (alone.workdir, alone.script) == ("other", "other/eval.py")
+    assert how.startswith("the only eval.py")
+    both, _ = locate(_parsed("python run.py"), root, [], files)
+    assert both.problem is not None and "2 folders" in both.problem
+
+
+def _parsed(text: str) -> Command:
+    command = parse_command(text)
+    assert command is not None
+    return command

@@ -1,0 +1,130 @@
+"""The import closure of an entry point, and the dependency files' requirement lines."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from reprobridge_sdk.agent.dependencies import dependency_files
+from reprobridge_sdk.agent.imports import closure
+
+
+def _repo(tmp_path: Path, files: dict[str, str]) -> Path:
+    for rel, text in files.items():
+        path = tmp_path / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, "utf-8")
+    return tmp_path
+
+
+def test_only_what_the_script_reaches_and_why_an_import_is_optional(tmp_path: Path) -> None:
+    root = _repo(
+        tmp_path,
+        {
+            "pkg/__init__.py": "from .model import fit\n",
+            "pkg/model.py": (
+                "import numpy as np\n"
+                "try:\n    import numba\nexcept ImportError:\n    numba = None\n"
+                "def fit():\n    import torch\n"
+                "if __name__ == '__main__':\n    import matplotlib\n"
+            ),
+            "scripts/train.py": (
+                "import os, sys\n"
+                "sys.path.insert(0, os.path.join(os.path.dirname(__file__), '..', 'side'))\n"
+                "from pkg import fit\nimport helper\nimport json\n"
+                "if __name__ == '__main__':\n    import scipy\n"
+            ),
+            "side/helper.py": "import yaml\n",
+            "side/other.py": "import theano\n",
+            "setup.py": "from setuptools import setup\n",
+        },
+    )
+    reached = closure(root, "scripts/train.py")
+    assert reached.files == [
+        "scripts/train.py",
+        "pkg/__init__.py",
+        "side/helper.py",
+        "pkg/model.py",
+    ]
+    assert {name: use.optional for name, use in reached.third_party.items()} == {
+        "matplotlib": "behind another module's __main__ guard",
+        "numba": "under try/except ImportError",
+        "numpy": None,
+        "scipy": None,  # the entry script's own __main__ block runs
+        "torch": "in function fit()",
+        "yaml": None,
+    }
+    assert (reached.rooted, reached.rooted_modules) == (["."], ["pkg"])
+
+
+def test_relative_imports_packages_and_a_module_beside_the_script(tmp_path: Path) -> None:
+    root = _repo(
+        tmp_path,
+        {
+            "src/app/__init__.py": "",
+            "src/app/cli.py": "from . import core\nfrom .util.io import read\n",
+            "src/app/core.py": "import pandas\n",
+            "src/app/util/__init__.py": "",
+            "src/app/util/io.py": "from ..core import x\nimport h5py\n",
+            "tools/run.py": "import helpers\nimport app.cli\n",
+            "tools/helpers.py": "import requests\n",
+        },
+    )
+    reached = closure(root, "tools/run.py")
+    assert set(reached.third_party) == {"h5py", "pandas", "requests"}
+    assert (reached.rooted, reached.rooted_modules) == (["src"], ["app"])
+    as_module = closure(root, "src/app/cli.py", workdir="src", module=True)
+    assert as_module.rooted == []  # python -m runs with its working directory on sys.path
+
+
+def test_a_required_import_wins_over_an_optional_one_and_python2_files_are_read(
+    tmp_path: Path,
+) -> None:
+    root = _repo(
+        tmp_path,
+        {
+            "main.py": "import lib\ndef f():\n    import numpy\n",
+            "lib.py": (
+                "print 'python 2'\nimport numpy\nimport cPickle\nfrom urllib2 import urlopen\n"
+            ),
+        },
+    )
+    reached = closure(root, "main.py")
+    assert {n: u.optional for n, u in reached.third_party.items()} == {"numpy": None}
+
+
+def test_an_import_cycle_and_a_hostile_sys_path_end(tmp_path: Path) -> None:
+    root = _repo(
+        tmp_path,
+        {
+            "a.py": "import b\nimport sys\nsys.path.append('/etc')\nsys.path.insert(0, '../..')\n",
+            "b.py": "import a\nimport scipy\n",
+        },
+    )
+    reached = closure(root, "a.py")
+    assert reached.files == ["a.py", "b.py"]
+    assert list(reached.third_party) == ["scipy"]
+
+
+def test_requirement_lines_of_every_dependency_file(tmp_path: Path) -> None:
+    root = _repo(
+        tmp_path,
+        {
+            "requirements.txt": "numpy==1.16.0  # old\n-r other.txt\n\nscipy\n",
+            "setup.py": "REQ = ['torch>=1.0', 'tqdm']\nsetup(name='x', install_requires=REQ)\n",
+            "setup.cfg": "[options]\ninstall_requires =\n    pandas<2\n    six\n",
+            "pyproject.toml": "[project]\nname = 'x'\ndependencies = ['jax>=0.4']\n",
+            "environment.yml": "dependencies:\n  - python=3.8\n  - pip:\n    - gym==0.21\n",
+            "broken/setup.py": "setup(",
+            "deep/er/requirements.txt": "never-read\n",
+        },
+    )
+    files = sorted(str(p.relative_to(root)) for p in root.rglob("*") if p.is_file())
+    found = {f.path: (f.kind, f.requirements) for f in dependency_files(root, files)}
+    assert found == {
+        "requirements.txt": ("requirements", ["numpy==1.16.0", "scipy"]),
+        "setup.py": ("setup.py", ["torch>=1.0", "tqdm"]),
+        "setup.cfg": ("setup.cfg", ["pandas<2", "six"]),
+        "pyproject.toml": ("pyproject", ["jax>=0.4"]),
+        "environment.yml": ("conda", ["gym==0.21"]),
+        "broken/setup.py": ("setup.py", []),
+    }
