@@ -9,16 +9,20 @@ neither of ``value`` and ``range``, duplicated claim ids. The file is never exec
 from __future__ import annotations
 
 import os
+from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
 from reprobridge_sdk.errors import UsageError
-from reprobridge_sdk.findings import Finding
+from reprobridge_sdk.findings import Finding, finding
 from reprobridge_sdk.io.document import escape_pointer, load_document
 from reprobridge_sdk.model.claims import Claims
 
-__all__ = ["ClaimsError", "load_claims"]
+__all__ = ["MAX_PATCH", "ClaimsError", "author_patch", "load_claims"]
+
+#: Largest author patch read (bytes).
+MAX_PATCH = 4 * 1024 * 1024
 
 
 class ClaimsError(UsageError):
@@ -71,3 +75,32 @@ def load_claims(path: str | os.PathLike[str]) -> Claims:
             message = str(error["msg"]).removeprefix("Value error, ")
             found.append(doc.finding("B001", message, path=pointer, key=error["type"] == "missing"))
         raise ClaimsError(f"{name} is not a valid claims document", found) from None
+
+
+def author_patch(claims: Claims, path: str | os.PathLike[str]) -> str | None:
+    """The text of the patch ``claims`` declares (relative to the claims file at ``path``).
+
+    None when it declares none; a patch that is not a file beside the claims file (a link
+    out of its folder, a folder, too large, not UTF-8) raises :class:`ClaimsError` (B001).
+    """
+    patch = claims.patch
+    if patch is None:
+        return None
+    base = Path(path).resolve().parent
+    target = (base / patch.path).resolve()
+    pointer = "/patch/path"
+
+    def fail(why: str) -> ClaimsError:
+        item = finding("B001", f"the patch {patch.path!r} {why}", path=pointer)
+        return ClaimsError(f"{os.fspath(path)}: the patch cannot be used", [item])
+
+    if not target.is_relative_to(base):
+        raise fail("is outside the claims file's folder")
+    if not target.is_file():
+        raise fail("is not a file")
+    if target.stat().st_size > MAX_PATCH:
+        raise fail(f"is larger than {MAX_PATCH} bytes")
+    try:
+        return target.read_text("utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise fail(f"cannot be read: {exc}") from None

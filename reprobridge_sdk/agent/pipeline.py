@@ -28,12 +28,13 @@ from typing import TypeVar
 
 from reprobridge_sdk.agent.advisor import Advisor, AdvisorConfig
 from reprobridge_sdk.agent.builder import ENV_DIR, build_environment
-from reprobridge_sdk.agent.claims import load_claims
+from reprobridge_sdk.agent.claims import author_patch, load_claims
 from reprobridge_sdk.agent.distiller import distill
 from reprobridge_sdk.agent.fixes import Failure, Fix
 from reprobridge_sdk.agent.gates import build_finding, gate_from
 from reprobridge_sdk.agent.intake import SourceError, checkout, inventory
 from reprobridge_sdk.agent.packager import assemble, finalize, manifest_launcher
+from reprobridge_sdk.agent.patching import apply_patch
 from reprobridge_sdk.agent.planner import plan
 from reprobridge_sdk.agent.reproducer import SMOKE_TIMEOUT, reproduce
 from reprobridge_sdk.agent.reviewer import review
@@ -105,6 +106,7 @@ def build(options: BuildOptions, *, echo: Callable[[str], None] | None = None) -
     claims = load_claims(options.claims)
     if options.sandbox:
         require_sandbox()  # N011 before anything of the repository is read or run
+    patch_text = author_patch(claims, options.claims)
     out = (options.out or Path.cwd() / f"{_repo_name(options.source)}-rra").resolve()
     if (out / "rra.yaml").exists() and not options.resume:
         msg = f"{out} holds an artifact already; pass --resume to continue its build"
@@ -163,6 +165,10 @@ def build(options: BuildOptions, *, echo: Callable[[str], None] | None = None) -
         except SourceError as exc:
             raise _Stop("intake", [exc.finding]) from None
         report_commit = commit
+        if patch_text is not None and claims.patch is not None:
+            refused = apply_patch(patch_text, checkout_dir, name=claims.patch.path)
+            if refused is not None:
+                raise _Stop("intake", [refused])
         claims_data = claims.model_dump(mode="json", exclude_none=True)
         d_intake = inputs_digest(
             phase="intake",
@@ -170,6 +176,7 @@ def build(options: BuildOptions, *, echo: Callable[[str], None] | None = None) -
             source=options.source,
             commit=commit,
             claims=claims_data,
+            **({"patch": patch_text} if patch_text is not None else {}),
         )
         intake = phase(
             "intake",
@@ -328,6 +335,7 @@ def _reproduce(  # noqa: PLR0917 - private helper of build()
     )
     interpreter = ensure_environment(art.root)
     code = art.root / "code"
+    _author_patch(options, claims, out, code)
 
     def record(fix: Fix, failure: Failure | None, tasks: list[str]) -> str | None:
         # The failure's paths are already relative to the artifact (Failure.portable).
@@ -390,6 +398,25 @@ def _reproduce(  # noqa: PLR0917 - private helper of build()
     if changed:
         art.save()
     return result
+
+
+def _author_patch(options: BuildOptions, claims: Claims, out: Path, code: Path) -> None:
+    """The claims file's patch on the refined code, recorded as the artifact's first change
+    (it applied to the checkout at Intake, so it applies here)."""
+    text = author_patch(claims, options.claims)
+    if text is None or claims.patch is None:
+        return
+    refused = apply_patch(text, code, name=claims.patch.path)
+    if refused is not None:
+        raise _Stop("reproducer", [refused])
+    record_patch(
+        out,
+        kind=claims.patch.kind,
+        why=f"{claims.patch.why} (the author's patch {claims.patch.path}, declared in the "
+        "claims file)",
+        tasks=[claim.id for claim in claims.claims],
+        summary=f"the author's patch {claims.patch.path}",
+    )
 
 
 def _replanned(planned: PlanRecord, repro: ReproducerRecord) -> PlanRecord:

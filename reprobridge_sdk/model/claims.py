@@ -18,6 +18,9 @@ Rules:
 * ``requirements`` (optional) are requirement lines the build takes before the
   repository's own (a line for the same distribution replaces the repository's), so that
   nobody has to fork a repository to help the build; URL requirements are refused.
+  ``patch`` (optional) names a unified diff beside the claims file (a relative path that
+  never climbs out with ``..``), its change kind and why: the build applies it to the code
+  first and records it as the artifact's first change.
 * Unknown keys are errors except ``x-`` extensions, as in every document of the format.
 """
 
@@ -28,10 +31,10 @@ from typing import Literal
 from packaging.requirements import InvalidRequirement, Requirement
 from pydantic import Field, field_validator, model_validator
 
-from ._base import Identifier, SpecModel
+from ._base import Identifier, RelPath, SpecModel
 from .artifact import Paper
 
-__all__ = ["CLAIMS_VERSION", "Claim", "ClaimHints", "Claims"]
+__all__ = ["CLAIMS_VERSION", "AuthorPatch", "Claim", "ClaimHints", "Claims"]
 
 #: The claims-file version this SDK writes and reads.
 CLAIMS_VERSION = "1.0"
@@ -111,6 +114,18 @@ class Claim(SpecModel):
         return (self.range[0] + self.range[1]) / 2
 
 
+class AuthorPatch(SpecModel):
+    """A change the author asks the build to make to the code first (a recorded patch)."""
+
+    path: RelPath = Field(
+        description="A unified diff (as 'git diff' writes it), relative to the claims file.",
+    )
+    kind: Literal["execution-fix", "correctness-fix", "convenience"] = Field(
+        default="execution-fix", description="Its kind in the change record."
+    )
+    why: str = Field(min_length=1, description="Why the code needs it (the change's rationale).")
+
+
 class Claims(SpecModel):
     """A claims file: the paper and its claims."""
 
@@ -125,6 +140,11 @@ class Claims(SpecModel):
             "Requirement lines (PEP 508) the build uses before the repository's own: one "
             "replaces the repository's line for the same distribution, e.g. 'numpy<1.24'."
         ),
+    )
+    patch: AuthorPatch | None = Field(
+        default=None,
+        description="A patch the build applies to the code before anything else, recorded "
+        "as the first change of the artifact, so that nobody has to fork a repository.",
     )
     claims: list[Claim] = Field(min_length=1)
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from reprobridge_sdk.agent.claims import ClaimsError, load_claims
+from reprobridge_sdk.agent.claims import ClaimsError, author_patch, load_claims
 from reprobridge_sdk.model.claims import Claims
 from reprobridge_sdk.schema import generate_schema
 
@@ -119,3 +119,54 @@ def test_the_committed_claims_schema_accepts_what_the_model_accepts(
     Claims.model_validate(data)
     data["claims"][0]["unknown"] = 1
     assert list(jsonschema.Draft202012Validator(schema).iter_errors(data))
+
+
+_WITH = GOOD.replace("claims:\n", 'requirements: ["numpy<1.24", "Theano==1.0.5"]\nclaims:\n', 1)
+
+
+def test_the_claims_file_declares_requirements_and_a_patch(tmp_path: Path) -> None:
+    text = _WITH.replace(
+        "claims:\n", "patch: {path: fixes/py3.diff, why: the code is Python 2}\nclaims:\n", 1
+    )
+    (tmp_path / "fixes").mkdir()
+    (tmp_path / "fixes" / "py3.diff").write_text("diff --git a/x b/x\n", "utf-8")
+    claims = load_claims(_write(tmp_path, text))
+    assert claims.requirements == ["numpy<1.24", "Theano==1.0.5"]
+    assert claims.patch is not None
+    assert (claims.patch.path, claims.patch.kind) == ("fixes/py3.diff", "execution-fix")
+    assert author_patch(claims, tmp_path / "claims.yaml") == "diff --git a/x b/x\n"
+    assert author_patch(load_claims(_write(tmp_path, GOOD)), tmp_path / "claims.yaml") is None
+
+
+@pytest.mark.parametrize(
+    ("line", "pointer"),
+    [
+        ('requirements: ["numpy==="]', "/requirements"),
+        ('requirements: ["x @ https://example.org/x.whl"]', "/requirements"),
+        ("patch: {path: /etc/passwd, why: x}", "/patch/path"),
+        ("patch: {path: x.diff}", "/patch/why"),
+        ("patch: {path: x.diff, why: x, kind: rewrite}", "/patch/kind"),
+    ],
+)
+def test_bad_requirements_and_patches_are_b001(tmp_path: Path, line: str, pointer: str) -> None:
+    with pytest.raises(ClaimsError) as caught:
+        load_claims(_write(tmp_path, GOOD.replace("claims:\n", f"{line}\nclaims:\n", 1)))
+    assert [(f.code, f.path) for f in caught.value.findings] == [("B001", pointer)]
+
+
+@pytest.mark.parametrize("where", ["../outside.diff", "link.diff", "folder", "missing.diff"])
+def test_a_patch_that_is_not_a_file_beside_the_claims_file_is_b001(
+    tmp_path: Path, where: str
+) -> None:
+    base = tmp_path / "claims"
+    base.mkdir()
+    (tmp_path / "outside.diff").write_text("secret", "utf-8")
+    (base / "link.diff").symlink_to(tmp_path / "outside.diff")
+    (base / "folder").mkdir()
+    text = GOOD.replace("claims:\n", f"patch: {{path: '{where}', why: x}}\nclaims:\n", 1)
+    path = base / "claims.yaml"
+    path.write_text(text, "utf-8")
+    claims = load_claims(path)
+    with pytest.raises(ClaimsError) as caught:
+        author_patch(claims, path)
+    assert [(f.code, f.path) for f in caught.value.findings] == [("B001", "/patch/path")]
