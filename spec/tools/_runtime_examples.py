@@ -986,7 +986,7 @@ RUNTIME_EXAMPLES: dict[str, tuple[str, str, str]] = {
     ),
     "B002": (
         _YAML,
-        "# the repository has no eval.py\n"
+        "# the repository has no eval.py; the claim is planned without the hint\n"
         "    hints: {script: eval.py}      # B002 at /claims/0/hints/script",
         "    hints: {script: train.py}     # train.py is in the repository",
     ),
@@ -1096,6 +1096,26 @@ RUNTIME_EXAMPLES: dict[str, tuple[str, str, str]] = {
         "# the smoke run is stopped at its budget; train.py has no epoch or iteration count\n"
         "while not converged(): step()                      # B021",
         "EPOCHS = 200                  # patched: the smoke launcher sets REPRO_EPOCHS=1",
+    ),
+    "B022": (
+        _YAML,
+        "# a cd out of the repository; the claim is planned without the hint\n"
+        "    hints: {command: 'cd /data && python train.py'}   # B022 at /claims/0/hints/command",
+        "    hints: {command: 'cd experiments/demo && OMP_NUM_THREADS=1 python demo.py'}",
+    ),
+    "B023": (
+        _SH,
+        "# train.py: try: import wandb / except ImportError: wandb = None, and wandb's\n"
+        "# pinned release does not resolve with the others: left out\n"
+        "$ reprobridge build ./repo --claims claims.yaml   # B023 (warning), the build goes on",
+        "import wandb                  # a required import: resolved and imported (else B006)",
+    ),
+    "B024": (
+        _YAML,
+        "# fixes/py3.diff was written against another commit\n"
+        "patch: {path: fixes/py3.diff, why: the code is Python 2}   # B024 at /patch/path",
+        "# fixes/py3.diff is 'git diff' of a checkout of the commit the build uses\n"
+        "patch: {path: fixes/py3.diff, why: the code is Python 2}",
     ),
     # ------------------------------------------------------------------- K: keys, signatures
     "K001": (
