@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pytest
@@ -222,3 +223,31 @@ def test_the_fixture_environment_is_locked_built_and_its_imports_work(
     assert record.interpreter is not None
     missing = _probe_imports(Path(record.interpreter), ["no_such_module_xyz"], tmp_path)
     assert [f.code for f in missing] == ["B006"]
+
+
+def test_an_import_that_needs_the_network_or_a_gpu_says_so(tmp_path: Path) -> None:
+    # real imports in a real interpreter: modules beside the probe that fail as such
+    # packages do when imported without a network or a GPU
+    (tmp_path / "needs_net.py").write_text(
+        "import urllib.error\nraise urllib.error.URLError('[Errno -3] Temporary failure in "
+        "name resolution')\n",
+        "utf-8",
+    )
+    (tmp_path / "needs_gpu.py").write_text(
+        "raise RuntimeError('Found no NVIDIA driver on your system')\n", "utf-8"
+    )
+    (tmp_path / "plain_bug.py").write_text("raise ValueError('bad')\n", "utf-8")
+    found = _probe_imports(
+        Path(sys.executable),
+        ["needs_net", "needs_gpu", "plain_bug", "json"],
+        tmp_path,
+        optional={"needs_gpu": "in function train()"},
+    )
+    assert [(f.code, f.severity) for f in found] == [
+        ("B006", "error"),
+        ("B023", "warning"),
+        ("B006", "error"),
+    ]
+    assert "(its import needs the network)" in found[0].message
+    assert "(its import needs a GPU)" in found[1].message
+    assert "needs" not in found[2].message

@@ -9,7 +9,9 @@ from build_fixtures import write_repo
 
 from reprobridge_sdk.agent.gates import build_finding
 from reprobridge_sdk.agent.pipeline import BuildOptions, build, render_summary
+from reprobridge_sdk.api import load
 from reprobridge_sdk.model.build import BuildReport, ClaimSummary
+from reprobridge_sdk.validation import validate
 
 
 def test_out_defaults_to_the_repository_name_and_the_source_is_never_modified(
@@ -230,3 +232,56 @@ def test_the_smoke_budget_is_part_of_the_reproducers_inputs() -> None:
     assert reproducer_digest(builder, default) != reproducer_digest(builder, short)
     assert reproducer_digest(builder, short) == reproducer_digest(builder, short)
     assert reproducer_digest(builder, short) != reproducer_digest("2" * 64, short)
+
+
+_PATCH = """\
+diff --git a/train.py b/train.py
+--- a/train.py
++++ b/train.py
+@@ -1,3 +1,4 @@
++# the author's fix
+ import numpy as np
+ import scipy
+ import matplotlib
+"""
+
+
+def _with_patch(claims: Path, text: str) -> None:
+    (claims.parent / "fix.diff").write_text(text, "utf-8")
+    document = claims.read_text("utf-8").replace(
+        "claims:\n", "patch: {path: fix.diff, why: the author's fix}\nclaims:\n", 1
+    )
+    claims.write_text(document, "utf-8")
+
+
+def test_an_author_patch_that_does_not_apply_stops_the_build_at_intake_with_b024(
+    tmp_path: Path,
+) -> None:
+    repo, claims = write_repo(tmp_path / "raw", "no-deps")
+    _with_patch(claims, _PATCH.replace("+# the author's fix\n import numpy", "-import os\n+x"))
+    report = build(BuildOptions(source=str(repo), claims=claims, out=tmp_path / "out"))
+    assert (report.stopped_at, report.passed) == ("intake", False)
+    assert [(f.code, f.path) for f in report.findings] == [("B024", "/patch/path")]
+    assert "# the author's fix" not in (repo / "train.py").read_text("utf-8")
+
+
+@pytest.mark.slow
+def test_an_author_patch_is_the_artifacts_first_recorded_change(
+    tmp_path: Path, env_cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("REPROBRIDGE_CACHE_DIR", str(env_cache))
+    repo, claims = write_repo(tmp_path / "raw", "no-deps")
+    _with_patch(claims, _PATCH)
+    out = tmp_path / "out"
+    report = build(BuildOptions(source=str(repo), claims=claims, out=out))
+    assert report.passed, render_summary(report)
+    art = load(out)
+    [change] = art.manifest.guide.changes
+    assert (change.kind, change.files, change.tasks) == (
+        "execution-fix",
+        ["train.py"],
+        ["accuracy"],
+    )
+    assert change.patch is not None and "+# the author's fix" in (out / change.patch).read_text()
+    assert (out / "code" / "train.py").read_text("utf-8").startswith("# the author's fix\n")
+    assert validate(out, strict=True).findings == []
