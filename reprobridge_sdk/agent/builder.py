@@ -79,6 +79,7 @@ from reprobridge_sdk.model.build import (
     ResolveStepName,
 )
 from reprobridge_sdk.model.claims import Claims
+from reprobridge_sdk.model.guide import Ambiguity
 
 __all__ = [
     "BUILD_TOOLS",
@@ -87,6 +88,7 @@ __all__ = [
     "IMPORT_TO_DISTRIBUTION",
     "build_environment",
     "declared_requirements",
+    "relaxation_decision",
     "relaxed",
     "resolve_steps",
 ]
@@ -626,6 +628,30 @@ def build_environment(
         lock_sha256=locked.sha256,
         interpreter=str(interpreter),
         imports_checked=modules,
+    )
+
+
+#: Steps whose success changed what the repository declared: a decision the guide records.
+_RELAXING = {"lower-bounds", "newest-lower-bounds", "required-only", "source-build"}
+
+
+def relaxation_decision(record: BuilderRecord, tasks: list[str]) -> Ambiguity | None:
+    """The guide record of a resolution that relaxed the declared requirements, if any."""
+    chosen = next((step for step in reversed(record.steps) if step.ok), None)
+    if chosen is None or chosen.name not in _RELAXING:
+        return None
+    failed = [step.name for step in record.steps if not step.ok]
+    pinned = [line for line in record.requirements if re.search(r"[=<>~!]", line)]
+    return Ambiguity(
+        id="environment-requirements-relaxed",
+        source=", ".join(pinned[:10]) or "the declared requirements",
+        gap=(
+            f"the requirements as declared do not resolve for Python {record.python} "
+            f"(steps that failed: {', '.join(failed)})"
+        ),
+        resolution=f"step {chosen.name!r}: {chosen.why}; the lock holds the versions used",
+        sensitivity="medium",
+        tasks=tasks,
     )
 
 

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from reprobridge_sdk.agent.advisor import Advisor, AdvisorConfig
-from reprobridge_sdk.agent.builder import ENV_DIR, build_environment
+from reprobridge_sdk.agent.builder import ENV_DIR, build_environment, relaxation_decision
 from reprobridge_sdk.agent.claims import author_patch, load_claims
 from reprobridge_sdk.agent.distiller import distill
 from reprobridge_sdk.agent.fixes import Failure, Fix
@@ -199,7 +199,7 @@ def build(options: BuildOptions, *, echo: Callable[[str], None] | None = None) -
             lambda: _plan(claims, intake, checkout_dir, d_plan, advisor),
         )
         d_builder = inputs_digest(phase="builder", planner=d_plan, python=intake.python.target)
-        phase(
+        built = phase(
             "builder",
             BuilderRecord,
             d_builder,
@@ -249,7 +249,13 @@ def build(options: BuildOptions, *, echo: Callable[[str], None] | None = None) -
             "packager",
             PackagerRecord,
             d_pack,
-            lambda: _package(out, _still_true(planned, repro), distilled, discrepancies, d_pack),
+            lambda: _package(
+                out,
+                _with_relaxation(_still_true(planned, repro), built),
+                distilled,
+                discrepancies,
+                d_pack,
+            ),
         )
         d_review = inputs_digest(phase="reviewer", packager=d_pack)
         phase(
@@ -446,6 +452,15 @@ def _still_true(planned: PlanRecord, repro: ReproducerRecord) -> PlanRecord:
     resolved = set(repro.resolved_pitfalls)
     pitfalls = [p for p in planned.pitfalls if p.id not in resolved]
     return planned.model_copy(update={"pitfalls": pitfalls})
+
+
+def _with_relaxation(planned: PlanRecord, built: BuilderRecord) -> PlanRecord:
+    """The plan with the guide record of requirements the Builder relaxed, if it did."""
+    tasks = [c.claim for c in planned.claims if c.status == "planned"]
+    decision = relaxation_decision(built, tasks)
+    if decision is None:
+        return planned
+    return planned.model_copy(update={"ambiguities": [*planned.ambiguities, decision]})
 
 
 def _stored_discrepancies(out: Path) -> list[Discrepancy]:

@@ -11,12 +11,14 @@ from reprobridge_sdk.agent.builder import (
     _probe_imports,
     build_environment,
     declared_requirements,
+    relaxation_decision,
     relaxed,
     resolve_steps,
 )
 from reprobridge_sdk.agent.claims import load_claims
 from reprobridge_sdk.agent.intake import checkout, inventory
 from reprobridge_sdk.model.build import (
+    BuilderRecord,
     DependencyFile,
     Gate,
     ImportUse,
@@ -24,6 +26,7 @@ from reprobridge_sdk.model.build import (
     PlanRecord,
     PythonEra,
     ReachedImport,
+    ResolveStep,
 )
 from reprobridge_sdk.model.claims import Claims
 
@@ -251,3 +254,32 @@ def test_an_import_that_needs_the_network_or_a_gpu_says_so(tmp_path: Path) -> No
     assert "(its import needs the network)" in found[0].message
     assert "(its import needs a GPU)" in found[1].message
     assert "needs" not in found[2].message
+
+
+def _step(name: str, ok: bool) -> ResolveStep:
+    return ResolveStep(name=name, requirements=[], exclude_newer=None, ok=ok, why=f"why {name}")
+
+
+def test_a_relaxed_pin_is_a_recorded_decision_of_the_guide() -> None:
+    base = BuilderRecord(
+        inputs_digest=ZERO,
+        seconds=0,
+        gate=Gate(passed=True),
+        python="3.11",
+        requirements=["numpy==1.16.0", "scipy"],
+    )
+    as_declared = base.model_copy(update={"steps": [_step("declared", True)]})
+    assert relaxation_decision(as_declared, ["accuracy"]) is None
+    newest = base.model_copy(update={"steps": [_step("declared", False), _step("newest", True)]})
+    assert relaxation_decision(newest, ["accuracy"]) is None  # no pin was changed
+    relaxed_steps = [_step("declared", False), _step("newest", False)]
+    relaxed_steps.append(_step("newest-lower-bounds", True))
+    decision = relaxation_decision(base.model_copy(update={"steps": relaxed_steps}), ["accuracy"])
+    assert decision is not None
+    assert (decision.id, decision.source, decision.sensitivity, decision.tasks) == (
+        "environment-requirements-relaxed",
+        "numpy==1.16.0",
+        "medium",
+        ["accuracy"],
+    )
+    assert decision.resolution.startswith("step 'newest-lower-bounds'")
