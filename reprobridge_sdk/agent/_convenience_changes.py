@@ -168,6 +168,8 @@ def _shorten(
     except (OSError, UnicodeDecodeError):
         text = ""
     knob = smoke_knob(text, current.argv)
+    if current.shell and knob is not None and knob.args:
+        knob = None  # a shell line takes no appended option; only a variable shortens it
     if knob is None:
         state.findings.append(
             build_finding(

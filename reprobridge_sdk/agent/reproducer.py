@@ -109,7 +109,10 @@ def _undo(before: dict[str, str], code_dir: Path) -> None:
 
 
 def _rebase(launcher: LauncherPlan, workdir: str) -> list[str]:
-    """``argv`` with the script's path rewritten relative to a new working directory."""
+    """``argv`` with the script's path rewritten relative to a new working directory (a
+    shell line is kept as written: its own ``cd``s say where it runs)."""
+    if launcher.shell:
+        return list(launcher.argv)
     new_argv = []
     for word in launcher.argv:
         moved = word

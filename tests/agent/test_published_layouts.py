@@ -14,8 +14,10 @@ from reprobridge_sdk.agent._smoke import run_launcher
 from reprobridge_sdk.agent.builder import declared_requirements
 from reprobridge_sdk.agent.claims import load_claims
 from reprobridge_sdk.agent.intake import checkout, inventory
+from reprobridge_sdk.agent.packager import manifest_launcher
 from reprobridge_sdk.agent.planner import plan
 from reprobridge_sdk.model.build import IntakeRecord, PlanRecord
+from reprobridge_sdk.model.launcher import Launcher
 
 ZERO = "0" * 64
 SHARED = ["matplotlib", "numpy", "scikit-learn", "scipy"]
@@ -122,3 +124,36 @@ def test_a_build_tool_only_setup_py_imports_is_no_requirement(raw_repo, tmp_path
     assert declared.replaced == []  # every line is setup.py's own
     # without a plan (every import of the repository) it is no requirement either
     assert declared_requirements(intake).requirements == SHARED
+
+
+@pytest.mark.slow
+def test_a_command_only_a_shell_can_run_is_a_shell_launcher_that_runs(
+    raw_repo, tmp_path: Path, fixture_python: Path
+) -> None:
+    repo, claims_file = raw_repo("no-deps")
+    text = claims_file.read_text("utf-8").replace(
+        "label: test accuracy", "label: test accuracy\n    command: python train.py | tee run.log"
+    )
+    claims_file.write_text(text, "utf-8")
+    dest = tmp_path / "checkout"
+    commit, date = checkout(str(repo), dest)
+    claims = load_claims(claims_file)
+    intake = inventory(
+        dest, claims, source=str(repo), commit=commit, commit_date=date, inputs_digest=ZERO
+    )
+    planned = plan(claims, intake, root=dest, inputs_digest=ZERO)
+    smoke, scored = planned.launchers
+    for item in (smoke, scored):
+        assert (item.shell, item.argv, item.workdir, item.seed_flag, item.seeds) == (
+            True,
+            ["python train.py | tee run.log"],
+            ".",
+            None,
+            [],
+        )
+        launcher = Launcher.model_validate(manifest_launcher(item))
+        assert (launcher.shell, launcher.argv) == (True, ["python train.py | tee run.log"])
+    outcome = run_launcher(smoke, dest, fixture_python)
+    assert outcome.exit_status == 0, outcome.stderr
+    assert "test accuracy: " in outcome.stdout
+    assert (dest / "run.log").read_text("utf-8") == outcome.stdout
