@@ -29,9 +29,10 @@ Rules, in order:
    e. ``required-only``: relaxed and newest, without the requirements added only for
       optional imports (skipped when there are none);
    f. ``source-build``: when a step failed because a requirement has no wheel for the
-      interpreter, the relaxed requirements of the code's era with source distributions
-      allowed (a pure-Python sdist builds anywhere; one that needs a compiler fails when
-      the environment is built, B005).
+      interpreter, the relaxed requirements, newest, with source distributions allowed (a
+      pure-Python sdist builds anywhere; one that needs a compiler fails when the
+      environment is built, B005). No date bound: it would hold back the build backend
+      (setuptools) the sdist builds with.
 
    Nothing resolves to the lowest versions. Each step is recorded with its reason and,
    when it fails, the resolver's last lines. No step resolving is B005.
@@ -426,9 +427,9 @@ def resolve_steps(
                 _Step(
                     "source-build",
                     relaxed(requirements),
-                    bound,
+                    None,  # an era bound would hold back the build backend too
                     "source distributions allowed for what has no wheel for Python "
-                    f"{python} (pure-Python ones build anywhere), of the code's era",
+                    f"{python} (pure-Python ones build anywhere), newest versions",
                     wheels_only=False,
                 )
             )

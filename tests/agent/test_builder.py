@@ -283,3 +283,21 @@ def test_a_relaxed_pin_is_a_recorded_decision_of_the_guide() -> None:
         ["accuracy"],
     )
     assert decision.resolution.startswith("step 'newest-lower-bounds'")
+
+
+@pytest.mark.slow
+def test_a_pure_python_sdist_without_a_wheel_is_built_from_source(
+    tmp_path: Path, env_cache: Path
+) -> None:
+    # docopt 0.6.2 is published as a source distribution only (pure Python)
+    record = build_environment(
+        _intake(None, ["docopt"]), tmp_path, inputs_digest=ZERO, cache_dir=env_cache
+    )
+    assert record.gate.passed, record.gate.findings
+    assert [(s.name, s.ok, s.source_builds) for s in record.steps] == [
+        ("declared", False, False),
+        ("newest", False, False),
+        ("source-build", True, True),
+    ]
+    assert record.pins == ["docopt==0.6.2"]
+    assert record.imports_checked == ["docopt"]
