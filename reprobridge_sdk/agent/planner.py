@@ -2,8 +2,12 @@
 
 Rules, in order of precedence, for the script that produces a claim:
 
-1. ``hints.command``: its script and its arguments, as written.
-2. ``hints.script``: that script, with the README's command for it if there is one.
+1. ``hints.command``: read as a launcher (:mod:`reprobridge_sdk.agent.commands`): its
+   working directory (``cd``), variables, ``python -m`` or script and arguments; a command
+   whose script is not in its folder runs where a README ``cd``s to run it, or in the one
+   folder that holds it. A command the Intake reported unusable (B022) is skipped.
+2. ``hints.script``, when the repository has it (else B002 and the next rules): that
+   script, with the README's command for it if there is one.
 3. The entry points whose printed text contains the claim's label (``hints.label``), then
    those whose printed text shares the most words with ``measured``. Two or more scripts
    equally good are an ambiguity: the first in path order is taken and a guide record
@@ -16,8 +20,18 @@ Then, for the chosen script:
 * **Arguments.** The README's command for the script, when there is one, is followed. Where
   it passes an option whose argparse default differs, that is an ambiguity record (the
   README is followed: it is what the authors ran).
-* **Working directory.** The repository root, unless a relative data path the script reads
-  exists only relative to the script's own directory; then that directory (cwd assumption).
+* **Working directory and variables.** Those of the command the launcher follows (the
+  hint's or the README's). Without one: the repository root, unless a relative data path the
+  script reads exists only relative to the script's own directory; then that directory (cwd
+  assumption). A command only a shell can run is a shell launcher (one line, ``shell``):
+  no seed or smoke option is added to it.
+* **The repository's own modules.** The script's import closure
+  (:mod:`reprobridge_sdk.agent.imports`) gives the Builder its modules (``imports``). A
+  module of the repository that only the repository root (or ``src/``) makes importable puts
+  that folder on the launcher's ``PYTHONPATH``, relative to its working directory: a
+  convenience change without a patch (``conveniences``), the code untouched. ``PYTHONPATH``
+  rather than an editable install: the environment is shared by every artifact with the
+  same lock, and must not point into one checkout.
 * **Seeds.** An option whose flag contains ``seed`` is the seed flag: both launchers pass
   ``{seed}`` through it.
   - A claim over several seeds (two or more distinct ``hints.seeds`` and a
