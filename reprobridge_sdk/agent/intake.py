@@ -79,6 +79,7 @@ __all__ = [
     "is_python2",
     "read_tree",
     "readme_commands",
+    "repository_files",
 ]
 
 _MAX_FILE = 2 * 1024 * 1024
@@ -222,7 +223,9 @@ def is_python2(text: str) -> bool:
     return True
 
 
-def _walk(root: Path) -> Iterator[str]:
+def repository_files(root: Path) -> Iterator[str]:
+    """The files of the checkout at ``root`` (POSIX, sorted; no links, no hidden folders,
+    no virtual environments)."""
     for current, dirs, names in os.walk(root):
         dirs[:] = sorted(d for d in dirs if d not in _SKIP_DIRS and not d.startswith("."))
         for name in sorted(names):
@@ -234,7 +237,7 @@ def _walk(root: Path) -> Iterator[str]:
 
 def read_tree(root: Path) -> Tree:
     """Read the repository at ``root`` (files and parsed Python sources)."""
-    files = list(_walk(root))
+    files = list(repository_files(root))
     python: list[PyFile] = []
     for rel in files:
         if not rel.endswith(".py"):

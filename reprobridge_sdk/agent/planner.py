@@ -68,7 +68,7 @@ from pathlib import Path, PurePosixPath
 
 from reprobridge_sdk.agent.gates import build_finding, gate_from
 from reprobridge_sdk.agent.imports import Closure, closure
-from reprobridge_sdk.agent.intake import command_script, hint_command
+from reprobridge_sdk.agent.intake import command_script, hint_command, repository_files
 from reprobridge_sdk.model.build import (
     ClaimPlan,
     CommandLine,
@@ -223,7 +223,7 @@ def _choose(
     entries = {entry.path: entry for entry in intake.entry_points}
     hints = claim.hints
     if hints.command and root is not None:
-        files = sorted(str(p.relative_to(root).as_posix()) for p in root.rglob("*.py"))
+        files = [rel for rel in repository_files(root) if rel.endswith(".py")]
         line, how = hint_command(hints.command, root, list(intake.commands), files)
         if line.problem is None and line.script is not None:
             basis = "hint: command" + ("" if how == "as written" else f" ({how})")
