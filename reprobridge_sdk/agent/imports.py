@@ -23,6 +23,8 @@ Read from the syntax trees only (nothing is imported or run). Rules:
   own guard runs, so its imports are required. Whatever an optional import reaches is
   optional too. A module that is required anywhere is required.
 * **Python 2 files** (no syntax tree): import lines are read as text; all are required.
+* **Limits.** Only files inside the repository are read (a link out of it is not a module);
+  files above 2 MiB are read as empty; a file that does not parse is read as Python 2 text.
 """
 
 from __future__ import annotations
@@ -250,17 +252,33 @@ def _path_insertions(tree: ast.Module, file: str, workdir: str) -> list[str]:
 class _Repo:
     def __init__(self, root: Path) -> None:
         self.root = root
+        self.real = root.resolve()
         self.parsed: dict[str, tuple[ast.Module | None, str]] = {}
 
-    def is_file(self, rel: str) -> bool:
+    def _inside(self, rel: str) -> Path | None:
+        """The path of ``rel`` when it stays in the repository (a link out is not)."""
         if rel.startswith(("..", "/")):
+            return None
+        path = self.root / rel
+        try:
+            real = path.resolve()
+        except (OSError, RuntimeError):
+            return None
+        return path if real.is_relative_to(self.real) else None
+
+    def linked(self, base: str) -> bool:
+        """True when ``base`` (a package) or ``base.py`` is a link in the repository."""
+        if base.startswith(("..", "/")):
             return False
-        return (self.root / rel).is_file()
+        return any((self.root / rel).is_symlink() for rel in (base, f"{base}.py"))
+
+    def is_file(self, rel: str) -> bool:
+        path = self._inside(rel)
+        return path is not None and path.is_file()
 
     def is_dir(self, rel: str) -> bool:
-        if rel.startswith(("..", "/")):
-            return False
-        return (self.root / rel).is_dir()
+        path = self._inside(rel)
+        return path is not None and path.is_dir()
 
     def read(self, rel: str) -> tuple[ast.Module | None, str]:
         if rel not in self.parsed:
@@ -289,6 +307,8 @@ class _Repo:
                 pass  # a namespace package
             elif last and self.is_file(f"{base}.py"):
                 files.append(f"{base}.py")
+            elif self.linked(base):
+                return files  # the repository's module, behind a link out: never read
             else:
                 return None
             current = base

@@ -128,3 +128,15 @@ def test_requirement_lines_of_every_dependency_file(tmp_path: Path) -> None:
         "environment.yml": ("conda", ["gym==0.21"]),
         "broken/setup.py": ("setup.py", []),
     }
+
+
+def test_a_link_out_of_the_repository_is_never_read(tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.py").write_text("import leaked_module\n", "utf-8")
+    root = _repo(tmp_path / "repo", {"main.py": "import secret\nimport lib.x\n"})
+    (root / "secret.py").symlink_to(outside / "secret.py")
+    (root / "lib").symlink_to(outside)
+    reached = closure(root, "main.py")
+    assert reached.files == ["main.py"]
+    assert reached.third_party == {}  # 'secret' and 'lib' are the repository's, unread
