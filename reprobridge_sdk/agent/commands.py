@@ -326,6 +326,7 @@ def _parse(text: str, reader: _Reader) -> tuple[Command | None, _Reader]:
     start = _Reader(reader.workdir, dict(reader.env))
     found: Command | None = None
     after = False  # a program runs after the Python command
+    lost = False  # a ``cd`` to a place this reader cannot follow
     for segment in segments:
         words = [_unquote(w) for w in segment]
         if any(w.expands or w.globs for w in segment):
@@ -336,12 +337,9 @@ def _parse(text: str, reader: _Reader) -> tuple[Command | None, _Reader]:
         if words[0] == "cd":
             moved = _cd(reader.workdir, words[1] if len(words) > 1 else "")
             if moved is None or len(words) != 2 or any(w.expands for w in segment):
-                return Command(
-                    text,
-                    reader.workdir,
-                    problem="a 'cd' out of the repository or to a place only the shell knows",
-                ), reader
-            reader.workdir = moved
+                lost = True
+            else:
+                reader.workdir = moved
             continue
         if words[0] == "export":
             for word in words[1:]:
@@ -354,6 +352,9 @@ def _parse(text: str, reader: _Reader) -> tuple[Command | None, _Reader]:
             after = True  # another program (mkdir, pip install, ...) runs before it
     if found is None:
         return None, reader
+    if lost:
+        problem = "a 'cd' out of the repository or to a place only the shell knows"
+        return Command(text, start.workdir, problem=problem), reader
     if needs_shell or after:
         whole = replace(  # noqa: S604 - a record's field: nothing runs here
             found, shell=True, argv=[text], workdir=start.workdir, env=start.env

@@ -222,3 +222,8 @@ def _parsed(text: str) -> Command:
     command = parse_command(text)
     assert command is not None
     return command
+
+
+def test_a_cd_the_reader_cannot_follow_alone_is_no_command() -> None:
+    assert parse_command("cd /data/imagenet") is None
+    assert parse_lines(["cd $ROOT", "echo ready"]) == []
