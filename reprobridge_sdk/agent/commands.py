@@ -353,8 +353,8 @@ def _parse(text: str, reader: _Reader) -> tuple[Command | None, _Reader]:
     if found is None:
         return None, reader
     if lost:
-        problem = "a 'cd' out of the repository or to a place only the shell knows"
-        return Command(text, start.workdir, problem=problem), reader
+        lost_why = "a 'cd' out of the repository or to a place only the shell knows"
+        return Command(text, start.workdir, problem=lost_why), reader
     if needs_shell or after:
         whole = replace(  # noqa: S604 - a record's field: nothing runs here
             found, shell=True, argv=[text], workdir=start.workdir, env=start.env
