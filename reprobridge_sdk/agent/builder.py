@@ -594,7 +594,8 @@ def build_environment(
     atomic_write_text(scratch / "environment" / "requirements.in", "\n".join(pins) + "\n")
     atomic_write_text(scratch / "rra.yaml", _MANIFEST.format(python=python))
     try:
-        locked = lock_artifact(scratch)
+        # auto: the CPU builds of torch & co. unless this machine has a GPU (claims name none)
+        locked = lock_artifact(scratch, accelerator="auto")
         interpreter = ensure_environment(scratch, cache_dir=cache_dir)
     except (LockError, EnvironmentBuildError) as exc:
         detail = "; ".join(item.message for item in exc.findings)[-500:] or exc.message

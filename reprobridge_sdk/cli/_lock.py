@@ -35,6 +35,14 @@ __all__ = ["lock"]
     help="Lock format (default: the manifest's, else hashed requirements).",
 )
 @click.option("--output", help="Lock path inside the artifact (default: the manifest's).")
+@click.option(
+    "--accelerator",
+    type=click.Choice(["auto", "cpu", "cuda"]),
+    default="auto",
+    show_default=True,
+    help="Variant of frameworks such as PyTorch: their CPU builds, the default index's CUDA "
+    "builds, or auto (cpu when the manifest declares no GPU and this machine has none).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON on stdout.")
 def lock(  # noqa: PLR0917 - click passes options positionally
     path: Path,
@@ -43,6 +51,7 @@ def lock(  # noqa: PLR0917 - click passes options positionally
     upgrade: bool,
     fmt: str | None,
     output: str | None,
+    accelerator: str,
     as_json: bool,
 ) -> None:
     """Resolve environment.requirements into a hashed, portable lock and record its digest.
@@ -62,6 +71,7 @@ def lock(  # noqa: PLR0917 - click passes options positionally
             upgrade=upgrade,
             fmt=fmt,  # type: ignore[arg-type]
             output=output,
+            accelerator=accelerator,  # type: ignore[arg-type]
         )
     except LockError as exc:
         fail(exc, code=1)
@@ -76,6 +86,7 @@ def lock(  # noqa: PLR0917 - click passes options positionally
                 "python": result.python,
                 "platform": result.platform,
                 "resolver": result.resolver,
+                "accelerator": result.accelerator,
             },
             "changed": result.changed,
             "findings": [f.to_dict() for f in result.findings],
@@ -84,6 +95,7 @@ def lock(  # noqa: PLR0917 - click passes options positionally
     state = "updated" if result.changed else "unchanged"
     echo(
         f"{result.path}: {state}, sha256 {result.sha256[:12]}..., "
-        f"python {result.python} on {result.platform} ({result.resolver})",
+        f"python {result.python} on {result.platform} ({result.resolver})"
+        + (f", {result.accelerator} build" if result.accelerator else ""),
         err=True,
     )

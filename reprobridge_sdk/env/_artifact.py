@@ -17,6 +17,7 @@ from reprobridge_sdk._forward import DocumentView, consumer_view
 from reprobridge_sdk.errors import ArtifactError, UsageError
 from reprobridge_sdk.findings import Severity, finding
 from reprobridge_sdk.io import yamlio
+from reprobridge_sdk.versions import parse_version
 
 if TYPE_CHECKING:
     from reprobridge_sdk.model.environment import Environment
@@ -71,10 +72,18 @@ class RawArtifact:
     def inside(self, relative: str, *, what: str, pointer: str = "") -> Path:
         return inside(self.root, relative, what=what, pointer=pointer)
 
-    def save_raw(self, environment: dict[str, Any]) -> None:
-        """Replace the ``environment`` mapping, keeping comments and formatting elsewhere."""
+    def save_raw(self, environment: dict[str, Any], *, at_least: str | None = None) -> None:
+        """Replace the ``environment`` mapping, keeping comments and formatting elsewhere.
+
+        ``at_least``: the format version the new mapping's fields need; a lower
+        ``rra_version`` is raised to it (never lowered), as a producer must.
+        """
         data = dict(self.document.data)
         data["environment"] = environment
+        declared = parse_version(data.get("rra_version"))
+        needed = parse_version(at_least) if at_least else None
+        if needed is not None and declared is not None and declared < needed:
+            data["rra_version"] = at_least
         if yamlio.update(self.document, data):
             yamlio.save(self.document, self.manifest_path)
         self.raw = environment

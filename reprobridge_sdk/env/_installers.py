@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from reprobridge_sdk.env._resolvers import index_url, isolated_environ
+from reprobridge_sdk.env._resolvers import extra_index_options, index_url, isolated_environ
 
 __all__ = [
     "Installer",
@@ -92,20 +92,32 @@ def create_venv(installer: Installer, base_python: Path, target: Path, prompt: s
 
 
 def install_lock(
-    installer: Installer, python: Path, lock: Path, *, progress: bool = False
+    installer: Installer,
+    python: Path,
+    lock: Path,
+    *,
+    progress: bool = False,
+    extra_index: str | None = None,
 ) -> InstallerRun:
-    """Install exactly the hashed lock ``lock`` into the environment of ``python``."""
+    """Install exactly the hashed lock ``lock`` into the environment of ``python``.
+
+    ``extra_index``: the index of the accelerator variant the lock targeted
+    (:func:`~reprobridge_sdk.env._resolvers.variant_index`), searched as it was when locking.
+    """
     if installer == "uv":
         uv = uv_binary()
         assert uv is not None
         argv = [uv, "pip", "sync", "--no-config", "--require-hashes", "--python", str(python)]
-        argv += ["--index-url", index_url()]
+        argv += ["--index-url", index_url(), *extra_index_options(extra_index)]
         if not progress:
             argv.append("--quiet")
         argv.append(str(lock))
         return _run(argv, progress=progress)
     argv = [str(python), "-m", "pip", "install", "--require-hashes", "--no-deps", "--no-input"]
-    argv += ["--index-url", index_url(), "-r", str(lock)]
+    argv += ["--index-url", index_url()]
+    if extra_index:
+        argv += ["--extra-index-url", extra_index]
+    argv += ["-r", str(lock)]
     if not progress:
         argv.append("--quiet")
     return _run(argv, progress=progress)

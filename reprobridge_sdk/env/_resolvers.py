@@ -20,18 +20,24 @@ from pathlib import Path
 from typing import Literal
 
 __all__ = [
+    "ACCELERATOR_INDEX",
     "PUBLIC_INDEX",
     "Resolver",
     "ResolverRun",
+    "extra_index_options",
     "isolated_environ",
     "resolve",
     "resolver_version",
+    "variant_index",
 ]
 
 Resolver = Literal["uv", "pip-tools"]
 #: The index locks are resolved against (``REPROBRIDGE_INDEX_URL`` overrides it).
 PUBLIC_INDEX = "https://pypi.org/simple"
 _COMPILE_COMMAND = "reprobridge lock"
+#: Where the CPU (and other non-default) builds of the PyTorch distributions are served, one
+#: index per variant below it: ``.../cpu`` (``REPROBRIDGE_ACCELERATOR_INDEX_URL`` overrides it).
+ACCELERATOR_INDEX = "https://download.pytorch.org/whl"
 
 
 @dataclass(frozen=True)
@@ -45,6 +51,32 @@ class ResolverRun:
 
 def index_url() -> str:
     return os.environ.get("REPROBRIDGE_INDEX_URL", PUBLIC_INDEX)
+
+
+def variant_index(accelerator: str | None) -> str | None:
+    """The extra index of an accelerator variant: ``.../cpu`` for ``cpu``, none for ``cuda``.
+
+    The CUDA builds are the default index's own; the CPU builds sit on their own index,
+    searched beside the default one (:func:`extra_index_options`).
+    """
+    if accelerator != "cpu":
+        return None
+    base = os.environ.get("REPROBRIDGE_ACCELERATOR_INDEX_URL", ACCELERATOR_INDEX)
+    return f"{base.rstrip('/')}/cpu"
+
+
+def extra_index_options(extra_index: str | None) -> list[str]:
+    """uv's options for an accelerator variant's index: searched beside the default one.
+
+    The best version across both indexes wins (``unsafe-best-match``): a ``+cpu`` build sorts
+    above its public version, so the CPU index's build is taken, while a distribution both
+    indexes serve (the CPU index mirrors some of PyPI) resolves even when a pinned version is
+    missing from the mirror, which uv's default (the first index that has the name) would
+    refuse. The hashes of the lock then fix which file is installed. pip always does this.
+    """
+    if not extra_index:
+        return []
+    return ["--extra-index-url", extra_index, "--index-strategy", "unsafe-best-match"]
 
 
 def isolated_environ(base: dict[str, str] | None = None) -> dict[str, str]:
@@ -93,11 +125,16 @@ def resolve(
     upgrade: bool = False,
     pylock: bool = False,
     cwd: Path | None = None,
+    extra_index: str | None = None,
+    command: str = _COMPILE_COMMAND,
 ) -> ResolverRun:
     """Resolve ``source`` (requirements.in or pyproject.toml) into ``output`` with hashes.
 
-    An existing ``output`` acts as the preferred pins unless ``upgrade`` is set.
+    An existing ``output`` acts as the preferred pins unless ``upgrade`` is set;
+    ``extra_index`` is an accelerator variant's index (:func:`variant_index`); ``command``
+    is the one the lock's header names to regenerate it.
     """
+    extra = extra_index_options(extra_index)
     if resolver == "uv":
         argv = [
             _uv(),
@@ -108,10 +145,11 @@ def resolve(
             "--generate-hashes",
             "--index-url",
             index_url(),
+            *extra,
             "--python-version",
             python,
             "--custom-compile-command",
-            _COMPILE_COMMAND,
+            command,
             "--output-file",
             str(output),
         ]
@@ -132,6 +170,7 @@ def resolve(
             "--no-emit-find-links",
             "--index-url",
             index_url(),
+            *(["--extra-index-url", extra_index] if extra_index else []),
             "--output-file",
             str(output),
         ]
@@ -143,7 +182,7 @@ def resolve(
         capture_output=True,
         text=True,
         check=False,
-        env=isolated_environ(),
+        env={**isolated_environ(), "CUSTOM_COMPILE_COMMAND": command},
         cwd=cwd,
     )
     return ResolverRun(tuple(argv), proc.returncode, proc.stderr)

@@ -20,15 +20,30 @@ from typing import Any, Literal
 
 from reprobridge_sdk.digest import file_sha256
 from reprobridge_sdk.env._artifact import MANIFEST, RawArtifact, load_raw
-from reprobridge_sdk.env._resolvers import Resolver, resolve, resolver_version
+from reprobridge_sdk.env._resolvers import Resolver, resolve, resolver_version, variant_index
 from reprobridge_sdk.errors import UsageError, require_extra
 from reprobridge_sdk.findings import Finding, Severity, finding
-from reprobridge_sdk.locks.lockfile import LockError, check_lock, is_local_location
+from reprobridge_sdk.locks.accelerator import (
+    borrowed_hashes,
+    cpu_requirements,
+    cuda_entries,
+    variant_findings,
+)
+from reprobridge_sdk.locks.lockfile import LockError, check_lock, is_local_location, read_lock
 
-__all__ = ["DEFAULT_LOCK_PATHS", "LockResult", "lock_artifact", "strip_local_options"]
+__all__ = [
+    "ACCELERATOR_TARGETS",
+    "DEFAULT_LOCK_PATHS",
+    "LockResult",
+    "lock_artifact",
+    "strip_local_options",
+]
 
 #: Where a new lock is written when the manifest names none.
 DEFAULT_LOCK_PATHS = {"requirements": "requirements.txt", "pylock": "pylock.toml"}
+#: What ``accelerator`` of :func:`lock_artifact` accepts (``auto`` picks one of the others).
+ACCELERATOR_TARGETS = ("auto", "cpu", "cuda")
+AcceleratorTarget = Literal["auto", "cpu", "cuda"]
 _LOCAL_OPTION = re.compile(
     r"^\s*(--index-url|-i|--extra-index-url|--find-links|-f)(\s+|=)(?P<value>\S+)\s*$"
 )
@@ -46,6 +61,9 @@ class LockResult:
     resolver: str
     changed: bool
     findings: list[Finding] = field(default_factory=list)
+    #: The variant recorded in ``resolved_for.accelerator`` (None: the lock pins no
+    #: distribution with accelerator variants).
+    accelerator: Literal["cpu", "cuda"] | None = None
 
 
 def strip_local_options(text: str) -> str:
@@ -107,6 +125,32 @@ def _platform() -> str:
     return f"{platform.system().lower()}-{platform.machine().lower()}"
 
 
+def _declares_gpu(art: RawArtifact) -> bool:
+    """True when ``environment.accelerator`` asks for a GPU (any kind but none, or gpus > 0)."""
+    declared = art.raw.get("accelerator")
+    if not isinstance(declared, dict):
+        return False
+    gpus = declared.get("gpus")
+    return declared.get("kind", "none") != "none" or (isinstance(gpus, int) and gpus > 0)
+
+
+def machine_has_gpu() -> bool:
+    """True when an NVIDIA driver is loaded or ``nvidia-smi`` lists a GPU."""
+    if Path("/proc/driver/nvidia/version").exists():
+        return True
+    from reprobridge_sdk.env.snapshot import gpu_info  # noqa: PLC0415 - only for auto
+
+    return bool(gpu_info())
+
+
+def accelerator_target(art: RawArtifact, requested: AcceleratorTarget) -> Literal["cpu", "cuda"]:
+    """``requested``, or for ``auto``: cpu when the manifest declares no GPU and the machine
+    has none, else cuda."""
+    if requested != "auto":
+        return requested
+    return "cuda" if _declares_gpu(art) or machine_has_gpu() else "cpu"
+
+
 def lock_artifact(
     path: str | os.PathLike[str] = ".",
     *,
@@ -115,11 +159,19 @@ def lock_artifact(
     upgrade: bool = False,
     fmt: Literal["requirements", "pylock"] | None = None,
     output: str | None = None,
+    accelerator: AcceleratorTarget = "auto",
 ) -> LockResult:
     """Resolve ``environment.requirements`` of the artifact at ``path`` into its lock.
 
     ``python`` defaults to ``environment.python``; ``fmt`` and ``output`` default to the
     manifest's ``environment.lock`` (or hashed requirements at ``requirements.txt``).
+    ``accelerator`` is the variant of frameworks such as PyTorch to lock: ``cuda`` (the
+    default index's builds), ``cpu`` (their CPU builds, from the variant's index), or
+    ``auto``: cpu when the manifest declares no GPU and the machine has none. The lock is
+    resolved against the default index first; only when it pins CUDA builds (or does not
+    resolve there) and the target is cpu is it resolved again with the CPU index beside the
+    default one, the CUDA-only requirements dropped (L013, a warning each). A CPU lock that
+    still pins a CUDA build is L012.
     Raises :class:`LockError` (with L findings) when resolution fails or the result is not
     portable; nothing is written then.
     """
@@ -159,6 +211,12 @@ def lock_artifact(
     pointer = "/environment/lock/path" if output is None and declared else ""
     target = art.inside(lock_rel, what="the lock path", pointer=pointer)
     python_version = python or env_python
+    if accelerator not in ACCELERATOR_TARGETS:
+        raise _refused(
+            f"unknown accelerator target {accelerator!r}",
+            hint="one of: " + ", ".join(ACCELERATOR_TARGETS),
+        )
+    variant = accelerator_target(art, accelerator)
     if resolver == "pip-tools":
         # pip-tools is an optional extra: say which, before the resolver fails on its import.
         require_extra("piptools", "pip-tools", feature="lock --resolver pip-tools")
@@ -174,33 +232,77 @@ def lock_artifact(
     # file name of a pylock.toml), so the rename into place stays on one file system.
     tmp_dir = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
     tmp = tmp_dir / target.name
+    scratch_source: Path | None = None
     try:
-        if previous is not None and not upgrade:
-            tmp.write_bytes(previous)  # existing pins are the resolver's preferences
-        run = resolve(
-            resolver,
-            Path(os.path.relpath(source, art.root)),
-            Path(os.path.relpath(tmp, art.root)),
-            python=python_version,
-            upgrade=upgrade,
-            pylock=lock_format == "pylock",
-            cwd=art.root,
-        )
-        if run.returncode != 0 or not tmp.is_file() or not tmp.stat().st_size:
-            detail = run.stderr.strip()[-2000:] or f"exit status {run.returncode}"
-            item = finding(
-                "L010",
-                f"{resolver} could not resolve {requirements}: {detail}",
-                file=requirements,
-                hint="check the requirements and that the package index is reachable",
+
+        def run_resolver(src: Path, extra_index: str | None, command: str) -> None:
+            if previous is not None and not upgrade:
+                tmp.write_bytes(previous)  # existing pins are the resolver's preferences
+            else:
+                tmp.unlink(missing_ok=True)
+            run = resolve(
+                resolver,
+                Path(os.path.relpath(src, art.root)),
+                Path(os.path.relpath(tmp, art.root)),
+                python=python_version,
+                upgrade=upgrade,
+                pylock=lock_format == "pylock",
+                cwd=art.root,
+                extra_index=extra_index,
+                command=command,
             )
-            msg = f"cannot lock {requirements}"
-            raise LockError(msg, [item])
+            if run.returncode != 0 or not tmp.is_file() or not tmp.stat().st_size:
+                detail = run.stderr.strip()[-2000:] or f"exit status {run.returncode}"
+                item = finding(
+                    "L010",
+                    f"{resolver} could not resolve {requirements}: {detail}",
+                    file=requirements,
+                    hint="check the requirements and that the package index is reachable",
+                )
+                msg = f"cannot lock {requirements}"
+                raise LockError(msg, [item])
+
+        plat = _platform()
+        try:
+            run_resolver(source, None, "reprobridge lock")
+        except LockError:
+            if variant != "cpu":
+                raise
+            # Requirements that name CPU builds (torch==2.1.0+cpu, as a CPU user's pip
+            # freeze writes them) resolve only with the CPU index.
+            cuda_lock = None
+        else:
+            cuda_lock = read_lock(tmp, lock_format)
+        dropped: list[str] = []
+        recorded: Literal["cpu", "cuda"] | None = None
+        if cuda_lock is None or cuda_entries(cuda_lock, plat):
+            recorded = variant
+            if variant == "cpu":
+                cpu_source = source
+                if source.suffix != ".toml":  # requirements text; beside it, for its -r lines
+                    cpu_text, dropped = cpu_requirements(source.read_text("utf-8"))
+                    cpu_source = scratch_source = source.with_name(f".{source.name}.cpu")
+                    scratch_source.write_text(cpu_text, "utf-8")
+                run_resolver(cpu_source, variant_index("cpu"), "reprobridge lock --accelerator cpu")
         text = tmp.read_text("utf-8")
         cleaned = strip_local_options(text) if lock_format == "requirements" else text
         if cleaned != text:
             tmp.write_text(cleaned, "utf-8")
         findings = check_lock(tmp, lock_format, display_name=lock_rel)
+        locked = read_lock(tmp, lock_format)
+        findings += variant_findings(locked, recorded, file=lock_rel, platform=plat)
+        if recorded == "cpu" and cuda_lock is not None:
+            findings += borrowed_hashes(locked, cuda_lock, file=lock_rel)
+        findings += [
+            finding(
+                "L013",
+                f"{spec!r} is a CUDA build; the CPU lock leaves it out",
+                file=requirements,
+                hint="declare the framework without a CUDA-only pin, "
+                "or lock with --accelerator cuda",
+            )
+            for spec in dropped
+        ]
         errors = [f for f in findings if f.severity is Severity.ERROR]
         if errors:
             msg = f"the resolved lock is not usable ({len(errors)} error(s)); nothing was written"
@@ -210,6 +312,8 @@ def lock_artifact(
         tmp.replace(target)
     finally:
         shutil.rmtree(tmp_dir, ignore_errors=True)
+        if scratch_source is not None:
+            scratch_source.unlink(missing_ok=True)
     digest = file_sha256(target)
     tool = resolver_version(resolver)
     resolved_for: dict[str, Any] = {
@@ -217,13 +321,16 @@ def lock_artifact(
         "platform": _platform(),
         "resolver": tool,
     }
+    if recorded is not None:
+        resolved_for["accelerator"] = recorded
     raw_env = dict(art.raw)
     raw_lock = dict(raw_env.get("lock") or {})
     raw_lock.update(
         {"path": lock_rel, "format": lock_format, "sha256": digest, "resolved_for": resolved_for}
     )
     raw_env["lock"] = raw_lock
-    art.save_raw(raw_env)
+    # resolved_for.accelerator is a field of format 1.1: a manifest using it declares 1.1.
+    art.save_raw(raw_env, at_least="1.1" if recorded is not None else None)
     return LockResult(
         path=target,
         format=lock_format,
@@ -233,6 +340,7 @@ def lock_artifact(
         resolver=tool,
         changed=changed,
         findings=findings,
+        accelerator=recorded,
     )
 
 

@@ -44,9 +44,12 @@ from reprobridge_sdk.env._installers import (
     install_lock,
     tool_version,
 )
+from reprobridge_sdk.env._resolvers import variant_index
 from reprobridge_sdk.errors import ReproBridgeError
 from reprobridge_sdk.findings import Finding, finding
 from reprobridge_sdk.io._fs import atomic_write_text
+from reprobridge_sdk.locks.accelerator import variant_findings
+from reprobridge_sdk.locks.lockfile import read_lock
 
 if TYPE_CHECKING:
     from reprobridge_sdk.model.environment import Environment
@@ -166,6 +169,18 @@ def checked_lock(art: EnvArtifact | LoadedEnvironment) -> tuple[Path, str]:
         )
         msg = f"the lock {lock.path} does not match the digest in the manifest"
         raise EnvironmentBuildError(msg, [item])
+    resolved = lock.resolved_for
+    if resolved is not None and resolved.accelerator == "cpu":
+        # A CPU lock that pins a CUDA build would install what it says it does not (L012).
+        wrong = variant_findings(
+            read_lock(path, lock.format),
+            resolved.accelerator,
+            file=lock.path,
+            platform=resolved.platform,
+        )
+        if wrong:
+            msg = f"the lock {lock.path} targets the CPU build but pins CUDA builds"
+            raise EnvironmentBuildError(msg, wrong)
     return path, digest
 
 
@@ -288,7 +303,14 @@ def _build(  # noqa: PLR0917 - private helper of ensure_environment
         item = finding("E013", f"creating the environment failed: {made.stderr.strip()[-1000:]}")
         msg = "cannot create a virtual environment"
         raise EnvironmentBuildError(msg, [item])
-    run = install_lock(tool, venv_python(target), lock_path, progress=progress)
+    accelerator = lock.resolved_for.accelerator if lock.resolved_for else None
+    run = install_lock(
+        tool,
+        venv_python(target),
+        lock_path,
+        progress=progress,
+        extra_index=variant_index(accelerator),
+    )
     if run.returncode != 0:
         item = install_failure(run.stderr, lock.path)
         reason = classify_failure(run.stderr)[1]

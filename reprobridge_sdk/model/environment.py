@@ -27,6 +27,13 @@ class ResolvedFor(SpecModel):
     python: str = Field(pattern=r"^[0-9]+\.[0-9]+(\.[0-9]+)?$", description="e.g. '3.11.7'.")
     platform: str = Field(min_length=1, description="e.g. 'linux-x86_64'.")
     resolver: str | None = Field(default=None, description="Tool and version, e.g. 'uv 0.5.1'.")
+    accelerator: Literal["cpu", "cuda"] | None = Field(
+        default=None,
+        description="The accelerator variant of the frameworks the lock pins: 'cpu' (their CPU "
+        "builds, from the variant's own index) or 'cuda' (the default index's builds); absent "
+        "when the lock pins no distribution that has such variants.",
+        json_schema_extra=since("1.1"),
+    )
 
 
 class Lock(SpecModel):

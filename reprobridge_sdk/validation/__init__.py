@@ -321,7 +321,26 @@ def _lock_layer(doc: Any, root: Path) -> list[Finding]:
         found = check_lock(path, fmt, display_name=text)
     except ArtifactError as exc:
         found = list(exc.findings)
+    else:
+        found += _lock_variant(path, fmt, text, lock.get("resolved_for"))
     return found + _lock_python(doc, environment, lock)
+
+
+def _lock_variant(path: Path, fmt: Any, text: str, resolved: object) -> list[Finding]:
+    """L012 when a lock that records the CPU build pins a CUDA build."""
+    if not isinstance(resolved, dict) or resolved.get("accelerator") != "cpu":
+        return []
+    from reprobridge_sdk.locks.accelerator import variant_findings  # noqa: PLC0415 - lazy
+    from reprobridge_sdk.locks.lockfile import read_lock  # noqa: PLC0415 - lazy
+
+    platform = resolved.get("platform")
+    try:
+        lock = read_lock(path, fmt)
+    except ArtifactError:
+        return []  # check_lock reported why it cannot be read
+    return variant_findings(
+        lock, "cpu", file=text, platform=platform if isinstance(platform, str) else None
+    )
 
 
 def _lock_python(doc: Any, environment: dict[str, Any], lock: dict[str, Any]) -> list[Finding]:

@@ -86,6 +86,21 @@ def tool_cases() -> list[Case]:
     )
     c.append(
         Case(
+            "lock-cpu-pins-cuda-build",
+            "The lock says it targets the CPU build but pins a CUDA runtime wheel.",
+            [f("L012", "", file=LOCK)],
+            tags=["locks"],
+            mutate=[
+                put("/rra_version", "1.1"),
+                put("/environment/lock/resolved_for/accelerator", "cpu"),
+            ],
+            files=with_lock(
+                lock_line("torch", "2.5.1+cpu") + lock_line("nvidia-cublas-cu12", "12.4.5.8")
+            ),
+        )
+    )
+    c.append(
+        Case(
             "pylock-unknown-major",
             "pylock.toml lock-version 2.0.",
             [f("L005", "/lock-version", file="environment/pylock.toml")],

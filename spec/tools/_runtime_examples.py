@@ -55,6 +55,13 @@ RUNTIME_EXAMPLES: dict[str, tuple[str, str, str]] = {
         "# rra.yaml declares environment.python: '3.11' and requirements: requirements.in\n"
         "$ reprobridge lock --format pylock   # writes pylock.toml",
     ),
+    "L013": (
+        _SH,
+        "# environment/requirements.in: torch==2.5.1 and nvidia-cublas-cu12==12.4.5.8\n"
+        "$ reprobridge lock --accelerator cpu   # L013 (a warning): the nvidia pin is left out",
+        "# environment/requirements.in: torch==2.5.1\n"
+        "$ reprobridge lock --accelerator cpu   # torch==2.5.1+cpu, nothing left out",
+    ),
     # ------------------------------------------------------------------- F: files (limits)
     "F010": (
         _SH,

@@ -1,0 +1,171 @@
+"""Accelerator variants of a lock: which distributions tie a lock to CUDA (spec §6.4, locks).
+
+Frameworks such as PyTorch publish the same version in several builds: the default index
+(PyPI) holds the CUDA build on Linux, which pulls in gigabytes of ``nvidia-*`` runtime wheels,
+and a separate index holds the CPU build under a ``+cpu`` local version. A lock records
+which variant it targeted (``environment.lock.resolved_for.accelerator``); this module says
+what in a lock betrays the CUDA variant, so that a lock that claims ``cpu`` and names a CUDA
+build is L012, and how declared requirements become CPU requirements.
+
+A CUDA sign is one of:
+
+* a distribution that exists only as a CUDA build (``nvidia-*``, ``triton``,
+  ``pytorch-triton``, ``cupy-cuda*``, JAX's ``jax-cudaNN-plugin`` and ``-pjrt``);
+* a ``+cuXYZ``, ``+cudaXY...`` (jaxlib) or ``+rocmX.Y`` local version;
+* on Linux and Windows, a PyTorch distribution (``torch``, ``torchvision``, ``torchaudio``)
+  without a ``+cpu`` local version: its PyPI build there is the CUDA one.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Literal
+
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.utils import canonicalize_name
+from packaging.version import InvalidVersion, Version
+
+from reprobridge_sdk.findings import Finding, finding
+
+from ._types import Lock, LockEntry
+
+__all__ = [
+    "ACCELERATORS",
+    "CUDA_ONLY",
+    "PYTORCH_VARIANTS",
+    "Accelerator",
+    "borrowed_hashes",
+    "cpu_requirements",
+    "cuda_entries",
+    "is_cuda_entry",
+    "variant_findings",
+]
+
+#: The variants a lock can target: ``cpu`` (the CPU builds) or ``cuda`` (the default index).
+Accelerator = Literal["cpu", "cuda"]
+ACCELERATORS: tuple[Accelerator, ...] = ("cpu", "cuda")
+#: Distributions that exist only as CUDA builds (matched on the canonical name).
+CUDA_ONLY = re.compile(
+    r"^(nvidia-.+|triton|pytorch-triton(-rocm)?|cupy-cuda.+|jax-cuda\d+-(plugin|pjrt))$"
+)
+#: Distributions whose default build on Linux and Windows is the CUDA one.
+PYTORCH_VARIANTS = frozenset({"torch", "torchvision", "torchaudio"})
+_LOCAL_GPU = re.compile(r"^(cu\d+|cuda\d+(\.\w+)*|rocm[\d.]+)$")  # jaxlib: +cuda12.cudnn89
+#: JAX selects its build by extra: ``jax[cuda12]`` pulls the CUDA plugin, ``jax[cpu]`` not.
+_JAX_GPU_EXTRA = re.compile(r"^(cuda\d*(_\w+)?|tpu|rocm)$")
+_CUDA_DEFAULT_PLATFORMS = ("linux", "windows")
+
+
+def _local(version: str | None) -> str | None:
+    if version is None:
+        return None
+    try:
+        return Version(version).local
+    except InvalidVersion:
+        return None
+
+
+def is_cuda_entry(entry: LockEntry, platform: str | None = None) -> bool:
+    """True when ``entry`` is a CUDA build (see the module's list of CUDA signs)."""
+    if CUDA_ONLY.match(entry.name):
+        return True
+    local = _local(entry.version)
+    if local is not None and _LOCAL_GPU.match(local):
+        return True
+    cuda_by_default = platform is None or platform.startswith(_CUDA_DEFAULT_PLATFORMS)
+    return (
+        entry.name in PYTORCH_VARIANTS
+        and entry.url is None
+        and entry.version is not None
+        and local != "cpu"
+        and cuda_by_default
+    )
+
+
+def cuda_entries(lock: Lock, platform: str | None = None) -> list[LockEntry]:
+    """The entries of ``lock`` that are CUDA builds, in file order."""
+    return [entry for entry in lock.entries if is_cuda_entry(entry, platform)]
+
+
+def variant_findings(
+    lock: Lock, accelerator: str | None, *, file: str, platform: str | None = None
+) -> list[Finding]:
+    """L012 for every CUDA build in a lock that records the ``cpu`` target."""
+    if accelerator != "cpu":
+        return []
+    return [
+        finding(
+            "L012",
+            f"the lock targets the CPU build but pins the CUDA build {entry.requirement!r}",
+            file=file,
+            line=entry.line,
+            col=1 if entry.line else 0,
+            hint="lock again with 'reprobridge lock --accelerator cpu', "
+            "or record 'cuda' if the CUDA build is meant",
+        )
+        for entry in cuda_entries(lock, platform)
+    ]
+
+
+def borrowed_hashes(cpu: Lock, cuda: Lock, *, file: str) -> list[Finding]:
+    """L012 for every pin of the CPU lock whose hash is that of another pin of the CUDA lock.
+
+    The CPU lock is resolved after the CUDA one, from another index. A hash that the CUDA lock
+    gives to another distribution or version names a CUDA file: an index page that lists the
+    CPU build with the CUDA build's hash would make the CPU lock install the CUDA wheel, or
+    fail only at install time. The same file under the same pin in both (a distribution both
+    indexes serve) is fine.
+    """
+    owner = {digest: entry for entry in cuda.entries for digest in entry.hashes}
+    found = []
+    for entry in cpu.entries:
+        for digest in entry.hashes:
+            other = owner.get(digest)
+            if other is not None and (other.name, other.version) != (entry.name, entry.version):
+                found.append(
+                    finding(
+                        "L012",
+                        f"{entry.requirement!r} is locked with the hash of the CUDA build "
+                        f"{other.requirement!r}",
+                        file=file,
+                        line=entry.line,
+                        col=1 if entry.line else 0,
+                        hint="the CPU index lists a wrong hash; check the index, then lock again",
+                    )
+                )
+    return found
+
+
+def cpu_requirements(text: str) -> tuple[str, list[str]]:
+    """Declared requirements (requirements.in text) for the CPU target, and what was dropped.
+
+    A requirement of a CUDA-only distribution is dropped (the CPU builds bundle what they
+    need), a ``+cuXYZ`` / ``+rocmX.Y`` local version is cut to the public version, so
+    that the CPU index's ``+cpu`` build satisfies it, and JAX's GPU extras (``jax[cuda12]``)
+    become ``jax[cpu]``. Other lines are kept as they are.
+    """
+    kept: list[str] = []
+    changed: list[str] = []
+    for line in text.splitlines():
+        spec = line.split("#", 1)[0].strip()
+        if not spec or spec.startswith("-"):
+            kept.append(line)
+            continue
+        try:
+            req = Requirement(spec)
+        except InvalidRequirement:
+            kept.append(line)
+            continue
+        if CUDA_ONLY.match(canonicalize_name(req.name)):
+            changed.append(spec)
+            continue
+        cut = re.sub(r"\+(cu\d+|cuda\d+(\.\w+)*|rocm[\d.]+)(?=\s*(,|;|$))", "", spec)
+        if canonicalize_name(req.name) == "jax" and any(
+            _JAX_GPU_EXTRA.match(e) for e in req.extras
+        ):
+            extras = sorted({e for e in req.extras if not _JAX_GPU_EXTRA.match(e)} | {"cpu"})
+            cut = re.sub(r"\[[^\]]*\]", "[" + ",".join(extras) + "]", cut, count=1)
+        if cut != spec:
+            changed.append(spec)
+        kept.append(cut if cut != spec else line)
+    return "".join(f"{line}\n" for line in kept), changed
