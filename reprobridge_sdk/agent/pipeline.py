@@ -15,10 +15,18 @@ Rules:
 * The report (``.rra-build/report.json``) and the human summary list per claim its status
   (compatible, incompatible, not extracted, not run), the time per phase, the fixes applied
   and the advisor's calls.
+* A stopped build's report names the phase, the failure class, what was tried and the steps
+  that unblock it (:mod:`reprobridge_sdk.agent.failure`).
+* ``--resume`` keeps the changes the author recorded with ``reprobridge code record``: they
+  are part of the Reproducer's inputs (so recording one runs the Reproducer and what follows
+  again, while the phases before it are reused), and the Reproducer's re-assembly of the
+  artifact records each again, same id, kind and rationale, before its smoke runs. A kept
+  change that no longer applies stops the build (B040); one that does is reported (B041).
 """
 
 from __future__ import annotations
 
+import hashlib
 import re
 import time
 from collections.abc import Callable
@@ -30,6 +38,7 @@ from reprobridge_sdk.agent.advisor import Advisor, AdvisorConfig
 from reprobridge_sdk.agent.builder import ENV_DIR, build_environment, relaxation_decision
 from reprobridge_sdk.agent.claims import author_patch, load_claims
 from reprobridge_sdk.agent.distiller import distill
+from reprobridge_sdk.agent.failure import failure_report
 from reprobridge_sdk.agent.fixes import Failure, Fix
 from reprobridge_sdk.agent.gates import build_finding, gate_from
 from reprobridge_sdk.agent.intake import SourceError, checkout, inventory
@@ -38,9 +47,10 @@ from reprobridge_sdk.agent.patching import apply_patch
 from reprobridge_sdk.agent.planner import plan
 from reprobridge_sdk.agent.reproducer import SMOKE_TIMEOUT, reproduce
 from reprobridge_sdk.agent.reviewer import review
-from reprobridge_sdk.agent.state import BuildState, inputs_digest
+from reprobridge_sdk.agent.state import BuildState, RecordedChange, inputs_digest
 from reprobridge_sdk.api import load
 from reprobridge_sdk.authoring.codebase import record_patch
+from reprobridge_sdk.checkout._git import GitError, git
 from reprobridge_sdk.env.venv import ensure_environment
 from reprobridge_sdk.errors import UsageError
 from reprobridge_sdk.io._fs import atomic_write_text
@@ -159,6 +169,7 @@ def build(options: BuildOptions, *, echo: Callable[[str], None] | None = None) -
     stopped: PhaseName | None = None
     stop_findings: list[BuildFinding] = []
     discrepancies: list[Discrepancy] = []
+    kept: list[RecordedChange] = []
     try:
         try:
             commit, commit_date = checkout(options.source, checkout_dir, options.commit)
@@ -212,12 +223,15 @@ def build(options: BuildOptions, *, echo: Callable[[str], None] | None = None) -
                 sandbox=options.sandbox,
             ),
         )
-        d_repro = reproducer_digest(d_builder, options)
+        kept = _author_changes(out, state) if options.resume else []
+        d_repro = reproducer_digest(d_builder, options, kept)
         repro = phase(
             "reproducer",
             ReproducerRecord,
             d_repro,
-            lambda: _reproduce(options, claims, intake, planned, out, state, d_repro, advisor),
+            lambda: _reproduce(
+                options, claims, intake, planned, out, state, d_repro, advisor, kept
+            ),
         )
         replanned = _replanned(planned, repro)
         if replanned != planned:
@@ -269,6 +283,27 @@ def build(options: BuildOptions, *, echo: Callable[[str], None] | None = None) -
     except _Stop as stop:
         stopped = stop.phase
         stop_findings = stop.findings
+    if kept and "reproducer" in records and "reproducer" not in reused:
+        notes.append(
+            build_finding(
+                "B041",
+                f"kept {len(kept)} recorded change(s): {', '.join(c.id for c in kept)}",
+            )
+        )
+    failure = (
+        failure_report(
+            stopped,
+            stop_findings,
+            records.get(stopped),
+            source=options.source,
+            claims=options.claims,
+            out=out,
+            options=_resume_options(options),
+            max_minutes=options.max_minutes,
+        )
+        if stopped is not None
+        else None
+    )
     findings = [*stop_findings, *notes, *(advisor.findings if advisor else [])]
     report = BuildReport(
         source=options.source,
@@ -284,15 +319,114 @@ def build(options: BuildOptions, *, echo: Callable[[str], None] | None = None) -
         fixes=[f.summary for f in getattr(records.get("reproducer"), "fixes", [])],
         advisor_calls=advisor.calls if advisor else 0,
         findings=findings,
+        failure=failure,
     )
     atomic_write_text(state.root / "report.json", report.model_dump_json(indent=2) + "\n")
     return report
 
 
-def reproducer_digest(builder: str, options: BuildOptions) -> str:
-    """The Reproducer's inputs: the Builder's digest and the options it reads (the smoke
-    budget), so ``--resume`` with another budget runs the Reproducer and what follows again."""
-    return inputs_digest(phase="reproducer", builder=builder, smoke_budget=options.smoke_budget)
+def reproducer_digest(
+    builder: str, options: BuildOptions, kept: list[RecordedChange] | None = None
+) -> str:
+    """The Reproducer's inputs: the Builder's digest, the options it reads (the smoke
+    budget) and the changes the author recorded, so ``--resume`` with another budget or
+    after a ``code record`` runs the Reproducer and what follows again."""
+    if not kept:
+        return inputs_digest(phase="reproducer", builder=builder, smoke_budget=options.smoke_budget)
+    changes = [(c.id, hashlib.sha256(c.patch.encode("utf-8")).hexdigest()) for c in kept]
+    return inputs_digest(
+        phase="reproducer",
+        builder=builder,
+        smoke_budget=options.smoke_budget,
+        changes=changes,
+    )
+
+
+def _resume_options(options: BuildOptions) -> list[str]:
+    """The options other than the defaults that a resume must repeat (same digests)."""
+    extra: list[str] = []
+    if options.commit:
+        extra += ["--commit", options.commit]
+    if options.advisor:
+        extra += ["--advisor", options.advisor, "--advisor-model", options.advisor_model]
+    if options.smoke_budget != SMOKE_TIMEOUT:
+        extra += ["--smoke-budget", f"{options.smoke_budget:g}"]
+    return extra
+
+
+def _author_changes(out: Path, state: BuildState) -> list[RecordedChange]:
+    """The changes the author recorded in the artifact: every change-record entry with a
+    patch that no fix of the stored Reproducer record made (or those kept by a resume that
+    stopped before recording them again)."""
+    kept = state.kept_changes()
+    if kept is not None:
+        return kept
+    try:
+        art = load(out)
+    except Exception:  # no artifact yet, or one the author broke: nothing recorded to keep
+        return []
+    stored = state.stored("reproducer", ReproducerRecord)
+    agent = {f.change for f in stored.fixes if f.change} if stored is not None else set()
+    changes = []
+    for change in art.manifest.guide.changes:
+        if change.patch is None or change.id in agent:
+            continue
+        try:
+            text = (out / change.patch).read_text("utf-8")
+        except (OSError, UnicodeDecodeError):
+            continue
+        changes.append(
+            RecordedChange(
+                id=change.id,
+                kind=change.kind,
+                summary=change.summary,
+                rationale=change.rationale,
+                tasks=list(change.tasks),
+                patch=text,
+            )
+        )
+    return changes
+
+
+def _forget_patches(out: Path) -> None:
+    """Remove the patch files of the artifact's change record (the re-assembly records the
+    kept ones again and the Reproducer makes its own fixes again): none is left orphaned."""
+    try:
+        art = load(out)
+    except Exception:  # no artifact yet
+        return
+    for change in art.manifest.guide.changes:
+        if change.patch is not None:
+            (out / change.patch).unlink(missing_ok=True)
+
+
+def _record_kept(out: Path, kept: list[RecordedChange]) -> None:
+    """Apply and record each kept change in the freshly imported ``code/`` (B040 if one no
+    longer applies)."""
+    tasks = {t.id for t in load(out).manifest.tasks}
+    for change in kept:
+        try:
+            git(
+                ["apply", "--whitespace=nowarn", "-"],
+                cwd=out / "code",
+                input_=change.patch.encode("utf-8"),
+            )
+        except GitError as exc:
+            stop = build_finding(
+                "B040",
+                f"the recorded change {change.id!r} does not apply to the imported code: "
+                f"{exc.stderr.strip()[:300]}",
+                hint="edit code/ again and record the change with 'reprobridge code record'",
+            )
+            raise _Stop("reproducer", [stop]) from None
+        record_patch(
+            out,
+            kind=change.kind,
+            why=change.rationale,
+            tasks=[t for t in change.tasks if t in tasks],
+            summary=change.summary,
+            change_id=change.id,
+        )
 
 
 def _plan(
@@ -330,7 +464,11 @@ def _reproduce(  # noqa: PLR0917 - private helper of build()
     state: BuildState,
     digest: str,
     advisor: Advisor | None,
+    kept: list[RecordedChange],
 ) -> ReproducerRecord:
+    if kept:
+        state.keep_changes(kept)  # written before the re-assembly drops them from the manifest
+    _forget_patches(out)
     art = assemble(
         out,
         options.source,
@@ -339,6 +477,9 @@ def _reproduce(  # noqa: PLR0917 - private helper of build()
         plan=planned,
         env_dir=state.root / ENV_DIR,
     )
+    if kept:
+        _record_kept(out, kept)
+        state.drop_kept()
     interpreter = ensure_environment(art.root)
     code = art.root / "code"
     _author_patch(options, claims, out, code)
@@ -593,6 +734,17 @@ def render_summary(report: BuildReport) -> str:
     lines.append(f"fixes applied: {len(report.fixes)}")
     lines.extend(f"  - {summary}" for summary in report.fixes)
     lines.append(f"advisor calls: {report.advisor_calls}")
+    if report.failure is not None:
+        failure = report.failure
+        lines.append("")
+        lines.append(
+            f"failure: {failure.failure_class} at {failure.phase} ({', '.join(failure.codes)})"
+        )
+        if failure.tried:
+            lines.append("tried:")
+            lines.extend(f"  - {item}" for item in failure.tried)
+        lines.append("to unblock it:")
+        lines.extend(f"  {n}. {step}" for n, step in enumerate(failure.unblock, start=1))
     if report.findings:
         lines.append("")
         lines.append("findings:")

@@ -11,6 +11,12 @@ Rules:
 * :meth:`BuildState.reusable` returns a stored record only when it parses as its model,
   its digest equals the one asked for and its gate passed. Anything else (a missing file,
   an unreadable or foreign document, another digest) means: run the phase again.
+* The changes the author recorded in the artifact with ``reprobridge code record`` (every
+  change-record entry with a patch that no Reproducer fix of the stored record made) are
+  kept across a resume: :meth:`BuildState.keep_changes` writes them, patch text included,
+  to ``recorded-changes.json`` before the Reproducer re-assembles the artifact, and
+  :meth:`BuildState.drop_kept` removes that file once they are recorded again. A file left
+  by a resume that stopped half-way is read first, so no recorded change is ever lost.
 """
 
 from __future__ import annotations
@@ -20,17 +26,29 @@ import json
 from pathlib import Path
 from typing import Any, TypeVar
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, Field, TypeAdapter, ValidationError
 
 from reprobridge_sdk.io._fs import atomic_write_text
 from reprobridge_sdk.model.build import PhaseName, PhaseRecord
 
-__all__ = ["BUILD_DIR", "BuildState", "inputs_digest"]
+__all__ = ["BUILD_DIR", "BuildState", "RecordedChange", "inputs_digest"]
 
 #: Directory of the build state inside the output artifact.
 BUILD_DIR = ".rra-build"
 
 RecordT = TypeVar("RecordT", bound=PhaseRecord)
+_KEPT = "recorded-changes.json"
+
+
+class RecordedChange(BaseModel):
+    """A change the author recorded with ``code record``: its entry and its patch's text."""
+
+    id: str
+    kind: str
+    summary: str
+    rationale: str
+    tasks: list[str] = Field(default_factory=list)
+    patch: str = Field(description="The patch file's text (commentary, then the git diff).")
 
 
 def _plain(value: Any) -> Any:
@@ -80,3 +98,24 @@ class BuildState:
         if record is None or record.inputs_digest != digest or not record.gate.passed:
             return None
         return record
+
+    def kept_changes(self) -> list[RecordedChange] | None:
+        """The changes kept by :meth:`keep_changes`, or None when none are kept."""
+        try:
+            text = self.root.joinpath(_KEPT).read_text("utf-8")
+            return _CHANGES.validate_json(text)
+        except (OSError, ValidationError, UnicodeDecodeError):
+            return None
+
+    def keep_changes(self, changes: list[RecordedChange]) -> None:
+        """Write ``changes`` atomically, to be recorded again after the re-assembly."""
+        atomic_write_text(
+            self.root / _KEPT, _CHANGES.dump_json(changes, indent=2).decode("utf-8") + "\n"
+        )
+
+    def drop_kept(self) -> None:
+        """Forget the kept changes (they are recorded in the artifact again)."""
+        self.root.joinpath(_KEPT).unlink(missing_ok=True)
+
+
+_CHANGES = TypeAdapter(list[RecordedChange])

@@ -39,6 +39,8 @@ __all__ = [
     "DistillerRecord",
     "EntryOption",
     "EntryPoint",
+    "FailureClass",
+    "FailureReport",
     "Gate",
     "ImportUse",
     "IntakeRecord",
@@ -512,6 +514,39 @@ class ClaimSummary(_Record):
     )
 
 
+#: The failure classes of a stopped build: a small fixed vocabulary derived from the codes of
+#: the findings of the gate that stopped it (see :mod:`reprobridge_sdk.agent.failure`).
+FailureClass = Literal[
+    "source-unavailable",
+    "hint-not-understood",
+    "environment-unresolvable",
+    "import-fails",
+    "own-package-missing",
+    "run-fails",
+    "recorded-change-fails",
+    "extraction-fails",
+    "validation-fails",
+    "review-fails",
+    "over-budget",
+]
+
+
+class FailureReport(_Record):
+    """Why a build stopped and what would unblock it."""
+
+    phase: PhaseName = Field(description="The phase whose gate failed.")
+    failure_class: FailureClass
+    codes: list[str] = Field(description="The codes of the gate's errors, in order.")
+    tried: list[str] = Field(
+        default_factory=list,
+        description="What the phase tried, from its record: runs, fixes, resolver steps.",
+    )
+    unblock: list[str] = Field(
+        description="The steps that would unblock the build, in order: 'edit <path>' or a "
+        "'reprobridge ...' command line (POSIX shell quoting)."
+    )
+
+
 class BuildReport(_Record):
     """The build report (``.rra-build/report.json``)."""
 
@@ -536,3 +571,6 @@ class BuildReport(_Record):
     fixes: list[str] = Field(default_factory=list, description="Fix summaries, in order.")
     advisor_calls: int = 0
     findings: list[BuildFinding] = Field(default_factory=list)
+    failure: FailureReport | None = Field(
+        default=None, description="Why the build stopped and how to go on (a stopped build)."
+    )

@@ -1124,6 +1124,19 @@ RUNTIME_EXAMPLES: dict[str, tuple[str, str, str]] = {
         "# fixes/py3.diff is 'git diff' of a checkout of the commit the build uses\n"
         "patch: {path: fixes/py3.diff, why: the code is Python 2}",
     ),
+    "B040": (
+        _SH,
+        "# the recorded patch edits lines that the new --commit no longer has\n"
+        "$ reprobridge build ./repo --claims claims.yaml -o out --commit NEW --resume  # B040",
+        "$ reprobridge code record -C out --kind execution-fix --why 'import os is missing'\n"
+        "$ reprobridge build ./repo --claims claims.yaml -o out --resume",
+    ),
+    "B041": (
+        _SH,
+        "$ reprobridge code record -C out --kind execution-fix --why 'import os is missing'\n"
+        "$ reprobridge build ./repo --claims claims.yaml -o out --resume   # B041 (info)",
+        "$ reprobridge build ./repo --claims claims.yaml -o out --resume   # nothing recorded",
+    ),
     # ------------------------------------------------------------------- K: keys, signatures
     "K001": (
         _SH,

@@ -1,0 +1,210 @@
+"""The failure report of a stopped build: the phase, the class, what was tried, how to go on.
+
+Rules:
+
+* The class is derived from the codes of the errors of the gate that stopped the build (the
+  first error decides), from a small fixed vocabulary (:data:`~reprobridge_sdk.model.build.
+  FailureClass`): B002/B004 ``hint-not-understood``, B003 ``source-unavailable``, B005
+  ``environment-unresolvable``, B006 ``import-fails``, B007/B008/B021 ``run-fails`` (or
+  ``own-package-missing`` when the smoke run's error is a ``ModuleNotFoundError`` of a
+  module that is in the repository), B009/B010 ``extraction-fails``, B011
+  ``validation-fails``, B012 ``review-fails``, B016 ``over-budget``, B040
+  ``recorded-change-fails``.
+* ``tried`` lists what the phase's record says it did: the Builder's resolver steps, the
+  Reproducer's smoke runs, kept fixes and rejected fixes.
+* ``unblock`` is the one way forward, as steps: ``edit <path>`` (a file the author changes),
+  then ``reprobridge ...`` command lines that exist (a test runs each one's ``--help``).
+  A failure in the code is fixed in ``code/`` of the artifact and recorded with ``reprobridge
+  code record``; every failure ends with ``reprobridge build ... --resume``, which keeps the
+  recorded changes and continues from the phase that failed.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from reprobridge_sdk.model.build import (
+    BuilderRecord,
+    BuildFinding,
+    FailureClass,
+    FailureReport,
+    PhaseName,
+    PhaseRecord,
+    ReproducerRecord,
+)
+
+__all__ = ["CLASSES", "failure_report"]
+
+#: The class of each code that can stop a build.
+CLASSES: Mapping[str, FailureClass] = {
+    "B002": "hint-not-understood",
+    "B003": "source-unavailable",
+    "B004": "hint-not-understood",
+    "B005": "environment-unresolvable",
+    "B006": "import-fails",
+    "B007": "run-fails",
+    "B008": "run-fails",
+    "B009": "extraction-fails",
+    "B010": "extraction-fails",
+    "B011": "validation-fails",
+    "B012": "review-fails",
+    "B016": "over-budget",
+    "B021": "run-fails",
+    "B040": "recorded-change-fails",
+}
+
+#: The class of a phase's stop whose findings name no known code.
+_BY_PHASE: Mapping[PhaseName, FailureClass] = {
+    "intake": "hint-not-understood",
+    "planner": "hint-not-understood",
+    "builder": "environment-unresolvable",
+    "reproducer": "run-fails",
+    "distiller": "extraction-fails",
+    "packager": "validation-fails",
+    "reviewer": "review-fails",
+}
+
+_SIGNATURE = re.compile(r"^(?P<type>[\w.]+): (?P<message>.*) @ (?P<file>.+?):(?P<line>\d+|None)$")
+_MISSING = re.compile(r"No module named '(?P<module>[\w.]+)'")
+
+
+def _q(text: str | Path) -> str:
+    return shlex.quote(str(text))
+
+
+def _resume_command(
+    source: str, claims: Path, out: Path, extra: Sequence[str], *, max_minutes: float | None
+) -> str:
+    argv = ["reprobridge", "build", source, "--claims", str(claims), "-o", str(out)]
+    argv += list(extra)
+    if max_minutes is not None:
+        argv += ["--max-minutes", f"{max_minutes:g}"]
+    return " ".join(_q(a) for a in [*argv, "--resume"])
+
+
+def _last_error(record: PhaseRecord | None) -> tuple[str, str, str | None, int | None] | None:
+    """The last failed smoke run's error: (type, message, file under code/, line)."""
+    if not isinstance(record, ReproducerRecord):
+        return None
+    for attempt in reversed(record.attempts):
+        if attempt.error is None:
+            continue
+        match = _SIGNATURE.match(attempt.error)
+        if match is None:
+            return None
+        where = match["file"]
+        path = None if where == "None" else where
+        if path is not None and not path.startswith("code/"):
+            path = f"code/{path.lstrip('/')}"
+        line = int(match["line"]) if match["line"].isdigit() else None
+        return match["type"], match["message"], path, line
+    return None
+
+
+def _own_package(error: tuple[str, str, str | None, int | None] | None, code: Path) -> bool:
+    if error is None or error[0] != "ModuleNotFoundError":
+        return False
+    missing = _MISSING.search(error[1])
+    if missing is None:
+        return False
+    top = missing["module"].split(".", 1)[0]
+    return (
+        any(
+            (base / top).is_dir() or (base / f"{top}.py").is_file()
+            for base in (code, *(p for p in code.iterdir() if p.is_dir() and p.name != ".git"))
+        )
+        if code.is_dir()
+        else False
+    )
+
+
+def _tried(record: PhaseRecord | None) -> list[str]:
+    lines: list[str] = []
+    if isinstance(record, BuilderRecord):
+        for step in record.steps:
+            outcome = "resolved" if step.ok else "failed"
+            lines.append(f"resolve ({step.name}): {outcome}: {step.why}")
+    if isinstance(record, ReproducerRecord):
+        for attempt in record.attempts:
+            status = (
+                "killed at the timeout"
+                if attempt.exit_status is None
+                else (f"exit {attempt.exit_status}")
+            )
+            error = f": {attempt.error}" if attempt.error else ""
+            lines.append(f"smoke run {attempt.launcher!r}: {status}{error}")
+        lines.extend(f"fix kept ({f.rule}): {f.summary}" for f in record.fixes)
+        lines.extend(f"fix undone ({f.rule}): {f.summary}" for f in record.rejected)
+    return lines
+
+
+def failure_report(
+    phase: PhaseName,
+    findings: Sequence[BuildFinding],
+    record: PhaseRecord | None,
+    *,
+    source: str,
+    claims: Path,
+    out: Path,
+    options: Sequence[str] = (),
+    max_minutes: float | None = None,
+) -> FailureReport:
+    """The failure report of a build stopped at ``phase`` by ``findings``.
+
+    ``record`` is the stopped phase's record when it wrote one; ``options`` are the build
+    options a resume repeats (the smoke budget), ``max_minutes`` the build's time limit.
+    """
+    errors = [f for f in findings if f.severity == "error"] or list(findings)
+    codes = [f.code for f in errors]
+    kind = next((CLASSES[c] for c in codes if c in CLASSES), _BY_PHASE[phase])
+    error = _last_error(record)
+    if kind == "run-fails" and _own_package(error, out / "code"):
+        kind = "own-package-missing"
+    limit = max_minutes
+    if kind == "over-budget" and max_minutes is not None:
+        limit = max_minutes * 2
+    resume = _resume_command(source, claims, out, options, max_minutes=limit)
+    steps: list[str]
+    if kind in {"run-fails", "own-package-missing"} and (out / "code").is_dir():
+        target = error[2] if error is not None and error[2] else "code/"
+        where = f"{target}:{error[3]}" if error is not None and error[3] else target
+        why = (
+            f"Without it the smoke run failed with {error[0]}: {error[1]}"
+            if error is not None
+            else "Without it the smoke run failed"
+        )
+        record_cmd = " ".join(
+            _q(a)
+            for a in (
+                "reprobridge",
+                "code",
+                "record",
+                "--artifact",
+                str(out),
+                "--kind",
+                "execution-fix",
+                "--why",
+                why,
+            )
+        )
+        steps = [f"edit {_q(out / where)}", record_cmd, resume]
+    elif kind == "recorded-change-fails":
+        steps = [
+            f"reprobridge code status --artifact {_q(out)}",
+            f"edit {_q(out / 'code')}",
+            resume,
+        ]
+    elif kind in {"environment-unresolvable", "import-fails"}:
+        steps = [f"edit {_q(Path(source) / 'requirements.txt')}", resume]
+    elif kind in {"hint-not-understood", "extraction-fails"}:
+        steps = [f"edit {_q(claims)}", resume]
+    elif kind in {"validation-fails", "review-fails"}:
+        steps = [f"reprobridge validate --strict {_q(out)}", f"edit {_q(out / 'rra.yaml')}", resume]
+    else:  # source-unavailable (resumed at the source's HEAD), over-budget (a longer limit)
+        steps = [resume]
+    return FailureReport(
+        phase=phase, failure_class=kind, codes=codes, tried=_tried(record), unblock=steps
+    )
