@@ -170,7 +170,6 @@ def failure_report(
     steps: list[str]
     if kind in {"run-fails", "own-package-missing"} and (out / "code").is_dir():
         target = error[2] if error is not None and error[2] else "code/"
-        where = f"{target}:{error[3]}" if error is not None and error[3] else target
         why = (
             f"Without it the smoke run failed with {error[0]}: {error[1]}"
             if error is not None
@@ -190,7 +189,7 @@ def failure_report(
                 why,
             )
         )
-        steps = [f"edit {_q(out / where)}", record_cmd, resume]
+        steps = [f"edit {_q(out / target)}", record_cmd, resume]
     elif kind == "recorded-change-fails":
         steps = [
             f"reprobridge code status --artifact {_q(out)}",
