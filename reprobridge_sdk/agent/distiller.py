@@ -10,7 +10,10 @@ numbers) is a candidate, scored by:
   number on the line;
 * closeness: ``1 / (1 + 10 * relative error)`` of the value against the published value (the
   midpoint of a range), also trying the value times 100 and divided by 100 for fractions
-  reported as percentages and back; the best scale is kept as the extractor's transform.
+  reported as percentages and back; the best scale is kept as the extractor's transform
+  when it brings the value within half the published value (a unit explains the gap),
+  else the value is read as printed: a claim far from every scale is judged incompatible
+  on its own number, not made to look nearer by a unit it was never in.
 
 Score = 2 x label + closeness; ties go to the later line (the final report of a training
 loop comes last). A candidate needs a label score above 0, or a relative error under 5%
@@ -117,14 +120,19 @@ def _words(text: str) -> set[str]:
     return {w for w in _WORD.findall(text.lower()) if w not in _STOP}
 
 
+_UNIT_EXPLAINS = 1 / (1 + 10 * 0.5)  # the closeness of a relative error of one half
+
+
 def _closeness(value: float, target: float) -> tuple[float, float]:
-    best = (0.0, 1.0)
+    denominator = max(abs(target), 1e-12)
+
+    def score(scale: float) -> float:
+        return 1 / (1 + 10 * abs(value * scale - target) / denominator)
+
+    best = (score(1.0), 1.0)
     for scale in _SCALES:
-        scaled = value * scale
-        denominator = max(abs(target), 1e-12)
-        error = abs(scaled - target) / denominator
-        closeness = 1 / (1 + 10 * error)
-        if closeness > best[0]:
+        closeness = score(scale)
+        if closeness > best[0] and closeness > _UNIT_EXPLAINS:
             best = (closeness, scale)
     return best
 

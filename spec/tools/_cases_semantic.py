@@ -348,6 +348,31 @@ def semantic_cases() -> list[Case]:
     )
     c.append(
         Case(
+            "published-outside-references-with-discrepancy",
+            "The paper's 0.95 lies far above every reference run, and a discrepancy of the "
+            "guide names the task: no R011.",
+            [],
+            tags=["required", "compatibility-interval"],
+            mutate=[
+                put("/tasks/0/published", {"value": 0.95}),
+                put("/tasks/0/reference", obs(0.80, 0.81, 0.82, 0.805, 0.815)),
+                put(
+                    "/guide/discrepancies",
+                    [
+                        {
+                            "id": "accuracy-below-paper",
+                            "paper": "The paper reports an accuracy of 0.95.",
+                            "code": "Five reference runs give 0.80 to 0.82.",
+                            "followed": "code",
+                            "tasks": ["accuracy"],
+                        }
+                    ],
+                ),
+            ],
+        )
+    )
+    c.append(
+        Case(
             "refined-directory-without-path",
             "kind 'directory' needs 'path'.",
             [f("R012", "/codebase/refined")],

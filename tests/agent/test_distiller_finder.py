@@ -61,6 +61,14 @@ def test_a_percentage_claim_finds_the_fraction_with_a_scale() -> None:
     assert best.scaled == pytest.approx(97.11)
 
 
+@pytest.mark.parametrize("published", [0.2, 9.0, 0.002])
+def test_a_claim_no_unit_brings_near_is_read_as_printed(published: float) -> None:
+    """0.9711 against 0.2: divided by 100 it would be nearer (0.0097), yet no unit explains a
+    gap of that size; the number stays as printed and the claim is judged on it."""
+    best = find_number(LOG, _claim(value=published, hints={"label": "test accuracy"}))[0]
+    assert (best.line_number, best.value, best.scale) == (6, 0.9711, 1.0)
+
+
 def test_a_range_counts_as_its_midpoint() -> None:
     best = find_number(LOG, _claim(range=[0.02, 0.04], measured="test error"))[0]
     assert best.value == 0.0289
