@@ -40,7 +40,12 @@ __all__ = ["build"]
 @click.option(
     "--advisor-model", default="gpt-4o-mini", show_default=True, help="The advisor's model."
 )
-@click.option("--resume", is_flag=True, help="Continue from the last phase whose gate passed.")
+@click.option(
+    "--resume",
+    is_flag=True,
+    help="Continue from the phase that failed, keeping the changes recorded in OUT with "
+    "'reprobridge code record'.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the build report as JSON on stdout.")
 @click.option("--max-minutes", type=float, help="Stop before the next phase after N minutes.")
 @click.option(
@@ -69,7 +74,8 @@ def build(  # noqa: PLR0917 - click passes options positionally
     """Build an artifact from SOURCE (a git URL or a local path; it is never modified).
 
     Phases: intake, planner, builder, reproducer, distiller, packager, reviewer; the state
-    and the report are in OUT/.rra-build/. A summary ends the build on stderr.
+    and the report are in OUT/.rra-build/. A summary ends the build on stderr; a stopped
+    build's summary names the phase, the failure class and the steps that unblock it.
     The repository's code runs in the sandbox (N011 where it cannot work; --no-sandbox: N031);
     resolving and installing its requirements runs outside it. Configuration files inside
     SOURCE are never read (N030).
