@@ -72,7 +72,13 @@ _MISSING = re.compile(r"No module named '(?P<module>[\w.]+)'")
 
 
 def _q(text: str | Path) -> str:
-    return shlex.quote(str(text))
+    """``text`` as one shell word: bare when safe, in double quotes when nothing in it is
+    special there (error messages quote names with '), else in single quotes."""
+    word = str(text)
+    quoted = shlex.quote(word)
+    if quoted != word and not any(c in word for c in '"$`\\!'):
+        return f'"{word}"'
+    return quoted
 
 
 def _resume_command(
@@ -171,9 +177,9 @@ def failure_report(
     if kind in {"run-fails", "own-package-missing"} and (out / "code").is_dir():
         target = error[2] if error is not None and error[2] else "code/"
         why = (
-            f"Without it the smoke run failed with {error[0]}: {error[1]}"
+            f"The smoke run failed with {error[0]}: {error[1]}"
             if error is not None
-            else "Without it the smoke run failed"
+            else "The smoke run failed"
         )
         record_cmd = " ".join(
             _q(a)

@@ -113,10 +113,24 @@ def test_hostile_text_in_the_error_and_the_paths_is_quoted_not_run(tmp_path: Pat
     words = shlex.split(record)
     assert words[words.index("--artifact") + 1] == str(out)
     assert words[words.index("--why") + 1] == (
-        "Without it the smoke run failed with NameError: name '$(touch pwned)' is not defined"
+        "The smoke run failed with NameError: name '$(touch pwned)' is not defined"
     )
     assert shlex.split(resume)[-3:] == ["-o", str(out), "--resume"]
+    assert "$(" not in record.replace("'$(touch pwned)'", "")  # never in double quotes
     assert report.tried == [f"smoke run 'train-smoke': exit 1: {error}"]
+
+
+def test_a_message_quoting_a_name_reads_as_typed(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    (out / "code").mkdir(parents=True)
+    error = "NameError: name 'os' is not defined @ train.py:17"
+    report = _report("reproducer", "B007", out, _repro(error, out))
+    edit, record, _ = report.unblock
+    assert edit == f"edit {out / 'code/train.py'}"
+    assert record.endswith(
+        "--kind execution-fix --why \"The smoke run failed with NameError: name 'os' is not "
+        'defined"'
+    )
 
 
 def test_an_error_without_a_place_still_names_code_to_edit(tmp_path: Path) -> None:
