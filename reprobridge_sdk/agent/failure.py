@@ -53,6 +53,7 @@ CLASSES: Mapping[str, FailureClass] = {
     "B012": "review-fails",
     "B016": "over-budget",
     "B021": "run-fails",
+    "B024": "recorded-change-fails",
     "B040": "recorded-change-fails",
 }
 
