@@ -26,7 +26,14 @@ came from, or the candidate is rejected (a later line matching the same pattern 
 the extractor read another number).
 
 **Landmarks** are the log lines without digits that every run printed, in order, at most
-three, plus the extractor's own prefix.
+three, plus the extractor's own prefix. They are chosen again once the reference runs are
+taken: a line (or result prefix) is kept only when the sample log and every reference run's
+log reach it, searched line by line as the runner does (a line printed for some seeds or
+some runs only is never a landmark; ``validate`` reports a landmark no sample reaches, R034).
+
+**Discrepancies** say what the build saw, never more: the published value, the reference
+values and their interval, the command that gave them, and what was varied between the runs
+(the claim's seeds, or nothing: the same seed, or the same unseeded command, again).
 
 **JSON outputs**: :func:`find_in_json` does the same search in a JSON document and gives a
 JSON Pointer (keys scored against the label's words).
@@ -56,6 +63,7 @@ from reprobridge_sdk.audit.interval import compatibility_interval
 from reprobridge_sdk.authoring.references import add_references
 from reprobridge_sdk.errors import ArtifactError
 from reprobridge_sdk.extract.extraction import ExtractionError, extract_value
+from reprobridge_sdk.extract.pattern import PatternError, author_pattern
 from reprobridge_sdk.model.build import (
     BuildFinding,
     ClaimResult,
@@ -79,6 +87,7 @@ __all__ = [
     "extractor_pattern",
     "find_in_json",
     "find_number",
+    "reached_by_all",
     "stable_lines",
 ]
 
@@ -206,6 +215,50 @@ def stable_lines(logs: Sequence[str], *, limit: int = 3) -> list[str]:
         if len(out) >= limit:
             break
     return out
+
+
+def reached_by_all(landmarks: Sequence[Landmark], logs: Sequence[str]) -> list[Landmark]:
+    """The landmarks that some line of every log matches (as the runner searches a log)."""
+    kept = []
+    for landmark in landmarks:
+        try:
+            regex = author_pattern(landmark.pattern)
+        except PatternError:
+            continue
+        if all(any(regex.search(line) for line in log.splitlines()) for log in logs):
+            kept.append(landmark)
+    return kept
+
+
+def _landmarks(logs: Sequence[str], prefixes: Sequence[str]) -> list[Landmark]:
+    """Landmarks every one of ``logs`` reaches: stable lines, then the result prefixes."""
+    chosen = [
+        Landmark(id=f"line-{index + 1}", pattern="^" + re.escape(line))
+        for index, line in enumerate(stable_lines(logs))
+    ]
+    chosen += [
+        Landmark(id=f"result-{index + 1}", pattern=prefix, description="the reported value")
+        for index, prefix in enumerate(dict.fromkeys(prefixes))
+    ]
+    return reached_by_all(chosen, logs)
+
+
+def _varied(item: LauncherPlan, seed: int | None, runs: int) -> str:
+    """What differed between a launcher's reference runs, as the build ran them."""
+    if item.seed_flag and len(item.seeds) > 1:
+        return (
+            f"varied: the seeds {item.seeds}, as the claim declares, in {runs} repetitions; "
+            "nothing else was varied (no option, hyperparameter or data setting)"
+        )
+    if seed is not None:
+        return (
+            f"nothing was varied: {runs} runs of the same command with seed {seed}; no other "
+            "seed, option, hyperparameter or data setting was tried"
+        )
+    return (
+        f"nothing was varied: {runs} runs of the same command, which takes no seed; no "
+        "option, hyperparameter or data setting was tried"
+    )
 
 
 @dataclass(frozen=True)
@@ -457,14 +510,8 @@ def distill(
         sample_dir = f"samples/{launcher_id}"
         (root / sample_dir).mkdir(parents=True, exist_ok=True)
         shutil.copyfile(probe_dir / LOG_NAME, root / sample_dir / LOG_NAME)
-        landmarks = [
-            Landmark(id=f"line-{index + 1}", pattern="^" + re.escape(line))
-            for index, line in enumerate(stable_lines([probe_log]))
-        ]
-        landmarks += [
-            Landmark(id=f"result-{index + 1}", pattern=prefix, description="the reported value")
-            for index, prefix in enumerate(dict.fromkeys(prefixes))
-        ]
+        # provisional (the probe's lines): chosen again from every reference run below
+        landmarks = _landmarks([probe_log], prefixes)
         launcher.measurements = measurements
         launcher.landmarks = landmarks
         launcher.samples = [Sample(log=f"{sample_dir}/{LOG_NAME}", seed=seed, expected=expected)]
@@ -549,6 +596,23 @@ def distill(
             )
             continue
         art = art.reload()
+        reference_logs = [
+            (d / LOG_NAME).read_text("utf-8", "replace") if (d / LOG_NAME).is_file() else ""
+            for d in directories
+        ]
+        chosen = _landmarks([probe_log, *reference_logs], prefixes)
+        if chosen != landmarks:
+            art.manifest.launcher(launcher_id).landmarks = chosen
+            for other in art.manifest.launchers:
+                if (
+                    other.scope == "smoke"
+                    and planned.get(other.id)
+                    and (planned[other.id].script == item.script)
+                ):
+                    other.landmarks = [lm for lm in chosen if lm.id.startswith("result-")]
+            art.save()
+            art = art.reload()
+        varied = _varied(item, seed, len(arguments))
         for claim_id, (candidate, pattern) in found.items():
             claim = by_id[claim_id]
             values = [o.value for o in art.manifest.task(claim_id).reference.observations]
@@ -576,21 +640,20 @@ def distill(
                     if item.seed_flag and len(item.seeds) > 1
                     else "reference runs"
                 )
+                shown = ", ".join(f"{v:.6g}" for v in values[:10])
+                command = " ".join(launcher.argv)
                 discrepancies.append(
                     Discrepancy(
                         id=f"{claim_id}-not-reproduced"[:64],
                         paper=f"{claim.measured}: {claim.target:g}"
                         + (f" {claim.unit}" if claim.unit else ""),
                         code=(
-                            f"{len(values)} {what} of {launcher_id} give a mean of "
-                            f"{interval.mean:.6g}; the compatibility interval "
+                            f"{len(values)} {what} of {launcher_id} ({command}) give {shown} "
+                            f"(mean {interval.mean:.6g}); the compatibility interval "
                             f"[{low:.6g}, {high:.6g}] does not contain the published value"
                         ),
                         followed="code",
-                        rationale=(
-                            "the artifact runs the released code; no setting in the repository or "
-                            "the claims file reproduces the published value"
-                        ),
+                        rationale=f"the artifact keeps what the code gives; {varied}",
                         tasks=[claim_id],
                     )
                 )

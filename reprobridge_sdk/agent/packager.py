@@ -170,12 +170,11 @@ _README_TEXT = """{marker}
 ## Reproducing this artifact
 
 This artifact was built by `reprobridge build` from {source} at commit `{commit}`.
-The refined code is in `code/`; every change to the upstream code is a patch under `patches/`
-listed in the change record of [the guide]({guide}).
+{code}
 
 ```sh
 reprobridge validate --strict .
-reprobridge env build .            # the environment from environment/requirements.lock
+reprobridge env create .           # the environment from {lock}
 reprobridge run . --scope smoke    # a short check that everything works
 reprobridge run . --scope scored   # the runs whose values are compared with the paper
 reprobridge audit .                # judged against the reference observations
@@ -185,6 +184,23 @@ reprobridge audit .                # judged against the reference observations
 |---|---|---|---|
 {rows}
 """
+
+
+def _code_sentence(root: Path, guide: str, changes: int) -> str:
+    """What the README says of ``code/``: the patches only when the artifact holds them."""
+    patches = sorted((root / "patches").glob("*.patch")) if (root / "patches").is_dir() else []
+    if patches:
+        return (
+            f"The refined code is in `code/`; each of the {len(patches)} change(s) to the "
+            f"upstream code is a patch under `patches/`, listed in the change record of "
+            f"[the guide]({guide})."
+        )
+    if changes:
+        return (
+            f"The refined code is in `code/`; its {changes} change(s) to the upstream code are "
+            f"listed in the change record of [the guide]({guide})."
+        )
+    return "The refined code is in `code/`: the upstream code at that commit, unchanged."
 
 
 def finalize(
@@ -211,11 +227,14 @@ def finalize(
     text = readme.read_text("utf-8") if readme.is_file() else f"# {manifest.artifact.title}\n\n"
     if README_MARKER in text:
         text = text.split(README_MARKER, 1)[0].rstrip() + "\n\n"
+    guide_path = PurePosixPath(manifest.guide.path).as_posix()
+    lock = manifest.environment.lock
     section = _README_TEXT.format(
         marker=README_MARKER,
         source=manifest.codebase.upstream.repository,
         commit=manifest.codebase.upstream.commit,
-        guide=PurePosixPath(manifest.guide.path).as_posix(),
+        code=_code_sentence(art.root, guide_path, len(manifest.guide.changes)),
+        lock=lock.path if lock is not None else "the environment part of rra.yaml",
         rows="\n".join(f"| {a} | {b} | {c} | {d} |" for a, b, c, d in rows) or "| - | - | - | - |",
     )
     atomic_write_text(readme, text + section)

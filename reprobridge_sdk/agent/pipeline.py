@@ -568,7 +568,7 @@ def _author_patch(options: BuildOptions, claims: Claims, out: Path, code: Path) 
 
 def _replanned(planned: PlanRecord, repro: ReproducerRecord) -> PlanRecord:
     """The plan with the Reproducer's re-planned claims, their launchers' seeds and decisions."""
-    if not repro.replanned:
+    if not repro.replanned and not repro.decisions:
         return planned
     claims = {c.claim: c for c in repro.replanned}
     seeds = {item.id: item.seeds for item in repro.launchers}

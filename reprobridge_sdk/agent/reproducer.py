@@ -31,6 +31,12 @@ evidence instead of an error:
   script passes ``{seed}`` and the plan's pitfall "takes no seed" is resolved; rejected, B020
   (warning) and the runs are repeated unseeded, as planned.
 
+**Same seed, same value.** After a smoke launcher that takes a seed passes, it runs again
+with that seed; different labelled lines are a finding before any reference run is taken,
+with the likely cause and the recorded environment setting that removes it
+(:mod:`reprobridge_sdk.agent._determinism`: ``PYTHONHASHSEED=0``, then one thread; B045, or
+B046 when neither helps).
+
 At most :data:`MAX_FIXES` fixes per launcher: a repository that needs more is beyond the
 heuristics, and looping on it would hide that.
 
@@ -51,6 +57,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from reprobridge_sdk.agent._convenience_changes import _replan, _seed_option, _shorten
+from reprobridge_sdk.agent._determinism import same_seed
 from reprobridge_sdk.agent._smoke import (
     SMOKE_TIMEOUT,
     Recorder,
@@ -68,6 +75,7 @@ from reprobridge_sdk.model.build import (
     ReproducerRecord,
 )
 from reprobridge_sdk.model.claims import Claims
+from reprobridge_sdk.model.guide import Ambiguity
 
 __all__ = [
     "MAX_FIXES",
@@ -169,12 +177,14 @@ def reproduce(
         sandbox=sandbox,
     )
     findings = state.findings
+    fixed_seeds: list[Ambiguity] = []
     for smoke in [item for item in plan.launchers if item.scope == "smoke"]:
         tasks, labels = _labels(claims, plan, smoke.id)
         current = state.launchers[smoke.id]
         pending: RunOutcome | None = None
         shortened = False
         passed = False
+        last: RunOutcome | None = None
         for _round in range(MAX_FIXES + 1):
             outcome = pending or state.run(current)
             pending = None
@@ -194,6 +204,7 @@ def reproduce(
             )
             if ok:
                 passed = True
+                last = outcome
                 break
             if outcome.exit_status is None:
                 if shortened:
@@ -303,6 +314,8 @@ def reproduce(
             )
         if passed and current.seed_flag is None and current.seeds:
             _seed_option(state, current, tasks, labels)
+        elif passed and last is not None:
+            fixed_seeds += same_seed(state, current, last, labels, tasks)
     replanned, decisions = _replan(state, claims, plan)
     return ReproducerRecord(
         inputs_digest=inputs_digest,
@@ -314,5 +327,5 @@ def reproduce(
         launchers=[state.launchers[item.id] for item in plan.launchers],
         resolved_pitfalls=sorted(set(state.resolved)),
         replanned=replanned,
-        decisions=decisions,
+        decisions=[*decisions, *fixed_seeds],
     )

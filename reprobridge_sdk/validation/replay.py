@@ -11,6 +11,12 @@ the extractor's ``kind``); a kind no installed plugin provides is the semantic l
 
 ``file:`` extractors read relative to the sample log's directory; ``{run_dir}`` is that
 directory, ``{seed}`` the sample's seed (else the launcher's first seed, else 0).
+
+The same samples check the launcher's landmarks: a launcher that ships at least one sample
+log must reach each of its landmarks on some line of one of those logs, as the runner
+searches a run's log line by line (R034, warning: a landmark no shipped run reached is
+either wrong or reached only sometimes, and a check that waits for it fails). A pattern
+outside the dialect is X004 and a sample log that cannot be read is the files layer's.
 """
 
 from __future__ import annotations
@@ -50,8 +56,60 @@ def _file(root: Path, value: Any) -> Path | None:
     return path if kind_of(path) == "file" else None
 
 
+def _log_lines(log: Path, cache: dict[Path, list[str] | None]) -> list[str] | None:
+    if log not in cache:
+        try:
+            text = safefs.read_text(log, max_bytes=safefs.MAX_TEXT_BYTES, errors="replace")
+        except (OSError, safefs.UnsafeFileError):
+            cache[log] = None
+        else:
+            cache[log] = [line.removesuffix("\r") for line in text.split("\n")]
+    return cache[log]
+
+
+def _check_landmarks(
+    doc: Document, lindex: int, launcher: dict[str, Any], logs: list[Path]
+) -> list[Finding]:
+    """R034 for each landmark that no line of the launcher's sample logs matches."""
+    from reprobridge_sdk.extract.pattern import (  # noqa: PLC0415 - lazy: only with samples
+        PatternError,
+        author_pattern,
+    )
+
+    landmarks = launcher.get("landmarks")
+    if not logs or not isinstance(landmarks, list):
+        return []
+    cache: dict[Path, list[str] | None] = {}
+    texts = [lines for log in logs if (lines := _log_lines(log, cache)) is not None]
+    if not texts:
+        return []
+    out: list[Finding] = []
+    for index, landmark in enumerate(landmarks):
+        pattern = landmark.get("pattern") if isinstance(landmark, dict) else None
+        if not isinstance(pattern, str) or not pattern:
+            continue
+        try:
+            regex = author_pattern(pattern)
+        except PatternError:
+            continue  # X004, from the semantic layer
+        if any(regex.search(line) for lines in texts for line in lines):
+            continue
+        name = landmark.get("id")
+        out.append(
+            doc.finding(
+                "R034",
+                f"landmark {name!r}: no line of the launcher's {len(texts)} sample log(s) "
+                "matches its pattern",
+                path=f"/launchers/{lindex}/landmarks/{index}/pattern",
+                hint="choose a line every run prints, or ship a sample log that reaches it",
+            )
+        )
+    return out
+
+
 def check_replay(doc: Document, root: Path) -> list[Finding]:
-    """X findings for the samples of every launcher of the artifact at ``root``."""
+    """X findings for the samples of every launcher of the artifact at ``root``, and R034
+    for each landmark those samples never reach."""
     data = doc.data if isinstance(doc.data, dict) else {}
     launchers = data.get("launchers")
     if not isinstance(launchers, list):
@@ -68,6 +126,12 @@ def check_replay(doc: Document, root: Path) -> list[Finding]:
             continue
         params = {str(k): v for k, v in _map(launcher.get("params")).items()}
         seeds = launcher.get("seeds") if isinstance(launcher.get("seeds"), list) else []
+        logs = [
+            log
+            for sample in launcher["samples"]
+            if isinstance(sample, dict) and (log := _file(root, sample.get("log"))) is not None
+        ]
+        out += _check_landmarks(doc, lindex, launcher, logs)
         for sindex, sample in enumerate(launcher["samples"]):
             if not isinstance(sample, dict):
                 continue

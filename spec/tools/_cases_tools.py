@@ -213,6 +213,32 @@ def tool_cases() -> list[Case]:
     )
     c.append(
         Case(
+            "landmark-not-in-samples",
+            "The landmark waits for a line the shipped sample log never prints.",
+            [f("R034", "/launchers/0/landmarks/0/pattern")],
+            tags=["replay"],
+            mutate=[
+                with_sample(),
+                put("/launchers/0/landmarks", [{"id": "early-stop", "pattern": "^early stop"}]),
+            ],
+            files={"samples/train.log": "epoch 1\nfinal accuracy: 0.912\n"},
+        )
+    )
+    c.append(
+        Case(
+            "landmark-in-samples",
+            "The sample log prints the landmark's line: the landmark is reached (no R034).",
+            [],
+            tags=["replay"],
+            mutate=[
+                with_sample(),
+                put("/launchers/0/landmarks", [{"id": "epoch", "pattern": r"^epoch \d+"}]),
+            ],
+            files={"samples/train.log": "epoch 1\nfinal accuracy: 0.912\n"},
+        )
+    )
+    c.append(
+        Case(
             "extraction-json-pointer-absent",
             "The JSON pointer names a key the sample output does not have.",
             [f("X001", EXTRACT)],

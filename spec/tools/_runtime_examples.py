@@ -1137,6 +1137,22 @@ RUNTIME_EXAMPLES: dict[str, tuple[str, str, str]] = {
         "$ reprobridge build ./repo --claims claims.yaml -o out --resume   # B041 (info)",
         "$ reprobridge build ./repo --claims claims.yaml -o out --resume   # nothing recorded",
     ),
+    "B045": (
+        _SH,
+        "# train.py --seed 0 prints a value summed over a set of strings (its order follows\n"
+        "# hash randomisation): two runs with seed 0 print 0.9512, then 0.9488\n"
+        "$ reprobridge build ./repo --claims claims.yaml   # B045: PYTHONHASHSEED=0, recorded",
+        "# two smoke runs with seed 0 print the same value\n"
+        "$ reprobridge build ./repo --claims claims.yaml",
+    ),
+    "B046": (
+        _SH,
+        "# train.py seeds numpy but draws its split from random, never seeded: two runs with\n"
+        "# seed 0 differ, also with PYTHONHASHSEED=0 and one thread\n"
+        "$ reprobridge build ./repo --claims claims.yaml   # B046: likely an unseeded generator",
+        "# train.py seeds every generator it uses from --seed\n"
+        "$ reprobridge build ./repo --claims claims.yaml",
+    ),
     # ------------------------------------------------------------------- K: keys, signatures
     "K001": (
         _SH,
