@@ -489,6 +489,83 @@ _add(
     )
 )
 
+# Seed 1 prints a line that seed 2 never prints: the probe run (seed 1) reaches it, the
+# repetitions of seed 2 do not. Such a line is never a landmark (the clean-room check would
+# wait for it in vain).
+_add(
+    Fixture(
+        "seed-line",
+        {
+            "train.py": _SEEDED
+            + "if args.seed % 2:\n"
+            + '    print("early stop: patience exhausted")\n'
+            + 'print("test accuracy: %.4f" % model.score(X_test / 16.0, y_test))\n',
+        },
+        [
+            {
+                "id": "accuracy",
+                "measured": "test accuracy on digits, mean over two seeds",
+                "value": 0.96,
+                "direction": "higher",
+                "hints": {"label": "test accuracy", "seeds": [1, 2], "statistic": "mean"},
+            }
+        ],
+        ("a line only some seeds print",),
+        {"accuracy": True},
+    )
+)
+
+#: A value that follows the iteration order of a set of strings (hash randomisation): the
+#: same seed prints another value in every process unless PYTHONHASHSEED is fixed.
+HASH_ORDER = (
+    'names = {"feature-%d" % i for i in range(40)}\n'
+    'jitter = sum(i * int(name.split("-")[1]) for i, name in enumerate(names)) / 1e7\n'
+)
+_add(
+    Fixture(
+        "hash-order",
+        {
+            "train.py": _SEEDED
+            + HASH_ORDER
+            + 'print("test accuracy: %.6f" % (model.score(X_test / 16.0, y_test) + jitter))\n',
+        },
+        [
+            {
+                "id": "accuracy",
+                "measured": "test accuracy on digits",
+                "value": 0.9614,
+                "direction": "higher",
+                "hints": {"label": "test accuracy"},
+            }
+        ],
+        ("the same seed prints another value in every process (hash randomisation)",),
+        {"accuracy": True},
+    )
+)
+_add(
+    Fixture(
+        "unseeded-generator",
+        {
+            "train.py": _SEEDED
+            + "import random\n"
+            + "jitter = random.random() / 1000  # random is never seeded\n"
+            + 'print("test accuracy: %.6f" % (model.score(X_test / 16.0, y_test) + jitter))\n',
+        },
+        [
+            {
+                "id": "accuracy",
+                "measured": "test accuracy on digits",
+                "value": 0.96,
+                "direction": "higher",
+                "hints": {"label": "test accuracy"},
+            }
+        ],
+        ("the same seed prints another value: a generator the seed does not reach",),
+        {"accuracy": True},
+        end_to_end=False,  # B046 is a Reproducer finding; see tests/agent/test_words.py
+    )
+)
+
 #: Seconds of one epoch of the slow fixtures: their full run takes EPOCHS * EPOCH_SECONDS.
 EPOCH_SECONDS = 0.25
 _SLOW = (

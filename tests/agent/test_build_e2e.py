@@ -68,6 +68,8 @@ EXPECTED_FIXES = {
     "side-script": [],
     "own-package": [],
     "setup-py": [],
+    "seed-line": [],
+    "hash-order": [],
 }
 
 

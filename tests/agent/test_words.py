@@ -1,0 +1,179 @@
+"""An artifact whose words are true: landmarks every run reaches, one seed one value, and
+generated documents that name only real commands and paths.
+
+The fast tests work on a copy of the bundled example and on the Distiller's and the
+Packager's functions; the Reproducer's same-seed check runs real smoke runs in the shared
+fixture environment (slow). The end-to-end builds of the ``seed-line`` and ``hash-order``
+fixtures are in ``test_build_e2e.py``, which shares one build per fixture.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from generated_docs import named_commands, named_paths, problems
+
+from reprobridge_sdk.agent._determinism import SETTINGS
+from reprobridge_sdk.agent.distiller import reached_by_all, stable_lines
+from reprobridge_sdk.agent.packager import README_MARKER, finalize
+from reprobridge_sdk.api import load
+from reprobridge_sdk.model.build import Gate, PlanRecord
+from reprobridge_sdk.model.launcher import Landmark
+from reprobridge_sdk.validation import validate
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "digits-logreg"
+ZERO = "0" * 64
+
+
+@pytest.fixture
+def artifact(tmp_path: Path) -> Path:
+    target = tmp_path / "digits-logreg"
+    shutil.copytree(EXAMPLE, target, ignore=shutil.ignore_patterns("runs", "__pycache__"))
+    return target
+
+
+# ------------------------------------------------------------------------------ landmarks
+
+
+SEED_1 = "loading digits\nearly stop: patience exhausted\ntest accuracy: 0.9778\n"
+SEED_2 = "loading digits\ntest accuracy: 0.9422\n"
+
+
+def test_a_line_some_runs_print_is_never_a_landmark() -> None:
+    # the old choice, from the probe's log alone, took the line seed 2 never prints
+    assert stable_lines([SEED_1]) == ["loading digits", "early stop: patience exhausted"]
+    assert stable_lines([SEED_1, SEED_2, SEED_1]) == ["loading digits"]
+    landmarks = [
+        Landmark(id="line-1", pattern="^loading digits"),
+        Landmark(id="line-2", pattern="^early stop: patience exhausted"),
+        Landmark(id="result-1", pattern="^test accuracy: "),
+    ]
+    kept = reached_by_all(landmarks, [SEED_1, SEED_2])
+    assert [lm.id for lm in kept] == ["line-1", "result-1"]
+
+
+def test_a_landmark_is_searched_line_by_line_as_the_runner_does() -> None:
+    # a stripped line anchored at ^ does not match its indented original: not kept
+    indented = "  warming up\ntest accuracy: 0.9\n"
+    assert reached_by_all([Landmark(id="line-1", pattern="^warming up")], [indented]) == []
+    # a pattern outside the dialect is never kept (X004 is validation's)
+    assert reached_by_all([Landmark(id="x", pattern="(?=a)a")], ["a\n"]) == []
+
+
+def _scored_with_sample(art_dir: Path) -> int:
+    art = load(art_dir)
+    return next(i for i, item in enumerate(art.manifest.launchers) if item.samples)
+
+
+def test_validate_strict_fails_on_a_landmark_no_sample_reaches(artifact: Path) -> None:
+    index = _scored_with_sample(artifact)
+    art = load(artifact)
+    launcher = art.manifest.launchers[index]
+    assert validate(artifact, strict=True).findings == []
+    position = len(launcher.landmarks)
+    launcher.landmarks = [
+        *launcher.landmarks,
+        Landmark(id="early-stop", pattern="^early stop: patience exhausted"),
+    ]
+    art.save()
+    result = validate(artifact, strict=True)
+    assert [(f.code, f.path) for f in result.findings] == [
+        ("R034", f"/launchers/{index}/landmarks/{position}/pattern")
+    ]
+    assert not result.ok
+    done = subprocess.run(
+        [sys.executable, "-m", "reprobridge_sdk", "validate", "--strict", str(artifact)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 1
+    assert "R034" in done.stdout + done.stderr
+    # without --strict a warning does not fail validation
+    lenient = subprocess.run(
+        [sys.executable, "-m", "reprobridge_sdk", "validate", str(artifact)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert lenient.returncode == 0
+
+
+def test_a_landmark_a_sample_reaches_is_not_r034(artifact: Path) -> None:
+    index = _scored_with_sample(artifact)
+    art = load(artifact)
+    launcher = art.manifest.launchers[index]
+    sample = launcher.samples[0]
+    assert sample.log is not None
+    first = (artifact / sample.log).read_text("utf-8").splitlines()[0]
+    launcher.landmarks = [Landmark(id="first-line", pattern=first[:10].replace("[", r"\["))]
+    art.save()
+    assert [f.code for f in validate(artifact, strict=True).findings] == []
+
+
+def test_a_launcher_without_sample_logs_is_not_checked(artifact: Path) -> None:
+    art = load(artifact)
+    launcher = art.manifest.launchers[0]
+    launcher.samples = []  # no shipped log: nothing to check the landmark against
+    launcher.landmarks = [Landmark(id="never", pattern="^never printed")]
+    art.save()
+    assert "R034" not in {f.code for f in validate(artifact, strict=True).findings}
+
+
+# ---------------------------------------------------------------------- generated documents
+
+
+def test_the_readme_names_only_real_commands_and_existing_paths(artifact: Path) -> None:
+    """The example's guide was written by a person: only the README section is generated
+    here (the builds of test_build_e2e check the generated guide too)."""
+    art = load(artifact)
+    plan = PlanRecord(inputs_digest=ZERO, seconds=0, gate=Gate(passed=True))
+    findings = finalize(art, plan, list(art.manifest.guide.discrepancies), [("a", "1", "1", "yes")])
+    assert findings == []
+    section = (artifact / "README.md").read_text("utf-8").split(README_MARKER, 1)[1]
+    assert ("env", "create") in named_commands(section)
+    assert ("env", "build") not in named_commands(section)
+    # the example holds no patches/ folder: the README does not name one
+    assert not (artifact / "patches").exists()
+    assert "patches/" not in named_paths(section)
+    assert problems(artifact, guide=False) == []
+
+
+def test_a_patches_folder_is_named_when_the_artifact_has_one(artifact: Path) -> None:
+    (artifact / "patches").mkdir()
+    (artifact / "patches" / "0001-fix.patch").write_text("# a fix\n", "utf-8")
+    art = load(artifact)
+    plan = PlanRecord(inputs_digest=ZERO, seconds=0, gate=Gate(passed=True))
+    finalize(art, plan, list(art.manifest.guide.discrepancies), [("a", "1", "1", "yes")])
+    section = (artifact / "README.md").read_text("utf-8").split(README_MARKER, 1)[1]
+    assert "patches/" in named_paths(section)
+    assert problems(artifact, guide=False) == []
+
+
+def test_the_docs_check_catches_a_missing_command_and_folder(artifact: Path) -> None:
+    """Hostile: the words the old README used fail the check."""
+    art = load(artifact)
+    plan = PlanRecord(inputs_digest=ZERO, seconds=0, gate=Gate(passed=True))
+    finalize(art, plan, list(art.manifest.guide.discrepancies), [("a", "1", "1", "yes")])
+    readme = artifact / "README.md"
+    readme.write_text(
+        readme.read_text("utf-8")
+        + "\nEvery change is a patch under `patches/`.\n\n```sh\nreprobridge env build .\n```\n",
+        "utf-8",
+    )
+    assert sorted(problems(artifact, guide=False)) == [
+        ("command", "reprobridge env build"),
+        ("path", "patches/"),
+    ]
+
+
+# ------------------------------------------------------------------------------ same seed
+
+
+def test_the_settings_tried_name_hash_randomisation_first() -> None:
+    assert SETTINGS[0] == ("hash randomisation", {"PYTHONHASHSEED": "0"})
+    assert SETTINGS[1][1]["OMP_NUM_THREADS"] == "1"
