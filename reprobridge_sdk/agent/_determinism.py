@@ -61,9 +61,7 @@ def _agree(state: _Phase, launcher: LauncherPlan, labels: list[str]) -> bool:
             launcher, outcome, None if status == 0 else f"same-seed run: exit status {status}"
         )
     ok = _passes(first, labels) and _passes(second, labels)
-    return ok and _labelled(first, labels) == _labelled(second, labels), _lines(
-        first, second, labels
-    )
+    return ok and _labelled(first, labels) == _labelled(second, labels)
 
 
 def _lines(first: RunOutcome, second: RunOutcome, labels: list[str]) -> list[str]:

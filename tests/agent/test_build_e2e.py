@@ -13,7 +13,10 @@ from pathlib import Path
 
 import pytest
 from build_fixtures import FIXTURES, write_repo
+from generated_docs import problems
 
+from reprobridge_sdk.agent._determinism import same_seed_decision_id
+from reprobridge_sdk.agent.distiller import reached_by_all
 from reprobridge_sdk.agent.pipeline import BuildOptions, build, render_summary
 from reprobridge_sdk.agent.planner import seeds_decision_id
 from reprobridge_sdk.api import load
@@ -211,3 +214,64 @@ def test_a_claim_over_seeds_is_a_statistic_whose_references_are_repetitions(
     assert {"scored: ok", "audit-scored: ok"} <= set(review.check_steps)
     assert review.verdicts == {"accuracy": "reproduced"}
     assert review.audit_codes["accuracy"] == []
+
+
+@pytest.mark.parametrize("name", ["python2", "not-reproducible", "hash-order"])
+def test_generated_documents_name_real_commands_and_existing_paths(
+    built: Callable[[str], tuple[BuildReport, Path]], name: str
+) -> None:
+    _, out = built(name)
+    assert problems(out) == []
+    # patches/ exists exactly when code record wrote a patch (python2 has two fixes)
+    assert (out / "patches").is_dir() == (name == "python2")
+
+
+def test_a_discrepancy_states_the_references_and_that_nothing_was_varied(
+    built: Callable[[str], tuple[BuildReport, Path]],
+) -> None:
+    _, out = built("not-reproducible")
+    art = load(out)
+    [task] = art.manifest.tasks
+    [discrepancy] = art.manifest.guide.discrepancies
+    assert discrepancy.paper.endswith(": 0.999")
+    for observation in task.reference.observations:
+        assert f"{observation.value:.6g}" in discrepancy.code
+    scored = next(item for item in art.manifest.launchers if item.scope == "scored")
+    assert " ".join(scored.argv) in discrepancy.code
+    assert discrepancy.rationale is not None
+    assert "nothing was varied" in discrepancy.rationale
+    assert f"seed {scored.seeds[0]}" in discrepancy.rationale
+
+
+def test_landmarks_are_lines_every_reference_run_reaches(
+    built: Callable[[str], tuple[BuildReport, Path]],
+) -> None:
+    report, out = built("seed-line")
+    assert report.passed, render_summary(report)
+    art = load(out)
+    scored = next(item for item in art.manifest.launchers if item.scope == "scored")
+    patterns = [lm.pattern for lm in scored.landmarks]
+    assert not any("early stop" in p for p in patterns)
+    assert any(p.startswith("^test accuracy") for p in patterns)
+    logs = [
+        log.read_text("utf-8")
+        for log in sorted((out / ".rra-build/repetitions" / scored.id).glob("*/*/log.txt"))
+    ]
+    assert len(logs) == 10  # five repetitions of seeds 1 and 2
+    assert reached_by_all(scored.landmarks, logs) == scored.landmarks
+    # the sample (seed 1) prints the line; the references of seed 2 do not
+    assert "early stop" in (out / scored.samples[0].log).read_text("utf-8")  # type: ignore[operator]
+
+
+def test_a_seed_that_does_not_reproduce_is_fixed_before_the_references(
+    built: Callable[[str], tuple[BuildReport, Path]],
+) -> None:
+    report, out = built("hash-order")
+    assert "B045" in {f.code for f in report.findings}
+    art = load(out)
+    for launcher in art.manifest.launchers:
+        assert launcher.env.get("PYTHONHASHSEED") == "0"
+    assert same_seed_decision_id("train.py") in {a.id for a in art.manifest.guide.ambiguities}
+    # the references of one seed are one value again
+    [task] = art.manifest.tasks
+    assert len({o.value for o in task.reference.observations}) == 1

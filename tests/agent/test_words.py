@@ -177,3 +177,57 @@ def test_the_docs_check_catches_a_missing_command_and_folder(artifact: Path) -> 
 def test_the_settings_tried_name_hash_randomisation_first() -> None:
     assert SETTINGS[0] == ("hash randomisation", {"PYTHONHASHSEED": "0"})
     assert SETTINGS[1][1]["OMP_NUM_THREADS"] == "1"
+
+
+def _smoke(raw_repo, tmp_path: Path, python: Path, name: str):  # type: ignore[no-untyped-def]
+    """The Reproducer on fixture ``name`` in the shared environment (real smoke runs)."""
+    from reprobridge_sdk.agent.claims import load_claims
+    from reprobridge_sdk.agent.intake import checkout, inventory
+    from reprobridge_sdk.agent.planner import plan
+    from reprobridge_sdk.agent.reproducer import reproduce
+
+    repo, claims_file = raw_repo(name)
+    code = tmp_path / "code"
+    commit, date = checkout(str(repo), code)
+    claims = load_claims(claims_file)
+    intake = inventory(
+        code, claims, source=str(repo), commit=commit, commit_date=date, inputs_digest=ZERO
+    )
+    planned = plan(claims, intake, root=code, inputs_digest=ZERO)
+
+    def record(*_args: object) -> str:
+        raise AssertionError("no change to the code is recorded for a same-seed check")
+
+    return reproduce(claims, planned, code, python, inputs_digest=ZERO, record=record)
+
+
+@pytest.mark.slow
+def test_hash_order_is_found_and_fixed_by_pythonhashseed(
+    raw_repo, tmp_path: Path, fixture_python: Path
+) -> None:
+    from reprobridge_sdk.agent._determinism import same_seed_decision_id
+
+    result = _smoke(raw_repo, tmp_path, fixture_python, "hash-order")
+    assert result.gate.passed, result.gate.findings
+    assert [f.code for f in result.gate.findings] == ["B045"]
+    assert "hash randomisation" in result.gate.findings[0].message
+    assert {item.env.get("PYTHONHASHSEED") for item in result.launchers} == {"0"}
+    [decision] = result.decisions
+    assert decision.id == same_seed_decision_id("train.py")
+    assert decision.tasks == ["accuracy"]
+    assert result.fixes == []  # an environment setting, not a patch
+    # the smoke run, the run again that differed, then two runs that agreed
+    assert [a.exit_status for a in result.attempts] == [0, 0, 0, 0]
+
+
+@pytest.mark.slow
+def test_an_unseeded_generator_is_b046_and_nothing_is_changed(
+    raw_repo, tmp_path: Path, fixture_python: Path
+) -> None:
+    result = _smoke(raw_repo, tmp_path, fixture_python, "unseeded-generator")
+    assert result.gate.passed  # a warning: the references measure the noise
+    assert [f.code for f in result.gate.findings] == ["B046"]
+    assert result.decisions == []
+    assert all(not item.env for item in result.launchers)
+    # the smoke run, the run again, then two runs per setting tried
+    assert len(result.attempts) == 2 + 2 * len(SETTINGS)
