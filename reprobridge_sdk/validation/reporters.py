@@ -329,8 +329,10 @@ _GITHUB_COMMAND = {"error": "error", "warning": "warning", "info": "notice"}
 
 
 def _escape_data(text: str) -> str:
-    text = terminal_text(text, lines=True)  # CR and LF are the workflow command's to encode
-    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    # CR and LF are the workflow command's to encode (%0D, %0A); every other control
+    # character is shown, never sent
+    text = text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    return terminal_text(text)
 
 
 def _escape_property(text: str) -> str:
