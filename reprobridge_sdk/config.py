@@ -182,7 +182,7 @@ def _inside_artifact(directory: Path, untrusted: tuple[Path, ...]) -> bool:
     trees = {*untrusted, *(tree.resolve() for tree in untrusted)}
     if any(directory.is_relative_to(tree) or real.is_relative_to(tree) for tree in trees):
         return True
-    return any((above / _MANIFEST).is_file() for above in (directory, *directory.parents))
+    return any(_is_file(above / _MANIFEST) for above in (directory, *directory.parents))
 
 
 def artifact_configs(artifact: str | os.PathLike[str]) -> list[Path]:
@@ -193,9 +193,9 @@ def artifact_configs(artifact: str | os.PathLike[str]) -> list[Path]:
         root = root.parent
     if not root.is_dir():  # an archive: nothing of it is read as configuration
         return []
-    found = [root / CONFIG_FILE] if (root / CONFIG_FILE).is_file() else []
+    found = [root / CONFIG_FILE] if _is_file(root / CONFIG_FILE) else []
     pyproject = root / "pyproject.toml"
-    if pyproject.is_file() and _has_tool_table(pyproject):
+    if _is_file(pyproject) and _has_tool_table(pyproject):
         found.append(pyproject)
     return found
 
@@ -217,12 +217,12 @@ def find_config(
     Files skipped because they lie inside an artifact are appended to ``skipped``.
     """
     here = Path(start if start is not None else Path.cwd()).absolute()
-    if here.is_file():
+    if _is_file(here):
         here = here.parent
     for directory in (here, *here.parents):
-        found = [directory / CONFIG_FILE] if (directory / CONFIG_FILE).is_file() else []
+        found = [directory / CONFIG_FILE] if _is_file(directory / CONFIG_FILE) else []
         pyproject = directory / "pyproject.toml"
-        if pyproject.is_file() and _has_tool_table(pyproject):
+        if _is_file(pyproject) and _has_tool_table(pyproject):
             found.append(pyproject)
         if not found:
             continue
@@ -231,7 +231,16 @@ def find_config(
         if skipped is not None:
             skipped.extend(found)
     user = user_config(environ)
-    return user if user.is_file() else None
+    return user if _is_file(user) else None
+
+
+def _is_file(path: Path) -> bool:
+    """Whether ``path`` is a file; a place this user may not look into (or a name too long)
+    holds none, as for git, rather than stopping the command."""
+    try:
+        return path.is_file()
+    except OSError:
+        return False
 
 
 def _has_tool_table(pyproject: Path) -> bool:

@@ -12,6 +12,9 @@ empty directory, so the user's configuration file is not read. A configuration f
 temporary directory, which every command run there would read, stops the session with its
 path. Variables that steer the tests themselves (``REPROBRIDGE_INDEX_URL``,
 ``REPROBRIDGE_REQUIRE_SANDBOX``, ``HYPOTHESIS_PROFILE``) are kept.
+
+Tests that make a repository commit as a test author (``GIT_AUTHOR_*``, ``GIT_COMMITTER_*``),
+so they pass on a machine where git knows no user, as on a fresh CI runner.
 """
 
 from __future__ import annotations
@@ -84,6 +87,11 @@ def _session_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
         for name in USER_SETTINGS:
             patch.delenv(name, raising=False)
         patch.setenv("REPROBRIDGE_CACHE_DIR", str(cache))
+        for role in ("AUTHOR", "COMMITTER"):
+            patch.setenv(f"GIT_{role}_NAME", os.environ.get(f"GIT_{role}_NAME", "Test Author"))
+            patch.setenv(
+                f"GIT_{role}_EMAIL", os.environ.get(f"GIT_{role}_EMAIL", "test@example.org")
+            )
         # the user's own configuration file (~/.config/reprobridge) is not read either
         patch.setenv("XDG_CONFIG_HOME", str(tmp_path_factory.mktemp("config-home")))
         yield cache

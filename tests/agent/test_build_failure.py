@@ -66,7 +66,7 @@ def test_the_author_follows_the_report_fixes_records_and_resumes_to_a_valid_arti
     assert first.returncode == 1, first.stderr
     report = BuildReport.model_validate_json(first.stdout)
     failure = report.failure
-    assert failure is not None and report.stopped_at == "reproducer"
+    assert failure is not None and report.stopped_at == "reproducer", "\n".join(failure.tried)
     assert (failure.phase, failure.failure_class, failure.codes) == (
         "reproducer",
         "run-fails",
@@ -91,10 +91,10 @@ def test_the_author_follows_the_report_fixes_records_and_resumes_to_a_valid_arti
     script = Path(shlex.split(edit)[1])
     script.write_text("import os\n" + script.read_text("utf-8"), "utf-8")
     recorded = _run(_argv(record), env)
-    assert recorded.returncode == 0, recorded.stderr
+    assert recorded.returncode == 0, recorded.stderr + recorded.stdout
     [change] = load(out).manifest.guide.changes
     resumed = _run([*_argv(resume), "--json"], env)
-    assert resumed.returncode == 0, resumed.stderr
+    assert resumed.returncode == 0, resumed.stderr[-3000:]
     report = BuildReport.model_validate_json(resumed.stdout)
     assert report.passed and report.failure is None
     assert report.reused == ["intake", "planner", "builder"]

@@ -134,6 +134,26 @@ def test_hostile_config_files(tmp_path: Path) -> None:
     assert _e016(info)[0] == "E016"
 
 
+def test_a_user_configuration_place_that_cannot_be_looked_into_holds_none(
+    tmp_path: Path,
+) -> None:
+    """A configuration home another user owns (EACCES) or a name the system refuses
+    (ENAMETOOLONG, which root meets too) is no file: the command goes on, as git does."""
+    unreachable = tmp_path / ("x" * 300)
+    assert find_config(tmp_path, environ={"XDG_CONFIG_HOME": str(unreachable)}) is None
+    env = {**os.environ, "XDG_CONFIG_HOME": str(unreachable)}
+    done = subprocess.run(
+        [sys.executable, "-m", "reprobridge_sdk", "validate", str(EXAMPLE)],
+        env=env,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "internal error" not in done.stderr
+
+
 def test_a_bad_environment_variable_names_the_variable(tmp_path: Path) -> None:
     with pytest.raises(UsageError) as info:
         load_settings(start=tmp_path, environ={"REPROBRIDGE_STRICT": "perhaps"})
