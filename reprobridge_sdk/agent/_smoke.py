@@ -9,8 +9,9 @@ with byte-code writing off and unbuffered output; stdin is empty. A run past ``t
 exit status None and keeps what it printed. A run passes when it exits 0 and prints every
 label of its claims (case-insensitive); its labelled lines are the lines that carry a label
 (all of stdout when there is none). With ``sandbox`` (the build's default) the run is
-confined by the runner's sandbox (:mod:`reprobridge_sdk.agent._sandbox`): the working copy
-and the environment are read-only, a scratch directory of its own is writable.
+confined by the runner's sandbox (:mod:`reprobridge_sdk.agent._sandbox`): the environment and
+the artifact are read-only; the code is a private copy of the run's own, writable (what the
+run writes there is dropped with it), and so is a scratch directory, its ``HOME``.
 """
 
 from __future__ import annotations
@@ -96,6 +97,7 @@ def run_launcher(
         environment=interpreter.absolute().parent.parent,
         caller=env,
         declared=keep,
+        private=code_dir,
     ) as (command, inside, fds):
         return _run(command, argv, workdir, inside, timeout, fds)
 

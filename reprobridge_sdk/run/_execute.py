@@ -157,6 +157,7 @@ def _sandboxed(
     workdir: Path,
     run_dir: Path,
     record: EvidenceRecord,
+    private: tuple[Path, Path] | None = None,
 ) -> tuple[list[str], dict[str, str], tuple[int, ...]]:
     """The sandboxed command, its environment and the descriptors it inherits (the seccomp
     filter's, open until ``stack`` closes). The ``PATH`` entries left out are one finding
@@ -190,7 +191,12 @@ def _sandboxed(
         shared.emit(RunEvent("finding", {"run_id": record.run_id, **item.to_dict()}))
     fd = stack.enter_context(sandbox.seccomp_fd())
     argv = sandbox.sandbox_command(
-        command, workdir=workdir, run_dir=run_dir, seccomp=fd, readable=readable
+        command,
+        workdir=workdir,
+        run_dir=run_dir,
+        seccomp=fd,
+        readable=readable,
+        private=dict([private]) if private is not None else None,
     )
     return argv, env, (fd,)
 
@@ -319,6 +325,61 @@ def _complete(
         record.failure = refused or failure
         return record
 
+    with contextlib.ExitStack() as private:
+        return _run_and_collect(
+            job,
+            shared,
+            record=record,
+            run_dir=run_dir,
+            argv=argv,
+            env=env,
+            declared=declared,
+            context=context,
+            private=_private_tree(private, shared, workdir),
+        )
+
+
+def _private_tree(
+    stack: contextlib.ExitStack, shared: Shared, workdir: Path
+) -> tuple[Path, Path] | None:
+    """With the sandbox, the refined codebase that holds ``workdir`` and the run's own
+    writable copy of it (removed when ``stack`` closes); else None (see
+    :func:`.sandbox.private_tree`)."""
+    refined = shared.manifest.codebase.refined
+    if not shared.sandbox or refined.kind != "directory" or refined.path is None:
+        return None
+    tree = (shared.root / refined.path).resolve()
+    if not tree.is_dir() or not workdir.resolve().is_relative_to(tree):
+        return None
+    from . import sandbox  # noqa: PLC0415 - only with --sandbox
+
+    return tree, stack.enter_context(sandbox.private_tree(tree))
+
+
+def _run_and_collect(
+    job: Job,
+    shared: Shared,
+    *,
+    record: EvidenceRecord,
+    run_dir: Path,
+    argv: list[str],
+    env: dict[str, str],
+    declared: Mapping[str, str],
+    context: Mapping[str, object],
+    private: tuple[Path, Path] | None,
+) -> EvidenceRecord:
+    """Run the launcher and collect its outputs and values. With a private tree ``(tree,
+    copy)`` the launcher writes into ``copy`` where it names ``tree``, so its outputs and
+    measurement files are read from there."""
+    launcher = job.launcher
+    log_path = run_dir / LOG_NAME
+    failure: Failure | None = None
+    workdir = shared.root / launcher.workdir
+    roots: tuple[Path, ...] = (shared.root, run_dir)
+    if private is not None:
+        tree, copy = private
+        workdir = copy / workdir.resolve().relative_to(tree)
+        roots = (shared.root, run_dir, copy)
     output_paths: dict[str, Path] = {}
     before: dict[str, tuple[int, int, int] | None] = {}
     for output in launcher.outputs:
@@ -367,9 +428,10 @@ def _complete(
                 shared,
                 command,
                 declared=declared,
-                workdir=workdir.resolve(),
+                workdir=(shared.root / launcher.workdir).resolve(),
                 run_dir=run_dir,
                 record=record,
+                private=private,
             )
         outcome = run_process(
             command,
@@ -421,7 +483,7 @@ def _complete(
             continue
         preexisting = before[output.id] is not None and before[output.id] == after
         try:
-            digest = copy_output(path, run_dir, output.id, (shared.root, run_dir))
+            digest = copy_output(path, run_dir, output.id, roots)
         except safefs.UnsafeFileError as exc:
             detail = f"{refused_code(exc)}: output {output.id!r} refused: {exc.message}"
             failure = _failure_reason(failure, "missing-output", detail, last)
@@ -442,7 +504,7 @@ def _complete(
             files_base=workdir,
             outputs=produced,
             context=context,
-            roots=(shared.root, run_dir),
+            roots=roots,
         )
         # A kind no installed plugin provides (X005) leaves the value unread, not the run
         # failed: the experiment ran; the audit says inconclusive for that task (A061).

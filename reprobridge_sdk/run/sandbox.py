@@ -19,7 +19,8 @@ A launcher of an artifact the committee does not trust runs inside ``bwrap`` wit
   ``/bin``, ``/sbin``, ``/lib*`` links or directories of the host), only the files of ``/etc``
   a program needs (:data:`ETC_ENTRIES`), the environment's interpreter and its packages (the
   virtual environment and its base interpreter's prefix, which may live under a home), the
-  artifact (read-only), the run directory (read-write), a private ``/tmp`` and minimal
+  artifact (read-only), the run directory (read-write), a private copy of the code
+  (:func:`private_tree`, read-write, in the code's place), a private ``/tmp`` and minimal
   ``/dev`` and ``/proc``; the root itself is read-only. Never ``/`` as a whole, ``/run``,
   ``/var``, ``/home``, ``/root``, the caller's home, the host's ``/tmp`` or its sockets.
 * **an environment that is an allow-list** (:func:`sandbox_env`): ``PATH`` with only the
@@ -42,6 +43,7 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
+import stat
 import subprocess
 import sys
 import tempfile
@@ -56,6 +58,7 @@ __all__ = [
     "check_sandbox",
     "interpreter_paths",
     "may_bind",
+    "private_tree",
     "sandbox_command",
     "sandbox_env",
     "seccomp_fd",
@@ -234,6 +237,33 @@ def sandbox_env(
     return env, dropped
 
 
+@contextlib.contextmanager
+def private_tree(tree: Path) -> Iterator[Path]:
+    """A copy of ``tree`` of one run's own, removed when the block ends: the sandbox shows it,
+    writable, in place of ``tree`` (``private`` of :func:`sandbox_command`), so a launcher
+    that writes beside its code (``results/``, a checkpoint) runs as it would unconfined,
+    and the artifact stays as it was. Links are copied as links, never followed; FIFOs,
+    sockets and devices are left out."""
+    with tempfile.TemporaryDirectory(prefix="rb-tree-", ignore_cleanup_errors=True) as scratch:
+        copy = Path(scratch) / "tree"
+        shutil.copytree(tree, copy, symlinks=True, ignore=_special_files)
+        yield copy
+
+
+def _special_files(directory: str, names: list[str]) -> set[str]:
+    kept = (stat.S_ISDIR, stat.S_ISREG, stat.S_ISLNK)
+    left = set()
+    for name in names:
+        try:
+            mode = (Path(directory) / name).lstat().st_mode
+        except OSError:
+            left.add(name)
+            continue
+        if not any(test(mode) for test in kept):
+            left.add(name)
+    return left
+
+
 def _system_args() -> list[str]:
     """``/usr``, its companions at the top level and the chosen files of ``/etc``."""
     args = ["--ro-bind", "/usr", "/usr"]
@@ -260,14 +290,16 @@ def sandbox_command(
     seccomp: int,
     readable: Sequence[Path] = (),
     writable: Sequence[Path] = (),
+    private: Mapping[Path, Path] | None = None,
 ) -> list[str]:
     """``argv`` wrapped in bubblewrap (see the module docstring).
 
     ``readable`` names what must stay visible, read-only: the artifact, the environment's
     interpreter and packages (:func:`interpreter_paths`); ``writable`` adds directories the
-    launcher may write besides ``run_dir``. Paths that do not exist, or that :func:`may_bind`
-    refuses, are left out. ``seccomp`` is a descriptor from :func:`seccomp_fd`, which the
-    caller passes to the process (``pass_fds``).
+    launcher may write besides ``run_dir``; ``private`` maps a read-only tree to the copy
+    (:func:`private_tree`) shown, writable, in its place. Paths that do not exist, or that
+    :func:`may_bind` refuses, are left out. ``seccomp`` is a descriptor from
+    :func:`seccomp_fd`, which the caller passes to the process (``pass_fds``).
     """
     exe = shutil.which(BWRAP) or BWRAP
     command = [
@@ -297,6 +329,8 @@ def sandbox_command(
             command += ["--ro-bind", str(path), str(path)]
     for path in _unique((run_dir, *writable)):
         command += ["--bind", str(path), str(path)]
+    for place, copy in (private or {}).items():
+        command += ["--bind", str(copy), str(place)]
     command += ["--remount-ro", "/", "--chdir", str(workdir), "--", *argv]
     return command
 

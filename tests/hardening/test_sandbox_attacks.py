@@ -300,7 +300,8 @@ def attack(request: pytest.FixtureRequest) -> Iterator[Attack]:
             "hosttmp": host_tmp / "planted.txt",
             "tmp": Path(f"/tmp/rb-sandbox-planted-{tag}.txt"),
             "home": home / "planted.txt",
-            "artifact": base / "art" / "code" / "planted.txt",
+            "artifact": base / "art" / "planted.txt",
+            "code": base / "art" / "code" / "planted.txt",
         }
         result.planted = list(planted.values())
         sockets = {
@@ -408,7 +409,8 @@ def test_mount_and_umount_are_refused_and_nothing_outside_is_read_or_written(
     assert seen["drop-hosttmp"].startswith("refused")
     assert seen["drop-home"].startswith("refused")
     assert seen["drop-artifact"].startswith("refused")
-    assert seen["drop-tmp"] == "written"  # the sandbox's own /tmp ...
+    assert seen["drop-code"] == "written"  # the run's own copy of the code ...
+    assert seen["drop-tmp"] == "written"  # ... and the sandbox's own /tmp ...
     assert [path for path in attack.planted if path.exists()] == []  # ... and none on the host
     assert SECRET_TEXT not in attack.logs[launcher]
 

@@ -1,7 +1,8 @@
 """`reprobridge run --sandbox`: an untrusted launcher under bubblewrap (real bwrap, real runs).
 
 The launcher tries what a hostile one would: reach a server on the host's loopback, write
-into the artifact and outside it, leave a file in /tmp. Only its run directory is writable.
+into the artifact and outside it, leave a file in /tmp. Only its run directory and its own
+copy of the code (shown in the code's place) are writable: the artifact stays as it was.
 Where bubblewrap is missing the sandbox tests skip with the reason, except in CI
 (``REPROBRIDGE_REQUIRE_SANDBOX=1``, set by ``.ci/run``, which installs bubblewrap).
 """
@@ -39,7 +40,12 @@ try:
     print("net=reached")
 except OSError as exc:
     print(f"net=blocked {type(exc).__name__}")
-for target in (outside / "escaped.txt", Path("written-in-artifact.txt"), run_dir / "ok.txt"):
+for target in (
+    outside / "escaped.txt",
+    Path("written-in-artifact.txt"),
+    Path("../beside-the-manifest.txt"),
+    run_dir / "ok.txt",
+):
     try:
         target.write_text("x")
         print(f"write={target.name}:ok")
@@ -118,12 +124,58 @@ def test_a_sandboxed_launcher_reaches_no_network_and_writes_only_its_run_dir(
     assert "net=blocked" in log
     assert accepted == []
     assert "write=escaped.txt:refused" in log
-    assert "write=written-in-artifact.txt:refused" in log
+    assert "write=written-in-artifact.txt:ok" in log  # into the run's own copy of the code
+    assert "write=beside-the-manifest.txt:refused" in log
     assert "write=ok.txt:ok" in log
     assert not (outside / "escaped.txt").exists()
-    assert not (root / "code" / "written-in-artifact.txt").exists()
+    assert sorted(p.name for p in (root / "code").iterdir()) == ["hostile.py"]
+    assert not (root / "beside-the-manifest.txt").exists()
     assert (result.run_dir / "ok.txt").read_text() == "x"
     assert not Path("/tmp/left-by-launcher.txt").exists()  # its /tmp was private
+
+
+WRITES_BESIDE_ITS_CODE = """
+import json, os, sys
+from pathlib import Path
+print("stale=" + ("present" if Path("results/metrics.json").exists() else "absent"))
+os.makedirs("results/deep", exist_ok=True)
+Path("results/metrics.json").write_text(json.dumps({"acc": 0.75}))
+Path("results/deep/checkpoint.bin").write_bytes(b"0" * 1024)
+print("acc=0.75")
+"""
+
+
+def test_research_code_that_writes_beside_itself_runs_and_leaves_the_artifact_as_it_was(
+    tmp_path: Path,
+) -> None:
+    """``os.makedirs("results")`` in the working directory, as research code does: the run
+    writes into its own copy of the code, its declared output and the value read from it
+    come from that copy, and neither the artifact nor the next run sees what it wrote."""
+    root = _artifact(tmp_path / "art", ["python", "writes.py"])
+    (root / "code" / "writes.py").write_text(WRITES_BESIDE_ITS_CODE)
+    (root / "code" / "data").mkdir()
+    (root / "code" / "data" / "train.csv").write_text("x,y\n1,2\n")
+    (root / "code" / "link-to-data").symlink_to("data")
+    os.mkfifo(root / "code" / "a-fifo")  # never copied, never opened: the copy cannot block
+    manifest = yaml.safe_load((root / "rra.yaml").read_text())
+    manifest["launchers"][0]["argv"] = ["python", "writes.py"]
+    manifest["launchers"][0]["outputs"] = [{"id": "metrics", "path": "results/metrics.json"}]
+    manifest["launchers"][0]["measurements"] = [
+        {"task": "acc", "extract": {"kind": "json", "output": "metrics", "pointer": "/acc"}}
+    ]
+    (root / "rra.yaml").write_text(yaml.safe_dump(manifest, sort_keys=False))
+    before = sorted(p.relative_to(root).as_posix() for p in root.rglob("*"))
+    for _ in range(2):
+        (result,) = run(root, ["hostile"], env_mode="current", sandbox=True).results
+        log = (result.run_dir / "log.txt").read_text()
+        assert result.record.status == "succeeded", (log, result.record.failure)
+        assert "stale=absent" in log
+        [output] = result.record.outputs
+        assert (output.id, output.preexisting) == ("metrics", False)
+        assert [m.value for m in result.record.measurements] == [0.75]
+    after = sorted(p.relative_to(root).as_posix() for p in root.rglob("*") if "runs" not in p.parts)
+    assert after == before
+    assert not list(Path(tempfile.gettempdir()).glob("rb-tree-*/tree/writes.py"))
 
 
 def test_the_same_launcher_unsandboxed_reaches_the_server(
