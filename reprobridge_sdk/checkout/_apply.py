@@ -35,7 +35,7 @@ def init_checkout(bare: Path, commit: str, dest: Path) -> None:
     dest.mkdir(parents=True)
     git(["init", "-q", str(dest)])
     _exclude_caches(dest)
-    git(["fetch", "-q", "--no-tags", str(bare), f"refs/rra/{commit}"], cwd=dest)
+    git(["fetch", "-q", "--no-tags", "--depth", "1", str(bare), f"refs/rra/{commit}"], cwd=dest)
     git(["checkout", "-q", "--detach", "FETCH_HEAD"], cwd=dest)
 
 

@@ -143,8 +143,19 @@ def fetch_upstream(root: Path, repository: str, commit: str) -> Path:
             if _has_commit(bare, commit):
                 return bare
             _init_bare(bare)
+            # The commit alone (its tree, no history) first: a research repository's
+            # history can be far larger than one tree, and a copy that lacks an old,
+            # unreachable-from-here object is still a complete source of the commit.
             first = git(
-                ["fetch", "-q", "--no-tags", location, f"{commit}:refs/rra/{commit}"],
+                [
+                    "fetch",
+                    "-q",
+                    "--no-tags",
+                    "--depth",
+                    "1",
+                    location,
+                    f"{commit}:refs/rra/{commit}",
+                ],
                 cwd=bare,
                 check=False,
             )

@@ -7,7 +7,9 @@ repositories, made in the test.
 
 from __future__ import annotations
 
+import os
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -182,3 +184,47 @@ def test_code_diff_without_git_is_c010(
     with pytest.raises(CodebaseError) as caught:
         code_diff(root)
     assert [code for code, _ in _codes(caught)] == ["C010"]
+
+
+def test_an_upstream_missing_an_object_of_its_old_history_still_gives_the_commit(
+    tmp_path: Path,
+) -> None:
+    """A copy of a repository that lost a blob of an earlier commit (a large file dropped
+    from a mirror or a partial copy) is a complete source of the commit the artifact pins:
+    only that commit's tree is fetched, never the history behind it."""
+    from reprobridge_sdk.checkout._apply import init_checkout
+    from reprobridge_sdk.checkout._upstream import fetch_upstream
+
+    source = tmp_path / "source"
+    source.mkdir()
+    env = {
+        **os.environ,
+        "GIT_AUTHOR_DATE": "2020-01-01T00:00:00",
+        "GIT_COMMITTER_DATE": "2020-01-01T00:00:00",
+    }
+
+    def git(*args: str) -> str:
+        done = subprocess.run(
+            ["git", *args], cwd=source, env=env, capture_output=True, text=True, check=True
+        )
+        return done.stdout.strip()
+
+    git("init", "-q", "-b", "main")
+    (source / "big.bin").write_bytes(b"embeddings " * 1000)
+    (source / "train.py").write_text("print('acc=1')\n")
+    git("add", "-A")
+    git("commit", "-q", "-m", "with the large file")
+    lost = git("rev-parse", "HEAD:big.bin")
+    git("rm", "-q", "big.bin")
+    git("commit", "-q", "-m", "without it")
+    commit = git("rev-parse", "HEAD")
+    (source / ".git" / "objects" / lost[:2] / lost[2:]).unlink()
+    broken = subprocess.run(
+        ["git", "fsck"], cwd=source, env=env, capture_output=True, text=True, check=False
+    )
+    assert lost in broken.stdout + broken.stderr  # the copy really is incomplete
+
+    bare = fetch_upstream(tmp_path / "art", str(source), commit)
+    dest = tmp_path / "checkout"
+    init_checkout(bare, commit, dest)
+    assert sorted(p.name for p in dest.iterdir() if p.name != ".git") == ["train.py"]
