@@ -15,6 +15,10 @@ it targeted is gone (its gate). The rules, in order:
   (print statements, ``except X, e``, ``dict.iteritems``, ``xrange``, ``raw_input``, ...),
   without ``fix_import`` (which would turn a script's sibling imports into package-relative
   ones that fail when the file runs as a script).
+* ``implicit-relative-import``: ``No module named 'X'`` raised in a module of a package
+  whose folder holds ``X`` (Python 2 imported a sibling implicitly) -> fissix's
+  ``fix_import`` on every module of that folder (``from X import`` becomes
+  ``from .X import``, only where the sibling exists).
 * ``integer-division``: a float used as an index or a count (``slice indices must be
   integers``, ``'float' object cannot be interpreted as an integer``, ``list indices must be
   integers``) -> ``/`` becomes ``//`` in the failing line and in the assignments of the
@@ -233,6 +237,49 @@ def _python2(failure: Failure, root: Path, script: str) -> Fix | None:
         kind="execution-fix",
         summary=f"Python 2 syntax of {failure.file} converted with fissix",
         files={failure.file: new},
+    )
+
+
+_NO_MODULE = re.compile(r"^No module named '([A-Za-z_]\w*)")
+
+
+def _implicit_relative(failure: Failure, root: Path, script: str) -> Fix | None:
+    """``No module named 'X'`` raised by a module of a package whose folder holds ``X``:
+    Python 2's implicit relative imports, made explicit in every module of that folder with
+    fissix's ``fix_import`` (which rewrites an import only when the sibling exists)."""
+    if failure.type not in {"ModuleNotFoundError", "ImportError"} or not failure.file:
+        return None
+    match = _NO_MODULE.match(failure.message)
+    folder = (root / failure.file).parent
+    if match is None or not (folder / "__init__.py").is_file():
+        return None
+    name = match.group(1)
+    if not ((folder / f"{name}.py").is_file() or (folder / name / "__init__.py").is_file()):
+        return None
+    from fissix import refactor  # noqa: PLC0415 - only for Python 2 imports
+
+    tool = refactor.RefactoringTool(["fissix.fixes.fix_import"])
+    files: dict[str, str] = {}
+    for module in sorted(folder.glob("*.py")):
+        if module.is_symlink() or not module.is_file():
+            continue
+        try:
+            text = module.read_text("utf-8")
+            new = str(
+                tool.refactor_string(text if text.endswith("\n") else text + "\n", str(module))
+            )
+        except Exception:  # noqa: S112 - a file fissix cannot read or parse stays as it is
+            continue
+        if new != text and new != text + "\n":
+            files[module.relative_to(root).as_posix()] = new
+    if failure.file not in files:
+        return None
+    package = folder.relative_to(root).as_posix()
+    return Fix(
+        rule="implicit-relative-import",
+        kind="execution-fix",
+        summary=f"Python 2 implicit relative imports of the package {package} made explicit",
+        files=files,
     )
 
 
@@ -564,6 +611,7 @@ Rule = Callable[[Failure, Path, str], "Fix | None"]
 #: The rules in the order they are tried.
 RULES: list[tuple[str, Rule]] = [
     ("python2", _python2),
+    ("implicit-relative-import", _implicit_relative),
     ("integer-division", _division),
     ("removed-api", _renamed),
     ("pandas-append", _pandas_append),

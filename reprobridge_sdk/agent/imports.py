@@ -12,7 +12,9 @@ Read from the syntax trees only (nothing is imported or run). Rules:
   folder on ``PYTHONPATH`` (see :attr:`Closure.rooted`). ``import a.b.c`` reaches
   ``a/__init__.py``, ``a/b/__init__.py`` and ``a/b/c.py`` (or its package); ``from a import
   b`` also reaches ``a/b.py`` when it exists. Relative imports resolve from the file's
-  package. Every reached file is followed in turn; files no reached module imports (side
+  package. An import that resolves nowhere else, made by a module of a package whose
+  folder holds that name, is Python 2's implicit relative import of the sibling: local.
+  Every reached file is followed in turn; files no reached module imports (side
   scripts, ``setup.py``) are never read for requirements.
 * **Third party.** A top-level name that is neither local nor in the standard library
   (Python 3's ``sys.stdlib_module_names`` plus Python 2's renamed modules).
@@ -407,4 +409,10 @@ def _resolve(
             if top not in result.rooted_modules:
                 result.rooted_modules.append(top)
         return files
+    package = posixpath.dirname(file) or "."
+    if package != "." and repo.is_file(posixpath.join(package, "__init__.py")):
+        # Python 2's implicit relative import: a module of a package names its sibling
+        sibling = [repo.module_files(package, name) for name in item.names]
+        if sibling[0] is not None:
+            return [f for found in sibling if found for f in found]
     return None

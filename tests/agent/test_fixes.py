@@ -301,3 +301,39 @@ def test_pandas_append_and_ix_are_fixed_one_after_the_other(tmp_path: Path) -> N
             (tmp_path / rel).write_text(text, "utf-8")
     assert rules == ["pandas-append", "removed-api"]
     assert done.returncode == 0 and done.stdout.split() == ["3", "3"]
+
+
+def test_python2_implicit_relative_imports_of_a_package_are_made_explicit(
+    tmp_path: Path,
+) -> None:
+    """A package whose modules import their siblings as Python 2 did (``from helper
+    import``): the error is in one module, the fix covers every module of the folder, and
+    an import of a real top-level module (no sibling by that name) is left alone."""
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("from helper import VALUE\n", "utf-8")
+    (tmp_path / "pkg" / "helper.py").write_text("import json\nVALUE = 3\n", "utf-8")
+    (tmp_path / "pkg" / "other.py").write_text("import helper\nTWICE = helper.VALUE * 2\n")
+    (tmp_path / "main.py").write_text("import pkg.other\nprint(pkg.VALUE, pkg.other.TWICE)\n")
+    failure = classify(_run(tmp_path, "main.py").stderr, tmp_path)
+    assert failure is not None
+    assert (failure.type, failure.file) == ("ModuleNotFoundError", "pkg/__init__.py")
+    fix = propose(failure, tmp_path, "main.py")
+    assert fix is not None and fix.rule == "implicit-relative-import"
+    assert sorted(fix.files) == ["pkg/__init__.py", "pkg/other.py"]
+    assert "import json" not in "".join(fix.files.values())  # helper.py needs no change
+    for rel, text in fix.files.items():
+        (tmp_path / rel).write_text(text, "utf-8")
+    fixed = _run(tmp_path, "main.py")
+    assert (fixed.returncode, fixed.stdout.split()) == (0, ["3", "6"]), fixed.stderr
+
+
+def test_a_missing_module_that_is_no_sibling_gets_no_relative_import_fix(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("import not_installed_anywhere\n", "utf-8")
+    (tmp_path / "main.py").write_text("import pkg\n", "utf-8")
+    failure = classify(_run(tmp_path, "main.py").stderr, tmp_path)
+    assert failure is not None and failure.type == "ModuleNotFoundError"
+    fix = propose(failure, tmp_path, "main.py")
+    assert fix is None or fix.rule != "implicit-relative-import"

@@ -76,6 +76,23 @@ def test_relative_imports_packages_and_a_module_beside_the_script(tmp_path: Path
     assert as_module.rooted == []  # python -m runs with its working directory on sys.path
 
 
+def test_a_python2_implicit_relative_import_is_the_packages_own_module(tmp_path: Path) -> None:
+    root = _repo(
+        tmp_path,
+        {
+            "lib/__init__.py": "from build_net import build\n",
+            "lib/build_net.py": "import autograd\n",
+            "lib/util.py": "import json\n",
+            "examples/run.py": "import sys\nsys.path.append('..')\nimport lib\nimport sklearn\n",
+            "scripts/top.py": "import build_net\n",  # not in a package: a real top-level name
+        },
+    )
+    reached = closure(root, "examples/run.py", workdir="examples")
+    assert set(reached.third_party) == {"autograd", "sklearn"}
+    assert "lib/build_net.py" in reached.files
+    assert set(closure(root, "scripts/top.py").third_party) == {"build_net"}
+
+
 def test_a_required_import_wins_over_an_optional_one_and_python2_files_are_read(
     tmp_path: Path,
 ) -> None:
