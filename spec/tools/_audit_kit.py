@@ -22,7 +22,12 @@ import yaml
 
 from reprobridge_sdk.digest import file_sha256, tree_digest
 from reprobridge_sdk.guide import update_guide_text
+from reprobridge_sdk.model.attestation import LedgerLink
+from reprobridge_sdk.model.evidence import EvidenceRecord
 from reprobridge_sdk.run.ledger import GENESIS, entry_hash
+from reprobridge_sdk.signing.dsse import sign_payload
+from reprobridge_sdk.signing.keys import SigningKey, keyid_of, public_line
+from reprobridge_sdk.signing.statement import ENVELOPE_NAME, run_statement, statement_bytes
 
 TRAIN = '''"""The experiment of the audit cases: prints its accuracy, writes its F1."""
 import json
@@ -39,6 +44,7 @@ out.parent.mkdir(parents=True, exist_ok=True)
 out.write_text(json.dumps({"test": {"f1": round(acc - 1.0, 4)}}))
 '''
 LOCK = "# the experiment needs only the standard library\n"
+CODES = Path(__file__).resolve().parents[2] / "validators" / "codes.json"
 REFS = [88.0, 89.0, 90.0, 91.0, 92.0]  # m 90, s 1.5811: h = 4.8088, the floor (0.9) not binding
 F1_REFS = [87.0, 88.0, 89.0, 90.0, 91.0]
 SNAPSHOT = {
@@ -141,6 +147,8 @@ class Run:
     edit: Callable[[dict[str, Any]], None] | None = None
     #: Changes to the run directory's files after the record is written.
     files: Callable[[Path], None] | None = None
+    #: The run id's time stamp, so that two runs of one launcher and seed have two ids.
+    stamp: str = "20260101T000000000000Z"
 
 
 @dataclass
@@ -158,7 +166,53 @@ class Case:
     #: Write the attempt's run ledger (ledger.jsonl), one entry per run in this order; the
     #: function may change the entries' list first (chained after it).
     ledger: Callable[[list[dict[str, Any]]], list[dict[str, Any]]] | None = None
-    options: dict[str, float] = field(default_factory=dict)
+    #: The audit's options (case.schema.json); a callable value is computed from the written
+    #: artifact (e.g. the ledger head the author submits).
+    options: dict[str, Any] = field(default_factory=dict)
+    #: The spec sections the case rests on ("part.md#anchor"); by default those of its tags
+    #: and of every code it expects (the registry's section of the code).
+    spec: list[str] = field(default_factory=list)
+    #: With exit status 2: the codes of the usage or I/O error (not compared).
+    refusal: list[str] = field(default_factory=list)
+    #: Sign every run (after the ledger) with this key: record.dsse.json, as a runner does.
+    signer: SigningKey | None = None
+    #: More files of the case directory, beside artifact/ (e.g. a KEYS file).
+    case_files: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class TableCase:
+    """A case of the audit table: several artifacts, ``artifacts/<name>/``, audited in order."""
+
+    name: str
+    description: str
+    tags: list[str]
+    #: (directory name, the artifact's case or None for a directory that holds no artifact);
+    #: the rows' order. A name may be given twice (one artifact given twice).
+    artifacts: list[tuple[str, Case | None]]
+    exit_status: int
+    fields: list[dict[str, Any]] = field(default_factory=list)
+    codes: list[dict[str, Any]] = field(default_factory=list)
+    options: dict[str, Any] = field(default_factory=dict)
+    spec: list[str] = field(default_factory=list)
+
+
+def test_key(name: str) -> SigningKey:
+    """A fixed ed25519 key of the cases, derived from its public name: a test key, never a
+    secret (anyone can derive its private half from this source)."""
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import (  # noqa: PLC0415
+        Ed25519PrivateKey,
+    )
+
+    seed = hashlib.sha256(f"RRA audit conformance test key: {name}".encode()).digest()
+    private = Ed25519PrivateKey.from_private_bytes(seed)
+    raw = private.public_key().public_bytes_raw()
+    return SigningKey(private=private, public_raw=raw, keyid=keyid_of(raw))
+
+
+def keys_line(name: str) -> str:
+    """The KEYS line that trusts the test key ``name`` under that name."""
+    return public_line(name, test_key(name)) + "\n"
 
 
 def _write_artifact(root: Path, case: Case) -> dict[str, Any]:
@@ -181,16 +235,38 @@ def _write_artifact(root: Path, case: Case) -> dict[str, Any]:
     return data
 
 
-def run_id(name: str) -> str:
+def run_id(name: str, stamp: str = "20260101T000000000000Z") -> str:
     """The run id (and directory name) of the run called ``name``, in the runner's shape."""
-    return f"{name}-20260101T000000000000Z-00000000"
+    return f"{name}-{stamp}-00000000"
+
+
+def ledger_head(artifact: Path) -> str:
+    """The head of the artifact's run ledger: the hash of its last entry."""
+    last = (artifact / "runs" / "ledger.jsonl").read_text().splitlines()[-1]
+    return str(json.loads(last)["hash"])
+
+
+def _sign_runs(runs_dir: Path, case: Case) -> None:
+    assert case.signer is not None
+    links: dict[str, LedgerLink] = {}
+    ledger = runs_dir / "ledger.jsonl"
+    if ledger.is_file():
+        for line in ledger.read_text().splitlines():
+            entry = json.loads(line)
+            links[entry["run_id"]] = LedgerLink(seq=entry["seq"], entry=entry["hash"])
+    for run in case.runs:
+        run_dir = runs_dir / run_id(run.name, run.stamp)
+        record = EvidenceRecord.model_validate_json((run_dir / "record.json").read_bytes())
+        statement = run_statement(run_dir, record, links.get(record.run_id))
+        envelope = sign_payload(statement_bytes(statement), case.signer).to_json()
+        (run_dir / ENVELOPE_NAME).write_text(json.dumps(envelope, indent=2) + "\n")
 
 
 def _write_ledger(runs_dir: Path, case: Case) -> None:
     entries = []
     for run in case.runs:
-        record = json.loads((runs_dir / run_id(run.name) / "record.json").read_bytes())
-        raw = (runs_dir / run_id(run.name) / "record.json").read_bytes()
+        raw = (runs_dir / run_id(run.name, run.stamp) / "record.json").read_bytes()
+        record = json.loads(raw)
         entries.append(
             {
                 "run_id": record["run_id"],
@@ -216,13 +292,17 @@ def _value_text(value: float | str) -> str:
 
 
 def _write_run(artifact: Path, data: dict[str, Any], run: Run) -> None:
-    run_dir = artifact / "runs" / run_id(run.name)
+    run_dir = artifact / "runs" / run_id(run.name, run.stamp)
     run_dir.mkdir(parents=True)
     launcher = next(item for item in data["launchers"] if item["id"] == run.launcher)
-    argv = [a.replace("{seed}", str(run.seed)) for a in launcher["argv"]]
+    rid = run_id(run.name, run.stamp)
+    argv = [
+        a.replace("{seed}", str(run.seed)).replace("{run_dir}", f"runs/{rid}")
+        for a in launcher["argv"]
+    ]
     record: dict[str, Any] = {
         "record_version": "1.0",
-        "run_id": run_id(run.name),
+        "run_id": run_id(run.name, run.stamp),
         "artifact": data["artifact"]["id"],
         "launcher": run.launcher,
         "argv": argv,
@@ -250,6 +330,9 @@ def _write_run(artifact: Path, data: dict[str, Any], run: Run) -> None:
     if run.status == "failed":
         record.update(exit_code=1, failure={"reason": "exit-status", "detail": "exit status 1"})
         (run_dir / "log.txt").write_text("Traceback (most recent call last):\nRuntimeError\n")
+    elif run.status != "succeeded":
+        record.update(exit_code=None, failure={"reason": "interrupted", "detail": "killed"})
+        (run_dir / "log.txt").write_text(f"seed {run.seed}\n")
     else:
         (run_dir / "log.txt").write_text(
             f"seed {run.seed}\ntest accuracy: {_value_text(run.acc)}\n"
@@ -301,29 +384,114 @@ def rewrite_log(run_dir: Path, text: str) -> None:
     record_path.write_text(json.dumps(record, indent=2) + "\n")
 
 
-def write_case(case: Case, cases_dir: Path) -> None:
-    target = cases_dir / case.name
-    if target.exists():
-        shutil.rmtree(target)
-    artifact = target / "artifact"
+def _write_tree(case: Case, artifact: Path) -> dict[str, Any]:
+    """The case's artifact and attempt at ``artifact``; its options, callables computed."""
     data = _write_artifact(artifact, case)
     (artifact / "runs").mkdir()
     for run in case.runs:
         _write_run(artifact, data, run)
     if case.ledger is not None:
         _write_ledger(artifact / "runs", case)
+    if case.signer is not None:
+        _sign_runs(artifact / "runs", case)
+    options = {k: v(artifact) if callable(v) else v for k, v in case.options.items()}
     if case.artifact is not None:
         case.artifact(artifact)
+    return options
+
+
+#: The sections a case of each tag rests on.
+TAG_SECTIONS = {
+    "verdict": "audit.md#verdicts",
+    "interval": "audit.md#compatibility-interval",
+    "badge": "audit.md#badges",
+    "tampering": "runner.md#evidence",
+    "ledger": "runner.md#ledger",
+    "rerun": "audit.md#re-execution",
+    "signing": "signing.md#signatures",
+    "holm": "audit.md#holm",
+    "curation": "audit.md#curation",
+    "table": "audit.md#table",
+}
+
+
+def citations(
+    tags: list[str], codes: list[dict[str, Any]], refusal: list[str], given: list[str]
+) -> list[str]:
+    """The sections a case cites: ``given``, else those of its tags and the registry's
+    section of every code it expects."""
+    if given:
+        return given
+    registry = {e["code"]: e for e in json.loads(CODES.read_text())["codes"]}
+    cited = {TAG_SECTIONS[t] for t in tags if t in TAG_SECTIONS} | {"audit.md#audit"}
+    cited |= {registry[c]["spec"] for item in codes for c in item["codes"]}
+    cited |= {registry[c]["spec"] for c in refusal}
+    return sorted(cited)
+
+
+def _expected(
+    case: Case | TableCase, options: dict[str, Any], refusal: list[str]
+) -> dict[str, Any]:
     expected: dict[str, Any] = {
         "description": case.description,
         "tags": case.tags,
-        "exit_status": case.exit_status,
+        "spec": citations(case.tags, case.codes, refusal, case.spec),
     }
-    if case.options:
-        expected["options"] = case.options
+    if isinstance(case, TableCase):
+        expected["report"] = "table"
+        expected["artifacts"] = [name for name, _ in case.artifacts]
+    expected["exit_status"] = case.exit_status
+    if options:
+        expected["options"] = options
+    if refusal:
+        expected["refusal"] = refusal
     expected["fields"] = case.fields
     expected["codes"] = case.codes
+    return expected
+
+
+def write_case(case: Case, cases_dir: Path) -> None:
+    target = cases_dir / case.name
+    if target.exists():
+        shutil.rmtree(target)
+    options = _write_tree(case, target / "artifact")
+    for name, text in case.case_files.items():
+        (target / name).write_text(text)
+    expected = _expected(case, options, case.refusal)
     (target / "expected.json").write_text(json.dumps(expected, indent=2) + "\n")
 
 
-__all__ = ["Case", "Run", "base_manifest", "honest", "rewrite_log", "run_id", "write_case"]
+def write_table_case(case: TableCase, cases_dir: Path) -> None:
+    target = cases_dir / case.name
+    if target.exists():
+        shutil.rmtree(target)
+    (target / "artifacts").mkdir(parents=True)
+    for name, artifact in case.artifacts:
+        where = target / "artifacts" / name
+        if where.exists():
+            continue  # one artifact given twice
+        if artifact is None:
+            where.mkdir()
+            (where / "README.md").write_text("This directory holds no artifact.\n")
+        else:
+            _write_tree(artifact, where)
+    expected = _expected(case, dict(case.options), [])
+    (target / "expected.json").write_text(json.dumps(expected, indent=2) + "\n")
+
+
+__all__ = [
+    "TAG_SECTIONS",
+    "Case",
+    "Run",
+    "TableCase",
+    "base_manifest",
+    "citations",
+    "honest",
+    "keys_line",
+    "ledger_head",
+    "rewrite_log",
+    "run_id",
+    "test_key",
+    "write_case",
+    "write_table_case",
+]

@@ -10,6 +10,7 @@ formulas of spec §11 with t(0.975, 4) = 2.7764451 (worked by hand and by SciPy)
 
 from __future__ import annotations
 
+import base64
 import json
 import shutil
 import sys
@@ -18,7 +19,22 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _audit_kit import Case, Run, honest, rewrite_log, run_id, write_case
+from _audit_kit import (
+    Case,
+    Run,
+    TableCase,
+    honest,
+    keys_line,
+    ledger_head,
+    rewrite_log,
+    run_id,
+    test_key,
+    write_case,
+    write_table_case,
+)
+
+from reprobridge_sdk.signing.dsse import PAYLOAD_TYPE as PAYLOAD
+from reprobridge_sdk.signing.dsse import pae
 
 REPO = Path(__file__).resolve().parents[2]
 SUITE = REPO / "validators" / "audit-cases"
@@ -113,7 +129,11 @@ def verdict_cases() -> list[Case]:
                 *_badges(True, True, True),
                 _field("/passed", True),
             ],
-            codes=[_codes(f"{ACC}/attempts/0/reasons", []), _codes("/findings", [])],
+            codes=[
+                _codes(f"{ACC}/attempts/0/reasons", []),
+                _codes("/findings", []),
+                _codes("/attempts/0/findings", ["A050"]),
+            ],
         ),
         Case(
             "verdict-incompatible",
@@ -315,6 +335,7 @@ def interval_cases() -> list[Case]:
             _all_runs(),
             2,
             manifest=_refs(0, [90.0, float("nan"), 90.2]),
+            refusal=["S004"],
         ),
         Case(
             "interval-non-finite-value",
@@ -389,13 +410,18 @@ def badge_cases() -> list[Case]:
         ),
         Case(
             "badge-placeholder",
-            "An all-zero upstream commit is a placeholder (P003): no badge, no pass.",
+            "An all-zero upstream commit is a placeholder (P003, and the auditor's A046): no"
+            " badge, no pass.",
             ["required", "badge"],
             _all_runs(),
             1,
             manifest=placeholder,
             fields=[*_badges(False, False, False), _field("/passed", False)],
-            codes=[_codes("/badges/reasons/available", ["P003"], includes=True)],
+            codes=[
+                _codes("/badges/reasons/available", ["P003"], includes=True),
+                _codes("/badges/reasons/functional", ["A046"], includes=True),
+                _codes("/findings", ["A046"], includes=True),
+            ],
         ),
         Case(
             "badge-functional-launcher",
@@ -579,9 +605,622 @@ def tamper_cases() -> list[Case]:
     ]  # fmt: skip
 
 
-def cases() -> list[Case]:
+# --------------------------------------------------------------------------- notes and warnings
+
+
+def _run(name: str, pointer_end: str = "findings", stamp: str | None = None) -> str:
+    rid = run_id(name) if stamp is None else run_id(name, stamp)
+    return f"/attempts/0/runs/[run={rid}]/{pointer_end}"
+
+
+LATER = "20260101T000001000000Z"  # a second run of one launcher and seed
+
+
+def note_cases() -> list[Case]:
+    """The findings that leave the evidence standing (warnings and notes of spec
+    runner.md#evidence, audit.md#verdicts and authoring.md) and the planted run folder."""
+
+    def checkpoint(data: dict[str, Any]) -> None:
+        data["environment"]["data"] = [
+            {
+                "id": "weights",
+                "kind": "checkpoint",
+                "source": {"url": "https://example.org/weights.bin"},
+                "sha256": "b" * 64,
+                "substitutes_training": True,
+            }
+        ]
+        data["launchers"][0]["data"] = ["weights"]
+
+    def sample(data: dict[str, Any]) -> None:
+        data["launchers"][0]["samples"] = [
+            {"outputs": {"metrics": "samples/metrics-0.json"}, "seed": 0,
+             "expected": {"f1": 89.0}}
+        ]  # fmt: skip
+
+    def ship_sample(root: Path) -> None:
+        (root / "samples").mkdir()
+        (root / "samples" / "metrics-0.json").write_text(json.dumps({"test": {"f1": 89.0}}))
+
+    def cite_run(data: dict[str, Any]) -> None:
+        data["tasks"][0]["reference"]["observations"][0]["provenance"]["run"] = run_id("train-s0")
+
+    def plugin_kind(data: dict[str, Any]) -> None:
+        data["rra_version"] = "1.1"
+        data["launchers"][0]["measurements"][1]["extract"] = {
+            "kind": "x-audit-case-reader",
+            "output": "metrics",
+        }
+
+    fake_env = "e" * 64
+
+    def named_snapshot(record: dict[str, Any]) -> None:
+        record.update(record_version="1.1", environment=None, environment_sha256=fake_env)
+
+    def link_run(root: Path) -> None:
+        (root / "runs" / "train-s0-link").symlink_to(run_id("train-s0"))
+
+    return [
+        Case(
+            "note-record-untied",
+            "A record without a code tree digest cannot be tied to the artifact (A013, a warning).",
+            ["required", "tampering"],
+            [Run("train-s0", edit=_set(code_tree_digest=None)), *_all_runs()[1:]],
+            0,
+            fields=[_field(f"/attempts/0/runs/[run={run_id('train-s0')}]/valid", True)],
+            codes=[_codes(_run("train-s0"), ["A013"])],
+        ),
+        Case(
+            "note-checkpoint-substitutes",
+            "A full task measured by a launcher that reads a checkpoint standing in for"
+            " training: toy (A020).",
+            ["required", "verdict"],
+            _all_runs(),
+            1,
+            manifest=checkpoint,
+            fields=_verdict(ACC, "toy", "toy"),
+            codes=[_codes(f"{ACC}/attempts/0/reasons", ["A020"])],
+        ),
+        Case(
+            "note-run-interrupted",
+            "An interrupted run beside the honest ones gives no value (A022); the others stand.",
+            ["required", "verdict"],
+            [*_all_runs(), Run("train-s0", stamp=LATER, status="interrupted")],
+            0,
+            fields=_verdict(ACC, "compatible"),
+            codes=[_codes(_run("train-s0", stamp=LATER), ["A022"])],
+        ),
+        Case(
+            "note-seed-repeated",
+            "Two succeeded runs of seed 0: the later counts, noted (A033).",
+            ["required", "verdict"],
+            [*_all_runs(), Run("train-s0", stamp=LATER, acc=90.05)],
+            0,
+            fields=[
+                *_verdict(ACC, "compatible"),
+                _field(f"{ACC}/attempts/0/value", (90.05 + 90.1 + 90.2) / 3, 1e-9),
+            ],
+            codes=[_codes(f"{ACC}/attempts/0/reasons", ["A033"])],
+        ),
+        Case(
+            "note-output-is-sample",
+            "A measured output byte-identical to the launcher's declared sample: the value"
+            " counts, noted (A035).",
+            ["required", "verdict"],
+            _all_runs(),
+            0,
+            manifest=sample,
+            artifact=ship_sample,
+            fields=_verdict(F1, "compatible"),
+            codes=[
+                _codes(_run("train-s0"), ["A035"]),
+                _codes(f"{F1}/attempts/0/reasons", ["A035"]),
+            ],
+        ),
+        Case(
+            "note-environment-drift",
+            "A run whose record lists drift from the lock: the value counts, noted (A036).",
+            ["required", "verdict"],
+            [
+                Run("train-s0", edit=_set(drift=["numpy 2.0.0, the lock says 1.26.4"])),
+                *_all_runs()[1:],
+            ],
+            0,
+            fields=_verdict(ACC, "compatible"),
+            codes=[
+                _codes(_run("train-s0"), ["A036"]),
+                _codes(f"{ACC}/attempts/0/reasons", ["A036"], includes=True),
+            ],
+        ),
+        Case(
+            "note-references-are-runs",
+            "A reference observation cites a run the audit judges (A045, a warning).",
+            ["required"],
+            _all_runs(),
+            0,
+            manifest=cite_run,
+            codes=[_codes("/findings", ["A045"], includes=True)],
+        ),
+        Case(
+            "note-plugin-not-installed",
+            "A value read by an x- extractor kind that no installed plugin provides:"
+            " inconclusive (A061).",
+            ["required", "verdict"],
+            _all_runs(),
+            1,
+            manifest=plugin_kind,
+            fields=[*_verdict(F1, "inconclusive", "inconclusive"), *_verdict(ACC, "compatible")],
+            codes=[_codes(f"{F1}/attempts/0/reasons", ["A061"], includes=True)],
+        ),
+        Case(
+            "note-snapshot-missing",
+            "A record naming an environment snapshot the runs directory lacks: the value"
+            " counts (A065, a warning).",
+            ["required", "verdict"],
+            [Run("train-s0", edit=named_snapshot), *_all_runs()[1:]],
+            0,
+            fields=_verdict(ACC, "compatible"),
+            codes=[_codes(_run("train-s0"), ["A065"])],
+        ),
+        Case(
+            "tamper-run-folder-link",
+            "A run folder that is a symbolic link to another run is planted (A067): never"
+            " followed, the run is invalid; the runs themselves still count.",
+            ["required", "tampering"],
+            _all_runs(),
+            0,
+            artifact=link_run,
+            fields=[_field("/attempts/0/runs/[run=train-s0-link]/valid", False)],
+            codes=[_codes("/attempts/0/runs/[run=train-s0-link]/findings", ["A067"])],
+        ),
+    ]
+
+
+# --------------------------------------------------------------------------- options
+
+
+def option_cases() -> list[Case]:
+    """Holm's correction, curation and the submitted ledger head."""
+
+    def published(task: int, value: float) -> Any:
+        def change(data: dict[str, Any]) -> None:
+            data["tasks"][task]["published"] = {"value": value}
+
+        return change
+
+    def unpublished(task: int) -> Any:
+        def change(data: dict[str, Any]) -> None:
+            data["tasks"][task]["published"] = {}
+
+        return change
+
+    def both(*changes: Any) -> Any:
+        return lambda data: [change(data) for change in changes]
+
+    # z = 5 / (s * sqrt(1.2)) = 2.8867513 on 4 degrees of freedom: p = 0.0447, Holm 0.0894
+    holm_runs = [Run(f"train-s{s}", seed=s, acc=94.9 + s / 10) for s in (0, 1, 2)]
+    return [
+        Case(
+            "holm-turns-incompatible",
+            "95.0 lies just outside [85.19, 94.81] (p 0.045); Holm over two tasks adjusts it"
+            " to 0.089: compatible (A030).",
+            ["holm", "verdict"],
+            [*holm_runs, *honest("smoke", (0,))],
+            0,
+            options={"holm": True},
+            fields=[
+                *_verdict(ACC, "compatible", "verified"),
+                _field(f"{ACC}/attempts/0/value", 95.0, 1e-9),
+                _field(f"{ACC}/attempts/0/p", 0.0447, 5e-4),
+                _field(f"{ACC}/attempts/0/p_adjusted", 0.0894, 1e-3),
+            ],
+            codes=[_codes(f"{ACC}/attempts/0/reasons", ["A030"], includes=True)],
+        ),
+        Case(
+            "holm-off",
+            "The same evidence without Holm's correction: incompatible (A029).",
+            ["required", "verdict"],
+            [*holm_runs, *honest("smoke", (0,))],
+            1,
+            fields=[*_verdict(ACC, "incompatible"), _field(f"{ACC}/attempts/0/p_adjusted", None)],
+            codes=[_codes(f"{ACC}/attempts/0/reasons", ["A029"])],
+        ),
+        Case(
+            "curation-published",
+            "Curation: a published value outside its interval (A031) and a task without a"
+            " published value (A032).",
+            ["curation", "verdict"],
+            [],
+            1,
+            manifest=both(published(0, 99.0), unpublished(1)),
+            options={"curation": True},
+            fields=[
+                _field(f"{ACC}/attempts/[attempt=published]/verdict", "incompatible"),
+                _field(f"{F1}/attempts/[attempt=published]/verdict", "inconclusive"),
+                _field(f"{ACC}/published_compatible", False),
+            ],
+            codes=[
+                _codes(f"{ACC}/attempts/[attempt=published]/reasons", ["A031"]),
+                _codes(f"{F1}/attempts/[attempt=published]/reasons", ["A032"]),
+            ],
+        ),
+        Case(
+            "ledger-head-expected",
+            "The ledger's head is the head the author submitted: nothing to report.",
+            ["required", "ledger"],
+            _all_runs(),
+            0,
+            ledger=lambda entries: entries,
+            options={"expect_head": ledger_head},
+            fields=[*_verdict(ACC, "compatible"), _field("/passed", True)],
+            codes=[_codes("/attempts/0/findings", [])],
+        ),
+        Case(
+            "ledger-head-mismatch",
+            "The ledger's head is not the head the author submitted (A057): the attempt's"
+            " tasks are invalid evidence.",
+            ["required", "ledger", "tampering", "badge"],
+            _all_runs(),
+            1,
+            ledger=lambda entries: entries,
+            options={"expect_head": "f" * 64},
+            fields=[*_verdict(ACC, "invalid-evidence"), *_badges(True, False, False)],
+            codes=[
+                _codes("/attempts/0/findings", ["A057"]),
+                _codes("/badges/reasons/functional", ["A057"], includes=True),
+            ],
+        ),
+        Case(
+            "ledger-head-without-ledger",
+            "A head submitted for an attempt that has no ledger (A057, in place of the A050"
+            " warning).",
+            ["required", "ledger", "tampering"],
+            _all_runs(),
+            1,
+            options={"expect_head": "f" * 64},
+            fields=_verdict(ACC, "invalid-evidence"),
+            codes=[_codes("/attempts/0/findings", ["A057"])],
+        ),
+    ]
+
+
+# --------------------------------------------------------------------------- re-execution
+
+
+def rerun_cases() -> list[Case]:
+    """Re-execution of every succeeded run (``rerun: all``, so that the sample, which is not
+    normative, does not matter): the experiment (code/train.py) is a few lines of Python
+    without network or data that prints the honest runs' values."""
+
+    def runnable(data: dict[str, Any]) -> None:
+        """Outputs written into the run directory, the one place a sandboxed run may write."""
+        for launcher in data["launchers"]:
+            launcher["argv"][-1] = "{run_dir}/metrics-{seed}.json"
+            launcher["outputs"][0]["path"] = "{run_dir}/metrics-{seed}.json"
+
+    def broken(data: dict[str, Any]) -> None:
+        runnable(data)
+        data["launchers"][0]["argv"][1] = "code/broken.py"
+
+    rerun = {"rerun": "all"}
+    return [
+        Case(
+            "rerun-holds",
+            "Every run re-executed gives its recorded values: compatible, all badges.",
+            ["rerun", "verdict"],
+            _all_runs(),
+            0,
+            manifest=runnable,
+            options=rerun,
+            fields=[
+                *_verdict(ACC, "compatible"),
+                _field("/attempts/0/reran", 4),
+                _field("/attempts/0/rerun_mismatches", 0),
+                _field(f"/attempts/0/runs/[run={run_id('train-s0')}]/reran", True),
+                *_badges(True, True, True),
+            ],
+            codes=[_codes("/findings", [])],
+        ),
+        Case(
+            "rerun-value-mismatch",
+            "A fabricated log (99.0, consistently recorded) that re-execution gives as 90.0,"
+            " beyond the half-width 4.81 (A058): the run is tainted.",
+            ["rerun", "tampering", "badge"],
+            [Run("train-s0", acc=99.0), *_all_runs()[1:]],
+            1,
+            manifest=runnable,
+            options=rerun,
+            fields=[
+                *_verdict(ACC, "invalid-evidence"),
+                _field("/attempts/0/rerun_mismatches", 1),
+                _field("/badges/reproduced", False),
+            ],
+            codes=[
+                _codes(_run("train-s0"), ["A058"]),
+                _codes("/badges/reasons/reproduced", ["A058"], includes=True),
+            ],
+        ),
+        Case(
+            "rerun-failed",
+            "Records of success for an experiment that fails when re-executed (A059): its"
+            " runs are tainted.",
+            ["rerun", "tampering"],
+            _all_runs(),
+            1,
+            manifest=broken,
+            code={"broken.py": "raise SystemExit('this experiment cannot run')\n"},
+            options=rerun,
+            fields=[
+                *_verdict(ACC, "invalid-evidence"),
+                _field("/attempts/0/reran", 4),
+                _field("/attempts/0/rerun_mismatches", 3),
+            ],
+            codes=[_codes(_run("train-s0"), ["A059"]), _codes(_run("smoke-s0"), [])],
+        ),
+    ]
+
+
+# --------------------------------------------------------------------------- signatures
+
+SIGNER = "case-signer"
+
+
+def _envelope(root: Path, name: str) -> Path:
+    return root / "runs" / run_id(name) / "record.dsse.json"
+
+
+def signed_cases() -> list[Case]:
+    """Runs signed with the cases' public test key (``test_key``), audited with ``trust``,
+    the case's KEYS file, which trusts that key."""
+    key = test_key(SIGNER)
+
+    def signed(name: str, what: str, finding: str, change: Any, **extra: Any) -> Case:
+        return Case(
+            f"signed-{name}",
+            f"{what} ({finding}): under trust the run is tainted, 'reproduced' withheld.",
+            ["signing", "tampering"],
+            _all_runs(),
+            1,
+            ledger=lambda entries: entries,
+            signer=key,
+            case_files={"KEYS": keys_line(SIGNER)},
+            options={"trust": "KEYS"},
+            artifact=change,
+            fields=[*_verdict(ACC, "invalid-evidence"), _field("/badges/reproduced", False)],
+            codes=[
+                _codes(_run("train-s0"), [finding], includes=True),
+                _codes("/badges/reasons/reproduced", [finding], includes=True),
+            ],
+            **extra,
+        )
+
+    def unsigned(root: Path) -> None:
+        _envelope(root, "train-s0").unlink()
+
+    def bad_signature(root: Path) -> None:
+        path = _envelope(root, "train-s0")
+        envelope = json.loads(path.read_text())
+        forged = base64.b64encode(key.sign(b"another message")).decode()
+        envelope["signatures"][0]["sig"] = forged
+        path.write_text(json.dumps(envelope, indent=2) + "\n")
+
+    def stranger(root: Path) -> None:
+        path = _envelope(root, "train-s0")
+        envelope = json.loads(path.read_text())
+        other = test_key("stranger")
+        payload = base64.b64decode(envelope["payload"])
+        envelope["signatures"] = [
+            {"keyid": other.keyid, "sig": base64.b64encode(other.sign(pae(PAYLOAD, payload)))
+             .decode()}
+        ]  # fmt: skip
+        path.write_text(json.dumps(envelope, indent=2) + "\n")
+
+    def other_run(root: Path) -> None:
+        shutil.copyfile(_envelope(root, "train-s1"), _envelope(root, "train-s0"))
+
+    def malformed(root: Path) -> None:
+        _envelope(root, "train-s0").write_text(
+            json.dumps({"payloadType": PAYLOAD, "payload": "not base64!", "signatures": []})
+        )
+
+    return [
+        Case(
+            "signed-verified",
+            "Every run signed with a trusted key: compatible, each run names its signer.",
+            ["signing", "verdict"],
+            _all_runs(),
+            0,
+            ledger=lambda entries: entries,
+            signer=key,
+            case_files={"KEYS": "# the cases' public test key\n" + keys_line(SIGNER)},
+            options={"trust": "KEYS"},
+            fields=[
+                *_verdict(ACC, "compatible"),
+                _field(f"/attempts/0/runs/[run={run_id('train-s0')}]/signer", SIGNER),
+                *_badges(True, True, True),
+            ],
+            codes=[_codes("/findings", []), _codes(_run("train-s0"), [])],
+        ),
+        signed("unsigned", "A run without an envelope", "K001", unsigned),
+        signed(
+            "bad-signature",
+            "An envelope whose signature by the trusted key fails",
+            "K002",
+            bad_signature,
+        ),
+        signed(
+            "unknown-signer", "A run signed by a key the KEYS file does not trust", "K003", stranger
+        ),
+        signed("statement-mismatch", "A run's envelope is another run's", "K004", other_run),
+        signed("malformed-envelope", "An envelope that is not DSSE", "K007", malformed),
+        Case(
+            "signed-keys-invalid",
+            "A KEYS file with a line of another algorithm (K005): a usage error, exit 2.",
+            ["signing"],
+            _all_runs(),
+            2,
+            ledger=lambda entries: entries,
+            signer=key,
+            case_files={"KEYS": "case-signer rsa AAAAB3NzaC1yc2E=\n"},
+            options={"trust": "KEYS"},
+            refusal=["K005"],
+        ),
+        Case(
+            "signed-without-ledger",
+            "Signed runs without their run ledger under trust (A068): the attempt's tasks"
+            " are invalid evidence.",
+            ["signing", "ledger", "tampering"],
+            _all_runs(),
+            1,
+            signer=key,
+            case_files={"KEYS": keys_line(SIGNER)},
+            options={"trust": "KEYS"},
+            fields=_verdict(ACC, "invalid-evidence"),
+            codes=[_codes("/attempts/0/findings", ["A068"], includes=True)],
+        ),
+    ]
+
+
+# --------------------------------------------------------------------------- tables
+
+
+def table_cases() -> list[TableCase]:
+    """The audit table (spec audit.md#table): its rows, labels, counts and rates. The
+    table's JSON numbers are not rounded (only its text prints rounded rates)."""
+
+    def renamed(new_id: str) -> Any:
+        return lambda data: data["artifact"].update(id=new_id)
+
+    def honest_case() -> Case:
+        return Case("a", "", [], _all_runs(), 0)
+
+    def append_line(run_dir: Path) -> None:
+        with (run_dir / "log.txt").open("a") as log:
+            log.write("more\n")
+
+    failing = Case(
+        "b",
+        "",
+        [],
+        [
+            *(Run(f"train-s{s}", seed=s, acc=95.0 + s / 10) for s in (0, 1, 2)),
+            *honest("smoke", (0,)),
+        ],
+        1,
+        manifest=renamed("case-b"),
+    )
+    stale = Run("train-s0", edit=_set(code_tree_digest="sha256-tree1:" + "0" * 64))
+    edited = Run("train-s1", seed=1, acc=90.1, f1=89.1, files=append_line)
+    tampered = Case("t", "", [], [stale, edited, *_all_runs()[2:]], 1, manifest=renamed("case-t"))
+
+    def remove_runs(root: Path) -> None:
+        (root / "runs").rmdir()
+
+    no_runs = Case("e", "", [], [], 1, manifest=renamed("case-e"), artifact=remove_runs)
+    row = "/rows/{}".format
+    return [
+        TableCase(
+            "table-rows",
+            "Rows in the order given: passed, failed, and a directory that holds no artifact"
+            " (an error row labelled by its path, counted as 0 in every rate).",
+            ["required", "table"],
+            [("a", honest_case()), ("b", failing), ("c", None)],
+            1,
+            fields=[
+                _field(row(0) + "/label", "audit-case"),
+                _field(row(0) + "/status", "passed"),
+                _field(row(0) + "/tasks", 2),
+                _field(row(0) + "/task_success", 1.0),
+                _field(row(0) + "/runs", 4),
+                _field(row(0) + "/badges/reproduced", True),
+                _field(row(1) + "/label", "case-b"),
+                _field(row(1) + "/status", "failed"),
+                _field(row(1) + "/task_success", 0.5),
+                _field(row(1) + "/badges/reproduced", False),
+                _field(row(2) + "/label", "artifacts/c"),
+                _field(row(2) + "/path", "artifacts/c"),
+                _field(row(2) + "/status", "error"),
+                _field(row(2) + "/artifact", None),
+                _field(row(2) + "/badges", None),
+                # tasks: a 1, 1; b 0, 1; c one task at 0
+                _field("/task_level", 0.6),
+                _field("/paper_macro", 0.5),
+                _field("/labels/[label=runs]/success_rate", 0.6),
+                _field("/label_spread", None),
+                _field("/passed", False),
+            ],
+            codes=[_codes(row(2) + "/findings", ["A001"]), _codes("/errors", ["A001"])],
+        ),
+        TableCase(
+            "table-labels",
+            "Two artifacts sharing an id are labelled with their paths; one path given twice"
+            " is numbered.",
+            ["required", "table"],
+            [("a", honest_case()), ("b", honest_case()), ("b", honest_case())],
+            0,
+            fields=[
+                _field(row(0) + "/label", "audit-case (artifacts/a)"),
+                _field(row(1) + "/label", "audit-case (artifacts/b)"),
+                _field(row(2) + "/label", "audit-case (artifacts/b) #2"),
+                _field(row(2) + "/path", "artifacts/b"),
+                _field("/paper_macro", 1.0),
+                _field("/passed", True),
+            ],
+        ),
+        TableCase(
+            "table-run-counts",
+            "A row counts its runs, the invalid ones (an error-level finding) and the stale"
+            " ones (other code: A009); the table fails with the artifact.",
+            ["required", "table", "tampering"],
+            [("a", honest_case()), ("t", tampered)],
+            1,
+            fields=[
+                _field(row(1) + "/runs", 4),
+                _field(row(1) + "/invalid_runs", 2),
+                _field(row(1) + "/stale_runs", 1),
+                _field(row(1) + "/status", "failed"),
+                _field(row(1) + "/task_success", 0.0),
+                _field(row(0) + "/invalid_runs", 0),
+                _field(row(0) + "/stale_runs", 0),
+                _field("/task_level", 0.5),
+                _field("/passed", False),
+            ],
+            codes=[_codes("/errors", [])],
+        ),
+        TableCase(
+            "table-missing-attempt",
+            "An artifact without its runs directory: an attempt without runs, its tasks not"
+            " executed and counted as 0 in the rates.",
+            ["required", "table"],
+            [("a", honest_case()), ("e", no_runs)],
+            1,
+            fields=[
+                _field(row(1) + "/status", "failed"),
+                _field(row(1) + "/runs", 0),
+                _field(row(1) + "/task_success", 0.0),
+                _field(row(1) + "/badges/functional", False),
+                _field("/task_level", 0.5),
+                _field("/paper_macro", 0.5),
+                _field("/labels/[label=runs]/success_rate", 0.5),
+                _field("/passed", False),
+            ],
+        ),
+    ]
+
+
+def cases() -> list[Case | TableCase]:
     """Every audit conformance case."""
-    return [*verdict_cases(), *interval_cases(), *badge_cases(), *tamper_cases()]
+    return [
+        *verdict_cases(),
+        *interval_cases(),
+        *badge_cases(),
+        *tamper_cases(),
+        *note_cases(),
+        *option_cases(),
+        *rerun_cases(),
+        *signed_cases(),
+        *table_cases(),
+    ]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -599,7 +1238,10 @@ def main(argv: list[str] | None = None) -> int:
         if existing.name not in names and existing.is_dir():
             shutil.rmtree(existing)
     for case in all_cases:
-        write_case(case, cases_dir)
+        if isinstance(case, TableCase):
+            write_table_case(case, cases_dir)
+        else:
+            write_case(case, cases_dir)
     sys.stderr.write(f"wrote {len(all_cases)} cases to {cases_dir}\n")
     return 0
 
