@@ -21,6 +21,7 @@ from jsonschema import Draft202012Validator
 
 from reprobridge_sdk.audit import audit, audit_table
 from reprobridge_sdk.errors import ReproBridgeError
+from reprobridge_sdk.run.sandbox import check_sandbox
 from reprobridge_sdk.signing.keys import load_trusted_keys
 
 REPO = Path(__file__).resolve().parents[2]
@@ -67,7 +68,11 @@ def _sdk_report(name: str, monkeypatch: pytest.MonkeyPatch | None = None) -> tup
         if "trust" in options:
             options["trust"] = load_trusted_keys(case_dir / options["trust"])
         if "rerun" in options:
+            # The cases' experiment needs only this interpreter. Under the runner's sandbox
+            # where it works; elsewhere (no bubblewrap) without it, which changes nothing for
+            # an experiment that writes only into its run directory.
             options["rerun_env"] = "current"
+            options["rerun_sandbox"] = check_sandbox() is None
         if expected.get("report") == "table":
             assert monkeypatch is not None
             monkeypatch.chdir(case_dir)  # the rows' paths are as given: artifacts/<name>
@@ -360,6 +365,4 @@ def test_options_are_written_with_their_templates(tmp_path: Path) -> None:
 def test_findings_without_codes_are_judged_never_a_crash() -> None:
     expected = {"codes": [{"pointer": "/f", "codes": ["A029", "A029"], "match": "includes"}]}
     report = {"f": [{"code": "A029"}, {"message": "no code"}, {"code": 7}, "not a finding"]}
-    assert runner.check_report(expected, report) == [
-        "/f: ['7', 'A029', 'None'] lacks ['A029']"
-    ]
+    assert runner.check_report(expected, report) == ["/f: ['7', 'A029', 'None'] lacks ['A029']"]
