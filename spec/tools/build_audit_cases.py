@@ -657,6 +657,11 @@ def note_cases() -> list[Case]:
     def named_snapshot(record: dict[str, Any]) -> None:
         record.update(record_version="1.1", environment=None, environment_sha256=fake_env)
 
+    def started_later(record: dict[str, Any]) -> None:  # the latest by started_at counts
+        record.update(
+            started_at="2026-01-01T00:00:01.000000Z", ended_at="2026-01-01T00:00:02.000000Z"
+        )
+
     def link_run(root: Path) -> None:
         (root / "runs" / "train-s0-link").symlink_to(run_id("train-s0"))
 
@@ -694,7 +699,7 @@ def note_cases() -> list[Case]:
             "note-seed-repeated",
             "Two succeeded runs of seed 0: the later counts, noted (A033).",
             ["required", "verdict"],
-            [*_all_runs(), Run("train-s0", stamp=LATER, acc=90.05)],
+            [*_all_runs(), Run("train-s0", stamp=LATER, acc=90.05, edit=started_later)],
             0,
             fields=[
                 *_verdict(ACC, "compatible"),
