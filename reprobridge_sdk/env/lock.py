@@ -143,6 +143,22 @@ def machine_has_gpu() -> bool:
     return bool(gpu_info())
 
 
+def _reachable(index: str | None, timeout: float = 10.0) -> bool:
+    """Whether an HTTP server answers at ``index`` (any status: a 404 is an answer)."""
+    import urllib.error  # noqa: PLC0415 - only when a CPU lock fails
+    import urllib.request  # noqa: PLC0415
+
+    if not index:
+        return False
+    try:
+        with urllib.request.urlopen(index.rstrip("/") + "/", timeout=timeout):  # noqa: S310 - http(s) index
+            return True
+    except urllib.error.HTTPError:
+        return True
+    except (urllib.error.URLError, OSError, ValueError):
+        return False
+
+
 def accelerator_target(art: RawArtifact, requested: AcceleratorTarget) -> Literal["cpu", "cuda"]:
     """``requested``, or for ``auto``: cpu when the manifest declares no GPU and the machine
     has none, else cuda."""
@@ -263,6 +279,7 @@ def lock_artifact(
                 raise LockError(msg, [item])
 
         plat = _platform()
+        cuda_text: bytes | None = None
         try:
             run_resolver(source, None, "reprobridge lock")
         except LockError:
@@ -273,8 +290,10 @@ def lock_artifact(
             cuda_lock = None
         else:
             cuda_lock = read_lock(tmp, lock_format)
+            cuda_text = tmp.read_bytes()
         dropped: list[str] = []
         recorded: Literal["cpu", "cuda"] | None = None
+        unreachable: list[Finding] = []
         if cuda_lock is None or cuda_entries(cuda_lock, plat):
             recorded = variant
             if variant == "cpu":
@@ -283,7 +302,26 @@ def lock_artifact(
                     cpu_text, dropped = cpu_requirements(source.read_text("utf-8"))
                     cpu_source = scratch_source = source.with_name(f".{source.name}.cpu")
                     scratch_source.write_text(cpu_text, "utf-8")
-                run_resolver(cpu_source, variant_index("cpu"), "reprobridge lock --accelerator cpu")
+                cpu_index = variant_index("cpu")
+                try:
+                    run_resolver(cpu_source, cpu_index, "reprobridge lock --accelerator cpu")
+                except LockError:
+                    # auto chose cpu; the CPU builds' index cannot be reached from here: the
+                    # default index's lock stands, said as L014 (an explicit cpu still fails)
+                    if accelerator != "auto" or cuda_text is None or _reachable(cpu_index):
+                        raise
+                    tmp.write_bytes(cuda_text)
+                    recorded, dropped = "cuda", []
+                    unreachable.append(
+                        finding(
+                            "L014",
+                            f"the index of the CPU builds ({cpu_index}) cannot be reached; "
+                            "the lock takes the default index's builds, which are CUDA builds",
+                            file=requirements,
+                            hint="lock again where that index is reachable, or set "
+                            "REPROBRIDGE_ACCELERATOR_INDEX_URL to a mirror of it",
+                        )
+                    )
         text = tmp.read_text("utf-8")
         cleaned = strip_local_options(text) if lock_format == "requirements" else text
         if cleaned != text:
@@ -293,6 +331,7 @@ def lock_artifact(
         findings += variant_findings(locked, recorded, file=lock_rel, platform=plat)
         if recorded == "cpu" and cuda_lock is not None:
             findings += borrowed_hashes(locked, cuda_lock, file=lock_rel)
+        findings += unreachable
         findings += [
             finding(
                 "L013",

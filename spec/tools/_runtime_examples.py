@@ -62,6 +62,13 @@ RUNTIME_EXAMPLES: dict[str, tuple[str, str, str]] = {
         "# environment/requirements.in: torch==2.5.1\n"
         "$ reprobridge lock --accelerator cpu   # torch==2.5.1+cpu, nothing left out",
     ),
+    "L014": (
+        _SH,
+        "# environment/requirements.in: torch==2.5.1; no GPU; the CPU index does not answer\n"
+        "$ reprobridge lock        # L014 (a warning): torch==2.5.1 (CUDA), accelerator: cuda",
+        "# the same, where the CPU builds' index answers\n"
+        "$ reprobridge lock        # torch==2.5.1+cpu, accelerator: cpu",
+    ),
     # ------------------------------------------------------------------- F: files (limits)
     "F010": (
         _SH,

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -183,6 +184,31 @@ def test_a_declared_gpu_makes_auto_the_cuda_build(indexes: Indexes, tmp_path: Pa
     art = _artifact(tmp_path / "art", "smallnet\n", "  accelerator: {kind: cuda, gpus: 1}\n")
     assert lock_artifact(art).accelerator == "cuda"
     assert _pins(art / "requirements.txt")["smallnet"][0] == "1.0"
+
+
+def test_an_unreachable_cpu_index_leaves_auto_the_default_build_with_l014(
+    indexes: Indexes, no_gpu: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A machine that reaches the default index but not the CPU builds' one (a mirror of
+    PyPI only): ``auto`` locks the default build and says so; an explicit ``cpu`` fails."""
+    closed = socket.socket()
+    closed.bind(("127.0.0.1", 0))
+    port = closed.getsockname()[1]
+    closed.close()  # nothing listens there: connection refused
+    monkeypatch.setenv("REPROBRIDGE_ACCELERATOR_INDEX_URL", f"http://127.0.0.1:{port}/whl")
+    art = _artifact(tmp_path / "art", "smallnet\n")
+    result = lock_artifact(art)
+    assert result.accelerator == "cuda"
+    assert [(f.code, f.file) for f in result.findings] == [("L014", "requirements.in")]
+    assert _pins(art / "requirements.txt")["smallnet"][0] == "1.0"
+    environment = _manifest(art)["environment"]
+    assert isinstance(environment, dict)
+    assert environment["lock"]["resolved_for"]["accelerator"] == "cuda"
+    explicit = _artifact(tmp_path / "explicit", "smallnet\n")
+    with pytest.raises(LockError) as caught:
+        lock_artifact(explicit, accelerator="cpu")
+    assert [f.code for f in caught.value.findings] == ["L010"]
+    assert not (explicit / "requirements.txt").exists()
 
 
 def test_a_cuda_only_pin_is_left_out_of_the_cpu_lock_with_l013(

@@ -191,14 +191,14 @@ def test_the_example_artifacts_are_the_conformance_cases() -> None:
 
 def test_every_manifest_code_has_an_invalid_and_a_valid_example() -> None:
     examples = json.loads((EXAMPLES / "codes.json").read_text("utf-8"))
-    # L010, L011, L013: only `reprobridge lock` reports them. F010 and F011 need a file over a size
-    # limit or checks that exhaust recursion or memory, F012 a read past its deadline: no
-    # committed case can hold one; they
-    # have runtime examples and tests over sparse files and deep documents (tests/hardening).
+    # L010, L011, L013, L014: only `reprobridge lock` reports them. F010 and F011 need a file
+    # over a size limit or checks that exhaust recursion or memory, F012 a read past its
+    # deadline: no committed case can hold one; they have runtime examples and tests over
+    # sparse files and deep documents (tests/hardening).
     # V006: only `upgrade`; V008: only an editor's save(). X006-X008 need an installed
     # extractor plugin (tests/ecosystem/test_plugin_extractors.py).
     not_from_validation = {
-        *("L010", "L011", "L013", "F010", "F011", "F012", "V006", "V008", "X006", "X007"),
+        *("L010", "L011", "L013", "L014", "F010", "F011", "F012", "V006", "V008", "X006", "X007"),
         "X008",
     }
     manifest_codes = {code for code in registry() if code[0] in "YVSRFLXG"} - not_from_validation
