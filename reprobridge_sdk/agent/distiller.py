@@ -160,12 +160,34 @@ def _label_score(prefix: str, claim: Claim) -> float:
     return len(words & _words(prefix)) / len(words)
 
 
+_FRAME = re.compile(r'^\s*File "[^"]*", line \d+')
+
+
+def traceback_lines(lines: Sequence[str]) -> set[int]:
+    """The 0-based indexes of the lines of Python tracebacks in ``lines``: the header, its
+    frames and their source lines, the chained-exception notes and the exception line that
+    ends it, and any frame line elsewhere. A number there is a line number or an error's,
+    never a result, and such a line is no landmark."""
+    marked: set[int] = set()
+    inside = False
+    for index, line in enumerate(lines):
+        if line.startswith("Traceback (most recent call last)"):
+            inside = True
+        if inside or _FRAME.match(line):
+            marked.add(index)
+            if inside and line and not line[0].isspace() and not line.startswith("Traceback"):
+                inside = False  # the exception line ends the block
+    return marked
+
+
 def find_number(log: str, claim: Claim) -> list[Candidate]:
     """The candidates for ``claim`` in ``log``, best first (empty: none qualifies)."""
     target = claim.target
     found: list[Candidate] = []
-    for number, line in enumerate(log.splitlines(), start=1):
-        if len(line) > 10_000:
+    lines = log.splitlines()
+    skipped = traceback_lines(lines)
+    for number, line in enumerate(lines, start=1):
+        if len(line) > 10_000 or number - 1 in skipped:
             continue
         for match in _NUMBER_RE.finditer(line):
             try:
@@ -204,8 +226,12 @@ def stable_lines(logs: Sequence[str], *, limit: int = 3) -> list[str]:
         return []
     sets = [{line.strip() for line in log.splitlines()} for log in logs[1:]]
     out: list[str] = []
-    for raw in logs[0].splitlines():
+    first = logs[0].splitlines()
+    skipped = traceback_lines(first)
+    for index, raw in enumerate(first):
         line = raw.strip()
+        if index in skipped:
+            continue
         if len(line) < 4 or any(ch.isdigit() for ch in line) or line in out:
             continue
         if "warning" in line.lower() or "error" in line.lower():

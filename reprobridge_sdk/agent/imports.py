@@ -14,6 +14,9 @@ Read from the syntax trees only (nothing is imported or run). Rules:
   b`` also reaches ``a/b.py`` when it exists. Relative imports resolve from the file's
   package. An import that resolves nowhere else, made by a module of a package whose
   folder holds that name, is Python 2's implicit relative import of the sibling: local.
+  A reached file that starts another repository script as a command (a string holding
+  ``python train.py``, as ``os.system`` or a one-string ``subprocess`` call passes it) reaches
+  that script as an entry point, its folder searched as its ``sys.path[0]``.
   Every reached file is followed in turn; files no reached module imports (side
   scripts, ``setup.py``) are never read for requirements.
 * **Third party.** A top-level name that is neither local nor in the standard library
@@ -103,6 +106,8 @@ class _Import:
     names: tuple[str, ...]  # dotted candidates, most specific last
     level: int
     optional: str | None
+    #: Repository scripts started as commands (see :func:`_launched_scripts`), not a module.
+    launched: tuple[str, ...] = ()
 
 
 def _catches_import_error(node: ast.Try) -> bool:
@@ -327,6 +332,7 @@ def closure(root: Path, script: str, *, workdir: str = ".", module: bool = False
     optional_of: dict[str, str | None] = {script: None}
     queue = [script]
     seen: set[str] = set()
+    entries: set[str] = set()
     third: dict[str, list[str]] = {}
     third_why: dict[str, str | None] = {}
     while queue:
@@ -341,12 +347,20 @@ def closure(root: Path, script: str, *, workdir: str = ".", module: bool = False
             for folder in _path_insertions(tree, file, workdir):
                 if folder not in search:
                     search.append(folder)
-            found = list(_imports(tree, entry=file == script))
+            found = list(_imports(tree, entry=file == script or file in entries))
         else:
             found = list(_text_imports(text))
+        launched = _launched_scripts(repo, text, file, workdir)
+        entries.update(launched)  # each runs as __main__: its own guard's imports run
+        for folder in [posixpath.dirname(f) or "." for f in launched]:
+            if folder not in search:
+                search.append(folder)
+        found += [_Import((), 0, None, launched=tuple(launched))] if launched else []
         for item in found:
             why = why_file or item.optional
-            targets = _resolve(repo, file, item, search=search, fallbacks=fallbacks, result=result)
+            targets = list(item.launched) or _resolve(
+                repo, file, item, search=search, fallbacks=fallbacks, result=result
+            )
             if targets is None:
                 top = item.names[0].split(".")[0] if item.names else ""
                 if item.level or not top or top in _STDLIB or not top.isidentifier():
@@ -370,6 +384,24 @@ def closure(root: Path, script: str, *, workdir: str = ".", module: bool = False
         for name, files in sorted(third.items())
     }
     return result
+
+
+_LAUNCHED = re.compile(r"\bpython(?:[23](?:\.\d+)?)?\s+(?:-[uOB]+\s+)*([\w./-]+\.py)\b")
+
+
+def _launched_scripts(repo: _Repo, text: str, file: str, workdir: str) -> list[str]:
+    """Repository scripts that ``file`` starts as commands (``os.system("python3 train.py")``,
+    a ``subprocess`` argv written as one string): each is an entry point of the launcher too.
+    A name is looked up beside ``file``, in the working directory, then at the root."""
+    found: list[str] = []
+    for match in _LAUNCHED.finditer(text):
+        name = match.group(1)
+        for base in (posixpath.dirname(file) or ".", workdir, "."):
+            rel = posixpath.normpath(posixpath.join(base, name))
+            if not rel.startswith("..") and repo.is_file(rel) and rel not in found:
+                found.append(rel)
+                break
+    return found
 
 
 def _resolve(

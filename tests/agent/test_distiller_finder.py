@@ -127,3 +127,30 @@ def test_an_advised_line_is_used_only_when_nothing_qualifies_and_must_replay(
     assert _choose(path, log, claim, lambda _c, _t: 99) is None
     labelled = _claim(value=0.97, hints={"label": "test accuracy"})
     assert _choose(tmp_path / "x.txt", LOG, labelled, lambda _c, _t: pytest.fail("asked")) is None
+
+
+TRACEBACKS = """\
+Traceback (most recent call last):
+  File "/home/someone/repo/train.py", line 6, in <module>
+    import numpy as np
+ModuleNotFoundError: No module named 'numpy'
+Traceback (most recent call last):
+  File "/home/someone/repo/train.py", line 83, in <module>
+    acc = evaluate(model)
+          ^^^^^^^^^^^^^^^
+  File "/home/someone/repo/eval.py", line 12, in evaluate
+    raise ValueError("accuracy 83.1 is above the 80 cap")
+ValueError: accuracy 83.1 is above the 80 cap
+"""
+
+
+def test_no_number_and_no_landmark_comes_from_a_traceback() -> None:
+    """A driver whose child scripts crashed (exit 0 through os.system): the line numbers,
+    the error's numbers and the traceback header are never a result or a landmark."""
+    claim = _claim(value=83.0, hints={"label": "accuracy"})
+    assert find_number(TRACEBACKS, claim) == []
+    assert stable_lines([TRACEBACKS, TRACEBACKS]) == []
+    with_result = TRACEBACKS + "final accuracy 83.2\n"
+    [best, *_] = find_number(with_result, claim)
+    assert (best.value, best.line_number) == (83.2, 12)
+    assert stable_lines([with_result, with_result]) == []

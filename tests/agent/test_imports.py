@@ -157,3 +157,30 @@ def test_a_link_out_of_the_repository_is_never_read(tmp_path: Path) -> None:
     reached = closure(root, "main.py")
     assert reached.files == ["main.py"]
     assert reached.third_party == {}  # 'secret' and 'lib' are the repository's, unread
+
+
+def test_a_script_started_as_a_command_is_an_entry_point_too(tmp_path: Path) -> None:
+    """A driver that runs ``os.system("python3 train.py ...")``: what train.py imports (and
+    its own ``__main__`` guard) is required, and a name no repository file has is ignored."""
+    root = _repo(
+        tmp_path,
+        {
+            "codes/run_cora.py": (
+                "import os\n"
+                "cmd = 'python3 train.py'\n"
+                "opt = {'seed': 1}\n"
+                "os.system(cmd + ' --seed %d' % opt['seed'])\n"
+                "os.system('python -u ../tools/prep.py')\n"
+                "os.system('python not_here.py')\n"
+            ),
+            "codes/train.py": "import numpy as np\nimport trainer\n",
+            "codes/trainer.py": "import torch\nif __name__ == '__main__':\n    import tqdm\n",
+            "tools/prep.py": "if __name__ == '__main__':\n    import scipy\n",
+            "side.py": "import tensorflow\n",
+        },
+    )
+    reached = closure(root, "codes/run_cora.py", workdir="codes")
+    required = {name for name, r in reached.third_party.items() if r.optional is None}
+    assert required == {"numpy", "scipy", "torch"}
+    assert reached.third_party["tqdm"].optional is not None  # an imported module's guard
+    assert {"codes/train.py", "codes/trainer.py", "tools/prep.py"} <= set(reached.files)
