@@ -34,7 +34,8 @@ it targeted is gone (its gate). The rules, in order:
 * ``gui-backend``: an interactive matplotlib backend that cannot load headless ->
   ``matplotlib.use("Agg")``.
 * ``cuda-device``: a CUDA error (no device, no driver, not compiled with CUDA) ->
-  ``"cuda"``/``"cuda:N"`` device literals become ``"cpu"`` in the repository files of the
+  ``"cuda"``/``"cuda:N"`` device literals, and ``"cuda:" + str(...)`` or ``f"cuda:{...}"``
+  device names, become ``"cpu"`` in the repository files of the
   traceback (device checks such as ``startswith("cuda")`` are left alone).
 * ``working-directory``: ``FileNotFoundError`` for a relative path that exists relative to
   the script's directory or the repository root -> the launcher's working directory.
@@ -565,6 +566,11 @@ _CUDA_MESSAGES = (
     "Attempting to deserialize object on a CUDA device",
 )
 _CUDA_LITERAL = re.compile(r"""(?<![\w.]startswith\()(?P<q>['"])cuda(?::\d+)?(?P=q)""")
+#: A device index built at run time: ``"cuda:" + str(args.dev)``, ``f"cuda:{args.gpu}"``.
+_CUDA_INDEXED = re.compile(
+    r"""(?P<q>['"])cuda:(?P=q)\s*\+\s*str\((?:[^()\n]|\([^()\n]*\))*\)"""
+    r"""|\bf(?P<f>['"])cuda:\{[^{}'"\n]*\}(?P=f)"""
+)
 
 
 def _cuda_device(failure: Failure, root: Path, script: str) -> Fix | None:
@@ -573,7 +579,8 @@ def _cuda_device(failure: Failure, root: Path, script: str) -> Fix | None:
     files: dict[str, str] = {}
     for rel in dict.fromkeys(f for f, _ in failure.frames):
         text = _read(root, rel)
-        new = _CUDA_LITERAL.sub(lambda m: f"{m.group('q')}cpu{m.group('q')}", text)
+        new = _CUDA_INDEXED.sub('"cpu"', text)
+        new = _CUDA_LITERAL.sub(lambda m: f"{m.group('q')}cpu{m.group('q')}", new)
         new = re.sub(r"\.cuda\(\)", ".cpu()", new)
         if new != text:
             files[rel] = new

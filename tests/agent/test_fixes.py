@@ -89,6 +89,15 @@ CASES = {
         "cuda-device",
         "RuntimeError",
     ),
+    "cuda-indexed": (
+        "dev = 0\n\n\ndef place(device):\n"
+        '    if device.startswith("cuda"):\n'
+        '        raise RuntimeError("Found no NVIDIA driver on your system")\n'
+        "    return device\n\n\n"
+        'print(place("cuda:" + str(dev)), place(f"cuda:{dev}"))\n',
+        "cuda-device",
+        "RuntimeError",
+    ),
 }
 
 
