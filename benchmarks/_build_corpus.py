@@ -83,6 +83,7 @@ CLASS_BY_CODE: dict[str, str] = {
     "B012": "clean-room check fails",
     "B016": "build time cap",
     "B021": "run too long",
+    "B049": "no launcher",
 }
 # Classes the benchmark itself gives: the build was killed at the per-build cap, the agent
 # ended without a report, the artifact fails validate --strict, the statuses differ.

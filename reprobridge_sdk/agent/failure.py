@@ -4,7 +4,7 @@ Rules:
 
 * The class is derived from the codes of the errors of the gate that stopped the build (the
   first error decides), from a small fixed vocabulary (:data:`~reprobridge_sdk.model.build.
-  FailureClass`): B002/B004 ``hint-not-understood``, B003 ``source-unavailable``, B005
+  FailureClass`): B002/B004/B049 ``hint-not-understood``, B003 ``source-unavailable``, B005
   ``environment-unresolvable``, B006 ``import-fails``, B007/B008/B021 ``run-fails`` (or
   ``own-package-missing`` when the smoke run's error is a ``ModuleNotFoundError`` of a
   module that is in the repository), B009/B010 ``extraction-fails``, B011
@@ -55,6 +55,7 @@ CLASSES: Mapping[str, FailureClass] = {
     "B021": "run-fails",
     "B024": "recorded-change-fails",
     "B040": "recorded-change-fails",
+    "B049": "hint-not-understood",
 }
 
 #: The class of a phase's stop whose findings name no known code.

@@ -7,7 +7,8 @@ phase record and the build report. Codes and severities come from the one regist
 The gates of the phases, each checked where the phase's facts are:
 
 * Intake: every claim's hinted script and command exist (B002).
-* Planner: every claim has a plan or an explicit reason why not (B004); a claim's seeds
+* Planner: every claim has a plan or an explicit reason why not (B004); at least one claim
+  is planned (B049); a claim's seeds
   without a statistic (B017) are a warning.
 * Builder: the requirements resolve (B005) and the entry modules import in the built
   environment (B006).

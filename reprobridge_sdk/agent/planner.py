@@ -13,7 +13,8 @@ Rules, in order of precedence, for the script that produces a claim:
    equally good are an ambiguity: the first in path order is taken and a guide record
    says so (sensitivity high: the wrong script gives a wrong number).
 4. A repository with a single entry point: that one.
-5. Otherwise the claim is unplanned (B004) and the plan says why.
+5. Otherwise the claim is unplanned (B004, a warning) and the plan says why. When no claim is
+   planned at all, the Planner's gate fails (B049): there is nothing to build.
 
 Then, for the chosen script:
 
@@ -536,6 +537,15 @@ def plan(
                 scored=scored.id,
                 basis=choice.basis,
                 statistic=statistic,
+            )
+        )
+    if claims.claims and not launchers:
+        findings.append(
+            build_finding(
+                "B049",
+                f"none of the {len(claims.claims)} claim(s) could be planned: "
+                "the build has nothing to run",
+                hint="give each claim hints.script, hints.command or hints.label",
             )
         )
     flat = [item for pair in launchers.values() for item in pair]

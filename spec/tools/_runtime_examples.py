@@ -1015,6 +1015,12 @@ RUNTIME_EXAMPLES: dict[str, tuple[str, str, str]] = {
         "$ reprobridge build ./repo --claims claims.yaml   # B004 (warning) at /claims/1",
         "# the claim names its script: hints: {script: translate.py}",
     ),
+    "B049": (
+        _SH,
+        "# ten entry points; the one claim names no script and no label any of them prints\n"
+        "$ reprobridge build ./repo --claims claims.yaml   # B004 (warning), B049: stops",
+        "# the claim names its script: hints: {script: train.py}",
+    ),
     "B005": (
         _SH,
         "# requirements.txt pins a version no index has for any interpreter\n"

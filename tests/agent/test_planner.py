@@ -114,3 +114,32 @@ def test_the_hinted_command_wins(raw_repo, tmp_path: Path) -> None:
         "--seed",
         "{seed}",
     ]
+
+
+def test_no_claim_planned_stops_the_build_at_the_planner(raw_repo, tmp_path: Path) -> None:
+    """Every claim unplanned (each a B004 warning): the gate fails with B049 and the build
+    ends at the Planner with a report, never in the Packager with an empty manifest."""
+    repo, claims_file = raw_repo("no-deps")
+    (repo / "other.py").write_text('if __name__ == "__main__":\n    print("hello")\n', "utf-8")
+    git("add", "-A", cwd=repo)
+    git("commit", "-q", "-m", "other", cwd=repo)
+    claims_file.write_text(
+        yaml.safe_dump(
+            {
+                "claims_version": "1.0",
+                "paper": {"title": "P"},
+                "claims": [
+                    {"id": "bleu", "measured": "BLEU score", "value": 30.0, "direction": "higher"}
+                ],
+            }
+        ),
+        "utf-8",
+    )
+    record = _plan(repo, claims_file, tmp_path)
+    assert [c.status for c in record.claims] == ["unplanned"]
+    assert [(f.code, f.severity) for f in record.gate.findings] == [
+        ("B004", "warning"),
+        ("B049", "error"),
+    ]
+    assert not record.gate.passed
+    assert record.launchers == []
