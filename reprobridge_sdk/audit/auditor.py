@@ -155,6 +155,7 @@ def _check_trust(
         checks.heads.append(check.state.head if check and check.state.exists else None)
         if trust.keys is not None:
             for run in runs:
+                _planted_is_error(run)
                 signer = check_signatures(run, trust.keys, check.state if check else None)
                 if signer is not None:
                     checks.signers[run.path] = signer
@@ -175,6 +176,13 @@ def _check_trust(
         checks.executed.append(executed)
         checks.mismatches.append(mismatches)
     return checks
+
+
+def _planted_is_error(run: RunEvidence) -> None:
+    """Under ``--trust``, a link or special file in a run folder (A069) taints the run:
+    trusted evidence is the folder as the runner left it, with nothing planted in it."""
+    for notes in (run.findings, run.run_notes):
+        notes[:] = [f.with_severity(Severity.ERROR) if f.code == "A069" else f for f in notes]
 
 
 def _num(value: float) -> float | None:

@@ -23,7 +23,11 @@ it reads ``record.json`` and checks, each failure a finding of family A:
   a missing one is a warning and the value counts (A065); one that is not the file the
   digest names (another content, a link, too large, not a snapshot) is an error (A066). A
   record of format 1.0 embeds the snapshot and needs nothing more;
-* a run that failed, was interrupted or is still running gives no value (A021-A023).
+* a run that failed, was interrupted or is still running gives no value (A021-A023);
+* the run folder holds no symbolic link or special file anywhere, by the auditor's own
+  bounded scan that follows no link (:func:`~reprobridge_sdk.run.evidence.scan_run_folder`;
+  the record's ``run_folder`` is not trusted, but what it names counts too), and the scan
+  covered it: else A069, a warning (an error under ``--trust``, made so by the auditor).
 
 Artifact-level checks (:func:`artifact_facts`): the refined code and the lock on disk equal
 the manifest's digests (A010, A012).
@@ -76,6 +80,8 @@ from reprobridge_sdk.run.evidence import (
     load_snapshot,
     owner_alive,
     record_owner,
+    scan_run_folder,
+    scan_summary,
 )
 
 from .facts import ManifestFacts
@@ -853,6 +859,7 @@ def _check_run(  # noqa: PLR0917 - private step of check_run
     where = f"{rel}/{RECORD_NAME}".lstrip("/")
 
     add = _Notes(run, where).add
+    _check_folder(run, add, record, root)
 
     manifest = facts.manifest
     launcher = facts.launcher(record.launcher)
@@ -949,6 +956,37 @@ def _check_run(  # noqa: PLR0917 - private step of check_run
         return _check_files(run, add, facts, plan, record, root, cache, kept)
     finally:
         kept.close()
+
+
+def _check_folder(
+    run: RunEvidence,
+    add: Callable[..., None],
+    record: EvidenceRecord,
+    root: safefs.OpenRoot | None,
+) -> None:
+    """A069 for the links and special files in the run folder: the auditor's own scan (the
+    record's ``run_folder`` is the producer's word), and the entries the record names that
+    the scan no longer finds. A warning on every value of the run (``--trust`` makes it an
+    error). Nothing found is followed, read or hashed."""
+    scan = scan_run_folder(root if root is not None else run.path)
+    if scan is not None:
+        add("A069", f"the run folder: {scan_summary(scan)}", hint=_FOLDER_HINT)
+        run.run_notes.append(run.findings[-1])
+    claimed = record.run_folder.planted if record.run_folder is not None else []
+    here = {entry.path for entry in scan.planted} if scan is not None else set()
+    gone = [entry for entry in claimed if entry.path not in here]
+    if gone and record.run_folder is not None:
+        summary = scan_summary(record.run_folder.model_copy(update={"stopped": None}), gone)
+        add(
+            "A069",
+            f"the record says the runner found {summary}; they are no longer there",
+            "/run_folder",
+            hint=_FOLDER_HINT,
+        )
+        run.run_notes.append(run.findings[-1])
+
+
+_FOLDER_HINT = "a run folder holds regular files and directories only; submit it as run"
 
 
 def _check_files(  # noqa: PLR0917 - private step of _check_run

@@ -25,6 +25,8 @@ __all__ = [
     "LostAttempt",
     "MeasuredValue",
     "OutputRecord",
+    "PlantedEntry",
+    "RunFolderScan",
     "RunnerProcess",
 ]
 
@@ -192,6 +194,42 @@ class RunnerProcess(SpecModel):
     host: str | None = Field(default=None, description="The host name of the runner.")
 
 
+class PlantedEntry(SpecModel):
+    """A symbolic link or special file the runner found in the run folder (format 1.1)."""
+
+    path: str = Field(
+        min_length=1,
+        description=(
+            "Relative to the run folder, '/'-separated; bytes of the name that are not UTF-8 "
+            "written as \\xNN."
+        ),
+    )
+    kind: Literal["link", "fifo", "socket", "block-device", "char-device"] = Field(
+        description="A symbolic link, a FIFO, a socket, or a block or character device."
+    )
+
+
+class RunFolderScan(SpecModel):
+    """What the runner's scan of the run folder found after the run (format 1.1): present
+    only when it found a link or special file, or did not cover the whole folder."""
+
+    planted: list[PlantedEntry] = Field(
+        default_factory=list,
+        description="Every link and special file found, sorted by path; never followed or read.",
+    )
+    stopped: Literal["entries", "depth", "deadline", "unreadable"] | None = Field(
+        default=None,
+        description=(
+            "Why the scan left part of the folder out: its cap on entries, on depth, its "
+            "deadline, or a directory it could not list; absent when it covered the folder."
+        ),
+    )
+    stopped_at: str | None = Field(
+        default=None,
+        description="The path, relative to the run folder, where the scan left a part out.",
+    )
+
+
 class EvidenceRecord(SpecModel):
     """The record of one run of one launcher with one seed."""
 
@@ -247,5 +285,14 @@ class EvidenceRecord(SpecModel):
     lost_attempts: list[LostAttempt] = Field(
         default_factory=list,
         description="Attempts of this run lost with their worker; this record is the retry's.",
+        json_schema_extra=since("1.1"),
+    )
+    run_folder: RunFolderScan | None = Field(
+        default=None,
+        description=(
+            "The links and special files the runner found in the run folder after the run "
+            "(N024), and whether its scan covered the whole folder; absent when it found "
+            "none and covered it."
+        ),
         json_schema_extra=since("1.1"),
     )

@@ -25,6 +25,7 @@ from reprobridge_sdk.findings import finding
 from reprobridge_sdk.io import safefs
 from reprobridge_sdk.model import Launcher, Manifest
 from reprobridge_sdk.model.evidence import (
+    RECORD_NAME,
     EnvironmentSnapshot,
     EvidenceRecord,
     Failure,
@@ -43,6 +44,8 @@ from .evidence import (
     evidence_digest,
     new_run_dir,
     refused_code,
+    scan_run_folder,
+    scan_summary,
     utc_now,
     write_snapshot,
 )
@@ -284,6 +287,7 @@ def execute(job: Job, shared: Shared) -> RunResult:
     except Exception as exc:  # never a traceback: an unexpected fault is a recorded failure
         record.status = "failed"
         record.failure = Failure(reason="internal-error", detail=f"{type(exc).__name__}: {exc}")
+    _scan_folder(shared, run_dir, record)
     record.ended_at = utc_now()
     record.duration = round(time.monotonic() - started_wall, 6)
     if final_write(run_dir, record) and shared.seal_here:
@@ -540,6 +544,23 @@ def _log_digest(run_dir: Path, last: str | None = None) -> tuple[FileDigest | No
             code, message = refused_code(exc), exc.message
         detail = f"{code}: the log was refused and not hashed: {message}"
         return None, Failure(reason="internal-error", detail=detail, last_landmark=last)
+
+
+def _scan_folder(shared: Shared, run_dir: Path, record: EvidenceRecord) -> None:
+    """Scan the whole run folder once the launcher is done (bounded, following no link:
+    :func:`~.evidence.scan_run_folder`); what it found goes into the record's ``run_folder``
+    and is reported as N024 (a warning: the run's own evidence files are checked apart)."""
+    record.run_folder = scan_run_folder(run_dir)
+    if record.run_folder is None:
+        return
+    item = finding(
+        "N024",
+        f"the run folder of {record.run_id}: {scan_summary(record.run_folder)}",
+        file=str(run_dir / RECORD_NAME),
+        path="/run_folder",
+        hint="a run writes regular files and directories; the auditor reports these too (A069)",
+    )
+    shared.emit(RunEvent("finding", {"run_id": record.run_id, **item.to_dict()}))
 
 
 def skipped(

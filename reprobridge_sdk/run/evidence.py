@@ -60,7 +60,7 @@ from pydantic import ValidationError
 from reprobridge_sdk.digest import handle_sha256
 from reprobridge_sdk.errors import ReproBridgeError
 from reprobridge_sdk.findings import finding
-from reprobridge_sdk.io import safefs
+from reprobridge_sdk.io import planted, safefs
 from reprobridge_sdk.io._fs import atomic_write_json
 from reprobridge_sdk.model.evidence import (
     RECORD_NAME,
@@ -68,6 +68,8 @@ from reprobridge_sdk.model.evidence import (
     EvidenceRecord,
     Failure,
     FileDigest,
+    PlantedEntry,
+    RunFolderScan,
     RunnerProcess,
 )
 
@@ -91,6 +93,8 @@ __all__ = [
     "record_environment",
     "record_owner",
     "refused_code",
+    "scan_run_folder",
+    "scan_summary",
     "snapshot_path",
     "utc_now",
     "write_record",
@@ -119,6 +123,56 @@ def refused_code(exc: safefs.UnsafeFileError) -> str:
     if exc.reason in {"link", "escapes", "not-regular"}:
         return PLANTED
     return exc.findings[0].code
+
+
+def scan_run_folder(run_dir: str | os.PathLike[str] | safefs.OpenRoot) -> RunFolderScan | None:
+    """The links and special files anywhere in a run folder, as a record names them
+    (``run_folder``), or ``None`` when it holds none and the scan covered it all.
+
+    One bounded scan that follows no link and opens nothing but directories
+    (:func:`~reprobridge_sdk.io.planted.scan_tree`): a planted entry is never followed, read or
+    hashed. A run folder that cannot be opened is a scan that covered nothing
+    (``"unreadable"``)."""
+    try:
+        found = planted.scan_tree(run_dir)
+    except (OSError, safefs.UnsafeFileError):
+        found = planted.TreeScan((), "unreadable", "")
+    if not found.planted and found.stopped is None:
+        return None
+    return RunFolderScan(
+        planted=[PlantedEntry(path=path, kind=kind) for path, kind in found.planted],
+        stopped=found.stopped,
+        stopped_at=found.stopped_at,
+    )
+
+
+#: Most planted entries a finding's message names (the record names them all).
+_NAMED = 10
+
+
+def scan_summary(scan: RunFolderScan, entries: list[PlantedEntry] | None = None) -> str:
+    """What a finding says of ``scan`` (of ``entries`` when given): the planted entries by
+    path (the first few, then how many more), and where and why the scan stopped short.
+    Paths are quoted (``repr``), so a control character in a file name reaches no terminal."""
+    shown = scan.planted if entries is None else entries
+    parts = []
+    if shown:
+        named = ", ".join(f"{e.path!r} ({e.kind})" for e in shown[:_NAMED])
+        more = f" and {len(shown) - _NAMED} more" if len(shown) > _NAMED else ""
+        parts.append(
+            f"{len(shown)} symbolic link(s) or special file(s), never followed or read: "
+            f"{named}{more}"
+        )
+    if scan.stopped is not None:
+        why = {
+            "entries": f"it looked at {planted.MAX_SCAN_ENTRIES} entries (its cap)",
+            "depth": f"directories deeper than {planted.MAX_SCAN_DEPTH} levels were not entered",
+            "deadline": f"it ran past its deadline of {planted.SCAN_SECONDS:g} s",
+            "unreadable": "a directory could not be listed",
+        }
+        at = f" at {scan.stopped_at!r}" if scan.stopped_at else ""
+        parts.append(f"the scan stopped{at} before covering the whole folder: {why[scan.stopped]}")
+    return "; ".join(parts)
 
 
 def evidence_digest(run_dir: str | os.PathLike[str] | safefs.OpenRoot, relative: str) -> FileDigest:

@@ -895,6 +895,13 @@ RUNTIME_EXAMPLES: dict[str, tuple[str, str, str]] = {
         "# the runs directory with the ledger.jsonl the runner kept\n"
         "$ reprobridge audit --trust KEYS",
     ),
+    "A069": (
+        _SH,
+        "# a launcher left a link to a host file and a FIFO in its run folder\n"
+        "$ reprobridge audit                # A069 (warning) on that run's record\n"
+        "$ reprobridge audit --trust KEYS   # A069 (error): the run is tainted",
+        "# run folders hold regular files and directories only\n$ reprobridge audit",
+    ),
     # ------------------------------------------------------------------- N: runner
     "N001": (
         _SH,
@@ -972,6 +979,12 @@ RUNTIME_EXAMPLES: dict[str, tuple[str, str, str]] = {
         "# reprobridge run --sandbox: N023 at /launchers/train/env/PATH; /opt/tools/bin is\n"
         "# left out of PATH and not shown to the launcher",
         "    env: {PATH: /usr/bin}   # the tools come from the lock or the artifact",
+    ),
+    "N024": (
+        _SH,
+        "# train.py ends with os.symlink('/etc/shadow', 'cache/key') in its run folder\n"
+        "$ reprobridge run train   # N024: 'cache/key' (link), in the record's run_folder",
+        "# the launcher writes regular files and directories only\n$ reprobridge run train",
     ),
     "N030": (
         _SH,

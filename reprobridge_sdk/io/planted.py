@@ -1,0 +1,180 @@
+"""Links and special files planted in a directory tree, found without following any.
+
+A run folder is written by a stranger's launcher: it should hold regular files and
+directories only. :func:`scan_tree` lists every entry of a tree once and reports each symbolic
+link and special file (FIFO, socket, block or character device) by its path relative to the
+tree's root, under the rules of the safe file layer (:mod:`reprobridge_sdk.io.safefs`):
+
+* **Nothing is followed or opened but directories.** Each directory is listed from its own
+  descriptor (``os.scandir`` of a descriptor), and a subdirectory is opened relative to it with
+  ``O_NOFOLLOW | O_DIRECTORY``: a directory swapped for a link after it was listed fails to
+  open and is reported as the link it now is. An entry's kind comes from the listing itself
+  (or ``lstat`` relative to its directory when the file system does not say), so a link is
+  never resolved, a FIFO never opened (nothing waits for a writer) and no file is read.
+* **Bounded.** At most :data:`MAX_SCAN_ENTRIES` entries are looked at, directories at most
+  :data:`MAX_SCAN_DEPTH` levels below the root are entered, and the scan stops at
+  :data:`SCAN_SECONDS`. A scan cut short says so (:attr:`TreeScan.stopped`, and where); so
+  does a directory that cannot be listed (``"unreadable"``): never a silent partial answer.
+
+The limits are read when a scan starts (a caller may lower them for one scan).
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+import time
+from dataclasses import dataclass
+from typing import Literal
+
+from . import safefs
+
+__all__ = [
+    "MAX_SCAN_DEPTH",
+    "MAX_SCAN_ENTRIES",
+    "SCAN_SECONDS",
+    "EntryKind",
+    "StopReason",
+    "TreeScan",
+    "scan_tree",
+    "shown",
+]
+
+#: Most entries (files, directories, links) one scan looks at: as many as a pack holds.
+MAX_SCAN_ENTRIES = 100_000
+#: Deepest level of directories below the root that a scan enters.
+MAX_SCAN_DEPTH = 64
+#: Longest one scan may take, in seconds.
+SCAN_SECONDS = 60.0
+
+EntryKind = Literal["link", "fifo", "socket", "block-device", "char-device"]
+StopReason = Literal["entries", "depth", "deadline", "unreadable"]
+
+_OPEN_DIR = (
+    os.O_RDONLY
+    | getattr(os, "O_DIRECTORY", 0)
+    | getattr(os, "O_NOFOLLOW", 0)
+    | getattr(os, "O_NONBLOCK", 0)
+    | getattr(os, "O_CLOEXEC", 0)
+)
+#: What ``openat`` says of a link opened with ``O_NOFOLLOW | O_DIRECTORY``.
+_LINK_ERRNOS = {errno.ELOOP, errno.ENOTDIR, errno.EMLINK}
+
+
+@dataclass(frozen=True)
+class TreeScan:
+    """What :func:`scan_tree` found: ``planted`` as ``(relative path, kind)`` sorted by path;
+    ``stopped`` says why the scan did not cover the whole tree (``None``: it did), and
+    ``stopped_at`` the relative path where it stopped (``""``: the root)."""
+
+    planted: tuple[tuple[str, EntryKind], ...]
+    stopped: StopReason | None = None
+    stopped_at: str | None = None
+
+
+def _kind(mode: int) -> EntryKind | None:
+    for test, name in (
+        (stat.S_ISLNK, "link"),
+        (stat.S_ISFIFO, "fifo"),
+        (stat.S_ISSOCK, "socket"),
+        (stat.S_ISBLK, "block-device"),
+        (stat.S_ISCHR, "char-device"),
+    ):
+        if test(mode):
+            return name  # type: ignore[return-value]  # one of EntryKind
+    return None
+
+
+def shown(name: str) -> str:
+    """A file name as text that always encodes (bytes that are not UTF-8 as ``\\xNN``)."""
+    return os.fsencode(name).decode("utf-8", "backslashreplace")
+
+
+def scan_tree(root: str | os.PathLike[str] | safefs.OpenRoot) -> TreeScan:
+    """Every link and special file below ``root`` (a path, or a root opened once), without
+    following any, within the limits of this module. Raises ``FileNotFoundError`` or
+    :class:`~reprobridge_sdk.io.safefs.UnsafeFileError` when the root cannot be opened."""
+    max_entries, max_depth = MAX_SCAN_ENTRIES, MAX_SCAN_DEPTH
+    deadline = time.monotonic() + SCAN_SECONDS
+    opened = root if isinstance(root, safefs.OpenRoot) else safefs.OpenRoot(root)
+    try:
+        # the root's descriptor only looks names up (O_PATH): list it through a readable one
+        top = os.open(".", _OPEN_DIR, dir_fd=opened.fd)
+    except OSError:
+        if opened is not root:
+            opened.close()
+        return TreeScan((), "unreadable", "")
+    planted: list[tuple[str, EntryKind]] = []
+    pending: list[tuple[int, str, int]] = [(top, "", 0)]  # descriptor, prefix, depth
+    cut: tuple[StopReason, str] | None = None  # the first part left out, and why
+    seen = 0
+    try:
+        while pending:
+            fd, prefix, depth = pending.pop()
+            try:
+                with os.scandir(fd) as listing:
+                    for entry in listing:
+                        seen += 1
+                        where = f"{prefix}{shown(entry.name)}"
+                        if seen > max_entries or time.monotonic() > deadline:
+                            cut = ("entries" if seen > max_entries else "deadline", where)
+                            break
+                        if entry.is_dir(follow_symlinks=False):
+                            if depth >= max_depth:
+                                cut = cut or ("depth", where)  # the rest is still scanned
+                                continue
+                            below = _open_below(fd, entry.name)
+                            if isinstance(below, int):
+                                pending.append((below, f"{where}/", depth + 1))
+                            elif below == "unreadable":
+                                cut = cut or ("unreadable", where)
+                            elif below != "gone":
+                                planted.append((where, below))
+                        elif not entry.is_file(follow_symlinks=False):
+                            kind = _entry_kind(entry)
+                            if kind is not None:
+                                planted.append((where, kind))
+            except OSError:
+                cut = cut or ("unreadable", prefix.rstrip("/"))
+            finally:
+                os.close(fd)
+            if cut is not None and cut[0] in {"entries", "deadline"}:
+                break
+    finally:
+        for fd, _, _ in pending:
+            os.close(fd)
+        if opened is not root:
+            opened.close()
+    planted.sort()
+    if cut is None:
+        return TreeScan(tuple(planted))
+    return TreeScan(tuple(planted), cut[0], cut[1])
+
+
+def _entry_kind(entry: os.DirEntry[str]) -> EntryKind | None:
+    """The kind of an entry that is neither a directory nor a regular file (``lstat``
+    relative to its directory; ``None`` when it is gone since)."""
+    if entry.is_symlink():
+        return "link"
+    try:
+        return _kind(entry.stat(follow_symlinks=False).st_mode)
+    except OSError:
+        return None
+
+
+def _open_below(fd: int, name: str) -> int | EntryKind | Literal["gone", "unreadable"]:
+    """The directory ``name`` of ``fd`` opened without following a link, or what is there
+    instead: a link or special file swapped in since it was listed, nothing (gone since, or
+    a regular file now), or a directory that cannot be read."""
+    try:
+        return os.open(name, _OPEN_DIR, dir_fd=fd)
+    except OSError as exc:
+        if exc.errno == errno.ENOENT:
+            return "gone"
+        if exc.errno not in _LINK_ERRNOS:
+            return "unreadable"
+    try:
+        return _kind(os.lstat(name, dir_fd=fd).st_mode) or "gone"
+    except OSError:
+        return "gone"
