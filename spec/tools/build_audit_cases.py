@@ -1025,6 +1025,9 @@ def signed_cases() -> list[Case]:
     def other_run(root: Path) -> None:
         shutil.copyfile(_envelope(root, "train-s1"), _envelope(root, "train-s0"))
 
+    def planted(root: Path) -> None:
+        _plant_link(root / "runs" / run_id("train-s0"))
+
     def malformed(root: Path) -> None:
         _envelope(root, "train-s0").write_text(
             json.dumps({"payloadType": PAYLOAD, "payload": "not base64!", "signatures": []})
@@ -1060,6 +1063,12 @@ def signed_cases() -> list[Case]:
         ),
         signed("statement-mismatch", "A run's envelope is another run's", "K004", other_run),
         signed("malformed-envelope", "An envelope that is not DSSE", "K007", malformed),
+        signed(
+            "run-folder-entry-planted",
+            "A symbolic link planted in a signed run's folder, beside its signed files",
+            "A069",
+            planted,
+        ),
         Case(
             "signed-keys-invalid",
             "A KEYS file with a line of another algorithm (K005): a usage error, exit 2.",
@@ -1215,6 +1224,33 @@ def table_cases() -> list[TableCase]:
     ]
 
 
+def _plant_link(run_dir: Path) -> None:
+    """A link below a run folder, not at its log or outputs, to a file outside the folder.
+    Git stores a symbolic link, so a case holds one; a FIFO, socket or device cannot be kept
+    in a repository, so those kinds have no case (the SDK's tests plant them)."""
+    (run_dir / "cache").mkdir()
+    (run_dir / "cache" / "key").symlink_to("../../../rra.yaml")
+
+
+def planted_cases() -> list[Case]:
+    """A run folder with a symbolic link planted below it (A069, a warning without trust;
+    under trust an error: ``signed_cases``)."""
+    return [
+        Case(
+            "run-folder-entry-planted",
+            "A symbolic link planted in a run folder, not at its log or outputs (A069): a "
+            "warning, the values still count.",
+            ["tampering", "run-folder-scan"],
+            [Run("train-s0", files=_plant_link), *[r for r in _all_runs() if r.name != "train-s0"]],
+            0,
+            fields=[*_verdict(ACC, "compatible"), *_verdict(F1, "compatible")],
+            codes=[
+                _codes(f"/attempts/0/runs/[run={run_id('train-s0')}]/findings", ["A069"]),
+            ],
+        )
+    ]
+
+
 def cases() -> list[Case | TableCase]:
     """Every audit conformance case."""
     return [
@@ -1227,6 +1263,7 @@ def cases() -> list[Case | TableCase]:
         *rerun_cases(),
         *signed_cases(),
         *table_cases(),
+        *planted_cases(),
     ]
 
 
