@@ -30,6 +30,7 @@ from reprobridge_sdk.model import RECORD_NAME
 from reprobridge_sdk.model.audit import AuditResult
 from reprobridge_sdk.run import run
 from reprobridge_sdk.run.evidence import load_record
+from reprobridge_sdk.run.executors import ExecutorOptions
 from reprobridge_sdk.run.results import RunEvent
 from reprobridge_sdk.signing import generate_key, parse_trusted_keys
 from reprobridge_sdk.signing.keys import SigningKey, public_line
@@ -386,3 +387,40 @@ def test_devices_are_named_by_kind(tmp_path: Path) -> None:
     except PermissionError:
         pytest.skip("device nodes cannot be made here (a container without CAP_MKNOD)")
     assert planted.scan_tree(tmp_path).planted == (("null", "char-device"),)
+
+
+# ------------------------------------------------------------------------ remote workers
+
+
+def test_a_remote_run_reports_n024_and_ships_no_planted_entry(tmp_path: Path) -> None:
+    """A worker without a shared file system sends the run folder's files back: the link to
+    the worker's secret stays behind (never read, never a file on the client), and the scan's
+    N024 travels back with the record."""
+    distributed = pytest.importorskip("distributed", reason="the dask extra is not installed")
+    secret = _secret(tmp_path)
+    root = _artifact(tmp_path / "art", [str(secret)], PLANT_ALL)
+    with distributed.LocalCluster(
+        n_workers=1, threads_per_worker=1, processes=True, dashboard_address=":0", host="127.0.0.1"
+    ) as cluster:
+        options = ExecutorOptions(scheduler=cluster.scheduler_address, shared_fs=False)
+        events: list[RunEvent] = []
+        summary = run(
+            root,
+            ["plant"],
+            env_mode="current",
+            executor="dask",
+            executor_options=options,
+            on_event=events.append,
+        )
+    (result,) = summary.results
+    assert result.run_dir.parent == root / "runs"
+    assert result.record.run_folder is not None
+    assert [(e.path, e.kind) for e in result.record.run_folder.planted] == PLANTED
+    findings = [e.data for e in events if e.event == "finding"]
+    assert [(f["code"], f["path"]) for f in findings] == [("N024", "/run_folder")]
+    landed = {p.relative_to(result.run_dir).as_posix() for p in result.run_dir.rglob("*")}
+    assert {"leak", "a/b/c/deep", "a/b/inside", "pipe", "sock"}.isdisjoint(landed)
+    assert "a/b/regular.txt" in landed
+    for path in result.run_dir.rglob("*"):
+        if path.is_file():
+            assert b"top secret" not in path.read_bytes()

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from reprobridge_sdk.contents import artifact_files
+from reprobridge_sdk.io import safefs
 from reprobridge_sdk.model import Manifest
 from reprobridge_sdk.model.evidence import LostAttempt
 from reprobridge_sdk.run._environment import prepare_environment
@@ -259,13 +260,33 @@ def run_remote(spec: RemoteRun, archive: bytes | None) -> RemoteOutcome:
         relay.unregister(cancel)
     files = None
     if scratch is not None:
-        files = {
-            path.relative_to(result.run_dir).as_posix(): path.read_bytes()
-            for path in sorted(result.run_dir.rglob("*"))
-            if path.is_file()
-        }
+        files = _regular_files(result.run_dir)
         shutil.rmtree(scratch, ignore_errors=True)
     return RemoteOutcome(result=result, events=events, files=files)
+
+
+def _regular_files(run_dir: Path) -> dict[str, bytes]:
+    """The regular files of a run directory, by path relative to it: what travels back.
+
+    Read from the run folder without following links (a link or special file a launcher
+    planted stays behind, unread: the record names it in ``run_folder``), so a link to a
+    secret of the worker never reaches the client as a file."""
+    files: dict[str, bytes] = {}
+    with safefs.OpenRoot(run_dir) as root:
+        for path in sorted(run_dir.rglob("*")):  # '**' enters no linked directory
+            if path.is_symlink() or not path.is_file():
+                continue
+            relative = path.relative_to(run_dir).as_posix()
+            try:
+                files[relative] = safefs.read_bytes(
+                    f"{root.path}/{relative}",
+                    root=root,
+                    max_bytes=safefs.MAX_HASH_BYTES,
+                    allow_links=False,
+                )
+            except (OSError, safefs.UnsafeFileError):
+                continue  # swapped for a link or a FIFO since: left behind like one
+    return files
 
 
 def _remove_lost_run_dir(run_dir: object, runs_dir: Path) -> None:
