@@ -42,7 +42,7 @@ def test_a_log_linked_outside_is_not_followed(toy: Path, tmp_path: Path) -> None
     (run / "log.txt").unlink()
     (run / "log.txt").symlink_to(outside)
     result = audit(toy)
-    assert _run_codes(result, "scored-s0") == {"A040"}
+    assert _run_codes(result, "scored-s0") == {"A040", "A069"}  # A069: the folder's scan
 
 
 def test_an_output_linked_inside_is_refused_too(toy: Path) -> None:
@@ -55,7 +55,7 @@ def test_an_output_linked_inside_is_refused_too(toy: Path) -> None:
     target.unlink()
     target.symlink_to(copy)
     result = audit(toy)
-    assert _run_codes(result, "scored-s0") == {"A040"}
+    assert _run_codes(result, "scored-s0") == {"A040", "A069"}  # A069: the folder's scan
 
 
 def test_a_deep_record_is_a_finding_and_the_table_goes_on(toy: Path, tmp_path: Path) -> None:
