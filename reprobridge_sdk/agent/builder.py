@@ -18,28 +18,33 @@ Rules, in order:
    CUDA-only wheels: they are dropped (their CPU equivalent is nothing: the CPU builds of the
    frameworks that need them bundle what they use), and a ``+cuXYZ`` local version of a
    framework pin is cut to the public version. Nothing is downloaded to decide this.
-3. **Versions.** Resolution (``uv pip compile``, wheels only, for the installed
-   interpreter) goes step by step and stops at the first step that resolves:
+3. **Environments.** :data:`ENVIRONMENTS`, in order, until one passes the gate (5):
 
-   a. ``declared``: the requirements as declared, nothing newer than the commit date;
-   b. ``lower-bounds``: exact and upper bounds relaxed to lower bounds (``==1.2`` becomes
-      ``>=1.2``), still bounded by the commit date (skipped when nothing changes);
-   c. ``newest``: as declared, the newest versions (no date bound);
-   d. ``newest-lower-bounds``: relaxed, the newest versions (skipped as b);
-   e. ``required-only``: relaxed and newest, without the requirements added only for
-      optional imports (skipped when there are none);
-   f. ``source-build``: when a step failed because a requirement has no wheel for the
-      interpreter, the relaxed requirements, newest, with source distributions allowed (a
-      pure-Python sdist builds anywhere; one that needs a compiler fails when the
-      environment is built, B005). No date bound: it would hold back the build backend
-      (setuptools) the sdist builds with.
+   * ``newest``: the running interpreter, the newest versions. Resolution (``uv pip
+     compile``, wheels only) goes step by step and stops at the first step that resolves:
+     ``newest`` (as declared), ``newest-lower-bounds`` (exact and upper bounds relaxed to
+     lower bounds, ``==1.2`` becomes ``>=1.2``; skipped when nothing changes),
+     ``required-only`` (relaxed, without the requirements added only for optional imports;
+     skipped when there are none), ``source-build`` (when a step failed because a
+     requirement has no wheel: relaxed, source distributions allowed; a pure-Python sdist
+     builds anywhere, one that needs a compiler fails when the environment is built, B005);
+   * ``era``: the running interpreter, nothing newer than the commit date
+     (``--exclude-newer``): ``declared``, then ``lower-bounds`` (skipped without
+     requirements: it would be the newest environment again);
+   * ``era-python``: the same steps for an interpreter of the commit's era found on this
+     machine (:mod:`reprobridge_sdk.env.interpreters`: PATH, pyenv, uv-managed; never
+     downloaded), older than the running one: a **legacy environment**. An era interpreter
+     that is not here, or older than the resolver serves, is B048 with the step that
+     unblocks the build.
 
-   Nothing resolves to the lowest versions. Each step is recorded with its reason and,
-   when it fails, the resolver's last lines. No step resolving is B005.
+   Nothing resolves to the lowest versions. Every step (with its interpreter) and every
+   environment (with its outcome) is recorded; the one used, when of the era, is B047 (info)
+   and a guide decision (:func:`era_decision`). The Reproducer asks for the next
+   environment when a smoke run fails in a way no fix rule mends (``after``).
 4. **Lock.** The chosen versions (every distribution of the resolution, exactly pinned)
    become ``environment/requirements.in``; ``reprobridge lock`` (the env API) turns them
-   into the hashed lock. The interpreter is the one running the build: no interpreter is
-   ever downloaded.
+   into the hashed lock, resolved for the environment's interpreter (its ``resolved_for``
+   and ``environment.python`` name it).
 5. **Environment and gate.** The environment is built from the lock in the SDK's cache
    (shared by every artifact with the same lock). Gate: every required third-party module
    of the closure imports there (B006 for each that does not, with the error's last line
@@ -51,6 +56,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
 import sys
 import time
@@ -65,6 +71,7 @@ from reprobridge_sdk.agent._sandbox import confined
 from reprobridge_sdk.agent.distributions import BUILD_TOOLS, IMPORT_TO_DISTRIBUTION
 from reprobridge_sdk.agent.gates import build_finding, gate_from
 from reprobridge_sdk.env._resolvers import index_url, isolated_environ
+from reprobridge_sdk.env.interpreters import Interpreter, discover, era_versions, servable
 from reprobridge_sdk.env.lock import lock_artifact
 from reprobridge_sdk.env.venv import EnvironmentBuildError, ensure_environment
 from reprobridge_sdk.io._fs import atomic_write_text
@@ -72,6 +79,8 @@ from reprobridge_sdk.locks.lockfile import LockError
 from reprobridge_sdk.model.build import (
     BuilderRecord,
     BuildFinding,
+    EnvironmentAttempt,
+    EnvironmentName,
     IntakeRecord,
     PlanRecord,
     ReachedImport,
@@ -85,6 +94,7 @@ from reprobridge_sdk.model.guide import Ambiguity
 __all__ = [
     "BUILD_TOOLS",
     "CUDA_ONLY",
+    "ENVIRONMENTS",
     "ENV_DIR",
     "IMPORT_TO_DISTRIBUTION",
     "build_environment",
@@ -315,35 +325,34 @@ class _Step:
 
 
 def _plan_steps(
-    requirements: list[str], optional: list[str], *, python: str, bound: str
+    requirements: list[str], optional: list[str], *, python: str, bound: str | None
 ) -> list[_Step]:
+    """The steps of one environment: of the code's era with ``bound``, else the newest."""
     loose = relaxed(requirements)
-    steps = [
-        _Step(
-            "declared",
-            requirements,
-            bound,
-            "the versions of the code's era: nothing newer than the commit",
-        ),
-    ]
-    if loose != requirements:
-        steps.append(
+    if bound is not None:
+        steps = [
             _Step(
-                "lower-bounds",
-                loose,
+                "declared",
+                requirements,
                 bound,
-                "exact and upper bounds relaxed to lower bounds "
-                "(a recorded decision), still of the code's era",
+                f"the versions of the code's era for Python {python}: nothing newer than "
+                "the commit",
             )
-        )
-    steps.append(
-        _Step(
-            "newest",
-            requirements,
-            None,
-            f"the newest versions with wheels for Python {python}: the code's era has none",
-        )
-    )
+        ]
+        if loose != requirements:
+            steps.append(
+                _Step(
+                    "lower-bounds",
+                    loose,
+                    bound,
+                    "exact and upper bounds relaxed to lower bounds "
+                    "(a recorded decision), still of the code's era",
+                )
+            )
+        return steps
+    steps = [
+        _Step("newest", requirements, None, f"the newest versions with wheels for Python {python}")
+    ]
     if loose != requirements:
         steps.append(
             _Step(
@@ -376,13 +385,15 @@ def resolve_steps(
     python: str,
     commit_date: str,
     optional: list[str] | None = None,
+    era: bool = False,
 ) -> tuple[list[ResolveStep], list[str] | None]:
-    """Step 3: resolve, relaxing step by step; return the steps and the pins (None: none)."""
+    """Step 3 for one environment: resolve, relaxing step by step; return the steps and
+    the pins (None: none). ``era``: bounded by the commit date, else the newest versions."""
     work.mkdir(parents=True, exist_ok=True)
-    bound = _date_bound(commit_date)
+    bound = _date_bound(commit_date) if era else None
     if not requirements:
         step = ResolveStep(
-            name="declared",
+            name="declared" if era else "newest",
             requirements=[],
             exclude_newer=bound,
             lowest=False,
@@ -390,6 +401,7 @@ def resolve_steps(
             why="nothing to resolve",
             argv=[],
             pins=[],
+            python=python,
         )
         return [step], []
     steps: list[ResolveStep] = []
@@ -416,12 +428,13 @@ def resolve_steps(
                 argv=argv,
                 pins=pins or [],
                 error=error or None,
+                python=python,
             )
         )
         if pins is not None:
             return steps, pins
         no_wheel = no_wheel or bool(current.wheels_only and _NO_WHEEL.search(error))
-        if not todo and no_wheel:
+        if not todo and no_wheel and not era:
             no_wheel = False
             todo.append(
                 _Step(
@@ -539,6 +552,74 @@ def _probe(
     )
 
 
+#: The environments, in the order they are tried.
+ENVIRONMENTS: tuple[EnvironmentName, ...] = ("newest", "era", "era-python")
+
+
+@dataclass(frozen=True)
+class _Target:
+    """One environment to try: its kind, interpreter and date bound, or why it cannot be."""
+
+    name: EnvironmentName
+    python: str
+    why: str
+    interpreter: Interpreter | None = None
+    bound: str | None = None
+    unavailable: str | None = None
+    hint: str | None = None
+
+
+def _targets(name: EnvironmentName, intake: IntakeRecord, why: str) -> list[_Target]:
+    running = discover(intake.python.target)
+    date = _date_bound(intake.python.commit_date)
+    if name == "newest":
+        return [_Target(name, intake.python.target, why, running)]
+    if name == "era":
+        return [_Target(name, intake.python.target, why, running, date)]
+    minors = era_versions(intake.python.commit_date)
+    if intake.python.syntax == "2":
+        minors = ["2.7", *[m for m in minors if m != "2.7"]]
+    current = tuple(int(x) for x in intake.python.target.split("."))
+    older = [m for m in minors if tuple(int(x) for x in m.split(".")) < current]
+    targets = []
+    for minor in older:
+        if not servable(minor):
+            targets.append(
+                _Target(
+                    name,
+                    minor,
+                    why,
+                    unavailable=f"Python {minor} is older than the resolver serves "
+                    "(uv builds environments for CPython 3.6 and newer)",
+                    hint="port the code forward: fix it in code/, then 'reprobridge code "
+                    "record --kind execution-fix --why ...' and 'reprobridge build --resume'",
+                )
+            )
+            continue
+        found = discover(minor)
+        if found is None:
+            targets.append(
+                _Target(
+                    name,
+                    minor,
+                    why,
+                    unavailable=f"no Python {minor} on this machine (PATH, pyenv or "
+                    "uv-managed); none is downloaded",
+                    hint=f"install it (for example 'pyenv install {minor}' or 'uv python "
+                    f"install {minor}'), then 'reprobridge build --resume'",
+                )
+            )
+            continue
+        targets.append(_Target(name, minor, why, found, date))
+        break  # the newest interpreter of the era that is here
+    return targets
+
+
+def _era_python_why(intake: IntakeRecord) -> str:
+    minors = ", ".join(era_versions(intake.python.commit_date))
+    return f"the code's era ({intake.python.commit_date[:10]}) is Python {minors}"
+
+
 def build_environment(
     intake: IntakeRecord,
     state_dir: Path,
@@ -549,60 +630,177 @@ def build_environment(
     cache_dir: str | os.PathLike[str] | None = None,
     started: float | None = None,
     sandbox: bool = False,
+    after: BuilderRecord | None = None,
+    because: str | None = None,
 ) -> BuilderRecord:
-    """Run the Builder: declared requirements, resolution steps, lock, environment, gate.
+    """Run the Builder: declared requirements, then each environment of
+    :data:`ENVIRONMENTS` (resolution steps, lock, environment, gate) until one passes.
 
     With ``plan`` the environment serves its launchers' import closure; without, every
-    import of the repository. Resolving and installing run outside the sandbox; the import
-    probes run in it with ``sandbox``.
+    import of the repository. ``after``: a record whose environment works but whose code
+    does not run (``because`` says how); the environments after its own are tried, and the
+    record returned carries its attempts and steps too. Resolving and installing run
+    outside the sandbox; the import probes run in it with ``sandbox``. The environment
+    that passes is copied to ``state_dir/env``.
     """
     begin = time.monotonic() if started is None else started
-    python = intake.python.target
     declared = declared_requirements(intake, plan, claims)
-    scratch = state_dir / ENV_DIR
-    steps, pins = resolve_steps(
-        declared.requirements,
-        scratch / "resolve",
+    steps: list[ResolveStep] = list(after.steps) if after is not None else []
+    attempts: list[EnvironmentAttempt] = list(after.attempts) if after is not None else []
+    start = ENVIRONMENTS.index(after.environment) + 1 if after is not None else 0
+    unavailable: list[BuildFinding] = []
+    last: list[BuildFinding] = []
+    why = because or "the first environment tried"
+    for name in ENVIRONMENTS[start:]:
+        if name == "era-python":
+            why = f"{why}; {_era_python_why(intake)}"
+        targets = _targets(name, intake, why)
+        if not targets:
+            attempts.append(
+                EnvironmentAttempt(
+                    name=name,
+                    python=intake.python.target,
+                    why=why,
+                    ok=False,
+                    outcome="skipped: no Python of the code's era is older than the running one",
+                )
+            )
+        for target in targets:
+            if target.unavailable is not None:
+                attempts.append(_attempt(target, ok=False, outcome=target.unavailable))
+                unavailable.append(
+                    build_finding(
+                        "B048",
+                        f"the code's era calls for Python {target.python}: {target.unavailable}",
+                        hint=target.hint,
+                    )
+                )
+                continue
+            if name == "era" and not declared.requirements:
+                attempts.append(
+                    _attempt(
+                        target,
+                        ok=False,
+                        outcome="skipped: no requirement, so the same environment as the newest",
+                    )
+                )
+                continue
+            built = _try(target, intake, declared, state_dir, plan, cache_dir, sandbox)
+            steps += built.steps
+            attempts.append(_attempt(target, ok=built.ok, outcome=built.outcome))
+            if built.ok:
+                return _record(
+                    built, target, declared, steps, attempts, inputs_digest, begin, state_dir
+                )
+            last = built.findings
+            why = f"{target.name} failed: {built.outcome}"
+    findings = [
+        *(last or [build_finding("B005", "no environment of the code's era could be tried")]),
+        *unavailable,
+    ]
+    python = attempts[-1].python if attempts else intake.python.target
+    return BuilderRecord(
+        inputs_digest=inputs_digest,
+        seconds=round(time.monotonic() - begin, 3),
+        gate=gate_from(findings),
         python=python,
-        commit_date=intake.python.commit_date,
-        optional=declared.optional,
+        requirements=declared.requirements,
+        replaced=declared.replaced,
+        steps=steps,
+        environment=attempts[-1].name if attempts else "newest",
+        attempts=attempts,
     )
 
-    def record(findings: list[BuildFinding], **extra: object) -> BuilderRecord:
-        return BuilderRecord(
-            inputs_digest=inputs_digest,
-            seconds=round(time.monotonic() - begin, 3),
-            gate=gate_from(findings),
-            python=python,
-            requirements=declared.requirements,
-            replaced=declared.replaced,
-            steps=steps,
-            **extra,
-        )
 
+def _attempt(target: _Target, *, ok: bool, outcome: str) -> EnvironmentAttempt:
+    return EnvironmentAttempt(
+        name=target.name,
+        python=target.python,
+        source=target.interpreter.source if target.interpreter is not None else None,
+        exclude_newer=target.bound,
+        why=target.why,
+        ok=ok,
+        outcome=outcome,
+    )
+
+
+@dataclass
+class _Built:
+    ok: bool
+    outcome: str
+    steps: list[ResolveStep]
+    work: Path
+    findings: list[BuildFinding] = field(default_factory=list)
+    pins: list[str] = field(default_factory=list)
+    lock_sha256: str | None = None
+    interpreter: Path | None = None
+    modules: list[str] = field(default_factory=list)
+
+
+def _try(  # noqa: PLR0917 - private helper of build_environment
+    target: _Target,
+    intake: IntakeRecord,
+    declared: Declared,
+    state_dir: Path,
+    plan: PlanRecord | None,
+    cache_dir: str | os.PathLike[str] | None,
+    sandbox: bool,
+) -> _Built:
+    """Resolve, lock, build and gate one environment in its own scratch directory."""
+    work = state_dir / f"{ENV_DIR}-{target.name}-{target.python}"
+    shutil.rmtree(work, ignore_errors=True)
+    steps, pins = resolve_steps(
+        declared.requirements,
+        work / "resolve",
+        python=target.python,
+        commit_date=intake.python.commit_date,
+        optional=declared.optional,
+        era=target.bound is not None,
+    )
     if pins is None:
-        last = steps[-1].error or ""
-        return record(
-            [
-                build_finding(
-                    "B005",
-                    f"the requirements do not resolve for Python {python}: {last[-300:]}",
-                    hint="pin versions that have wheels for this interpreter in requirements.txt",
-                )
-            ]
+        tail = (steps[-1].error or "").strip().splitlines()[-1:] or ["no step resolved"]
+        finding = build_finding(
+            "B005",
+            f"the requirements do not resolve for Python {target.python}: "
+            f"{(steps[-1].error or '')[-300:]}",
+            hint="pin versions that have wheels for this interpreter in requirements.txt",
         )
-    atomic_write_text(scratch / "environment" / "requirements.in", "\n".join(pins) + "\n")
-    atomic_write_text(scratch / "rra.yaml", _MANIFEST.format(python=python))
+        return _Built(False, f"B005: does not resolve ({tail[0][:200]})", steps, work, [finding])
+    atomic_write_text(work / "environment" / "requirements.in", "\n".join(pins) + "\n")
+    atomic_write_text(work / "rra.yaml", _MANIFEST.format(python=target.python))
     try:
         # auto: the CPU builds of torch & co. unless this machine has a GPU (claims name none)
-        locked = lock_artifact(scratch, accelerator="auto")
-        interpreter = ensure_environment(scratch, cache_dir=cache_dir)
+        locked = lock_artifact(work, accelerator="auto")
+        interpreter = ensure_environment(
+            work,
+            cache_dir=cache_dir,
+            python=target.interpreter.path if target.interpreter is not None else None,
+        )
     except (LockError, EnvironmentBuildError) as exc:
         detail = "; ".join(item.message for item in exc.findings)[-500:] or exc.message
-        return record(
-            [build_finding("B005", f"locking or building the environment failed: {detail}")],
-            pins=pins,
-        )
+        finding = build_finding("B005", f"locking or building the environment failed: {detail}")
+        return _Built(False, f"B005: {detail[:200]}", steps, work, [finding], pins)
+    findings, modules = _gate(intake, plan, declared, pins, interpreter, work, sandbox)
+    errors = [f for f in findings if f.severity == "error"]
+    outcome = (
+        "; ".join(f"{f.code}: {f.message[:200]}" for f in errors)
+        if errors
+        else "resolved, built, and every required import works"
+    )
+    return _Built(
+        not errors, outcome, steps, work, findings, pins, locked.sha256, interpreter, modules
+    )
+
+
+def _gate(  # noqa: PLR0917 - private helper of _try
+    intake: IntakeRecord,
+    plan: PlanRecord | None,
+    declared: Declared,
+    pins: list[str],
+    interpreter: Path,
+    work: Path,
+    sandbox: bool,
+) -> tuple[list[BuildFinding], list[str]]:
     uses = _uses(intake, plan)
     left_out = {canonicalize_name(o) for o in declared.optional} - {_provides(p) for p in pins}
     findings: list[BuildFinding] = []
@@ -623,13 +821,60 @@ def build_environment(
         modules.append(use.module)
         if use.optional is not None:
             optional[use.module] = use.optional
-    findings += _probe_imports(interpreter, modules, scratch, optional=optional, sandbox=sandbox)
-    return record(
-        findings,
-        pins=pins,
-        lock_sha256=locked.sha256,
-        interpreter=str(interpreter),
-        imports_checked=modules,
+    findings += _probe_imports(interpreter, modules, work, optional=optional, sandbox=sandbox)
+    return findings, modules
+
+
+def _record(  # noqa: PLR0917 - private helper of build_environment
+    built: _Built,
+    target: _Target,
+    declared: Declared,
+    steps: list[ResolveStep],
+    attempts: list[EnvironmentAttempt],
+    inputs_digest: str,
+    begin: float,
+    state_dir: Path,
+) -> BuilderRecord:
+    """The record of the environment that passed, copied to ``state_dir/env``."""
+    final = state_dir / ENV_DIR
+    shutil.rmtree(final, ignore_errors=True)
+    shutil.copytree(built.work, final, ignore=shutil.ignore_patterns("resolve", ".*"))
+    findings = list(built.findings)
+    legacy = None
+    if target.name != "newest":
+        where = (
+            f"Python {target.interpreter.version} ({target.interpreter.source})"
+            if target.interpreter is not None
+            else f"Python {target.python}"
+        )
+        earlier = "; ".join(f"{a.name} (Python {a.python}): {a.outcome}" for a in attempts[:-1])
+        if target.name == "era-python":
+            legacy = (
+                f"a legacy environment: {where}, an interpreter of the code's era, with "
+                f"versions no newer than {target.bound}; before it, {earlier}"
+            )
+        findings.append(
+            build_finding(
+                "B047",
+                f"the environment is of the code's era ({target.name}): {where}, versions "
+                f"no newer than {target.bound}; before it, {earlier}",
+            )
+        )
+    return BuilderRecord(
+        inputs_digest=inputs_digest,
+        seconds=round(time.monotonic() - begin, 3),
+        gate=gate_from(findings),
+        python=target.python,
+        requirements=declared.requirements,
+        replaced=declared.replaced,
+        steps=steps,
+        pins=built.pins,
+        lock_sha256=built.lock_sha256,
+        interpreter=str(built.interpreter),
+        imports_checked=built.modules,
+        environment=target.name,
+        attempts=attempts,
+        legacy=legacy,
     )
 
 
@@ -657,6 +902,27 @@ def relaxation_decision(record: BuilderRecord, tasks: list[str]) -> Ambiguity | 
     )
 
 
+def era_decision(record: BuilderRecord, tasks: list[str]) -> Ambiguity | None:
+    """The guide record of an environment of the code's era (a legacy one with an older
+    interpreter), traced to the Builder's attempts; None for the newest environment."""
+    if record.environment == "newest" or not record.attempts or not record.attempts[-1].ok:
+        return None
+    chosen = record.attempts[-1]
+    legacy = "a legacy environment, " if chosen.name == "era-python" else ""
+    return Ambiguity(
+        id="environment-era",
+        source=f"the commit's date bounds the versions: {chosen.exclude_newer}",
+        gap=f"the code does not run in the newest environment: {chosen.why}",
+        resolution=(
+            f"{legacy}Python {chosen.python} with the versions of the code's era "
+            f"(environment {chosen.name!r}: {chosen.outcome}); the lock's resolved_for and "
+            "environment.python name the interpreter"
+        ),
+        sensitivity="medium",
+        tasks=tasks,
+    )
+
+
 def interpreter_version() -> str:
-    """``X.Y`` of the running interpreter (the only one the build uses)."""
+    """``X.Y`` of the running interpreter (the newest environment's)."""
     return f"{sys.version_info.major}.{sys.version_info.minor}"

@@ -29,7 +29,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from reprobridge_sdk.agent.gates import build_finding
-from reprobridge_sdk.api import ArtifactDir, create
+from reprobridge_sdk.api import ArtifactDir, create, load
 from reprobridge_sdk.authoring.codebase import import_code
 from reprobridge_sdk.io import yamlio
 from reprobridge_sdk.io._fs import atomic_write_text
@@ -45,7 +45,7 @@ from reprobridge_sdk.model.guide import Discrepancy
 from reprobridge_sdk.validation import validate
 from reprobridge_sdk.versions import NEWEST_FORMAT
 
-__all__ = ["README_MARKER", "assemble", "finalize", "manifest_launcher"]
+__all__ = ["README_MARKER", "assemble", "finalize", "manifest_launcher", "replace_environment"]
 
 #: First line of the README section the Packager owns (replaced on every build).
 README_MARKER = "<!-- reprobridge build: generated section -->"
@@ -90,6 +90,22 @@ def _dataset(script: str, claim_dataset: str | None, intake: IntakeRecord) -> st
     return f"as loaded by {script}"
 
 
+_ENV_FILES = ("environment/requirements.in", "environment/requirements.lock")
+
+
+def replace_environment(out: Path, env_dir: Path) -> None:
+    """Make the Builder's environment at ``env_dir`` the artifact's: its requirements and
+    lock files, and the manifest's ``environment`` (interpreter, lock digest, resolved_for)."""
+    for rel in _ENV_FILES:
+        target = out / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(env_dir / rel, target)
+    environment = yamlio.load(env_dir / "rra.yaml").data["environment"]
+    art = load(out)
+    art.manifest.environment = type(art.manifest.environment).model_validate(environment)
+    art.save()
+
+
 def assemble(
     out: Path,
     source: str,
@@ -102,7 +118,7 @@ def assemble(
     """Create the artifact in ``out`` and import the source into ``code/``."""
     env_doc = yamlio.load(env_dir / "rra.yaml")
     environment = dict(env_doc.data["environment"])
-    for rel in ("environment/requirements.in", "environment/requirements.lock"):
+    for rel in _ENV_FILES:
         target = out / rel
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(env_dir / rel, target)

@@ -35,14 +35,25 @@ from pathlib import Path
 from typing import TypeVar
 
 from reprobridge_sdk.agent.advisor import Advisor, AdvisorConfig
-from reprobridge_sdk.agent.builder import ENV_DIR, build_environment, relaxation_decision
+from reprobridge_sdk.agent.builder import (
+    ENV_DIR,
+    ENVIRONMENTS,
+    build_environment,
+    era_decision,
+    relaxation_decision,
+)
 from reprobridge_sdk.agent.claims import author_patch, load_claims
 from reprobridge_sdk.agent.distiller import distill
 from reprobridge_sdk.agent.failure import failure_report
 from reprobridge_sdk.agent.fixes import Failure, Fix
 from reprobridge_sdk.agent.gates import build_finding, gate_from
 from reprobridge_sdk.agent.intake import SourceError, checkout, inventory
-from reprobridge_sdk.agent.packager import assemble, finalize, manifest_launcher
+from reprobridge_sdk.agent.packager import (
+    assemble,
+    finalize,
+    manifest_launcher,
+    replace_environment,
+)
 from reprobridge_sdk.agent.patching import apply_patch
 from reprobridge_sdk.agent.planner import plan
 from reprobridge_sdk.agent.reproducer import SMOKE_TIMEOUT, reproduce
@@ -223,6 +234,7 @@ def build(options: BuildOptions, *, echo: Callable[[str], None] | None = None) -
                 sandbox=options.sandbox,
             ),
         )
+        era = _Era(built, intake, planned, claims, state, out, options.sandbox, records)
         kept = _author_changes(out, state) if options.resume else []
         d_repro = reproducer_digest(d_builder, options, kept)
         repro = phase(
@@ -230,9 +242,10 @@ def build(options: BuildOptions, *, echo: Callable[[str], None] | None = None) -
             ReproducerRecord,
             d_repro,
             lambda: _reproduce(
-                options, claims, intake, planned, out, state, d_repro, advisor, kept
+                options, claims, intake, planned, out, state, d_repro, advisor, kept, era
             ),
         )
+        built = era.built
         replanned = _replanned(planned, repro)
         if replanned != planned:
             # the re-plan is the planner record from now on (the same inputs digest: the
@@ -465,6 +478,7 @@ def _reproduce(  # noqa: PLR0917 - private helper of build()
     digest: str,
     advisor: Advisor | None,
     kept: list[RecordedChange],
+    era: _Era,
 ) -> ReproducerRecord:
     if kept:
         state.keep_changes(kept)  # written before the re-assembly drops them from the manifest
@@ -511,6 +525,7 @@ def _reproduce(  # noqa: PLR0917 - private helper of build()
         advise=advise,
         timeout=options.smoke_budget,
         sandbox=options.sandbox,
+        rebuild=era.rebuild,
     )
     art = load(out)
     changed = False
@@ -545,6 +560,56 @@ def _reproduce(  # noqa: PLR0917 - private helper of build()
     if changed:
         art.save()
     return result
+
+
+@dataclass
+class _Era:
+    """The Builder's next environments of the code's era, for a smoke run no fix rule
+    mends: each is built, its record replaces the Builder's, and the artifact's environment
+    (lock, requirements, ``environment`` of the manifest) becomes it."""
+
+    built: BuilderRecord
+    intake: IntakeRecord
+    planned: PlanRecord
+    claims: Claims
+    state: BuildState
+    out: Path
+    sandbox: bool
+    records: dict[str, PhaseRecord]
+
+    def rebuild(self, failure: Failure) -> tuple[Path | None, list[BuildFinding]]:
+        if self.built.environment == ENVIRONMENTS[-1]:
+            return None, []
+        record = build_environment(
+            self.intake,
+            self.state.root,
+            inputs_digest=self.built.inputs_digest,
+            plan=self.planned,
+            claims=self.claims,
+            sandbox=self.sandbox,
+            after=self.built,
+            because=f"the smoke run failed with {failure.signature} in the "
+            f"{self.built.environment} environment, and no fix rule applies",
+        )
+        if not record.gate.passed:
+            # the environment in use stays; the attempts are recorded all the same
+            kept = self.built.model_copy(
+                update={
+                    "attempts": record.attempts,
+                    "steps": record.steps,
+                    "environment": ENVIRONMENTS[-1],
+                }
+            )
+            self._save(kept)
+            return None, [f for f in record.gate.findings if f.code == "B048"]
+        self._save(record)
+        replace_environment(self.out, self.state.root / ENV_DIR)
+        return ensure_environment(self.out), []
+
+    def _save(self, record: BuilderRecord) -> None:
+        self.built = record
+        self.state.save(record)
+        self.records["builder"] = record
 
 
 def _author_patch(options: BuildOptions, claims: Claims, out: Path, code: Path) -> None:
@@ -598,10 +663,12 @@ def _still_true(planned: PlanRecord, repro: ReproducerRecord) -> PlanRecord:
 def _with_relaxation(planned: PlanRecord, built: BuilderRecord) -> PlanRecord:
     """The plan with the guide record of requirements the Builder relaxed, if it did."""
     tasks = [c.claim for c in planned.claims if c.status == "planned"]
-    decision = relaxation_decision(built, tasks)
-    if decision is None:
+    decisions = [
+        d for d in (relaxation_decision(built, tasks), era_decision(built, tasks)) if d is not None
+    ]
+    if not decisions:
         return planned
-    return planned.model_copy(update={"ambiguities": [*planned.ambiguities, decision]})
+    return planned.model_copy(update={"ambiguities": [*planned.ambiguities, *decisions]})
 
 
 def _stored_discrepancies(out: Path) -> list[Discrepancy]:

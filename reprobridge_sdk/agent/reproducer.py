@@ -8,12 +8,14 @@ For each smoke launcher of the plan, in order:
 2. Success: exit status 0 and, when the claim names a label, the label appears in the output
    (the smoke landmark). Then the launcher is done.
 3. Failure: :func:`~reprobridge_sdk.agent.fixes.classify` reads the traceback and
-   :func:`~reprobridge_sdk.agent.fixes.propose` looks for a fix; if none, the advisor (when
-   enabled) is asked for one. The fix is applied and the launcher runs again. The fix's gate:
-   the error it targeted (type, message, place) must be gone. A fix that passes is recorded
-   through ``record`` (``code record``: the working change becomes the next patch and a
-   change-record entry, the traceback as its evidence); a fix that fails is undone and
-   reported as B008. A failure no fix removes is B007 and ends the phase.
+   :func:`~reprobridge_sdk.agent.fixes.propose` looks for a fix; if none, the launcher runs
+   again in the next environment of the code's era the Builder has (its versions for the
+   running interpreter, then with an interpreter of the era), and only when none is left
+   is the advisor (when enabled) asked for a fix. The fix is applied and the launcher runs
+   again. The fix's gate: the error it targeted (type, message, place) must be gone. A fix
+   that passes is recorded through ``record`` (``code record``: the working change becomes
+   the next patch and a change-record entry, the traceback as its evidence); a fix that
+   fails is undone and reported as B008. A failure no fix removes is B007 and ends the phase.
 
 Two convenience changes (:mod:`reprobridge_sdk.agent.convenience`), each only when needed,
 each a patch recorded like a fix (``code record --kind convenience``) with its reason and
@@ -70,6 +72,7 @@ from reprobridge_sdk.agent.fixes import Failure, Fix, classify, portable, propos
 from reprobridge_sdk.agent.gates import build_finding, gate_from
 from reprobridge_sdk.model.build import (
     AppliedFix,
+    BuildFinding,
     LauncherPlan,
     PlanRecord,
     ReproducerRecord,
@@ -81,6 +84,7 @@ __all__ = [
     "MAX_FIXES",
     "SMOKE_TIMEOUT",
     "Advice",
+    "Rebuild",
     "Recorder",
     "RunOutcome",
     "reproduce",
@@ -92,6 +96,10 @@ MAX_FIXES = 8
 
 #: ``advise(failure, launcher) -> fix or None``: the advisor's proposal, when enabled.
 Advice = Callable[[Failure, LauncherPlan], "Fix | None"]
+
+#: ``rebuild(failure) -> (interpreter or None, findings)``: the next environment of the
+#: code's era, built; None when none is left (the findings say why).
+Rebuild = Callable[[Failure], "tuple[Path | None, list[BuildFinding]]"]
 
 
 def _labels(claims: Claims, plan: PlanRecord, launcher_id: str) -> tuple[list[str], list[str]]:
@@ -157,8 +165,13 @@ def reproduce(
     timeout: float = SMOKE_TIMEOUT,
     artifact: Path | None = None,
     sandbox: bool = False,
+    rebuild: Rebuild | None = None,
 ) -> ReproducerRecord:
     """Run every smoke launcher of ``plan`` until it passes or no fix helps.
+
+    A failure no fix rule removes is retried in the next environment of the code's era
+    (``rebuild``, while one is left) before the advisor is asked: fix rules, then the era
+    environment, then the advisor.
 
     ``timeout`` is the smoke budget in seconds. ``artifact`` (default: ``code_dir``'s parent)
     is what paths in the record are written relative to. With ``sandbox`` every run is
@@ -238,6 +251,13 @@ def reproduce(
                 break
             fix = propose(raw, code_dir, current.script)
             source = "heuristic"
+            if fix is None and rebuild is not None:
+                rebuilt, notes = rebuild(failure)
+                findings.extend(notes)
+                if rebuilt is not None:
+                    state.interpreter = rebuilt
+                    continue  # the same launcher again, in the era's environment
+                rebuild = None  # no environment left: the advisor next
             if fix is None and advise is not None:
                 fix = advise(failure, current)
                 source = "advisor"

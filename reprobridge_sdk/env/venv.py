@@ -45,6 +45,7 @@ from reprobridge_sdk.env._installers import (
     tool_version,
 )
 from reprobridge_sdk.env._resolvers import variant_index
+from reprobridge_sdk.env.interpreters import discover
 from reprobridge_sdk.errors import ReproBridgeError
 from reprobridge_sdk.findings import Finding, finding
 from reprobridge_sdk.io._fs import atomic_write_text
@@ -118,7 +119,8 @@ def _short(version: str) -> str:
 
 def find_python(version: str, python: str | os.PathLike[str] | None = None) -> tuple[Path, str]:
     """An interpreter for ``version`` (``X.Y``): ``python`` if given, the running one if it
-    matches, else ``pythonX.Y`` on PATH. Returns ``(path, full_version)``."""
+    matches, else one found on this machine (``pythonX.Y`` on PATH, pyenv's or uv-managed:
+    :func:`reprobridge_sdk.env.interpreters.discover`). Returns ``(path, full_version)``."""
     if python is not None:
         path = Path(python)
         if not path.exists() and shutil.which(str(python)) is None:
@@ -128,15 +130,16 @@ def find_python(version: str, python: str | os.PathLike[str] | None = None) -> t
     running = platform.python_version()
     if _short(running) == _short(version):
         return Path(sys.executable), running
-    found = shutil.which(f"python{_short(version)}")
+    found = discover(_short(version))
     if found is not None:
-        return Path(found), _version_of(found)
+        return found.path, found.version
     msg = f"no Python {version} found: install it or pass --python"
     item = finding(
         "E004",
         f"the artifact needs Python {version}; the running interpreter is {running}",
         path="/environment/python",
-        hint="pass --python PATH to an interpreter of that version",
+        hint=f"install it (for example 'pyenv install {_short(version)}') or pass --python PATH "
+        "to an interpreter of that version",
     )
     raise EnvironmentBuildError(msg, [item])
 

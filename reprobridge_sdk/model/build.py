@@ -39,6 +39,8 @@ __all__ = [
     "DistillerRecord",
     "EntryOption",
     "EntryPoint",
+    "EnvironmentAttempt",
+    "EnvironmentName",
     "FailureClass",
     "FailureReport",
     "Gate",
@@ -355,6 +357,27 @@ class ResolveStep(_Record):
     argv: list[str] = Field(default_factory=list, description="The resolver's command line.")
     pins: list[str] = Field(default_factory=list)
     error: str | None = Field(default=None, description="The resolver's last lines on failure.")
+    python: str | None = Field(
+        default=None, description="The interpreter 'X.Y' resolved for (absent in older records)."
+    )
+
+
+EnvironmentName = Literal["newest", "era", "era-python"]
+
+
+class EnvironmentAttempt(_Record):
+    """One environment the Builder tried: newest versions, the code's era for the running
+    interpreter, or the code's era with an interpreter of that era (a legacy environment)."""
+
+    name: EnvironmentName
+    python: str = Field(description="The interpreter 'X.Y' of the attempt.")
+    source: Literal["running", "path", "pyenv", "uv"] | None = Field(
+        default=None, description="Where the interpreter was found (None: not found)."
+    )
+    exclude_newer: str | None = Field(default=None, description="The era's date bound, if any.")
+    why: str = Field(description="Why this environment was tried.")
+    ok: bool
+    outcome: str = Field(description="What happened: the environment that works, or why not.")
 
 
 class BuilderRecord(PhaseRecord):
@@ -371,6 +394,16 @@ class BuilderRecord(PhaseRecord):
         default=None, description="The built environment's interpreter (machine-local)."
     )
     imports_checked: list[str] = Field(default_factory=list)
+    environment: EnvironmentName = Field(
+        default="newest", description="The environment built (the last attempt)."
+    )
+    attempts: list[EnvironmentAttempt] = Field(
+        default_factory=list, description="Every environment tried, in order, with its outcome."
+    )
+    legacy: str | None = Field(
+        default=None,
+        description="Why the environment is a legacy one (an interpreter of the code's era).",
+    )
 
 
 # --------------------------------------------------------------------------- reproducer

@@ -1179,6 +1179,19 @@ RUNTIME_EXAMPLES: dict[str, tuple[str, str, str]] = {
         "# train.py seeds every generator it uses from --seed\n"
         "$ reprobridge build ./repo --claims claims.yaml",
     ),
+    "B047": (
+        _SH,
+        "# train.py (2024-01) calls np.product, removed in numpy 2.0; no fix rule applies\n"
+        "$ reprobridge build ./repo --claims claims.yaml   # B047: numpy of the commit's era",
+        "# train.py runs with the newest versions\n$ reprobridge build ./repo --claims claims.yaml",
+    ),
+    "B048": (
+        _SH,
+        "# a 2016 repository written for Python 3.5, which the resolver does not serve\n"
+        "$ reprobridge build ./repo --claims claims.yaml   # B048: port the code forward",
+        "# a 2021 repository; Python 3.9 is installed with pyenv\n"
+        "$ reprobridge build ./repo --claims claims.yaml",
+    ),
     # ------------------------------------------------------------------- K: keys, signatures
     "K001": (
         _SH,

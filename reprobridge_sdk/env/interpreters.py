@@ -1,0 +1,199 @@
+"""Interpreters of an era: which CPython versions a date calls for, and which this machine has.
+
+A commit's era is the CPython minor versions an author could have run it with: those
+released at least :data:`SETTLING` days before the commit (a new minor has few wheels for
+months), the newest :data:`ERA_WIDTH` of them, newest first. The release dates are
+:data:`RELEASES` (the ``X.Y.0`` final releases, from the CPython release schedules, PEPs 373
+to 719). A 2018-03 commit's era is 3.6 and 3.5; a 2021-06 commit's is 3.9 and 3.8.
+
+An interpreter of a version is looked for, in order, as: the running one; ``pythonX.Y`` on
+PATH (only when it runs and is that version: a pyenv shim of a version not selected is on
+PATH but does not run); pyenv's installs (``$PYENV_ROOT``, else ``pyenv root``, else
+``~/.pyenv``; ``versions/X.Y.Z/bin/pythonX.Y``, the highest patch release); and uv-managed
+ones (``uv python find --managed-python``, downloads disabled). Nothing is ever downloaded.
+
+The resolver (uv) serves CPython 3.6 and newer (it runs interpreters with ``-I``, which
+Python 2 lacks, and refuses version requests below 3.6): an era of 2.7 or 3.5 has no
+interpreter this SDK can build an environment for (:func:`servable`).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from datetime import date, datetime, timedelta
+from pathlib import Path
+from typing import Literal
+
+__all__ = [
+    "ERA_WIDTH",
+    "RELEASES",
+    "RESOLVER_MINIMUM",
+    "SETTLING",
+    "Interpreter",
+    "InterpreterSource",
+    "discover",
+    "era_versions",
+    "servable",
+]
+
+#: Final release dates of the CPython minor versions (``X.Y.0``).
+RELEASES: dict[str, date] = {
+    "2.7": date(2010, 7, 3),
+    "3.3": date(2012, 9, 29),
+    "3.4": date(2014, 3, 16),
+    "3.5": date(2015, 9, 13),
+    "3.6": date(2016, 12, 23),
+    "3.7": date(2018, 6, 27),
+    "3.8": date(2019, 10, 14),
+    "3.9": date(2020, 10, 5),
+    "3.10": date(2021, 10, 4),
+    "3.11": date(2022, 10, 24),
+    "3.12": date(2023, 10, 2),
+    "3.13": date(2024, 10, 7),
+    "3.14": date(2025, 10, 7),
+}
+
+#: Days a minor version is out before it counts for an era (its wheels arrive meanwhile).
+SETTLING = timedelta(days=180)
+
+#: Minor versions an era holds.
+ERA_WIDTH = 2
+
+#: The oldest CPython the resolver and installer (uv) serve.
+RESOLVER_MINIMUM = (3, 6)
+
+InterpreterSource = Literal["running", "path", "pyenv", "uv"]
+
+_FULL = re.compile(r"^(\d+)\.(\d+)\.(\d+)$")
+
+
+def _tuple(version: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in version.split(".")[:3])
+
+
+def era_versions(commit_date: str, *, width: int = ERA_WIDTH) -> list[str]:
+    """The CPython minor versions (``X.Y``) of a commit's era, newest first."""
+    day = datetime.fromisoformat(commit_date).date()
+    settled = [minor for minor, released in RELEASES.items() if released + SETTLING <= day]
+    if not settled:  # before 2.7 settled: the oldest there is
+        settled = [min(RELEASES, key=_tuple)]
+    return sorted(settled, key=_tuple, reverse=True)[:width]
+
+
+def servable(minor: str) -> bool:
+    """True when the resolver can lock and build environments for ``minor``."""
+    return _tuple(minor)[:2] >= RESOLVER_MINIMUM
+
+
+@dataclass(frozen=True)
+class Interpreter:
+    """An interpreter found on this machine."""
+
+    path: Path
+    #: Its full version, ``X.Y.Z``.
+    version: str
+    source: InterpreterSource
+
+    @property
+    def minor(self) -> str:
+        return ".".join(self.version.split(".")[:2])
+
+
+def _version(path: str | os.PathLike[str]) -> str | None:
+    try:
+        proc = subprocess.run(
+            [str(path), "-c", "import sys; print('%d.%d.%d' % sys.version_info[:3])"],
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=30,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    version = proc.stdout.strip()
+    return version if proc.returncode == 0 and _FULL.match(version) else None
+
+
+def _matches(
+    path: str | os.PathLike[str], minor: str, source: InterpreterSource
+) -> Interpreter | None:
+    version = _version(path)
+    if version is None or version.rsplit(".", 1)[0] != minor:
+        return None
+    return Interpreter(Path(path), version, source)
+
+
+def _pyenv_root() -> Path:
+    configured = os.environ.get("PYENV_ROOT")
+    if configured:
+        return Path(configured)
+    pyenv = shutil.which("pyenv")
+    if pyenv is not None:
+        try:
+            proc = subprocess.run(
+                [pyenv, "root"], capture_output=True, text=True, check=False, timeout=30
+            )
+        except (OSError, subprocess.TimeoutExpired):
+            proc = None
+        if proc is not None and proc.returncode == 0 and proc.stdout.strip():
+            return Path(proc.stdout.strip())
+    return Path.home() / ".pyenv"
+
+
+def _pyenv(minor: str) -> Interpreter | None:
+    versions = _pyenv_root() / "versions"
+    try:
+        installs = [p for p in versions.iterdir() if _FULL.match(p.name)]
+    except OSError:
+        return None
+    for install in sorted(installs, key=lambda p: _tuple(p.name), reverse=True):
+        if install.name.rsplit(".", 1)[0] != minor:
+            continue
+        found = _matches(install / "bin" / f"python{minor}", minor, "pyenv")
+        if found is not None:
+            return found
+    return None
+
+
+def _uv_managed(minor: str) -> Interpreter | None:
+    try:
+        from uv import find_uv_bin  # noqa: PLC0415 - only when looking
+
+        uv = str(find_uv_bin())
+    except (ImportError, FileNotFoundError):
+        return None
+    env = {k: v for k, v in os.environ.items() if not k.startswith("UV_")}
+    env["UV_PYTHON_DOWNLOADS"] = "never"
+    try:
+        proc = subprocess.run(
+            [uv, "python", "find", "--managed-python", "--no-project", minor],
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=60,
+            env=env,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    if proc.returncode != 0 or not proc.stdout.strip():
+        return None
+    return _matches(proc.stdout.strip().splitlines()[-1], minor, "uv")
+
+
+def discover(minor: str) -> Interpreter | None:
+    """An interpreter of ``minor`` (``X.Y``) on this machine, or None; never downloads."""
+    running = f"{sys.version_info.major}.{sys.version_info.minor}"
+    if running == minor:
+        full = ".".join(str(part) for part in sys.version_info[:3])
+        return Interpreter(Path(sys.executable), full, "running")
+    on_path = shutil.which(f"python{minor}")
+    if on_path is not None:
+        found = _matches(on_path, minor, "path")
+        if found is not None:
+            return found
+    return _pyenv(minor) or _uv_managed(minor)

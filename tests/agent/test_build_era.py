@@ -1,0 +1,342 @@
+"""Environments of the code's era: the era's interpreters, their discovery, and builds of code
+that needs older versions or an older interpreter (real uv, real venvs, real interpreters).
+
+The fixtures are defined here, each a git repository committed on a date of its era.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+import yaml
+
+from reprobridge_sdk.agent.builder import build_environment, era_decision
+from reprobridge_sdk.agent.pipeline import BuildOptions, build
+from reprobridge_sdk.api import load
+from reprobridge_sdk.env.interpreters import (
+    RELEASES,
+    SETTLING,
+    discover,
+    era_versions,
+    servable,
+)
+from reprobridge_sdk.model.build import (
+    BuilderRecord,
+    EnvironmentAttempt,
+    Gate,
+    IntakeRecord,
+    PythonEra,
+    ReproducerRecord,
+)
+
+ZERO = "0" * 64
+RUNNING = f"{sys.version_info.major}.{sys.version_info.minor}"
+
+
+def _intake(commit_date: str, syntax: str = "3") -> IntakeRecord:
+    return IntakeRecord(
+        inputs_digest=ZERO,
+        seconds=0,
+        gate=Gate(passed=True),
+        source="repo",
+        repo_name="repo",
+        commit="a" * 40,
+        python=PythonEra(syntax=syntax, commit_date=commit_date, target=RUNNING),
+    )
+
+
+# --------------------------------------------------------------------------- the era table
+
+
+@pytest.mark.parametrize(
+    ("commit_date", "era"),
+    [
+        ("2018-03-01T00:00:00+00:00", ["3.6", "3.5"]),  # 3.7 is not out yet
+        ("2018-09-01T00:00:00+00:00", ["3.6", "3.5"]),  # 3.7 out, not settled
+        ("2019-01-01T00:00:00+00:00", ["3.7", "3.6"]),
+        ("2021-06-01T00:00:00+00:00", ["3.9", "3.8"]),
+        ("2011-03-01T00:00:00+00:00", ["2.7"]),
+        ("2005-01-01T00:00:00+00:00", ["2.7"]),  # before the table: its oldest
+    ],
+)
+def test_the_era_of_a_commit_is_its_settled_python_versions_newest_first(
+    commit_date: str, era: list[str]
+) -> None:
+    assert era_versions(commit_date) == era
+
+
+def test_the_resolver_serves_cpython_3_6_and_newer_only() -> None:
+    assert [m for m in ("2.7", "3.4", "3.5", "3.6", "3.7", "3.13") if servable(m)] == [
+        "3.6",
+        "3.7",
+        "3.13",
+    ]
+
+
+def test_uv_refuses_python_2_7_and_3_5_as_the_table_says(tmp_path: Path) -> None:
+    from uv import find_uv_bin
+
+    source = tmp_path / "r.in"
+    source.write_text("six\n", "utf-8")
+    for minor, ok in (("2.7", False), ("3.5", False)):
+        proc = subprocess.run(
+            [str(find_uv_bin()), "pip", "compile", "--no-config", "--offline",
+             "--python-version", minor, str(source)],
+            capture_output=True, text=True, check=False, cwd=tmp_path,
+        )  # fmt: skip
+        assert (proc.returncode == 0) is ok, proc.stderr
+        assert "not supported" in proc.stderr
+
+
+# --------------------------------------------------------------------------- discovery
+
+
+def _older_interpreter() -> tuple[str, Path] | None:
+    """The newest CPython on this machine older than the running one and than 3.11 (the
+    fixture's code needs an interpreter before 3.11) that the resolver serves."""
+    current = sys.version_info[:2]
+    for minor in sorted(RELEASES, key=lambda m: tuple(map(int, m.split("."))), reverse=True):
+        parts = tuple(map(int, minor.split(".")))
+        if parts >= current or parts >= (3, 11) or not servable(minor):
+            continue
+        found = discover(minor)
+        if found is not None:
+            return minor, found.path
+    return None
+
+
+def _need_older() -> tuple[str, Path]:
+    found = _older_interpreter()
+    if found is None:
+        reason = (
+            "no CPython 3.6-3.10 on PATH, in pyenv or uv-managed here; "
+            "install one ('pyenv install 3.10' or 'uv python install 3.10')"
+        )
+        if os.environ.get("REPROBRIDGE_REQUIRE_ERA_PYTHON"):
+            pytest.fail(reason)
+        pytest.skip(reason)
+    return found
+
+
+def test_a_pyenv_install_is_found_and_a_shim_that_does_not_run_is_not(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    minor, real = _need_older()
+    # a PATH entry named like the version that does not run (as pyenv's shims of a version
+    # not selected): passed over
+    shims = tmp_path / "shims"
+    shims.mkdir()
+    shim = shims / f"python{minor}"
+    shim.write_text("#!/bin/sh\necho 'pyenv: command not found' >&2\nexit 127\n", "utf-8")
+    shim.chmod(0o755)
+    # a pyenv root with the real interpreter, and a decoy that claims the version but is not it
+    root = tmp_path / "pyenv"
+    good = root / "versions" / f"{minor}.1" / "bin"
+    good.mkdir(parents=True)
+    (good / f"python{minor}").symlink_to(real)
+    decoy = root / "versions" / f"{minor}.99" / "bin"
+    decoy.mkdir(parents=True)
+    (decoy / f"python{minor}").symlink_to(sys.executable)  # the running one: another version
+    monkeypatch.setenv("PATH", f"{shims}{os.pathsep}/usr/bin{os.pathsep}/bin")
+    monkeypatch.setenv("PYENV_ROOT", str(root))
+    found = discover(minor)
+    assert found is not None
+    assert (found.source, found.path, found.minor) == (
+        "pyenv",
+        good / f"python{minor}",
+        minor,
+    )
+
+
+def test_a_version_nowhere_here_is_none_and_nothing_is_downloaded(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PATH", f"{tmp_path}{os.pathsep}/usr/bin{os.pathsep}/bin")
+    monkeypatch.setenv("PYENV_ROOT", str(tmp_path / "no-pyenv"))
+    monkeypatch.setenv("UV_PYTHON_INSTALL_DIR", str(tmp_path / "uv-pythons"))
+    assert discover("3.4") is None
+    assert not (tmp_path / "uv-pythons").exists() or not any((tmp_path / "uv-pythons").iterdir())
+
+
+# --------------------------------------------------------------------------- B048
+
+
+def test_an_era_the_resolver_does_not_serve_is_b048_with_the_step_that_unblocks(
+    tmp_path: Path,
+) -> None:
+    # a 2016 commit: Python 3.5 and 3.4; Python 2 code puts 2.7 first. The newest and the
+    # era environment for the running interpreter were tried (the record says so).
+    before = BuilderRecord(
+        inputs_digest=ZERO,
+        seconds=0,
+        gate=Gate(passed=True),
+        python=RUNNING,
+        requirements=[],
+        environment="era",
+        attempts=[
+            EnvironmentAttempt(name="newest", python=RUNNING, why="w", ok=True, outcome="o"),
+            EnvironmentAttempt(name="era", python=RUNNING, why="w", ok=True, outcome="o"),
+        ],
+    )
+    record = build_environment(
+        _intake("2016-06-01T00:00:00+00:00", syntax="2"),
+        tmp_path,
+        inputs_digest=ZERO,
+        after=before,
+        because="the smoke run failed with SyntaxError",
+    )
+    assert not record.gate.passed
+    assert [(f.code, f.severity) for f in record.gate.findings] == [
+        ("B005", "error"),
+        ("B048", "warning"),
+        ("B048", "warning"),
+        ("B048", "warning"),
+    ]
+    assert [(a.name, a.python, a.ok) for a in record.attempts[2:]] == [
+        ("era-python", "2.7", False),
+        ("era-python", "3.5", False),
+        ("era-python", "3.4", False),
+    ]
+    assert all(
+        "code record --kind execution-fix" in (f.hint or "") for f in record.gate.findings[1:]
+    )
+    assert not (tmp_path / "env").exists()  # nothing replaced the environment in use
+
+
+# --------------------------------------------------------------------------- fixtures
+
+
+def _repo(base: Path, name: str, files: dict[str, str], date: str) -> Path:
+    repo = base / name
+    repo.mkdir(parents=True)
+    for rel, text in files.items():
+        (repo / rel).write_text(text, "utf-8")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    env.update(
+        GIT_AUTHOR_NAME="Research Author",
+        GIT_AUTHOR_EMAIL="author@example.org",
+        GIT_COMMITTER_NAME="Research Author",
+        GIT_COMMITTER_EMAIL="author@example.org",
+        GIT_AUTHOR_DATE=date,
+        GIT_COMMITTER_DATE=date,
+    )
+    for args in (["init", "--quiet", "-b", "main"], ["add", "-A"], ["commit", "-qm", "code"]):
+        subprocess.run(["git", *args], cwd=repo, env=env, check=True, capture_output=True)
+    return repo
+
+
+def _claims(base: Path, name: str, value: float, label: str) -> Path:
+    path = base / f"{name}.claims.yaml"
+    document = {
+        "claims_version": "1.0",
+        "paper": {"title": f"A study of {name}", "year": 2021},
+        "claims": [
+            {
+                "id": "score",
+                "measured": label,
+                "value": value,
+                "direction": "higher",
+                "hints": {"label": label},
+            }
+        ],
+    }
+    path.write_text(yaml.safe_dump(document, sort_keys=False), "utf-8")
+    return path
+
+
+#: numpy 2.0 (June 2024) removed np.product; no fix rule knows it. January 2024: numpy 1.26.
+NUMPY_ERA = {
+    "train.py": "import numpy as np\n\n"
+    "weights = np.array([0.5, 0.9, 0.98])\n"
+    "score = np.product(weights)\n"
+    'print("product score: %.4f" % score)\n',
+    "requirements.txt": "numpy\n",
+}
+
+#: inspect.getargspec was removed in Python 3.11; no fix rule knows it.
+GETARGSPEC = {
+    "main.py": "from inspect import getargspec\n\nimport six\n\n\n"
+    "def model(alpha, beta, gamma=0.5):\n    return alpha + beta + gamma\n\n\n"
+    "spec = getargspec(model)\n"
+    'print("argument score: %.4f" % (len(spec.args) / 4.0 + (0.0 if six.PY2 else 0.0)))\n',
+    "requirements.txt": "six\n",
+}
+
+
+def _built(tmp_path: Path, name: str, repo: Path, claims: Path) -> tuple[Path, BuilderRecord]:
+    out = tmp_path / f"{name}-rra"
+    report = build(BuildOptions(source=str(repo), claims=claims, out=out))
+    assert report.passed, (report.stopped_at, report.findings, report.failure)
+    record = BuilderRecord.model_validate_json((out / ".rra-build/builder.json").read_text())
+    repro = ReproducerRecord.model_validate_json((out / ".rra-build/reproducer.json").read_text())
+    assert repro.fixes == []  # the era environment, not a port forward, made it run
+    return out, record
+
+
+@pytest.mark.slow
+def test_code_that_needs_older_versions_builds_in_the_era_environment(
+    tmp_path: Path, env_cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("REPROBRIDGE_CACHE_DIR", str(env_cache))
+    repo = _repo(tmp_path / "raw", "numpy-era", NUMPY_ERA, "2024-01-15T12:00:00+00:00")
+    claims = _claims(tmp_path, "numpy-era", 0.441, "product score")
+    out, record = _built(tmp_path, "numpy-era", repo, claims)
+    assert (record.environment, record.python, record.legacy) == ("era", RUNNING, None)
+    assert [(a.name, a.python, a.ok) for a in record.attempts] == [
+        ("newest", RUNNING, True),
+        ("era", RUNNING, True),
+    ]
+    assert "AttributeError" in record.attempts[1].why  # the smoke failure that called for it
+    assert record.attempts[1].exclude_newer == "2024-01-15T12:00:00+00:00"
+    assert [f.code for f in record.gate.findings] == ["B047"]
+    [numpy] = [p for p in record.pins if p.startswith("numpy==")]
+    assert numpy.split("==")[1].startswith("1.26.")
+    art = load(out)
+    lock = (out / "environment/requirements.lock").read_text("utf-8")
+    assert numpy in lock
+    assert art.manifest.environment.python == RUNNING
+    [decision] = [a for a in art.manifest.guide.ambiguities if a.id == "environment-era"]
+    assert decision.tasks == ["score"]
+    assert "environment-era" in (out / "GUIDE.md").read_text("utf-8")
+
+
+@pytest.mark.slow
+def test_code_that_needs_an_older_interpreter_builds_in_a_legacy_environment(
+    tmp_path: Path, env_cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    minor, _path = _need_older()
+    # committed when that interpreter was the era's newest settled one
+    day = RELEASES[minor] + SETTLING + timedelta(days=20)
+    date = f"{day.isoformat()}T12:00:00+00:00"
+    assert era_versions(date)[0] == minor
+    monkeypatch.setenv("REPROBRIDGE_CACHE_DIR", str(env_cache))
+    repo = _repo(tmp_path / "raw", "getargspec", GETARGSPEC, date)
+    claims = _claims(tmp_path, "getargspec", 0.75, "argument score")
+    out, record = _built(tmp_path, "getargspec", repo, claims)
+    assert (record.environment, record.python) == ("era-python", minor)
+    assert [(a.name, a.python, a.ok) for a in record.attempts] == [
+        ("newest", RUNNING, True),
+        ("era", RUNNING, True),
+        ("era-python", minor, True),
+    ]
+    assert "ImportError" in record.attempts[2].why
+    assert record.legacy is not None
+    assert [f.code for f in record.gate.findings] == ["B047"]
+    assert {s.python for s in record.steps} == {RUNNING, minor}
+    art = load(out)
+    assert art.manifest.environment.python == minor
+    assert art.manifest.environment.lock is not None
+    resolved = art.manifest.environment.lock.resolved_for
+    assert resolved is not None and resolved.python == minor
+    [decision] = [a for a in art.manifest.guide.ambiguities if a.id == "environment-era"]
+    assert decision.resolution.startswith(f"a legacy environment, Python {minor}")
+    assert decision == era_decision(record, ["score"])
+    assert "environment-era" in (out / "GUIDE.md").read_text("utf-8")
+    report = json.loads((out / ".rra-build/report.json").read_text("utf-8"))
+    assert report["passed"] is True
