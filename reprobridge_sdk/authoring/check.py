@@ -26,9 +26,12 @@ applies, neither one the artifact ships (its ignore lists or cache) nor the call
 Every command runs as a separate process in a **clean shell**: no inherited environment but
 ``PATH`` (the interpreter's directory, then ``/usr/local/bin:/usr/bin:/bin``), a fresh
 ``HOME`` (so the SDK's cache, and with it the environment and the upstream of a patch series,
-starts empty), ``TMPDIR`` and a UTF-8 C locale; ``pass_env`` names variables to keep (a proxy
-or a CA bundle the machine needs). A later step runs only when the earlier ones passed. The
-check passes when every step passed. The copy is removed unless ``keep``.
+starts empty), ``TMPDIR``, a UTF-8 C locale, and where pyenv and uv keep the machine's
+interpreters (``PYENV_ROOT``, ``UV_PYTHON_INSTALL_DIR``: an artifact of an older interpreter
+finds it as its build did, :func:`~reprobridge_sdk.env.interpreters.discover`); ``pass_env``
+names variables to keep (a proxy or a CA bundle the machine needs). A later step runs only
+when the earlier ones passed. The check passes when every step passed. The copy is removed
+unless ``keep``.
 
 **The installers' caches** are the one thing shared with the caller by default
 (``installer_cache``): ``UV_CACHE_DIR`` and ``PIP_CACHE_DIR`` of the clean shell name the
@@ -55,6 +58,7 @@ from pathlib import Path
 from typing import Any
 
 from reprobridge_sdk.authoring.pack import pack, unpack
+from reprobridge_sdk.env.interpreters import interpreter_homes
 from reprobridge_sdk.errors import ReproBridgeError
 from reprobridge_sdk.findings import Finding, Severity
 from reprobridge_sdk.model import Manifest
@@ -150,6 +154,7 @@ def clean_environment(
     }
     if installer_cache:
         env.update(installer_cache_dirs())
+    env.update(interpreter_homes())
     for name in pass_env:
         if name in os.environ:
             env[name] = os.environ[name]

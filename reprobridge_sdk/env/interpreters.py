@@ -38,6 +38,7 @@ __all__ = [
     "InterpreterSource",
     "discover",
     "era_versions",
+    "interpreter_homes",
     "servable",
 ]
 
@@ -161,14 +162,9 @@ def _pyenv(minor: str) -> Interpreter | None:
 
 
 def _uv_managed(minor: str) -> Interpreter | None:
-    try:
-        from uv import find_uv_bin  # noqa: PLC0415 - only when looking
-
-        uv = str(find_uv_bin())
-    except (ImportError, FileNotFoundError):
+    uv = _uv()
+    if uv is None:
         return None
-    env = {k: v for k, v in os.environ.items() if not k.startswith("UV_")}
-    env["UV_PYTHON_DOWNLOADS"] = "never"
     try:
         proc = subprocess.run(
             [uv, "python", "find", "--managed-python", "--no-project", minor],
@@ -176,13 +172,58 @@ def _uv_managed(minor: str) -> Interpreter | None:
             text=True,
             check=False,
             timeout=60,
-            env=env,
+            env=_uv_environ(),
         )
     except (OSError, subprocess.TimeoutExpired):
         return None
     if proc.returncode != 0 or not proc.stdout.strip():
         return None
     return _matches(proc.stdout.strip().splitlines()[-1], minor, "uv")
+
+
+def _uv() -> str | None:
+    try:
+        from uv import find_uv_bin  # noqa: PLC0415 - only when looking
+
+        return str(find_uv_bin())
+    except (ImportError, FileNotFoundError):
+        return None
+
+
+def _uv_environ() -> dict[str, str]:
+    """The caller's environment with downloads of interpreters turned off; where uv keeps
+    its interpreters (``UV_PYTHON_INSTALL_DIR``) is kept, what would widen or narrow the
+    search is not."""
+    drop = {"UV_PYTHON", "UV_PYTHON_PREFERENCE", "UV_MANAGED_PYTHON", "UV_NO_MANAGED_PYTHON"}
+    env = {k: v for k, v in os.environ.items() if k not in drop}
+    env["UV_PYTHON_DOWNLOADS"] = "never"
+    return env
+
+
+def interpreter_homes() -> dict[str, str]:
+    """Where this machine's interpreters live, as the variables that name them for pyenv
+    (``PYENV_ROOT``) and uv (``UV_PYTHON_INSTALL_DIR``): a shell with a fresh ``HOME`` (the
+    clean-room check) finds the same interpreters through them. Only existing folders."""
+    homes: dict[str, str] = {}
+    root = _pyenv_root()
+    if (root / "versions").is_dir():
+        homes["PYENV_ROOT"] = str(root)
+    uv = _uv()
+    if uv is not None:
+        try:
+            proc = subprocess.run(
+                [uv, "python", "dir"],
+                capture_output=True,
+                text=True,
+                check=False,
+                timeout=60,
+                env=_uv_environ(),
+            )
+        except (OSError, subprocess.TimeoutExpired):
+            proc = None
+        if proc is not None and proc.returncode == 0 and Path(proc.stdout.strip()).is_dir():
+            homes["UV_PYTHON_INSTALL_DIR"] = proc.stdout.strip()
+    return homes
 
 
 def discover(minor: str) -> Interpreter | None:

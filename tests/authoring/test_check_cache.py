@@ -34,15 +34,25 @@ def test_the_clean_shell_gets_the_caches_and_nothing_else(
     monkeypatch.setenv("UV_INDEX_URL", "https://user:secret@index.example/simple")
     monkeypatch.setenv("PIP_INDEX_URL", "https://user:secret@index.example/simple")
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "secret")
+    # where the machine's interpreters live (pyenv, uv): here, a pyenv root of its own
+    (tmp_path / "pyenv" / "versions").mkdir(parents=True)
+    monkeypatch.setenv("PYENV_ROOT", str(tmp_path / "pyenv"))
     env = clean_environment(tmp_path / "home")
     assert env["UV_CACHE_DIR"] == str(tmp_path / "uv")
     assert env["PIP_CACHE_DIR"] == str(tmp_path / "xdg" / "pip")
-    assert set(env) == {"PATH", "HOME", "TMPDIR", "LANG", "LC_ALL", "NO_COLOR"} | {
-        "UV_CACHE_DIR",
-        "PIP_CACHE_DIR",
-    }
+    assert env["PYENV_ROOT"] == str(tmp_path / "pyenv")
+    homes = {"PYENV_ROOT"} | ({"UV_PYTHON_INSTALL_DIR"} & set(env))
+    assert (
+        set(env)
+        == {"PATH", "HOME", "TMPDIR", "LANG", "LC_ALL", "NO_COLOR"}
+        | {
+            "UV_CACHE_DIR",
+            "PIP_CACHE_DIR",
+        }
+        | homes
+    )
     cold = clean_environment(tmp_path / "home", installer_cache=False)
-    assert set(cold) == {"PATH", "HOME", "TMPDIR", "LANG", "LC_ALL", "NO_COLOR"}
+    assert set(cold) == {"PATH", "HOME", "TMPDIR", "LANG", "LC_ALL", "NO_COLOR"} | homes
 
 
 def test_the_default_cache_directories_follow_each_installer() -> None:
