@@ -140,13 +140,10 @@ def test_an_old_pin_is_relaxed_step_by_step_to_the_newest_never_the_oldest(
         ["numpy==1.16.0"], tmp_path, python="3.11", commit_date="2019-01-15T10:00:00+00:00"
     )
     assert [(s.name, s.ok) for s in steps] == [
-        ("declared", False),
-        ("lower-bounds", False),
         ("newest", False),
         ("newest-lower-bounds", True),
     ]
-    assert steps[0].exclude_newer == "2019-01-15T10:00:00+00:00"
-    assert steps[2].exclude_newer is None
+    assert [(s.exclude_newer, s.python) for s in steps] == [(None, "3.11"), (None, "3.11")]
     assert steps[0].error
     assert not any(s.lowest for s in steps)
     assert pins is not None
@@ -163,13 +160,22 @@ def test_a_requirement_no_index_has_is_b005(tmp_path: Path) -> None:
         inputs_digest=ZERO,
         cache_dir=tmp_path / "cache",
     )
-    assert [f.code for f in record.gate.findings] == ["B005"]
-    assert [(s.name, s.ok) for s in record.steps] == [
-        ("declared", False),
-        ("lower-bounds", False),
-        ("newest", False),
-        ("newest-lower-bounds", False),
+    # every environment was tried: newest, the era's for 3.11, the era's interpreter (3.7,
+    # or B048 where no 3.7 is here); none resolves
+    assert next(f.code for f in record.gate.findings) == "B005"
+    assert {f.code for f in record.gate.findings} <= {"B005", "B048"}
+    assert [(s.name, s.ok, s.python) for s in record.steps][:4] == [
+        ("newest", False, "3.11"),
+        ("newest-lower-bounds", False, "3.11"),
+        ("declared", False, "3.11"),
+        ("lower-bounds", False, "3.11"),
     ]
+    assert [(a.name, a.python, a.ok) for a in record.attempts][:3] == [
+        ("newest", "3.11", False),
+        ("era", "3.11", False),
+        ("era-python", "3.7", False),
+    ]
+    assert record.attempts[0].outcome.startswith("B005")
     assert record.lock_sha256 is None
 
 
@@ -217,8 +223,10 @@ def test_the_fixture_environment_is_locked_built_and_its_imports_work(
     )
     record = build_environment(intake, tmp_path / "state", inputs_digest=ZERO, cache_dir=env_cache)
     assert record.gate.passed, record.gate.findings
-    assert [s.name for s in record.steps] == ["declared"]
-    assert "numpy==1.26.4" in record.pins  # the last numpy before the commit date
+    assert [s.name for s in record.steps] == ["newest"]
+    assert [(a.name, a.ok) for a in record.attempts] == [("newest", True)]
+    [numpy] = [p for p in record.pins if p.startswith("numpy==")]
+    assert int(numpy.split("==")[1].split(".")[0]) >= 2  # the newest, not the commit's era
     assert not any(p.startswith(("nvidia", "triton")) for p in record.pins)
     assert record.imports_checked == ["matplotlib", "numpy", "scipy", "sklearn"]
     lock = (tmp_path / "state" / "env" / "environment" / "requirements.lock").read_text("utf-8")
@@ -295,7 +303,6 @@ def test_a_pure_python_sdist_without_a_wheel_is_built_from_source(
     )
     assert record.gate.passed, record.gate.findings
     assert [(s.name, s.ok, s.source_builds) for s in record.steps] == [
-        ("declared", False, False),
         ("newest", False, False),
         ("source-build", True, True),
     ]
