@@ -107,6 +107,25 @@ def _private_cache(
     return cache
 
 
+@pytest.fixture(scope="session")
+def env_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """One environment cache for the session's builds of the build agent's fixtures: every
+    fixture locks the same versions, so the first build makes the environment and every other
+    build, in any directory of the suite, reuses it. A test passes it as
+    ``REPROBRIDGE_CACHE_DIR`` while its build runs.
+
+    The download caches of uv and pip are shared too (the clean-room check keeps them: its
+    environment is still built fresh, from wheels already downloaded).
+    """
+    cache = tmp_path_factory.mktemp("reprobridge-cache")
+    patch = pytest.MonkeyPatch()
+    for name in ("UV_CACHE_DIR", "PIP_CACHE_DIR"):
+        if name not in os.environ:
+            patch.setenv(name, str(cache / name.lower()))
+    yield cache
+    patch.undo()
+
+
 # ------------------------------------------------------------------ the census of finding codes
 
 

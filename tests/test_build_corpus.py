@@ -206,8 +206,10 @@ def test_overhead_median_and_per_phase_and_census() -> None:
 
 @pytest.mark.slow
 def test_a_fixture_built_as_a_corpus_entry_succeeds_and_its_runs_are_timed(
-    tmp_path: Path,
+    tmp_path: Path, env_cache: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    # the build agent's tests built this fixture's environment already: the build reuses it
+    monkeypatch.setenv("REPROBRIDGE_CACHE_DIR", str(env_cache))
     sys.path.insert(0, str(ROOT / "tests" / "agent"))
     from build_fixtures import write_repo
 

@@ -11,7 +11,8 @@ build is removed at once, leaving the cache as it was. Nothing is relocated: no 
 a script or ``pyvenv.cfg`` is ever rewritten.
 
 The build uses uv (``uv venv``, then ``uv pip sync --require-hashes`` straight from the lock,
-hashed requirements or ``pylock.toml``), or pip where uv's binary is absent; see
+hashed requirements or ``pylock.toml``), or pip where uv's binary is absent, and writes the
+bytecode of what it installs (runs see a cached environment read-only); see
 :mod:`reprobridge_sdk.env._installers`. Both run isolated from the machine's configuration
 (pip and uv configuration files and ``PIP_*``/``UV_*`` variables are ignored, the public
 index is named explicitly): a global ``pip.conf`` may add constraints or local indexes, and

@@ -659,3 +659,18 @@ def write_repo(base: Path, fixture: Fixture | str) -> tuple[Path, Path]:
 
 
 RepoFactory = Callable[[str], tuple[Path, Path]]
+
+
+def build_fixture(base: Path, name: str, cache: Path) -> str:
+    """Write fixture ``name`` under ``base`` and build it into ``base/<name>-rra`` with the
+    environment cache ``cache``; return the build's report as JSON.
+
+    Run in a worker process of its own (test_build_e2e builds two fixtures at a time), so the
+    cache is set in this process's environment, which the build's subprocesses inherit.
+    """
+    from reprobridge_sdk.agent.pipeline import BuildOptions, build
+
+    os.environ["REPROBRIDGE_CACHE_DIR"] = str(cache)
+    repo, claims = write_repo(base / "raw", name)
+    report = build(BuildOptions(source=str(repo), claims=claims, out=base / f"{name}-rra"))
+    return report.model_dump_json()

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import os
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -12,22 +10,6 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from build_fixtures import write_repo
-
-
-@pytest.fixture(scope="session")
-def env_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    """One environment cache for the session: every fixture locks the same versions.
-
-    The download caches of uv and pip are shared too (the clean-room check keeps them: its
-    environment is still built fresh, from wheels already downloaded).
-    """
-    cache = tmp_path_factory.mktemp("reprobridge-cache")
-    patch = pytest.MonkeyPatch()
-    for name in ("UV_CACHE_DIR", "PIP_CACHE_DIR"):
-        if name not in os.environ:
-            patch.setenv(name, str(cache / name.lower()))
-    yield cache
-    patch.undo()
 
 
 @pytest.fixture(scope="session")

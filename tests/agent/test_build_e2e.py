@@ -2,22 +2,25 @@
 runs, patches, references, the clean-room check and the curation audit.
 
 The fixtures share one environment (same lock) in a session cache, so the first build pays
-for it and the others reuse it.
+for it and the others reuse it. The builds run two at a time, each in a process of its own.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
+import multiprocessing
+from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor
+from itertools import repeat
 from pathlib import Path
 
 import pytest
-from build_fixtures import FIXTURES, write_repo
+from build_fixtures import FIXTURES, build_fixture
 from generated_docs import problems
 
 from reprobridge_sdk.agent._determinism import same_seed_decision_id
 from reprobridge_sdk.agent.distiller import reached_by_all
-from reprobridge_sdk.agent.pipeline import BuildOptions, build, render_summary
+from reprobridge_sdk.agent.pipeline import render_summary
 from reprobridge_sdk.agent.planner import seeds_decision_id
 from reprobridge_sdk.api import load
 from reprobridge_sdk.audit.auditor import audit
@@ -33,25 +36,46 @@ from reprobridge_sdk.validation import validate
 pytestmark = pytest.mark.slow
 
 
+#: Builds that run at once: each build is mostly one process at a time (a run, a resolver,
+#: an installer), so two keep both cores of a CI runner busy.
+WORKERS = 2
+
+
 @pytest.fixture(scope="module")
 def built(
-    env_cache: Path, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[Callable[[str], tuple[BuildReport, Path]]]:
-    """``built(name)``: the fixture built once per session (tests share the result)."""
+    env_cache: Path, tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest
+) -> Callable[[str], tuple[BuildReport, Path]]:
+    """``built(name)``: the fixture built once per module (tests share the result).
+
+    The first call builds every fixture that the module's selected tests name (their
+    ``name`` parameter), two at a time, each in a worker process of its own, while that first
+    test runs (so the codes the builds produce count in the census of finding codes). Every
+    build uses the session's environment cache: each test's own cache (``_private_cache``)
+    would give every build an empty cache and a fresh environment of the same lock.
+    """
     done: dict[str, tuple[BuildReport, Path]] = {}
-    patch = pytest.MonkeyPatch()
-    patch.setenv("REPROBRIDGE_CACHE_DIR", str(env_cache))
     base = tmp_path_factory.mktemp("built")
+    module = request.module
+    wanted: list[str] = sorted(
+        {
+            str(item.callspec.params["name"])
+            for item in request.session.items
+            if isinstance(item, pytest.Function)
+            and item.module is module
+            and "built" in item.fixturenames
+        }
+    )
 
     def get(name: str) -> tuple[BuildReport, Path]:
-        if name not in done:
-            repo, claims = write_repo(base / "raw", name)
-            out = base / f"{name}-rra"
-            done[name] = (build(BuildOptions(source=str(repo), claims=claims, out=out)), out)
+        if not done:
+            context = multiprocessing.get_context("spawn")  # a fresh interpreter per worker
+            with ProcessPoolExecutor(max_workers=WORKERS, mp_context=context) as pool:
+                reports = pool.map(build_fixture, repeat(base), wanted, repeat(env_cache))
+                for each, text in zip(wanted, reports, strict=True):
+                    done[each] = (BuildReport.model_validate_json(text), base / f"{each}-rra")
         return done[name]
 
-    yield get
-    patch.undo()
+    return get
 
 
 EXPECTED_FIXES = {
@@ -141,10 +165,11 @@ def test_every_fixture_builds_into_a_valid_artifact_with_the_expected_verdict(
             assert str(out) not in text and str(out.resolve()) not in text, rel
 
 
+@pytest.mark.parametrize("name", ["seed-flag"])
 def test_a_seed_option_is_a_recorded_convenience_change_and_the_launchers_pass_the_seed(
-    built: Callable[[str], tuple[BuildReport, Path]],
+    built: Callable[[str], tuple[BuildReport, Path]], name: str
 ) -> None:
-    report, out = built("seed-flag")
+    report, out = built(name)
     art = load(out)
     [change] = art.manifest.guide.changes
     assert (change.kind, change.files, change.tasks) == (
@@ -176,20 +201,22 @@ def test_a_seed_option_is_a_recorded_convenience_change_and_the_launchers_pass_t
         assert [item.seed for item in observation.provenance.runs or []] == [1, 2]
 
 
+@pytest.mark.parametrize("name", ["many-numbers"])
 def test_the_number_among_many_is_the_labelled_one(
-    built: Callable[[str], tuple[BuildReport, Path]],
+    built: Callable[[str], tuple[BuildReport, Path]], name: str
 ) -> None:
-    _, out = built("many-numbers")
+    _, out = built(name)
     distilled = DistillerRecord.model_validate_json((out / ".rra-build/distiller.json").read_text())
     [claim] = distilled.claims
     assert claim.line is not None and claim.line.startswith("test accuracy: ")
     assert claim.pattern is not None and claim.pattern.startswith("^test accuracy: ")
 
 
+@pytest.mark.parametrize("name", ["multi-seed"])
 def test_a_claim_over_seeds_is_a_statistic_whose_references_are_repetitions(
-    built: Callable[[str], tuple[BuildReport, Path]],
+    built: Callable[[str], tuple[BuildReport, Path]], name: str
 ) -> None:
-    _, out = built("multi-seed")
+    _, out = built(name)
     art = load(out)
     [task] = art.manifest.tasks
     assert (task.statistic.aggregate, task.statistic.seeds) == ("mean", 2)
@@ -226,10 +253,11 @@ def test_generated_documents_name_real_commands_and_existing_paths(
     assert (out / "patches").is_dir() == (name == "python2")
 
 
+@pytest.mark.parametrize("name", ["not-reproducible"])
 def test_a_discrepancy_states_the_references_and_that_nothing_was_varied(
-    built: Callable[[str], tuple[BuildReport, Path]],
+    built: Callable[[str], tuple[BuildReport, Path]], name: str
 ) -> None:
-    _, out = built("not-reproducible")
+    _, out = built(name)
     art = load(out)
     [task] = art.manifest.tasks
     [discrepancy] = art.manifest.guide.discrepancies
@@ -243,10 +271,11 @@ def test_a_discrepancy_states_the_references_and_that_nothing_was_varied(
     assert f"seed {scored.seeds[0]}" in discrepancy.rationale
 
 
+@pytest.mark.parametrize("name", ["seed-line"])
 def test_landmarks_are_lines_every_reference_run_reaches(
-    built: Callable[[str], tuple[BuildReport, Path]],
+    built: Callable[[str], tuple[BuildReport, Path]], name: str
 ) -> None:
-    report, out = built("seed-line")
+    report, out = built(name)
     assert report.passed, render_summary(report)
     art = load(out)
     scored = next(item for item in art.manifest.launchers if item.scope == "scored")
@@ -263,10 +292,11 @@ def test_landmarks_are_lines_every_reference_run_reaches(
     assert "early stop" in (out / scored.samples[0].log).read_text("utf-8")  # type: ignore[operator]
 
 
+@pytest.mark.parametrize("name", ["hash-order"])
 def test_a_seed_that_does_not_reproduce_is_fixed_before_the_references(
-    built: Callable[[str], tuple[BuildReport, Path]],
+    built: Callable[[str], tuple[BuildReport, Path]], name: str
 ) -> None:
-    _, out = built("hash-order")
+    _, out = built(name)
     repro = ReproducerRecord.model_validate_json((out / ".rra-build/reproducer.json").read_text())
     assert [f.code for f in repro.gate.findings] == ["B045"]
     art = load(out)
