@@ -39,6 +39,17 @@ from reprobridge_sdk import config
 settings.register_profile(
     "dev", max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow]
 )
+# The range runs of CI (other CPython versions, the dependency floors and ceilings) check
+# compatibility, not depth: the quick profile's number of examples, derandomised as in CI.
+settings.register_profile(
+    "ci-range",
+    max_examples=100,
+    deadline=None,
+    derandomize=True,
+    database=None,
+    print_blob=True,
+    suppress_health_check=[HealthCheck.too_slow],
+)
 settings.register_profile(
     "ci",
     max_examples=400,
