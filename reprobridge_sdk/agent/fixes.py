@@ -56,6 +56,7 @@ import sysconfig
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
+from typing import Any
 
 __all__ = [
     "RENAMED",
@@ -217,7 +218,6 @@ def _read(root: Path, rel: str) -> str:
 def _python2(failure: Failure, root: Path, script: str) -> Fix | None:
     if failure.type not in {"SyntaxError", "TabError", "IndentationError"} or not failure.file:
         return None
-    text = _read(root, failure.file)
     from fissix import refactor  # noqa: PLC0415 - only for Python 2 files
 
     fixers = [
@@ -226,19 +226,49 @@ def _python2(failure: Failure, root: Path, script: str) -> Fix | None:
         if not name.endswith(".fix_import")
     ]
     tool = refactor.RefactoringTool(fixers)
-    try:
-        tree = tool.refactor_string(text if text.endswith("\n") else text + "\n", failure.file)
-    except Exception:
+    converted = _fissix(tool, root, failure.file)
+    if converted is None:
         return None
-    new = str(tree)
-    if new == text:
-        return None
+    files = {failure.file: converted}
+    folder = (root / failure.file).parent
+    for module in sorted(folder.glob("*.py")):  # its Python 2 siblings: one change, not many
+        rel = module.relative_to(root).as_posix()
+        if rel in files or module.is_symlink() or not _python2_only(module):
+            continue
+        if (new := _fissix(tool, root, rel)) is not None:
+            files[rel] = new
+    where = (
+        failure.file
+        if len(files) == 1
+        else f"{len(files)} files of {folder.relative_to(root).as_posix() or '.'}"
+    )
     return Fix(
         rule="python2",
         kind="execution-fix",
-        summary=f"Python 2 syntax of {failure.file} converted with fissix",
-        files={failure.file: new},
+        summary=f"Python 2 syntax of {where} converted with fissix",
+        files=files,
     )
+
+
+def _python2_only(path: Path) -> bool:
+    """Whether ``path`` is a file that does not parse as Python 3."""
+    try:
+        ast.parse(path.read_bytes())
+    except (SyntaxError, ValueError):
+        return True
+    except (OSError, RecursionError, MemoryError):
+        return False
+    return False
+
+
+def _fissix(tool: Any, root: Path, rel: str) -> str | None:
+    """``rel`` converted by ``tool``, or None when it cannot be read, parsed or changed."""
+    try:
+        text = _read(root, rel)
+        new = str(tool.refactor_string(text if text.endswith("\n") else text + "\n", rel))
+    except Exception:  # a file fissix cannot read or parse gets no fix
+        return None
+    return None if new in {text, text + "\n"} else new
 
 
 _NO_MODULE = re.compile(r"^No module named '([A-Za-z_]\w*)")
