@@ -1,33 +1,42 @@
 """Benchmark: how the audit grows with the tasks (100 -> 1k -> 10k), against a plain script.
 
-Each synthetic artifact has ``T`` tasks measured by ``T / 10`` launchers (ten tasks each) and
-three seeded runs per launcher, so 10k tasks come with 1k launchers and 3k run directories
-(record, log, JSON output). The manifest is written as JSON text (YAML is a superset of JSON)
-so the baseline can read the very same file with :mod:`json`.
+The artifact is the bundled example grown to ``T`` tasks (``_synthetic.grow_example``, the
+realistic shape and the default): ``ceil(T / 3)`` copies of its scored launcher, each measuring
+three tasks (one regex on the log, two JSON pointers on the metrics file), shipping a sample,
+with the example's five seeds, so 10k tasks come with 3,334 launchers and 16,671 run
+directories (record, log, metrics file, and the run ledger the runner keeps), the example's
+smoke launcher and one smoke run. ``--shape csv-yaml`` reads a CSV table and a YAML summary in
+place of the JSON file; ``--shape json-only`` is the labelled best case that no real artifact
+looks like (ten tasks a launcher from one flat JSON output, three seeds, no samples: 10k tasks
+with 1k launchers and 3k runs). The manifest is written as JSON text (YAML reads JSON) so the
+script reads the very same file with :mod:`json`.
 
 Both sides are whole processes with bytecode compiled, one CPU each, timed as pairs whose order
 alternates, medians reported:
 
 * ours: ``python -m reprobridge_sdk audit ROOT --format json -o FILE`` (everything it does:
-  reading and validating the manifest with positions, verifying every run's digests, code, lock
-  and re-extracted values, verdicts, badges, the report);
-* the baseline: a plain script that reads the same manifest and records with ``json``, computes
-  every task's interval vectorised with numpy and one ``scipy.stats.t.ppf``, the mean over
+  reading and validating the manifest with positions and sample replay, verifying every run's
+  digests, ledger, code, lock and re-extracted values, verdicts, badges, the report);
+* the script: reads the same manifest and records with ``json``, computes every task's
+  interval vectorised with numpy and one ``scipy.stats.t.ppf``, the mean over the scored
   seeds of each task's values and whether it lies inside, and writes the verdicts as JSON. It
   verifies nothing: the ratio is the price of the checks.
 
-Printed per size: median seconds of each side, their ratio, peak resident memory of each
-process (GNU ``time``'s, not ``wait4``'s: see :func:`measure`), memory per run; then the
-exponent fitted to time ~ tasks^k on both sides.
-The target (issue 14): the ratio at 10k tasks within 3 and under 10 KB of memory a run above
-the baseline; exponents at most 1.1.
+Printed first: the shape and the machine's load (``uptime``). Per size: median seconds of each
+side, their ratio (with the target beside it at the largest size), peak resident memory of
+each process (GNU ``time``'s, not ``wait4``'s: see :func:`measure`), memory per run, and on how
+many tasks the verdicts agree (with the script and with the verdicts the runs were written
+for); then the exponent fitted to CPU time ~ tasks^k on both sides, over all sizes and from the
+last but one size to the last. Targets (issue 24, on the realistic shape): the ratio at 10k
+tasks within 3; every exponent from 1k to 10k at most 1.1.
 
-With ``--by-runs 3 30 300`` the runs grow instead of the tasks: 1,000 tasks (100 launchers)
-with 3, 30 and 300 seeds a launcher, 300 -> 3k -> 30k run directories, the exponent fitted on
-the runs. Each size also prints the peak memory above the script's, per run.
+With ``--by-runs 3 30 300`` the runs grow instead of the tasks, in the best case (its seeds are
+free; the example's are five): 1,000 tasks (100 launchers) with 3, 30 and 300 seeds a
+launcher, 300 -> 3k -> 30k run directories, the exponent fitted on the runs. Each size also
+prints the peak memory above the script's, per run.
 
-Run: ``python benchmarks/bench_audit_scale.py [--sizes 100 1000 10000 | --by-runs 3 30 300]
-[--repeats 5]``.
+Run: ``python benchmarks/bench_audit_scale.py [--shape example|csv-yaml|json-only]
+[--sizes 100 1000 10000 | --by-runs 3 30 300] [--repeats 5]``.
 """
 
 from __future__ import annotations
@@ -43,11 +52,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
 
-from _synthetic import SEEDS, manifest, task_item, write_code, write_run
-
-PER_LAUNCHER = 10
+from _synthetic import SHAPES, grow, grow_json_only
 
 BASELINE = r"""
 import json, sys
@@ -69,7 +75,7 @@ sums = np.zeros(len(tasks))
 counts = np.zeros(len(tasks))
 for record_path in sorted((root / "runs").glob("*/record.json")):
     record = json.loads(record_path.read_text())
-    if record["status"] != "succeeded":
+    if record["status"] != "succeeded" or record["scope"] != "scored":
         continue
     for item in record["measurements"]:
         i = ids[item["task"]]
@@ -80,76 +86,6 @@ inside = (counts > 0) & (np.abs(value - m) <= h)
 verdicts = np.where(inside, "compatible", "incompatible")
 Path(sys.argv[2]).write_text(json.dumps(dict(zip(ids, verdicts.tolist()))))
 """
-
-
-def scale_launchers(tasks: int, seeds: int = len(SEEDS)) -> list[dict[str, Any]]:
-    """``tasks / PER_LAUNCHER`` launchers with ``seeds`` seeds each, each measuring its ten
-    tasks from one JSON output."""
-    launchers = []
-    for k in range(max(1, tasks // PER_LAUNCHER)):
-        mine = [f"t{t}" for t in range(k * PER_LAUNCHER, min(tasks, (k + 1) * PER_LAUNCHER))]
-        launchers.append(
-            {
-                "id": f"l{k}",
-                "argv": ["python", "code/main.py", "--part", str(k), "--seed", "{seed}"],
-                "scope": "scored",
-                "seeds": list(range(seeds)),
-                "outputs": [{"id": "metrics", "path": "metrics.json"}],
-                "measurements": [
-                    {
-                        "task": t,
-                        "extract": {"kind": "json", "output": "metrics", "pointer": f"/{t}"},
-                    }
-                    for t in mine
-                ],
-            }
-        )
-    return launchers
-
-
-def build(root: Path, tasks: int, rng: random.Random, seeds: int = len(SEEDS)) -> int:
-    """Write the artifact and its runs (``seeds`` a launcher); return the number of runs."""
-    tree, lock = write_code(root)
-    task_items, means = [], {}
-    for t in range(tasks):
-        item, means[f"t{t}"] = task_item(f"t{t}", rng)
-        task_items.append(item)
-    launchers = scale_launchers(tasks, seeds)
-    data = manifest("scale", task_items, launchers, tree=tree, lock=lock)
-    data["artifact"]["paper"]["title"] = "s"
-    (root / "rra.yaml").write_text(_json_lines(data))
-    runs = 0
-    for launcher in launchers:
-        ids = [m["task"] for m in launcher["measurements"]]
-        for seed in range(seeds):
-            values = {t: round(means[t] + rng.gauss(0, 0.3), 4) for t in ids}
-            write_run(
-                root / "runs" / f"{launcher['id']}-s{seed}",
-                artifact="scale",
-                launcher=launcher,
-                tree=tree,
-                lock=lock,
-                seed=seed,
-                values=values,
-            )
-            runs += 1
-    return runs
-
-
-def _json_lines(manifest: dict[str, Any]) -> str:
-    """Compact JSON with one task or launcher a line (a 10k-task manifest stays under 8 MiB)."""
-
-    def dump(value: Any) -> str:
-        return json.dumps(value, separators=(",", ":"))
-
-    parts = []
-    for key, value in manifest.items():
-        if isinstance(value, list):
-            items = ",\n ".join(dump(v) for v in value)
-            parts.append(f"{dump(key)}:[\n {items}]")
-        else:
-            parts.append(f"{dump(key)}:{dump(value)}")
-    return "{" + ",\n".join(parts) + "}\n"
 
 
 #: GNU time, which reports the peak memory of the command it runs alone (see measure).
@@ -210,22 +146,67 @@ def pairs(
     }
 
 
+#: Targets of issue 24, on the realistic shape.
+TARGET_RATIO = 3.0
+TARGET_EXPONENT = 1.1
+
+
+def load() -> str:
+    """The machine's load as ``uptime`` prints it (the figures are taken on a shared machine)."""
+    try:
+        return subprocess.run(["uptime"], capture_output=True, text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        one, five, fifteen = os.getloadavg()
+        return f"load average: {one:.2f}, {five:.2f}, {fifteen:.2f}"
+
+
+def target(ratio: float, limit: float) -> str:
+    """The target beside a measured ratio or exponent, and whether it is met."""
+    return f"(target <= {limit:g}: {'met' if ratio <= limit else 'MISSED'})"
+
+
+def exponents(label: str, xs: list[int], ours: list[float], peer: list[float], name: str) -> None:
+    """Print the exponents fitted over all sizes and from the last but one to the last."""
+    print(
+        f"fitted exponent, CPU time ~ {label}^k: ours {exponent(xs, ours):.2f}, "
+        f"{name} {exponent(xs, peer):.2f}"
+    )
+    if len(xs) > 2:
+        tail = xs[-2:]
+        ours_k = exponent(tail, ours[-2:])
+        print(
+            f"  from {tail[0]} to {tail[1]}: ours {ours_k:.2f} {target(ours_k, TARGET_EXPONENT)}, "
+            f"{name} {exponent(tail, peer[-2:]):.2f}"
+        )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[100, 1000, 10000])
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument(
+        "--shape",
+        choices=SHAPES,
+        default="example",
+        help="the grown example (default), with CSV/YAML extractors, or the JSON-pointer-only "
+        "best case",
+    )
+    parser.add_argument(
         "--by-runs",
         type=int,
         nargs="+",
         metavar="SEEDS",
-        help="grow the runs instead: 1,000 tasks (100 launchers) with SEEDS seeds a launcher "
-        "each, e.g. 3 30 300 for 300 -> 3k -> 30k runs",
+        help="grow the runs instead (best case): 1,000 tasks (100 launchers) with SEEDS seeds a "
+        "launcher each, e.g. 3 30 300 for 300 -> 3k -> 30k runs",
     )
     args = parser.parse_args()
     env = {**os.environ, "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
     os.environ.update(env)
-    steps = [(1000, s) for s in args.by_runs] if args.by_runs else [(t, 3) for t in args.sizes]
+    shape = "json-only" if args.by_runs else args.shape
+    steps = [(1000, s) for s in args.by_runs] if args.by_runs else [(t, 0) for t in args.sizes]
+    best = " (best case: no real artifact looks like it)" if shape == "json-only" else ""
+    print(f"shape: {shape}{best}; {args.repeats} alternated pairs, medians")
+    print(f"load before: {load()}")
     ours_t, base_t, ours_kib, run_counts = [], [], [], []
     with tempfile.TemporaryDirectory() as tmp:
         base_script = Path(tmp) / "baseline.py"
@@ -236,9 +217,13 @@ def main() -> None:
             f"{'ours cpu':>8} {'base cpu':>8} {'ratio':>6} {'ours MiB':>8} {'base MiB':>8} "
             f"{'KB/run above':>12}"
         )
-        for size, seeds in steps:
+        for i, (size, seeds) in enumerate(steps):
             root = Path(tmp) / f"a{size}-{seeds}"
-            runs = build(root, size, random.Random(size), seeds)
+            rng = random.Random(size)
+            grown = (
+                grow_json_only(root, size, rng, seeds) if seeds else grow(root, size, rng, shape)
+            )
+            runs = grown.runs
             ours = [
                 *(sys.executable, "-m", "reprobridge_sdk", "audit", str(root)),
                 *("--format", "json", "-o", str(root / "report.json")),
@@ -247,25 +232,31 @@ def main() -> None:
             got = pairs({"ours": ours, "base": base}, args.repeats)
             report = json.loads((root / "report.json").read_text())
             plain = json.loads((root / "verdicts.json").read_text())
-            agree = sum(t["attempts"][0]["verdict"] == plain[t["id"]] for t in report["tasks"])
+            mine = {t["id"]: t["attempts"][0]["verdict"] for t in report["tasks"]}
+            agree = sum(v == plain[t] for t, v in mine.items())
+            written = sum(grown.verdicts.get(t) == v for t, v in mine.items())
             (o, oc, o_kib), (b, bc, b_kib) = got["ours"], got["base"]
             ours_t.append(oc)
             base_t.append(bc)
             ours_kib.append(o_kib)
             run_counts.append(runs)
+            last = i == len(steps) - 1 and not args.by_runs
             print(
                 f"{size:>6} {runs:>6} {o:>7.2f} {b:>7.2f} {o / b:>6.2f} {oc:>8.2f} {bc:>8.2f} "
                 f"{oc / bc:>6.2f} {o_kib / 1024:>8.0f} {b_kib / 1024:>8.0f} "
-                f"{(o_kib - b_kib) * 1.024 / runs:>12.1f}   verdicts agree on {agree}/{size}"
+                f"{(o_kib - b_kib) * 1.024 / runs:>12.1f}   verdicts agree with the script on "
+                f"{agree}/{size}"
+                + (f", with the runs' design on {written}/{size}" if grown.verdicts else ""),
+                flush=True,
             )
+            if last:
+                print(f"  CPU ratio at {size} tasks: {oc / bc:.2f} {target(oc / bc, TARGET_RATIO)}")
+    print(f"load after: {load()}")
     if len(steps) > 1:
         axis, xs = ("runs", run_counts) if args.by_runs else ("tasks", args.sizes)
-        print(
-            f"fitted exponent, CPU time ~ {axis}^k: ours {exponent(xs, ours_t):.2f}, "
-            f"baseline {exponent(xs, base_t):.2f}"
-        )
-        grown = (ours_kib[-1] - ours_kib[0]) * 1.024 / (run_counts[-1] - run_counts[0])
-        print(f"our peak memory grows by {grown:.1f} KB a run (smallest to largest size)")
+        exponents(axis, xs, ours_t, base_t, "script")
+        grown_kb = (ours_kib[-1] - ours_kib[0]) * 1.024 / (run_counts[-1] - run_counts[0])
+        print(f"our peak memory grows by {grown_kb:.1f} KB a run (smallest to largest size)")
 
 
 if __name__ == "__main__":

@@ -32,8 +32,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _synthetic import manifest, task_item, write_code
-from bench_audit_scale import _json_lines, scale_launchers
+from _synthetic import json_lines, json_only_launchers, manifest, task_item, write_code
 
 from reprobridge_sdk.io._jsonfast import _json_subset
 
@@ -44,7 +43,7 @@ def _data(tasks: int) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as scratch:
         tree, lock = write_code(Path(scratch))
     items = [task_item(f"t{t}", rng)[0] for t in range(tasks)]
-    launchers = scale_launchers(tasks)
+    launchers = json_only_launchers(tasks)
     data = manifest("scale", items, launchers, tree=tree, lock=lock)
     data["artifact"]["paper"]["title"] = "s"
     return data
@@ -62,7 +61,7 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=9)
     args = parser.parse_args()
     data = _data(args.tasks)
-    texts = {"one item a line": _json_lines(data), "indent=1": json.dumps(data, indent=1)}
+    texts = {"one item a line": json_lines(data), "indent=1": json.dumps(data, indent=1)}
     print(f"{args.tasks} tasks, medians of {args.repeats} alternated pairs, CPU seconds")
     print(f"{'layout':<16} {'MB':>5} {'ours':>7} {'json':>7} {'ratio':>6}")
     for name, text in texts.items():
