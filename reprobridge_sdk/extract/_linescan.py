@@ -23,12 +23,11 @@ import os
 import re
 from collections.abc import Generator, Iterator
 from dataclasses import dataclass, replace
-from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 import re2
 
-from .pattern import Match, Regex, author_pattern
+from .pattern import PATTERNS, Match, Regex, author_pattern
 
 if TYPE_CHECKING:
     from ._opened import Readable
@@ -62,8 +61,14 @@ def _uncommon(text: str) -> bool:
     return any(char not in _COMMON for char in text)
 
 
-@lru_cache(maxsize=256)  # pure; parsing the pattern costs more than many short scans
 def required_literal(pattern: str, *, fold: bool = False) -> str | None:
+    """The longest literal text every match of ``pattern`` contains, or ``None`` (computed
+    once per pattern in the process's pattern cache: parsing the pattern costs more than many
+    short scans)."""
+    return PATTERNS.derive(pattern, ("literal", fold), lambda: _required_literal(pattern, fold))
+
+
+def _required_literal(pattern: str, fold: bool) -> str | None:
     """The longest literal text every match of ``pattern`` contains, or ``None``.
 
     Only top-level concatenation (and plain groups in it) is considered. A case-insensitive
@@ -123,8 +128,13 @@ def required_literal(pattern: str, *, fold: bool = False) -> str | None:
 _NEWLINE_CATEGORIES = {"CATEGORY_SPACE", "CATEGORY_NOT_DIGIT", "CATEGORY_NOT_WORD"}
 
 
-@lru_cache(maxsize=256)  # pure, like required_literal
 def line_safe(pattern: str) -> bool:
+    """Whether no match of ``pattern`` can span or look across a line break (computed once
+    per pattern, like :func:`required_literal`)."""
+    return PATTERNS.derive(pattern, "line-safe", lambda: _line_safe(pattern))
+
+
+def _line_safe(pattern: str) -> bool:
     """Whether no match of ``pattern`` can span or look across a line break.
 
     Then searching a whole chunk with ``re.MULTILINE`` finds, in each line, the same first

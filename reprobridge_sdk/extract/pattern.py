@@ -32,17 +32,22 @@ does not accept a final newline (Python's ``re`` would: ``"digits-logreg\\n"`` m
 from __future__ import annotations
 
 import re
+import threading
 import warnings
-from collections.abc import Iterator, Mapping
+from collections import OrderedDict
+from collections.abc import Callable, Iterator, Mapping
 from functools import lru_cache
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol, TypeVar
 
 import re2
 
 from reprobridge_sdk.errors import ReproBridgeError
 
 __all__ = [
+    "PATTERNS",
     "Match",
+    "PatternCache",
+    "PatternCacheInfo",
     "PatternError",
     "Regex",
     "author_pattern",
@@ -156,12 +161,18 @@ def _foreign(pattern: str) -> str | None:
     return None
 
 
-@lru_cache(maxsize=512)  # pure; validation and replay ask about the same patterns again
 def dialect_problem(pattern: str) -> tuple[str, str] | None:
-    """``(reason, message)`` when ``pattern`` is not an author pattern, else None."""
+    """``(reason, message)`` when ``pattern`` is not an author pattern, else None (checked once
+    per process: see :data:`PATTERNS`)."""
+    return PATTERNS.entry(pattern).problem()
+
+
+def _check(pattern: str) -> tuple[tuple[str, str] | None, Regex | None]:
+    """The dialect check of ``pattern``: its problem, or None and its RE2 program (the check
+    compiles it, so the program is kept rather than made again)."""
     foreign = _foreign(pattern)
     if foreign is not None:
-        return ("dialect", f"{foreign} is not in the pattern dialect")
+        return ("dialect", f"{foreign} is not in the pattern dialect"), None
     parser = _parser()
     with warnings.catch_warnings():
         # Python warns of nested sets and set operations ("[[:alpha:]]", "[a--b]"), which
@@ -170,25 +181,25 @@ def dialect_problem(pattern: str) -> tuple[str, str] | None:
         try:
             parsed = parser.parse(pattern)
         except FutureWarning as warning:
-            return ("dialect", f"{warning} (a nested set or a set operation)")
+            return ("dialect", f"{warning} (a nested set or a set operation)"), None
         except re.error as exc:
-            return ("invalid", f"not a regular expression: {exc}")
+            return ("invalid", f"not a regular expression: {exc}"), None
     for flag, name in _BAD_FLAGS:
         if parsed.state.flags & flag:
-            return ("dialect", f"{name} is not in the pattern dialect")
+            return ("dialect", f"{name} is not in the pattern dialect"), None
     found = _construct(parsed)
     if found:
-        return ("dialect", f"{found} is not in the pattern dialect (RE2)")
+        return ("dialect", f"{found} is not in the pattern dialect (RE2)"), None
     if _EMPTY_MIN.search(_outside_classes(pattern)):
-        return ("dialect", "{,n} means {0,n} to Python and literal text to RE2: write {0,n}")
+        return ("dialect", "{,n} means {0,n} to Python and literal text to RE2: write {0,n}"), None
     try:
-        re2.compile(pattern, _OPTIONS)
+        compiled: Regex = re2.compile(pattern, _OPTIONS)
     except re2.error as exc:
         detail = exc.args[0] if exc.args else exc
         if isinstance(detail, bytes):
             detail = detail.decode("utf-8", "replace")
-        return ("dialect", f"RE2 does not accept it: {detail}")
-    return None
+        return ("dialect", f"RE2 does not accept it: {detail}"), None
+    return None, compiled
 
 
 def _construct(items: Any) -> str | None:
@@ -240,18 +251,132 @@ def _outside_classes(pattern: str) -> str:
     return "".join(out)
 
 
-@lru_cache(maxsize=512)
 def author_pattern(pattern: str, *, multiline: bool = False) -> Regex:
     """Compile an author pattern; :class:`PatternError` if it is not one.
 
     With ``multiline``, ``^`` and ``$`` also match at line breaks (used to search a chunk of
-    many lines at once; see :mod:`reprobridge_sdk.extract._linescan`).
+    many lines at once; see :mod:`reprobridge_sdk.extract._linescan`). Checked and compiled
+    once per process (see :data:`PATTERNS`).
     """
-    problem = dialect_problem(pattern)
-    if problem is not None:
-        raise PatternError(*problem)
-    compiled: Regex = re2.compile(f"(?m){pattern}" if multiline else pattern, _OPTIONS)
-    return compiled
+    return PATTERNS.entry(pattern).compiled(multiline=multiline)
+
+
+_T = TypeVar("_T")
+_UNSET: Any = object()
+
+
+class PatternCacheInfo(NamedTuple):
+    """The statistics of a :class:`PatternCache`."""
+
+    hits: int
+    misses: int
+    checks: int
+    compiles: int
+    size: int
+    capacity: int
+
+
+class _Entry:
+    """What the process knows of one author pattern, each part made on first use."""
+
+    __slots__ = ("_problem", "_regex", "derived", "multiline", "owner", "pattern")
+
+    def __init__(self, owner: PatternCache, pattern: str) -> None:
+        self.owner = owner
+        self.pattern = pattern
+        self._problem: tuple[str, str] | None = _UNSET
+        self._regex: Regex | None = None
+        self.multiline: Regex | None = None
+        self.derived: dict[Any, Any] = {}
+
+    def problem(self) -> tuple[str, str] | None:
+        if self._problem is _UNSET:
+            problem, regex = _check(self.pattern)
+            with self.owner.lock:
+                self.owner.checks += 1
+                self.owner.compiles += regex is not None
+            self._regex, self._problem = regex, problem
+        return self._problem
+
+    def compiled(self, *, multiline: bool) -> Regex:
+        problem = self.problem()
+        if problem is not None:
+            raise PatternError(*problem)
+        if not multiline:
+            assert self._regex is not None  # set with a None problem
+            return self._regex
+        if self.multiline is None:
+            self.multiline = re2.compile(f"(?m){self.pattern}", _OPTIONS)
+            with self.owner.lock:
+                self.owner.compiles += 1
+        return self.multiline
+
+
+class PatternCache:
+    """One entry per author pattern, shared by everything in the process that reads one: the
+    validation layers (semantic checks, sample replay, landmarks), extraction in the runner
+    and the auditor. Each pattern is dialect-checked once, compiled once for RE2 (the check's
+    own program), at most once more for chunk searches (``(?m)``), and what a scan derives
+    from it (its required literal, whether it is line-safe) is computed once.
+
+    Least recently used entries go beyond ``capacity``; a validation first sizes the cache to
+    the artifact's distinct patterns (:meth:`fit`), so an artifact of 5,000 launchers does not
+    push out its own patterns between one layer and the next. Thread-safe: a lost race makes
+    an entry twice, never a wrong one.
+    """
+
+    def __init__(self, capacity: int = 512) -> None:
+        self.capacity = capacity
+        self.lock = threading.Lock()
+        self._entries: OrderedDict[str, _Entry] = OrderedDict()
+        self.hits = self.misses = self.checks = self.compiles = 0
+
+    def entry(self, pattern: str) -> _Entry:
+        with self.lock:
+            found = self._entries.get(pattern)
+            if found is not None:
+                self._entries.move_to_end(pattern)
+                self.hits += 1
+                return found
+            self.misses += 1
+            made = self._entries[pattern] = _Entry(self, pattern)
+            while len(self._entries) > self.capacity:
+                self._entries.popitem(last=False)
+            return made
+
+    def derive(self, pattern: str, key: Any, make: Callable[[], _T]) -> _T:
+        """``make()``, computed once per pattern and ``key`` (a scan's facts of a pattern)."""
+        derived = self.entry(pattern).derived
+        if key not in derived:
+            derived[key] = make()
+        value: _T = derived[key]
+        return value
+
+    def fit(self, patterns: int) -> None:
+        """Make room for ``patterns`` distinct patterns (an artifact's), never less than now."""
+        with self.lock:
+            self.capacity = max(self.capacity, patterns + 64)
+
+    def info(self) -> PatternCacheInfo:
+        with self.lock:
+            return PatternCacheInfo(
+                self.hits,
+                self.misses,
+                self.checks,
+                self.compiles,
+                len(self._entries),
+                self.capacity,
+            )
+
+    def clear(self) -> None:
+        """Forget every entry and the statistics (the capacity stays)."""
+        with self.lock:
+            self._entries.clear()
+            self.hits = self.misses = self.checks = self.compiles = 0
+
+
+#: The process's pattern cache.
+PATTERNS = PatternCache()
 
 
 @lru_cache(maxsize=256)

@@ -13,7 +13,7 @@ import re
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from reprobridge_sdk.extract.pattern import PatternError, Regex, author_pattern
+from reprobridge_sdk.extract.pattern import PATTERNS, PatternError, Regex, author_pattern
 from reprobridge_sdk.extract.template import template_names
 from reprobridge_sdk.findings import Finding
 from reprobridge_sdk.io.document import Document, escape_pointer
@@ -646,4 +646,18 @@ def check_semantics(doc: Document) -> list[Finding]:
     """R findings for a document whose data is a mapping (anything else gives none)."""
     if not isinstance(doc.data, dict):
         return []
+    # Size the process's pattern cache to this artifact, so that every later layer (replay,
+    # extraction, the audit) finds the patterns checked and compiled here.
+    PATTERNS.fit(_pattern_count(doc.data))
     return _Checker(doc).run()
+
+
+def _pattern_count(data: dict[str, Any]) -> int:
+    """How many author patterns (landmarks, regex extractors) the manifest holds."""
+    count = 0
+    for _, launcher in _items(data.get("launchers"), ""):
+        for _, landmark in _items(launcher.get("landmarks"), ""):
+            count += isinstance(landmark.get("pattern"), str)
+        for _, measurement in _items(launcher.get("measurements"), ""):
+            count += _map(measurement.get("extract")).get("kind") == "regex"
+    return count

@@ -1,0 +1,135 @@
+"""The process's pattern cache: each author pattern is checked and compiled once.
+
+A manifest of thousands of launchers used to push its own patterns out of small caches
+between one layer and the next (each pattern dialect-checked about twice, compiled about five
+times). The counts here are the cache's own statistics (``PATTERNS.info()``), taken around a
+real validation and a real audit of an artifact the benchmarks generate, with the cache's
+capacity set far below the artifact's patterns, as the old caches were.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from reprobridge_sdk.audit import audit
+from reprobridge_sdk.extract._linescan import line_safe, required_literal
+from reprobridge_sdk.extract.pattern import (
+    PATTERNS,
+    PatternCache,
+    PatternError,
+    author_pattern,
+    dialect_problem,
+)
+from reprobridge_sdk.validation import validate_artifact
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from _synthetic import grow_example  # noqa: E402
+
+
+@pytest.fixture
+def small_cache() -> Iterator[None]:
+    """The process's cache, emptied, with room for 4 patterns until a validation sizes it."""
+    capacity = PATTERNS.capacity
+    PATTERNS.clear()
+    PATTERNS.capacity = 4
+    try:
+        yield
+    finally:
+        PATTERNS.clear()
+        PATTERNS.capacity = capacity
+
+
+def _patterns(root: Path) -> set[str]:
+    data = json.loads((root / "rra.yaml").read_text("utf-8"))
+    found = set()
+    for launcher in data["launchers"]:
+        found |= {landmark["pattern"] for landmark in launcher.get("landmarks", [])}
+        found |= {
+            m["extract"]["pattern"]
+            for m in launcher["measurements"]
+            if m["extract"]["kind"] == "regex"
+        }
+    return found
+
+
+def test_validation_and_audit_check_and_compile_each_pattern_once(
+    tmp_path: Path, small_cache: None
+) -> None:
+    grown = grow_example(tmp_path / "a", 60, random.Random(1))
+    distinct = _patterns(grown.root)
+    assert len(distinct) == 20 + 6  # one regex a scored launcher, six shared landmarks
+    findings = validate_artifact("a", grown.root, grown.root / "rra.yaml")
+    assert [f.code for f in findings] == []
+    info = PATTERNS.info()
+    assert info.capacity >= len(distinct)  # sized to the artifact by the validation
+    assert info.checks == len(distinct)
+    # One RE2 program per pattern, and a chunk-search one for each extractor replay scans.
+    assert len(distinct) <= info.compiles <= 2 * len(distinct)
+    after_validation = info
+
+    report = audit(grown.root)
+    assert {t.id: t.attempts[0].verdict for t in report.tasks} == grown.verdicts
+    info = PATTERNS.info()
+    assert info.checks == after_validation.checks  # the audit checked nothing again
+    assert info.compiles == after_validation.compiles  # and compiled nothing again
+    assert info.hits > after_validation.hits
+
+
+def test_a_pattern_outside_the_dialect_is_checked_once_and_refused_each_time() -> None:
+    cache = PatternCache()
+    entry = cache.entry("(a)\\1")
+    assert entry.problem() is not None and entry.problem() == cache.entry("(a)\\1").problem()
+    with pytest.raises(PatternError) as caught:
+        entry.compiled(multiline=False)
+    assert caught.value.reason == "dialect"
+    with pytest.raises(PatternError):
+        entry.compiled(multiline=True)
+    assert cache.info()[:4] == (1, 1, 1, 0)  # hits, misses, checks, compiles
+
+
+def test_an_invalid_pattern_is_invalid_not_a_dialect_problem() -> None:
+    cache = PatternCache()
+    problem = cache.entry("(unclosed").problem()
+    assert problem is not None and problem[0] == "invalid"
+    assert cache.entry("(unclosed").problem() is problem
+    assert cache.info().checks == 1 and cache.info().compiles == 0
+
+
+def test_the_cache_evicts_the_least_recently_used_beyond_its_capacity() -> None:
+    cache = PatternCache(capacity=2)
+    for pattern in ("a", "b", "a", "c"):
+        cache.entry(pattern).problem()
+    assert cache.info().size == 2
+    cache.entry("a")  # still there: used after b
+    assert cache.info().hits == 2
+    cache.entry("b")  # evicted: made again
+    assert cache.info().misses == 4
+    cache.fit(10)
+    assert cache.info().capacity == 74
+    cache.fit(1)  # never shrinks
+    assert cache.info().capacity == 74
+
+
+def test_the_module_functions_answer_from_the_process_cache(small_cache: None) -> None:
+    pattern = "^loss=(?P<value>[0-9.]+)$"
+    regex = author_pattern(pattern)
+    assert author_pattern(pattern) is regex
+    assert author_pattern(pattern, multiline=True) is author_pattern(pattern, multiline=True)
+    assert dialect_problem(pattern) is None
+    assert required_literal(pattern) == "loss="
+    assert line_safe(pattern) is True
+    assert required_literal(pattern) == "loss="
+    info = PATTERNS.info()
+    assert (info.misses, info.checks, info.compiles) == (1, 1, 2)
+    with pytest.raises(PatternError):
+        author_pattern("(?<=x)y")
+    assert dialect_problem("(?<=x)y") is not None
+    assert PATTERNS.info().checks == 2
