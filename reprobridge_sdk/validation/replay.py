@@ -22,13 +22,16 @@ outside the dialect is X004 and a sample log that cannot be read is the files la
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from reprobridge_sdk.findings import Finding
 from reprobridge_sdk.io import safefs
 from reprobridge_sdk.io.document import Document, escape_pointer
 
 from .files import kind_of, resolve_path, usable_path
+
+if TYPE_CHECKING:
+    from reprobridge_sdk.extract.extraction import ExtractionCache
 
 __all__ = ["REL_TOL", "check_replay"]
 
@@ -115,6 +118,22 @@ def check_replay(doc: Document, root: Path) -> list[Finding]:
     if not isinstance(launchers, list):
         return []
     from reprobridge_sdk.extract.extraction import (  # noqa: PLC0415 - lazy: only with samples
+        ExtractionCache,
+    )
+
+    # One cache for the replay: a sample's log is scanned and its output parsed once for all
+    # the measurements that read it, not once per measurement.
+    cache = ExtractionCache()
+    try:
+        return _replay(doc, root, launchers, cache)
+    finally:
+        cache.close()
+
+
+def _replay(
+    doc: Document, root: Path, launchers: list[Any], cache: ExtractionCache
+) -> list[Finding]:
+    from reprobridge_sdk.extract.extraction import (  # noqa: PLC0415 - lazy: only with samples
         ExtractionError,
         extract_value,
         same_value,
@@ -172,6 +191,7 @@ def check_replay(doc: Document, root: Path) -> list[Finding]:
                         root=root,
                         max_bytes=safefs.MAX_TEXT_BYTES,
                         transform=measurement.get("transform"),
+                        cache=cache,
                     )
                     value = got.mean  # as the runner records it ('all': the mean)
                 except ExtractionError as exc:
