@@ -110,9 +110,14 @@ def _check_landmarks(
     return out
 
 
-def check_replay(doc: Document, root: Path) -> list[Finding]:
+def check_replay(
+    doc: Document, root: Path, *, cache: ExtractionCache | None = None
+) -> list[Finding]:
     """X findings for the samples of every launcher of the artifact at ``root``, and R034
-    for each landmark those samples never reach."""
+    for each landmark those samples never reach.
+
+    ``cache``: where each sample file's parse or scan is kept for all the measurements that
+    read it (by default one made for this call and closed after it)."""
     data = doc.data if isinstance(doc.data, dict) else {}
     launchers = data.get("launchers")
     if not isinstance(launchers, list):
@@ -121,13 +126,15 @@ def check_replay(doc: Document, root: Path) -> list[Finding]:
         ExtractionCache,
     )
 
+    if cache is not None:
+        return _replay(doc, root, launchers, cache)
     # One cache for the replay: a sample's log is scanned and its output parsed once for all
     # the measurements that read it, not once per measurement.
-    cache = ExtractionCache()
+    own = ExtractionCache()
     try:
-        return _replay(doc, root, launchers, cache)
+        return _replay(doc, root, launchers, own)
     finally:
-        cache.close()
+        own.close()
 
 
 def _replay(

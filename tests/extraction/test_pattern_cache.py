@@ -19,6 +19,7 @@ import pytest
 
 from reprobridge_sdk.audit import audit
 from reprobridge_sdk.extract._linescan import line_safe, required_literal
+from reprobridge_sdk.extract.extraction import ExtractionCache
 from reprobridge_sdk.extract.pattern import (
     PATTERNS,
     PatternCache,
@@ -26,7 +27,9 @@ from reprobridge_sdk.extract.pattern import (
     author_pattern,
     dialect_problem,
 )
+from reprobridge_sdk.io.document import load_document
 from reprobridge_sdk.validation import validate_artifact
+from reprobridge_sdk.validation.replay import check_replay
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "benchmarks"))
@@ -133,3 +136,16 @@ def test_the_module_functions_answer_from_the_process_cache(small_cache: None) -
         author_pattern("(?<=x)y")
     assert dialect_problem("(?<=x)y") is not None
     assert PATTERNS.info().checks == 2
+
+
+def test_replay_reads_and_parses_each_sample_file_once(tmp_path: Path) -> None:
+    grown = grow_example(tmp_path / "a", 30, random.Random(2))
+    doc = load_document(grown.root / "rra.yaml", name="a/rra.yaml", root=grown.root)
+    cache = ExtractionCache()
+    try:
+        assert check_replay(doc, grown.root, cache=cache) == []
+        # 11 samples (10 scored, 1 smoke), each with a log scanned by one regex and a
+        # metrics file parsed once: two misses a sample; the second JSON pointer hits.
+        assert (cache.misses, cache.hits) == (22, 11)
+    finally:
+        cache.close()
