@@ -67,7 +67,7 @@ class OpenChoice(SpecModel):
 class Guide(SpecModel):
     """The reproduction guide."""
 
-    path: RelPath = "GUIDE.md"
+    path: RelPath = Field(default="GUIDE.md")
     ambiguities: list[Ambiguity] = Field(default_factory=list)
     changes: list[Change] = Field(default_factory=list)
     discrepancies: list[Discrepancy] = Field(default_factory=list)

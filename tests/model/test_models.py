@@ -92,3 +92,16 @@ def test_dump_and_reload_is_identity() -> None:
     manifest = Manifest.model_validate(MINIMAL)
     again = Manifest.model_validate(manifest.model_dump(mode="json"))
     assert again == manifest
+
+
+def test_a_default_given_to_one_field_of_a_shared_type_stays_with_that_field() -> None:
+    """The guide's path defaults to GUIDE.md; a patch's path, of the same type, stays required.
+
+    Some pydantic releases copied a default given with ``=`` onto the shared annotation.
+    """
+    from reprobridge_sdk.model.claims import AuthorPatch
+    from reprobridge_sdk.model.guide import Guide
+
+    assert Guide().path == "GUIDE.md"
+    with pytest.raises(ValidationError):
+        AuthorPatch.model_validate({"why": "the data path was absolute"})
