@@ -36,7 +36,9 @@ it targeted is gone (its gate). The rules, in order:
 * ``cuda-device``: a CUDA error (no device, no driver, not compiled with CUDA) ->
   ``"cuda"``/``"cuda:N"`` device literals, and ``"cuda:" + str(...)`` or ``f"cuda:{...}"``
   device names, become ``"cpu"`` in the repository files of the
-  traceback (device checks such as ``startswith("cuda")`` are left alone).
+  traceback (device checks such as ``startswith("cuda")`` are left alone); ``.cuda(...)``
+  becomes ``.cpu()``, ``torch.cuda.FloatTensor`` and its kin the CPU tensor types, and a
+  statement that only selects a device (``torch.cuda.set_device(...)``) becomes ``pass``.
 * ``working-directory``: ``FileNotFoundError`` for a relative path that exists relative to
   the script's directory or the repository root -> the launcher's working directory.
 
@@ -603,6 +605,19 @@ _CUDA_INDEXED = re.compile(
 )
 
 
+#: ``.cuda()``, ``.cuda(device)``, ``.cuda(args.gpu)``: a move to a GPU (one level of nesting).
+_CUDA_MOVE = re.compile(r"\.cuda\((?:[^()\n]|\([^()\n]*\))*\)")
+#: ``torch.cuda.FloatTensor`` and its kin: a GPU tensor type named directly.
+_CUDA_TENSOR_TYPE = re.compile(
+    r"\btorch\.cuda\.(?=(?:Float|Double|Half|BFloat16|Long|Int|Short|Char|Byte|Bool)Tensor\b)"
+)
+#: A line that only selects the GPU to use: ``torch.cuda.set_device(args.cuda_device)``.
+_CUDA_SELECT = re.compile(
+    r"^(?P<indent>[ \t]*)torch\.cuda\.set_device\((?:[^()\n]|\([^()\n]*\))*\)[ \t]*(?:#.*)?$",
+    re.MULTILINE,
+)
+
+
 def _cuda_device(failure: Failure, root: Path, script: str) -> Fix | None:
     if not any(m.lower() in failure.message.lower() for m in _CUDA_MESSAGES):
         return None
@@ -611,7 +626,9 @@ def _cuda_device(failure: Failure, root: Path, script: str) -> Fix | None:
         text = _read(root, rel)
         new = _CUDA_INDEXED.sub('"cpu"', text)
         new = _CUDA_LITERAL.sub(lambda m: f"{m.group('q')}cpu{m.group('q')}", new)
-        new = re.sub(r"\.cuda\(\)", ".cpu()", new)
+        new = _CUDA_MOVE.sub(".cpu()", new)
+        new = _CUDA_TENSOR_TYPE.sub("torch.", new)
+        new = _CUDA_SELECT.sub(r"\g<indent>pass  # no GPU to select on a CPU run", new)
         if new != text:
             files[rel] = new
     if not files:

@@ -375,3 +375,85 @@ def test_the_python2_fix_converts_the_failing_files_python2_siblings_at_once(
     fixed = _run(tmp_path, "main.py")
     assert fixed.returncode == 0, fixed.stderr
     assert fixed.stdout.split() == ["a", "1", "[1]"]
+
+
+#: A stand-in for torch on a machine without a GPU: what a CPU-only build raises when code
+#: selects a device, moves a tensor to one or names a GPU tensor type. (The real torch is
+#: not installed in the test environment; these are the calls and messages it has.)
+_TORCH_STANDIN = {
+    "torch/__init__.py": (
+        "from . import cuda\n\n\n"
+        "class Tensor:\n"
+        "    def __init__(self, value):\n"
+        "        self.value = value\n\n"
+        "    def cuda(self, device=None, non_blocking=False):\n"
+        "        cuda._no_driver()\n\n"
+        "    def cpu(self):\n"
+        "        return self\n\n\n"
+        "class FloatTensor(Tensor):\n"
+        "    pass\n"
+    ),
+    "torch/cuda.py": (
+        "def _no_driver():\n"
+        '    raise RuntimeError("Found no NVIDIA driver on your system.")\n\n\n'
+        "def set_device(index):\n"
+        "    _no_driver()\n\n\n"
+        "class FloatTensor:\n"
+        "    def __init__(self, *args):\n"
+        "        _no_driver()\n"
+    ),
+}
+
+
+def test_device_selection_moves_and_gpu_tensor_types_are_rewritten_for_the_cpu(
+    tmp_path: Path,
+) -> None:
+    """Code of the GCN era: ``torch.cuda.set_device(args.gpu)`` unconditionally, then
+    ``.cuda(args.gpu)`` and ``torch.cuda.FloatTensor``; each failure the rule meets is fixed
+    where it stands, until the script runs."""
+    for rel, text in _TORCH_STANDIN.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text, "utf-8")
+    (tmp_path / "train.py").write_text(
+        "import torch\n\n"
+        "gpu = 4\n"
+        "if gpu >= 0:\n"
+        "    torch.cuda.set_device(gpu)  # the card of the authors' machine\n"
+        "x = torch.Tensor(2.0).cuda(gpu)\n"
+        "y = torch.Tensor(3.0).cuda(device=int('4'), non_blocking=True)\n"
+        "z = torch.cuda.FloatTensor(1.0)\n"
+        "print('accuracy', x.value + y.value + z.value)\n",
+        "utf-8",
+    )
+    rules: list[str] = []
+    for _round in range(4):
+        run = _run(tmp_path, "train.py")
+        if run.returncode == 0:
+            break
+        failure = classify(run.stderr, tmp_path)
+        assert failure is not None
+        fix = propose(failure, tmp_path, "train.py")
+        assert fix is not None
+        rules.append(fix.rule)
+        for rel, text in fix.files.items():
+            assert rel == "train.py"  # the stand-in torch is matched by nothing
+            (tmp_path / rel).write_text(text, "utf-8")
+    assert run.returncode == 0, run.stderr
+    assert run.stdout == "accuracy 6.0\n"
+    assert rules == ["cuda-device"]
+    fixed = (tmp_path / "train.py").read_text("utf-8")
+    assert "    pass  # no GPU to select on a CPU run\n" in fixed
+    assert "torch.cuda" not in fixed
+
+
+def test_a_set_device_inside_an_expression_is_left_alone(tmp_path: Path) -> None:
+    """Only a statement that does nothing but select a device becomes ``pass``: one whose
+    value is used (or that shares its line with other code) is not rewritten by this rule."""
+    (tmp_path / "torch").mkdir()
+    for rel, text in _TORCH_STANDIN.items():
+        (tmp_path / rel).write_text(text, "utf-8")
+    source = "import torch\n\nok = torch.cuda.set_device(0) or True\nprint(ok)\n"
+    (tmp_path / "train.py").write_text(source, "utf-8")
+    failure = classify(_run(tmp_path, "train.py").stderr, tmp_path)
+    assert failure is not None
+    assert propose(failure, tmp_path, "train.py") is None
