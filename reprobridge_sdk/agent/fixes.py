@@ -24,7 +24,8 @@ it targeted is gone (its gate). The rules, in order:
   integers``) -> ``/`` becomes ``//`` in the failing line and in the assignments of the
   names that line uses.
 * ``removed-api``: the renamed or removed APIs of :data:`RENAMED`, matched on the error
-  message: ``scipy.misc.logsumexp``/``comb``/``imread``, ``np.float``/``np.int``/
+  message: ``scipy.misc.logsumexp``/``comb``/``imread``, ``scipy.sparse.linalg.eigen.arpack``,
+  ``np.float``/``np.int``/
   ``np.bool``/``np.object``/``np.str``, ``sklearn.cross_validation``/``grid_search``,
   ``sklearn.externals.joblib``, ``collections.Mapping`` and its siblings, ``time.clock``,
   pandas ``.ix``.
@@ -410,6 +411,29 @@ RENAMED: list[tuple[re.Pattern[str], list[tuple[str, str]], str]] = [
             (r"\bscipy\.misc\.imread\b", "matplotlib.pyplot.imread"),
         ],
         "scipy.misc.imread was removed; matplotlib.pyplot.imread reads the image",
+    ),
+    (
+        re.compile(
+            r"No module named 'scipy\.sparse\.linalg\.eigen\.arpack'|"
+            r"No module named 'scipy\.sparse\.linalg\.eigen'|"
+            r"module 'scipy\.sparse\.linalg' has no attribute 'eigen'"
+        ),
+        [
+            (
+                r"from scipy\.sparse\.linalg\.eigen\.arpack import",
+                "from scipy.sparse.linalg import",
+            ),
+            (
+                r"import scipy\.sparse\.linalg\.eigen\.arpack as (\w+)",
+                r"import scipy.sparse.linalg as \1",
+            ),
+            (
+                r"from scipy\.sparse\.linalg\.eigen import arpack\b",
+                "from scipy.sparse import linalg as arpack",
+            ),
+            (r"\bscipy\.sparse\.linalg\.eigen\.arpack\.", "scipy.sparse.linalg."),
+        ],
+        "scipy.sparse.linalg.eigen.arpack was removed; its functions are in scipy.sparse.linalg",
     ),
     (
         re.compile(r"module 'numpy' has no attribute '(float|int|bool|object|str|complex|long)'"),

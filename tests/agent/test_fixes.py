@@ -45,6 +45,15 @@ CASES = {
         "removed-api",
         "ImportError",
     ),
+    "scipy-arpack": (
+        "import numpy as np\n"
+        "from scipy.sparse.linalg.eigen.arpack import eigsh\n"
+        "import scipy.sparse.linalg.eigen.arpack as arpack\n"
+        "m = np.diag([1.0, 2.0, 3.0, 4.0])\n"
+        "print(round(float(eigsh(m, k=1)[0][0]), 3), arpack.eigsh(m, k=1)[0].shape)\n",
+        "removed-api",
+        "ModuleNotFoundError",
+    ),
     "numpy-alias": (
         "import numpy as np\nx = np.float(3)\ny = np.int(2)\nprint(x, y, np.float64(1))\n",
         "removed-api",
