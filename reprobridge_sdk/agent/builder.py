@@ -28,11 +28,14 @@ Rules, in order:
      skipped when there are none), ``source-build`` (when a step failed because a
      requirement has no wheel: relaxed, source distributions allowed; a pure-Python sdist
      builds anywhere, one that needs a compiler fails when the environment is built, B005);
-   * ``era``: the running interpreter, nothing newer than the commit date
+   * ``era``: the running interpreter, nothing newer than the code's era: the last change
+     to the code the launchers run (:func:`era_date`), else the commit date
      (``--exclude-newer``): ``declared``, then ``lower-bounds`` (skipped without
-     requirements: it would be the newest environment again);
-   * ``era-python``: the same steps for an interpreter of the commit's era found on this
-     machine (:mod:`reprobridge_sdk.env.interpreters`: PATH, pyenv, uv-managed; never
+     requirements: it would be the newest environment again), then ``source-build`` of the
+     era when a requirement of the era has no wheel (TensorFlow 2.4 needs termcolor 1.1,
+     an sdist);
+   * ``era-python``: the same steps for each interpreter of the code's era found on this
+     machine, newest first (:mod:`reprobridge_sdk.env.interpreters`: PATH, pyenv, uv-managed; never
      downloaded), older than the running one: a **legacy environment**. An era interpreter
      that is not here, or older than the resolver serves, is B048 with the step that
      unblocks the build.
@@ -434,15 +437,17 @@ def resolve_steps(
         if pins is not None:
             return steps, pins
         no_wheel = no_wheel or bool(current.wheels_only and _NO_WHEEL.search(error))
-        if not todo and no_wheel and not era:
+        if not todo and no_wheel:
             no_wheel = False
             todo.append(
                 _Step(
                     "source-build",
                     relaxed(requirements),
-                    None,  # an era bound would hold back the build backend too
+                    # the era's bound holds back the build backend too: of the same era
+                    bound,
                     "source distributions allowed for what has no wheel for Python "
-                    f"{python} (pure-Python ones build anywhere), newest versions",
+                    f"{python} (pure-Python ones build anywhere), "
+                    + ("still of the code's era" if era else "newest versions"),
                     wheels_only=False,
                 )
             )
@@ -569,14 +574,22 @@ class _Target:
     hint: str | None = None
 
 
-def _targets(name: EnvironmentName, intake: IntakeRecord, why: str) -> list[_Target]:
+def era_date(intake: IntakeRecord, plan: PlanRecord | None) -> str:
+    """The date of the code's era: that of the newest change to the code the launchers run
+    (the plan's ``code_date``), else the source commit's. A repository's last commit is often
+    years after its code (a README, a citation), and the code's library calls are of its own
+    era."""
+    return (plan.code_date if plan is not None else None) or intake.python.commit_date
+
+
+def _targets(name: EnvironmentName, intake: IntakeRecord, why: str, era: str) -> list[_Target]:
     running = discover(intake.python.target)
-    date = _date_bound(intake.python.commit_date)
+    date = _date_bound(era)
     if name == "newest":
         return [_Target(name, intake.python.target, why, running)]
     if name == "era":
         return [_Target(name, intake.python.target, why, running, date)]
-    minors = era_versions(intake.python.commit_date)
+    minors = era_versions(era)
     if intake.python.syntax == "2":
         minors = ["2.7", *[m for m in minors if m != "2.7"]]
     current = tuple(int(x) for x in intake.python.target.split("."))
@@ -611,13 +624,11 @@ def _targets(name: EnvironmentName, intake: IntakeRecord, why: str) -> list[_Tar
             )
             continue
         targets.append(_Target(name, minor, why, found, date))
-        break  # the newest interpreter of the era that is here
     return targets
 
 
-def _era_python_why(intake: IntakeRecord) -> str:
-    minors = ", ".join(era_versions(intake.python.commit_date))
-    return f"the code's era ({intake.python.commit_date[:10]}) is Python {minors}"
+def _era_python_why(era: str) -> str:
+    return f"the code's era ({era[:10]}) is Python {', '.join(era_versions(era))}"
 
 
 def build_environment(
@@ -651,10 +662,11 @@ def build_environment(
     unavailable: list[BuildFinding] = []
     last: list[BuildFinding] = []
     why = because or "the first environment tried"
+    era = era_date(intake, plan)
     for name in ENVIRONMENTS[start:]:
         if name == "era-python":
-            why = f"{why}; {_era_python_why(intake)}"
-        targets = _targets(name, intake, why)
+            why = f"{why}; {_era_python_why(era)}"
+        targets = _targets(name, intake, why, era)
         if not targets:
             attempts.append(
                 EnvironmentAttempt(
@@ -753,7 +765,7 @@ def _try(  # noqa: PLR0917 - private helper of build_environment
         declared.requirements,
         work / "resolve",
         python=target.python,
-        commit_date=intake.python.commit_date,
+        commit_date=target.bound or intake.python.commit_date,
         optional=declared.optional,
         era=target.bound is not None,
     )
@@ -911,7 +923,7 @@ def era_decision(record: BuilderRecord, tasks: list[str]) -> Ambiguity | None:
     legacy = "a legacy environment, " if chosen.name == "era-python" else ""
     return Ambiguity(
         id="environment-era",
-        source=f"the commit's date bounds the versions: {chosen.exclude_newer}",
+        source=f"the date of the code's last change bounds the versions: {chosen.exclude_newer}",
         gap=f"the code does not run in the newest environment: {chosen.why}",
         resolution=(
             f"{legacy}Python {chosen.python} with the versions of the code's era "

@@ -44,6 +44,7 @@ import subprocess
 import sys
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path, PurePosixPath
 
 from reprobridge_sdk.agent.commands import (
@@ -165,6 +166,32 @@ def checkout(source: str, dest: Path, commit: str | None = None) -> tuple[str, s
     if head.returncode != 0 or date.returncode != 0:
         raise SourceError(build_finding("B003", f"{source!r} has no commit to build from"))
     return head.stdout.strip(), date.stdout.strip()
+
+
+def code_date(root: Path, paths: list[str], commit_date: str) -> str | None:
+    """Committer date (ISO 8601) of the newest commit that changed one of ``paths``: the era of
+    that code, often years before the repository's last commit (a README edit, a licence).
+
+    Never later than ``commit_date`` (the checked-out commit's own). None when git cannot say
+    (no path has history, or ``root`` is not a repository).
+    """
+    if not paths or not root.is_dir():
+        return None
+    # literal pathspecs: a file name such as ':(exclude)x' is a name, never git's magic
+    try:
+        found = _git(
+            "--literal-pathspecs", "log", "-1", "--format=%cI", "HEAD", "--", *paths, cwd=root
+        )
+    except OSError:  # no git on this machine
+        return None
+    text = found.stdout.strip()
+    if found.returncode != 0 or not text:
+        return None
+    try:
+        earlier = datetime.fromisoformat(text) < datetime.fromisoformat(commit_date)
+    except (TypeError, ValueError):  # not a date, or one without its offset
+        return None
+    return text if earlier else commit_date
 
 
 @dataclass(frozen=True)

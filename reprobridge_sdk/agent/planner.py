@@ -69,7 +69,12 @@ from pathlib import Path, PurePosixPath
 
 from reprobridge_sdk.agent.gates import build_finding, gate_from
 from reprobridge_sdk.agent.imports import Closure, closure
-from reprobridge_sdk.agent.intake import command_script, hint_command, repository_files
+from reprobridge_sdk.agent.intake import (
+    code_date,
+    command_script,
+    hint_command,
+    repository_files,
+)
 from reprobridge_sdk.model.build import (
     ClaimPlan,
     CommandLine,
@@ -549,6 +554,9 @@ def plan(
             )
         )
     flat = [item for pair in launchers.values() for item in pair]
+    code = sorted(
+        {*(item.script for item in flat), *(f for r in imports.values() for f in r.files)}
+    )
     return PlanRecord(
         inputs_digest=inputs_digest,
         seconds=seconds,
@@ -559,6 +567,7 @@ def plan(
         pitfalls=pitfalls,
         conveniences=list(conveniences.values()),
         imports=sorted(imports.values(), key=lambda r: r.module),
+        code_date=code_date(root, code, intake.python.commit_date) if root is not None else None,
     )
 
 

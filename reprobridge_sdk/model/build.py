@@ -306,6 +306,13 @@ class PlanRecord(PhaseRecord):
         default_factory=list,
         description="Third-party modules the planned scripts reach: the Builder's imports.",
     )
+    code_date: str | None = Field(
+        default=None,
+        description="Committer date of the newest commit that changed a planned script or a "
+        "repository file it reaches that imports a third-party module: the era of the code's "
+        "library calls, which bounds the Builder's environments of the code's era (None: "
+        "the source commit's date).",
+    )
 
 
 # --------------------------------------------------------------------------- builder

@@ -11,6 +11,7 @@ from reprobridge_sdk.agent.builder import (
     _probe_imports,
     build_environment,
     declared_requirements,
+    era_date,
     relaxation_decision,
     relaxed,
     resolve_steps,
@@ -308,3 +309,29 @@ def test_a_pure_python_sdist_without_a_wheel_is_built_from_source(
     ]
     assert record.pins == ["docopt==0.6.2"]
     assert record.imports_checked == ["docopt"]
+
+
+def test_the_era_is_the_codes_last_change_when_the_plan_knows_it() -> None:
+    intake = _intake(None, ["numpy"])  # its commit: 2019-01-01
+    assert era_date(intake, None) == "2019-01-01T00:00:00+00:00"
+    planned = PlanRecord(inputs_digest=ZERO, seconds=0, gate=Gate(passed=True))
+    assert era_date(intake, planned) == "2019-01-01T00:00:00+00:00"
+    older = planned.model_copy(update={"code_date": "2017-05-02T10:00:00-04:00"})
+    assert era_date(intake, older) == "2017-05-02T10:00:00-04:00"
+
+
+@pytest.mark.slow
+def test_an_era_requirement_without_a_wheel_is_built_from_source_of_the_same_era(
+    tmp_path: Path,
+) -> None:
+    """TensorFlow 2.4 needs termcolor 1.1, published as a source distribution only: an era
+    environment allows source builds as the newest one does, still bounded by the era."""
+    bound = "2020-01-01T00:00:00+00:00"
+    # docopt 0.6.2 (2014) is a pure-Python source distribution without a wheel
+    steps, pins = resolve_steps(["docopt"], tmp_path, python="3.11", commit_date=bound, era=True)
+    assert [(s.name, s.ok, s.source_builds) for s in steps] == [
+        ("declared", False, False),
+        ("source-build", True, True),
+    ]
+    assert {s.exclude_newer for s in steps} == {bound}
+    assert pins == ["docopt==0.6.2"]

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
 from pathlib import Path
 
 import yaml
-from build_fixtures import git
+from build_fixtures import COMMIT_DATE, git
 
 from reprobridge_sdk.agent.claims import load_claims
-from reprobridge_sdk.agent.intake import checkout, inventory
+from reprobridge_sdk.agent.intake import checkout, code_date, inventory
 from reprobridge_sdk.agent.planner import plan
 from reprobridge_sdk.model.build import PlanRecord
 
@@ -143,3 +145,51 @@ def test_no_claim_planned_stops_the_build_at_the_planner(raw_repo, tmp_path: Pat
     ]
     assert not record.gate.passed
     assert record.launchers == []
+
+
+def _commit_at(repo: Path, date: str, message: str) -> None:
+    git("add", "-A", cwd=repo)
+    subprocess.run(
+        ["git", "commit", "-q", "-m", message],
+        cwd=repo,
+        env={
+            **{k: v for k, v in os.environ.items() if not k.startswith("GIT_")},
+            "GIT_AUTHOR_DATE": date,
+            "GIT_COMMITTER_DATE": date,
+        },
+        check=True,
+        capture_output=True,
+    )
+
+
+def test_the_codes_era_is_its_last_change_not_the_repositorys_last_commit(
+    raw_repo, tmp_path: Path
+) -> None:
+    """Years after the code, a README edit is the last commit: the era is the code's."""
+    repo, claims_file = raw_repo("no-deps")  # train.py committed at the fixtures' date
+    (repo / "README.md").write_text("Cite us.\n", "utf-8")
+    (repo / "notes.py").write_text("import json\n", "utf-8")  # reached by no launcher
+    _commit_at(repo, "2026-03-01T09:00:00+00:00", "README: citation")
+    record = _plan(repo, claims_file, tmp_path)
+    assert record.code_date is not None
+    assert record.code_date.startswith(COMMIT_DATE[:10])
+
+
+def test_a_code_date_after_the_commit_is_the_commits_and_pathspec_magic_is_a_name(
+    raw_repo, tmp_path: Path
+) -> None:
+    """Committer dates are the stranger's to write: one later than the checked-out commit's
+    is capped by it; a file named like a git pathspec (``:(exclude)...``) is only a name."""
+    repo, claims_file = raw_repo("no-deps")
+    (repo / "train.py").write_text((repo / "train.py").read_text("utf-8") + "\n", "utf-8")
+    _commit_at(repo, "2031-01-01T00:00:00+00:00", "touch from the future")
+    (repo / "README.md").write_text("x\n", "utf-8")
+    _commit_at(repo, "2025-01-01T00:00:00+00:00", "readme")
+    record = _plan(repo, claims_file, tmp_path)
+    assert record.code_date is not None
+    assert record.code_date.startswith("2025-01-01")  # the commit's own date, not 2031
+    root = tmp_path / "checkout"
+    (root / ":(exclude)train.py").write_text("", "utf-8")
+    assert code_date(root, [":(exclude)train.py"], "2025-01-01T00:00:00+00:00") is None
+    assert code_date(tmp_path / "not-a-repository", ["train.py"], COMMIT_DATE) is None
+    assert code_date(root, [], COMMIT_DATE) is None
