@@ -2,7 +2,9 @@
 
 Read from the syntax trees only (nothing is imported or run). Rules:
 
-* **Start.** The script of the launcher; with ``python -m`` its module file. ``sys.path[0]``
+* **Start.** The script of the launcher; with ``python -m`` its module file; for a
+  notebook (``.ipynb``) its code cells (:mod:`reprobridge_sdk.agent.notebooks`), every cell's
+  imports counted and no saved output read. ``sys.path[0]``
   is the script's folder (``python x.py``) or the working directory (``python -m``).
 * **Local modules.** An absolute import resolves against, in order: ``sys.path[0]``, the
   folders the reached files put on ``sys.path`` (``sys.path.insert``/``append`` of a literal
@@ -41,6 +43,8 @@ import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from reprobridge_sdk.agent.notebooks import code_text
 
 __all__ = ["PY2_STDLIB", "Closure", "Reached", "closure"]
 
@@ -291,7 +295,9 @@ class _Repo:
         if rel not in self.parsed:
             path = self.root / rel
             text = ""
-            if path.stat().st_size <= _MAX_FILE:
+            if rel.endswith(".ipynb"):
+                text = code_text(self.root, rel)  # its code cells; never its saved outputs
+            elif path.stat().st_size <= _MAX_FILE:
                 text = path.read_bytes().decode("utf-8", "replace")
             try:
                 tree: ast.Module | None = ast.parse(text)

@@ -16,7 +16,9 @@ Rules and edge cases, in the order the inventory is taken:
   ``environment.yml``/``.yaml`` and ``Pipfile``; requirement lines are kept as written.
 * **Entry points.** Files with ``if __name__ == "__main__"``, argparse ``add_argument`` calls
   or click options, plus scripts named in the README's commands. Options are read from the
-  syntax tree: flags, default and type as source text.
+  syntax tree: flags, default and type as source text. A readable Jupyter notebook with code
+  cells is an entry point too (``notebook``), read from its code cells
+  (:mod:`reprobridge_sdk.agent.notebooks`); its saved outputs are never read.
 * **Data, seeds, outputs, GPU.** Line scans: URLs and quoted paths with data extensions;
   seed calls (``random.seed``, ``np.random.seed``, ``torch.manual_seed``, ``random_state=``);
   writes (``open(..., "w")``, ``savefig``, ``np.save``, ``json.dump``, ``to_csv``); CUDA use.
@@ -56,6 +58,7 @@ from reprobridge_sdk.agent.commands import (
 )
 from reprobridge_sdk.agent.dependencies import dependency_files
 from reprobridge_sdk.agent.gates import build_finding, gate_from
+from reprobridge_sdk.agent.notebooks import convert, notebook_in_command, read_notebook
 from reprobridge_sdk.model.build import (
     BuildFinding,
     CommandLine,
@@ -503,7 +506,31 @@ def _entry_points(tree: Tree, readme: list[CommandLine]) -> list[EntryPoint]:
                 prints=_prints(file),
             )
         )
-    return points
+    return [*points, *_notebooks(tree, by_script)]
+
+
+def _notebooks(tree: Tree, by_script: dict[str, list[str]]) -> Iterator[EntryPoint]:
+    """Each readable notebook with code: an entry point whose prints are its code's (never
+    its saved outputs)."""
+    for rel in tree.files:
+        if not rel.endswith(".ipynb"):
+            continue
+        notebook = read_notebook(tree.root, rel)
+        if notebook.problem is not None or not notebook.cells:
+            continue
+        text = convert(notebook).text
+        try:
+            parsed: ast.Module | None = ast.parse(text)
+        except (SyntaxError, ValueError, RecursionError):
+            parsed = None
+        file = PyFile(rel, text, parsed, python2=parsed is None)
+        yield EntryPoint(
+            path=rel,
+            kinds=["notebook", *(["readme"] if rel in by_script else [])],
+            options=_argparse_options(file) if parsed is not None else [],
+            readme_commands=by_script.get(rel, []),
+            prints=_prints(file),
+        )
 
 
 def _scan(
@@ -569,7 +596,7 @@ def _hint_findings(tree: Tree, claims: Claims, readme: list[CommandLine]) -> lis
                     hint="name a script relative to the repository root",
                 )
             )
-        if hints.command:
+        if hints.command and notebook_in_command(hints.command) is None:
             line, _how = hint_command(hints.command, tree.root, readme, tree.files)
             if line.problem is not None:
                 items.append(

@@ -48,6 +48,7 @@ from reprobridge_sdk.agent.failure import failure_report
 from reprobridge_sdk.agent.fixes import Failure, Fix
 from reprobridge_sdk.agent.gates import build_finding, gate_from
 from reprobridge_sdk.agent.intake import SourceError, checkout, inventory
+from reprobridge_sdk.agent.notebooks import rationale, write_script
 from reprobridge_sdk.agent.packager import (
     assemble,
     finalize,
@@ -235,7 +236,8 @@ def build(options: BuildOptions, *, echo: Callable[[str], None] | None = None) -
             ),
         )
         era = _Era(built, intake, planned, claims, state, out, options.sandbox, records)
-        kept = _author_changes(out, state) if options.resume else []
+        made = frozenset(item.change for item in planned.notebooks)
+        kept = _author_changes(out, state, made) if options.resume else []
         d_repro = reproducer_digest(d_builder, options, kept)
         repro = phase(
             "reproducer",
@@ -367,10 +369,13 @@ def _resume_options(options: BuildOptions) -> list[str]:
     return extra
 
 
-def _author_changes(out: Path, state: BuildState) -> list[RecordedChange]:
+def _author_changes(
+    out: Path, state: BuildState, made: frozenset[str] = frozenset()
+) -> list[RecordedChange]:
     """The changes the author recorded in the artifact: every change-record entry with a
-    patch that no fix of the stored Reproducer record made (or those kept by a resume that
-    stopped before recording them again)."""
+    patch that no fix of the stored Reproducer record made and that is not a script the
+    agent makes from a notebook (``made``), or those kept by a resume that stopped before
+    recording them again."""
     kept = state.kept_changes()
     if kept is not None:
         return kept
@@ -382,7 +387,7 @@ def _author_changes(out: Path, state: BuildState) -> list[RecordedChange]:
     agent = {f.change for f in stored.fixes if f.change} if stored is not None else set()
     changes = []
     for change in art.manifest.guide.changes:
-        if change.patch is None or change.id in agent:
+        if change.patch is None or change.id in agent or change.id in made:
             continue
         try:
             text = (out / change.patch).read_text("utf-8")
@@ -497,6 +502,7 @@ def _reproduce(  # noqa: PLR0917 - private helper of build()
     interpreter = ensure_environment(art.root)
     code = art.root / "code"
     _author_patch(options, claims, out, code)
+    _notebook_scripts(out, code, planned)
 
     def record(fix: Fix, failure: Failure | None, tasks: list[str]) -> str | None:
         # The failure's paths are already relative to the artifact (Failure.portable).
@@ -629,6 +635,28 @@ def _author_patch(options: BuildOptions, claims: Claims, out: Path, code: Path) 
         tasks=[claim.id for claim in claims.claims],
         summary=f"the author's patch {claims.patch.path}",
     )
+
+
+def _notebook_scripts(out: Path, code: Path, planned: PlanRecord) -> None:
+    """The scripts made from the planned notebooks, each written into the refined code and
+    recorded as a convenience patch (B050 stops the build when one cannot be written)."""
+    for item in planned.notebooks:
+        converted = write_script(code, item)
+        if isinstance(converted, str):
+            stop = build_finding(
+                "B050",
+                f"notebook {item.notebook!r} cannot be run as a script: {converted}",
+                hint="remove the file in the way, or name a script in the claims file",
+            )
+            raise _Stop("reproducer", [stop])
+        record_patch(
+            out,
+            kind="convenience",
+            why=rationale(item, converted),
+            tasks=item.tasks,
+            summary=f"{item.notebook} runs as {item.script}, its code cells in order",
+            change_id=item.change,
+        )
 
 
 def _replanned(planned: PlanRecord, repro: ReproducerRecord) -> PlanRecord:

@@ -75,13 +75,22 @@ from reprobridge_sdk.agent.intake import (
     hint_command,
     repository_files,
 )
+from reprobridge_sdk.agent.notebooks import (
+    convert,
+    has_code,
+    notebook_in_command,
+    read_notebook,
+    script_name,
+)
 from reprobridge_sdk.model.build import (
+    BuildFinding,
     ClaimPlan,
     CommandLine,
     EntryOption,
     EntryPoint,
     IntakeRecord,
     LauncherPlan,
+    NotebookScript,
     PlanRecord,
     ReachedImport,
 )
@@ -171,6 +180,8 @@ class _Choice:
     env: dict[str, str] = field(default_factory=dict)
     head: list[str] | None = None
     shell: bool = False
+    #: The notebook the (generated) script is made from.
+    notebook: str | None = None
 
 
 def _from_line(line: CommandLine, basis: str) -> _Choice:
@@ -228,6 +239,9 @@ def _choose(
 ) -> _Choice | str:
     entries = {entry.path: entry for entry in intake.entry_points}
     hints = claim.hints
+    named = notebook_in_command(hints.command) if hints.command else None
+    if named is not None:
+        return _Choice(named, [], "hint: command (a notebook)")
     if hints.command and root is not None:
         files = [rel for rel in repository_files(root) if rel.endswith(".py")]
         line, how = hint_command(hints.command, root, list(intake.commands), files)
@@ -358,7 +372,7 @@ def _reach(  # noqa: PLR0917 - private helper of plan()
     change without a patch, the code is not touched.
     """
     module = bool(choice.head and "-m" in choice.head)
-    reached = closure(root, choice.script, workdir=workdir, module=module)
+    reached = closure(root, choice.notebook or choice.script, workdir=workdir, module=module)
     for name, use in reached.third_party.items():
         known = imports.get(name)
         if known is None or (known.optional is not None and use.optional is None):
@@ -384,6 +398,101 @@ def _reach(  # noqa: PLR0917 - private helper of plan()
             tasks=sorted({*(previous.tasks if previous else []), claim}),
         )
     return reached
+
+
+def _shows_claim(claim: Claim, prints: list[str]) -> bool:
+    """True when printed text names the claim (its label, or a word of ``measured``)."""
+    printed = " ".join(prints).lower()
+    label = (claim.hints.label or "").lower()
+    return bool((label and label in printed) or _words(claim.measured) & _words(printed))
+
+
+def _from_notebook(  # noqa: PLR0917 - private helper of plan()
+    claim: Claim,
+    index: int,
+    choice: _Choice,
+    root: Path,
+    entries: dict[str, EntryPoint],
+    notebooks: dict[str, NotebookScript],
+    findings: list[BuildFinding],
+) -> _Choice | str:
+    """The choice of a notebook turned into the script made from it (or why it cannot be).
+
+    The script runs in the notebook's folder (where Jupyter runs it) unless a command said
+    otherwise; it prints its cells' last expressions when the notebook's own prints do not
+    show the claim. A notebook that cannot be read or runs nothing is B050 (a warning); an
+    IPython-only line commented out or a name taken is B051 (a warning).
+    """
+    notebook = read_notebook(root, choice.script)
+    problem = notebook.problem
+    display = False
+    if problem is None:
+        entry = entries.get(notebook.path)
+        display = not _shows_claim(claim, entry.prints if entry else [])
+        converted = convert(notebook, display=display)
+        if not has_code(converted):
+            problem = "it has no code to run (its code cells are empty or IPython-only)"
+    if problem is not None:
+        findings.append(
+            build_finding(
+                "B050",
+                f"claim {claim.id!r}: notebook {notebook.path!r} cannot be run as a script: "
+                f"{problem}; the claim is planned without it",
+                path=f"/claims/{index}/hints",
+                hint="name a script of the repository, or a notebook in nbformat 4 with code",
+            )
+        )
+        return problem
+    known = notebooks.get(notebook.path)
+    if known is not None:
+        notebooks[notebook.path] = known.model_copy(
+            update={
+                "display": known.display or display,
+                "tasks": sorted({*known.tasks, claim.id}),
+            }
+        )
+        script = known.script
+    else:
+        script = script_name(root, notebook.path)
+        plain = f"{notebook.path.removesuffix('.ipynb')}_notebook.py"
+        if script != plain:
+            findings.append(
+                build_finding(
+                    "B051",
+                    f"notebook {notebook.path!r}: {plain!r} exists; its script is {script!r}",
+                    path=f"/claims/{index}/hints",
+                    hint="nothing to do: the existing file is left as it is",
+                )
+            )
+        if converted.commented:
+            shown = "; ".join(converted.commented[:5])
+            findings.append(
+                build_finding(
+                    "B051",
+                    f"notebook {notebook.path!r}: {len(converted.commented)} IPython-only "
+                    f"line(s) commented out in {script!r}: {shown}",
+                    path=f"/claims/{index}/hints",
+                    hint="if one of them matters (a %run, a !command making data), do its work "
+                    "in Python and record the change with 'reprobridge code record'",
+                )
+            )
+        notebooks[notebook.path] = NotebookScript(
+            notebook=notebook.path,
+            script=script,
+            display=display,
+            commented=converted.commented,
+            change=_slug(f"{notebook.path}-script"),
+            tasks=[claim.id],
+        )
+    folder = posixpath.dirname(notebook.path) or "."
+    return _Choice(
+        script,
+        [],
+        f"{choice.basis}; a notebook, run as the script made from it",
+        workdir=choice.workdir if choice.workdir is not None else folder,
+        env=dict(choice.env),
+        notebook=notebook.path,
+    )
 
 
 def _with_option(args: list[str], flag: str, value: str) -> list[str]:
@@ -416,13 +525,21 @@ def plan(
     ambiguities: list[Ambiguity] = []
     launchers: dict[_Key, tuple[LauncherPlan, LauncherPlan]] = {}
     claim_plans: list[ClaimPlan] = []
-    findings = []
+    findings: list[BuildFinding] = []
     used_ids: set[str] = set()
     pitfalls: list[Pitfall] = []
     conveniences: dict[str, Change] = {}
     imports: dict[str, ReachedImport] = {}
+    notebooks: dict[str, NotebookScript] = {}
     for index, claim in enumerate(claims.claims):
-        choice = _choose(claim, intake, ambiguities, root)
+        without = claim.hints.model_copy(update={"script": None, "command": None})
+        for attempt in (claim, claim.model_copy(update={"hints": without})):
+            choice = _choose(attempt, intake, ambiguities, root)
+            if isinstance(choice, str) or not choice.script.endswith(".ipynb") or root is None:
+                break
+            choice = _from_notebook(claim, index, choice, root, entries, notebooks, findings)
+            if isinstance(choice, _Choice):
+                break
         if isinstance(choice, str):
             claim_plans.append(
                 ClaimPlan(claim=claim.id, status="unplanned", basis="none", reason=choice)
@@ -555,7 +672,11 @@ def plan(
         )
     flat = [item for pair in launchers.values() for item in pair]
     code = sorted(
-        {*(item.script for item in flat), *(f for r in imports.values() for f in r.files)}
+        {
+            *(item.script for item in flat),
+            *(f for r in imports.values() for f in r.files),
+            *(n.notebook for n in notebooks.values()),  # a generated script has no history
+        }
     )
     return PlanRecord(
         inputs_digest=inputs_digest,
@@ -568,6 +689,7 @@ def plan(
         conveniences=list(conveniences.values()),
         imports=sorted(imports.values(), key=lambda r: r.module),
         code_date=code_date(root, code, intake.python.commit_date) if root is not None else None,
+        notebooks=list(notebooks.values()),
     )
 
 

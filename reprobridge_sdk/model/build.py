@@ -47,6 +47,7 @@ __all__ = [
     "ImportUse",
     "IntakeRecord",
     "LauncherPlan",
+    "NotebookScript",
     "PackagerRecord",
     "PhaseName",
     "PhaseRecord",
@@ -165,7 +166,10 @@ class EntryPoint(_Record):
     """A script that can be run."""
 
     path: str
-    kinds: list[Literal["argparse", "click", "main", "readme"]]
+    kinds: list[Literal["argparse", "click", "main", "readme", "notebook"]] = Field(
+        description="Why it runs: a __main__ guard or top-level statements (main), an "
+        "argument parser, click, a README command, or a Jupyter notebook (notebook)."
+    )
     options: list[EntryOption] = Field(default_factory=list)
     readme_commands: list[str] = Field(default_factory=list)
     prints: list[str] = Field(
@@ -258,6 +262,23 @@ class LauncherPlan(_Record):
     )
 
 
+class NotebookScript(_Record):
+    """The script the agent makes from a notebook that computes a claim."""
+
+    notebook: str = Field(description="The notebook (.ipynb), relative to the repository.")
+    script: str = Field(description="The generated script beside it; the launchers run it.")
+    display: bool = Field(
+        default=False,
+        description="Cells' last bare expressions are printed (the notebook shows the "
+        "claim's number only as a displayed value).",
+    )
+    commented: list[str] = Field(
+        default_factory=list, description="IPython-only lines commented out ('cell N: line')."
+    )
+    change: str = Field(description="The id of its change-record entry (a convenience patch).")
+    tasks: list[str] = Field(default_factory=list)
+
+
 class ClaimPlan(_Record):
     """How one claim will be produced, or why it cannot be."""
 
@@ -312,6 +333,11 @@ class PlanRecord(PhaseRecord):
         "repository file it reaches that imports a third-party module: the era of the code's "
         "library calls, which bounds the Builder's environments of the code's era (None: "
         "the source commit's date).",
+    )
+    notebooks: list[NotebookScript] = Field(
+        default_factory=list,
+        description="Notebooks run as generated scripts, written into the refined code by "
+        "the Reproducer and recorded as convenience patches.",
     )
 
 

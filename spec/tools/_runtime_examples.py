@@ -1034,6 +1034,18 @@ RUNTIME_EXAMPLES: dict[str, tuple[str, str, str]] = {
         "$ reprobridge build ./repo --claims claims.yaml   # B004 (warning), B049: stops",
         "# the claim names its script: hints: {script: train.py}",
     ),
+    "B050": (
+        _SH,
+        "# claims.yaml: hints: {script: analysis.ipynb}; the notebook is nbformat 3\n"
+        "$ reprobridge build ./repo --claims claims.yaml   # B050 (warning) at /claims/0/hints",
+        "# analysis.ipynb is nbformat 4: it runs as analysis_notebook.py",
+    ),
+    "B051": (
+        _SH,
+        "# analysis.ipynb starts with %matplotlib inline and !pip install -r requirements.txt\n"
+        "$ reprobridge build ./repo --claims claims.yaml   # B051 (warning): 2 lines commented",
+        "# analysis.ipynb has only Python in its code cells, and no analysis_notebook.py exists",
+    ),
     "B005": (
         _SH,
         "# requirements.txt pins a version no index has for any interpreter\n"
