@@ -58,7 +58,12 @@ from reprobridge_sdk.agent.commands import (
 )
 from reprobridge_sdk.agent.dependencies import dependency_files
 from reprobridge_sdk.agent.gates import build_finding, gate_from
-from reprobridge_sdk.agent.notebooks import convert, notebook_in_command, read_notebook
+from reprobridge_sdk.agent.notebooks import (
+    convert,
+    has_code,
+    notebook_in_command,
+    read_notebook,
+)
 from reprobridge_sdk.model.build import (
     BuildFinding,
     CommandLine,
@@ -510,7 +515,7 @@ def _entry_points(tree: Tree, readme: list[CommandLine]) -> list[EntryPoint]:
 
 
 def _notebooks(tree: Tree, by_script: dict[str, list[str]]) -> Iterator[EntryPoint]:
-    """Each readable notebook with code: an entry point whose prints are its code's (never
+    """Each readable notebook with code to run: an entry point whose prints are its code's (never
     its saved outputs)."""
     for rel in tree.files:
         if not rel.endswith(".ipynb"):
@@ -518,7 +523,10 @@ def _notebooks(tree: Tree, by_script: dict[str, list[str]]) -> Iterator[EntryPoi
         notebook = read_notebook(tree.root, rel)
         if notebook.problem is not None or not notebook.cells:
             continue
-        text = convert(notebook).text
+        converted = convert(notebook)
+        if not has_code(converted):
+            continue
+        text = converted.text
         try:
             parsed: ast.Module | None = ast.parse(text)
         except (SyntaxError, ValueError, RecursionError):

@@ -640,6 +640,7 @@ def _author_patch(options: BuildOptions, claims: Claims, out: Path, code: Path) 
 def _notebook_scripts(out: Path, code: Path, planned: PlanRecord) -> None:
     """The scripts made from the planned notebooks, each written into the refined code and
     recorded as a convenience patch (B050 stops the build when one cannot be written)."""
+    tasks = {t.id for t in load(out).manifest.tasks} if planned.notebooks else set()
     for item in planned.notebooks:
         converted = write_script(code, item)
         if isinstance(converted, str):
@@ -653,7 +654,7 @@ def _notebook_scripts(out: Path, code: Path, planned: PlanRecord) -> None:
             out,
             kind="convenience",
             why=rationale(item, converted),
-            tasks=item.tasks,
+            tasks=[t for t in item.tasks if t in tasks],
             summary=f"{item.notebook} runs as {item.script}, its code cells in order",
             change_id=item.change,
         )

@@ -16,6 +16,16 @@ Rules, in order of precedence, for the script that produces a claim:
 5. Otherwise the claim is unplanned (B004, a warning) and the plan says why. When no claim is
    planned at all, the Planner's gate fails (B049): there is nothing to build.
 
+A notebook (``.ipynb``: a hint's ``script``, one a hint's ``command`` names, or an entry
+point Intake read from a notebook's code cells) is run as the script made from it
+(:mod:`reprobridge_sdk.agent.notebooks`): ``x_notebook.py`` beside it (the next free name
+when that exists, B051), in the notebook's folder unless a command names another, with its
+cells' last expressions printed only when the notebook's own prints do not show the claim.
+The plan records it (``notebooks``); the Reproducer writes it into the refined code as a
+convenience patch. IPython-only lines commented out are B051 (a warning); a notebook that
+cannot be read or runs nothing is B050 (a warning), and the claim is planned again without
+its ``script`` and ``command`` hints.
+
 Then, for the chosen script:
 
 * **Arguments.** The README's command for the script, when there is one, is followed. Where

@@ -8,6 +8,7 @@ date, so the resolver's ``--exclude-newer`` bound is the same too.
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 from collections.abc import Callable
@@ -563,6 +564,67 @@ _add(
         ("the same seed prints another value: a generator the seed does not reach",),
         {"accuracy": True},
         end_to_end=False,  # B046 is a Reproducer finding; see tests/agent/test_words.py
+    )
+)
+
+
+def notebook(*cells: str | list[str], outputs: str = "") -> str:
+    """An nbformat 4 notebook of code ``cells`` (a string, or a list of lines as Jupyter
+    saves them) after a markdown cell; each code cell's saved output is ``outputs``."""
+    saved = [{"output_type": "stream", "name": "stdout", "text": [outputs]}] if outputs else []
+    document = {
+        "nbformat": 4,
+        "nbformat_minor": 5,
+        "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3"}},
+        "cells": [
+            {"cell_type": "markdown", "metadata": {}, "source": ["# Digits\n", "import os\n"]},
+            *(
+                {
+                    "cell_type": "code",
+                    "execution_count": index,
+                    "metadata": {},
+                    "outputs": saved,
+                    "source": cell,
+                }
+                for index, cell in enumerate(cells, start=1)
+            ),
+        ],
+    }
+    return json.dumps(document, indent=1) + "\n"
+
+
+_add(
+    Fixture(
+        "notebook",
+        {
+            "analysis.ipynb": notebook(
+                ["%matplotlib inline\n", *_COMMON.splitlines(keepends=True)],
+                "!pip install -r requirements.txt",
+                "X, y = load_digits(return_X_y=True)\n"
+                "X_train, X_test, y_train, y_test = train_test_split(X, y, random_state=0)\n"
+                "model = LogisticRegression(max_iter=200).fit(X_train / 16.0, y_train)\n"
+                "model?",
+                ["test_accuracy = model.score(X_test / 16.0, y_test)\n", "test_accuracy"],
+                # a saved output the agent must never read as a result
+                outputs="test_accuracy: 0.1234\n",
+            ),
+            "README.md": "# Digits\n\nOpen analysis.ipynb in Jupyter and run every cell.\n",
+        },
+        [
+            {
+                "id": "accuracy",
+                "measured": "test accuracy on digits",
+                "value": 0.96,
+                "direction": "higher",
+                "hints": {"script": "analysis.ipynb", "label": "test_accuracy"},
+            }
+        ],
+        (
+            "the claim's number is computed in a Jupyter notebook, shown only as a cell's last "
+            "expression, beside IPython-only lines and a saved output of another value",
+        ),
+        {"accuracy": True},
+        end_to_end=False,  # its phases: tests/agent/test_notebooks.py (the e2e suite is slow)
     )
 )
 
