@@ -59,6 +59,8 @@ MAX_NOTEBOOK = 8 * 1024 * 1024
 #: Cell magics whose body is Python that runs (the magic only times or captures it).
 _PYTHON_BODY = frozenset({"time", "timeit", "capture", "prun", "memit", "debug"})
 _SHELL_ASSIGN = re.compile(r"^[\w.\[\], ]+=\s*[!%]")
+#: ``obj?``, ``obj??``, ``?obj``: IPython's help on a name.
+_HELP = re.compile(r"^(?:\?{1,2}[A-Za-z_][\w.]*|[A-Za-z_][\w.]*\?{1,2})$")
 _SHOW = "_notebook_show"
 _HELPER = (
     f"def {_SHOW}(label, value):\n"
@@ -134,9 +136,9 @@ def _ipython_only(line: str, *, valid: bool) -> bool:
     if valid:
         return False
     return (
-        stripped.startswith(("%", "!"))
-        or bool(_SHELL_ASSIGN.match(stripped))
-        or (stripped.endswith("?") and stripped.lstrip("?")[:1].isidentifier())
+        stripped.startswith("%")
+        or (stripped.startswith("!") and not stripped.startswith("!="))
+        or bool(_SHELL_ASSIGN.match(stripped) or _HELP.match(stripped))
     )
 
 

@@ -223,6 +223,7 @@ def test_ipython_only_lines_are_commented_out_and_blocks_stay_blocks() -> None:
         "files = !ls\nfor f in range(2):\n    !echo $f\nlen?",
         "get_ipython().run_line_magic('matplotlib', 'inline')\nq = 3 % 2",
         "print('a?')",  # valid Python: its '?' is Python's
+        "%matplotlib inline\nok = (1\n    != 2)  # is it?\nwhy = ok  # why?",
     )
     converted = convert(Notebook("n.ipynb", cells=cells))
     assert converted.commented == [
@@ -234,6 +235,7 @@ def test_ipython_only_lines_are_commented_out_and_blocks_stay_blocks() -> None:
         "cell 3: !echo $f",
         "cell 3: len?",
         "cell 4: get_ipython().run_line_magic('matplotlib', 'inline')",
+        "cell 6: %matplotlib inline",
     ]
     assert "    pass  # IPython only: !echo $f" in converted.text
     assert "\nz = 2\n" in converted.text and "q = 3 % 2" in converted.text
