@@ -239,8 +239,9 @@ def script_name(root: Path, notebook: str) -> str:
 
 
 def notebook_in_command(command: str) -> str | None:
-    """The notebook a command line names (``jupyter nbconvert --execute x.ipynb``,
-    ``cd DIR && python x.ipynb``), relative to the repository root after its ``cd``s."""
+    """The notebook a command line runs (``jupyter nbconvert --execute x.ipynb``,
+    ``cd DIR && python x.ipynb``), relative to the repository root after its ``cd``s; None
+    when it runs none, or passes it to a script (``python run.py x.ipynb``)."""
     workdir = "."
     for segment in re.split(r"&&|;", command):
         try:
@@ -250,8 +251,11 @@ def notebook_in_command(command: str) -> str | None:
         if len(words) == 2 and words[0] == "cd":
             workdir = posixpath.normpath(posixpath.join(workdir, words[1]))
             continue
-        for word in words:
+        for index, word in enumerate(words):
             if word.endswith(".ipynb"):
+                before = words[:index]
+                if "-m" in before or any(w.endswith(".py") for w in before):
+                    return None  # a script that takes the notebook as an argument
                 return posixpath.normpath(posixpath.join(workdir, word))
     return None
 

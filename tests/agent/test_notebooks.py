@@ -247,6 +247,8 @@ def test_notebook_in_command() -> None:
     assert notebook_in_command("cd nb && python x.ipynb") == "nb/x.ipynb"
     assert notebook_in_command("cd .. && python x.ipynb") == "../x.ipynb"
     assert notebook_in_command("python train.py") is None
+    assert notebook_in_command("python run.py --notebook x.ipynb") is None
+    assert notebook_in_command("python -m papermill x.ipynb out.ipynb") is None
 
 
 # ----------------------------------------------------------------------- hostile notebooks
