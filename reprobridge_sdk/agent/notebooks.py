@@ -14,7 +14,8 @@ it, recorded as a convenience change). Rules:
   escape (``!pip``), ``x = !ls`` / ``x = %who``, a help request (``obj?``), a line calling
   ``get_ipython()``. In a cell that parses as Python as it is, only ``get_ipython()`` lines
   are IPython's (a ``?`` or ``%`` there belongs to Python). An indented one becomes ``pass``
-  with the line as its comment, so its block stays a block. A cell magic (``%%bash``) comments
+  with the line as its comment, so its block stays a block. ``%time stmt`` (``%timeit``,
+  ``%prun``, ``%memit``) runs its statement once, untimed. A cell magic (``%%bash``) comments
   out its whole cell, except those whose body is Python (``%%time``, ``%%capture``, ...):
   only their magic line.
 * **Displayed values.** Jupyter shows a cell's last bare expression (unless ``;`` ends it). With
@@ -58,6 +59,8 @@ __all__ = [
 MAX_NOTEBOOK = 8 * 1024 * 1024
 #: Cell magics whose body is Python that runs (the magic only times or captures it).
 _PYTHON_BODY = frozenset({"time", "timeit", "capture", "prun", "memit", "debug"})
+#: ``%time stmt`` (and ``%timeit``, ``%prun``, ...): a line magic that runs a statement.
+_TIMED = re.compile(r"^(\s*)%(time|timeit|prun|memit)\s+([^\s-].*)$")
 _SHELL_ASSIGN = re.compile(r"^[\w.\[\], ]+=\s*[!%]")
 #: ``obj?``, ``obj??``, ``?obj``: IPython's help on a name.
 _HELP = re.compile(r"^(?:\?{1,2}[A-Za-z_][\w.]*|[A-Za-z_][\w.]*\?{1,2})$")
@@ -173,7 +176,11 @@ def _cell_code(number: int, source: str, commented: list[str]) -> str:
     valid = _parses(source)
     out = []
     for line in lines:
-        if _ipython_only(line, valid=valid):
+        timed = _TIMED.match(line) if not valid else None
+        if timed is not None:  # %time stmt: the statement runs, as in Jupyter
+            indent, magic, statement = timed.groups()
+            out.append(f"{indent}{statement}  # IPython: %{magic}")
+        elif _ipython_only(line, valid=valid):
             commented.append(f"cell {number}: {line.strip()}")
             out.append(_commented(line))
         else:

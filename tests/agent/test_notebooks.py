@@ -186,8 +186,8 @@ def test_the_generated_script_prints_the_number_under_the_real_interpreter(
 def test_a_displayed_last_expression_prints_under_python(tmp_path: Path) -> None:
     (tmp_path / "n.ipynb").write_text(
         notebook(
-            "import math\n%time x = 1",
-            "score = math.sqrt(0.81)\nscore",
+            "import math\n%time x = 0.81",
+            "score = math.sqrt(x)\nscore",
             "score * 100;",  # a ';' hides the value in Jupyter too
             "print('done')\nNone",
         ),
