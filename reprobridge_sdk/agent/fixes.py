@@ -42,8 +42,14 @@ it targeted is gone (its gate). The rules, in order:
   statement that only selects a device (``torch.cuda.set_device(...)``) becomes ``pass``.
 * ``working-directory``: ``FileNotFoundError`` for a relative path that exists relative to
   the script's directory or the repository root -> the launcher's working directory.
+* ``own-distribution-metadata``: ``PackageNotFoundError`` (``DistributionNotFound``) for the
+  repository's own distribution, whose package runs from the checkout, not installed ->
+  a metadata-only ``<name>-<version>.dist-info`` in the folder on ``sys.path`` that holds
+  that package (:mod:`reprobridge_sdk.agent.own_distribution`), a convenience change.
 
-A failure no rule recognises gets no fix (the advisor may be asked, if enabled).
+A failure no rule recognises gets no fix (the advisor may be asked, if enabled). A rule that
+recognises a failure but cannot fix it safely returns the finding that says why (a warning,
+collected by :func:`propose`).
 
 What the build writes about a failure uses :meth:`Failure.portable`: paths of this machine
 (the artifact's directory, installed packages, the standard library, the home directory) are
@@ -61,6 +67,16 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from packaging.utils import canonicalize_name
+
+from reprobridge_sdk.agent.own_distribution import (
+    dist_info_files,
+    missing_distribution,
+    own_distribution,
+    place_problem,
+)
+from reprobridge_sdk.model.build import BuildFinding
+
 __all__ = [
     "RENAMED",
     "RULES",
@@ -73,7 +89,8 @@ __all__ = [
 
 _FRAME = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+)', re.MULTILINE)
 _EXC = re.compile(
-    r"^(?P<type>[A-Za-z_][\w.]*(?:Error|Exception|Warning|Exit|Interrupt)|[A-Z]\w*Error)(?::\s?(?P<message>.*))?$"
+    r"^(?P<type>[A-Za-z_][\w.]*(?:Error|Exception|Warning|Exit|Interrupt|DistributionNotFound)"
+    r"|[A-Z]\w*Error)(?::\s?(?P<message>.*))?$"
 )
 
 
@@ -124,6 +141,8 @@ class Fix:
     env: dict[str, str] = field(default_factory=dict)
     #: Why a change no error called for was made, and what showed it works (convenience).
     evidence: str = ""
+    #: Warnings met while the fix was made (e.g. metadata it could not use).
+    notes: tuple[BuildFinding, ...] = ()
 
 
 _INSTALLED = re.compile(r"""(?:[A-Za-z]:)?(?:[/\\][^/\\\s"':]+)*[/\\](?:site|dist)-packages[/\\]""")
@@ -685,7 +704,54 @@ def _working_directory(failure: Failure, root: Path, script: str) -> Fix | None:
     return None
 
 
-Rule = Callable[[Failure, Path, str], "Fix | None"]
+def _package_folder(root: Path, rel: str) -> str | None:
+    """The folder on ``sys.path`` that holds the top package of the module file ``rel``."""
+    folder = PurePosixPath(rel).parent
+    if not (root / folder / "__init__.py").is_file():
+        return None
+    while str(folder) != "." and (root / folder.parent / "__init__.py").is_file():
+        folder = folder.parent
+    return folder.parent.as_posix()
+
+
+def _own_metadata(failure: Failure, root: Path, script: str) -> Fix | BuildFinding | None:
+    missing = missing_distribution(failure.type, failure.message)
+    if missing is None:
+        return None
+    distribution, problems = own_distribution(root)
+    if distribution is None:
+        return problems[0] if problems else None
+    if canonicalize_name(missing) != canonicalize_name(distribution.name):
+        return None
+    folders = [_package_folder(root, rel) for rel, _ in reversed(failure.frames)]
+    folders += [
+        base
+        for base in (".", "src")
+        if (root / base / distribution.import_name / "__init__.py").is_file()
+    ]
+    folder = next((f for f in folders if f is not None), None)
+    if folder is None:
+        return None
+    problem = place_problem(root, folder, distribution)
+    if problem is not None:
+        return problem
+    where = "the repository root" if folder == "." else f"{folder}/"
+    return Fix(
+        rule="own-distribution-metadata",
+        kind="convenience",
+        summary=(
+            f"{distribution.folder_name} in {where} makes {distribution.name} "
+            f"{distribution.version} discoverable without installing it (name from "
+            f"{distribution.source}, version from {distribution.version_source})"
+        ),
+        files=dist_info_files(folder, distribution),
+        notes=tuple(problems),
+    )
+
+
+#: ``rule(failure, root, script)``: a fix, the finding that says why the failure it
+#: recognises cannot be fixed safely, or None (not recognised).
+Rule = Callable[[Failure, Path, str], "Fix | BuildFinding | None"]
 #: The rules in the order they are tried.
 RULES: list[tuple[str, Rule]] = [
     ("python2", _python2),
@@ -697,16 +763,26 @@ RULES: list[tuple[str, Rule]] = [
     ("gui-backend", _gui_backend),
     ("cuda-device", _cuda_device),
     ("working-directory", _working_directory),
+    ("own-distribution-metadata", _own_metadata),
 ]
 
 
-def propose(failure: Failure, root: Path, script: str) -> Fix | None:
-    """The first rule's fix for ``failure`` in the repository at ``root``, or None."""
+def propose(
+    failure: Failure, root: Path, script: str, refused: list[BuildFinding] | None = None
+) -> Fix | None:
+    """The first rule's fix for ``failure`` in the repository at ``root``, or None.
+
+    A rule that recognises the failure but refuses to fix it adds its finding to ``refused``
+    (once) and the next rule is tried.
+    """
     for _name, rule in RULES:
         try:
             fix = rule(failure, root, script)
         except (OSError, UnicodeDecodeError):
             continue
-        if fix is not None:
+        if isinstance(fix, BuildFinding):
+            if refused is not None and fix not in refused:
+                refused.append(fix)
+        elif fix is not None:
             return fix
     return None

@@ -53,10 +53,11 @@ after them in ``_convenience_changes``.
 
 from __future__ import annotations
 
+import os
 import posixpath
 import time
 from collections.abc import Callable
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from reprobridge_sdk.agent._convenience_changes import _replan, _seed_option, _shorten
 from reprobridge_sdk.agent._determinism import same_seed
@@ -70,6 +71,8 @@ from reprobridge_sdk.agent._smoke import (
 )
 from reprobridge_sdk.agent.fixes import Failure, Fix, classify, portable, propose
 from reprobridge_sdk.agent.gates import build_finding, gate_from
+from reprobridge_sdk.io._fs import atomic_write_text
+from reprobridge_sdk.io.safefs import UnsafeFileError
 from reprobridge_sdk.model.build import (
     AppliedFix,
     BuildFinding,
@@ -109,19 +112,34 @@ def _labels(claims: Claims, plan: PlanRecord, launcher_id: str) -> tuple[list[st
     return tasks, [label for label in labels if label]
 
 
-def _apply(fix: Fix, code_dir: Path) -> dict[str, str]:
-    """Write the fix's files; return their previous texts (for undoing)."""
-    before: dict[str, str] = {}
+def _apply(fix: Fix, code_dir: Path) -> dict[str, str | None]:
+    """Write the fix's files; return their previous texts (None: new), for undoing.
+
+    A new file is written atomically inside ``code_dir`` (its folders made there; a link
+    that leads out is refused).
+    """
+    before: dict[str, str | None] = {}
     for rel, text in fix.files.items():
         path = code_dir / rel
+        if not os.path.lexists(path):
+            atomic_write_text(path, text, root=code_dir)
+            before[rel] = None
+            continue
         before[rel] = path.read_text("utf-8")
         path.write_text(text, "utf-8")
     return before
 
 
-def _undo(before: dict[str, str], code_dir: Path) -> None:
+def _undo(before: dict[str, str | None], code_dir: Path) -> None:
     for rel, text in before.items():
-        (code_dir / rel).write_text(text, "utf-8")
+        if text is not None:
+            (code_dir / rel).write_text(text, "utf-8")
+            continue
+        (code_dir / rel).unlink(missing_ok=True)
+        for folder in PurePosixPath(rel).parents:  # the folders the fix made, if now empty
+            if str(folder) == "." or any((code_dir / folder).iterdir()):
+                break
+            (code_dir / folder).rmdir()
 
 
 def _rebase(launcher: LauncherPlan, workdir: str) -> list[str]:
@@ -249,7 +267,7 @@ def reproduce(
                     )
                 )
                 break
-            fix = propose(raw, code_dir, current.script)
+            fix = propose(raw, code_dir, current.script, findings)
             source = "heuristic"
             if fix is None and rebuild is not None:
                 rebuilt, notes = rebuild(failure)
@@ -273,7 +291,7 @@ def reproduce(
                 break
             try:
                 before = _apply(fix, code_dir)
-            except (OSError, UnicodeDecodeError) as exc:
+            except (OSError, UnicodeDecodeError, UnsafeFileError) as exc:
                 detail = portable(str(exc), state.artifact)
                 findings.append(
                     build_finding("B008", f"fix {fix.rule!r} cannot be applied: {detail}")
@@ -313,6 +331,7 @@ def reproduce(
                 break
             change = record(fix, failure, tasks) if fix.files else None
             state.fixes.append(applied.model_copy(update={"change": change}))
+            findings.extend(note for note in fix.notes if note not in findings)
             if trial is not current:
                 for item in list(state.launchers.values()):
                     if item.script == current.script and item.workdir == current.workdir:

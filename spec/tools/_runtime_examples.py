@@ -1046,6 +1046,21 @@ RUNTIME_EXAMPLES: dict[str, tuple[str, str, str]] = {
         "$ reprobridge build ./repo --claims claims.yaml   # B051 (warning): 2 lines commented",
         "# analysis.ipynb has only Python in its code cells, and no analysis_notebook.py exists",
     ),
+    "B052": (
+        _SH,
+        "# pkg/__init__.py: __version__ = version(__name__); pyproject.toml: a [project] name\n"
+        "# with a space ('my pkg'); the smoke run stops with PackageNotFoundError\n"
+        "$ reprobridge build ./repo --claims claims.yaml   # B052 (warning), then B007",
+        "# pyproject.toml: [project] name = 'mypkg', version = '1.2'\n"
+        "$ reprobridge build ./repo --claims claims.yaml   # mypkg-1.2.dist-info/ recorded",
+    ),
+    "B053": (
+        _SH,
+        "# the repository already holds a file named mypkg-1.2.dist-info\n"
+        "$ reprobridge build ./repo --claims claims.yaml   # B053 (warning), then B007",
+        "# nothing of that name in the repository\n"
+        "$ reprobridge build ./repo --claims claims.yaml   # mypkg-1.2.dist-info/ recorded",
+    ),
     "B005": (
         _SH,
         "# requirements.txt pins a version no index has for any interpreter\n"
