@@ -57,6 +57,7 @@ import os
 import posixpath
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from reprobridge_sdk.agent._convenience_changes import _replan, _seed_option, _shorten
@@ -112,34 +113,48 @@ def _labels(claims: Claims, plan: PlanRecord, launcher_id: str) -> tuple[list[st
     return tasks, [label for label in labels if label]
 
 
-def _apply(fix: Fix, code_dir: Path) -> dict[str, str | None]:
-    """Write the fix's files; return their previous texts (None: new), for undoing.
+@dataclass(frozen=True)
+class _Before:
+    """What a fix replaced: each file's previous text (None: new), and the folders it made
+    (deepest first)."""
+
+    texts: dict[str, str | None]
+    folders: list[str]
+
+
+def _apply(fix: Fix, code_dir: Path) -> _Before:
+    """Write the fix's files; return what they replaced, for undoing.
 
     A new file is written atomically inside ``code_dir`` (its folders made there; a link
     that leads out is refused).
     """
-    before: dict[str, str | None] = {}
+    texts: dict[str, str | None] = {}
+    folders: list[str] = []
     for rel, text in fix.files.items():
         path = code_dir / rel
         if not os.path.lexists(path):
+            made = [
+                str(folder)
+                for folder in PurePosixPath(rel).parents
+                if str(folder) != "." and not os.path.lexists(code_dir / folder)
+            ]
+            texts[rel] = None
             atomic_write_text(path, text, root=code_dir)
-            before[rel] = None
+            folders += made
             continue
-        before[rel] = path.read_text("utf-8")
+        texts[rel] = path.read_text("utf-8")
         path.write_text(text, "utf-8")
-    return before
+    return _Before(texts, folders)
 
 
-def _undo(before: dict[str, str | None], code_dir: Path) -> None:
-    for rel, text in before.items():
-        if text is not None:
+def _undo(before: _Before, code_dir: Path) -> None:
+    for rel, text in before.texts.items():
+        if text is None:
+            (code_dir / rel).unlink(missing_ok=True)
+        else:
             (code_dir / rel).write_text(text, "utf-8")
-            continue
-        (code_dir / rel).unlink(missing_ok=True)
-        for folder in PurePosixPath(rel).parents:  # the folders the fix made, if now empty
-            if str(folder) == "." or any((code_dir / folder).iterdir()):
-                break
-            (code_dir / folder).rmdir()
+    for folder in before.folders:  # deepest first: each is empty once its files are gone
+        (code_dir / folder).rmdir()
 
 
 def _rebase(launcher: LauncherPlan, workdir: str) -> list[str]:

@@ -470,6 +470,48 @@ _add(
     )
 )
 
+# The repository's package reads its own version from its distribution's metadata when it
+# is imported. On PYTHONPATH it imports, but nothing installed it: PackageNotFoundError at
+# the smoke run (B007 before the own-distribution-metadata fix rule).
+_add(
+    Fixture(
+        "own-metadata",
+        {
+            "pyproject.toml": (
+                '[project]\nname = "digitlib"\nversion = "0.3.1"\n'
+                'dependencies = ["numpy", "scipy", "scikit-learn", "matplotlib"]\n'
+            ),
+            "digitlib/__init__.py": (
+                "from importlib.metadata import version\n\n"
+                "__version__ = version(__name__)\n\n"
+                "from .data import split  # noqa: E402\n"
+            ),
+            "digitlib/data.py": (
+                "from sklearn.datasets import load_digits\n"
+                "from sklearn.model_selection import train_test_split\n\n\n"
+                "def split(seed):\n"
+                "    X, y = load_digits(return_X_y=True)\n"
+                "    return train_test_split(X / 16.0, y, random_state=seed)\n"
+            ),
+            "scripts/train.py": _COMMON
+            + "import argparse\n\n"
+            + "import digitlib\n\n"
+            + "parser = argparse.ArgumentParser()\n"
+            + 'parser.add_argument("--seed", type=int, default=0)\n'
+            + "args = parser.parse_args()\n"
+            + 'print("digitlib", digitlib.__version__)\n'
+            + "X_train, X_test, y_train, y_test = digitlib.split(args.seed)\n"
+            + "model = LogisticRegression(max_iter=200).fit(X_train, y_train)\n"
+            + 'print("test accuracy: %.4f" % model.score(X_test, y_test))\n',
+            "README.md": "# Digits\n\n    pip install -e .\n    python scripts/train.py --seed 0\n",
+        },
+        _ACCURACY,
+        ("the repository's own package reads its distribution's metadata on import",),
+        {"accuracy": True},
+        end_to_end=False,  # its phases: tests/agent/test_own_metadata_fixture.py
+    )
+)
+
 # setup.py imports setuptools; the code never does. Today setuptools becomes a requirement
 # (and, when the era's step fails, the oldest release with a wheel: one of 2013).
 _add(
