@@ -740,7 +740,7 @@ def _own_metadata(failure: Failure, root: Path, script: str) -> Fix | BuildFindi
         rule="own-distribution-metadata",
         kind="convenience",
         summary=(
-            f"{distribution.folder_name} in {where} makes {distribution.name} "
+            f"{distribution.folder_name} at {where} makes {distribution.name} "
             f"{distribution.version} discoverable without installing it (name from "
             f"{distribution.source}, version from {distribution.version_source})"
         ),

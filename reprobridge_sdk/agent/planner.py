@@ -42,7 +42,11 @@ Then, for the chosen script:
   that folder on the launcher's ``PYTHONPATH``, relative to its working directory: a
   convenience change without a patch (``conveniences``), the code untouched. ``PYTHONPATH``
   rather than an editable install: the environment is shared by every artifact with the
-  same lock, and must not point into one checkout.
+  same lock, and must not point into one checkout. A package so imported is not installed:
+  code that reads its own distribution's metadata (``importlib.metadata.version(__name__)``)
+  fails at the smoke run, and the Reproducer's fix rule ``own-distribution-metadata``
+  (:mod:`reprobridge_sdk.agent.own_distribution`) writes the metadata-only ``.dist-info``
+  then; the Planner writes nothing.
 * **Seeds.** An option whose flag contains ``seed`` is the seed flag: both launchers pass
   ``{seed}`` through it.
   - A claim over several seeds (two or more distinct ``hints.seeds`` and a

@@ -16,6 +16,10 @@ For each smoke launcher of the plan, in order:
    that passes is recorded through ``record`` (``code record``: the working change becomes
    the next patch and a change-record entry, the traceback as its evidence); a fix that
    fails is undone and reported as B008. A failure no fix removes is B007 and ends the phase.
+   A fix may add a file (the own distribution's ``.dist-info``): it is written atomically
+   inside the code, never through a link that leads out, and undone with the folders it
+   made. A rule that recognises a failure but refuses to fix it gives its warning (B052,
+   B053) and the next rule is tried.
 
 Two convenience changes (:mod:`reprobridge_sdk.agent.convenience`), each only when needed,
 each a patch recorded like a fix (``code record --kind convenience``) with its reason and

@@ -16,7 +16,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from build_fixtures import git
+from build_fixtures import RepoFactory, git
 
 from reprobridge_sdk.agent._smoke import run_launcher
 from reprobridge_sdk.agent.claims import load_claims
@@ -34,7 +34,7 @@ DIST_INFO = "digitlib-0.3.1.dist-info"
 METADATA = "Metadata-Version: 2.1\nName: digitlib\nVersion: 0.3.1\n"
 
 
-def _planned(raw_repo, tmp_path: Path) -> tuple[Claims, PlanRecord, Path]:  # type: ignore[no-untyped-def]
+def _planned(raw_repo: RepoFactory, tmp_path: Path) -> tuple[Claims, PlanRecord, Path]:
     repo, claims_file = raw_repo("own-metadata")
     code = tmp_path / "code"
     commit, date = checkout(str(repo), code)
@@ -46,7 +46,7 @@ def _planned(raw_repo, tmp_path: Path) -> tuple[Claims, PlanRecord, Path]:  # ty
 
 
 def test_the_planner_puts_the_package_on_pythonpath_and_the_metadata_is_read(
-    raw_repo, tmp_path: Path
+    raw_repo: RepoFactory, tmp_path: Path
 ) -> None:
     _, planned, code = _planned(raw_repo, tmp_path)
     assert planned.gate.passed
@@ -91,7 +91,7 @@ def test_a_new_file_of_a_fix_is_never_written_through_a_link_out(tmp_path: Path)
 
 @pytest.mark.slow
 def test_the_smoke_failure_maps_to_the_fix_and_the_script_then_runs(
-    raw_repo, tmp_path: Path, fixture_python: Path
+    raw_repo: RepoFactory, tmp_path: Path, fixture_python: Path
 ) -> None:
     _, planned, code = _planned(raw_repo, tmp_path)
     smoke = planned.launchers[0]
@@ -136,7 +136,7 @@ def test_the_smoke_failure_maps_to_the_fix_and_the_script_then_runs(
 
 @pytest.mark.slow
 def test_the_reproducer_keeps_and_records_the_fix(
-    raw_repo, tmp_path: Path, fixture_python: Path
+    raw_repo: RepoFactory, tmp_path: Path, fixture_python: Path
 ) -> None:
     claims, planned, code = _planned(raw_repo, tmp_path)
     recorded: list[tuple[str, str, str | None, list[str]]] = []
