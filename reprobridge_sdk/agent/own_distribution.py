@@ -165,13 +165,18 @@ def _literal_version(root: Path, module: str) -> tuple[str, object] | None:
             except (SyntaxError, ValueError, RecursionError):
                 return None
             for node in tree.body:
-                targets = node.targets if isinstance(node, ast.Assign) else []
-                if (
-                    any(isinstance(t, ast.Name) and t.id == attr for t in targets)
-                    and isinstance(node, ast.Assign)
-                    and isinstance(node.value, ast.Constant)
+                targets = (
+                    node.targets
+                    if isinstance(node, ast.Assign)
+                    else [node.target]
+                    if isinstance(node, ast.AnnAssign)
+                    else []
+                )
+                value = getattr(node, "value", None)
+                if any(isinstance(t, ast.Name) and t.id == attr for t in targets) and isinstance(
+                    value, ast.Constant
                 ):
-                    return path, node.value.value
+                    return path, value.value
             return None
     return None
 

@@ -11,6 +11,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from reprobridge_sdk.agent.fixes import Fix, classify, propose
 from reprobridge_sdk.agent.own_distribution import (
@@ -98,6 +100,18 @@ def _codes(findings: list[BuildFinding]) -> list[tuple[str, str]]:
             ),
         ),
         (
+            {  # an annotated literal counts too
+                "pyproject.toml": '[project]\nname = "mypkg"\ndynamic = ["version"]\n',
+                "mypkg/__init__.py": '__version__: str = "4.1"\n',
+            },
+            (
+                "mypkg",
+                "4.1",
+                "pyproject.toml [project]",
+                "mypkg/__init__.py __version__ (its package)",
+            ),
+        ),
+        (
             {  # poetry-dynamic-versioning: the literal is a placeholder; nothing else says
                 "pyproject.toml": '[tool.poetry]\nname = "mypkg"\nversion = "0.0.0"\n'
                 "[tool.poetry-dynamic-versioning]\nenable = true\n",
@@ -119,6 +133,7 @@ def _codes(findings: list[BuildFinding]) -> list[tuple[str, str]]:
         "cfg-file",
         "setup-py",
         "scm",
+        "annotated",
         "poetry-dynamic",
         "setup-call",
     ],
@@ -252,6 +267,57 @@ def test_the_metadata_file_is_three_fields() -> None:
     distribution = OwnDistribution("My.Pkg", "1.2", "s", "v")
     assert distribution.folder_name == "my_pkg-1.2.dist-info"
     assert distribution.metadata() == "Metadata-Version: 2.1\nName: My.Pkg\nVersion: 1.2\n"
+
+
+_TEXT = st.text(st.characters(blacklist_categories=("Cs",)), max_size=200)
+_PIECES = st.lists(
+    st.sampled_from(
+        [
+            "[project]\n",
+            "[tool.poetry]\n",
+            "[metadata]\n",
+            "[tool.poetry-dynamic-versioning]\nenable = true\n",
+            'name = "p"\n',
+            "name = p\n",
+            'version = "1.0"\n',
+            "version = attr: p.__version__\n",
+            "version = file: ../V\n",
+            'dynamic = ["version"]\n',
+            "setup(name='p', version=V)\n",
+            "V = '2'\n",
+        ]
+    )
+    | _TEXT,
+    max_size=8,
+).map("".join)
+
+
+@settings(
+    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(pyproject=_PIECES, setup_cfg=_PIECES, setup_py=_PIECES, init=_PIECES)
+def test_any_metadata_gives_a_value_or_findings_never_a_traceback(
+    tmp_path_factory: pytest.TempPathFactory,
+    pyproject: str,
+    setup_cfg: str,
+    setup_py: str,
+    init: str,
+) -> None:
+    root = _repo(
+        tmp_path_factory.mktemp("any"),
+        {
+            "pyproject.toml": pyproject,
+            "setup.cfg": setup_cfg,
+            "setup.py": setup_py,
+            "p/__init__.py": init,
+        },
+    )
+    distribution, findings = own_distribution(root)
+    assert {f.code for f in findings} <= {"B052"}
+    if distribution is not None:
+        assert distribution.metadata().count("\n") == 3
+        assert "/" not in distribution.folder_name and "\\" not in distribution.folder_name
+        assert distribution.folder_name.endswith(".dist-info")
 
 
 # --------------------------------------------------------------------------- hostile places
