@@ -164,3 +164,25 @@ def test_the_reproducer_keeps_and_records_the_fix(
     # the recorded change holds the metadata file and nothing else
     assert git("show", "--name-only", "--format=", "HEAD", cwd=code) == f"{DIST_INFO}/METADATA"
     assert (code / DIST_INFO / "METADATA").read_text("utf-8") == METADATA
+
+
+@pytest.mark.slow
+def test_a_place_git_would_not_record_is_b053_and_the_smoke_run_stays_failed(
+    raw_repo: RepoFactory, tmp_path: Path, fixture_python: Path
+) -> None:
+    claims, planned, code = _planned(raw_repo, tmp_path)
+    (code / ".gitignore").write_text("*.dist-info/\n", "utf-8")
+    git("add", "-A", cwd=code)
+    git("commit", "-qm", "ignore installed metadata", cwd=code)
+
+    def record(fix: Fix, failure: Failure | None, tasks: list[str]) -> str:
+        raise AssertionError(f"nothing is recorded, yet {fix.rule} was")
+
+    result = reproduce(claims, planned, code, fixture_python, inputs_digest=ZERO, record=record)
+    assert not result.gate.passed
+    assert [(f.code, f.severity) for f in result.gate.findings] == [
+        ("B053", "warning"),
+        ("B007", "error"),
+    ]
+    assert result.gate.findings[0].message.startswith(f"{DIST_INFO} is not written: ")
+    assert result.fixes == [] and not (code / DIST_INFO).exists()
