@@ -42,6 +42,11 @@ it targeted is gone (its gate). The rules, in order:
   statement that only selects a device (``torch.cuda.set_device(...)``) becomes ``pass``.
 * ``working-directory``: ``FileNotFoundError`` for a relative path that exists relative to
   the script's directory or the repository root -> the launcher's working directory.
+* ``missing-import``: ``NameError`` for a name the failing file never imports, which one
+  module of a package the file already imports from defines or re-exports at its top level
+  (``Dist=eval("Normal")`` with ``Normal`` in ``pkg.distns``) -> ``from <module> import
+  <name>`` after the file's last top-level import; the shortest such module, and none when
+  two are equally short.
 * ``own-distribution-metadata``: ``PackageNotFoundError`` (``DistributionNotFound``) for the
   repository's own distribution, whose package runs from the checkout, not installed ->
   a metadata-only ``<name>-<version>.dist-info`` in the folder on ``sys.path`` that holds
@@ -69,6 +74,7 @@ from typing import Any
 
 from packaging.utils import canonicalize_name
 
+from reprobridge_sdk.agent.intake import repository_files
 from reprobridge_sdk.agent.own_distribution import (
     dist_info_files,
     missing_distribution,
@@ -749,6 +755,95 @@ def _own_metadata(failure: Failure, root: Path, script: str) -> Fix | BuildFindi
     )
 
 
+_NAME_ERROR = re.compile(r"^name '([A-Za-z_]\w*)' is not defined")
+#: Files read to find where a name is defined: a repository's own modules, capped in number.
+_MAX_MODULES = 2000
+
+
+def _top_names(tree: ast.Module) -> set[str]:
+    """The names a module defines or imports at its top level (what ``from it import`` takes)."""
+    names: set[str] = set()
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
+            names.add(node.name)
+        elif isinstance(node, ast.Assign):
+            names.update(t.id for t in node.targets if isinstance(t, ast.Name))
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            names.add(node.target.id)
+        elif isinstance(node, ast.ImportFrom | ast.Import):
+            names.update((a.asname or a.name).split(".")[0] for a in node.names if a.name != "*")
+    return names
+
+
+def _module_name(rel: str) -> str | None:
+    """``pkg/sub/mod.py`` -> ``pkg.sub.mod`` (``__init__`` names its package); None for a path
+    that is no importable dotted name."""
+    parts = PurePosixPath(rel).with_suffix("").parts
+    if parts and parts[-1] == "__init__":
+        parts = parts[:-1]
+    if not parts or not all(p.isidentifier() for p in parts):
+        return None
+    return ".".join(parts)
+
+
+def _missing_import(failure: Failure, root: Path, script: str) -> Fix | None:
+    if failure.type != "NameError" or not failure.file:
+        return None
+    match = _NAME_ERROR.match(failure.message)
+    if match is None:
+        return None
+    name = match.group(1)
+    text = _read(root, failure.file)
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return None
+    if name in _top_names(tree):
+        return None  # defined or imported here: the NameError is about order or scope
+    imported: set[str] = set()
+    last = 0
+    for node in tree.body:
+        if isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            imported.add(node.module.split(".")[0])
+            last = node.end_lineno or node.lineno
+        elif isinstance(node, ast.Import):
+            imported.update(a.name.split(".")[0] for a in node.names)
+            last = node.end_lineno or node.lineno
+    candidates: list[str] = []
+    for count, rel in enumerate(_python_files(root)):
+        if count >= _MAX_MODULES:
+            break
+        module = _module_name(rel)
+        if module is None or module.split(".")[0] not in imported or rel == failure.file:
+            continue
+        try:
+            if name in _top_names(ast.parse(_read(root, rel))):
+                candidates.append(module)
+        except (SyntaxError, ValueError, OSError, UnicodeDecodeError):
+            continue
+    if not candidates:
+        return None
+    shortest = min(len(m.split(".")) for m in candidates)
+    best = sorted(m for m in candidates if len(m.split(".")) == shortest)
+    if len(best) != 1:
+        return None  # equally near in two modules: which one is meant is a guess
+    lines = text.splitlines(keepends=True)
+    if lines and not lines[-1].endswith("\n"):
+        lines[-1] += "\n"
+    lines.insert(last, f"from {best[0]} import {name}\n")
+    return Fix(
+        rule="missing-import",
+        kind="execution-fix",
+        summary=f"{failure.file} uses {name} without importing it; {best[0]} defines it",
+        files={failure.file: "".join(lines)},
+    )
+
+
+def _python_files(root: Path) -> list[str]:
+    """The repository's Python files (POSIX, sorted), no links and no hidden folders."""
+    return [rel for rel in repository_files(root) if rel.endswith(".py")]
+
+
 #: ``rule(failure, root, script)``: a fix, the finding that says why the failure it
 #: recognises cannot be fixed safely, or None (not recognised).
 Rule = Callable[[Failure, Path, str], "Fix | BuildFinding | None"]
@@ -763,6 +858,7 @@ RULES: list[tuple[str, Rule]] = [
     ("gui-backend", _gui_backend),
     ("cuda-device", _cuda_device),
     ("working-directory", _working_directory),
+    ("missing-import", _missing_import),
     ("own-distribution-metadata", _own_metadata),
 ]
 

@@ -466,3 +466,85 @@ def test_a_set_device_inside_an_expression_is_left_alone(tmp_path: Path) -> None
     failure = classify(_run(tmp_path, "train.py").stderr, tmp_path)
     assert failure is not None
     assert propose(failure, tmp_path, "train.py") is None
+
+
+def _write(root: Path, files: dict[str, str]) -> None:
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text, "utf-8")
+
+
+#: A package of the repository whose distributions module defines ``Normal`` and re-exports it
+#: from the subpackage, and ``MLE`` as an alias; an experiment script that names both through
+#: ``eval`` of its options without importing them (the shape of a real experiment script).
+_PACKAGE = {
+    "pkg/__init__.py": "from .api import Regressor\n",
+    "pkg/api.py": "class Regressor:\n    def __init__(self, dist, score):\n"
+    "        self.name = dist.__name__ + '/' + score.__name__\n",
+    "pkg/distns/__init__.py": "from .normal import Normal\n",
+    "pkg/distns/normal.py": "class Normal:\n    pass\n",
+    "pkg/scores.py": "class LogScore:\n    pass\n\n\nMLE = LogScore\n",
+    "experiments/run.py": "import sys\n\nsys.path.insert(0, '.')\n"
+    "from pkg import Regressor\n\n"
+    "dist, score = 'Normal', 'MLE'\n"
+    "print('fitted', Regressor(eval(dist), eval(score)).name)\n",
+}
+
+
+def test_a_name_the_script_never_imports_is_imported_from_its_package(tmp_path: Path) -> None:
+    _write(tmp_path, _PACKAGE)
+    fixes: list[str] = []
+    for _round in range(3):
+        run = _run(tmp_path, "experiments/run.py", cwd=tmp_path)
+        if run.returncode == 0:
+            break
+        failure = classify(run.stderr, tmp_path)
+        assert failure is not None
+        assert failure.type == "NameError"
+        fix = propose(failure, tmp_path, "experiments/run.py")
+        assert fix is not None
+        assert fix.rule == "missing-import"
+        assert list(fix.files) == ["experiments/run.py"]
+        fixes.append(fix.summary)
+        (tmp_path / "experiments/run.py").write_text(fix.files["experiments/run.py"], "utf-8")
+    assert run.returncode == 0, run.stderr
+    assert run.stdout == "fitted Normal/LogScore\n"
+    # the shortest module: the subpackage's re-export, not the module that defines it
+    text = (tmp_path / "experiments/run.py").read_text("utf-8")
+    assert "from pkg.distns import Normal\n" in text
+    assert "from pkg.scores import MLE\n" in text
+    assert text.index("from pkg import Regressor") < text.index("from pkg.distns import Normal")
+    assert len(fixes) == 2
+
+
+@pytest.mark.parametrize(
+    ("extra", "why"),
+    [
+        # two modules equally near define it: which one is meant would be a guess
+        ({"pkg/other.py": "class Normal:\n    pass\n", "pkg/distns/__init__.py": ""}, "tie"),
+        # defined only in a package the script does not import from
+        ({"elsewhere/__init__.py": "Normal = 1\n", "pkg/distns/__init__.py": ""}, "unrelated"),
+    ],
+)
+def test_a_name_that_is_not_clearly_one_modules_gets_no_import(
+    tmp_path: Path, extra: dict[str, str], why: str
+) -> None:
+    _write(tmp_path, {**_PACKAGE, **extra})
+    if why == "tie":
+        (tmp_path / "pkg/distns/normal.py").write_text("class Normal:\n    pass\n", "utf-8")
+        (tmp_path / "pkg/distns/normal.py").rename(tmp_path / "pkg/normal2.py")
+    else:
+        (tmp_path / "pkg/distns/normal.py").unlink()
+    failure = classify(_run(tmp_path, "experiments/run.py", cwd=tmp_path).stderr, tmp_path)
+    assert failure is not None and failure.type == "NameError"
+    assert propose(failure, tmp_path, "experiments/run.py") is None
+
+
+def test_a_name_defined_later_in_the_same_file_is_not_imported(tmp_path: Path) -> None:
+    """A NameError about order (a use before the definition) is no missing import."""
+    _write(
+        tmp_path, {**_PACKAGE, "experiments/run.py": "print(Normal)\n\n\nclass Normal:\n    pass\n"}
+    )
+    failure = classify(_run(tmp_path, "experiments/run.py", cwd=tmp_path).stderr, tmp_path)
+    assert failure is not None
+    assert propose(failure, tmp_path, "experiments/run.py") is None
