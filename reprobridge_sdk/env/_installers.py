@@ -96,6 +96,17 @@ def create_venv(installer: Installer, base_python: Path, target: Path, prompt: s
     return _run(argv, progress=False)
 
 
+def _version(python: Path) -> tuple[int, ...]:
+    """``(major, minor)`` of a virtual environment's interpreter, from its ``pyvenv.cfg``;
+    ``(3, 99)`` when it does not say (then the newest behaviour is right)."""
+    try:
+        config = (python.parent.parent / "pyvenv.cfg").read_text("utf-8")
+    except (OSError, UnicodeDecodeError):
+        return (3, 99)
+    found = re.search(r"^\s*(?:version_info|version)\s*=\s*(\d+)\.(\d+)", config, re.M)
+    return (int(found.group(1)), int(found.group(2))) if found else (3, 99)
+
+
 def install_lock(
     installer: Installer,
     python: Path,
@@ -112,13 +123,22 @@ def install_lock(
     if installer == "uv":
         uv = uv_binary()
         assert uv is not None
-        argv = [uv, "pip", "sync", "--no-config", "--require-hashes", "--compile-bytecode"]
+        # uv's bytecode compiler needs Python 3.7+; an older environment compiles its own
+        modern = _version(python) >= (3, 7)
+        argv = [uv, "pip", "sync", "--no-config", "--require-hashes"]
+        argv += ["--compile-bytecode"] if modern else []
         argv += ["--python", str(python), "--index-url", index_url()]
         argv += extra_index_options(extra_index)
         if not progress:
             argv.append("--quiet")
         argv.append(str(lock))
-        return _run(argv, progress=progress)
+        run = _run(argv, progress=progress)
+        if run.returncode == 0 and not modern:
+            # a file that does not compile (another version's syntax) is left to import time
+            compileall = [str(python), "-m", "compileall", "-q", "-j", "0"]
+            _run([*compileall, str(python.parent.parent / "lib")], progress=False)
+        return run
+
     argv = [str(python), "-m", "pip", "install", "--require-hashes", "--no-deps", "--no-input"]
     argv += ["--index-url", index_url()]
     if extra_index:

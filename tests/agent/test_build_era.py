@@ -340,3 +340,35 @@ def test_code_that_needs_an_older_interpreter_builds_in_a_legacy_environment(
     assert "environment-era" in (out / "GUIDE.md").read_text("utf-8")
     report = json.loads((out / ".rra-build/report.json").read_text("utf-8"))
     assert report["passed"] is True
+
+
+@pytest.mark.slow
+def test_an_environment_of_python_36_installs_and_compiles_its_bytecode(tmp_path: Path) -> None:
+    """uv's bytecode compiler runs only on Python 3.7+: a 3.6 environment (code of 2017 and
+    2018) is installed without it and compiled by its own interpreter, so its read-only
+    sandboxed runs do not compile every import again."""
+    found = discover("3.6")
+    if found is None:
+        pytest.skip("no CPython 3.6 on PATH, in pyenv or uv-managed here ('pyenv install 3.6')")
+    from reprobridge_sdk.env._installers import create_venv, install_lock
+    from reprobridge_sdk.env._resolvers import index_url
+
+    lock = tmp_path / "requirements.lock"
+    (tmp_path / "requirements.in").write_text("six==1.16.0\n", "utf-8")
+    subprocess.run(
+        [sys.executable, "-m", "uv", "pip", "compile", "--quiet", "--no-config",
+         "--generate-hashes", "--python-version", "3.6", "--index-url", index_url(),
+         "--output-file", str(lock), str(tmp_path / "requirements.in")],
+        check=True, capture_output=True,
+    )  # fmt: skip
+    env = tmp_path / "env"
+    assert create_venv("uv", found.path, env, "py36").returncode == 0
+    run = install_lock("uv", env / "bin" / "python", lock)
+    assert run.returncode == 0, run.stderr
+    cached = list((env / "lib").glob("python3.6/site-packages/__pycache__/six.cpython-36.pyc"))
+    assert len(cached) == 1
+    done = subprocess.run(
+        [str(env / "bin" / "python"), "-c", "import six; print(six.__version__)"],
+        capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    assert done.stdout == "1.16.0\n"
