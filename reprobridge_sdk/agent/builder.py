@@ -73,7 +73,7 @@ from packaging.utils import canonicalize_name
 from reprobridge_sdk.agent._sandbox import confined
 from reprobridge_sdk.agent.distributions import BUILD_TOOLS, IMPORT_TO_DISTRIBUTION
 from reprobridge_sdk.agent.gates import build_finding, gate_from
-from reprobridge_sdk.env._resolvers import index_url, isolated_environ
+from reprobridge_sdk.env._resolvers import build_python, index_url, isolated_environ
 from reprobridge_sdk.env.interpreters import Interpreter, discover, era_versions, servable
 from reprobridge_sdk.env.lock import lock_artifact
 from reprobridge_sdk.env.venv import EnvironmentBuildError, ensure_environment
@@ -266,6 +266,26 @@ def _uv() -> str:
     return str(find_uv_bin())
 
 
+#: Build tools exempt from an era's date bound when source builds are allowed, and the bound
+#: they get instead (none: any release the build interpreter supports).
+_BUILD_TOOLS = ("setuptools", "wheel")
+_BUILD_TOOLS_BOUND = "2100-01-01T00:00:00Z"
+
+
+def _portable_argv(argv: list[str], work: Path, python: str) -> list[str]:
+    """``argv`` as the build records show it: scratch files by name, an interpreter of this
+    machine as ``pythonX.Y``."""
+    shown: list[str] = []
+    for index, arg in enumerate(argv):
+        if index and argv[index - 1] == "--python":
+            shown.append(f"python{python}")
+        elif arg.startswith(str(work)):
+            shown.append(Path(arg).name)
+        else:
+            shown.append(arg)
+    return shown
+
+
 def _compile(
     requirements: list[str],
     work: Path,
@@ -289,6 +309,7 @@ def _compile(
         *(["--only-binary", ":all:"] if wheels_only else []),
         "--index-url",
         index_url(),
+        *build_python(python),
         "--python-version",
         python,
         "--output-file",
@@ -296,11 +317,17 @@ def _compile(
     ]
     if exclude_newer:
         argv += ["--exclude-newer", exclude_newer]
+        if not wheels_only:
+            # the build backend is not of the era: uv's default for a setup.py without
+            # pyproject.toml is setuptools>=40.8 (late 2018), and a backend only runs
+            argv += [
+                f"--exclude-newer-package={name}={_BUILD_TOOLS_BOUND}" for name in _BUILD_TOOLS
+            ]
     argv.append(str(source))
     proc = subprocess.run(
         argv, capture_output=True, text=True, check=False, env=isolated_environ(), cwd=work
     )
-    shown = ["uv", *(Path(a).name if a.startswith(str(work)) else a for a in argv[1:])]
+    shown = ["uv", *_portable_argv(argv[1:], work, python)]
     if proc.returncode != 0 or not output.is_file():
         return None, shown, proc.stderr.strip()[-1500:]
     pins = [

@@ -19,6 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from reprobridge_sdk.env.interpreters import discover
+
 __all__ = [
     "ACCELERATOR_INDEX",
     "PUBLIC_INDEX",
@@ -116,6 +118,17 @@ def resolver_version(resolver: Resolver) -> str:
     return f"pip-tools {version('pip-tools')}"
 
 
+def build_python(python: str) -> list[str]:
+    """``--python PATH`` of an interpreter of ``python`` (``X.Y``) on this machine when it is
+    not the running one, else nothing: uv builds a source distribution for its metadata with
+    that interpreter. (``--python-version`` alone builds with the running one, and a 2018
+    ``setup.py`` that checks the version it runs under refuses Python 3.11.)"""
+    running = f"{sys.version_info.major}.{sys.version_info.minor}"
+    short = ".".join(python.split(".")[:2])
+    found = discover(short) if short != running else None
+    return ["--python", str(found.path)] if found is not None else []
+
+
 def resolve(
     resolver: Resolver,
     source: Path,
@@ -146,6 +159,7 @@ def resolve(
             "--index-url",
             index_url(),
             *extra,
+            *build_python(python),
             "--python-version",
             python,
             "--custom-compile-command",

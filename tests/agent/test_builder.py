@@ -335,3 +335,24 @@ def test_an_era_requirement_without_a_wheel_is_built_from_source_of_the_same_era
     ]
     assert {s.exclude_newer for s in steps} == {bound}
     assert pins == ["docopt==0.6.2"]
+
+
+@pytest.mark.slow
+def test_an_era_sdist_builds_under_the_eras_interpreter_with_a_backend_of_today(
+    tmp_path: Path,
+) -> None:
+    """pyDOE (2014) is a source distribution only. Resolving it for Python 3.6 as of May 2018
+    builds it with that interpreter, and with a build backend newer than the era (uv's
+    default backend for a bare setup.py is setuptools>=40.8, of late 2018)."""
+    from reprobridge_sdk.env.interpreters import discover
+
+    if discover("3.6") is None:
+        pytest.skip("no CPython 3.6 on PATH, in pyenv or uv-managed here ('pyenv install 3.6')")
+    bound = "2018-05-02T03:51:53+00:00"
+    steps, pins = resolve_steps(["pyDOE"], tmp_path, python="3.6", commit_date=bound, era=True)
+    assert [(s.name, s.ok) for s in steps] == [("declared", False), ("source-build", True)]
+    assert pins is not None
+    assert [p for p in pins if p.lower().startswith("pydoe==")] == ["pydoe==0.3.8"]
+    shown = steps[-1].argv
+    assert shown[shown.index("--python") + 1] == "python3.6"  # no path of this machine
+    assert "--exclude-newer-package=setuptools=2100-01-01T00:00:00Z" in shown
