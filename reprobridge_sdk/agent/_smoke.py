@@ -25,6 +25,7 @@ from pathlib import Path
 
 from reprobridge_sdk.agent._sandbox import confined
 from reprobridge_sdk.agent.fixes import Failure, Fix
+from reprobridge_sdk.agent.prerequisite import compose
 from reprobridge_sdk.model.build import (
     AppliedFix,
     BuildFinding,
@@ -66,10 +67,12 @@ def run_launcher(
     visible: Path | None = None,
 ) -> RunOutcome:
     """Run ``launcher`` once in ``code_dir`` with ``interpreter`` (in the sandbox with
-    ``sandbox``; ``visible``, default ``code_dir``, is the tree it may read)."""
+    ``sandbox``; ``visible``, default ``code_dir``, is the tree it may read); its
+    prerequisite steps first, in the same shell line."""
+    composed, shell = compose(launcher)
     argv = [
-        str(interpreter) if index == 0 and word in {"python", "python3"} else word
-        for index, word in enumerate(launcher.argv)
+        str(interpreter) if index == 0 and word in {"python", "python3"} and not shell else word
+        for index, word in enumerate(composed)
     ]
     given = launcher.env
     if seed is not None:
@@ -83,7 +86,7 @@ def run_launcher(
     env.update(given)
     env["PYTHONDONTWRITEBYTECODE"] = "1"
     env["PYTHONUNBUFFERED"] = "1"
-    if launcher.shell:  # one shell line; its ``python`` is the environment's, as the runner's
+    if shell:  # one shell line; its ``python`` is the environment's, as the runner's
         argv = ["/bin/sh", "-c", argv[0]]
         env["PATH"] = f"{interpreter.parent}{os.pathsep}{env.get('PATH', '')}"
     workdir = code_dir / launcher.workdir
@@ -166,7 +169,7 @@ class _Phase:
         self.attempts.append(
             SmokeAttempt(
                 launcher=launcher.id,
-                argv=launcher.argv,
+                argv=compose(launcher)[0],
                 workdir=launcher.workdir,
                 exit_status=outcome.exit_status,
                 seconds=round(outcome.seconds, 3),

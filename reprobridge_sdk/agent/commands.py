@@ -29,8 +29,16 @@ Rules and edge cases:
   lines are read as commands (with its own ``cd``s, from the caller's working directory);
   exactly one Python command in it is the launcher, several are a ``problem``.
 * README code blocks (:func:`markdown_commands`): fenced blocks (any info string but a
-  language that is not a shell's), indented blocks and ``$ `` prompt lines; ``\\`` joins
-  continuation lines; a ``cd`` on its own line moves every later command of its block.
+  language that is not a shell's), indented blocks (reStructuredText's ``::`` blocks too)
+  and ``$ `` prompt lines; ``\\`` joins continuation lines, and so does a line of a block
+  that starts with an option (``--x``: a README wraps a long command without ``\\``, and
+  no shell runs a line that starts with one); a ``cd`` on its own line moves every later
+  command of its block.
+* Console scripts of the repository's own package (``scripts``, from
+  :mod:`reprobridge_sdk.agent.console_scripts`): a line whose program is one of them is read
+  as the Python command that runs it uninstalled (``python -m module`` or the wrapper's
+  ``python -c`` call) with the line's arguments; ``console_script`` keeps its name. A line
+  that needs a shell is unusable then (``problem``): no shell finds the command uninstalled.
 """
 
 from __future__ import annotations
@@ -38,8 +46,11 @@ from __future__ import annotations
 import posixpath
 import re
 import shlex
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+
+from reprobridge_sdk.agent.console_scripts import ConsoleScript
 
 __all__ = [
     "MAX_LINE",
@@ -89,12 +100,16 @@ class Command:
     via: str | None = None
     #: A shell script to follow (``bash run.sh``), before :func:`resolve`.
     shell_script: str | None = None
+    #: The console script of the repository's package the line runs, if any.
+    console_script: str | None = None
 
     @property
     def args(self) -> list[str]:
         """The arguments after the script or module."""
         if self.shell:
             return []
+        if self.console_script is not None:
+            return self.argv[3:]  # after ``python -m module`` or ``python -c code``
         for index, word in enumerate(self.argv):
             if self.module is not None and word == "-m":
                 return self.argv[index + 2 :]
@@ -274,7 +289,9 @@ def _python_command(text: str, reader: _Reader, words: list[str]) -> Command | N
     return replace(base, argv=argv, script_arg=head)
 
 
-def _segment_command(text: str, reader: _Reader, words: list[str]) -> Command | None:
+def _segment_command(
+    text: str, reader: _Reader, words: list[str], scripts: Mapping[str, ConsoleScript]
+) -> Command | None:
     env, rest = _program(words)
     if not rest:
         reader.env.update(env)  # ``FOO=1`` alone: a shell variable the later commands see
@@ -283,6 +300,18 @@ def _segment_command(text: str, reader: _Reader, words: list[str]) -> Command | 
     program = rest[0]
     if _PYTHON.match(program):
         return _python_command(text, reader_env, rest)
+    if program in scripts:
+        entry = scripts[program]
+        return Command(
+            text,
+            reader.workdir,
+            reader_env.env,
+            argv=[*entry.head, *rest[1:]],
+            module=entry.module,
+            runs_in=reader.workdir,
+            script=entry.file,
+            console_script=entry.name,
+        )
     if program in {"bash", "sh"} and len(rest) > 1 and rest[1].endswith(".sh"):
         return Command(
             text,
@@ -304,13 +333,17 @@ def _segment_command(text: str, reader: _Reader, words: list[str]) -> Command | 
     return None
 
 
-def parse_command(text: str, *, workdir: str = ".") -> Command | None:
+def parse_command(
+    text: str, *, workdir: str = ".", scripts: Mapping[str, ConsoleScript] | None = None
+) -> Command | None:
     """``text`` read as a launcher from ``workdir``; None when it runs no Python program."""
-    command, _ = _parse(text, _Reader(workdir))
+    command, _ = _parse(text, _Reader(workdir), scripts or {})
     return command
 
 
-def _parse(text: str, reader: _Reader) -> tuple[Command | None, _Reader]:
+def _parse(
+    text: str, reader: _Reader, scripts: Mapping[str, ConsoleScript]
+) -> tuple[Command | None, _Reader]:
     """The command of one line and the reader's state after it (its ``cd``s and exports)."""
     text = text.strip()
     if len(text) > MAX_LINE:
@@ -347,7 +380,7 @@ def _parse(text: str, reader: _Reader) -> tuple[Command | None, _Reader]:
                     name, _, value = word.partition("=")
                     reader.env[name] = value
             continue
-        found = _segment_command(text, reader, words)
+        found = _segment_command(text, reader, words, scripts)
         if found is None and _program(words)[1]:
             after = True  # another program (mkdir, pip install, ...) runs before it
     if found is None:
@@ -355,6 +388,9 @@ def _parse(text: str, reader: _Reader) -> tuple[Command | None, _Reader]:
     if lost:
         lost_why = "a 'cd' out of the repository or to a place only the shell knows"
         return Command(text, start.workdir, problem=lost_why), reader
+    if (needs_shell or after) and found.console_script is not None:
+        why = f"{found.console_script!r} runs only installed, and the line needs a shell"
+        return Command(text, start.workdir, problem=why), reader
     if needs_shell or after:
         whole = replace(  # noqa: S604 - a record's field: nothing runs here
             found, shell=True, argv=[text], workdir=start.workdir, env=start.env
@@ -363,12 +399,14 @@ def _parse(text: str, reader: _Reader) -> tuple[Command | None, _Reader]:
     return found, reader
 
 
-def parse_lines(lines: list[str], *, workdir: str = ".") -> list[Command]:
+def parse_lines(
+    lines: list[str], *, workdir: str = ".", scripts: Mapping[str, ConsoleScript] | None = None
+) -> list[Command]:
     """The commands of consecutive shell lines; each ``cd`` moves the lines after it."""
     reader = _Reader(workdir)
     found: list[Command] = []
     for line in _joined(lines):
-        command, reader = _parse(line, reader)
+        command, reader = _parse(line, reader, scripts or {})
         if command is not None:
             found.append(command)
     return found
@@ -400,8 +438,31 @@ def _prompt(line: str) -> str:
     return stripped
 
 
-def markdown_commands(text: str, *, workdir: str = ".") -> list[Command]:
-    """The commands of a README's code blocks and prompt lines (run from ``workdir``)."""
+def _rewrapped(lines: list[str]) -> list[str]:
+    """A block's lines with a line that starts with an option joined to the line before."""
+    out: list[str] = []
+    for line in lines:
+        previous = out[-1].rstrip() if out else ""
+        if previous and line.strip().startswith("-") and not previous.endswith("\\"):
+            out[-1] = out[-1].rstrip() + " " + line.strip()
+        else:
+            out.append(line)
+    return out
+
+
+def markdown_commands(
+    text: str, *, workdir: str = ".", scripts: Mapping[str, ConsoleScript] | None = None
+) -> list[Command]:
+    """The commands of a README's code blocks and prompt lines (run from ``workdir``); a line
+    that runs a console script of ``scripts`` is read as its Python command."""
+    scripts = scripts or {}
+    names = "".join(rf"|{re.escape(name)}\s" for name in sorted(scripts))
+    inline_start = re.compile(rf"^\$?\s*(?:cd\s|[A-Z_]+=|python[23.\d]*\s|bash\s|sh\s{names})")
+
+    def read(block: list[str]) -> list[Command]:
+        lines = _rewrapped([_prompt(b) for b in block])
+        return parse_lines(lines, workdir=workdir, scripts=scripts)
+
     found: list[Command] = []
     block: list[str] = []
     fence = ""
@@ -414,7 +475,7 @@ def markdown_commands(text: str, *, workdir: str = ".") -> list[Command]:
         if fence:
             if stripped.startswith(fence):
                 if shell_block:
-                    found += parse_lines([_prompt(b) for b in block], workdir=workdir)
+                    found += read(block)
                 block, fence = [], ""
             else:
                 block.append(line)
@@ -433,14 +494,14 @@ def markdown_commands(text: str, *, workdir: str = ".") -> list[Command]:
             ):
                 indented.append(lines[index])
                 index += 1
-            found += parse_lines([_prompt(b) for b in indented if b.strip()], workdir=workdir)
+            found += read([b for b in indented if b.strip()])
             continue
         if stripped.startswith("$ "):
-            found += parse_lines([_prompt(stripped)], workdir=workdir)
+            found += read([stripped])
         else:
             for inline in re.findall(r"`([^`\n]{1,500})`", line):
-                if re.match(r"^(?:cd\s|[A-Z_]+=|python[23.\d]*\s|bash\s|sh\s)", inline):
-                    found += parse_lines([inline], workdir=workdir)
+                if inline_start.match(inline):
+                    found += read([inline.removeprefix("$")])
         index += 1
     return found
 
@@ -470,6 +531,8 @@ def resolve(command: Command, root: Path) -> Command:
     """
     if command.problem is not None:
         return command
+    if command.console_script is not None and command.script is not None:
+        return command  # its module's file, found where the package is (root or src/)
     if command.shell_script is not None:
         return _follow(command, root)
     if command.module is not None:

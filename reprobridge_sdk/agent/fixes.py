@@ -81,7 +81,7 @@ from reprobridge_sdk.agent.own_distribution import (
     own_distribution,
     place_problem,
 )
-from reprobridge_sdk.model.build import BuildFinding
+from reprobridge_sdk.model.build import BuildFinding, PrepareStep
 
 __all__ = [
     "RENAMED",
@@ -149,6 +149,8 @@ class Fix:
     evidence: str = ""
     #: Warnings met while the fix was made (e.g. metadata it could not use).
     notes: tuple[BuildFinding, ...] = ()
+    #: The steps the launcher runs first, in order (:mod:`reprobridge_sdk.agent.prerequisite`).
+    prepare: tuple[PrepareStep, ...] = ()
 
 
 _INSTALLED = re.compile(r"""(?:[A-Za-z]:)?(?:[/\\][^/\\\s"':]+)*[/\\](?:site|dist)-packages[/\\]""")

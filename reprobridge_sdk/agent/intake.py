@@ -27,7 +27,10 @@ Rules and edge cases, in the order the inventory is taken:
 
 * **Commands.** The READMEs (at most two folders deep; one in a folder runs from there) are
   read by :mod:`reprobridge_sdk.agent.commands`: code blocks, prompts, ``cd``, variables,
-  ``python -m``, shell scripts followed to their Python command.
+  ``python -m``, shell scripts followed to their Python command. A line that runs a console
+  script of the repository's own package (its packaging metadata's ``console_scripts``,
+  :mod:`reprobridge_sdk.agent.console_scripts`) is read as the Python command that runs it
+  without installing the package.
 
 The gate never stops the build on a hint: a ``hints.script`` not in the repository is B002
 and a ``hints.command`` that cannot be a launcher is B022 (both warnings: the claim is
@@ -56,6 +59,7 @@ from reprobridge_sdk.agent.commands import (
     parse_command,
     resolve,
 )
+from reprobridge_sdk.agent.console_scripts import console_scripts
 from reprobridge_sdk.agent.dependencies import dependency_files
 from reprobridge_sdk.agent.gates import build_finding, gate_from
 from reprobridge_sdk.agent.notebooks import (
@@ -86,6 +90,7 @@ __all__ = [
     "hint_command",
     "inventory",
     "is_python2",
+    "options_of",
     "read_tree",
     "readme_commands",
     "repository_files",
@@ -372,6 +377,16 @@ def _argparse_options(file: PyFile) -> list[EntryOption]:
     return options
 
 
+def options_of(text: str) -> list[EntryOption]:
+    """The argparse (or click) options of the Python source ``text``; none when it does not
+    parse as Python 3."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError):
+        return []
+    return _argparse_options(PyFile("", text, tree, python2=False))
+
+
 def _prints(file: PyFile) -> list[str]:
     texts: list[str] = []
     if file.tree is None:
@@ -420,6 +435,7 @@ def command_line(command: Command, source: str) -> CommandLine:
         shell=command.shell,
         via=command.via,
         problem=command.problem,
+        console_script=command.console_script,
     )
 
 
@@ -436,11 +452,12 @@ def readme_commands(tree: Tree) -> list[CommandLine]:
     """The Python commands of the READMEs (a README runs from its own folder), resolved."""
     found: list[CommandLine] = []
     seen: set[tuple[str, str]] = set()
+    scripts = console_scripts(tree.root)
     for rel, folder in _readmes(tree):
         if (tree.root / rel).stat().st_size > _MAX_FILE:
             continue
         text = (tree.root / rel).read_text("utf-8", "replace")
-        for command in markdown_commands(text, workdir=folder):
+        for command in markdown_commands(text, workdir=folder, scripts=scripts):
             done = resolve(command, tree.root)
             if (done.text, done.workdir) in seen:
                 continue
@@ -460,6 +477,7 @@ def _as_command(line: CommandLine) -> Command:
         shell=line.shell,
         problem=line.problem,
         via=line.via,
+        console_script=line.console_script,
     )
 
 
@@ -467,7 +485,7 @@ def hint_command(
     text: str, root: Path, known: list[CommandLine], files: list[str]
 ) -> tuple[CommandLine, str]:
     """A claim's ``hints.command`` read as a launcher, and how its folder was found."""
-    parsed = parse_command(text)
+    parsed = parse_command(text, scripts=console_scripts(root))
     if parsed is None:
         parsed = Command(text, problem="the command runs no Python script")
     done, how = locate(parsed, root, [_as_command(k) for k in known], files)

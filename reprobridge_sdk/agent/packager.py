@@ -29,6 +29,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from reprobridge_sdk.agent.gates import build_finding
+from reprobridge_sdk.agent.prerequisite import compose
 from reprobridge_sdk.api import ArtifactDir, create, load
 from reprobridge_sdk.authoring.codebase import import_code
 from reprobridge_sdk.io import yamlio
@@ -59,21 +60,23 @@ def _slug(text: str) -> str:
 
 
 def manifest_launcher(item: LauncherPlan) -> dict[str, Any]:
-    """The manifest form of a planned launcher (working directory under ``code/``)."""
+    """The manifest form of a planned launcher (working directory under ``code/``; its
+    prerequisite steps first, in one shell line)."""
     workdir = "code" if item.workdir in {"", "."} else f"code/{item.workdir}"
+    argv, shell = compose(item)
     data: dict[str, Any] = {
         "id": item.id,
         "description": (
             f"{'Short smoke run' if item.scope == 'smoke' else 'Scored run'} of {item.script}"
         ),
-        "argv": list(item.argv),
+        "argv": argv,
         "workdir": workdir,
         "scope": item.scope,
         "timeout": _SMOKE_TIMEOUT if item.scope == "smoke" else _SCORED_TIMEOUT,
     }
     if item.env:
         data["env"] = dict(item.env)
-    if item.shell:
+    if shell:
         data["shell"] = True
     if item.seed_flag and item.seeds:
         # a scored launcher of a claim over several seeds declares them all

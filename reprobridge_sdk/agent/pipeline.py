@@ -538,14 +538,16 @@ def _reproduce(  # noqa: PLR0917 - private helper of build()
     for item in result.launchers:
         launcher = art.manifest.launcher(item.id)
         wanted = manifest_launcher(item)
-        now = (launcher.workdir, launcher.argv, launcher.env, launcher.seeds)
+        now = (launcher.workdir, launcher.argv, launcher.env, launcher.seeds, launcher.shell)
         if now != (
             wanted["workdir"],
             wanted["argv"],
             wanted.get("env", {}),
             wanted.get("seeds", []),
+            wanted.get("shell", False),
         ):
             launcher.workdir, launcher.argv = wanted["workdir"], list(wanted["argv"])
+            launcher.shell = bool(wanted.get("shell", False))
             launcher.env, launcher.seeds = (
                 dict(wanted.get("env", {})),
                 list(wanted.get("seeds", [])),

@@ -385,7 +385,7 @@ def _reach(  # noqa: PLR0917 - private helper of plan()
     launcher's ``PYTHONPATH`` (relative to its working directory): a recorded convenience
     change without a patch, the code is not touched.
     """
-    module = bool(choice.head and "-m" in choice.head)
+    module = bool(choice.head and {"-m", "-c"} & set(choice.head))  # cwd first on sys.path
     reached = closure(root, choice.notebook or choice.script, workdir=workdir, module=module)
     for name, use in reached.third_party.items():
         known = imports.get(name)

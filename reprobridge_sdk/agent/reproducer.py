@@ -76,6 +76,7 @@ from reprobridge_sdk.agent._smoke import (
 )
 from reprobridge_sdk.agent.fixes import Failure, Fix, classify, portable, propose
 from reprobridge_sdk.agent.gates import build_finding, gate_from
+from reprobridge_sdk.agent.prerequisite import decision, gate, prerequisite_fix
 from reprobridge_sdk.io._fs import atomic_write_text
 from reprobridge_sdk.io.safefs import UnsafeFileError
 from reprobridge_sdk.model.build import (
@@ -228,6 +229,7 @@ def reproduce(
     )
     findings = state.findings
     fixed_seeds: list[Ambiguity] = []
+    prepared: list[Ambiguity] = []
     for smoke in [item for item in plan.launchers if item.scope == "smoke"]:
         tasks, labels = _labels(claims, plan, smoke.id)
         current = state.launchers[smoke.id]
@@ -288,6 +290,8 @@ def reproduce(
                 break
             fix = propose(raw, code_dir, current.script, findings)
             source = "heuristic"
+            if fix is None:
+                fix = prerequisite_fix(raw, code_dir, current, findings)
             if fix is None and rebuild is not None:
                 rebuilt, notes = rebuild(failure)
                 findings.extend(notes)
@@ -317,12 +321,13 @@ def reproduce(
                 )
                 break
             trial = current
-            if fix.workdir is not None or fix.env:
+            if fix.workdir is not None or fix.env or fix.prepare:
                 trial = current.model_copy(
                     update={
                         "argv": _rebase(current, fix.workdir or current.workdir),
                         "workdir": fix.workdir or current.workdir,
                         "env": {**current.env, **fix.env},
+                        "prepare": list(fix.prepare) or current.prepare,
                     }
                 )
             again = state.run(trial)
@@ -332,6 +337,29 @@ def reproduce(
                 else None
             )
             applied = _applied(current, fix, failure, source)
+            step_refused = (
+                gate(
+                    fix.prepare,
+                    trial,
+                    raw,
+                    after.portable(state.artifact) if after is not None else None,
+                    code_dir,
+                )
+                if fix.prepare
+                else None
+            )
+            if step_refused is not None:
+                _undo(before, code_dir)
+                state.rejected.append(applied)
+                findings.append(step_refused)
+                findings.append(
+                    build_finding(
+                        "B007",
+                        f"smoke launcher {current.id!r} fails with {failure.signature}",
+                        hint="fix the code by hand and record it with 'reprobridge code record'",
+                    )
+                )
+                break
             if after is not None and after.same_error(raw):
                 _undo(before, code_dir)
                 state.rejected.append(applied)
@@ -359,9 +387,12 @@ def reproduce(
                                 "argv": _rebase(item, trial.workdir),
                                 "workdir": trial.workdir,
                                 "env": {**item.env, **fix.env},
+                                "prepare": list(fix.prepare) or item.prepare,
                             }
                         )
                 current = state.launchers[smoke.id]
+            if fix.prepare:
+                prepared.append(decision(fix.prepare[-1], current, tasks))
             pending = again  # the run after the fix is the next attempt
         else:
             findings.append(
@@ -385,5 +416,5 @@ def reproduce(
         launchers=[state.launchers[item.id] for item in plan.launchers],
         resolved_pitfalls=sorted(set(state.resolved)),
         replanned=replanned,
-        decisions=[*decisions, *fixed_seeds],
+        decisions=[*decisions, *prepared, *fixed_seeds],
     )

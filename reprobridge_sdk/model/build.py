@@ -52,6 +52,7 @@ __all__ = [
     "PhaseName",
     "PhaseRecord",
     "PlanRecord",
+    "PrepareStep",
     "PythonEra",
     "ReachedImport",
     "Replacement",
@@ -200,6 +201,11 @@ class CommandLine(_Record):
     shell: bool = Field(default=False, description="Only a shell can run it as written.")
     via: str | None = Field(default=None, description="The shell script it was followed through.")
     problem: str | None = Field(default=None, description="Why it cannot be a launcher.")
+    console_script: str | None = Field(
+        default=None,
+        description="The console script of the repository's own package the line runs "
+        "(read from its packaging metadata), run without installing the package.",
+    )
 
 
 class IntakeRecord(PhaseRecord):
@@ -225,6 +231,25 @@ class IntakeRecord(PhaseRecord):
 
 
 # --------------------------------------------------------------------------- planner
+
+
+class PrepareStep(_Record):
+    """A command of the repository that writes a file a launcher reads: the launcher runs it
+    first, in the same run (one shell line, ``step && launcher``)."""
+
+    argv: list[str] = Field(min_length=1, description="The step as the repository runs it.")
+    smoke_argv: list[str] = Field(
+        min_length=1,
+        description="The step in a smoke launcher: its size options small, else 'argv'.",
+    )
+    workdir: str = Field(default=".", description="Working directory, from the repository root.")
+    env: dict[str, str] = Field(default_factory=dict)
+    script: str = Field(description="The Python file it runs, from the repository root.")
+    source: str = Field(description="Where the step was found: a README, or the script itself.")
+    produces: str = Field(description="The file it writes, from the repository root.")
+    console_script: str | None = Field(
+        default=None, description="The console script of the repository's package it runs."
+    )
 
 
 class LauncherPlan(_Record):
@@ -259,6 +284,11 @@ class LauncherPlan(_Record):
             "Reference observations to make: runs of the seed (or of an unseeded command), "
             "or repetitions of every seed for a claim over several seeds."
         ),
+    )
+    prepare: list[PrepareStep] = Field(
+        default_factory=list,
+        description="Steps that write the files the launcher reads, run first in the same "
+        "run (the Reproducer adds them when a run stops on a missing file).",
     )
 
 

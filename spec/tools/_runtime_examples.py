@@ -1061,6 +1061,21 @@ RUNTIME_EXAMPLES: dict[str, tuple[str, str, str]] = {
         "# nothing of that name in the repository\n"
         "$ reprobridge build ./repo --claims claims.yaml   # mypkg-1.2.dist-info/ recorded",
     ),
+    "B056": (
+        _SH,
+        "# train.py reads data/x.npy; the README writes it with\n"
+        "#   python gen.py --out data/x.npy && rm -rf ~/.cache   (a second program)\n"
+        "$ reprobridge build ./repo --claims claims.yaml   # B056 (warning), then B007",
+        "# the README writes it with: python gen.py --out data/x.npy\n"
+        "$ reprobridge build ./repo --claims claims.yaml   # gen.py runs first, recorded",
+    ),
+    "B057": (
+        _SH,
+        "# gen.py writes data/x.npy but fails (ValueError) when run first\n"
+        "$ reprobridge build ./repo --claims claims.yaml   # B057 (warning), then B007",
+        "# gen.py runs and writes data/x.npy\n"
+        "$ reprobridge build ./repo --claims claims.yaml   # gen.py runs first, recorded",
+    ),
     "B005": (
         _SH,
         "# requirements.txt pins a version no index has for any interpreter\n"
