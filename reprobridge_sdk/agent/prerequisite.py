@@ -264,6 +264,14 @@ def _names(line: CommandLine, path: str) -> bool:
     return False
 
 
+def _line_writes(line: CommandLine, files: dict[str, PyFile], path: str) -> bool:
+    """Whether the script of ``line`` writes ``path``; a shell line's script may run in its
+    own folder (the line's ``cd``), so that folder counts too."""
+    assert line.script is not None
+    folders = {line.workdir, *([posixpath.dirname(line.script) or "."] if line.shell else [])}
+    return any(_file_writes(files, line.script, folder, path) for folder in folders)
+
+
 def _score(line: CommandLine, path: str) -> int:
     name = posixpath.basename(path)
     values = [w for w in line.argv[1:] if not w.startswith("-") and len(w) > 1]
@@ -339,11 +347,7 @@ def find_step(
     tree = read_tree(root)
     files = {f.path: f for f in tree.python}
     lines = [c for c in readme_commands(tree) if c.problem is None and c.script is not None]
-    writers = [
-        c
-        for c in lines
-        if _names(c, path) or (c.script and _file_writes(files, c.script, c.workdir, path))
-    ]
+    writers = [c for c in lines if _names(c, path) or _line_writes(c, files, path)]
     writers.sort(key=lambda c: -_score(c, path))  # stable: README order among equals
     candidates: list[PrepareStep | str] = []
     for line in writers:

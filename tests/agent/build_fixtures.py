@@ -723,6 +723,56 @@ _add(
 )
 
 
+_add(
+    Fixture(
+        "prerequisite",
+        {
+            "data/generate.py": _COMMON
+            + """\
+import argparse
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--num-samples", type=int, default=1797)
+parser.add_argument("--suffix", default="")
+args = parser.parse_args()
+X, y = load_digits(return_X_y=True)
+np.save("features" + args.suffix + ".npy", X[: args.num_samples] / 16.0)
+np.save("labels" + args.suffix + ".npy", y[: args.num_samples])
+print("wrote %d samples" % min(args.num_samples, len(X)))
+""",
+            "train.py": _COMMON
+            + """\
+import argparse
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--seed", type=int, default=0)
+args = parser.parse_args()
+X = np.load("data/features_small.npy")
+y = np.load("data/labels_small.npy")
+X_train, X_test, y_train, y_test = train_test_split(X, y, random_state=args.seed)
+model = LogisticRegression(max_iter=200).fit(X_train, y_train)
+print("test accuracy: %.4f" % model.score(X_test, y_test))
+""",
+            "README.md": "# Digits from generated data\n\nFirst make the data:\n\n"
+            "```\ncd data\npython generate.py --num-samples 1500 --suffix _small\n```\n\n"
+            "Then train:\n\n```\npython train.py --seed 0\n```\n",
+        },
+        [
+            {
+                "id": "accuracy",
+                "measured": "test accuracy on generated digits",
+                "value": 0.96,
+                "direction": "higher",
+                "hints": {"script": "train.py", "label": "test accuracy"},
+            }
+        ],
+        ("data written by another step first",),
+        {"accuracy": True},
+        end_to_end=False,  # its phases are tested in test_prerequisite (the suite is slow)
+    )
+)
+
+
 def git(*args: str, cwd: Path) -> str:
     env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
     env.update(

@@ -1,0 +1,380 @@
+"""A step of the repository that writes the file a launcher reads, run first; and the
+console scripts of the repository's own package read as Python commands.
+
+The hostile cases run real smoke runs of small stdlib-only repositories under this
+interpreter; the fixture ``prerequisite`` runs in the shared fixture environment.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+from build_fixtures import git, write_repo
+
+from reprobridge_sdk.agent.claims import load_claims
+from reprobridge_sdk.agent.commands import markdown_commands, parse_command
+from reprobridge_sdk.agent.console_scripts import console_scripts
+from reprobridge_sdk.agent.fixes import Failure, Fix
+from reprobridge_sdk.agent.intake import checkout, inventory
+from reprobridge_sdk.agent.packager import manifest_launcher
+from reprobridge_sdk.agent.planner import plan
+from reprobridge_sdk.agent.prerequisite import compose, find_step
+from reprobridge_sdk.agent.reproducer import reproduce, run_launcher
+from reprobridge_sdk.model.build import BuildFinding, LauncherPlan, PrepareStep, ReproducerRecord
+
+ZERO = "0" * 64
+PYTHON = Path(sys.executable)
+
+_MAIN = """\
+from pathlib import Path
+text = Path("data/x.txt").read_text()
+print("result: %d" % len(text))
+"""
+_GEN = """\
+import argparse
+parser = argparse.ArgumentParser()
+parser.add_argument("--num-samples", type=int, default=1000)
+args = parser.parse_args()
+with open("x" + ".txt", "w") as handle:
+    handle.write("a" * args.num_samples)
+"""
+
+
+def _repo(base: Path, files: dict[str, str]) -> Path:
+    repo = base / "raw"
+    for rel, text in files.items():
+        path = repo / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, "utf-8")
+    git("init", "--quiet", "-b", "main", cwd=repo)
+    git("add", "-A", cwd=repo)
+    git("commit", "--quiet", "-m", "Initial code", cwd=repo)
+    return repo
+
+
+def _claims(base: Path, script: str = "main.py", label: str = "result") -> Path:
+    path = base / "claims.yaml"
+    document = {
+        "claims_version": "1.0",
+        "paper": {"title": "A study", "year": 2024},
+        "claims": [
+            {
+                "id": "result",
+                "measured": "the result",
+                "value": 3.0,
+                "direction": "higher",
+                "hints": {"script": script, "label": label},
+            }
+        ],
+    }
+    path.write_text(yaml.safe_dump(document), "utf-8")
+    return path
+
+
+def _smoke(
+    base: Path, repo: Path, claims_file: Path, python: Path = PYTHON
+) -> tuple[ReproducerRecord, Path]:
+    code = base / "code"
+    commit, date = checkout(str(repo), code)
+    claims = load_claims(claims_file)
+    intake = inventory(
+        code, claims, source=str(repo), commit=commit, commit_date=date, inputs_digest=ZERO
+    )
+    planned = plan(claims, intake, root=code, inputs_digest=ZERO)
+
+    def record(fix: Fix, failure: Failure | None, tasks: list[str]) -> str:
+        raise AssertionError(f"a step is a decision, not a patch: {fix.rule}")
+
+    result = reproduce(
+        claims, planned, code, python, inputs_digest=ZERO, record=record, timeout=120
+    )
+    return result, code
+
+
+def _codes(result: ReproducerRecord) -> list[str]:
+    return [f.code for f in result.gate.findings]
+
+
+def _launcher(script: str = "main.py", **update: object) -> LauncherPlan:
+    base = LauncherPlan(id="main-smoke", script=script, argv=["python", script], scope="smoke")
+    return base.model_copy(update=update)
+
+
+# ------------------------------------------------------------------ hostile cases first
+
+
+def test_a_readme_step_that_needs_a_shell_is_never_adopted(tmp_path: Path) -> None:
+    readme = "```\ncd data && python gen.py && rm -rf ../results\n```\n"
+    repo = _repo(tmp_path, {"main.py": _MAIN, "data/gen.py": _GEN, "README.md": readme})
+    found = find_step(repo, "data/x.txt", _launcher())
+    assert isinstance(found, BuildFinding) and found.code == "B056"
+    result, code = _smoke(tmp_path, repo, _claims(tmp_path))
+    assert "B056" in _codes(result) and "B007" in _codes(result)
+    assert not result.fixes and all(not item.prepare for item in result.launchers)
+    assert (code / "data/gen.py").is_file()  # nothing of the line ran
+
+
+@pytest.mark.parametrize(
+    "args",
+    ["--cache /etc/x", "--cache ../../outside", "--cache=~/x", "--name {param}"],
+)
+def test_a_readme_step_naming_a_path_outside_the_repository_is_never_adopted(
+    tmp_path: Path, args: str
+) -> None:
+    readme = f"```\ncd data\npython gen.py {args}\n```\n"
+    repo = _repo(tmp_path, {"main.py": _MAIN, "data/gen.py": _GEN, "README.md": readme})
+    found = find_step(repo, "data/x.txt", _launcher())
+    assert isinstance(found, BuildFinding) and found.code == "B056"
+
+
+@pytest.mark.parametrize(
+    "missing",
+    ["../x.txt", "data/../../x.txt", "data/$(touch pwned).txt", "data/x;rm -rf .txt", "-x.txt"],
+)
+def test_a_missing_path_that_leaves_the_repository_or_a_shell_reads_is_refused(
+    tmp_path: Path, missing: str
+) -> None:
+    repo = _repo(tmp_path, {"main.py": _MAIN, "data/gen.py": _GEN})
+    found = find_step(repo, missing, _launcher())
+    assert isinstance(found, BuildFinding) and found.code == "B056"
+    assert not (repo / "pwned").exists()
+
+
+def test_a_script_that_only_reads_the_file_is_not_a_generator(tmp_path: Path) -> None:
+    reader = 'import numpy\nnumpy.load("x.txt")\nopen("x.txt").read()\n'
+    repo = _repo(tmp_path, {"main.py": _MAIN, "data/generate_x.py": reader})
+    assert find_step(repo, "data/x.txt", _launcher()) is None
+
+
+def test_a_generator_found_by_the_name_it_writes_that_does_not_write_it_is_b057(
+    tmp_path: Path,
+) -> None:
+    never = 'def unused():\n    open("x.txt", "w").write("a")\n\nprint("nothing written")\n'
+    repo = _repo(tmp_path, {"main.py": _MAIN, "data/generate.py": never})
+    found = find_step(repo, "data/x.txt", _launcher())
+    assert isinstance(found, PrepareStep)
+    assert (found.workdir, found.argv, found.source) == (
+        "data",
+        ["python", "generate.py"],
+        found.script,
+    )
+    result, _ = _smoke(tmp_path, repo, _claims(tmp_path))
+    assert "B057" in _codes(result) and "B007" in _codes(result)
+    assert [r.rule for r in result.rejected] == ["prerequisite"]
+    assert all(not item.prepare for item in result.launchers)
+
+
+def test_a_prerequisite_that_fails_is_b057_and_not_kept(tmp_path: Path) -> None:
+    failing = 'open("x.txt", "w")\nraise ValueError("no simulator")\n'
+    readme = "```\ncd data\npython gen.py\n```\n"
+    repo = _repo(tmp_path, {"main.py": _MAIN, "data/gen.py": failing, "README.md": readme})
+    result, _ = _smoke(tmp_path, repo, _claims(tmp_path))
+    b057 = [f for f in result.gate.findings if f.code == "B057"]
+    assert len(b057) == 1 and "ValueError" in b057[0].message
+    assert "B007" in _codes(result)
+    assert not result.fixes and [r.rule for r in result.rejected] == ["prerequisite"]
+
+
+def test_two_steps_each_needing_the_others_output_are_a_cycle(tmp_path: Path) -> None:
+    main = (  # reads a.txt before it writes b.txt: neither can go first
+        'from pathlib import Path\nsize = len(Path("data/a.txt").read_text())\n'
+        'Path("b.txt").write_text("b")\nprint("result: %d" % size)\n'
+    )
+    gen = 'from pathlib import Path\nPath("../b.txt").read_text()\nopen("a.txt", "w")\n'
+    readme = "```\ncd data\npython gen.py\n```\n"
+    repo = _repo(tmp_path, {"main.py": main, "data/gen.py": gen, "README.md": readme})
+    result, _ = _smoke(tmp_path, repo, _claims(tmp_path))
+    assert "B057" not in _codes(result)
+    cycle = [f for f in result.gate.findings if f.code == "B056"]
+    assert len(cycle) == 1 and "'b.txt'" in cycle[0].message
+    assert not result.fixes and "B007" in _codes(result)
+
+
+def test_the_launchers_own_script_is_never_its_own_step(tmp_path: Path) -> None:
+    main = 'import os\nprint(open("data/x.txt").read())\nopen("data/x.txt", "w")\n'
+    repo = _repo(tmp_path, {"main.py": main})
+    found = find_step(repo, "data/x.txt", _launcher())
+    assert isinstance(found, BuildFinding) and found.code == "B056"
+
+
+# ------------------------------------------------------------------ the step, kept
+
+
+def test_a_step_runs_first_in_one_shell_line_and_the_decision_is_recorded(
+    tmp_path: Path,
+) -> None:
+    readme = "```\ncd data\npython gen.py --num-samples 5000\n```\n"
+    repo = _repo(tmp_path, {"main.py": _MAIN, "data/gen.py": _GEN, "README.md": readme})
+    result, _ = _smoke(tmp_path, repo, _claims(tmp_path))
+    assert result.gate.passed, result.gate.findings
+    assert [f.rule for f in result.fixes] == ["prerequisite"]
+    by_scope = {item.scope: item for item in result.launchers}
+    smoke, scored = by_scope["smoke"], by_scope["scored"]
+    assert smoke.argv == scored.argv[: len(smoke.argv)]  # the launcher's own argv is kept
+    step = scored.prepare[0]
+    assert (step.argv, step.smoke_argv) == (
+        ["python", "gen.py", "--num-samples", "5000"],
+        ["python", "gen.py", "--num-samples", "100"],
+    )
+    assert (step.workdir, step.source, step.produces) == ("data", "README.md", "data/x.txt")
+    assert manifest_launcher(scored)["argv"] == [
+        "(cd data && python gen.py --num-samples 5000) && python main.py"
+    ]
+    assert manifest_launcher(scored)["shell"] is True
+    assert compose(smoke) == (
+        ["(cd data && python gen.py --num-samples 100) && python main.py"],
+        True,
+    )
+    assert [d.id for d in result.decisions] == ["main-py-data-x-txt-first"]
+    assert "python gen.py --num-samples 5000" in result.decisions[0].gap
+    # the scored launcher runs as the manifest will: the step writes 5000 characters
+    code = tmp_path / "code"
+    (code / "data/x.txt").unlink()
+    done = run_launcher(scored, code, PYTHON)
+    assert done.exit_status == 0 and "result: 5000" in done.stdout
+
+
+def test_a_size_option_smaller_than_the_small_value_is_kept(tmp_path: Path) -> None:
+    readme = "```\ncd data\npython gen.py --num-samples=7\n```\n"
+    repo = _repo(tmp_path, {"main.py": _MAIN, "data/gen.py": _GEN, "README.md": readme})
+    found = find_step(repo, "data/x.txt", _launcher())
+    assert isinstance(found, PrepareStep)
+    assert found.smoke_argv == found.argv == ["python", "gen.py", "--num-samples=7"]
+
+
+def test_a_path_with_quotes_reaches_the_shell_line_quoted() -> None:
+    step = PrepareStep(
+        argv=["python", "gen.py", "--name", "it's"],
+        smoke_argv=["python", "gen.py"],
+        workdir="my data",
+        env={"FLAG": "a b"},
+        script="my data/gen.py",
+        source="README.md",
+        produces="my data/x.txt",
+    )
+    launcher = _launcher(prepare=[step], scope="scored")
+    assert compose(launcher)[0] == [
+        "(cd 'my data' && FLAG='a b' python gen.py --name 'it'\"'\"'s') && python main.py"
+    ]
+
+
+# ------------------------------------------------------------------ console scripts
+
+
+_SETUP = """\
+from setuptools import setup
+SCRIPTS = ["emb = embed.__main__:main", "plain = embed.cli:run", "bad name = x:y"]
+setup(name="embed", entry_points={"console_scripts": SCRIPTS})
+"""
+_PYPROJECT = '[project]\nname = "embed"\n[project.scripts]\nother = "embed.cli:run"\n'
+_MAIN_MODULE = (
+    "import sys\ndef main():\n    print(sys.argv[1:])\n"
+    'if __name__ == "__main__":\n    sys.exit(main())\n'
+)
+
+
+def test_console_scripts_are_read_statically_and_run_without_installing(tmp_path: Path) -> None:
+    repo = _repo(
+        tmp_path,
+        {
+            "setup.py": _SETUP + 'raise SystemExit("setup.py must never run")\n',
+            "embed/__init__.py": "",
+            "embed/__main__.py": _MAIN_MODULE,
+            "embed/cli.py": "def run():\n    print('plain')\n    return 0\n",
+            "pyproject.toml": _PYPROJECT,
+        },
+    )
+    scripts = console_scripts(repo)
+    assert sorted(scripts) == ["emb", "other", "plain"]
+    assert scripts["emb"].head == ["python", "-m", "embed"]
+    assert scripts["plain"].head[:2] == ["python", "-c"]
+    command = parse_command("emb --input g.txt --output g.emb", scripts=scripts)
+    assert command is not None and command.problem is None
+    assert command.argv == ["python", "-m", "embed", "--input", "g.txt", "--output", "g.emb"]
+    assert (command.script, command.console_script, command.args) == (
+        "embed/__main__.py",
+        "emb",
+        ["--input", "g.txt", "--output", "g.emb"],
+    )
+    # the -c form is the installed wrapper's call; it runs under the real interpreter
+    plain = parse_command("plain --x", scripts=scripts)
+    assert plain is not None
+    launcher = LauncherPlan(id="p", script="embed/cli.py", argv=plain.argv, scope="smoke")
+    done = run_launcher(launcher, repo, PYTHON)
+    assert (done.exit_status, done.stdout) == (0, "plain\n")
+    # a console script in a line only a shell can run is unusable: no shell finds it
+    piped = parse_command("emb --input g.txt | tee log", scripts=scripts)
+    assert piped is not None and piped.problem is not None
+
+
+def test_a_wrapped_readme_command_and_an_rst_block_are_read_whole(tmp_path: Path) -> None:
+    repo = _repo(tmp_path, {"setup.py": _SETUP, "embed/__main__.py": _MAIN_MODULE})
+    text = "Run::\n\n    emb --input g.txt\n    --output g.emb\n\nOr ``$emb --input h.txt``.\n"
+    found = markdown_commands(text, scripts=console_scripts(repo))
+    assert [c.argv[3:] for c in found] == [
+        ["--input", "g.txt", "--output", "g.emb"],
+        ["--input", "h.txt"],
+    ]
+
+
+def test_a_console_script_that_writes_the_file_is_the_step(tmp_path: Path) -> None:
+    writer = (
+        "import argparse, sys\ndef main():\n    p = argparse.ArgumentParser()\n"
+        '    p.add_argument("--output")\n    a = p.parse_args()\n'
+        '    open(a.output, "w").write("abc")\n'
+        'if __name__ == "__main__":\n    sys.exit(main())\n'
+    )
+    readme = "    emb --output data/x.txt\n"
+    repo = _repo(
+        tmp_path,
+        {
+            "setup.py": _SETUP,
+            "embed/__init__.py": "",
+            "embed/__main__.py": writer,
+            "main.py": _MAIN,
+            "data/keep.txt": "",
+            "README.md": readme,
+        },
+    )
+    result, _ = _smoke(tmp_path, repo, _claims(tmp_path))
+    assert result.gate.passed, result.gate.findings
+    step = result.launchers[0].prepare[0]
+    assert (step.argv, step.console_script) == (
+        ["python", "-m", "embed", "--output", "data/x.txt"],
+        "emb",
+    )
+    assert "python -m embed" in result.decisions[0].resolution
+
+
+# ------------------------------------------------------------------ the fixture
+
+
+@pytest.mark.slow
+def test_the_prerequisite_fixture_generates_its_data_first(
+    tmp_path: Path, fixture_python: Path
+) -> None:
+    repo, claims_file = write_repo(tmp_path / "raw", "prerequisite")
+    result, code = _smoke(tmp_path, repo, claims_file, fixture_python)
+    assert result.gate.passed, result.gate.findings
+    assert [f.rule for f in result.fixes] == ["prerequisite"]
+    by_scope = {item.scope: item for item in result.launchers}
+    step = by_scope["scored"].prepare[0]
+    assert step.argv == ["python", "generate.py", "--num-samples", "1500", "--suffix", "_small"]
+    assert step.smoke_argv == [
+        "python",
+        "generate.py",
+        "--num-samples",
+        "100",
+        "--suffix",
+        "_small",
+    ]
+    assert step.produces == "data/features_small.npy" and step.workdir == "data"
+    # the scored launcher, as the manifest runs it, under the fixture environment's interpreter
+    for generated in ("features_small.npy", "labels_small.npy"):
+        (code / "data" / generated).unlink(missing_ok=True)
+    done = run_launcher(by_scope["scored"], code, fixture_python, seed=0)
+    assert done.exit_status == 0, done.stderr
+    assert "wrote 1500 samples" in done.stdout and "test accuracy:" in done.stdout
