@@ -31,6 +31,13 @@ Then, for the chosen script:
 * **Arguments.** The README's command for the script, when there is one, is followed. Where
   it passes an option whose argparse default differs, that is an ambiguity record (the
   README is followed: it is what the authors ran).
+* **Console scripts.** A command that runs a console script of the repository's own package
+  (``deepwalk --input ...``) was read by the Intake as the Python command that runs it
+  uninstalled (``python -m module``, or the installed wrapper's ``python -c`` call): it is
+  followed like any other, its module's folder made importable as below.
+* **Files another step writes.** The Planner does not run a README's earlier steps up front:
+  only a smoke run that stops on a missing file makes the Reproducer put the step that writes
+  it before the launcher (:mod:`reprobridge_sdk.agent.prerequisite`).
 * **Working directory and variables.** Those of the command the launcher follows (the
   hint's or the README's). Without one: the repository root, unless a relative data path the
   script reads exists only relative to the script's own directory; then that directory (cwd

@@ -8,7 +8,9 @@ For each smoke launcher of the plan, in order:
 2. Success: exit status 0 and, when the claim names a label, the label appears in the output
    (the smoke landmark). Then the launcher is done.
 3. Failure: :func:`~reprobridge_sdk.agent.fixes.classify` reads the traceback and
-   :func:`~reprobridge_sdk.agent.fixes.propose` looks for a fix; if none, the launcher runs
+   :func:`~reprobridge_sdk.agent.fixes.propose` looks for a fix; if none, a missing file
+   that a command of the repository writes gets that command as a step run first
+   (:mod:`reprobridge_sdk.agent.prerequisite`); if none, the launcher runs
    again in the next environment of the code's era the Builder has (its versions for the
    running interpreter, then with an interpreter of the era), and only when none is left
    is the advisor (when enabled) asked for a fix. The fix is applied and the launcher runs
@@ -20,6 +22,11 @@ For each smoke launcher of the plan, in order:
    inside the code, never through a link that leads out, and undone with the folders it
    made. A rule that recognises a failure but refuses to fix it gives its warning (B052,
    B053) and the next rule is tried.
+4. A step run first is kept when the launcher then passes the error it missed: the step
+   failing, or the file still missing, is B057; a step that needs a file the launcher's own
+   script writes is B056 (a cycle). A kept step joins every launcher of the script (the
+   smoke launcher's with its size options small), the plan's argv unchanged, and a guide
+   decision records it; no patch is written.
 
 Two convenience changes (:mod:`reprobridge_sdk.agent.convenience`), each only when needed,
 each a patch recorded like a fix (``code record --kind convenience``) with its reason and
