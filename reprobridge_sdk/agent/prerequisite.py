@@ -40,7 +40,9 @@ launcher's step passes :data:`SIZE_OPTIONS` small (never larger than the README'
 the scored launcher's step is the README's command as written.
 
 **The gate.** The launcher runs again with the step first. The step failing (its script in
-the traceback, not the launcher's) is B057 and the step is dropped; a ``FileNotFoundError``
+the traceback, not the launcher's) with an error a fix rule mends keeps the step (the next
+round fixes the step's code, e.g. a removed API); failing otherwise is B057 and the step is
+dropped; a ``FileNotFoundError``
 of the step for a file the launcher's own script writes is the cycle, B056. The launcher
 still missing ``P`` is B057 (the step does not write it) and the step is dropped. A kept
 step is a recorded decision (:func:`decision`) with the command and why.
@@ -420,10 +422,13 @@ def gate(
     before: Failure,
     after: Failure | None,
     root: Path,
+    *,
+    fixable: bool = False,
 ) -> BuildFinding | None:
     """Why the launcher ``trial`` (with ``steps`` first) does not keep its new step: B057 when
-    the step fails or does not write the file ``before`` missed, B056 when it misses a file
-    the launcher's own script writes (a cycle); None when the step is kept."""
+    the step fails (and no fix rule mends its failure: ``fixable``) or does not write the
+    file ``before`` missed, B056 when it misses a file the launcher's own script writes (a
+    cycle); None when the step is kept (a fixable failure of the step is the next round's)."""
     step = steps[-1]
     if after is None:
         return None
@@ -444,6 +449,8 @@ def gate(
                 step.produces,
                 f"{step.script} needs {wanted!r}, which {trial.script} writes (a cycle)",
             )
+    if fixable:
+        return None
     return build_finding(
         "B057",
         f"the step {step.script}, run first to write {step.produces!r}, fails with "

@@ -22,11 +22,12 @@ For each smoke launcher of the plan, in order:
    inside the code, never through a link that leads out, and undone with the folders it
    made. A rule that recognises a failure but refuses to fix it gives its warning (B052,
    B053) and the next rule is tried.
-4. A step run first is kept when the launcher then passes the error it missed: the step
-   failing, or the file still missing, is B057; a step that needs a file the launcher's own
-   script writes is B056 (a cycle). A kept step joins every launcher of the script (the
-   smoke launcher's with its size options small), the plan's argv unchanged, and a guide
-   decision records it; no patch is written.
+4. A step run first is kept when the launcher then passes the error it missed, or when the
+   step fails with an error a fix rule mends (the next round fixes the step's code): the
+   step failing otherwise, or the file still missing, is B057; a step that needs a file the
+   launcher's own script writes is B056 (a cycle). A kept step joins every launcher of the
+   script (the smoke launcher's with its size options small), the plan's argv unchanged, and
+   a guide decision records it; no patch is written.
 
 Two convenience changes (:mod:`reprobridge_sdk.agent.convenience`), each only when needed,
 each a patch recorded like a fix (``code record --kind convenience``) with its reason and
@@ -351,6 +352,8 @@ def reproduce(
                     raw,
                     after.portable(state.artifact) if after is not None else None,
                     code_dir,
+                    fixable=after is not None
+                    and propose(after, code_dir, fix.prepare[-1].script) is not None,
                 )
                 if fix.prepare
                 else None

@@ -75,7 +75,7 @@ def _claims(base: Path, script: str = "main.py", label: str = "result") -> Path:
 
 
 def _smoke(
-    base: Path, repo: Path, claims_file: Path, python: Path = PYTHON
+    base: Path, repo: Path, claims_file: Path, python: Path = PYTHON, *, patches: bool = False
 ) -> tuple[ReproducerRecord, Path]:
     code = base / "code"
     commit, date = checkout(str(repo), code)
@@ -86,7 +86,9 @@ def _smoke(
     planned = plan(claims, intake, root=code, inputs_digest=ZERO)
 
     def record(fix: Fix, failure: Failure | None, tasks: list[str]) -> str:
-        raise AssertionError(f"a step is a decision, not a patch: {fix.rule}")
+        assert patches and fix.rule != "prerequisite", "a step is a decision, not a patch"
+        git("commit", "-qam", fix.summary, cwd=code)
+        return fix.rule
 
     result = reproduce(
         claims, planned, code, python, inputs_digest=ZERO, record=record, timeout=120
@@ -176,6 +178,18 @@ def test_a_prerequisite_that_fails_is_b057_and_not_kept(tmp_path: Path) -> None:
     assert len(b057) == 1 and "ValueError" in b057[0].message
     assert "B007" in _codes(result)
     assert not result.fixes and [r.rule for r in result.rejected] == ["prerequisite"]
+
+
+def test_a_step_whose_error_a_fix_rule_mends_is_kept_and_its_code_fixed(tmp_path: Path) -> None:
+    old = 'from collections import Mapping\nopen("x.txt", "w").write("abcd" if Mapping else "")\n'
+    readme = "```\ncd data\npython gen.py\n```\n"
+    repo = _repo(tmp_path, {"main.py": _MAIN, "data/gen.py": old, "README.md": readme})
+    result, code = _smoke(tmp_path, repo, _claims(tmp_path), patches=True)
+    assert result.gate.passed, result.gate.findings
+    assert [f.rule for f in result.fixes] == ["prerequisite", "removed-api"]
+    assert [f.change for f in result.fixes] == [None, "removed-api"]
+    assert "from collections.abc import Mapping" in (code / "data/gen.py").read_text("utf-8")
+    assert result.launchers[0].prepare[0].script == "data/gen.py"
 
 
 def test_two_steps_each_needing_the_others_output_are_a_cycle(tmp_path: Path) -> None:
