@@ -217,6 +217,8 @@ def _from_line(line: CommandLine, basis: str) -> _Choice:
 
 def _after_program(line: CommandLine) -> list[str]:
     """The arguments after the script or the ``-m`` module of ``line``."""
+    if line.console_script is not None:
+        return line.argv[3:]  # after ``python -m module`` or ``python -c code``
     skip = False
     for index, word in enumerate(line.argv[1:], start=1):
         if skip:

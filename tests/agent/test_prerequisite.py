@@ -280,7 +280,8 @@ def test_a_path_with_quotes_reaches_the_shell_line_quoted() -> None:
 
 _SETUP = """\
 from setuptools import setup
-SCRIPTS = ["emb = embed.__main__:main", "plain = embed.cli:run", "bad name = x:y"]
+SCRIPTS = ["emb = embed.__main__:main", "plain = embed.cli:run", "bad name = x:y",
+           "shell = os:system", "up = ..evil:main", "extra = embed.cli:run [gpu]"]
 setup(name="embed", entry_points={"console_scripts": SCRIPTS})
 """
 _PYPROJECT = '[project]\nname = "embed"\n[project.scripts]\nother = "embed.cli:run"\n'
@@ -322,6 +323,38 @@ def test_console_scripts_are_read_statically_and_run_without_installing(tmp_path
     # a console script in a line only a shell can run is unusable: no shell finds it
     piped = parse_command("emb --input g.txt | tee log", scripts=scripts)
     assert piped is not None and piped.problem is not None
+
+
+@pytest.mark.parametrize("name", ["emb", "plain"])
+def test_a_hint_running_a_console_script_is_planned_as_its_python_command(
+    tmp_path: Path, name: str
+) -> None:
+    repo = _repo(
+        tmp_path,
+        {
+            "setup.py": _SETUP,
+            "embed/__init__.py": "",
+            "embed/__main__.py": _MAIN_MODULE,
+            "embed/cli.py": "def run():\n    print('result: 1')\n",
+        },
+    )
+    claims_file = _claims(tmp_path)
+    document = yaml.safe_load(claims_file.read_text("utf-8"))
+    document["claims"][0]["hints"] = {"command": f"{name} --input g.txt --window 5"}
+    claims_file.write_text(yaml.safe_dump(document), "utf-8")
+    code = tmp_path / "code"
+    commit, date = checkout(str(repo), code)
+    claims = load_claims(claims_file)
+    intake = inventory(
+        code, claims, source=str(repo), commit=commit, commit_date=date, inputs_digest=ZERO
+    )
+    assert intake.gate.passed, intake.gate.findings
+    planned = plan(claims, intake, root=code, inputs_digest=ZERO)
+    scored = next(item for item in planned.launchers if item.scope == "scored")
+    head = console_scripts(code)[name].head
+    assert scored.argv == [*head, "--input", "g.txt", "--window", "5"]
+    assert scored.script == ("embed/__main__.py" if name == "emb" else "embed/cli.py")
+    assert planned.claims[0].basis == "hint: command"
 
 
 def test_a_wrapped_readme_command_and_an_rst_block_are_read_whole(tmp_path: Path) -> None:
