@@ -32,8 +32,8 @@ Rules and edge cases:
   language that is not a shell's), indented blocks (reStructuredText's ``::`` blocks too)
   and ``$ `` prompt lines; ``\\`` joins continuation lines, and so does a line of a block
   that starts with an option (``--x``: a README wraps a long command without ``\\``, and
-  no shell runs a line that starts with one); a ``cd`` on its own line moves every later
-  command of its block.
+  no shell runs a line that starts with one), except in a block with ``$`` prompts, whose
+  other lines are output; a ``cd`` on its own line moves every later command of its block.
 * Console scripts of the repository's own package (``scripts``, from
   :mod:`reprobridge_sdk.agent.console_scripts`): a line whose program is one of them is read
   as the Python command that runs it uninstalled (``python -m module`` or the wrapper's
@@ -438,12 +438,18 @@ def _prompt(line: str) -> str:
     return stripped
 
 
+_OPTION_START = re.compile(r"^\s*--?[A-Za-z][\w-]*")
+
+
 def _rewrapped(lines: list[str]) -> list[str]:
-    """A block's lines with a line that starts with an option joined to the line before."""
+    """A block's lines with a line that starts with an option joined to the line before
+    (not in a block with ``$`` prompts: there a line without one is output)."""
+    if any(line.strip().startswith("$ ") for line in lines):
+        return lines
     out: list[str] = []
     for line in lines:
         previous = out[-1].rstrip() if out else ""
-        if previous and line.strip().startswith("-") and not previous.endswith("\\"):
+        if previous and _OPTION_START.match(line) and not previous.endswith("\\"):
             out[-1] = out[-1].rstrip() + " " + line.strip()
         else:
             out.append(line)
@@ -460,7 +466,7 @@ def markdown_commands(
     inline_start = re.compile(rf"^\$?\s*(?:cd\s|[A-Z_]+=|python[23.\d]*\s|bash\s|sh\s{names})")
 
     def read(block: list[str]) -> list[Command]:
-        lines = _rewrapped([_prompt(b) for b in block])
+        lines = [_prompt(b) for b in _rewrapped(block)]
         return parse_lines(lines, workdir=workdir, scripts=scripts)
 
     found: list[Command] = []

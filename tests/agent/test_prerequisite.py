@@ -367,6 +367,21 @@ def test_a_wrapped_readme_command_and_an_rst_block_are_read_whole(tmp_path: Path
     ]
 
 
+@pytest.mark.parametrize(
+    ("block", "argv"),
+    [
+        ("```\npython a.py\n  --lr 0.1\n```\n", ["python", "a.py", "--lr", "0.1"]),
+        ("```\npython a.py\n--- epoch 1 ---\n```\n", ["python", "a.py"]),
+        ("```\n$ python a.py\n--lr 0.1\n```\n", ["python", "a.py"]),
+        ("```\npython a.py \\\n  --lr 0.1\n```\n", ["python", "a.py", "--lr", "0.1"]),
+    ],
+)
+def test_only_an_option_line_of_a_block_without_prompts_continues_a_command(
+    block: str, argv: list[str]
+) -> None:
+    assert [c.argv for c in markdown_commands(block)] == [argv]
+
+
 def test_a_console_script_that_writes_the_file_is_the_step(tmp_path: Path) -> None:
     writer = (
         "import argparse, sys\ndef main():\n    p = argparse.ArgumentParser()\n"
