@@ -25,11 +25,11 @@ name, and whose literal end (``".npy"``) ends ``P``. A name built at run time be
 
 **Never adopted** (B056, a warning; the run stays failed, B007): a path ``P`` that leaves the
 repository (``..``) or holds a character a shell reads (anything but letters, digits and
-``._+@%=,/-``); a producer that only a shell can run (a pipe, a redirection, ``rm``, a
-second program: the whole line is the author's, not a step); one whose arguments name a path
-outside the repository (absolute, ``~`` or ``..`` leaving it) or a template (``{``); the
-launcher's own script (a cycle), or a step the launcher already runs; more than
-:data:`MAX_STEPS` steps.
+``._+@%=,/-``); ``setup.py`` (packaging, not a step of the experiment); a producer that only a
+shell can run (a pipe, a redirection, ``rm``, a second program: the whole line is the
+author's, not a step); one whose arguments name a path outside the repository (absolute,
+``~`` or ``..`` leaving it) or a template (``{``); the launcher's own script (a cycle), or a
+step the launcher already runs; more than :data:`MAX_STEPS` steps.
 
 **How it runs.** The launcher becomes one shell line, ``(cd STEP_DIR && STEP) && LAUNCHER``
 (:func:`compose`, at run time and in the manifest): a launcher the step ``needs`` cannot hand
@@ -42,10 +42,10 @@ the scored launcher's step is the README's command as written.
 **The gate.** The launcher runs again with the step first. The step failing (its script in
 the traceback, not the launcher's) with an error a fix rule mends keeps the step (the next
 round fixes the step's code, e.g. a removed API); failing otherwise is B057 and the step is
-dropped; a ``FileNotFoundError``
-of the step for a file the launcher's own script writes is the cycle, B056. The launcher
-still missing ``P`` is B057 (the step does not write it) and the step is dropped. A kept
-step is a recorded decision (:func:`decision`) with the command and why.
+dropped, and so is a step after which the run fails without a traceback. A
+``FileNotFoundError`` of the step for a file the launcher's own script writes is the cycle,
+B056. The launcher still missing ``P`` is B057 (the step does not write it) and the step is
+dropped. A kept step is a recorded decision (:func:`decision`) with the command and why.
 """
 
 from __future__ import annotations
@@ -249,6 +249,8 @@ def _refusal(line: CommandLine) -> str | None:
     """Why the README command ``line`` is never run as a step (None: it may be)."""
     if line.shell:
         return "only a shell can run it as written (a pipe, a redirection or another program)"
+    if line.script is not None and posixpath.basename(line.script) == "setup.py":
+        return "it runs setup.py: packaging, not a step of the experiment"
     args = line.argv[3:] if line.console_script else line.argv[1:]
     if any(_outside(word, line.workdir) for word in args):
         return "an argument names a path outside the repository"
@@ -424,12 +426,21 @@ def gate(
     root: Path,
     *,
     fixable: bool = False,
+    failed: bool = False,
 ) -> BuildFinding | None:
     """Why the launcher ``trial`` (with ``steps`` first) does not keep its new step: B057 when
     the step fails (and no fix rule mends its failure: ``fixable``) or does not write the
     file ``before`` missed, B056 when it misses a file the launcher's own script writes (a
-    cycle); None when the step is kept (a fixable failure of the step is the next round's)."""
+    cycle); None when the step is kept (a fixable failure of the step is the next round's).
+    ``failed``: the run failed; without a traceback nothing says the step did its part."""
     step = steps[-1]
+    if after is None and failed:
+        return build_finding(
+            "B057",
+            f"with {step.script} run first to write {step.produces!r}, the launcher fails "
+            "without a traceback; the step is not kept",
+            hint="run the step by hand; give a hints.command that runs it first if it works",
+        )
     if after is None:
         return None
     if after.same_error(before):

@@ -354,6 +354,7 @@ def reproduce(
                     code_dir,
                     fixable=after is not None
                     and propose(after, code_dir, fix.prepare[-1].script) is not None,
+                    failed=again.exit_status not in {0, None},
                 )
                 if fix.prepare
                 else None

@@ -192,6 +192,29 @@ def test_a_step_whose_error_a_fix_rule_mends_is_kept_and_its_code_fixed(tmp_path
     assert result.launchers[0].prepare[0].script == "data/gen.py"
 
 
+def test_a_step_that_fails_without_a_traceback_is_b057(tmp_path: Path) -> None:
+    needs_args = (
+        "import argparse\nparser = argparse.ArgumentParser()\n"
+        'parser.add_argument("--out", required=True)\nargs = parser.parse_args()\n'
+        'open("x.txt", "w").write("abc")\n'
+    )
+    repo = _repo(tmp_path, {"main.py": _MAIN, "data/gen.py": needs_args})
+    result, _ = _smoke(tmp_path, repo, _claims(tmp_path))
+    assert "B057" in _codes(result) and "B007" in _codes(result)
+    assert not result.fixes and all(not item.prepare for item in result.launchers)
+
+
+def test_setup_py_is_never_a_step(tmp_path: Path) -> None:
+    files = {
+        "main.py": _MAIN,
+        "setup.py": 'open("data/x.txt", "w").write("abc")\n',
+        "README.md": "    python setup.py build\n",
+    }
+    repo = _repo(tmp_path, files)
+    found = find_step(repo, "data/x.txt", _launcher())
+    assert isinstance(found, BuildFinding) and found.code == "B056"
+
+
 def test_two_steps_each_needing_the_others_output_are_a_cycle(tmp_path: Path) -> None:
     main = (  # reads a.txt before it writes b.txt: neither can go first
         'from pathlib import Path\nsize = len(Path("data/a.txt").read_text())\n'
