@@ -24,6 +24,7 @@ from reprobridge_sdk.agent.planner import plan
 from reprobridge_sdk.agent.prerequisite import compose, find_step
 from reprobridge_sdk.agent.reproducer import reproduce, run_launcher
 from reprobridge_sdk.model.build import BuildFinding, LauncherPlan, PrepareStep, ReproducerRecord
+from reprobridge_sdk.run.sandbox import check_sandbox
 
 ZERO = "0" * 64
 PYTHON = Path(sys.executable)
@@ -75,7 +76,13 @@ def _claims(base: Path, script: str = "main.py", label: str = "result") -> Path:
 
 
 def _smoke(
-    base: Path, repo: Path, claims_file: Path, python: Path = PYTHON, *, patches: bool = False
+    base: Path,
+    repo: Path,
+    claims_file: Path,
+    python: Path = PYTHON,
+    *,
+    patches: bool = False,
+    sandbox: bool = False,
 ) -> tuple[ReproducerRecord, Path]:
     code = base / "code"
     commit, date = checkout(str(repo), code)
@@ -91,7 +98,14 @@ def _smoke(
         return fix.rule
 
     result = reproduce(
-        claims, planned, code, python, inputs_digest=ZERO, record=record, timeout=120
+        claims,
+        planned,
+        code,
+        python,
+        inputs_digest=ZERO,
+        record=record,
+        timeout=120,
+        sandbox=sandbox,
     )
     return result, code
 
@@ -272,6 +286,18 @@ def test_a_step_runs_first_in_one_shell_line_and_the_decision_is_recorded(
     (code / "data/x.txt").unlink()
     done = run_launcher(scored, code, PYTHON)
     assert done.exit_status == 0 and "result: 5000" in done.stdout
+
+
+@pytest.mark.skipif(check_sandbox() is not None, reason="the sandbox cannot run here")
+def test_in_the_sandbox_the_step_and_the_launcher_share_one_copy_of_the_code(
+    tmp_path: Path,
+) -> None:
+    readme = "```\ncd data\npython gen.py\n```\n"
+    repo = _repo(tmp_path, {"main.py": _MAIN, "data/gen.py": _GEN, "README.md": readme})
+    result, code = _smoke(tmp_path, repo, _claims(tmp_path), sandbox=True)
+    assert result.gate.passed, result.gate.findings
+    assert [a.exit_status for a in result.attempts][:2] == [1, 0]
+    assert not (code / "data/x.txt").exists()  # written in the run's own copy, dropped
 
 
 def test_a_size_option_smaller_than_the_small_value_is_kept(tmp_path: Path) -> None:
