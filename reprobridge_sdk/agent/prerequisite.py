@@ -1,8 +1,9 @@
 """Prerequisite steps: the command of the repository that writes a file a launcher reads.
 
 A README says "first run ``python generate_dataset.py``, then ``python train.py``"; run alone,
-``train.py`` stops with ``FileNotFoundError``. When a smoke run stops so, for a relative path
-``P`` (``No such file or directory: 'P'``, from the launcher's working directory), and no fix
+``train.py`` stops with ``FileNotFoundError``. When a smoke run stops so, for a path ``P``
+(``No such file or directory: 'P'``, relative to the launcher's working directory, or an
+absolute path inside the repository: code that builds its paths from ``__file__``), and no fix
 rule of :mod:`reprobridge_sdk.agent.fixes` applies, the Reproducer looks here for the step
 that writes ``P`` and, gated like a fix, makes the launcher run it first.
 
@@ -118,13 +119,27 @@ _PY2_WRITE = re.compile(
 
 
 def missing_path(failure: Failure) -> str | None:
-    """The relative path a ``FileNotFoundError`` (or ``IOError``) names, if any."""
+    """The path a ``FileNotFoundError`` (or ``IOError``) names, if any (not one of ``~``)."""
     if failure.type not in {"FileNotFoundError", "IOError", "OSError"}:
         return None
     match = _MISSING.search(failure.message)
-    if match is None or match.group("path").startswith(("/", "~")):
+    if match is None or match.group("path").startswith("~"):
         return None
     return match.group("path")
+
+
+def _relative(missing: str, root: Path, workdir: str) -> str | None:
+    """``missing`` relative to ``workdir``: an absolute path only when it lies in ``root``
+    (code that builds its paths from ``__file__``)."""
+    if not missing.startswith("/"):
+        return missing
+    for base in (root, root.resolve()):
+        try:
+            rel = Path(posixpath.normpath(missing)).relative_to(base)
+        except ValueError:
+            continue
+        return posixpath.relpath(rel.as_posix() or ".", workdir)
+    return None
 
 
 @dataclass(frozen=True)
@@ -252,8 +267,8 @@ def _refusal(line: CommandLine) -> str | None:
     if line.script is not None and posixpath.basename(line.script) == "setup.py":
         return "it runs setup.py: packaging, not a step of the experiment"
     args = line.argv[3:] if line.console_script else line.argv[1:]
-    if any(_outside(word, line.workdir) for word in args):
-        return "an argument names a path outside the repository"
+    if any(_outside(word, line.workdir) for word in [*args, *line.env.values()]):
+        return "an argument or a variable names a path outside the repository"
     if any("{" in word or "}" in word for word in args):
         return "an argument holds a template brace"
     return None
@@ -400,7 +415,8 @@ def prerequisite_fix(
 ) -> Fix | None:
     """The fix that runs the step writing the file ``failure`` misses before ``launcher``;
     None when there is none (a step found but not adopted adds its B056 to ``refused``)."""
-    missing = missing_path(failure)
+    given = missing_path(failure)
+    missing = _relative(given, root, launcher.workdir) if given is not None else None
     if missing is None:
         return None
     found = find_step(root, missing, launcher)

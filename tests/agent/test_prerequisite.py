@@ -21,7 +21,7 @@ from reprobridge_sdk.agent.fixes import Failure, Fix
 from reprobridge_sdk.agent.intake import checkout, inventory
 from reprobridge_sdk.agent.packager import manifest_launcher
 from reprobridge_sdk.agent.planner import plan
-from reprobridge_sdk.agent.prerequisite import compose, find_step
+from reprobridge_sdk.agent.prerequisite import compose, find_step, prerequisite_fix
 from reprobridge_sdk.agent.reproducer import reproduce, run_launcher
 from reprobridge_sdk.model.build import BuildFinding, LauncherPlan, PrepareStep, ReproducerRecord
 from reprobridge_sdk.run.sandbox import check_sandbox
@@ -157,6 +157,30 @@ def test_a_missing_path_that_leaves_the_repository_or_a_shell_reads_is_refused(
     found = find_step(repo, missing, _launcher())
     assert isinstance(found, BuildFinding) and found.code == "B056"
     assert not (repo / "pwned").exists()
+
+
+def test_a_readme_variable_naming_a_path_outside_is_never_adopted(tmp_path: Path) -> None:
+    readme = "```\ncd data\nHOME_DATA=/etc python gen.py\n```\n"
+    repo = _repo(tmp_path, {"main.py": _MAIN, "data/gen.py": _GEN, "README.md": readme})
+    found = find_step(repo, "data/x.txt", _launcher())
+    assert isinstance(found, BuildFinding) and found.code == "B056"
+
+
+@pytest.mark.parametrize("outside", [False, True])
+def test_an_absolute_missing_path_counts_only_inside_the_repository(
+    tmp_path: Path, outside: bool
+) -> None:
+    repo = _repo(tmp_path, {"main.py": _MAIN, "data/gen.py": _GEN})
+    where = tmp_path / "elsewhere/data/x.txt" if outside else repo / "data/x.txt"
+    message = f"[Errno 2] No such file or directory: '{where}'"
+    failure = Failure("FileNotFoundError", message, "main.py", 2)
+    refused: list[BuildFinding] = []
+    fix = prerequisite_fix(failure, repo, _launcher(), refused)
+    assert not refused
+    if outside:
+        assert fix is None
+    else:
+        assert fix is not None and fix.prepare[0].produces == "data/x.txt"
 
 
 def test_a_script_that_only_reads_the_file_is_not_a_generator(tmp_path: Path) -> None:
