@@ -507,7 +507,7 @@ def compose(launcher: LauncherPlan) -> tuple[list[str], bool]:
 
 
 def _slug(text: str) -> str:
-    return (re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-") or "step")[:40]
+    return re.sub(r"[^a-z0-9]+", "-", text.lower())[:64].strip("-") or "step"
 
 
 def decision(step: PrepareStep, launcher: LauncherPlan, tasks: list[str]) -> Ambiguity:
@@ -522,7 +522,10 @@ def decision(step: PrepareStep, launcher: LauncherPlan, tasks: list[str]) -> Amb
             f"as `{shlex.join(step.argv[:3])}` without installing the package"
         )
     return Ambiguity(
-        id=_slug(f"{launcher.script}-{step.produces}-first"),
+        id=_slug(
+            f"{posixpath.splitext(posixpath.basename(launcher.script))[0]}-needs-"
+            f"{posixpath.basename(step.produces)}"
+        ),
         source=step.source,
         gap=(
             f"{launcher.script} reads {step.produces}, which the repository does not hold; "

@@ -303,7 +303,7 @@ def test_a_step_runs_first_in_one_shell_line_and_the_decision_is_recorded(
         ["(cd data && python gen.py --num-samples 100) && python main.py"],
         True,
     )
-    assert [d.id for d in result.decisions] == ["main-py-data-x-txt-first"]
+    assert [d.id for d in result.decisions] == ["main-needs-x-txt"]
     assert "python gen.py --num-samples 5000" in result.decisions[0].gap
     # the scored launcher runs as the manifest will: the step writes 5000 characters
     code = tmp_path / "code"
