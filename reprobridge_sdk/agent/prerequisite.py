@@ -43,7 +43,9 @@ the scored launcher's step is the README's command as written.
 **The gate.** The launcher runs again with the step first. The step failing (its script in
 the traceback, not the launcher's) with an error a fix rule mends keeps the step (the next
 round fixes the step's code, e.g. a removed API); failing otherwise is B057 and the step is
-dropped, and so is a step after which the run fails without a traceback. A
+dropped (a module the environment lacks is named in its hint: the environment serves the
+launcher's imports, and the claims file's ``requirements`` add one), and so is a step after
+which the run fails without a traceback. A
 ``FileNotFoundError`` of the step for a file the launcher's own script writes is the cycle,
 B056. The launcher still missing ``P`` is B057 (the step does not write it) and the step is
 dropped. A kept step is a recorded decision (:func:`decision`) with the command and why.
@@ -92,6 +94,7 @@ SIZE_OPTIONS = {
     "number_walks": "2",
     "num_walks": "2",
 }
+_NO_MODULE = re.compile(r"^No module named '([A-Za-z_]\w*)")
 _CONVERSION = re.compile(r"%[-#0 +]*\d*(?:\.\d+)?[sdifrxg]")
 _MISSING = re.compile(r"No such file or directory: '(?P<path>[^']+)'")
 _SAFE = re.compile(r"^[A-Za-z0-9._+@%=,/-]+$")
@@ -478,11 +481,33 @@ def gate(
             )
     if fixable:
         return None
+    importing = after.type in {"ModuleNotFoundError", "ImportError"}
+    lacking = _NO_MODULE.match(after.message) if importing else None
+    if lacking is not None and not _in_repository(root, step, lacking.group(1)):
+        name = lacking.group(1)
+        return build_finding(
+            "B057",
+            f"the step {step.script}, run first to write {step.produces!r}, imports {name!r}, "
+            "which the environment lacks (the environment serves the launcher's imports); "
+            "it is not kept",
+            hint=f"add the distribution that provides {name!r} to the claims file's "
+            "requirements, then run 'reprobridge build --resume'",
+        )
     return build_finding(
         "B057",
         f"the step {step.script}, run first to write {step.produces!r}, fails with "
         f"{after.signature}; it is not kept",
         hint="fix the step by hand and record it with 'reprobridge code record'",
+    )
+
+
+def _in_repository(root: Path, step: PrepareStep, name: str) -> bool:
+    """Whether the top-level module ``name`` is one of the repository's (beside the step's
+    script, at the root or under ``src/``)."""
+    folders = {posixpath.dirname(step.script) or ".", step.workdir, ".", "src"}
+    return any(
+        (root / folder / f"{name}.py").is_file() or (root / folder / name).is_dir()
+        for folder in folders
     )
 
 

@@ -230,6 +230,15 @@ def test_a_step_whose_error_a_fix_rule_mends_is_kept_and_its_code_fixed(tmp_path
     assert result.launchers[0].prepare[0].script == "data/gen.py"
 
 
+def test_a_step_importing_what_the_environment_lacks_names_the_module(tmp_path: Path) -> None:
+    needs = 'import no_such_distribution_here\nopen("x.txt", "w").write("abc")\n'
+    repo = _repo(tmp_path, {"main.py": _MAIN, "data/gen.py": needs})
+    result, _ = _smoke(tmp_path, repo, _claims(tmp_path))
+    b057 = [f for f in result.gate.findings if f.code == "B057"]
+    assert len(b057) == 1 and "'no_such_distribution_here'" in (b057[0].hint or "")
+    assert "B007" in _codes(result) and not result.fixes
+
+
 def test_a_step_that_fails_without_a_traceback_is_b057(tmp_path: Path) -> None:
     needs_args = (
         "import argparse\nparser = argparse.ArgumentParser()\n"
