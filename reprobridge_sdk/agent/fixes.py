@@ -42,11 +42,12 @@ it targeted is gone (its gate). The rules, in order:
   statement that only selects a device (``torch.cuda.set_device(...)``) becomes ``pass``.
 * ``working-directory``: ``FileNotFoundError`` for a relative path that exists relative to
   the script's directory or the repository root -> the launcher's working directory.
-* ``missing-import``: ``NameError`` for a name the failing file never imports, which one
-  module of a package the file already imports from defines or re-exports at its top level
-  (``Dist=eval("Normal")`` with ``Normal`` in ``pkg.distns``) -> ``from <module> import
-  <name>`` after the file's last top-level import; the shortest such module, and none when
-  two are equally short.
+* ``missing-import``: ``NameError`` for a name the failing file never imports, which exactly
+  one module of a package the file already imports from defines at its top level
+  (``Dist=eval("Normal")`` with ``class Normal`` in ``pkg/distns/normal.py``) -> ``from
+  <module> import <name>`` after the file's last top-level import, from the highest package
+  above that module that re-exports it (``pkg.distns``); modules that only import the name
+  for their own use do not count, and two definers are a guess, so no fix.
 * ``own-distribution-metadata``: ``PackageNotFoundError`` (``DistributionNotFound``) for the
   repository's own distribution, whose package runs from the checkout, not installed ->
   a metadata-only ``<name>-<version>.dist-info`` in the folder on ``sys.path`` that holds
@@ -762,8 +763,9 @@ _NAME_ERROR = re.compile(r"^name '([A-Za-z_]\w*)' is not defined")
 _MAX_MODULES = 2000
 
 
-def _top_names(tree: ast.Module) -> set[str]:
-    """The names a module defines or imports at its top level (what ``from it import`` takes)."""
+def _top_names(tree: ast.Module, *, imports: bool = True) -> set[str]:
+    """The names a module defines at its top level, and with ``imports`` those it imports
+    there too (what ``from it import`` takes)."""
     names: set[str] = set()
     for node in tree.body:
         if isinstance(node, ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
@@ -772,7 +774,7 @@ def _top_names(tree: ast.Module) -> set[str]:
             names.update(t.id for t in node.targets if isinstance(t, ast.Name))
         elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
             names.add(node.target.id)
-        elif isinstance(node, ast.ImportFrom | ast.Import):
+        elif imports and isinstance(node, ast.ImportFrom | ast.Import):
             names.update((a.asname or a.name).split(".")[0] for a in node.names if a.name != "*")
     return names
 
@@ -811,7 +813,8 @@ def _missing_import(failure: Failure, root: Path, script: str) -> Fix | None:
         elif isinstance(node, ast.Import):
             imported.update(a.name.split(".")[0] for a in node.names)
             last = node.end_lineno or node.lineno
-    candidates: list[str] = []
+    definers: list[str] = []
+    exporters: list[str] = []  # packages that import the name in their __init__
     for count, rel in enumerate(_python_files(root)):
         if count >= _MAX_MODULES:
             break
@@ -819,24 +822,27 @@ def _missing_import(failure: Failure, root: Path, script: str) -> Fix | None:
         if module is None or module.split(".")[0] not in imported or rel == failure.file:
             continue
         try:
-            if name in _top_names(ast.parse(_read(root, rel))):
-                candidates.append(module)
+            tree_of = ast.parse(_read(root, rel))
         except (SyntaxError, ValueError, OSError, UnicodeDecodeError):
             continue
-    if not candidates:
-        return None
-    shortest = min(len(m.split(".")) for m in candidates)
-    best = sorted(m for m in candidates if len(m.split(".")) == shortest)
-    if len(best) != 1:
-        return None  # equally near in two modules: which one is meant is a guess
+        if name in _top_names(tree_of, imports=False):
+            definers.append(module)
+        elif rel.endswith("/__init__.py") and name in _top_names(tree_of):
+            exporters.append(module)
+    if len(definers) != 1:
+        return None  # defined nowhere near, or in two modules: which one is meant is a guess
+    [definer] = definers
+    # a package above the definer that re-exports the name is how its users import it
+    above = [p for p in exporters if definer.startswith(f"{p}.")]
+    source = min(above, key=lambda p: p.count(".")) if above else definer
     lines = text.splitlines(keepends=True)
     if lines and not lines[-1].endswith("\n"):
         lines[-1] += "\n"
-    lines.insert(last, f"from {best[0]} import {name}\n")
+    lines.insert(last, f"from {source} import {name}\n")
     return Fix(
         rule="missing-import",
         kind="execution-fix",
-        summary=f"{failure.file} uses {name} without importing it; {best[0]} defines it",
+        summary=f"{failure.file} uses {name} without importing it; {definer} defines it",
         files={failure.file: "".join(lines)},
     )
 
