@@ -154,6 +154,10 @@ def _commit_at(repo: Path, date: str, message: str) -> None:
         cwd=repo,
         env={
             **{k: v for k, v in os.environ.items() if not k.startswith("GIT_")},
+            "GIT_AUTHOR_NAME": "Research Author",
+            "GIT_AUTHOR_EMAIL": "author@example.org",
+            "GIT_COMMITTER_NAME": "Research Author",
+            "GIT_COMMITTER_EMAIL": "author@example.org",
             "GIT_AUTHOR_DATE": date,
             "GIT_COMMITTER_DATE": date,
         },
