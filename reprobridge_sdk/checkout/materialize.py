@@ -28,8 +28,8 @@ Rules (spec "codebase", "The working checkout of a patch series"):
   with ``codebase.tree_digest``; a difference is C004 (a finding on the result, not raised).
 * **Reuse and safety.** A checkout whose recorded series (upstream, commit, patch digests)
   equals the wanted one and that has no working changes is reused as it is. A checkout with
-  working changes is never thrown away: C008 unless ``force``. Byte-code caches
-  (``__pycache__``, ``*.pyc``) are not working changes.
+  working changes is never thrown away: C008 unless ``force``. Untracked byte-code caches
+  (``__pycache__``, ``*.pyc``) are not working changes, whoever built the checkout.
 
 This module owns the checkout: building or reusing it, C008, C004 and the read-only views the
 validator and the auditor use; the series as declared and recorded is in ``_series``, the
@@ -108,10 +108,26 @@ class Checkout:
         return not any(item.severity.value == "error" for item in self.findings)
 
 
+def _untracked_cache(line: str) -> bool:
+    """True for a ``git status --porcelain`` line of an untracked byte-code cache: a file
+    under a ``__pycache__`` directory or named ``*.pyc`` (spec "checkout-record"), whatever
+    ignore rules the checkout has. git quotes a path with special characters; the quotes are
+    dropped, and escapes never produce ``/``, ``__pycache__`` or a final ``.pyc``."""
+    if not line.startswith("?? "):
+        return False
+    path = line[3:]
+    if len(path) >= 2 and path.startswith('"') and path.endswith('"'):
+        path = path[1:-1]
+    parts = path.split("/")
+    return "__pycache__" in parts[:-1] or parts[-1].endswith(".pyc")
+
+
 def working_changes(checkout: Path) -> list[str]:
-    """``git status --porcelain`` lines of the checkout (byte-code caches excluded)."""
+    """``git status --porcelain`` lines of the checkout: its unrecorded changes, untracked
+    byte-code caches excluded."""
     done = git(["status", "--porcelain", "--untracked-files=all"], cwd=checkout)
-    return [line for line in done.stdout.decode("utf-8", "replace").splitlines() if line]
+    lines = done.stdout.decode("utf-8", "replace").splitlines()
+    return [line for line in lines if line and not _untracked_cache(line)]
 
 
 def materialize_series(
