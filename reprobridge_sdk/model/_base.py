@@ -122,7 +122,8 @@ class SpecModel(BaseModel):
 def required_version(value: Any) -> tuple[int, int]:
     """The lowest format version whose fields and values ``value`` (a model) uses.
 
-    A field marked ``since(V)`` counts when its value differs from its default; an enumeration
+    A field marked ``since(V)`` counts when it is written: when it was set (given in the data
+    or assigned, even to its default) or its value differs from its default; an enumeration
     value marked ``since(V, values=...)`` when the field holds it (or a list holds it); an
     object's own rule through ``_needs_version`` (an empty patch series needs 1.1). Producers
     declare this version (spec "versioning": the lowest version whose fields they use).
@@ -130,6 +131,7 @@ def required_version(value: Any) -> tuple[int, int]:
     needed = (1, 0)
     if isinstance(value, SpecModel):
         needed = max(needed, value._needs_version())
+        written = value.model_fields_set
         for name, info in type(value).model_fields.items():
             current = getattr(value, name)
             extra = info.json_schema_extra
@@ -138,7 +140,7 @@ def required_version(value: Any) -> tuple[int, int]:
                 version, values = marker
                 if values is None:
                     default = info.get_default(call_default_factory=True)
-                    if current != default:
+                    if name in written or current != default:
                         needed = max(needed, version)
                 else:
                     held = current if isinstance(current, list) else [current]
