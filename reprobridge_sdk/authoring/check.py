@@ -28,25 +28,34 @@ Every command runs as a separate process in a **clean shell**: no inherited envi
 ``HOME`` (so the SDK's cache, and with it the environment and the upstream of a patch series,
 starts empty), ``TMPDIR``, a UTF-8 C locale, and where pyenv and uv keep the machine's
 interpreters (``PYENV_ROOT``, ``UV_PYTHON_INSTALL_DIR``: an artifact of an older interpreter
-finds it as its build did, :func:`~reprobridge_sdk.env.interpreters.discover`); ``pass_env``
-names variables to keep (a proxy or a CA bundle the machine needs). A later step runs only
-when the earlier ones passed. The check passes when every step passed. The copy is removed
-unless ``keep``.
+finds it as its build did, :func:`~reprobridge_sdk.env.interpreters.discover`), the
+machine's **network configuration** (:data:`NETWORK_ENV`: proxies, CA bundles, index URLs,
+uv's and pip's configuration; a relative file name made absolute, since the clean room runs
+elsewhere), and the variables ``pass_env`` names. The files they name are read where they
+are: the installers run outside the sandbox, and the sandboxed launchers, which have no
+network, get none of these variables. The report lists the names passed, never their values
+(a proxy URL may hold a password). A later step runs only when the earlier ones
+passed. The check passes when every step passed. The copy is removed unless ``keep``.
 
-**The installers' caches** are the one thing shared with the caller by default
+**The installers' caches** are shared with the caller by default
 (``installer_cache``): ``UV_CACHE_DIR`` and ``PIP_CACHE_DIR`` of the clean shell name the
 caller's uv and pip caches (:func:`installer_cache_dirs`), so a second check installs the
-same wheels without downloading them again. Nothing else of the caller's environment is
-passed: not the installers' configuration, not their indexes, not credentials. The
-environment itself is still built fresh from the lock, and the lock's hashes are checked for
-every wheel, whether it comes from the index or from the cache. ``installer_cache=False``
-gives the clean shell empty caches of its own (a cold check).
+same wheels without downloading them again. Beside them and the network configuration,
+nothing of the caller's environment is passed unasked: no token, no cloud credential. The
+installers inside run isolated as ``run`` runs them
+(:func:`~reprobridge_sdk.env._resolvers.isolated_environ`): they install from
+``REPROBRIDGE_INDEX_URL`` and ignore uv's and pip's index variables and configuration files,
+in the clean room as outside it. The environment itself is still built fresh from the lock,
+and the lock's hashes are checked for every wheel, whether it comes from the index or from
+the cache. ``installer_cache=False`` gives the clean shell empty caches of its own (a cold
+check).
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -60,13 +69,74 @@ from typing import Any
 from reprobridge_sdk.authoring.pack import pack, unpack
 from reprobridge_sdk.env.interpreters import interpreter_homes
 from reprobridge_sdk.errors import ReproBridgeError
-from reprobridge_sdk.findings import Finding, Severity
+from reprobridge_sdk.findings import Finding, Severity, finding
 from reprobridge_sdk.model import Manifest
 from reprobridge_sdk.model.evidence import RECORD_NAME
 
-__all__ = ["CheckReport", "CheckStep", "check", "clean_environment", "installer_cache_dirs"]
+__all__ = [
+    "NETWORK_ENV",
+    "CheckReport",
+    "CheckStep",
+    "check",
+    "clean_environment",
+    "installer_cache_dirs",
+    "network_environment",
+]
 
 _STEP_TIMEOUT = 6 * 3600.0
+
+_PROXY_ENV = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY")
+#: The network configuration that passes into the clean room unasked: what the installers
+#: and data downloads need to reach an index behind a proxy or a private CA, as uv and pip
+#: name it. Credentials of an index (``UV_INDEX_<NAME>_PASSWORD``, keyrings) are not in it.
+NETWORK_ENV: tuple[str, ...] = (
+    *_PROXY_ENV,
+    *(name.lower() for name in _PROXY_ENV),
+    # CA bundles and client certificates (OpenSSL, rustls, requests, curl)
+    "SSL_CERT_FILE",
+    "SSL_CERT_DIR",
+    "SSL_CLIENT_CERT",
+    "REQUESTS_CA_BUNDLE",
+    "CURL_CA_BUNDLE",
+    # the indexes the SDK's installers use (env._resolvers.index_url, variant_index)
+    "REPROBRIDGE_INDEX_URL",
+    "REPROBRIDGE_ACCELERATOR_INDEX_URL",
+    # pip
+    "PIP_PROXY",
+    "PIP_CERT",
+    "PIP_CLIENT_CERT",
+    "PIP_INDEX_URL",
+    "PIP_EXTRA_INDEX_URL",
+    "PIP_TRUSTED_HOST",
+    "PIP_FIND_LINKS",
+    "PIP_CONFIG_FILE",
+    # uv
+    "UV_INDEX_URL",
+    "UV_DEFAULT_INDEX",
+    "UV_INDEX",
+    "UV_EXTRA_INDEX_URL",
+    "UV_FIND_LINKS",
+    "UV_INSECURE_HOST",
+    "UV_NATIVE_TLS",
+    "UV_SYSTEM_CERTS",
+    "UV_CONFIG_FILE",
+)
+#: The variables of :data:`NETWORK_ENV` that name files or directories (``os.pathsep``
+#: separated for ``SSL_CERT_DIR``): a relative name is made absolute against the caller's
+#: working directory, since the clean room's commands run in another one.
+_PATH_ENV = frozenset(
+    {
+        "SSL_CERT_FILE",
+        "SSL_CERT_DIR",
+        "SSL_CLIENT_CERT",
+        "REQUESTS_CA_BUNDLE",
+        "CURL_CA_BUNDLE",
+        "PIP_CERT",
+        "PIP_CLIENT_CERT",
+        "PIP_CONFIG_FILE",
+        "UV_CONFIG_FILE",
+    }
+)
 
 
 @dataclass
@@ -98,6 +168,10 @@ class CheckReport:
     scored: bool
     steps: list[CheckStep] = field(default_factory=list)
     archive_digest: str | None = None
+    #: The names (never the values) of the caller's variables the clean shell got: the
+    #: network configuration (:data:`NETWORK_ENV`), and the others ``pass_env`` named.
+    network_env: list[str] = field(default_factory=list)
+    pass_env: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -113,6 +187,7 @@ class CheckReport:
             "copy": self.copy,
             "scored": self.scored,
             "archive_sha256": self.archive_digest,
+            "env_passed": {"network": list(self.network_env), "pass_env": list(self.pass_env)},
             "ok": self.ok,
             "seconds": round(self.seconds, 3),
             "steps": [step.to_dict() for step in self.steps],
@@ -139,6 +214,24 @@ def installer_cache_dirs(environ: Mapping[str, str] | None = None) -> dict[str, 
     }
 
 
+def network_environment(environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The caller's network configuration (:data:`NETWORK_ENV`) as the clean room gets it:
+    the variables set, a relative file or directory name made absolute."""
+    source = os.environ if environ is None else environ
+    passed: dict[str, str] = {}
+    for name in NETWORK_ENV:
+        value = source.get(name)
+        if value is None:
+            continue
+        if name in _PATH_ENV and value:
+            value = os.pathsep.join(
+                str(Path.cwd() / part) if part and not Path(part).is_absolute() else part
+                for part in value.split(os.pathsep)
+            )
+        passed[name] = value
+    return passed
+
+
 def clean_environment(
     home: Path, pass_env: Sequence[str] = (), *, installer_cache: bool = True
 ) -> dict[str, str]:
@@ -155,6 +248,7 @@ def clean_environment(
     if installer_cache:
         env.update(installer_cache_dirs())
     env.update(interpreter_homes())
+    env.update(network_environment())
     for name in pass_env:
         if name in os.environ:
             env[name] = os.environ[name]
@@ -253,6 +347,9 @@ def check(
     home = base / "home"
     (home / "tmp").mkdir(parents=True)
     env = clean_environment(home, pass_env, installer_cache=installer_cache)
+    report.network_env = [name for name in NETWORK_ENV if name in os.environ]
+    named = dict.fromkeys(name for name in pass_env if name not in NETWORK_ENV)
+    report.pass_env = [name for name in named if name in os.environ]
     try:
         if not _copy_step(report, source, base, copy):
             return report
@@ -279,6 +376,8 @@ def check(
             done = _command(args, env, base)
             seconds = time.monotonic() - started
             step = _judge(kind, done, copy, manifest, name, seconds)
+            if not step.ok and kind in ("smoke", "scored"):
+                step.findings += _network_findings(copy, kind, manifest, report.network_env)
             report.steps.append(step)
             if not step.ok:
                 break
@@ -346,3 +445,57 @@ def _judge(  # noqa: PLR0917 - a private helper, called once
         any(a.get("verdict") == "compatible" for a in task.get("attempts", [])) for task in tasks
     )
     return CheckStep(name, invalid == 0 and compatible and bool(tasks), seconds, detail)
+
+
+#: A run's environment-error names the installer's transport failure by its code
+#: (:func:`~reprobridge_sdk.env.venv.install_failure`): ``(E021: a TLS certificate ...: ...``.
+#: The cause is the installers' own short sentence: plain words, nothing a terminal acts on.
+_TRANSPORT_FAILURE = re.compile(r"\((E02[0-3]): ([A-Za-z][A-Za-z ,-]{0,100})")
+_OTHER_VARIABLES = "any other variable the machine needs passes with --pass-env NAME"
+_NETWORK_HINTS = {
+    "E021": "the clean room trusts the CA bundles named by SSL_CERT_FILE, SSL_CERT_DIR, "
+    "PIP_CERT, REQUESTS_CA_BUNDLE or CURL_CA_BUNDLE, which pass into it by default: set one to "
+    "the CA bundle of your proxy or index before the check (UV_SYSTEM_CERTS=1 for the "
+    f"system's store); {_OTHER_VARIABLES}",
+    "E022": "the proxy variables (HTTPS_PROXY, HTTP_PROXY, ALL_PROXY, NO_PROXY, either case) "
+    f"pass into the clean room by default: check their values; {_OTHER_VARIABLES}",
+}
+_INDEX_HINT = (
+    "the clean room installs from REPROBRIDGE_INDEX_URL (https://pypi.org/simple unless set) "
+    f"through the proxy variables, which pass into it by default; {_OTHER_VARIABLES}"
+)
+
+
+def _network_findings(
+    copy: Path, scope: str, manifest: Manifest, passed: Sequence[str]
+) -> list[Finding]:
+    """One finding per transport failure (E020-E023) of the environment build in the runs of
+    ``scope``, with what the clean room was given and how to give it more."""
+    codes: dict[str, str] = {}
+    for record_path in sorted((copy / "runs").glob(f"*/{RECORD_NAME}")):
+        try:
+            record = json.loads(record_path.read_text("utf-8"))
+        except (OSError, ValueError):
+            continue  # the step already failed; a record it cannot read adds no finding
+        failure = record.get("failure") if isinstance(record, dict) else None
+        if not isinstance(failure, dict) or record.get("scope") != scope:
+            continue
+        if failure.get("reason") != "environment-error":
+            continue
+        found = _TRANSPORT_FAILURE.search(str(failure.get("detail", "")))
+        if found:
+            codes.setdefault(found.group(1), found.group(2).strip())
+    lock = manifest.environment.lock
+    names = ", ".join(passed) or "none"
+    return [
+        finding(
+            code,
+            f"building the environment in the clean room failed: {cause} "
+            f"(network configuration passed: {names})",
+            file=lock.path if lock is not None else "",
+            path="/environment/lock",
+            hint=_NETWORK_HINTS.get(code, _INDEX_HINT),
+            context="run",
+        )
+        for code, cause in codes.items()
+    ]

@@ -25,7 +25,8 @@ __all__ = ["check"]
     "--pass-env",
     multiple=True,
     metavar="NAME",
-    help="Keep this variable in the clean shell (e.g. HTTPS_PROXY, SSL_CERT_FILE). Repeatable.",
+    help="Keep this variable in the clean shell too. Proxies, CA bundles, index URLs and uv's "
+    "and pip's configuration pass without it. Repeatable.",
 )
 @click.option(
     "--installer-cache/--no-installer-cache",
@@ -50,7 +51,9 @@ def check(  # noqa: PLR0917 - click passes one argument per option
     In a clean shell (a minimal PATH, a fresh HOME, a UTF-8 locale) and a fresh environment
     built from the lock: validate, run the smoke launchers, audit them (with --scored: rerun
     the scored launchers and audit them against the references). Each step is timed. The
-    clean shell shares only your uv and pip caches (unless --no-installer-cache).
+    clean shell shares your uv and pip caches (unless --no-installer-cache) and your network
+    configuration (proxies, CA bundles, index URLs, uv's and pip's settings: names listed
+    in the report, never values), and nothing else unless --pass-env names it.
 
     The launchers run in the sandbox (refused with N011 where it cannot work; --no-sandbox
     runs them unconfined, N031); the environment is built outside it. No configuration file
@@ -81,12 +84,17 @@ def check(  # noqa: PLR0917 - click passes one argument per option
         sys.exit(2)
     if as_json:
         sys.stdout.write(json.dumps(report.to_dict(), indent=2) + "\n")
+    network = ", ".join(report.network_env) or "none"
+    named = f"; --pass-env: {', '.join(report.pass_env)}" if report.pass_env else ""
+    echo(f"clean shell: network configuration passed: {network}{named}", err=True)
     for step in report.steps:
         mark = "ok  " if step.ok else "FAIL"
         echo(f"{mark} {step.name:<13} {step.seconds:8.2f} s  {step.detail}", err=True)
         for item in step.findings:
             if item.severity.value == "error":
                 echo(f"       {item.code} {item.message}", err=True)
+                if item.hint:
+                    echo(f"         hint: {item.hint}", err=True)
     verdict = "passed" if report.ok else "failed"
     echo(f"check {verdict} in {report.seconds:.1f} s", err=True)
     if keep:

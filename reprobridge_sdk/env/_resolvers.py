@@ -6,7 +6,11 @@ on many machines name a local mirror, ``--find-links`` directories or constraint
 resolved under such a configuration may pin versions that exist only there, or record
 machine-local locations, so it would not install on a fresh machine. We therefore drop those
 variables, point pip at no configuration file, pass ``--no-config`` to uv, and name the
-public index explicitly.
+public index explicitly. Kept are the caches and what only decides how the index is reached,
+never what it serves: a CA bundle or client certificate (``PIP_CERT``, ``PIP_CLIENT_CERT``),
+pip's proxy (``PIP_PROXY``), uv's use of the system's certificate store (``UV_SYSTEM_CERTS``,
+``UV_NATIVE_TLS``) and pip's timeout. (``SSL_CERT_FILE`` and the proxy variables have no
+such prefix and pass as they are.)
 """
 
 from __future__ import annotations
@@ -51,6 +55,10 @@ class ResolverRun:
     stderr: str
 
 
+#: The installers' variables that decide only how an index is reached (module docstring).
+_TRANSPORT = ("PIP_CERT", "PIP_CLIENT_CERT", "PIP_PROXY", "UV_SYSTEM_CERTS", "UV_NATIVE_TLS")
+
+
 def index_url() -> str:
     return os.environ.get("REPROBRIDGE_INDEX_URL", PUBLIC_INDEX)
 
@@ -84,7 +92,7 @@ def extra_index_options(extra_index: str | None) -> list[str]:
 def isolated_environ(base: dict[str, str] | None = None) -> dict[str, str]:
     """``os.environ`` without pip and uv configuration, pointing pip at no config file."""
     source = dict(os.environ if base is None else base)
-    keep = {"UV_CACHE_DIR", "PIP_CACHE_DIR", "PIP_CERT", "PIP_DEFAULT_TIMEOUT"}
+    keep = {"UV_CACHE_DIR", "PIP_CACHE_DIR", "PIP_DEFAULT_TIMEOUT", *_TRANSPORT}
     cleaned = {
         key: value
         for key, value in source.items()

@@ -17,7 +17,12 @@ from pathlib import Path
 
 import pytest
 
-from reprobridge_sdk.authoring.check import check, clean_environment, installer_cache_dirs
+from reprobridge_sdk.authoring.check import (
+    NETWORK_ENV,
+    check,
+    clean_environment,
+    installer_cache_dirs,
+)
 from reprobridge_sdk.authoring.digests import refresh
 from reprobridge_sdk.authoring.scaffold import InitOptions, scaffold
 
@@ -25,14 +30,16 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "ecosystem"))
 from eco_wheelhouse import build_wheel, write_index
 
 
-def test_the_clean_shell_gets_the_caches_and_nothing_else(
+def test_the_clean_shell_gets_the_caches_and_no_other_setting(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    for name in NETWORK_ENV:  # passed too: tests/authoring/test_check_network.py
+        monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("UV_CACHE_DIR", str(tmp_path / "uv"))
     monkeypatch.delenv("PIP_CACHE_DIR", raising=False)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
-    monkeypatch.setenv("UV_INDEX_URL", "https://user:secret@index.example/simple")
-    monkeypatch.setenv("PIP_INDEX_URL", "https://user:secret@index.example/simple")
+    monkeypatch.setenv("UV_CONSTRAINT", "constraints.txt")
+    monkeypatch.setenv("PIP_REQUIRE_VIRTUALENV", "1")
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "secret")
     # where the machine's interpreters live (pyenv, uv): here, a pyenv root of its own
     (tmp_path / "pyenv" / "versions").mkdir(parents=True)
@@ -113,14 +120,13 @@ def test_a_second_check_installs_from_the_callers_cache(
     monkeypatch.setenv("UV_CACHE_DIR", str(tmp_path / "uv-cache"))
     monkeypatch.setenv("PIP_CACHE_DIR", str(tmp_path / "pip-cache"))
     with _counting_index(tmp_path / "index") as (url, downloads):
-        monkeypatch.setenv("REPROBRIDGE_INDEX_URL", url)
-        keep = ["REPROBRIDGE_INDEX_URL"]
-        first = check(root, pass_env=keep)
+        monkeypatch.setenv("REPROBRIDGE_INDEX_URL", url)  # passes into the clean room unasked
+        first = check(root)
         assert first.ok, [s.to_dict() for s in first.steps]
         assert downloads == ["/files/alpha-1.0-py3-none-any.whl"]
-        second = check(root, pass_env=keep)
+        second = check(root)
         assert second.ok, [s.to_dict() for s in second.steps]
         assert len(downloads) == 1  # installed from the caller's cache
-        cold = check(root, pass_env=keep, installer_cache=False)
+        cold = check(root, installer_cache=False)
         assert cold.ok, [s.to_dict() for s in cold.steps]
         assert len(downloads) == 2  # empty caches: downloaded again

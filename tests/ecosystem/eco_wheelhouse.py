@@ -13,6 +13,7 @@ import contextlib
 import functools
 import hashlib
 import http.server
+import ssl
 import threading
 import zipfile
 from collections.abc import Iterator
@@ -114,15 +115,29 @@ class _Quiet(http.server.SimpleHTTPRequestHandler):
         pass
 
 
+class _QuietServer(http.server.ThreadingHTTPServer):
+    def handle_error(self, request: object, client_address: object) -> None:
+        pass  # a client that refuses the certificate ends its connection: not the server's fault
+
+
 @contextlib.contextmanager
-def serve_index(root: Path) -> Iterator[str]:
-    """Serve ``root`` on 127.0.0.1 (a free port) and yield the index URL ``.../simple``."""
+def serve_index(root: Path, tls: ssl.SSLContext | None = None) -> Iterator[str]:
+    """Serve ``root`` on 127.0.0.1 (a free port) and yield the index URL ``.../simple``.
+
+    With ``tls`` (a server context holding its certificate) the index is served over HTTPS;
+    each connection's handshake happens in its own thread, on its first read.
+    """
     handler = functools.partial(_Quiet, directory=str(root))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    server = _QuietServer(("127.0.0.1", 0), handler)
+    if tls is not None:
+        server.socket = tls.wrap_socket(
+            server.socket, server_side=True, do_handshake_on_connect=False
+        )
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
+    scheme = "https" if tls is not None else "http"
     try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/simple"
+        yield f"{scheme}://127.0.0.1:{server.server_address[1]}/simple"
     finally:
         server.shutdown()
         server.server_close()
