@@ -451,35 +451,23 @@ def _read_record(
     )
 
 
-def _open_evidence(
-    base: Path, relative: str, root: safefs.OpenRoot | None = None
-) -> tuple[io.FileIO | None, bool]:
-    """A log or output of the run at ``base``, opened: a regular file, not a link, inside
-    ``base``.
-
-    Returns ``(handle, False)``, or ``(None, linked)`` where ``linked`` says the file is there
-    but is a link, lies behind a linked directory that leads out of ``base`` (even when it is
-    missing there), is not a regular file or cannot be opened (A040); not simply missing.
-
-    One open through the safe file layer (:func:`~reprobridge_sdk.io.safefs.open_regular`
-    with ``root=base`` and ``allow_links=False``): every component is resolved from the run
-    directory's descriptor, a directory link is followed only while it stays inside, and the
-    file itself must not be a link. The digest is computed from this descriptor, so the file
-    that was checked is the file that is hashed: a file or directory swapped for a link
-    between a check and an open by name cannot lead the read outside (there is no second
-    lookup). The run directory itself is trusted, as the layer trusts its root: ``root``, when
-    given, is ``base`` opened once for all the files of the run (:func:`check_run`).
-    """
-    handle, refused = _open_joined(base, _safe_join(base, relative), root)
-    return handle, refused is not None
-
-
 def _open_joined(
     base: Path, found: str | None, root: safefs.OpenRoot | None
 ) -> tuple[io.FileIO | None, safefs.UnsafeFileError | None]:
-    """:func:`_open_evidence` of ``found``, the file's path already joined (``None``: it
-    leaves the run directory), with the refusal itself instead of ``linked``. A file over
-    :data:`~reprobridge_sdk.io.safefs.MAX_HASH_BYTES` is refused from its size, unread."""
+    """A log or output of the run at ``base``, its path ``found`` already joined (``None``: it
+    leaves the run directory), opened: a regular file, not a link, inside ``base``.
+
+    Returns ``(handle, None)``, ``(None, None)`` when it is missing or leaves the run
+    directory, or ``(None, refusal)`` when the file is there but is a link, lies behind a
+    linked directory that leads out of ``base`` (even when it is missing there), is not a
+    regular file or cannot be opened (A040). A file over
+    :data:`~reprobridge_sdk.io.safefs.MAX_HASH_BYTES` is refused from its size, unread.
+
+    One open through the safe file layer (:func:`~reprobridge_sdk.io.safefs.open_regular`
+    with ``root=base`` and ``allow_links=False``): every component is resolved from the run
+    directory's descriptor, so the file that was checked is the file that is hashed (there is
+    no second lookup by name). ``root``, when given, is ``base`` opened once for all the files
+    of the run (:func:`check_run`)."""
     if found is None:
         return None, None
     try:
@@ -497,7 +485,7 @@ def _evidence_file(
     base: Path, relative: str, root: safefs.OpenRoot | None = None
 ) -> tuple[str | None, str | None, safefs.UnsafeFileError | None, io.FileIO | None, bytes | None]:
     """``(path, sha256, None, descriptor, held)`` of a log or output of the run at ``base``
-    (see :func:`_open_evidence`), or ``(None, None, refusal, None, None)``: the descriptor it
+    (see :func:`_open_joined`), or ``(None, None, refusal, None, None)``: the descriptor it
     hashed is still open (the caller closes it), and ``held`` the bytes hashed when the file
     is small (:func:`_hash_and_hold`): re-extraction reads
     that very file (:func:`_check_run`), not the name again. ``refusal``: why the safe file

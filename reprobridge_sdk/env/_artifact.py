@@ -101,16 +101,6 @@ class EnvArtifact(RawArtifact):
         """``pointer`` into :attr:`environment` as a pointer into the document."""
         return pointer if self.forward is None else self.forward.to_document(pointer)
 
-    def save_environment(self, environment: dict[str, Any]) -> None:
-        from reprobridge_sdk.model.environment import Environment  # noqa: PLC0415
-
-        if self.forward is not None and self.forward.changed:
-            msg = f"{self.manifest_path}: a newer minor version read in part is not rewritten"
-            raise ArtifactError(msg, [finding("V008", msg, file=MANIFEST)])
-
-        self.save_raw(environment)
-        self.environment = Environment.model_validate(environment)
-
 
 @dataclass
 class LoadedEnvironment:

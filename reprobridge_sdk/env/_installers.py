@@ -207,11 +207,6 @@ def classify_failure(stderr: str) -> tuple[str, str]:
     return "E013", "the installer failed"
 
 
-def failure_reason(stderr: str) -> str:
-    """A short cause for a failed install (see :func:`classify_failure`)."""
-    return classify_failure(stderr)[1]
-
-
 def tool_version(installer: Installer, python: Path) -> str:
     """``uv X.Y.Z`` or ``pip X.Y`` as recorded in an environment's completion marker."""
     if installer == "uv":

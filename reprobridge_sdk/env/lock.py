@@ -8,7 +8,6 @@ updated with a round-trip edit that keeps the manifest's comments.
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import platform
 import re
@@ -381,16 +380,3 @@ def lock_artifact(
         findings=findings,
         accelerator=recorded,
     )
-
-
-def which_resolver(resolver: Resolver) -> bool:
-    """True when ``resolver`` can run here."""
-    if resolver == "uv":
-        try:
-            from uv import find_uv_bin  # noqa: PLC0415
-
-            find_uv_bin()
-        except (ImportError, FileNotFoundError):
-            return False
-        return True
-    return importlib.util.find_spec("piptools") is not None

@@ -155,7 +155,7 @@ class OpenedFile:
         self,
         kind: type[BaseException] | None,
         error: BaseException | None,
-        trace: TracebackType | None,
+        _trace: TracebackType | None,
     ) -> None:
         self.close()
 

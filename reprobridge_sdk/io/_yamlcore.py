@@ -77,7 +77,7 @@ class _Loader(_BaseLoader):  # type: ignore[valid-type,misc]
         return _SEQ if kind is _SEQUENCE_NODE else _MAP
 
     # No path resolvers are registered: skip PyYAML's per-node bookkeeping for them.
-    def descend_resolver(self, current_node: Any, current_index: Any) -> None:
+    def descend_resolver(self, _node: Any, _index: Any) -> None:
         return None
 
     def ascend_resolver(self) -> None:

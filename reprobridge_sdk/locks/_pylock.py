@@ -2,8 +2,8 @@
 
 Imported only when a ``pylock.toml`` is read, so a requirements lock never pays for TOML.
 Positions: TOML parse errors carry their line and column; a package's findings point at the
-line of its ``name`` key. When the installed ``packaging`` has :mod:`packaging.pylock`, a lock
-without other errors is also checked structurally by it.
+line of its ``name`` key. A lock without other errors is also checked structurally by
+:mod:`packaging.pylock`.
 
 Nesting: a lock nested deeper than :data:`MAX_DEPTH` tables and arrays (the document itself
 is the first level) is L003, whether ``tomllib`` reads it (then the value is walked without
@@ -19,6 +19,7 @@ import tomllib  # type: ignore[import-not-found, unused-ignore]
 from bisect import bisect_right
 from typing import Any
 
+from packaging.pylock import Pylock, PylockValidationError
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
@@ -262,11 +263,7 @@ def _pylock_entry(package: dict[str, Any], line: int, pointer: str, add: Any) ->
 
 
 def _packaging_validation(data: dict[str, Any], add: Any, package_lines: list[int]) -> None:
-    """Structural validation by ``packaging.pylock`` (when the installed version has it)."""
-    try:
-        from packaging.pylock import Pylock, PylockValidationError  # noqa: PLC0415 - packaging>=25
-    except ImportError:  # pragma: no cover - packaging < 25
-        return
+    """Structural validation by ``packaging.pylock``."""
     checked = dict(data)
     checked["lock-version"] = str(PYLOCK_VERSION)  # the version was checked above
     try:

@@ -33,11 +33,8 @@ from .files import kind_of, resolve_path, usable_path
 if TYPE_CHECKING:
     from reprobridge_sdk.extract.extraction import ExtractionCache
 
-__all__ = ["REL_TOL", "check_replay"]
+__all__ = ["check_replay"]
 
-#: Relative tolerance of the comparison with ``expected`` (``extraction.same_value``, which
-#: also allows an absolute 1e-12; not imported here so that validation loads it only on use).
-REL_TOL = 1e-9
 #: Extraction failures that are about the sample's content; others (a missing file, a bad
 #: template or a broken extractor) are reported by the files, semantic or structural layer.
 _REPORTED = frozenset(

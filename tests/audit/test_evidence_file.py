@@ -1,94 +1,100 @@
-"""The open of a run's log and outputs (``verify._open_evidence``: one open through the safe
-file layer, every component resolved from the run directory's descriptor) answers as the
-link check it replaced did, on hostile layouts made on disk: links out and in, directories,
-missing files behind links, a run directory reached through a link, a file swapped for a link
-between two opens."""
+"""The open of a run's log and outputs, through the auditor's public check of a run
+(``verify.check_run``): one open through the safe file layer, every component resolved from
+the run directory's descriptor. Hostile layouts made on disk over honest runs of the toy
+artifact: links out and in, directories, missing files behind links, a run directory reached
+through a link, a path leaving the run directory. A file swapped for a link while the auditor
+reads is ``test_evidence_race.py``."""
 
 from __future__ import annotations
 
+import json
+import shutil
 from pathlib import Path
 
 import pytest
+from audit_support import edit_record
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from reprobridge_sdk.audit.verify import _open_evidence, _safe_join
+from reprobridge_sdk.audit.auditor import load_artifact
+from reprobridge_sdk.audit.verify import RunEvidence, _safe_join, check_run
+
+RUN = "scored-s0"
 
 
-@pytest.fixture
-def run(tmp_path: Path) -> Path:
-    run = tmp_path / "runs" / "r1"
-    (run / "outputs" / "m").mkdir(parents=True)
-    (run / "log.txt").write_text("acc=0.5\n")
-    (run / "outputs" / "m" / "metrics.json").write_text("{}")
-    (tmp_path / "outside").mkdir()
-    (tmp_path / "outside" / "log.txt").write_text("acc=0.9\n")
-    return run
+def _check(toy: Path, run: Path | None = None) -> RunEvidence:
+    return check_run(load_artifact(toy), run or toy / "runs" / RUN, RUN)
 
 
-def _both(base: Path, relative: str) -> tuple[Path | None, bool]:
-    """The path opened (``base`` joined with ``relative``) or ``None``, and "linked"."""
-    handle, linked = _open_evidence(base, relative)
-    if handle is None:
-        return None, linked
-    handle.close()
-    return base.joinpath(*relative.split("/")), False
+def _codes(toy: Path, run: Path | None = None) -> set[str]:
+    return {f.code for f in _check(toy, run).findings}
 
 
-def test_regular_files_inside_are_found(run: Path) -> None:
-    assert _both(run, "log.txt") == (run / "log.txt", False)
-    assert _both(run, "outputs/m/metrics.json") == (run / "outputs" / "m" / "metrics.json", False)
+def _output(run: Path) -> Path:
+    """The run's first recorded output, by the path its record names."""
+    outputs = json.loads((run / "record.json").read_text())["outputs"]
+    return run / outputs[0]["path"]
 
 
-def test_a_missing_file_is_missing_not_linked(run: Path) -> None:
-    assert _both(run, "nothing.txt") == (None, False)
-    assert _both(run, "no/such/dir.txt") == (None, False)
+def test_honest_files_inside_are_read(toy: Path) -> None:
+    check = _check(toy)
+    assert check.findings == [] and check.valid
 
 
-def test_escaping_and_absolute_paths_are_not_joined(run: Path) -> None:
-    assert _both(run, "../r1/log.txt") == (None, False)
-    assert _both(run, "/etc/passwd") == (None, False)
-    assert _both(run, "") == (None, False)
+def test_a_missing_log_is_missing_not_linked(toy: Path) -> None:
+    (toy / "runs" / RUN / "log.txt").unlink()
+    codes = _codes(toy)
+    assert "A003" in codes and "A040" not in codes
 
 
-def test_a_link_or_a_directory_is_linked(run: Path, tmp_path: Path) -> None:
-    (run / "out.txt").symlink_to(tmp_path / "outside" / "log.txt")
-    (run / "in.txt").symlink_to(run / "log.txt")
-    (run / "adir").mkdir()
-    assert _both(run, "out.txt") == (None, True)
-    assert _both(run, "in.txt") == (None, True)
-    assert _both(run, "adir") == (None, True)
-
-
-def test_behind_a_directory_link_out_even_a_missing_file_is_linked(
-    run: Path, tmp_path: Path
-) -> None:
-    (run / "away").symlink_to(tmp_path / "outside")
-    assert _both(run, "away/log.txt") == (None, True)
-    assert _both(run, "away/missing.txt") == (None, True)
-
-
-def test_a_directory_link_that_stays_inside_is_followed(run: Path) -> None:
-    (run / "alias").symlink_to(run / "outputs")
-    assert _both(run, "alias/m/metrics.json") == (run / "alias" / "m" / "metrics.json", False)
-
-
-def test_a_run_directory_reached_through_a_link_holds_its_files(run: Path, tmp_path: Path) -> None:
-    linked = tmp_path / "linked-run"
-    linked.symlink_to(run)
-    assert _both(linked, "log.txt") == (linked / "log.txt", False)
-
-
-def test_a_file_swapped_for_a_link_after_the_directory_was_resolved_is_seen(
-    run: Path, tmp_path: Path
-) -> None:
-    assert _both(run, "log.txt") == (run / "log.txt", False)
+def test_a_log_linked_inside_or_a_directory_is_refused(toy: Path) -> None:
+    run = toy / "runs" / RUN
+    (run / "copy.txt").write_bytes((run / "log.txt").read_bytes())
     (run / "log.txt").unlink()
-    (run / "log.txt").symlink_to(tmp_path / "outside" / "log.txt")
-    assert _both(run, "log.txt") == (None, True)
-    (run / "outputs").rename(run / "outputs-real")
-    (run / "outputs").symlink_to(tmp_path / "outside")
-    assert _both(run, "outputs/m/metrics.json") == (None, True)
+    (run / "log.txt").symlink_to(run / "copy.txt")
+    assert "A040" in _codes(toy)
+    (run / "log.txt").unlink()
+    (run / "log.txt").mkdir()
+    assert "A040" in _codes(toy)
+
+
+def test_behind_a_directory_link_out_even_a_missing_file_is_refused(
+    toy: Path, tmp_path: Path
+) -> None:
+    run = toy / "runs" / RUN
+    output = _output(run)
+    folder = output.parent
+    assert folder != run, "the toy's outputs lie in a folder of the run"
+    outside = tmp_path / "outside"
+    shutil.move(folder, outside)
+    folder.symlink_to(outside)
+    assert "A040" in _codes(toy)
+    (outside / output.name).unlink()
+    assert "A040" in _codes(toy)
+
+
+def test_a_directory_link_that_stays_inside_is_followed(toy: Path) -> None:
+    run = toy / "runs" / RUN
+    honest = _check(toy).values
+    folder = _output(run).parent
+    folder.rename(run / "kept")
+    folder.symlink_to(run / "kept")
+    check = _check(toy)
+    assert "A040" not in {f.code for f in check.findings} and check.values == honest
+
+
+def test_a_run_directory_reached_through_a_link_holds_its_files(toy: Path) -> None:
+    linked = toy / "runs" / "linked-run"
+    linked.symlink_to(toy / "runs" / RUN)
+    check = _check(toy, linked)
+    assert check.findings == [] and check.valid
+
+
+@pytest.mark.parametrize("path", ["../scored-s1/log.txt", "/etc/passwd"])
+def test_a_log_path_leaving_the_run_directory_is_not_read(toy: Path, path: str) -> None:
+    edit_record(toy / "runs" / RUN, lambda d: d["log"].update(path=path))
+    check = _check(toy)
+    assert not check.valid and "A040" not in {f.code for f in check.findings}
 
 
 @settings(max_examples=300)

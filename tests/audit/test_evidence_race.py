@@ -5,7 +5,7 @@ a tight loop, by a symbolic link to an outside file and back by the inside file.
 file is the one the record's digest names: an auditor that hashed it would find the log
 intact (no A004, no A040). The inside file differs from the digest (A004). The auditor opens
 the log once, every component resolved from the run directory's descriptor with links
-refused (``verify._open_evidence``), and hashes that descriptor: every verification gives
+refused (``verify.check_run``), and hashes that descriptor: every verification gives
 A040 (it met the link) or A004 (it read the inside file), never an intact log, and never a
 value read from the outside file.
 

@@ -43,7 +43,7 @@ import abc
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from reprobridge_sdk.errors import UsageError, require_extra
 from reprobridge_sdk.findings import finding
@@ -248,20 +248,3 @@ def make_executor(
     from ._dask import DaskExecutor  # noqa: PLC0415 - optional dependency
 
     return DaskExecutor(name, jobs=jobs, options=options)
-
-
-def options_from(values: dict[str, Any]) -> ExecutorOptions:
-    """Executor options from a settings mapping (e.g. ``[tool.reprobridge.executor]``)."""
-    known = set(ExecutorOptions.__dataclass_fields__)
-    clean = {k.replace("-", "_"): v for k, v in values.items()}
-    unknown = sorted(set(clean) - known)
-    if unknown:
-        raise executor_error(
-            "N004",
-            f"unknown executor option {unknown[0]!r}",
-            hint=f"known options: {', '.join(sorted(known))}",
-        )
-    for key in ("job_extra", "job_prologue"):
-        if key in clean:
-            clean[key] = tuple(clean[key])
-    return ExecutorOptions(**clean)
