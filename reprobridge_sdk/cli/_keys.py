@@ -6,7 +6,7 @@ import sys
 
 import click
 
-from reprobridge_sdk.cli._env_output import echo
+from reprobridge_sdk.cli._env_output import echo, fail
 
 __all__ = ["keys"]
 
@@ -28,7 +28,8 @@ def generate(name: str, out: str | None) -> None:
     """Write a new private key (mode 0600) and print its KEYS line: NAME ed25519 KEY.
 
     \b
-    Exit codes: 0 written, 2 the name is not a signer name or a file cannot be written.
+    Exit codes: 0 written, 2 the name is not a signer name, a file cannot be written or the
+    extra 'signing' is not installed (E015).
     """
     from reprobridge_sdk.errors import ReproBridgeError  # noqa: PLC0415 - lazy
     from reprobridge_sdk.io._fs import atomic_write_bytes, atomic_write_text  # noqa: PLC0415
@@ -46,9 +47,7 @@ def generate(name: str, out: str | None) -> None:
         atomic_write_bytes(target, pem, mode=0o600)
         atomic_write_text(f"{target.removesuffix('.key')}.pub", line + "\n")
     except ReproBridgeError as exc:
-        for item in exc.findings or ():
-            echo(f"error {item.code}: {item.message}", err=True)
-        sys.exit(2)
+        fail(exc)
     except OSError as exc:
         echo(f"error: cannot write {target}: {exc.strerror}", err=True)
         sys.exit(2)

@@ -53,7 +53,11 @@ _NAME_RE = re.compile(r"^[A-Za-z0-9._@+-]{1,64}$")
 
 
 def _crypto() -> Any:
-    """The ``cryptography`` ed25519 module, or E015 naming the extra ``signing``."""
+    """The ``cryptography`` ed25519 module, or E015 naming the extra ``signing``.
+
+    Every entry point of this package calls it before any other import of ``cryptography``,
+    so a missing extra is E015 (:func:`~reprobridge_sdk.errors.require_extra`), not an
+    import error."""
     return require_extra(
         "cryptography.hazmat.primitives.asymmetric.ed25519", "signing", feature="signing"
     )
@@ -88,9 +92,9 @@ def _raw_public(private: Ed25519PrivateKey) -> bytes:
 
 def generate_key() -> tuple[bytes, SigningKey]:
     """A new key: ``(PEM of the private key, the signing key)``."""
+    ed25519 = _crypto()  # first: E015 when the extra is missing
     from cryptography.hazmat.primitives import serialization  # noqa: PLC0415
 
-    ed25519 = _crypto()
     private = ed25519.Ed25519PrivateKey.generate()
     pem = private.private_bytes(
         serialization.Encoding.PEM,
