@@ -18,6 +18,7 @@ import os
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -32,7 +33,14 @@ from .io._fs import atomic_write_text
 from .io.document import escape_pointer
 from .model import MANIFEST_NAME, NEWEST_FORMAT, Change, Launcher, Manifest, Task
 from .model._base import required_version
-from .versions import parse_version
+from .versions import (
+    FORMAT_VERSION,
+    follow_modeline,
+    manifest_modeline,
+    manifest_schema_url,
+    parse_version,
+    written_version,
+)
 
 if TYPE_CHECKING:
     from .validation import ValidationResult
@@ -48,9 +56,10 @@ __all__ = [
     "typed_manifest",
 ]
 
-#: The ``$id`` of the manifest schema, named in the first line of manifests the SDK writes.
-MANIFEST_SCHEMA_URL = "https://reprobridge.org/schemas/rra-1.0.schema.json"
-_HEADER = f"yaml-language-server: $schema={MANIFEST_SCHEMA_URL}"
+#: The ``$id`` of the manifest schema of :data:`~reprobridge_sdk.versions.FORMAT_VERSION`. A
+#: manifest the SDK writes names, in its first line, the schema of the version it is written
+#: as (:func:`~reprobridge_sdk.versions.manifest_schema_url`).
+MANIFEST_SCHEMA_URL = manifest_schema_url(FORMAT_VERSION)
 
 
 def _select(full: Any, keepers: list[Any]) -> Any:
@@ -143,16 +152,14 @@ class ArtifactDir:
         The same minimal diff as :meth:`save` (the version raised when a newer field is used,
         the model validated first); used to write a changed manifest elsewhere (``pack``).
         """
-        needed = required_version(self.manifest)
-        if (parse_version(self.manifest.rra_version) or (1, 0)) < needed:
-            self.manifest.rra_version = f"{needed[0]}.{needed[1]}"
+        version = self._written_version()
         _validated(self.manifest.model_dump(by_alias=True), self.manifest_path)
         data = self.data()
         if self._document is None or not self._document.ok:
-            return yamlio.dumps_data(data, header=_HEADER)
+            return yamlio.dumps_data(data, header=manifest_modeline(version))
         copy = yamlio.loads(yamlio.dumps(self._document), name=self._document_name())
         yamlio.update(copy, data)
-        return yamlio.dumps(copy)
+        return follow_modeline(yamlio.dumps(copy), version)
 
     def save(self) -> bool:
         """Write the manifest back to ``rra.yaml`` as a minimal diff; True if the file changed.
@@ -165,20 +172,28 @@ class ArtifactDir:
         rewrite would lose them.
         """
         self._refuse_partial_rewrite()
-        needed = required_version(self.manifest)
-        if (parse_version(self.manifest.rra_version) or (1, 0)) < needed:
-            # a producer declares the lowest version whose fields it uses (spec "versioning")
-            self.manifest.rra_version = f"{needed[0]}.{needed[1]}"
+        version = self._written_version()
         _validated(self.manifest.model_dump(by_alias=True), self.manifest_path)
         data = self.data()
         if self._document is None or not self._document.ok:
-            atomic_write_text(self.manifest_path, yamlio.dumps_data(data, header=_HEADER))
+            text = yamlio.dumps_data(data, header=manifest_modeline(version))
+            atomic_write_text(self.manifest_path, text)
             self._document = yamlio.load(self.manifest_path, name=self._document_name())
             return True
         if not yamlio.update(self._document, data):
             return False
-        yamlio.save(self._document, self.manifest_path)
+        yamlio.save(
+            self._document, self.manifest_path, edit=partial(follow_modeline, version=version)
+        )
         return True
+
+    def _written_version(self) -> str:
+        """Raise ``rra_version`` to what the manifest's fields need (never lower it), by
+        :func:`~reprobridge_sdk.versions.written_version`; the version it is written as."""
+        version = written_version(self.manifest.rra_version, required_version(self.manifest))
+        if version != self.manifest.rra_version:
+            self.manifest.rra_version = version
+        return version
 
     def _refuse_partial_rewrite(self) -> None:
         """V008 when this is a newer minor version's manifest read in part (spec
@@ -492,8 +507,11 @@ def create(
     if manifest_path.exists() and not overwrite:
         raise ArtifactError(f"{manifest_path} exists already; refusing to overwrite it")
     root.mkdir(parents=True, exist_ok=True)
+    version = written_version(manifest.rra_version, required_version(manifest))
+    if version != manifest.rra_version:
+        manifest = manifest.model_copy(update={"rra_version": version})
     data = manifest_data(manifest)
-    atomic_write_text(manifest_path, yamlio.dumps_data(data, header=_HEADER))
+    atomic_write_text(manifest_path, yamlio.dumps_data(data, header=manifest_modeline(version)))
     guide_file = root.joinpath(*manifest.guide.path.split("/"))
     if guide_text is not None or overwrite or not guide_file.exists():
         text = guide_text if guide_text is not None else f"# {manifest.artifact.title}\n"

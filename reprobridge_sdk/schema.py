@@ -45,7 +45,7 @@ from typing import TYPE_CHECKING, Any
 
 from .errors import UsageError
 from .io._fs import atomic_write_text
-from .versions import parse_since
+from .versions import SCHEMA_BASE_URL, parse_since
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
@@ -68,8 +68,6 @@ __all__ = [
 
 #: The JSON Schema dialect of every generated schema.
 DRAFT = "https://json-schema.org/draft/2020-12/schema"
-#: Base of the stable ``$id`` of every schema: ``<base><name>.schema.json``.
-SCHEMA_BASE_URL = "https://reprobridge.org/schemas/"
 
 _COMMENT = (
     "generated from the SDK's models, do not edit; regenerate with `reprobridge schema --write`"

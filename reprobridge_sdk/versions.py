@@ -19,10 +19,15 @@ __all__ = [
     "FORMAT_VERSION",
     "FORMAT_VERSIONS",
     "NEWEST_FORMAT",
+    "SCHEMA_BASE_URL",
     "VERSION_PATTERN",
+    "follow_modeline",
+    "manifest_modeline",
+    "manifest_schema_url",
     "parse_since",
     "parse_version",
     "since",
+    "written_version",
 ]
 
 #: The format version new manifests declare (the lowest one whose fields they use).
@@ -34,7 +39,15 @@ NEWEST_FORMAT = FORMAT_VERSIONS[-1]
 #: A well-formed version: ASCII digits, no leading zeros (``01.0`` and ``1.00`` are not).
 VERSION_PATTERN = r"^(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)$"
 
+#: Base of the stable ``$id`` of every schema: ``<base><name>.schema.json``.
+SCHEMA_BASE_URL = "https://reprobridge.org/schemas/"
+
 _VERSION_RE = re.compile(VERSION_PATTERN)
+#: A manifest's editor binding comment (its modeline), with the schema's version (group 2).
+_MODELINE_RE = re.compile(
+    r"^(#\s*yaml-language-server:\s*\$schema=\S*?rra-)(\d+\.\d+)(\.schema\.json)",
+    re.MULTILINE,
+)
 _SINCE_RE = re.compile(r"^since (0|[1-9][0-9]*)\.(0|[1-9][0-9]*)(?:: (\[.*\]))?$")
 
 
@@ -42,6 +55,34 @@ def parse_version(text: object) -> tuple[int, int] | None:
     """``(major, minor)`` of a well-formed version string, else ``None``."""
     match = _VERSION_RE.fullmatch(text) if isinstance(text, str) else None
     return None if match is None else (int(match.group(1)), int(match.group(2)))
+
+
+def written_version(declared: str, needed: tuple[int, int]) -> str:
+    """The version a manifest is written as: ``declared``, raised to ``needed`` (the lowest
+    version whose fields it uses) when lower, never lowered (spec "versioning": a producer
+    declares the lowest version whose fields it uses). A malformed ``declared`` is kept, for
+    validation to report. The one rule of every writer of a manifest (``save``, ``lock``);
+    ``upgrade`` writes the version it is asked for."""
+    have = parse_version(declared)
+    if have is None or have >= needed:
+        return declared
+    return f"{needed[0]}.{needed[1]}"
+
+
+def manifest_schema_url(version: str) -> str:
+    """The ``$id`` of the manifest schema of ``version`` (``schemas/rra-<version>...``)."""
+    return f"{SCHEMA_BASE_URL}rra-{version}.schema.json"
+
+
+def manifest_modeline(version: str) -> str:
+    """The editor binding comment (without ``#``) a new manifest of ``version`` starts with."""
+    return f"yaml-language-server: $schema={manifest_schema_url(version)}"
+
+
+def follow_modeline(text: str, version: str) -> str:
+    """``text`` of a manifest with its editor binding comment, when it has one, naming the
+    schema of ``version``: the comment follows the version the manifest is written as."""
+    return _MODELINE_RE.sub(lambda m: m.group(1) + version + m.group(3), text, count=1)
 
 
 def since(version: str, *, values: tuple[str, ...] = ()) -> dict[str, Any]:

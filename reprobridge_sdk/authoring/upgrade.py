@@ -20,7 +20,6 @@ Rules (spec "versioning" and the conformance class *editor*):
 from __future__ import annotations
 
 import os
-import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -31,16 +30,16 @@ from reprobridge_sdk.io._fs import atomic_write_text
 from reprobridge_sdk.io._yamlspans import same
 from reprobridge_sdk.io.document import load_document
 from reprobridge_sdk.validation.version import check_version
-from reprobridge_sdk.versions import FORMAT_VERSIONS, NEWEST_FORMAT, parse_version
+from reprobridge_sdk.versions import (
+    FORMAT_VERSIONS,
+    NEWEST_FORMAT,
+    follow_modeline,
+    parse_version,
+)
 
 __all__ = ["UpgradeResult", "upgrade"]
 
 MANIFEST_NAME = "rra.yaml"
-#: The editor binding comment of a manifest (first lines), with the schema's version.
-_SCHEMA_COMMENT = re.compile(
-    r"^(#\s*yaml-language-server:\s*\$schema=\S*?rra-)(\d+\.\d+)(\.schema\.json)",
-    re.MULTILINE,
-)
 
 
 @dataclass(frozen=True)
@@ -105,7 +104,7 @@ def upgrade(
     new_data = dict(doc.data)
     new_data["rra_version"] = to
     yamlio.update(doc, new_data)
-    text = _SCHEMA_COMMENT.sub(lambda m: m.group(1) + to + m.group(3), yamlio.dumps(doc), count=1)
+    text = follow_modeline(yamlio.dumps(doc), to)
     check_doc = load_document(text.encode("utf-8"), name=str(manifest))
     if check_doc.fatal or not same(check_doc.data, new_data):  # pragma: no cover - a scalar edit
         msg = f"{manifest}: the upgraded text does not read back as the same manifest"

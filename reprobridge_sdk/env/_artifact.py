@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
@@ -17,7 +18,7 @@ from reprobridge_sdk._forward import DocumentView, consumer_view
 from reprobridge_sdk.errors import ArtifactError, UsageError
 from reprobridge_sdk.findings import Severity, finding
 from reprobridge_sdk.io import yamlio
-from reprobridge_sdk.versions import parse_version
+from reprobridge_sdk.versions import follow_modeline, parse_version, written_version
 
 if TYPE_CHECKING:
     from reprobridge_sdk.model.environment import Environment
@@ -76,16 +77,19 @@ class RawArtifact:
         """Replace the ``environment`` mapping, keeping comments and formatting elsewhere.
 
         ``at_least``: the format version the new mapping's fields need; a lower
-        ``rra_version`` is raised to it (never lowered), as a producer must.
+        ``rra_version`` is raised to it (:func:`~reprobridge_sdk.versions.written_version`),
+        and the modeline follows the version written.
         """
         data = dict(self.document.data)
         data["environment"] = environment
-        declared = parse_version(data.get("rra_version"))
         needed = parse_version(at_least) if at_least else None
-        if needed is not None and declared is not None and declared < needed:
-            data["rra_version"] = at_least
+        declared = data.get("rra_version")
+        if needed is not None and isinstance(declared, str):
+            data["rra_version"] = written_version(declared, needed)
+        version = data.get("rra_version")
         if yamlio.update(self.document, data):
-            yamlio.save(self.document, self.manifest_path)
+            edit = partial(follow_modeline, version=version) if isinstance(version, str) else None
+            yamlio.save(self.document, self.manifest_path, edit=edit)
         self.raw = environment
 
 

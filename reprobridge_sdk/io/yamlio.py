@@ -26,7 +26,7 @@ import difflib
 import io
 import os
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
 from functools import lru_cache
@@ -615,9 +615,14 @@ def _reads_back_as(text: str, data: Any) -> bool:
     return not check.fatal and not check.findings and _same(check.data, data)
 
 
-def save(doc: YamlDocument, path: str | os.PathLike[str]) -> None:
-    """Write ``doc`` to ``path`` atomically; ``doc`` then reflects the saved text."""
-    text = dumps(doc)
+def save(
+    doc: YamlDocument, path: str | os.PathLike[str], *, edit: Callable[[str], str] | None = None
+) -> None:
+    """Write ``doc`` to ``path`` atomically; ``doc`` then reflects the saved text.
+
+    ``edit``: a last change of the text before it is written (a manifest's modeline follows
+    its version, :func:`~reprobridge_sdk.versions.follow_modeline`)."""
+    text = dumps(doc) if edit is None else edit(dumps(doc))
     atomic_write_text(Path(path), text)
     fresh = loads(text, name=doc.name)
     doc.text, doc.document, doc.tree, doc.changed = fresh.text, fresh.document, None, False
