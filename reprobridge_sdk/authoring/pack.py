@@ -61,6 +61,7 @@ from reprobridge_sdk.checkout._bundle import bundle_path, needs_bundle, write_bu
 from reprobridge_sdk.checkout.materialize import fetch_upstream
 from reprobridge_sdk.errors import ArtifactError
 from reprobridge_sdk.findings import Finding, finding
+from reprobridge_sdk.io._fs import atomic_open
 from reprobridge_sdk.model import UpstreamBundle
 
 from ._tarsafe import TARINFO, HeaderScan, LinkTree, Refused
@@ -226,35 +227,25 @@ def pack(
 def _write(
     root: Path, target: Path, names: list[str], carried: dict[str, Path], *, compress: bool
 ) -> PackResult:
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     size = 0
-    try:
-        with os.fdopen(fd, "wb") as raw:
-            sink: Any = (
-                gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0, compresslevel=9)
-                if compress
-                else raw
-            )
-            hashing = _HashingWriter(sink)
-            with tarfile.open(fileobj=hashing, mode="w|", format=tarfile.PAX_FORMAT) as tar:
-                for rel in names:
-                    info, path = _info(root, rel, carried.get(rel))
-                    if info.isreg():
-                        size += info.size
-                        with path.open("rb") as handle:
-                            tar.addfile(info, handle)
-                    else:
-                        tar.addfile(info)
-            if compress:
-                sink.close()
-            raw.flush()
-            os.fsync(raw.fileno())
-        Path(tmp).chmod(0o644)
-        Path(tmp).replace(target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    with atomic_open(target) as raw:
+        sink: Any = (
+            gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0, compresslevel=9)
+            if compress
+            else raw
+        )
+        hashing = _HashingWriter(sink)
+        with tarfile.open(fileobj=hashing, mode="w|", format=tarfile.PAX_FORMAT) as tar:
+            for rel in names:
+                info, path = _info(root, rel, carried.get(rel))
+                if info.isreg():
+                    size += info.size
+                    with path.open("rb") as handle:
+                        tar.addfile(info, handle)
+                else:
+                    tar.addfile(info)
+        if compress:
+            sink.close()
     return PackResult(target, hashing.digest.hexdigest(), len(names), size)
 
 

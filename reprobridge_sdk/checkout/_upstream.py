@@ -17,11 +17,11 @@ import contextlib
 import fcntl
 import hashlib
 import re
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
 from reprobridge_sdk.findings import finding
+from reprobridge_sdk.io._fs import atomic_directory
 
 from ._bundle import BundleError, BundleRef, import_bundle, verify_bundle
 from ._git import GitError, git
@@ -92,9 +92,8 @@ def _has_commit(bare: Path, commit: str) -> bool:
 
 def _init_bare(bare: Path) -> None:
     if not (bare / "HEAD").is_file():
-        tmp = Path(tempfile.mkdtemp(prefix=".init-", dir=bare.parent))
-        git(["init", "-q", "--bare", str(tmp)])
-        tmp.replace(bare)
+        with atomic_directory(bare) as tmp:
+            git(["init", "-q", "--bare", str(tmp)])
 
 
 def bundled_upstream(root: Path, bundle: BundleRef, commit: str) -> Path:

@@ -40,7 +40,6 @@ upstream and its cache in ``_upstream``, building a checkout and applying patche
 from __future__ import annotations
 
 import contextlib
-import shutil
 import tempfile
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -48,6 +47,7 @@ from pathlib import Path
 
 from reprobridge_sdk.digest import file_sha256, tree_digest
 from reprobridge_sdk.findings import Finding, finding
+from reprobridge_sdk.io._fs import atomic_directory
 
 from ._apply import _apply, init_checkout
 from ._bundle import BundleRef
@@ -183,27 +183,16 @@ def materialize_series(
                 ],
             )
         bare = found
-    target.parent.mkdir(parents=True, exist_ok=True)
-    building = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
     try:
-        building.rmdir()
-        init_checkout(bare, commit, building)
-        for position, patch in enumerate(patches, start=1):
-            _apply(building, root, patch, position)
-        write_marker(building, repository, commit, digests)
-        if target.is_symlink() or target.is_file():
-            target.unlink()
-        elif target.exists():
-            shutil.rmtree(target)
-        building.replace(target)
+        with atomic_directory(target, replace=True, fresh=True) as building:
+            init_checkout(bare, commit, building)
+            for position, patch in enumerate(patches, start=1):
+                _apply(building, root, patch, position)
+            write_marker(building, repository, commit, digests)
     except GitError as exc:
-        shutil.rmtree(building, ignore_errors=True)
         raise CodebaseError(
             exc.stderr, [finding("C010" if exc.missing else "C001", f"git failed: {exc.stderr}")]
         ) from None
-    except BaseException:
-        shutil.rmtree(building, ignore_errors=True)
-        raise
     return _result(target, commit, patches, tree_digest_, reused=False)
 
 

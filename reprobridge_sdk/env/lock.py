@@ -22,6 +22,7 @@ from reprobridge_sdk.env._artifact import MANIFEST, RawArtifact, load_raw
 from reprobridge_sdk.env._resolvers import Resolver, resolve, resolver_version, variant_index
 from reprobridge_sdk.errors import UsageError, require_extra
 from reprobridge_sdk.findings import Finding, Severity, finding
+from reprobridge_sdk.io._fs import atomic_write_bytes
 from reprobridge_sdk.locks.accelerator import (
     borrowed_hashes,
     cpu_requirements,
@@ -345,9 +346,9 @@ def lock_artifact(
         if errors:
             msg = f"the resolved lock is not usable ({len(errors)} error(s)); nothing was written"
             raise LockError(msg, errors)
-        changed = previous != tmp.read_bytes()
-        tmp.chmod(0o644)
-        tmp.replace(target)
+        resolved = tmp.read_bytes()
+        changed = previous != resolved
+        atomic_write_bytes(target, resolved)
     finally:
         shutil.rmtree(tmp_dir, ignore_errors=True)
         if scratch_source is not None:

@@ -22,13 +22,12 @@ Rules and edge cases
 from __future__ import annotations
 
 import os
-import shutil
-import tempfile
 from pathlib import Path
 from typing import Any
 
 from reprobridge_sdk.errors import UsageError, require_extra
 from reprobridge_sdk.findings import finding
+from reprobridge_sdk.io._fs import atomic_directory
 from reprobridge_sdk.model.manifest import MANIFEST_MEDIA_TYPE
 from reprobridge_sdk.run.evidence import iter_runs
 
@@ -170,15 +169,8 @@ def export_ro_crate(artifact_dir: str | os.PathLike[str], output: str | os.PathL
         actions.append(action)
     if actions:
         crate.root_dataset["mentions"] = actions if len(actions) > 1 else actions[0]
-    # Written beside the target and renamed into place: a crate is whole or absent.
-    target.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
-    try:
+    # Written beside the target and renamed into place (over the empty directory checked
+    # above, if any): a crate is whole or absent.
+    with atomic_directory(target) as staging:
         crate.write(staging)
-        if target.exists():
-            target.rmdir()  # empty, checked above
-        staging.rename(target)
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise
     return target / "ro-crate-metadata.json"

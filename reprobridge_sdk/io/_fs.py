@@ -1,20 +1,33 @@
-"""Atomic file writes: write to a temporary file in the same directory, then rename.
+"""Atomic writes of files and directories: built beside the target, then renamed into place.
 
-A reader never sees a half-written file and a crash never leaves one in place. The work is
-done by :func:`reprobridge_sdk.io.safefs.atomic_write_bytes` (temporary created with
-``O_EXCL``; with ``root``, the directory must resolve inside it).
+The one owner of atomic writes. A reader never sees a half-written file or directory and a
+crash never leaves one in place. Files: :func:`atomic_open` (a handle to write) and the
+``atomic_write_*`` helpers, done by :func:`reprobridge_sdk.io.safefs.atomic_open`
+(temporary created with ``O_EXCL``; with ``root``, the directory must resolve inside it).
+Directories: :func:`atomic_directory`.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import shutil
+import tempfile
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
+from .safefs import atomic_open
 from .safefs import atomic_write_bytes as _atomic_write_bytes
 
-__all__ = ["atomic_write_bytes", "atomic_write_json", "atomic_write_text"]
+__all__ = [
+    "atomic_directory",
+    "atomic_open",
+    "atomic_write_bytes",
+    "atomic_write_json",
+    "atomic_write_text",
+]
 
 
 def atomic_write_bytes(
@@ -55,3 +68,33 @@ def atomic_write_json(
     """Write ``data`` as indented JSON (with a final newline) to ``path`` atomically."""
     text = json.dumps(data, indent=2, ensure_ascii=False, sort_keys=False) + "\n"
     atomic_write_text(path, text, root=root, durable=durable)
+
+
+@contextlib.contextmanager
+def atomic_directory(
+    path: str | os.PathLike[str], *, replace: bool = False, fresh: bool = False
+) -> Iterator[Path]:
+    """A staging directory beside ``path`` to fill, renamed to ``path`` when the block ends
+    without an error and removed otherwise: the directory is whole or absent.
+
+    The rename replaces an empty directory at ``path``; anything else there is an ``OSError``
+    (another writer placed it first), unless ``replace``: then a file, link or directory at
+    ``path`` is removed just before the rename. ``fresh``: the staging path does not exist yet
+    when the block starts (for a tool that creates the directory itself).
+    """
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
+    try:
+        if fresh:
+            staging.rmdir()
+        yield staging
+        if replace:
+            if target.is_symlink() or target.is_file():
+                target.unlink()
+            elif target.exists():
+                shutil.rmtree(target)
+        staging.replace(target)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise

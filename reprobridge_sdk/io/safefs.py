@@ -55,7 +55,7 @@ import stat
 from collections import deque
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, BinaryIO, Literal
 
 from reprobridge_sdk.errors import ArtifactError
 from reprobridge_sdk.findings import Finding, finding
@@ -70,6 +70,7 @@ __all__ = [
     "OpenRoot",
     "UnsafeFileError",
     "UnsafeReason",
+    "atomic_open",
     "atomic_write_bytes",
     "check_json_depth",
     "create_exclusive",
@@ -694,7 +695,26 @@ def atomic_write_bytes(
     mode: int = 0o644,
     durable: bool = True,
 ) -> None:
-    """Write ``data`` to ``path`` atomically (``O_EXCL`` temporary beside it, fsync, rename).
+    """Write ``data`` (bytes, or an iterator of pieces written as they come) to ``path``
+    atomically, through :func:`atomic_open`."""
+    with atomic_open(path, root=root, mode=mode, durable=durable) as handle:
+        if isinstance(data, bytes):
+            handle.write(data)
+        else:
+            for chunk in data:
+                handle.write(chunk)
+
+
+@contextlib.contextmanager
+def atomic_open(
+    path: str | os.PathLike[str],
+    *,
+    root: str | os.PathLike[str] | None = None,
+    mode: int = 0o644,
+    durable: bool = True,
+) -> Iterator[BinaryIO]:
+    """A file to write that appears at ``path`` whole when the block ends without an error
+    (``O_EXCL`` temporary beside it, fsync, rename). The one owner of atomic file writes.
 
     With ``root`` the directory is resolved (and made) one component at a time inside it and
     the temporary file is created, renamed and on failure removed relative to its descriptor:
@@ -718,11 +738,7 @@ def atomic_write_bytes(
         fd, tmp = _temporary(target.parent, target.name, parent)
         try:
             with os.fdopen(fd, "wb") as handle:
-                if isinstance(data, bytes):
-                    handle.write(data)
-                else:
-                    for chunk in data:
-                        handle.write(chunk)
+                yield handle
                 handle.flush()
                 if durable:
                     os.fsync(handle.fileno())

@@ -17,10 +17,8 @@ from __future__ import annotations
 
 import hashlib
 import os
-import shutil
 import subprocess
 import sys
-import tempfile
 import threading
 import uuid
 from collections.abc import Callable, Sequence
@@ -31,6 +29,7 @@ from typing import Any, TypeVar
 import distributed
 
 from reprobridge_sdk.errors import require_extra
+from reprobridge_sdk.io._fs import atomic_directory
 from reprobridge_sdk.model import Launcher
 from reprobridge_sdk.model.launcher import memory_bytes
 from reprobridge_sdk.run._execute import Job, Shared, seal_run, skipped
@@ -320,9 +319,7 @@ class DaskExecutor(Executor):
         if outcome.files is None:
             return run
         target = shared.runs_dir / run.run_id
-        shared.runs_dir.mkdir(parents=True, exist_ok=True)
-        staging = Path(tempfile.mkdtemp(prefix=f".{run.run_id}.", dir=shared.runs_dir))
-        try:
+        with atomic_directory(target) as staging:
             for relative, data in outcome.files.items():
                 path = staging / relative
                 if not path.resolve().is_relative_to(staging.resolve()):
@@ -330,10 +327,6 @@ class DaskExecutor(Executor):
                     raise ValueError(msg)
                 path.parent.mkdir(parents=True, exist_ok=True)
                 path.write_bytes(data)
-            staging.rename(target)
-        except BaseException:
-            shutil.rmtree(staging, ignore_errors=True)
-            raise
         return RunResult(run_id=run.run_id, run_dir=target, record=run.record)
 
     def cancel(self) -> None:

@@ -23,6 +23,7 @@ from typing import Any
 
 from reprobridge_sdk.contents import artifact_files
 from reprobridge_sdk.io import safefs
+from reprobridge_sdk.io._fs import atomic_directory
 from reprobridge_sdk.model import Manifest
 from reprobridge_sdk.model.evidence import LostAttempt
 from reprobridge_sdk.run._environment import prepare_environment
@@ -105,8 +106,17 @@ def _unpacked(archive: bytes, digest: str) -> Path:
     target = _cache_root() / digest
     if target.is_dir():
         return target
-    target.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{digest[:12]}.", dir=target.parent))
+    try:
+        with atomic_directory(target) as staging:
+            _extract(archive, staging)
+    except OSError:
+        if not target.is_dir():
+            raise
+        # another worker process placed it first
+    return target
+
+
+def _extract(archive: bytes, staging: Path) -> None:
     with tarfile.open(fileobj=io.BytesIO(archive), mode="r:") as tar:
         if hasattr(tarfile, "data_filter"):
             tar.extractall(staging, filter="data")
@@ -116,11 +126,6 @@ def _unpacked(archive: bytes, digest: str) -> Path:
                     msg = f"refusing archive member {member.name!r}"
                     raise ValueError(msg)
             tar.extractall(staging)  # noqa: S202 - members checked above
-    try:
-        staging.rename(target)
-    except OSError:  # another worker process placed it first
-        shutil.rmtree(staging, ignore_errors=True)
-    return target
 
 
 def _environment(
