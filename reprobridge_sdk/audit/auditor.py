@@ -22,6 +22,7 @@ import os
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Literal
 
 from reprobridge_sdk.api import consumer_view, load
 from reprobridge_sdk.errors import ArtifactError, UsageError
@@ -202,7 +203,17 @@ def _interval_result(interval: Interval) -> IntervalResult:
         floor_bound=interval.floor_bound,
         floor_only=interval.floor_only,
         non_finite=interval.non_finite,
+        floor_alone=_floor_alone(interval),
     )
+
+
+def _floor_alone(interval: Interval) -> Literal["one-reference", "identical-references"] | None:
+    """The interval is the floor alone: one reference, or references all equal."""
+    if not interval.defined:
+        return None
+    if interval.n == 1:
+        return "one-reference"
+    return "identical-references" if interval.sd == 0 else None
 
 
 def load_artifact(path: str | os.PathLike[str]) -> ArtifactFacts:

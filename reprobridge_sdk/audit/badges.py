@@ -148,7 +148,7 @@ def _launchers(ctx: BadgeContext) -> list[AuditFinding]:
             f for r in mine.get(launcher.id, ()) for f in r.findings if f.severity is Severity.ERROR
         ]
         if errors:
-            out.extend(_audit_finding(f) for f in errors[:3])
+            out.extend(_audit_finding(f) for f in errors)
         else:
             out.append(
                 _audit_finding(
@@ -188,7 +188,7 @@ def _tasks(ctx: BadgeContext) -> list[AuditFinding]:
         best = counted[0]
         reasons = [r for r in best.reasons if r.severity == "error"] or best.reasons[:1]
         if reasons:
-            out.extend(reasons[:2])
+            out.extend(reasons)
         else:
             out.append(
                 _audit_finding(

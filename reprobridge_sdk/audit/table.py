@@ -2,14 +2,18 @@
 
 Each artifact given is one **row**, in the order given, whether or not it could be audited:
 
-* ``label``: the manifest's id; when several rows share an id, each of them is labelled
-  ``<id> (<path>)``, and a row whose artifact could not be loaded is labelled by its path;
+* ``label``: the artifact's path relative to the batch folder, the deepest folder holding
+  every artifact given (``batch/honest`` and ``batch/forged`` are ``honest`` and ``forged``;
+  a manifest path names its folder); a path given twice gets `` #2``, `` #3``, ...;
 * ``path`` as given, or the archive's path and ``archive_sha256`` for a packed archive;
 * ``status``: ``passed`` or ``failed`` (the artifact's audit), or ``error`` when the
   artifact could not be loaded (its A001 finding is in ``findings``);
 * the validator's findings by severity, the number of runs, of invalid runs (an error-level
   finding), of stale runs (made with other code or another lock: A009, A011), and of
-  re-executed runs and mismatches.
+  re-executed runs and mismatches;
+* ``claims``: per task and attempt its verdict, ICML name, value, interval and decisive
+  finding; ``why``: the row's decisive finding (:func:`decisive`); ``withheld``: per badge
+  the reasons grouped by code with counts.
 
 Rates count every row. A row in ``error`` counts as a paper whose task-level success is 0
 (paper-macro), as one task with success rate 0 (task-level), and as one (task, attempt)
@@ -25,13 +29,16 @@ from pathlib import Path
 
 from reprobridge_sdk.errors import ArtifactError, UsageError
 from reprobridge_sdk.findings import Finding, finding
+from reprobridge_sdk.model import MANIFEST_NAME
 from reprobridge_sdk.model.audit import (
     AuditFinding,
     AuditOptions,
     AuditResult,
     AuditTable,
     LabelRate,
+    TableClaim,
     TableRow,
+    TaskAttempt,
 )
 from reprobridge_sdk.signing.keys import TrustedKeys
 from reprobridge_sdk.validation import Mapper
@@ -39,9 +46,10 @@ from reprobridge_sdk.validation import Mapper
 from .attempts import Attempt, label_rates, mean, parse_attempt, spread
 from .auditor import AttemptLike, _audit, _options, _Trust, collector_paused, load_artifact
 from .interval import DEFAULT_FLOOR, DEFAULT_LEVEL
+from .present import reason_counts
 from .verdict import as_audit_finding
 
-__all__ = ["audit_table"]
+__all__ = ["audit_table", "decisive", "row_names", "table_row"]
 
 _STALE = {"A009", "A011"}
 
@@ -53,12 +61,14 @@ def _error_row(
     for item in found:
         counts[item.severity.value] += 1
     counts["error"] = max(counts["error"], 1)
+    why = as_audit_finding(finding("A001", message, file=os.fspath(artifact_path)))
     return TableRow(
         label=os.fspath(artifact_path),
         path=os.fspath(artifact_path),
         status="error",
         validation=counts,
-        findings=[as_audit_finding(finding("A001", message, file=os.fspath(artifact_path)))],
+        findings=[why],
+        why=why,
     )
 
 
@@ -96,6 +106,67 @@ def _audit_packed(
     return _audit_one(*job)
 
 
+#: Verdicts from the worst: the claim that decides a row's "why" is the first of the worst.
+_WORST = ("invalid-evidence", "incompatible", "not-executed", "toy", "inconclusive")
+
+
+def _claim_reason(attempt: TaskAttempt) -> AuditFinding | None:
+    """A claim's decisive finding: its first error, else its first reason."""
+    errors = [r for r in attempt.reasons if r.severity == "error"]
+    found = errors or attempt.reasons
+    return found[0] if found else None
+
+
+def _claims(result: AuditResult) -> list[TableClaim]:
+    out: list[TableClaim] = []
+    for task in result.tasks:
+        iv = task.interval
+        for attempt in task.attempts:
+            reason = _claim_reason(attempt)
+            out.append(
+                TableClaim(
+                    task=task.id,
+                    attempt=attempt.attempt,
+                    verdict=attempt.verdict,
+                    icml=attempt.icml,
+                    value=attempt.value,
+                    low=iv.low,
+                    high=iv.high,
+                    half_width=iv.half_width,
+                    floor_alone=iv.floor_alone,
+                    code=reason.code if reason is not None else None,
+                    message=reason.message if reason is not None else None,
+                )
+            )
+    return out
+
+
+def decisive(result: AuditResult) -> AuditFinding | None:
+    """The finding that decides a row, the first of: a placeholder (P003); an error of the
+    artifact (validation, code or lock on disk); an error of an attempt (its ledger); the
+    decisive finding of the claim with the worst verdict (invalid evidence, incompatible, not
+    executed, toy, inconclusive; the first such claim); the first reason a badge (results
+    reproduced, functional, available) is withheld. ``None``: passed with every badge."""
+    withheld = result.badges.reasons
+    placeholder = [r for r in withheld.get("available", []) if r.code == "P003"]
+    artifact = [f for f in result.findings if f.severity == "error"]
+    attempts = [f for a in result.attempts for f in a.findings if f.severity == "error"]
+    for found in (placeholder, artifact, attempts):
+        if found:
+            return found[0]
+    pairs = [a for t in result.tasks for a in t.attempts]
+    for verdict in _WORST:
+        for attempt in pairs:
+            if attempt.verdict == verdict:
+                reason = _claim_reason(attempt)
+                if reason is not None:
+                    return reason
+    for badge in ("reproduced", "functional", "available"):
+        if withheld.get(badge):
+            return withheld[badge][0]
+    return None
+
+
 def _row(result: AuditResult, path: str) -> TableRow:
     runs = [r for a in result.attempts for r in a.runs]
     return TableRow(
@@ -112,22 +183,41 @@ def _row(result: AuditResult, path: str) -> TableRow:
         reran=sum(a.reran for a in result.attempts),
         rerun_mismatches=sum(a.rerun_mismatches for a in result.attempts),
         badges=result.badges,
+        why=decisive(result),
+        claims=_claims(result),
+        withheld={k: reason_counts(v) for k, v in result.badges.reasons.items() if v},
     )
 
 
-def _disambiguate(rows: list[TableRow]) -> None:
+def table_row(result: AuditResult) -> TableRow:
+    """The row of one audit, as in a table of one artifact (the CSV of ``audit``)."""
+    row = _row(result, result.path)
+    row.label = row_names([result.path])[0]
+    return row
+
+
+def _where(path: str | os.PathLike[str]) -> Path:
+    """The artifact a path names, absolute, links not followed (a manifest names its folder)."""
+    full = Path(os.path.normpath(Path(path).absolute()))
+    return full.parent if full.name == MANIFEST_NAME else full
+
+
+def row_names(paths: Sequence[str | os.PathLike[str]]) -> list[str]:
+    """Each path relative to the batch folder, the deepest folder holding every artifact
+    given, with ``/`` separators; a name that repeats (a path given twice) gets `` #2``, ...
+    A name that would be empty (the file system's root) is the path as given."""
+    where = [_where(p) for p in paths]
+    if not where:
+        return []
+    batch = os.path.commonpath([w.parent for w in where])
+    names: list[str] = []
     seen: dict[str, int] = {}
-    for row in rows:
-        seen[row.label] = seen.get(row.label, 0) + 1
-    for row in rows:
-        if seen[row.label] > 1:
-            row.label = f"{row.label} ({row.path})"
-    # Two rows may still share a label (one path given twice): number the repeats.
-    again: dict[str, int] = {}
-    for row in rows:
-        again[row.label] = again.get(row.label, 0) + 1
-        if again[row.label] > 1:
-            row.label = f"{row.label} #{again[row.label]}"
+    for given, full in zip(paths, where, strict=True):
+        rel = os.path.relpath(full, batch)
+        name = Path(rel).as_posix() if rel not in {".", ""} else os.fspath(given)
+        seen[name] = seen.get(name, 0) + 1
+        names.append(name if seen[name] == 1 else f"{name} #{seen[name]}")
+    return names
 
 
 def _with_failures(rates: list[LabelRate], pairs: dict[str, int], failed: int) -> list[LabelRate]:
@@ -164,6 +254,7 @@ def audit_table(
     rerun_sandbox: bool = True,
     archives: Sequence[str | None] | None = None,
     mapper: Mapper | None = None,
+    names: Sequence[str | os.PathLike[str]] | None = None,
 ) -> AuditTable:
     """Audit many artifacts for a committee's table.
 
@@ -175,7 +266,8 @@ def audit_table(
     that many processes, and ``mapper`` over the workers of an executor
     (:meth:`reprobridge_sdk.run.executors.Executor.map`); the result is the same.
     ``archives`` (one per path, or ``None``) give the SHA-256 of the archive each artifact was
-    unpacked from.
+    unpacked from. Rows are named by :func:`row_names` of ``names`` (the paths as the
+    committee gave them, when the artifacts were unpacked elsewhere), else of the paths.
     """
     options = _options(
         level, floor, holm=holm, curation=curation, trust=trust, rerun=rerun, rerun_seed=rerun_seed
@@ -213,7 +305,9 @@ def audit_table(
     ]
     for row, digest in zip(rows, archives or [None] * len(rows), strict=True):
         row.archive_sha256 = digest
-    _disambiguate(rows)
+    labels = row_names(names if names is not None else artifact_paths)
+    for row, label in zip(rows, labels, strict=True):
+        row.label = label
     task_level = mean([t.success_rate for r in results for t in r.tasks] + [0.0] * len(failed))
     paper_macro = mean([r.task_success for r in results] + [0.0] * len(failed))
     rates = label_rates([(r.attempts, r.tasks) for r in results])

@@ -60,16 +60,16 @@ def audit_submissions(
                 continue
             targets.append(os.fspath(result.root))
             digests.append(result.digest)
-        table = audit_table(targets, attempts, archives=digests, **options)
+        table = audit_table(targets, attempts, archives=digests, names=paths, **options)
     audited = iter(table.artifacts)
     for index, (row, path) in enumerate(zip(table.rows, paths, strict=True)):
         given = os.fspath(path)
         if row.artifact is not None:
             next(audited).path = given
-        if row.path != given:  # an archive: name the row by it, not by the scratch directory
-            row.label = given if row.label == row.path else row.label.replace(row.path, given)
+        if row.path != given:  # an archive: its path, not the scratch directory's
             row.path = given
         if index in failed:
             row.findings = [as_audit_finding(f) for f in failed[index].findings]
+            row.why = row.findings[0] if row.findings else row.why
     table.errors = [f for row in table.rows for f in row.findings]
     return table

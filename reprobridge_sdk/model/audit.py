@@ -24,7 +24,9 @@ __all__ = [
     "IcmlVerdict",
     "IntervalResult",
     "LabelRate",
+    "ReasonCount",
     "RunCheck",
+    "TableClaim",
     "TableRow",
     "TaskAttempt",
     "TaskAudit",
@@ -97,6 +99,12 @@ class IntervalResult(SpecModel):
     floor_bound: bool = False
     floor_only: bool = False
     non_finite: bool = False
+    floor_alone: Literal["one-reference", "identical-references"] | None = Field(
+        default=None,
+        description="The interval is the floor alone, with no spread of the references in it: "
+        "one reference observation, or references all equal; null otherwise.",
+        json_schema_extra=since("1.1"),
+    )
 
 
 class RunCheck(SpecModel):
@@ -261,11 +269,41 @@ class AuditResult(SpecModel):
     passed: bool = Field(description="The audit's exit status is 0 (see the CLI's docs).")
 
 
+class ReasonCount(SpecModel):
+    """Findings of one code, counted: the first one's severity and message stand for all."""
+
+    code: str
+    severity: Literal["error", "warning", "info"]
+    count: int = Field(ge=1)
+    message: str = Field(description="The first finding's message.")
+
+
+class TableClaim(SpecModel):
+    """One claim of a table row: a task in one attempt, with its verdict and why."""
+
+    task: str
+    attempt: str
+    verdict: Verdict
+    icml: IcmlVerdict
+    value: float | None = None
+    low: float | None = Field(default=None, description="The interval's lower bound.")
+    high: float | None = Field(default=None, description="The interval's upper bound.")
+    half_width: float | None = Field(
+        default=None, description="The interval's half-width: the precision numbers show."
+    )
+    floor_alone: Literal["one-reference", "identical-references"] | None = None
+    code: str | None = Field(
+        default=None, description="The decisive finding's code; null: none (compatible)."
+    )
+    message: str | None = None
+
+
 class TableRow(SpecModel):
     """One artifact of a committee's table, audited or not."""
 
     label: str = Field(
-        description="Unique in the table: the artifact id, with the path when ids repeat."
+        description="Unique in the table: the artifact's path relative to the batch folder "
+        "(the deepest folder holding every artifact given); a path given twice gets ' #2'."
     )
     path: str = Field(description="The artifact's path as given (or the archive's).")
     archive_sha256: str | None = Field(
@@ -290,6 +328,22 @@ class TableRow(SpecModel):
     badges: Badges | None = None
     findings: list[AuditFinding] = Field(
         default_factory=list, description="Why an artifact could not be loaded."
+    )
+    why: AuditFinding | None = Field(
+        default=None,
+        description="The decisive finding: why the row is not passed with every badge; "
+        "null: passed with every badge.",
+        json_schema_extra=since("1.1"),
+    )
+    claims: list[TableClaim] = Field(
+        default_factory=list,
+        description="One per task and attempt, in the audit's order.",
+        json_schema_extra=since("1.1"),
+    )
+    withheld: dict[str, list[ReasonCount]] = Field(
+        default_factory=dict,
+        description="Badge -> why it is withheld, grouped by code with counts.",
+        json_schema_extra=since("1.1"),
     )
 
 

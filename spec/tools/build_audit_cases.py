@@ -273,6 +273,7 @@ def interval_cases() -> list[Case]:
                 *_verdict(ACC, "compatible"),
                 _field(f"{ACC}/interval/n", 1),
                 _field(f"{ACC}/interval/floor_only", True),
+                _field(f"{ACC}/interval/floor_alone", "one-reference"),
                 _field(f"{ACC}/interval/half_width", 0.9, 1e-9),
                 _field(f"{ACC}/interval/low", 89.1, 1e-9),
                 _field(f"{ACC}/interval/high", 90.9, 1e-9),
@@ -283,7 +284,8 @@ def interval_cases() -> list[Case]:
         ),
         Case(
             "interval-zero-spread",
-            "Equal observations: s = 0, the floor sets h = 0.01 * 90.",
+            "Equal observations: s = 0, the floor sets h = 0.01 * 90; the interval is the floor"
+            " alone (identical references).",
             ["required", "interval"],
             _all_runs(),
             0,
@@ -292,6 +294,7 @@ def interval_cases() -> list[Case]:
                 *_verdict(ACC, "compatible"),
                 _field(f"{ACC}/interval/sd", 0.0),
                 _field(f"{ACC}/interval/floor_bound", True),
+                _field(f"{ACC}/interval/floor_alone", "identical-references"),
                 _field(f"{ACC}/interval/half_width", 0.9, 1e-9),
                 _field(f"{ACC}/interval/low", 89.1, 1e-9),
             ],
@@ -1137,23 +1140,26 @@ def table_cases() -> list[TableCase]:
     return [
         TableCase(
             "table-rows",
-            "Rows in the order given: passed, failed, and a directory that holds no artifact"
-            " (an error row labelled by its path, counted as 0 in every rate).",
+            "Rows in the order given, each named by its path in the batch folder: passed,"
+            " failed, and a directory that holds no artifact (an error row whose why is A001,"
+            " counted as 0 in every rate).",
             ["required", "table"],
             [("a", honest_case()), ("b", failing), ("c", None)],
             1,
             fields=[
-                _field(row(0) + "/label", "audit-case"),
+                _field(row(0) + "/label", "a"),
+                _field(row(0) + "/claims/0/icml", "verified"),
                 _field(row(0) + "/status", "passed"),
                 _field(row(0) + "/tasks", 2),
                 _field(row(0) + "/task_success", 1.0),
                 _field(row(0) + "/runs", 4),
                 _field(row(0) + "/badges/reproduced", True),
-                _field(row(1) + "/label", "case-b"),
+                _field(row(1) + "/label", "b"),
                 _field(row(1) + "/status", "failed"),
                 _field(row(1) + "/task_success", 0.5),
                 _field(row(1) + "/badges/reproduced", False),
-                _field(row(2) + "/label", "artifacts/c"),
+                _field(row(2) + "/label", "c"),
+                _field(row(2) + "/why/code", "A001"),
                 _field(row(2) + "/path", "artifacts/c"),
                 _field(row(2) + "/status", "error"),
                 _field(row(2) + "/artifact", None),
@@ -1169,15 +1175,17 @@ def table_cases() -> list[TableCase]:
         ),
         TableCase(
             "table-labels",
-            "Two artifacts sharing an id are labelled with their paths; one path given twice"
-            " is numbered.",
+            "Rows are named by their path in the batch folder, never by the manifest's id that"
+            " two artifacts share; one path given twice is numbered.",
             ["required", "table"],
             [("a", honest_case()), ("b", honest_case()), ("b", honest_case())],
             0,
             fields=[
-                _field(row(0) + "/label", "audit-case (artifacts/a)"),
-                _field(row(1) + "/label", "audit-case (artifacts/b)"),
-                _field(row(2) + "/label", "audit-case (artifacts/b) #2"),
+                _field(row(0) + "/artifact", "audit-case"),
+                _field(row(1) + "/artifact", "audit-case"),
+                _field(row(0) + "/label", "a"),
+                _field(row(1) + "/label", "b"),
+                _field(row(2) + "/label", "b #2"),
                 _field(row(2) + "/path", "artifacts/b"),
                 _field("/paper_macro", 1.0),
                 _field("/passed", True),

@@ -62,18 +62,13 @@ def table(committee: list[Path]) -> AuditTable:
 
 
 def test_each_artifact_is_a_row_for_what_it_is(committee: list[Path], table: AuditTable) -> None:
-    good, forged, _placeholder, broken = committee
+    _good, _forged, _placeholder, _broken = committee
     rows = table.rows
     assert [r.path for r in rows] == [str(p) for p in committee]
     assert [r.status for r in rows] == ["passed", "failed", "failed", "error"]
-    # Two submissions share the id toy-study: their labels name their paths.
-    assert [r.label for r in rows] == [
-        f"toy-study ({good})",
-        f"toy-study ({forged})",
-        "placeholder-study",
-        str(broken),
-    ]
-    assert len({r.label for r in rows}) == 4
+    # Two submissions share the id toy-study: every row is named by its path in the batch.
+    assert [r.label for r in rows] == ["good", "forged", "placeholder", "broken"]
+    assert [r.artifact for r in rows] == ["toy-study", "toy-study", "placeholder-study", None]
     assert (rows[0].runs, rows[0].invalid_runs) == (3, 0)
     assert (rows[1].runs, rows[1].invalid_runs) == (3, 1)
     assert rows[2].badges is not None
@@ -109,7 +104,12 @@ def test_text_report_has_a_line_per_row(table: AuditTable) -> None:
     text = render_text(table)
     lines = text.splitlines()
     for row in table.rows:
-        (line,) = [ln for ln in lines if ln.startswith(row.label + " ")]
+        # the summary's line, not the section's heading "<label> (<id>: <title>)"
+        (line,) = [
+            ln
+            for ln in lines
+            if ln.startswith(row.label + " ") and not ln.startswith(row.label + " (")
+        ]
         assert line.split()[len(row.label.split())] == row.status
 
 
@@ -165,7 +165,7 @@ def test_html_table_sorts_and_filters_offline_in_chromium(
     only_errors = rows("#status=error", "p2")
     assert [label for label, hidden in only_errors if not hidden] == [labels[3]]
     by_text = rows("#q=placeholder", "p3")
-    assert [label for label, hidden in by_text if not hidden] == ["placeholder-study"]
+    assert [label for label, hidden in by_text if not hidden] == ["placeholder"]
 
 
 class _Rows(HTMLParser):
@@ -236,8 +236,6 @@ def test_packed_archives_are_rows_named_by_path_and_digest(
     assert [f["code"] for f in rows[2]["findings"]] == ["C017"]
     assert [f["code"] for f in table["errors"]] == ["C017"]
     assert not (tmp_path / "escape.txt").exists()
-    assert [r["label"] for r in rows] == [
-        f"toy-study ({packed_good.path})",
-        f"toy-study ({packed_forged.path})",
-        str(hostile),
-    ]
+    assert [r["label"] for r in rows] == ["good.tar.gz", "forged.tar", "hostile.tar"]
+    assert rows[1]["why"] is not None
+    assert rows[2]["why"]["code"] == "C017"
