@@ -10,11 +10,15 @@ attributes so the page can be checked from its DOM.
 from __future__ import annotations
 
 import math
+import re
 from html import escape
 
-from reprobridge_sdk.model.audit import AuditResult, AuditTable, TaskAudit
+from reprobridge_sdk.model.audit import AuditFinding, AuditResult, AuditTable, TableRow, TaskAudit
 
-__all__ = ["render_html"]
+from .present import claim_label, counted, floor_note, reason_counts, rounded
+from .report import sections, why_text
+
+__all__ = ["anchor", "render_html"]
 
 _CSS = """
 body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:2rem;color:#1d232a;
@@ -37,6 +41,7 @@ th{background:#f6f8fa}
 .meta{color:#57606a;font-size:.9rem}
 #rows th{cursor:pointer}.status{font-weight:600}.s-passed{color:#116329}
 .s-failed,.s-error{color:#a40e26}
+.floor-alone{color:#7d4e00;font-weight:600}.claims{margin:0;padding-left:1rem}
 """
 _VERDICT_COLOUR = {
     "compatible": "#1a7f37",
@@ -56,6 +61,26 @@ def _num(value: float | None, digits: int = 6) -> str:
     if value is None or not math.isfinite(value):
         return "&#8211;"
     return escape(f"{value:.{digits}g}")
+
+
+def _r(value: float | None, half_width: float | None) -> str:
+    """A number to its interval's precision (:func:`.present.rounded`); a dash if missing."""
+    return escape(rounded(value, half_width)) or "&#8211;"
+
+
+def _floor(reason: str | None) -> str:
+    if not reason:
+        return ""
+    return (
+        f' <span class="floor-alone" data-floor-alone="{escape(reason)}" title="the interval '
+        f'is the floor alone: no spread of the references in it">{floor_note(reason)}</span>'
+    )
+
+
+def anchor(index: int, label: str) -> str:
+    """A safe, unique HTML id for row ``index``: ``a<n>-`` and the label's letters and digits."""
+    slug = re.sub(r"[^a-z0-9]+", "-", label.lower()).strip("-")[:40].rstrip("-")
+    return f"a{index + 1}-{slug}" if slug else f"a{index + 1}"
 
 
 def _verdict(verdict: str) -> str:
@@ -103,7 +128,8 @@ def _plot(task: TaskAudit) -> str:
         parts.append(
             f'<rect class="interval" x="{x0:.2f}" y="10" width="{max(x1 - x0, 1.0):.2f}" '
             f'height="{bottom - 10}" fill="#dafbe1" stroke="#1a7f37" stroke-width="1">'
-            f"<title>interval [{_num(iv.low)}, {_num(iv.high)}]</title></rect>"
+            f"<title>interval [{_r(iv.low, iv.half_width)}, {_r(iv.high, iv.half_width)}]"
+            "</title></rect>"
         )
         parts.append(
             f'<line class="mean" x1="{x(iv.mean):.2f}" x2="{x(iv.mean):.2f}" y1="10" '
@@ -122,14 +148,14 @@ def _plot(task: TaskAudit) -> str:
         if value is not None and math.isfinite(value):
             parts.append(
                 f'<circle class="ref" cx="{x(value):.2f}" cy="{y(0):.1f}" r="4.5" '
-                f'fill="#57606a"><title>reference {_num(value)}</title></circle>'
+                f'fill="#57606a"><title>reference {_r(value, iv.half_width)}</title></circle>'
             )
     if task.published is not None and math.isfinite(task.published):
         px, py = x(task.published), y(1)
         parts.append(
             f'<path class="published" d="M{px:.2f} {py - 7:.1f} L{px + 7:.2f} {py:.1f} '
             f'L{px:.2f} {py + 7:.1f} L{px - 7:.2f} {py:.1f} Z" fill="#8250df">'
-            f"<title>published {_num(task.published)}</title></path>"
+            f"<title>published {_r(task.published, iv.half_width)}</title></path>"
         )
     for index, attempt in enumerate(task.attempts, start=2):
         colour = _VERDICT_COLOUR[attempt.verdict]
@@ -137,14 +163,15 @@ def _plot(task: TaskAudit) -> str:
             if value is not None and math.isfinite(value):
                 parts.append(
                     f'<circle class="seed" cx="{x(value):.2f}" cy="{y(index):.1f}" r="3" '
-                    f'fill="none" stroke="{colour}"><title>seed value {_num(value)}</title>'
+                    f'fill="none" stroke="{colour}"><title>seed value '
+                    f"{_r(value, iv.half_width)}</title>"
                     "</circle>"
                 )
         if attempt.value is not None and math.isfinite(attempt.value):
             parts.append(
                 f'<circle class="reproduced" data-verdict="{escape(attempt.verdict)}" '
                 f'cx="{x(attempt.value):.2f}" cy="{y(index):.1f}" r="6.5" fill="{colour}">'
-                f"<title>{escape(attempt.attempt)}: {_num(attempt.value)} "
+                f"<title>{escape(attempt.attempt)}: {_r(attempt.value, iv.half_width)} "
                 f"({escape(attempt.verdict)})</title></circle>"
             )
     for tick in range(5):
@@ -167,6 +194,20 @@ def _reasons(items: list[tuple[str, str]]) -> str:
     return f'<ul class="reasons">{lis}</ul>'
 
 
+def _withheld(reasons: list[AuditFinding]) -> list[str]:
+    """A withheld badge's reasons, each code once with its count and first message."""
+    out: list[str] = []
+    for group in reason_counts(reasons):
+        first = next(r for r in reasons if r.code == group.code)
+        out.append(
+            f'<li class="withheld" data-code="{escape(group.code)}" data-count="{group.count}">'
+            f'<span class="code">{escape(counted(group))}</span> {escape(group.message)}'
+            + (f' <span class="meta">{escape(first.file)}</span>' if first.file else "")
+            + "</li>"
+        )
+    return out
+
+
 def _badge_details(result: AuditResult) -> str:
     """Per badge: why it is withheld, or the evidence behind it; and the checks."""
     badges = result.badges
@@ -175,13 +216,7 @@ def _badge_details(result: AuditResult) -> str:
         reasons = badges.reasons.get(name, [])
         evidence = badges.evidence.get(name, [])
         checks = badges.checks.get(name, [])
-        items = "".join(
-            f'<li class="withheld" data-code="{escape(r.code)}"><span class="code">'
-            f"{escape(r.code)}</span> {escape(r.message)}"
-            + (f' <span class="meta">{escape(r.file)}</span>' if r.file else "")
-            + "</li>"
-            for r in reasons
-        )
+        items = "".join(_withheld(reasons))
         items += "".join(
             f'<li class="evidence" data-evidence="{escape(e)}">{escape(e)}</li>' for e in evidence
         )
@@ -199,11 +234,15 @@ def _badge_details(result: AuditResult) -> str:
     return "".join(parts)
 
 
-def _artifact(result: AuditResult, level: int) -> str:
+def _artifact(result: AuditResult, level: int, row: TableRow | None = None, ident: str = "") -> str:
     h = f"h{level}"
     badges = result.badges
-    out = [f'<section class="artifact" data-artifact="{escape(result.artifact)}">']
-    out.append(f"<{h}>{escape(result.artifact)}: {escape(result.title)}</{h}>")
+    where = f' id="{ident}"' if ident else ""
+    out = [f'<section class="artifact"{where} data-artifact="{escape(result.artifact)}">']
+    title = f"{escape(result.artifact)}: {escape(result.title)}"
+    if row is not None:
+        title = f'{escape(row.label)} <span class="meta">({title})</span>'
+    out.append(f"<{h}>{title}</{h}>")
     out.append('<div class="badges">')
     for name, flag in (
         ("available", badges.available),
@@ -236,12 +275,14 @@ def _artifact(result: AuditResult, level: int) -> str:
     rows: list[str] = []
     for task in result.tasks:
         iv = task.interval
-        interval = f"[{_num(iv.low)}, {_num(iv.high)}]" if iv.defined else "none"
+        hw = iv.half_width
+        interval = f"[{_r(iv.low, hw)}, {_r(iv.high, hw)}]" if iv.defined else "none"
         span = max(len(task.attempts), 1)
         first = (
             f'<td rowspan="{span}">{escape(task.id)}</td><td rowspan="{span}">'
-            f'{escape(task.metric)}</td><td rowspan="{span}">{interval} (n={iv.n})</td>'
-            f'<td rowspan="{span}">{_num(task.published)}</td>'
+            f'{escape(task.metric)}</td><td rowspan="{span}">{interval} (n={iv.n})'
+            f"{_floor(iv.floor_alone)}</td>"
+            f'<td rowspan="{span}">{_r(task.published, hw)}</td>'
         )
         if not task.attempts:
             rows.append(
@@ -251,7 +292,7 @@ def _artifact(result: AuditResult, level: int) -> str:
         for i, attempt in enumerate(task.attempts):
             cells = (
                 f"<td>{escape(attempt.attempt)}</td><td>{_verdict(attempt.verdict)}"
-                f" ({escape(attempt.icml)})</td><td>{_num(attempt.value)}</td>"
+                f" ({escape(attempt.icml)})</td><td>{_r(attempt.value, hw)}</td>"
                 f"<td>{_num(attempt.z, 3)}</td><td>{_num(attempt.p, 3)}</td>"
                 f"<td>{_reasons([(r.code, r.message) for r in attempt.reasons])}</td>"
             )
@@ -267,6 +308,15 @@ def _artifact(result: AuditResult, level: int) -> str:
     return "\n".join(out)
 
 
+def _unloaded(row: TableRow, ident: str) -> str:
+    """The section of a row whose artifact could not be loaded: its findings."""
+    return (
+        f'<section class="artifact unloaded" id="{ident}" data-label="{escape(row.label)}">'
+        f'<h2>{escape(row.label)} <span class="meta">(not loaded)</span></h2>'
+        f"{_reasons([(f.code, f.message) for f in row.findings])}</section>"
+    )
+
+
 def render_html(result: AuditResult | AuditTable) -> str:
     """The whole page as one string."""
     if isinstance(result, AuditResult):
@@ -274,7 +324,11 @@ def render_html(result: AuditResult | AuditTable) -> str:
         body = _artifact(result, 1)
     else:
         title = "Audit of many artifacts"
-        body = _table(result) + "".join(_artifact(r, 2) for r in result.artifacts)
+        parts = [_table(result)]
+        for index, (row, item) in enumerate(sections(result)):
+            ident = anchor(index, row.label)
+            parts.append(_artifact(item, 2, row, ident) if item else _unloaded(row, ident))
+        body = "".join(parts)
     script = f"<script>{_SCRIPT}</script>" if isinstance(result, AuditTable) else ""
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
@@ -337,6 +391,8 @@ _COLUMNS = (
     ("stale", "stale runs"),
     ("reran", "re-executed"),
     ("badges", "badges"),
+    ("why", "why"),
+    ("claims", "claims"),
     ("path", "path or archive"),
 )
 
@@ -344,6 +400,44 @@ _COLUMNS = (
 def _cell(text: str, value: object = None) -> str:
     data = "" if value is None else f' data-value="{escape(str(value))}"'
     return f"<td{data}>{text}</td>"
+
+
+def _withheld_counts(row: TableRow) -> str:
+    if not row.withheld:
+        return ""
+    parts = [
+        f"{'results reproduced' if badge == 'reproduced' else badge} withheld: "
+        + ", ".join(f'<span class="code">{escape(counted(g))}</span>' for g in groups)
+        for badge, groups in row.withheld.items()
+    ]
+    return '<br><span class="meta withheld-counts">' + "<br>".join(parts) + "</span>"
+
+
+def _why(row: TableRow) -> str:
+    if row.why is None:
+        return '<span class="why">&#8211;</span>'
+    return (
+        f'<span class="why" data-code="{escape(row.why.code)}">{escape(why_text(row.why))}</span>'
+    )
+
+
+def _claims(row: TableRow) -> str:
+    """One item per claim: its verdict beside the ICML name, value, interval, floor, code."""
+    if not row.claims:
+        return ""
+    many = len({c.attempt for c in row.claims}) > 1
+    items: list[str] = []
+    for c in row.claims:
+        h = c.half_width
+        interval = f" in [{_r(c.low, h)}, {_r(c.high, h)}]" if c.low is not None else ""
+        code = f' <span class="code">{escape(c.code)}</span>' if c.code else ""
+        items.append(
+            f'<li class="claim" data-task="{escape(c.task)}" data-verdict="{escape(c.verdict)}"'
+            f' data-icml="{escape(c.icml)}">{escape(claim_label(c.task, c.attempt, many))}: '
+            f"{_verdict(c.verdict)} ({escape(c.icml)}) {_r(c.value, h)}{interval}"
+            f"{_floor(c.floor_alone)}{code}</li>"
+        )
+    return f'<ul class="claims">{"".join(items)}</ul>'
 
 
 def _table(table: AuditTable) -> str:
@@ -354,7 +448,7 @@ def _table(table: AuditTable) -> str:
         for key, label in _COLUMNS
     )
     rows: list[str] = []
-    for row in table.rows:
+    for index, row in enumerate(table.rows):
         badges = row.badges
         earned = (
             ", ".join(
@@ -376,11 +470,11 @@ def _table(table: AuditTable) -> str:
         )
         validation = row.validation
         reran = f"{row.reran} ({row.rerun_mismatches} mismatched)" if row.reran else "0"
-        why = "".join(f" {escape(f.code)} {escape(f.message)}" for f in row.findings)
+        link = f'<a href="#{anchor(index, row.label)}">{escape(row.label)}</a>'
         rows.append(
             f'<tr class="row" data-status="{escape(row.status)}" '
             f'data-label="{escape(row.label)}">'
-            + _cell(escape(row.label) + (f'<br><span class="meta">{why}</span>' if why else ""))
+            + _cell(link)
             + _cell(f'<span class="status s-{escape(row.status)}">{escape(row.status)}</span>')
             + _cell(str(row.tasks), row.tasks)
             + _cell(_num(row.task_success), row.task_success)
@@ -391,7 +485,9 @@ def _table(table: AuditTable) -> str:
             + _cell(str(row.invalid_runs), row.invalid_runs)
             + _cell(str(row.stale_runs), row.stale_runs)
             + _cell(reran, row.reran)
-            + _cell(escape(earned) or "none")
+            + _cell((escape(earned) or "none") + _withheld_counts(row))
+            + _cell(_why(row))
+            + _cell(_claims(row))
             + _cell(where)
             + "</tr>"
         )

@@ -20,9 +20,26 @@ from collections.abc import Callable, Iterator
 from xml.etree import ElementTree as ET
 
 from reprobridge_sdk.findings import terminal_text as _t
-from reprobridge_sdk.model.audit import AuditResult, AuditTable, TaskAttempt
+from reprobridge_sdk.model.audit import (
+    AuditFinding,
+    AuditResult,
+    AuditTable,
+    TableClaim,
+    TableRow,
+    TaskAttempt,
+)
 
-__all__ = ["FORMATS", "render", "render_json", "render_json_chunks", "render_junit", "render_text"]
+from .present import claim_label, counted, floor_note, reason_counts, rounded
+
+__all__ = [
+    "FORMATS",
+    "render",
+    "render_json",
+    "render_json_chunks",
+    "render_junit",
+    "render_text",
+    "sections",
+]
 
 _FAILURE = {"incompatible", "invalid-evidence"}
 #: Codes of a run made with other code or another lock than the artifact's.
@@ -44,6 +61,18 @@ def _fmt(value: float | None, digits: int = 4) -> str:
     return f"{value:.{digits}g}"
 
 
+def _num(value: float | None, half_width: float | None) -> str:
+    """A number to its interval's precision (:func:`.present.rounded`), ``-`` if missing."""
+    return rounded(value, half_width) or "-"
+
+
+def sections(table: AuditTable) -> list[tuple[TableRow, AuditResult | None]]:
+    """Each row with its audit (``None`` for a row in error): rows that were audited are, in
+    order, the table's ``artifacts``."""
+    audited = iter(table.artifacts)
+    return [(row, None if row.status == "error" else next(audited, None)) for row in table.rows]
+
+
 def _yes(flag: bool) -> str:
     return "yes" if flag else "no"
 
@@ -56,8 +85,9 @@ def _rate(value: float | None) -> str:
     return "-" if value is None else f"{100 * value:.1f}%"
 
 
-def _text_one(result: AuditResult, color: bool) -> list[str]:
-    lines = [f"{_t(result.artifact)}: {_t(result.title)}"]
+def _text_one(result: AuditResult, color: bool, name: str | None = None) -> list[str]:
+    head = f"{_t(result.artifact)}: {_t(result.title)}"
+    lines = [f"{_t(name)} ({head})" if name is not None else head]
     badges = result.badges
     lines.append(
         f"  badges: available {_yes(badges.available)}, functional {_yes(badges.functional)}, "
@@ -65,11 +95,7 @@ def _text_one(result: AuditResult, color: bool) -> list[str]:
     )
     for badge, reasons in badges.reasons.items():
         label = "results reproduced" if badge == "reproduced" else badge
-        lines.extend(
-            f"    {label} withheld: {r.code} {_t(r.message)}"
-            + (f" [{_t(r.file)}]" if r.file else "")
-            for r in reasons
-        )
+        lines.extend(_withheld_lines(label, reasons))
     lines.extend(
         f"  {f.code} {_t(f.message)}" + (f" ({_t(f.path)})" if f.path else "")
         for f in result.findings
@@ -79,15 +105,16 @@ def _text_one(result: AuditResult, color: bool) -> list[str]:
     many = len(result.attempts) > 1 or result.options.curation
     for task in result.tasks:
         iv = task.interval
-        interval = f"[{_fmt(iv.low, 6)}, {_fmt(iv.high, 6)}]" if iv.defined else "no interval"
-        flags = " floor-only" if iv.floor_only else ""
+        h = iv.half_width
+        interval = f"[{_num(iv.low, h)}, {_num(iv.high, h)}]" if iv.defined else "no interval"
+        flags = f" {floor_note(iv.floor_alone)}" if iv.floor_alone else ""
         stable = {True: "stable", False: "variable", None: "stability unknown"}[task.stable]
         lines.append(
             f"  {_t(task.id):<{width}}  interval {interval} n={iv.n}{flags}, "
-            f"published {_fmt(task.published, 6)}, {stable}"
+            f"published {_num(task.published, h)}, {stable}"
         )
         for attempt in task.attempts:
-            lines.extend(_text_attempt(attempt, many, color))
+            lines.extend(_text_attempt(attempt, many, color, h))
         if many:
             lines.append(
                 f"  {'':<{width}}  success {_rate(task.success_rate)}"
@@ -101,6 +128,16 @@ def _text_one(result: AuditResult, color: bool) -> list[str]:
     lines.append(
         f"  task success {_rate(result.task_success)}: {'PASS' if result.passed else 'FAIL'}"
     )
+    return lines
+
+
+def _withheld_lines(label: str, reasons: list[AuditFinding]) -> list[str]:
+    """A withheld badge's reasons, each code once, counted, with the first message."""
+    lines: list[str] = []
+    for group in reason_counts(reasons):
+        first = next(r for r in reasons if r.code == group.code)
+        where = f" [{_t(first.file)}]" if first.file else ""
+        lines.append(f"    {label} withheld: {counted(group)} {_t(group.message)}{where}")
     return lines
 
 
@@ -130,9 +167,55 @@ def _evidence_lines(result: AuditResult) -> list[str]:
     return lines
 
 
+def _badges_text(row: TableRow) -> str:
+    badges = row.badges
+    if badges is None:
+        return "-"
+    earned = [
+        name
+        for name, flag in (
+            ("available", badges.available),
+            ("functional", badges.functional),
+            ("reproduced", badges.reproduced),
+        )
+        if flag
+    ]
+    return ",".join(earned) or "none"
+
+
+def why_text(why: AuditFinding | None) -> str:
+    """A row's decisive finding as ``CODE message`` (``-``: none)."""
+    return f"{why.code} {why.message}" if why is not None else "-"
+
+
+def claim_text(claim: TableClaim) -> str:
+    """``compatible (verified) 97.97 in [96.99, 98.95] floor alone (...) A026``."""
+    h = claim.half_width
+    interval = f"[{_num(claim.low, h)}, {_num(claim.high, h)}]" if claim.low is not None else ""
+    parts = [f"{claim.verdict} ({claim.icml})", _num(claim.value, h)]
+    if interval:
+        parts.append(f"in {interval}")
+    if claim.floor_alone:
+        parts.append(floor_note(claim.floor_alone))
+    if claim.code:
+        parts.append(claim.code)
+    return " ".join(parts)
+
+
 def _table_lines(table: AuditTable) -> list[str]:
-    """The committee's summary: one line per row."""
-    header = ("artifact", "status", "tasks", "success", "E/W/I", "runs", "invalid", "stale")
+    """The committee's summary: one line per row, its claims below it."""
+    header = (
+        "artifact",
+        "status",
+        "tasks",
+        "success",
+        "E/W/I",
+        "runs",
+        "invalid",
+        "stale",
+        "badges",
+        "why",
+    )
     rows = [
         (
             _t(row.label),
@@ -143,14 +226,23 @@ def _table_lines(table: AuditTable) -> list[str]:
             str(row.runs),
             str(row.invalid_runs),
             str(row.stale_runs),
+            _badges_text(row),
+            _t(why_text(row.why)),
         )
         for row in table.rows
     ]
     widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
-    out = [
-        "  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip()
-        for r in [header, *rows]
-    ]
+    out = ["  ".join(c.ljust(w) for c, w in zip(header, widths, strict=True)).rstrip()]
+    for row, cells in zip(table.rows, rows, strict=True):
+        out.append("  ".join(c.ljust(w) for c, w in zip(cells, widths, strict=True)).rstrip())
+        many = len({c.attempt for c in row.claims}) > 1
+        out.extend(
+            f"    {_t(claim_label(c.task, c.attempt, many))}: {_t(claim_text(c))}"
+            for c in row.claims
+        )
+        for badge, groups in row.withheld.items():
+            label = "results reproduced" if badge == "reproduced" else badge
+            out.append(f"    {label} withheld: {', '.join(counted(g) for g in groups)}")
     failed = sum(r.status == "error" for r in table.rows)
     out.append(
         f"{len(table.rows)} artifacts ({failed} not loaded): invalid runs "
@@ -160,7 +252,9 @@ def _table_lines(table: AuditTable) -> list[str]:
     return out
 
 
-def _text_attempt(attempt: TaskAttempt, many: bool, color: bool) -> list[str]:
+def _text_attempt(
+    attempt: TaskAttempt, many: bool, color: bool, half_width: float | None
+) -> list[str]:
     who = f"[{_t(attempt.attempt)}] " if many else ""
     score = ""
     if attempt.z is not None or attempt.p is not None:
@@ -168,7 +262,8 @@ def _text_attempt(attempt: TaskAttempt, many: bool, color: bool) -> list[str]:
         if attempt.p_adjusted is not None:
             score += f" p_holm={_fmt(attempt.p_adjusted, 3)}"
     verdict = _paint(attempt.verdict, attempt.verdict, color)
-    lines = [f"    {who}{verdict} ({attempt.icml}) value {_fmt(attempt.value, 6)}{score}"]
+    value = _num(attempt.value, half_width)
+    lines = [f"    {who}{verdict} ({attempt.icml}) value {value}{score}"]
     for reason in attempt.reasons:
         where = reason.file or ""
         if reason.path:
@@ -184,9 +279,10 @@ def render_text(result: AuditResult | AuditTable, *, color: bool = False) -> str
     if isinstance(result, AuditResult):
         return "\n".join(_text_one(result, color)) + "\n"
     lines: list[str] = []
-    for item in result.artifacts:
-        lines.extend(_text_one(item, color))
-        lines.append("")
+    for row, item in sections(result):
+        if item is not None:
+            lines.extend(_text_one(item, color, row.label))
+            lines.append("")
     lines.extend(f"{_t(e.file or '')}: {e.code} {_t(e.message)}" for e in result.errors)
     lines.extend(_table_lines(result))
     lines.append(
@@ -239,23 +335,32 @@ def render_json_chunks(result: AuditResult | AuditTable) -> Iterator[bytes]:
     yield b"}\n"
 
 
-def _suite(parent: ET.Element, result: AuditResult) -> None:
+def _suite(parent: ET.Element, result: AuditResult, name: str | None = None) -> None:
     cases = [(t, a) for t in result.tasks for a in t.attempts]
+    title = name if name is not None else result.artifact
     suite = ET.SubElement(
         parent,
         "testsuite",
-        name=result.artifact,
+        name=title,
         tests=str(len(cases)),
         failures=str(sum(a.verdict in _FAILURE for _, a in cases)),
         skipped=str(sum(a.verdict in _SKIPPED for _, a in cases)),
         errors="0",
     )
+    if name is not None:
+        props = ET.SubElement(suite, "properties")
+        ET.SubElement(props, "property", name="artifact", value=result.artifact)
+        ET.SubElement(props, "property", name="path", value=result.path)
     many = len({a.attempt for _, a in cases}) > 1
     for task, attempt in cases:
-        name = f"{task.id} [{attempt.attempt}]" if many else task.id
-        case = ET.SubElement(suite, "testcase", classname=result.artifact, name=name)
+        case = ET.SubElement(
+            suite, "testcase", classname=title, name=claim_label(task.id, attempt.attempt, many)
+        )
         detail = "\n".join(f"{r.code} {r.message}" for r in attempt.reasons)
+        iv = task.interval
         message = f"{attempt.verdict} ({attempt.icml})"
+        if iv.floor_alone:
+            message += f"; interval: {floor_note(iv.floor_alone)}"
         if attempt.verdict in _FAILURE:
             failure = ET.SubElement(case, "failure", message=message, type=attempt.verdict)
             failure.text = detail
@@ -264,16 +369,24 @@ def _suite(parent: ET.Element, result: AuditResult) -> None:
         props = ET.SubElement(case, "properties")
         ET.SubElement(props, "property", name="verdict", value=attempt.verdict)
         ET.SubElement(props, "property", name="icml", value=attempt.icml)
-        ET.SubElement(props, "property", name="value", value=_fmt(attempt.value, 12))
+        h = iv.half_width
+        ET.SubElement(props, "property", name="value", value=rounded(attempt.value, h))
+        if iv.defined:
+            interval = f"[{rounded(iv.low, h)}, {rounded(iv.high, h)}]"
+            ET.SubElement(props, "property", name="interval", value=interval)
+        ET.SubElement(props, "property", name="floor_alone", value=iv.floor_alone or "")
 
 
 def render_junit(result: AuditResult | AuditTable) -> str:
     """JUnit XML: one test case per task (and attempt)."""
     root = ET.Element("testsuites", name="reprobridge audit")
-    for item in result.artifacts if isinstance(result, AuditTable) else [result]:
-        _suite(root, item)
-    if isinstance(result, AuditTable):  # artifacts that could not be loaded: one error each
-        for row in (r for r in result.rows if r.status == "error"):
+    if not isinstance(result, AuditTable):
+        _suite(root, result)
+    else:  # every row a suite named by its label; one not loaded: an error
+        for row, item in sections(result):
+            if item is not None:
+                _suite(root, item, row.label)
+                continue
             suite = ET.SubElement(
                 root, "testsuite", name=row.label, tests="1", failures="0", skipped="0", errors="1"
             )
@@ -291,12 +404,19 @@ def _render_html(result: AuditResult | AuditTable) -> str:
     return render_html(result)
 
 
+def _render_csv(result: AuditResult | AuditTable) -> str:
+    from reprobridge_sdk.audit.csv_report import render_csv  # noqa: PLC0415 - on use
+
+    return render_csv(result)
+
+
 #: Report formats by name.
 FORMATS: dict[str, Callable[[AuditResult | AuditTable], str]] = {
     "text": render_text,
     "json": render_json,
     "junit": render_junit,
     "html": _render_html,
+    "csv": _render_csv,
 }
 
 

@@ -2,7 +2,7 @@
 
 A thin layer over :func:`reprobridge_sdk.audit.audit` and :func:`~reprobridge_sdk.audit.
 audit_table`. The text report goes to stderr (colour only on a TTY, never with NO_COLOR);
-``json``, ``junit`` and ``html`` go to stdout alone, or to ``--output FILE`` (written
+``json``, ``junit``, ``html`` and ``csv`` go to stdout alone, or to ``--output FILE`` (written
 atomically).
 """
 
@@ -61,9 +61,10 @@ def _colour() -> bool:
 @click.option(
     "--format",
     "fmt",
-    type=click.Choice(["text", "json", "junit", "html"]),
+    type=click.Choice(["text", "json", "junit", "html", "csv"]),
     default="text",
     show_default=True,
+    help="Report format; csv: the table, one row per artifact, for a spreadsheet.",
 )
 @click.option("--output", "-o", metavar="FILE", help="Write the report to FILE.")
 @click.option(

@@ -43,7 +43,7 @@ __all__ = ["review"]
 @click.option(
     "--format",
     "fmt",
-    type=click.Choice(["text", "json", "junit", "html"]),
+    type=click.Choice(["text", "json", "junit", "html", "csv"]),
     default="text",
     show_default=True,
 )

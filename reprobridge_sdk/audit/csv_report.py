@@ -1,0 +1,129 @@
+"""The committee's table as CSV: one row per artifact (spec audit.md#table-csv).
+
+For a spreadsheet and a conference system's import: RFC 4180 (comma, double quotes around a
+cell that holds a comma, a quote or a line break, a quote doubled, CRLF line ends), UTF-8
+with a byte-order mark so a spreadsheet reads it as UTF-8. Columns, in order:
+
+``id, path, artifact, archive_sha256, status, badges, withheld, why_code, why`` then, per
+claim ``n`` (1, 2, ... up to the most claims of any row; a row with fewer leaves them
+empty): ``claim_n`` (the task, with ``[attempt]`` when there are several attempts),
+``claim_n_verdict``, ``claim_n_icml``, ``claim_n_value``, ``claim_n_low``,
+``claim_n_high``, ``claim_n_floor_alone`` and ``claim_n_code``.
+
+Numbers are rounded to their interval's precision (:func:`.present.rounded`). A text cell
+(anything but those numbers) that begins with ``=``, ``+``, ``-``, ``@``, a tab or a
+carriage return is prefixed with a single quote, so no spreadsheet runs it as a formula
+(OWASP, "CSV injection"); its control characters other than tab and line feed are shown as
+escapes.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+
+from reprobridge_sdk.findings import terminal_text
+from reprobridge_sdk.model.audit import AuditResult, AuditTable, TableClaim, TableRow
+
+from .present import claim_label, counted, rounded
+
+__all__ = ["CLAIM_COLUMNS", "COLUMNS", "render_csv"]
+
+#: The columns of every row.
+COLUMNS = (
+    "id",
+    "path",
+    "artifact",
+    "archive_sha256",
+    "status",
+    "badges",
+    "withheld",
+    "why_code",
+    "why",
+)
+#: The columns of claim ``n``: ``claim_n`` then ``claim_n_<suffix>``.
+CLAIM_COLUMNS = ("", "verdict", "icml", "value", "low", "high", "floor_alone", "code")
+
+_FORMULA = ("=", "+", "-", "@", "\t", "\r")
+
+
+def _text(value: str | None) -> str:
+    """A text cell, safe to open: control characters shown, a formula start quoted."""
+    cell = terminal_text(value, lines=True) if value else ""
+    return f"'{cell}" if cell.startswith(_FORMULA) else cell
+
+
+def _badges(row: TableRow) -> str:
+    badges = row.badges
+    if badges is None:
+        return ""
+    earned = [
+        name
+        for name, flag in (
+            ("available", badges.available),
+            ("functional", badges.functional),
+            ("reproduced", badges.reproduced),
+        )
+        if flag
+    ]
+    return " ".join(earned)
+
+
+def _withheld(row: TableRow) -> str:
+    return "; ".join(
+        f"{badge}: {' '.join(counted(g) for g in groups)}" for badge, groups in row.withheld.items()
+    )
+
+
+def _claim(claim: TableClaim, many: bool) -> list[str]:
+    h = claim.half_width
+    return [
+        _text(claim_label(claim.task, claim.attempt, many)),
+        claim.verdict,
+        claim.icml,
+        rounded(claim.value, h),
+        rounded(claim.low, h),
+        rounded(claim.high, h),
+        claim.floor_alone or "",
+        _text(claim.code),
+    ]
+
+
+def _row_cells(row: TableRow, width: int) -> list[str]:
+    why = row.why
+    cells = [
+        _text(row.label),
+        _text(row.path),
+        _text(row.artifact),
+        row.archive_sha256 or "",
+        row.status,
+        _badges(row),
+        _text(_withheld(row)),
+        _text(why.code if why else None),
+        _text(why.message if why else None),
+    ]
+    many = len({c.attempt for c in row.claims}) > 1
+    for claim in row.claims:
+        cells.extend(_claim(claim, many))
+    cells.extend([""] * (len(CLAIM_COLUMNS) * (width - len(row.claims))))
+    return cells
+
+
+def render_csv(result: AuditResult | AuditTable) -> str:
+    """The table as CSV text (an audit of one artifact: a table of one row)."""
+    if isinstance(result, AuditResult):
+        from .table import table_row  # noqa: PLC0415 - avoids a cycle at import
+
+        rows = [table_row(result)]
+    else:
+        rows = list(result.rows)
+    width = max([len(r.claims) for r in rows] + [0])
+    header = list(COLUMNS)
+    for n in range(1, width + 1):
+        header.extend(f"claim_{n}_{s}" if s else f"claim_{n}" for s in CLAIM_COLUMNS)
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\r\n", quoting=csv.QUOTE_MINIMAL)
+    writer.writerow(header)
+    for row in rows:
+        writer.writerow(_row_cells(row, width))
+    return "\ufeff" + out.getvalue()
