@@ -5,6 +5,13 @@ of tasks with their verdicts and reasons, and per task an SVG plot of the refere
 observations, the compatibility interval, the published value and the reproduced values
 (per seed and aggregated, coloured by verdict). Elements carry ``class`` and ``data-*``
 attributes so the page can be checked from its DOM.
+
+A table's page starts with the summary (one row per artifact: its why, its claims, its badges
+with reasons counted), each row's label linking to its section (:func:`anchor`: a safe,
+unique id), then one section per row, named by the row's label; a row whose artifact could
+not be loaded has a section with its findings. Numbers of a task are rounded to its
+interval's precision (:func:`.present.rounded`); an interval that is the floor alone is
+marked (``data-floor-alone``).
 """
 
 from __future__ import annotations

@@ -6,11 +6,16 @@ to the same bytes. The artifact's text in the text and JUnit reports (titles, id
 messages, paths) passes through :func:`~reprobridge_sdk.findings.terminal_text`: its control
 characters are shown, never sent; the JSON report encodes them.
 
-JUnit: one ``testsuite`` per artifact (in a table, one with a single ``error`` test case per
-artifact that could not be loaded), one ``testcase`` per task (per task and attempt when
-there are several attempts, named ``<task> [<attempt>]``); ``incompatible`` and
-``invalid-evidence`` are failures, ``toy``, ``not-executed`` and ``inconclusive`` are
-skipped, ``compatible`` passes.
+JUnit: one ``testsuite`` per artifact (in a table, one per row in the table's order, named
+by the row's label, with a single ``error`` test case for an artifact that could not be
+loaded), one ``testcase`` per task (per task and attempt when there are several attempts,
+named ``<task> [<attempt>]``); ``incompatible`` and ``invalid-evidence`` are failures,
+``toy``, ``not-executed`` and ``inconclusive`` are skipped, ``compatible`` passes. Its
+properties give the verdict, the ICML name, the value, the interval and ``floor_alone``.
+
+Numbers of a task (value, bounds, published value) are rounded to the interval's precision
+by :func:`.present.rounded`, in text, HTML, JUnit and CSV alike; the JSON report keeps every
+digit. A table's text sections are named by their rows' labels (:func:`sections`).
 """
 
 from __future__ import annotations
