@@ -281,6 +281,18 @@ NOTES: dict[str, str] = {
     "TableRow.runs": "Number of runs audited.",
     "TableRow.reran": "Runs re-executed (--rerun).",
     "TableRow.rerun_mismatches": "Re-executed runs that did not hold up.",
+    "ReasonCount.code": "The finding code counted.",
+    "ReasonCount.severity": "The severity of the first finding of that code.",
+    "ReasonCount.count": "How many findings of that code the row has (never capped).",
+    "TableClaim.task": "The task's id.",
+    "TableClaim.attempt": "The attempt the claim was judged in.",
+    "TableClaim.verdict": "The interval verdict of the task in that attempt.",
+    "TableClaim.icml": "The verdict named as ICML's artifact reviews name it "
+    "(verified, falsified, toy, inconclusive).",
+    "TableClaim.value": "The measured value (mean of the attempt's runs); null: none.",
+    "TableClaim.floor_alone": "Set when the interval is only the floor: one reference, or "
+    "identical references; null otherwise.",
+    "TableClaim.message": "The decisive finding's message; null: none.",
     "TableRow.badges": "The artifact's badges; null when it could not be audited.",
     "AuditTable.audit_version": "Version of the audit report format.",
     "AuditTable.options": "The options every audit of the table used.",
