@@ -67,8 +67,9 @@ from pathlib import Path
 from typing import Any
 
 from reprobridge_sdk.authoring.pack import pack, unpack
+from reprobridge_sdk.authoring.submissions import named_in_archive, root_manifest_findings
 from reprobridge_sdk.env.interpreters import interpreter_homes
-from reprobridge_sdk.errors import ReproBridgeError
+from reprobridge_sdk.errors import ArtifactError, ReproBridgeError
 from reprobridge_sdk.findings import Finding, Severity, finding
 from reprobridge_sdk.model import Manifest
 from reprobridge_sdk.model.evidence import RECORD_NAME
@@ -399,10 +400,15 @@ def _copy_step(report: CheckReport, source: Path, base: Path, copy: Path) -> boo
         else:
             result = unpack(source, copy, validate_after=False)
             detail = f"unpacked {result.files} member(s) from {source.name}"
+            problems = root_manifest_findings(copy, str(source))
+            if problems:
+                raise ArtifactError(problems[0].message, problems)
     except ReproBridgeError as exc:
-        report.steps.append(
-            CheckStep("copy", False, time.monotonic() - started, exc.message, list(exc.findings))
-        )
+        found, detail = list(exc.findings), exc.message
+        if not source.is_dir():  # name the archive as the user gave it, members inside it
+            found = named_in_archive(found, str(source))
+            detail = detail if str(source) in detail else f"{source}: {detail}"
+        report.steps.append(CheckStep("copy", False, time.monotonic() - started, detail, found))
         return False
     report.archive_digest = result.digest
     detail += f"; archive sha256:{result.digest}"

@@ -56,7 +56,8 @@ def _colour() -> bool:
 @click.option(
     "--table",
     is_flag=True,
-    help="PATHS are several artifacts (directories or packed archives): print a table.",
+    help="PATHS are several artifacts (directories, packed archives, or folders of "
+    "submissions: their subdirectories and archives): print a table.",
 )
 @click.option(
     "--format",
@@ -140,6 +141,9 @@ def audit(  # noqa: PLR0917 - click passes every option as an argument
     job_extra: tuple[str, ...],
 ) -> None:
     """Audit the artifact at PATH (default: .) against its evidence.
+
+    PATH is an artifact directory, its rra.yaml, or a packed archive (unpacked safely into
+    a temporary directory that is removed afterwards; the report names the archive).
 
     Attempts default to the artifact's runs/ directory. With --table, relative attempt
     directories are resolved inside each artifact. Every attempt's run ledger is checked;
@@ -290,12 +294,15 @@ def run_audit_command(request: AuditRequest) -> None:
                     **common,
                 )
         else:
-            result = run_audit(
-                request.paths[0] if request.paths else ".",
-                request.attempts,
-                expect_head=request.expect_head,
-                **common,
-            )
+            from reprobridge_sdk.authoring.submissions import open_artifact  # noqa: PLC0415
+
+            with open_artifact(request.paths[0] if request.paths else ".") as artifact:
+                assert artifact.root is not None  # a refused archive raised
+                result = artifact.relabel(
+                    run_audit(
+                        artifact.root, request.attempts, expect_head=request.expect_head, **common
+                    )
+                )
         from reprobridge_sdk.io._fs import atomic_write_bytes, atomic_write_json  # noqa: PLC0415
 
         if request.attest is not None and signer is not None:

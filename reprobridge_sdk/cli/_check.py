@@ -92,7 +92,8 @@ def check(  # noqa: PLR0917 - click passes one argument per option
         echo(f"{mark} {step.name:<13} {step.seconds:8.2f} s  {step.detail}", err=True)
         for item in step.findings:
             if item.severity.value == "error":
-                echo(f"       {item.code} {item.message}", err=True)
+                where = f"{item.location}: " if item.location else ""
+                echo(f"       {where}{item.code} {item.message}", err=True)
                 if item.hint:
                     echo(f"         hint: {item.hint}", err=True)
     verdict = "passed" if report.ok else "failed"

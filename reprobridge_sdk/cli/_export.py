@@ -32,12 +32,15 @@ def citation(path: Path, output: str | None) -> None:
     Exit 0 written, 2 usage or I/O error (E018 when the manifest names no author).
     """
     from reprobridge_sdk.api import load
+    from reprobridge_sdk.authoring.submissions import open_artifact
     from reprobridge_sdk.errors import ReproBridgeError
     from reprobridge_sdk.interop.citation import citation_text
     from reprobridge_sdk.io._fs import atomic_write_text
 
     try:
-        text = citation_text(load(path).manifest)
+        with open_artifact(path) as opened:
+            assert opened.root is not None  # a refused archive raised
+            text = citation_text(load(opened.root).manifest)
     except ReproBridgeError as exc:
         fail(exc)
     if output == "-":
@@ -66,11 +69,14 @@ def ro_crate(path: Path, output: Path) -> None:
 
     Needs the ro-crate extra. Exit 0 written, 2 usage or I/O error.
     """
+    from reprobridge_sdk.authoring.submissions import open_artifact
     from reprobridge_sdk.errors import ReproBridgeError
     from reprobridge_sdk.interop.ro_crate import export_ro_crate
 
     try:
-        written = export_ro_crate(path, output)
+        with open_artifact(path) as opened:
+            assert opened.root is not None  # a refused archive raised
+            written = export_ro_crate(opened.root, output)
     except ReproBridgeError as exc:
         fail(exc)
     except OSError as exc:

@@ -68,10 +68,14 @@ def extract(  # noqa: PLR0917 - click passes options as arguments
     reprobridge extract [PATH] --launcher ID --log FILE [--output ID=FILE]
     reprobridge extract [PATH] --samples [--launcher ID]
 
+    PATH (or -C) may be a packed archive: it is unpacked safely into a temporary
+    directory that is removed afterwards, and the output names the archive.
+
     \b
     Exit codes: 0 every value extracted (and matching, for --samples), 1 otherwise,
     2 usage or I/O error.
     """
+    from reprobridge_sdk.authoring.submissions import open_artifact  # noqa: PLC0415 - lazy
     from reprobridge_sdk.errors import ReproBridgeError  # noqa: PLC0415 - lazy
     from reprobridge_sdk.run.replay import (  # noqa: PLC0415 - lazy
         check_samples,
@@ -79,32 +83,46 @@ def extract(  # noqa: PLR0917 - click passes options as arguments
         replay_run,
     )
 
+    replaying = log is not None or bool(outputs) or launcher is not None
+    if replaying and launcher is None:
+        raise click.UsageError("--log and --output need --launcher ID")
+    if not samples and not replaying and target is None:
+        raise click.UsageError("give a RUN_DIR, or --launcher with --log")
+    # the artifact: -C, else TARGET (unless TARGET is a run directory); an archive is unpacked
+    path = artifact if artifact is not None or not (samples or replaying) else target or "."
     try:
-        if samples:
-            checks = check_samples(artifact or target or ".", [launcher] if launcher else None)
-            if as_json:
-                data: Any = {"samples": [c.to_dict() for c in checks]}
-                sys.stdout.write(json.dumps(data, indent=2) + "\n")
-            for check in checks if not as_json else []:
-                mark = "ok  " if check.ok else "DIFF"
-                got = check.error if check.value is None else repr(check.value)
-                echo(
-                    f"{mark} {check.launcher}[{check.sample}] {check.task}: "
-                    f"expected {check.expected!r}, got {got}",
-                    err=True,
+        with open_artifact(path or ".") as opened:
+            root = None if path is None else opened.root
+            if samples:
+                checks = opened.relabel(
+                    check_samples(root or ".", [launcher] if launcher else None)
                 )
-            sys.exit(0 if all(c.ok for c in checks) else 1)
-        if log is not None or outputs or launcher is not None:
-            if launcher is None:
-                raise click.UsageError("--log and --output need --launcher ID")
-            measured = replay_log(
-                artifact or target or ".", launcher, log, outputs=_outputs(outputs), seed=seed
-            )
-        else:
-            if target is None:
-                raise click.UsageError("give a RUN_DIR, or --launcher with --log")
-            measured = replay_run(target, artifact)
+                sys.exit(_show_samples(checks, as_json))
+            if replaying:
+                assert launcher is not None
+                measured = replay_log(
+                    root or ".", launcher, log, outputs=_outputs(outputs), seed=seed
+                )
+            else:
+                assert target is not None
+                measured = replay_run(target, root)
+            measured = opened.relabel(measured)
     except ReproBridgeError as exc:
         print_error(exc)
         sys.exit(2)
     sys.exit(_show(measured, as_json))
+
+
+def _show_samples(checks: list[Any], as_json: bool) -> int:
+    if as_json:
+        data: Any = {"samples": [c.to_dict() for c in checks]}
+        sys.stdout.write(json.dumps(data, indent=2) + "\n")
+    for check in checks if not as_json else []:
+        mark = "ok  " if check.ok else "DIFF"
+        got = check.error if check.value is None else repr(check.value)
+        echo(
+            f"{mark} {check.launcher}[{check.sample}] {check.task}: "
+            f"expected {check.expected!r}, got {got}",
+            err=True,
+        )
+    return 0 if all(c.ok for c in checks) else 1

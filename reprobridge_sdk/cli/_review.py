@@ -61,6 +61,9 @@ def review(  # noqa: PLR0917 - click passes every option as an argument
 ) -> None:
     """Re-execute the recorded runs of the artifact at PATH (default: .) and audit them.
 
+    PATH is an artifact directory or a packed archive (an evidence submission, packed with
+    --with-runs; unpacked safely into a temporary directory that is removed afterwards).
+
     Re-execution runs in the sandbox (N011 where it cannot work; --no-sandbox: N031). An
     artifact's own configuration files are ignored (N030).
 

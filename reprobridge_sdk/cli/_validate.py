@@ -147,8 +147,11 @@ def validate(
 ) -> None:
     """Validate artifacts and report findings.
 
-    PATH is an artifact directory, a manifest file, or a directory whose subdirectories are
-    artifacts (each with an rra.yaml); the default is the current directory.
+    PATH is an artifact directory, a manifest file, a packed archive (.tar, .tar.gz, .tgz,
+    as `reprobridge pack` writes; unpacked safely into a temporary directory, its files
+    reported as ARCHIVE#MEMBER), or a folder of submissions: a directory without an rra.yaml,
+    whose subdirectories with one and whose archives are validated in name order. The
+    default is the current directory.
 
     Settings not given as flags come from REPROBRIDGE_* environment variables, then from
     [tool.reprobridge] in pyproject.toml or a reprobridge.toml (select, ignore, strict,
@@ -156,8 +159,10 @@ def validate(
 
     Exit codes: 0 no errors, 1 errors found (with --strict: warnings too), 2 usage or I/O error.
     """
+    from reprobridge_sdk.authoring.submissions import (  # noqa: PLC0415 - lazy
+        validate_submissions as run,
+    )
     from reprobridge_sdk.config import color_enabled  # noqa: PLC0415 - lazy
-    from reprobridge_sdk.validation import validate as run  # noqa: PLC0415 - lazy
     from reprobridge_sdk.validation.reporters import render  # noqa: PLC0415 - lazy
 
     from ._safety import settings as cli_settings  # noqa: PLC0415 - lazy
