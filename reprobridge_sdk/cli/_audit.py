@@ -242,8 +242,11 @@ def run_audit_command(request: AuditRequest) -> None:
     if rerun is not None and not request.rerun_sandbox:
         warn_unsandboxed(request.command, "re-execution of the artifact's launchers")
     if request.table or request.command == "review":
+        from reprobridge_sdk.authoring.submissions import expand  # noqa: PLC0415 - light
+
         # committee-grade: an artifact's settings (ignore lists, cache) never apply to it
-        note_artifact_configs(request.paths or ["."], request.command)
+        given = request.paths or ["."]
+        note_artifact_configs(expand(given) if request.table else given, request.command)
     try:
         if rerun is not None and request.rerun_sandbox:
             from reprobridge_sdk.run.runner import require_sandbox  # noqa: PLC0415
