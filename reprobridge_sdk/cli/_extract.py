@@ -75,7 +75,10 @@ def extract(  # noqa: PLR0917 - click passes options as arguments
     Exit codes: 0 every value extracted (and matching, for --samples), 1 otherwise,
     2 usage or I/O error.
     """
-    from reprobridge_sdk.authoring.submissions import open_artifact  # noqa: PLC0415 - lazy
+    from reprobridge_sdk.authoring.submissions import (  # noqa: PLC0415 - lazy
+        is_archive,
+        open_artifact,
+    )
     from reprobridge_sdk.errors import ReproBridgeError  # noqa: PLC0415 - lazy
     from reprobridge_sdk.run.replay import (  # noqa: PLC0415 - lazy
         check_samples,
@@ -88,6 +91,9 @@ def extract(  # noqa: PLR0917 - click passes options as arguments
         raise click.UsageError("--log and --output need --launcher ID")
     if not samples and not replaying and target is None:
         raise click.UsageError("give a RUN_DIR, or --launcher with --log")
+    if not samples and not replaying and is_archive(target or ""):
+        msg = f"{target} is a packed artifact, not a run directory: add --samples, or --launcher"
+        raise click.UsageError(msg)
     # the artifact: -C, else TARGET (unless TARGET is a run directory); an archive is unpacked
     path = artifact if artifact is not None or not (samples or replaying) else target or "."
     try:

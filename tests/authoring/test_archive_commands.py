@@ -189,14 +189,17 @@ def test_extract_replays_the_samples_of_an_archive(
     assert on_archive.returncode == on_folder.returncode == 0, on_archive.stderr
     assert _same(on_archive.stdout, folder, archive) == _same(on_folder.stdout, folder, archive)
     assert json.loads(on_archive.stdout)["samples"]
-    launcher = json.loads(on_folder.stdout)["samples"][0]["launcher"]
-    log = next((folder / "samples").rglob("*.log"), None) or next((folder / "samples").rglob("*"))
-    by_log = [
-        _cli(tmp_path, "extract", "-C", str(path), "--launcher", launcher, "--log", str(log))
-        for path in (folder, archive)
-    ]
-    assert by_log[0].returncode == by_log[1].returncode
+    sample = folder / "samples" / "smoke-seed0"
+    replay = ["--launcher", "smoke", "--log", str(sample / "log.txt")]
+    replay += ["--output", f"metrics={sample / 'metrics.json'}", "--json"]
+    by_log = [_cli(tmp_path, "extract", "-C", str(path), *replay) for path in (folder, archive)]
+    assert by_log[0].returncode == by_log[1].returncode == 0, by_log[1].stderr
+    assert by_log[1].stdout == by_log[0].stdout
+    assert len(json.loads(by_log[1].stdout)["measurements"]) == 3
     assert _same(by_log[1].stderr, folder, archive) == _same(by_log[0].stderr, folder, archive)
+    as_run = _cli(tmp_path, "extract", str(archive))  # an archive is no run directory
+    assert as_run.returncode == 2
+    assert "is a packed artifact, not a run directory" in as_run.stderr
 
 
 def test_export_writes_the_same_citation_and_crate_from_an_archive(
