@@ -128,6 +128,11 @@ class Opened:
     digest: str | None = None
     findings: list[Finding] = field(default_factory=list)
 
+    @property
+    def target(self) -> str:
+        """The path to read: as given, or where the archive was (or was to be) unpacked."""
+        return self.given if self.scratch is None else os.fspath(self.root or self.scratch)
+
     def relabel(self, value: T) -> T:
         """``value`` with this archive's temporary directory replaced by its name."""
         return relabel(value, [self])
@@ -297,7 +302,7 @@ def validate_submissions(
     fail_fast = bool(options.get("fail_fast"))
     result = ValidationResult()
     with open_submissions(paths) as opened:
-        roots = [os.fspath(item.root) for item in opened if item.root is not None]
+        roots = [item.target for item in opened if item.root is not None]
         found = iter(validate(roots, **options).artifacts if roots else [])
         for item in opened:
             if item.root is None:
@@ -323,7 +328,7 @@ def audit_submissions(
     from reprobridge_sdk.audit.verdict import as_audit_finding  # noqa: PLC0415
 
     with open_submissions(paths) as opened:
-        targets = [os.fspath(item.root or item.scratch or item.given) for item in opened]
+        targets = [item.target for item in opened]
         digests = [item.digest for item in opened]
         names = [item.given for item in opened]
         table = audit_table(targets, attempts, archives=digests, names=names, **options)

@@ -300,10 +300,9 @@ def run_audit_command(request: AuditRequest) -> None:
             from reprobridge_sdk.authoring.submissions import open_artifact  # noqa: PLC0415
 
             with open_artifact(request.paths[0] if request.paths else ".") as artifact:
-                assert artifact.root is not None  # a refused archive raised
                 result = artifact.relabel(
                     run_audit(
-                        artifact.root, request.attempts, expect_head=request.expect_head, **common
+                        artifact.target, request.attempts, expect_head=request.expect_head, **common
                     )
                 )
         from reprobridge_sdk.io._fs import atomic_write_bytes, atomic_write_json  # noqa: PLC0415

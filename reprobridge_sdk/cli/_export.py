@@ -39,8 +39,7 @@ def citation(path: Path, output: str | None) -> None:
 
     try:
         with open_artifact(path) as opened:
-            assert opened.root is not None  # a refused archive raised
-            text = citation_text(load(opened.root).manifest)
+            text = citation_text(load(opened.target).manifest)
     except ReproBridgeError as exc:
         fail(exc)
     if output == "-":
@@ -75,8 +74,7 @@ def ro_crate(path: Path, output: Path) -> None:
 
     try:
         with open_artifact(path) as opened:
-            assert opened.root is not None  # a refused archive raised
-            written = export_ro_crate(opened.root, output)
+            written = export_ro_crate(opened.target, output)
     except ReproBridgeError as exc:
         fail(exc)
     except OSError as exc:

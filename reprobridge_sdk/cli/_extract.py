@@ -98,7 +98,7 @@ def extract(  # noqa: PLR0917 - click passes options as arguments
     path = artifact if artifact is not None or not (samples or replaying) else target or "."
     try:
         with open_artifact(path or ".") as opened:
-            root = None if path is None else opened.root
+            root = None if path is None else opened.target
             if samples:
                 checks = opened.relabel(
                     check_samples(root or ".", [launcher] if launcher else None)
