@@ -29,6 +29,9 @@ def export() -> None:
 def citation(path: Path, output: str | None) -> None:
     """Write CITATION.cff (Citation File Format 1.2.0) from the manifest's artifact part.
 
+    PATH may be a packed archive (unpacked safely into a temporary directory); its
+    CITATION.cff is then written beside the archive.
+
     Exit 0 written, 2 usage or I/O error (E018 when the manifest names no author).
     """
     from reprobridge_sdk.api import load
@@ -65,6 +68,8 @@ def citation(path: Path, output: str | None) -> None:
 )
 def ro_crate(path: Path, output: Path) -> None:
     """Write a Process Run RO-Crate of the artifact and its recorded runs.
+
+    PATH may be a packed archive (with --with-runs, an evidence submission).
 
     Needs the ro-crate extra. Exit 0 written, 2 usage or I/O error.
     """
