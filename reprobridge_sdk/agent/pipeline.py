@@ -110,6 +110,11 @@ class BuildOptions:
     sandbox: bool = True
 
 
+#: The change-record id of the claims file's patch: recorded by every Reproducer run, so a
+#: resume never keeps it as one of the author's own changes (it would apply twice).
+CLAIMS_PATCH_CHANGE = "claims-patch"
+
+
 class _Stop(Exception):
     def __init__(self, phase: PhaseName, findings: list[BuildFinding]) -> None:
         super().__init__(phase)
@@ -236,8 +241,7 @@ def build(options: BuildOptions, *, echo: Callable[[str], None] | None = None) -
             ),
         )
         era = _Era(built, intake, planned, claims, state, out, options.sandbox, records)
-        made = frozenset(item.change for item in planned.notebooks)
-        kept = _author_changes(out, state, made) if options.resume else []
+        kept = _author_changes(out, state, _agent_made(claims, planned)) if options.resume else []
         d_repro = reproducer_digest(d_builder, options, kept)
         repro = phase(
             "reproducer",
@@ -369,13 +373,22 @@ def _resume_options(options: BuildOptions) -> list[str]:
     return extra
 
 
+def _agent_made(claims: Claims, planned: PlanRecord) -> frozenset[str]:
+    """The ids of the changes every Reproducer run records again by itself: the scripts made
+    from the planned notebooks, and the claims file's patch when it declares one."""
+    made = {item.change for item in planned.notebooks}
+    if claims.patch is not None:
+        made.add(CLAIMS_PATCH_CHANGE)
+    return frozenset(made)
+
+
 def _author_changes(
     out: Path, state: BuildState, made: frozenset[str] = frozenset()
 ) -> list[RecordedChange]:
     """The changes the author recorded in the artifact: every change-record entry with a
-    patch that no fix of the stored Reproducer record made and that is not a script the
-    agent makes from a notebook (``made``), or those kept by a resume that stopped before
-    recording them again."""
+    patch that no fix of the stored Reproducer record made and that the agent does not
+    record again by itself (``made``: a script made from a notebook, the claims file's
+    patch), or those kept by a resume that stopped before recording them again."""
     kept = state.kept_changes()
     if kept is not None:
         return kept
@@ -636,6 +649,7 @@ def _author_patch(options: BuildOptions, claims: Claims, out: Path, code: Path) 
         "claims file)",
         tasks=[claim.id for claim in claims.claims],
         summary=f"the author's patch {claims.patch.path}",
+        change_id=CLAIMS_PATCH_CHANGE,
     )
 
 

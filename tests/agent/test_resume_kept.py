@@ -8,6 +8,7 @@ environment.
 
 from __future__ import annotations
 
+import difflib
 import sys
 from pathlib import Path
 
@@ -15,12 +16,16 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "authoring"))
 
-from authoring_support import DEFECT_LINE, FIXED_LINE, make_paper_repo
+from authoring_support import DEFECT_LINE, FIXED_LINE, TRAIN_PY, make_paper_repo
 
+from reprobridge_sdk.agent.claims import load_claims
 from reprobridge_sdk.agent.gates import passed
 from reprobridge_sdk.agent.pipeline import (
+    CLAIMS_PATCH_CHANGE,
     BuildOptions,
+    _agent_made,
     _author_changes,
+    _author_patch,
     _forget_patches,
     _record_kept,
     _Stop,
@@ -30,7 +35,7 @@ from reprobridge_sdk.agent.state import BuildState
 from reprobridge_sdk.api import load
 from reprobridge_sdk.authoring.codebase import import_code, record_patch
 from reprobridge_sdk.authoring.scaffold import InitOptions, scaffold
-from reprobridge_sdk.model.build import AppliedFix, ReproducerRecord
+from reprobridge_sdk.model.build import AppliedFix, PlanRecord, ReproducerRecord
 
 
 @pytest.fixture(autouse=True)
@@ -123,3 +128,81 @@ def test_a_kept_change_that_no_longer_applies_stops_with_b040_and_stays_kept(
     # kept in the build state: the next resume finds it there, not lost with the manifest
     assert state.kept_changes() == kept
     assert _author_changes(out, state) == kept
+
+
+def _claims_with_patch(tmp_path: Path) -> Path:
+    """A claims file that declares an author's patch fixing the seed of ``train.py``."""
+    folder = tmp_path / "claims"
+    folder.mkdir()
+    fixed = TRAIN_PY.replace(DEFECT_LINE, FIXED_LINE)
+    diff = difflib.unified_diff(
+        TRAIN_PY.splitlines(keepends=True),
+        fixed.splitlines(keepends=True),
+        "a/train.py",
+        "b/train.py",
+    )
+    (folder / "seed.diff").write_text("diff --git a/train.py b/train.py\n" + "".join(diff), "utf-8")
+    claims = folder / "claims.yaml"
+    claims.write_text(
+        "claims_version: '1.0'\n"
+        "paper: {title: Tiny, year: 2024}\n"
+        "patch: {path: seed.diff, why: the generator takes the seed, kind: correctness-fix}\n"
+        "claims:\n"
+        "  - {id: main-result, measured: accuracy, value: 0.5, direction: higher}\n",
+        "utf-8",
+    )
+    return claims
+
+
+def test_the_claims_files_patch_is_no_author_change_on_resume(tmp_path: Path) -> None:
+    out, paper = _artifact(tmp_path)
+    state = BuildState(out)
+    claims_file = _claims_with_patch(tmp_path)
+    claims = load_claims(claims_file)
+    options = BuildOptions(source=str(paper), claims=claims_file, resume=True)
+    _author_patch(options, claims, out, out / "code")
+    [recorded] = load(out).manifest.guide.changes
+    assert FIXED_LINE in (out / "code/train.py").read_text("utf-8")
+    # the build records it again from the claims file on every run: nothing to keep
+    assert _author_changes(out, state, _agent_made(claims, _plan())) == []
+
+    # the author records a fix of their own on top: only that one is kept
+    train = out / "code/train.py"
+    train.write_text(train.read_text("utf-8") + "# the author's note\n", "utf-8")
+    author_id = record_patch(out, kind="convenience", why="a note").id
+    kept = _author_changes(out, state, _agent_made(claims, _plan()))
+    assert [c.id for c in kept] == [author_id]
+
+    # the resume: re-assembly, the kept change, then the claims file's patch again
+    state.keep_changes(kept)
+    _forget_patches(out)
+    _reassemble(out, paper)
+    _author_patch(options, claims, out, out / "code")
+    _record_kept(out, kept)
+    state.drop_kept()
+    changes = load(out).manifest.guide.changes
+    assert [c.id for c in changes] == [recorded.id, author_id]
+    text = (out / "code/train.py").read_text("utf-8")
+    assert text.count(FIXED_LINE) == 1 and "# the author's note" in text
+    assert sorted(p.name for p in (out / "patches").iterdir()) == sorted(
+        Path(c.patch).name for c in changes if c.patch
+    )
+
+
+def _plan() -> PlanRecord:
+    return PlanRecord(inputs_digest="0" * 64, seconds=0.0, gate=passed())
+
+
+def test_without_a_claims_patch_a_change_of_that_id_is_the_authors(tmp_path: Path) -> None:
+    out, _ = _artifact(tmp_path)
+    state = BuildState(out)
+    claims_file = _claims_with_patch(tmp_path)
+    text = claims_file.read_text("utf-8")
+    kept_lines = [line for line in text.splitlines() if "patch:" not in line]
+    claims_file.write_text("\n".join(kept_lines), "utf-8")
+    claims = load_claims(claims_file)
+    train = out / "code/train.py"
+    train.write_text(train.read_text("utf-8").replace(DEFECT_LINE, FIXED_LINE), "utf-8")
+    record_patch(out, kind="correctness-fix", why="seed", change_id=CLAIMS_PATCH_CHANGE)
+    kept = _author_changes(out, state, _agent_made(claims, _plan()))
+    assert [c.id for c in kept] == [CLAIMS_PATCH_CHANGE]
