@@ -10,18 +10,20 @@ For each smoke launcher of the plan, in order:
 3. Failure: :func:`~reprobridge_sdk.agent.fixes.classify` reads the traceback and
    :func:`~reprobridge_sdk.agent.fixes.propose` looks for a fix; if none, a missing file
    that a command of the repository writes gets that command as a step run first
-   (:mod:`reprobridge_sdk.agent.prerequisite`); if none, the launcher runs
-   again in the next environment of the code's era the Builder has (its versions for the
-   running interpreter, then with an interpreter of the era), and only when none is left
-   is the advisor (when enabled) asked for a fix. The fix is applied and the launcher runs
-   again. The fix's gate: the error it targeted (type, message, place) must be gone. A fix
-   that passes is recorded through ``record`` (``code record``: the working change becomes
-   the next patch and a change-record entry, the traceback as its evidence); a fix that
-   fails is undone and reported as B008. A failure no fix removes is B007 and ends the phase.
-   A fix may add a file (the own distribution's ``.dist-info``): it is written atomically
-   inside the code, never through a link that leads out, and undone with the folders it
-   made. A rule that recognises a failure but refuses to fix it gives its warning (B052,
-   B053) and the next rule is tried.
+   (:mod:`reprobridge_sdk.agent.prerequisite`); if none, the launcher runs again in the next
+   environment of the code's era the Builder has (its versions for the running interpreter,
+   then with an interpreter of the era), and only when none is left is the advisor (when
+   enabled) asked for a fix. The repository's own distribution metadata missing, with the
+   rule ``own-distribution-metadata`` refusing to write it (B052, B053), goes to no era
+   environment: no environment installs the repository. The fix is applied and the launcher
+   runs again. The fix's gate: the error it targeted (type, message, place) must be gone. A
+   fix that passes is recorded through ``record`` (``code record``: the working change
+   becomes the next patch and a change-record entry, the traceback as its evidence); a fix
+   that fails is undone and reported as B008. A failure no fix removes is B007 and ends the
+   phase. A fix may add a file (the own distribution's ``.dist-info``): it is written
+   atomically inside the code, never through a link that leads out, and undone with the
+   folders it made. A rule that recognises a failure but refuses to fix it gives its warning
+   (B052, B053) and the next rule is tried.
 4. A step run first is kept when the launcher then passes the error it missed, or when the
    step fails with an error a fix rule mends (the next round fixes the step's code): the
    step failing otherwise, or the file still missing, is B057; a step that needs a file the
@@ -84,6 +86,7 @@ from reprobridge_sdk.agent._smoke import (
 )
 from reprobridge_sdk.agent.fixes import Failure, Fix, classify, portable, propose
 from reprobridge_sdk.agent.gates import build_finding, gate_from
+from reprobridge_sdk.agent.own_distribution import missing_distribution
 from reprobridge_sdk.agent.prerequisite import decision, gate, prerequisite_fix
 from reprobridge_sdk.io._fs import atomic_write_text
 from reprobridge_sdk.io.safefs import UnsafeFileError
@@ -107,6 +110,10 @@ __all__ = [
     "reproduce",
     "run_launcher",
 ]
+
+#: What the rule ``own-distribution-metadata`` gives when it recognises its failure but
+#: refuses to fix it (:mod:`reprobridge_sdk.agent.own_distribution`).
+_OWN_METADATA_REFUSALS = {"B052", "B053"}
 
 #: Fixes tried per launcher before the Reproducer gives up.
 MAX_FIXES = 8
@@ -197,6 +204,15 @@ def _applied(launcher: LauncherPlan, fix: Fix, failure: Failure, source: str) ->
         error=failure.signature,
         traceback=failure.tail,
     )
+
+
+def _own_metadata_refused(failure: Failure, refusals: list[BuildFinding]) -> bool:
+    """Whether ``failure`` is the repository's own distribution metadata missing and the
+    rule ``own-distribution-metadata`` refused to write it (B052, B053): the code reads
+    metadata of the repository itself, which no environment of any era installs."""
+    if missing_distribution(failure.type, failure.message) is None:
+        return False
+    return any(note.code in _OWN_METADATA_REFUSALS for note in refusals)
 
 
 def reproduce(
@@ -296,11 +312,13 @@ def reproduce(
                     )
                 )
                 break
-            fix = propose(raw, code_dir, current.script, findings)
+            refusals: list[BuildFinding] = []
+            fix = propose(raw, code_dir, current.script, refusals)
+            findings.extend(note for note in refusals if note not in findings)
             source = "heuristic"
             if fix is None:
                 fix = prerequisite_fix(raw, code_dir, current, findings)
-            if fix is None and rebuild is not None:
+            if fix is None and rebuild is not None and not _own_metadata_refused(raw, refusals):
                 rebuilt, notes = rebuild(failure)
                 findings.extend(notes)
                 if rebuilt is not None:

@@ -26,7 +26,7 @@ from reprobridge_sdk.agent.own_distribution import own_distribution
 from reprobridge_sdk.agent.planner import plan
 from reprobridge_sdk.agent.reproducer import _apply, _undo, reproduce
 from reprobridge_sdk.io.safefs import UnsafeFileError
-from reprobridge_sdk.model.build import PlanRecord
+from reprobridge_sdk.model.build import BuildFinding, PlanRecord
 from reprobridge_sdk.model.claims import Claims
 
 ZERO = "0" * 64
@@ -186,3 +186,58 @@ def test_a_place_git_would_not_record_is_b053_and_the_smoke_run_stays_failed(
     ]
     assert result.gate.findings[0].message.startswith(f"{DIST_INFO} is not written: ")
     assert result.fixes == [] and not (code / DIST_INFO).exists()
+
+
+@pytest.mark.slow
+def test_a_refused_own_metadata_fix_rebuilds_no_era_environment(
+    raw_repo: RepoFactory, tmp_path: Path, fixture_python: Path
+) -> None:
+    # The era environments are built by the pipeline's callback (a real build resolves and
+    # installs from the index, minutes per environment); here the callback counts the calls
+    # the Reproducer makes, which is what this rule is about.
+    claims, planned, code = _planned(raw_repo, tmp_path)
+    (code / ".gitignore").write_text("*.dist-info/\n", "utf-8")
+    git("add", "-A", cwd=code)
+    git("commit", "-qm", "ignore installed metadata", cwd=code)
+    asked: list[str] = []
+
+    def rebuild(failure: Failure) -> tuple[Path | None, list[BuildFinding]]:
+        asked.append(failure.signature)
+        return None, []
+
+    def record(fix: Fix, failure: Failure | None, tasks: list[str]) -> str:
+        raise AssertionError(f"nothing is recorded, yet {fix.rule} was")
+
+    result = reproduce(
+        claims, planned, code, fixture_python, inputs_digest=ZERO, record=record, rebuild=rebuild
+    )
+    assert asked == []
+    assert [f.code for f in result.gate.findings] == ["B053", "B007"]
+
+
+@pytest.mark.slow
+def test_another_distribution_missing_still_tries_the_era_environment(
+    raw_repo: RepoFactory, tmp_path: Path, fixture_python: Path
+) -> None:
+    # Hostile: the same error for a distribution that is not the repository's (no refusal,
+    # B052 or B053, is about it), so an environment of another era may well provide it.
+    claims, planned, code = _planned(raw_repo, tmp_path)
+    init = code / "digitlib" / "__init__.py"
+    text = init.read_text("utf-8")
+    assert "version(__name__)" in text
+    init.write_text(text.replace("version(__name__)", 'version("not-this-repo")'), "utf-8")
+    git("commit", "-qam", "read another distribution", cwd=code)
+    asked: list[str] = []
+
+    def rebuild(failure: Failure) -> tuple[Path | None, list[BuildFinding]]:
+        asked.append(failure.type)
+        return None, []
+
+    def record(fix: Fix, failure: Failure | None, tasks: list[str]) -> str:
+        raise AssertionError(f"nothing is recorded, yet {fix.rule} was")
+
+    result = reproduce(
+        claims, planned, code, fixture_python, inputs_digest=ZERO, record=record, rebuild=rebuild
+    )
+    assert asked == ["PackageNotFoundError"]
+    assert [f.code for f in result.gate.findings] == ["B007"]
