@@ -11,8 +11,11 @@ Rules, in order:
    module only a side script imports is no requirement) that no requirement provides is
    added through :data:`IMPORT_TO_DISTRIBUTION` (a maintained map of import names to
    distributions; an unknown name is its own distribution name), recorded, and marked
-   optional when its import is. Build tools (:data:`BUILD_TOOLS`) are never inferred from
-   ``setup.py``; ``pkg_resources`` in the code requires setuptools, unpinned.
+   optional when its import is. The steps a launcher runs first
+   (:mod:`reprobridge_sdk.agent.prerequisite`) bring their closure too once the Reproducer
+   adopts one, optional (the environment is built again with them). Build tools
+   (:data:`BUILD_TOOLS`) are never inferred from ``setup.py``; ``pkg_resources`` in the code
+   requires setuptools, unpinned.
    ``-r``/``-e``/URL lines and environment markers that do not apply are dropped, recorded.
 2. **Platform-bound pins.** ``nvidia-*``, ``triton`` and ``pytorch-triton`` pins are
    CUDA-only wheels: they are dropped (their CPU equivalent is nothing: the CPU builds of the
@@ -670,6 +673,7 @@ def build_environment(
     sandbox: bool = False,
     after: BuilderRecord | None = None,
     because: str | None = None,
+    again: EnvironmentName | None = None,
 ) -> BuilderRecord:
     """Run the Builder: declared requirements, then each environment of
     :data:`ENVIRONMENTS` (resolution steps, lock, environment, gate) until one passes.
@@ -677,7 +681,8 @@ def build_environment(
     With ``plan`` the environment serves its launchers' import closure; without, every
     import of the repository. ``after``: a record whose environment works but whose code
     does not run (``because`` says how); the environments after its own are tried, and the
-    record returned carries its attempts and steps too. Resolving and installing run
+    record returned carries its attempts and steps too; with ``again`` that environment is
+    tried first instead (the requirements changed, not the era). Resolving and installing run
     outside the sandbox; the import probes run in it with ``sandbox``. The environment
     that passes is copied to ``state_dir/env``.
     """
@@ -686,6 +691,7 @@ def build_environment(
     steps: list[ResolveStep] = list(after.steps) if after is not None else []
     attempts: list[EnvironmentAttempt] = list(after.attempts) if after is not None else []
     start = ENVIRONMENTS.index(after.environment) + 1 if after is not None else 0
+    start = ENVIRONMENTS.index(again) if again is not None else start
     unavailable: list[BuildFinding] = []
     last: list[BuildFinding] = []
     why = because or "the first environment tried"

@@ -57,6 +57,7 @@ from reprobridge_sdk.agent.packager import (
 )
 from reprobridge_sdk.agent.patching import apply_patch
 from reprobridge_sdk.agent.planner import plan
+from reprobridge_sdk.agent.prerequisite import with_step_imports
 from reprobridge_sdk.agent.reproducer import SMOKE_TIMEOUT, reproduce
 from reprobridge_sdk.agent.reviewer import review
 from reprobridge_sdk.agent.state import BuildState, RecordedChange, inputs_digest
@@ -78,6 +79,7 @@ from reprobridge_sdk.model.build import (
     PhaseName,
     PhaseRecord,
     PlanRecord,
+    PrepareStep,
     ReproducerRecord,
     ReviewRecord,
 )
@@ -252,7 +254,9 @@ def build(options: BuildOptions, *, echo: Callable[[str], None] | None = None) -
             ),
         )
         built = era.built
-        replanned = _replanned(planned, repro)
+        # the imports of the steps run first, when the Reproducer added any, stay the plan's
+        widened = planned.model_copy(update={"imports": era.planned.imports})
+        replanned = _replanned(widened, repro)
         if replanned != planned:
             # the re-plan is the planner record from now on (the same inputs digest: the
             # Reproducer re-decides it from the claims whenever it runs again)
@@ -545,6 +549,7 @@ def _reproduce(  # noqa: PLR0917 - private helper of build()
         timeout=options.smoke_budget,
         sandbox=options.sandbox,
         rebuild=era.rebuild,
+        widen=era.widen,
     )
     art = load(out)
     changed = False
@@ -623,6 +628,38 @@ class _Era:
             )
             self._save(kept)
             return None, [f for f in record.gate.findings if f.code == "B048"]
+        self._save(record)
+        replace_environment(self.out, self.state.root / ENV_DIR)
+        return ensure_environment(self.out), []
+
+    def widen(self, steps: list[PrepareStep]) -> tuple[Path | None, list[BuildFinding]]:
+        """The environment built again with the imports of ``steps`` (launchers run them
+        first) that the plan lacks, in the environment in use: the plan keeps them for every
+        later environment. None when nothing is new, or when the environment built again
+        does not pass its gate (the one in use stays; the step's own gate says why)."""
+        wider = with_step_imports(self.planned, self.out / "code", steps)
+        if wider is self.planned:
+            return None, []
+        added = sorted({u.module for u in wider.imports} - {u.module for u in self.planned.imports})
+        self.planned = wider
+        in_use = next(
+            (n for a in reversed(self.built.attempts) if a.ok for n in ENVIRONMENTS if n == a.name),
+            ENVIRONMENTS[0],
+        )
+        record = build_environment(
+            self.intake,
+            self.state.root,
+            inputs_digest=self.built.inputs_digest,
+            plan=wider,
+            claims=self.claims,
+            sandbox=self.sandbox,
+            after=self.built,
+            again=in_use,
+            because=f"the steps run first import {', '.join(added)}",
+        )
+        if not record.gate.passed:
+            self._save(self.built.model_copy(update={"attempts": record.attempts}))
+            return None, []
         self._save(record)
         replace_environment(self.out, self.state.root / ENV_DIR)
         return ensure_environment(self.out), []

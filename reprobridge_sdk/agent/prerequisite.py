@@ -43,12 +43,19 @@ the scored launcher's step is the README's command as written.
 **The gate.** The launcher runs again with the step first. The step failing (its script in
 the traceback, not the launcher's) with an error a fix rule mends keeps the step (the next
 round fixes the step's code, e.g. a removed API); failing otherwise is B057 and the step is
-dropped (a module the environment lacks is named in its hint: the environment serves the
-launcher's imports, and the claims file's ``requirements`` add one), and so is a step after
-which the run fails without a traceback. A
+dropped (a module the environment still lacks is named in its hint: the claims file's
+``requirements`` add one), and so is a step after which the run fails without a traceback. A
 ``FileNotFoundError`` of the step for a file the launcher's own script writes is the cycle,
 B056. The launcher still missing ``P`` is B057 (the step does not write it) and the step is
 dropped. A kept step is a recorded decision (:func:`decision`) with the command and why.
+
+**Its environment.** The environment serves the step too: before the launcher runs again
+with a new step, the third-party modules the step's script reaches (its import closure,
+:mod:`reprobridge_sdk.agent.imports`, local modules followed) join the plan's ``imports``
+(:func:`with_step_imports`) and the Builder's environment is built again with them. They
+are optional there (``optional`` says it is the step's import): the launcher does not need
+them, so a module no index has (or that does not import) is left out with B023 instead of
+failing the launcher's environment; the step then fails and is B057 as above.
 """
 
 from __future__ import annotations
@@ -62,8 +69,16 @@ from pathlib import Path
 
 from reprobridge_sdk.agent.fixes import Failure, Fix
 from reprobridge_sdk.agent.gates import build_finding
+from reprobridge_sdk.agent.imports import closure
 from reprobridge_sdk.agent.intake import PyFile, options_of, read_tree, readme_commands
-from reprobridge_sdk.model.build import BuildFinding, CommandLine, LauncherPlan, PrepareStep
+from reprobridge_sdk.model.build import (
+    BuildFinding,
+    CommandLine,
+    LauncherPlan,
+    PlanRecord,
+    PrepareStep,
+    ReachedImport,
+)
 from reprobridge_sdk.model.guide import Ambiguity
 
 __all__ = [
@@ -76,6 +91,8 @@ __all__ = [
     "gate",
     "missing_path",
     "prerequisite_fix",
+    "step_imports",
+    "with_step_imports",
 ]
 
 #: Steps a launcher runs first, at most.
@@ -488,8 +505,8 @@ def gate(
         return build_finding(
             "B057",
             f"the step {step.script}, run first to write {step.produces!r}, imports {name!r}, "
-            "which the environment lacks (the environment serves the launcher's imports); "
-            "it is not kept",
+            "which the environment lacks (its requirement was left out: it did not resolve "
+            "with the launcher's, or its distribution has another name); it is not kept",
             hint=f"add the distribution that provides {name!r} to the claims file's "
             "requirements, then run 'reprobridge build --resume'",
         )
@@ -499,6 +516,34 @@ def gate(
         f"{after.signature}; it is not kept",
         hint="fix the step by hand and record it with 'reprobridge code record'",
     )
+
+
+def step_imports(root: Path, step: PrepareStep) -> list[ReachedImport]:
+    """The third-party modules ``step``'s script reaches in the repository at ``root``, each
+    optional (the step's import, not the launcher's), sorted by module."""
+    module = step.console_script is not None or step.argv[1:2] == ["-m"]
+    reached = closure(root, step.script, workdir=step.workdir, module=module)
+    why = f"imported by the step {step.script}, run first to write {step.produces}"
+    return [
+        ReachedImport(
+            module=name,
+            files=list(use.files),
+            optional=f"{use.optional}; {why}" if use.optional else why,
+        )
+        for name, use in sorted(reached.third_party.items())
+    ]
+
+
+def with_step_imports(plan: PlanRecord, root: Path, steps: list[PrepareStep]) -> PlanRecord:
+    """``plan`` whose ``imports`` also hold the modules ``steps`` reach that it lacks (the
+    plan itself when there are none); a module the launchers import keeps their entry."""
+    imports = {use.module: use for use in plan.imports}
+    for step in steps:
+        for use in step_imports(root, step):
+            imports.setdefault(use.module, use)
+    if len(imports) == len(plan.imports):
+        return plan
+    return plan.model_copy(update={"imports": sorted(imports.values(), key=lambda u: u.module)})
 
 
 def _in_repository(root: Path, step: PrepareStep, name: str) -> bool:

@@ -95,6 +95,7 @@ from reprobridge_sdk.model.build import (
     BuildFinding,
     LauncherPlan,
     PlanRecord,
+    PrepareStep,
     ReproducerRecord,
 )
 from reprobridge_sdk.model.claims import Claims
@@ -107,6 +108,7 @@ __all__ = [
     "Rebuild",
     "Recorder",
     "RunOutcome",
+    "Widen",
     "reproduce",
     "run_launcher",
 ]
@@ -124,6 +126,10 @@ Advice = Callable[[Failure, LauncherPlan], "Fix | None"]
 #: ``rebuild(failure) -> (interpreter or None, findings)``: the next environment of the
 #: code's era, built; None when none is left (the findings say why).
 Rebuild = Callable[[Failure], "tuple[Path | None, list[BuildFinding]]"]
+
+#: ``widen(steps) -> (interpreter or None, findings)``: the environment built again to serve
+#: the imports of the steps a launcher runs first too; None when it stays as it is.
+Widen = Callable[[list[PrepareStep]], "tuple[Path | None, list[BuildFinding]]"]
 
 
 def _labels(claims: Claims, plan: PlanRecord, launcher_id: str) -> tuple[list[str], list[str]]:
@@ -228,12 +234,16 @@ def reproduce(
     artifact: Path | None = None,
     sandbox: bool = False,
     rebuild: Rebuild | None = None,
+    widen: Widen | None = None,
 ) -> ReproducerRecord:
     """Run every smoke launcher of ``plan`` until it passes or no fix helps.
 
     A failure no fix rule removes is retried in the next environment of the code's era
     (``rebuild``, while one is left) before the advisor is asked: fix rules, then the era
     environment, then the advisor.
+
+    A step run first (:mod:`reprobridge_sdk.agent.prerequisite`) gets its imports into the
+    environment through ``widen`` before the launcher runs again with it.
 
     ``timeout`` is the smoke budget in seconds. ``artifact`` (default: ``code_dir``'s parent)
     is what paths in the record are written relative to. With ``sandbox`` every run is
@@ -346,6 +356,10 @@ def reproduce(
                     build_finding("B008", f"fix {fix.rule!r} cannot be applied: {detail}")
                 )
                 break
+            if fix.prepare and widen is not None:
+                widened, notes = widen(list(fix.prepare))
+                findings.extend(notes)
+                state.interpreter = widened or state.interpreter
             trial = current
             if fix.workdir is not None or fix.env or fix.prepare:
                 trial = current.model_copy(

@@ -7,6 +7,7 @@ interpreter; the fixture ``prerequisite`` runs in the shared fixture environment
 
 from __future__ import annotations
 
+import subprocess
 import sys
 from pathlib import Path
 
@@ -14,16 +15,32 @@ import pytest
 import yaml
 from build_fixtures import git, write_repo
 
+from reprobridge_sdk.agent.builder import build_environment, declared_requirements
 from reprobridge_sdk.agent.claims import load_claims
 from reprobridge_sdk.agent.commands import markdown_commands, parse_command
 from reprobridge_sdk.agent.console_scripts import console_scripts
 from reprobridge_sdk.agent.fixes import Failure, Fix
 from reprobridge_sdk.agent.intake import checkout, inventory
-from reprobridge_sdk.agent.packager import manifest_launcher
+from reprobridge_sdk.agent.packager import assemble, manifest_launcher
+from reprobridge_sdk.agent.pipeline import _Era
 from reprobridge_sdk.agent.planner import plan
-from reprobridge_sdk.agent.prerequisite import compose, find_step, prerequisite_fix
+from reprobridge_sdk.agent.prerequisite import (
+    compose,
+    find_step,
+    prerequisite_fix,
+    with_step_imports,
+)
 from reprobridge_sdk.agent.reproducer import reproduce, run_launcher
-from reprobridge_sdk.model.build import BuildFinding, LauncherPlan, PrepareStep, ReproducerRecord
+from reprobridge_sdk.agent.state import BuildState
+from reprobridge_sdk.model.build import (
+    BuilderRecord,
+    BuildFinding,
+    IntakeRecord,
+    LauncherPlan,
+    PlanRecord,
+    PrepareStep,
+    ReproducerRecord,
+)
 from reprobridge_sdk.run.sandbox import check_sandbox
 
 ZERO = "0" * 64
@@ -522,3 +539,219 @@ def test_the_prerequisite_fixture_generates_its_data_first(
     done = run_launcher(by_scope["scored"], code, fixture_python, seed=0)
     assert done.exit_status == 0, done.stderr
     assert "wrote 1500 samples" in done.stdout and "test accuracy:" in done.stdout
+
+
+# ------------------------------------------------------------------ the step's environment
+
+_MAIN_NUMPY = """\
+from pathlib import Path
+import numpy
+text = Path("data/x.txt").read_text()
+print("result: %d" % numpy.int64(len(text)))
+"""
+_GEN_PLOTS = """\
+import matplotlib
+import numpy
+from helpers import sizes
+with open("x.txt", "w") as handle:
+    handle.write("a" * sizes())
+"""
+_HELPERS = """\
+import scipy
+try:
+    import reprobridge_no_such_module_xyz
+except ImportError:
+    pass
+def sizes():
+    return 3
+"""
+
+
+def _planned_step(
+    tmp_path: Path, files: dict[str, str]
+) -> tuple[IntakeRecord, PlanRecord, Path, PrepareStep]:
+    repo = _repo(tmp_path, files)
+    code = tmp_path / "code"
+    commit, date = checkout(str(repo), code)
+    claims = load_claims(_claims(tmp_path))
+    intake = inventory(
+        code, claims, source=str(repo), commit=commit, commit_date=date, inputs_digest=ZERO
+    )
+    planned = plan(claims, intake, root=code, inputs_digest=ZERO)
+    step = find_step(code, "data/x.txt", _launcher())
+    assert isinstance(step, PrepareStep), step
+    return intake, planned, code, step
+
+
+def test_a_steps_imports_reach_the_builders_requirements(tmp_path: Path) -> None:
+    intake, planned, code, step = _planned_step(
+        tmp_path,
+        {"main.py": _MAIN_NUMPY, "data/gen.py": _GEN_PLOTS, "data/helpers.py": _HELPERS},
+    )
+    assert step.script == "data/gen.py"
+    assert [u.module for u in planned.imports] == ["numpy"]
+    before = declared_requirements(intake, planned)
+    assert "matplotlib" not in before.requirements
+
+    wider = with_step_imports(planned, code, [step])
+    by_module = {u.module: u for u in wider.imports}
+    # the step's own imports and those of the local module it imports; the local module
+    # itself is no requirement
+    assert sorted(by_module) == ["matplotlib", "numpy", "reprobridge_no_such_module_xyz", "scipy"]
+    # the launcher imports numpy itself: its entry (required) stays
+    assert by_module["numpy"] == planned.imports[0] and by_module["numpy"].optional is None
+    why = "imported by the step data/gen.py, run first to write data/x.txt"
+    assert by_module["matplotlib"].optional == why
+    assert by_module["scipy"].files == ["data/helpers.py"]
+    assert by_module["reprobridge_no_such_module_xyz"].optional == (
+        f"under try/except ImportError; {why}"
+    )
+    declared = declared_requirements(intake, wider)
+    assert {"matplotlib", "numpy", "scipy"} <= set(declared.requirements)
+    # optional: the launcher's environment never fails for them (left out with B023)
+    assert "matplotlib" in declared.optional and "numpy" not in declared.optional
+    # nothing new: the plan itself, so the environment is not built again
+    assert with_step_imports(wider, code, [step]) is wider
+
+
+def test_a_step_without_third_party_imports_leaves_the_plan_alone(tmp_path: Path) -> None:
+    _, planned, code, step = _planned_step(tmp_path, {"main.py": _MAIN, "data/gen.py": _GEN})
+    assert with_step_imports(planned, code, [step]) is planned
+
+
+def test_a_python2_step_and_an_import_no_index_has_are_optional_requirements(
+    tmp_path: Path,
+) -> None:
+    # Hostile: the step does not parse as Python 3 (its imports are read as text) and
+    # imports a module no index has, under a name that is a local folder elsewhere.
+    gen = (
+        "import reprobridge_no_such_distribution_xyz\nimport cPickle\n"
+        'print "writing"\nopen("x.txt", "w").write("abc")\n'
+    )
+    intake, planned, code, step = _planned_step(
+        tmp_path, {"main.py": _MAIN, "data/gen.py": gen, "other/lib/__init__.py": ""}
+    )
+    wider = with_step_imports(planned, code, [step])
+    assert [u.module for u in wider.imports] == ["reprobridge_no_such_distribution_xyz"]
+    declared = declared_requirements(intake, wider)
+    assert declared.optional == ["reprobridge_no_such_distribution_xyz"]
+
+
+@pytest.mark.slow
+def test_a_step_runs_in_the_environment_widened_for_its_imports(
+    tmp_path: Path, fixture_python: Path
+) -> None:
+    # The step imports yaml, which the shared fixture environment lacks; the launcher does
+    # not. The pipeline's widen builds the environment again with it (the Builder, tested
+    # below with real resolutions); here it answers with this interpreter, which has yaml,
+    # so the Reproducer's part is what is tested: it asks before the launcher runs again
+    # with the step, and runs with the interpreter it gets.
+    gen = 'import yaml\nopen("x.txt", "w").write(yaml.safe_dump([1]))\n'
+    repo = _repo(tmp_path, {"main.py": _MAIN, "data/gen.py": gen})
+    code = tmp_path / "code"
+    commit, date = checkout(str(repo), code)
+    claims = load_claims(_claims(tmp_path))
+    intake = inventory(
+        code, claims, source=str(repo), commit=commit, commit_date=date, inputs_digest=ZERO
+    )
+    planned = plan(claims, intake, root=code, inputs_digest=ZERO)
+    asked: list[list[str]] = []
+
+    def widen(steps: list[PrepareStep]) -> tuple[Path | None, list[BuildFinding]]:
+        wider = with_step_imports(planned, code, steps)
+        asked.append([u.module for u in wider.imports])
+        return PYTHON, []
+
+    def record(fix: Fix, failure: Failure | None, tasks: list[str]) -> str:
+        raise AssertionError("a step is a decision, not a patch")
+
+    result = reproduce(
+        claims, planned, code, fixture_python, inputs_digest=ZERO, record=record, widen=widen
+    )
+    assert asked == [["yaml"]]
+    assert result.gate.passed, result.gate.findings
+    assert [s.script for s in result.launchers[0].prepare] == ["data/gen.py"]
+
+
+@pytest.mark.slow
+def test_the_builder_locks_a_steps_import_and_leaves_out_one_no_index_has(
+    tmp_path: Path, env_cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("REPROBRIDGE_CACHE_DIR", str(env_cache))
+    gen = 'import yaml\nopen("x.txt", "w").write(yaml.safe_dump([1]))\n'
+    intake, planned, code, step = _planned_step(tmp_path, {"main.py": _MAIN, "data/gen.py": gen})
+    record = build_environment(
+        intake,
+        tmp_path / "state",
+        inputs_digest=ZERO,
+        plan=with_step_imports(planned, code, [step]),
+        cache_dir=env_cache,
+    )
+    assert record.gate.passed, record.gate.findings
+    assert any(p.startswith("pyyaml==") for p in record.pins)
+    lock = (tmp_path / "state/env/environment/requirements.lock").read_text("utf-8")
+    assert "pyyaml==" in lock
+    assert record.imports_checked == ["yaml"]
+
+    # hostile: a step's import no index has is left out; the launcher's environment builds
+    bad = 'import reprobridge_no_such_distribution_xyz\nopen("x.txt", "w").write("a")\n'
+    intake, planned, code, step = _planned_step(
+        tmp_path / "bad", {"main.py": _MAIN_NUMPY, "data/gen.py": bad}
+    )
+    record = build_environment(
+        intake,
+        tmp_path / "bad-state",
+        inputs_digest=ZERO,
+        plan=with_step_imports(planned, code, [step]),
+        cache_dir=env_cache,
+    )
+    assert record.gate.passed, record.gate.findings
+    assert [(f.code, f.severity) for f in record.gate.findings] == [("B023", "warning")]
+    assert record.imports_checked == ["numpy"]
+
+
+@pytest.mark.slow
+def test_the_pipeline_widens_the_environment_in_use_and_the_plan_keeps_it(
+    tmp_path: Path, env_cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The pipeline's part, phase by phase as build() runs it: the Builder's environment,
+    # the artifact assembled on it, then the step's imports: the environment is built
+    # again in place (same kind, same inputs digest), the artifact's lock follows, and the
+    # plan keeps the import for every later environment.
+    monkeypatch.setenv("REPROBRIDGE_CACHE_DIR", str(env_cache))
+    gen = 'import yaml\nopen("x.txt", "w").write(yaml.safe_dump([1]))\n'
+    repo = _repo(tmp_path, {"main.py": _MAIN, "data/gen.py": gen})
+    claims_file = _claims(tmp_path)
+    claims = load_claims(claims_file)
+    out = tmp_path / "out"
+    state = BuildState(out)
+    code = state.root / "source"
+    commit, date = checkout(str(repo), code)
+    intake = inventory(
+        code, claims, source=str(repo), commit=commit, commit_date=date, inputs_digest=ZERO
+    )
+    planned = plan(claims, intake, root=code, inputs_digest=ZERO)
+    built = build_environment(
+        intake, state.root, inputs_digest=ZERO, plan=planned, cache_dir=env_cache
+    )
+    assert built.gate.passed and not any(p.startswith("pyyaml") for p in built.pins)
+    assemble(out, str(repo), claims=claims, intake=intake, plan=planned, env_dir=state.root / "env")
+    step = find_step(out / "code", "data/x.txt", _launcher())
+    assert isinstance(step, PrepareStep)
+    era = _Era(built, intake, planned, claims, state, out, False, {})
+
+    interpreter, notes = era.widen([step])
+    assert interpreter is not None and notes == []
+    assert [u.module for u in era.planned.imports] == ["yaml"]
+    assert era.built.inputs_digest == ZERO and era.built.environment == "newest"
+    assert [a.name for a in era.built.attempts] == ["newest", "newest"]
+    assert any(p.startswith("pyyaml==") for p in era.built.pins)
+    assert state.stored("builder", BuilderRecord) == era.built
+    lock = (out / "environment/requirements.lock").read_text("utf-8")
+    assert "pyyaml==" in lock
+    done = subprocess.run(
+        [str(interpreter), "-c", "import yaml"], capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    # the same step again: nothing new, nothing built
+    assert era.widen([step]) == (None, [])
