@@ -9,7 +9,8 @@ Python command the installed wrapper would run.
 the first declaration of a name kept: ``pyproject.toml`` ``[project.scripts]`` and
 ``[tool.poetry.scripts]``, ``setup.cfg`` ``[options.entry_points] console_scripts``, and a
 literal ``setup(entry_points={"console_scripts": [...]})`` in ``setup.py`` (a dict literal,
-or a module-level name bound once to one; the list may be a name bound to a list literal).
+or a module-level name bound once to one; the list may be a name bound to a list literal);
+the last two are read by :mod:`reprobridge_sdk.agent.packaging_metadata`.
 
 **An entry** is ``name = module:function`` (``function`` may be dotted: ``obj.method``). The
 name is a word (letters, digits, ``.``, ``_``, ``-``), the module a dotted Python name whose
@@ -28,13 +29,13 @@ file is in the repository (at its root or under ``src/``); anything else, extras
 from __future__ import annotations
 
 import ast
-import configparser
 import re
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from reprobridge_sdk.agent.packaging_metadata import read_setup_cfg, read_setup_py
 from reprobridge_sdk.io.safefs import UnsafeFileError, read_text
 
 __all__ = ["ConsoleScript", "console_scripts"]
@@ -98,61 +99,13 @@ def _pyproject(text: str) -> list[tuple[str, str, str]]:
 
 
 def _setup_cfg(text: str) -> list[tuple[str, str, str]]:
-    parser = configparser.ConfigParser(interpolation=None)
-    try:
-        parser.read_string(text)
-        value = parser.get("options.entry_points", "console_scripts", fallback="")
-    except configparser.Error:
-        return []
     where = "setup.cfg [options.entry_points]"
-    return [(*_split(line), where) for line in value.splitlines() if "=" in line]
-
-
-def _split(line: str) -> tuple[str, str]:
-    name, _, target = line.partition("=")
-    return name.strip(), target.strip()
+    return [(name, target, where) for name, target in read_setup_cfg(text).console_scripts]
 
 
 def _setup_py(text: str) -> list[tuple[str, str, str]]:
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError, RecursionError):
-        return []
-    bound: dict[str, ast.expr] = {}
-    for node in tree.body:
-        if isinstance(node, ast.Assign) and len(node.targets) == 1:
-            target = node.targets[0]
-            if isinstance(target, ast.Name):
-                bound[target.id] = node.value
-
-    def value(node: ast.expr) -> ast.expr:
-        return bound.get(node.id, node) if isinstance(node, ast.Name) else node
-
-    for call in ast.walk(tree):
-        if not isinstance(call, ast.Call):
-            continue
-        func = call.func
-        called = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
-        if called != "setup":
-            continue
-        for keyword in call.keywords:
-            points = value(keyword.value) if keyword.arg == "entry_points" else None
-            if not isinstance(points, ast.Dict):
-                continue
-            for key, entries in zip(points.keys, points.values, strict=True):
-                if not (isinstance(key, ast.Constant) and key.value == "console_scripts"):
-                    continue
-                listed = value(entries)
-                if not isinstance(listed, (ast.List, ast.Tuple)):
-                    continue
-                return [
-                    (*_split(item.value), "setup.py entry_points")
-                    for item in listed.elts
-                    if isinstance(item, ast.Constant)
-                    and isinstance(item.value, str)
-                    and "=" in item.value
-                ]
-    return []
+    where = "setup.py entry_points"
+    return [(name, target, where) for name, target in read_setup_py(text).console_scripts]
 
 
 def _module_file(root: Path, module: str) -> str | None:

@@ -4,9 +4,9 @@ One reader per kind, each returning the lines as written (pins kept):
 
 * ``requirements*.txt``/``.in``: every line but comments and options (``-r``, ``-e``, ...).
 * ``setup.py``: the ``install_requires`` keyword of the ``setup()`` call, when it is a
-  literal list or tuple of strings, or a name bound once at module level to one.
-* ``setup.cfg``: ``[options] install_requires`` (one requirement a line, or ``;``-free
-  comma lists).
+  literal list or tuple of strings, or a name bound once at module level to one; and
+* ``setup.cfg``: ``[options] install_requires`` (one requirement a line), both read by
+  :mod:`reprobridge_sdk.agent.packaging_metadata`.
 * ``pyproject.toml``: ``[project] dependencies``.
 * ``environment.yml``/``.yaml``: the ``pip`` section's lines (conda packages are not
   distributions of the index and are not read).
@@ -18,8 +18,6 @@ still listed. Files above 1 MiB are not read.
 
 from __future__ import annotations
 
-import ast
-import configparser
 import re
 import tomllib
 from pathlib import Path
@@ -27,6 +25,7 @@ from typing import Any
 
 import yaml
 
+from reprobridge_sdk.agent.packaging_metadata import read_setup_cfg, read_setup_py
 from reprobridge_sdk.model.build import DependencyFile, DependencyKind
 
 __all__ = ["dependency_files", "requirement_lines"]
@@ -52,52 +51,12 @@ def requirement_lines(text: str) -> list[str]:
     return out
 
 
-def _strings(node: ast.expr | None) -> list[str] | None:
-    if isinstance(node, (ast.List, ast.Tuple)) and all(
-        isinstance(e, ast.Constant) and isinstance(e.value, str) for e in node.elts
-    ):
-        return [
-            e.value.strip()
-            for e in node.elts
-            if isinstance(e, ast.Constant) and isinstance(e.value, str)
-        ]
-    return None
-
-
 def _setup_py(text: str) -> list[str]:
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError, RecursionError):
-        return []
-    bound: dict[str, ast.expr] = {}
-    for node in tree.body:
-        if isinstance(node, ast.Assign) and len(node.targets) == 1:
-            target = node.targets[0]
-            if isinstance(target, ast.Name):
-                bound[target.id] = node.value
-    for call in ast.walk(tree):
-        if not isinstance(call, ast.Call):
-            continue
-        for keyword in call.keywords:
-            if keyword.arg != "install_requires":
-                continue
-            value = keyword.value
-            if isinstance(value, ast.Name):
-                value = bound.get(value.id, value)
-            found = _strings(value)
-            if found is not None:
-                return [line for line in found if line]
-    return []
+    return list(read_setup_py(text).install_requires)
 
 
 def _setup_cfg(text: str) -> list[str]:
-    parser = configparser.ConfigParser(interpolation=None)
-    try:
-        parser.read_string(text)
-        raw = parser.get("options", "install_requires", fallback="")
-    except configparser.Error:
-        return []
-    return [line.strip() for line in re.split(r"[\n]", raw) if line.strip()]
+    return list(read_setup_cfg(text).install_requires)
 
 
 def _pyproject(text: str) -> list[str]:

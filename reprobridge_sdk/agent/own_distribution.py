@@ -22,7 +22,8 @@ at import time.
 **Name and version**, read statically (``setup.py`` is never executed), from the first of
 these that names the distribution: ``pyproject.toml`` ``[project]``, then ``[tool.poetry]``,
 then ``setup.cfg`` ``[metadata]``, then a literal ``setup(name=..., version=...)`` in
-``setup.py`` (a string, or a module-level name bound once to one). The version, in order:
+``setup.py`` (a string, or a module-level name bound once to one); the last two are read by
+:mod:`reprobridge_sdk.agent.packaging_metadata`. The version, in order:
 
 1. the literal of that same source (not one declared dynamic: ``[project] dynamic``, or
    ``[tool.poetry-dynamic-versioning] enable``), or its static pointer: ``[tool.setuptools.
@@ -49,7 +50,6 @@ component can be injected.
 from __future__ import annotations
 
 import ast
-import configparser
 import os
 import re
 import subprocess
@@ -62,6 +62,7 @@ from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
 from reprobridge_sdk.agent.gates import build_finding
+from reprobridge_sdk.agent.packaging_metadata import read_setup_cfg, read_setup_py
 from reprobridge_sdk.io.safefs import UnsafeFileError, read_text
 from reprobridge_sdk.model.build import BuildFinding
 
@@ -254,53 +255,18 @@ def _pyproject(text: str, findings: list[BuildFinding]) -> list[_Declared]:
 
 
 def _setup_cfg(text: str, findings: list[BuildFinding]) -> list[_Declared]:
-    parser = configparser.ConfigParser(interpolation=None)
-    try:
-        parser.read_string(text)
-        name = parser.get("metadata", "name", fallback=None)
-        version = parser.get("metadata", "version", fallback=None)
-    except configparser.Error as exc:
-        findings.append(_bad("setup.cfg", f"does not parse: {str(exc).splitlines()[0][:200]}"))
+    read = read_setup_cfg(text)
+    if read.error is not None:
+        findings.append(_bad("setup.cfg", f"does not parse: {read.error}"))
         return []
-    if name is None:
+    if not read.has_name:
         return []
-    pointer = None
-    if version is not None and version.strip().startswith(("attr:", "file:")):
-        kind, _, value = version.strip().partition(":")
-        pointer, version = (kind, value.strip().split(",")[0]), None
-    return [(name.strip(), version.strip() if version else None, "setup.cfg [metadata]", pointer)]
+    return [(read.name, read.version, "setup.cfg [metadata]", read.version_pointer)]
 
 
 def _setup_py(text: str) -> list[_Declared]:
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError, RecursionError):
-        return []
-    bound: dict[str, ast.expr] = {}
-    for node in tree.body:
-        if isinstance(node, ast.Assign) and len(node.targets) == 1:
-            target = node.targets[0]
-            if isinstance(target, ast.Name):
-                bound[target.id] = node.value
-    for call in ast.walk(tree):
-        if not (isinstance(call, ast.Call) and _called(call.func) == "setup"):
-            continue
-        values: dict[str, object] = {}
-        for keyword in call.keywords:
-            value = keyword.value
-            if isinstance(value, ast.Name):
-                value = bound.get(value.id, value)
-            if keyword.arg in {"name", "version"} and isinstance(value, ast.Constant):
-                values[keyword.arg] = value.value
-        if "name" in values:
-            return [(values["name"], values.get("version"), "setup.py setup()", None)]
-    return []
-
-
-def _called(func: ast.expr) -> str:
-    if isinstance(func, ast.Attribute):
-        return func.attr
-    return func.id if isinstance(func, ast.Name) else ""
+    read = read_setup_py(text)
+    return [(read.name, read.version, "setup.py setup()", None)] if read.has_name else []
 
 
 def _declared(root: Path, findings: list[BuildFinding]) -> list[_Declared]:
