@@ -54,6 +54,8 @@ class TaskFacts:
     observations: tuple[float, ...]
     #: The run ids the observations' provenance cites (``run``, each of ``runs``).
     cited: tuple[str, ...]
+    #: The declared same-seed tolerance of a re-execution (format 1.1); ``None``: none.
+    same_seed_tolerance: float | None = None
 
     @classmethod
     def of(cls, task: Task) -> TaskFacts:
@@ -74,6 +76,7 @@ class TaskFacts:
             published=published_midpoint(task.published.value, task.published.range),
             observations=tuple(o.value for o in task.reference.observations),
             cited=tuple(cited),
+            same_seed_tolerance=task.same_seed_tolerance,
         )
 
 

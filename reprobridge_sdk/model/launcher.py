@@ -284,7 +284,7 @@ class Launcher(SpecModel):
         default=False,
         description=(
             "Runs with one seed give the same values: a re-execution must match them exactly "
-            "(otherwise within the task's interval half-width)."
+            "(otherwise within the task's same-seed tolerance, at most its interval half-width)."
         ),
         json_schema_extra=since("1.1"),
     )

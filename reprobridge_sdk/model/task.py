@@ -123,3 +123,12 @@ class Task(SpecModel):
     )
     hardware: str | None = Field(default=None, description="Hardware the paper used.")
     reference: Reference = Field(default_factory=Reference)
+    same_seed_tolerance: float | None = Field(
+        default=None,
+        ge=0,
+        description=(
+            "How far two runs with the same seed may differ (the metric's units): a "
+            "re-execution is held to it; below the interval's half-width."
+        ),
+        json_schema_extra=since("1.1"),
+    )
