@@ -1,7 +1,9 @@
 """``audit()``: the independent auditor's entry point (spec ``audit``).
 
 The result is a pure function of the artifact's files, the evidence's files and the options:
-no clock, no randomness, no state shared with a runner. Paths in the result are relative to
+no clock, no state shared with a runner. The one random draw, the seed of the re-execution
+sample, is made when the options are (secret until the report, which states it), and a seed
+given instead draws the same sample again. Paths in the result are relative to
 the attempt directory (runs) or as the caller gave them (attempts, artifact).
 
 Artifact-level findings are the validator's errors (``reprobridge validate``) and the
@@ -37,7 +39,9 @@ from reprobridge_sdk.model.audit import (
     AuditOptions,
     AuditResult,
     IntervalResult,
+    RerunComparison,
     RunCheck,
+    ShiftTest,
     TaskAudit,
 )
 from reprobridge_sdk.signing.keys import TrustedKeys
@@ -65,7 +69,7 @@ from .interval import (
 from .interval import (
     holm as holm_adjust,
 )
-from .rerun import rerun_runs
+from .rerun import Limits, draw_seed, rerun_runs
 from .trust import check_attempt_ledger, check_signatures
 from .verdict import (
     ICML,
@@ -91,6 +95,9 @@ __all__ = ["audit", "collector_paused", "load_artifact"]
 
 AttemptLike = str | os.PathLike[str] | Attempt
 
+#: Attempt findings that taint only the tasks of their launchers (deleted runs, a shift).
+_BY_LAUNCHER = frozenset({"A052", "A070"})
+
 
 @dataclass
 class _Checks:
@@ -104,6 +111,8 @@ class _Checks:
     mismatches: list[int] = field(default_factory=list)
     signers: dict[Path, str] = field(default_factory=dict)
     reran: set[Path] = field(default_factory=set)
+    comparisons: dict[Path, list[RerunComparison]] = field(default_factory=dict)
+    shifts: list[list[ShiftTest]] = field(default_factory=list)
 
     def taint(self, judgement: Judgement, attempt: int, launchers: set[str]) -> Judgement:
         """Attempt-level evidence errors make the verdict ``invalid-evidence``.
@@ -116,7 +125,7 @@ class _Checks:
         errors = [
             f
             for f in self.attempt_findings[attempt]
-            if f.severity is Severity.ERROR and f.code != "A052"
+            if f.severity is Severity.ERROR and f.code not in _BY_LAUNCHER
         ]
         for launcher in sorted(launchers):
             errors.extend(self.by_launcher[attempt].get(launcher, ()))
@@ -138,11 +147,9 @@ def _check_trust(
     """Ledger (always), signatures (with keys) and re-execution (with --rerun) per attempt.
 
     ``intervals`` are the manifest's tasks' compatibility intervals, in the tasks' order
-    (computed once per audit; the re-run widths are their half-widths)."""
+    (computed once per audit; the re-run tolerances are capped at their half-widths)."""
     checks = _Checks()
-    widths: dict[str, float | None] = {}
-    for task, interval in zip(facts.manifest.tasks, intervals, strict=True):
-        widths[task.id] = interval.half_width if interval.defined else None
+    limits = _limits(facts, intervals) if options.rerun is not None else Limits()
     for attempt, runs in zip(chosen, evidence, strict=True):
         check = (
             check_attempt_ledger(
@@ -160,23 +167,76 @@ def _check_trust(
                 signer = check_signatures(run, trust.keys, check.state if check else None)
                 if signer is not None:
                     checks.signers[run.path] = signer
-        executed = mismatches = 0
+        checks.shifts.append([])
+        checks.executed.append(0)
+        checks.mismatches.append(0)
         if options.rerun is not None:
-            outcome = rerun_runs(
-                facts,
-                runs,
-                count=None if options.rerun == "all" else int(options.rerun),
-                seed=options.rerun_seed,
-                half_widths=widths,
-                env_mode=trust.rerun_env,
-                sandbox=trust.rerun_sandbox,
-            )
-            executed, mismatches = outcome.executed, outcome.mismatches
-            by_rel = {r.rel or ".": r.path for r in runs}
-            checks.reran.update(by_rel[rel] for rel in outcome.chosen)
-        checks.executed.append(executed)
-        checks.mismatches.append(mismatches)
+            _rerun_attempt(facts, runs, options=options, trust=trust, limits=limits, checks=checks)
     return checks
+
+
+def _rerun_attempt(
+    facts: ArtifactFacts,
+    runs: Sequence[RunEvidence],
+    *,
+    options: AuditOptions,
+    trust: _Trust,
+    limits: Limits,
+    checks: _Checks,
+) -> None:
+    """Re-execute the last attempt's sample; its shift findings taint their launchers."""
+    outcome = rerun_runs(
+        facts,
+        runs,
+        count=None if options.rerun == "all" else int(options.rerun or 0),
+        seed=options.rerun_seed,
+        limits=limits,
+        env_mode=trust.rerun_env,
+        sandbox=trust.rerun_sandbox,
+    )
+    checks.executed[-1], checks.mismatches[-1] = outcome.executed, outcome.mismatches
+    checks.shifts[-1] = outcome.shifts
+    by_rel = {r.rel or ".": r.path for r in runs}
+    checks.reran.update(by_rel[rel] for rel in outcome.chosen)
+    for rel, rows in outcome.comparisons.items():
+        checks.comparisons[by_rel[rel]] = rows
+    for item, launchers in outcome.shift_findings:
+        checks.attempt_findings[-1].append(item)
+        for launcher in launchers:
+            checks.by_launcher[-1].setdefault(launcher, []).append(item)
+
+
+def _limits(facts: ArtifactFacts, intervals: Sequence[Interval]) -> Limits:
+    """Per task: the interval half-width and the declared same-seed tolerance."""
+    widths: dict[str, float | None] = {}
+    declared: dict[str, float | None] = {}
+    positions: dict[str, int] = {}
+    for index, (task, interval) in enumerate(zip(facts.manifest.tasks, intervals, strict=True)):
+        widths[task.id] = interval.half_width if interval.defined else None
+        declared[task.id] = task.same_seed_tolerance
+        positions.setdefault(task.id, index)
+    return Limits(widths, declared, positions)
+
+
+def _wide_tolerances(facts: ArtifactFacts, intervals: Sequence[Interval]) -> list[Finding]:
+    """A071 where a declared same-seed tolerance is not below the task's half-width (known
+    where the interval is: at the audit, with its level and floor)."""
+    found: list[Finding] = []
+    for index, (task, interval) in enumerate(zip(facts.manifest.tasks, intervals, strict=True)):
+        declared = task.same_seed_tolerance
+        if declared is None or not interval.defined or declared < interval.half_width:
+            continue
+        found.append(
+            finding(
+                "A071",
+                f"task {task.id}: same_seed_tolerance {declared:.6g} is not below the "
+                f"interval half-width {interval.half_width:.6g}; re-execution uses the "
+                "half-width",
+                path=f"/tasks/{index}/same_seed_tolerance",
+                hint="declare the spread of two runs with one seed, well below the half-width",
+            )
+        )
+    return found
 
 
 def _planted_is_error(run: RunEvidence) -> None:
@@ -254,7 +314,7 @@ def _options(
     expect_head: str | None = None,
     trust: TrustedKeys | None = None,
     rerun: int | str | None = None,
-    rerun_seed: int = 0,
+    rerun_seed: int | None = None,
 ) -> AuditOptions:
     check_options(level, floor)
     if rerun is not None and rerun != "all" and (not isinstance(rerun, int) or rerun < 1):
@@ -268,7 +328,9 @@ def _options(
         expect_head=expect_head,
         trusted=sorted(k.name for k in trust.keys.values()) if trust is not None else None,
         rerun=rerun,  # checked above
-        rerun_seed=rerun_seed,
+        # secret until the report: drawn here unless given (a sample that can be reproduced)
+        rerun_seed=draw_seed() if rerun_seed is None and rerun is not None else rerun_seed or 0,
+        rerun_seed_drawn=rerun_seed is None and rerun is not None,
     )
 
 
@@ -292,11 +354,12 @@ def _verify_attempt(
     return verify_attempt(facts, attempt.path, cache)
 
 
-def _run_check(run: RunEvidence, signer: str | None = None, reran: bool = False) -> RunCheck:
+def _run_check(run: RunEvidence, checks: _Checks) -> RunCheck:
     record = run.record
     return RunCheck(
-        signer=signer,
-        reran=reran,
+        signer=checks.signers.get(run.path),
+        reran=run.path in checks.reran,
+        rerun=checks.comparisons.get(run.path, []),
         run=run.rel or ".",
         run_id=record.run_id if record else None,
         launcher=record.launcher if record else None,
@@ -327,7 +390,7 @@ def audit(
     expect_head: str | None = None,
     trust: TrustedKeys | None = None,
     rerun: int | str | None = None,
-    rerun_seed: int = 0,
+    rerun_seed: int | None = None,
     rerun_env: str = "cached",
     rerun_sandbox: bool = True,
 ) -> AuditResult:
@@ -339,9 +402,10 @@ def audit(
 
     Every attempt's run ledger is checked (``expect_head``: the head the author submitted);
     with ``trust`` every run must be signed by one of its keys; with ``rerun`` (a number of
-    runs or ``"all"``) a sample of each attempt's succeeded runs chosen with ``rerun_seed``
-    is re-executed in ``rerun_env`` (in the sandbox unless ``rerun_sandbox`` is false) and
-    compared (see :mod:`.rerun`).
+    runs per launcher and task, or ``"all"``) a sample of each attempt's succeeded runs
+    chosen with ``rerun_seed`` (``None``: a secret seed drawn from the OS's entropy, stated
+    in the report's options) is re-executed in ``rerun_env`` (in the sandbox unless
+    ``rerun_sandbox`` is false) and compared (see :mod:`.rerun`).
     """
     options = _options(
         level,
@@ -420,6 +484,7 @@ def _audit(
         floor=options.floor,
     )
     checks = _check_trust(facts, chosen, evidence, options, trust or _Trust(), intervals=intervals)
+    wide = _wide_tolerances(facts, intervals)
 
     tasks: list[TaskAudit] = []
     for task, interval in zip(manifest.tasks, intervals, strict=True):
@@ -515,15 +580,14 @@ def _audit(
                 label=name,
                 group=attempt.label,
                 path=_display_path(attempt.path, root),
-                runs=[
-                    _run_check(r, checks.signers.get(r.path), r.path in checks.reran) for r in runs
-                ],
+                runs=[_run_check(r, checks) for r in runs],
                 counts=counts,
                 success_rate=counts["compatible"] / len(tasks) if tasks else None,
                 findings=[as_audit_finding(f) for f in checks.attempt_findings[index]],
                 ledger_head=checks.heads[index],
                 reran=checks.executed[index],
                 rerun_mismatches=checks.mismatches[index],
+                shift_tests=checks.shifts[index],
             )
         )
 
@@ -542,6 +606,7 @@ def _audit(
     ] + [as_audit_finding(f) for f in facts.findings]
     artifact_findings += [as_audit_finding(f) for f in _shared_runs(manifest, evidence)]
     artifact_findings += [as_audit_finding(f) for f in _placeholders(validation)]
+    artifact_findings += [as_audit_finding(f) for f in wide]
     badges = award(
         BadgeContext(
             manifest=manifest,

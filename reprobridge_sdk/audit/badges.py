@@ -29,8 +29,9 @@ Rules, by badge (the first column is the rule's name in :data:`RULES`):
   - ``placeholders``: as above;
   - ``untrusted``: under ``--trust``, a run is unsigned or its signature does not hold
     (K001-K004, K007), even when other evidence suffices;
-  - ``rerun``: a re-executed run did not hold up (A058, A059), even when other evidence
-    suffices: a fabricated run anywhere withholds the badge.
+  - ``rerun``: a re-executed run did not hold up (A058, A059), or the re-executed runs of
+    a task show a shift (A070), even when other evidence suffices: a fabricated run
+    anywhere withholds the badge.
 """
 
 from __future__ import annotations
@@ -217,7 +218,7 @@ def _rerun(ctx: BadgeContext) -> list[AuditFinding]:
         for r in runs
         for f in r.findings
         if f.code in _RERUN
-    ]
+    ] + [_audit_finding(f) for found in ctx.attempt_findings for f in found if f.code == "A070"]
 
 
 #: The badge rules in order: (badge, rule name, rule). Add a rule here, and only here.

@@ -26,6 +26,7 @@ from xml.etree import ElementTree as ET
 
 from reprobridge_sdk.findings import terminal_text as _t
 from reprobridge_sdk.model.audit import (
+    AttemptSummary,
     AuditFinding,
     AuditResult,
     AuditTable,
@@ -163,6 +164,7 @@ def _evidence_lines(result: AuditResult) -> list[str]:
         if attempt.reran:
             summary += f"; re-executed {attempt.reran}, mismatches {attempt.rerun_mismatches}"
         lines.append(summary)
+        lines.extend(_rerun_lines(attempt))
         for run in invalid:
             codes = ", ".join(sorted({f.code for f in run.findings if f.severity == "error"}))
             lines.append(f"    invalid run {_t(run.run)}: {codes}")
@@ -205,6 +207,40 @@ def claim_text(claim: TableClaim) -> str:
     if claim.code:
         parts.append(claim.code)
     return " ".join(parts)
+
+
+def _rerun_lines(attempt: AttemptSummary) -> list[str]:
+    """Per re-executed run and task: recorded, re-executed, difference, tolerance; then the
+    shift tests over the sample."""
+    lines: list[str] = []
+    for run in attempt.runs:
+        for row in run.rerun:
+            limit = "exact" if row.tolerance == 0 else f"±{_fmt(row.tolerance, 6)}"
+            lines.append(
+                f"    re-executed {_t(run.run)} {_t(row.task)}: recorded {_fmt(row.recorded, 6)}"
+                f", re-executed {_fmt(row.rerun, 6)}, difference {_fmt(row.difference, 6)}, "
+                f"tolerance {limit} ({row.basis}): {'held' if row.held else 'MISMATCH'}"
+            )
+    for test in attempt.shift_tests:
+        t = _fmt(test.t, 3) if test.t is not None else "inf"
+        lines.append(
+            f"    shift {_t(test.task)}: mean difference {_fmt(test.mean_difference, 6)} over "
+            f"{test.n} runs, paired t={t} p={_fmt(test.p, 3)} at level "
+            f"{test.level:g}: {'SHIFTED' if test.shifted else 'no shift'}"
+        )
+    return lines
+
+
+def _seed_line(result: AuditResult | AuditTable) -> list[str]:
+    """The sample seed, stated once the sample is drawn (secret until then)."""
+    options = result.options
+    if options.rerun is None:
+        return []
+    how = "drawn at the audit" if options.rerun_seed_drawn else "given"
+    return [
+        f"re-execution: {options.rerun} per launcher and task, sample seed "
+        f"{options.rerun_seed} ({how}; --rerun-seed {options.rerun_seed} draws it again)"
+    ]
 
 
 def _table_lines(table: AuditTable) -> list[str]:
@@ -282,7 +318,7 @@ def _text_attempt(
 def render_text(result: AuditResult | AuditTable, *, color: bool = False) -> str:
     """A human-readable report (ANSI colours only when ``color``)."""
     if isinstance(result, AuditResult):
-        return "\n".join(_text_one(result, color)) + "\n"
+        return "\n".join([*_text_one(result, color), *_seed_line(result)]) + "\n"
     lines: list[str] = []
     for row, item in sections(result):
         if item is not None:
@@ -297,6 +333,7 @@ def render_text(result: AuditResult | AuditTable, *, color: bool = False) -> str
     if result.labels:
         rates = ", ".join(f"{_t(r.label)} {_rate(r.success_rate)}" for r in result.labels)
         lines.append(f"labels: {rates}; spread {_rate(result.label_spread)}")
+    lines.extend(_seed_line(result))
     lines.append("PASS" if result.passed else "FAIL")
     return "\n".join(lines) + "\n"
 

@@ -6,9 +6,16 @@ log, compute its digest, ledger and even sign it. Re-execution is the only defen
 fabricated logs: the auditor runs the launcher again, with the recorded seed, in an
 environment built from the artifact's lock, and compares the values.
 
-Sampling. ``count`` runs are chosen among the attempt's succeeded runs (sorted by their
-directory) with :class:`random.Random` seeded by ``seed``: the same seed picks the same
-runs, and the report states both. ``count`` ``None`` means every succeeded run.
+Sampling. The sample seed is secret: unless the auditor gives one (to reproduce a sample),
+it is drawn from the operating system's entropy (:func:`draw_seed`) when the audit starts,
+and the report states it afterwards. A forger who knows which runs a fixed seed picks could
+fabricate all the others; a seed drawn at the audit leaves nothing to aim at. ``count`` runs
+are drawn among the attempt's succeeded runs (sorted by their directory) with
+:class:`random.Random` seeded by the seed, *per stratum*: each launcher, then each (launcher,
+task) pair whose runs record a value for the task; a stratum with fewer than ``count`` of its
+runs already chosen gets the rest drawn from its other runs. Every launcher and every task
+its runs measure is thus covered by ``min(count, runs)`` runs. ``count`` ``None`` means every
+succeeded run; :data:`DEFAULT_SAMPLE` is the sample a committee's review draws by default.
 
 Execution. Each chosen run is re-executed by the runner (:func:`reprobridge_sdk.run.run`)
 into a fresh temporary runs directory, with the record's launcher and seed, in
@@ -19,33 +26,71 @@ so the sandbox is the default. A sandbox that cannot work here is a usage error 
 before anything runs; it never falls back to an unsandboxed run.
 
 Comparison, per task the launcher measures, the recorded value against the value the
-re-execution extracted:
+re-execution extracted, within a *same-seed tolerance* (:func:`tolerance`): the
+re-execution reuses the recorded seed, so it is never held looser than the task's
+compatibility interval half-width ``h``:
 
-* a launcher that declares ``deterministic: true`` must give the same value exactly (two
-  NaN are the same);
-* otherwise the two may differ by at most the task's compatibility interval half-width
-  (``|recorded - rerun| <= h``); a task without an interval must match exactly.
+* ``deterministic``: a launcher that declares ``deterministic: true`` must give the same
+  value exactly (two NaN are the same);
+* ``no-interval``: a task without an interval must match exactly;
+* ``declared``: the task's ``same_seed_tolerance`` (format 1.1), capped at ``h``;
+* ``half-width``: with nothing declared, ``h`` itself (measuring the same-seed spread by
+  running twice is not done yet).
 
-A difference is A058 on the run (an error: the run's evidence is invalid); a re-execution
-that does not succeed, or gives no value where the record has one, is A059.
+A difference beyond the tolerance is A058 on the run (an error: the run's evidence is
+invalid); a re-execution that does not succeed, or gives no value where the record has one,
+is A059.
+
+Shift. Each run within tolerance does not show that the sample is honest: adding a little
+less than the tolerance to every run passes run by run. Per task, the differences
+``recorded - re-executed`` over the attempt's re-executed runs are tested with a paired t
+test (two-sided, Student's t with ``n - 1`` degrees of freedom, :data:`SHIFT_LEVEL`), when
+there are at least :data:`SHIFT_MIN_RUNS` of them; a significant shift is A070 (an error
+that taints the tasks of the launchers whose runs were tested). Differences that are all
+equal and not zero have no spread: ``p = 0``; all zero: ``p = 1``.
 """
 
 from __future__ import annotations
 
 import math
 import random
+import secrets
 import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from reprobridge_sdk.errors import UsageError
-from reprobridge_sdk.findings import finding
+from reprobridge_sdk.findings import Finding, finding
 from reprobridge_sdk.model import RECORD_NAME
+from reprobridge_sdk.model.audit import RerunComparison, ShiftTest
 
+from ._studentt import t_two_sided
 from .verify import ArtifactFacts, RunEvidence
 
-__all__ = ["RerunOutcome", "choose", "rerun_runs"]
+__all__ = [
+    "DEFAULT_SAMPLE",
+    "SHIFT_LEVEL",
+    "SHIFT_MIN_RUNS",
+    "RerunOutcome",
+    "choose",
+    "draw_seed",
+    "rerun_runs",
+    "shift_test",
+    "tolerance",
+]
+
+#: Runs re-executed per launcher and per task when the committee gives no number.
+DEFAULT_SAMPLE = 4
+#: Level of the paired t test of a shift across the sample (two-sided).
+SHIFT_LEVEL = 0.01
+#: The fewest re-executed runs of a task for which the shift is tested.
+SHIFT_MIN_RUNS = 4
+
+
+def draw_seed() -> int:
+    """A secret sample seed from the operating system's entropy (63 bits)."""
+    return secrets.randbits(63)
 
 
 @dataclass
@@ -55,23 +100,189 @@ class RerunOutcome:
     chosen: list[str] = field(default_factory=list)
     executed: int = 0
     mismatches: int = 0
+    #: Run directory (relative) -> the comparison of each task it records.
+    comparisons: dict[str, list[RerunComparison]] = field(default_factory=dict)
+    shifts: list[ShiftTest] = field(default_factory=list)
+    #: A070 findings, each with the launchers whose runs it was tested on.
+    shift_findings: list[tuple[Finding, set[str]]] = field(default_factory=list)
+
+
+def _strata(pool: Sequence[RunEvidence]) -> list[list[int]]:
+    """Indices of ``pool`` per launcher, then per (launcher, task) with a recorded value."""
+    launchers: dict[str, list[int]] = {}
+    tasks: dict[tuple[str, str], list[int]] = {}
+    for index, run in enumerate(pool):
+        record = run.record
+        assert record is not None
+        launchers.setdefault(record.launcher, []).append(index)
+        for measured in record.measurements:
+            members = tasks.setdefault((record.launcher, measured.task), [])
+            if measured.value is not None and (not members or members[-1] != index):
+                members.append(index)
+    return [launchers[k] for k in sorted(launchers)] + [tasks[k] for k in sorted(tasks)]
 
 
 def choose(runs: Sequence[RunEvidence], count: int | None, seed: int) -> list[RunEvidence]:
-    """The sample of succeeded runs to re-execute (all of them when ``count`` is None)."""
-    pool = sorted((r for r in runs if r.succeeded), key=lambda r: r.rel)
-    if count is None or count >= len(pool):
+    """The sample of succeeded runs to re-execute: ``count`` per launcher and per task (all
+    of a stratum's runs when it has fewer; every run when ``count`` is None)."""
+    pool = sorted((r for r in runs if r.succeeded and r.record is not None), key=lambda r: r.rel)
+    if count is None:
         return pool
-    picked = random.Random(seed).sample(range(len(pool)), count)
-    return [pool[i] for i in sorted(picked)]
+    rng = random.Random(seed)
+    chosen: set[int] = set()
+    for stratum in _strata(pool):
+        need = min(count, len(stratum)) - sum(i in chosen for i in stratum)
+        if need > 0:
+            chosen.update(rng.sample([i for i in stratum if i not in chosen], need))
+    return [pool[i] for i in sorted(chosen)]
 
 
-def _same(recorded: float, again: float, deterministic: bool, half_width: float | None) -> bool:
+def tolerance(
+    deterministic: bool, declared: float | None, half_width: float | None
+) -> tuple[float, str]:
+    """The same-seed tolerance of a re-execution and its basis (see the module)."""
+    if deterministic:
+        return 0.0, "deterministic"
+    if half_width is None or not math.isfinite(half_width):
+        return 0.0, "no-interval"
+    if declared is not None:
+        return min(declared, half_width), "declared"
+    return half_width, "half-width"
+
+
+def _within(recorded: float, again: float, allowed: float) -> bool:
     if math.isnan(recorded) or math.isnan(again):
         return math.isnan(recorded) and math.isnan(again)
-    if deterministic or half_width is None or not math.isfinite(half_width):
+    if allowed == 0.0:
         return recorded == again
-    return abs(recorded - again) <= half_width
+    return abs(recorded - again) <= allowed
+
+
+def _finite(value: float | None) -> float | None:
+    return value if value is not None and math.isfinite(value) else None
+
+
+def shift_test(task: str, differences: Sequence[float]) -> ShiftTest | None:
+    """The paired t test of ``differences`` (recorded - re-executed); None under
+    :data:`SHIFT_MIN_RUNS` finite differences."""
+    values = [d for d in differences if math.isfinite(d)]
+    n = len(values)
+    if n < SHIFT_MIN_RUNS:
+        return None
+    mean = math.fsum(values) / n
+    sd = math.sqrt(math.fsum((d - mean) ** 2 for d in values) / (n - 1))
+    if sd == 0.0:
+        t = math.inf if mean != 0.0 else 0.0
+        p = 0.0 if mean != 0.0 else 1.0
+    else:
+        t = mean / (sd / math.sqrt(n))
+        p = t_two_sided(t, n - 1)
+    return ShiftTest(
+        task=task,
+        n=n,
+        mean_difference=_finite(mean),
+        sd=_finite(sd),
+        t=_finite(t),
+        p=p,
+        level=SHIFT_LEVEL,
+        shifted=p < SHIFT_LEVEL,
+    )
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What a re-executed value is held to, per task: half-width and declared tolerance."""
+
+    half_widths: Mapping[str, float | None] = field(default_factory=dict)
+    declared: Mapping[str, float | None] = field(default_factory=dict)
+    #: Task id -> its index in the manifest (where a shift is located).
+    positions: Mapping[str, int] = field(default_factory=dict)
+
+
+def _compare(
+    chosen: RunEvidence, fresh: Mapping[str, float | None], deterministic: bool, limits: Limits
+) -> tuple[list[RerunComparison], list[Finding]]:
+    """The comparison of every recorded value of ``chosen`` with the re-executed one."""
+    record = chosen.record
+    assert record is not None
+    where = f"{chosen.rel}/{RECORD_NAME}".lstrip("/")
+    rows: list[RerunComparison] = []
+    found: list[Finding] = []
+    for index, measured in enumerate(record.measurements):
+        if measured.value is None:
+            continue
+        allowed, basis = tolerance(
+            deterministic, limits.declared.get(measured.task), limits.half_widths.get(measured.task)
+        )
+        value = fresh.get(measured.task)
+        held = value is not None and _within(measured.value, value, allowed)
+        difference = measured.value - value if value is not None else None
+        rows.append(
+            RerunComparison(
+                task=measured.task,
+                recorded=_finite(measured.value),
+                rerun=_finite(value),
+                difference=_finite(difference),
+                tolerance=allowed,
+                basis=basis,
+                held=held,
+            )
+        )
+        pointer = f"/measurements/{index}/value"
+        if value is None:
+            found.append(
+                finding(
+                    "A059",
+                    f"run {record.run_id}: the re-execution gave no value for task {measured.task}",
+                    file=where,
+                    path=pointer,
+                )
+            )
+        elif not held:
+            limit = "exactly" if allowed == 0.0 else f"within {allowed:.6g} ({basis})"
+            found.append(
+                finding(
+                    "A058",
+                    f"run {record.run_id}: task {measured.task} recorded "
+                    f"{measured.value!r}, re-executed {value!r} (must match {limit})",
+                    file=where,
+                    path=pointer,
+                    hint="the recorded log was not produced by this experiment",
+                )
+            )
+    return rows, found
+
+
+def _shifts(outcome: RerunOutcome, launchers: Mapping[str, str], limits: Limits) -> None:
+    """Test each task's differences over the sample; A070 for a significant shift."""
+    by_task: dict[str, list[tuple[float, str]]] = {}
+    for rel, rows in outcome.comparisons.items():
+        for row in rows:
+            if row.difference is not None:
+                by_task.setdefault(row.task, []).append((row.difference, launchers[rel]))
+    for task in sorted(by_task):
+        pairs = by_task[task]
+        test = shift_test(task, [d for d, _ in pairs])
+        if test is None:
+            continue
+        outcome.shifts.append(test)
+        if not test.shifted:
+            continue
+        direction = "above" if (test.mean_difference or 0.0) > 0 else "below"
+        outcome.shift_findings.append(
+            (
+                finding(
+                    "A070",
+                    f"task {task}: the recorded values lie systematically {direction} the "
+                    f"re-executed ones (mean difference {test.mean_difference:.6g} over "
+                    f"{test.n} runs, paired t test p = {test.p:.3g} < {SHIFT_LEVEL})",
+                    path=f"/tasks/{limits.positions[task]}" if task in limits.positions else "",
+                    hint="every run may pass its tolerance while the evidence is shifted: "
+                    "the recorded values were not produced by this experiment",
+                ),
+                {launcher for _, launcher in pairs},
+            )
+        )
 
 
 def rerun_runs(
@@ -80,92 +291,79 @@ def rerun_runs(
     *,
     count: int | None,
     seed: int,
-    half_widths: Mapping[str, float | None],
+    limits: Limits,
     env_mode: str = "cached",
     sandbox: bool = True,
 ) -> RerunOutcome:
-    """Re-execute a sample of ``runs`` and add A058/A059 to the runs that do not hold up."""
-    from reprobridge_sdk.run.runner import run as run_launchers  # noqa: PLC0415 - heavy
-
+    """Re-execute a sample of ``runs``, add A058/A059 to the runs that do not hold up and
+    test the sample for a shift (A070 in ``shift_findings``)."""
     outcome = RerunOutcome()
     sample = choose(runs, count, seed)
     if sandbox and sample:
         from reprobridge_sdk.run.runner import require_sandbox  # noqa: PLC0415 - heavy
 
         require_sandbox()
+    launchers: dict[str, str] = {}
     for chosen in sample:
         record = chosen.record
         assert record is not None
-        outcome.chosen.append(chosen.rel or ".")
-        launcher = facts.launcher(record.launcher)
-        if launcher is None:
-            continue
-        where = f"{chosen.rel}/{RECORD_NAME}".lstrip("/")
-        with tempfile.TemporaryDirectory(prefix="rb-rerun-") as scratch:
-            try:
-                summary = run_launchers(
-                    facts.root,
-                    [launcher.id],
-                    seeds=[record.seed] if record.seed is not None and launcher.seeds else None,
-                    env_mode=env_mode,
-                    runs_dir=Path(scratch) / "runs",
-                    sandbox=sandbox,
-                )
-            except UsageError:  # e.g. the sandbox cannot work here (N011): the auditor's problem
-                raise
-            except Exception as exc:  # the artifact cannot be run at all: unconfirmed
-                chosen.findings.append(
-                    finding(
-                        "A059", f"run {record.run_id} could not be re-executed: {exc}", file=where
-                    )
-                )
-                continue
-        outcome.executed += 1
-        again = [r for r in summary.results if r.record.launcher == launcher.id]
-        if not again or again[-1].record.status != "succeeded":
-            status = again[-1].record.status if again else "not started"
-            chosen.findings.append(
-                finding(
-                    "A059",
-                    f"run {record.run_id} was re-executed and did not succeed ({status})",
-                    file=where,
-                )
-            )
-            outcome.mismatches += 1
-            continue
-        fresh = {m.task: m.value for m in again[-1].record.measurements}
-        mismatched = False
-        for index, measured in enumerate(record.measurements):
-            if measured.value is None:
-                continue
-            value = fresh.get(measured.task)
-            if value is None:
-                chosen.findings.append(
-                    finding(
-                        "A059",
-                        f"run {record.run_id}: the re-execution gave no value for task "
-                        f"{measured.task}",
-                        file=where,
-                        path=f"/measurements/{index}/value",
-                    )
-                )
-                mismatched = True
-                continue
-            width = half_widths.get(measured.task)
-            if not _same(measured.value, value, launcher.deterministic, width):
-                allowed = (
-                    "exactly" if launcher.deterministic or width is None else f"within {width:.6g}"
-                )
-                chosen.findings.append(
-                    finding(
-                        "A058",
-                        f"run {record.run_id}: task {measured.task} recorded "
-                        f"{measured.value!r}, re-executed {value!r} (must match {allowed})",
-                        file=where,
-                        path=f"/measurements/{index}/value",
-                        hint="the recorded log was not produced by this experiment",
-                    )
-                )
-                mismatched = True
-        outcome.mismatches += mismatched
+        rel = chosen.rel or "."
+        outcome.chosen.append(rel)
+        launchers[rel] = record.launcher
+        _rerun_one(facts, chosen, outcome, limits, env_mode=env_mode, sandbox=sandbox)
+    _shifts(outcome, launchers, limits)
     return outcome
+
+
+def _rerun_one(
+    facts: ArtifactFacts,
+    chosen: RunEvidence,
+    outcome: RerunOutcome,
+    limits: Limits,
+    *,
+    env_mode: str,
+    sandbox: bool,
+) -> None:
+    from reprobridge_sdk.run.runner import run as run_launchers  # noqa: PLC0415 - heavy
+
+    record = chosen.record
+    assert record is not None
+    launcher = facts.launcher(record.launcher)
+    if launcher is None:
+        return
+    where = f"{chosen.rel}/{RECORD_NAME}".lstrip("/")
+    with tempfile.TemporaryDirectory(prefix="rb-rerun-") as scratch:
+        try:
+            summary = run_launchers(
+                facts.root,
+                [launcher.id],
+                seeds=[record.seed] if record.seed is not None and launcher.seeds else None,
+                env_mode=env_mode,
+                runs_dir=Path(scratch) / "runs",
+                sandbox=sandbox,
+            )
+        except UsageError:  # e.g. the sandbox cannot work here (N011): the auditor's problem
+            raise
+        except Exception as exc:  # the artifact cannot be run at all: unconfirmed
+            chosen.findings.append(
+                finding("A059", f"run {record.run_id} could not be re-executed: {exc}", file=where)
+            )
+            return
+    outcome.executed += 1
+    again = [r for r in summary.results if r.record.launcher == launcher.id]
+    if not again or again[-1].record.status != "succeeded":
+        status = again[-1].record.status if again else "not started"
+        chosen.findings.append(
+            finding(
+                "A059",
+                f"run {record.run_id} was re-executed and did not succeed ({status})",
+                file=where,
+            )
+        )
+        outcome.mismatches += 1
+        return
+    fresh = {m.task: m.value for m in again[-1].record.measurements}
+    rows, found = _compare(chosen, fresh, launcher.deterministic, limits)
+    outcome.comparisons[chosen.rel or "."] = rows
+    chosen.findings.extend(found)
+    outcome.mismatches += bool(found)

@@ -249,7 +249,7 @@ def audit_table(
     jobs: int = 1,
     trust: TrustedKeys | None = None,
     rerun: int | str | None = None,
-    rerun_seed: int = 0,
+    rerun_seed: int | None = None,
     rerun_env: str = "cached",
     rerun_sandbox: bool = True,
     archives: Sequence[str | None] | None = None,

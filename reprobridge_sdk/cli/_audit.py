@@ -9,8 +9,9 @@ atomically).
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
@@ -22,13 +23,63 @@ from ._executor import batch_mapper, executor_options
 if TYPE_CHECKING:
     from reprobridge_sdk.model.audit import AuditResult, AuditTable
 
-__all__ = ["AuditRequest", "audit", "run_audit_command"]
+__all__ = ["AuditRequest", "audit", "rerun_options", "run_audit_command", "sandbox_rerun_option"]
+
+F = TypeVar("F", bound=Callable[..., Any])
+#: The committee's default sample (``reprobridge_sdk.audit.rerun.DEFAULT_SAMPLE``; not
+#: imported here, to keep ``--help`` fast).
+DEFAULT_SAMPLE = 4
 
 
 def _colour() -> bool:
     from reprobridge_sdk.config import color_enabled  # noqa: PLC0415 - lazy
 
     return color_enabled(sys.stderr)
+
+
+def rerun_options(default: str | None) -> Callable[[F], F]:
+    """The re-execution options ``audit`` and ``review`` share (``review`` re-executes by
+    default: ``default`` is its sample)."""
+
+    def decorate(command: F) -> F:
+        command = click.option(
+            "--rerun-env",
+            type=click.Choice(["cached", "current"]),
+            default="cached",
+            show_default=True,
+            help="Re-execute in the environment built from the lock, or the current interpreter.",
+        )(command)
+        command = click.option(
+            "--rerun-seed",
+            type=int,
+            default=None,
+            help="Seed of the rerun sample, to draw a stated sample again (default: a secret "
+            "seed from the OS's entropy, printed in the report).",
+        )(command)
+        return click.option(
+            "--rerun",
+            metavar="K|all",
+            default=default,
+            show_default=default is not None,
+            help=f"Re-execute K sampled succeeded runs per launcher and per task of each attempt "
+            f"(or all) and compare the values (a committee's default: {DEFAULT_SAMPLE}).",
+        )(command)
+
+    return decorate
+
+
+def sandbox_rerun_option(command: F) -> F:
+    """``--sandbox/--no-sandbox`` (also spelled ``--rerun-sandbox``) of re-execution."""
+    return click.option(
+        "--sandbox/--no-sandbox",
+        "--rerun-sandbox/--no-rerun-sandbox",
+        "rerun_sandbox",
+        default=True,
+        show_default=True,
+        help="Re-execute under the runner's sandbox: no network, read-only but the run "
+        "directory, private /tmp; N011 where it cannot work. --no-sandbox re-executes with "
+        "every right of your user (N031).",
+    )(command)
 
 
 @click.command("audit")
@@ -84,31 +135,8 @@ def _colour() -> bool:
     type=click.Path(dir_okay=False),
     help="Require every run to be signed by a key of this KEYS file.",
 )
-@click.option(
-    "--rerun",
-    metavar="K|all",
-    help="Re-execute K sampled succeeded runs per attempt (or all) and compare the values.",
-)
-@click.option(
-    "--rerun-seed", type=int, default=0, show_default=True, help="Seed of the rerun sample."
-)
-@click.option(
-    "--rerun-env",
-    type=click.Choice(["cached", "current"]),
-    default="cached",
-    show_default=True,
-    help="Re-execute in the environment built from the lock, or the current interpreter.",
-)
-@click.option(
-    "--sandbox/--no-sandbox",
-    "--rerun-sandbox/--no-rerun-sandbox",
-    "rerun_sandbox",
-    default=True,
-    show_default=True,
-    help="Re-execute (--rerun) under the runner's sandbox: no network, read-only but the run "
-    "directory, private /tmp; N011 where it cannot work. --no-sandbox re-executes with every "
-    "right of your user (N031).",
-)
+@rerun_options(default=None)
+@sandbox_rerun_option
 @click.option(
     "--attest",
     metavar="FILE",
@@ -130,7 +158,7 @@ def audit(  # noqa: PLR0917 - click passes every option as an argument
     expect_head: str | None,
     trust: str | None,
     rerun: str | None,
-    rerun_seed: int,
+    rerun_seed: int | None,
     rerun_env: str,
     rerun_sandbox: bool,
     attest: str | None,
@@ -203,7 +231,8 @@ class AuditRequest:
     expect_head: str | None = None
     trust: str | None = None
     rerun: str | None = None
-    rerun_seed: int = 0
+    #: None: a secret seed drawn at the audit (printed in the report).
+    rerun_seed: int | None = None
     rerun_env: str = "cached"
     rerun_sandbox: bool = True
     attest: str | None = None

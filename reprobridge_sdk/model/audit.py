@@ -25,7 +25,9 @@ __all__ = [
     "IntervalResult",
     "LabelRate",
     "ReasonCount",
+    "RerunComparison",
     "RunCheck",
+    "ShiftTest",
     "TableClaim",
     "TableRow",
     "TaskAttempt",
@@ -80,7 +82,13 @@ class AuditOptions(SpecModel):
     )
     rerun_seed: int = Field(
         default=0,
-        description="Seed of the choice of runs to re-execute.",
+        description="Seed of the choice of runs to re-execute (drawn at the audit unless given).",
+        json_schema_extra=since("1.1"),
+    )
+    rerun_seed_drawn: bool = Field(
+        default=False,
+        description="The sample seed was drawn from the OS's entropy at the audit, secret until "
+        "the report (false: given by the auditor, --rerun-seed).",
         json_schema_extra=since("1.1"),
     )
 
@@ -107,6 +115,33 @@ class IntervalResult(SpecModel):
     )
 
 
+class RerunComparison(SpecModel):
+    """A re-executed run's value of one task beside the recorded one."""
+
+    task: str
+    recorded: float | None = Field(description="The value the run's record gives.")
+    rerun: float | None = Field(description="The value of the re-execution; null: none.")
+    difference: float | None = Field(description="recorded - rerun; null: no value.")
+    tolerance: float = Field(ge=0, description="The same-seed tolerance; 0: exactly.")
+    basis: Literal["deterministic", "no-interval", "declared", "half-width"] = Field(
+        description="Where the tolerance comes from (spec audit.md#re-execution)."
+    )
+    held: bool = Field(description="|difference| <= tolerance (exactly equal when 0).")
+
+
+class ShiftTest(SpecModel):
+    """The paired t test of one task's differences (recorded - re-executed) over a sample."""
+
+    task: str
+    n: int = Field(ge=2, description="Re-executed runs with a finite difference.")
+    mean_difference: float | None = None
+    sd: float | None = None
+    t: float | None = Field(default=None, description="null: infinite (no spread, mean not 0).")
+    p: float = Field(ge=0, le=1, description="Two-sided, Student's t with n - 1 df.")
+    level: float = Field(gt=0, lt=1)
+    shifted: bool = Field(description="p < level: A070.")
+
+
 class RunCheck(SpecModel):
     """The auditor's check of one run directory of an attempt."""
 
@@ -129,6 +164,11 @@ class RunCheck(SpecModel):
     reran: bool = Field(
         default=False,
         description="The run was re-executed (--rerun).",
+        json_schema_extra=since("1.1"),
+    )
+    rerun: list[RerunComparison] = Field(
+        default_factory=list,
+        description="Per recorded task: recorded and re-executed values, difference, tolerance.",
         json_schema_extra=since("1.1"),
     )
 
@@ -233,6 +273,11 @@ class AttemptSummary(SpecModel):
         default=0,
         ge=0,
         description="Re-executed runs that did not hold up (A058, A059).",
+        json_schema_extra=since("1.1"),
+    )
+    shift_tests: list[ShiftTest] = Field(
+        default_factory=list,
+        description="Per task with enough re-executed runs: the paired t test of a shift (A070).",
         json_schema_extra=since("1.1"),
     )
 

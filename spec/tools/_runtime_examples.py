@@ -902,6 +902,18 @@ RUNTIME_EXAMPLES: dict[str, tuple[str, str, str]] = {
         "$ reprobridge audit --trust KEYS   # A069 (error): the run is tainted",
         "# run folders hold regular files and directories only\n$ reprobridge audit",
     ),
+    "A070": (
+        _SH,
+        "# every recorded accuracy raised by 0.15, each within the half-width 0.196\n"
+        "$ reprobridge audit --rerun all   # A070: paired t test p < 0.01 over 5 runs",
+        "# honest runs: the re-executed values scatter around the recorded ones\n"
+        "$ reprobridge audit --rerun all",
+    ),
+    "A071": (
+        _YAML,
+        "tasks:\n  - id: acc\n    same_seed_tolerance: 0.5   # A071: half-width 0.196",
+        "tasks:\n  - id: acc\n    same_seed_tolerance: 0.01",
+    ),
     # ------------------------------------------------------------------- N: runner
     "N001": (
         _SH,
