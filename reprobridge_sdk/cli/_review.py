@@ -1,29 +1,45 @@
 """``reprobridge review``: a committee's review, re-executing recorded runs.
 
-The same as ``reprobridge audit --rerun all`` (or ``--sample K``): each attempt's ledger
-and, with ``--trust``, signatures are checked, and the sampled runs are executed again.
+The same as ``reprobridge audit --rerun K`` with a committee's default sample (4 runs per
+launcher and per task, or all of them when there are fewer; ``--rerun all`` for every run):
+each attempt's ledger and, with ``--trust``, signatures are checked, and the sampled runs
+are executed again. The re-execution options are ``audit``'s (``--rerun``, ``--rerun-seed``,
+``--rerun-env``, ``--sandbox``); the older spellings ``--sample``, ``--seed`` and ``--env``
+still work, with a deprecation warning.
 """
 
 from __future__ import annotations
 
+from typing import TypeVar
+
 import click
 
-from ._audit import AuditRequest, run_audit_command
+from reprobridge_sdk.cli._env_output import echo
+
+from ._audit import DEFAULT_SAMPLE, AuditRequest, rerun_options, run_audit_command
 from ._safety import sandbox_option
 
 __all__ = ["review"]
 
+T = TypeVar("T")
+
+
+def _renamed(value: T | None, new: T, old: str, spelling: str) -> T:
+    """``value`` of a deprecated option if given (with a warning), else the new one's."""
+    if value is None:
+        return new
+    echo(f"warning: {old} is deprecated; use {spelling} (as audit does)", err=True)
+    return value
+
 
 @click.command("review", context_settings={"help_option_names": ["-h", "--help"]})
 @click.argument("path", required=False, type=click.Path(path_type=str))
+@rerun_options(default=str(DEFAULT_SAMPLE))
+@click.option("--sample", hidden=True, metavar="K|all", help="Deprecated: --rerun.")
+@click.option("--seed", "seed", hidden=True, type=int, help="Deprecated: --rerun-seed.")
 @click.option(
-    "--sample",
-    metavar="K|all",
-    default="all",
-    show_default=True,
-    help="Runs to re-execute per attempt.",
+    "--env", "env_mode", hidden=True, type=click.Choice(["cached", "current"]), help="Deprecated."
 )
-@click.option("--seed", "seed", type=int, default=0, show_default=True, help="Seed of the sample.")
 @click.option(
     "--trust",
     metavar="KEYS",
@@ -31,14 +47,6 @@ __all__ = ["review"]
     help="Require every run to be signed by a key of this KEYS file.",
 )
 @click.option("--expect-head", metavar="HEAD", help="The ledger head the author submitted.")
-@click.option(
-    "--env",
-    "env_mode",
-    type=click.Choice(["cached", "current"]),
-    default="cached",
-    show_default=True,
-    help="Environment of the re-execution.",
-)
 @sandbox_option("the re-executed launchers")
 @click.option(
     "--format",
@@ -50,22 +58,27 @@ __all__ = ["review"]
 @click.option("--output", "-o", metavar="FILE", help="Write the report to FILE.")
 def review(  # noqa: PLR0917 - click passes every option as an argument
     path: str | None,
-    sample: str,
-    seed: int,
+    rerun: str,
+    rerun_seed: int | None,
+    rerun_env: str,
+    sample: str | None,
+    seed: int | None,
+    env_mode: str | None,
     trust: str | None,
     expect_head: str | None,
-    env_mode: str,
     sandbox: bool,
     fmt: str,
     output: str | None,
 ) -> None:
-    """Re-execute the recorded runs of the artifact at PATH (default: .) and audit them.
+    """Re-execute a sample of the recorded runs of the artifact at PATH (default: .) and
+    audit them.
 
     PATH is an artifact directory or a packed archive (an evidence submission, packed with
     --with-runs; unpacked safely into a temporary directory that is removed afterwards).
 
-    Re-execution runs in the sandbox (N011 where it cannot work; --no-sandbox: N031). An
-    artifact's own configuration files are ignored (N030).
+    The sample seed is secret: drawn from the OS's entropy unless --rerun-seed gives it, and
+    printed in the report. Re-execution runs in the sandbox (N011 where it cannot work;
+    --no-sandbox: N031). An artifact's own configuration files are ignored (N030).
 
     \\b
     Exit codes: 0 the audit passes and every re-executed run holds up, 1 otherwise,
@@ -74,9 +87,9 @@ def review(  # noqa: PLR0917 - click passes every option as an argument
     run_audit_command(
         AuditRequest(
             paths=[path or "."],
-            rerun=sample,
-            rerun_seed=seed,
-            rerun_env=env_mode,
+            rerun=_renamed(sample, rerun, "--sample", "--rerun"),
+            rerun_seed=_renamed(seed, rerun_seed, "--seed", "--rerun-seed"),
+            rerun_env=_renamed(env_mode, rerun_env, "--env", "--rerun-env"),
             rerun_sandbox=sandbox,
             trust=trust,
             expect_head=expect_head,

@@ -131,28 +131,49 @@ def test_within_the_half_width_unless_deterministic(toy: Path) -> None:
     ] == {"A058"}
 
 
-def test_review_command_re_executes_everything(toy: Path) -> None:
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "reprobridge_sdk",
-            "review",
-            str(toy),
-            "--env",
-            "current",
-            "--no-sandbox",  # the toy writes into the artifact: see the module docstring
-            "--format",
-            "json",
-        ],
+def _review(toy: Path, *options: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "reprobridge_sdk", "review", str(toy), *options],
         capture_output=True,
         text=True,
         check=False,
     )
+
+
+def test_review_command_re_executes_everything(toy: Path) -> None:
+    """review takes audit's re-execution options; its default sample (4 per launcher and
+    task) is every run of the toy's three."""
+    done = _review(toy, "--rerun-env", "current", "--no-sandbox", "--format", "json")
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout)
     assert report["attempts"][0]["reran"] == 3
-    assert report["options"]["rerun"] == "all"
+    assert report["options"]["rerun"] == 4
+    assert report["options"]["rerun_seed_drawn"] is True
+    done = _review(
+        toy,
+        "--rerun",
+        "1",
+        "--rerun-seed",
+        "5",
+        "--rerun-env",
+        "current",
+        "--no-sandbox",
+        "--format",
+        "json",
+    )
+    options = json.loads(done.stdout)["options"]
+    assert (options["rerun"], options["rerun_seed"], options["rerun_seed_drawn"]) == (1, 5, False)
+
+
+def test_review_old_option_spellings_still_work_with_a_warning(toy: Path) -> None:
+    done = _review(
+        toy, "--sample", "1", "--seed", "5", "--env", "current", "--no-sandbox", "--format", "json"
+    )
+    assert done.returncode == 0, done.stderr
+    options = json.loads(done.stdout)["options"]
+    assert (options["rerun"], options["rerun_seed"]) == (1, 5)
+    for old, new in (("--sample", "--rerun"), ("--seed", "--rerun-seed"), ("--env", "--rerun-env")):
+        assert f"warning: {old} is deprecated; use {new}" in done.stderr
 
 
 def test_bad_rerun_count_is_a_usage_error(toy: Path) -> None:

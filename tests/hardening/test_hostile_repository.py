@@ -244,8 +244,7 @@ def test_re_execution_runs_a_hostile_artifact_in_the_sandbox(
     root = _hostile_artifact(tmp_path / "art", hostile)
     recorded = run(root, ["scored"], env_mode="current", seeds=[0, 1], sandbox=True)
     assert [r.record.status for r in recorded.results] == ["succeeded", "succeeded"]
-    env_flag = ["--rerun-env", "current"] if command[0] == "audit" else ["--env", "current"]
-    done = _cli(*command, str(root), *env_flag, "--format", "json", cwd=tmp_path)
+    done = _cli(*command, str(root), "--rerun-env", "current", "--format", "json", cwd=tmp_path)
     assert done.returncode in {0, 1}, done.stderr[-3000:]  # 1: two seeds of three, not a pass
     attempt = json.loads(done.stdout)["attempts"][0]
     assert attempt["reran"] == 2  # both runs executed again, and they held up in the sandbox

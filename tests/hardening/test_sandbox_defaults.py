@@ -78,7 +78,7 @@ def _claims(tmp_path: Path) -> Path:
     "command",
     [
         ["check", "{toy}"],
-        ["review", "{toy}", "--env", "current"],
+        ["review", "{toy}", "--rerun-env", "current"],
         ["audit", "{toy}", "--rerun", "all", "--rerun-env", "current"],
         ["audit", "--table", "{toy}", "--rerun", "1", "--rerun-env", "current"],
         ["build", "{toy}/code", "--claims", "{claims}", "-o", "{out}"],
@@ -115,7 +115,7 @@ def test_no_sandbox_runs_unconfined_and_warns_with_n031(toy: Path, tmp_path: Pat
     done = _cli(
         "review",
         str(toy),
-        "--env",
+        "--rerun-env",
         "current",
         "--no-sandbox",
         "--format",
