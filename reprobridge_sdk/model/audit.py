@@ -118,7 +118,7 @@ class IntervalResult(SpecModel):
 class RerunComparison(SpecModel):
     """A re-executed run's value of one task beside the recorded one."""
 
-    task: str
+    task: str = Field(description="The task's id.")
     recorded: float | None = Field(description="The value the run's record gives.")
     rerun: float | None = Field(description="The value of the re-execution; null: none.")
     difference: float | None = Field(description="recorded - rerun; null: no value.")
@@ -132,13 +132,15 @@ class RerunComparison(SpecModel):
 class ShiftTest(SpecModel):
     """The paired t test of one task's differences (recorded - re-executed) over a sample."""
 
-    task: str
+    task: str = Field(description="The task's id.")
     n: int = Field(ge=2, description="Re-executed runs with a finite difference.")
-    mean_difference: float | None = None
-    sd: float | None = None
+    mean_difference: float | None = Field(default=None, description="Mean of the differences.")
+    sd: float | None = Field(
+        default=None, description="Sample standard deviation of the differences (divisor n - 1)."
+    )
     t: float | None = Field(default=None, description="null: infinite (no spread, mean not 0).")
     p: float = Field(ge=0, le=1, description="Two-sided, Student's t with n - 1 df.")
-    level: float = Field(gt=0, lt=1)
+    level: float = Field(gt=0, lt=1, description="The test's level (0.01).")
     shifted: bool = Field(description="p < level: A070.")
 
 
