@@ -14,6 +14,7 @@ import base64
 import json
 import shutil
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -912,6 +913,11 @@ def rerun_cases() -> list[Case]:
         runnable(data)
         data["launchers"][0]["argv"][1] = "code/broken.py"
 
+    def declared(data: dict[str, Any]) -> None:
+        runnable(data)
+        data["rra_version"] = "1.1"
+        data["tasks"][0]["same_seed_tolerance"] = 10.0
+
     rerun = {"rerun": "all"}
     return [
         Case(
@@ -927,9 +933,42 @@ def rerun_cases() -> list[Case]:
                 _field("/attempts/0/reran", 4),
                 _field("/attempts/0/rerun_mismatches", 0),
                 _field(f"/attempts/0/runs/[run={run_id('train-s0')}]/reran", True),
+                # recorded beside re-executed, held to the half-width (nothing declared)
+                _field(f"{_run('train-s1', 'rerun')}/[task=acc]/recorded", 90.1),
+                _field(f"{_run('train-s1', 'rerun')}/[task=acc]/rerun", 90.1),
+                _field(f"{_run('train-s1', 'rerun')}/[task=acc]/difference", 0.0),
+                _field(f"{_run('train-s1', 'rerun')}/[task=acc]/tolerance", 4.80894, 1e-5),
+                _field(f"{_run('train-s1', 'rerun')}/[task=acc]/basis", "half-width"),
+                _field(f"{_run('train-s1', 'rerun')}/[task=acc]/held", True),
+                # four runs measure acc: the paired t test of a shift finds none
+                _field("/attempts/0/shift_tests/[task=acc]/n", 4),
+                _field("/attempts/0/shift_tests/[task=acc]/shifted", False),
                 *_badges(True, True, True),
             ],
             codes=[_codes("/findings", [])],
+        ),
+        Case(
+            "rerun-shift",
+            "Every run's accuracy recorded 3 points above what re-execution gives: each is"
+            " within the half-width 4.81, the four differences are not (paired t test, A070).",
+            ["rerun", "tampering", "badge"],
+            [replace(r, acc=float(r.acc) + 3.0) for r in _all_runs()],
+            1,
+            manifest=runnable,
+            options=rerun,
+            fields=[
+                *_verdict(ACC, "invalid-evidence"),
+                _field("/attempts/0/rerun_mismatches", 0),
+                _field("/attempts/0/shift_tests/[task=acc]/shifted", True),
+                _field("/attempts/0/shift_tests/[task=acc]/mean_difference", 3.0, 1e-9),
+                _field("/attempts/0/shift_tests/[task=f1]/shifted", False),
+                _field("/badges/reproduced", False),
+            ],
+            codes=[
+                _codes(_run("train-s0"), []),
+                _codes("/attempts/0/findings", ["A070"], includes=True),
+                _codes("/badges/reasons/reproduced", ["A070"]),
+            ],
         ),
         Case(
             "rerun-value-mismatch",
@@ -948,6 +987,27 @@ def rerun_cases() -> list[Case]:
             codes=[
                 _codes(_run("train-s0"), ["A058"]),
                 _codes("/badges/reasons/reproduced", ["A058"], includes=True),
+            ],
+        ),
+        Case(
+            "rerun-declared-tolerance",
+            "A declared same-seed tolerance (format 1.1) of 10, not below the half-width 4.81"
+            " (A071): re-execution holds runs to the half-width, and a log fabricated 6 points"
+            " above what re-execution gives is A058.",
+            ["rerun", "tampering"],
+            [Run("train-s0", acc=96.0), *_all_runs()[1:]],
+            1,
+            manifest=declared,
+            options=rerun,
+            fields=[
+                _field(f"{_run('train-s0', 'rerun')}/[task=acc]/basis", "declared"),
+                _field(f"{_run('train-s0', 'rerun')}/[task=acc]/tolerance", 4.80894, 1e-5),
+                _field(f"{_run('train-s0', 'rerun')}/[task=acc]/held", False),
+                _field(f"{_run('train-s1', 'rerun')}/[task=acc]/held", True),
+            ],
+            codes=[
+                _codes("/findings", ["A071"]),
+                _codes(_run("train-s0"), ["A058"]),
             ],
         ),
         Case(
