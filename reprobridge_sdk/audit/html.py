@@ -241,6 +241,49 @@ def _badge_details(result: AuditResult) -> str:
     return "".join(parts)
 
 
+def _rerun(result: AuditResult) -> str:
+    """Per attempt that re-executed runs: recorded beside re-executed values, the shift tests
+    and the sample seed (secret until the report)."""
+    opts = result.options
+    if opts.rerun is None:
+        return ""
+    how = "drawn at the audit" if opts.rerun_seed_drawn else "given"
+    out = [
+        f'<p class="meta rerun-seed" data-seed="{opts.rerun_seed}">re-execution: '
+        f"{escape(str(opts.rerun))} per launcher and task, sample seed {opts.rerun_seed} "
+        f"({how})</p>"
+    ]
+    head = (
+        "<tr><th>attempt</th><th>run</th><th>task</th><th>recorded</th><th>re-executed</th>"
+        "<th>difference</th><th>tolerance</th><th>held</th></tr>"
+    )
+    rows: list[str] = []
+    for attempt in result.attempts:
+        for run in attempt.runs:
+            for row in run.rerun:
+                limit = "exact" if row.tolerance == 0 else f"±{_num(row.tolerance)}"
+                rows.append(
+                    f'<tr class="rerun" data-run="{escape(run.run)}" '
+                    f'data-task="{escape(row.task)}" data-held="{str(row.held).lower()}">'
+                    f"<td>{escape(attempt.label)}</td><td>{escape(run.run)}</td>"
+                    f"<td>{escape(row.task)}</td><td>{_num(row.recorded)}</td>"
+                    f"<td>{_num(row.rerun)}</td><td>{_num(row.difference)}</td>"
+                    f"<td>{limit} ({escape(row.basis)})</td>"
+                    f"<td>{'yes' if row.held else 'no'}</td></tr>"
+                )
+        rows.extend(
+            f'<tr class="shift" data-task="{escape(t.task)}" data-shifted='
+            f'"{str(t.shifted).lower()}"><td>{escape(attempt.label)}</td>'
+            f'<td colspan="7">shift of {escape(t.task)}: mean difference '
+            f"{_num(t.mean_difference)} over {t.n} runs, paired t test p = {_num(t.p, 3)} "
+            f"(level {_num(t.level)}): {'shifted' if t.shifted else 'no shift'}</td></tr>"
+            for t in attempt.shift_tests
+        )
+    if rows:
+        out.append(f'<table class="reruns">{head}{"".join(rows)}</table>')
+    return "".join(out)
+
+
 def _artifact(result: AuditResult, level: int, row: TableRow | None = None, ident: str = "") -> str:
     h = f"h{level}"
     badges = result.badges
@@ -309,6 +352,7 @@ def _artifact(result: AuditResult, level: int, row: TableRow | None = None, iden
                 f'data-verdict="{escape(attempt.verdict)}">{first if i == 0 else ""}{cells}</tr>'
             )
     out.append(f'<table class="tasks">{head}{"".join(rows)}</table>')
+    out.append(_rerun(result))
     for task in result.tasks:
         out.append(f"<h{level + 1}>{escape(task.id)}</h{level + 1}>{_plot(task)}")
     out.append("</section>")

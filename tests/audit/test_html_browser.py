@@ -174,3 +174,21 @@ def test_html_report_in_headless_chromium(toy: Path, tmp_path: Path) -> None:
     assert near((0xDA, 0xFB, 0xE1)) > 500  # the interval bands (and compatible labels)
     assert near((0x82, 0x50, 0xDF)) > 20  # the published diamonds
     assert near((0x1A, 0x7F, 0x37)) > 100  # badges and compatible reproduced values
+
+
+def test_re_executed_values_in_headless_chromium(toy: Path, tmp_path: Path) -> None:
+    """The re-execution table: each re-executed run's recorded and re-executed values, the
+    shift test and the sample seed, as Chromium builds them (the toy's smoke launcher
+    re-executed, unsandboxed: it writes into the artifact, see test_rerun.py)."""
+    result = audit(toy, rerun=1, rerun_env="current", rerun_sandbox=False)
+    page = tmp_path / "report.html"
+    page.write_text(render_html(result), encoding="utf-8")
+    dom = _Dom()
+    dom.feed(_chromium(page, tmp_path / "profile", "--dump-dom").stdout)
+    rows = dom.with_class("tr", "rerun")
+    reran = {r.run for r in result.attempts[0].runs if r.reran}
+    assert {r["data-run"] for r in rows} == reran
+    assert {r["data-task"] for r in rows} == {"acc", "f1"}
+    assert all(r["data-held"] == "true" for r in rows)
+    (seed,) = dom.with_class("p", "rerun-seed")
+    assert seed["data-seed"] == str(result.options.rerun_seed)

@@ -160,6 +160,12 @@ def test_the_report_shows_recorded_and_re_executed_values(toy: Path) -> None:
         text
     )
     assert "shift acc: mean difference 0.05 over 5 runs" in text
+    html = render(result, "html")
+    row = html.split(f'<tr class="rerun" data-run="{target.name}" data-task="acc" ')[1]
+    cells = row.split("</tr>")[0]
+    assert "<td>90.45</td><td>90.2</td><td>0.25</td>" in cells
+    assert "(half-width)</td><td>yes</td>" in cells
+    assert f'data-seed="{result.options.rerun_seed}"' in html
 
 
 def test_tolerance_rules() -> None:
