@@ -32,7 +32,8 @@ def edit_manifest(root: Path, change: Callable[[dict[str, Any]], None]) -> None:
 
 def seeded_toy(root: Path, seeds: int = 8) -> Path:
     """The toy reduced to its scored launcher and ``acc`` task, its log and output naming the
-    seed (no two runs are byte-identical), declaring ``seeds`` seeds 0, 1, ..."""
+    seed (no two runs are byte-identical), declaring ``seeds`` seeds 0, 1, ... (the task's
+    statistic is over as many)."""
     make_artifact(root, tasks=("acc",), launchers=("scored",))
     script = TRAIN.replace(
         'print(f"test accuracy: {acc:.4f}")',
@@ -44,6 +45,7 @@ def seeded_toy(root: Path, seeds: int = 8) -> Path:
     def retree(data: dict[str, Any]) -> None:
         data["codebase"]["tree_digest"] = tree_digest(root / "code")
         data["launchers"][0]["seeds"] = list(range(seeds))
+        data["tasks"][0]["statistic"]["seeds"] = seeds  # R008 otherwise
 
     edit_manifest(root, retree)
     return root
