@@ -151,3 +151,16 @@ def test_every_launcher_and_every_task_is_sampled(honest_template: Path, tmp_pat
         assert len(picked) <= 3  # the launcher's draw, topped up for f1 when it missed it
         assert scored[2].name in {r.rel for r in picked}
     assert len(choose(runs, 5, 0)) == len(runs)  # fewer runs than K: all of them
+
+
+def test_a_table_draws_one_secret_seed_and_states_it(toy: Path, tmp_path: Path) -> None:
+    from reprobridge_sdk.audit import audit_table
+    from reprobridge_sdk.audit.report import render
+
+    other = tmp_path / "other"
+    shutil.copytree(toy, other)
+    table = audit_table([toy, other], rerun=1, rerun_env="current", rerun_sandbox=False)
+    assert table.options.rerun_seed_drawn
+    assert [a.options.rerun_seed for a in table.artifacts] == [table.options.rerun_seed] * 2
+    assert all(a.attempts[0].reran == 1 for a in table.artifacts)
+    assert f"sample seed {table.options.rerun_seed} (drawn at the audit" in render(table, "text")
