@@ -159,7 +159,7 @@ def _check_trust(
             else None
         )
         checks.attempt_findings.append(list(check.attempt) if check else [])
-        checks.by_launcher.append(dict(check.deleted) if check else {})
+        checks.by_launcher.append({k: list(v) for k, v in check.deleted.items()} if check else {})
         checks.heads.append(check.state.head if check and check.state.exists else None)
         if trust.keys is not None:
             for run in runs:
