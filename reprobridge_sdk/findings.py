@@ -85,6 +85,10 @@ class CodeInfo:
     contexts: Mapping[str, Severity] = field(default_factory=dict)
     #: Where a finding with this code points (spec §9.2 for validation).
     pointer: str = ""
+    #: Why a finding with this code matters to a user (a sentence or two).
+    why: str = ""
+    #: How to fix such a finding, in general (a finding's own hint is more specific).
+    fix: str = ""
 
     def severity_in(self, context: str) -> Severity:
         """The code's severity in ``context`` (its default when the context is not listed)."""
@@ -158,6 +162,8 @@ def registry() -> dict[str, CodeInfo]:
                 {name: Severity(value) for name, value in entry.get("contexts", {}).items()}
             ),
             pointer=entry.get("pointer", ""),
+            why=entry.get("why", ""),
+            fix=entry.get("fix", ""),
         )
         for entry in data["codes"]
     }

@@ -527,6 +527,10 @@ def code_catalogue(examples: dict[str, Any]) -> str:
             "",
             entry["summary"],
             "",
+            f"> **Note (informative).** *Why it matters:* {entry['why']}",
+            ">",
+            f"> *How to fix it:* {entry['fix']}",
+            "",
             f"Severity by context: {_contexts(entry)}. Pointer: {entry['pointer']}.",
             "",
         ]

@@ -10,7 +10,11 @@ Every entry carries, besides its code, name, summary and ``spec`` anchor:
 * ``contexts``: the severity of the code in each context that reports it, of ``validation``,
   ``run``, ``audit`` and ``authoring`` (spec: conformance, "Contexts"); ``severity`` is kept
   for readers of registry 1.0 and is the most severe of them;
-* ``pointer``: where a finding with the code points (spec §9.2 for the validation context).
+* ``pointer``: where a finding with the code points (spec §9.2 for the validation context);
+* ``why`` and ``fix``: for a user who meets a finding, why it matters and how to fix it, each a
+  sentence or two of at most :data:`TEXT_LIMIT` characters (registry 1.2). They have no family
+  default: a new code is incomplete until they are written, and a text shared by more than
+  :data:`MAX_SHARED` codes is boilerplate, not an answer, so the check refuses it.
 
 An entry added without ``contexts`` or ``pointer`` (a new code written by hand) is completed
 here from its family's defaults (:data:`FAMILY_CONTEXTS`, :data:`FAMILY_POINTERS`), so codes
@@ -30,13 +34,31 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[2]
 COPIES = (REPO / "validators" / "codes.json", REPO / "reprobridge_sdk" / "_data" / "codes.json")
 
-#: The registry format: 1.1 added ``contexts`` and ``pointer``.
-REGISTRY_VERSION = "1.1"
+#: The registry format: 1.1 added ``contexts`` and ``pointer``, 1.2 ``why`` and ``fix``.
+REGISTRY_VERSION = "1.2"
 CONTEXTS = ("validation", "run", "audit", "authoring")
 STATUSES = ("stable", "preview", "deprecated", "removed")
 SEVERITIES = ("error", "warning", "info")
 #: The key order of an entry as written.
-KEYS = ("code", "name", "severity", "contexts", "status", "since", "spec", "pointer", "summary")
+KEYS = (
+    "code",
+    "name",
+    "severity",
+    "contexts",
+    "status",
+    "since",
+    "spec",
+    "pointer",
+    "summary",
+    "why",
+    "fix",
+)
+#: The texts written for a user, by hand, for every code.
+USER_TEXTS = ("why", "fix")
+#: The longest a ``why`` or ``fix`` text may be, in characters.
+TEXT_LIMIT = 200
+#: The most codes that may share one ``why`` or one ``fix`` text.
+MAX_SHARED = 3
 
 #: The contexts in which the codes of a family are reported, when an entry does not say.
 FAMILY_CONTEXTS: dict[str, tuple[str, ...]] = {
@@ -119,6 +141,31 @@ def problems(data: dict[str, Any]) -> list[str]:
             found.append(f"{code}: severity is not the most severe of its contexts")
         if not isinstance(entry["pointer"], str) or not entry["pointer"].strip():
             found.append(f"{code}: the pointer rule is empty")
+    return found + _text_problems(data.get("codes", []))
+
+
+def _text_problems(entries: list[dict[str, Any]]) -> list[str]:
+    """What is wrong with the ``why`` and ``fix`` texts: empty, too long or shared boilerplate."""
+    found: list[str] = []
+    users: dict[tuple[str, str], list[str]] = {}
+    for entry in entries:
+        code = entry.get("code", "?")
+        for key in USER_TEXTS:
+            text = entry.get(key)
+            if key not in entry:
+                continue  # reported as missing with the other keys
+            if not isinstance(text, str) or not text.strip():
+                found.append(f"{code}: the {key} text is empty")
+            elif len(text) > TEXT_LIMIT:
+                found.append(f"{code}: the {key} text is longer than {TEXT_LIMIT} characters")
+            else:
+                users.setdefault((key, " ".join(text.split()).lower()), []).append(code)
+    for (key, _), codes in users.items():
+        if len(codes) > MAX_SHARED:
+            found.append(
+                f"{', '.join(codes)}: one {key} text on {len(codes)} codes "
+                f"(at most {MAX_SHARED}); say what is particular to each"
+            )
     return found
 
 
