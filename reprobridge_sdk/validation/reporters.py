@@ -25,11 +25,12 @@ with a ``pairs()`` method) is accepted too.
     and ``spec`` (null where unknown).
 ``sarif``
     SARIF 2.1.0: one run with one ``invocations`` entry; ``tool.driver.rules`` holds the
-    registry's entry of each code that fired, and only those (with ``shortDescription``,
-    ``fullDescription``, ``help`` as text and markdown, and ``helpUri`` into the spec, as
-    GitHub code scanning requires); each result has ``ruleId``, ``ruleIndex``, ``level``,
-    ``message`` and a location with a ``physicalLocation`` (file, region) and a
-    ``logicalLocation`` whose ``fullyQualifiedName`` is the JSON Pointer.
+    registry's entry of each code that fired, and only those (with ``shortDescription``, the
+    summary; ``fullDescription``, the summary and why it matters; ``help``, how to fix it, as
+    text and as markdown with a link to the spec; and ``helpUri`` into the spec, as GitHub code
+    scanning requires); each result has ``ruleId``, ``ruleIndex``, ``level``, ``message``
+    and a location with a ``physicalLocation`` (file, region) and a ``logicalLocation``
+    whose ``fullyQualifiedName`` is the JSON Pointer.
 ``junit``
     One ``testsuite`` per artifact, one ``testcase`` per finding (``failure`` for errors;
     warnings and infos pass with their text in ``system-out``), and a single passing
@@ -206,29 +207,26 @@ def _uri(path: str) -> str:
 
 
 def _sarif_rule(info: CodeInfo) -> dict[str, Any]:
-    """The reporting descriptor of one code.
+    """The reporting descriptor of one code, from its registry entry.
 
-    The registry holds each code's one-sentence summary and its spec section, not a separate
-    rationale or fix, so the long texts are built from those two: the summary, then where the
-    spec states the rule (what it requires, why, and what a valid document looks like). The
-    fix for one finding is that finding's hint, in its result's message.
+    ``fullDescription`` is the summary and why the rule matters (``why``); ``help`` is how to
+    fix a finding (``fix``), in Markdown with a link to the spec section that defines the rule.
+    The fix for one finding is that finding's hint, in its result's message.
     """
     uri = f"{SPEC_URL}/{info.spec}"
-    where = f"the RRA specification, {info.spec}"
+    full = f"{info.summary} {info.why}".strip()
+    fix = info.fix or f"See the RRA specification, {info.spec}."
     return {
         "id": info.code,
         "name": info.name,
         "shortDescription": {"text": info.summary},
-        "fullDescription": {"text": f"{info.summary} The rule is defined in {where}."},
+        "fullDescription": {"text": full},
         "help": {
-            "text": (
-                f"{info.summary} Why the rule holds and how to fix a finding: {where} "
-                f"({uri}). Each result's message ends with a hint for that finding."
-            ),
+            "text": fix,
             "markdown": (
-                f"**{info.code} {info.name}**: {info.summary}\n\n"
-                f"Why the rule holds and how to fix a finding: [{info.spec}]({uri}) in the "
-                "RRA specification. Each result's message ends with a hint for that finding."
+                f"**{info.code} {info.name}**: {fix}\n\n"
+                f"The rule is defined in [{info.spec}]({uri}) of the RRA specification; "
+                "each result's message ends with a hint for that finding."
             ),
         },
         "helpUri": uri,

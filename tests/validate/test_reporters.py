@@ -115,12 +115,11 @@ def test_sarif_rules_carry_github_s_texts(result: rb.ValidationResult) -> None:
     for rule in rules:
         info = codes[rule["id"]]
         assert rule["shortDescription"]["text"] == info.summary
-        assert rule["fullDescription"]["text"].startswith(info.summary)
-        assert info.spec in rule["fullDescription"]["text"]
+        assert rule["fullDescription"]["text"] == f"{info.summary} {info.why}"
         assert rule["helpUri"] == f"{rb.findings.SPEC_URL}/{info.spec}"
-        assert rule["help"]["text"].startswith(info.summary)
-        assert rule["helpUri"] in rule["help"]["text"]
-        assert f"]({rule['helpUri']})" in rule["help"]["markdown"]
+        assert rule["help"]["text"] == info.fix
+        assert info.fix in rule["help"]["markdown"]
+        assert f"[{info.spec}]({rule['helpUri']})" in rule["help"]["markdown"]
 
 
 def test_sarif_without_findings_lists_no_rule() -> None:
