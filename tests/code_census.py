@@ -15,20 +15,27 @@ not seen.
 
 The census is complete only when the whole suite is collected with nothing deselected;
 :func:`complete` says whether it is, and why not.
+
+Under pytest-xdist each worker keeps the census of its own tests and hands it to the
+controller when it finishes (:func:`export`, :func:`merge`); the controller then gives the
+verdict for the whole suite (``tests/conftest.py``).
 """
 
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import tempfile
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from reprobridge_sdk.findings import Finding
+import reprobridge_sdk
+from reprobridge_sdk.findings import Finding, registry
 
 TESTS = Path(__file__).resolve().parent
+PACKAGE = Path(reprobridge_sdk.__file__).resolve().parent
 #: The environment variable of the SDK's census hook.
 HOOK = "_REPROBRIDGE_CODE_CENSUS"
 
@@ -107,3 +114,39 @@ def install() -> None:
 def complete() -> str | None:
     """``None`` when the census covers the whole suite, else the reason it does not."""
     return "; ".join(INCOMPLETE) or None
+
+
+def named_in_the_package() -> set[str]:
+    """The codes that appear as string literals in the package's modules."""
+    found: set[str] = set()
+    for path in PACKAGE.rglob("*.py"):
+        found.update(re.findall(r"""["']([A-Z]\d{3})["']""", path.read_text("utf-8")))
+    return found
+
+
+def emitted() -> set[str]:
+    """The registered codes that the package emits (names in a module)."""
+    return named_in_the_package() & set(registry())
+
+
+def export(produced: dict[str, set[str]] | None = None) -> dict[str, Any]:
+    """A census (this process's by default) as plain data that a pytest-xdist worker can send
+    to the controller."""
+    produced = PRODUCED if produced is None else produced
+    return {
+        "produced": {code: sorted(tests) for code, tests in produced.items()},
+        "incomplete": list(INCOMPLETE),
+    }
+
+
+def merge(
+    exported: dict[str, Any],
+    produced: dict[str, set[str]] | None = None,
+    incomplete: list[str] | None = None,
+) -> None:
+    """Add a worker's census (:func:`export`) to this process's (or to the given one)."""
+    produced = PRODUCED if produced is None else produced
+    incomplete = INCOMPLETE if incomplete is None else incomplete
+    for code, tests in exported["produced"].items():
+        produced.setdefault(code, set()).update(tests)
+    incomplete.extend(reason for reason in exported["incomplete"] if reason not in incomplete)

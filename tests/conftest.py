@@ -22,6 +22,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import code_census
 import pytest
@@ -180,3 +181,44 @@ def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
 
 def pytest_unconfigure(config: pytest.Config) -> None:
     code_census.cleanup()
+
+
+# Under pytest-xdist (``-n``), each worker hands its census to the controller, which checks the
+# whole suite's census once every worker is done: no single worker sees every test.
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """A worker hands its census to the controller; the controller gives the verdict."""
+    config = session.config
+    worker_output = getattr(config, "workeroutput", None)
+    if worker_output is not None:
+        worker_output["code_census"] = code_census.export()
+    elif getattr(config.option, "numprocesses", None) and not session.shouldstop:
+        _census_verdict(session)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node: Any, error: object) -> None:
+    """A worker is done: merge its census (a worker that crashed leaves the census incomplete)."""
+    exported = getattr(node, "workeroutput", {}).get("code_census")
+    if error or exported is None:
+        code_census.INCOMPLETE.append(f"a worker ended without its census ({error})")
+        return
+    code_census.merge(exported)
+
+
+def _census_verdict(session: pytest.Session) -> None:
+    """``test_every_registered_code_is_produced``, for the whole suite run by xdist workers."""
+    reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+    reporter.ensure_newline()
+    reason = code_census.complete()
+    if reason is not None:
+        reporter.write_line(f"census of finding codes skipped: it needs the whole suite: {reason}")
+        return
+    missing = code_census.missing(code_census.emitted(), code_census.PRODUCED)
+    if missing:
+        reporter.write_sep("=", "census of finding codes FAILED", red=True, bold=True)
+        reporter.write_line(f"codes the package emits that no test produces: {missing}")
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+    else:
+        reporter.write_line("census of finding codes: every code the package emits is produced")

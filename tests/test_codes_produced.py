@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import subprocess
 import sys
 from pathlib import Path
@@ -24,35 +23,21 @@ from pathlib import Path
 import code_census
 import pytest
 
-import reprobridge_sdk
-from reprobridge_sdk.findings import registry
 
-PACKAGE = Path(reprobridge_sdk.__file__).resolve().parent
-
-
-def _named_in_the_package() -> set[str]:
-    """The codes that appear as string literals in the package's modules."""
-    found: set[str] = set()
-    for path in PACKAGE.rglob("*.py"):
-        found.update(re.findall(r"""["']([A-Z]\d{3})["']""", path.read_text("utf-8")))
-    return found
-
-
-def _emitted() -> set[str]:
-    """The registered codes that the package emits (names in a module)."""
-    return _named_in_the_package() & set(registry())
-
-
-def test_every_registered_code_is_produced() -> None:
+def test_every_registered_code_is_produced(request: pytest.FixtureRequest) -> None:
+    if hasattr(request.config, "workerinput"):
+        pytest.skip(
+            "a pytest-xdist worker sees only its own tests: the controller checks the census"
+        )
     reason = code_census.complete()
     if reason is not None:
         pytest.skip(f"the census needs the whole suite: {reason}")
-    missing = code_census.missing(_emitted(), code_census.PRODUCED)
+    missing = code_census.missing(code_census.emitted(), code_census.PRODUCED)
     assert missing == [], f"codes the package emits that no test produces: {missing}"
 
 
 def test_a_code_that_no_test_produces_fails_the_census() -> None:
-    emitted = _emitted()
+    emitted = code_census.emitted()
     everything = {code: {"tests/test_x.py::test_x"} for code in emitted}
     assert code_census.missing(emitted, everything) == []
     # one code that no test produced, and one whose set of tests is empty
@@ -112,5 +97,26 @@ def test_the_sdk_hook_is_off_without_its_variable(tmp_path: Path) -> None:
 
 
 def test_the_codes_named_in_the_package_are_found() -> None:
-    named = _named_in_the_package()
+    named = code_census.named_in_the_package()
     assert {"A023", "E009", "Y005", "N006", "B016"} <= named
+
+
+def test_the_censuses_of_xdist_workers_add_up_to_the_suites() -> None:
+    """Each worker runs part of the suite: the controller's census is the union of theirs, and
+    a code produced by no worker is still missing."""
+    first = code_census.export({"V001": {"tests/a.py::test_a"}, "Y010": {"tests/a.py::test_b"}})
+    second = code_census.export({"V001": {"tests/b.py::test_c"}})
+    produced: dict[str, set[str]] = {}
+    incomplete: list[str] = []
+    for exported in (first, second):
+        exported["incomplete"] = []
+        code_census.merge(exported, produced, incomplete)
+    assert produced == {
+        "V001": {"tests/a.py::test_a", "tests/b.py::test_c"},
+        "Y010": {"tests/a.py::test_b"},
+    }
+    assert code_census.missing({"V001", "Y010", "A023"}, produced) == ["A023"]
+    code_census.merge(
+        {"produced": {}, "incomplete": ["3 tests were deselected"]}, produced, incomplete
+    )
+    assert incomplete == ["3 tests were deselected"]
