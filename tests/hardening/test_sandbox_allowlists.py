@@ -202,7 +202,7 @@ def test_where_user_namespaces_are_not_permitted_nothing_runs(tmp_path: Path) ->
     new user namespaces to none for the command line under test (no mock of the check)."""
     root = _artifact(tmp_path / "art")
     no_userns = [shutil.which("bwrap") or "bwrap", "--dev-bind", "/", "/", "--unshare-user"]
-    cli = [os.path.realpath(sys.executable), "-m", "reprobridge_sdk", "run", str(root)]
+    cli = [sys.executable, "-m", "reprobridge_sdk", "run", str(root)]  # its venv too
     done = subprocess.run(
         [
             *no_userns,

@@ -149,7 +149,7 @@ def _nobody_problem() -> str | None:
         return "the tests do not run as root, so they cannot drop to another user"
     if shutil.which("setpriv") is None:
         return "setpriv (util-linux) is not installed"
-    probe = _as_nobody([os.path.realpath(sys.executable), "-c", "import reprobridge_sdk"])
+    probe = _as_nobody([sys.executable, "-c", "import reprobridge_sdk.cli"])
     done = subprocess.run(
         probe,
         env={**os.environ, "PYTHONPATH": str(REPO), "HOME": "/"},
@@ -343,8 +343,8 @@ def attack(request: pytest.FixtureRequest) -> Iterator[Attack]:
             "LANG": "C.UTF-8",
             "REPRO_FROM_CALLER": "1",
         }
-        argv = [
-            os.path.realpath(sys.executable),
+        argv = [  # the interpreter under test, its virtual environment included
+            sys.executable,
             "-m",
             "reprobridge_sdk",
             "run",
@@ -421,9 +421,15 @@ def test_the_host_file_system_is_an_allow_list(attack: Attack, launcher: str) ->
     assert seen["ls-/run"].startswith("absent")
     assert seen["ls-/var"].startswith("absent")
     assert seen["ls-/home"].startswith("absent")
-    # the private /tmp: the file planted just now, and the way to the artifact
-    assert set(json.loads(seen["ls-/tmp"])) == {f"rb-sandbox-planted-{attack.tag}.txt"} | (
-        {attack.base.name} if attack.base.parent == Path("/tmp") else set()
+    # the private /tmp: the file planted just now, the way to the artifact, and the way to
+    # the interpreter's prefix when it lies there (a virtual environment in /tmp)
+    prefixes = {Path(os.path.realpath(p)) for p in (sys.prefix, sys.base_prefix)}
+    to_prefix = {p.parts[2] for p in prefixes if p.is_relative_to("/tmp") and len(p.parts) > 2}
+    assert (
+        set(json.loads(seen["ls-/tmp"]))
+        == {f"rb-sandbox-planted-{attack.tag}.txt"}
+        | ({attack.base.name} if attack.base.parent == Path("/tmp") else set())
+        | to_prefix
     )
     # /etc: only the listed files a program needs (no shadow, no ssh keys, no machine-id)
     assert set(json.loads(seen["ls-/etc"])) <= {entry.split("/")[0] for entry in ETC_ENTRIES}

@@ -269,6 +269,16 @@ def _slow_launcher(toy: Path, seconds: float, release: Path | None = None) -> No
     manifest.write_text(yaml.safe_dump(data, sort_keys=False), "utf-8")
 
 
+def _started_pid(run: Path) -> int | None:
+    """The PID the ``long`` launcher of the run in ``run`` printed, once its log holds it (the
+    run's record can say ``running`` before the program's first line reaches its log)."""
+    try:
+        words = (run / "log.txt").read_text().split()
+    except FileNotFoundError:
+        return None
+    return int(words[1]) if len(words) > 1 and words[0] == "started" else None
+
+
 def _wait_for(predicate: object, timeout: float = 120.0) -> None:
     """Poll ``predicate`` until true; the timeout is a hang guard (a dask run starts in
     seconds, a loaded machine's in tens of seconds)."""
