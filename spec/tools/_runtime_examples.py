@@ -914,6 +914,48 @@ RUNTIME_EXAMPLES: dict[str, tuple[str, str, str]] = {
         "tasks:\n  - id: acc\n    same_seed_tolerance: 0.5   # A071: half-width 0.196",
         "tasks:\n  - id: acc\n    same_seed_tolerance: 0.01",
     ),
+    "A072": (
+        _SH,
+        '# bench-results.json gives the value as a string: "value": "96.9"\n'
+        "$ reprobridge bench judge ART ws/bench-results.json   # A072 at /results/0/value, exit 2",
+        '# "value": 96.9, with the runs behind it\n'
+        "$ reprobridge bench judge ART ws/bench-results.json",
+    ),
+    "A073": (
+        _JSON,
+        '{"bench_results_version": "1.0", "results": [{"task": "top5", "value": 91.0}]}'
+        "  // A073: the artifact has no task top5",
+        '{"bench_results_version": "1.0", "results": [{"task": "acc", "value": 90.1}]}',
+    ),
+    "A074": (
+        _JSON,
+        '{"task": "acc", "value": 90.1, "runs": [{"log": "../../etc/passwd"}]}'
+        "  // A074: '..' leaves the workspace",
+        '{"task": "acc", "value": 90.1, "runs": [{"log": "runs/s0.log", "seed": 0}]}',
+    ),
+    "A075": (
+        _SH,
+        "# runs/s0.log has 200 MB; the cap is 64 MiB\n"
+        "$ reprobridge bench judge ART ws/bench-results.json   # A075, the log is not read",
+        "$ reprobridge bench judge ART ws/bench-results.json --max-log-bytes 300000000",
+    ),
+    "A076": (
+        _JSON,
+        '{"task": "acc", "value": 90.1}  // A076: no run behind the value, unsupported',
+        '{"task": "acc", "value": 90.1, "runs": [{"log": "runs/s0.log", "seed": 0}]}',
+    ),
+    "A077": (
+        _JSON,
+        '{"task": "acc", "value": 95.0, "runs": [{"log": "runs/s0.log"}]}'
+        "  // A077: the log prints test accuracy: 90.0000",
+        '{"task": "acc", "value": 90.0, "runs": [{"log": "runs/s0.log"}]}',
+    ),
+    "A078": (
+        _JSON,
+        '{"task": "acc", "value": 90.0, "runs": [{"log": "runs/notes.txt"}]}'
+        "  // A078: no line matches the artifact's pattern",
+        '{"task": "acc", "value": 90.0, "runs": [{"log": "runs/s0.log"}]}',
+    ),
     # ------------------------------------------------------------------- N: runner
     "N001": (
         _SH,

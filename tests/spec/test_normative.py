@@ -20,7 +20,7 @@ import pytest
 from reprobridge_sdk.cli import COMMANDS
 
 SPEC = Path(__file__).resolve().parents[2] / "spec"
-PARTS = sorted(p for p in SPEC.glob("*.md") if p.name != "building.md")
+PARTS = sorted(p for p in SPEC.glob("*.md") if p.name not in {"building.md", "bench.md"})
 NOTE = "> **Note (informative).**"
 #: A command of the reference implementation: ``reprobridge`` and a subcommand or an option
 #: (a quoted string value such as ``"reprobridge init"``, a provenance the scaffold writes, is
