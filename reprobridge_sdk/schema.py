@@ -175,6 +175,24 @@ _BUILTIN = (
         aliases=("claims",),
     ),
     SchemaSpec(
+        "bench-results-1.0",
+        "reprobridge_sdk.model.bench:BenchResults",
+        "ReproBridge bench results file 1.0 (what an agent leaves: values and their logs)",
+        aliases=("bench-results",),
+    ),
+    SchemaSpec(
+        "bench-judgement-1.0",
+        "reprobridge_sdk.model.bench:BenchJudgement",
+        "ReproBridge bench judgement 1.0 (reprobridge bench judge --format json)",
+        aliases=("bench-judgement",),
+    ),
+    SchemaSpec(
+        "bench-variant-1.0",
+        "reprobridge_sdk.model.bench:VariantRecord",
+        "ReproBridge bench variant record 1.0 (variant.json beside each workspace)",
+        aliases=("bench-variant",),
+    ),
+    SchemaSpec(
         "build-intake-1.0",
         "reprobridge_sdk.model.build:IntakeRecord",
         "ReproBridge build state 1.0: the Intake phase (.rra-build/intake.json)",

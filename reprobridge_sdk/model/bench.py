@@ -1,0 +1,188 @@
+"""The bench documents (spec ``bench``, preview): what an agent leaves, how it is judged, and
+the record of each workspace variant.
+
+* :class:`BenchResults` is the **results file** an agent leaves in its workspace: a value per
+  task and the runs (logs and outputs) behind it (``schemas/bench-results-1.0.schema.json``).
+  Paths are plain strings here, relative to the workspace: the judge, not the schema, refuses
+  an absolute path, a ``..`` or a link that leaves the workspace, so that one hostile entry
+  costs its own task and never the whole file.
+* :class:`BenchJudgement` is what ``reprobridge bench judge`` concludes
+  (``schemas/bench-judgement-1.0.schema.json``).
+* :class:`VariantRecord` is the ``variant.json`` written beside each generated workspace.
+
+Numbers that are not finite are ``null``: JSON has no NaN.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from ._base import SpecModel
+from .audit import AuditFinding, IcmlVerdict
+
+__all__ = [
+    "BENCH_RESULTS_VERSION",
+    "BENCH_VERSION",
+    "BenchClaim",
+    "BenchJudgement",
+    "BenchResults",
+    "BenchVerdict",
+    "HeldBack",
+    "LandmarkProgress",
+    "ResultRun",
+    "Support",
+    "TaskResult",
+    "VariantFile",
+    "VariantRecord",
+]
+
+#: The version of the results file this SDK writes and reads.
+BENCH_RESULTS_VERSION = "1.0"
+#: The version of the judgement and variant records.
+BENCH_VERSION = "1.0"
+
+#: How far the agent's logs back its value (spec ``bench``, "Outcomes").
+Support = Literal[
+    "log-backed",
+    "no-logs",
+    "log-refused",
+    "not-extractable",
+    "contradicted",
+    "no-value",
+    "unknown-task",
+    "not-reported",
+]
+#: The claim's verdict: the auditor's interval verdicts, or ``unsupported``.
+BenchVerdict = Literal[
+    "compatible", "incompatible", "toy", "inconclusive", "not-executed", "unsupported"
+]
+
+
+class ResultRun(SpecModel):
+    """One run behind a value: its log and the output files it wrote."""
+
+    log: str | None = Field(
+        default=None,
+        min_length=1,
+        description="The run's log (stdout and stderr), relative to the workspace.",
+    )
+    outputs: dict[str, str] = Field(
+        default_factory=dict,
+        description="Output id (as the artifact's launcher names it) -> file, relative to the "
+        "workspace.",
+    )
+    seed: int | None = Field(default=None, description="The seed the run was given, if any.")
+
+
+class TaskResult(SpecModel):
+    """The agent's value for one task, and the runs it comes from."""
+
+    task: str = Field(min_length=1, max_length=200, description="The task id of the claim.")
+    value: float | None = Field(
+        strict=True, description="The value the agent reports (null: it did not get one)."
+    )
+    launcher: str | None = Field(
+        default=None,
+        description="The artifact launcher whose extractors read the runs (default: a scored "
+        "launcher that measures the task).",
+    )
+    runs: list[ResultRun] = Field(
+        default_factory=list, description="The runs behind the value; none: unsupported."
+    )
+    note: str | None = None
+
+
+class BenchResults(SpecModel):
+    """The results file an agent leaves in its workspace (``bench-results.json``)."""
+
+    bench_results_version: str = Field(
+        pattern=r"^1\.(0|[1-9][0-9]*)$", description="'1.MINOR'; this schema is major 1."
+    )
+    artifact: str | None = Field(default=None, description="The artifact id, if the agent knows.")
+    variant: str | None = Field(default=None, description="The workspace variant, if known.")
+    agent: str | None = Field(default=None, description="The agent, in its own words.")
+    results: list[TaskResult] = Field(default_factory=list, max_length=10_000)
+
+
+class LandmarkProgress(SpecModel):
+    """SUPER-style progress: which of the launcher's landmarks the agent's logs reached."""
+
+    reached: list[str] = Field(default_factory=list)
+    missed: list[str] = Field(default_factory=list)
+    progress: float | None = Field(
+        default=None, description="reached / (reached + missed); null without landmarks."
+    )
+
+
+class BenchClaim(SpecModel):
+    """The judgement of one claim (task)."""
+
+    task: str
+    support: Support
+    verdict: BenchVerdict
+    icml: IcmlVerdict
+    value: float | None = Field(default=None, description="The value the agent reported.")
+    extracted: float | None = Field(
+        default=None, description="The value re-extracted from the agent's logs."
+    )
+    launcher: str | None = None
+    runs: int = Field(default=0, description="Runs whose values were re-extracted.")
+    low: float | None = None
+    high: float | None = None
+    landmarks: LandmarkProgress = Field(default_factory=LandmarkProgress)
+    findings: list[AuditFinding] = Field(default_factory=list)
+
+
+class BenchJudgement(SpecModel):
+    """What the judge concludes about one results file."""
+
+    bench_version: str = BENCH_VERSION
+    artifact: str
+    level: float
+    floor: float
+    claims: list[BenchClaim] = Field(default_factory=list)
+    verdicts: dict[str, int] = Field(default_factory=dict)
+    icml_counts: dict[str, int] = Field(default_factory=dict)
+    progress: float | None = Field(
+        default=None, description="Mean landmark progress over the artifact's tasks."
+    )
+    findings: list[AuditFinding] = Field(
+        default_factory=list, description="Findings on the results file as a whole."
+    )
+
+
+class VariantFile(SpecModel):
+    """A file of a workspace: its path and digest (or, for a link, its target)."""
+
+    path: str
+    sha256: str | None = None
+    size: int | None = None
+    link: str | None = None
+
+
+class HeldBack(SpecModel):
+    """Something of the artifact the variant does not hold: a file or a manifest field."""
+
+    what: str = Field(description="A file path, or a JSON pointer into rra.yaml ('#/...').")
+    why: str
+
+
+class VariantRecord(SpecModel):
+    """``variant.json``: what a workspace holds, where it came from and what was held back."""
+
+    bench_version: str = BENCH_VERSION
+    variant: str
+    artifact: str
+    artifact_version: str | None = None
+    manifest_sha256: str = Field(description="SHA-256 of the artifact's rra.yaml.")
+    source: str = Field(
+        description="Where the code came from: 'artifact', 'upstream-bundle', "
+        "'upstream-cache', 'upstream-fetched' or 'refined-code' (raw without the upstream)."
+    )
+    upstream: str | None = None
+    commit: str | None = None
+    files: list[VariantFile] = Field(default_factory=list)
+    held_back: list[HeldBack] = Field(default_factory=list)
+    notes: list[str] = Field(default_factory=list)
