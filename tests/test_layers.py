@@ -32,6 +32,7 @@ LAYERS: tuple[frozenset[str], ...] = tuple(
         "audit",
         "authoring",
         "agent",
+        "bench",
         "cli __main__",
     )
 )

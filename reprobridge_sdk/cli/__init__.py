@@ -57,6 +57,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "build": ("_build", "build", "Build an artifact from a raw repository and its claims."),
     "upgrade": ("_upgrade", "upgrade", "Rewrite a manifest as a newer format version."),
     "plugins": ("_plugins", "plugins", "List the installed plugins (extractors, data, formats)."),
+    "bench": ("_bench", "bench", "Variants of an artifact for agents, and the judge (preview)."),
 }
 
 
