@@ -189,7 +189,7 @@ def finding(
     """Build a finding for a registered code, with its severity and spec link.
 
     The severity is ``severity`` when given, else the code's severity in ``context`` (one of
-    the registry's contexts: ``validation``, ``run``, ``audit``, ``authoring``), else its
+    the registry's contexts: ``validation``, ``run``, ``audit``, ``authoring``, ``bench``), else its
     default.
     """
     info = code_info(code)

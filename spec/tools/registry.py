@@ -8,8 +8,8 @@ Every entry carries, besides its code, name, summary and ``spec`` anchor:
 * ``status``: ``stable``, ``preview``, ``deprecated`` or ``removed`` (spec: conformance,
   "Lifecycle");
 * ``contexts``: the severity of the code in each context that reports it, of ``validation``,
-  ``run``, ``audit`` and ``authoring`` (spec: conformance, "Contexts"); ``severity`` is kept
-  for readers of registry 1.0 and is the most severe of them;
+  ``run``, ``audit``, ``authoring`` and ``bench`` (spec: conformance, "Contexts");
+  ``severity`` is kept for readers of registry 1.0 and is the most severe of them;
 * ``pointer``: where a finding with the code points (spec §9.2 for the validation context);
 * ``why`` and ``fix``: for a user who meets a finding, why it matters and how to fix it, each a
   sentence or two of at most :data:`TEXT_LIMIT` characters (registry 1.2). They have no family
@@ -36,7 +36,7 @@ COPIES = (REPO / "validators" / "codes.json", REPO / "reprobridge_sdk" / "_data"
 
 #: The registry format: 1.1 added ``contexts`` and ``pointer``, 1.2 ``why`` and ``fix``.
 REGISTRY_VERSION = "1.2"
-CONTEXTS = ("validation", "run", "audit", "authoring")
+CONTEXTS = ("validation", "run", "audit", "authoring", "bench")
 STATUSES = ("stable", "preview", "deprecated", "removed")
 SEVERITIES = ("error", "warning", "info")
 #: The key order of an entry as written.
