@@ -139,7 +139,13 @@ def _open_path(ctx: _Context, relative: str, where: str, entry: _Entry) -> Path 
     """The file ``relative`` names inside the workspace, or None (A074, A075 in ``entry``)."""
     text = relative.replace("\\", "/")
     parts = PurePosixPath(text).parts
-    if not parts or text.startswith("/") or Path(relative).is_absolute() or ".." in parts:
+    if (
+        not parts
+        or "\0" in text
+        or text.startswith("/")
+        or Path(relative).is_absolute()
+        or ".." in parts
+    ):
         entry.fail(
             "log-refused",
             finding(

@@ -187,6 +187,8 @@ def test_paths_that_leave_the_workspace_are_never_read(
         "runs/escape.log",
         "runs/up/outside.log",
         "runs/../../outside.log",
+        "runs/s0.log\u0000../../outside.log",
+        ".",
     ):
         judgement = _judge(setup, [{"task": "acc", "value": 90.1, "runs": [{"log": log}]}])
         claim = _claim(judgement, "acc")
