@@ -35,6 +35,7 @@ editor, JSON is written with sorted keys, and no time or absolute path is record
 from __future__ import annotations
 
 import copy
+import hashlib
 import json
 import os
 import posixpath
@@ -333,6 +334,19 @@ def _write(ws: _Workspace, target: Path) -> list[VariantFile]:
     return files
 
 
+def _artifact_digest(art: ArtifactDir) -> str:
+    """The SHA-256 of ``<sha256>  <path>`` lines of the artifact's files (links: their target)."""
+    lines = []
+    for name in artifact_files(art.root, art.manifest):
+        path = art.root / name
+        if path.is_symlink():
+            digest = hashlib.sha256(str(path.readlink()).encode("utf-8")).hexdigest()
+        else:
+            digest = file_sha256(path)
+        lines.append(f"{digest}  {name}\n")
+    return hashlib.sha256("".join(lines).encode("utf-8")).hexdigest()
+
+
 def _record(art: ArtifactDir, variant: str, ws: _Workspace, files: list[VariantFile]) -> bytes:
     upstream = art.manifest.codebase.upstream
     record = VariantRecord(
@@ -340,6 +354,7 @@ def _record(art: ArtifactDir, variant: str, ws: _Workspace, files: list[VariantF
         artifact=art.manifest.artifact.id,
         artifact_version=art.manifest.artifact.version,
         manifest_sha256=file_sha256(art.manifest_path),
+        artifact_files_sha256=_artifact_digest(art),
         source=ws.source,
         upstream=upstream.repository if variant == "raw" else None,
         commit=upstream.commit if variant == "raw" else None,

@@ -177,6 +177,10 @@ class VariantRecord(SpecModel):
     artifact: str
     artifact_version: str | None = None
     manifest_sha256: str = Field(description="SHA-256 of the artifact's rra.yaml.")
+    artifact_files_sha256: str = Field(
+        description="SHA-256 of the artifact's file list: one line '<sha256>  <path>' (LF) per "
+        "file that pack carries, rra.yaml included, in byte order of the paths."
+    )
     source: str = Field(
         description="Where the code came from: 'artifact', 'upstream-bundle', "
         "'upstream-cache', 'upstream-fetched' or 'refined-code' (raw without the upstream)."

@@ -250,3 +250,35 @@ def test_the_command_writes_the_variants_asked_for(tmp_path: Path) -> None:
     assert bad.returncode == 2
     assert "N004" in bad.stderr and "unknown variant" in bad.stderr
     assert "Traceback" not in bad.stderr
+
+
+def test_a_packed_archive_gives_the_same_workspaces(example_variants: Path, tmp_path: Path) -> None:
+    """An archive is unpacked for the command; the refined workspace is the folder's, byte for
+    byte. Unpacked elsewhere, the example's '..' upstream names no repository: raw says what
+    stands in for it (the bundle, when pack carried one; else the refined code)."""
+    archive = tmp_path / "digits.tar.gz"
+    packed = subprocess.run(
+        [sys.executable, "-m", "reprobridge_sdk", "pack", str(EXAMPLE), "-o", str(archive)],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=300,
+    )
+    assert packed.returncode == 0, packed.stderr
+    done = _cli(
+        "variants", str(archive), "-o", str(tmp_path / "o"), "--variants", "raw,refined", "--json"
+    )
+    assert done.returncode == 0, done.stderr
+    records = {r["variant"]: r for r in json.loads(done.stdout)}
+    assert _tree(tmp_path / "o" / "refined") == {
+        name.removeprefix("refined/"): data
+        for name, data in _tree(example_variants).items()
+        if name.startswith("refined/")
+    }
+    raw_files = _tree(tmp_path / "o" / "raw" / WORKSPACE_DIR)
+    assert CLAIMS_NAME in raw_files
+    if records["raw"]["source"] == "refined-code":
+        assert raw_files["train.py"] == (EXAMPLE / "code" / "train.py").read_bytes()
+    else:
+        assert records["raw"]["source"] == "upstream-bundle"
+        assert "examples/digits-logreg/code/train.py" in raw_files
