@@ -27,10 +27,13 @@ Rules, in order:
      compile``, wheels only) goes step by step and stops at the first step that resolves:
      ``newest`` (as declared), ``newest-lower-bounds`` (exact and upper bounds relaxed to
      lower bounds, ``==1.2`` becomes ``>=1.2``; skipped when nothing changes),
-     ``required-only`` (relaxed, without the requirements added only for optional imports;
-     skipped when there are none), ``source-build`` (when a step failed because a
-     requirement has no wheel: relaxed, source distributions allowed; a pure-Python sdist
-     builds anywhere, one that needs a compiler fails when the environment is built, B005);
+     then, with requirements added only for optional imports, those that do not resolve
+     are left out one at a time and the others kept (``optional-left-out``, or
+     ``required-only`` when none is kept; the ones the resolver's error names, else by
+     bisection: :mod:`reprobridge_sdk.agent._optional_search`), ``source-build`` (when a
+     step failed because a requirement has no wheel: relaxed, source distributions
+     allowed; a pure-Python sdist builds anywhere, one that needs a compiler fails when
+     the environment is built, B005);
    * ``era``: the running interpreter, nothing newer than the code's era: the last change
      to the code the launchers run (:func:`era_date`), else the commit date
      (``--exclude-newer``): ``declared``, then ``lower-bounds`` (skipped without
@@ -73,6 +76,7 @@ from pathlib import Path, PurePosixPath
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 
+from reprobridge_sdk.agent._optional_search import leave_out
 from reprobridge_sdk.agent._sandbox import confined
 from reprobridge_sdk.agent.distributions import BUILD_TOOLS, IMPORT_TO_DISTRIBUTION
 from reprobridge_sdk.agent.gates import build_finding, gate_from
@@ -357,9 +361,7 @@ class _Step:
     wheels_only: bool = True
 
 
-def _plan_steps(
-    requirements: list[str], optional: list[str], *, python: str, bound: str | None
-) -> list[_Step]:
+def _plan_steps(requirements: list[str], *, python: str, bound: str | None) -> list[_Step]:
     """The steps of one environment: of the code's era with ``bound``, else the newest."""
     loose = relaxed(requirements)
     if bound is not None:
@@ -396,18 +398,6 @@ def _plan_steps(
                 "bounds (a recorded decision), newest versions",
             )
         )
-    if optional:
-        dropped = {canonicalize_name(o) for o in optional}
-        required = [r for r in loose if _provides(r) not in dropped]
-        steps.append(
-            _Step(
-                "required-only",
-                required,
-                None,
-                "without the requirements of optional "
-                f"imports ({', '.join(optional)}): they are left out",
-            )
-        )
     return steps
 
 
@@ -438,35 +428,20 @@ def resolve_steps(
         )
         return [step], []
     steps: list[ResolveStep] = []
-    todo = _plan_steps(requirements, optional or [], python=python, bound=bound)
+    todo = _plan_steps(requirements, python=python, bound=bound)
     no_wheel = False
+    searched = False
     while todo:
         current = todo.pop(0)
-        pins, argv, error = _compile(
-            current.requirements,
-            work,
-            python=python,
-            exclude_newer=current.exclude_newer,
-            wheels_only=current.wheels_only,
-        )
-        steps.append(
-            ResolveStep(
-                name=current.name,
-                requirements=current.requirements,
-                exclude_newer=current.exclude_newer,
-                lowest=False,
-                source_builds=not current.wheels_only,
-                ok=pins is not None,
-                why=current.why,
-                argv=argv,
-                pins=pins or [],
-                error=error or None,
-                python=python,
-            )
-        )
+        pins, error = _run_step(current, steps, work, python)
         if pins is not None:
             return steps, pins
         no_wheel = no_wheel or bool(current.wheels_only and _NO_WHEEL.search(error))
+        if not todo and optional and bound is None and not searched:
+            searched = True
+            pins = _without_optional(relaxed(requirements), optional, error, steps, work, python)
+            if pins is not None:
+                return steps, pins
         if not todo and no_wheel:
             no_wheel = False
             todo.append(
@@ -482,6 +457,73 @@ def resolve_steps(
                 )
             )
     return steps, None
+
+
+def _run_step(
+    current: _Step, steps: list[ResolveStep], work: Path, python: str
+) -> tuple[list[str] | None, str]:
+    """Resolve one step and append its record to ``steps``: the pins (None: none) and the
+    resolver's error."""
+    pins, argv, error = _compile(
+        current.requirements,
+        work,
+        python=python,
+        exclude_newer=current.exclude_newer,
+        wheels_only=current.wheels_only,
+    )
+    steps.append(
+        ResolveStep(
+            name=current.name,
+            requirements=current.requirements,
+            exclude_newer=current.exclude_newer,
+            lowest=False,
+            source_builds=not current.wheels_only,
+            ok=pins is not None,
+            why=current.why,
+            argv=argv,
+            pins=pins or [],
+            error=error or None,
+            python=python,
+        )
+    )
+    return pins, error
+
+
+def _without_optional(  # noqa: PLR0917 - private helper of resolve_steps
+    loose: list[str],
+    optional: list[str],
+    error: str,
+    steps: list[ResolveStep],
+    work: Path,
+    python: str,
+) -> list[str] | None:
+    """Leave out the optional requirements that do not resolve, one at a time
+    (:mod:`reprobridge_sdk.agent._optional_search`), keeping the others: the pins of the
+    resolution kept, or None."""
+    left = {canonicalize_name(o) for o in optional}
+    required = [r for r in loose if _provides(r) not in left]
+    named = {_provides(r): r for r in loose if _provides(r) in left}
+    found: list[list[str]] = []
+
+    def attempt(kept: list[str], dropped: list[str], probe: bool) -> str | None:
+        if probe:
+            why = (
+                "a probe for the optional requirement that does not resolve: the required "
+                f"ones with {', '.join(kept) or 'no optional one'}"
+            )
+        else:
+            why = (
+                f"without the optional requirements that do not resolve ({', '.join(dropped)})"
+                ": they are left out" + (f", {', '.join(kept)} kept" if kept else "")
+            )
+        name: ResolveStepName = "optional-left-out" if kept else "required-only"
+        chosen = required + [named.get(canonicalize_name(k), k) for k in kept]
+        pins, failed = _run_step(_Step(name, chosen, None, why), steps, work, python)
+        if pins is not None and not probe:
+            found.append(pins)
+        return None if pins is not None else failed
+
+    return found[-1] if leave_out(optional, error, attempt) is not None else None
 
 
 _MANIFEST = """\
@@ -924,7 +966,13 @@ def _record(  # noqa: PLR0917 - private helper of build_environment
 
 
 #: Steps whose success changed what the repository declared: a decision the guide records.
-_RELAXING = {"lower-bounds", "newest-lower-bounds", "required-only", "source-build"}
+_RELAXING = {
+    "lower-bounds",
+    "newest-lower-bounds",
+    "optional-left-out",
+    "required-only",
+    "source-build",
+}
 
 
 def relaxation_decision(record: BuilderRecord, tasks: list[str]) -> Ambiguity | None:

@@ -391,6 +391,7 @@ ResolveStepName = Literal[
     "lower-bounds",
     "newest",
     "newest-lower-bounds",
+    "optional-left-out",
     "required-only",
     "source-build",
     "oldest-wheel",
