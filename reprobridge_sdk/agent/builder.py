@@ -109,9 +109,11 @@ __all__ = [
     "IMPORT_TO_DISTRIBUTION",
     "build_environment",
     "declared_requirements",
+    "in_use",
     "relaxation_decision",
     "relaxed",
     "resolve_steps",
+    "still_in_use",
 ]
 
 #: Directory (inside the build state) of the scratch artifact the environment is locked in.
@@ -796,6 +798,8 @@ def build_environment(
         steps=steps,
         environment=attempts[-1].name if attempts else "newest",
         attempts=attempts,
+        # the environment of ``after`` stays in use when none after it passes
+        in_use=after.in_use if after is not None else None,
     )
 
 
@@ -961,6 +965,7 @@ def _record(  # noqa: PLR0917 - private helper of build_environment
         imports_checked=built.modules,
         environment=target.name,
         attempts=attempts,
+        in_use=attempts[-1],
         legacy=legacy,
     )
 
@@ -977,7 +982,11 @@ _RELAXING = {
 
 def relaxation_decision(record: BuilderRecord, tasks: list[str]) -> Ambiguity | None:
     """The guide record of a resolution that relaxed the declared requirements, if any."""
-    chosen = next((step for step in reversed(record.steps) if step.ok), None)
+    # the step that resolved the environment in use: its pins are the record's (a later
+    # environment that resolved and then failed its gate has ok steps too)
+    chosen = next(
+        (step for step in reversed(record.steps) if step.ok and step.pins == record.pins), None
+    )
     if chosen is None or chosen.name not in _RELAXING:
         return None
     failed = [step.name for step in record.steps if not step.ok]
@@ -998,9 +1007,9 @@ def relaxation_decision(record: BuilderRecord, tasks: list[str]) -> Ambiguity | 
 def era_decision(record: BuilderRecord, tasks: list[str]) -> Ambiguity | None:
     """The guide record of an environment of the code's era (a legacy one with an older
     interpreter), traced to the Builder's attempts; None for the newest environment."""
-    if record.environment == "newest" or not record.attempts or not record.attempts[-1].ok:
+    chosen = in_use(record)
+    if chosen is None or chosen.name == "newest":
         return None
-    chosen = record.attempts[-1]
     legacy = "a legacy environment, " if chosen.name == "era-python" else ""
     return Ambiguity(
         id="environment-era",
@@ -1013,6 +1022,27 @@ def era_decision(record: BuilderRecord, tasks: list[str]) -> Ambiguity | None:
         ),
         sensitivity="medium",
         tasks=tasks,
+    )
+
+
+def in_use(record: BuilderRecord) -> EnvironmentAttempt | None:
+    """The environment in use: the record's ``in_use``, else (a record written before it)
+    the last attempt that passed. A rebuild that failed later does not change it."""
+    if record.in_use is not None:
+        return record.in_use
+    return next((a for a in reversed(record.attempts) if a.ok), None)
+
+
+def still_in_use(built: BuilderRecord, failed: BuilderRecord) -> BuilderRecord:
+    """The record after a rebuild that failed (``failed``): the environment in use stays
+    (its pins, lock, ``in_use`` and guide note), every attempt and step is recorded, and no
+    environment is left to try."""
+    return built.model_copy(
+        update={
+            "attempts": failed.attempts,
+            "steps": failed.steps,
+            "environment": ENVIRONMENTS[-1],
+        }
     )
 
 

@@ -40,7 +40,9 @@ from reprobridge_sdk.agent.builder import (
     ENVIRONMENTS,
     build_environment,
     era_decision,
+    in_use,
     relaxation_decision,
+    still_in_use,
 )
 from reprobridge_sdk.agent.claims import author_patch, load_claims
 from reprobridge_sdk.agent.distiller import distill
@@ -618,15 +620,7 @@ class _Era:
             f"{self.built.environment} environment, and no fix rule applies",
         )
         if not record.gate.passed:
-            # the environment in use stays; the attempts are recorded all the same
-            kept = self.built.model_copy(
-                update={
-                    "attempts": record.attempts,
-                    "steps": record.steps,
-                    "environment": ENVIRONMENTS[-1],
-                }
-            )
-            self._save(kept)
+            self._save(still_in_use(self.built, record))
             return None, [f for f in record.gate.findings if f.code == "B048"]
         self._save(record)
         replace_environment(self.out, self.state.root / ENV_DIR)
@@ -642,10 +636,8 @@ class _Era:
             return None, []
         added = sorted({u.module for u in wider.imports} - {u.module for u in self.planned.imports})
         self.planned = wider
-        in_use = next(
-            (n for a in reversed(self.built.attempts) if a.ok for n in ENVIRONMENTS if n == a.name),
-            ENVIRONMENTS[0],
-        )
+        used = in_use(self.built)
+        again = used.name if used is not None else ENVIRONMENTS[0]
         record = build_environment(
             self.intake,
             self.state.root,
@@ -654,7 +646,7 @@ class _Era:
             claims=self.claims,
             sandbox=self.sandbox,
             after=self.built,
-            again=in_use,
+            again=again,
             because=f"the steps run first import {', '.join(added)}",
         )
         if not record.gate.passed:

@@ -464,6 +464,11 @@ class BuilderRecord(PhaseRecord):
     attempts: list[EnvironmentAttempt] = Field(
         default_factory=list, description="Every environment tried, in order, with its outcome."
     )
+    in_use: EnvironmentAttempt | None = Field(
+        default=None,
+        description="The environment in use: the last attempt that passed. A later rebuild "
+        "that fails is in 'attempts' only; this one stays (None: none passed).",
+    )
     legacy: str | None = Field(
         default=None,
         description="Why the environment is a legacy one (an interpreter of the code's era).",

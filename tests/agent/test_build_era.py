@@ -16,7 +16,13 @@ from pathlib import Path
 import pytest
 import yaml
 
-from reprobridge_sdk.agent.builder import build_environment, era_decision
+from reprobridge_sdk.agent.builder import (
+    build_environment,
+    era_decision,
+    in_use,
+    relaxation_decision,
+    still_in_use,
+)
 from reprobridge_sdk.agent.pipeline import BuildOptions, build
 from reprobridge_sdk.api import load
 from reprobridge_sdk.env.interpreters import (
@@ -33,6 +39,7 @@ from reprobridge_sdk.model.build import (
     IntakeRecord,
     PythonEra,
     ReproducerRecord,
+    ResolveStep,
 )
 
 ZERO = "0" * 64
@@ -207,6 +214,64 @@ def test_an_era_the_resolver_does_not_serve_is_b048_with_the_step_that_unblocks(
         "code record --kind execution-fix" in (f.hint or "") for f in record.gate.findings[1:]
     )
     assert not (tmp_path / "env").exists()  # nothing replaced the environment in use
+
+
+def _resolved(name: str, pins: list[str]) -> ResolveStep:
+    return ResolveStep(name=name, requirements=["x"], ok=True, why=name, pins=pins)  # type: ignore[arg-type]
+
+
+def test_a_rebuild_that_fails_keeps_the_era_environment_in_use_and_its_guide_note(
+    tmp_path: Path,
+) -> None:
+    """The era environment passed, its smoke run failed, and the legacy rebuild failed too:
+    the era environment stays in use, and the guide still says so."""
+    era = EnvironmentAttempt(
+        name="era",
+        python=RUNNING,
+        exclude_newer="2016-06-01T00:00:00+00:00",
+        why="newest failed",
+        ok=True,
+        outcome="resolved, built, and every required import works",
+    )
+    before = BuilderRecord(
+        inputs_digest=ZERO,
+        seconds=0,
+        gate=Gate(passed=True),
+        python=RUNNING,
+        requirements=["x"],
+        environment="era",
+        steps=[_resolved("newest", ["x==2"]), _resolved("lower-bounds", ["x==1"])],
+        pins=["x==1"],
+        attempts=[
+            EnvironmentAttempt(name="newest", python=RUNNING, why="w", ok=False, outcome="B006"),
+            era,
+        ],
+        in_use=era,
+    )
+    assert era_decision(before, ["score"]) is not None
+    failed = build_environment(
+        _intake("2016-06-01T00:00:00+00:00", syntax="2"),
+        tmp_path,
+        inputs_digest=ZERO,
+        after=before,
+        because="the smoke run failed with SyntaxError",
+    )
+    assert not failed.gate.passed
+    assert failed.attempts[-1].ok is False and failed.in_use == era
+    # a later environment that resolved, then failed its gate, has an ok step of its own
+    failed = failed.model_copy(update={"steps": [*failed.steps, _resolved("declared", ["x==0"])]})
+    kept = still_in_use(before, failed)
+    assert kept.attempts == failed.attempts and kept.attempts[-1].ok is False
+    assert in_use(kept) == era
+    assert kept.pins == ["x==1"]
+    note = era_decision(kept, ["score"])
+    assert note is not None and note == era_decision(before, ["score"])
+    assert "environment 'era'" in note.resolution and "2016-06-01" in note.source
+    relaxed = relaxation_decision(kept, ["score"])
+    assert relaxed is not None and "'lower-bounds'" in relaxed.resolution
+    # a record written before 'in_use' existed: the last attempt that passed
+    older = kept.model_copy(update={"in_use": None})
+    assert in_use(older) == era and era_decision(older, ["score"]) == note
 
 
 # --------------------------------------------------------------------------- fixtures
