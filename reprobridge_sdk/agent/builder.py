@@ -39,7 +39,9 @@ Rules, in order:
      (``--exclude-newer``): ``declared``, then ``lower-bounds`` (skipped without
      requirements: it would be the newest environment again), then ``source-build`` of the
      era when a requirement of the era has no wheel (TensorFlow 2.4 needs termcolor 1.1,
-     an sdist);
+     an sdist). For an interpreter older than 3.7 (:data:`LEGACY_BELOW`) every step allows
+     source distributions from the first: wheels only, the resolver backtracks to the
+     last release that had wheels for every package, not the release of the code's date;
    * ``era-python``: the same steps for each interpreter of the code's era found on this
      machine, newest first (:mod:`reprobridge_sdk.env.interpreters`: PATH, pyenv, uv-managed; never
      downloaded), older than the running one: a **legacy environment**. An era interpreter
@@ -363,17 +365,35 @@ class _Step:
     wheels_only: bool = True
 
 
+#: Interpreters older than this are legacy ones: their era's releases often have no wheel
+#: for every package, so their era's steps allow source distributions from the first.
+LEGACY_BELOW = (3, 7)
+
+
+def legacy_interpreter(python: str) -> bool:
+    """Whether ``python`` (``X.Y``) is older than :data:`LEGACY_BELOW`."""
+    try:
+        return tuple(int(x) for x in python.split(".")[:2]) < LEGACY_BELOW
+    except ValueError:
+        return False
+
+
 def _plan_steps(requirements: list[str], *, python: str, bound: str | None) -> list[_Step]:
     """The steps of one environment: of the code's era with ``bound``, else the newest."""
     loose = relaxed(requirements)
     if bound is not None:
+        # a legacy interpreter: wheels only would backtrack to the last release that had
+        # wheels for every package (TensorFlow 1.1 for code of TensorFlow 1.4's date)
+        sources = legacy_interpreter(python)
+        allowed = "; source distributions allowed (a legacy interpreter)" if sources else ""
         steps = [
             _Step(
                 "declared",
                 requirements,
                 bound,
                 f"the versions of the code's era for Python {python}: nothing newer than "
-                "the commit",
+                f"the commit{allowed}",
+                wheels_only=not sources,
             )
         ]
         if loose != requirements:
@@ -383,7 +403,8 @@ def _plan_steps(requirements: list[str], *, python: str, bound: str | None) -> l
                     loose,
                     bound,
                     "exact and upper bounds relaxed to lower bounds "
-                    "(a recorded decision), still of the code's era",
+                    f"(a recorded decision), still of the code's era{allowed}",
+                    wheels_only=not sources,
                 )
             )
         return steps

@@ -17,10 +17,13 @@ import pytest
 import yaml
 
 from reprobridge_sdk.agent.builder import (
+    _plan_steps,
     build_environment,
     era_decision,
     in_use,
+    legacy_interpreter,
     relaxation_decision,
+    resolve_steps,
     still_in_use,
 )
 from reprobridge_sdk.agent.pipeline import BuildOptions, build
@@ -437,3 +440,49 @@ def test_an_environment_of_python_36_installs_and_compiles_its_bytecode(tmp_path
         capture_output=True, text=True, check=True,
     )  # fmt: skip
     assert done.stdout == "1.16.0\n"
+
+
+# --------------------------------------------------------------------------- legacy steps
+
+
+@pytest.mark.parametrize(
+    ("python", "sources"), [("2.7", True), ("3.6", True), ("3.7", False), (RUNNING, False)]
+)
+def test_the_eras_steps_allow_sources_from_the_first_for_a_legacy_interpreter_only(
+    python: str, sources: bool
+) -> None:
+    bound = "2018-02-01T00:00:00+00:00"
+    steps = _plan_steps(["tensorflow==1.4.0", "networkx"], python=python, bound=bound)
+    assert [(s.name, s.wheels_only, s.exclude_newer) for s in steps] == [
+        ("declared", not sources, bound),
+        ("lower-bounds", not sources, bound),
+    ]
+    assert ("source distributions allowed" in steps[0].why) is sources
+    assert legacy_interpreter(python) is sources
+    # the newest versions (the running interpreter only) stay wheels first
+    newest = _plan_steps(["tensorflow==1.4.0"], python=python, bound=None)
+    assert all(s.wheels_only for s in newest)
+
+
+def test_a_version_that_is_not_one_is_no_legacy_interpreter() -> None:
+    assert legacy_interpreter("garbage") is False
+    assert legacy_interpreter("") is False
+
+
+@pytest.mark.slow
+def test_tensorflow_1_code_gets_the_release_of_its_date_on_python_36(tmp_path: Path) -> None:
+    """Wheels only, TensorFlow for Python 3.6 as of February 2018 backtracks to 1.1 (the
+    last release whose every dependency had a wheel); with source distributions allowed in
+    the first era step it is 1.5, the release of the date."""
+    if discover("3.6") is None:
+        pytest.skip("no CPython 3.6 on PATH, in pyenv or uv-managed here ('pyenv install 3.6')")
+    bound = "2018-02-01T00:00:00+00:00"
+    steps, pins = resolve_steps(
+        ["tensorflow", "networkx"], tmp_path, python="3.6", commit_date=bound, era=True
+    )
+    assert [(s.name, s.ok, s.source_builds) for s in steps] == [("declared", True, True)]
+    assert pins is not None and "tensorflow==1.5.0" in pins
+    argv = steps[0].argv
+    assert "--only-binary" not in argv
+    assert argv[argv.index("--exclude-newer") + 1] == bound
+    assert "--exclude-newer-package=setuptools=2100-01-01T00:00:00Z" in argv

@@ -343,14 +343,15 @@ def test_an_era_sdist_builds_under_the_eras_interpreter_with_a_backend_of_today(
 ) -> None:
     """pyDOE (2014) is a source distribution only. Resolving it for Python 3.6 as of May 2018
     builds it with that interpreter, and with a build backend newer than the era (uv's
-    default backend for a bare setup.py is setuptools>=40.8, of late 2018)."""
+    default backend for a bare setup.py is setuptools>=40.8, of late 2018). Python 3.6 is a
+    legacy interpreter: its era's first step allows source distributions already."""
     from reprobridge_sdk.env.interpreters import discover
 
     if discover("3.6") is None:
         pytest.skip("no CPython 3.6 on PATH, in pyenv or uv-managed here ('pyenv install 3.6')")
     bound = "2018-05-02T03:51:53+00:00"
     steps, pins = resolve_steps(["pyDOE"], tmp_path, python="3.6", commit_date=bound, era=True)
-    assert [(s.name, s.ok) for s in steps] == [("declared", False), ("source-build", True)]
+    assert [(s.name, s.ok, s.source_builds) for s in steps] == [("declared", True, True)]
     assert pins is not None
     assert [p for p in pins if p.lower().startswith("pydoe==")] == ["pydoe==0.3.8"]
     shown = steps[-1].argv
