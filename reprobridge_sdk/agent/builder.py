@@ -72,7 +72,7 @@ import subprocess
 import sys
 import time
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path, PurePosixPath
 
 from packaging.requirements import InvalidRequirement, Requirement
@@ -349,8 +349,22 @@ def _compile(
     return pins, shown, ""
 
 
-def _date_bound(commit_date: str) -> str:
-    return datetime.fromisoformat(commit_date).isoformat()
+def _date_bound(commit_date: str) -> str | None:
+    """The era's ``--exclude-newer`` bound of a committer date; None when it is not a date.
+
+    git prints what a commit says: an offset out of range (``+99:59``) or, for a date it
+    cannot read, the placeholder itself. An offset that is not one is read as UTC."""
+    text = commit_date.strip()
+    try:
+        return datetime.fromisoformat(text).isoformat()
+    except (ValueError, OverflowError, TypeError):
+        pass
+    try:
+        # the date and time without the offset (git's %cI: YYYY-MM-DDTHH:MM:SS+HH:MM)
+        moment = datetime.fromisoformat(text[:19]) if len(text) > 19 else None
+    except (ValueError, OverflowError):
+        return None
+    return moment.replace(tzinfo=UTC).isoformat() if moment is not None else None
 
 
 _NO_WHEEL = re.compile(r"no (usable )?wheels|building from source is disabled|only-binary", re.I)
@@ -437,6 +451,8 @@ def resolve_steps(
     the pins (None: none). ``era``: bounded by the commit date, else the newest versions."""
     work.mkdir(parents=True, exist_ok=True)
     bound = _date_bound(commit_date) if era else None
+    if era and bound is None:
+        raise ValueError(f"the code's date {commit_date[:60]!r} is not a date")
     if not requirements:
         step = ResolveStep(
             name="declared" if era else "newest",
@@ -680,6 +696,8 @@ def era_date(intake: IntakeRecord, plan: PlanRecord | None) -> str:
 def _targets(name: EnvironmentName, intake: IntakeRecord, why: str, era: str) -> list[_Target]:
     running = discover(intake.python.target)
     date = _date_bound(era)
+    if name != "newest" and date is None:
+        return []
     if name == "newest":
         return [_Target(name, intake.python.target, why, running)]
     if name == "era":
@@ -761,7 +779,20 @@ def build_environment(
     last: list[BuildFinding] = []
     why = because or "the first environment tried"
     era = era_date(intake, plan)
+    era = _date_bound(era) or era  # an offset out of range read as UTC
     for name in ENVIRONMENTS[start:]:
+        if name != "newest" and _date_bound(era) is None:
+            attempts.append(
+                EnvironmentAttempt(
+                    name=name,
+                    python=intake.python.target,
+                    why=why,
+                    ok=False,
+                    outcome=f"skipped: the code's date {era[:60]!r} is not a date, so it "
+                    "bounds no era",
+                )
+            )
+            continue
         if name == "era-python":
             why = f"{why}; {_era_python_why(era)}"
         targets = _targets(name, intake, why, era)

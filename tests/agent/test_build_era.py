@@ -37,6 +37,7 @@ from reprobridge_sdk.env.interpreters import (
 )
 from reprobridge_sdk.model.build import (
     BuilderRecord,
+    DependencyFile,
     EnvironmentAttempt,
     Gate,
     IntakeRecord,
@@ -486,3 +487,81 @@ def test_tensorflow_1_code_gets_the_release_of_its_date_on_python_36(tmp_path: P
     assert "--only-binary" not in argv
     assert argv[argv.index("--exclude-newer") + 1] == bound
     assert "--exclude-newer-package=setuptools=2100-01-01T00:00:00Z" in argv
+
+
+# --------------------------------------------------------------------------- hostile dates
+
+
+def _garbage_commit(repo: Path, committer: str) -> None:
+    """Point ``main`` at a commit whose committer line is ``committer``, written as is (git
+    itself refuses to make one)."""
+
+    def git(*args: str, stdin: str | None = None) -> str:
+        done = subprocess.run(
+            ["git", *args], cwd=repo, input=stdin, capture_output=True, text=True, check=True
+        )
+        return done.stdout.strip()
+
+    tree = git("write-tree")
+    body = (
+        f"tree {tree}\nauthor Research Author <author@example.org> 1500000000 +0000\n"
+        f"committer Research Author <author@example.org> {committer}\n\ncode\n"
+    )
+    commit = git("hash-object", "-t", "commit", "-w", "--literally", "--stdin", stdin=body)
+    git("update-ref", "refs/heads/main", commit)
+
+
+@pytest.mark.parametrize(
+    ("committer", "bound"),
+    [
+        (None, "2017-07-18T06:39:00+00:00"),  # GIT_COMMITTER_DATE '@1500000000 +9959'
+        ("garbage +zzzz", None),  # git prints no date at all
+        ("-5000000000000 +0000", None),
+        ("99999999999999999999 +0000", "1970-01-01T00:00:00+00:00"),  # git's own reading
+    ],
+)
+def test_a_commit_date_that_is_not_a_date_bounds_no_era_and_crashes_nothing(
+    tmp_path: Path, committer: str | None, bound: str | None
+) -> None:
+    from reprobridge_sdk.agent.intake import checkout, code_date
+
+    repo = _repo(tmp_path, "raw", {"train.py": "print(1)\n"}, "@1500000000 +9959")
+    if committer is not None:
+        _garbage_commit(repo, committer)
+    _, date = checkout(str(repo), tmp_path / "checkout")
+    assert code_date(tmp_path / "checkout", ["train.py"], date) in {None, date}
+    missing = "reprobridge-no-such-distribution-xyz"  # every resolution fails, fast
+    intake = _intake(date).model_copy(
+        update={
+            "dependency_files": [
+                DependencyFile(path="requirements.txt", kind="requirements", requirements=[missing])
+            ]
+        }
+    )
+    newest = BuilderRecord(
+        inputs_digest=ZERO,
+        seconds=0,
+        gate=Gate(passed=True),
+        python=RUNNING,
+        requirements=[missing],
+        environment="newest",
+        attempts=[EnvironmentAttempt(name="newest", python=RUNNING, why="w", ok=True, outcome="o")],
+    )
+    record = build_environment(
+        intake,
+        tmp_path / "state",
+        inputs_digest=ZERO,
+        after=newest,
+        because="the smoke run failed",
+    )
+    assert not record.gate.passed
+    era = record.attempts[1]
+    if bound is None:
+        assert [(a.name, a.ok) for a in record.attempts[1:]] == [
+            ("era", False),
+            ("era-python", False),
+        ]
+        assert all("is not a date" in a.outcome for a in record.attempts[1:])
+    else:
+        assert era.name == "era" and era.exclude_newer == bound
+        assert {s.exclude_newer for s in record.steps} == {bound}
