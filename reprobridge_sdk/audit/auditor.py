@@ -57,6 +57,7 @@ from .attempts import (
     unique_labels,
 )
 from .badges import BadgeContext, award
+from .duplicates import settle_by_rerun
 from .facts import ManifestFacts
 from .interval import (
     DEFAULT_FLOOR,
@@ -69,6 +70,7 @@ from .interval import (
 from .interval import (
     holm as holm_adjust,
 )
+from .plausibility import plausibility, provenance_mismatches
 from .rerun import Limits, draw_seed, rerun_runs
 from .trust import check_attempt_ledger, check_signatures
 from .verdict import (
@@ -97,6 +99,8 @@ AttemptLike = str | os.PathLike[str] | Attempt
 
 #: Attempt findings that taint only the tasks of their launchers (deleted runs, a shift).
 _BY_LAUNCHER = frozenset({"A052", "A070"})
+#: Implausible references that fail the audit (spec "plausible-references").
+_IMPLAUSIBLE = frozenset({"A080", "A083"})
 
 
 @dataclass
@@ -200,6 +204,8 @@ def _rerun_attempt(
     checks.reran.update(by_rel[rel] for rel in outcome.chosen)
     for rel, rows in outcome.comparisons.items():
         checks.comparisons[by_rel[rel]] = rows
+    # Two seeds re-executed that differ: their byte-identical recorded evidence was copied.
+    settle_by_rerun(runs, checks.comparisons)
     for item, launchers in outcome.shift_findings:
         checks.attempt_findings[-1].append(item)
         for launcher in launchers:
@@ -237,6 +243,35 @@ def _wide_tolerances(facts: ArtifactFacts, intervals: Sequence[Interval]) -> lis
             )
         )
     return found
+
+
+def _implausible(
+    manifest: ManifestFacts,
+    intervals: Sequence[Interval],
+    evidence: Sequence[Sequence[RunEvidence]],
+    *,
+    floor: float,
+) -> list[Finding]:
+    """Implausible references: a domain (A080, A081), a width (A082), a reference that its
+    cited run does not give (A083; the runs of every attempt, by run id)."""
+    found: list[Finding] = []
+    for index, (task, interval) in enumerate(zip(manifest.tasks, intervals, strict=True)):
+        found.extend(plausibility(task, index, interval, floor=floor))
+    recorded: dict[str, dict[str, float | None]] = {}
+    launchers: dict[str, str] = {}
+    for runs in evidence:
+        for run in runs:
+            if run.record is not None:
+                launchers.setdefault(run.record.run_id, run.record.launcher)
+                values = recorded.setdefault(run.record.run_id, {})
+                for measured in run.record.measurements:
+                    values.setdefault(measured.task, measured.value)
+    aggregates = {
+        (launcher.id, m.task): m.aggregate
+        for launcher in manifest.launchers
+        for m in launcher.measurements
+    }
+    return found + provenance_mismatches(manifest.tasks, recorded, aggregates, launchers)
 
 
 def _planted_is_error(run: RunEvidence) -> None:
@@ -485,6 +520,7 @@ def _audit(
     )
     checks = _check_trust(facts, chosen, evidence, options, trust or _Trust(), intervals=intervals)
     wide = _wide_tolerances(facts, intervals)
+    wide += _implausible(manifest, intervals, evidence, floor=options.floor)
 
     tasks: list[TaskAudit] = []
     for task, interval in zip(manifest.tasks, intervals, strict=True):
@@ -624,12 +660,19 @@ def _audit(
     attempt_errors = any(
         f.severity is Severity.ERROR for found in checks.attempt_findings for f in found
     )
+    placeholder = any(r.code == "P003" for r in badges.reasons.get("available", []))
+    implausible = any(f.code in _IMPLAUSIBLE for f in artifact_findings)
     if options.curation:
-        passed = all(t.published_compatible for t in tasks)
-    else:
-        placeholder = any(r.code == "P003" for r in badges.reasons.get("available", []))
+        # The artifact itself is judged: any placeholder (A046) keeps it from passing.
         passed = (
-            reproduced
+            all(t.published_compatible for t in tasks)
+            and not implausible
+            and not any(f.code == "A046" for f in artifact_findings)
+        )
+    else:
+        passed = (
+            not implausible
+            and reproduced
             and counts["invalid-evidence"] == 0
             and not attempt_errors
             and not placeholder  # a placeholder artifact never passes (spec audit.md#badges)

@@ -56,6 +56,14 @@ class TaskFacts:
     cited: tuple[str, ...]
     #: The declared same-seed tolerance of a re-execution (format 1.1); ``None``: none.
     same_seed_tolerance: float | None = None
+    #: The published unit (``published.unit``), e.g. ``%``; ``None`` when not stated.
+    unit: str | None = None
+    #: Per observation, the one run its provenance names (``run``); ``None`` for none or a
+    #: repetition (``runs``). Empty when built without observations.
+    runs: tuple[str | None, ...] = ()
+    #: Per observation, the runs of the repetition its provenance lists (``runs``); empty
+    #: for one run or none. Empty when built without observations.
+    repetitions: tuple[tuple[str, ...], ...] = ()
 
     @classmethod
     def of(cls, task: Task) -> TaskFacts:
@@ -77,6 +85,15 @@ class TaskFacts:
             observations=tuple(o.value for o in task.reference.observations),
             cited=tuple(cited),
             same_seed_tolerance=task.same_seed_tolerance,
+            unit=task.published.unit,
+            runs=tuple(
+                o.provenance.run if not o.provenance.runs else None
+                for o in task.reference.observations
+            ),
+            repetitions=tuple(
+                tuple(item.run for item in o.provenance.runs or ())
+                for o in task.reference.observations
+            ),
         )
 
 

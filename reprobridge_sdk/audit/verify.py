@@ -84,6 +84,7 @@ from reprobridge_sdk.run.evidence import (
     scan_summary,
 )
 
+from .duplicates import check_duplicates
 from .facts import ManifestFacts
 
 if TYPE_CHECKING:
@@ -161,6 +162,9 @@ class RunEvidence:
     unread: dict[str, Finding] = field(default_factory=dict)
     #: SHA-256 of the record's bytes as the verification read them (``None``: not read here).
     record_sha256: str | None = None
+    #: The earlier run of another seed whose log or output this run's repeats byte for byte,
+    #: with nothing else shared (A079, :mod:`.duplicates`); re-execution may turn it to A038.
+    twin: RunEvidence | None = field(default=None, repr=False)
 
     @property
     def valid(self) -> bool:
@@ -1081,40 +1085,6 @@ def _check_files(  # noqa: PLR0917 - private step of _check_run
             )
             run.values[measurement.task] = None
     return run
-
-
-def check_duplicates(runs: list[RunEvidence]) -> None:
-    """A038 on every run whose log or output is byte-identical to one of an earlier run with
-    another seed (a seed-0 run copied as seed 4); its values then do not count.
-
-    Only succeeded runs with a seed take part; empty files are ignored. Runs are compared in
-    the order given (the attempt's order), so the first holder of a digest keeps its value.
-    """
-    seen: dict[str, tuple[str, int]] = {}
-    for run in runs:
-        record = run.record
-        if record is None or not run.succeeded or record.seed is None:
-            continue
-        files = [("log", record.log)] if record.log is not None else []
-        files += [(f"output {o.id}", o) for o in record.outputs]
-        where = f"{run.rel}/{RECORD_NAME}".lstrip("/")
-        for what, item in files:
-            if item is None or item.size == 0:
-                continue
-            first = seen.setdefault(item.sha256, (run.rel or ".", record.seed))
-            if first[1] != record.seed:
-                run.findings.append(
-                    finding(
-                        "A038",
-                        f"the {what} of seed {record.seed} is byte-identical to that of "
-                        f"seed {first[1]} (run {first[0]})",
-                        path="/log" if what == "log" else "/outputs",
-                        file=where,
-                        hint="each seed must be run; a copied run is not evidence",
-                    )
-                )
-                run.values = dict.fromkeys(run.values)
-                break
 
 
 def _template_context(run: RunEvidence, record: EvidenceRecord) -> dict[str, object]:

@@ -45,7 +45,8 @@ from pathlib import Path
 
 from reprobridge_sdk.api import ArtifactDir, load
 from reprobridge_sdk.audit.facts import TaskFacts
-from reprobridge_sdk.audit.interval import compatibility_interval
+from reprobridge_sdk.audit.interval import DEFAULT_FLOOR, compatibility_interval
+from reprobridge_sdk.audit.plausibility import plausibility
 from reprobridge_sdk.audit.verdict import judge_task
 from reprobridge_sdk.audit.verify import (
     ArtifactFacts,
@@ -84,6 +85,10 @@ class ReferenceResult:
     added: dict[str, list[Observation]] = field(default_factory=dict)
     replaced: list[str] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
+    #: Implausible references after the change (A080-A082 of the audit, spec
+    #: "plausible-references", with the default level and floor), as warnings: written all
+    #: the same, since the values are what the runs measured; the audit judges them.
+    warnings: list[Finding] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -444,6 +449,12 @@ def add_references(
         target.reference = reference
     if problems:
         raise ReferencesError(f"{len(problems)} problem(s) keep the runs from references", problems)
+    for task_id in values:
+        target = tasks[task_id]
+        interval = compatibility_interval(o.value for o in target.reference.observations)
+        facts_of = TaskFacts.of(target)
+        implausible = plausibility(facts_of, position[task_id], interval, floor=DEFAULT_FLOOR)
+        result.warnings.extend(f.with_severity(Severity.WARNING) for f in implausible)
     require_version(art, "1.1")  # the provenance digests are format 1.1 fields
     art.save()
     return result

@@ -71,6 +71,7 @@ def add(  # noqa: PLR0917 - click passes options positionally
             },
             "replaced": result.replaced,
             "skipped": result.skipped,
+            "warnings": [f.to_dict() for f in result.warnings],
         }
         sys.stdout.write(json.dumps(data, indent=2) + "\n")
     for task_id, observations in result.added.items():
@@ -78,6 +79,8 @@ def add(  # noqa: PLR0917 - click passes options positionally
         echo(f"{task_id}: {verb} {len(observations)} observation(s)", err=True)
     if result.skipped:
         echo(f"skipped (already cited): {', '.join(result.skipped)}", err=True)
+    for item in result.warnings:
+        echo(f"warning {item.code} at {item.path}: {item.message}", err=True)
 
 
 @references.command("import-mlflow")

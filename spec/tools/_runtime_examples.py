@@ -956,6 +956,40 @@ RUNTIME_EXAMPLES: dict[str, tuple[str, str, str]] = {
         "  // A078: no line matches the artifact's pattern",
         '{"task": "acc", "value": 90.0, "runs": [{"log": "runs/s0.log"}]}',
     ),
+    "A079": (
+        _SH,
+        "# seeds 0, 1, 2 write the same log, but also the same run id and start time\n"
+        "$ reprobridge audit   # a copy: A038 on the later runs, not A079",
+        "# a deterministic program: byte-identical logs, distinct runs\n"
+        "$ reprobridge audit   # A079 (info) on the runs of seeds 1 and 2",
+    ),
+    "A080": (
+        _YAML,
+        "tasks:\n  - id: acc\n    published: {value: 0.91, unit: '%'}\n"
+        "    reference:\n      observations:\n        - value: 101.2   # A080: above 100 %",
+        "tasks:\n  - id: acc\n    published: {value: 91.0, unit: '%'}\n"
+        "    reference:\n      observations:\n        - value: 91.2",
+    ),
+    "A081": (
+        _YAML,
+        "# observations 72.8 ... 111.4, unit '%': the interval reaches past 100   # A081\n"
+        "tasks:\n  - id: acc\n    published: {value: 92.1, unit: '%'}",
+        "# observations 91.9 ... 92.4, unit '%': the interval stays inside [0, 100]\n"
+        "tasks:\n  - id: acc\n    published: {value: 92.1, unit: '%'}",
+    ),
+    "A082": (
+        _YAML,
+        "# interval [72.8, 111.4]: 38.6 wide, more than 25% of 92.1   # A082\n"
+        "tasks:\n  - id: acc\n    published: {value: 92.1}",
+        "# interval [91.2, 93.0]: 1.8 wide\ntasks:\n  - id: acc\n    published: {value: 92.1}",
+    ),
+    "A083": (
+        _YAML,
+        "reference:\n  observations:\n    - value: 95.0   # A083: run train-s0-... recorded 91.2\n"
+        "      provenance: {source: reference run, run: train-s0-20260101T000000000000Z-ab12cd34}",
+        "reference:\n  observations:\n    - value: 91.2\n"
+        "      provenance: {source: reference run, run: train-s0-20260101T000000000000Z-ab12cd34}",
+    ),
     # ------------------------------------------------------------------- N: runner
     "N001": (
         _SH,

@@ -21,6 +21,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _audit_kit import (
+    REFS,
     Case,
     Run,
     TableCase,
@@ -647,7 +648,8 @@ def note_cases() -> list[Case]:
         (root / "samples" / "metrics-0.json").write_text(json.dumps({"test": {"f1": 89.0}}))
 
     def cite_run(data: dict[str, Any]) -> None:
-        data["tasks"][0]["reference"]["observations"][0]["provenance"]["run"] = run_id("train-s0")
+        # observation 2 is 90.0, the value train-s0 recorded (another value would be A083)
+        data["tasks"][0]["reference"]["observations"][2]["provenance"]["run"] = run_id("train-s0")
 
     def plugin_kind(data: dict[str, Any]) -> None:
         data["rra_version"] = "1.1"
@@ -919,7 +921,25 @@ def rerun_cases() -> list[Case]:
         data["tasks"][0]["same_seed_tolerance"] = 10.0
 
     rerun = {"rerun": "all"}
+    later = _set(started_at="2026-01-01T00:00:02.000000Z", ended_at="2026-01-01T00:00:03.000000Z")
+    copied_output = Run("train-s1", seed=1, acc=90.1, f1=89.0, stamp=LATER, edit=later)
     return [
+        Case(
+            "rerun-seed-effect-shows-copy",
+            "Seed 1's output is seed 0's (F1 89.0) with its own identity and times: A079 until"
+            " re-execution, where seeds 0 and 1 give F1 89.0 and 89.1: the seed has an effect,"
+            " so the output was copied (A038), although 89.0 is within seed 1's tolerance.",
+            ["rerun", "tampering"],
+            [copied_output, *[r for r in _all_runs() if r.name != "train-s1"]],
+            1,
+            manifest=runnable,
+            options=rerun,
+            fields=[
+                *_verdict(F1, "invalid-evidence"),
+                _field(f"{_run('train-s1', 'rerun', stamp=LATER)}/[task=f1]/held", True),
+            ],
+            codes=[_codes(_run("train-s1", stamp=LATER), ["A038"])],
+        ),
         Case(
             "rerun-holds",
             "Every run re-executed gives its recorded values: compatible, all badges.",
@@ -1300,6 +1320,93 @@ def _plant_link(run_dir: Path) -> None:
     (run_dir / "cache" / "key").symlink_to("../../../rra.yaml")
 
 
+# --------------------------------------------------------------------------- plausibility
+
+
+def _acc_refs(values: list[float], unit: str | None = None) -> Any:
+    def change(data: dict[str, Any]) -> None:
+        _refs(0, values)(data)
+        if unit is not None:
+            data["tasks"][0]["published"]["unit"] = unit
+
+    return change
+
+
+def plausible_cases() -> list[Case]:
+    """Byte-identical evidence of a seed without effect (A079), implausible references
+    (A080-A083, spec audit.md#plausible-references) and curation's placeholder rule."""
+
+    def cites_s0(data: dict[str, Any]) -> None:
+        data["tasks"][0]["reference"]["observations"][0] = {
+            "value": 88.0,  # the run recorded 90.0
+            "provenance": {"source": "artifact maintainers", "run": run_id("train-s0")},
+        }
+
+    def placeholder_commit(data: dict[str, Any]) -> None:
+        data["codebase"]["upstream"]["commit"] = "0" * 40
+
+    later = _set(started_at="2026-01-01T00:00:02.000000Z", ended_at="2026-01-01T00:00:03.000000Z")
+    same_output = Run("train-s1", seed=1, acc=90.1, f1=89.0, stamp=LATER, edit=later)
+    return [
+        Case(
+            "seed-without-effect",
+            "Seed 1's output is byte-identical to seed 0's, but the runs share no identity and"
+            " no timestamp: the seed has no effect (A079, information), the values count.",
+            ["required", "tampering"],
+            [same_output, *[r for r in _all_runs() if r.name != "train-s1"]],
+            0,
+            fields=[*_verdict(ACC, "compatible"), *_verdict(F1, "compatible"),
+                    _field("/passed", True)],
+            codes=[_codes(_run("train-s1", stamp=LATER), ["A079"])],
+        ),
+        Case(
+            "reference-outside-domain",
+            "Accuracy in the unit 'fraction' with observations near 90: every observation and"
+            " the published value are outside [0, 1] (A080, an error): the audit fails.",
+            ["required", "verdict"],
+            _all_runs(),
+            1,
+            manifest=_acc_refs(REFS, "fraction"),
+            fields=[*_verdict(ACC, "compatible"), _field("/passed", False)],
+            codes=[_codes("/findings", ["A080"] * 6)],
+        ),
+        Case(
+            "interval-implausible",
+            "Percentages 80 ... 99 give an interval past 100 (A081) wider than 25% of the"
+            " published 90 (A082): warnings, the audit passes.",
+            ["required", "verdict"],
+            _all_runs(),
+            0,
+            manifest=_acc_refs([80.0, 99.0, 90.0, 85.0, 98.0], "%"),
+            fields=[*_verdict(ACC, "compatible"), _field("/passed", True)],
+            codes=[_codes("/findings", ["A081", "A082"])],
+        ),
+        Case(
+            "reference-provenance-mismatch",
+            "A reference observation cites the audited run train-s0 with 88.0, but the run"
+            " recorded 90.0 (A083, an error; A045: the cited run is audited too).",
+            ["required", "verdict"],
+            _all_runs(),
+            1,
+            manifest=cites_s0,
+            fields=[_field("/passed", False)],
+            codes=[_codes("/findings", ["A045", "A083"])],
+        ),
+        Case(
+            "curation-placeholder",
+            "Curation of an artifact whose upstream commit is the scaffold's placeholder: the"
+            " published values lie in their intervals, but no placeholder passes (A046).",
+            ["curation", "badge"],
+            [],
+            1,
+            manifest=placeholder_commit,
+            options={"curation": True},
+            fields=[_field(f"{ACC}/published_compatible", True), _field("/passed", False)],
+            codes=[_codes("/findings", ["A046"], includes=True)],
+        ),
+    ]  # fmt: skip
+
+
 def planted_cases() -> list[Case]:
     """A run folder with a symbolic link planted below it (A069, a warning without trust;
     under trust an error: ``signed_cases``)."""
@@ -1332,6 +1439,7 @@ def cases() -> list[Case | TableCase]:
         *signed_cases(),
         *table_cases(),
         *planted_cases(),
+        *plausible_cases(),
     ]
 
 

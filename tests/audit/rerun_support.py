@@ -1,8 +1,8 @@
 """Helpers of the re-execution tests: the toy study with runs that differ by seed.
 
 The toy's script prints no seed and its values repeat every three seeds, so runs with seeds
-0 and 3 would be byte-identical (A038, copied evidence). These tests need more than three
-honest runs (a sample of four, a shift over four or more), so their toy prints its seed and
+0 and 3 would be byte-identical (A079, a seed without effect). These tests need more than
+three honest runs (a sample of four, a shift over four or more), so their toy prints its seed and
 writes it to its output; the manifest's code digest is recomputed to match.
 """
 

@@ -126,3 +126,27 @@ def test_an_unknown_task_is_c014_and_a_statistic_over_seeds_c015(tmp_path: Path)
     with pytest.raises(ReferencesError) as caught:
         add_references(root, [str(runs[0])])
     assert [(f.code, f.path) for f in caught.value.findings] == [("C015", "/tasks/0/statistic")]
+
+
+def test_implausible_references_are_warnings_of_references_add(tmp_path: Path) -> None:
+    """A published value outside the unit's domain (a percentage in a task whose unit says
+    fraction): written, with the audit's A080 as a warning (spec plausible-references)."""
+    root = tmp_path / "art"
+    scaffold(root, InitOptions(id="tiny", title="Tiny"))
+    art = api.load(root)
+    art.manifest.tasks[0].published.value = 89.7
+    art.manifest.tasks[0].published.unit = "fraction"
+    art.save()
+    runs = _runs(root, 2)
+    done = reprobridge(
+        "references", "add", *map(str, runs), "-C", str(root), "--replace", "--json", cwd=tmp_path
+    )
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert len(report["added"]["main-result"]) == 2
+    assert [(w["code"], w["severity"], w["path"]) for w in report["warnings"]] == [
+        ("A080", "warning", "/tasks/0/published")
+    ]
+    assert "warning A080 at /tasks/0/published" in done.stderr
+    result = audit(root, curation=True)  # the audit holds it for an error
+    assert [f.severity for f in result.findings if f.code == "A080"] == ["error"]

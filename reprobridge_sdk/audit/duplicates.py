@@ -1,0 +1,176 @@
+"""Byte-identical evidence across seeds: a copy, or a seed without effect (spec
+``security.md#auditor-rules``, ``audit.md#seed-without-effect``).
+
+A program whose output does not depend on its seed (a deterministic algorithm, the evaluation
+of a fixed checkpoint) writes byte-identical logs or outputs for seeds 0, 1 and 2. Identical
+bytes alone therefore do not show a copy. Rules, for two succeeded runs of one attempt with
+different seeds whose log or an output has the same digest (empty files ignored):
+
+* **copied** (A038, an error; the later run's values do not count) when the two records also
+  share what no two runs of the runner share: the run identity (the same ``run_id``, or the
+  same ``run_id`` once each record's own ``-s<seed>`` part is removed, i.e. the same start
+  stamp and random suffix) or a timestamp (``started_at`` or ``ended_at``, microseconds);
+* otherwise **the seed has no effect** (A079, information, naming both runs): the values
+  count. Re-execution then settles it (:func:`settle_by_rerun`): when two runs of such a
+  pair, with different seeds, were re-executed and their re-executions gave different values
+  for a task, the seed does have an effect, so the recorded bytes were copied: the A079
+  becomes A038.
+
+The environment snapshot is not a sign of copying: the runner writes one snapshot per
+invocation, so every seed of one invocation names the same snapshot.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
+
+from reprobridge_sdk.findings import finding
+from reprobridge_sdk.model import RECORD_NAME
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from reprobridge_sdk.model.audit import RerunComparison
+    from reprobridge_sdk.model.evidence import EvidenceRecord
+
+    from .verify import RunEvidence
+
+__all__ = ["check_duplicates", "copy_signs", "settle_by_rerun"]
+
+
+def _identity(record: EvidenceRecord) -> str:
+    """The run id without the record's own ``-s<seed>`` part."""
+    if record.seed is None:
+        return record.run_id
+    return re.sub(rf"-s{record.seed}(?=-|$)", "", record.run_id, count=1)
+
+
+def copy_signs(first: EvidenceRecord, later: EvidenceRecord) -> list[str]:
+    """What the two records share that two runs of the runner never do (empty: nothing)."""
+    signs: list[str] = []
+    if first.run_id == later.run_id or _identity(first) == _identity(later):
+        signs.append("the same run identity")
+    if first.started_at == later.started_at:
+        signs.append(f"the same start time {later.started_at}")
+    if first.ended_at is not None and first.ended_at == later.ended_at:
+        signs.append(f"the same end time {later.ended_at}")
+    return signs
+
+
+def _files(record: EvidenceRecord) -> list[tuple[str, str]]:
+    files = [("log", record.log.sha256)] if record.log is not None and record.log.size != 0 else []
+    files += [(f"output {o.id}", o.sha256) for o in record.outputs if o.size != 0]
+    return files
+
+
+def check_duplicates(runs: Sequence[RunEvidence]) -> None:
+    """A038 (copied) or A079 (the seed has no effect) on every run whose log or output is
+    byte-identical to one of an earlier run with another seed (see the module).
+
+    Only succeeded runs with a seed take part. Runs are compared in the order given (the
+    attempt's order), so the first holder of a digest keeps its value.
+    """
+    seen: dict[str, RunEvidence] = {}
+    for run in runs:
+        record = run.record
+        if record is None or not run.succeeded or record.seed is None:
+            continue
+        matches: list[tuple[RunEvidence, str, list[str]]] = []
+        for what, digest in _files(record):
+            first = seen.setdefault(digest, run)
+            earlier = first.record
+            if earlier is not None and earlier.seed != record.seed:
+                matches.append((first, what, copy_signs(earlier, record)))
+        if not matches:
+            continue
+        # A copy shown by any identical file decides; else the first file names the twin.
+        first, what, signs = next((m for m in matches if m[2]), matches[0])
+        if signs:
+            _copied(run, first, what, "; both records have " + ", ".join(signs))
+        else:
+            _no_effect(run, first, what)
+
+
+def _message(run: RunEvidence, first: RunEvidence, what: str) -> str:
+    assert run.record is not None and first.record is not None
+    return (
+        f"the {what} of seed {run.record.seed} (run {run.rel or '.'}) is byte-identical to "
+        f"that of seed {first.record.seed} (run {first.rel or '.'})"
+    )
+
+
+def _where(run: RunEvidence) -> str:
+    return f"{run.rel}/{RECORD_NAME}".lstrip("/")
+
+
+def _copied(run: RunEvidence, first: RunEvidence, what: str, why: str) -> None:
+    run.findings.append(
+        finding(
+            "A038",
+            _message(run, first, what) + why,
+            path="/log" if what == "log" else "/outputs",
+            file=_where(run),
+            hint="each seed must be run; a copied run is not evidence",
+        )
+    )
+    run.values = dict.fromkeys(run.values)
+
+
+def _no_effect(run: RunEvidence, first: RunEvidence, what: str) -> None:
+    note = finding(
+        "A079",
+        _message(run, first, what) + ": the seed has no effect on it",
+        path="/log" if what == "log" else "/outputs",
+        file=_where(run),
+        hint="expected of a deterministic program; re-execution tells it from a copy",
+    )
+    run.findings.append(note)
+    run.run_notes.append(note)
+    run.twin = first
+
+
+def _differ(a: float | None, b: float | None) -> bool:
+    if a is None or b is None:
+        return False
+    if math.isnan(a) or math.isnan(b):
+        return math.isnan(a) != math.isnan(b)
+    return a != b
+
+
+def settle_by_rerun(
+    runs: Sequence[RunEvidence], comparisons: Mapping[Path, Sequence[RerunComparison]]
+) -> int:
+    """Turn A079 into A038 where both runs of a pair were re-executed and their re-executions
+    differ (``comparisons``: by run path); the number of runs turned."""
+    turned = 0
+    for run in runs:
+        first = run.twin
+        if first is None:
+            continue
+        mine = {c.task: c.rerun for c in comparisons.get(run.path, ())}
+        theirs = {c.task: c.rerun for c in comparisons.get(first.path, ())}
+        differing = sorted(t for t in mine.keys() & theirs.keys() if _differ(mine[t], theirs[t]))
+        if not differing:
+            continue
+        note = next(f for f in run.findings if f.code == "A079")
+        run.findings.remove(note)
+        run.run_notes[:] = [f for f in run.run_notes if f is not note]
+        task = differing[0]
+        run.findings.append(
+            finding(
+                "A038",
+                note.message.replace(": the seed has no effect on it", "")
+                + f"; re-executed, the two seeds give different values of task {task} "
+                f"({mine[task]!r}, {theirs[task]!r}): the seed has an effect",
+                path=note.path,
+                file=note.file,
+                hint="each seed must be run; a copied run is not evidence",
+            )
+        )
+        run.values = dict.fromkeys(run.values)
+        run.twin = None
+        turned += 1
+    return turned

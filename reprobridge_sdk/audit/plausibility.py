@@ -1,0 +1,215 @@
+"""Implausible references (spec ``audit.md#plausible-references``).
+
+The compatibility interval is only as good as the reference observations it is built from.
+Rules, per task:
+
+* **Domain.** A metric's domain is known from the published unit when it is stated: ``%``
+  (``percent``, ``percentage``) is [0, 100]; ``fraction`` and ``proportion`` are [0, 1]
+  (``ratio`` is not: a speed-up or a compression ratio exceeds 1). Without such a unit, a
+  metric whose text names an error (the words ``error``, ``mse``, ``rmse``, ``mae``; not a
+  ``signed`` or ``log`` one, which may be negative) is at least 0. Otherwise the domain is
+  unknown and nothing is checked.
+* A reference observation or the published value outside the domain is **A080**, an error:
+  no run can give it, so the references or the claim are wrong (e.g. a fraction written as a
+  percentage).
+* An interval that reaches past the domain by more than the floor's own share
+  (``floor * |m|``, which honest references next to a bound reach by construction) is
+  **A081**, a warning: part of the interval is impossible, its spread is implausible.
+* An interval wider than :data:`DEFAULT_WIDE_SHARE` of the published value (``2h >
+  share * |published|``) is **A082**, a warning: such an interval calls almost any value
+  compatible.
+* A reference observation whose provenance names a run that the audit reads (by its
+  ``run_id``), whose recorded value of the task differs from the observation (the value
+  equality of the manifest), is **A083**, an error: the reference is not what its run gave.
+  A repetition (``runs``) is compared when the audit reads every run of it, as their values
+  aggregated with the measurement's aggregate.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable, Mapping, Sequence
+
+from reprobridge_sdk.extract.extraction import ExtractionError, aggregate, same_value
+from reprobridge_sdk.findings import Finding, finding
+
+from .facts import TaskFacts
+from .interval import Interval
+
+__all__ = [
+    "DEFAULT_WIDE_SHARE",
+    "domain",
+    "plausibility",
+    "provenance_mismatches",
+]
+
+#: The share of the published value an interval's width may reach before A082.
+DEFAULT_WIDE_SHARE = 0.25
+
+_PERCENT = frozenset({"%", "percent", "percentage", "pct"})
+_FRACTION = frozenset({"fraction", "proportion"})
+_ERROR = re.compile(r"\b(error|errors|mse|rmse|mae)\b")
+_SIGNED = re.compile(r"\b(signed|log)\b")
+
+
+def domain(unit: str | None, metric: str) -> tuple[float, float] | None:
+    """The metric's domain [low, high] from its unit or its name; None when unknown."""
+    stated = (unit or "").strip().lower()
+    if stated in _PERCENT:
+        return 0.0, 100.0
+    if stated in _FRACTION:
+        return 0.0, 1.0
+    if stated:
+        return None
+    text = metric.lower()
+    if _ERROR.search(text) and not _SIGNED.search(text):
+        return 0.0, math.inf
+    return None
+
+
+def _span(bounds: tuple[float, float]) -> str:
+    low, high = bounds
+    return f"[{low:g}, {high:g}]" if math.isfinite(high) else f"[{low:g}, ∞)"
+
+
+def _outside(value: float, bounds: tuple[float, float]) -> bool:
+    return math.isfinite(value) and not bounds[0] <= value <= bounds[1]
+
+
+def plausibility(
+    task: TaskFacts,
+    index: int,
+    interval: Interval,
+    *,
+    floor: float,
+    wide_share: float = DEFAULT_WIDE_SHARE,
+) -> list[Finding]:
+    """A080, A081 and A082 of one task (``index``: its position in the manifest)."""
+    found: list[Finding] = []
+    bounds = domain(task.unit, task.metric)
+    where = f"/tasks/{index}"
+    if bounds is not None:
+        span = _span(bounds)
+        for number, value in enumerate(task.observations):
+            if _outside(value, bounds):
+                found.append(
+                    finding(
+                        "A080",
+                        f"task {task.id}: reference observation {value:g} is outside the "
+                        f"domain {span} of its metric",
+                        path=f"{where}/reference/observations/{number}/value",
+                        hint="check the unit: e.g. a fraction written as a percentage",
+                    )
+                )
+        if task.published is not None and _outside(task.published, bounds):
+            found.append(
+                finding(
+                    "A080",
+                    f"task {task.id}: the published value {task.published:g} is outside the "
+                    f"domain {span} of its metric",
+                    path=f"{where}/published",
+                    hint="check the unit: e.g. a fraction written as a percentage",
+                )
+            )
+        if interval.defined and not found:
+            found.extend(_beyond(task, where, interval, bounds, floor))
+    if interval.defined and task.published is not None and math.isfinite(task.published):
+        width = interval.high - interval.low
+        if width > wide_share * abs(task.published):
+            found.append(
+                finding(
+                    "A082",
+                    f"task {task.id}: the interval [{interval.low:.6g}, {interval.high:.6g}] "
+                    f"is {width:.6g} wide, more than {wide_share:.0%} of the published value "
+                    f"{task.published:.6g}",
+                    path=f"{where}/reference",
+                    hint="references this far apart call almost any value compatible; check "
+                    "them against their runs",
+                )
+            )
+    return found
+
+
+def _beyond(
+    task: TaskFacts,
+    where: str,
+    interval: Interval,
+    bounds: tuple[float, float],
+    floor: float,
+) -> list[Finding]:
+    slack = floor * abs(interval.mean) if math.isfinite(interval.mean) else 0.0
+    low, high = bounds
+    if interval.low >= low - slack and interval.high <= high + slack:
+        return []
+    return [
+        finding(
+            "A081",
+            f"task {task.id}: the interval [{interval.low:.6g}, {interval.high:.6g}] reaches "
+            f"past the domain {_span(bounds)} of its metric",
+            path=f"{where}/reference",
+            hint="part of the interval is impossible: check the references' spread",
+        )
+    ]
+
+
+def provenance_mismatches(
+    tasks: Sequence[TaskFacts],
+    recorded: Mapping[str, Mapping[str, float | None]],
+    aggregates: Mapping[tuple[str, str], str] | None = None,
+    launchers: Mapping[str, str] | None = None,
+) -> list[Finding]:
+    """A083 for each observation whose cited runs gave another value of the task.
+
+    ``recorded``: run id -> task -> recorded value, of the runs the audit reads. One run
+    (``run``) is compared as it is; a repetition (``runs``), when every run of it is read and
+    gave a value, as its values aggregated with the measurement's aggregate (``aggregates``:
+    (launcher, task) -> how; ``launchers``: run id -> launcher)."""
+    found: list[Finding] = []
+    for index, task in enumerate(tasks):
+        for number, (value, cited) in enumerate(_cited(task)):
+            run_value = _cited_value(task.id, cited, recorded, aggregates or {}, launchers or {})
+            if run_value is None or same_value(value, run_value):
+                continue
+            found.append(
+                finding(
+                    "A083",
+                    f"task {task.id}: reference observation {value!r} cites run "
+                    f"{', '.join(cited)}, whose record gives {run_value!r}",
+                    path=f"/tasks/{index}/reference/observations/{number}/value",
+                    hint="a reference is the value its run recorded: add it with "
+                    "`reprobridge references add`",
+                )
+            )
+    return found
+
+
+def _cited(task: TaskFacts) -> Iterable[tuple[float, tuple[str, ...]]]:
+    count = len(task.observations)
+    runs = task.runs if len(task.runs) == count else (None,) * count
+    repetitions = task.repetitions if len(task.repetitions) == count else ((),) * count
+    for value, run, repetition in zip(task.observations, runs, repetitions, strict=True):
+        yield value, (run,) if run is not None else repetition
+
+
+def _cited_value(
+    task: str,
+    cited: tuple[str, ...],
+    recorded: Mapping[str, Mapping[str, float | None]],
+    aggregates: Mapping[tuple[str, str], str],
+    launchers: Mapping[str, str],
+) -> float | None:
+    """The value the cited runs recorded (aggregated for a repetition); None when unknown."""
+    values = [recorded.get(run, {}).get(task) for run in cited]
+    numbers = [v for v in values if v is not None]
+    if not cited or len(numbers) != len(cited):
+        return None
+    if len(cited) == 1:
+        return numbers[0]
+    how = {aggregates.get((launchers.get(run, ""), task)) for run in cited}
+    if len(how) != 1 or None in how:
+        return None
+    try:
+        return aggregate(numbers, how.pop() or "mean")
+    except ExtractionError:
+        return None
