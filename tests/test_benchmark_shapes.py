@@ -55,6 +55,22 @@ def _codes(value: Any) -> list[str]:
     return []
 
 
+#: The badge reasons of an honest folder audited without the committee: no committee-made
+#: run (A084), no archival identifier (A085), no clean-room check on record (A086).
+_COMMITTEE_PENDING = {"A084", "A085", "A086"}
+
+
+def _without_badges(value: Any) -> Any:
+    """A JSON report without its badges anywhere (and, in a table, the badges' counts and a
+    row's why, which repeat them)."""
+    if isinstance(value, dict):
+        pending = ("badges", "withheld", "why")
+        return {k: _without_badges(v) for k, v in value.items() if k not in pending}
+    if isinstance(value, list):
+        return [_without_badges(v) for v in value]
+    return value
+
+
 def _validate_strict(path: Path, *more: str) -> dict[str, Any]:
     got = _cli("validate", str(path), "--strict", "--format", "json", *more)
     assert got.returncode == 0, got.stdout + got.stderr
@@ -99,16 +115,20 @@ def test_the_grown_example_validates_and_audits_to_its_verdicts(
     assert verdicts == grown.verdicts
     assert {t for t, v in verdicts.items() if v == "incompatible"} == SHIFTED
     # Beyond the shifted tasks' A029 (an error and its badge reason), nothing: no tampering,
-    # no replay or digest finding, no run without evidence.
-    assert set(_codes(report)) == {"A029"}
+    # no replay or digest finding, no run without evidence. The badges also wait for the
+    # committee's runs (A084), an archival identifier (A085) and a clean-room check (A086).
+    assert set(_codes(_without_badges(report))) == {"A029"}
+    assert set(_codes(report["badges"])) == {"A029", *_COMMITTEE_PENDING}
 
 
 def test_the_grown_example_without_shifted_tasks_passes_the_audit(tmp_path: Path) -> None:
     grown = grow_example(tmp_path / "a", 6, random.Random(3))
     code, report = _audit(grown.root, tmp_path / "report.json")
     assert code == 0
-    assert _codes(report) == []
-    assert report["badges"]["reproduced"] is True
+    assert _codes(_without_badges(report)) == []
+    assert set(_codes(report["badges"])) == _COMMITTEE_PENDING
+    # the authors' runs alone: consistent, never the badge (spec audit.md#badges)
+    assert report["badges"]["results"] == "consistent"
     assert set(grown.verdicts.values()) == {"compatible"}
 
 
@@ -154,4 +174,7 @@ def test_the_batch_is_of_valid_example_shaped_artifacts(tmp_path: Path) -> None:
     assert [(r["artifact"], r["status"], r["tasks"], r["runs"]) for r in table["rows"]] == [
         (i, "passed", 3, 6) for i in ids
     ]
-    assert _codes(table) == []
+    assert _codes(_without_badges(table)) == []
+    # only the badges wait for the committee: the why of each row is one of their reasons
+    assert set(_codes([r["badges"] for r in table["rows"]])) == _COMMITTEE_PENDING
+    assert {r["why"]["code"] for r in table["rows"]} <= _COMMITTEE_PENDING

@@ -376,6 +376,9 @@ class _Trust:
     keys: TrustedKeys | None = None
     rerun_env: str = "cached"
     rerun_sandbox: bool = True
+    #: The SHA-256 of the packed archive the committee audited (the archival identifier of
+    #: the *available* badge); ``None``: a directory.
+    archive_sha256: str | None = None
 
 
 def _verify_attempt(
@@ -428,6 +431,7 @@ def audit(
     rerun_seed: int | None = None,
     rerun_env: str = "cached",
     rerun_sandbox: bool = True,
+    archive_sha256: str | None = None,
 ) -> AuditResult:
     """Audit the artifact at ``artifact_path`` against the evidence of ``attempts``.
 
@@ -440,7 +444,9 @@ def audit(
     runs per launcher and task, or ``"all"``) a sample of each attempt's succeeded runs
     chosen with ``rerun_seed`` (``None``: a secret seed drawn from the OS's entropy, stated
     in the report's options) is re-executed in ``rerun_env`` (in the sandbox unless
-    ``rerun_sandbox`` is false) and compared (see :mod:`.rerun`).
+    ``rerun_sandbox`` is false) and compared (see :mod:`.rerun`). ``archive_sha256`` is the
+    digest of the packed archive the committee unpacked into ``artifact_path``: an archival
+    identifier for the *available* badge.
     """
     options = _options(
         level,
@@ -452,7 +458,7 @@ def audit(
         rerun=rerun,
         rerun_seed=rerun_seed,
     )
-    checking = _Trust(trust, rerun_env, rerun_sandbox)
+    checking = _Trust(trust, rerun_env, rerun_sandbox, archive_sha256)
     with collector_paused():
         # No reference kept here: _audit releases the manifest's plain data once validated.
         return _audit(
@@ -651,6 +657,8 @@ def _audit(
             attempt_findings=checks.attempt_findings,
             tasks=tasks,
             trusted=options.trusted is not None,
+            committee=_committee_runs(checks, trust),
+            archive_sha256=trust.archive_sha256 if trust is not None else None,
         )
     )
     reproduced = all(
@@ -720,6 +728,13 @@ def _in_document(value: object, to_document: Callable[[str], str]) -> None:
     elif isinstance(value, dict):
         for item in value.values():
             _in_document(item, to_document)
+
+
+def _committee_runs(checks: _Checks, trust: _Trust | None) -> frozenset[Path]:
+    """The runs the committee made: re-executed here, or signed by a committee-role key."""
+    roles = trust.keys.committee() if trust is not None and trust.keys is not None else ()
+    signed = {path for path, signer in checks.signers.items() if signer in roles}
+    return frozenset(checks.reran | signed)
 
 
 def _placeholders(validation: Sequence[Finding]) -> list[Finding]:

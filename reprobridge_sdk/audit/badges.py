@@ -7,7 +7,11 @@ prefixed by their attempt) and every badge names the checks it rests on (spec an
 
 Rules, by badge (the first column is the rule's name in :data:`RULES`):
 
-* ``available`` (ACM *Artifacts Available*):
+* ``available`` (ACM *Artifacts Available*: placed on a publicly accessible archival
+  repository, with a permanent identifier):
+  - ``archive``: no archival identifier: neither a DOI (``artifact.paper.doi``, the
+    manifest's only DOI field) nor the SHA-256 of the packed archive the committee audited
+    (A085);
   - ``validation``: the validator's errors on the artifact;
   - ``digests``: the code or lock on disk differs from the manifest (A010, A012), or
     another error of the auditor about the artifact itself;
@@ -21,7 +25,20 @@ Rules, by badge (the first column is the rule's name in :data:`RULES`):
     reasons are the errors of its runs, or A024 when it has none);
   - ``ledger``: an attempt's run ledger has an error (A051, A052, A054, A057);
   - ``placeholders``: the validator found a scaffold's placeholders (P codes, A046);
-* ``reproduced`` (ACM *Results Reproduced*):
+* ``reusable`` (ACM *Artifacts Evaluated - Reusable*: functional, and documented well
+  enough to be reused):
+  - ``functional``: the reasons of the *functional* badge, when it is withheld;
+  - ``documented``: a launcher without a description, a licence that states none
+    (``NOASSERTION``, ``NONE``...) (A086), or a placeholder left in the guide or the
+    manifest (A046);
+  - ``clean-room``: no clean-room check on record (A086): ``reprobridge check`` reports on
+    its output and keeps no record in the artifact, so an audit cannot yet grant it.
+* ``reproduced`` (ACM *Results Reproduced*: obtained by a person or team other than the
+  authors):
+  - ``committee``: a task without a run the committee made: re-executed in this audit
+    (``--rerun``, ``review``) or signed by a key the KEYS file marks ``committee`` (A084).
+    When this is the only rule that withholds the badge, the results are ``consistent``
+    (author evidence), a state of its own, never the badge;
   - ``no-attempt``: as above;
   - ``task``: a task is not ``compatible`` in any attempt (the reasons of its verdicts;
     a task without reference observations gives A025: missing references);
@@ -38,6 +55,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
 
 from reprobridge_sdk.findings import Finding, Severity, finding
 from reprobridge_sdk.model.audit import AuditFinding, Badges, TaskAudit
@@ -47,27 +66,57 @@ from .facts import ManifestFacts
 from .verdict import as_audit_finding
 from .verify import RunEvidence
 
-__all__ = ["BADGE_CHECKS", "BADGE_CRITERIA", "RULES", "BadgeContext", "award"]
+__all__ = [
+    "BADGES",
+    "BADGE_CHECKS",
+    "BADGE_CRITERIA",
+    "RESULTS_LABELS",
+    "RULES",
+    "BadgeContext",
+    "award",
+    "earned",
+    "results_note",
+]
+
+#: The badges, in the order reports show them.
+BADGES = ("available", "functional", "reusable", "reproduced")
 
 BADGE_CRITERIA = {
     "available": "the artifact validates without errors, its code and lock match their "
-    "digests, and it has no placeholder upstream (ACM Artifacts Available)",
+    "digests, it has no placeholder upstream, and it has an archival identifier: a DOI or "
+    "the digest of the archive the committee holds (ACM Artifacts Available)",
     "functional": "every launcher has a successful run with valid evidence in some attempt, "
     "every run ledger is intact and no placeholder remains "
     "(ACM Artifacts Evaluated - Functional)",
-    "reproduced": "every task is compatible in at least one attempt, every run ledger is "
-    "intact, no placeholder remains, no re-executed run mismatched and, under --trust, "
-    "every run is signed "
-    "(ACM Results Reproduced)",
+    "reusable": "functional, every launcher has a description, the artifact states a "
+    "licence, no placeholder remains and a clean-room check is on record "
+    "(ACM Artifacts Evaluated - Reusable)",
+    "reproduced": "every task is compatible in at least one attempt, with a run the "
+    "committee made (re-executed in this audit or signed by a committee key), every run "
+    "ledger is intact, no placeholder remains, no re-executed run mismatched and, under "
+    "--trust, every run is signed (ACM Results Reproduced)",
+}
+#: How the results' state reads in reports (``Badges.results``).
+RESULTS_LABELS = {
+    "reproduced": "results reproduced",
+    "consistent": "results consistent (author evidence)",
+    "not-reproduced": "results not reproduced",
 }
 #: The checks each badge rests on: spec anchors.
 BADGE_CHECKS = {
     "available": ["manifest.md#validation", "manifest.md#digests", "audit.md#badges"],
     "functional": ["runner.md#evidence", "runner.md#ledger", "audit.md#badges"],
+    "reusable": [
+        "runner.md#evidence",
+        "authoring.md#placeholders",
+        "authoring.md#clean-room-check",
+        "audit.md#badges",
+    ],
     "reproduced": [
         "audit.md#verdicts",
         "runner.md#ledger",
         "signing.md#signatures",
+        "signing.md#keys",
         "audit.md#re-execution",
         "audit.md#badges",
     ],
@@ -86,6 +135,11 @@ class BadgeContext:
     attempt_findings: Sequence[Sequence[Finding]]
     tasks: Sequence[TaskAudit]
     trusted: bool
+    #: The run directories the committee made: re-executed in this audit, or signed by a
+    #: key of the committee's role.
+    committee: frozenset[Path] = frozenset()
+    #: The SHA-256 of the packed archive the committee audited; ``None``: a directory.
+    archive_sha256: str | None = None
 
 
 Rule = Callable[[BadgeContext], list[AuditFinding]]
@@ -221,11 +275,110 @@ def _rerun(ctx: BadgeContext) -> list[AuditFinding]:
     ] + [_audit_finding(f) for found in ctx.attempt_findings for f in found if f.code == "A070"]
 
 
+#: Licence values that state no licence (SPDX's NOASSERTION and NONE, and the like).
+_NO_LICENCE = frozenset({"noassertion", "none", "unknown", "unlicensed", "todo", "tbd"})
+
+
+def _archive(ctx: BadgeContext) -> list[AuditFinding]:
+    if ctx.manifest.artifact.paper.doi or ctx.archive_sha256:
+        return []
+    return [
+        _audit_finding(
+            finding(
+                "A085",
+                "the artifact has no archival identifier: no DOI and no archive the "
+                "committee holds",
+                path="/artifact/paper/doi",
+                hint="deposit the artifact in an archive that gives a DOI and record it at "
+                "artifact.paper.doi, or audit the packed archive the authors submitted",
+            )
+        )
+    ]
+
+
+def _functional(ctx: BadgeContext) -> list[AuditFinding]:
+    """The reasons the functional badge is withheld: Reusable needs Functional."""
+    return [f for badge, _, rule in RULES if badge == "functional" for f in rule(ctx)]
+
+
+def _documented(ctx: BadgeContext) -> list[AuditFinding]:
+    out = [
+        _audit_finding(
+            finding(
+                "A086",
+                f"launcher {launcher.id} has no description",
+                path=f"/launchers/{index}/description",
+                hint="say in 'description' what the launcher does and what it produces",
+            )
+        )
+        for index, launcher in enumerate(ctx.manifest.launchers)
+        if not (launcher.description or "").strip()
+    ]
+    if ctx.manifest.artifact.license.strip().lower() in _NO_LICENCE:
+        out.append(
+            _audit_finding(
+                finding(
+                    "A086",
+                    f"the artifact states no licence ({ctx.manifest.artifact.license!r})",
+                    path="/artifact/license",
+                    hint="give the SPDX expression of the licence others may reuse it under",
+                )
+            )
+        )
+    return out + _placeholders(ctx)
+
+
+def _clean_room(ctx: BadgeContext) -> list[AuditFinding]:
+    return [
+        _audit_finding(
+            finding(
+                "A086",
+                "no clean-room check on record: 'reprobridge check' keeps no record in the "
+                "artifact that an audit could read",
+                hint="run 'reprobridge check --scored' on the submitted archive; an audit "
+                "cannot grant this badge yet",
+            )
+        )
+    ]
+
+
+def _scored(run: RunEvidence) -> bool:
+    return run.record is not None and run.record.scope == "scored"
+
+
+def _committee(ctx: BadgeContext) -> list[AuditFinding]:
+    """A task without a succeeded, valid, scored run the committee made that gives its value
+    (a smoke run is no evidence of the results)."""
+    covered: set[str] = set()
+    for label, runs in ctx.attempts:
+        if label == "published":
+            continue
+        for r in runs:
+            if r.path in ctx.committee and r.succeeded and r.valid and _scored(r):
+                covered.update(k for k, v in r.values.items() if v is not None)
+    return [
+        _audit_finding(
+            finding(
+                "A084",
+                f"task {task.id} has no run the committee made (re-executed in this audit or "
+                "signed by a committee key): results consistent (author evidence), not "
+                "reproduced",
+                path=f"/tasks/{index}",
+                hint="re-execute the runs (audit --rerun, review) or add runs signed by a "
+                "key the KEYS file marks 'committee'",
+            )
+        )
+        for index, task in enumerate(ctx.tasks)
+        if task.id not in covered
+    ]
+
+
 #: The badge rules in order: (badge, rule name, rule). Add a rule here, and only here.
 RULES: tuple[tuple[str, str, Rule], ...] = (
     ("available", "validation", _validation),
     ("available", "digests", _digests),
     ("available", "placeholder", _placeholder),
+    ("available", "archive", _archive),
     ("functional", "no-attempt", _no_attempt),
     ("functional", "launcher", _launchers),
     ("functional", "ledger", _ledger),
@@ -236,6 +389,10 @@ RULES: tuple[tuple[str, str, Rule], ...] = (
     ("reproduced", "placeholders", _placeholders),
     ("reproduced", "untrusted", _untrusted),
     ("reproduced", "rerun", _rerun),
+    ("reproduced", "committee", _committee),
+    ("reusable", "functional", _functional),
+    ("reusable", "documented", _documented),
+    ("reusable", "clean-room", _clean_room),
 )
 
 
@@ -250,9 +407,19 @@ def _dedupe(items: list[AuditFinding]) -> list[AuditFinding]:
     return out
 
 
+Results = Literal["reproduced", "consistent", "not-reproduced"]
+
+
+def _results(reasons: list[AuditFinding]) -> Results:
+    """``consistent`` when the only reason is that the committee made no run (A084)."""
+    if not reasons:
+        return "reproduced"
+    return "consistent" if all(r.code == "A084" for r in reasons) else "not-reproduced"
+
+
 def award(ctx: BadgeContext) -> Badges:
-    """The three badges, each with the reasons it is withheld or the evidence behind it."""
-    reasons: dict[str, list[AuditFinding]] = {"available": [], "functional": [], "reproduced": []}
+    """The four badges, each with the reasons it is withheld or the evidence behind it."""
+    reasons: dict[str, list[AuditFinding]] = {badge: [] for badge in BADGES}
     for badge, _, rule in RULES:
         reasons[badge].extend(rule(ctx))
     reasons = {badge: _dedupe(items) for badge, items in reasons.items()}
@@ -271,17 +438,37 @@ def award(ctx: BadgeContext) -> Badges:
             for run in a.runs
         }
     )
+    identifier = (
+        f"doi:{ctx.manifest.artifact.paper.doi}"
+        if ctx.manifest.artifact.paper.doi
+        else f"archive sha256:{ctx.archive_sha256}"
+    )
     evidence = {
-        "available": ["rra.yaml"],
+        "available": ["rra.yaml", identifier] if not reasons["available"] else ["rra.yaml"],
         "functional": runs if not reasons["functional"] else [],
+        "reusable": ["rra.yaml"] if not reasons["reusable"] else [],
         "reproduced": counted if not reasons["reproduced"] else [],
     }
     return Badges(
         available=not reasons["available"],
         functional=not reasons["functional"],
+        reusable=not reasons["reusable"],
         reproduced=not reasons["reproduced"],
+        results=_results(reasons["reproduced"]),
         criteria=dict(BADGE_CRITERIA),
         reasons={k: v for k, v in reasons.items() if v},
         evidence=evidence,
         checks={k: list(v) for k, v in BADGE_CHECKS.items()},
     )
+
+
+def earned(badges: Badges) -> list[str]:
+    """The badges earned, in :data:`BADGES` order, then ``consistent`` when the results are
+    consistent on the authors' evidence alone (a state of its own, never the badge)."""
+    names = [name for name in BADGES if getattr(badges, name)]
+    return [*names, "consistent"] if badges.results == "consistent" else names
+
+
+def results_note(badges: Badges) -> str:
+    """``; results consistent (author evidence)`` when that is the state, else empty."""
+    return f"; {RESULTS_LABELS['consistent']}" if badges.results == "consistent" else ""

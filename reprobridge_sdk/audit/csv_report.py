@@ -25,6 +25,7 @@ import io
 from reprobridge_sdk.findings import terminal_text
 from reprobridge_sdk.model.audit import AuditResult, AuditTable, TableClaim, TableRow
 
+from .badges import earned
 from .present import claim_label, counted, rounded
 
 __all__ = ["CLAIM_COLUMNS", "COLUMNS", "render_csv"]
@@ -57,16 +58,7 @@ def _badges(row: TableRow) -> str:
     badges = row.badges
     if badges is None:
         return ""
-    earned = [
-        name
-        for name, flag in (
-            ("available", badges.available),
-            ("functional", badges.functional),
-            ("reproduced", badges.reproduced),
-        )
-        if flag
-    ]
-    return " ".join(earned)
+    return " ".join(earned(badges))
 
 
 def _withheld(row: TableRow) -> str:

@@ -22,6 +22,7 @@ from html import escape
 
 from reprobridge_sdk.model.audit import AuditFinding, AuditResult, AuditTable, TableRow, TaskAudit
 
+from .badges import BADGES, RESULTS_LABELS, earned
 from .present import claim_label, counted, floor_note, reason_counts, rounded
 from .report import sections, why_text
 
@@ -35,6 +36,8 @@ h3{font-size:1rem;margin:1.2rem 0 .3rem}
 .badges{display:flex;gap:.5rem;margin:.8rem 0}
 .badge{padding:.25rem .7rem;border-radius:1rem;font-weight:600;font-size:.9rem}
 .badge.yes{background:#1a7f37;color:#fff}.badge.no{background:#d0d7de;color:#57606a}
+.results{padding:.25rem .7rem;border-radius:1rem;font-size:.9rem;color:#7d4e00;
+border:1px dashed #9a6700}
 table{border-collapse:collapse;margin:.5rem 0;font-size:.9rem}
 th,td{border:1px solid #d0d7de;padding:.3rem .6rem;text-align:left;vertical-align:top}
 th{background:#f6f8fa}
@@ -219,7 +222,7 @@ def _badge_details(result: AuditResult) -> str:
     """Per badge: why it is withheld, or the evidence behind it; and the checks."""
     badges = result.badges
     parts: list[str] = []
-    for name in ("available", "functional", "reproduced"):
+    for name in BADGES:
         reasons = badges.reasons.get(name, [])
         evidence = badges.evidence.get(name, [])
         checks = badges.checks.get(name, [])
@@ -294,16 +297,19 @@ def _artifact(result: AuditResult, level: int, row: TableRow | None = None, iden
         title = f'{escape(row.label)} <span class="meta">({title})</span>'
     out.append(f"<{h}>{title}</{h}>")
     out.append('<div class="badges">')
-    for name, flag in (
-        ("available", badges.available),
-        ("functional", badges.functional),
-        ("reproduced", badges.reproduced),
-    ):
+    for name in BADGES:
+        flag = bool(getattr(badges, name))
         title = escape(badges.criteria.get(name, ""))
         label = "results reproduced" if name == "reproduced" else name
         out.append(
             f'<span class="badge {"yes" if flag else "no"}" data-badge="{name}" '
             f'title="{title}">{label}: {"yes" if flag else "no"}</span>'
+        )
+    if badges.results == "consistent":
+        out.append(
+            '<span class="results consistent" data-results="consistent" '
+            'title="every rule holds, but no run the committee made: not the badge">'
+            f"{RESULTS_LABELS['consistent']}</span>"
         )
     out.append("</div>")
     out.append(_badge_details(result))
@@ -501,19 +507,7 @@ def _table(table: AuditTable) -> str:
     rows: list[str] = []
     for index, row in enumerate(table.rows):
         badges = row.badges
-        earned = (
-            ", ".join(
-                name
-                for name, flag in (
-                    ("available", badges.available),
-                    ("functional", badges.functional),
-                    ("reproduced", badges.reproduced),
-                )
-                if flag
-            )
-            if badges is not None
-            else ""
-        )
+        earned_text = ", ".join(earned(badges)) if badges is not None else ""
         where = (
             f'{escape(row.path)}<br><span class="code">sha256:{escape(row.archive_sha256)}</span>'
             if row.archive_sha256
@@ -536,7 +530,7 @@ def _table(table: AuditTable) -> str:
             + _cell(str(row.invalid_runs), row.invalid_runs)
             + _cell(str(row.stale_runs), row.stale_runs)
             + _cell(reran, row.reran)
-            + _cell((escape(earned) or "none") + _withheld_counts(row))
+            + _cell((escape(earned_text) or "none") + _withheld_counts(row))
             + _cell(_why(row))
             + _cell(_claims(row))
             + _cell(where)

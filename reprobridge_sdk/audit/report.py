@@ -35,6 +35,7 @@ from reprobridge_sdk.model.audit import (
     TaskAttempt,
 )
 
+from .badges import earned, results_note
 from .present import claim_label, counted, floor_note, reason_counts, rounded
 
 __all__ = [
@@ -97,7 +98,8 @@ def _text_one(result: AuditResult, color: bool, name: str | None = None) -> list
     badges = result.badges
     lines.append(
         f"  badges: available {_yes(badges.available)}, functional {_yes(badges.functional)}, "
-        f"results reproduced {_yes(badges.reproduced)}"
+        f"reusable {_yes(badges.reusable)}, results reproduced {_yes(badges.reproduced)}"
+        f"{results_note(badges)}"
     )
     for badge, reasons in badges.reasons.items():
         label = "results reproduced" if badge == "reproduced" else badge
@@ -178,16 +180,7 @@ def _badges_text(row: TableRow) -> str:
     badges = row.badges
     if badges is None:
         return "-"
-    earned = [
-        name
-        for name, flag in (
-            ("available", badges.available),
-            ("functional", badges.functional),
-            ("reproduced", badges.reproduced),
-        )
-        if flag
-    ]
-    return ",".join(earned) or "none"
+    return ",".join(earned(badges)) or "none"
 
 
 def why_text(why: AuditFinding | None) -> str:
@@ -393,6 +386,9 @@ def _suite(parent: ET.Element, result: AuditResult, name: str | None = None) -> 
         props = ET.SubElement(suite, "properties")
         ET.SubElement(props, "property", name="artifact", value=result.artifact)
         ET.SubElement(props, "property", name="path", value=result.path)
+        # the badges earned, then 'consistent' (results consistent, author evidence)
+        badges = " ".join(earned(result.badges)) or "none"
+        ET.SubElement(props, "property", name="badges", value=badges)
     many = len({a.attempt for _, a in cases}) > 1
     for task, attempt in cases:
         case = ET.SubElement(

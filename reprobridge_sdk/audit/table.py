@@ -146,7 +146,9 @@ def decisive(result: AuditResult) -> AuditFinding | None:
     artifact (validation, code or lock on disk); an error of an attempt (its ledger); the
     decisive finding of the claim with the worst verdict (invalid evidence, incompatible, not
     executed, toy, inconclusive; the first such claim); the first reason a badge (results
-    reproduced, functional, available) is withheld. ``None``: passed with every badge."""
+    reproduced, functional, available) is withheld, a missing committee-made run (A084)
+    last. ``None``: passed with those three badges
+    (*reusable*, which no audit grants yet, never decides a row)."""
     withheld = result.badges.reasons
     placeholder = [r for r in withheld.get("available", []) if r.code == "P003"]
     artifact = [f for f in result.findings if f.severity == "error"]
@@ -161,10 +163,9 @@ def decisive(result: AuditResult) -> AuditFinding | None:
                 reason = _claim_reason(attempt)
                 if reason is not None:
                     return reason
-    for badge in ("reproduced", "functional", "available"):
-        if withheld.get(badge):
-            return withheld[badge][0]
-    return None
+    reasons = [r for b in ("reproduced", "functional", "available") for r in withheld.get(b, [])]
+    # what the authors must fix first; the committee's own pending runs (A084) last
+    return next((r for r in reasons if r.code != "A084"), reasons[0] if reasons else None)
 
 
 def _row(result: AuditResult, path: str) -> TableRow:
@@ -272,17 +273,25 @@ def audit_table(
     options = _options(
         level, floor, holm=holm, curation=curation, trust=trust, rerun=rerun, rerun_seed=rerun_seed
     )
-    checking = _Trust(trust, rerun_env, rerun_sandbox)
+    # one per artifact: an archive's digest is that artifact's archival identifier
+    digests = list(archives) if archives is not None else [None] * len(artifact_paths)
+    checkings = [_Trust(trust, rerun_env, rerun_sandbox, digest) for digest in digests]
     if jobs < 1:
         msg = f"jobs must be at least 1, not {jobs}"
         raise UsageError(msg)
     parsed = [parse_attempt(a) for a in attempts] if attempts is not None else None
     outcomes: list[AuditResult | TableRow]
     if mapper is not None and len(artifact_paths) > 1:
-        jobs_list = [(path, parsed, options, checking) for path in artifact_paths]
+        jobs_list = [
+            (path, parsed, options, checking)
+            for path, checking in zip(artifact_paths, checkings, strict=True)
+        ]
         outcomes = mapper(_audit_packed, jobs_list)
     elif jobs == 1 or len(artifact_paths) < 2:
-        outcomes = [_audit_one(path, parsed, options, checking) for path in artifact_paths]
+        outcomes = [
+            _audit_one(path, parsed, options, checking)
+            for path, checking in zip(artifact_paths, checkings, strict=True)
+        ]
     else:
         from concurrent.futures import ProcessPoolExecutor  # noqa: PLC0415 - only with jobs
 
@@ -293,7 +302,7 @@ def audit_table(
                     artifact_paths,
                     [parsed] * len(artifact_paths),
                     [options] * len(artifact_paths),
-                    [checking] * len(artifact_paths),
+                    checkings,
                 )
             )
     results = [o for o in outcomes if isinstance(o, AuditResult)]

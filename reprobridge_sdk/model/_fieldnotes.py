@@ -254,9 +254,10 @@ NOTES: dict[str, str] = {
     "TaskAudit.interval": "The task's compatibility interval.",
     "TaskAudit.published_compatible": "The published value lies inside the interval.",
     "TaskAudit.attempts": "The verdict on the task in every attempt.",
-    "Badges.available": "The artifact is complete and validates without errors.",
+    "Badges.available": "The artifact validates, matches its digests and has an archival "
+    "identifier (a DOI or the digest of the archive the committee holds).",
     "Badges.functional": "Its smoke runs succeeded with evidence that holds up.",
-    "Badges.reproduced": "Every task is compatible in the scored evidence.",
+    "Badges.reproduced": "Every task is compatible, with runs the committee made for each.",
     "Badges.criteria": "Badge -> the criterion it was judged by, in words.",
     "LabelRate.label": "The label (agent, model or person).",
     "LabelRate.attempts": "Number of attempts under the label.",

@@ -220,6 +220,19 @@ class Badges(SpecModel):
     available: bool
     functional: bool
     reproduced: bool
+    reusable: bool = Field(
+        default=False,
+        description="ACM Artifacts Evaluated - Reusable: documented launchers, a guide without "
+        "placeholders, a licence and a recorded clean-room check.",
+        json_schema_extra=since("1.1"),
+    )
+    results: Literal["reproduced", "consistent", "not-reproduced"] | None = Field(
+        default=None,
+        description="The results' state: 'reproduced' (committee-made runs, the badge), "
+        "'consistent' (results consistent, author evidence: every rule holds but runs the "
+        "committee made are missing) or 'not-reproduced'; null: an older report.",
+        json_schema_extra=since("1.1"),
+    )
     criteria: dict[str, str] = Field(default_factory=dict)
     reasons: dict[str, list[AuditFinding]] = Field(
         default_factory=dict,

@@ -12,9 +12,14 @@ secret holds it). Anything else is K006, never a traceback.
     # comments and blank lines are ignored
     alice ed25519 1tWzdY3PKsmm3VxXS6E2LwqTxxn8SErnFuLJbGH+AQ0=
 
+    committee ed25519 pw7tpEOn091DI40Z4i8zRpsSz2KdODPSqSwahdhFx3Q= committee
+
 ``NAME`` (letters, digits and ``._@+-``, up to 64) names the signer in reports; the key is
-the standard base64 of the 32 raw public key bytes. A malformed line, an unknown algorithm,
-a key that is not 32 bytes, or one key or name listed twice is K005 with its line.
+the standard base64 of the 32 raw public key bytes; an optional fourth field is the key's
+role, ``author`` (the default, as every line without one) or ``committee`` (runs the
+evaluation committee made: they count for the *reproduced* badge). A malformed line, an
+unknown algorithm or role, a key that is not 32 bytes, or one key or name listed twice is
+K005 with its line.
 """
 
 from __future__ import annotations
@@ -36,6 +41,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "KEY_ENV",
+    "ROLES",
     "SigningKey",
     "TrustedKey",
     "TrustedKeys",
@@ -50,6 +56,8 @@ __all__ = [
 #: The environment variable that may hold the signing key's PEM text.
 KEY_ENV = "REPROBRIDGE_SIGNING_KEY"
 _NAME_RE = re.compile(r"^[A-Za-z0-9._@+-]{1,64}$")
+#: The roles a KEYS line may give its key; a line without one is an author's.
+ROLES = ("author", "committee")
 
 
 def _crypto() -> Any:
@@ -105,9 +113,10 @@ def generate_key() -> tuple[bytes, SigningKey]:
     return bytes(pem), SigningKey(private=private, public_raw=raw, keyid=keyid_of(raw))
 
 
-def public_line(name: str, key: SigningKey) -> str:
-    """The KEYS line that trusts ``key`` under ``name``."""
-    return f"{name} ed25519 {base64.b64encode(key.public_raw).decode('ascii')}"
+def public_line(name: str, key: SigningKey, role: str | None = None) -> str:
+    """The KEYS line that trusts ``key`` under ``name`` (with ``role``, when given)."""
+    line = f"{name} ed25519 {base64.b64encode(key.public_raw).decode('ascii')}"
+    return f"{line} {role}" if role else line
 
 
 def load_signing_key(
@@ -154,6 +163,8 @@ class TrustedKey:
     name: str
     public_raw: bytes
     keyid: str
+    #: ``author`` (the default) or ``committee``: see :data:`ROLES`.
+    role: str = "author"
 
 
 @dataclass(frozen=True)
@@ -166,6 +177,29 @@ class TrustedKeys:
     def get(self, keyid: str) -> TrustedKey | None:
         return self.keys.get(keyid)
 
+    def committee(self) -> frozenset[str]:
+        """The names of the signers whose keys the KEYS file marks as the committee's."""
+        return frozenset(k.name for k in self.keys.values() if k.role == "committee")
+
+
+def _line_problem(parts: list[str]) -> str | None:
+    """What is wrong with one KEYS line's fields, or ``None``."""
+    if len(parts) not in (3, 4):
+        return "expected 'NAME ed25519 PUBLIC-KEY [ROLE]'"
+    if not _NAME_RE.match(parts[0]):
+        return f"{parts[0]!r} is not a signer name"
+    if parts[1] != "ed25519":
+        return f"unknown algorithm {parts[1]!r}: only ed25519"
+    try:
+        raw = base64.b64decode(parts[2], validate=True)
+    except (binascii.Error, ValueError):
+        raw = b""
+    if len(raw) != 32:
+        return "the key is not the base64 of 32 raw ed25519 public key bytes"
+    if len(parts) == 4 and parts[3] not in ROLES:
+        return f"unknown role {parts[3]!r}: one of {', '.join(ROLES)}"
+    return None
+
 
 def parse_trusted_keys(text: str, source: str = "KEYS") -> TrustedKeys:
     """Parse a KEYS file's text; :class:`UsageError` (K005, located) when it is malformed."""
@@ -177,27 +211,15 @@ def parse_trusted_keys(text: str, source: str = "KEYS") -> TrustedKeys:
         if not line or line.startswith("#"):
             continue
         parts = line.split()
-        problem: str | None = None
-        raw = b""
-        if len(parts) != 3:
-            problem = "expected 'NAME ed25519 PUBLIC-KEY'"
-        elif not _NAME_RE.match(parts[0]):
-            problem = f"{parts[0]!r} is not a signer name"
-        elif parts[1] != "ed25519":
-            problem = f"unknown algorithm {parts[1]!r}: only ed25519"
-        else:
-            try:
-                raw = base64.b64decode(parts[2], validate=True)
-            except (binascii.Error, ValueError):
-                raw = b""
-            if len(raw) != 32:
-                problem = "the key is not the base64 of 32 raw ed25519 public key bytes"
+        problem = _line_problem(parts)
         if problem is None:
+            raw = base64.b64decode(parts[2], validate=True)
             kid = keyid_of(raw)
             if kid in keys or parts[0] in names:
                 problem = "the key or the name is listed twice"
             else:
-                keys[kid] = TrustedKey(parts[0], raw, kid)
+                role = parts[3] if len(parts) == 4 else "author"
+                keys[kid] = TrustedKey(parts[0], raw, kid, role)
                 names.add(parts[0])
                 continue
         problems.append(finding("K005", problem, file=source, line=number, col=1))

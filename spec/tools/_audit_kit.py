@@ -101,7 +101,7 @@ def base_manifest() -> dict[str, Any]:
             "id": "audit-case",
             "title": "An audit conformance case",
             "license": "Apache-2.0",
-            "paper": {"title": "A toy paper"},
+            "paper": {"title": "A toy paper", "doi": "10.5281/zenodo.1234567"},
         },
         "codebase": {
             "upstream": {"repository": "https://example.org/toy.git", "commit": "a" * 40},
@@ -210,9 +210,9 @@ def test_key(name: str) -> SigningKey:
     return SigningKey(private=private, public_raw=raw, keyid=keyid_of(raw))
 
 
-def keys_line(name: str) -> str:
-    """The KEYS line that trusts the test key ``name`` under that name."""
-    return public_line(name, test_key(name)) + "\n"
+def keys_line(name: str, role: str | None = None) -> str:
+    """The KEYS line that trusts the test key ``name`` under that name (with ``role``)."""
+    return public_line(name, test_key(name), role) + "\n"
 
 
 def _write_artifact(root: Path, case: Case) -> dict[str, Any]:

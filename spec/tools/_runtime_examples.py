@@ -990,6 +990,22 @@ RUNTIME_EXAMPLES: dict[str, tuple[str, str, str]] = {
         "reference:\n  observations:\n    - value: 91.2\n"
         "      provenance: {source: reference run, run: train-s0-20260101T000000000000Z-ab12cd34}",
     ),
+    "A084": (
+        _SH,
+        "# the authors' runs only, signed by an author key: results consistent, not reproduced\n"
+        "$ reprobridge audit --trust KEYS   # A084 on reproduced, per task",
+        "$ reprobridge audit --trust KEYS --rerun 4   # the committee re-executes",
+    ),
+    "A085": (
+        _SH,
+        "# a folder, no DOI in the manifest\n$ reprobridge audit .   # A085 on available",
+        "$ reprobridge audit --table submitted.tar.gz   # the archive's digest is recorded",
+    ),
+    "A086": (
+        _YAML,
+        "launchers:\n  - id: train   # A086: no description",
+        "launchers:\n  - id: train\n    description: trains one seed and prints its accuracy",
+    ),
     # ------------------------------------------------------------------- N: runner
     "N001": (
         _SH,

@@ -69,12 +69,18 @@ def _verdict(task: str, verdict: str, icml: str | None = None) -> list[dict[str,
     return out
 
 
-def _badges(available: bool, functional: bool, reproduced: bool) -> list[dict[str, Any]]:
-    return [
+def _badges(
+    available: bool, functional: bool, reproduced: bool, results: str | None = None
+) -> list[dict[str, Any]]:
+    """The badges; ``results`` (the results' state) when the case states it."""
+    out = [
         _field("/badges/available", available),
         _field("/badges/functional", functional),
         _field("/badges/reproduced", reproduced),
     ]
+    if results is not None:
+        out.append(_field("/badges/results", results))
+    return out
 
 
 def _all_runs() -> list[Run]:
@@ -111,7 +117,9 @@ def verdict_cases() -> list[Case]:
     return [
         Case(
             "verdict-compatible",
-            "Every run honest and every value inside its interval: compatible, all badges.",
+            "Every run honest and every value inside its interval: compatible, available and"
+            " functional; the authors' runs alone make the results consistent (author"
+            " evidence), never 'reproduced' (A084 per task).",
             ["required", "verdict", "badge"],
             _all_runs(),
             0,
@@ -128,10 +136,14 @@ def verdict_cases() -> list[Case]:
                 _field(f"{ACC}/stable", True),
                 *_verdict(F1, "compatible", "verified"),
                 _field(f"{F1}/attempts/0/value", 89.1),
-                *_badges(True, True, True),
+                *_badges(True, True, False, "consistent"),
+                _field("/badges/reusable", False),
                 _field("/passed", True),
             ],
             codes=[
+                _codes("/badges/reasons/reproduced", ["A084", "A084"]),
+                # no clean-room check is on record: never reusable (yet)
+                _codes("/badges/reasons/reusable", ["A086"], includes=True),
                 _codes(f"{ACC}/attempts/0/reasons", []),
                 _codes("/findings", []),
                 _codes("/attempts/0/findings", ["A050"]),
@@ -150,12 +162,12 @@ def verdict_cases() -> list[Case]:
                 *_verdict(ACC, "incompatible", "falsified"),
                 _field(f"{ACC}/attempts/0/value", 95.1),
                 *_verdict(F1, "compatible"),
-                *_badges(True, True, False),
+                *_badges(True, True, False, "not-reproduced"),
                 _field("/passed", False),
             ],
             codes=[
                 _codes(f"{ACC}/attempts/0/reasons", ["A029"]),
-                _codes("/badges/reasons/reproduced", ["A029"]),
+                _codes("/badges/reasons/reproduced", ["A029", "A084", "A084"]),
             ],
         ),
         Case(
@@ -378,6 +390,9 @@ def badge_cases() -> list[Case]:
         with (root / "environment" / "requirements.lock").open("a") as lock:
             lock.write("# changed after the digest\n")
 
+    def no_doi(data: dict[str, Any]) -> None:
+        del data["artifact"]["paper"]["doi"]
+
     def placeholder(data: dict[str, Any]) -> None:
         data["codebase"]["upstream"]["commit"] = "0" * 40
 
@@ -414,6 +429,17 @@ def badge_cases() -> list[Case]:
             ],
         ),
         Case(
+            "badge-available-no-identifier",
+            "No DOI and no archive the committee holds (A085): not available; the other"
+            " badges as before.",
+            ["badge"],
+            _all_runs(),
+            0,
+            manifest=no_doi,
+            fields=[*_badges(False, True, False, "consistent"), _field("/passed", True)],
+            codes=[_codes("/badges/reasons/available", ["A085"])],
+        ),
+        Case(
             "badge-placeholder",
             "An all-zero upstream commit is a placeholder (P003, and the auditor's A046): no"
             " badge, no pass.",
@@ -434,7 +460,7 @@ def badge_cases() -> list[Case]:
             ["required", "badge"],
             honest(),
             0,
-            fields=[*_badges(True, False, True), _field("/passed", True)],
+            fields=[*_badges(True, False, False, "consistent"), _field("/passed", True)],
             codes=[_codes("/badges/reasons/functional", ["A024"])],
         ),
         Case(
@@ -963,7 +989,8 @@ def rerun_cases() -> list[Case]:
                 # four runs measure acc: the paired t test of a shift finds none
                 _field("/attempts/0/shift_tests/[task=acc]/n", 4),
                 _field("/attempts/0/shift_tests/[task=acc]/shifted", False),
-                *_badges(True, True, True),
+                # the committee re-executed runs of every task: results reproduced
+                *_badges(True, True, True, "reproduced"),
             ],
             codes=[_codes("/findings", [])],
         ),
@@ -1130,9 +1157,26 @@ def signed_cases() -> list[Case]:
             fields=[
                 *_verdict(ACC, "compatible"),
                 _field(f"/attempts/0/runs/[run={run_id('train-s0')}]/signer", SIGNER),
-                *_badges(True, True, True),
+                *_badges(True, True, False, "consistent"),
             ],
             codes=[_codes("/findings", []), _codes(_run("train-s0"), [])],
+        ),
+        Case(
+            "signed-committee",
+            "Every run signed with a key the KEYS file marks 'committee': runs the committee"
+            " made, so the results are reproduced without re-execution.",
+            ["signing", "badge"],
+            _all_runs(),
+            0,
+            ledger=lambda entries: entries,
+            signer=key,
+            case_files={"KEYS": "# the committee's key\n" + keys_line(SIGNER, "committee")},
+            options={"trust": "KEYS"},
+            fields=[
+                _field(f"/attempts/0/runs/[run={run_id('train-s0')}]/signer", SIGNER),
+                *_badges(True, True, True, "reproduced"),
+            ],
+            codes=[_codes("/findings", [])],
         ),
         signed("unsigned", "A run without an envelope", "K001", unsigned),
         signed(
@@ -1233,7 +1277,8 @@ def table_cases() -> list[TableCase]:
                 _field(row(0) + "/tasks", 2),
                 _field(row(0) + "/task_success", 1.0),
                 _field(row(0) + "/runs", 4),
-                _field(row(0) + "/badges/reproduced", True),
+                _field(row(0) + "/badges/reproduced", False),
+                _field(row(0) + "/badges/results", "consistent"),
                 _field(row(1) + "/label", "b"),
                 _field(row(1) + "/status", "failed"),
                 _field(row(1) + "/task_success", 0.5),

@@ -47,7 +47,8 @@ def test_labelled_attempts(toy: Path) -> None:
     assert rates == {"agent-a": 1.0, "agent-b": 0.0, "agent-c": 0.0}
     assert result.label_spread == pytest.approx(1.0)
     assert result.task_success == pytest.approx(1 / 3)
-    assert result.badges.reproduced
+    # compatible on the authors' runs only: consistent, not reproduced
+    assert result.badges.results == "consistent"
     assert not result.passed  # tampered evidence in one attempt fails the audit
     assert [a.counts["compatible"] for a in result.attempts] == [2, 0, 0]
 

@@ -138,11 +138,18 @@ def test_html_report_in_headless_chromium(toy: Path, tmp_path: Path) -> None:
     dom = _Dom()
     dom.feed(dom_run.stdout)
     badges = {a["data-badge"]: a["class"] for a in dom.with_class("span", "badge")}
+    # no DOI, no clean-room check and no committee-made run: only functional is earned; the
+    # results are consistent on the authors' evidence, a mark of its own, never the badge
     assert badges == {
-        "available": "badge yes",
+        "available": "badge no",
         "functional": "badge yes",
-        "reproduced": "badge yes",
+        "reusable": "badge no",
+        "reproduced": "badge no",
     }
+    marks = dom.with_class("span", "results")
+    assert [(m["data-results"], m["class"]) for m in marks] == [
+        ("consistent", "results consistent")
+    ]
     rows = dom.with_class("tr", "task")
     assert [(r["data-task"], r["data-attempt"], r["data-verdict"]) for r in rows] == [
         ("acc", "honest", "compatible"),

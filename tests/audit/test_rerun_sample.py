@@ -71,7 +71,8 @@ def test_sample_dodging_fabrication_is_caught_with_the_default_sample(toy: Path)
 
     dodged = audit(toy, rerun=2, rerun_seed=0, rerun_env="current", rerun_sandbox=False)
     assert dodged.passed  # the forger aimed at this sample
-    assert (dodged.badges.available, dodged.badges.reproduced) == (True, True)
+    # re-executed runs cover every task: the committee made them, the badge holds
+    assert (dodged.badges.functional, dodged.badges.reproduced) == (True, True)
     assert {r.run for r in dodged.attempts[0].runs if r.reran} == spared
 
     result = audit(toy, rerun=DEFAULT_SAMPLE, rerun_env="current", rerun_sandbox=False)

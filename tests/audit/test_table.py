@@ -75,8 +75,13 @@ def test_each_artifact_is_a_row_for_what_it_is(committee: list[Path], table: Aud
     assert rows[2].badges.reasons["available"][0].code == "P003"
     assert rows[3].validation["error"] >= 1
     assert [f.code for f in rows[3].findings] == ["A001"]
-    assert rows[0].badges is not None and rows[0].badges.reproduced
-    assert rows[1].badges is not None and not rows[1].badges.reproduced
+    # a folder without a DOI has no archival identifier (A085)
+    assert rows[0].badges is not None
+    assert [r.code for r in rows[0].badges.reasons["available"]] == ["A085"]
+    # the authors' runs alone: consistent, never reproduced (no committee-made run)
+    assert rows[0].badges is not None and rows[0].badges.results == "consistent"
+    assert not rows[0].badges.reproduced
+    assert rows[1].badges is not None and rows[1].badges.results == "not-reproduced"
     # The broken manifest counts in every rate: four papers, not three.
     successes = [r.task_success for r in table.artifacts]
     assert table.paper_macro == pytest.approx(sum(s or 0 for s in successes) / 4)
@@ -230,6 +235,14 @@ def test_packed_archives_are_rows_named_by_path_and_digest(
         str(hostile),
     ]
     assert [r["archive_sha256"] for r in rows] == [packed_good.digest, packed_forged.digest, None]
+    # the archive's digest is the archival identifier the committee holds: available
+    assert [r["badges"]["available"] for r in rows[:2]] == [True, True]
+    assert rows[0]["badges"]["evidence"]["available"] == [
+        "rra.yaml",
+        f"archive sha256:{packed_good.digest}",
+    ]
+    # re-executed by the committee: the honest archive's results are reproduced, the forged not
+    assert [r["badges"]["results"] for r in rows[:2]] == ["reproduced", "not-reproduced"]
     assert [r["status"] for r in rows] == ["passed", "failed", "error"]
     assert [r["reran"] for r in rows] == [3, 3, 0]
     assert rows[1]["rerun_mismatches"] == 1

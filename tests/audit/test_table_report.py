@@ -87,6 +87,12 @@ def test_rows_are_named_by_their_path_in_the_batch(table: AuditTable) -> None:
             assert f"{row.label} (toy-study: " in text.replace("\\n", "\n")
     suites = ET.fromstring(render_junit(table)).findall("testsuite")
     assert [s.get("name") for s in suites] == labels
+    # each suite states its badges; an honest row on the authors' runs alone is 'consistent'
+    badges = [
+        next((p.get("value") for p in s.iter("property") if p.get("name") == "badges"), None)
+        for s in suites
+    ]
+    assert badges[0] == "consistent"
     page = render_html(table)
     for index, row in enumerate(table.rows):
         assert f'id="{anchor(index, row.label)}"' in page
@@ -263,7 +269,7 @@ def test_csv_one_row_per_artifact_read_back(batch: list[Path], tmp_path: Path) -
     assert (honest["status"], honest["artifact"], honest["badges"]) == (
         "passed",
         "toy-study",
-        "available reproduced",
+        "consistent",  # no DOI, a launcher without runs, no committee-made run
     )
     assert (honest["claim_1"], honest["claim_1_verdict"], honest["claim_1_icml"]) == (
         "acc",
@@ -277,9 +283,11 @@ def test_csv_one_row_per_artifact_read_back(batch: list[Path], tmp_path: Path) -
     )
     assert honest["why_code"] == "A024"
     fabricated = rows[1]
-    functional, reproduced = fabricated["withheld"].split("; ")
-    assert functional.startswith("functional: A024 A056 \u00d74 ")
-    assert reproduced.startswith("reproduced: A056 \u00d74 ")
+    withheld = dict(part.split(": ", 1) for part in fabricated["withheld"].split("; "))
+    assert list(withheld) == ["available", "functional", "reusable", "reproduced"]
+    assert withheld["available"] == "A085"
+    assert withheld["functional"].startswith("A024 A056 \u00d74 ")
+    assert withheld["reproduced"].startswith("A056 \u00d74 ")
     assert (fabricated["claim_1_verdict"], fabricated["claim_1_code"]) == (
         "invalid-evidence",
         "A056",

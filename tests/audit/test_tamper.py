@@ -47,7 +47,7 @@ def test_honest_runs_pass(toy: Path) -> None:
     result = audit(toy)
     assert [_verdict(result, t) for t in ("acc", "f1")] == ["compatible", "compatible"]
     assert result.passed
-    assert result.badges.available and result.badges.functional and result.badges.reproduced
+    assert result.badges.functional and result.badges.results == "consistent"
     assert all(run.valid and not run.findings for run in result.attempts[0].runs)
     acc = result.tasks[0].attempts[0]
     assert acc.value == pytest.approx(90.1)
@@ -217,7 +217,7 @@ def test_output_equal_to_a_declared_sample_counts_with_a_warning(toy: Path) -> N
     result = audit(toy)
     assert not result.findings
     assert [_verdict(result, t) for t in ("acc", "f1")] == ["compatible", "compatible"]
-    assert result.passed and result.badges.reproduced
+    assert result.passed and result.badges.results == "consistent"
     assert _codes(result, "f1") == {"A035"}
     assert _codes(result, "acc") == set()  # the log is not the source of f1's warning
     (reason,) = result.tasks[1].attempts[0].reasons
