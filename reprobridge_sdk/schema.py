@@ -155,6 +155,12 @@ _BUILTIN = (
         aliases=("audit-table",),
     ),
     SchemaSpec(
+        "batch-1.0",
+        "reprobridge_sdk.model.batch:BatchFile",
+        "ReproBridge batch file 1.0 (reprobridge audit --table --submissions FILE, TOML)",
+        aliases=("batch", "submissions"),
+    ),
+    SchemaSpec(
         "rra-run-predicate-1",
         "reprobridge_sdk.model.attestation:RunPredicate",
         "ReproBridge RRA run predicate v1 (in-toto predicateType "

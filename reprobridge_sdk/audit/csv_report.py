@@ -41,6 +41,10 @@ COLUMNS = (
     "withheld",
     "why_code",
     "why",
+    "evidence",
+    "decision",
+    "reviewers",
+    "notes",
 )
 #: The columns of claim ``n``: ``claim_n`` then ``claim_n_<suffix>``.
 CLAIM_COLUMNS = ("", "verdict", "icml", "value", "low", "high", "floor_alone", "code")
@@ -81,6 +85,14 @@ def _claim(claim: TableClaim, many: bool) -> list[str]:
     ]
 
 
+def _submission(row: TableRow) -> list[str]:
+    """decision, reviewers (space-separated) and notes of a --submissions row, or empty."""
+    info = row.submission
+    if info is None:
+        return ["", "", ""]
+    return [info.decision, _text(" ".join(info.reviewers)), _text(info.notes)]
+
+
 def _row_cells(row: TableRow, width: int) -> list[str]:
     why = row.why
     cells = [
@@ -93,6 +105,8 @@ def _row_cells(row: TableRow, width: int) -> list[str]:
         _text(_withheld(row)),
         _text(why.code if why else None),
         _text(why.message if why else None),
+        row.evidence or "",
+        *_submission(row),
     ]
     many = len({c.attempt for c in row.claims}) > 1
     for claim in row.claims:

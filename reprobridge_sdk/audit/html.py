@@ -24,7 +24,7 @@ from reprobridge_sdk.model.audit import AuditFinding, AuditResult, AuditTable, T
 
 from .badges import BADGES, RESULTS_LABELS, earned
 from .present import claim_label, counted, floor_note, reason_counts, rounded
-from .report import sections, why_text
+from .report import sections, submission_text, why_text
 
 __all__ = ["anchor", "render_html"]
 
@@ -497,6 +497,22 @@ def _claims(row: TableRow) -> str:
     return f'<ul class="claims">{"".join(items)}</ul>'
 
 
+def _submission(row: TableRow) -> str:
+    """The evidence state of a row and its submissions-file entry, below its path."""
+    out = ""
+    if row.evidence is not None:
+        out += (
+            f'<br><span class="meta row-evidence" data-row-evidence="{escape(row.evidence)}">'
+            f"evidence: {escape(row.evidence)}</span>"
+        )
+    if row.submission is not None:
+        out += (
+            f'<br><span class="meta submission" data-decision="{escape(row.submission.decision)}">'
+            f"{escape(submission_text(row.submission))}</span>"
+        )
+    return out
+
+
 def _table(table: AuditTable) -> str:
     """The summary table: one row per artifact given, sortable and filterable offline."""
     head = "".join(
@@ -513,6 +529,7 @@ def _table(table: AuditTable) -> str:
             if row.archive_sha256
             else escape(row.path)
         )
+        where += _submission(row)
         validation = row.validation
         reran = f"{row.reran} ({row.rerun_mismatches} mismatched)" if row.reran else "0"
         link = f'<a href="#{anchor(index, row.label)}">{escape(row.label)}</a>'

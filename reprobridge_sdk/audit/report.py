@@ -30,6 +30,7 @@ from reprobridge_sdk.model.audit import (
     AuditFinding,
     AuditResult,
     AuditTable,
+    SubmissionInfo,
     TableClaim,
     TableRow,
     TaskAttempt,
@@ -46,6 +47,7 @@ __all__ = [
     "render_junit",
     "render_text",
     "sections",
+    "submission_text",
 ]
 
 _FAILURE = {"incompatible", "invalid-evidence"}
@@ -236,6 +238,22 @@ def _seed_line(result: AuditResult | AuditTable) -> list[str]:
     ]
 
 
+def submission_text(info: SubmissionInfo) -> str:
+    """A row's batch-file entry on one line: decision, trust policy, head, reviewers, budget
+    (recorded, not enforced) and notes."""
+    parts = [f"decision {info.decision}", f"trust {info.trust}"]
+    if info.expect_head:
+        parts.append(f"expected head {info.expect_head[:12]}")
+    if info.reviewers:
+        parts.append(f"reviewers {', '.join(info.reviewers)}")
+    if info.budget is not None:
+        budget = info.budget.model_dump(exclude_none=True)
+        parts.append("budget " + " ".join(f"{k} {v}" for k, v in budget.items()))
+    if info.notes:
+        parts.append(f"notes: {info.notes}")
+    return "; ".join(parts)
+
+
 def _table_lines(table: AuditTable) -> list[str]:
     """The committee's summary: one line per row, its claims below it."""
     header = (
@@ -247,6 +265,7 @@ def _table_lines(table: AuditTable) -> list[str]:
         "runs",
         "invalid",
         "stale",
+        "evidence",
         "badges",
         "why",
     )
@@ -260,6 +279,7 @@ def _table_lines(table: AuditTable) -> list[str]:
             str(row.runs),
             str(row.invalid_runs),
             str(row.stale_runs),
+            row.evidence or "-",
             _badges_text(row),
             _t(why_text(row.why)),
         )
@@ -277,6 +297,8 @@ def _table_lines(table: AuditTable) -> list[str]:
         for badge, groups in row.withheld.items():
             label = "results reproduced" if badge == "reproduced" else badge
             out.append(f"    {label} withheld: {', '.join(counted(g) for g in groups)}")
+        if row.submission is not None:
+            out.append(f"    submission: {_t(submission_text(row.submission))}")
     failed = sum(r.status == "error" for r in table.rows)
     out.append(
         f"{len(table.rows)} artifacts ({failed} not loaded): invalid runs "

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from reprobridge_sdk.errors import ArtifactError, UsageError
@@ -49,9 +50,28 @@ from .interval import DEFAULT_FLOOR, DEFAULT_LEVEL
 from .present import reason_counts
 from .verdict import as_audit_finding
 
-__all__ = ["audit_table", "decisive", "row_names", "table_row"]
+__all__ = [
+    "TAMPERED",
+    "RowPolicy",
+    "audit_table",
+    "decisive",
+    "evidence_state",
+    "row_names",
+    "table_row",
+]
 
 _STALE = {"A009", "A011"}
+#: Evidence that contradicts itself (an error of one of these codes): files that are not
+#: those recorded, a ledger that does not hold its runs or its submitted head, a signature
+#: that fails or signs other files, a re-execution that differs, an archive that is not the
+#: one recorded. A missing signature (K001) or an unknown signer (K003) is not among them.
+TAMPERED = frozenset(
+    {
+        "A002", "A004", "A006", "A007", "A010", "A012", "A038", "A039", "A040", "A051",
+        "A052", "A053", "A054", "A055", "A056", "A057", "A058", "A066", "A067", "A070",
+        "A093", "K002", "K004", "K007",
+    }
+)  # fmt: skip
 
 
 def _error_row(
@@ -98,6 +118,26 @@ def _audit_one(
         # Bounded work per artifact: this artifact is an error of the table, the rest go on.
         what = "recursion depth" if isinstance(exc, RecursionError) else "memory"
         return _error_row(artifact_path, f"auditing this artifact exceeded the {what} allowed")
+
+
+@dataclass(frozen=True)
+class RowPolicy:
+    """One row's own settings (a batch file's submission): the ledger head the authors
+    submitted, and the keys its runs must be signed by (``None``: signatures not required)."""
+
+    expect_head: str | None = None
+    trust: TrustedKeys | None = None
+
+
+def _row_settings(
+    options: AuditOptions, checking: _Trust, policy: RowPolicy | None
+) -> tuple[AuditOptions, _Trust]:
+    if policy is None:
+        return options, checking
+    keys = policy.trust
+    trusted = sorted(k.name for k in keys.keys.values()) if keys is not None else None
+    mine = options.model_copy(update={"expect_head": policy.expect_head, "trusted": trusted})
+    return mine, _Trust(keys, checking.rerun_env, checking.rerun_sandbox, checking.archive_sha256)
 
 
 def _audit_packed(
@@ -168,6 +208,23 @@ def decisive(result: AuditResult) -> AuditFinding | None:
     return next((r for r in reasons if r.code != "A084"), reasons[0] if reasons else None)
 
 
+def evidence_state(result: AuditResult) -> str:
+    """``tampered``, ``unsigned`` or ``signed`` (spec audit.md#submissions): tampered when an
+    error of :data:`TAMPERED` is found on the artifact, an attempt or a run; signed when
+    signatures were required and every run has a trusted signer; else unsigned."""
+    runs = [r for a in result.attempts for r in a.runs]
+    found = [
+        *result.findings,
+        *(f for a in result.attempts for f in a.findings),
+        *(f for r in runs for f in r.findings),
+    ]
+    if any(f.code in TAMPERED and f.severity == "error" for f in found):
+        return "tampered"
+    if result.options.trusted is not None and runs and all(r.signer for r in runs):
+        return "signed"
+    return "unsigned"
+
+
 def _row(result: AuditResult, path: str) -> TableRow:
     runs = [r for a in result.attempts for r in a.runs]
     return TableRow(
@@ -187,6 +244,7 @@ def _row(result: AuditResult, path: str) -> TableRow:
         why=decisive(result),
         claims=_claims(result),
         withheld={k: reason_counts(v) for k, v in result.badges.reasons.items() if v},
+        evidence=evidence_state(result),
     )
 
 
@@ -256,6 +314,7 @@ def audit_table(
     archives: Sequence[str | None] | None = None,
     mapper: Mapper | None = None,
     names: Sequence[str | os.PathLike[str]] | None = None,
+    policies: Sequence[RowPolicy | None] | None = None,
 ) -> AuditTable:
     """Audit many artifacts for a committee's table.
 
@@ -269,6 +328,8 @@ def audit_table(
     ``archives`` (one per path, or ``None``) give the SHA-256 of the archive each artifact was
     unpacked from. Rows are named by :func:`row_names` of ``names`` (the paths as the
     committee gave them, when the artifacts were unpacked elsewhere), else of the paths.
+    ``policies`` (one per path, or ``None``) replace ``trust`` and give an ``expect_head``
+    for that row alone (a batch file's submissions, :mod:`reprobridge_sdk.authoring.batch`).
     """
     options = _options(
         level, floor, holm=holm, curation=curation, trust=trust, rerun=rerun, rerun_seed=rerun_seed
@@ -280,17 +341,19 @@ def audit_table(
         msg = f"jobs must be at least 1, not {jobs}"
         raise UsageError(msg)
     parsed = [parse_attempt(a) for a in attempts] if attempts is not None else None
+    settings = [
+        _row_settings(options, checking, policy)
+        for checking, policy in zip(
+            checkings, policies or [None] * len(artifact_paths), strict=True
+        )
+    ]
     outcomes: list[AuditResult | TableRow]
     if mapper is not None and len(artifact_paths) > 1:
-        jobs_list = [
-            (path, parsed, options, checking)
-            for path, checking in zip(artifact_paths, checkings, strict=True)
-        ]
+        jobs_list = [(path, parsed, *s) for path, s in zip(artifact_paths, settings, strict=True)]
         outcomes = mapper(_audit_packed, jobs_list)
     elif jobs == 1 or len(artifact_paths) < 2:
         outcomes = [
-            _audit_one(path, parsed, options, checking)
-            for path, checking in zip(artifact_paths, checkings, strict=True)
+            _audit_one(path, parsed, *s) for path, s in zip(artifact_paths, settings, strict=True)
         ]
     else:
         from concurrent.futures import ProcessPoolExecutor  # noqa: PLC0415 - only with jobs
@@ -301,8 +364,8 @@ def audit_table(
                     _audit_one,
                     artifact_paths,
                     [parsed] * len(artifact_paths),
-                    [options] * len(artifact_paths),
-                    checkings,
+                    [s[0] for s in settings],
+                    [s[1] for s in settings],
                 )
             )
     results = [o for o in outcomes if isinstance(o, AuditResult)]

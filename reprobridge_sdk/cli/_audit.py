@@ -111,6 +111,14 @@ def sandbox_rerun_option(command: F) -> F:
     "submissions: their subdirectories and archives): print a table.",
 )
 @click.option(
+    "--submissions",
+    metavar="FILE",
+    type=click.Path(dir_okay=False),
+    help="With --table: the committee's batch file (TOML, schema batch-1.0): per submission "
+    "its path or archive, archive digest, ledger head, trust policy, reviewers, budget, "
+    "notes and decision. Rows are named by the submissions' ids.",
+)
+@click.option(
     "--format",
     "fmt",
     type=click.Choice(["text", "json", "junit", "html", "csv"]),
@@ -152,6 +160,7 @@ def audit(  # noqa: PLR0917 - click passes every option as an argument
     holm: bool,
     curation: bool,
     table: bool,
+    submissions: str | None,
     fmt: str,
     output: str | None,
     jobs: int,
@@ -185,7 +194,14 @@ def audit(  # noqa: PLR0917 - click passes every option as an argument
     if not table and len(paths) > 1:
         raise click.UsageError("several artifacts need --table")
     if table and expect_head is not None:
-        raise click.UsageError("--expect-head names one artifact's ledger: not with --table")
+        raise click.UsageError(
+            "--expect-head names one artifact's ledger: with --table, give each its "
+            "expect_head in a --submissions file"
+        )
+    if submissions is not None and not table:
+        raise click.UsageError("--submissions lists the rows of a table: add --table")
+    if submissions is not None and paths:
+        raise click.UsageError("--submissions lists the artifacts: give no PATHS with it")
     run_audit_command(
         AuditRequest(
             paths=list(paths),
@@ -195,6 +211,7 @@ def audit(  # noqa: PLR0917 - click passes every option as an argument
             holm=holm,
             curation=curation,
             table=table,
+            submissions=submissions,
             fmt=fmt,
             output=output,
             jobs=jobs,
@@ -225,6 +242,8 @@ class AuditRequest:
     holm: bool = False
     curation: bool = False
     table: bool = False
+    #: With ``table``: the batch file (``--submissions``) that lists the rows.
+    submissions: str | None = None
     fmt: str = "text"
     output: str | None = None
     jobs: int = 1
@@ -275,7 +294,8 @@ def run_audit_command(request: AuditRequest) -> None:
 
         # committee-grade: an artifact's settings (ignore lists, cache) never apply to it
         given = request.paths or ["."]
-        note_artifact_configs(expand(given) if request.table else given, request.command)
+        if request.submissions is None:
+            note_artifact_configs(expand(given) if request.table else given, request.command)
     try:
         if rerun is not None and request.rerun_sandbox:
             from reprobridge_sdk.run.runner import require_sandbox  # noqa: PLC0415
@@ -318,13 +338,24 @@ def run_audit_command(request: AuditRequest) -> None:
                 request.job_extra,
             )
             with spread as mapper:
-                result = audit_submissions(
-                    request.paths or ["."],
-                    request.attempts,
-                    jobs=request.jobs,
-                    mapper=mapper,
-                    **common,
-                )
+                if request.submissions is not None:
+                    from reprobridge_sdk.authoring.batch import audit_batch  # noqa: PLC0415
+
+                    result = audit_batch(
+                        request.submissions,
+                        request.attempts,
+                        jobs=request.jobs,
+                        mapper=mapper,
+                        **common,
+                    )
+                else:
+                    result = audit_submissions(
+                        request.paths or ["."],
+                        request.attempts,
+                        jobs=request.jobs,
+                        mapper=mapper,
+                        **common,
+                    )
         else:
             from reprobridge_sdk.authoring.submissions import open_artifact  # noqa: PLC0415
 

@@ -12,6 +12,7 @@ from typing import Literal
 from pydantic import Field
 
 from ._base import SpecModel, since
+from .batch import Budget
 
 __all__ = [
     "AUDIT_VERSION",
@@ -358,6 +359,27 @@ class TableClaim(SpecModel):
     message: str | None = None
 
 
+class SubmissionInfo(SpecModel):
+    """What the batch file says of a row's submission (spec audit.md#submissions)."""
+
+    id: str = Field(description="The submission's id (also the row's label).")
+    trust: str = Field(
+        description="The trust policy: 'unsigned allowed', or 'signed by' the KEYS file and "
+        "signers; 'ledger only' when the file states no policy."
+    )
+    expect_head: str | None = Field(
+        default=None, description="The ledger head the row's attempts were checked against."
+    )
+    reviewers: list[str] = Field(default_factory=list, description="Who reviews it.")
+    budget: Budget | None = Field(
+        default=None, description="Recorded and shown; re-execution is not stopped by it."
+    )
+    notes: str | None = Field(default=None, description="The committee's notes.")
+    decision: Literal["accept", "reject", "pending"] = Field(
+        default="pending", description="The committee's decision."
+    )
+
+
 class TableRow(SpecModel):
     """One artifact of a committee's table, audited or not."""
 
@@ -403,6 +425,19 @@ class TableRow(SpecModel):
     withheld: dict[str, list[ReasonCount]] = Field(
         default_factory=dict,
         description="Badge -> why it is withheld, grouped by code with counts.",
+        json_schema_extra=since("1.1"),
+    )
+    submission: SubmissionInfo | None = Field(
+        default=None,
+        description="The batch file's entry of this row (audit --table --submissions).",
+        json_schema_extra=since("1.1"),
+    )
+    evidence: Literal["signed", "unsigned", "tampered"] | None = Field(
+        default=None,
+        description="tampered: evidence that contradicts itself (a broken ledger, a head or "
+        "an archive digest that differs, a bad signature, a re-execution that differs); "
+        "unsigned: runs without a trusted signature (an alarm only where the policy requires "
+        "one); signed: every run signed by a trusted key. null: not audited.",
         json_schema_extra=since("1.1"),
     )
 

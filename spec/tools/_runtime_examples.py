@@ -1006,6 +1006,34 @@ RUNTIME_EXAMPLES: dict[str, tuple[str, str, str]] = {
         "launchers:\n  - id: train   # A086: no description",
         "launchers:\n  - id: train\n    description: trains one seed and prints its accuracy",
     ),
+    "A090": (
+        _SH,
+        "# submissions.toml: id = 'p1   (a quote not closed)\n"
+        "$ reprobridge audit --table --submissions submissions.toml   # A090 at line 2, exit 2",
+        "# submissions.toml: id = 'p1'\n"
+        "$ reprobridge audit --table --submissions submissions.toml   # one row, named p1",
+    ),
+    "A091": (
+        _SH,
+        "# submissions.toml: [[submission]] ... expect_hed = '9f2c...'\n"
+        "$ reprobridge audit --table --submissions submissions.toml   # A091 at that line",
+        "# submissions.toml: [[submission]] ... expect_head = '9f2c...'\n"
+        "$ reprobridge audit --table --submissions submissions.toml   # the head is checked",
+    ),
+    "A092": (
+        _SH,
+        "# submissions.toml: path = '../elsewhere/p1'\n"
+        "$ reprobridge audit --table --submissions submissions.toml   # A092: p1 is an error row",
+        "# submissions.toml: path = 'p1.tar.gz'   (below the file's folder)\n"
+        "$ reprobridge audit --table --submissions submissions.toml   # p1 is audited",
+    ),
+    "A093": (
+        _SH,
+        "# submissions.toml: archive_sha256 = '<digest pack printed>'; p1.tar.gz was replaced\n"
+        "$ reprobridge audit --table --submissions submissions.toml   # A093: tampered",
+        "# the archive is the one packed: its digest is the one recorded\n"
+        "$ reprobridge audit --table --submissions submissions.toml   # no A093",
+    ),
     # ------------------------------------------------------------------- N: runner
     "N001": (
         _SH,
