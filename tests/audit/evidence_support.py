@@ -13,10 +13,15 @@ from pathlib import Path
 from typing import Any
 
 from reprobridge_sdk.digest import file_sha256
+from reprobridge_sdk.io._fs import atomic_write_json
 from reprobridge_sdk.model import RECORD_NAME
+from reprobridge_sdk.model.attestation import LedgerLink
 from reprobridge_sdk.run import run
+from reprobridge_sdk.run.evidence import load_record
 from reprobridge_sdk.run.ledger import GENESIS, LEDGER_NAME, entry_hash
+from reprobridge_sdk.signing import ENVELOPE_NAME, sign_payload
 from reprobridge_sdk.signing.keys import SigningKey
+from reprobridge_sdk.signing.statement import run_statement, statement_bytes
 
 
 def honest_runs(
@@ -80,3 +85,18 @@ def write_ledger(runs_dir: Path, entries: list[dict[str, Any]], *, rechain: bool
 
 def record_digest(run_dir: Path) -> str:
     return hashlib.sha256((run_dir / RECORD_NAME).read_bytes()).hexdigest()
+
+
+def forge_ledger_and_signatures(runs_dir: Path, key: SigningKey) -> None:
+    """What a key holder does after editing runs: record the new record digests in a
+    rewritten ledger and sign every run again, with its new ledger link."""
+    entries = ledger_lines(runs_dir)
+    for entry in entries:
+        entry["record_sha256"] = record_digest(runs_dir / entry["run_id"])
+    write_ledger(runs_dir, entries, rechain=True)
+    for entry in ledger_lines(runs_dir):
+        target = runs_dir / entry["run_id"]
+        link = LedgerLink(seq=entry["seq"], entry=entry["hash"])
+        statement = run_statement(target, load_record(target), link)
+        envelope = sign_payload(statement_bytes(statement), key)
+        atomic_write_json(target / ENVELOPE_NAME, envelope.to_json())

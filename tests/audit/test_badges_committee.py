@@ -14,21 +14,16 @@ import pytest
 from audit_support import make_artifact
 from evidence_support import (
     consistent_edit,
+    forge_ledger_and_signatures,
     honest_runs,
     ledger_lines,
-    record_digest,
-    write_ledger,
 )
 
 from reprobridge_sdk.audit import audit
 from reprobridge_sdk.errors import UsageError
-from reprobridge_sdk.io._fs import atomic_write_json
-from reprobridge_sdk.model.attestation import LedgerLink
 from reprobridge_sdk.model.audit import AuditResult
-from reprobridge_sdk.run.evidence import load_record
-from reprobridge_sdk.signing import ENVELOPE_NAME, generate_key, parse_trusted_keys, sign_payload
+from reprobridge_sdk.signing import generate_key, parse_trusted_keys
 from reprobridge_sdk.signing.keys import SigningKey, TrustedKeys, public_line
-from reprobridge_sdk.signing.statement import run_statement, statement_bytes
 
 _KEYS = {name: generate_key()[1] for name in ("alice", "chair")}
 
@@ -77,20 +72,13 @@ def test_fabricated_runs_signed_by_an_author_key_are_never_reproduced(
     """Hostile: every scored run rewritten to a nicer value and signed again by its author."""
     root = _copy(templates, "author", tmp_path)
     runs = root / "runs"
-    entries = ledger_lines(runs)
     # seeds 0-2 give 90.0, 90.1, 90.2; the forged values have the same mean, a nicer spread
     forged = iter([89.05, 90.1, 91.15])
-    for entry in entries:
+    for entry in ledger_lines(runs):
         if entry["launcher"] == "scored":
             consistent_edit(runs / entry["run_id"], accuracy=next(forged))
-            entry["record_sha256"] = record_digest(runs / entry["run_id"])
-    write_ledger(runs, entries, rechain=True)  # the forger rewrites the ledger
-    for entry in ledger_lines(runs):  # and signs every run again, with its new ledger link
-        target = runs / entry["run_id"]
-        link = LedgerLink(seq=entry["seq"], entry=entry["hash"])
-        statement = run_statement(target, load_record(target), link)
-        envelope = sign_payload(statement_bytes(statement), _KEYS["alice"])
-        atomic_write_json(target / ENVELOPE_NAME, envelope.to_json())
+    # the forger rewrites the ledger and signs every run again
+    forge_ledger_and_signatures(runs, _KEYS["alice"])
     trust = _keys_file()
     signed = audit(root, trust=trust)
     assert not any(
