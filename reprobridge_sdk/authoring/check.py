@@ -8,7 +8,9 @@ Steps, each timed, in a fresh temporary directory:
 2. ``validate``: ``reprobridge validate`` on the copy; passes with no error finding.
 3. ``smoke``: ``reprobridge run --scope smoke`` on the copy, in the environment built fresh
    from the lock; passes when every smoke run exits 0 and reaches every landmark its
-   launcher declares (a check without smoke launchers passes this step vacuously).
+   launcher declares (a check without smoke launchers passes this step vacuously). Only the
+   runs the step made count, never the run folders the copy already held; a record the
+   check cannot read fails the step with A001, as the auditor reads it.
 4. ``audit``: ``reprobridge audit --format json`` of those runs; passes when no task is
    ``invalid-evidence``.
 5. With ``scored``: ``scored`` reruns the scored launchers, and ``audit-scored`` audits all
@@ -61,7 +63,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -71,7 +73,8 @@ from reprobridge_sdk.authoring.submissions import named_in_archive, root_manifes
 from reprobridge_sdk.env.interpreters import interpreter_homes
 from reprobridge_sdk.errors import ArtifactError, ReproBridgeError
 from reprobridge_sdk.findings import Finding, Severity, finding
-from reprobridge_sdk.model import Manifest
+from reprobridge_sdk.io import safefs
+from reprobridge_sdk.model import Launcher, Manifest
 from reprobridge_sdk.model.evidence import RECORD_NAME
 
 __all__ = [
@@ -296,30 +299,92 @@ def _json_findings(text: str) -> list[Finding]:
     return found
 
 
-def _runs_of(copy: Path, scope: str, manifest: Manifest) -> tuple[bool, str]:
-    """Every run of ``scope`` succeeded and reached every landmark of its launcher."""
+def _run_names(copy: Path) -> frozenset[str]:
+    """The entries of the copy's ``runs/`` now: what a step finds there later and is not
+    among them is a run that step made."""
+    try:
+        return frozenset(entry.name for entry in (copy / "runs").iterdir())
+    except OSError:
+        return frozenset()
+
+
+def _new_records(
+    copy: Path, before: frozenset[str]
+) -> Iterator[tuple[str, dict[str, Any] | None, Finding | None]]:
+    """Each run folder made since ``before`` (see :func:`_run_names`) with its record, or
+    the A001 finding when it cannot be read, as the auditor reads it: through the safe file
+    layer, no link, at most :data:`~reprobridge_sdk.io.safefs.MAX_EVIDENCE_BYTES`, a JSON
+    object. A folder without a record (the snapshots' ``.env``) is not a run."""
+    runs = copy / "runs"
+    for name in sorted(_run_names(copy) - before):
+        run_dir = runs / name
+        if run_dir.is_symlink() or not run_dir.is_dir():
+            continue
+        record_path = run_dir / RECORD_NAME
+        if not os.path.lexists(record_path):
+            continue
+        try:
+            raw = safefs.read_bytes(
+                record_path, root=run_dir, max_bytes=safefs.MAX_EVIDENCE_BYTES, allow_links=False
+            )
+            record = safefs.loads_json(raw, path=record_path)
+            if not isinstance(record, dict):
+                raise ValueError(f"a JSON {type(record).__name__}, not an object")
+        except safefs.UnsafeFileError as exc:
+            problem = exc.message
+        except OSError as exc:
+            problem = exc.strerror or str(exc)
+        except ValueError as exc:  # JSON, UTF-8 or not an object
+            problem = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        else:
+            yield name, record, None
+            continue
+        message = f"cannot read the record: {problem}"
+        yield name, None, finding("A001", message, file=f"runs/{name}/{RECORD_NAME}")
+
+
+def _run_problem(record: dict[str, Any], run_id: str, launchers: dict[str, Launcher]) -> str:
+    """Why a run the check made does not pass, or ``""``."""
+    if record.get("status") != "succeeded":
+        failure = record.get("failure")
+        detail = failure.get("detail", "") if isinstance(failure, dict) else failure or ""
+        return f"{run_id}: {record.get('status')} ({detail})"
+    launcher = launchers.get(str(record.get("launcher", "")))
+    wanted = {landmark.id for landmark in launcher.landmarks} if launcher else set()
+    hits = record.get("landmarks")
+    reached = (
+        {str(hit.get("id")) for hit in hits if isinstance(hit, dict)}
+        if isinstance(hits, list)
+        else set()
+    )
+    missing = sorted(wanted - reached)
+    return f"{run_id}: landmark(s) not reached: {', '.join(missing)}" if missing else ""
+
+
+def _runs_of(
+    copy: Path, scope: str, manifest: Manifest, before: frozenset[str]
+) -> tuple[bool, str, list[Finding]]:
+    """Every run of ``scope`` the step made (not among ``before``) succeeded and reached every
+    landmark of its launcher; a record it cannot read fails the step with its A001 finding."""
     launchers = {launcher.id: launcher for launcher in manifest.launchers}
     problems: list[str] = []
+    found: list[Finding] = []
     count = 0
-    for record_path in sorted((copy / "runs").glob(f"*/{RECORD_NAME}")):
-        record = json.loads(record_path.read_text("utf-8"))
+    for name, record, unreadable in _new_records(copy, before):
+        if unreadable is not None:
+            problems.append(f"{name}: {unreadable.message}")
+            found.append(unreadable)
+            continue
+        assert record is not None
         if record.get("scope") != scope:
             continue
         count += 1
-        run_id = record.get("run_id", record_path.parent.name)
-        if record.get("status") != "succeeded":
-            failure = record.get("failure") or {}
-            problems.append(f"{run_id}: {record.get('status')} ({failure.get('detail', '')})")
-            continue
-        launcher = launchers.get(record.get("launcher", ""))
-        wanted = {landmark.id for landmark in launcher.landmarks} if launcher else set()
-        reached = {hit.get("id") for hit in record.get("landmarks", [])}
-        missing = sorted(wanted - reached)
-        if missing:
-            problems.append(f"{run_id}: landmark(s) not reached: {', '.join(missing)}")
+        problem = _run_problem(record, str(record.get("run_id", name)), launchers)
+        if problem:
+            problems.append(problem)
     if problems:
-        return False, "; ".join(problems)
-    return True, f"{count} {scope} run(s) succeeded, every landmark reached"
+        return False, "; ".join(problems), found
+    return True, f"{count} {scope} run(s) succeeded, every landmark reached", found
 
 
 def check(
@@ -373,12 +438,14 @@ def check(
             if kind == "smoke" and not has_smoke:
                 report.steps.append(CheckStep(name, True, 0.0, "no smoke launcher"))
                 continue
+            before = _run_names(copy)  # an archive's own runs are never the check's
             started = time.monotonic()
             done = _command(args, env, base)
             seconds = time.monotonic() - started
-            step = _judge(kind, done, copy, manifest, name, seconds)
+            step = _judge(kind, done, (copy, before), manifest, name, seconds)
             if not step.ok and kind in ("smoke", "scored"):
-                step.findings += _network_findings(copy, kind, manifest, report.network_env)
+                passed = report.network_env
+                step.findings += _network_findings(copy, kind, manifest, passed, before)
             report.steps.append(step)
             if not step.ok:
                 break
@@ -419,7 +486,7 @@ def _copy_step(report: CheckReport, source: Path, base: Path, copy: Path) -> boo
 def _judge(  # noqa: PLR0917 - a private helper, called once
     kind: str,
     done: subprocess.CompletedProcess[str],
-    copy: Path,
+    runs: tuple[Path, frozenset[str]],
     manifest: Manifest,
     name: str,
     seconds: float,
@@ -435,8 +502,8 @@ def _judge(  # noqa: PLR0917 - a private helper, called once
     if kind in ("smoke", "scored"):
         if done.returncode == 2:
             return CheckStep(name, False, seconds, _tail(done.stderr))
-        ok, detail = _runs_of(copy, kind, manifest)
-        return CheckStep(name, ok and done.returncode == 0, seconds, detail)
+        ok, detail, found = _runs_of(runs[0], kind, manifest, runs[1])
+        return CheckStep(name, ok and done.returncode == 0, seconds, detail, found)
     try:
         data = json.loads(done.stdout)
     except ValueError:
@@ -473,18 +540,16 @@ _INDEX_HINT = (
 
 
 def _network_findings(
-    copy: Path, scope: str, manifest: Manifest, passed: Sequence[str]
+    copy: Path, scope: str, manifest: Manifest, passed: Sequence[str], before: frozenset[str]
 ) -> list[Finding]:
     """One finding per transport failure (E020-E023) of the environment build in the runs of
-    ``scope``, with what the clean room was given and how to give it more."""
+    ``scope`` the step made (not among ``before``), with what the clean room was given and
+    how to give it more."""
     codes: dict[str, str] = {}
-    for record_path in sorted((copy / "runs").glob(f"*/{RECORD_NAME}")):
-        try:
-            record = json.loads(record_path.read_text("utf-8"))
-        except (OSError, ValueError):
-            continue  # the step already failed; a record it cannot read adds no finding
-        failure = record.get("failure") if isinstance(record, dict) else None
-        if not isinstance(failure, dict) or record.get("scope") != scope:
+    for _name, record, _unreadable in _new_records(copy, before):
+        # the step already failed; a record it cannot read has its finding from _runs_of
+        failure = record.get("failure") if record is not None else None
+        if record is None or not isinstance(failure, dict) or record.get("scope") != scope:
             continue
         if failure.get("reason") != "environment-error":
             continue
