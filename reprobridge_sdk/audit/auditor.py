@@ -41,6 +41,7 @@ from reprobridge_sdk.model.audit import (
     IntervalResult,
     RerunComparison,
     RunCheck,
+    ShiftSkipped,
     ShiftTest,
     TaskAudit,
 )
@@ -117,6 +118,7 @@ class _Checks:
     reran: set[Path] = field(default_factory=set)
     comparisons: dict[Path, list[RerunComparison]] = field(default_factory=dict)
     shifts: list[list[ShiftTest]] = field(default_factory=list)
+    skipped: list[list[ShiftSkipped]] = field(default_factory=list)
 
     def taint(self, judgement: Judgement, attempt: int, launchers: set[str]) -> Judgement:
         """Attempt-level evidence errors make the verdict ``invalid-evidence``.
@@ -172,6 +174,7 @@ def _check_trust(
                 if signer is not None:
                     checks.signers[run.path] = signer
         checks.shifts.append([])
+        checks.skipped.append([])
         checks.executed.append(0)
         checks.mismatches.append(0)
         if options.rerun is not None:
@@ -200,6 +203,7 @@ def _rerun_attempt(
     )
     checks.executed[-1], checks.mismatches[-1] = outcome.executed, outcome.mismatches
     checks.shifts[-1] = outcome.shifts
+    checks.skipped[-1] = outcome.skipped
     by_rel = {r.rel or ".": r.path for r in runs}
     checks.reran.update(by_rel[rel] for rel in outcome.chosen)
     for rel, rows in outcome.comparisons.items():
@@ -630,6 +634,7 @@ def _audit(
                 reran=checks.executed[index],
                 rerun_mismatches=checks.mismatches[index],
                 shift_tests=checks.shifts[index],
+                shift_skipped=checks.skipped[index],
             )
         )
 

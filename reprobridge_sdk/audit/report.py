@@ -223,6 +223,7 @@ def _rerun_lines(attempt: AttemptSummary) -> list[str]:
             f"{test.n} runs, paired t={t} p={_fmt(test.p, 3)} at level "
             f"{test.level:g}: {'SHIFTED' if test.shifted else 'no shift'}"
         )
+    lines.extend(f"    shift {_t(s.task)}: {_t(s.reason)}" for s in attempt.shift_skipped)
     return lines
 
 

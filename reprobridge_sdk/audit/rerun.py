@@ -47,7 +47,9 @@ less than the tolerance to every run passes run by run. Per task, the difference
 test (two-sided, Student's t with ``n - 1`` degrees of freedom, :data:`SHIFT_LEVEL`), when
 there are at least :data:`SHIFT_MIN_RUNS` of them; a significant shift is A070 (an error
 that taints the tasks of the launchers whose runs were tested). Differences that are all
-equal and not zero have no spread: ``p = 0``; all zero: ``p = 1``.
+equal and not zero have no spread: ``p = 0``; all zero: ``p = 1``. A task whose attempt
+records :data:`SHIFT_MIN_RUNS` or more succeeded runs with a value but whose sample has fewer
+(``--rerun 2``) is listed as skipped: the report says the test was not run and why.
 """
 
 from __future__ import annotations
@@ -63,7 +65,7 @@ from pathlib import Path
 from reprobridge_sdk.errors import UsageError
 from reprobridge_sdk.findings import Finding, finding
 from reprobridge_sdk.model import RECORD_NAME
-from reprobridge_sdk.model.audit import RerunComparison, ShiftTest
+from reprobridge_sdk.model.audit import RerunComparison, ShiftSkipped, ShiftTest
 
 from ._studentt import t_two_sided
 from .verify import ArtifactFacts, RunEvidence
@@ -103,6 +105,8 @@ class RerunOutcome:
     #: Run directory (relative) -> the comparison of each task it records.
     comparisons: dict[str, list[RerunComparison]] = field(default_factory=dict)
     shifts: list[ShiftTest] = field(default_factory=list)
+    #: Tasks with enough recorded runs whose sample was too small for the shift test.
+    skipped: list[ShiftSkipped] = field(default_factory=list)
     #: A070 findings, each with the launchers whose runs it was tested on.
     shift_findings: list[tuple[Finding, set[str]]] = field(default_factory=list)
 
@@ -253,13 +257,45 @@ def _compare(
     return rows, found
 
 
-def _shifts(outcome: RerunOutcome, launchers: Mapping[str, str], limits: Limits) -> None:
+def _recorded_counts(runs: Sequence[RunEvidence]) -> dict[str, int]:
+    """Task id -> the succeeded runs whose record gives it a value."""
+    counts: dict[str, int] = {}
+    for run in runs:
+        if not run.succeeded or run.record is None:
+            continue
+        for task in {m.task for m in run.record.measurements if m.value is not None}:
+            counts[task] = counts.get(task, 0) + 1
+    return counts
+
+
+def _skipped(outcome: RerunOutcome, recorded: Mapping[str, int], tested: Mapping[str, int]) -> None:
+    """The tasks with enough recorded runs whose sample is too small for the shift test."""
+    for task in sorted(recorded):
+        n = tested.get(task, 0)
+        if recorded[task] >= SHIFT_MIN_RUNS and n < SHIFT_MIN_RUNS:
+            reason = (
+                f"shift test not run: {n} re-executed run(s) with a value, "
+                f"it needs {SHIFT_MIN_RUNS} (the attempt records {recorded[task]})"
+            )
+            outcome.skipped.append(
+                ShiftSkipped(task=task, n=n, recorded=recorded[task], reason=reason)
+            )
+
+
+def _shifts(
+    outcome: RerunOutcome,
+    launchers: Mapping[str, str],
+    limits: Limits,
+    recorded: Mapping[str, int],
+) -> None:
     """Test each task's differences over the sample; A070 for a significant shift."""
     by_task: dict[str, list[tuple[float, str]]] = {}
     for rel, rows in outcome.comparisons.items():
         for row in rows:
             if row.difference is not None:
                 by_task.setdefault(row.task, []).append((row.difference, launchers[rel]))
+    tested = {task: sum(math.isfinite(d) for d, _ in pairs) for task, pairs in by_task.items()}
+    _skipped(outcome, recorded, tested)
     for task in sorted(by_task):
         pairs = by_task[task]
         test = shift_test(task, [d for d, _ in pairs])
@@ -311,7 +347,7 @@ def rerun_runs(
         outcome.chosen.append(rel)
         launchers[rel] = record.launcher
         _rerun_one(facts, chosen, outcome, limits, env_mode=env_mode, sandbox=sandbox)
-    _shifts(outcome, launchers, limits)
+    _shifts(outcome, launchers, limits, _recorded_counts(runs))
     return outcome
 
 

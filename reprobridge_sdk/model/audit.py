@@ -28,6 +28,7 @@ __all__ = [
     "ReasonCount",
     "RerunComparison",
     "RunCheck",
+    "ShiftSkipped",
     "ShiftTest",
     "TableClaim",
     "TableRow",
@@ -143,6 +144,15 @@ class ShiftTest(SpecModel):
     p: float = Field(ge=0, le=1, description="Two-sided, Student's t with n - 1 df.")
     level: float = Field(gt=0, lt=1, description="The test's level (0.01).")
     shifted: bool = Field(description="p < level: A070.")
+
+
+class ShiftSkipped(SpecModel):
+    """A task whose shift test (A070) was not run: too few re-executed runs for it."""
+
+    task: str = Field(description="The task's id.")
+    n: int = Field(ge=0, description="Re-executed runs with a finite difference (under 4).")
+    recorded: int = Field(ge=0, description="Succeeded runs of the attempt recording a value.")
+    reason: str = Field(description="Why the shift test was not run, for a reader.")
 
 
 class RunCheck(SpecModel):
@@ -294,6 +304,12 @@ class AttemptSummary(SpecModel):
     shift_tests: list[ShiftTest] = Field(
         default_factory=list,
         description="Per task with enough re-executed runs: the paired t test of a shift (A070).",
+        json_schema_extra=since("1.1"),
+    )
+    shift_skipped: list[ShiftSkipped] = Field(
+        default_factory=list,
+        description="Per task with 4 or more recorded runs but fewer re-executed (a --rerun "
+        "sample under 4): the shift test (A070) was not run.",
         json_schema_extra=since("1.1"),
     )
 

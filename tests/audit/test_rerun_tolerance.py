@@ -98,7 +98,38 @@ def test_no_shift_test_under_four_runs(toy: Path) -> None:
     result = audit(toy, rerun=3, rerun_seed=1, rerun_env="current", rerun_sandbox=False)
     assert result.attempts[0].reran == 3
     assert result.attempts[0].shift_tests == []  # stated in the spec: n >= 4 only
+    assert [s.n for s in result.attempts[0].shift_skipped] == [3]  # and the report says so
     assert result.passed  # three runs within the half-width: nothing to test them by
+
+
+def test_a_sample_under_four_states_that_the_shift_test_was_not_run(toy: Path) -> None:
+    """``--rerun 2`` on five recorded runs: no shift test, and the report says why, in JSON
+    and in one line of text, through the command line as a committee runs it."""
+    options = ["--rerun-seed", "1", "--rerun-env", "current", "--no-sandbox", "--format", "json"]
+    done = subprocess.run(
+        [sys.executable, "-m", "reprobridge_sdk", "audit", str(toy), "--rerun", "2", *options],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert "Traceback" not in done.stderr, done.stderr
+    attempt = json.loads(done.stdout)["attempts"][0]
+    assert (attempt["reran"], attempt["shift_tests"]) == (2, [])
+    (skipped,) = attempt["shift_skipped"]
+    assert (skipped["task"], skipped["n"], skipped["recorded"]) == ("acc", 2, 5)
+    assert "needs 4" in skipped["reason"]
+    result = AuditResult.model_validate(json.loads(done.stdout))
+    (line,) = [x for x in render(result, "text").splitlines() if "shift test not run" in x]
+    assert line.strip() == (
+        "shift acc: shift test not run: 2 re-executed run(s) with a value, it needs 4 "
+        "(the attempt records 5)"
+    )
+
+
+def test_a_sample_of_four_or_more_skips_nothing(toy: Path) -> None:
+    result = _rerun_all(toy)
+    assert result.attempts[0].shift_skipped == []
+    assert len(result.attempts[0].shift_tests) == 1
 
 
 def test_a_declared_same_seed_tolerance_is_what_a_run_is_held_to(toy: Path) -> None:
