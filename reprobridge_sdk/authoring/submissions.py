@@ -5,7 +5,9 @@ can read (spec: authoring.md#archives):
 
 * :func:`is_archive`: a path names a packed archive (what ``reprobridge pack`` writes) when it
   is a file whose name ends in ``.tar``, ``.tar.gz`` or ``.tgz``, or whose bytes begin as a
-  gzip stream or a tar stream does. Any other file is a manifest.
+  gzip stream or a tar stream does. A zip file (``.zip`` or ``PK\\x03\\x04``) is not a
+  supported archive: it is refused (C017) with a hint to pack it with ``reprobridge pack``.
+  Any other file is a manifest.
 * :func:`expand`: what several paths name. A directory without an ``rra.yaml`` is a folder of
   submissions: its subdirectories that have an ``rra.yaml`` *and* its archives (by name), in
   name order. Anything else is one submission, as given.
@@ -59,6 +61,7 @@ __all__ = [
     "relabel",
     "root_manifest_findings",
     "validate_submissions",
+    "zip_refusal",
 ]
 
 #: The file names of a packed artifact (media-types.md#media-type-archive).
@@ -66,6 +69,8 @@ ARCHIVE_SUFFIXES = (".tar", ".tar.gz", ".tgz")
 _GZIP_MAGIC = b"\x1f\x8b"
 _TAR_MAGIC = b"ustar"
 _TAR_MAGIC_AT = 257
+_ZIP_SUFFIX = ".zip"
+_ZIP_MAGIC = b"PK\x03\x04"
 #: Manifests below the root an Y010 names at most.
 _SHOWN = 5
 
@@ -87,6 +92,29 @@ def is_archive(path: str | os.PathLike[str]) -> bool:
     except (OSError, ValueError):
         return False
     return head.startswith(_GZIP_MAGIC) or head[_TAR_MAGIC_AT:] == _TAR_MAGIC
+
+
+def zip_refusal(path: str | os.PathLike[str]) -> list[Finding]:
+    """C017 when ``path`` is a zip file (by name or bytes): not a supported archive."""
+    given = os.fspath(path)
+    target = Path(given)
+    try:
+        if not target.is_file():
+            return []
+        if not target.name.lower().endswith(_ZIP_SUFFIX):
+            with target.open("rb") as handle:
+                if handle.read(len(_ZIP_MAGIC)) != _ZIP_MAGIC:
+                    return []
+    except (OSError, ValueError):
+        return []
+    return [
+        finding(
+            "C017",
+            f"{given} is a zip file, not a supported archive (.tar, .tar.gz, .tgz)",
+            file=given,
+            hint="pack the artifact with `reprobridge pack` (tar.gz)",
+        )
+    ]
 
 
 def _submission(entry: os.DirEntry[str]) -> bool:
@@ -250,6 +278,15 @@ def _unpack_into(given: str, scratch: Path) -> Opened:
     return Opened(given, result.root, scratch, digest=result.digest)
 
 
+def _open_one(given: str, scratch: Path) -> Opened:
+    refused = zip_refusal(given)
+    if refused:
+        return Opened(given, None, scratch, findings=refused)
+    if is_archive(given):
+        return _unpack_into(given, scratch)
+    return Opened(given, Path(given))
+
+
 @contextmanager
 def open_artifact(path: str | os.PathLike[str]) -> Iterator[Opened]:
     """One artifact path ready to read; an archive is unpacked for the ``with`` block.
@@ -259,6 +296,9 @@ def open_artifact(path: str | os.PathLike[str]) -> Iterator[Opened]:
     the block is relabelled (:func:`relabel`) on its way out.
     """
     given = os.fspath(path)
+    refused = zip_refusal(given)
+    if refused:
+        raise ArtifactError(refused[0].message, refused)
     if not is_archive(given):
         yield Opened(given, Path(given))
         return
@@ -279,13 +319,10 @@ def open_artifact(path: str | os.PathLike[str]) -> Iterator[Opened]:
 def open_submissions(paths: Sequence[str | os.PathLike[str]]) -> Iterator[list[Opened]]:
     """The submissions ``paths`` name (:func:`expand`), archives unpacked for the block."""
     with tempfile.TemporaryDirectory(prefix="rb-submissions-") as scratch:
-        opened = [
-            _unpack_into(given, Path(scratch) / f"{index:04d}")
-            if is_archive(given)
-            else Opened(given, Path(given))
+        yield [
+            _open_one(given, Path(scratch) / f"{index:04d}")
             for index, given in enumerate(expand(paths))
         ]
-        yield opened
 
 
 def validate_submissions(

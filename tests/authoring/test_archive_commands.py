@@ -18,6 +18,7 @@ import re
 import shutil
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -381,3 +382,33 @@ def test_a_hostile_archive_in_a_folder_of_submissions_is_an_error_of_its_own(
     (refused,) = report["artifacts"][0]["findings"]
     assert refused["code"] == "C017"
     assert refused["file"] == f"{hostile}#code/../../escape.txt"
+
+
+@pytest.mark.parametrize("named", ["artifact.zip", "artifact.bin"])
+def test_a_zip_file_is_refused_as_no_supported_archive(
+    named: str, digits: tuple[Path, Path], tmp_path: Path
+) -> None:
+    """A zip of a valid artifact (by name, or by its ``PK`` bytes alone) is C017 with the
+    hint to pack it, in validate and audit; never a YAML error of its bytes read as a manifest."""
+    folder = digits[0]
+    target = tmp_path / named
+    with zipfile.ZipFile(target, "w") as packed:
+        for path in sorted(folder.rglob("*")):
+            if path.is_file():
+                packed.write(path, path.relative_to(folder).as_posix())
+    for args in (
+        ("validate", str(target)),
+        ("audit", str(target)),
+        ("audit", "--table", str(target), "--format", "json"),
+    ):
+        done = _cli(tmp_path, *args)
+        said = done.stdout + done.stderr
+        assert done.returncode in {1, 2}, (args, said)
+        assert re.search(r"\bC017\b", said), (args, said)
+        assert f"{target} is a zip file" in said, (args, said)
+        assert "pack the artifact with `reprobridge pack` (tar.gz)" in said, (args, said)
+        assert "YAML" not in said and "Y001" not in said, (args, said)
+    done = _cli(tmp_path, "validate", str(target), "--format", "json")
+    report = json.loads(done.stdout)
+    (refused,) = report["artifacts"][0]["findings"]
+    assert (refused["code"], refused["file"]) == ("C017", str(target))
