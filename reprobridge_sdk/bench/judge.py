@@ -41,6 +41,7 @@ from reprobridge_sdk.audit.interval import DEFAULT_FLOOR, DEFAULT_LEVEL, Interva
 from reprobridge_sdk.audit.interval import compatibility_interval as interval_of
 from reprobridge_sdk.audit.verdict import ICML, as_audit_finding
 from reprobridge_sdk.errors import ArtifactError
+from reprobridge_sdk.extract._opened import OpenedFile, open_checked
 from reprobridge_sdk.extract.extraction import (
     ExtractionError,
     aggregate,
@@ -49,6 +50,7 @@ from reprobridge_sdk.extract.extraction import (
     same_value,
 )
 from reprobridge_sdk.findings import Finding, finding
+from reprobridge_sdk.io.safefs import UnsafeFileError
 from reprobridge_sdk.model import Launcher, Manifest, Measurement, Task
 from reprobridge_sdk.model.bench import (
     BenchClaim,
@@ -273,21 +275,43 @@ def agrees(claimed: float, extracted: float) -> bool:
     return abs(claimed - extracted) <= 0.5 * 10.0 ** -_decimals(claimed) * (1 + 1e-9)
 
 
-def _landmarks(launcher: Launcher | None, logs: list[Path]) -> LandmarkProgress:
+def _opened_logs(ctx: _Context, logs: list[Path]) -> list[OpenedFile]:
+    """The logs opened once by the safe opener the extraction uses (inside the workspace,
+    regular, capped): a log swapped after its checks is refused, never read by name."""
+    opened: list[OpenedFile] = []
+    for log in logs:
+        try:
+            found = open_checked(log, ctx.workspace, ctx.max_bytes)
+        except (UnsafeFileError, OSError):
+            found = None
+        if found is not None:
+            opened.append(found)
+    return opened
+
+
+def _landmarks(
+    launcher: Launcher | None, logs: list[Path], ctx: _Context | None = None
+) -> LandmarkProgress:
     if launcher is None or not launcher.landmarks:
         return LandmarkProgress()
+    opened = _opened_logs(ctx, logs) if ctx is not None else []
     reached: list[str] = []
     missed: list[str] = []
-    for landmark in launcher.landmarks:
-        hit = False
-        for log in logs:
-            try:
-                hit = bool(regex_matches(log, landmark.pattern, group=0, occurrence="first"))
-            except (ExtractionError, OSError):
-                hit = False
-            if hit:
-                break
-        (reached if hit else missed).append(landmark.id)
+    try:
+        for landmark in launcher.landmarks:
+            hit = False
+            for log in opened:
+                try:
+                    found = regex_matches(log, landmark.pattern, group=0, occurrence="first")
+                    hit = bool(found)
+                except (ExtractionError, OSError):
+                    hit = False
+                if hit:
+                    break
+            (reached if hit else missed).append(landmark.id)
+    finally:
+        for log in opened:
+            log.close()
     return LandmarkProgress(
         reached=reached, missed=missed, progress=len(reached) / len(launcher.landmarks)
     )
@@ -396,7 +420,7 @@ def _judge_entry(ctx: _Context, result: TaskResult, index: int) -> BenchClaim:
         runs=len(entry.values),
         low=_finite(interval.low) if interval.defined else None,
         high=_finite(interval.high) if interval.defined else None,
-        landmarks=_landmarks(launcher, entry.logs),
+        landmarks=_landmarks(launcher, entry.logs, ctx),
         findings=[as_audit_finding(item) for item in entry.findings],
     )
 

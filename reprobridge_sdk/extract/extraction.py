@@ -202,7 +202,7 @@ def _compile(pattern: str, group: str | int) -> Regex:
 
 
 def regex_matches(
-    path: str | Path,
+    path: str | Path | OpenedFile,
     pattern: str,
     *,
     group: str | int = 1,
@@ -215,7 +215,7 @@ def regex_matches(
         msg = f"unknown occurrence {occurrence!r} (first, last or all)"
         raise ExtractionError("bad-regex", msg)
     rx = _compile(pattern, group)
-    source = Path(path)
+    source = path if isinstance(path, OpenedFile) else Path(path)
     return _scan(source, rx, group, occurrence, chunk_size, _entries(cache, source))
 
 

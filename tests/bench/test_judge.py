@@ -18,7 +18,15 @@ from typing import Any
 import pytest
 from toy_study import make_artifact
 
-from reprobridge_sdk.bench.judge import RESULTS_NAME, agrees, judge_results, load_results
+from reprobridge_sdk.api import load
+from reprobridge_sdk.bench.judge import (
+    RESULTS_NAME,
+    _Context,
+    _landmarks,
+    agrees,
+    judge_results,
+    load_results,
+)
 from reprobridge_sdk.bench.variants import WORKSPACE_DIR, generate_variants
 from reprobridge_sdk.errors import ArtifactError
 from reprobridge_sdk.model.bench import BenchClaim, BenchJudgement
@@ -380,3 +388,26 @@ def test_the_command_prints_text_and_json(setup: tuple[Path, Path], tmp_path: Pa
     results.write_text("{")
     bad = _cli("judge", str(toy), str(results))
     assert bad.returncode == 2 and "A072" in bad.stderr and "Traceback" not in bad.stderr
+
+
+def test_a_log_swapped_for_a_link_out_after_its_checks_gives_no_landmark(
+    setup: tuple[Path, Path], tmp_path: Path
+) -> None:
+    """The landmark scan reads a log through the extraction's safe opener, never by its name
+    again: a log that passed the checks and is then swapped for a link to a file outside the
+    workspace (the race a hostile agent would run) lends that file's lines nothing."""
+    toy, workspace = setup
+    manifest = load(toy).manifest
+    launcher = next(item for item in manifest.launchers if item.id == "scored")
+    ctx = _Context(manifest, workspace, os.path.realpath(workspace), 1 << 20, 0.95, 0.0)
+    log = Path(os.path.realpath(workspace / "runs" / "s0.log"))  # as the checks return it
+    assert _landmarks(launcher, [log], ctx).progress == 1.0
+    outside = tmp_path / "outside.log"
+    outside.write_bytes(log.read_bytes())
+    log.unlink()
+    log.symlink_to(outside)  # the swap, after the checks
+    swapped = _landmarks(launcher, [log], ctx)
+    assert swapped.reached == [] and swapped.progress == 0.0
+    judgement = _judge(setup, [{"task": "acc", "value": 90.1, "runs": [_run("s0", 0)]}])
+    claim = _claim(judgement, "acc")
+    assert _codes(claim) == ["A074"] and claim.landmarks.progress == 0.0
