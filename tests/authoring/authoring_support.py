@@ -131,3 +131,19 @@ def reprobridge(
         cwd=cwd,
         env={**os.environ, "NO_COLOR": "1", **(env or {})},
     )
+
+
+def series_artifact(tmp_path: Path) -> Path:
+    """An artifact whose refined code is a one-patch series on a local upstream (made in
+    ``tmp_path / "paper"``), its checkout in ``code/``."""
+    from reprobridge_sdk.authoring.codebase import import_code, record_patch
+    from reprobridge_sdk.authoring.scaffold import InitOptions, scaffold
+
+    make_paper_repo(tmp_path / "paper")
+    root = tmp_path / "artifact"
+    scaffold(root, InitOptions(id="tiny", title="Tiny"))
+    import_code(root, str(tmp_path / "paper"), as_="patches", force=True)
+    train = root / "code" / "train.py"
+    train.write_text(train.read_text("utf-8").replace(DEFECT_LINE, FIXED_LINE), "utf-8")
+    record_patch(root, kind="correctness-fix", why="Seed the generator.", tasks=["main-result"])
+    return root

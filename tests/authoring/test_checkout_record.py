@@ -11,11 +11,9 @@ import json
 from pathlib import Path
 
 import pytest
-from authoring_support import DEFECT_LINE, FIXED_LINE, make_paper_repo, run_git
+from authoring_support import run_git, series_artifact
 
 from reprobridge_sdk import api, validate
-from reprobridge_sdk.authoring.codebase import import_code, record_patch
-from reprobridge_sdk.authoring.scaffold import InitOptions, scaffold
 from reprobridge_sdk.checkout import SeriesPatch, materialize_series
 from reprobridge_sdk.checkout.materialize import checkout_blocker
 
@@ -25,18 +23,6 @@ def _cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     cache = tmp_path / "cache"
     monkeypatch.setenv("REPROBRIDGE_CACHE_DIR", str(cache))
     return cache
-
-
-def _series(tmp_path: Path) -> Path:
-    """An artifact whose refined code is a one-patch series, its checkout in ``code/``."""
-    make_paper_repo(tmp_path / "paper")
-    root = tmp_path / "artifact"
-    scaffold(root, InitOptions(id="tiny", title="Tiny"))
-    import_code(root, str(tmp_path / "paper"), as_="patches", force=True)
-    train = root / "code" / "train.py"
-    train.write_text(train.read_text("utf-8").replace(DEFECT_LINE, FIXED_LINE), "utf-8")
-    record_patch(root, kind="correctness-fix", why="Seed the generator.", tasks=["main-result"])
-    return root
 
 
 def _declared(root: Path) -> tuple[str, str, list[dict[str, str]]]:
@@ -53,7 +39,7 @@ def _c008(root: Path) -> list[tuple[str, str, str]]:
 
 
 def test_the_record_is_the_file_and_object_the_spec_names(tmp_path: Path) -> None:
-    root = _series(tmp_path)
+    root = series_artifact(tmp_path)
     repository, commit, series = _declared(root)
     assert len(series) == 1
     record = json.loads((root / "code" / ".git" / "rra-series.json").read_text("utf-8"))
@@ -64,7 +50,7 @@ def test_a_record_written_from_the_text_alone_is_honoured(tmp_path: Path) -> Non
     """Another program's record (its own key order and layout) makes the checkout hold the
     series, so it is reused; a record of another series makes it a clean checkout that is
     rebuilt, never C008."""
-    root = _series(tmp_path)
+    root = series_artifact(tmp_path)
     repository, commit, series = _declared(root)
     record = root / "code" / ".git" / "rra-series.json"
     patches = [SeriesPatch(item["path"], item["sha256"]) for item in series]
@@ -93,7 +79,7 @@ def test_a_record_written_from_the_text_alone_is_honoured(tmp_path: Path) -> Non
 def test_byte_code_caches_are_never_unrecorded_changes(tmp_path: Path) -> None:
     """Whatever ignore rules the checkout has: a checkout built by another program need not
     exclude ``__pycache__`` or ``*.pyc`` for them not to count."""
-    root = _series(tmp_path)
+    root = series_artifact(tmp_path)
     checkout = root / "code"
     (checkout / ".git" / "info" / "exclude").write_text("", "utf-8")  # no ignore rules at all
     (checkout / "__pycache__").mkdir()
@@ -116,7 +102,7 @@ def test_byte_code_caches_are_never_unrecorded_changes(tmp_path: Path) -> None:
 def test_a_committed_byte_code_file_that_changes_is_a_change(tmp_path: Path) -> None:
     """Only untracked caches are left out: a tracked ``*.pyc`` that differs from the last
     commit is a difference between the working tree and that commit."""
-    root = _series(tmp_path)
+    root = series_artifact(tmp_path)
     checkout = root / "code"
     (checkout / "tracked.pyc").write_bytes(b"\x00one")
     run_git("add", "-f", "tracked.pyc", cwd=checkout)
@@ -141,7 +127,7 @@ def test_a_committed_byte_code_file_that_changes_is_a_change(tmp_path: Path) -> 
 def test_hostile_file_names_are_judged_by_the_name_git_quotes(
     tmp_path: Path, name: str, is_change: bool
 ) -> None:
-    root = _series(tmp_path)
+    root = series_artifact(tmp_path)
     target = root / "code" / name
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_bytes(b"\x00")

@@ -9,12 +9,10 @@ import shutil
 from pathlib import Path
 
 import pytest
-from authoring_support import DEFECT_LINE, FIXED_LINE, make_paper_repo
+from authoring_support import series_artifact
 
 from reprobridge_sdk import api, validate
 from reprobridge_sdk.audit.verify import artifact_facts
-from reprobridge_sdk.authoring.codebase import import_code, record_patch
-from reprobridge_sdk.authoring.scaffold import InitOptions, scaffold
 from reprobridge_sdk.findings import Severity
 
 
@@ -25,18 +23,6 @@ def _cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return cache
 
 
-def _series(tmp_path: Path) -> Path:
-    """An artifact whose refined code is a one-patch series on a local upstream."""
-    make_paper_repo(tmp_path / "paper")
-    root = tmp_path / "artifact"
-    scaffold(root, InitOptions(id="tiny", title="Tiny"))
-    import_code(root, str(tmp_path / "paper"), as_="patches", force=True)
-    train = root / "code" / "train.py"
-    train.write_text(train.read_text("utf-8").replace(DEFECT_LINE, FIXED_LINE), "utf-8")
-    record_patch(root, kind="correctness-fix", why="Seed the generator.", tasks=["main-result"])
-    return root
-
-
 def _codes(found: object) -> list[tuple[str, str, str]]:
     return sorted((f.code, f.path, f.severity.value) for f in found)  # type: ignore[attr-defined]
 
@@ -44,7 +30,7 @@ def _codes(found: object) -> list[tuple[str, str, str]]:
 def test_the_auditor_reads_the_series_from_the_cache_and_writes_nothing(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    root = _series(tmp_path)
+    root = series_artifact(tmp_path)
     declared = api.load(root).manifest.codebase.tree_digest
     facts = artifact_facts(api.load(root))  # the working checkout holds the series
     assert (facts.tree_digest, _codes(facts.findings)) == (declared, [])

@@ -14,10 +14,8 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "authoring"))
 
-from authoring_support import DEFECT_LINE, FIXED_LINE, make_paper_repo
+from authoring_support import DEFECT_LINE, series_artifact
 
-from reprobridge_sdk.authoring.codebase import import_code, record_patch
-from reprobridge_sdk.authoring.scaffold import InitOptions, scaffold
 from reprobridge_sdk.bench.variants import WORKSPACE_DIR, generate_variants
 from reprobridge_sdk.checkout.materialize import CodebaseError
 
@@ -29,20 +27,8 @@ def _cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return cache
 
 
-def _series(tmp_path: Path) -> Path:
-    """An artifact whose refined code is a one-patch series on a local upstream."""
-    make_paper_repo(tmp_path / "paper")
-    root = tmp_path / "artifact"
-    scaffold(root, InitOptions(id="tiny", title="Tiny"))
-    import_code(root, str(tmp_path / "paper"), as_="patches", force=True)
-    train = root / "code" / "train.py"
-    train.write_text(train.read_text("utf-8").replace(DEFECT_LINE, FIXED_LINE), "utf-8")
-    record_patch(root, kind="correctness-fix", why="Seed the generator.", tasks=["main-result"])
-    return root
-
-
 def test_raw_is_the_upstream_commit_and_refined_the_series(tmp_path: Path) -> None:
-    root = _series(tmp_path)
+    root = series_artifact(tmp_path)
     records = {r.variant: r for r in generate_variants(root, tmp_path / "out", ["raw", "refined"])}
     raw = tmp_path / "out" / "raw" / WORKSPACE_DIR
     assert records["raw"].source == "upstream"
@@ -55,7 +41,7 @@ def test_raw_is_the_upstream_commit_and_refined_the_series(tmp_path: Path) -> No
 def test_a_packed_series_gives_raw_from_its_bundle_offline(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    root = _series(tmp_path)
+    root = series_artifact(tmp_path)
     archive = tmp_path / "tiny.tar.gz"
     packed = subprocess.run(
         [sys.executable, "-m", "reprobridge_sdk", "pack", str(root), "-o", str(archive)],
@@ -96,7 +82,7 @@ def test_a_packed_series_gives_raw_from_its_bundle_offline(
 def test_a_series_without_its_upstream_has_no_raw_variant(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    root = _series(tmp_path)
+    root = series_artifact(tmp_path)
     shutil.rmtree(tmp_path / "paper")
     monkeypatch.setenv("REPROBRIDGE_CACHE_DIR", str(tmp_path / "fresh-cache"))
     with pytest.raises(CodebaseError) as caught:
