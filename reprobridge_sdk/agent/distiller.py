@@ -339,6 +339,38 @@ def find_in_json(document: Any, claim: Claim) -> list[JsonCandidate]:
 #: Reference runs per claim (the audit needs at least two; the study used five).
 REFERENCE_RUNS = 5
 
+#: The fewest reference runs a build takes when its time limit cannot hold
+#: :data:`REFERENCE_RUNS`: with two, the interval's t factor (12.7) makes almost any value
+#: compatible.
+MIN_REFERENCE_RUNS = 3
+
+#: Runs of one launcher the runner makes at once (``run -j``).
+REFERENCE_JOBS = 2
+
+
+def references_that_fit(
+    run_seconds: float, seeds: int, remaining: float | None, wanted: int = REFERENCE_RUNS
+) -> int:
+    """How many reference repetitions fit in ``remaining`` seconds (None: no limit), each
+    repetition being ``seeds`` runs of ``run_seconds`` (one run for a single seed), with
+    :data:`REFERENCE_JOBS` at once: ``wanted`` when they all fit, else the most that do.
+
+    A repetition over several seeds runs its seeds side by side; repetitions of one seed
+    run side by side themselves. The estimate is the probe run's time per wave of runs."""
+    if remaining is None:
+        return wanted
+    fitting = 0
+    for count in range(1, wanted + 1):
+        waves = (
+            count * math.ceil(seeds / REFERENCE_JOBS)
+            if seeds > 1
+            else math.ceil(count / REFERENCE_JOBS)
+        )
+        if waves * run_seconds > remaining:
+            break
+        fitting = count
+    return fitting
+
 
 def _run_logs(summary: Any) -> list[tuple[Path, str]]:
     out = []
@@ -415,6 +447,38 @@ def _unreferenced(
     )
 
 
+def _drop_unmeasured(
+    art: ArtifactDir, by_id: dict[str, Claim], dropped: set[str], results: list[ClaimResult]
+) -> list[Discrepancy]:
+    """Take the tasks of ``dropped`` claims (no reference runs fitted) out of the artifact,
+    with their measurements and sample values, when a task with references remains: the
+    artifact keeps what was measured, and a discrepancy per claim says what was not and why.
+    With no other task the artifact is left as it is (strict validation then fails: R010)."""
+    manifest = art.manifest
+    if not [t for t in manifest.tasks if t.id not in dropped]:
+        return []
+    manifest.tasks = [t for t in manifest.tasks if t.id not in dropped]
+    for launcher in manifest.launchers:
+        launcher.measurements = [m for m in launcher.measurements if m.task not in dropped]
+        for sample in launcher.samples:
+            if sample.expected:
+                sample.expected = {k: v for k, v in sample.expected.items() if k not in dropped}
+    art.save()
+    reasons = {r.claim: r.reason for r in results}
+    return [
+        Discrepancy(
+            id=f"{claim_id}-not-measured"[:64],
+            paper=f"{by_id[claim_id].measured}: {by_id[claim_id].target:g}"
+            + (f" {by_id[claim_id].unit}" if by_id[claim_id].unit else ""),
+            code=f"not measured by this build: {reasons.get(claim_id) or 'no reference runs'}",
+            followed="code",
+            rationale="the artifact holds only claims with reference observations; this one "
+            "needs a build with a larger time limit",
+        )
+        for claim_id in sorted(dropped)
+    ]
+
+
 def distill(
     art: ArtifactDir,
     claims: Claims,
@@ -426,8 +490,14 @@ def distill(
     runs: int = REFERENCE_RUNS,
     ask_line: Callable[[Claim, str], int | None] | None = None,
     sandbox: bool = False,
+    deadline: float | None = None,
 ) -> tuple[DistillerRecord, list[Discrepancy]]:
     """Run the scored launchers, write extractors, samples and references; judge each claim.
+
+    ``deadline`` (a :func:`time.monotonic` value: the build's time limit) sizes the
+    reference runs: as many as fit, from the probe run's time, down to
+    :data:`MIN_REFERENCE_RUNS` (B058, a warning); when not even those fit, the claims are
+    not run (B059, a warning) and the build goes on to an artifact that says so.
 
     ``ask_line`` is the advisor's :meth:`~reprobridge_sdk.agent.advisor.Advisor.choose_line`
     when enabled: asked only when no candidate qualifies, and its line passes the same
@@ -441,6 +511,7 @@ def distill(
     findings: list[BuildFinding] = []
     discrepancies: list[Discrepancy] = []
     reference_runs: list[str] = []
+    unfitted: set[str] = set()  # claims whose reference runs did not fit the time limit
     root = art.root
     per_launcher: dict[str, list[str]] = {}
     statistic_of = {c.claim: c.statistic for c in plan.claims}
@@ -571,6 +642,43 @@ def distill(
                 for claim_id, choice in found.items()
             )
             continue
+        # As many reference runs as the build's time limit holds, judged from the probe.
+        seeds = len(item.seeds) if item.seed_flag and len(item.seeds) > 1 else 1
+        took = probe.results[0].record.duration or 0.0
+        remaining = None if deadline is None else deadline - time.monotonic()
+        fitting = references_that_fit(took, seeds, remaining, runs)
+        if fitting < min(runs, MIN_REFERENCE_RUNS):
+            left = max(remaining or 0.0, 0.0)
+            findings.append(
+                build_finding(
+                    "B059",
+                    f"reference runs of {launcher_id!r}: not even {MIN_REFERENCE_RUNS} fit the "
+                    f"build's time limit (one run took {took:.0f} s; {left:.0f} s remain)",
+                    hint="build again with --resume and a larger --max-minutes",
+                )
+            )
+            results.extend(
+                _unreferenced(
+                    by_id[claim_id],
+                    launcher_id,
+                    choice,
+                    "not-run",
+                    f"no reference runs: {MIN_REFERENCE_RUNS} runs of {took:.0f} s do not fit "
+                    f"the {left:.0f} s left of the build's time limit (B059)",
+                )
+                for claim_id, choice in found.items()
+            )
+            unfitted.update(found)
+            continue
+        if fitting < runs:
+            findings.append(
+                build_finding(
+                    "B058",
+                    f"reference runs of {launcher_id!r}: {fitting}, not {runs}, to fit the "
+                    f"build's time limit (one run took {took:.0f} s)",
+                    hint="build again with --resume and a larger --max-minutes for all of them",
+                )
+            )
         # Reference runs: a repetition of every seed per observation (a claim over several
         # seeds), the launcher's seed again, or the same command again without one.
         arguments: list[str]
@@ -582,18 +690,22 @@ def distill(
                 shutil.rmtree(repetitions)
             arguments = []
             directories = []
-            for number in range(1, runs + 1):
+            for number in range(1, fitting + 1):
                 target = repetitions / f"rep-{number}"
-                summary = run(root, [launcher_id], runs_dir=target, jobs=2, sandbox=sandbox)
+                summary = run(
+                    root, [launcher_id], runs_dir=target, jobs=REFERENCE_JOBS, sandbox=sandbox
+                )
                 arguments.append(str(target))
                 directories += [r.run_dir for r in summary.results]
         elif seed is not None:
             # the launcher's own seed, repeated: one run is one observation (A037, C015)
-            summary = run(root, [launcher_id], seeds=[seed] * runs, jobs=2, sandbox=sandbox)
+            summary = run(
+                root, [launcher_id], seeds=[seed] * fitting, jobs=REFERENCE_JOBS, sandbox=sandbox
+            )
             directories = [r.run_dir for r in summary.results]
         else:
             directories = []
-            for _ in range(runs):
+            for _ in range(fitting):
                 once = run(root, [launcher_id], sandbox=sandbox)
                 directories += [r.run_dir for r in once.results]
         if not (item.seed_flag and len(item.seeds) > 1):
@@ -683,6 +795,8 @@ def distill(
                         tasks=[claim_id],
                     )
                 )
+    if unfitted:
+        discrepancies += _drop_unmeasured(art.reload(), by_id, unfitted, results)
     order = {c.id: index for index, c in enumerate(claims.claims)}
     results.sort(key=lambda r: order.get(r.claim, 0))
     record = DistillerRecord(

@@ -11,7 +11,9 @@ Rules:
   is reused; the first that is not, and every one after it, runs again. A stored record with
   another digest is B013 (info).
 * A phase whose gate fails stops the build; the report names it (``stopped_at``). Past
-  ``max_minutes`` the build stops before the next phase (B016).
+  ``max_minutes`` the build stops before the next phase (B016), and before the Reviewer when
+  its clean-room check, which runs the scored plan again (about the Distiller's time), would
+  not end within them. The Distiller takes only as many reference runs as fit (B058, B059).
 * The report (``.rra-build/report.json``) and the human summary list per claim its status
   (compatible, incompatible, not extracted, not run), the time per phase, the fixes applied
   and the advisor's calls.
@@ -158,8 +160,14 @@ def build(options: BuildOptions, *, echo: Callable[[str], None] | None = None) -
     records: dict[str, PhaseRecord] = {}
     report_commit: str | None = None
 
+    deadline = None if options.max_minutes is None else started + options.max_minutes * 60
+
     def phase(
-        name: PhaseName, model: type[RecordT], digest: str, compute: Callable[[], RecordT]
+        name: PhaseName,
+        model: type[RecordT],
+        digest: str,
+        compute: Callable[[], RecordT],
+        needs: float = 0.0,
     ) -> RecordT:
         if options.resume:
             kept = state.reusable(name, model, digest)
@@ -175,6 +183,14 @@ def build(options: BuildOptions, *, echo: Callable[[str], None] | None = None) -
         limit = options.max_minutes
         if limit is not None and time.monotonic() - started > limit * 60:
             late = build_finding("B016", f"stopped before {name}: past {limit} minutes")
+            raise _Stop(name, [late])
+        if deadline is not None and needs and time.monotonic() + needs > deadline:
+            left = max(deadline - time.monotonic(), 0.0)
+            late = build_finding(
+                "B016",
+                f"stopped before {name}: it needs about {needs:.0f} s and {left:.0f} s of "
+                f"the {limit} minutes remain",
+            )
             raise _Stop(name, [late])
         say(f"[{name}] running")
         begin = time.monotonic()
@@ -277,6 +293,7 @@ def build(options: BuildOptions, *, echo: Callable[[str], None] | None = None) -
                 inputs_digest=d_distill,
                 ask_line=advisor.choose_line if advisor is not None else None,
                 sandbox=options.sandbox,
+                deadline=deadline,
             )
             distilled_holder.append(found)
             return record
@@ -304,6 +321,8 @@ def build(options: BuildOptions, *, echo: Callable[[str], None] | None = None) -
             lambda: review(
                 load(out), claims, state.root, inputs_digest=d_review, sandbox=options.sandbox
             ),
+            # the clean-room check runs the scored plan again, as the Distiller did
+            needs=distilled.seconds,
         )
     except _Stop as stop:
         stopped = stop.phase

@@ -1208,6 +1208,18 @@ RUNTIME_EXAMPLES: dict[str, tuple[str, str, str]] = {
         "# gen.py runs and writes data/x.npy\n"
         "$ reprobridge build ./repo --claims claims.yaml   # gen.py runs first, recorded",
     ),
+    "B058": (
+        _SH,
+        "# one scored run takes 90 s; the limit leaves 4 minutes after the probe\n"
+        "$ reprobridge build ./repo --claims claims.yaml --max-minutes 10   # B058: 3 runs",
+        "$ reprobridge build ./repo --claims claims.yaml --max-minutes 20   # 5 reference runs",
+    ),
+    "B059": (
+        _SH,
+        "# one scored run takes 5 minutes; 2 minutes of the limit are left after the probe\n"
+        "$ reprobridge build ./repo --claims claims.yaml --max-minutes 10   # B059, not run",
+        "$ reprobridge build ./repo --claims claims.yaml --max-minutes 40 --resume",
+    ),
     "B005": (
         _SH,
         "# requirements.txt pins a version no index has for any interpreter\n"

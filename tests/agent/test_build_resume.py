@@ -64,6 +64,41 @@ def test_kill_during_the_builder_then_resume_reuses_intake_and_planner(
     assert (state / "planner.json").read_bytes() == planner
     assert (state / "builder.json").exists()
 
+    # Hostile to the time limit: a resume whose Reviewer would end past --max-minutes stops
+    # before it (B016, with the estimate), instead of being killed inside its clean-room
+    # check; the packaged artifact stays valid. The estimate is the Distiller's time (the
+    # check runs the scored plan again), made large here in the stored record.
+    (state / "reviewer.json").unlink()
+    distilled = json.loads((state / "distiller.json").read_text("utf-8"))
+    distilled["seconds"] = 1e6
+    (state / "distiller.json").write_text(json.dumps(distilled), "utf-8")
+    late = subprocess.run(
+        [*argv, "--resume", "--json", "--max-minutes", "10"],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    report = json.loads(late.stdout)
+    assert report["stopped_at"] == "reviewer", late.stderr
+    assert report["reused"] == [
+        "intake",
+        "planner",
+        "builder",
+        "reproducer",
+        "distiller",
+        "packager",
+    ]
+    [late_finding] = [f for f in report["findings"] if f["code"] == "B016"]
+    assert "needs about 1000000 s" in late_finding["message"]
+    valid = subprocess.run(
+        [sys.executable, "-m", "reprobridge_sdk", "validate", "--strict", str(out)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert valid.returncode == 0, valid.stdout
+
     # a changed claim invalidates the Intake and everything after it (B013)
     data = yaml.safe_load(claims.read_text("utf-8"))
     data["claims"][0]["value"] = 0.955

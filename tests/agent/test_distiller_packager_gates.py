@@ -170,3 +170,117 @@ def test_a_claim_whose_reference_runs_are_refused_stays_in_the_record_and_the_su
     [summary] = _summaries(claims, {"planner": plan, "distiller": record})
     assert (summary.claim, summary.status) == ("logreg-accuracy", "not run")
     assert summary.reason == result.reason
+
+
+@pytest.mark.parametrize(
+    ("run_seconds", "seeds", "remaining", "fitting"),
+    [
+        (60.0, 1, None, 5),  # no time limit: all five
+        (60.0, 1, 180.0, 5),  # five runs of one seed, two at a time: three waves
+        (60.0, 1, 179.0, 4),  # two waves hold four runs
+        (60.0, 1, 120.0, 4),
+        (60.0, 1, 119.0, 2),  # one wave: two runs, below the minimum the caller takes
+        (60.0, 3, 600.0, 5),  # three seeds side by side: two waves per repetition
+        (60.0, 3, 359.0, 2),
+        (60.0, 1, -5.0, 0),  # past the limit already
+    ],
+)
+def test_reference_runs_are_sized_to_the_time_left(
+    run_seconds: float, seeds: int, remaining: float | None, fitting: int
+) -> None:
+    from reprobridge_sdk.agent.distiller import references_that_fit
+
+    assert references_that_fit(run_seconds, seeds, remaining) == fitting
+
+
+def test_a_claim_without_references_leaves_the_artifact_with_a_discrepancy(
+    artifact: Path,
+) -> None:
+    """The tasks of claims whose reference runs did not fit (B059) leave the artifact, with
+    their measurements and sample values; what remains validates strictly, and the guide's
+    discrepancy says what was not measured and why."""
+    from reprobridge_sdk.agent.distiller import _drop_unmeasured
+    from reprobridge_sdk.model.build import ClaimResult
+    from reprobridge_sdk.validation import validate
+
+    claims = Claims.model_validate(
+        {
+            "claims_version": "1.0",
+            "paper": {"title": "Digits"},
+            "claims": [
+                {
+                    "id": "knn-accuracy",
+                    "measured": "kNN accuracy",
+                    "value": 96.7,
+                    "unit": "%",
+                    "direction": "higher",
+                }
+            ],
+        }
+    )
+    reason = "no reference runs: 3 runs of 300 s do not fit the 20 s left (B059)"
+    result = ClaimResult(claim="knn-accuracy", status="not-run", published=96.7, reason=reason)
+    art = load(artifact)
+    found = _drop_unmeasured(art, {c.id: c for c in claims.claims}, {"knn-accuracy"}, [result])
+    art = load(artifact)
+    assert [t.id for t in art.manifest.tasks] == ["logreg-accuracy", "logreg-macro-f1"]
+    for launcher in art.manifest.launchers:
+        assert "knn-accuracy" not in {m.task for m in launcher.measurements}
+        assert all("knn-accuracy" not in (s.expected or {}) for s in launcher.samples)
+    assert [(d.id, d.paper, d.followed, d.tasks) for d in found] == [
+        ("knn-accuracy-not-measured", "kNN accuracy: 96.7 %", "code", [])
+    ]
+    assert reason in found[0].code
+    # the example's guide records that name the dropped task are the Packager's to filter;
+    # here only the manifest's measured part is checked
+    for record in (*art.manifest.guide.changes, *art.manifest.guide.discrepancies):
+        record.tasks = [t for t in record.tasks if t != "knn-accuracy"]
+    for record in (*art.manifest.guide.pitfalls, *art.manifest.guide.ambiguities):
+        record.tasks = [t for t in record.tasks if t != "knn-accuracy"]
+    art.manifest.guide.discrepancies = [*art.manifest.guide.discrepancies, *found]
+    art.save()
+    art.write_guide()
+    errors = [f for f in validate(artifact, strict=True).findings if f.severity.value == "error"]
+    assert errors == []
+
+
+def test_the_last_task_is_never_dropped(artifact: Path) -> None:
+    """An artifact needs a task (S004): when no claim has references, nothing is taken out,
+    and the Packager's strict validation reports the missing references instead (R010)."""
+    from reprobridge_sdk.agent.distiller import _drop_unmeasured
+
+    art = load(artifact)
+    every = {t.id for t in art.manifest.tasks}
+    assert _drop_unmeasured(art, {}, every, []) == []
+    assert {t.id for t in load(artifact).manifest.tasks} == every
+
+
+@pytest.mark.slow
+def test_reference_runs_that_do_not_fit_the_time_limit_are_b059(
+    artifact: Path, tmp_path: Path
+) -> None:
+    """A build past its time limit when the probe ends takes no reference run: B059, a
+    warning (the build goes on), the claim is not run with the reason, and the probe's
+    number is kept in the record."""
+    import time
+
+    art = load(artifact)
+    launcher = next(item.id for item in art.manifest.launchers if item.scope == "scored")
+    plan, launchers = _plan(launcher)
+    record, _ = distill(
+        art,
+        _claims(),
+        plan,
+        launchers,
+        tmp_path / "state",
+        inputs_digest=ZERO,
+        deadline=time.monotonic(),
+    )
+    assert record.gate.passed
+    assert [f.code for f in record.gate.findings] == ["B059"]
+    assert record.gate.findings[0].severity == "warning"
+    assert record.reference_runs == []
+    [claim] = record.claims
+    assert (claim.claim, claim.status, claim.launcher) == ("logreg-accuracy", "not-run", launcher)
+    assert claim.reason is not None and "(B059)" in claim.reason
+    assert claim.value is not None and abs(claim.value - 96.9) < 1.0
