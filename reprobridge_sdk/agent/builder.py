@@ -46,7 +46,10 @@ Rules, in order:
      machine, newest first (:mod:`reprobridge_sdk.env.interpreters`: PATH, pyenv, uv-managed; never
      downloaded), older than the running one: a **legacy environment**. An era interpreter
      that is not here, or older than the resolver serves, is B048 with the step that
-     unblocks the build.
+     unblocks the build. When every interpreter of the era is older than the resolver
+     serves (Python 2.7, 3.4), the nearest it serves that is found here is tried, resolved
+     as of that interpreter's first settled day (or the era, when later): the code is then
+     ported forward by the fix rules, each a recorded change.
 
    Nothing resolves to the lowest versions. Every step (with its interpreter) and every
    environment (with its outcome) is recorded; the one used, when of the era, is B047 (info)
@@ -83,7 +86,15 @@ from reprobridge_sdk.agent._sandbox import confined
 from reprobridge_sdk.agent.distributions import BUILD_TOOLS, IMPORT_TO_DISTRIBUTION
 from reprobridge_sdk.agent.gates import build_finding, gate_from
 from reprobridge_sdk.env._resolvers import build_python, index_url, isolated_environ
-from reprobridge_sdk.env.interpreters import Interpreter, discover, era_versions, servable
+from reprobridge_sdk.env.interpreters import (
+    RELEASES,
+    RESOLVER_MINIMUM,
+    SETTLING,
+    Interpreter,
+    discover,
+    era_versions,
+    servable,
+)
 from reprobridge_sdk.env.lock import lock_artifact
 from reprobridge_sdk.env.venv import EnvironmentBuildError, ensure_environment
 from reprobridge_sdk.io._fs import atomic_write_text
@@ -737,7 +748,38 @@ def _targets(name: EnvironmentName, intake: IntakeRecord, why: str, era: str) ->
             )
             continue
         targets.append(_Target(name, minor, why, found, date))
+    if older and not any(servable(minor) for minor in older):
+        targets += _nearest_servable(name, intake, why, era, current)
     return targets
+
+
+def _nearest_servable(
+    name: EnvironmentName, intake: IntakeRecord, why: str, era: str, current: tuple[int, ...]
+) -> list[_Target]:
+    """When every interpreter of the code's era is older than the resolver serves (Python 2.7,
+    3.4), the nearest one it does serve, found here: the oldest servable minor older than the
+    running one, resolved as of its first settled day (or the era, when later), so that the
+    releases are the oldest that interpreter had. The code is then ported forward by the
+    fix rules (Python 2 syntax, removed modules), each a recorded change."""
+    minimum = ".".join(str(part) for part in RESOLVER_MINIMUM)
+    candidates = sorted(
+        (m for m in RELEASES if servable(m) and tuple(int(x) for x in m.split(".")) < current),
+        key=lambda m: tuple(int(x) for x in m.split(".")),
+    )
+    for minor in candidates:
+        found = discover(minor)
+        if found is None:
+            continue
+        settled = datetime.combine(RELEASES[minor] + SETTLING, datetime.min.time(), UTC)
+        moment = datetime.fromisoformat(_date_bound(era) or settled.isoformat())
+        moment = moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
+        bound = max(moment, settled).isoformat()
+        because = (
+            f"{why}; none of them is served by the resolver (CPython {minimum} and newer), "
+            f"so Python {minor}, the nearest found here, as of {bound[:10]}"
+        )
+        return [_Target(name, minor, because, found, bound)]
+    return []
 
 
 def _era_python_why(era: str) -> str:

@@ -178,11 +178,75 @@ def test_a_version_nowhere_here_is_none_and_nothing_is_downloaded(
 # --------------------------------------------------------------------------- B048
 
 
-def test_an_era_the_resolver_does_not_serve_is_b048_with_the_step_that_unblocks(
+def _no_interpreters_here(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """This process finds no other CPython: an empty PATH entry, pyenv root and uv store."""
+    monkeypatch.setenv("PATH", f"{tmp_path}{os.pathsep}/usr/bin{os.pathsep}/bin")
+    monkeypatch.setenv("PYENV_ROOT", str(tmp_path / "no-pyenv"))
+    monkeypatch.setenv("UV_PYTHON_INSTALL_DIR", str(tmp_path / "uv-pythons"))
+
+
+def _tried_the_era(syntax: str = "2") -> BuilderRecord:
+    """A record whose newest and era environments (the running interpreter) were tried."""
+    return BuilderRecord(
+        inputs_digest=ZERO,
+        seconds=0,
+        gate=Gate(passed=True),
+        python=RUNNING,
+        requirements=[],
+        environment="era",
+        attempts=[
+            EnvironmentAttempt(name="newest", python=RUNNING, why="w", ok=True, outcome="o"),
+            EnvironmentAttempt(name="era", python=RUNNING, why="w", ok=True, outcome="o"),
+        ],
+    )
+
+
+def test_an_era_older_than_the_resolver_serves_takes_the_nearest_interpreter_here(
     tmp_path: Path,
 ) -> None:
+    """A 2015 commit of Python 2 code: 2.7 and 3.4 are older than the resolver serves, so the
+    oldest servable interpreter found here is tried, resolved as of its first settled day
+    (not the commit's, when it had no release then): the Python 2 code is then ported by the
+    fix rules. B048 still names each era interpreter that could not be used."""
+    older = sorted(
+        (m for m in RELEASES if servable(m) and tuple(map(int, m.split("."))) < (3, 11)),
+        key=lambda m: tuple(map(int, m.split("."))),
+    )
+    nearest = next((m for m in older if discover(m) is not None), None)
+    if nearest is None:
+        reason = "no CPython 3.6-3.10 here ('pyenv install 3.10' or 'uv python install 3.10')"
+        if os.environ.get("REPROBRIDGE_REQUIRE_ERA_PYTHON"):
+            pytest.fail(reason)
+        pytest.skip(reason)
+    record = build_environment(
+        _intake("2015-03-01T00:00:00+00:00", syntax="2"),
+        tmp_path,
+        inputs_digest=ZERO,
+        after=_tried_the_era(),
+        because="the smoke run failed with SyntaxError",
+    )
+    tried = [(a.name, a.python) for a in record.attempts[2:]]
+    era = ["2.7", *era_versions("2015-03-01T00:00:00+00:00")]
+    assert era == ["2.7", "3.4", "3.3"]
+    assert tried == [*(("era-python", m) for m in era), ("era-python", nearest)]
+    last = record.attempts[-1]
+    settled = (RELEASES[nearest] + SETTLING).isoformat()
+    assert last.exclude_newer is not None and last.exclude_newer.startswith(settled)
+    assert f"Python {nearest}, the nearest found here, as of {settled}" in last.why
+    assert all(
+        not a.ok and "older than the resolver serves" in a.outcome for a in record.attempts[2:-1]
+    )
+    # nothing to install: the nearest interpreter's environment passes, and is the one in use
+    assert last.ok and record.gate.passed and record.python == nearest
+
+
+def test_an_era_the_resolver_does_not_serve_is_b048_with_the_step_that_unblocks(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     # a 2016 commit: Python 3.5 and 3.4; Python 2 code puts 2.7 first. The newest and the
-    # era environment for the running interpreter were tried (the record says so).
+    # era environment for the running interpreter were tried (the record says so). No
+    # other interpreter is found here, so none nearer the era is tried either.
+    _no_interpreters_here(tmp_path, monkeypatch)
     before = BuilderRecord(
         inputs_digest=ZERO,
         seconds=0,
@@ -225,10 +289,12 @@ def _resolved(name: str, pins: list[str]) -> ResolveStep:
 
 
 def test_a_rebuild_that_fails_keeps_the_era_environment_in_use_and_its_guide_note(
-    tmp_path: Path,
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The era environment passed, its smoke run failed, and the legacy rebuild failed too:
-    the era environment stays in use, and the guide still says so."""
+    """The era environment passed, its smoke run failed, and the legacy rebuild failed too
+    (no interpreter of the era, nor a nearer one, is found here): the era environment stays
+    in use, and the guide still says so."""
+    _no_interpreters_here(tmp_path, monkeypatch)
     era = EnvironmentAttempt(
         name="era",
         python=RUNNING,
@@ -521,9 +587,13 @@ def _garbage_commit(repo: Path, committer: str) -> None:
     ],
 )
 def test_a_commit_date_that_is_not_a_date_bounds_no_era_and_crashes_nothing(
-    tmp_path: Path, committer: str | None, bound: str | None
+    tmp_path: Path, committer: str | None, bound: str | None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from reprobridge_sdk.agent.intake import checkout, code_date
+
+    # only the running interpreter: a 1970 era is older than any the resolver serves, and
+    # the nearest served one (its own bound) is another test's
+    _no_interpreters_here(tmp_path / "none", monkeypatch)
 
     repo = _repo(tmp_path, "raw", {"train.py": "print(1)\n"}, "@1500000000 +9959")
     if committer is not None:
