@@ -25,6 +25,7 @@ it targeted is gone (its gate). The rules, in order:
   names that line uses.
 * ``removed-api``: the renamed or removed APIs of :data:`RENAMED`, matched on the error
   message: ``scipy.misc.logsumexp``/``comb``/``imread``, ``scipy.sparse.linalg.eigen.arpack``,
+  ``autograd.scipy.misc``,
   ``np.float``/``np.int``/
   ``np.bool``/``np.object``/``np.str``, ``sklearn.cross_validation``/``grid_search``,
   ``sklearn.externals.joblib``, ``collections.Mapping`` and its siblings, ``time.clock``,
@@ -413,7 +414,43 @@ def _division(failure: Failure, root: Path, script: str) -> Fix | None:
 
 
 #: (message pattern, [(regex, replacement)], summary) of renamed or removed APIs.
-RENAMED: list[tuple[re.Pattern[str], list[tuple[str, str]], str]] = [
+#: The abstract base classes ``collections`` re-exported until Python 3.10.
+_ABCS = frozenset(
+    (
+        "Mapping",
+        "MutableMapping",
+        "Sequence",
+        "MutableSequence",
+        "Iterable",
+        "Iterator",
+        "Callable",
+        "Set",
+        "MutableSet",
+        "Hashable",
+        "Sized",
+        "Container",
+    )
+)
+
+
+def _abc_import(match: re.Match[str]) -> str:
+    """``from collections import defaultdict, Iterable`` as two imports: the abstract base
+    classes from ``collections.abc``, the rest (``as`` names kept) from ``collections``."""
+    indent, names = match.group(1), [n.strip() for n in match.group(2).split(",") if n.strip()]
+    abcs = [n for n in names if n.split()[0] in _ABCS]
+    rest = [n for n in names if n.split()[0] not in _ABCS]
+    if not abcs:
+        return match.group(0)
+    lines = [f"{indent}from collections import {', '.join(rest)}"] if rest else []
+    lines.append(f"{indent}from collections.abc import {', '.join(abcs)}")
+    return "\n".join(lines)
+
+
+#: ``(message, [(regex, replacement)], summary)``: a replacement is a text or a function of
+#: the match, as :func:`re.sub` takes.
+RENAMED: list[
+    tuple[re.Pattern[str], list[tuple[str, str | Callable[[re.Match[str]], str]]], str]
+] = [
     (
         re.compile(
             r"cannot import name '(logsumexp|comb|factorial)' from 'scipy\.misc'|"
@@ -464,6 +501,17 @@ RENAMED: list[tuple[re.Pattern[str], list[tuple[str, str]], str]] = [
         "scipy.sparse.linalg.eigen.arpack was removed; its functions are in scipy.sparse.linalg",
     ),
     (
+        re.compile(
+            r"No module named 'autograd\.scipy\.misc'|"
+            r"module 'autograd\.scipy' has no attribute 'misc'"
+        ),
+        [
+            (r"from autograd\.scipy import misc\b", "from autograd.scipy import special as misc"),
+            (r"\bautograd\.scipy\.misc\b", "autograd.scipy.special"),
+        ],
+        "autograd.scipy.misc was removed; logsumexp is in autograd.scipy.special",
+    ),
+    (
         re.compile(r"module 'numpy' has no attribute '(float|int|bool|object|str|complex|long)'"),
         [(r"\b(?:np|numpy)\.(float|int|bool|object|str|complex)\b", r"\1")],
         "the removed numpy alias np.{name} replaced by the builtin",
@@ -501,13 +549,7 @@ RENAMED: list[tuple[re.Pattern[str], list[tuple[str, str]], str]] = [
                 r"Iterator|Callable|Set|MutableSet|Hashable|Sized|Container)\b",
                 r"collections.abc.\1",
             ),
-            (
-                r"from collections import ((?:Mapping|MutableMapping|Sequence|MutableSequence|"
-                r"Iterable|Iterator|Callable|Set|MutableSet|Hashable|Sized|Container)"
-                r"(?:\s*,\s*(?:Mapping|MutableMapping|Sequence|MutableSequence|Iterable|Iterator|"
-                r"Callable|Set|MutableSet|Hashable|Sized|Container))*)\s*$",
-                r"from collections.abc import \1",
-            ),
+            (r"^([ \t]*)from collections import ([\w ,]+?)[ \t]*$", _abc_import),
             (r"^(\s*)import collections\s*$", r"\1import collections\n\1import collections.abc"),
         ],
         "collections.{name} moved to collections.abc",

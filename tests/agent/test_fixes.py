@@ -79,6 +79,11 @@ CASES = {
         "removed-api",
         "ImportError",
     ),
+    "collections-mixed-import": (
+        "from collections import defaultdict, Iterable as It\nprint(defaultdict(int), It)\n",
+        "removed-api",
+        "ImportError",
+    ),
     "time-clock": (
         "import time\nstart = time.clock()\nprint(start >= 0)\n",
         "removed-api",
@@ -128,6 +133,31 @@ def test_a_classified_failure_is_fixed_by_its_rule(tmp_path: Path, case: str) ->
         (tmp_path / rel).write_text(text, "utf-8")
     fixed = _run(tmp_path, "script.py")
     assert fixed.returncode == 0, fixed.stderr
+
+
+def test_autograd_scipy_misc_becomes_special(tmp_path: Path) -> None:
+    """autograd 1.3 removed ``autograd.scipy.misc``; ``logsumexp`` is in ``special``. The
+    stand-in below is a folder named like the package with the layout of autograd 1.3 (the
+    package itself is not a test dependency): the rule edits only the script."""
+    package = tmp_path / "autograd" / "scipy"
+    package.mkdir(parents=True)
+    (tmp_path / "autograd" / "__init__.py").write_text("", "utf-8")
+    (package / "__init__.py").write_text("", "utf-8")
+    (package / "special.py").write_text("def logsumexp(x):\n    return max(x)\n", "utf-8")
+    (tmp_path / "script.py").write_text(
+        "from autograd.scipy.misc import logsumexp\nimport autograd.scipy.misc\n"
+        "print(logsumexp([1.0, 2.0]), autograd.scipy.misc.logsumexp([3.0]))\n",
+        "utf-8",
+    )
+    broken = _run(tmp_path, "script.py")
+    failure = classify(broken.stderr, tmp_path)
+    assert failure is not None and failure.file == "script.py"
+    fix = propose(failure, tmp_path, "script.py")
+    assert fix is not None and fix.rule == "removed-api"
+    assert set(fix.files) == {"script.py"}
+    (tmp_path / "script.py").write_text(fix.files["script.py"], "utf-8")
+    fixed = _run(tmp_path, "script.py")
+    assert (fixed.returncode, fixed.stdout) == (0, "2.0 3.0\n"), fixed.stderr
 
 
 def test_the_python2_fix_keeps_sibling_imports_of_a_script(tmp_path: Path) -> None:
