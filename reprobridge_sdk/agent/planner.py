@@ -699,6 +699,8 @@ def plan(
             *(item.script for item in flat),
             *(f for r in imports.values() for f in r.files),
             *(n.notebook for n in notebooks.values()),  # a generated script has no history
+            # the repository's own pins: set later than the code, they are of a later era
+            *(f.path for f in intake.dependency_files),
         }
     )
     return PlanRecord(

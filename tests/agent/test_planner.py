@@ -179,6 +179,20 @@ def test_the_codes_era_is_its_last_change_not_the_repositorys_last_commit(
     assert record.code_date.startswith(COMMIT_DATE[:10])
 
 
+def test_pins_set_after_the_code_move_its_era_to_theirs(raw_repo, tmp_path: Path) -> None:
+    """A requirements file pinned two years after the code (TensorFlow 1.15 beside 2018 code):
+    an era bound at the code's date would exclude the repository's own pins, so the era is
+    the newest change to the code or to a file that declares dependencies."""
+    repo, claims_file = raw_repo("no-deps")  # train.py committed at the fixtures' date
+    (repo / "requirements.txt").write_text("numpy==1.19.5\n", "utf-8")
+    _commit_at(repo, "2026-02-01T09:00:00+00:00", "pin the requirements")
+    (repo / "README.md").write_text("Cite us.\n", "utf-8")
+    _commit_at(repo, "2026-03-01T09:00:00+00:00", "README: citation")
+    record = _plan(repo, claims_file, tmp_path)
+    assert record.code_date is not None
+    assert record.code_date.startswith("2026-02-01")
+
+
 def test_a_code_date_after_the_commit_is_the_commits_and_pathspec_magic_is_a_name(
     raw_repo, tmp_path: Path
 ) -> None:
