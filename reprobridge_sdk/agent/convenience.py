@@ -33,13 +33,15 @@ function gets no change (None).
 
 **Smoke knob** (:func:`smoke_knob`), for a smoke run that exceeded its budget. An iteration
 count is a name that counts epochs, iterations, steps, estimators, rounds, episodes, updates or
-generations (``epochs``, ``n_epochs``, ``max_iter``, ``n_estimators``, ``num_steps``, ...; not
+generations (``epochs``, ``n_epochs``, ``max_iter``, ``maxiter``, ``nIter``, ``n_estimators``,
+``num_steps``, ...; not
 ``warmup_steps``, ``log_steps`` and the like, which do not bound the work). Tried in order:
 
 1. an option of the script with such a name (argparse or click) that the smoke launcher does
    not pass yet: the smoke launcher passes a small value (no code change);
 2. a module constant with such a name bound to an integer literal (``EPOCHS = 100``);
-3. a keyword argument with such a name and an integer literal (``n_estimators=500``);
+3. a keyword argument or a dictionary key with such a name and an integer literal
+   (``n_estimators=500``, an optimizer's ``options={'maxiter': 50000}``);
 4. the outermost ``for`` loop over ``range(<integer literal>)`` (a bound of at least 10; a loop
    inside it counts inner steps, such as batches), the largest when there are several.
 
@@ -78,8 +80,8 @@ KNOB_FUNCTION = "_repro_knob"
 _MARK = "# Added by reprobridge build: a convenience change (see the guide's change record)."
 
 _COUNT = re.compile(
-    r"^(?:[a-z0-9]+_)*(?:epochs?|iters?|iterations?|steps?|estimators|rounds|episodes|updates|"
-    r"generations)$"
+    r"^(?:[a-z0-9]+_)*(?:max|n|num)?(?:epochs?|iters?|iterations?|steps?|estimators|rounds|"
+    r"episodes|updates|generations)$"
 )
 _NOT_A_BOUND = re.compile(
     r"^(?:warmup|warm_up|log|logging|eval|evaluation|save|print|checkpoint|ckpt|report|val|"
@@ -523,6 +525,26 @@ def _range_loops(body: Sequence[ast.AST], *, nested: bool) -> Iterator[tuple[int
         yield from _range_loops(list(ast.iter_child_nodes(node)), nested=nested)
 
 
+def _keyword_counts(tree: ast.Module) -> Iterator[tuple[str, ast.expr]]:
+    """Iteration counts given as integer literals by name: keyword arguments
+    (``n_estimators=500``) and string keys of dictionary literals (an optimizer's
+    ``options={'maxiter': 50000}``)."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            for kw in node.keywords:
+                if kw.arg and is_iteration_count(kw.arg) and _int_literal(kw.value) is not None:
+                    yield kw.arg, kw.value
+        elif isinstance(node, ast.Dict):
+            for key, value in zip(node.keys, node.values, strict=True):
+                if (
+                    isinstance(key, ast.Constant)
+                    and isinstance(key.value, str)
+                    and is_iteration_count(key.value)
+                    and _int_literal(value) is not None
+                ):
+                    yield key.value, value
+
+
 def smoke_knob(text: str, argv: Sequence[str]) -> Knob | None:
     """The way to shorten a run of the script ``text`` run as ``argv`` (see the rules), or None."""
     tree = _parse(text)
@@ -549,20 +571,10 @@ def smoke_knob(text: str, argv: Sequence[str]) -> Knob | None:
                 and _int_literal(node.value) is not None
             ):
                 return _env_knob(text, tree, "constant", targets[0].id, node.value)
-    keywords = sorted(
-        (
-            (kw.value.lineno, kw.value.col_offset, kw)
-            for call in ast.walk(tree)
-            if isinstance(call, ast.Call)
-            for kw in call.keywords
-            if kw.arg and is_iteration_count(kw.arg) and _int_literal(kw.value) is not None
-        ),
-        key=lambda item: (item[0], item[1]),
-    )
+    keywords = sorted(_keyword_counts(tree), key=lambda item: (item[1].lineno, item[1].col_offset))
     if keywords:
-        keyword = keywords[0][2]
-        assert keyword.arg is not None
-        return _env_knob(text, tree, "keyword", keyword.arg, keyword.value)
+        name, value = keywords[0]
+        return _env_knob(text, tree, "keyword", name, value)
     loops = list(_range_loops(tree.body, nested=False))
     if loops:
         _, bound_node = max(loops, key=lambda item: item[0])
