@@ -63,7 +63,10 @@ Rules, in order:
    (shared by every artifact with the same lock). Gate: every required third-party module
    of the closure imports there (B006 for each that does not, with the error's last line
    and its reason when it is the network or a GPU); an optional one that does not, or whose
-   requirement was left out, is B023 (a warning).
+   requirement was left out, is B023 (a warning). An import that fails on another module
+   no pin provides (Keras 2 without its backend) is an installed package's undeclared
+   dependency: that module's distribution is added, unpinned, as a recorded addition, and
+   the environment is built again (:data:`MAX_MISSING_DEPENDENCIES` times at most).
 """
 
 from __future__ import annotations
@@ -74,7 +77,7 @@ import shutil
 import subprocess
 import sys
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path, PurePosixPath
 
@@ -869,11 +872,21 @@ def build_environment(
                 )
                 continue
             built = _try(target, intake, declared, state_dir, plan, cache_dir, sandbox)
+            built = _with_missing_dependencies(
+                built, target, intake, declared, state_dir, plan, cache_dir, sandbox
+            )
             steps += built.steps
             attempts.append(_attempt(target, ok=built.ok, outcome=built.outcome))
             if built.ok:
                 return _record(
-                    built, target, declared, steps, attempts, inputs_digest, begin, state_dir
+                    built,
+                    target,
+                    built.declared or declared,
+                    steps,
+                    attempts,
+                    inputs_digest,
+                    begin,
+                    state_dir,
                 )
             last = built.findings
             why = f"{target.name} failed: {built.outcome}"
@@ -920,6 +933,37 @@ class _Built:
     lock_sha256: str | None = None
     interpreter: Path | None = None
     modules: list[str] = field(default_factory=list)
+    #: The requirements it was built from, when a missing dependency was added to them.
+    declared: Declared | None = None
+
+
+#: Distributions the Builder adds for an installed package that imports a module it does not
+#: declare (Keras 2 without its backend), before it gives up on an environment.
+MAX_MISSING_DEPENDENCIES = 2
+
+_NO_MODULE = re.compile(r"No module named '([A-Za-z_][\w.]*)'")
+
+
+def _missing_dependency(built: _Built) -> tuple[str, str, str] | None:
+    """``(module, missing, distribution)`` when an import the gate probed (a third-party
+    module) failed on another module that no pin provides and that is not the standard
+    library's: an installed package's undeclared dependency (Keras 2 needs TensorFlow)."""
+    provided = {_provides(p) for p in built.pins}
+    for item in built.findings:
+        if item.code != "B006":
+            continue
+        found = _NO_MODULE.search(item.message)
+        module = item.message.split("'")[1] if item.message.count("'") >= 2 else ""
+        if found is None or not module:
+            continue
+        top = found.group(1).split(".")[0]
+        distribution = canonicalize_name(IMPORT_TO_DISTRIBUTION.get(top, top))
+        if top == module.split(".")[0] or top in sys.stdlib_module_names:
+            continue
+        if distribution in provided:
+            continue
+        return module, top, distribution
+    return None
 
 
 def _try(  # noqa: PLR0917 - private helper of build_environment
@@ -975,6 +1019,45 @@ def _try(  # noqa: PLR0917 - private helper of build_environment
     return _Built(
         not errors, outcome, steps, work, findings, pins, locked.sha256, interpreter, modules
     )
+
+
+def _with_missing_dependencies(  # noqa: PLR0917 - private helper of build_environment
+    built: _Built,
+    target: _Target,
+    intake: IntakeRecord,
+    declared: Declared,
+    state_dir: Path,
+    plan: PlanRecord | None,
+    cache_dir: str | os.PathLike[str] | None,
+    sandbox: bool,
+) -> _Built:
+    """An environment whose gate failed because an installed package imports a module it
+    does not declare is built again with that module's distribution added (unpinned, a
+    recorded addition), up to :data:`MAX_MISSING_DEPENDENCIES` times; the first environment's
+    result stands when the additions do not pass."""
+    first = built
+    for _ in range(MAX_MISSING_DEPENDENCIES):
+        if built.ok:
+            return built
+        missing = _missing_dependency(built)
+        if missing is None:
+            break
+        module, top, distribution = missing
+        current = built.declared or declared
+        added = Replacement(
+            original=None,
+            replacement=distribution,
+            why=f"{module!r} imports {top!r} without declaring it (its missing dependency): "
+            f"added, unpinned, after the import failed in the built environment",
+        )
+        declared = Declared(
+            sorted([*current.requirements, distribution], key=str.lower),
+            [*current.replaced, added],
+            current.optional,
+        )
+        again = _try(target, intake, declared, state_dir, plan, cache_dir, sandbox)
+        built = replace(again, steps=[*built.steps, *again.steps], declared=declared)
+    return built if built.ok else replace(first, steps=built.steps)
 
 
 def _gate(  # noqa: PLR0917 - private helper of _try

@@ -357,3 +357,59 @@ def test_an_era_sdist_builds_under_the_eras_interpreter_with_a_backend_of_today(
     shown = steps[-1].argv
     assert shown[shown.index("--python") + 1] == "python3.6"  # no path of this machine
     assert "--exclude-newer-package=setuptools=2100-01-01T00:00:00Z" in shown
+
+
+def _index_of(root: Path, wheels: list[tuple[str, dict[str, str]]]) -> Path:
+    """A PEP 503 index of one-module wheels: ``(name, modules)`` each at version 1.0."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "ecosystem"))
+    from eco_wheelhouse import build_wheel, write_index
+
+    built = [build_wheel(root / "build", name, "1.0", modules=modules) for name, modules in wheels]
+    write_index(root / "index", [w.path for w in built])
+    return root / "index"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("backend_published", [True, False])
+def test_a_packages_undeclared_dependency_is_added_when_its_import_fails(
+    tmp_path: Path, env_cache: Path, monkeypatch: pytest.MonkeyPatch, backend_published: bool
+) -> None:
+    """Keras 2 imports its backend without declaring it. A package whose import fails on a
+    module no pin provides gets that module's distribution added, unpinned, as a recorded
+    addition, and the environment is built again. Hostile: when the index has no such
+    distribution, the environment keeps its import error as its outcome, and nothing is
+    recorded as added."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "ecosystem"))
+    from eco_wheelhouse import serve_index
+
+    wheels = [("frontlib", {"frontlib/__init__.py": "import backlib\n"})]
+    if backend_published:
+        wheels.append(("backlib", {}))
+    index = _index_of(tmp_path, wheels)
+    # frontlib imports backlib, which frontlib's metadata does not declare
+    with serve_index(index) as url:
+        monkeypatch.setenv("REPROBRIDGE_INDEX_URL", url)
+        record = build_environment(
+            _intake(None, ["frontlib"]),
+            tmp_path / "state",
+            inputs_digest=ZERO,
+            cache_dir=env_cache,
+        )
+    if backend_published:
+        assert record.gate.passed, record.gate.findings
+        assert record.pins == ["backlib==1.0", "frontlib==1.0"]
+        [added] = [r for r in record.replaced if r.replacement == "backlib"]
+        assert added.original is None
+        assert "'frontlib' imports 'backlib' without declaring it" in added.why
+    else:
+        assert not record.gate.passed
+        # the newest environment keeps its own outcome, the import error; the addition was
+        # tried, and its resolution is recorded as the step that failed
+        newest = record.attempts[0]
+        assert newest.name == "newest" and not newest.ok
+        assert "No module named 'backlib'" in newest.outcome
+        assert [(s.requirements, s.ok) for s in record.steps[:2]] == [
+            (["frontlib"], True),
+            (["backlib", "frontlib"], False),
+        ]
+        assert all(r.replacement != "backlib" for r in record.replaced)
