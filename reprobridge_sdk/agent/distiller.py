@@ -347,6 +347,9 @@ MIN_REFERENCE_RUNS = 3
 #: Runs of one launcher the runner makes at once (``run -j``).
 REFERENCE_JOBS = 2
 
+#: Seconds of a build's time limit kept for what follows the Distiller's runs (the Packager).
+PACKAGING_SECONDS = 30.0
+
 
 def references_that_fit(
     run_seconds: float, seeds: int, remaining: float | None, wanted: int = REFERENCE_RUNS
@@ -494,10 +497,11 @@ def distill(
 ) -> tuple[DistillerRecord, list[Discrepancy]]:
     """Run the scored launchers, write extractors, samples and references; judge each claim.
 
-    ``deadline`` (a :func:`time.monotonic` value: the build's time limit) sizes the
-    reference runs: as many as fit, from the probe run's time, down to
-    :data:`MIN_REFERENCE_RUNS` (B058, a warning); when not even those fit, the claims are
-    not run (B059, a warning) and the build goes on to an artifact that says so.
+    ``deadline`` (a :func:`time.monotonic` value: the build's time limit) bounds the probe
+    run (stopped :data:`PACKAGING_SECONDS` before it) and sizes the reference runs: as many
+    as fit, from the probe run's time, down to :data:`MIN_REFERENCE_RUNS` (B058, a warning);
+    when the probe does not end or not even those runs fit, the claims are not run (B059, a
+    warning) and the build goes on to an artifact that says so.
 
     ``ask_line`` is the advisor's :meth:`~reprobridge_sdk.agent.advisor.Advisor.choose_line`
     when enabled: asked only when no candidate qualifies, and its line passes the same
@@ -531,13 +535,38 @@ def distill(
     for launcher_id, claim_ids in per_launcher.items():
         item = planned[launcher_id]
         seed = item.seeds[0] if item.seed_flag and item.seeds else None
+        left = None if deadline is None else deadline - time.monotonic() - PACKAGING_SECONDS
         probe = run(
             root,
             [launcher_id],
             seeds=[seed] if seed is not None else None,
             runs_dir=state_dir / "probe",
             sandbox=sandbox,
+            timeout=None if left is None else max(left, 1.0),
         )
+        failure = probe.results[0].record.failure if probe.results else None
+        if left is not None and failure is not None and failure.reason == "timeout":
+            findings.append(
+                build_finding(
+                    "B059",
+                    f"the scored run of {launcher_id!r} did not end within the "
+                    f"{max(left, 1.0):.0f} s left of the build's time limit",
+                    hint="build again with --resume and a larger --max-minutes",
+                )
+            )
+            results.extend(
+                ClaimResult(
+                    claim=claim_id,
+                    status="not-run",
+                    launcher=launcher_id,
+                    published=by_id[claim_id].target,
+                    reason=f"the scored run did not end within the {max(left, 1.0):.0f} s left "
+                    "of the build's time limit (B059)",
+                )
+                for claim_id in claim_ids
+            )
+            unfitted.update(claim_ids)
+            continue
         logs = _run_logs(probe)
         if not logs or probe.results[0].status != "succeeded":
             for claim_id in claim_ids:
@@ -645,7 +674,7 @@ def distill(
         # As many reference runs as the build's time limit holds, judged from the probe.
         seeds = len(item.seeds) if item.seed_flag and len(item.seeds) > 1 else 1
         took = probe.results[0].record.duration or 0.0
-        remaining = None if deadline is None else deadline - time.monotonic()
+        remaining = None if deadline is None else deadline - time.monotonic() - PACKAGING_SECONDS
         fitting = references_that_fit(took, seeds, remaining, runs)
         if fitting < min(runs, MIN_REFERENCE_RUNS):
             left = max(remaining or 0.0, 0.0)

@@ -255,15 +255,31 @@ def test_the_last_task_is_never_dropped(artifact: Path) -> None:
     assert {t.id for t in load(artifact).manifest.tasks} == every
 
 
+def _sleeps_first(artifact: Path, seconds: int) -> None:
+    """The example's training script sleeps ``seconds`` before it trains: a long run."""
+    train = artifact / "code" / "train.py"
+    text = train.read_text("utf-8")
+    future = "from __future__ import annotations\n"
+    assert future in text
+    slow = f"{future}import time as _t\n_t.sleep({seconds})\n"
+    train.write_text(text.replace(future, slow, 1), "utf-8")
+
+
 @pytest.mark.slow
 def test_reference_runs_that_do_not_fit_the_time_limit_are_b059(
     artifact: Path, tmp_path: Path
 ) -> None:
-    """A build past its time limit when the probe ends takes no reference run: B059, a
-    warning (the build goes on), the claim is not run with the reason, and the probe's
-    number is kept in the record."""
+    """A probe of about 20 s with 50 s left for the runs: not even three reference runs (two
+    waves of 20 s after the probe's) fit, so none is taken: B059, a warning (the build goes
+    on), the claim is not run with the reason, and the probe's number is kept. The margins
+    hold for any start-up under 30 s; the environment is built before the clock starts."""
     import time
 
+    from reprobridge_sdk.agent.distiller import PACKAGING_SECONDS
+    from reprobridge_sdk.env.venv import ensure_environment
+
+    ensure_environment(artifact)
+    _sleeps_first(artifact, 20)
     art = load(artifact)
     launcher = next(item.id for item in art.manifest.launchers if item.scope == "scored")
     plan, launchers = _plan(launcher)
@@ -274,13 +290,49 @@ def test_reference_runs_that_do_not_fit_the_time_limit_are_b059(
         launchers,
         tmp_path / "state",
         inputs_digest=ZERO,
-        deadline=time.monotonic(),
+        deadline=time.monotonic() + PACKAGING_SECONDS + 50,
     )
     assert record.gate.passed
     assert [f.code for f in record.gate.findings] == ["B059"]
+    assert "not even 3 fit" in record.gate.findings[0].message
     assert record.gate.findings[0].severity == "warning"
     assert record.reference_runs == []
     [claim] = record.claims
     assert (claim.claim, claim.status, claim.launcher) == ("logreg-accuracy", "not-run", launcher)
     assert claim.reason is not None and "(B059)" in claim.reason
     assert claim.value is not None and abs(claim.value - 96.9) < 1.0
+
+
+@pytest.mark.slow
+def test_a_probe_that_does_not_end_within_the_time_limit_is_b059(
+    artifact: Path, tmp_path: Path
+) -> None:
+    """The probe run is stopped where the build's time limit would be passed (less the
+    Packager's share): a scored program that sleeps past it gives B059 and a claim not run,
+    instead of a build killed from outside."""
+    import time
+
+    from reprobridge_sdk.agent.distiller import PACKAGING_SECONDS
+
+    _sleeps_first(artifact, 120)
+    art = load(artifact)
+    launcher = next(item.id for item in art.manifest.launchers if item.scope == "scored")
+    plan, launchers = _plan(launcher)
+    begin = time.monotonic()
+    record, _ = distill(
+        art,
+        _claims(),
+        plan,
+        launchers,
+        tmp_path / "state",
+        inputs_digest=ZERO,
+        deadline=time.monotonic() + PACKAGING_SECONDS + 3,
+    )
+    assert time.monotonic() - begin < 110  # stopped, not slept out
+    assert record.gate.passed
+    [b059] = record.gate.findings
+    assert b059.code == "B059" and "did not end within the" in b059.message
+    [claim] = record.claims
+    assert (claim.claim, claim.status) == ("logreg-accuracy", "not-run")
+    assert claim.reason is not None and "(B059)" in claim.reason
+    assert record.reference_runs == []
