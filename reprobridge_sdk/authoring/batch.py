@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from reprobridge_sdk.model.batch import BatchFile, Submission, TrustPolicy
     from reprobridge_sdk.signing.keys import TrustedKeys
 
-__all__ = ["Batch", "audit_batch", "load_batch"]
+__all__ = ["Batch", "audit_batch", "digest_finding", "load_batch", "open_batch"]
 
 _HEADER = re.compile(r"^\s*\[\[\s*submission\s*\]\]")
 _DEFAULTS = re.compile(r"^\s*\[\s*defaults\s*[.\]]")
@@ -259,7 +259,8 @@ def _policies(batch: Batch, cli_keys: TrustedKeys | None) -> list[RowPolicy]:
     return out
 
 
-def _digest_finding(batch: Batch, index: int, entry: Submission, item: Opened) -> Finding | None:
+def digest_finding(batch: Batch, index: int, entry: Submission, item: Opened) -> Finding | None:
+    """A093 when the archive of submission ``index`` is not the one the file records."""
     want = entry.archive_sha256
     if want is None or item.root is None or item.digest == want:
         return None
@@ -307,7 +308,7 @@ def _tampered(row: TableRow, why: AuditFinding) -> None:
     row.withheld = {k: reason_counts(v) for k, v in badges.reasons.items() if v}
 
 
-def _open(batch: Batch, scratch: Path) -> list[tuple[Opened, str]]:
+def open_batch(batch: Batch, scratch: Path) -> list[tuple[Opened, str]]:
     """Each submission opened (an archive unpacked below ``scratch``) and the path to audit
     (a path that does not exist for a refused submission: its row is an error row)."""
     out = []
@@ -347,7 +348,7 @@ def audit_batch(
         raise _fail(batch.file, [finding("A091", msg, file=batch.file, line=1)])
     policies = _policies(batch, trust)
     with tempfile.TemporaryDirectory(prefix="rb-batch-") as scratch:
-        opened = _open(batch, Path(scratch))
+        opened = open_batch(batch, Path(scratch))
         items = [item for item, _ in opened]
         try:
             table = audit_table(
@@ -370,7 +371,7 @@ def audit_batch(
             row.findings = [as_audit_finding(f) for f in item.findings]
             row.why = row.findings[0] if row.findings else row.why
             continue
-        mismatch = _digest_finding(batch, index, entry, item)
+        mismatch = digest_finding(batch, index, entry, item)
         if mismatch is not None:
             _tampered(row, as_audit_finding(mismatch))
             table.passed = False

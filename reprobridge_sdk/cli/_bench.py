@@ -186,3 +186,185 @@ def judge(  # noqa: PLR0917 - click passes every option as an argument
     except OSError as exc:
         echo(f"error: cannot write {exc.filename}: {exc.strerror}", err=True)
         sys.exit(2)
+
+
+def _bytes_option(text: str | None, name: str) -> int | None:
+    from reprobridge_sdk.model.launcher import MEMORY_PATTERN, memory_bytes
+
+    if text is None:
+        return None
+    import re
+
+    if not re.fullmatch(MEMORY_PATTERN, text):
+        raise click.BadParameter(f"{text!r} is not a size such as 512MiB", param_hint=name)
+    return memory_bytes(text)
+
+
+@bench.command("run")
+@click.argument("agent")
+@click.argument("suite", type=click.Path(path_type=Path, dir_okay=False))
+@click.option(
+    "-o",
+    "--out",
+    "out",
+    required=True,
+    type=click.Path(path_type=Path, file_okay=False),
+    help="The folder of the runs and the report (report.json, report.txt, report.csv).",
+)
+@click.option(
+    "--variants",
+    "names",
+    default="raw,refined",
+    show_default=True,
+    help="Comma-separated variants, or 'all'.",
+)
+@click.option("--repeats", type=click.IntRange(min=1), default=1, show_default=True)
+@click.option("-j", "--jobs", type=click.IntRange(min=1), default=1, show_default=True)
+@click.option("--executor", default=None, help="local (default), dask-local, dask or slurm.")
+@click.option(
+    "--also",
+    "others",
+    multiple=True,
+    help="Another agent to run over the same suite (repeatable): agent-versus-agent rows.",
+)
+@click.option(
+    "--timeout",
+    type=click.FloatRange(min=0, min_open=True),
+    default=3600.0,
+    show_default=True,
+    help="Wall-time seconds per run (a suite budget's time wins).",
+)
+@click.option(
+    "--cpu-time",
+    type=click.FloatRange(min=1),
+    default=None,
+    help="CPU seconds per process (RLIMIT_CPU).",
+)
+@click.option("--memory", default=None, help="Address space per process, e.g. 4GiB (RLIMIT_AS).")
+@click.option(
+    "--max-output",
+    default="16MiB",
+    show_default=True,
+    help="Output kept before the run is stopped as a flood.",
+)
+@click.option(
+    "--max-file",
+    default="4GiB",
+    show_default=True,
+    help="Largest file a process may write (RLIMIT_FSIZE).",
+)
+@click.option(
+    "--network",
+    type=click.Choice(["none", "open"]),
+    default="none",
+    show_default=True,
+    help="The sandbox's network: none, or the host's (open).",
+)
+@click.option("--no-sandbox", is_flag=True, help="Run the agent unconfined (a warning).")
+@click.option(
+    "--visible",
+    multiple=True,
+    type=click.Path(exists=True),
+    help="A path the sandboxed agent may read (repeatable): its own program.",
+)
+@click.option("--pass-env", multiple=True, help="A variable the agent gets (repeatable).")
+@click.option(
+    "--prompt",
+    "prompt_file",
+    type=click.Path(path_type=Path, dir_okay=False),
+    default=None,
+    help="A prompt template of your own (fields as the spec lists).",
+)
+@click.option("--fetch", is_flag=True, help="raw: fetch the upstream over the network if needed.")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    show_default=True,
+    help="text on stderr, json on stdout.",
+)
+def run(  # noqa: PLR0917 - click passes every option as an argument
+    agent: str,
+    suite: Path,
+    out: Path,
+    names: str,
+    repeats: int,
+    jobs: int,
+    executor: str | None,
+    others: tuple[str, ...],
+    timeout: float,
+    cpu_time: float | None,
+    memory: str | None,
+    max_output: str,
+    max_file: str,
+    network: str,
+    no_sandbox: bool,
+    visible: tuple[str, ...],
+    pass_env: tuple[str, ...],
+    prompt_file: Path | None,
+    fetch: bool,
+    fmt: str,
+) -> None:
+    """Run AGENT over the SUITE: each task, variant and repeat in a fresh sandboxed workspace,
+    judged; then report rates, paired tests and verdicts.
+
+    \b
+    AGENT is a reference agent (null, readme, oracle) or a command line, run in the
+    workspace; {workspace}, {prompt_file}, {prompt}, {task} and {variant} in it are
+    replaced. SUITE is a batch file (schema batch-1.0), as for audit --submissions.
+    Exit codes: 0 done (whatever the agents did), 2 usage or I/O error.
+    """
+    from reprobridge_sdk.bench.harness import PROMPT_TEMPLATE, BenchOptions, Budget, run_bench
+    from reprobridge_sdk.bench.report import report_csv, report_text
+    from reprobridge_sdk.bench.variants import VARIANTS
+    from reprobridge_sdk.errors import ReproBridgeError
+    from reprobridge_sdk.io._fs import atomic_write_bytes
+
+    wanted = (
+        list(VARIANTS)
+        if names.strip() == "all"
+        else [n.strip() for n in names.split(",") if n.strip()]
+    )
+    budget = Budget(
+        timeout=timeout,
+        cpu=cpu_time,
+        memory=_bytes_option(memory, "--memory"),
+        max_output=_bytes_option(max_output, "--max-output") or 1,
+        max_file=_bytes_option(max_file, "--max-file"),
+    )
+    if no_sandbox:
+        echo(
+            "warning: the agent runs unconfined (--no-sandbox): it can read and write "
+            "anything you can, and reach the network",
+            err=True,
+        )
+    try:
+        template = prompt_file.read_text("utf-8") if prompt_file else PROMPT_TEMPLATE
+        options = BenchOptions(
+            variants=tuple(wanted),
+            repeats=repeats,
+            jobs=jobs,
+            executor=executor,
+            sandbox=not no_sandbox,
+            network=network,
+            budget=budget,
+            visible=tuple(str(Path(v).resolve()) for v in visible),
+            pass_env=pass_env,
+            prompt=template,
+            fetch=fetch,
+        )
+        report = run_bench([agent, *others], suite, out, options)
+        text = report_text(report)
+        atomic_write_bytes(out / "report.txt", text.encode("utf-8"))
+        atomic_write_bytes(out / "report.csv", report_csv(report).encode("utf-8"))
+    except ReproBridgeError as exc:
+        _error(exc)
+    except OSError as exc:
+        echo(f"error: {exc.filename or ''}: {exc.strerror or exc}", err=True)
+        sys.exit(2)
+    if fmt == "json":
+        sys.stdout.write(json.dumps(report.model_dump(mode="json"), indent=2) + "\n")
+    else:
+        sys.stderr.write(text)
+        echo(f"wrote {out / 'report.json'}, report.txt and report.csv", err=True)

@@ -4,7 +4,8 @@ One TOML document, ``batch_version = "1.0"``, a ``[defaults]`` table and one
 ``[[submission]]`` table per artifact. Every field of a submission but ``id`` and ``path``
 is optional; ``trust`` and ``budget`` fall back to the defaults' (a submission's own table
 replaces the default one whole, it is not merged key by key). ``reprobridge audit --table
---submissions FILE`` reads it; ``reprobridge bench`` is meant to read the same file.
+--submissions FILE`` reads it, and ``reprobridge bench run`` reads the same file as its suite
+(``tasks``: the claims to bench; ``budget``: what each agent run may use).
 
 Paths (``path``, ``trust.keys``) are relative to the file's folder, with ``/`` separators;
 an absolute path or one that leaves the folder (``..``) is refused by the reader (A092),
@@ -101,6 +102,10 @@ class Submission(SpecModel):
     )
     budget: Budget | None = Field(
         default=None, description="Its budget (replaces the default one whole)."
+    )
+    tasks: list[str] | None = Field(
+        default=None,
+        description="bench: only these tasks (claims) of the artifact; null: every task.",
     )
     notes: str | None = Field(default=None, description="The committee's notes, shown.")
     decision: Literal["accept", "reject", "pending"] = Field(

@@ -27,15 +27,23 @@ __all__ = [
     "BENCH_VERSION",
     "BenchClaim",
     "BenchJudgement",
+    "BenchReport",
     "BenchResults",
+    "BenchRun",
     "BenchVerdict",
+    "ClaimRow",
     "HeldBack",
     "LandmarkProgress",
+    "PairedTest",
+    "RateInterval",
     "ResultRun",
+    "RunOutcome",
     "Support",
     "TaskResult",
+    "Usage",
     "VariantFile",
     "VariantRecord",
+    "VariantStat",
 ]
 
 #: The version of the results file this SDK writes and reads.
@@ -190,3 +198,129 @@ class VariantRecord(SpecModel):
     files: list[VariantFile] = Field(default_factory=list)
     held_back: list[HeldBack] = Field(default_factory=list)
     notes: list[str] = Field(default_factory=list)
+
+
+#: How an agent's run ended (spec ``bench``, "Outcomes of a run").
+RunOutcome = Literal[
+    "finished",
+    "crash",
+    "timeout",
+    "flood",
+    "cpu-limit",
+    "over-memory",
+    "wrote-outside",
+    "not-started",
+    "no-workspace",
+]
+
+
+class Usage(SpecModel):
+    """What the agent reported on its usage channel (``bench-usage.jsonl``), summed."""
+
+    tokens: int | None = Field(default=None, description="Tokens, summed over the lines.")
+    cost: float | None = Field(default=None, description="Cost, summed over the lines.")
+    currency: str | None = None
+    lines: int = Field(default=0, description="Lines read (at most 10,000).")
+
+
+class BenchRun(SpecModel):
+    """One run of the agent: a task of a submission, in a variant, one repeat."""
+
+    submission: str
+    artifact: str | None = None
+    task: str
+    variant: str
+    repeat: int = Field(ge=0)
+    agent: str
+    outcome: RunOutcome
+    exit_code: int | None = None
+    seconds: float = Field(ge=0, description="Wall time of the agent's run.")
+    support: Support | None = None
+    verdict: BenchVerdict = "not-executed"
+    icml: IcmlVerdict = "inconclusive"
+    value: float | None = None
+    extracted: float | None = None
+    progress: float | None = Field(default=None, description="The claim's landmark progress.")
+    usage: Usage = Field(default_factory=Usage)
+    folder: str = Field(description="The run's folder, relative to the report's folder.")
+    findings: list[AuditFinding] = Field(default_factory=list)
+
+
+class RateInterval(SpecModel):
+    """A confidence interval of a proportion."""
+
+    low: float
+    high: float
+
+
+class VariantStat(SpecModel):
+    """The success rate of one agent in one variant, over tasks and repeats."""
+
+    agent: str
+    variant: str
+    runs: int = Field(description="Runs judged (tasks x repeats).")
+    successes: int = Field(description="Runs whose claim is verified.")
+    rate: float | None = None
+    wilson: RateInterval | None = Field(default=None, description="Wilson interval of the rate.")
+    progress: float | None = Field(
+        default=None, description="Mean landmark progress over the runs with landmarks."
+    )
+    seconds_per_success: float | None = Field(
+        default=None, description="Total wall time of the runs over the successes."
+    )
+    cost_per_success: float | None = Field(
+        default=None, description="Total reported cost over the successes."
+    )
+    outcomes: dict[str, int] = Field(default_factory=dict)
+    icml: dict[str, int] = Field(default_factory=dict)
+
+
+class PairedTest(SpecModel):
+    """Variant ``a`` against variant ``b`` over the same tasks and repeats (McNemar)."""
+
+    agent: str
+    a: str
+    b: str
+    pairs: int
+    both: int
+    only_a: int
+    only_b: int
+    neither: int
+    difference: float | None = Field(default=None, description="rate(a) - rate(b).")
+    p_value: float
+    method: Literal["exact", "chi-square"]
+
+
+class ClaimRow(SpecModel):
+    """A claim (task of a submission) in one variant: its ICML labels over the repeats."""
+
+    agent: str
+    submission: str
+    task: str
+    variant: str
+    icml: dict[str, int] = Field(default_factory=dict)
+    verdicts: dict[str, int] = Field(default_factory=dict)
+
+
+class BenchReport(SpecModel):
+    """What ``reprobridge bench run`` reports (``report.json``)."""
+
+    bench_version: str = BENCH_VERSION
+    suite: str = Field(description="The suite file as given.")
+    suite_sha256: str
+    agents: list[str]
+    variants: list[str]
+    repeats: int
+    sandbox: bool
+    network: Literal["none", "open"]
+    budget: dict[str, float | int | None] = Field(
+        default_factory=dict, description="The budgets that applied when no submission set one."
+    )
+    level: float = 0.95
+    runs: list[BenchRun] = Field(default_factory=list)
+    rates: list[VariantStat] = Field(default_factory=list)
+    paired: list[PairedTest] = Field(default_factory=list)
+    claims: list[ClaimRow] = Field(default_factory=list)
+    findings: list[AuditFinding] = Field(
+        default_factory=list, description="Submissions that could not be benched, and why."
+    )

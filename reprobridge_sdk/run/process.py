@@ -84,6 +84,8 @@ class ProcessOutcome:
     landmarks: list[tuple[str, int, float]] = field(default_factory=list)
     log_error: str | None = None
     duration: float = 0.0
+    #: The output passed ``max_output`` bytes: the process was stopped, the log cut there.
+    flooded: bool = False
 
 
 class _LandmarkWatcher:
@@ -257,10 +259,13 @@ def run_process(
     echo: BinaryIO | None = None,
     grace: float = 5.0,
     pass_fds: Sequence[int] = (),
+    max_output: int | None = None,
 ) -> ProcessOutcome:
     """Run ``argv`` to completion, timeout or cancellation; append its output to ``log_path``.
 
-    ``pass_fds`` are descriptors the process inherits (the sandbox's seccomp filter).
+    ``pass_fds`` are descriptors the process inherits (the sandbox's seccomp filter). With
+    ``max_output``, a process whose output passes that many bytes is stopped as on timeout
+    (``flooded``) and the log keeps the first ``max_output`` bytes.
     """
     outcome = ProcessOutcome()
     started = time.monotonic()
@@ -285,7 +290,7 @@ def run_process(
         watchdog.watch(process.pid)
         try:
             watcher = _LandmarkWatcher(landmarks, started, on_landmark)
-            _pump(process, outcome, log, timeout, cancel, grace, echo, started, watcher)
+            _pump(process, outcome, log, timeout, cancel, grace, echo, started, watcher, max_output)
         finally:
             watchdog.release(process.pid)
     outcome.duration = time.monotonic() - started
@@ -302,12 +307,14 @@ def _pump(  # noqa: PLR0917 - the loop of run_process
     echo: BinaryIO | None,
     started: float,
     watcher: _LandmarkWatcher,
+    max_output: int | None = None,
 ) -> None:
     """Read the process's output to the end (see :func:`run_process`)."""
     assert process.stdout is not None
     fd = process.stdout.fileno()
     deadline = None if timeout is None else started + timeout
     exited_at: float | None = None
+    written = 0
     with selectors.DefaultSelector() as selector:
         selector.register(fd, selectors.EVENT_READ)
         while True:
@@ -334,6 +341,16 @@ def _pump(  # noqa: PLR0917 - the loop of run_process
             chunk = os.read(fd, READ_SIZE)
             if not chunk:
                 break
+            if max_output is not None:
+                room = max(0, max_output - written)
+                written += len(chunk)
+                if written > max_output and not outcome.flooded:
+                    outcome.flooded = True
+                    _stop(process, grace)
+                    exited_at = time.monotonic()
+                chunk = chunk[:room]
+                if not chunk:
+                    continue
             if outcome.log_error is None:
                 try:
                     log.write(chunk)

@@ -291,6 +291,7 @@ def sandbox_command(
     readable: Sequence[Path] = (),
     writable: Sequence[Path] = (),
     private: Mapping[Path, Path] | None = None,
+    network: bool = False,
 ) -> list[str]:
     """``argv`` wrapped in bubblewrap (see the module docstring).
 
@@ -299,13 +300,16 @@ def sandbox_command(
     launcher may write besides ``run_dir``; ``private`` maps a read-only tree to the copy
     (:func:`private_tree`) shown, writable, in its place. Paths that do not exist, or that
     :func:`may_bind` refuses, are left out. ``seccomp`` is a descriptor from
-    :func:`seccomp_fd`, which the caller passes to the process (``pass_fds``).
+    :func:`seccomp_fd`, which the caller passes to the process (``pass_fds``). ``network``
+    keeps the host's network (``--share-net``: ``bench --network open``); every other
+    namespace stays new.
     """
     exe = shutil.which(BWRAP) or BWRAP
     command = [
         exe,
         "--unshare-all",
         "--unshare-user",
+        *(["--share-net"] if network else []),
         "--uid",
         INSIDE_ID,
         "--gid",

@@ -1,0 +1,247 @@
+"""The report of ``reprobridge bench run`` (spec ``bench``, "The report"; preview).
+
+A run **succeeds** when the judge labels its claim ``verified`` (log-backed, full protocol,
+inside the compatibility interval). Per agent and variant: the success rate over every run
+(tasks x repeats) with its Wilson interval (:func:`reprobridge_sdk.bench.stats.wilson`), the
+mean landmark progress, wall time and reported cost per success, and the counts of outcomes
+and ICML labels. Per agent and pair of variants: McNemar's test over the runs both variants
+have (same submission, task and repeat). Per claim: the ICML labels over the repeats.
+
+Formats: JSON (:class:`~reprobridge_sdk.model.bench.BenchReport`, schema
+``bench-report-1.0``), text (:func:`report_text`) and CSV, one row per run
+(:func:`report_csv`).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections import Counter, defaultdict
+from collections.abc import Sequence
+from itertools import combinations
+from typing import TYPE_CHECKING, Any
+
+from reprobridge_sdk.findings import terminal_text
+from reprobridge_sdk.model.bench import (
+    BenchReport,
+    BenchRun,
+    ClaimRow,
+    PairedTest,
+    RateInterval,
+    VariantStat,
+)
+
+from .stats import mcnemar, wilson
+
+if TYPE_CHECKING:
+    from reprobridge_sdk.model.audit import AuditFinding
+
+    from .harness import BenchOptions
+
+__all__ = ["CSV_COLUMNS", "build_report", "report_csv", "report_text", "success"]
+
+CSV_COLUMNS = (
+    "agent",
+    "submission",
+    "artifact",
+    "task",
+    "variant",
+    "repeat",
+    "outcome",
+    "exit_code",
+    "seconds",
+    "support",
+    "verdict",
+    "icml",
+    "value",
+    "extracted",
+    "progress",
+    "tokens",
+    "cost",
+    "folder",
+)
+
+
+def success(run: BenchRun) -> bool:
+    """Whether ``run`` reproduced its claim: the judge's ICML label is ``verified``."""
+    return run.icml == "verified"
+
+
+def _stat(agent: str, variant: str, runs: list[BenchRun], level: float) -> VariantStat:
+    wins = sum(success(run) for run in runs)
+    interval = wilson(wins, len(runs), level)
+    progress = [run.progress for run in runs if run.progress is not None]
+    costs = [run.usage.cost for run in runs if run.usage.cost is not None]
+    return VariantStat(
+        agent=agent,
+        variant=variant,
+        runs=len(runs),
+        successes=wins,
+        rate=wins / len(runs) if runs else None,
+        wilson=RateInterval(low=interval[0], high=interval[1]) if interval else None,
+        progress=sum(progress) / len(progress) if progress else None,
+        seconds_per_success=sum(run.seconds for run in runs) / wins if wins else None,
+        cost_per_success=sum(costs) / wins if wins and costs else None,
+        outcomes=dict(sorted(Counter(run.outcome for run in runs).items())),
+        icml=dict(sorted(Counter(run.icml for run in runs).items())),
+    )
+
+
+def _paired(agent: str, a: str, b: str, runs: list[BenchRun]) -> PairedTest:
+    keyed: dict[tuple[str, str, int], dict[str, bool]] = defaultdict(dict)
+    for run in runs:
+        if run.variant in (a, b):
+            keyed[(run.submission, run.task, run.repeat)][run.variant] = success(run)
+    pairs = [(v[a], v[b]) for v in keyed.values() if a in v and b in v]
+    both = sum(x and y for x, y in pairs)
+    only_a = sum(x and not y for x, y in pairs)
+    only_b = sum(y and not x for x, y in pairs)
+    test = mcnemar(only_a, only_b)
+    return PairedTest(
+        agent=agent,
+        a=a,
+        b=b,
+        pairs=len(pairs),
+        both=both,
+        only_a=only_a,
+        only_b=only_b,
+        neither=len(pairs) - both - only_a - only_b,
+        difference=(only_a - only_b) / len(pairs) if pairs else None,
+        p_value=test.p_value,
+        method="exact" if test.method == "exact" else "chi-square",
+    )
+
+
+def build_report(
+    runs: Sequence[BenchRun],
+    *,
+    suite: str,
+    suite_sha256: str,
+    agents: list[str],
+    options: BenchOptions,
+    findings: list[AuditFinding],
+) -> BenchReport:
+    """The report of ``runs`` (module docstring)."""
+    variants = list(options.variants)
+    rates: list[VariantStat] = []
+    paired: list[PairedTest] = []
+    claims: list[ClaimRow] = []
+    for agent in agents:
+        mine = [run for run in runs if run.agent == agent]
+        for variant in variants:
+            rates.append(
+                _stat(agent, variant, [r for r in mine if r.variant == variant], options.level)
+            )
+        ordered = _pair_order(variants)
+        paired.extend(_paired(agent, a, b, mine) for a, b in ordered)
+        grouped: dict[tuple[str, str, str], list[BenchRun]] = defaultdict(list)
+        for run in mine:
+            grouped[(run.submission, run.task, run.variant)].append(run)
+        for (submission, task, variant), group in grouped.items():
+            claims.append(
+                ClaimRow(
+                    agent=agent,
+                    submission=submission,
+                    task=task,
+                    variant=variant,
+                    icml=dict(sorted(Counter(r.icml for r in group).items())),
+                    verdicts=dict(sorted(Counter(r.verdict for r in group).items())),
+                )
+            )
+    budget = options.budget
+    return BenchReport(
+        suite=suite,
+        suite_sha256=suite_sha256,
+        agents=agents,
+        variants=variants,
+        repeats=options.repeats,
+        sandbox=options.sandbox,
+        network="open" if options.network == "open" else "none",
+        budget={
+            "timeout": budget.timeout,
+            "cpu": budget.cpu,
+            "memory": budget.memory,
+            "max_output": budget.max_output,
+            "max_file": budget.max_file,
+        },
+        level=options.level,
+        runs=list(runs),
+        rates=rates,
+        paired=paired,
+        claims=claims,
+        findings=findings,
+    )
+
+
+def _pair_order(variants: list[str]) -> list[tuple[str, str]]:
+    """Each variant against ``raw`` first (what the artifact adds), then the masked and
+    expert variants against ``refined`` (what each part adds), then the other pairs."""
+    pairs: list[tuple[str, str]] = []
+    if "raw" in variants:
+        pairs += [(v, "raw") for v in variants if v != "raw"]
+    if "refined" in variants:
+        pairs += [("refined", v) for v in variants if v not in ("raw", "refined")]
+    for a, b in combinations(variants, 2):
+        if (a, b) not in pairs and (b, a) not in pairs:
+            pairs.append((a, b))
+    return pairs
+
+
+def _pct(value: float | None) -> str:
+    return "-" if value is None else f"{100 * value:.1f}%"
+
+
+def _num(value: float | None, digits: int = 1) -> str:
+    return "-" if value is None else f"{value:.{digits}f}"
+
+
+def report_text(report: BenchReport) -> str:
+    """The report as text: rates, paired tests, claims and what could not be benched."""
+    lines = [
+        f"bench: {', '.join(report.agents)} over {report.suite}"
+        f" ({len(report.runs)} run(s), {report.repeats} repeat(s),"
+        f" sandbox {'on' if report.sandbox else 'OFF'}, network {report.network})",
+        "",
+        f"{'agent':<10} {'variant':<19} {'runs':>4} {'ok':>3} {'rate':>7}"
+        f"  {'95% Wilson':<15} {'landmarks':>9} {'s/success':>9}  outcomes",
+    ]
+    for stat in report.rates:
+        interval = f"[{_pct(stat.wilson.low)}, {_pct(stat.wilson.high)}]" if stat.wilson else "-"
+        outcomes = ", ".join(f"{k} {v}" for k, v in stat.outcomes.items())
+        lines.append(
+            f"{stat.agent[:10]:<10} {stat.variant:<19} {stat.runs:>4} {stat.successes:>3}"
+            f" {_pct(stat.rate):>7}  {interval:<15} {_pct(stat.progress):>9}"
+            f" {_num(stat.seconds_per_success):>9}  {outcomes}"
+        )
+    if report.paired:
+        lines += ["", "paired (McNemar): a - b over the same tasks and repeats"]
+        for test in report.paired:
+            lines.append(
+                f"  {test.agent[:10]:<10} {test.a} - {test.b}: {_pct(test.difference)}"
+                f" ({test.pairs} pairs; only a {test.only_a}, only b {test.only_b};"
+                f" p = {test.p_value:.3g}, {test.method})"
+            )
+    if report.claims:
+        lines += ["", "claims (ICML labels over the repeats)"]
+        for row in report.claims:
+            labels = ", ".join(f"{k} {v}" for k, v in row.icml.items())
+            lines.append(
+                f"  {row.agent[:10]:<10} {row.submission}/{row.task} [{row.variant}]: {labels}"
+            )
+    if report.findings:
+        lines += ["", "not benched"]
+        lines += [f"  {item.code}: {item.message}" for item in report.findings]
+    return terminal_text("\n".join(lines), lines=True) + "\n"
+
+
+def report_csv(report: BenchReport) -> str:
+    """One CSV row per run (:data:`CSV_COLUMNS`)."""
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(CSV_COLUMNS)
+    for run in report.runs:
+        row: dict[str, Any] = run.model_dump(mode="json")
+        row["tokens"] = run.usage.tokens
+        row["cost"] = run.usage.cost
+        writer.writerow(["" if row.get(c) is None else row[c] for c in CSV_COLUMNS])
+    return buffer.getvalue()
