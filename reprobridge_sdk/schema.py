@@ -199,6 +199,12 @@ _BUILTIN = (
         aliases=("bench-variant",),
     ),
     SchemaSpec(
+        "bench-report-1.0",
+        "reprobridge_sdk.model.bench:BenchReport",
+        "ReproBridge bench report 1.0 (reprobridge bench run: report.json)",
+        aliases=("bench-report",),
+    ),
+    SchemaSpec(
         "build-intake-1.0",
         "reprobridge_sdk.model.build:IntakeRecord",
         "ReproBridge build state 1.0: the Intake phase (.rra-build/intake.json)",

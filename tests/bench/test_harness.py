@@ -1,0 +1,340 @@
+"""``reprobridge bench run``: the harness runs real agents (the reference agents and hostile
+scripts) in the sandbox over real artifacts; every ending is an outcome and none stops the
+batch. The toy artifacts run in a second; the bundled example's oracle runs its scored
+launcher (five seeds)."""
+
+from __future__ import annotations
+
+import csv
+import http.server
+import json
+import socketserver
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import jsonschema
+import pytest
+import yaml
+from toy_study import make_artifact
+
+from reprobridge_sdk.bench.harness import BenchOptions, Budget, run_bench
+from reprobridge_sdk.errors import UsageError
+from reprobridge_sdk.model.bench import BenchReport, BenchRun
+from reprobridge_sdk.run.sandbox import check_sandbox
+from reprobridge_sdk.schema import generate_schema
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "digits-logreg"
+SANDBOX = check_sandbox()
+needs_sandbox = pytest.mark.skipif(SANDBOX is not None, reason=f"no sandbox: {SANDBOX}")
+
+README = """\
+# A toy study
+
+```sh
+python code/train.py --seed 0 --epochs 10 --out results/metrics-0.json
+python code/train.py --seed 1 --epochs 10 --out results/metrics-1.json
+python code/train.py --seed 2 --epochs 10 --out results/metrics-2.json
+```
+"""
+
+
+def _toy(root: Path, ident: str, **options: object) -> Path:
+    make_artifact(root, **options)
+    data = yaml.safe_load((root / "rra.yaml").read_text("utf-8"))
+    data["artifact"]["id"] = ident
+    (root / "rra.yaml").write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+    (root / "README.md").write_text(README, encoding="utf-8")
+    return root
+
+
+def _suite(folder: Path, entries: list[tuple[str, str, list[str] | None]]) -> Path:
+    lines = ['batch_version = "1.0"']
+    for ident, path, tasks in entries:
+        lines += ["[[submission]]", f'id = "{ident}"', f'path = "{path}"']
+        if tasks is not None:
+            lines.append(f"tasks = {json.dumps(tasks)}")
+    suite = folder / "suite.toml"
+    suite.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return suite
+
+
+@pytest.fixture(scope="module")
+def toys(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    base = tmp_path_factory.mktemp("suite")
+    _toy(base / "toy-one", "toy-one")
+    _toy(base / "toy-two", "toy-two", tasks=("acc",), launchers=("scored",))
+    return base
+
+
+def _rate(report: BenchReport, agent: str, variant: str) -> float:
+    stat = next(s for s in report.rates if s.agent == agent and s.variant == variant)
+    assert stat.rate is not None
+    return stat.rate
+
+
+@needs_sandbox
+def test_reference_agents_give_the_expected_ordering(toys: Path, tmp_path: Path) -> None:
+    """oracle >= readme on refined > readme on raw >= null, over the bundled example and the
+    two test artifacts, in every format."""
+    (toys / "digits-logreg").exists() or __import__("shutil").copytree(
+        EXAMPLE, toys / "digits-logreg"
+    )
+    suite = _suite(
+        toys,
+        [
+            ("digits", "digits-logreg", ["logreg-accuracy"]),
+            ("toy-one", "toy-one", None),
+            ("toy-two", "toy-two", None),
+        ],
+    )
+    out = tmp_path / "out"
+    done = subprocess.run(
+        [sys.executable, "-m", "reprobridge_sdk", "bench", "run", "oracle", str(suite),
+         "--also", "readme", "--also", "null", "-o", str(out), "--timeout", "600"],
+        capture_output=True, text=True, timeout=1200, check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    data = json.loads((out / "report.json").read_text("utf-8"))
+    jsonschema.validate(data, generate_schema("bench-report-1.0"))
+    report = BenchReport.model_validate(data)
+    assert report.sandbox and report.network == "none"
+    assert len(report.runs) == 3 * 2 * 4  # agents x variants x (1 + 2 + 1 tasks)
+    oracle, readme_refined = _rate(report, "oracle", "refined"), _rate(report, "readme", "refined")
+    readme_raw, null = _rate(report, "readme", "raw"), _rate(report, "null", "raw")
+    assert oracle >= readme_refined > readme_raw >= null
+    assert oracle == 1.0 and null == 0.0 and _rate(report, "null", "refined") == 0.0
+    # the example: the oracle verifies it from its own sandboxed runs
+    digits = [r for r in report.runs if r.submission == "digits" and r.agent == "oracle"]
+    assert {r.variant: r.icml for r in digits} == {"refined": "verified", "raw": "inconclusive"}
+    assert all(r.outcome == "finished" for r in report.runs)
+    paired = next(p for p in report.paired if p.agent == "readme" and p.a == "refined")
+    assert (paired.b, paired.only_a, paired.only_b, paired.pairs) == ("raw", 3, 0, 4)
+    assert paired.p_value == pytest.approx(0.25) and paired.method == "exact"
+    stat = next(s for s in report.rates if s.agent == "oracle" and s.variant == "refined")
+    assert stat.wilson is not None and stat.wilson.high == 1.0 and stat.wilson.low > 0.3
+    assert stat.progress == 1.0 and stat.seconds_per_success is not None
+    text = (out / "report.txt").read_text("utf-8")
+    assert "refined - raw" in text and "95% Wilson" in text and "verified" in text
+    with (out / "report.csv").open(encoding="utf-8") as handle:
+        rows = list(csv.DictReader(handle))
+    assert len(rows) == len(report.runs)
+    assert {row["icml"] for row in rows if row["agent"] == "oracle"} >= {"verified"}
+
+
+#: Places outside the workspace that are not under /tmp (the host's, were the sandbox open).
+OUTSIDE = ("/usr/reprobridge-bench-outside.txt", "/reprobridge-bench-outside/x.txt")
+
+HOSTILE = {
+    # a results file without any log: unsupported, never verified
+    "fabricate": """
+import json, sys
+from pathlib import Path
+ws = Path(sys.argv[1])
+(ws / "bench-results.json").write_text(json.dumps({"bench_results_version": "1.0",
+    "results": [{"task": "acc", "value": 90.1}]}))
+""",
+    # edits the workspace's references to match a made-up log: the judge keeps its own copy
+    "references": """
+import json, sys, yaml
+from pathlib import Path
+ws = Path(sys.argv[1])
+data = yaml.safe_load((ws / "rra.yaml").read_text())
+for task in data["tasks"]:
+    task["reference"] = {"observations": [{"value": 50.0 + i / 100, "provenance": {"source": "me"}}
+                                          for i in range(5)]}
+(ws / "rra.yaml").write_text(yaml.safe_dump(data))
+runs = []
+for seed in range(3):
+    (ws / f"s{seed}.log").write_text("test accuracy: 50.0000\\n")
+    runs.append({"log": f"s{seed}.log", "seed": seed})
+(ws / "bench-results.json").write_text(json.dumps({"bench_results_version": "1.0",
+    "results": [{"task": "acc", "value": 50.0, "runs": runs}]}))
+""",
+    # writes outside its workspace: refused by the sandbox (a path under /tmp lands in the
+    # sandbox's own private /tmp, which ends with the run)
+    "outside": """
+import sys
+from pathlib import Path
+for target in sys.argv[2:]:
+    try:
+        Path(target).parent.mkdir(parents=True, exist_ok=True)
+        Path(target).write_text("pwned")
+        print("wrote", target)
+    except OSError as exc:
+        print("refused:", exc)
+""",
+    "hang": "import time\ntime.sleep(3600)\n",
+    "flood": "import sys\nwhile True:\n    sys.stdout.write('x' * 4096 + '\\n')\n",
+    "memory": "block = bytearray(2 << 30)\nprint(len(block))\n",
+    "cpu": "while True:\n    pass\n",
+    "crash": "raise SystemExit(3)\n",
+    "link": """
+import os, sys
+from pathlib import Path
+os.symlink("/etc/passwd", Path(sys.argv[1]) / "bench-results.json")
+""",
+}
+
+
+@pytest.fixture(scope="module")
+def hostile_report(toys: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[BenchReport, Path]:
+    base = tmp_path_factory.mktemp("hostile")
+    scripts = base / "agents"
+    scripts.mkdir()
+    for name, body in HOSTILE.items():
+        (scripts / f"{name}.py").write_text(body, encoding="utf-8")
+    secret = base / "host" / "outside.txt"
+    out = base / "out"
+    source = out / "agent-2" / "variants" / "toy" / "refined" / "workspace" / "rra.yaml"
+    agents = []
+    for name in HOSTILE:
+        extra = f" {secret} {source} {' '.join(OUTSIDE)}" if name == "outside" else ""
+        agents.append(f"{sys.executable} {scripts / name}.py {{workspace}}{extra}")
+    suite = _suite(toys, [("toy", "toy-one", ["acc"])])
+    options = BenchOptions(
+        variants=("refined",),
+        budget=Budget(timeout=20, cpu=2, memory=512 << 20, max_output=1 << 20),
+        visible=(str(scripts),),
+    )
+    report = run_bench(agents, suite, out, options)
+    assert not secret.exists()
+    assert not any(Path(path).exists() for path in OUTSIDE)
+    return report, out
+
+
+def _of(report: BenchReport, name: str) -> BenchRun:
+    return next(run for run in report.runs if f"/{name}.py" in run.agent)
+
+
+@needs_sandbox
+def test_every_hostile_agent_gets_its_outcome_and_the_batch_goes_on(
+    hostile_report: tuple[BenchReport, Path],
+) -> None:
+    report, _out = hostile_report
+    assert len(report.runs) == len(HOSTILE)  # none stopped the batch
+    outcomes = {name: _of(report, name).outcome for name in HOSTILE}
+    assert outcomes == {
+        "fabricate": "finished",
+        "references": "finished",
+        "outside": "wrote-outside",
+        "hang": "timeout",
+        "flood": "flood",
+        "memory": "over-memory",
+        "cpu": "cpu-limit",
+        "crash": "crash",
+        "link": "finished",
+    }
+    for name in ("outside", "hang", "flood", "memory", "cpu", "crash"):
+        assert _of(report, name).findings[0].code == "A101"
+    assert all(run.icml != "verified" for run in report.runs)
+
+
+@needs_sandbox
+def test_a_fabricated_result_is_unsupported(hostile_report: tuple[BenchReport, Path]) -> None:
+    run = _of(hostile_report[0], "fabricate")
+    assert (run.support, run.verdict, run.icml) == ("no-logs", "unsupported", "inconclusive")
+    assert [f.code for f in run.findings] == ["A076"]
+
+
+@needs_sandbox
+def test_edited_references_have_no_effect(
+    hostile_report: tuple[BenchReport, Path], toys: Path
+) -> None:
+    run = _of(hostile_report[0], "references")
+    assert run.support == "log-backed" and run.extracted == 50.0
+    assert (run.verdict, run.icml) == ("incompatible", "falsified")
+    assert "50.0" not in (toys / "toy-one" / "rra.yaml").read_text("utf-8")
+
+
+@needs_sandbox
+def test_writes_outside_are_refused(hostile_report: tuple[BenchReport, Path]) -> None:
+    report, out = hostile_report
+    run = _of(report, "outside")
+    log = (out / run.folder / "agent.log").read_text("utf-8")
+    assert log.count("Read-only file system") == len(OUTSIDE)
+    source = out / "agent-2" / "variants" / "toy" / "refined" / "workspace" / "rra.yaml"
+    assert "pwned" not in source.read_text("utf-8")
+
+
+@needs_sandbox
+def test_a_flood_is_cut_at_the_cap(hostile_report: tuple[BenchReport, Path]) -> None:
+    report, out = hostile_report
+    run = _of(report, "flood")
+    assert (out / run.folder / "agent.log").stat().st_size <= 1 << 20
+
+
+@needs_sandbox
+def test_a_results_file_that_is_a_link_is_not_read(
+    hostile_report: tuple[BenchReport, Path],
+) -> None:
+    run = _of(hostile_report[0], "link")
+    assert run.verdict == "unsupported" and [f.code for f in run.findings] == ["A102"]
+
+
+class _Quiet(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@pytest.fixture
+def loopback() -> Iterator[int]:
+    with socketserver.TCPServer(("127.0.0.1", 0), _Quiet) as server:
+        thread = threading.Thread(target=server.serve_forever, daemon=True)
+        thread.start()
+        yield server.server_address[1]
+        server.shutdown()
+
+
+NET = """
+import socket, sys
+from pathlib import Path
+try:
+    socket.create_connection(("127.0.0.1", int(sys.argv[2])), timeout=5).close()
+    Path(sys.argv[1], "net.txt").write_text("reached")
+except OSError as exc:
+    Path(sys.argv[1], "net.txt").write_text(f"blocked: {exc}")
+"""
+
+
+@needs_sandbox
+@pytest.mark.parametrize(("policy", "expected"), [("none", "blocked"), ("open", "reached")])
+def test_network_policy_against_a_loopback_server(
+    toys: Path, tmp_path: Path, loopback: int, policy: str, expected: str
+) -> None:
+    script = tmp_path / "net.py"
+    script.write_text(NET, encoding="utf-8")
+    suite = _suite(toys, [("toy", "toy-one", ["acc"])])
+    agent = f"{sys.executable} {script} {{workspace}} {loopback}"
+    options = BenchOptions(variants=("refined",), network=policy, visible=(str(script),))
+    report = run_bench([agent], suite, tmp_path / "out", options)
+    assert report.network == policy
+    run = report.runs[0]
+    text = (tmp_path / "out" / run.folder / "workspace" / "net.txt").read_text("utf-8")
+    assert text.startswith(expected)
+
+
+@needs_sandbox
+def test_an_unknown_task_is_named_and_the_rest_is_benched(toys: Path, tmp_path: Path) -> None:
+    suite = _suite(toys, [("toy", "toy-one", ["acc", "nope"])])
+    report = run_bench(["null"], suite, tmp_path / "out", BenchOptions(variants=("raw",)))
+    assert [f.code for f in report.findings] == ["A100"]
+    assert [run.task for run in report.runs] == ["acc"]
+    assert report.runs[0].findings[0].code == "A102"  # the null agent leaves nothing
+
+
+def test_a_bad_suite_or_out_folder_is_a_usage_error(toys: Path, tmp_path: Path) -> None:
+    bad = tmp_path / "bad.toml"
+    bad.write_text('batch_version = "1.0"\n[[submission]]\nid = "x"\npaht = "y"\n')
+    with pytest.raises(UsageError) as caught:
+        run_bench(["null"], bad, tmp_path / "out", BenchOptions(sandbox=False))
+    assert caught.value.findings[0].code == "A091"
+    taken = tmp_path / "taken"
+    taken.mkdir()
+    (taken / "mine.txt").write_text("keep")
+    suite = _suite(toys, [("toy", "toy-one", ["acc"])])
+    with pytest.raises(UsageError, match="not empty"):
+        run_bench(["null"], suite, taken, BenchOptions(sandbox=False))
+    assert (taken / "mine.txt").read_text() == "keep"
