@@ -1034,6 +1034,27 @@ RUNTIME_EXAMPLES: dict[str, tuple[str, str, str]] = {
         "# the archive is the one packed: its digest is the one recorded\n"
         "$ reprobridge audit --table --submissions submissions.toml   # no A093",
     ),
+    "A100": (
+        _SH,
+        "# suite.toml: tasks = ['logreg-acc']   (the artifact's id is logreg-accuracy)\n"
+        "$ reprobridge bench run oracle suite.toml -o out   # A100; the other tasks run",
+        "# suite.toml: tasks = ['logreg-accuracy']\n"
+        "$ reprobridge bench run oracle suite.toml -o out",
+    ),
+    "A101": (
+        _SH,
+        "$ reprobridge bench run 'python agent.py' suite.toml -o out --timeout 60\n"
+        "# the agent is still working after 60 s: outcome timeout, A101; the batch goes on",
+        "$ reprobridge bench run 'python agent.py' suite.toml -o out --timeout 3600\n"
+        "# the agent finishes within its budget: outcome finished",
+    ),
+    "A102": (
+        _SH,
+        "# the agent printed its value and left no bench-results.json\n"
+        "$ reprobridge bench run 'python agent.py' suite.toml -o out   # A102: not-executed",
+        "# the agent left bench-results.json and the logs it names\n"
+        "$ reprobridge bench run 'python agent.py' suite.toml -o out",
+    ),
     # ------------------------------------------------------------------- N: runner
     "N001": (
         _SH,

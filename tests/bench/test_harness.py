@@ -92,9 +92,27 @@ def test_reference_agents_give_the_expected_ordering(toys: Path, tmp_path: Path)
     )
     out = tmp_path / "out"
     done = subprocess.run(
-        [sys.executable, "-m", "reprobridge_sdk", "bench", "run", "oracle", str(suite),
-         "--also", "readme", "--also", "null", "-o", str(out), "--timeout", "600"],
-        capture_output=True, text=True, timeout=1200, check=False,
+        [
+            sys.executable,
+            "-m",
+            "reprobridge_sdk",
+            "bench",
+            "run",
+            "oracle",
+            str(suite),
+            "--also",
+            "readme",
+            "--also",
+            "null",
+            "-o",
+            str(out),
+            "--timeout",
+            "600",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=1200,
+        check=False,
     )
     assert done.returncode == 0, done.stderr
     data = json.loads((out / "report.json").read_text("utf-8"))
@@ -180,7 +198,9 @@ os.symlink("/etc/passwd", Path(sys.argv[1]) / "bench-results.json")
 
 
 @pytest.fixture(scope="module")
-def hostile_report(toys: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[BenchReport, Path]:
+def hostile_report(
+    toys: Path, tmp_path_factory: pytest.TempPathFactory
+) -> tuple[BenchReport, Path]:
     base = tmp_path_factory.mktemp("hostile")
     scripts = base / "agents"
     scripts.mkdir()
