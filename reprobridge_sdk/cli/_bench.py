@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 import click
 
 from reprobridge_sdk.cli._env_output import echo
+from reprobridge_sdk.cli._safety import sandbox_option, warn_unsandboxed
 from reprobridge_sdk.findings import terminal_text
 
 if TYPE_CHECKING:
@@ -260,7 +261,7 @@ def _bytes_option(text: str | None, name: str) -> int | None:
     show_default=True,
     help="The sandbox's network: none, or the host's (open).",
 )
-@click.option("--no-sandbox", is_flag=True, help="Run the agent unconfined (a warning).")
+@sandbox_option("the agent")
 @click.option(
     "--visible",
     multiple=True,
@@ -299,7 +300,7 @@ def run(  # noqa: PLR0917 - click passes every option as an argument
     max_output: str,
     max_file: str,
     network: str,
-    no_sandbox: bool,
+    sandbox: bool,
     visible: tuple[str, ...],
     pass_env: tuple[str, ...],
     prompt_file: Path | None,
@@ -333,12 +334,8 @@ def run(  # noqa: PLR0917 - click passes every option as an argument
         max_output=_bytes_option(max_output, "--max-output") or 1,
         max_file=_bytes_option(max_file, "--max-file"),
     )
-    if no_sandbox:
-        echo(
-            "warning: the agent runs unconfined (--no-sandbox): it can read and write "
-            "anything you can, and reach the network",
-            err=True,
-        )
+    if not sandbox:
+        warn_unsandboxed("bench run", "the agent")
     try:
         template = prompt_file.read_text("utf-8") if prompt_file else PROMPT_TEMPLATE
         options = BenchOptions(
@@ -346,7 +343,7 @@ def run(  # noqa: PLR0917 - click passes every option as an argument
             repeats=repeats,
             jobs=jobs,
             executor=executor,
-            sandbox=not no_sandbox,
+            sandbox=sandbox,
             network=network,
             budget=budget,
             visible=tuple(str(Path(v).resolve()) for v in visible),
