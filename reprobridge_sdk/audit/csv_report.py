@@ -28,7 +28,7 @@ from reprobridge_sdk.model.audit import AuditResult, AuditTable, TableClaim, Tab
 from .badges import earned
 from .present import claim_label, counted, rounded
 
-__all__ = ["CLAIM_COLUMNS", "COLUMNS", "render_csv"]
+__all__ = ["CLAIM_COLUMNS", "COLUMNS", "csv_text", "render_csv"]
 
 #: The columns of every row.
 COLUMNS = (
@@ -52,7 +52,7 @@ CLAIM_COLUMNS = ("", "verdict", "icml", "value", "low", "high", "floor_alone", "
 _FORMULA = ("=", "+", "-", "@", "\t", "\r")
 
 
-def _text(value: str | None) -> str:
+def csv_text(value: str | None) -> str:
     """A text cell, safe to open: control characters shown, a formula start quoted."""
     cell = terminal_text(value, lines=True) if value else ""
     return f"'{cell}" if cell.startswith(_FORMULA) else cell
@@ -74,14 +74,14 @@ def _withheld(row: TableRow) -> str:
 def _claim(claim: TableClaim, many: bool) -> list[str]:
     h = claim.half_width
     return [
-        _text(claim_label(claim.task, claim.attempt, many)),
+        csv_text(claim_label(claim.task, claim.attempt, many)),
         claim.verdict,
         claim.icml,
         rounded(claim.value, h),
         rounded(claim.low, h),
         rounded(claim.high, h),
         claim.floor_alone or "",
-        _text(claim.code),
+        csv_text(claim.code),
     ]
 
 
@@ -90,21 +90,21 @@ def _submission(row: TableRow) -> list[str]:
     info = row.submission
     if info is None:
         return ["", "", ""]
-    return [info.decision, _text(" ".join(info.reviewers)), _text(info.notes)]
+    return [info.decision, csv_text(" ".join(info.reviewers)), csv_text(info.notes)]
 
 
 def _row_cells(row: TableRow, width: int) -> list[str]:
     why = row.why
     cells = [
-        _text(row.label),
-        _text(row.path),
-        _text(row.artifact),
+        csv_text(row.label),
+        csv_text(row.path),
+        csv_text(row.artifact),
         row.archive_sha256 or "",
         row.status,
         _badges(row),
-        _text(_withheld(row)),
-        _text(why.code if why else None),
-        _text(why.message if why else None),
+        csv_text(_withheld(row)),
+        csv_text(why.code if why else None),
+        csv_text(why.message if why else None),
         row.evidence or "",
         *_submission(row),
     ]

@@ -405,7 +405,9 @@ def _judge(job: _Job, workspace: Path, run: BenchRun) -> None:
     from .judge import judge_results  # noqa: PLC0415
 
     results = workspace / RESULTS_NAME
+    folder = Path(job.out) / job.folder
     if not results.exists() and not results.is_symlink():
+        _not_reported(job, workspace, run)
         run.findings.append(
             as_audit_finding(
                 finding(
@@ -439,7 +441,6 @@ def _judge(job: _Job, workspace: Path, run: BenchRun) -> None:
         run.verdict = "unsupported"
         run.findings.extend(as_audit_finding(item) for item in exc.findings)
         return
-    folder = Path(job.out) / job.folder
     text = json.dumps(judgement.model_dump(mode="json"), indent=2, sort_keys=True) + "\n"
     (folder / "judgement.json").write_text(text, encoding="utf-8")
     claim = next((c for c in judgement.claims if c.task == job.task), None)
@@ -452,6 +453,25 @@ def _judge(job: _Job, workspace: Path, run: BenchRun) -> None:
     run.extracted = claim.extracted
     run.progress = claim.landmarks.progress
     run.findings.extend(claim.findings)
+
+
+def _not_reported(job: _Job, workspace: Path, run: BenchRun) -> None:
+    """A run without a results file: the judge's reading of an empty one (the claim
+    ``not-reported``, its landmark progress 0 where its launcher has landmarks)."""
+    from .judge import judge_results  # noqa: PLC0415
+
+    empty = Path(job.out) / job.folder / "no-results.json"
+    empty.write_text('{"bench_results_version": "1.0", "results": []}\n', encoding="utf-8")
+    try:
+        judgement = judge_results(job.artifact_root, empty, workspace=workspace)
+    except ReproBridgeError:
+        return
+    finally:
+        empty.unlink()
+    claim = next((c for c in judgement.claims if c.task == job.task), None)
+    if claim is not None:
+        run.support = claim.support
+        run.progress = claim.landmarks.progress
 
 
 def _ended(run: BenchRun, exit_code: int | None) -> None:

@@ -235,13 +235,26 @@ def report_text(report: BenchReport) -> str:
 
 
 def report_csv(report: BenchReport) -> str:
-    """One CSV row per run (:data:`CSV_COLUMNS`)."""
+    """One CSV row per run (:data:`CSV_COLUMNS`), as the audit's CSV is written: RFC 4180
+    in UTF-8 with a byte-order mark, text cells safe to open in a spreadsheet
+    (:func:`reprobridge_sdk.audit.csv_report.csv_text`)."""
+    from reprobridge_sdk.audit.csv_report import csv_text  # noqa: PLC0415
+
     buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
+    writer = csv.writer(buffer, lineterminator="\r\n", quoting=csv.QUOTE_MINIMAL)
     writer.writerow(CSV_COLUMNS)
     for run in report.runs:
         row: dict[str, Any] = run.model_dump(mode="json")
         row["tokens"] = run.usage.tokens
         row["cost"] = run.usage.cost
-        writer.writerow(["" if row.get(c) is None else row[c] for c in CSV_COLUMNS])
-    return buffer.getvalue()
+        cells = []
+        for column in CSV_COLUMNS:
+            value = row.get(column)
+            if value is None:
+                cells.append("")
+            elif isinstance(value, str):
+                cells.append(csv_text(value))
+            else:
+                cells.append(str(value))
+        writer.writerow(cells)
+    return "\ufeff" + buffer.getvalue()

@@ -210,7 +210,7 @@ def _bytes_option(text: str | None, name: str) -> int | None:
     "out",
     required=True,
     type=click.Path(path_type=Path, file_okay=False),
-    help="The folder of the runs and the report (report.json, report.txt, report.csv).",
+    help="The folder of the runs and the report (report.json, .txt, .csv and .html).",
 )
 @click.option(
     "--variants",
@@ -317,6 +317,7 @@ def run(  # noqa: PLR0917 - click passes every option as an argument
     Exit codes: 0 done (whatever the agents did), 2 usage or I/O error.
     """
     from reprobridge_sdk.bench.harness import PROMPT_TEMPLATE, BenchOptions, Budget, run_bench
+    from reprobridge_sdk.bench.html import render_html
     from reprobridge_sdk.bench.report import report_csv, report_text
     from reprobridge_sdk.bench.variants import VARIANTS
     from reprobridge_sdk.errors import ReproBridgeError
@@ -355,6 +356,7 @@ def run(  # noqa: PLR0917 - click passes every option as an argument
         text = report_text(report)
         atomic_write_bytes(out / "report.txt", text.encode("utf-8"))
         atomic_write_bytes(out / "report.csv", report_csv(report).encode("utf-8"))
+        atomic_write_bytes(out / "report.html", render_html(report).encode("utf-8"))
     except ReproBridgeError as exc:
         _error(exc)
     except OSError as exc:
@@ -364,4 +366,4 @@ def run(  # noqa: PLR0917 - click passes every option as an argument
         sys.stdout.write(json.dumps(report.model_dump(mode="json"), indent=2) + "\n")
     else:
         sys.stderr.write(text)
-        echo(f"wrote {out / 'report.json'}, report.txt and report.csv", err=True)
+        echo(f"wrote {out / 'report.json'}, report.txt, report.csv and report.html", err=True)

@@ -136,10 +136,12 @@ def test_reference_agents_give_the_expected_ordering(toys: Path, tmp_path: Path)
     assert stat.progress == 1.0 and stat.seconds_per_success is not None
     text = (out / "report.txt").read_text("utf-8")
     assert "refined - raw" in text and "95% Wilson" in text and "verified" in text
-    with (out / "report.csv").open(encoding="utf-8") as handle:
+    with (out / "report.csv").open(encoding="utf-8-sig", newline="") as handle:
         rows = list(csv.DictReader(handle))
     assert len(rows) == len(report.runs)
     assert {row["icml"] for row in rows if row["agent"] == "oracle"} >= {"verified"}
+    page = (out / "report.html").read_text("utf-8")
+    assert 'id="rates-chart"' in page and page.count('class="bar"') == 6
 
 
 #: Places outside the workspace that are not under /tmp (the host's, were the sandbox open).

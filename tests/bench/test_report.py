@@ -1,0 +1,139 @@
+"""The bench report's formats: text, CSV (safe to open) and HTML rendered by a real headless
+Chromium (the page needs nothing but itself), from a report with hostile text in it."""
+
+from __future__ import annotations
+
+import csv
+import io
+import shutil
+import subprocess
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+
+from reprobridge_sdk.bench.harness import BenchOptions
+from reprobridge_sdk.bench.html import STUDY, render_html
+from reprobridge_sdk.bench.report import CSV_COLUMNS, build_report, report_csv, report_text
+from reprobridge_sdk.model.bench import BenchReport, BenchRun
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+HOSTILE = "=cmd|' /C calc'!A0 <script>alert(1)</script>\x1b]52;c;cHdu\x07"
+
+
+def _run(agent: str, variant: str, task: str, verified: bool, repeat: int = 0) -> BenchRun:
+    return BenchRun(
+        submission="toy",
+        artifact="toy-study",
+        task=task,
+        variant=variant,
+        repeat=repeat,
+        agent=agent,
+        outcome="finished",
+        exit_code=0,
+        seconds=2.0,
+        support="log-backed",
+        verdict="compatible" if verified else "incompatible",
+        icml="verified" if verified else "falsified",
+        value=90.1,
+        extracted=90.1,
+        progress=1.0 if verified else 0.5,
+        folder=f"runs/toy/{task}/{variant}/r{repeat}",
+    )
+
+
+def _report() -> BenchReport:
+    runs = []
+    for index in range(12):
+        task = f"t{index}"
+        runs.append(_run(HOSTILE, "raw", task, verified=index < 3))
+        runs.append(_run(HOSTILE, "refined", task, verified=index < 11))
+    return build_report(
+        runs,
+        suite="suite.toml",
+        suite_sha256="0" * 64,
+        agents=[HOSTILE],
+        options=BenchOptions(variants=("raw", "refined")),
+        findings=[],
+    )
+
+
+def test_the_report_counts_rates_intervals_and_pairs() -> None:
+    report = _report()
+    raw, refined = report.rates
+    assert (raw.runs, raw.successes, refined.successes) == (12, 3, 11)
+    assert raw.wilson is not None and refined.wilson is not None
+    assert raw.wilson.high < refined.wilson.low + 0.2
+    assert refined.seconds_per_success == pytest.approx(24 / 11)
+    (pair,) = report.paired
+    assert (pair.a, pair.b, pair.only_a, pair.only_b, pair.both) == ("refined", "raw", 8, 0, 3)
+    assert pair.p_value == pytest.approx(2 * 0.5**8) and pair.method == "exact"
+    assert pair.difference == pytest.approx(8 / 12)
+
+
+def test_text_and_csv_are_safe_to_show_and_open() -> None:
+    report = _report()
+    text = report_text(report)
+    assert "\x1b" not in text and "\x07" not in text
+    raw = report_csv(report)
+    assert raw.startswith("\ufeff")
+    rows = list(csv.reader(io.StringIO(raw.removeprefix("\ufeff"))))
+    assert tuple(rows[0]) == CSV_COLUMNS
+    assert len(rows) == 1 + len(report.runs)
+    assert all(row[0].startswith("'=") for row in rows[1:])  # no formula runs
+    assert "\x1b" not in raw
+
+
+class _Dom(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.tags: list[tuple[str, dict[str, str]]] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.append((tag, {k: v or "" for k, v in attrs}))
+
+
+@pytest.mark.browser
+@pytest.mark.skipif(CHROMIUM is None, reason="Chromium is not installed")
+def test_the_html_page_renders_in_chromium(tmp_path: Path) -> None:
+    page = tmp_path / "report.html"
+    page.write_text(render_html(_report()), encoding="utf-8")
+    assert CHROMIUM is not None
+    done = subprocess.run(
+        [
+            CHROMIUM,
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            f"--user-data-dir={tmp_path / 'profile'}",
+            "--dump-dom",
+            page.as_uri(),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=180,
+        check=True,
+    )
+    dom = _Dom()
+    dom.feed(done.stdout)
+    tags = [tag for tag, _ in dom.tags]
+    assert "script" not in tags  # the agent's text stayed text
+    assert "<script>alert(1)</script>" in done.stdout.replace("&lt;", "<").replace("&gt;", ">")
+    bars = [a for t, a in dom.tags if t == "rect" and a.get("class") == "bar"]
+    study = [a for t, a in dom.tags if t == "rect" and a.get("class") == "study"]
+    assert len(bars) == 2 and len(study) == len(STUDY)
+    assert [t for t, a in dom.tags if t == "line" and a.get("class") == "whisker"]
+    widths = [int(a["width"]) for a in bars]
+    assert widths[0] < widths[1]  # raw 25% is shorter than refined 91.7%
+    rows = {name: 0 for name in ("rates", "paired", "runs")}
+    current = None
+    for tag, attrs in dom.tags:
+        if tag == "table":
+            current = attrs.get("id")
+        elif tag == "tr" and current in rows:
+            rows[current] += 1
+    assert rows == {"rates": 3, "paired": 2, "runs": 25}  # a header row each
