@@ -129,7 +129,7 @@ def test_the_html_page_renders_in_chromium(tmp_path: Path) -> None:
     assert [t for t, a in dom.tags if t == "line" and a.get("class") == "whisker"]
     widths = [int(a["width"]) for a in bars]
     assert widths[0] < widths[1]  # raw 25% is shorter than refined 91.7%
-    rows = {name: 0 for name in ("rates", "paired", "runs")}
+    rows = dict.fromkeys(("rates", "paired", "runs"), 0)
     current = None
     for tag, attrs in dom.tags:
         if tag == "table":
