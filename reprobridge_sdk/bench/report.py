@@ -38,7 +38,15 @@ if TYPE_CHECKING:
 
     from .harness import BenchOptions
 
-__all__ = ["CSV_COLUMNS", "build_report", "report_csv", "report_text", "success"]
+__all__ = [
+    "CSV_COLUMNS",
+    "build_report",
+    "load_report",
+    "rebuild",
+    "report_csv",
+    "report_text",
+    "success",
+]
 
 CSV_COLUMNS = (
     "agent",
@@ -258,3 +266,47 @@ def report_csv(report: BenchReport) -> str:
                 cells.append(str(value))
         writer.writerow(cells)
     return "\ufeff" + buffer.getvalue()
+
+
+def load_report(path: str) -> BenchReport:
+    """The report (``report.json``) at ``path``; :class:`UsageError` (N004) when it is not one."""
+    import json  # noqa: PLC0415
+
+    from pydantic import ValidationError  # noqa: PLC0415
+
+    from reprobridge_sdk.errors import UsageError  # noqa: PLC0415
+    from reprobridge_sdk.findings import finding  # noqa: PLC0415
+
+    try:
+        with open(path, "rb") as handle:  # noqa: PTH123
+            raw = handle.read(256 << 20)
+        return BenchReport.model_validate(json.loads(raw.decode("utf-8")))
+    except (OSError, UnicodeDecodeError, ValueError, ValidationError) as exc:
+        detail = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        message = f"{path} is not a bench report: {detail}"
+        hint = "give the report.json of bench run (schema bench-report-1.0)"
+        raise UsageError(message, [finding("N004", message, hint=hint)]) from None
+
+
+def rebuild(report: BenchReport) -> BenchReport:
+    """``report`` with its rates, paired tests and claims computed again from its runs (the
+    conformance cases give the runs only)."""
+    from .harness import BenchOptions  # noqa: PLC0415
+
+    options = BenchOptions(
+        variants=tuple(report.variants),
+        repeats=report.repeats,
+        sandbox=report.sandbox,
+        network=report.network,
+        level=report.level,
+    )
+    again = build_report(
+        report.runs,
+        suite=report.suite,
+        suite_sha256=report.suite_sha256,
+        agents=list(report.agents),
+        options=options,
+        findings=list(report.findings),
+    )
+    again.budget = dict(report.budget)
+    return again

@@ -367,3 +367,47 @@ def run(  # noqa: PLR0917 - click passes every option as an argument
     else:
         sys.stderr.write(text)
         echo(f"wrote {out / 'report.json'}, report.txt, report.csv and report.html", err=True)
+
+
+@bench.command("report")
+@click.argument("report_file", metavar="REPORT", type=click.Path(path_type=Path, dir_okay=False))
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json", "csv", "html"]),
+    default="text",
+    show_default=True,
+    help="text on stderr; json, csv and html on stdout (or --output).",
+)
+@click.option("--output", "-o", metavar="FILE", help="Write the report to FILE.")
+def report(report_file: Path, fmt: str, output: str | None) -> None:
+    """Show a bench report again, its rates, paired tests and claims computed from its runs.
+
+    REPORT is the report.json of bench run (or any file of schema bench-report-1.0, whose
+    runs alone count).
+    """
+    from reprobridge_sdk.bench.html import render_html
+    from reprobridge_sdk.bench.report import load_report, rebuild, report_csv, report_text
+    from reprobridge_sdk.errors import ReproBridgeError
+    from reprobridge_sdk.io._fs import atomic_write_bytes
+
+    try:
+        again = rebuild(load_report(str(report_file)))
+    except ReproBridgeError as exc:
+        _error(exc)
+    renders = {
+        "text": report_text,
+        "json": lambda r: json.dumps(r.model_dump(mode="json"), indent=2, sort_keys=True) + "\n",
+        "csv": report_csv,
+        "html": render_html,
+    }
+    text = renders[fmt](again)
+    if output is not None:
+        try:
+            atomic_write_bytes(output, text.encode("utf-8"))
+        except OSError as exc:
+            echo(f"error: cannot write {output}: {exc.strerror}", err=True)
+            sys.exit(2)
+        echo(f"wrote {output}", err=True)
+        return
+    (sys.stderr if fmt == "text" else sys.stdout).write(text)

@@ -7,6 +7,7 @@ import csv
 import io
 import shutil
 import subprocess
+import sys
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -137,3 +138,78 @@ def test_the_html_page_renders_in_chromium(tmp_path: Path) -> None:
         elif tag == "tr" and current in rows:
             rows[current] += 1
     assert rows == {"rates": 3, "paired": 2, "runs": 25}  # a header row each
+
+
+def test_the_reference_reporter_passes_the_conformance_cases() -> None:
+    suite = Path(__file__).resolve().parents[2] / "validators" / "bench-cases"
+    done = subprocess.run(
+        [sys.executable, str(suite / "run_bench_suite.py")],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout
+    assert "0 of 4 case(s) failed" in done.stdout
+
+
+def test_a_reporter_that_miscounts_fails_the_cases(tmp_path: Path) -> None:
+    """A reporter that counts every finished run as a success is caught."""
+    liar = tmp_path / "liar.py"
+    liar.write_text(
+        "import json, sys\n"
+        "from reprobridge_sdk.bench.report import load_report, rebuild\n"
+        "r = load_report(sys.argv[1])\n"
+        "for run in r.runs:\n"
+        "    run.icml = 'verified' if run.outcome == 'finished' else run.icml\n"
+        "print(json.dumps(rebuild(r).model_dump(mode='json')))\n",
+        encoding="utf-8",
+    )
+    suite = Path(__file__).resolve().parents[2] / "validators" / "bench-cases"
+    done = subprocess.run(
+        [
+            sys.executable,
+            str(suite / "run_bench_suite.py"),
+            "--command",
+            f"{sys.executable} {liar} {{input}}",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert done.returncode == 1
+    assert "FAIL wilson-exact-mcnemar" in done.stdout
+
+
+def test_bench_report_rerenders_a_report(tmp_path: Path) -> None:
+    source = tmp_path / "report.json"
+    source.write_text(_report().model_dump_json(), encoding="utf-8")
+    for fmt in ("json", "csv", "html"):
+        done = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "reprobridge_sdk",
+                "bench",
+                "report",
+                str(source),
+                "--format",
+                fmt,
+            ],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=True,
+        )
+        assert done.stdout
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"runs": "no"}', encoding="utf-8")
+    done = subprocess.run(
+        [sys.executable, "-m", "reprobridge_sdk", "bench", "report", str(bad)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 2 and "N004" in done.stderr
