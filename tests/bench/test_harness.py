@@ -21,6 +21,7 @@ import yaml
 from toy_study import make_artifact
 
 from reprobridge_sdk.bench.harness import BenchOptions, Budget, run_bench
+from reprobridge_sdk.bench.variants import VARIANTS
 from reprobridge_sdk.errors import UsageError
 from reprobridge_sdk.model.bench import BenchReport, BenchRun
 from reprobridge_sdk.run.sandbox import check_sandbox
@@ -360,3 +361,32 @@ def test_a_bad_suite_or_out_folder_is_a_usage_error(toys: Path, tmp_path: Path) 
     with pytest.raises(UsageError, match="not empty"):
         run_bench(["null"], suite, taken, BenchOptions(sandbox=False))
     assert (taken / "mine.txt").read_text() == "keep"
+
+
+def _files(root: Path) -> dict[str, bytes]:
+    return {
+        p.relative_to(root).as_posix(): p.read_bytes()
+        for p in sorted(root.rglob("*"))
+        if p.is_file() and not p.is_symlink()
+    }
+
+
+@needs_sandbox
+def test_variants_are_the_same_bytes_in_every_bench_and_in_parallel(
+    toys: Path, tmp_path: Path
+) -> None:
+    """Two benches of one suite (one of them with two jobs, through the executor's process
+    pool) see the same workspaces byte for byte, recorded with the artifact's digests, and
+    reach the same verdicts."""
+    suite = _suite(toys, [("toy", "toy-one", None)])
+    first = run_bench(["null"], suite, tmp_path / "a", BenchOptions(variants=VARIANTS))
+    second = run_bench(["null"], suite, tmp_path / "b", BenchOptions(variants=VARIANTS, jobs=2))
+    assert _files(tmp_path / "a" / "variants") == _files(tmp_path / "b" / "variants")
+    records = [
+        json.loads((tmp_path / "a" / "variants" / "toy" / v / "variant.json").read_text())
+        for v in VARIANTS
+    ]
+    assert len({r["artifact_files_sha256"] for r in records}) == 1
+    assert len(first.runs) == len(second.runs) == len(VARIANTS) * 2
+    strip = [(r.variant, r.task, r.outcome, r.verdict) for r in first.runs]
+    assert strip == [(r.variant, r.task, r.outcome, r.verdict) for r in second.runs]
