@@ -38,7 +38,7 @@ from typing import Any
 
 from reprobridge_sdk.errors import ReproBridgeError, UsageError
 from reprobridge_sdk.findings import Finding, finding
-from reprobridge_sdk.model.bench import BenchReport, BenchRun, RunOutcome, Usage
+from reprobridge_sdk.model.bench import BenchReport, BenchRun, ProxyCounts, RunOutcome, Usage
 
 from .judge import RESULTS_NAME
 from .variants import VARIANTS, WORKSPACE_DIR
@@ -122,6 +122,7 @@ class BenchOptions:
     executor: str | None = None
     sandbox: bool = True
     network: str = "none"
+    allow_hosts: tuple[str, ...] = ()
     budget: Budget = field(default_factory=Budget)
     visible: tuple[str, ...] = ()
     pass_env: tuple[str, ...] = ()
@@ -150,6 +151,7 @@ class _Job:
     budget: Budget
     sandbox: bool
     network: str
+    allow_hosts: tuple[str, ...]
     visible: tuple[str, ...]
     pass_env: tuple[str, ...]
     level: float
@@ -345,11 +347,28 @@ def read_usage(workspace: Path) -> Usage:
     return Usage(tokens=tokens, cost=cost, currency=currency, lines=count)
 
 
+@dataclass
+class _Prepared:
+    """The agent's command, its environment, the descriptors it inherits and its proxy."""
+
+    command: list[str]
+    env: dict[str, str]
+    fds: tuple[int, ...] = ()
+    proxy: Any = None
+
+
+def _proxy_env() -> dict[str, str]:
+    from .proxy import PORT  # noqa: PLC0415
+
+    address = f"http://127.0.0.1:{PORT}"
+    names = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY")
+    return {**dict.fromkeys(names, address), **dict.fromkeys(map(str.lower, names), address)}
+
+
 @contextlib.contextmanager
-def _command(
-    job: _Job, workspace: Path, prompt: Path
-) -> Iterator[tuple[list[str], dict[str, str], tuple[int, ...]]]:
-    """The agent's command, its environment and inherited descriptors (sandboxed or not)."""
+def _command(job: _Job, workspace: Path, prompt: Path) -> Iterator[_Prepared]:
+    """The agent's command, its environment and inherited descriptors (sandboxed or not),
+    and for the ``allow`` policy the run's proxy (:mod:`.proxy`), valid in the block."""
     import reprobridge_sdk  # noqa: PLC0415
 
     values = {
@@ -373,9 +392,11 @@ def _command(
     bin_dir = str(Path(sys.executable).parent)
     caller["PATH"] = os.pathsep.join([bin_dir, caller.get("PATH", "")])
     if not job.sandbox:
-        yield argv, {**caller, **declared}, ()
+        yield _Prepared(argv, {**caller, **declared})
         return
     from reprobridge_sdk.run import sandbox  # noqa: PLC0415
+
+    from .proxy import RELAY, AllowProxy  # noqa: PLC0415
 
     package = Path(reprobridge_sdk.__file__).resolve().parent
     readable = [
@@ -384,10 +405,21 @@ def _command(
         prompt,
         *(Path(p) for p in job.visible),
     ]
-    roots = sandbox.visible_roots(readable, [workspace])
-    env, _dropped = sandbox.sandbox_env(caller, declared, run_dir=workspace, roots=roots)
-    env["HOME"] = "/tmp"  # noqa: S108 - the sandbox's own private /tmp
-    with sandbox.seccomp_fd() as fd:
+    with contextlib.ExitStack() as stack:
+        proxy = None
+        if job.network == "allow":
+            # A short path: a unix socket's path has at most 107 bytes.
+            scratch = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="rb-px-")))
+            scratch.chmod(0o755)
+            proxy = AllowProxy(scratch / "s", job.allow_hosts)
+            stack.callback(proxy.close)
+            readable.append(scratch)
+            declared.update(_proxy_env())
+            argv = [sys.executable, "-I", "-S", "-c", RELAY, str(scratch / "s"), "--", *argv]
+        roots = sandbox.visible_roots(readable, [workspace])
+        env, _dropped = sandbox.sandbox_env(caller, declared, run_dir=workspace, roots=roots)
+        env["HOME"] = "/tmp"  # noqa: S108 - the sandbox's own private /tmp
+        fd = stack.enter_context(sandbox.seccomp_fd())
         command = sandbox.sandbox_command(
             argv,
             workdir=workspace,
@@ -396,7 +428,7 @@ def _command(
             readable=readable,
             network=job.network == "open",
         )
-        yield command, env, (fd,)
+        yield _Prepared(command, env, (fd,), proxy)
 
 
 def _judge(job: _Job, workspace: Path, run: BenchRun) -> None:
@@ -531,17 +563,21 @@ def run_job(job: _Job) -> BenchRun:
         text = render_prompt(job.prompt, manifest, job.task, job.variant, workspace, job.network)
         prompt.write_text(text, encoding="utf-8")
         log.write_bytes(b"")
-        with _command(job, workspace, prompt) as (command, env, fds):
+        with _command(job, workspace, prompt) as prepared:
             outcome = run_process(
-                _limited(command, job.budget),
+                _limited(prepared.command, job.budget),
                 cwd=workspace,
-                env=env,
+                env=prepared.env,
                 log_path=log,
                 timeout=job.budget.timeout,
                 grace=2.0,
-                pass_fds=fds,
+                pass_fds=prepared.fds,
                 max_output=job.budget.max_output,
             )
+            if prepared.proxy is not None:
+                run.proxy = ProxyCounts(
+                    allowed=prepared.proxy.allowed, refused=prepared.proxy.refused
+                )
     except (OSError, ReproBridgeError) as exc:
         message = getattr(exc, "message", None) or str(exc)
         with contextlib.suppress(OSError):
@@ -684,6 +720,7 @@ def _plan(
                             budget=budget,
                             sandbox=options.sandbox,
                             network=options.network,
+                            allow_hosts=options.allow_hosts,
                             visible=options.visible,
                             pass_env=options.pass_env,
                             level=options.level,
@@ -714,9 +751,16 @@ def run_bench(
     _check_variants(options.variants)
     for agent in agents:
         agent_argv(agent)
-    if options.network not in ("none", "open"):
+    if options.network not in ("none", "allow", "open"):
         message = f"unknown network policy {options.network!r}"
-        raise UsageError(message, [finding("N004", message, hint="none or open")])
+        raise UsageError(message, [finding("N004", message, hint="none, allow or open")])
+    if (options.network == "allow") != bool(options.allow_hosts):
+        message = "the allow policy takes hosts (--allow-host), and only it does"
+        hint = "--network allow --allow-host pypi.org --allow-host files.pythonhosted.org"
+        raise UsageError(message, [finding("N004", message, hint=hint)])
+    if options.network == "allow" and not options.sandbox:
+        message = "--network allow needs the sandbox: without it nothing holds the agent back"
+        raise UsageError(message, [finding("N004", message, hint="drop --no-sandbox")])
     batch = load_batch(suite)
     if not batch.model.submission:
         message = f"{batch.file} lists no [[submission]]"

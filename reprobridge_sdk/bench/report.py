@@ -19,7 +19,7 @@ import io
 from collections import Counter, defaultdict
 from collections.abc import Sequence
 from itertools import combinations
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from reprobridge_sdk.findings import terminal_text
 from reprobridge_sdk.model.bench import (
@@ -164,7 +164,8 @@ def build_report(
         variants=variants,
         repeats=options.repeats,
         sandbox=options.sandbox,
-        network="open" if options.network == "open" else "none",
+        network=_network(options.network),
+        allow_hosts=list(options.allow_hosts),
         budget={
             "timeout": budget.timeout,
             "cpu": budget.cpu,
@@ -179,6 +180,12 @@ def build_report(
         claims=claims,
         findings=findings,
     )
+
+
+def _network(policy: str) -> Literal["none", "allow", "open"]:
+    if policy == "open":
+        return "open"
+    return "allow" if policy == "allow" else "none"
 
 
 def _pair_order(variants: list[str]) -> list[tuple[str, str]]:
@@ -203,12 +210,18 @@ def _num(value: float | None, digits: int = 1) -> str:
     return "-" if value is None else f"{value:.{digits}f}"
 
 
+def _policy(report: BenchReport) -> str:
+    if report.network == "allow":
+        return f"allow {', '.join(report.allow_hosts)}"
+    return report.network
+
+
 def report_text(report: BenchReport) -> str:
     """The report as text: rates, paired tests, claims and what could not be benched."""
     lines = [
         f"bench: {', '.join(report.agents)} over {report.suite}"
         f" ({len(report.runs)} run(s), {report.repeats} repeat(s),"
-        f" sandbox {'on' if report.sandbox else 'OFF'}, network {report.network})",
+        f" sandbox {'on' if report.sandbox else 'OFF'}, network {_policy(report)})",
         "",
         f"{'agent':<10} {'variant':<19} {'runs':>4} {'ok':>3} {'rate':>7}"
         f"  {'95% Wilson':<15} {'landmarks':>9} {'s/success':>9}  outcomes",
@@ -298,6 +311,7 @@ def rebuild(report: BenchReport) -> BenchReport:
         repeats=report.repeats,
         sandbox=report.sandbox,
         network=report.network,
+        allow_hosts=tuple(report.allow_hosts),
         level=report.level,
     )
     again = build_report(

@@ -256,10 +256,17 @@ def _bytes_option(text: str | None, name: str) -> int | None:
 )
 @click.option(
     "--network",
-    type=click.Choice(["none", "open"]),
+    type=click.Choice(["none", "allow", "open"]),
     default="none",
     show_default=True,
-    help="The sandbox's network: none, or the host's (open).",
+    help="The sandbox's network: none; allow (only the --allow-host hosts, through a proxy "
+    "the harness starts); or the host's (open).",
+)
+@click.option(
+    "--allow-host",
+    "allow_hosts",
+    multiple=True,
+    help="A host the allow policy lets through (repeatable; '.example.org': its subdomains).",
 )
 @sandbox_option("the agent")
 @click.option(
@@ -300,6 +307,7 @@ def run(  # noqa: PLR0917 - click passes every option as an argument
     max_output: str,
     max_file: str,
     network: str,
+    allow_hosts: tuple[str, ...],
     sandbox: bool,
     visible: tuple[str, ...],
     pass_env: tuple[str, ...],
@@ -346,6 +354,7 @@ def run(  # noqa: PLR0917 - click passes every option as an argument
             executor=executor,
             sandbox=sandbox,
             network=network,
+            allow_hosts=allow_hosts,
             budget=budget,
             visible=tuple(str(Path(v).resolve()) for v in visible),
             pass_env=pass_env,

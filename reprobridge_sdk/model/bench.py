@@ -35,6 +35,7 @@ __all__ = [
     "HeldBack",
     "LandmarkProgress",
     "PairedTest",
+    "ProxyCounts",
     "RateInterval",
     "ResultRun",
     "RunOutcome",
@@ -223,6 +224,13 @@ class Usage(SpecModel):
     lines: int = Field(default=0, description="Lines read (at most 10,000).")
 
 
+class ProxyCounts(SpecModel):
+    """The connections the allow-list proxy let through and refused in one run."""
+
+    allowed: int = 0
+    refused: int = 0
+
+
 class BenchRun(SpecModel):
     """One run of the agent: a task of a submission, in a variant, one repeat."""
 
@@ -242,6 +250,9 @@ class BenchRun(SpecModel):
     extracted: float | None = None
     progress: float | None = Field(default=None, description="The claim's landmark progress.")
     usage: Usage = Field(default_factory=Usage)
+    proxy: ProxyCounts | None = Field(
+        default=None, description="Under the allow policy: the proxy's connections."
+    )
     folder: str = Field(description="The run's folder, relative to the report's folder.")
     findings: list[AuditFinding] = Field(default_factory=list)
 
@@ -312,7 +323,10 @@ class BenchReport(SpecModel):
     variants: list[str]
     repeats: int
     sandbox: bool
-    network: Literal["none", "open"]
+    network: Literal["none", "allow", "open"]
+    allow_hosts: list[str] = Field(
+        default_factory=list, description="The hosts the allow policy lets the agent reach."
+    )
     budget: dict[str, float | int | None] = Field(
         default_factory=dict, description="The budgets that applied when no submission set one."
     )

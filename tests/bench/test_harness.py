@@ -21,6 +21,7 @@ import yaml
 from toy_study import make_artifact
 
 from reprobridge_sdk.bench.harness import BenchOptions, Budget, run_bench
+from reprobridge_sdk.bench.proxy import allowed
 from reprobridge_sdk.bench.variants import VARIANTS
 from reprobridge_sdk.errors import UsageError
 from reprobridge_sdk.model.bench import BenchReport, BenchRun
@@ -339,6 +340,64 @@ def test_network_policy_against_a_loopback_server(
     assert text.startswith(expected)
 
 
+PROXIED = """
+import os, socket, sys, urllib.error, urllib.request
+from pathlib import Path
+out = []
+try:
+    with urllib.request.urlopen(f"http://127.0.0.1:{sys.argv[2]}/", timeout=10) as answer:
+        out.append(f"proxied {answer.status}")
+except urllib.error.HTTPError as exc:
+    out.append(f"proxied {exc.code}")
+except OSError as exc:
+    out.append(f"proxied failed: {exc}")
+try:
+    socket.create_connection(("127.0.0.1", int(sys.argv[2])), timeout=5).close()
+    out.append("direct reached")
+except OSError:
+    out.append("direct blocked")
+Path(sys.argv[1], "net.txt").write_text("\\n".join(out))
+"""
+
+
+@needs_sandbox
+@pytest.mark.parametrize(
+    ("hosts", "expected"),
+    [(("127.0.0.1",), "proxied 200"), ((".pypi.org", "files.pythonhosted.org"), "proxied 403")],
+)
+def test_allow_policy_lets_through_only_its_hosts(
+    toys: Path, tmp_path: Path, loopback: int, hosts: tuple[str, ...], expected: str
+) -> None:
+    """The allow-list proxy against a loopback server: an allowed host is reached through
+    the proxy, another is refused (403); a direct connection never leaves the sandbox."""
+    script = tmp_path / "proxied.py"
+    script.write_text(PROXIED, encoding="utf-8")
+    suite = _suite(toys, [("toy", "toy-one", ["acc"])])
+    agent = f"{sys.executable} {script} {{workspace}} {loopback}"
+    options = BenchOptions(
+        variants=("refined",), network="allow", allow_hosts=hosts, visible=(str(script),)
+    )
+    report = run_bench([agent], suite, tmp_path / "out", options)
+    assert report.network == "allow" and report.allow_hosts == list(hosts)
+    run = report.runs[0]
+    lines = (tmp_path / "out" / run.folder / "workspace" / "net.txt").read_text("utf-8")
+    assert lines.splitlines() == [expected, "direct blocked"]
+    assert run.proxy is not None
+    assert (run.proxy.allowed, run.proxy.refused) == ((1, 0) if "200" in expected else (0, 1))
+
+
+def test_the_allow_policy_needs_hosts_and_the_sandbox(toys: Path, tmp_path: Path) -> None:
+    suite = _suite(toys, [("toy", "toy-one", ["acc"])])
+    for options in (
+        BenchOptions(network="allow"),
+        BenchOptions(network="none", allow_hosts=("pypi.org",)),
+        BenchOptions(network="allow", allow_hosts=("pypi.org",), sandbox=False),
+    ):
+        with pytest.raises(UsageError) as caught:
+            run_bench(["null"], suite, tmp_path / "out", options)
+        assert caught.value.findings[0].code == "N004"
+
+
 @needs_sandbox
 def test_an_unknown_task_is_named_and_the_rest_is_benched(toys: Path, tmp_path: Path) -> None:
     suite = _suite(toys, [("toy", "toy-one", ["acc", "nope"])])
@@ -390,3 +449,11 @@ def test_variants_are_the_same_bytes_in_every_bench_and_in_parallel(
     assert len(first.runs) == len(second.runs) == len(VARIANTS) * 2
     strip = [(r.variant, r.task, r.outcome, r.verdict) for r in first.runs]
     assert strip == [(r.variant, r.task, r.outcome, r.verdict) for r in second.runs]
+
+
+def test_allow_list_matching_is_exact_or_a_subdomain() -> None:
+    assert allowed("PyPI.org.", ["pypi.org"])
+    assert allowed("files.pypi.org", [".pypi.org"])
+    assert not allowed("evilpypi.org", [".pypi.org"])
+    assert not allowed("pypi.org.evil.com", ["pypi.org"])
+    assert not allowed("files.pypi.org", ["pypi.org"])
