@@ -115,6 +115,18 @@ def render_html(report: BenchReport) -> str:
         ]
         for p in report.paired
     ]
+    versus = [
+        [
+            (escape(p.variant), ""),
+            (escape(f"{p.a} - {p.b}"), ""),
+            (str(p.pairs), "num"),
+            (str(p.only_a), "num"),
+            (str(p.only_b), "num"),
+            (_pct(p.difference), "num"),
+            (f"{p.p_value:.3g} ({p.method})", "num"),
+        ]
+        for p in report.versus
+    ]
     runs = [
         [
             (escape(r.agent), ""),
@@ -166,6 +178,18 @@ def render_html(report: BenchReport) -> str:
         ),
         "<h2>Paired differences (McNemar)</h2>",
         _table("paired", ["agent", "a - b", "pairs", "only a", "only b", "diff", "p"], paired),
+        *(
+            [
+                "<h2>Agent against agent (McNemar)</h2>",
+                _table(
+                    "versus",
+                    ["variant", "a - b", "pairs", "only a", "only b", "diff", "p"],
+                    versus,
+                ),
+            ]
+            if versus
+            else []
+        ),
         "<h2>Runs and per-claim verdicts</h2>",
         _table(
             "runs",

@@ -17,12 +17,13 @@ from __future__ import annotations
 import csv
 import io
 from collections import Counter, defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from itertools import combinations
 from typing import TYPE_CHECKING, Any, Literal
 
 from reprobridge_sdk.findings import terminal_text
 from reprobridge_sdk.model.bench import (
+    AgentPair,
     BenchReport,
     BenchRun,
     ClaimRow,
@@ -95,29 +96,40 @@ def _stat(agent: str, variant: str, runs: list[BenchRun], level: float) -> Varia
     )
 
 
-def _paired(agent: str, a: str, b: str, runs: list[BenchRun]) -> PairedTest:
+def _counts(
+    runs: list[BenchRun], side: Callable[[BenchRun], str], a: str, b: str
+) -> dict[str, Any]:
+    """The paired counts of sides ``a`` and ``b`` (variants or agents) over the runs of the
+    same submission, task and repeat, and McNemar's test of them."""
     keyed: dict[tuple[str, str, int], dict[str, bool]] = defaultdict(dict)
     for run in runs:
-        if run.variant in (a, b):
-            keyed[(run.submission, run.task, run.repeat)][run.variant] = success(run)
+        if side(run) in (a, b):
+            keyed[(run.submission, run.task, run.repeat)][side(run)] = success(run)
     pairs = [(v[a], v[b]) for v in keyed.values() if a in v and b in v]
     both = sum(x and y for x, y in pairs)
     only_a = sum(x and not y for x, y in pairs)
     only_b = sum(y and not x for x, y in pairs)
     test = mcnemar(only_a, only_b)
-    return PairedTest(
-        agent=agent,
-        a=a,
-        b=b,
-        pairs=len(pairs),
-        both=both,
-        only_a=only_a,
-        only_b=only_b,
-        neither=len(pairs) - both - only_a - only_b,
-        difference=(only_a - only_b) / len(pairs) if pairs else None,
-        p_value=test.p_value,
-        method="exact" if test.method == "exact" else "chi-square",
-    )
+    return {
+        "a": a,
+        "b": b,
+        "pairs": len(pairs),
+        "both": both,
+        "only_a": only_a,
+        "only_b": only_b,
+        "neither": len(pairs) - both - only_a - only_b,
+        "difference": (only_a - only_b) / len(pairs) if pairs else None,
+        "p_value": test.p_value,
+        "method": "exact" if test.method == "exact" else "chi-square",
+    }
+
+
+def _by_variant(run: BenchRun) -> str:
+    return run.variant
+
+
+def _by_agent(run: BenchRun) -> str:
+    return run.agent
 
 
 def build_report(
@@ -141,7 +153,9 @@ def build_report(
                 _stat(agent, variant, [r for r in mine if r.variant == variant], options.level)
             )
         ordered = _pair_order(variants)
-        paired.extend(_paired(agent, a, b, mine) for a, b in ordered)
+        paired.extend(
+            PairedTest(agent=agent, **_counts(mine, _by_variant, a, b)) for a, b in ordered
+        )
         grouped: dict[tuple[str, str, str], list[BenchRun]] = defaultdict(list)
         for run in mine:
             grouped[(run.submission, run.task, run.variant)].append(run)
@@ -156,6 +170,14 @@ def build_report(
                     verdicts=dict(sorted(Counter(r.verdict for r in group).items())),
                 )
             )
+    versus = [
+        AgentPair(
+            variant=variant,
+            **_counts([r for r in runs if r.variant == variant], _by_agent, a, b),
+        )
+        for variant in variants
+        for a, b in combinations(agents, 2)
+    ]
     budget = options.budget
     return BenchReport(
         suite=suite,
@@ -177,6 +199,7 @@ def build_report(
         runs=list(runs),
         rates=rates,
         paired=paired,
+        versus=versus,
         claims=claims,
         findings=findings,
     )
@@ -189,16 +212,16 @@ def _network(policy: str) -> Literal["none", "allow", "open"]:
 
 
 def _pair_order(variants: list[str]) -> list[tuple[str, str]]:
-    """Each variant against ``raw`` first (what the artifact adds), then the masked and
-    expert variants against ``refined`` (what each part adds), then the other pairs."""
+    """Each variant against ``raw`` (what the artifact adds), then ``refined`` against each
+    masked variant and ``expert`` (what each part adds); without ``raw`` or ``refined``,
+    each pair of the variants given."""
     pairs: list[tuple[str, str]] = []
     if "raw" in variants:
         pairs += [(v, "raw") for v in variants if v != "raw"]
     if "refined" in variants:
         pairs += [("refined", v) for v in variants if v not in ("raw", "refined")]
-    for a, b in combinations(variants, 2):
-        if (a, b) not in pairs and (b, a) not in pairs:
-            pairs.append((a, b))
+    if not pairs:
+        pairs = list(combinations(variants, 2))
     return pairs
 
 
@@ -214,6 +237,35 @@ def _policy(report: BenchReport) -> str:
     if report.network == "allow":
         return f"allow {', '.join(report.allow_hosts)}"
     return report.network
+
+
+#: Short names of the variants in the claims matrix of the text report.
+_SHORT = {
+    "masked-environment": "m-env",
+    "masked-launchers": "m-launch",
+    "masked-extraction": "m-extract",
+    "masked-guide": "m-guide",
+}
+
+
+def _claim_matrix(report: BenchReport) -> list[str]:
+    variants = report.variants
+    width = max([len(_SHORT.get(v, v)) for v in variants] + [5])
+    names = sorted({(r.agent, r.submission, r.task) for r in report.claims})
+    label = max([len(f"{s}/{t}") for _, s, t in names] + [5]) + 2
+    head = f"  {'agent':<10} {'claim':<{label}}" + "".join(
+        f" {_SHORT.get(v, v):>{width}}" for v in variants
+    )
+    rows = [head]
+    cells = {(r.agent, r.submission, r.task, r.variant): r for r in report.claims}
+    for agent, submission, task in names:
+        line = f"  {agent[:10]:<10} {f'{submission}/{task}':<{label}}"
+        for variant in variants:
+            row = cells.get((agent, submission, task, variant))
+            cell = "-" if row is None else f"{row.icml.get('verified', 0)}/{sum(row.icml.values())}"
+            line += f" {cell:>{width}}"
+        rows.append(line)
+    return rows
 
 
 def report_text(report: BenchReport) -> str:
@@ -236,19 +288,29 @@ def report_text(report: BenchReport) -> str:
         )
     if report.paired:
         lines += ["", "paired (McNemar): a - b over the same tasks and repeats"]
-        for test in report.paired:
+        shown = [t for t in report.paired if t.only_a or t.only_b]
+        for test in shown:
             lines.append(
                 f"  {test.agent[:10]:<10} {test.a} - {test.b}: {_pct(test.difference)}"
                 f" ({test.pairs} pairs; only a {test.only_a}, only b {test.only_b};"
                 f" p = {test.p_value:.3g}, {test.method})"
             )
-    if report.claims:
-        lines += ["", "claims (ICML labels over the repeats)"]
-        for row in report.claims:
-            labels = ", ".join(f"{k} {v}" for k, v in row.icml.items())
+        if len(shown) < len(report.paired):
+            lines.append(f"  ({len(report.paired) - len(shown)} pair(s) with no difference)")
+    if report.versus:
+        lines += ["", "agents (McNemar): a - b in each variant, over the same tasks and repeats"]
+        differ = [p for p in report.versus if p.only_a or p.only_b]
+        for pair in differ:
             lines.append(
-                f"  {row.agent[:10]:<10} {row.submission}/{row.task} [{row.variant}]: {labels}"
+                f"  {pair.variant:<19} {pair.a[:20]} - {pair.b[:20]}: {_pct(pair.difference)}"
+                f" ({pair.pairs} pairs; only a {pair.only_a}, only b {pair.only_b};"
+                f" p = {pair.p_value:.3g}, {pair.method})"
             )
+        if len(differ) < len(report.versus):
+            lines.append(f"  ({len(report.versus) - len(differ)} pair(s) with no difference)")
+    if report.claims:
+        lines += ["", "claims: verified / runs per variant"]
+        lines += _claim_matrix(report)
     if report.findings:
         lines += ["", "not benched"]
         lines += [f"  {item.code}: {item.message}" for item in report.findings]

@@ -25,6 +25,7 @@ from .audit import AuditFinding, IcmlVerdict
 __all__ = [
     "BENCH_RESULTS_VERSION",
     "BENCH_VERSION",
+    "AgentPair",
     "BenchClaim",
     "BenchJudgement",
     "BenchReport",
@@ -302,6 +303,22 @@ class PairedTest(SpecModel):
     method: Literal["exact", "chi-square"]
 
 
+class AgentPair(SpecModel):
+    """Agent ``a`` against agent ``b`` in one variant, over the same tasks and repeats."""
+
+    variant: str
+    a: str
+    b: str
+    pairs: int
+    both: int
+    only_a: int
+    only_b: int
+    neither: int
+    difference: float | None = Field(default=None, description="rate(a) - rate(b).")
+    p_value: float
+    method: Literal["exact", "chi-square"]
+
+
 class ClaimRow(SpecModel):
     """A claim (task of a submission) in one variant: its ICML labels over the repeats."""
 
@@ -334,6 +351,9 @@ class BenchReport(SpecModel):
     runs: list[BenchRun] = Field(default_factory=list)
     rates: list[VariantStat] = Field(default_factory=list)
     paired: list[PairedTest] = Field(default_factory=list)
+    versus: list[AgentPair] = Field(
+        default_factory=list, description="With several agents: each pair of them per variant."
+    )
     claims: list[ClaimRow] = Field(default_factory=list)
     findings: list[AuditFinding] = Field(
         default_factory=list, description="Submissions that could not be benched, and why."

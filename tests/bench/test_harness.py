@@ -133,6 +133,11 @@ def test_reference_agents_give_the_expected_ordering(toys: Path, tmp_path: Path)
     paired = next(p for p in report.paired if p.agent == "readme" and p.a == "refined")
     assert (paired.b, paired.only_a, paired.only_b, paired.pairs) == ("raw", 3, 0, 4)
     assert paired.p_value == pytest.approx(0.25) and paired.method == "exact"
+    versus = {(p.variant, p.a, p.b): p for p in report.versus}
+    assert len(versus) == 2 * 3  # variants x pairs of agents
+    assert versus[("refined", "oracle", "null")].only_a == 4
+    assert versus[("refined", "readme", "null")].only_a == 3
+    assert versus[("raw", "readme", "null")].pairs == 4
     stat = next(s for s in report.rates if s.agent == "oracle" and s.variant == "refined")
     assert stat.wilson is not None and stat.wilson.high == 1.0 and stat.wilson.low > 0.3
     assert stat.progress == 1.0 and stat.seconds_per_success is not None

@@ -54,7 +54,14 @@ def check_case(folder: Path, command: str) -> list[str]:
     except ValueError as exc:
         return [f"not JSON on stdout: {exc}"]
     problems = []
-    for part, keys in (("rates", ("agent", "variant")), ("paired", ("agent", "a", "b"))):
+    parts = (
+        ("rates", ("agent", "variant")),
+        ("paired", ("agent", "a", "b")),
+        ("versus", ("variant", "a", "b")),
+    )
+    for part, keys in parts:
+        if part not in expected:
+            continue
         for want in expected[part]:
             key = {k: want[k] for k in keys}
             got = _find(report.get(part, []), key)
