@@ -643,9 +643,11 @@ def _prepare_out(out: Path) -> None:
     if out.is_dir() and any(out.iterdir()) and not (out / "report.json").is_file():
         message = f"{out} is not empty and holds no report.json: not writing into it"
         raise UsageError(message, [finding("N004", message, hint="choose another -o folder")])
-    for name in ("runs", "variants"):
-        if (out / name).is_dir():
-            shutil.rmtree(out / name)
+    if out.is_dir():  # an earlier bench's folders: replaced whole
+        for child in out.iterdir():
+            earlier = child.name in ("runs", "variants") or child.name.startswith("agent-")
+            if earlier and child.is_dir() and not child.is_symlink():
+                shutil.rmtree(child)
     out.mkdir(parents=True, exist_ok=True)
 
 

@@ -462,3 +462,21 @@ def test_allow_list_matching_is_exact_or_a_subdomain() -> None:
     assert not allowed("evilpypi.org", [".pypi.org"])
     assert not allowed("pypi.org.evil.com", ["pypi.org"])
     assert not allowed("files.pypi.org", ["pypi.org"])
+
+
+@needs_sandbox
+def test_the_dask_executor_runs_the_batch(toys: Path, tmp_path: Path) -> None:
+    pytest.importorskip("distributed")
+    suite = _suite(toys, [("toy", "toy-one", ["acc"])])
+    options = BenchOptions(variants=("raw", "refined"), executor="dask-local", jobs=2)
+    report = run_bench(["null"], suite, tmp_path / "out", options)
+    assert [(r.variant, r.outcome) for r in report.runs] == [
+        ("raw", "finished"),
+        ("refined", "finished"),
+    ]
+    # a second bench into the same folder replaces the first one's runs
+    (tmp_path / "out" / "agent-7").mkdir()
+    again = run_bench(["null"], suite, tmp_path / "out", BenchOptions(variants=("raw",)))
+    assert len(again.runs) == 1
+    assert not (tmp_path / "out" / "agent-7").exists()
+    assert not (tmp_path / "out" / "runs" / "toy" / "acc" / "refined").exists()
