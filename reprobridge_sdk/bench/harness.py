@@ -38,7 +38,14 @@ from typing import Any
 
 from reprobridge_sdk.errors import ReproBridgeError, UsageError
 from reprobridge_sdk.findings import Finding, finding
-from reprobridge_sdk.model.bench import BenchReport, BenchRun, ProxyCounts, RunOutcome, Usage
+from reprobridge_sdk.model.bench import (
+    BenchReport,
+    BenchRun,
+    ProxyCounts,
+    RerunCounts,
+    RunOutcome,
+    Usage,
+)
 
 from .judge import RESULTS_NAME
 from .variants import VARIANTS, WORKSPACE_DIR
@@ -130,6 +137,7 @@ class BenchOptions:
     level: float = 0.95
     floor: float = 0.01
     fetch: bool = False
+    rerun: int = 0
 
 
 @dataclass(frozen=True)
@@ -156,6 +164,7 @@ class _Job:
     pass_env: tuple[str, ...]
     level: float
     floor: float
+    rerun: int = 0
 
 
 # --------------------------------------------------------------------------- the prompt
@@ -590,10 +599,36 @@ def run_job(job: _Job) -> BenchRun:
     try:
         _judge(job, workspace, run)
         run.usage = read_usage(workspace)
+        if job.rerun:
+            run.rerun = _rerun(job, workspace)
     except OSError as exc:
         run.findings.append(_io_finding(run, exc))
     _ended(run, outcome.exit_code)
     return _save(folder, run)
+
+
+def _rerun(job: _Job, workspace: Path) -> RerunCounts | None:
+    """The auditor's re-execution of ``job.rerun`` of the agent's recorded runs per launcher
+    and task (``reprobridge run`` records under ``runs/``), in the current interpreter and
+    the sandbox; None when the workspace holds none or cannot be audited."""
+    from reprobridge_sdk.audit import audit  # noqa: PLC0415
+
+    if not (workspace / "runs").is_dir() or (workspace / "runs").is_symlink():
+        return None
+    try:
+        result = audit(
+            workspace,
+            rerun=job.rerun,
+            rerun_seed=0,
+            rerun_env="current",
+            rerun_sandbox=job.sandbox,
+        )
+    except ReproBridgeError:
+        return None
+    return RerunCounts(
+        reran=sum(a.reran for a in result.attempts),
+        mismatches=sum(a.rerun_mismatches for a in result.attempts),
+    )
 
 
 def _io_finding(run: BenchRun, exc: OSError) -> Any:
@@ -727,6 +762,7 @@ def _plan(
                             pass_env=options.pass_env,
                             level=options.level,
                             floor=options.floor,
+                            rerun=options.rerun,
                         )
                     )
     return jobs, problems

@@ -196,6 +196,7 @@ def build_report(
             "max_file": budget.max_file,
         },
         level=options.level,
+        rerun=options.rerun,
         runs=list(runs),
         rates=rates,
         paired=paired,
@@ -375,6 +376,7 @@ def rebuild(report: BenchReport) -> BenchReport:
         network=report.network,
         allow_hosts=tuple(report.allow_hosts),
         level=report.level,
+        rerun=report.rerun,
     )
     again = build_report(
         report.runs,

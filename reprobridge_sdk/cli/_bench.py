@@ -285,6 +285,14 @@ def _bytes_option(text: str | None, name: str) -> int | None:
 )
 @click.option("--fetch", is_flag=True, help="raw: fetch the upstream over the network if needed.")
 @click.option(
+    "--rerun",
+    type=click.IntRange(min=0),
+    default=0,
+    show_default=True,
+    help="Re-execute this many of the agent's recorded runs per launcher and task, as the "
+    "auditor does (audit --rerun), in the sandbox.",
+)
+@click.option(
     "--format",
     "fmt",
     type=click.Choice(["text", "json"]),
@@ -313,6 +321,7 @@ def run(  # noqa: PLR0917 - click passes every option as an argument
     pass_env: tuple[str, ...],
     prompt_file: Path | None,
     fetch: bool,
+    rerun: int,
     fmt: str,
 ) -> None:
     """Run AGENT over the SUITE: each task, variant and repeat in a fresh sandboxed workspace,
@@ -360,6 +369,7 @@ def run(  # noqa: PLR0917 - click passes every option as an argument
             pass_env=pass_env,
             prompt=template,
             fetch=fetch,
+            rerun=rerun,
         )
         report = run_bench([agent, *others], suite, out, options)
         text = report_text(report)

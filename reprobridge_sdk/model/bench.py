@@ -38,6 +38,7 @@ __all__ = [
     "PairedTest",
     "ProxyCounts",
     "RateInterval",
+    "RerunCounts",
     "ResultRun",
     "RunOutcome",
     "Support",
@@ -232,6 +233,14 @@ class ProxyCounts(SpecModel):
     refused: int = 0
 
 
+class RerunCounts(SpecModel):
+    """``--rerun``: the agent's recorded runs re-executed by the auditor, and how many did not
+    hold up (A058, A059)."""
+
+    reran: int = 0
+    mismatches: int = 0
+
+
 class BenchRun(SpecModel):
     """One run of the agent: a task of a submission, in a variant, one repeat."""
 
@@ -253,6 +262,9 @@ class BenchRun(SpecModel):
     usage: Usage = Field(default_factory=Usage)
     proxy: ProxyCounts | None = Field(
         default=None, description="Under the allow policy: the proxy's connections."
+    )
+    rerun: RerunCounts | None = Field(
+        default=None, description="With --rerun: the agent's recorded runs re-executed."
     )
     folder: str = Field(description="The run's folder, relative to the report's folder.")
     findings: list[AuditFinding] = Field(default_factory=list)
@@ -348,6 +360,11 @@ class BenchReport(SpecModel):
         default_factory=dict, description="The budgets that applied when no submission set one."
     )
     level: float = 0.95
+    rerun: int = Field(
+        default=0,
+        ge=0,
+        description="Recorded runs of each agent re-executed per launcher and task.",
+    )
     runs: list[BenchRun] = Field(default_factory=list)
     rates: list[VariantStat] = Field(default_factory=list)
     paired: list[PairedTest] = Field(default_factory=list)

@@ -480,3 +480,26 @@ def test_the_dask_executor_runs_the_batch(toys: Path, tmp_path: Path) -> None:
     assert len(again.runs) == 1
     assert not (tmp_path / "out" / "agent-7").exists()
     assert not (tmp_path / "out" / "runs" / "toy" / "acc" / "refined").exists()
+
+
+@needs_sandbox
+def test_rerun_reexecutes_the_agents_recorded_runs(tmp_path: Path) -> None:
+    """--rerun: the oracle's records (reprobridge run in its workspace) are re-executed by the
+    auditor in the sandbox and hold up; an agent that recorded no run gets no rerun."""
+    # the toy writes its metrics into its run folder: a re-execution in the sandbox, where
+    # the artifact is read-only, writes nothing else
+    root = _toy(tmp_path / "toy-run-dir", "toy-run-dir", tasks=("acc",), launchers=("scored",))
+    data = yaml.safe_load((root / "rra.yaml").read_text("utf-8"))
+    for launcher in data["launchers"]:
+        launcher["argv"][-1] = "{run_dir}/metrics.json"
+        launcher["outputs"][0]["path"] = "{run_dir}/metrics.json"
+    (root / "rra.yaml").write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+    suite = _suite(tmp_path, [("toy", "toy-run-dir", None)])
+    options = BenchOptions(variants=("refined",), rerun=1)
+    report = run_bench(["oracle", "null"], suite, tmp_path / "out", options)
+    assert report.rerun == 1
+    oracle, null = report.runs
+    assert oracle.icml == "verified"
+    assert oracle.rerun is not None and oracle.rerun.reran >= 1
+    assert oracle.rerun.mismatches == 0
+    assert null.rerun is None
