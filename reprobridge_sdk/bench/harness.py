@@ -31,6 +31,7 @@ import shutil
 import stat
 import sys
 import tempfile
+import threading
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -117,6 +118,8 @@ class Budget:
     max_output: int = 16 << 20
     #: Largest file a process may write, in bytes (RLIMIT_FSIZE); None: no limit.
     max_file: int | None = 4 << 30
+    #: The cost the agent may report on its usage channel before it is stopped; None: no cap.
+    max_cost: float | None = None
 
 
 @dataclass(frozen=True)
@@ -298,14 +301,17 @@ def _log_has(log: Path, markers: Sequence[bytes]) -> bool:
 
 def classify(outcome: Any, log: Path) -> RunOutcome:
     """How a run ended, in this order: ``not-started`` (the command is not there),
-    ``timeout``, ``flood`` (output over the cap), ``cpu-limit`` (SIGXCPU), ``over-memory``
-    (failed, and its output tells of a failed allocation), ``wrote-outside`` (its output
-    tells of a write the sandbox refused: ``Read-only file system``), ``crash`` (any other
-    non-zero exit) and ``finished``."""
+    ``timeout``, ``over-cost`` (stopped when its reported cost passed the cap), ``flood``
+    (output over the cap), ``cpu-limit`` (SIGXCPU), ``over-memory`` (failed, and its output
+    tells of a failed allocation), ``wrote-outside`` (its output tells of a write the sandbox
+    refused: ``Read-only file system``), ``crash`` (any other non-zero exit) and
+    ``finished``."""
     if outcome.not_found is not None:
         return "not-started"
     if outcome.timed_out:
         return "timeout"
+    if outcome.cancelled:
+        return "over-cost"
     if outcome.flooded:
         return "flood"
     code = outcome.exit_code
@@ -523,6 +529,7 @@ def _ended(run: BenchRun, exit_code: int | None) -> None:
     why = {
         "crash": f"the agent failed (exit code {exit_code})",
         "timeout": "the agent ran past its wall-time budget and was stopped",
+        "over-cost": "the agent reported a cost over its budget and was stopped",
         "flood": "the agent's output passed its cap and it was stopped",
         "cpu-limit": "the agent used up its CPU-time budget",
         "over-memory": "the agent ran out of its memory budget",
@@ -541,6 +548,21 @@ def _ended(run: BenchRun, exit_code: int | None) -> None:
             )
         ),
     )
+
+
+#: Seconds between two reads of the usage channel under a cost cap.
+COST_POLL = 0.5
+
+
+def _watch_cost(
+    workspace: Path, cap: float, cancel: threading.Event, done: threading.Event
+) -> None:
+    """Set ``cancel`` once the cost the agent reported passes ``cap`` (until ``done``)."""
+    while not done.wait(COST_POLL):
+        cost = read_usage(workspace).cost
+        if cost is not None and cost > cap:
+            cancel.set()
+            return
 
 
 def run_job(job: _Job) -> BenchRun:
@@ -572,6 +594,13 @@ def run_job(job: _Job) -> BenchRun:
         text = render_prompt(job.prompt, manifest, job.task, job.variant, workspace, job.network)
         prompt.write_text(text, encoding="utf-8")
         log.write_bytes(b"")
+        cancel, done = threading.Event(), threading.Event()
+        if job.budget.max_cost is not None:
+            threading.Thread(
+                target=_watch_cost,
+                args=(workspace, job.budget.max_cost, cancel, done),
+                daemon=True,
+            ).start()
         with _command(job, workspace, prompt) as prepared:
             outcome = run_process(
                 _limited(prepared.command, job.budget),
@@ -582,7 +611,9 @@ def run_job(job: _Job) -> BenchRun:
                 grace=2.0,
                 pass_fds=prepared.fds,
                 max_output=job.budget.max_output,
+                cancel=cancel,
             )
+            done.set()
             if prepared.proxy is not None:
                 run.proxy = ProxyCounts(
                     allowed=prepared.proxy.allowed, refused=prepared.proxy.refused

@@ -194,6 +194,7 @@ def build_report(
             "memory": budget.memory,
             "max_output": budget.max_output,
             "max_file": budget.max_file,
+            "max_cost": budget.max_cost,
         },
         level=options.level,
         rerun=options.rerun,

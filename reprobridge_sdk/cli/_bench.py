@@ -255,6 +255,12 @@ def _bytes_option(text: str | None, name: str) -> int | None:
     help="Largest file a process may write (RLIMIT_FSIZE).",
 )
 @click.option(
+    "--max-cost",
+    type=click.FloatRange(min=0),
+    default=None,
+    help="Stop a run once the cost the agent reports (bench-usage.jsonl) passes this.",
+)
+@click.option(
     "--network",
     type=click.Choice(["none", "allow", "open"]),
     default="none",
@@ -314,6 +320,7 @@ def run(  # noqa: PLR0917 - click passes every option as an argument
     memory: str | None,
     max_output: str,
     max_file: str,
+    max_cost: float | None,
     network: str,
     allow_hosts: tuple[str, ...],
     sandbox: bool,
@@ -351,6 +358,7 @@ def run(  # noqa: PLR0917 - click passes every option as an argument
         memory=_bytes_option(memory, "--memory"),
         max_output=_bytes_option(max_output, "--max-output") or 1,
         max_file=_bytes_option(max_file, "--max-file"),
+        max_cost=max_cost,
     )
     if not sandbox:
         warn_unsandboxed("bench run", "the agent")

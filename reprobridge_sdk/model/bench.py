@@ -208,6 +208,7 @@ RunOutcome = Literal[
     "finished",
     "crash",
     "timeout",
+    "over-cost",
     "flood",
     "cpu-limit",
     "over-memory",

@@ -198,6 +198,15 @@ for target in sys.argv[2:]:
     "memory": "block = bytearray(2 << 30)\nprint(len(block))\n",
     "cpu": "while True:\n    pass\n",
     "crash": "raise SystemExit(3)\n",
+    # reports a cost over its budget, then works on: stopped
+    "spender": """
+import json, sys, time
+from pathlib import Path
+with (Path(sys.argv[1]) / "bench-usage.jsonl").open("a") as channel:
+    channel.write(json.dumps({"tokens": 10, "cost": 0.5}) + "\\n")
+    channel.write(json.dumps({"tokens": 90, "cost": 4.5, "currency": "USD"}) + "\\n")
+time.sleep(3600)
+""",
     "link": """
 import os, sys
 from pathlib import Path
@@ -225,7 +234,7 @@ def hostile_report(
     suite = _suite(toys, [("toy", "toy-one", ["acc"])])
     options = BenchOptions(
         variants=("refined",),
-        budget=Budget(timeout=20, cpu=2, memory=512 << 20, max_output=1 << 20),
+        budget=Budget(timeout=20, cpu=2, memory=512 << 20, max_output=1 << 20, max_cost=1.0),
         visible=(str(scripts),),
     )
     report = run_bench(agents, suite, out, options)
@@ -254,9 +263,13 @@ def test_every_hostile_agent_gets_its_outcome_and_the_batch_goes_on(
         "memory": "over-memory",
         "cpu": "cpu-limit",
         "crash": "crash",
+        "spender": "over-cost",
         "link": "finished",
     }
-    for name in ("outside", "hang", "flood", "memory", "cpu", "crash"):
+    spender = _of(report, "spender")
+    assert (spender.usage.tokens, spender.usage.cost, spender.usage.currency) == (100, 5.0, "USD")
+    assert spender.seconds < 20  # stopped for its cost, before its timeout
+    for name in ("outside", "hang", "flood", "memory", "cpu", "crash", "spender"):
         assert _of(report, name).findings[0].code == "A101"
     assert all(run.icml != "verified" for run in report.runs)
 
