@@ -205,6 +205,7 @@ def render_prompt(  # noqa: PLR0917 - the fields of one prompt
     location = task.location.model_dump(exclude_none=True) if task.location else {}
     where = ", ".join(f"{k} {v}" for k, v in location.items())
     values = {
+        **dict.fromkeys(PROMPT_FIELDS, ""),
         "artifact": manifest.artifact.id,
         "task": task.id,
         "title": f" ({task.title})" if task.title else "",
@@ -225,6 +226,40 @@ def render_prompt(  # noqa: PLR0917 - the fields of one prompt
         message = f"the prompt template cannot be rendered: {exc!r}"
         hint = f"use the fields {', '.join(sorted(values))}; write braces as {{{{ and }}}}"
         raise UsageError(message, [finding("N004", message, hint=hint)]) from None
+
+
+#: The fields a prompt template may name (:func:`render_prompt`).
+PROMPT_FIELDS = (
+    "artifact",
+    "task",
+    "title",
+    "metric",
+    "dataset",
+    "published",
+    "direction",
+    "location",
+    "variant",
+    "layout",
+    "network",
+    "results",
+    "usage",
+)
+
+
+def check_template(template: str) -> None:
+    """Raise :class:`UsageError` (N004) when ``template`` names a field that is not one of
+    :data:`PROMPT_FIELDS` or is not a format string, before any agent runs."""
+    import string  # noqa: PLC0415
+
+    try:
+        names = {name for _, name, _, _ in string.Formatter().parse(template) if name is not None}
+    except ValueError as exc:
+        names = {f"<{exc}>"}
+    unknown = sorted(n for n in names if n not in PROMPT_FIELDS)
+    if unknown:
+        message = f"the prompt template names unknown field(s): {', '.join(unknown)}"
+        hint = f"use the fields {', '.join(PROMPT_FIELDS)}; write braces as {{{{ and }}}}"
+        raise UsageError(message, [finding("N004", message, hint=hint)])
 
 
 def agent_argv(agent: str) -> list[str]:
@@ -818,6 +853,7 @@ def run_bench(
     from .variants import _check_variants  # noqa: PLC0415
 
     _check_variants(options.variants)
+    check_template(options.prompt)
     for agent in agents:
         agent_argv(agent)
     if options.network not in ("none", "allow", "open"):

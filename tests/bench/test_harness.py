@@ -516,3 +516,25 @@ def test_rerun_reexecutes_the_agents_recorded_runs(tmp_path: Path) -> None:
     assert oracle.rerun is not None and oracle.rerun.reran >= 1
     assert oracle.rerun.mismatches == 0
     assert null.rerun is None
+
+
+def test_a_prompt_template_with_an_unknown_field_is_refused_first(
+    toys: Path, tmp_path: Path
+) -> None:
+    suite = _suite(toys, [("toy", "toy-one", ["acc"])])
+    for template in ("Reproduce {task} with {secret_key}", "Reproduce {task"):
+        with pytest.raises(UsageError) as caught:
+            run_bench(["null"], suite, tmp_path / "out", BenchOptions(prompt=template))
+        assert caught.value.findings[0].code == "N004"
+    assert not (tmp_path / "out").exists()
+
+
+@needs_sandbox
+def test_a_prompt_template_of_ones_own(toys: Path, tmp_path: Path) -> None:
+    suite = _suite(toys, [("toy", "toy-one", ["acc"])])
+    template = "Claim {task} ({metric}) of {artifact}: {published}; {{braces}} stay\n"
+    report = run_bench(
+        ["null"], suite, tmp_path / "out", BenchOptions(variants=("raw",), prompt=template)
+    )
+    prompt = (tmp_path / "out" / report.runs[0].folder / "prompt.md").read_text("utf-8")
+    assert prompt == "Claim acc (accuracy (%)) of toy-one: 90.1; {braces} stay\n"
