@@ -867,6 +867,7 @@ def run_bench(
         message = "--network allow needs the sandbox: without it nothing holds the agent back"
         raise UsageError(message, [finding("N004", message, hint="drop --no-sandbox")])
     batch = load_batch(suite)
+    _check_visible(options.visible, [batch.folder, Path(out)])
     if not batch.model.submission:
         message = f"{batch.file} lists no [[submission]]"
         raise UsageError(message, [finding("A091", message, file=batch.file, line=1)])
@@ -903,6 +904,19 @@ def run_bench(
 
     atomic_write_bytes(target / "report.json", text.encode("utf-8"))
     return report
+
+
+def _check_visible(visible: Sequence[str], protected: Sequence[Path]) -> None:
+    """N004 when a ``--visible`` path would show the agent the suite's folder (the artifacts
+    and their references) or the output folder (the other runs), or lies inside them."""
+    for given in visible:
+        shown = Path(os.path.realpath(given))
+        for place in protected:
+            real = Path(os.path.realpath(place))
+            if real.is_relative_to(shown) or shown.is_relative_to(real):
+                message = f"--visible {given} would show the agent {place}"
+                hint = "show the agent only its own program, kept apart from the suite and OUT"
+                raise UsageError(message, [finding("N004", message, hint=hint)])
 
 
 def _agent_dir(agent: str, agents: Sequence[str]) -> str:

@@ -538,3 +538,12 @@ def test_a_prompt_template_of_ones_own(toys: Path, tmp_path: Path) -> None:
     )
     prompt = (tmp_path / "out" / report.runs[0].folder / "prompt.md").read_text("utf-8")
     assert prompt == "Claim acc (accuracy (%)) of toy-one: 90.1; {braces} stay\n"
+
+
+def test_visible_paths_never_show_the_suite_or_the_output(toys: Path, tmp_path: Path) -> None:
+    suite = _suite(toys, [("toy", "toy-one", ["acc"])])
+    out = tmp_path / "out"
+    for shown in (toys, toys / "toy-one", toys.parent, tmp_path):
+        with pytest.raises(UsageError) as caught:
+            run_bench(["null"], suite, out, BenchOptions(visible=(str(shown),)))
+        assert caught.value.findings[0].code == "N004"
