@@ -190,12 +190,13 @@ def judge(  # noqa: PLR0917 - click passes every option as an argument
 
 
 def _bytes_option(text: str | None, name: str) -> int | None:
+    """A size option (``512MiB``) in bytes; None when not given."""
+    import re
+
     from reprobridge_sdk.model.launcher import MEMORY_PATTERN, memory_bytes
 
     if text is None:
         return None
-    import re
-
     if not re.fullmatch(MEMORY_PATTERN, text):
         raise click.BadParameter(f"{text!r} is not a size such as 512MiB", param_hint=name)
     return memory_bytes(text)

@@ -547,3 +547,53 @@ def test_visible_paths_never_show_the_suite_or_the_output(toys: Path, tmp_path: 
         with pytest.raises(UsageError) as caught:
             run_bench(["null"], suite, out, BenchOptions(visible=(str(shown),)))
         assert caught.value.findings[0].code == "N004"
+
+
+def test_the_command_without_the_sandbox_warns_and_prints_json(toys: Path, tmp_path: Path) -> None:
+    suite = _suite(toys, [("toy", "toy-one", ["acc"])])
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "reprobridge_sdk",
+            "bench",
+            "run",
+            "null",
+            str(suite),
+            "--variants",
+            "raw",
+            "--no-sandbox",
+            "--format",
+            "json",
+            "-o",
+            str(tmp_path / "o"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "N031" in done.stderr
+    report = BenchReport.model_validate_json(done.stdout)
+    assert not report.sandbox and [r.outcome for r in report.runs] == ["finished"]
+    bad = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "reprobridge_sdk",
+            "bench",
+            "run",
+            "null",
+            str(suite),
+            "--memory",
+            "lots",
+            "-o",
+            str(tmp_path / "p"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert bad.returncode == 2 and "--memory" in bad.stderr
