@@ -597,3 +597,56 @@ def test_the_command_without_the_sandbox_warns_and_prints_json(toys: Path, tmp_p
         check=False,
     )
     assert bad.returncode == 2 and "--memory" in bad.stderr
+
+
+@needs_sandbox
+def test_every_variant_in_every_format(toys: Path, tmp_path: Path) -> None:
+    """The three reference agents over every variant of the two test artifacts: each part the
+    oracle needs (launchers, extractors) shows as a paired difference against refined."""
+    suite = _suite(toys, [("toy-one", "toy-one", None), ("toy-two", "toy-two", None)])
+    out = tmp_path / "out"
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "reprobridge_sdk",
+            "bench",
+            "run",
+            "oracle",
+            str(suite),
+            "--also",
+            "readme",
+            "--also",
+            "null",
+            "--variants",
+            "all",
+            "-o",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=1800,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    report = BenchReport.model_validate_json((out / "report.json").read_text("utf-8"))
+    assert report.variants == list(VARIANTS)
+    assert {(s.agent, s.variant) for s in report.rates} == {
+        (a, v) for a in ("oracle", "readme", "null") for v in VARIANTS
+    }
+    oracle = {s.variant: s.successes for s in report.rates if s.agent == "oracle"}
+    assert oracle == {
+        "raw": 0,
+        "refined": 3,
+        "masked-environment": 3,
+        "masked-launchers": 0,
+        "masked-extraction": 0,
+        "masked-guide": 3,
+        "expert": 3,
+    }
+    paired = {(p.agent, p.a, p.b): p for p in report.paired}
+    assert paired[("oracle", "refined", "masked-launchers")].only_a == 3
+    assert paired[("oracle", "refined", "masked-extraction")].only_a == 3
+    for name in ("report.txt", "report.csv", "report.html"):
+        text = (out / name).read_text("utf-8")
+        assert all(variant in text for variant in ("masked-guide", "expert"))
