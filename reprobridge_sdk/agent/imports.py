@@ -29,7 +29,8 @@ Read from the syntax trees only (nothing is imported or run). Rules:
   guard of a module other than the entry script (never run on import). The entry script's
   own guard runs, so its imports are required. Whatever an optional import reaches is
   optional too. A module that is required anywhere is required.
-* **Python 2 files** (no syntax tree): import lines are read as text; all are required.
+* **Python 2 files** (no syntax tree): import lines are read as text; all are required. A
+  ``sys.path`` addition on a line that parses on its own is followed as in a Python 3 file.
 * **Limits.** Only files inside the repository are read (a link out of it is not a module);
   files above 2 MiB are read as empty; a file that does not parse is read as Python 2 text.
 """
@@ -260,6 +261,22 @@ def _path_insertions(tree: ast.Module, file: str, workdir: str) -> list[str]:
     return found
 
 
+def _text_path_insertions(text: str, file: str, workdir: str) -> list[str]:
+    """The ``sys.path`` additions of a file that does not parse (Python 2): each line that
+    names ``sys.path.`` and parses on its own (``sys.path.append('lib/')``) is read as
+    :func:`_path_insertions` reads a whole file."""
+    found: list[str] = []
+    for line in text.splitlines():
+        if "sys.path." not in line:
+            continue
+        try:
+            tree = ast.parse(line.strip())
+        except SyntaxError:
+            continue
+        found += _path_insertions(tree, file, workdir)
+    return found
+
+
 class _Repo:
     def __init__(self, root: Path) -> None:
         self.root = root
@@ -355,6 +372,9 @@ def closure(root: Path, script: str, *, workdir: str = ".", module: bool = False
                     search.append(folder)
             found = list(_imports(tree, entry=file == script or file in entries))
         else:
+            for folder in _text_path_insertions(text, file, workdir):
+                if folder not in search:
+                    search.append(folder)
             found = list(_text_imports(text))
         launched = _launched_scripts(repo, text, file, workdir)
         entries.update(launched)  # each runs as __main__: its own guard's imports run

@@ -109,6 +109,24 @@ def test_a_required_import_wins_over_an_optional_one_and_python2_files_are_read(
     assert {n: u.optional for n, u in reached.third_party.items()} == {"numpy": None}
 
 
+def test_a_python2_scripts_sys_path_addition_finds_its_own_modules(tmp_path: Path) -> None:
+    """A Python 2 script (no syntax tree) that puts a folder on sys.path by a literal and
+    imports a module from it (``sys.path.append('PBP_net/')`` then ``import PBP_net``): the
+    module is the repository's own, and its imports are followed, never a requirement."""
+    root = _repo(
+        tmp_path,
+        {
+            "theano/test_net.py": (
+                "import sys\nsys.path.append('net/')\nimport net_model\nprint 'rmse: %f' % 0.5\n"
+            ),
+            "theano/net/net_model.py": "import numpy\nimport theano\n",
+        },
+    )
+    reached = closure(root, "theano/test_net.py", workdir="theano")
+    assert set(reached.third_party) == {"numpy", "theano"}
+    assert "theano/net/net_model.py" in reached.files
+
+
 def test_an_import_cycle_and_a_hostile_sys_path_end(tmp_path: Path) -> None:
     root = _repo(
         tmp_path,
