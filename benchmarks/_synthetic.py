@@ -217,13 +217,21 @@ class Grown:
 
 
 def grow(
-    root: Path, tasks: int, rng: random.Random, shape: str = "example", *, runs: bool = True
+    root: Path,
+    tasks: int,
+    rng: random.Random,
+    shape: str = "example",
+    *,
+    runs: bool = True,
+    seeds: int | None = None,
 ) -> Grown:
     """Write an artifact of ``shape`` (one of :data:`SHAPES`) with ``tasks`` tasks, and with
-    its runs unless ``runs`` is false."""
+    its runs unless ``runs`` is false; ``seeds`` seeds a launcher instead of the shape's own
+    (the example's five, the best case's three)."""
     if shape == "json-only":
-        return grow_json_only(root, tasks, rng, seeds=len(SEEDS) if runs else 0)
-    return grow_example(root, tasks, rng, extractors=shape, runs=runs)
+        count = len(SEEDS) if seeds is None else seeds
+        return grow_json_only(root, tasks, rng, seeds=count if runs else 0)
+    return grow_example(root, tasks, rng, extractors=shape, runs=runs, seeds=seeds)
 
 
 # --- the JSON-pointer-only best case ---------------------------------------------------------
@@ -535,6 +543,7 @@ def grow_example(
     artifact_id: str | None = None,
     shifted: frozenset[str] = frozenset(),
     runs: bool = True,
+    seeds: int | None = None,
 ) -> Grown:
     """Write the bundled example grown to ``tasks`` tasks at ``root``, with its runs.
 
@@ -543,7 +552,9 @@ def grow_example(
     ``scored`` launcher; the ``smoke`` launcher stays, measuring the first group. Every
     launcher ships a sample. With ``runs``, every scored launcher has a succeeded run per seed
     under ``runs/``, its values drawn around the task's reference mean, except the tasks named
-    in ``shifted`` (moved by 10 points, so incompatible).
+    in ``shifted`` (moved by 10 points, so incompatible). ``seeds`` gives the scored
+    launchers seeds 0 to ``seeds - 1`` (and the tasks that many seeds) in place of the
+    example's five, for the benchmarks that grow the runs rather than the tasks.
     """
     if extractors not in ("example", "csv-yaml"):
         raise ValueError(f"unknown extractor mix {extractors!r}")
@@ -557,7 +568,11 @@ def grow_example(
     lock = file_sha256(root / example["environment"]["lock"]["path"])
     templates = {t["id"]: t for t in example["tasks"]}
     by_id = {launcher["id"]: launcher for launcher in example["launchers"]}
-    seeds = list(by_id["scored"]["seeds"])
+    if seeds is not None:
+        by_id["scored"]["seeds"] = list(range(seeds))
+        for item in templates.values():
+            item["statistic"]["seeds"] = seeds
+    seed_list = list(by_id["scored"]["seeds"])
     task_items: list[dict[str, Any]] = []
     launchers: list[dict[str, Any]] = []
     verdicts: dict[str, str] = {}
@@ -606,7 +621,7 @@ def grow_example(
                 )
                 written += 1
         launchers.append(scored)
-        for seed in seeds if runs else ():
+        for seed in seed_list if runs else ():
             fractions: list[float | None] = []
             for task, centre in zip(ids, centres, strict=True):
                 if centre is None:

@@ -30,13 +30,17 @@ for); then the exponent fitted to CPU time ~ tasks^k on both sides, over all siz
 last but one size to the last. Targets (issue 24, on the realistic shape): the ratio at 10k
 tasks within 3; every exponent from 1k to 10k at most 1.1.
 
-With ``--by-runs 3 30 300`` the runs grow instead of the tasks, in the best case (its seeds are
-free; the example's are five): 1,000 tasks (100 launchers) with 3, 30 and 300 seeds a
-launcher, 300 -> 3k -> 30k run directories, the exponent fitted on the runs. Each size also
-prints the peak memory above the script's, per run.
+With ``--by-runs 1 9 90`` the runs grow instead of the tasks, on the same shape: 1,000 tasks
+(334 launchers of the example, or 100 of the best case) with 1, 9 and 90 seeds a scored
+launcher, about 300 -> 3k -> 30k run directories, the exponent fitted on the runs. Each size
+also prints the peak memory above the script's, per run (target, issue 24: at most 10 KB a run
+at 30k runs).
+
+``--quick`` runs small sizes once each (30 and 90 tasks, or 1 and 3 seeds with
+``--by-runs``): a check that the benchmark runs and prints its table, not a measurement.
 
 Run: ``python benchmarks/bench_audit_scale.py [--shape example|csv-yaml|json-only]
-[--sizes 100 1000 10000 | --by-runs 3 30 300] [--repeats 5]``.
+[--sizes 100 1000 10000 | --by-runs 1 9 90] [--repeats 5] [--quick]``.
 """
 
 from __future__ import annotations
@@ -53,7 +57,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from _synthetic import SHAPES, grow, grow_json_only
+from _synthetic import SHAPES, grow
 
 BASELINE = r"""
 import json, sys
@@ -149,6 +153,7 @@ def pairs(
 #: Targets of issue 24, on the realistic shape.
 TARGET_RATIO = 3.0
 TARGET_EXPONENT = 1.1
+TARGET_KB_A_RUN = 10.0
 
 
 def load() -> str:
@@ -196,14 +201,22 @@ def main() -> None:
         type=int,
         nargs="+",
         metavar="SEEDS",
-        help="grow the runs instead (best case): 1,000 tasks (100 launchers) with SEEDS seeds a "
-        "launcher each, e.g. 3 30 300 for 300 -> 3k -> 30k runs",
+        help="grow the runs instead: 1,000 tasks with SEEDS seeds a launcher each, e.g. 1 9 90 "
+        "for about 300 -> 3k -> 30k runs of the example",
     )
+    parser.add_argument("--quick", action="store_true", help="small sizes, once: a smoke test")
     args = parser.parse_args()
+    if args.quick:
+        args.repeats = 1
+        args.sizes = [30, 90]
+        args.by_runs = [1, 3] if args.by_runs else None
+    tasks_by_runs = 30 if args.quick else 1000
     env = {**os.environ, "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
     os.environ.update(env)
-    shape = "json-only" if args.by_runs else args.shape
-    steps = [(1000, s) for s in args.by_runs] if args.by_runs else [(t, 0) for t in args.sizes]
+    shape = args.shape
+    steps = (
+        [(tasks_by_runs, s) for s in args.by_runs] if args.by_runs else [(t, 0) for t in args.sizes]
+    )
     best = " (best case: no real artifact looks like it)" if shape == "json-only" else ""
     print(f"shape: {shape}{best}; {args.repeats} alternated pairs, medians")
     print(f"load before: {load()}")
@@ -220,9 +233,7 @@ def main() -> None:
         for i, (size, seeds) in enumerate(steps):
             root = Path(tmp) / f"a{size}-{seeds}"
             rng = random.Random(size)
-            grown = (
-                grow_json_only(root, size, rng, seeds) if seeds else grow(root, size, rng, shape)
-            )
+            grown = grow(root, size, rng, shape, seeds=seeds or None)
             runs = grown.runs
             ours = [
                 *(sys.executable, "-m", "reprobridge_sdk", "audit", str(root)),
@@ -240,7 +251,7 @@ def main() -> None:
             base_t.append(bc)
             ours_kib.append(o_kib)
             run_counts.append(runs)
-            last = i == len(steps) - 1 and not args.by_runs
+            last = i == len(steps) - 1
             print(
                 f"{size:>6} {runs:>6} {o:>7.2f} {b:>7.2f} {o / b:>6.2f} {oc:>8.2f} {bc:>8.2f} "
                 f"{oc / bc:>6.2f} {o_kib / 1024:>8.0f} {b_kib / 1024:>8.0f} "
@@ -249,7 +260,13 @@ def main() -> None:
                 + (f", with the runs' design on {written}/{size}" if grown.verdicts else ""),
                 flush=True,
             )
-            if last:
+            if last and args.by_runs:
+                above = (o_kib - b_kib) * 1.024 / runs
+                print(
+                    f"  peak memory above the script at {runs} runs: {above:.1f} KB a run "
+                    f"{target(above, TARGET_KB_A_RUN)}"
+                )
+            elif last:
                 print(f"  CPU ratio at {size} tasks: {oc / bc:.2f} {target(oc / bc, TARGET_RATIO)}")
     print(f"load after: {load()}")
     if len(steps) > 1:

@@ -20,7 +20,10 @@ CPU seconds of each side, their ratios, and the target beside the wall ratio. Ta
 the batch command takes at most 0.6x the wall time of the 200 one-artifact processes run two at
 a time, for ``validate -j 2`` and for ``audit --table -j 2``.
 
-Run: ``python benchmarks/bench_batch.py [--count 200 --repeats 3 --jobs 2]``.
+``--quick`` runs a batch of 4 once: a check that the benchmark runs and prints its table, not a
+measurement.
+
+Run: ``python benchmarks/bench_batch.py [--count 200 --repeats 3 --jobs 2] [--quick]``.
 """
 
 from __future__ import annotations
@@ -96,7 +99,10 @@ def main() -> None:
     parser.add_argument("--count", type=int, default=200, help="artifacts in the batch")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--quick", action="store_true", help="a batch of 4, once: a smoke test")
     args = parser.parse_args()
+    if args.quick:
+        args.count, args.repeats = 4, 1
     os.environ.update({"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"})
     cli = [sys.executable, "-m", "reprobridge_sdk"]
     with tempfile.TemporaryDirectory() as tmp:

@@ -33,8 +33,11 @@ case the exponent fitted to CPU time ~ tasks^k on both sides, over all sizes and
 but one size to the last. Targets (issue 24, on the realistic shape): ``json`` and ``block``
 (YAML) at 10k tasks within 3x ajv; every exponent from 1k to 10k at most 1.1.
 
+``--quick`` runs 30 and 90 tasks once each: a check that the benchmark runs and prints its
+table, not a measurement.
+
 Run: ``python benchmarks/bench_validate_scale.py [--shape example|csv-yaml|json-only]
-[--sizes 100 1000 10000 --repeats 5]``.
+[--sizes 100 1000 10000 --repeats 5] [--quick]``.
 """
 
 from __future__ import annotations
@@ -95,7 +98,10 @@ def main() -> None:
         help="the grown example (default), with CSV/YAML extractors, or the JSON-pointer-only "
         "best case",
     )
+    parser.add_argument("--quick", action="store_true", help="small sizes, once: a smoke test")
     args = parser.parse_args()
+    if args.quick:
+        args.sizes, args.repeats = [30, 90], 1
     if not args.ajv:
         raise SystemExit("ajv not found: npm install ajv-cli, then --ajv PATH")
     best = " (best case: no real artifact looks like it)" if args.shape == "json-only" else ""
