@@ -39,8 +39,11 @@ at 30k runs).
 ``--quick`` runs small sizes once each (30 and 90 tasks, or 1 and 3 seeds with
 ``--by-runs``): a check that the benchmark runs and prints its table, not a measurement.
 
+``--before DIR`` times the same audit on an earlier version of the package as a third side
+(:func:`before_side`) and prints this version's ratios to it below each row.
+
 Run: ``python benchmarks/bench_audit_scale.py [--shape example|csv-yaml|json-only]
-[--sizes 100 1000 10000 | --by-runs 1 9 90] [--repeats 5] [--quick]``.
+[--sizes 100 1000 10000 | --by-runs 1 9 90] [--repeats 5] [--quick] [--before DIR]``.
 """
 
 from __future__ import annotations
@@ -150,6 +153,31 @@ def pairs(
     }
 
 
+def before_side(argv: list[str], before: str | None) -> dict[str, list[str]]:
+    """``argv`` (``python -m reprobridge_sdk ...``) run on an earlier version of the package
+    (``before``: a directory holding its ``reprobridge_sdk``, e.g. ``git archive REV
+    reprobridge_sdk | tar -x -C DIR``), as a side of its own, so that a change is measured
+    before and after in the same run; no side without ``before``. ``-P`` keeps the working
+    directory off the path, so the package imported is the earlier one."""
+    if not before:
+        return {}
+    path = Path(before).resolve()
+    if not (path / "reprobridge_sdk" / "__init__.py").is_file():
+        raise SystemExit(f"--before {before}: no reprobridge_sdk package there")
+    return {"before": ["env", f"PYTHONPATH={path}", argv[0], "-P", *argv[1:]]}
+
+
+def print_before(got: dict[str, tuple[float, float, int]]) -> None:
+    """The earlier version's medians and this version's ratios to them, if it was timed."""
+    if "before" in got:
+        (o, oc, _), (b, bc, b_kib) = got["ours"], got["before"]
+        print(
+            f"  before: {b:.2f} s, {bc:.2f} s CPU, {b_kib / 1024:.0f} MiB; "
+            f"this version / before: wall {o / b:.2f}, CPU {oc / bc:.2f}",
+            flush=True,
+        )
+
+
 #: Targets of issue 24, on the realistic shape.
 TARGET_RATIO = 3.0
 TARGET_EXPONENT = 1.1
@@ -205,6 +233,9 @@ def main() -> None:
         "for about 300 -> 3k -> 30k runs of the example",
     )
     parser.add_argument("--quick", action="store_true", help="small sizes, once: a smoke test")
+    parser.add_argument(
+        "--before", help="a directory with an earlier reprobridge_sdk, timed as a third side"
+    )
     args = parser.parse_args()
     if args.quick:
         args.repeats = 1
@@ -240,7 +271,8 @@ def main() -> None:
                 *("--format", "json", "-o", str(root / "report.json")),
             ]
             base = [sys.executable, str(base_script), str(root), str(root / "verdicts.json")]
-            got = pairs({"ours": ours, "base": base}, args.repeats)
+            sides = {"ours": ours, "base": base, **before_side(ours, args.before)}
+            got = pairs(sides, args.repeats)
             report = json.loads((root / "report.json").read_text())
             plain = json.loads((root / "verdicts.json").read_text())
             mine = {t["id"]: t["attempts"][0]["verdict"] for t in report["tasks"]}
@@ -260,6 +292,7 @@ def main() -> None:
                 + (f", with the runs' design on {written}/{size}" if grown.verdicts else ""),
                 flush=True,
             )
+            print_before(got)
             if last and args.by_runs:
                 above = (o_kib - b_kib) * 1.024 / runs
                 print(

@@ -36,8 +36,11 @@ but one size to the last. Targets (issue 24, on the realistic shape): ``json`` a
 ``--quick`` runs 30 and 90 tasks once each: a check that the benchmark runs and prints its
 table, not a measurement.
 
+``--before DIR`` times the same command on an earlier version of the package as a third side
+(``bench_audit_scale.before_side``) and prints this version's ratios to it below each row.
+
 Run: ``python benchmarks/bench_validate_scale.py [--shape example|csv-yaml|json-only]
-[--sizes 100 1000 10000 --repeats 5] [--quick]``.
+[--sizes 100 1000 10000 --repeats 5] [--quick] [--before DIR]``.
 """
 
 from __future__ import annotations
@@ -56,7 +59,15 @@ import yaml
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _synthetic import SHAPES, grow, json_lines
-from bench_audit_scale import TARGET_RATIO, exponents, load, pairs, target
+from bench_audit_scale import (
+    TARGET_RATIO,
+    before_side,
+    exponents,
+    load,
+    pairs,
+    print_before,
+    target,
+)
 
 REPO = Path(__file__).resolve().parent.parent
 CASES = ("json", "block", "json, 1 finding", "json, T/10 findings", "block, 1 finding")
@@ -99,6 +110,9 @@ def main() -> None:
         "best case",
     )
     parser.add_argument("--quick", action="store_true", help="small sizes, once: a smoke test")
+    parser.add_argument(
+        "--before", help="a directory with an earlier reprobridge_sdk, timed as a third side"
+    )
     args = parser.parse_args()
     if args.quick:
         args.sizes, args.repeats = [30, 90], 1
@@ -129,7 +143,8 @@ def main() -> None:
                 (root / "rra.yaml").write_text(text, "utf-8")
                 copy.write_text(json.dumps(plain), "utf-8")
                 ok = (0,) if "finding" not in case else (1,)
-                got = pairs({"ours": ours, "ajv": ajv}, args.repeats, ok=ok)
+                sides = {"ours": ours, "ajv": ajv, **before_side(ours, args.before)}
+                got = pairs(sides, args.repeats, ok=ok)
                 (o, oc, o_kib), (a, ac, a_kib) = got["ours"], got["ajv"]
                 cpu[case][0].append(oc)
                 cpu[case][1].append(ac)
@@ -138,6 +153,7 @@ def main() -> None:
                     f"{ac:>8.2f} {oc / ac:>6.2f} {o_kib / 1024:>8.0f} {a_kib / 1024:>8.0f}",
                     flush=True,
                 )
+                print_before(got)
                 if size == args.sizes[-1] and case in ("json", "block"):
                     print(
                         f"  CPU ratio of {case} at {size} tasks: {oc / ac:.2f} "
