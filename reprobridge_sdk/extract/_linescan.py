@@ -40,14 +40,6 @@ DEFAULT_CHUNK = 1 << 20
 MAX_LINE = 8 << 20
 
 
-def _parser() -> Any:
-    try:
-        import re._parser as parser  # type: ignore[import-not-found]  # noqa: PLC0415 - 3.11+
-    except ImportError:  # pragma: no cover - Python 3.10
-        import sre_parse as parser  # noqa: PLC0415 - the 3.10 name of the same module
-    return parser
-
-
 #: Characters found on most lines of a log: a literal made only of them filters little.
 _COMMON = frozenset(" \t.,:;=-_/()[]'\"0123456789")
 #: Above one literal hit per this many bytes, a chunk is scanned without the pre-filter. One
@@ -63,13 +55,14 @@ def _uncommon(text: str) -> bool:
 
 def required_literal(pattern: str, *, fold: bool = False) -> str | None:
     """The longest literal text every match of ``pattern`` contains, or ``None`` (computed
-    once per pattern in the process's pattern cache: parsing the pattern costs more than many
-    short scans)."""
-    return PATTERNS.derive(pattern, ("literal", fold), lambda: _required_literal(pattern, fold))
+    once per pattern in the process's pattern cache, from the parse tree of its dialect
+    check: parsing the pattern costs more than many short scans)."""
+    return PATTERNS.derive(pattern, ("literal", fold), lambda tree: _required_literal(tree, fold))
 
 
-def _required_literal(pattern: str, fold: bool) -> str | None:
-    """The longest literal text every match of ``pattern`` contains, or ``None``.
+def _required_literal(parsed: Any, fold: bool) -> str | None:
+    """The longest literal text every match of the pattern parsed as ``parsed`` contains, or
+    ``None`` (also when it does not parse: ``parsed`` is None).
 
     Only top-level concatenation (and plain groups in it) is considered. A case-insensitive
     pattern has none, unless ``fold``: then the literal is lower-case ASCII without the
@@ -77,10 +70,7 @@ def _required_literal(pattern: str, fold: bool) -> str | None:
     case-insensitively: U+0130, U+0131, U+017F, U+212A), so every matching line, lower-cased
     as bytes, contains it. Used to pre-filter lines with a fast byte search.
     """
-    parser = _parser()
-    try:
-        parsed = parser.parse(pattern)
-    except re.error:
+    if parsed is None:
         return None
     ignorecase = bool(parsed.state.flags & re.IGNORECASE)
     if ignorecase and not fold:
@@ -131,21 +121,19 @@ _NEWLINE_CATEGORIES = {"CATEGORY_SPACE", "CATEGORY_NOT_DIGIT", "CATEGORY_NOT_WOR
 def line_safe(pattern: str) -> bool:
     """Whether no match of ``pattern`` can span or look across a line break (computed once
     per pattern, like :func:`required_literal`)."""
-    return PATTERNS.derive(pattern, "line-safe", lambda: _line_safe(pattern))
+    return PATTERNS.derive(pattern, "line-safe", _line_safe)
 
 
-def _line_safe(pattern: str) -> bool:
-    """Whether no match of ``pattern`` can span or look across a line break.
+def _line_safe(parsed: Any) -> bool:
+    """Whether no match of the pattern parsed as ``parsed`` can span or look across a line
+    break (not when it does not parse: ``parsed`` is None).
 
     Then searching a whole chunk with ``re.MULTILINE`` finds, in each line, the same first
     match as searching the line alone. Conservative: anything that may match or inspect a
     newline (``\\s``, ``\\D``, ``\\W``, negated classes, ``.`` under DOTALL, ``\\A``,
     ``\\Z``, look-behind, a literal newline, unknown constructs) makes it unsafe.
     """
-    parser = _parser()
-    try:
-        parsed = parser.parse(pattern)
-    except re.error:
+    if parsed is None:
         return False
     if parsed.state.flags & re.DOTALL:
         return False
@@ -214,9 +202,17 @@ class _Plan:
     rx: Regex
     group: str | int
     literal: bytes | None
-    chunk_rx: Regex | None
+    #: Whether a region may be searched at once with the chunk program (see chunk_rx).
+    chunkable: bool
     fold: bool = False
     adaptive: bool = False
+
+    @property
+    def chunk_rx(self) -> Regex | None:
+        """The pattern's ``(?m)`` program for one search of a whole region, compiled on first
+        use (a scan that the literal pre-filter finishes, like a sample's replay, needs none),
+        or None when the pattern is not chunkable."""
+        return author_pattern(self.rx.pattern, multiline=True) if self.chunkable else None
 
     def budget(self, region: bytes) -> int:
         """Candidate lines to try before the pre-filter is judged slower than a full scan.
@@ -224,7 +220,7 @@ class _Plan:
         Without a chunk search the alternative is a call per line, never faster than a call
         per candidate line: the pre-filter is kept.
         """
-        if self.adaptive and self.chunk_rx is not None:
+        if self.adaptive and self.chunkable:
             return len(region) // _DENSE + _SLACK
         return len(region) + 1
 
@@ -252,18 +248,19 @@ def _lines(region: bytes) -> list[str]:
 
 def _chunk_matches(region: bytes, plan: _Plan) -> Iterator[str]:
     """First match of each line, found by one MULTILINE search over the whole region."""
-    assert plan.chunk_rx is not None
+    chunk_rx = plan.chunk_rx
+    assert chunk_rx is not None
     text = region.decode("utf-8", "replace").replace("\r\n", "\n")
     if text.endswith("\r"):
         text = text[:-1]  # the last line, without its LF: drop its CR as a line would
-    low = _low_level(plan.chunk_rx)
+    low = _low_level(chunk_rx)
     if low is not None:
         yield from _chunk_matches_utf8(text.encode("utf-8"), low, plan)
         return
     line_end = -1
     # After a final LF there is no line: an (empty) match starting there is not one.
     stop = len(text) - 1 if text.endswith("\n") else len(text)
-    for match in plan.chunk_rx.finditer(text):
+    for match in chunk_rx.finditer(text):
         start = match.start()
         if start > stop:
             break
@@ -296,9 +293,10 @@ def _chunk_matches_utf8(data: bytes, low: Any, plan: _Plan) -> Iterator[str]:
     encoded again): one search from each line's start, the first match of the line kept,
     then on from the next line (no match can span a line break: the pattern is line-safe,
     and ``^``, ``$`` and ``\\b`` see the same line break either way)."""
-    assert plan.chunk_rx is not None
+    chunk_rx = plan.chunk_rx
+    assert chunk_rx is not None
     group = plan.group
-    index = group if isinstance(group, int) else plan.chunk_rx.groupindex[group]
+    index = group if isinstance(group, int) else chunk_rx.groupindex[group]
     anchor = re2._Anchor.UNANCHORED
     size = len(data)
     # After a final LF there is no line: an (empty) match starting there is not one.
@@ -323,7 +321,7 @@ def _region_forward(region: bytes, plan: _Plan) -> Iterator[str]:
     if not region:
         return  # no line at all (not one empty line)
     if plan.literal is None:
-        if plan.chunk_rx is not None:
+        if plan.chunkable:
             yield from _chunk_matches(region, plan)
             return
         for line in _lines(region):
@@ -359,7 +357,7 @@ def _region_last(region: bytes, plan: _Plan) -> str | None:
     if not region:
         return None  # no line at all (not one empty line)
     if plan.literal is None:
-        if plan.chunk_rx is not None:
+        if plan.chunkable:
             last: str | None = None
             for value in _chunk_matches(region, plan):
                 last = value
@@ -470,7 +468,7 @@ def _mapped_literal(path: Readable, plan: _Plan, chunk_size: int) -> Iterator[li
                 if end < 0:
                     end = size if size - hit <= MAX_LINE else -1
                 tried += 1
-                dense = plan.adaptive and plan.chunk_rx is not None
+                dense = plan.adaptive and plan.chunkable
                 dense = dense and tried > end // _DENSE + _SLACK
                 if dense or end < 0 or (start == low and low > floor) or end - start > MAX_LINE:
                     handover = True
@@ -535,11 +533,9 @@ def _make_plan(rx: Regex, group: str | int, strategy: str | None) -> _Plan:
     if strategy is None:
         strategy = "literal" if literal_text else "chunk" if safe else "line"
     literal = literal_text.encode("utf-8") if strategy == "literal" and literal_text else None
-    chunk_rx = None
-    if safe and (strategy == "chunk" or adaptive):
-        chunk_rx = author_pattern(rx.pattern, multiline=True)
+    chunkable = safe and (strategy == "chunk" or adaptive)
     return _Plan(
-        rx=rx, group=group, literal=literal, chunk_rx=chunk_rx, fold=fold, adaptive=adaptive
+        rx=rx, group=group, literal=literal, chunkable=chunkable, fold=fold, adaptive=adaptive
     )
 
 

@@ -167,39 +167,59 @@ def dialect_problem(pattern: str) -> tuple[str, str] | None:
     return PATTERNS.entry(pattern).problem()
 
 
-def _check(pattern: str) -> tuple[tuple[str, str] | None, Regex | None]:
+#: The parse tree of a pattern that Python's ``re`` parser cannot parse.
+_NO_TREE: Any = object()
+
+
+class _Checked(NamedTuple):
+    """What the dialect check of a pattern made: its problem (or None) and RE2 program (or
+    None), the parse tree of Python's ``re`` parser (:data:`_NO_TREE` if it does not parse,
+    None if the check did not get one) and whether it parsed."""
+
+    problem: tuple[str, str] | None
+    regex: Regex | None = None
+    tree: Any = None
+    parsed: bool = False
+
+
+def _check(pattern: str) -> _Checked:
     """The dialect check of ``pattern``: its problem, or None and its RE2 program (the check
-    compiles it, so the program is kept rather than made again)."""
+    compiles it, so the program is kept rather than made again), with the parse tree it read
+    (kept for what a scan derives from the pattern, so the pattern is parsed once)."""
     foreign = _foreign(pattern)
     if foreign is not None:
-        return ("dialect", f"{foreign} is not in the pattern dialect"), None
-    parser = _parser()
+        return _Checked(("dialect", f"{foreign} is not in the pattern dialect"))
     with warnings.catch_warnings():
         # Python warns of nested sets and set operations ("[[:alpha:]]", "[a--b]"), which
         # it reads as plain characters and RE2 as classes: outside the dialect.
         warnings.simplefilter("error", FutureWarning)
         try:
-            parsed = parser.parse(pattern)
+            parsed = _parser().parse(pattern)
         except FutureWarning as warning:
-            return ("dialect", f"{warning} (a nested set or a set operation)"), None
+            problem = ("dialect", f"{warning} (a nested set or a set operation)")
+            return _Checked(problem, parsed=True)
         except re.error as exc:
-            return ("invalid", f"not a regular expression: {exc}"), None
+            problem = ("invalid", f"not a regular expression: {exc}")
+            return _Checked(problem, None, _NO_TREE, True)
     for flag, name in _BAD_FLAGS:
         if parsed.state.flags & flag:
-            return ("dialect", f"{name} is not in the pattern dialect"), None
+            problem = ("dialect", f"{name} is not in the pattern dialect")
+            return _Checked(problem, None, parsed, True)
     found = _construct(parsed)
     if found:
-        return ("dialect", f"{found} is not in the pattern dialect (RE2)"), None
+        problem = ("dialect", f"{found} is not in the pattern dialect (RE2)")
+        return _Checked(problem, None, parsed, True)
     if _EMPTY_MIN.search(_outside_classes(pattern)):
-        return ("dialect", "{,n} means {0,n} to Python and literal text to RE2: write {0,n}"), None
+        problem = ("dialect", "{,n} means {0,n} to Python and literal text to RE2: write {0,n}")
+        return _Checked(problem, None, parsed, True)
     try:
         compiled: Regex = re2.compile(pattern, _OPTIONS)
     except re2.error as exc:
         detail = exc.args[0] if exc.args else exc
         if isinstance(detail, bytes):
             detail = detail.decode("utf-8", "replace")
-        return ("dialect", f"RE2 does not accept it: {detail}"), None
-    return None, compiled
+        return _Checked(("dialect", f"RE2 does not accept it: {detail}"), None, parsed, True)
+    return _Checked(None, compiled, parsed, True)
 
 
 def _construct(items: Any) -> str | None:
@@ -274,29 +294,49 @@ class PatternCacheInfo(NamedTuple):
     compiles: int
     size: int
     capacity: int
+    parses: int = 0
 
 
 class _Entry:
     """What the process knows of one author pattern, each part made on first use."""
 
-    __slots__ = ("_problem", "_regex", "derived", "multiline", "owner", "pattern")
+    __slots__ = ("_problem", "_regex", "_tree", "derived", "multiline", "owner", "pattern")
 
     def __init__(self, owner: PatternCache, pattern: str) -> None:
         self.owner = owner
         self.pattern = pattern
         self._problem: tuple[str, str] | None = _UNSET
         self._regex: Regex | None = None
+        self._tree: Any = None
         self.multiline: Regex | None = None
         self.derived: dict[Any, Any] = {}
 
     def problem(self) -> tuple[str, str] | None:
         if self._problem is _UNSET:
-            problem, regex = _check(self.pattern)
+            checked = _check(self.pattern)
             with self.owner.lock:
                 self.owner.checks += 1
-                self.owner.compiles += regex is not None
-            self._regex, self._problem = regex, problem
+                self.owner.compiles += checked.regex is not None
+                self.owner.parses += checked.parsed
+            self._regex, self._tree = checked.regex, checked.tree
+            self._problem = checked.problem
         return self._problem
+
+    def tree(self) -> Any:
+        """The pattern's parse tree (Python's ``re`` parser), or None if it does not parse:
+        the dialect check's own, or, for a pattern the check refused without one, parsed now
+        (once; the check has reported the pattern, so the parser's warnings are not shown)."""
+        self.problem()
+        if self._tree is None:
+            with self.owner.lock:
+                self.owner.parses += 1
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", FutureWarning)
+                try:
+                    self._tree = _parser().parse(self.pattern)
+                except re.error:
+                    self._tree = _NO_TREE
+        return None if self._tree is _NO_TREE else self._tree
 
     def compiled(self, *, multiline: bool) -> Regex:
         problem = self.problem()
@@ -319,9 +359,12 @@ class PatternCache:
     own program), at most once more for chunk searches (``(?m)``), and what a scan derives
     from it (its required literal, whether it is line-safe) is computed once.
 
-    Least recently used entries go beyond ``capacity``; a validation first sizes the cache to
-    the artifact's distinct patterns (:meth:`fit`), so an artifact of 5,000 launchers does not
-    push out its own patterns between one layer and the next. Thread-safe: a lost race makes
+    An entry keeps the dialect check's parse tree (a few KB) for those derivations, so a
+    pattern is also parsed once.
+
+    Least recently used entries go beyond ``capacity``; a validation first sizes the cache
+    to the artifact's distinct patterns (:meth:`fit`), so an artifact of 5,000 launchers does
+    not push out its own patterns between one layer and the next. Thread-safe: a lost race makes
     an entry twice, never a wrong one.
     """
 
@@ -329,7 +372,7 @@ class PatternCache:
         self.capacity = capacity
         self.lock = threading.Lock()
         self._entries: OrderedDict[str, _Entry] = OrderedDict()
-        self.hits = self.misses = self.checks = self.compiles = 0
+        self.hits = self.misses = self.checks = self.compiles = self.parses = 0
 
     def entry(self, pattern: str) -> _Entry:
         with self.lock:
@@ -344,11 +387,13 @@ class PatternCache:
                 self._entries.popitem(last=False)
             return made
 
-    def derive(self, pattern: str, key: Any, make: Callable[[], _T]) -> _T:
-        """``make()``, computed once per pattern and ``key`` (a scan's facts of a pattern)."""
-        derived = self.entry(pattern).derived
+    def derive(self, pattern: str, key: Any, make: Callable[[Any], _T]) -> _T:
+        """``make(tree)`` of the pattern's parse tree (None if it does not parse), computed
+        once per pattern and ``key`` (a scan's facts of a pattern)."""
+        entry = self.entry(pattern)
+        derived = entry.derived
         if key not in derived:
-            derived[key] = make()
+            derived[key] = make(entry.tree())
         value: _T = derived[key]
         return value
 
@@ -366,13 +411,14 @@ class PatternCache:
                 self.compiles,
                 len(self._entries),
                 self.capacity,
+                self.parses,
             )
 
     def clear(self) -> None:
         """Forget every entry and the statistics (the capacity stays)."""
         with self.lock:
             self._entries.clear()
-            self.hits = self.misses = self.checks = self.compiles = 0
+            self.hits = self.misses = self.checks = self.compiles = self.parses = 0
 
 
 #: The process's pattern cache.

@@ -149,17 +149,16 @@ def _replay(
             continue
         params = {str(k): v for k, v in _map(launcher.get("params")).items()}
         seeds = launcher.get("seeds") if isinstance(launcher.get("seeds"), list) else []
-        logs = [
-            log
-            for sample in launcher["samples"]
-            if isinstance(sample, dict) and (log := _file(root, sample.get("log"))) is not None
+        # each sample's log resolved once, for the landmarks and the extractors
+        sample_logs = [
+            (sindex, sample, _file(root, sample.get("log")))
+            for sindex, sample in enumerate(launcher["samples"])
+            if isinstance(sample, dict)
         ]
+        logs = [log for _, _, log in sample_logs if log is not None]
         out += _check_landmarks(doc, lindex, launcher, logs)
-        for sindex, sample in enumerate(launcher["samples"]):
-            if not isinstance(sample, dict):
-                continue
+        for sindex, sample, log in sample_logs:
             expected = _map(sample.get("expected"))
-            log = _file(root, sample.get("log"))
             outputs = {
                 str(key): path
                 for key, value in _map(sample.get("outputs")).items()
