@@ -4,10 +4,11 @@ The manifests are the audit scaling benchmark's, without their runs (``_syntheti
 default the realistic shape, the bundled example grown to ``T`` tasks (``ceil(T / 3)`` copies of
 its scored launcher, each with one regex and two JSON-pointer measurements and a shipped sample
 of a log and a metrics file, which ``validate`` replays; the example's guide and five seeds);
-``--shape csv-yaml`` with CSV and YAML extractors in place of the JSON ones; ``--shape
-json-only`` the labelled best case (``T / 10`` launchers of ten JSON pointers, no samples).
-Both sides are whole processes, timed as alternated pairs, medians of wall and CPU seconds,
-peak memory of each command alone (GNU ``time``; see ``bench_audit_scale.measure``):
+``--shape csv-yaml`` with CSV and YAML extractors in place of the JSON ones; ``--shape json-
+only`` the labelled best case (``T / 10`` launchers of ten JSON pointers, no samples). Both
+sides are whole processes (ours with its bytecode written first:
+``bench_audit_scale.compile_bytecode``), timed as alternated pairs, medians of wall and CPU
+seconds, peak memory of each command alone (GNU ``time``; see ``bench_audit_scale.measure``):
 
 * ours: ``python -m reprobridge_sdk validate DIR --format json``: every layer (YAML with a
   position for every finding, version, schema, semantics, files, lock, replay, guide);
@@ -62,6 +63,7 @@ from _synthetic import SHAPES, grow, json_lines
 from bench_audit_scale import (
     TARGET_RATIO,
     before_side,
+    compile_bytecode,
     exponents,
     load,
     pairs,
@@ -120,6 +122,7 @@ def main() -> None:
         raise SystemExit("ajv not found: npm install ajv-cli, then --ajv PATH")
     best = " (best case: no real artifact looks like it)" if args.shape == "json-only" else ""
     print(f"shape: {args.shape}{best}; {args.repeats} alternated pairs, medians")
+    compile_bytecode(Path(args.before) / "reprobridge_sdk" if args.before else None)
     print(f"load before: {load()}")
     schema = REPO / "schemas" / "rra-1.0.schema.json"
     cpu: dict[str, tuple[list[float], list[float]]] = {case: ([], []) for case in args.cases}
