@@ -15,6 +15,9 @@ it targeted is gone (its gate). The rules, in order:
   (print statements, ``except X, e``, ``dict.iteritems``, ``xrange``, ``raw_input``, ...),
   without ``fix_import`` (which would turn a script's sibling imports into package-relative
   ones that fail when the file runs as a script).
+* ``python2-lists``: a ``TypeError`` from indexing what Python 3 makes lazy (``'map' object
+  is not subscriptable``, ``dict_keys``, ``zip``, ``filter``) in code that parses as Python 3
+  -> fissix's ``map``, ``filter``, ``zip`` and ``dict`` fixers on the failing file.
 * ``implicit-relative-import``: ``No module named 'X'`` raised in a module of a package
   whose folder holds ``X`` (Python 2 imported a sibling implicitly) -> fissix's
   ``fix_import`` on every module of that folder (``from X import`` becomes
@@ -279,6 +282,40 @@ def _python2(failure: Failure, root: Path, script: str) -> Fix | None:
         kind="execution-fix",
         summary=f"Python 2 syntax of {where} converted with fissix",
         files=files,
+    )
+
+
+#: Python 3's lazy views and iterators used as Python 2's lists.
+_PY2_LISTS = re.compile(
+    r"'(map|filter|zip|range|dict_keys|dict_values|dict_items)' object "
+    r"(?:is not subscriptable|does not support indexing|has no attribute 'sort')|"
+    r"object of type '(map|filter|zip)' has no len\(\)"
+)
+
+
+def _python2_lists(failure: Failure, root: Path, script: str) -> Fix | None:
+    """Code of Python 2 that parses as Python 3 but indexes what ``map``, ``filter``, ``zip``
+    or ``dict.keys()`` return: fissix's ``map``, ``filter``, ``zip`` and ``dict`` fixers on
+    the failing file, which wrap them in ``list(...)`` where the result is used as a list."""
+    if failure.type != "TypeError" or not failure.file:
+        return None
+    found = _PY2_LISTS.search(failure.message)
+    if found is None:
+        return None
+    from fissix import refactor  # noqa: PLC0415 - only for Python 2 code
+
+    tool = refactor.RefactoringTool(
+        [f"fissix.fixes.fix_{name}" for name in ("map", "filter", "zip", "dict")]
+    )
+    converted = _fissix(tool, root, failure.file)
+    if converted is None:
+        return None
+    name = next(g for g in found.groups() if g)
+    return Fix(
+        rule="python2-lists",
+        kind="execution-fix",
+        summary=f"Python 2 list results of {failure.file} ({name} and its kin) made lists",
+        files={failure.file: converted},
     )
 
 
@@ -900,6 +937,7 @@ Rule = Callable[[Failure, Path, str], "Fix | BuildFinding | None"]
 #: The rules in the order they are tried.
 RULES: list[tuple[str, Rule]] = [
     ("python2", _python2),
+    ("python2-lists", _python2_lists),
     ("implicit-relative-import", _implicit_relative),
     ("integer-division", _division),
     ("removed-api", _renamed),

@@ -84,6 +84,11 @@ CASES = {
         "removed-api",
         "ImportError",
     ),
+    "python2-lists": (
+        "pairs = map(int, ['3', '1'])\nkeys = {'a': 1}.keys()\nprint(pairs[0], keys[0])\n",
+        "python2-lists",
+        "TypeError",
+    ),
     "time-clock": (
         "import time\nstart = time.clock()\nprint(start >= 0)\n",
         "removed-api",
