@@ -1035,7 +1035,7 @@ def _with_missing_dependencies(  # noqa: PLR0917 - private helper of build_envir
     does not declare is built again with that module's distribution added (unpinned, a
     recorded addition), up to :data:`MAX_MISSING_DEPENDENCIES` times; the first environment's
     result stands when the additions do not pass."""
-    first = built
+    first, first_replaced = built, list(declared.replaced)
     for _ in range(MAX_MISSING_DEPENDENCIES):
         if built.ok:
             return built
@@ -1057,7 +1057,14 @@ def _with_missing_dependencies(  # noqa: PLR0917 - private helper of build_envir
         )
         again = _try(target, intake, declared, state_dir, plan, cache_dir, sandbox)
         built = replace(again, steps=[*built.steps, *again.steps], declared=declared)
-    return built if built.ok else replace(first, steps=built.steps)
+    if built.ok or built is first:
+        return built
+    added_names = ", ".join(r.replacement or "" for r in declared.replaced[len(first_replaced) :])
+    return replace(
+        first,
+        steps=built.steps,
+        outcome=f"{first.outcome}; with {added_names} added: {built.outcome}"[:1000],
+    )
 
 
 def _gate(  # noqa: PLR0917 - private helper of _try

@@ -408,6 +408,7 @@ def test_a_packages_undeclared_dependency_is_added_when_its_import_fails(
         newest = record.attempts[0]
         assert newest.name == "newest" and not newest.ok
         assert "No module named 'backlib'" in newest.outcome
+        assert "with backlib added: B005" in newest.outcome
         assert [(s.requirements, s.ok) for s in record.steps[:2]] == [
             (["frontlib"], True),
             (["backlib", "frontlib"], False),
