@@ -49,7 +49,8 @@ Rules, in order:
      unblocks the build. When every interpreter of the era is older than the resolver
      serves (Python 2.7, 3.4), the nearest it serves that is found here is tried, resolved
      as of that interpreter's first settled day (or the era, when later): the code is then
-     ported forward by the fix rules, each a recorded change.
+     ported forward by the fix rules, each a recorded change. A legacy environment whose
+     code then fails (``after``) is followed by the era's older interpreters, newest first.
 
    Nothing resolves to the lowest versions. Every step (with its interpreter) and every
    environment (with its outcome) is recorded; the one used, when of the era, is B047 (info)
@@ -785,6 +786,10 @@ def _nearest_servable(
     return []
 
 
+def _minor(version: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in version.split(".")[:2])
+
+
 def _era_python_why(era: str) -> str:
     return f"the code's era ({era[:10]}) is Python {', '.join(era_versions(era))}"
 
@@ -818,7 +823,14 @@ def build_environment(
     declared = declared_requirements(intake, plan, claims)
     steps: list[ResolveStep] = list(after.steps) if after is not None else []
     attempts: list[EnvironmentAttempt] = list(after.attempts) if after is not None else []
+    # after a legacy environment, the era's older interpreters are next (3.8, then 3.7)
+    older_than = (
+        after.python
+        if after is not None and again is None and after.environment == "era-python"
+        else None
+    )
     start = ENVIRONMENTS.index(after.environment) + 1 if after is not None else 0
+    start = start - 1 if older_than is not None else start
     start = ENVIRONMENTS.index(again) if again is not None else start
     unavailable: list[BuildFinding] = []
     last: list[BuildFinding] = []
@@ -841,6 +853,8 @@ def build_environment(
         if name == "era-python":
             why = f"{why}; {_era_python_why(era)}"
         targets = _targets(name, intake, why, era)
+        if older_than is not None and name == "era-python":
+            targets = [t for t in targets if _minor(t.python) < _minor(older_than)]
         if not targets:
             attempts.append(
                 EnvironmentAttempt(
@@ -848,7 +862,9 @@ def build_environment(
                     python=intake.python.target,
                     why=why,
                     ok=False,
-                    outcome="skipped: no Python of the code's era is older than the running one",
+                    outcome="skipped: no Python of the code's era is older than the running one"
+                    if older_than is None or name != "era-python"
+                    else f"skipped: no Python of the code's era is older than {older_than}",
                 )
             )
         for target in targets:

@@ -240,6 +240,44 @@ def test_an_era_older_than_the_resolver_serves_takes_the_nearest_interpreter_her
     assert last.ok and record.gate.passed and record.python == nearest
 
 
+def test_after_a_legacy_environment_the_eras_older_interpreter_is_next(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """GCN's era (2020-09) is Python 3.8 and 3.7: its 3.8 environment relaxed the pinned
+    TensorFlow 1.15 and the code failed there. The next environment is the era's 3.7, not
+    the end of the era: here 3.7 is not found (B048), and 3.8 is not tried again."""
+    _no_interpreters_here(tmp_path, monkeypatch)
+    date = "2020-09-25T18:30:21+00:00"
+    assert era_versions(date) == ["3.8", "3.7"]
+    legacy = EnvironmentAttempt(
+        name="era-python", python="3.8", exclude_newer=date, why="w", ok=True, outcome="o"
+    )
+    before = BuilderRecord(
+        inputs_digest=ZERO,
+        seconds=0,
+        gate=Gate(passed=True),
+        python="3.8",
+        requirements=[],
+        environment="era-python",
+        attempts=[
+            EnvironmentAttempt(name="newest", python=RUNNING, why="w", ok=False, outcome="o"),
+            EnvironmentAttempt(name="era", python=RUNNING, why="w", ok=False, outcome="o"),
+            legacy,
+        ],
+        in_use=legacy,
+    )
+    record = build_environment(
+        _intake(date),
+        tmp_path / "state",
+        inputs_digest=ZERO,
+        after=before,
+        because="the smoke run failed with AttributeError",
+    )
+    assert [(a.name, a.python, a.ok) for a in record.attempts[3:]] == [("era-python", "3.7", False)]
+    assert "no Python 3.7 on this machine" in record.attempts[3].outcome
+    assert record.in_use == legacy  # the 3.8 environment stays in use
+
+
 def test_an_era_the_resolver_does_not_serve_is_b048_with_the_step_that_unblocks(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
