@@ -24,6 +24,10 @@ Rules, by badge (the first column is the rule's name in :data:`RULES`):
   - ``launcher``: a launcher has no succeeded run with valid evidence in any attempt (the
     reasons are the errors of its runs, or A024 when it has none);
   - ``ledger``: an attempt's run ledger has an error (A051, A052, A054, A057);
+  - ``evidence``: a run or an attempt has evidence that contradicts itself (an error of
+    :data:`TAMPERED`: an edited log, a fabricated or relabelled run, a failed signature, a
+    re-execution that differs), even when other runs of the launcher are valid: a forged
+    run anywhere withholds the badge, and with it *reusable*;
   - ``placeholders``: the validator found a scaffold's placeholders (P codes, A046);
 * ``reusable`` (ACM *Artifacts Evaluated - Reusable*: functional, and documented well
   enough to be reused):
@@ -72,6 +76,7 @@ __all__ = [
     "BADGE_CRITERIA",
     "RESULTS_LABELS",
     "RULES",
+    "TAMPERED",
     "BadgeContext",
     "award",
     "earned",
@@ -86,7 +91,8 @@ BADGE_CRITERIA = {
     "digests, it has no placeholder upstream, and it has an archival identifier: a DOI or "
     "the digest of the archive the committee holds (ACM Artifacts Available)",
     "functional": "every launcher has a successful run with valid evidence in some attempt, "
-    "every run ledger is intact and no placeholder remains "
+    "every run ledger is intact, no run's evidence contradicts itself (an edited log, a "
+    "fabricated run, a failed signature) and no placeholder remains "
     "(ACM Artifacts Evaluated - Functional)",
     "reusable": "functional, every launcher has a description, the artifact states a "
     "licence, no placeholder remains and a clean-room check is on record "
@@ -122,6 +128,17 @@ BADGE_CHECKS = {
     ],
 }
 _LEDGER = {"A051", "A052", "A054", "A057"}
+#: Evidence that contradicts itself (an error of one of these codes): files that are not
+#: those recorded, a ledger that does not hold its runs or its submitted head, a signature
+#: that fails or signs other files, a re-execution that differs, an archive that is not the
+#: one recorded. A missing signature (K001) or an unknown signer (K003) is not among them.
+TAMPERED = frozenset(
+    {
+        "A002", "A004", "A006", "A007", "A010", "A012", "A038", "A039", "A040", "A051",
+        "A052", "A053", "A054", "A055", "A056", "A057", "A058", "A066", "A067", "A070",
+        "A093", "K002", "K004", "K007",
+    }
+)  # fmt: skip
 _RERUN = {"A058", "A059"}
 
 
@@ -219,6 +236,14 @@ def _launchers(ctx: BadgeContext) -> list[AuditFinding]:
 
 def _ledger(ctx: BadgeContext) -> list[AuditFinding]:
     return [_audit_finding(f) for found in ctx.attempt_findings for f in found if f.code in _LEDGER]
+
+
+def _evidence(ctx: BadgeContext) -> list[AuditFinding]:
+    """Errors of :data:`TAMPERED` on any run or attempt (the ledger's are :func:`_ledger`'s):
+    one forged run withholds *functional* even when the launcher has honest runs too."""
+    found = [f for _, runs in ctx.attempts for r in runs for f in r.findings]
+    found += [f for attempt in ctx.attempt_findings for f in attempt if f.code not in _LEDGER]
+    return [_audit_finding(f) for f in found if f.code in TAMPERED and f.severity is Severity.ERROR]
 
 
 def _tasks(ctx: BadgeContext) -> list[AuditFinding]:
@@ -382,6 +407,7 @@ RULES: tuple[tuple[str, str, Rule], ...] = (
     ("functional", "no-attempt", _no_attempt),
     ("functional", "launcher", _launchers),
     ("functional", "ledger", _ledger),
+    ("functional", "evidence", _evidence),
     ("functional", "placeholders", _placeholders),
     ("reproduced", "no-attempt", _no_attempt),
     ("reproduced", "task", _tasks),

@@ -46,6 +46,7 @@ from reprobridge_sdk.validation import Mapper
 
 from .attempts import Attempt, label_rates, mean, parse_attempt, spread
 from .auditor import AttemptLike, _audit, _options, _Trust, collector_paused, load_artifact
+from .badges import TAMPERED
 from .interval import DEFAULT_FLOOR, DEFAULT_LEVEL
 from .present import reason_counts
 from .verdict import as_audit_finding
@@ -61,17 +62,6 @@ __all__ = [
 ]
 
 _STALE = {"A009", "A011"}
-#: Evidence that contradicts itself (an error of one of these codes): files that are not
-#: those recorded, a ledger that does not hold its runs or its submitted head, a signature
-#: that fails or signs other files, a re-execution that differs, an archive that is not the
-#: one recorded. A missing signature (K001) or an unknown signer (K003) is not among them.
-TAMPERED = frozenset(
-    {
-        "A002", "A004", "A006", "A007", "A010", "A012", "A038", "A039", "A040", "A051",
-        "A052", "A053", "A054", "A055", "A056", "A057", "A058", "A066", "A067", "A070",
-        "A093", "K002", "K004", "K007",
-    }
-)  # fmt: skip
 
 
 def _error_row(

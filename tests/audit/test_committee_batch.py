@@ -237,6 +237,9 @@ def test_forged_evidence_is_caught_by_its_mechanism(
     assert code in _codes(row)
     assert row["why"]["code"] == code
     assert (row["badges"]["results"], row["badges"]["reproduced"]) == ("not-reproduced", False)
+    # no badge that rests on the runs: the other, honest runs do not make it functional
+    assert not _earned(row) & {"functional", "reusable", "reproduced"}
+    assert code in {r["code"] for r in row["badges"]["reasons"]["functional"]}
 
 
 def test_a_uniform_inflation_passes_every_check_of_the_files(
@@ -289,7 +292,7 @@ def test_re_execution_reproduces_honest_work_and_catches_the_inflation(
     assert inflated["rerun_mismatches"] == 0  # every run within its tolerance on its own
     assert "A070" in _codes(inflated)  # the paired shift test over the sample
     assert inflated["why"]["code"] == "A070"
-    assert "reproduced" not in _earned(inflated)
+    assert _earned(inflated) == set()  # a shift is tampered evidence: not even functional
 
 
 def test_the_csv_names_every_row_once_and_says_why(
