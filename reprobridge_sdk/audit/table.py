@@ -24,6 +24,7 @@ of four artifacts of which one does not load never reports "3 artifacts".
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -140,19 +141,39 @@ def _audit_packed(
 _WORST = ("invalid-evidence", "incompatible", "not-executed", "toy", "inconclusive")
 
 
-def _claim_reason(attempt: TaskAttempt) -> AuditFinding | None:
-    """A claim's decisive finding: its first error, else its first reason."""
+#: Implausible references (spec audit.md#plausible-references): findings of the artifact,
+#: located at a task, that its claims and the row's why show.
+_IMPLAUSIBLE = frozenset({"A080", "A081", "A082", "A083"})
+_TASK_POINTER = re.compile(r"/tasks/(\d+)(?:/|$)")
+
+
+def _implausible(result: AuditResult) -> dict[int, list[AuditFinding]]:
+    """The implausible-reference findings of the artifact, by the task index they are at."""
+    out: dict[int, list[AuditFinding]] = {}
+    for item in result.findings:
+        where = _TASK_POINTER.match(item.path or "") if item.code in _IMPLAUSIBLE else None
+        if where is not None:
+            out.setdefault(int(where.group(1)), []).append(item)
+    return out
+
+
+def _claim_reason(
+    attempt: TaskAttempt, references: Sequence[AuditFinding] = ()
+) -> AuditFinding | None:
+    """A claim's decisive finding: its first error, else the first implausible-reference
+    finding of its task, else its first reason."""
     errors = [r for r in attempt.reasons if r.severity == "error"]
-    found = errors or attempt.reasons
+    found = errors or list(references) or attempt.reasons
     return found[0] if found else None
 
 
 def _claims(result: AuditResult) -> list[TableClaim]:
     out: list[TableClaim] = []
-    for task in result.tasks:
+    implausible = _implausible(result)
+    for index, task in enumerate(result.tasks):
         iv = task.interval
         for attempt in task.attempts:
-            reason = _claim_reason(attempt)
+            reason = _claim_reason(attempt, implausible.get(index, ()))
             out.append(
                 TableClaim(
                     task=task.id,
@@ -175,7 +196,8 @@ def decisive(result: AuditResult) -> AuditFinding | None:
     """The finding that decides a row, the first of: a placeholder (P003); an error of the
     artifact (validation, code or lock on disk); an error of an attempt (its ledger); the
     decisive finding of the claim with the worst verdict (invalid evidence, incompatible, not
-    executed, toy, inconclusive; the first such claim); the first reason a badge (results
+    executed, toy, inconclusive; the first such claim); an implausible reference (A080-A083,
+    warnings included: a chair acts on hand-widened references); the first reason a badge (results
     reproduced, functional, available) is withheld, a missing committee-made run (A084)
     last. ``None``: passed with those three badges
     (*reusable*, which no audit grants yet, never decides a row)."""
@@ -193,6 +215,9 @@ def decisive(result: AuditResult) -> AuditFinding | None:
                 reason = _claim_reason(attempt)
                 if reason is not None:
                     return reason
+    references = [f for found in _implausible(result).values() for f in found]
+    if references:
+        return references[0]
     reasons = [r for b in ("reproduced", "functional", "available") for r in withheld.get(b, [])]
     # what the authors must fix first; the committee's own pending runs (A084) last
     return next((r for r in reasons if r.code != "A084"), reasons[0] if reasons else None)

@@ -266,6 +266,30 @@ def test_hand_widened_references_are_a_finding(report: dict[str, Any]) -> None:
     assert not {f["code"] for f in honest["findings"]} & {"A080", "A081", "A082", "A083"}
 
 
+def test_hand_widened_references_are_the_rows_why_in_every_format(
+    batch: Path, table: dict[str, dict[str, Any]]
+) -> None:
+    """Warnings, yet what a chair must act on: the row's why and its claim's code say so."""
+    row = table["p07-widened"]
+    assert row["why"]["code"] in {"A081", "A082"}
+    assert row["why"]["path"] == "/tasks/0/reference"
+    [claim] = row["claims"]
+    assert claim["code"] == row["why"]["code"]
+    code = claim["code"]
+    text = _cli(batch, "submissions.toml").stderr
+    [line] = [ln for ln in text.splitlines() if ln.split()[:2] == ["p07-widened", "passed"]]
+    assert code in line  # the table's why column
+    assert f"acc: compatible (verified) 90 in [74, 111] {code}" in text  # the claim below it
+    html = _cli(batch, "submissions.toml", "--format", "html").stdout
+    assert f'<span class="why" data-code="{code}">' in html
+    assert f'<span class="code">{code}</span>' in html
+    csv_text = _cli(batch, "submissions.toml", "--format", "csv").stdout
+    rows = {r["id"]: r for r in csv.DictReader(io.StringIO(csv_text.lstrip("\ufeff")))}
+    assert (rows["p07-widened"]["why_code"], rows["p07-widened"]["claim_1_code"]) == (code, code)
+    # an honest row's claim has no such code
+    assert table["p01-signed"]["claims"][0]["code"] not in {"A080", "A081", "A082", "A083"}
+
+
 def test_an_untouched_scaffold_earns_no_badge_in_any_mode(
     batch: Path, table: dict[str, dict[str, Any]], reran: dict[str, dict[str, Any]]
 ) -> None:
