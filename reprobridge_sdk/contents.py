@@ -32,18 +32,20 @@ layer above (run, authoring, agent) imports it.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 from collections.abc import Iterable
+from pathlib import Path
 from typing import Any
 
 from reprobridge_sdk.checkout.materialize import CHECKOUT_DIR
-from reprobridge_sdk.digest import TREE_EXCLUDES
+from reprobridge_sdk.digest import TREE_EXCLUDES, file_sha256
 from reprobridge_sdk.errors import ArtifactError
 from reprobridge_sdk.findings import finding
 from reprobridge_sdk.model import Manifest
 
-__all__ = ["RUNS_DIR", "artifact_files", "hidden_left_out", "named_hidden"]
+__all__ = ["RUNS_DIR", "artifact_files", "files_digest", "hidden_left_out", "named_hidden"]
 
 #: The runs directory at the root (evidence, not part of the artifact).
 RUNS_DIR = "runs"
@@ -127,3 +129,17 @@ def artifact_files(
                 elif entry.is_file():
                     found.append(rel)
     return sorted(found, key=lambda name: name.encode("utf-8"))
+
+
+def files_digest(root: str | os.PathLike[str], manifest: Manifest) -> str:
+    """The SHA-256 of ``<sha256>  <path>`` lines (LF) of :func:`artifact_files`, in their
+    order; a link's line hashes its target's text. Two trees with the same files agree."""
+    lines = []
+    for name in artifact_files(root, manifest):
+        path = Path(root).joinpath(*name.split("/"))
+        if path.is_symlink():
+            digest = hashlib.sha256(str(path.readlink()).encode("utf-8")).hexdigest()
+        else:
+            digest = file_sha256(path)
+        lines.append(f"{digest}  {name}\n")
+    return hashlib.sha256("".join(lines).encode("utf-8")).hexdigest()

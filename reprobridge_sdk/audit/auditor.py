@@ -58,6 +58,7 @@ from .attempts import (
     unique_labels,
 )
 from .badges import BadgeContext, award
+from .clean_room import clean_room_problem
 from .duplicates import settle_by_rerun
 from .facts import ManifestFacts
 from .interval import (
@@ -664,6 +665,7 @@ def _audit(
             trusted=options.trusted is not None,
             committee=_committee_runs(checks, trust),
             archive_sha256=trust.archive_sha256 if trust is not None else None,
+            clean_room=clean_room_problem(root),
         )
     )
     reproduced = all(

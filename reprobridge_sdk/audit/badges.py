@@ -35,8 +35,9 @@ Rules, by badge (the first column is the rule's name in :data:`RULES`):
   - ``documented``: a launcher without a description, a licence that states none
     (``NOASSERTION``, ``NONE``...) (A086), or a placeholder left in the guide or the
     manifest (A046);
-  - ``clean-room``: no clean-room check on record (A086): ``reprobridge check`` reports on
-    its output and keeps no record in the artifact, so an audit cannot yet grant it.
+  - ``clean-room``: no passing clean-room check on record (A086): ``runs/check.json``, which
+    ``reprobridge check --record`` writes, is missing, did not pass, cannot be read, or
+    checked other files than the artifact's (:mod:`.clean_room`).
 * ``reproduced`` (ACM *Results Reproduced*: obtained by a person or team other than the
   authors):
   - ``committee``: a task without a run the committee made: re-executed in this audit
@@ -157,6 +158,9 @@ class BadgeContext:
     committee: frozenset[Path] = frozenset()
     #: The SHA-256 of the packed archive the committee audited; ``None``: a directory.
     archive_sha256: str | None = None
+    #: Why no passing clean-room check is on record (:func:`.clean_room.clean_room_problem`);
+    #: ``None``: one is.
+    clean_room: str | None = "no clean-room check on record"
 
 
 Rule = Callable[[BadgeContext], list[AuditFinding]]
@@ -354,14 +358,16 @@ def _documented(ctx: BadgeContext) -> list[AuditFinding]:
 
 
 def _clean_room(ctx: BadgeContext) -> list[AuditFinding]:
+    if ctx.clean_room is None:
+        return []
     return [
         _audit_finding(
             finding(
                 "A086",
-                "no clean-room check on record: 'reprobridge check' keeps no record in the "
-                "artifact that an audit could read",
-                hint="run 'reprobridge check --scored' on the submitted archive; an audit "
-                "cannot grant this badge yet",
+                ctx.clean_room,
+                file="runs/check.json",
+                hint="run 'reprobridge check --record' on the artifact as submitted and submit "
+                "its runs/check.json with the runs",
             )
         )
     ]
@@ -472,7 +478,7 @@ def award(ctx: BadgeContext) -> Badges:
     evidence = {
         "available": ["rra.yaml", identifier] if not reasons["available"] else ["rra.yaml"],
         "functional": runs if not reasons["functional"] else [],
-        "reusable": ["rra.yaml"] if not reasons["reusable"] else [],
+        "reusable": ["rra.yaml", "runs/check.json"] if not reasons["reusable"] else [],
         "reproduced": counted if not reasons["reproduced"] else [],
     }
     return Badges(

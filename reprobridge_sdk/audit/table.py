@@ -200,7 +200,7 @@ def decisive(result: AuditResult) -> AuditFinding | None:
     warnings included: a chair acts on hand-widened references); the first reason a badge (results
     reproduced, functional, available) is withheld, a missing committee-made run (A084)
     last. ``None``: passed with those three badges
-    (*reusable*, which no audit grants yet, never decides a row)."""
+    (*reusable*, documentation beyond what a row needs to pass, never decides a row)."""
     withheld = result.badges.reasons
     placeholder = [r for r in withheld.get("available", []) if r.code == "P003"]
     artifact = [f for f in result.findings if f.severity == "error"]

@@ -16,6 +16,11 @@ Steps, each timed, in a fresh temporary directory:
 5. With ``scored``: ``scored`` reruns the scored launchers, and ``audit-scored`` audits all
    the runs against the references; passes when every task has a compatible verdict.
 
+**The record.** With ``record`` (a directory only), the check writes ``runs/check.json`` into
+the artifact it checked, atomically: the digest of the copy's files taken before anything
+ran, and each step's outcome (:mod:`reprobridge_sdk.audit.clean_room`). An audit reads it for
+the *reusable* badge. A check whose copy step failed writes none.
+
 **The sandbox.** With ``sandbox`` (the default) the ``smoke`` and ``scored`` steps run every
 launcher under the runner's sandbox (``reprobridge run --sandbox``); where it cannot work
 the check raises N011 before any step. Building the environment from the lock (the
@@ -68,12 +73,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from reprobridge_sdk.audit.clean_room import CHECK_RECORD, check_record
 from reprobridge_sdk.authoring.pack import pack, unpack
 from reprobridge_sdk.authoring.submissions import named_in_archive, root_manifest_findings
+from reprobridge_sdk.contents import RUNS_DIR, files_digest
 from reprobridge_sdk.env.interpreters import interpreter_homes
-from reprobridge_sdk.errors import ArtifactError, ReproBridgeError
+from reprobridge_sdk.errors import ArtifactError, ReproBridgeError, UsageError
 from reprobridge_sdk.findings import Finding, Severity, finding
 from reprobridge_sdk.io import safefs
+from reprobridge_sdk.io._fs import atomic_write_json
 from reprobridge_sdk.model import Launcher, Manifest
 from reprobridge_sdk.model.evidence import RECORD_NAME
 
@@ -176,6 +184,8 @@ class CheckReport:
     #: network configuration (:data:`NETWORK_ENV`), and the others ``pass_env`` named.
     network_env: list[str] = field(default_factory=list)
     pass_env: list[str] = field(default_factory=list)
+    #: The check record written (``record``), or ``None``.
+    record: str | None = None
 
     @property
     def ok(self) -> bool:
@@ -195,6 +205,7 @@ class CheckReport:
             "ok": self.ok,
             "seconds": round(self.seconds, 3),
             "steps": [step.to_dict() for step in self.steps],
+            "record": self.record,
         }
 
 
@@ -396,12 +407,20 @@ def check(
     pass_env: Sequence[str] = (),
     installer_cache: bool = True,
     sandbox: bool = True,
+    record: bool = False,
 ) -> CheckReport:
     """Run the clean-room check of an artifact directory or a packed archive.
 
     Raises :class:`~reprobridge_sdk.errors.UsageError` (N011) before anything when
-    ``sandbox`` is asked for and cannot work here.
+    ``sandbox`` is asked for and cannot work here, or when ``record`` is asked for an
+    archive (the record is written into the artifact directory checked).
     """
+    if record and not Path(path_or_archive).is_dir():
+        msg = (
+            f"{path_or_archive}: a check record is written into the artifact directory it "
+            "checks; check the directory, then pack it with its runs"
+        )
+        raise UsageError(msg)
     if sandbox:
         from reprobridge_sdk.run.runner import require_sandbox  # noqa: PLC0415 - on use
 
@@ -422,6 +441,7 @@ def check(
         from reprobridge_sdk.api import load  # noqa: PLC0415 - a lower layer, on use
 
         manifest = load(copy).manifest
+        checked = files_digest(copy, manifest)  # the files as submitted, before anything ran
         confine = ["--sandbox"] if sandbox else []
         steps: list[tuple[str, list[str], str]] = [
             ("validate", ["validate", str(copy), "--format", "json"], "validate"),
@@ -449,10 +469,26 @@ def check(
             report.steps.append(step)
             if not step.ok:
                 break
+        if record:
+            report.record = _write_record(source, manifest.artifact.id, checked, report)
     finally:
         if not keep:
             shutil.rmtree(base, ignore_errors=True)
     return report
+
+
+def _write_record(source: Path, artifact: str, digest: str, report: CheckReport) -> str:
+    """Write ``runs/check.json`` into the artifact checked; its path."""
+    data = check_record(
+        artifact,
+        digest,
+        [(step.name, step.ok) for step in report.steps],
+        scored=report.scored,
+        archive_sha256=report.archive_digest,
+    )
+    target = source / RUNS_DIR / CHECK_RECORD
+    atomic_write_json(target, data, root=source)  # no link in the way leads out
+    return str(target)
 
 
 def _copy_step(report: CheckReport, source: Path, base: Path, copy: Path) -> bool:

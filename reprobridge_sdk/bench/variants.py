@@ -35,7 +35,6 @@ editor, JSON is written with sorted keys, and no time or absolute path is record
 from __future__ import annotations
 
 import copy
-import hashlib
 import json
 import os
 import posixpath
@@ -48,7 +47,7 @@ from typing import Any
 from reprobridge_sdk.api import ArtifactDir, load
 from reprobridge_sdk.checkout._git import GitError
 from reprobridge_sdk.checkout.materialize import CodebaseError
-from reprobridge_sdk.contents import RUNS_DIR, artifact_files
+from reprobridge_sdk.contents import RUNS_DIR, artifact_files, files_digest
 from reprobridge_sdk.digest import file_sha256
 from reprobridge_sdk.errors import UsageError
 from reprobridge_sdk.findings import finding
@@ -334,19 +333,6 @@ def _write(ws: _Workspace, target: Path) -> list[VariantFile]:
     return files
 
 
-def _artifact_digest(art: ArtifactDir) -> str:
-    """The SHA-256 of ``<sha256>  <path>`` lines of the artifact's files (links: their target)."""
-    lines = []
-    for name in artifact_files(art.root, art.manifest):
-        path = art.root / name
-        if path.is_symlink():
-            digest = hashlib.sha256(str(path.readlink()).encode("utf-8")).hexdigest()
-        else:
-            digest = file_sha256(path)
-        lines.append(f"{digest}  {name}\n")
-    return hashlib.sha256("".join(lines).encode("utf-8")).hexdigest()
-
-
 def _record(art: ArtifactDir, variant: str, ws: _Workspace, files: list[VariantFile]) -> bytes:
     upstream = art.manifest.codebase.upstream
     record = VariantRecord(
@@ -354,7 +340,7 @@ def _record(art: ArtifactDir, variant: str, ws: _Workspace, files: list[VariantF
         artifact=art.manifest.artifact.id,
         artifact_version=art.manifest.artifact.version,
         manifest_sha256=file_sha256(art.manifest_path),
-        artifact_files_sha256=_artifact_digest(art),
+        artifact_files_sha256=files_digest(art.root, art.manifest),
         source=ws.source,
         upstream=upstream.repository if variant == "raw" else None,
         commit=upstream.commit if variant == "raw" else None,

@@ -36,6 +36,12 @@ __all__ = ["check"]
     "hashes are still checked. --no-installer-cache downloads every wheel again.",
 )
 @sandbox_option("the artifact's launchers")
+@click.option(
+    "--record",
+    is_flag=True,
+    help="Write the check's record into the artifact (runs/check.json), for an audit's "
+    "reusable badge. A directory only.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON on stdout.")
 def check(  # noqa: PLR0917 - click passes one argument per option
     path: Path,
@@ -44,6 +50,7 @@ def check(  # noqa: PLR0917 - click passes one argument per option
     pass_env: tuple[str, ...],
     installer_cache: bool,
     sandbox: bool,
+    record: bool,
     as_json: bool,
 ) -> None:
     """Copy PATH (an artifact directory or a packed archive) into a clean room and rerun it.
@@ -58,6 +65,9 @@ def check(  # noqa: PLR0917 - click passes one argument per option
     The launchers run in the sandbox (refused with N011 where it cannot work; --no-sandbox
     runs them unconfined, N031); the environment is built outside it. No configuration file
     applies, the artifact's own least of all (N030 names one it ships).
+
+    With --record, the check writes runs/check.json into the artifact directory: what it
+    checked (the digest of its files) and how each step ended, for an audit's reusable badge.
 
     \b
     Exit codes: 0 every step passed, 1 a step failed, 2 usage or I/O error.
@@ -78,8 +88,9 @@ def check(  # noqa: PLR0917 - click passes one argument per option
             pass_env=pass_env,
             installer_cache=installer_cache,
             sandbox=sandbox,
+            record=record,
         )
-    except ReproBridgeError as exc:  # N011: the sandbox cannot work here; nothing ran
+    except ReproBridgeError as exc:  # N011, or --record of an archive: nothing ran
         print_error(exc)
         sys.exit(2)
     if as_json:
@@ -100,4 +111,6 @@ def check(  # noqa: PLR0917 - click passes one argument per option
     echo(f"check {verdict} in {report.seconds:.1f} s", err=True)
     if keep:
         echo(f"the copy is kept in {report.copy}", err=True)
+    if report.record is not None:
+        echo(f"check record written: {report.record}", err=True)
     sys.exit(0 if report.ok else 1)
