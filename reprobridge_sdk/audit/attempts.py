@@ -18,7 +18,7 @@ name (``label``, ``label#2``, ...) while its ``group`` keeps the label as given.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -26,6 +26,7 @@ from reprobridge_sdk.errors import UsageError
 from reprobridge_sdk.model.audit import AttemptSummary, AuditResult, LabelRate, TaskAudit
 
 __all__ = [
+    "COMMITTEE_LABEL",
     "DEFAULT_ATTEMPT",
     "Attempt",
     "label_rates",
@@ -87,12 +88,19 @@ def spread(rates: Sequence[LabelRate]) -> float | None:
     return max(values) - min(values) if len(values) >= 2 else None
 
 
-def summarize_tasks(tasks: Sequence[TaskAudit]) -> None:
-    """Fill each task's success rate and disagreement flag from its attempts."""
+#: The label of the committee's own attempt (``--attempt committee=DIR``): its verdicts are
+#: shown apart and never count in the authors' success (spec audit.md#attempts).
+COMMITTEE_LABEL = "committee"
+
+
+def summarize_tasks(tasks: Sequence[TaskAudit], committee: Collection[str] = ()) -> None:
+    """Fill each task's success rate and disagreement flag from its attempts; the attempts
+    named in ``committee`` (the committee's own) are left out of the success rate."""
     for task in tasks:
         verdicts = [a.verdict for a in task.attempts]
+        counted = [a.verdict for a in task.attempts if a.attempt not in committee]
         task.success_rate = (
-            sum(v == "compatible" for v in verdicts) / len(verdicts) if verdicts else None
+            sum(v == "compatible" for v in counted) / len(counted) if counted else None
         )
         task.disagreement = len(set(verdicts)) > 1
 

@@ -48,6 +48,7 @@ from reprobridge_sdk.model.audit import (
 from reprobridge_sdk.signing.keys import TrustedKeys
 
 from .attempts import (
+    COMMITTEE_LABEL,
     DEFAULT_ATTEMPT,
     Attempt,
     label_rates,
@@ -201,6 +202,7 @@ def _rerun_attempt(
         limits=limits,
         env_mode=trust.rerun_env,
         sandbox=trust.rerun_sandbox,
+        progress=trust.progress,
     )
     checks.executed[-1], checks.mismatches[-1] = outcome.executed, outcome.mismatches
     checks.shifts[-1] = outcome.shifts
@@ -384,6 +386,8 @@ class _Trust:
     #: The SHA-256 of the packed archive the committee audited (the archival identifier of
     #: the *available* badge); ``None``: a directory.
     archive_sha256: str | None = None
+    #: Given a line of progress during re-execution (the command line prints it on stderr).
+    progress: Callable[[str], None] | None = None
 
 
 def _verify_attempt(
@@ -437,6 +441,7 @@ def audit(
     rerun_env: str = "cached",
     rerun_sandbox: bool = True,
     archive_sha256: str | None = None,
+    progress: Callable[[str], None] | None = None,
 ) -> AuditResult:
     """Audit the artifact at ``artifact_path`` against the evidence of ``attempts``.
 
@@ -451,7 +456,8 @@ def audit(
     in the report's options) is re-executed in ``rerun_env`` (in the sandbox unless
     ``rerun_sandbox`` is false) and compared (see :mod:`.rerun`). ``archive_sha256`` is the
     digest of the packed archive the committee unpacked into ``artifact_path``: an archival
-    identifier for the *available* badge.
+    identifier for the *available* badge. ``progress`` is given a line of progress, with an
+    estimate of the time left, before and after each re-executed run.
     """
     options = _options(
         level,
@@ -463,7 +469,7 @@ def audit(
         rerun=rerun,
         rerun_seed=rerun_seed,
     )
-    checking = _Trust(trust, rerun_env, rerun_sandbox, archive_sha256)
+    checking = _Trust(trust, rerun_env, rerun_sandbox, archive_sha256, progress)
     with collector_paused():
         # No reference kept here: _audit releases the manifest's plain data once validated.
         return _audit(
@@ -617,7 +623,14 @@ def _audit(
             counted[judgement.verdict] += 1
             tasks[i].attempts.append(judgement.done(p_adj))
         verdict_counts.append(counted)
-    summarize_tasks(tasks)
+    # the committee's own attempts: so labelled, or made of runs signed by a committee key
+    signed = _committee_signed(checks, trust)
+    committee = {
+        name
+        for attempt, name, runs in zip(chosen, names, evidence, strict=True)
+        if attempt.label == COMMITTEE_LABEL or (runs and all(r.path in signed for r in runs))
+    }
+    summarize_tasks(tasks, committee)
 
     summaries: list[AttemptSummary] = []
     for index, (attempt, name, runs) in enumerate(zip(chosen, names, evidence, strict=True)):
@@ -636,6 +649,7 @@ def _audit(
                 rerun_mismatches=checks.mismatches[index],
                 shift_tests=checks.shifts[index],
                 shift_skipped=checks.skipped[index],
+                committee=name in committee,
             )
         )
 
@@ -663,7 +677,15 @@ def _audit(
             attempt_findings=checks.attempt_findings,
             tasks=tasks,
             trusted=options.trusted is not None,
-            committee=_committee_runs(checks, trust),
+            committee=signed.union(
+                checks.reran,
+                (
+                    r.path
+                    for name, runs in zip(names, evidence, strict=True)
+                    if name in committee
+                    for r in runs
+                ),
+            ),
             archive_sha256=trust.archive_sha256 if trust is not None else None,
             clean_room=clean_room_problem(root),
         )
@@ -737,11 +759,10 @@ def _in_document(value: object, to_document: Callable[[str], str]) -> None:
             _in_document(item, to_document)
 
 
-def _committee_runs(checks: _Checks, trust: _Trust | None) -> frozenset[Path]:
-    """The runs the committee made: re-executed here, or signed by a committee-role key."""
+def _committee_signed(checks: _Checks, trust: _Trust | None) -> frozenset[Path]:
+    """The runs signed by a committee-role key."""
     roles = trust.keys.committee() if trust is not None and trust.keys is not None else ()
-    signed = {path for path, signer in checks.signers.items() if signer in roles}
-    return frozenset(checks.reran | signed)
+    return frozenset(path for path, signer in checks.signers.items() if signer in roles)
 
 
 def _placeholders(validation: Sequence[Finding]) -> list[Finding]:

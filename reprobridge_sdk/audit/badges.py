@@ -53,7 +53,9 @@ Rules, by badge (the first column is the rule's name in :data:`RULES`):
     (K001-K004, K007), even when other evidence suffices;
   - ``rerun``: a re-executed run did not hold up (A058, A059), or the re-executed runs of
     a task show a shift (A070), even when other evidence suffices: a fabricated run
-    anywhere withholds the badge.
+    anywhere withholds the badge;
+  - ``evidence``: as for *functional*: tampered evidence in any attempt, even beside an
+    honest attempt that is compatible.
 """
 
 from __future__ import annotations
@@ -421,6 +423,7 @@ RULES: tuple[tuple[str, str, Rule], ...] = (
     ("reproduced", "placeholders", _placeholders),
     ("reproduced", "untrusted", _untrusted),
     ("reproduced", "rerun", _rerun),
+    ("reproduced", "evidence", _evidence),
     ("reproduced", "committee", _committee),
     ("reusable", "functional", _functional),
     ("reusable", "documented", _documented),

@@ -4,7 +4,8 @@ For a spreadsheet and a conference system's import: RFC 4180 (comma, double quot
 cell that holds a comma, a quote or a line break, a quote doubled, CRLF line ends), UTF-8
 with a byte-order mark so a spreadsheet reads it as UTF-8. Columns, in order:
 
-``id, path, artifact, archive_sha256, status, badges, withheld, why_code, why`` then, per
+``id, path, artifact, archive_sha256, status, committee_runs, committee_success, badges,
+withheld, why_code, why``, ``evidence``, ``decision``, ``reviewers``, ``notes``, then, per
 claim ``n`` (1, 2, ... up to the most claims of any row; a row with fewer leaves them
 empty): ``claim_n`` (the task, with ``[attempt]`` when there are several attempts),
 ``claim_n_verdict``, ``claim_n_icml``, ``claim_n_value``, ``claim_n_low``,
@@ -37,6 +38,8 @@ COLUMNS = (
     "artifact",
     "archive_sha256",
     "status",
+    "committee_runs",
+    "committee_success",
     "badges",
     "withheld",
     "why_code",
@@ -101,6 +104,8 @@ def _row_cells(row: TableRow, width: int) -> list[str]:
         csv_text(row.artifact),
         row.archive_sha256 or "",
         row.status,
+        str(row.committee_runs) if row.status != "error" else "",
+        "" if row.committee_success is None else f"{100 * row.committee_success:.1f}%",
         _badges(row),
         csv_text(_withheld(row)),
         csv_text(why.code if why else None),

@@ -23,7 +23,14 @@ from html import escape
 from reprobridge_sdk.model.audit import AuditFinding, AuditResult, AuditTable, TableRow, TaskAudit
 
 from .badges import BADGES, RESULTS_LABELS, earned
-from .present import claim_label, counted, floor_note, reason_counts, rounded
+from .present import (
+    claim_label,
+    committee_text,
+    counted,
+    floor_note,
+    reason_counts,
+    rounded,
+)
 from .report import sections, submission_text, why_text
 
 __all__ = ["anchor", "render_html"]
@@ -440,6 +447,7 @@ _COLUMNS = (
     ("status", "status"),
     ("tasks", "tasks"),
     ("success", "success"),
+    ("committee", "committee"),
     ("errors", "validation errors"),
     ("warnings", "warnings"),
     ("infos", "infos"),
@@ -540,6 +548,7 @@ def _table(table: AuditTable) -> str:
             + _cell(f'<span class="status s-{escape(row.status)}">{escape(row.status)}</span>')
             + _cell(str(row.tasks), row.tasks)
             + _cell(_num(row.task_success), row.task_success)
+            + _cell(escape(committee_text(row)) or "&#8211;", row.committee_success)
             + _cell(str(validation.get("error", 0)), validation.get("error", 0))
             + _cell(str(validation.get("warning", 0)), validation.get("warning", 0))
             + _cell(str(validation.get("info", 0)), validation.get("info", 0))

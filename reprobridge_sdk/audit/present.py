@@ -22,12 +22,13 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 
-from reprobridge_sdk.model.audit import AuditFinding, ReasonCount
+from reprobridge_sdk.model.audit import AuditFinding, ReasonCount, TableRow
 
 __all__ = [
     "FALLBACK_DIGITS",
     "MAX_DIGITS",
     "claim_label",
+    "committee_text",
     "counted",
     "floor_note",
     "last_digit",
@@ -104,3 +105,17 @@ def counted(reason: ReasonCount) -> str:
 def claim_label(task: str, attempt: str, many: bool) -> str:
     """A claim's name: the task, with ``[attempt]`` when there are several attempts."""
     return f"{task} [{attempt}]" if many else task
+
+
+def committee_text(row: TableRow) -> str:
+    """The committee's attempt of a table row, apart from the authors' success:
+    ``5 run(s), 5 re-executed, 0 mismatched, success 100.0%``; empty: the committee made no
+    run."""
+    if not row.committee_runs:
+        return ""
+    parts = [f"{row.committee_runs} run(s)"]
+    if row.reran:
+        parts.append(f"{row.reran} re-executed, {row.rerun_mismatches} mismatched")
+    if row.committee_success is not None:
+        parts.append(f"success {100 * row.committee_success:.1f}%")
+    return ", ".join(parts)

@@ -37,7 +37,14 @@ from reprobridge_sdk.model.audit import (
 )
 
 from .badges import earned, results_note
-from .present import claim_label, counted, floor_note, reason_counts, rounded
+from .present import (
+    claim_label,
+    committee_text,
+    counted,
+    floor_note,
+    reason_counts,
+    rounded,
+)
 
 __all__ = [
     "FORMATS",
@@ -262,6 +269,7 @@ def _table_lines(table: AuditTable) -> list[str]:
         "status",
         "tasks",
         "success",
+        "committee",
         "E/W/I",
         "runs",
         "invalid",
@@ -276,6 +284,7 @@ def _table_lines(table: AuditTable) -> list[str]:
             row.status,
             str(row.tasks),
             _rate(row.task_success),
+            committee_text(row) or "-",
             "/".join(str(row.validation.get(k, 0)) for k in ("error", "warning", "info")),
             str(row.runs),
             str(row.invalid_runs),

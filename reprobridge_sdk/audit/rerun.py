@@ -58,7 +58,8 @@ import math
 import random
 import secrets
 import tempfile
-from collections.abc import Mapping, Sequence
+import time
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -330,9 +331,12 @@ def rerun_runs(
     limits: Limits,
     env_mode: str = "cached",
     sandbox: bool = True,
+    progress: Callable[[str], None] | None = None,
 ) -> RerunOutcome:
     """Re-execute a sample of ``runs``, add A058/A059 to the runs that do not hold up and
-    test the sample for a shift (A070 in ``shift_findings``)."""
+    test the sample for a shift (A070 in ``shift_findings``). ``progress`` is given one line
+    before the first run and after each: runs done of the sample, time so far, and an
+    estimate of the time left (the mean time of a run so far, times the runs left)."""
     outcome = RerunOutcome()
     sample = choose(runs, count, seed)
     if sandbox and sample:
@@ -340,15 +344,33 @@ def rerun_runs(
 
         require_sandbox()
     launchers: dict[str, str] = {}
-    for chosen in sample:
+    started = time.monotonic()
+    name = facts.manifest.artifact.id
+    if progress is not None and sample:
+        progress(f"re-executing {name}: 0/{len(sample)} runs")
+    for done, chosen in enumerate(sample, start=1):
         record = chosen.record
         assert record is not None
         rel = chosen.rel or "."
         outcome.chosen.append(rel)
         launchers[rel] = record.launcher
         _rerun_one(facts, chosen, outcome, limits, env_mode=env_mode, sandbox=sandbox)
+        if progress is not None:
+            progress(_progress_line(name, done, len(sample), time.monotonic() - started))
     _shifts(outcome, launchers, limits, _recorded_counts(runs))
     return outcome
+
+
+def _duration(seconds: float) -> str:
+    whole = round(seconds)
+    return f"{whole // 60}m{whole % 60:02d}s" if whole >= 60 else f"{whole}s"
+
+
+def _progress_line(name: str, done: int, total: int, elapsed: float) -> str:
+    """``re-executing toy: 3/8 runs, 12s so far, about 20s left``."""
+    left = elapsed / done * (total - done)
+    tail = f", about {_duration(left)} left" if done < total else ", done"
+    return f"re-executing {name}: {done}/{total} runs, {_duration(elapsed)} so far{tail}"
 
 
 def _rerun_one(

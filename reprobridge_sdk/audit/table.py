@@ -25,8 +25,8 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from reprobridge_sdk.errors import ArtifactError, UsageError
@@ -128,7 +128,7 @@ def _row_settings(
     keys = policy.trust
     trusted = sorted(k.name for k in keys.keys.values()) if keys is not None else None
     mine = options.model_copy(update={"expect_head": policy.expect_head, "trusted": trusted})
-    return mine, _Trust(keys, checking.rerun_env, checking.rerun_sandbox, checking.archive_sha256)
+    return mine, replace(checking, keys=keys)
 
 
 def _audit_packed(
@@ -240,6 +240,20 @@ def evidence_state(result: AuditResult) -> str:
     return "unsigned"
 
 
+def _committee_success(result: AuditResult) -> float | None:
+    """The mean over tasks of the share of the committee's attempts that found it
+    compatible; ``None`` without an attempt of the committee's."""
+    mine = {a.label for a in result.attempts if a.committee}
+    if not mine:
+        return None
+    shares = [
+        sum(v.verdict == "compatible" for v in verdicts) / len(verdicts)
+        for verdicts in ([a for a in t.attempts if a.attempt in mine] for t in result.tasks)
+        if verdicts
+    ]
+    return sum(shares) / len(shares) if shares else None
+
+
 def _row(result: AuditResult, path: str) -> TableRow:
     runs = [r for a in result.attempts for r in a.runs]
     return TableRow(
@@ -255,6 +269,8 @@ def _row(result: AuditResult, path: str) -> TableRow:
         stale_runs=sum(any(f.code in _STALE for f in r.findings) for r in runs),
         reran=sum(a.reran for a in result.attempts),
         rerun_mismatches=sum(a.rerun_mismatches for a in result.attempts),
+        committee_runs=sum(len(a.runs) if a.committee else a.reran for a in result.attempts),
+        committee_success=_committee_success(result),
         badges=result.badges,
         why=decisive(result),
         claims=_claims(result),
@@ -330,6 +346,7 @@ def audit_table(
     mapper: Mapper | None = None,
     names: Sequence[str | os.PathLike[str]] | None = None,
     policies: Sequence[RowPolicy | None] | None = None,
+    progress: Callable[[str], None] | None = None,
 ) -> AuditTable:
     """Audit many artifacts for a committee's table.
 
@@ -345,13 +362,14 @@ def audit_table(
     committee gave them, when the artifacts were unpacked elsewhere), else of the paths.
     ``policies`` (one per path, or ``None``) replace ``trust`` and give an ``expect_head``
     for that row alone (a batch file's submissions, :mod:`reprobridge_sdk.authoring.batch`).
+    ``progress`` is given the lines of progress of each re-execution (:func:`.audit`).
     """
     options = _options(
         level, floor, holm=holm, curation=curation, trust=trust, rerun=rerun, rerun_seed=rerun_seed
     )
     # one per artifact: an archive's digest is that artifact's archival identifier
     digests = list(archives) if archives is not None else [None] * len(artifact_paths)
-    checkings = [_Trust(trust, rerun_env, rerun_sandbox, digest) for digest in digests]
+    checkings = [_Trust(trust, rerun_env, rerun_sandbox, digest, progress) for digest in digests]
     if jobs < 1:
         msg = f"jobs must be at least 1, not {jobs}"
         raise UsageError(msg)

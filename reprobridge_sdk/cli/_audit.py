@@ -277,6 +277,11 @@ def _rerun_count(text: str | None) -> int | str | None:
     return count
 
 
+def rerun_progress(line: str) -> None:
+    """A line of re-execution progress, on stderr (top-level: a process pool pickles it)."""
+    click.echo(line, err=True)
+
+
 def run_audit_command(request: AuditRequest) -> None:
     """Audit as asked, print or write the report, exit with the audit's status."""
     from reprobridge_sdk.audit import audit as run_audit  # noqa: PLC0415 - keep --help fast
@@ -321,6 +326,7 @@ def run_audit_command(request: AuditRequest) -> None:
             "rerun_seed": request.rerun_seed,
             "rerun_env": request.rerun_env,
             "rerun_sandbox": request.rerun_sandbox,
+            "progress": rerun_progress if rerun is not None else None,
         }
         if request.table:
             from reprobridge_sdk.authoring.submissions import (  # noqa: PLC0415 - on use

@@ -312,6 +312,12 @@ class AttemptSummary(SpecModel):
         "sample under 4): the shift test (A070) was not run.",
         json_schema_extra=since("1.1"),
     )
+    committee: bool = Field(
+        default=False,
+        description="The committee's own attempt (labelled 'committee', or every run signed by "
+        "a committee key): shown apart, never counted in the authors' success.",
+        json_schema_extra=since("1.1"),
+    )
 
 
 class AuditResult(SpecModel):
@@ -423,6 +429,19 @@ class TableRow(SpecModel):
     )
     reran: int = Field(default=0, ge=0)
     rerun_mismatches: int = Field(default=0, ge=0)
+    committee_runs: int = Field(
+        default=0,
+        ge=0,
+        description="Runs the committee made: re-executed in this audit, or in the "
+        "committee's own attempts.",
+        json_schema_extra=since("1.1"),
+    )
+    committee_success: float | None = Field(
+        default=None,
+        description="The committee's attempts' task-level success, apart from the authors' "
+        "(task_success); null: no attempt of the committee's.",
+        json_schema_extra=since("1.1"),
+    )
     badges: Badges | None = None
     findings: list[AuditFinding] = Field(
         default_factory=list, description="Why an artifact could not be loaded."

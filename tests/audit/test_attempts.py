@@ -47,8 +47,9 @@ def test_labelled_attempts(toy: Path) -> None:
     assert rates == {"agent-a": 1.0, "agent-b": 0.0, "agent-c": 0.0}
     assert result.label_spread == pytest.approx(1.0)
     assert result.task_success == pytest.approx(1 / 3)
-    # compatible on the authors' runs only: consistent, not reproduced
-    assert result.badges.results == "consistent"
+    # tampered evidence in agent-c withholds every badge resting on runs, whatever agent-a
+    assert result.badges.results == "not-reproduced"
+    assert not result.badges.functional
     assert not result.passed  # tampered evidence in one attempt fails the audit
     assert [a.counts["compatible"] for a in result.attempts] == [2, 0, 0]
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -170,8 +171,8 @@ def table(report: dict[str, Any]) -> dict[str, dict[str, Any]]:
 
 
 @pytest.fixture(scope="module")
-def reran(batch: Path) -> dict[str, dict[str, Any]]:
-    done = _cli(
+def reran_done(batch: Path) -> subprocess.CompletedProcess[str]:
+    return _cli(
         batch,
         "rerun.toml",
         "--format",
@@ -182,7 +183,27 @@ def reran(batch: Path) -> dict[str, dict[str, Any]]:
         "current",
         "--no-rerun-sandbox",  # the toy writes into the artifact (see test_rerun.py)
     )
-    return {row["label"]: row for row in json.loads(done.stdout)["rows"]}
+
+
+@pytest.fixture(scope="module")
+def reran(reran_done: subprocess.CompletedProcess[str]) -> dict[str, dict[str, Any]]:
+    return {row["label"]: row for row in json.loads(reran_done.stdout)["rows"]}
+
+
+def test_re_execution_prints_its_progress_on_stderr(
+    reran_done: subprocess.CompletedProcess[str],
+) -> None:
+    """A line before the first run and one after each, with the count and the time left."""
+    lines = [ln for ln in reran_done.stderr.splitlines() if ln.startswith("re-executing ")]
+    total = len(SEEDS)
+    counts = [re.search(r": (\d+)/(\d+) runs", ln) for ln in lines]
+    assert all(counts), lines
+    seen = [(int(m.group(1)), int(m.group(2))) for m in counts if m]
+    # three honest or inflated rows re-execute every run; the scaffold has none
+    assert seen == [(i, total) for i in range(total + 1)] * 3
+    assert all("left" in ln for ln in lines[1:total])
+    assert lines[total].endswith(", done")
+    assert not any(ln.startswith("re-executing ") for ln in reran_done.stdout.splitlines())
 
 
 def _codes(row: dict[str, Any]) -> set[str]:
@@ -308,6 +329,8 @@ def test_re_execution_reproduces_honest_work_and_catches_the_inflation(
         row = reran[label]
         assert row["status"] == "passed", row["why"]
         assert (row["reran"], row["rerun_mismatches"]) == (len(SEEDS), 0)
+        assert row["committee_runs"] == len(SEEDS)  # the committee's column, apart
+        assert row["task_success"] == 1.0
         assert row["badges"]["results"] == "reproduced"
         assert _earned(row) == {"functional", "reproduced"}
     inflated = reran["p06-inflated"]

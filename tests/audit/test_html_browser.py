@@ -138,18 +138,27 @@ def test_html_report_in_headless_chromium(toy: Path, tmp_path: Path) -> None:
     dom = _Dom()
     dom.feed(dom_run.stdout)
     badges = {a["data-badge"]: a["class"] for a in dom.with_class("span", "badge")}
-    # no DOI, no clean-room check and no committee-made run: only functional is earned; the
-    # results are consistent on the authors' evidence, a mark of its own, never the badge
+    # no DOI, no clean-room check, and a tampered attempt beside the honest one: no badge
+    # that rests on the runs is earned either
     assert badges == {
         "available": "badge no",
-        "functional": "badge yes",
+        "functional": "badge no",
         "reusable": "badge no",
         "reproduced": "badge no",
     }
-    marks = dom.with_class("span", "results")
+    assert dom.with_class("span", "results") == []  # not consistent: tampered evidence
+    # the honest attempt alone: results consistent on the authors' evidence, a mark of its
+    # own, never the badge
+    honest_page = tmp_path / "honest.html"
+    honest_page.write_text(render_html(audit(toy, [f"honest={attempts / 'honest'}"])), "utf-8")
+    honest = _Dom()
+    honest.feed(_chromium(honest_page, tmp_path / "profile-honest", "--dump-dom").stdout)
+    marks = honest.with_class("span", "results")
     assert [(m["data-results"], m["class"]) for m in marks] == [
         ("consistent", "results consistent")
     ]
+    earned = {a["data-badge"] for a in honest.with_class("span", "badge") if "yes" in a["class"]}
+    assert earned == {"functional"}
     rows = dom.with_class("tr", "task")
     assert [(r["data-task"], r["data-attempt"], r["data-verdict"]) for r in rows] == [
         ("acc", "honest", "compatible"),
