@@ -203,6 +203,7 @@ def _rerun_attempt(
         env_mode=trust.rerun_env,
         sandbox=trust.rerun_sandbox,
         progress=trust.progress,
+        budget=trust.budget_time,
     )
     checks.executed[-1], checks.mismatches[-1] = outcome.executed, outcome.mismatches
     checks.shifts[-1] = outcome.shifts
@@ -213,6 +214,7 @@ def _rerun_attempt(
         checks.comparisons[by_rel[rel]] = rows
     # Two seeds re-executed that differ: their byte-identical recorded evidence was copied.
     settle_by_rerun(runs, checks.comparisons)
+    checks.attempt_findings[-1].extend(outcome.budget_findings)
     for item, launchers in outcome.shift_findings:
         checks.attempt_findings[-1].append(item)
         for launcher in launchers:
@@ -388,6 +390,8 @@ class _Trust:
     archive_sha256: str | None = None
     #: Given a line of progress during re-execution (the command line prints it on stderr).
     progress: Callable[[str], None] | None = None
+    #: The time budget of each attempt's re-execution, in seconds (a submission's budget).
+    budget_time: float | None = None
 
 
 def _verify_attempt(

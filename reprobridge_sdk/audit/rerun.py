@@ -110,6 +110,10 @@ class RerunOutcome:
     skipped: list[ShiftSkipped] = field(default_factory=list)
     #: A070 findings, each with the launchers whose runs it was tested on.
     shift_findings: list[tuple[Finding, set[str]]] = field(default_factory=list)
+    #: Sampled runs (relative) the time budget stopped or left out: not re-executed.
+    over_budget: list[str] = field(default_factory=list)
+    #: A094 when the time budget ran out.
+    budget_findings: list[Finding] = field(default_factory=list)
 
 
 def _strata(pool: Sequence[RunEvidence]) -> list[list[int]]:
@@ -332,11 +336,16 @@ def rerun_runs(
     env_mode: str = "cached",
     sandbox: bool = True,
     progress: Callable[[str], None] | None = None,
+    budget: float | None = None,
 ) -> RerunOutcome:
     """Re-execute a sample of ``runs``, add A058/A059 to the runs that do not hold up and
     test the sample for a shift (A070 in ``shift_findings``). ``progress`` is given one line
     before the first run and after each: runs done of the sample, time so far, and an
-    estimate of the time left (the mean time of a run so far, times the runs left)."""
+    estimate of the time left (the mean time of a run so far, times the runs left).
+
+    ``budget`` (seconds, a submission's time budget) bounds the whole re-execution: each run
+    gets at most the time left as its timeout, a run it stops and the runs left when it is
+    spent are not re-executed (``over_budget``, A094), and never count as the committee's."""
     outcome = RerunOutcome()
     sample = choose(runs, count, seed)
     if sandbox and sample:
@@ -352,13 +361,35 @@ def rerun_runs(
         record = chosen.record
         assert record is not None
         rel = chosen.rel or "."
-        outcome.chosen.append(rel)
-        launchers[rel] = record.launcher
-        _rerun_one(facts, chosen, outcome, limits, env_mode=env_mode, sandbox=sandbox)
+        left = None if budget is None else budget - (time.monotonic() - started)
+        if left is not None and left <= 0:
+            outcome.over_budget.append(rel)
+            continue
+        stopped = _rerun_one(
+            facts, chosen, outcome, limits, env_mode=env_mode, sandbox=sandbox, budget=left
+        )
+        if stopped:
+            outcome.over_budget.append(rel)
+        else:
+            outcome.chosen.append(rel)
+            launchers[rel] = record.launcher
         if progress is not None:
             progress(_progress_line(name, done, len(sample), time.monotonic() - started))
+    if outcome.over_budget and budget is not None:
+        outcome.budget_findings.append(_over_budget(budget, outcome.over_budget))
     _shifts(outcome, launchers, limits, _recorded_counts(runs))
     return outcome
+
+
+def _over_budget(budget: float, runs: Sequence[str]) -> Finding:
+    shown = ", ".join(runs[:5]) + (f" and {len(runs) - 5} more" if len(runs) > 5 else "")
+    return finding(
+        "A094",
+        f"the re-execution's time budget of {budget:g} s ran out: {len(runs)} sampled run(s) "
+        f"stopped or not started, not re-executed: {shown}",
+        hint="grant the submission more time in the submissions file's budget, or re-execute "
+        "fewer runs (--rerun K)",
+    )
 
 
 def _duration(seconds: float) -> str:
@@ -381,14 +412,18 @@ def _rerun_one(
     *,
     env_mode: str,
     sandbox: bool,
-) -> None:
+    budget: float | None = None,
+) -> bool:
+    """Re-execute one run and compare it; ``True`` when the time ``budget`` stopped it."""
     from reprobridge_sdk.run.runner import run as run_launchers  # noqa: PLC0415 - heavy
 
     record = chosen.record
     assert record is not None
     launcher = facts.launcher(record.launcher)
     if launcher is None:
-        return
+        return False
+    # the budget's time left, when it is shorter than the launcher's own timeout
+    bounded = budget is not None and (launcher.timeout is None or budget < launcher.timeout)
     where = f"{chosen.rel}/{RECORD_NAME}".lstrip("/")
     with tempfile.TemporaryDirectory(prefix="rb-rerun-") as scratch:
         try:
@@ -399,6 +434,7 @@ def _rerun_one(
                 env_mode=env_mode,
                 runs_dir=Path(scratch) / "runs",
                 sandbox=sandbox,
+                timeout=budget if bounded else None,
             )
         except UsageError:  # e.g. the sandbox cannot work here (N011): the auditor's problem
             raise
@@ -406,9 +442,12 @@ def _rerun_one(
             chosen.findings.append(
                 finding("A059", f"run {record.run_id} could not be re-executed: {exc}", file=where)
             )
-            return
-    outcome.executed += 1
+            return False
     again = [r for r in summary.results if r.record.launcher == launcher.id]
+    failure = again[-1].record.failure if again else None
+    if bounded and failure is not None and failure.reason == "timeout":
+        return True  # the committee's budget, not the artifact, stopped it
+    outcome.executed += 1
     if not again or again[-1].record.status != "succeeded":
         status = again[-1].record.status if again else "not started"
         chosen.findings.append(
@@ -419,9 +458,10 @@ def _rerun_one(
             )
         )
         outcome.mismatches += 1
-        return
+        return False
     fresh = {m.task: m.value for m in again[-1].record.measurements}
     rows, found = _compare(chosen, fresh, launcher.deterministic, limits)
     outcome.comparisons[chosen.rel or "."] = rows
     chosen.findings.extend(found)
     outcome.mismatches += bool(found)
+    return False

@@ -114,10 +114,13 @@ def _audit_one(
 @dataclass(frozen=True)
 class RowPolicy:
     """One row's own settings (a batch file's submission): the ledger head the authors
-    submitted, and the keys its runs must be signed by (``None``: signatures not required)."""
+    submitted, the keys its runs must be signed by (``None``: signatures not required) and
+    the time budget of its re-execution."""
 
     expect_head: str | None = None
     trust: TrustedKeys | None = None
+    #: The time budget of its re-execution, in seconds (``None``: unbounded).
+    budget_time: float | None = None
 
 
 def _row_settings(
@@ -128,7 +131,7 @@ def _row_settings(
     keys = policy.trust
     trusted = sorted(k.name for k in keys.keys.values()) if keys is not None else None
     mine = options.model_copy(update={"expect_head": policy.expect_head, "trusted": trusted})
-    return mine, replace(checking, keys=keys)
+    return mine, replace(checking, keys=keys, budget_time=policy.budget_time)
 
 
 def _audit_packed(

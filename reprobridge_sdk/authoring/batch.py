@@ -255,7 +255,9 @@ def _policies(batch: Batch, cli_keys: TrustedKeys | None) -> list[RowPolicy]:
         own = entry.trust is not None
         loc: tuple[Any, ...] = ("submission", index, "trust") if own else ("defaults", "trust")
         keys = _keys_for(batch, entry.trust or default, loc, cli_keys)
-        out.append(RowPolicy(expect_head=entry.expect_head, trust=keys))
+        budget = entry.budget or batch.model.defaults.budget
+        time_budget = budget.time if budget is not None else None
+        out.append(RowPolicy(expect_head=entry.expect_head, trust=keys, budget_time=time_budget))
     return out
 
 

@@ -48,8 +48,9 @@ class TrustPolicy(SpecModel):
 
 
 class Budget(SpecModel):
-    """What the committee grants one submission: recorded and shown; re-execution is not
-    stopped by it (spec audit.md#submissions)."""
+    """What the committee grants one submission, recorded and shown; its ``time`` bounds the
+    re-execution of the submission's runs (A094), the rest is not enforced (spec
+    audit.md#submissions)."""
 
     time: float | None = Field(default=None, gt=0, description="Wall-clock seconds.")
     cpus: OptionalInteger = Field(default=None, ge=1, le=4096, description="CPU cores.")

@@ -1027,6 +1027,13 @@ RUNTIME_EXAMPLES: dict[str, tuple[str, str, str]] = {
         "# submissions.toml: path = 'p1.tar.gz'   (below the file's folder)\n"
         "$ reprobridge audit --table --submissions submissions.toml   # p1 is audited",
     ),
+    "A094": (
+        _SH,
+        "# submissions.toml: budget = { time = 60 }, runs of 5 minutes each\n"
+        "$ reprobridge audit --table --submissions submissions.toml --rerun 4   # A094",
+        "# submissions.toml: budget = { time = 3600 }\n"
+        "$ reprobridge audit --table --submissions submissions.toml --rerun 4",
+    ),
     "A093": (
         _SH,
         "# submissions.toml: archive_sha256 = '<digest pack printed>'; p1.tar.gz was replaced\n"

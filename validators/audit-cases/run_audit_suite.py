@@ -81,6 +81,8 @@ NOT_FROM_CASES = {
         "a case gives a table as its artifact directories; the case format has no"
         " submissions file yet (spec audit.md#submissions)",
     ),
+    "A094": "a time budget that runs out needs a run that outlasts it: the case would take"
+    " real time and depend on the machine's speed",
 }
 _MISSING = object()
 

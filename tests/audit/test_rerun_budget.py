@@ -1,0 +1,109 @@
+"""A submission's time budget bounds its re-execution (spec audit.md#submissions).
+
+The toy's script sleeps when the artifact holds a file ``SLEEP`` (written after its honest
+runs were recorded, so the code and the runs are unchanged). Re-executed through ``audit
+--table --submissions`` with a budget of two seconds, the first run is stopped by the budget,
+the others never start, and A094 names them; none counts as a run the committee made. A
+submission without a budget re-executes as before.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from audit_support import make_artifact
+from evidence_support import honest_runs
+from rerun_support import edit_manifest
+from toy_study import TRAIN
+
+from reprobridge_sdk.audit import audit
+from reprobridge_sdk.digest import tree_digest
+
+SLEEPY = TRAIN.replace(
+    "args = sys.argv[1:]",
+    'if Path("SLEEP").exists():\n'
+    "    import time\n"
+    '    time.sleep(float(Path("SLEEP").read_text()))\n'
+    "args = sys.argv[1:]",
+)
+
+
+def _sleepy(root: Path) -> Path:
+    make_artifact(root, tasks=("acc",), launchers=("scored",))
+    (root / "code" / "train.py").write_text(SLEEPY)
+
+    def retree(data: dict[str, Any]) -> None:
+        data["codebase"]["tree_digest"] = tree_digest(root / "code")
+
+    edit_manifest(root, retree)
+    honest_runs(root, "scored", [0, 1, 2])
+    (root / "SLEEP").write_text("120")  # from now on each run would take two minutes
+    return root
+
+
+@pytest.fixture(scope="module")
+def report(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    base = tmp_path_factory.mktemp("budget")
+    _sleepy(base / "sleepy")
+    (base / "submissions.toml").write_text(
+        'batch_version = "1.0"\n\n'
+        '[[submission]]\nid = "p1-budget"\npath = "sleepy"\n'
+        "budget = { time = 2, cpus = 1 }\n"
+    )
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "reprobridge_sdk",
+            "audit",
+            "--table",
+            "--submissions",
+            str(base / "submissions.toml"),
+            "--format",
+            "json",
+            "--rerun",
+            "all",
+            "--rerun-env",
+            "current",
+            "--no-rerun-sandbox",
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=300,
+    )
+    assert "Traceback" not in done.stderr, done.stderr
+    return json.loads(done.stdout)
+
+
+def test_a_run_over_its_time_budget_is_stopped_and_reported(report: dict[str, Any]) -> None:
+    [row] = report["rows"]
+    [artifact] = report["artifacts"]
+    [attempt] = artifact["attempts"]
+    budget = [f for f in attempt["findings"] if f["code"] == "A094"]
+    assert len(budget) == 1, attempt["findings"]
+    assert budget[0]["severity"] == "warning"
+    assert "time budget of 2 s ran out: 3 sampled run(s)" in budget[0]["message"]
+    # stopped by the committee's budget: neither confirmed nor refuted
+    assert (row["reran"], row["rerun_mismatches"], row["committee_runs"]) == (0, 0, 0)
+    codes = {f["code"] for run in attempt["runs"] for f in run["findings"]}
+    assert not codes & {"A058", "A059"}
+    assert row["badges"]["results"] == "consistent"  # the authors' runs alone
+    assert {k: v for k, v in row["submission"]["budget"].items() if v is not None} == {
+        "time": 2.0,
+        "cpus": 1,
+    }
+
+
+def test_without_a_budget_the_same_runs_are_re_executed(tmp_path: Path) -> None:
+    root = _sleepy(tmp_path / "sleepy")
+    (root / "SLEEP").write_text("0")
+    result = audit(root, rerun="all", rerun_env="current", rerun_sandbox=False)
+    [attempt] = result.attempts
+    assert attempt.reran == 3
+    assert not [f for f in attempt.findings if f.code == "A094"]
