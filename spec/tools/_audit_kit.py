@@ -195,6 +195,15 @@ class TableCase:
     codes: list[dict[str, Any]] = field(default_factory=list)
     options: dict[str, Any] = field(default_factory=dict)
     spec: list[str] = field(default_factory=list)
+    #: More files of the case directory, beside artifacts/ (e.g. a submissions file).
+    case_files: dict[str, str] = field(default_factory=dict)
+    #: Packed archives to write under artifacts/: file name -> the artifact directory packed.
+    archives: dict[str, str] = field(default_factory=dict)
+    #: With exit status 2: the codes of the usage or I/O error (not compared).
+    refusal: list[str] = field(default_factory=list)
+    #: False when the artifacts are not given on the command line (a submissions file lists
+    #: them): the expected report names no ``artifacts``.
+    given: bool = True
 
 
 def test_key(name: str) -> SigningKey:
@@ -439,7 +448,8 @@ def _expected(
     }
     if isinstance(case, TableCase):
         expected["report"] = "table"
-        expected["artifacts"] = [name for name, _ in case.artifacts]
+        if case.given:
+            expected["artifacts"] = [name for name, _ in case.artifacts]
     expected["exit_status"] = case.exit_status
     if options:
         expected["options"] = options
@@ -475,7 +485,13 @@ def write_table_case(case: TableCase, cases_dir: Path) -> None:
             (where / "README.md").write_text("This directory holds no artifact.\n")
         else:
             _write_tree(artifact, where)
-    expected = _expected(case, dict(case.options), [])
+    for archive, packed in case.archives.items():
+        from reprobridge_sdk.authoring.pack import pack  # noqa: PLC0415 - only for archives
+
+        pack(target / "artifacts" / packed, target / "artifacts" / archive)
+    for name, text in case.case_files.items():
+        (target / name).write_text(text)
+    expected = _expected(case, dict(case.options), case.refusal)
     (target / "expected.json").write_text(json.dumps(expected, indent=2) + "\n")
 
 

@@ -1357,6 +1357,97 @@ def table_cases() -> list[TableCase]:
     ]
 
 
+def submissions_cases() -> list[TableCase]:
+    """A committee's submissions file (spec audit.md#submissions): a file that is not TOML
+    (A090) or not valid (A091) is refused whole; a path that leaves its folder is an error row
+    (A092); an archive that is not the one recorded is audited and fails (A093)."""
+
+    def honest_case() -> Case:
+        return Case("a", "", [], _all_runs(), 0)
+
+    head = 'batch_version = "1.0"\n'
+    row = "/rows/{}".format
+    given = {"submissions": "submissions.toml"}
+    return [
+        TableCase(
+            "submissions-not-toml",
+            "A submissions file that is not TOML (a string not closed) is refused whole,"
+            " before anything is audited.",
+            ["required", "table"],
+            [("a", honest_case())],
+            2,
+            options=given,
+            case_files={"submissions.toml": f"{head}\n[[submission]]\nid = 'p1\n"},
+            refusal=["A090"],
+            given=False,
+        ),
+        TableCase(
+            "submissions-unknown-key",
+            "A submissions file with a key the schema does not know (a misspelt expect_head)"
+            " is refused whole: no row is audited with a setting the committee did not mean.",
+            ["required", "table"],
+            [("a", honest_case())],
+            2,
+            options=given,
+            case_files={
+                "submissions.toml": f'{head}\n[[submission]]\nid = "p1"\n'
+                f'path = "artifacts/a"\nexpect_hed = "{"0" * 64}"\n'
+            },
+            refusal=["A091"],
+            given=False,
+        ),
+        TableCase(
+            "submissions-path-outside",
+            "A submission whose path leaves the file's folder is a row in error (A092), named"
+            " by its id; the other submissions are audited.",
+            ["required", "table"],
+            [("a", honest_case())],
+            1,
+            options=given,
+            case_files={
+                "submissions.toml": f'{head}\n[[submission]]\nid = "p1"\npath = "artifacts/a"\n'
+                '\n[[submission]]\nid = "p2"\npath = "../elsewhere"\n'
+            },
+            fields=[
+                _field(row(0) + "/label", "p1"),
+                _field(row(0) + "/status", "passed"),
+                _field(row(1) + "/label", "p2"),
+                _field(row(1) + "/status", "error"),
+                _field(row(1) + "/why/code", "A092"),
+                _field("/passed", False),
+            ],
+            codes=[_codes(row(1) + "/findings", ["A092"])],
+            given=False,
+        ),
+        TableCase(
+            "submissions-archive-mismatch",
+            "A submission whose archive does not have the recorded SHA-256 is audited, fails"
+            " with A093 as its why, reads as tampered evidence and earns no badge.",
+            ["required", "table", "tampering"],
+            [("a", honest_case())],
+            1,
+            options=given,
+            archives={"a.tar": "a"},
+            case_files={
+                "submissions.toml": f'{head}\n[[submission]]\nid = "p1"\n'
+                f'path = "artifacts/a.tar"\narchive_sha256 = "{"0" * 64}"\n'
+            },
+            fields=[
+                _field(row(0) + "/label", "p1"),
+                _field(row(0) + "/status", "failed"),
+                _field(row(0) + "/why/code", "A093"),
+                _field(row(0) + "/evidence", "tampered"),
+                _field(row(0) + "/badges/available", False),
+                _field(row(0) + "/badges/functional", False),
+                _field(row(0) + "/badges/reproduced", False),
+                _field("/passed", False),
+            ],
+            codes=[_codes(row(0) + "/findings", ["A093"], includes=True)],
+            given=False,
+        ),
+    ]
+
+
 def _plant_link(run_dir: Path) -> None:
     """A link below a run folder, not at its log or outputs, to a file outside the folder.
     Git stores a symbolic link, so a case holds one; a FIFO, socket or device cannot be kept
@@ -1483,6 +1574,7 @@ def cases() -> list[Case | TableCase]:
         *rerun_cases(),
         *signed_cases(),
         *table_cases(),
+        *submissions_cases(),
         *planted_cases(),
         *plausible_cases(),
     ]

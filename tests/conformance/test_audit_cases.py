@@ -20,6 +20,7 @@ import pytest
 from jsonschema import Draft202012Validator
 
 from reprobridge_sdk.audit import audit, audit_table
+from reprobridge_sdk.authoring.batch import audit_batch
 from reprobridge_sdk.errors import ReproBridgeError
 from reprobridge_sdk.run.sandbox import check_sandbox
 from reprobridge_sdk.signing.keys import load_trusted_keys
@@ -76,6 +77,10 @@ def _sdk_report(name: str, monkeypatch: pytest.MonkeyPatch | None = None) -> tup
         if expected.get("report") == "table":
             assert monkeypatch is not None
             monkeypatch.chdir(case_dir)  # the rows' paths are as given: artifacts/<name>
+            if "submissions" in options:
+                listed = case_dir / options.pop("submissions")
+                table = audit_batch(listed, **options)
+                return (0 if table.passed else 1), json.loads(table.model_dump_json())
             paths = [f"artifacts/{a}" for a in expected["artifacts"]]
             table = audit_table(paths, **options)
             return (0 if table.passed else 1), json.loads(table.model_dump_json())
@@ -93,13 +98,19 @@ def test_every_case_is_valid_against_the_case_schema() -> None:
     for name, expected in CASES.items():
         assert [e.message for e in validator.iter_errors(expected)] == [], name
         case = SUITE / "cases" / name
+        options = expected.get("options", {})
         if expected.get("report") == "table":
-            assert expected["artifacts"], name
-            assert all((case / "artifacts" / a).is_dir() for a in expected["artifacts"]), name
+            # a table of a submissions file lists its artifacts there, never on the command line
+            assert bool(expected.get("artifacts")) != ("submissions" in options), name
+            assert all((case / "artifacts" / a).is_dir() for a in expected.get("artifacts", [])), (
+                name
+            )
         else:
             assert (case / "artifact" / "rra.yaml").is_file(), name
-        if "trust" in expected.get("options", {}):
-            assert (case / expected["options"]["trust"]).is_file(), name
+            assert "submissions" not in options, name
+        for key in ("trust", "submissions"):
+            if key in options:
+                assert (case / options[key]).is_file(), name
         assert ("refusal" in expected) <= (expected["exit_status"] == 2), name
 
 

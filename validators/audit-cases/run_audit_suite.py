@@ -56,8 +56,8 @@ __all__ = [
 SUITE = Path(__file__).resolve().parent
 DEFAULT_OPTIONS = {"level": 0.95, "floor": 0.01}
 #: How the reference auditor is given each option beyond level and floor: ``{value}`` is the
-#: option's value (shell-quoted; ``trust`` names a file of the case, given by its absolute
-#: path); a boolean option is given when true and left out when false.
+#: option's value (shell-quoted; ``trust`` and ``submissions`` name a file of the case, given
+#: by its absolute path); a boolean option is given when true and left out when false.
 OPTION_TEMPLATES = {
     "holm": "--holm",
     "curation": "--curation",
@@ -65,7 +65,10 @@ OPTION_TEMPLATES = {
     "trust": "--trust {value}",
     "rerun": "--rerun {value}",
     "rerun_seed": "--rerun-seed {value}",
+    "submissions": "--submissions {value}",
 }
+#: The options whose value is a file of the case, given by its absolute path.
+_CASE_FILES = frozenset({"trust", "submissions"})
 #: The auditor's codes (families A and K, context "audit" in codes.json) that no case can
 #: expect, and why; every other one is expected by some case (spec/audit.md, "Conformance of
 #: auditors"). K006 is a code of signing runs, not of the audit (its context is "run").
@@ -76,11 +79,6 @@ NOT_FROM_CASES = {
     "A060": "deprecated and never reported (P003 is reported in its place)",
     "A062": "a failing extractor plugin must be installed where the audit runs; a case"
     " cannot install one",
-    **dict.fromkeys(
-        ("A090", "A091", "A092", "A093"),
-        "a case gives a table as its artifact directories; the case format has no"
-        " submissions file yet (spec audit.md#submissions)",
-    ),
     "A094": "a time budget that runs out needs a run that outlasts it: the case would take"
     " real time and depend on the machine's speed",
 }
@@ -189,7 +187,7 @@ def render_options(
         if template is None:
             msg = f"no template for the option {name} (give --option {name}=TEMPLATE)"
             raise ValueError(msg)
-        text = str(case_dir / str(value)) if name == "trust" else str(value)
+        text = str(case_dir / str(value)) if name in _CASE_FILES else str(value)
         parts.append(template.replace("{value}", shlex.quote(text)))
     return " ".join(parts)
 
