@@ -289,6 +289,12 @@ def _rerun(result: AuditResult) -> str:
             f"(level {_num(t.level)}): {'shifted' if t.shifted else 'no shift'}</td></tr>"
             for t in attempt.shift_tests
         )
+        rows.extend(
+            f'<tr class="shift-skipped" data-task="{escape(t.task)}" data-n="{t.n}">'
+            f"<td>{escape(attempt.label)}</td>"
+            f'<td colspan="7">shift of {escape(t.task)} not tested: {escape(t.reason)}</td></tr>'
+            for t in attempt.shift_skipped
+        )
     if rows:
         out.append(f'<table class="reruns">{head}{"".join(rows)}</table>')
     return "".join(out)

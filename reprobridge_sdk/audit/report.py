@@ -402,7 +402,31 @@ def render_json_chunks(result: AuditResult | AuditTable) -> Iterator[bytes]:
     yield b"}\n"
 
 
-def _suite(parent: ET.Element, result: AuditResult, name: str | None = None) -> None:
+def _rerun_properties(props: ET.Element, summary: AttemptSummary | None, task: str) -> None:
+    """A test case's re-execution: how many runs of its task were re-executed and held, the
+    largest difference, and the shift test or why it was not run."""
+    if summary is None:
+        return
+    rows = [r for run in summary.runs for r in run.rerun if r.task == task]
+    if rows:
+        held = sum(r.held for r in rows)
+        diffs = [abs(r.difference) for r in rows if r.difference is not None]
+        largest = f", largest difference {_fmt(max(diffs), 6)}" if diffs else ""
+        text = f"{len(rows)} re-executed, {held} held, {len(rows) - held} did not{largest}"
+        ET.SubElement(props, "property", name="rerun", value=text)
+    for test in summary.shift_tests:
+        if test.task == task:
+            shift = f"p = {_fmt(test.p, 3)} over {test.n} runs: "
+            shift += "shifted" if test.shifted else "no shift"
+            ET.SubElement(props, "property", name="shift", value=shift)
+    for skipped in summary.shift_skipped:
+        if skipped.task == task:
+            ET.SubElement(props, "property", name="shift", value=f"not run: {skipped.reason}")
+
+
+def _suite(
+    parent: ET.Element, result: AuditResult, name: str | None = None, row: TableRow | None = None
+) -> None:
     cases = [(t, a) for t in result.tasks for a in t.attempts]
     title = name if name is not None else result.artifact
     suite = ET.SubElement(
@@ -421,7 +445,14 @@ def _suite(parent: ET.Element, result: AuditResult, name: str | None = None) -> 
         # the badges earned, then 'consistent' (results consistent, author evidence)
         badges = " ".join(earned(result.badges)) or "none"
         ET.SubElement(props, "property", name="badges", value=badges)
+        if row is not None:  # the evidence state and the committee's re-execution
+            ET.SubElement(props, "property", name="evidence", value=row.evidence or "")
+            ET.SubElement(props, "property", name="reran", value=str(row.reran))
+            mismatched = str(row.rerun_mismatches)
+            ET.SubElement(props, "property", name="rerun_mismatches", value=mismatched)
+            ET.SubElement(props, "property", name="committee", value=committee_text(row))
     many = len({a.attempt for _, a in cases}) > 1
+    summaries = {a.label: a for a in result.attempts}
     for task, attempt in cases:
         case = ET.SubElement(
             suite, "testcase", classname=title, name=claim_label(task.id, attempt.attempt, many)
@@ -445,6 +476,7 @@ def _suite(parent: ET.Element, result: AuditResult, name: str | None = None) -> 
             interval = f"[{rounded(iv.low, h)}, {rounded(iv.high, h)}]"
             ET.SubElement(props, "property", name="interval", value=interval)
         ET.SubElement(props, "property", name="floor_alone", value=iv.floor_alone or "")
+        _rerun_properties(props, summaries.get(attempt.attempt), task.id)
 
 
 def render_junit(result: AuditResult | AuditTable) -> str:
@@ -455,7 +487,7 @@ def render_junit(result: AuditResult | AuditTable) -> str:
     else:  # every row a suite named by its label; one not loaded: an error
         for row, item in sections(result):
             if item is not None:
-                _suite(root, item, row.label)
+                _suite(root, item, row.label, row)
                 continue
             suite = ET.SubElement(
                 root, "testsuite", name=row.label, tests="1", failures="0", skipped="0", errors="1"

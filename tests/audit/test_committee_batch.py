@@ -20,6 +20,7 @@ import subprocess
 import sys
 from pathlib import Path
 from typing import Any
+from xml.etree import ElementTree as ET
 
 import pytest
 from evidence_support import (
@@ -188,6 +189,39 @@ def reran_done(batch: Path) -> subprocess.CompletedProcess[str]:
 @pytest.fixture(scope="module")
 def reran(reran_done: subprocess.CompletedProcess[str]) -> dict[str, dict[str, Any]]:
     return {row["label"]: row for row in json.loads(reran_done.stdout)["rows"]}
+
+
+def test_the_junit_table_carries_evidence_and_re_execution(batch: Path) -> None:
+    done = _cli(
+        batch,
+        "rerun.toml",
+        "--format",
+        "junit",
+        "--rerun",
+        "all",
+        "--rerun-env",
+        "current",
+        "--no-rerun-sandbox",
+    )
+    suites = {s.get("name"): s for s in ET.fromstring(done.stdout).iter("testsuite")}
+    assert list(suites) == ["p01-signed", "p02-unsigned", "p06-inflated", "p08-scaffold"]
+
+    def props(element: ET.Element) -> dict[str, str | None]:
+        found = element.find("properties")
+        assert found is not None
+        return {p.get("name"): p.get("value") for p in found.iter("property")}
+
+    signed = props(suites["p01-signed"])
+    assert (signed["evidence"], signed["reran"], signed["rerun_mismatches"]) == ("signed", "5", "0")
+    assert signed["committee"] == "5 run(s), 5 re-executed, 0 mismatched"
+    [case] = suites["p01-signed"].iter("testcase")
+    assert props(case)["rerun"] == "5 re-executed, 5 held, 0 did not, largest difference 0"
+    assert props(case)["shift"] == "p = 1 over 5 runs: no shift"
+    inflated = props(suites["p06-inflated"])
+    assert inflated["evidence"] == "tampered"
+    [case] = suites["p06-inflated"].iter("testcase")
+    assert (props(case)["shift"] or "").endswith("over 5 runs: shifted")
+    assert props(suites["p02-unsigned"])["evidence"] == "unsigned"
 
 
 def test_re_execution_prints_its_progress_on_stderr(

@@ -14,6 +14,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from xml.etree import ElementTree as ET
 
 import pytest
 from evidence_support import consistent_edit, honest_runs
@@ -124,6 +125,13 @@ def test_a_sample_under_four_states_that_the_shift_test_was_not_run(toy: Path) -
         "shift acc: shift test not run: 2 re-executed run(s) with a value, it needs 4 "
         "(the attempt records 5)"
     )
+    html = render(result, "html")  # the HTML report's re-execution table says so too
+    assert '<tr class="shift-skipped" data-task="acc" data-n="2">' in html
+    assert "shift of acc not tested: shift test not run: 2 re-executed" in html
+    junit = ET.fromstring(render(result, "junit"))
+    props = {p.get("name"): p.get("value") for p in junit.iter("property")}
+    assert props["rerun"] == "2 re-executed, 2 held, 0 did not, largest difference 0"
+    assert props["shift"].startswith("not run: shift test not run: 2 re-executed")
 
 
 def test_a_sample_of_four_or_more_skips_nothing(toy: Path) -> None:
