@@ -228,3 +228,31 @@ def test_shift_test_agrees_with_scipy() -> None:
     constant = shift_test("acc", [0.1] * 4)
     assert constant is not None and constant.p == 0.0 and constant.t is None
     assert constant.shifted
+
+
+def test_review_prints_its_progress_on_stderr(toy: Path) -> None:
+    """``review`` re-executes as ``audit --rerun`` does, and says how far it is on stderr."""
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "reprobridge_sdk",
+            "review",
+            str(toy),
+            "--rerun",
+            "3",
+            "--rerun-env",
+            "current",
+            "--no-sandbox",
+            "--format",
+            "json",
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert "Traceback" not in done.stderr, done.stderr
+    lines = [ln for ln in done.stderr.splitlines() if ln.startswith("re-executing toy-study: ")]
+    assert [ln.split(": ", 1)[1].split(" runs")[0] for ln in lines] == ["0/3", "1/3", "2/3", "3/3"]
+    assert "about" in lines[1] and "left" in lines[1]
+    assert json.loads(done.stdout)["attempts"][0]["reran"] == 3  # stdout holds the report only
