@@ -15,7 +15,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import pytest
 from audit_support import make_artifact
 from evidence_support import honest_runs
 from rerun_support import edit_manifest
@@ -46,9 +45,9 @@ def _sleepy(root: Path) -> Path:
     return root
 
 
-@pytest.fixture(scope="module")
-def report(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    base = tmp_path_factory.mktemp("budget")
+def _audit_with_a_budget(base: Path) -> dict[str, Any]:
+    """``audit --table --submissions`` with a 2-second budget, in a subprocess; run inside
+    the test (not a fixture), so that the code census counts the A094 it gives."""
     _sleepy(base / "sleepy")
     (base / "submissions.toml").write_text(
         'batch_version = "1.0"\n\n'
@@ -81,7 +80,8 @@ def report(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     return json.loads(done.stdout)
 
 
-def test_a_run_over_its_time_budget_is_stopped_and_reported(report: dict[str, Any]) -> None:
+def test_a_run_over_its_time_budget_is_stopped_and_reported(tmp_path: Path) -> None:
+    report = _audit_with_a_budget(tmp_path)
     [row] = report["rows"]
     [artifact] = report["artifacts"]
     [attempt] = artifact["attempts"]

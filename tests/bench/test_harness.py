@@ -243,6 +243,23 @@ def hostile_report(
     return report, out
 
 
+@needs_sandbox
+def test_an_agent_that_crashes_ends_its_run_with_a101(toys: Path, tmp_path: Path) -> None:
+    """In the test's own call (the hostile batch runs in a fixture, which the code census does
+    not count): a crashing agent's run ends as ``crash`` with A101, and the report is made."""
+    agents = tmp_path / "agents"
+    agents.mkdir()
+    (agents / "crash.py").write_text(HOSTILE["crash"], encoding="utf-8")
+    suite = _suite(toys, [("toy", "toy-one", ["acc"])])
+    options = BenchOptions(variants=("refined",), budget=Budget(timeout=60), visible=(str(agents),))
+    agent = f"{sys.executable} {agents / 'crash.py'} {{workspace}}"
+    report = run_bench([agent], suite, tmp_path / "out", options)
+    [run] = report.runs
+    assert run.outcome == "crash"
+    # it ended without finishing (A101) and left no results file (A102)
+    assert [f.code for f in run.findings] == ["A101", "A102"]
+
+
 def _of(report: BenchReport, name: str) -> BenchRun:
     return next(run for run in report.runs if f"/{name}.py" in run.agent)
 
