@@ -17,7 +17,7 @@ import pytest
 from reprobridge_sdk.agent.distiller import distill
 from reprobridge_sdk.agent.packager import finalize
 from reprobridge_sdk.api import load
-from reprobridge_sdk.model.build import ClaimPlan, Gate, LauncherPlan, PlanRecord
+from reprobridge_sdk.model.build import ClaimPlan, DistillerRecord, Gate, LauncherPlan, PlanRecord
 from reprobridge_sdk.model.claims import Claims
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "digits-logreg"
@@ -265,24 +265,23 @@ def _sleeps_first(artifact: Path, seconds: int) -> None:
     train.write_text(text.replace(future, slow, 1), "utf-8")
 
 
-@pytest.mark.slow
-def test_reference_runs_that_do_not_fit_the_time_limit_are_b059(
-    artifact: Path, tmp_path: Path
-) -> None:
-    """A probe of about 20 s with 50 s left for the runs: not even three reference runs (two
-    waves of 20 s after the probe's) fit, so none is taken: B059, a warning (the build goes
-    on), the claim is not run with the reason, and the probe's number is kept. The margins
-    hold for any start-up under 30 s; the environment is built before the clock starts."""
+def _distill_slowly(
+    artifact: Path, tmp_path: Path, sleep: int, left: float
+) -> tuple[DistillerRecord, str, float]:
+    """Distil the example whose training sleeps ``sleep`` s first, with ``left`` seconds of
+    the build's limit after the Packager's share; the environment is built before the clock
+    starts. Returns the record, the scored launcher and the Distiller's seconds."""
     import time
 
     from reprobridge_sdk.agent.distiller import PACKAGING_SECONDS
     from reprobridge_sdk.env.venv import ensure_environment
 
     ensure_environment(artifact)
-    _sleeps_first(artifact, 20)
+    _sleeps_first(artifact, sleep)
     art = load(artifact)
     launcher = next(item.id for item in art.manifest.launchers if item.scope == "scored")
     plan, launchers = _plan(launcher)
+    begin = time.monotonic()
     record, _ = distill(
         art,
         _claims(),
@@ -290,8 +289,20 @@ def test_reference_runs_that_do_not_fit_the_time_limit_are_b059(
         launchers,
         tmp_path / "state",
         inputs_digest=ZERO,
-        deadline=time.monotonic() + PACKAGING_SECONDS + 50,
+        deadline=begin + PACKAGING_SECONDS + left,
     )
+    return record, launcher, time.monotonic() - begin
+
+
+@pytest.mark.slow
+def test_reference_runs_that_do_not_fit_the_time_limit_are_b059(
+    artifact: Path, tmp_path: Path
+) -> None:
+    """A probe of about 20 s with 50 s left for the runs: not even three reference runs (two
+    waves of 20 s after the probe's) fit, so none is taken: B059, a warning (the build goes
+    on), the claim is not run with the reason, and the probe's number is kept. The margins
+    hold for any start-up under 30 s."""
+    record, launcher, _ = _distill_slowly(artifact, tmp_path, sleep=20, left=50)
     assert record.gate.passed
     assert [f.code for f in record.gate.findings] == ["B059"]
     assert "not even 3 fit" in record.gate.findings[0].message
@@ -310,25 +321,8 @@ def test_a_probe_that_does_not_end_within_the_time_limit_is_b059(
     """The probe run is stopped where the build's time limit would be passed (less the
     Packager's share): a scored program that sleeps past it gives B059 and a claim not run,
     instead of a build killed from outside."""
-    import time
-
-    from reprobridge_sdk.agent.distiller import PACKAGING_SECONDS
-
-    _sleeps_first(artifact, 120)
-    art = load(artifact)
-    launcher = next(item.id for item in art.manifest.launchers if item.scope == "scored")
-    plan, launchers = _plan(launcher)
-    begin = time.monotonic()
-    record, _ = distill(
-        art,
-        _claims(),
-        plan,
-        launchers,
-        tmp_path / "state",
-        inputs_digest=ZERO,
-        deadline=time.monotonic() + PACKAGING_SECONDS + 3,
-    )
-    assert time.monotonic() - begin < 110  # stopped, not slept out
+    record, _, seconds = _distill_slowly(artifact, tmp_path, sleep=120, left=3)
+    assert seconds < 110  # stopped, not slept out
     assert record.gate.passed
     [b059] = record.gate.findings
     assert b059.code == "B059" and "did not end within the" in b059.message
@@ -342,27 +336,8 @@ def test_a_probe_that_does_not_end_within_the_time_limit_is_b059(
 def test_reference_runs_cut_to_what_fits_are_b058(artifact: Path, tmp_path: Path) -> None:
     """A probe of about 45 s (a 40 s sleep and the start-up) with 154 s left at its start:
     after it, four reference runs (two waves) fit and five (three waves) do not, so four are
-    taken: B058, a warning. The margins hold
-    for any start-up from 1 to 11 s; the environment is built before the clock starts."""
-    import time
-
-    from reprobridge_sdk.agent.distiller import PACKAGING_SECONDS
-    from reprobridge_sdk.env.venv import ensure_environment
-
-    ensure_environment(artifact)
-    _sleeps_first(artifact, 40)
-    art = load(artifact)
-    launcher = next(item.id for item in art.manifest.launchers if item.scope == "scored")
-    plan, launchers = _plan(launcher)
-    record, _ = distill(
-        art,
-        _claims(),
-        plan,
-        launchers,
-        tmp_path / "state",
-        inputs_digest=ZERO,
-        deadline=time.monotonic() + PACKAGING_SECONDS + 154,
-    )
+    taken: B058, a warning. The margins hold for any start-up from 1 to 11 s."""
+    record, _, _ = _distill_slowly(artifact, tmp_path, sleep=40, left=154)
     [cut] = [f for f in record.gate.findings if f.code == "B058"]
     assert cut.severity == "warning" and "4, not 5" in cut.message
     assert len(record.reference_runs) == 4
