@@ -495,29 +495,11 @@ def code_catalogue(examples: dict[str, Any]) -> str:
     registry = _registry()
     out: list[str] = []
     family = ""
-    titles = {
-        "Y": "YAML and layout",
-        "V": "Versioning",
-        "S": "Structure",
-        "R": "References and semantics",
-        "F": "Files, paths and digests",
-        "L": "Locks",
-        "X": "Extraction replay",
-        "G": "Guide",
-        "E": "Environment checks",
-        "D": "Data acquisition",
-        "A": "Evidence and audit",
-        "N": "Runner",
-        "B": "Build agent",
-        "K": "Keys and signatures",
-        "C": "Codebase and authoring",
-        "P": "Placeholders",
-    }
     for entry in registry:
         code = entry["code"]
         if code[0] != family:
             family = code[0]
-            out += [f"### {family}: {titles.get(family, family)}", ""]
+            out += [f"### {family}: {code_registry.FAMILY_TITLES.get(family, family)}", ""]
         out += [
             f'<a id="{code}"></a>',
             f"#### {code} {entry['name']}",

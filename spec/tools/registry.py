@@ -79,6 +79,27 @@ FAMILY_CONTEXTS: dict[str, tuple[str, ...]] = {
     "C": ("authoring",),
     "B": ("authoring",),
 }
+
+#: The title of each family of codes, by its letter.
+FAMILY_TITLES: dict[str, str] = {
+    "Y": "YAML and layout",
+    "V": "Versioning",
+    "S": "Structure",
+    "R": "References and semantics",
+    "F": "Files, paths and digests",
+    "L": "Locks",
+    "X": "Extraction replay",
+    "G": "Guide",
+    "E": "Environment checks",
+    "D": "Data acquisition",
+    "A": "Evidence and audit",
+    "N": "Runner",
+    "B": "Build agent",
+    "K": "Keys and signatures",
+    "C": "Codebase and authoring",
+    "P": "Placeholders",
+}
+
 #: The pointer rule of a family, when an entry does not state its own.
 FAMILY_POINTERS: dict[str, str] = {
     "Y": '`""` (the whole document)',
