@@ -46,8 +46,10 @@ def _commands(
             sub = command.get_command(ctx, name)
             if sub is None or sub.hidden:
                 continue
-            settings = {"terminal_width": WIDTH, "max_content_width": WIDTH}
-            yield from _commands(sub, click.Context(sub, info_name=name, parent=ctx, **settings))
+            sub_ctx = click.Context(
+                sub, info_name=name, parent=ctx, terminal_width=WIDTH, max_content_width=WIDTH
+            )
+            yield from _commands(sub, sub_ctx)
 
 
 def commands_page() -> str:
