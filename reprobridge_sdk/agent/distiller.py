@@ -74,6 +74,7 @@ from reprobridge_sdk.model.build import (
 from reprobridge_sdk.model.claims import Claim, Claims
 from reprobridge_sdk.model.guide import Discrepancy
 from reprobridge_sdk.model.launcher import Landmark, Measurement, Sample
+from reprobridge_sdk.model.task import Reference
 from reprobridge_sdk.run.evidence import LOG_NAME
 from reprobridge_sdk.run.replay import check_samples
 from reprobridge_sdk.run.runner import run
@@ -450,35 +451,39 @@ def _unreferenced(
     )
 
 
-def _drop_unmeasured(
-    art: ArtifactDir, by_id: dict[str, Claim], dropped: set[str], results: list[ClaimResult]
+def _mark_unmeasured(
+    art: ArtifactDir, by_id: dict[str, Claim], unmeasured: set[str], results: list[ClaimResult]
 ) -> list[Discrepancy]:
-    """Take the tasks of ``dropped`` claims (no reference runs fitted) out of the artifact,
-    with their measurements and sample values, when a task with references remains: the
-    artifact keeps what was measured, and a discrepancy per claim says what was not and why.
-    With no other task the artifact is left as it is (strict validation then fails: R010)."""
+    """Mark the tasks of ``unmeasured`` claims (no reference runs fitted, or no number found)
+    as not measured, with the reason (``reference.not_measured``, spec "tasks"), and return a
+    discrepancy per claim that says what was not measured and why: the artifact stays valid
+    and tells its reader what it does not reproduce."""
+    reasons = {r.claim: r.reason or "no reference runs" for r in results}
     manifest = art.manifest
-    if not [t for t in manifest.tasks if t.id not in dropped]:
-        return []
-    manifest.tasks = [t for t in manifest.tasks if t.id not in dropped]
+    marked = []
+    for task in manifest.tasks:
+        if task.id in unmeasured:
+            task.reference = Reference(not_measured=reasons.get(task.id, "no reference runs"))
+            marked.append(task.id)
     for launcher in manifest.launchers:
-        launcher.measurements = [m for m in launcher.measurements if m.task not in dropped]
         for sample in launcher.samples:
             if sample.expected:
-                sample.expected = {k: v for k, v in sample.expected.items() if k not in dropped}
+                # a sample value of an unmeasured task would be checked against nothing
+                sample.expected = {k: v for k, v in sample.expected.items() if k not in marked}
     art.save()
-    reasons = {r.claim: r.reason for r in results}
     return [
         Discrepancy(
             id=f"{claim_id}-not-measured"[:64],
             paper=f"{by_id[claim_id].measured}: {by_id[claim_id].target:g}"
             + (f" {by_id[claim_id].unit}" if by_id[claim_id].unit else ""),
-            code=f"not measured by this build: {reasons.get(claim_id) or 'no reference runs'}",
+            code=f"not measured by this build: {reasons.get(claim_id, 'no reference runs')}",
             followed="code",
-            rationale="the artifact holds only claims with reference observations; this one "
-            "needs a build with a larger time limit",
+            rationale="the artifact records the claim and why it has no reference "
+            "observations; a build with a larger time limit, or a hint of the printed "
+            "label, can measure it",
+            tasks=[claim_id],
         )
-        for claim_id in sorted(dropped)
+        for claim_id in marked
     ]
 
 
@@ -515,7 +520,7 @@ def distill(
     findings: list[BuildFinding] = []
     discrepancies: list[Discrepancy] = []
     reference_runs: list[str] = []
-    unfitted: set[str] = set()  # claims whose reference runs did not fit the time limit
+    unmeasured: set[str] = set()  # claims without references: no time for them, no number
     root = art.root
     per_launcher: dict[str, list[str]] = {}
     statistic_of = {c.claim: c.statistic for c in plan.claims}
@@ -565,7 +570,7 @@ def distill(
                 )
                 for claim_id in claim_ids
             )
-            unfitted.update(claim_ids)
+            unmeasured.update(claim_ids)
             continue
         logs = _run_logs(probe)
         if not logs or probe.results[0].status != "succeeded":
@@ -607,11 +612,13 @@ def distill(
                 )
                 findings.append(
                     build_finding(
-                        "B009",
-                        f"claim {claim_id!r}: no number in the log of {launcher_id!r} matches it",
+                        "B060",
+                        f"claim {claim_id!r}: no number in the log of {launcher_id!r} matches "
+                        "it; its task is recorded as not measured",
                         hint="give hints.label: the text printed next to the number",
                     )
                 )
+                unmeasured.add(claim_id)
                 continue
             candidate, pattern = choice
             found[claim_id] = choice
@@ -697,7 +704,7 @@ def distill(
                 )
                 for claim_id, choice in found.items()
             )
-            unfitted.update(found)
+            unmeasured.update(found)
             continue
         if fitting < runs:
             findings.append(
@@ -824,8 +831,8 @@ def distill(
                         tasks=[claim_id],
                     )
                 )
-    if unfitted:
-        discrepancies += _drop_unmeasured(art.reload(), by_id, unfitted, results)
+    if unmeasured:
+        discrepancies += _mark_unmeasured(art.reload(), by_id, unmeasured, results)
     order = {c.id: index for index, c in enumerate(claims.claims)}
     results.sort(key=lambda r: order.get(r.claim, 0))
     record = DistillerRecord(

@@ -348,7 +348,16 @@ def build(options: BuildOptions, *, echo: Callable[[str], None] | None = None) -
         if stopped is not None
         else None
     )
-    findings = [*stop_findings, *notes, *(advisor.findings if advisor else [])]
+    # the warnings of the phases that passed (fewer reference runs, a claim not extracted,
+    # an optional import left out ...) are the author's to read too, not only the stop's
+    warnings = [
+        item
+        for name, record in records.items()
+        if name != stopped
+        for item in record.gate.findings
+        if item.severity != "error"
+    ]
+    findings = [*stop_findings, *warnings, *notes, *(advisor.findings if advisor else [])]
     report = BuildReport(
         source=options.source,
         commit=report_commit,

@@ -64,6 +64,8 @@ class TaskFacts:
     #: Per observation, the runs of the repetition its provenance lists (``runs``); empty
     #: for one run or none. Empty when built without observations.
     repetitions: tuple[tuple[str, ...], ...] = ()
+    #: Why the artifact does not measure the task (``reference.not_measured``, format 1.1).
+    not_measured: str | None = None
 
     @classmethod
     def of(cls, task: Task) -> TaskFacts:
@@ -94,6 +96,7 @@ class TaskFacts:
                 tuple(item.run for item in o.provenance.runs or ())
                 for o in task.reference.observations
             ),
+            not_measured=task.reference.not_measured,
         )
 
 

@@ -2,7 +2,8 @@
 
 A task's verdict in one attempt is decided in this order (the first that applies wins):
 
-1. ``inconclusive`` (A034): no launcher measures the task.
+1. ``inconclusive``: the task is not measured (A025, with the artifact's reason), or no
+   launcher measures it (A034).
 2. ``invalid-evidence``: a run of a launcher that measures the task has an error-level
    evidence finding (digests, re-extraction, scope or command, code or lock, shipped or
    preexisting outputs). Tampered evidence taints the task, even when other runs are honest.
@@ -280,6 +281,8 @@ def judge_published(
 ) -> Judgement:
     """Curation: is the published value itself compatible with the references?"""
     judgement = Judgement(attempt="published")
+    if task.not_measured is not None:
+        return _not_measured(judgement, task.not_measured, pointer)
     if published is None:
         judgement.reasons.append(
             finding("A032", "no published value or range", path=f"{pointer}/published")
@@ -299,6 +302,14 @@ def judge_published(
             else r
             for r in judgement.reasons
         ]
+    return judgement
+
+
+def _not_measured(judgement: Judgement, reason: str, pointer: str) -> Judgement:
+    """Step 1: a task the artifact does not measure (``reference.not_measured``) is
+    inconclusive, with the artifact's reason."""
+    message = f"the artifact does not measure the task: {reason}"
+    judgement.reasons.append(finding("A025", message, path=f"{pointer}/reference"))
     return judgement
 
 
@@ -328,6 +339,8 @@ def judge_task(
     """
     pointer = f"/tasks/{index}"
     judgement = Judgement(attempt=label)
+    if task.not_measured is not None:
+        return _not_measured(judgement, task.not_measured, pointer)
     tasks = tasks if tasks is not None else TaskIndex.of(facts.manifest)
     measuring = tasks.measuring.get(task.id, [])
     if not measuring:

@@ -14,7 +14,8 @@ Steps, each timed, in a fresh temporary directory:
 4. ``audit``: ``reprobridge audit --format json`` of those runs; passes when no task is
    ``invalid-evidence``.
 5. With ``scored``: ``scored`` reruns the scored launchers, and ``audit-scored`` audits all
-   the runs against the references; passes when every task has a compatible verdict.
+   the runs against the references; passes when every task has a compatible verdict (a
+   task the artifact does not measure, ``reference.not_measured``, is left out).
 
 **The record.** With ``record`` (a directory only), the check writes ``runs/check.json`` into
 the artifact it checked, atomically: the digest of the copy's files taken before anything
@@ -550,8 +551,13 @@ def _judge(  # noqa: PLR0917 - a private helper, called once
     if kind == "audit":
         return CheckStep(name, invalid == 0, seconds, detail or "no verdict")
     tasks = data.get("tasks", [])
+    # a task the artifact says it does not measure (reference.not_measured) is judged
+    # inconclusive by design: it is not a failure of the rerun
+    unmeasured = {t.id for t in manifest.tasks if t.reference.not_measured is not None}
     compatible = all(
-        any(a.get("verdict") == "compatible" for a in task.get("attempts", [])) for task in tasks
+        any(a.get("verdict") == "compatible" for a in task.get("attempts", []))
+        for task in tasks
+        if task.get("id") not in unmeasured
     )
     return CheckStep(name, invalid == 0 and compatible and bool(tasks), seconds, detail)
 

@@ -105,6 +105,18 @@ class Reference(SpecModel):
     """Reference observations that define the compatibility interval."""
 
     observations: list[Observation] = Field(default_factory=list)
+    not_measured: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=2000,
+        description=(
+            "Why the artifact has no reference observations for the task (for example, the "
+            "build's time did not hold its reference runs, or the code prints no such "
+            "number). The task then needs no observations and no scored measurement, and an "
+            "audit judges it inconclusive."
+        ),
+        json_schema_extra=since("1.1"),
+    )
 
 
 class Task(SpecModel):

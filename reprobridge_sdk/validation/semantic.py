@@ -223,8 +223,8 @@ class _Checker:
             for _, measurement in measurements:
                 if isinstance(measurement.get("task"), str):
                     measured.add(measurement["task"])
-        for ident, (ptr, _task) in self.tasks.items():
-            if ident not in measured:
+        for ident, (ptr, task) in self.tasks.items():
+            if ident not in measured and not _not_measured(task):
                 self.add(
                     "R006",
                     f"no scored launcher measures task {ident!r}",
@@ -235,6 +235,16 @@ class _Checker:
             self._published(ptr, task)
             observations = _map(task.get("reference")).get("observations", [])
             count = len(observations) if isinstance(observations, list) else 0
+            if _not_measured(task):
+                if count:
+                    self.add(
+                        "R040",
+                        f"task {task.get('id')!r} says it is not measured but has {count} "
+                        "reference observation(s)",
+                        f"{ptr}/reference/not_measured",
+                        hint="remove 'not_measured' or the observations: one of them is wrong",
+                    )
+                continue
             if count < 2:
                 self.add(
                     "R010",
@@ -661,3 +671,10 @@ def _pattern_count(data: dict[str, Any]) -> int:
         for _, measurement in _items(launcher.get("measurements"), ""):
             count += _map(measurement.get("extract")).get("kind") == "regex"
     return count
+
+
+def _not_measured(task: object) -> bool:
+    """Whether a task states why it has no reference observations (spec "tasks", since 1.1):
+    then it needs none (no R010) and no scored measurement (no R006)."""
+    reason = _map(_map(task).get("reference")).get("not_measured")
+    return isinstance(reason, str) and bool(reason)

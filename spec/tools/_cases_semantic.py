@@ -336,6 +336,38 @@ def semantic_cases() -> list[Case]:
     )
     c.append(
         Case(
+            "task-not-measured-with-reason",
+            "A second task says why it is not measured: no observations and no scored "
+            "measurement are needed (since 1.1).",
+            [],
+            tags=["required", "compatibility-interval"],
+            mutate=[
+                put("/rra_version", "1.1"),
+                add(
+                    "/tasks",
+                    task(
+                        "top5",
+                        value=0.99,
+                        reference={"not_measured": "the build's time held no reference run"},
+                    ),
+                ),
+            ],
+        )
+    )
+    c.append(
+        Case(
+            "not-measured-with-observations",
+            "A task says it is not measured and has reference observations too.",
+            [f("R040", "/tasks/0/reference/not_measured")],
+            tags=["required", "compatibility-interval"],
+            mutate=[
+                put("/rra_version", "1.1"),
+                put("/tasks/0/reference/not_measured", "no reference run fitted"),
+            ],
+        )
+    )
+    c.append(
+        Case(
             "published-outside-references",
             "The paper's 0.95 lies far above every reference run (0.80 to 0.82).",
             [f("R011", "/tasks/0/published")],

@@ -1248,6 +1248,13 @@ RUNTIME_EXAMPLES: dict[str, tuple[str, str, str]] = {
         "$ reprobridge build ./repo --claims claims.yaml --max-minutes 10   # B059, not run",
         "$ reprobridge build ./repo --claims claims.yaml --max-minutes 40 --resume",
     ),
+    "B060": (
+        _SH,
+        "# claims.yaml: the paper says 'test acc', the script prints 'accuracy on the test set'\n"
+        "$ reprobridge build ./repo --claims claims.yaml   # B060, task not measured",
+        "# claims.yaml: hints: {label: 'accuracy on the test set'}\n"
+        "$ reprobridge build ./repo --claims claims.yaml --resume",
+    ),
     "B005": (
         _SH,
         "# requirements.txt pins a version no index has for any interpreter\n"

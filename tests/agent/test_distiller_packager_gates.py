@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -18,7 +19,7 @@ from reprobridge_sdk.agent.distiller import distill
 from reprobridge_sdk.agent.packager import finalize
 from reprobridge_sdk.api import load
 from reprobridge_sdk.model.build import ClaimPlan, DistillerRecord, Gate, LauncherPlan, PlanRecord
-from reprobridge_sdk.model.claims import Claims
+from reprobridge_sdk.model.claims import Claim, Claims
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "digits-logreg"
 ZERO = "0" * 64
@@ -88,6 +89,44 @@ def test_a_scored_run_that_fails_is_b009_and_the_claim_is_not_run(
     ]
     assert discrepancies == []
     assert record.reference_runs == []
+
+
+@pytest.mark.slow
+def test_a_run_that_prints_no_matching_number_is_b060_and_the_task_is_not_measured(
+    artifact: Path, tmp_path: Path
+) -> None:
+    """The code runs, but nothing it prints matches the claim (a value no line is near, a
+    label it never prints): a warning (B060), not the end of the build. The claim is not
+    extracted, and its task stays in the artifact, marked not measured with the reason."""
+    art = load(artifact)
+    launcher = next(item.id for item in art.manifest.launchers if item.scope == "scored")
+    plan, launchers = _plan(launcher)
+    claims = Claims.model_validate(
+        {
+            "claims_version": "1.0",
+            "paper": {"title": "Digits"},
+            "claims": [
+                {
+                    "id": "logreg-accuracy",
+                    "measured": "perplexity of the language model",
+                    "value": 31337.0,
+                    "direction": "lower",
+                }
+            ],
+        }
+    )
+    record, discrepancies = distill(
+        art, claims, plan, launchers, tmp_path / "state", inputs_digest=ZERO, runs=2
+    )
+    assert record.gate.passed
+    assert [f.code for f in record.gate.findings] == ["B060"]
+    [result] = record.claims
+    assert (result.claim, result.status) == ("logreg-accuracy", "not-extracted")
+    assert record.reference_runs == []
+    task = load(artifact).manifest.task("logreg-accuracy")
+    assert task.reference.observations == []
+    assert task.reference.not_measured == result.reason
+    assert [d.tasks for d in discrepancies] == [["logreg-accuracy"]]
 
 
 def test_a_package_that_does_not_validate_strictly_is_b011(artifact: Path) -> None:
@@ -193,13 +232,12 @@ def test_reference_runs_are_sized_to_the_time_left(
     assert references_that_fit(run_seconds, seeds, remaining) == fitting
 
 
-def test_a_claim_without_references_leaves_the_artifact_with_a_discrepancy(
-    artifact: Path,
-) -> None:
-    """The tasks of claims whose reference runs did not fit (B059) leave the artifact, with
-    their measurements and sample values; what remains validates strictly, and the guide's
-    discrepancy says what was not measured and why."""
-    from reprobridge_sdk.agent.distiller import _drop_unmeasured
+def test_a_claim_without_references_stays_as_a_task_not_measured(artifact: Path) -> None:
+    """The task of a claim whose reference runs did not fit (B059) stays in the artifact,
+    marked not measured with the reason; the artifact validates strictly, the guide's
+    discrepancy names the task, and an audit judges it inconclusive with that reason."""
+    from reprobridge_sdk.agent.distiller import _mark_unmeasured
+    from reprobridge_sdk.audit import audit
     from reprobridge_sdk.model.build import ClaimResult
     from reprobridge_sdk.validation import validate
 
@@ -221,38 +259,59 @@ def test_a_claim_without_references_leaves_the_artifact_with_a_discrepancy(
     reason = "no reference runs: 3 runs of 300 s do not fit the 20 s left (B059)"
     result = ClaimResult(claim="knn-accuracy", status="not-run", published=96.7, reason=reason)
     art = load(artifact)
-    found = _drop_unmeasured(art, {c.id: c for c in claims.claims}, {"knn-accuracy"}, [result])
+    found = _mark_unmeasured(art, {c.id: c for c in claims.claims}, {"knn-accuracy"}, [result])
     art = load(artifact)
-    assert [t.id for t in art.manifest.tasks] == ["logreg-accuracy", "logreg-macro-f1"]
-    for launcher in art.manifest.launchers:
-        assert "knn-accuracy" not in {m.task for m in launcher.measurements}
-        assert all("knn-accuracy" not in (s.expected or {}) for s in launcher.samples)
+    knn = art.manifest.task("knn-accuracy")
+    assert knn.reference.not_measured == reason
+    assert knn.reference.observations == []
+    assert all("knn-accuracy" not in (s.expected or {}) for s in _samples(art))
     assert [(d.id, d.paper, d.followed, d.tasks) for d in found] == [
-        ("knn-accuracy-not-measured", "kNN accuracy: 96.7 %", "code", [])
+        ("knn-accuracy-not-measured", "kNN accuracy: 96.7 %", "code", ["knn-accuracy"])
     ]
     assert reason in found[0].code
-    # the example's guide records that name the dropped task are the Packager's to filter;
-    # here only the manifest's measured part is checked
-    for record in (*art.manifest.guide.changes, *art.manifest.guide.discrepancies):
-        record.tasks = [t for t in record.tasks if t != "knn-accuracy"]
-    for record in (*art.manifest.guide.pitfalls, *art.manifest.guide.ambiguities):
-        record.tasks = [t for t in record.tasks if t != "knn-accuracy"]
     art.manifest.guide.discrepancies = [*art.manifest.guide.discrepancies, *found]
     art.save()
     art.write_guide()
-    errors = [f for f in validate(artifact, strict=True).findings if f.severity.value == "error"]
-    assert errors == []
+    assert load(artifact).manifest.rra_version == "1.1"  # the field is of format 1.1
+    assert validate(artifact, strict=True).findings == []
+    [task] = [t for t in audit(artifact, [], curation=True).tasks if t.id == "knn-accuracy"]
+    [attempt] = task.attempts
+    assert attempt.verdict == "inconclusive"
+    assert [(r.code, reason in r.message) for r in attempt.reasons] == [("A025", True)]
 
 
-def test_the_last_task_is_never_dropped(artifact: Path) -> None:
-    """An artifact needs a task (S004): when no claim has references, nothing is taken out,
-    and the Packager's strict validation reports the missing references instead (R010)."""
-    from reprobridge_sdk.agent.distiller import _drop_unmeasured
+def test_every_claim_not_measured_still_gives_a_valid_artifact(artifact: Path) -> None:
+    """When no claim has references, every task stays, marked not measured: the artifact
+    still validates strictly (no R010, no R006), so the author gets honest findings instead
+    of nothing."""
+    from reprobridge_sdk.agent.distiller import _mark_unmeasured
+    from reprobridge_sdk.validation import validate
 
     art = load(artifact)
     every = {t.id for t in art.manifest.tasks}
-    assert _drop_unmeasured(art, {}, every, []) == []
-    assert {t.id for t in load(artifact).manifest.tasks} == every
+    for launcher in art.manifest.launchers:
+        launcher.measurements = []  # not even extracted (B060): nothing measures them
+    art.save()
+    found = _mark_unmeasured(load(artifact), {}, set(), [])
+    assert found == []  # nothing asked, nothing marked
+    by_id = {
+        t.id: Claim(id=t.id, measured=t.metric, value=1.0, direction="higher")
+        for t in art.manifest.tasks
+    }
+    art = load(artifact)
+    found = _mark_unmeasured(art, by_id, every, [])
+    art = load(artifact)
+    assert {t.id for t in art.manifest.tasks} == every
+    assert {t.reference.not_measured for t in art.manifest.tasks} == {"no reference runs"}
+    art.manifest.guide.discrepancies = [*art.manifest.guide.discrepancies, *found]
+    art.save()
+    art.write_guide()
+    codes = {f.code for f in validate(artifact, strict=True).findings}
+    assert not codes & {"R006", "R010", "R040"}, codes
+
+
+def _samples(art: Any) -> list[Any]:
+    return [s for launcher in art.manifest.launchers for s in launcher.samples]
 
 
 def _sleeps_first(artifact: Path, seconds: int) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+import yaml
 from build_fixtures import write_repo
 
 from reprobridge_sdk.agent.gates import build_finding
@@ -284,4 +285,37 @@ def test_an_author_patch_is_the_artifacts_first_recorded_change(
     )
     assert change.patch is not None and "+# the author's fix" in (out / change.patch).read_text()
     assert (out / "code" / "train.py").read_text("utf-8").startswith("# the author's fix\n")
+    assert validate(out, strict=True).findings == []
+
+
+@pytest.mark.slow
+def test_code_that_runs_but_prints_no_such_number_still_gives_a_valid_artifact(
+    tmp_path: Path, env_cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Hostile claims: the paper's number is one the code never prints. The code runs, so
+    the build still ends with a valid, reviewed artifact: the claim is not extracted, its
+    task is marked not measured with the reason, and the Distiller's warning (B060) is in
+    the report the author reads."""
+    monkeypatch.setenv("REPROBRIDGE_CACHE_DIR", str(env_cache))
+    repo, claims = write_repo(tmp_path / "raw", "no-deps")
+    data = yaml.safe_load(claims.read_text("utf-8"))
+    data["claims"] = [
+        {
+            "id": "accuracy",
+            "measured": "top-5 error of the transformer on ImageNet",
+            "value": 3.57,
+            "direction": "lower",
+        }
+    ]
+    claims.write_text(yaml.safe_dump(data, sort_keys=False), "utf-8")
+    out = tmp_path / "out"
+    report = build(BuildOptions(source=str(repo), claims=claims, out=out))
+    assert report.passed, render_summary(report)
+    [summary] = report.claims
+    assert summary.status == "not extracted"
+    assert "B060" in [f.code for f in report.findings]
+    assert "B060 warning" in render_summary(report)
+    task = load(out).manifest.task("accuracy")
+    assert task.reference.observations == []
+    assert task.reference.not_measured
     assert validate(out, strict=True).findings == []
