@@ -321,6 +321,10 @@ def _segment_command(
             runs_in=reader.workdir,
             shell_script=rest[1],
         )
+    if program.endswith(".py") and not program.startswith("-"):
+        # ``./scripts/train.py`` (an executable script with a shebang): run by the
+        # environment's interpreter, as ``python scripts/train.py`` would
+        return _python_command(text, reader_env, ["python", posixpath.normpath(program), *rest[1:]])
     if program.startswith("./") and program.endswith(".sh"):
         return Command(
             text,

@@ -38,6 +38,10 @@ def _launch(text: str) -> tuple[str, dict[str, str], list[str], bool]:
         ("/usr/bin/python3 x.py", ".", {}, ["python", "x.py"]),
         ('python x.py --name "a|b" ";" "*.txt"', ".", {}, None),
         ("python x.py  # the paper's run", ".", {}, ["python", "x.py"]),
+        # an executable script with a shebang, run by the environment's interpreter
+        ("./scripts/train.py --lr 1", ".", {}, ["python", "scripts/train.py", "--lr", "1"]),
+        ("cd src && ./run.py", "src", {}, ["python", "run.py"]),
+        ("SEED=2 scripts/train.py", ".", {"SEED": "2"}, ["python", "scripts/train.py"]),
     ],
 )
 def test_commands_become_a_workdir_an_env_and_argv(
@@ -227,3 +231,15 @@ def _parsed(text: str) -> Command:
 def test_a_cd_the_reader_cannot_follow_alone_is_no_command() -> None:
     assert parse_command("cd /data/imagenet") is None
     assert parse_lines(["cd $ROOT", "echo ready"]) == []
+
+
+def test_an_executable_script_hint_resolves_to_the_repositorys_file(tmp_path: Path) -> None:
+    """``./scripts/train.py`` as a README or a claim hint writes it: the script is found in
+    the repository, and a path that leaves it is not a script of the repository."""
+    (tmp_path / "scripts").mkdir()
+    (tmp_path / "scripts" / "train.py").write_text("#!/usr/bin/env python\nprint(1)\n")
+    done = resolve(_parsed("./scripts/train.py"), tmp_path)
+    assert done.problem is None
+    assert (done.script, done.argv) == ("scripts/train.py", ["python", "scripts/train.py"])
+    outside = resolve(_parsed("../../etc/evil.py"), tmp_path)
+    assert outside.script is None and outside.problem is not None
