@@ -26,7 +26,8 @@ Rules, in order:
    * ``newest``: the running interpreter, the newest versions. Resolution (``uv pip
      compile``, wheels only) goes step by step and stops at the first step that resolves:
      ``newest`` (as declared), ``newest-lower-bounds`` (exact and upper bounds relaxed to
-     lower bounds, ``==1.2`` becomes ``>=1.2``; skipped when nothing changes),
+     lower bounds of the same major version, ``==1.2`` becomes ``>=1.2,<2``; skipped when
+     nothing changes),
      then, with requirements added only for optional imports, those that do not resolve
      are left out one at a time and the others kept (``optional-left-out``, or
      ``required-only`` when none is kept; the ones the resolver's error names, else by
@@ -84,6 +85,7 @@ from pathlib import Path, PurePosixPath
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
+from packaging.version import InvalidVersion, Version
 
 from reprobridge_sdk.agent._optional_search import leave_out
 from reprobridge_sdk.agent._sandbox import confined
@@ -266,7 +268,11 @@ def declared_requirements(
 
 
 def relaxed(requirements: list[str]) -> list[str]:
-    """Exact and upper bounds turned into lower bounds (``==1.2`` -> ``>=1.2``)."""
+    """Exact and upper bounds turned into lower bounds within the same major version
+    (``==1.2`` -> ``>=1.2,<2``; ``<2.0`` keeps ``<2``): the pinned major is what the code
+    was written for (TensorFlow 1 code does not run on TensorFlow 2), the minor and patch
+    are what the era's wheels hold back. A 0.x pin, whose releases break anywhere, and a
+    bare lower bound are not capped."""
     out = []
     for line in requirements:
         try:
@@ -274,16 +280,34 @@ def relaxed(requirements: list[str]) -> list[str]:
         except InvalidRequirement:
             out.append(line)
             continue
-        lower = []
+        lower: list[str] = []
+        majors: list[int] = []
         for spec in requirement.specifier:
+            version = spec.version.removesuffix(".*")
             if spec.operator in {"==", "~=", "===", ">="}:
-                version = spec.version.removesuffix(".*")
                 lower.append(f">={version}")
             elif spec.operator == ">":
                 lower.append(str(spec))
+            if spec.operator in {"==", "~=", "===", "<", "<="}:
+                majors.append(_cap_major(spec.operator, version))
+        caps = [m for m in majors if m >= 1]
+        cap = [f"<{min(caps)}"] if caps else []
         extras = f"[{','.join(sorted(requirement.extras))}]" if requirement.extras else ""
-        out.append(f"{requirement.name}{extras}{','.join(sorted(set(lower)))}")
+        out.append(f"{requirement.name}{extras}{','.join([*sorted(set(lower)), *cap])}")
     return out
+
+
+def _cap_major(operator: str, version: str) -> int:
+    """The first major version a bound excludes: the next one after a pinned version, or
+    a ``<X.0`` bound's own ``X`` (0 when the version does not read as a release)."""
+    try:
+        release = Version(version).release
+    except InvalidVersion:
+        return 0
+    major = release[0] if release else 0
+    if operator == "<" and all(part == 0 for part in release[1:]):
+        return major
+    return major + 1 if major else 0  # a 0.x release: no major to keep
 
 
 def _uv() -> str:
@@ -431,7 +455,7 @@ def _plan_steps(requirements: list[str], *, python: str, bound: str | None) -> l
                     "lower-bounds",
                     loose,
                     bound,
-                    "exact and upper bounds relaxed to lower bounds "
+                    "exact and upper bounds relaxed to lower bounds of their major version "
                     f"(a recorded decision), still of the code's era{allowed}",
                     wheels_only=not sources,
                 )
@@ -446,8 +470,8 @@ def _plan_steps(requirements: list[str], *, python: str, bound: str | None) -> l
                 "newest-lower-bounds",
                 loose,
                 None,
-                "exact and upper bounds relaxed to lower "
-                "bounds (a recorded decision), newest versions",
+                "exact and upper bounds relaxed to lower bounds of their major version "
+                "(a recorded decision), newest versions",
             )
         )
     return steps

@@ -123,14 +123,32 @@ def test_the_claims_file_requirements_come_first_and_replace_the_repositorys() -
     assert ("numpy==1.16.0", None) in {(r.original, r.replacement) for r in declared.replaced}
 
 
-def test_relaxed_turns_exact_and_upper_bounds_into_lower_bounds() -> None:
+def test_relaxed_turns_exact_and_upper_bounds_into_lower_bounds_of_the_same_major() -> None:
     assert relaxed(["numpy==1.16.0", "scipy<1.3,>=1.1", "pandas~=0.24", "six", "x[a]==1"]) == [
-        "numpy>=1.16.0",
-        "scipy>=1.1",
-        "pandas>=0.24",
+        "numpy>=1.16.0,<2",
+        "scipy>=1.1,<2",
+        "pandas>=0.24",  # a 0.x pin: no major to keep
         "six",
-        "x[a]>=1",
+        "x[a]>=1,<2",
     ]
+
+
+@pytest.mark.parametrize(
+    ("declared", "relaxed_to"),
+    [
+        # TensorFlow 1 code: a relaxed pin never reaches TensorFlow 2 (no tf.app there)
+        ("tensorflow==1.15.4", "tensorflow>=1.15.4,<2"),
+        ("tensorflow>=1.15.2,<2.0", "tensorflow>=1.15.2,<2"),  # the author's own cap stays
+        ("networkx==2.2", "networkx>=2.2,<3"),
+        ("keras<=2.2.4", "keras<3"),
+        ("c==2.*", "c>=2,<3"),
+        ("torch==0.4.1", "torch>=0.4.1"),
+        ("b>=2", "b>=2"),  # a bare lower bound says any newer release will do
+        ("weird==not.a.version", "weird==not.a.version"),  # not a requirement: as written
+    ],
+)
+def test_a_relaxed_pin_keeps_its_major_version(declared: str, relaxed_to: str) -> None:
+    assert relaxed([declared]) == [relaxed_to]
 
 
 @pytest.mark.slow
