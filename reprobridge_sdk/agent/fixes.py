@@ -26,6 +26,8 @@ it targeted is gone (its gate). The rules, in order:
   integers``, ``'float' object cannot be interpreted as an integer``, ``list indices must be
   integers``) -> ``/`` becomes ``//`` in the failing line and in the assignments of the
   names that line uses.
+* ``float-index``: ``slice indices must be integers`` with no ``/`` behind it (a bound from
+  ``np.round`` or ``n * 0.9``) -> each slice bound of the failing line wrapped in ``int()``.
 * ``removed-api``: the renamed or removed APIs of :data:`RENAMED`, matched on the error
   message: ``scipy.misc.logsumexp``/``comb``/``imread``, ``scipy.sparse.linalg.eigen.arpack``,
   ``autograd.scipy.misc``,
@@ -447,6 +449,45 @@ def _division(failure: Failure, root: Path, script: str) -> Fix | None:
         kind="execution-fix",
         summary=f"Python 2 integer division in {failure.file} written as '//'",
         files={failure.file: new},
+    )
+
+
+def _float_index(failure: Failure, root: Path, script: str) -> Fix | None:
+    """A float used as a slice bound at the failing line (``x[0 : np.round(n * 0.9)]``: NumPy
+    1.12 and Python 3 refuse what older NumPy truncated) is wrapped in ``int()``; the
+    integer-division rule goes first, for the ``/`` that made most such floats."""
+    if failure.type != "TypeError" or not failure.file or not failure.line:
+        return None
+    if "slice indices must be integers" not in failure.message:
+        return None
+    text = _read(root, failure.file)
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        return None
+    bounds = [
+        bound
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Slice) and getattr(node, "lineno", failure.line) == failure.line
+        for bound in (node.lower, node.upper, node.step)
+        if bound is not None
+        and not isinstance(bound, ast.Constant)
+        and bound.lineno == bound.end_lineno == failure.line
+        and not (isinstance(bound, ast.Call) and getattr(bound.func, "id", None) == "int")
+    ]
+    if not bounds:
+        return None
+    lines = text.splitlines(keepends=True)
+    line = lines[failure.line - 1].encode("utf-8")
+    for bound in sorted(bounds, key=lambda b: b.col_offset, reverse=True):
+        start, end = bound.col_offset, bound.end_col_offset or bound.col_offset
+        line = line[:start] + b"int(" + line[start:end] + b")" + line[end:]
+    lines[failure.line - 1] = line.decode("utf-8")
+    return Fix(
+        rule="float-index",
+        kind="execution-fix",
+        summary=f"a float slice bound in {failure.file}:{failure.line} converted with int()",
+        files={failure.file: "".join(lines)},
     )
 
 
@@ -940,6 +981,7 @@ RULES: list[tuple[str, Rule]] = [
     ("python2-lists", _python2_lists),
     ("implicit-relative-import", _implicit_relative),
     ("integer-division", _division),
+    ("float-index", _float_index),
     ("removed-api", _renamed),
     ("pandas-append", _pandas_append),
     ("yaml-load", _yaml_load),

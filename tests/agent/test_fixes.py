@@ -34,6 +34,12 @@ CASES = {
         "integer-division",
         "TypeError",
     ),
+    "float-index": (
+        "items = list(range(10))\nsize = round(len(items) * 0.9, 0)\n"
+        "train, test = items[0 : size], items[size:]\nprint(train, test)\n",
+        "float-index",
+        "TypeError",
+    ),
     "scipy-misc": (
         "from scipy.misc import logsumexp\nprint(logsumexp([1.0, 2.0]))\n",
         "removed-api",
