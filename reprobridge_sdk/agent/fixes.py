@@ -24,8 +24,9 @@ it targeted is gone (its gate). The rules, in order:
   ``from .X import``, only where the sibling exists).
 * ``integer-division``: a float used as an index or a count (``slice indices must be
   integers``, ``'float' object cannot be interpreted as an integer``, ``list indices must be
-  integers``) -> ``/`` becomes ``//`` in the failing line and in the assignments of the
-  names that line uses.
+  integers``) -> ``/`` becomes ``//`` in the failing line, in the assignments of the
+  names that line uses, and in the body of a function of the same file whose result they
+  are (``idx = minibatch(i, n, size)``).
 * ``float-index``: ``slice indices must be integers`` with no ``/`` behind it (a bound from
   ``np.round`` or ``n * 0.9``) -> each slice bound of the failing line wrapped in ``int()``.
 * ``removed-api``: the renamed or removed APIs of :data:`RENAMED`, matched on the error
@@ -414,16 +415,23 @@ def _division(failure: Failure, root: Path, script: str) -> Fix | None:
         and isinstance(node.op, ast.Div)
         and node.lineno == failure.line
     ]
+    called: set[str] = set()
     for node in ast.walk(tree):
         if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             names = {t.id for t in targets if isinstance(t, ast.Name)}
             if names & used and node.value is not None:
-                divisions += [
-                    sub
+                divisions += _divisions(node.value)
+                called |= {
+                    sub.func.id
                     for sub in ast.walk(node.value)
-                    if isinstance(sub, ast.BinOp) and isinstance(sub.op, ast.Div)
-                ]
+                    if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Name)
+                }
+    # a name the line uses that a function of the same file returned (an index or a slice
+    # computed from a count): the divisions of that function's body
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef) and node.name in called:
+            divisions += [sub for statement in node.body for sub in _divisions(statement)]
     if not divisions:
         return None
     lines = text.splitlines(keepends=True)
@@ -450,6 +458,12 @@ def _division(failure: Failure, root: Path, script: str) -> Fix | None:
         summary=f"Python 2 integer division in {failure.file} written as '//'",
         files={failure.file: new},
     )
+
+
+def _divisions(node: ast.AST) -> list[ast.BinOp]:
+    return [
+        sub for sub in ast.walk(node) if isinstance(sub, ast.BinOp) and isinstance(sub.op, ast.Div)
+    ]
 
 
 def _float_index(failure: Failure, root: Path, script: str) -> Fix | None:

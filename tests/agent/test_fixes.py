@@ -34,6 +34,17 @@ CASES = {
         "integer-division",
         "TypeError",
     ),
+    "integer-division-in-a-function": (
+        "def minibatch(i, count, size):\n"
+        "    batches = count / size + ((count % size) > 0)\n"
+        "    start = (i % batches) * size\n"
+        "    return slice(start, start + size)\n\n\n"
+        "def scale(x):\n    return x / 2\n\n\n"
+        "items = list(range(10))\nidx = minibatch(3, len(items), 4)\n"
+        "print(items[idx], scale(3))\n",
+        "integer-division",
+        "TypeError",
+    ),
     "float-index": (
         "items = list(range(10))\nsize = round(len(items) * 0.9, 0)\n"
         "train, test = items[0 : size], items[size:]\nprint(train, test)\n",
@@ -593,3 +604,21 @@ def test_a_name_defined_later_in_the_same_file_is_not_imported(tmp_path: Path) -
     failure = classify(_run(tmp_path, "experiments/run.py", cwd=tmp_path).stderr, tmp_path)
     assert failure is not None
     assert propose(failure, tmp_path, "experiments/run.py") is None
+
+
+def test_integer_division_follows_a_function_the_failing_line_uses_and_no_other(
+    tmp_path: Path,
+) -> None:
+    """The slice comes from a function of the same file: its division becomes ``//``; a
+    division in a function the failing line does not reach stays a true division."""
+    source, _, _ = CASES["integer-division-in-a-function"]
+    (tmp_path / "script.py").write_text(source, "utf-8")
+    failure = classify(_run(tmp_path, "script.py").stderr, tmp_path)
+    assert failure is not None
+    fix = propose(failure, tmp_path, "script.py")
+    assert fix is not None and fix.rule == "integer-division"
+    text = fix.files["script.py"]
+    assert "batches = count // size" in text
+    assert "return x / 2" in text
+    (tmp_path / "script.py").write_text(text, "utf-8")
+    assert _run(tmp_path, "script.py").stdout == "[0, 1, 2, 3] 1.5\n"  # 3 batches: i=3 is 0
