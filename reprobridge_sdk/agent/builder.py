@@ -89,7 +89,7 @@ from packaging.version import InvalidVersion, Version
 
 from reprobridge_sdk.agent._optional_search import leave_out
 from reprobridge_sdk.agent._sandbox import confined
-from reprobridge_sdk.agent.distributions import BUILD_TOOLS, IMPORT_TO_DISTRIBUTION
+from reprobridge_sdk.agent.distributions import BUILD_TOOLS, IMPORT_TO_DISTRIBUTION, MISNAMED
 from reprobridge_sdk.agent.gates import build_finding, gate_from
 from reprobridge_sdk.env._resolvers import build_python, index_url, isolated_environ
 from reprobridge_sdk.env.interpreters import (
@@ -239,6 +239,13 @@ def declared_requirements(
                     why="a CUDA-only wheel; the CPU builds need no replacement for it",
                 )
             )
+            continue
+        if name in MISNAMED:
+            target, why = MISNAMED[name]
+            extras = f"[{','.join(sorted(requirement.extras))}]" if requirement.extras else ""
+            new = f"{target}{extras}{requirement.specifier}"
+            replaced.append(Replacement(original=line, replacement=new, why=why))
+            kept.append(new)
             continue
         specs = [str(spec) for spec in requirement.specifier]
         if any(_LOCAL_CUDA.search(spec) for spec in specs):

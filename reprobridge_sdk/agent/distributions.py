@@ -7,7 +7,7 @@ showed a gap; a name that is its own distribution needs no entry.
 
 from __future__ import annotations
 
-__all__ = ["BUILD_TOOLS", "IMPORT_TO_DISTRIBUTION", "distribution_of"]
+__all__ = ["BUILD_TOOLS", "IMPORT_TO_DISTRIBUTION", "MISNAMED", "distribution_of"]
 
 #: Import names whose distribution has another name. Names missing here are taken as their
 #: own distribution name (``numpy`` -> ``numpy``).
@@ -118,6 +118,22 @@ IMPORT_TO_DISTRIBUTION: dict[str, str] = {
     "slugify": "python-slugify",
     "snappy": "python-snappy",
     "sklearn_pandas": "sklearn-pandas",
+    "skgarden": "scikit-garden",
+}
+
+#: Names authors write in requirement files that the package index holds as something else:
+#: a placeholder that installs nothing or refuses to (``pytorch``, ``sklearn``), or a GPU
+#: build a CPU needs the plain build of (``tensorflow-gpu``). The version specifiers stay.
+MISNAMED: dict[str, tuple[str, str]] = {
+    "pytorch": ("torch", "'pytorch' on the package index is a placeholder; PyTorch is 'torch'"),
+    "sklearn": (
+        "scikit-learn",
+        "'sklearn' on the package index is a deprecated placeholder that refuses to install",
+    ),
+    "tensorflow-gpu": (
+        "tensorflow",
+        "'tensorflow-gpu' needs CUDA to import; the same versions of 'tensorflow' run on a CPU",
+    ),
 }
 
 #: Build tools: never a requirement because ``setup.py`` imports them (``pkg_resources``

@@ -94,6 +94,30 @@ def test_cuda_only_pins_are_dropped_and_cuda_local_versions_cut() -> None:
     }
 
 
+def test_names_the_index_holds_as_placeholders_are_replaced_with_their_versions() -> None:
+    """``pytorch>=1.5`` (the corpus's APPNP) resolves to nothing: the index's ``pytorch``
+    is a placeholder. The requirement becomes ``torch>=1.5``, a recorded replacement, and
+    the code's ``import torch`` adds no second one."""
+    declared = declared_requirements(
+        _intake(
+            ["pytorch>=1.5", "sklearn", "tensorflow-gpu[foo]==1.15.0", "numpy"],
+            ["torch", "sklearn", "tensorflow", "numpy"],
+        )
+    )
+    assert declared.requirements == [
+        "numpy",
+        "scikit-learn",
+        "tensorflow[foo]==1.15.0",
+        "torch>=1.5",
+    ]
+    assert {(r.original, r.replacement) for r in declared.replaced if r.original} == {
+        ("pytorch>=1.5", "torch>=1.5"),
+        ("sklearn", "scikit-learn"),
+        ("tensorflow-gpu[foo]==1.15.0", "tensorflow[foo]==1.15.0"),
+    }
+    assert all(r.why for r in declared.replaced)
+
+
 def test_build_tools_come_from_the_code_never_from_setup_py_alone() -> None:
     intake = _intake(None, ["numpy"]).model_copy(
         update={
