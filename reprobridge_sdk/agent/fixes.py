@@ -22,6 +22,10 @@ it targeted is gone (its gate). The rules, in order:
   whose folder holds ``X`` (Python 2 imported a sibling implicitly) -> fissix's
   ``fix_import`` on every module of that folder (``from X import`` becomes
   ``from .X import``, only where the sibling exists).
+* ``self-import``: ``No module named 'X'`` where the code imports ``X.models`` and
+  ``models/`` is at the repository root (the authors' checkout folder was ``X``) -> every
+  ``from X.a import``, ``import X.a as b`` and ``from X import`` of the repository's files
+  written from the root, which the launcher has on ``PYTHONPATH``.
 * ``integer-division``: a float used as an index or a count (``slice indices must be
   integers``, ``'float' object cannot be interpreted as an integer``, ``list indices must be
   integers``) -> ``/`` becomes ``//`` in the failing line, in the assignments of the
@@ -382,6 +386,58 @@ def _implicit_relative(failure: Failure, root: Path, script: str) -> Fix | None:
         rule="implicit-relative-import",
         kind="execution-fix",
         summary=f"Python 2 implicit relative imports of the package {package} made explicit",
+        files=files,
+    )
+
+
+def _self_import(failure: Failure, root: Path, script: str) -> Fix | None:
+    """``No module named 'X'`` where no ``X`` is in the repository but the code imports
+    ``X.models`` and ``models/`` is at its root: the authors' checkout folder was named
+    ``X``. Every such import of the repository's files is written from the root
+    (``from X.models import rnn`` -> ``from models import rnn``); the launcher already has
+    the root on ``PYTHONPATH``. An ``import X.a`` without ``as``, whose name the code then
+    spells out, cannot be rewritten on one line: no fix."""
+    if failure.type not in {"ModuleNotFoundError", "ImportError"}:
+        return None
+    match = _NO_MODULE.match(failure.message)
+    if match is None:
+        return None
+    name = match.group(1)
+    if (root / name).exists() or (root / f"{name}.py").exists():
+        return None
+    rewrites = [
+        (re.compile(rf"^(\s*)from\s+{name}\.([\w.]+)(\s+import\b)", re.M), r"\1from \2\3"),
+        (re.compile(rf"^(\s*)import\s+{name}\.([\w.]+)(\s+as\s+\w+)", re.M), r"\1import \2\3"),
+        (re.compile(rf"^(\s*)from\s+{name}\s+import\s+(?!\()", re.M), r"\1import "),
+    ]
+    left = re.compile(rf"^\s*(?:import|from)\s+{name}\b", re.M)
+    files: dict[str, str] = {}
+    for rel in _python_files(root):
+        try:
+            text = _read(root, rel)
+        except (OSError, UnicodeDecodeError):
+            continue
+        new = text
+        for pattern, replacement in rewrites:
+            new = pattern.sub(replacement, new)
+        if left.search(new):
+            return None  # ``import X.a`` spelled out later: not a one-line rewrite
+        if new != text:
+            files[rel] = new
+    inside = [
+        m.group(2).split(".")[0]
+        for text in files.values()
+        for m in re.finditer(r"^\s*(?:from|import)\s+([\w.]*?)([\w]+)", text, re.M)
+    ]
+    if not files or not any(
+        (root / top).is_dir() or (root / f"{top}.py").is_file() for top in inside
+    ):
+        return None
+    return Fix(
+        rule="self-import",
+        kind="execution-fix",
+        summary=f"imports of the repository as {name!r} (its authors' folder name) written "
+        "from the repository root",
         files=files,
     )
 
@@ -994,6 +1050,7 @@ RULES: list[tuple[str, Rule]] = [
     ("python2", _python2),
     ("python2-lists", _python2_lists),
     ("implicit-relative-import", _implicit_relative),
+    ("self-import", _self_import),
     ("integer-division", _division),
     ("float-index", _float_index),
     ("removed-api", _renamed),

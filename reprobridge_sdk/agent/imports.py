@@ -104,6 +104,10 @@ class Closure:
     rooted: list[str] = field(default_factory=list)
     #: Local modules reached only through ``rooted`` folders.
     rooted_modules: list[str] = field(default_factory=list)
+    #: Names under which the code imports the repository itself (``from repo_name.models
+    #: import x``, where ``models/`` is at the root): the checkout's folder name, not a
+    #: distribution (see :func:`reprobridge_sdk.agent.fixes` ``self-import``).
+    self_named: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -408,6 +412,7 @@ def closure(root: Path, script: str, *, workdir: str = ".", module: bool = False
     result.third_party = {
         name: Reached(name, tuple(dict.fromkeys(files)), third_why.get(name))
         for name, files in sorted(third.items())
+        if name not in result.self_named
     }
     return result
 
@@ -473,4 +478,26 @@ def _resolve(
         sibling = [repo.module_files(package, name) for name in item.names]
         if sibling[0] is not None:
             return [f for found in sibling if found for f in found]
-    return None
+    return _self_import(repo, item, result)
+
+
+def _self_import(repo: _Repo, item: _Import, result: Closure) -> list[str] | None:
+    """``from repo_name.models import rnn`` where ``models/`` is at the repository root: the
+    code imports the repository itself under its checkout folder's name. The files are the
+    root's, the root goes on ``PYTHONPATH``, and the name is no requirement."""
+    head = item.names[0]
+    inner = [name.partition(".")[2] for name in item.names[1:]]
+    if "." in head or not inner:
+        return None
+    found = [repo.module_files(".", name) for name in inner]
+    if all(files is None for files in found):
+        return None
+    if head not in result.self_named:
+        result.self_named.append(head)
+    if "." not in result.rooted:
+        result.rooted.append(".")
+    for name in inner:
+        top = name.split(".")[0]
+        if top not in result.rooted_modules:
+            result.rooted_modules.append(top)
+    return [f for files in found if files for f in files]

@@ -622,3 +622,50 @@ def test_integer_division_follows_a_function_the_failing_line_uses_and_no_other(
     assert "return x / 2" in text
     (tmp_path / "script.py").write_text(text, "utf-8")
     assert _run(tmp_path, "script.py").stdout == "[0, 1, 2, 3] 1.5\n"  # 3 batches: i=3 is 0
+
+
+def _self_importing_repo(root: Path, extra: str = "") -> None:
+    (root / "models").mkdir()
+    (root / "training").mkdir()
+    (root / "models" / "__init__.py").write_text("", "utf-8")
+    (root / "models" / "rnn.py").write_text("SIZE = 3\n", "utf-8")
+    (root / "training" / "helper.py").write_text(
+        "from chomsky.models import rnn\n\n\ndef size():\n    return rnn.SIZE\n", "utf-8"
+    )
+    (root / "training" / "example.py").write_text(
+        "import sys, os\nsys.path.insert(0, os.getcwd())\n"
+        "from chomsky.training import helper\nfrom chomsky import models\n"
+        "import chomsky.models.rnn as r\n" + extra + "print(helper.size(), r.SIZE)\n",
+        "utf-8",
+    )
+
+
+def test_a_repository_importing_itself_by_its_folder_name_is_rewritten_from_the_root(
+    tmp_path: Path,
+) -> None:
+    """The authors' checkout folder was ``chomsky``; this one is not: ``No module named
+    'chomsky'``. The rule writes every such import from the root (the launcher has the root
+    on PYTHONPATH, here the working directory), and the program runs."""
+    _self_importing_repo(tmp_path)
+    broken = _run(tmp_path, "training/example.py", cwd=tmp_path)
+    failure = classify(broken.stderr, tmp_path)
+    assert failure is not None and failure.type == "ModuleNotFoundError"
+    fix = propose(failure, tmp_path, "training/example.py")
+    assert fix is not None and fix.rule == "self-import"
+    assert fix.files["training/helper.py"].startswith("from models import rnn\n")
+    assert "import models.rnn as r\n" in fix.files["training/example.py"]
+    assert "import models\n" in fix.files["training/example.py"]
+    for rel, text in fix.files.items():
+        (tmp_path / rel).write_text(text, "utf-8")
+    fixed = _run(tmp_path, "training/example.py", cwd=tmp_path)
+    assert (fixed.returncode, fixed.stdout) == (0, "3 3\n"), fixed.stderr
+
+
+def test_an_import_of_itself_spelt_out_later_is_not_rewritten(tmp_path: Path) -> None:
+    """``import chomsky.models.rnn`` then ``chomsky.models.rnn.SIZE``: a one-line rewrite
+    would break the later name, so no fix is proposed for it."""
+    _self_importing_repo(tmp_path, "import chomsky.models.rnn\nprint(chomsky.models.rnn.SIZE)\n")
+    failure = classify(_run(tmp_path, "training/example.py", cwd=tmp_path).stderr, tmp_path)
+    assert failure is not None
+    fix = propose(failure, tmp_path, "training/example.py")
+    assert fix is None or fix.rule != "self-import"

@@ -202,3 +202,38 @@ def test_a_script_started_as_a_command_is_an_entry_point_too(tmp_path: Path) -> 
     assert required == {"numpy", "scipy", "torch"}
     assert reached.third_party["tqdm"].optional is not None  # an imported module's guard
     assert {"codes/train.py", "codes/trainer.py", "tools/prep.py"} <= set(reached.files)
+
+
+def test_a_repository_that_imports_itself_by_its_folder_name_is_no_requirement(
+    tmp_path: Path,
+) -> None:
+    """``from chomsky.training import helper`` with ``training/`` at the root: the authors'
+    checkout was named ``chomsky``. The root's modules are reached (their imports are the
+    requirements), the root goes on ``PYTHONPATH``, and ``chomsky`` is no distribution."""
+    root = _repo(
+        tmp_path,
+        {
+            "training/example.py": (
+                "from chomsky.training import helper\nfrom chomsky.models import rnn as m\n"
+                "import chomsky\n"
+            ),
+            "training/helper.py": "import numpy\n",
+            "models/__init__.py": "",
+            "models/rnn.py": "import jax\n",
+            "tasks/other.py": "import torch\n",
+        },
+    )
+    reached = closure(root, "training/example.py")
+    assert sorted(reached.third_party) == ["jax", "numpy"]
+    assert reached.self_named == ["chomsky"]
+    assert reached.rooted == ["."]
+    assert {"training/helper.py", "models/rnn.py"} <= set(reached.files)
+
+
+def test_an_unknown_dotted_import_whose_tail_is_not_in_the_root_stays_third_party(
+    tmp_path: Path,
+) -> None:
+    root = _repo(tmp_path, {"run.py": "from google.protobuf import text_format\n"})
+    reached = closure(root, "run.py")
+    assert sorted(reached.third_party) == ["google"]
+    assert reached.self_named == []
