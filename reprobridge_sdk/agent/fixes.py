@@ -26,6 +26,10 @@ it targeted is gone (its gate). The rules, in order:
   ``models/`` is at the repository root (the authors' checkout folder was ``X``) -> every
   ``from X.a import``, ``import X.a as b`` and ``from X import`` of the repository's files
   written from the root, which the launcher has on ``PYTHONPATH``.
+* ``repository-url``: a download that fails for want of a network (``URLError``, name
+  resolution) of a URL serving a file of this repository raw (GitHub's ``/raw/`` and
+  ``raw.githubusercontent.com``, the path present here) -> the URL becomes that file's
+  ``file:`` URI, computed from ``__file__``.
 * ``integer-division``: a float used as an index or a count (``slice indices must be
   integers``, ``'float' object cannot be interpreted as an integer``, ``list indices must be
   integers``) -> ``/`` becomes ``//`` in the failing line, in the assignments of the
@@ -438,6 +442,57 @@ def _self_import(failure: Failure, root: Path, script: str) -> Fix | None:
         kind="execution-fix",
         summary=f"imports of the repository as {name!r} (its authors' folder name) written "
         "from the repository root",
+        files=files,
+    )
+
+
+#: A network failure's exception types and message parts (the build has no network).
+_NETWORK_TYPES = frozenset(
+    {"URLError", "HTTPError", "ConnectionError", "gaierror", "ConnectionRefusedError"}
+)
+_NETWORK_MESSAGES = ("name resolution", "Network is unreachable", "Connection refused")
+#: A quoted URL of a file in a GitHub repository, served raw: the path is group 3.
+_RAW_URL = re.compile(
+    r"""(['"])(https?://(?:github\.com/[\w.-]+/[\w.-]+/raw/[\w.-]+|"""
+    r"""raw\.githubusercontent\.com/[\w.-]+/[\w.-]+/[\w.-]+)/([\w./-]+))\1"""
+)
+
+
+def _repository_url(failure: Failure, root: Path, script: str) -> Fix | None:
+    """A download that fails for want of a network, of a URL that serves a file of this very
+    repository raw (``https://github.com/o/r/raw/master/data.pkl``, with ``data.pkl`` at the
+    root): the URL becomes the ``file:`` URI of that file, computed from ``__file__`` so the
+    artifact runs anywhere; ``urlopen``, ``urlretrieve``, pandas and matplotlib read it."""
+    network = failure.type in _NETWORK_TYPES or any(
+        part in failure.message for part in _NETWORK_MESSAGES
+    )
+    if not network or not failure.file:
+        return None
+    files: dict[str, str] = {}
+    for rel in dict.fromkeys([failure.file, *(frame for frame, _ in failure.frames)]):
+        if not (root / rel).is_file() or not rel.endswith(".py"):
+            continue
+        text = _read(root, rel)
+        depth = rel.count("/")
+
+        def local(match: re.Match[str], depth: int = depth) -> str:
+            path = PurePosixPath(match.group(3))
+            if ".." in path.parts or not (root / path).is_file():
+                return match.group(0)
+            return (
+                f'__import__("pathlib").Path(__file__).resolve().parents[{depth}]'
+                f".joinpath({str(path)!r}).as_uri()"
+            )
+
+        new = _RAW_URL.sub(local, text)
+        if new != text:
+            files[rel] = new
+    if not files:
+        return None
+    return Fix(
+        rule="repository-url",
+        kind="execution-fix",
+        summary="downloads of the repository's own files read from the repository instead",
         files=files,
     )
 
@@ -1051,6 +1106,7 @@ RULES: list[tuple[str, Rule]] = [
     ("python2-lists", _python2_lists),
     ("implicit-relative-import", _implicit_relative),
     ("self-import", _self_import),
+    ("repository-url", _repository_url),
     ("integer-division", _division),
     ("float-index", _float_index),
     ("removed-api", _renamed),

@@ -669,3 +669,47 @@ def test_an_import_of_itself_spelt_out_later_is_not_rewritten(tmp_path: Path) ->
     assert failure is not None
     fix = propose(failure, tmp_path, "training/example.py")
     assert fix is None or fix.rule != "self-import"
+
+
+def _offline(root: Path, script: str) -> subprocess.CompletedProcess[str]:
+    """``script`` run with every download sent to a closed port: a network failure, as in a
+    build, whether or not this machine reaches the internet."""
+    closed = "http://127.0.0.1:9"
+    return subprocess.run(
+        [sys.executable, str(root / script)],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        check=False,
+        env={"PATH": "/usr/bin:/bin", "http_proxy": closed, "https_proxy": closed},
+    )
+
+
+def test_a_download_of_the_repositorys_own_file_reads_it_from_the_repository(
+    tmp_path: Path,
+) -> None:
+    """A notebook made into a script loads the repository's data file from GitHub (``raw``):
+    offline it fails, and the rule points the URL at the file beside it. A URL of a file this
+    repository lacks, and one that climbs out of it, stay as they are."""
+    (tmp_path / "notebooks").mkdir()
+    (tmp_path / "data.txt").write_text("1 2 3\n", "utf-8")
+    (tmp_path / "notebooks" / "load.py").write_text(
+        "from urllib.request import urlopen\n"
+        "other = 'https://raw.githubusercontent.com/o/r/main/missing.txt'\n"
+        "climb = 'https://github.com/o/r/raw/main/../../etc/passwd'\n"
+        "url = 'https://github.com/o/r/raw/master/data.txt'\n"
+        "print(urlopen(url).read().decode().strip())\n",
+        "utf-8",
+    )
+    broken = _offline(tmp_path, "notebooks/load.py")
+    failure = classify(broken.stderr, tmp_path)
+    assert failure is not None and failure.file == "notebooks/load.py", broken.stderr
+    fix = propose(failure, tmp_path, "notebooks/load.py")
+    assert fix is not None and fix.rule == "repository-url"
+    text = fix.files["notebooks/load.py"]
+    assert "'https://raw.githubusercontent.com/o/r/main/missing.txt'" in text
+    assert "'https://github.com/o/r/raw/main/../../etc/passwd'" in text
+    assert "raw/master/data.txt" not in text
+    (tmp_path / "notebooks" / "load.py").write_text(text, "utf-8")
+    fixed = _offline(tmp_path, "notebooks/load.py")
+    assert (fixed.returncode, fixed.stdout) == (0, "1 2 3\n"), fixed.stderr
