@@ -1,10 +1,11 @@
 """Atomic writes of files and directories: built beside the target, then renamed into place.
 
-The one owner of atomic writes. A reader never sees a half-written file or directory and a
-crash never leaves one in place. Files: :func:`atomic_open` (a handle to write) and the
-``atomic_write_*`` helpers, done by :func:`reprobridge_sdk.io.safefs.atomic_open`
-(temporary created with ``O_EXCL``; with ``root``, the directory must resolve inside it).
-Directories: :func:`atomic_directory`.
+The one owner of atomic writes: no other module calls the safe file layer's writer, renames
+into place or makes a temporary file to do so (``tests/test_atomic_owner.py``). A reader never
+sees a half-written file or directory and a crash never leaves one in place. Files:
+:func:`atomic_open` (a handle to write) and the ``atomic_write_*`` helpers, done by
+:func:`reprobridge_sdk.io.safefs.atomic_open` (temporary created with ``O_EXCL``; with
+``root``, the directory must resolve inside it). Directories: :func:`atomic_directory`.
 """
 
 from __future__ import annotations

@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from reprobridge_sdk.io import safefs
+from reprobridge_sdk.io._fs import atomic_write_bytes
 from reprobridge_sdk.model.evidence import FileDigest
 
 from .evidence import OUTPUTS_DIR
@@ -60,7 +61,7 @@ def copy_output(source: Path, run_dir: Path, output_id: str, bases: tuple[Path, 
                 digest.update(chunk)
                 yield chunk
 
-        safefs.atomic_write_bytes(target, chunks(), root=run_dir, mode=0o644)
+        atomic_write_bytes(target, chunks(), root=run_dir, mode=0o644)
     relative = target.relative_to(run_dir).as_posix()
     return FileDigest(path=relative, sha256=digest.hexdigest(), size=size)
 

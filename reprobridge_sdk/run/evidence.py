@@ -61,7 +61,7 @@ from reprobridge_sdk.digest import handle_sha256
 from reprobridge_sdk.errors import ReproBridgeError
 from reprobridge_sdk.findings import finding
 from reprobridge_sdk.io import planted, safefs
-from reprobridge_sdk.io._fs import atomic_write_json
+from reprobridge_sdk.io._fs import atomic_write_bytes, atomic_write_json
 from reprobridge_sdk.model.evidence import (
     RECORD_NAME,
     EnvironmentSnapshot,
@@ -461,7 +461,7 @@ def write_snapshot(runs_dir: Path, snapshot: EnvironmentSnapshot) -> str:
     except (OSError, safefs.UnsafeFileError):
         current = None
     if current != data:
-        safefs.atomic_write_bytes(path, data, root=runs_dir)
+        atomic_write_bytes(path, data, root=runs_dir)
     return digest
 
 
