@@ -31,8 +31,9 @@ import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
 
-from reprobridge_sdk.extract.extraction import ExtractionError, aggregate, same_value
+from reprobridge_sdk.extract.extraction import ExtractionError, aggregate
 from reprobridge_sdk.findings import Finding, finding
+from reprobridge_sdk.validation.replay import same_value
 
 from .facts import TaskFacts
 from .interval import Interval

@@ -54,6 +54,7 @@ from reprobridge_sdk._forward import DocumentView
 from reprobridge_sdk.digest import file_sha256, iter_tree_entries, tree_digest
 from reprobridge_sdk.env.snapshot import redact_text
 from reprobridge_sdk.extract.extraction import (
+    REASONS,
     ExtractionCache,
     ExtractionError,
     OpenedFile,
@@ -61,7 +62,6 @@ from reprobridge_sdk.extract.extraction import (
     extract_value,
     prepare,
     read_prepared,
-    same_value,
 )
 from reprobridge_sdk.extract.template import shell_template_matches, template_matches
 from reprobridge_sdk.findings import Finding, Severity, finding
@@ -83,6 +83,7 @@ from reprobridge_sdk.run.evidence import (
     scan_run_folder,
     scan_summary,
 )
+from reprobridge_sdk.validation.replay import same_value
 
 from .duplicates import check_duplicates
 from .facts import ManifestFacts
@@ -90,9 +91,6 @@ from .facts import ManifestFacts
 if TYPE_CHECKING:
     from reprobridge_sdk.api import ArtifactDir
     from reprobridge_sdk.model import Codebase
-
-#: Extraction failures of an extractor plugin, which make a task inconclusive (A061, A062).
-_PLUGIN_REASONS = frozenset({"no-plugin", "plugin-failed", "plugin-timeout"})
 
 __all__ = [
     "ArtifactFacts",
@@ -1181,9 +1179,10 @@ def _measure(
         # As the runner does: each value transformed; several ('all') count as their mean.
         return extracted.mean
     except ExtractionError as exc:
-        if exc.reason in _PLUGIN_REASONS:
+        reason = REASONS.get(exc.reason)
+        if reason is not None and reason.audit is not None:
             # Not the evidence's fault: this auditor cannot read the value (A061, A062).
-            code = "A061" if exc.reason == "no-plugin" else "A062"
+            code = reason.audit
             hint = exc.findings[0].hint if exc.findings else None
             add(code, f"task {task}: cannot re-extract the value: {exc}", pointer, hint=hint)
             run.unread[task] = run.findings[-1]

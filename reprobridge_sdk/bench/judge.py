@@ -47,7 +47,6 @@ from reprobridge_sdk.extract.extraction import (
     aggregate,
     extract_value,
     regex_matches,
-    same_value,
 )
 from reprobridge_sdk.findings import Finding, finding
 from reprobridge_sdk.io.safefs import UnsafeFileError
@@ -62,6 +61,7 @@ from reprobridge_sdk.model.bench import (
     Support,
     TaskResult,
 )
+from reprobridge_sdk.validation.replay import same_value
 
 __all__ = [
     "DEFAULT_MAX_LOG_BYTES",

@@ -133,21 +133,7 @@ __all__ = [
     "regex_matches",
     "render_template",
     "required_literal",
-    "same_value",
 ]
-
-#: Tolerances when a re-extracted value is compared with an expected or recorded one (spec
-#: "extraction", replay): equal when ``|a - b| <= max(REL_TOL * max(|a|, |b|), ABS_TOL)``.
-REL_TOL = 1e-9
-ABS_TOL = 1e-12
-
-
-def same_value(a: float, b: float) -> bool:
-    """One comparison for replay (X003) and the auditor (A007); NaN equals only NaN."""
-    if math.isnan(a) or math.isnan(b):
-        return math.isnan(a) and math.isnan(b)
-    return math.isclose(a, b, rel_tol=REL_TOL, abs_tol=ABS_TOL)
-
 
 #: Aggregations of per-seed values into a task's statistic.
 AGGREGATES = ("single", "mean", "median", "min", "max", "std")

@@ -1,12 +1,13 @@
 """Replay extraction without running anything: on a run directory, a log, or the samples.
 
 Authors test their extractors this way; the auditor re-extracts recorded runs the same way
-(the runner and replay share :func:`reprobridge_sdk.run.measure.measure`).
+(the runner and replay share :func:`reprobridge_sdk.run.measure.measure`). The samples are
+replayed, and compared with their expected values, by the validator's own replay
+(:func:`reprobridge_sdk.validation.replay.replay_samples`): the author's check and X003 agree.
 """
 
 from __future__ import annotations
 
-import math
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -23,11 +24,6 @@ from .select import load_artifact
 
 __all__ = ["SampleCheck", "check_samples", "replay_log", "replay_run"]
 
-#: Relative tolerance when comparing with a sample's expected value (spec: replay).
-TOLERANCE = 1e-9
-#: Absolute tolerance, for expected values at or near zero.
-ABS_TOLERANCE = 1e-12
-
 
 @dataclass(frozen=True)
 class SampleCheck:
@@ -42,9 +38,9 @@ class SampleCheck:
 
     @property
     def ok(self) -> bool:
-        return self.value is not None and math.isclose(
-            self.value, self.expected, rel_tol=TOLERANCE, abs_tol=ABS_TOLERANCE
-        )
+        from reprobridge_sdk.validation.replay import same_value  # noqa: PLC0415 - on use
+
+        return self.value is not None and same_value(self.value, self.expected)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -170,30 +166,30 @@ def replay_log(
 def check_samples(
     artifact_dir: str | os.PathLike[str], launchers: Sequence[str] | None = None
 ) -> list[SampleCheck]:
-    """Replay every shipped sample and compare with its expected values."""
+    """Replay every shipped sample and compare with its expected values (as validation's
+    replay does: :func:`reprobridge_sdk.validation.replay.replay_samples`)."""
+    from reprobridge_sdk.validation.replay import replay_samples  # noqa: PLC0415 - on use
+
     root, manifest = load_artifact(artifact_dir)
-    chosen = [_launcher(manifest, i) for i in launchers] if launchers else list(manifest.launchers)
+    if launchers:
+        for launcher_id in launchers:
+            _launcher(manifest, launcher_id)
+    data = manifest.model_dump(by_alias=True)
     checks: list[SampleCheck] = []
-    for launcher in chosen:
-        for index, sample in enumerate(launcher.samples):
-            measured = replay_log(
-                root,
-                launcher.id,
-                None if sample.log is None else root / sample.log,
-                outputs={key: root / value for key, value in sample.outputs.items()},
-                seed=sample.seed,
+    for item in replay_samples(data, Path(root), launchers=launchers or None):
+        error = None
+        if item.measurement is None:
+            error = "no measurement for this task"
+        elif item.error is not None:
+            error = f"{item.error.reason}: {item.error.message}"
+        checks.append(
+            SampleCheck(
+                launcher=item.launcher,
+                sample=item.sample,
+                task=item.task,
+                expected=item.expected,
+                value=item.value,
+                error=error,
             )
-            by_task = {m.task: m for m in measured}
-            for task, expected in sample.expected.items():
-                got = by_task.get(task)
-                checks.append(
-                    SampleCheck(
-                        launcher=launcher.id,
-                        sample=index,
-                        task=task,
-                        expected=expected,
-                        value=None if got is None else got.value,
-                        error="no measurement for this task" if got is None else got.error,
-                    )
-                )
+        )
     return checks

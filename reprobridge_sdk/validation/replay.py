@@ -2,12 +2,19 @@
 
 For each ``samples`` entry of a launcher, every measurement whose task the sample lists in
 ``expected`` is extracted from the sample's log and output files with the runner's own
-extraction code, transformed, and compared with the expected value (relative tolerance
-1e-9). Nothing found is X001, something that is not a number X002, another value X003.
-Missing sample files are the files layer's F004 and template errors the semantic layer's
-R014, so they are not reported again here. An ``x-`` extractor kind is extracted by its
-plugin: one that fails on the sample is X006, one that does not return in time X007 (both at
-the extractor's ``kind``); a kind no installed plugin provides is the semantic layer's X005.
+extraction code, transformed, and compared with the expected value by :func:`same_value`.
+Nothing found is X001, something that is not a number X002, another value X003. Which
+extraction failure is reported here, and as which code, is the table
+:data:`reprobridge_sdk.extract._errors.REASONS`: missing sample files are the files layer's
+F004 and template errors the semantic layer's R014, so they are not reported again here. An
+``x-`` extractor kind is extracted by its plugin: one that fails on the sample is X006, one
+that does not return in time X007 (both at the extractor's ``kind``); a kind no installed
+plugin provides is the semantic layer's X005.
+
+This module owns sample replay and its tolerances: :func:`replay_samples` is the one replay
+of the samples, used here (X findings) and by the author's check
+(:func:`reprobridge_sdk.run.replay.check_samples`), and :func:`same_value` the one comparison
+of a re-extracted value with an expected or recorded one (replay, the auditor, the judge).
 
 ``file:`` extractors read relative to the sample log's directory; ``{run_dir}`` is that
 directory, ``{seed}`` the sample's seed (else the launcher's first seed, else 0).
@@ -21,6 +28,9 @@ outside the dialect is X004 and a sample log that cannot be read is the files la
 
 from __future__ import annotations
 
+import math
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -31,18 +41,46 @@ from reprobridge_sdk.io.document import Document, escape_pointer
 from .files import kind_of, resolve_path, usable_path
 
 if TYPE_CHECKING:
-    from reprobridge_sdk.extract.extraction import ExtractionCache
+    from reprobridge_sdk.extract.extraction import ExtractionCache, ExtractionError
 
-__all__ = ["check_replay"]
+__all__ = ["SampleValue", "check_replay", "replay_samples", "same_value"]
 
-#: Extraction failures that are about the sample's content; others (a missing file, a bad
-#: template or a broken extractor) are reported by the files, semantic or structural layer.
-_REPORTED = frozenset(
-    {"no-match", "not-number", "bad-json-pointer", "bad-csv", "bad-yaml", "decode"}
-)
-#: A plugin extractor's failure on a sample is the sample's finding (a missing plugin is the
-#: semantic layer's X005 warning, so it is not reported again here).
-_PLUGIN_CODES = {"plugin-failed": "X006", "plugin-timeout": "X007"}
+#: The tolerances of replay (spec "extraction", replay): a re-extracted value equals an
+#: expected or recorded one when ``|a - b| <= max(1e-9 * max(|a|, |b|), 1e-12)``.
+_REL_TOL = 1e-9
+_ABS_TOL = 1e-12
+#: The largest expected value replay compares (beyond it, float arithmetic cannot).
+_LARGEST = 1e300
+
+
+def same_value(a: float, b: float) -> bool:
+    """The one comparison of replay (X003, the author's check), the auditor (A007) and the
+    judge; NaN equals only NaN."""
+    if math.isnan(a) or math.isnan(b):
+        return math.isnan(a) and math.isnan(b)
+    return math.isclose(a, b, rel_tol=_REL_TOL, abs_tol=_ABS_TOL)
+
+
+@dataclass(frozen=True)
+class SampleValue:
+    """One expected value of a launcher's sample and what extraction gives for it.
+
+    ``measurement`` is None when the launcher has no measurement of the task; ``error`` is
+    the extraction's failure, ``value`` the value otherwise (the mean for ``all``, as the
+    runner records it)."""
+
+    launcher: str
+    lindex: int
+    sample: int
+    task: str
+    expected: float
+    measurement: int | None
+    value: float | None = None
+    error: ExtractionError | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.value is not None and same_value(self.value, self.expected)
 
 
 def _map(value: Any) -> dict[str, Any]:
@@ -107,6 +145,158 @@ def _check_landmarks(
     return out
 
 
+@dataclass(frozen=True)
+class _Sample:
+    """A sample's files and template context, resolved once for all its measurements."""
+
+    index: int
+    data: dict[str, Any]
+    log: Path | None
+    outputs: dict[str, Path]
+    base: Path
+    context: dict[str, object]
+
+
+def _samples(root: Path, launcher: dict[str, Any]) -> list[_Sample]:
+    params = {str(k): v for k, v in _map(launcher.get("params")).items()}
+    seeds = launcher.get("seeds") if isinstance(launcher.get("seeds"), list) else []
+    out = []
+    for index, sample in enumerate(launcher["samples"]):
+        if not isinstance(sample, dict):
+            continue
+        log = _file(root, sample.get("log"))
+        outputs = {
+            str(key): path
+            for key, value in _map(sample.get("outputs")).items()
+            if (path := _file(root, value)) is not None
+        }
+        base = log.parent if log is not None else root
+        seed = sample.get("seed", seeds[0] if seeds else 0)
+        context: dict[str, object] = {**params, "seed": seed, "run_dir": str(base)}
+        out.append(_Sample(index, sample, log, outputs, base, context))
+    return out
+
+
+def _comparable(want: Any) -> bool:
+    """An expected value float arithmetic can compare (anything else is the S layer's)."""
+    return isinstance(want, (int, float)) and not isinstance(want, bool) and abs(want) <= _LARGEST
+
+
+def _replay_one(
+    root: Path, lindex: int, launcher: dict[str, Any], sample: _Sample, cache: ExtractionCache
+) -> Iterator[SampleValue]:
+    from reprobridge_sdk.extract.extraction import (  # noqa: PLC0415 - lazy: only with samples
+        ExtractionError,
+        extract_value,
+    )
+
+    measurements = launcher.get("measurements")
+    measurements = measurements if isinstance(measurements, list) else []
+    ident = str(launcher.get("id", ""))
+    for task, want in _map(sample.data.get("expected")).items():
+        if not _comparable(want):
+            continue
+        found = [
+            (mindex, m)
+            for mindex, m in enumerate(measurements)
+            if isinstance(m, dict) and m.get("task") == task
+        ]
+        if not found:
+            yield SampleValue(ident, lindex, sample.index, task, float(want), None)
+        for mindex, measurement in found:
+            extractor = measurement.get("extract")
+            if not isinstance(extractor, dict):
+                continue
+            try:
+                got = extract_value(
+                    extractor,
+                    log=sample.log,
+                    files_base=sample.base,
+                    outputs=sample.outputs,
+                    context=sample.context,
+                    root=root,
+                    max_bytes=safefs.MAX_TEXT_BYTES,
+                    transform=measurement.get("transform"),
+                    cache=cache,
+                )
+            except ExtractionError as exc:
+                yield SampleValue(ident, lindex, sample.index, task, float(want), mindex, error=exc)
+            except (TypeError, ValueError, KeyError):
+                continue  # a structurally broken extractor or transform: the S layer's
+            else:
+                value = got.mean  # as the runner records it ('all': the mean)
+                yield SampleValue(ident, lindex, sample.index, task, float(want), mindex, value)
+
+
+def _launchers(data: Any, chosen: Sequence[str] | None) -> Iterator[tuple[int, dict[str, Any]]]:
+    launchers = data.get("launchers") if isinstance(data, dict) else None
+    for lindex, launcher in enumerate(launchers if isinstance(launchers, list) else []):
+        if not isinstance(launcher, dict) or not isinstance(launcher.get("samples"), list):
+            continue
+        if chosen is None or launcher.get("id") in chosen:
+            yield lindex, launcher
+
+
+def replay_samples(
+    data: Any,
+    root: Path,
+    *,
+    launchers: Sequence[str] | None = None,
+    cache: ExtractionCache | None = None,
+) -> list[SampleValue]:
+    """Replay the samples of a manifest's plain ``data`` (of the artifact at ``root``): one
+    :class:`SampleValue` for each expected value a sample declares (of the ``launchers``
+    named, by default all). ``cache``: as for :func:`check_replay`."""
+    from reprobridge_sdk.extract.extraction import (  # noqa: PLC0415 - lazy: only with samples
+        ExtractionCache,
+    )
+
+    own = ExtractionCache() if cache is None else None
+    use = cache if cache is not None else own
+    assert use is not None
+    try:
+        return [
+            value
+            for lindex, launcher in _launchers(data, launchers)
+            for sample in _samples(root, launcher)
+            for value in _replay_one(root, lindex, launcher, sample, use)
+        ]
+    finally:
+        if own is not None:
+            own.close()
+
+
+def _finding(doc: Document, item: SampleValue) -> Finding | None:
+    """The X finding of one replayed value, or None when it is right or another layer's."""
+    from reprobridge_sdk.extract._errors import replayed  # noqa: PLC0415 - lazy
+
+    sptr = f"/launchers/{item.lindex}/samples/{item.sample}"
+    mptr = f"/launchers/{item.lindex}/measurements/{item.measurement}/extract"
+    message = f"task {item.task!r}"
+    exc = item.error
+    if item.measurement is None:
+        return None  # a task the launcher does not measure: the semantic layer's
+    if exc is not None:
+        if exc.refusal is not None and exc.refusal.reason == "too-large":
+            refused = safefs.refusal(exc.refusal)
+            return doc.finding(refused.code, exc.message, path=sptr, hint=refused.hint)
+        code = replayed(exc.reason)
+        if code is None:
+            return None
+        hint = exc.findings[0].hint if exc.findings else None
+        where = f"{mptr}/kind" if code in ("X006", "X007") else mptr
+        return doc.finding(code, f"{message}: {exc.message}", path=where, hint=hint)
+    if item.ok:
+        return None
+    return doc.finding(
+        "X003",
+        f"{message}: the extractor gives {item.value!r} on the sample, "
+        f"not the expected {item.expected!r}",
+        path=f"{sptr}/expected/{escape_pointer(item.task)}",
+        hint="fix the extractor or the expected value",
+    )
+
+
 def check_replay(
     doc: Document, root: Path, *, cache: ExtractionCache | None = None
 ) -> list[Finding]:
@@ -115,117 +305,12 @@ def check_replay(
 
     ``cache``: where each sample file's parse or scan is kept for all the measurements that
     read it (by default one made for this call and closed after it)."""
-    data = doc.data if isinstance(doc.data, dict) else {}
-    launchers = data.get("launchers")
-    if not isinstance(launchers, list):
-        return []
-    from reprobridge_sdk.extract.extraction import (  # noqa: PLC0415 - lazy: only with samples
-        ExtractionCache,
-    )
-
-    if cache is not None:
-        return _replay(doc, root, launchers, cache)
-    # One cache for the replay: a sample's log is scanned and its output parsed once for all
-    # the measurements that read it, not once per measurement.
-    own = ExtractionCache()
-    try:
-        return _replay(doc, root, launchers, own)
-    finally:
-        own.close()
-
-
-def _replay(
-    doc: Document, root: Path, launchers: list[Any], cache: ExtractionCache
-) -> list[Finding]:
-    from reprobridge_sdk.extract.extraction import (  # noqa: PLC0415 - lazy: only with samples
-        ExtractionError,
-        extract_value,
-        same_value,
-    )
-
     out: list[Finding] = []
-    for lindex, launcher in enumerate(launchers):
-        if not isinstance(launcher, dict) or not isinstance(launcher.get("samples"), list):
-            continue
-        params = {str(k): v for k, v in _map(launcher.get("params")).items()}
-        seeds = launcher.get("seeds") if isinstance(launcher.get("seeds"), list) else []
-        # each sample's log resolved once, for the landmarks and the extractors
-        sample_logs = [
-            (sindex, sample, _file(root, sample.get("log")))
-            for sindex, sample in enumerate(launcher["samples"])
-            if isinstance(sample, dict)
-        ]
-        logs = [log for _, _, log in sample_logs if log is not None]
+    for lindex, launcher in _launchers(doc.data, None):
+        logs = [s.log for s in _samples(root, launcher) if s.log is not None]
         out += _check_landmarks(doc, lindex, launcher, logs)
-        for sindex, sample, log in sample_logs:
-            expected = _map(sample.get("expected"))
-            outputs = {
-                str(key): path
-                for key, value in _map(sample.get("outputs")).items()
-                if (path := _file(root, value)) is not None
-            }
-            base = log.parent if log is not None else root
-            seed = sample.get("seed", seeds[0] if seeds else 0)
-            context: dict[str, object] = {**params, "seed": seed, "run_dir": str(base)}
-            sptr = f"/launchers/{lindex}/samples/{sindex}"
-            measurements = launcher.get("measurements")
-            if not isinstance(measurements, list):
-                continue
-            for mindex, measurement in enumerate(measurements):
-                if not isinstance(measurement, dict):
-                    continue
-                task = measurement.get("task")
-                if not isinstance(task, str) or task not in expected:
-                    continue
-                want = expected[task]
-                extractor = measurement.get("extract")
-                if not isinstance(extractor, dict) or isinstance(want, bool):
-                    continue
-                if not isinstance(want, (int, float)) or abs(want) > 1e300:
-                    continue  # not a number float arithmetic can compare
-                where = f"{sptr}/expected/{escape_pointer(task)}"
-                try:
-                    got = extract_value(
-                        extractor,
-                        log=log,
-                        files_base=base,
-                        outputs=outputs,
-                        context=context,
-                        root=root,
-                        max_bytes=safefs.MAX_TEXT_BYTES,
-                        transform=measurement.get("transform"),
-                        cache=cache,
-                    )
-                    value = got.mean  # as the runner records it ('all': the mean)
-                except ExtractionError as exc:
-                    if exc.refusal is not None and exc.refusal.reason == "too-large":
-                        item = safefs.refusal(exc.refusal)
-                        out.append(doc.finding(item.code, exc.message, path=sptr, hint=item.hint))
-                        continue
-                    mptr = f"/launchers/{lindex}/measurements/{mindex}/extract"
-                    if exc.reason in _PLUGIN_CODES:
-                        hint = exc.findings[0].hint if exc.findings else None
-                        code = _PLUGIN_CODES[exc.reason]
-                        message = f"task {task!r}: {exc.message}"
-                        out.append(doc.finding(code, message, path=f"{mptr}/kind", hint=hint))
-                        continue
-                    if exc.reason not in _REPORTED:
-                        continue
-                    code = "X002" if exc.reason == "not-number" else "X001"
-                    out.append(doc.finding(code, f"task {task!r}: {exc.message}", path=mptr))
-                    continue
-                except (TypeError, ValueError, KeyError) as exc:
-                    # A structurally broken extractor or transform: the S layer reports it.
-                    del exc
-                    continue
-                if not same_value(value, float(want)):
-                    out.append(
-                        doc.finding(
-                            "X003",
-                            f"task {task!r}: the extractor gives {value!r} on the sample, "
-                            f"not the expected {want!r}",
-                            path=where,
-                            hint="fix the extractor or the expected value",
-                        )
-                    )
+    for item in replay_samples(doc.data, root, cache=cache):
+        found = _finding(doc, item)
+        if found is not None:
+            out.append(found)
     return out
