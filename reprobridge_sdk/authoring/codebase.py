@@ -55,7 +55,7 @@ from reprobridge_sdk.findings import Finding, finding
 from reprobridge_sdk.io._fs import atomic_write_bytes
 from reprobridge_sdk.model import Change
 from reprobridge_sdk.model.codebase import Patch, RefinedCode, Upstream
-from reprobridge_sdk.versions import parse_version
+from reprobridge_sdk.versions import parse_version, written_version
 
 __all__ = [
     "CHECKOUT_DIR",
@@ -80,11 +80,9 @@ def require_version(art: ArtifactDir, version: str) -> None:
     """Declare at least format ``version`` (a producer writes the lowest version whose fields
     it uses; a feature of 1.1 written into a 1.0 manifest raises its version to 1.1)."""
 
-    def key(text: str) -> tuple[int, ...]:
-        return tuple(int(part) for part in text.split("."))
-
-    if key(art.manifest.rra_version) < key(version):
-        art.manifest.rra_version = version
+    needed = parse_version(version)
+    assert needed is not None, version
+    art.manifest.rra_version = written_version(art.manifest.rra_version, needed)
 
 
 def _art(artifact: str | os.PathLike[str] | ArtifactDir) -> ArtifactDir:
@@ -212,8 +210,6 @@ def import_code(
         digest = checkout.tree_digest
         refined = RefinedCode(kind="patches", patches=[])
         require_version(art, "1.1")  # an empty series is a format 1.1 feature
-    if as_ == "patches" and (parse_version(art.manifest.rra_version) or (1, 0)) < (1, 1):
-        art.manifest.rra_version = "1.1"  # an empty series is a format 1.1 addition (V005)
     codebase = art.manifest.codebase
     codebase.upstream = Upstream(repository=repository, commit=pinned)
     codebase.refined = refined
