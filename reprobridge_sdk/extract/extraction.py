@@ -87,13 +87,10 @@ from typing import TYPE_CHECKING, Any
 
 from reprobridge_sdk.io import safefs
 
-from . import _linescan, _plugin
+from . import _linescan, _plugin, kinds
 from ._allvalues import KEPT_RAW, KEPT_VALUES, AllValues, summarise
 from ._documents import (
     cached,
-    extract_csv,
-    extract_json,
-    extract_yaml,
     json_document,
     pointed,
     pointer_tokens,
@@ -482,12 +479,8 @@ def _read(  # noqa: PLR0917 - private helper of extract_value
                 msg = f"{source}: no line matches {pattern!r}"
                 raise ExtractionError("no-match", msg, source=source)
             value, raw = parse_number(raws[0]), raws[0]
-        elif kind == "json":
-            value, raw = extract_json(path, spec, entries)
-        elif kind == "csv":
-            value, raw = extract_csv(path, spec, entries)
-        elif kind == "yaml":
-            value, raw = extract_yaml(path, spec, entries)
+        elif (read := kinds.reader(kind)) is not None:
+            value, raw = read(path, spec, entries)
         else:
             msg = f"unknown extractor kind {kind!r}"
             raise ExtractionError("bad-extractor", msg, source=source)
