@@ -31,6 +31,7 @@ from .guide import update_guide_text, write_guide
 from .io import yamlio
 from .io._fs import atomic_write_text
 from .io.document import escape_pointer
+from .loading import read_manifest
 from .model import MANIFEST_NAME, NEWEST_FORMAT, Change, Launcher, Manifest, Task
 from .model._base import required_version
 from .versions import (
@@ -178,7 +179,7 @@ class ArtifactDir:
         if self._document is None or not self._document.ok:
             text = yamlio.dumps_data(data, header=manifest_modeline(version))
             atomic_write_text(self.manifest_path, text)
-            self._document = yamlio.load(self.manifest_path, name=self._document_name())
+            self._document = read_manifest(self.root)[1]
             return True
         if not yamlio.update(self._document, data):
             return False
@@ -357,37 +358,16 @@ class ArtifactDir:
         return write_guide(self.root, guide, title=self.manifest.artifact.title)
 
 
-def _resolve_root(path: str | os.PathLike[str]) -> Path:
-    root = Path(path)
-    if root.name == MANIFEST_NAME or root.is_file():
-        return root.parent
-    return root
-
-
 def load(path: str | os.PathLike[str]) -> ArtifactDir:
     """Load the artifact at ``path`` (its directory, or its ``rra.yaml``).
 
     Raises :class:`ArtifactError` (with findings) when the manifest is missing, cannot be
-    read, or does not describe a valid manifest.
+    read (:func:`reprobridge_sdk.loading.read_manifest`), or does not describe a valid
+    manifest.
     """
-    root = _resolve_root(path)
-    manifest_path = root / MANIFEST_NAME
-    name = str(manifest_path)
-    try:
-        document = yamlio.load(manifest_path, name=name)
-    except FileNotFoundError as exc:
-        item = finding("Y010", f"{root} has no {MANIFEST_NAME}", file=str(root))
-        raise ArtifactError(f"no {MANIFEST_NAME} in {root}", [item]) from exc
-    except OSError as exc:
-        raise ArtifactError(f"cannot read {manifest_path}: {exc.strerror or exc}") from exc
-    if not document.ok:
-        errors = [f for f in document.findings if f.severity == Severity.ERROR]
-        raise ArtifactError(f"{name} cannot be read", errors or document.findings)
-    if not isinstance(document.data, dict):
-        item = finding("Y002", "the manifest is not a mapping", file=name, line=1, col=1)
-        raise ArtifactError(f"{name} is not a mapping", [item])
+    root, document = read_manifest(path)
     data, view = consumer_view(document.data)
-    manifest = _validated(data, manifest_path, document)
+    manifest = _validated(data, root / MANIFEST_NAME, document)
     return ArtifactDir(root=root, manifest=manifest, _document=document, forward=view)
 
 

@@ -31,6 +31,7 @@ from reprobridge_sdk.errors import ArtifactError, UsageError
 from reprobridge_sdk.extract.extraction import ExtractionCache
 from reprobridge_sdk.findings import Finding, Severity, finding
 from reprobridge_sdk.io.document import Document, load_document
+from reprobridge_sdk.loading import manifest_root
 from reprobridge_sdk.model import MANIFEST_NAME
 from reprobridge_sdk.model._base import SpecModel
 from reprobridge_sdk.model.audit import (
@@ -329,9 +330,7 @@ def load_artifact(path: str | os.PathLike[str]) -> ArtifactFacts:
     typed manifest is); when that fails, :func:`reprobridge_sdk.api.load` reads it again to
     locate the problems.
     """
-    root = Path(path)
-    if root.name == MANIFEST_NAME or root.is_file():
-        root = root.parent
+    root = manifest_root(path)
     manifest: ManifestFacts | None = None
     view = None
     document: Document | None = None

@@ -24,11 +24,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from reprobridge_sdk.errors import ArtifactError, UsageError
-from reprobridge_sdk.findings import Finding, Severity, finding
+from reprobridge_sdk.findings import Finding, finding
 from reprobridge_sdk.io import yamlio
 from reprobridge_sdk.io._fs import atomic_write_text
 from reprobridge_sdk.io._yamlspans import same
 from reprobridge_sdk.io.document import load_document
+from reprobridge_sdk.loading import MANIFEST_NAME, read_manifest
 from reprobridge_sdk.validation.version import check_version
 from reprobridge_sdk.versions import (
     FORMAT_VERSIONS,
@@ -38,8 +39,6 @@ from reprobridge_sdk.versions import (
 )
 
 __all__ = ["UpgradeResult", "upgrade"]
-
-MANIFEST_NAME = "rra.yaml"
 
 
 @dataclass(frozen=True)
@@ -74,15 +73,8 @@ def upgrade(
         known = ", ".join(FORMAT_VERSIONS)
         item = finding("V006", f"cannot upgrade to {to!r}: this SDK knows {known}")
         raise UsageError(item.message, [item])
-    root = Path(artifact_dir)
-    manifest = root / MANIFEST_NAME if not root.is_file() else root
-    if not manifest.is_file():
-        item = finding("Y010", f"{root} has no {MANIFEST_NAME}", file=str(root))
-        raise _refuse([item], item.message)
-    doc = yamlio.load(manifest, name=str(manifest))
-    errors = [f for f in doc.findings if f.severity is Severity.ERROR]
-    if doc.document.fatal or errors or not isinstance(doc.data, dict):
-        raise _refuse(errors or doc.findings, f"{manifest} cannot be read as a manifest")
+    root, doc = read_manifest(artifact_dir)
+    manifest = root / MANIFEST_NAME
     version = check_version(doc.document)
     if version.version is None or version.unknown_major:
         found = list(version.findings)

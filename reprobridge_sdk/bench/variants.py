@@ -53,6 +53,7 @@ from reprobridge_sdk.errors import UsageError
 from reprobridge_sdk.findings import finding
 from reprobridge_sdk.io import yamlio
 from reprobridge_sdk.io._fs import atomic_directory
+from reprobridge_sdk.loading import read_manifest
 from reprobridge_sdk.model import MANIFEST_NAME, Launcher, Manifest
 from reprobridge_sdk.model.bench import HeldBack, VariantFile, VariantRecord
 
@@ -261,7 +262,7 @@ def _artifact_workspace(art: ArtifactDir) -> _Workspace:
 
 def _manifest_variant(art: ArtifactDir, variant: str) -> _Workspace:
     ws = _artifact_workspace(art)
-    document = yamlio.load(art.manifest_path)
+    _, document = read_manifest(art.root)
     data = copy.deepcopy(document.data)
     _refine(data, ws)
     if variant == "masked-environment":

@@ -16,8 +16,9 @@ from typing import TYPE_CHECKING, Any
 
 from reprobridge_sdk._forward import DocumentView, consumer_view
 from reprobridge_sdk.errors import ArtifactError, UsageError
-from reprobridge_sdk.findings import Severity, finding
+from reprobridge_sdk.findings import finding
 from reprobridge_sdk.io import yamlio
+from reprobridge_sdk.loading import MANIFEST_NAME, read_manifest
 from reprobridge_sdk.versions import follow_modeline, parse_version, written_version
 
 if TYPE_CHECKING:
@@ -33,9 +34,9 @@ __all__ = [
     "load_raw",
 ]
 
-#: The manifest's file name (``reprobridge_sdk.model.MANIFEST_NAME``; not imported from
-#: there, since importing the model costs more than a whole ``reprobridge lock``'s overhead).
-MANIFEST = "rra.yaml"
+#: The manifest's file name (not imported from the model, since importing the model costs
+#: more than a whole ``reprobridge lock``'s overhead).
+MANIFEST = MANIFEST_NAME
 
 
 def inside(root: Path, relative: str, *, what: str, pointer: str = "") -> Path:
@@ -123,22 +124,10 @@ class LoadedEnvironment:
 
 def load_raw(path: str | os.PathLike[str]) -> RawArtifact:
     """Load the artifact at ``path`` (its directory or its manifest) without the model."""
-    root = Path(path)
-    if root.is_file():
-        root = root.parent
-    manifest = root / MANIFEST
-    try:
-        document = yamlio.load(manifest)
-    except OSError as exc:
-        msg = f"cannot read {manifest}: {exc.strerror}"
-        raise ArtifactError(msg) from exc
-    errors = [f for f in document.findings if f.severity is Severity.ERROR]
-    if errors or not isinstance(document.data, dict):
-        msg = f"{manifest} cannot be read as a manifest"
-        raise ArtifactError(msg, errors)
+    root, document = read_manifest(path)
     raw = document.data.get("environment")
     if not isinstance(raw, dict):
-        msg = f"{manifest} has no 'environment' mapping"
+        msg = f"{root / MANIFEST} has no 'environment' mapping"
         raise ArtifactError(msg)
     return RawArtifact(root=root, document=document, raw=raw)
 
