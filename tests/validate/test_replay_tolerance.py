@@ -60,7 +60,9 @@ _ABSOLUTE = st.tuples(st.just(0.0), st.floats(min_value=-3e-12, max_value=3e-12)
 
 
 @settings(
-    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=40,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
 @given(case=_RELATIVE)
 def test_the_check_and_x003_agree_at_the_relative_edge(
@@ -73,7 +75,9 @@ def test_the_check_and_x003_agree_at_the_relative_edge(
 
 
 @settings(
-    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=25,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
 @given(case=_ABSOLUTE)
 def test_the_check_and_x003_agree_at_the_absolute_edge(
