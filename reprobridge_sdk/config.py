@@ -63,7 +63,7 @@ import difflib
 import os
 import re
 import tomllib  # type: ignore[import-not-found, unused-ignore]
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -274,6 +274,23 @@ def read_config(path: str | os.PathLike[str]) -> dict[str, Any]:
     """The settings of one configuration file, checked, as ``{Settings attribute: value}``."""
     source = Path(path)
     label = str(path)
+    text = _read_text(source, label)
+    table, where = _settings_table(_parse_toml(text, label), source, label)
+    values: dict[str, Any] = {}
+    for key, value in _flatten(table).items():
+        line, col = _key_position(text, key)
+        if key not in _KEYS:
+            raise _unknown_key(key, where=where, label=label, line=line, col=col)
+        attr, kind = _KEYS[key]
+        values[attr] = _convert(
+            kind, value, label=f"{key!r} in {label}", file=label, line=line, col=col
+        )
+        if kind == "path":
+            values[attr] = (source.parent / values[attr]).absolute()
+    return values
+
+
+def _read_text(source: Path, label: str) -> str:
     try:
         text = source.read_text("utf-8")
     except (OSError, UnicodeDecodeError) as exc:
@@ -288,8 +305,12 @@ def read_config(path: str | os.PathLike[str]) -> dict[str, Any]:
             file=label,
             hint="a configuration file holds a few settings; is this the right file?",
         )
+    return text
+
+
+def _parse_toml(text: str, label: str) -> dict[str, Any]:
     try:
-        data = tomllib.loads(text)
+        return tomllib.loads(text)
     except RecursionError:  # deeply nested arrays or inline tables
         raise _error(
             f"{label} nests values too deeply to be read",
@@ -309,6 +330,10 @@ def read_config(path: str | os.PathLike[str]) -> dict[str, Any]:
             col=col,
             hint="fix the TOML syntax (https://toml.io)",
         ) from None
+
+
+def _settings_table(data: dict[str, Any], source: Path, label: str) -> tuple[dict[str, Any], str]:
+    """The table that holds the settings, and how to name it in a message."""
     if source.name == "pyproject.toml":
         table = data.get("tool", {}).get("reprobridge", {})
         where = "[tool.reprobridge]"
@@ -320,79 +345,101 @@ def read_config(path: str | os.PathLike[str]) -> dict[str, Any]:
             file=label,
             hint="write the settings as key = value lines under the table",
         )
+    return table, where
+
+
+def _flatten(table: dict[str, Any]) -> dict[str, Any]:
+    """The settings with the ``[report]`` sub-table's keys as ``report.<key>``."""
     flat: dict[str, Any] = {}
     for key, value in table.items():
         if key == "report" and isinstance(value, dict):
             flat.update({f"report.{sub}": item for sub, item in value.items()})
         else:
             flat[key] = value
-    values: dict[str, Any] = {}
-    for key, value in flat.items():
-        line, col = _key_position(text, key)
-        if key not in _KEYS:
-            close = difflib.get_close_matches(key, list(_KEYS), n=1)
-            hint = f"did you mean {close[0]!r}?" if close else f"known keys: {', '.join(_KEYS)}"
-            raise _error(
-                f"unknown setting {key!r} in {where} of {label}",
-                file=label,
-                line=line,
-                col=col,
-                hint=hint,
-            )
-        attr, kind = _KEYS[key]
-        values[attr] = _convert(
-            kind, value, label=f"{key!r} in {label}", file=label, line=line, col=col
-        )
-        if kind == "path":
-            values[attr] = (source.parent / values[attr]).absolute()
-    return values
+    return flat
+
+
+def _unknown_key(key: str, *, where: str, label: str, line: int, col: int) -> UsageError:
+    close = difflib.get_close_matches(key, list(_KEYS), n=1)
+    hint = f"did you mean {close[0]!r}?" if close else f"known keys: {', '.join(_KEYS)}"
+    return _error(
+        f"unknown setting {key!r} in {where} of {label}", file=label, line=line, col=col, hint=hint
+    )
+
+
+class _Bad:
+    """Builds the error for a setting whose value is wrong, at the setting's place."""
+
+    def __init__(self, value: Any, *, label: str, file: str, line: int, col: int) -> None:
+        self.value, self.label = value, label
+        self.file, self.line, self.col = file, line, col
+
+    def error(self, message: str, hint: str) -> UsageError:
+        return _error(message, file=self.file, line=self.line, col=self.col, hint=hint)
+
+    def __call__(self, expected: str, hint: str) -> UsageError:
+        return self.error(f"{self.label} must be {expected}, not {self.value!r}", hint)
 
 
 def _convert(
     kind: str, value: Any, *, label: str, file: str = "", line: int = 0, col: int = 0
 ) -> Any:
-    def bad(expected: str, hint: str) -> UsageError:
-        return _error(
-            f"{label} must be {expected}, not {value!r}", file=file, line=line, col=col, hint=hint
-        )
+    bad = _Bad(value, label=label, file=file, line=line, col=col)
+    return _CONVERTERS[kind](value, bad)
 
-    if kind == "codes":
-        if isinstance(value, str):
-            value = value.split(",")
-        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-            raise bad("a list of code prefixes", 'e.g. ["S", "R010"]')
-        prefixes = tuple(v.strip().upper() for v in value if v.strip())
-        known = registry()
-        for prefix in prefixes:
-            if not any(code.startswith(prefix) for code in known):
-                raise _error(
-                    f"{label}: {prefix!r} matches no finding code",
-                    file=file,
-                    line=line,
-                    col=col,
-                    hint="codes are listed in the spec's catalogue (e.g. S001, R010, L)",
-                )
-        return prefixes
-    if kind == "bool":
-        if isinstance(value, bool):
-            return value
-        if isinstance(value, str) and value.strip().lower() in _TRUE | _FALSE:
-            return value.strip().lower() in _TRUE
-        raise bad("a boolean", "true or false")
-    if kind == "executor":
-        if isinstance(value, str) and _EXECUTOR.fullmatch(value):
-            return value
-        raise bad("an executor name", 'a lower-case name such as "local"')
-    if kind == "path":
-        if isinstance(value, str) and value and "\0" not in value:
-            return Path(value)
-        raise bad("a non-empty path", "a directory path, relative or absolute")
+
+def _codes(value: Any, bad: _Bad) -> tuple[str, ...]:
+    if isinstance(value, str):
+        value = value.split(",")
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise bad("a list of code prefixes", 'e.g. ["S", "R010"]')
+    prefixes = tuple(v.strip().upper() for v in value if v.strip())
+    known = registry()
+    for prefix in prefixes:
+        if not any(code.startswith(prefix) for code in known):
+            raise bad.error(
+                f"{bad.label}: {prefix!r} matches no finding code",
+                "codes are listed in the spec's catalogue (e.g. S001, R010, L)",
+            )
+    return prefixes
+
+
+def _bool(value: Any, bad: _Bad) -> bool:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.strip().lower() in _TRUE | _FALSE:
+        return value.strip().lower() in _TRUE
+    raise bad("a boolean", "true or false")
+
+
+def _executor(value: Any, bad: _Bad) -> str:
+    if isinstance(value, str) and _EXECUTOR.fullmatch(value):
+        return value
+    raise bad("an executor name", 'a lower-case name such as "local"')
+
+
+def _path(value: Any, bad: _Bad) -> Path:
+    if isinstance(value, str) and value and "\0" not in value:
+        return Path(value)
+    raise bad("a non-empty path", "a directory path, relative or absolute")
+
+
+def _report_format(value: Any, bad: _Bad) -> str:
     from reprobridge_sdk.plugins import REPORT_FORMATS, plugin_names  # noqa: PLC0415 - rare
 
     formats = (*_REPORT_FORMATS, *plugin_names(REPORT_FORMATS))
     if isinstance(value, str) and value in formats:
         return value
     raise bad("a report format", f"one of {', '.join(formats)}")
+
+
+_CONVERTERS: dict[str, Callable[[Any, _Bad], Any]] = {
+    "codes": _codes,
+    "bool": _bool,
+    "executor": _executor,
+    "path": _path,
+    "format": _report_format,
+}
 
 
 def _env_name(key: str) -> str:
