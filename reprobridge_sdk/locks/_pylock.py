@@ -78,20 +78,9 @@ class _Positions:
 
 def parse_pylock(text: str, name: str) -> tuple[Lock, list[Finding]]:
     """The lock in ``text`` (a ``pylock.toml``) and every finding of reading it."""
-    findings: list[Finding] = []
-    try:
-        data = tomllib.loads(text)
-    except RecursionError:
-        return Lock("pylock"), [_too_deep(name)]
-    except tomllib.TOMLDecodeError as exc:
-        match = _TOML_POS_RE.search(str(exc))
-        line, col = (int(match.group(1)), int(match.group(2))) if match else (0, 0)
-        message = _TOML_POS_RE.sub("", str(exc)).strip()
-        return Lock("pylock"), [
-            finding("L003", f"not valid TOML: {message}", file=name, line=line, col=col)
-        ]
-    if _depth(data) > MAX_DEPTH:
-        return Lock("pylock"), [_too_deep(name)]
+    data, findings = _load(text, name)
+    if data is None:
+        return Lock("pylock"), findings
     positions = _Positions(text)
 
     def add(code: str, message: str, line: int, path: str, hint: str | None = None) -> None:
@@ -99,32 +88,8 @@ def parse_pylock(text: str, name: str) -> tuple[Lock, list[Finding]]:
             finding(code, message, file=name, line=line, col=1 if line else 0, path=path, hint=hint)
         )
 
-    raw_version = data.get("lock-version")
-    version_line = positions.key_line("lock-version")
-    if not isinstance(raw_version, str):
-        add("L003", "lock-version is missing or not a string", version_line, "/lock-version")
+    if not _lock_version_readable(data.get("lock-version"), positions, add):
         return Lock("pylock"), findings
-    try:
-        lock_version = Version(raw_version)
-    except InvalidVersion:
-        add("L003", f"lock-version {raw_version!r} is not a version", version_line, "/lock-version")
-        return Lock("pylock"), findings
-    if lock_version.major != PYLOCK_VERSION.major:
-        add(
-            "L005",
-            f"lock-version {raw_version} is not supported "
-            f"(this SDK reads {PYLOCK_VERSION.major}.x)",
-            version_line,
-            "/lock-version",
-        )
-        return Lock("pylock"), findings
-    if lock_version > PYLOCK_VERSION:
-        add(
-            "L006",
-            f"lock-version {raw_version} is newer than {PYLOCK_VERSION}; newer fields are ignored",
-            version_line,
-            "/lock-version",
-        )
     packages = data.get("packages")
     if not isinstance(packages, list):
         add(
@@ -134,6 +99,72 @@ def parse_pylock(text: str, name: str) -> tuple[Lock, list[Finding]]:
             "/packages",
         )
         return Lock("pylock"), findings
+    entries, package_lines = _read_packages(packages, positions, add)
+    if not any(f.severity is Severity.ERROR for f in findings):
+        _packaging_validation(data, add, package_lines)
+    lock = Lock(
+        "pylock",
+        tuple(entries),
+        requires_python=_text(data.get("requires-python")),
+        created_by=_text(data.get("created-by")),
+    )
+    return lock, findings
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _load(text: str, name: str) -> tuple[dict[str, Any] | None, list[Finding]]:
+    """The TOML table of ``text``, or ``None`` and the finding that says why not."""
+    try:
+        data = tomllib.loads(text)
+    except RecursionError:
+        return None, [_too_deep(name)]
+    except tomllib.TOMLDecodeError as exc:
+        match = _TOML_POS_RE.search(str(exc))
+        line, col = (int(match.group(1)), int(match.group(2))) if match else (0, 0)
+        message = _TOML_POS_RE.sub("", str(exc)).strip()
+        return None, [finding("L003", f"not valid TOML: {message}", file=name, line=line, col=col)]
+    if _depth(data) > MAX_DEPTH:
+        return None, [_too_deep(name)]
+    return data, []
+
+
+def _lock_version_readable(raw_version: Any, positions: _Positions, add: Any) -> bool:
+    """Whether the lock's ``lock-version`` is one this SDK reads (a newer minor is a warning)."""
+    version_line = positions.key_line("lock-version")
+    if not isinstance(raw_version, str):
+        add("L003", "lock-version is missing or not a string", version_line, "/lock-version")
+        return False
+    try:
+        lock_version = Version(raw_version)
+    except InvalidVersion:
+        add("L003", f"lock-version {raw_version!r} is not a version", version_line, "/lock-version")
+        return False
+    if lock_version.major != PYLOCK_VERSION.major:
+        add(
+            "L005",
+            f"lock-version {raw_version} is not supported "
+            f"(this SDK reads {PYLOCK_VERSION.major}.x)",
+            version_line,
+            "/lock-version",
+        )
+        return False
+    if lock_version > PYLOCK_VERSION:
+        add(
+            "L006",
+            f"lock-version {raw_version} is newer than {PYLOCK_VERSION}; newer fields are ignored",
+            version_line,
+            "/lock-version",
+        )
+    return True
+
+
+def _read_packages(
+    packages: list[Any], positions: _Positions, add: Any
+) -> tuple[list[LockEntry], list[int]]:
+    """The entries of ``[[packages]]`` and the line of each named package."""
     entries: list[LockEntry] = []
     seen: dict[tuple[str, str | None], int] = {}
     name_counts: dict[str, int] = {}
@@ -157,17 +188,7 @@ def parse_pylock(text: str, name: str) -> tuple[Lock, list[Finding]]:
         else:
             seen[key] = line
         entries.append(entry)
-    if not any(f.severity is Severity.ERROR for f in findings):
-        _packaging_validation(data, add, package_lines)
-    lock = Lock(
-        "pylock",
-        tuple(entries),
-        requires_python=data.get("requires-python")
-        if isinstance(data.get("requires-python"), str)
-        else None,
-        created_by=data.get("created-by") if isinstance(data.get("created-by"), str) else None,
-    )
-    return lock, findings
+    return entries, package_lines
 
 
 def _too_deep(name: str) -> Finding:
@@ -197,9 +218,31 @@ def _depth(data: dict[str, Any]) -> int:
 def _pylock_entry(package: dict[str, Any], line: int, pointer: str, add: Any) -> LockEntry | None:
     name = canonicalize_name(package["name"])
     version = package.get("version")
-    marker = package.get("marker") if isinstance(package.get("marker"), str) else None
-    hashes: list[str] = []
-    url: str | None = None
+    marker = _text(package.get("marker"))
+    unpinned = _unpinned_entry(package, name, line, pointer, add)
+    if unpinned is not None:
+        return unpinned
+    index = package.get("index")
+    if isinstance(index, str) and is_local_location(index):
+        add("L004", f"{name} names a machine-local index {index!r}", line, f"{pointer}/index")
+    sources = _file_sources(package, pointer)
+    hashes, url = _read_sources(sources, name, line, add)
+    if not sources:
+        add("L002", f"{name} has no sdist, wheel or archive with hashes", line, pointer)
+    if not isinstance(version, str):
+        if url is None:
+            add("L001", f"{name} has no version", line, f"{pointer}/version")
+        return LockEntry(name, None, tuple(hashes), marker, url, line)
+    try:
+        Version(version)
+    except InvalidVersion:
+        add("L003", f"{name} has an invalid version {version!r}", line, f"{pointer}/version")
+        return None
+    return LockEntry(name, version, tuple(hashes), marker, url, line)
+
+
+def _file_sources(package: dict[str, Any], pointer: str) -> list[tuple[str, dict[str, Any]]]:
+    """The package's sdist, archive and wheels, each with its pointer."""
     sources: list[tuple[str, dict[str, Any]]] = []
     for key in ("sdist", "archive"):
         if isinstance(package.get(key), dict):
@@ -209,6 +252,13 @@ def _pylock_entry(package: dict[str, Any], line: int, pointer: str, add: Any) ->
         sources.extend(
             (f"{pointer}/wheels/{i}", w) for i, w in enumerate(wheels) if isinstance(w, dict)
         )
+    return sources
+
+
+def _unpinned_entry(
+    package: dict[str, Any], name: str, line: int, pointer: str, add: Any
+) -> LockEntry | None:
+    """The entry of a package from a VCS or a local directory (never a pinned release)."""
     for key in ("vcs", "directory"):
         if isinstance(package.get(key), dict):
             source = package[key]
@@ -227,10 +277,17 @@ def _pylock_entry(package: dict[str, Any], line: int, pointer: str, add: Any) ->
                     line,
                     f"{pointer}/{key}",
                 )
+            marker = _text(package.get("marker"))
             return LockEntry(name, None, (), marker, str(location) or None, line)
-    index = package.get("index")
-    if isinstance(index, str) and is_local_location(index):
-        add("L004", f"{name} names a machine-local index {index!r}", line, f"{pointer}/index")
+    return None
+
+
+def _read_sources(
+    sources: list[tuple[str, dict[str, Any]]], name: str, line: int, add: Any
+) -> tuple[list[str], str | None]:
+    """The hashes of the package's files and the archive's URL, if any."""
+    hashes: list[str] = []
+    url: str | None = None
     for source_pointer, source in sources:
         location = source.get("url") or source.get("path")
         if isinstance(location, str):
@@ -248,18 +305,7 @@ def _pylock_entry(package: dict[str, Any], line: int, pointer: str, add: Any) ->
             hashes.extend(f"{algo}:{value}" for algo, value in source_hashes.items())
         else:
             add("L002", f"{name} has a file without hashes", line, f"{source_pointer}/hashes")
-    if not sources:
-        add("L002", f"{name} has no sdist, wheel or archive with hashes", line, pointer)
-    if not isinstance(version, str):
-        if url is None:
-            add("L001", f"{name} has no version", line, f"{pointer}/version")
-        return LockEntry(name, None, tuple(hashes), marker, url, line)
-    try:
-        Version(version)
-    except InvalidVersion:
-        add("L003", f"{name} has an invalid version {version!r}", line, f"{pointer}/version")
-        return None
-    return LockEntry(name, version, tuple(hashes), marker, url, line)
+    return hashes, url
 
 
 def _packaging_validation(data: dict[str, Any], add: Any, package_lines: list[int]) -> None:
