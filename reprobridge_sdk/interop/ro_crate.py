@@ -53,7 +53,6 @@ def _inside(base: Path, relative: str) -> Path | None:
 def export_ro_crate(artifact_dir: str | os.PathLike[str], output: str | os.PathLike[str]) -> Path:
     """Write the RO-Crate of the artifact at ``artifact_dir`` into the directory ``output``."""
     require_extra("rocrate", "ro-crate", feature="export ro-crate")
-    from rocrate.model.contextentity import ContextEntity  # noqa: PLC0415 - optional extra
     from rocrate.rocrate import ROCrate  # noqa: PLC0415 - optional extra
 
     from reprobridge_sdk.api import load  # noqa: PLC0415 - upper layer, loaded on use
@@ -61,6 +60,41 @@ def export_ro_crate(artifact_dir: str | os.PathLike[str], output: str | os.PathL
     art = load(artifact_dir)
     root = art.root
     target = Path(output)
+    _require_empty(target)
+    manifest = art.manifest
+    crate = ROCrate()
+    _describe(crate, manifest.artifact)
+    manifest_file = _add_documents(crate, root, manifest)
+    upstream = manifest.codebase.upstream
+    code_url = upstream.repository if upstream.repository.startswith("https://") else "rra.yaml"
+    tools: dict[str, Any] = {
+        launcher.id: _tool_entity(crate, launcher.id, code_url, upstream.commit)
+        for launcher in manifest.launchers
+    }
+    actions = []
+    runs_dir = root / "runs"
+    for run_dir, record in iter_runs(runs_dir) if runs_dir.is_dir() else []:
+        tool = tools.get(record.launcher)
+        if tool is None:  # a run of a launcher the manifest no longer declares
+            tool = tools[record.launcher] = _tool_entity(
+                crate, record.launcher, code_url, upstream.commit
+            )
+        results = _run_results(crate, run_dir, record)
+        action = _run_action(crate, record)
+        action["instrument"] = tool
+        action["object"] = manifest_file
+        action["result"] = results
+        actions.append(action)
+    if actions:
+        crate.root_dataset["mentions"] = actions if len(actions) > 1 else actions[0]
+    # Written beside the target and renamed into place (over the empty directory checked
+    # above, if any): a crate is whole or absent.
+    with atomic_directory(target) as staging:
+        crate.write(staging)
+    return target / "ro-crate-metadata.json"
+
+
+def _require_empty(target: Path) -> None:
     if target.exists() and (not target.is_dir() or any(target.iterdir())):
         item = finding(
             "E018",
@@ -68,9 +102,12 @@ def export_ro_crate(artifact_dir: str | os.PathLike[str], output: str | os.PathL
             hint="name a new or empty directory with -o",
         )
         raise UsageError(f"cannot write the crate into {target}", [item])
-    manifest = art.manifest
-    meta = manifest.artifact
-    crate = ROCrate()
+
+
+def _describe(crate: Any, meta: Any) -> None:
+    """The crate's name, description, licence and the profiles it conforms to."""
+    from rocrate.model.contextentity import ContextEntity  # noqa: PLC0415 - optional extra
+
     crate.name = meta.title
     crate.description = f"Refined Reproducible Artifact of the paper: {meta.paper.title}"
     crate.license = _SPDX + meta.license if " " not in meta.license else meta.license
@@ -94,6 +131,10 @@ def export_ro_crate(artifact_dir: str | os.PathLike[str], output: str | os.PathL
     if RO_CRATE_1_1 not in {v.get("@id") for v in versions if isinstance(v, dict)}:
         versions.append({"@id": RO_CRATE_1_1})
     crate.metadata["conformsTo"] = versions
+
+
+def _add_documents(crate: Any, root: Path, manifest: Any) -> Any:
+    """Add the manifest, the guide and the lock; the manifest's file entity."""
     manifest_file = crate.add_file(
         root / "rra.yaml",
         dest_path="rra.yaml",
@@ -105,72 +146,64 @@ def export_ro_crate(artifact_dir: str | os.PathLike[str], output: str | os.PathL
     lock = manifest.environment.lock
     if lock is not None and _inside(root, lock.path) is not None:
         crate.add_file(root / lock.path, dest_path=lock.path, properties={"name": "Lock"})
-    upstream = manifest.codebase.upstream
-    code_url = upstream.repository if upstream.repository.startswith("https://") else "rra.yaml"
+    return manifest_file
 
-    def tool_entity(launcher_id: str) -> Any:
-        return crate.add(
-            ContextEntity(
-                crate,
-                f"#launcher-{launcher_id}",
-                properties={
-                    "@type": "SoftwareApplication",
-                    "name": f"launcher {launcher_id}",
-                    "url": code_url,
-                    "version": upstream.commit,
-                },
-            )
-        )
 
-    tools: dict[str, Any] = {
-        launcher.id: tool_entity(launcher.id) for launcher in manifest.launchers
-    }
-    actions = []
-    runs_dir = root / "runs"
-    for run_dir, record in iter_runs(runs_dir) if runs_dir.is_dir() else []:
-        base = f"runs/{run_dir.name}"
-        results = [
-            crate.add_file(
-                run_dir / "record.json",
-                dest_path=f"{base}/record.json",
-                properties={"name": f"Evidence record of {record.run_id}"},
-            )
-        ]
-        named = [record.log.path] if record.log else []
-        named += [output.path for output in record.outputs]
-        for relative in named:
-            found = _inside(run_dir, relative)
-            if found is not None:
-                rel = found.relative_to(run_dir.resolve()).as_posix()
-                results.append(crate.add_file(found, dest_path=f"{base}/{rel}"))
-        tool = tools.get(record.launcher)
-        if tool is None:  # a run of a launcher the manifest no longer declares
-            tool = tools[record.launcher] = tool_entity(record.launcher)
-        properties: dict[str, Any] = {
-            "@type": "CreateAction",
-            "name": f"Run {record.run_id} of launcher {record.launcher}"
-            + (f", seed {record.seed}" if record.seed is not None else ""),
-            "startTime": record.started_at,
-            "actionStatus": {
-                "@id": "http://schema.org/CompletedActionStatus"
-                if record.status == "succeeded"
-                else "http://schema.org/FailedActionStatus"
+def _tool_entity(crate: Any, launcher_id: str, code_url: str, commit: str) -> Any:
+    from rocrate.model.contextentity import ContextEntity  # noqa: PLC0415 - optional extra
+
+    return crate.add(
+        ContextEntity(
+            crate,
+            f"#launcher-{launcher_id}",
+            properties={
+                "@type": "SoftwareApplication",
+                "name": f"launcher {launcher_id}",
+                "url": code_url,
+                "version": commit,
             },
-        }
-        if record.ended_at:
-            properties["endTime"] = record.ended_at
-        if record.status != "succeeded":
-            detail = record.failure.reason if record.failure else record.status
-            properties["error"] = str(detail)
-        action = crate.add(ContextEntity(crate, f"#run-{record.run_id}", properties=properties))
-        action["instrument"] = tool
-        action["object"] = manifest_file
-        action["result"] = results
-        actions.append(action)
-    if actions:
-        crate.root_dataset["mentions"] = actions if len(actions) > 1 else actions[0]
-    # Written beside the target and renamed into place (over the empty directory checked
-    # above, if any): a crate is whole or absent.
-    with atomic_directory(target) as staging:
-        crate.write(staging)
-    return target / "ro-crate-metadata.json"
+        )
+    )
+
+
+def _run_results(crate: Any, run_dir: Path, record: Any) -> list[Any]:
+    """Add a run's record, log and outputs; their file entities."""
+    base = f"runs/{run_dir.name}"
+    results = [
+        crate.add_file(
+            run_dir / "record.json",
+            dest_path=f"{base}/record.json",
+            properties={"name": f"Evidence record of {record.run_id}"},
+        )
+    ]
+    named = [record.log.path] if record.log else []
+    named += [output.path for output in record.outputs]
+    for relative in named:
+        found = _inside(run_dir, relative)
+        if found is not None:
+            rel = found.relative_to(run_dir.resolve()).as_posix()
+            results.append(crate.add_file(found, dest_path=f"{base}/{rel}"))
+    return results
+
+
+def _run_action(crate: Any, record: Any) -> Any:
+    """The run's ``CreateAction``."""
+    from rocrate.model.contextentity import ContextEntity  # noqa: PLC0415 - optional extra
+
+    properties: dict[str, Any] = {
+        "@type": "CreateAction",
+        "name": f"Run {record.run_id} of launcher {record.launcher}"
+        + (f", seed {record.seed}" if record.seed is not None else ""),
+        "startTime": record.started_at,
+        "actionStatus": {
+            "@id": "http://schema.org/CompletedActionStatus"
+            if record.status == "succeeded"
+            else "http://schema.org/FailedActionStatus"
+        },
+    }
+    if record.ended_at:
+        properties["endTime"] = record.ended_at
+    if record.status != "succeeded":
+        detail = record.failure.reason if record.failure else record.status
+        properties["error"] = str(detail)
+    return crate.add(ContextEntity(crate, f"#run-{record.run_id}", properties=properties))
