@@ -401,11 +401,7 @@ def _attempts(  # noqa: PLR0917 - private helper
             have = 0
         if size is not None and have == size:
             return _hash_part(part)
-        request = urllib.request.Request(url, headers={"User-Agent": _USER_AGENT})  # noqa: S310
-        if authorization is not None:  # to this host only: not copied onto a redirect
-            request.add_unredirected_header("Authorization", authorization)
-        if have:
-            request.add_header("Range", f"bytes={have}-")
+        request = _request(url, authorization, have)
         try:
             with opener.open(request, timeout=bounds.timeout) as response:
                 if have and response.status != 206:
@@ -433,6 +429,16 @@ def _attempts(  # noqa: PLR0917 - private helper
             last_error = redact_text(f"{type(exc).__name__}: {reason}")
         time.sleep(min(0.2 * 2**attempt, 2.0))
     raise _Failed("D005", f"{shown}: {last_error} (after {ATTEMPTS} attempts)")
+
+
+def _request(url: str, authorization: str | None, have: int) -> urllib.request.Request:
+    """The GET of ``url``, resuming after the ``have`` bytes already on disk."""
+    request = urllib.request.Request(url, headers={"User-Agent": _USER_AGENT})  # noqa: S310
+    if authorization is not None:  # to this host only: not copied onto a redirect
+        request.add_unredirected_header("Authorization", authorization)
+    if have:
+        request.add_header("Range", f"bytes={have}-")
+    return request
 
 
 def _rehash(part: Path) -> Any:

@@ -1,30 +1,11 @@
 """Data URL schemes other than plain HTTP(S): the volatile part of acquiring data.
 
-``hf://[datasets/|spaces/]owner/repo[@revision]/path``
-    The Hub's file URL on ``$HF_ENDPOINT`` (default ``https://huggingface.co``), downloaded by
-    the SDK's own resumable HTTP client (no extra needed). ``$HF_TOKEN`` is sent as a bearer
-    token to the endpoint's host only (never to the host of a redirect, such as a CDN).
-``s3://bucket/key`` and ``gs://bucket/key``
-    Through fsspec with the ``s3`` (s3fs) or ``gcs`` (gcsfs) extra; credentials, region and
-    endpoint come from the providers' usual configuration (``AWS_*`` variables such as
-    ``AWS_ENDPOINT_URL``, ``~/.aws``, ``GOOGLE_APPLICATION_CREDENTIALS``), read at each fetch
-    (a configuration changed since an earlier fetch of the same process is the one used).
-    Without the extra: E015 with the command that installs it.
-``x-<scheme>://`` (format 1.1)
-    Through the installed plugin whose entry point in ``reprobridge.data_schemes`` is named
-    ``x-<scheme>`` (:mod:`reprobridge_sdk.plugins`): ``fetch(url, destination, *, size, sha256,
-    timeout)`` writes the file to ``destination`` (the item's ``.part`` file). The call has a
-    whole-transfer deadline (given by the caller: ``timeout + size / min_rate``, or ten times
-    ``timeout`` when no size is declared). No plugin for the scheme is D015 (the hint names the
-    entry point to install); an exception, an unloadable plugin or a missed deadline is D016.
-    The caller verifies size and SHA-256 and places the file, as for every scheme.
-Any other scheme
-    D007 (the manifest's schema admits only ``http``, ``https``, ``s3``, ``gs``, ``hf`` and,
-    since 1.1, ``x-`` schemes).
-
-HTTP(S) credentials: without ``$HF_TOKEN`` for the Hub, a matching ``machine`` entry of the
-``.netrc`` file (``$NETRC``, else ``~/.netrc``) is sent as basic authentication, again to the
-URL's own host only. A ``.netrc`` that cannot be parsed is ignored (no credentials).
+``hf://`` becomes the Hub's file URL on ``$HF_ENDPOINT`` (``$HF_TOKEN`` to that host only);
+``s3://`` and ``gs://`` go through fsspec (extras ``s3`` and ``gcs``; E015 without them);
+``x-<scheme>://`` (format 1.1) through the plugin of that name in
+``reprobridge.data_schemes`` (D015 when none, D016 when it fails); any other scheme is D007.
+HTTP(S) credentials come from ``$HF_TOKEN`` or ``.netrc``, sent to the URL's own host only.
+The caller verifies size and SHA-256 and places the file. See spec §6.5 and §15.4.
 """
 
 from __future__ import annotations

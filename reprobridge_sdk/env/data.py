@@ -1,40 +1,11 @@
-"""Data and checkpoints: acquire and verify the items of ``environment.data`` (spec ``data``).
+"""Data and checkpoints: acquire and verify the items of ``environment.data``.
 
-* ``url`` items are downloaded over HTTP(S) into ``<destination>.part`` beside the
-  destination, resumed with a ``Range`` request when a transfer breaks, verified (size,
-  SHA-256) and only then renamed into place: a destination holds a verified file or nothing.
-  Redirects are followed (at most :data:`MAX_REDIRECTS`). ``hf://`` URLs are mapped to the
-  Hugging Face Hub's HTTPS file URLs (``$HF_ENDPOINT``, ``$HF_TOKEN``); ``.netrc`` credentials
-  are sent to their own host. ``s3://`` and ``gs://`` go through fsspec (extras ``s3`` and
-  ``gcs``), ``x-`` schemes (format 1.1) through plugins (:mod:`reprobridge_sdk.env._schemes`:
-  D015 when none is installed, D016 when it fails); any other scheme is D007.
-* ``gated`` and ``manual`` items are never downloaded: the finding carries the item's
-  instructions; once the user has placed the file, it is verified like any other.
-* ``package`` items are found among the files of the installed distribution (by size and
-  SHA-256); ``codebase`` items are verified in place in the refined code.
-
-Every destination must stay inside the artifact (D004). Findings are of family ``D``.
-
-Bounds (spec ``security.md#data-fetch``). Each connection and each read has a timeout
-(``timeout`` seconds); the status line and the headers must each arrive within ``timeout``
-seconds (D019). From the first byte of each, over every window of :data:`RATE_WINDOW`
-seconds at least ``min_rate`` bytes must arrive, and the body of an item must end within a
-deadline proportional to its declared size, or else to the cap ``max_size``
-(``timeout + size / min_rate``); a slower transfer stops with D011 (D019 for the status line
-and headers). A body longer than the declared size stops at that size with D012; without a
-declared size it stops at ``max_size`` (:data:`DEFAULT_MAX_SIZE`, 1 GiB) with D018. The SHA-256
-is computed as the body streams. Whatever stops a download removes its ``.part``. A redirect
-may not change the scheme or leave HTTP(S) (D013). An item that declares neither a sha256
-nor a size is downloaded only when the caller allows unverified items
-(``allow_unverified``); otherwise nothing is placed (D014).
-The ``.part`` file is created with ``O_EXCL | O_NOFOLLOW`` (a link or other special file
-planted there is removed, never written through) in the destination's directory, which must
-stay inside the artifact. Credentials in a URL (userinfo) never appear in a message.
-
-This module owns the order of the work per item (verify, then acquire, then verify what
-arrived before it is renamed into place); the checks of items in place are in
-``_dataverify``, one HTTP(S) transfer within its bounds in ``_download``, the other schemes
-in ``_schemes``.
+A destination holds a verified file or nothing: a download goes to a ``.part`` file beside
+it, bounded in time and size, and is renamed into place only once its size and SHA-256
+match. This module owns the order of the work per item (verify, acquire, verify what
+arrived); the checks of items in place are in ``_dataverify``, one HTTP(S) transfer in
+``_download``, the other schemes in ``_schemes``. See spec §6.5 (the items) and §15.4 (the
+bounds and findings of a download).
 """
 
 from __future__ import annotations
@@ -42,8 +13,9 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from reprobridge_sdk.env._artifact import EnvArtifact, load_environment
 from reprobridge_sdk.env._dataverify import _check_file, _inside, _Locator, _verify_item
@@ -160,17 +132,92 @@ def _fetch_item(
         found = _verify_item(art, index, item, at, digests, None)
         failed = any(f.severity is Severity.ERROR for f in found)
         return ("failed" if failed else "present"), found
+    dest, refused = _destination(art, item, at, pointer)
+    if dest is None:
+        return "failed", refused
+    settled = _settled(item, dest, at, digests, pointer, allow_unverified=allow_unverified)
+    if settled is not None:
+        return settled
+    scheme = url.split("://", 1)[0].lower() if "://" in url else ""
+    if scheme == "hf":
+        try:
+            url = hf_url(url)
+        except ValueError as exc:
+            return "failed", [at("D007", f"{item.id}: {exc}", pointer + "/source/url")]
+        scheme = url.split("://", 1)[0].lower()
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    assert item.destination is not None  # an item without one has no ``dest``
+    if _inside(art.root, item.destination) is None:  # a directory link planted meanwhile
+        return "failed", [at("D004", f"{item.id}: destination leads outside the artifact", pointer)]
+    part = dest.with_name(f".{dest.name}.part")
+    show = _progress_printer(item.id, item.size) if show_progress else (lambda done: None)
+    try:
+        streamed = _transfer(
+            item,
+            url,
+            scheme,
+            part,
+            timeout=timeout,
+            progress=show,
+            min_rate=min_rate,
+            window=window,
+            max_size=max_size,
+        )
+    except _Failed as exc:
+        message = redact_text(exc.message)
+        return "failed", [
+            at(
+                exc.code,
+                f"{item.id}: {message}",
+                pointer + "/source/url",
+                hint=_HINTS.get(exc.code),
+            )
+        ]
+    except SchemeFailed as exc:
+        part.unlink(missing_ok=True)  # whatever a failed scheme left behind
+        hint = exc.hint
+        if exc.code == "D007":
+            hint = f"{hint}; place it at {item.destination}"
+        return "failed", [
+            at(
+                exc.code,
+                f"{item.id}: {redact_text(exc.message)}",
+                pointer + "/source/url",
+                hint=hint,
+            )
+        ]
+    return _place(item, part, dest, streamed, at, digests, pointer)
+
+
+def _destination(
+    art: EnvArtifact, item: DataItem, at: _Locator, pointer: str
+) -> tuple[Path | None, list[Finding]]:
+    """Where the item goes inside the artifact, or ``None`` and why it has no place."""
     if item.destination is None:
-        return "failed", [at("D010", f"{item.id} declares no destination", pointer)]
+        return None, [at("D010", f"{item.id} declares no destination", pointer)]
     dest = _inside(art.root, item.destination)
     if dest is None:
-        return "failed", [
+        return None, [
             at(
                 "D004",
                 f"{item.id}: destination {item.destination!r} leads outside the artifact",
                 pointer + "/destination",
             )
         ]
+    return dest, []
+
+
+def _settled(
+    item: DataItem,
+    dest: Path,
+    at: _Locator,
+    digests: DigestCache,
+    pointer: str,
+    *,
+    allow_unverified: bool,
+) -> tuple[str, list[Finding]] | None:
+    """The outcome when nothing is downloaded: the file is there and right, the item is not
+    public, or nothing could verify a download; else ``None``."""
     if dest.is_file():
         found = _check_file(item, dest, pointer, at, digests)
         if not any(f.severity is Severity.ERROR for f in found):
@@ -196,70 +243,62 @@ def _fetch_item(
                 hint="declare its sha256 (and size), or fetch with --allow-unverified",
             )
         ]
-    scheme = url.split("://", 1)[0].lower() if "://" in url else ""
-    if scheme == "hf":
-        try:
-            url = hf_url(url)
-        except ValueError as exc:
-            return "failed", [at("D007", f"{item.id}: {exc}", pointer + "/source/url")]
-        scheme = url.split("://", 1)[0].lower()
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    if _inside(art.root, item.destination) is None:  # a directory link planted meanwhile
-        return "failed", [at("D004", f"{item.id}: destination leads outside the artifact", pointer)]
-    part = dest.with_name(f".{dest.name}.part")
-    show = _progress_printer(item.id, item.size) if show_progress else (lambda done: None)
-    streamed: str | None = None  # the SHA-256 computed as the body streamed
-    try:
-        if scheme in {"http", "https"}:
-            streamed = _download(
-                url,
-                part,
-                size=item.size,
-                timeout=timeout,
-                progress=show,
-                min_rate=min_rate,
-                window=window,
-                max_size=max_size,
-            )
-        else:
-            part.unlink(missing_ok=True)  # other schemes do not resume
-            deadline = None
-            if item.size is not None and min_rate > 0:
-                deadline = timeout + item.size / min_rate
-            fetch_scheme(
-                scheme,
-                url,
-                part,
-                timeout=timeout,
-                size=item.size,
-                sha256=item.sha256,
-                deadline=deadline,
-            )
-            if not part.is_file():
-                raise SchemeFailed("D005", f"{url}: the {scheme}:// source wrote no file")
-    except _Failed as exc:
-        message = redact_text(exc.message)
-        return "failed", [
-            at(
-                exc.code,
-                f"{item.id}: {message}",
-                pointer + "/source/url",
-                hint=_HINTS.get(exc.code),
-            )
-        ]
-    except SchemeFailed as exc:
-        part.unlink(missing_ok=True)  # whatever a failed scheme left behind
-        hint = exc.hint
-        if exc.code == "D007":
-            hint = f"{hint}; place it at {item.destination}"
-        return "failed", [
-            at(
-                exc.code,
-                f"{item.id}: {redact_text(exc.message)}",
-                pointer + "/source/url",
-                hint=hint,
-            )
-        ]
+    return None
+
+
+def _transfer(
+    item: DataItem,
+    url: str,
+    scheme: str,
+    part: Path,
+    *,
+    timeout: float,
+    progress: Callable[[int], None],
+    min_rate: float,
+    window: float,
+    max_size: int,
+) -> str | None:
+    """Download ``url`` into ``part``; the SHA-256 computed as the body streamed, if any."""
+    if scheme in {"http", "https"}:
+        return _download(
+            url,
+            part,
+            size=item.size,
+            timeout=timeout,
+            progress=progress,
+            min_rate=min_rate,
+            window=window,
+            max_size=max_size,
+        )
+    part.unlink(missing_ok=True)  # other schemes do not resume
+    deadline = None
+    if item.size is not None and min_rate > 0:
+        deadline = timeout + item.size / min_rate
+    fetch_scheme(
+        scheme,
+        url,
+        part,
+        timeout=timeout,
+        size=item.size,
+        sha256=item.sha256,
+        deadline=deadline,
+    )
+    if not part.is_file():
+        raise SchemeFailed("D005", f"{url}: the {scheme}:// source wrote no file")
+    return None
+
+
+def _place(  # noqa: PLR0917 - private helper
+    item: DataItem,
+    part: Path,
+    dest: Path,
+    streamed: str | None,
+    at: _Locator,
+    digests: DigestCache,
+    pointer: str,
+) -> tuple[str, list[Finding]]:
+    """Check the downloaded ``part`` against the declared size and SHA-256, then put it at
+    ``dest``; a part that does not match is removed."""
     size = part.stat().st_size
     if item.size is not None and size != item.size:
         part.unlink()

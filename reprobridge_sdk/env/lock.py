@@ -193,6 +193,58 @@ def lock_artifact(
     """
     art = load_raw(path)
     requirements, env_python, declared = _declared(art)
+    source = _requirements_file(art, requirements)
+    lock_format, lock_rel, target = _lock_target(
+        art, declared, fmt=fmt, output=output, resolver=resolver
+    )
+    python_version = python or env_python
+    if accelerator not in ACCELERATOR_TARGETS:
+        raise _refused(
+            f"unknown accelerator target {accelerator!r}",
+            hint="one of: " + ", ".join(ACCELERATOR_TARGETS),
+        )
+    variant = accelerator_target(art, accelerator)
+    if resolver == "pip-tools":
+        _require_pip_tools(python_version)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    previous = target.read_bytes() if target.is_file() else None
+    # The resolver writes into a temporary directory beside the lock (uv insists on the
+    # file name of a pylock.toml), so the rename into place stays on one file system.
+    tmp_dir = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
+    job = _Resolution(
+        art=art,
+        resolver=resolver,
+        requirements=requirements,
+        python=python_version,
+        upgrade=upgrade,
+        lock_format=lock_format,
+        previous=previous,
+        tmp=tmp_dir / target.name,
+    )
+    try:
+        outcome = _resolve_variant(job, source, variant, accelerator)
+        findings = _checked_lock(job, outcome, lock_rel)
+        resolved = job.tmp.read_bytes()
+        changed = previous != resolved
+        atomic_write_bytes(target, resolved)
+    finally:
+        shutil.rmtree(tmp_dir, ignore_errors=True)
+        if job.scratch is not None:
+            job.scratch.unlink(missing_ok=True)
+    return _record_lock(
+        art,
+        target,
+        lock_rel=lock_rel,
+        lock_format=lock_format,
+        python_version=python_version,
+        resolver=resolver,
+        recorded=outcome.recorded,
+        changed=changed,
+        findings=findings,
+    )
+
+
+def _requirements_file(art: RawArtifact, requirements: str) -> Path:
     source = art.inside(
         requirements, what="environment.requirements", pointer="/environment/requirements"
     )
@@ -206,6 +258,18 @@ def lock_artifact(
             hint="write the requirements to resolve into that file, or fix the path",
         )
         raise UsageError(msg, [item])
+    return source
+
+
+def _lock_target(
+    art: RawArtifact,
+    declared: dict[str, Any] | None,
+    *,
+    fmt: Literal["requirements", "pylock"] | None,
+    output: str | None,
+    resolver: Resolver,
+) -> tuple[Literal["requirements", "pylock"], str, Path]:
+    """The lock's format, its path as written in the manifest, and the file to write."""
     declared_format = declared.get("format") if declared else None
     lock_format = fmt or declared_format or "requirements"
     if output is not None:
@@ -225,134 +289,174 @@ def lock_artifact(
             hint="--resolver uv, or --format requirements for pip-tools",
         )
     pointer = "/environment/lock/path" if output is None and declared else ""
-    target = art.inside(lock_rel, what="the lock path", pointer=pointer)
-    python_version = python or env_python
-    if accelerator not in ACCELERATOR_TARGETS:
+    return lock_format, lock_rel, art.inside(lock_rel, what="the lock path", pointer=pointer)
+
+
+def _require_pip_tools(python_version: str) -> None:
+    # pip-tools is an optional extra: say which, before the resolver fails on its import.
+    require_extra("piptools", "pip-tools", feature="lock --resolver pip-tools")
+    running = ".".join(platform.python_version_tuple()[:2])
+    if ".".join(python_version.split(".")[:2]) != running:
         raise _refused(
-            f"unknown accelerator target {accelerator!r}",
-            hint="one of: " + ", ".join(ACCELERATOR_TARGETS),
+            f"pip-tools resolves for the running Python {running}, not {python_version}",
+            hint="use the uv resolver, or run reprobridge under that Python",
         )
-    variant = accelerator_target(art, accelerator)
-    if resolver == "pip-tools":
-        # pip-tools is an optional extra: say which, before the resolver fails on its import.
-        require_extra("piptools", "pip-tools", feature="lock --resolver pip-tools")
-        running = ".".join(platform.python_version_tuple()[:2])
-        if ".".join(python_version.split(".")[:2]) != running:
-            raise _refused(
-                f"pip-tools resolves for the running Python {running}, not {python_version}",
-                hint="use the uv resolver, or run reprobridge under that Python",
-            )
-    target.parent.mkdir(parents=True, exist_ok=True)
-    previous = target.read_bytes() if target.is_file() else None
-    # The resolver writes into a temporary directory beside the lock (uv insists on the
-    # file name of a pylock.toml), so the rename into place stays on one file system.
-    tmp_dir = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
-    tmp = tmp_dir / target.name
-    scratch_source: Path | None = None
-    try:
 
-        def run_resolver(src: Path, extra_index: str | None, command: str) -> None:
-            if previous is not None and not upgrade:
-                tmp.write_bytes(previous)  # existing pins are the resolver's preferences
-            else:
-                tmp.unlink(missing_ok=True)
-            run = resolve(
-                resolver,
-                Path(os.path.relpath(src, art.root)),
-                Path(os.path.relpath(tmp, art.root)),
-                python=python_version,
-                upgrade=upgrade,
-                pylock=lock_format == "pylock",
-                cwd=art.root,
-                extra_index=extra_index,
-                command=command,
-            )
-            if run.returncode != 0 or not tmp.is_file() or not tmp.stat().st_size:
-                detail = run.stderr.strip()[-2000:] or f"exit status {run.returncode}"
-                item = finding(
-                    "L010",
-                    f"{resolver} could not resolve {requirements}: {detail}",
-                    file=requirements,
-                    hint="check the requirements and that the package index is reachable",
-                )
-                msg = f"cannot lock {requirements}"
-                raise LockError(msg, [item])
 
-        plat = _platform()
-        cuda_text: bytes | None = None
-        try:
-            run_resolver(source, None, "reprobridge lock")
-        except LockError:
-            if variant != "cpu":
-                raise
-            # Requirements that name CPU builds (torch==2.1.0+cpu, as a CPU user's pip
-            # freeze writes them) resolve only with the CPU index.
-            cuda_lock = None
+@dataclass
+class _Resolution:
+    """One run of ``lock``: what the resolver is asked, and where it writes."""
+
+    art: RawArtifact
+    resolver: Resolver
+    requirements: str
+    python: str
+    upgrade: bool
+    lock_format: Literal["requirements", "pylock"]
+    previous: bytes | None
+    tmp: Path
+    #: The CPU variant's requirements, written beside the declared ones (removed at the end).
+    scratch: Path | None = None
+
+    def run(self, src: Path, extra_index: str | None, command: str) -> None:
+        """Resolve ``src`` into :attr:`tmp`; :class:`LockError` (L010) when it fails."""
+        if self.previous is not None and not self.upgrade:
+            self.tmp.write_bytes(self.previous)  # existing pins are the resolver's preferences
         else:
-            cuda_lock = read_lock(tmp, lock_format)
-            cuda_text = tmp.read_bytes()
-        dropped: list[str] = []
-        recorded: Literal["cpu", "cuda"] | None = None
-        unreachable: list[Finding] = []
-        if cuda_lock is None or cuda_entries(cuda_lock, plat):
-            recorded = variant
-            if variant == "cpu":
-                cpu_source = source
-                if source.suffix != ".toml":  # requirements text; beside it, for its -r lines
-                    cpu_text, dropped = cpu_requirements(source.read_text("utf-8"))
-                    cpu_source = scratch_source = source.with_name(f".{source.name}.cpu")
-                    scratch_source.write_text(cpu_text, "utf-8")
-                cpu_index = variant_index("cpu")
-                try:
-                    run_resolver(cpu_source, cpu_index, "reprobridge lock --accelerator cpu")
-                except LockError:
-                    # auto chose cpu; the CPU builds' index cannot be reached from here: the
-                    # default index's lock stands, said as L014 (an explicit cpu still fails)
-                    if accelerator != "auto" or cuda_text is None or _reachable(cpu_index):
-                        raise
-                    tmp.write_bytes(cuda_text)
-                    recorded, dropped = "cuda", []
-                    unreachable.append(
-                        finding(
-                            "L014",
-                            f"the index of the CPU builds ({cpu_index}) cannot be reached; "
-                            "the lock takes the default index's builds, which are CUDA builds",
-                            file=requirements,
-                            hint="lock again where that index is reachable, or set "
-                            "REPROBRIDGE_ACCELERATOR_INDEX_URL to a mirror of it",
-                        )
-                    )
-        text = tmp.read_text("utf-8")
-        cleaned = strip_local_options(text) if lock_format == "requirements" else text
-        if cleaned != text:
-            tmp.write_text(cleaned, "utf-8")
-        findings = check_lock(tmp, lock_format, display_name=lock_rel)
-        locked = read_lock(tmp, lock_format)
-        findings += variant_findings(locked, recorded, file=lock_rel, platform=plat)
-        if recorded == "cpu" and cuda_lock is not None:
-            findings += borrowed_hashes(locked, cuda_lock, file=lock_rel)
-        findings += unreachable
-        findings += [
-            finding(
-                "L013",
-                f"{spec!r} is a CUDA build; the CPU lock leaves it out",
-                file=requirements,
-                hint="declare the framework without a CUDA-only pin, "
-                "or lock with --accelerator cuda",
+            self.tmp.unlink(missing_ok=True)
+        root = self.art.root
+        run = resolve(
+            self.resolver,
+            Path(os.path.relpath(src, root)),
+            Path(os.path.relpath(self.tmp, root)),
+            python=self.python,
+            upgrade=self.upgrade,
+            pylock=self.lock_format == "pylock",
+            cwd=root,
+            extra_index=extra_index,
+            command=command,
+        )
+        if run.returncode != 0 or not self.tmp.is_file() or not self.tmp.stat().st_size:
+            detail = run.stderr.strip()[-2000:] or f"exit status {run.returncode}"
+            item = finding(
+                "L010",
+                f"{self.resolver} could not resolve {self.requirements}: {detail}",
+                file=self.requirements,
+                hint="check the requirements and that the package index is reachable",
             )
-            for spec in dropped
-        ]
-        errors = [f for f in findings if f.severity is Severity.ERROR]
-        if errors:
-            msg = f"the resolved lock is not usable ({len(errors)} error(s)); nothing was written"
-            raise LockError(msg, errors)
-        resolved = tmp.read_bytes()
-        changed = previous != resolved
-        atomic_write_bytes(target, resolved)
-    finally:
-        shutil.rmtree(tmp_dir, ignore_errors=True)
-        if scratch_source is not None:
-            scratch_source.unlink(missing_ok=True)
+            msg = f"cannot lock {self.requirements}"
+            raise LockError(msg, [item])
+
+
+@dataclass
+class _Outcome:
+    """Which variant the resolved lock holds, and what choosing it said."""
+
+    platform: str
+    cuda_lock: Any = None
+    recorded: Literal["cpu", "cuda"] | None = None
+    dropped: list[str] = field(default_factory=list)
+    unreachable: list[Finding] = field(default_factory=list)
+
+
+def _resolve_variant(
+    job: _Resolution, source: Path, variant: Literal["cpu", "cuda"], accelerator: str
+) -> _Outcome:
+    """Resolve against the default index, then (for a CPU target whose lock pins CUDA builds,
+    or does not resolve there) again with the CPU builds' index."""
+    outcome = _Outcome(platform=_platform())
+    cuda_text: bytes | None = None
+    try:
+        job.run(source, None, "reprobridge lock")
+    except LockError:
+        if variant != "cpu":
+            raise
+        # Requirements that name CPU builds (torch==2.1.0+cpu, as a CPU user's pip
+        # freeze writes them) resolve only with the CPU index.
+    else:
+        outcome.cuda_lock = read_lock(job.tmp, job.lock_format)
+        cuda_text = job.tmp.read_bytes()
+    if outcome.cuda_lock is not None and not cuda_entries(outcome.cuda_lock, outcome.platform):
+        return outcome
+    outcome.recorded = variant
+    if variant == "cpu":
+        _resolve_cpu(job, source, outcome, accelerator=accelerator, cuda_text=cuda_text)
+    return outcome
+
+
+def _resolve_cpu(
+    job: _Resolution, source: Path, outcome: _Outcome, *, accelerator: str, cuda_text: bytes | None
+) -> None:
+    cpu_source = source
+    if source.suffix != ".toml":  # requirements text; beside it, for its -r lines
+        cpu_text, outcome.dropped = cpu_requirements(source.read_text("utf-8"))
+        cpu_source = job.scratch = source.with_name(f".{source.name}.cpu")
+        job.scratch.write_text(cpu_text, "utf-8")
+    cpu_index = variant_index("cpu")
+    try:
+        job.run(cpu_source, cpu_index, "reprobridge lock --accelerator cpu")
+    except LockError:
+        # auto chose cpu; the CPU builds' index cannot be reached from here: the
+        # default index's lock stands, said as L014 (an explicit cpu still fails)
+        if accelerator != "auto" or cuda_text is None or _reachable(cpu_index):
+            raise
+        job.tmp.write_bytes(cuda_text)
+        outcome.recorded, outcome.dropped = "cuda", []
+        outcome.unreachable.append(
+            finding(
+                "L014",
+                f"the index of the CPU builds ({cpu_index}) cannot be reached; "
+                "the lock takes the default index's builds, which are CUDA builds",
+                file=job.requirements,
+                hint="lock again where that index is reachable, or set "
+                "REPROBRIDGE_ACCELERATOR_INDEX_URL to a mirror of it",
+            )
+        )
+
+
+def _checked_lock(job: _Resolution, outcome: _Outcome, lock_rel: str) -> list[Finding]:
+    """Clean the resolved lock of machine-local options and check it; :class:`LockError`
+    with its errors when it is not usable."""
+    tmp, lock_format = job.tmp, job.lock_format
+    text = tmp.read_text("utf-8")
+    cleaned = strip_local_options(text) if lock_format == "requirements" else text
+    if cleaned != text:
+        tmp.write_text(cleaned, "utf-8")
+    findings = check_lock(tmp, lock_format, display_name=lock_rel)
+    locked = read_lock(tmp, lock_format)
+    findings += variant_findings(locked, outcome.recorded, file=lock_rel, platform=outcome.platform)
+    if outcome.recorded == "cpu" and outcome.cuda_lock is not None:
+        findings += borrowed_hashes(locked, outcome.cuda_lock, file=lock_rel)
+    findings += outcome.unreachable
+    findings += [
+        finding(
+            "L013",
+            f"{spec!r} is a CUDA build; the CPU lock leaves it out",
+            file=job.requirements,
+            hint="declare the framework without a CUDA-only pin, or lock with --accelerator cuda",
+        )
+        for spec in outcome.dropped
+    ]
+    errors = [f for f in findings if f.severity is Severity.ERROR]
+    if errors:
+        msg = f"the resolved lock is not usable ({len(errors)} error(s)); nothing was written"
+        raise LockError(msg, errors)
+    return findings
+
+
+def _record_lock(
+    art: RawArtifact,
+    target: Path,
+    *,
+    lock_rel: str,
+    lock_format: Literal["requirements", "pylock"],
+    python_version: str,
+    resolver: Resolver,
+    recorded: Literal["cpu", "cuda"] | None,
+    changed: bool,
+    findings: list[Finding],
+) -> LockResult:
+    """Record the written lock in the manifest's ``environment.lock``."""
     digest = file_sha256(target)
     tool = resolver_version(resolver)
     resolved_for: dict[str, Any] = {
