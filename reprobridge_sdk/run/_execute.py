@@ -32,10 +32,10 @@ from reprobridge_sdk.model.evidence import (
     FileDigest,
     LandmarkHit,
     LostAttempt,
-    OutputRecord,
 )
 
-from ._outputs import copy_output, output_form, signature
+from ._failure import failure_reason, process_failure, run_status
+from ._outputs import collect_outputs, declared_paths
 from ._records import RESERVE, final_write, first_write, seal_run
 from .evidence import (
     ENV_DIR,
@@ -50,7 +50,7 @@ from .evidence import (
     write_snapshot,
 )
 from .measure import measure, template_context, unread_here
-from .process import LandmarkPattern, run_process
+from .process import LandmarkPattern, ProcessOutcome, run_process
 from .results import RunEvent, RunResult
 
 if TYPE_CHECKING:
@@ -202,12 +202,6 @@ def _sandboxed(
         private=dict([private]) if private is not None else None,
     )
     return argv, env, (fd,)
-
-
-def _failure_reason(current: Failure | None, reason: str, detail: str, last: str | None) -> Failure:
-    if current is not None:
-        return current
-    return Failure(reason=reason, detail=detail, last_landmark=last)
 
 
 def _new_run_dir(shared: Shared, launcher_id: str, seed: int | None) -> tuple[str, Path]:
@@ -376,39 +370,76 @@ def _run_and_collect(
     copy)`` the launcher writes into ``copy`` where it names ``tree``, so its outputs and
     measurement files are read from there."""
     launcher = job.launcher
-    log_path = run_dir / LOG_NAME
-    failure: Failure | None = None
     workdir = shared.root / launcher.workdir
     roots: tuple[Path, ...] = (shared.root, run_dir)
     if private is not None:
         tree, copy = private
         workdir = copy / workdir.resolve().relative_to(tree)
         roots = (shared.root, run_dir, copy)
-    output_paths: dict[str, Path] = {}
-    before: dict[str, tuple[int, int, int] | None] = {}
-    for output in launcher.outputs:
-        form = output_form(output.path, launcher.workdir or ".")
-        if form is not None:
-            detail = (
-                f"output {output.id!r} path {output.path!r} "
-                + ("is absolute" if form == "F001" else "leads outside the artifact")
-                + f" ({form}); it is never read or copied"
-            )
-            failure = _failure_reason(failure, "missing-output", detail, None)
-            continue
-        try:
-            path = workdir / render_template(output.path, context)
-        except ExtractionError as exc:
-            failure = _failure_reason(failure, "template-error", exc.message, None)
-            continue
-        output_paths[output.id] = path
-        before[output.id] = signature(path)
+    paths, before, failure = declared_paths(launcher, workdir, context)
     if failure is not None:
         record.status = "failed"
         record.failure = failure
         return record
+    outcome = _launch(
+        job,
+        shared,
+        record=record,
+        run_dir=run_dir,
+        command=["/bin/sh", "-c", argv[0]] if launcher.shell else argv,
+        env=env,
+        declared=declared,
+        workdir=workdir,
+        private=private,
+    )
+    record.exit_code = outcome.exit_code
+    record.landmarks = [LandmarkHit(id=i, line=n, elapsed=e) for i, n, e in outcome.landmarks]
+    last = outcome.landmarks[-1][0] if outcome.landmarks else None
+    record.log, failure = _log_digest(run_dir, last)
+    if failure is None:  # a refused log (a link or special file planted there) is all that counts
+        timeout = shared.timeout if shared.timeout is not None else launcher.timeout
+        failure = process_failure(outcome, shell=launcher.shell, timeout=timeout, last=last)
+    record.outputs, produced, failure = collect_outputs(
+        launcher, paths, before, run_dir=run_dir, roots=roots, failure=failure, last=last
+    )
+    if not outcome.cancelled:
+        record.measurements = measure(
+            launcher,
+            log=run_dir / LOG_NAME if record.log is not None else None,
+            files_base=workdir,
+            outputs=produced,
+            context=context,
+            roots=roots,
+        )
+        # A kind no installed plugin provides (X005) leaves the value unread, not the run
+        # failed: the experiment ran; the audit says inconclusive for that task (A061).
+        errors = [m for m in record.measurements if m.value is None and not unread_here(m)]
+        if errors:
+            detail = "; ".join(f"{m.task}: {m.error}" for m in errors)
+            failure = failure_reason(failure, "extraction-failed", detail, last)
+    if outcome.log_error is not None:
+        if failure is not None:
+            failure.detail = f"{failure.detail} ({outcome.log_error})"
+        failure = failure_reason(failure, "internal-error", outcome.log_error, last)
+    record.failure = failure
+    record.status = run_status(failure)
+    return record
 
-    command = ["/bin/sh", "-c", argv[0]] if launcher.shell else argv
+
+def _launch(
+    job: Job,
+    shared: Shared,
+    *,
+    record: EvidenceRecord,
+    run_dir: Path,
+    command: list[str],
+    env: dict[str, str],
+    declared: Mapping[str, str],
+    workdir: Path,
+    private: tuple[Path, Path] | None,
+) -> ProcessOutcome:
+    """Run the launcher's process (in the sandbox when asked), reporting each landmark."""
+    launcher = job.launcher
     patterns = [LandmarkPattern.compile(lm.id, lm.pattern) for lm in launcher.landmarks]
 
     def _on_landmark(landmark_id: str, line: int, elapsed: float) -> None:
@@ -437,11 +468,11 @@ def _run_and_collect(
                 record=record,
                 private=private,
             )
-        outcome = run_process(
+        return run_process(
             command,
             cwd=workdir,
             env=env,
-            log_path=log_path,
+            log_path=run_dir / LOG_NAME,
             timeout=shared.timeout if shared.timeout is not None else launcher.timeout,
             cancel=shared.cancel,
             landmarks=patterns,
@@ -450,84 +481,6 @@ def _run_and_collect(
             grace=shared.grace,
             pass_fds=inherited,
         )
-    record.exit_code = outcome.exit_code
-    record.landmarks = [LandmarkHit(id=i, line=n, elapsed=e) for i, n, e in outcome.landmarks]
-    last = outcome.landmarks[-1][0] if outcome.landmarks else None
-    record.log, failure = _log_digest(run_dir, last)
-    if failure is not None:
-        pass  # the log was refused (a link or special file planted there): nothing else counts
-    elif outcome.cancelled:
-        failure = Failure(reason="interrupted", detail="stopped by the user", last_landmark=last)
-    elif outcome.not_found is not None:
-        failure = Failure(reason="command-not-found", detail=outcome.not_found)
-    elif launcher.shell and outcome.exit_code == 127:
-        failure = Failure(
-            reason="command-not-found",
-            detail="the shell could not find the command (exit 127)",
-            last_landmark=last,
-        )
-    elif outcome.timed_out:
-        timeout = shared.timeout if shared.timeout is not None else launcher.timeout
-        failure = Failure(reason="timeout", detail=f"stopped after {timeout} s", last_landmark=last)
-    elif outcome.exit_code != 0:
-        failure = Failure(
-            reason="exit-status", detail=f"exit status {outcome.exit_code}", last_landmark=last
-        )
-
-    produced: dict[str, Path] = {}
-    records: list[OutputRecord] = []
-    for output in launcher.outputs:
-        path = output_paths[output.id]
-        after = signature(path)
-        if after is None:
-            if output.required:
-                failure = _failure_reason(
-                    failure, "missing-output", f"output {output.id!r} was not produced", last
-                )
-            continue
-        preexisting = before[output.id] is not None and before[output.id] == after
-        try:
-            digest = copy_output(path, run_dir, output.id, roots)
-        except safefs.UnsafeFileError as exc:
-            detail = f"{refused_code(exc)}: output {output.id!r} refused: {exc.message}"
-            failure = _failure_reason(failure, "missing-output", detail, last)
-            continue
-        records.append(OutputRecord(id=output.id, preexisting=preexisting, **digest.model_dump()))
-        if preexisting:
-            if output.required:
-                detail = f"output {output.id!r} existed before the run and was not rewritten"
-                failure = _failure_reason(failure, "missing-output", detail, last)
-        else:
-            produced[output.id] = run_dir / digest.path
-    record.outputs = records
-
-    if not outcome.cancelled:
-        record.measurements = measure(
-            launcher,
-            log=log_path if record.log is not None else None,
-            files_base=workdir,
-            outputs=produced,
-            context=context,
-            roots=roots,
-        )
-        # A kind no installed plugin provides (X005) leaves the value unread, not the run
-        # failed: the experiment ran; the audit says inconclusive for that task (A061).
-        errors = [m for m in record.measurements if m.value is None and not unread_here(m)]
-        if errors:
-            detail = "; ".join(f"{m.task}: {m.error}" for m in errors)
-            failure = _failure_reason(failure, "extraction-failed", detail, last)
-    if outcome.log_error is not None:
-        if failure is not None:
-            failure.detail = f"{failure.detail} ({outcome.log_error})"
-        failure = _failure_reason(failure, "internal-error", outcome.log_error, last)
-    record.failure = failure
-    if failure is None:
-        record.status = "succeeded"
-    elif failure.reason == "interrupted":
-        record.status = "interrupted"
-    else:
-        record.status = "failed"
-    return record
 
 
 def _log_digest(run_dir: Path, last: str | None = None) -> tuple[FileDigest | None, Failure | None]:

@@ -7,16 +7,22 @@ from __future__ import annotations
 import hashlib
 import io
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
+from reprobridge_sdk.extract.extraction import ExtractionError, render_template
 from reprobridge_sdk.io import safefs
 from reprobridge_sdk.io._fs import atomic_write_bytes
-from reprobridge_sdk.model.evidence import FileDigest
+from reprobridge_sdk.model import Launcher
+from reprobridge_sdk.model.evidence import Failure, FileDigest, OutputRecord
 
-from .evidence import OUTPUTS_DIR
+from ._failure import failure_reason
+from .evidence import OUTPUTS_DIR, refused_code
 
-__all__ = ["copy_output", "output_form", "signature"]
+__all__ = ["collect_outputs", "copy_output", "declared_paths", "output_form", "signature"]
+
+#: An output's signature before the run (``None``: it did not exist).
+Before = dict[str, tuple[int, int, int] | None]
 
 
 def signature(path: Path) -> tuple[int, int, int] | None:
@@ -94,3 +100,69 @@ def output_form(template: str, workdir: str = ".") -> str | None:
         rest = template[len("{run_dir}") :].lstrip("/")
         return None if not rest else check_path_form(rest)
     return check_path_form(template, workdir)
+
+
+def declared_paths(
+    launcher: Launcher, workdir: Path, context: Mapping[str, object]
+) -> tuple[dict[str, Path], Before, Failure | None]:
+    """Where each declared output will be, its signature before the run, and the failure of
+    an output path that is refused or cannot be rendered (the run does not start then)."""
+    failure: Failure | None = None
+    paths: dict[str, Path] = {}
+    before: Before = {}
+    for output in launcher.outputs:
+        form = output_form(output.path, launcher.workdir or ".")
+        if form is not None:
+            detail = (
+                f"output {output.id!r} path {output.path!r} "
+                + ("is absolute" if form == "F001" else "leads outside the artifact")
+                + f" ({form}); it is never read or copied"
+            )
+            failure = failure_reason(failure, "missing-output", detail, None)
+            continue
+        try:
+            path = workdir / render_template(output.path, context)
+        except ExtractionError as exc:
+            failure = failure_reason(failure, "template-error", exc.message, None)
+            continue
+        paths[output.id] = path
+        before[output.id] = signature(path)
+    return paths, before, failure
+
+
+def collect_outputs(
+    launcher: Launcher,
+    paths: dict[str, Path],
+    before: Before,
+    *,
+    run_dir: Path,
+    roots: tuple[Path, ...],
+    failure: Failure | None,
+    last: str | None,
+) -> tuple[list[OutputRecord], dict[str, Path], Failure | None]:
+    """Copy each output the run produced into the run directory: the records, the copies of
+    the outputs the run wrote (not found unchanged from before), and the run's failure."""
+    produced: dict[str, Path] = {}
+    records: list[OutputRecord] = []
+    for output in launcher.outputs:
+        path = paths[output.id]
+        after = signature(path)
+        if after is None:
+            if output.required:
+                detail = f"output {output.id!r} was not produced"
+                failure = failure_reason(failure, "missing-output", detail, last)
+            continue
+        preexisting = before[output.id] is not None and before[output.id] == after
+        try:
+            digest = copy_output(path, run_dir, output.id, roots)
+        except safefs.UnsafeFileError as exc:
+            detail = f"{refused_code(exc)}: output {output.id!r} refused: {exc.message}"
+            failure = failure_reason(failure, "missing-output", detail, last)
+            continue
+        records.append(OutputRecord(id=output.id, preexisting=preexisting, **digest.model_dump()))
+        if not preexisting:
+            produced[output.id] = run_dir / digest.path
+        elif output.required:
+            detail = f"output {output.id!r} existed before the run and was not rewritten"
+            failure = failure_reason(failure, "missing-output", detail, last)
+    return records, produced, failure

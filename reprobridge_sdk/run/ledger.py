@@ -404,34 +404,9 @@ def check_ledger(
     per_run: dict[str, list[Finding]] = {}
     deleted: dict[str, list[Finding]] = {}
     result = LedgerCheck(attempt, per_run, deleted, state)
-    finished = [r for r in present if r.status != "running"]
     if not state.exists:
-        if expect_head is not None:
-            attempt.append(
-                finding(
-                    "A057",
-                    f"a ledger head {expect_head} is expected, but the runs have no ledger",
-                    file=LEDGER_NAME,
-                )
-            )
-        elif required:
-            attempt.append(
-                finding(
-                    "A068",
-                    f"{len(finished)} run(s) and no run ledger: trusted evidence needs its ledger",
-                    file=LEDGER_NAME,
-                    hint="submit the runs directory with the ledger.jsonl the runner kept",
-                )
-            )
-        elif finished:
-            attempt.append(
-                finding(
-                    "A050",
-                    f"{len(finished)} run(s) and no run ledger: deleted runs cannot be detected",
-                    file=LEDGER_NAME,
-                    hint="record runs with 'reprobridge run', which keeps the ledger",
-                )
-            )
+        finished = [r for r in present if r.status != "running"]
+        attempt.extend(_no_ledger(len(finished), expect_head=expect_head, required=required))
         return result
     if expect_head is not None and expect_head != state.head:
         attempt.append(
@@ -462,36 +437,77 @@ def check_ledger(
             )
             deleted[entry.launcher].append(attempt[-1])
     for run_id, found in by_id.items():
-        # The runner names a run's directory after its id: that one is the original.
-        copies = sorted(found, key=lambda r: r.rel.rsplit("/", 1)[-1] != run_id)
-        for extra in copies[1:]:
-            per_run.setdefault(extra.rel, []).append(
+        _check_copies(run_id, found, listed.get(run_id), per_run)
+    return result
+
+
+def _no_ledger(finished: int, *, expect_head: str | None, required: bool) -> list[Finding]:
+    """What a runs directory without a ledger is (nothing when it holds no finished run)."""
+    if expect_head is not None:
+        return [
+            finding(
+                "A057",
+                f"a ledger head {expect_head} is expected, but the runs have no ledger",
+                file=LEDGER_NAME,
+            )
+        ]
+    if required:
+        return [
+            finding(
+                "A068",
+                f"{finished} run(s) and no run ledger: trusted evidence needs its ledger",
+                file=LEDGER_NAME,
+                hint="submit the runs directory with the ledger.jsonl the runner kept",
+            )
+        ]
+    if finished:
+        return [
+            finding(
+                "A050",
+                f"{finished} run(s) and no run ledger: deleted runs cannot be detected",
+                file=LEDGER_NAME,
+                hint="record runs with 'reprobridge run', which keeps the ledger",
+            )
+        ]
+    return []
+
+
+def _check_copies(
+    run_id: str,
+    found: list[RunOnDisk],
+    held: LedgerEntry | None,
+    per_run: dict[str, list[Finding]],
+) -> None:
+    """The findings of the directories of one run id: copies (A053), and finished runs the
+    ledger does not hold (A055) or holds with another record (A056)."""
+    # The runner names a run's directory after its id: that one is the original.
+    copies = sorted(found, key=lambda r: r.rel.rsplit("/", 1)[-1] != run_id)
+    for extra in copies[1:]:
+        per_run.setdefault(extra.rel, []).append(
+            finding(
+                "A053",
+                f"run {run_id} is also in {copies[0].rel or '.'}",
+                file=extra.rel,
+            )
+        )
+    for run in copies:
+        if run.status == "running":
+            continue
+        if held is None:
+            per_run.setdefault(run.rel, []).append(
                 finding(
-                    "A053",
-                    f"run {run_id} is also in {copies[0].rel or '.'}",
-                    file=extra.rel,
+                    "A055",
+                    f"run {run_id} is not in the run ledger",
+                    file=run.rel,
+                    hint="a run directory the runner did not write cannot be believed",
                 )
             )
-        for run in copies:
-            if run.status == "running":
-                continue
-            held = listed.get(run_id)
-            if held is None:
-                per_run.setdefault(run.rel, []).append(
-                    finding(
-                        "A055",
-                        f"run {run_id} is not in the run ledger",
-                        file=run.rel,
-                        hint="a run directory the runner did not write cannot be believed",
-                    )
+        elif held.record_sha256 != run.record_sha256:
+            per_run.setdefault(run.rel, []).append(
+                finding(
+                    "A056",
+                    f"run {run_id}'s record is not the one the ledger names (entry {held.seq})",
+                    file=run.rel,
+                    path="",
                 )
-            elif held.record_sha256 != run.record_sha256:
-                per_run.setdefault(run.rel, []).append(
-                    finding(
-                        "A056",
-                        f"run {run_id}'s record is not the one the ledger names (entry {held.seq})",
-                        file=run.rel,
-                        path="",
-                    )
-                )
-    return result
+            )

@@ -319,16 +319,7 @@ def _pump(  # noqa: PLR0917 - the loop of run_process
         selector.register(fd, selectors.EVENT_READ)
         while True:
             now = time.monotonic()
-            if cancel is not None and cancel.is_set() and exited_at is None:
-                outcome.cancelled = True
-                _stop(process, grace)
-                exited_at = time.monotonic()
-            elif deadline is not None and now >= deadline and exited_at is None:
-                outcome.timed_out = True
-                _stop(process, grace)
-                exited_at = time.monotonic()
-            if exited_at is None and process.poll() is not None:
-                exited_at = time.monotonic()
+            exited_at = _stopped(process, outcome, exited_at, now, cancel, deadline, grace)
             if exited_at is not None and time.monotonic() - exited_at > DRAIN_WAIT:
                 # The leader is gone but someone still holds the pipe: end the group.
                 _signal_group(process.pid, signal.SIGKILL)
@@ -351,18 +342,52 @@ def _pump(  # noqa: PLR0917 - the loop of run_process
                 chunk = chunk[:room]
                 if not chunk:
                     continue
-            if outcome.log_error is None:
-                try:
-                    log.write(chunk)
-                except OSError as exc:  # full disk: keep draining, report it
-                    outcome.log_error = f"cannot write the log: {exc.strerror}"
-            if echo is not None:
-                with contextlib.suppress(OSError, ValueError):
-                    echo.write(chunk)
-                    echo.flush()
-            watcher.feed(chunk)
+            _deliver(chunk, outcome, log, echo, watcher)
     process.stdout.close()
     watcher.finish()
     outcome.exit_code = process.wait()
     outcome.lines = watcher.lines
     outcome.landmarks = watcher.hits
+
+
+def _stopped(  # noqa: PLR0917 - a step of _pump's loop
+    process: subprocess.Popen[bytes],
+    outcome: ProcessOutcome,
+    exited_at: float | None,
+    now: float,
+    cancel: threading.Event | None,
+    deadline: float | None,
+    grace: float,
+) -> float | None:
+    """When the process exited or was stopped (on a cancel or at the deadline), if it did."""
+    if cancel is not None and cancel.is_set() and exited_at is None:
+        outcome.cancelled = True
+        _stop(process, grace)
+        exited_at = time.monotonic()
+    elif deadline is not None and now >= deadline and exited_at is None:
+        outcome.timed_out = True
+        _stop(process, grace)
+        exited_at = time.monotonic()
+    if exited_at is None and process.poll() is not None:
+        exited_at = time.monotonic()
+    return exited_at
+
+
+def _deliver(
+    chunk: bytes,
+    outcome: ProcessOutcome,
+    log: BinaryIO,
+    echo: BinaryIO | None,
+    watcher: _LandmarkWatcher,
+) -> None:
+    """Write a chunk of output to the log (and the echo) and look for landmarks in it."""
+    if outcome.log_error is None:
+        try:
+            log.write(chunk)
+        except OSError as exc:  # full disk: keep draining, report it
+            outcome.log_error = f"cannot write the log: {exc.strerror}"
+    if echo is not None:
+        with contextlib.suppress(OSError, ValueError):
+            echo.write(chunk)
+            echo.flush()
+    watcher.feed(chunk)
