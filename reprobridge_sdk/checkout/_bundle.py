@@ -1,28 +1,11 @@
 """The upstream carried in the artifact: a git bundle of exactly the pinned commit's history.
 
-Rules (spec manifest.md "The upstream bundle", authoring.md "pack"):
-
-* **When one is needed.** An upstream that is not an address anyone can fetch (a path, such
-  as the enclosing repository ``..``, or a ``file://`` URL: :func:`needs_bundle`) cannot be
-  fetched from a packed archive on another machine. ``pack`` then writes a bundle of the
-  pinned commit into the archive at :func:`bundle_path` (``upstream/<commit>.bundle``) and
-  declares it in the archived manifest as ``codebase.upstream.bundle`` (path and SHA-256).
-* **What it holds.** A git bundle (format v2, or v3 without a ``filter`` capability) with no
-  prerequisites (the whole history of the commit) and exactly one ref, ``refs/rra/<commit>``,
-  whose object is the pinned commit. It is written with one pack thread, so one git version
-  writes the same bytes for the same commit.
-* **Verified before use** (:func:`verify_bundle`), in this order: the file is a regular file
-  inside the artifact (C025 when it cannot be read), its SHA-256 equals the declared one
-  (C024), its header is a git bundle's without prerequisites or a filter (C025), and it lists
-  exactly one ref whose object is the pinned commit (C026: another commit, or extra refs).
-  :func:`import_bundle` then fetches its objects into a bare repository; git computes every
-  object's id from its content while it indexes the pack, so a pack that is damaged or does
-  not hold the commit's history fails there (C025), and the ref it lands on names exactly the
-  pinned commit.
-
-The header is read by this module (at most :data:`MAX_HEADER` bytes) rather than by ``git
-bundle list-heads``, so that prerequisites and capabilities are judged by the rules above and
-not by the installed git's version.
+``pack`` writes one (:func:`bundle_path`) for an upstream nobody else can fetch
+(:func:`needs_bundle`); :func:`verify_bundle` checks it before use (C024 to C026) and
+:func:`import_bundle` fetches its objects, git checking every object's id. The header is read
+here (at most :data:`MAX_HEADER` bytes), not by ``git bundle list-heads``, so prerequisites
+and capabilities are judged by the spec's rules, not by the installed git's version. See spec
+§6.2 ("The upstream bundle") and §14.4.
 """
 
 from __future__ import annotations

@@ -1,40 +1,12 @@
 """Materialize a patch series: upstream at the pinned commit, patches applied in order.
 
-Rules (spec "codebase", "The working checkout of a patch series"):
-
-* **Where the upstream comes from.** ``upstream.repository`` is a clone URL (``https://``,
-  ``http://``, ``git://``, ``ssh://``, ``file://`` or ``user@host:path``) or a path; a relative
-  path is resolved against the artifact root (``..`` names the repository that encloses the
-  artifact). The upstream is fetched once into ``<cache>/upstream/<key>.git``, a bare
-  repository keyed by the resolved location, holding the ref ``refs/rra/<commit>`` for every
-  pinned commit fetched; so the cache is keyed by repository and commit. Fetching asks for
-  the commit itself first and falls back to every branch and tag (servers that refuse a
-  want by id); a commit the upstream does not have is C002, an upstream that cannot be
-  reached C001 with git's own message.
-* **A bundle first.** When the manifest declares ``codebase.upstream.bundle`` (a git bundle
-  of the pinned commit that ``pack`` carries for an upstream nobody else can fetch), it is
-  verified (C024-C026, :mod:`._bundle`) and its objects are fetched into
-  ``<cache>/upstream/<key>.git`` keyed by ``bundle:<commit>``; the repository is never
-  contacted, so an unpacked archive reruns offline. A validator uses it too: it is a file of
-  the artifact, and reading it is not a fetch.
-* **Where the checkout lives.** In ``code/`` (:data:`CHECKOUT_DIR`) of the artifact, so a
-  launcher's ``workdir: code`` or ``python code/train.py`` means the same for both kinds of
-  refined code. The checkout is derived: it is a git repository whose commits are the
-  upstream commit and one commit per applied patch, and it is never packed.
-* **Applying.** Each patch (a unified diff, as ``git apply`` reads it; text before the first
-  ``diff`` line is commentary) is applied in the series' order; the first that fails stops
-  the series with C003, naming the patch, its position in the series and the hunk that fails.
-* **Verifying.** The tree digest of the result (spec §3.7; ``.git`` is excluded) is compared
-  with ``codebase.tree_digest``; a difference is C004 (a finding on the result, not raised).
-* **Reuse and safety.** A checkout whose recorded series (upstream, commit, patch digests)
-  equals the wanted one and that has no working changes is reused as it is. A checkout with
-  working changes is never thrown away: C008 unless ``force``. Untracked byte-code caches
-  (``__pycache__``, ``*.pyc``) are not working changes, whoever built the checkout.
-
-This module owns the checkout: building or reusing it, C008, C004 and the read-only views the
-validator and the auditor use; the series as declared and recorded is in ``_series``, the
-upstream and its cache in ``_upstream``, building a checkout and applying patches in
-``_apply``.
+This module owns the working checkout in ``code/``: building or reusing it (a checkout with
+working changes is never thrown away, C008), its tree digest against the manifest's (C004),
+and the read-only views the validator and the auditor use. The upstream comes from the
+artifact's bundle first, else from a cache of bare repositories keyed by location and
+commit (C001, C002); patches are applied in order (C003). The series is in ``_series``, the
+upstream and its cache in ``_upstream``, applying patches in ``_apply``. See spec §6.2
+("The working checkout of a patch series").
 """
 
 from __future__ import annotations

@@ -1,45 +1,11 @@
-"""Evidence records on disk: run directories, atomic records, interrupted runs (spec §10.1).
+"""Evidence records on disk: run directories, atomic records, interrupted runs.
 
-Layout of a run directory (``<artifact>/runs/<run_id>/`` unless another runs directory is
-given)::
-
-    record.json                 the evidence record (EvidenceRecord, JSON)
-    log.txt                     stdout and stderr of the process, merged, in order
-    outputs/<id>/<basename>     a copy of each declared output found after the run
-
-Paths inside the record (``log.path``, ``outputs[].path``) are relative to the run directory.
-
-*Run ids* are ``<launcher>-s<seed>-<UTC yyyymmddThhmmssffffff>Z-<8 hex>`` (``-s`` and the seed
-are left out for a launcher without seeds). The directory is created with an exclusive
-``mkdir``, so two runs never share one and no run overwrites another.
-
-*Writing.* The record is written atomically (temporary file in the same directory, rename):
-first with ``status: running`` when the run starts, then once more with its final status. Only
-the final record is fsynced before its rename. The interim one is not: it is replaced by the
-final record, and what it says (the run is under way, and by which process) matters only while
-that process lives. The rename alone keeps it whole for every reader, and after a crash of the
-runner or ``kill -9`` (the kernel still holds the data); only a crash of the operating system
-can lose it, leaving the run directory without a readable record, a run that is not counted
-either way. A crash or a full disk therefore never leaves a torn record. The log is
-append-only and flushed as it is written.
-
-*The environment snapshot* (format 1.1) is written once per invocation, into the runs
-directory as ``.env/<sha256>.json`` (indented JSON of the snapshot; ``<sha256>`` is the digest
-of the file's bytes, so an unchanged snapshot is one file), fsynced before any final record
-names it, and each record gives its digest in ``environment_sha256`` instead of embedding it.
-A record of format 1.0, or one written by a remote worker (whose run directory travels on its
-own), embeds the snapshot in ``environment``. :func:`read_snapshot` reads either and says why
-a referenced snapshot cannot be used (missing, or not the file the digest names).
-
-*Interrupted runs.* The ``running`` record carries ``runner`` (format 1.1; a 1.0 record's
-extension key ``x-runner``, still read): the pid of the runner process, the kernel boot id,
-the process start time (``/proc/<pid>/stat`` field 22, so a reused pid is not mistaken for the
-runner) and the host name. The final record has no such key. :func:`load_record` reports a
-record whose status is ``running`` as ``interrupted`` when that runner process no longer
-exists (or the record names none); the file
-on disk is left as it is. A run on another host (shared file system) is taken as still
-running. A run stopped by Ctrl-C or SIGTERM is finalised with status ``interrupted`` by the
-runner itself. (Keeping the owner inside the record costs no extra file write.)
+A run directory holds ``record.json``, ``log.txt`` and ``outputs/<id>/<basename>``; it is
+created with an exclusive ``mkdir`` under a unique run id, and its record is written
+atomically, first ``running`` (with the runner process that owns it) and then final (fsynced),
+so a crash never leaves a torn record. :func:`load_record` reports a ``running`` record whose
+runner is gone as ``interrupted``. The environment snapshot (format 1.1) is written once per
+invocation as ``.env/<sha256>.json`` and named by digest. See spec §10.1.
 """
 
 from __future__ import annotations

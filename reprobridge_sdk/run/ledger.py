@@ -1,53 +1,11 @@
-"""The run ledger: a hash chain of every finished run in a runs directory (spec ``ledger``).
+"""The run ledger: a hash chain of every finished run in a runs directory.
 
-A runs directory holds ``ledger.jsonl`` beside its run directories: one JSON object per
-line, one line per finished run, in the order the runs finished. An entry holds::
-
-    seq            1, 2, 3, ... in file order
-    prev           the ``hash`` of the entry before it (64 zeros for the first entry)
-    run_id, launcher, seed, scope, status
-    record_sha256  the SHA-256 of the run's final ``record.json`` as written
-    hash           SHA-256 of the entry's canonical JSON without ``hash``
-
-*Canonical JSON* is ``json.dumps(entry, sort_keys=True, separators=(",", ":"),
-ensure_ascii=False)`` encoded as UTF-8. The *head* of a ledger is the ``hash`` of its last
-entry, or 64 zeros for an empty or missing ledger; the runner prints it after each
-invocation for the author to submit.
-
-Writing. The runner appends an entry after a run's final record is written (and only then:
-a run still ``running`` is not in the ledger). Runs may finish at the same time in threads
-of one runner or in several runners, so an append holds an exclusive ``flock`` on
-``.ledger.lock`` in the runs directory while it reads the current head (the last line that
-is an intact entry, read from the end of the file) and appends the new line with one
-``write`` to the file opened ``O_APPEND`` (never through a link), then fsyncs it. The cost of
-an append does not grow with the ledger (rewriting the whole file made a thousand runs
-quadratic). A crash of the runner leaves the line whole or absent; only a crash of the
-machine during that one write of a few hundred bytes could leave a partial last line, which
-then reads as a line that is not an entry (A051), and the next append starts on a new line.
-
-Checking (:func:`check_ledger`), each finding with its own code:
-
-* a ledger larger than 64 MiB, a line longer than 64 KiB or that is not an entry, or an
-  entry whose ``hash`` is not the hash of its content: ``A051`` (edited); an entry whose
-  ``prev`` names no entry of the ledger, or a gap in ``seq``: ``A051`` (entries cut out);
-* entries that are each intact and link into one chain, but are not in chain order in the
-  file: ``A054`` (reordered);
-* two entries with one ``run_id`` (or one ``hash``), or two run directories with one run id:
-  ``A053`` (duplicated);
-* an entry whose run directory is gone: ``A052`` (deleted);
-* a finished run (any status but ``running``) whose run id is not in the ledger: ``A055``
-  (a run directory the runner did not write); one whose ``record.json`` is not the record
-  the ledger names: ``A056``;
-* a head other than the one the caller expects: ``A057``. Deleting the *last* runs of a
-  chain together with their entries leaves an intact, shorter chain: only a known head (or
-  a signed ledger entry of a later run) shows it.
-* runs without any ledger: ``A050`` (a warning; an error with an expected head, and
-  ``A068``, an error, when the ledger is required: the auditor under ``--trust``); a ledger
-  that is there but is a link, a FIFO or a directory is unreadable: ``A051``.
-
-What a ledger cannot prove: whoever can write the runs directory can rewrite the whole
-chain consistently. The chain turns that into a change of the head, which a submitted head
-(``--expect-head``) or a signed record that names its entry (spec ``signatures``) exposes.
+``ledger.jsonl`` holds one entry per finished run, in the order the runs finished, each
+chained to the one before by its hash. An append holds an exclusive lock on
+``.ledger.lock``, reads the head from the end of the file and appends one line with one
+``write`` (its cost does not grow with the ledger). :func:`check_ledger` finds edited,
+reordered, duplicated and deleted entries and runs the ledger does not hold (A050 to A057,
+A068). See spec §10.4.
 """
 
 from __future__ import annotations

@@ -1,39 +1,11 @@
-"""The runner: launchers x seeds -> processes -> evidence records (spec §10).
+"""The runner: launchers x seeds -> processes -> evidence records.
 
 :func:`run` selects launchers (by id and scope), expands them over seeds, orders them by
-``needs``, runs independent ones in parallel (``jobs`` worker threads, one subprocess each),
-and writes one run directory with an evidence record per run (see
-:mod:`reprobridge_sdk.run.evidence` for the layout).
-
-Selection. With no ids every launcher is selected; ``scope`` keeps only launchers of that
-scope (an id named explicitly but outside the scope is a usage error, N002). ``seeds``
-replaces the seeds of launchers that declare seeds; a launcher without seeds runs once.
-
-Dependencies. A launcher runs after every launcher it ``needs`` has finished with all its
-runs succeeded; if one failed, its runs are recorded as ``dependency-failed`` without being
-started. A needed launcher that is not selected is satisfied by an earlier succeeded run in
-the runs directory, and is added to this invocation otherwise.
-
-Environment. ``env_mode="cached"`` runs inside the virtual environment built from the lock
-(its ``bin`` first on ``PATH``, ``VIRTUAL_ENV`` set, so ``python`` in argv is that
-interpreter); ``"current"`` runs with the current interpreter's directory first on ``PATH``
-and records as ``drift`` what differs from the lock in a way that matters to reproduction:
-lock entries missing or at another version, and another Python ``major.minor`` (extra
-distributions are not drift). The snapshot and the drift are taken once per invocation, in
-process; the snapshot is kept once in the runs directory (``.env/<sha256>.json``) and each
-record of a local run names it by digest (:mod:`reprobridge_sdk.run.evidence`). Then the
-launcher's ``env`` is applied (templated), and ``PYTHONUNBUFFERED=1`` unless set, so
-landmarks arrive as printed.
-
-Failure reasons, by priority: ``interrupted``, ``environment-error``, ``template-error``,
-``command-not-found`` (also exit status 127 from a shell launcher), ``timeout``,
-``exit-status``, ``missing-output``, ``extraction-failed``, ``dependency-failed`` (the run
-was not started), ``internal-error`` (e.g. the log could not be written).
-
-Outputs. Each declared output is looked up (relative to the working directory, templated)
-before the run and after it. An output that existed before and whose inode, size and
-modification time are unchanged afterwards is ``preexisting``: it is recorded but never used
-as a measurement source, and a required one fails the run with ``missing-output``.
+``needs``, runs independent ones in parallel on an executor, and writes one run directory
+with an evidence record per run (:mod:`reprobridge_sdk.run.evidence`). A run's environment is
+the one built from the lock (``cached``) or the current interpreter with its drift recorded
+(``current``). The failure reasons, their priority and the rules of outputs
+(``preexisting``) are the spec's. See spec §10 and §10.1.
 """
 
 from __future__ import annotations

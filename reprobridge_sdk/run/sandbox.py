@@ -1,41 +1,11 @@
 """The sandbox of ``reprobridge run --sandbox``: untrusted launchers under bubblewrap.
 
-Built the way Flatpak uses bubblewrap, with the minimal file system of the OCI runtime spec.
-A launcher of an artifact the committee does not trust runs inside ``bwrap`` with
-
-* **no privileges**: new user, mount, PID, network, IPC, UTS and cgroup namespaces
-  (``--unshare-all --unshare-user``, also when the caller is root), an empty capability set
-  (``--cap-drop ALL``), no new privileges, its own session (``--new-session``: no typing into
-  the caller's terminal) and ``--die-with-parent``. Inside, the launcher is uid and gid 65534
-  (``nobody``), not 0: bubblewrap empties the capability bounding set, and a non-zero uid is
-  the second lock, since no ``execve`` of a non-root user gains capabilities whatever that set
-  holds. Files it writes still belong to the caller outside.
-* **a seccomp filter** (:mod:`._seccomp`, loaded by ``--seccomp FD``) that refuses mount,
-  namespace, tracing, keyring and kernel-module calls with ``EPERM``, even where a new user
-  namespace would allow them.
-* **no network**: the new network namespace has only a loopback of its own, so neither the
-  internet nor a server (or abstract unix socket) on the host can be reached.
-* **a file system that is an allow-list**: the system's ``/usr`` (read-only, with the
-  ``/bin``, ``/sbin``, ``/lib*`` links or directories of the host), only the files of ``/etc``
-  a program needs (:data:`ETC_ENTRIES`), the environment's interpreter and its packages (the
-  virtual environment and its base interpreter's prefix, which may live under a home), the
-  artifact (read-only), the run directory (read-write), a private copy of the code
-  (:func:`private_tree`, read-write, in the code's place), a private ``/tmp`` and minimal
-  ``/dev`` and ``/proc``; the root itself is read-only. Never ``/`` as a whole, ``/run``,
-  ``/var``, ``/home``, ``/root``, the caller's home, the host's ``/tmp`` or its sockets.
-* **an environment that is an allow-list** (:func:`sandbox_env`): ``PATH`` with only the
-  entries inside the file system above (an entry outside is dropped, never bound: N023),
-  ``HOME`` (the run directory), the locale (``LANG``, ``LANGUAGE``, ``LC_*``, ``TZ``),
-  ``REPRO_*``, what the runner sets (``VIRTUAL_ENV``, ``PYTHONUNBUFFERED``) and the launcher's
-  declared ``env`` (bubblewrap adds ``PWD``). Tokens, cloud credentials and
-  ``SSH_AUTH_SOCK`` of the caller stay out.
-
-The command line is built by :func:`sandbox_command`; :func:`check_sandbox` runs the same
-command line (with ``/bin/sh`` checking in ``/proc/self/status`` that the filter, the empty
-capability set and no-new-privileges are in force) and says why the sandbox cannot be used
-here (bubblewrap missing, namespaces not permitted, no filter for this architecture), which
-the runner reports as N011 before anything runs: it never falls back to running unconfined.
-Nothing here changes what is recorded: the record's argv is the launcher's, not the wrapper's.
+Built the way Flatpak uses bubblewrap: no privileges (every namespace, no capabilities, uid
+65534), the seccomp filter of :mod:`._seccomp`, no network, and a file system and an
+environment that are allow-lists (:data:`ETC_ENTRIES`, :func:`sandbox_env`, N023 for a
+``PATH`` entry left out). :func:`sandbox_command` builds the command line;
+:func:`check_sandbox` runs it once and says why the sandbox cannot work here (N011) before
+anything runs: it never falls back to running unconfined. See spec §15.5.
 """
 
 from __future__ import annotations

@@ -1,40 +1,11 @@
 """Executors: where the runs of one invocation, and the artifacts of a committee batch, execute.
 
-An executor takes the runs the scheduler (:mod:`reprobridge_sdk.run.runner`) releases, one at
-a time and no more than :attr:`Executor.slots` at once, and hands back a
-:class:`concurrent.futures.Future` of each run's :class:`~reprobridge_sdk.run.RunResult`. The
-scheduler (order by ``needs``, dependency failures, interruption) is the same whatever the
-executor, and so is each run: a distributed executor calls the same
-:func:`~reprobridge_sdk.run._execute.execute` on its worker that the local executor calls in a
-thread, so records, logs, outputs and verdicts do not depend on where a run ran.
-
-Executors (``--executor``):
-
-``local``
-    Threads of this process, one subprocess each (``-j`` of them): the default.
-``dask-local``
-    A ``distributed.LocalCluster`` of ``-j`` worker processes started for the invocation.
-``dask``
-    An existing ``distributed`` scheduler (``--scheduler tcp://host:8786``).
-``slurm``
-    Dask workers submitted as Slurm batch jobs through ``dask-jobqueue``'s ``SLURMCluster``
-    (PBS, SGE and LSF go through the same route: :data:`JOBQUEUE_CLUSTERS`).
-
-The shared file system is an explicit setting, never a guess. With ``shared_fs=True`` a worker
-reads the artifact at its path and writes each run directory under the artifact's runs
-directory itself; with ``shared_fs=False`` (the default of ``dask`` and ``slurm``) the artifact
-travels to the workers as an archive (once per worker, cached by its digest) and each run
-directory travels back, to be placed atomically by the client. ``dask-local`` shares the file
-system by construction.
-
-Failure modes are defined outcomes, never a hang: an unknown executor is N020; a missing
-optional dependency is E015, naming the extra to install; a scheduler that cannot be reached or
-a cluster that does not start is N021; a run whose ``resources`` no worker (or Slurm node) can
-hold is N022, detected before anything is submitted. A worker lost in the middle of a run is
-replaced by the engine and the run retried; the retry's record is the run's only final record,
-and names the lost attempt in ``lost_attempts``. Interrupting the client cancels the runs that
-have not started and kills the process groups of those that have (each is then recorded as
-``interrupted``).
+An executor (``local``, ``dask-local``, ``dask``, ``slurm``) takes the runs the scheduler
+(:mod:`reprobridge_sdk.run.runner`) releases and hands back a future of each run's result.
+Every executor calls the same :func:`~reprobridge_sdk.run._execute.execute`, so what a run
+records does not depend on where it ran. The shared file system is an explicit setting: without
+it the artifact travels to the workers as an archive and each run directory travels back.
+Failures are findings, never a hang (N020, N021, N022, E015). See spec §10 ("Executors").
 """
 
 from __future__ import annotations
