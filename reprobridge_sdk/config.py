@@ -1,60 +1,11 @@
-"""Settings: command-line flags, then environment variables, then a configuration file.
+"""Settings: command-line flags, then environment variables, then one configuration file.
 
-Where settings come from
-    1. A flag given on the command line (a value of ``None`` means "not given").
-    2. An environment variable ``REPROBRIDGE_<KEY>`` (``-`` and ``.`` become ``_``). An empty
-       variable counts as unset, so ``REPROBRIDGE_STRICT=`` does not override the file.
-    3. One configuration file: the file named by ``--config FILE`` (``config=``); else the
-       nearest one searched from the start directory (the current directory by default) up
-       to the file-system root: in each directory ``reprobridge.toml`` first (its top-level
-       table holds the settings), then ``pyproject.toml`` if it has a ``[tool.reprobridge]``
-       table; else the user's ``$XDG_CONFIG_HOME/reprobridge/reprobridge.toml``
-       (``~/.config/reprobridge/reprobridge.toml``). The first file found is the only one
-       read; files do not merge. A ``pyproject.toml`` without the table is skipped, as ruff
-       and mypy do. ``--isolated`` reads no file at all.
-    4. The defaults below.
-
-An artifact never configures its own check
-    A file found by the search is skipped when it lies inside an artifact: its directory,
-    or a directory above it, holds ``rra.yaml``; or it lies in a tree a command was asked to
-    check (:func:`distrust`: the repository ``build`` reads, for one). The search then goes
-    on upwards, so the invoking user's own project configuration above the artifact still
-    applies. The skipped files are listed in :attr:`Settings.skipped` (the command line
-    prints N030 for each). Only ``--config FILE`` reads such a file: naming it is the user's
-    decision, never the artifact's. Otherwise ``cd ART && reprobridge validate .`` would
-    let ``ART/pyproject.toml``'s ``ignore = ["F"]`` hide the artifact's own link findings,
-    and its ``cache-dir`` would point the runner at an environment the artifact ships.
-
-Keys (TOML spelling; the environment variable in brackets)
-    ``select`` / ``ignore`` [``REPROBRIDGE_SELECT`` / ``REPROBRIDGE_IGNORE``]
-        Finding-code prefixes, a list in TOML, comma-separated in the environment. Each prefix
-        must match a registered code. A value from a higher source replaces a lower one.
-    ``strict`` [``REPROBRIDGE_STRICT``]
-        Boolean (``1/0``, ``true/false``, ``yes/no``, ``on/off`` in the environment).
-    ``executor`` [``REPROBRIDGE_EXECUTOR``]
-        Name of the executor of runs and batches (``local`` by default): a lower-case name of
-        letters, digits, ``-`` and ``_``. Which names exist is the executors' business.
-    ``cache-dir`` [``REPROBRIDGE_CACHE_DIR``]
-        Cache of environments and digests. Relative paths in a file are relative to the file's
-        directory; in the environment or a flag, to the current directory.
-    ``[report]`` ``format`` [``REPROBRIDGE_REPORT_FORMAT``]
-        Default output format of ``validate`` (``text`` unless set).
-    ``sign`` [``REPROBRIDGE_SIGN``]
-        Boolean: ``run`` signs every final record as if ``--sign`` were given (the key comes
-        from ``--key`` or ``REPROBRIDGE_SIGNING_KEY``, never from a file setting).
-
-Errors
-    A file that is not TOML (or larger than 1 MiB, or nested too deeply to parse), a key that
-    is not one of the above, or a value of the wrong type raises
-    :class:`~reprobridge_sdk.errors.UsageError` with an E016 finding that names the file, the
-    line and column, and a hint ("did you mean ...?" for a misspelt key). A bad environment
-    variable raises the same, naming the variable. Nothing is silently ignored.
-
-Colour
-    :func:`color_enabled` follows no-color.org and force-color.org: ``NO_COLOR`` set to a
-    non-empty value turns colour off; otherwise ``FORCE_COLOR`` set to a non-empty value turns
-    it on; otherwise colour is on only for a terminal whose ``TERM`` is not ``dumb``. An empty
-    ``NO_COLOR`` (or ``FORCE_COLOR``) is as if it were unset.
+The file is the one ``--config`` names, else the nearest ``reprobridge.toml`` or
+``pyproject.toml`` with ``[tool.reprobridge]``, else the user's; a file inside an artifact is
+skipped (N030: an artifact never configures its own check), and ``--isolated`` reads none.
+Every bad file, key or value is E016 with its place and a hint, never silently ignored.
+:func:`color_enabled` follows no-color.org and force-color.org. See spec §10.3 ("Settings")
+and §15.9.
 """
 
 from __future__ import annotations
