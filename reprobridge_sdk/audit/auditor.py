@@ -19,12 +19,10 @@ from __future__ import annotations
 
 import contextlib
 import gc
-import math
 import os
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
-from typing import Literal
 
 from reprobridge_sdk.api import consumer_view, load
 from reprobridge_sdk.errors import ArtifactError, UsageError
@@ -39,15 +37,21 @@ from reprobridge_sdk.model.audit import (
     AuditFinding,
     AuditOptions,
     AuditResult,
-    IntervalResult,
-    RerunComparison,
+    Badges,
     RunCheck,
-    ShiftSkipped,
-    ShiftTest,
     TaskAudit,
 )
 from reprobridge_sdk.signing.keys import TrustedKeys
 
+from ._checks import (
+    _check_trust,
+    _Checks,
+    _committee_signed,
+    _implausible,
+    _Trust,
+    _wide_tolerances,
+)
+from ._judging import finite, judge_columns, settle_columns, task_audits
 from .attempts import (
     COMMITTEE_LABEL,
     DEFAULT_ATTEMPT,
@@ -61,7 +65,6 @@ from .attempts import (
 )
 from .badges import BadgeContext, award
 from .clean_room import clean_room_problem
-from .duplicates import settle_by_rerun
 from .facts import ManifestFacts
 from .interval import (
     DEFAULT_FLOOR,
@@ -69,25 +72,12 @@ from .interval import (
     Interval,
     check_options,
     compatibility_intervals,
-    is_stable,
 )
-from .interval import (
-    holm as holm_adjust,
-)
-from .plausibility import plausibility, provenance_mismatches
-from .rerun import Limits, draw_seed, rerun_runs
-from .trust import check_attempt_ledger, check_signatures
+from .rerun import draw_seed
 from .verdict import (
     ICML,
     VERDICTS,
-    Judgement,
-    PendingScores,
-    RunIndex,
-    TaskIndex,
     as_audit_finding,
-    judge_published,
-    judge_task,
-    settle_scores,
 )
 from .verify import (
     ArtifactFacts,
@@ -101,224 +91,8 @@ __all__ = ["audit", "collector_paused", "load_artifact"]
 
 AttemptLike = str | os.PathLike[str] | Attempt
 
-#: Attempt findings that taint only the tasks of their launchers (deleted runs, a shift).
-_BY_LAUNCHER = frozenset({"A052", "A070"})
 #: Implausible references that fail the audit (spec "plausible-references").
 _IMPLAUSIBLE = frozenset({"A080", "A083"})
-
-
-@dataclass
-class _Checks:
-    """The ledger, signature and re-execution outcomes of every attempt of one audit."""
-
-    attempt_findings: list[list[Finding]] = field(default_factory=list)
-    #: Per attempt: findings that taint the tasks of one launcher (deleted runs, A052).
-    by_launcher: list[dict[str, list[Finding]]] = field(default_factory=list)
-    heads: list[str | None] = field(default_factory=list)
-    executed: list[int] = field(default_factory=list)
-    mismatches: list[int] = field(default_factory=list)
-    signers: dict[Path, str] = field(default_factory=dict)
-    reran: set[Path] = field(default_factory=set)
-    comparisons: dict[Path, list[RerunComparison]] = field(default_factory=dict)
-    shifts: list[list[ShiftTest]] = field(default_factory=list)
-    skipped: list[list[ShiftSkipped]] = field(default_factory=list)
-
-    def taint(self, judgement: Judgement, attempt: int, launchers: set[str]) -> Judgement:
-        """Attempt-level evidence errors make the verdict ``invalid-evidence``.
-
-        A broken, reordered or unexpected ledger taints every task of the attempt; a
-        deleted run taints the tasks its launcher measures.
-        """
-        if attempt < 0 or attempt >= len(self.attempt_findings):
-            return judgement
-        errors = [
-            f
-            for f in self.attempt_findings[attempt]
-            if f.severity is Severity.ERROR and f.code not in _BY_LAUNCHER
-        ]
-        for launcher in sorted(launchers):
-            errors.extend(self.by_launcher[attempt].get(launcher, ()))
-        if errors and launchers:
-            judgement.verdict = "invalid-evidence"
-            judgement.reasons = [*errors, *judgement.reasons]
-        return judgement
-
-
-def _check_trust(
-    facts: ArtifactFacts,
-    chosen: Sequence[Attempt],
-    evidence: Sequence[list[RunEvidence]],
-    options: AuditOptions,
-    trust: _Trust,
-    *,
-    intervals: Sequence[Interval],
-) -> _Checks:
-    """Ledger (always), signatures (with keys) and re-execution (with --rerun) per attempt.
-
-    ``intervals`` are the manifest's tasks' compatibility intervals, in the tasks' order
-    (computed once per audit; the re-run tolerances are capped at their half-widths)."""
-    checks = _Checks()
-    limits = _limits(facts, intervals) if options.rerun is not None else Limits()
-    for attempt, runs in zip(chosen, evidence, strict=True):
-        check = (
-            check_attempt_ledger(
-                attempt.path, runs, options.expect_head, required=trust.keys is not None
-            )
-            if (attempt.path.is_dir())
-            else None
-        )
-        checks.attempt_findings.append(list(check.attempt) if check else [])
-        checks.by_launcher.append({k: list(v) for k, v in check.deleted.items()} if check else {})
-        checks.heads.append(check.state.head if check and check.state.exists else None)
-        if trust.keys is not None:
-            for run in runs:
-                _planted_is_error(run)
-                signer = check_signatures(run, trust.keys, check.state if check else None)
-                if signer is not None:
-                    checks.signers[run.path] = signer
-        checks.shifts.append([])
-        checks.skipped.append([])
-        checks.executed.append(0)
-        checks.mismatches.append(0)
-        if options.rerun is not None:
-            _rerun_attempt(facts, runs, options=options, trust=trust, limits=limits, checks=checks)
-    return checks
-
-
-def _rerun_attempt(
-    facts: ArtifactFacts,
-    runs: Sequence[RunEvidence],
-    *,
-    options: AuditOptions,
-    trust: _Trust,
-    limits: Limits,
-    checks: _Checks,
-) -> None:
-    """Re-execute the last attempt's sample; its shift findings taint their launchers."""
-    outcome = rerun_runs(
-        facts,
-        runs,
-        count=None if options.rerun == "all" else int(options.rerun or 0),
-        seed=options.rerun_seed,
-        limits=limits,
-        env_mode=trust.rerun_env,
-        sandbox=trust.rerun_sandbox,
-        progress=trust.progress,
-        budget=trust.budget_time,
-    )
-    checks.executed[-1], checks.mismatches[-1] = outcome.executed, outcome.mismatches
-    checks.shifts[-1] = outcome.shifts
-    checks.skipped[-1] = outcome.skipped
-    by_rel = {r.rel or ".": r.path for r in runs}
-    checks.reran.update(by_rel[rel] for rel in outcome.chosen)
-    for rel, rows in outcome.comparisons.items():
-        checks.comparisons[by_rel[rel]] = rows
-    # Two seeds re-executed that differ: their byte-identical recorded evidence was copied.
-    settle_by_rerun(runs, checks.comparisons)
-    checks.attempt_findings[-1].extend(outcome.budget_findings)
-    for item, launchers in outcome.shift_findings:
-        checks.attempt_findings[-1].append(item)
-        for launcher in launchers:
-            checks.by_launcher[-1].setdefault(launcher, []).append(item)
-
-
-def _limits(facts: ArtifactFacts, intervals: Sequence[Interval]) -> Limits:
-    """Per task: the interval half-width and the declared same-seed tolerance."""
-    widths: dict[str, float | None] = {}
-    declared: dict[str, float | None] = {}
-    positions: dict[str, int] = {}
-    for index, (task, interval) in enumerate(zip(facts.manifest.tasks, intervals, strict=True)):
-        widths[task.id] = interval.half_width if interval.defined else None
-        declared[task.id] = task.same_seed_tolerance
-        positions.setdefault(task.id, index)
-    return Limits(widths, declared, positions)
-
-
-def _wide_tolerances(facts: ArtifactFacts, intervals: Sequence[Interval]) -> list[Finding]:
-    """A071 where a declared same-seed tolerance is not below the task's half-width (known
-    where the interval is: at the audit, with its level and floor)."""
-    found: list[Finding] = []
-    for index, (task, interval) in enumerate(zip(facts.manifest.tasks, intervals, strict=True)):
-        declared = task.same_seed_tolerance
-        if declared is None or not interval.defined or declared < interval.half_width:
-            continue
-        found.append(
-            finding(
-                "A071",
-                f"task {task.id}: same_seed_tolerance {declared:.6g} is not below the "
-                f"interval half-width {interval.half_width:.6g}; re-execution uses the "
-                "half-width",
-                path=f"/tasks/{index}/same_seed_tolerance",
-                hint="declare the spread of two runs with one seed, well below the half-width",
-            )
-        )
-    return found
-
-
-def _implausible(
-    manifest: ManifestFacts,
-    intervals: Sequence[Interval],
-    evidence: Sequence[Sequence[RunEvidence]],
-    *,
-    floor: float,
-) -> list[Finding]:
-    """Implausible references: a domain (A080, A081), a width (A082), a reference that its
-    cited run does not give (A083; the runs of every attempt, by run id)."""
-    found: list[Finding] = []
-    for index, (task, interval) in enumerate(zip(manifest.tasks, intervals, strict=True)):
-        found.extend(plausibility(task, index, interval, floor=floor))
-    recorded: dict[str, dict[str, float | None]] = {}
-    launchers: dict[str, str] = {}
-    for runs in evidence:
-        for run in runs:
-            if run.record is not None:
-                launchers.setdefault(run.record.run_id, run.record.launcher)
-                values = recorded.setdefault(run.record.run_id, {})
-                for measured in run.record.measurements:
-                    values.setdefault(measured.task, measured.value)
-    aggregates = {
-        (launcher.id, m.task): m.aggregate
-        for launcher in manifest.launchers
-        for m in launcher.measurements
-    }
-    return found + provenance_mismatches(manifest.tasks, recorded, aggregates, launchers)
-
-
-def _planted_is_error(run: RunEvidence) -> None:
-    """Under ``--trust``, a link or special file in a run folder (A069) taints the run:
-    trusted evidence is the folder as the runner left it, with nothing planted in it."""
-    for notes in (run.findings, run.run_notes):
-        notes[:] = [f.with_severity(Severity.ERROR) if f.code == "A069" else f for f in notes]
-
-
-def _num(value: float) -> float | None:
-    return value if math.isfinite(value) else None
-
-
-def _interval_result(interval: Interval) -> IntervalResult:
-    return IntervalResult(
-        defined=interval.defined,
-        n=interval.n,
-        mean=_num(interval.mean),
-        sd=_num(interval.sd),
-        half_width=_num(interval.half_width),
-        low=_num(interval.low),
-        high=_num(interval.high),
-        t=_num(interval.t),
-        floor_bound=interval.floor_bound,
-        floor_only=interval.floor_only,
-        non_finite=interval.non_finite,
-        floor_alone=_floor_alone(interval),
-    )
-
-
-def _floor_alone(interval: Interval) -> Literal["one-reference", "identical-references"] | None:
-    """The interval is the floor alone: one reference, or references all equal."""
-    if not interval.defined:
-        return None
-    if interval.n == 1:
-        return "one-reference"
-    return "identical-references" if interval.sd == 0 else None
 
 
 def load_artifact(path: str | os.PathLike[str]) -> ArtifactFacts:
@@ -377,22 +151,6 @@ def _options(
     )
 
 
-@dataclass
-class _Trust:
-    """How the evidence of the attempts is checked beyond each run's files."""
-
-    keys: TrustedKeys | None = None
-    rerun_env: str = "cached"
-    rerun_sandbox: bool = True
-    #: The SHA-256 of the packed archive the committee audited (the archival identifier of
-    #: the *available* badge); ``None``: a directory.
-    archive_sha256: str | None = None
-    #: Given a line of progress during re-execution (the command line prints it on stderr).
-    progress: Callable[[str], None] | None = None
-    #: The time budget of each attempt's re-execution, in seconds (a submission's budget).
-    budget_time: float | None = None
-
-
 def _verify_attempt(
     facts: ArtifactFacts, attempt: Attempt, cache: ExtractionCache
 ) -> list[RunEvidence]:
@@ -416,7 +174,7 @@ def _run_check(run: RunEvidence, checks: _Checks) -> RunCheck:
         seed=record.seed if record else None,
         scope=record.scope if record else None,
         status=record.status if record else None,
-        values={k: _num(v) if v is not None else None for k, v in run.values.items()},
+        values={k: finite(v) if v is not None else None for k, v in run.values.items()},
         valid=run.valid,
         findings=[as_audit_finding(f) for f in run.findings],
     )
@@ -513,14 +271,7 @@ def _audit(
 ) -> AuditResult:
     manifest = facts.manifest
     root = facts.root
-    if attempts is None:
-        chosen = [] if options.curation else [Attempt(DEFAULT_ATTEMPT, root / DEFAULT_ATTEMPT)]
-    else:
-        chosen = [parse_attempt(a) for a in attempts]
-        for attempt in chosen if strict else ():
-            if not attempt.path.is_dir():
-                msg = f"attempt {attempt.label}: no directory {os.fspath(attempt.path)}"
-                raise UsageError(msg, [finding("A001", msg, file=os.fspath(attempt.path))])
+    chosen = _chosen(root, attempts, curation=options.curation, strict=strict)
     names = unique_labels(chosen)
     from reprobridge_sdk.validation import validate_artifact  # noqa: PLC0415 - layer 3, on use
 
@@ -541,91 +292,19 @@ def _audit(
     checks = _check_trust(facts, chosen, evidence, options, trust or _Trust(), intervals=intervals)
     wide = _wide_tolerances(facts, intervals)
     wide += _implausible(manifest, intervals, evidence, floor=options.floor)
-
-    tasks: list[TaskAudit] = []
-    for task, interval in zip(manifest.tasks, intervals, strict=True):
-        observations = task.observations
-        published = task.published
-        tasks.append(
-            TaskAudit(
-                id=task.id,
-                title=task.title,
-                metric=task.metric,
-                direction=task.direction,
-                kind=task.kind,
-                seeds=task.seeds,
-                published=_num(published) if published is not None else None,
-                observations=[_num(x) for x in observations],
-                stable=is_stable(observations, published),
-                interval=_interval_result(interval),
-                published_compatible=(
-                    interval.contains(published)
-                    if published is not None and interval.defined
-                    else None
-                ),
-            )
-        )
-
+    tasks = task_audits(manifest, intervals)
     # Judge every (task, attempt); Holm's family is one attempt's tasks.
-    columns: list[list[Judgement]] = []
-    if options.curation:
-        columns.append(
-            [
-                judge_published(task, intervals[i], tasks[i].published, f"/tasks/{i}")
-                for i, task in enumerate(manifest.tasks)
-            ]
-        )
-    by_task = TaskIndex.of(manifest)  # once per audit: tasks x launchers is never rescanned
-    pending: PendingScores = []  # every column's scores in one batch call each
-    for name, runs in zip(names, evidence, strict=True):
-        by_launcher = RunIndex.of(runs)
-        columns.append(
-            [
-                checks.taint(
-                    judge_task(
-                        facts,
-                        task,
-                        i,
-                        interval=intervals[i],
-                        runs=runs,
-                        label=name,
-                        tasks=by_task,
-                        by_launcher=by_launcher,
-                        pending=pending,
-                    ),
-                    len(columns) - (1 if options.curation else 0),
-                    by_task.launchers(task.id),
-                )
-                for i, task in enumerate(manifest.tasks)
-            ]
-        )
-        settle_scores(pending)
-    del intervals, pending  # judged: about 1 KB a task less while the results are built
-    alpha = 1.0 - options.level
-    verdict_counts: list[dict[str, int]] = []
-    for column in columns:
-        adjusted = holm_adjust([j.p for j in column]) if options.holm else [None] * len(column)
-        counted: dict[str, int] = dict.fromkeys(VERDICTS, 0)
-        # Each judgement is released as its result is made (last first: a pop is O(1)).
-        for i in range(len(column) - 1, -1, -1):
-            judgement, p_adj = column.pop(), adjusted[i]
-            if (
-                p_adj is not None
-                and judgement.verdict == "incompatible"
-                and p_adj >= alpha
-                and any(r.code in {"A029", "A031"} for r in judgement.reasons)
-            ):
-                judgement.verdict = "compatible"
-                judgement.reasons.append(
-                    finding(
-                        "A030",
-                        f"Holm-adjusted p = {p_adj:.4g} >= {alpha:.4g}",
-                        path=f"/tasks/{i}",
-                    )
-                )
-            counted[judgement.verdict] += 1
-            tasks[i].attempts.append(judgement.done(p_adj))
-        verdict_counts.append(counted)
+    columns = judge_columns(
+        facts,
+        names=names,
+        evidence=evidence,
+        intervals=intervals,
+        tasks=tasks,
+        checks=checks,
+        curation=options.curation,
+    )
+    del intervals  # judged: about 1 KB a task less while the results are built
+    verdict_counts = settle_columns(columns, tasks, options)
     # the committee's own attempts: so labelled, or made of runs signed by a committee key
     signed = _committee_signed(checks, trust)
     committee = {
@@ -634,35 +313,27 @@ def _audit(
         if attempt.label == COMMITTEE_LABEL or (runs and all(r.path in signed for r in runs))
     }
     summarize_tasks(tasks, committee)
-
-    summaries: list[AttemptSummary] = []
-    for index, (attempt, name, runs) in enumerate(zip(chosen, names, evidence, strict=True)):
-        counts = verdict_counts[index + (1 if options.curation else 0)]
-        summaries.append(
-            AttemptSummary(
-                label=name,
-                group=attempt.label,
-                path=_display_path(attempt.path, root),
-                runs=[_run_check(r, checks) for r in runs],
-                counts=counts,
-                success_rate=counts["compatible"] / len(tasks) if tasks else None,
-                findings=[as_audit_finding(f) for f in checks.attempt_findings[index]],
-                ledger_head=checks.heads[index],
-                reran=checks.executed[index],
-                rerun_mismatches=checks.mismatches[index],
-                shift_tests=checks.shifts[index],
-                shift_skipped=checks.skipped[index],
-                committee=name in committee,
-            )
+    offset = 1 if options.curation else 0
+    summaries = [
+        _summary(
+            attempt,
+            name,
+            runs,
+            index,
+            checks,
+            verdict_counts[index + offset],
+            tasks,
+            root,
+            committee=name in committee,
         )
-
+        for index, (attempt, name, runs) in enumerate(zip(chosen, names, evidence, strict=True))
+    ]
     counts = dict.fromkeys(VERDICTS, 0)
     icml_counts = dict.fromkeys(("verified", "falsified", "toy", "inconclusive"), 0)
     for task_audit in tasks:
         for verdict in task_audit.attempts:
             counts[verdict.verdict] += 1
             icml_counts[ICML[verdict.verdict]] += 1
-
     by_severity = {"error": 0, "warning": 0, "info": 0}
     for item in validation:
         by_severity[item.severity.value] += 1
@@ -693,30 +364,6 @@ def _audit(
             clean_room=clean_room_problem(root),
         )
     )
-    reproduced = all(
-        any(a.verdict == "compatible" for a in t.attempts if a.attempt != "published")
-        for t in tasks
-    ) and bool(chosen)
-    attempt_errors = any(
-        f.severity is Severity.ERROR for found in checks.attempt_findings for f in found
-    )
-    placeholder = any(r.code == "P003" for r in badges.reasons.get("available", []))
-    implausible = any(f.code in _IMPLAUSIBLE for f in artifact_findings)
-    if options.curation:
-        # The artifact itself is judged: any placeholder (A046) keeps it from passing.
-        passed = (
-            all(t.published_compatible for t in tasks)
-            and not implausible
-            and not any(f.code == "A046" for f in artifact_findings)
-        )
-    else:
-        passed = (
-            not implausible
-            and reproduced
-            and counts["invalid-evidence"] == 0
-            and not attempt_errors
-            and not placeholder  # a placeholder artifact never passes (spec audit.md#badges)
-        )
     rates = label_rates([(summaries, tasks)])
     result = AuditResult(
         artifact=manifest.artifact.id,
@@ -734,12 +381,94 @@ def _audit(
         disagreements=sum(t.disagreement for t in tasks),
         validation=by_severity,
         badges=badges,
-        passed=passed,
+        passed=_passed(
+            options, tasks, chosen, counts["invalid-evidence"], checks, badges, artifact_findings
+        ),
     )
     forward = facts.forward
     if forward is not None and forward.changed:  # identity unless set-aside items shift
         _in_document(result, forward.to_document)
     return result
+
+
+def _chosen(
+    root: Path, attempts: Sequence[AttemptLike] | None, *, curation: bool, strict: bool
+) -> list[Attempt]:
+    """The attempts to audit: those given (each must be a directory when ``strict``), else
+    the artifact's ``runs/`` (none in curation mode)."""
+    if attempts is None:
+        return [] if curation else [Attempt(DEFAULT_ATTEMPT, root / DEFAULT_ATTEMPT)]
+    chosen = [parse_attempt(a) for a in attempts]
+    for attempt in chosen if strict else ():
+        if not attempt.path.is_dir():
+            msg = f"attempt {attempt.label}: no directory {os.fspath(attempt.path)}"
+            raise UsageError(msg, [finding("A001", msg, file=os.fspath(attempt.path))])
+    return chosen
+
+
+def _summary(  # noqa: PLR0917 - a step of _audit
+    attempt: Attempt,
+    name: str,
+    runs: Sequence[RunEvidence],
+    index: int,
+    checks: _Checks,
+    counts: dict[str, int],
+    tasks: Sequence[TaskAudit],
+    root: Path,
+    *,
+    committee: bool,
+) -> AttemptSummary:
+    """The summary of the ``index``-th attempt: its runs, verdict counts and checks."""
+    return AttemptSummary(
+        label=name,
+        group=attempt.label,
+        path=_display_path(attempt.path, root),
+        runs=[_run_check(r, checks) for r in runs],
+        counts=counts,
+        success_rate=counts["compatible"] / len(tasks) if tasks else None,
+        findings=[as_audit_finding(f) for f in checks.attempt_findings[index]],
+        ledger_head=checks.heads[index],
+        reran=checks.executed[index],
+        rerun_mismatches=checks.mismatches[index],
+        shift_tests=checks.shifts[index],
+        shift_skipped=checks.skipped[index],
+        committee=committee,
+    )
+
+
+def _passed(  # noqa: PLR0917 - a step of _audit
+    options: AuditOptions,
+    tasks: Sequence[TaskAudit],
+    chosen: Sequence[Attempt],
+    invalid: int,
+    checks: _Checks,
+    badges: Badges,
+    artifact_findings: Sequence[AuditFinding],
+) -> bool:
+    """Whether the audit passes (the command line's exit 0); see spec §11.2."""
+    implausible = any(f.code in _IMPLAUSIBLE for f in artifact_findings)
+    if options.curation:
+        # The artifact itself is judged: any placeholder (A046) keeps it from passing.
+        return (
+            all(t.published_compatible for t in tasks)
+            and not implausible
+            and not any(f.code == "A046" for f in artifact_findings)
+        )
+    reproduced = all(
+        any(a.verdict == "compatible" for a in t.attempts if a.attempt != "published")
+        for t in tasks
+    ) and bool(chosen)
+    attempt_errors = any(
+        f.severity is Severity.ERROR for found in checks.attempt_findings for f in found
+    )
+    placeholder = any(r.code == "P003" for r in badges.reasons.get("available", []))
+    return (
+        not implausible
+        and reproduced
+        and invalid == 0
+        and not attempt_errors
+        and not placeholder  # a placeholder artifact never passes (spec audit.md#badges)
+    )
 
 
 def _in_document(value: object, to_document: Callable[[str], str]) -> None:
@@ -760,12 +489,6 @@ def _in_document(value: object, to_document: Callable[[str], str]) -> None:
     elif isinstance(value, dict):
         for item in value.values():
             _in_document(item, to_document)
-
-
-def _committee_signed(checks: _Checks, trust: _Trust | None) -> frozenset[Path]:
-    """The runs signed by a committee-role key."""
-    roles = trust.keys.committee() if trust is not None and trust.keys is not None else ()
-    return frozenset(path for path, signer in checks.signers.items() if signer in roles)
 
 
 def _placeholders(validation: Sequence[Finding]) -> list[Finding]:

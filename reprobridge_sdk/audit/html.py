@@ -16,12 +16,14 @@ marked (``data-floor-alone``).
 
 from __future__ import annotations
 
-import math
 import re
 from html import escape
 
-from reprobridge_sdk.model.audit import AuditFinding, AuditResult, AuditTable, TableRow, TaskAudit
+from reprobridge_sdk.model.audit import AuditFinding, AuditResult, AuditTable, TableRow
 
+from ._svgplot import number_html as _num
+from ._svgplot import rounded_html as _r
+from ._svgplot import task_plot
 from .badges import BADGES, RESULTS_LABELS, earned
 from .present import (
     claim_label,
@@ -29,7 +31,6 @@ from .present import (
     counted,
     floor_note,
     reason_counts,
-    rounded,
 )
 from .report import sections, submission_text, why_text
 
@@ -60,29 +61,6 @@ th{background:#f6f8fa}
 .s-failed,.s-error{color:#a40e26}
 .floor-alone{color:#7d4e00;font-weight:600}.claims{margin:0;padding-left:1rem}
 """
-_VERDICT_COLOUR = {
-    "compatible": "#1a7f37",
-    "incompatible": "#cf222e",
-    "invalid-evidence": "#82071e",
-    "toy": "#bf8700",
-    "not-executed": "#8c959f",
-    "inconclusive": "#0969da",
-}
-_W = 640
-_LEFT = 130
-_RIGHT = 20
-_ROW = 26
-
-
-def _num(value: float | None, digits: int = 6) -> str:
-    if value is None or not math.isfinite(value):
-        return "&#8211;"
-    return escape(f"{value:.{digits}g}")
-
-
-def _r(value: float | None, half_width: float | None) -> str:
-    """A number to its interval's precision (:func:`.present.rounded`); a dash if missing."""
-    return escape(rounded(value, half_width)) or "&#8211;"
 
 
 def _floor(reason: str | None) -> str:
@@ -102,103 +80,6 @@ def anchor(index: int, label: str) -> str:
 
 def _verdict(verdict: str) -> str:
     return f'<span class="verdict v-{escape(verdict)}">{escape(verdict)}</span>'
-
-
-def _points(task: TaskAudit) -> list[float]:
-    values: list[float | None] = [*task.observations, task.published]
-    iv = task.interval
-    if iv.defined:
-        values += [iv.low, iv.high, iv.mean]
-    for attempt in task.attempts:
-        values += [attempt.value, *attempt.values]
-    return [v for v in values if v is not None and math.isfinite(v)]
-
-
-def _plot(task: TaskAudit) -> str:
-    """An SVG strip plot: one row for references, one for published, one per attempt."""
-    rows = ["references", "published", *[a.attempt for a in task.attempts]]
-    height = _ROW * len(rows) + 34
-    points = _points(task)
-    lo, hi = (min(points), max(points)) if points else (0.0, 1.0)
-    if hi - lo < 1e-12:
-        pad = abs(lo) * 0.01 or 1.0
-        lo, hi = lo - pad, hi + pad
-    pad = (hi - lo) * 0.08
-    lo, hi = lo - pad, hi + pad
-
-    def x(value: float) -> float:
-        return _LEFT + (value - lo) / (hi - lo) * (_W - _LEFT - _RIGHT)
-
-    def y(row: int) -> float:
-        return 10 + _ROW * row + _ROW / 2
-
-    parts = [
-        f'<svg class="plot" data-task="{escape(task.id)}" xmlns="http://www.w3.org/2000/svg" '
-        f'width="{_W}" height="{height}" viewBox="0 0 {_W} {height}" role="img" '
-        f'aria-label="{escape(task.id)}: references, interval, published and reproduced">'
-    ]
-    parts.append(f'<rect x="0" y="0" width="{_W}" height="{height}" fill="#ffffff"/>')
-    iv = task.interval
-    bottom = 10 + _ROW * len(rows)
-    if iv.defined and iv.low is not None and iv.high is not None and iv.mean is not None:
-        x0, x1 = x(iv.low), x(iv.high)
-        parts.append(
-            f'<rect class="interval" x="{x0:.2f}" y="10" width="{max(x1 - x0, 1.0):.2f}" '
-            f'height="{bottom - 10}" fill="#dafbe1" stroke="#1a7f37" stroke-width="1">'
-            f"<title>interval [{_r(iv.low, iv.half_width)}, {_r(iv.high, iv.half_width)}]"
-            "</title></rect>"
-        )
-        parts.append(
-            f'<line class="mean" x1="{x(iv.mean):.2f}" x2="{x(iv.mean):.2f}" y1="10" '
-            f'y2="{bottom}" stroke="#1a7f37" stroke-dasharray="4 3"/>'
-        )
-    for row, label in enumerate(rows):
-        parts.append(
-            f'<text x="{_LEFT - 8}" y="{y(row) + 4:.1f}" text-anchor="end" font-size="12" '
-            f'fill="#1d232a">{escape(label)}</text>'
-        )
-        parts.append(
-            f'<line x1="{_LEFT}" x2="{_W - _RIGHT}" y1="{y(row):.1f}" y2="{y(row):.1f}" '
-            f'stroke="#eaeef2"/>'
-        )
-    for value in task.observations:
-        if value is not None and math.isfinite(value):
-            parts.append(
-                f'<circle class="ref" cx="{x(value):.2f}" cy="{y(0):.1f}" r="4.5" '
-                f'fill="#57606a"><title>reference {_r(value, iv.half_width)}</title></circle>'
-            )
-    if task.published is not None and math.isfinite(task.published):
-        px, py = x(task.published), y(1)
-        parts.append(
-            f'<path class="published" d="M{px:.2f} {py - 7:.1f} L{px + 7:.2f} {py:.1f} '
-            f'L{px:.2f} {py + 7:.1f} L{px - 7:.2f} {py:.1f} Z" fill="#8250df">'
-            f"<title>published {_r(task.published, iv.half_width)}</title></path>"
-        )
-    for index, attempt in enumerate(task.attempts, start=2):
-        colour = _VERDICT_COLOUR[attempt.verdict]
-        for value in attempt.values:
-            if value is not None and math.isfinite(value):
-                parts.append(
-                    f'<circle class="seed" cx="{x(value):.2f}" cy="{y(index):.1f}" r="3" '
-                    f'fill="none" stroke="{colour}"><title>seed value '
-                    f"{_r(value, iv.half_width)}</title>"
-                    "</circle>"
-                )
-        if attempt.value is not None and math.isfinite(attempt.value):
-            parts.append(
-                f'<circle class="reproduced" data-verdict="{escape(attempt.verdict)}" '
-                f'cx="{x(attempt.value):.2f}" cy="{y(index):.1f}" r="6.5" fill="{colour}">'
-                f"<title>{escape(attempt.attempt)}: {_r(attempt.value, iv.half_width)} "
-                f"({escape(attempt.verdict)})</title></circle>"
-            )
-    for tick in range(5):
-        value = lo + (hi - lo) * (tick + 0.5) / 5
-        parts.append(
-            f'<text class="tick" x="{x(value):.1f}" y="{bottom + 16}" font-size="11" '
-            f'text-anchor="middle" fill="#57606a">{_num(value, 5)}</text>'
-        )
-    parts.append("</svg>")
-    return "".join(parts)
 
 
 def _reasons(items: list[tuple[str, str]]) -> str:
@@ -373,7 +254,7 @@ def _artifact(result: AuditResult, level: int, row: TableRow | None = None, iden
     out.append(f'<table class="tasks">{head}{"".join(rows)}</table>')
     out.append(_rerun(result))
     for task in result.tasks:
-        out.append(f"<h{level + 1}>{escape(task.id)}</h{level + 1}>{_plot(task)}")
+        out.append(f"<h{level + 1}>{escape(task.id)}</h{level + 1}>{task_plot(task)}")
     out.append("</section>")
     return "\n".join(out)
 

@@ -45,8 +45,9 @@ from reprobridge_sdk.model.audit import (
 from reprobridge_sdk.signing.keys import TrustedKeys
 from reprobridge_sdk.validation import Mapper
 
+from ._checks import _Trust
 from .attempts import Attempt, label_rates, mean, parse_attempt, spread
-from .auditor import AttemptLike, _audit, _options, _Trust, collector_paused, load_artifact
+from .auditor import AttemptLike, _audit, _options, collector_paused, load_artifact
 from .badges import TAMPERED
 from .interval import DEFAULT_FLOOR, DEFAULT_LEVEL
 from .present import reason_counts

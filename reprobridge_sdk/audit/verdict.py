@@ -1,41 +1,9 @@
-"""Verdicts per task and attempt, and the per-artifact badges (spec ``audit``).
+"""Verdicts per task and attempt, in the spec's order (the first that applies wins), with
+their reasons, ICML 2026 vocabulary and scores. See spec §11.3.
 
-A task's verdict in one attempt is decided in this order (the first that applies wins):
-
-1. ``inconclusive``: the task is not measured (A025, with the artifact's reason), or no
-   launcher measures it (A034).
-2. ``invalid-evidence``: a run of a launcher that measures the task has an error-level
-   evidence finding (digests, re-extraction, scope or command, code or lock, shipped or
-   preexisting outputs). Tampered evidence taints the task, even when other runs are honest.
-3. ``not-executed``: no run of such a launcher succeeded (A024 when there is no run at all;
-   otherwise the runs' A021-A023 reasons).
-4. ``inconclusive``: a succeeded run of such a launcher has a value that this auditor cannot
-   re-extract because its ``x-`` extractor kind is provided by no installed plugin (A061) or
-   the plugin failed or timed out (A062). The evidence is not at fault; install the plugin
-   (or fix it) and audit again.
-5. ``toy``: the successful runs are smoke-scope only (A016), or fewer distinct seeds than the
-   task's statistic gave a value (A017), or a full-procedure task was measured by a launcher
-   that reads a checkpoint allowed to stand in for training (A020).
-6. ``inconclusive``: no interval (no reference observations, A025; a non-finite one, A027;
-   an interval beyond the float range, A063).
-7. ``incompatible``: the value aggregated over seeds with the measurement's ``aggregate`` is
-   not finite (A028) or lies outside the interval (A029). With Holm's correction on, a value
-   outside the interval whose Holm-adjusted p-value is ``>= 1 - level`` is ``compatible``
-   with the note A030.
-8. ``compatible`` otherwise (with the note A026 when the interval is the floor only).
-
-Warnings of the counted runs that leave their values standing are listed among the reasons
-of the verdicts from step 5 on: the run's environment drifted from the lock (A036), or the
-value was read from an output byte-identical to a declared sample (A035, on that task only).
-
-ICML 2026 vocabulary: compatible -> verified, incompatible -> falsified, toy -> toy, every
-other verdict -> inconclusive.
-
-The badges of an artifact, with their reasons, are awarded by :mod:`.badges`.
-
-Cost: an audit indexes its manifest once (:class:`TaskIndex`: task -> the launchers that
-measure it) and each attempt once (:class:`RunIndex`: launcher -> its runs, in the attempt's
-order), so judging every task of an attempt is linear in tasks plus runs, never their product.
+An audit indexes its manifest once (:class:`TaskIndex`) and each attempt once
+(:class:`RunIndex`), so judging every task of an attempt is linear in tasks plus runs. The
+badges are awarded by :mod:`.badges`.
 """
 
 from __future__ import annotations
@@ -369,27 +337,7 @@ def judge_task(
         judgement.runs = sorted({r.rel for r in succeeded if task.id in r.unread})
         return judgement
 
-    # Prefer scored launchers (in manifest order), then the one with the most seeds.
-    candidates: list[tuple[int, int, Launcher, str, list[RunEvidence]]] = []
-    for launcher, measurement in measuring:
-        own = by_launcher.succeeded_of(launcher.id)  # those of ``succeeded`` it ran, sorted
-        latest: dict[int | None, RunEvidence] = {}
-        for run in own:
-            assert run.record is not None
-            if run.record.seed in latest:
-                judgement.reasons.append(
-                    finding(
-                        "A033",
-                        f"seed {run.record.seed} ran more than once",
-                        file=run.rel,
-                        path=pointer,
-                    )
-                )
-            latest[run.record.seed] = run
-        counted = [r for r in latest.values() if r.values.get(task.id) is not None]
-        if counted:
-            scored = 0 if launcher.scope == "scored" else 1
-            candidates.append((scored, -len(counted), launcher, measurement.aggregate, counted))
+    candidates = _candidates(measuring, by_launcher, task, judgement, pointer)
     if not candidates:
         judgement.verdict = "not-executed"
         judgement.reasons.append(
@@ -413,14 +361,71 @@ def judge_task(
         judgement.value = aggregate(numbers, how)
     except ExtractionError:
         judgement.value = numbers[-1]
+    toy = _toy_reasons(task, tasks, launcher, len(numbers), scope_rank=scope_rank, pointer=pointer)
+    if toy:
+        judgement.verdict = "toy"
+        judgement.reasons.extend(toy)
+        return judgement
+    _place(judgement, interval, judgement.value, f"{pointer}/reference", pending)
+    return judgement
+
+
+#: A launcher that could give the task's value: (0 for scored, else 1; minus its number of
+#: counted seeds; the launcher; its aggregate; its counted runs).
+_Candidate = tuple[int, int, Launcher, str, list[RunEvidence]]
+
+
+def _candidates(
+    measuring: Sequence[tuple[Launcher, Measurement]],
+    by_launcher: RunIndex,
+    task: TaskFacts,
+    judgement: Judgement,
+    pointer: str,
+) -> list[_Candidate]:
+    """Each launcher whose latest run per seed gave the task a value (A033 for a seed run
+    more than once); scored launchers are preferred, then the one with the most seeds."""
+    candidates: list[_Candidate] = []
+    for launcher, measurement in measuring:
+        own = by_launcher.succeeded_of(launcher.id)  # those of ``succeeded`` it ran, sorted
+        latest: dict[int | None, RunEvidence] = {}
+        for run in own:
+            assert run.record is not None
+            if run.record.seed in latest:
+                judgement.reasons.append(
+                    finding(
+                        "A033",
+                        f"seed {run.record.seed} ran more than once",
+                        file=run.rel,
+                        path=pointer,
+                    )
+                )
+            latest[run.record.seed] = run
+        counted = [r for r in latest.values() if r.values.get(task.id) is not None]
+        if counted:
+            scored = 0 if launcher.scope == "scored" else 1
+            candidates.append((scored, -len(counted), launcher, measurement.aggregate, counted))
+    return candidates
+
+
+def _toy_reasons(
+    task: TaskFacts,
+    tasks: TaskIndex,
+    launcher: Launcher,
+    numbers: int,
+    *,
+    scope_rank: int,
+    pointer: str,
+) -> list[Finding]:
+    """Why the value is a toy's: smoke runs only (A016), fewer seeds than the statistic
+    (A017), or a checkpoint standing in for training (A020)."""
     toy: list[Finding] = []
     if scope_rank:
         toy.append(finding("A016", "only smoke-scope runs gave a value", path=pointer))
-    if len(numbers) < task.seeds:
+    if numbers < task.seeds:
         toy.append(
             finding(
                 "A017",
-                f"{len(numbers)} of {task.seeds} seeds gave a value",
+                f"{numbers} of {task.seeds} seeds gave a value",
                 path=f"{pointer}/statistic/seeds",
             )
         )
@@ -432,9 +437,4 @@ def judge_task(
                 path=f"{pointer}/kind",
             )
         )
-    if toy:
-        judgement.verdict = "toy"
-        judgement.reasons.extend(toy)
-        return judgement
-    _place(judgement, interval, judgement.value, f"{pointer}/reference", pending)
-    return judgement
+    return toy

@@ -11,7 +11,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from reprobridge_sdk.audit import audit
-from reprobridge_sdk.audit.verify import _arg_matches, _file_name, _Plan
+from reprobridge_sdk.audit._reextract import _arg_matches, _file_name, _Plan
 from reprobridge_sdk.extract.template import template_matches
 from reprobridge_sdk.model import Launcher
 
