@@ -1,61 +1,9 @@
-"""Badges with reasons: the one place where the badge rules live (spec audit.md#badges).
+"""Badges with reasons: the one place where the badge rules live.
 
-Each badge maps to an ACM artifact badge and is awarded when no rule withholds it. A rule
-that withholds a badge says why, as findings (a code and a message, located where the
-evidence is); a badge that is awarded lists the evidence behind it (run directories,
-prefixed by their attempt) and every badge names the checks it rests on (spec anchors).
-
-Rules, by badge (the first column is the rule's name in :data:`RULES`):
-
-* ``available`` (ACM *Artifacts Available*: placed on a publicly accessible archival
-  repository, with a permanent identifier):
-  - ``archive``: no archival identifier: neither a DOI (``artifact.paper.doi``, the
-    manifest's only DOI field) nor the SHA-256 of the packed archive the committee audited
-    (A085);
-  - ``validation``: the validator's errors on the artifact;
-  - ``digests``: the code or lock on disk differs from the manifest (A010, A012), or
-    another error of the auditor about the artifact itself;
-  - ``placeholder``: the upstream commit is the null object id (all zeros), which no
-    repository has: a value a scaffold leaves for the author to fill in never earns a
-    badge. The reason is the validator's own finding, P003 (one code for one fact; A060,
-    which said the same, is deprecated).
-* ``functional`` (ACM *Artifacts Evaluated - Functional*):
-  - ``no-attempt``: no attempt was audited;
-  - ``launcher``: a launcher has no succeeded run with valid evidence in any attempt (the
-    reasons are the errors of its runs, or A024 when it has none);
-  - ``ledger``: an attempt's run ledger has an error (A051, A052, A054, A057);
-  - ``evidence``: a run or an attempt has evidence that contradicts itself (an error of
-    :data:`TAMPERED`: an edited log, a fabricated or relabelled run, a failed signature, a
-    re-execution that differs), even when other runs of the launcher are valid: a forged
-    run anywhere withholds the badge, and with it *reusable*;
-  - ``placeholders``: the validator found a scaffold's placeholders (P codes, A046);
-* ``reusable`` (ACM *Artifacts Evaluated - Reusable*: functional, and documented well
-  enough to be reused):
-  - ``functional``: the reasons of the *functional* badge, when it is withheld;
-  - ``documented``: a launcher without a description, a licence that states none
-    (``NOASSERTION``, ``NONE``...) (A086), or a placeholder left in the guide or the
-    manifest (A046);
-  - ``clean-room``: no passing clean-room check on record (A086): ``runs/check.json``, which
-    ``reprobridge check --record`` writes, is missing, did not pass, cannot be read, or
-    checked other files than the artifact's (:mod:`.clean_room`).
-* ``reproduced`` (ACM *Results Reproduced*: obtained by a person or team other than the
-  authors):
-  - ``committee``: a task without a run the committee made: re-executed in this audit
-    (``--rerun``, ``review``) or signed by a key the KEYS file marks ``committee`` (A084).
-    When this is the only rule that withholds the badge, the results are ``consistent``
-    (author evidence), a state of its own, never the badge;
-  - ``no-attempt``: as above;
-  - ``task``: a task is not ``compatible`` in any attempt (the reasons of its verdicts;
-    a task without reference observations gives A025: missing references);
-  - ``ledger``: as above;
-  - ``placeholders``: as above;
-  - ``untrusted``: under ``--trust``, a run is unsigned or its signature does not hold
-    (K001-K004, K007), even when other evidence suffices;
-  - ``rerun``: a re-executed run did not hold up (A058, A059), or the re-executed runs of
-    a task show a shift (A070), even when other evidence suffices: a fabricated run
-    anywhere withholds the badge;
-  - ``evidence``: as for *functional*: tampered evidence in any attempt, even beside an
-    honest attempt that is compatible.
+Each badge maps to an ACM artifact badge and is awarded when no rule withholds it; a rule
+that withholds one says why, as located findings, and an awarded badge lists the evidence
+behind it. The rules are named in :data:`RULES`, per badge (``available``, ``functional``,
+``reusable``, ``reproduced``). See spec §11.2 ("Badges").
 """
 
 from __future__ import annotations

@@ -1,51 +1,12 @@
-"""The compatibility interval (spec §11 ``audit``), the auditor's core.
+"""The compatibility interval, the auditor's core: a Student-t prediction interval of the
+reference observations with a relative floor, the scores of a value against it, stability,
+and Holm's correction. See spec §11 and §11.1.
 
-For a task with reference observations ``x1..xn`` (``n >= 2``): mean ``m``, sample standard
-deviation ``s`` (``n - 1`` in the denominator), Student-t prediction half-width::
-
-    h = t(1 - a/2, n - 1) * s * sqrt(1 + 1/n)        a = 1 - level (0.05 by default)
-    h = max(h, floor * |m|)                          floor = 0.01 by default
-
-The interval is ``[m - h, m + h]``; a value is compatible when ``m - h <= value <= m + h``.
-It is two-sided: a value better than the paper's is incompatible too. The t quantile and the
-tails come from :mod:`._studentt` (plain Python, within a relative 1e-12 of the exact values
-for up to 1,000 degrees of freedom; no SciPy import).
-
-Defined outcomes, never a crash:
-
-* ``n = 0``: no interval (``Interval.defined`` is false); the task is inconclusive.
-* ``n = 1``: a floor-only interval ``[x1 - floor*|x1|, x1 + floor*|x1|]`` flagged
-  ``floor_only``; there is no spread estimate, so no z-score or p-value.
-* zero spread (every observation equal): ``h = floor * |m|``; if also ``m = 0`` the interval
-  is the single point ``[0, 0]``.
-* a non-finite observation (NaN or infinity): no interval, flagged ``non_finite``; the task
-  is inconclusive.
-* a non-finite reproduced value: not compatible, z = ±inf (NaN counts as +inf), p = 0.
-* huge observations (valid JSON numbers such as ``[0.0, 1.9e154]``): the mean and ``s`` are
-  computed first as written; when a sum or a square would overflow (``math.fsum`` raises, a
-  square is infinite) they are computed again on the observations scaled by a power of two
-  (exact), so every interval that binary64 can hold is given. When the interval itself cannot
-  be held (its mean, ``s``, half-width or a bound is beyond the largest float): no interval,
-  flagged ``overflow``; the task is inconclusive (A063).
-
-Scores. The *prediction scale* is ``sigma = h / t(1 - a/2, n - 1)`` where ``h`` is the final
-(floored) half-width. When the floor does not bind, ``sigma = s * sqrt(1 + 1/n)``; when it
-binds (zero or tiny spread), the floor sets the scale. With this one definition
-``z = (value - m) / sigma`` satisfies ``|z| <= t`` exactly when the value is in the interval,
-and the two-sided p-value ``2 * (1 - T_{n-1}(|z|))`` is ``>= a`` exactly then. If
-``sigma = 0`` (zero spread around a zero mean), ``z = 0, p = 1`` for the value ``m`` and
-``z = ±inf, p = 0`` for any other.
-
-Stability: a task is *stable* when ``max(x) - min(x) <= 0.10 * |published|`` and *variable*
-otherwise; unknown (``None``) without observations, a published value or with non-finite
-numbers. A published range counts as its midpoint.
-
-Many tasks at once (:func:`compatibility_intervals`, :func:`scores`): the same numbers as the
-one-task functions, bit for bit (the reports print every digit), with the options checked
-once, one t quantile per distinct ``n``, and the p-values by the one-task function's tail.
-
-Holm's step-down correction (:func:`holm`) adjusts the p-values of an artifact's tasks so a
-committee auditing many claims controls the family-wise rate of false alarms.
+Every outcome is defined, never a crash: no, one, equal or non-finite observations, and
+observations so large that their sums overflow (computed again on values scaled by a power
+of two; an interval beyond the float range is ``overflow``, A063). The batch functions
+(:func:`compatibility_intervals`, :func:`scores`) give the one-task functions' numbers bit
+for bit. The t quantiles and tails come from :mod:`._studentt` (no SciPy import).
 """
 
 from __future__ import annotations

@@ -1,28 +1,9 @@
-"""Implausible references (spec ``audit.md#plausible-references``).
+"""Implausible references: the interval is only as good as the observations it is built from.
 
-The compatibility interval is only as good as the reference observations it is built from.
-Rules, per task:
-
-* **Domain.** A metric's domain is known from the published unit when it is stated: ``%``
-  (``percent``, ``percentage``) is [0, 100]; ``fraction`` and ``proportion`` are [0, 1]
-  (``ratio`` is not: a speed-up or a compression ratio exceeds 1). Without such a unit, a
-  metric whose text names an error (the words ``error``, ``mse``, ``rmse``, ``mae``; not a
-  ``signed`` or ``log`` one, which may be negative) is at least 0. Otherwise the domain is
-  unknown and nothing is checked.
-* A reference observation or the published value outside the domain is **A080**, an error:
-  no run can give it, so the references or the claim are wrong (e.g. a fraction written as a
-  percentage).
-* An interval that reaches past the domain by more than the floor's own share
-  (``floor * |m|``, which honest references next to a bound reach by construction) is
-  **A081**, a warning: part of the interval is impossible, its spread is implausible.
-* An interval wider than :data:`DEFAULT_WIDE_SHARE` of the published value (``2h >
-  share * |published|``) is **A082**, a warning: such an interval calls almost any value
-  compatible.
-* A reference observation whose provenance names a run that the audit reads (by its
-  ``run_id``), whose recorded value of the task differs from the observation (the value
-  equality of the manifest), is **A083**, an error: the reference is not what its run gave.
-  A repetition (``runs``) is compared when the audit reads every run of it, as their values
-  aggregated with the measurement's aggregate.
+Per task: an observation or published value outside the metric's domain (known from its
+unit or an error metric's name) is A080; an interval reaching past the domain is A081; one
+wider than :data:`DEFAULT_WIDE_SHARE` of the published value is A082; an observation that
+its cited run does not give is A083. See spec §11.2 ("Plausible references").
 """
 
 from __future__ import annotations

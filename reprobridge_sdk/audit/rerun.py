@@ -1,55 +1,11 @@
-"""Re-execution of recorded runs (spec ``re-execution``).
+"""Re-execution of recorded runs: the only defence against fabricated logs.
 
-Digests, ledgers and signatures show that evidence was not changed after the fact; none of
-them shows that a log came from running the experiment. A producer can write a plausible
-log, compute its digest, ledger and even sign it. Re-execution is the only defense against
-fabricated logs: the auditor runs the launcher again, with the recorded seed, in an
-environment built from the artifact's lock, and compares the values.
-
-Sampling. The sample seed is secret: unless the auditor gives one (to reproduce a sample),
-it is drawn from the operating system's entropy (:func:`draw_seed`) when the audit starts,
-and the report states it afterwards. A forger who knows which runs a fixed seed picks could
-fabricate all the others; a seed drawn at the audit leaves nothing to aim at. ``count`` runs
-are drawn among the attempt's succeeded runs (sorted by their directory) with
-:class:`random.Random` seeded by the seed, *per stratum*: each launcher, then each (launcher,
-task) pair whose runs record a value for the task; a stratum with fewer than ``count`` of its
-runs already chosen gets the rest drawn from its other runs. Every launcher and every task
-its runs measure is thus covered by ``min(count, runs)`` runs. ``count`` ``None`` means every
-succeeded run; :data:`DEFAULT_SAMPLE` is the sample a committee's review draws by default.
-
-Execution. Each chosen run is re-executed by the runner (:func:`reprobridge_sdk.run.run`)
-into a fresh temporary runs directory, with the record's launcher and seed, in
-``env_mode`` ``cached`` (the environment built from the lock; the default) or ``current``,
-and under the runner's sandbox (no network, a read-only file system but the run directory
-and a private ``/tmp``) unless ``sandbox`` is false: a re-execution runs a stranger's code,
-so the sandbox is the default. A sandbox that cannot work here is a usage error (N011)
-before anything runs; it never falls back to an unsandboxed run.
-
-Comparison, per task the launcher measures, the recorded value against the value the
-re-execution extracted, within a *same-seed tolerance* (:func:`tolerance`): the
-re-execution reuses the recorded seed, so it is never held looser than the task's
-compatibility interval half-width ``h``:
-
-* ``deterministic``: a launcher that declares ``deterministic: true`` must give the same
-  value exactly (two NaN are the same);
-* ``no-interval``: a task without an interval must match exactly;
-* ``declared``: the task's ``same_seed_tolerance`` (format 1.1), capped at ``h``;
-* ``half-width``: with nothing declared, ``h`` itself (measuring the same-seed spread by
-  running twice is not done yet).
-
-A difference beyond the tolerance is A058 on the run (an error: the run's evidence is
-invalid); a re-execution that does not succeed, or gives no value where the record has one,
-is A059.
-
-Shift. Each run within tolerance does not show that the sample is honest: adding a little
-less than the tolerance to every run passes run by run. Per task, the differences
-``recorded - re-executed`` over the attempt's re-executed runs are tested with a paired t
-test (two-sided, Student's t with ``n - 1`` degrees of freedom, :data:`SHIFT_LEVEL`), when
-there are at least :data:`SHIFT_MIN_RUNS` of them; a significant shift is A070 (an error
-that taints the tasks of the launchers whose runs were tested). Differences that are all
-equal and not zero have no spread: ``p = 0``; all zero: ``p = 1``. A task whose attempt
-records :data:`SHIFT_MIN_RUNS` or more succeeded runs with a value but whose sample has fewer
-(``--rerun 2``) is listed as skipped: the report says the test was not run and why.
+A sample of each attempt's succeeded runs, drawn per launcher and per task with a secret
+seed (:func:`draw_seed`, stated in the report afterwards), is run again by the runner with
+the recorded seed, in the environment built from the lock and in the sandbox by default.
+Each value is compared with the recorded one within a same-seed tolerance never looser than
+the interval's half-width (A058, A059), and per task a paired t test of the differences
+finds a shift that passes run by run (A070). See spec §11.2 ("Re-execution").
 """
 
 from __future__ import annotations
