@@ -1,62 +1,13 @@
 """The clean-room check (``reprobridge check``): would this artifact rerun anywhere?
 
-Steps, each timed, in a fresh temporary directory:
-
-1. ``copy``: an archive is unpacked safely (:func:`~reprobridge_sdk.authoring.pack.unpack`);
-   a directory is first packed exactly as it would be submitted (so ``runs/`` and caches are
-   left behind) and then unpacked. The archive's digest is in the step's detail.
-2. ``validate``: ``reprobridge validate`` on the copy; passes with no error finding.
-3. ``smoke``: ``reprobridge run --scope smoke`` on the copy, in the environment built fresh
-   from the lock; passes when every smoke run exits 0 and reaches every landmark its
-   launcher declares (a check without smoke launchers passes this step vacuously). Only the
-   runs the step made count, never the run folders the copy already held; a record the
-   check cannot read fails the step with A001, as the auditor reads it.
-4. ``audit``: ``reprobridge audit --format json`` of those runs; passes when no task is
-   ``invalid-evidence``.
-5. With ``scored``: ``scored`` reruns the scored launchers, and ``audit-scored`` audits all
-   the runs against the references; passes when every task has a compatible verdict (a
-   task the artifact does not measure, ``reference.not_measured``, is left out).
-
-**The record.** With ``record`` (a directory only), the check writes ``runs/check.json`` into
-the artifact it checked, atomically: the digest of the copy's files taken before anything
-ran, and each step's outcome (:mod:`reprobridge_sdk.audit.clean_room`). An audit reads it for
-the *reusable* badge. A check whose copy step failed writes none.
-
-**The sandbox.** With ``sandbox`` (the default) the ``smoke`` and ``scored`` steps run every
-launcher under the runner's sandbox (``reprobridge run --sandbox``); where it cannot work
-the check raises N011 before any step. Building the environment from the lock (the
-installers) runs outside the sandbox. ``sandbox=False`` runs the launchers with every right
-of the caller.
-
-**No configuration.** Every command of the check runs ``--isolated``: no configuration file
-applies, neither one the artifact ships (its ignore lists or cache) nor the caller's.
-
-Every command runs as a separate process in a **clean shell**: no inherited environment but
-``PATH`` (the interpreter's directory, then ``/usr/local/bin:/usr/bin:/bin``), a fresh
-``HOME`` (so the SDK's cache, and with it the environment and the upstream of a patch series,
-starts empty), ``TMPDIR``, a UTF-8 C locale, and where pyenv and uv keep the machine's
-interpreters (``PYENV_ROOT``, ``UV_PYTHON_INSTALL_DIR``: an artifact of an older interpreter
-finds it as its build did, :func:`~reprobridge_sdk.env.interpreters.discover`), the
-machine's **network configuration** (:data:`NETWORK_ENV`: proxies, CA bundles, index URLs,
-uv's and pip's configuration; a relative file name made absolute, since the clean room runs
-elsewhere), and the variables ``pass_env`` names. The files they name are read where they
-are: the installers run outside the sandbox, and the sandboxed launchers, which have no
-network, get none of these variables. The report lists the names passed, never their values
-(a proxy URL may hold a password). A later step runs only when the earlier ones
-passed. The check passes when every step passed. The copy is removed unless ``keep``.
-
-**The installers' caches** are shared with the caller by default
-(``installer_cache``): ``UV_CACHE_DIR`` and ``PIP_CACHE_DIR`` of the clean shell name the
-caller's uv and pip caches (:func:`installer_cache_dirs`), so a second check installs the
-same wheels without downloading them again. Beside them and the network configuration,
-nothing of the caller's environment is passed unasked: no token, no cloud credential. The
-installers inside run isolated as ``run`` runs them
-(:func:`~reprobridge_sdk.env._resolvers.isolated_environ`): they install from
-``REPROBRIDGE_INDEX_URL`` and ignore uv's and pip's index variables and configuration files,
-in the clean room as outside it. The environment itself is still built fresh from the lock,
-and the lock's hashes are checked for every wheel, whether it comes from the index or from
-the cache. ``installer_cache=False`` gives the clean shell empty caches of its own (a cold
-check).
+In a fresh temporary directory the artifact is copied as it would be submitted (packed, then
+unpacked), validated, its smoke launchers run (in the sandbox by default) and audited, and
+with ``scored`` its scored launchers rerun and audited against the references. Each step is
+a separate ``--isolated`` process in a clean shell that passes only ``PATH``, a fresh
+``HOME``, ``TMPDIR``, a UTF-8 locale, the machine's network configuration
+(:data:`NETWORK_ENV`), the installers' caches (unless ``installer_cache=False``) and what
+``pass_env`` names; a later step runs only when the earlier ones passed. With ``record``,
+``runs/check.json`` records the outcome for the *reusable* badge. See spec §14.6.
 """
 
 from __future__ import annotations

@@ -35,7 +35,7 @@ from reprobridge_sdk.api import ArtifactDir, load
 from reprobridge_sdk.authoring.references import ReferenceResult, ReferencesError
 from reprobridge_sdk.errors import UsageError, require_extra
 from reprobridge_sdk.findings import Finding, finding
-from reprobridge_sdk.model.task import Observation, Provenance
+from reprobridge_sdk.model.task import Observation, Provenance, Task
 
 __all__ = ["import_mlflow"]
 
@@ -96,21 +96,7 @@ def import_mlflow(
     art = artifact_dir if isinstance(artifact_dir, ArtifactDir) else load(artifact_dir)
     manifest = art.manifest
     tasks = {t.id: t for t in manifest.tasks}
-    problems: list[Finding] = []
-    for metric, task_id in metrics.items():
-        if task_id not in tasks:
-            problems.append(
-                finding("C014", f"metric {metric!r} maps to no task {task_id!r}", path="/tasks")
-            )
-        elif tasks[task_id].statistic.seeds > 1:
-            problems.append(
-                finding(
-                    "C015",
-                    f"task {task_id!r} reports a statistic over "
-                    f"{tasks[task_id].statistic.seeds} seeds: one run is not one observation",
-                    path=f"/tasks/{manifest.tasks.index(tasks[task_id])}/statistic",
-                )
-            )
+    problems = _mapping_problems(manifest.tasks, tasks, metrics)
     if problems:
         raise ReferencesError(f"{len(problems)} mapping(s) cannot be imported", problems)
     experiment_id, found = _mlflow_runs(Path(store), experiment)
@@ -124,22 +110,8 @@ def import_mlflow(
         if info.status != "FINISHED":
             result.skipped.append(f"{info.run_id} ({info.status.lower()})")
             continue
-        started = datetime.fromtimestamp(info.start_time / 1000, tz=UTC)
-        for metric, task_id in metrics.items():
-            value = run.data.metrics.get(metric)
-            if value is None:
-                continue
-            if not math.isfinite(value):
-                result.skipped.append(f"{info.run_id} ({metric} is {value})")
-                continue
-            provenance = Provenance(
-                source=source,
-                date=started.strftime("%Y-%m-%d"),
-                hardware=run.data.tags.get("hardware"),
-                run=f"mlflow:{experiment_id}/{info.run_id}",
-                note=f"metric {metric} of MLflow run {info.run_name or info.run_id}",
-            )
-            values.setdefault(task_id, []).append(Observation(value=value, provenance=provenance))
+        for task_id, observation in _observations(run, metrics, experiment_id, source, result):
+            values.setdefault(task_id, []).append(observation)
     if not values:
         item = finding("C014", f"no finished run of {experiment!r} logged the mapped metrics")
         raise ReferencesError("nothing to import", [item])
@@ -158,3 +130,50 @@ def import_mlflow(
         tasks[task_id].reference = reference
     art.save()
     return result
+
+
+def _mapping_problems(
+    declared: Sequence[Task], tasks: Mapping[str, Task], metrics: Mapping[str, str]
+) -> list[Finding]:
+    """Each metric must map to a declared task over a single seed (C014, C015)."""
+    problems: list[Finding] = []
+    for metric, task_id in metrics.items():
+        if task_id not in tasks:
+            problems.append(
+                finding("C014", f"metric {metric!r} maps to no task {task_id!r}", path="/tasks")
+            )
+        elif tasks[task_id].statistic.seeds > 1:
+            problems.append(
+                finding(
+                    "C015",
+                    f"task {task_id!r} reports a statistic over "
+                    f"{tasks[task_id].statistic.seeds} seeds: one run is not one observation",
+                    path=f"/tasks/{list(declared).index(tasks[task_id])}/statistic",
+                )
+            )
+    return problems
+
+
+def _observations(
+    run: Any, metrics: Mapping[str, str], experiment_id: str, source: str, result: ReferenceResult
+) -> list[tuple[str, Observation]]:
+    """One observation per mapped metric the finished ``run`` logged as a finite number."""
+    info = run.info
+    started = datetime.fromtimestamp(info.start_time / 1000, tz=UTC)
+    found: list[tuple[str, Observation]] = []
+    for metric, task_id in metrics.items():
+        value = run.data.metrics.get(metric)
+        if value is None:
+            continue
+        if not math.isfinite(value):
+            result.skipped.append(f"{info.run_id} ({metric} is {value})")
+            continue
+        provenance = Provenance(
+            source=source,
+            date=started.strftime("%Y-%m-%d"),
+            hardware=run.data.tags.get("hardware"),
+            run=f"mlflow:{experiment_id}/{info.run_id}",
+            note=f"metric {metric} of MLflow run {info.run_name or info.run_id}",
+        )
+        found.append((task_id, Observation(value=value, provenance=provenance)))
+    return found

@@ -1,43 +1,11 @@
 """One file to submit: deterministic packing and safe unpacking of an artifact.
 
-Packing (:func:`pack`):
-
-* **Contents.** The files that are part of the artifact, by the one rule of
-  :func:`reprobridge_sdk.contents.artifact_files` (also what a distributed executor ships to
-  its workers): every regular file and symbolic link under the root except version-control
-  and byte-code caches, the runs directory ``runs/`` (unless ``with_runs``: an evidence
-  submission), the working checkout ``code/`` of a patch series, **hidden directories at the
-  root** (:func:`hidden_left_out`) that the manifest does not name, and the archive itself.
-  A symbolic link that leaves the artifact is C017. Packing never modifies the artifact, so
-  it packs in place (the build agent's Independent Reviewer packs the artifact it built).
-* **The upstream, when nobody else can fetch it.** For a patch series whose upstream is a
-  path (the enclosing repository ``..``, an absolute path) or a ``file://`` URL and whose
-  manifest declares no bundle yet, the archive also holds a git bundle of exactly the pinned
-  commit's history at ``upstream/<commit>.bundle`` (fetched into the cache first, C001/C002
-  when that fails), and the archived ``rra.yaml`` declares it as ``codebase.upstream.bundle``
-  (path and SHA-256; the manifest raised to format 1.1 if needed). The artifact directory is
-  not changed. Materialization uses the bundle instead of the repository
-  (:mod:`reprobridge_sdk.checkout`), so the archive reruns offline.
-* **Deterministic.** Entries sorted by the UTF-8 bytes of their path, no directory entries,
-  mtime fixed at :data:`EPOCH`, uid and gid 0 with empty owner names, mode ``0644`` (``0755``
-  when any execute bit is set; ``0777`` for links), PAX format; ``.tar.gz``/``.tgz`` is gzip
-  with no name and mtime 0. The same artifact gives a byte-identical archive anywhere; a
-  bundle pack writes is git's own output (one pack thread), the same for the same git version.
-* **Digest.** The SHA-256 of the *uncompressed* tar stream, so copies that differ in
-  compressor still agree; two packs of the same tree have the same digest.
-
-Unpacking (:func:`unpack`) into an empty or new directory, refusing (C017) absolute names,
-``..`` components, duplicate names, hard links, devices, FIFOs, any member below a symbolic
-link, a link over a directory of the archive, and links that resolve outside the tree through
-the tree as it will exist (links created later included: :class:`._tarsafe.LinkTree`);
-refusing (C018) more than ``max_files`` members or more than ``max_bytes`` of content, or a
-destination that is not empty. Every header block is checked before the tar module parses it
-(:class:`._tarsafe.HeaderScan`: extended headers capped in size and count, C018; malformed or
-sparse headers, C017), and where the interpreter's tar module has the backtracking PAX parser
-(CVE-2024-6232) PAX records are parsed by :func:`._tarsafe.parse_pax`. Files are written
-with mode ``0644``/``0755`` whatever the archive says. Afterwards the uncompressed digest is
-compared with ``expected_digest`` when given (C019) and the artifact is validated, so every
-digest the manifest declares is verified (F005, F006, C004 among the findings).
+:func:`pack` writes the artifact's files (:func:`reprobridge_sdk.contents.artifact_files`),
+with a git bundle of the upstream when nobody else could fetch it, as a byte-identical PAX
+tar whatever the machine; its digest is the SHA-256 of the uncompressed tar stream.
+:func:`unpack` refuses every member that could write outside the tree or past the bounds
+(C017, C018; the header checks are in :mod:`._tarsafe`), compares the digest (C019) and
+validates the result. See spec §14.4.
 """
 
 from __future__ import annotations
@@ -345,31 +313,37 @@ def _extract(tar: tarfile.TarFile, root: Path, *, max_files: int, max_bytes: int
         files += 1
         if files > max_files:
             raise _unsafe("C018", f"the archive has more than {max_files} members")
-        target = root.joinpath(*parts)
-        if member.isdir():
-            target.mkdir(parents=True, exist_ok=True)
-        elif member.isreg():
+        if member.isreg():
             total += member.size
             if total > max_bytes:
                 raise _unsafe("C018", f"the archive holds more than {max_bytes} bytes")
-            target.parent.mkdir(parents=True, exist_ok=True)
-            handle = tar.extractfile(member)
-            assert handle is not None
-            with target.open("xb") as out:
-                shutil.copyfileobj(handle, out)
-            target.chmod(0o755 if member.mode & 0o111 else 0o644)
-        elif member.issym():
+        if member.issym():
             if rel + "/" in seen:
                 raise _unsafe("C017", f"link {rel!r} replaces a directory of the archive", file=rel)
-            links.add(parts, member.linkname)
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.symlink_to(member.linkname)
-        elif member.islnk():
-            msg = f"member {rel!r} is a hard link (to {member.linkname!r})"
-            raise _unsafe("C017", msg, file=rel, hint=_HINTS["link"])
-        else:
-            raise _unsafe("C017", f"member {rel!r} is a device or special file", file=rel)
+            links.add(parts, member.linkname)  # refused before it is written
+        _write_member(tar, member, root.joinpath(*parts), rel=rel)
     return files
+
+
+def _write_member(tar: tarfile.TarFile, member: tarfile.TarInfo, target: Path, *, rel: str) -> None:
+    """Write one checked member at ``target``: a directory, a file or a symbolic link."""
+    if member.isdir():
+        target.mkdir(parents=True, exist_ok=True)
+    elif member.isreg():
+        target.parent.mkdir(parents=True, exist_ok=True)
+        handle = tar.extractfile(member)
+        assert handle is not None
+        with target.open("xb") as out:
+            shutil.copyfileobj(handle, out)
+        target.chmod(0o755 if member.mode & 0o111 else 0o644)
+    elif member.issym():
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.symlink_to(member.linkname)
+    elif member.islnk():
+        msg = f"member {rel!r} is a hard link (to {member.linkname!r})"
+        raise _unsafe("C017", msg, file=rel, hint=_HINTS["link"])
+    else:
+        raise _unsafe("C017", f"member {rel!r} is a device or special file", file=rel)
 
 
 class _HashingReader(io.RawIOBase):

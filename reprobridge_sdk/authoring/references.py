@@ -1,39 +1,10 @@
 """Reference observations from recorded runs (``reprobridge references add``).
 
-Rules:
-
-* Each argument names a run directory (holding ``record.json``), a run id under the
-  artifact's ``runs/``, or a directory of run directories: an *attempt*, as ``audit`` sees
-  one (every directory below it that holds a ``record.json``).
-* Every run is verified as the auditor verifies evidence (an attempt's runs as one attempt:
-  :func:`reprobridge_sdk.audit.verify.verify_attempt`): a run with invalid evidence, or that
-  did not succeed, is C012; a run whose code tree digest is not the manifest's
-  ``tree_digest`` (made on other code) is C013; a run whose only fault is a seed its
-  launcher does not declare (the auditor's A037) is C021. Nothing is written unless every
-  run passes.
-* A task whose statistic is over one seed: each value a run measured for it (``task`` keeps
-  one task) becomes one observation, with provenance: ``source`` (default ``reference
-  run``), the run's date and hardware, the run id, the SHA-256 of its ``record.json``, its
-  code tree digest and its lock digest (format 1.1 fields).
-* A task whose statistic is over several seeds (``statistic.seeds`` > 1): one observation is
-  one *repetition*, a complete set of the launcher's declared seeds, one successful run each,
-  aggregated with the measurement's ``aggregate``. Each attempt argument is one repetition,
-  and its value is exactly the value the auditor gives the task for that attempt
-  (:func:`reprobridge_sdk.audit.verdict.judge_task`: the same launcher choice, the same
-  latest-run-per-seed rule, the same aggregate). Refused, with the run or attempt named:
-  a single run directory given for such a task (C015: one run is not one observation); a
-  repetition that lacks a declared seed, or has fewer seeds than the statistic (C020); a
-  seed that ran twice in the repetition
-  (C022); a run that is part of another repetition, given in the same call or already cited
-  by the task (C023; a repetition whose every run is already cited is skipped instead); a
-  run whose value this auditor cannot re-extract (an extractor plugin missing or failing,
-  the auditor's A061/A062) is C012.
-  The provenance lists every run of the repetition with its seed and record digest
-  (``runs``, a format 1.1 field), and the code and lock digests the runs share; the one-run
-  fields ``run`` and ``record_sha256`` stay empty.
-* Without ``replace`` the observations are added (a run already cited by the task is
-  skipped); with ``replace`` the observations of each task that receives values are replaced.
-  No value for any task is C014.
+Every run is verified as the auditor verifies evidence, and nothing is written unless every
+run passes (C012, C013, C021). A task over one seed gets one observation per run; a task
+over several seeds one per attempt (a repetition), whose value is the one the auditor gives
+the task (:func:`reprobridge_sdk.audit.verdict.judge_task`), so an author's references and
+an audit agree. See spec §14.2.
 """
 
 from __future__ import annotations
@@ -320,141 +291,182 @@ def add_references(
     """Turn recorded runs into reference observations with provenance; save the manifest."""
     art = artifact_dir if isinstance(artifact_dir, ArtifactDir) else load(artifact_dir)
     manifest = art.manifest
-    tasks = {t.id: t for t in manifest.tasks}
-    position = {t.id: i for i, t in enumerate(manifest.tasks)}
-    if task is not None and task not in tasks:
+    if task is not None and task not in {t.id for t in manifest.tasks}:
         raise _error("C014", f"there is no task {task!r}", path="/tasks")
     sources = _sources(art.root, runs)
-    facts = artifact_facts(art)
-    problems: list[Finding] = []
-    values: dict[str, list[Observation]] = {}
-    in_call: dict[str, str] = {}  # run id -> the repetition that holds it
+    found = _Gathered(artifact_facts(art), manifest.tasks, task, source)
     for item in sources:
-        if item.attempt:
-            evidence = verify_attempt(facts, item.path)
-        else:
-            evidence = [check_run(facts, item.path, item.path.name)]
-        bad = _check_runs(facts, evidence)
-        if bad:
-            problems.extend(bad)
-            continue
-        # Tasks over several seeds: the attempt is one repetition, one observation per task.
-        wanted = [
-            t for t in manifest.tasks if t.statistic.seeds > 1 and (task is None or t.id == task)
-        ]
-        for over_seeds in wanted if item.attempt else ():
-            found = repetition(facts, over_seeds, position[over_seeds.id], evidence, name=item.name)
-            if found.problems:
-                problems.extend(found.problems)
-                continue
-            if found.value is None:
-                continue
-            ids = [r.record.run_id for r in found.runs if r.record is not None]
-            for run_id in ids:
-                other = in_call.get(run_id)
-                if other is not None and other != item.name:
-                    problems.append(
-                        finding(
-                            "C023",
-                            f"{item.name}: run {run_id} is also part of repetition {other}",
-                            file=item.name,
-                            path=f"/tasks/{position[over_seeds.id]}/reference",
-                            hint="each repetition is its own directory of runs",
-                        )
-                    )
-                in_call[run_id] = item.name
-            provenance = _repetition_provenance(found.runs, source)
-            values.setdefault(over_seeds.id, []).append(
-                Observation(value=found.value, provenance=provenance)
-            )
-        for run in evidence:
-            record = run.record
-            assert record is not None  # _check_runs refused unreadable records
-            digest = file_sha256(run.path / RECORD_NAME)
-            for measured in record.measurements:
-                if measured.value is None or (task is not None and measured.task != task):
-                    continue
-                target = tasks.get(measured.task)
-                if target is None:
-                    continue
-                if target.statistic.seeds > 1:
-                    if not item.attempt:
-                        problems.append(
-                            finding(
-                                "C015",
-                                f"task {measured.task!r} reports a statistic over "
-                                f"{target.statistic.seeds} seeds: one run is not one observation",
-                                path=f"/tasks/{position[target.id]}/statistic",
-                                file=str(run.path / RECORD_NAME),
-                                hint=(
-                                    "give a directory holding one run of every declared seed "
-                                    "(e.g. `reprobridge run --runs-dir DIR`): it is one "
-                                    "repetition and one observation"
-                                ),
-                            )
-                        )
-                    continue
-                value = run.values.get(measured.task, measured.value)
-                if value is None:
-                    continue
-                provenance = Provenance(
-                    source=source,
-                    date=record.started_at[:10],
-                    hardware=_hardware(run.path, record),
-                    run=record.run_id,
-                    record_sha256=digest,
-                    code_tree_digest=record.code_tree_digest,
-                    lock_digest=record.lock_digest,
-                )
-                values.setdefault(measured.task, []).append(
-                    Observation(value=value, provenance=provenance)
-                )
-    if problems:
-        raise ReferencesError(f"{len(problems)} problem(s) keep the runs from references", problems)
-    if not values:
+        _gather(found, item)
+    if found.problems:
+        msg = f"{len(found.problems)} problem(s) keep the runs from references"
+        raise ReferencesError(msg, found.problems)
+    if not found.values:
         raise _error(
             "C014", "the runs measured no value for any task" + (f" {task!r}" if task else "")
         )
     result = ReferenceResult()
-    for task_id, observations in values.items():
-        target = tasks[task_id]
-        reference = target.reference
+    problems: list[Finding] = []
+    for task_id, observations in found.values.items():
+        target = found.tasks[task_id]
         if replace:
+            reference = target.reference
             reference.observations = list(observations)
+            target.reference = reference
             result.replaced.append(task_id)
             result.added[task_id] = list(observations)
         else:
-            cited = {run_id for o in reference.observations for run_id in _cited(o)}
-            fresh: list[Observation] = []
-            for observation in observations:
-                mine = _cited(observation)
-                if mine and all(run_id in cited for run_id in mine):
-                    result.skipped.extend(mine)
-                elif any(run_id in cited for run_id in mine):
-                    problems.extend(
-                        finding(
-                            "C023",
-                            f"run {run_id} is already cited by another observation of "
-                            f"task {task_id!r}",
-                            path=f"/tasks/{position[task_id]}/reference",
-                            hint="use --replace to rebuild the task's references",
-                        )
-                        for run_id in mine
-                        if run_id in cited
-                    )
-                else:
-                    fresh.append(observation)
-            reference.observations = [*reference.observations, *fresh]
-            result.added[task_id] = fresh
-        target.reference = reference
+            where = f"/tasks/{found.position[task_id]}/reference"
+            problems.extend(_add_observations(target, observations, result, where=where))
     if problems:
         raise ReferencesError(f"{len(problems)} problem(s) keep the runs from references", problems)
-    for task_id in values:
-        target = tasks[task_id]
+    for task_id in found.values:
+        target = found.tasks[task_id]
         interval = compatibility_interval(o.value for o in target.reference.observations)
         facts_of = TaskFacts.of(target)
-        implausible = plausibility(facts_of, position[task_id], interval, floor=DEFAULT_FLOOR)
+        implausible = plausibility(facts_of, found.position[task_id], interval, floor=DEFAULT_FLOOR)
         result.warnings.extend(f.with_severity(Severity.WARNING) for f in implausible)
     require_version(art, "1.1")  # the provenance digests are format 1.1 fields
     art.save()
     return result
+
+
+class _Gathered:
+    """The observations read from the given runs, by task, and the problems found."""
+
+    def __init__(
+        self, facts: ArtifactFacts, tasks: Sequence[Task], task: str | None, source: str
+    ) -> None:
+        self.facts, self.task, self.source = facts, task, source
+        self.task_list = list(tasks)
+        self.tasks = {t.id: t for t in tasks}
+        self.position = {t.id: i for i, t in enumerate(tasks)}
+        self.problems: list[Finding] = []
+        self.values: dict[str, list[Observation]] = {}
+        self.in_call: dict[str, str] = {}  # run id -> the repetition that holds it
+
+    def add(self, task_id: str, observation: Observation) -> None:
+        self.values.setdefault(task_id, []).append(observation)
+
+
+def _gather(found: _Gathered, item: _Source) -> None:
+    """Read the observations of one named run or attempt."""
+    if item.attempt:
+        evidence = verify_attempt(found.facts, item.path)
+    else:
+        evidence = [check_run(found.facts, item.path, item.path.name)]
+    bad = _check_runs(found.facts, evidence)
+    if bad:
+        found.problems.extend(bad)
+        return
+    if item.attempt:
+        # Tasks over several seeds: the attempt is one repetition, one observation per task.
+        for target in found.task_list:
+            if target.statistic.seeds > 1 and found.task in {None, target.id}:
+                _gather_repetition(found, item, target, evidence)
+    for run in evidence:
+        _gather_run(found, item, run)
+
+
+def _gather_repetition(
+    found: _Gathered, item: _Source, target: Task, evidence: Sequence[RunEvidence]
+) -> None:
+    """One observation of a task over several seeds, from the runs of one attempt."""
+    index = found.position[target.id]
+    counted = repetition(found.facts, target, index, evidence, name=item.name)
+    if counted.problems:
+        found.problems.extend(counted.problems)
+        return
+    if counted.value is None:
+        return
+    for run_id in [r.record.run_id for r in counted.runs if r.record is not None]:
+        other = found.in_call.get(run_id)
+        if other is not None and other != item.name:
+            found.problems.append(
+                finding(
+                    "C023",
+                    f"{item.name}: run {run_id} is also part of repetition {other}",
+                    file=item.name,
+                    path=f"/tasks/{index}/reference",
+                    hint="each repetition is its own directory of runs",
+                )
+            )
+        found.in_call[run_id] = item.name
+    provenance = _repetition_provenance(counted.runs, found.source)
+    found.add(target.id, Observation(value=counted.value, provenance=provenance))
+
+
+def _gather_run(found: _Gathered, item: _Source, run: RunEvidence) -> None:
+    """The observations of one run, one per task over a single seed."""
+    record = run.record
+    assert record is not None  # _check_runs refused unreadable records
+    digest = file_sha256(run.path / RECORD_NAME)
+    for measured in record.measurements:
+        if measured.value is None or found.task not in {None, measured.task}:
+            continue
+        target = found.tasks.get(measured.task)
+        if target is None:
+            continue
+        if target.statistic.seeds > 1:
+            if not item.attempt:
+                found.problems.append(_one_run_over_seeds(found, target, run))
+            continue
+        value = run.values.get(measured.task, measured.value)
+        if value is None:
+            continue
+        provenance = Provenance(
+            source=found.source,
+            date=record.started_at[:10],
+            hardware=_hardware(run.path, record),
+            run=record.run_id,
+            record_sha256=digest,
+            code_tree_digest=record.code_tree_digest,
+            lock_digest=record.lock_digest,
+        )
+        found.add(measured.task, Observation(value=value, provenance=provenance))
+
+
+def _one_run_over_seeds(found: _Gathered, target: Task, run: RunEvidence) -> Finding:
+    return finding(
+        "C015",
+        f"task {target.id!r} reports a statistic over "
+        f"{target.statistic.seeds} seeds: one run is not one observation",
+        path=f"/tasks/{found.position[target.id]}/statistic",
+        file=str(run.path / RECORD_NAME),
+        hint=(
+            "give a directory holding one run of every declared seed "
+            "(e.g. `reprobridge run --runs-dir DIR`): it is one "
+            "repetition and one observation"
+        ),
+    )
+
+
+def _add_observations(
+    target: Task, observations: list[Observation], result: ReferenceResult, *, where: str
+) -> list[Finding]:
+    """Add the observations that cite runs the task's references do not cite yet; those
+    citing only cited runs are skipped, those citing some are a problem (C023)."""
+    reference = target.reference
+    cited = {run_id for o in reference.observations for run_id in _cited(o)}
+    fresh: list[Observation] = []
+    problems: list[Finding] = []
+    for observation in observations:
+        mine = _cited(observation)
+        if mine and all(run_id in cited for run_id in mine):
+            result.skipped.extend(mine)
+        elif any(run_id in cited for run_id in mine):
+            problems.extend(
+                finding(
+                    "C023",
+                    f"run {run_id} is already cited by another observation of task {target.id!r}",
+                    path=where,
+                    hint="use --replace to rebuild the task's references",
+                )
+                for run_id in mine
+                if run_id in cited
+            )
+        else:
+            fresh.append(observation)
+    reference.observations = [*reference.observations, *fresh]
+    result.added[target.id] = fresh
+    target.reference = reference
+    return problems

@@ -1,31 +1,11 @@
 """Artifact paths as the command line takes them: directories, manifests or packed archives.
 
-This module is the one place where a command turns the path a user gave into an artifact it
-can read (spec: authoring.md#archives):
-
-* :func:`is_archive`: a path names a packed archive (what ``reprobridge pack`` writes) when it
-  is a file whose name ends in ``.tar``, ``.tar.gz`` or ``.tgz``, or whose bytes begin as a
-  gzip stream or a tar stream does. A zip file (``.zip`` or ``PK\\x03\\x04``) is not a
-  supported archive: it is refused (C017) with a hint to pack it with ``reprobridge pack``.
-  Any other file is a manifest.
-* :func:`expand`: what several paths name. A directory without an ``rra.yaml`` is a folder of
-  submissions: its subdirectories that have an ``rra.yaml`` *and* its archives (by name), in
-  name order. Anything else is one submission, as given.
-* :func:`open_artifact` (one path) and :func:`open_submissions` (several): an archive is
-  unpacked with the safe unpacker of :mod:`reprobridge_sdk.authoring.pack` (no absolute or
-  ``..`` names, no links leaving the tree, no devices, bounded size: C017, C018) into a fresh
-  temporary directory that is removed when the ``with`` block ends, whatever happens in it.
-  An archive whose root holds no ``rra.yaml`` is Y010 (one archive is one artifact: two
-  artifacts packed side by side are refused, not guessed between).
-* :func:`relabel`: what a command reports about an unpacked archive names the archive as the
-  user gave it, never the temporary directory: a file inside it is ``<archive>#<member>``,
-  the fragment identifier of the packed artifact's media type (media-types.md#media-type-archive).
-
-:func:`validate_submissions` is ``reprobridge validate``, :func:`audit_submissions` is
-``reprobridge audit --table``: an archive that cannot be unpacked safely is an artifact whose
-findings are the unpacker's (C017, C018, Y010); like any artifact that cannot be loaded it
-counts (an error row of the table, an error of the validation). A table row of an archive is
-named by the archive's path and carries the SHA-256 of its uncompressed tar stream.
+The one place where a command turns the path a user gave into an artifact it can read: an
+archive (:func:`is_archive`) is unpacked safely into a temporary directory removed when the
+``with`` block ends (:func:`open_artifact`, :func:`open_submissions`), a folder of
+submissions is expanded (:func:`expand`), and what a command reports names the archive, a
+member as ``<archive>#<member>`` (:func:`relabel`), never the temporary directory. See spec
+§14.4 and §17.3.
 """
 
 from __future__ import annotations
@@ -34,7 +14,7 @@ import dataclasses
 import os
 import shutil
 import tempfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -190,21 +170,11 @@ def _walk(value: Any, pairs: list[tuple[str, str]]) -> Any:
     if isinstance(value, Path):
         return Path(_text(str(value), pairs))
     if hasattr(type(value), "model_fields") and hasattr(value, "model_copy"):  # pydantic
-        changes = {}
-        for name in type(value).model_fields:
-            old = getattr(value, name)
-            new = _walk(old, pairs)
-            if new is not old:
-                changes[name] = new
+        changes = _walk_fields(value, type(value).model_fields, pairs)
         return value.model_copy(update=changes) if changes else value
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        updates = {}
-        for item in dataclasses.fields(value):
-            if item.init:
-                old = getattr(value, item.name)
-                new = _walk(old, pairs)
-                if new is not old:
-                    updates[item.name] = new
+        names = [item.name for item in dataclasses.fields(value) if item.init]
+        updates = _walk_fields(value, names, pairs)
         return dataclasses.replace(value, **updates) if updates else value
     if isinstance(value, list):
         return [_walk(item, pairs) for item in value]
@@ -213,6 +183,17 @@ def _walk(value: Any, pairs: list[tuple[str, str]]) -> Any:
     if isinstance(value, dict):
         return {_walk(k, pairs): _walk(v, pairs) for k, v in value.items()}
     return value
+
+
+def _walk_fields(value: Any, names: Iterable[str], pairs: list[tuple[str, str]]) -> dict[str, Any]:
+    """The fields of ``value`` among ``names`` that :func:`_walk` changed, with their new values."""
+    changes = {}
+    for name in names:
+        old = getattr(value, name)
+        new = _walk(old, pairs)
+        if new is not old:
+            changes[name] = new
+    return changes
 
 
 def relabel(value: T, opened: Sequence[Opened]) -> T:
