@@ -1,27 +1,9 @@
-"""The judge of an agent's results file (spec ``bench``, "Judging"; preview).
+"""The judge of an agent's results file (preview): it never believes the agent.
 
-The judge never believes the agent. For each entry of the results file it:
-
-1. refuses a task the artifact does not have, or one already judged (A073);
-2. needs runs with logs or outputs behind the value (A076 without: ``no-logs``);
-3. opens every log and output the entry names only inside the workspace: an absolute path,
-   a ``..`` or a link that leads out is A074, a missing file, a non-regular file or one over
-   the size cap A075 (``log-refused``); nothing of it is read;
-4. re-extracts each run's value with the artifact's own extractor and transform of the task
-   (the named launcher's, else a scored launcher that measures the task) and aggregates the
-   runs with the measurement's ``aggregate``; no value is A078 (``not-extractable``);
-5. compares the agent's value with the re-extracted one, allowing the rounding of the
-   digits the agent wrote; a difference is A077 (``contradicted``);
-6. judges the re-extracted value against the compatibility interval of the reference
-   observations (the auditor's :func:`~reprobridge_sdk.audit.interval.compatibility_interval`):
-   ``toy`` for a smoke launcher or fewer runs than the task's seeds, else ``inconclusive``
-   without an interval, ``compatible`` inside, ``incompatible`` outside; the ICML label
-   beside it (:data:`~reprobridge_sdk.audit.verdict.ICML`).
-
-An entry that is not ``log-backed`` is ``unsupported`` (ICML ``inconclusive``), never
-verified. A task of the artifact that the file does not report is ``not-reported``
-(``not-executed``). Landmark progress (SUPER's measure) is the fraction of the launcher's
-landmarks that some line of the entry's logs matches.
+Each entry's value is re-extracted from the logs and outputs it names, opened only inside
+the workspace, with the artifact's own extractor; the agent's value is compared with it
+(A073 to A078), and the re-extracted value is judged against the reference observations'
+compatibility interval as the auditor judges a task. See spec §18.3.
 """
 
 from __future__ import annotations

@@ -1,35 +1,10 @@
-"""The workspace variants of an artifact (spec ``bench``, "Variants"; preview).
+"""The workspace variants of an artifact (preview): what an agent is given, one variant per
+part of the artifact held back (``refined``, ``masked-*``, ``expert``, ``raw``).
 
-Each variant is a folder ``OUT/<variant>/`` holding the workspace an agent is given
-(``workspace/``) and its record (``variant.json``,
-:class:`~reprobridge_sdk.model.bench.VariantRecord`) beside it, out of the agent's sight:
-every file of the workspace with its SHA-256, where the code came from, and what of the
-artifact was held back. No variant holds ``runs/`` or the reference observations (the judge
-keeps those).
-
-* ``refined``: the artifact's files (:func:`reprobridge_sdk.contents.artifact_files`: what
-  ``pack`` carries), its manifest without ``tasks[].reference``.
-* ``masked-environment``: ``refined`` without the lock (field and file) and the data list (field,
-  the launchers' ``data`` and the files at the items' destinations).
-* ``masked-launchers``: ``refined`` without the launchers' run fields (``argv``, ``shell``,
-  ``workdir``, ``env``, ``seeds``, ``params``, ``timeout``, ``needs``, ``data``,
-  ``resources``, ``deterministic``); ids, scopes, outputs, landmarks and measurements stay.
-* ``masked-extraction``: ``refined`` without the launchers' measurements and samples (fields
-  and sample files).
-* ``masked-guide``: ``refined`` without the ``guide`` records and the guide file.
-* ``expert``: ``refined`` plus ``expert-commands.json``: per task, the scored launcher that
-  measures it with its argv rendered for each of its seeds (``run_dir`` is
-  ``runs/<launcher>-seed<seed>`` of the workspace, written relative to the launcher's
-  ``workdir``, where the command runs).
-* ``raw``: the upstream repository's tree at the pinned commit, plus ``rra-claims.json``
-  (the paper and, per task, its location, metric, published value and direction). The tree
-  comes from the artifact's bundle, else the upstream cache, else a local upstream path
-  (fetched: a local fetch is offline), else, with ``fetch``, the network; without any, the
-  artifact's refined code directory stands in and the record says so (``refined-code``).
-
-Generation is a function of the artifact's bytes (and the upstream commit): the files are
-written in byte order of their paths, the manifest is rewritten with the comment-keeping
-editor, JSON is written with sorted keys, and no time or absolute path is recorded.
+Each variant is ``OUT/<variant>/workspace/`` with its record ``variant.json`` beside it, out
+of the agent's sight; no variant holds ``runs/`` or the reference observations (the judge
+keeps those). Generation is a function of the artifact's bytes and the upstream commit, so
+the same artifact gives the same variants anywhere. See spec §18.1.
 """
 
 from __future__ import annotations

@@ -1,0 +1,109 @@
+"""How an agent's run ended (:func:`classify`) and what it reported spending through the
+usage channel (:func:`read_usage`). See spec §18.5."""
+
+from __future__ import annotations
+
+import json
+import stat
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from reprobridge_sdk.model.bench import RunOutcome, Usage
+
+__all__ = ["USAGE_NAME", "classify", "read_usage"]
+
+
+#: The usage channel: JSON lines the agent may append in its workspace.
+USAGE_NAME = "bench-usage.jsonl"
+
+
+#: Lines of the usage channel read at most, and its largest size read.
+MAX_USAGE_LINES = 10_000
+
+
+MAX_USAGE_BYTES = 1 << 20
+
+
+#: Bytes of the log scanned for the markers of :func:`classify`.
+SCAN_BYTES = 4 << 20
+
+
+#: Exit codes of a process ended by SIGXCPU: the signal itself, or a shell's (or
+#: bubblewrap's) 128 + 24.
+_CPU_CODES = (-24, 152)
+
+
+_MEMORY_MARKERS = (b"MemoryError", b"Cannot allocate memory", b"std::bad_alloc", b"out of memory")
+
+
+_OUTSIDE_MARKERS = (b"Read-only file system",)
+
+
+def _log_has(log: Path, markers: Sequence[bytes]) -> bool:
+    try:
+        with log.open("rb") as handle:
+            data = handle.read(SCAN_BYTES)
+    except OSError:
+        return False
+    return any(marker in data for marker in markers)
+
+
+def classify(outcome: Any, log: Path) -> RunOutcome:
+    """How a run ended, in this order: ``not-started`` (the command is not there),
+    ``timeout``, ``over-cost`` (stopped when its reported cost passed the cap), ``flood``
+    (output over the cap), ``cpu-limit`` (SIGXCPU), ``over-memory`` (failed, and its output
+    tells of a failed allocation), ``wrote-outside`` (its output tells of a write the sandbox
+    refused: ``Read-only file system``), ``crash`` (any other non-zero exit) and
+    ``finished``."""
+    if outcome.not_found is not None:
+        return "not-started"
+    if outcome.timed_out:
+        return "timeout"
+    if outcome.cancelled:
+        return "over-cost"
+    if outcome.flooded:
+        return "flood"
+    code = outcome.exit_code
+    if code in _CPU_CODES:
+        return "cpu-limit"
+    if code not in (0, None) and _log_has(log, _MEMORY_MARKERS):
+        return "over-memory"
+    if _log_has(log, _OUTSIDE_MARKERS):
+        return "wrote-outside"
+    if code != 0:
+        return "crash"
+    return "finished"
+
+
+def read_usage(workspace: Path) -> Usage:
+    """The usage lines the agent left (:data:`USAGE_NAME`), summed; malformed lines and
+    anything but a regular file of the workspace are ignored."""
+    path = workspace / USAGE_NAME
+    try:
+        info = path.lstat()
+    except OSError:
+        return Usage()
+    if not stat.S_ISREG(info.st_mode):
+        return Usage()
+    with path.open("rb") as handle:
+        data = handle.read(MAX_USAGE_BYTES)
+    tokens: int | None = None
+    cost: float | None = None
+    currency: str | None = None
+    count = 0
+    for line in data.splitlines()[:MAX_USAGE_LINES]:
+        try:
+            item = json.loads(line)
+        except ValueError:
+            continue
+        if not isinstance(item, dict):
+            continue
+        count += 1
+        if isinstance(item.get("tokens"), int) and not isinstance(item["tokens"], bool):
+            tokens = (tokens or 0) + item["tokens"]
+        if isinstance(item.get("cost"), (int, float)) and not isinstance(item["cost"], bool):
+            cost = (cost or 0.0) + float(item["cost"])
+        if isinstance(item.get("currency"), str) and len(item["currency"]) <= 8:
+            currency = item["currency"]
+    return Usage(tokens=tokens, cost=cost, currency=currency, lines=count)
