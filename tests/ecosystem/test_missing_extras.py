@@ -2,15 +2,18 @@
 internal error (exit 3) or a traceback.
 
 The extra is made missing for real, in a real ``reprobridge`` subprocess: a
-``sitecustomize`` module on ``PYTHONPATH`` puts ``None`` in ``sys.modules`` for the
-extra's module, so its import raises ``ImportError`` as on a machine without it. The table
-of commands is checked against the extras the distribution declares, so a new extra without
-a case here fails.
+``sitecustomize`` module on ``PYTHONPATH`` puts a finder first in ``sys.meta_path`` that
+refuses the extra's package and its submodules, so their import raises
+``ModuleNotFoundError`` as on a machine without them (in the command's own child processes
+too). The table of commands is checked against the extras the distribution declares, so a new
+extra without a case here fails. The main job (validate, run, audit) needs no extra: it works
+with every agent-only package blocked.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import subprocess
 import sys
@@ -27,9 +30,19 @@ from reprobridge_sdk import DISTRIBUTION
 
 SITECUSTOMIZE = """\
 import os, sys
-for name in os.environ.get("REPROBRIDGE_TEST_HIDE", "").split(","):
-    if name:
-        sys.modules[name] = None  # import raises ImportError, as without the package
+
+class _Blocked:
+    \"\"\"Refuses the named packages and their submodules, as a machine without them.\"\"\"
+
+    names = {n for n in os.environ.get("REPROBRIDGE_TEST_HIDE", "").split(",") if n}
+
+    @classmethod
+    def find_spec(cls, fullname, path=None, target=None):
+        if fullname.partition(".")[0] in cls.names:
+            raise ModuleNotFoundError(f"No module named {fullname!r}", name=fullname)
+        return None
+
+sys.meta_path.insert(0, _Blocked)
 """
 #: Extras that no command needs on its own: ``all`` gathers the others, ``test`` is ours.
 NOT_COMMANDS = {"all", "test"}
@@ -78,7 +91,16 @@ def _with_data(work: Path, scheme: str) -> str:
     return str(root)
 
 
+def _to_build(work: Path) -> list[str]:
+    source = work / "repo"
+    source.mkdir()
+    (source / "main.py").write_text("print 'accuracy', 0.9\n")  # Python 2: the agent's case
+    (work / "claims.yaml").write_text("claims: []\n")
+    return ["build", str(source), "--claims", str(work / "claims.yaml"), "-o", str(work / "out")]
+
+
 CASES = [
+    Case("agent", "build", "fissix", _to_build, 2),
     Case(
         "pip-tools",
         "lock",
@@ -181,3 +203,69 @@ def test_a_command_without_its_extra_is_e015(case: Case, tmp_path: Path) -> None
     assert "E015" in proc.stderr
     assert f"needs the optional extra {case.extra!r}" in proc.stderr
     assert f"hint: pip install 'reprobridge[{case.extra}]'" in proc.stderr
+
+
+def test_the_hidden_module_is_really_missing(tmp_path: Path) -> None:
+    """The shim's finder makes the package unimportable even though it is installed."""
+    shim = tmp_path / "shim"
+    shim.mkdir()
+    (shim / "sitecustomize.py").write_text(SITECUSTOMIZE)
+    probe = "import importlib.util as u; import fissix.pgen2"
+    proc = subprocess.run(
+        [sys.executable, "-c", probe],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=60,
+        env={**os.environ, "PYTHONPATH": str(shim), "REPROBRIDGE_TEST_HIDE": "fissix"},
+    )
+    assert proc.returncode == 1
+    assert "ModuleNotFoundError: No module named 'fissix'" in proc.stderr
+    assert subprocess.run([sys.executable, "-c", probe], check=False, timeout=60).returncode == 0
+
+
+def test_build_without_the_agent_extra_does_no_work(tmp_path: Path) -> None:
+    proc = _without("fissix", _to_build(tmp_path), tmp_path, {})
+    assert proc.returncode == 2, proc.stderr
+    assert "/extras/agent: E015 error: build needs the optional extra 'agent'" in proc.stderr
+    assert "hint: pip install 'reprobridge[agent]'" in proc.stderr
+    assert not (tmp_path / "out").exists()
+
+
+#: The packages only the build agent imports: the lean install has none of them.
+AGENT_ONLY = "fissix"
+
+
+def test_the_package_imports_without_the_agent_only_packages(tmp_path: Path) -> None:
+    probe = (
+        "import reprobridge_sdk, reprobridge_sdk.api, reprobridge_sdk.audit, "
+        "reprobridge_sdk.run, reprobridge_sdk.validation, reprobridge_sdk.agent.pipeline; "
+        "import sys; print(sorted(m for m in sys.modules if m.startswith('fissix')))"
+    )
+    shim = tmp_path / "shim"
+    shim.mkdir()
+    (shim / "sitecustomize.py").write_text(SITECUSTOMIZE)
+    proc = subprocess.run(
+        [sys.executable, "-c", probe],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+        env={**os.environ, "PYTHONPATH": str(shim), "REPROBRIDGE_TEST_HIDE": AGENT_ONLY},
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "[]"
+
+
+def test_validate_run_and_audit_work_without_the_agent_only_packages(tmp_path: Path) -> None:
+    toy = _toy(tmp_path)
+    validated = _without(AGENT_ONLY, ["validate", toy], tmp_path, {})
+    assert validated.returncode == 0, validated.stdout + validated.stderr
+    ran = _without(AGENT_ONLY, ["run", toy, "scored", "--env", "current"], tmp_path, {})
+    assert ran.returncode == 0, ran.stderr
+    runs = sorted(p.name for p in (Path(toy) / "runs").glob("scored-*"))
+    assert len(runs) == 3, runs  # the scored launcher's three seeds
+    audited = _without(AGENT_ONLY, ["audit", toy, "--format", "json"], tmp_path, {})
+    assert audited.returncode == 0, audited.stderr
+    report = json.loads(audited.stdout)
+    assert {t["attempts"][0]["verdict"] for t in report["tasks"]} == {"compatible"}

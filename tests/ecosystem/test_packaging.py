@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import ast
 import os
 import subprocess
 import sys
-from importlib.metadata import metadata, requires, version
+from importlib.metadata import metadata, packages_distributions, requires, version
 from pathlib import Path
 
 import pytest
 from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
 
 from reprobridge_sdk import DISTRIBUTION
 from reprobridge_sdk.errors import MissingExtraError, require_extra
@@ -45,8 +47,9 @@ def test_extras_and_runtime_dependencies() -> None:
     reqs = [Requirement(text) for text in requires(DISTRIBUTION) or []]
     runtime = {r.name.lower() for r in reqs if r.marker is None or "extra" not in str(r.marker)}
     assert "jsonschema" not in runtime  # only the tests import it
+    assert "fissix" not in runtime  # only the build agent imports it: the extra 'agent'
     extras = set(metadata(DISTRIBUTION).get_all("Provides-Extra") or [])
-    assert {"pip-tools", "signing", "dask", "slurm", "s3", "gcs", "all", "test"} <= extras
+    assert {"agent", "pip-tools", "signing", "dask", "slurm", "s3", "gcs", "all", "test"} <= extras
 
     def names(extra: str) -> set[str]:
         return {
@@ -61,6 +64,39 @@ def test_extras_and_runtime_dependencies() -> None:
     assert "dask-jobqueue" in names("slurm")
     assert {"fsspec", "s3fs"} <= names("s3")
     assert {"fsspec", "gcsfs"} <= names("gcs")
+    assert "fissix" in names("agent")
+    for extra in extras - {"all", "test"}:
+        assert names(extra) <= names("all"), extra  # `all` brings every extra
+
+
+def _imported_outside_agent() -> set[str]:
+    """Top-level names of the modules imported anywhere in the package outside ``agent/``."""
+    package = Path(__file__).resolve().parents[2] / "reprobridge_sdk"
+    found: set[str] = set()
+    for path in package.rglob("*.py"):
+        if path.is_relative_to(package / "agent"):
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                found.update(alias.name.partition(".")[0] for alias in node.names)
+            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                found.add(node.module.partition(".")[0])
+    return found
+
+
+def test_every_runtime_dependency_is_needed_outside_the_build_agent() -> None:
+    """A dependency that only ``agent/`` imports belongs in the extra 'agent', not in the lean
+    install that validate, run and audit need."""
+    reqs = [Requirement(text) for text in requires(DISTRIBUTION) or []]
+    runtime = {canonicalize_name(r.name) for r in reqs if r.marker is None}
+    providers = packages_distributions()
+    imported = {
+        canonicalize_name(dist)
+        for module in _imported_outside_agent()
+        for dist in providers.get(module, [])
+    }
+    assert runtime, "no runtime dependency read"
+    assert runtime <= imported, runtime - imported
 
 
 def test_require_extra_names_the_extra_to_install() -> None:
