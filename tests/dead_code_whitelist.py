@@ -11,14 +11,12 @@ from reprobridge_sdk.authoring._tarsafe import _FixedPaxInfo
 from reprobridge_sdk.cli import _LazyGroup
 from reprobridge_sdk.env._download import _HTTPHandler, _HTTPSHandler
 from reprobridge_sdk.io._yamlcore import _Loader
-from reprobridge_sdk.locks._types import Lock
 from reprobridge_sdk.model._base import SpecModel
 from reprobridge_sdk.validation._evaluator import CompiledSchema
 
 # Public API (README, tests/api).
 ArtifactDir.add_task
 ArtifactDir.add_launcher
-Lock.by_name
 SpecModel.extensions
 CompiledSchema.is_valid
 

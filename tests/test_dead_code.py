@@ -1,11 +1,11 @@
-"""Dead code: vulture over the whole package finds no unused function, method, class,
-property, import or unreachable code outside ``agent/``.
+"""Dead code: vulture over the whole package, ``agent/`` included, finds no unused function,
+method, class, property, import or unreachable code.
 
-``agent/`` is scanned (its uses of the rest count) but not yet reported: it joins the check
-with the build agent's issue. Unused variables and attributes are reported only at vulture's
-full confidence (an unused argument or local): at lower confidence they are pydantic fields
-and dataclass fields, read by serialisation rather than by name. False positives that are
-used from outside the package are listed in ``dead_code_whitelist.py``.
+Only the package counts as a use: a function that only a test calls is dead. Unused variables
+and attributes are reported only at vulture's full confidence (an unused argument or local):
+at lower confidence they are pydantic fields and dataclass fields, read by serialisation
+rather than by name. False positives that are used from outside the package are listed in
+``dead_code_whitelist.py``.
 """
 
 from __future__ import annotations
@@ -18,8 +18,6 @@ import vulture
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "reprobridge_sdk"
 WHITELIST = Path(__file__).resolve().parent / "dead_code_whitelist.py"
-#: Not reported yet (see the module docstring).
-NOT_REPORTED = (PACKAGE / "agent",)
 #: Called by a framework, not by name: pydantic validators, click commands and groups.
 IGNORE_DECORATORS = [
     "@field_validator",
@@ -41,14 +39,14 @@ def _dead() -> list[str]:
     found = []
     for item in scan.get_unused_code(min_confidence=60):
         path = Path(item.filename).resolve()
-        if any(path.is_relative_to(skip) for skip in NOT_REPORTED) or path == WHITELIST:
+        if path == WHITELIST:
             continue
         if item.typ in ALWAYS or item.confidence >= 100:
             found.append(item.get_report(add_size=False))
     return found
 
 
-def test_no_dead_code_outside_agent() -> None:
+def test_no_dead_code() -> None:
     dead = _dead()
     assert dead == [], "remove it, or list a false positive in dead_code_whitelist.py:\n" + (
         "\n".join(dead)

@@ -1275,8 +1275,3 @@ def still_in_use(built: BuilderRecord, failed: BuilderRecord) -> BuilderRecord:
             "environment": ENVIRONMENTS[-1],
         }
     )
-
-
-def interpreter_version() -> str:
-    """``X.Y`` of the running interpreter (the newest environment's)."""
-    return f"{sys.version_info.major}.{sys.version_info.minor}"

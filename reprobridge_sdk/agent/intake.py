@@ -47,7 +47,7 @@ import re
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path, PurePosixPath
@@ -680,8 +680,3 @@ def inventory(
         gpu=gpu,
         license=_license(tree),
     )
-
-
-def iter_python(tree: Tree) -> Iterable[PyFile]:
-    """The parsed Python files of ``tree`` (convenience for later phases)."""
-    return iter(tree.python)

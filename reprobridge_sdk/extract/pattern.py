@@ -90,10 +90,8 @@ class PatternError(ReproBridgeError):
 
 
 def _parser() -> Any:
-    try:
-        import re._parser as parser  # type: ignore[import-not-found]  # noqa: PLC0415 - 3.11+
-    except ImportError:  # pragma: no cover - Python 3.10
-        import sre_parse as parser  # noqa: PLC0415 - the 3.10 name of the same module
+    import re._parser as parser  # type: ignore[import-not-found]  # noqa: PLC0415 - on use
+
     return parser
 
 

@@ -63,13 +63,6 @@ class Lock:
     requires_python: str | None = None
     created_by: str | None = None
 
-    def by_name(self) -> dict[str, list[LockEntry]]:
-        """Entries grouped by normalised name (a name may repeat under different markers)."""
-        groups: dict[str, list[LockEntry]] = {}
-        for entry in self.entries:
-            groups.setdefault(entry.name, []).append(entry)
-        return groups
-
 
 def is_local_location(location: str) -> bool:
     """True for a ``file:`` URL, a filesystem path, or a URL on a loopback host."""

@@ -59,6 +59,14 @@ def test_upstream_commit_is_full_and_holds_the_original_script(data: dict[str, A
     assert (EXAMPLE / upstream["repository"]).resolve() == EXAMPLE.parents[1]
 
 
+def _by_name(entries: Any) -> dict[str, list[Any]]:
+    """Lock entries grouped by normalised name (a name may repeat under different markers)."""
+    groups: dict[str, list[Any]] = {}
+    for entry in entries:
+        groups.setdefault(entry.name, []).append(entry)
+    return groups
+
+
 def test_lock_digest_matches_and_lock_is_clean(data: dict[str, Any]) -> None:
     from reprobridge_sdk.digest import file_sha256
     from reprobridge_sdk.locks.lockfile import check_lock, read_lock
@@ -67,7 +75,7 @@ def test_lock_digest_matches_and_lock_is_clean(data: dict[str, Any]) -> None:
     path = EXAMPLE / lock["path"]
     assert file_sha256(path) == lock["sha256"]
     assert [f.code for f in check_lock(path, lock["format"])] == []
-    pinned = read_lock(path, lock["format"]).by_name()
+    pinned = _by_name(read_lock(path, lock["format"]).entries)
     for name in ("numpy", "scipy", "scikit-learn"):
         entries = pinned[name]
         assert len(entries) == 1
@@ -202,7 +210,7 @@ def _locked_versions(data: dict[str, Any]) -> dict[str, str]:
     from reprobridge_sdk.locks.lockfile import read_lock
 
     lock = data["environment"]["lock"]
-    entries = read_lock(EXAMPLE / lock["path"], lock["format"]).by_name()
+    entries = _by_name(read_lock(EXAMPLE / lock["path"], lock["format"]).entries)
     return {name: str(items[0].version) for name, items in entries.items()}
 
 
