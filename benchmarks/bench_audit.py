@@ -185,7 +185,7 @@ def _bench_core(verdicts: int, repeats: int) -> None:
     quantile per ``n`` (``math`` for the mean and deviation, ``scipy.special.stdtr`` for the
     p-value); and numpy/scipy vectorised per distinct ``n`` (one ``t.ppf``, vectorised means,
     deviations and ``t.sf``; turning the lists into arrays is timed). Rounds alternate the
-    order of the sides, with the cyclic collector paused (as in the audit); medians reported.
+    order of the sides, with the cyclic collector paused on every side; medians reported.
     """
     import numpy as np
     from scipy import special, stats
@@ -282,9 +282,8 @@ def _bench_core(verdicts: int, repeats: int) -> None:
     assert max(totals) - min(totals) <= 1e-6 * max(1.0, *totals), results
     times: dict[str, list[float]] = {name: [] for name in sides}
     names = list(sides)
-    # Every side runs with the cyclic collector paused, as the audit runs its core
-    # (``audit.auditor.collector_paused``): a side that holds its 36,000 results at once is
-    # not charged for the collector rescanning them.
+    # Every side runs with the cyclic collector paused: a side that holds its 36,000 results
+    # at once is not charged for the collector rescanning them.
     gc.disable()
     try:
         for round_ in range(max(1, repeats)):

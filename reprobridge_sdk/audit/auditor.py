@@ -17,10 +17,8 @@ task. In curation mode: every task's published value is compatible with its refe
 
 from __future__ import annotations
 
-import contextlib
-import gc
 import os
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 
@@ -87,7 +85,7 @@ from .verify import (
     verify_attempt,
 )
 
-__all__ = ["audit", "collector_paused", "load_artifact"]
+__all__ = ["audit", "load_artifact"]
 
 AttemptLike = str | os.PathLike[str] | Attempt
 
@@ -231,33 +229,10 @@ def audit(
         rerun_seed=rerun_seed,
     )
     checking = _Trust(trust, rerun_env, rerun_sandbox, archive_sha256, progress)
-    with collector_paused():
-        # No reference kept here: _audit releases the manifest's plain data once validated.
-        return _audit(
-            load_artifact(artifact_path), Path(artifact_path), attempts, options, trust=checking
-        )
-
-
-@contextlib.contextmanager
-def collector_paused() -> Iterator[None]:
-    """Pause Python's cyclic garbage collector for one artifact's audit; its state is restored
-    afterwards, on an exception too (a collector that was off stays off).
-
-    Why: the audit holds the typed manifest (about 17 model objects a task) and every run's
-    record while it allocates the result, and each full collection rescans all of them: at 10k
-    tasks the collections took about a third of the audit's CPU. Nothing is lost: the audit's
-    objects are freed by reference counting as before; only reference cycles (none are made
-    per run or per task; an exception's traceback at most) wait until the collector is back,
-    which bounds what a hostile artifact can leave behind by the audit's own inputs. Memory
-    is unchanged at 10k tasks and 3k runs (the benchmark's peak).
-    """
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
+    # No reference kept here: _audit releases the manifest's plain data once validated.
+    return _audit(
+        load_artifact(artifact_path), Path(artifact_path), attempts, options, trust=checking
+    )
 
 
 def _audit(

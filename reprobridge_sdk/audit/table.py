@@ -47,7 +47,7 @@ from reprobridge_sdk.validation import Mapper
 
 from ._checks import _Trust
 from .attempts import Attempt, label_rates, mean, parse_attempt, spread
-from .auditor import AttemptLike, _audit, _options, collector_paused, load_artifact
+from .auditor import AttemptLike, _audit, _options, load_artifact
 from .badges import TAMPERED
 from .interval import DEFAULT_FLOOR, DEFAULT_LEVEL
 from .present import reason_counts
@@ -93,17 +93,16 @@ def _audit_one(
     """One artifact of a table (top-level so a process pool can run it)."""
     root = Path(artifact_path)
     try:
-        with collector_paused():  # as audit() does: see collector_paused
-            facts = load_artifact(root)
-            mine = (
-                [
-                    Attempt(a.label, a.path if a.path.is_absolute() else facts.root / a.path)
-                    for a in parsed
-                ]
-                if parsed is not None
-                else None
-            )
-            return _audit(facts, root, mine, options, strict=False, trust=checking)
+        facts = load_artifact(root)
+        mine = (
+            [
+                Attempt(a.label, a.path if a.path.is_absolute() else facts.root / a.path)
+                for a in parsed
+            ]
+            if parsed is not None
+            else None
+        )
+        return _audit(facts, root, mine, options, strict=False, trust=checking)
     except ArtifactError as exc:
         return _error_row(artifact_path, exc.message, exc.findings)
     except (RecursionError, MemoryError) as exc:

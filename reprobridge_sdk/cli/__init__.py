@@ -14,6 +14,7 @@ command line runs as ``python -m reprobridge``.
 
 from __future__ import annotations
 
+import gc
 import importlib
 import os
 import sys
@@ -27,6 +28,8 @@ from reprobridge_sdk import DISTRIBUTION
 
 __all__ = ["COMMANDS", "COMPLETE_VAR", "DEBUG_VAR", "EXIT_INTERNAL", "main"]
 
+#: The cyclic collector's thresholds for the whole command (Python's default: 700, 10, 10).
+GC_THRESHOLD = (100_000, 50, 100)
 #: Exit status of an internal error.
 EXIT_INTERNAL = 3
 #: Set to 1 (or true, yes) to print the traceback of an internal error.
@@ -136,6 +139,9 @@ def main(argv: list[str] | None = None, *, prog_name: str = "reprobridge") -> An
     """
     global _debug  # noqa: PLW0603 - reset per call: main() may run many times in a process
     _debug = os.environ.get(DEBUG_VAR, "").strip().lower() in ("1", "true", "yes")
+    # A command holds a manifest's data while it allocates: collect young objects rarely, so
+    # that full collections do not rescan it (the library itself leaves the collector alone).
+    gc.set_threshold(*GC_THRESHOLD)
     try:
         return cli.main(
             args=argv, prog_name=prog_name, complete_var=COMPLETE_VAR, standalone_mode=True

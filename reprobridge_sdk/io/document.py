@@ -36,9 +36,8 @@ could nest past the composer's safe depth (more than 400 flow brackets, or a lin
 indentation and block indicators could open that many levels: ``2 * (indent + 1)`` plus its
 ``-``, ``?`` and ``:`` characters); a long line of prose or a long URL no longer triggers it.
 Below that bound the converter reports Y005 at the same collection as the walk would. The
-garbage collector is paused while nodes are composed and converted (restored in a
-``finally``): the node graph is acyclic and short-lived, and without the pause every young
-generation collection rescans it, which made a 10k-task manifest cost twice its time.
+garbage collector is left alone: the command line sets its thresholds for the whole command
+(:data:`reprobridge_sdk.cli.GC_THRESHOLD`).
 
 A document with a fatal problem (Y001, Y004-Y007, Y011) has ``data`` set to ``None``.
 
@@ -51,11 +50,8 @@ YAML read from parser events), ``_nodes`` (the node converter, positions and fin
 
 from __future__ import annotations
 
-import contextlib
 import functools
-import gc
 import os
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -100,7 +96,6 @@ __all__ = [
     "Document",
     "core_tag",
     "escape_pointer",
-    "gc_paused",
     "json_type",
     "load_document",
     "nests_too_deep",
@@ -119,7 +114,7 @@ class Document:
     #: Pointers of numbers JSON cannot carry (``.nan``, ``.inf``, overlong integers): S004.
     unrepresentable: set[str] = field(default_factory=set)
     # None until asked for: a document read without a finding has its positions computed
-    # from ``text`` when the first position is asked for (see _parse_nodes).
+    # from ``text`` when the first position is asked for (see _parse).
     _positions: dict[str, tuple[int, int]] | None = field(default=None, repr=False)
     _key_positions: dict[str, tuple[int, int]] | None = field(default=None, repr=False)
     # Finds single pointers in ``text`` while the maps above are not computed (see locate).
@@ -266,13 +261,6 @@ def _several_documents(text: str) -> bool:
 
 
 def _parse(label: str, text: str) -> Document:
-    # The nodes are released when _parse_nodes returns, before the collector runs again:
-    # it then scans the converted values only, never the node graph.
-    with gc_paused():
-        return _parse_nodes(label, text)
-
-
-def _parse_nodes(label: str, text: str) -> Document:
     plain = _json_subset(text)
     if plain is not None:  # positions, if asked for, are found in the text
         return Document(label, text, data=plain, _json_text=True)
@@ -359,28 +347,8 @@ def _positions_of(
     """The positions of values and keys of a document that was read without a finding
     (composed and converted again, this time recording where each value is)."""
     scratch = Document(label, text, _positions={}, _key_positions={})
-    with gc_paused():
-        root = yaml.compose(text, Loader=_Loader)
-        if root is not None:  # no node (a file that did not decode, an empty text): no position
-            _Converter(scratch).convert(root, "", 0)
+    root = yaml.compose(text, Loader=_Loader)
+    if root is not None:  # no node (a file that did not decode, an empty text): no position
+        _Converter(scratch).convert(root, "", 0)
     assert scratch._positions is not None and scratch._key_positions is not None
     return scratch._positions, scratch._key_positions
-
-
-@contextlib.contextmanager
-def gc_paused() -> Iterator[None]:
-    """Pause the cyclic garbage collector for the block; restore its state even on an
-    exception (a collector that was off stays off).
-
-    For work that holds a large acyclic structure (a document's data, a node graph) while
-    it allocates many short-lived objects: each full collection would rescan all of it.
-    Objects are still freed by reference counting; only reference cycles wait for the
-    collector to be back.
-    """
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()

@@ -196,22 +196,25 @@ class OpenRoot:
     opened. Close it (or use it as a context manager) when the reads are done.
     """
 
-    __slots__ = ("base", "fd", "head", "parts", "path")
+    __slots__ = ("base", "fd", "parts", "path", "spellings")
 
-    def __init__(self, root: str | os.PathLike[str]) -> None:
+    def __init__(
+        self, root: str | os.PathLike[str], *, base: str | None = None, fd: int | None = None
+    ) -> None:
+        """Resolve and open ``root``; or, from :meth:`below`, take its resolved ``base`` and
+        the descriptor ``fd`` already opened there (owned from now on)."""
         self.path = os.fspath(root)
-        self.base = os.path.realpath(root)
-        try:
-            self.fd = os.open(self.base, _DIRECTORY)
-        except OSError as exc:
-            raise _open_error(exc, Path(self.base), root) from None
-        self._spell()
-
-    def _spell(self) -> None:
-        #: The components of the resolved root, and the prefix of a path spelled through the
-        #: root as given (:func:`_spelled_head`): made once, used by every read below it.
+        self.base = os.path.realpath(root) if base is None else base
+        if fd is None:
+            try:
+                fd = os.open(self.base, _DIRECTORY)
+            except OSError as exc:
+                raise _open_error(exc, Path(self.base), root) from None
+        self.fd = fd
+        #: The components of the resolved root, and the root's spellings a path below it may
+        #: start with: made once, used by every read below it.
         self.parts = _parts(self.base)
-        self.head = _spelled_head(self.path)
+        self.spellings = _spellings(self.path, self.base)
 
     def below(self, relative: str, path: str | os.PathLike[str]) -> OpenRoot:
         """The directory ``relative`` below this root (``/``-separated names, none empty,
@@ -225,11 +228,7 @@ class OpenRoot:
         if any(name in ("", ".", "..") for name in names):
             msg = f"not a plain relative path: {relative!r}"
             raise ValueError(msg)
-        base = self.base
-        real = f"{base}/{relative}" if base != "/" else f"/{relative}"
-        opened = object.__new__(OpenRoot)
-        opened.path = os.fspath(path)
-        opened.base = real
+        real = os.path.join(self.base, relative)  # noqa: PTH118 - the root's spelling, a str
         fd = self.fd
         try:
             for name in names:
@@ -241,10 +240,7 @@ class OpenRoot:
             if fd != self.fd:
                 os.close(fd)
             raise _open_error(exc, Path(real), path) from None
-        opened.fd = fd if fd != self.fd else os.dup(fd)
-        opened.parts = [*self.parts, *names]  # what _parts(real) gives: plain names below
-        opened.head = _spelled_head(opened.path)
-        return opened
+        return OpenRoot(path, base=real, fd=fd if fd != self.fd else os.dup(fd))
 
     def __fspath__(self) -> str:
         return self.path
@@ -279,13 +275,12 @@ def open_regular(
     file. Raises :class:`UnsafeFileError`, or ``FileNotFoundError`` when it is missing
     (callers report a missing file with their own code).
     """
-    target = _as_named(path)
+    target = Path(path)
     if isinstance(root, OpenRoot):
         fd = _open_beneath(root.path, target, allow_links=allow_links, opened=root)
     elif root is not None:
         fd = _open_beneath(root, target, allow_links=allow_links)
     else:
-        target = Path(target)
         if not allow_links and target.is_symlink():
             raise UnsafeFileError("link", target, f"{target} is a symbolic link")
         target = _real(target)
@@ -309,27 +304,6 @@ def open_regular(
         raise
 
 
-def _as_named(path: str | os.PathLike[str]) -> str | Path:
-    """``path`` as a read names it in messages: ``Path(path)``, or the string itself when it is
-    already spelled as that path prints (the run loops' joined names; no object per open).
-
-    A string is so spelled when it is not empty and has no empty or ``.`` component: no
-    ``//``, no ``./`` at its start, ``/./`` inside, or ``/`` or ``/.`` at its end.
-    """
-    if isinstance(path, Path):
-        return path
-    if (
-        isinstance(path, str)
-        and path
-        and "//" not in path
-        and "/./" not in path
-        and not path.startswith("./")
-        and not path.endswith(("/", "/."))
-    ):
-        return path
-    return Path(path)
-
-
 def _open_error(exc: OSError, target: str | Path, path: str | os.PathLike[str]) -> Exception:
     """The refusal (or ``FileNotFoundError``) for an ``open`` of ``target`` that failed."""
     if exc.errno == errno.ELOOP:
@@ -343,23 +317,21 @@ def _parts(path: str) -> list[str]:
     return [part for part in path.split(os.sep) if part not in ("", ".")]  # noqa: PTH206
 
 
-def _spelled_head(root: str | os.PathLike[str]) -> str | None:
-    """The prefix of a path spelled through ``root`` as given (``root`` and a separator), or
-    ``None`` when that spelling cannot be cut off as written (an empty root, or one with
-    ``..``): :func:`_relative_parts`'s shortcut."""
-    given = os.fspath(root)
-    if given and ".." not in _parts(given):
-        return given.rstrip(os.sep) + os.sep
-    return None
+def _spellings(root: str | os.PathLike[str], base: str) -> tuple[tuple[str, ...], ...]:
+    """The components of ``root`` made absolute (``..`` folded), and of ``base`` (``root``
+    resolved): the two spellings a path below the root starts with."""
+    return Path(os.path.abspath(root)).parts, Path(base).parts  # noqa: PTH100 - ``..`` folded
 
 
 def _relative_parts(
-    root: str | os.PathLike[str], base: str, path: str | Path, head: str | bool | None = True
+    root: str | os.PathLike[str],
+    base: str,
+    path: str | Path,
+    spellings: tuple[tuple[str, ...], ...] | None = None,
 ) -> list[str]:
     """The components of ``path`` below ``root``, as written (no link followed).
 
-    ``head``: :func:`_spelled_head` of ``root`` when the caller made it once (an
-    :class:`OpenRoot`), ``True`` to make it here.
+    ``spellings``: :func:`_spellings` of the root, when the caller made them once.
 
     ``base`` is ``root`` resolved by the caller, once per open (never cached across calls:
     the root may change between them).
@@ -369,20 +341,10 @@ def _relative_parts(
     once to find what it names, and that name is then resolved again from the root's
     descriptor like any other.
     """
-    # the path spelled through the root as given, a root without ``..``: what follows it,
-    # as written (what the general case below finds, without asking for the working
-    # directory twice per open)
-    if head is True:
-        head = _spelled_head(root)
-    spelled = os.fspath(path)
-    if isinstance(head, str) and spelled.startswith(head):
-        return _parts(spelled[len(head) :])
-    # strings, not Path objects: components as written, and no object per lookup
-    full = _parts(os.path.join(os.getcwd(), path))  # noqa: PTH109, PTH118
-    for spelling in (os.path.abspath(root), base):  # noqa: PTH100
-        prefix = _parts(spelling)
+    full = Path(path).absolute().parts  # as written: ``..`` kept, no link followed
+    for prefix in spellings or _spellings(root, base):
         if full[: len(prefix)] == prefix:
-            return full[len(prefix) :]
+            return list(full[len(prefix) :])
     real, base_path = _real(path), Path(base)
     if real != base_path and base_path not in real.parents:
         raise UnsafeFileError("escapes", path, f"{path} leads outside {root} (to {real})")
@@ -419,7 +381,7 @@ def _open_beneath(
         pending = deque(_relative_parts(root, base, path))
     else:  # the root's spellings, made once when it was opened
         base, root_parts = opened.base, opened.parts
-        pending = deque(_relative_parts(root, base, path, opened.head))
+        pending = deque(_relative_parts(root, base, path, opened.spellings))
     # an opened root's own descriptor is walked from, never closed here (no duplicate per read)
     borrowed = opened is not None
     try:

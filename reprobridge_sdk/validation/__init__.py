@@ -31,7 +31,7 @@ from typing import Any
 from reprobridge_sdk.errors import ArtifactError
 from reprobridge_sdk.findings import Finding, Severity, finding
 from reprobridge_sdk.io import safefs
-from reprobridge_sdk.io.document import Document, gc_paused, load_document
+from reprobridge_sdk.io.document import Document, load_document
 
 #: Spreads a function over items and returns the results in order: ``mapper(fn, items)``.
 Mapper = Callable[[Callable[[Any], Any], Sequence[Any]], list[Any]]
@@ -190,22 +190,15 @@ def validate_artifact(
 
     ``document``: the manifest as the caller loaded it with :func:`load_document` under the
     name ``<label>/rra.yaml``; it is then not read again.
-
-    The cyclic garbage collector is paused while one artifact is checked (its state is
-    restored afterwards, on an exception too): the layers hold the manifest's data while
-    they allocate, and each full collection rescanned all of it, a third of the CPU of
-    validating a 10k-task manifest. The layers make no reference cycle per task or
-    launcher, so memory is unchanged; the collector runs again between artifacts.
     """
-    with gc_paused():
-        return _validate_artifact(
-            label,
-            root,
-            manifest,
-            check_files=check_files,
-            fail_fast=fail_fast,
-            document=document,
-        )
+    return _validate_artifact(
+        label,
+        root,
+        manifest,
+        check_files=check_files,
+        fail_fast=fail_fast,
+        document=document,
+    )
 
 
 def _validate_artifact(

@@ -8,11 +8,8 @@ import os
 from pathlib import Path
 
 import pytest
-from hypothesis import example, given, settings
-from hypothesis import strategies as st
 
 from reprobridge_sdk.io import safefs
-from reprobridge_sdk.io.safefs import _as_named
 
 
 def _outcome(path: Path, root: Path | safefs.OpenRoot, allow_links: bool) -> str:
@@ -83,19 +80,6 @@ def test_a_root_that_cannot_be_opened_raises_like_a_read(tmp_path: Path) -> None
         safefs.OpenRoot(tmp_path / "file")
 
 
-@settings(max_examples=300)
-@given(name=st.text(alphabet="a./", max_size=8))
-@example(name="")
-@example(name=".")
-@example(name="//a")
-@example(name="a/")
-@example(name="a/.")
-def test_a_read_names_a_string_as_its_path_prints(name: str) -> None:
-    """A string is used as it is only when it is spelled as its path prints (the run loops'
-    names, no object per open); any other spelling is named through the path, as before."""
-    assert os.fspath(_as_named(name)) == str(Path(name))
-
-
 @pytest.mark.parametrize("name", ["d/x.txt", "d//x.txt", "./d/x.txt", "d/./x.txt", "link"])
 def test_a_refusal_names_the_file_as_the_path_does(tmp_path: Path, name: str) -> None:
     root = tmp_path / "run"
@@ -132,7 +116,7 @@ def test_a_directory_below_is_opened_without_following_a_link(tmp_path: Path) ->
             safefs.OpenRoot(attempt / "a" / "b") as direct,
         ):
             assert safefs.read_bytes(attempt / "a/b/f.txt", root=nested) == b"nested"
-            spellings = ("path", "base", "parts", "head")
+            spellings = ("path", "base", "parts")
             assert [getattr(nested, a) for a in spellings] == [
                 getattr(direct, a) for a in spellings
             ]
