@@ -1,5 +1,7 @@
 """One HTTP(S) transfer of a data item into its ``.part`` file, within bounds.
 
+Why no library: no HTTP client bounds each phase of a response by a deadline and a minimum rate.
+
 Rules (spec ``security.md#data-fetch``). A response has three phases, each with a deadline
 and, from its first byte until it ends, a minimum rate (``min_rate`` bytes over each
 ``window`` seconds): the status line and the headers must each arrive within ``timeout``

@@ -1,5 +1,7 @@
 """The safe file layer: every read and write of an artifact's or a run's files goes through it.
 
+Why no library: none resolves paths below a root's descriptor with caps (os lacks openat2).
+
 An artifact and its evidence are written by strangers. Reading or writing them must not leave
 the directory they live in, hang, or read without bound. The rules, in the order they apply:
 

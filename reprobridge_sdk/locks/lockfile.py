@@ -1,5 +1,30 @@
 """Locks: pip hashed requirements and PEP 751 ``pylock.toml`` (spec §6.4, ``locks``).
 
+Why no library: pip's requirements-file parser is private and has no line:col (PEP 508: packaging).
+
+The requirements-file grammar read here (pip's, as far as a lock uses it), in EBNF:
+
+.. code-block:: ebnf
+
+    file         = { logical } ;
+    logical      = { physical "\" newline } physical ;  (* joined; a "#" line ends it *)
+    physical     = { char - newline } [ comment ] ;
+    comment      = ( line start | whitespace ) "#" { char - newline } ;  (* dropped *)
+    line         = option-line | requirement-line ;  (* blank lines are skipped *)
+    option-line  = option [ value ] ;  (* the first word starts with "-" *)
+    option       = "--" name [ "=" value ] | "-" letter [ value ] ;
+    requirement-line = requirement { " " per-req } ;  (* split at the first " -" word *)
+    requirement  = pep508 | url ;  (* packaging.requirements.Requirement *)
+    per-req      = "--hash" ( "=" | ws ) algorithm ":" hex
+                 | ( "--config-settings" | "--global-option" | "--install-option" )
+                   ( "=" | ws ) value ;
+    algorithm    = "sha256" | "sha384" | "sha512" | "sha224" | "sha1" | "md5" ;
+
+Option lines: ``-i``/``--index-url``, ``--extra-index-url``, ``-f``/``--find-links`` (a
+location: L004 when machine-local), ``-r``/``-c`` (L009), ``-e`` (L001 or L004), and the
+harmless ``--no-index``, ``--prefer-binary``, ``--require-hashes``, ``--pre``,
+``--no-binary``, ``--only-binary``, ``--trusted-host``, ``--use-feature``; any other is L003.
+
 Two entry points:
 
 * :func:`read_lock` returns a frozen :class:`Lock` (normalised names, pinned versions,
