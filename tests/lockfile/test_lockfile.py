@@ -57,7 +57,7 @@ def test_read_requirements_lock() -> None:
     assert len(lock.entries[0].hashes) == 2
     assert lock.entries[1].markers == 'python_version < "3.12"'
     assert lock.entries[0].line == 4
-    assert lock.by_name()["numpy"][1].version == "2.1.0"
+    assert lock.entries[2].markers == 'python_version >= "3.12"'
     assert lock.entries[3].requirement == "six==1.17.0"
 
 
