@@ -34,6 +34,7 @@ __all__ = [
     "Severity",
     "code_info",
     "finding",
+    "finding_line",
     "registry",
     "terminal_text",
 ]
@@ -232,3 +233,36 @@ def terminal_text(text: str, *, lines: bool = False) -> str:
     """
     pattern = _CONTROL_BUT_NEWLINE if lines else _CONTROL
     return pattern.sub(_shown, text) if pattern.search(text) else text
+
+
+#: ANSI colours of :func:`finding_line`.
+_COLORS = {"error": "\033[31m", "warning": "\033[33m", "info": "\033[36m"}
+_BOLD, _DIM, _RESET = "\033[1m", "\033[2m", "\033[0m"
+
+
+def finding_line(item: Any, label: str = "", *, color: bool = False) -> str:
+    """One finding in the one line shape, ``where: CODE severity message [pointer]``, then
+    ``    hint: ...`` on a line of its own when it has a hint.
+
+    ``item`` is a :class:`Finding` or a finding in its JSON form's model (the audit's and the
+    bench's, with the same fields). ``where`` is its ``file:line:col``, else ``label`` (what it
+    is about), else ``-``. The artifact's text in it is shown with its control characters
+    visible.
+    """
+    file, line_no = item.file or "", item.line or 0
+    location = f"{file}:{line_no}:{item.col or 1}" if file and line_no else file
+    where = terminal_text(location or label or "-")
+    severity = str(getattr(item.severity, "value", item.severity))
+    pointer = f" [{terminal_text(item.path)}]" if item.path else ""
+    message = terminal_text(item.message)
+    if color:
+        paint = _COLORS[severity]
+        line = (
+            f"{_BOLD}{where}:{_RESET} {_BOLD}{item.code}{_RESET} {paint}{severity}{_RESET} "
+            f"{message}{_DIM}{pointer}{_RESET}"
+        )
+    else:
+        line = f"{where}: {item.code} {severity} {message}{pointer}"
+    if item.hint:
+        line += f"\n    hint: {terminal_text(item.hint)}"
+    return line

@@ -24,6 +24,7 @@ import math
 from collections.abc import Callable, Iterator
 from xml.etree import ElementTree as ET
 
+from reprobridge_sdk.findings import finding_line
 from reprobridge_sdk.findings import terminal_text as _t
 from reprobridge_sdk.model.audit import (
     AttemptSummary,
@@ -113,10 +114,7 @@ def _text_one(result: AuditResult, color: bool, name: str | None = None) -> list
     for badge, reasons in badges.reasons.items():
         label = "results reproduced" if badge == "reproduced" else badge
         lines.extend(_withheld_lines(label, reasons))
-    lines.extend(
-        f"  {f.code} {_t(f.message)}" + (f" ({_t(f.path)})" if f.path else "")
-        for f in result.findings
-    )
+    lines.extend(finding_line(f, result.artifact) for f in result.findings)
     lines.extend(_evidence_lines(result))
     width = max([len(_t(t.id)) for t in result.tasks] + [4])
     many = len(result.attempts) > 1 or result.options.curation
@@ -349,7 +347,7 @@ def render_text(result: AuditResult | AuditTable, *, color: bool = False) -> str
         if item is not None:
             lines.extend(_text_one(item, color, row.label))
             lines.append("")
-    lines.extend(f"{_t(e.file or '')}: {e.code} {_t(e.message)}" for e in result.errors)
+    lines.extend(finding_line(e, "") for e in result.errors)
     lines.extend(_table_lines(result))
     lines.append(
         f"task-level success {_rate(result.task_level)}, "

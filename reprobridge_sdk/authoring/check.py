@@ -397,12 +397,20 @@ def check(
         confine = ["--sandbox"] if sandbox else []
         steps: list[tuple[str, list[str], str]] = [
             ("validate", ["validate", str(copy), "--format", "json"], "validate"),
-            ("smoke", ["run", str(copy), "--scope", "smoke", "--json", *confine], "smoke"),
+            (
+                "smoke",
+                ["run", str(copy), "--scope", "smoke", "--format", "json", *confine],
+                "smoke",
+            ),
             ("audit", ["audit", str(copy), "--format", "json"], "audit"),
         ]
         if scored:
             steps += [
-                ("scored", ["run", str(copy), "--scope", "scored", "--json", *confine], "scored"),
+                (
+                    "scored",
+                    ["run", str(copy), "--scope", "scored", "--format", "json", *confine],
+                    "scored",
+                ),
                 ("audit-scored", ["audit", str(copy), "--format", "json"], "audit-scored"),
             ]
         for name, args, kind in steps:

@@ -14,19 +14,31 @@ command line runs as ``python -m reprobridge``.
 
 from __future__ import annotations
 
+import functools
 import gc
 import importlib
 import os
 import sys
 import traceback
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import click
 
 from reprobridge_sdk import DISTRIBUTION
 
-__all__ = ["COMMANDS", "COMPLETE_VAR", "DEBUG_VAR", "EXIT_INTERNAL", "main"]
+__all__ = [
+    "COMMANDS",
+    "COMPLETE_VAR",
+    "DEBUG_VAR",
+    "EXIT_INTERNAL",
+    "SuggestingGroup",
+    "artifact_alias",
+    "main",
+]
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 #: The cyclic collector's thresholds for the whole command (Python's default: 700, 10, 10).
 GC_THRESHOLD = (100_000, 50, 100)
@@ -64,7 +76,61 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
 }
 
 
-class _LazyGroup(click.Group):
+class SuggestingGroup(click.Group):
+    """A group that suggests the nearest command for a misspelt one, as click does for an
+    option (``No such command 'valdate'. Did you mean 'validate'?``)."""
+
+    def resolve_command(
+        self, ctx: click.Context, args: list[str]
+    ) -> tuple[str | None, click.Command | None, list[str]]:
+        name = click.utils.make_str(args[0]) if args else ""
+        if args and self.get_command(ctx, name) is None and not name.startswith("-"):
+            import difflib  # noqa: PLC0415 - only for a misspelt command
+
+            near = difflib.get_close_matches(name, self.list_commands(ctx), n=1)
+            hint = f" Did you mean {near[0]!r}?" if near else ""
+            ctx.fail(f"No such command {name!r}.{hint}")
+        return super().resolve_command(ctx, args)
+
+
+def artifact_alias(name: str = "path", *, rest: str | None = None) -> Callable[[F], F]:
+    """``-C PATH``, an alias of the command's positional artifact argument ``name``.
+
+    A command with one artifact takes ``-C PATH`` or ``PATH``, not both; a command with many
+    (``validate``, ``audit``) adds ``-C PATH`` to them. With ``rest`` (the command's further
+    positional arguments, ``data verify``'s items), a positional PATH given with ``-C`` is the
+    first of them.
+    """
+
+    def decorate(f: F) -> F:
+        @functools.wraps(f)
+        def wrapper(*args: Any, artifact_alias: str | None = None, **kwargs: Any) -> Any:
+            if artifact_alias is None:
+                return f(*args, **kwargs)
+            given = kwargs.get(name)
+            if isinstance(given, tuple):  # many artifacts: -C adds one
+                kwargs[name] = (*given, artifact_alias)
+                return f(*args, **kwargs)
+            if given is not None and str(given) != ".":
+                if rest is None:
+                    msg = f"the artifact is named twice ({given} and -C {artifact_alias})"
+                    raise click.UsageError(msg)
+                kwargs[rest] = (str(given), *kwargs[rest])
+            kwargs[name] = artifact_alias if given is None else type(given)(artifact_alias)
+            return f(*args, **kwargs)
+
+        return click.option(  # type: ignore[return-value]
+            "-C",
+            "--artifact",
+            "artifact_alias",
+            metavar="PATH",
+            help="The artifact, as the positional PATH names it (an alias).",
+        )(wrapper)
+
+    return decorate
+
+
+class _LazyGroup(SuggestingGroup):
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted(COMMANDS)
 
@@ -117,11 +183,14 @@ def cli(debug: bool, isolated: bool, config_file: str | None) -> None:
     """
     from reprobridge_sdk import config  # noqa: PLC0415 - light, and needed by every command
 
+    from ._output import reset  # noqa: PLC0415 - light, and needed by every command
+
     global _debug  # noqa: PLW0603 - read by main() after click has returned or raised
     _debug = _debug or debug
     if isolated and config_file is not None:
         raise click.UsageError("--isolated and --config exclude each other")
     config.choose_config(isolated=isolated, file=config_file)
+    reset()
     # the choice is this invocation's: a later one in the same process starts afresh
     click.get_current_context().call_on_close(config.choose_config)
 

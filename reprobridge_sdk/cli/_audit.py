@@ -15,8 +15,15 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from reprobridge_sdk.cli._env_output import echo
-from reprobridge_sdk.findings import terminal_text
+from reprobridge_sdk.cli import artifact_alias
+from reprobridge_sdk.cli._output import (
+    color,
+    echo,
+    fail,
+    machine_format,
+    report_file,
+    report_options,
+)
 
 from ._executor import batch_mapper, executor_options
 
@@ -29,12 +36,6 @@ F = TypeVar("F", bound=Callable[..., Any])
 #: The committee's default sample (``reprobridge_sdk.audit.rerun.DEFAULT_SAMPLE``; not
 #: imported here, to keep ``--help`` fast).
 DEFAULT_SAMPLE = 4
-
-
-def _colour() -> bool:
-    from reprobridge_sdk.config import color_enabled  # noqa: PLC0415 - lazy
-
-    return color_enabled(sys.stderr)
 
 
 def rerun_options(default: str | None) -> Callable[[F], F]:
@@ -121,12 +122,15 @@ def sandbox_rerun_option(command: F) -> F:
 @click.option(
     "--format",
     "fmt",
+    callback=machine_format,
     type=click.Choice(["text", "json", "junit", "html", "csv"]),
     default="text",
     show_default=True,
     help="Report format; csv: the table, one row per artifact, for a spreadsheet.",
 )
-@click.option("--output", "-o", metavar="FILE", help="Write the report to FILE.")
+@click.option(
+    "-o", "--output", metavar="FILE", callback=report_file, help="Write the report to FILE."
+)
 @click.option(
     "--jobs",
     "-j",
@@ -151,6 +155,8 @@ def sandbox_rerun_option(command: F) -> F:
     help="Also write the JSON report signed (DSSE envelope) with --key or the key variable.",
 )
 @click.option("--key", "key_file", type=click.Path(dir_okay=False), help="Key for --attest.")
+@report_options
+@artifact_alias("paths")
 def audit(  # noqa: PLR0917 - click passes every option as an argument
     paths: tuple[str, ...],
     runs: tuple[str, ...],
@@ -386,7 +392,7 @@ def run_audit_command(request: AuditRequest) -> None:
                     render(
                         result,
                         request.fmt,
-                        color=request.fmt == "text" and request.output is None and _colour(),
+                        color=request.fmt == "text" and request.output is None and color(),
                     ).encode("utf-8")
                 ]
             )
@@ -395,17 +401,10 @@ def run_audit_command(request: AuditRequest) -> None:
             atomic_write_bytes(request.output, chunks)
             echo(f"wrote {request.output}: {'PASS' if result.passed else 'FAIL'}", err=True)
         else:
-            stream = sys.stderr if request.fmt == "text" else sys.stdout
             for chunk in chunks:
-                stream.write(chunk.decode("utf-8"))
+                sys.stdout.write(chunk.decode("utf-8"))
     except ReproBridgeError as exc:
-        echo(f"error: {exc.message}", err=True)
-        for item in exc.findings:
-            where = item.location or item.path
-            echo(terminal_text(f"  {item.code} {where}: {item.message}".rstrip()), err=True)
-            if item.hint:
-                echo(f"    hint: {terminal_text(item.hint)}", err=True)
-        sys.exit(2)
+        fail(exc)
     except OSError as exc:
         echo(f"error: cannot write {exc.filename}: {exc.strerror}", err=True)
         sys.exit(2)

@@ -11,13 +11,23 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NoReturn
 
 import click
 
-from reprobridge_sdk.cli._env_output import echo
+from reprobridge_sdk.cli import SuggestingGroup
+from reprobridge_sdk.cli._executor import EXECUTOR_CHOICE
+from reprobridge_sdk.cli._output import (
+    echo,
+    fail,
+    json_format,
+    machine_format,
+    out_option,
+    report_file,
+    report_options,
+)
 from reprobridge_sdk.cli._safety import sandbox_option, warn_unsandboxed
-from reprobridge_sdk.findings import terminal_text
+from reprobridge_sdk.findings import finding_line, terminal_text
 
 if TYPE_CHECKING:
     from reprobridge_sdk.errors import ReproBridgeError
@@ -26,17 +36,11 @@ if TYPE_CHECKING:
 __all__ = ["bench"]
 
 
-def _error(exc: ReproBridgeError) -> None:
-    echo(f"error: {exc.message}", err=True)
-    for item in exc.findings:
-        where = item.location or item.path
-        echo(terminal_text(f"  {item.code} {where}: {item.message}".rstrip()), err=True)
-        if item.hint:
-            echo(f"    hint: {terminal_text(item.hint)}", err=True)
-    sys.exit(2)
+def _error(exc: ReproBridgeError) -> NoReturn:
+    fail(exc)
 
 
-@click.group("bench")
+@click.group("bench", cls=SuggestingGroup)
 def bench() -> None:
     """Measure whether an artifact helps a reproducing agent (preview).
 
@@ -47,13 +51,10 @@ def bench() -> None:
 
 @bench.command("variants")
 @click.argument("artifact")
-@click.option(
-    "-o",
-    "--out",
-    "out",
+@out_option(
+    "The folder that receives one folder per variant.",
     required=True,
     type=click.Path(path_type=Path, file_okay=False),
-    help="The folder that receives one folder per variant.",
 )
 @click.option(
     "--variants",
@@ -63,7 +64,7 @@ def bench() -> None:
     "masked-launchers, masked-extraction, masked-guide, expert.",
 )
 @click.option("--fetch", is_flag=True, help="raw: fetch the upstream over the network if needed.")
-@click.option("--json", "as_json", is_flag=True, help="Print the variants' records as JSON.")
+@json_format("Print the variants' records as JSON.")
 def variants(artifact: str, out: Path, names: str | None, fetch: bool, as_json: bool) -> None:
     """Write the workspaces an agent is given, each with its variant.json record.
 
@@ -107,7 +108,7 @@ def _text(judgement: BenchJudgement) -> str:
             f"  {claim.task}: {claim.verdict} ({claim.icml}), {claim.support};"
             f" value {value}, from logs {extracted}{interval}{marks}"
         )
-        lines.extend(f"    {f.code}: {f.message}" for f in claim.findings)
+        lines.extend(finding_line(f, claim.task) for f in claim.findings)
     counts = ", ".join(f"{name} {count}" for name, count in judgement.icml_counts.items())
     lines.append(f"  ICML: {counts}")
     if judgement.progress is not None:
@@ -136,12 +137,16 @@ def _text(judgement: BenchJudgement) -> str:
 @click.option(
     "--format",
     "fmt",
+    callback=machine_format,
     type=click.Choice(["text", "json"]),
     default="text",
     show_default=True,
     help="text on stderr, json on stdout.",
 )
-@click.option("--output", "-o", metavar="FILE", help="Write the judgement to FILE.")
+@click.option(
+    "-o", "--output", metavar="FILE", callback=report_file, help="Write the judgement to FILE."
+)
+@report_options
 def judge(  # noqa: PLR0917 - click passes every option as an argument
     artifact: str,
     results: Path,
@@ -181,7 +186,7 @@ def judge(  # noqa: PLR0917 - click passes every option as an argument
             atomic_write_bytes(output, text.encode("utf-8"))
             echo(f"wrote {output}", err=True)
         else:
-            (sys.stdout if fmt == "json" else sys.stderr).write(text)
+            sys.stdout.write(text)
     except ReproBridgeError as exc:
         _error(exc)
     except OSError as exc:
@@ -205,13 +210,10 @@ def _bytes_option(text: str | None, name: str) -> int | None:
 @bench.command("run")
 @click.argument("agent")
 @click.argument("suite", type=click.Path(path_type=Path, dir_okay=False))
-@click.option(
-    "-o",
-    "--out",
-    "out",
+@out_option(
+    "The folder of the runs and the report (report.json, .txt, .csv and .html).",
     required=True,
     type=click.Path(path_type=Path, file_okay=False),
-    help="The folder of the runs and the report (report.json, .txt, .csv and .html).",
 )
 @click.option(
     "--variants",
@@ -222,7 +224,7 @@ def _bytes_option(text: str | None, name: str) -> int | None:
 )
 @click.option("--repeats", type=click.IntRange(min=1), default=1, show_default=True)
 @click.option("-j", "--jobs", type=click.IntRange(min=1), default=1, show_default=True)
-@click.option("--executor", default=None, help="local (default), dask-local, dask or slurm.")
+@click.option("--executor", type=EXECUTOR_CHOICE, default=None, help="Default: local.")
 @click.option(
     "--also",
     "others",
@@ -302,6 +304,7 @@ def _bytes_option(text: str | None, name: str) -> int | None:
 @click.option(
     "--format",
     "fmt",
+    callback=machine_format,
     type=click.Choice(["text", "json"]),
     default="text",
     show_default=True,
@@ -393,7 +396,7 @@ def run(  # noqa: PLR0917 - click passes every option as an argument
     if fmt == "json":
         sys.stdout.write(json.dumps(report.model_dump(mode="json"), indent=2) + "\n")
     else:
-        sys.stderr.write(text)
+        sys.stdout.write(text)
         echo(f"wrote {out / 'report.json'}, report.txt, report.csv and report.html", err=True)
 
 
@@ -402,12 +405,15 @@ def run(  # noqa: PLR0917 - click passes every option as an argument
 @click.option(
     "--format",
     "fmt",
+    callback=machine_format,
     type=click.Choice(["text", "json", "csv", "html"]),
     default="text",
     show_default=True,
     help="text on stderr; json, csv and html on stdout (or --output).",
 )
-@click.option("--output", "-o", metavar="FILE", help="Write the report to FILE.")
+@click.option(
+    "-o", "--output", metavar="FILE", callback=report_file, help="Write the report to FILE."
+)
 def report(report_file: Path, fmt: str, output: str | None) -> None:
     """Show a bench report again, its rates, paired tests and claims computed from its runs.
 
@@ -438,4 +444,4 @@ def report(report_file: Path, fmt: str, output: str | None) -> None:
             sys.exit(2)
         echo(f"wrote {output}", err=True)
         return
-    (sys.stderr if fmt == "text" else sys.stdout).write(text)
+    sys.stdout.write(text)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import click
 
-from reprobridge_sdk.cli._env_output import echo, fail
+from reprobridge_sdk.cli._output import echo, fail, json_format, out_option
 
 from ._safety import sandbox_option, warn_unsandboxed
 
@@ -27,9 +27,7 @@ __all__ = ["build"]
     help="The claims file: the paper's targets (schema claims-1.0).",
 )
 @click.option("--commit", help="The commit to build from (default: the source's HEAD).")
-@click.option(
-    "-o", "--out", type=click.Path(path_type=Path), help="Output directory (default ./<repo>-rra)."
-)
+@out_option("Output directory (default ./<repo>-rra).", type=click.Path(path_type=Path))
 @click.option(
     "--advisor",
     default="none",
@@ -46,7 +44,7 @@ __all__ = ["build"]
     help="Continue from the phase that failed, keeping the changes recorded in OUT with "
     "'reprobridge code record'.",
 )
-@click.option("--json", "as_json", is_flag=True, help="Print the build report as JSON on stdout.")
+@json_format("Print the build report as JSON on stdout.")
 @click.option("--max-minutes", type=float, help="Stop before the next phase after N minutes.")
 @click.option(
     "--smoke-budget",
@@ -116,11 +114,7 @@ def build(  # noqa: PLR0917 - click passes options positionally
     try:
         report = run_build(options, echo=lambda text: echo(text, err=True))
     except ReproBridgeError as exc:
-        echo(f"error: {exc.message}", err=True)
-        for item in exc.findings:
-            where = f"{item.location}: " if item.location else ""
-            echo(f"  {where}{item.code} {item.message}", err=True)
-        sys.exit(2)
+        fail(exc)
     except OSError as exc:
         echo(f"error: {exc}", err=True)
         sys.exit(2)

@@ -10,7 +10,8 @@ from pathlib import Path
 
 import click
 
-from reprobridge_sdk.cli._env_output import echo
+from reprobridge_sdk.cli import artifact_alias
+from reprobridge_sdk.cli._output import echo, echo_finding, fail, json_format, report_options
 
 from ._safety import note_artifact_configs, sandbox_option, warn_unsandboxed
 
@@ -42,7 +43,9 @@ __all__ = ["check"]
     help="Write the check's record into the artifact (runs/check.json), for an audit's "
     "reusable badge. A directory only.",
 )
-@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON on stdout.")
+@json_format("Print the report as JSON on stdout.")
+@report_options
+@artifact_alias()
 def check(  # noqa: PLR0917 - click passes one argument per option
     path: Path,
     scored: bool,
@@ -75,8 +78,6 @@ def check(  # noqa: PLR0917 - click passes one argument per option
     from reprobridge_sdk.authoring.check import check as check_api
     from reprobridge_sdk.errors import ReproBridgeError
 
-    from ._run import print_error
-
     if not sandbox:
         warn_unsandboxed("check", "the artifact's code")
     note_artifact_configs([path], "check")
@@ -91,8 +92,7 @@ def check(  # noqa: PLR0917 - click passes one argument per option
             record=record,
         )
     except ReproBridgeError as exc:  # N011, or --record of an archive: nothing ran
-        print_error(exc)
-        sys.exit(2)
+        fail(exc)
     if as_json:
         sys.stdout.write(json.dumps(report.to_dict(), indent=2) + "\n")
     network = ", ".join(report.network_env) or "none"
@@ -103,10 +103,7 @@ def check(  # noqa: PLR0917 - click passes one argument per option
         echo(f"{mark} {step.name:<13} {step.seconds:8.2f} s  {step.detail}", err=True)
         for item in step.findings:
             if item.severity.value == "error":
-                where = f"{item.location}: " if item.location else ""
-                echo(f"       {where}{item.code} {item.message}", err=True)
-                if item.hint:
-                    echo(f"         hint: {item.hint}", err=True)
+                echo_finding(item, str(path))
     verdict = "passed" if report.ok else "failed"
     echo(f"check {verdict} in {report.seconds:.1f} s", err=True)
     if keep:

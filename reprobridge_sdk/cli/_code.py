@@ -6,26 +6,33 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any, TypeVar
 
 import click
 
-from reprobridge_sdk.cli._env_output import echo, fail
+from reprobridge_sdk.cli import SuggestingGroup, artifact_alias
+from reprobridge_sdk.cli._output import echo, echo_finding, fail, json_format
 
 __all__ = ["code"]
 
-_ARTIFACT = click.option(
-    "-C",
-    "--artifact",
-    "artifact",
-    type=click.Path(path_type=Path, file_okay=False),
-    default=".",
-    show_default=True,
-    help="The artifact directory.",
-)
+F = TypeVar("F", bound=Callable[..., Any])
 
 
-@click.group("code")
+def _ARTIFACT(f: F) -> F:
+    """The artifact directory: a positional ``[PATH]`` (default ``.``), or ``-C PATH``."""
+    f = artifact_alias("artifact")(f)
+    return click.argument(
+        "artifact",
+        metavar="[PATH]",
+        required=False,
+        default=".",
+        type=click.Path(path_type=Path, file_okay=False),
+    )(f)
+
+
+@click.group("code", cls=SuggestingGroup)
 def code() -> None:
     """Bring an upstream repository in and record fixes as an ordered patch series.
 
@@ -116,7 +123,7 @@ def diff(artifact: Path) -> None:
 
 @code.command("status")
 @_ARTIFACT
-@click.option("--json", "as_json", is_flag=True, help="Print the status as JSON on stdout.")
+@json_format("Print the status as JSON on stdout.")
 def status(artifact: Path, as_json: bool) -> None:
     """List the series and whether each patch applies (fetches the upstream once)."""
     from reprobridge_sdk.authoring.codebase import code_status
@@ -153,9 +160,9 @@ def status(artifact: Path, as_json: bool) -> None:
         for p in result.patches:
             echo(f"  {p.position:>3} {p.state:<10} {p.path}  {p.summary or ''}", err=True)
             if p.finding is not None:
-                echo(f"      {p.finding.code}: {p.finding.message}", err=True)
+                echo_finding(p.finding, p.path)
         for f in result.findings:
-            echo(f"  {f.code}: {f.message}", err=True)
+            echo_finding(f)
         if result.working_changes:
             echo(f"  {len(result.working_changes)} unrecorded change(s):", err=True)
             for line in result.working_changes:

@@ -9,14 +9,15 @@ from pathlib import Path
 
 import click
 
-from reprobridge_sdk.cli._env_output import echo, fail, report_findings
+from reprobridge_sdk.cli import SuggestingGroup, artifact_alias
+from reprobridge_sdk.cli._output import echo, fail, machine_format, report_findings, report_options
 
 __all__ = ["data"]
 
 _FORMATS = click.Choice(["text", "json", "sarif", "junit", "github"])
 
 
-@click.group()
+@click.group(cls=SuggestingGroup)
 def data() -> None:
     """Fetch and verify data and checkpoints."""
 
@@ -51,7 +52,9 @@ def data() -> None:
     help="Also place items that declare neither sha256 nor size (else D014).",
 )
 @click.option("--cache-dir", type=click.Path(file_okay=False, path_type=Path))
-@click.option("--format", "fmt", type=_FORMATS, default="text")
+@click.option("--format", "fmt", type=_FORMATS, default="text", callback=machine_format)
+@report_options
+@artifact_alias(rest="items")
 def fetch(  # noqa: PLR0917 - click passes options positionally
     path: Path,
     items: tuple[str, ...],
@@ -104,8 +107,10 @@ def fetch(  # noqa: PLR0917 - click passes options positionally
     help="Interpreter whose distributions hold 'package' items (default: the running one).",
 )
 @click.option("--cache-dir", type=click.Path(file_okay=False, path_type=Path))
-@click.option("--format", "fmt", type=_FORMATS, default="text")
+@click.option("--format", "fmt", type=_FORMATS, default="text", callback=machine_format)
 @click.option("--strict", is_flag=True, help="Warnings fail the check too.")
+@report_options
+@artifact_alias(rest="items")
 def verify(  # noqa: PLR0917 - click passes options positionally
     path: Path,
     items: tuple[str, ...],

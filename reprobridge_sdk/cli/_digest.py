@@ -10,7 +10,8 @@ from pathlib import Path
 
 import click
 
-from reprobridge_sdk.cli._env_output import echo, fail
+from reprobridge_sdk.cli import artifact_alias
+from reprobridge_sdk.cli._output import echo, fail, json_format
 
 __all__ = ["digest"]
 
@@ -18,7 +19,8 @@ __all__ = ["digest"]
 @click.command("digest")
 @click.argument("path", type=click.Path(path_type=Path, file_okay=False), default=".")
 @click.option("--update", is_flag=True, help="Write the recomputed digests into rra.yaml.")
-@click.option("--json", "as_json", is_flag=True, help="Print the changes as JSON on stdout.")
+@json_format("Print the changes as JSON on stdout.")
+@artifact_alias()
 def digest(path: Path, update: bool, as_json: bool) -> None:
     """Recompute the tree, patch, lock, data and sample digests and show what changed.
 

@@ -10,12 +10,13 @@ from pathlib import Path
 
 import click
 
-from reprobridge_sdk.cli._env_output import echo, fail, report_findings
+from reprobridge_sdk.cli import SuggestingGroup, artifact_alias
+from reprobridge_sdk.cli._output import echo, fail, machine_format, report_findings, report_options
 
 __all__ = ["env"]
 
 
-@click.group()
+@click.group(cls=SuggestingGroup)
 def env() -> None:
     """Build, check and snapshot environments."""
 
@@ -28,7 +29,9 @@ def env() -> None:
     help="Interpreter to describe (default: the running one).",
 )
 @click.option("--var", "variables", multiple=True, help="Also record this variable (or PREFIX*).")
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
+@click.option(
+    "--format", "fmt", type=click.Choice(["text", "json"]), default="text", callback=machine_format
+)
 def snapshot(python: Path | None, variables: tuple[str, ...], fmt: str) -> None:
     """Capture what a run would run on: Python, platform, CPU, GPUs, packages, variables.
 
@@ -76,6 +79,7 @@ def snapshot(python: Path | None, variables: tuple[str, ...], fmt: str) -> None:
     default=None,
     help="Install with uv (the default where it is present) or pip (hashed requirements only).",
 )
+@artifact_alias()
 def create(path: Path, cache_dir: Path | None, python: Path | None, installer: str | None) -> None:
     """Build the artifact's environment from its lock (cached; reused when built)."""
     from reprobridge_sdk.env.venv import ensure_environment
@@ -111,11 +115,14 @@ def create(path: Path, cache_dir: Path | None, python: Path | None, installer: s
 @click.option(
     "--format",
     "fmt",
+    callback=machine_format,
     type=click.Choice(["text", "json", "sarif", "junit", "github"]),
     default="text",
 )
 @click.option("--strict", is_flag=True, help="Warnings fail the check too.")
 @click.option("-v", "--verbose", is_flag=True, help="Also show info findings (extra packages).")
+@report_options
+@artifact_alias()
 def check(  # noqa: PLR0917 - click passes options positionally
     path: Path,
     current: bool,

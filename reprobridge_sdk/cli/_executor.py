@@ -11,9 +11,13 @@ import click
 if TYPE_CHECKING:
     from reprobridge_sdk.run.executors import ExecutorOptions
 
-__all__ = ["batch_mapper", "executor_options", "options_from_flags"]
+__all__ = ["EXECUTOR_CHOICE", "batch_mapper", "executor_options", "options_from_flags"]
 
 F = TypeVar("F", bound=Callable[..., Any])
+
+#: ``--executor``'s choices: the executors of :mod:`reprobridge_sdk.run.executors` (written
+#: here so that ``--help`` imports none of them; a test checks that the lists agree).
+EXECUTOR_CHOICE = click.Choice(("local", "dask-local", "dask", "slurm"))
 
 
 def executor_options(function: F) -> F:
@@ -21,8 +25,9 @@ def executor_options(function: F) -> F:
     decorators = [
         click.option(
             "--executor",
-            help="Where the work executes: local (default), dask-local, dask or slurm "
-            "(also REPROBRIDGE_EXECUTOR or 'executor' in the configuration).",
+            type=EXECUTOR_CHOICE,
+            help="Where the work executes (default: local; also REPROBRIDGE_EXECUTOR or "
+            "'executor' in the configuration).",
         ),
         click.option(
             "--scheduler",

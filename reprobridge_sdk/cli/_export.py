@@ -9,12 +9,13 @@ from pathlib import Path
 
 import click
 
-from reprobridge_sdk.cli._env_output import echo, fail
+from reprobridge_sdk.cli import SuggestingGroup, artifact_alias
+from reprobridge_sdk.cli._output import echo, fail
 
 __all__ = ["export"]
 
 
-@click.group("export")
+@click.group("export", cls=SuggestingGroup)
 def export() -> None:
     """Export an artifact into another format."""
 
@@ -26,6 +27,7 @@ def export() -> None:
     "--output",
     help="Where to write (default: CITATION.cff in the artifact; '-' for stdout).",
 )
+@artifact_alias()
 def citation(path: Path, output: str | None) -> None:
     """Write CITATION.cff (Citation File Format 1.2.0) from the manifest's artifact part.
 
@@ -66,6 +68,7 @@ def citation(path: Path, output: str | None) -> None:
     type=click.Path(path_type=Path),
     help="A new or empty directory for the crate.",
 )
+@artifact_alias()
 def ro_crate(path: Path, output: Path) -> None:
     """Write a Process Run RO-Crate of the artifact and its recorded runs.
 

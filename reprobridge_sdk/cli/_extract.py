@@ -8,9 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from reprobridge_sdk.cli._env_output import echo
-
-from ._run import print_error
+from reprobridge_sdk.cli._output import deprecated, echo, json_format, print_error
 
 if TYPE_CHECKING:
     from reprobridge_sdk.model import MeasuredValue
@@ -24,9 +22,16 @@ def _outputs(values: tuple[str, ...]) -> dict[str, str]:
         key, sep, file = value.partition("=")
         if not sep or not key or not file:
             msg = f"{value!r} is not ID=FILE"
-            raise click.BadParameter(msg, param_hint="--output")
+            raise click.BadParameter(msg, param_hint="--file")
         found[key] = file
     return found
+
+
+def _old_outputs(ctx: click.Context, param: click.Parameter, value: tuple[str, ...]) -> None:
+    """``--output ID=FILE``, the old spelling of ``--file`` (an input, not an output path)."""
+    if value:
+        deprecated("extract --output ID=FILE", "--file ID=FILE")
+        ctx.meta["reprobridge.outputs"] = value
 
 
 def _show(measured: list[MeasuredValue], as_json: bool) -> int:
@@ -46,11 +51,22 @@ def _show(measured: list[MeasuredValue], as_json: bool) -> int:
 @click.argument("target", required=False)
 @click.option("-C", "--artifact", help="The artifact (default: the run's <artifact>/runs/..).")
 @click.option("--log", "log", type=click.Path(dir_okay=False), help="A sample log to read.")
-@click.option("--launcher", help="Whose measurements to replay on --log/--output.")
-@click.option("--output", "outputs", multiple=True, help="ID=FILE: a declared output's file.")
+@click.option("--launcher", help="Whose measurements to replay on --log/--file.")
+@click.option(
+    "--file", "outputs", multiple=True, help="ID=FILE: the file of a declared output, to read."
+)
+@click.option(
+    "--output",
+    "old_outputs",
+    multiple=True,
+    hidden=True,
+    callback=_old_outputs,
+    expose_value=False,
+    help="Deprecated: --file ID=FILE.",
+)
 @click.option("--seed", type=int, help="The seed for templates (default: the first).")
 @click.option("--samples", is_flag=True, help="Check every shipped sample's expected values.")
-@click.option("--json", "as_json", is_flag=True, help="JSON on stdout.")
+@json_format("JSON on stdout.")
 def extract(  # noqa: PLR0917 - click passes options as arguments
     target: str | None,
     artifact: str | None,
@@ -65,7 +81,7 @@ def extract(  # noqa: PLR0917 - click passes options as arguments
 
     \b
     reprobridge extract RUN_DIR                     re-extract a recorded run
-    reprobridge extract [PATH] --launcher ID --log FILE [--output ID=FILE]
+    reprobridge extract [PATH] --launcher ID --log FILE [--file ID=FILE]
     reprobridge extract [PATH] --samples [--launcher ID]
 
     PATH (or -C) may be a packed archive: it is unpacked safely into a temporary
@@ -86,6 +102,7 @@ def extract(  # noqa: PLR0917 - click passes options as arguments
         replay_run,
     )
 
+    outputs = outputs + click.get_current_context().meta.get("reprobridge.outputs", ())
     replaying = log is not None or bool(outputs) or launcher is not None
     if replaying and launcher is None:
         raise click.UsageError("--log and --output need --launcher ID")

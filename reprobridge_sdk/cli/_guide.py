@@ -7,9 +7,10 @@ from pathlib import Path
 
 import click
 
-from reprobridge_sdk.cli._env_output import echo
+from reprobridge_sdk.cli import artifact_alias
+from reprobridge_sdk.cli._output import echo, echo_finding
 from reprobridge_sdk.errors import ArtifactError
-from reprobridge_sdk.findings import Finding, Severity
+from reprobridge_sdk.findings import Severity
 from reprobridge_sdk.guide import check_guide, guide_path, write_guide
 from reprobridge_sdk.io.document import load_document
 
@@ -18,18 +19,12 @@ __all__ = ["guide"]
 MANIFEST_NAME = "rra.yaml"  # not imported from the models: this command needs no pydantic
 
 
-def _show(item: Finding) -> None:
-    where = item.location or item.path or "-"
-    echo(f"{where}: {item.severity.value} {item.code} {item.message}", err=True)
-    if item.hint:
-        echo(f"  hint: {item.hint}", err=True)
-
-
 @click.command("guide")
 @click.argument("path", required=False, default=".", type=click.Path(path_type=Path))
 @click.option(
     "--check", is_flag=True, help="Change nothing; exit 1 if GUIDE.md is missing or out of date."
 )
+@artifact_alias()
 def guide(path: Path, check: bool) -> None:
     """Render the guide records of the artifact at PATH into its GUIDE.md.
 
@@ -47,21 +42,21 @@ def guide(path: Path, check: bool) -> None:
         document = load_document(manifest, name=str(manifest), root=root)
     except ArtifactError as exc:
         for item in exc.findings:
-            _show(item)
+            echo_finding(item)
         sys.exit(2)
     except OSError as exc:
         echo(f"error: cannot read {manifest}: {exc.strerror or exc}", err=True)
         sys.exit(2)
     if document.fatal or not isinstance(document.data, dict):
         for item in document.findings:
-            _show(item)
+            echo_finding(item)
         sys.exit(1)
     records = document.data.get("guide")
     records = records if isinstance(records, dict) else {}
     if check:
         findings = check_guide(root, records)
         for item in findings:
-            _show(item)
+            echo_finding(item)
         sys.exit(1 if any(f.severity != Severity.INFO for f in findings) else 0)
     artifact = document.data.get("artifact")
     title = artifact.get("title") if isinstance(artifact, dict) else None
@@ -69,7 +64,7 @@ def guide(path: Path, check: bool) -> None:
         changed = write_guide(root, records, title=title if isinstance(title, str) else None)
     except ArtifactError as exc:
         for item in exc.findings:
-            _show(item)
+            echo_finding(item)
         sys.exit(2)
     except OSError as exc:
         echo(f"error: cannot write the guide: {exc}", err=True)

@@ -14,7 +14,7 @@ from reprobridge_sdk.authoring.scaffold import (
     default_id,
     scaffold,
 )
-from reprobridge_sdk.cli._env_output import echo
+from reprobridge_sdk.cli._output import echo, echo_finding, fail
 from reprobridge_sdk.errors import ReproBridgeError
 
 __all__ = ["init"]
@@ -131,10 +131,7 @@ def _from(
             force=force,
         )
     except ReproBridgeError as exc:
-        echo(f"error: {exc.message}", err=True)
-        for item in exc.findings:
-            echo(f"  {item.code}: {item.message}", err=True)
-        sys.exit(2)
+        fail(exc)
     imported = result.imported
     echo(
         f"created {options.id!r} in {directory} around {imported.repository} at "
@@ -157,4 +154,4 @@ def _list_placeholders(directory: Path) -> None:
     if found:
         echo("replace the placeholders (each a P warning of `validate`):", err=True)
         for item in found:
-            echo(f"  {item.path}  ({item.code}: {item.message})", err=True)
+            echo_finding(item, str(directory))

@@ -6,23 +6,22 @@ import sys
 
 import click
 
-from reprobridge_sdk.cli._env_output import echo, fail
+from reprobridge_sdk.cli import SuggestingGroup
+from reprobridge_sdk.cli._output import echo, fail, out_option
 
 __all__ = ["keys"]
 
 
-@click.group("keys", context_settings={"help_option_names": ["-h", "--help"]})
+@click.group("keys", cls=SuggestingGroup, context_settings={"help_option_names": ["-h", "--help"]})
 def keys() -> None:
     """Create ed25519 keys for signed evidence."""
 
 
 @keys.command("generate")
 @click.argument("name")
-@click.option(
-    "--out",
-    "out",
+@out_option(
+    "Private key file (default NAME.key); the KEYS line goes to NAME.pub and stdout.",
     type=click.Path(dir_okay=False),
-    help="Private key file (default NAME.key); the KEYS line goes to NAME.pub and stdout.",
 )
 def generate(name: str, out: str | None) -> None:
     """Write a new private key (mode 0600) and print its KEYS line: NAME ed25519 KEY.

@@ -10,7 +10,8 @@ from pathlib import Path
 
 import click
 
-from reprobridge_sdk.cli._env_output import echo, fail
+from reprobridge_sdk.cli import artifact_alias
+from reprobridge_sdk.cli._output import echo, fail, json_format, legacy_format
 
 __all__ = ["lock"]
 
@@ -29,12 +30,16 @@ __all__ = ["lock"]
 )
 @click.option("--upgrade", is_flag=True, help="Ignore the pins of the existing lock.")
 @click.option(
-    "--format",
+    "--lock-format",
     "fmt",
     type=click.Choice(["requirements", "pylock"]),
-    help="Lock format (default: the manifest's, else hashed requirements).",
+    help="Lock file format (default: the manifest's, else hashed requirements).",
 )
-@click.option("--output", help="Lock path inside the artifact (default: the manifest's).")
+@click.option(
+    "-o",
+    "--output",
+    help="Where to write the lock, inside the artifact (default: the manifest's).",
+)
 @click.option(
     "--accelerator",
     type=click.Choice(["auto", "cpu", "cuda"]),
@@ -43,7 +48,11 @@ __all__ = ["lock"]
     help="Variant of frameworks such as PyTorch: their CPU builds, the default index's CUDA "
     "builds, or auto (cpu when the manifest declares no GPU and this machine has none).",
 )
-@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON on stdout.")
+@json_format(
+    "Print the result as JSON on stdout.",
+    legacy={"requirements": "--lock-format", "pylock": "--lock-format"},
+)
+@artifact_alias()
 def lock(  # noqa: PLR0917 - click passes options positionally
     path: Path,
     resolver: str,
@@ -63,6 +72,7 @@ def lock(  # noqa: PLR0917 - click passes options positionally
     from reprobridge_sdk.errors import ReproBridgeError
     from reprobridge_sdk.locks.lockfile import LockError
 
+    fmt = fmt or legacy_format()
     try:
         result = lock_artifact(
             path,

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import click
 
-from reprobridge_sdk.cli._env_output import echo, fail
-from reprobridge_sdk.findings import terminal_text
+from reprobridge_sdk.cli import artifact_alias
+from reprobridge_sdk.cli._output import echo, echo_finding, fail, json_format
 
 __all__ = ["pack", "unpack"]
 
@@ -22,7 +22,8 @@ __all__ = ["pack", "unpack"]
     "-o", "--output", type=click.Path(path_type=Path, dir_okay=False), help="[<id>.tar.gz]"
 )
 @click.option("--with-runs", is_flag=True, help="Include runs/ (an evidence submission).")
-@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON on stdout.")
+@json_format("Print the result as JSON on stdout.")
+@artifact_alias()
 def pack(path: Path, output: Path | None, with_runs: bool, as_json: bool) -> None:
     """Pack the artifact at PATH into one deterministic archive and print its digest.
 
@@ -65,7 +66,7 @@ def pack(path: Path, output: Path | None, with_runs: bool, as_json: bool) -> Non
 @click.argument("archive", type=click.Path(path_type=Path, dir_okay=False, exists=True))
 @click.argument("dest", type=click.Path(path_type=Path))
 @click.option("--digest", "expected", help="The archive's expected sha256 (C019 otherwise).")
-@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON on stdout.")
+@json_format("Print the result as JSON on stdout.")
 def unpack(archive: Path, dest: Path, expected: str | None, as_json: bool) -> None:
     """Unpack ARCHIVE safely into DEST (new or empty) and verify every digest.
 
@@ -92,6 +93,6 @@ def unpack(archive: Path, dest: Path, expected: str | None, as_json: bool) -> No
         }
         sys.stdout.write(json.dumps(data, indent=2) + "\n")
     for item in errors:
-        echo(terminal_text(f"{item.location or item.path}: {item.code} {item.message}"), err=True)
+        echo_finding(item)
     echo(f"unpacked {result.files} member(s), sha256:{result.digest}", err=True)
     sys.exit(1 if errors else 0)

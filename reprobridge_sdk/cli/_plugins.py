@@ -10,13 +10,13 @@ import sys
 
 import click
 
-from reprobridge_sdk.cli._env_output import echo
+from reprobridge_sdk.cli._output import echo, echo_finding, json_format
 
 __all__ = ["plugins"]
 
 
 @click.command("plugins", context_settings={"help_option_names": ["-h", "--help"]})
-@click.option("--json", "as_json", is_flag=True, help="JSON on stdout.")
+@json_format("JSON on stdout.")
 def plugins(as_json: bool) -> None:
     """List the plugins installed for each entry point group.
 
@@ -56,6 +56,4 @@ def plugins(as_json: bool) -> None:
             where = f"{entry.distribution} {entry.version}".strip()
             echo(f"  {entry.name}  {entry.value}  ({where}){state}", err=True)
     for item in refused:
-        echo(f"warning {item.code}: {item.message} at {item.path}", err=True)
-        if item.hint:
-            echo(f"  hint: {item.hint}", err=True)
+        echo_finding(item)

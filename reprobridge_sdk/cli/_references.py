@@ -10,12 +10,13 @@ from pathlib import Path
 
 import click
 
-from reprobridge_sdk.cli._env_output import echo, fail
+from reprobridge_sdk.cli import SuggestingGroup, artifact_alias
+from reprobridge_sdk.cli._output import echo, echo_finding, fail, json_format
 
 __all__ = ["references"]
 
 
-@click.group("references")
+@click.group("references", cls=SuggestingGroup)
 def references() -> None:
     """Reference observations of the tasks, from evidence.
 
@@ -37,7 +38,7 @@ def references() -> None:
 @click.option("--task", help="Only this task's values.")
 @click.option("--replace", is_flag=True, help="Replace the tasks' observations, not add to them.")
 @click.option("--source", default="reference run", show_default=True, help="Who ran them.")
-@click.option("--json", "as_json", is_flag=True, help="Print what was added as JSON on stdout.")
+@json_format("Print what was added as JSON on stdout.")
 def add(  # noqa: PLR0917 - click passes options positionally
     runs: tuple[str, ...],
     artifact: Path,
@@ -80,18 +81,17 @@ def add(  # noqa: PLR0917 - click passes options positionally
     if result.skipped:
         echo(f"skipped (already cited): {', '.join(result.skipped)}", err=True)
     for item in result.warnings:
-        echo(f"warning {item.code} at {item.path}: {item.message}", err=True)
+        echo_finding(item)
 
 
 @references.command("import-mlflow")
 @click.argument("store", type=click.Path(path_type=Path))
-@click.option(
-    "-C",
-    "--artifact",
-    type=click.Path(path_type=Path, file_okay=False),
+@click.argument(
+    "artifact",
+    metavar="[PATH]",
+    required=False,
     default=".",
-    show_default=True,
-    help="The artifact directory.",
+    type=click.Path(path_type=Path, file_okay=False),
 )
 @click.option("--experiment", required=True, help="The MLflow experiment (name or id).")
 @click.option(
@@ -105,6 +105,7 @@ def add(  # noqa: PLR0917 - click passes options positionally
 @click.option("--run", "runs", multiple=True, help="Only these MLflow run ids (repeatable).")
 @click.option("--replace", is_flag=True, help="Replace the tasks' observations, not add to them.")
 @click.option("--source", default="mlflow", show_default=True, help="Who ran them.")
+@artifact_alias("artifact")
 def import_mlflow_command(  # noqa: PLR0917 - click passes options positionally
     store: Path,
     artifact: Path,

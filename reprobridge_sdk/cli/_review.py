@@ -14,7 +14,8 @@ from typing import TypeVar
 
 import click
 
-from reprobridge_sdk.cli._env_output import echo
+from reprobridge_sdk.cli import artifact_alias
+from reprobridge_sdk.cli._output import echo, machine_format, report_file, report_options
 
 from ._audit import DEFAULT_SAMPLE, AuditRequest, rerun_options, run_audit_command
 from ._safety import sandbox_option
@@ -51,11 +52,16 @@ def _renamed(value: T | None, new: T, old: str, spelling: str) -> T:
 @click.option(
     "--format",
     "fmt",
+    callback=machine_format,
     type=click.Choice(["text", "json", "junit", "html", "csv"]),
     default="text",
     show_default=True,
 )
-@click.option("--output", "-o", metavar="FILE", help="Write the report to FILE.")
+@click.option(
+    "-o", "--output", metavar="FILE", callback=report_file, help="Write the report to FILE."
+)
+@report_options
+@artifact_alias()
 def review(  # noqa: PLR0917 - click passes every option as an argument
     path: str | None,
     rerun: str,

@@ -8,16 +8,15 @@ from typing import TYPE_CHECKING, BinaryIO, cast
 
 import click
 
-from reprobridge_sdk.cli._env_output import TerminalBytes
-from reprobridge_sdk.cli._env_output import echo as _say
-from reprobridge_sdk.findings import terminal_text
+from reprobridge_sdk.cli._output import TerminalBytes, echo_finding, json_format, print_error
+from reprobridge_sdk.cli._output import echo as _say
 
 from ._executor import executor_options, options_from_flags
 
 if TYPE_CHECKING:
-    from reprobridge_sdk.errors import ReproBridgeError
+    pass
 
-__all__ = ["print_error", "run", "split_target"]
+__all__ = ["run", "split_target"]
 
 
 def split_target(args: tuple[str, ...], artifact: str | None) -> tuple[str, list[str]]:
@@ -39,18 +38,6 @@ def split_target(args: tuple[str, ...], artifact: str | None) -> tuple[str, list
     ):
         return first, list(args[1:])
     return ".", list(args)
-
-
-def print_error(exc: ReproBridgeError) -> None:
-    """A located, coded message on stderr for a usage error."""
-    if not exc.findings:
-        _say(f"error: {exc.message}", err=True)
-    for item in exc.findings:
-        where = f"{item.location}: " if item.location else ""
-        path = f" at {item.path}" if item.path else ""
-        _say(terminal_text(f"{where}error {item.code}: {item.message}{path}"), err=True)
-        if item.hint:
-            _say(f"  hint: {terminal_text(item.hint)}", err=True)
 
 
 def _seeds(text: str | None) -> list[int] | None:
@@ -84,16 +71,12 @@ def _validate_first(path: str, *, refuse: bool) -> None:
         if item.code in _FORWARD and item.severity is not Severity.ERROR:
             # a newer minor version: what the runner ignores or sets aside (spec
             # "forward-compatibility"), said before it runs
-            where = f"{item.location}: " if item.location else ""
-            at = f" at {item.path}" if item.path else ""
-            _say(terminal_text(f"{where}warning {item.code}: {item.message}{at}"), err=True)
+            echo_finding(item, path)
     errors = [f for f in result.findings if f.severity is Severity.ERROR]
     if not errors or any(f.code.startswith("Y") for f in errors):
         return  # nothing wrong, or no readable manifest: the runner reports that itself
     for item in errors:
-        where = f"{item.location}: " if item.location else ""
-        at = f" at {item.path}" if item.path else ""
-        _say(terminal_text(f"{where}error {item.code}: {item.message}{at}"), err=True)
+        echo_finding(item, path)
     if refuse:
         _say(
             f"error: the artifact has {len(errors)} validation error(s); not running "
@@ -118,7 +101,7 @@ def _validate_first(path: str, *, refuse: bool) -> None:
 )
 @click.option("--timeout", type=float, help="Seconds per run (overrides the manifest).")
 @click.option("-j", "--jobs", type=int, default=1, show_default=True, help="Parallel runs.")
-@click.option("--json", "as_json", is_flag=True, help="One JSON event per line on stdout.")
+@json_format("One JSON event per line on stdout.")
 @click.option("--runs-dir", type=click.Path(file_okay=False), help="Default: <artifact>/runs.")
 @executor_options
 @click.option(
@@ -235,7 +218,9 @@ def run(  # noqa: PLR0917 - click passes options as arguments
             local_one = jobs == 1 and settings.executor == "local"
             # the runner only writes and flushes: the live output, control characters shown
             echo = cast("BinaryIO", TerminalBytes(sys.stderr.buffer)) if local_one else None
-            with LiveProgress(sys.stderr, live=False if local_one else None) as progress:
+            with LiveProgress(
+                sys.stderr, live=False if local_one else None, findings=sys.stdout
+            ) as progress:
                 summary = run_api(
                     path,
                     launcher_ids or None,
@@ -297,10 +282,7 @@ def _dry_run(  # noqa: PLR0917 - the options of run, passed on
             for problem in item.problems:
                 _say(f"  cannot start: {problem}", err=True)
             for refusal in item.findings:
-                _say(
-                    f"  cannot start: {refusal.code} at {refusal.path}: {refusal.message}",
-                    err=True,
-                )
+                echo_finding(refusal, item.launcher)
         ready = sum(1 for item in plan if item.ok)
         _say(f"{ready} of {len(plan)} run(s) ready; none started", err=True)
     sys.exit(0 if all(item.ok for item in plan) else 1)

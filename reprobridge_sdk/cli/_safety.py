@@ -6,7 +6,8 @@
   because it lies inside an artifact (:func:`settings`), and the files at the root of an
   artifact that a committee-grade command ignores (:func:`note_artifact_configs`).
 
-Notes and warnings go to stderr, in the one line shape of a finding, then ``hint: ...``.
+Notes and warnings are findings: they go through the one reporter
+(:func:`~reprobridge_sdk.cli._output.echo_finding`).
 """
 
 from __future__ import annotations
@@ -17,12 +18,12 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
+from ._output import echo_finding
+
 if TYPE_CHECKING:
     from reprobridge_sdk.config import Settings
-    from reprobridge_sdk.findings import Finding
 
 __all__ = [
-    "echo_finding",
     "note_artifact_configs",
     "sandbox_option",
     "settings",
@@ -43,17 +44,6 @@ def sandbox_option(what: str) -> Callable[[F], F]:
         "the run directory, private /tmp; N011 where it cannot work). --no-sandbox runs it "
         "with every right of your user (N031).",
     )
-
-
-def echo_finding(item: Finding) -> None:
-    """One finding on stderr: ``where: severity CODE message``, then ``    hint: ...``."""
-    from reprobridge_sdk.findings import terminal_text  # noqa: PLC0415 - lazy
-
-    where = f"{item.location}: " if item.location else ""
-    line = terminal_text(f"{where}{item.severity.value} {item.code} {item.message}")
-    click.echo(line, err=True)
-    if item.hint:
-        click.echo(terminal_text(f"    hint: {item.hint}"), err=True)
 
 
 def warn_unsandboxed(command: str, what: str) -> None:

@@ -6,7 +6,7 @@ import sys
 
 import click
 
-from reprobridge_sdk.cli._env_output import echo
+from reprobridge_sdk.cli._output import echo
 from reprobridge_sdk.errors import UsageError
 from reprobridge_sdk.schema import (
     SCHEMAS,

@@ -7,19 +7,12 @@ from pathlib import Path
 
 import click
 
-from reprobridge_sdk.cli._env_output import echo
+from reprobridge_sdk.cli import artifact_alias
+from reprobridge_sdk.cli._output import echo, fail
 from reprobridge_sdk.errors import ArtifactError, UsageError
-from reprobridge_sdk.findings import Finding
 from reprobridge_sdk.versions import NEWEST_FORMAT
 
 __all__ = ["upgrade"]
-
-
-def _show(item: Finding) -> None:
-    where = item.location or item.path or "-"
-    echo(f"{where}: {item.severity.value} {item.code} {item.message}", err=True)
-    if item.hint:
-        echo(f"  hint: {item.hint}", err=True)
 
 
 @click.command("upgrade")
@@ -34,6 +27,7 @@ def _show(item: Finding) -> None:
 @click.option(
     "--check", is_flag=True, help="Change nothing; exit 1 if the manifest would be rewritten."
 )
+@artifact_alias()
 def upgrade(path: Path, to: str, check: bool) -> None:
     """Rewrite the manifest of the artifact at PATH as format version --to.
 
@@ -50,13 +44,9 @@ def upgrade(path: Path, to: str, check: bool) -> None:
     try:
         result = run_upgrade(path, to=to, check=check)
     except UsageError as exc:
-        for item in exc.findings:
-            _show(item)
-        sys.exit(2)
+        fail(exc)
     except ArtifactError as exc:
-        for item in exc.findings:
-            _show(item)
-        sys.exit(1)
+        fail(exc, code=1)
     except OSError as exc:
         echo(f"error: cannot read or write the manifest: {exc.strerror or exc}", err=True)
         sys.exit(2)

@@ -7,9 +7,17 @@ from typing import Any, NoReturn
 
 import click
 
-from reprobridge_sdk.cli._env_output import echo
+from reprobridge_sdk.cli import artifact_alias
+from reprobridge_sdk.cli._output import (
+    echo,
+    fail,
+    machine_format,
+    report,
+    report_file,
+    report_options,
+    set_machine,
+)
 from reprobridge_sdk.errors import ReproBridgeError
-from reprobridge_sdk.findings import terminal_text
 
 from ._executor import batch_mapper, executor_options
 
@@ -66,35 +74,37 @@ def _codes(values: tuple[str, ...], option: str) -> tuple[str, ...]:
 
 
 def _fail(exc: ReproBridgeError) -> NoReturn:
-    for item in exc.findings:
-        line = f"{item.location or '-'}: {item.severity.value} {item.code} {item.message}"
-        echo(terminal_text(line), err=True)
-        if item.hint:
-            echo(f"    hint: {terminal_text(item.hint)}", err=True)
-    if not exc.findings:
-        echo(f"error: {exc.message}", err=True)
-    sys.exit(2)
+    fail(exc)
 
 
 def _fail_as_report(exc: ReproBridgeError, fmt: str, output: str | None) -> NoReturn:
     """A path that cannot be validated (it does not exist): exit 2, but machine output is
     still a report of the requested format, with the finding (Y010) under that path."""
     from reprobridge_sdk.validation import ArtifactResult, ValidationResult  # noqa: PLC0415
-    from reprobridge_sdk.validation.reporters import render  # noqa: PLC0415 - lazy
 
     label = exc.findings[0].file or "."
-    result = ValidationResult([ArtifactResult(label, label, list(exc.findings))])
-    report = render(result, fmt)
+    _write(ValidationResult([ArtifactResult(label, label, list(exc.findings))]), fmt, output)
+    sys.exit(2)
+
+
+def _write(result: Any, fmt: str, output: str | None) -> None:
+    """The report: to ``output``, else on stdout; text through the one reporter."""
+    from reprobridge_sdk.validation.reporters import render, summary_line  # noqa: PLC0415
+
     if output is not None:
         from reprobridge_sdk.io._fs import atomic_write_text  # noqa: PLC0415 - lazy
 
         try:
-            atomic_write_text(output, report)
-        except OSError as err:
-            echo(f"error: cannot write {output}: {err.strerror}", err=True)
+            atomic_write_text(output, render(result, fmt))
+        except OSError as exc:
+            echo(f"error: cannot write {output}: {exc.strerror}", err=True)
+            sys.exit(2)
+        echo(summary_line(result), err=True)
+    elif fmt == "text":
+        report(result)
     else:
-        sys.stdout.write(report)
-    _fail(exc)
+        set_machine(True)
+        sys.stdout.write(render(result, fmt))
 
 
 @click.command("validate")
@@ -102,6 +112,7 @@ def _fail_as_report(exc: ReproBridgeError, fmt: str, output: str | None) -> NoRe
 @click.option(
     "--format",
     "fmt",
+    callback=machine_format,
     type=_ReportFormats(),
     default=None,
     help="Output format (default: report.format of the configuration, else text); machine "
@@ -111,6 +122,7 @@ def _fail_as_report(exc: ReproBridgeError, fmt: str, output: str | None) -> NoRe
     "-o",
     "--output",
     type=click.Path(dir_okay=False, writable=True),
+    callback=report_file,
     help="Write the report to this file instead.",
 )
 @click.option(
@@ -129,6 +141,8 @@ def _fail_as_report(exc: ReproBridgeError, fmt: str, output: str | None) -> NoRe
     help="Validate artifacts in this many processes (or executor workers).",
 )
 @executor_options
+@report_options
+@artifact_alias("paths")
 def validate(
     *,
     paths: tuple[str, ...],
@@ -162,8 +176,6 @@ def validate(
     from reprobridge_sdk.authoring.submissions import (  # noqa: PLC0415 - lazy
         validate_submissions as run,
     )
-    from reprobridge_sdk.config import color_enabled  # noqa: PLC0415 - lazy
-    from reprobridge_sdk.validation.reporters import render  # noqa: PLC0415 - lazy
 
     from ._safety import settings as cli_settings  # noqa: PLC0415 - lazy
 
@@ -194,23 +206,8 @@ def validate(
         if settings.report_format != "text" and exc.findings:
             _fail_as_report(exc, settings.report_format, output)
         _fail(exc)
-    fmt = settings.report_format
     try:
-        report = render(result, fmt, color=fmt == "text" and color_enabled(sys.stderr))
+        _write(result, settings.report_format, output)
     except ReproBridgeError as exc:  # a report-format plugin that cannot be loaded (E017)
         _fail(exc)
-    if output is not None:
-        from reprobridge_sdk.io._fs import atomic_write_text  # noqa: PLC0415 - lazy
-
-        try:
-            atomic_write_text(output, render(result, fmt) if fmt == "text" else report)
-        except OSError as exc:
-            echo(f"error: cannot write {output}: {exc.strerror}", err=True)
-            sys.exit(2)
-        if fmt != "text":
-            echo(render(result, "text").splitlines()[-1], err=True)
-    elif fmt == "text":
-        sys.stderr.write(report)
-    else:
-        sys.stdout.write(report)
     sys.exit(result.exit_code)

@@ -12,9 +12,11 @@ from __future__ import annotations
 import json
 import threading
 import time
+from types import SimpleNamespace
 from typing import Any, TextIO
 
 from reprobridge_sdk.config import color_enabled
+from reprobridge_sdk.findings import finding_line
 from reprobridge_sdk.findings import terminal_text as _t
 
 from .measure import NO_PLUGIN as _NO_PLUGIN
@@ -42,10 +44,17 @@ def _is_tty(stream: TextIO) -> bool:
 
 
 class LiveProgress:
-    """Human progress on ``stream`` (normally stderr); a live status line on a terminal."""
+    """Human progress on ``stream`` (normally stderr); a live status line on a terminal.
 
-    def __init__(self, stream: TextIO, *, live: bool | None = None) -> None:
+    A run's findings are diagnostics: they go to ``findings`` (the command line gives stdout),
+    in the one line shape of :func:`~reprobridge_sdk.findings.finding_line`.
+    """
+
+    def __init__(
+        self, stream: TextIO, *, live: bool | None = None, findings: TextIO | None = None
+    ) -> None:
         self.stream = stream
+        self.findings = stream if findings is None else findings
         tty = _is_tty(stream)
         self.live = tty if live is None else live
         self.color = color_enabled(stream)
@@ -94,9 +103,13 @@ class LiveProgress:
                 self.stream.write("\r\x1b[K" + self._paint(self._status(), "dim"))
                 self.stream.flush()
 
-    def _line(self, text: str) -> None:
+    def _line(self, text: str, stream: TextIO | None = None) -> None:
         self._clear()
-        self.stream.write(text + "\n")
+        if stream is not None and stream is not self.stream:
+            stream.write(text + "\n")
+            stream.flush()
+        else:
+            self.stream.write(text + "\n")
         if self.live:
             self.stream.write(self._paint(self._status(), "dim"))
         self.stream.flush()
@@ -113,12 +126,8 @@ class LiveProgress:
                 self.done += 1
                 self._line(self._finished(data))
             elif event.event == "finding":
-                self._line(
-                    f"{self._paint(str(data['severity']), 'yellow')} {data['code']}: "
-                    f"{data['message']}"
-                    + (f" at {data['path']}" if data.get("path") else "")
-                    + (f"\n  hint: {data['hint']}" if data.get("hint") else "")
-                )
+                shown = finding_line(SimpleNamespace(**data), str(data.get("run_id") or ""))
+                self._line(shown, self.findings)
             elif event.event == "summary":
                 self._clear()
 

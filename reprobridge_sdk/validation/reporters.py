@@ -5,11 +5,12 @@ check and the auditor share it; a :class:`~reprobridge_sdk.validation.Validation
 with a ``pairs()`` method) is accepted too.
 
 ``text``
-    Compiler style, one finding per line, ``file:line:col: severity CODE message``, then an
-    indented ``hint:`` line, then a summary line. Colour (ANSI) only when ``color=True``. The
-    artifact's text in it (labels, messages, pointers, hints) passes through
-    :func:`~reprobridge_sdk.findings.terminal_text`: its control characters are shown, never
-    sent (also in ``junit`` and ``github``; ``json`` and ``sarif`` encode them).
+    Compiler style, one finding per line, ``file:line:col: CODE severity message [pointer]``
+    (:func:`~reprobridge_sdk.findings.finding_line`, the one line shape of every command),
+    then an indented ``hint:`` line, then a summary line (:func:`summary_line`). Colour (ANSI)
+    only when ``color=True``. The artifact's text in it (labels, messages, pointers, hints)
+    passes through :func:`~reprobridge_sdk.findings.terminal_text`: its control characters
+    are shown, never sent (also in ``junit`` and ``github``; ``json`` and ``sarif`` encode them).
 ``json``
     A stable, documented shape (``format_version`` 1)::
 
@@ -58,11 +59,12 @@ from reprobridge_sdk.findings import (
     CodeInfo,
     Finding,
     Severity,
+    finding_line,
     registry,
     terminal_text,
 )
 
-__all__ = ["FORMATS", "Pairs", "render", "summary"]
+__all__ = ["FORMATS", "Pairs", "finding_line", "render", "summary", "summary_line"]
 
 #: The output formats :func:`render` knows.
 FORMATS = ("text", "json", "sarif", "junit", "github")
@@ -70,7 +72,7 @@ FORMATS = ("text", "json", "sarif", "junit", "github")
 Pairs = Sequence[tuple[str, Sequence[Finding]]]
 
 _COLORS = {"error": "\033[31m", "warning": "\033[33m", "info": "\033[36m"}
-_BOLD, _DIM, _RESET = "\033[1m", "\033[2m", "\033[0m"
+_RESET = "\033[0m"
 _SARIF_LEVEL = {"error": "error", "warning": "warning", "info": "note"}
 _TOOL = "reprobridge"
 _TOOL_URI = "https://reprobridge.org"
@@ -134,24 +136,9 @@ def _plural(count: int, word: str) -> str:
     return f"{count} {word}{'' if count == 1 else 's'}"
 
 
-def _text(pairs: list[tuple[str, list[Finding]]], *, color: bool) -> str:
-    lines: list[str] = []
-    for label, findings in pairs:
-        for item in findings:
-            where = terminal_text(item.location or label)
-            severity = item.severity.value
-            pointer = f" [{terminal_text(item.path)}]" if item.path else ""
-            message = terminal_text(item.message)
-            if color:
-                paint = _COLORS[severity]
-                lines.append(
-                    f"{_BOLD}{where}:{_RESET} {paint}{severity}{_RESET} "
-                    f"{_BOLD}{item.code}{_RESET} {message}{_DIM}{pointer}{_RESET}"
-                )
-            else:
-                lines.append(f"{where}: {severity} {item.code} {message}{pointer}")
-            if item.hint:
-                lines.append(f"    hint: {terminal_text(item.hint)}")
+def summary_line(results: Any, *, color: bool = False) -> str:
+    """``N artifacts checked: N errors, N warnings (ok)``, the last line of ``text``."""
+    pairs = _pairs(results)
     total = summary(pairs)
     failed = sum(1 for _, findings in pairs if any(f.severity is Severity.ERROR for f in findings))
     parts = [
@@ -165,7 +152,14 @@ def _text(pairs: list[tuple[str, list[Finding]]], *, color: bool) -> str:
     if color:
         paint = "\033[32m" if total["ok"] else _COLORS["error"]
         line = f"{paint}{line}{_RESET}"
-    lines.append(line)
+    return line
+
+
+def _text(pairs: list[tuple[str, list[Finding]]], *, color: bool) -> str:
+    lines = [
+        finding_line(item, label, color=color) for label, findings in pairs for item in findings
+    ]
+    lines.append(summary_line(pairs, color=color))
     return "\n".join(lines) + "\n"
 
 
@@ -298,10 +292,7 @@ def _junit(pairs: list[tuple[str, list[Finding]]]) -> str:
             name = terminal_text(f"{item.code} {item.path or item.location or label}")
             case = ET.SubElement(suite, "testcase", classname=label, name=name)
             message = terminal_text(item.message)
-            where = terminal_text(item.location or label)
-            text = f"{where}: {item.severity.value} {item.code} {message}"
-            if item.hint:
-                text += f"\nhint: {terminal_text(item.hint)}"
+            text = finding_line(item, label)
             if item.severity is Severity.ERROR:
                 failures += 1
                 failure = ET.SubElement(case, "failure", message=message, type=item.code)
@@ -348,5 +339,5 @@ def _github(pairs: list[tuple[str, list[Finding]]]) -> str:
             message = item.message + (f"\nhint: {item.hint}" if item.hint else "")
             command = _GITHUB_COMMAND[item.severity.value]
             lines.append(f"::{command} {','.join(props)}::{_escape_data(message)}")
-    lines.append(_text(pairs, color=False).splitlines()[-1])
+    lines.append(summary_line(pairs))
     return "\n".join(lines) + "\n"

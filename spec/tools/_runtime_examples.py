@@ -51,9 +51,9 @@ RUNTIME_EXAMPLES: dict[str, tuple[str, str, str]] = {
         _SH,
         "# rra.yaml declares environment.python: '3' (not a major.minor version)\n"
         "$ reprobridge lock            # L011 at /environment/python, exit 2\n"
-        "$ reprobridge lock --format pylock --output locks.toml   # L011: not a pylock name",
+        "$ reprobridge lock --lock-format pylock --output locks.toml   # L011: not a pylock name",
         "# rra.yaml declares environment.python: '3.11' and requirements: requirements.in\n"
-        "$ reprobridge lock --format pylock   # writes pylock.toml",
+        "$ reprobridge lock --lock-format pylock   # writes pylock.toml",
     ),
     "L013": (
         _SH,

@@ -183,8 +183,8 @@ def test_run_says_what_it_sets_aside_before_it_prepares(tmp_path: Path) -> None:
         check=False,
     )
     assert done.returncode == 0, done.stderr
-    assert "warning V003:" in done.stderr
-    assert "warning S006:" in done.stderr
+    assert " V003 warning " in done.stdout
+    assert " S006 warning " in done.stdout
     assert "Traceback" not in done.stderr
 
 

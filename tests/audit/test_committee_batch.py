@@ -331,7 +331,7 @@ def test_hand_widened_references_are_the_rows_why_in_every_format(
     [claim] = row["claims"]
     assert claim["code"] == row["why"]["code"]
     code = claim["code"]
-    text = _cli(batch, "submissions.toml").stderr
+    text = _cli(batch, "submissions.toml").stdout
     [line] = [ln for ln in text.splitlines() if ln.split()[:2] == ["p07-widened", "passed"]]
     assert code in line  # the table's why column
     assert f"acc: compatible (verified) 90 in [74, 111] {code}" in text  # the claim below it

@@ -89,12 +89,12 @@ def test_cli_json_on_stdout_and_exit_codes(toy: Path) -> None:
     assert json.loads(failed.stdout)["counts"]["toy"] == 2
 
 
-def test_cli_text_goes_to_stderr_without_colour(toy: Path) -> None:
+def test_cli_text_goes_to_stdout_without_colour(toy: Path) -> None:
     done = _cli(str(toy), env={"NO_COLOR": "1"})
     assert done.returncode == 0
-    assert done.stdout == ""
-    assert "PASS" in done.stderr
-    assert "\x1b[" not in done.stderr
+    assert "PASS" in done.stdout
+    assert "PASS" not in done.stderr
+    assert "\x1b[" not in done.stdout
 
 
 def test_cli_attempts_holm_and_output(toy: Path, tmp_path: Path) -> None:
@@ -129,14 +129,15 @@ def test_cli_usage_errors(toy: Path, args: list[str], code: int) -> None:
     done = _cli(str(toy), *args)
     assert done.returncode == code
     assert "Traceback" not in done.stderr
-    assert done.stdout == ""
+    assert "PASS" not in done.stdout and "FAIL" not in done.stdout  # no report
+    assert "A001" not in done.stderr  # a finding goes to stdout, once
 
 
 def test_cli_missing_artifact(tmp_path: Path) -> None:
     done = _cli(str(tmp_path / "nothing"))
     assert done.returncode == 2
     assert "Traceback" not in done.stderr
-    assert "Y010" in done.stderr  # no rra.yaml there
+    assert "Y010" in done.stdout  # no rra.yaml there
 
 
 def test_cli_help_does_not_import_scipy() -> None:

@@ -125,8 +125,8 @@ def test_the_report_states_the_seed_afterwards(toy: Path) -> None:
     assert isinstance(options["rerun_seed"], int)
     text = subprocess.run(command, capture_output=True, text=True, check=False)
     assert text.returncode == 0, text.stderr
-    assert "(drawn at the audit; --rerun-seed" in text.stderr
-    seed = int(text.stderr.split("sample seed ")[1].split()[0])
+    assert "(drawn at the audit; --rerun-seed" in text.stdout
+    seed = int(text.stdout.split("sample seed ")[1].split()[0])
     assert seed != options["rerun_seed"]
 
 

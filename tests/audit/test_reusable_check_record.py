@@ -139,4 +139,4 @@ def test_a_record_is_written_into_a_directory_only(tmp_path: Path) -> None:
     )
     assert done.returncode == 2, done.stderr
     assert "Traceback" not in done.stderr
-    assert "check the directory" in done.stderr
+    assert "check the directory" in done.stdout + done.stderr

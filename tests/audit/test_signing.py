@@ -232,7 +232,7 @@ def test_verify_rejects_what_is_not_an_envelope() -> None:
 def test_keys_generate_run_sign_and_audit_trust_on_the_command_line(tmp_path: Path) -> None:
     root = make_artifact(tmp_path / "toy")
     made = subprocess.run(
-        [*CLI, "keys", "generate", "alice", "--out", str(tmp_path / "alice.key")],
+        [*CLI, "keys", "generate", "alice", "-o", str(tmp_path / "alice.key")],
         capture_output=True,
         text=True,
         check=True,
@@ -287,7 +287,7 @@ def test_keys_generate_run_sign_and_audit_trust_on_the_command_line(tmp_path: Pa
         check=False,
     )
     assert bad.returncode == 2
-    assert "K005" in bad.stderr
+    assert "K005" in bad.stdout
 
 
 def test_the_setting_sign_signs_runs_without_the_flag(tmp_path: Path) -> None:
@@ -319,7 +319,7 @@ def test_the_setting_sign_signs_runs_without_the_flag(tmp_path: Path) -> None:
         cwd=tmp_path,
     )
     assert unset.returncode == 2
-    assert "K006" in unset.stderr
+    assert "K006" in unset.stdout
 
 
 def test_an_honest_signed_run_passes_every_check_with_no_false_alarm(

@@ -232,7 +232,7 @@ def test_the_command_line_reads_the_file(batch: Path) -> None:
         capture_output=True,
         text=True,
         check=False,
-    ).stderr
+    ).stdout
     assert "submission: decision accept; trust signed by KEYS (alice)" in text
     assert "trust unsigned allowed" in text
     csv_text = subprocess.run(
@@ -359,8 +359,8 @@ def test_the_command_line_never_shows_a_traceback(tmp_path: Path) -> None:
         check=False,
     )
     assert done.returncode == 2
-    assert "A090" in done.stderr
-    assert f"{bad}:1" in done.stderr
+    assert "A090" in done.stdout
+    assert f"{bad}:1" in done.stdout
     assert "Traceback" not in done.stderr
     usage = subprocess.run(
         [*CLI, "audit", "--submissions", str(bad)], capture_output=True, text=True, check=False

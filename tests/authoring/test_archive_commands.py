@@ -105,8 +105,8 @@ def test_validate_says_of_the_archive_what_it_says_of_the_folder(
     assert [f["code"] for f in report["artifacts"][0]["findings"]] == ["F006"]
     assert report["artifacts"][0]["findings"][0]["file"] == f"{packed}#rra.yaml"
     text = _cli(tmp_path, "validate", str(packed))
-    assert f"{packed}#rra.yaml:" in text.stderr
-    assert "rb-" not in text.stderr + on_archive.stdout  # no temporary directory named
+    assert f"{packed}#rra.yaml:" in text.stdout
+    assert "rb-" not in text.stdout + on_archive.stdout  # no temporary directory named
 
 
 def test_a_folder_of_submissions_is_its_subfolders_and_its_archives(
@@ -185,14 +185,14 @@ def test_extract_replays_the_samples_of_an_archive(
     digits: tuple[Path, Path], tmp_path: Path
 ) -> None:
     folder, archive = digits
-    on_folder = _cli(tmp_path, "extract", str(folder), "--samples", "--json")
-    on_archive = _cli(tmp_path, "extract", str(archive), "--samples", "--json")
+    on_folder = _cli(tmp_path, "extract", str(folder), "--samples", "--format", "json")
+    on_archive = _cli(tmp_path, "extract", str(archive), "--samples", "--format", "json")
     assert on_archive.returncode == on_folder.returncode == 0, on_archive.stderr
     assert _same(on_archive.stdout, folder, archive) == _same(on_folder.stdout, folder, archive)
     assert json.loads(on_archive.stdout)["samples"]
     sample = folder / "samples" / "smoke-seed0"
     replay = ["--launcher", "smoke", "--log", str(sample / "log.txt")]
-    replay += ["--output", f"metrics={sample / 'metrics.json'}", "--json"]
+    replay += ["--file", f"metrics={sample / 'metrics.json'}", "--format", "json"]
     by_log = [_cli(tmp_path, "extract", "-C", str(path), *replay) for path in (folder, archive)]
     assert by_log[0].returncode == by_log[1].returncode == 0, by_log[1].stderr
     assert by_log[1].stdout == by_log[0].stdout
@@ -200,7 +200,7 @@ def test_extract_replays_the_samples_of_an_archive(
     assert _same(by_log[1].stderr, folder, archive) == _same(by_log[0].stderr, folder, archive)
     as_run = _cli(tmp_path, "extract", str(archive))  # an archive is no run directory
     assert as_run.returncode == 2
-    assert "is a packed artifact, not a run directory" in as_run.stderr
+    assert "is a packed artifact, not a run directory" in as_run.stdout + as_run.stderr
 
 
 def test_export_writes_the_same_citation_and_crate_from_an_archive(
@@ -231,7 +231,7 @@ def _checks(tmp_path: Path, sources: tuple[Path, Path], *flags: str) -> list[Any
     """``check --json`` of each source: its exit status and its steps."""
     reports = []
     for source in sources:
-        done = _cli(tmp_path, "check", str(source), "--json", *flags, timeout=1800)
+        done = _cli(tmp_path, "check", str(source), "--format", "json", *flags, timeout=1800)
         report = json.loads(done.stdout)
         assert report["source"] == str(source)
         reports.append((done.returncode, [(s["name"], s["ok"]) for s in report["steps"]], report))

@@ -134,7 +134,7 @@ def test_the_author_path_from_a_raw_repository_to_a_checked_archive(
         # the clean room: another HOME (empty caches), a minimal PATH; the upstream is
         # fetched again from the daemon and the environment built again from the lock
         checked = reprobridge(
-            "check", str(tmp_path / "tiny.tar.gz"), "--scored", "--json", cwd=tmp_path
+            "check", str(tmp_path / "tiny.tar.gz"), "--scored", "--format", "json", cwd=tmp_path
         )
         assert checked.returncode == 0, checked.stdout + checked.stderr
         report = json.loads(checked.stdout)

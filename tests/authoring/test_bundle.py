@@ -208,13 +208,15 @@ def test_check_of_the_archive_needs_no_original_repository(tmp_path: Path) -> No
     """The author path with upstream ``..``: pack, remove the repository, check the archive."""
     root, _ = _inside_paper(tmp_path)
     packed = reprobridge(
-        "pack", str(root), "-o", str(tmp_path / "tiny.tar.gz"), "--json", cwd=tmp_path
+        "pack", str(root), "-o", str(tmp_path / "tiny.tar.gz"), "--format", "json", cwd=tmp_path
     )
     assert packed.returncode == 0, packed.stderr
     assert json.loads(packed.stdout)["bundle"].startswith("upstream/")
     shutil.move(tmp_path / "tiny.tar.gz", tmp_path / "elsewhere.tar.gz")
     shutil.rmtree(tmp_path / "paper")
-    checked = reprobridge("check", str(tmp_path / "elsewhere.tar.gz"), "--json", cwd=tmp_path)
+    checked = reprobridge(
+        "check", str(tmp_path / "elsewhere.tar.gz"), "--format", "json", cwd=tmp_path
+    )
     assert checked.returncode == 0, checked.stdout + checked.stderr
     report = json.loads(checked.stdout)
     assert [(s["name"], s["ok"]) for s in report["steps"]] == [

@@ -272,7 +272,16 @@ def test_a_proxy_password_never_shows_in_the_output_or_the_files_of_a_check(
         work = tmp_path / "work"
         work.mkdir()
         done = subprocess.run(
-            [sys.executable, "-m", "reprobridge_sdk", "check", str(root), "--json", "--keep"],
+            [
+                sys.executable,
+                "-m",
+                "reprobridge_sdk",
+                "check",
+                str(root),
+                "--format",
+                "json",
+                "--keep",
+            ],
             capture_output=True,
             text=True,
             check=False,

@@ -205,7 +205,7 @@ def test_import_over_a_loopback_git_daemon_with_the_cli(tmp_path: Path) -> None:
     import shutil
 
     shutil.rmtree(root / "code")
-    status = reprobridge("code", "status", "-C", str(root), "--json", cwd=tmp_path)
+    status = reprobridge("code", "status", "-C", str(root), "--format", "json", cwd=tmp_path)
     assert status.returncode == 0, status.stderr
     data = json.loads(status.stdout)
     assert [(p["position"], p["state"]) for p in data["patches"]] == [(1, "applies")]

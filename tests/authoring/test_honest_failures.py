@@ -94,7 +94,7 @@ def test_a_self_signed_index_is_e021_in_the_record_and_the_log(
     assert [f.code for f in caught.value.findings] == ["E021"]
     assert "certificate" in caught.value.findings[0].message.lower()
     # and through `run`: the record's failure detail and the run's log hold it
-    done = reprobridge("run", str(root), "smoke", "--json", cwd=tmp_path, env=env)
+    done = reprobridge("run", str(root), "smoke", "--format", "json", cwd=tmp_path, env=env)
     assert done.returncode == 1, done.stderr
     records = list((root / "runs").glob("*/record.json"))
     assert len(records) == 1

@@ -49,8 +49,8 @@ def test_init_from_finds_code_requirements_python_and_readme_commands(tmp_path: 
     text = (root / "rra.yaml").read_text("utf-8")
     assert "#   python train.py --seed 1" in text.splitlines()
     # still a manifest the SDK reads, whose remaining placeholders init named
-    assert "/codebase/upstream/commit" not in done.stderr
-    assert "/artifact/paper/title" in done.stderr
+    assert "/codebase/upstream/commit" not in done.stdout
+    assert "/artifact/paper/title" in done.stdout
 
 
 def test_readme_commands_come_from_code_blocks_and_prompts() -> None:

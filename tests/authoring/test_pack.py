@@ -176,7 +176,7 @@ def test_digest_shows_changes_and_writes_only_with_update(tmp_path: Path) -> Non
     root = _artifact(tmp_path)
     (root / "code" / "experiment.py").write_text("print('fixed')\n")
     before = (root / "rra.yaml").read_bytes()
-    shown = reprobridge("digest", str(root), "--json", cwd=tmp_path)
+    shown = reprobridge("digest", str(root), "--format", "json", cwd=tmp_path)
     assert shown.returncode == 1
     data = json.loads(shown.stdout)
     assert [c["path"] for c in data["changes"]] == ["/codebase/tree_digest"]
@@ -212,7 +212,7 @@ def test_digest_covers_sample_files(tmp_path: Path) -> None:
     log_ptr = "/launchers/1/samples/0/log_sha256"
     out_ptr = "/launchers/1/samples/0/outputs_sha256/metrics"
     # the 1.1 digests are missing: digest adds them, and only --update writes them
-    shown = reprobridge("digest", str(root), "--json", cwd=tmp_path)
+    shown = reprobridge("digest", str(root), "--format", "json", cwd=tmp_path)
     assert shown.returncode == 1, shown.stderr
     changes = {c["path"]: (c["old"], c["new"]) for c in json.loads(shown.stdout)["changes"]}
     log_digest = hashlib.sha256((root / "samples" / "scored-seed1.log").read_bytes()).hexdigest()

@@ -58,7 +58,15 @@ def test_each_repetition_is_one_observation_with_every_run_in_its_provenance(
     root = _artifact(tmp_path / "art")
     reps = [_repetition(root, str(i)) for i in range(2)]
     done = reprobridge(
-        "references", "add", *map(str, reps), "-C", str(root), "--replace", "--json", cwd=tmp_path
+        "references",
+        "add",
+        *map(str, reps),
+        "-C",
+        str(root),
+        "--replace",
+        "--format",
+        "json",
+        cwd=tmp_path,
     )
     assert done.returncode == 0, done.stderr
     expected = statistics.fmean(experiment_value(seed) for seed in SEEDS)

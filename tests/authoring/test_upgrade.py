@@ -149,10 +149,10 @@ def test_the_command_line(tmp_path: Path) -> None:
     assert _reprobridge("upgrade", "--check", cwd=tmp_path).returncode == 0
     refused = _reprobridge("upgrade", "--to", "1.0", cwd=tmp_path)
     assert refused.returncode == 1
-    assert " V006 " in refused.stderr
+    assert " V006 " in refused.stdout
     unknown = _reprobridge("upgrade", "--to", "9.9", cwd=tmp_path)
     assert unknown.returncode == 2
-    assert " V006 " in unknown.stderr
+    assert " V006 " in unknown.stdout
 
 
 def test_a_producer_declares_the_version_of_the_fields_it_writes(tmp_path: Path) -> None:

@@ -376,9 +376,9 @@ def test_the_command_prints_text_and_json(setup: tuple[Path, Path], tmp_path: Pa
     data = BenchJudgement.model_validate_json(done.stdout)
     assert [c.verdict for c in data.claims] == ["compatible", "unsupported"]
     text = _cli("judge", str(toy), str(results))
-    assert text.returncode == 0 and text.stdout == ""
-    assert "acc: compatible (verified), log-backed" in text.stderr
-    assert "A076" in text.stderr
+    assert text.returncode == 0 and text.stderr == ""
+    assert "acc: compatible (verified), log-backed" in text.stdout
+    assert "A076" in text.stdout
     written = tmp_path / "judgement.json"
     assert (
         _cli("judge", str(toy), str(results), "--format", "json", "-o", str(written)).returncode
@@ -387,7 +387,7 @@ def test_the_command_prints_text_and_json(setup: tuple[Path, Path], tmp_path: Pa
     assert BenchJudgement.model_validate_json(written.read_text()).artifact == "toy-study"
     results.write_text("{")
     bad = _cli("judge", str(toy), str(results))
-    assert bad.returncode == 2 and "A072" in bad.stderr and "Traceback" not in bad.stderr
+    assert bad.returncode == 2 and "A072" in bad.stdout and "Traceback" not in bad.stdout
 
 
 def test_a_log_swapped_for_a_link_out_after_its_checks_gives_no_landmark(

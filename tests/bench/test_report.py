@@ -212,4 +212,4 @@ def test_bench_report_rerenders_a_report(tmp_path: Path) -> None:
         timeout=120,
         check=False,
     )
-    assert done.returncode == 2 and "N004" in done.stderr
+    assert done.returncode == 2 and "N004" in done.stdout

@@ -240,7 +240,8 @@ def test_the_command_writes_the_variants_asked_for(tmp_path: Path) -> None:
         str(tmp_path / "o"),
         "--variants",
         "refined,expert",
-        "--json",
+        "--format",
+        "json",
     )
     assert done.returncode == 0, done.stderr
     records = json.loads(done.stdout)
@@ -248,7 +249,7 @@ def test_the_command_writes_the_variants_asked_for(tmp_path: Path) -> None:
     assert sorted(p.name for p in (tmp_path / "o").iterdir()) == ["expert", "refined"]
     bad = _cli("variants", str(EXAMPLE), "-o", str(tmp_path / "p"), "--variants", "nope")
     assert bad.returncode == 2
-    assert "N004" in bad.stderr and "unknown variant" in bad.stderr
+    assert "N004" in bad.stdout and "unknown variant" in bad.stdout
     assert "Traceback" not in bad.stderr
 
 
@@ -266,7 +267,14 @@ def test_a_packed_archive_gives_the_same_workspaces(example_variants: Path, tmp_
     )
     assert packed.returncode == 0, packed.stderr
     done = _cli(
-        "variants", str(archive), "-o", str(tmp_path / "o"), "--variants", "raw,refined", "--json"
+        "variants",
+        str(archive),
+        "-o",
+        str(tmp_path / "o"),
+        "--variants",
+        "raw,refined",
+        "--format",
+        "json",
     )
     assert done.returncode == 0, done.stderr
     records = {r["variant"]: r for r in json.loads(done.stdout)}

@@ -164,7 +164,7 @@ def test_a_cuda_target_takes_the_default_index_build_and_its_runtime(
     env = {**os.environ, **indexes.environ()}
     argv = [sys.executable, "-m", "reprobridge_sdk", "lock", str(art)]
     proc = subprocess.run(
-        [*argv, "--accelerator", "cuda", "--json"],
+        [*argv, "--accelerator", "cuda", "--format", "json"],
         capture_output=True,
         text=True,
         check=False,

@@ -184,8 +184,8 @@ def test_validate_reads_the_configuration_and_flags_override_it(tmp_path: Path) 
     (tmp_path / "reprobridge.toml").write_text("[report]\nformats = 'json'\n")
     proc = subprocess.run(cli, cwd=tmp_path, capture_output=True, text=True, env=env, check=False)
     assert proc.returncode == 2
-    assert "reprobridge.toml:2:1: error E016" in proc.stderr
-    assert "hint: did you mean 'report.format'?" in proc.stderr
+    assert "reprobridge.toml:2:1: E016 error" in proc.stdout
+    assert "hint: did you mean 'report.format'?" in proc.stdout
 
 
 class _Stream:

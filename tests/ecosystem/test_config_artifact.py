@@ -43,11 +43,11 @@ def _cli(
     )
 
 
-def _notes(stderr: str, code: str) -> list[str]:
-    """The files named by the ``code`` lines on stderr (``FILE: severity CODE message``)."""
+def _notes(stdout: str, code: str) -> list[str]:
+    """The files named by the ``code`` lines on stdout (``FILE: CODE severity message``)."""
     return [
         line.split(": ", 1)[0]
-        for line in stderr.splitlines()
+        for line in stdout.splitlines()
         if f" {code} " in line and not line.startswith(" ")
     ]
 
@@ -69,7 +69,7 @@ def test_an_artifacts_own_ignore_list_does_not_hide_its_findings(tmp_path: Path)
     done = _cli("validate", ".", "--format", "json", cwd=art)
     assert done.returncode == 1
     assert {"F003", "F006"} <= _codes(done.stdout)
-    assert _notes(done.stderr, "N030") == [str(art / "pyproject.toml")]
+    assert _notes(done.stdout, "N030") == [str(art / "pyproject.toml")]
     # from a directory inside the artifact too
     inside = _cli("validate", "..", "--format", "json", cwd=art / "code")
     assert {"F003", "F006"} <= _codes(inside.stdout)
@@ -89,7 +89,7 @@ def test_an_artifacts_cache_dir_does_not_choose_the_environment(
     assert done.returncode == 0, done.stderr
     assert not (art / "shipped").exists()
     assert (tmp_path / "xdg-cache" / "reprobridge" / "envs").is_dir()
-    assert _notes(done.stderr, "N030") == [str(art / "reprobridge.toml")]
+    assert _notes(done.stdout, "N030") == [str(art / "reprobridge.toml")]
     monkeypatch.chdir(art)
     settings = load_settings(environ={})
     assert (settings.cache_dir, settings.skipped) == (None, (art / "reprobridge.toml",))
@@ -159,7 +159,7 @@ def test_a_committee_table_says_it_ignores_an_artifacts_settings(
     (art / "reprobridge.toml").write_text('cache-dir = "shipped"\n')
     done = _cli(*command, str(art), "--format", "json", cwd=tmp_path)
     assert done.returncode in {0, 1}, done.stderr
-    assert sorted(_notes(done.stderr, "N030")) == [
+    assert sorted(_notes(done.stdout, "N030")) == [
         str(art / "pyproject.toml"),
         str(art / "reprobridge.toml"),
     ]

@@ -123,5 +123,5 @@ def test_no_author_at_all_is_e018(artifact: Path) -> None:
     manifest.write_text(text[:start] + "  authors: []\n\n" + text[end:])
     proc = _cli("export", "citation", str(artifact))
     assert proc.returncode == 2
-    assert "E018 error:" in proc.stderr
+    assert " E018 error " in proc.stdout
     assert not (artifact / "CITATION.cff").exists()

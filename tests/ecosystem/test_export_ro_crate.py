@@ -124,7 +124,7 @@ def test_a_non_empty_target_is_e018_and_the_extra_is_named(
     (tmp_path / "busy" / "x").write_text("keep")
     proc = _cli("export", "ro-crate", str(ran), "-o", str(tmp_path / "busy"))
     assert proc.returncode == 2
-    assert "E018 error:" in proc.stderr
+    assert " E018 error " in proc.stdout
     assert (tmp_path / "busy" / "x").read_text() == "keep"
     monkeypatch.setitem(sys.modules, "rocrate", None)
     with pytest.raises(MissingExtraError) as info:

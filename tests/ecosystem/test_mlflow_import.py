@@ -110,9 +110,9 @@ def test_finished_runs_become_observations_with_provenance(mlruns: Path, artifac
 def test_mapping_and_store_errors_have_codes(mlruns: Path, artifact: Path, tmp_path: Path) -> None:
     base = ("-C", str(artifact), "--experiment", "digits")
     proc = _cli(str(mlruns), *base, "--metric", "knn_acc=no-such-task")
-    assert (proc.returncode, "C014" in proc.stderr) == (1, True)
+    assert (proc.returncode, "C014" in proc.stdout) == (1, True)
     proc = _cli(str(mlruns), *base, "--metric", "knn_acc=logreg-accuracy")  # five seeds
-    assert (proc.returncode, "C015" in proc.stderr) == (1, True)
+    assert (proc.returncode, "C015" in proc.stdout) == (1, True)
     proc = _cli(
         str(mlruns),
         "-C",
@@ -122,8 +122,8 @@ def test_mapping_and_store_errors_have_codes(mlruns: Path, artifact: Path, tmp_p
         "--metric",
         "knn_acc=knn-accuracy",
     )
-    assert (proc.returncode, "E019" in proc.stderr) == (2, True)
+    assert (proc.returncode, "E019" in proc.stdout) == (2, True)
     proc = _cli(str(tmp_path / "nowhere"), *base, "--metric", "knn_acc=knn-accuracy")
-    assert (proc.returncode, "E019" in proc.stderr) == (2, True)
+    assert (proc.returncode, "E019" in proc.stdout) == (2, True)
     proc = _cli(str(mlruns), *base, "--metric", "knn_acc")
     assert proc.returncode == 2  # not METRIC=TASK

@@ -142,8 +142,8 @@ def test_lock_with_pip_tools_missing_names_the_extra(tmp_path: Path) -> None:
     )
     proc = _run(sys.executable, "-c", code)
     assert proc.returncode == 2
-    assert "E015" in proc.stderr
-    assert "hint: pip install 'reprobridge[pip-tools]'" in proc.stderr
+    assert "E015" in proc.stdout
+    assert "hint: pip install 'reprobridge[pip-tools]'" in proc.stdout
     assert not (art / "requirements.txt").exists()
 
 

@@ -61,7 +61,7 @@ def test_validate_json_with_a_printing_extractor(plugin_venv: PluginVenv, study:
 
 
 def test_extract_json_with_a_printing_extractor(plugin_venv: PluginVenv, study: Path) -> None:
-    proc = _cli(plugin_venv, "extract", ".", "--samples", "--json", cwd=study)
+    proc = _cli(plugin_venv, "extract", ".", "--samples", "--format", "json", cwd=study)
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["samples"][0]["value"] == 90.1
     assert _shouted(proc.stderr, "extractor") == list(WAYS)

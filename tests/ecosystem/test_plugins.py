@@ -60,8 +60,8 @@ def test_a_plugin_that_cannot_load_is_e017(
 ) -> None:
     proc = _validate(plugin_venv.python, str(artifact), "--format", name)
     assert proc.returncode == 2
-    assert f": error E017 the plugin '{name}'" in proc.stderr
-    assert f"hint: reinstall or uninstall {DISTRIBUTION}" in proc.stderr
+    assert f": E017 error the plugin '{name}'" in proc.stdout
+    assert f"hint: reinstall or uninstall {DISTRIBUTION}" in proc.stdout
 
 
 def test_badly_named_and_absent_plugins_are_not_formats(

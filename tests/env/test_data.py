@@ -295,7 +295,7 @@ def test_cli_fetch_and_verify(data_artifact: Path, tmp_path: Path) -> None:
         env=env,
     )
     assert proc.returncode == 1
-    assert "D006" in proc.stderr
+    assert "D006" in proc.stdout
     proc = subprocess.run(
         [*run, "verify", str(data_artifact), "good", "wrong", "--format", "json"],
         capture_output=True,
@@ -314,7 +314,7 @@ def test_cli_fetch_and_verify(data_artifact: Path, tmp_path: Path) -> None:
         env=env,
     )
     assert proc.returncode == 2
-    assert "no data item 'nope'" in proc.stderr
+    assert "no data item 'nope'" in proc.stdout + proc.stderr
 
 
 @pytest.mark.parametrize(

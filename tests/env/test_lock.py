@@ -86,7 +86,7 @@ def test_local_configuration_does_not_leak(tiny_artifact: Path, tmp_path: Path) 
         "PIP_FIND_LINKS": str(mirror),
         "PIP_EXTRA_INDEX_URL": f"file://{mirror}",
     }
-    proc = _cli("lock", str(tiny_artifact), "--json", env=env)
+    proc = _cli("lock", str(tiny_artifact), "--format", "json", env=env)
     assert proc.returncode == 0, proc.stderr
     data = json.loads(proc.stdout)
     assert data["findings"] == []
@@ -108,14 +108,14 @@ def test_unresolvable_requirement_writes_nothing(
     assert (art / "rra.yaml").read_text("utf-8") == before
     proc = _cli("lock", str(art))
     assert proc.returncode == 1
-    assert "L010" in proc.stderr
+    assert "L010" in proc.stdout
 
 
 def test_unreachable_index_is_a_finding(tiny_artifact: Path) -> None:
     env = {**os.environ, "REPROBRIDGE_INDEX_URL": "http://127.0.0.1:9/simple"}
     proc = _cli("lock", str(tiny_artifact), env=env)
     assert proc.returncode == 1
-    assert "L010" in proc.stderr
+    assert "L010" in proc.stdout
     assert not (tiny_artifact / "requirements.txt").exists()
 
 

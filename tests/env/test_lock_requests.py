@@ -117,10 +117,10 @@ def test_the_cli_reports_the_code_and_exits_2(
     art = make_artifact(tmp_path / "art", "six\n")
     (art / "requirements.in").unlink()
     done = subprocess.run(
-        [sys.executable, "-m", "reprobridge_sdk", "lock", str(art), "--json"],
+        [sys.executable, "-m", "reprobridge_sdk", "lock", str(art), "--format", "json"],
         capture_output=True,
         text=True,
         check=False,
     )
-    assert (done.returncode, done.stdout) == (2, "")
-    assert re.search(r"^  requirements\.in: F004 error: ", done.stderr, re.MULTILINE)
+    assert (done.returncode, done.stdout) == (2, "")  # stdout holds JSON or nothing
+    assert re.search(r"^\S*requirements\.in(:\d+:\d+)?: F004 error ", done.stderr, re.MULTILINE)

@@ -192,7 +192,7 @@ def test_cli_validates_and_replays_samples_as_the_readme_says() -> None:
     assert [a["findings"] for a in report["artifacts"]] == [[]]
 
     extract = subprocess.run(
-        [*cli, "extract", str(EXAMPLE), "--samples", "--json"],
+        [*cli, "extract", str(EXAMPLE), "--samples", "--format", "json"],
         capture_output=True,
         text=True,
         check=False,

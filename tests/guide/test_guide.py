@@ -101,7 +101,7 @@ def test_cli_renders_and_checks(tmp_path: Path) -> None:
     (tmp_path / "rra.yaml").write_text(manifest, "utf-8")
     checked = _reprobridge("guide", str(tmp_path), "--check")
     assert checked.returncode == 1
-    assert "G001" in checked.stderr
+    assert "G001" in checked.stdout
     assert not (tmp_path / "GUIDE.md").exists()
 
     assert _reprobridge("guide", str(tmp_path)).returncode == 0
@@ -114,7 +114,7 @@ def test_cli_renders_and_checks(tmp_path: Path) -> None:
     (tmp_path / "rra.yaml").write_text(manifest.replace("100 epochs", "200 epochs"), "utf-8")
     stale = _reprobridge("guide", str(tmp_path), "--check")
     assert stale.returncode == 1
-    assert "G002" in stale.stderr
+    assert "G002" in stale.stdout
     assert _reprobridge("guide", str(tmp_path)).returncode == 0
     final = (tmp_path / "GUIDE.md").read_text("utf-8")
     assert "200 epochs" in final

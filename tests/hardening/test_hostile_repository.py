@@ -227,7 +227,15 @@ def test_check_runs_a_hostile_artifact_in_the_sandbox(hostile: Hostile, tmp_path
     work = tmp_path / "work"
     work.mkdir()
     done = _cli(
-        "check", str(root), "--scored", "--keep", "--pass-env", "PYTHONPATH", "--json", cwd=work
+        "check",
+        str(root),
+        "--scored",
+        "--keep",
+        "--pass-env",
+        "PYTHONPATH",
+        "--format",
+        "json",
+        cwd=work,
     )
     assert done.returncode == 0, done.stderr[-3000:]
     copy = Path(json.loads(done.stdout)["copy"])

@@ -182,9 +182,9 @@ def test_the_cli_prints_n024_and_never_blocks_on_the_fifo(tmp_path: Path) -> Non
     except subprocess.TimeoutExpired:
         pytest.fail("the runner blocked on the planted FIFO")
     assert done.returncode == 0, done.stderr
-    lines = [line for line in done.stderr.splitlines() if "N024" in line]
+    lines = [line for line in done.stdout.splitlines() if "N024" in line]
     assert len(lines) == 1
-    assert lines[0].startswith("warning N024: ")
+    assert " N024 warning " in lines[0]
     for path, _ in PLANTED:
         assert repr(path) in lines[0]
     assert "0.4242" not in done.stdout + done.stderr

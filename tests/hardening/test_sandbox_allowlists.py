@@ -221,9 +221,7 @@ def test_where_user_namespaces_are_not_permitted_nothing_runs(tmp_path: Path) ->
         check=False,
     )
     assert done.returncode == 2, done.stderr
-    assert [line.split(":")[0] for line in done.stderr.splitlines() if "N011" in line] == [
-        "error N011"
-    ]
+    assert len([line for line in done.stdout.splitlines() if ": N011 error " in line]) == 1
     assert not (root / "runs").exists()
 
 

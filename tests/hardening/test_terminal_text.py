@@ -22,7 +22,7 @@ import yaml
 from toy_study import make_artifact
 
 from reprobridge_sdk.audit.report import render_junit, render_text
-from reprobridge_sdk.cli._env_output import TerminalBytes
+from reprobridge_sdk.cli._output import TerminalBytes
 from reprobridge_sdk.findings import finding, terminal_text
 from reprobridge_sdk.validation.reporters import render
 
@@ -95,7 +95,7 @@ def test_no_control_sequence_of_an_artifact_reaches_the_terminal(
             [
                 *("extract", str(hostile), "--launcher", "scored"),
                 *("--log", str(hostile / "other.log")),
-                *("--output", f"metrics={hostile / f'm{HOSTILE}.json'}"),
+                *("--file", f"metrics={hostile / f'm{HOSTILE}.json'}"),
             ],
             1,
         ),
@@ -118,10 +118,10 @@ def test_no_control_sequence_of_an_artifact_reaches_the_terminal(
 
 def test_forced_colour_is_only_the_reporters_own(hostile: Path, colour: dict[str, str]) -> None:
     done = _cli(colour, "audit", str(hostile))
-    sequences = {part.split("m", 1)[0] for part in done.stderr.split("\x1b[")[1:]}
+    sequences = {part.split("m", 1)[0] for part in done.stdout.split("\x1b[")[1:]}
     assert sequences <= {"0", "2", "31", "32", "33", "36", "1"}  # SGR colours, nothing else
-    assert "\x07" not in done.stderr
-    assert "\x9b" not in done.stderr
+    assert "\x07" not in done.stdout
+    assert "\x9b" not in done.stdout
 
 
 def test_json_carries_the_original_text(hostile: Path, colour: dict[str, str]) -> None:
@@ -129,9 +129,9 @@ def test_json_carries_the_original_text(hostile: Path, colour: dict[str, str]) -
     assert report["title"] == f"Toy {HOSTILE} study"
     extracted = _cli(
         colour,
-        *("extract", str(hostile), "--launcher", "scored", "--json"),
+        *("extract", str(hostile), "--launcher", "scored", "--format", "json"),
         *("--log", str(hostile / "other.log")),
-        *("--output", f"metrics={hostile / f'm{HOSTILE}.json'}"),
+        *("--file", f"metrics={hostile / f'm{HOSTILE}.json'}"),
     )
     errors = [m["error"] for m in json.loads(extracted.stdout)["measurements"]]
     assert any(f"m{HOSTILE}.json" in (error or "") for error in errors)

@@ -32,7 +32,7 @@ def _dry_run(path: Path, *args: str) -> subprocess.CompletedProcess[str]:
 def test_the_example_is_prepared_and_nothing_is_written(tmp_path: Path) -> None:
     artifact = tmp_path / "a"
     shutil.copytree(EXAMPLE, artifact, ignore=shutil.ignore_patterns("runs", ".venv*"))
-    proc = _dry_run(artifact, "--json", "--env", "current", "--seeds", "7")
+    proc = _dry_run(artifact, "--format", "json", "--env", "current", "--seeds", "7")
     assert proc.returncode == 0, proc.stderr
     plan = json.loads(proc.stdout)
     assert {item["launcher"] for item in plan} == {"smoke", "scored"}
@@ -50,7 +50,7 @@ def test_a_run_that_cannot_start_exits_1(tmp_path: Path) -> None:
     manifest = artifact / "rra.yaml"
     text = manifest.read_text("utf-8").replace("workdir: code", "workdir: gone", 1)
     manifest.write_text(text, "utf-8")
-    proc = _dry_run(artifact, "--json", "--env", "current", "--no-validate")
+    proc = _dry_run(artifact, "--format", "json", "--env", "current", "--no-validate")
     assert proc.returncode == 1
     plan = json.loads(proc.stdout)
     failing = [item for item in plan if not item["ok"]]
@@ -81,12 +81,12 @@ def test_a_series_checkout_with_unrecorded_changes_is_refused_as_validate_says(
     artifact = tmp_path / "artifact"
     scaffold(artifact, InitOptions(id="tiny", title="Tiny"))
     import_code(artifact, str(upstream), as_="patches", force=True)
-    proc = _dry_run(artifact, "--json", "--env", "current", "--no-validate")
+    proc = _dry_run(artifact, "--format", "json", "--env", "current", "--no-validate")
     assert proc.returncode == 0, proc.stderr
     assert all(item["findings"] == [] for item in json.loads(proc.stdout))
     train = artifact / "code" / "train.py"
     train.write_text("print('accuracy: 0.99')  # unrecorded\n", "utf-8")
-    proc = _dry_run(artifact, "--json", "--env", "current", "--no-validate")
+    proc = _dry_run(artifact, "--format", "json", "--env", "current", "--no-validate")
     assert proc.returncode == 1, proc.stderr
     plan = json.loads(proc.stdout)
     assert plan

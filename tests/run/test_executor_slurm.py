@@ -95,7 +95,7 @@ def test_a_run_bigger_than_every_node_is_refused_before_submission(toy: Path) ->
         check=False,
     )
     assert done.returncode == 2, done.stderr
-    assert "error N022" in done.stderr
+    assert "N022 error" in done.stdout
     queue = subprocess.run(["squeue", "-h"], capture_output=True, text=True, check=True)
     assert "dask-wor" not in queue.stdout
 

@@ -182,7 +182,7 @@ def test_a_run_no_worker_can_hold_is_refused_before_submission(toy: Path) -> Non
         check=False,
     )
     assert done.returncode == 2, done.stderr
-    assert "error N022" in done.stderr
+    assert "N022 error" in done.stdout
     assert not (toy / "runs").exists() or not any((toy / "runs").iterdir())
 
 
@@ -436,4 +436,4 @@ def test_a_batch_on_a_remote_executor_needs_a_shared_file_system(tmp_path: Path)
         check=False,
     )
     assert done.returncode == 2
-    assert "N004" in done.stderr
+    assert "N004" in done.stdout

@@ -31,7 +31,9 @@ def _cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str
 
 
 def test_run_json_events_and_exit_0(toy: Path) -> None:
-    done = _cli("run", str(toy), "ok", "--env", "current", "--json", "--seeds", "3,4", "-j", "2")
+    done = _cli(
+        "run", str(toy), "ok", "--env", "current", "--format", "json", "--seeds", "3,4", "-j", "2"
+    )
     assert done.returncode == 0, done.stderr
     events = [json.loads(line) for line in done.stdout.splitlines()]
     kinds = [e["event"] for e in events]
@@ -65,21 +67,21 @@ def test_run_from_inside_the_artifact_with_a_failed_run(toy: Path) -> None:
 def test_run_usage_errors_exit_2(toy: Path, args: list[str], code: str) -> None:
     done = _cli("run", "-C", str(toy), *args, "--env", "current")
     assert done.returncode == 2
-    assert f"error {code}:" in done.stderr
+    assert f": {code} error " in done.stdout
     assert "Traceback" not in done.stderr
-    assert done.stdout == ""
+    assert code not in done.stderr
 
 
 def test_run_on_a_directory_without_manifest_exits_2(tmp_path: Path) -> None:
     done = _cli("run", str(tmp_path), "--env", "current")
     assert done.returncode == 2
-    assert "error N007:" in done.stderr
+    assert " N007 error " in done.stdout
 
 
 def test_extract_replays_a_run(toy: Path) -> None:
     assert _cli("run", str(toy), "ok", "--env", "current", "--seeds", "2").returncode == 0
     (run_dir,) = (p for p in (toy / "runs").iterdir() if (p / "record.json").is_file())
-    done = _cli("extract", str(run_dir), "--json")
+    done = _cli("extract", str(run_dir), "--format", "json")
     assert done.returncode == 0, done.stderr
     measured = json.loads(done.stdout)["measurements"]
     assert [(m["task"], m["source"]) for m in measured] == [
@@ -98,12 +100,12 @@ def test_extract_on_a_sample_log(toy: Path, tmp_path: Path) -> None:
     metrics.write_text('{"acc": 0.5}')
     done = _cli(
         "extract", str(toy), "--launcher", "ok", "--log", str(log),
-        "--output", f"metrics={metrics}", "--json",
+        "--file", f"metrics={metrics}", "--format", "json",
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     values = [m["value"] for m in json.loads(done.stdout)["measurements"]]
     assert values == [25.0, 50.0]
-    missing = _cli("extract", str(toy), "--launcher", "ok", "--log", str(log), "--json")
+    missing = _cli("extract", str(toy), "--launcher", "ok", "--log", str(log), "--format", "json")
     assert missing.returncode == 1
     measured = json.loads(missing.stdout)["measurements"]
     assert measured[1]["value"] is None
@@ -111,7 +113,7 @@ def test_extract_on_a_sample_log(toy: Path, tmp_path: Path) -> None:
 
 
 def test_extract_samples_of_the_example() -> None:
-    done = _cli("extract", str(EXAMPLE), "--samples", "--json")
+    done = _cli("extract", str(EXAMPLE), "--samples", "--format", "json")
     assert done.returncode == 0, done.stderr
     checks = json.loads(done.stdout)["samples"]
     assert checks
@@ -121,10 +123,10 @@ def test_extract_samples_of_the_example() -> None:
 def test_extract_usage_errors(toy: Path, tmp_path: Path) -> None:
     bad_run = _cli("extract", str(tmp_path))
     assert bad_run.returncode == 2
-    assert "error N006:" in bad_run.stderr
+    assert " N006 error " in bad_run.stdout
     unknown = _cli("extract", str(toy), "--launcher", "nope", "--log", str(toy / "rra.yaml"))
     assert unknown.returncode == 2
-    assert "error N001:" in unknown.stderr
+    assert " N001 error " in unknown.stdout
 
 
 @pytest.mark.parametrize(
@@ -164,6 +166,6 @@ def test_seeds_that_are_not_integers_in_process(toy: Path, seeds: str) -> None:
 
     done = CliRunner().invoke(cli, ["run", str(toy), "ok", "--env", "current", "--seeds", seeds])
     assert done.exit_code == 2
-    assert "error N003:" in done.stderr
-    assert "hint: e.g. --seeds 0,1,2" in done.stderr
+    assert " N003 error " in done.stdout
+    assert "hint: e.g. --seeds 0,1,2" in done.stdout
     assert not (toy / "runs").exists()

@@ -172,7 +172,7 @@ def test_kill_9_leaves_an_interrupted_record_and_earlier_runs_intact(toy: Path) 
 def test_ctrl_c_and_sigterm_finalise_an_interrupted_record(toy: Path, signum: int) -> None:
     command = [sys.executable, "-m", "reprobridge_sdk", "run", "--no-validate", str(toy), "sleeper"]
     runner = subprocess.Popen(
-        [*command, "--env", "current", "--json", "--kill-grace", "1"],
+        [*command, "--env", "current", "--format", "json", "--kill-grace", "1"],
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
     )
