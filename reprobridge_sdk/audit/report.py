@@ -178,7 +178,7 @@ def _evidence_lines(result: AuditResult) -> list[str]:
             codes = ", ".join(sorted({f.code for f in run.findings if f.severity == "error"}))
             lines.append(f"    invalid run {_t(run.run)}: {codes}")
         lines.extend(
-            f"    {f.code} {_t(f.message)}" for f in attempt.findings if f.severity != "info"
+            finding_line(f, attempt.label) for f in attempt.findings if f.severity != "info"
         )
     return lines
 

@@ -21,7 +21,7 @@ from collections.abc import Callable, Sequence
 from itertools import combinations
 from typing import TYPE_CHECKING, Any, Literal
 
-from reprobridge_sdk.findings import terminal_text
+from reprobridge_sdk.findings import finding_line, terminal_text
 from reprobridge_sdk.model.bench import (
     AgentPair,
     BenchReport,
@@ -315,7 +315,7 @@ def report_text(report: BenchReport) -> str:
         lines += _claim_matrix(report)
     if report.findings:
         lines += ["", "not benched"]
-        lines += [f"  {item.code}: {item.message}" for item in report.findings]
+        lines += [finding_line(item) for item in report.findings]
     return terminal_text("\n".join(lines), lines=True) + "\n"
 
 
