@@ -329,3 +329,31 @@ def test_extract_output_is_a_deprecated_spelling_of_file(tmp_path: Path) -> None
     assert old.stdout == new.stdout
     assert "extract --output ID=FILE is deprecated" in old.stderr
     assert "deprecated" not in new.stderr
+
+
+def _hand_printed_findings(path: Path) -> list[int]:
+    """Lines of f-strings that format a finding's ``code`` and ``message`` themselves."""
+    import ast
+
+    found = []
+    for node in ast.walk(ast.parse(path.read_text("utf-8"))):
+        if isinstance(node, ast.JoinedStr):
+            names = {
+                sub.attr
+                for part in node.values
+                if isinstance(part, ast.FormattedValue)
+                for sub in ast.walk(part.value)
+                if isinstance(sub, ast.Attribute)
+            }
+            if {"code", "message"} <= names:
+                found.append(node.lineno)
+    return found
+
+
+def test_findings_are_printed_by_the_one_reporter_only() -> None:
+    """No module of the command line writes a finding's line itself: the syntax tree of
+    each has no f-string with both a ``.code`` and a ``.message``."""
+    package = Path(__file__).resolve().parents[1] / "reprobridge_sdk"
+    modules = [*sorted((package / "cli").glob("*.py")), package / "validation" / "reporters.py"]
+    offenders = {str(m.relative_to(package)): _hand_printed_findings(m) for m in modules}
+    assert {name: lines for name, lines in offenders.items() if lines} == {}
