@@ -57,7 +57,7 @@ def test_the_author_follows_the_report_fixes_records_and_resumes_to_a_valid_arti
     out = tmp_path / "out"
     env = {**os.environ, "REPROBRIDGE_CACHE_DIR": str(env_cache)}
     build = [sys.executable, "-m", "reprobridge_sdk", "build", str(repo), "--claims", str(claims)]
-    first = _run([*build, "-o", str(out), "--json"], env)
+    first = _run([*build, "-o", str(out), "--format", "json"], env)
     assert first.returncode == 1, first.stderr
     report = BuildReport.model_validate_json(first.stdout)
     failure = report.failure
@@ -145,7 +145,8 @@ def test_a_claim_far_from_what_the_code_prints_yields_a_valid_artifact_judged_in
             str(claims),
             "-o",
             str(out),
-            "--json",
+            "--format",
+            "json",
         ],
         env,
     )

@@ -128,7 +128,7 @@ def test_a_bad_claims_file_exits_2_with_b001(tmp_path: Path) -> None:
         cwd=tmp_path,
     )
     assert done.returncode == 2
-    assert "B001" in done.stderr
+    assert "B001" in done.stdout
     assert not any(tmp_path.glob("*-rra"))
 
 
@@ -147,7 +147,8 @@ def test_an_unknown_commit_stops_at_intake_with_b003(tmp_path: Path) -> None:
             "f" * 40,
             "-o",
             str(tmp_path / "out"),
-            "--json",
+            "--format",
+            "json",
         ],
         capture_output=True,
         text=True,
