@@ -43,11 +43,12 @@ def _cli(
     )
 
 
-def _notes(stdout: str, code: str) -> list[str]:
-    """The files named by the ``code`` lines on stdout (``FILE: CODE severity message``)."""
+def _notes(text: str, code: str) -> list[str]:
+    """The files named by the ``code`` lines of ``text`` (``FILE: CODE severity message``):
+    stdout, or stderr when stdout holds a machine format."""
     return [
         line.split(": ", 1)[0]
-        for line in stdout.splitlines()
+        for line in text.splitlines()
         if f" {code} " in line and not line.startswith(" ")
     ]
 
@@ -69,7 +70,7 @@ def test_an_artifacts_own_ignore_list_does_not_hide_its_findings(tmp_path: Path)
     done = _cli("validate", ".", "--format", "json", cwd=art)
     assert done.returncode == 1
     assert {"F003", "F006"} <= _codes(done.stdout)
-    assert _notes(done.stdout, "N030") == [str(art / "pyproject.toml")]
+    assert _notes(done.stderr, "N030") == [str(art / "pyproject.toml")]
     # from a directory inside the artifact too
     inside = _cli("validate", "..", "--format", "json", cwd=art / "code")
     assert {"F003", "F006"} <= _codes(inside.stdout)
@@ -159,7 +160,7 @@ def test_a_committee_table_says_it_ignores_an_artifacts_settings(
     (art / "reprobridge.toml").write_text('cache-dir = "shipped"\n')
     done = _cli(*command, str(art), "--format", "json", cwd=tmp_path)
     assert done.returncode in {0, 1}, done.stderr
-    assert sorted(_notes(done.stdout, "N030")) == [
+    assert sorted(_notes(done.stderr, "N030")) == [
         str(art / "pyproject.toml"),
         str(art / "reprobridge.toml"),
     ]
