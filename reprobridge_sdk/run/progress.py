@@ -126,7 +126,10 @@ class LiveProgress:
                 self.done += 1
                 self._line(self._finished(data))
             elif event.event == "finding":
-                shown = finding_line(SimpleNamespace(**data), str(data.get("run_id") or ""))
+                fields = {"file": None, "line": None, "col": None, "path": "", "hint": None}
+                shown = finding_line(
+                    SimpleNamespace(**{**fields, **data}), str(data.get("run_id") or "")
+                )
                 self._line(shown, self.findings)
             elif event.event == "summary":
                 self._clear()

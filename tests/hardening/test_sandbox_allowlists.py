@@ -172,8 +172,8 @@ def test_an_artifact_that_is_the_callers_home_is_refused_before_anything_runs(
 
 
 def test_a_finding_event_is_printed_as_a_coded_warning() -> None:
-    stream = io.StringIO()
-    with LiveProgress(stream, live=False) as progress:
+    stream, findings = io.StringIO(), io.StringIO()
+    with LiveProgress(stream, live=False, findings=findings) as progress:
         progress(
             RunEvent(
                 "finding",
@@ -187,10 +187,10 @@ def test_a_finding_event_is_printed_as_a_coded_warning() -> None:
                 },
             )
         )
-    lines = stream.getvalue().splitlines()
-    assert lines[0].startswith("warning N023: ")
-    assert lines[0].endswith(" at /launchers/one/env/PATH")
-    assert lines[1] == "  hint: put the program in the artifact"
+    assert stream.getvalue() == ""  # progress only: the finding is a diagnostic
+    lines = findings.getvalue().splitlines()
+    assert lines[0] == "r1: N023 warning PATH entry '/opt/x' lies outside [/launchers/one/env/PATH]"
+    assert lines[1] == "    hint: put the program in the artifact"
 
 
 @pytest.mark.skipif(
