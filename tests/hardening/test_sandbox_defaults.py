@@ -3,8 +3,8 @@
 ``check``, ``build``, ``review`` and ``audit --rerun`` refuse with N011 before anything runs
 where the sandbox cannot work (a real host without bubblewrap: a ``PATH`` that has none, no
 mock of the check), and never fall back to running unconfined; ``--no-sandbox`` runs
-unconfined and says so with N031 on stdout. What the sandbox holds against a hostile
-repository is in ``test_hostile_repository.py``.
+unconfined and says so with N031 (on stderr beside a machine format). What the sandbox holds
+against a hostile repository is in ``test_hostile_repository.py``.
 """
 
 from __future__ import annotations
@@ -45,9 +45,9 @@ def _cli(*args: str, cwd: Path, env: dict[str, str]) -> subprocess.CompletedProc
     )
 
 
-def _codes(stdout: str) -> list[str]:
-    """The finding codes on stdout, in order."""
-    return re.findall(r"\b[A-Z][0-9]{3}\b", stdout)
+def _codes(text: str) -> list[str]:
+    """The finding codes in ``text``, in order (stdout, or stderr beside a machine format)."""
+    return re.findall(r"\b[A-Z][0-9]{3}\b", text)
 
 
 @pytest.fixture
@@ -124,7 +124,7 @@ def test_no_sandbox_runs_unconfined_and_warns_with_n031(toy: Path, tmp_path: Pat
         env=_no_bwrap(tmp_path),
     )
     assert done.returncode in {0, 1}, done.stderr
-    assert _codes(done.stdout)[:1] == ["N031"]
+    assert _codes(done.stderr)[:1] == ["N031"]
     assert json.loads(done.stdout)["attempts"][0]["reran"] == 1
     # the old spelling of audit's switch still works
     again = _cli(
@@ -140,7 +140,7 @@ def test_no_sandbox_runs_unconfined_and_warns_with_n031(toy: Path, tmp_path: Pat
         cwd=tmp_path,
         env=_no_bwrap(tmp_path),
     )
-    assert _codes(again.stdout)[:1] == ["N031"]
+    assert _codes(again.stderr)[:1] == ["N031"]
     assert json.loads(again.stdout)["attempts"][0]["reran"] == 1
 
 
