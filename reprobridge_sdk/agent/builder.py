@@ -278,8 +278,8 @@ def relaxed(requirements: list[str]) -> list[str]:
     """Exact and upper bounds turned into lower bounds within the same major version
     (``==1.2`` -> ``>=1.2,<2``; ``<2.0`` keeps ``<2``): the pinned major is what the code
     was written for (TensorFlow 1 code does not run on TensorFlow 2), the minor and patch
-    are what the era's wheels hold back. A 0.x pin, whose releases break anywhere, and a
-    bare lower bound are not capped."""
+    are what the era's wheels hold back. A 0.x pin, whose releases break anywhere, a build
+    tool (``setuptools``, ``wheel``, ``pip``) and a bare lower bound are not capped."""
     out = []
     for line in requirements:
         try:
@@ -297,7 +297,10 @@ def relaxed(requirements: list[str]) -> list[str]:
                 lower.append(str(spec))
             if spec.operator in {"==", "~=", "===", "<", "<="}:
                 majors.append(_cap_major(spec.operator, version))
-        caps = [m for m in majors if m >= 1]
+        # a build tool's major is no API the code was written for (GCN pins setuptools 40,
+        # which its own TensorFlow 1.15 pin needs at 41 or newer)
+        build_tool = canonicalize_name(requirement.name) in BUILD_TOOLS
+        caps = [m for m in majors if m >= 1 and not build_tool]
         cap = [f"<{min(caps)}"] if caps else []
         extras = f"[{','.join(sorted(requirement.extras))}]" if requirement.extras else ""
         out.append(f"{requirement.name}{extras}{','.join([*sorted(set(lower)), *cap])}")

@@ -394,25 +394,40 @@ def _implicit_relative(failure: Failure, root: Path, script: str) -> Fix | None:
     )
 
 
+#: The whole message of a missing top-level module (``No module named 'X'``, X undotted).
+_NO_TOP = re.compile(r"^No module named '([A-Za-z_]\w*)'$")
+
+
 def _self_import(failure: Failure, root: Path, script: str) -> Fix | None:
-    """``No module named 'X'`` where no ``X`` is in the repository but the code imports
-    ``X.models`` and ``models/`` is at its root: the authors' checkout folder was named
-    ``X``. Every such import of the repository's files is written from the root
-    (``from X.models import rnn`` -> ``from models import rnn``); the launcher already has
-    the root on ``PYTHONPATH``. An ``import X.a`` without ``as``, whose name the code then
-    spells out, cannot be rewritten on one line: no fix."""
+    """``No module named 'X'`` (X itself, not a module inside it) where no ``X`` is in the
+    repository but the code imports ``X.models`` and ``models/`` is at its root: the authors'
+    checkout folder was named ``X``. Every such import whose next name is at the root is
+    written from the root (``from X.models import rnn`` -> ``from models import rnn``); the
+    launcher already has the root on ``PYTHONPATH``. When any import of ``X`` is left (an
+    ``import X.a`` spelled out later, a name that is not at the root): no fix."""
     if failure.type not in {"ModuleNotFoundError", "ImportError"}:
         return None
-    match = _NO_MODULE.match(failure.message)
+    match = _NO_TOP.match(failure.message)
     if match is None:
         return None
     name = match.group(1)
     if (root / name).exists() or (root / f"{name}.py").exists():
         return None
+
+    def at_root(names: str) -> bool:
+        tops = [part.strip().split(".", 1)[0].split(" ", 1)[0] for part in names.split(",")]
+        return all((root / t).is_dir() or (root / f"{t}.py").is_file() for t in tops if t)
+
+    def rewrite(pattern: str, form: str) -> tuple[re.Pattern[str], Callable[[re.Match[str]], str]]:
+        def replace_one(m: re.Match[str]) -> str:
+            return form.format(*m.groups()) if at_root(m.group(2)) else m.group(0)
+
+        return re.compile(pattern, re.M), replace_one
+
     rewrites = [
-        (re.compile(rf"^(\s*)from\s+{name}\.([\w.]+)(\s+import\b)", re.M), r"\1from \2\3"),
-        (re.compile(rf"^(\s*)import\s+{name}\.([\w.]+)(\s+as\s+\w+)", re.M), r"\1import \2\3"),
-        (re.compile(rf"^(\s*)from\s+{name}\s+import\s+(?!\()", re.M), r"\1import "),
+        rewrite(rf"^(\s*)from\s+{name}\.([\w.]+)(\s+import\b)", "{0}from {1}{2}"),
+        rewrite(rf"^(\s*)import\s+{name}\.([\w.]+)(\s+as\s+\w+)", "{0}import {1}{2}"),
+        rewrite(rf"^(\s*)from\s+{name}\s+import\s+(?!\()([\w, ]+)", "{0}import {1}"),
     ]
     left = re.compile(rf"^\s*(?:import|from)\s+{name}\b", re.M)
     files: dict[str, str] = {}
@@ -425,17 +440,10 @@ def _self_import(failure: Failure, root: Path, script: str) -> Fix | None:
         for pattern, replacement in rewrites:
             new = pattern.sub(replacement, new)
         if left.search(new):
-            return None  # ``import X.a`` spelled out later: not a one-line rewrite
+            return None  # an import of X this rule cannot write from the root
         if new != text:
             files[rel] = new
-    inside = [
-        m.group(2).split(".")[0]
-        for text in files.values()
-        for m in re.finditer(r"^\s*(?:from|import)\s+([\w.]*?)([\w]+)", text, re.M)
-    ]
-    if not files or not any(
-        (root / top).is_dir() or (root / f"{top}.py").is_file() for top in inside
-    ):
+    if not files:
         return None
     return Fix(
         rule="self-import",
@@ -1105,11 +1113,11 @@ RULES: list[tuple[str, Rule]] = [
     ("python2", _python2),
     ("python2-lists", _python2_lists),
     ("implicit-relative-import", _implicit_relative),
-    ("self-import", _self_import),
     ("repository-url", _repository_url),
     ("integer-division", _division),
     ("float-index", _float_index),
     ("removed-api", _renamed),
+    ("self-import", _self_import),
     ("pandas-append", _pandas_append),
     ("yaml-load", _yaml_load),
     ("gui-backend", _gui_backend),

@@ -168,6 +168,7 @@ def test_relaxed_turns_exact_and_upper_bounds_into_lower_bounds_of_the_same_majo
         ("c==2.*", "c>=2,<3"),
         ("torch==0.4.1", "torch>=0.4.1"),
         ("b>=2", "b>=2"),  # a bare lower bound says any newer release will do
+        ("setuptools==40.6.3", "setuptools>=40.6.3"),  # a build tool: no major to keep
         ("weird==not.a.version", "weird==not.a.version"),  # not a requirement: as written
     ],
 )

@@ -713,3 +713,24 @@ def test_a_download_of_the_repositorys_own_file_reads_it_from_the_repository(
     (tmp_path / "notebooks" / "load.py").write_text(text, "utf-8")
     fixed = _offline(tmp_path, "notebooks/load.py")
     assert (fixed.returncode, fixed.stdout) == (0, "1 2 3\n"), fixed.stderr
+
+
+def test_a_missing_module_inside_a_package_is_not_a_self_import(tmp_path: Path) -> None:
+    """``No module named 'scipy.sparse.linalg.eigen.arpack'`` names a module inside an
+    installed package, not the repository's own name: ``import scipy.sparse as sp`` is never
+    rewritten, even in a repository with a ``models/`` folder."""
+    (tmp_path / "models").mkdir()
+    (tmp_path / "models" / "__init__.py").write_text("", "utf-8")
+    (tmp_path / "run.py").write_text(
+        "import scipy.sparse as sp\nfrom scipy import linalg\nfrom models import x\n", "utf-8"
+    )
+    failure = Failure(
+        type="ModuleNotFoundError",
+        message="No module named 'scipy.sparse.linalg.eigen.arpack'",
+        file="run.py",
+        line=1,
+    )
+    fix = propose(failure, tmp_path, "run.py")
+    assert fix is None or fix.rule != "self-import"
+    bare = Failure(type="ModuleNotFoundError", message="No module named 'scipy'", file="run.py")
+    assert propose(bare, tmp_path, "run.py") is None  # 'sparse' is not at the root
