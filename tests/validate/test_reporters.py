@@ -43,7 +43,7 @@ def test_generic_over_label_findings_pairs() -> None:
         render(pairs, "github").splitlines()[0]
         == "::error file=req.lock,line=3,col=1,title=L001::x"
     )
-    assert render(pairs, "text").splitlines()[0] == "req.lock:3:1: error L001 x"
+    assert render(pairs, "text").splitlines()[0] == "req.lock:3:1: L001 error x"
     report = json.loads(render(pairs, "json"))
     assert [a["path"] for a in report["artifacts"]] == ["env", "other"]
     assert [(f["code"], f["file"], f["line"]) for f in report["artifacts"][0]["findings"]] == [
@@ -63,9 +63,9 @@ def test_unknown_format_is_rejected() -> None:
 
 def test_text_is_compiler_style(result: rb.ValidationResult) -> None:
     text = render(result, "text")
-    pattern = re.compile(r"^(\S+):(\d+):(\d+): (error|warning|info) ([A-Z]\d{3}) ")
+    pattern = re.compile(r"^(\S+):(\d+):(\d+): ([A-Z]\d{3}) (error|warning|info) ")
     located = [pattern.match(line) for line in text.splitlines()]
-    found = [(Path(m[1]).parent.name, int(m[2]), int(m[3]), m[5]) for m in located if m]
+    found = [(Path(m[1]).parent.name, int(m[2]), int(m[3]), m[4]) for m in located if m]
     assert ("misspelled-task-key", 22, 5, "S001") in found
     assert ("version-newer-minor-unknown-key", 1, 14, "V003") in found
     assert len(found) == len(result.findings)
