@@ -16,17 +16,14 @@ seconds, peak memory of each command alone (GNU ``time``; see ``bench_audit_scal
   (npm ``ajv-cli``) on the JSON of the same data: the schema only, no positions. Give its
   path with ``--ajv`` or put it on ``PATH``.
 
-Every size is measured in each case (the reader takes a different path in each):
+Every size is measured in each case (one reader, PyYAML's composer and the converter that
+records every position, reads them all):
 
-* ``json``: the manifest as JSON text, one task or launcher a line (read by :mod:`json`,
-  the subset YAML reads alike);
-* ``block``: the same data as block YAML with flow-style leaves (``_block``; read from
-  libyaml's events);
-* ``json, 1 finding``: the JSON manifest with an unknown key in its last task (S001: its
-  position is found in the text);
+* ``json``: the manifest as JSON text, one task or launcher a line;
+* ``block``: the same data as block YAML with flow-style leaves (``_block``);
+* ``json, 1 finding``: the JSON manifest with an unknown key in its last task (S001);
 * ``json, T/10 findings``: an unknown key in every tenth task (1,000 findings at 10k);
-* ``block, 1 finding``: the block YAML manifest with the unknown key in its last task (its
-  position is found on the event stream).
+* ``block, 1 finding``: the block YAML manifest with the unknown key in its last task.
 
 Printed: the shape and the machine's load (``uptime``) before and after, one row per case and
 size (the CPU ratio's target beside it at the largest size for ``json`` and ``block``), then per

@@ -30,7 +30,7 @@ from .findings import Finding, Severity, finding
 from .guide import update_guide_text, write_guide
 from .io import yamlio
 from .io._fs import atomic_write_text
-from .io.document import escape_pointer
+from .io.pointer import escape_pointer, from_loc
 from .loading import read_manifest
 from .model import MANIFEST_NAME, NEWEST_FORMAT, Change, Launcher, Manifest, Task
 from .model._base import required_version
@@ -423,40 +423,19 @@ def _validator_findings(root: Path) -> list[Finding]:
 _UNKNOWN_KEY = re.compile(r"unknown key '([^']*)'")
 
 
-def _pointer(data: Any, loc: Sequence[int | str]) -> str:
-    """The JSON Pointer of a pydantic error location (discriminator tags are skipped)."""
-    parts: list[str] = []
-    current = data
-    for item in loc:
-        if isinstance(current, dict) and isinstance(item, str) and item not in current:
-            if current.get("kind") == item:
-                continue
-            parts.append(item)
-            current = None
-            continue
-        parts.append(str(item))
-        if isinstance(current, dict):
-            current = current.get(item)
-        elif isinstance(current, list) and isinstance(item, int) and item < len(current):
-            current = current[item]
-        else:
-            current = None
-    return "".join("/" + part.replace("~", "~0").replace("/", "~1") for part in parts)
-
-
 def _pydantic_findings(
     exc: ValidationError, data: Any, document: yamlio.YamlDocument | None, name: str
 ) -> list[Finding]:
     found: list[Finding] = []
     for error in exc.errors():
-        pointer = _pointer(data, error["loc"])
+        pointer = from_loc(data, error["loc"])
         kind = error["type"]
         message = str(error["msg"])
         match = _UNKNOWN_KEY.search(message)
         key = False
         if match:
             code = "S001"
-            pointer += "/" + match.group(1).replace("~", "~0").replace("/", "~1")
+            pointer += "/" + escape_pointer(match.group(1))
             message = f"unknown key {match.group(1)!r}"
             key = True
         elif kind == "missing":

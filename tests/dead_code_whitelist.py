@@ -12,7 +12,7 @@ from reprobridge_sdk.cli import _LazyGroup
 from reprobridge_sdk.env._download import _HTTPHandler, _HTTPSHandler
 from reprobridge_sdk.io._yamlcore import _Loader
 from reprobridge_sdk.model._base import SpecModel
-from reprobridge_sdk.validation._evaluator import CompiledSchema
+from reprobridge_sdk.validation._engine import CompiledSchema
 
 # Public API (README, tests/api).
 ArtifactDir.add_task

@@ -64,6 +64,7 @@ from reprobridge_sdk.authoring.references import add_references
 from reprobridge_sdk.errors import ArtifactError
 from reprobridge_sdk.extract.extraction import ExtractionError, extract_value
 from reprobridge_sdk.extract.pattern import PatternError, author_pattern
+from reprobridge_sdk.io.pointer import escape_pointer
 from reprobridge_sdk.model.build import (
     BuildFinding,
     ClaimResult,
@@ -306,7 +307,7 @@ class JsonCandidate:
 def _walk(document: Any, pointer: str = "") -> Iterator[tuple[str, Any]]:
     if isinstance(document, dict):
         for key, value in document.items():
-            token = str(key).replace("~", "~0").replace("/", "~1")
+            token = escape_pointer(str(key))
             yield from _walk(value, f"{pointer}/{token}")
     elif isinstance(document, list):
         for index, value in enumerate(document[:1000]):

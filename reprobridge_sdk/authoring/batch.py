@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from reprobridge_sdk.errors import ReproBridgeError, UsageError
 from reprobridge_sdk.findings import Finding, finding
+from reprobridge_sdk.io.pointer import from_loc, pointer_of
 
 from .submissions import Opened, _unpack_into, is_archive, relabel
 
@@ -135,7 +136,7 @@ def _model(file: str, data: dict[str, Any], lines: list[str]) -> BatchFile:
             loc = error["loc"]
             unknown = _UNKNOWN.search(error["msg"])
             key = unknown.group(1) if unknown else None
-            pointer = "/" + "/".join(str(p) for p in loc)
+            pointer = from_loc(data, loc)
             message = error["msg"].removeprefix("Value error, ")
             problems.append(
                 finding(
@@ -180,7 +181,7 @@ def load_batch(path: str | os.PathLike[str]) -> Batch:
 
 def _inside(batch: Batch, rel: str, loc: Sequence[Any]) -> tuple[Path | None, Finding | None]:
     """The path ``rel`` in the batch folder, or why it is refused (A092, located)."""
-    pointer = "/" + "/".join(str(p) for p in loc)
+    pointer = pointer_of(loc)
 
     def refused(why: str, hint: str) -> tuple[None, Finding]:
         line = batch.line_of(loc)
@@ -223,7 +224,7 @@ def _keys_for(
         return cli_keys
     if policy.unsigned:
         return None
-    pointer = "/" + "/".join(str(p) for p in loc)
+    pointer = pointer_of(loc)
     if policy.keys is None:
         msg = f"{pointer}: a policy that requires signatures names its KEYS file"
         line = batch.line_of(loc)

@@ -16,7 +16,7 @@ from typing import Any
 
 from reprobridge_sdk.api import ArtifactDir, load
 from reprobridge_sdk.authoring.codebase import _checkout
-from reprobridge_sdk.io.document import unescape_pointer
+from reprobridge_sdk.io.pointer import resolve
 
 __all__ = ["DigestChange", "refresh"]
 
@@ -28,18 +28,6 @@ class DigestChange:
     pointer: str
     old: Any
     new: Any
-
-
-def _get(data: Any, pointer: str) -> Any:
-    for token in pointer.strip("/").split("/"):
-        part = unescape_pointer(token)
-        if isinstance(data, dict):
-            data = data.get(part)
-        elif isinstance(data, list) and part.isdigit() and int(part) < len(data):
-            data = data[int(part)]
-        else:
-            return None
-    return data
 
 
 def refresh(
@@ -57,7 +45,7 @@ def refresh(
             art.manifest.codebase = codebase
             pointers.append("/codebase/tree_digest")
     after = art.manifest.model_dump(mode="json")
-    changes = [DigestChange(p, _get(before, p), _get(after, p)) for p in pointers]
+    changes = [DigestChange(p, resolve(before, p), resolve(after, p)) for p in pointers]
     if write and changes:
         art.save()
     return changes

@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from reprobridge_sdk.io import safefs
+from reprobridge_sdk.io.pointer import PointerError, tokens_of, walk
 
 from ._errors import ExtractionError
 from ._numbers import as_number
@@ -54,28 +55,10 @@ def _outcome(compute: Callable[[], Any]) -> Any:
 
 
 def _json_pointer(document: Any, pointer: str) -> Any:
-    if pointer == "":
-        return document
-    if not pointer.startswith("/"):
-        msg = f"JSON pointer {pointer!r} must be empty or start with '/'"
-        raise ExtractionError("bad-json-pointer", msg)
-    current = document
-    for token in pointer[1:].split("/"):
-        key = token.replace("~1", "/").replace("~0", "~")
-        if isinstance(current, dict):
-            if key not in current:
-                msg = f"JSON pointer {pointer!r}: no key {key!r}"
-                raise ExtractionError("bad-json-pointer", msg)
-            current = current[key]
-        elif isinstance(current, list):
-            if not re.fullmatch(r"0|[1-9][0-9]*", key) or int(key) >= len(current):
-                msg = f"JSON pointer {pointer!r}: no item {key!r} in a list of {len(current)}"
-                raise ExtractionError("bad-json-pointer", msg)
-            current = current[int(key)]
-        else:
-            msg = f"JSON pointer {pointer!r}: cannot index into a {type(current).__name__}"
-            raise ExtractionError("bad-json-pointer", msg)
-    return current
+    try:
+        return walk(document, pointer)
+    except PointerError as exc:
+        raise ExtractionError("bad-json-pointer", str(exc)) from None
 
 
 def _read_json(path: OpenedFile) -> Any:
@@ -109,11 +92,10 @@ def pointer_tokens(pointer: str) -> tuple[str, ...] | None:
     """The keys an RFC 6901 ``pointer`` names, unescaped (``~1`` then ``~0``), for
     :func:`pointed`; ``None`` for a pointer that is not empty and does not start with ``/``
     (its error is :func:`_json_pointer`'s)."""
-    if pointer == "":
-        return ()
-    if not pointer.startswith("/"):
+    try:
+        return tokens_of(pointer)
+    except PointerError:
         return None
-    return tuple(t.replace("~1", "/").replace("~0", "~") for t in pointer[1:].split("/"))
 
 
 def pointed(document: Any, pointer: str, tokens: tuple[str, ...] | None) -> Any:

@@ -1,5 +1,8 @@
 """The bounds on the work an untrusted YAML text can cause: size, nesting depth, aliases.
 
+Why not a library: neither PyYAML nor ruamel bounds nesting or alias expansion (libyaml's
+composer recurses and crashes on deep input); these bounds run on PyYAML's events and nodes.
+
 Rules, each a finding with a position, never a crash:
 
 * size: a text over :data:`MAX_BYTES` is Y006 at 1:1, checked before parsing;
@@ -21,6 +24,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import json
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -86,7 +90,7 @@ def _composer_at_risk(text: str) -> bool:
     """
     budget = _SAFE_GUARD // 2 - (text.count("[") + text.count("{"))
     if budget < 0:
-        return True
+        return not _json_nests_at_most(text, _SAFE_GUARD // 2)
     shortest = max(budget // 2 - 1, 0) + 1
     for match in re.finditer(rf"^[^\n]{{{shortest},}}", text, re.MULTILINE):
         line = match.group()
@@ -99,6 +103,26 @@ def _composer_at_risk(text: str) -> bool:
         if 2 * (indent + 1) + opened > budget:
             return True
     return False
+
+
+def _json_nests_at_most(text: str, levels: int) -> bool:
+    """True when ``text`` is JSON (read by :mod:`json`, which bounds its own recursion) and
+    nests at most ``levels`` collections: YAML reads a JSON text with the same nesting, so a
+    JSON manifest of many brackets needs no walk of its events before composing."""
+    try:
+        data = json.loads(text)
+    except (ValueError, RecursionError):
+        return False
+    stack: list[tuple[Any, int]] = [(data, 1)]
+    while stack:
+        value, depth = stack.pop()
+        if isinstance(value, dict):
+            value = list(value.values())
+        if isinstance(value, list):
+            if depth > levels:
+                return False
+            stack.extend((item, depth + 1) for item in value)
+    return True
 
 
 @functools.cache

@@ -1,5 +1,8 @@
 """Where one value of a document is written, found without a node graph (spec §3, "yaml").
 
+Why a second path: composing the graph to locate one finding of a 10k-task manifest took 60%
+more CPU and 500 against 145 MiB of peak memory (``docs/performance.md``, 2026-12-02).
+
 A document read without a finding is converted to data without positions
 (:mod:`reprobridge_sdk.io.document`); when a finding asks where its pointer is, a
 :class:`Locator` finds that pointer, and only it, in the text. The rules:
@@ -10,12 +13,7 @@ A document read without a finding is converted to data without positions
   none. A token names a mapping key when it is the key's escaped form (RFC 6901; ``~2`` or a
   lone ``~`` name nothing) and an array item when it is the item's index written in decimal
   without leading zeros (``01`` and ``-`` name nothing).
-* A JSON text in the subset the reader parses with :mod:`json` (printable ASCII and line
-  feeds, no backslash, no duplicate key) is located on its text: each object or array on the
-  way is indexed entry by entry, only as far as the pointer asked for needs, the values
-  before it skipped by the C scanner of :mod:`json`; an index is kept for later pointers, so
-  every container is read at most once whatever the number of findings.
-* Any other text is located on YAML's event stream (the events the composer builds its nodes
+* A text is located on YAML's event stream (the events the composer builds its nodes
   from, so the marks are the same): one walk per pointer asked for, descending only into the
   collections on the pointer's path and stopping as soon as the pointer is found or its
   parent collection ends. A pointer below a collection two levels down (a task, a
@@ -31,16 +29,13 @@ A document read without a finding is converted to data without positions
 
 from __future__ import annotations
 
-import bisect
-import json
-import re
 from collections.abc import Callable
 from typing import Any
 
 import yaml
 
 from reprobridge_sdk.io._events import Span
-from reprobridge_sdk.io._pointer import escape_pointer
+from reprobridge_sdk.io.pointer import escape_pointer
 
 __all__ = ["Locator"]
 
@@ -49,8 +44,6 @@ Position = tuple[int, int]
 Found = tuple[Position, Position | None]
 
 _WALKS_BEFORE_ALL = 8
-_INDEX = re.compile(r"0|[1-9][0-9]*")
-_WS = re.compile(r"[ \n]*")
 _SCALAR, _ALIAS = yaml.ScalarEvent, yaml.AliasEvent
 _STARTS = (yaml.MappingStartEvent, yaml.SequenceStartEvent)
 _ENDS = (yaml.MappingEndEvent, yaml.SequenceEndEvent)
@@ -66,16 +59,9 @@ def _tokens(pointer: str) -> list[str] | None:
     return pointer[1:].split("/")
 
 
-def _key_of(token: str) -> str | None:
-    """The mapping key a token names, or None when the token is no key's escaped form."""
-    key = token.replace("~1", "/").replace("~0", "~")
-    return key if escape_pointer(key) == token else None
-
-
 class Locator:
     """Finds pointers in the text of a document read without a finding.
 
-    ``json_text`` says the text is in the JSON subset (see the module docstring);
     ``fallback`` gives the full converter's maps of value and key positions, used when the
     event walk meets what it does not handle.
     """
@@ -84,13 +70,11 @@ class Locator:
         self,
         text: str,
         *,
-        json_text: bool,
         loader: type[Any],
         spans: dict[str, Span] | None = None,
         fallback: Callable[[], tuple[dict[str, Position], dict[str, Position]]],
     ) -> None:
         self._text = text
-        self._json = json_text
         self._spans = spans or {}
         self._loader = loader
         self._fallback = fallback
@@ -98,11 +82,6 @@ class Locator:
         self._complete: set[str] = set()  # collections whose every entry is in _found
         self._walks = 0
         self._all: tuple[dict[str, Position], dict[str, Position]] | None = None
-        # JSON: container offset -> [entries, resume offset or -1 when complete]
-        self._objects: dict[int, list[Any]] = {}
-        self._arrays: dict[int, list[Any]] = {}
-        self._line_starts: list[int] | None = None
-        self._scan = json.JSONDecoder().scan_once  # type: ignore[attr-defined]
 
     def locate(self, pointer: str, *, key: bool = False) -> Position:
         """``(line, col)`` of ``pointer`` or of its nearest ancestor that exists; (0, 0) if
@@ -132,10 +111,6 @@ class Locator:
         tokens = _tokens(pointer)
         if tokens is None or self._absent(pointer):
             return None
-        if self._json:
-            found = self._find_json(tokens)
-            self._found[pointer] = found
-            return found
         if self._walks >= _WALKS_BEFORE_ALL:
             self._all = self._walk_all()
             return self.find(pointer)
@@ -170,92 +145,6 @@ class Locator:
                 return True
             current = parent
         return False
-
-    # -- JSON text ---------------------------------------------------------------------------
-
-    def _position(self, offset: int) -> Position:
-        if self._line_starts is None:
-            starts = [0]
-            starts.extend(m.end() for m in re.finditer("\n", self._text))
-            self._line_starts = starts
-        line = bisect.bisect_right(self._line_starts, offset)
-        return (line, offset - self._line_starts[line - 1] + 1)
-
-    def _find_json(self, tokens: list[str]) -> Found | None:
-        text = self._text
-        offset = _WS.match(text, 0).end()  # type: ignore[union-attr]
-        key_offset: int | None = None
-        for token in tokens:
-            opener = text[offset]
-            if opener == "{":
-                name = _key_of(token)
-                entry = None if name is None else self._object_entry(offset, name)
-                if entry is None:
-                    return None
-                key_offset, offset = entry
-            elif opener == "[":
-                if not _INDEX.fullmatch(token):
-                    return None
-                item = self._array_item(offset, int(token))
-                if item is None:
-                    return None
-                key_offset, offset = None, item
-            else:
-                return None
-        key_at = None if key_offset is None else self._position(key_offset)
-        return (self._position(offset), key_at)
-
-    def _skip(self, offset: int) -> int:
-        """The offset just past the value that starts at ``offset``."""
-        if self._text[offset] == '"':
-            return self._text.index('"', offset + 1) + 1
-        return int(self._scan(self._text, offset)[1])
-
-    def _object_entry(self, offset: int, name: str) -> tuple[int, int] | None:
-        state = self._objects.get(offset)
-        if state is None:
-            state = self._objects[offset] = [{}, offset + 1]
-        entries: dict[str, tuple[int, int]] = state[0]
-        if name in entries:
-            return entries[name]
-        text, ws = self._text, _WS.match
-        resume: int = state[1]
-        while resume >= 0:
-            at = ws(text, resume).end()  # type: ignore[union-attr]
-            if text[at] == "}":
-                resume = -1
-                break
-            if text[at] == ",":
-                at = ws(text, at + 1).end()  # type: ignore[union-attr]
-            close = text.index('"', at + 1)
-            key = text[at + 1 : close]
-            colon = ws(text, close + 1).end()  # type: ignore[union-attr]
-            value = ws(text, colon + 1).end()  # type: ignore[union-attr]
-            resume = self._skip(value)
-            entries.setdefault(key, (at, value))
-            if key == name:
-                break
-        state[1] = resume
-        return entries.get(name)
-
-    def _array_item(self, offset: int, index: int) -> int | None:
-        state = self._arrays.get(offset)
-        if state is None:
-            state = self._arrays[offset] = [[], offset + 1]
-        items: list[int] = state[0]
-        text, ws = self._text, _WS.match
-        resume: int = state[1]
-        while len(items) <= index and resume >= 0:
-            at = ws(text, resume).end()  # type: ignore[union-attr]
-            if text[at] == "]":
-                resume = -1
-                break
-            if text[at] == ",":
-                at = ws(text, at + 1).end()  # type: ignore[union-attr]
-            items.append(at)
-            resume = self._skip(at)
-        state[1] = resume
-        return items[index] if index < len(items) else None
 
     # -- YAML events --------------------------------------------------------------------------
 

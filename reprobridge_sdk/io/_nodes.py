@@ -1,13 +1,14 @@
 """The node converter: plain data, positions and findings from a composed YAML node graph.
 
+Why not a library: PyYAML's constructors give no positions and keep one of two duplicate keys
+silently, and ruamel's round-trip tree costs several times more; this walks PyYAML's nodes.
+
 Rules: :class:`_Converter` records the 1-based position of every value and key by JSON
 Pointer and reports what the format forbids: a duplicate key (Y003, the first kept), a
 non-string key (Y009, the entry dropped), a tag outside the core schema or a value its tag
 cannot read (Y008, read as if untagged), a number JSON cannot carry (S004, read as a
 non-finite float and listed in ``Document.unrepresentable``), nesting at MAX_DEPTH (Y005,
-fatal). :func:`_plain` converts a graph that holds no finding without positions, and raises
-:class:`_NotPlain` at the first thing the full converter would report; whenever it finishes,
-its data is the full converter's.
+fatal).
 """
 
 from __future__ import annotations
@@ -19,7 +20,6 @@ import yaml
 
 from reprobridge_sdk.findings import finding
 from reprobridge_sdk.io._guards import MAX_DEPTH, _check_key_depth, _Fatal, _too_deep
-from reprobridge_sdk.io._pointer import escape_pointer
 from reprobridge_sdk.io._yamlcore import (
     _BOOL,
     _BOOL_RE,
@@ -31,7 +31,6 @@ from reprobridge_sdk.io._yamlcore import (
     _NULL,
     _NULL_RE,
     _SCALAR_NODE,
-    _SEQUENCE_NODE,
     _STR,
     _T,
     MAX_INT_DIGITS,
@@ -41,75 +40,10 @@ from reprobridge_sdk.io._yamlcore import (
     _mark,
     core_tag,
 )
+from reprobridge_sdk.io.pointer import escape_pointer
 
 if TYPE_CHECKING:
     from reprobridge_sdk.io.document import Document
-
-
-class _NotPlain(Exception):
-    """The document needs the full converter: something in it is a finding."""
-
-
-def _plain(root: Any) -> Any:
-    """The data of a node graph that holds no finding, converted without positions.
-
-    Positions are most of the converter's work and memory, and a document without a finding
-    usually never needs one. Anything the full converter would report (a duplicate or
-    non-string key, a tag or number it flags, nesting at MAX_DEPTH) raises
-    :class:`_NotPlain` and the caller converts the whole graph again with positions; the
-    data of both converters is the same whenever this one finishes.
-    """
-
-    def scalar(node: Any) -> Any:
-        tag = node.tag
-        value: str = node.value
-        if tag in (_STR, "!"):
-            return value
-        if tag == _NULL and _NULL_RE.match(value):
-            return None
-        if tag == _BOOL and _BOOL_RE.match(value):
-            return value[0] in "tT"
-        if tag == _INT and _INT_RE.match(value):
-            exact = _int(value)
-            if exact is not None:
-                return exact
-        elif (
-            tag == _FLOAT
-            and (_FLOAT_RE.match(value) or _INT_RE.match(value))
-            and not value.lower().endswith((".nan", ".inf"))
-        ):
-            number = _float(value)
-            if math.isfinite(number):
-                return number
-        raise _NotPlain
-
-    def convert(node: Any, depth: int) -> Any:
-        kind = type(node)
-        if kind is _SCALAR_NODE:
-            return node.value if node.tag == _STR else scalar(node)
-        if depth >= MAX_DEPTH or node.tag not in _CORE:
-            raise _NotPlain
-        if kind is _SEQUENCE_NODE:
-            return [
-                item.value
-                if item.tag == _STR and type(item) is _SCALAR_NODE
-                else convert(item, depth + 1)
-                for item in node.value
-            ]
-        result: dict[str, Any] = {}
-        for key_node, value_node in node.value:
-            if type(key_node) is not _SCALAR_NODE:
-                raise _NotPlain
-            key = key_node.value if key_node.tag == _STR else scalar(key_node)
-            if type(key) is not str or key in result:
-                raise _NotPlain
-            if value_node.tag == _STR and type(value_node) is _SCALAR_NODE:
-                result[key] = value_node.value
-            else:
-                result[key] = convert(value_node, depth + 1)
-        return result
-
-    return convert(root, 0)
 
 
 class _Converter:

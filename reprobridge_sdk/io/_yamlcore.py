@@ -1,10 +1,20 @@
-"""The YAML 1.2 core schema as the reader resolves it, and the JSON types of what it reads.
+r"""The YAML 1.2 core schema as the reader resolves it, and the JSON types of what it reads.
 
-Rules (YAML 1.2.2, §10.3.2): a plain scalar is null (``~``, ``null``, ``Null``, ``NULL``, empty),
-a boolean (``true``/``false`` in three spellings), an integer (decimal with an optional sign,
-``0o`` octal, ``0x`` hexadecimal, unsigned) or a float (decimal with optional exponent,
-``.inf`` with an optional sign, ``.nan``), else a string; a quoted scalar is a string. So
-``yes``/``no``/``on``/``off``, ``1_000``, ``0b101``, ``-0x1F`` and dates are strings.
+Why not a library: PyYAML resolves YAML 1.1 (``yes`` is true, dates are timestamps) and
+ruamel's 1.2 loader is several times slower; this is the core schema's table on libyaml's nodes.
+
+Grammar (YAML 1.2.2, §10.3.2), a plain scalar matched whole, the first row that matches:
+
+=========  =================================================================
+null       ``~ | null | Null | NULL | (empty)``
+boolean    ``true | True | TRUE | false | False | FALSE``
+integer    ``[-+]?[0-9]+ | 0o[0-7]+ | 0x[0-9a-fA-F]+``
+float      ``[-+]?(\.[0-9]+ | [0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?``
+float      ``[-+]?\.(inf | Inf | INF) | \.nan | \.NaN | \.NAN``
+string     anything else, and every quoted scalar
+=========  =================================================================
+
+So ``yes``/``no``/``on``/``off``, ``1_000``, ``0b101``, ``-0x1F`` and dates are strings.
 An integer of more than :data:`MAX_INT_DIGITS` decimal digits (CPython's int/str limit) has no
 value here (:func:`_int` returns None; the callers report S004); ``!!float 0x1F`` is 31.0 and a
 float too large to be finite is ``inf`` (:func:`_float`). :class:`_Loader` is PyYAML's
@@ -64,6 +74,7 @@ def core_tag(value: str) -> str:
 
 
 _SCALAR_NODE, _SEQUENCE_NODE = yaml.ScalarNode, yaml.SequenceNode
+_MAPPING_NODE = yaml.MappingNode
 
 
 class _Loader(_BaseLoader):  # type: ignore[valid-type,misc]

@@ -1,5 +1,8 @@
 """Value-span rewriting of YAML text: change scalar values without re-emitting the document.
 
+Why not a library: ruamel's round-trip dump re-emits the whole document and may reflow it;
+replacing only the spans PyYAML's composer reports keeps every other byte as written.
+
 When an edit changes only scalar values (no key added, removed or reordered, no list grown or
 shrunk), :func:`edit_scalars` replaces just the text span of each changed scalar, keeping its
 quoting style, and checks that the result reads back to the new data.

@@ -31,21 +31,26 @@ converts nodes itself, so that it can
   (Y001, at the parser's line and column); a stream of several documents is Y011 (at the
   start of the second); a document that is not a mapping is Y002.
 
-Cost: one parse, linear in the text. The depth walk before composing runs only when the text
-could nest past the composer's safe depth (more than 400 flow brackets, or a line whose
-indentation and block indicators could open that many levels: ``2 * (indent + 1)`` plus its
-``-``, ``?`` and ``:`` characters); a long line of prose or a long URL no longer triggers it.
-Below that bound the converter reports Y005 at the same collection as the walk would. The
-garbage collector is left alone: the command line sets its thresholds for the whole command
+Cost: one parse, linear in the text. A document in which the converter would find nothing is
+read from libyaml's events (``_events``: reading is most of ``validate``, see its module) and
+keeps no node graph; a position asked of it is found in the text, the pointer alone
+(``_locate``, the answer the converter's maps give). Any other document is composed and
+converted with every position.
+The depth walk before composing runs only when the text could nest past the composer's safe
+depth (more than 400 flow brackets outside a JSON text that ``json`` reads within that depth,
+or a line whose indentation and block indicators could open that many levels:
+``2 * (indent + 1)`` plus its ``-``, ``?`` and ``:`` characters). Below that bound the
+converter reports Y005 at the same collection as the walk would. The garbage collector is
+left alone: the command line sets its thresholds for the whole command
 (:data:`reprobridge_sdk.cli.GC_THRESHOLD`).
 
 A document with a fatal problem (Y001, Y004-Y007, Y011) has ``data`` set to ``None``.
 
-This module owns the :class:`Document` and the order of the readers; each reader is private
-and states its own rules: ``_jsonfast`` (a JSON text read by :mod:`json`), ``_events`` (block
-YAML read from parser events), ``_nodes`` (the node converter, positions and findings),
-``_guards`` (the size, depth and alias bounds), ``_yamlcore`` (the core schema's resolution),
-``_pointer`` (JSON Pointer tokens) and ``_locate`` (one pointer's position found in the text).
+This module owns the :class:`Document` and the order of the reading; each part is private
+and states its own rules: ``_events`` (data from events, no finding), ``_locate`` (one
+pointer's position found in the text), ``_nodes`` (the node converter, positions and findings),
+``_guards`` (the size, depth and alias bounds), ``_yamlcore`` (the core schema's resolution)
+and :mod:`~reprobridge_sdk.io.pointer` (JSON Pointer tokens).
 """
 
 from __future__ import annotations
@@ -74,9 +79,7 @@ from reprobridge_sdk.io._guards import (
     _too_large,
     nests_too_deep,
 )
-from reprobridge_sdk.io._jsonfast import _json_subset
-from reprobridge_sdk.io._nodes import _Converter, _NotPlain, _plain
-from reprobridge_sdk.io._pointer import escape_pointer, unescape_pointer
+from reprobridge_sdk.io._nodes import _Converter
 from reprobridge_sdk.io._yamlcore import (
     MAX_INT_DIGITS,
     TYPE_WORDS,
@@ -86,6 +89,7 @@ from reprobridge_sdk.io._yamlcore import (
     core_tag,
     json_type,
 )
+from reprobridge_sdk.io.pointer import escape_pointer, unescape_pointer
 
 __all__ = [
     "MAX_ALIAS_NODES",
@@ -114,13 +118,11 @@ class Document:
     #: Pointers of numbers JSON cannot carry (``.nan``, ``.inf``, overlong integers): S004.
     unrepresentable: set[str] = field(default_factory=set)
     # None until asked for: a document read without a finding has its positions computed
-    # from ``text`` when the first position is asked for (see _parse).
+    # from ``text`` when every position is asked for (see _positions_of).
     _positions: dict[str, tuple[int, int]] | None = field(default=None, repr=False)
     _key_positions: dict[str, tuple[int, int]] | None = field(default=None, repr=False)
     # Finds single pointers in ``text`` while the maps above are not computed (see locate).
     _locator: Any = field(default=None, repr=False, compare=False)
-    # The text is in the JSON subset (read by json): the locator reads it as JSON.
-    _json_text: bool = field(default=False, repr=False, compare=False)
     # Where the collections two levels down are written (see _from_events), for the locator.
     _spans: dict[str, Span] = field(default_factory=dict, repr=False, compare=False)
 
@@ -147,9 +149,6 @@ class Document:
         """``(line, col)`` of ``pointer``, or of its nearest ancestor that exists; (0, 0) if none.
 
         With ``key=True`` the position of the key is preferred (where ``name:`` is written).
-        A document read without a finding answers without computing every position: the
-        pointer alone is found in the text (:class:`~reprobridge_sdk.io._locate.Locator`,
-        the same answer as the maps).
         """
         if self._positions is None and self.text:
             if self._locator is None:
@@ -157,7 +156,6 @@ class Document:
 
                 self._locator = Locator(
                     self.text,
-                    json_text=self._json_text,
                     spans=self._spans,
                     loader=_Loader,
                     # not the document's own maps: a closure over it would make a cycle
@@ -261,13 +259,14 @@ def _several_documents(text: str) -> bool:
 
 
 def _parse(label: str, text: str) -> Document:
-    plain = _json_subset(text)
-    if plain is not None:  # positions, if asked for, are found in the text
-        return Document(label, text, data=plain, _json_text=True)
+    return _parse_nodes(label, text)
+
+
+def _parse_nodes(label: str, text: str) -> Document:
     spans: dict[str, Span] = {}
-    events = _from_events(text, spans)
-    if events is not None:
-        return Document(label, text, data=events, _spans=spans)
+    data = _from_events(text, spans)
+    if data is not None:  # no finding: a position asked for is found in the text
+        return Document(label, text, data=data, _spans=spans)
     doc = Document(label, text, _positions={}, _key_positions={})
     at_risk = _composer_at_risk(text)
     try:
@@ -314,11 +313,7 @@ def _parse(label: str, text: str) -> Document:
     try:
         if "*" in text:  # without an alias there is nothing to expand
             _check_aliases(label, root)
-        try:
-            data = _plain(root)
-            doc._positions = doc._key_positions = None  # computed when first asked for
-        except _NotPlain:
-            data = converter.convert(root, "", 0)
+        data = converter.convert(root, "", 0)
     except _Fatal as fatal:
         if fatal.item.code == "Y005":  # as when the depth walk finds it before composing
             doc.findings.clear()

@@ -1,5 +1,8 @@
 """Links and special files planted in a directory tree, found without following any.
 
+Why not a library: ``os.walk`` and ``pathlib`` stat by path and follow or race links; no
+maintained library lists a tree from directory descriptors with ``O_NOFOLLOW`` at each step.
+
 A run folder is written by a stranger's launcher: it should hold regular files and
 directories only. :func:`scan_tree` lists every entry of a tree once and reports each symbolic
 link and special file (FIFO, socket, block or character device) by its path relative to the

@@ -30,7 +30,8 @@ from reprobridge_sdk.checkout.materialize import (
 from reprobridge_sdk.digest import TREE_EXCLUDES, file_sha256, tree_digest
 from reprobridge_sdk.findings import Finding, finding
 from reprobridge_sdk.io import safefs
-from reprobridge_sdk.io.document import Document, escape_pointer
+from reprobridge_sdk.io.document import Document
+from reprobridge_sdk.io.pointer import escape_pointer
 
 __all__ = ["check_files", "check_path_form", "kind_of", "resolve_path", "usable_path"]
 

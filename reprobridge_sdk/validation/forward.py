@@ -35,7 +35,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from ._evaluator import SchemaError
+from reprobridge_sdk.io.pointer import pointer_of, resolve, tokens_of
+
+from ._engine import SchemaError
 
 __all__ = ["CARRIERS", "ForwardView", "carrier", "forward_kind", "forward_view"]
 
@@ -102,22 +104,6 @@ class ForwardView:
         return out
 
 
-def _tokens(pointer: str) -> list[str]:
-    return [t.replace("~1", "/").replace("~0", "~") for t in pointer.split("/")[1:]]
-
-
-def _parent(data: Any, tokens: list[str]) -> Any:
-    current = data
-    for token in tokens:
-        if isinstance(current, dict):
-            current = current.get(token)
-        elif isinstance(current, list) and token.isdigit() and int(token) < len(current):
-            current = current[int(token)]
-        else:
-            return None
-    return current
-
-
 def _items(value: Any) -> list[tuple[int, dict[str, Any]]]:
     if not isinstance(value, list):
         return []
@@ -143,8 +129,8 @@ def forward_view(data: Any, errors: list[SchemaError]) -> ForwardView:
         return ForwardView(data=data)
     view = copy.deepcopy(data)
     for pointer in ignored:  # the last first, so a parent is still there
-        tokens = _tokens(pointer)
-        parent = _parent(view, tokens[:-1])
+        tokens = tokens_of(pointer)
+        parent = resolve(view, pointer_of(tokens[:-1]))
         if isinstance(parent, dict):
             parent.pop(tokens[-1], None)
     skip: set[str] = {c for c in carriers if c is not None}
@@ -189,7 +175,7 @@ def forward_view(data: Any, errors: list[SchemaError]) -> ForwardView:
     kept: dict[str, tuple[int, ...]] = {}
     for pointer in skip:
         parent_pointer = pointer.rsplit("/", 1)[0]
-        parent = _parent(view, _tokens(parent_pointer))
+        parent = resolve(view, parent_pointer)
         if isinstance(parent, list) and parent_pointer not in kept:
             removed = {
                 int(p.rsplit("/", 1)[1]) for p in skip if p.rsplit("/", 1)[0] == parent_pointer
@@ -197,8 +183,8 @@ def forward_view(data: Any, errors: list[SchemaError]) -> ForwardView:
             kept[parent_pointer] = tuple(i for i in range(len(parent)) if i not in removed)
     # remove the set-aside elements, the last index of each list first
     for pointer in sorted(skip, key=_order, reverse=True):
-        tokens = _tokens(pointer)
-        parent = _parent(view, tokens[:-1])
+        tokens = tokens_of(pointer)
+        parent = resolve(view, pointer_of(tokens[:-1]))
         if isinstance(parent, list) and int(tokens[-1]) < len(parent):
             del parent[int(tokens[-1])]
     emptied = tuple(
@@ -217,4 +203,4 @@ def forward_view(data: Any, errors: list[SchemaError]) -> ForwardView:
 
 def _order(pointer: str) -> tuple[tuple[int, int, str], ...]:
     """Document order of pointers (list indices as numbers)."""
-    return tuple((0, int(t), "") if t.isdigit() else (1, 0, t) for t in _tokens(pointer))
+    return tuple((0, int(t), "") if t.isdigit() else (1, 0, t) for t in tokens_of(pointer))

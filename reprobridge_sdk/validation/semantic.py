@@ -16,7 +16,8 @@ from typing import Any
 from reprobridge_sdk.extract.pattern import PATTERNS, PatternError, Regex, author_pattern
 from reprobridge_sdk.extract.template import template_names
 from reprobridge_sdk.findings import Finding
-from reprobridge_sdk.io.document import Document, escape_pointer
+from reprobridge_sdk.io.document import Document
+from reprobridge_sdk.io.pointer import escape_pointer
 from reprobridge_sdk.plugins import EXTRACTOR_KIND, missing_schemes
 
 from .version import declared_version

@@ -2,8 +2,8 @@
 
 The committed schema of the version the document declares (``_data/schemas/rra-1.0.schema.json``
 for 1.0; the newest, ``rra-1.1``, for 1.1, newer minor versions and documents without a usable
-version) is compiled once by the in-house evaluator (:mod:`._evaluator`, which explains why it
-is not ``jsonschema``) and its errors are mapped to codes: unknown key S001 (with a "did you
+version) is compiled once by jsonschema-rs (:mod:`._engine`, which also chooses the errors of a
+failed union) and its errors are mapped to codes: unknown key S001 (with a "did you
 mean" hint); missing key S002; wrong type S003; any other constraint (enum, pattern, length,
 range, item count) S004.
 
@@ -30,9 +30,10 @@ from typing import Any
 
 from reprobridge_sdk.findings import Finding
 from reprobridge_sdk.io.document import TYPE_WORDS, Document, json_type
+from reprobridge_sdk.io.pointer import resolve
 from reprobridge_sdk.versions import FORMAT_VERSIONS, NEWEST_FORMAT, parse_since
 
-from ._evaluator import CompiledSchema, SchemaError, compile_schema
+from ._engine import CompiledSchema, SchemaError, compile_schema
 from .forward import carrier, forward_kind, forward_view
 
 __all__ = [
@@ -254,7 +255,7 @@ def version_addition(
             message = f"key {error.key!r} was added in format {since}; this document is {version}"
             return doc.finding("V005", message, path=error.pointer, hint=hint, key=True)
     if error.keyword == "enum" and error.allowed:
-        value = _value_at(doc.data, error.pointer)
+        value = resolve(doc.data, error.pointer)
         if not isinstance(value, str):
             return None  # enumerations of the format are strings; anything else is S003/S004
         since = additions.values.get(frozenset(error.allowed), {}).get(value)
@@ -264,7 +265,7 @@ def version_addition(
             message = f"value {value!r} was added in format {since}; this document is {version}"
             return doc.finding("V005", message, path=error.pointer, hint=hint)
     if error.keyword == "pattern" and error.schema_pattern is not None:
-        value = _value_at(doc.data, error.pointer)
+        value = resolve(doc.data, error.pointer)
         added = additions.patterns.get(error.schema_pattern, ())
         since = _matching(added, value) if isinstance(value, str) else None
         if since is not None:
@@ -308,7 +309,7 @@ def _to_finding(doc: Document, error: SchemaError, *, newer_minor: bool) -> Find
         return doc.finding("S003", f"expected {wanted}, got {got}", path=pointer, hint=hint)
     hint = None
     if error.keyword in ("enum", "const") and error.allowed:
-        value = _value_at(doc.data, pointer)
+        value = resolve(doc.data, pointer)
         if isinstance(value, str):
             close = difflib.get_close_matches(value, [str(a) for a in error.allowed], n=1)
             if close:
@@ -323,19 +324,6 @@ def _to_finding(doc: Document, error: SchemaError, *, newer_minor: bool) -> Find
     return doc.finding("S004", error.message, path=pointer, hint=hint)
 
 
-def _value_at(data: Any, pointer: str) -> Any:
-    current = data
-    for raw in pointer.split("/")[1:]:
-        token = raw.replace("~1", "/").replace("~0", "~")
-        if isinstance(current, dict):
-            current = current.get(token)
-        elif isinstance(current, list) and token.isdigit() and int(token) < len(current):
-            current = current[int(token)]
-        else:
-            return None
-    return current
-
-
 def _actual(doc: Document, pointer: str) -> str:
-    value = _value_at(doc.data, pointer)
+    value = resolve(doc.data, pointer)
     return TYPE_WORDS.get(json_type(value), json_type(value))

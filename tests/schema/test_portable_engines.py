@@ -26,7 +26,7 @@ import pytest
 
 from reprobridge_sdk.io.document import load_document
 from reprobridge_sdk.schema import SCHEMAS
-from reprobridge_sdk.validation._evaluator import compile_schema
+from reprobridge_sdk.validation._engine import compile_schema
 
 REPO = Path(__file__).resolve().parents[2]
 SCRIPT = Path(__file__).with_name("ajv_validate.js")

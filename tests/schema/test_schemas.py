@@ -22,7 +22,7 @@ from reprobridge_sdk.schema import (
     render_schema,
     resolve_name,
 )
-from reprobridge_sdk.validation._evaluator import compile_schema
+from reprobridge_sdk.validation._engine import compile_schema
 
 REPO = Path(__file__).resolve().parents[2]
 PACKAGE_SCHEMAS = REPO / "reprobridge_sdk" / "_data" / "schemas"

@@ -19,7 +19,7 @@ import pytest
 from reprobridge_sdk import validate
 from reprobridge_sdk.io.document import load_document
 from reprobridge_sdk.schema import generate_schema, restrict_to_version
-from reprobridge_sdk.validation._evaluator import compile_schema
+from reprobridge_sdk.validation._engine import compile_schema
 from reprobridge_sdk.validation.structure import additions_of, version_addition
 from reprobridge_sdk.versions import (
     FORMAT_VERSIONS,

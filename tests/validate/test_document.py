@@ -338,3 +338,66 @@ def test_a_finding_on_a_document_with_no_node_is_located_without_a_traceback(
     # another component's finding about this file (the claims reader's B001)
     item = doc.finding("B001", "not a claims document", path="")
     assert (item.code, item.path) == ("B001", "")
+
+
+@pytest.mark.parametrize("depth", [65, 401, 5_000, 200_000])
+def test_a_deep_json_text_is_y005_never_a_crash(depth: int) -> None:
+    """A JSON text that json itself reads (or refuses as too deep) is bounded like any YAML."""
+    doc = load_document(b'{"a": ' + b"[" * depth + b"]" * depth + b"}", name="m.json")
+    assert [f.code for f in doc.findings] == ["Y005"]
+    assert doc.data is None
+
+
+def test_a_shallow_json_text_of_many_brackets_reads_with_positions() -> None:
+    items = ",\n".join(f'{{"id": "t{i}", "v": [{i}, [{i}]]}}' for i in range(500))
+    doc = load_document(f'{{"tasks": [\n{items}\n]}}'.encode(), name="m.json")
+    assert doc.findings == []
+    assert doc.data["tasks"][499] == {"id": "t499", "v": [499, [499]]}
+    probes = ["", "/tasks", "/tasks/499/v/1/0", "/tasks/499/id", "/tasks/499/missing/deeper"]
+    probes += ["/tasks/500", "/tasks/01", "/nothing", "no-slash", "/tasks/7/v/0/x"]
+    found = {(p, key): doc.locate(p, key=key) for p in probes for key in (False, True)}
+    assert found[("/tasks/499/v/1/0", False)] == (501, 28)
+    assert found[("/tasks/499/id", True)] == (501, 2)
+    assert found[("/tasks/499/missing/deeper", True)] == (501, 1)
+    # the node graph's answers are the full converter's maps' answers
+    assert doc.positions["/tasks/499/v/1/0"] == (501, 28)
+    assert {(p, key): doc.locate(p, key=key) for p, key in found} == found
+
+
+def test_a_clean_block_document_locates_as_the_converters_maps() -> None:
+    """Read from events (no finding): each position, found in the graph composed on first
+    use, is the one the full converter records."""
+    text = "a:\n  b: [1, {c: x}]\n  'd/e~': |\n    text\nlist:\n  - k: 1\n  -\n    - deep\n"
+    doc = load_document(text.encode(), name="m.yaml")
+    assert doc.findings == []
+    probes = ["", "/a", "/a/b/1/c", "/a/d~1e~0", "/list/0/k", "/list/1/0", "/list/2", "/a/zz"]
+    found = {(p, key): doc.locate(p, key=key) for p in probes for key in (False, True)}
+    assert found[("/a/b/1/c", False)] == (2, 14)
+    assert found[("/a/d~1e~0", True)] == (3, 3)
+    assert doc.positions["/list/1/0"] == (8, 7)
+    assert {(p, key): doc.locate(p, key=key) for p, key in found} == found
+
+
+@settings(max_examples=80, deadline=None)
+@given(_documents, st.sampled_from(["json", "block", "flow-leaves"]), st.data())
+def test_the_text_locator_answers_as_the_converters_maps(
+    data: dict[str, Any], style: str, draw: st.DataObject
+) -> None:
+    """A document read without a finding locates each pointer in its text (no graph); every
+    answer, for values, keys, missing pointers and their ancestors, is the one the full
+    converter's maps give once every position is computed."""
+    if style == "json":
+        text = json.dumps(data, indent=1, ensure_ascii=False)
+    else:
+        flow = None if style == "flow-leaves" else False
+        text = yaml.safe_dump(data, allow_unicode=True, default_flow_style=flow, sort_keys=False)
+    pointers = [pointer for pointer, _ in _walk(data)]
+    probes = pointers + [p + "/missing" for p in pointers[:5]] + ["/nothing/0", "", "x"]
+    probes = draw.draw(st.permutations(probes))
+    located = load_document(text.encode(), name="m.yaml")
+    assert located.findings == []
+    found = {(p, key): located.locate(p, key=key) for p in probes for key in (False, True)}
+    assert located._positions is None  # answered from the text, not from the maps
+    mapped = load_document(text.encode(), name="m.yaml")
+    assert mapped.positions  # every position computed: locate answers from the maps
+    assert {(p, key): mapped.locate(p, key=key) for p, key in found} == found
