@@ -36,7 +36,8 @@ it targeted is gone (its gate). The rules, in order:
   names that line uses, and in the body of a function of the same file whose result they
   are (``idx = minibatch(i, n, size)``).
 * ``float-index``: ``slice indices must be integers`` with no ``/`` behind it (a bound from
-  ``np.round`` or ``n * 0.9``) -> each slice bound of the failing line wrapped in ``int()``.
+  ``np.round`` or ``n * 0.9``) -> each slice bound of the failing line wrapped in ``int()``;
+  a bound that is a name, at its last assignment before the line instead.
 * ``removed-api``: the renamed or removed APIs of :data:`RENAMED`, matched on the error
   message: ``scipy.misc.logsumexp``/``comb``/``imread``, ``scipy.sparse.linalg.eigen.arpack``,
   ``autograd.scipy.misc``,
@@ -236,7 +237,7 @@ def classify(stderr: str, root: Path, cwd: Path | None = None) -> Failure | None
             frames.append((rel, int(frame.group("line"))))
     file, line = frames[-1] if frames else (None, None)
     exc_type = match.group("type").rsplit(".", 1)[-1]
-    message = (match.group("message") or "").strip()
+    message = (match.group("message") or "").strip() or _continued(lines[exc_index + 1 :])
     if exc_type == "SyntaxError" and file is None:
         # A syntax error has no frame of the file itself, only '  File "x.py", line N'.
         plain = list(_FRAME.finditer(head))
@@ -252,6 +253,18 @@ def classify(stderr: str, root: Path, cwd: Path | None = None) -> Failure | None
         frames=tuple(frames),
         tail="\n".join(lines[max(0, exc_index - 12) : exc_index + 1])[-2000:],
     )
+
+
+def _continued(after: list[str]) -> str:
+    """The message of an exception whose text starts on the line after its type
+    (PyTorch 1.4 without a driver prints ``AssertionError: ``, then ``Found no NVIDIA
+    driver ...``): the lines up to the first blank one, joined by spaces."""
+    text: list[str] = []
+    for line in after[:10]:
+        if not line.strip():
+            break
+        text.append(line.strip())
+    return " ".join(text)
 
 
 # ------------------------------------------------------------------------------ rules
@@ -587,8 +600,11 @@ def _divisions(node: ast.AST) -> list[ast.BinOp]:
 
 def _float_index(failure: Failure, root: Path, script: str) -> Fix | None:
     """A float used as a slice bound at the failing line (``x[0 : np.round(n * 0.9)]``: NumPy
-    1.12 and Python 3 refuse what older NumPy truncated) is wrapped in ``int()``; the
-    integer-division rule goes first, for the ``/`` that made most such floats."""
+    1.12 and Python 3 refuse what older NumPy truncated) is wrapped in ``int()``. A bound that
+    is a plain name is converted where it is last assigned before the line instead, so that
+    its other uses as a bound are fixed too (``size = np.round(...)``, then ``x[:size]`` and
+    ``x[size:]`` on two lines). The integer-division rule goes first, for the ``/`` that made
+    most such floats."""
     if failure.type != "TypeError" or not failure.file or not failure.line:
         return None
     if "slice indices must be integers" not in failure.message:
@@ -606,22 +622,74 @@ def _float_index(failure: Failure, root: Path, script: str) -> Fix | None:
         if bound is not None
         and not isinstance(bound, ast.Constant)
         and bound.lineno == bound.end_lineno == failure.line
-        and not (isinstance(bound, ast.Call) and getattr(bound.func, "id", None) == "int")
+        and not _is_int_call(bound)
     ]
-    if not bounds:
+    wrap: dict[tuple[int, int], ast.expr] = {}
+    for bound in bounds:
+        target = (
+            _last_assignment(tree, bound, failure.line) if isinstance(bound, ast.Name) else None
+        )
+        node = target if target is not None else bound
+        wrap[(node.lineno, node.col_offset)] = node
+    if not wrap:
         return None
-    lines = text.splitlines(keepends=True)
-    line = lines[failure.line - 1].encode("utf-8")
-    for bound in sorted(bounds, key=lambda b: b.col_offset, reverse=True):
-        start, end = bound.col_offset, bound.end_col_offset or bound.col_offset
-        line = line[:start] + b"int(" + line[start:end] + b")" + line[end:]
-    lines[failure.line - 1] = line.decode("utf-8")
+    offsets = [0]
+    for line in text.encode("utf-8").splitlines(keepends=True):
+        offsets.append(offsets[-1] + len(line))
+    data = text.encode("utf-8")
+    for node in sorted(wrap.values(), key=lambda n: (n.lineno, n.col_offset), reverse=True):
+        start = offsets[node.lineno - 1] + node.col_offset
+        end = offsets[(node.end_lineno or node.lineno) - 1] + (node.end_col_offset or 0)
+        data = data[:start] + b"int(" + data[start:end] + b")" + data[end:]
     return Fix(
         rule="float-index",
         kind="execution-fix",
         summary=f"a float slice bound in {failure.file}:{failure.line} converted with int()",
-        files={failure.file: "".join(lines)},
+        files={failure.file: data.decode("utf-8")},
     )
+
+
+def _is_int_call(node: ast.expr) -> bool:
+    return isinstance(node, ast.Call) and getattr(node.func, "id", None) == "int"
+
+
+def _last_assignment(tree: ast.Module, name: ast.Name, line: int) -> ast.expr | None:
+    """The value of the last ``name = value`` before ``line`` in the scope that holds the line
+    (the innermost function around it, else the module), unless it is already ``int(...)``."""
+    scope: ast.AST = tree
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+            and node.lineno <= line <= (node.end_lineno or node.lineno)
+            and (scope is tree or node.lineno > getattr(scope, "lineno", 0))
+        ):
+            scope = node
+    found: ast.expr | None = None
+    for node in _own_statements(scope):
+        if (
+            isinstance(node, ast.Assign)
+            and node.lineno < line
+            and len(node.targets) == 1
+            and isinstance(node.targets[0], ast.Name)
+            and node.targets[0].id == name.id
+            and (found is None or node.lineno > found.lineno)
+        ):
+            found = node.value
+    if found is None or _is_int_call(found) or isinstance(found, ast.Constant):
+        return None
+    return found
+
+
+def _own_statements(scope: ast.AST) -> list[ast.AST]:
+    """The nodes of a scope, without the bodies of the functions and classes defined in it."""
+    nodes: list[ast.AST] = []
+    todo = list(ast.iter_child_nodes(scope))
+    while todo:
+        node = todo.pop()
+        nodes.append(node)
+        if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.Lambda):
+            todo.extend(ast.iter_child_nodes(node))
+    return nodes
 
 
 #: (message pattern, [(regex, replacement)], summary) of renamed or removed APIs.

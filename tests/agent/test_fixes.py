@@ -51,6 +51,13 @@ CASES = {
         "float-index",
         "TypeError",
     ),
+    "float-index-named-on-two-lines": (
+        "items = list(range(10))\nsize = round(len(items) * 0.9, 0)\n"
+        "def split(n):\n    size = n * 0.5\n    return n\n\n"
+        "train = items[0 : size]\ntest = items[size:]\nprint(train, test, split(2))\n",
+        "float-index",
+        "TypeError",
+    ),
     "scipy-misc": (
         "from scipy.misc import logsumexp\nprint(logsumexp([1.0, 2.0]))\n",
         "removed-api",
@@ -505,6 +512,36 @@ def test_device_selection_moves_and_gpu_tensor_types_are_rewritten_for_the_cpu(
     fixed = (tmp_path / "train.py").read_text("utf-8")
     assert "    pass  # no GPU to select on a CPU run\n" in fixed
     assert "torch.cuda" not in fixed
+
+
+def test_an_exception_whose_message_starts_on_the_next_line_is_read_whole(
+    tmp_path: Path,
+) -> None:
+    """PyTorch 1.4 without a driver raises an AssertionError whose text starts on the line
+    after the type. It is read whole, so the CUDA rule knows it."""
+    (tmp_path / "torch").mkdir()
+    for rel, text in _TORCH_STANDIN.items():
+        (tmp_path / rel).write_text(text, "utf-8")
+    (tmp_path / "torch" / "cuda.py").write_text(
+        "def set_device(index):\n"
+        '    raise AssertionError("""\nFound no NVIDIA driver on your system. '
+        'Please check that you\nhave an NVIDIA GPU and installed a driver""")\n',
+        "utf-8",
+    )
+    (tmp_path / "train.py").write_text(
+        "import torch\n\ntorch.cuda.set_device(2)\nprint('accuracy', 1.0)\n", "utf-8"
+    )
+    failure = classify(_run(tmp_path, "train.py").stderr, tmp_path)
+    assert failure is not None
+    assert failure.type == "AssertionError"
+    assert failure.message == (
+        "Found no NVIDIA driver on your system. Please check that you "
+        "have an NVIDIA GPU and installed a driver"
+    )
+    fix = propose(failure, tmp_path, "train.py")
+    assert fix is not None and fix.rule == "cuda-device"
+    (tmp_path / "train.py").write_text(fix.files["train.py"], "utf-8")
+    assert _run(tmp_path, "train.py").stdout == "accuracy 1.0\n"
 
 
 def test_a_set_device_inside_an_expression_is_left_alone(tmp_path: Path) -> None:
