@@ -74,8 +74,8 @@ Then, for the chosen script:
   and without it the claim is B018 (a warning: planned over its first seed). A seed option
   resolves that pitfall.
 * **Smoke versus scored.** The smoke launcher is the scored command with one seed and, when
-  the script has an option that bounds the work (epochs, iterations, steps, estimators,
-  a subset), that option set to a small value; else it is the scored command itself
+  the script has an option that bounds the work (epochs or an epoch multiplier, iterations,
+  steps, estimators, repetitions or splits, a subset), that option set to a small value; else it is the scored command itself
   (recorded as such in the basis).
 """
 
@@ -133,14 +133,15 @@ DEFAULT_SEEDS = (0,)
 REFERENCE_RUNS = 5
 #: Option names (without dashes) that bound the work, and the value a smoke run uses.
 SMOKE_OPTIONS = {
-    "epochs": "1",
-    "n_epochs": "1",
-    "num_epochs": "1",
-    "max_iter": "5",
-    "iterations": "5",
-    "steps": "5",
-    "max_steps": "5",
-    "n_estimators": "5",
+    **dict.fromkeys(("epochs", "n_epochs", "num_epochs", "max_epochs", "nb_epoch", "epochx"), "1"),
+    **dict.fromkeys(
+        ("max_iter", "iterations", "n_iter", "n_iters", "niter", "num_iters", "iters"), "5"
+    ),
+    **dict.fromkeys(("steps", "max_steps", "num_steps", "train_steps"), "5"),
+    **dict.fromkeys(("n_estimators", "n_est"), "5"),
+    # repetitions of the whole experiment: one is enough to see it run (splits need two)
+    **dict.fromkeys(("reps", "n_runs", "num_runs", "runs", "n_trials", "trials"), "1"),
+    "n_splits": "2",
     "subset": "100",
 }
 _WORD = re.compile(r"[a-z0-9]+")

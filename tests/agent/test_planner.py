@@ -41,6 +41,31 @@ def test_seeded_script_gets_its_seed_five_repeats_and_a_short_smoke_scope(
     assert record.gate.passed
 
 
+def test_every_option_that_bounds_the_work_is_made_small_in_the_smoke_run(
+    raw_repo, tmp_path: Path
+) -> None:
+    """Names of research scripts: an epoch multiplier (``--epochx``), an abbreviated estimator
+    count (``--n-est``) and repetitions over splits (``--n-splits``, ``--reps``)."""
+    repo, claims_file = raw_repo("no-deps")
+    text = (repo / "train.py").read_text("utf-8")
+    text = text.replace(
+        'parser.add_argument("--max-iter", type=int, default=200)\n',
+        'parser.add_argument("--max-iter", type=int, default=200)\n'
+        'parser.add_argument("--epochx", "-e", type=int, default=500)\n'
+        'parser.add_argument("--n-est", type=int, default=2000)\n'
+        'parser.add_argument("--n-splits", type=int, default=20)\n'
+        'parser.add_argument("--reps", type=int, default=5)\n',
+    )
+    (repo / "train.py").write_text(text, "utf-8")
+    git("add", "-A", cwd=repo)
+    git("commit", "-qm", "options", cwd=repo)
+    smoke, scored = _plan(repo, claims_file, tmp_path).launchers
+    assert scored.argv == ["python", "train.py", "--seed", "{seed}"]
+    assert smoke.argv[4:] == [
+        "--max-iter", "5", "--epochx", "1", "--n-est", "5", "--n-splits", "2", "--reps", "1"
+    ]  # fmt: skip
+
+
 def test_an_unseeded_script_is_repeated_and_a_pitfall_says_so(raw_repo, tmp_path: Path) -> None:
     record = _plan(*raw_repo("unseeded"), tmp_path)
     scored = record.launchers[1]
