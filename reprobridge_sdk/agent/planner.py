@@ -75,8 +75,8 @@ Then, for the chosen script:
   resolves that pitfall.
 * **Smoke versus scored.** The smoke launcher is the scored command with one seed and, when
   the script has an option that bounds the work (epochs or an epoch multiplier, iterations,
-  steps, estimators, repetitions or splits, a subset), that option set to a small value; else it is the scored command itself
-  (recorded as such in the basis).
+  steps, estimators, repetitions or splits, a subset), that option set to a small value;
+  else it is the scored command itself (recorded as such in the basis).
 """
 
 from __future__ import annotations
