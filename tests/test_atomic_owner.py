@@ -1,6 +1,6 @@
 """Atomic writes have one owner, ``io/_fs.py``: every module writes a file or a directory
 atomically through it (``atomic_open``, ``atomic_write_*``, ``atomic_directory``), and only it
-reaches the safe file layer's descriptor-level writer (``io/safefs.py``). No other module
+reaches the safe file layer's descriptor-level writer (``io/safefs/``). No other module
 renames a file or directory into place or makes its own temporary file to do so.
 
 Checked on the syntax tree: a call of ``os.replace``/``os.rename``/``tempfile.mkstemp``/
@@ -16,7 +16,7 @@ from pathlib import Path
 PACKAGE = Path(__file__).resolve().parent.parent / "reprobridge_sdk"
 OWNER = "io/_fs.py"
 #: The descriptor-level writer the owner is built on.
-BELOW = "io/safefs.py"
+BELOW = "io/safefs/__init__.py"
 #: Renames that are not writes of a new file: the reason for each.
 ALLOWED = {
     # a download resumes from its ``.part`` file; the finished, verified file is renamed

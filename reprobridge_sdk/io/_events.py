@@ -88,21 +88,13 @@ def _from_events(text: str, spans: dict[str, Span] | None = None) -> dict[str, A
     """The data of a YAML text read from libyaml's events, without composing nodes; None
     when the text needs the node converter.
 
-    The converter over nodes builds about 600k node objects for a 10k-task block manifest
-    and converts them again; this one converts each event as it comes and keeps no node. It
-    reads only documents in which the node converter would find nothing and that need no
+    It reads only documents in which the node converter would find nothing and that need no
     node graph: one document whose top is a mapping; no anchor, alias or explicit tag; keys
     that are scalars read as strings, none twice; no number JSON cannot carry; nesting under
-    MAX_DEPTH. Plain scalars resolve by the core schema (:func:`core_tag`) and quoted ones
-    are strings, as in :class:`_Loader`. Anything else (an error of the parser included)
-    returns None and the text is composed as before, findings and all; whenever this
-    converter finishes, its data is the node converter's. Positions are not recorded:
-    :class:`~reprobridge_sdk.io._locate.Locator` finds the ones findings ask for, helped by
-    ``spans``: filled with where each collection two levels down (a task, a launcher) is
-    written, by pointer: the offset of its first character, its 0-based line and column,
-    the offset past its end and whether it is a sequence's item, so that a pointer below it
-    is found by reading that span alone. The event stream has no recursion, so no depth of
-    input can crash it.
+    MAX_DEPTH. Anything else (a parser error included) returns None. ``spans`` is filled
+    with where each collection two levels down (a task, a launcher) is written, by pointer
+    (see :data:`Span`), for :class:`~reprobridge_sdk.io._locate.Locator`. The event stream
+    has no recursion, so no depth of input can crash it.
     """
     loader = _Loader(text)
     try:
@@ -113,69 +105,98 @@ def _from_events(text: str, spans: dict[str, Span] | None = None) -> dict[str, A
         loader.dispose()
 
 
-def _convert_events(get: Any, spans: dict[str, Span]) -> dict[str, Any] | None:
-    if type(get()) is not yaml.StreamStartEvent or type(get()) is not yaml.DocumentStartEvent:
+_STARTS = (_MAPPING_START, _SEQUENCE_START)
+_ENDS = (_MAPPING_END, _SEQUENCE_END)
+#: The span of a collection two levels down while it is read: pointer, offset, line, column,
+#: whether it is a sequence's item.
+_Opened = tuple[str, int, int, int, bool]
+
+
+def _expect(get: Any, first: type[yaml.Event], second: type[yaml.Event]) -> None:
+    """The next two events are of these types (the stream's and the document's frame)."""
+    if type(get()) is not first or type(get()) is not second:
         raise _NotEvents
-    maybe = _MAYBE_NOT_STR
+
+
+def _scalar_data(event: Any) -> Any:
+    """The data of a scalar event: quoted ones are strings, plain ones by the core schema."""
+    if event.anchor is not None or event.tag is not None:
+        raise _NotEvents
+    value = event.value
+    if event.implicit[0] and (not value or value[0] in _MAYBE_NOT_STR):
+        return _event_scalar(value)
+    return value
+
+
+def _new_collection(event: Any, top: Any, key: str | None, in_map: bool, depth: int) -> Any:
+    """The empty collection a start event opens, placed in ``top`` (the collection it is in)."""
+    if event.anchor is not None or event.tag is not None:
+        raise _NotEvents
+    if (in_map and key is None) or depth >= MAX_DEPTH:
+        raise _NotEvents  # a collection key, or nesting the converter reports
+    new: Any = {} if type(event) is _MAPPING_START else []
+    if in_map:
+        top[key] = new
+    elif top is not None:
+        top.append(new)
+    elif type(event) is not _MAPPING_START:
+        raise _NotEvents  # a sequence at the top: Y002
+    return new
+
+
+def _track(
+    event: Any, depth: int, *, top: Any, key: str | None, in_map: bool, outer: str, inner: _Opened
+) -> tuple[str, _Opened]:
+    """The pointer of the collection one level down and the span of the one two levels down,
+    once ``event`` opened a collection at ``depth`` 1 or 2 as the last entry of ``top``."""
+    name = escape_pointer(key) if in_map else str(len(top) - 1)  # type: ignore[arg-type]
+    if depth == 1:
+        return f"/{name}", inner
+    mark = event.start_mark
+    return outer, (f"{outer}/{name}", mark.index, mark.line, mark.column, not in_map)
+
+
+def _convert_events(get: Any, spans: dict[str, Span]) -> dict[str, Any] | None:
+    _expect(get, yaml.StreamStartEvent, yaml.DocumentStartEvent)
     stack: list[tuple[Any, Any, bool]] = []
     top: Any = None  # the collection being filled
     key: str | None = None  # the pending key of a mapping (None: a key comes next)
     in_map = False
     outer = ""  # the pointer of the collection one level down being read
-    inner: tuple[str, int, int, int, bool] | None = None  # the one two levels down, and its start
+    inner: _Opened = ("", 0, 0, 0, False)  # the one two levels down, and its start
     while True:
         event = get()
         kind = type(event)
         if kind is _SCALAR_EVENT:
-            if event.anchor is not None or event.tag is not None:
-                raise _NotEvents
-            value = event.value
-            if event.implicit[0] and (not value or value[0] in maybe):
-                value = _event_scalar(value)
-            if in_map:
-                if key is None:
-                    if type(value) is not str or value in top:
-                        raise _NotEvents  # a non-string or duplicate key: a finding
-                    key = value
-                    continue
+            value = _scalar_data(event)
+            if key is not None:
                 top[key] = value
                 key = None
-            elif top is not None:
-                top.append(value)
-            else:
+            elif in_map:
+                if type(value) is not str or value in top:
+                    raise _NotEvents  # a non-string or duplicate key: a finding
+                key = value
+            elif top is None:
                 raise _NotEvents  # a scalar document
-            continue
-        if kind is _MAPPING_START or kind is _SEQUENCE_START:
-            if event.anchor is not None or event.tag is not None:
-                raise _NotEvents
-            if (in_map and key is None) or len(stack) >= MAX_DEPTH:
-                raise _NotEvents  # a collection key, or nesting the converter reports
-            new: Any = {} if kind is _MAPPING_START else []
-            if in_map:
-                top[key] = new
-            elif top is not None:
-                top.append(new)
-            elif kind is not _MAPPING_START:
-                raise _NotEvents  # a sequence at the top: Y002
-            if len(stack) == 1:
-                outer = f"/{escape_pointer(key) if in_map else len(top) - 1}"  # type: ignore[arg-type]
-            elif len(stack) == 2:
-                mark = event.start_mark
-                name = escape_pointer(key) if in_map else str(len(top) - 1)  # type: ignore[arg-type]
-                inner = (f"{outer}/{name}", mark.index, mark.line, mark.column, not in_map)
+            else:
+                top.append(value)
+        elif kind in _STARTS:
+            new = _new_collection(event, top, key, in_map, len(stack))
+            if len(stack) in (1, 2):  # a collection one or two levels down: track its span
+                outer, inner = _track(
+                    event, len(stack), top=top, key=key, in_map=in_map, outer=outer, inner=inner
+                )
             stack.append((top, key, in_map))
             top, key, in_map = new, None, kind is _MAPPING_START
-            continue
-        if kind is _MAPPING_END or kind is _SEQUENCE_END:
+        elif kind in _ENDS:
             done = top
-            top, key, in_map = stack.pop()
+            top, _, in_map = stack.pop()
             key = None
-            if len(stack) == 2 and inner is not None:
+            if len(stack) == 2:
                 spans[inner[0]] = (inner[1], inner[2], inner[3], event.end_mark.index, inner[4])
             if top is None:
                 break
-            continue
-        raise _NotEvents  # an alias, or an event out of place
-    if type(get()) is not yaml.DocumentEndEvent or type(get()) is not yaml.StreamEndEvent:
-        raise _NotEvents  # a second document: Y011
+        else:
+            raise _NotEvents  # an alias, or an event out of place
+    _expect(get, yaml.DocumentEndEvent, yaml.StreamEndEvent)  # else a second document: Y011
     return done  # type: ignore[no-any-return]

@@ -173,53 +173,20 @@ class Locator:
         for token in tokens:
             path.append(f"{path[-1]}/{token}")
         wanted = set(path)
-        found = self._found
-        # frames: [pointer, is_mapping, next index, pending key token, key position]
         stack: list[list[Any]] = []
-        skip = 0
         try:
-            for event in self._events(text):
+            events = self._events(text)
+            for event in events:
                 kind = type(event)
-                if skip:
-                    if kind in _STARTS:
-                        skip += 1
-                    elif kind in _ENDS:
-                        skip -= 1
-                    elif kind is _ALIAS:
-                        self._give_up()
-                        return
-                    continue
-                if kind is _ALIAS:
-                    self._give_up()
-                    return
                 if kind in _ENDS:
                     self._complete.add(base + stack.pop()[0])
                     return
-                if kind is not _SCALAR and kind not in _STARTS:
-                    continue  # stream and document events
-                mark = event.start_mark
-                at = (mark.line + line0 + 1, mark.column + 1)
-                if stack:
-                    frame = stack[-1]
-                    if frame[1]:
-                        if frame[3] is None:  # a key
-                            if kind is not _SCALAR:
-                                self._give_up()
-                                return
-                            frame[3] = escape_pointer(event.value)
-                            frame[4] = at
-                            continue
-                        here = f"{frame[0]}/{frame[3]}"
-                        key_at = frame[4]
-                        frame[3] = None
-                    else:
-                        here = f"{frame[0]}/{frame[2]}"
-                        frame[2] += 1
-                        key_at = None
-                else:
-                    here, key_at = "", None
+                placed = _place(stack, event, line0)
+                if placed is None:
+                    continue
+                here, at, key_at = placed
                 if here or not base:
-                    found.setdefault(base + here, (at, key_at))
+                    self._found.setdefault(base + here, (at, key_at))
                 if kind is _SCALAR:
                     continue
                 if here == pointer:
@@ -227,8 +194,8 @@ class Locator:
                 if here in wanted:
                     stack.append([here, kind is _MAP_START, 0, None, None])
                 else:
-                    skip = 1
-        except yaml.YAMLError:  # pragma: no cover - the text was read once without an error
+                    _skip(events)
+        except (_GiveUp, yaml.YAMLError):  # the text was read once without an error
             self._give_up()
 
     def _walk_all(self) -> tuple[dict[str, Position], dict[str, Position]]:
@@ -239,35 +206,69 @@ class Locator:
         try:
             for event in self._events(self._text):
                 kind = type(event)
-                if kind is _ALIAS:
-                    return self._fallback()
                 if kind in _ENDS:
                     stack.pop()
                     continue
-                if kind is not _SCALAR and kind not in _STARTS:
+                placed = _place(stack, event, 0)
+                if placed is None:
                     continue
-                mark = event.start_mark
-                at = (mark.line + 1, mark.column + 1)
-                if stack:
-                    frame = stack[-1]
-                    if frame[1]:
-                        if frame[3] is None:
-                            if kind is not _SCALAR:
-                                return self._fallback()
-                            frame[3] = escape_pointer(event.value)
-                            frame[4] = at
-                            continue
-                        here = f"{frame[0]}/{frame[3]}"
-                        keys.setdefault(here, frame[4])
-                        frame[3] = None
-                    else:
-                        here = f"{frame[0]}/{frame[2]}"
-                        frame[2] += 1
-                else:
-                    here = ""
+                here, at, key_at = placed
                 values.setdefault(here, at)
+                if key_at is not None:
+                    keys.setdefault(here, key_at)
                 if kind is not _SCALAR:
                     stack.append([here, kind is _MAP_START, 0, None, None])
-        except yaml.YAMLError:  # pragma: no cover - the text was read once without an error
+        except (_GiveUp, yaml.YAMLError):  # the text was read once without an error
             return self._fallback()
         return values, keys
+
+
+class _GiveUp(Exception):
+    """The walk met what it does not handle (an alias, a collection key): the full
+    converter's positions answer instead."""
+
+
+def _place(
+    stack: list[list[Any]], event: Any, line0: int
+) -> tuple[str, Position, Position | None] | None:
+    """The pointer, position and key position of the node ``event`` starts, given the
+    collections open around it (frames: [pointer, is_mapping, next index, pending key
+    token, key position]); None for a key (kept in its frame) or an event that starts no node.
+    """
+    kind = type(event)
+    if kind is _ALIAS:
+        raise _GiveUp
+    if kind is not _SCALAR and kind not in _STARTS:
+        return None  # stream and document events
+    mark = event.start_mark
+    at = (mark.line + line0 + 1, mark.column + 1)
+    if not stack:
+        return "", at, None
+    frame = stack[-1]
+    if not frame[1]:
+        frame[2] += 1
+        return f"{frame[0]}/{frame[2] - 1}", at, None
+    if frame[3] is None:  # a key
+        if kind is not _SCALAR:
+            raise _GiveUp
+        frame[3] = escape_pointer(event.value)
+        frame[4] = at
+        return None
+    here, key_at = f"{frame[0]}/{frame[3]}", frame[4]
+    frame[3] = None
+    return here, at, key_at
+
+
+def _skip(events: Any) -> None:
+    """Consume the events of the collection just started, to its end."""
+    depth = 1
+    for event in events:
+        kind = type(event)
+        if kind is _ALIAS:
+            raise _GiveUp
+        if kind in _STARTS:
+            depth += 1
+        elif kind in _ENDS:
+            depth -= 1
+            if not depth:
+                return

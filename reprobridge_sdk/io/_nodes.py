@@ -46,6 +46,10 @@ if TYPE_CHECKING:
     from reprobridge_sdk.io.document import Document
 
 
+#: What :meth:`_Converter._core_value` gives for a scalar its tag cannot read.
+_UNREAD = object()
+
+
 class _Converter:
     def __init__(self, doc: Document) -> None:
         self.doc = doc
@@ -140,35 +144,41 @@ class _Converter:
         return result
 
     def _scalar(self, node: Any, pointer: str | None) -> Any:
+        if node.tag in (_STR, "!"):
+            return node.value
+        value = self._core_value(node, pointer)
+        if value is not _UNREAD:
+            return value
+        if pointer is not None:
+            self._bad_tag(node, pointer)
+        if node.tag not in _CORE and not node.style:
+            # A plain scalar under a tag the format does not allow is read as if untagged
+            # (`seeds: !custom 3` is the integer 3, with Y008); a quoted one is a string.
+            plain = yaml.ScalarNode(
+                core_tag(node.value), node.value, node.start_mark, node.end_mark
+            )
+            return self._scalar(plain, pointer)
+        return node.value
+
+    def _core_value(self, node: Any, pointer: str | None) -> Any:
+        """The value of a scalar under a core tag that reads it, else :data:`_UNREAD`."""
         tag = node.tag
         value: str = node.value
-        if tag in (_STR, "!"):
-            return value
         if tag == _NULL:
-            if _NULL_RE.match(value):
-                return None
-        elif tag == _BOOL:
-            if _BOOL_RE.match(value):
-                return value[0] in "tT"
-        elif tag == _INT:
-            if _INT_RE.match(value):
-                exact = _int(value)
-                if exact is None:
-                    return self._not_json(node, pointer, too_long=True)
-                return exact
-        elif tag == _FLOAT and (_FLOAT_RE.match(value) or _INT_RE.match(value)):
+            return None if _NULL_RE.match(value) else _UNREAD
+        if tag == _BOOL:
+            return value[0] in "tT" if _BOOL_RE.match(value) else _UNREAD
+        if tag == _INT:
+            if not _INT_RE.match(value):
+                return _UNREAD
+            exact = _int(value)
+            return self._not_json(node, pointer, too_long=True) if exact is None else exact
+        if tag == _FLOAT and (_FLOAT_RE.match(value) or _INT_RE.match(value)):
             if value.lower().endswith((".nan", ".inf")):
                 return self._not_json(node, pointer)
             number = _float(value)
             return number if math.isfinite(number) else self._not_json(node, pointer)
-        if pointer is not None:
-            self._bad_tag(node, pointer)
-        if tag not in _CORE and not node.style:
-            # A plain scalar under a tag the format does not allow is read as if untagged
-            # (`seeds: !custom 3` is the integer 3, with Y008); a quoted one is a string.
-            plain = yaml.ScalarNode(core_tag(value), value, node.start_mark, node.end_mark)
-            return self._scalar(plain, pointer)
-        return value
+        return _UNREAD
 
     def _not_json(self, node: Any, pointer: str | None, *, too_long: bool = False) -> float:
         """S004 for a number JSON cannot carry; the value is read as a non-finite float."""

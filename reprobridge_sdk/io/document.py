@@ -259,81 +259,73 @@ def _several_documents(text: str) -> bool:
 
 
 def _parse(label: str, text: str) -> Document:
-    return _parse_nodes(label, text)
-
-
-def _parse_nodes(label: str, text: str) -> Document:
     spans: dict[str, Span] = {}
     data = _from_events(text, spans)
     if data is not None:  # no finding: a position asked for is found in the text
         return Document(label, text, data=data, _spans=spans)
     doc = Document(label, text, _positions={}, _key_positions={})
-    at_risk = _composer_at_risk(text)
     try:
-        if at_risk and not _composer_bounded():
-            _check_depth(label, text)
-        try:
-            root = yaml.compose(text, Loader=_Loader)
-        except yaml.YAMLError:
-            if at_risk:  # a level past MAX_DEPTH before the error is Y005, as when walked first
-                _check_depth(label, text)
-            raise
+        root = _compose(label, text)
     except _Fatal as fatal:
         doc.findings.append(fatal.item)
         return doc
-    except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        line, col = _mark(mark) if mark is not None else (1, 1)
-        if isinstance(exc, yaml.composer.ComposerError) and _several_documents(text):
-            message = "the file holds more than one YAML document; a manifest is one document"
-            doc.findings.append(
-                finding(
-                    "Y011",
-                    message,
-                    file=label,
-                    line=line,
-                    col=col,
-                    hint="remove the '---' line and what follows, or split the file",
-                )
-            )
-            return doc
-        problem = exc.problem or str(exc).splitlines()[0]
-        context = f" ({exc.context})" if exc.context else ""
-        doc.findings.append(finding("Y001", f"{problem}{context}", file=label, line=line, col=col))
-        return doc
     except yaml.YAMLError as exc:
-        doc.findings.append(finding("Y001", str(exc).splitlines()[0], file=label, line=1, col=1))
+        doc.findings.append(_syntax_error(exc, label, text))
         return doc
     if root is None:
         doc.findings.append(
             finding("Y002", "the document is empty; expected a mapping", file=label, line=1, col=1)
         )
         return doc
-    converter = _Converter(doc)
+    _convert(doc, root)
+    return doc
+
+
+def _compose(label: str, text: str) -> Any:
+    """The node graph of ``text``; its depth is walked first where the composer could crash."""
+    at_risk = _composer_at_risk(text)
+    if at_risk and not _composer_bounded():
+        _check_depth(label, text)
     try:
-        if "*" in text:  # without an alias there is nothing to expand
-            _check_aliases(label, root)
-        data = converter.convert(root, "", 0)
+        return yaml.compose(text, Loader=_Loader)
+    except yaml.YAMLError:
+        if at_risk:  # a level past MAX_DEPTH before the error is Y005, as when walked first
+            _check_depth(label, text)
+        raise
+
+
+def _syntax_error(exc: yaml.YAMLError, label: str, text: str) -> Finding:
+    """Y011 for a second document, else Y001 at the parser's position."""
+    if not isinstance(exc, yaml.MarkedYAMLError):
+        return finding("Y001", str(exc).splitlines()[0], file=label, line=1, col=1)
+    mark = exc.problem_mark or exc.context_mark
+    line, col = _mark(mark) if mark is not None else (1, 1)
+    if isinstance(exc, yaml.composer.ComposerError) and _several_documents(text):
+        message = "the file holds more than one YAML document; a manifest is one document"
+        hint = "remove the '---' line and what follows, or split the file"
+        return finding("Y011", message, file=label, line=line, col=col, hint=hint)
+    problem = exc.problem or str(exc).splitlines()[0]
+    context = f" ({exc.context})" if exc.context else ""
+    return finding("Y001", f"{problem}{context}", file=label, line=line, col=col)
+
+
+def _convert(doc: Document, root: Any) -> None:
+    """Convert the node graph into ``doc``: its data, positions and findings."""
+    try:
+        if "*" in doc.text:  # without an alias there is nothing to expand
+            _check_aliases(doc.name, root)
+        data = _Converter(doc).convert(root, "", 0)
     except _Fatal as fatal:
         if fatal.item.code == "Y005":  # as when the depth walk finds it before composing
             doc.findings.clear()
         doc.findings.append(fatal.item)
         doc._positions, doc._key_positions = {}, {}
-        return doc
+        return
     doc.data = data
     if not isinstance(data, dict):
         line, col = _mark(root.start_mark)
-        kind = _kind(data)
-        doc.findings.append(
-            finding(
-                "Y002",
-                f"the document is {kind}; expected a mapping",
-                file=label,
-                line=line,
-                col=col,
-            )
-        )
-    return doc
+        message = f"the document is {_kind(data)}; expected a mapping"
+        doc.findings.append(finding("Y002", message, file=doc.name, line=line, col=col))
 
 
 def _positions_of(

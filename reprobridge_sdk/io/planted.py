@@ -28,7 +28,7 @@ import errno
 import os
 import stat
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
 from . import safefs
@@ -98,8 +98,7 @@ def scan_tree(root: str | os.PathLike[str] | safefs.OpenRoot) -> TreeScan:
     """Every link and special file below ``root`` (a path, or a root opened once), without
     following any, within the limits of this module. Raises ``FileNotFoundError`` or
     :class:`~reprobridge_sdk.io.safefs.UnsafeFileError` when the root cannot be opened."""
-    max_entries, max_depth = MAX_SCAN_ENTRIES, MAX_SCAN_DEPTH
-    deadline = time.monotonic() + SCAN_SECONDS
+    scan = _Scan(MAX_SCAN_ENTRIES, MAX_SCAN_DEPTH, time.monotonic() + SCAN_SECONDS)
     opened = root if isinstance(root, safefs.OpenRoot) else safefs.OpenRoot(root)
     try:
         # the root's descriptor only looks names up (O_PATH): list it through a readable one
@@ -108,51 +107,67 @@ def scan_tree(root: str | os.PathLike[str] | safefs.OpenRoot) -> TreeScan:
         if opened is not root:
             opened.close()
         return TreeScan((), "unreadable", "")
-    planted: list[tuple[str, EntryKind]] = []
-    pending: list[tuple[int, str, int]] = [(top, "", 0)]  # descriptor, prefix, depth
-    cut: tuple[StopReason, str] | None = None  # the first part left out, and why
-    seen = 0
+    scan.pending.append((top, "", 0))
     try:
-        while pending:
-            fd, prefix, depth = pending.pop()
+        while scan.pending and (scan.cut is None or scan.cut[0] not in {"entries", "deadline"}):
+            fd, prefix, depth = scan.pending.pop()
             try:
-                with os.scandir(fd) as listing:
-                    for entry in listing:
-                        seen += 1
-                        where = f"{prefix}{shown(entry.name)}"
-                        if seen > max_entries or time.monotonic() > deadline:
-                            cut = ("entries" if seen > max_entries else "deadline", where)
-                            break
-                        if entry.is_dir(follow_symlinks=False):
-                            if depth >= max_depth:
-                                cut = cut or ("depth", where)  # the rest is still scanned
-                                continue
-                            below = _open_below(fd, entry.name)
-                            if isinstance(below, int):
-                                pending.append((below, f"{where}/", depth + 1))
-                            elif below == "unreadable":
-                                cut = cut or ("unreadable", where)
-                            elif below != "gone":
-                                planted.append((where, below))
-                        elif not entry.is_file(follow_symlinks=False):
-                            kind = _entry_kind(entry)
-                            if kind is not None:
-                                planted.append((where, kind))
+                scan.list_directory(fd, prefix, depth)
             except OSError:
-                cut = cut or ("unreadable", prefix.rstrip("/"))
+                scan.cut = scan.cut or ("unreadable", prefix.rstrip("/"))
             finally:
                 os.close(fd)
-            if cut is not None and cut[0] in {"entries", "deadline"}:
-                break
     finally:
-        for fd, _, _ in pending:
+        for fd, _, _ in scan.pending:
             os.close(fd)
         if opened is not root:
             opened.close()
-    planted.sort()
-    if cut is None:
-        return TreeScan(tuple(planted))
-    return TreeScan(tuple(planted), cut[0], cut[1])
+    scan.planted.sort()
+    if scan.cut is None:
+        return TreeScan(tuple(scan.planted))
+    return TreeScan(tuple(scan.planted), scan.cut[0], scan.cut[1])
+
+
+@dataclass
+class _Scan:
+    """The state of one :func:`scan_tree`: its limits, what it found, what is left."""
+
+    max_entries: int
+    max_depth: int
+    deadline: float
+    planted: list[tuple[str, EntryKind]] = field(default_factory=list)
+    #: Directories opened and not listed yet: descriptor, relative prefix, depth.
+    pending: list[tuple[int, str, int]] = field(default_factory=list)
+    cut: tuple[StopReason, str] | None = None  # the first part left out, and why
+    seen: int = 0
+
+    def list_directory(self, fd: int, prefix: str, depth: int) -> None:
+        """List the directory ``fd``: note its planted entries, queue its subdirectories."""
+        with os.scandir(fd) as listing:
+            for entry in listing:
+                self.seen += 1
+                where = f"{prefix}{shown(entry.name)}"
+                if self.seen > self.max_entries or time.monotonic() > self.deadline:
+                    self.cut = ("entries" if self.seen > self.max_entries else "deadline", where)
+                    return
+                if entry.is_dir(follow_symlinks=False):
+                    self._directory(fd, entry.name, where, depth)
+                elif not entry.is_file(follow_symlinks=False):
+                    kind = _entry_kind(entry)
+                    if kind is not None:
+                        self.planted.append((where, kind))
+
+    def _directory(self, fd: int, name: str, where: str, depth: int) -> None:
+        if depth >= self.max_depth:
+            self.cut = self.cut or ("depth", where)  # the rest is still scanned
+            return
+        below = _open_below(fd, name)
+        if isinstance(below, int):
+            self.pending.append((below, f"{where}/", depth + 1))
+        elif below == "unreadable":
+            self.cut = self.cut or ("unreadable", where)
+        elif below != "gone":
+            self.planted.append((where, below))
 
 
 def _entry_kind(entry: os.DirEntry[str]) -> EntryKind | None:

@@ -498,34 +498,35 @@ def _splice(original: str, before: str, after: str) -> str | None:
     for block in difflib.SequenceMatcher(None, orig, old, autojunk=False).get_matching_blocks():
         for offset in range(block.size):
             to_orig[block.b + offset] = block.a + offset
-    edits: list[tuple[int, int, list[str]]] = []
+    result: list[str] = []
+    cursor = 0
     matcher = difflib.SequenceMatcher(None, old, new, autojunk=False)
     for tag, i1, i2, j1, j2 in matcher.get_opcodes():
         if tag == "equal":
             continue
-        if i1 < i2:
-            if not all(index in to_orig for index in range(i1, i2)):
-                return None
-            start, end = to_orig[i1], to_orig[i2 - 1] + 1
-            if end - start != i2 - i1:
-                return None
-        elif i1 == 0:
-            start = end = 0
-        elif i1 - 1 in to_orig:
-            start = end = to_orig[i1 - 1] + 1
-        else:
+        where = _original_lines(to_orig, i1, i2)
+        if where is None or where[0] < cursor:
             return None
-        edits.append((start, end, new[j1:j2]))
-    result: list[str] = []
-    cursor = 0
-    for start, end, lines in edits:
-        if start < cursor:
-            return None
-        result.extend(orig[cursor:start])
-        result.extend(lines)
-        cursor = end
+        result.extend(orig[cursor : where[0]])
+        result.extend(new[j1:j2])
+        cursor = where[1]
     result.extend(orig[cursor:])
     return "".join(result)
+
+
+def _original_lines(to_orig: dict[int, int], i1: int, i2: int) -> tuple[int, int] | None:
+    """The lines ``[start, end)`` of the original that lines ``[i1, i2)`` of the re-emitted
+    original stand for (an insertion: where it goes); None when they do not map."""
+    if i1 < i2:
+        if not all(index in to_orig for index in range(i1, i2)):
+            return None
+        start, end = to_orig[i1], to_orig[i2 - 1] + 1
+        return (start, end) if end - start == i2 - i1 else None
+    if i1 == 0:
+        return 0, 0
+    if i1 - 1 in to_orig:
+        return to_orig[i1 - 1] + 1, to_orig[i1 - 1] + 1
+    return None
 
 
 def _style(text: str) -> tuple[tuple[int, int, int], bool]:
