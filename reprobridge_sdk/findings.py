@@ -1,17 +1,13 @@
 """Findings: what validators, environment checks and the auditor report.
 
 A finding is a value, not an exception: a frozen record with a stable code, a severity, a
-message, a JSON Pointer into the document, a ``file:line:col`` position, a hint and a link
-to the spec section that explains the code. Codes and their defaults live in one registry,
-``validators/codes.json`` (shipped inside the package as ``_data/codes.json``).
+message, a JSON Pointer, a ``file:line:col`` position, a hint and a link to the spec section
+of its code. Codes live in one registry, ``validators/codes.json`` (shipped as
+``_data/codes.json``).
 
-A test hook, off by default and not a user setting: when the environment variable
-``_REPROBRIDGE_CODE_CENSUS`` names a file at the moment this module is imported, every finding
-built in the process appends its code and a newline to that file (opened in append mode for
-each finding, so the processes of a whole process tree can share it; a write that fails is
-ignored). The project's test suite sets it for the subprocesses its tests start (the CLI,
-drivers), so that its census of the codes the tests produce also counts the codes produced
-in those processes. Without the variable, findings cost nothing more.
+A test hook, off unless ``_REPROBRIDGE_CODE_CENSUS`` names a file when this module is
+imported: every finding built appends its code to that file, so the suite's code census
+(``tests/test_codes_produced.py``) counts the codes of the subprocesses it starts too.
 """
 
 from __future__ import annotations

@@ -1,37 +1,16 @@
-"""JSON Schemas of the format, generated from the SDK's pydantic models.
+"""JSON Schemas of the format, generated from the SDK's pydantic models (the one source).
 
-The models in :mod:`reprobridge_sdk.model` are the single source of truth. This module turns
-them into JSON Schema 2020-12 documents with a stable ``$id``, a title and a "generated, do
-not edit" ``$comment``, and writes them in two places with identical bytes:
+Each schema (JSON Schema 2020-12, a stable ``$id``, a "generated, do not edit" ``$comment``)
+is written with identical bytes to ``schemas/`` in a checkout and to the package's
+``_data/schemas/``; generation is deterministic and adds no keyword beyond pydantic's.
 
-* ``schemas/<name>.schema.json`` in a source checkout (what tool builders read), and
-* ``reprobridge_sdk/_data/schemas/<name>.schema.json`` (the copy shipped in the package,
-  which the validator loads).
+Versions (spec/manifest.md §4): the models describe the newest minor; a schema registered
+with a ``format_version`` drops every addition marked newer (:func:`restrict_to_version`), so
+``rra-1.0`` stays 1.0. One registered with ``versions`` (``evidence-1``) embeds each version
+under ``$defs`` and picks one by the document's version key.
 
-Generation is deterministic: ``$defs`` are sorted by name, property order follows the
-model's field order (which is meaningful to readers), the JSON is indented by two spaces and
-ends with a newline. No keyword is added beyond what pydantic emits, so the validator's
-in-house evaluator and independent validators read the same document.
-
-Format versions (spec "versioning"): the models describe the newest minor version of the
-format; a field or enumeration value added in a minor version carries a ``since`` marker
-(:func:`reprobridge_sdk.model._base.since`, rendered as a ``$comment``). A schema registered
-with a ``format_version`` is the models' schema with every addition newer than that version
-removed (properties, their ``required`` entries, enumeration values, and the ``$defs`` no
-longer reachable), so ``rra-1.0`` stays the 1.0 format whatever 1.1 adds, and ``rra-1.1`` is
-the 1.1 draft with its additions marked.
-
-A schema registered with ``versions`` (``evidence-1``) accepts a document of every listed
-version: it embeds each version's schema under ``$defs`` (with its own ``$id``) and picks one
-by the document's version key (``record_version``, default the first version), so a catalog
-that maps files by name alone (SchemaStore) checks each record against its own version. A
-newer minor of the same major is checked for its version key only: its fields are unknown to
-this schema, as to every reader of an older minor.
-
-The registry of schemas is :data:`SCHEMAS`, a dict from name to :class:`SchemaSpec`. A part
-of the SDK that defines another document format adds an entry to ``_BUILTIN`` below (with a
-``"module:attribute"`` reference so nothing is imported until a schema is generated);
-programs may call :func:`register_schema` at run time.
+The registry is :data:`SCHEMAS` (from ``_BUILTIN``, by ``"module:attribute"`` so nothing is
+imported until a schema is generated); programs may call :func:`register_schema`.
 """
 
 from __future__ import annotations

@@ -3,21 +3,10 @@
 Why not a library: neither PyYAML nor ruamel bounds nesting or alias expansion (libyaml's
 composer recurses and crashes on deep input); these bounds run on PyYAML's events and nodes.
 
-Rules, each a finding with a position, never a crash:
-
-* size: a text over :data:`MAX_BYTES` is Y006 at 1:1, checked before parsing;
-* depth: a collection nested past :data:`MAX_DEPTH` is Y005 at that collection, found by a
-  walk of parser events (no recursion). libyaml's recursive composer crashes the interpreter
-  on very deep input, so the walk runs before composing whenever the text could nest past
-  ``_SAFE_GUARD // 2`` levels (:func:`_composer_at_risk`) and libyaml does not bound its own
-  nesting (:func:`_composer_bounded`); a node never converted (a collection key, a dropped
-  entry's value) is walked in document order (:func:`_check_key_depth`);
-* aliases: nodes expanded through aliases are counted once per distinct node before any
-  expansion; more than :data:`MAX_ALIAS_NODES` is Y004 at the outermost node too large, and
-  a recursive alias is Y004 at the node that contains itself.
-
-A fatal finding is raised as :class:`_Fatal` and the document reader turns it into a
-document with no data.
+The limits and their codes are spec/manifest.md §3.1 (Y004-Y006), each a finding with a
+position, never a crash. The depth walk of parser events runs before composing only when
+the text could nest that deep (:func:`_composer_at_risk`) and libyaml does not bound its own
+nesting (:func:`_composer_bounded`). A fatal finding is raised as :class:`_Fatal`.
 """
 
 from __future__ import annotations

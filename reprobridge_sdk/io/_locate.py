@@ -3,28 +3,12 @@
 Why a second path: composing the graph to locate one finding of a 10k-task manifest took 60%
 more CPU and 500 against 145 MiB of peak memory (``docs/performance.md``, 2026-12-02).
 
-A document read without a finding is converted to data without positions
-(:mod:`reprobridge_sdk.io.document`); when a finding asks where its pointer is, a
-:class:`Locator` finds that pointer, and only it, in the text. The rules:
-
-* The answer is exactly the full converter's: ``(line, col)``, both 1-based, of the start of
-  the value's node (for a collection, its first indicator: ``{``, ``[``, ``-`` or its first
-  key) and of the entry's key for a mapping entry; a pointer the document does not hold has
-  none. A token names a mapping key when it is the key's escaped form (RFC 6901; ``~2`` or a
-  lone ``~`` name nothing) and an array item when it is the item's index written in decimal
-  without leading zeros (``01`` and ``-`` name nothing).
-* A text is located on YAML's event stream (the events the composer builds its nodes
-  from, so the marks are the same): one walk per pointer asked for, descending only into the
-  collections on the pointer's path and stopping as soon as the pointer is found or its
-  parent collection ends. A pointer below a collection two levels down (a task, a
-  launcher), whose span the event converter recorded, is walked on that span alone: the
-  collection's text, indented by its column so that every column is the document's, its
-  lines counted from its first. Found pointers and their ancestors are kept. After
-  ``_WALKS_BEFORE_ALL`` such walks on one document, one walk records every position
-  (pointers and marks, no node) and answers the rest.
-* An alias in the stream (its pointer takes the position of the anchored node, as the
-  converter shares the node) hands over to the full converter's positions, which are exact by
-  definition; so does any event this walk does not expect.
+The answer is exactly the node converter's (:mod:`reprobridge_sdk.io._nodes`): the 1-based
+``(line, col)`` of the value's node and of its key. Each pointer asked for is found by one
+walk of YAML's event stream (the composer's own marks) along its path only; below a task or
+a launcher, on the span the event converter recorded. After ``_WALKS_BEFORE_ALL`` walks one
+walk records every position. An alias, or anything the walk does not expect, hands over to
+the node converter's positions.
 """
 
 from __future__ import annotations

@@ -1,56 +1,16 @@
 """Safe, fast loading of YAML documents with a position for every value (spec §3, "yaml").
 
-The validator reads manifests through this module. It uses PyYAML's libyaml-backed composer
-(``yaml.CSafeLoader``, falling back to the pure-Python ``SafeLoader``) at the *node* level and
-converts nodes itself, so that it can
-
-* map every value to its 1-based ``(line, col)`` through the value's JSON Pointer
-  (:attr:`Document.positions`; where the key is written: :attr:`Document.key_positions`);
-* report duplicate keys (Y003) instead of silently keeping one value;
-* resolve plain scalars with the YAML 1.2 *core* schema (the one the round-trip loader uses):
-  ``yes``/``no``/``on``/``off`` are strings, ``1e3`` is a float, ``012`` is the integer 12,
-  and YAML 1.1 implicit timestamps (``2024-05-01``) stay strings, since the format's dates are
-  strings. Explicit tags other than the core schema's (``!!str``, ``!!int``, ``!!float``,
-  ``!!bool``, ``!!null``, ``!!seq``, ``!!map``) -- ``!!timestamp``, ``!!binary``, ``!!set``,
-  ``!!omap``, local tags such as ``!python/object`` -- are Y008 and the node is read as if
-  untagged. Merge keys (``<<``) are not interpreted: ``<<`` is an ordinary key;
-* report non-string keys (Y009; the entry is dropped);
-* report numbers that JSON cannot carry as S004 at their pointer: ``.nan``, ``.inf`` and
-  ``-.inf`` (in any spelling of the core schema, also under ``!!float``), a float too large
-  to be finite (``1e400``) and an integer of more than ``MAX_INT_DIGITS`` (4,300) decimal
-  digits (CPython's limit on int/str conversions); the value is read as a non-finite float
-  and its pointer is listed in :attr:`Document.unrepresentable` so the schema layer does not
-  report it again. ``1_000``, ``0b101``, ``-0x1F`` and ``+0x1F`` are strings (the core
-  schema has no underscores, no binary and no signed hexadecimal or octal);
-* bound the work an untrusted document can cause: the size is checked before parsing (Y006),
-  nesting depth (Y005) is checked before libyaml's recursive composer runs (it crashes the
-  interpreter on very deep input) and whatever libyaml's own nesting limit is, and nodes
-  expanded through aliases are counted (Y004) so a "billion laughs" document stops early and
-  never blows up memory; recursive aliases are Y004;
-* report bytes that are not UTF-8 (Y007, at the line of the first bad byte) and syntax errors
-  (Y001, at the parser's line and column); a stream of several documents is Y011 (at the
-  start of the second); a document that is not a mapping is Y002.
+The validator reads manifests through this module: the YAML 1.2 core schema, the findings of
+spec/manifest.md §3 (Y001-Y003, Y007-Y009, Y011, S004 for a number JSON cannot carry, listed
+in :attr:`Document.unrepresentable`) and the limits of §3.1 (Y004-Y006), checked before
+libyaml's recursive composer can crash on deep input. A document with a fatal problem (Y001,
+Y004-Y007, Y011) has ``data`` None.
 
 Cost: one parse, linear in the text. A document in which the converter would find nothing is
-read from libyaml's events (``_events``: reading is most of ``validate``, see its module) and
-keeps no node graph; a position asked of it is found in the text, the pointer alone
-(``_locate``, the answer the converter's maps give). Any other document is composed and
-converted with every position.
-The depth walk before composing runs only when the text could nest past the composer's safe
-depth (more than 400 flow brackets outside a JSON text that ``json`` reads within that depth,
-or a line whose indentation and block indicators could open that many levels:
-``2 * (indent + 1)`` plus its ``-``, ``?`` and ``:`` characters). Below that bound the
-converter reports Y005 at the same collection as the walk would. The garbage collector is
-left alone: the command line sets its thresholds for the whole command
-(:data:`reprobridge_sdk.cli.GC_THRESHOLD`).
-
-A document with a fatal problem (Y001, Y004-Y007, Y011) has ``data`` set to ``None``.
-
-This module owns the :class:`Document` and the order of the reading; each part is private
-and states its own rules: ``_events`` (data from events, no finding), ``_locate`` (one
-pointer's position found in the text), ``_nodes`` (the node converter, positions and findings),
-``_guards`` (the size, depth and alias bounds), ``_yamlcore`` (the core schema's resolution)
-and :mod:`~reprobridge_sdk.io.pointer` (JSON Pointer tokens).
+read from libyaml's events (``_events``) and keeps no node graph; a position asked of it is
+found in the text (``_locate``). Any other document is composed and converted with every
+position (``_nodes``); ``_guards`` holds the bounds and ``_yamlcore`` the core schema. The
+garbage collector is left alone (the command line tunes it for the whole command).
 """
 
 from __future__ import annotations
@@ -79,6 +39,7 @@ from reprobridge_sdk.io._guards import (
     _too_large,
     nests_too_deep,
 )
+from reprobridge_sdk.io._locate import Locator
 from reprobridge_sdk.io._nodes import _Converter
 from reprobridge_sdk.io._yamlcore import (
     MAX_INT_DIGITS,
@@ -129,16 +90,17 @@ class Document:
     @property
     def positions(self) -> dict[str, tuple[int, int]]:
         """``(line, col)`` of every value, by JSON Pointer (the first occurrence's)."""
-        if self._positions is None:
-            self._positions, self._key_positions = _positions_of(self.name, self.text)
-        return self._positions
+        return self._positions if self._positions is not None else self._maps()[0]
 
     @property
     def key_positions(self) -> dict[str, tuple[int, int]]:
         """``(line, col)`` of the key of every mapping entry, by the entry's JSON Pointer."""
-        if self._key_positions is None:
+        return self._maps()[1]
+
+    def _maps(self) -> tuple[dict[str, tuple[int, int]], dict[str, tuple[int, int]]]:
+        if self._positions is None or self._key_positions is None:
             self._positions, self._key_positions = _positions_of(self.name, self.text)
-        return self._key_positions
+        return self._positions, self._key_positions
 
     @property
     def fatal(self) -> bool:
@@ -152,8 +114,6 @@ class Document:
         """
         if self._positions is None and self.text:
             if self._locator is None:
-                from reprobridge_sdk.io._locate import Locator  # noqa: PLC0415 - it imports this
-
                 self._locator = Locator(
                     self.text,
                     spans=self._spans,

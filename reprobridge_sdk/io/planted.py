@@ -3,23 +3,11 @@
 Why not a library: ``os.walk`` and ``pathlib`` stat by path and follow or race links; no
 maintained library lists a tree from directory descriptors with ``O_NOFOLLOW`` at each step.
 
-A run folder is written by a stranger's launcher: it should hold regular files and
-directories only. :func:`scan_tree` lists every entry of a tree once and reports each symbolic
-link and special file (FIFO, socket, block or character device) by its path relative to the
-tree's root, under the rules of the safe file layer (:mod:`reprobridge_sdk.io.safefs`):
-
-* **Nothing is followed or opened but directories.** Each directory is listed from its own
-  descriptor (``os.scandir`` of a descriptor), and a subdirectory is opened relative to it with
-  ``O_NOFOLLOW | O_DIRECTORY``: a directory swapped for a link after it was listed fails to
-  open and is reported as the link it now is. An entry's kind comes from the listing itself
-  (or ``lstat`` relative to its directory when the file system does not say), so a link is
-  never resolved, a FIFO never opened (nothing waits for a writer) and no file is read.
-* **Bounded.** At most :data:`MAX_SCAN_ENTRIES` entries are looked at, directories at most
-  :data:`MAX_SCAN_DEPTH` levels below the root are entered, and the scan stops at
-  :data:`SCAN_SECONDS`. A scan cut short says so (:attr:`TreeScan.stopped`, and where); so
-  does a directory that cannot be listed (``"unreadable"``): never a silent partial answer.
-
-The limits are read when a scan starts (a caller may lower them for one scan).
+:func:`scan_tree` lists a run folder (spec/runner.md, "run-folder-scan") from directory
+descriptors, opening nothing but directories (with ``O_NOFOLLOW``): a link is never resolved
+and a FIFO never opened. It is bounded by :data:`MAX_SCAN_ENTRIES`, :data:`MAX_SCAN_DEPTH`
+and :data:`SCAN_SECONDS` (read when a scan starts); a scan cut short, or a directory that
+cannot be listed, says so (:attr:`TreeScan.stopped`).
 """
 
 from __future__ import annotations

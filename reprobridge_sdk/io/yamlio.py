@@ -1,23 +1,13 @@
 """Round-trip YAML: load a manifest, edit it, save it with comments and formatting kept.
 
-This module keeps the details of ``ruamel.yaml``'s round-trip mode behind a small interface:
-
-* :func:`load` / :func:`loads` read a document. Safety comes first: the bytes go through
-  :func:`reprobridge_sdk.io.document.load_document` (size, UTF-8, depth, alias expansion, tags,
-  duplicate and non-string keys; its limits ``MAX_BYTES``, ``MAX_DEPTH`` and
-  ``MAX_ALIAS_NODES`` are the only ones), which also gives the plain data exactly as the
-  validator sees it and a ``file:line:col`` for every JSON Pointer. Only a document that
-  passes those checks is parsed a second time by ruamel into a round-trip tree (comments,
-  key order, quoting, flow style, block scalars). Plain scalars are resolved with the YAML 1.2
-  core schema in both parsers, so implicit timestamps stay strings.
-* :func:`update` applies a *minimal diff* to the tree: keys and list items whose plain value
-  did not change keep their node (and so their comments, quoting and style); lists of
-  mappings with ``id`` keys are matched by id; a changed scalar keeps its quoting style.
-* :func:`dumps` re-emits the document. An unchanged document is returned byte for byte. For an
-  edited one, the lines that differ between a re-emission of the original tree and of the
-  edited tree are spliced into the original text, so only changed parts are rewritten; if the
-  splice would not parse back to the same data, the whole re-emitted text is used instead.
-* :func:`save` writes atomically.
+This module keeps ``ruamel.yaml``'s round-trip mode behind a small interface. :func:`load`
+reads through :func:`reprobridge_sdk.io.document.load_document` first (every check and limit
+of spec/manifest.md §3); only a document that passes is parsed again by ruamel, on first
+edit, with the same core-schema reading of plain scalars. :func:`update` applies a minimal
+diff (unchanged nodes keep their comments and style; lists of mappings match by ``id``);
+:func:`dumps` returns an unchanged document byte for byte and splices only the changed lines
+of an edited one (``_yamlsplice``), falling back to a fresh emission when the splice would not
+read back. :func:`save` writes atomically.
 """
 
 from __future__ import annotations

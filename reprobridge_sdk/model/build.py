@@ -1,17 +1,9 @@
 """The build agent's phase outputs: one typed JSON document per phase in ``OUT/.rra-build/``.
 
-``reprobridge build`` moves through phases (Intake, Planner, Builder, Reproducer, Distiller,
-Packager, Independent Reviewer). Each phase writes ``<phase>.json``, a :class:`PhaseRecord`
-subclass below, and each record carries:
-
-* ``inputs_digest``: the SHA-256 of everything the phase read (the source commit, the claims,
-  the options, the previous phases' records). ``--resume`` reuses a record only when the
-  digest of its inputs is unchanged, so a changed input invalidates that phase and every
-  phase after it;
-* ``gate``: whether the phase's gate passed, with the findings (family ``B``) that say why not.
-
-These documents are build state, not part of an artifact: their schemas (``build-*-1.0``)
-are generated like the others so that tools can read a build's progress.
+Each phase of ``reprobridge build`` writes ``<phase>.json``, a :class:`PhaseRecord` with the
+digest of its inputs (``--resume`` reuses it only while that is unchanged) and its gate.
+The phases, gates and resuming are spec/building.md §13.2-13.4. These are build state, not
+part of an artifact; their schemas (``build-*-1.0``) are generated like the others.
 """
 
 from __future__ import annotations

@@ -1,27 +1,8 @@
 """The claims file: the paper's targets that ``reprobridge build`` turns into tasks.
 
-A claims file (``claims.yaml``) is written by whoever asks for an artifact: the paper's title
-and identifiers, then one entry per claim. It is its own document with its own schema
-(``claims-1.0``) because benchmark builders target it too.
-
-Rules:
-
-* ``claims_version`` is ``1.MINOR``; this schema is major 1.
-* Each claim needs an ``id`` (a slug, unique in the file; it becomes the task id), what was
-  measured in words (``measured``), the published ``value`` or ``range`` (exactly one; a range
-  counts as its midpoint) and the ``direction`` (which way is better).
-* Everything under ``hints`` is optional and only narrows the build agent's search: the
-  command or script that produces the number, the dataset, the text printed next to the
-  number in the log (``label``), the seeds the paper used and how its number aggregates
-  them (``statistic``: with two or more seeds, the build reports the statistic over all of
-  them; without it, over the first seed only), and a relative tolerance.
-* ``requirements`` (optional) are requirement lines the build takes before the
-  repository's own (a line for the same distribution replaces the repository's), so that
-  nobody has to fork a repository to help the build; URL requirements are refused.
-  ``patch`` (optional) names a unified diff beside the claims file (a relative path that
-  never climbs out with ``..``), its change kind and why: the build applies it to the code
-  first and records it as the artifact's first change.
-* Unknown keys are errors except ``x-`` extensions, as in every document of the format.
+A claims file (``claims.yaml``, schema ``claims-1.0``) is written by whoever asks for an
+artifact: the paper, then one entry per claim with optional hints, requirements and a patch.
+Its rules are spec/building.md §13.1 ("claims-file").
 """
 
 from __future__ import annotations

@@ -82,15 +82,12 @@ def open_regular(
     max_bytes: int | None = None,
     allow_links: bool = True,
 ) -> io.FileIO:
-    """Open a regular file for binary reading under the rules of this module.
+    """Open a regular file for binary reading (spec/security.md §15.1).
 
-    With ``root`` (a path, or an :class:`OpenRoot` opened once for several reads), the path is
-    resolved component by component from a descriptor of the root (see the module docstring):
-    links are followed only while they stay inside it, and with ``allow_links`` False a path
-    that is itself a link is refused. Without ``root`` (files
-    that are not an artifact's: a venv's interpreter, a cache) links are followed and the
-    resolved path is opened with ``O_NOFOLLOW``. In every case the file must be a regular
-    file. Raises :class:`UnsafeFileError`, or ``FileNotFoundError`` when it is missing
+    With ``root`` (a path, or an :class:`OpenRoot`) the path is resolved inside it from its
+    descriptor, and with ``allow_links`` False a path that is itself a link is refused.
+    Without ``root`` (a venv's interpreter, a cache) links are followed and the resolved path
+    is opened with ``O_NOFOLLOW``. Raises :class:`UnsafeFileError`, or ``FileNotFoundError``
     (callers report a missing file with their own code).
     """
     target = Path(path)
@@ -333,19 +330,13 @@ def atomic_open(
     durable: bool = True,
 ) -> Iterator[BinaryIO]:
     """A file to write that appears at ``path`` whole when the block ends without an error
-    (``O_EXCL`` temporary beside it, fsync, rename). The one owner of atomic file writes.
-
-    With ``root`` the directory is resolved (and made) one component at a time inside it and
-    the temporary file is created, renamed and on failure removed relative to its descriptor:
-    a directory link that leads out is refused (``"escapes"``), and a directory swapped for a
-    link meanwhile cannot redirect the write. A link at ``path`` itself is replaced by the
-    file, never followed. On any error (a full disk included) the temporary file is removed
-    and ``path`` is as before.
+    (``O_EXCL`` temporary beside it, fsync, rename; spec/security.md §15.1 "Writes"). On any
+    error the temporary file is removed and ``path`` is as before. With ``root`` the directory
+    is resolved (and made) inside it and used by its descriptor.
 
     ``durable=False`` leaves out the fsync: the rename is still atomic for every reader and
-    survives the writer's crash or ``kill -9`` (the data is in the kernel's page cache), but
-    after a crash of the operating system the file may be missing or empty. Use it only for
-    a file that a later durable write replaces and whose loss with the machine costs nothing.
+    survives the writer's crash, but not the operating system's. Use it only for a file that
+    a later durable write replaces.
     """
     target = Path(path)
     if root is None:

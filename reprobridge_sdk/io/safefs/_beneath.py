@@ -86,10 +86,13 @@ def _real(path: str | os.PathLike[str]) -> Path:
     return Path(os.path.realpath(path))
 
 
+def _within(real: Path, base: Path) -> bool:
+    return real == base or base in real.parents
+
+
 def is_inside(path: str | os.PathLike[str], root: str | os.PathLike[str]) -> bool:
     """True when ``path``, with every link followed, stays inside ``root`` (or is ``root``)."""
-    real, base = _real(path), _real(root)
-    return real == base or base in real.parents
+    return _within(_real(path), _real(root))
 
 
 def resolve_inside(root: str | os.PathLike[str], path: str | os.PathLike[str]) -> Path:
@@ -97,7 +100,7 @@ def resolve_inside(root: str | os.PathLike[str], path: str | os.PathLike[str]) -
     candidate = Path(path)
     real = _real(candidate)
     base = _real(root)
-    if real != base and base not in real.parents:
+    if not _within(real, base):
         msg = f"{candidate} leads outside {root} (to {real})"
         raise UnsafeFileError("escapes", candidate, msg)
     return real
@@ -106,13 +109,10 @@ def resolve_inside(root: str | os.PathLike[str], path: str | os.PathLike[str]) -
 class OpenRoot:
     """A root opened once for several reads below it (the record, log and outputs of one run).
 
-    The root is resolved (``realpath``) and opened when this is made, not at each read: every
-    read given it as ``root`` walks from this descriptor, so the root is the
-    directory it was then, even if its path is renamed or replaced meanwhile (the root is
-    trusted, as for a path). Everything below it is resolved at each read as usual (from this
-    descriptor, which a read never closes; :meth:`below` opens a directory below it). Raises
-    like a read (``FileNotFoundError``, :class:`UnsafeFileError`) when the root cannot be
-    opened. Close it (or use it as a context manager) when the reads are done.
+    Resolved and opened when made: every read given it as ``root`` walks from this descriptor
+    (never closing it), so the root stays the directory it was then, even if its path is
+    replaced meanwhile. Raises like a read when the root cannot be opened. Close it (or use it
+    as a context manager) when the reads are done.
     """
 
     __slots__ = ("base", "fd", "parts", "path", "spellings")
@@ -203,22 +203,17 @@ def _relative_parts(
 ) -> list[str]:
     """The components of ``path`` below ``root``, as written (no link followed).
 
-    ``spellings``: :func:`_spellings` of the root, when the caller made them once.
-
-    ``base`` is ``root`` resolved by the caller, once per open (never cached across calls:
-    the root may change between them).
-
-    ``path`` names the file either through the root as given or through its resolved
-    spelling; a path that starts elsewhere (through another link to the root) is resolved
-    once to find what it names, and that name is then resolved again from the root's
-    descriptor like any other.
+    ``base`` is ``root`` resolved by the caller for this open; ``spellings`` its
+    :func:`_spellings` when made once. A path that starts neither with the root as given nor
+    with ``base`` (another link to the root) is resolved once to find what it names, which is
+    then resolved again from the root's descriptor like any other.
     """
     full = Path(path).absolute().parts  # as written: ``..`` kept, no link followed
     for prefix in spellings or _spellings(root, base):
         if full[: len(prefix)] == prefix:
             return list(full[len(prefix) :])
     real, base_path = _real(path), Path(base)
-    if real != base_path and base_path not in real.parents:
+    if not _within(real, base_path):
         raise UnsafeFileError("escapes", path, f"{path} leads outside {root} (to {real})")
     return list(real.relative_to(base_path).parts)
 
