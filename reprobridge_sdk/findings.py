@@ -218,14 +218,10 @@ def _shown(match: re.Match[str]) -> str:
 def terminal_text(text: str, *, lines: bool = False) -> str:
     """``text`` as a terminal may show it: every control character visible, none sent.
 
-    The one escape of every text output that includes an artifact's text (titles, ids,
-    messages, paths, log excerpts). C0 controls, DEL and C1 controls become visible escapes
-    (``ESC`` is shown as ``\\x1b``, ``BEL`` as ``\\x07``, CSI ``U+009B`` as ``\\x9b``, CR as
-    ``\\r``), so no escape sequence of an artifact reaches the terminal: no clipboard write
-    (``ESC ] 52``), no screen clear (``ESC [ 2 J``), no colour, no cursor move. A tab stays; a
-    newline stays only with ``lines`` (a multi-line excerpt or message), else it is shown as
-    ``\\n`` so that one finding stays one line. Formats that encode control characters
-    themselves (JSON, SARIF) do not use it.
+    The one escape of every text output that includes an artifact's text (spec/security.md
+    §15.8): C0 controls, DEL and C1 controls become escapes such as ``\\x1b``; a tab stays,
+    and a newline only with ``lines`` (else ``\\n``, so one finding stays one line). JSON
+    and SARIF encode control characters themselves and do not use it.
     """
     pattern = _CONTROL_BUT_NEWLINE if lines else _CONTROL
     return pattern.sub(_shown, text) if pattern.search(text) else text

@@ -183,40 +183,21 @@ _BUILTIN = (
         "ReproBridge bench report 1.0 (reprobridge bench run: report.json)",
         aliases=("bench-report",),
     ),
-    SchemaSpec(
-        "build-intake-1.0",
-        "reprobridge_sdk.model.build:IntakeRecord",
-        "ReproBridge build state 1.0: the Intake phase (.rra-build/intake.json)",
-    ),
-    SchemaSpec(
-        "build-planner-1.0",
-        "reprobridge_sdk.model.build:PlanRecord",
-        "ReproBridge build state 1.0: the Planner phase (.rra-build/planner.json)",
-    ),
-    SchemaSpec(
-        "build-builder-1.0",
-        "reprobridge_sdk.model.build:BuilderRecord",
-        "ReproBridge build state 1.0: the Builder phase (.rra-build/builder.json)",
-    ),
-    SchemaSpec(
-        "build-reproducer-1.0",
-        "reprobridge_sdk.model.build:ReproducerRecord",
-        "ReproBridge build state 1.0: the Reproducer phase (.rra-build/reproducer.json)",
-    ),
-    SchemaSpec(
-        "build-distiller-1.0",
-        "reprobridge_sdk.model.build:DistillerRecord",
-        "ReproBridge build state 1.0: the Distiller phase (.rra-build/distiller.json)",
-    ),
-    SchemaSpec(
-        "build-packager-1.0",
-        "reprobridge_sdk.model.build:PackagerRecord",
-        "ReproBridge build state 1.0: the Packager phase (.rra-build/packager.json)",
-    ),
-    SchemaSpec(
-        "build-reviewer-1.0",
-        "reprobridge_sdk.model.build:ReviewRecord",
-        "ReproBridge build state 1.0: the Independent Reviewer (.rra-build/reviewer.json)",
+    *(
+        SchemaSpec(
+            f"build-{phase}-1.0",
+            f"reprobridge_sdk.model.build:{model}",
+            f"ReproBridge build state 1.0: {what} (.rra-build/{phase}.json)",
+        )
+        for phase, model, what in (
+            ("intake", "IntakeRecord", "the Intake phase"),
+            ("planner", "PlanRecord", "the Planner phase"),
+            ("builder", "BuilderRecord", "the Builder phase"),
+            ("reproducer", "ReproducerRecord", "the Reproducer phase"),
+            ("distiller", "DistillerRecord", "the Distiller phase"),
+            ("packager", "PackagerRecord", "the Packager phase"),
+            ("reviewer", "ReviewRecord", "the Independent Reviewer"),
+        )
     ),
     SchemaSpec(
         "build-report-1.0",

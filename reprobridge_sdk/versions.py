@@ -88,16 +88,10 @@ def follow_modeline(text: str, version: str) -> str:
 def since(version: str, *, values: tuple[str, ...] = ()) -> dict[str, Any]:
     """Schema annotation of a field, or of enumeration values, added in a minor version.
 
-    Use as ``Field(..., json_schema_extra=since("1.1"))`` for a field, or
-    ``since("1.1", values=("new",))`` on a field whose enumeration gained the values ``new``.
-
-    Rendering (spec "versioning"): a ``$comment`` of the form ``since 1.1`` (a field) or
-    ``since 1.1: ["new"]`` (values, a JSON list). ``$comment`` is the one annotation every
-    JSON Schema 2020-12 validator accepts in strict mode (ajv ``--strict=true`` rejects unknown
-    keywords such as ``x-rra-since``). :func:`parse_since` reads it back. The schema of an older
-    version is the newest schema with every marked field and value removed
-    (:mod:`reprobridge_sdk.schema`); the spec's field tables print "since 1.1"; validation of
-    an older document that uses a marked field or value reports V005.
+    ``Field(..., json_schema_extra=since("1.1"))`` for a field, ``since("1.1", values=("new",))``
+    for values an enumeration gained. Rendered as a ``$comment`` (``since 1.1``, ``since 1.1:
+    ["new"]``), the one annotation every strict 2020-12 validator accepts; see spec/manifest.md
+    §4 for what it derives (older schemas, the field tables, V005).
     """
     if not _VERSION_RE.fullmatch(version):
         msg = f"since(): {version!r} is not a MAJOR.MINOR version"

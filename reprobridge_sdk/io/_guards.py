@@ -152,18 +152,10 @@ def nests_too_deep(text: str, max_depth: int = MAX_DEPTH) -> bool:
     """
     if not _may_be_deep(text):
         return False
-    depth = 0
     try:
-        for event in yaml.parse(text, Loader=_Loader):
-            if isinstance(event, yaml.CollectionStartEvent):
-                depth += 1
-                if depth > max_depth:
-                    return True
-            elif isinstance(event, yaml.CollectionEndEvent):
-                depth -= 1
+        return _too_deep_at(yaml.parse(text, Loader=_Loader), max_depth, None) is not None
     except yaml.YAMLError:
         return False  # the loader reports the syntax error
-    return False
 
 
 def _check_depth(label: str, text: str) -> None:
@@ -191,18 +183,24 @@ def _check_depth(label: str, text: str) -> None:
 
 
 def _walk_depth(label: str, text: str, loader: type[Any], stop: int | None) -> None:
+    event = _too_deep_at(yaml.parse(text, Loader=loader), MAX_DEPTH, stop)
+    if event is not None:
+        raise _Fatal(_too_deep(label, *_mark(event.start_mark)))
+
+
+def _too_deep_at(events: Iterator[Any], max_depth: int, stop: int | None) -> Any:
+    """The first collection's start event nested past ``max_depth``, before offset ``stop``."""
     depth = 0
-    events: Iterator[Any] = yaml.parse(text, Loader=loader)
     for event in events:
         if stop is not None and event.start_mark.index > stop:
-            return
+            return None
         if isinstance(event, yaml.CollectionStartEvent):
             depth += 1
-            if depth > MAX_DEPTH:
-                line, col = _mark(event.start_mark)
-                raise _Fatal(_too_deep(label, line, col))
+            if depth > max_depth:
+                return event
         elif isinstance(event, yaml.CollectionEndEvent):
             depth -= 1
+    return None
 
 
 def _check_key_depth(label: str, key: Any, depth: int) -> None:
@@ -217,11 +215,14 @@ def _check_key_depth(label: str, key: Any, depth: int) -> None:
         if level >= MAX_DEPTH:
             line, col = _mark(node.start_mark)
             raise _Fatal(_too_deep(label, line, col))
-        if isinstance(node, yaml.SequenceNode):
-            children = list(node.value)
-        else:
-            children = [n for pair in node.value for n in pair]
-        stack.extend((child, level + 1) for child in reversed(children))
+        stack.extend((child, level + 1) for child in reversed(_children(node)))
+
+
+def _children(node: Any) -> list[Any]:
+    """The nodes of a collection node (a mapping's keys and values in order); none of a scalar."""
+    if isinstance(node, yaml.MappingNode):
+        return [part for pair in node.value for part in pair]
+    return list(node.value) if isinstance(node, yaml.SequenceNode) else []
 
 
 def _too_deep(label: str, line: int, col: int) -> Finding:
@@ -261,10 +262,7 @@ def _check_aliases(label: str, root: Any) -> None:
         total = 1
         if depth <= MAX_DEPTH and not isinstance(node, yaml.ScalarNode):
             active.add(ident)
-            children = node.value
-            if isinstance(node, yaml.MappingNode):
-                children = [part for pair in children for part in pair]
-            for child in children:
+            for child in _children(node):
                 total += size(child, depth + 1)
             active.discard(ident)
         sizes[ident] = total
@@ -274,10 +272,7 @@ def _check_aliases(label: str, root: Any) -> None:
         return
     node = root
     while True:
-        children = node.value if isinstance(node, yaml.SequenceNode) else []
-        if isinstance(node, yaml.MappingNode):
-            children = [part for pair in node.value for part in pair]
-        big = [child for child in children if sizes.get(id(child), 0) > MAX_ALIAS_NODES]
+        big = [child for child in _children(node) if sizes.get(id(child), 0) > MAX_ALIAS_NODES]
         if not big:
             break
         node = big[0]

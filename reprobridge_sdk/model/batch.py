@@ -1,15 +1,8 @@
-"""The batch file: a committee's list of submissions (spec audit.md#submissions).
+"""The batch file: a committee's list of submissions (spec/audit.md, "submissions").
 
-One TOML document, ``batch_version = "1.0"``, a ``[defaults]`` table and one
-``[[submission]]`` table per artifact. Every field of a submission but ``id`` and ``path``
-is optional; ``trust`` and ``budget`` fall back to the defaults' (a submission's own table
-replaces the default one whole, it is not merged key by key). ``reprobridge audit --table
---submissions FILE`` reads it, and ``reprobridge bench run`` reads the same file as its suite
-(``tasks``: the claims to bench; ``budget``: what each agent run may use).
-
-Paths (``path``, ``trust.keys``) are relative to the file's folder, with ``/`` separators;
-an absolute path or one that leaves the folder (``..``) is refused by the reader (A092),
-which the file system decides, not this model.
+One TOML document read by ``reprobridge audit --table --submissions FILE`` and, as its suite,
+by ``reprobridge bench run``. Its paths are relative to the file's folder; the reader, not
+this model, refuses one that leaves it (A092).
 """
 
 from __future__ import annotations

@@ -1,16 +1,9 @@
-"""The bench documents (spec ``bench``, preview): what an agent leaves, how it is judged, and
-the record of each workspace variant.
+"""The bench documents (spec/bench.md §18, preview): the results file an agent leaves
+(:class:`BenchResults`), what ``reprobridge bench judge`` concludes (:class:`BenchJudgement`)
+and the ``variant.json`` beside each workspace (:class:`VariantRecord`).
 
-* :class:`BenchResults` is the **results file** an agent leaves in its workspace: a value per
-  task and the runs (logs and outputs) behind it (``schemas/bench-results-1.0.schema.json``).
-  Paths are plain strings here, relative to the workspace: the judge, not the schema, refuses
-  an absolute path, a ``..`` or a link that leaves the workspace, so that one hostile entry
-  costs its own task and never the whole file.
-* :class:`BenchJudgement` is what ``reprobridge bench judge`` concludes
-  (``schemas/bench-judgement-1.0.schema.json``).
-* :class:`VariantRecord` is the ``variant.json`` written beside each generated workspace.
-
-Numbers that are not finite are ``null``: JSON has no NaN.
+Paths are plain strings here: the judge, not the schema, refuses one that leaves the
+workspace, so one hostile entry costs its own task. Numbers that are not finite are ``null``.
 """
 
 from __future__ import annotations
