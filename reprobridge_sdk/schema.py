@@ -395,27 +395,18 @@ def generate_schema(name: str) -> dict[str, Any]:
     spec = resolve_name(name)
     if spec.versions:
         body = _by_version(spec)
-        defs = body.pop("$defs")
-        return {"$schema": DRAFT, "$id": spec.id, "title": spec.title, "$comment": _COMMENT} | {
-            **body,
-            "$defs": defs,
-        }
-    body = spec.model_class().model_json_schema(mode="validation")
-    body.pop("title", None)
-    _standard_keywords(body)
-    if spec.format_version is not None:
-        restrict_to_version(body, _version(spec.format_version))
-        _prune_defs(body)
+    else:
+        body = spec.model_class().model_json_schema(mode="validation")
+        body.pop("title", None)
+        _standard_keywords(body)
+        if spec.format_version is not None:
+            restrict_to_version(body, _version(spec.format_version))
+            _prune_defs(body)
     defs = body.pop("$defs", None)
-    schema: dict[str, Any] = {
-        "$schema": DRAFT,
-        "$id": spec.id,
-        "title": spec.title,
-        "$comment": _COMMENT,
-    }
-    schema.update(body)
-    if defs:
-        schema["$defs"] = {key: defs[key] for key in sorted(defs)}
+    head = {"$schema": DRAFT, "$id": spec.id, "title": spec.title, "$comment": _COMMENT}
+    schema: dict[str, Any] = head | body
+    if defs:  # a schema of several versions keeps them oldest first; a model's, by name
+        schema["$defs"] = defs if spec.versions else {key: defs[key] for key in sorted(defs)}
     return schema
 
 
@@ -454,24 +445,20 @@ def _targets(spec: SchemaSpec) -> list[Path]:
 
 def write_schemas(names: list[str] | None = None) -> list[Path]:
     """Regenerate the schemas (all when ``names`` is None); return the files changed."""
-    changed: list[Path] = []
-    for name in names or list(SCHEMAS):
-        spec = resolve_name(name)
-        text = render_schema(spec.name)
-        for target in _targets(spec):
-            try:
-                current = target.read_text("utf-8")
-            except OSError:
-                current = None
-            if current != text:
-                atomic_write_text(target, text)
-                changed.append(target)
-    return changed
+    stale = _stale(names)
+    for target, text in stale:
+        atomic_write_text(target, text)
+    return [target for target, _ in stale]
 
 
 def check_schemas(names: list[str] | None = None) -> list[Path]:
     """The schema files that differ from a fresh generation (missing files count)."""
-    stale: list[Path] = []
+    return [target for target, _ in _stale(names)]
+
+
+def _stale(names: list[str] | None) -> list[tuple[Path, str]]:
+    """Each schema file that differs from a fresh generation, with the text it should hold."""
+    stale: list[tuple[Path, str]] = []
     for name in names or list(SCHEMAS):
         spec = resolve_name(name)
         text = render_schema(spec.name)
@@ -481,5 +468,5 @@ def check_schemas(names: list[str] | None = None) -> list[Path]:
             except OSError:
                 current = None
             if current != text:
-                stale.append(target)
+                stale.append((target, text))
     return stale

@@ -18,6 +18,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+import yaml
+
 from .document import Document, load_document
 
 __all__ = ["edit_scalars", "same"]
@@ -101,8 +103,6 @@ def edit_scalars(text: str, data: Any, new_data: Any, *, name: str) -> tuple[str
     changes: list[tuple[tuple[str | int, ...], Any]] = []
     if not _scalar_changes(data, new_data, (), changes) or not changes:
         return None
-    import yaml  # noqa: PLC0415 - PyYAML's composer gives each scalar's exact span
-
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     try:
         root = yaml.compose(text, Loader=loader)
