@@ -4,10 +4,7 @@ Why a second path: reading is most of ``validate`` (``docs/performance.md``, 202
 of its CPU with this path, 66-79% without it), and composing a node graph doubles the peak
 memory (57 against 26 MiB for a manifest of 1,000 tasks).
 
-Rules: see :func:`_from_events`. It reads only a document in which the node converter would
-find nothing and that needs no node graph, and then its data is the node converter's; on
-anything else it returns None and the caller composes nodes. It records :data:`Span` s, where
-each collection two levels down is written, for the locator.
+Rules: see :func:`_from_events`; whenever it gives data, that is the node converter's.
 """
 
 from __future__ import annotations
