@@ -19,7 +19,7 @@ from typing import Any
 import yaml
 
 from reprobridge_sdk.io._events import Span
-from reprobridge_sdk.io.pointer import escape_pointer
+from reprobridge_sdk.io.pointer import ancestors, escape_pointer
 
 __all__ = ["Locator"]
 
@@ -71,18 +71,12 @@ class Locator:
         """``(line, col)`` of ``pointer`` or of its nearest ancestor that exists; (0, 0) if
         none. With ``key=True`` a mapping entry's key is preferred.
         """
-        return self._locate(pointer, key)
-
-    def _locate(self, pointer: str, key: bool) -> Position:
-        current = pointer
-        while True:
+        for current in ancestors(pointer):
             found = self.find(current)
             if found is not None:
                 value, key_at = found
                 return key_at if key and key_at is not None else value
-            if not current:
-                return (0, 0)
-            current = current.rsplit("/", 1)[0] if "/" in current else ""
+        return (0, 0)
 
     def find(self, pointer: str) -> Found | None:
         """The position of the value at ``pointer`` and of its key, or None if there is none."""

@@ -50,7 +50,7 @@ from reprobridge_sdk.io._yamlcore import (
     core_tag,
     json_type,
 )
-from reprobridge_sdk.io.pointer import escape_pointer, unescape_pointer
+from reprobridge_sdk.io.pointer import ancestors, escape_pointer, unescape_pointer
 
 __all__ = [
     "MAX_ALIAS_NODES",
@@ -122,15 +122,12 @@ class Document:
                     fallback=functools.partial(_positions_of, self.name, self.text),
                 )
             return self._locator.locate(pointer, key=key)  # type: ignore[no-any-return]
-        current = pointer
-        while True:
+        for current in ancestors(pointer):
             if key and current in self.key_positions:
                 return self.key_positions[current]
             if current in self.positions:
                 return self.positions[current]
-            if not current:
-                return (0, 0)
-            current = current.rsplit("/", 1)[0] if "/" in current else ""
+        return (0, 0)
 
     def finding(
         self,

@@ -18,11 +18,12 @@ Grammar (RFC 6901, section 3; EBNF)::
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 __all__ = [
     "PointerError",
+    "ancestors",
     "escape_pointer",
     "from_loc",
     "pointer_of",
@@ -54,6 +55,15 @@ def unescape_pointer(token: str) -> str:
 def pointer_of(tokens: Iterable[str | int]) -> str:
     """The pointer of a path of keys and list indices."""
     return "".join("/" + escape_pointer(str(token)) for token in tokens)
+
+
+def ancestors(pointer: str) -> Iterator[str]:
+    """``pointer``, then each pointer above it, up to the root ``""``."""
+    while True:
+        yield pointer
+        if not pointer:
+            return
+        pointer = pointer.rsplit("/", 1)[0] if "/" in pointer else ""
 
 
 def tokens_of(pointer: str) -> tuple[str, ...]:
