@@ -34,33 +34,13 @@ from .io.pointer import escape_pointer, from_loc
 from .loading import read_manifest
 from .model import MANIFEST_NAME, NEWEST_FORMAT, Change, Launcher, Manifest, Task
 from .model._base import required_version
-from .versions import (
-    FORMAT_VERSION,
-    follow_modeline,
-    manifest_modeline,
-    manifest_schema_url,
-    parse_version,
-    written_version,
-)
+from .versions import follow_modeline, manifest_modeline, parse_version, written_version
 
 if TYPE_CHECKING:
     from .validation import ValidationResult
     from .validation.forward import ForwardView
 
-__all__ = [
-    "MANIFEST_SCHEMA_URL",
-    "ArtifactDir",
-    "consumer_view",
-    "create",
-    "load",
-    "manifest_data",
-    "typed_manifest",
-]
-
-#: The ``$id`` of the manifest schema of :data:`~reprobridge_sdk.versions.FORMAT_VERSION`. A
-#: manifest the SDK writes names, in its first line, the schema of the version it is written
-#: as (:func:`~reprobridge_sdk.versions.manifest_schema_url`).
-MANIFEST_SCHEMA_URL = manifest_schema_url(FORMAT_VERSION)
+__all__ = ["ArtifactDir", "consumer_view", "create", "load"]
 
 
 def _select(full: Any, keepers: list[Any]) -> Any:
@@ -92,7 +72,7 @@ def _match(items: list[Any], index: int, value: Any) -> Any:
     return items[index] if index < len(items) else None
 
 
-def manifest_data(manifest: Manifest, original: Any = None) -> dict[str, Any]:
+def _manifest_data(manifest: Manifest, original: Any = None) -> dict[str, Any]:
     """The plain data to write for ``manifest``.
 
     A key is written when the original document has it, when it was set on the model, or
@@ -145,7 +125,7 @@ class ArtifactDir:
     def data(self) -> dict[str, Any]:
         """The plain data :meth:`save` would write now."""
         original = self._document.data if self._document is not None else None
-        return manifest_data(self.manifest, original)
+        return _manifest_data(self.manifest, original)
 
     def render(self) -> str:
         """The text of ``rra.yaml`` that :meth:`save` would write now; the file is untouched.
@@ -389,15 +369,6 @@ def consumer_view(data: Any) -> tuple[Any, ForwardView | None]:
     return view.data, view
 
 
-def typed_manifest(data: Any) -> tuple[Manifest, ForwardView | None]:
-    """The typed manifest a consumer reads from plain ``data`` (see :func:`consumer_view`).
-
-    Strict (no coercion), like :func:`load`; raises pydantic's ``ValidationError``.
-    """
-    view_data, view = consumer_view(data)
-    return Manifest.model_validate(view_data, strict=True), view
-
-
 def _validated(
     data: Any, manifest_path: Path, document: yamlio.YamlDocument | None = None
 ) -> Manifest:
@@ -469,7 +440,7 @@ def create(
     version = written_version(manifest.rra_version, required_version(manifest))
     if version != manifest.rra_version:
         manifest = manifest.model_copy(update={"rra_version": version})
-    data = manifest_data(manifest)
+    data = _manifest_data(manifest)
     atomic_write_text(manifest_path, yamlio.dumps_data(data, header=manifest_modeline(version)))
     guide_file = root.joinpath(*manifest.guide.path.split("/"))
     if guide_text is not None or overwrite or not guide_file.exists():

@@ -88,9 +88,8 @@ def handle_sha256(
     ``deadline`` (seconds) caps the time: past either, :class:`~reprobridge_sdk.io.safefs.
     UnsafeFileError` (``"too-large"``, ``"too-slow"``) naming ``name``.
     """
-    file_digest = getattr(hashlib, "file_digest", None)
-    if file_digest is not None and max_bytes is None and deadline is None:
-        return str(file_digest(handle, "sha256").hexdigest())
+    if max_bytes is None and deadline is None:
+        return hashlib.file_digest(handle, "sha256").hexdigest()
     digest = hashlib.sha256()
     buffer = bytearray(_CHUNK)
     view = memoryview(buffer)

@@ -4,7 +4,7 @@ A typed :class:`~reprobridge_sdk.model.Task` is about fourteen model objects (it
 published value, references and their provenance); at 10k tasks the typed tasks alone took
 about 90 MiB, most of an audit's memory. The auditor reads few of their fields, so it keeps a
 :class:`TaskFacts` per task instead, and :meth:`ManifestFacts.validate` types the tasks one at
-a time (the same models, strictly, as :func:`reprobridge_sdk.api.typed_manifest`), condensing
+a time (the same models, strictly, as :func:`reprobridge_sdk.api.load`), condensing
 and releasing each before the next: a manifest is accepted or refused exactly as the typed
 manifest is, and the other parts (artifact, codebase, environment, launchers, guide) are the
 typed models themselves.

@@ -3,7 +3,7 @@
 Laws, over every conformance case and spec example, over generated tasks, and over a newer
 minor version's document read by the forward-compatibility rule:
 
-* ``ManifestFacts.validate(data)`` accepts exactly the documents ``typed_manifest`` accepts;
+* ``ManifestFacts.validate(data)`` accepts exactly the documents ``load`` types;
 * when both accept, it equals ``ManifestFacts.of`` of the typed manifest (a projection of
   the same models: defaults included);
 * it types one task at a time: a condensed task's typed model is released before the next
@@ -27,11 +27,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from reprobridge_sdk.api import consumer_view, typed_manifest
+from reprobridge_sdk.api import consumer_view
 from reprobridge_sdk.audit import audit, load_artifact
 from reprobridge_sdk.audit import facts as facts_module
 from reprobridge_sdk.audit.facts import ManifestFacts, TaskFacts
 from reprobridge_sdk.errors import ArtifactError
+from reprobridge_sdk.model import Manifest
 from reprobridge_sdk.model.task import Task
 
 REPO = Path(__file__).resolve().parents[2]
@@ -57,10 +58,15 @@ DOCUMENTS = [
 ]
 
 
+def _typed(data: Any) -> Manifest:
+    """The typed manifest a consumer reads, strictly, as :func:`reprobridge_sdk.load` does."""
+    return Manifest.model_validate(consumer_view(data)[0], strict=True)
+
+
 def _both(data: Any) -> tuple[ManifestFacts | None, ManifestFacts | None]:
     """(condensed while typed, condensed after typing); None where the reading refuses."""
     try:
-        typed: ManifestFacts | None = ManifestFacts.of(typed_manifest(data)[0])
+        typed: ManifestFacts | None = ManifestFacts.of(_typed(data))
     except (ValidationError, ValueError, TypeError):
         typed = None
     try:

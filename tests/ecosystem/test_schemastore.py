@@ -58,6 +58,6 @@ def test_file_match_picks_exactly_the_named_files(
 
 
 def test_the_manifest_modeline_names_the_catalogued_schema() -> None:
-    from reprobridge_sdk.api import MANIFEST_SCHEMA_URL
+    from reprobridge_sdk.versions import FORMAT_VERSION, manifest_schema_url
 
-    assert MANIFEST_SCHEMA_URL in IDS
+    assert manifest_schema_url(FORMAT_VERSION) in IDS
