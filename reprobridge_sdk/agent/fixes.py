@@ -18,6 +18,10 @@ it targeted is gone (its gate). The rules, in order:
 * ``python2-lists``: a ``TypeError`` from indexing what Python 3 makes lazy (``'map' object
   is not subscriptable``, ``dict_keys``, ``zip``, ``filter``) in code that parses as Python 3
   -> fissix's ``map``, ``filter``, ``zip`` and ``dict`` fixers on the failing file.
+* ``python2-names``: a ``NameError`` for a builtin Python 3 removed (``xrange``,
+  ``unicode``, ``basestring``, ``long``, ``raw_input``, ``reduce``, ...; :data:`PY2_NAMES`)
+  in code that parses as Python 3 -> fissix's fixer of each such name that the failing file
+  and its siblings read and never bind.
 * ``implicit-relative-import``: ``No module named 'X'`` raised in a module of a package
   whose folder holds ``X`` (Python 2 imported a sibling implicitly) -> fissix's
   ``fix_import`` on every module of that folder (``from X import`` becomes
@@ -341,6 +345,79 @@ def _python2_lists(failure: Failure, root: Path, script: str) -> Fix | None:
         summary=f"Python 2 list results of {failure.file} ({name} and its kin) made lists",
         files={failure.file: converted},
     )
+
+
+#: Builtins of Python 2 that Python 3 removed, and the fissix fixer that ports each.
+PY2_NAMES = {
+    "xrange": "xrange",
+    "unicode": "unicode",
+    "unichr": "unicode",
+    "basestring": "basestring",
+    "long": "long",
+    "raw_input": "raw_input",
+    "reduce": "reduce",
+    "execfile": "execfile",
+    "intern": "intern",
+    "apply": "apply",
+    "buffer": "buffer",
+    "reload": "reload",
+    "StandardError": "standarderror",
+}
+
+
+def _python2_names(failure: Failure, root: Path, script: str) -> Fix | None:
+    """Code of Python 2 that parses as Python 3 but calls a removed builtin (``xrange``,
+    ``unicode``, ``reduce``, ...): fissix's fixer of each such name that a file uses and
+    never binds, on the failing file and its siblings (one change, not one per file)."""
+    if failure.type != "NameError" or not failure.file:
+        return None
+    match = _NAME_ERROR.match(failure.message)
+    if match is None or match.group(1) not in PY2_NAMES:
+        return None
+    from fissix import refactor  # noqa: PLC0415 - only for Python 2 code
+
+    files: dict[str, str] = {}
+    folder = (root / failure.file).parent
+    candidates = [failure.file] + [
+        m.relative_to(root).as_posix() for m in sorted(folder.glob("*.py")) if not m.is_symlink()
+    ]
+    for rel in dict.fromkeys(candidates):
+        names = _unbound_python2_names(_read(root, rel))
+        if not names:
+            continue
+        tool = refactor.RefactoringTool([f"fissix.fixes.fix_{PY2_NAMES[n]}" for n in names])
+        if (converted := _fissix(tool, root, rel)) is not None:
+            files[rel] = converted
+    if failure.file not in files:
+        return None
+    where = failure.file if len(files) == 1 else f"{len(files)} files of {failure.file}'s folder"
+    return Fix(
+        rule="python2-names",
+        kind="execution-fix",
+        summary=f"Python 2 builtins ({match.group(1)} and its kin) of {where} ported with fissix",
+        files=files,
+    )
+
+
+def _unbound_python2_names(text: str) -> list[str]:
+    """The names of :data:`PY2_NAMES` that ``text`` reads and never binds (a variable of the
+    file named ``long`` is the file's own, not the builtin), sorted."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return []
+    read: set[str] = set()
+    bound: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            (read if isinstance(node.ctx, ast.Load) else bound).add(node.id)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            bound.add(node.name)
+        elif isinstance(node, ast.arg):
+            bound.add(node.arg)
+        elif isinstance(node, ast.alias):
+            bound.add((node.asname or node.name).split(".")[0])
+    return sorted(n for n in PY2_NAMES if n in read and n not in bound)
 
 
 def _python2_only(path: Path) -> bool:
@@ -1180,6 +1257,7 @@ Rule = Callable[[Failure, Path, str], "Fix | BuildFinding | None"]
 RULES: list[tuple[str, Rule]] = [
     ("python2", _python2),
     ("python2-lists", _python2_lists),
+    ("python2-names", _python2_names),
     ("implicit-relative-import", _implicit_relative),
     ("repository-url", _repository_url),
     ("integer-division", _division),

@@ -113,6 +113,12 @@ CASES = {
         "python2-lists",
         "TypeError",
     ),
+    "python2-names": (
+        "from functools import partial\n"
+        "total = 0\nfor i in xrange(3):\n    total += i\nprint(unicode(total), partial)\n",
+        "python2-names",
+        "NameError",
+    ),
     "time-clock": (
         "import time\nstart = time.clock()\nprint(start >= 0)\n",
         "removed-api",
@@ -443,6 +449,46 @@ def test_the_python2_fix_converts_the_failing_files_python2_siblings_at_once(
     fixed = _run(tmp_path, "main.py")
     assert fixed.returncode == 0, fixed.stderr
     assert fixed.stdout.split() == ["a", "1", "[1]"]
+
+
+def test_python2_builtins_are_ported_in_the_failing_file_and_its_siblings(
+    tmp_path: Path,
+) -> None:
+    """Python 2 code that parses as Python 3 (neural-fingerprint's ``xrange``): the first
+    NameError ports every sibling that reads a removed builtin, in one change; a file's own
+    variable named like a builtin (``long``) and a Python 3 sibling are left alone."""
+    lib = tmp_path / "lib"
+    lib.mkdir()
+    (lib / "a.py").write_text("def f(n):\n    return [i for i in xrange(n)]\n", "utf-8")
+    (lib / "b.py").write_text(
+        "def g(xs):\n    return reduce(lambda a, b: a + b, xs, long(0))\n", "utf-8"
+    )
+    (lib / "own.py").write_text("long = 7\n\n\ndef h():\n    return long\n", "utf-8")
+    (lib / "modern.py").write_text("X = list(range(2))\n", "utf-8")
+    (tmp_path / "main.py").write_text(
+        "import sys\nsys.path.insert(0, 'lib')\nimport a, b, own\n"
+        "print(a.f(3), b.g([1, 2]), own.h())\n",
+        "utf-8",
+    )
+    failure = classify(_run(tmp_path, "main.py").stderr, tmp_path)
+    assert failure is not None and failure.type == "NameError" and failure.file == "lib/a.py"
+    fix = propose(failure, tmp_path, "main.py")
+    assert fix is not None and fix.rule == "python2-names"
+    assert sorted(fix.files) == ["lib/a.py", "lib/b.py"]
+    for rel, text in fix.files.items():
+        (tmp_path / rel).write_text(text, "utf-8")
+    fixed = _run(tmp_path, "main.py")
+    assert fixed.returncode == 0, fixed.stderr
+    assert fixed.stdout.split() == ["[0,", "1,", "2]", "3", "7"]
+
+
+def test_a_name_error_for_a_builtin_the_file_binds_gets_no_python2_fix(tmp_path: Path) -> None:
+    """``long`` deleted by the file itself is the file's own name: no fissix port."""
+    (tmp_path / "main.py").write_text("long = 1\ndel long\nprint(long)\n", "utf-8")
+    failure = classify(_run(tmp_path, "main.py").stderr, tmp_path)
+    assert failure is not None and failure.type == "NameError"
+    fix = propose(failure, tmp_path, "main.py")
+    assert fix is None or fix.rule != "python2-names"
 
 
 #: A stand-in for torch on a machine without a GPU: what a CPU-only build raises when code
