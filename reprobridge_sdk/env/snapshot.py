@@ -15,13 +15,13 @@ import platform
 import re
 import shutil
 import subprocess
-import sys
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from reprobridge_sdk.env._distributions import describe
 from reprobridge_sdk.errors import ReproBridgeError
 from reprobridge_sdk.model.evidence import Distribution, EnvironmentSnapshot, GpuInfo
 
@@ -32,7 +32,6 @@ __all__ = [
     "gpu_info",
     "installed_distributions",
     "is_secret",
-    "python_version",
     "redact_text",
     "select_variables",
 ]
@@ -108,53 +107,6 @@ _SECRET_VALUES = (
 _TOKEN_RE = re.compile(r"[A-Za-z0-9+/=_-]{32,}")
 _ENTROPY_BITS = 4.0
 _PATH_LIKE = re.compile(r"^[A-Za-z0-9._/-]*/[A-Za-z0-9._/-]*$")
-
-#: The installed distributions' names and versions, as ``(name, version)`` pairs sorted by
-#: name (case-insensitive; the first of two distributions of one name wins), read from the
-#: *header block* of each distribution's metadata (``METADATA``, else ``PKG-INFO``): the
-#: headers end at the first empty line, and the long description after it, most of the text,
-#: is never parsed. ``Distribution.metadata`` parses the whole text as an e-mail message, and
-#: ``.name`` and ``.version`` parse it once each: 0.09 s of CPU for 175 distributions against
-#: 0.02 s here, the same pairs (values mended as ``Distribution.metadata`` mends them). A
-#: text whose headers end otherwise (a lone ``\r`` line end) is parsed whole, as before.
-#: Source text, so that another interpreter (the probe below) runs the same function.
-_READ_DISTRIBUTIONS = r"""
-def read_distributions():
-    import re
-    from email.parser import HeaderParser
-    from importlib import metadata
-    try:  # how this interpreter's Distribution.metadata mends indented values (3.10 on)
-        from importlib.metadata._adapters import Message as mend
-    except ImportError:
-        mend = lambda message: message
-    parser = HeaderParser()
-    blank = re.compile(r"\r?\n\r?\n")
-    found = {}
-    for dist in metadata.distributions():
-        text = (
-            dist.read_text("METADATA") or dist.read_text("PKG-INFO") or dist.read_text("") or ""
-        )
-        end = blank.search(text)
-        head = mend(parser.parsestr(text[: end.end()] if end else text))
-        name = head["Name"]
-        if name:
-            found.setdefault(name, head["Version"])
-    return sorted(found.items(), key=lambda item: item[0].lower())
-"""
-
-#: Script run by another interpreter to list its distributions and version.
-_PROBE = (
-    _READ_DISTRIBUTIONS
-    + r"""
-import json, platform, sys
-print(json.dumps({
-    "python": platform.python_version(),
-    "implementation": platform.python_implementation(),
-    "executable": sys.executable,
-    "distributions": read_distributions(),
-}))
-"""
-)
 
 
 def _entropy(text: str) -> float:
@@ -275,15 +227,10 @@ def _cuda_from_smi(exe: str, timeout: float) -> str | None:
     return match.group(1) if match else None
 
 
-def python_version(python: str | os.PathLike[str]) -> str:
-    """The ``X.Y.Z`` version of another interpreter."""
-    return str(_probe(Path(python))["python"])
-
-
-def _probe(python: Path) -> dict[str, object]:
+def _probe(python: Path) -> dict[str, Any]:
     try:
         proc = subprocess.run(
-            [str(python), "-I", "-c", _PROBE],
+            [str(python), "-I", str(Path(__file__).with_name("_distributions.py"))],
             capture_output=True,
             text=True,
             timeout=120,
@@ -303,17 +250,15 @@ def _probe(python: Path) -> dict[str, object]:
     return data
 
 
+def _describe(python: str | os.PathLike[str] | None) -> dict[str, Any]:
+    """Version, implementation, executable and distributions of ``python`` (or this one)."""
+    return describe() if python is None else _probe(Path(python))
+
+
 def installed_distributions(python: str | os.PathLike[str] | None = None) -> list[Distribution]:
     """Distributions installed for ``python`` (default: the running interpreter), by name."""
-    if python is None:
-        namespace: dict[str, Any] = {}
-        exec(_READ_DISTRIBUTIONS, namespace)  # noqa: S102 - this module's own constant source
-        pairs = namespace["read_distributions"]()
-    else:
-        raw = _probe(Path(python))["distributions"]
-        assert isinstance(raw, list)
-        pairs = [(str(name), str(version)) for name, version in raw]
-    return [Distribution(name=name, version=version) for name, version in pairs]
+    pairs = _describe(python)["distributions"]
+    return [Distribution(name=str(name), version=str(version)) for name, version in pairs]
 
 
 def capture_snapshot(
@@ -327,31 +272,20 @@ def capture_snapshot(
     ``variables`` adds names (or ``PREFIX*`` patterns) to :data:`DEFAULT_VARIABLES`;
     ``environ`` replaces ``os.environ`` as the source of variables.
     """
-    if python is None:
-        version = platform.python_version()
-        implementation = platform.python_implementation()
-        executable = sys.executable
-        distributions = installed_distributions()
-    else:
-        probe = _probe(Path(python))
-        version = str(probe["python"])
-        implementation = str(probe["implementation"])
-        executable = str(probe["executable"])
-        raw = probe["distributions"]
-        assert isinstance(raw, list)
-        distributions = [Distribution(name=str(n), version=str(v)) for n, v in raw]
+    probe = _describe(python)
+    pairs = probe["distributions"]
     return EnvironmentSnapshot(
         captured_at=datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z"),
-        python=version,
-        implementation=implementation,
-        executable=executable,
+        python=str(probe["python"]),
+        implementation=str(probe["implementation"]),
+        executable=str(probe["executable"]),
         platform=platform_tag(),
         machine=platform.machine(),
         cpu=_read_cpu(),
         cpu_count=os.cpu_count(),
         memory_bytes=_read_memory(),
         gpus=gpu_info(),
-        distributions=distributions,
+        distributions=[Distribution(name=str(n), version=str(v)) for n, v in pairs],
         variables=select_variables(environ, variables),
     )
 
