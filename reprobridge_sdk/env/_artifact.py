@@ -18,6 +18,7 @@ from reprobridge_sdk._forward import DocumentView, consumer_view
 from reprobridge_sdk.errors import ArtifactError, UsageError
 from reprobridge_sdk.findings import finding
 from reprobridge_sdk.io import yamlio
+from reprobridge_sdk.io.pointer import from_loc
 from reprobridge_sdk.loading import MANIFEST_NAME, read_manifest
 from reprobridge_sdk.versions import follow_modeline, parse_version, written_version
 
@@ -165,9 +166,9 @@ def load_environment(path: str | os.PathLike[str]) -> EnvArtifact:
         environment = Environment.model_validate(raw)
     except ValidationError as exc:
         first = exc.errors()[0]
-        where = "/".join(str(part) for part in first["loc"])
+        where = from_loc(raw, first["loc"])
         msg = (
-            f"{art.manifest_path}: environment/{where}: {first['msg']} (run 'reprobridge validate')"
+            f"{art.manifest_path}: /environment{where}: {first['msg']} (run 'reprobridge validate')"
         )
         raise ArtifactError(msg) from exc
     return EnvArtifact(

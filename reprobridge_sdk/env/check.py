@@ -26,7 +26,8 @@ from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
 from reprobridge_sdk.env._artifact import EnvArtifact, load_environment
-from reprobridge_sdk.env.snapshot import gpu_info, installed_distributions, python_version
+from reprobridge_sdk.env.interpreters import version_of
+from reprobridge_sdk.env.snapshot import gpu_info, installed_distributions
 from reprobridge_sdk.env.venv import (
     EnvironmentBuildError,
     cache_root,
@@ -381,13 +382,13 @@ def check_environment(
                 )
     if interpreter is not None:
         try:
-            full = python_version(interpreter)
             installed: dict[str, str] = {
                 canonicalize_name(d.name): d.version for d in installed_distributions(interpreter)
             }
         except ReproBridgeError as exc:
             msg = f"cannot inspect the interpreter {interpreter}: {exc.message}"
             raise EnvironmentBuildError(msg) from exc
+        full = version_of(interpreter) or "unknown"  # it ran just now
         if not _same_release(full, env.python):
             findings.append(
                 _at(

@@ -40,6 +40,7 @@ __all__ = [
     "era_versions",
     "interpreter_homes",
     "servable",
+    "version_of",
 ]
 
 #: Final release dates of the CPython minor versions (``X.Y.0``).
@@ -105,7 +106,9 @@ class Interpreter:
         return ".".join(self.version.split(".")[:2])
 
 
-def _version(path: str | os.PathLike[str]) -> str | None:
+def version_of(path: str | os.PathLike[str]) -> str | None:
+    """The ``X.Y.Z`` version of the interpreter at ``path`` (or a name on PATH), or None when
+    it does not run as one."""
     try:
         proc = subprocess.run(
             [str(path), "-c", "import sys; print('%d.%d.%d' % sys.version_info[:3])"],
@@ -123,7 +126,7 @@ def _version(path: str | os.PathLike[str]) -> str | None:
 def _matches(
     path: str | os.PathLike[str], minor: str, source: InterpreterSource
 ) -> Interpreter | None:
-    version = _version(path)
+    version = version_of(path)
     if version is None or version.rsplit(".", 1)[0] != minor:
         return None
     return Interpreter(Path(path), version, source)

@@ -26,7 +26,6 @@ import json
 import os
 import platform
 import shutil
-import subprocess
 import sys
 import time
 from collections.abc import Iterator
@@ -46,7 +45,7 @@ from reprobridge_sdk.env._installers import (
     tool_version,
 )
 from reprobridge_sdk.env._resolvers import variant_index
-from reprobridge_sdk.env.interpreters import discover
+from reprobridge_sdk.env.interpreters import discover, version_of
 from reprobridge_sdk.errors import ReproBridgeError
 from reprobridge_sdk.findings import Finding, finding
 from reprobridge_sdk.io._fs import atomic_write_text
@@ -100,20 +99,6 @@ def venv_python(env_dir: Path) -> Path:
     return env_dir / "bin" / "python"
 
 
-def _version_of(python: str | os.PathLike[str]) -> str:
-    proc = subprocess.run(
-        [str(python), "-c", "import platform; print(platform.python_version())"],
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=60,
-    )
-    if proc.returncode != 0:
-        msg = f"cannot run {python}"
-        raise EnvironmentBuildError(msg)
-    return proc.stdout.strip()
-
-
 def _short(version: str) -> str:
     return ".".join(version.split(".")[:2])
 
@@ -123,11 +108,12 @@ def find_python(version: str, python: str | os.PathLike[str] | None = None) -> t
     matches, else one found on this machine (``pythonX.Y`` on PATH, pyenv's or uv-managed:
     :func:`reprobridge_sdk.env.interpreters.discover`). Returns ``(path, full_version)``."""
     if python is not None:
-        path = Path(python)
-        if not path.exists() and shutil.which(str(python)) is None:
-            msg = f"no interpreter at {python}"
-            raise EnvironmentBuildError(msg)
-        return path, _version_of(path)
+        full = version_of(python)
+        if full is None:
+            msg = f"{python} does not run as a Python interpreter"
+            hint = f"pass --python PATH to an interpreter of Python {version}"
+            raise EnvironmentBuildError(msg, [finding("E004", msg, hint=hint)])
+        return Path(python), full
     running = platform.python_version()
     if _short(running) == _short(version):
         return Path(sys.executable), running

@@ -106,3 +106,26 @@ def test_distributions_not_in_the_lock_are_listed(tmp_path: Path) -> None:
     assert "/distributions/hypothesis" in paths  # installed here, not in the lock
     assert "/distributions/pytest" not in paths  # in the lock at the installed version
     assert "/distributions/pip" not in paths  # seeded by venv itself, never an extra
+
+
+def test_a_python_that_cannot_start_is_a_finding_not_a_traceback(tmp_path: Path) -> None:
+    from reprobridge_sdk.env.interpreters import version_of
+    from reprobridge_sdk.env.venv import EnvironmentBuildError, find_python
+
+    text = tmp_path / "notes.txt"
+    text.write_text("print('hi')\n", "utf-8")  # exists, not executable
+    fails = tmp_path / "fails"
+    fails.write_text("#!/bin/sh\nexit 3\n", "utf-8")
+    fails.chmod(0o755)
+    talks = tmp_path / "talks"
+    talks.write_text("#!/bin/sh\necho not-a-version\n", "utf-8")
+    talks.chmod(0o755)
+    for bad in (text, fails, talks, tmp_path, tmp_path / "absent", "no-such-python-9.9"):
+        assert version_of(bad) is None
+        try:
+            find_python("3.11", bad)
+        except EnvironmentBuildError as exc:
+            assert [(f.code, bool(f.hint)) for f in exc.findings] == [("E004", True)], bad
+        else:
+            raise AssertionError(bad)
+    assert find_python("3.11", sys.executable)[1] == version_of(sys.executable)
