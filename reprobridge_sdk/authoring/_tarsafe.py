@@ -1,23 +1,10 @@
 """Reading a stranger's tar stream safely: raw header checks, PAX records, links as they will be.
 
-:class:`HeaderScan` sits between the uncompressed tar stream and :mod:`tarfile` and reads
-every 512-byte header block itself *before* the tar module sees it. It checks the header's
-checksum and type, caps the extended headers (PAX ``x`` and ``g``, GNU long names ``L`` and
-``K``) in size (:data:`MAX_HEADER_BYTES` each) and count (:data:`MAX_HEADERS_PER_MEMBER` before
-one member, :data:`MAX_GLOBAL_HEADERS` in all), parses their PAX records with
-:func:`parse_pax`, and follows the stream block by block exactly as ``tarfile`` will (a PAX
-``size`` moves the next header), so no header escapes the checks. What it refuses raises
-:class:`Refused` (code C017 for an unsafe or malformed stream, C018 for a cap) naming the byte
-offset in the uncompressed stream.
-
-``tarfile`` before CPython 3.11.10, 3.12.6 and 3.13.0 parses PAX records with regular
-expressions that backtrack (CVE-2024-6232): a few kilobytes of digits take minutes. Where the
-running interpreter has that parser (:data:`PAX_PARSER_FIXED` is false), :data:`TARINFO` is a
-``TarInfo`` whose extended headers are parsed by :func:`parse_pax` instead, in linear time;
-elsewhere it is the tar module's own.
-
-:class:`LinkTree` resolves every symbolic link through the tree as it will exist after
-extraction, links created later in the archive included (see its docstring).
+:class:`HeaderScan` checks every 512-byte header before :mod:`tarfile` sees it (checksum,
+type, caps on extended headers) and raises :class:`Refused` (C017 unsafe, C018 over a cap)
+with the byte offset. :data:`TARINFO` parses PAX records in linear time where the running
+``tarfile`` still backtracks (CVE-2024-6232). :class:`LinkTree` resolves links through the
+tree as it will be after extraction. Spec: ``spec/authoring.md#archives``.
 """
 
 from __future__ import annotations

@@ -1,19 +1,8 @@
 """A batch file of submissions: ``reprobridge audit --table --submissions FILE``.
 
-The file is TOML (schema ``batch-1.0``, :class:`reprobridge_sdk.model.batch.BatchFile`; spec
-audit.md#submissions). Reading it (:func:`load_batch`) never raises a traceback: a file that
-cannot be read or is not TOML is A090, a key the schema does not know, a value of the wrong
-type, an id given twice or a trust policy that cannot be applied is A091, each located at the
-file's line (tomllib's line for a syntax error; for the others the line of the key, found in
-the text). A :class:`~reprobridge_sdk.errors.UsageError` carries them all.
-
-A submission's ``path`` is relative to the file's folder. An absolute path, one that leaves
-the folder (``..``, or a link pointing out) or one that does not exist is A092: that
-submission is an error row of the table, the others are audited. A submission whose archive
-does not have the recorded ``archive_sha256`` is audited and gets A093, an error: its evidence
-is tampered. Each row is audited with its own ledger head (``expect_head``) and trust policy:
-``unsigned = true`` checks the ledger but requires no signature; ``keys`` (and ``signers``)
-require every run signed by those keys.
+TOML of schema ``batch-1.0`` (:class:`reprobridge_sdk.model.batch.BatchFile`). Reading it
+never raises a traceback: A090 unreadable, A091 invalid (at its line), A092 a bad path, A093
+an archive digest that differs. Spec: ``spec/audit.md#submissions``.
 """
 
 from __future__ import annotations

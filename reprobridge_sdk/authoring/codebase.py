@@ -1,26 +1,9 @@
 """Authoring the codebase: import an upstream, record fixes as a patch series, diff, status.
 
-* :func:`import_code` pins an existing repository (a clone URL, a local path, or the
-  repository that encloses the artifact) at a commit (default: the upstream's ``HEAD``; a
-  branch or tag name is resolved with ``git ls-remote``; a short commit id is C009). With
-  ``as_="directory"`` the tree is checked out into ``code/`` and the refined code is that
-  directory; with ``as_="patches"`` the refined code is an (empty, format 1.1) series on the
-  commit and ``code/`` is its working checkout. Either way ``code/`` is a git checkout whose
-  commits are the upstream commit and the recorded patches, the upstream is recorded, and
-  the tree digest is written. A local path inside which the artifact lies is written as the
-  relative path of ``..`` segments; another local path as a ``file://`` URL.
-* :func:`record_patch` turns the working changes of ``code/`` into the next patch file
-  (``patches/NNNN-<slug>.patch``: a commentary of ``#`` lines, then ``git diff`` output) and a
-  change-record entry (kind, summary, rationale, files, patch, tasks) built on
-  :meth:`ArtifactDir.record_change`; for a series it appends the patch, and in both cases it
-  refreshes the tree digest. No working changes is C007; a ``code/`` that is not a checkout
-  made by :func:`import_code` is C016; a checkout that holds another series than the
-  manifest's is C011.
-* :func:`code_diff` shows the working changes (``git diff`` against the last recorded patch,
-  new files included); :func:`code_status` applies the series in a scratch checkout, patch by
-  patch, and tells which apply.
-* :func:`materialize` is the one way to get the refined code's directory (see
-  :mod:`reprobridge_sdk.checkout.materialize`).
+:func:`import_code` pins a repository at a commit and checks it out into ``code/``;
+:func:`record_patch` turns the working changes into the next patch and change record;
+:func:`code_diff` and :func:`code_status` show them. Rules: ``spec/authoring.md#code-commands``;
+the checkout itself is :mod:`reprobridge_sdk.checkout.materialize`.
 """
 
 from __future__ import annotations

@@ -1,21 +1,9 @@
 """``reprobridge init --from SOURCE``: a scaffold around an imported repository.
 
-:func:`scaffold_from` writes the scaffold (:func:`~reprobridge_sdk.authoring.scaffold.scaffold`),
-imports ``SOURCE`` at a commit as the refined code (:func:`~.codebase.import_code`, a patch
-series by default), and then reads the checkout:
-
-* **Requirements.** ``requirements.in``, else ``requirements.txt``, else the
-  ``[project].dependencies`` of ``pyproject.toml``, become ``environment/requirements.in``
-  (resolve them with ``reprobridge lock``).
-* **Python.** ``.python-version`` (its ``X.Y``), else the lowest ``X.Y`` of
-  ``requires-python`` in ``pyproject.toml``, becomes ``environment.python``.
-* **Candidate launchers.** Command lines of the README (``README.md``, ``README.rst``,
-  ``README.txt``, ``README``) that run ``python``, ``python3``, ``bash``, ``sh`` or
-  ``accelerate``/``torchrun`` (inside code blocks, or after a ``$`` prompt) are appended to
-  ``rra.yaml`` as comments, to turn into launchers by hand.
-
-Everything found is reported in :class:`IntakeResult`; nothing found leaves the scaffold's
-value.
+Writes the scaffold, imports ``SOURCE`` as the refined code, then reads the checkout for
+requirements (``requirements.in``/``.txt`` or ``pyproject.toml``), the Python version
+(``.python-version`` or ``requires-python``) and README command lines, appended to
+``rra.yaml`` as comments for candidate launchers. :class:`IntakeResult` says what was found.
 """
 
 from __future__ import annotations

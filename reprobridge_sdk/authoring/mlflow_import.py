@@ -1,24 +1,9 @@
 """Reference observations from MLflow runs (``reprobridge references import-mlflow``).
 
-The runs are read from a local MLflow store (an ``mlruns`` directory) through MLflow's own
-client (the ``mlflow`` extra), never over a network. The observations and their provenance
-are the same model as ``references add`` (:mod:`reprobridge_sdk.authoring.references`).
-
-Rules:
-
-* ``metrics`` maps an MLflow metric name to a task id; each FINISHED run of ``experiment``
-  (a name or an id) that logged the metric gives the task one observation: the metric's
-  latest value. Runs in another state (RUNNING, FAILED, KILLED) are skipped and listed.
-* ``runs`` keeps only the MLflow run ids given. A non-finite value is skipped and listed.
-* Provenance: ``source`` (default ``mlflow``), the run's start date (UTC), its ``hardware``
-  tag if any, ``run`` as ``mlflow:<experiment id>/<run id>``, and a ``note`` naming the
-  metric and the run's name.
-* A task that is not in the manifest is C014; a task whose statistic is over several seeds
-  is C015 (one run is one observation of a one-seed statistic); no value at all is C014.
-  An unreadable store or an unknown experiment is E019. Nothing is written unless every
-  mapping is valid.
-* Without ``replace`` observations are added (a run already cited by the task is skipped);
-  with ``replace`` the observations of each task that receives values are replaced.
+Reads a local MLflow store through MLflow's client (the ``mlflow`` extra): each FINISHED run
+that logged a mapped metric gives its task one observation, with provenance, as
+``references add`` does. Rules and codes (C014, C015, E019): ``spec/runner.md#imports``.
+Nothing is written unless every mapping is valid.
 """
 
 from __future__ import annotations

@@ -1,23 +1,9 @@
 """Authoring: scaffold a new artifact that validates clean (``reprobridge init``).
 
-The scaffold is a complete, small artifact an author edits rather than a blank form:
-
-* ``rra.yaml`` whose first line names the schema for editors
-  (``# yaml-language-server: $schema=...``);
-* ``GUIDE.md`` with hand-written sections and the generated-records block;
-* ``code/experiment.py``, a tiny standard-library experiment that prints landmarks and a
-  measured value, as the refined code (with its tree digest);
-* ``environment/requirements.in`` (declared requirements, empty) and
-  ``environment/requirements.txt`` (the hashed lock of those requirements: empty too, with
-  its digest);
-* a ``smoke`` and a ``scored`` launcher, one task with a published value and five reference
-  observations that are the values the scaffolded experiment really prints for seeds 1-5,
-  and a sample log the validator replays the extraction on.
-
-The values the author must replace come from
-:mod:`reprobridge_sdk.validation.placeholders` (one source: what the scaffold writes is what
-the validator recognises), and the fields that hold them are
-:func:`~reprobridge_sdk.validation.placeholders.placeholder_pointers` of the manifest.
+A small, complete artifact an author edits: manifest, guide, a standard-library experiment,
+an empty hashed lock, two launchers, one task with references and a replayable sample log.
+Its placeholders come from :mod:`reprobridge_sdk.validation.placeholders`, so what the
+scaffold writes is what the validator recognises.
 """
 
 from __future__ import annotations

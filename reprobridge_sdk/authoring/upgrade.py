@@ -1,20 +1,8 @@
 """Upgrade a manifest to a newer minor version of the format (``reprobridge upgrade``).
 
-Rules (spec "versioning" and the conformance class *editor*):
-
-* A newer minor version only adds optional fields and values, so a document of 1.0 means the
-  same under 1.1: upgrading rewrites ``rra_version`` and nothing else. Every other byte of
-  the manifest is kept: comments, key order, quoting, extension keys (the round-trip editor of
-  :mod:`reprobridge_sdk.io.yamlio` changes the one scalar in place).
-* The editor binding comment ``# yaml-language-server: $schema=.../rra-1.0.schema.json``, when
-  the manifest has one, is pointed at the new version's schema.
-* The result must read back as the same data with the new version; otherwise nothing is
-  written (this cannot happen for a scalar edit, and is checked all the same).
-* Refused, with the validator's finding: a manifest that cannot be read (Y codes), has no
-  version (V001), an unknown major version (V002) or a malformed one (V004). Refused with V006:
-  a target this SDK does not know, or one older than the document's (no downgrade).
-* A document already at the target is left alone (``changed`` is False).
-* ``check=True`` writes nothing and reports whether an upgrade would change the file.
+Rewrites ``rra_version`` (and the schema modeline) and keeps every other byte; refused with
+the validator's finding (Y, V001, V002, V004; V006 for an unknown or older target). Spec:
+``spec/manifest.md#upgrade``.
 """
 
 from __future__ import annotations

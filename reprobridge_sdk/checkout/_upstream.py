@@ -1,14 +1,8 @@
 """The upstream of a patch series: where it is fetched from, and its cache of bare repositories.
 
-Rules: a clone URL is used as written; an absolute path is resolved; a relative path must be
-only ``..`` segments naming the top of the git repository that encloses the artifact (C001
-otherwise). Each location is fetched once into ``<cache>/upstream/<key>.git`` (the key a digest
-of the location), holding ``refs/rra/<commit>`` for each pinned commit, under a file lock so
-that concurrent fetchers take turns. A fetch asks for the commit itself, then falls back to
-every branch and tag; an unreachable upstream is C001 with git's message, a missing commit
-C002, a missing git C010. A declared bundle replaces the fetch: it is verified every time
-(C024-C026) and its objects are kept under the key ``bundle:<commit>``; the repository is never
-contacted. :func:`cached_upstream` never fetches (a validator must not).
+Each location is fetched once into ``<cache>/upstream/<key>.git`` under a file lock; a
+declared bundle replaces the fetch. Rules and codes (C001, C002, C010, C024-C026):
+``spec/manifest.md#upstream-repository``. :func:`cached_upstream` never fetches.
 """
 
 from __future__ import annotations

@@ -171,18 +171,10 @@ def materialize_series(
 def checkout_blocker(target: Path) -> Finding | None:
     """The C008 that makes ``target`` (``code/``) unusable for a run of the series, or None.
 
-    The one decision on the working checkout, called by the validator (:func:`inspect_series`),
-    the runner (:func:`materialize_series`) and ``run --dry-run``, so that all three report the
-    same C008, an error, at ``/codebase/refined`` (spec "patch-series"):
-
-    * a checkout (``.git`` inside) with unrecorded changes is C008 whatever series it holds:
-      the runner would have to replace it to run the series, and it never throws away an
-      author's unrecorded work (it would not run them either: they are not the refined
-      code). Byte-code caches are not changes;
-    * a file, a link or a non-empty directory that is not a checkout is C008;
-    * a clean checkout (of this or another series), an empty directory or nothing is None:
-      the runner reuses or rebuilds it and loses nothing.
-    """
+    The one decision on the working checkout, for the validator, the runner and ``run
+    --dry-run`` (``spec/manifest.md#patch-series``): a checkout with unrecorded changes (not
+    byte-code caches), or anything in the way that is not a checkout, is C008; a clean
+    checkout, an empty directory or nothing is None."""
     if (target / ".git").is_dir():
         changes = working_changes(target)
         if not changes:
@@ -241,15 +233,10 @@ def series_tree(
 ) -> Iterator[tuple[Path | None, list[Finding]]]:
     """The refined code of a series, read without fetching and without writing in the artifact.
 
-    Yields ``(tree, findings)``. A checkout in ``code/`` that holds exactly this series is the
-    tree (C006 for working changes, C004 if its digest is not the declared one). Otherwise the
-    series is applied in a scratch directory, removed on exit, from the artifact's ``bundle``
-    when it declares one (verified: C024-C026; a missing bundle file gives no tree and no
-    finding, the files layer's F004 says it), else from the cache (C003, C004); when the
-    upstream is not cached the tree is None with C005 (a warning: what cannot be checked
-    offline is not a fault of the manifest). Never raises for git: a failure is C001.
-    This is what the validator and the auditor both read (spec "patch-series").
-    """
+    Yields ``(tree, findings)``: the checkout in ``code/`` when it holds exactly this series,
+    else the series applied in a scratch directory from the bundle or the cache; None with C005
+    (a warning) when the upstream is not cached. Never raises for git (C001). What the validator
+    and the auditor both read (``spec/manifest.md#patch-series``)."""
     digests = [
         (p.path, file_sha256(root / p.path) if (root / p.path).is_file() else "") for p in patches
     ]

@@ -2,24 +2,9 @@
 
 Why no library: no HTTP client bounds each phase of a response by a deadline and a minimum rate.
 
-Rules (spec ``security.md#data-fetch``). A response has three phases, each with a deadline
-and, from its first byte until it ends, a minimum rate (``min_rate`` bytes over each
-``window`` seconds): the status line and the headers must each arrive within ``timeout``
-seconds (D019), the body within ``timeout + size / min_rate`` of the transfer's start, ``size``
-being the declared size or, without one, the cap ``max_size`` (D011). The deadlines are kept
-by the socket reader itself (:class:`_PhasedReader`): each read waits at most until the next
-deadline or the end of the rate window, so a server that drips one byte a second ends at the
-deadline, not at its leisure. A body longer than the declared size stops at that size (D012);
-without a declared size it stops at ``max_size`` (D018), so nothing larger is ever written.
-The SHA-256 is computed as the body streams (:func:`_download` returns it). A redirect may not
-change the scheme or leave HTTP(S) (D013), and at most :data:`MAX_REDIRECTS` are followed. A
-broken transfer resumes with a ``Range`` request, at most :data:`ATTEMPTS` attempts in all,
-backing off between them; 408, 429 and 5xx are retried, another HTTP error is D005 at once,
-as is the last attempt's failure. The ``.part`` is created with ``O_EXCL | O_NOFOLLOW`` (a link
-or other special file there is removed, never written through) and removed on every failure.
-An ``Authorization`` header goes to the URL's own host only, never onto a redirect;
-credentials in a URL never appear in a message. A failure is raised as :class:`_Failed` (a
-code and a message); the caller turns it into a finding.
+Rules: ``spec/security.md#data-fetch`` (deadlines and rates D019/D011, sizes D012/D018,
+redirects D013, retries and D005). :class:`_PhasedReader` keeps the deadlines at the socket;
+a failure is raised as :class:`_Failed` (code and message) for the caller's finding.
 """
 
 from __future__ import annotations

@@ -1,25 +1,10 @@
 """The installers' command lines (uv, and pip where uv is absent): the volatile part of builds.
 
-uv
-    ``uv venv --python BASE --prompt KEY DIR`` creates the environment, then
-    ``uv pip sync --require-hashes --compile-bytecode --python DIR/bin/python LOCK`` installs
-    exactly the lock: hashed requirements or a PEP 751 ``pylock.toml``, read by uv as they are
-    (uv reads ``pylock.toml`` since 0.6.15; the distribution requires uv 0.7 or later). Nothing
-    is converted, so the index and file URLs a ``pylock.toml`` names are the ones used.
-    ``sync`` installs no dependency the lock does not list and removes anything else.
-pip
-    ``python -m venv`` then ``DIR/bin/python -m pip install --require-hashes --no-deps -r
-    LOCK``. pip cannot install a ``pylock.toml``: asking it to is E013 with a hint to install
-    uv, never a silent lossy conversion.
-
-Both installers write the bytecode of what they install (pip does by default, uv with
-``--compile-bytecode``): a cached environment is shared and a sandboxed run sees it read-only,
-so without it every run would compile again every module it imports (about three times the
-CPU of a small scikit-learn script's run).
-
-Both run isolated from the machine's pip and uv configuration
-(:func:`~reprobridge_sdk.env._resolvers.isolated_environ`, ``--no-config``); hashed
-requirements are installed from :func:`~reprobridge_sdk.env._resolvers.index_url`.
+uv: ``uv venv`` then ``uv pip sync --require-hashes --compile-bytecode`` of the lock as it is
+(hashed requirements or ``pylock.toml``). pip: ``python -m venv`` then ``pip install
+--require-hashes --no-deps -r``; pip cannot install a ``pylock.toml`` (E013, hint: install
+uv). Bytecode is written at install time because a cached environment is shared and read-only
+in the sandbox. Both run isolated from the machine's pip and uv configuration.
 """
 
 from __future__ import annotations

@@ -1,16 +1,9 @@
 """The resolvers' command lines (uv and pip-tools): the volatile part of locking.
 
-Both resolvers run isolated from the configuration of the machine they run on. pip and uv
-read configuration files (``pip.conf``, ``uv.toml``) and ``PIP_*`` / ``UV_*`` variables, which
-on many machines name a local mirror, ``--find-links`` directories or constraints. A lock
-resolved under such a configuration may pin versions that exist only there, or record
-machine-local locations, so it would not install on a fresh machine. We therefore drop those
-variables, point pip at no configuration file, pass ``--no-config`` to uv, and name the
-public index explicitly. Kept are the caches and what only decides how the index is reached,
-never what it serves: a CA bundle or client certificate (``PIP_CERT``, ``PIP_CLIENT_CERT``),
-pip's proxy (``PIP_PROXY``), uv's use of the system's certificate store (``UV_SYSTEM_CERTS``,
-``UV_NATIVE_TLS``) and pip's timeout. (``SSL_CERT_FILE`` and the proxy variables have no
-such prefix and pass as they are.)
+Both run isolated from the machine's configuration (its ``pip.conf``, ``uv.toml`` and
+``PIP_*``/``UV_*`` variables may name local mirrors), against the public index named
+explicitly; kept are caches and what only decides how the index is reached (CA bundles,
+client certificates, proxies, timeouts).
 """
 
 from __future__ import annotations

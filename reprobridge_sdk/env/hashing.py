@@ -1,18 +1,8 @@
 """A digest cache: re-verifying an unchanged file costs a ``stat``, not a read.
 
-Entries are keyed by the file's absolute path and validated by its size, ``mtime_ns``, inode
-and device: any write to the file (or its replacement by another file) changes at least one
-of them, so a stale digest is never returned. The cache is one JSON file under the SDK's
-cache directory (``digests/sha256.json``), written atomically; a damaged cache file is
-ignored and rebuilt.
-
-A file modified within the same clock tick as its last hashing could keep its ``mtime_ns``;
-entries whose mtime is less than two seconds older than the moment they were hashed are not
-trusted for that reason (the file is hashed again).
-
-A file is hashed through the safe file layer under
-:data:`~reprobridge_sdk.io.safefs.MAX_HASH_BYTES` (counted as read): a FIFO is refused without
-waiting, and a file of ``/proc`` that says size 0 cannot keep the hashing going.
+Entries are keyed by absolute path and checked by size, ``mtime_ns``, inode and device; one
+hashed within two seconds of its mtime is not trusted. The cache is one JSON file, written
+atomically, rebuilt when damaged; files are hashed through the safe file layer.
 """
 
 from __future__ import annotations

@@ -1,20 +1,9 @@
 """Interpreters of an era: which CPython versions a date calls for, and which this machine has.
 
-A commit's era is the CPython minor versions an author could have run it with: those
-released at least :data:`SETTLING` days before the commit (a new minor has few wheels for
-months), the newest :data:`ERA_WIDTH` of them, newest first. The release dates are
-:data:`RELEASES` (the ``X.Y.0`` final releases, from the CPython release schedules, PEPs 373
-to 719). A 2018-03 commit's era is 3.6 and 3.5; a 2021-06 commit's is 3.9 and 3.8.
-
-An interpreter of a version is looked for, in order, as: the running one; ``pythonX.Y`` on
-PATH (only when it runs and is that version: a pyenv shim of a version not selected is on
-PATH but does not run); pyenv's installs (``$PYENV_ROOT``, else ``pyenv root``, else
-``~/.pyenv``; ``versions/X.Y.Z/bin/pythonX.Y``, the highest patch release); and uv-managed
-ones (``uv python find --managed-python``, downloads disabled). Nothing is ever downloaded.
-
-The resolver (uv) serves CPython 3.6 and newer (it runs interpreters with ``-I``, which
-Python 2 lacks, and refuses version requests below 3.6): an era of 2.7 or 3.5 has no
-interpreter this SDK can build an environment for (:func:`servable`).
+A commit's era is the newest :data:`ERA_WIDTH` minor versions released at least
+:data:`SETTLING` days before it (2018-03: 3.6 and 3.5). An interpreter is looked for as the
+running one, ``pythonX.Y`` on PATH, pyenv's installs, then uv-managed ones; nothing is
+downloaded. The resolver serves 3.6 and newer (:func:`servable`).
 """
 
 from __future__ import annotations

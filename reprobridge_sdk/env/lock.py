@@ -179,18 +179,12 @@ def lock_artifact(
 ) -> LockResult:
     """Resolve ``environment.requirements`` of the artifact at ``path`` into its lock.
 
-    ``python`` defaults to ``environment.python``; ``fmt`` and ``output`` default to the
-    manifest's ``environment.lock`` (or hashed requirements at ``requirements.txt``).
-    ``accelerator`` is the variant of frameworks such as PyTorch to lock: ``cuda`` (the
-    default index's builds), ``cpu`` (their CPU builds, from the variant's index), or
-    ``auto``: cpu when the manifest declares no GPU and the machine has none. The lock is
-    resolved against the default index first; only when it pins CUDA builds (or does not
-    resolve there) and the target is cpu is it resolved again with the CPU index beside the
-    default one, the CUDA-only requirements dropped (L013, a warning each). A CPU lock that
-    still pins a CUDA build is L012.
-    Raises :class:`LockError` (with L findings) when resolution fails or the result is not
-    portable; nothing is written then.
-    """
+    ``python``, ``fmt`` and ``output`` default to the manifest's; ``accelerator`` is ``cuda``,
+    ``cpu`` or ``auto`` (cpu when neither manifest nor machine has a GPU). A cpu lock that pins
+    CUDA builds on the default index is resolved again with the CPU index, CUDA-only
+    requirements dropped (L013); one that still pins a CUDA build is L012. Raises
+    :class:`LockError` (L findings) when resolution fails or the lock is not portable; nothing
+    is written then."""
     art = load_raw(path)
     requirements, env_python, declared = _declared(art)
     source = _requirements_file(art, requirements)

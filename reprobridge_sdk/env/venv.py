@@ -1,22 +1,9 @@
 """Materialize an artifact's environment: a virtual environment built from its lock, cached.
 
-Environments live in ``<cache>/envs/<key>``, where ``<cache>`` is the ``cache-dir`` setting,
-else ``$XDG_CACHE_HOME/reprobridge``, else ``~/.cache/reprobridge``, and ``<key>`` combines the
-lock's SHA-256 and the interpreter's ``X.Y`` version: the same lock is built once and reused.
-
-A build happens in the environment's final place, under a per-key file lock (concurrent
-builders wait for each other). The completion marker is written last, atomically; an
-environment without it is never used and is removed before the next build, and a failed
-build is removed at once, leaving the cache as it was. Nothing is relocated: no path inside
-a script or ``pyvenv.cfg`` is ever rewritten.
-
-The build uses uv (``uv venv``, then ``uv pip sync --require-hashes`` straight from the lock,
-hashed requirements or ``pylock.toml``), or pip where uv's binary is absent, and writes the
-bytecode of what it installs (runs see a cached environment read-only); see
-:mod:`reprobridge_sdk.env._installers`. Both run isolated from the machine's configuration
-(pip and uv configuration files and ``PIP_*``/``UV_*`` variables are ignored, the public
-index is named explicitly): a global ``pip.conf`` may add constraints or local indexes, and
-an environment built under it would not be the one a fresh machine builds from the same lock.
+Environments live in ``<cache>/envs/<lock digest>-py<X.Y>`` and are built in place under a
+per-key file lock; the completion marker, written last, is what makes one usable, and a
+failed build is removed. The installers run isolated from the machine's configuration
+(:mod:`reprobridge_sdk.env._installers`). Spec: ``spec/runner.md#environment-check``.
 """
 
 from __future__ import annotations

@@ -1,24 +1,8 @@
 """``CITATION.cff`` (Citation File Format 1.2.0) from the manifest's ``artifact`` part.
 
-What is written
-    The artifact is the cited work (``type: software``): ``title`` is ``artifact.title``,
-    ``version`` and ``license`` come from the artifact, ``authors`` from ``artifact.authors``
-    (ORCID as ``https://orcid.org/...``, e-mail kept). The paper it reproduces is the
-    ``preferred-citation``: ``conference-paper`` when a ``venue`` is given (as the
-    conference's name), else ``article``; with ``title``, ``year``, ``doi``, ``url`` (the
-    paper's ``url``, else the arXiv abstract page) and ``authors`` from ``paper.authors``
-    (format 1.1).
-
-Edge cases
-    * A person's name is split at its last space (``Ada King Lovelace`` -> given names
-      ``Ada King``, family names ``Lovelace``); a name without a space is written as an entity
-      (``name:``), which CFF allows for organisations and mononyms alike.
-    * ``license`` is written only when it is a single SPDX identifier; an expression such as
-      ``MIT OR Apache-2.0`` cannot be a CFF license and is left out.
-    * Without ``artifact.authors`` the paper's authors are the artifact's too; with neither,
-      :class:`~reprobridge_sdk.errors.UsageError` with E018 at ``/artifact/authors``.
-    * Without ``paper.authors`` there is no ``preferred-citation`` (CFF requires authors for
-      it); the paper is then still named in ``message``.
+The artifact is the cited work (``type: software``) and the paper its ``preferred-citation``
+(``spec/runner.md#exports``). A name is split at its last space, or written as an entity; a
+license expression that is not one SPDX id is left out; no author at all is E018.
 """
 
 from __future__ import annotations

@@ -1,22 +1,9 @@
 """An RO-Crate of an artifact and its runs: a Process Run Crate (profile 0.5), with ``rocrate``.
 
-What the crate holds
-    The root data entity is the artifact (``name`` its title, ``description`` naming the
-    paper, ``license``, ``conformsTo`` the Process Run Crate profile). It has as parts the
-    manifest (``rra.yaml``), ``GUIDE.md`` and the lock when they exist, and, per recorded run
-    (``runs/<run_id>/record.json``), the evidence record, the log and the outputs the record
-    names. Each launcher is a ``SoftwareApplication`` (``#launcher-<id>``); each run is a
-    ``CreateAction`` (``#run-<run_id>``) whose ``instrument`` is its launcher, whose ``object``
-    is the manifest and whose ``result`` is its record, log and outputs, with ``startTime``,
-    ``endTime`` and ``actionStatus`` (completed for a run that succeeded, failed with its
-    ``error`` otherwise). The root ``mentions`` every action.
-
-Rules and edge cases
-    * Files are copied into the crate directory (``-o``, a new or empty directory), so the
-      crate stands alone; the artifact is never changed.
-    * A file a record names that is missing, or that lies outside the run directory (a
-      hostile record), is left out; records that cannot be read are skipped.
-    * The crate needs the ``ro-crate`` extra (``rocrate``): E015 without it.
+The artifact is the root entity, each launcher a ``SoftwareApplication`` and each recorded
+run a ``CreateAction`` with its record, log and outputs (``spec/runner.md#exports``). Files
+are copied into the crate; one a hostile record names outside its run folder is left out.
+Needs the ``ro-crate`` extra (E015 without it).
 """
 
 from __future__ import annotations

@@ -1,15 +1,8 @@
 """The PEP 751 ``pylock.toml`` reader behind :mod:`reprobridge_sdk.locks.lockfile`.
 
-Imported only when a ``pylock.toml`` is read, so a requirements lock never pays for TOML.
-Positions: TOML parse errors carry their line and column; a package's findings point at the
-line of its ``name`` key. A lock without other errors is also checked structurally by
-:mod:`packaging.pylock`.
-
-Nesting: a lock nested deeper than :data:`MAX_DEPTH` tables and arrays (the document itself
-is the first level) is L003, whether ``tomllib`` reads it (then the value is walked without
-recursion) or recurses past Python's limit on it (then ``RecursionError`` is caught). A real
-lock nests five or six levels; the bound keeps every later, recursive reader of the data
-(``packaging``, JSON, the validator) far from Python's recursion limit.
+Imported only when a ``pylock.toml`` is read. Findings point at the line of a package's
+``name``; nesting deeper than :data:`MAX_DEPTH` is L003; a lock without other errors is also
+checked by :mod:`packaging.pylock`.
 """
 
 from __future__ import annotations

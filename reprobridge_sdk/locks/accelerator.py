@@ -1,19 +1,8 @@
-"""Accelerator variants of a lock: which distributions tie a lock to CUDA (spec §6.4, locks).
+"""Accelerator variants of a lock: which distributions tie it to CUDA (spec §6.4, locks).
 
-Frameworks such as PyTorch publish the same version in several builds: the default index
-(PyPI) holds the CUDA build on Linux, which pulls in gigabytes of ``nvidia-*`` runtime wheels,
-and a separate index holds the CPU build under a ``+cpu`` local version. A lock records
-which variant it targeted (``environment.lock.resolved_for.accelerator``); this module says
-what in a lock betrays the CUDA variant, so that a lock that claims ``cpu`` and names a CUDA
-build is L012, and how declared requirements become CPU requirements.
-
-A CUDA sign is one of:
-
-* a distribution that exists only as a CUDA build (``nvidia-*``, ``triton``,
-  ``pytorch-triton``, ``cupy-cuda*``, JAX's ``jax-cudaNN-plugin`` and ``-pjrt``);
-* a ``+cuXYZ``, ``+cudaXY...`` (jaxlib) or ``+rocmX.Y`` local version;
-* on Linux and Windows, a PyTorch distribution (``torch``, ``torchvision``, ``torchaudio``)
-  without a ``+cpu`` local version: its PyPI build there is the CUDA one.
+A CUDA sign is a CUDA-only distribution (``nvidia-*``, ``triton``, ``cupy-cuda*``, JAX's
+CUDA plugins), a ``+cu``/``+cuda``/``+rocm`` local version, or, on Linux and Windows, a
+PyTorch distribution without ``+cpu``. A lock that claims ``cpu`` and shows one is L012.
 """
 
 from __future__ import annotations

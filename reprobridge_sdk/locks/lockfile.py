@@ -20,20 +20,9 @@ The requirements-file grammar read here (pip's, as far as a lock uses it), in EB
                    ( "=" | ws ) value ;
     algorithm    = "sha256" | "sha384" | "sha512" | "sha224" | "sha1" | "md5" ;
 
-Option lines: ``-i``/``--index-url``, ``--extra-index-url``, ``-f``/``--find-links`` (a
-location: L004 when machine-local), ``-r``/``-c`` (L009), ``-e`` (L001 or L004), and the
-harmless ``--no-index``, ``--prefer-binary``, ``--require-hashes``, ``--pre``,
-``--no-binary``, ``--only-binary``, ``--trusted-host``, ``--use-feature``; any other is L003.
-
-Two entry points:
-
-* :func:`read_lock` returns a frozen :class:`Lock` (normalised names, pinned versions,
-  hashes, markers) or raises :class:`LockError` when the file cannot be read or parsed;
-* :func:`check_lock` returns every ``L`` finding of the file with ``file:line:col``.
-
-A portable lock names its distributions by exact version and hash and refers to nothing on
-the machine that wrote it: no ``file://`` URL, no local path, no ``--find-links`` or index URL
-pointing at a directory or a loopback host. A public ``https`` index is fine.
+Which options a lock may use, and what makes it portable (L001-L009):
+``spec/manifest.md#locks``. :func:`read_lock` returns a frozen :class:`Lock` or raises
+:class:`LockError`; :func:`check_lock` returns every L finding with ``file:line:col``.
 """
 
 from __future__ import annotations
@@ -193,25 +182,10 @@ def _parse(path: Path, fmt: LockFormat, name: str) -> _Parsed:
 class _Logical:
     """A logical line as pip builds it, with the position of every character kept.
 
-    pip (``pip/_internal/req/req_file.py``) reads a requirements file in this order, and so
-    does this module:
-
-    1. Joining: a physical line that ends with a backslash (the very last character; a
-       backslash followed by a space does not count) and does not start with a comment
-       (optional whitespace, then ``#``) continues on the next line. Leading and trailing
-       backslashes of a continued line are removed and the pieces are joined with nothing
-       between them, so ``alp\\`` + ``ha==1.0`` reads ``alpha==1.0``. A comment line ends a
-       continuation (it is joined with a space before it, then removed as a comment).
-    2. Comments: ``#`` at the start or after whitespace, to the end of the *joined* line, is
-       removed. A continuation after a comment (``a==1 # note \\``) therefore swallows the
-       next physical line into the comment.
-    3. Fields: the stripped line is split on spaces only (not tabs); the words before the
-       first word that starts with ``-`` are the requirement, the rest are options.
-
-    ``starts[i]`` is where segment ``i`` begins in ``text``, ``lines[i]`` its line number and
-    ``cols[i]`` the 1-based column of its first character in that line, so a position is one
-    bisection away.
-    """
+    pip's order: join continued lines (a trailing backslash; a comment line ends the
+    continuation), drop comments from the joined line, split on spaces
+    (``spec/manifest.md#requirements-grammar``). ``starts[i]``, ``lines[i]`` and ``cols[i]`` place
+    segment ``i``, so a position is one bisection away."""
 
     text: str
     starts: list[int]

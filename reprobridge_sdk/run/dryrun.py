@@ -1,22 +1,10 @@
 """``run --dry-run``: prepare every run as the runner would, without starting one.
 
-For each selected launcher (with the launchers it ``needs``) and each of its seeds, the plan
-holds what the runner would use: the argv and ``env`` values rendered from the templates
-(``{seed}``, the params, and ``{run_dir}`` as ``<runs>/<launcher>[-s<seed>]-<run id>``, the
-run id being known only when a run starts), the working directory, the output paths, and the
-environment the run would get (the cached environment of the lock, or the current
-interpreter). Nothing is built, created or written.
-
-A planned run has *problems* where the real run would fail before its command starts: a
-template error, a missing working directory, a landmark pattern outside the pattern dialect,
-a cached environment without a lock. Rules and wording follow :mod:`reprobridge_sdk.run._execute`.
-
-A planned run has *findings* where the runner would refuse the whole invocation before any
-run starts. For a patch series that is the working checkout ``code/`` being in the way:
-:func:`reprobridge_sdk.checkout.materialize.checkout_blocker`, the very function the runner
-and the validator call, so the dry run reports the runner's C008 (an error, at
-``/codebase/refined``) and the validator reports the same. What needs the network (C001,
-C002) or the upstream (C003, C004) is not predicted: a dry run fetches nothing.
+Each planned run holds the rendered argv, ``env``, working directory, outputs and
+environment; its *problems* are where the real run would fail before starting, and its
+*findings* where the runner would refuse the invocation (C008, through the same
+:func:`~reprobridge_sdk.checkout.materialize.checkout_blocker`). Nothing is built, written
+or fetched.
 """
 
 from __future__ import annotations

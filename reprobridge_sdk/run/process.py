@@ -1,28 +1,10 @@
 """Run one command: stream its output to the log, watch landmarks, stop it cleanly.
 
-The process starts in a new session (its own process group) with stdin closed and stdout and
-stderr merged into one pipe. Output is read in chunks of :data:`READ_SIZE` bytes, appended to
-the log (flushed after each chunk) and optionally echoed; nothing is kept in memory beyond one
-chunk and one partial line (bounded by ``MAX_LINE``), so a process that prints gigabytes does
-not grow the runner. Landmarks are matched on whole lines, each one recorded the first time it
-is reached, with its line number and the seconds since the start.
-
-On timeout or cancellation the whole group gets SIGTERM, then SIGKILL after a grace period,
-so a process that ignores SIGTERM is still stopped. When the main process exits while others
-in its group still hold the pipe open, they are killed after :data:`DRAIN_WAIT` seconds.
-
-Children die with the runner. The runner process has one *watchdog*: a tiny separate
-process (its own session, so signals to the runner's group do not reach it), started with the
-first run, that holds the read end of a pipe whose only write end is the runner's. Each run's
-group is registered with it when the process starts (``+<pgid>``, one line) and withdrawn when
-the run ends normally (``-<pgid>``); each line is one write of less than ``PIPE_BUF`` bytes, so
-lines from parallel runs never interleave. When the runner ends in any way, SIGKILL included,
-the kernel closes the write end; the watchdog reads end-of-file and kills every group still
-registered (a child that ignores SIGHUP or prints nothing included). One watchdog per runner
-process rather than one per run: it costs one interpreter start per invocation, not one per
-run. A child process made by ``fork`` forgets its parent's watchdog and starts its own. A
-process that leaves the group on purpose (``setsid``) escapes it; the sandbox
-(``run --sandbox``) closes that gap with a PID namespace.
+The command runs in its own process group, stdout and stderr merged into the log; memory is
+bounded by one chunk and one partial line. A timeout or cancel sends SIGTERM to the group,
+then SIGKILL after a grace period. One watchdog process per runner (:class:`_Watchdog`) kills
+every registered group when the runner dies, SIGKILL included: it reads end-of-file on a
+pipe only the runner writes. Spec: ``spec/runner.md#runner-host``.
 """
 
 from __future__ import annotations

@@ -88,12 +88,9 @@ def replay_run(
 ) -> list[MeasuredValue]:
     """Re-extract every measurement of a recorded run from its log and copied outputs.
 
-    The artifact defaults to the run directory's grandparent (``<artifact>/runs/<run_id>``).
-    Outputs recorded as preexisting are not offered to the extractors. The record's log and
-    output paths must be relative paths in the run folder (else :class:`RecordError`,
-    N006); every file is read through the safe file layer inside the run folder or the
-    artifact (a link that leads out is refused, ``unsafe-file``).
-    """
+    The artifact defaults to ``<run_dir>/../..``; preexisting outputs are not offered. A log or
+    output path that is not relative to the run folder is N006; files are read through the safe
+    file layer."""
     directory = Path(os.path.abspath(run_dir))  # noqa: PTH100 - a link is not resolved away
     record = load_record(directory)
     root, manifest = load_artifact(artifact_dir or directory.parent.parent)
@@ -132,15 +129,9 @@ def replay_log(
 ) -> list[MeasuredValue]:
     """Extract a launcher's measurements from a sample log and output files.
 
-    As in the specification's replay of samples: ``file:`` paths are read relative to the
-    directory of the log (of the artifact without a log), ``{run_dir}`` is that directory
-    unless ``run_dir`` is given, and ``{seed}`` defaults to the launcher's first seed, or 0.
-
-    Every file is read through the safe file layer: a file named inside the artifact must
-    stay inside it (a sample log that is a link to a file outside is refused,
-    ``unsafe-file``, and never read); a file the caller names outside the artifact is read
-    inside its own directory.
-    """
+    As the replay of samples does (``spec/manifest.md#extraction``): ``file:`` paths and
+    ``{run_dir}`` are the log's directory, ``{seed}`` the launcher's first seed, or 0. A file
+    named inside the artifact must stay inside it; one outside is read inside its own directory."""
     root, manifest = load_artifact(artifact_dir)
     launcher = _launcher(manifest, launcher_id)
     if seed is None:

@@ -85,15 +85,9 @@ def _sigterm_as_interrupt() -> Iterator[None]:
 class _StopRequest:
     """Ctrl-C (SIGINT) and SIGTERM while the scheduler runs, recorded rather than raised.
 
-    A handler that raises KeyboardInterrupt fires wherever the main thread happens to be: also
-    between two waits of the scheduling loop, outside the code that stops the runs in flight,
-    and the runner then waited for those runs to end on their own. While the loop runs (in the
-    main thread; elsewhere no handler can be installed and KeyboardInterrupt is caught where
-    it can arise), each signal only sets :attr:`requested`; the loop looks at it at every
-    turn, at least every quarter second, cancels the runs in flight and starts no more. A
-    second signal changes nothing: the runs in flight end within their kill grace. The
-    previous handlers are restored when the loop ends.
-    """
+    A raising handler could fire between two waits, outside the code that stops the runs in
+    flight; instead each signal sets :attr:`requested`, which the loop checks at least every
+    quarter second. The previous handlers are restored when the loop ends."""
 
     def __init__(self) -> None:
         self.requested = False
@@ -340,20 +334,13 @@ def run(
 ) -> RunSummary:
     """Run the selected launchers over their seeds and record evidence for each run.
 
-    ``echo`` receives the processes' raw output as it arrives (use it with ``jobs=1``).
-    ``executor`` chooses where runs execute (:mod:`reprobridge_sdk.run.executors`): a name
-    (``local``, ``dask-local``, ``dask``, ``slurm``; ``jobs`` sizes it) or an
-    :class:`~reprobridge_sdk.run.executors.Executor` the caller owns.
-    Every final record is appended to the runs directory's ledger (its head is
-    ``summary.ledger_head``) and, with ``sign_key``, signed into ``record.dsse.json``.
-    With ``sandbox`` each launcher runs under bubblewrap (no privileges, no network, a file
-    system and an environment that are allow-lists; :mod:`reprobridge_sdk.run.sandbox`), and
-    N011 is raised before anything runs where the sandbox cannot hold; a ``PATH`` entry it
-    leaves out is a ``finding`` event (N023).
-    Raises :class:`UsageError` (N codes) for a bad request, and :class:`ArtifactError` when
-    a run directory or its first record cannot be written (then no further run starts);
-    every run's outcome, good or bad, is in the returned summary and in its record.
-    """
+    ``echo`` receives the processes' raw output (use it with ``jobs=1``); ``executor`` is a name
+    (``local``, ``dask-local``, ``dask``, ``slurm``) or an
+    :class:`~reprobridge_sdk.run.executors.Executor`; ``sign_key`` signs each record;
+    ``sandbox`` runs each launcher under bubblewrap (N011 where it cannot hold). Records are
+    appended to the ledger (``summary.ledger_head``). Raises :class:`UsageError` (N codes) for a
+    bad request and :class:`ArtifactError` when a run directory cannot be written; every run's
+    outcome is in the summary and its record. Spec: ``spec/runner.md#runner``."""
     if jobs < 1:
         raise usage_error("N004", f"jobs must be at least 1, not {jobs}")
     if timeout is not None and not timeout > 0:

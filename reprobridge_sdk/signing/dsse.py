@@ -1,21 +1,8 @@
 """DSSE envelopes (Dead Simple Signing Envelope, version 1), written from its specification.
 
-The signature covers the *pre-authentication encoding* of the payload type and the payload,
-never the JSON of the envelope::
-
-    PAE(type, body) = "DSSEv1" SP LEN(type) SP type SP LEN(body) SP body
-
-``LEN`` is the length in bytes as ASCII decimal without leading zeros, ``SP`` one space,
-``type`` the UTF-8 payload type. The envelope is JSON::
-
-    {"payload": BASE64(body), "payloadType": type,
-     "signatures": [{"keyid": KEYID, "sig": BASE64(signature)}]}
-
-Verification (:func:`verify_envelope`) accepts an envelope when one of its signatures
-verifies with a trusted key. Outcomes, each a code: not an envelope (K007); no signature
-by a trusted key id that verifies: K002 when a trusted key id's signature fails (the payload
-or the signature was changed), K003 when no signature names a trusted key (signed by
-someone else). The signer's name comes from the KEYS file, never from the envelope.
+The signature covers ``PAE(type, body) = "DSSEv1" SP LEN(type) SP type SP LEN(body) SP body``,
+never the envelope's JSON. Verification outcomes: K007 not an envelope, K002 a trusted key's
+signature fails, K003 no trusted key signed. Spec: ``spec/signing.md#signatures``.
 """
 
 from __future__ import annotations

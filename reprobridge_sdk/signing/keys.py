@@ -1,25 +1,8 @@
-"""Ed25519 signing keys and the KEYS file of trusted public keys (spec ``keys``).
+"""Ed25519 signing keys and the KEYS file of trusted public keys (``spec/signing.md#keys``).
 
-*Signing key*: an unencrypted PKCS#8 PEM ed25519 private key, read from a file or, when no
-file is given, from the environment variable :data:`KEY_ENV` (the PEM text itself, as a CI
-secret holds it). Anything else is K006, never a traceback.
-
-*Key id*: the lower-case hex SHA-256 of the 32 raw bytes of the public key. It is the
-``keyid`` of a DSSE signature and lets a verifier pick the key; the key itself decides.
-
-*KEYS file*: UTF-8 text, one trusted key per line::
-
-    # comments and blank lines are ignored
-    alice ed25519 1tWzdY3PKsmm3VxXS6E2LwqTxxn8SErnFuLJbGH+AQ0=
-
-    committee ed25519 pw7tpEOn091DI40Z4i8zRpsSz2KdODPSqSwahdhFx3Q= committee
-
-``NAME`` (letters, digits and ``._@+-``, up to 64) names the signer in reports; the key is
-the standard base64 of the 32 raw public key bytes; an optional fourth field is the key's
-role, ``author`` (the default, as every line without one) or ``committee`` (runs the
-evaluation committee made: they count for the *reproduced* badge). A malformed line, an
-unknown algorithm or role, a key that is not 32 bytes, or one key or name listed twice is
-K005 with its line.
+A signing key is an unencrypted PKCS#8 PEM, from a file or :data:`KEY_ENV`; a key id is the
+hex SHA-256 of the raw public key. A bad key is K006 and a bad KEYS line K005, never a
+traceback.
 """
 
 from __future__ import annotations

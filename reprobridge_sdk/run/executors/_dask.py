@@ -1,16 +1,8 @@
 """Runs on Dask ``distributed``: a LocalCluster, an existing scheduler, or Slurm batch jobs.
 
-Slurm goes through ``dask-jobqueue`` rather than a batch-job wrapper of its own kind: the
-workers it submits are ordinary Dask workers, so one code path (this module) serves a laptop's
-LocalCluster, a shared scheduler, Kubernetes (dask-kubernetes or the Dask Helm chart give a
-scheduler address) and every batch system dask-jobqueue knows (Slurm, PBS, SGE, LSF).
-
-Each run is one Dask task (:func:`~._remote.run_remote`), submitted with ``pure=False`` and the
-run's resources when the workers declare resources. A worker lost in a run is the engine's to
-replace: the scheduler resubmits the task (``distributed.scheduler.allowed-failures`` times)
-and the retry notes the lost attempt. The futures feed the scheduler of
-:mod:`reprobridge_sdk.run.runner` through :class:`concurrent.futures.Future` objects, so local
-progress and ``--json`` events work unchanged.
+Each run is one Dask task (:func:`~._remote.run_remote`); ``dask-jobqueue`` serves Slurm and
+the other batch systems with ordinary workers, and the scheduler resubmits a task whose
+worker was lost. Futures feed the runner's scheduler unchanged.
 """
 
 from __future__ import annotations
