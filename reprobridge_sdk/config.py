@@ -21,6 +21,7 @@ from typing import Any
 
 from reprobridge_sdk.errors import UsageError
 from reprobridge_sdk.findings import finding, registry
+from reprobridge_sdk.versions import MANIFEST_NAME
 
 __all__ = [
     "CONFIG_FILE",
@@ -39,8 +40,6 @@ __all__ = [
 
 #: The stand-alone configuration file (its top-level table holds the settings).
 CONFIG_FILE = "reprobridge.toml"
-#: The file whose directory is an artifact's root.
-_MANIFEST = "rra.yaml"
 ENV_PREFIX = "REPROBRIDGE_"
 _EXECUTOR = re.compile(r"[a-z][a-z0-9_-]{0,63}")
 _REPORT_FORMATS = ("text", "json", "sarif", "junit", "github")
@@ -133,14 +132,14 @@ def _inside_artifact(directory: Path, untrusted: tuple[Path, ...]) -> bool:
     trees = {*untrusted, *(tree.resolve() for tree in untrusted)}
     if any(directory.is_relative_to(tree) or real.is_relative_to(tree) for tree in trees):
         return True
-    return any(_is_file(above / _MANIFEST) for above in (directory, *directory.parents))
+    return any(_is_file(above / MANIFEST_NAME) for above in (directory, *directory.parents))
 
 
 def artifact_configs(artifact: str | os.PathLike[str]) -> list[Path]:
     """The configuration files at the root of ``artifact``: what its author may have meant
     to apply to it, and what a check of it ignores."""
     root = Path(artifact)
-    if root.name == _MANIFEST:
+    if root.name == MANIFEST_NAME:
         root = root.parent
     if not root.is_dir():  # an archive: nothing of it is read as configuration
         return []

@@ -17,11 +17,9 @@ from pathlib import Path
 from .errors import ArtifactError
 from .findings import Severity, finding
 from .io import yamlio
+from .versions import MANIFEST_NAME
 
 __all__ = ["MANIFEST_NAME", "manifest_root", "read_manifest"]
-
-#: The manifest's file name in an artifact's root.
-MANIFEST_NAME = "rra.yaml"
 
 
 def manifest_root(path: str | os.PathLike[str]) -> Path:

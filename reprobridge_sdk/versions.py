@@ -6,7 +6,7 @@ enumeration value added after 1.0 carries a :func:`since` marker, from which the
 older version, the "Since 1.1" of the spec's field tables and the V005 finding are derived.
 
 This module imports nothing (no pydantic), so that validation, which reads the markers from the
-committed schemas, stays free of the models.
+committed schemas, stays free of the models; it also owns the manifest's file name.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from typing import Any
 __all__ = [
     "FORMAT_VERSION",
     "FORMAT_VERSIONS",
+    "MANIFEST_NAME",
     "NEWEST_FORMAT",
     "SCHEMA_BASE_URL",
     "VERSION_PATTERN",
@@ -30,6 +31,8 @@ __all__ = [
     "written_version",
 ]
 
+#: The manifest's file name in an artifact's root.
+MANIFEST_NAME = "rra.yaml"
 #: The format version new manifests declare (the lowest one whose fields they use).
 FORMAT_VERSION = "1.0"
 #: Every format version this SDK understands, oldest first; the models describe the last one.

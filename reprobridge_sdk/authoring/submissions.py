@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from reprobridge_sdk.errors import ArtifactError, ReproBridgeError
 from reprobridge_sdk.findings import Finding, finding
+from reprobridge_sdk.versions import MANIFEST_NAME
 
 # Light at import: ``validate`` of a directory loads neither pydantic nor the model. The
 # unpacker (and what it imports) loads when an archive is met.
@@ -55,8 +56,6 @@ _ZIP_MAGIC = b"PK\x03\x04"
 _SHOWN = 5
 
 T = TypeVar("T")
-#: Not imported: ``extract`` loads neither the models nor the validator.
-MANIFEST_NAME = "rra.yaml"
 
 
 def is_archive(path: str | os.PathLike[str]) -> bool:

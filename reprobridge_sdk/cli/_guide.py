@@ -13,10 +13,9 @@ from reprobridge_sdk.errors import ArtifactError
 from reprobridge_sdk.findings import Severity
 from reprobridge_sdk.guide import check_guide, guide_path, write_guide
 from reprobridge_sdk.io.document import load_document
+from reprobridge_sdk.versions import MANIFEST_NAME
 
 __all__ = ["guide"]
-
-MANIFEST_NAME = "rra.yaml"  # not imported from the models: this command needs no pydantic
 
 
 @click.command("guide")

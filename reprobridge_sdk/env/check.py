@@ -41,6 +41,7 @@ from reprobridge_sdk.errors import ReproBridgeError
 from reprobridge_sdk.findings import Finding, finding
 from reprobridge_sdk.locks.lockfile import LockEntry, LockError, read_lock
 from reprobridge_sdk.model.environment import Accelerator, Environment, SystemPackage
+from reprobridge_sdk.versions import MANIFEST_NAME
 
 __all__ = [
     "check_accelerator",
@@ -52,7 +53,6 @@ __all__ = [
 
 #: Installed by ``venv`` itself; never reported as extra.
 _SEEDED = frozenset({"pip", "setuptools", "wheel", "distribute"})
-_MANIFEST = "rra.yaml"
 
 
 def _at(
@@ -62,7 +62,7 @@ def _at(
     if art is None:
         return finding(code, message, path=pointer, hint=hint)
     line, col = art.document.locate(pointer)
-    return finding(code, message, path=pointer, file=_MANIFEST, line=line, col=col, hint=hint)
+    return finding(code, message, path=pointer, file=MANIFEST_NAME, line=line, col=col, hint=hint)
 
 
 def _same_release(found: str, wanted: str) -> bool:
@@ -413,7 +413,7 @@ def _located(art: EnvArtifact, items: tuple[Finding, ...]) -> list[Finding]:
     for item in items:
         if item.path and not item.file:
             line, col = art.document.locate(item.path)
-            result.append(replace(item, file=_MANIFEST, line=line, col=col))
+            result.append(replace(item, file=MANIFEST_NAME, line=line, col=col))
         else:
             result.append(item)
     return result

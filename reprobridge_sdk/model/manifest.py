@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from reprobridge_sdk.versions import FORMAT_VERSION, FORMAT_VERSIONS, NEWEST_FORMAT
+from reprobridge_sdk.versions import FORMAT_VERSION, FORMAT_VERSIONS, MANIFEST_NAME, NEWEST_FORMAT
 
 from ._base import SpecModel
 from .artifact import Artifact
@@ -24,8 +24,6 @@ __all__ = [
 ]
 
 
-#: File name of the manifest at the artifact root.
-MANIFEST_NAME = "rra.yaml"
 #: Media type of a manifest exchanged on its own (spec media-types.md, "media-type").
 MANIFEST_MEDIA_TYPE = "application/vnd.rra+yaml"
 

@@ -32,6 +32,7 @@ from reprobridge_sdk.errors import ArtifactError
 from reprobridge_sdk.findings import Finding, Severity, finding
 from reprobridge_sdk.io import safefs
 from reprobridge_sdk.io.document import Document, load_document
+from reprobridge_sdk.versions import MANIFEST_NAME
 
 #: Spreads a function over items and returns the results in order: ``mapper(fn, items)``.
 Mapper = Callable[[Callable[[Any], Any], Sequence[Any]], list[Any]]
@@ -45,8 +46,6 @@ __all__ = [
     "validate",
     "validate_artifact",
 ]
-
-MANIFEST_NAME = "rra.yaml"
 
 
 @dataclass
