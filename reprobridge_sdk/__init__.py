@@ -1,7 +1,9 @@
 """ReproBridge SDK: read, write, validate, run and audit Refined Reproducible Artifacts.
 
-The public names below are imported lazily (PEP 562) so that importing the package, and
-running the command line, stays cheap.
+:data:`PUBLIC_API` declares what is stable: the modules listed and, in each, the names
+listed. Everything else (a module or name not listed, or one with a leading underscore) is
+private and may change in any release. The top-level names are imported lazily (PEP 562) so
+that importing the package, and running the command line, stays cheap.
 """
 
 from __future__ import annotations
@@ -14,8 +16,11 @@ from . import _forward
 if TYPE_CHECKING:
     from ._forward import DocumentView
     from .api import ArtifactDir, create, load
-    from .errors import ArtifactError, ReproBridgeError, UsageError
+    from .authoring.pack import PackError, pack, unpack
+    from .errors import ArtifactError, MissingExtraError, ReproBridgeError, UsageError
+    from .extract.extraction import ExtractionError, extract_value
     from .findings import Finding, Severity
+    from .locks.lockfile import LockError, check_lock, read_lock
     from .model import EvidenceRecord, Manifest
     from .validation import ValidationResult, validate
 
@@ -24,31 +29,129 @@ if TYPE_CHECKING:
 #: costs no import.
 DISTRIBUTION = "reprobridge"
 
+#: The stable modules, each with its stable names (its ``__all__``, which a test holds equal).
+#: Adding a name here is a promise to keep it; ``docs/reference/api.md`` is generated from it.
+_STABLE = {
+    "reprobridge_sdk": """
+        DISTRIBUTION PUBLIC_API ArtifactDir ArtifactError EvidenceRecord ExtractionError
+        Finding LockError Manifest MissingExtraError PackError ReproBridgeError Severity
+        UsageError ValidationResult check_lock create extract_value load pack read_lock
+        unpack validate
+    """,
+    "reprobridge_sdk.api": """
+        ArtifactDir consumer_view create load
+    """,
+    "reprobridge_sdk.errors": """
+        ArtifactError MissingExtraError ReproBridgeError UsageError require_extra
+    """,
+    "reprobridge_sdk.findings": """
+        SPEC_URL CodeInfo Finding Severity code_info finding finding_line registry
+        terminal_text
+    """,
+    "reprobridge_sdk.versions": """
+        FORMAT_VERSION FORMAT_VERSIONS MANIFEST_NAME NEWEST_FORMAT SCHEMA_BASE_URL
+        VERSION_PATTERN follow_modeline manifest_modeline manifest_schema_url
+        parse_since parse_version since written_version
+    """,
+    "reprobridge_sdk.digest": """
+        MAX_TREE_FILE_BYTES TREE_DIGEST_PREFIX TREE_EXCLUDES file_sha256 files_sha256
+        handle_sha256 iter_tree_entries tree_digest
+    """,
+    "reprobridge_sdk.model": """
+        EVIDENCE_VERSION FORMAT_VERSION FORMAT_VERSIONS ID_PATTERN MANIFEST_NAME
+        NEWEST_FORMAT RECORD_NAME Accelerator Ambiguity Artifact Author Change Codebase
+        CsvExtractor DataItem DataSource Discrepancy Distribution Environment
+        EnvironmentSnapshot EvidenceRecord Extractor Failure FileDigest GpuInfo Guide
+        JsonExtractor Landmark LandmarkHit Launcher Location Lock LostAttempt Manifest
+        MeasuredValue Measurement Observation OpenChoice Output OutputRecord Paper Patch
+        Pitfall PluginExtractor Provenance ProvenanceRun Published Reference RefinedCode
+        RegexExtractor ResolvedFor Resources Sample SpecModel Statistic SystemPackage
+        Task Transform Upstream UpstreamBundle YamlExtractor required_version
+    """,
+    "reprobridge_sdk.io.yamlio": """
+        YamlDocument dumps dumps_data load loads save to_plain update
+    """,
+    "reprobridge_sdk.io.pointer": """
+        PointerError ancestors escape_pointer from_loc pointer_of resolve tokens_of
+        unescape_pointer walk
+    """,
+    "reprobridge_sdk.validation": """
+        MANIFEST_NAME ArtifactResult Mapper ValidationResult discover validate
+        validate_artifact
+    """,
+    "reprobridge_sdk.run": """
+        RecordError RunEvent RunResult RunSummary SampleCheck TaskValue check_samples
+        iter_runs load_record read_snapshot replay_log replay_run run
+    """,
+    "reprobridge_sdk.env": """
+        DataResult LockResult cache_root capture_snapshot check_environment
+        ensure_environment environment_path fetch_data lock_artifact verify_data
+    """,
+    "reprobridge_sdk.audit": """
+        Interval Score audit audit_table compatibility_interval holm load_artifact score
+    """,
+    "reprobridge_sdk.signing": """
+        AUDIT_PREDICATE ENVELOPE_NAME KEY_ENV PAYLOAD_TYPE RUN_PREDICATE STATEMENT_TYPE
+        Envelope SigningKey TrustedKeys audit_statement generate_key keyid_of
+        load_signing_key load_trusted_keys pae parse_trusted_keys run_statement
+        sign_payload verify_envelope
+    """,
+    "reprobridge_sdk.checkout": """
+        CHECKOUT_DIR BundleRef Checkout CodebaseError GitError SeriesPatch bundle_of
+        cached_upstream fetch_upstream git git_available init_checkout
+        materialize_series series_from_data working_changes
+    """,
+}
+#: The public API: each stable module and its stable names, in one place.
+PUBLIC_API: dict[str, tuple[str, ...]] = {
+    module: tuple(names.split()) for module, names in _STABLE.items()
+}
+
 __all__ = [
     "DISTRIBUTION",
+    "PUBLIC_API",
     "ArtifactDir",
     "ArtifactError",
     "EvidenceRecord",
+    "ExtractionError",
     "Finding",
+    "LockError",
     "Manifest",
+    "MissingExtraError",
+    "PackError",
     "ReproBridgeError",
     "Severity",
     "UsageError",
     "ValidationResult",
+    "check_lock",
     "create",
+    "extract_value",
     "load",
+    "pack",
+    "read_lock",
+    "unpack",
     "validate",
 ]
 
+#: Where each lazily imported top-level name lives.
 _LAZY = {
     "ArtifactDir": ".api",
     "create": ".api",
     "load": ".api",
+    "PackError": ".authoring.pack",
+    "pack": ".authoring.pack",
+    "unpack": ".authoring.pack",
     "ArtifactError": ".errors",
+    "MissingExtraError": ".errors",
     "ReproBridgeError": ".errors",
     "UsageError": ".errors",
+    "ExtractionError": ".extract.extraction",
+    "extract_value": ".extract.extraction",
     "Finding": ".findings",
     "Severity": ".findings",
+    "LockError": ".locks.lockfile",
+    "check_lock": ".locks.lockfile",
+    "read_lock": ".locks.lockfile",
     "EvidenceRecord": ".model",
     "Manifest": ".model",
     "ValidationResult": ".validation",

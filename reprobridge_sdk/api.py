@@ -32,8 +32,15 @@ from .io import yamlio
 from .io._fs import atomic_write_text
 from .io.pointer import escape_pointer, from_loc
 from .loading import read_manifest
-from .model import MANIFEST_NAME, NEWEST_FORMAT, Change, Launcher, Manifest, Task
-from .model._base import required_version
+from .model import (
+    MANIFEST_NAME,
+    NEWEST_FORMAT,
+    Change,
+    Launcher,
+    Manifest,
+    Task,
+    required_version,
+)
 from .versions import follow_modeline, manifest_modeline, parse_version, written_version
 
 if TYPE_CHECKING:

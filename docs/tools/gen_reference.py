@@ -5,7 +5,9 @@ Usage: ``python docs/tools/gen_reference.py [--check]`` from the repository root
 * ``docs/reference/commands.md``: every command of the ``reprobridge`` command line, walked
   from click's command tree, each with its ``--help`` text;
 * ``docs/reference/codes.md``: every finding code of the registry (``validators/codes.json``),
-  with why it matters and how to fix it.
+  with why it matters and how to fix it;
+* ``docs/reference/api.md``: the stable modules and names of the Python API, from
+  ``reprobridge_sdk.PUBLIC_API``, each with the first line of its docstring.
 
 ``--check`` writes nothing and exits 1 when a page differs from what would be written (a test
 runs it, so a stale page fails the suite).
@@ -13,7 +15,10 @@ runs it, so a stale page fails the suite).
 
 from __future__ import annotations
 
+import importlib
+import inspect
 import json
+import re
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -27,6 +32,7 @@ sys.path.insert(0, str(REPO / "spec" / "tools"))
 
 import registry as code_registry  # noqa: E402 - spec/tools is not a package
 
+from reprobridge_sdk import PUBLIC_API  # noqa: E402
 from reprobridge_sdk.cli import cli  # noqa: E402
 from reprobridge_sdk.io._fs import atomic_write_text  # noqa: E402
 
@@ -127,11 +133,41 @@ def codes_page() -> str:
     return "\n".join(out)
 
 
+def _summary(value: Any) -> str:
+    """The first line of a class's or function's docstring; a constant's value when short."""
+    if inspect.isclass(value) or inspect.isroutine(value) or inspect.ismodule(value):
+        doc = (inspect.getdoc(value) or "").split("\n\n")[0].replace("\n", " ")
+        return re.sub(r":\w+:`~?", "`", doc).replace("``", "`").replace("|", "\\|")
+    shown = repr(value)
+    return f"`{shown}`" if len(shown) <= 60 else type(value).__name__
+
+
+def api_page() -> str:
+    out = [
+        _GENERATED.format(source="reprobridge_sdk.PUBLIC_API"),
+        "",
+        "# Python API",
+        "",
+        "The stable modules of `reprobridge_sdk` and, in each, its stable names; everything "
+        "else is private and may change in any release. The declaration is `PUBLIC_API` in "
+        "`reprobridge_sdk/__init__.py`; [the Python API](../concepts/python-api.md) shows it "
+        "at work.",
+        "",
+    ]
+    for module, names in PUBLIC_API.items():
+        imported = importlib.import_module(module)
+        out += [f"## `{module}`", "", _summary(imported), "", "| Name | What |", "|---|---|"]
+        out += [f"| `{name}` | {_summary(getattr(imported, name))} |" for name in names]
+        out.append("")
+    return "\n".join(out)
+
+
 def pages(reference: Path = REFERENCE) -> dict[Path, str]:
     """Each generated page (in the folder ``reference``) and its text."""
     return {
         reference / "commands.md": commands_page(),
         reference / "codes.md": codes_page(),
+        reference / "api.md": api_page(),
     }
 
 

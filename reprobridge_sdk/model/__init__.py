@@ -5,6 +5,7 @@ This package is the ground floor of the SDK and imports nothing else of it.
 
 from __future__ import annotations
 
+from ._base import ID_PATTERN, SpecModel, required_version
 from .artifact import Artifact, Author, Paper
 from .codebase import Codebase, Patch, RefinedCode, Upstream, UpstreamBundle
 from .environment import (
@@ -62,6 +63,7 @@ __all__ = [
     "EVIDENCE_VERSION",
     "FORMAT_VERSION",
     "FORMAT_VERSIONS",
+    "ID_PATTERN",
     "MANIFEST_NAME",
     "NEWEST_FORMAT",
     "RECORD_NAME",
@@ -111,6 +113,7 @@ __all__ = [
     "ResolvedFor",
     "Resources",
     "Sample",
+    "SpecModel",
     "Statistic",
     "SystemPackage",
     "Task",
@@ -118,4 +121,5 @@ __all__ = [
     "Upstream",
     "UpstreamBundle",
     "YamlExtractor",
+    "required_version",
 ]
