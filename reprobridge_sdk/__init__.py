@@ -96,6 +96,14 @@ _STABLE = {
         load_signing_key load_trusted_keys pae parse_trusted_keys run_statement
         sign_payload verify_envelope
     """,
+    "reprobridge_sdk.locks.lockfile": """
+        PYLOCK_VERSION Lock LockEntry LockError LockFormat check_lock detect_format
+        is_local_location read_lock
+    """,
+    "reprobridge_sdk.authoring.pack": """
+        EPOCH MAX_BYTES MAX_FILES PackError PackResult UnpackResult hidden_left_out pack
+        packed_files unpack
+    """,
     "reprobridge_sdk.checkout": """
         CHECKOUT_DIR BundleRef Checkout CodebaseError GitError SeriesPatch bundle_of
         cached_upstream fetch_upstream git git_available init_checkout
