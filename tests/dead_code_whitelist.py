@@ -11,7 +11,7 @@ from reprobridge_sdk.authoring._tarsafe import _FixedPaxInfo
 from reprobridge_sdk.cli import _LazyGroup
 from reprobridge_sdk.env._download import _HTTPHandler, _HTTPSHandler
 from reprobridge_sdk.io._yamlcore import _Loader
-from reprobridge_sdk.model._base import SpecModel
+from reprobridge_sdk.model import SpecModel
 from reprobridge_sdk.validation._engine import CompiledSchema
 
 # Public API (README, tests/api).

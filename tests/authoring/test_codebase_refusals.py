@@ -192,8 +192,7 @@ def test_an_upstream_missing_an_object_of_its_old_history_still_gives_the_commit
     """A copy of a repository that lost a blob of an earlier commit (a large file dropped
     from a mirror or a partial copy) is a complete source of the commit the artifact pins:
     only that commit's tree is fetched, never the history behind it."""
-    from reprobridge_sdk.checkout._apply import init_checkout
-    from reprobridge_sdk.checkout._upstream import fetch_upstream
+    from reprobridge_sdk.checkout import fetch_upstream, init_checkout
 
     source = tmp_path / "source"
     source.mkdir()

@@ -22,8 +22,7 @@ from eco_plugins import PluginVenv, on_path
 from reprobridge_sdk import plugins
 from reprobridge_sdk.audit import audit
 from reprobridge_sdk.extract.extraction import ExtractionError, extract_value
-from reprobridge_sdk.model import Manifest
-from reprobridge_sdk.model._base import required_version
+from reprobridge_sdk.model import Manifest, required_version
 from reprobridge_sdk.model.launcher import PLUGIN_KIND_PATTERN
 from reprobridge_sdk.run import run
 from reprobridge_sdk.run.progress import format_summary

@@ -12,10 +12,9 @@ from typing import Any
 
 import pytest
 
-from reprobridge_sdk import model, plugins
+from reprobridge_sdk import ExtractionError, extract_value, model, plugins
 from reprobridge_sdk.extract import kinds
-from reprobridge_sdk.extract._errors import REASONS, ExtractionError
-from reprobridge_sdk.extract.extraction import extract_value
+from reprobridge_sdk.extract._errors import REASONS
 from reprobridge_sdk.model._fieldnotes import NOTES
 from reprobridge_sdk.validation.replay import replay_samples
 

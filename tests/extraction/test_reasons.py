@@ -7,8 +7,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-from reprobridge_sdk import validate
-from reprobridge_sdk.extract._errors import REASONS, ExtractionError, replayed
+from reprobridge_sdk import ExtractionError, validate
+from reprobridge_sdk.extract._errors import REASONS, replayed
 from tests.toy_study import make_artifact
 
 PACKAGE = Path(__file__).resolve().parents[2] / "reprobridge_sdk"

@@ -8,7 +8,6 @@ import pytest
 
 from reprobridge_sdk.env.lock import lock_artifact
 from reprobridge_sdk.errors import UsageError
-from reprobridge_sdk.locks._types import Lock, LockEntry
 from reprobridge_sdk.locks.accelerator import (
     borrowed_hashes,
     cpu_requirements,
@@ -16,6 +15,7 @@ from reprobridge_sdk.locks.accelerator import (
     is_cuda_entry,
     variant_findings,
 )
+from reprobridge_sdk.locks.lockfile import Lock, LockEntry
 
 _H1, _H2 = "sha256:" + "1" * 64, "sha256:" + "2" * 64
 

@@ -17,7 +17,7 @@ import pytest
 
 from reprobridge_sdk import api, validate
 from reprobridge_sdk.errors import ArtifactError
-from reprobridge_sdk.model._base import required_version
+from reprobridge_sdk.model import required_version
 
 CASES = Path(__file__).resolve().parents[2] / "validators" / "cases"
 _VERSION_LINE = re.compile(r"^rra_version:.*$", re.MULTILINE)
