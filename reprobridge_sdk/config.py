@@ -42,7 +42,6 @@ __all__ = [
 CONFIG_FILE = "reprobridge.toml"
 ENV_PREFIX = "REPROBRIDGE_"
 _EXECUTOR = re.compile(r"[a-z][a-z0-9_-]{0,63}")
-_REPORT_FORMATS = ("text", "json", "sarif", "junit", "github")
 _MAX_BYTES = 1 << 20
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off"}
@@ -375,9 +374,9 @@ def _path(value: Any, bad: _Bad) -> Path:
 
 
 def _report_format(value: Any, bad: _Bad) -> str:
-    from reprobridge_sdk.plugins import REPORT_FORMATS, plugin_names  # noqa: PLC0415 - rare
+    from reprobridge_sdk.plugins import BUILT_IN, REPORT_FORMATS, plugin_names  # noqa: PLC0415
 
-    formats = (*_REPORT_FORMATS, *plugin_names(REPORT_FORMATS))
+    formats = (*BUILT_IN[REPORT_FORMATS], *plugin_names(REPORT_FORMATS))
     if isinstance(value, str) and value in formats:
         return value
     raise bad("a report format", f"one of {', '.join(formats)}")

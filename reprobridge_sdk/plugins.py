@@ -72,7 +72,7 @@ from __future__ import annotations
 import math
 import re
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from functools import cache
 from typing import TYPE_CHECKING, Any
@@ -131,11 +131,13 @@ _RULES = {
     DATA_SCHEMES: "a data scheme starts with 'x-' followed by [a-z0-9+.-]",
     REPORT_FORMATS: "a report format is [a-z][a-z0-9-]*",
 }
-#: Names owned by the SDK itself, never taken by a plugin.
-BUILT_IN = {
+#: Names owned by the SDK itself, never taken by a plugin. The report formats are the one
+#: list of ``--format`` values, in the order commands offer them (each command offers those
+#: it writes; ``validation.reporters`` renders findings in the first five).
+BUILT_IN: dict[str, Collection[str]] = {
     EXTRACTORS: frozenset({"regex", "json", "csv", "yaml"}),
     DATA_SCHEMES: frozenset({"http", "https", "s3", "gs", "hf", "file"}),
-    REPORT_FORMATS: frozenset({"text", "json", "sarif", "junit", "github", "html"}),
+    REPORT_FORMATS: ("text", "json", "sarif", "junit", "github", "csv", "html"),
 }
 #: The code of a refused entry point, per group.
 _REFUSAL_CODE = {EXTRACTORS: "X008", DATA_SCHEMES: "D017", REPORT_FORMATS: "E026"}

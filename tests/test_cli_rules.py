@@ -20,7 +20,7 @@ from click.testing import CliRunner
 
 from reprobridge_sdk.cli import cli
 from reprobridge_sdk.cli._executor import EXECUTOR_CHOICE
-from reprobridge_sdk.cli._output import FORMATS
+from reprobridge_sdk.plugins import BUILT_IN, REPORT_FORMATS
 from reprobridge_sdk.run.executors import EXECUTORS
 
 #: A finding in the one line shape: ``where: CODE severity message``.
@@ -148,7 +148,7 @@ def test_machine_output_is_format_from_one_list(command: tuple[str, ...]) -> Non
     legacy = {"requirements", "pylock"} if command == ("lock",) else set()
     for option in _options(command):
         if "--format" in option.opts and isinstance(option.type, click.Choice):
-            assert set(option.type.choices) - legacy <= set(FORMATS), option.type.choices
+            assert set(option.type.choices) - legacy <= set(BUILT_IN[REPORT_FORMATS])
         if "--json" in option.opts:
             assert option.hidden, f"{' '.join(command)} shows --json"
 
@@ -234,10 +234,70 @@ def test_quiet_prints_the_diagnostics_only() -> None:
 def test_exit_zero_and_statistics(tmp_path: Path) -> None:
     result = _invoke(["validate", "--exit-zero", "--statistics", str(BROKEN)])
     assert result.exit_code == 0
-    assert re.search(r"^\s+1  S001  unknown-key$", result.stdout, re.MULTILINE)
-    assert re.search(r"^\s+1  S002  missing-key$", result.stdout, re.MULTILINE)
+    assert result.stdout.splitlines() == ["    1  S001  unknown-key", "    1  S002  missing-key"]
     # a usage or I/O error is not a finding to waive
     assert _invoke(["validate", "--exit-zero", str(tmp_path / "missing")]).exit_code == 2
+
+
+def test_statistics_as_json_and_to_a_file(tmp_path: Path) -> None:
+    as_json = _invoke(["validate", "--statistics", "--format", "json", str(BROKEN)])
+    assert as_json.exit_code == 1
+    expected = [
+        {"code": "S001", "name": "unknown-key", "count": 1},
+        {"code": "S002", "name": "missing-key", "count": 1},
+    ]
+    assert json.loads(as_json.stdout) == expected
+    target = tmp_path / "stats.json"
+    to_file = _invoke(
+        ["validate", "--statistics", "--format", "json", "-o", str(target), str(BROKEN)]
+    )
+    assert to_file.exit_code == 1
+    assert to_file.stdout == ""
+    assert json.loads(target.read_text("utf-8")) == expected
+    # another reporting command counts the findings of its own report
+    verify = _invoke(["data", "verify", "--statistics", "--format", "json", str(BROKEN)])
+    assert verify.exit_code in (0, 1)
+    assert isinstance(json.loads(verify.stdout), list)
+
+
+def test_a_notice_never_precedes_json_on_stdout(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """N030 (the artifact's own configuration, skipped) goes to stderr, also when JSON was
+    chosen by the user's configuration rather than a flag."""
+    (tmp_path / "reprobridge.toml").write_text('[report]\nformat = "json"\n')
+    artifact = tmp_path / "ART"
+    artifact.mkdir()
+    (artifact / "rra.yaml").write_text((BROKEN / "rra.yaml").read_text("utf-8"))
+    (artifact / "reprobridge.toml").write_text('ignore = ["S"]\n')
+    monkeypatch.chdir(artifact)
+    result = _invoke(["validate", "."])
+    assert result.exit_code == 1
+    assert {"S001", "S002"} <= {
+        f["code"] for a in json.loads(result.stdout)["artifacts"] for f in a["findings"]
+    }
+    assert ": N030 info " in result.stderr or ": N030 warning " in result.stderr
+
+
+def test_listings_are_on_stdout() -> None:
+    listing = _invoke(["plugins"])
+    assert listing.exit_code == 0
+    assert "reprobridge.extractors:" in listing.stdout
+    assert "reprobridge.extractors" not in listing.stderr
+    schemas = _invoke(["schema", "--list"])
+    assert schemas.stdout.startswith("rra-")
+
+
+def test_bench_takes_the_artifact_with_c_too(tmp_path: Path) -> None:
+    results = tmp_path / "bench-results.json"
+    results.write_text("{}")
+    positional = _invoke(["bench", "judge", str(tmp_path / "missing"), str(results)])
+    aliased = _invoke(["bench", "judge", "-C", str(tmp_path / "missing"), str(results)])
+    assert positional.exit_code == aliased.exit_code == 2
+    assert positional.stdout == aliased.stdout
+    assert "missing" in positional.stdout + positional.stderr
+    variants = _invoke(["bench", "variants", "-C", str(tmp_path / "missing"), "-o", "out"])
+    assert variants.exit_code == 2
 
 
 @pytest.mark.parametrize(

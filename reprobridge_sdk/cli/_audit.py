@@ -1,8 +1,7 @@
 """``reprobridge audit``: audit evidence against compatibility intervals.
 
 A thin layer over :func:`reprobridge_sdk.audit.audit` and :func:`~reprobridge_sdk.audit.
-audit_table`. The text report goes to stderr (colour only on a TTY, never with NO_COLOR);
-``json``, ``junit``, ``html`` and ``csv`` go to stdout alone, or to ``--output FILE`` (written
+audit_table`. The report, in any format, goes to stdout, or to ``--output FILE`` (written
 atomically).
 """
 
@@ -18,11 +17,14 @@ import click
 from reprobridge_sdk.cli import artifact_alias
 from reprobridge_sdk.cli._output import (
     color,
-    echo,
+    count,
     fail,
-    machine_format,
-    report_file,
+    format_option,
+    note,
+    os_error,
+    output_option,
     report_options,
+    write_output,
 )
 
 from ._executor import batch_mapper, executor_options
@@ -119,18 +121,8 @@ def sandbox_rerun_option(command: F) -> F:
     "its path or archive, archive digest, ledger head, trust policy, reviewers, budget, "
     "notes and decision. Rows are named by the submissions' ids.",
 )
-@click.option(
-    "--format",
-    "fmt",
-    callback=machine_format,
-    type=click.Choice(["text", "json", "junit", "html", "csv"]),
-    default="text",
-    show_default=True,
-    help="Report format; csv: the table, one row per artifact, for a spreadsheet.",
-)
-@click.option(
-    "-o", "--output", metavar="FILE", callback=report_file, help="Write the report to FILE."
-)
+@format_option("text", "json", "junit", "html", "csv", help="csv: the table, one row per artifact.")
+@output_option("Write the report to FILE.", report=True)
 @click.option(
     "--jobs",
     "-j",
@@ -290,122 +282,112 @@ def rerun_progress(line: str) -> None:
 
 def run_audit_command(request: AuditRequest) -> None:
     """Audit as asked, print or write the report, exit with the audit's status."""
-    from reprobridge_sdk.audit import audit as run_audit  # noqa: PLC0415 - keep --help fast
-    from reprobridge_sdk.audit.report import render, render_json_chunks  # noqa: PLC0415
-    from reprobridge_sdk.errors import ReproBridgeError  # noqa: PLC0415
-
-    from ._safety import note_artifact_configs, warn_unsandboxed  # noqa: PLC0415
+    from reprobridge_sdk.errors import ReproBridgeError  # noqa: PLC0415 - keep --help fast
 
     rerun = _rerun_count(request.rerun)
-    result: AuditResult | AuditTable
-    if rerun is not None and not request.rerun_sandbox:
-        warn_unsandboxed(request.command, "re-execution of the artifact's launchers")
-    if request.table or request.command == "review":
-        from reprobridge_sdk.authoring.submissions import expand  # noqa: PLC0415 - light
-
-        # committee-grade: an artifact's settings (ignore lists, cache) never apply to it
-        given = request.paths or ["."]
-        if request.submissions is None:
-            note_artifact_configs(expand(given) if request.table else given, request.command)
+    _notices(request, rerun)
     try:
-        if rerun is not None and request.rerun_sandbox:
-            from reprobridge_sdk.run.runner import require_sandbox  # noqa: PLC0415
-
-            require_sandbox()  # N011 before anything runs
-        keys = None
-        if request.trust is not None:
-            from reprobridge_sdk.signing.keys import load_trusted_keys  # noqa: PLC0415
-
-            keys = load_trusted_keys(request.trust)
-        signer = None
-        if request.attest is not None:
-            from reprobridge_sdk.signing.keys import load_signing_key  # noqa: PLC0415
-
-            signer = load_signing_key(request.key_file)
-        common: dict[str, Any] = {
-            "level": request.level,
-            "floor": request.floor,
-            "holm": request.holm,
-            "curation": request.curation,
-            "trust": keys,
-            "rerun": rerun,
-            "rerun_seed": request.rerun_seed,
-            "rerun_env": request.rerun_env,
-            "rerun_sandbox": request.rerun_sandbox,
-            "progress": rerun_progress if rerun is not None else None,
-        }
-        if request.table:
-            from reprobridge_sdk.authoring.submissions import (  # noqa: PLC0415 - on use
-                audit_submissions,
-            )
-
-            from ._safety import settings as cli_settings  # noqa: PLC0415
-
-            settings = cli_settings({"executor": request.executor})
-            spread = batch_mapper(
-                settings.executor,
-                request.jobs,
-                request.scheduler,
-                request.shared_fs,
-                request.job_extra,
-            )
-            with spread as mapper:
-                if request.submissions is not None:
-                    from reprobridge_sdk.authoring.batch import audit_batch  # noqa: PLC0415
-
-                    result = audit_batch(
-                        request.submissions,
-                        request.attempts,
-                        jobs=request.jobs,
-                        mapper=mapper,
-                        **common,
-                    )
-                else:
-                    result = audit_submissions(
-                        request.paths or ["."],
-                        request.attempts,
-                        jobs=request.jobs,
-                        mapper=mapper,
-                        **common,
-                    )
-        else:
-            from reprobridge_sdk.authoring.submissions import open_artifact  # noqa: PLC0415
-
-            with open_artifact(request.paths[0] if request.paths else ".") as artifact:
-                result = artifact.relabel(
-                    run_audit(
-                        artifact.target, request.attempts, expect_head=request.expect_head, **common
-                    )
-                )
-        from reprobridge_sdk.io._fs import atomic_write_bytes, atomic_write_json  # noqa: PLC0415
-
-        if request.attest is not None and signer is not None:
+        common, signer = _prepare(request, rerun)
+        result = _audit_table(request, common) if request.table else _audit_one(request, common)
+        if signer is not None and request.attest is not None:
             from reprobridge_sdk.audit.attest import attest_audit  # noqa: PLC0415
+            from reprobridge_sdk.io._fs import atomic_write_json  # noqa: PLC0415
 
             atomic_write_json(request.attest, attest_audit(result, signer))
-        # JSON in pieces (the whole report is never one string); other formats whole.
-        chunks = (
-            render_json_chunks(result)
-            if request.fmt == "json"
-            else iter(
-                [
-                    render(
-                        result,
-                        request.fmt,
-                        color=request.fmt == "text" and request.output is None and color(),
-                    ).encode("utf-8")
-                ]
-            )
-        )
-        if request.output is not None:
-            atomic_write_bytes(request.output, chunks)
-            echo(f"wrote {request.output}: {'PASS' if result.passed else 'FAIL'}", err=True)
-        else:
-            for chunk in chunks:
-                sys.stdout.write(chunk.decode("utf-8"))
+        _write_report(request, result)
     except ReproBridgeError as exc:
         fail(exc)
     except OSError as exc:
-        echo(f"error: cannot write {exc.filename}: {exc.strerror}", err=True)
-        sys.exit(2)
+        os_error(exc)
     sys.exit(0 if result.passed else 1)
+
+
+def _notices(request: AuditRequest, rerun: int | str | None) -> None:
+    """N031 for an unsandboxed rerun; N030 for the settings a committee-grade audit ignores."""
+    from ._safety import note_artifact_configs, warn_unsandboxed  # noqa: PLC0415
+
+    if rerun is not None and not request.rerun_sandbox:
+        warn_unsandboxed(request.command, "re-execution of the artifact's launchers")
+    if (request.table or request.command == "review") and request.submissions is None:
+        from reprobridge_sdk.authoring.submissions import expand  # noqa: PLC0415 - light
+
+        given = request.paths or ["."]
+        note_artifact_configs(expand(given) if request.table else given, request.command)
+
+
+def _prepare(request: AuditRequest, rerun: int | str | None) -> tuple[dict[str, Any], Any]:
+    """The audit's keyword arguments and the attestation's signer, refusing (N011, a bad
+    key) before anything runs."""
+    keys = signer = None
+    if rerun is not None and request.rerun_sandbox:
+        from reprobridge_sdk.run.runner import require_sandbox  # noqa: PLC0415
+
+        require_sandbox()
+    if request.trust is not None:
+        from reprobridge_sdk.signing.keys import load_trusted_keys  # noqa: PLC0415
+
+        keys = load_trusted_keys(request.trust)
+    if request.attest is not None:
+        from reprobridge_sdk.signing.keys import load_signing_key  # noqa: PLC0415
+
+        signer = load_signing_key(request.key_file)
+    common = {
+        "level": request.level,
+        "floor": request.floor,
+        "holm": request.holm,
+        "curation": request.curation,
+        "trust": keys,
+        "rerun": rerun,
+        "rerun_seed": request.rerun_seed,
+        "rerun_env": request.rerun_env,
+        "rerun_sandbox": request.rerun_sandbox,
+        "progress": rerun_progress if rerun is not None else None,
+    }
+    return common, signer
+
+
+def _audit_one(request: AuditRequest, common: dict[str, Any]) -> AuditResult:
+    from reprobridge_sdk.audit import audit as run_audit  # noqa: PLC0415
+    from reprobridge_sdk.authoring.submissions import open_artifact  # noqa: PLC0415
+
+    with open_artifact(request.paths[0] if request.paths else ".") as artifact:
+        found = run_audit(
+            artifact.target, request.attempts, expect_head=request.expect_head, **common
+        )
+        return artifact.relabel(found)
+
+
+def _audit_table(request: AuditRequest, common: dict[str, Any]) -> AuditTable:
+    from reprobridge_sdk.authoring.batch import audit_batch  # noqa: PLC0415
+    from reprobridge_sdk.authoring.submissions import audit_submissions  # noqa: PLC0415
+
+    from ._safety import settings as cli_settings  # noqa: PLC0415
+
+    settings = cli_settings({"executor": request.executor})
+    spread = batch_mapper(
+        settings.executor, request.jobs, request.scheduler, request.shared_fs, request.job_extra
+    )
+    with spread as mapper:
+        if request.submissions is not None:
+            return audit_batch(
+                request.submissions, request.attempts, jobs=request.jobs, mapper=mapper, **common
+            )
+        return audit_submissions(
+            request.paths or ["."], request.attempts, jobs=request.jobs, mapper=mapper, **common
+        )
+
+
+def _write_report(request: AuditRequest, result: AuditResult | AuditTable) -> None:
+    """The report as ``--format`` asks, to ``-o`` or stdout; JSON in pieces (the whole
+    report is never one string)."""
+    from reprobridge_sdk.audit.report import render, render_json_chunks  # noqa: PLC0415
+
+    audits = getattr(result, "artifacts", [result])
+    count([getattr(result, "errors", []), *(one.findings for one in audits)])
+    if request.fmt == "json":
+        write_output(render_json_chunks(result), request.output)
+    else:
+        paint = request.fmt == "text" and request.output is None and color()
+        write_output(render(result, request.fmt, color=paint), request.output)
+    if request.output is not None:
+        note(f"audit {'passed' if result.passed else 'failed'}")

@@ -1,7 +1,8 @@
 """``reprobridge bench``: workspace variants of an artifact, and the judge of an agent's results.
 
-A thin layer over :mod:`reprobridge_sdk.bench` (preview). Text goes to stderr, JSON to stdout
-alone or to ``--output FILE`` (written atomically), as ``audit`` does.
+A thin layer over :mod:`reprobridge_sdk.bench` (preview). Reports go to stdout or to
+``--output FILE`` (written atomically), as ``audit``'s do. ARTIFACT is positional, with ``-C``
+as its alias.
 """
 
 # ruff: noqa: PLC0415 - imports stay inside commands so that the CLI starts fast
@@ -11,33 +12,36 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, NoReturn
+from typing import TYPE_CHECKING
 
 import click
 
-from reprobridge_sdk.cli import SuggestingGroup
+from reprobridge_sdk.cli import SuggestingGroup, artifact_alias
 from reprobridge_sdk.cli._executor import EXECUTOR_CHOICE
 from reprobridge_sdk.cli._output import (
-    echo,
+    count,
     fail,
-    json_format,
-    machine_format,
-    out_option,
-    report_file,
+    format_option,
+    note,
+    os_error,
+    output_option,
     report_options,
+    say,
+    write_output,
 )
 from reprobridge_sdk.cli._safety import sandbox_option, warn_unsandboxed
 from reprobridge_sdk.findings import finding_line, terminal_text
 
 if TYPE_CHECKING:
-    from reprobridge_sdk.errors import ReproBridgeError
     from reprobridge_sdk.model.bench import BenchJudgement
 
 __all__ = ["bench"]
 
 
-def _error(exc: ReproBridgeError) -> NoReturn:
-    fail(exc)
+def _required(artifact: str | None) -> str:
+    if artifact is None:
+        raise click.MissingParameter(param_hint="'ARTIFACT' (or -C)", param_type="argument")
+    return artifact
 
 
 @click.group("bench", cls=SuggestingGroup)
@@ -50,8 +54,8 @@ def bench() -> None:
 
 
 @bench.command("variants")
-@click.argument("artifact")
-@out_option(
+@click.argument("artifact", required=False)
+@output_option(
     "The folder that receives one folder per variant.",
     required=True,
     type=click.Path(path_type=Path, file_okay=False),
@@ -64,8 +68,9 @@ def bench() -> None:
     "masked-launchers, masked-extraction, masked-guide, expert.",
 )
 @click.option("--fetch", is_flag=True, help="raw: fetch the upstream over the network if needed.")
-@json_format("Print the variants' records as JSON.")
-def variants(artifact: str, out: Path, names: str | None, fetch: bool, as_json: bool) -> None:
+@format_option("text", "json")
+@artifact_alias("artifact")
+def variants(artifact: str | None, output: Path, names: str | None, fetch: bool, fmt: str) -> None:
     """Write the workspaces an agent is given, each with its variant.json record.
 
     ARTIFACT is an artifact folder, its rra.yaml or a packed archive.
@@ -76,23 +81,21 @@ def variants(artifact: str, out: Path, names: str | None, fetch: bool, as_json: 
 
     wanted = [n.strip() for n in names.split(",") if n.strip()] if names else list(VARIANTS)
     try:
-        with open_artifact(artifact) as opened:
+        with open_artifact(_required(artifact)) as opened:
             assert opened.root is not None  # open_artifact raises otherwise
-            records = generate_variants(opened.root, out, wanted, fetch=fetch)
+            records = generate_variants(opened.root, output, wanted, fetch=fetch)
     except ReproBridgeError as exc:
-        _error(exc)
+        fail(exc)
     except OSError as exc:
-        echo(f"error: cannot write {exc.filename}: {exc.strerror}", err=True)
-        sys.exit(2)
-    if as_json:
+        os_error(exc)
+    if fmt == "json":
         data = [record.model_dump(mode="json", exclude_none=True) for record in records]
         sys.stdout.write(json.dumps(data, indent=2, sort_keys=True) + "\n")
         return
     for record in records:
-        echo(
+        say(
             f"{record.variant}: {len(record.files)} file(s), {len(record.held_back)} held back"
-            f" (source {record.source}) -> {out / record.variant}",
-            err=True,
+            f" (source {record.source}) -> {output / record.variant}",
         )
 
 
@@ -117,8 +120,8 @@ def _text(judgement: BenchJudgement) -> str:
 
 
 @bench.command("judge")
-@click.argument("artifact")
-@click.argument("results", type=click.Path(path_type=Path, dir_okay=False))
+@click.argument("artifact", required=False)
+@click.argument("results", nargs=-1, type=click.Path(dir_okay=False))
 @click.option(
     "--workspace",
     type=click.Path(path_type=Path, file_okay=False),
@@ -134,22 +137,13 @@ def _text(judgement: BenchJudgement) -> str:
     show_default=True,
     help="The largest log or output read.",
 )
-@click.option(
-    "--format",
-    "fmt",
-    callback=machine_format,
-    type=click.Choice(["text", "json"]),
-    default="text",
-    show_default=True,
-    help="text on stderr, json on stdout.",
-)
-@click.option(
-    "-o", "--output", metavar="FILE", callback=report_file, help="Write the judgement to FILE."
-)
+@format_option("text", "json")
+@output_option("Write the judgement to FILE.", report=True)
 @report_options
+@artifact_alias("artifact", rest="results")
 def judge(  # noqa: PLR0917 - click passes every option as an argument
-    artifact: str,
-    results: Path,
+    artifact: str | None,
+    results: tuple[str, ...],
     workspace: Path | None,
     level: float,
     floor: float,
@@ -159,39 +153,33 @@ def judge(  # noqa: PLR0917 - click passes every option as an argument
 ) -> None:
     """Judge the results file an agent left (never believing it).
 
-    ARTIFACT is the artifact (with its reference observations); RESULTS the agent's
+    ARTIFACT (or -C) is the artifact (with its reference observations); RESULTS the agent's
     bench-results.json.
     """
     from reprobridge_sdk.authoring.submissions import open_artifact
     from reprobridge_sdk.bench.judge import judge_results
     from reprobridge_sdk.errors import ReproBridgeError
-    from reprobridge_sdk.io._fs import atomic_write_bytes
 
+    if len(results) != 1:
+        raise click.UsageError("give one RESULTS file after the ARTIFACT")
     try:
-        with open_artifact(artifact) as opened:
+        with open_artifact(_required(artifact)) as opened:
             assert opened.root is not None  # open_artifact raises otherwise
             judgement = judge_results(
                 opened.root,
-                results,
+                Path(results[0]),
                 workspace=workspace,
                 level=level,
                 floor=floor,
                 max_log_bytes=max_log_bytes,
             )
-        if fmt == "json":
-            text = json.dumps(judgement.model_dump(mode="json"), indent=2) + "\n"
-        else:
-            text = _text(judgement)
-        if output is not None:
-            atomic_write_bytes(output, text.encode("utf-8"))
-            echo(f"wrote {output}", err=True)
-        else:
-            sys.stdout.write(text)
     except ReproBridgeError as exc:
-        _error(exc)
-    except OSError as exc:
-        echo(f"error: cannot write {exc.filename}: {exc.strerror}", err=True)
-        sys.exit(2)
+        fail(exc)
+    count(claim.findings for claim in judgement.claims)
+    if fmt == "json":
+        write_output(json.dumps(judgement.model_dump(mode="json"), indent=2) + "\n", output)
+    else:
+        write_output(_text(judgement), output)
 
 
 def _bytes_option(text: str | None, name: str) -> int | None:
@@ -210,7 +198,7 @@ def _bytes_option(text: str | None, name: str) -> int | None:
 @bench.command("run")
 @click.argument("agent")
 @click.argument("suite", type=click.Path(path_type=Path, dir_okay=False))
-@out_option(
+@output_option(
     "The folder of the runs and the report (report.json, .txt, .csv and .html).",
     required=True,
     type=click.Path(path_type=Path, file_okay=False),
@@ -301,19 +289,11 @@ def _bytes_option(text: str | None, name: str) -> int | None:
     help="Re-execute this many of the agent's recorded runs per launcher and task, as the "
     "auditor does (audit --rerun), in the sandbox.",
 )
-@click.option(
-    "--format",
-    "fmt",
-    callback=machine_format,
-    type=click.Choice(["text", "json"]),
-    default="text",
-    show_default=True,
-    help="text on stderr, json on stdout.",
-)
+@format_option("text", "json")
 def run(  # noqa: PLR0917 - click passes every option as an argument
     agent: str,
     suite: Path,
-    out: Path,
+    output: Path,
     names: str,
     repeats: int,
     jobs: int,
@@ -383,37 +363,26 @@ def run(  # noqa: PLR0917 - click passes every option as an argument
             fetch=fetch,
             rerun=rerun,
         )
-        report = run_bench([agent, *others], suite, out, options)
+        report = run_bench([agent, *others], suite, output, options)
         text = report_text(report)
-        atomic_write_bytes(out / "report.txt", text.encode("utf-8"))
-        atomic_write_bytes(out / "report.csv", report_csv(report).encode("utf-8"))
-        atomic_write_bytes(out / "report.html", render_html(report).encode("utf-8"))
+        atomic_write_bytes(output / "report.txt", text.encode("utf-8"))
+        atomic_write_bytes(output / "report.csv", report_csv(report).encode("utf-8"))
+        atomic_write_bytes(output / "report.html", render_html(report).encode("utf-8"))
     except ReproBridgeError as exc:
-        _error(exc)
+        fail(exc)
     except OSError as exc:
-        echo(f"error: {exc.filename or ''}: {exc.strerror or exc}", err=True)
-        sys.exit(2)
+        os_error(exc)
     if fmt == "json":
         sys.stdout.write(json.dumps(report.model_dump(mode="json"), indent=2) + "\n")
     else:
         sys.stdout.write(text)
-        echo(f"wrote {out / 'report.json'}, report.txt, report.csv and report.html", err=True)
+        note(f"wrote {output / 'report.json'}, report.txt, report.csv and report.html")
 
 
 @bench.command("report")
 @click.argument("report_file", metavar="REPORT", type=click.Path(path_type=Path, dir_okay=False))
-@click.option(
-    "--format",
-    "fmt",
-    callback=machine_format,
-    type=click.Choice(["text", "json", "csv", "html"]),
-    default="text",
-    show_default=True,
-    help="text on stderr; json, csv and html on stdout (or --output).",
-)
-@click.option(
-    "-o", "--output", metavar="FILE", callback=report_file, help="Write the report to FILE."
-)
+@format_option("text", "json", "csv", "html")
+@output_option("Write the report to FILE.", report=True)
 def report(report_file: Path, fmt: str, output: str | None) -> None:
     """Show a bench report again, its rates, paired tests and claims computed from its runs.
 
@@ -423,25 +392,15 @@ def report(report_file: Path, fmt: str, output: str | None) -> None:
     from reprobridge_sdk.bench.html import render_html
     from reprobridge_sdk.bench.report import load_report, rebuild, report_csv, report_text
     from reprobridge_sdk.errors import ReproBridgeError
-    from reprobridge_sdk.io._fs import atomic_write_bytes
 
     try:
         again = rebuild(load_report(str(report_file)))
     except ReproBridgeError as exc:
-        _error(exc)
+        fail(exc)
     renders = {
         "text": report_text,
         "json": lambda r: json.dumps(r.model_dump(mode="json"), indent=2, sort_keys=True) + "\n",
         "csv": report_csv,
         "html": render_html,
     }
-    text = renders[fmt](again)
-    if output is not None:
-        try:
-            atomic_write_bytes(output, text.encode("utf-8"))
-        except OSError as exc:
-            echo(f"error: cannot write {output}: {exc.strerror}", err=True)
-            sys.exit(2)
-        echo(f"wrote {output}", err=True)
-        return
-    sys.stdout.write(text)
+    write_output(renders[fmt](again), output)

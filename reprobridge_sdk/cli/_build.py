@@ -10,7 +10,7 @@ from pathlib import Path
 
 import click
 
-from reprobridge_sdk.cli._output import echo, fail, json_format, out_option
+from reprobridge_sdk.cli._output import fail, format_option, note, os_error, output_option
 
 from ._safety import sandbox_option, warn_unsandboxed
 
@@ -27,7 +27,7 @@ __all__ = ["build"]
     help="The claims file: the paper's targets (schema claims-1.0).",
 )
 @click.option("--commit", help="The commit to build from (default: the source's HEAD).")
-@out_option("Output directory (default ./<repo>-rra).", type=click.Path(path_type=Path))
+@output_option("Output directory (default ./<repo>-rra).", type=click.Path(path_type=Path))
 @click.option(
     "--advisor",
     default="none",
@@ -44,7 +44,7 @@ __all__ = ["build"]
     help="Continue from the phase that failed, keeping the changes recorded in OUT with "
     "'reprobridge code record'.",
 )
-@json_format("Print the build report as JSON on stdout.")
+@format_option("text", "json")
 @click.option("--max-minutes", type=float, help="Stop before the next phase after N minutes.")
 @click.option(
     "--smoke-budget",
@@ -60,11 +60,11 @@ def build(  # noqa: PLR0917 - click passes options positionally
     source: str,
     claims: Path,
     commit: str | None,
-    out: Path | None,
+    output: Path | None,
     advisor: str,
     advisor_model: str,
     resume: bool,
-    as_json: bool,
+    fmt: str,
     max_minutes: float | None,
     smoke_budget: float,
     sandbox: bool,
@@ -103,7 +103,7 @@ def build(  # noqa: PLR0917 - click passes options positionally
         source=source,
         claims=claims,
         commit=commit,
-        out=out,
+        out=output,
         advisor=None if advisor == "none" else advisor,
         advisor_model=advisor_model,
         resume=resume,
@@ -112,13 +112,12 @@ def build(  # noqa: PLR0917 - click passes options positionally
         sandbox=sandbox,
     )
     try:
-        report = run_build(options, echo=lambda text: echo(text, err=True))
+        report = run_build(options, echo=note)
     except ReproBridgeError as exc:
         fail(exc)
     except OSError as exc:
-        echo(f"error: {exc}", err=True)
-        sys.exit(2)
-    echo(render_summary(report), err=True, nl=False)
-    if as_json:
+        os_error(exc)
+    note(render_summary(report), nl=False)
+    if fmt == "json":
         sys.stdout.write(report.model_dump_json(indent=2) + "\n")
     sys.exit(0 if report.passed else 1)

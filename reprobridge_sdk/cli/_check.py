@@ -11,7 +11,7 @@ from pathlib import Path
 import click
 
 from reprobridge_sdk.cli import artifact_alias
-from reprobridge_sdk.cli._output import echo, echo_finding, fail, json_format, report_options
+from reprobridge_sdk.cli._output import echo_finding, fail, format_option, note, report_options, say
 
 from ._safety import note_artifact_configs, sandbox_option, warn_unsandboxed
 
@@ -43,7 +43,7 @@ __all__ = ["check"]
     help="Write the check's record into the artifact (runs/check.json), for an audit's "
     "reusable badge. A directory only.",
 )
-@json_format("Print the report as JSON on stdout.")
+@format_option("text", "json")
 @report_options
 @artifact_alias()
 def check(  # noqa: PLR0917 - click passes one argument per option
@@ -54,7 +54,7 @@ def check(  # noqa: PLR0917 - click passes one argument per option
     installer_cache: bool,
     sandbox: bool,
     record: bool,
-    as_json: bool,
+    fmt: str,
 ) -> None:
     """Copy PATH (an artifact directory or a packed archive) into a clean room and rerun it.
 
@@ -93,21 +93,21 @@ def check(  # noqa: PLR0917 - click passes one argument per option
         )
     except ReproBridgeError as exc:  # N011, or --record of an archive: nothing ran
         fail(exc)
-    if as_json:
+    if fmt == "json":
         sys.stdout.write(json.dumps(report.to_dict(), indent=2) + "\n")
+        sys.exit(0 if report.ok else 1)
     network = ", ".join(report.network_env) or "none"
     named = f"; --pass-env: {', '.join(report.pass_env)}" if report.pass_env else ""
-    echo(f"clean shell: network configuration passed: {network}{named}", err=True)
+    note(f"clean shell: network configuration passed: {network}{named}")
     for step in report.steps:
         mark = "ok  " if step.ok else "FAIL"
-        echo(f"{mark} {step.name:<13} {step.seconds:8.2f} s  {step.detail}", err=True)
+        say(f"{mark} {step.name:<13} {step.seconds:8.2f} s  {step.detail}")
         for item in step.findings:
             if item.severity.value == "error":
                 echo_finding(item, str(path))
-    verdict = "passed" if report.ok else "failed"
-    echo(f"check {verdict} in {report.seconds:.1f} s", err=True)
+    say(f"check {'passed' if report.ok else 'failed'} in {report.seconds:.1f} s")
     if keep:
-        echo(f"the copy is kept in {report.copy}", err=True)
+        note(f"the copy is kept in {report.copy}")
     if report.record is not None:
-        echo(f"check record written: {report.record}", err=True)
+        note(f"check record written: {report.record}")
     sys.exit(0 if report.ok else 1)

@@ -13,7 +13,7 @@ from typing import Any, TypeVar
 import click
 
 from reprobridge_sdk.cli import SuggestingGroup, artifact_alias
-from reprobridge_sdk.cli._output import echo, echo_finding, fail, json_format
+from reprobridge_sdk.cli._output import echo_finding, fail, format_option, note, say
 
 __all__ = ["code"]
 
@@ -66,10 +66,9 @@ def import_(source: str, artifact: Path, commit: str | None, as_: str, force: bo
         result = import_code(artifact, source, commit=commit, as_=as_, force=force)  # type: ignore[arg-type]
     except ReproBridgeError as exc:
         fail(exc)
-    echo(
+    note(
         f"imported {result.repository} at {result.commit} as {result.kind}; "
         f"tree digest {result.tree_digest}",
-        err=True,
     )
 
 
@@ -103,7 +102,7 @@ def record(  # noqa: PLR0917 - click passes options positionally
         )
     except ReproBridgeError as exc:
         fail(exc, code=1 if any(f.code == "C007" for f in exc.findings) else 2)
-    echo(f"recorded {change.patch} as change {change.id!r} ({change.kind})", err=True)
+    note(f"recorded {change.patch} as change {change.id!r} ({change.kind})")
 
 
 @code.command("diff")
@@ -123,8 +122,8 @@ def diff(artifact: Path) -> None:
 
 @code.command("status")
 @_ARTIFACT
-@json_format("Print the status as JSON on stdout.")
-def status(artifact: Path, as_json: bool) -> None:
+@format_option("text", "json")
+def status(artifact: Path, fmt: str) -> None:
     """List the series and whether each patch applies (fetches the upstream once)."""
     from reprobridge_sdk.authoring.codebase import code_status
     from reprobridge_sdk.errors import ReproBridgeError
@@ -133,7 +132,7 @@ def status(artifact: Path, as_json: bool) -> None:
         result = code_status(artifact)
     except ReproBridgeError as exc:
         fail(exc)
-    if as_json:
+    if fmt == "json":
         data = {
             "kind": result.kind,
             "repository": result.repository,
@@ -156,15 +155,15 @@ def status(artifact: Path, as_json: bool) -> None:
         }
         sys.stdout.write(json.dumps(data, indent=2) + "\n")
     else:
-        echo(f"{result.kind} on {result.repository} at {result.commit}", err=True)
+        say(f"{result.kind} on {result.repository} at {result.commit}")
         for p in result.patches:
-            echo(f"  {p.position:>3} {p.state:<10} {p.path}  {p.summary or ''}", err=True)
+            say(f"  {p.position:>3} {p.state:<10} {p.path}  {p.summary or ''}")
             if p.finding is not None:
                 echo_finding(p.finding, p.path)
         for f in result.findings:
             echo_finding(f)
         if result.working_changes:
-            echo(f"  {len(result.working_changes)} unrecorded change(s):", err=True)
+            say(f"  {len(result.working_changes)} unrecorded change(s):")
             for line in result.working_changes:
-                echo(f"    {line}", err=True)
+                say(f"    {line}")
     sys.exit(0 if result.ok else 1)

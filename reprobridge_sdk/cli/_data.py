@@ -10,11 +10,11 @@ from pathlib import Path
 import click
 
 from reprobridge_sdk.cli import SuggestingGroup, artifact_alias
-from reprobridge_sdk.cli._output import echo, fail, machine_format, report_findings, report_options
+from reprobridge_sdk.cli._output import fail, format_option, note, report_findings, report_options
 
 __all__ = ["data"]
 
-_FORMATS = click.Choice(["text", "json", "sarif", "junit", "github"])
+_FORMATS = ("text", "json", "sarif", "junit", "github")
 
 
 @click.group(cls=SuggestingGroup)
@@ -52,7 +52,7 @@ def data() -> None:
     help="Also place items that declare neither sha256 nor size (else D014).",
 )
 @click.option("--cache-dir", type=click.Path(file_okay=False, path_type=Path))
-@click.option("--format", "fmt", type=_FORMATS, default="text", callback=machine_format)
+@format_option(*_FORMATS)
 @report_options
 @artifact_alias(rest="items")
 def fetch(  # noqa: PLR0917 - click passes options positionally
@@ -88,9 +88,9 @@ def fetch(  # noqa: PLR0917 - click passes options positionally
         fail(exc)
     for name, ids in (("fetched", result.fetched), ("present", result.present)):
         if ids:
-            echo(f"{name}: {', '.join(ids)}", err=True)
+            note(f"{name}: {', '.join(ids)}")
     if result.needs_user and fmt == "text":
-        echo(f"needs you: {', '.join(result.needs_user)}", err=True)
+        note(f"needs you: {', '.join(result.needs_user)}")
     if result.needs_user and result.ok:
         # Nothing failed, but the data is not all there: say so with the exit status.
         report_findings(result.findings, fmt, target=str(path), strict=True)
@@ -107,7 +107,7 @@ def fetch(  # noqa: PLR0917 - click passes options positionally
     help="Interpreter whose distributions hold 'package' items (default: the running one).",
 )
 @click.option("--cache-dir", type=click.Path(file_okay=False, path_type=Path))
-@click.option("--format", "fmt", type=_FORMATS, default="text", callback=machine_format)
+@format_option(*_FORMATS)
 @click.option("--strict", is_flag=True, help="Warnings fail the check too.")
 @report_options
 @artifact_alias(rest="items")

@@ -11,7 +11,7 @@ from pathlib import Path
 import click
 
 from reprobridge_sdk.cli import artifact_alias
-from reprobridge_sdk.cli._output import echo, fail, json_format
+from reprobridge_sdk.cli._output import fail, format_option, note, say
 
 __all__ = ["digest"]
 
@@ -19,9 +19,9 @@ __all__ = ["digest"]
 @click.command("digest")
 @click.argument("path", type=click.Path(path_type=Path, file_okay=False), default=".")
 @click.option("--update", is_flag=True, help="Write the recomputed digests into rra.yaml.")
-@json_format("Print the changes as JSON on stdout.")
+@format_option("text", "json")
 @artifact_alias()
-def digest(path: Path, update: bool, as_json: bool) -> None:
+def digest(path: Path, update: bool, fmt: str) -> None:
     """Recompute the tree, patch, lock, data and sample digests and show what changed.
 
     Nothing is written without --update. For a patch series the tree digest is that of
@@ -37,13 +37,13 @@ def digest(path: Path, update: bool, as_json: bool) -> None:
         changes = refresh(path, write=update)
     except ReproBridgeError as exc:
         fail(exc)
-    if as_json:
+    if fmt == "json":
         data = [{"path": c.pointer, "old": c.old, "new": c.new} for c in changes]
         sys.stdout.write(json.dumps({"changes": data, "written": update}, indent=2) + "\n")
     for change in changes:
-        echo(f"{change.pointer}: {change.old} -> {change.new}", err=True)
+        say(f"{change.pointer}: {change.old} -> {change.new}")
     if not changes:
-        echo("every digest is current", err=True)
+        note("every digest is current")
     elif update:
-        echo(f"updated {len(changes)} digest(s) in rra.yaml", err=True)
+        note(f"updated {len(changes)} digest(s) in rra.yaml")
     sys.exit(1 if changes and not update else 0)

@@ -11,7 +11,7 @@ from pathlib import Path
 import click
 
 from reprobridge_sdk.cli import SuggestingGroup, artifact_alias
-from reprobridge_sdk.cli._output import echo, fail, machine_format, report_findings, report_options
+from reprobridge_sdk.cli._output import fail, format_option, report_findings, report_options, say
 
 __all__ = ["env"]
 
@@ -29,9 +29,7 @@ def env() -> None:
     help="Interpreter to describe (default: the running one).",
 )
 @click.option("--var", "variables", multiple=True, help="Also record this variable (or PREFIX*).")
-@click.option(
-    "--format", "fmt", type=click.Choice(["text", "json"]), default="text", callback=machine_format
-)
+@format_option("text", "json")
 def snapshot(python: Path | None, variables: tuple[str, ...], fmt: str) -> None:
     """Capture what a run would run on: Python, platform, CPU, GPUs, packages, variables.
 
@@ -57,7 +55,7 @@ def snapshot(python: Path | None, variables: tuple[str, ...], fmt: str) -> None:
         f"distributions {len(snap.distributions)}",
     ]
     lines.extend(f"  {name}={value}" for name, value in snap.variables.items())
-    echo("\n".join(lines), err=True)
+    say("\n".join(lines))
 
 
 @env.command()
@@ -95,7 +93,7 @@ def create(path: Path, cache_dir: Path | None, python: Path | None, installer: s
         )
     except ReproBridgeError as exc:
         fail(exc)
-    echo(str(exe))
+    say(str(exe))
 
 
 @env.command()
@@ -112,13 +110,7 @@ def create(path: Path, cache_dir: Path | None, python: Path | None, installer: s
     type=click.Path(file_okay=False, path_type=Path),
     help="Cache of environments (default: $REPROBRIDGE_CACHE_DIR or the user cache).",
 )
-@click.option(
-    "--format",
-    "fmt",
-    callback=machine_format,
-    type=click.Choice(["text", "json", "sarif", "junit", "github"]),
-    default="text",
-)
+@format_option("text", "json", "sarif", "junit", "github")
 @click.option("--strict", is_flag=True, help="Warnings fail the check too.")
 @click.option("-v", "--verbose", is_flag=True, help="Also show info findings (extra packages).")
 @report_options

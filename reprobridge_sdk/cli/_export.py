@@ -10,7 +10,7 @@ from pathlib import Path
 import click
 
 from reprobridge_sdk.cli import SuggestingGroup, artifact_alias
-from reprobridge_sdk.cli._output import echo, fail
+from reprobridge_sdk.cli._output import fail, note, os_error
 
 __all__ = ["export"]
 
@@ -54,9 +54,8 @@ def citation(path: Path, output: str | None) -> None:
     try:
         atomic_write_text(target, text)
     except OSError as exc:
-        echo(f"error: cannot write {target}: {exc.strerror}", err=True)
-        sys.exit(2)
-    echo(str(target), err=True)
+        os_error(exc)
+    note(str(target))
 
 
 @export.command("ro-crate")
@@ -86,6 +85,5 @@ def ro_crate(path: Path, output: Path) -> None:
     except ReproBridgeError as exc:
         fail(exc)
     except OSError as exc:
-        echo(f"error: cannot write {output}: {exc.strerror}", err=True)
-        sys.exit(2)
-    echo(str(written), err=True)
+        os_error(exc)
+    note(str(written))

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from reprobridge_sdk.cli._output import deprecated, echo, json_format, print_error
+from reprobridge_sdk.cli._output import deprecated, format_option, print_error, say
 
 if TYPE_CHECKING:
     from reprobridge_sdk.model import MeasuredValue
@@ -34,22 +34,47 @@ def _old_outputs(ctx: click.Context, param: click.Parameter, value: tuple[str, .
         ctx.meta["reprobridge.outputs"] = value
 
 
-def _show(measured: list[MeasuredValue], as_json: bool) -> int:
-    if as_json:
+def _show(measured: list[MeasuredValue], fmt: str) -> int:
+    if fmt == "json":
         data = [m.model_dump(mode="json") for m in measured]
         sys.stdout.write(json.dumps({"measurements": data}, indent=2) + "\n")
     else:
         for m in measured:
             if m.value is None:
-                echo(f"{m.task}: FAILED from {m.source}: {m.error}", err=True)
+                say(f"{m.task}: FAILED from {m.source}: {m.error}")
             else:
-                echo(f"{m.task}: {m.value!r} (raw {m.raw!r} from {m.source})", err=True)
+                say(f"{m.task}: {m.value!r} (raw {m.raw!r} from {m.source})")
     return 1 if any(m.value is None for m in measured) else 0
 
 
+def _target(
+    path: str | None, artifact: str | None, run_dir: str | None, mode: bool
+) -> tuple[str | None, str | None]:
+    """The artifact and the run directory, from PATH, -C and --run; ``mode`` is whether
+    --samples, --log, --file or --launcher chose what to do. The old spelling
+    ``extract RUN_DIR [-C ARTIFACT]`` still works, with a deprecation warning."""
+    from reprobridge_sdk.authoring.submissions import is_archive  # noqa: PLC0415 - lazy
+
+    if run_dir is None and not mode and path is not None:
+        if is_archive(path):
+            msg = f"{path} is a packed artifact, not a run directory: add --samples or --launcher"
+            raise click.UsageError(msg)
+        deprecated("extract RUN_DIR", "extract [PATH] --run RUN_DIR")
+        return artifact, path
+    if artifact is not None and path is not None:
+        msg = f"the artifact is named twice ({path} and -C {artifact})"
+        raise click.UsageError(msg)
+    if run_dir is None and not mode:
+        raise click.UsageError("give --run RUN_DIR, --samples, or --launcher with --log")
+    return artifact or path, run_dir
+
+
 @click.command("extract", context_settings={"help_option_names": ["-h", "--help"]})
-@click.argument("target", required=False)
-@click.option("-C", "--artifact", help="The artifact (default: the run's <artifact>/runs/..).")
+@click.argument("path", required=False)
+@click.option(
+    "-C", "--artifact", metavar="PATH", help="The artifact, as the positional PATH names it."
+)
+@click.option("--run", "run_dir", metavar="DIR", help="A recorded run directory to re-extract.")
 @click.option("--log", "log", type=click.Path(dir_okay=False), help="A sample log to read.")
 @click.option("--launcher", help="Whose measurements to replay on --log/--file.")
 @click.option(
@@ -66,35 +91,34 @@ def _show(measured: list[MeasuredValue], as_json: bool) -> int:
 )
 @click.option("--seed", type=int, help="The seed for templates (default: the first).")
 @click.option("--samples", is_flag=True, help="Check every shipped sample's expected values.")
-@json_format("JSON on stdout.")
+@format_option("text", "json")
 def extract(  # noqa: PLR0917 - click passes options as arguments
-    target: str | None,
+    path: str | None,
     artifact: str | None,
+    run_dir: str | None,
     log: str | None,
     launcher: str | None,
     outputs: tuple[str, ...],
     seed: int | None,
     samples: bool,
-    as_json: bool,
+    fmt: str,
 ) -> None:
     """Replay measurement extraction without running anything.
 
     \b
-    reprobridge extract RUN_DIR                     re-extract a recorded run
+    reprobridge extract [PATH] --run RUN_DIR        re-extract a recorded run
     reprobridge extract [PATH] --launcher ID --log FILE [--file ID=FILE]
     reprobridge extract [PATH] --samples [--launcher ID]
 
-    PATH (or -C) may be a packed archive: it is unpacked safely into a temporary
-    directory that is removed afterwards, and the output names the archive.
+    PATH (or -C) is the artifact (default: '.'; with --run, the run's <artifact>/runs/..).
+    It may be a packed archive: it is unpacked safely into a temporary directory that is
+    removed afterwards, and the output names the archive.
 
     \b
     Exit codes: 0 every value extracted (and matching, for --samples), 1 otherwise,
     2 usage or I/O error.
     """
-    from reprobridge_sdk.authoring.submissions import (  # noqa: PLC0415 - lazy
-        is_archive,
-        open_artifact,
-    )
+    from reprobridge_sdk.authoring.submissions import open_artifact  # noqa: PLC0415 - lazy
     from reprobridge_sdk.errors import ReproBridgeError  # noqa: PLC0415 - lazy
     from reprobridge_sdk.run.replay import (  # noqa: PLC0415 - lazy
         check_samples,
@@ -105,47 +129,37 @@ def extract(  # noqa: PLR0917 - click passes options as arguments
     outputs = outputs + click.get_current_context().meta.get("reprobridge.outputs", ())
     replaying = log is not None or bool(outputs) or launcher is not None
     if replaying and launcher is None:
-        raise click.UsageError("--log and --output need --launcher ID")
-    if not samples and not replaying and target is None:
-        raise click.UsageError("give a RUN_DIR, or --launcher with --log")
-    if not samples and not replaying and is_archive(target or ""):
-        msg = f"{target} is a packed artifact, not a run directory: add --samples, or --launcher"
-        raise click.UsageError(msg)
-    # the artifact: -C, else TARGET (unless TARGET is a run directory); an archive is unpacked
-    path = artifact if artifact is not None or not (samples or replaying) else target or "."
+        raise click.UsageError("--log and --file need --launcher ID")
+    path, run_dir = _target(path, artifact, run_dir, samples or replaying)
     try:
         with open_artifact(path or ".") as opened:
             root = None if path is None else opened.target
             if samples:
-                checks = opened.relabel(
-                    check_samples(root or ".", [launcher] if launcher else None)
-                )
-                sys.exit(_show_samples(checks, as_json))
-            if replaying:
+                checks = check_samples(root or ".", [launcher] if launcher else None)
+                sys.exit(_show_samples(opened.relabel(checks), fmt))
+            if run_dir is not None:
+                measured = replay_run(run_dir, root)
+            else:
                 assert launcher is not None
                 measured = replay_log(
                     root or ".", launcher, log, outputs=_outputs(outputs), seed=seed
                 )
-            else:
-                assert target is not None
-                measured = replay_run(target, root)
             measured = opened.relabel(measured)
     except ReproBridgeError as exc:
         print_error(exc)
         sys.exit(2)
-    sys.exit(_show(measured, as_json))
+    sys.exit(_show(measured, fmt))
 
 
-def _show_samples(checks: list[Any], as_json: bool) -> int:
-    if as_json:
+def _show_samples(checks: list[Any], fmt: str) -> int:
+    if fmt == "json":
         data: Any = {"samples": [c.to_dict() for c in checks]}
         sys.stdout.write(json.dumps(data, indent=2) + "\n")
-    for check in checks if not as_json else []:
+    for check in checks if fmt != "json" else []:
         mark = "ok  " if check.ok else "DIFF"
         got = check.error if check.value is None else repr(check.value)
-        echo(
+        say(
             f"{mark} {check.launcher}[{check.sample}] {check.task}: "
             f"expected {check.expected!r}, got {got}",
-            err=True,
         )
     return 0 if all(c.ok for c in checks) else 1

@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from reprobridge_sdk.cli import artifact_alias
-from reprobridge_sdk.cli._output import echo, echo_finding
+from reprobridge_sdk.cli._output import echo_finding, error, note
 from reprobridge_sdk.errors import ArtifactError
 from reprobridge_sdk.findings import Severity
 from reprobridge_sdk.guide import check_guide, guide_path, write_guide
@@ -44,7 +44,7 @@ def guide(path: Path, check: bool) -> None:
             echo_finding(item)
         sys.exit(2)
     except OSError as exc:
-        echo(f"error: cannot read {manifest}: {exc.strerror or exc}", err=True)
+        error(f"cannot read {manifest}: {exc.strerror or exc}")
         sys.exit(2)
     if document.fatal or not isinstance(document.data, dict):
         for item in document.findings:
@@ -66,7 +66,7 @@ def guide(path: Path, check: bool) -> None:
             echo_finding(item)
         sys.exit(2)
     except OSError as exc:
-        echo(f"error: cannot write the guide: {exc}", err=True)
+        error(f"cannot write the guide: {exc}")
         sys.exit(2)
     target = root / guide_path(records)
-    echo(f"{'updated' if changed else 'up to date'}: {target}", err=True)
+    note(f"{'updated' if changed else 'up to date'}: {target}")

@@ -14,7 +14,7 @@ from reprobridge_sdk.authoring.scaffold import (
     default_id,
     scaffold,
 )
-from reprobridge_sdk.cli._output import echo, echo_finding, fail
+from reprobridge_sdk.cli._output import echo_finding, error, fail, note
 from reprobridge_sdk.errors import ReproBridgeError
 
 __all__ = ["init"]
@@ -78,7 +78,7 @@ def init(  # noqa: PLR0917 - click passes options as arguments
         try:
             return str(click.prompt(prompt, default=default, err=True))
         except click.Abort:
-            echo("\nerror: no answer to a prompt; use --yes and flags", err=True)
+            error("no answer to a prompt; use --yes and flags")
             sys.exit(2)
 
     artifact = value(artifact_id, "Artifact id", defaults.id)
@@ -106,14 +106,14 @@ def init(  # noqa: PLR0917 - click passes options as arguments
     try:
         scaffold(directory, options, force=force)
     except ReproBridgeError as exc:
-        echo(f"error: {exc.message}", err=True)
+        error(exc.message)
         sys.exit(2)
     except OSError as exc:
-        echo(f"error: cannot write the artifact: {exc}", err=True)
+        error(f"cannot write the artifact: {exc}")
         sys.exit(2)
-    echo(f"created the artifact {options.id!r} in {directory}", err=True)
+    note(f"created the artifact {options.id!r} in {directory}")
     _list_placeholders(directory)
-    echo(f"then check it with: reprobridge validate {directory}", err=True)
+    note(f"then check it with: reprobridge validate {directory}")
 
 
 def _from(
@@ -133,17 +133,16 @@ def _from(
     except ReproBridgeError as exc:
         fail(exc)
     imported = result.imported
-    echo(
+    note(
         f"created {options.id!r} in {directory} around {imported.repository} at "
         f"{imported.commit} ({imported.kind})",
-        err=True,
     )
     if result.requirements_from:
-        echo(f"requirements from {result.requirements_from}: run `reprobridge lock`", err=True)
+        note(f"requirements from {result.requirements_from}: run `reprobridge lock`")
     if result.python:
-        echo(f"python {result.python} from {result.python_from}", err=True)
+        note(f"python {result.python} from {result.python_from}")
     for command in result.commands:
-        echo(f"candidate launcher (as a comment in rra.yaml): {command}", err=True)
+        note(f"candidate launcher (as a comment in rra.yaml): {command}")
     _list_placeholders(directory)
 
 
@@ -152,6 +151,6 @@ def _list_placeholders(directory: Path) -> None:
 
     found = [f for f in validate(directory).findings if f.code.startswith("P")]
     if found:
-        echo("replace the placeholders (each a P warning of `validate`):", err=True)
+        note("replace the placeholders (each a P warning of `validate`):")
         for item in found:
             echo_finding(item, str(directory))

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import sys
-
 import click
 
 from reprobridge_sdk.cli import SuggestingGroup
-from reprobridge_sdk.cli._output import echo, fail, out_option
+from reprobridge_sdk.cli._output import fail, note, os_error, output_option, say
 
 __all__ = ["keys"]
 
@@ -19,11 +17,11 @@ def keys() -> None:
 
 @keys.command("generate")
 @click.argument("name")
-@out_option(
+@output_option(
     "Private key file (default NAME.key); the KEYS line goes to NAME.pub and stdout.",
     type=click.Path(dir_okay=False),
 )
-def generate(name: str, out: str | None) -> None:
+def generate(name: str, output: str | None) -> None:
     """Write a new private key (mode 0600) and print its KEYS line: NAME ed25519 KEY.
 
     \b
@@ -38,7 +36,7 @@ def generate(name: str, out: str | None) -> None:
         public_line,
     )
 
-    target = out or f"{name}.key"
+    target = output or f"{name}.key"
     try:
         pem, key = generate_key()
         line = public_line(name, key)
@@ -48,7 +46,6 @@ def generate(name: str, out: str | None) -> None:
     except ReproBridgeError as exc:
         fail(exc)
     except OSError as exc:
-        echo(f"error: cannot write {target}: {exc.strerror}", err=True)
-        sys.exit(2)
-    echo(line)
-    echo(f"wrote {target} (keep it secret) and its KEYS line", err=True)
+        os_error(exc)
+    say(line)
+    note(f"wrote {target} (keep it secret) and its KEYS line")

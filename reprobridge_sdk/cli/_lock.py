@@ -11,7 +11,7 @@ from pathlib import Path
 import click
 
 from reprobridge_sdk.cli import artifact_alias
-from reprobridge_sdk.cli._output import echo, fail, json_format, legacy_format
+from reprobridge_sdk.cli._output import fail, format_option, legacy_format, note
 
 __all__ = ["lock"]
 
@@ -31,7 +31,7 @@ __all__ = ["lock"]
 @click.option("--upgrade", is_flag=True, help="Ignore the pins of the existing lock.")
 @click.option(
     "--lock-format",
-    "fmt",
+    "lock_format",
     type=click.Choice(["requirements", "pylock"]),
     help="Lock file format (default: the manifest's, else hashed requirements).",
 )
@@ -48,20 +48,17 @@ __all__ = ["lock"]
     help="Variant of frameworks such as PyTorch: their CPU builds, the default index's CUDA "
     "builds, or auto (cpu when the manifest declares no GPU and this machine has none).",
 )
-@json_format(
-    "Print the result as JSON on stdout.",
-    legacy={"requirements": "--lock-format", "pylock": "--lock-format"},
-)
+@format_option("text", "json", legacy={"requirements": "--lock-format", "pylock": "--lock-format"})
 @artifact_alias()
 def lock(  # noqa: PLR0917 - click passes options positionally
     path: Path,
     resolver: str,
     python: str | None,
     upgrade: bool,
-    fmt: str | None,
+    lock_format: str | None,
     output: str | None,
     accelerator: str,
-    as_json: bool,
+    fmt: str,
 ) -> None:
     """Resolve environment.requirements into a hashed, portable lock and record its digest.
 
@@ -72,14 +69,14 @@ def lock(  # noqa: PLR0917 - click passes options positionally
     from reprobridge_sdk.errors import ReproBridgeError
     from reprobridge_sdk.locks.lockfile import LockError
 
-    fmt = fmt or legacy_format()
+    lock_format = lock_format or legacy_format()
     try:
         result = lock_artifact(
             path,
             resolver=resolver,  # type: ignore[arg-type]
             python=python,
             upgrade=upgrade,
-            fmt=fmt,  # type: ignore[arg-type]
+            fmt=lock_format,  # type: ignore[arg-type]
             output=output,
             accelerator=accelerator,  # type: ignore[arg-type]
         )
@@ -87,7 +84,7 @@ def lock(  # noqa: PLR0917 - click passes options positionally
         fail(exc, code=1)
     except ReproBridgeError as exc:
         fail(exc)
-    if as_json:
+    if fmt == "json":
         data = {
             "path": str(result.path),
             "format": result.format,
@@ -103,9 +100,8 @@ def lock(  # noqa: PLR0917 - click passes options positionally
         }
         sys.stdout.write(json.dumps(data, indent=2) + "\n")
     state = "updated" if result.changed else "unchanged"
-    echo(
+    note(
         f"{result.path}: {state}, sha256 {result.sha256[:12]}..., "
         f"python {result.python} on {result.platform} ({result.resolver})"
         + (f", {result.accelerator} build" if result.accelerator else ""),
-        err=True,
     )

@@ -1,23 +1,14 @@
-"""The command line's one reporter: findings, human text, failures, per invocation.
+"""Where the command line's output goes, and the options that shape it (docs/cli.md).
 
-Findings are diagnostics: they go to **stdout**, each in the one line shape of
-:func:`~reprobridge_sdk.validation.reporters.finding_line`
-(``path:line:col: CODE severity message [pointer]``, then ``    hint: ...``), as ruff prints
-them. Progress and summaries of what a command did go to **stderr** (:func:`echo` with
-``err=True``), and so does an error that has no finding code. When a command writes a machine
-format (``--format json``...), stdout holds that format alone, and a finding it does not
-contain goes to stderr in the same line shape.
+Channels: findings, listings and reports go to **stdout** (:func:`echo_finding`,
+:func:`report`, :func:`say`, :func:`write_output`); progress and notes on what a command did
+go to **stderr** (:func:`note`, silenced by ``-q``); an error without a finding code is
+``error: ...`` on stderr (:func:`error`), printed once, never silenced. A notice about the
+invocation itself (N030, N031) goes to stderr, and so does a finding while stdout holds a
+machine format (``--format json``...), so that stdout holds that format alone.
 
-The reporting options of the commands that report findings (:func:`report_options`):
-``-q/--quiet`` (diagnostics only: no progress, no summary), ``--exit-zero`` (exit 0 even
-when findings fail the command), ``--statistics`` (a count per code after the findings) and
-``--color auto|always|never`` (``auto`` keeps ``NO_COLOR``, ``FORCE_COLOR`` and the TTY
-test of :func:`~reprobridge_sdk.config.color_enabled`).
-
-Every line of human text passes through
-:func:`~reprobridge_sdk.findings.terminal_text`: the text of an artifact in it (titles, ids,
-messages, paths, log excerpts) reaches the terminal with its control characters shown, never
-sent. JSON and SARIF are written as they are.
+Every line of human text passes through :func:`~reprobridge_sdk.findings.terminal_text`:
+an artifact's text reaches the terminal with its control characters shown, never sent.
 """
 
 from __future__ import annotations
@@ -25,9 +16,10 @@ from __future__ import annotations
 import codecs
 import functools
 import io
+import json
 import sys
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO, NoReturn, TypeVar
 
@@ -36,33 +28,35 @@ import click
 from reprobridge_sdk.config import color_enabled
 from reprobridge_sdk.errors import ReproBridgeError
 from reprobridge_sdk.findings import Finding, Severity, finding_line, terminal_text
+from reprobridge_sdk.plugins import BUILT_IN, REPORT_FORMATS
 
 __all__ = [
-    "COLOR_CHOICES",
-    "FORMATS",
     "TerminalBytes",
     "color",
+    "count",
     "deprecated",
-    "echo",
     "echo_finding",
+    "error",
     "fail",
-    "json_format",
+    "format_option",
     "legacy_format",
-    "machine_format",
-    "out_option",
+    "note",
+    "os_error",
+    "output_option",
     "print_error",
     "report",
-    "report_file",
     "report_findings",
     "report_options",
     "reset",
+    "say",
     "set_machine",
+    "write_output",
 ]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-#: The values of ``--color``.
-COLOR_CHOICES = ("auto", "always", "never")
+#: Codes that stop a command as a usage error would: exit 2, even with ``--exit-zero``.
+_USAGE_CODES = frozenset({"E015"})
 
 
 @dataclass
@@ -73,6 +67,9 @@ class _State:
     quiet: bool = False
     exit_zero: bool = False
     statistics: bool = False
+    #: ``--format`` and ``-o`` as given (``--statistics`` writes its table there).
+    fmt: str | None = None
+    output: str | None = None
     #: True while the command writes a machine format on stdout.
     machine: bool = False
     counts: Counter[str] = field(default_factory=Counter)
@@ -100,23 +97,79 @@ def color(stream: Any = None) -> bool:
     return color_enabled(sys.stdout if stream is None else stream)
 
 
-def echo(text: str = "", *, err: bool = False, nl: bool = True) -> None:
-    """``click.echo`` of human text, its control characters shown (newlines and tabs kept).
+# --------------------------------------------------------------------------- channels
 
-    Text on stderr is progress or a summary: ``-q`` silences it, but never an error.
+
+def say(text: str = "", *, nl: bool = True) -> None:
+    """A listing or a report in text, on stdout (on stderr while stdout is machine output)."""
+    click.echo(terminal_text(text, lines=True), err=_state.machine, nl=nl)
+
+
+def note(text: str, *, nl: bool = True) -> None:
+    """Progress, or a note on what the command did, on stderr (``-q`` silences it)."""
+    if not _state.quiet:
+        click.echo(terminal_text(text, lines=True), err=True, nl=nl)
+
+
+def error(message: str) -> None:
+    """``error: message`` on stderr: an error that has no finding code."""
+    paint = color(sys.stderr)
+    prefix = click.style("error:", fg="red") if paint else "error:"
+    click.echo(f"{prefix} {terminal_text(message, lines=True)}", err=True, color=paint)
+
+
+def deprecated(old: str, new: str) -> None:
+    """A deprecation warning on stderr: ``old`` still works for one minor version."""
+    click.echo(f"warning: {old} is deprecated and will be removed; use {new}", err=True)
+
+
+def os_error(exc: OSError, doing: str = "write") -> NoReturn:
+    """``error: cannot write FILE: reason`` and exit 2 (an I/O error)."""
+    where = f" {exc.filename}" if exc.filename else ""
+    error(f"cannot {doing}{where}: {exc.strerror or exc}")
+    sys.exit(2)
+
+
+def write_output(data: str | Iterable[bytes], output: str | None = None) -> None:
+    """A report: to ``output`` (written atomically; ``wrote FILE`` on stderr), else stdout.
+
+    With ``--statistics`` the count table stands for the report, so nothing is written.
     """
-    if err and _state.quiet and not text.startswith("error"):
+    if _state.statistics:
         return
-    click.echo(terminal_text(text, lines=True), err=err, nl=nl)
+    chunks = [data.encode("utf-8")] if isinstance(data, str) else data
+    if output is None:
+        for chunk in chunks:
+            sys.stdout.write(chunk.decode("utf-8"))
+        return
+    from reprobridge_sdk.io._fs import atomic_write_bytes  # noqa: PLC0415 - on use
+
+    try:
+        atomic_write_bytes(output, iter(chunks))
+    except OSError as exc:
+        os_error(exc)
+    note(f"wrote {output}")
 
 
-def echo_finding(item: Finding, label: str = "") -> None:
-    """One finding in the one line shape, on stdout (on stderr while stdout is machine
-    output); ``label`` names what it is about when it has no file."""
-    stream = sys.stderr if _state.machine else sys.stdout
+# --------------------------------------------------------------------------- findings
+
+
+def echo_finding(item: Finding, label: str = "", *, notice: bool = False) -> None:
+    """One finding in the one line shape on stdout; on stderr when it is a ``notice`` about
+    the invocation or while stdout is machine output. ``label`` names what it is about when
+    it has no file."""
     _state.counts[item.code] += 1
+    if _state.statistics and not notice:
+        return
+    stream = sys.stderr if notice or _state.machine else sys.stdout
     paint = color(stream)
     click.echo(finding_line(item, label, color=paint), file=stream, color=paint)
+
+
+def count(groups: Iterable[Iterable[Any]]) -> None:
+    """Count findings a command writes in its own report (for ``--statistics``, E015)."""
+    for findings in groups:
+        _state.counts.update(item.code for item in findings)
 
 
 def report(pairs: Any) -> None:
@@ -128,67 +181,112 @@ def report(pairs: Any) -> None:
     for label, findings in pairs:
         for item in findings:
             echo_finding(item, label)
-    if not _state.quiet:
-        stream = sys.stderr if _state.machine else sys.stdout
-        paint = color(stream)
-        click.echo(summary_line(pairs, color=paint), file=stream, color=paint)
+    if not (_state.quiet or _state.statistics):
+        paint = color()
+        click.echo(summary_line(pairs, color=paint), color=paint)
 
 
-def _statistics() -> None:
-    """``--statistics``: ``COUNT  CODE  name`` per code reported, most frequent first."""
-    from reprobridge_sdk.findings import registry  # noqa: PLC0415 - lazy
+def render_report(pairs: Any, fmt: str, output: str | None = None) -> None:
+    """Findings as ``fmt``: text through :func:`report`, else the rendering, to ``output``
+    or stdout."""
+    from reprobridge_sdk.validation.reporters import render, summary_line  # noqa: PLC0415
 
-    known = registry()
-    stream = sys.stderr if _state.machine else sys.stdout
-    for code, count in sorted(_state.counts.items(), key=lambda pair: (-pair[1], pair[0])):
-        name = known[code].name if code in known else ""
-        click.echo(f"{count:>5}  {code}  {name}".rstrip(), file=stream)
-
-
-def _exit_status(status: Any) -> Any:
-    """The exit status of the command: 1 becomes 0 with ``--exit-zero``."""
-    if _state.exit_zero and status == 1:
-        return 0
-    return status
+    pairs = pairs.pairs() if hasattr(pairs, "pairs") else pairs
+    if fmt == "text" and output is None:
+        report(pairs)
+        return
+    count(findings for _, findings in pairs)
+    set_machine(output is None)
+    write_output(render(pairs, fmt), output)
+    if output is not None:
+        note(summary_line(pairs))
 
 
-def _set(name: str) -> Callable[[click.Context, click.Parameter, Any], Any]:
-    def store(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
-        if value is not None:
-            setattr(_state, name, value)
-        return value
-
-    return store
-
-
-#: The one list of output formats; each command offers those it can write (``--format``).
-FORMATS = ("text", "json", "sarif", "junit", "github", "csv", "html")
-
-
-def deprecated(old: str, new: str) -> None:
-    """A deprecation warning on stderr: ``old`` still works for one minor version."""
-    click.echo(f"warning: {old} is deprecated and will be removed; use {new}", err=True)
-
-
-def machine_format(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
-    """The callback of a ``--format`` option: any format but text makes stdout machine output."""
-    if value is not None:
-        set_machine(value != "text")
-    return value
-
-
-def json_format(
-    help: str = "JSON on stdout.",
+def report_findings(
+    findings: Sequence[Finding],
+    fmt: str,
     *,
+    target: str,
+    strict: bool = False,
+    verbose: bool = False,
+) -> NoReturn:
+    """Render findings as ``fmt`` and exit 0 or 1. Text leaves out info findings unless
+    ``verbose``; the other formats hold all."""
+    failing = any(
+        f.severity is Severity.ERROR or (strict and f.severity is Severity.WARNING)
+        for f in findings
+    )
+    shown = [f for f in findings if fmt != "text" or verbose or f.severity is not Severity.INFO]
+    render_report([(target, shown)], fmt)
+    if len(shown) < len(findings):
+        note(f"({len(findings) - len(shown)} info finding(s) not shown; use --verbose)")
+    sys.exit(1 if failing else 0)
+
+
+def print_error(exc: ReproBridgeError, label: str = "") -> None:
+    """An error, printed once: its findings through the reporter, else ``error: message``."""
+    for item in exc.findings:
+        echo_finding(item, label)
+    if not exc.findings:
+        error(exc.message)
+
+
+def fail(exc: ReproBridgeError, code: int = 2, label: str = "") -> NoReturn:
+    """Print an error once (:func:`print_error`) and exit (2: usage or I/O error)."""
+    print_error(exc, label)
+    sys.exit(code)
+
+
+# --------------------------------------------------------------------------- options
+
+
+def _formats(names: Sequence[str], plugins: bool) -> tuple[str, ...]:
+    if not plugins:
+        return tuple(names)
+    from reprobridge_sdk.plugins import plugin_names  # noqa: PLC0415 - reads entry points
+
+    return (*names, *plugin_names(REPORT_FORMATS))
+
+
+class _Formats(click.Choice):  # type: ignore[type-arg] # generic from click 8.2; 8.1 is not
+    """``--format``'s choices. With ``plugins``, the plugins' formats are read (their entry
+    points scanned) only when the choices are asked for: help, completion, or a value that
+    is not built in."""
+
+    def __init__(self, names: Sequence[str], *, plugins: bool) -> None:
+        self._names, self._plugins, self._all = tuple(names), plugins, None
+        super().__init__(self._names)
+
+    @property
+    def choices(self) -> tuple[str, ...]:
+        if self._all is None:
+            self._all = _formats(self._names, self._plugins)  # type: ignore[assignment]
+        return self._all  # type: ignore[return-value]
+
+    @choices.setter
+    def choices(self, value: Any) -> None:
+        pass  # the names given to __init__: the property reads them with the plugins'
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        return value if value in self._names else super().convert(value, param, ctx)
+
+
+def format_option(
+    *names: str,
+    default: str | None = "text",
+    help: str = "",
+    plugins: bool = False,
     legacy: Mapping[str, str] | None = None,
 ) -> Callable[[F], F]:
-    """``--format text|json`` for a command whose function takes ``as_json``, and ``--json``,
-    its deprecated spelling.
+    """``--format`` (the parameter ``fmt``) offering ``names``, each of the one list of report
+    formats (``plugins.BUILT_IN``), and with ``plugins`` the installed plugin formats.
 
-    ``legacy`` maps an old value of ``--format`` that meant something else (``lock``'s lock
-    format) to the option that says it now: such a value still works, with a deprecation
-    warning, and :func:`legacy_format` returns it.
+    The hidden ``--json`` is its deprecated spelling. ``legacy`` maps an old value that meant
+    something else (``lock``'s lock format) to the option that says it now: it still works,
+    with a deprecation warning, and :func:`legacy_format` returns it.
     """
+    unknown = set(names) - set(BUILT_IN[REPORT_FORMATS])
+    assert not unknown, f"not in the one list of report formats: {unknown}"
     old = dict(legacy or {})
 
     def old_json(ctx: click.Context, param: click.Parameter, value: Any) -> None:
@@ -196,14 +294,19 @@ def json_format(
             deprecated("--json", "--format json")
             ctx.meta["reprobridge.json"] = True
 
-    def chosen(ctx: click.Context, param: click.Parameter, value: Any) -> bool:
+    def chosen(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
         if value in old:
             deprecated(f"--format {value}", f"{old[value]} {value}")
-            ctx.meta["reprobridge.legacy_format"] = value
-            value = None
-        as_json = value == "json" if value is not None else ctx.meta.get("reprobridge.json", False)
-        set_machine(as_json)
-        return bool(as_json)
+            ctx.meta["reprobridge.legacy_format"], value = value, None
+        if value is None:
+            value = "json" if ctx.meta.get("reprobridge.json") else default
+        _state.fmt = value
+        if value is not None:
+            set_machine(value != "text")
+        return value
+
+    shown = ", ".join(names) + (" or a plugin's" if plugins else "")
+    text = f"Output format: {shown}" + (f"; {help}" if help else ".")
 
     def decorate(f: F) -> F:
         f = click.option(
@@ -218,52 +321,50 @@ def json_format(
         )(f)
         return click.option(
             "--format",
-            "as_json",
-            type=click.Choice(["text", "json", *old]),
+            "fmt",
+            type=_Formats([*names, *old], plugins=plugins),
             default=None,
             callback=chosen,
-            help=f"text (default) or json: {help}",
+            help=text + ("" if default in (None, "text") else f"  [default: {default}]"),
         )(f)
 
     return decorate
 
 
 def legacy_format() -> str | None:
-    """The old meaning of ``--format`` given on this command line (see :func:`json_format`)."""
+    """The old meaning of ``--format`` given on this command line (see :func:`format_option`)."""
     return click.get_current_context().meta.get("reprobridge.legacy_format")
 
 
-def report_file(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
-    """The callback of ``-o FILE`` for a report: ``-o json`` (a format's name as a bare file
-    name) still writes a file of that name, with a deprecation warning, since it was most
-    likely meant as ``--format json``."""
-    if isinstance(value, str) and value in FORMATS:
+def _report_file(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
+    """``-o json`` (a format's name as a bare file name) still writes a file of that name,
+    with a deprecation warning: it was most likely meant as ``--format json``."""
+    if isinstance(value, str) and value in BUILT_IN[REPORT_FORMATS]:
         click.echo(
             f"warning: -o {value} writes the report to a file named {value!r}; this is "
             f"deprecated: use --format {value} for {value} on stdout, or -o ./{value} for "
             "the file",
             err=True,
         )
+    _state.output = value
     return value
 
 
-def out_option(
-    help: str,
-    *,
-    required: bool = False,
-    type: Any = None,
+def output_option(
+    help: str, *, required: bool = False, type: Any = None, report: bool = False
 ) -> Callable[[F], F]:
-    """``-o/--output`` as the parameter ``out`` of a command that used to spell it ``--out``
-    (still accepted, with a deprecation warning)."""
+    """``-o/--output`` (the parameter ``output``): the file a command writes, or the folder
+    where it writes several. ``--out`` is its deprecated spelling; with ``report``, ``-o``
+    is the report's file (and ``--statistics``' file)."""
 
     def decorate(f: F) -> F:
         @functools.wraps(f)
         def wrapper(*args: Any, old_out: Any = None, **kwargs: Any) -> Any:
             if old_out is not None:
                 deprecated("--out", "-o/--output")
-                if kwargs.get("out") is None:
-                    kwargs["out"] = old_out
-            if required and kwargs.get("out") is None:
+                if kwargs.get("output") is None:
+                    kwargs["output"] = old_out
+            if required and kwargs.get("output") is None:
                 raise click.MissingParameter(param_hint="'-o' / '--output'", param_type="option")
             return f(*args, **kwargs)
 
@@ -271,9 +372,65 @@ def out_option(
             "--out", "old_out", type=type, hidden=True, help="Deprecated: -o/--output."
         )(wrapper)
         label = " (required)" if required else ""
-        return click.option("-o", "--output", "out", type=type, help=help + label)(decorated)  # type: ignore[no-any-return]
+        return click.option(  # type: ignore[no-any-return]
+            "-o",
+            "--output",
+            "output",
+            type=type,
+            metavar="FILE" if report else None,
+            callback=_report_file if report else None,
+            help=help + label,
+        )(decorated)
 
     return decorate
+
+
+def _statistics() -> None:
+    """``--statistics``: the count of each code reported, most frequent first, as a table
+    (``COUNT  CODE  name``) or with ``--format json`` a list, on stdout or to ``-o``."""
+    from reprobridge_sdk.findings import registry  # noqa: PLC0415 - lazy
+
+    known = registry()
+    rows = [
+        {"code": code, "name": known[code].name if code in known else "", "count": count}
+        for code, count in sorted(_state.counts.items(), key=lambda pair: (-pair[1], pair[0]))
+    ]
+    if _state.fmt == "json":
+        text = json.dumps(rows, indent=2) + "\n"
+    else:
+        text = "".join(f"{r['count']:>5}  {r['code']}  {r['name']}".rstrip() + "\n" for r in rows)
+    _state.statistics = False  # the table is the output now
+    write_output(text, _state.output)
+
+
+def _exit_status(status: Any) -> Any:
+    """The command's exit status: E015 is 2 (a missing extra stops any command); else 1
+    becomes 0 with ``--exit-zero``."""
+    if status in (0, 1, None) and _USAGE_CODES & _state.counts.keys():
+        return 2
+    return 0 if _state.exit_zero and status == 1 else status
+
+
+def _set(name: str) -> Callable[[click.Context, click.Parameter, Any], Any]:
+    def store(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
+        if value is not None:
+            setattr(_state, name, value)
+        return value
+
+    return store
+
+
+def _flag(name: str, help: str, *decls: str) -> Callable[[F], F]:
+    return click.option(
+        *decls,
+        f"--{name.replace('_', '-')}",
+        name,
+        is_flag=True,
+        default=None,
+        expose_value=False,
+        callback=_set(name),
+        help=help,
+    )
 
 
 def report_options(f: F) -> F:
@@ -283,47 +440,30 @@ def report_options(f: F) -> F:
     @functools.wraps(f)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
-            result = f(*args, **kwargs)
+            f(*args, **kwargs)
         except SystemExit as done:
-            if _state.statistics:
-                _statistics()
-            status = _exit_status(done.code)
-            if status == done.code:
-                raise
-            raise SystemExit(status) from None
+            status = done.code
+        else:
+            status = 0
         if _state.statistics:
             _statistics()
-        return result
+        sys.exit(_exit_status(status))
 
     options = [
-        click.option(
-            "-q",
-            "--quiet",
-            is_flag=True,
-            default=None,
-            expose_value=False,
-            callback=_set("quiet"),
-            help="Print the diagnostics only: no progress, no summary.",
+        _flag("quiet", "Print no progress and no summary (findings and errors still).", "-q"),
+        _flag(
+            "exit_zero",
+            "Exit 0 even when there are findings (usage and I/O errors, and "
+            "a missing extra, E015, still exit 2).",
         ),
-        click.option(
-            "--exit-zero",
-            is_flag=True,
-            default=None,
-            expose_value=False,
-            callback=_set("exit_zero"),
-            help="Exit 0 even when there are findings (usage and I/O errors still exit 2).",
-        ),
-        click.option(
-            "--statistics",
-            is_flag=True,
-            default=None,
-            expose_value=False,
-            callback=_set("statistics"),
-            help="After the findings, print how many there are of each code.",
+        _flag(
+            "statistics",
+            "Print how many findings there are of each code instead of the "
+            "findings (text, or a JSON list with --format json; -o writes it to a file).",
         ),
         click.option(
             "--color",
-            type=click.Choice(COLOR_CHOICES),
+            type=click.Choice(("auto", "always", "never")),
             default=None,
             expose_value=False,
             callback=_set("color"),
@@ -338,12 +478,9 @@ def report_options(f: F) -> F:
 
 
 class TerminalBytes(io.RawIOBase):
-    """A byte stream to a terminal that shows control characters (a launcher's live output).
-
-    The bytes are decoded as UTF-8 as they come (a character split across writes is kept
-    for the next; an invalid byte is shown as ``\\xNN``), passed through
-    :func:`~reprobridge_sdk.findings.terminal_text` with newlines kept, and written on.
-    """
+    """A byte stream to a terminal that shows control characters (a launcher's live output):
+    decoded as UTF-8 as the bytes come (an invalid byte shown as ``\\xNN``), then passed
+    through :func:`~reprobridge_sdk.findings.terminal_text` with newlines kept."""
 
     def __init__(self, sink: BinaryIO) -> None:
         self._sink = sink
@@ -359,49 +496,3 @@ class TerminalBytes(io.RawIOBase):
 
     def flush(self) -> None:
         self._sink.flush()
-
-
-def print_error(exc: ReproBridgeError, label: str = "") -> None:
-    """An error, printed once: its findings through the reporter, else ``error: message``
-    on stderr."""
-    for item in exc.findings:
-        echo_finding(item, label)
-    if not exc.findings:
-        paint = color(sys.stderr)
-        prefix = click.style("error:", fg="red") if paint else "error:"
-        click.echo(f"{prefix} {terminal_text(exc.message, lines=True)}", err=True, color=paint)
-
-
-def fail(exc: ReproBridgeError, code: int = 2, label: str = "") -> NoReturn:
-    """Print an error once (:func:`print_error`) and exit (2: usage or I/O error)."""
-    print_error(exc, label)
-    sys.exit(code)
-
-
-def report_findings(
-    findings: Sequence[Finding],
-    fmt: str,
-    *,
-    target: str,
-    strict: bool = False,
-    verbose: bool = False,
-) -> NoReturn:
-    """Render findings (text through the reporter, else ``fmt`` on stdout) and exit 0 or 1.
-
-    Text output leaves out info findings unless ``verbose``; the other formats hold all.
-    """
-    from reprobridge_sdk.validation.reporters import render  # noqa: PLC0415 - lazy
-
-    failing = any(
-        f.severity is Severity.ERROR or (strict and f.severity is Severity.WARNING)
-        for f in findings
-    )
-    if fmt == "text":
-        shown = [f for f in findings if verbose or f.severity is not Severity.INFO]
-        report([(target, shown)])
-        hidden = len(findings) - len(shown)
-        if hidden:
-            echo(f"({hidden} info finding(s) not shown; use --verbose)", err=True)
-    else:
-        sys.stdout.write(render([(target, list(findings))], fmt))
-    sys.exit(1 if failing else 0)

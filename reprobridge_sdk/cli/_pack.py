@@ -11,7 +11,7 @@ from pathlib import Path
 import click
 
 from reprobridge_sdk.cli import artifact_alias
-from reprobridge_sdk.cli._output import echo, echo_finding, fail, json_format
+from reprobridge_sdk.cli._output import echo_finding, error, fail, format_option, note, say
 
 __all__ = ["pack", "unpack"]
 
@@ -22,9 +22,9 @@ __all__ = ["pack", "unpack"]
     "-o", "--output", type=click.Path(path_type=Path, dir_okay=False), help="[<id>.tar.gz]"
 )
 @click.option("--with-runs", is_flag=True, help="Include runs/ (an evidence submission).")
-@json_format("Print the result as JSON on stdout.")
+@format_option("text", "json")
 @artifact_alias()
-def pack(path: Path, output: Path | None, with_runs: bool, as_json: bool) -> None:
+def pack(path: Path, output: Path | None, with_runs: bool, fmt: str) -> None:
     """Pack the artifact at PATH into one deterministic archive and print its digest.
 
     The digest is the SHA-256 of the uncompressed tar: the same artifact gives the same
@@ -44,9 +44,9 @@ def pack(path: Path, output: Path | None, with_runs: bool, as_json: bool) -> Non
     except ReproBridgeError as exc:
         fail(exc)
     except OSError as exc:
-        echo(f"error: cannot write the archive: {exc}", err=True)
+        error(f"cannot write the archive: {exc}")
         sys.exit(2)
-    if as_json:
+    if fmt == "json":
         data = {
             "path": str(result.path),
             "sha256": result.digest,
@@ -56,18 +56,18 @@ def pack(path: Path, output: Path | None, with_runs: bool, as_json: bool) -> Non
         }
         sys.stdout.write(json.dumps(data, indent=2) + "\n")
     else:
-        echo(f"sha256:{result.digest}  {result.path}")
-    echo(f"packed {result.files} file(s), {result.size} bytes", err=True)
+        say(f"sha256:{result.digest}  {result.path}")
+    note(f"packed {result.files} file(s), {result.size} bytes")
     if result.bundle:
-        echo(f"the upstream is carried as {result.bundle} (a git bundle)", err=True)
+        note(f"the upstream is carried as {result.bundle} (a git bundle)")
 
 
 @click.command("unpack")
 @click.argument("archive", type=click.Path(path_type=Path, dir_okay=False, exists=True))
 @click.argument("dest", type=click.Path(path_type=Path))
 @click.option("--digest", "expected", help="The archive's expected sha256 (C019 otherwise).")
-@json_format("Print the result as JSON on stdout.")
-def unpack(archive: Path, dest: Path, expected: str | None, as_json: bool) -> None:
+@format_option("text", "json")
+def unpack(archive: Path, dest: Path, expected: str | None, fmt: str) -> None:
     """Unpack ARCHIVE safely into DEST (new or empty) and verify every digest.
 
     \b
@@ -84,7 +84,7 @@ def unpack(archive: Path, dest: Path, expected: str | None, as_json: bool) -> No
     except ReproBridgeError as exc:
         fail(exc)
     errors = [f for f in result.findings if f.severity is Severity.ERROR]
-    if as_json:
+    if fmt == "json":
         data = {
             "root": str(result.root),
             "sha256": result.digest,
@@ -94,5 +94,5 @@ def unpack(archive: Path, dest: Path, expected: str | None, as_json: bool) -> No
         sys.stdout.write(json.dumps(data, indent=2) + "\n")
     for item in errors:
         echo_finding(item)
-    echo(f"unpacked {result.files} member(s), sha256:{result.digest}", err=True)
+    note(f"unpacked {result.files} member(s), sha256:{result.digest}")
     sys.exit(1 if errors else 0)

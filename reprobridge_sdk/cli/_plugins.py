@@ -1,6 +1,6 @@
 """``reprobridge plugins``: the installed plugins of every group, and the refused ones.
 
-The listing is human text on stderr; ``--json`` writes the machine form to stdout alone.
+The listing is human text on stdout; ``--format json`` writes the machine form instead.
 """
 
 from __future__ import annotations
@@ -10,14 +10,14 @@ import sys
 
 import click
 
-from reprobridge_sdk.cli._output import echo, echo_finding, json_format
+from reprobridge_sdk.cli._output import echo_finding, format_option, say
 
 __all__ = ["plugins"]
 
 
 @click.command("plugins", context_settings={"help_option_names": ["-h", "--help"]})
-@json_format("JSON on stdout.")
-def plugins(as_json: bool) -> None:
+@format_option("text", "json")
+def plugins(fmt: str) -> None:
     """List the plugins installed for each entry point group.
 
     \b
@@ -35,7 +35,7 @@ def plugins(as_json: bool) -> None:
 
     entries = registry.installed()
     refused = registry.refusals()
-    if as_json:
+    if fmt == "json":
         data = {
             "groups": list(registry.GROUPS),
             "plugins": [entry.to_dict() for entry in entries],
@@ -48,12 +48,12 @@ def plugins(as_json: bool) -> None:
         return
     for group in registry.GROUPS:
         mine = [entry for entry in entries if entry.group == group]
-        echo(f"{group}:", err=True)
+        say(f"{group}:")
         if not mine:
-            echo("  (none)", err=True)
+            say("  (none)")
         for entry in mine:
             state = "" if entry.refused is None else "  [refused]"
             where = f"{entry.distribution} {entry.version}".strip()
-            echo(f"  {entry.name}  {entry.value}  ({where}){state}", err=True)
+            say(f"  {entry.name}  {entry.value}  ({where}){state}")
     for item in refused:
         echo_finding(item)

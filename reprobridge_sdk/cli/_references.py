@@ -11,7 +11,7 @@ from pathlib import Path
 import click
 
 from reprobridge_sdk.cli import SuggestingGroup, artifact_alias
-from reprobridge_sdk.cli._output import echo, echo_finding, fail, json_format
+from reprobridge_sdk.cli._output import echo_finding, fail, format_option, note
 
 __all__ = ["references"]
 
@@ -38,14 +38,14 @@ def references() -> None:
 @click.option("--task", help="Only this task's values.")
 @click.option("--replace", is_flag=True, help="Replace the tasks' observations, not add to them.")
 @click.option("--source", default="reference run", show_default=True, help="Who ran them.")
-@json_format("Print what was added as JSON on stdout.")
+@format_option("text", "json")
 def add(  # noqa: PLR0917 - click passes options positionally
     runs: tuple[str, ...],
     artifact: Path,
     task: str | None,
     replace: bool,
     source: str,
-    as_json: bool,
+    fmt: str,
 ) -> None:
     """Add the values measured by RUNS (run directories, run ids or folders of runs).
 
@@ -64,7 +64,7 @@ def add(  # noqa: PLR0917 - click passes options positionally
         fail(exc, code=1)
     except ReproBridgeError as exc:
         fail(exc)
-    if as_json:
+    if fmt == "json":
         data = {
             "added": {
                 task_id: [o.model_dump(mode="json", exclude_none=True) for o in observations]
@@ -77,9 +77,9 @@ def add(  # noqa: PLR0917 - click passes options positionally
         sys.stdout.write(json.dumps(data, indent=2) + "\n")
     for task_id, observations in result.added.items():
         verb = "replaced by" if task_id in result.replaced else "added"
-        echo(f"{task_id}: {verb} {len(observations)} observation(s)", err=True)
+        note(f"{task_id}: {verb} {len(observations)} observation(s)")
     if result.skipped:
-        echo(f"skipped (already cited): {', '.join(result.skipped)}", err=True)
+        note(f"skipped (already cited): {', '.join(result.skipped)}")
     for item in result.warnings:
         echo_finding(item)
 
@@ -147,6 +147,6 @@ def import_mlflow_command(  # noqa: PLR0917 - click passes options positionally
         fail(exc)
     for task_id, observations in result.added.items():
         verb = "replaced by" if task_id in result.replaced else "added"
-        echo(f"{task_id}: {verb} {len(observations)} observation(s)", err=True)
+        note(f"{task_id}: {verb} {len(observations)} observation(s)")
     if result.skipped:
-        echo(f"skipped: {', '.join(result.skipped)}", err=True)
+        note(f"skipped: {', '.join(result.skipped)}")

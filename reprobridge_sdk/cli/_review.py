@@ -15,7 +15,7 @@ from typing import TypeVar
 import click
 
 from reprobridge_sdk.cli import artifact_alias
-from reprobridge_sdk.cli._output import echo, machine_format, report_file, report_options
+from reprobridge_sdk.cli._output import deprecated, format_option, output_option, report_options
 
 from ._audit import DEFAULT_SAMPLE, AuditRequest, rerun_options, run_audit_command
 from ._safety import sandbox_option
@@ -29,7 +29,7 @@ def _renamed(value: T | None, new: T, old: str, spelling: str) -> T:
     """``value`` of a deprecated option if given (with a warning), else the new one's."""
     if value is None:
         return new
-    echo(f"warning: {old} is deprecated; use {spelling} (as audit does)", err=True)
+    deprecated(old, f"{spelling} (as audit does)")
     return value
 
 
@@ -49,17 +49,8 @@ def _renamed(value: T | None, new: T, old: str, spelling: str) -> T:
 )
 @click.option("--expect-head", metavar="HEAD", help="The ledger head the author submitted.")
 @sandbox_option("the re-executed launchers")
-@click.option(
-    "--format",
-    "fmt",
-    callback=machine_format,
-    type=click.Choice(["text", "json", "junit", "html", "csv"]),
-    default="text",
-    show_default=True,
-)
-@click.option(
-    "-o", "--output", metavar="FILE", callback=report_file, help="Write the report to FILE."
-)
+@format_option("text", "json", "junit", "html", "csv")
+@output_option("Write the report to FILE.", report=True)
 @report_options
 @artifact_alias()
 def review(  # noqa: PLR0917 - click passes every option as an argument

@@ -4,40 +4,41 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, BinaryIO, cast
+from typing import Any, BinaryIO, cast
 
 import click
 
-from reprobridge_sdk.cli._output import TerminalBytes, echo_finding, json_format, print_error
-from reprobridge_sdk.cli._output import echo as _say
+from reprobridge_sdk.cli._output import (
+    TerminalBytes,
+    deprecated,
+    echo_finding,
+    error,
+    format_option,
+    note,
+    print_error,
+    say,
+)
 
 from ._executor import executor_options, options_from_flags
-
-if TYPE_CHECKING:
-    pass
 
 __all__ = ["run", "split_target"]
 
 
 def split_target(args: tuple[str, ...], artifact: str | None) -> tuple[str, list[str]]:
-    """Tell the artifact PATH from launcher ids.
+    """The artifact PATH and the launcher ids: ``run [PATH] [LAUNCHER...]``.
 
-    With ``-C/--artifact`` every argument is a launcher id. Otherwise the first argument is
-    the artifact PATH when it is ``.``/``..``, contains a ``/``, names a manifest, or is a
-    directory holding ``rra.yaml``; launcher ids never contain ``/``.
+    With ``-C/--artifact`` every argument is a launcher id; otherwise the first is PATH. The
+    old spelling ``run LAUNCHER...`` (PATH left out) still works, with a deprecation
+    warning, where the first argument is no path on disk and the current directory holds
+    an ``rra.yaml`` (launcher ids never contain ``/``).
     """
     if artifact is not None or not args:
         return artifact or ".", list(args)
     first = args[0]
-    candidate = Path(first)
-    if (
-        first in (".", "..")
-        or "/" in first
-        or candidate.name == "rra.yaml"
-        or (candidate / "rra.yaml").is_file()
-    ):
-        return first, list(args[1:])
-    return ".", list(args)
+    if "/" not in first and not Path(first).exists() and Path("rra.yaml").is_file():
+        deprecated("run LAUNCHER... without PATH", f"run . {' '.join(args)}")
+        return ".", list(args)
+    return first, list(args[1:])
 
 
 def _seeds(text: str | None) -> list[int] | None:
@@ -78,17 +79,18 @@ def _validate_first(path: str, *, refuse: bool) -> None:
     for item in errors:
         echo_finding(item, path)
     if refuse:
-        _say(
-            f"error: the artifact has {len(errors)} validation error(s); not running "
-            "(--no-validate runs anyway)",
-            err=True,
+        error(
+            f"the artifact has {len(errors)} validation error(s); not running "
+            "(--no-validate runs anyway)"
         )
         sys.exit(1)
 
 
 @click.command("run", context_settings={"help_option_names": ["-h", "--help"]})
-@click.argument("args", nargs=-1)
-@click.option("-C", "--artifact", help="The artifact directory (then ARGS are launcher ids).")
+@click.argument("args", nargs=-1, metavar="[PATH] [LAUNCHER]...")
+@click.option(
+    "-C", "--artifact", metavar="PATH", help="The artifact (then every argument is a launcher)."
+)
 @click.option("--scope", type=click.Choice(["smoke", "scored"]), help="Only launchers of it.")
 @click.option("--seeds", help="Comma-separated seeds, replacing the launchers' own.")
 @click.option(
@@ -101,7 +103,7 @@ def _validate_first(path: str, *, refuse: bool) -> None:
 )
 @click.option("--timeout", type=float, help="Seconds per run (overrides the manifest).")
 @click.option("-j", "--jobs", type=int, default=1, show_default=True, help="Parallel runs.")
-@json_format("One JSON event per line on stdout.")
+@format_option("text", "json", help="json: one JSON event per line.")
 @click.option("--runs-dir", type=click.Path(file_okay=False), help="Default: <artifact>/runs.")
 @executor_options
 @click.option(
@@ -143,7 +145,7 @@ def run(  # noqa: PLR0917 - click passes options as arguments
     env_mode: str,
     timeout: float | None,
     jobs: int,
-    as_json: bool,
+    fmt: str,
     runs_dir: str | None,
     executor: str | None,
     scheduler: str | None,
@@ -156,11 +158,10 @@ def run(  # noqa: PLR0917 - click passes options as arguments
     sandbox: bool,
     dry_run: bool,
 ) -> None:
-    """Run launchers over their seeds and record evidence: reprobridge run [PATH] [LAUNCHER...]
+    """Run launchers (default: all) over their seeds and record evidence.
 
-    PATH (default '.') is the artifact; it is told from launcher ids by containing a '/',
-    being '.' or '..', or holding an rra.yaml; or give it with -C. Each run gets a new
-    directory <artifact>/runs/<run_id>/ with record.json, log.txt and outputs/.
+    PATH (default '.', or -C PATH) is the artifact. Each run gets a new directory
+    <artifact>/runs/<run_id>/ with record.json, log.txt and outputs/.
 
     \b
     The artifact is validated first: a manifest with errors is not run (exit 1) unless
@@ -189,7 +190,7 @@ def run(  # noqa: PLR0917 - click passes options as arguments
         settings = cli_settings({"executor": executor})
         options = options_from_flags(scheduler, shared_fs, job_extra)
         if dry_run:
-            _dry_run(path, launcher_ids, scope, seeds, env_mode, runs_dir, as_json=as_json)
+            _dry_run(path, launcher_ids, scope, seeds, env_mode, runs_dir, fmt=fmt)
         sign_key = None
         if not sign and key_file is None:
             sign = settings.sign
@@ -197,23 +198,21 @@ def run(  # noqa: PLR0917 - click passes options as arguments
             from reprobridge_sdk.signing import load_signing_key  # noqa: PLC0415 - lazy
 
             sign_key = load_signing_key(key_file)
-        if as_json:
-            summary = run_api(
-                path,
-                launcher_ids or None,
-                scope=scope,
-                seeds=seed_list,
-                env_mode=env_mode,
-                timeout=timeout,
-                jobs=jobs,
-                runs_dir=runs_dir,
-                on_event=JsonEvents(sys.stdout),
-                kill_grace=kill_grace,
-                executor=settings.executor,
-                executor_options=options,
-                sign_key=sign_key,
-                sandbox=sandbox,
-            )
+        common: dict[str, Any] = {
+            "scope": scope,
+            "seeds": seed_list,
+            "env_mode": env_mode,
+            "timeout": timeout,
+            "jobs": jobs,
+            "runs_dir": runs_dir,
+            "kill_grace": kill_grace,
+            "executor": settings.executor,
+            "executor_options": options,
+            "sign_key": sign_key,
+            "sandbox": sandbox,
+        }
+        if fmt == "json":
+            summary = run_api(path, launcher_ids or None, on_event=JsonEvents(sys.stdout), **common)
         else:
             local_one = jobs == 1 and settings.executor == "local"
             # the runner only writes and flushes: the live output, control characters shown
@@ -222,23 +221,9 @@ def run(  # noqa: PLR0917 - click passes options as arguments
                 sys.stderr, live=False if local_one else None, findings=sys.stdout
             ) as progress:
                 summary = run_api(
-                    path,
-                    launcher_ids or None,
-                    scope=scope,
-                    seeds=seed_list,
-                    env_mode=env_mode,
-                    timeout=timeout,
-                    jobs=jobs,
-                    runs_dir=runs_dir,
-                    on_event=progress,
-                    echo=echo,
-                    kill_grace=kill_grace,
-                    executor=settings.executor,
-                    executor_options=options,
-                    sign_key=sign_key,
-                    sandbox=sandbox,
+                    path, launcher_ids or None, on_event=progress, echo=echo, **common
                 )
-            _say(format_summary(summary), err=True)
+            note(format_summary(summary))
     except ReproBridgeError as exc:  # usage (N codes) or I/O: nothing could be recorded
         print_error(exc)
         sys.exit(2)
@@ -253,7 +238,7 @@ def _dry_run(  # noqa: PLR0917 - the options of run, passed on
     env_mode: str,
     runs_dir: str | None,
     *,
-    as_json: bool,
+    fmt: str,
 ) -> None:
     import json  # noqa: PLC0415 - lazy
 
@@ -272,17 +257,17 @@ def _dry_run(  # noqa: PLR0917 - the options of run, passed on
     except ReproBridgeError as exc:
         print_error(exc)
         sys.exit(2)
-    if as_json:
+    if fmt == "json":
         sys.stdout.write(json.dumps([item.to_dict() for item in plan], indent=2) + "\n")
     else:
         for item in plan:
             seed = "" if item.seed is None else f" seed {item.seed}"
-            _say(f"{item.launcher}{seed}: {' '.join(item.argv)}", err=True)
-            _say(f"  in {item.workdir}; {item.environment}", err=True)
+            say(f"{item.launcher}{seed}: {' '.join(item.argv)}")
+            say(f"  in {item.workdir}; {item.environment}")
             for problem in item.problems:
-                _say(f"  cannot start: {problem}", err=True)
+                say(f"  cannot start: {problem}")
             for refusal in item.findings:
                 echo_finding(refusal, item.launcher)
         ready = sum(1 for item in plan if item.ok)
-        _say(f"{ready} of {len(plan)} run(s) ready; none started", err=True)
+        say(f"{ready} of {len(plan)} run(s) ready; none started")
     sys.exit(0 if all(item.ok for item in plan) else 1)

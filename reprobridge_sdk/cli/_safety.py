@@ -1,13 +1,14 @@
 """What the commands that run or judge a stranger's code share on the command line.
 
 * ``--sandbox/--no-sandbox`` (:func:`sandbox_option`): on by default for ``check``,
-  ``build``, ``review`` and ``audit --rerun``; ``--no-sandbox`` prints N031 on stderr.
+  ``build``, ``review`` and ``audit --rerun``; ``--no-sandbox`` prints N031.
 * The notes about configuration an artifact carries (N030): a file the search skipped
   because it lies inside an artifact (:func:`settings`), and the files at the root of an
   artifact that a committee-grade command ignores (:func:`note_artifact_configs`).
 
-Notes and warnings are findings: they go through the one reporter
-(:func:`~reprobridge_sdk.cli._output.echo_finding`).
+Both are notices about the invocation, not findings about the artifact: they go through the
+one reporter in its line shape, on stderr, so that they never precede a machine format on
+stdout (:func:`~reprobridge_sdk.cli._output.echo_finding` with ``notice=True``).
 """
 
 from __future__ import annotations
@@ -56,7 +57,8 @@ def warn_unsandboxed(command: str, what: str) -> None:
             f"{command} --no-sandbox: {what} runs unsandboxed, with every right of your user "
             "(files, network, processes)",
             hint="use --no-sandbox only for code you trust",
-        )
+        ),
+        notice=True,
     )
 
 
@@ -70,7 +72,8 @@ def _note_ignored(path: os.PathLike[str] | str, why: str) -> None:
             file=str(path),
             hint="an artifact never configures its own check; "
             "name a file of yours with --config FILE",
-        )
+        ),
+        notice=True,
     )
 
 

@@ -6,7 +6,7 @@ import sys
 
 import click
 
-from reprobridge_sdk.cli._output import echo
+from reprobridge_sdk.cli._output import error, note, say
 from reprobridge_sdk.errors import UsageError
 from reprobridge_sdk.schema import (
     SCHEMAS,
@@ -41,23 +41,23 @@ def schema(name: str | None, list_: bool, write: bool, check: bool) -> None:
         raise click.UsageError("--write and --check exclude each other")
     if list_:
         for spec in SCHEMAS.values():
-            echo(f"{spec.name}\t{spec.id}")
+            say(f"{spec.name}\t{spec.id}")
         return
     try:
         names = None if name is None else [resolve_name(name).name]
         if write:
             for path in write_schemas(names):
-                echo(f"wrote {path}", err=True)
+                note(f"wrote {path}")
             return
         if check:
             stale = check_schemas(names)
             for path in stale:
-                echo(f"{path}: stale; regenerate with `reprobridge schema --write`", err=True)
+                say(f"{path}: stale; regenerate with `reprobridge schema --write`")
             sys.exit(1 if stale else 0)
         sys.stdout.write(packaged_schema_text(names[0] if names else "rra-1.0"))
     except UsageError as exc:
-        echo(f"error: {exc.message}", err=True)
+        error(f"{exc.message}")
         sys.exit(2)
     except OSError as exc:
-        echo(f"error: cannot read or write a schema file: {exc}", err=True)
+        error(f"cannot read or write a schema file: {exc}")
         sys.exit(2)

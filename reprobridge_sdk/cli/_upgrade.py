@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from reprobridge_sdk.cli import artifact_alias
-from reprobridge_sdk.cli._output import echo, fail
+from reprobridge_sdk.cli._output import error, fail, note
 from reprobridge_sdk.errors import ArtifactError, UsageError
 from reprobridge_sdk.versions import NEWEST_FORMAT
 
@@ -48,12 +48,12 @@ def upgrade(path: Path, to: str, check: bool) -> None:
     except ArtifactError as exc:
         fail(exc, code=1)
     except OSError as exc:
-        echo(f"error: cannot read or write the manifest: {exc.strerror or exc}", err=True)
+        error(f"cannot read or write the manifest: {exc.strerror or exc}")
         sys.exit(2)
     if not result.changed:
-        echo(f"up to date: {result.manifest} is {result.after}", err=True)
+        note(f"up to date: {result.manifest} is {result.after}")
         return
     verb = "would upgrade" if check else "upgraded"
-    echo(f"{verb}: {result.manifest} {result.before} -> {result.after}", err=True)
+    note(f"{verb}: {result.manifest} {result.before} -> {result.after}")
     if check:
         sys.exit(1)

@@ -3,60 +3,23 @@
 from __future__ import annotations
 
 import sys
-from typing import Any, NoReturn
+from typing import NoReturn
 
 import click
 
 from reprobridge_sdk.cli import artifact_alias
 from reprobridge_sdk.cli._output import (
-    echo,
     fail,
-    machine_format,
-    report,
-    report_file,
+    format_option,
+    output_option,
+    render_report,
     report_options,
-    set_machine,
 )
 from reprobridge_sdk.errors import ReproBridgeError
 
 from ._executor import batch_mapper, executor_options
 
 __all__ = ["validate"]
-
-
-#: The report formats built in; plugins may add others.
-_BUILT_IN_FORMATS = ("text", "json", "sarif", "junit", "github")
-
-
-def _formats() -> tuple[str, ...]:
-    from reprobridge_sdk.plugins import REPORT_FORMATS, plugin_names  # noqa: PLC0415 - lazy
-
-    return (*_BUILT_IN_FORMATS, *plugin_names(REPORT_FORMATS))
-
-
-class _ReportFormats(click.Choice):  # type: ignore[type-arg] # generic from click 8.2; 8.1 is not
-    """``--format``'s choices: the plugins' formats are read (their entry points scanned) only
-    when the choices are asked for: help, completion, or a value that is not built in. A
-    validation without ``--format``, or with a built-in one, reads no entry point."""
-
-    def __init__(self) -> None:
-        self._all: tuple[str, ...] | None = None
-        super().__init__(_BUILT_IN_FORMATS)
-
-    @property
-    def choices(self) -> tuple[str, ...]:
-        if self._all is None:
-            self._all = _formats()
-        return self._all
-
-    @choices.setter
-    def choices(self, value: Any) -> None:
-        pass  # the built-in formats, given by __init__: the property reads them with the rest
-
-    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
-        if value in _BUILT_IN_FORMATS:
-            return value
-        return super().convert(value, param, ctx)
 
 
 def _codes(values: tuple[str, ...], option: str) -> tuple[str, ...]:
@@ -73,58 +36,27 @@ def _codes(values: tuple[str, ...], option: str) -> tuple[str, ...]:
     return prefixes
 
 
-def _fail(exc: ReproBridgeError) -> NoReturn:
-    fail(exc)
-
-
 def _fail_as_report(exc: ReproBridgeError, fmt: str, output: str | None) -> NoReturn:
     """A path that cannot be validated (it does not exist): exit 2, but machine output is
     still a report of the requested format, with the finding (Y010) under that path."""
-    from reprobridge_sdk.validation import ArtifactResult, ValidationResult  # noqa: PLC0415
-
-    label = exc.findings[0].file or "."
-    _write(ValidationResult([ArtifactResult(label, label, list(exc.findings))]), fmt, output)
+    render_report([(exc.findings[0].file or ".", list(exc.findings))], fmt, output)
     sys.exit(2)
-
-
-def _write(result: Any, fmt: str, output: str | None) -> None:
-    """The report: to ``output``, else on stdout; text through the one reporter."""
-    from reprobridge_sdk.validation.reporters import render, summary_line  # noqa: PLC0415
-
-    if output is not None:
-        from reprobridge_sdk.io._fs import atomic_write_text  # noqa: PLC0415 - lazy
-
-        try:
-            atomic_write_text(output, render(result, fmt))
-        except OSError as exc:
-            echo(f"error: cannot write {output}: {exc.strerror}", err=True)
-            sys.exit(2)
-        echo(summary_line(result), err=True)
-    elif fmt == "text":
-        report(result)
-    else:
-        set_machine(True)
-        sys.stdout.write(render(result, fmt))
 
 
 @click.command("validate")
 @click.argument("paths", nargs=-1, type=click.Path())
-@click.option(
-    "--format",
-    "fmt",
-    callback=machine_format,
-    type=_ReportFormats(),
+@format_option(
+    "text",
+    "json",
+    "sarif",
+    "junit",
+    "github",
     default=None,
-    help="Output format (default: report.format of the configuration, else text); machine "
-    "formats go to stdout, text to stderr; github writes workflow-command annotations.",
+    plugins=True,
+    help="default: report.format of the configuration, else text; github writes "
+    "workflow-command annotations.",
 )
-@click.option(
-    "-o",
-    "--output",
-    type=click.Path(dir_okay=False, writable=True),
-    callback=report_file,
-    help="Write the report to this file instead.",
-)
+@output_option("Write the report to this file instead.", report=True)
 @click.option(
     "--strict/--no-strict", default=None, help="Treat warnings as errors (default: the config)."
 )
@@ -189,7 +121,7 @@ def validate(
     try:
         settings = cli_settings(flags)  # N030 for a file inside an artifact
     except ReproBridgeError as exc:
-        _fail(exc)
+        fail(exc)
     try:
         with batch_mapper(settings.executor, jobs, scheduler, shared_fs, job_extra) as mapper:
             result = run(
@@ -205,9 +137,9 @@ def validate(
     except ReproBridgeError as exc:
         if settings.report_format != "text" and exc.findings:
             _fail_as_report(exc, settings.report_format, output)
-        _fail(exc)
+        fail(exc)
     try:
-        _write(result, settings.report_format, output)
+        render_report(result, settings.report_format, output)
     except ReproBridgeError as exc:  # a report-format plugin that cannot be loaded (E017)
-        _fail(exc)
+        fail(exc)
     sys.exit(result.exit_code)

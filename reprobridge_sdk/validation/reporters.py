@@ -50,7 +50,7 @@ Other formats come from plugins (entry point group ``reprobridge.report_formats`
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -64,10 +64,8 @@ from reprobridge_sdk.findings import (
     terminal_text,
 )
 
-__all__ = ["FORMATS", "Pairs", "finding_line", "render", "summary", "summary_line"]
+__all__ = ["FORMATS", "RENDERERS", "Pairs", "finding_line", "render", "summary", "summary_line"]
 
-#: The output formats :func:`render` knows.
-FORMATS = ("text", "json", "sarif", "junit", "github")
 
 Pairs = Sequence[tuple[str, Sequence[Finding]]]
 
@@ -110,21 +108,16 @@ def _version() -> str:
 
 def render(results: Any, fmt: str = "text", *, color: bool = False) -> str:
     """Render ``results`` (``(label, findings)`` pairs or a ValidationResult) as ``fmt``."""
+    pairs = _pairs(results)
     if fmt == "text":
-        return _text(_pairs(results), color=color)
-    if fmt == "json":
-        return _json(_pairs(results))
-    if fmt == "sarif":
-        return _sarif(_pairs(results))
-    if fmt == "junit":
-        return _junit(_pairs(results))
-    if fmt == "github":
-        return _github(_pairs(results))
+        return _text(pairs, color=color)
+    if fmt in RENDERERS:
+        return RENDERERS[fmt](pairs)
     from reprobridge_sdk.plugins import REPORT_FORMATS, load_plugin  # noqa: PLC0415 - rare
 
     plugin = load_plugin(REPORT_FORMATS, fmt)
     if plugin is not None:
-        return str(plugin(_pairs(results)))
+        return str(plugin(pairs))
     msg = f"unknown format {fmt!r}; one of {', '.join(FORMATS)}"
     raise ValueError(msg)
 
@@ -341,3 +334,15 @@ def _github(pairs: list[tuple[str, list[Finding]]]) -> str:
             lines.append(f"::{command} {','.join(props)}::{_escape_data(message)}")
     lines.append(summary_line(pairs))
     return "\n".join(lines) + "\n"
+
+
+#: The renderer of each format of findings but text; its name is in the one list of report
+#: formats (``plugins.BUILT_IN``), which a plugin cannot take.
+RENDERERS: dict[str, Callable[[list[tuple[str, list[Finding]]]], str]] = {
+    "json": _json,
+    "sarif": _sarif,
+    "junit": _junit,
+    "github": _github,
+}
+#: The formats :func:`render` writes findings in.
+FORMATS = ("text", *RENDERERS)

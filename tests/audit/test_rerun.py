@@ -173,7 +173,7 @@ def test_review_old_option_spellings_still_work_with_a_warning(toy: Path) -> Non
     options = json.loads(done.stdout)["options"]
     assert (options["rerun"], options["rerun_seed"]) == (1, 5)
     for old, new in (("--sample", "--rerun"), ("--seed", "--rerun-seed"), ("--env", "--rerun-env")):
-        assert f"warning: {old} is deprecated; use {new}" in done.stderr
+        assert f"warning: {old} is deprecated and will be removed; use {new}" in done.stderr
 
 
 def test_bad_rerun_count_is_a_usage_error(toy: Path) -> None:

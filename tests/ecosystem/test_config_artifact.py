@@ -90,7 +90,7 @@ def test_an_artifacts_cache_dir_does_not_choose_the_environment(
     assert done.returncode == 0, done.stderr
     assert not (art / "shipped").exists()
     assert (tmp_path / "xdg-cache" / "reprobridge" / "envs").is_dir()
-    assert _notes(done.stdout, "N030") == [str(art / "reprobridge.toml")]
+    assert _notes(done.stderr, "N030") == [str(art / "reprobridge.toml")]  # a notice
     monkeypatch.chdir(art)
     settings = load_settings(environ={})
     assert (settings.cache_dir, settings.skipped) == (None, (art / "reprobridge.toml",))

@@ -48,8 +48,9 @@ def test_run_json_events_and_exit_0(toy: Path) -> None:
 
 
 def test_run_from_inside_the_artifact_with_a_failed_run(toy: Path) -> None:
-    done = _cli("run", "fail", "--env", "current", cwd=toy)
+    done = _cli("run", ".", "fail", "--env", "current", cwd=toy)
     assert done.returncode == 1
+    assert "deprecated" not in done.stderr
     assert "[toy] loaded" in done.stderr  # streamed to the console
     (run_dir,) = (p for p in (toy / "runs").iterdir() if (p / "record.json").is_file())
     assert load_record(run_dir).failure is not None
@@ -78,11 +79,32 @@ def test_run_on_a_directory_without_manifest_exits_2(tmp_path: Path) -> None:
     assert " N007 error " in done.stdout
 
 
+def test_the_old_run_spelling_without_path_still_works_with_a_warning(toy: Path) -> None:
+    old = _cli("run", "ok", "--env", "current", "--dry-run", cwd=toy)
+    new = _cli("run", ".", "ok", "--env", "current", "--dry-run", cwd=toy)
+    assert old.returncode == new.returncode == 0, old.stderr
+    assert old.stdout == new.stdout  # the plan, a listing on stdout
+    assert "run LAUNCHER... without PATH is deprecated" in old.stderr
+    assert "use run . ok" in old.stderr
+    assert "deprecated" not in new.stderr
+
+
 def test_extract_replays_a_run(toy: Path) -> None:
     assert _cli("run", str(toy), "ok", "--env", "current", "--seeds", "2").returncode == 0
     (run_dir,) = (p for p in (toy / "runs").iterdir() if (p / "record.json").is_file())
-    done = _cli("extract", str(run_dir), "--format", "json")
+    done = _cli("extract", "--run", str(run_dir), "--format", "json")
     assert done.returncode == 0, done.stderr
+    assert "deprecated" not in done.stderr
+    for old in (["extract", str(run_dir)], ["extract", str(run_dir), "-C", str(toy)]):
+        again = _cli(*old, "--format", "json")
+        assert again.returncode == 0, again.stderr
+        assert again.stdout == done.stdout
+        assert "extract RUN_DIR is deprecated" in again.stderr
+    with_path = _cli("extract", str(toy), "--run", str(run_dir), "--format", "json")
+    assert with_path.stdout == done.stdout
+    twice = _cli("extract", str(toy), "-C", str(toy), "--run", str(run_dir))
+    assert twice.returncode == 2
+    assert "named twice" in twice.stderr
     measured = json.loads(done.stdout)["measurements"]
     assert [(m["task"], m["source"]) for m in measured] == [
         ("acc", "log"),
@@ -134,12 +156,18 @@ def test_extract_usage_errors(toy: Path, tmp_path: Path) -> None:
     [
         ((), (".", [])),
         ((".",), (".", [])),
-        (("ok", "fail"), (".", ["ok", "fail"])),
+        (("ok", "fail"), ("ok", ["fail"])),  # no rra.yaml here: the first is PATH
         (("../toy", "ok"), ("../toy", ["ok"])),
         (("x/rra.yaml",), ("x/rra.yaml", [])),
     ],
 )
-def test_split_target(args: tuple[str, ...], expected: tuple[str, list[str]]) -> None:
+def test_split_target(
+    args: tuple[str, ...],
+    expected: tuple[str, list[str]],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.chdir(tmp_path)
     assert split_target(args, None) == expected
 
 
