@@ -364,6 +364,42 @@ def _main_calls(tree: ast.Module) -> set[str]:
     return called
 
 
+#: How a seeding call's name ends (``np.random.seed``, ``torch.manual_seed``,
+#: ``tf.set_random_seed``, ``tf.random.set_seed``): numpy, random, torch, TensorFlow 1 and 2.
+_SEEDING = (".random.seed", "manual_seed", "manual_seed_all", "set_random_seed", ".set_seed")
+
+
+def fixed_seed(text: str) -> int | None:
+    """The constant with which ``text`` seeds a generator (``np.random.seed(0)``, or
+    ``seed = 123`` and then ``tf.set_random_seed(seed)``), or None.
+
+    Such a script's runs repeat one initialisation: its reference runs show no spread over
+    seeds, which the guide must say rather than call the script unseeded."""
+    tree = _parse(text)
+    if tree is None:
+        return None
+    names = _Names(tree)
+    constants: dict[str, list[int | None]] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign):
+            for target in node.targets:
+                if isinstance(target, ast.Name):
+                    constants.setdefault(target.id, []).append(_int_literal(node.value))
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call) or len(node.args) != 1:
+            continue
+        called = names.resolve(node.func) or ast.unparse(node.func)
+        if not (called == "random.seed" or called.endswith(_SEEDING)):
+            continue
+        [arg] = node.args
+        if (value := _int_literal(arg)) is not None:
+            return value
+        assigned = constants.get(arg.id, []) if isinstance(arg, ast.Name) else []
+        if len(assigned) == 1 and assigned[0] is not None:
+            return assigned[0]
+    return None
+
+
 def add_seed_option(text: str) -> SeedOption | None:
     """``text`` changed to take a seed (see the module's rules), or None."""
     tree = _parse(text)

@@ -88,6 +88,7 @@ import shlex
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
+from reprobridge_sdk.agent.convenience import fixed_seed
 from reprobridge_sdk.agent.gates import build_finding, gate_from
 from reprobridge_sdk.agent.imports import Closure, closure
 from reprobridge_sdk.agent.intake import (
@@ -156,6 +157,34 @@ def _slug(text: str) -> str:
 def seeds_decision_id(claim: str) -> str:
     """The id of the decision that re-plans ``claim`` over every seed after a seed option."""
     return _slug(f"{claim}-over-seeds")
+
+
+def _seed_pitfall(root: Path | None, script: str, base: str, claim: str) -> Pitfall:
+    """The pitfall of a script that takes no seed: its runs are not repeatable, or, when it
+    seeds itself with a constant, they all repeat that one initialisation."""
+    seed = None
+    if root is not None and not script.endswith(".ipynb"):
+        try:
+            seed = fixed_seed((root / script).read_text("utf-8", errors="replace"))
+        except OSError:
+            seed = None
+    if seed is None:
+        return Pitfall(
+            id=unseeded_pitfall_id(f"{base}-scored"),
+            summary=f"{script} takes no seed: its runs are not repeatable",
+            remedy="compare values against the compatibility interval of repeated runs, not "
+            "against one run",
+            tasks=[claim],
+        )
+    return Pitfall(
+        id=_slug(f"{base}-fixed-seed"),
+        summary=f"{script} seeds its generators with the constant {seed} and takes no seed: "
+        "every run repeats one initialisation",
+        remedy="the reference runs show no spread over seeds; a published value averaged over "
+        "random initialisations can lie outside their interval: give the script a seed "
+        "option and declare the claim's seeds (hints.seeds) to measure that spread",
+        tasks=[claim],
+    )
 
 
 def unseeded_pitfall_id(scored: str) -> str:
@@ -663,17 +692,7 @@ def plan(
             )
             launchers[key] = (smoke, scored)
             if not seed_flag:
-                pitfalls.append(
-                    Pitfall(
-                        id=unseeded_pitfall_id(f"{base}-scored"),
-                        summary=f"{choice.script} takes no seed: its runs are not repeatable",
-                        remedy=(
-                            "compare values against the compatibility interval of repeated "
-                            "runs, not against one run"
-                        ),
-                        tasks=[claim.id],
-                    )
-                )
+                pitfalls.append(_seed_pitfall(root, choice.script, base, claim.id))
         smoke, scored = launchers[key]
         claim_plans.append(
             ClaimPlan(

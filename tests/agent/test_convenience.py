@@ -18,6 +18,7 @@ import pytest
 from reprobridge_sdk.agent.convenience import (
     SEED_ENV,
     add_seed_option,
+    fixed_seed,
     is_iteration_count,
     smoke_knob,
 )
@@ -289,3 +290,21 @@ def test_no_knob_for_a_script_without_an_iteration_count() -> None:
     text = "import time\nwhile time.monotonic() < 0:\n    pass\nfor x in range(3):\n    pass\n"
     assert smoke_knob(text, ["python", "x.py"]) is None
     assert smoke_knob("print 'py2'\n", ["python", "x.py"]) is None
+
+
+@pytest.mark.parametrize(
+    ("text", "seed"),
+    [
+        ("import numpy as np\nnp.random.seed(0)\n", 0),
+        ("import tensorflow as tf\nseed = 123\ntf.set_random_seed(seed)\n", 123),
+        ("import torch\ntorch.manual_seed(7)\n", 7),
+        ("from gcn.utils import *\nnp.random.seed(5)\n", 5),  # np from a star import
+        ("import random\nrandom.seed()\n", None),  # seeded from the clock
+        ("import numpy as np\nnp.random.seed(args.seed)\n", None),  # an option
+        ("import numpy as np\ns = 1\ns = 2\nnp.random.seed(s)\n", None),  # reassigned
+        ("import numpy as np\nnp.random.seed(1.5)\n", None),
+        ("def f(:\n", None),  # not Python 3
+    ],
+)
+def test_a_seed_the_script_fixes_itself_is_found(text: str, seed: int | None) -> None:
+    assert fixed_seed(text) == seed

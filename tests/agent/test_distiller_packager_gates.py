@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from reprobridge_sdk.agent.distiller import distill
+from reprobridge_sdk.agent.distiller import _varied, distill
 from reprobridge_sdk.agent.packager import finalize
 from reprobridge_sdk.api import load
 from reprobridge_sdk.model.build import ClaimPlan, DistillerRecord, Gate, LauncherPlan, PlanRecord
@@ -402,3 +402,23 @@ def test_reference_runs_cut_to_what_fits_are_b058(artifact: Path, tmp_path: Path
     assert len(record.reference_runs) == 4
     # (the example's task is a statistic over five seeds, so references add then refuses
     # these single-seed runs, B009: the test above is about that)
+
+
+def test_a_discrepancy_says_when_the_script_fixes_its_own_seed(tmp_path: Path) -> None:
+    """Five identical references of a script seeded with a constant: the rationale says the
+    runs repeat one initialisation, not merely that the script takes no seed."""
+    (tmp_path / "gcn").mkdir()
+    (tmp_path / "gcn" / "train.py").write_text(
+        "import tensorflow as tf\nseed = 123\ntf.set_random_seed(seed)\n", "utf-8"
+    )
+    (tmp_path / "other.py").write_text("print(1)\n", "utf-8")
+    plan = LauncherPlan(
+        id="train-scored", script="gcn/train.py", argv=["python", "train.py"], scope="scored"
+    )
+    fixed = _varied(plan, None, 5, tmp_path)
+    assert "seeds its generators with the constant 123" in fixed
+    assert "one initialisation" in fixed
+    plain = _varied(plan.model_copy(update={"script": "other.py"}), None, 5, tmp_path)
+    assert "which takes no seed;" in plain
+    missing = _varied(plan.model_copy(update={"script": "gone.py"}), None, 5, tmp_path)
+    assert missing == plain

@@ -74,6 +74,24 @@ def test_an_unseeded_script_is_repeated_and_a_pitfall_says_so(raw_repo, tmp_path
     assert [p.tasks for p in record.pitfalls] == [["accuracy"]]
 
 
+def test_a_script_that_seeds_itself_with_a_constant_is_not_called_unseeded(
+    raw_repo, tmp_path: Path
+) -> None:
+    """GCN's ``seed = 123; np.random.seed(seed)``: its runs repeat, so the pitfall says that
+    they repeat one initialisation, not that they are not repeatable."""
+    repo, claims_file = raw_repo("unseeded")
+    text = (repo / "run.py").read_text("utf-8")
+    (repo / "run.py").write_text("import numpy as np\nseed = 123\nnp.random.seed(seed)\n" + text)
+    git("add", "-A", cwd=repo)
+    git("commit", "-qm", "seed", cwd=repo)
+    record = _plan(repo, claims_file, tmp_path)
+    [pitfall] = record.pitfalls
+    assert pitfall.id.endswith("fixed-seed")
+    assert "the constant 123" in pitfall.summary
+    assert "not repeatable" not in pitfall.summary
+    assert pitfall.tasks == ["accuracy"]
+
+
 def test_a_cwd_relative_data_path_moves_the_working_directory(raw_repo, tmp_path: Path) -> None:
     record = _plan(*raw_repo("cwd-data"), tmp_path)
     assert {(item.workdir, item.argv[1]) for item in record.launchers} == {("src", "train.py")}
