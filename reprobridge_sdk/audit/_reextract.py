@@ -7,18 +7,13 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
 
 from reprobridge_sdk.env.snapshot import redact_text
 from reprobridge_sdk.extract.extraction import (
-    REASONS,
     ExtractionCache,
     ExtractionError,
     OpenedFile,
-    Prepared,
     extract_value,
-    prepare,
-    read_prepared,
 )
 from reprobridge_sdk.extract.template import shell_template_matches, template_matches
 from reprobridge_sdk.findings import Severity
@@ -95,22 +90,14 @@ def _same(a: float, b: float) -> bool:
 
 
 class _Plan:
-    """What verifying a run needs of its launcher, made once per launcher and attempt: each
-    measurement with its extractor prepared (:func:`~reprobridge_sdk.extract.extraction.
-    prepare`; ``None`` for a plugin kind), the outputs the measurements read, the launcher's
-    argv as the runner records it and its program's file name."""
+    """What verifying a run needs of its launcher, made once per launcher and attempt: the
+    outputs the measurements read, the launcher's argv as the runner records it and its
+    program's file name."""
 
-    __slots__ = ("argv", "launcher", "measures", "program", "wanted")
+    __slots__ = ("argv", "launcher", "program", "wanted")
 
     def __init__(self, launcher: Launcher) -> None:
         self.launcher = launcher
-        # a task measured twice is read with its first measurement's extractor (and each
-        # measurement's own transform), as ArtifactFacts.extractor gives it by task
-        first: dict[str, Any] = {}
-        self.measures: list[tuple[Measurement, Prepared | None]] = [
-            (m, prepare(first.setdefault(m.task, m.extract), m.transform))
-            for m in launcher.measurements
-        ]
         self.wanted = {m.extract.output for m in launcher.measurements if m.extract.file is None}
         self.argv = _redacted_argv(tuple(launcher.argv))
         self.program = _file_name(launcher.argv[0]) if launcher.argv else ""
@@ -150,15 +137,11 @@ def _measure(
     cache: ExtractionCache | None,
     kept: Mapping[str | None, OpenedFile] | None = None,
     context: dict[str, object] | None = None,
-    prepared: Prepared | None = None,
 ) -> float | None:
     """Re-extract one task's value from the run's files; ``None`` when it does not count.
 
-    ``prepared``: the measurement's extractor made ready by its launcher's plan; with the
-    file kept open (``kept``) it is read through that file
-    (:func:`~reprobridge_sdk.extract.extraction.read_prepared`, the value and errors of
-    :func:`~reprobridge_sdk.extract.extraction.extract_value` without its per-call work).
-    """
+    A file kept open (``kept``, the one whose digest was just checked) is read through its
+    descriptor, never opened again by name."""
     extractor = measurement.extract
     task = measurement.task
     source: str | None
@@ -203,8 +186,6 @@ def _measure(
 
     opened = None if kept is None else kept.get(extractor.output)
     try:
-        if prepared is not None and opened is not None:
-            return read_prepared(prepared, opened, source="log", cache=cache)
         if context is None:
             context = _template_context(run, record)
         extracted = extract_value(
@@ -221,10 +202,9 @@ def _measure(
         # As the runner does: each value transformed; several ('all') count as their mean.
         return extracted.mean
     except ExtractionError as exc:
-        reason = REASONS.get(exc.reason)
-        if reason is not None and reason.audit is not None:
+        if exc.why.audit is not None:
             # Not the evidence's fault: this auditor cannot read the value (A061, A062).
-            code = reason.audit
+            code = exc.why.audit
             hint = exc.findings[0].hint if exc.findings else None
             add(code, f"task {task}: cannot re-extract the value: {exc}", pointer, hint=hint)
             run.unread[task] = run.findings[-1]

@@ -401,7 +401,7 @@ def _check_files(  # noqa: PLR0917 - private step of _check_run
     first: dict[str, int] = {}
     for i, m in enumerate(record.measurements):
         first.setdefault(m.task, i)
-    for measurement, prepared in plan.measures:
+    for measurement in plan.launcher.measurements:
         at = first.get(measurement.task)
         pointer = "/measurements" if at is None else f"/measurements/{at}"
         value = _measure(
@@ -417,7 +417,6 @@ def _check_files(  # noqa: PLR0917 - private step of _check_run
             claimed=None if at is None else record.measurements[at],
             cache=cache,
             kept=kept.files,
-            prepared=prepared,
         )
         run.values[measurement.task] = value
         claimed = recorded.get(measurement.task)

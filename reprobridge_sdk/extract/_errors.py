@@ -1,4 +1,10 @@
-"""The errors of extraction and templates (shared by :mod:`.extraction` and :mod:`.template`)."""
+"""Extraction's errors and the reasons they carry (spec §6.9, §9).
+
+An :class:`ExtractionError` carries a :class:`Reason`: its name, its finding code and the
+layer that reports it. The reasons common to every kind are :data:`REASONS`; a kind's own
+reasons are declared in its module of :mod:`reprobridge_sdk.extract.kinds`. Replay and the
+auditor read the reason off the error, so a new reason is reported without another table.
+"""
 
 from __future__ import annotations
 
@@ -14,14 +20,14 @@ __all__ = ["REASONS", "ExtractionError", "Reason", "TemplateError", "plugin_hint
 
 @dataclass(frozen=True)
 class Reason:
-    """What an extraction failure of one reason means to the layers that meet it."""
+    """Why an extraction failed, and what that means to the layers that meet it."""
 
+    #: The reason's name (``ExtractionError.reason``), e.g. ``"no-match"``.
+    name: str
     #: The finding an :class:`ExtractionError` of this reason carries (None: none).
     code: str | None
-    #: Who reports it when a shipped sample fails this way (spec §9): ``replay`` (the
-    #: sample's fault, an X finding of the replay layer), or the layer that already reports
-    #: its cause (a missing file F004, a template R014, a pattern X004, a missing plugin X005,
-    #: a broken extractor S): then replay says nothing more.
+    #: Who reports a shipped sample failing this way (spec §9): ``replay`` (an X finding),
+    #: or the layer that already reports its cause (then replay says nothing more).
     reporter: str = "replay"
     #: The auditor's code when it cannot re-extract a value this way and the evidence is not
     #: at fault (None: the evidence is, A008).
@@ -31,42 +37,37 @@ class Reason:
 
 
 _PLUGIN_BUG = "the plugin failed on this file: report it to the plugin's maintainers"
-#: Why an extraction can fail (``ExtractionError.reason``) and its code: the one table from
-#: extraction reasons to finding codes. A new reason is one entry here.
-REASONS: Mapping[str, Reason] = {
-    "no-match": Reason("X001"),
-    "not-number": Reason("X002"),
-    "bad-json-pointer": Reason("X001"),
-    "bad-csv": Reason("X001"),
-    "bad-yaml": Reason("X001"),
-    "decode": Reason("X001"),
-    "plugin-failed": Reason("X006", audit="A062", hint=_PLUGIN_BUG),
-    "plugin-timeout": Reason(
+_COMMON = (
+    Reason("no-match", "X001"),
+    Reason("not-number", "X002"),
+    Reason("plugin-failed", "X006", audit="A062", hint=_PLUGIN_BUG),
+    Reason(
+        "plugin-timeout",
         "X007",
         audit="A062",
         hint="the plugin hangs on this file: report it to the plugin's maintainers",
     ),
-    "no-plugin": Reason(
+    Reason(
+        "no-plugin",
         "X005",
         "semantic",
         audit="A061",
         hint="install the distribution that provides this kind (an entry point in the group "
         "'reprobridge.extractors'); 'reprobridge plugins' lists the installed ones",
     ),
-    "missing-file": Reason(None, "files"),
-    "unsafe-file": Reason(None, "files"),
-    "bad-regex": Reason(None, "semantic"),
-    "template": Reason(None, "semantic"),
-    "aggregate": Reason(None, "semantic"),
-    "bad-extractor": Reason(None, "structure"),
-}
+    Reason("missing-file", None, "files"),
+    Reason("unsafe-file", None, "files"),
+    Reason("template", None, "semantic"),
+    Reason("aggregate", None, "semantic"),
+    Reason("bad-extractor", None, "structure"),
+)
+#: The reasons any kind may fail with, by name; a kind's own are in its module.
+REASONS: Mapping[str, Reason] = {reason.name: reason for reason in _COMMON}
 
 
-def replayed(reason: str) -> str | None:
-    """The code the replay layer reports for a sample that fails with ``reason``, or None
-    when another layer reports the failure's cause."""
-    entry = REASONS.get(reason)
-    return entry.code if entry is not None and entry.reporter == "replay" else None
+def replayed(reason: Reason) -> str | None:
+    """The code replay reports for a sample failing with ``reason`` (None: another layer's)."""
+    return reason.code if reason.reporter == "replay" else None
 
 
 def plugin_hint(reason: str) -> str:
@@ -75,16 +76,19 @@ def plugin_hint(reason: str) -> str:
 
 
 class ExtractionError(ReproBridgeError):
-    """A value could not be extracted; ``reason`` is one of :data:`REASONS`."""
+    """A value could not be extracted; ``reason`` names why and ``why`` is its :class:`Reason`.
+
+    A reason given by name is one of :data:`REASONS`; a kind's own is given as its record."""
 
     def __init__(
-        self, reason: str, message: str, *, source: str = "", dialect: bool = False
+        self, reason: str | Reason, message: str, *, source: str = "", dialect: bool = False
     ) -> None:
-        code = "X004" if dialect else REASONS[reason].code
-        hint = REASONS[reason].hint
-        findings = () if code is None else (finding(code, message, hint=hint),)
+        why = REASONS[reason] if isinstance(reason, str) else reason
+        code = "X004" if dialect else why.code
+        findings = () if code is None else (finding(code, message, hint=why.hint),)
         super().__init__(message, findings)
-        self.reason = reason
+        self.why = why
+        self.reason = why.name
         self.source = source
         #: For reason ``"unsafe-file"``: the safe file layer's refusal (its reason and limit).
         self.refusal: UnsafeFileError | None = None

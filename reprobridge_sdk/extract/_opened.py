@@ -23,9 +23,6 @@ Rules and edge cases
       end, e.g. to hash them) gives those bytes to :meth:`OpenedFile.read_bytes` (the JSON
       and YAML readers): what is parsed is what was hashed; the scans still read the
       descriptor.
-    * A pinned file keeps the JSON document parsed from it (:attr:`OpenedFile.document`,
-      set by :func:`~reprobridge_sdk.extract.extraction.read_prepared`): its version never
-      changes, so the next measurements read from it point into the same document.
     * The resolved path names the file in messages only: it is resolved when a message is
       made (:attr:`OpenedFile.lazy_name`), not for every read.
     * A plugin extractor receives :attr:`OpenedFile.path`, the path as resolved when it was
@@ -44,16 +41,13 @@ from typing import IO, Any
 
 from reprobridge_sdk.io import safefs
 
-__all__ = ["NOT_PARSED", "OpenedFile", "Readable", "open_checked"]
-
-#: :attr:`OpenedFile.document` of a file whose JSON was not parsed through it yet.
-NOT_PARSED: Any = object()
+__all__ = ["OpenedFile", "Readable", "open_checked"]
 
 
 class OpenedFile:
     """A regular file opened by the safe file layer; readers read it through its descriptor."""
 
-    __slots__ = ("_data", "_handle", "_path", "_pinned", "_resolve", "_stat", "document", "given")
+    __slots__ = ("_data", "_handle", "_path", "_pinned", "_resolve", "_stat", "given")
 
     def __init__(
         self,
@@ -73,9 +67,6 @@ class OpenedFile:
         self._path: Path | None = None
         self._stat: os.stat_result | None = None
         self._data = data
-        #: The JSON document a pinned file gave (its version never changes), kept by its
-        #: reader for the file's next measurements; :data:`NOT_PARSED` until then.
-        self.document: Any = NOT_PARSED
 
     @property
     def path(self) -> Path:

@@ -51,6 +51,7 @@ __all__ = [
     "PatternError",
     "Regex",
     "author_pattern",
+    "check_pattern",
     "dialect_problem",
     "schema_pattern",
 ]
@@ -277,6 +278,23 @@ def author_pattern(pattern: str, *, multiline: bool = False) -> Regex:
     once per process (see :data:`PATTERNS`).
     """
     return PATTERNS.entry(pattern).compiled(multiline=multiline)
+
+
+def check_pattern(pattern: object, where: str, add: Callable[..., None]) -> Regex | None:
+    """An author pattern at ``where`` compiled, or None after ``add`` reported it (R016 for
+    one Python cannot parse, X004 for one outside the dialect); None for a non-string (the
+    structural layer's)."""
+    if not isinstance(pattern, str):
+        return None
+    try:
+        return author_pattern(pattern)
+    except PatternError as exc:
+        if exc.reason == "invalid":
+            add("R016", f"invalid regular expression: {exc.message}", where)
+        else:
+            hint = "no backreferences or lookaround; write [0-9] and {0,n} (spec: Patterns)"
+            add("X004", exc.message, where, hint=hint)
+        return None
 
 
 _T = TypeVar("_T")

@@ -4,9 +4,10 @@ For each ``samples`` entry of a launcher, every measurement whose task the sampl
 ``expected`` is extracted from the sample's log and output files with the runner's own
 extraction code, transformed, and compared with the expected value by :func:`same_value`.
 Nothing found is X001, something that is not a number X002, another value X003. Which
-extraction failure is reported here, and as which code, is the table
-:data:`reprobridge_sdk.extract._errors.REASONS`: missing sample files are the files layer's
-F004 and template errors the semantic layer's R014, so they are not reported again here. An
+extraction failure is reported here, and as which code, is the failure's
+:class:`~reprobridge_sdk.extract._errors.Reason` (a kind's own reasons are in its module):
+missing sample files are the files layer's F004 and template errors the semantic layer's
+R014, so they are not reported again here. An
 ``x-`` extractor kind is extracted by its plugin: one that fails on the sample is X006, one
 that does not return in time X007 (both at the extractor's ``kind``); a kind no installed
 plugin provides is the semantic layer's X005.
@@ -280,7 +281,7 @@ def _finding(doc: Document, item: SampleValue) -> Finding | None:
         if exc.refusal is not None and exc.refusal.reason == "too-large":
             refused = safefs.refusal(exc.refusal)
             return doc.finding(refused.code, exc.message, path=sptr, hint=refused.hint)
-        code = replayed(exc.reason)
+        code = replayed(exc.why)
         if code is None:
             return None
         hint = exc.findings[0].hint if exc.findings else None

@@ -13,7 +13,8 @@ import re
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from reprobridge_sdk.extract.pattern import PATTERNS, PatternError, Regex, author_pattern
+from reprobridge_sdk.extract import kinds
+from reprobridge_sdk.extract.pattern import PATTERNS, check_pattern
 from reprobridge_sdk.extract.template import template_names
 from reprobridge_sdk.findings import Finding
 from reprobridge_sdk.io.document import Document
@@ -416,33 +417,15 @@ class _Checker:
                         data_refs.discard(ident)
 
     def _patterns(self, ptr: str, launcher: dict[str, Any], measurements: _Listed) -> None:
+        """Landmark patterns (R016, X004), then each built-in extractor kind's own rules."""
         for lptr, landmark in _items(launcher.get("landmarks"), f"{ptr}/landmarks"):
-            self._regex(landmark.get("pattern"), f"{lptr}/pattern")
+            check_pattern(landmark.get("pattern"), f"{lptr}/pattern", self.add)
         for mptr, measurement in measurements:
             extract = _map(measurement.get("extract"))
-            if extract.get("kind") != "regex":
-                continue
-            compiled = self._regex(extract.get("pattern"), f"{mptr}/extract/pattern")
-            if compiled is None:
-                continue
-            group = extract.get("group", 1)
-            where = f"{mptr}/extract/group"  # where the group is, or would be (default 1)
-            if isinstance(group, bool):
-                continue
-            if isinstance(group, int) and not 0 <= group <= compiled.groups:
-                self.add(
-                    "R017",
-                    f"the pattern has {compiled.groups} group(s); group {group} does not exist",
-                    where,
-                    hint="capture the number with parentheses, e.g. 'acc: ([0-9.]+)'",
-                )
-            elif isinstance(group, str) and group not in compiled.groupindex:
-                self.add(
-                    "R017",
-                    f"the pattern defines no group named {group!r}",
-                    where,
-                    hint=f"write (?P<{group}>...) in the pattern",
-                )
+            kind = extract.get("kind")
+            entry = kinds.KINDS.get(kind) if isinstance(kind, str) else None
+            if entry is not None and entry.check is not None:
+                entry.check(extract, f"{mptr}/extract", self.add)
 
     def plugin_kinds(self) -> None:
         """X005: an ``x-`` extractor kind that no installed plugin provides (a warning: the
@@ -472,23 +455,6 @@ class _Checker:
                         f"{mptr}/extract/kind",
                         hint=plugin_hint("no-plugin"),
                     )
-
-    def _regex(self, pattern: Any, where: str) -> Regex | None:
-        if not isinstance(pattern, str):
-            return None
-        try:
-            return author_pattern(pattern)
-        except PatternError as exc:
-            if exc.reason == "invalid":
-                self.add("R016", f"invalid regular expression: {exc.message}", where)
-            else:
-                self.add(
-                    "X004",
-                    exc.message,
-                    where,
-                    hint="no backreferences or lookaround; write [0-9] and {0,n} (spec: Patterns)",
-                )
-            return None
 
     # R015 ---------------------------------------------------------------------------------
 
@@ -664,13 +630,13 @@ def check_semantics(doc: Document) -> list[Finding]:
 
 
 def _pattern_count(data: dict[str, Any]) -> int:
-    """How many author patterns (landmarks, regex extractors) the manifest holds."""
+    """How many author patterns (landmarks, extractors) the manifest holds."""
     count = 0
     for _, launcher in _items(data.get("launchers"), ""):
         for _, landmark in _items(launcher.get("landmarks"), ""):
             count += isinstance(landmark.get("pattern"), str)
         for _, measurement in _items(launcher.get("measurements"), ""):
-            count += _map(measurement.get("extract")).get("kind") == "regex"
+            count += isinstance(_map(measurement.get("extract")).get("pattern"), str)
     return count
 
 

@@ -1,6 +1,7 @@
-"""Extraction reasons have one table, ``extract/_errors.py:REASONS``: every reason the
-package raises is in it, and no other module maps a reason to a code by its own comparison or
-set of reasons (checked on the syntax tree). The table decides what sample replay reports."""
+"""Extraction reasons are records (``extract/_errors.py:Reason``): the common ones in
+``REASONS``, a kind's own in its module. Every reason the package raises is one of them, no
+module maps a reason to a code by its own comparison or set of reasons (checked on the syntax
+tree), and the record an error carries decides what sample replay and the auditor report."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import ast
 from pathlib import Path
 
 from reprobridge_sdk import ExtractionError, validate
+from reprobridge_sdk.extract import kinds
 from reprobridge_sdk.extract._errors import REASONS, replayed
 from tests.toy_study import make_artifact
 
@@ -23,14 +25,14 @@ def _trees() -> list[tuple[str, ast.AST]]:
     ]
 
 
-def _raised(tree: ast.AST) -> set[str]:
-    """The literal reasons of ``ExtractionError("reason", ...)`` calls."""
+def _raised(tree: ast.AST, name: str = "ExtractionError") -> set[str]:
+    """The literal first arguments of ``name("reason", ...)`` calls."""
     return {
         node.args[0].value
         for node in ast.walk(tree)
         if isinstance(node, ast.Call)
         and isinstance(node.func, ast.Name)
-        and node.func.id == "ExtractionError"
+        and node.func.id == name
         and node.args
         and isinstance(node.args[0], ast.Constant)
         and isinstance(node.args[0].value, str)
@@ -55,31 +57,36 @@ def _reason_checks(tree: ast.AST) -> list[int]:
 def _names_reason(node: ast.AST) -> bool:
     if isinstance(node, (ast.Set, ast.Tuple, ast.List)):
         return any(_names_reason(e) for e in node.elts)
-    return isinstance(node, ast.Constant) and node.value in REASONS
+    return isinstance(node, ast.Constant) and node.value in kinds.reasons()
 
 
-def test_every_reason_raised_is_in_the_table() -> None:
+def test_every_reason_raised_or_declared_is_known() -> None:
     raised = set().union(*(_raised(tree) for _, tree in _trees()))
     assert raised, "the check finds the raise sites"
-    assert raised <= set(REASONS), sorted(raised - set(REASONS))
+    assert raised <= set(REASONS), sorted(raised - set(REASONS))  # a name: a common reason
+    declared = [name for _, tree in _trees() for name in _raised(tree, "Reason")]
+    assert len(declared) == len(set(declared)), "a reason is declared once"
+    assert set(declared) == set(kinds.reasons())
 
 
 def test_no_other_module_maps_reasons() -> None:
     found = [
         f"{rel}:{line}" for rel, tree in _trees() if rel != OWNER for line in _reason_checks(tree)
     ]
-    assert found == [], "map a reason through reprobridge_sdk.extract._errors.REASONS"
+    assert found == [], "read the reason off the error (ExtractionError.why)"
     sample = 'if exc.reason == "no-plugin": pass\nx = {"bad-csv", "decode"}\ny = {"a": 1}\n'
     assert _reason_checks(ast.parse(sample)) == [1, 2]
 
 
-def test_the_table_gives_the_errors_finding() -> None:
-    for reason, entry in REASONS.items():
-        error = ExtractionError(reason, "message")
+def test_the_reason_gives_the_errors_finding() -> None:
+    for name, entry in kinds.reasons().items():
+        error = ExtractionError(entry, "message")
+        assert error.reason == name and error.why is entry
         assert [f.code for f in error.findings] == ([entry.code] if entry.code else [])
-    assert replayed("bad-csv") == "X001"
-    assert replayed("missing-file") is None
-    assert replayed("no-plugin") is None  # the semantic layer's X005
+    known = kinds.reasons()
+    assert replayed(known["bad-csv"]) == "X001"
+    assert replayed(known["missing-file"]) is None
+    assert replayed(known["no-plugin"]) is None  # the semantic layer's X005
 
 
 def test_a_sample_the_csv_extractor_cannot_read_is_x001(tmp_path: Path) -> None:

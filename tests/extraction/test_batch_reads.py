@@ -1,6 +1,6 @@
-"""``prepare`` and ``read_prepared`` (the auditor's hot path): for any extractor, transform and
-file, the value and the error are those of ``extract_value(...).mean`` given the same opened
-file and cache, however often the prepared extractor is read."""
+"""A held file (the auditor's descriptor of a file it has just hashed) read through a batch's
+cache: for any extractor, transform and file, the value and the error are those of one
+``extract_value`` without a cache, however often the batch reads it."""
 
 from __future__ import annotations
 
@@ -13,19 +13,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from reprobridge_sdk.extract._documents import pointer_tokens
-from reprobridge_sdk.extract._opened import NOT_PARSED, OpenedFile
-from reprobridge_sdk.extract.extraction import (
-    ExtractionCache,
-    ExtractionError,
-    Prepared,
-    extract_value,
-    prepare,
-    read_prepared,
-)
+from reprobridge_sdk.extract._opened import OpenedFile
+from reprobridge_sdk.extract.extraction import ExtractionCache, ExtractionError, extract_value
 from reprobridge_sdk.io import safefs
 from reprobridge_sdk.model import Transform
-from reprobridge_sdk.model.launcher import JsonExtractor
 
 Outcome = tuple[str, Any]
 
@@ -36,12 +27,6 @@ def _held(path: Path) -> OpenedFile:
     return OpenedFile(path, handle, resolve=True, pinned=True, data=path.read_bytes())
 
 
-def _read_once(prepared: Prepared, path: Path) -> Outcome:
-    with _held(path) as opened:
-        cache = ExtractionCache()
-        return _outcome(lambda: read_prepared(prepared, opened, source="log", cache=cache))
-
-
 def _outcome(read: Any) -> Outcome:
     try:
         value = read()
@@ -50,33 +35,32 @@ def _outcome(read: Any) -> Outcome:
     return "value", repr(value)  # repr: -0.0 and 0.0, NaN and NaN told apart / equal
 
 
-def _both(spec: dict[str, Any], path: Path, transform: Transform | None) -> tuple[Outcome, ...]:
-    """The outcome of extract_value and of read_prepared, each with a fresh cache and the
-    file opened once, and read_prepared's second reading (the cache's entry)."""
-    with _held(path) as opened:
-        cache = ExtractionCache()
-        general = _outcome(
-            lambda: (
-                extract_value(
-                    {**spec, "output": None, "file": None},
-                    log=path,
-                    files_base=path.parent,
-                    outputs={},
-                    context={},
-                    cache=cache,
-                    root=path.parent,
-                    transform=transform,
-                    opened=opened,
-                ).mean
-            )
+def _read(spec: dict[str, Any], path: Path, opened: OpenedFile, **kw: Any) -> Outcome:
+    return _outcome(
+        lambda: (
+            extract_value(
+                {**spec, "output": None, "file": None},
+                log=path,
+                files_base=path.parent,
+                outputs={},
+                context={},
+                root=path.parent,
+                opened=opened,
+                **kw,
+            ).mean
         )
+    )
+
+
+def _both(spec: dict[str, Any], path: Path, transform: Transform | None) -> tuple[Outcome, ...]:
+    """One read without a cache, then two reads of the held file through one cache."""
+    with _held(path) as opened:
+        alone = _read(spec, path, opened, transform=transform)
     with _held(path) as opened:
         cache = ExtractionCache()
-        prepared = prepare({**spec, "output": None, "file": None}, transform)
-        assert prepared is not None
-        first = _outcome(lambda: read_prepared(prepared, opened, source="log", cache=cache))
-        again = _outcome(lambda: read_prepared(prepared, opened, source="log", cache=cache))
-    return general, first, again
+        first = _read(spec, path, opened, transform=transform, cache=cache)
+        again = _read(spec, path, opened, transform=transform, cache=cache)
+    return alone, first, again
 
 
 DOCUMENT = {
@@ -129,26 +113,13 @@ TRANSFORMS = [None, Transform(scale=100.0), Transform(scale=-1.0, offset=0.0, ro
 
 @pytest.mark.parametrize("pointer", POINTERS)
 @pytest.mark.parametrize("transform", TRANSFORMS, ids=["none", "scale", "round"])
-def test_json_pointers_give_the_value_or_error_of_extract_value(
+def test_json_pointers_read_alike_alone_and_in_a_batch(
     tmp_path: Path, pointer: str, transform: Transform | None
 ) -> None:
     path = tmp_path / "metrics.json"
     path.write_text(json.dumps(DOCUMENT))
     general, first, again = _both({"kind": "json", "pointer": pointer}, path, transform)
     assert first == again == general
-
-
-@pytest.mark.parametrize("pointer", [p for p in POINTERS if p == "" or p.startswith("/")])
-def test_a_typed_json_extractor_reads_as_its_mapping(tmp_path: Path, pointer: str) -> None:
-    """A model's pointer is read off its field (no dump): what its mapping says."""
-    path = tmp_path / "metrics.json"
-    path.write_text(json.dumps(DOCUMENT))
-    model = JsonExtractor(kind="json", output="metrics", pointer=pointer)
-    typed, plain = prepare(model), prepare({**model.model_dump(), "output": None})
-    assert typed is not None and plain is not None
-    assert (typed.pointer, typed.tokens, typed.where) == (plain.pointer, plain.tokens, plain.where)
-    outcomes = [_read_once(prepared, path) for prepared in (typed, plain)]
-    assert outcomes[0] == outcomes[1]
 
 
 def test_minus_zero_is_the_mean_of_one_value(tmp_path: Path) -> None:
@@ -181,17 +152,13 @@ def test_minus_zero_is_the_mean_of_one_value(tmp_path: Path) -> None:
     ],
 )
 @pytest.mark.parametrize("transform", TRANSFORMS, ids=["none", "scale", "round"])
-def test_other_kinds_and_failures_are_those_of_extract_value(
+def test_every_kind_and_failure_reads_alike_alone_and_in_a_batch(
     tmp_path: Path, spec: dict[str, Any], name: str, text: str, transform: Transform | None
 ) -> None:
     path = tmp_path / name
     path.write_text(text)
     general, first, again = _both(spec, path, transform)
     assert first == again == general
-
-
-def test_a_plugin_kind_is_not_prepared() -> None:
-    assert prepare({"kind": "x-custom", "output": None, "file": None}) is None
 
 
 _KEYS = st.text(alphabet="ab/~01", max_size=3)
@@ -216,49 +183,12 @@ def test_property_any_document_and_pointer(document: Any, pointer: str) -> None:
     assert first == again == general
 
 
-@given(pointer=st.text(alphabet="ab/~01", max_size=8))
-def test_pointer_tokens_are_none_only_for_a_pointer_without_a_leading_slash(pointer: str) -> None:
-    tokens = pointer_tokens(pointer)
-    if pointer and not pointer.startswith("/"):
-        assert tokens is None
-    else:
-        assert tokens is not None
-        assert len(tokens) == pointer.count("/")
-
-
-def test_a_pinned_file_keeps_its_document_an_unpinned_one_asks_the_cache(tmp_path: Path) -> None:
-    path = tmp_path / "metrics.json"
-    path.write_text('{"a": 1.5, "b": 2.5}')
-    first, second = (
-        prepare({"kind": "json", "pointer": "/a"}),
-        prepare({"kind": "json", "pointer": "/b"}),
-    )
-    assert first is not None and second is not None
-    with _held(path) as opened:
-        cache = ExtractionCache()
-        assert read_prepared(first, opened, source="log", cache=cache) == 1.5
-        assert (cache.misses, cache.hits) == (1, 0)
-        assert read_prepared(second, opened, source="log", cache=cache) == 2.5
-        assert (cache.misses, cache.hits) == (1, 0)  # the file's own document
-        assert opened.document == {"a": 1.5, "b": 2.5}
-    handle = safefs.open_regular(path, root=tmp_path)
-    with OpenedFile(path, handle, resolve=True) as unpinned:  # its version may change
-        cache = ExtractionCache()
-        for prepared in (first, second, first):
-            read_prepared(prepared, unpinned, source="log", cache=cache)
-        assert (cache.misses, cache.hits) == (1, 2)
-        assert unpinned.document is NOT_PARSED
-
-
-def test_a_failed_parse_is_not_kept_and_fails_again(tmp_path: Path) -> None:
+def test_a_failed_parse_fails_again_from_the_cache(tmp_path: Path) -> None:
     path = tmp_path / "metrics.json"
     path.write_text("{not json")
-    prepared = prepare({"kind": "json", "pointer": "/a"})
-    assert prepared is not None
     with _held(path) as opened:
         cache = ExtractionCache()
         for _ in range(2):
-            with pytest.raises(ExtractionError) as caught:
-                read_prepared(prepared, opened, source="log", cache=cache)
-            assert (caught.value.reason, caught.value.source) == ("decode", "log")
-        assert opened.document is NOT_PARSED
+            outcome = _read({"kind": "json", "pointer": "/a"}, path, opened, cache=cache)
+            assert outcome[0] == "error" and outcome[1][0] == "decode"
+        assert (cache.misses, cache.hits) == (1, 1)
