@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from reprobridge_sdk.cli._output import deprecated, format_option, print_error, say
+from reprobridge_sdk.cli._output import deprecated, fail, format_option, say
 
 if TYPE_CHECKING:
     from reprobridge_sdk.model import MeasuredValue
@@ -146,8 +146,7 @@ def extract(  # noqa: PLR0917 - click passes options as arguments
                 )
             measured = opened.relabel(measured)
     except ReproBridgeError as exc:
-        print_error(exc)
-        sys.exit(2)
+        fail(exc)
     sys.exit(_show(measured, fmt))
 
 

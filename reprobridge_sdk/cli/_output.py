@@ -13,15 +13,13 @@ an artifact's text reaches the terminal with its control characters shown, never
 
 from __future__ import annotations
 
-import codecs
 import functools
-import io
 import json
 import sys
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, BinaryIO, NoReturn, TypeVar
+from typing import Any, NoReturn, TypeVar
 
 import click
 
@@ -31,7 +29,6 @@ from reprobridge_sdk.findings import Finding, Severity, finding_line, terminal_t
 from reprobridge_sdk.plugins import BUILT_IN, REPORT_FORMATS
 
 __all__ = [
-    "TerminalBytes",
     "color",
     "count",
     "deprecated",
@@ -43,13 +40,11 @@ __all__ = [
     "note",
     "os_error",
     "output_option",
-    "print_error",
-    "report",
+    "render_report",
     "report_findings",
     "report_options",
     "reset",
     "say",
-    "set_machine",
     "write_output",
 ]
 
@@ -84,11 +79,6 @@ def reset() -> None:
     _state = _State()
 
 
-def set_machine(machine: bool) -> None:
-    """Say whether stdout holds a machine format (then findings go to stderr)."""
-    _state.machine = machine
-
-
 def color(stream: Any = None) -> bool:
     """Whether to colour text written to ``stream`` (stdout by default): ``--color``, else
     ``NO_COLOR``, ``FORCE_COLOR`` and whether it is a terminal."""
@@ -101,8 +91,10 @@ def color(stream: Any = None) -> bool:
 
 
 def say(text: str = "", *, nl: bool = True) -> None:
-    """A listing or a report in text, on stdout (on stderr while stdout is machine output)."""
-    click.echo(terminal_text(text, lines=True), err=_state.machine, nl=nl)
+    """A listing or a report in text, on stdout (on stderr while stdout is machine output;
+    not at all with ``--statistics``, whose table is the output)."""
+    if not _state.statistics:
+        click.echo(terminal_text(text, lines=True), err=_state.machine, nl=nl)
 
 
 def note(text: str, *, nl: bool = True) -> None:
@@ -172,31 +164,22 @@ def count(groups: Iterable[Iterable[Any]]) -> None:
         _state.counts.update(item.code for item in findings)
 
 
-def report(pairs: Any) -> None:
-    """Findings of ``(label, findings)`` pairs (or a ValidationResult) through the reporter,
-    then the summary line (not with ``-q``)."""
-    from reprobridge_sdk.validation.reporters import summary_line  # noqa: PLC0415 - lazy
-
-    pairs = pairs.pairs() if hasattr(pairs, "pairs") else pairs
-    for label, findings in pairs:
-        for item in findings:
-            echo_finding(item, label)
-    if not (_state.quiet or _state.statistics):
-        paint = color()
-        click.echo(summary_line(pairs, color=paint), color=paint)
-
-
 def render_report(pairs: Any, fmt: str, output: str | None = None) -> None:
-    """Findings as ``fmt``: text through :func:`report`, else the rendering, to ``output``
-    or stdout."""
+    """Findings of ``(label, findings)`` pairs (or a ValidationResult) as ``fmt``, to
+    ``output`` or stdout; text on stdout finding by finding, then the summary line."""
     from reprobridge_sdk.validation.reporters import render, summary_line  # noqa: PLC0415
 
     pairs = pairs.pairs() if hasattr(pairs, "pairs") else pairs
     if fmt == "text" and output is None:
-        report(pairs)
+        for label, findings in pairs:
+            for item in findings:
+                echo_finding(item, label)
+        if not (_state.quiet or _state.statistics):
+            paint = color()
+            click.echo(summary_line(pairs, color=paint), color=paint)
         return
     count(findings for _, findings in pairs)
-    set_machine(output is None)
+    _state.machine = output is None
     write_output(render(pairs, fmt), output)
     if output is not None:
         note(summary_line(pairs))
@@ -223,17 +206,13 @@ def report_findings(
     sys.exit(1 if failing else 0)
 
 
-def print_error(exc: ReproBridgeError, label: str = "") -> None:
-    """An error, printed once: its findings through the reporter, else ``error: message``."""
+def fail(exc: ReproBridgeError, code: int = 2) -> NoReturn:
+    """An error, printed once (its findings, else ``error: message``), then exit ``code``
+    (2: usage or I/O error)."""
     for item in exc.findings:
-        echo_finding(item, label)
+        echo_finding(item)
     if not exc.findings:
         error(exc.message)
-
-
-def fail(exc: ReproBridgeError, code: int = 2, label: str = "") -> NoReturn:
-    """Print an error once (:func:`print_error`) and exit (2: usage or I/O error)."""
-    print_error(exc, label)
     sys.exit(code)
 
 
@@ -302,11 +281,14 @@ def format_option(
             value = "json" if ctx.meta.get("reprobridge.json") else default
         _state.fmt = value
         if value is not None:
-            set_machine(value != "text")
+            _state.machine = value != "text"
         return value
 
-    shown = ", ".join(names) + (" or a plugin's" if plugins else "")
-    text = f"Output format: {shown}" + (f"; {help}" if help else ".")
+    text = (
+        "Output format"
+        + (" (plugins add more)" if plugins else "")
+        + (f"; {help}" if help else ".")
+    )
 
     def decorate(f: F) -> F:
         f = click.option(
@@ -475,24 +457,3 @@ def report_options(f: F) -> F:
     for option in reversed(options):
         decorated = option(decorated)
     return decorated  # type: ignore[no-any-return]
-
-
-class TerminalBytes(io.RawIOBase):
-    """A byte stream to a terminal that shows control characters (a launcher's live output):
-    decoded as UTF-8 as the bytes come (an invalid byte shown as ``\\xNN``), then passed
-    through :func:`~reprobridge_sdk.findings.terminal_text` with newlines kept."""
-
-    def __init__(self, sink: BinaryIO) -> None:
-        self._sink = sink
-        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="backslashreplace")
-
-    def writable(self) -> bool:
-        return True
-
-    def write(self, data: bytes | bytearray | memoryview) -> int:  # type: ignore[override]
-        text = self._decoder.decode(bytes(data))
-        self._sink.write(terminal_text(text, lines=True).encode("utf-8"))
-        return len(data)
-
-    def flush(self) -> None:
-        self._sink.flush()

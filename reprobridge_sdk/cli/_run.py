@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import codecs
+import io
 import sys
 from pathlib import Path
 from typing import Any, BinaryIO, cast
@@ -9,19 +11,19 @@ from typing import Any, BinaryIO, cast
 import click
 
 from reprobridge_sdk.cli._output import (
-    TerminalBytes,
     deprecated,
     echo_finding,
     error,
+    fail,
     format_option,
     note,
-    print_error,
     say,
 )
+from reprobridge_sdk.findings import terminal_text
 
 from ._executor import executor_options, options_from_flags
 
-__all__ = ["run", "split_target"]
+__all__ = ["TerminalBytes", "run", "split_target"]
 
 
 def split_target(args: tuple[str, ...], artifact: str | None) -> tuple[str, list[str]]:
@@ -225,8 +227,7 @@ def run(  # noqa: PLR0917 - click passes options as arguments
                 )
             note(format_summary(summary))
     except ReproBridgeError as exc:  # usage (N codes) or I/O: nothing could be recorded
-        print_error(exc)
-        sys.exit(2)
+        fail(exc)
     sys.exit(summary.exit_code)
 
 
@@ -255,8 +256,7 @@ def _dry_run(  # noqa: PLR0917 - the options of run, passed on
             runs_dir=runs_dir,
         )
     except ReproBridgeError as exc:
-        print_error(exc)
-        sys.exit(2)
+        fail(exc)
     if fmt == "json":
         sys.stdout.write(json.dumps([item.to_dict() for item in plan], indent=2) + "\n")
     else:
@@ -271,3 +271,24 @@ def _dry_run(  # noqa: PLR0917 - the options of run, passed on
         ready = sum(1 for item in plan if item.ok)
         say(f"{ready} of {len(plan)} run(s) ready; none started")
     sys.exit(0 if all(item.ok for item in plan) else 1)
+
+
+class TerminalBytes(io.RawIOBase):
+    """A byte stream to a terminal that shows control characters (a launcher's live output):
+    decoded as UTF-8 as the bytes come (an invalid byte shown as ``\\xNN``), then passed
+    through :func:`~reprobridge_sdk.findings.terminal_text` with newlines kept."""
+
+    def __init__(self, sink: BinaryIO) -> None:
+        self._sink = sink
+        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="backslashreplace")
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, data: bytes | bytearray | memoryview) -> int:  # type: ignore[override]
+        text = self._decoder.decode(bytes(data))
+        self._sink.write(terminal_text(text, lines=True).encode("utf-8"))
+        return len(data)
+
+    def flush(self) -> None:
+        self._sink.flush()

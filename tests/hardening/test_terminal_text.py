@@ -22,7 +22,7 @@ import yaml
 from toy_study import make_artifact
 
 from reprobridge_sdk.audit.report import render_junit, render_text
-from reprobridge_sdk.cli._output import TerminalBytes
+from reprobridge_sdk.cli._run import TerminalBytes
 from reprobridge_sdk.findings import finding, terminal_text
 from reprobridge_sdk.validation.reporters import render
 
