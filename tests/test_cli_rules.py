@@ -260,6 +260,25 @@ def test_statistics_as_json_and_to_a_file(tmp_path: Path) -> None:
     assert isinstance(json.loads(verify.stdout), list)
 
 
+def test_statistics_to_a_file_that_cannot_be_written_is_an_io_error(tmp_path: Path) -> None:
+    (tmp_path / "a-file").write_text("")
+    target = tmp_path / "a-file" / "stats.txt"
+    result = _invoke(["validate", "--statistics", "--exit-zero", "-o", str(target), str(BROKEN)])
+    assert result.exit_code == 2
+    _check_shape(result)
+    errors = [line for line in result.stderr.splitlines() if line.startswith("error")]
+    assert len(errors) == 1
+    assert errors[0].startswith(f"error: cannot write {tmp_path / 'a-file'}")
+    assert not target.exists()
+
+
+def test_bench_judge_needs_one_results_file(tmp_path: Path) -> None:
+    for argv in ([str(BROKEN)], ["-C", str(BROKEN)], [str(BROKEN), "a.json", "b.json"]):
+        result = _invoke(["bench", "judge", *argv])
+        assert result.exit_code == 2, argv
+        assert "RESULTS" in result.stderr
+
+
 def test_a_notice_never_precedes_json_on_stdout(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from reprobridge_sdk.cli import artifact_alias
-from reprobridge_sdk.cli._output import echo_finding, error, note
+from reprobridge_sdk.cli._output import echo_finding, fail, note, os_error
 from reprobridge_sdk.errors import ArtifactError
 from reprobridge_sdk.findings import Severity
 from reprobridge_sdk.guide import check_guide, guide_path, write_guide
@@ -40,12 +40,9 @@ def guide(path: Path, check: bool) -> None:
     try:
         document = load_document(manifest, name=str(manifest), root=root)
     except ArtifactError as exc:
-        for item in exc.findings:
-            echo_finding(item)
-        sys.exit(2)
+        fail(exc)
     except OSError as exc:
-        error(f"cannot read {manifest}: {exc.strerror or exc}")
-        sys.exit(2)
+        os_error(exc, "read")
     if document.fatal or not isinstance(document.data, dict):
         for item in document.findings:
             echo_finding(item)
@@ -62,11 +59,8 @@ def guide(path: Path, check: bool) -> None:
     try:
         changed = write_guide(root, records, title=title if isinstance(title, str) else None)
     except ArtifactError as exc:
-        for item in exc.findings:
-            echo_finding(item)
-        sys.exit(2)
+        fail(exc)
     except OSError as exc:
-        error(f"cannot write the guide: {exc}")
-        sys.exit(2)
+        os_error(exc)
     target = root / guide_path(records)
     note(f"{'updated' if changed else 'up to date'}: {target}")

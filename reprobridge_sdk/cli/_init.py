@@ -14,7 +14,7 @@ from reprobridge_sdk.authoring.scaffold import (
     default_id,
     scaffold,
 )
-from reprobridge_sdk.cli._output import echo_finding, error, fail, note
+from reprobridge_sdk.cli._output import echo_finding, error, fail, note, os_error
 from reprobridge_sdk.errors import ReproBridgeError
 
 __all__ = ["init"]
@@ -106,11 +106,9 @@ def init(  # noqa: PLR0917 - click passes options as arguments
     try:
         scaffold(directory, options, force=force)
     except ReproBridgeError as exc:
-        error(exc.message)
-        sys.exit(2)
+        fail(exc)
     except OSError as exc:
-        error(f"cannot write the artifact: {exc}")
-        sys.exit(2)
+        os_error(exc)
     note(f"created the artifact {options.id!r} in {directory}")
     _list_placeholders(directory)
     note(f"then check it with: reprobridge validate {directory}")

@@ -11,7 +11,7 @@ from pathlib import Path
 import click
 
 from reprobridge_sdk.cli import artifact_alias
-from reprobridge_sdk.cli._output import echo_finding, error, fail, format_option, note, say
+from reprobridge_sdk.cli._output import echo_finding, fail, format_option, note, os_error, say
 
 __all__ = ["pack", "unpack"]
 
@@ -44,8 +44,7 @@ def pack(path: Path, output: Path | None, with_runs: bool, fmt: str) -> None:
     except ReproBridgeError as exc:
         fail(exc)
     except OSError as exc:
-        error(f"cannot write the archive: {exc}")
-        sys.exit(2)
+        os_error(exc)
     if fmt == "json":
         data = {
             "path": str(result.path),

@@ -6,7 +6,7 @@ import sys
 
 import click
 
-from reprobridge_sdk.cli._output import error, note, say
+from reprobridge_sdk.cli._output import fail, note, os_error, say
 from reprobridge_sdk.errors import UsageError
 from reprobridge_sdk.schema import (
     SCHEMAS,
@@ -56,8 +56,6 @@ def schema(name: str | None, list_: bool, write: bool, check: bool) -> None:
             sys.exit(1 if stale else 0)
         sys.stdout.write(packaged_schema_text(names[0] if names else "rra-1.0"))
     except UsageError as exc:
-        error(f"{exc.message}")
-        sys.exit(2)
+        fail(exc)
     except OSError as exc:
-        error(f"cannot read or write a schema file: {exc}")
-        sys.exit(2)
+        os_error(exc, "read or write")

@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from reprobridge_sdk.cli import artifact_alias
-from reprobridge_sdk.cli._output import error, fail, note
+from reprobridge_sdk.cli._output import fail, note, os_error
 from reprobridge_sdk.errors import ArtifactError, UsageError
 from reprobridge_sdk.versions import NEWEST_FORMAT
 
@@ -48,8 +48,7 @@ def upgrade(path: Path, to: str, check: bool) -> None:
     except ArtifactError as exc:
         fail(exc, code=1)
     except OSError as exc:
-        error(f"cannot read or write the manifest: {exc.strerror or exc}")
-        sys.exit(2)
+        os_error(exc, "read or write")
     if not result.changed:
         note(f"up to date: {result.manifest} is {result.after}")
         return
