@@ -16,7 +16,8 @@ from pydantic import ValidationError
 
 from reprobridge_sdk.errors import UsageError
 from reprobridge_sdk.findings import Finding, finding
-from reprobridge_sdk.io.document import escape_pointer, load_document
+from reprobridge_sdk.io.document import load_document
+from reprobridge_sdk.io.pointer import escape_pointer
 from reprobridge_sdk.model.claims import Claims
 
 __all__ = ["MAX_PATCH", "ClaimsError", "author_patch", "load_claims"]

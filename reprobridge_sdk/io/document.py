@@ -50,7 +50,7 @@ from reprobridge_sdk.io._yamlcore import (
     core_tag,
     json_type,
 )
-from reprobridge_sdk.io.pointer import ancestors, escape_pointer, unescape_pointer
+from reprobridge_sdk.io.pointer import ancestors
 
 __all__ = [
     "MAX_ALIAS_NODES",
@@ -60,11 +60,9 @@ __all__ = [
     "TYPE_WORDS",
     "Document",
     "core_tag",
-    "escape_pointer",
     "json_type",
     "load_document",
     "nests_too_deep",
-    "unescape_pointer",
 ]
 
 

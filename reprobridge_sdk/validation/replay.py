@@ -37,7 +37,8 @@ from typing import TYPE_CHECKING, Any
 
 from reprobridge_sdk.findings import Finding
 from reprobridge_sdk.io import safefs
-from reprobridge_sdk.io.document import Document, escape_pointer
+from reprobridge_sdk.io.document import Document
+from reprobridge_sdk.io.pointer import escape_pointer
 
 from .files import kind_of, resolve_path, usable_path
 
