@@ -16,6 +16,7 @@ from typing import Literal
 from reprobridge_sdk.findings import Finding, Severity, finding
 from reprobridge_sdk.model.audit import AuditFinding, Badges, TaskAudit
 from reprobridge_sdk.validation.placeholders import HINTS, is_placeholder_commit
+from reprobridge_sdk.versions import MANIFEST_NAME
 
 from .facts import ManifestFacts
 from .verdict import as_audit_finding
@@ -427,9 +428,9 @@ def award(ctx: BadgeContext) -> Badges:
         else f"archive sha256:{ctx.archive_sha256}"
     )
     evidence = {
-        "available": ["rra.yaml", identifier] if not reasons["available"] else ["rra.yaml"],
+        "available": [MANIFEST_NAME, identifier] if not reasons["available"] else [MANIFEST_NAME],
         "functional": runs if not reasons["functional"] else [],
-        "reusable": ["rra.yaml", "runs/check.json"] if not reasons["reusable"] else [],
+        "reusable": [MANIFEST_NAME, "runs/check.json"] if not reasons["reusable"] else [],
         "reproduced": counted if not reasons["reproduced"] else [],
     }
     return Badges(

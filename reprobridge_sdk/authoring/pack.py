@@ -31,6 +31,7 @@ from reprobridge_sdk.errors import ArtifactError
 from reprobridge_sdk.findings import Finding, finding
 from reprobridge_sdk.io._fs import atomic_open
 from reprobridge_sdk.model import UpstreamBundle
+from reprobridge_sdk.versions import MANIFEST_NAME
 
 from ._tarsafe import TARINFO, HeaderScan, LinkTree, Refused
 
@@ -149,9 +150,9 @@ def _carried(art: ArtifactDir, scratch: Path) -> dict[str, Path]:
     bundle = scratch / "upstream.bundle"
     digest = write_bundle(bare, upstream.commit, bundle)
     upstream.bundle = UpstreamBundle(path=rel, sha256=digest)
-    manifest = scratch / "rra.yaml"
+    manifest = scratch / MANIFEST_NAME
     manifest.write_text(art.render(), "utf-8")
-    return {rel: bundle, "rra.yaml": manifest}
+    return {rel: bundle, MANIFEST_NAME: manifest}
 
 
 def _info(root: Path, rel: str, source: Path | None = None) -> tuple[tarfile.TarInfo, Path]:
@@ -188,7 +189,7 @@ def pack(
         names = packed_files(root, with_runs=with_runs, skip=target)
         names = sorted(set(names) | set(carried), key=lambda name: name.encode("utf-8"))
         result = _write(root, target, names, carried, compress=compress)
-    bundle = next((rel for rel in carried if rel != "rra.yaml"), None)
+    bundle = next((rel for rel in carried if rel != MANIFEST_NAME), None)
     return PackResult(result.path, result.digest, result.files, result.size, bundle)
 
 

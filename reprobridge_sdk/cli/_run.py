@@ -20,6 +20,7 @@ from reprobridge_sdk.cli._output import (
     say,
 )
 from reprobridge_sdk.findings import terminal_text
+from reprobridge_sdk.versions import MANIFEST_NAME
 
 from ._executor import executor_options, options_from_flags
 
@@ -37,7 +38,7 @@ def split_target(args: tuple[str, ...], artifact: str | None) -> tuple[str, list
     if artifact is not None or not args:
         return artifact or ".", list(args)
     first = args[0]
-    if "/" not in first and not Path(first).exists() and Path("rra.yaml").is_file():
+    if "/" not in first and not Path(first).exists() and Path(MANIFEST_NAME).is_file():
         deprecated("run LAUNCHER... without PATH", f"run . {' '.join(args)}")
         return ".", list(args)
     return first, list(args[1:])

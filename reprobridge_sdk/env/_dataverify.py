@@ -23,6 +23,7 @@ from reprobridge_sdk.env._artifact import EnvArtifact
 from reprobridge_sdk.env.hashing import DigestCache
 from reprobridge_sdk.findings import Finding, finding
 from reprobridge_sdk.model.environment import DataItem
+from reprobridge_sdk.versions import MANIFEST_NAME
 
 #: Lists the files of a distribution of another interpreter: absolute path and size.
 _PACKAGE_FILES = r"""
@@ -50,7 +51,9 @@ class _Locator:
     def __call__(self, code: str, message: str, pointer: str, hint: str | None = None) -> Finding:
         pointer = self.art.pointer(pointer)  # items set aside shift indices (newer minor)
         line, col = self.art.document.locate(pointer)
-        return finding(code, message, path=pointer, file="rra.yaml", line=line, col=col, hint=hint)
+        return finding(
+            code, message, path=pointer, file=MANIFEST_NAME, line=line, col=col, hint=hint
+        )
 
 
 def _inside(root: Path, relative: str) -> Path | None:

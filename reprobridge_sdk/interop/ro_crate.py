@@ -17,6 +17,7 @@ from reprobridge_sdk.findings import finding
 from reprobridge_sdk.io._fs import atomic_directory
 from reprobridge_sdk.model.manifest import MANIFEST_MEDIA_TYPE
 from reprobridge_sdk.run.evidence import iter_runs
+from reprobridge_sdk.versions import MANIFEST_NAME
 
 __all__ = ["PROCESS_RUN_CRATE", "export_ro_crate"]
 
@@ -53,7 +54,7 @@ def export_ro_crate(artifact_dir: str | os.PathLike[str], output: str | os.PathL
     _describe(crate, manifest.artifact)
     manifest_file = _add_documents(crate, root, manifest)
     upstream = manifest.codebase.upstream
-    code_url = upstream.repository if upstream.repository.startswith("https://") else "rra.yaml"
+    code_url = upstream.repository if upstream.repository.startswith("https://") else MANIFEST_NAME
     tools: dict[str, Any] = {
         launcher.id: _tool_entity(crate, launcher.id, code_url, upstream.commit)
         for launcher in manifest.launchers
@@ -123,8 +124,8 @@ def _describe(crate: Any, meta: Any) -> None:
 def _add_documents(crate: Any, root: Path, manifest: Any) -> Any:
     """Add the manifest, the guide and the lock; the manifest's file entity."""
     manifest_file = crate.add_file(
-        root / "rra.yaml",
-        dest_path="rra.yaml",
+        root / MANIFEST_NAME,
+        dest_path=MANIFEST_NAME,
         properties={"name": "Manifest", "encodingFormat": MANIFEST_MEDIA_TYPE},
     )
     for relative, name in [("GUIDE.md", "Reproduction guide")]:

@@ -24,6 +24,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from reprobridge_sdk.versions import MANIFEST_NAME
+
 __all__ = ["measured_value", "scored_launcher", "task_of", "write_results"]
 
 RESULTS_NAME = "bench-results.json"
@@ -40,7 +42,7 @@ def scored_launcher(workspace: Path, task: str) -> Any:
     from reprobridge_sdk.api import load  # noqa: PLC0415
     from reprobridge_sdk.errors import ReproBridgeError  # noqa: PLC0415
 
-    if not (workspace / "rra.yaml").is_file():
+    if not (workspace / MANIFEST_NAME).is_file():
         return None
     try:
         manifest = load(workspace).manifest
