@@ -23,7 +23,7 @@ from reprobridge_sdk.agent.distiller import reached_by_all
 from reprobridge_sdk.agent.pipeline import render_summary
 from reprobridge_sdk.agent.planner import seeds_decision_id
 from reprobridge_sdk.api import load
-from reprobridge_sdk.audit.auditor import audit
+from reprobridge_sdk.audit import audit
 from reprobridge_sdk.model.build import (
     BuildReport,
     DistillerRecord,

@@ -7,13 +7,13 @@ from pathlib import Path
 
 import pytest
 
+from reprobridge_sdk import extract_value
 from reprobridge_sdk.agent.distiller import (
     extractor_pattern,
     find_in_json,
     find_number,
     stable_lines,
 )
-from reprobridge_sdk.extract.extraction import extract_value
 from reprobridge_sdk.model.claims import Claim
 
 LOG = """\

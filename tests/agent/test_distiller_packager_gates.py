@@ -333,7 +333,7 @@ def _distill_slowly(
     import time
 
     from reprobridge_sdk.agent.distiller import PACKAGING_SECONDS
-    from reprobridge_sdk.env.venv import ensure_environment
+    from reprobridge_sdk.env import ensure_environment
 
     ensure_environment(artifact)
     _sleeps_first(artifact, sleep)

@@ -152,6 +152,7 @@ def test_the_reproducers_replan_updates_the_planner_record_consistently() -> Non
     Reproducer did not re-plan is returned as it was."""
     from reprobridge_sdk.agent.pipeline import _replanned
     from reprobridge_sdk.agent.planner import seeds_decision_id
+    from reprobridge_sdk.model import Ambiguity
     from reprobridge_sdk.model.build import (
         ClaimPlan,
         Gate,
@@ -159,7 +160,6 @@ def test_the_reproducers_replan_updates_the_planner_record_consistently() -> Non
         PlanRecord,
         ReproducerRecord,
     )
-    from reprobridge_sdk.model.guide import Ambiguity
 
     zero = "0" * 64
     smoke = LauncherPlan(id="run-smoke", script="run.py", argv=["python", "run.py"], scope="smoke")

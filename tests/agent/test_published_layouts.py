@@ -16,8 +16,8 @@ from reprobridge_sdk.agent.claims import load_claims
 from reprobridge_sdk.agent.intake import checkout, inventory
 from reprobridge_sdk.agent.packager import manifest_launcher
 from reprobridge_sdk.agent.planner import plan
+from reprobridge_sdk.model import Launcher
 from reprobridge_sdk.model.build import IntakeRecord, PlanRecord
-from reprobridge_sdk.model.launcher import Launcher
 
 ZERO = "0" * 64
 SHARED = ["matplotlib", "numpy", "scikit-learn", "scipy"]

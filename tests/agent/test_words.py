@@ -21,8 +21,8 @@ from reprobridge_sdk.agent._determinism import SETTINGS
 from reprobridge_sdk.agent.distiller import reached_by_all, stable_lines
 from reprobridge_sdk.agent.packager import README_MARKER, finalize
 from reprobridge_sdk.api import load
+from reprobridge_sdk.model import Landmark
 from reprobridge_sdk.model.build import Gate, PlanRecord
-from reprobridge_sdk.model.launcher import Landmark
 from reprobridge_sdk.validation import validate
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "digits-logreg"

@@ -34,12 +34,12 @@ from reprobridge_sdk.api import load
 from reprobridge_sdk.audit.verify import artifact_facts
 from reprobridge_sdk.authoring.codebase import import_code
 from reprobridge_sdk.authoring.scaffold import InitOptions, scaffold
-from reprobridge_sdk.checkout.materialize import CodebaseError
+from reprobridge_sdk.checkout import CodebaseError
 from reprobridge_sdk.errors import ArtifactError
 from reprobridge_sdk.findings import Severity
 from reprobridge_sdk.io.document import load_document
+from reprobridge_sdk.run import run
 from reprobridge_sdk.run.dryrun import dry_run
-from reprobridge_sdk.run.runner import run
 
 REPO = Path(__file__).resolve().parents[2]
 CASES = sorted(path.parent for path in (REPO / "validators" / "cases").glob("*/rra.yaml"))

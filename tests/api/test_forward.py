@@ -19,8 +19,8 @@ import yaml
 
 from reprobridge_sdk import validate
 from reprobridge_sdk.api import load
-from reprobridge_sdk.audit.auditor import audit, load_artifact
-from reprobridge_sdk.env.data import verify_data
+from reprobridge_sdk.audit import audit, load_artifact
+from reprobridge_sdk.env import verify_data
 from reprobridge_sdk.errors import ArtifactError
 from reprobridge_sdk.run.dryrun import dry_run
 from reprobridge_sdk.validation.forward import carrier

@@ -1,10 +1,12 @@
 """Tests use the public API where one exists (``reprobridge_sdk.PUBLIC_API``).
 
 Checked on the syntax tree of every module under ``tests/``: an import of a private name
-(``from reprobridge_sdk.x._y import name`` or ``from reprobridge_sdk.x import _name``) fails
-when the public API offers the same object under a public name; the message says which.
-A private name that the public API does not offer stays importable: a test of an internal
-may reach it.
+fails when the public API offers the same object under a public name; the message says
+which. A name is private when it or a part of its module's name starts with an underscore
+(``from reprobridge_sdk.x._y import name``, ``from reprobridge_sdk.x import _name``), or when
+its module is not a stable one (``from reprobridge_sdk.model.task import Task``, where
+``reprobridge_sdk.model`` offers ``Task``). A private name that the public API does not offer
+stays importable: a test of an internal may reach it.
 """
 
 from __future__ import annotations
@@ -22,7 +24,8 @@ TESTS = Path(__file__).resolve().parents[1]
 
 
 def _private(module: str, name: str) -> bool:
-    return name.startswith("_") or any(part.startswith("_") for part in module.split("."))
+    underscore = any(part.startswith("_") for part in (*module.split("."), name))
+    return underscore or module not in PUBLIC_API
 
 
 def private_imports(tree: ast.AST) -> Iterator[tuple[int, str, str]]:
@@ -59,7 +62,19 @@ def public_names(module: str, name: str) -> list[str]:
     except (ImportError, AttributeError):
         return []
     offered = _offered().get(id(value), [])
-    return offered if _named(value) else [item for item in offered if item.endswith(f".{name}")]
+    if not _named(value):
+        offered = [item for item in offered if item.endswith(f".{name}")]
+    # the nearest first: reprobridge_sdk.model.Task for reprobridge_sdk.model.task.Task
+    return sorted(offered, key=lambda item: -len(_common(item, module)))
+
+
+def _common(public: str, module: str) -> list[str]:
+    shared = []
+    for mine, theirs in zip(public.split(".")[:-1], module.split("."), strict=False):
+        if mine != theirs:
+            break
+        shared.append(mine)
+    return shared
 
 
 def test_no_test_imports_a_private_name_that_the_public_api_offers() -> None:
@@ -81,10 +96,12 @@ def test_the_check_sees_a_private_name() -> None:
         "from reprobridge_sdk import model\n"
         "from ._support import helper\n"
         "from other._private import x\n"
+        "from reprobridge_sdk.model.task import Task\n"
     )
     assert list(private_imports(ast.parse(code))) == [
         (1, "reprobridge_sdk.model._base", "SpecModel"),
         (2, "reprobridge_sdk.api", "_manifest_data"),
+        (6, "reprobridge_sdk.model.task", "Task"),
     ]
 
 
@@ -103,3 +120,8 @@ def test_the_check_knows_what_the_public_api_offers() -> None:
         "reprobridge_sdk.model.ID_PATTERN"
     ]
     assert public_names("reprobridge_sdk.no_such_module", "x") == []
+    # the nearest public name first
+    assert public_names("reprobridge_sdk.model.evidence", "EvidenceRecord")[0] == (
+        "reprobridge_sdk.model.EvidenceRecord"
+    )
+    assert public_names("reprobridge_sdk.model.task", "Task") == ["reprobridge_sdk.model.Task"]

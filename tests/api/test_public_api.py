@@ -52,8 +52,8 @@ def test_the_top_level_names_are_their_home_modules_objects() -> None:
 
 
 def test_the_top_level_exports_what_users_need() -> None:
+    from reprobridge_sdk import ExtractionError, extract_value
     from reprobridge_sdk.authoring.pack import PackError, pack, unpack
-    from reprobridge_sdk.extract.extraction import ExtractionError, extract_value
     from reprobridge_sdk.locks.lockfile import LockError, check_lock, read_lock
 
     assert (reprobridge_sdk.pack, reprobridge_sdk.unpack) == (pack, unpack)

@@ -16,12 +16,10 @@ from reprobridge_sdk.digest import file_sha256
 from reprobridge_sdk.io._fs import atomic_write_json
 from reprobridge_sdk.model import RECORD_NAME
 from reprobridge_sdk.model.attestation import LedgerLink
-from reprobridge_sdk.run import run
-from reprobridge_sdk.run.evidence import load_record
+from reprobridge_sdk.run import load_record, run
 from reprobridge_sdk.run.ledger import GENESIS, LEDGER_NAME, entry_hash
-from reprobridge_sdk.signing import ENVELOPE_NAME, sign_payload
-from reprobridge_sdk.signing.keys import SigningKey
-from reprobridge_sdk.signing.statement import run_statement, statement_bytes
+from reprobridge_sdk.signing import ENVELOPE_NAME, SigningKey, run_statement, sign_payload
+from reprobridge_sdk.signing.statement import statement_bytes
 
 
 def honest_runs(

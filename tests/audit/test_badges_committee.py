@@ -22,8 +22,8 @@ from evidence_support import (
 from reprobridge_sdk.audit import audit
 from reprobridge_sdk.errors import UsageError
 from reprobridge_sdk.model.audit import AuditResult
-from reprobridge_sdk.signing import generate_key, parse_trusted_keys
-from reprobridge_sdk.signing.keys import SigningKey, TrustedKeys, public_line
+from reprobridge_sdk.signing import SigningKey, TrustedKeys, generate_key, parse_trusted_keys
+from reprobridge_sdk.signing.keys import public_line
 
 _KEYS = {name: generate_key()[1] for name in ("alice", "chair")}
 

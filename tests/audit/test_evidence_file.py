@@ -16,8 +16,8 @@ from audit_support import edit_record
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
+from reprobridge_sdk.audit import load_artifact
 from reprobridge_sdk.audit._evidence import _safe_join
-from reprobridge_sdk.audit.auditor import load_artifact
 from reprobridge_sdk.audit.verify import RunEvidence, check_run
 
 RUN = "scored-s0"

@@ -23,7 +23,7 @@ from pathlib import Path
 
 from audit_support import edit_record
 
-from reprobridge_sdk.audit.auditor import load_artifact
+from reprobridge_sdk.audit import load_artifact
 from reprobridge_sdk.audit.verify import check_run
 
 SWAPPER = """

@@ -32,8 +32,7 @@ from reprobridge_sdk.audit import audit, load_artifact
 from reprobridge_sdk.audit import facts as facts_module
 from reprobridge_sdk.audit.facts import ManifestFacts, TaskFacts
 from reprobridge_sdk.errors import ArtifactError
-from reprobridge_sdk.model import Manifest
-from reprobridge_sdk.model.task import Task
+from reprobridge_sdk.model import Manifest, Task
 
 REPO = Path(__file__).resolve().parents[2]
 

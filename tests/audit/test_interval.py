@@ -11,13 +11,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from reprobridge_sdk.audit.interval import (
-    compatibility_interval,
-    holm,
-    is_stable,
-    published_midpoint,
-    score,
-)
+from reprobridge_sdk.audit import compatibility_interval, holm, score
+from reprobridge_sdk.audit.interval import is_stable, published_midpoint
 from reprobridge_sdk.errors import UsageError
 
 VECTORS = json.loads((Path(__file__).parent / "vectors" / "intervals.json").read_text())["cases"]

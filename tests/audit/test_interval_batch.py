@@ -17,14 +17,8 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from reprobridge_sdk.audit.interval import (
-    Interval,
-    Score,
-    compatibility_interval,
-    compatibility_intervals,
-    score,
-    scores,
-)
+from reprobridge_sdk.audit import Interval, Score, compatibility_interval, score
+from reprobridge_sdk.audit.interval import compatibility_intervals, scores
 from reprobridge_sdk.errors import UsageError
 
 VECTORS = json.loads((Path(__file__).parent / "vectors" / "intervals.json").read_text())["cases"]

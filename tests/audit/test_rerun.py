@@ -107,7 +107,7 @@ def test_the_sample_is_seeded_and_stated(toy: Path) -> None:
 
 def test_choice_is_a_function_of_the_seed(toy: Path) -> None:
     from reprobridge_sdk.audit.verify import RunEvidence
-    from reprobridge_sdk.run.evidence import load_record
+    from reprobridge_sdk.run import load_record
 
     runs = [RunEvidence(d, d.name, load_record(d)) for d in _run_dirs(toy)]
     picks = {tuple(r.rel for r in choose(runs, 2, seed)) for seed in range(20)}

@@ -25,7 +25,7 @@ from scipy.stats import chisquare
 from reprobridge_sdk.audit import audit
 from reprobridge_sdk.audit.rerun import DEFAULT_SAMPLE, choose, draw_seed
 from reprobridge_sdk.audit.verify import RunEvidence
-from reprobridge_sdk.run.evidence import load_record
+from reprobridge_sdk.run import load_record
 
 RUNS = 8
 

@@ -5,8 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from reprobridge_sdk.audit import audit
-from reprobridge_sdk.audit.auditor import load_artifact
+from reprobridge_sdk.audit import audit, load_artifact
 from reprobridge_sdk.findings import Severity
 from reprobridge_sdk.model import MANIFEST_NAME
 from reprobridge_sdk.validation import validate_artifact

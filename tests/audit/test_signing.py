@@ -20,19 +20,23 @@ from reprobridge_sdk.errors import UsageError
 from reprobridge_sdk.io._fs import atomic_write_json
 from reprobridge_sdk.model.attestation import LedgerLink
 from reprobridge_sdk.model.audit import AuditResult
-from reprobridge_sdk.run.evidence import load_record
+from reprobridge_sdk.run import load_record
 from reprobridge_sdk.run.ledger import read_ledger
 from reprobridge_sdk.signing import (
     ENVELOPE_NAME,
+    KEY_ENV,
+    SigningKey,
+    TrustedKeys,
     generate_key,
     load_signing_key,
     pae,
     parse_trusted_keys,
+    run_statement,
     sign_payload,
     verify_envelope,
 )
-from reprobridge_sdk.signing.keys import KEY_ENV, SigningKey, TrustedKeys, public_line
-from reprobridge_sdk.signing.statement import run_statement, statement_bytes
+from reprobridge_sdk.signing.keys import public_line
+from reprobridge_sdk.signing.statement import statement_bytes
 
 CLI = [sys.executable, "-m", "reprobridge_sdk"]
 

@@ -9,8 +9,7 @@ from pathlib import Path
 
 from audit_support import edit_record
 
-from reprobridge_sdk.audit.auditor import load_artifact
-from reprobridge_sdk.audit.interval import compatibility_interval
+from reprobridge_sdk.audit import compatibility_interval, load_artifact
 from reprobridge_sdk.audit.verdict import RunIndex, TaskIndex, judge_task
 from reprobridge_sdk.audit.verify import (
     ArtifactFacts,

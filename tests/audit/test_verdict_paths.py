@@ -23,9 +23,8 @@ import pytest
 import yaml
 from audit_support import edit_record, make_artifact, run_honestly
 
-from reprobridge_sdk.audit import audit
+from reprobridge_sdk.audit import audit, compatibility_interval
 from reprobridge_sdk.audit.facts import TaskFacts
-from reprobridge_sdk.audit.interval import compatibility_interval
 from reprobridge_sdk.audit.verdict import judge_published
 from reprobridge_sdk.digest import tree_digest
 from reprobridge_sdk.errors import ArtifactError

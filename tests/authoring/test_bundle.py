@@ -25,9 +25,10 @@ from authoring_support import (
 )
 
 from reprobridge_sdk import api
-from reprobridge_sdk.authoring.codebase import CodebaseError, import_code, materialize, record_patch
+from reprobridge_sdk.authoring.codebase import import_code, materialize, record_patch
 from reprobridge_sdk.authoring.pack import pack, unpack
 from reprobridge_sdk.authoring.scaffold import InitOptions, scaffold
+from reprobridge_sdk.checkout import CodebaseError
 from reprobridge_sdk.digest import file_sha256
 
 

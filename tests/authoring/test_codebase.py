@@ -20,7 +20,6 @@ from authoring_support import (
 
 from reprobridge_sdk import api, validate
 from reprobridge_sdk.authoring.codebase import (
-    CodebaseError,
     code_diff,
     code_status,
     import_code,
@@ -28,6 +27,7 @@ from reprobridge_sdk.authoring.codebase import (
     record_patch,
 )
 from reprobridge_sdk.authoring.scaffold import InitOptions, scaffold
+from reprobridge_sdk.checkout import CodebaseError
 from reprobridge_sdk.digest import tree_digest
 
 

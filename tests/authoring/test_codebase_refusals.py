@@ -16,14 +16,9 @@ import pytest
 from authoring_support import DEFECT_LINE, FIXED_LINE, make_paper_repo
 
 from reprobridge_sdk import api
-from reprobridge_sdk.authoring.codebase import (
-    CodebaseError,
-    code_diff,
-    import_code,
-    materialize,
-    record_patch,
-)
+from reprobridge_sdk.authoring.codebase import code_diff, import_code, materialize, record_patch
 from reprobridge_sdk.authoring.scaffold import InitOptions, scaffold
+from reprobridge_sdk.checkout import CodebaseError
 
 
 @pytest.fixture

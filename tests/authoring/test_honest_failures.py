@@ -20,8 +20,9 @@ from authoring_support import reprobridge
 
 from reprobridge_sdk import api
 from reprobridge_sdk.authoring.scaffold import InitOptions, scaffold
+from reprobridge_sdk.env import ensure_environment
 from reprobridge_sdk.env._installers import classify_failure
-from reprobridge_sdk.env.venv import EnvironmentBuildError, ensure_environment, install_failure
+from reprobridge_sdk.env.venv import EnvironmentBuildError, install_failure
 
 
 @pytest.fixture

@@ -19,7 +19,7 @@ from reprobridge_sdk.audit import audit
 from reprobridge_sdk.authoring.references import ReferencesError, add_references
 from reprobridge_sdk.authoring.scaffold import InitOptions, experiment_value, scaffold
 from reprobridge_sdk.digest import file_sha256
-from reprobridge_sdk.run.runner import run
+from reprobridge_sdk.run import run
 
 SEEDS = [1, 2, 3]
 #: Seeds whose scaffold values differ from every other's: the auditor takes two seeds with

@@ -17,7 +17,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "authoring"))
 from authoring_support import DEFECT_LINE, series_artifact
 
 from reprobridge_sdk.bench.variants import WORKSPACE_DIR, generate_variants
-from reprobridge_sdk.checkout.materialize import CodebaseError
+from reprobridge_sdk.checkout import CodebaseError
 
 
 @pytest.fixture(autouse=True)

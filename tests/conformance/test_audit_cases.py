@@ -23,7 +23,7 @@ from reprobridge_sdk.audit import audit, audit_table
 from reprobridge_sdk.authoring.batch import audit_batch
 from reprobridge_sdk.errors import ReproBridgeError
 from reprobridge_sdk.run.sandbox import check_sandbox
-from reprobridge_sdk.signing.keys import load_trusted_keys
+from reprobridge_sdk.signing import load_trusted_keys
 
 REPO = Path(__file__).resolve().parents[2]
 SUITE = REPO / "validators" / "audit-cases"

@@ -23,8 +23,9 @@ from eco_wheelhouse import Wheel, build_wheel, serve_index, write_index
 
 from reprobridge_sdk.agent.builder import ENV_DIR, build_environment
 from reprobridge_sdk.digest import file_sha256
-from reprobridge_sdk.env.lock import lock_artifact, machine_has_gpu
-from reprobridge_sdk.env.venv import EnvironmentBuildError, ensure_environment, is_complete
+from reprobridge_sdk.env import ensure_environment, lock_artifact
+from reprobridge_sdk.env.lock import machine_has_gpu
+from reprobridge_sdk.env.venv import EnvironmentBuildError, is_complete
 from reprobridge_sdk.io import yamlio
 from reprobridge_sdk.locks.lockfile import LockError, read_lock
 from reprobridge_sdk.model.build import DependencyFile, Gate, ImportUse, IntakeRecord, PythonEra

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from reprobridge_sdk.env.data import fetch_data
+from reprobridge_sdk.env import fetch_data
 
 PAYLOAD = b"weights " * 1000
 

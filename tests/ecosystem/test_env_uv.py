@@ -16,8 +16,9 @@ import pytest
 from eco_wheelhouse import Wheel, wheel_index
 
 from reprobridge_sdk.digest import file_sha256
+from reprobridge_sdk.env import ensure_environment
 from reprobridge_sdk.env._installers import uv_binary
-from reprobridge_sdk.env.venv import COMPLETE_MARKER, EnvironmentBuildError, ensure_environment
+from reprobridge_sdk.env.venv import COMPLETE_MARKER, EnvironmentBuildError
 
 pytestmark = pytest.mark.slow
 

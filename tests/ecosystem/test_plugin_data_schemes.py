@@ -15,7 +15,7 @@ import pytest
 from eco_plugins import PluginVenv, on_path
 
 from reprobridge_sdk import plugins
-from reprobridge_sdk.env.data import fetch_data
+from reprobridge_sdk.env import fetch_data
 from reprobridge_sdk.model.environment import PLUGIN_URL_PATTERN
 from reprobridge_sdk.validation import validate
 

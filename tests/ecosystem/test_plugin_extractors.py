@@ -19,14 +19,12 @@ import toy_study
 import yaml
 from eco_plugins import PluginVenv, on_path
 
-from reprobridge_sdk import plugins
+from reprobridge_sdk import ExtractionError, extract_value, plugins
 from reprobridge_sdk.audit import audit
-from reprobridge_sdk.extract.extraction import ExtractionError, extract_value
 from reprobridge_sdk.model import Manifest, required_version
 from reprobridge_sdk.model.launcher import PLUGIN_KIND_PATTERN
-from reprobridge_sdk.run import run
+from reprobridge_sdk.run import check_samples, run
 from reprobridge_sdk.run.progress import format_summary
-from reprobridge_sdk.run.replay import check_samples
 from reprobridge_sdk.validation import validate
 
 pytestmark = pytest.mark.slow  # the plugin venv is built with pip once per session

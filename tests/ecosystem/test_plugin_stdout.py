@@ -21,7 +21,7 @@ import pytest
 from eco_plugins import PluginVenv, on_path
 from test_plugin_extractors import make_artifact
 
-from reprobridge_sdk.extract.extraction import extract_value
+from reprobridge_sdk import extract_value
 
 pytestmark = pytest.mark.slow  # the plugin venv is built with pip once per session
 

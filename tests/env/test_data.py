@@ -17,7 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from reprobridge_sdk.env.data import MAX_REDIRECTS, fetch_data, hf_url, verify_data
+from reprobridge_sdk.env import fetch_data, verify_data
+from reprobridge_sdk.env.data import MAX_REDIRECTS, hf_url
 from reprobridge_sdk.errors import UsageError
 
 PAYLOAD = bytes(range(256)) * 4096  # 1 MiB

@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from reprobridge_sdk.env.data import ATTEMPTS, fetch_data
+from reprobridge_sdk.env import fetch_data
+from reprobridge_sdk.env.data import ATTEMPTS
 
 PAYLOAD = bytes(range(251)) * 1000  # 251,000 bytes, no period that divides a chunk
 SHA = hashlib.sha256(PAYLOAD).hexdigest()

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from reprobridge_sdk.env.data import fetch_data
+from reprobridge_sdk.env import fetch_data
 
 PAYLOAD = bytes(range(256)) * 200  # 51,200 bytes
 SHA = hashlib.sha256(PAYLOAD).hexdigest()

@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from reprobridge_sdk import env
-from reprobridge_sdk.env.check import check_environment
+from reprobridge_sdk.env import check_environment
 from reprobridge_sdk.env.snapshot import REDACTED, select_variables
 
 

@@ -15,10 +15,10 @@ from pathlib import Path
 
 import pytest
 
+from reprobridge_sdk.env import capture_snapshot
 from reprobridge_sdk.env.check import check_accelerator
-from reprobridge_sdk.env.snapshot import capture_snapshot, gpu_info
-from reprobridge_sdk.model.environment import Accelerator
-from reprobridge_sdk.model.evidence import GpuInfo
+from reprobridge_sdk.env.snapshot import gpu_info
+from reprobridge_sdk.model import Accelerator, GpuInfo
 
 # `nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader,nounits`
 CSV_TWO_A100 = (

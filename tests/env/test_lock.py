@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from reprobridge_sdk.digest import file_sha256
-from reprobridge_sdk.env.lock import lock_artifact, strip_local_options
+from reprobridge_sdk.env import lock_artifact
+from reprobridge_sdk.env.lock import strip_local_options
 from reprobridge_sdk.errors import UsageError
 from reprobridge_sdk.io import yamlio
 from reprobridge_sdk.locks.lockfile import LockError, check_lock, read_lock

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from reprobridge_sdk.env.lock import lock_artifact
+from reprobridge_sdk.env import lock_artifact
 from reprobridge_sdk.errors import UsageError
 
 

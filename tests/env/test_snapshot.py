@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from reprobridge_sdk.env import capture_snapshot
 from reprobridge_sdk.env.snapshot import (
     REDACTED,
-    capture_snapshot,
     installed_distributions,
     is_secret,
     select_variables,

@@ -14,18 +14,18 @@ from pathlib import Path
 import pytest
 
 from reprobridge_sdk.digest import file_sha256
-from reprobridge_sdk.env._resolvers import index_url, isolated_environ
-from reprobridge_sdk.env.check import check_accelerator, check_environment
-from reprobridge_sdk.env.lock import lock_artifact
-from reprobridge_sdk.env.venv import (
-    COMPLETE_MARKER,
-    EnvironmentBuildError,
+from reprobridge_sdk.env import (
+    check_environment,
     ensure_environment,
     environment_path,
+    lock_artifact,
 )
+from reprobridge_sdk.env._resolvers import index_url, isolated_environ
+from reprobridge_sdk.env.check import check_accelerator
+from reprobridge_sdk.env.venv import COMPLETE_MARKER, EnvironmentBuildError
 from reprobridge_sdk.io import yamlio
 from reprobridge_sdk.locks.lockfile import read_lock
-from reprobridge_sdk.model.environment import Accelerator
+from reprobridge_sdk.model import Accelerator
 
 pytestmark = pytest.mark.slow
 

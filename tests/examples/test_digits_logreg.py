@@ -116,7 +116,8 @@ def test_data_verify_finds_the_dataset_in_the_installed_package() -> None:
 
 @pytest.mark.parametrize("launcher_id", ["smoke", "scored"])
 def test_samples_replay_to_expected_values(data: dict[str, Any], launcher_id: str) -> None:
-    from reprobridge_sdk.extract.extraction import apply_transform, extract_value
+    from reprobridge_sdk import extract_value
+    from reprobridge_sdk.extract.extraction import apply_transform
 
     (launcher,) = [item for item in data["launchers"] if item["id"] == launcher_id]
     (sample,) = launcher["samples"]
@@ -139,7 +140,8 @@ def test_samples_replay_to_expected_values(data: dict[str, Any], launcher_id: st
 def test_every_task_has_five_references_and_published_inside_interval(
     data: dict[str, Any],
 ) -> None:
-    from reprobridge_sdk.audit.interval import compatibility_interval, is_stable
+    from reprobridge_sdk.audit import compatibility_interval
+    from reprobridge_sdk.audit.interval import is_stable
 
     for task in data["tasks"]:
         values = [obs["value"] for obs in task["reference"]["observations"]]

@@ -16,14 +16,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from reprobridge_sdk import ExtractionError, extract_value
 from reprobridge_sdk.extract._allvalues import AllValues
 from reprobridge_sdk.extract.extraction import (
     KEPT_RAW,
     KEPT_VALUES,
-    ExtractionError,
     aggregate,
     apply_transform,
-    extract_value,
     parse_number,
 )
 from reprobridge_sdk.model import Launcher

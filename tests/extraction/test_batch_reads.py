@@ -13,8 +13,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from reprobridge_sdk import ExtractionError, extract_value
 from reprobridge_sdk.extract._opened import OpenedFile
-from reprobridge_sdk.extract.extraction import ExtractionCache, ExtractionError, extract_value
+from reprobridge_sdk.extract.extraction import ExtractionCache
 from reprobridge_sdk.io import safefs
 from reprobridge_sdk.model import Transform
 

@@ -11,12 +11,8 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from reprobridge_sdk.extract.extraction import (
-    ExtractionCache,
-    ExtractionError,
-    extract_many,
-    extract_value,
-)
+from reprobridge_sdk import ExtractionError, extract_value
+from reprobridge_sdk.extract.extraction import ExtractionCache, extract_many
 
 
 def _extract(spec: dict[str, object], path: Path, cache: ExtractionCache | None) -> float:

@@ -9,11 +9,10 @@ from typing import Any
 
 import pytest
 
+from reprobridge_sdk import ExtractionError, extract_value
 from reprobridge_sdk.extract.extraction import (
-    ExtractionError,
     aggregate,
     apply_transform,
-    extract_value,
     parse_number,
     render_template,
 )

@@ -11,8 +11,9 @@ from pathlib import Path
 
 import pytest
 
+from reprobridge_sdk import ExtractionError, extract_value
 from reprobridge_sdk.extract._opened import OpenedFile, open_checked
-from reprobridge_sdk.extract.extraction import ExtractionCache, ExtractionError, extract_value
+from reprobridge_sdk.extract.extraction import ExtractionCache
 from reprobridge_sdk.io import safefs
 
 CASES = [

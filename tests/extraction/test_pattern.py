@@ -14,7 +14,8 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from pydantic import Field, TypeAdapter, ValidationError
 
-from reprobridge_sdk.extract.extraction import ExtractionError, regex_matches
+from reprobridge_sdk import ExtractionError
+from reprobridge_sdk.extract.extraction import regex_matches
 from reprobridge_sdk.extract.pattern import (
     PatternError,
     author_pattern,

@@ -8,13 +8,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from reprobridge_sdk import ExtractionError
 from reprobridge_sdk.extract import _linescan
-from reprobridge_sdk.extract.extraction import (
-    ExtractionError,
-    line_safe,
-    regex_matches,
-    required_literal,
-)
+from reprobridge_sdk.extract.extraction import line_safe, regex_matches, required_literal
 from reprobridge_sdk.extract.pattern import author_pattern
 
 

@@ -19,8 +19,7 @@ from reprobridge_sdk.extract.template import (
     template_matches,
     template_names,
 )
-from reprobridge_sdk.model.evidence import EvidenceRecord
-from reprobridge_sdk.model.launcher import Launcher
+from reprobridge_sdk.model import EvidenceRecord, Launcher
 from reprobridge_sdk.run.measure import template_context
 
 

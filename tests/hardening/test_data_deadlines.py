@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from reprobridge_sdk.env.data import fetch_data
+from reprobridge_sdk.env import fetch_data
 
 PAYLOAD = bytes(range(256)) * 64  # 16 KiB
 SHA = hashlib.sha256(PAYLOAD).hexdigest()

@@ -18,7 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from reprobridge_sdk.extract.extraction import ExtractionCache, ExtractionError, extract_value
+from reprobridge_sdk import ExtractionError, extract_value
+from reprobridge_sdk.extract.extraction import ExtractionCache
 
 SWAPPER = """
 import os, sys

@@ -29,9 +29,7 @@ from reprobridge_sdk.audit import audit
 from reprobridge_sdk.digest import file_sha256
 from reprobridge_sdk.io import safefs
 from reprobridge_sdk.model import RECORD_NAME
-from reprobridge_sdk.run import run
-from reprobridge_sdk.run.evidence import RecordError
-from reprobridge_sdk.run.replay import check_samples, replay_log, replay_run
+from reprobridge_sdk.run import RecordError, check_samples, replay_log, replay_run, run
 
 CLI = [sys.executable, "-m", "reprobridge_sdk"]
 SECRET = "acc=0.4242 top secret of the host\n"

@@ -28,12 +28,10 @@ from reprobridge_sdk.findings import Severity
 from reprobridge_sdk.io import planted
 from reprobridge_sdk.model import RECORD_NAME
 from reprobridge_sdk.model.audit import AuditResult
-from reprobridge_sdk.run import run
-from reprobridge_sdk.run.evidence import load_record
+from reprobridge_sdk.run import RunEvent, load_record, run
 from reprobridge_sdk.run.executors import ExecutorOptions
-from reprobridge_sdk.run.results import RunEvent
-from reprobridge_sdk.signing import generate_key, parse_trusted_keys
-from reprobridge_sdk.signing.keys import SigningKey, public_line
+from reprobridge_sdk.signing import SigningKey, generate_key, parse_trusted_keys
+from reprobridge_sdk.signing.keys import public_line
 
 CLI = [sys.executable, "-m", "reprobridge_sdk"]
 SECRET = "acc=0.4242 top secret of the host\n"

@@ -19,9 +19,8 @@ import yaml
 
 from reprobridge_sdk.digest import file_sha256
 from reprobridge_sdk.errors import UsageError
-from reprobridge_sdk.run import run
+from reprobridge_sdk.run import RunEvent, run
 from reprobridge_sdk.run.progress import LiveProgress
-from reprobridge_sdk.run.results import RunEvent
 from reprobridge_sdk.run.sandbox import (
     check_sandbox,
     filter_path,

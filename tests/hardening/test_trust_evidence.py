@@ -23,8 +23,8 @@ from reprobridge_sdk.audit import audit
 from reprobridge_sdk.model.audit import AuditResult
 from reprobridge_sdk.run import run
 from reprobridge_sdk.run.ledger import LEDGER_NAME
-from reprobridge_sdk.signing import generate_key, parse_trusted_keys
-from reprobridge_sdk.signing.keys import SigningKey, TrustedKeys, public_line
+from reprobridge_sdk.signing import SigningKey, TrustedKeys, generate_key, parse_trusted_keys
+from reprobridge_sdk.signing.keys import public_line
 
 
 @pytest.fixture(scope="module")

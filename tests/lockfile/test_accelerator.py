@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from reprobridge_sdk.env.lock import lock_artifact
+from reprobridge_sdk.env import lock_artifact
 from reprobridge_sdk.errors import UsageError
 from reprobridge_sdk.locks.accelerator import (
     borrowed_hashes,

@@ -99,8 +99,8 @@ def test_a_default_given_to_one_field_of_a_shared_type_stays_with_that_field() -
 
     Some pydantic releases copied a default given with ``=`` onto the shared annotation.
     """
+    from reprobridge_sdk.model import Guide
     from reprobridge_sdk.model.claims import AuthorPatch
-    from reprobridge_sdk.model.guide import Guide
 
     assert Guide().path == "GUIDE.md"
     with pytest.raises(ValidationError):

@@ -18,8 +18,9 @@ import jsonschema_rs
 import pytest
 from catalog_check import catalog_schema, check_as_catalogued
 
+from reprobridge_sdk.model import RECORD_NAME
 from reprobridge_sdk.run import run
-from reprobridge_sdk.run.evidence import RECORD_NAME, write_record
+from reprobridge_sdk.run.evidence import write_record
 
 LAUNCHERS = ["ok", "fail", "no-command", "no-match", "no-output", "bad-template"]
 

@@ -18,7 +18,8 @@ from typing import Any
 import jsonschema
 import pytest
 
-from reprobridge_sdk.model.evidence import EvidenceRecord, RunnerProcess
+from reprobridge_sdk.model import EvidenceRecord
+from reprobridge_sdk.model.evidence import RunnerProcess
 from reprobridge_sdk.run import load_record
 from reprobridge_sdk.run.evidence import record_owner, utc_now, write_record
 
@@ -147,7 +148,7 @@ def test_the_1_1_field_wins_over_a_stale_x_runner(tmp_path: Path) -> None:
     "runner", [{"pid": 0}, {"pid": True}, {"pid": "4242"}, {"pid": 1, "cmd": "x"}, "4242"]
 )
 def test_a_malformed_runner_field_is_not_a_valid_record(tmp_path: Path, runner: object) -> None:
-    from reprobridge_sdk.run.evidence import RecordError
+    from reprobridge_sdk.run import RecordError
 
     data = _running(tmp_path / "r1")
     data["runner"] = runner

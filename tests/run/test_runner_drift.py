@@ -15,7 +15,7 @@ import pytest
 import yaml
 
 from reprobridge_sdk.env.check import lock_drift
-from reprobridge_sdk.model.environment import Environment
+from reprobridge_sdk.model import Environment
 from reprobridge_sdk.run import load_record, read_snapshot, run
 
 _HASH = "--hash=sha256:" + "0" * 64

@@ -300,7 +300,7 @@ def test_a_scope_no_launcher_has_selects_nothing(toy: Path) -> None:
 
 @pytest.mark.parametrize("content", [None, b"{not json", b'{"record_version": "1.0"}'])
 def test_a_directory_without_a_readable_record(tmp_path: Path, content: bytes | None) -> None:
-    from reprobridge_sdk.run.evidence import RecordError
+    from reprobridge_sdk.run import RecordError
 
     if content is not None:
         (tmp_path / "record.json").write_bytes(content)

@@ -14,7 +14,8 @@ import json
 import re
 from pathlib import Path
 
-from reprobridge_sdk.model.manifest import MANIFEST_MEDIA_TYPE, MANIFEST_NAME
+from reprobridge_sdk.model import MANIFEST_NAME
+from reprobridge_sdk.model.manifest import MANIFEST_MEDIA_TYPE
 
 REPO = Path(__file__).resolve().parents[2]
 PARTS = sorted((REPO / "spec").glob("*.md"))

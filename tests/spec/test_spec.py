@@ -20,7 +20,7 @@ import pytest
 
 from reprobridge_sdk import validate
 from reprobridge_sdk.api import load
-from reprobridge_sdk.audit.interval import compatibility_interval, holm, score
+from reprobridge_sdk.audit import compatibility_interval, holm, score
 from reprobridge_sdk.digest import tree_digest
 from reprobridge_sdk.findings import registry
 from reprobridge_sdk.io import document, yamlio

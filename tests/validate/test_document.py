@@ -18,9 +18,9 @@ from reprobridge_sdk.io.document import (
     MAX_DEPTH,
     MAX_INT_DIGITS,
     Document,
-    escape_pointer,
     load_document,
 )
+from reprobridge_sdk.io.pointer import escape_pointer
 
 BOMB = b"\n".join(
     [b"a: &a [x, x, x, x, x, x, x, x, x]"]

@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from reprobridge_sdk import validate
-from reprobridge_sdk.run.replay import check_samples
+from reprobridge_sdk.run import check_samples
 from tests.toy_study import make_artifact
 
 PACKAGE = Path(__file__).resolve().parents[2] / "reprobridge_sdk"
