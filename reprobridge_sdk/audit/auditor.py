@@ -28,8 +28,7 @@ from reprobridge_sdk.extract.extraction import ExtractionCache
 from reprobridge_sdk.findings import Finding, Severity, finding
 from reprobridge_sdk.io.document import Document, load_document
 from reprobridge_sdk.loading import manifest_root
-from reprobridge_sdk.model import MANIFEST_NAME
-from reprobridge_sdk.model._base import SpecModel
+from reprobridge_sdk.model import MANIFEST_NAME, SpecModel
 from reprobridge_sdk.model.audit import (
     AttemptSummary,
     AuditFinding,

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Literal
 
 from reprobridge_sdk.api import ArtifactDir, load
-from reprobridge_sdk.checkout._git import GitError, git, git_available
+from reprobridge_sdk.checkout import GitError, git, git_available
 from reprobridge_sdk.checkout.materialize import (
     CHECKOUT_DIR,
     Checkout,

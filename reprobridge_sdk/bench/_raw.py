@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from reprobridge_sdk.api import ArtifactDir
-from reprobridge_sdk.checkout._git import git
+from reprobridge_sdk.checkout import git
 from reprobridge_sdk.checkout.materialize import (
     CodebaseError,
     bundle_of,

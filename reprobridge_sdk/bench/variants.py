@@ -20,7 +20,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from reprobridge_sdk.api import ArtifactDir, load
-from reprobridge_sdk.checkout._git import GitError
+from reprobridge_sdk.checkout import GitError
 from reprobridge_sdk.checkout.materialize import CodebaseError
 from reprobridge_sdk.contents import RUNS_DIR, artifact_files, files_digest
 from reprobridge_sdk.digest import file_sha256

@@ -7,6 +7,10 @@ which. A name is private when it or a part of its module's name starts with an u
 its module is not a stable one (``from reprobridge_sdk.model.task import Task``, where
 ``reprobridge_sdk.model`` offers ``Task``). A private name that the public API does not offer
 stays importable: a test of an internal may reach it.
+
+The package keeps the rule across its parts: a module does not import another part's
+underscore name that the public API offers (a part may use its own private names; ``agent/``
+joins with the build agent's issue).
 """
 
 from __future__ import annotations
@@ -21,11 +25,16 @@ from pathlib import Path
 from reprobridge_sdk import PUBLIC_API
 
 TESTS = Path(__file__).resolve().parents[1]
+PACKAGE = TESTS.parent / "reprobridge_sdk"
+NOT_YET = ("agent/",)
+
+
+def _underscore(module: str, name: str) -> bool:
+    return any(part.startswith("_") for part in (*module.split("."), name))
 
 
 def _private(module: str, name: str) -> bool:
-    underscore = any(part.startswith("_") for part in (*module.split("."), name))
-    return underscore or module not in PUBLIC_API
+    return _underscore(module, name) or module not in PUBLIC_API
 
 
 def private_imports(tree: ast.AST) -> Iterator[tuple[int, str, str]]:
@@ -86,6 +95,22 @@ def test_no_test_imports_a_private_name_that_the_public_api_offers() -> None:
             if public:
                 where = path.relative_to(TESTS.parent).as_posix()
                 found.append(f"{where}:{line}: {module}.{name} is public as {public[0]}")
+    assert found == [], "import the public name:\n" + "\n".join(found)
+
+
+def test_no_part_of_the_package_imports_another_parts_private_name_the_api_offers() -> None:
+    found = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        rel = path.relative_to(PACKAGE).as_posix()
+        if rel.startswith(NOT_YET):
+            continue
+        own = "reprobridge_sdk." + rel.split("/")[0].removesuffix(".py")
+        for line, module, name in private_imports(ast.parse(path.read_text("utf-8"))):
+            if module == own or module.startswith(f"{own}.") or not _underscore(module, name):
+                continue
+            public = public_names(module, name)
+            if public:
+                found.append(f"{rel}:{line}: {module}.{name} is public as {public[0]}")
     assert found == [], "import the public name:\n" + "\n".join(found)
 
 
