@@ -8,7 +8,7 @@ from html import escape
 
 from reprobridge_sdk.model.audit import IntervalResult, TaskAttempt, TaskAudit
 
-from .present import rounded
+from .present import general, rounded
 
 __all__ = ["number_html", "rounded_html", "task_plot"]
 
@@ -21,29 +21,17 @@ _VERDICT_COLOUR = {
     "not-executed": "#8c959f",
     "inconclusive": "#0969da",
 }
-
-
-_W = 640
-
-
-_LEFT = 130
-
-
-_RIGHT = 20
-
-
-_ROW = 26
+_W, _LEFT, _RIGHT, _ROW = 640, 130, 20, 26  # the plot's width, margins and row height
 
 
 def number_html(value: float | None, digits: int = 6) -> str:
-    if value is None or not math.isfinite(value):
-        return "&#8211;"
-    return escape(f"{value:.{digits}g}")
+    """:func:`.present.general`, a dash if missing."""
+    return general(value, digits) or "&#8211;"
 
 
 def rounded_html(value: float | None, half_width: float | None) -> str:
-    """A number to its interval's precision (:func:`.present.rounded`); a dash if missing."""
-    return escape(rounded(value, half_width)) or "&#8211;"
+    """:func:`.present.rounded`, a dash if missing."""
+    return rounded(value, half_width) or "&#8211;"
 
 
 def _points(task: TaskAudit) -> list[float]:

@@ -26,13 +26,11 @@ __all__ = [
     "BADGES",
     "BADGE_CHECKS",
     "BADGE_CRITERIA",
-    "RESULTS_LABELS",
     "RULES",
     "TAMPERED",
     "BadgeContext",
     "award",
     "earned",
-    "results_note",
 ]
 
 #: The badges, in the order reports show them.
@@ -53,12 +51,6 @@ BADGE_CRITERIA = {
     "committee made (re-executed in this audit or signed by a committee key), every run "
     "ledger is intact, no placeholder remains, no re-executed run mismatched and, under "
     "--trust, every run is signed (ACM Results Reproduced)",
-}
-#: How the results' state reads in reports (``Badges.results``).
-RESULTS_LABELS = {
-    "reproduced": "results reproduced",
-    "consistent": "results consistent (author evidence)",
-    "not-reproduced": "results not reproduced",
 }
 #: The checks each badge rests on: spec anchors.
 BADGE_CHECKS = {
@@ -117,10 +109,6 @@ class BadgeContext:
 Rule = Callable[[BadgeContext], list[AuditFinding]]
 
 
-def _audit_finding(item: Finding) -> AuditFinding:
-    return as_audit_finding(item)
-
-
 def _validation(ctx: BadgeContext) -> list[AuditFinding]:
     return [f for f in ctx.artifact_findings if f.severity == "error" and f.code[0] != "A"]
 
@@ -134,7 +122,7 @@ def _placeholder(ctx: BadgeContext) -> list[AuditFinding]:
     if not is_placeholder_commit(ctx.manifest.codebase.upstream.commit):
         return []
     return [
-        _audit_finding(
+        as_audit_finding(
             finding(
                 "P003",
                 "the upstream commit is all zeros (the null object id), a placeholder",
@@ -152,7 +140,7 @@ def _placeholders(ctx: BadgeContext) -> list[AuditFinding]:
 def _no_attempt(ctx: BadgeContext) -> list[AuditFinding]:
     if ctx.attempts:
         return []
-    return [_audit_finding(finding("A024", "no attempt was audited"))]
+    return [as_audit_finding(finding("A024", "no attempt was audited"))]
 
 
 def _launchers(ctx: BadgeContext) -> list[AuditFinding]:
@@ -175,10 +163,10 @@ def _launchers(ctx: BadgeContext) -> list[AuditFinding]:
             f for r in mine.get(launcher.id, ()) for f in r.findings if f.severity is Severity.ERROR
         ]
         if errors:
-            out.extend(_audit_finding(f) for f in errors)
+            out.extend(as_audit_finding(f) for f in errors)
         else:
             out.append(
-                _audit_finding(
+                as_audit_finding(
                     finding(
                         "A024",
                         f"launcher {launcher.id} has no succeeded run",
@@ -190,7 +178,9 @@ def _launchers(ctx: BadgeContext) -> list[AuditFinding]:
 
 
 def _ledger(ctx: BadgeContext) -> list[AuditFinding]:
-    return [_audit_finding(f) for found in ctx.attempt_findings for f in found if f.code in _LEDGER]
+    return [
+        as_audit_finding(f) for found in ctx.attempt_findings for f in found if f.code in _LEDGER
+    ]
 
 
 def _evidence(ctx: BadgeContext) -> list[AuditFinding]:
@@ -198,7 +188,9 @@ def _evidence(ctx: BadgeContext) -> list[AuditFinding]:
     one forged run withholds *functional* even when the launcher has honest runs too."""
     found = [f for _, runs in ctx.attempts for r in runs for f in r.findings]
     found += [f for attempt in ctx.attempt_findings for f in attempt if f.code not in _LEDGER]
-    return [_audit_finding(f) for f in found if f.code in TAMPERED and f.severity is Severity.ERROR]
+    return [
+        as_audit_finding(f) for f in found if f.code in TAMPERED and f.severity is Severity.ERROR
+    ]
 
 
 def _tasks(ctx: BadgeContext) -> list[AuditFinding]:
@@ -209,7 +201,7 @@ def _tasks(ctx: BadgeContext) -> list[AuditFinding]:
             continue
         if not task.interval.defined and task.interval.n == 0:
             out.append(
-                _audit_finding(
+                as_audit_finding(
                     finding(
                         "A025",
                         f"task {task.id} has no reference observations",
@@ -226,7 +218,7 @@ def _tasks(ctx: BadgeContext) -> list[AuditFinding]:
             out.extend(reasons)
         else:
             out.append(
-                _audit_finding(
+                as_audit_finding(
                     finding("A024", f"task {task.id} is {best.verdict}", path=f"/tasks/{index}")
                 )
             )
@@ -237,7 +229,7 @@ def _untrusted(ctx: BadgeContext) -> list[AuditFinding]:
     if not ctx.trusted:
         return []
     return [
-        _audit_finding(f)
+        as_audit_finding(f)
         for _, runs in ctx.attempts
         for r in runs
         for f in r.findings
@@ -247,12 +239,12 @@ def _untrusted(ctx: BadgeContext) -> list[AuditFinding]:
 
 def _rerun(ctx: BadgeContext) -> list[AuditFinding]:
     return [
-        _audit_finding(f)
+        as_audit_finding(f)
         for _, runs in ctx.attempts
         for r in runs
         for f in r.findings
         if f.code in _RERUN
-    ] + [_audit_finding(f) for found in ctx.attempt_findings for f in found if f.code == "A070"]
+    ] + [as_audit_finding(f) for found in ctx.attempt_findings for f in found if f.code == "A070"]
 
 
 #: Licence values that state no licence (SPDX's NOASSERTION and NONE, and the like).
@@ -263,7 +255,7 @@ def _archive(ctx: BadgeContext) -> list[AuditFinding]:
     if ctx.manifest.artifact.paper.doi or ctx.archive_sha256:
         return []
     return [
-        _audit_finding(
+        as_audit_finding(
             finding(
                 "A085",
                 "the artifact has no archival identifier: no DOI and no archive the "
@@ -283,7 +275,7 @@ def _functional(ctx: BadgeContext) -> list[AuditFinding]:
 
 def _documented(ctx: BadgeContext) -> list[AuditFinding]:
     out = [
-        _audit_finding(
+        as_audit_finding(
             finding(
                 "A086",
                 f"launcher {launcher.id} has no description",
@@ -296,7 +288,7 @@ def _documented(ctx: BadgeContext) -> list[AuditFinding]:
     ]
     if ctx.manifest.artifact.license.strip().lower() in _NO_LICENCE:
         out.append(
-            _audit_finding(
+            as_audit_finding(
                 finding(
                     "A086",
                     f"the artifact states no licence ({ctx.manifest.artifact.license!r})",
@@ -312,7 +304,7 @@ def _clean_room(ctx: BadgeContext) -> list[AuditFinding]:
     if ctx.clean_room is None:
         return []
     return [
-        _audit_finding(
+        as_audit_finding(
             finding(
                 "A086",
                 ctx.clean_room,
@@ -339,7 +331,7 @@ def _committee(ctx: BadgeContext) -> list[AuditFinding]:
             if r.path in ctx.committee and r.succeeded and r.valid and _scored(r):
                 covered.update(k for k, v in r.values.items() if v is not None)
     return [
-        _audit_finding(
+        as_audit_finding(
             finding(
                 "A084",
                 f"task {task.id} has no run the committee made (re-executed in this audit or "
@@ -451,8 +443,3 @@ def earned(badges: Badges) -> list[str]:
     consistent on the authors' evidence alone (a state of its own, never the badge)."""
     names = [name for name in BADGES if getattr(badges, name)]
     return [*names, "consistent"] if badges.results == "consistent" else names
-
-
-def results_note(badges: Badges) -> str:
-    """``; results consistent (author evidence)`` when that is the state, else empty."""
-    return f"; {RESULTS_LABELS['consistent']}" if badges.results == "consistent" else ""

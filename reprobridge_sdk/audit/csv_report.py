@@ -1,27 +1,16 @@
-"""The committee's table as CSV: one row per artifact (spec audit.md#table-csv).
+"""The committee's table as CSV, one row per artifact (spec audit.md#table-csv).
 
-For a spreadsheet and a conference system's import: RFC 4180 (comma, double quotes around a
-cell that holds a comma, a quote or a line break, a quote doubled, CRLF line ends), UTF-8
-with a byte-order mark so a spreadsheet reads it as UTF-8. Columns, in order:
-
-``id, path, artifact, archive_sha256, status, committee_runs, committee_success, badges,
-withheld, why_code, why``, ``evidence``, ``decision``, ``reviewers``, ``notes``, then, per
-claim ``n`` (1, 2, ... up to the most claims of any row; a row with fewer leaves them
-empty): ``claim_n`` (the task, with ``[attempt]`` when there are several attempts),
-``claim_n_verdict``, ``claim_n_icml``, ``claim_n_value``, ``claim_n_low``,
-``claim_n_high``, ``claim_n_floor_alone`` and ``claim_n_code``.
-
-Numbers are rounded to their interval's precision (:func:`.present.rounded`). A text cell
-(anything but those numbers) that begins with ``=``, ``+``, ``-``, ``@``, a tab or a
-carriage return is prefixed with a single quote, so no spreadsheet runs it as a formula
-(OWASP, "CSV injection"); its control characters other than tab and line feed are shown as
-escapes.
+RFC 4180 in UTF-8 with a byte-order mark; the columns are :data:`COLUMNS`, then
+:data:`CLAIM_COLUMNS` for each claim. A text cell that could start a spreadsheet formula is
+prefixed with a quote and its control characters are shown (:func:`csv_text`, OWASP "CSV
+injection").
 """
 
 from __future__ import annotations
 
 import csv
 import io
+from collections.abc import Iterable, Sequence
 
 from reprobridge_sdk.findings import terminal_text
 from reprobridge_sdk.model.audit import AuditResult, AuditTable, TableClaim, TableRow
@@ -29,7 +18,7 @@ from reprobridge_sdk.model.audit import AuditResult, AuditTable, TableClaim, Tab
 from .badges import earned
 from .present import claim_label, counted, rounded
 
-__all__ = ["CLAIM_COLUMNS", "COLUMNS", "csv_text", "render_csv"]
+__all__ = ["CLAIM_COLUMNS", "COLUMNS", "csv_document", "csv_text", "render_csv"]
 
 #: The columns of every row.
 COLUMNS = (
@@ -132,9 +121,13 @@ def render_csv(result: AuditResult | AuditTable) -> str:
     header = list(COLUMNS)
     for n in range(1, width + 1):
         header.extend(f"claim_{n}_{s}" if s else f"claim_{n}" for s in CLAIM_COLUMNS)
+    return csv_document(header, (_row_cells(row, width) for row in rows))
+
+
+def csv_document(header: Sequence[str], rows: Iterable[Sequence[str]]) -> str:
+    """RFC 4180 text with a byte-order mark (module doc); cells already made safe."""
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\r\n", quoting=csv.QUOTE_MINIMAL)
     writer.writerow(header)
-    for row in rows:
-        writer.writerow(_row_cells(row, width))
+    writer.writerows(rows)
     return "\ufeff" + out.getvalue()

@@ -1,17 +1,8 @@
-"""The self-contained HTML audit report: inline CSS and inline SVG, no script, no asset.
+"""The self-contained HTML audit report (spec audit.md#table-report): inline CSS and SVG, no
+asset; a table's page adds a small inline script that sorts and filters its summary.
 
-The page opens offline in any browser: a summary with the badges and verdict counts, a table
-of tasks with their verdicts and reasons, and per task an SVG plot of the reference
-observations, the compatibility interval, the published value and the reproduced values
-(per seed and aggregated, coloured by verdict). Elements carry ``class`` and ``data-*``
-attributes so the page can be checked from its DOM.
-
-A table's page starts with the summary (one row per artifact: its why, its claims, its badges
-with reasons counted), each row's label linking to its section (:func:`anchor`: a safe,
-unique id), then one section per row, named by the row's label; a row whose artifact could
-not be loaded has a section with its findings. Numbers of a task are rounded to its
-interval's precision (:func:`.present.rounded`); an interval that is the floor alone is
-marked (``data-floor-alone``).
+Elements carry ``class`` and ``data-*`` attributes so the page can be checked from its DOM;
+a table's rows link to their sections by :func:`anchor`.
 """
 
 from __future__ import annotations
@@ -24,8 +15,9 @@ from reprobridge_sdk.model.audit import AuditFinding, AuditResult, AuditTable, T
 from ._svgplot import number_html as _num
 from ._svgplot import rounded_html as _r
 from ._svgplot import task_plot
-from .badges import BADGES, RESULTS_LABELS, earned
+from .badges import BADGES, earned
 from .present import (
+    badge_label,
     claim_label,
     committee_text,
     counted,
@@ -123,7 +115,7 @@ def _badge_details(result: AuditResult) -> str:
             f"{escape(c)}</span></li>"
             for c in checks
         )
-        label = "results reproduced" if name == "reproduced" else name
+        label = badge_label(name)
         verdict = "withheld" if reasons else "awarded"
         parts.append(
             f'<details class="badge-detail" data-badge="{name}"><summary>{label}: '
@@ -194,7 +186,7 @@ def _artifact(result: AuditResult, level: int, row: TableRow | None = None, iden
     for name in BADGES:
         flag = bool(getattr(badges, name))
         title = escape(badges.criteria.get(name, ""))
-        label = "results reproduced" if name == "reproduced" else name
+        label = badge_label(name)
         out.append(
             f'<span class="badge {"yes" if flag else "no"}" data-badge="{name}" '
             f'title="{title}">{label}: {"yes" if flag else "no"}</span>'
@@ -203,7 +195,7 @@ def _artifact(result: AuditResult, level: int, row: TableRow | None = None, iden
         out.append(
             '<span class="results consistent" data-results="consistent" '
             'title="every rule holds, but no run the committee made: not the badge">'
-            f"{RESULTS_LABELS['consistent']}</span>"
+            "results consistent (author evidence)</span>"
         )
     out.append("</div>")
     out.append(_badge_details(result))
@@ -358,7 +350,7 @@ def _withheld_counts(row: TableRow) -> str:
     if not row.withheld:
         return ""
     parts = [
-        f"{'results reproduced' if badge == 'reproduced' else badge} withheld: "
+        f"{badge_label(badge)} withheld: "
         + ", ".join(f'<span class="code">{escape(counted(g))}</span>' for g in groups)
         for badge, groups in row.withheld.items()
     ]

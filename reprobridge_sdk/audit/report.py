@@ -1,26 +1,15 @@
-"""Audit reports: text, JSON and JUnit XML (the HTML report is in :mod:`.html`).
+"""Audit reports: text, JSON and JUnit XML, and :data:`FORMATS` by name (spec
+audit.md#table-report; the HTML report is :mod:`.html`, the CSV :mod:`.csv_report`).
 
-Every renderer takes an :class:`AuditResult` (one artifact) or an :class:`AuditTable` (many)
-and returns a string; nothing here reads files or clocks, so the same result always renders
-to the same bytes. The artifact's text in the text and JUnit reports (titles, ids, labels,
-messages, paths) passes through :func:`~reprobridge_sdk.findings.terminal_text`: its control
-characters are shown, never sent; the JSON report encodes them.
-
-JUnit: one ``testsuite`` per artifact (in a table, one per row in the table's order, named
-by the row's label, with a single ``error`` test case for an artifact that could not be
-loaded), one ``testcase`` per task (per task and attempt when there are several attempts,
-named ``<task> [<attempt>]``); ``incompatible`` and ``invalid-evidence`` are failures,
-``toy``, ``not-executed`` and ``inconclusive`` are skipped, ``compatible`` passes. Its
-properties give the verdict, the ICML name, the value, the interval and ``floor_alone``.
-
-Numbers of a task (value, bounds, published value) are rounded to the interval's precision
-by :func:`.present.rounded`, in text, HTML, JUnit and CSV alike; the JSON report keeps every
-digit. A table's text sections are named by their rows' labels (:func:`sections`).
+Each renderer is a pure function of an :class:`AuditResult` or :class:`AuditTable`. The
+artifact's text is shown through :func:`~reprobridge_sdk.findings.terminal_text` (control
+characters shown, never sent); numbers through :mod:`.present`. In JUnit a task (and
+attempt) is a test case: ``incompatible`` and ``invalid-evidence`` fail, ``toy``,
+``not-executed`` and ``inconclusive`` are skipped.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Iterator
 from xml.etree import ElementTree as ET
 
@@ -37,12 +26,15 @@ from reprobridge_sdk.model.audit import (
     TaskAttempt,
 )
 
-from .badges import earned, results_note
+from .badges import earned
 from .present import (
+    badge_label,
     claim_label,
     committee_text,
     counted,
     floor_note,
+    general,
+    percent,
     reason_counts,
     rounded,
 )
@@ -73,9 +65,7 @@ _COLOURS = {
 
 
 def _fmt(value: float | None, digits: int = 4) -> str:
-    if value is None or not math.isfinite(value):
-        return "-"
-    return f"{value:.{digits}g}"
+    return general(value, digits) or "-"
 
 
 def _num(value: float | None, half_width: float | None) -> str:
@@ -98,10 +88,6 @@ def _paint(text: str, verdict: str, color: bool) -> str:
     return f"\x1b[{_COLOURS[verdict]}m{text}\x1b[0m" if color else text
 
 
-def _rate(value: float | None) -> str:
-    return "-" if value is None else f"{100 * value:.1f}%"
-
-
 def _text_one(result: AuditResult, color: bool, name: str | None = None) -> list[str]:
     head = f"{_t(result.artifact)}: {_t(result.title)}"
     lines = [f"{_t(name)} ({head})" if name is not None else head]
@@ -109,10 +95,10 @@ def _text_one(result: AuditResult, color: bool, name: str | None = None) -> list
     lines.append(
         f"  badges: available {_yes(badges.available)}, functional {_yes(badges.functional)}, "
         f"reusable {_yes(badges.reusable)}, results reproduced {_yes(badges.reproduced)}"
-        f"{results_note(badges)}"
+        + ("; results consistent (author evidence)" if badges.results == "consistent" else "")
     )
     for badge, reasons in badges.reasons.items():
-        label = "results reproduced" if badge == "reproduced" else badge
+        label = badge_label(badge)
         lines.extend(_withheld_lines(label, reasons))
     lines.extend(finding_line(f, result.artifact) for f in result.findings)
     lines.extend(_evidence_lines(result))
@@ -132,16 +118,16 @@ def _text_one(result: AuditResult, color: bool, name: str | None = None) -> list
             lines.extend(_text_attempt(attempt, many, color, h))
         if many:
             lines.append(
-                f"  {'':<{width}}  success {_rate(task.success_rate)}"
+                f"  {'':<{width}}  success {percent(task.success_rate)}"
                 + (" (attempts disagree)" if task.disagreement else "")
             )
     counts = ", ".join(f"{k} {v}" for k, v in result.counts.items() if v)
     lines.append(f"  verdicts: {counts or 'none'}")
     if len(result.labels) > 1:
-        rates = ", ".join(f"{_t(r.label)} {_rate(r.success_rate)}" for r in result.labels)
-        lines.append(f"  labels: {rates}; spread {_rate(result.label_spread)}")
+        rates = ", ".join(f"{_t(r.label)} {percent(r.success_rate)}" for r in result.labels)
+        lines.append(f"  labels: {rates}; spread {percent(result.label_spread)}")
     lines.append(
-        f"  task success {_rate(result.task_success)}: {'PASS' if result.passed else 'FAIL'}"
+        f"  task success {percent(result.task_success)}: {'PASS' if result.passed else 'FAIL'}"
     )
     return lines
 
@@ -281,7 +267,7 @@ def _table_lines(table: AuditTable) -> list[str]:
             _t(row.label),
             row.status,
             str(row.tasks),
-            _rate(row.task_success),
+            percent(row.task_success),
             committee_text(row) or "-",
             "/".join(str(row.validation.get(k, 0)) for k in ("error", "warning", "info")),
             str(row.runs),
@@ -303,7 +289,7 @@ def _table_lines(table: AuditTable) -> list[str]:
             for c in row.claims
         )
         for badge, groups in row.withheld.items():
-            label = "results reproduced" if badge == "reproduced" else badge
+            label = badge_label(badge)
             out.append(f"    {label} withheld: {', '.join(counted(g) for g in groups)}")
         if row.submission is not None:
             out.append(f"    submission: {_t(submission_text(row.submission))}")
@@ -350,12 +336,12 @@ def render_text(result: AuditResult | AuditTable, *, color: bool = False) -> str
     lines.extend(finding_line(e, "") for e in result.errors)
     lines.extend(_table_lines(result))
     lines.append(
-        f"task-level success {_rate(result.task_level)}, "
-        f"paper-macro success {_rate(result.paper_macro)}"
+        f"task-level success {percent(result.task_level)}, "
+        f"paper-macro success {percent(result.paper_macro)}"
     )
     if result.labels:
-        rates = ", ".join(f"{_t(r.label)} {_rate(r.success_rate)}" for r in result.labels)
-        lines.append(f"labels: {rates}; spread {_rate(result.label_spread)}")
+        rates = ", ".join(f"{_t(r.label)} {percent(r.success_rate)}" for r in result.labels)
+        lines.append(f"labels: {rates}; spread {percent(result.label_spread)}")
     lines.extend(_seed_line(result))
     lines.append("PASS" if result.passed else "FAIL")
     return "\n".join(lines) + "\n"

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from html import escape
 
-from reprobridge_sdk.model.bench import BenchReport, VariantStat
+from reprobridge_sdk.audit.present import percent as _pct
+from reprobridge_sdk.model.bench import AgentPair, BenchReport, PairedTest, VariantStat
 
 __all__ = ["STUDY", "render_html"]
 
@@ -33,10 +34,6 @@ _BAR_H = 18
 _GAP = 6
 _LEFT = 260
 _WIDTH = 420
-
-
-def _pct(value: float | None) -> str:
-    return "-" if value is None else f"{100 * value:.1f}%"
 
 
 def _bar(y: int, label: str, rate: float, stat: VariantStat | None, cls: str) -> str:
@@ -86,6 +83,19 @@ def _table(rid: str, header: list[str], rows: list[list[tuple[str, str]]]) -> st
     return f'<table id="{rid}"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
 
 
+def _pair_cells(first: str, p: PairedTest | AgentPair) -> list[tuple[str, str]]:
+    """A McNemar row: the agent (or variant) it is in, then ``a - b`` and the counts."""
+    return [
+        (escape(first), ""),
+        (escape(f"{p.a} - {p.b}"), ""),
+        (str(p.pairs), "num"),
+        (str(p.only_a), "num"),
+        (str(p.only_b), "num"),
+        (_pct(p.difference), "num"),
+        (f"{p.p_value:.3g} ({p.method})", "num"),
+    ]
+
+
 def render_html(report: BenchReport) -> str:
     """The report as an HTML page."""
     rates = [
@@ -103,30 +113,8 @@ def render_html(report: BenchReport) -> str:
         ]
         for s in report.rates
     ]
-    paired = [
-        [
-            (escape(p.agent), ""),
-            (escape(f"{p.a} - {p.b}"), ""),
-            (str(p.pairs), "num"),
-            (str(p.only_a), "num"),
-            (str(p.only_b), "num"),
-            (_pct(p.difference), "num"),
-            (f"{p.p_value:.3g} ({p.method})", "num"),
-        ]
-        for p in report.paired
-    ]
-    versus = [
-        [
-            (escape(p.variant), ""),
-            (escape(f"{p.a} - {p.b}"), ""),
-            (str(p.pairs), "num"),
-            (str(p.only_a), "num"),
-            (str(p.only_b), "num"),
-            (_pct(p.difference), "num"),
-            (f"{p.p_value:.3g} ({p.method})", "num"),
-        ]
-        for p in report.versus
-    ]
+    paired = [_pair_cells(p.agent, p) for p in report.paired]
+    versus = [_pair_cells(p.variant, p) for p in report.versus]
     runs = [
         [
             (escape(r.agent), ""),

@@ -14,13 +14,12 @@ Formats: JSON (:class:`~reprobridge_sdk.model.bench.BenchReport`, schema
 
 from __future__ import annotations
 
-import csv
-import io
 from collections import Counter, defaultdict
 from collections.abc import Callable, Sequence
 from itertools import combinations
 from typing import TYPE_CHECKING, Any, Literal
 
+from reprobridge_sdk.audit.present import percent as _pct
 from reprobridge_sdk.findings import finding_line, terminal_text
 from reprobridge_sdk.model.bench import (
     AgentPair,
@@ -227,10 +226,6 @@ def _pair_order(variants: list[str]) -> list[tuple[str, str]]:
     return pairs
 
 
-def _pct(value: float | None) -> str:
-    return "-" if value is None else f"{100 * value:.1f}%"
-
-
 def _num(value: float | None, digits: int = 1) -> str:
     return "-" if value is None else f"{value:.{digits}f}"
 
@@ -270,6 +265,22 @@ def _claim_matrix(report: BenchReport) -> list[str]:
     return rows
 
 
+def _pair_lines(title: str, pairs: list[tuple[str, PairedTest | AgentPair]]) -> list[str]:
+    """A McNemar section: the pairs that differ, then how many do not."""
+    if not pairs:
+        return []
+    lines = ["", title]
+    differ = [(name, p) for name, p in pairs if p.only_a or p.only_b]
+    lines += [
+        f"  {name}: {_pct(p.difference)} ({p.pairs} pairs; only a {p.only_a}, only b"
+        f" {p.only_b}; p = {p.p_value:.3g}, {p.method})"
+        for name, p in differ
+    ]
+    if len(differ) < len(pairs):
+        lines.append(f"  ({len(pairs) - len(differ)} pair(s) with no difference)")
+    return lines
+
+
 def report_text(report: BenchReport) -> str:
     """The report as text: rates, paired tests, claims and what could not be benched."""
     lines = [
@@ -288,28 +299,14 @@ def report_text(report: BenchReport) -> str:
             f" {_pct(stat.rate):>7}  {interval:<15} {_pct(stat.progress):>9}"
             f" {_num(stat.seconds_per_success):>9}  {outcomes}"
         )
-    if report.paired:
-        lines += ["", "paired (McNemar): a - b over the same tasks and repeats"]
-        shown = [t for t in report.paired if t.only_a or t.only_b]
-        for test in shown:
-            lines.append(
-                f"  {test.agent[:10]:<10} {test.a} - {test.b}: {_pct(test.difference)}"
-                f" ({test.pairs} pairs; only a {test.only_a}, only b {test.only_b};"
-                f" p = {test.p_value:.3g}, {test.method})"
-            )
-        if len(shown) < len(report.paired):
-            lines.append(f"  ({len(report.paired) - len(shown)} pair(s) with no difference)")
-    if report.versus:
-        lines += ["", "agents (McNemar): a - b in each variant, over the same tasks and repeats"]
-        differ = [p for p in report.versus if p.only_a or p.only_b]
-        for pair in differ:
-            lines.append(
-                f"  {pair.variant:<19} {pair.a[:20]} - {pair.b[:20]}: {_pct(pair.difference)}"
-                f" ({pair.pairs} pairs; only a {pair.only_a}, only b {pair.only_b};"
-                f" p = {pair.p_value:.3g}, {pair.method})"
-            )
-        if len(differ) < len(report.versus):
-            lines.append(f"  ({len(report.versus) - len(differ)} pair(s) with no difference)")
+    lines += _pair_lines(
+        "paired (McNemar): a - b over the same tasks and repeats",
+        [(f"{t.agent[:10]:<10} {t.a} - {t.b}", t) for t in report.paired],
+    )
+    lines += _pair_lines(
+        "agents (McNemar): a - b in each variant, over the same tasks and repeats",
+        [(f"{p.variant:<19} {p.a[:20]} - {p.b[:20]}", p) for p in report.versus],
+    )
     if report.claims:
         lines += ["", "claims: verified / runs per variant"]
         lines += _claim_matrix(report)
@@ -320,29 +317,20 @@ def report_text(report: BenchReport) -> str:
 
 
 def report_csv(report: BenchReport) -> str:
-    """One CSV row per run (:data:`CSV_COLUMNS`), as the audit's CSV is written: RFC 4180
-    in UTF-8 with a byte-order mark, text cells safe to open in a spreadsheet
-    (:func:`reprobridge_sdk.audit.csv_report.csv_text`)."""
-    from reprobridge_sdk.audit.csv_report import csv_text  # noqa: PLC0415
+    """One CSV row per run (:data:`CSV_COLUMNS`), written as the audit's CSV is
+    (:func:`reprobridge_sdk.audit.csv_report.csv_document`)."""
+    from reprobridge_sdk.audit.csv_report import csv_document, csv_text  # noqa: PLC0415
 
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\r\n", quoting=csv.QUOTE_MINIMAL)
-    writer.writerow(CSV_COLUMNS)
+    def cell(value: object) -> str:
+        return csv_text(value) if isinstance(value, str) else "" if value is None else str(value)
+
+    rows = []
     for run in report.runs:
         row: dict[str, Any] = run.model_dump(mode="json")
         row["tokens"] = run.usage.tokens
         row["cost"] = run.usage.cost
-        cells = []
-        for column in CSV_COLUMNS:
-            value = row.get(column)
-            if value is None:
-                cells.append("")
-            elif isinstance(value, str):
-                cells.append(csv_text(value))
-            else:
-                cells.append(str(value))
-        writer.writerow(cells)
-    return "\ufeff" + buffer.getvalue()
+        rows.append([cell(row.get(column)) for column in CSV_COLUMNS])
+    return csv_document(CSV_COLUMNS, rows)
 
 
 def load_report(path: str) -> BenchReport:
