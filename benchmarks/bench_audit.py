@@ -178,9 +178,8 @@ def _bench_core(verdicts: int, repeats: int) -> None:
     """The interval-and-verdict core against three peers, in process, on the same inputs.
 
     Every side takes the same Python lists and returns the number of compatible values and
-    the sum of the p-values (checked equal across sides). Ours: ``compatibility_intervals``
-    and ``scores`` over all the cases (what the auditor calls), and beside it
-    ``compatibility_interval`` and ``score`` one case at a time. Peers: a per-case
+    the sum of the p-values (checked equal across sides). Ours: ``compatibility_interval``
+    and ``score`` one case at a time (what the auditor calls). Peers: a per-case
     ``scipy.stats`` call (``t.ppf`` and ``t.sf`` for every case); a plain loop that caches the
     quantile per ``n`` (``math`` for the mean and deviation, ``scipy.special.stdtr`` for the
     p-value); and numpy/scipy vectorised per distinct ``n`` (one ``t.ppf``, vectorised means,
@@ -190,28 +189,12 @@ def _bench_core(verdicts: int, repeats: int) -> None:
     import numpy as np
     from scipy import special, stats
 
-    from reprobridge_sdk.audit.interval import (
-        compatibility_interval,
-        compatibility_intervals,
-        score,
-        scores,
-    )
+    from reprobridge_sdk.audit.interval import compatibility_interval, score
 
     cases = _cases(verdicts)
     level_q = 0.975
 
     def core() -> tuple[int, float]:
-        intervals = compatibility_intervals(refs for refs, _ in cases)
-        values = [value for _, value in cases]
-        hits, total = 0, 0.0
-        for interval, value, scored in zip(
-            intervals, values, scores(intervals, values), strict=True
-        ):
-            hits += interval.contains(value)
-            total += scored.p if scored is not None else 0.0
-        return hits, total
-
-    def core_one_by_one() -> tuple[int, float]:
         hits, total = 0, 0.0
         for refs, value in cases:
             interval = compatibility_interval(refs)
@@ -269,8 +252,7 @@ def _bench_core(verdicts: int, repeats: int) -> None:
         return hits, total
 
     sides = {
-        "ours: compatibility_intervals + scores": core,
-        "ours, one case at a time": core_one_by_one,
+        "ours: compatibility_interval + score": core,
         "per-case scipy.stats": per_case_scipy,
         "plain loop, quantile cached": cached_loop,
         "numpy/scipy vectorised per n": vectorised,

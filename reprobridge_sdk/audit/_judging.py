@@ -3,7 +3,6 @@ every attempt, with Holm's correction over one attempt's tasks. See spec §11.2 
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from typing import Literal
 
@@ -12,26 +11,19 @@ from reprobridge_sdk.model.audit import AuditOptions, IntervalResult, TaskAudit
 
 from ._checks import _Checks
 from .facts import ManifestFacts
-from .interval import Interval, is_stable
+from .interval import Interval, finite, is_stable
 from .interval import holm as holm_adjust
 from .verdict import (
     VERDICTS,
     Judgement,
-    PendingScores,
     RunIndex,
     TaskIndex,
     judge_published,
     judge_task,
-    settle_scores,
 )
 from .verify import ArtifactFacts, RunEvidence
 
-__all__ = ["finite", "judge_columns", "settle_columns", "task_audits"]
-
-
-def finite(value: float) -> float | None:
-    """``value``, or ``None`` when it is not finite (a result holds no NaN or infinity)."""
-    return value if math.isfinite(value) else None
+__all__ = ["judge_columns", "settle_columns", "task_audits"]
 
 
 def _interval_result(interval: Interval) -> IntervalResult:
@@ -75,7 +67,7 @@ def task_audits(manifest: ManifestFacts, intervals: Sequence[Interval]) -> list[
                 direction=task.direction,
                 kind=task.kind,
                 seeds=task.seeds,
-                published=finite(published) if published is not None else None,
+                published=finite(published),
                 observations=[finite(x) for x in observations],
                 stable=is_stable(observations, published),
                 interval=_interval_result(interval),
@@ -111,7 +103,6 @@ def judge_columns(
             ]
         )
     by_task = TaskIndex.of(manifest)  # once per audit: tasks x launchers is never rescanned
-    pending: PendingScores = []  # every column's scores in one batch call each
     for name, runs in zip(names, evidence, strict=True):
         by_launcher = RunIndex.of(runs)
         columns.append(
@@ -126,7 +117,6 @@ def judge_columns(
                         label=name,
                         tasks=by_task,
                         by_launcher=by_launcher,
-                        pending=pending,
                     ),
                     len(columns) - (1 if curation else 0),
                     by_task.launchers(task.id),
@@ -134,7 +124,6 @@ def judge_columns(
                 for i, task in enumerate(manifest.tasks)
             ]
         )
-        settle_scores(pending)
     return columns
 
 

@@ -1,18 +1,8 @@
-"""``audit()``: the independent auditor's entry point (spec ``audit``).
+"""``audit()``: the independent auditor's entry point (spec audit.md#audit).
 
 The result is a pure function of the artifact's files, the evidence's files and the options:
-no clock, no state shared with a runner. The one random draw, the seed of the re-execution
-sample, is made when the options are (secret until the report, which states it), and a seed
-given instead draws the same sample again. Paths in the result are relative to
-the attempt directory (runs) or as the caller gave them (attempts, artifact).
-
-Artifact-level findings are the validator's errors (``reprobridge validate``) and the
-auditor's own checks of the code and lock on disk (A010, A012); the *available* badge needs
-none of them.
-
-Exit status (``AuditResult.passed``, the CLI's exit 0): every task is ``compatible`` in at
-least one attempt (the *reproduced* badge) and no attempt has ``invalid-evidence`` for any
-task. In curation mode: every task's published value is compatible with its references.
+no clock, no state shared with a runner. The one random draw, the re-execution sample's
+seed, is made with the options and stated in the report.
 """
 
 from __future__ import annotations
@@ -48,7 +38,7 @@ from ._checks import (
     _Trust,
     _wide_tolerances,
 )
-from ._judging import finite, judge_columns, settle_columns, task_audits
+from ._judging import judge_columns, settle_columns, task_audits
 from .attempts import (
     COMMITTEE_LABEL,
     DEFAULT_ATTEMPT,
@@ -66,9 +56,9 @@ from .facts import ManifestFacts
 from .interval import (
     DEFAULT_FLOOR,
     DEFAULT_LEVEL,
-    Interval,
     check_options,
-    compatibility_intervals,
+    compatibility_interval,
+    finite,
 )
 from .rerun import draw_seed
 from .verdict import (
@@ -171,7 +161,7 @@ def _run_check(run: RunEvidence, checks: _Checks) -> RunCheck:
         seed=record.seed if record else None,
         scope=record.scope if record else None,
         status=record.status if record else None,
-        values={k: finite(v) if v is not None else None for k, v in run.values.items()},
+        values={k: finite(v) for k, v in run.values.items()},
         valid=run.valid,
         findings=[as_audit_finding(f) for f in run.findings],
     )
@@ -258,11 +248,10 @@ def _audit(
     evidence = [_verify_attempt(facts, attempt, cache) for attempt in chosen]
     del cache  # the parsed outputs are not read again
     # One interval per task, shared by the re-run widths and the verdicts.
-    intervals: list[Interval] = compatibility_intervals(
-        (task.observations for task in manifest.tasks),
-        level=options.level,
-        floor=options.floor,
-    )
+    intervals = [
+        compatibility_interval(task.observations, level=options.level, floor=options.floor)
+        for task in manifest.tasks
+    ]
     checks = _check_trust(facts, chosen, evidence, options, trust or _Trust(), intervals=intervals)
     wide = _wide_tolerances(facts, intervals)
     wide += _implausible(manifest, intervals, evidence, floor=options.floor)

@@ -4,9 +4,8 @@ and Holm's correction. See spec §11 and §11.1.
 
 Every outcome is defined, never a crash: no, one, equal or non-finite observations, and
 observations so large that their sums overflow (computed again on values scaled by a power
-of two; an interval beyond the float range is ``overflow``, A063). The batch functions
-(:func:`compatibility_intervals`, :func:`scores`) give the one-task functions' numbers bit
-for bit. The t quantiles and tails come from :mod:`._studentt` (no SciPy import).
+of two; an interval beyond the float range is ``overflow``, A063). The t quantiles and tails
+come from :mod:`._studentt` (no SciPy import).
 """
 
 from __future__ import annotations
@@ -27,12 +26,11 @@ __all__ = [
     "Score",
     "check_options",
     "compatibility_interval",
-    "compatibility_intervals",
+    "finite",
     "holm",
     "is_stable",
     "published_midpoint",
     "score",
-    "scores",
     "t_quantile",
 ]
 
@@ -89,6 +87,11 @@ class Score:
 
     z: float
     p: float
+
+
+def finite(value: float | None) -> float | None:
+    """``value``, or ``None`` when it is missing or not finite (a result holds no NaN)."""
+    return value if value is not None and math.isfinite(value) else None
 
 
 def check_options(level: float, floor: float) -> None:
@@ -173,60 +176,6 @@ def _ldexp(value: float, exponent: int) -> float:
         return math.ldexp(value, exponent)
     except OverflowError:
         return math.copysign(math.inf, value)
-
-
-def compatibility_intervals(
-    observations: Iterable[Sequence[float]],
-    *,
-    level: float = DEFAULT_LEVEL,
-    floor: float = DEFAULT_FLOOR,
-) -> list[Interval]:
-    """:func:`compatibility_interval` of each sequence of ``observations``, in order: equal to
-    it, field for field and bit for bit (see the module docstring), in one call for many
-    tasks (the auditor's one call per audit): the options are checked once and the t quantile
-    looked up once per distinct ``n``.
-
-    The arithmetic is the one-task function's, expression for expression. A numpy version
-    (arrays per ``n``) was no faster: the sums must stay ``math.fsum`` per row and the squares
-    Python's ``x ** 2`` (C ``pow``, which differs from numpy's ``x * x`` in the last bit for
-    some deviations), so each row still went through Python, plus the conversions.
-    """
-    check_options(level, floor)
-    fsum, sqrt, isfinite = math.fsum, math.sqrt, math.isfinite
-    probability = 1.0 - (1.0 - level) / 2.0
-    quantiles: dict[int, float] = {}
-    out: list[Interval] = []
-    append = out.append
-    for row in observations:
-        xs = [float(x) for x in row]
-        n = len(xs)
-        if n < 2 or not all(map(isfinite, xs)):  # n = 0 or 1, or non-finite: its own branches
-            append(compatibility_interval(xs, level=level, floor=floor))
-            continue
-        try:
-            mean = fsum(xs) / n
-            sd = sqrt(fsum([(x - mean) ** 2 for x in xs]) / (n - 1))
-        except OverflowError:  # huge observations: the one-task function's scaled branch
-            append(compatibility_interval(xs, level=level, floor=floor))
-            continue
-        floor_width = floor * abs(mean)
-        t = quantiles.get(n)
-        if t is None:
-            t = quantiles[n] = t_quantile(probability, n - 1)
-        width = t * sd * sqrt(1.0 + 1.0 / n)
-        bound = floor_width > width
-        half = floor_width if bound else width
-        low, high = mean - half, mean + half
-        if not (isfinite(sd) and isfinite(low) and isfinite(high)):
-            append(compatibility_interval(xs, level=level, floor=floor))
-            continue
-        append(Interval(n, mean, sd, half, low, high, level, floor, t, bound, False, False))
-    return out
-
-
-def scores(intervals: Sequence[Interval], values: Sequence[float]) -> list[Score | None]:
-    """:func:`score` of each ``(interval, value)`` pair (the auditor's one call per attempt)."""
-    return [score(interval, value) for interval, value in zip(intervals, values, strict=True)]
 
 
 def score(interval: Interval, value: float) -> Score | None:

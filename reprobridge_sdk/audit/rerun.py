@@ -25,6 +25,7 @@ from reprobridge_sdk.model import RECORD_NAME
 from reprobridge_sdk.model.audit import RerunComparison, ShiftSkipped, ShiftTest
 
 from ._studentt import t_two_sided
+from .interval import finite
 from .verify import ArtifactFacts, RunEvidence
 
 __all__ = [
@@ -123,10 +124,6 @@ def _within(recorded: float, again: float, allowed: float) -> bool:
     return abs(recorded - again) <= allowed
 
 
-def _finite(value: float | None) -> float | None:
-    return value if value is not None and math.isfinite(value) else None
-
-
 def shift_test(task: str, differences: Sequence[float]) -> ShiftTest | None:
     """The paired t test of ``differences`` (recorded - re-executed); None under
     :data:`SHIFT_MIN_RUNS` finite differences."""
@@ -145,9 +142,9 @@ def shift_test(task: str, differences: Sequence[float]) -> ShiftTest | None:
     return ShiftTest(
         task=task,
         n=n,
-        mean_difference=_finite(mean),
-        sd=_finite(sd),
-        t=_finite(t),
+        mean_difference=finite(mean),
+        sd=finite(sd),
+        t=finite(t),
         p=p,
         level=SHIFT_LEVEL,
         shifted=p < SHIFT_LEVEL,
@@ -185,9 +182,9 @@ def _compare(
         rows.append(
             RerunComparison(
                 task=measured.task,
-                recorded=_finite(measured.value),
-                rerun=_finite(value),
-                difference=_finite(difference),
+                recorded=finite(measured.value),
+                rerun=finite(value),
+                difference=finite(difference),
                 tolerance=allowed,
                 basis=basis,
                 held=held,

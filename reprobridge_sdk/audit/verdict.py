@@ -19,7 +19,7 @@ from reprobridge_sdk.model import Launcher, Manifest, Measurement
 from reprobridge_sdk.model.audit import AuditFinding, IcmlVerdict, TaskAttempt, Verdict
 
 from .facts import ManifestFacts, TaskFacts
-from .interval import Interval, Score, score, scores
+from .interval import Interval, finite, score
 from .verify import ArtifactFacts, RunEvidence
 
 __all__ = [
@@ -31,7 +31,6 @@ __all__ = [
     "as_audit_finding",
     "judge_published",
     "judge_task",
-    "settle_scores",
 ]
 
 VERDICTS: tuple[Verdict, ...] = (
@@ -65,10 +64,6 @@ def as_audit_finding(item: Finding) -> AuditFinding:
         hint=item.hint,
         spec=item.spec,
     )
-
-
-def _finite(value: float) -> float | None:
-    return value if math.isfinite(value) else None
 
 
 @dataclass(slots=True)
@@ -184,30 +179,17 @@ class RunIndex:
         return [run for _, run in sorted(chain.from_iterable(groups), key=lambda p: p[0])]
 
 
-#: Judgements whose z-score and p-value are still to be set, each with its interval and value
-#: (:func:`settle_scores` sets them in one batch).
-PendingScores = list[tuple["Judgement", Interval, float]]
-
-
-def _place(
-    judgement: Judgement,
-    interval: Interval,
-    value: float,
-    pointer: str,
-    pending: PendingScores | None = None,
-) -> None:
-    """Steps 6-8 of the module docstring for an aggregated ``value``. With ``pending``, the
-    score is not computed here but queued for :func:`settle_scores` (the verdict never
-    depends on it)."""
+def _place(judgement: Judgement, interval: Interval, value: float, pointer: str) -> None:
+    """The last steps of spec audit.md#verdicts for an aggregated ``value``: no interval,
+    a value that is not finite, inside or outside; with its z-score and p-value."""
     if not interval.defined:
         code = "A027" if interval.non_finite else "A063" if interval.overflow else "A025"
         judgement.verdict = "inconclusive"
         judgement.reasons.append(finding(code, "the task has no interval", path=pointer))
         return
-    if pending is not None:
-        pending.append((judgement, interval, value))
-    else:
-        _set_score(judgement, score(interval, value))
+    scored = score(interval, value)
+    if scored is not None:
+        judgement.z, judgement.p = finite(scored.z), scored.p
     if not math.isfinite(value):
         judgement.verdict = "incompatible"
         judgement.reasons.append(finding("A028", f"the value is {value}", path=pointer))
@@ -227,21 +209,6 @@ def _place(
             path=pointer,
         )
     )
-
-
-def _set_score(judgement: Judgement, result: Score | None) -> None:
-    if result is not None:
-        judgement.z = _finite(result.z)
-        judgement.p = result.p
-
-
-def settle_scores(pending: PendingScores) -> None:
-    """Set the z-score and p-value of every queued judgement with one batch :func:`scores`
-    call (bit for bit what :func:`score` gives one at a time), then empty ``pending``."""
-    results = scores([i for _, i, _ in pending], [v for _, _, v in pending])
-    for (judgement, _, _), result in zip(pending, results, strict=True):
-        _set_score(judgement, result)
-    pending.clear()
 
 
 def judge_published(
@@ -296,14 +263,11 @@ def judge_task(
     label: str,
     tasks: TaskIndex | None = None,
     by_launcher: RunIndex | None = None,
-    pending: PendingScores | None = None,
 ) -> Judgement:
     """The verdict of ``task`` (the ``index``-th) in one attempt's verified ``runs``.
 
     ``tasks`` and ``by_launcher`` are the indexes of ``facts.manifest`` and ``runs``; a caller
-    judging many tasks builds them once and passes them (built here when omitted). With
-    ``pending``, the z-score and p-value are queued there, and the caller sets them all at
-    once with :func:`settle_scores` before reading them.
+    judging many tasks builds them once and passes them (built here when omitted).
     """
     pointer = f"/tasks/{index}"
     judgement = Judgement(attempt=label)
@@ -366,7 +330,7 @@ def judge_task(
         judgement.verdict = "toy"
         judgement.reasons.extend(toy)
         return judgement
-    _place(judgement, interval, judgement.value, f"{pointer}/reference", pending)
+    _place(judgement, interval, judgement.value, f"{pointer}/reference")
     return judgement
 
 

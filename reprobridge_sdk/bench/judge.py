@@ -19,7 +19,7 @@ from pathlib import Path, PurePosixPath
 from pydantic import ValidationError
 
 from reprobridge_sdk.api import load
-from reprobridge_sdk.audit.interval import DEFAULT_FLOOR, DEFAULT_LEVEL, Interval
+from reprobridge_sdk.audit.interval import DEFAULT_FLOOR, DEFAULT_LEVEL, Interval, finite
 from reprobridge_sdk.audit.interval import compatibility_interval as interval_of
 from reprobridge_sdk.audit.verdict import ICML, as_audit_finding
 from reprobridge_sdk.errors import ArtifactError
@@ -51,6 +51,7 @@ __all__ = [
     "RESULTS_NAME",
     "judge_results",
     "load_results",
+    "measuring_launcher",
 ]
 
 #: The results file an agent leaves at its workspace's root.
@@ -177,19 +178,22 @@ def _unreadable(real: str, max_bytes: int) -> str | None:
     return None
 
 
+def measuring_launcher(manifest: Manifest, task: str, named: str | None = None) -> Launcher | None:
+    """The launcher that measures ``task`` (``named``, if given), a scored one first."""
+    found = [
+        launcher
+        for launcher in manifest.launchers
+        if named in (None, launcher.id) and any(m.task == task for m in launcher.measurements)
+    ]
+    return min(found, key=lambda launcher: launcher.scope != "scored", default=None)
+
+
 def _launcher_for(
     manifest: Manifest, result: TaskResult
 ) -> tuple[Launcher | None, Measurement | None]:
-    candidates = [
-        launcher
-        for launcher in manifest.launchers
-        if result.launcher in (None, launcher.id)
-        and any(m.task == result.task for m in launcher.measurements)
-    ]
-    candidates.sort(key=lambda launcher: launcher.scope != "scored")
-    if not candidates:
+    launcher = measuring_launcher(manifest, result.task, result.launcher)
+    if launcher is None:
         return None, None
-    launcher = candidates[0]
     return launcher, next(m for m in launcher.measurements if m.task == result.task)
 
 
@@ -335,10 +339,6 @@ def _aggregated(entry: _Entry, measurement: Measurement, index: int) -> float | 
         return None
 
 
-def _finite(value: float | None) -> float | None:
-    return value if value is not None and math.isfinite(value) else None
-
-
 def _judge_entry(ctx: _Context, result: TaskResult, index: int) -> BenchClaim:
     task = ctx.manifest.task(result.task)
     entry = _Entry()
@@ -396,12 +396,12 @@ def _judge_entry(ctx: _Context, result: TaskResult, index: int) -> BenchClaim:
         support=entry.support,
         verdict=verdict,
         icml=ICML.get(verdict, "inconclusive"),
-        value=_finite(result.value),
-        extracted=_finite(extracted),
+        value=finite(result.value),
+        extracted=finite(extracted),
         launcher=launcher.id if launcher is not None else None,
         runs=len(entry.values),
-        low=_finite(interval.low) if interval.defined else None,
-        high=_finite(interval.high) if interval.defined else None,
+        low=finite(interval.low) if interval.defined else None,
+        high=finite(interval.high) if interval.defined else None,
         landmarks=_landmarks(launcher, entry.logs, ctx),
         findings=[as_audit_finding(item) for item in entry.findings],
     )
@@ -421,7 +421,7 @@ def _unknown(result: TaskResult, index: int, repeated: bool) -> BenchClaim:
         support="unknown-task",
         verdict="unsupported",
         icml="inconclusive",
-        value=_finite(result.value),
+        value=finite(result.value),
         findings=[as_audit_finding(item)],
     )
 

@@ -40,6 +40,7 @@ def scored_launcher(workspace: Path, task: str) -> Any:
     """The workspace's manifest's launcher that measures ``task`` (scored first), or None
     when the workspace has no manifest that loads."""
     from reprobridge_sdk.api import load  # noqa: PLC0415
+    from reprobridge_sdk.bench.judge import measuring_launcher  # noqa: PLC0415
     from reprobridge_sdk.errors import ReproBridgeError  # noqa: PLC0415
 
     if not (workspace / MANIFEST_NAME).is_file():
@@ -48,11 +49,7 @@ def scored_launcher(workspace: Path, task: str) -> Any:
         manifest = load(workspace).manifest
     except ReproBridgeError:
         return None
-    measuring = [
-        item for item in manifest.launchers if any(m.task == task for m in item.measurements)
-    ]
-    measuring.sort(key=lambda item: item.scope != "scored")
-    return measuring[0] if measuring else None
+    return measuring_launcher(manifest, task)
 
 
 def measured_value(workspace: Path, entry: dict[str, Any]) -> float | None:
