@@ -1,13 +1,6 @@
-"""The clean-room check's record (spec authoring.md#check-record): written by the check, read by
-the audit for the *reusable* badge.
-
-``reprobridge check --record`` writes ``runs/check.json`` into the artifact it checked, beside
-the run ledger (evidence, not the artifact: the runs directory is left out of the artifact's
-files and of its archive unless packed with its runs). The record says what was checked, by
-the SHA-256 of the artifact's file list (:func:`reprobridge_sdk.contents.files_digest`) taken
-from the clean room's copy before anything ran, and how each step ended. An audit counts it
-only when it passed and the artifact's files are still those checked: a record of another
-version of the artifact, or of a failed check, is no clean-room check on record.
+"""The clean-room check's record, ``runs/check.json`` (spec authoring.md#check-record):
+written by ``reprobridge check --record``, read by the audit for the *reusable* badge, which
+counts it only when it passed and the artifact's files are still those it checked.
 """
 
 from __future__ import annotations
@@ -30,6 +23,7 @@ CHECK_VERSION = "1.0"
 #: A record is a few hundred bytes; anything past this is not one.
 _MAX_BYTES = 64 * 1024
 _SHA256 = re.compile(r"[0-9a-f]{64}")
+_WHERE = f"{RUNS_DIR}/{CHECK_RECORD}"
 
 
 def check_record(
@@ -54,18 +48,17 @@ def check_record(
 
 
 def _read(root: Path) -> tuple[dict[str, Any] | None, str | None]:
-    where = f"{RUNS_DIR}/{CHECK_RECORD}"
     try:
         raw = safefs.read_bytes(
             root / RUNS_DIR / CHECK_RECORD, root=root, max_bytes=_MAX_BYTES, allow_links=False
         )
-        data = safefs.loads_json(raw, path=where, max_depth=8)
+        data = safefs.loads_json(raw, path=_WHERE, max_depth=8)
     except FileNotFoundError:
-        return None, f"no clean-room check on record ({where})"
+        return None, f"no clean-room check on record ({_WHERE})"
     except (OSError, ValueError, ReproBridgeError) as exc:
-        return None, f"the clean-room check record {where} cannot be read: {exc}"
+        return None, f"the clean-room check record {_WHERE} cannot be read: {exc}"
     if not isinstance(data, dict):
-        return None, f"the clean-room check record {where} is not a JSON object"
+        return None, f"the clean-room check record {_WHERE} is not a JSON object"
     return data, None
 
 
@@ -75,9 +68,13 @@ def clean_room_problem(root: Path) -> str | None:
     data, problem = _read(root)
     if data is None:
         return problem
-    where = f"{RUNS_DIR}/{CHECK_RECORD}"
+    return _record_problem(data) or _changed(root, data["artifact_files_sha256"])
+
+
+def _record_problem(data: dict[str, Any]) -> str | None:
+    """Why the record itself does not count: another version, a step that failed, no digest."""
     if data.get("check_version") != CHECK_VERSION:
-        return f"the clean-room check record {where} is not of version {CHECK_VERSION}"
+        return f"the clean-room check record {_WHERE} is not of version {CHECK_VERSION}"
     steps = data.get("steps")
     if (
         data.get("passed") is not True
@@ -85,19 +82,24 @@ def clean_room_problem(root: Path) -> str | None:
         or not steps
         or not all(isinstance(s, dict) and s.get("ok") is True for s in steps)
     ):
-        return f"the clean-room check on record ({where}) did not pass"
+        return f"the clean-room check on record ({_WHERE}) did not pass"
     digest = data.get("artifact_files_sha256")
     if not isinstance(digest, str) or not _SHA256.fullmatch(digest):
-        return f"the clean-room check record {where} names no artifact files digest"
+        return f"the clean-room check record {_WHERE} names no artifact files digest"
+    return None
+
+
+def _changed(root: Path, digest: str) -> str | None:
+    """Why the artifact's files are not those the check ran, if they are not."""
     from reprobridge_sdk.api import load  # noqa: PLC0415 - a lower layer, only with a record
 
     try:
         current = files_digest(root, load(root).manifest)
     except (ReproBridgeError, OSError) as exc:
-        return f"the artifact's files cannot be listed to compare with {where}: {exc}"
+        return f"the artifact's files cannot be listed to compare with {_WHERE}: {exc}"
     if current != digest:
         return (
-            f"the clean-room check on record ({where}) checked other files: the artifact "
+            f"the clean-room check on record ({_WHERE}) checked other files: the artifact "
             "changed since"
         )
     return None
