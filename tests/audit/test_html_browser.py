@@ -8,18 +8,16 @@ from __future__ import annotations
 
 import shutil
 import struct
-import subprocess
 import zlib
 from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
 from audit_support import edit_record
+from chromium_support import CHROMIUM, chromium
 
 from reprobridge_sdk.audit import audit
 from reprobridge_sdk.audit.html import render_html
-
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 
 pytestmark = [
     pytest.mark.browser,
@@ -27,29 +25,6 @@ pytestmark = [
         CHROMIUM is None, reason="Chromium is not installed (apt-get install -y chromium)"
     ),
 ]
-
-
-def _chromium(page: Path, profile: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    assert CHROMIUM is not None
-    return subprocess.run(
-        [
-            CHROMIUM,
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--no-first-run",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-            f"--user-data-dir={profile}",
-            *args,
-            page.as_uri(),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=180,
-        check=True,
-    )
 
 
 class _Dom(HTMLParser):
@@ -119,7 +94,7 @@ def _png_pixels(data: bytes) -> tuple[int, int, list[tuple[int, ...]]]:
     return width, height, pixels
 
 
-def test_html_report_in_headless_chromium(toy: Path, tmp_path: Path) -> None:
+def test_html_report_in_headlesschromium(toy: Path, tmp_path: Path) -> None:
     attempts = toy / "attempts"
     shutil.copytree(toy / "runs", attempts / "honest")
     shutil.copytree(toy / "runs", attempts / "tampered")
@@ -134,9 +109,9 @@ def test_html_report_in_headless_chromium(toy: Path, tmp_path: Path) -> None:
     for needle in ("<script", "<link", "src=", "href=", "url(", "@import"):
         assert needle not in text
 
-    dom_run = _chromium(page, tmp_path / "profile-dom", "--dump-dom")
+    dom_run = chromium(page, tmp_path / "profile-dom", "--dump-dom")
     dom = _Dom()
-    dom.feed(dom_run.stdout)
+    dom.feed(dom_run)
     badges = {a["data-badge"]: a["class"] for a in dom.with_class("span", "badge")}
     # no DOI, no clean-room check, and a tampered attempt beside the honest one: no badge
     # that rests on the runs is earned either
@@ -152,7 +127,7 @@ def test_html_report_in_headless_chromium(toy: Path, tmp_path: Path) -> None:
     honest_page = tmp_path / "honest.html"
     honest_page.write_text(render_html(audit(toy, [f"honest={attempts / 'honest'}"])), "utf-8")
     honest = _Dom()
-    honest.feed(_chromium(honest_page, tmp_path / "profile-honest", "--dump-dom").stdout)
+    honest.feed(chromium(honest_page, tmp_path / "profile-honest", "--dump-dom"))
     marks = honest.with_class("span", "results")
     assert [(m["data-results"], m["class"]) for m in marks] == [
         ("consistent", "results consistent")
@@ -176,7 +151,7 @@ def test_html_report_in_headless_chromium(toy: Path, tmp_path: Path) -> None:
     assert len(dom.with_class("circle", "seed")) == 6  # honest seeds of two tasks
 
     shot = tmp_path / "shot.png"
-    _chromium(page, tmp_path / "profile-shot", f"--screenshot={shot}", "--window-size=1000,1600")
+    chromium(page, tmp_path / "profile-shot", f"--screenshot={shot}", "--window-size=1000,1600")
     width, height, pixels = _png_pixels(shot.read_bytes())
     assert (width, height) == (1000, 1600)
     colours = set(pixels)
@@ -192,7 +167,7 @@ def test_html_report_in_headless_chromium(toy: Path, tmp_path: Path) -> None:
     assert near((0x1A, 0x7F, 0x37)) > 100  # badges and compatible reproduced values
 
 
-def test_re_executed_values_in_headless_chromium(toy: Path, tmp_path: Path) -> None:
+def test_re_executed_values_in_headlesschromium(toy: Path, tmp_path: Path) -> None:
     """The re-execution table: each re-executed run's recorded and re-executed values, the
     shift test and the sample seed, as Chromium builds them (the toy's smoke launcher
     re-executed, unsandboxed: it writes into the artifact, see test_rerun.py)."""
@@ -200,7 +175,7 @@ def test_re_executed_values_in_headless_chromium(toy: Path, tmp_path: Path) -> N
     page = tmp_path / "report.html"
     page.write_text(render_html(result), encoding="utf-8")
     dom = _Dom()
-    dom.feed(_chromium(page, tmp_path / "profile", "--dump-dom").stdout)
+    dom.feed(chromium(page, tmp_path / "profile", "--dump-dom"))
     rows = dom.with_class("tr", "rerun")
     reran = {r.run for r in result.attempts[0].runs if r.reran}
     assert {r["data-run"] for r in rows} == reran

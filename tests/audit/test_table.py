@@ -7,7 +7,6 @@ its inline script in a real headless Chromium (Debian's ``chromium``), offline.
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 import sys
 from html.parser import HTMLParser
@@ -15,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from audit_support import make_artifact
+from chromium_support import chromium, needs_chromium
 from evidence_support import consistent_edit, honest_runs
 
 from reprobridge_sdk.audit import audit_table
@@ -22,8 +22,6 @@ from reprobridge_sdk.audit.html import render_html
 from reprobridge_sdk.audit.report import render_text
 from reprobridge_sdk.authoring.scaffold import InitOptions, scaffold
 from reprobridge_sdk.model.audit import AuditTable
-
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 
 
 @pytest.fixture(scope="module")
@@ -118,8 +116,7 @@ def test_text_report_has_a_line_per_row(table: AuditTable) -> None:
         assert line.split()[len(row.label.split())] == row.status
 
 
-@pytest.mark.browser
-@pytest.mark.skipif(CHROMIUM is None, reason="Chromium is not installed (apt-get install chromium)")
+@needs_chromium
 def test_html_table_sorts_and_filters_offline_in_chromium(
     table: AuditTable, tmp_path: Path
 ) -> None:
@@ -132,28 +129,9 @@ def test_html_table_sorts_and_filters_offline_in_chromium(
     labels = [r.label for r in table.rows]
 
     def rows(fragment: str, profile: str) -> list[tuple[str, bool]]:
-        assert CHROMIUM is not None
-        done = subprocess.run(
-            [
-                CHROMIUM,
-                "--headless",
-                "--no-sandbox",
-                "--disable-gpu",
-                "--no-first-run",
-                "--disable-background-networking",
-                "--disable-component-update",
-                "--disable-sync",
-                f"--user-data-dir={tmp_path / profile}",
-                "--dump-dom",
-                page.as_uri() + fragment,
-            ],
-            capture_output=True,
-            text=True,
-            timeout=180,
-            check=True,
-        )
+        done = chromium(page, tmp_path / profile, "--dump-dom", fragment=fragment)
         parser = _Rows()
-        parser.feed(done.stdout)
+        parser.feed(done)
         return parser.rows
 
     unsorted = rows("", "p0")

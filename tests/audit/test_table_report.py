@@ -26,6 +26,7 @@ from pathlib import Path
 import pytest
 import yaml
 from audit_support import make_artifact
+from chromium_support import chromium, needs_chromium
 from evidence_support import consistent_edit, honest_runs
 
 from reprobridge_sdk.audit import audit, audit_table
@@ -35,8 +36,6 @@ from reprobridge_sdk.audit.present import rounded
 from reprobridge_sdk.audit.report import render_json, render_junit, render_text
 from reprobridge_sdk.audit.table import row_names
 from reprobridge_sdk.model.audit import AuditTable
-
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 
 #: Folder names a stranger chooses: a comma, quotes, a line break, spreadsheet formulas.
 HOSTILE = ['=HYPERLINK("x","y"),z', "+1\nline", "@SUM(A1)", "-2+3"]
@@ -337,33 +336,13 @@ class _Links(HTMLParser):
             self.floors.append(found["data-floor-alone"])
 
 
-@pytest.mark.browser
-@pytest.mark.skipif(CHROMIUM is None, reason="Chromium is not installed (apt-get install chromium)")
+@needs_chromium
 def test_html_rows_link_to_their_sections_in_chromium(table: AuditTable, tmp_path: Path) -> None:
     page = tmp_path / "table.html"
     page.write_text(render_html(table), encoding="utf-8")
-    assert CHROMIUM is not None
-    done = subprocess.run(
-        [
-            CHROMIUM,
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--no-first-run",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-            f"--user-data-dir={tmp_path / 'profile'}",
-            "--dump-dom",
-            page.as_uri() + "#q=A056",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=180,
-        check=True,
-    )
+    done = chromium(page, tmp_path / "profile", "--dump-dom", fragment="#q=A056")
     dom = _Links()
-    dom.feed(done.stdout)
+    dom.feed(done)
     assert len(dom.links) == len(table.rows)
     assert len(set(dom.ids)) == len(dom.ids)  # ids are unique
     for link in dom.links:
@@ -371,5 +350,5 @@ def test_html_rows_link_to_their_sections_in_chromium(table: AuditTable, tmp_pat
         assert link in dom.ids  # every row's section exists, the unloaded one included
     assert dom.floors.count("identical-references") >= 2  # the summary and the section
     # The filter searches the why column: the fabricated row and nothing else holds A056.
-    shown = re.findall(r'<tr class="row"[^>]*data-label="([^"]*)"(?![^>]*hidden)', done.stdout)
+    shown = re.findall(r'<tr class="row"[^>]*data-label="([^"]*)"(?![^>]*hidden)', done)
     assert shown == ["fabricated"]

@@ -5,20 +5,19 @@ from __future__ import annotations
 
 import csv
 import io
-import shutil
 import subprocess
 import sys
 from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
+from chromium_support import chromium, needs_chromium
 
 from reprobridge_sdk.bench.harness import BenchOptions
 from reprobridge_sdk.bench.html import STUDY, render_html
 from reprobridge_sdk.bench.report import CSV_COLUMNS, build_report, report_csv, report_text
 from reprobridge_sdk.model.bench import BenchReport, BenchRun
 
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 HOSTILE = "=cmd|' /C calc'!A0 <script>alert(1)</script>\x1b]52;c;cHdu\x07"
 
 
@@ -94,36 +93,16 @@ class _Dom(HTMLParser):
         self.tags.append((tag, {k: v or "" for k, v in attrs}))
 
 
-@pytest.mark.browser
-@pytest.mark.skipif(CHROMIUM is None, reason="Chromium is not installed")
+@needs_chromium
 def test_the_html_page_renders_in_chromium(tmp_path: Path) -> None:
     page = tmp_path / "report.html"
     page.write_text(render_html(_report()), encoding="utf-8")
-    assert CHROMIUM is not None
-    done = subprocess.run(
-        [
-            CHROMIUM,
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--no-first-run",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-            f"--user-data-dir={tmp_path / 'profile'}",
-            "--dump-dom",
-            page.as_uri(),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=180,
-        check=True,
-    )
+    done = chromium(page, tmp_path / "profile", "--dump-dom")
     dom = _Dom()
-    dom.feed(done.stdout)
+    dom.feed(done)
     tags = [tag for tag, _ in dom.tags]
     assert "script" not in tags  # the agent's text stayed text
-    assert "<script>alert(1)</script>" in done.stdout.replace("&lt;", "<").replace("&gt;", ">")
+    assert "<script>alert(1)</script>" in done.replace("&lt;", "<").replace("&gt;", ">")
     bars = [a for t, a in dom.tags if t == "rect" and a.get("class") == "bar"]
     study = [a for t, a in dom.tags if t == "rect" and a.get("class") == "study"]
     assert len(bars) == 2 and len(study) == len(STUDY)
