@@ -1,18 +1,7 @@
-"""Many attempts: success rates, spreads between labels and disagreements (spec ``audit``).
+"""Many attempts: labels, success rates, spreads and disagreements (spec audit.md#attempts).
 
-An *attempt* is a directory of run directories (e.g. an artifact's ``runs/``), optionally
-labelled by the agent, model or person that made it (``LABEL=DIR`` on the command line).
-Several attempts may share a label (repeated attempts of one agent); each still gets a unique
-name (``label``, ``label#2``, ...) while its ``group`` keeps the label as given.
-
-* per-task success rate: the share of attempts whose verdict is ``compatible``;
-* task-level success: the mean over tasks of the per-task rate (over all artifacts in a
-  table: over all their tasks);
-* paper-macro success: the mean over artifacts of their task-level success;
-* label rate: the share of ``compatible`` verdicts among all (task, attempt) pairs of the
-  label's attempts; the spread is the largest minus the smallest label rate (defined with
-  two labels or more);
-* disagreement: independent attempts gave different verdicts on the same task.
+An attempt is a directory of run directories, labelled ``LABEL=DIR``; attempts that share a
+label get unique names (``label#2``) and keep the label as their ``group``.
 """
 
 from __future__ import annotations

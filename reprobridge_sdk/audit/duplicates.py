@@ -1,23 +1,9 @@
-"""Byte-identical evidence across seeds: a copy, or a seed without effect (spec
-``security.md#auditor-rules``, ``audit.md#seed-without-effect``).
+"""Byte-identical evidence across seeds: a copy (A038) or a seed without effect (A079); spec
+security.md#auditor-rules and audit.md#re-execution.
 
-A program whose output does not depend on its seed (a deterministic algorithm, the evaluation
-of a fixed checkpoint) writes byte-identical logs or outputs for seeds 0, 1 and 2. Identical
-bytes alone therefore do not show a copy. Rules, for two succeeded runs of one attempt with
-different seeds whose log or an output has the same digest (empty files ignored):
-
-* **copied** (A038, an error; the later run's values do not count) when the two records also
-  share what no two runs of the runner share: the run identity (the same ``run_id``, or the
-  same ``run_id`` once each record's own ``-s<seed>`` part is removed, i.e. the same start
-  stamp and random suffix) or a timestamp (``started_at`` or ``ended_at``, microseconds);
-* otherwise **the seed has no effect** (A079, information, naming both runs): the values
-  count. Re-execution then settles it (:func:`settle_by_rerun`): when two runs of such a
-  pair, with different seeds, were re-executed and their re-executions gave different values
-  for a task, the seed does have an effect, so the recorded bytes were copied: the A079
-  becomes A038.
-
-The environment snapshot is not a sign of copying: the runner writes one snapshot per
-invocation, so every seed of one invocation names the same snapshot.
+Identical bytes alone do not show a copy (a deterministic program writes them): two runs are
+a copy when they also share a run identity or a timestamp. A re-execution that gives two
+seeds different values turns an A079 into A038 (:func:`settle_by_rerun`).
 """
 
 from __future__ import annotations

@@ -1,23 +1,9 @@
-"""The manifest as the auditor holds it: every part typed, each task condensed to what is judged.
+"""The manifest as the auditor holds it: the typed parts, and each task condensed to what is
+judged (:class:`TaskFacts`, a projection of the typed task, defaults included).
 
-A typed :class:`~reprobridge_sdk.model.Task` is about fourteen model objects (its statistic,
-published value, references and their provenance); at 10k tasks the typed tasks alone took
-about 90 MiB, most of an audit's memory. The auditor reads few of their fields, so it keeps a
-:class:`TaskFacts` per task instead, and :meth:`ManifestFacts.validate` types the tasks one at
-a time (the same models, strictly, as :func:`reprobridge_sdk.api.load`), condensing
-and releasing each before the next: a manifest is accepted or refused exactly as the typed
-manifest is, and the other parts (artifact, codebase, environment, launchers, guide) are the
-typed models themselves.
-
-Rules:
-
-* one meaning: a :class:`TaskFacts` is a projection of the typed task (:meth:`TaskFacts.of`),
-  defaults included (no ``statistic``: one seed; no ``reference``: no observations), never a
-  second reading of the plain data;
-* the published value is the task's published midpoint (``value``, else the middle of
-  ``range``, else ``None``: :func:`.interval.published_midpoint`);
-* ``cited`` lists the run ids the reference observations' provenance names (``run`` and each
-  of ``runs``), in document order, duplicates kept.
+At 10k tasks the typed tasks alone took about 90 MiB, so :meth:`ManifestFacts.validate` types
+them one at a time, with the same models as :func:`reprobridge_sdk.api.load`,
+condensing each before the next: a manifest is accepted or refused exactly as the typed one.
 """
 
 from __future__ import annotations

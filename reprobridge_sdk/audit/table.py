@@ -1,24 +1,8 @@
 """A committee's table: many artifacts audited with one set of options (spec audit.md#table).
 
-Each artifact given is one **row**, in the order given, whether or not it could be audited:
-
-* ``label``: the artifact's path relative to the batch folder, the deepest folder holding
-  every artifact given (``batch/honest`` and ``batch/forged`` are ``honest`` and ``forged``;
-  a manifest path names its folder); a path given twice gets `` #2``, `` #3``, ...;
-* ``path`` as given, or the archive's path and ``archive_sha256`` for a packed archive;
-* ``status``: ``passed`` or ``failed`` (the artifact's audit), or ``error`` when the
-  artifact could not be loaded (its A001 finding is in ``findings``);
-* the validator's findings by severity, the number of runs, of invalid runs (an error-level
-  finding), of stale runs (made with other code or another lock: A009, A011), and of
-  re-executed runs and mismatches;
-* ``claims``: per task and attempt its verdict, ICML name, value, interval and decisive
-  finding; ``why``: the row's decisive finding (:func:`decisive`); ``withheld``: per badge
-  the reasons grouped by code with counts.
-
-Rates count every row. A row in ``error`` counts as a paper whose task-level success is 0
-(paper-macro), as one task with success rate 0 (task-level), and as one (task, attempt)
-pair that is not compatible in every label group of the table (label rates). So a table
-of four artifacts of which one does not load never reports "3 artifacts".
+Each artifact given is one row, in the order given, named by :func:`row_names`; one that
+cannot be loaded is a row in ``error`` that counts as failed in every rate. A row's ``why``
+is :func:`decisive`, its evidence state :func:`evidence_state`.
 """
 
 from __future__ import annotations

@@ -1,22 +1,8 @@
-"""Trust checks of an attempt beyond each run's own files: the ledger and the signatures.
+"""Trust checks of an attempt beyond each run's own files: the run ledger (A050-A057, spec
+runner.md#ledger) and the signatures (K001-K007, spec signing.md#signatures).
 
-Run after :func:`reprobridge_sdk.audit.verify.check_run` has verified every run directory
-of an attempt (spec ``ledger`` and ``signatures``):
-
-* :func:`check_attempt_ledger` compares the attempt's run ledger with the run directories
-  (codes A050-A057, see :mod:`reprobridge_sdk.run.ledger`). Findings about one run are
-  added to that run (its evidence becomes invalid); the others are the attempt's.
-* :func:`check_signatures` verifies each run's ``record.dsse.json`` against a KEYS file:
-  no envelope (K001), a signature that fails (K002), an untrusted signer (K003), a
-  statement that does not describe the files beside it or names a ledger entry the ledger
-  does not hold (K004), not an envelope (K007; also one larger than 16 MiB or nested too
-  deep to parse). A run whose signature holds gets its
-  signer's name.
-
-What a signature proves: the run's record, log and outputs are those a holder of a trusted
-key signed, and the holder's runner ledgered the run at that place. It does not prove that
-the numbers came from running the experiment: a key holder can sign a fabricated run. Only
-re-execution (:mod:`reprobridge_sdk.audit.rerun`) checks that.
+A signature proves who signed and ledgered a run, not that its numbers came from running the
+experiment: only re-execution (:mod:`.rerun`) checks that.
 """
 
 from __future__ import annotations
