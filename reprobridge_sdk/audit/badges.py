@@ -13,13 +13,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from reprobridge_sdk.findings import Finding, Severity, finding
+from reprobridge_sdk.findings import Finding, Severity
 from reprobridge_sdk.model.audit import AuditFinding, Badges, TaskAudit
 from reprobridge_sdk.validation.placeholders import HINTS, is_placeholder_commit
 from reprobridge_sdk.versions import MANIFEST_NAME
 
 from .facts import ManifestFacts
-from .verdict import as_audit_finding
+from .verdict import as_audit_finding, audit_finding
 from .verify import RunEvidence
 
 __all__ = [
@@ -122,13 +122,11 @@ def _placeholder(ctx: BadgeContext) -> list[AuditFinding]:
     if not is_placeholder_commit(ctx.manifest.codebase.upstream.commit):
         return []
     return [
-        as_audit_finding(
-            finding(
-                "P003",
-                "the upstream commit is all zeros (the null object id), a placeholder",
-                path="/codebase/upstream/commit",
-                hint=HINTS["P003"],
-            )
+        audit_finding(
+            "P003",
+            "the upstream commit is all zeros (the null object id), a placeholder",
+            path="/codebase/upstream/commit",
+            hint=HINTS["P003"],
         )
     ]
 
@@ -140,7 +138,7 @@ def _placeholders(ctx: BadgeContext) -> list[AuditFinding]:
 def _no_attempt(ctx: BadgeContext) -> list[AuditFinding]:
     if ctx.attempts:
         return []
-    return [as_audit_finding(finding("A024", "no attempt was audited"))]
+    return [audit_finding("A024", "no attempt was audited")]
 
 
 def _launchers(ctx: BadgeContext) -> list[AuditFinding]:
@@ -166,12 +164,10 @@ def _launchers(ctx: BadgeContext) -> list[AuditFinding]:
             out.extend(as_audit_finding(f) for f in errors)
         else:
             out.append(
-                as_audit_finding(
-                    finding(
-                        "A024",
-                        f"launcher {launcher.id} has no succeeded run",
-                        path=f"/launchers/{index}",
-                    )
+                audit_finding(
+                    "A024",
+                    f"launcher {launcher.id} has no succeeded run",
+                    path=f"/launchers/{index}",
                 )
             )
     return out
@@ -201,12 +197,10 @@ def _tasks(ctx: BadgeContext) -> list[AuditFinding]:
             continue
         if not task.interval.defined and task.interval.n == 0:
             out.append(
-                as_audit_finding(
-                    finding(
-                        "A025",
-                        f"task {task.id} has no reference observations",
-                        path=f"/tasks/{index}/reference",
-                    )
+                audit_finding(
+                    "A025",
+                    f"task {task.id} has no reference observations",
+                    path=f"/tasks/{index}/reference",
                 )
             )
             continue
@@ -218,9 +212,7 @@ def _tasks(ctx: BadgeContext) -> list[AuditFinding]:
             out.extend(reasons)
         else:
             out.append(
-                as_audit_finding(
-                    finding("A024", f"task {task.id} is {best.verdict}", path=f"/tasks/{index}")
-                )
+                audit_finding("A024", f"task {task.id} is {best.verdict}", path=f"/tasks/{index}")
             )
     return out
 
@@ -255,15 +247,12 @@ def _archive(ctx: BadgeContext) -> list[AuditFinding]:
     if ctx.manifest.artifact.paper.doi or ctx.archive_sha256:
         return []
     return [
-        as_audit_finding(
-            finding(
-                "A085",
-                "the artifact has no archival identifier: no DOI and no archive the "
-                "committee holds",
-                path="/artifact/paper/doi",
-                hint="deposit the artifact in an archive that gives a DOI and record it at "
-                "artifact.paper.doi, or audit the packed archive the authors submitted",
-            )
+        audit_finding(
+            "A085",
+            "the artifact has no archival identifier: no DOI and no archive the committee holds",
+            path="/artifact/paper/doi",
+            hint="deposit the artifact in an archive that gives a DOI and record it at "
+            "artifact.paper.doi, or audit the packed archive the authors submitted",
         )
     ]
 
@@ -275,26 +264,22 @@ def _functional(ctx: BadgeContext) -> list[AuditFinding]:
 
 def _documented(ctx: BadgeContext) -> list[AuditFinding]:
     out = [
-        as_audit_finding(
-            finding(
-                "A086",
-                f"launcher {launcher.id} has no description",
-                path=f"/launchers/{index}/description",
-                hint="say in 'description' what the launcher does and what it produces",
-            )
+        audit_finding(
+            "A086",
+            f"launcher {launcher.id} has no description",
+            path=f"/launchers/{index}/description",
+            hint="say in 'description' what the launcher does and what it produces",
         )
         for index, launcher in enumerate(ctx.manifest.launchers)
         if not (launcher.description or "").strip()
     ]
     if ctx.manifest.artifact.license.strip().lower() in _NO_LICENCE:
         out.append(
-            as_audit_finding(
-                finding(
-                    "A086",
-                    f"the artifact states no licence ({ctx.manifest.artifact.license!r})",
-                    path="/artifact/license",
-                    hint="give the SPDX expression of the licence others may reuse it under",
-                )
+            audit_finding(
+                "A086",
+                f"the artifact states no licence ({ctx.manifest.artifact.license!r})",
+                path="/artifact/license",
+                hint="give the SPDX expression of the licence others may reuse it under",
             )
         )
     return out + _placeholders(ctx)
@@ -304,14 +289,12 @@ def _clean_room(ctx: BadgeContext) -> list[AuditFinding]:
     if ctx.clean_room is None:
         return []
     return [
-        as_audit_finding(
-            finding(
-                "A086",
-                ctx.clean_room,
-                file="runs/check.json",
-                hint="run 'reprobridge check --record' on the artifact as submitted and submit "
-                "its runs/check.json with the runs",
-            )
+        audit_finding(
+            "A086",
+            ctx.clean_room,
+            file="runs/check.json",
+            hint="run 'reprobridge check --record' on the artifact as submitted and submit "
+            "its runs/check.json with the runs",
         )
     ]
 
@@ -331,16 +314,14 @@ def _committee(ctx: BadgeContext) -> list[AuditFinding]:
             if r.path in ctx.committee and r.succeeded and r.valid and _scored(r):
                 covered.update(k for k, v in r.values.items() if v is not None)
     return [
-        as_audit_finding(
-            finding(
-                "A084",
-                f"task {task.id} has no run the committee made (re-executed in this audit or "
-                "signed by a committee key): results consistent (author evidence), not "
-                "reproduced",
-                path=f"/tasks/{index}",
-                hint="re-execute the runs (audit --rerun, review) or add runs signed by a "
-                "key the KEYS file marks 'committee'",
-            )
+        audit_finding(
+            "A084",
+            f"task {task.id} has no run the committee made (re-executed in this audit or "
+            "signed by a committee key): results consistent (author evidence), not "
+            "reproduced",
+            path=f"/tasks/{index}",
+            hint="re-execute the runs (audit --rerun, review) or add runs signed by a "
+            "key the KEYS file marks 'committee'",
         )
         for index, task in enumerate(ctx.tasks)
         if task.id not in covered

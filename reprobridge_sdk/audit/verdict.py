@@ -29,6 +29,7 @@ __all__ = [
     "RunIndex",
     "TaskIndex",
     "as_audit_finding",
+    "audit_finding",
     "judge_published",
     "judge_task",
 ]
@@ -94,6 +95,13 @@ class Judgement:
             p_adjusted=p_adjusted,
             reasons=[as_audit_finding(r) for r in self.reasons],
         )
+
+
+def audit_finding(
+    code: str, message: str, *, path: str = "", file: str = "", hint: str | None = None
+) -> AuditFinding:
+    """A new finding of a registered code, as an audit or bench report holds it."""
+    return as_audit_finding(finding(code, message, path=path, file=file, hint=hint))
 
 
 def _dedupe(findings: Sequence[Finding]) -> list[Finding]:

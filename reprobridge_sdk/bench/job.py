@@ -220,7 +220,7 @@ def _command(job: Job, workspace: Path, prompt: Path) -> Iterator[_Prepared]:
 
 
 def _judge(job: Job, workspace: Path, run: BenchRun) -> None:
-    from reprobridge_sdk.audit.verdict import as_audit_finding  # noqa: PLC0415
+    from reprobridge_sdk.audit.verdict import as_audit_finding, audit_finding  # noqa: PLC0415
 
     from .judge import judge_results  # noqa: PLC0415
 
@@ -229,13 +229,11 @@ def _judge(job: Job, workspace: Path, run: BenchRun) -> None:
     if not results.exists() and not results.is_symlink():
         _not_reported(job, workspace, run)
         run.findings.append(
-            as_audit_finding(
-                finding(
-                    "A102",
-                    f"the agent left no {RESULTS_NAME}",
-                    path=f"{run.folder}/{WORKSPACE_DIR}/{RESULTS_NAME}",
-                    hint="the prompt says what to leave: the results file and its logs",
-                )
+            audit_finding(
+                "A102",
+                f"the agent left no {RESULTS_NAME}",
+                path=f"{run.folder}/{WORKSPACE_DIR}/{RESULTS_NAME}",
+                hint="the prompt says what to leave: the results file and its logs",
             )
         )
         return
@@ -243,13 +241,11 @@ def _judge(job: Job, workspace: Path, run: BenchRun) -> None:
         run.support = "log-refused"
         run.verdict = "unsupported"
         run.findings.append(
-            as_audit_finding(
-                finding(
-                    "A102",
-                    f"{RESULTS_NAME} is a link or not a regular file: not read",
-                    path=f"{run.folder}/{WORKSPACE_DIR}/{RESULTS_NAME}",
-                    hint="leave the results file itself in the workspace",
-                )
+            audit_finding(
+                "A102",
+                f"{RESULTS_NAME} is a link or not a regular file: not read",
+                path=f"{run.folder}/{WORKSPACE_DIR}/{RESULTS_NAME}",
+                hint="leave the results file itself in the workspace",
             )
         )
         return
@@ -295,7 +291,7 @@ def _not_reported(job: Job, workspace: Path, run: BenchRun) -> None:
 
 
 def _ended(run: BenchRun, exit_code: int | None) -> None:
-    from reprobridge_sdk.audit.verdict import as_audit_finding  # noqa: PLC0415
+    from reprobridge_sdk.audit.verdict import audit_finding  # noqa: PLC0415
 
     if run.outcome == "finished":
         return
@@ -312,13 +308,11 @@ def _ended(run: BenchRun, exit_code: int | None) -> None:
     }[run.outcome]
     run.findings.insert(
         0,
-        as_audit_finding(
-            finding(
-                "A101",
-                f"{why}: outcome {run.outcome}",
-                path=f"{run.folder}/agent.log",
-                hint="see the run's agent.log; the batch went on",
-            )
+        audit_finding(
+            "A101",
+            f"{why}: outcome {run.outcome}",
+            path=f"{run.folder}/agent.log",
+            hint="see the run's agent.log; the batch went on",
         ),
     )
 
@@ -436,15 +430,13 @@ def _rerun(job: Job, workspace: Path) -> RerunCounts | None:
 
 
 def _io_finding(run: BenchRun, exc: OSError) -> Any:
-    from reprobridge_sdk.audit.verdict import as_audit_finding  # noqa: PLC0415
+    from reprobridge_sdk.audit.verdict import audit_finding  # noqa: PLC0415
 
-    return as_audit_finding(
-        finding(
-            "A102",
-            f"the workspace could not be read: {exc.strerror or exc}",
-            path=f"{run.folder}/{WORKSPACE_DIR}",
-            hint="leave regular files in the workspace",
-        )
+    return audit_finding(
+        "A102",
+        f"the workspace could not be read: {exc.strerror or exc}",
+        path=f"{run.folder}/{WORKSPACE_DIR}",
+        hint="leave regular files in the workspace",
     )
 
 
