@@ -1,10 +1,8 @@
 """Student's t distribution for the auditor, in plain Python: the two-sided tail and the
 quantile, for integer degrees of freedom ``df >= 1`` (the auditor's ``n - 1``).
 
-Why no library: SciPy's import costs a tenth of an audit for two functions (see below).
-
-Why not SciPy: importing ``scipy.special`` (numpy and ``numpy.f2py`` with it) was about a
-tenth of a 10k-task audit's CPU time and 28 MiB of its memory, for two functions.
+Why no library: importing ``scipy.special`` was about a tenth of a 10k-task audit's CPU time
+and 28 MiB of its memory, for two functions.
 
 How:
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from reprobridge_sdk.errors import ArtifactError, UsageError
-from reprobridge_sdk.findings import Finding, finding
+from reprobridge_sdk.findings import Finding
 from reprobridge_sdk.model import MANIFEST_NAME
 from reprobridge_sdk.model.audit import (
     AuditFinding,
@@ -35,7 +35,7 @@ from .auditor import AttemptLike, _audit, _options, load_artifact
 from .badges import TAMPERED
 from .interval import DEFAULT_FLOOR, DEFAULT_LEVEL
 from .present import reason_counts
-from .verdict import as_audit_finding
+from .verdict import audit_finding
 
 __all__ = [
     "TAMPERED",
@@ -57,7 +57,7 @@ def _error_row(
     for item in found:
         counts[item.severity.value] += 1
     counts["error"] = max(counts["error"], 1)
-    why = as_audit_finding(finding("A001", message, file=os.fspath(artifact_path)))
+    why = audit_finding("A001", message, file=os.fspath(artifact_path))
     return TableRow(
         label=os.fspath(artifact_path),
         path=os.fspath(artifact_path),
@@ -367,27 +367,17 @@ def audit_table(
             checkings, policies or [None] * len(artifact_paths), strict=True
         )
     ]
+    jobs_list = [(path, parsed, *s) for path, s in zip(artifact_paths, settings, strict=True)]
     outcomes: list[AuditResult | TableRow]
-    if mapper is not None and len(artifact_paths) > 1:
-        jobs_list = [(path, parsed, *s) for path, s in zip(artifact_paths, settings, strict=True)]
+    if mapper is not None and len(jobs_list) > 1:
         outcomes = mapper(_audit_packed, jobs_list)
-    elif jobs == 1 or len(artifact_paths) < 2:
-        outcomes = [
-            _audit_one(path, parsed, *s) for path, s in zip(artifact_paths, settings, strict=True)
-        ]
+    elif jobs == 1 or len(jobs_list) < 2:
+        outcomes = [_audit_packed(job) for job in jobs_list]
     else:
         from concurrent.futures import ProcessPoolExecutor  # noqa: PLC0415 - only with jobs
 
-        with ProcessPoolExecutor(max_workers=min(jobs, len(artifact_paths))) as pool:
-            outcomes = list(
-                pool.map(
-                    _audit_one,
-                    artifact_paths,
-                    [parsed] * len(artifact_paths),
-                    [s[0] for s in settings],
-                    [s[1] for s in settings],
-                )
-            )
+        with ProcessPoolExecutor(max_workers=min(jobs, len(jobs_list))) as pool:
+            outcomes = list(pool.map(_audit_packed, jobs_list))
     results = [o for o in outcomes if isinstance(o, AuditResult)]
     failed = [o for o in outcomes if isinstance(o, TableRow)]
     errors: list[AuditFinding] = [f for row in failed for f in row.findings]

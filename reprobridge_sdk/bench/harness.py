@@ -1,23 +1,12 @@
-"""``reprobridge bench run``: an agent over a suite, each run in a fresh sandboxed workspace.
+"""``reprobridge bench run``: an agent over a suite, each run in a fresh sandboxed workspace
+(spec bench.md#bench-run).
 
-The suite is the committee's batch file (:mod:`reprobridge_sdk.authoring.batch`, schema
-``batch-1.0``): one ``[[submission]]`` per artifact, optionally ``tasks`` (the claims to
-bench) and a ``budget``. For every submission, task, variant and repeat the harness
-
-1. copies the variant's workspace (:func:`reprobridge_sdk.bench.variants.generate_variants`,
-   generated once per submission into ``OUT/variants/<submission>/``) to a fresh
-   ``OUT/runs/<submission>/<task>/<variant>/r<repeat>/workspace``;
-2. renders the prompt (:data:`PROMPT_TEMPLATE`, or the user's) to ``prompt.md`` beside it;
-3. runs the agent's command there, by default in the sandbox of ``run --sandbox``
-   (:mod:`reprobridge_sdk.run.sandbox`): only the workspace is writable, the network is
-   ``none`` (``open`` keeps the host's), ``/tmp`` and ``HOME`` are private; under resource
-   limits (CPU seconds, address space, file size) and a wall-time timeout, its output
-   capped (:func:`reprobridge_sdk.run.process.run_process`);
-4. classifies how it ended (:func:`classify`) and judges the results file it left with the
-   judge (:func:`reprobridge_sdk.bench.judge.judge_results`), against the artifact the
-   harness holds, never the workspace's copy.
-
-Nothing an agent does stops the batch: every ending is an outcome of its run.
+The suite is a committee's batch file (:mod:`reprobridge_sdk.authoring.batch`). For every
+submission, task, variant and repeat the harness copies the variant's workspace, renders the
+prompt beside it, runs the agent there (in the sandbox of ``run --sandbox`` by default, under
+limits and a timeout), classifies how it ended (:func:`classify`) and judges the results file
+against the artifact it holds (:func:`reprobridge_sdk.bench.judge.judge_results`). Nothing an
+agent does stops the batch: every ending is an outcome of its run.
 """
 
 from __future__ import annotations

@@ -1,21 +1,11 @@
 """The allow-list network policy of ``bench run`` (``--network allow --allow-host HOST``).
 
-The sandboxed agent has no network (a namespace with only its own loopback). For the
-``allow`` policy the harness starts, per run, a forward proxy on the host (:class:`AllowProxy`)
-that listens on a unix socket in the run's folder, and the sandbox shows that socket to the
-agent. Inside the sandbox a relay (:data:`RELAY`, started before the agent, which it then runs
-and whose exit status it returns) listens on ``127.0.0.1:3128`` of the sandbox's own loopback
-and carries each connection to the socket; ``HTTP_PROXY``, ``HTTPS_PROXY`` and ``ALL_PROXY``
-(and their lower-case forms) name it. The proxy reads one request head (at most 64 KiB):
-
-* ``CONNECT host:port`` (HTTPS): the tunnel is opened when ``host`` is in the allow-list;
-* ``METHOD http://host[:port]/path``: forwarded, the request line rewritten to the path;
-* anything else, or a host not in the list: ``403`` and the connection ends.
-
-A host is allowed when it equals an entry, case-insensitively, or ends with ``.`` + an entry
-that starts with ``.`` (``.example.org`` allows its subdomains). Only the proxy's own
-connections leave the host: the agent never reaches a host's address by itself. Each run
-counts the connections let through and refused.
+The sandboxed agent has only its own loopback. Per run, a forward proxy on the host
+(:class:`AllowProxy`) listens on a unix socket in the run's folder; inside the sandbox a relay
+(:data:`RELAY`) listens on ``127.0.0.1:3128`` and carries each connection to it, and the
+``*_PROXY`` variables name it. ``CONNECT host:port`` and absolute-URI requests go through when
+the host equals an entry or, for an entry that starts with ``.``, ends with it; anything else
+gets ``403``. Each run counts the connections let through and refused.
 """
 
 from __future__ import annotations

@@ -1,14 +1,10 @@
-"""The statistics of the bench report (spec ``bench``, "The report"; preview).
+"""The statistics of the bench report (spec bench.md#bench-report; preview).
 
-* :func:`wilson`: the Wilson score interval of a proportion ``k / n`` (Wilson 1927), which
-  stays inside [0, 1] and keeps its coverage for small ``n`` and rates near 0 or 1, where
-  the normal (Wald) interval does not.
-* :func:`mcnemar`: McNemar's test of paired successes (the same tasks and repeats under two
-  variants). Only the discordant pairs count: ``b`` (a success under the first variant only)
-  and ``c`` (under the second only). With ``b + c < 25`` the exact form: a two-sided binomial
-  test of ``b`` among ``b + c`` at one half (``min(1, 2 * P(X <= min(b, c)))``); from 25 on the
-  chi-square form with the continuity correction, ``(|b - c| - 1)^2 / (b + c)`` on one degree
-  of freedom. No discordant pair gives a p-value of 1.
+* :func:`wilson`: the Wilson score interval of ``k / n`` (Wilson 1927), inside [0, 1] and
+  with its coverage for small ``n`` and rates near 0 or 1.
+* :func:`mcnemar`: McNemar's test of paired successes over the discordant pairs ``b`` and
+  ``c``: exact (two-sided binomial at one half) under 25, else chi-square with the
+  continuity correction; no discordant pair gives 1.
 """
 
 from __future__ import annotations
