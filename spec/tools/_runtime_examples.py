@@ -703,7 +703,7 @@ RUNTIME_EXAMPLES: dict[str, tuple[str, str, str]] = {
     ),
     "A033": (
         _SH,
-        "# 'reprobridge run train' was run twice: two succeeded runs with seed 0\n"
+        "# 'reprobridge run . train' was run twice: two succeeded runs with seed 0\n"
         "$ reprobridge audit          # A033 (info); the later run (started_at) counts",
         "# one succeeded run per seed (failed repeats do not count)",
     ),
@@ -1093,8 +1093,8 @@ RUNTIME_EXAMPLES: dict[str, tuple[str, str, str]] = {
     ),
     "N006": (
         _SH,
-        "$ reprobridge extract runs/         # a directory without record.json: N006",
-        "$ reprobridge extract runs/train-s0-20260101T000000000000Z-1a2b3c4d",
+        "$ reprobridge extract --run runs/   # a directory without record.json: N006",
+        "$ reprobridge extract --run runs/train-s0-20260101T000000000000Z-1a2b3c4d",
     ),
     "N007": (
         _SH,
@@ -1143,8 +1143,8 @@ RUNTIME_EXAMPLES: dict[str, tuple[str, str, str]] = {
     "N024": (
         _SH,
         "# train.py ends with os.symlink('/etc/shadow', 'cache/key') in its run folder\n"
-        "$ reprobridge run train   # N024: 'cache/key' (link), in the record's run_folder",
-        "# the launcher writes regular files and directories only\n$ reprobridge run train",
+        "$ reprobridge run . train   # N024: 'cache/key' (link), in the record's run_folder",
+        "# the launcher writes regular files and directories only\n$ reprobridge run . train",
     ),
     "N030": (
         _SH,
