@@ -41,7 +41,7 @@ from typing import Any
 
 from reprobridge_sdk.agent.claims import ClaimsError, load_claims
 from reprobridge_sdk.errors import UsageError
-from reprobridge_sdk.io._fs import atomic_write_json
+from reprobridge_sdk.io.atomic import atomic_write_json
 from reprobridge_sdk.model.build import PHASES
 from reprobridge_sdk.model.evidence import RECORD_NAME
 

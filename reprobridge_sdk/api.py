@@ -29,7 +29,7 @@ from .errors import ArtifactError, UsageError
 from .findings import Finding, Severity, finding
 from .guide import update_guide_text, write_guide
 from .io import yamlio
-from .io._fs import atomic_write_text
+from .io.atomic import atomic_write_text
 from .io.pointer import escape_pointer, from_loc
 from .loading import read_manifest
 from .model import (

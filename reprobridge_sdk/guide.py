@@ -18,7 +18,7 @@ from typing import Any
 
 from .findings import Finding, finding
 from .io import safefs
-from .io._fs import atomic_write_text
+from .io.atomic import atomic_write_text
 
 __all__ = [
     "BEGIN_MARKER",

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .errors import UsageError
-from .io._fs import atomic_write_text
+from .io.atomic import atomic_write_text
 from .versions import SCHEMA_BASE_URL, parse_since
 
 if TYPE_CHECKING:

@@ -1,4 +1,4 @@
-"""Atomic writes have one owner, ``io/_fs.py``: every module writes a file or a directory
+"""Atomic writes have one owner, ``io/atomic.py``: every module writes a file or a directory
 atomically through it (``atomic_open``, ``atomic_write_*``, ``atomic_directory``), and only it
 reaches the safe file layer's descriptor-level writer (``io/safefs/``). No other module
 renames a file or directory into place or makes its own temporary file to do so.
@@ -14,7 +14,7 @@ import ast
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent.parent / "reprobridge_sdk"
-OWNER = "io/_fs.py"
+OWNER = "io/atomic.py"
 #: The descriptor-level writer the owner is built on.
 BELOW = "io/safefs/__init__.py"
 #: Renames that are not writes of a new file: the reason for each.
@@ -80,7 +80,7 @@ def test_only_the_owner_renames_into_place() -> None:
     for rel, tree in _modules():
         if rel not in {OWNER, BELOW} | ALLOWED:
             found += [f"{rel}:{line}" for line in _renames(tree)]
-    assert found == [], "write through reprobridge_sdk.io._fs (atomic_open, atomic_directory)"
+    assert found == [], "write through reprobridge_sdk.io.atomic (atomic_open, atomic_directory)"
 
 
 def test_only_the_owner_calls_the_safe_file_layers_writer() -> None:
@@ -88,7 +88,7 @@ def test_only_the_owner_calls_the_safe_file_layers_writer() -> None:
     for rel, tree in _modules():
         if rel != OWNER:
             found += [f"{rel}:{line}" for line in _below(tree)]
-    assert found == [], "write through reprobridge_sdk.io._fs, not io.safefs directly"
+    assert found == [], "write through reprobridge_sdk.io.atomic, not io.safefs directly"
 
 
 def test_the_check_sees_a_rename() -> None:

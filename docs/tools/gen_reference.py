@@ -34,7 +34,7 @@ import registry as code_registry  # noqa: E402 - spec/tools is not a package
 
 from reprobridge_sdk import PUBLIC_API  # noqa: E402
 from reprobridge_sdk.cli import cli  # noqa: E402
-from reprobridge_sdk.io._fs import atomic_write_text  # noqa: E402
+from reprobridge_sdk.io.atomic import atomic_write_text  # noqa: E402
 
 #: Help text is wrapped at this width, whatever the terminal that runs the generator.
 WIDTH = 100

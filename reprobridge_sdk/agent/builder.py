@@ -103,7 +103,7 @@ from reprobridge_sdk.env.interpreters import (
 )
 from reprobridge_sdk.env.lock import lock_artifact
 from reprobridge_sdk.env.venv import EnvironmentBuildError, ensure_environment
-from reprobridge_sdk.io._fs import atomic_write_text
+from reprobridge_sdk.io.atomic import atomic_write_text
 from reprobridge_sdk.locks.lockfile import LockError
 from reprobridge_sdk.model.build import (
     BuilderRecord,

@@ -33,7 +33,7 @@ from reprobridge_sdk.agent.prerequisite import compose
 from reprobridge_sdk.api import ArtifactDir, create, load
 from reprobridge_sdk.authoring.codebase import import_code
 from reprobridge_sdk.io import yamlio
-from reprobridge_sdk.io._fs import atomic_write_text
+from reprobridge_sdk.io.atomic import atomic_write_text
 from reprobridge_sdk.model import Manifest
 from reprobridge_sdk.model.build import (
     BuildFinding,

@@ -70,7 +70,7 @@ from reprobridge_sdk.authoring.codebase import record_patch
 from reprobridge_sdk.checkout._git import GitError, git
 from reprobridge_sdk.env.venv import ensure_environment
 from reprobridge_sdk.errors import UsageError
-from reprobridge_sdk.io._fs import atomic_write_text
+from reprobridge_sdk.io.atomic import atomic_write_text
 from reprobridge_sdk.model.build import (
     BUILD_VERSION,
     BuilderRecord,

@@ -88,7 +88,7 @@ from reprobridge_sdk.agent.fixes import Failure, Fix, classify, portable, propos
 from reprobridge_sdk.agent.gates import build_finding, gate_from
 from reprobridge_sdk.agent.own_distribution import missing_distribution
 from reprobridge_sdk.agent.prerequisite import decision, gate, prerequisite_fix
-from reprobridge_sdk.io._fs import atomic_write_text
+from reprobridge_sdk.io.atomic import atomic_write_text
 from reprobridge_sdk.io.safefs import UnsafeFileError
 from reprobridge_sdk.model.build import (
     AppliedFix,

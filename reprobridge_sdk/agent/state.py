@@ -28,7 +28,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, Field, TypeAdapter, ValidationError
 
-from reprobridge_sdk.io._fs import atomic_write_text
+from reprobridge_sdk.io.atomic import atomic_write_text
 from reprobridge_sdk.model.build import PhaseName, PhaseRecord
 
 __all__ = ["BUILD_DIR", "BuildState", "RecordedChange", "inputs_digest"]

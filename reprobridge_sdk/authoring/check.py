@@ -33,7 +33,7 @@ from reprobridge_sdk.env.interpreters import interpreter_homes
 from reprobridge_sdk.errors import ArtifactError, ReproBridgeError, UsageError
 from reprobridge_sdk.findings import Finding, Severity, finding
 from reprobridge_sdk.io import safefs
-from reprobridge_sdk.io._fs import atomic_write_json
+from reprobridge_sdk.io.atomic import atomic_write_json
 from reprobridge_sdk.model import Launcher, Manifest
 from reprobridge_sdk.model.evidence import RECORD_NAME
 

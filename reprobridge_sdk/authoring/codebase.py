@@ -35,7 +35,7 @@ from reprobridge_sdk.checkout.materialize import (
 )
 from reprobridge_sdk.digest import file_sha256, tree_digest
 from reprobridge_sdk.findings import Finding, finding
-from reprobridge_sdk.io._fs import atomic_write_bytes
+from reprobridge_sdk.io.atomic import atomic_write_bytes
 from reprobridge_sdk.model import Change
 from reprobridge_sdk.model.codebase import Patch, RefinedCode, Upstream
 from reprobridge_sdk.versions import parse_version, written_version

@@ -17,7 +17,7 @@ from typing import Any, Literal
 from reprobridge_sdk.api import load
 from reprobridge_sdk.authoring.codebase import ImportResult, import_code
 from reprobridge_sdk.authoring.scaffold import InitOptions, scaffold
-from reprobridge_sdk.io._fs import atomic_write_text
+from reprobridge_sdk.io.atomic import atomic_write_text
 from reprobridge_sdk.model import MANIFEST_NAME
 
 __all__ = ["IntakeResult", "readme_commands", "scaffold_from"]

@@ -29,7 +29,7 @@ from reprobridge_sdk.checkout._bundle import bundle_path, needs_bundle, write_bu
 from reprobridge_sdk.checkout.materialize import fetch_upstream
 from reprobridge_sdk.errors import ArtifactError
 from reprobridge_sdk.findings import Finding, finding
-from reprobridge_sdk.io._fs import atomic_open
+from reprobridge_sdk.io.atomic import atomic_open
 from reprobridge_sdk.model import UpstreamBundle
 from reprobridge_sdk.versions import MANIFEST_NAME
 

@@ -21,7 +21,7 @@ from pydantic import ValidationError
 from reprobridge_sdk.api import ArtifactDir, create
 from reprobridge_sdk.digest import file_sha256, tree_digest
 from reprobridge_sdk.errors import ArtifactError, UsageError
-from reprobridge_sdk.io._fs import atomic_write_text
+from reprobridge_sdk.io.atomic import atomic_write_text
 from reprobridge_sdk.model import ID_PATTERN, MANIFEST_NAME, Manifest
 from reprobridge_sdk.validation.placeholders import (
     MARK,

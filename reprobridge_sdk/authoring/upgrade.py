@@ -14,8 +14,8 @@ from pathlib import Path
 from reprobridge_sdk.errors import ArtifactError, UsageError
 from reprobridge_sdk.findings import Finding, finding
 from reprobridge_sdk.io import yamlio
-from reprobridge_sdk.io._fs import atomic_write_text
 from reprobridge_sdk.io._yamlspans import same
+from reprobridge_sdk.io.atomic import atomic_write_text
 from reprobridge_sdk.io.document import load_document
 from reprobridge_sdk.loading import MANIFEST_NAME, read_manifest
 from reprobridge_sdk.validation.version import check_version

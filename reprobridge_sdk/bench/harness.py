@@ -256,7 +256,7 @@ def run_bench(
         findings=[as_audit_finding(item) for item in problems],
     )
     text = json.dumps(report.model_dump(mode="json"), indent=2, sort_keys=True) + "\n"
-    from reprobridge_sdk.io._fs import atomic_write_bytes  # noqa: PLC0415
+    from reprobridge_sdk.io.atomic import atomic_write_bytes  # noqa: PLC0415
 
     atomic_write_bytes(target / "report.json", text.encode("utf-8"))
     return report

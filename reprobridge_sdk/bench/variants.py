@@ -27,7 +27,7 @@ from reprobridge_sdk.digest import file_sha256
 from reprobridge_sdk.errors import UsageError
 from reprobridge_sdk.findings import finding
 from reprobridge_sdk.io import yamlio
-from reprobridge_sdk.io._fs import atomic_directory
+from reprobridge_sdk.io.atomic import atomic_directory
 from reprobridge_sdk.loading import read_manifest
 from reprobridge_sdk.model import MANIFEST_NAME, Launcher, Manifest
 from reprobridge_sdk.model.bench import HeldBack, VariantFile, VariantRecord

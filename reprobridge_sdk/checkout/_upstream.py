@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from reprobridge_sdk.findings import finding
-from reprobridge_sdk.io._fs import atomic_directory
+from reprobridge_sdk.io.atomic import atomic_directory
 
 from ._bundle import BundleError, BundleRef, import_bundle, verify_bundle
 from ._git import GitError, git

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from reprobridge_sdk.digest import file_sha256, tree_digest
 from reprobridge_sdk.findings import Finding, finding
-from reprobridge_sdk.io._fs import atomic_directory
+from reprobridge_sdk.io.atomic import atomic_directory
 
 from ._apply import _apply, init_checkout
 from ._bundle import BundleRef

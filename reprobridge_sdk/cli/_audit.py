@@ -291,7 +291,7 @@ def run_audit_command(request: AuditRequest) -> None:
         result = _audit_table(request, common) if request.table else _audit_one(request, common)
         if signer is not None and request.attest is not None:
             from reprobridge_sdk.audit.attest import attest_audit  # noqa: PLC0415
-            from reprobridge_sdk.io._fs import atomic_write_json  # noqa: PLC0415
+            from reprobridge_sdk.io.atomic import atomic_write_json  # noqa: PLC0415
 
             atomic_write_json(request.attest, attest_audit(result, signer))
         _write_report(request, result)

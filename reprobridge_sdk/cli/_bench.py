@@ -329,7 +329,7 @@ def run(  # noqa: PLR0917 - click passes every option as an argument
     from reprobridge_sdk.bench.report import report_csv, report_text
     from reprobridge_sdk.bench.variants import VARIANTS
     from reprobridge_sdk.errors import ReproBridgeError
-    from reprobridge_sdk.io._fs import atomic_write_bytes
+    from reprobridge_sdk.io.atomic import atomic_write_bytes
 
     wanted = (
         list(VARIANTS)

@@ -40,7 +40,7 @@ def citation(path: Path, output: str | None) -> None:
     from reprobridge_sdk.authoring.submissions import open_artifact
     from reprobridge_sdk.errors import ReproBridgeError
     from reprobridge_sdk.interop.citation import citation_text
-    from reprobridge_sdk.io._fs import atomic_write_text
+    from reprobridge_sdk.io.atomic import atomic_write_text
 
     try:
         with open_artifact(path) as opened:

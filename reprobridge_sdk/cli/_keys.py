@@ -29,7 +29,7 @@ def generate(name: str, output: str | None) -> None:
     extra 'signing' is not installed (E015).
     """
     from reprobridge_sdk.errors import ReproBridgeError  # noqa: PLC0415 - lazy
-    from reprobridge_sdk.io._fs import atomic_write_bytes, atomic_write_text  # noqa: PLC0415
+    from reprobridge_sdk.io.atomic import atomic_write_bytes, atomic_write_text  # noqa: PLC0415
     from reprobridge_sdk.signing.keys import (  # noqa: PLC0415
         generate_key,
         parse_trusted_keys,

@@ -134,7 +134,7 @@ def write_output(data: str | Iterable[bytes], output: str | None = None) -> None
         for chunk in chunks:
             sys.stdout.write(chunk.decode("utf-8"))
         return
-    from reprobridge_sdk.io._fs import atomic_write_bytes  # noqa: PLC0415 - on use
+    from reprobridge_sdk.io.atomic import atomic_write_bytes  # noqa: PLC0415 - on use
 
     try:
         atomic_write_bytes(output, iter(chunks))

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from reprobridge_sdk.digest import file_sha256, files_sha256
-from reprobridge_sdk.io._fs import atomic_write_json
+from reprobridge_sdk.io.atomic import atomic_write_json
 from reprobridge_sdk.io.safefs import MAX_HASH_BYTES
 
 __all__ = ["DigestCache", "default_cache"]

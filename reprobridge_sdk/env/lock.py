@@ -22,7 +22,7 @@ from reprobridge_sdk.env._artifact import MANIFEST, RawArtifact, load_raw
 from reprobridge_sdk.env._resolvers import Resolver, resolve, resolver_version, variant_index
 from reprobridge_sdk.errors import UsageError, require_extra
 from reprobridge_sdk.findings import Finding, Severity, finding
-from reprobridge_sdk.io._fs import atomic_write_bytes
+from reprobridge_sdk.io.atomic import atomic_write_bytes
 from reprobridge_sdk.locks.accelerator import (
     borrowed_hashes,
     cpu_requirements,

@@ -35,7 +35,7 @@ from reprobridge_sdk.env._resolvers import variant_index
 from reprobridge_sdk.env.interpreters import discover, version_of
 from reprobridge_sdk.errors import ReproBridgeError
 from reprobridge_sdk.findings import Finding, finding
-from reprobridge_sdk.io._fs import atomic_write_text
+from reprobridge_sdk.io.atomic import atomic_write_text
 from reprobridge_sdk.locks.accelerator import variant_findings
 from reprobridge_sdk.locks.lockfile import read_lock
 

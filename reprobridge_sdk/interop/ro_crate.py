@@ -14,7 +14,7 @@ from typing import Any
 
 from reprobridge_sdk.errors import UsageError, require_extra
 from reprobridge_sdk.findings import finding
-from reprobridge_sdk.io._fs import atomic_directory
+from reprobridge_sdk.io.atomic import atomic_directory
 from reprobridge_sdk.model.manifest import MANIFEST_MEDIA_TYPE
 from reprobridge_sdk.run.evidence import iter_runs
 from reprobridge_sdk.versions import MANIFEST_NAME

@@ -27,10 +27,10 @@ import yaml
 from reprobridge_sdk.errors import ArtifactError
 from reprobridge_sdk.findings import Finding, Severity, finding
 
-from ._fs import atomic_write_text
 from ._yamlspans import edit_scalars
 from ._yamlspans import same as _same
 from ._yamlsplice import splice, style
+from .atomic import atomic_write_text
 from .document import MAX_INT_DIGITS, Document, core_tag, load_document
 
 __all__ = [

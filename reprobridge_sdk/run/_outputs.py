@@ -12,7 +12,7 @@ from pathlib import Path
 
 from reprobridge_sdk.extract.extraction import ExtractionError, render_template
 from reprobridge_sdk.io import safefs
-from reprobridge_sdk.io._fs import atomic_write_bytes
+from reprobridge_sdk.io.atomic import atomic_write_bytes
 from reprobridge_sdk.model import Launcher
 from reprobridge_sdk.model.evidence import Failure, FileDigest, OutputRecord
 

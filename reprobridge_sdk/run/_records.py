@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from reprobridge_sdk.digest import file_sha256
 from reprobridge_sdk.errors import ArtifactError
 from reprobridge_sdk.io import safefs
-from reprobridge_sdk.io._fs import atomic_write_json
+from reprobridge_sdk.io.atomic import atomic_write_json
 from reprobridge_sdk.model import RECORD_NAME
 from reprobridge_sdk.model.attestation import LedgerLink
 from reprobridge_sdk.model.evidence import EvidenceRecord, Failure

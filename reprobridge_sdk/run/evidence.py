@@ -27,7 +27,7 @@ from reprobridge_sdk.digest import handle_sha256
 from reprobridge_sdk.errors import ReproBridgeError
 from reprobridge_sdk.findings import finding
 from reprobridge_sdk.io import planted, safefs
-from reprobridge_sdk.io._fs import atomic_write_bytes, atomic_write_json
+from reprobridge_sdk.io.atomic import atomic_write_bytes, atomic_write_json
 from reprobridge_sdk.model.evidence import (
     RECORD_NAME,
     EnvironmentSnapshot,

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from reprobridge_sdk.digest import file_sha256
-from reprobridge_sdk.io._fs import atomic_write_json
+from reprobridge_sdk.io.atomic import atomic_write_json
 from reprobridge_sdk.model import RECORD_NAME
 from reprobridge_sdk.model.attestation import LedgerLink
 from reprobridge_sdk.run import load_record, run

@@ -17,7 +17,7 @@ from evidence_support import consistent_edit, fabricate, honest_runs, ledger_lin
 
 from reprobridge_sdk.audit import audit
 from reprobridge_sdk.errors import UsageError
-from reprobridge_sdk.io._fs import atomic_write_json
+from reprobridge_sdk.io.atomic import atomic_write_json
 from reprobridge_sdk.model.attestation import LedgerLink
 from reprobridge_sdk.model.audit import AuditResult
 from reprobridge_sdk.run import load_record

@@ -1,4 +1,4 @@
-"""The one owner of atomic writes (``io._fs``): a file or a directory appears at its path
+"""The one owner of atomic writes (``io.atomic``): a file or a directory appears at its path
 whole, or the path is as it was and nothing is left beside it. Failures are real exceptions
 raised inside the writing block; a second writer that placed the directory first is a real
 directory on disk."""
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from reprobridge_sdk.io._fs import atomic_directory, atomic_open, atomic_write_bytes
+from reprobridge_sdk.io.atomic import atomic_directory, atomic_open, atomic_write_bytes
 
 
 class _Stop(Exception):

@@ -21,7 +21,7 @@ from typing import Any, TypeVar
 import distributed
 
 from reprobridge_sdk.errors import require_extra
-from reprobridge_sdk.io._fs import atomic_directory
+from reprobridge_sdk.io.atomic import atomic_directory
 from reprobridge_sdk.model import Launcher
 from reprobridge_sdk.model.launcher import memory_bytes
 from reprobridge_sdk.run._execute import Job, Shared, seal_run, skipped

@@ -23,7 +23,7 @@ from typing import Any
 
 from reprobridge_sdk.contents import artifact_files
 from reprobridge_sdk.io import safefs
-from reprobridge_sdk.io._fs import atomic_directory
+from reprobridge_sdk.io.atomic import atomic_directory
 from reprobridge_sdk.model import Manifest
 from reprobridge_sdk.model.evidence import LostAttempt
 from reprobridge_sdk.run._environment import prepare_environment
