@@ -71,6 +71,9 @@ _STABLE = {
     "reprobridge_sdk.io.yamlio": """
         YamlDocument dumps dumps_data load loads save to_plain update
     """,
+    "reprobridge_sdk.io.atomic": """
+        atomic_directory atomic_open atomic_write_bytes atomic_write_json atomic_write_text
+    """,
     "reprobridge_sdk.io.pointer": """
         PointerError ancestors escape_pointer from_loc pointer_of resolve tokens_of
         unescape_pointer walk
