@@ -1,10 +1,8 @@
 """Line-by-line regular-expression scans of large files (the engine of regex extraction).
 
-Semantics (see :mod:`reprobridge_sdk.extract.extraction`): lines end at LF, one trailing CR is
-dropped, bytes are decoded as UTF-8 with replacement, a line counts when the pattern's first
-match in it has the chosen group, and each line gives at most one value.
-
-Three strategies, all with the same result:
+Semantics (spec §6.9, :mod:`reprobridge_sdk.extract.kinds.regex`): lines end at LF, one
+trailing CR is dropped, bytes are decoded as UTF-8 with replacement, a line counts when the
+pattern's first match in it has the chosen group. Three strategies, one result:
 
 * *literal pre-filter*: when every match must contain a literal (:func:`required_literal`),
   ``bytes.find``/``rfind`` locate candidate lines and only those are decoded and matched;
@@ -21,7 +19,7 @@ from __future__ import annotations
 import mmap
 import os
 import re
-from collections.abc import Generator, Iterator
+from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
@@ -38,7 +36,6 @@ __all__ = ["DEFAULT_CHUNK", "MAX_LINE", "line_safe", "required_literal", "scan",
 DEFAULT_CHUNK = 1 << 20
 #: Longest line matched as one piece; longer lines are matched in segments of this size.
 MAX_LINE = 8 << 20
-
 
 #: Characters found on most lines of a log: a literal made only of them filters little.
 _COMMON = frozenset(" \t.,:;=-_/()[]'\"0123456789")
@@ -75,44 +72,49 @@ def _required_literal(parsed: Any, fold: bool) -> str | None:
     ignorecase = bool(parsed.state.flags & re.IGNORECASE)
     if ignorecase and not fold:
         return None
-    best = ""
-    run: list[str] = []
+    runs = _Runs(ignorecase)
+    runs.walk(parsed)
+    return runs.best or None
 
-    def _flush() -> None:
-        nonlocal best
-        text = "".join(run)
-        if (len(text), _uncommon(text)) > (len(best), _uncommon(best)):
-            best = text
-        run.clear()
 
-    def _walk(items: Any) -> None:
+class _Runs:
+    """The literal runs of a concatenation; the best is the longest (uncommon ones first)."""
+
+    def __init__(self, ignorecase: bool) -> None:
+        self.ignorecase = ignorecase
+        self.best = ""
+        self.run: list[str] = []
+
+    def flush(self) -> None:
+        text = "".join(self.run)
+        if (len(text), _uncommon(text)) > (len(self.best), _uncommon(self.best)):
+            self.best = text
+        self.run.clear()
+
+    def literal(self, code: int) -> None:
+        char = chr(code)
+        if self.ignorecase:
+            char = char.lower()
+            if not char.isascii() or char in "isk":
+                char = "\n"
+        if char in "\r\n":
+            self.flush()
+        else:
+            self.run.append(char)
+
+    def walk(self, items: Any) -> None:
         for op, arg in items:
             name = str(op)
             if name == "LITERAL":
-                char = chr(arg)
-                if ignorecase:
-                    char = char.lower()
-                    if not char.isascii() or char in "isk":
-                        char = "\n"
-                if char in "\r\n":
-                    _flush()
-                else:
-                    run.append(char)
+                self.literal(arg)
             elif name == "SUBPATTERN":
-                _flush()
-                group_flags = arg[1]
-                if group_flags & re.IGNORECASE:
-                    continue
-                _walk(arg[-1])
-                _flush()
-            elif name == "AT":
-                continue
-            else:
-                _flush()
-        _flush()
-
-    _walk(parsed)
-    return best or None
+                self.flush()
+                if not arg[1] & re.IGNORECASE:
+                    self.walk(arg[-1])
+                    self.flush()
+            elif name != "AT":
+                self.flush()
+        self.flush()
 
 
 _NEWLINE_CATEGORIES = {"CATEGORY_SPACE", "CATEGORY_NOT_DIGIT", "CATEGORY_NOT_WORD"}
@@ -133,68 +135,49 @@ def _line_safe(parsed: Any) -> bool:
     newline (``\\s``, ``\\D``, ``\\W``, negated classes, ``.`` under DOTALL, ``\\A``,
     ``\\Z``, look-behind, a literal newline, unknown constructs) makes it unsafe.
     """
-    if parsed is None:
+    if parsed is None or parsed.state.flags & re.DOTALL:
         return False
-    if parsed.state.flags & re.DOTALL:
-        return False
-
-    def _class_safe(items: Any) -> bool:
-        for op, arg in items:
-            name = str(op)
-            if name == "NEGATE":
-                return False
-            if name == "LITERAL" and arg == 10:
-                return False
-            if name == "RANGE" and arg[0] <= 10 <= arg[1]:
-                return False
-            if name == "CATEGORY" and str(arg) in _NEWLINE_CATEGORIES:
-                return False
-            if name not in ("LITERAL", "RANGE", "CATEGORY"):
-                return False
-        return True
-
-    def _safe(items: Any) -> bool:
-        for op, arg in items:
-            name = str(op)
-            if name == "LITERAL":
-                if arg == 10:
-                    return False
-            elif name == "NOT_LITERAL":
-                if arg != 10:
-                    return False
-            elif name == "ANY":
-                continue
-            elif name == "IN":
-                if not _class_safe(arg):
-                    return False
-            elif name == "AT":
-                if str(arg) in ("AT_BEGINNING_STRING", "AT_END_STRING"):
-                    return False
-            elif name == "SUBPATTERN":
-                if arg[1] & re.DOTALL or not _safe(arg[-1]):
-                    return False
-            elif name in ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT"):
-                if not _safe(arg[2]):
-                    return False
-            elif name == "BRANCH":
-                if not all(_safe(branch) for branch in arg[1]):
-                    return False
-            elif name in ("ASSERT", "ASSERT_NOT"):
-                if arg[0] < 0 or not _safe(arg[1]):
-                    return False
-            elif name == "ATOMIC_GROUP":
-                if not _safe(arg):
-                    return False
-            elif name == "GROUPREF":
-                continue
-            elif name == "GROUPREF_EXISTS":
-                if not _safe(arg[1]) or (arg[2] is not None and not _safe(arg[2])):
-                    return False
-            else:
-                return False
-        return True
-
     return _safe(parsed)
+
+
+def _safe(items: Any) -> bool:
+    """Whether every node of a parsed sequence is line-safe (:data:`_SAFE`; unknown: not)."""
+    for op, arg in items:
+        check = _SAFE.get(str(op))
+        if check is None or not check(arg):
+            return False
+    return True
+
+
+def _class_item_safe(name: str, arg: Any) -> bool:
+    """One item of a character class (``[...]``): it must not match a newline."""
+    if name == "LITERAL":
+        return bool(arg != 10)
+    if name == "RANGE":
+        return not arg[0] <= 10 <= arg[1]
+    if name == "CATEGORY":
+        return str(arg) not in _NEWLINE_CATEGORIES
+    return False  # NEGATE, or anything unknown
+
+
+#: Each node of the ``re`` parser's tree and when it is line-safe, given its argument.
+_SAFE: dict[str, Callable[[Any], bool]] = {
+    "LITERAL": lambda arg: arg != 10,
+    "NOT_LITERAL": lambda arg: arg == 10,
+    "ANY": lambda _arg: True,  # not under DOTALL (checked first)
+    "IN": lambda arg: all(_class_item_safe(str(op), item) for op, item in arg),
+    "AT": lambda arg: str(arg) not in ("AT_BEGINNING_STRING", "AT_END_STRING"),
+    "SUBPATTERN": lambda arg: not arg[1] & re.DOTALL and _safe(arg[-1]),
+    "MAX_REPEAT": lambda arg: _safe(arg[2]),
+    "MIN_REPEAT": lambda arg: _safe(arg[2]),
+    "POSSESSIVE_REPEAT": lambda arg: _safe(arg[2]),
+    "BRANCH": lambda arg: all(_safe(branch) for branch in arg[1]),
+    "ASSERT": lambda arg: arg[0] >= 0 and _safe(arg[1]),
+    "ASSERT_NOT": lambda arg: arg[0] >= 0 and _safe(arg[1]),
+    "ATOMIC_GROUP": _safe,
+    "GROUPREF": lambda _arg: True,
+    "GROUPREF_EXISTS": lambda arg: _safe(arg[1]) and (arg[2] is None or _safe(arg[2])),
+}
 
 
 @dataclass(frozen=True)
@@ -429,66 +412,89 @@ _WINDOW = 8 << 20
 def _mapped_literal(path: Readable, plan: _Plan, chunk_size: int) -> Iterator[list[str]]:
     """:func:`scan_chunks` for a case-sensitive literal, searched in place in the mapped file.
 
-    Only the lines holding the literal are copied and matched: no read of the whole file into
-    buffers. The search goes :data:`_WINDOW` bytes at a time and the pages behind it are
-    released (``MADV_DONTNEED``), so the process's resident memory stays bounded whatever
-    the file's size. It hands over to the chunked reader, from the line it has reached, when a
-    candidate line is longer than :data:`MAX_LINE` (which the reader cuts into segments) or
-    when the literal turns out to be on most lines (then the chunk search is faster).
+    Only the lines holding the literal are copied and matched (:class:`_InPlace`). It hands
+    over to the chunked reader, from the line it has reached, when a candidate line is longer
+    than :data:`MAX_LINE` (which the reader cuts into segments) or when the literal turns out
+    to be on most lines (then the chunk search is faster).
     """
-    assert plan.literal is not None
-    literal = plan.literal
     with path.open("rb") as handle:
         size = os.fstat(handle.fileno()).st_size
         if not size:
             return
         with mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as view:
-            floor = 0  # the first byte of the next line not yet matched
-            search = 0  # where the literal is looked for next
-            released = 0
-            tried = 0
-            batch: list[str] = []
-            handover = False
-            dense = False
-            while search < size:
-                if search - released >= _WINDOW:
-                    upto = search - search % mmap.PAGESIZE
-                    view.madvise(mmap.MADV_DONTNEED, released, upto - released)
-                    released = upto
-                stop = min(size, search + max(_WINDOW, len(literal)))
-                hit = view.find(literal, search, stop)
-                if hit < 0:
-                    if stop == size:
-                        break
-                    search = max(search + 1, stop - len(literal) + 1)
-                    continue
-                low = max(floor, hit - MAX_LINE - 1)
-                start = view.rfind(b"\n", low, hit) + 1 or low
-                end = view.find(b"\n", hit, min(size, hit + MAX_LINE + 1))
-                if end < 0:
-                    end = size if size - hit <= MAX_LINE else -1
-                tried += 1
-                dense = plan.adaptive and plan.chunkable
-                dense = dense and tried > end // _DENSE + _SLACK
-                if dense or end < 0 or (start == low and low > floor) or end - start > MAX_LINE:
-                    handover = True
-                    break
-                raw = _group_value(plan.rx.search(_decode(view[start:end])), plan.group)
-                if raw is not None:
-                    batch.append(raw)
-                    if len(batch) >= _BATCH:
-                        yield batch
-                        batch = []
-                floor = search = end + 1
-            if batch:
-                yield batch
-            if not handover:
+            search = _InPlace(view, size, plan)
+            yield from search.batches()
+            if not search.handover:
                 return
-    rest = replace(plan, literal=None) if dense else plan
-    for region in _regions(path, chunk_size, floor):
+    rest = replace(plan, literal=None) if search.dense else plan
+    for region in _regions(path, chunk_size, search.floor):
         found = list(_region_forward(region, rest))
         if found:
             yield found
+
+
+class _InPlace:
+    """The literal searched in the mapped file :data:`_WINDOW` bytes at a time, the pages
+    behind released (``MADV_DONTNEED``): resident memory stays bounded by the window."""
+
+    def __init__(self, view: mmap.mmap, size: int, plan: _Plan) -> None:
+        assert plan.literal is not None
+        self.view, self.size, self.plan, self.literal = view, size, plan, plan.literal
+        self.floor = 0  # the first byte of the next line not yet matched
+        self.search = 0  # where the literal is looked for next
+        self.released = 0
+        self.tried = 0
+        self.handover = False
+        self.dense = False
+
+    def _next_hit(self) -> int | None:
+        """Where the literal is next, from :attr:`search` (None: nowhere)."""
+        view, size, width = self.view, self.size, len(self.literal)
+        while self.search < size:
+            if self.search - self.released >= _WINDOW:
+                upto = self.search - self.search % mmap.PAGESIZE
+                view.madvise(mmap.MADV_DONTNEED, self.released, upto - self.released)
+                self.released = upto
+            stop = min(size, self.search + max(_WINDOW, width))
+            hit = view.find(self.literal, self.search, stop)
+            if hit >= 0:
+                return hit
+            if stop == size:
+                return None
+            self.search = max(self.search + 1, stop - width + 1)
+        return None
+
+    def _line(self, hit: int) -> tuple[int, int, bool]:
+        """The line around ``hit``: start, end (-1: beyond :data:`MAX_LINE`), and whether it
+        is too long to match in place."""
+        low = max(self.floor, hit - MAX_LINE - 1)
+        start = self.view.rfind(b"\n", low, hit) + 1 or low
+        end = self.view.find(b"\n", hit, min(self.size, hit + MAX_LINE + 1))
+        if end < 0:
+            end = self.size if self.size - hit <= MAX_LINE else -1
+        long = end < 0 or (start == low and low > self.floor) or end - start > MAX_LINE
+        return start, end, long
+
+    def batches(self) -> Iterator[list[str]]:
+        """The group values of the matching lines, :data:`_BATCH` at a time."""
+        plan = self.plan
+        batch: list[str] = []
+        while (hit := self._next_hit()) is not None:
+            start, end, long = self._line(hit)
+            self.tried += 1
+            self.dense = plan.adaptive and plan.chunkable and self.tried > end // _DENSE + _SLACK
+            if self.dense or long:
+                self.handover = True
+                break
+            raw = _group_value(plan.rx.search(_decode(self.view[start:end])), plan.group)
+            if raw is not None:
+                batch.append(raw)
+                if len(batch) >= _BATCH:
+                    yield batch
+                    batch = []
+            self.floor = self.search = end + 1
+        if batch:
+            yield batch
 
 
 def _scan_forward(path: Readable, plan: _Plan, chunk_size: int) -> Generator[str, None, None]:

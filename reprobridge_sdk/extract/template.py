@@ -108,62 +108,91 @@ _WORD_BREAK = frozenset(" \t\n;&|()<>")
 
 
 def _shell_places(parts: tuple[Part, ...]) -> list[str]:
-    """The place of each :class:`Name` of ``parts`` in the shell command line, in order.
-
-    frame = ``[kind, quote]``: kind ``top``, ``$(``, a backtick, ``${`` or ``$((``; quote ``None``,
-    ``"`` or ``'``. A value inserted by :func:`_placed` leaves the scan's state as it was,
-    so only the literal text moves it.
-    """
-    frames: list[list[str | None]] = [["top", None]]
-    heredoc = False
+    """The place of each :class:`Name` of ``parts`` in the shell command line, in order. A
+    value inserted by :func:`_placed` leaves the scan's state as it was, so only the literal
+    text moves it."""
+    scan = _ShellScan()
     places: list[str] = []
-    previous = "\n"  # what came before: a ``#`` starts a comment only at a word's start
     for part in parts:
         if isinstance(part, Name):
-            kinds = {frame[0] for frame in frames}
-            quote = frames[-1][1]
-            if heredoc or kinds & {"`", "${", "$(("}:
-                places.append(_UNQUOTABLE)
-            else:
-                places.append({None: _BARE, '"': _DOUBLE, "'": _SINGLE}[quote])
-            previous = "x"
-            continue
-        text, i = part, 0
-        while i < len(text):
-            char, frame = text[i], frames[-1]
-            quote = frame[1]
-            step = 1
-            if quote == "'":
-                frame[1] = None if char == "'" else quote
-            elif char == "\\":
-                step = 2
-            elif quote is None and char == "#" and previous in _WORD_BREAK:
-                end = text.find("\n", i)
-                step = (end if end >= 0 else len(text)) - i
-            elif text.startswith("$((", i):
-                frames.append(["$((", None])
-                step = 3
-            elif text.startswith("$(", i) or text.startswith("${", i):
-                frames.append([text[i : i + 2], None])
-                step = 2
-            elif char == "`":
-                if frame[0] == "`" and quote is None:
-                    frames.pop()
-                else:
-                    frames.append(["`", None])
-            elif char == '"' and quote in (None, '"'):
-                frame[1] = None if quote == '"' else '"'
-            elif quote is None and char == "'":
-                frame[1] = "'"
-            elif quote is None and len(frames) > 1 and _closes(frame[0], text, i):
-                step = 2 if frame[0] == "$((" else 1
-                frames.pop()
-            elif quote is None and text.startswith("<<", i):
-                heredoc = True
-                step = 2
-            previous = text[i + step - 1] if i + step - 1 < len(text) else char
-            i += step
+            places.append(scan.place())
+        else:
+            scan.literal(part)
     return places
+
+
+class _ShellScan:
+    """The quoting state of a shell command line, read left to right.
+
+    frame = ``[kind, quote]``: kind ``top``, ``$(``, a backtick, ``${`` or ``$((``; quote
+    ``None``, ``"`` or ``'``.
+    """
+
+    def __init__(self) -> None:
+        self.frames: list[list[str | None]] = [["top", None]]
+        self.heredoc = False
+        self.previous = "\n"  # what came before: a ``#`` starts a comment only at a word's start
+
+    def place(self) -> str:
+        """Where a value inserted now stands."""
+        self.previous = "x"
+        if self.heredoc or {frame[0] for frame in self.frames} & {"`", "${", "$(("}:
+            return _UNQUOTABLE
+        return {None: _BARE, '"': _DOUBLE, "'": _SINGLE}[self.frames[-1][1]]
+
+    def literal(self, text: str) -> None:
+        i = 0
+        while i < len(text):
+            step = self._step(text, i)
+            self.previous = text[i + step - 1] if i + step - 1 < len(text) else text[i]
+            i += step
+
+    def _step(self, text: str, i: int) -> int:
+        """How many characters at ``i`` make one token: quotes and comments first."""
+        char, frame = text[i], self.frames[-1]
+        quote = frame[1]
+        if quote == "'":
+            frame[1] = None if char == "'" else quote
+            return 1
+        if char == "\\":
+            return 2
+        if quote is None and char == "#" and self.previous in _WORD_BREAK:
+            end = text.find("\n", i)
+            return (end if end >= 0 else len(text)) - i
+        return self._frame_step(text, i, frame)
+
+    def _frame_step(self, text: str, i: int, frame: list[str | None]) -> int:
+        """Frames that open anywhere (``$((``, ``$(``, ``${``, a backtick), double quotes."""
+        char, quote = text[i], frame[1]
+        if text.startswith("$((", i):
+            self.frames.append(["$((", None])
+            return 3
+        if text.startswith(("$(", "${"), i):
+            self.frames.append([text[i : i + 2], None])
+            return 2
+        if char == "`":
+            if frame[0] == "`" and quote is None:
+                self.frames.pop()
+            else:
+                self.frames.append(["`", None])
+            return 1
+        if char == '"' and quote in (None, '"'):
+            frame[1] = None if quote == '"' else '"'
+            return 1
+        return 1 if quote is not None else self._bare_step(text, i, frame)
+
+    def _bare_step(self, text: str, i: int, frame: list[str | None]) -> int:
+        """Outside quotes: a single quote opens, a frame closes, ``<<`` starts a here-document."""
+        if text[i] == "'":
+            frame[1] = "'"
+            return 1
+        if len(self.frames) > 1 and _closes(frame[0], text, i):
+            self.frames.pop()
+            return 2 if frame[0] == "$((" else 1
+        if text.startswith("<<", i):
+            self.heredoc = True
+            return 2
+        return 1
 
 
 def _closes(kind: str | None, text: str, i: int) -> bool:
