@@ -190,40 +190,9 @@ def validate_artifact(
     ``document``: the manifest as the caller loaded it with :func:`load_document` under the
     name ``<label>/rra.yaml``; it is then not read again.
     """
-    return _validate_artifact(
-        label,
-        root,
-        manifest,
-        check_files=check_files,
-        fail_fast=fail_fast,
-        document=document,
-    )
-
-
-def _validate_artifact(
-    label: str,
-    root: Path,
-    manifest: Path,
-    *,
-    check_files: bool,
-    fail_fast: bool,
-    document: Document | None,
-) -> list[Finding]:
-    name = _display(label, manifest)
-    label_root = label if not Path(label).is_file() else str(Path(label).parent)
-    if not os.path.lexists(manifest):
-        message = f"{label} has no {MANIFEST_NAME}"
-        return [finding("Y010", message, file=label, hint="create one with `reprobridge init`")]
-    try:
-        doc = (
-            document
-            if document is not None
-            else load_document(manifest, name=name, root=manifest.parent)
-        )
-    except safefs.UnsafeFileError as exc:
-        return [safefs.refusal(exc, file=name)]
-    except OSError as exc:
-        return [finding("Y010", f"cannot read {name}: {exc.strerror}", file=name)]
+    doc = _load(label, manifest, document)
+    if isinstance(doc, Finding):
+        return [doc]
     out: list[Finding] = list(doc.findings)
 
     def stop() -> bool:
@@ -231,51 +200,76 @@ def _validate_artifact(
 
     if not isinstance(doc.data, dict) or stop():
         return out
+    if _document_layers(doc, out, stop, root if check_files else None) and check_files:
+        label_root = label if not Path(label).is_file() else str(Path(label).parent)
+        _tree_layers(doc, root, label_root, out, stop)
+    return out
+
+
+def _load(label: str, manifest: Path, document: Document | None) -> Document | Finding:
+    """The manifest's document, or the finding that it cannot be read (Y010, a refusal)."""
+    name = _display(label, manifest)
+    if not os.path.lexists(manifest):
+        message = f"{label} has no {MANIFEST_NAME}"
+        return finding("Y010", message, file=label, hint="create one with `reprobridge init`")
+    try:
+        if document is not None:
+            return document
+        return load_document(manifest, name=name, root=manifest.parent)
+    except safefs.UnsafeFileError as exc:
+        return safefs.refusal(exc, file=name)
+    except OSError as exc:
+        return finding("Y010", f"cannot read {name}: {exc.strerror}", file=name)
+
+
+def _document_layers(
+    doc: Document, out: list[Finding], stop: Callable[[], bool], root: Path | None
+) -> bool:
+    """The layers that read the manifest alone (version, structure, semantics, placeholders;
+    ``root`` for the placeholders' files); False when the next layers must not run."""
     from .version import check_version  # noqa: PLC0415 - lazy: layers load on use
 
     version = check_version(doc)
     out.extend(version.findings)
     if version.unknown_major or stop():
-        return out
+        return False
     from .structure import check_structure  # noqa: PLC0415 - lazy: layers load on use
 
     out.extend(check_structure(doc, newer_minor=version.newer_minor, declared=version.version))
     if stop():
-        return out
+        return False
     from .semantic import check_semantics  # noqa: PLC0415 - lazy: layers load on use
 
     out.extend(check_semantics(doc))
     from .placeholders import check_placeholders  # noqa: PLC0415 - lazy: layers load on use
 
-    out.extend(check_placeholders(doc, root if check_files else None))
-    if not check_files or stop():
-        return out
-    from .files import check_files as files_layer  # noqa: PLC0415 - lazy: layers load on use
+    out.extend(check_placeholders(doc, root))
+    return not stop()
 
-    out.extend(_prefixed(label_root, item, doc) for item in files_layer(doc, root))
-    if stop():
-        return out
-    out.extend(_prefixed(label_root, item, doc) for item in _lock_layer(doc, root))
-    if stop():
-        return out
+
+def _tree_layers(
+    doc: Document, root: Path, label_root: str, out: list[Finding], stop: Callable[[], bool]
+) -> None:
+    """The layers that read the artifact's files: files, lock, sample replay, guide."""
+    from .files import check_files, usable_path  # noqa: PLC0415 - lazy: layers load on use
     from .replay import check_replay  # noqa: PLC0415 - lazy: layers load on use
 
+    out.extend(_prefixed(label_root, item, doc) for item in check_files(doc, root))
+    if stop():
+        return
+    out.extend(_prefixed(label_root, item, doc) for item in _lock_layer(doc, root))
+    if stop():
+        return
     out.extend(check_replay(doc, root))
     if stop():
-        return out
+        return
     from reprobridge_sdk.guide import check_guide  # noqa: PLC0415 - lazy: layers load on use
 
     guide = doc.data.get("guide")
-    if isinstance(guide, dict) and "path" in guide:
-        from .files import usable_path  # noqa: PLC0415 - lazy: layers load on use
-
-        if not usable_path(guide["path"]):
-            return out  # the structural and files layers report the path
-    out.extend(
-        _prefixed(label_root, item, doc)
-        for item in check_guide(root, guide if isinstance(guide, dict) else {})
-    )
-    return out
+    if isinstance(guide, dict) and "path" in guide and not usable_path(guide["path"]):
+        return  # the structural and files layers report the path
+    guide_data = guide if isinstance(guide, dict) else {}
+    out.extend(_prefixed(label_root, item, doc) for item in check_guide(root, guide_data))
 
 
 def work_limit(exc: BaseException, *, file: str = "", path: str = "") -> Finding:

@@ -135,54 +135,12 @@ def forward_view(data: Any, errors: list[SchemaError]) -> ForwardView:
             parent.pop(tokens[-1], None)
     skip: set[str] = {c for c in carriers if c is not None}
     tasks = {_ident(t) for i, t in _items(view.get("tasks")) if f"/tasks/{i}" in skip} - {None}
-    environment = view.get("environment")
-    data_list = environment.get("data") if isinstance(environment, dict) else None
-    gone_data = {_ident(d) for i, d in _items(data_list) if f"/environment/data/{i}" in skip}
-    gone_data.discard(None)
-    launchers = _items(view.get("launchers"))
-    gone: set[str] = set()
-    changed = True
-    while changed:  # launchers that need a skipped launcher or read a skipped data item
-        changed = False
-        for index, launcher in launchers:
-            where = f"/launchers/{index}"
-            if where in skip:
-                if _ident(launcher) is not None and _ident(launcher) not in gone:
-                    gone.add(str(_ident(launcher)))
-                    changed = True
-                continue
-            needs, reads = _strs(launcher.get("needs")), _strs(launcher.get("data"))
-            if any(n in gone for n in needs) or any(d in gone_data for d in reads):
-                skip.add(where)
-                changed = True
-    for index, launcher in launchers:
-        for m_index, measurement in _items(launcher.get("measurements")):
-            if measurement.get("task") in tasks:
-                skip.add(f"/launchers/{index}/measurements/{m_index}")
-        for _, sample in _items(launcher.get("samples")):
-            expected = sample.get("expected")
-            if isinstance(expected, dict):
-                for task in tasks & set(expected):
-                    del expected[task]
-    guide = view.get("guide")
-    if isinstance(guide, dict):
-        for name in ("ambiguities", "changes", "discrepancies", "pitfalls", "open_choices"):
-            for _, record in _items(guide.get(name)):
-                if isinstance(record.get("tasks"), list):
-                    record["tasks"] = [t for t in record["tasks"] if t not in tasks]
+    _skip_dependent_launchers(view, skip)
+    _drop_task_references(view, skip, tasks)
     # an element inside another set-aside element goes with it
     skip = {p for p in skip if not any(p.startswith(o + "/") for o in skip)}
-    kept: dict[str, tuple[int, ...]] = {}
-    for pointer in skip:
-        parent_pointer = pointer.rsplit("/", 1)[0]
-        parent = resolve(view, parent_pointer)
-        if isinstance(parent, list) and parent_pointer not in kept:
-            removed = {
-                int(p.rsplit("/", 1)[1]) for p in skip if p.rsplit("/", 1)[0] == parent_pointer
-            }
-            kept[parent_pointer] = tuple(i for i in range(len(parent)) if i not in removed)
-    # remove the set-aside elements, the last index of each list first
-    for pointer in sorted(skip, key=_order, reverse=True):
+    kept = _kept_indices(view, skip)
+    for pointer in sorted(skip, key=_order, reverse=True):  # the last index of a list first
         tokens = tokens_of(pointer)
         parent = resolve(view, pointer_of(tokens[:-1]))
         if isinstance(parent, list) and int(tokens[-1]) < len(parent):
@@ -199,6 +157,65 @@ def forward_view(data: Any, errors: list[SchemaError]) -> ForwardView:
         emptied=emptied,
         kept=kept,
     )
+
+
+def _skip_dependent_launchers(view: dict[str, Any], skip: set[str]) -> None:
+    """Set aside, until nothing changes, the launchers that need a set-aside launcher or read
+    a set-aside data item."""
+    environment = view.get("environment")
+    data_list = environment.get("data") if isinstance(environment, dict) else None
+    gone_data = {_ident(d) for i, d in _items(data_list) if f"/environment/data/{i}" in skip}
+    gone_data.discard(None)
+    launchers = _items(view.get("launchers"))
+    gone: set[str] = set()
+    changed = True
+    while changed:
+        changed = False
+        for index, launcher in launchers:
+            where, ident = f"/launchers/{index}", _ident(launcher)
+            if where in skip:
+                if ident is not None and ident not in gone:
+                    gone.add(ident)
+                    changed = True
+                continue
+            needs, reads = _strs(launcher.get("needs")), _strs(launcher.get("data"))
+            if any(n in gone for n in needs) or any(d in gone_data for d in reads):
+                skip.add(where)
+                changed = True
+
+
+def _drop_task_references(view: dict[str, Any], skip: set[str], tasks: set[str | None]) -> None:
+    """Set aside the measurements of set-aside tasks; drop them from samples and the guide."""
+    for index, launcher in _items(view.get("launchers")):
+        for m_index, measurement in _items(launcher.get("measurements")):
+            if measurement.get("task") in tasks:
+                skip.add(f"/launchers/{index}/measurements/{m_index}")
+        for _, sample in _items(launcher.get("samples")):
+            expected = sample.get("expected")
+            if isinstance(expected, dict):
+                for task in tasks & set(expected):
+                    del expected[task]
+    guide = view.get("guide")
+    if not isinstance(guide, dict):
+        return
+    for name in ("ambiguities", "changes", "discrepancies", "pitfalls", "open_choices"):
+        for _, record in _items(guide.get(name)):
+            if isinstance(record.get("tasks"), list):
+                record["tasks"] = [t for t in record["tasks"] if t not in tasks]
+
+
+def _kept_indices(view: dict[str, Any], skip: set[str]) -> dict[str, tuple[int, ...]]:
+    """For each list losing elements, the document's indices of those it keeps."""
+    kept: dict[str, tuple[int, ...]] = {}
+    for pointer in skip:
+        parent_pointer = pointer.rsplit("/", 1)[0]
+        parent = resolve(view, parent_pointer)
+        if isinstance(parent, list) and parent_pointer not in kept:
+            removed = {
+                int(p.rsplit("/", 1)[1]) for p in skip if p.rsplit("/", 1)[0] == parent_pointer
+            }
+            kept[parent_pointer] = tuple(i for i in range(len(parent)) if i not in removed)
+    return kept
 
 
 def _order(pointer: str) -> tuple[tuple[int, int, str], ...]:

@@ -21,6 +21,7 @@ from reprobridge_sdk.io.document import Document
 from reprobridge_sdk.io.pointer import escape_pointer
 from reprobridge_sdk.plugins import EXTRACTOR_KIND, missing_schemes
 
+from ._cycles import cycles
 from .version import declared_version
 
 __all__ = ["TEMPLATE_BUILTINS", "check_semantics", "template_names"]
@@ -162,58 +163,55 @@ class _Checker:
         for (ptr, launcher), measurements in zip(
             self.launcher_list, self.measurements, strict=True
         ):
-            check_outputs = launcher.get("outputs") is None or isinstance(
-                launcher.get("outputs"), list
-            )
-            outputs = {
-                item["id"]
-                for _, item in _items(launcher.get("outputs"), f"{ptr}/outputs")
-                if isinstance(item.get("id"), str)
-            }
+            outputs: set[str] | None = None  # None: not a list, not resolved against
+            if launcher.get("outputs") is None or isinstance(launcher.get("outputs"), list):
+                outputs = {
+                    item["id"]
+                    for _, item in _items(launcher.get("outputs"), f"{ptr}/outputs")
+                    if isinstance(item.get("id"), str)
+                }
             for mptr, measurement in measurements:
                 self._task_ref(measurement.get("task"), f"{mptr}/task")
                 output = _map(measurement.get("extract")).get("output")
-                if check_outputs and isinstance(output, str) and output not in outputs:
+                if isinstance(output, str):
+                    self._output_ref(launcher, outputs, output, f"{mptr}/extract/output")
+            self._launcher_refs(ptr, launcher, check_data)
+            self._sample_refs(ptr, launcher, outputs)
+
+    def _output_ref(
+        self, launcher: dict[str, Any], outputs: set[str] | None, key: str, where: str
+    ) -> None:
+        if outputs is not None and key not in outputs:
+            message = f"launcher {launcher.get('id')!r} declares no output {key!r}"
+            self.add("R004", message, where)
+
+    def _launcher_refs(self, ptr: str, launcher: dict[str, Any], check_data: bool) -> None:
+        """R003 for a launcher it needs, R005 for a data item it reads, that do not exist."""
+        for nptr, ident in _strs(launcher.get("needs"), f"{ptr}/needs"):
+            if ident not in self.launchers:
+                hint = self._close(ident, "launchers")
+                self.add("R003", f"there is no launcher {ident!r}", nptr, hint=hint)
+        for dptr, ident in _strs(launcher.get("data"), f"{ptr}/data"):
+            if check_data and ident not in self.data_items:
+                hint = self._close(ident, "data")
+                self.add("R005", f"there is no data item {ident!r}", dptr, hint=hint)
+
+    def _sample_refs(self, ptr: str, launcher: dict[str, Any], outputs: set[str] | None) -> None:
+        """R002 and R004 in the samples: tasks expected, outputs listed and digested."""
+        for sptr, sample in _items(launcher.get("samples"), f"{ptr}/samples"):
+            for key in _map(sample.get("expected")):
+                self._task_ref(key, f"{sptr}/expected/{escape_pointer(key)}")
+            sample_outputs = _map(sample.get("outputs"))
+            for key in sample_outputs:
+                self._output_ref(launcher, outputs, key, f"{sptr}/outputs/{escape_pointer(key)}")
+            for key in _map(sample.get("outputs_sha256")):
+                if key not in sample_outputs:
                     self.add(
                         "R004",
-                        f"launcher {launcher.get('id')!r} declares no output {output!r}",
-                        f"{mptr}/extract/output",
+                        f"the sample has no output {key!r} to take a digest of",
+                        f"{sptr}/outputs_sha256/{escape_pointer(key)}",
+                        hint="digest the outputs the sample lists under 'outputs'",
                     )
-            for nptr, ident in _strs(launcher.get("needs"), f"{ptr}/needs"):
-                if ident not in self.launchers:
-                    self.add(
-                        "R003",
-                        f"there is no launcher {ident!r}",
-                        nptr,
-                        hint=self._close(ident, "launchers"),
-                    )
-            for dptr, ident in _strs(launcher.get("data"), f"{ptr}/data"):
-                if check_data and ident not in self.data_items:
-                    self.add(
-                        "R005",
-                        f"there is no data item {ident!r}",
-                        dptr,
-                        hint=self._close(ident, "data"),
-                    )
-            for sptr, sample in _items(launcher.get("samples"), f"{ptr}/samples"):
-                for key in _map(sample.get("expected")):
-                    self._task_ref(key, f"{sptr}/expected/{escape_pointer(key)}")
-                for key in _map(sample.get("outputs")):
-                    if check_outputs and key not in outputs:
-                        self.add(
-                            "R004",
-                            f"launcher {launcher.get('id')!r} declares no output {key!r}",
-                            f"{sptr}/outputs/{escape_pointer(key)}",
-                        )
-                sample_outputs = _map(sample.get("outputs"))
-                for key in _map(sample.get("outputs_sha256")):
-                    if key not in sample_outputs:
-                        self.add(
-                            "R004",
-                            f"the sample has no output {key!r} to take a digest of",
-                            f"{sptr}/outputs_sha256/{escape_pointer(key)}",
-                            hint="digest the outputs the sample lists under 'outputs'",
-                        )
 
     # R006-R011 ----------------------------------------------------------------------------
 
@@ -402,19 +400,26 @@ class _Checker:
                         hint=f"use aggregate: {how}",
                     )
             if task.get("kind") == "full":
-                for dptr, ident in _strs(launcher.get("data"), f"{ptr}/data"):
-                    item = self.data_items.get(ident)
-                    if item is None or ident not in data_refs:
-                        continue
-                    if item[1].get("kind") == "checkpoint" and item[1].get("substitutes_training"):
-                        self.add(
-                            "R020",
-                            f"launcher reads checkpoint {ident!r}, which stands in for "
-                            f"training, but measures the full-procedure task {task.get('id')!r}",
-                            dptr,
-                            hint="measure an evaluation task, or train instead",
-                        )
-                        data_refs.discard(ident)
+                self._substitutes(ptr, launcher, task, data_refs)
+
+    def _substitutes(
+        self, ptr: str, launcher: dict[str, Any], task: dict[str, Any], data_refs: set[str]
+    ) -> None:
+        """R020: a full-procedure task measured by a launcher that reads a checkpoint
+        standing in for training (each checkpoint once, in ``data_refs``)."""
+        for dptr, ident in _strs(launcher.get("data"), f"{ptr}/data"):
+            item = self.data_items.get(ident)
+            if item is None or ident not in data_refs:
+                continue
+            if item[1].get("kind") == "checkpoint" and item[1].get("substitutes_training"):
+                self.add(
+                    "R020",
+                    f"launcher reads checkpoint {ident!r}, which stands in for "
+                    f"training, but measures the full-procedure task {task.get('id')!r}",
+                    dptr,
+                    hint="measure an evaluation task, or train instead",
+                )
+                data_refs.discard(ident)
 
     def _patterns(self, ptr: str, launcher: dict[str, Any], measurements: _Listed) -> None:
         """Landmark patterns (R016, X004), then each built-in extractor kind's own rules."""
@@ -461,20 +466,14 @@ class _Checker:
     def cycles(self) -> None:
         """R015 once per group of launchers that need each other (spec "launchers").
 
-        A group is a strongly connected component of the ``needs`` graph that holds a cycle
-        (two or more launchers, or one that needs itself). It is reported once, at the
-        ``needs`` of its launcher that comes first in the document, whatever the order in
-        which a traversal meets it.
+        Reported at the ``needs`` of the group's launcher that comes first in the document
+        (:func:`._cycles.cycles`).
         """
-        order = {ident: index for index, ident in enumerate(self.launchers)}
         graph = {
             ident: [n for _, n in _strs(item.get("needs"), "") if n in self.launchers]
             for ident, (_, item) in self.launchers.items()
         }
-        for group in _components(graph):
-            if len(group) == 1 and group[0] not in graph[group[0]]:
-                continue
-            members = sorted(group, key=order.__getitem__)
+        for members in cycles(graph):
             ptr = self.launchers[members[0]][0]
             self.add(
                 "R015",
@@ -554,62 +553,11 @@ class _Checker:
                 )
 
 
-def _components(graph: dict[str, list[str]]) -> list[list[str]]:
-    """Strongly connected components of ``graph`` (Tarjan's algorithm, without recursion)."""
-    index: dict[str, int] = {}
-    low: dict[str, int] = {}
-    on_stack: set[str] = set()
-    stack: list[str] = []
-    found: list[list[str]] = []
-    for root, needs in graph.items():
-        if root in index:
-            continue
-        work: list[tuple[str, Iterator[str]]] = [(root, iter(needs))]
-        index[root] = low[root] = len(index)
-        stack.append(root)
-        on_stack.add(root)
-        while work:
-            node, children = work[-1]
-            child = next(children, None)
-            if child is not None:
-                if child not in index:
-                    index[child] = low[child] = len(index)
-                    stack.append(child)
-                    on_stack.add(child)
-                    work.append((child, iter(graph[child])))
-                elif child in on_stack:
-                    low[node] = min(low[node], index[child])
-                continue
-            work.pop()
-            if work:
-                parent = work[-1][0]
-                low[parent] = min(low[parent], low[node])
-            if low[node] == index[node]:
-                group: list[str] = []
-                while True:
-                    member = stack.pop()
-                    on_stack.discard(member)
-                    group.append(member)
-                    if member == node:
-                        break
-                found.append(group)
-    return found
-
-
 def _finite_values(observations: Any) -> list[Any]:
     """The values of the observations that are finite numbers (:func:`_num`), in order."""
-    values: list[Any] = []
     if not isinstance(observations, list):
-        return values
-    for item in observations:
-        if isinstance(item, dict):
-            value = item.get("value")
-            if type(value) is float:  # the common case, without a call
-                if math.isfinite(value):
-                    values.append(value)
-            elif _num(value):
-                values.append(value)
-    return values
+        return []
+    return [v for item in observations if _num(v := _map(item).get("value"))]
 
 
 def _num(value: Any) -> bool:

@@ -90,86 +90,108 @@ def _additions(version: str) -> _Additions:
 def additions_of(schema: dict[str, Any], version: str) -> _Additions:
     """The additions of ``schema`` (the newest) newer than ``version`` (an older one)."""
     major, _, minor = version.partition(".")
-    older = (int(major), int(minor))
-    keys: dict[frozenset[str], dict[str, str]] = {}
-    values: dict[frozenset[Any], dict[Any, str]] = {}
-    defs = schema.get("$defs", {}) if isinstance(schema.get("$defs"), dict) else {}
-    tags: dict[frozenset[Any], list[tuple[str, str]]] = {}
-    patterns: dict[str, list[tuple[str, str]]] = {}
+    found = _Collector(schema, (int(major), int(minor)))
+    found.walk(schema)
+    return _Additions(found.keys, found.values, found.tags, found.patterns)
 
-    def target(branch: Any) -> Any:
+
+def _label(marker: tuple[tuple[int, int], Any]) -> str:
+    return f"{marker[0][0]}.{marker[0][1]}"
+
+
+class _Collector:
+    """One walk of the newest schema, collecting what is newer than ``older``."""
+
+    def __init__(self, schema: dict[str, Any], older: tuple[int, int]) -> None:
+        self.older = older
+        defs = schema.get("$defs")
+        self.defs: dict[str, Any] = defs if isinstance(defs, dict) else {}
+        self.keys: dict[frozenset[str], dict[str, str]] = {}
+        self.values: dict[frozenset[Any], dict[Any, str]] = {}
+        self.tags: dict[frozenset[Any], list[tuple[str, str]]] = {}
+        self.patterns: dict[str, list[tuple[str, str]]] = {}
+
+    def _target(self, branch: Any) -> Any:
         ref = branch.get("$ref") if isinstance(branch, dict) else None
-        return defs.get(ref[len("#/$defs/") :]) if isinstance(ref, str) else branch
+        return self.defs.get(ref[len("#/$defs/") :]) if isinstance(ref, str) else branch
 
-    def newer(node: Any) -> tuple[tuple[int, int], Any] | None:
+    def _newer(self, node: Any) -> tuple[tuple[int, int], Any] | None:
+        """The ``since`` marker of a node added (whole) after the older version."""
         marker = parse_since(node.get("$comment") if isinstance(node, dict) else None)
-        return marker if marker is not None and marker[1] is None and marker[0] > older else None
+        if marker is not None and marker[1] is None and marker[0] > self.older:
+            return marker
+        return None
 
-    def branches(node: dict[str, Any]) -> None:
-        for keyword in ("oneOf", "anyOf"):
-            items = node.get(keyword)
-            if not isinstance(items, list):
-                continue
-            added = [(b, m) for b in items if (m := newer(b) or newer(target(b))) is not None]
-            kept = [target(b) for b in items if all(b is not a for a, _ in added)]
-            for branch, marker in added:
-                body = target(branch)
-                if not isinstance(body, dict):
-                    continue
-                if isinstance(body.get("pattern"), str):  # a string branch: a wider pattern
-                    for old in kept:
-                        if isinstance(old, dict) and isinstance(old.get("pattern"), str):
-                            patterns.setdefault(old["pattern"], []).append(
-                                (body["pattern"], label(marker))
-                            )
-                props = body.get("properties", {})
-                for name in body.get("required", ()):
-                    sub = props.get(name)
-                    if not isinstance(sub, dict) or not isinstance(sub.get("pattern"), str):
-                        continue
-                    consts = frozenset(
-                        old["properties"][name]["const"]
-                        for old in kept
-                        if isinstance(old, dict)
-                        and isinstance(old.get("properties", {}).get(name), dict)
-                        and "const" in old["properties"][name]
-                    )
-                    if consts:
-                        tags.setdefault(consts, []).append((sub["pattern"], label(marker)))
-
-    def label(marker: tuple[tuple[int, int], Any]) -> str:
-        return f"{marker[0][0]}.{marker[0][1]}"
-
-    def walk(node: Any) -> None:
+    def walk(self, node: Any) -> None:
         if isinstance(node, list):
             for item in node:
-                walk(item)
+                self.walk(item)
             return
         if not isinstance(node, dict):
             return
-        marker = parse_since(node.get("$comment"))
-        if marker is not None and marker[1] is not None and marker[0] > older:
-            for enum in _enums(node):
-                kept = frozenset(v for v in enum if v not in marker[1])
-                values.setdefault(kept, {}).update(
-                    {v: label(marker) for v in enum if v in marker[1]}
-                )
-        branches(node)
-        properties = node.get("properties")
-        if isinstance(properties, dict):
-            added: dict[str, str] = {}
-            for key, prop in properties.items():
-                field = parse_since(prop.get("$comment") if isinstance(prop, dict) else None)
-                if field is not None and field[1] is None and field[0] > older:
-                    added[key] = label(field)
-            if added:
-                kept_keys = frozenset(k for k in properties if k not in added)
-                keys.setdefault(kept_keys, {}).update(added)
+        self._enum_values(node)
+        for keyword in ("oneOf", "anyOf"):
+            if isinstance(node.get(keyword), list):
+                self._branches(node[keyword])
+        self._properties(node.get("properties"))
         for child in node.values():
-            walk(child)
+            self.walk(child)
 
-    walk(schema)
-    return _Additions(keys, values, tags, patterns)
+    def _enum_values(self, node: dict[str, Any]) -> None:
+        """Values added to the enumerations under ``node`` (a marker listing them)."""
+        marker = parse_since(node.get("$comment"))
+        if marker is None or marker[1] is None or not marker[0] > self.older:
+            return
+        for enum in _enums(node):
+            kept = frozenset(v for v in enum if v not in marker[1])
+            added = {v: _label(marker) for v in enum if v in marker[1]}
+            self.values.setdefault(kept, {}).update(added)
+
+    def _properties(self, properties: Any) -> None:
+        """Keys added to an object, by the keys it had before."""
+        if not isinstance(properties, dict):
+            return
+        added = {
+            key: _label(marker)
+            for key, prop in properties.items()
+            if (marker := self._newer(prop)) is not None
+        }
+        if added:
+            kept = frozenset(k for k in properties if k not in added)
+            self.keys.setdefault(kept, {}).update(added)
+
+    def _branches(self, items: list[Any]) -> None:
+        """Union branches added later: a wider pattern, or new tags of a discriminator."""
+        added = [(b, m) for b in items if (m := self._newer(b) or self._newer(self._target(b)))]
+        kept = [self._target(b) for b in items if all(b is not a for a, _ in added)]
+        for branch, marker in added:
+            body = self._target(branch)
+            if isinstance(body, dict):
+                self._wider_pattern(body, _label(marker), kept)
+                self._new_tags(body, _label(marker), kept)
+
+    def _wider_pattern(self, body: dict[str, Any], label: str, kept: list[Any]) -> None:
+        if not isinstance(body.get("pattern"), str):
+            return
+        for old in kept:
+            if isinstance(old, dict) and isinstance(old.get("pattern"), str):
+                self.patterns.setdefault(old["pattern"], []).append((body["pattern"], label))
+
+    def _new_tags(self, body: dict[str, Any], label: str, kept: list[Any]) -> None:
+        props = body.get("properties", {})
+        for name in body.get("required", ()):
+            sub = props.get(name)
+            if not isinstance(sub, dict) or not isinstance(sub.get("pattern"), str):
+                continue
+            consts = frozenset(
+                old["properties"][name]["const"]
+                for old in kept
+                if isinstance(old, dict)
+                and isinstance(old.get("properties", {}).get(name), dict)
+                and "const" in old["properties"][name]
+            )
+            if consts:
+                self.tags.setdefault(consts, []).append((sub["pattern"], label))
 
 
 def _enums(node: Any) -> list[list[Any]]:
