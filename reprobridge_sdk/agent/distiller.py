@@ -15,6 +15,8 @@ numbers) is a candidate, scored by:
   else the value is read as printed: a claim far from every scale is judged incompatible
   on its own number, not made to look nearer by a unit it was never in.
 
+Digits of a clock time or a date (a log line's timestamp) are no candidates.
+
 Score = 2 x label + closeness; ties go to the later line (the final report of a training
 loop comes last). A candidate needs a label score above 0, or a relative error under 5%
 when the claim has no label. None left: B009.
@@ -97,6 +99,12 @@ __all__ = [
 #: A number as the extractor captures it.
 NUMBER = r"[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?"
 _NUMBER_RE = re.compile(rf"(?<![\w.]){NUMBER}(?!\w|\.\d)")
+#: Clock times and dates (``[08:13:52]``, ``2024-05-01 12:00:03``): a log's timestamps,
+#: never a result, however near their digits come to the published value.
+_TIMESTAMP_RE = re.compile(
+    r"(?<!\d)(?:\d{4}-\d{2}-\d{2}(?:[T ]\d{1,2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?)?"
+    r"|\d{1,2}:\d{2}:\d{2}(?:[.,]\d+)?)(?!\d)"
+)
 _WORD = re.compile(r"[a-z0-9]+")
 _STOP = {"the", "of", "a", "an", "on", "in", "for", "and", "with", "to", "by", "at"}
 _SCALES = (1.0, 100.0, 0.01)
@@ -192,12 +200,13 @@ def find_number(log: str, claim: Claim) -> list[Candidate]:
     for number, line in enumerate(lines, start=1):
         if len(line) > 10_000 or number - 1 in skipped:
             continue
+        stamps = [m.span() for m in _TIMESTAMP_RE.finditer(line)]
         for match in _NUMBER_RE.finditer(line):
             try:
                 value = float(match.group(0))
             except ValueError:
                 continue
-            if not math.isfinite(value):
+            if not math.isfinite(value) or any(a <= match.start() < b for a, b in stamps):
                 continue
             closeness, scale = _closeness(value, target)
             label = _label_score(line[: match.start()], claim)

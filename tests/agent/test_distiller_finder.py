@@ -154,3 +154,24 @@ def test_no_number_and_no_landmark_comes_from_a_traceback() -> None:
     [best, *_] = find_number(with_result, claim)
     assert (best.value, best.line_number) == (83.2, 12)
     assert stable_lines([with_result, with_result]) == []
+
+
+def test_a_timestamp_is_never_the_number() -> None:
+    """neural-fingerprint's log: thousands of library warnings stamped ``[08:13:52]``, whose
+    ``52`` read as a percentage is the published 0.52 exactly, and one result line. The
+    result is the number, although it lies far from the published value."""
+    stamped = "[08:13:52] DEPRECATION WARNING: please use GetValence instead\n" * 50
+    log = (
+        stamped
+        + "2024-05-01 12:00:52,520 INFO done\n"
+        + "Morgan test RMSE: 1.6726716060924645 Neural test RMSE: 0.8204662571767664\n"
+    )
+    claim = _claim(
+        id="rmse",
+        measured="test RMSE of the neural fingerprint network on the Delaney solubility data",
+        value=0.52,
+        direction="lower",
+    )
+    [best, *_] = find_number(log, claim)
+    assert (best.value, best.scale) == (0.8204662571767664, 1.0)
+    assert all("WARNING" not in c.line and "INFO" not in c.line for c in find_number(log, claim))
