@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, BinaryIO, Literal
+from typing import TYPE_CHECKING, Any, BinaryIO, Literal
 
 from reprobridge_sdk.env.snapshot import redact_text
 from reprobridge_sdk.errors import ArtifactError
@@ -219,25 +219,17 @@ def execute(job: Job, shared: Shared) -> RunResult:
     started_wall = time.monotonic()
     context = template_context(launcher.params, job.seed, run_dir)
     kept = shared.snapshot_sha256()
-    record = EvidenceRecord(
-        run_id=run_id,
-        artifact=shared.manifest.artifact.id,
-        launcher=launcher.id,
-        argv=list(launcher.argv),
-        shell=launcher.shell,
-        workdir=launcher.workdir,
-        seed=job.seed,
-        scope=launcher.scope,
-        params=dict(launcher.params),
+    record = _new_record(
+        job,
+        shared,
+        run_id,
         status="running",
         started_at=utc_now(),
-        env_mode=shared.env_mode,
         code_tree_digest=shared.code_digest,
         lock_digest=shared.lock_digest,
         environment=shared.snapshot if kept is None else None,
         environment_sha256=kept,
         drift=list(shared.drift),
-        executor=shared.executor,
         lost_attempts=list(shared.lost_attempts),
     )
     failure: Failure | None = None
@@ -249,10 +241,9 @@ def execute(job: Job, shared: Shared) -> RunResult:
         for name, value in launcher.env.items():
             declared[name] = render_template(value, context)
         env.update(declared)
-        record.argv = [redact_text(arg) for arg in argv]
     except ExtractionError as exc:
         failure = Failure(reason="template-error", detail=exc.message)
-    record.argv = [redact_text(arg) for arg in record.argv]
+    record.argv = [redact_text(arg) for arg in argv]
     first_write(run_dir, record)
     shared.emit(
         RunEvent(
@@ -524,23 +515,15 @@ def skipped(
     (``internal-error``)."""
     run_id, run_dir = _new_run_dir(shared, job.launcher.id, job.seed)
     now = utc_now()
-    record = EvidenceRecord(
-        run_id=run_id,
-        artifact=shared.manifest.artifact.id,
-        launcher=job.launcher.id,
-        argv=list(job.launcher.argv),
-        shell=job.launcher.shell,
-        workdir=job.launcher.workdir,
-        seed=job.seed,
-        scope=job.launcher.scope,
-        params=dict(job.launcher.params),
+    record = _new_record(
+        job,
+        shared,
+        run_id,
         status="failed",
         started_at=now,
         ended_at=now,
         duration=0.0,
-        env_mode=shared.env_mode,
         failure=Failure(reason=reason, detail=detail),
-        executor=shared.executor,
     )
     first_write(run_dir, record, durable=True)
     (run_dir / RESERVE).unlink(missing_ok=True)
@@ -548,3 +531,22 @@ def skipped(
     result = RunResult(run_id=run_id, run_dir=run_dir.resolve(), record=record)
     shared.emit(RunEvent("run-finished", result.to_dict()))
     return result
+
+
+def _new_record(job: Job, shared: Shared, run_id: str, **fields: Any) -> EvidenceRecord:
+    """The record of ``job``'s run: what the launcher and the invocation say, and ``fields``."""
+    launcher = job.launcher
+    return EvidenceRecord(
+        run_id=run_id,
+        artifact=shared.manifest.artifact.id,
+        launcher=launcher.id,
+        argv=list(launcher.argv),
+        shell=launcher.shell,
+        workdir=launcher.workdir,
+        seed=job.seed,
+        scope=launcher.scope,
+        params=dict(launcher.params),
+        env_mode=shared.env_mode,
+        executor=shared.executor,
+        **fields,
+    )

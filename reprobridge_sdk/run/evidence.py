@@ -144,14 +144,10 @@ def scan_summary(scan: RunFolderScan, entries: list[PlantedEntry] | None = None)
 def evidence_digest(run_dir: str | os.PathLike[str] | safefs.OpenRoot, relative: str) -> FileDigest:
     """The digest and size of a run's log or output, ``relative`` to the run folder.
 
-    Opened from the run folder's descriptor without following any link (``allow_links``
-    False, so a link planted at the file is refused, not followed), as a regular file (a
-    FIFO, device or socket is refused without blocking), hashed from that descriptor under
-    :data:`~reprobridge_sdk.io.safefs.MAX_HASH_BYTES` bytes (counted as read, whatever
-    ``fstat`` says) and :data:`~reprobridge_sdk.io.safefs.HASH_SECONDS`; the size is the
-    bytes hashed. Raises :class:`~reprobridge_sdk.io.safefs.UnsafeFileError` (see
-    :func:`refused_code`) or ``FileNotFoundError``.
-    """
+    Opened from the run folder without following links, as a regular file, hashed under the safe
+    file layer's caps; the size is the bytes hashed. Raises
+    :class:`~reprobridge_sdk.io.safefs.UnsafeFileError` (see :func:`refused_code`) or
+    ``FileNotFoundError``."""
     cap = safefs.MAX_HASH_BYTES
     base = os.fspath(run_dir)
     name = f"{base}/{relative}"
@@ -167,6 +163,11 @@ MAX_SNAPSHOT_BYTES = 8 * 1024 * 1024
 
 class RecordError(ReproBridgeError):
     """A run directory holds no readable evidence record."""
+
+    @classmethod
+    def n006(cls, msg: str, record_path: Path, hint: str) -> RecordError:
+        """The error with its one finding, N006 at ``record_path``."""
+        return cls(msg, [finding("N006", msg, file=str(record_path), hint=hint)])
 
 
 def utc_now() -> str:
@@ -206,14 +207,9 @@ def _later_fields() -> dict[str, tuple[int, int]]:
 def write_record(run_dir: Path, record: EvidenceRecord, *, durable: bool = True) -> None:
     """Write ``record`` atomically as the run directory's ``record.json``.
 
-    ``durable=False`` (the interim ``running`` record only) skips the fsync; see the module
-    documentation for why that is safe. A ``running`` record also names this process under
-    :data:`OWNER_KEY` (a 1.1 field: the interim record is 1.1). A field added
-    after evidence 1.0 (a measurement's ``count`` too) is written only when it says
-    something (not null, not empty), and a
-    record that writes one declares the version that added it in ``record_version`` (on
-    ``record`` too, so it equals the record read back); a record without any stays 1.0.
-    """
+    ``durable=False`` (the interim ``running`` record) skips the fsync; that record also names
+    this process under :data:`OWNER_KEY`. A field newer than evidence 1.0 is written only when it
+    says something, and then ``record_version`` names the version that added it."""
     data = record.model_dump(mode="json")
     data.pop(OWNER_KEY, None)  # named below, for a running record only
     data.pop(LEGACY_OWNER_KEY, None)
@@ -247,17 +243,18 @@ def _boot_id() -> str | None:
         return None
 
 
-def _start_ticks(pid: int) -> int | None:
+def _proc_stat(pid: int) -> list[str]:
+    """The fields of ``/proc/<pid>/stat`` after the command name (field 3 on), or none."""
     try:
         stat = Path(f"/proc/{pid}/stat").read_text("ascii", "replace")
     except OSError:
-        return None
-    # The command name (field 2) is in parentheses and may hold spaces: split after it.
-    fields = stat[stat.rfind(")") + 2 :].split()
-    try:
-        return int(fields[19])
-    except (IndexError, ValueError):
-        return None
+        return []
+    return stat[stat.rfind(")") + 2 :].split()  # the name may hold spaces and parentheses
+
+
+def _start_ticks(pid: int) -> int | None:
+    fields = _proc_stat(pid)
+    return int(fields[19]) if len(fields) > 19 and fields[19].isdigit() else None
 
 
 def _owner() -> dict[str, object]:
@@ -306,15 +303,7 @@ def owner_alive(owner: object) -> bool:
     current = _start_ticks(pid)
     if ticks is not None and current is not None and ticks != current:
         return False
-    return not _is_zombie(pid)
-
-
-def _is_zombie(pid: int) -> bool:
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text("ascii", "replace")
-    except OSError:
-        return False
-    return stat[stat.rfind(")") + 2 : stat.rfind(")") + 3] == "Z"
+    return _proc_stat(pid)[:1] != ["Z"]
 
 
 # --------------------------------------------------------------------------- reading
@@ -338,18 +327,8 @@ def load_record(path: str | os.PathLike[str]) -> EvidenceRecord:
             reason = exc.strerror or str(exc)
         else:
             reason = "not a valid evidence record"
-        msg = f"{record_path}: {reason}"
-        raise RecordError(
-            msg,
-            [
-                finding(
-                    "N006",
-                    msg,
-                    file=str(record_path),
-                    hint="give a run directory written by 'reprobridge run'",
-                )
-            ],
-        ) from None
+        hint = "give a run directory written by 'reprobridge run'"
+        raise RecordError.n006(f"{record_path}: {reason}", record_path, hint) from None
     if record.status == "running" and not owner_alive(record_owner(data)):
         record = record.model_copy(
             update={

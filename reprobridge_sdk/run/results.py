@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -67,15 +67,7 @@ class TaskValue:
     error: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "task": self.task,
-            "launcher": self.launcher,
-            "aggregate": self.aggregate,
-            "values": list(self.values),
-            "value": self.value,
-            "complete": self.complete,
-            "error": self.error,
-        }
+        return {**asdict(self), "values": list(self.values)}
 
 
 @dataclass
@@ -131,11 +123,13 @@ def task_values(selected: Sequence[Launcher], results: Sequence[RunResult]) -> l
             got: list[float] = []
             error: str | None = None
             for result in runs:
-                found = _value_of(result.record.measurements, measurement.task)
-                if result.status == "succeeded" and found is not None:
-                    got.append(found)
-                elif result.status == "succeeded" and error is None:
-                    error = _error_of(result.record.measurements, measurement.task)
+                found = _measured(result.record.measurements, measurement.task)
+                if result.status != "succeeded" or found is None:
+                    continue
+                if found.value is not None:
+                    got.append(found.value)
+                elif error is None:
+                    error = found.error
             complete = len(got) == len(runs)
             value = None
             if got and complete:
@@ -157,15 +151,5 @@ def task_values(selected: Sequence[Launcher], results: Sequence[RunResult]) -> l
     return values
 
 
-def _error_of(measured: Sequence[MeasuredValue], task: str) -> str | None:
-    for item in measured:
-        if item.task == task:
-            return item.error
-    return None
-
-
-def _value_of(measured: Sequence[MeasuredValue], task: str) -> float | None:
-    for item in measured:
-        if item.task == task:
-            return item.value
-    return None
+def _measured(measured: Sequence[MeasuredValue], task: str) -> MeasuredValue | None:
+    return next((item for item in measured if item.task == task), None)
