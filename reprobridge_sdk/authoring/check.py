@@ -1,13 +1,9 @@
 """The clean-room check (``reprobridge check``): would this artifact rerun anywhere?
 
-In a fresh temporary directory the artifact is copied as it would be submitted (packed, then
-unpacked), validated, its smoke launchers run (in the sandbox by default) and audited, and
-with ``scored`` its scored launchers rerun and audited against the references. Each step is
-a separate ``--isolated`` process in a clean shell that passes only ``PATH``, a fresh
-``HOME``, ``TMPDIR``, a UTF-8 locale, the machine's network configuration
-(:data:`NETWORK_ENV`), the installers' caches (unless ``installer_cache=False``) and what
-``pass_env`` names; a later step runs only when the earlier ones passed. With ``record``,
-``runs/check.json`` records the outcome for the *reusable* badge. See spec §14.6.
+The artifact is packed and unpacked into a temporary directory, validated, its smoke (and,
+with ``scored``, scored) launchers run and audited, each step an ``--isolated`` process in a
+clean shell (:func:`clean_environment`: a fresh ``HOME``, :data:`NETWORK_ENV`, the
+installers' caches, ``pass_env``). Rules: ``spec/authoring.md#clean-room-check``.
 """
 
 from __future__ import annotations

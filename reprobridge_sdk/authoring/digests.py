@@ -1,11 +1,8 @@
 """``reprobridge digest``: recompute declared digests on purpose, built on ``refresh_digests``.
 
-:func:`refresh` recomputes what :meth:`ArtifactDir.refresh_digests` covers (the refined code's
-tree digest, patch files, the lock, data items present on disk, the samples' log and output
-files) and, for a patch series, the
-tree digest of the materialized checkout (fetched once into the cache if needed; a checkout
-with unrecorded changes is C008, never overwritten). It returns every change as a JSON
-Pointer with the old and the new value, and writes the manifest only when ``write`` is true.
+Also the tree digest of a patch series' materialized checkout (C008 for unrecorded changes).
+Every change is returned as a JSON Pointer with its old and new value; the manifest is
+written only with ``write`` (``spec/authoring.md#digest-command``).
 """
 
 from __future__ import annotations

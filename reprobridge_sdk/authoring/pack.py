@@ -1,11 +1,9 @@
 """One file to submit: deterministic packing and safe unpacking of an artifact.
 
-:func:`pack` writes the artifact's files (:func:`reprobridge_sdk.contents.artifact_files`),
-with a git bundle of the upstream when nobody else could fetch it, as a byte-identical PAX
-tar whatever the machine; its digest is the SHA-256 of the uncompressed tar stream.
-:func:`unpack` refuses every member that could write outside the tree or past the bounds
-(C017, C018; the header checks are in :mod:`._tarsafe`), compares the digest (C019) and
-validates the result. See spec §14.4.
+:func:`pack` writes a byte-identical PAX tar (with an upstream bundle when nobody else could
+fetch it), digested uncompressed; :func:`unpack` refuses members that could escape or exceed
+the bounds (C017, C018), compares the digest (C019) and validates. Spec:
+``spec/authoring.md#pack``.
 """
 
 from __future__ import annotations

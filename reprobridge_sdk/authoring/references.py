@@ -1,10 +1,8 @@
 """Reference observations from recorded runs (``reprobridge references add``).
 
-Every run is verified as the auditor verifies evidence, and nothing is written unless every
-run passes (C012, C013, C021). A task over one seed gets one observation per run; a task
-over several seeds one per attempt (a repetition), whose value is the one the auditor gives
-the task (:func:`reprobridge_sdk.audit.verdict.judge_task`), so an author's references and
-an audit agree. See spec §14.2.
+Every run is verified as the auditor verifies it, and nothing is written unless all pass
+(C012, C013, C021). A repetition's value is the one the audit gives the task
+(:func:`reprobridge_sdk.audit.verdict.judge_task`). Spec: ``spec/authoring.md#references-add``.
 """
 
 from __future__ import annotations

@@ -1,11 +1,9 @@
 """Artifact paths as the command line takes them: directories, manifests or packed archives.
 
-The one place where a command turns the path a user gave into an artifact it can read: an
-archive (:func:`is_archive`) is unpacked safely into a temporary directory removed when the
-``with`` block ends (:func:`open_artifact`, :func:`open_submissions`), a folder of
-submissions is expanded (:func:`expand`), and what a command reports names the archive, a
-member as ``<archive>#<member>`` (:func:`relabel`), never the temporary directory. See spec
-§14.4 and §17.3.
+An archive is unpacked into a temporary directory for the ``with`` block
+(:func:`open_artifact`, :func:`open_submissions`), a folder of submissions is expanded
+(:func:`expand`), and reports name ``<archive>#<member>`` (:func:`relabel`), never the
+temporary directory.
 """
 
 from __future__ import annotations

@@ -1,11 +1,6 @@
-"""The working checkout of the refined code (spec "codebase": patch series).
-
-A ``refined.kind: patches`` codebase is the upstream repository at the pinned commit with
-the series applied in order. :func:`materialize` builds that tree; every consumer that needs
-the code (``run``, ``check``, ``code``, the auditor) calls it, so there is one implementation.
-:mod:`reprobridge_sdk.authoring.codebase` adds the authoring side (import, record, diff).
-
-The names, and the git helpers the SDK's other layers use, are imported lazily.
+"""The working checkout of the refined code (``spec/manifest.md#patch-series``), one
+implementation for every consumer; :mod:`reprobridge_sdk.authoring.codebase` adds the
+authoring side. The names, and the git helpers other layers use, are imported lazily.
 """
 
 from __future__ import annotations

@@ -1,11 +1,7 @@
 """Build a checkout: the pinned commit from the cached upstream, then each patch in order.
 
-Rules: a checkout is a new git repository fetched from the cached bare repository and detached
-at the commit, with byte-code caches and the tree digest's other exclusions (``.git`` aside)
-in its ``info/exclude``. A patch is applied with ``git apply`` and committed as one commit
-(``patch <n>: <path>``, empty allowed). A patch that cannot be read, or does not apply, is
-C003 at its pointer in the series, naming its 1-based position and, when git names the failing
-line, the hunk within that file whose old start is that line.
+Each patch is applied with ``git apply`` and committed; one that cannot be read or applied is
+C003 at its pointer, naming its position and, when git names the line, the failing hunk.
 """
 
 from __future__ import annotations

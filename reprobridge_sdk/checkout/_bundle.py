@@ -1,11 +1,7 @@
 """The upstream carried in the artifact: a git bundle of exactly the pinned commit's history.
 
-``pack`` writes one (:func:`bundle_path`) for an upstream nobody else can fetch
-(:func:`needs_bundle`); :func:`verify_bundle` checks it before use (C024 to C026) and
-:func:`import_bundle` fetches its objects, git checking every object's id. The header is read
-here (at most :data:`MAX_HEADER` bytes), not by ``git bundle list-heads``, so prerequisites
-and capabilities are judged by the spec's rules, not by the installed git's version. See spec
-§6.2 ("The upstream bundle") and §14.4.
+Its header is read here (at most :data:`MAX_HEADER` bytes) so that it is judged by the
+spec's rules (C024-C026, ``spec/manifest.md#upstream-bundle``), not the installed git's.
 """
 
 from __future__ import annotations

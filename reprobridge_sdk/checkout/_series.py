@@ -1,13 +1,7 @@
 """A patch series as the manifest declares it, and as a checkout records which one it holds.
 
-Rules: :func:`series_from_data` reads ``(repository, commit, patches, tree_digest)`` from a
-manifest's plain data only when the refined code is a patch series with a string repository and
-commit (else None; a patch entry without a string ``path`` is skipped); :func:`bundle_from_data`
-and :func:`bundle_of` read ``codebase.upstream.bundle`` from plain or typed data (None unless it
-has a path and a digest). A checkout records its series (upstream, commit, the digest of each
-patch) in ``.git/rra-series.json``; an unreadable or malformed record reads as None, so the
-checkout is rebuilt rather than trusted. :class:`CodebaseError` carries the C findings of
-every failure to materialize.
+The record is ``.git/rra-series.json``; an unreadable one reads as None, so the checkout is
+rebuilt rather than trusted. :class:`CodebaseError` carries the C findings of a failure.
 """
 
 from __future__ import annotations

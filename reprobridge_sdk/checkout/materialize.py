@@ -1,12 +1,8 @@
 """Materialize a patch series: upstream at the pinned commit, patches applied in order.
 
-This module owns the working checkout in ``code/``: building or reusing it (a checkout with
-working changes is never thrown away, C008), its tree digest against the manifest's (C004),
-and the read-only views the validator and the auditor use. The upstream comes from the
-artifact's bundle first, else from a cache of bare repositories keyed by location and
-commit (C001, C002); patches are applied in order (C003). The series is in ``_series``, the
-upstream and its cache in ``_upstream``, applying patches in ``_apply``. See spec §6.2
-("The working checkout of a patch series").
+Owns the working checkout ``code/``: building or reusing it (never discarding working
+changes, C008), its tree digest (C004), and the read-only views of the validator and auditor.
+Spec: ``spec/manifest.md#patch-series``.
 """
 
 from __future__ import annotations
@@ -116,12 +112,8 @@ def materialize_series(
 ) -> Checkout:
     """The working checkout of the series at ``dest`` (default ``root/code``), built or reused.
 
-    Raises :class:`CodebaseError`: C001/C002 (fetch), C003 (a patch does not apply), C005
-    (``fetch=False`` and the upstream is not cached), C008 (a checkout with working changes
-    would be replaced; ``force`` discards them), C024-C026 (``bundle``: the artifact's bundle
-    of the upstream, used instead of the repository, does not hold up). A tree digest other
-    than ``tree_digest_`` is a C004 finding on the returned :class:`Checkout`.
-    """
+    Raises :class:`CodebaseError` (C001-C003, C005 without ``fetch``, C008 unless ``force``,
+    C024-C026 for the bundle); another tree digest is a C004 finding on the :class:`Checkout`."""
     root = Path(root)
     target = dest if dest is not None else root / CHECKOUT_DIR
     digests = [
@@ -307,11 +299,8 @@ def inspect_series(
     """What a validator can tell about a series without fetching or writing in the artifact.
 
     The findings of :func:`series_tree`, and C008 when ``run`` would refuse ``code/``
-    (:func:`checkout_blocker`, the runner's own decision): a file, a link, a directory that is
-    not a checkout, or a checkout (of this series or another) with unrecorded changes. When
-    C008 is reported for a checkout of this series, the C006 warning of :func:`series_tree`
-    on the same changes is left out: the error says it. Never raises.
-    """
+    (:func:`checkout_blocker`), which then replaces the C006 warning on the same changes.
+    Never raises."""
     out: list[Finding] = []
     try:
         blocker = checkout_blocker(root / CHECKOUT_DIR)

@@ -138,12 +138,9 @@ def _consumer_environment(
 ) -> tuple[Any, DocumentView | None]:
     """The ``environment`` part as every consumer reads it (spec "forward-compatibility").
 
-    A document of a newer minor version is read through
-    :func:`reprobridge_sdk._forward.consumer_view` (unknown keys ignored, data items with an
-    unknown enumeration value set aside): the one implementation of that rule, the API's,
-    which the package registers there, so this layer does not import the layers above it.
-    Any other document's part is ``raw`` itself. Returns the part and the view (or None).
-    """
+    A newer minor version is read through :func:`reprobridge_sdk._forward.consumer_view`, the
+    API's one implementation; any other document's part is ``raw``. Returns the part and the
+    view (or None)."""
     from reprobridge_sdk.versions import NEWEST_FORMAT, parse_version  # noqa: PLC0415
 
     version, newest = parse_version(data.get("rra_version")), parse_version(NEWEST_FORMAT)

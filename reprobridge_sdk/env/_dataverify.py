@@ -1,13 +1,8 @@
 """Verify the items of ``environment.data`` where they are, without downloading anything.
 
-Rules: a ``url``, ``gated`` or ``manual`` item is checked at its destination, which must stay
-inside the artifact, also through links (D004; none declared is D010): a missing file is D001
-(the hint is the item's instructions unless it is public), then a size other than the declared
-one D003, no declared sha256 D009, another SHA-256 D002. A ``codebase`` item is checked in the
-refined code (a directory there is covered by the tree digest); a ``package`` item is a file of
-the installed distribution, asked of the given interpreter in an isolated subprocess, with the
-declared size and SHA-256 (D008 when the distribution or the file is not there). Findings sit
-at the item's pointer in ``rra.yaml`` (:class:`_Locator`).
+Each item is checked at its destination, in the refined code (``codebase``) or in the
+installed distribution (``package``); the codes (D001-D004, D008-D010) and their order are
+``spec/manifest.md#data``. Findings sit at the item's pointer in ``rra.yaml``.
 """
 
 from __future__ import annotations

@@ -1,13 +1,8 @@
 """``reprobridge env check``: compare an environment with the lock and declared system needs.
 
-Findings of family ``E`` (spec anchor ``environment-check``): distributions missing or at
-another version than the lock pins (located at the lock's line), extra distributions (info),
-the wrong Python, missing commands or system packages, and accelerator needs that the
-machine cannot meet (with no GPU visible the finding says so plainly).
-
-:func:`lock_drift` is the narrower question a run records as ``drift``: what differs from the
-lock in a way that matters to reproduction (lock entries missing or at another version, and
-another Python ``major.minor``). Distributions the lock does not name are not drift.
+E findings (``spec/runner.md#environment-check``). :func:`lock_drift` is the narrower
+question a run records as ``drift``: lock entries missing or at another version, and another
+Python ``major.minor``.
 """
 
 from __future__ import annotations
@@ -156,13 +151,9 @@ def lock_drift(
 ) -> list[Finding]:
     """How an interpreter differs from the lock in ways that matter to reproduction.
 
-    ``installed`` maps distribution names to versions (names are canonicalized here), e.g.
-    from the snapshot a run already took, so no interpreter is started. Findings: E004 when
-    ``python_full`` is another ``major.minor`` than the declared Python, E001/E002 for lock
-    entries (that apply to this Python) missing or at another version, and the lock's own
-    L findings when it cannot be read. Extra distributions are not drift. Without a lock,
-    only the Python is compared.
-    """
+    ``installed`` maps distribution names to versions (a run's snapshot: no interpreter is
+    started). E004 for another ``major.minor``, E001/E002 for lock entries that apply, the
+    lock's L findings when it cannot be read; extra distributions are not drift."""
     findings: list[Finding] = []
     if _short(python_full) != _short(environment.python):
         findings.append(

@@ -1,9 +1,5 @@
-"""The values both lock readers share: :class:`Lock`, :class:`LockEntry`, :class:`LockError`.
-
-:mod:`reprobridge_sdk.locks.lockfile` (hashed requirements, and the public entry points) and
-:mod:`reprobridge_sdk.locks._pylock` (PEP 751) both build these; keeping them here means
-neither reader imports the other at module level. ``is_local_location`` is the one
-definition of a location that only the machine that wrote the lock can reach.
+"""The values both lock readers share, so neither imports the other at module level, and
+:func:`is_local_location`, the one definition of a machine-local location.
 """
 
 from __future__ import annotations

@@ -38,13 +38,9 @@ def signature(path: Path) -> tuple[int, int, int] | None:
 def copy_output(source: Path, run_dir: Path, output_id: str, bases: tuple[Path, ...]) -> FileDigest:
     """Copy a produced output into the run directory through the safe file layer.
 
-    The output must resolve inside one of ``bases`` (the artifact root, the run directory),
-    must not be a link itself (a run writes regular files; a link is refused, never
-    followed) and must be a regular file (a FIFO is refused without waiting); at most
-    :data:`~reprobridge_sdk.io.safefs.MAX_HASH_BYTES` are copied, counted as read. The copy
-    is written to an ``O_EXCL`` temporary and renamed; its digest and size are those of the
-    bytes copied (hashed as they pass, the copy never read again by name).
-    """
+    The output must be a regular file (not a link) inside one of ``bases``; at most
+    :data:`~reprobridge_sdk.io.safefs.MAX_HASH_BYTES` are copied into an ``O_EXCL`` temporary,
+    hashed as they pass, then renamed."""
     target_dir = run_dir / OUTPUTS_DIR / output_id
     target = target_dir / source.name
     digest = hashlib.sha256()

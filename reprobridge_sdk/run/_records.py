@@ -100,13 +100,9 @@ def final_write(run_dir: Path, record: EvidenceRecord) -> bool:
 def seal_run(shared: Shared, run_dir: Path, record: EvidenceRecord) -> None:
     """After the final record: append the run to the ledger, then sign it if asked.
 
-    The client does this, never a remote worker (``Shared.seal_here`` is false there): the
-    executor calls it when the run's directory is in place, so the ledger stays one chain
-    whatever the executor.
-
-    Neither may undo a finished run: a ledger or envelope that cannot be written leaves the
-    run unledgered or unsigned, which the auditor reports (A055, K001).
-    """
+    Always on the client, never a remote worker, so the ledger stays one chain. A ledger or
+    envelope that cannot be written leaves the run unledgered or unsigned (A055, K001), never
+    undone."""
     try:
         entry = append_run(
             shared.runs_dir,

@@ -48,14 +48,9 @@ def measure(
 ) -> list[MeasuredValue]:
     """One :class:`MeasuredValue` per measurement of ``launcher`` (``value`` None on failure).
 
-    With ``roots`` (the artifact and the run directory), every file read must resolve inside
-    one of them and be a regular file: a launcher cannot make the runner copy a file from
-    elsewhere (a link to a secret) into the record.
-
-    For an ``all`` extractor, ``value`` is the mean of every transformed value, ``count``
-    how many there were, ``values`` the first of them and ``raw`` the first matched texts
-    (bounded: see :mod:`reprobridge_sdk.extract._allvalues`).
-    """
+    With ``roots``, every file read must be a regular file inside one of them. For an ``all``
+    extractor, ``value`` is the mean, ``count`` how many values there were (see
+    :mod:`reprobridge_sdk.extract._allvalues`)."""
     results: list[MeasuredValue] = []
     for measurement in launcher.measurements:
         try:

@@ -10,17 +10,15 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from reprobridge_sdk.errors import UsageError
-from reprobridge_sdk.findings import finding
 from reprobridge_sdk.model import RECORD_NAME, Launcher, Manifest, MeasuredValue
 
 from .evidence import LOG_NAME, RecordError, load_record
 from .measure import measure, template_context
-from .select import load_artifact
+from .select import load_artifact, select_launchers
 
 __all__ = ["SampleCheck", "check_samples", "replay_log", "replay_run"]
 
@@ -43,24 +41,11 @@ class SampleCheck:
         return self.value is not None and same_value(self.value, self.expected)
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "launcher": self.launcher,
-            "sample": self.sample,
-            "task": self.task,
-            "expected": self.expected,
-            "value": self.value,
-            "error": self.error,
-            "ok": self.ok,
-        }
+        return {**asdict(self), "ok": self.ok}
 
 
 def _launcher(manifest: Manifest, launcher_id: str) -> Launcher:
-    try:
-        return manifest.launcher(launcher_id)
-    except KeyError:
-        known = ", ".join(launcher.id for launcher in manifest.launchers)
-        msg = f"no launcher {launcher_id!r}"
-        raise UsageError(msg, [finding("N001", msg, hint=f"known: {known}")]) from None
+    return select_launchers(manifest, [launcher_id], None)[0]  # N001 when there is none
 
 
 def _in_run_folder(directory: Path, relative: str, what: str, record_path: Path) -> Path:
@@ -69,17 +54,8 @@ def _in_run_folder(directory: Path, relative: str, what: str, record_path: Path)
     parts = relative.replace("\\", "/").split("/")
     if not relative or relative.startswith("/") or ".." in parts:
         msg = f"{record_path}: the {what} path {relative!r} is not relative to the run folder"
-        raise RecordError(
-            msg,
-            [
-                finding(
-                    "N006",
-                    msg,
-                    file=str(record_path),
-                    hint="a record names its log and outputs relative to its run folder",
-                )
-            ],
-        )
+        hint = "a record names its log and outputs relative to its run folder"
+        raise RecordError.n006(msg, record_path, hint)
     return directory.joinpath(*parts)
 
 
@@ -163,8 +139,7 @@ def check_samples(
 
     root, manifest = load_artifact(artifact_dir)
     if launchers:
-        for launcher_id in launchers:
-            _launcher(manifest, launcher_id)
+        select_launchers(manifest, launchers, None)  # N001 for an unknown one
     data = manifest.model_dump(by_alias=True)
     checks: list[SampleCheck] = []
     for item in replay_samples(data, Path(root), launchers=launchers or None):

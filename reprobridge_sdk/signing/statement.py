@@ -1,11 +1,8 @@
-"""In-toto statements of RRA runs and audits (spec ``signatures``).
+"""In-toto statements of RRA runs and audits (``spec/signing.md#signatures``).
 
-A run statement's subjects are the run's ``record.json``, its log and its outputs (paths
-relative to the run directory); its predicate (:class:`RunPredicate`) repeats what the
-record says of the run and names the run's ledger entry. An audit statement's subjects are
-the audited manifests; its predicate is the JSON report.
-
-Written by the runner beside the record as ``record.dsse.json`` (:data:`ENVELOPE_NAME`).
+A run statement's subjects are the run's record, log and outputs, its predicate
+(:class:`RunPredicate`) what the record says and its ledger entry; an audit statement's
+subjects are the manifests, its predicate the report.
 """
 
 from __future__ import annotations

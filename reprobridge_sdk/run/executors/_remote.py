@@ -1,12 +1,8 @@
 """The worker's side of a distributed run: the same :func:`execute` the local executor calls.
 
-:func:`run_remote` runs in a Dask worker process. It finds the artifact (at the client's path on
-a shared file system, else unpacked once per worker from the archive the client scattered),
-prepares the environment once per worker process, artifact and mode (the environment itself is
-cached by lock digest like every other), notes an earlier attempt of the same run that was lost
-with its worker, relays the client's cancellation to the run's process group, runs the job, and
-returns the result, the events the run emitted, and (without a shared file system) the files of
-the run directory for the client to place.
+:func:`run_remote` runs in a Dask worker: it finds or unpacks the artifact, prepares the
+environment once per worker, notes a lost earlier attempt, relays cancellation, runs the job
+and returns its result, events and (without a shared file system) its run directory's files.
 """
 
 from __future__ import annotations
@@ -73,16 +69,11 @@ _environments = {}
 
 
 def shipped_files(root: Path, manifest: Manifest, runs_dir: Path) -> list[str]:
-    """What travels to workers without the client's file system: what ``pack`` packs, plus
-    the working checkout ``code/`` of a patch series.
+    """What travels to workers without the client's file system: what ``pack`` packs, plus the
+    working checkout ``code/`` of a patch series (workers do not build it again).
 
-    The one rule of :func:`reprobridge_sdk.contents.artifact_files`, with one difference
-    that runs need: a patch series' runs execute in its working checkout, which the client
-    materialized before the executor started and which workers do not build again (they have
-    neither the upstream nor, for a path upstream, its location), so the checkout's files
-    travel too (without its ``.git``, like every tree the rule lists). The runs directory is
-    left out wherever it is; a link that leaves the artifact is C017 before anything is sent.
-    """
+    The runs directory is left out; a link that leaves the artifact is C017 before anything is
+    sent."""
     return artifact_files(root, manifest, with_checkout=True, skip=(runs_dir,))
 
 
