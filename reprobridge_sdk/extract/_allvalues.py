@@ -1,30 +1,10 @@
-"""The values of an ``occurrence: all`` extraction, summarised as they stream by.
+"""The values of an ``occurrence: all`` extraction, summarised as they stream by (spec §6.9).
 
-A log can hold millions of matching lines; nothing here grows with them. The scan hands over
-the matched texts a chunk of the file at a time (:meth:`AllValues.add`); each is parsed
-strictly as a number, transformed, and folded into:
-
-* ``count``, ``last``, ``minimum`` and ``maximum`` (of the values that are not NaN;
-  infinite when there is none);
-* the running sum, kept exactly as Shewchuk's non-overlapping partials of the chunks'
-  correctly rounded sums (``math.fsum`` of each chunk), so ``mean`` is the sum over the
-  count whatever the order of magnitude of the values;
-* the first :data:`KEPT_VALUES` values, in order (the record's ``values``), and the first
-  :data:`KEPT_RAW` matched texts (the record's ``raw``, one per line). Raw text is kept only
-  as that bounded sample: it is evidence for a reader, and the log (whose digest the record
-  holds) has the rest.
-
-Finite values whose sum overflows (a log may print ``1e308``) never make an infinite mean of
-finite values: from the first overflow on, the sum is kept scaled by ``2**-SHIFT`` (exact for
-every value above ``2**-958``; the partials so far are scaled too) and the mean is scaled
-back, infinite only beyond the float range. It is what
-:func:`reprobridge_sdk.extract.extraction.aggregate` gives for ``mean`` (its scaled mean),
-to within one rounding of each chunk's sum (bit for bit when the values fit in one chunk).
-
-The mean equals the arithmetic mean of all values (``statistics.fmean``) to within one
-rounding of each chunk's sum, far inside the comparison tolerance of replay and audit
-(relative 1e-9). A value that is not a number stops the extraction (``not-number``) as it
-always did; memory is bounded by one chunk's matches.
+Nothing grows with the log: each matched text is parsed, transformed and folded into the
+count, last, minimum, maximum, the first :data:`KEPT_VALUES` values and :data:`KEPT_RAW`
+texts, and an exact running sum (Shewchuk's partials of each chunk's ``math.fsum``), so the
+mean is ``statistics.fmean``'s to within one rounding a chunk. A sum of finite values that
+overflows is kept scaled by ``2**-SHIFT``: the mean is infinite only beyond the float range.
 """
 
 from __future__ import annotations

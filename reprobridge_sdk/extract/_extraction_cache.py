@@ -7,7 +7,7 @@ the failure to make one), each computed once. The least recently used files are 
 beyond ``max_files``.
 
 The cache knows nothing of extraction: failures are stored as values by the caller
-(:mod:`reprobridge_sdk.extract.extraction`), which replays them.
+(:func:`reprobridge_sdk.extract.kinds._base.cached`), which raises them again.
 """
 
 from __future__ import annotations
@@ -75,8 +75,9 @@ class _FileEntries:
 class ExtractionCache:
     """Parsed documents and regex scans of files, shared by the extractions of a batch.
 
-    Not thread-safe: use one per thread (or per audit). See "Batches" in
-    :mod:`reprobridge_sdk.extract.extraction`.
+    Entries are keyed by the file's version (path, inode, size, modification time), so a
+    changed file is read again; at most ``max_files`` files' entries are kept. Not
+    thread-safe: use one per thread (or per audit).
     """
 
     def __init__(self, max_files: int = 256) -> None:

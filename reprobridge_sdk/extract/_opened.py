@@ -1,33 +1,13 @@
 """The file an extractor reads, opened once by the safe file layer and read only through that
-descriptor (never looked up by its name again).
+descriptor, never by its name again: a directory swapped for a link to the outside after the
+check cannot lead a read there.
 
-Rules and edge cases
-    * :func:`open_checked` opens ``path`` with :func:`reprobridge_sdk.io.safefs.open_regular`:
-      under a root (the artifact or the run directory), one component at a time from the
-      root's descriptor (``O_NOFOLLOW``; links followed only while they stay inside), so a
-      directory swapped for a link to the outside between two steps is seen as the link it
-      now is. With several roots, the first that holds the path opens it; a path that leaves
-      every root is refused (the last root's ``"escapes"``). Any other refusal (a FIFO, a
-      device, a file over ``max_bytes``) is raised at once. ``None`` when the file is missing.
-      Without a root, links are followed (the layer's rule for files that are not an
-      artifact's) and the path keeps its spelling.
-    * Every reader of the extraction (the regex scans, JSON, CSV, YAML) reads through
-      :meth:`OpenedFile.open`: a duplicate of the descriptor, rewound to the start. The
-      duplicates share one file offset, so one reader at a time (the extraction is
-      sequential); each rewinds or seeks before it reads.
-    * :meth:`OpenedFile.stat` is the descriptor's ``fstat``: the version of the file actually
-      read (the batch cache's key), not of whatever the name points at now. A file opened
-      ``pinned`` (one the caller has just checked, e.g. hashed, and hands over for a few
-      reads) takes that version once, when it is first asked: its reads share one version.
-    * A file handed over with ``data`` (the bytes the caller read from this descriptor to its
-      end, e.g. to hash them) gives those bytes to :meth:`OpenedFile.read_bytes` (the JSON
-      and YAML readers): what is parsed is what was hashed; the scans still read the
-      descriptor.
-    * The resolved path names the file in messages only: it is resolved when a message is
-      made (:attr:`OpenedFile.lazy_name`), not for every read.
-    * A plugin extractor receives :attr:`OpenedFile.path`, the path as resolved when it was
-      opened: the plugin opens it by name itself (its API takes a path), so the descriptor
-      only proves what the SDK checked.
+:func:`open_checked` opens under a root (or the first of several roots that holds the path)
+one component at a time (:func:`reprobridge_sdk.io.safefs.open_regular`); without a root,
+links are followed. A file opened
+``pinned`` takes its version (``fstat``) once; one handed over with ``data`` (the bytes the
+caller hashed) gives those bytes to the document readers, so what is parsed is what was
+hashed. A plugin receives :attr:`OpenedFile.path` and opens the file itself.
 """
 
 from __future__ import annotations

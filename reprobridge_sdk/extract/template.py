@@ -1,20 +1,9 @@
-"""Templates in argv, env values, output paths and ``extract.file`` (spec: manifest, Templates).
+"""Templates in argv, env values, output paths and ``extract.file`` (spec §6.7, Templates).
 
 One implementation, used three ways: the validator lists a template's names
 (:func:`template_names`, R014), the runner renders it (:func:`render_template`) and the
-auditor recognises a rendered text (:func:`template_matches`, A015). Rules:
-
-* ``{name}`` (a letter or ``_``, then letters, digits or ``_``) is replaced by the context's
-  value: booleans as ``true``/``false``, anything else by ``str()``;
-* ``{{`` and ``}}`` are a literal ``{`` and ``}``; the text is read left to right, so
-  ``{{{seed}}}`` is ``{`` + the seed + ``}``;
-* any other brace (a lone ``{`` or ``}``, ``{1}``, ``{a-b}``) is an error
-  (:class:`TemplateError`), as is a name the context lacks.
-
-Matching: a rendered text matches a template when it is the template with every name replaced
-by its known value, or by any text (possibly empty) when the value is unknown to the auditor
-(``{run_dir}`` of another machine). A template with an error matches nothing: the runner can
-never have rendered it.
+auditor recognises a rendered text (:func:`template_matches`, A015; an unknown value matches
+any text, and a template with an error matches nothing).
 """
 
 from __future__ import annotations

@@ -1,30 +1,16 @@
-"""Replay layer: extractors against the sample logs and outputs an artifact ships (X codes).
+"""Replay layer: extractors against the sample logs and outputs an artifact ships (X codes,
+spec §9).
 
-For each ``samples`` entry of a launcher, every measurement whose task the sample lists in
-``expected`` is extracted from the sample's log and output files with the runner's own
-extraction code, transformed, and compared with the expected value by :func:`same_value`.
-Nothing found is X001, something that is not a number X002, another value X003. Which
-extraction failure is reported here, and as which code, is the failure's
-:class:`~reprobridge_sdk.extract._errors.Reason` (a kind's own reasons are in its module):
-missing sample files are the files layer's F004 and template errors the semantic layer's
-R014, so they are not reported again here. An
-``x-`` extractor kind is extracted by its plugin: one that fails on the sample is X006, one
-that does not return in time X007 (both at the extractor's ``kind``); a kind no installed
-plugin provides is the semantic layer's X005.
+Each expected value of a sample is extracted with the runner's own extraction, transformed,
+and compared by :func:`same_value`: nothing found is X001, not a number X002, another value
+X003. Which failure is reported here is the failure's
+:class:`~reprobridge_sdk.extract._errors.Reason` (missing files are F004, templates R014,
+a missing plugin X005: other layers'). ``file:`` extractors read relative to the sample
+log's directory (``{run_dir}``). A launcher's landmarks must each match a line of its sample
+logs (R034, a warning).
 
-This module owns sample replay and its tolerances: :func:`replay_samples` is the one replay
-of the samples, used here (X findings) and by the author's check
-(:func:`reprobridge_sdk.run.replay.check_samples`), and :func:`same_value` the one comparison
-of a re-extracted value with an expected or recorded one (replay, the auditor, the judge).
-
-``file:`` extractors read relative to the sample log's directory; ``{run_dir}`` is that
-directory, ``{seed}`` the sample's seed (else the launcher's first seed, else 0).
-
-The same samples check the launcher's landmarks: a launcher that ships at least one sample
-log must reach each of its landmarks on some line of one of those logs, as the runner
-searches a run's log line by line (R034, warning: a landmark no shipped run reached is
-either wrong or reached only sometimes, and a check that waits for it fails). A pattern
-outside the dialect is X004 and a sample log that cannot be read is the files layer's.
+This module owns sample replay and its tolerances: :func:`replay_samples` (used here and by
+the author's check) and :func:`same_value` (replay, the auditor, the judge).
 """
 
 from __future__ import annotations
