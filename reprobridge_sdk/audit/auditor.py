@@ -193,19 +193,16 @@ def audit(
 ) -> AuditResult:
     """Audit the artifact at ``artifact_path`` against the evidence of ``attempts``.
 
-    ``attempts`` are directories of run directories (or ``LABEL=DIR`` strings); by default
-    the artifact's ``runs/``. An attempt that is given but does not exist is a
-    :class:`UsageError`; a missing default ``runs/`` is an attempt without runs.
+    Spec audit.md#audit. ``attempts``: directories of run directories or ``LABEL=DIR``
+    strings, by default the artifact's ``runs/`` (a missing default is an attempt without
+    runs; a missing given one, :class:`UsageError`).
 
-    Every attempt's run ledger is checked (``expect_head``: the head the author submitted);
-    with ``trust`` every run must be signed by one of its keys; with ``rerun`` (a number of
-    runs per launcher and task, or ``"all"``) a sample of each attempt's succeeded runs
-    chosen with ``rerun_seed`` (``None``: a secret seed drawn from the OS's entropy, stated
-    in the report's options) is re-executed in ``rerun_env`` (in the sandbox unless
-    ``rerun_sandbox`` is false) and compared (see :mod:`.rerun`). ``archive_sha256`` is the
-    digest of the packed archive the committee unpacked into ``artifact_path``: an archival
-    identifier for the *available* badge. ``progress`` is given a line of progress, with an
-    estimate of the time left, before and after each re-executed run.
+    ``expect_head``: the ledger head the authors submitted; ``trust``: the keys every run
+    must be signed by; ``rerun``: runs per launcher and task to re-execute (or ``"all"``),
+    sampled with ``rerun_seed`` (``None``: a secret seed, stated in the report), in
+    ``rerun_env`` and the sandbox unless ``rerun_sandbox`` is false; ``archive_sha256``: the
+    digest of the archive the committee unpacked; ``progress``: given a line before and after
+    each re-executed run.
     """
     options = _options(
         level,

@@ -337,19 +337,12 @@ def audit_table(
 ) -> AuditTable:
     """Audit many artifacts for a committee's table.
 
-    Relative attempt directories are resolved against each artifact (``--attempt
-    agent-a=runs/agent-a`` names the same sub-directory of every artifact); an attempt
-    missing from an artifact counts as an attempt without runs (its tasks are
-    ``not-executed``). An artifact that cannot be loaded is a row in ``error`` (and in
-    ``errors``), counts in every rate and fails the table. ``jobs > 1`` audits artifacts in
-    that many processes, and ``mapper`` over the workers of an executor
-    (:meth:`reprobridge_sdk.run.executors.Executor.map`); the result is the same.
-    ``archives`` (one per path, or ``None``) give the SHA-256 of the archive each artifact was
-    unpacked from. Rows are named by :func:`row_names` of ``names`` (the paths as the
-    committee gave them, when the artifacts were unpacked elsewhere), else of the paths.
-    ``policies`` (one per path, or ``None``) replace ``trust`` and give an ``expect_head``
-    for that row alone (a batch file's submissions, :mod:`reprobridge_sdk.authoring.batch`).
-    ``progress`` is given the lines of progress of each re-execution (:func:`.audit`).
+    Spec audit.md#table; the options are those of :func:`.audit`. Relative attempt
+    directories are resolved against each artifact. ``jobs > 1`` audits in that many
+    processes, ``mapper`` over an executor's workers; the result is the same. ``archives``,
+    ``names`` and ``policies`` (one per path, or ``None``) give each row its archive digest,
+    its name as the committee gave it (:func:`row_names`) and its own trust and
+    ``expect_head`` (a batch file's submissions).
     """
     options = _options(
         level, floor, holm=holm, curation=curation, trust=trust, rerun=rerun, rerun_seed=rerun_seed

@@ -1,19 +1,8 @@
-"""The reference agents of ``reprobridge bench`` (spec ``bench``, "Reference agents").
-
-Baselines, not coding agents: each is a plain script that shows what the harness measures.
-
-* :mod:`.null` does nothing: it leaves no results file. Every claim is ``not-executed``.
-* :mod:`.readme` follows the README's commands literally: the shell commands of the
-  workspace's ``README`` (else its ``GUIDE.md``), read by the build agent's reader of README
-  commands (:func:`reprobridge_sdk.agent.commands.markdown_commands`), run in order as written,
-  each with its log under ``runs/readme-<n>/``. It reads values only with extractors the
-  workspace gives (a manifest's measurements): without them it reports no value.
-* :mod:`.oracle` runs the artifact's launchers: ``reprobridge run`` of the scored launcher
-  that measures the task, in the current interpreter, and reports the runs' records. Where the
-  workspace has no usable manifest (``raw``, ``masked-launchers``) it can do nothing.
+"""The reference agents of ``reprobridge bench``: ``null``, ``readme`` and ``oracle``, plain
+baselines that show what the harness measures (spec bench.md#reference-agents).
 
 Each is started as ``python -m reprobridge_sdk.bench.agents.<name> WORKSPACE`` with the task
-in ``REPRO_BENCH_TASK`` (what ``reprobridge bench run null|readme|oracle SUITE`` does).
+in ``REPRO_BENCH_TASK``.
 """
 
 from __future__ import annotations

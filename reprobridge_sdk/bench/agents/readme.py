@@ -1,16 +1,10 @@
-"""The ``readme`` reference agent: follows the README's commands literally (package docstring).
+"""The ``readme`` reference agent: runs the workspace README's commands literally, in order
+(spec bench.md#reference-agents).
 
-The commands are those of the workspace's ``README.md`` (``README.rst``, ``README.txt``,
-``README``; else ``GUIDE.md``) that the build agent's reader finds
-(:func:`reprobridge_sdk.agent.commands.markdown_commands`: Python commands and shell scripts,
-with their ``cd`` and environment), at most :data:`MAX_COMMANDS`, run in order as written.
-Each run's output goes to ``runs/readme-<n>/log.txt``. A command whose working directory is
-not in the workspace, or that the reader marks unusable, is skipped.
-
-Values: only where the workspace's manifest has a launcher that measures the task. Each
-command's log is a run (its ``--seed N`` argument, if any, is the run's seed; the launcher's
-outputs are looked up at their templated paths for that seed); the value is what the
-workspace's extractors read from them. Without a manifest it reports no value.
+The commands are those the build agent's reader finds
+(:func:`reprobridge_sdk.agent.commands.markdown_commands`), at most :data:`MAX_COMMANDS`, each
+logged to ``runs/readme-<n>/log.txt``. Values come only from the workspace manifest's
+extractors; without a manifest it reports no value.
 """
 
 from __future__ import annotations
