@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from reprobridge_sdk.errors import UsageError
-from reprobridge_sdk.model.audit import AttemptSummary, AuditResult, LabelRate, TaskAudit
+from reprobridge_sdk.model.audit import AttemptSummary, LabelRate, TaskAudit
 
 __all__ = [
     "COMMITTEE_LABEL",
@@ -23,7 +23,6 @@ __all__ = [
     "parse_attempt",
     "spread",
     "summarize_tasks",
-    "table_rates",
     "unique_labels",
 ]
 
@@ -95,9 +94,10 @@ def summarize_tasks(tasks: Sequence[TaskAudit], committee: Collection[str] = ())
 
 
 def label_rates(
-    pairs: Iterable[tuple[Sequence[AttemptSummary], Sequence[TaskAudit]]],
+    pairs: Iterable[tuple[Sequence[AttemptSummary], Sequence[TaskAudit]]], failed: int = 0
 ) -> list[LabelRate]:
-    """Rates per label group over one or several artifacts (``(attempts, tasks)`` pairs)."""
+    """Rates per label group over one or several artifacts (``(attempts, tasks)`` pairs);
+    each of ``failed`` artifacts (not loaded) adds one non-compatible pair to every group."""
     hits: dict[str, int] = {}
     total: dict[str, int] = {}
     names: dict[str, set[str]] = {}
@@ -120,14 +120,11 @@ def label_rates(
         LabelRate(
             label=group,
             attempts=len(names[group]),
-            success_rate=hits.get(group, 0) / total[group] if total.get(group) else None,
+            success_rate=(
+                hits.get(group, 0) / (total.get(group, 0) + failed)
+                if total.get(group, 0) + failed
+                else None
+            ),
         )
         for group in order
     ]
-
-
-def table_rates(results: Sequence[AuditResult]) -> tuple[float | None, float | None]:
-    """Task-level and paper-macro success over many artifacts' audits."""
-    task_level = mean(t.success_rate for r in results for t in r.tasks)
-    paper_macro = mean(r.task_success for r in results)
-    return task_level, paper_macro

@@ -21,7 +21,6 @@ from reprobridge_sdk.model.audit import (
     AuditOptions,
     AuditResult,
     AuditTable,
-    LabelRate,
     TableClaim,
     TableRow,
     TaskAttempt,
@@ -297,24 +296,6 @@ def row_names(paths: Sequence[str | os.PathLike[str]]) -> list[str]:
     return names
 
 
-def _with_failures(rates: list[LabelRate], pairs: dict[str, int], failed: int) -> list[LabelRate]:
-    """Label rates where each failed artifact adds one non-compatible pair to every group."""
-    if not failed:
-        return rates
-    out: list[LabelRate] = []
-    for rate in rates:
-        total = pairs.get(rate.label, 0)
-        hits = round((rate.success_rate or 0.0) * total)
-        out.append(
-            LabelRate(
-                label=rate.label,
-                attempts=rate.attempts,
-                success_rate=hits / (total + failed),
-            )
-        )
-    return out
-
-
 def audit_table(
     artifact_paths: Sequence[str | os.PathLike[str]],
     attempts: Sequence[AttemptLike] | None = None,
@@ -385,16 +366,7 @@ def audit_table(
         row.label = label
     task_level = mean([t.success_rate for r in results for t in r.tasks] + [0.0] * len(failed))
     paper_macro = mean([r.task_success for r in results] + [0.0] * len(failed))
-    rates = label_rates([(r.attempts, r.tasks) for r in results])
-    pairs: dict[str, int] = {}
-    for result in results:
-        group_of = {a.label: a.group for a in result.attempts}
-        for task in result.tasks:
-            for verdict in task.attempts:
-                group = group_of.get(verdict.attempt)
-                if group is not None:
-                    pairs[group] = pairs.get(group, 0) + 1
-    rates = _with_failures(rates, pairs, len(failed))
+    rates = label_rates([(r.attempts, r.tasks) for r in results], failed=len(failed))
     return AuditTable(
         options=options,
         artifacts=results,
