@@ -20,6 +20,7 @@ from reprobridge_sdk.extract.pattern import PatternError, author_pattern
 from reprobridge_sdk.extract.template import TemplateError, render_template
 from reprobridge_sdk.findings import Finding
 
+from ._execute import render_argv
 from .measure import template_context
 from .select import load_artifact, select_launchers, usage_error, with_needs
 
@@ -112,7 +113,7 @@ def dry_run(
             if env_problem:
                 planned.problems.append(env_problem)
             try:
-                planned.argv = [render_template(arg, context) for arg in launcher.argv]
+                planned.argv = render_argv(launcher, context)  # as the run quotes it
                 planned.env = {k: render_template(v, context) for k, v in launcher.env.items()}
                 planned.outputs = {
                     output.id: str(root / launcher.workdir / render_template(output.path, context))

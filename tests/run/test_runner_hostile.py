@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import signal
 import subprocess
 import sys
@@ -23,6 +24,7 @@ import yaml
 
 from reprobridge_sdk.errors import UsageError
 from reprobridge_sdk.run import run
+from reprobridge_sdk.run.dryrun import dry_run
 
 
 def _artifact(
@@ -83,6 +85,9 @@ def test_template_values_are_shell_quoted(tmp_path: Path) -> None:
     assert result.record.status == "succeeded", result.record.failure
     assert not list(tmp_path.rglob("PWNED*"))
     assert not list(Path.cwd().glob("PWNED*"))
+    # the dry run shows the command line the run executes, quoted the same way
+    (planned,) = dry_run(root, ["sh"], env_mode="current", runs_dir=runs)
+    assert shlex.split(planned.argv[0])[1:3] == [planned.run_dir, "$(touch PWNED-param)"]
 
 
 # ------------------------------------------------------------------------ outputs
