@@ -1,4 +1,4 @@
-"""Templates in argv, env values, output paths and ``extract.file`` (spec §6.7, Templates).
+"""Templates in argv, env values, output paths and ``extract.file`` (spec §6.8).
 
 One implementation, used three ways: the validator lists a template's names
 (:func:`template_names`, R014), the runner renders it (:func:`render_template`) and the

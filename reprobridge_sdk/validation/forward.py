@@ -1,31 +1,12 @@
-"""Forward compatibility: what a consumer makes of a document of a newer minor version.
+"""Forward compatibility: what a consumer makes of a document of a newer minor version
+(spec §4, "forward-compatibility").
 
-One rule (spec "forward-compatibility"), one implementation: the structural layer reports it
-(S005, S006, V007) and :func:`reprobridge_sdk.api.load` (so ``run``, ``audit`` and every
-command) applies it, both from :func:`forward_view`.
-
-A document that declares a known major and a newer minor version (``1.9`` to a 1.1 reader)
-is read against the newest schema the reader knows, and then:
-
-* **An unknown key is ignored** (S005, a warning): the key and its value are dropped from the
-  consumer's view, wherever the key is.
-* **An unknown enumeration value sets aside the element that carries it** (S006, a warning):
-  the nearest enclosing item of one of the lists :data:`CARRIERS` names (a measurement, a
-  launcher, a task, a data item, a guide record) is skipped, as if it were not written.
-* **What a skip takes along.** A skipped task takes along the measurements that name it, the
-  entries of samples' ``expected`` under its id and its id in guide records' ``tasks``; a
-  skipped data item takes along the launchers that name it in ``data``; a skipped launcher
-  takes along the launchers that ``need`` it (to the end of the chain). So every reference of
-  the view resolves, as it did in the document.
-* **Closed enumerations.** A value outside an enumeration that no carrier encloses
-  (``codebase.refined.kind``, ``environment.lock.format``, ``environment.accelerator.kind``)
-  cannot be set aside: a minor version never adds values to these, so the value is S004 (an
-  error) whatever the version.
-* **Nothing left** (V007, an error at ``/tasks`` or ``/launchers``): when the skips leave no
-  task or no launcher, the document has nothing a consumer of this version can use.
-
-The view is computed on plain data and never raises on a broken document: what it cannot
-read it leaves for the structural layer to report.
+One rule, one implementation: the structural layer reports it (S005, S006, V007) and
+:func:`reprobridge_sdk.api.load` applies it, both from :func:`forward_view`. An unknown key is
+dropped; an unknown enumeration value sets aside the nearest item of :data:`CARRIERS` that
+holds it, with what refers to it (a task's measurements, a launcher's dependants), so every
+reference of the view still resolves; nothing left is V007. The view is computed on plain
+data and never raises: what it cannot read it leaves to the structural layer.
 """
 
 from __future__ import annotations

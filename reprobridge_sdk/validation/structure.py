@@ -1,22 +1,11 @@
-"""Structural layer: the manifest against the generated JSON Schema (S codes, V005).
+"""Structural layer: the manifest against the generated JSON Schema (S codes, V005; spec §9).
 
-The committed schema of the version the document declares (``_data/schemas/rra-1.0.schema.json``
-for 1.0; the newest, ``rra-1.1``, for 1.1, newer minor versions and documents without a usable
-version) is compiled once by jsonschema-rs (:mod:`._engine`, which also chooses the errors of a
-failed union) and its errors are mapped to codes: unknown key S001 (with a "did you
-mean" hint); missing key S002; wrong type S003; any other constraint (enum, pattern, length,
-range, item count) S004.
-
-Versions (spec "versioning"):
-
-* a document of an older minor version (1.0) that uses a key or an enumeration value added
-  later (marked ``since`` in the newest schema) gets V005 at that key or value instead of S001
-  or S004: the document is fine once it declares the version it uses;
-* a document of a newer minor version than this validator knows is checked against the newest
-  schema, and an unknown key is S005, an unknown enumeration value S006 (both warnings): they
-  may be additions of that version. What a consumer then does with them (ignore the key, set
-  aside the element that carries the value) is :mod:`.forward`, which also says when nothing
-  is left to use (V007) and which enumerations are closed (an unknown value there is S004).
+The committed schema of the declared version (the newest for newer minor versions and for
+documents without a usable one) is evaluated by jsonschema-rs (:mod:`._engine`, which also
+picks a failed union's errors); its errors map to S001 (unknown key, with a "did you mean"),
+S002 (missing), S003 (type) and S004 (any other constraint). A key or value added after the
+declared older version is V005 instead; in a newer minor version an unknown key is S005 and
+an unknown value S006 (warnings, :mod:`.forward`).
 """
 
 from __future__ import annotations
