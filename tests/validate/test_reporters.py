@@ -15,6 +15,7 @@ import pytest
 
 import reprobridge_sdk as rb
 from reprobridge_sdk.findings import Severity, finding, registry
+from reprobridge_sdk.plugins import BUILT_IN, REPORT_FORMATS
 from reprobridge_sdk.validation.reporters import FORMATS, render, summary
 
 VECTORS = Path(__file__).parent / "vectors"
@@ -39,6 +40,7 @@ def test_generic_over_label_findings_pairs() -> None:
     ]
     assert summary(pairs) == {"artifacts": 2, "errors": 1, "warnings": 0, "infos": 0, "ok": False}
     assert set(FORMATS) == {"text", "json", "sarif", "junit", "github"}
+    assert set(FORMATS) <= set(BUILT_IN[REPORT_FORMATS])  # the one list of --format names
     assert (
         render(pairs, "github").splitlines()[0]
         == "::error file=req.lock,line=3,col=1,title=L001::x"
