@@ -209,13 +209,8 @@ def materialize(
     force: bool = False,
     verify: bool = True,
 ) -> Path:
-    """The directory of the refined code, materialized for a patch series.
-
-    For ``kind: directory`` the directory itself (C004 if ``verify`` and its digest is not the
-    declared one). For ``kind: patches`` the working checkout (see
-    :func:`~reprobridge_sdk.checkout.materialize.materialize_series`); with ``verify`` a
-    tree digest other than the declared one raises C004.
-    """
+    """The directory of the refined code: the directory itself, or a series' working checkout;
+    with ``verify``, another tree digest than the declared one raises C004."""
     art = _art(artifact_dir)
     checkout = _checkout(art, fetch=fetch, force=force)
     if verify and checkout.findings:

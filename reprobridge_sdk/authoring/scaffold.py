@@ -235,13 +235,8 @@ def _manifest(options: InitOptions, root: Path) -> dict[str, Any]:
 
 
 def scaffold(directory: str | Path, options: InitOptions, *, force: bool = False) -> ArtifactDir:
-    """Write a new artifact into ``directory``; return it loaded.
-
-    An existing ``rra.yaml`` or scaffold file (``GUIDE.md``, ``code/experiment.py``, ...) is
-    an :class:`ArtifactError` unless ``force`` (then every scaffolded file is written again;
-    other files are left alone). Invalid options (an id
-    that is not a slug, a commit that is not a full hash, ...) are a :class:`UsageError`.
-    """
+    """Write a new artifact into ``directory``; return it loaded. An existing scaffold file is an
+    :class:`ArtifactError` unless ``force``; invalid options are a :class:`UsageError`."""
     root = Path(directory)
     if (root / MANIFEST_NAME).exists() and not force:
         msg = f"{root / MANIFEST_NAME} exists already; use --force to overwrite the scaffold"

@@ -69,14 +69,9 @@ def variant_index(accelerator: str | None) -> str | None:
 
 
 def extra_index_options(extra_index: str | None) -> list[str]:
-    """uv's options for an accelerator variant's index: searched beside the default one.
-
-    The best version across both indexes wins (``unsafe-best-match``): a ``+cpu`` build sorts
-    above its public version, so the CPU index's build is taken, while a distribution both
-    indexes serve (the CPU index mirrors some of PyPI) resolves even when a pinned version is
-    missing from the mirror, which uv's default (the first index that has the name) would
-    refuse. The hashes of the lock then fix which file is installed. pip always does this.
-    """
+    """uv's options for an accelerator variant's index, searched beside the default one with
+    ``unsafe-best-match`` (as pip does): the ``+cpu`` build wins, and a pin missing from the
+    mirror still resolves; the lock's hashes fix the file."""
     if not extra_index:
         return []
     return ["--extra-index-url", extra_index, "--index-strategy", "unsafe-best-match"]

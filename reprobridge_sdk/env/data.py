@@ -343,11 +343,8 @@ def fetch_data(
 ) -> DataResult:
     """Acquire every declared item (or those named) and place it at its destination.
 
-    ``timeout`` bounds each connection and read and the arrival of the status line and of
-    the headers, ``min_rate`` (bytes per second, over each ``rate_window`` seconds) the rate
-    of each and, with the declared size, the whole transfer; ``max_size`` caps an item that
-    declares no size; ``allow_unverified`` lets items without sha256 and size be placed.
-    """
+    Within the bounds of ``spec/security.md#data-fetch`` (``timeout``, ``min_rate`` over
+    ``rate_window``, ``max_size``); ``allow_unverified`` places items without sha256 and size."""
     art = load_environment(artifact_dir)
     at = _Locator(art)
     digests = default_cache(cache_dir)

@@ -207,13 +207,8 @@ def ensure_environment(
 ) -> Path:
     """The interpreter of the artifact's cached environment, built from its lock if needed.
 
-    ``environment`` is the manifest's ``environment`` part when the caller has loaded the
-    manifest already (then ``artifact_dir`` is the artifact's directory and the manifest is
-    not read again). ``installer`` is ``"uv"`` (the default where uv's binary is present) or
-    ``"pip"``. Raises :class:`EnvironmentBuildError` (E findings) when there is no lock, the
-    lock does not match the manifest's digest, no suitable Python is found, or the build
-    fails.
-    """
+    ``environment``: the manifest's part when the caller has loaded it; ``installer``: ``uv``
+    (the default where present) or ``pip``. Raises :class:`EnvironmentBuildError` (E findings)."""
     art: EnvArtifact | LoadedEnvironment = (
         load_environment(artifact_dir)
         if environment is None

@@ -97,14 +97,8 @@ def variant_findings(
 
 
 def borrowed_hashes(cpu: Lock, cuda: Lock, *, file: str) -> list[Finding]:
-    """L012 for every pin of the CPU lock whose hash is that of another pin of the CUDA lock.
-
-    The CPU lock is resolved after the CUDA one, from another index. A hash that the CUDA lock
-    gives to another distribution or version names a CUDA file: an index page that lists the
-    CPU build with the CUDA build's hash would make the CPU lock install the CUDA wheel, or
-    fail only at install time. The same file under the same pin in both (a distribution both
-    indexes serve) is fine.
-    """
+    """L012 for every pin of the CPU lock whose hash another pin of the CUDA lock has: a CUDA file
+    under a CPU pin (the same file under the same pin in both is fine)."""
     owner = {digest: entry for entry in cuda.entries for digest in entry.hashes}
     found = []
     for entry in cpu.entries:
@@ -126,13 +120,9 @@ def borrowed_hashes(cpu: Lock, cuda: Lock, *, file: str) -> list[Finding]:
 
 
 def cpu_requirements(text: str) -> tuple[str, list[str]]:
-    """Declared requirements (requirements.in text) for the CPU target, and what was dropped.
-
-    A requirement of a CUDA-only distribution is dropped (the CPU builds bundle what they
-    need), a ``+cuXYZ`` / ``+rocmX.Y`` local version is cut to the public version, so
-    that the CPU index's ``+cpu`` build satisfies it, and JAX's GPU extras (``jax[cuda12]``)
-    become ``jax[cpu]``. Other lines are kept as they are.
-    """
+    """Declared requirements for the CPU target, and what was dropped: CUDA-only
+    distributions go, ``+cu``/``+rocm`` local versions are cut to the public one, and
+    ``jax[cuda*]`` becomes ``jax[cpu]``."""
     kept: list[str] = []
     changed: list[str] = []
     for line in text.splitlines():

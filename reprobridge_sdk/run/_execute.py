@@ -137,13 +137,8 @@ def _keep_snapshot(runs_dir: Path, snapshot: EnvironmentSnapshot) -> str | None:
 
 
 def render_argv(launcher: Launcher, context: Mapping[str, object]) -> list[str]:
-    """The launcher's argv with its templates filled in.
-
-    A shell launcher's command line (``argv[0]``, run by ``/bin/sh -c``) gets every template
-    value quoted for the place it stands in (:func:`render_shell_template`), so a run
-    directory named ``x "$(touch PWNED)"``, even inside ``"..."``, or a parameter with a ``;``
-    is one word to the shell, never a command. Plain argv needs no quoting.
-    """
+    """The launcher's argv with its templates filled in; a shell launcher's command line gets each
+    value quoted for its place (:func:`render_shell_template`), so a value is never a command."""
     if not launcher.shell:
         return [render_template(arg, context) for arg in launcher.argv]
     return [render_shell_template(launcher.argv[0], context)] + [
@@ -162,15 +157,9 @@ def _sandboxed(
     record: EvidenceRecord,
     private: tuple[Path, Path] | None = None,
 ) -> tuple[list[str], dict[str, str], tuple[int, ...]]:
-    """The sandboxed command, its environment and the descriptors it inherits (the seccomp
-    filter's, open until ``stack`` closes). The ``PATH`` entries left out are one finding
-    (N023), reported once per invocation and source (the caller's ``PATH``, a launcher's
-    ``env``).
-
-    What the launcher sees of the environment is chosen here, by the runner: the environment
-    built from the lock (``cached``) or the running interpreter (``current``), never what
-    ``PATH`` or the launcher's ``env`` name.
-    """
+    """The sandboxed command, its environment and inherited descriptors (the seccomp filter's,
+    open until ``stack`` closes). The runner, not ``PATH``, chooses the environment shown; the
+    ``PATH`` entries left out are one N023 per invocation and source."""
     from . import sandbox  # noqa: PLC0415 - only with --sandbox
 
     caller = dict(shared.base_env)

@@ -34,13 +34,8 @@ RESERVE = ".reserve"
 
 
 def first_write(run_dir: Path, record: EvidenceRecord, *, durable: bool = False) -> None:
-    """The first record of a run and the reserve; if either fails the run is not started.
-
-    The run directory is then removed (it would be an empty run without a record). The
-    interim ``running`` record is not fsynced (``durable``, for a record that is already
-    final): the final record replaces it, and
-    :mod:`reprobridge_sdk.run.evidence` says why it is never torn all the same.
-    """
+    """The first record of a run and the reserve; if either fails the run directory is removed and
+    the run not started. The interim record is not fsynced (the final one replaces it)."""
     try:
         write_record(run_dir, record, durable=durable)
         _reserve(run_dir)

@@ -92,13 +92,8 @@ def refused_code(exc: safefs.UnsafeFileError) -> str:
 
 
 def scan_run_folder(run_dir: str | os.PathLike[str] | safefs.OpenRoot) -> RunFolderScan | None:
-    """The links and special files anywhere in a run folder, as a record names them
-    (``run_folder``), or ``None`` when it holds none and the scan covered it all.
-
-    One bounded scan that follows no link and opens nothing but directories
-    (:func:`~reprobridge_sdk.io.planted.scan_tree`): a planted entry is never followed, read or
-    hashed. A run folder that cannot be opened is a scan that covered nothing
-    (``"unreadable"``)."""
+    """The links and special files in a run folder, as a record names them (``run_folder``), or
+    ``None`` when there are none and the bounded scan covered it all; never followed or read."""
     try:
         found = planted.scan_tree(run_dir)
     except (OSError, safefs.UnsafeFileError):

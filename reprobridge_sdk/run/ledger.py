@@ -350,12 +350,8 @@ def check_ledger(
 ) -> LedgerCheck:
     """Check the ledger of ``runs_dir`` against the run directories found in it.
 
-    Returns the attempt-level findings (the chain, deleted runs, the head), the findings
-    of single runs by their ``rel`` (not in the ledger, record changed, duplicated), and
-    the ledger as read. Deleted runs (A052) are in the attempt-level findings and also
-    by launcher id in ``LedgerCheck.deleted``, so the verdicts of a launcher's tasks can
-    carry them.
-    """
+    Returns the attempt-level findings, the findings of single runs by their ``rel`` and the
+    ledger as read; deleted runs (A052) are also listed by launcher in ``LedgerCheck.deleted``."""
     state = read_ledger(runs_dir)
     present = list(runs)
     attempt: list[Finding] = list(state.findings)
