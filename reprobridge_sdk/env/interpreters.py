@@ -154,23 +154,8 @@ def _pyenv(minor: str) -> Interpreter | None:
 
 
 def _uv_managed(minor: str) -> Interpreter | None:
-    uv = _uv()
-    if uv is None:
-        return None
-    try:
-        proc = subprocess.run(
-            [uv, "python", "find", "--managed-python", "--no-project", minor],
-            capture_output=True,
-            text=True,
-            check=False,
-            timeout=60,
-            env=_uv_environ(),
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    if proc.returncode != 0 or not proc.stdout.strip():
-        return None
-    return _matches(proc.stdout.strip().splitlines()[-1], minor, "uv")
+    found = _uv_python("find", "--managed-python", "--no-project", minor)
+    return None if not found else _matches(found.splitlines()[-1], minor, "uv")
 
 
 def _uv() -> str | None:
@@ -180,6 +165,25 @@ def _uv() -> str | None:
         return str(find_uv_bin())
     except (ImportError, FileNotFoundError):
         return None
+
+
+def _uv_python(*args: str) -> str:
+    """The stripped output of ``uv python ARGS`` (downloads off), or ``""`` when it fails."""
+    uv = _uv()
+    if uv is None:
+        return ""
+    try:
+        proc = subprocess.run(
+            [uv, "python", *args],
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=60,
+            env=_uv_environ(),
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return ""
+    return proc.stdout.strip() if proc.returncode == 0 else ""
 
 
 def _uv_environ() -> dict[str, str]:
@@ -200,21 +204,9 @@ def interpreter_homes() -> dict[str, str]:
     root = _pyenv_root()
     if (root / "versions").is_dir():
         homes["PYENV_ROOT"] = str(root)
-    uv = _uv()
-    if uv is not None:
-        try:
-            proc = subprocess.run(
-                [uv, "python", "dir"],
-                capture_output=True,
-                text=True,
-                check=False,
-                timeout=60,
-                env=_uv_environ(),
-            )
-        except (OSError, subprocess.TimeoutExpired):
-            proc = None
-        if proc is not None and proc.returncode == 0 and Path(proc.stdout.strip()).is_dir():
-            homes["UV_PYTHON_INSTALL_DIR"] = proc.stdout.strip()
+    uv_dir = _uv_python("dir")
+    if uv_dir and Path(uv_dir).is_dir():
+        homes["UV_PYTHON_INSTALL_DIR"] = uv_dir
     return homes
 
 
