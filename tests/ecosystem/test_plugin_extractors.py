@@ -298,13 +298,13 @@ def test_the_commands_use_the_plugin_installed_in_the_venv(
 ) -> None:
     root = make_artifact(tmp_path / "study")
     assert _cli(plugin_venv, "validate", ".", cwd=root).returncode == 0
-    proc = _cli(plugin_venv, "run", "scored", "--env", "current", "--seeds", "0", cwd=root)
+    proc = _cli(plugin_venv, "run", ".", "scored", "--env", "current", "--seeds", "0", cwd=root)
     assert proc.returncode == 0, proc.stderr
     proc = _cli(plugin_venv, "extract", ".", "--samples", "--format", "json", cwd=root)
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["samples"][0]["value"] == 90.1
     [run_dir] = [p for p in (root / "runs").iterdir() if (p / "record.json").is_file()]
-    proc = _cli(plugin_venv, "extract", str(run_dir), "--format", "json", cwd=root)
+    proc = _cli(plugin_venv, "extract", ".", "--run", str(run_dir), "--format", "json", cwd=root)
     assert json.loads(proc.stdout)["measurements"][0]["value"] == 90.0
     proc = _cli(plugin_venv, "plugins", "--format", "json", cwd=root)
     listed = json.loads(proc.stdout)
@@ -313,7 +313,7 @@ def test_the_commands_use_the_plugin_installed_in_the_venv(
     assert {f["code"] for f in listed["findings"]} == {"X008", "D017", "E026"}
     proc = _cli(plugin_venv, "plugins", cwd=root)
     assert proc.returncode == 0
-    assert "x-last-number" in proc.stderr  # the listing is human text on stderr
+    assert "x-last-number" in proc.stdout  # the listing is on stdout, with the findings
     assert "X008 warning" in proc.stdout
 
 
