@@ -67,15 +67,6 @@ class BenchOptions:
     rerun: int = 0
 
 
-# --------------------------------------------------------------------------- limits
-
-
-# --------------------------------------------------------------------------- one run
-
-
-# --------------------------------------------------------------------------- the batch
-
-
 def _memory_bytes(text: str | None) -> int | None:
     from reprobridge_sdk.model.launcher import memory_bytes  # noqa: PLC0415
 
@@ -108,10 +99,6 @@ def _prepare_out(out: Path) -> None:
     out.mkdir(parents=True, exist_ok=True)
 
 
-def _refusal(findings: list[Finding], items: Sequence[Finding]) -> None:
-    findings.extend(items)
-
-
 def _plan(
     batch: Any, opened: list[Any], out: Path, agent: str, options: BenchOptions
 ) -> tuple[list[Job], list[Finding]]:
@@ -126,7 +113,7 @@ def _plan(
     defaults = batch.model.defaults
     for index, (entry, item) in enumerate(zip(batch.model.submission, opened, strict=True)):
         if item.root is None:
-            _refusal(problems, item.findings)
+            problems.extend(item.findings)
             continue
         mismatch = digest_finding(batch, index, entry, item)
         if mismatch is not None:
@@ -135,7 +122,7 @@ def _plan(
         try:
             art = load(item.root)
         except ReproBridgeError as exc:
-            _refusal(problems, exc.findings)
+            problems.extend(exc.findings)
             continue
         known = [task.id for task in art.manifest.tasks]
         wanted = list(entry.tasks) if entry.tasks is not None else known
@@ -157,7 +144,7 @@ def _plan(
             try:
                 generate_variants(item.root, target, [variant], fetch=options.fetch)
             except ReproBridgeError as exc:
-                _refusal(problems, exc.findings)
+                problems.extend(exc.findings)
                 continue
             source = target / variant / WORKSPACE_DIR
             for task in tasks:

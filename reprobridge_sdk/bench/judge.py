@@ -122,6 +122,10 @@ class _Entry:
 
 def _open_path(ctx: _Context, relative: str, where: str, entry: _Entry) -> Path | None:
     """The file ``relative`` names inside the workspace, or None (A074, A075 in ``entry``)."""
+
+    def refused(code: str, message: str, hint: str) -> None:
+        entry.fail("log-refused", finding(code, message, path=where, hint=hint))
+
     text = relative.replace("\\", "/")
     parts = PurePosixPath(text).parts
     if (
@@ -131,37 +135,17 @@ def _open_path(ctx: _Context, relative: str, where: str, entry: _Entry) -> Path 
         or Path(relative).is_absolute()
         or ".." in parts
     ):
-        entry.fail(
-            "log-refused",
-            finding(
-                "A074",
-                f"{relative!r} is not a path inside the workspace",
-                path=where,
-                hint="name logs and outputs relative to the workspace, without '..'",
-            ),
-        )
+        hint = "name logs and outputs relative to the workspace, without '..'"
+        refused("A074", f"{relative!r} is not a path inside the workspace", hint)
         return None
-    path = ctx.workspace.joinpath(*parts)
-    real = os.path.realpath(path)
+    real = os.path.realpath(ctx.workspace.joinpath(*parts))
     if real != ctx.real_workspace and not real.startswith(ctx.real_workspace + os.sep):
-        entry.fail(
-            "log-refused",
-            finding(
-                "A074",
-                f"{relative!r} is a link that leads out of the workspace",
-                path=where,
-                hint="leave the logs themselves in the workspace, not links to them",
-            ),
-        )
+        hint = "leave the logs themselves in the workspace, not links to them"
+        refused("A074", f"{relative!r} is a link that leads out of the workspace", hint)
         return None
     problem = _unreadable(real, ctx.max_bytes)
     if problem is not None:
-        entry.fail(
-            "log-refused",
-            finding(
-                "A075", f"{relative!r} {problem}", path=where, hint="leave the file as written"
-            ),
-        )
+        refused("A075", f"{relative!r} {problem}", "leave the file as written")
         return None
     return Path(real)
 

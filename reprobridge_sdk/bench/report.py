@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from collections.abc import Callable, Sequence
+from dataclasses import asdict
 from itertools import combinations
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -177,7 +178,6 @@ def build_report(
         for variant in variants
         for a, b in combinations(agents, 2)
     ]
-    budget = options.budget
     return BenchReport(
         suite=suite,
         suite_sha256=suite_sha256,
@@ -187,14 +187,7 @@ def build_report(
         sandbox=options.sandbox,
         network=_network(options.network),
         allow_hosts=list(options.allow_hosts),
-        budget={
-            "timeout": budget.timeout,
-            "cpu": budget.cpu,
-            "memory": budget.memory,
-            "max_output": budget.max_output,
-            "max_file": budget.max_file,
-            "max_cost": budget.max_cost,
-        },
+        budget=asdict(options.budget),
         level=options.level,
         rerun=options.rerun,
         runs=list(runs),
