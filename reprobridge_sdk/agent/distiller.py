@@ -15,11 +15,12 @@ numbers) is a candidate, scored by:
   else the value is read as printed: a claim far from every scale is judged incompatible
   on its own number, not made to look nearer by a unit it was never in.
 
-Digits of a clock time or a date (a log line's timestamp) are no candidates.
+Digits of a clock time or a date (a log line's timestamp) are no candidates, and an integer
+(an iteration count) is read as printed, with no scale, unless a ``%`` follows it.
 
 Score = 2 x label + closeness; ties go to the later line (the final report of a training
 loop comes last). A candidate needs a label score above 0, or a relative error under 5%
-when the claim has no label. None left: B009.
+when the claim has no label and no number on the log has a label score above 0. None left: B009.
 
 **The extractor** is a regular expression made from the chosen line: the text before the
 number, escaped, with digit runs generalised to ``\\d+``, anchored at the line start, then
@@ -143,14 +144,16 @@ def _words(text: str) -> set[str]:
 _UNIT_EXPLAINS = 1 / (1 + 10 * 0.5)  # the closeness of a relative error of one half
 
 
-def _closeness(value: float, target: float) -> tuple[float, float]:
+def _closeness(
+    value: float, target: float, scales: Sequence[float] = _SCALES
+) -> tuple[float, float]:
     denominator = max(abs(target), 1e-12)
 
     def score(scale: float) -> float:
         return 1 / (1 + 10 * abs(value * scale - target) / denominator)
 
     best = (score(1.0), 1.0)
-    for scale in _SCALES:
+    for scale in scales:
         closeness = score(scale)
         if closeness > best[0] and closeness > _UNIT_EXPLAINS:
             best = (closeness, scale)
@@ -208,7 +211,11 @@ def find_number(log: str, claim: Claim) -> list[Candidate]:
                 continue
             if not math.isfinite(value) or any(a <= match.start() < b for a, b in stamps):
                 continue
-            closeness, scale = _closeness(value, target)
+            # an integer (an iteration count: "Validation RMSE 50 : 1.52") is no percentage
+            # of a fraction unless a percent sign says so
+            whole = match.group(0).lstrip("+-").isdigit()
+            percent = line[match.end() :].lstrip().startswith("%")
+            closeness, scale = _closeness(value, target, () if whole and not percent else _SCALES)
             label = _label_score(line[: match.start()], claim)
             relative = abs(value * scale - target) / max(abs(target), 1e-12)
             if label <= 0 and (claim.hints.label or relative >= 0.05):
@@ -216,6 +223,9 @@ def find_number(log: str, claim: Claim) -> list[Candidate]:
             found.append(
                 Candidate(number, line, match.start(), match.end(), value, scale, label, closeness)
             )
+    if any(c.label_score > 0 for c in found):
+        # a number the claim's words name beats one that is only near the published value
+        found = [c for c in found if c.label_score > 0]
     found.sort(key=lambda c: (c.score, c.line_number), reverse=True)
     return found
 

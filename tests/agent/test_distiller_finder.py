@@ -164,6 +164,8 @@ def test_a_timestamp_is_never_the_number() -> None:
     log = (
         stamped
         + "2024-05-01 12:00:52,520 INFO done\n"
+        + "Iteration 50 loss 0.57 train RMSE 1.19 Validation RMSE 50 : 1.526969485743855\n"
+        + "Iteration 70 loss 0.5006094576937321\n"  # near 0.52, but nothing names it
         + "Morgan test RMSE: 1.6726716060924645 Neural test RMSE: 0.8204662571767664\n"
     )
     claim = _claim(
@@ -175,3 +177,10 @@ def test_a_timestamp_is_never_the_number() -> None:
     [best, *_] = find_number(log, claim)
     assert (best.value, best.scale) == (0.8204662571767664, 1.0)
     assert all("WARNING" not in c.line and "INFO" not in c.line for c in find_number(log, claim))
+
+
+def test_an_integer_is_scaled_only_when_a_percent_sign_follows() -> None:
+    claim = _claim(measured="test accuracy", value=0.52, direction="higher")
+    [best] = find_number("test accuracy 52 %\n", claim)
+    assert (best.value, best.scale) == (52.0, 0.01)
+    assert find_number("test accuracy 52\n", claim)[0].scale == 1.0
