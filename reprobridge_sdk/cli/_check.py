@@ -93,12 +93,13 @@ def check(  # noqa: PLR0917 - click passes one argument per option
         )
     except ReproBridgeError as exc:  # N011, or --record of an archive: nothing ran
         fail(exc)
+    network = ", ".join(report.network_env) or "none"
+    named = f"; --pass-env: {', '.join(report.pass_env)}" if report.pass_env else ""
+    # on stderr, so also beside JSON: what of the caller's environment reached the clean shell
+    note(f"clean shell: network configuration passed: {network}{named}")
     if fmt == "json":
         sys.stdout.write(json.dumps(report.to_dict(), indent=2) + "\n")
         sys.exit(0 if report.ok else 1)
-    network = ", ".join(report.network_env) or "none"
-    named = f"; --pass-env: {', '.join(report.pass_env)}" if report.pass_env else ""
-    note(f"clean shell: network configuration passed: {network}{named}")
     for step in report.steps:
         mark = "ok  " if step.ok else "FAIL"
         say(f"{mark} {step.name:<13} {step.seconds:8.2f} s  {step.detail}")
