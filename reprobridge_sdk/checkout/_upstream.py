@@ -7,15 +7,13 @@ declared bundle replaces the fetch. Rules and codes (C001, C002, C010, C024-C026
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
 import hashlib
 import re
-from collections.abc import Iterator
 from pathlib import Path
 
 from reprobridge_sdk.findings import finding
 from reprobridge_sdk.io.atomic import atomic_directory
+from reprobridge_sdk.io.filelock import file_lock
 
 from ._bundle import BundleError, BundleRef, import_bundle, verify_bundle
 from ._git import GitError, git
@@ -64,17 +62,6 @@ def _bare_path(location: str) -> Path:
     return _cache_dir() / f"{key}.git"
 
 
-@contextlib.contextmanager
-def _locked(path: Path) -> Iterator[None]:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.with_suffix(".lock").open("a") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
-
-
 def _has_commit(bare: Path, commit: str) -> bool:
     if not (bare / "HEAD").is_file():
         return False
@@ -97,7 +84,7 @@ def bundled_upstream(root: Path, bundle: BundleRef, commit: str) -> Path:
     commit; the repository is never contacted.
     """
     bare = _bare_path(f"bundle:{commit}")
-    with _locked(bare):
+    with file_lock(bare.with_suffix(".lock")):
         try:
             source = verify_bundle(root, bundle, commit)
             if not _has_commit(bare, commit):
@@ -131,7 +118,7 @@ def fetch_upstream(root: Path, repository: str, commit: str) -> Path:
     location = upstream_location(root, repository)
     bare = _bare_path(location)
     where = "/codebase/upstream/repository"
-    with _locked(bare):
+    with file_lock(bare.with_suffix(".lock")):
         try:
             if _has_commit(bare, commit):
                 return bare

@@ -32,9 +32,10 @@ from reprobridge_sdk.env._download import (
 from reprobridge_sdk.env._schemes import SchemeFailed, fetch_scheme, hf_url
 from reprobridge_sdk.env.hashing import DigestCache, default_cache
 from reprobridge_sdk.env.snapshot import redact_text
-from reprobridge_sdk.env.venv import cache_root, file_lock
+from reprobridge_sdk.env.venv import cache_root
 from reprobridge_sdk.errors import UsageError
 from reprobridge_sdk.findings import Finding, Severity
+from reprobridge_sdk.io.filelock import file_lock
 from reprobridge_sdk.model.environment import DataItem
 
 __all__ = [

@@ -8,14 +8,12 @@ failed build is removed. The installers run isolated from the machine's configur
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import platform
 import shutil
 import sys
 import time
-from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -36,6 +34,7 @@ from reprobridge_sdk.env.interpreters import discover, version_of
 from reprobridge_sdk.errors import ReproBridgeError
 from reprobridge_sdk.findings import Finding, finding
 from reprobridge_sdk.io.atomic import atomic_write_text
+from reprobridge_sdk.io.filelock import file_lock
 from reprobridge_sdk.locks.accelerator import variant_findings
 from reprobridge_sdk.locks.lockfile import read_lock
 
@@ -50,7 +49,6 @@ __all__ = [
     "ensure_environment",
     "environment_key",
     "environment_path",
-    "file_lock",
     "find_python",
     "venv_python",
 ]
@@ -177,23 +175,6 @@ def environment_path(
 def is_complete(env_dir: Path) -> bool:
     """True for an environment that was completely built."""
     return (env_dir / COMPLETE_MARKER).is_file() and venv_python(env_dir).exists()
-
-
-@contextlib.contextmanager
-def file_lock(path: Path) -> Iterator[None]:
-    """Hold an exclusive advisory lock on ``path`` (created if needed) for the block."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("a+b") as handle:
-        try:
-            import fcntl  # noqa: PLC0415 - POSIX only
-        except ImportError:  # pragma: no cover - Windows: builds are not serialised
-            yield
-            return
-        fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
 
 
 def ensure_environment(

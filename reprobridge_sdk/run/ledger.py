@@ -11,7 +11,6 @@ A068). See spec §10.4.
 from __future__ import annotations
 
 import errno
-import fcntl
 import hashlib
 import json
 import os
@@ -23,6 +22,7 @@ from typing import Any
 
 from reprobridge_sdk.findings import Finding, finding
 from reprobridge_sdk.io import safefs
+from reprobridge_sdk.io.filelock import file_lock
 
 __all__ = [
     "GENESIS",
@@ -245,21 +245,17 @@ def append_run(
     """
     base = Path(runs_dir)
     base.mkdir(parents=True, exist_ok=True)
-    with (base / LOCK_NAME).open("a") as lock:
-        fcntl.flock(lock.fileno(), fcntl.LOCK_EX)
+    with file_lock(base / LOCK_NAME):
+        path = base / LEDGER_NAME
+        flags = os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
+        fd = os.open(path, flags | os.O_NONBLOCK, 0o644)
         try:
-            path = base / LEDGER_NAME
-            flags = os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
-            fd = os.open(path, flags | os.O_NONBLOCK, 0o644)
-            try:
-                if not stat.S_ISREG(os.fstat(fd).st_mode):  # a FIFO would block the read
-                    raise OSError(errno.EINVAL, f"{path} is not a regular file")
-                os.set_blocking(fd, True)
-                return _append(fd, run_id, launcher, seed, scope, status, record_sha256)
-            finally:
-                os.close(fd)
+            if not stat.S_ISREG(os.fstat(fd).st_mode):  # a FIFO would block the read
+                raise OSError(errno.EINVAL, f"{path} is not a regular file")
+            os.set_blocking(fd, True)
+            return _append(fd, run_id, launcher, seed, scope, status, record_sha256)
         finally:
-            fcntl.flock(lock.fileno(), fcntl.LOCK_UN)
+            os.close(fd)
 
 
 def _last_entry(fd: int, size: int) -> LedgerEntry | None:
