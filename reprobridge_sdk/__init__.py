@@ -11,7 +11,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from . import _forward
+from . import _forward, _lazy
 
 if TYPE_CHECKING:
     from ._forward import DocumentView
@@ -144,29 +144,16 @@ __all__ = [
     "validate",
 ]
 
-#: Where each lazily imported top-level name lives.
+#: Each module of a lazily imported top-level name, with its names.
 _LAZY = {
-    "ArtifactDir": ".api",
-    "create": ".api",
-    "load": ".api",
-    "PackError": ".authoring.pack",
-    "pack": ".authoring.pack",
-    "unpack": ".authoring.pack",
-    "ArtifactError": ".errors",
-    "MissingExtraError": ".errors",
-    "ReproBridgeError": ".errors",
-    "UsageError": ".errors",
-    "ExtractionError": ".extract.extraction",
-    "extract_value": ".extract.extraction",
-    "Finding": ".findings",
-    "Severity": ".findings",
-    "LockError": ".locks.lockfile",
-    "check_lock": ".locks.lockfile",
-    "read_lock": ".locks.lockfile",
-    "EvidenceRecord": ".model",
-    "Manifest": ".model",
-    "ValidationResult": ".validation",
-    "validate": ".validation",
+    ".api": "ArtifactDir create load",
+    ".authoring.pack": "PackError pack unpack",
+    ".errors": "ArtifactError MissingExtraError ReproBridgeError UsageError",
+    ".extract.extraction": "ExtractionError extract_value",
+    ".findings": "Finding Severity",
+    ".locks.lockfile": "LockError check_lock read_lock",
+    ".model": "EvidenceRecord Manifest",
+    ".validation": "ValidationResult validate",
 }
 
 
@@ -183,15 +170,4 @@ def _consumer_view(data: Any) -> tuple[Any, DocumentView | None]:
 _forward.register(_consumer_view)
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        msg = f"module {__name__!r} has no attribute {name!r}"
-        raise AttributeError(msg)
-    value = getattr(importlib.import_module(module, __name__), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(__all__)
+__getattr__, __dir__ = _lazy.lazy_names(__name__, _LAZY, __all__)

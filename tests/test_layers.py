@@ -4,7 +4,7 @@ The layers, lowest first (the design's "imports go only downward"); a module bel
 layer of its subpackage or top-level module. ``io.safefs`` is on the ground floor with the
 digests that use it (it imports nothing of the SDK but the findings and their exception base).
 So is the package itself (``reprobridge_sdk/__init__.py``): its body imports only
-``_forward``, and what it offers from above (its public names, and the API's
+``_forward`` and ``_lazy``, and what it offers from above (its public names, and the API's
 forward-compatibility reader that it registers for the layers below the API) is imported by
 name when first used, never by an import statement.
 Every import counts, at module level or inside a function (a lazy import is still a
@@ -23,7 +23,8 @@ PACKAGE = Path(__file__).resolve().parents[1] / "reprobridge_sdk"
 LAYERS: tuple[frozenset[str], ...] = tuple(
     frozenset(names.split())
     for names in (
-        "reprobridge_sdk _forward _plugin_stdout errors findings versions model digest io.safefs",
+        "reprobridge_sdk _forward _lazy _plugin_stdout errors findings versions model digest"
+        " io.safefs",
         "io extract locks plugins config loading",
         "env guide schema checkout contents signing",
         "validation",

@@ -6,8 +6,9 @@ needs only snapshots does not pay for the resolver or the downloader.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from reprobridge_sdk._lazy import lazy_names
 
 if TYPE_CHECKING:
     from .check import check_environment
@@ -30,28 +31,12 @@ __all__ = [
 ]
 
 _WHERE = {
-    "capture_snapshot": "snapshot",
-    "check_environment": "check",
-    "DataResult": "data",
-    "fetch_data": "data",
-    "verify_data": "data",
-    "LockResult": "lock",
-    "lock_artifact": "lock",
-    "cache_root": "venv",
-    "ensure_environment": "venv",
-    "environment_path": "venv",
+    ".snapshot": "capture_snapshot",
+    ".check": "check_environment",
+    ".data": "DataResult fetch_data verify_data",
+    ".lock": "LockResult lock_artifact",
+    ".venv": "cache_root ensure_environment environment_path",
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _WHERE.get(name)
-    if module is None:
-        msg = f"module {__name__!r} has no attribute {name!r}"
-        raise AttributeError(msg)
-    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(__all__)
+__getattr__, __dir__ = lazy_names(__name__, _WHERE, __all__)

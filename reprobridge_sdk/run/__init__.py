@@ -5,8 +5,9 @@ Names are imported lazily so that ``import reprobridge_sdk.run`` stays cheap.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from reprobridge_sdk._lazy import lazy_names
 
 if TYPE_CHECKING:
     from .evidence import RecordError, iter_runs, load_record, read_snapshot
@@ -31,31 +32,11 @@ __all__ = [
 ]
 
 _WHERE = {
-    "RecordError": "evidence",
-    "iter_runs": "evidence",
-    "load_record": "evidence",
-    "read_snapshot": "evidence",
-    "SampleCheck": "replay",
-    "check_samples": "replay",
-    "replay_log": "replay",
-    "replay_run": "replay",
-    "RunEvent": "results",
-    "RunResult": "results",
-    "RunSummary": "results",
-    "TaskValue": "results",
-    "run": "runner",
+    ".evidence": "RecordError iter_runs load_record read_snapshot",
+    ".replay": "SampleCheck check_samples replay_log replay_run",
+    ".results": "RunEvent RunResult RunSummary TaskValue",
+    ".runner": "run",
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _WHERE.get(name)
-    if module is None:
-        msg = f"module {__name__!r} has no attribute {name!r}"
-        raise AttributeError(msg)
-    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(__all__)
+__getattr__, __dir__ = lazy_names(__name__, _WHERE, __all__)
