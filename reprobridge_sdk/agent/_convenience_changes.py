@@ -1,7 +1,8 @@
 """The Reproducer's two convenience changes, each gated, and the re-planning they allow.
 
 Rules: a smoke run stopped at its budget gets an iteration knob
-(:func:`~reprobridge_sdk.agent.convenience.smoke_knob`) on the smoke launcher alone; kept when
+(:func:`~reprobridge_sdk.agent.convenience.smoke_knob`, which reads the script and the
+repository modules it imports) on the smoke launcher alone; kept when
 the shortened run ends within the budget, else undone with B021 (error), as when there is no
 knob. A passing smoke script that takes no seed while its claims name seeds gets a seed option
 (:func:`~reprobridge_sdk.agent.convenience.add_seed_option`); kept when two runs with the first
@@ -21,6 +22,7 @@ from reprobridge_sdk.agent._smoke import RunOutcome, _labelled, _passes, _Phase
 from reprobridge_sdk.agent.convenience import add_seed_option, smoke_knob
 from reprobridge_sdk.agent.fixes import Fix
 from reprobridge_sdk.agent.gates import build_finding
+from reprobridge_sdk.agent.imports import closure
 from reprobridge_sdk.agent.planner import seeds_decision_id, unseeded_pitfall_id
 from reprobridge_sdk.model.build import AppliedFix, ClaimPlan, LauncherPlan, PlanRecord
 from reprobridge_sdk.model.claims import Claims
@@ -151,6 +153,22 @@ def _convenience(launcher: LauncherPlan, fix: Fix, error: str) -> AppliedFix:
     )
 
 
+def _imported(state: _Phase, launcher: LauncherPlan) -> dict[str, str]:
+    """The repository modules the launcher's script imports, in the order its imports reach
+    them, with their text (those that cannot be read are left out)."""
+    module = bool({"-m", "-c"} & set(launcher.argv[:3]))
+    reached = closure(state.code_dir, launcher.script, workdir=launcher.workdir, module=module)
+    texts: dict[str, str] = {}
+    for rel in reached.files:
+        if rel == launcher.script:
+            continue
+        try:
+            texts[rel] = (state.code_dir / rel).read_text("utf-8")
+        except (OSError, UnicodeDecodeError):
+            continue
+    return texts
+
+
 def _shorten(
     state: _Phase, current: LauncherPlan, outcome: RunOutcome, tasks: list[str]
 ) -> tuple[LauncherPlan, RunOutcome] | None:
@@ -167,7 +185,8 @@ def _shorten(
         text = path.read_text("utf-8")
     except (OSError, UnicodeDecodeError):
         text = ""
-    knob = smoke_knob(text, current.argv)
+    modules = _imported(state, current)
+    knob = smoke_knob(text, current.argv, modules)
     if current.shell and knob is not None and knob.args:
         knob = None  # a shell line takes no appended option; only a variable shortens it
     if knob is None:
@@ -188,8 +207,11 @@ def _shorten(
     else:
         trial = current.model_copy(update={"env": {**current.env, **knob.env}})
         [(variable, value)] = knob.env.items()
-        how = f"sets {variable}={value}; {current.script} reads it for {knob.name} ({knob.default})"
-    files = {current.script: knob.text} if knob.text is not None else {}
+        holder = knob.file or current.script
+        how = f"sets {variable}={value}; {holder} reads it for {knob.name} ({knob.default})"
+    if knob.file is not None:  # the count is in a module the script imports
+        path, text = state.code_dir / knob.file, modules[knob.file]
+    files = {knob.file or current.script: knob.text} if knob.text is not None else {}
     if knob.text is not None:
         path.write_text(knob.text, "utf-8")
     again = state.run(trial)

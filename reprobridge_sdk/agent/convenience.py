@@ -35,28 +35,42 @@ function gets no change (None).
 count is a name that counts epochs, iterations, steps, estimators, rounds, episodes, updates or
 generations (``epochs``, ``n_epochs``, ``max_iter``, ``maxiter``, ``nIter``, ``n_estimators``,
 ``num_steps``, ...; not
-``warmup_steps``, ``log_steps`` and the like, which do not bound the work). Tried in order:
+``warmup_steps``, ``log_steps`` and the like, which do not bound the work). The kinds, in
+order:
 
 1. an option of the script with such a name (argparse or click) that the smoke launcher does
    not pass yet: the smoke launcher passes a small value (no code change);
-2. a module constant with such a name bound to an integer literal (``EPOCHS = 100``);
-3. a keyword argument or a dictionary key with such a name and an integer literal
-   (``n_estimators=500``, an optimizer's ``options={'maxiter': 50000}``);
+2. a module constant with such a name bound to an integer literal above 1 (``EPOCHS = 100``;
+   a counter's ``epochs = 0`` bounds nothing);
+3. a keyword argument or a dictionary key with such a name and an integer literal above 1
+   (``n_estimators=500``, an optimizer's ``options={'maxiter': 50000}``, an early-stopping
+   ``dict(patience=100, max_epochs=10000)``);
 4. the outermost ``for`` loop over ``range(<integer literal>)`` (a bound of at least 10; a loop
    inside it counts inner steps, such as batches), the largest when there are several.
 
+A name of the training's length (epochs, steps, rounds, estimators, episodes, updates,
+generations) comes before an iteration name (``niter``, ``max_iter``, ``iterations``): the
+latter is as often a setting of the model (the power iterations of a propagation) as the
+training's length. So the knob is the first training-length name over the kinds above, else
+the first iteration name or loop. When the script has no training-length name, the repository
+modules it imports (``modules``, in the order its imports reach them) are read for a constant
+or a keyword (2, 3), such as the ``max_epochs`` of an early-stopping dictionary the script
+imports: a training-length name there is taken, and when the script has no knob at all, an
+iteration name there too.
+
 For 2-4 the literal becomes ``_repro_knob("REPRO_<NAME>", <literal>)``, which reads that
 environment variable and falls back to the literal (the loop's variable is
-``REPRO_ITERATIONS``); the smoke launcher sets the variable. Without it the script runs as
-before, so the scored launcher is unchanged. The small value is 1 for epochs and otherwise
-the smaller of 5 and the default. A script with none of these has no knob (None).
+``REPRO_ITERATIONS``), in the file that holds it (``Knob.file``: the script, or the module);
+the smoke launcher sets the variable. Without it the code runs as before, so the scored
+launcher is unchanged. The small value is 1 for epochs and otherwise the smaller of 5 and
+the default. Code with none of these has no knob (None).
 """
 
 from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -479,8 +493,10 @@ class Knob:
     args: tuple[str, ...] = ()
     #: The variable the smoke launcher sets (``constant``, ``keyword``, ``loop``).
     env: dict[str, str] = field(default_factory=dict)
-    #: The script's new text (``constant``, ``keyword``, ``loop``).
+    #: The new text of the file that holds it (``constant``, ``keyword``, ``loop``).
     text: str | None = None
+    #: That file when it is a module the script imports (a repository path); None: the script.
+    file: str | None = None
 
 
 def _small(name: str, default: int | None) -> int:
@@ -523,12 +539,13 @@ def _knob_function() -> list[str]:
     ]
 
 
-def _env_knob(
+def _env_knob(  # noqa: PLR0917 - private helper of smoke_knob()
     text: str,
     tree: ast.Module,
     kind: Literal["constant", "keyword", "loop"],
     name: str,
     node: ast.expr,
+    file: str | None = None,
 ) -> Knob | None:
     source = _Source(text)
     default = _int_literal(node)
@@ -538,7 +555,7 @@ def _env_knob(
     literal = source.segment(node)
     source.replace(node, f'{KNOB_FUNCTION}("{variable}", {literal})')
     small = str(_small(name, default))
-    return Knob(kind, name, literal, small, env={variable: small}, text=source.result())
+    return Knob(kind, name, literal, small, env={variable: small}, text=source.result(), file=file)
 
 
 def _range_loops(body: Sequence[ast.AST], *, nested: bool) -> Iterator[tuple[int, ast.expr]]:
@@ -581,21 +598,40 @@ def _keyword_counts(tree: ast.Module) -> Iterator[tuple[str, ast.expr]]:
                     yield key.value, value
 
 
-def smoke_knob(text: str, argv: Sequence[str]) -> Knob | None:
-    """The way to shorten a run of the script ``text`` run as ``argv`` (see the rules), or None."""
-    tree = _parse(text)
-    if tree is None:
-        return None
-    given = {word.split("=", 1)[0] for word in argv if word.startswith("-")}
-    for flags, default in _options(tree):
-        long_flags = [f for f in flags if f.startswith("--")]
-        if not long_flags or not any(is_iteration_count(f) for f in long_flags):
-            continue
-        if given & set(flags):
-            continue  # the smoke launcher passes it already
-        small = str(_small(long_flags[0], _int_literal(default)))
-        literal = ast.unparse(default) if default is not None else None
-        return Knob("option", long_flags[0], literal, small, args=(long_flags[0], small))
+#: Names of an iteration count that may be a setting of the model rather than the training's
+#: length (``niter``: a propagation's power iterations); other counts come first.
+_ITERATION_ONLY = re.compile(r"iters?$|iterations?$")
+
+
+def _count_rank(name: str) -> int:
+    """0 for a name of the training's length, 1 for an iteration name (see the rules)."""
+    return 1 if _ITERATION_ONLY.search(name.lstrip("-").replace("-", "_").lower()) else 0
+
+
+@dataclass(frozen=True)
+class _Spot:
+    """A literal to patch into a knob: a constant, a keyword or a loop's bound."""
+
+    kind: Literal["constant", "keyword", "loop"]
+    name: str
+    node: ast.expr
+
+
+def _candidates(
+    tree: ast.Module, given: set[str], *, script: bool
+) -> Iterator[tuple[int, Knob | _Spot]]:
+    """The knobs of one file in rule order, each with its rank; an option is a finished
+    :class:`Knob`, the others a literal to patch. Options and loops only in the script."""
+    if script:
+        for flags, default in _options(tree):
+            long_flags = [f for f in flags if f.startswith("--")]
+            counts = [f for f in long_flags if is_iteration_count(f)]
+            if not counts or given & set(flags):
+                continue  # no count, or the smoke launcher passes it already
+            small = str(_small(long_flags[0], _int_literal(default)))
+            literal = ast.unparse(default) if default is not None else None
+            knob = Knob("option", long_flags[0], literal, small, args=(long_flags[0], small))
+            yield _count_rank(counts[0]), knob
     for node in tree.body:
         if isinstance(node, (ast.Assign, ast.AnnAssign)):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
@@ -603,16 +639,59 @@ def smoke_knob(text: str, argv: Sequence[str]) -> Knob | None:
                 len(targets) == 1
                 and isinstance(targets[0], ast.Name)
                 and is_iteration_count(targets[0].id)
-                and node.value is not None
-                and _int_literal(node.value) is not None
+                and (_int_literal(node.value) or 0) > 1  # a counter's ``epochs = 0`` bounds nothing
             ):
-                return _env_knob(text, tree, "constant", targets[0].id, node.value)
+                assert node.value is not None
+                yield _count_rank(targets[0].id), _Spot("constant", targets[0].id, node.value)
     keywords = sorted(_keyword_counts(tree), key=lambda item: (item[1].lineno, item[1].col_offset))
-    if keywords:
-        name, value = keywords[0]
-        return _env_knob(text, tree, "keyword", name, value)
-    loops = list(_range_loops(tree.body, nested=False))
+    for name, value in keywords:
+        if (_int_literal(value) or 0) > 1:
+            yield _count_rank(name), _Spot("keyword", name, value)
+    loops = list(_range_loops(tree.body, nested=False)) if script else []
     if loops:
         _, bound_node = max(loops, key=lambda item: item[0])
-        return _env_knob(text, tree, "loop", "iterations", bound_node)
-    return None
+        yield 1, _Spot("loop", "iterations", bound_node)
+
+
+def _best(
+    found: Iterable[tuple[int, Knob | _Spot]],
+) -> tuple[int, Knob | _Spot] | None:
+    """The first candidate of the lowest rank (rule order within a rank)."""
+    best = None
+    for item in found:
+        if best is None or item[0] < best[0]:
+            best = item
+    return best
+
+
+def smoke_knob(
+    text: str, argv: Sequence[str], modules: Mapping[str, str] | None = None
+) -> Knob | None:
+    """The way to shorten a run of the script ``text`` run as ``argv`` (see the rules), or None.
+
+    ``modules`` maps the repository modules the script imports (paths, in the order its
+    imports reach them) to their text: read when the script has no training-length name."""
+    tree = _parse(text)
+    if tree is None:
+        return None
+    given = {word.split("=", 1)[0] for word in argv if word.startswith("-")}
+    chosen = _best(_candidates(tree, given, script=True))
+    if chosen is None or chosen[0] > 0:
+        for path, module_text in (modules or {}).items():
+            module_tree = _parse(module_text)
+            if module_tree is None:
+                continue
+            other = _best(_candidates(module_tree, given, script=False))
+            if (
+                other is not None
+                and isinstance(other[1], _Spot)  # a module gives no option
+                and (chosen is None or other[0] < chosen[0])
+            ):
+                spot = other[1]
+                return _env_knob(module_text, module_tree, spot.kind, spot.name, spot.node, path)
+    if chosen is None:
+        return None
+    if isinstance(chosen[1], Knob):
+        return chosen[1]
+    spot = chosen[1]
+    return _env_knob(text, tree, spot.kind, spot.name, spot.node)

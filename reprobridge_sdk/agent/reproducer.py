@@ -36,7 +36,8 @@ each a patch recorded like a fix (``code record --kind convenience``) with its r
 evidence instead of an error:
 
 * **Short smoke scope.** A smoke run that ran past its budget (``timeout``, killed there) gets
-  an iteration knob: an option the smoke launcher now passes small, or a patch that lets the
+  an iteration knob: an option the smoke launcher now passes small, or a patch (of the script,
+  or of a repository module it imports that holds the training's length) that lets the
   smoke launcher set the count through the environment. Gate: the shortened run ends within
   the budget (B021, error, otherwise, and when there is no knob). Only the smoke launcher
   changes; a smoke run within its budget is never touched.

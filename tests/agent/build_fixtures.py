@@ -722,6 +722,29 @@ _add(
     )
 )
 
+_add(
+    Fixture(
+        "long-smoke-module",
+        {
+            # APPNP's shape: the script passes a propagation's power iterations (niter), and
+            # the training runs until early stopping, whose max_epochs is in another module
+            "training/__init__.py": "",
+            "training/stopping.py": "stopping_args = dict(patience=100, max_epochs=80)\n",
+            "train.py": _SLOW.format(
+                knob="from training.stopping import stopping_args\n\n\n"
+                "def propagation(alpha, niter):\n"
+                "    return [alpha] * niter\n\n\n"
+                "prop = propagation(alpha=0.1, niter=10)",
+                epochs="stopping_args['max_epochs']",
+            ),
+        },
+        _SLOW_CLAIMS,
+        ("a smoke run past its budget, the training's length in an imported module",),
+        {"accuracy": True},
+        end_to_end=False,  # as long-smoke
+    )
+)
+
 
 _add(
     Fixture(

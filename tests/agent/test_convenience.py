@@ -308,3 +308,69 @@ def test_no_knob_for_a_script_without_an_iteration_count() -> None:
 )
 def test_a_seed_the_script_fixes_itself_is_found(text: str, seed: int | None) -> None:
     assert fixed_seed(text) == seed
+
+
+#: APPNP's shape: the script sets a model's propagation iterations (``niter``) and imports
+#: the training's length from an early-stopping module.
+_STOPPING_MODULE = (
+    "# max_epochs = 7 in a comment is no count\n"
+    "stopping_args = dict(patience=100, max_epochs=10_000, warmup_epochs=5)\n"
+)
+_PROPAGATING_SCRIPT = (
+    "from training.stopping import stopping_args\n\n"
+    "def propagation(alpha, niter):\n    return niter\n\n"
+    "prop = propagation(alpha=0.1, niter=10)\n"
+    "epochs = 0\n"
+    "for _ in range(stopping_args['max_epochs']):\n    epochs += 1\n"
+    "print('propagation', prop, 'epochs', epochs)\n"
+)
+
+
+def test_the_knob_prefers_the_training_length_of_an_imported_module_to_niter(
+    tmp_path: Path,
+) -> None:
+    modules = {"training/stopping.py": _STOPPING_MODULE, "training/__init__.py": ""}
+    knob = smoke_knob(_PROPAGATING_SCRIPT, ["python", "train.py"], modules)
+    assert knob is not None and knob.text is not None
+    assert (knob.kind, knob.name, knob.default, knob.file) == (
+        "keyword",
+        "max_epochs",
+        "10_000",
+        "training/stopping.py",
+    )
+    assert knob.env == {"REPRO_MAX_EPOCHS": "1"}
+    (tmp_path / "training").mkdir()
+    (tmp_path / "training" / "__init__.py").write_text("", "utf-8")
+    (tmp_path / "training" / "stopping.py").write_text(knob.text, "utf-8")
+    (tmp_path / "train.py").write_text(_PROPAGATING_SCRIPT, "utf-8")
+    # the script is unchanged; the scored run (no variable) trains as long as before
+    assert _run(tmp_path / "train.py") == "propagation 10 epochs 10000\n"
+    assert _run(tmp_path / "train.py", env=knob.env) == "propagation 10 epochs 1\n"
+
+
+@pytest.mark.parametrize(
+    ("script", "modules", "chosen"),
+    [
+        # alone, the script's niter is its knob (the modules have no count, or do not parse)
+        (_PROPAGATING_SCRIPT, {}, ("niter", None)),
+        (
+            _PROPAGATING_SCRIPT,
+            {"m.py": "patience = 10\n", "bad.py": "print 'py2'\n"},
+            ("niter", None),
+        ),
+        # a module's iteration name does not displace the script's own
+        (_PROPAGATING_SCRIPT, {"m.py": "N_ITERS = 500\n"}, ("niter", None)),
+        # the script's own training length wins over the module's
+        ("EPOCHS = 3\n" + _PROPAGATING_SCRIPT, {"s.py": _STOPPING_MODULE}, ("EPOCHS", None)),
+        # within the script: epochs before an earlier niter
+        ("f(niter=10)\nfit(n_epochs=200)\n", {}, ("n_epochs", None)),
+        # a script without any count follows a module's, even an iteration name
+        ("import m\nm.run()\n", {"m.py": "MAX_ITER = 300\n"}, ("MAX_ITER", "m.py")),
+    ],
+)
+def test_the_knob_ranks_training_lengths_first(
+    script: str, modules: dict[str, str], chosen: tuple[str, str | None]
+) -> None:
+    knob = smoke_knob(script, ["python", "x.py"], modules)
+    assert knob is not None
+    assert (knob.name, knob.file) == chosen

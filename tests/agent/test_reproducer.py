@@ -221,6 +221,27 @@ def test_a_smoke_run_past_its_budget_is_made_short(
     assert ("_repro_knob" in (code / "train.py").read_text("utf-8")) is patched
 
 
+def test_a_smoke_run_is_made_short_by_the_training_length_of_an_imported_module(
+    raw_repo, tmp_path: Path, fixture_python: Path
+) -> None:
+    """Not the script's ``niter`` (a setting of the model): the ``max_epochs`` of the
+    early-stopping dictionary the script imports, patched in that module."""
+    budget = 40 * EPOCH_SECONDS
+    result, code, recorded = _reproduce(
+        raw_repo, tmp_path, fixture_python, "long-smoke-module", timeout=budget
+    )
+    assert result.gate.passed, result.gate.findings
+    assert [a.exit_status for a in result.attempts] == [None, 0]
+    [fix] = result.fixes
+    assert (fix.rule, fix.files) == ("smoke-scope", ["training/stopping.py"])
+    assert recorded == [("smoke-scope", None)]
+    launchers = {item.id: item for item in result.launchers}
+    assert launchers["train-smoke"].env == {"MPLBACKEND": "Agg", "REPRO_MAX_EPOCHS": "1"}
+    assert launchers["train-scored"].env == {"MPLBACKEND": "Agg"}
+    assert "_repro_knob" in (code / "training/stopping.py").read_text("utf-8")
+    assert "_repro_knob" not in (code / "train.py").read_text("utf-8")
+
+
 def test_a_smoke_run_past_its_budget_without_an_iteration_count_is_b021(
     tmp_path: Path, fixture_python: Path
 ) -> None:
