@@ -128,6 +128,8 @@ def _rerun_attempt(
         sandbox=trust.rerun_sandbox,
         progress=trust.progress,
         budget=trust.budget_time,
+        memory=trust.budget_memory,
+        cpus=trust.budget_cpus,
     )
     checks.executed[-1], checks.mismatches[-1] = outcome.executed, outcome.mismatches
     checks.shifts[-1] = outcome.shifts
@@ -228,6 +230,9 @@ class _Trust:
     progress: Callable[[str], None] | None = None
     #: The time budget of each attempt's re-execution, in seconds (a submission's budget).
     budget_time: float | None = None
+    #: The memory (bytes) and cores each re-executed run may use (a submission's budget).
+    budget_memory: int | None = None
+    budget_cpus: int | None = None
 
 
 def _committee_signed(checks: _Checks, trust: _Trust | None) -> frozenset[Path]:

@@ -18,6 +18,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING, Literal
 
 from reprobridge_sdk.errors import UsageError
 from reprobridge_sdk.findings import Finding, finding
@@ -27,6 +28,9 @@ from reprobridge_sdk.model.audit import RerunComparison, ShiftSkipped, ShiftTest
 from ._studentt import t_two_sided
 from .interval import finite
 from .verify import ArtifactFacts, RunEvidence
+
+if TYPE_CHECKING:
+    from reprobridge_sdk.run.process import ResourceLimits
 
 __all__ = [
     "DEFAULT_SAMPLE",
@@ -290,6 +294,8 @@ def rerun_runs(
     sandbox: bool = True,
     progress: Callable[[str], None] | None = None,
     budget: float | None = None,
+    memory: int | None = None,
+    cpus: int | None = None,
 ) -> RerunOutcome:
     """Re-execute a sample of ``runs``, add A058/A059 to the runs that do not hold up and
     test the sample for a shift (A070 in ``shift_findings``). ``progress`` is given one line
@@ -298,8 +304,15 @@ def rerun_runs(
 
     ``budget`` (seconds, a submission's time budget) bounds the whole re-execution: each run
     gets at most the time left as its timeout, a run it stops and the runs left when it is
-    spent are not re-executed (``over_budget``, A094), and never count as the committee's."""
+    spent are not re-executed (``over_budget``, A094), and never count as the committee's.
+    ``memory`` (bytes) bounds the address space of each re-executed process and ``cpus`` the
+    cores it runs on (:class:`~reprobridge_sdk.run.process.ResourceLimits`); a run that fails
+    out of memory under that bound is over budget in the same way (A094)."""
+    from reprobridge_sdk.run.process import ResourceLimits  # noqa: PLC0415 - heavy
+
     outcome = RerunOutcome()
+    resources = ResourceLimits(memory=memory, cpus=cpus) if memory or cpus else None
+    out_of_memory: list[str] = []
     sample = choose(runs, count, seed)
     if sandbox and sample:
         from reprobridge_sdk.run.runner import require_sandbox  # noqa: PLC0415 - heavy
@@ -319,23 +332,49 @@ def rerun_runs(
             outcome.over_budget.append(rel)
             continue
         stopped = _rerun_one(
-            facts, chosen, outcome, limits, env_mode=env_mode, sandbox=sandbox, budget=left
+            facts,
+            chosen,
+            outcome,
+            limits,
+            env_mode=env_mode,
+            sandbox=sandbox,
+            budget=left,
+            resources=resources,
         )
-        if stopped:
+        if stopped == "memory":
+            out_of_memory.append(rel)
+        if stopped is not None:
             outcome.over_budget.append(rel)
         else:
             outcome.chosen.append(rel)
             launchers[rel] = record.launcher
         if progress is not None:
             progress(_progress_line(name, done, len(sample), time.monotonic() - started))
-    if outcome.over_budget and budget is not None:
-        outcome.budget_findings.append(_over_budget(budget, outcome.over_budget))
+    timed_out = [rel for rel in outcome.over_budget if rel not in out_of_memory]
+    if timed_out and budget is not None:
+        outcome.budget_findings.append(_over_budget(budget, timed_out))
+    if out_of_memory and memory is not None:
+        outcome.budget_findings.append(_over_memory(memory, out_of_memory))
     _shifts(outcome, launchers, limits, _recorded_counts(runs))
     return outcome
 
 
+def _shown(runs: Sequence[str]) -> str:
+    return ", ".join(runs[:5]) + (f" and {len(runs) - 5} more" if len(runs) > 5 else "")
+
+
+def _over_memory(memory: int, runs: Sequence[str]) -> Finding:
+    return finding(
+        "A094",
+        f"the re-execution's memory budget of {memory / 2**20:g} MiB was exceeded: "
+        f"{len(runs)} sampled run(s) ran out of memory, not re-executed: {_shown(runs)}",
+        hint="grant the submission more memory in the submissions file's budget (it bounds "
+        "each process's address space, which can be well above its resident memory)",
+    )
+
+
 def _over_budget(budget: float, runs: Sequence[str]) -> Finding:
-    shown = ", ".join(runs[:5]) + (f" and {len(runs) - 5} more" if len(runs) > 5 else "")
+    shown = _shown(runs)
     return finding(
         "A094",
         f"the re-execution's time budget of {budget:g} s ran out: {len(runs)} sampled run(s) "
@@ -366,15 +405,18 @@ def _rerun_one(
     env_mode: str,
     sandbox: bool,
     budget: float | None = None,
-) -> bool:
-    """Re-execute one run and compare it; ``True`` when the time ``budget`` stopped it."""
+    resources: ResourceLimits | None = None,
+) -> Literal["time", "memory"] | None:
+    """Re-execute one run and compare it; which budget stopped it, if one did: the time
+    ``budget``, or the memory of ``resources`` (the run failed out of memory under it)."""
+    from reprobridge_sdk.run.evidence import LOG_NAME  # noqa: PLC0415 - heavy
     from reprobridge_sdk.run.runner import run as run_launchers  # noqa: PLC0415 - heavy
 
     record = chosen.record
     assert record is not None
     launcher = facts.launcher(record.launcher)
     if launcher is None:
-        return False
+        return None
     # the budget's time left, when it is shorter than the launcher's own timeout
     bounded = budget is not None and (launcher.timeout is None or budget < launcher.timeout)
     where = f"{chosen.rel}/{RECORD_NAME}".lstrip("/")
@@ -388,6 +430,7 @@ def _rerun_one(
                 runs_dir=Path(scratch) / "runs",
                 sandbox=sandbox,
                 timeout=budget if bounded else None,
+                limits=resources,
             )
         except UsageError:  # e.g. the sandbox cannot work here (N011): the auditor's problem
             raise
@@ -395,11 +438,18 @@ def _rerun_one(
             chosen.findings.append(
                 finding("A059", f"run {record.run_id} could not be re-executed: {exc}", file=where)
             )
-            return False
-    again = [r for r in summary.results if r.record.launcher == launcher.id]
-    failure = again[-1].record.failure if again else None
+            return None
+        again = [r for r in summary.results if r.record.launcher == launcher.id]
+        failure = again[-1].record.failure if again else None
+        if (
+            resources is not None
+            and resources.memory is not None
+            and failure is not None
+            and _out_of_memory(again[-1].run_dir / LOG_NAME)
+        ):
+            return "memory"  # the committee's budget, not the artifact, stopped it
     if bounded and failure is not None and failure.reason == "timeout":
-        return True  # the committee's budget, not the artifact, stopped it
+        return "time"  # the committee's budget, not the artifact, stopped it
     outcome.executed += 1
     if not again or again[-1].record.status != "succeeded":
         status = again[-1].record.status if again else "not started"
@@ -411,10 +461,26 @@ def _rerun_one(
             )
         )
         outcome.mismatches += 1
-        return False
+        return None
     fresh = {m.task: m.value for m in again[-1].record.measurements}
     rows, found = _compare(chosen, fresh, launcher.deterministic, limits)
     outcome.comparisons[chosen.rel or "."] = rows
     chosen.findings.extend(found)
     outcome.mismatches += bool(found)
-    return False
+    return None
+
+
+#: What a process that ran out of memory prints: Python's exception, the C library's
+#: ``ENOMEM`` text, C++'s exception and the wording of common runtimes.
+_OUT_OF_MEMORY = (b"MemoryError", b"Cannot allocate memory", b"std::bad_alloc", b"out of memory")
+
+
+def _out_of_memory(log: Path) -> bool:
+    """Whether the last 64 KiB of a failed run's log say that it ran out of memory."""
+    try:
+        with log.open("rb") as handle:
+            handle.seek(max(0, log.stat().st_size - (1 << 16)))
+            tail = handle.read()
+    except OSError:
+        return False
+    return any(sign in tail for sign in _OUT_OF_MEMORY)

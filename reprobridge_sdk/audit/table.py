@@ -98,12 +98,15 @@ def _audit_one(
 class RowPolicy:
     """One row's own settings (a batch file's submission): the ledger head the authors
     submitted, the keys its runs must be signed by (``None``: signatures not required) and
-    the time budget of its re-execution."""
+    the budget of its re-execution."""
 
     expect_head: str | None = None
     trust: TrustedKeys | None = None
     #: The time budget of its re-execution, in seconds (``None``: unbounded).
     budget_time: float | None = None
+    #: The memory, in bytes, and the cores each re-executed run may use (``None``: unbounded).
+    budget_memory: int | None = None
+    budget_cpus: int | None = None
 
 
 def _row_settings(
@@ -114,7 +117,13 @@ def _row_settings(
     keys = policy.trust
     trusted = sorted(k.name for k in keys.keys.values()) if keys is not None else None
     mine = options.model_copy(update={"expect_head": policy.expect_head, "trusted": trusted})
-    return mine, replace(checking, keys=keys, budget_time=policy.budget_time)
+    return mine, replace(
+        checking,
+        keys=keys,
+        budget_time=policy.budget_time,
+        budget_memory=policy.budget_memory,
+        budget_cpus=policy.budget_cpus,
+    )
 
 
 def _audit_packed(

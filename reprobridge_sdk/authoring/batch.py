@@ -238,6 +238,8 @@ def _keys_for(
 
 def _policies(batch: Batch, cli_keys: TrustedKeys | None) -> list[RowPolicy]:
     from reprobridge_sdk.audit.table import RowPolicy  # noqa: PLC0415
+    from reprobridge_sdk.model.batch import Budget  # noqa: PLC0415 - with the model
+    from reprobridge_sdk.model.launcher import memory_bytes  # noqa: PLC0415
 
     out = []
     default = batch.model.defaults.trust
@@ -245,9 +247,16 @@ def _policies(batch: Batch, cli_keys: TrustedKeys | None) -> list[RowPolicy]:
         own = entry.trust is not None
         loc: tuple[Any, ...] = ("submission", index, "trust") if own else ("defaults", "trust")
         keys = _keys_for(batch, entry.trust or default, loc, cli_keys)
-        budget = entry.budget or batch.model.defaults.budget
-        time_budget = budget.time if budget is not None else None
-        out.append(RowPolicy(expect_head=entry.expect_head, trust=keys, budget_time=time_budget))
+        budget = entry.budget or batch.model.defaults.budget or Budget()
+        out.append(
+            RowPolicy(
+                expect_head=entry.expect_head,
+                trust=keys,
+                budget_time=budget.time,
+                budget_memory=memory_bytes(budget.memory) if budget.memory else None,
+                budget_cpus=budget.cpus,
+            )
+        )
     return out
 
 

@@ -41,17 +41,24 @@ class TrustPolicy(SpecModel):
 
 
 class Budget(SpecModel):
-    """What the committee grants one submission, recorded and shown; its ``time`` bounds the
-    re-execution of the submission's runs (A094), the rest is not enforced (spec
-    audit.md#submissions)."""
+    """What the committee grants one submission, recorded and shown; ``time``, ``memory`` and
+    ``cpus`` bound the re-execution of the submission's runs (A094), ``gpus`` is recorded
+    only (spec audit.md#submissions)."""
 
-    time: float | None = Field(default=None, gt=0, description="Wall-clock seconds.")
-    cpus: OptionalInteger = Field(default=None, ge=1, le=4096, description="CPU cores.")
-    gpus: OptionalInteger = Field(default=None, ge=0, le=1024, description="GPUs.")
+    time: float | None = Field(
+        default=None, gt=0, description="Wall-clock seconds of each attempt's re-execution."
+    )
+    cpus: OptionalInteger = Field(
+        default=None, ge=1, le=4096, description="CPU cores each re-executed run may use."
+    )
+    gpus: OptionalInteger = Field(
+        default=None, ge=0, le=1024, description="GPUs: recorded and shown, not enforced."
+    )
     memory: str | None = Field(
         default=None,
         pattern=MEMORY_PATTERN,
-        description="Memory with a unit: e.g. '16GiB'.",
+        description="Memory with a unit, e.g. '16GiB': the address space of each process of "
+        "a re-executed run.",
         examples=["16GiB"],
     )
 

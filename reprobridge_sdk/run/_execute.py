@@ -50,7 +50,7 @@ from .evidence import (
     write_snapshot,
 )
 from .measure import measure, template_context, unread_here
-from .process import LandmarkPattern, ProcessOutcome, run_process
+from .process import LandmarkPattern, ProcessOutcome, ResourceLimits, run_process
 from .results import RunEvent, RunResult
 
 if TYPE_CHECKING:
@@ -99,6 +99,8 @@ class Shared:
     seal_here: bool = True
     #: Runs each launcher inside the sandbox (:mod:`reprobridge_sdk.run.sandbox`).
     sandbox: bool = False
+    #: Bounds each launcher's processes (memory, cores): a committee's budget.
+    limits: ResourceLimits | None = None
     #: Whether records name ``snapshot`` by digest, kept once in the runs directory (format
     #: 1.1), instead of embedding it (remote workers, whose run directories travel alone).
     keep_snapshot: bool = False
@@ -460,6 +462,7 @@ def _launch(
             echo=shared.echo,
             grace=shared.grace,
             pass_fds=inherited,
+            limits=shared.limits,
         )
 
 

@@ -1,7 +1,9 @@
 """Run one command: stream its output to the log, watch landmarks, stop it cleanly.
 
 The command runs in its own process group, stdout and stderr merged into the log; memory is
-bounded by one chunk and one partial line. A timeout or cancel sends SIGTERM to the group,
+bounded by one chunk and one partial line. :class:`ResourceLimits` bound what the process may
+use (its address space, its cores), set in the child before it executes the command. A
+timeout or cancel sends SIGTERM to the group,
 then SIGKILL after a grace period. One watchdog process per runner (:class:`_Watchdog`) kills
 every registered group when the runner dies, SIGKILL included: it reads end-of-file on a
 pipe only the runner writes. Spec: ``spec/runner.md#runner-host``.
@@ -11,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import resource
 import selectors
 import signal
 import subprocess
@@ -30,6 +33,7 @@ __all__ = [
     "READ_SIZE",
     "LandmarkPattern",
     "ProcessOutcome",
+    "ResourceLimits",
     "run_process",
 ]
 
@@ -52,6 +56,40 @@ class LandmarkPattern:
     def compile(cls, landmark_id: str, pattern: str) -> LandmarkPattern:
         literal = required_literal(pattern)
         return cls(landmark_id, author_pattern(pattern), literal.encode() if literal else None)
+
+
+@dataclass(frozen=True)
+class ResourceLimits:
+    """What the processes of a run may use: ``memory`` bounds the address space of each
+    process (``RLIMIT_AS``, in bytes; an allocation past it fails, and Python raises
+    ``MemoryError``), ``cpus`` the cores they may run on (the first ``cpus`` of this
+    process's CPU affinity). Inherited by every process the command starts, the sandbox's
+    included."""
+
+    memory: int | None = None
+    cpus: int | None = None
+
+    def preexec(self) -> Callable[[], None] | None:
+        """The function the child runs between fork and exec; ``None`` when nothing is bounded.
+        Its values are computed here, in the parent: the child only makes two system calls."""
+        limit: tuple[int, int] | None = None
+        if self.memory is not None:
+            _soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+            bound = self.memory if hard == resource.RLIM_INFINITY else min(self.memory, hard)
+            limit = (bound, bound)
+        cores: list[int] | None = None
+        if self.cpus is not None and hasattr(os, "sched_getaffinity"):
+            cores = sorted(os.sched_getaffinity(0))[: self.cpus]
+        if limit is None and cores is None:
+            return None
+
+        def apply() -> None:
+            if limit is not None:
+                resource.setrlimit(resource.RLIMIT_AS, limit)
+            if cores is not None:
+                os.sched_setaffinity(0, cores)
+
+        return apply
 
 
 @dataclass
@@ -242,13 +280,16 @@ def run_process(
     grace: float = 5.0,
     pass_fds: Sequence[int] = (),
     max_output: int | None = None,
+    limits: ResourceLimits | None = None,
 ) -> ProcessOutcome:
     """Run ``argv`` to completion, timeout or cancellation; append its output to ``log_path``.
 
     ``pass_fds`` are descriptors the process inherits (the sandbox's seccomp filter). With
     ``max_output``, a process whose output passes that many bytes is stopped as on timeout
-    (``flooded``) and the log keeps the first ``max_output`` bytes.
+    (``flooded``) and the log keeps the first ``max_output`` bytes. ``limits`` bound the
+    process and its children (:class:`ResourceLimits`).
     """
+    preexec = limits.preexec() if limits is not None else None
     outcome = ProcessOutcome()
     started = time.monotonic()
     with log_path.open("ab", buffering=0) as log:
@@ -263,6 +304,9 @@ def run_process(
                 start_new_session=True,
                 bufsize=0,
                 pass_fds=tuple(pass_fds),
+                # Only two system calls with precomputed values (ResourceLimits.preexec):
+                # nothing in the child that could wait for a lock another thread held.
+                preexec_fn=preexec,  # noqa: PLW1509
             )
         except (FileNotFoundError, PermissionError, NotADirectoryError) as exc:
             outcome.not_found = f"{argv[0]}: {exc.strerror}"

@@ -27,6 +27,7 @@ from ._environment import artifact_digests, prepare_environment
 from ._execute import EnvMode, Job, Shared, skipped
 from .executors import Executor, ExecutorOptions, make_executor
 from .ledger import ledger_head
+from .process import ResourceLimits
 from .results import RunEvent, RunResult, RunSummary, TaskValue, task_values
 from .select import load_artifact, select_launchers, usage_error, with_needs
 
@@ -331,13 +332,15 @@ def run(
     executor_options: ExecutorOptions | None = None,
     sign_key: SigningKey | None = None,
     sandbox: bool = False,
+    limits: ResourceLimits | None = None,
 ) -> RunSummary:
     """Run the selected launchers over their seeds and record evidence for each run.
 
     ``echo`` receives the processes' raw output (use it with ``jobs=1``); ``executor`` is a name
     (``local``, ``dask-local``, ``dask``, ``slurm``) or an
     :class:`~reprobridge_sdk.run.executors.Executor`; ``sign_key`` signs each record;
-    ``sandbox`` runs each launcher under bubblewrap (N011 where it cannot hold). Records are
+    ``sandbox`` runs each launcher under bubblewrap (N011 where it cannot hold); ``limits``
+    bound each launcher's memory and cores (a committee's budget). Records are
     appended to the ledger (``summary.ledger_head``). Raises :class:`UsageError` (N codes) for a
     bad request and :class:`ArtifactError` when a run directory cannot be written; every run's
     outcome is in the summary and its record. Spec: ``spec/runner.md#runner``."""
@@ -387,6 +390,7 @@ def run(
         emit=_emit,
         signer=sign_key,
         sandbox=sandbox,
+        limits=limits,
     )
     owned = not isinstance(executor, Executor)
     engine = (
