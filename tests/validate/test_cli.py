@@ -304,9 +304,10 @@ def test_help_imports_no_command_modules() -> None:
     proc = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
     )
-    # ``_forward`` is the package root's import-free registration point (it imports nothing)
+    # ``_forward`` and ``_lazy``: the package root's import-free registration point and its
+    # lazy-name loader (they import nothing of the SDK)
     assert proc.stdout.strip().splitlines()[-1] == (
-        "['reprobridge_sdk._forward', 'reprobridge_sdk.cli']"
+        "['reprobridge_sdk._forward', 'reprobridge_sdk._lazy', 'reprobridge_sdk.cli']"
     )
 
 
