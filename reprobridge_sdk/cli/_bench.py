@@ -9,7 +9,6 @@ as its alias.
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -27,6 +26,7 @@ from reprobridge_sdk.cli._output import (
     output_option,
     report_options,
     say,
+    write_json,
     write_output,
 )
 from reprobridge_sdk.cli._safety import sandbox_option, warn_unsandboxed
@@ -90,7 +90,7 @@ def variants(artifact: str | None, output: Path, names: str | None, fetch: bool,
         os_error(exc)
     if fmt == "json":
         data = [record.model_dump(mode="json", exclude_none=True) for record in records]
-        sys.stdout.write(json.dumps(data, indent=2, sort_keys=True) + "\n")
+        write_json(data, sort_keys=True)
         return
     for record in records:
         say(
@@ -177,7 +177,7 @@ def judge(  # noqa: PLR0917 - click passes every option as an argument
         fail(exc)
     count(claim.findings for claim in judgement.claims)
     if fmt == "json":
-        write_output(json.dumps(judgement.model_dump(mode="json"), indent=2) + "\n", output)
+        write_json(judgement.model_dump(mode="json"), output)
     else:
         write_output(_text(judgement), output)
 
@@ -373,7 +373,7 @@ def run(  # noqa: PLR0917 - click passes every option as an argument
     except OSError as exc:
         os_error(exc)
     if fmt == "json":
-        sys.stdout.write(json.dumps(report.model_dump(mode="json"), indent=2) + "\n")
+        write_json(report.model_dump(mode="json"))
     else:
         sys.stdout.write(text)
         note(f"wrote {output / 'report.json'}, report.txt, report.csv and report.html")
@@ -397,10 +397,8 @@ def report(report_file: Path, fmt: str, output: str | None) -> None:
         again = rebuild(load_report(str(report_file)))
     except ReproBridgeError as exc:
         fail(exc)
-    renders = {
-        "text": report_text,
-        "json": lambda r: json.dumps(r.model_dump(mode="json"), indent=2, sort_keys=True) + "\n",
-        "csv": report_csv,
-        "html": render_html,
-    }
+    if fmt == "json":
+        write_json(again.model_dump(mode="json"), output, sort_keys=True)
+        return
+    renders = {"text": report_text, "csv": report_csv, "html": render_html}
     write_output(renders[fmt](again), output)

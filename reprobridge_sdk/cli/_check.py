@@ -4,14 +4,21 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 
 import click
 
 from reprobridge_sdk.cli import artifact_alias
-from reprobridge_sdk.cli._output import echo_finding, fail, format_option, note, report_options, say
+from reprobridge_sdk.cli._output import (
+    echo_finding,
+    fail,
+    format_option,
+    note,
+    report_options,
+    say,
+    write_json,
+)
 
 from ._safety import note_artifact_configs, sandbox_option, warn_unsandboxed
 
@@ -98,7 +105,7 @@ def check(  # noqa: PLR0917 - click passes one argument per option
     # on stderr, so also beside JSON: what of the caller's environment reached the clean shell
     note(f"clean shell: network configuration passed: {network}{named}")
     if fmt == "json":
-        sys.stdout.write(json.dumps(report.to_dict(), indent=2) + "\n")
+        write_json(report.to_dict())
         sys.exit(0 if report.ok else 1)
     for step in report.steps:
         mark = "ok  " if step.ok else "FAIL"

@@ -4,7 +4,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -13,7 +12,7 @@ from typing import Any, TypeVar
 import click
 
 from reprobridge_sdk.cli import SuggestingGroup, artifact_alias
-from reprobridge_sdk.cli._output import echo_finding, fail, format_option, note, say
+from reprobridge_sdk.cli._output import echo_finding, fail, format_option, note, say, write_json
 
 __all__ = ["code"]
 
@@ -153,7 +152,7 @@ def status(artifact: Path, fmt: str) -> None:
             "findings": [f.to_dict() for f in result.findings],
             "ok": result.ok,
         }
-        sys.stdout.write(json.dumps(data, indent=2) + "\n")
+        write_json(data)
     else:
         say(f"{result.kind} on {result.repository} at {result.commit}")
         for p in result.patches:

@@ -4,14 +4,13 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 
 import click
 
 from reprobridge_sdk.cli import artifact_alias
-from reprobridge_sdk.cli._output import fail, format_option, note, say
+from reprobridge_sdk.cli._output import fail, format_option, note, say, write_json
 
 __all__ = ["digest"]
 
@@ -39,7 +38,7 @@ def digest(path: Path, update: bool, fmt: str) -> None:
         fail(exc)
     if fmt == "json":
         data = [{"path": c.pointer, "old": c.old, "new": c.new} for c in changes]
-        sys.stdout.write(json.dumps({"changes": data, "written": update}, indent=2) + "\n")
+        write_json({"changes": data, "written": update})
     for change in changes:
         say(f"{change.pointer}: {change.old} -> {change.new}")
     if not changes:

@@ -4,14 +4,20 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 
 import click
 
 from reprobridge_sdk.cli import SuggestingGroup, artifact_alias
-from reprobridge_sdk.cli._output import fail, format_option, report_findings, report_options, say
+from reprobridge_sdk.cli._output import (
+    fail,
+    format_option,
+    report_findings,
+    report_options,
+    say,
+    write_json,
+)
 
 __all__ = ["env"]
 
@@ -43,7 +49,7 @@ def snapshot(python: Path | None, variables: tuple[str, ...], fmt: str) -> None:
     except ReproBridgeError as exc:
         fail(exc)
     if fmt == "json":
-        sys.stdout.write(json.dumps(snap.model_dump(mode="json"), indent=2) + "\n")
+        write_json(snap.model_dump(mode="json"))
         return
     gpus = ", ".join(f"{g.name} ({g.memory_mb} MB)" for g in snap.gpus) or "none visible"
     lines = [

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from typing import TYPE_CHECKING, Any
 
 import click
 
-from reprobridge_sdk.cli._output import deprecated, fail, format_option, say
+from reprobridge_sdk.cli._output import deprecated, fail, format_option, say, write_json
 
 if TYPE_CHECKING:
     from reprobridge_sdk.model import MeasuredValue
@@ -37,7 +36,7 @@ def _old_outputs(ctx: click.Context, param: click.Parameter, value: tuple[str, .
 def _show(measured: list[MeasuredValue], fmt: str) -> int:
     if fmt == "json":
         data = [m.model_dump(mode="json") for m in measured]
-        sys.stdout.write(json.dumps({"measurements": data}, indent=2) + "\n")
+        write_json({"measurements": data})
     else:
         for m in measured:
             if m.value is None:
@@ -153,7 +152,7 @@ def extract(  # noqa: PLR0917 - click passes options as arguments
 def _show_samples(checks: list[Any], fmt: str) -> int:
     if fmt == "json":
         data: Any = {"samples": [c.to_dict() for c in checks]}
-        sys.stdout.write(json.dumps(data, indent=2) + "\n")
+        write_json(data)
     for check in checks if fmt != "json" else []:
         mark = "ok  " if check.ok else "DIFF"
         got = check.error if check.value is None else repr(check.value)

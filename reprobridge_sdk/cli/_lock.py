@@ -4,14 +4,12 @@
 
 from __future__ import annotations
 
-import json
-import sys
 from pathlib import Path
 
 import click
 
 from reprobridge_sdk.cli import artifact_alias
-from reprobridge_sdk.cli._output import fail, format_option, legacy_format, note
+from reprobridge_sdk.cli._output import fail, format_option, legacy_format, note, write_json
 
 __all__ = ["lock"]
 
@@ -98,7 +96,7 @@ def lock(  # noqa: PLR0917 - click passes options positionally
             "changed": result.changed,
             "findings": [f.to_dict() for f in result.findings],
         }
-        sys.stdout.write(json.dumps(data, indent=2) + "\n")
+        write_json(data)
     state = "updated" if result.changed else "unchanged"
     note(
         f"{result.path}: {state}, sha256 {result.sha256[:12]}..., "

@@ -45,6 +45,7 @@ __all__ = [
     "report_options",
     "reset",
     "say",
+    "write_json",
     "write_output",
 ]
 
@@ -141,6 +142,12 @@ def write_output(data: str | Iterable[bytes], output: str | None = None) -> None
     except OSError as exc:
         os_error(exc)
     note(f"wrote {output}")
+
+
+def write_json(data: Any, output: str | None = None, *, sort_keys: bool = False) -> None:
+    """``data`` as JSON indented by two spaces, the one JSON shape of every command, through
+    :func:`write_output`."""
+    write_output(json.dumps(data, indent=2, sort_keys=sort_keys) + "\n", output)
 
 
 # --------------------------------------------------------------------------- findings
@@ -377,11 +384,11 @@ def _statistics() -> None:
         {"code": code, "name": known[code].name if code in known else "", "count": count}
         for code, count in sorted(_state.counts.items(), key=lambda pair: (-pair[1], pair[0]))
     ]
-    if _state.fmt == "json":
-        text = json.dumps(rows, indent=2) + "\n"
-    else:
-        text = "".join(f"{r['count']:>5}  {r['code']}  {r['name']}".rstrip() + "\n" for r in rows)
     _state.statistics = False  # the table is the output now
+    if _state.fmt == "json":
+        write_json(rows, _state.output)
+        return
+    text = "".join(f"{r['count']:>5}  {r['code']}  {r['name']}".rstrip() + "\n" for r in rows)
     write_output(text, _state.output)
 
 

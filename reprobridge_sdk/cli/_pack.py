@@ -4,14 +4,21 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 
 import click
 
 from reprobridge_sdk.cli import artifact_alias
-from reprobridge_sdk.cli._output import echo_finding, fail, format_option, note, os_error, say
+from reprobridge_sdk.cli._output import (
+    echo_finding,
+    fail,
+    format_option,
+    note,
+    os_error,
+    say,
+    write_json,
+)
 
 __all__ = ["pack", "unpack"]
 
@@ -53,7 +60,7 @@ def pack(path: Path, output: Path | None, with_runs: bool, fmt: str) -> None:
             "size": result.size,
             "bundle": result.bundle,
         }
-        sys.stdout.write(json.dumps(data, indent=2) + "\n")
+        write_json(data)
     else:
         say(f"sha256:{result.digest}  {result.path}")
     note(f"packed {result.files} file(s), {result.size} bytes")
@@ -90,7 +97,7 @@ def unpack(archive: Path, dest: Path, expected: str | None, fmt: str) -> None:
             "files": result.files,
             "findings": [f.to_dict() for f in result.findings],
         }
-        sys.stdout.write(json.dumps(data, indent=2) + "\n")
+        write_json(data)
     for item in errors:
         echo_finding(item)
     note(f"unpacked {result.files} member(s), sha256:{result.digest}")

@@ -5,12 +5,9 @@ The listing is human text on stdout; ``--format json`` writes the machine form i
 
 from __future__ import annotations
 
-import json
-import sys
-
 import click
 
-from reprobridge_sdk.cli._output import echo_finding, format_option, say
+from reprobridge_sdk.cli._output import echo_finding, format_option, say, write_json
 
 __all__ = ["plugins"]
 
@@ -44,7 +41,7 @@ def plugins(fmt: str) -> None:
                 for f in refused
             ],
         }
-        sys.stdout.write(json.dumps(data, indent=2) + "\n")
+        write_json(data)
         return
     for group in registry.GROUPS:
         mine = [entry for entry in entries if entry.group == group]

@@ -4,14 +4,12 @@
 
 from __future__ import annotations
 
-import json
-import sys
 from pathlib import Path
 
 import click
 
 from reprobridge_sdk.cli import SuggestingGroup, artifact_alias
-from reprobridge_sdk.cli._output import echo_finding, fail, format_option, note
+from reprobridge_sdk.cli._output import echo_finding, fail, format_option, note, write_json
 
 __all__ = ["references"]
 
@@ -74,7 +72,7 @@ def add(  # noqa: PLR0917 - click passes options positionally
             "skipped": result.skipped,
             "warnings": [f.to_dict() for f in result.warnings],
         }
-        sys.stdout.write(json.dumps(data, indent=2) + "\n")
+        write_json(data)
     for task_id, observations in result.added.items():
         verb = "replaced by" if task_id in result.replaced else "added"
         note(f"{task_id}: {verb} {len(observations)} observation(s)")

@@ -18,6 +18,7 @@ from reprobridge_sdk.cli._output import (
     format_option,
     note,
     say,
+    write_json,
 )
 from reprobridge_sdk.findings import terminal_text
 from reprobridge_sdk.versions import MANIFEST_NAME
@@ -242,7 +243,6 @@ def _dry_run(  # noqa: PLR0917 - the options of run, passed on
     *,
     fmt: str,
 ) -> None:
-    import json  # noqa: PLC0415 - lazy
 
     from reprobridge_sdk.errors import ReproBridgeError  # noqa: PLC0415 - lazy
     from reprobridge_sdk.run.dryrun import dry_run as plan_runs  # noqa: PLC0415 - lazy
@@ -259,7 +259,7 @@ def _dry_run(  # noqa: PLR0917 - the options of run, passed on
     except ReproBridgeError as exc:
         fail(exc)
     if fmt == "json":
-        sys.stdout.write(json.dumps([item.to_dict() for item in plan], indent=2) + "\n")
+        write_json([item.to_dict() for item in plan])
     else:
         for item in plan:
             seed = "" if item.seed is None else f" seed {item.seed}"
