@@ -115,7 +115,7 @@ def _text_one(result: AuditResult, color: bool, name: str | None = None) -> list
             f"published {_num(task.published, h)}, {stable}"
         )
         for attempt in task.attempts:
-            lines.extend(_text_attempt(attempt, many, color, h))
+            lines.extend(_text_attempt(attempt, task.id, many, color, h))
         if many:
             lines.append(
                 f"  {'':<{width}}  success {percent(task.success_rate)}"
@@ -303,7 +303,7 @@ def _table_lines(table: AuditTable) -> list[str]:
 
 
 def _text_attempt(
-    attempt: TaskAttempt, many: bool, color: bool, half_width: float | None
+    attempt: TaskAttempt, task: str, many: bool, color: bool, half_width: float | None
 ) -> list[str]:
     who = f"[{_t(attempt.attempt)}] " if many else ""
     score = ""
@@ -314,13 +314,7 @@ def _text_attempt(
     verdict = _paint(attempt.verdict, attempt.verdict, color)
     value = _num(attempt.value, half_width)
     lines = [f"    {who}{verdict} ({attempt.icml}) value {value}{score}"]
-    for reason in attempt.reasons:
-        where = reason.file or ""
-        if reason.path:
-            where = f"{where}#{reason.path}" if where else reason.path
-        lines.append(
-            f"      {reason.code} {_t(reason.message)}" + (f" [{_t(where)}]" if where else "")
-        )
+    lines.extend(finding_line(reason, task) for reason in attempt.reasons)
     return lines
 
 

@@ -21,6 +21,7 @@ from reprobridge_sdk.audit.report import (
     render_junit,
     render_text,
 )
+from reprobridge_sdk.findings import finding_line
 from reprobridge_sdk.model.audit import AuditResult, AuditTable
 from reprobridge_sdk.schema import packaged_schema_text
 
@@ -73,8 +74,14 @@ def test_junit_skips_toy(toy: Path) -> None:
 
 def test_text_report_names_codes(toy: Path) -> None:
     (toy / "runs/scored-s0/log.txt").write_text("nothing\n")
-    text = render_text(audit(toy))
+    result = audit(toy)
+    text = render_text(result)
     assert "A004" in text
+    # each reason of a verdict in the one finding line shape, named by its task
+    reasons = [(t.id, r) for t in result.tasks for a in t.attempts for r in a.reasons]
+    assert reasons
+    for task, reason in reasons:
+        assert finding_line(reason, task) in text
     assert "\x1b[" not in text
     assert "\x1b[" in render_text(audit(toy), color=True)
 
