@@ -10,7 +10,7 @@ attempt) is a test case: ``incompatible`` and ``invalid-evidence`` fail, ``toy``
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from xml.etree import ElementTree as ET
 
 from reprobridge_sdk.findings import finding_line
@@ -43,7 +43,6 @@ __all__ = [
     "FORMATS",
     "render",
     "render_json",
-    "render_json_chunks",
     "render_junit",
     "render_text",
     "sections",
@@ -344,40 +343,6 @@ def render_text(result: AuditResult | AuditTable, *, color: bool = False) -> str
 def render_json(result: AuditResult | AuditTable) -> str:
     """The JSON report (schema ``audit-1.0`` / ``audit-table-1.0``)."""
     return result.model_dump_json(indent=2) + "\n"
-
-
-#: The lists of a report that grow with the artifact: written one item at a time.
-_PIECEWISE = frozenset({"tasks", "attempts"})
-
-
-def render_json_chunks(result: AuditResult | AuditTable) -> Iterator[bytes]:
-    """:func:`render_json`'s report as UTF-8 bytes, byte for byte, in pieces: an audit's
-    tasks and attempts are serialized one at a time, so the whole report (15 MB at 10k
-    tasks) is never one string in memory, nor its encoding a second copy.
-
-    Each item is the same model serialized alone, its lines indented two levels (JSON
-    strings hold no raw line feed, so every line feed is a line of the layout); every
-    other field is the report's own serialization of that field alone. A report with
-    extension keys, and a table, are rendered whole.
-    """
-    if not isinstance(result, AuditResult) or result.__pydantic_extra__:
-        yield render_json(result).encode("utf-8")
-        return
-    names = list(type(result).model_fields)
-    yield b"{\n"
-    for position, name in enumerate(names):
-        end = b"\n" if position == len(names) - 1 else b",\n"
-        items = getattr(result, name)
-        if name in _PIECEWISE and items:
-            yield f'  "{name}": [\n'.encode()
-            for index, item in enumerate(items):
-                body = item.__pydantic_serializer__.to_json(item, indent=2)
-                more = b",\n" if index < len(items) - 1 else b"\n"
-                yield b"    " + body.replace(b"\n", b"\n    ") + more
-            yield b"  ]" + end
-        else:  # '{\n  "name": value\n}' without its braces
-            yield result.model_dump_json(indent=2, include={name})[2:-2].encode("utf-8") + end
-    yield b"}\n"
 
 
 def _rerun_properties(props: ET.Element, summary: AttemptSummary | None, task: str) -> None:

@@ -378,16 +378,12 @@ def _audit_table(request: AuditRequest, common: dict[str, Any]) -> AuditTable:
 
 
 def _write_report(request: AuditRequest, result: AuditResult | AuditTable) -> None:
-    """The report as ``--format`` asks, to ``-o`` or stdout; JSON in pieces (the whole
-    report is never one string)."""
-    from reprobridge_sdk.audit.report import render, render_json_chunks  # noqa: PLC0415
+    """The report as ``--format`` asks, to ``-o`` or stdout."""
+    from reprobridge_sdk.audit.report import render  # noqa: PLC0415
 
     audits = getattr(result, "artifacts", [result])
     count([getattr(result, "errors", []), *(one.findings for one in audits)])
-    if request.fmt == "json":
-        write_output(render_json_chunks(result), request.output)
-    else:
-        paint = request.fmt == "text" and request.output is None and color()
-        write_output(render(result, request.fmt, color=paint), request.output)
+    paint = request.fmt == "text" and request.output is None and color()
+    write_output(render(result, request.fmt, color=paint), request.output)
     if request.output is not None:
         note(f"audit {'passed' if result.passed else 'failed'}")

@@ -123,22 +123,20 @@ def os_error(exc: OSError, doing: str = "write") -> NoReturn:
     sys.exit(2)
 
 
-def write_output(data: str | Iterable[bytes], output: str | None = None) -> None:
+def write_output(text: str, output: str | None = None) -> None:
     """A report: to ``output`` (written atomically; ``wrote FILE`` on stderr), else stdout.
 
     With ``--statistics`` the count table stands for the report, so nothing is written.
     """
     if _state.statistics:
         return
-    chunks = [data.encode("utf-8")] if isinstance(data, str) else data
     if output is None:
-        for chunk in chunks:
-            sys.stdout.write(chunk.decode("utf-8"))
+        sys.stdout.write(text)
         return
-    from reprobridge_sdk.io.atomic import atomic_write_bytes  # noqa: PLC0415 - on use
+    from reprobridge_sdk.io.atomic import atomic_write_text  # noqa: PLC0415 - on use
 
     try:
-        atomic_write_bytes(output, iter(chunks))
+        atomic_write_text(output, text)
     except OSError as exc:
         os_error(exc)
     note(f"wrote {output}")

@@ -17,12 +17,10 @@ from audit_support import edit_record
 from reprobridge_sdk.audit import audit, audit_table
 from reprobridge_sdk.audit.report import (
     render_json,
-    render_json_chunks,
     render_junit,
     render_text,
 )
 from reprobridge_sdk.findings import finding_line
-from reprobridge_sdk.model.audit import AuditResult, AuditTable
 from reprobridge_sdk.schema import packaged_schema_text
 
 
@@ -175,31 +173,7 @@ def test_table_reports(toy: Path, tmp_path: Path) -> None:
     assert text.rstrip().endswith("FAIL")
 
 
-def _pieces_match(result: AuditResult | AuditTable) -> None:
-    pieces = list(render_json_chunks(result))
-    assert b"".join(pieces) == render_json(result).encode("utf-8")
-    if isinstance(result, AuditResult) and result.tasks and not result.__pydantic_extra__:
-        assert len(pieces) > len(result.tasks)  # one piece a task at least: never whole
-
-
-def test_json_in_pieces_is_the_json_report_byte_for_byte(toy: Path, tmp_path: Path) -> None:
-    _pieces_match(audit(toy))  # passing: every task compatible
-    _pieces_match(audit(toy, [f"a={toy / 'runs'}", f"b={toy / 'runs'}"], holm=True))
-    _pieces_match(audit(toy, curation=True))  # no attempt: an empty attempts list
-    edit_record(toy / "runs/scored-s1", lambda r: r.update(log_sha256="0" * 64))
-    shutil.rmtree(toy / "runs/scored-s2")
-    broken = audit(toy)  # findings with messages, invalid evidence, a missing seed
-    assert not broken.passed
-    _pieces_match(broken)
-    odd = broken.model_copy(update={"title": 'quote " backslash \\ line\nfeed é \u2028'})
-    _pieces_match(odd)
-    _pieces_match(audit_table([toy]))  # a table: rendered whole
-    extended = broken.model_copy()
-    extended.__pydantic_extra__ = {"x-note": {"a": [1, 2]}}
-    _pieces_match(extended)  # extension keys: rendered whole
-
-
-def test_cli_writes_and_prints_the_json_report_in_pieces(toy: Path, tmp_path: Path) -> None:
+def test_cli_writes_and_prints_the_json_report(toy: Path, tmp_path: Path) -> None:
     expected = render_json(audit(toy))
     out = tmp_path / "report.json"
     done = _cli(str(toy), "--format", "json", "-o", str(out))
