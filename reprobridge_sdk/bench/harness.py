@@ -19,7 +19,7 @@ import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from reprobridge_sdk.errors import ReproBridgeError, UsageError
 from reprobridge_sdk.findings import Finding, finding
@@ -32,6 +32,9 @@ from .job import AGENTS, Budget, Job, agent_argv, run_job
 from .outcome import USAGE_NAME, classify, read_usage
 from .prompt import PROMPT_TEMPLATE, check_template, render_prompt
 from .variants import VARIANTS, WORKSPACE_DIR
+
+if TYPE_CHECKING:
+    from reprobridge_sdk.run.executors import ExecutorOptions
 
 __all__ = [
     "AGENTS",
@@ -54,6 +57,9 @@ class BenchOptions:
     repeats: int = 1
     jobs: int = 1
     executor: str | None = None
+    #: How to reach and size a distributed executor (``dask`` and ``slurm`` need its
+    #: ``shared_fs``: the runs are written into OUT where it is).
+    executor_options: ExecutorOptions | None = None
     sandbox: bool = True
     network: str = "none"
     allow_hosts: tuple[str, ...] = ()
@@ -209,6 +215,7 @@ def run_bench(
     if options.network == "allow" and not options.sandbox:
         message = "--network allow needs the sandbox: without it nothing holds the agent back"
         raise UsageError(message, [finding("N004", message, hint="drop --no-sandbox")])
+    _check_executor(options)
     batch = load_batch(suite)
     _check_visible(options.visible, [batch.folder, Path(out)])
     if not batch.model.submission:
@@ -222,14 +229,18 @@ def run_bench(
     problems: list[Finding] = []
     with tempfile.TemporaryDirectory(prefix="rb-bench-") as scratch:
         opened = [item for item, _ in open_batch(batch, Path(scratch))]
+        planned: list[Job] = []
         for agent in agents:
             jobs, found = _plan(batch, opened, target / _agent_dir(agent, agents), agent, options)
             if agent == agents[0]:
                 problems.extend(found)
-            with make_executor(options.executor, jobs=options.jobs) as executor:
-                done = executor.map(run_job, jobs)
-            prefix = _agent_dir(agent, agents)
-            for run in done:
+            planned.extend(jobs)
+        if planned:  # one executor for every agent: a cluster is started once
+            sized = _sized(options, planned)
+            with make_executor(options.executor, jobs=options.jobs, options=sized) as executor:
+                done = executor.map(run_job, planned)
+            for job, run in zip(planned, done, strict=True):
+                prefix = _agent_dir(job.agent, agents)
                 if prefix:
                     run.folder = f"{prefix}/{run.folder}"
                 runs.append(run)
@@ -247,6 +258,36 @@ def run_bench(
 
     atomic_write_bytes(target / "report.json", text.encode("utf-8"))
     return report
+
+
+def _check_executor(options: BenchOptions) -> None:
+    """N004 when a distributed executor (``dask``, ``slurm``) is not told that its workers
+    share this file system: they copy the workspaces from OUT and write the runs into it."""
+    name = options.executor
+    shared = options.executor_options is not None and options.executor_options.shared_fs
+    if name in ("dask", "slurm") and not shared:
+        message = f"bench on the {name!r} executor needs a shared file system"
+        hint = "the workers write the runs into OUT where it is: add --shared-fs"
+        raise UsageError(message, [finding("N004", message, hint=hint)])
+
+
+#: Seconds a run may take beyond its agent's wall time: the workspace copy and the judge.
+_RUN_MARGIN = 60.0
+
+
+def _sized(options: BenchOptions, jobs: Sequence[Job]) -> ExecutorOptions:
+    """The executor options, with a batch job (``slurm``) big enough for the runs: the wall
+    time of its share of them (their budgets spread over ``-j`` jobs, plus the longest one)
+    and the largest memory budget."""
+    from reprobridge_sdk.run.executors import ExecutorOptions  # noqa: PLC0415
+
+    seconds = [job.budget.timeout + _RUN_MARGIN for job in jobs]
+    memory = max((job.budget.memory or 0 for job in jobs), default=0)
+    return replace(
+        options.executor_options or ExecutorOptions(),
+        walltime=sum(seconds) / options.jobs + max(seconds),
+        memory=memory or None,
+    )
 
 
 def _check_visible(visible: Sequence[str], protected: Sequence[Path]) -> None:

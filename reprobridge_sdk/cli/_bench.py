@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 import click
 
 from reprobridge_sdk.cli import SuggestingGroup, artifact_alias
-from reprobridge_sdk.cli._executor import EXECUTOR_CHOICE
+from reprobridge_sdk.cli._executor import executor_options, options_from_flags
 from reprobridge_sdk.cli._output import (
     count,
     fail,
@@ -29,7 +29,7 @@ from reprobridge_sdk.cli._output import (
     write_json,
     write_output,
 )
-from reprobridge_sdk.cli._safety import sandbox_option, warn_unsandboxed
+from reprobridge_sdk.cli._safety import sandbox_option, settings, warn_unsandboxed
 from reprobridge_sdk.findings import finding_line, terminal_text
 
 if TYPE_CHECKING:
@@ -212,7 +212,7 @@ def _bytes_option(text: str | None, name: str) -> int | None:
 )
 @click.option("--repeats", type=click.IntRange(min=1), default=1, show_default=True)
 @click.option("-j", "--jobs", type=click.IntRange(min=1), default=1, show_default=True)
-@click.option("--executor", type=EXECUTOR_CHOICE, default=None, help="Default: local.")
+@executor_options
 @click.option(
     "--also",
     "others",
@@ -298,6 +298,9 @@ def run(  # noqa: PLR0917 - click passes every option as an argument
     repeats: int,
     jobs: int,
     executor: str | None,
+    scheduler: str | None,
+    shared_fs: bool | None,
+    job_extra: tuple[str, ...],
     others: tuple[str, ...],
     timeout: float,
     cpu_time: float | None,
@@ -352,7 +355,8 @@ def run(  # noqa: PLR0917 - click passes every option as an argument
             variants=tuple(wanted),
             repeats=repeats,
             jobs=jobs,
-            executor=executor,
+            executor=settings({"executor": executor}).executor,
+            executor_options=options_from_flags(scheduler, shared_fs, job_extra),
             sandbox=sandbox,
             network=network,
             allow_hosts=allow_hosts,

@@ -512,6 +512,25 @@ def test_the_dask_executor_runs_the_batch(toys: Path, tmp_path: Path) -> None:
     assert not (tmp_path / "out" / "runs" / "toy" / "acc" / "refined").exists()
 
 
+def test_a_distributed_executor_needs_a_shared_file_system(toys: Path, tmp_path: Path) -> None:
+    """dask and slurm workers copy the workspaces from OUT and write the runs into it: without
+    --shared-fs nothing is submitted (the Slurm runs: tests/bench/test_bench_slurm.py)."""
+    suite = _suite(toys, [("toy", "toy-one", ["acc"])])
+    out = tmp_path / "out"
+    for executor in ("slurm", "dask"):
+        bench = [sys.executable, "-m", "reprobridge_sdk", "bench", "run", "null", str(suite)]
+        done = subprocess.run(
+            [*bench, "-o", str(out), "--executor", executor, "--scheduler", "tcp://127.0.0.1:9"],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+        assert done.returncode == 2, done.stderr
+        assert done.stdout.startswith("-: N004 error"), done.stdout
+    assert not out.exists()
+
+
 @needs_sandbox
 def test_rerun_reexecutes_the_agents_recorded_runs(tmp_path: Path) -> None:
     """--rerun: the oracle's records (reprobridge run in its workspace) are re-executed by the

@@ -71,6 +71,11 @@ class ExecutorOptions:
     log_directory: str | None = None
     #: Seconds to wait for the first worker before giving up with N021.
     start_timeout: float = 120.0
+    #: Wall-time seconds each batch job asks for at least (``slurm``); the launchers' needs
+    #: may ask for more. ``bench`` sets it from the budgets of its runs.
+    walltime: float | None = None
+    #: Memory in bytes each batch job asks for at least (``slurm``).
+    memory: int | None = None
 
 
 @dataclass(frozen=True)

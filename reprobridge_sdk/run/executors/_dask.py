@@ -182,7 +182,7 @@ class DaskExecutor(Executor):
         problem = placement_problem(launchers, capacities)
         if problem is not None:
             raise executor_error("N022", problem, hint="lower the launcher's resources")
-        cpus, memory, gpus, walltime = _job_size(launchers)
+        cpus, memory, gpus, walltime = _job_size(launchers, self._options)
         extra = list(self._options.job_extra)
         if gpus:
             extra.append(f"--gres=gpu:{gpus}")
@@ -351,9 +351,11 @@ class DaskExecutor(Executor):
         return list(self.client.gather(futures))
 
 
-def _job_size(launchers: Sequence[Launcher]) -> tuple[int, int, int, str]:
-    """Cores, memory (bytes), GPUs and wall time of the batch jobs: the largest run's needs."""
-    cpus, memory, gpus, seconds = 1, 2**30, 0, 0.0
+def _job_size(launchers: Sequence[Launcher], options: ExecutorOptions) -> tuple[int, int, int, str]:
+    """Cores, memory (bytes), GPUs and wall time of the batch jobs: the largest run's needs,
+    and at least what ``options`` asks for."""
+    cpus, memory, gpus = 1, max(2**30, options.memory or 0), 0
+    seconds = options.walltime or 0.0
     for launcher in launchers:
         need = launcher.resources
         if need is not None:
