@@ -104,6 +104,9 @@ def artifact_files(
     if manifest.codebase.refined.kind == "patches" and not with_checkout:
         excluded_top.add(CHECKOUT_DIR)
     skipped = {os.path.realpath(path) for path in skip}
+    # a plain entry's real path ends in its own name: only a link or an entry of a skipped
+    # file's name needs its real path (one system call a component) compared
+    skipped_names = {Path(path).name for path in skipped}
     real_root = os.path.realpath(root)
     found: list[str] = []
     stack = [(os.fspath(root), "")]
@@ -116,7 +119,11 @@ def artifact_files(
                     continue
                 if not prefix and entry.name in excluded_top:
                     continue
-                if skipped and os.path.realpath(entry.path) in skipped:
+                if (
+                    skipped
+                    and (entry.name in skipped_names or entry.is_symlink())
+                    and os.path.realpath(entry.path) in skipped
+                ):
                     continue
                 if entry.is_symlink():
                     target = os.path.realpath(entry.path)

@@ -123,6 +123,10 @@ def _number(field_: bytes) -> int:
     return int(text or b"0", 8)
 
 
+#: The bytes above 127, which a signed header checksum counts negative.
+_HIGH = bytes(range(128, 256))
+
+
 def _block(size: int) -> int:
     return -(-size // BLOCK) * BLOCK
 
@@ -143,7 +147,8 @@ def _header(block: bytes, offset: int) -> _Header:
         raise Refused("C017", f"header at byte {offset}: a number field is not octal") from None
     rest = block[:148] + b" " * 8 + block[156:]
     unsigned = sum(rest)
-    signed = sum(c - 256 if c > 127 else c for c in rest)
+    high = len(rest) - len(rest.translate(None, _HIGH))
+    signed = unsigned - 256 * high  # old writers counted each byte above 127 as negative
     if checksum not in {unsigned, signed}:
         raise Refused("C017", f"header at byte {offset}: bad checksum")
     if size < 0:

@@ -6,6 +6,9 @@ the bounds (C017, C018), compares the digest (C019) and validates. Spec:
 ``spec/authoring.md#pack``.
 """
 
+# ruff: noqa: PLC0415 - packing's imports (the API, the models, the checkout) are made where
+# they are used: unpacking, which every command taking an archive does, needs none of them
+
 from __future__ import annotations
 
 import gzip
@@ -19,19 +22,18 @@ import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
-from reprobridge_sdk import contents
-from reprobridge_sdk.api import ArtifactDir, load
-from reprobridge_sdk.checkout._bundle import bundle_path, needs_bundle, write_bundle
-from reprobridge_sdk.checkout.materialize import fetch_upstream
 from reprobridge_sdk.errors import ArtifactError
 from reprobridge_sdk.findings import Finding, finding
 from reprobridge_sdk.io.atomic import atomic_open
-from reprobridge_sdk.model import UpstreamBundle
 from reprobridge_sdk.versions import MANIFEST_NAME
 
 from ._tarsafe import TARINFO, HeaderScan, LinkTree, Refused
+
+if TYPE_CHECKING:
+    from reprobridge_sdk.api import ArtifactDir
+    from reprobridge_sdk.model import Manifest
 
 __all__ = [
     "EPOCH",
@@ -98,6 +100,8 @@ def _unsafe(code: str, message: str, *, file: str = "", hint: str | None = None)
 
 def hidden_left_out(art: ArtifactDir) -> list[str]:
     """The hidden directories at the root that :func:`pack` leaves out, sorted."""
+    from reprobridge_sdk import contents
+
     return contents.hidden_left_out(art.root, art.manifest)
 
 
@@ -107,10 +111,17 @@ def packed_files(root: Path, *, with_runs: bool = False, skip: Path | None = Non
     The one rule of :func:`reprobridge_sdk.contents.artifact_files`; a link that leaves the
     artifact is a :class:`PackError` (C017).
     """
-    art = load(root)
+    from reprobridge_sdk.api import load
+
+    return _files(root, load(root).manifest, with_runs=with_runs, skip=skip)
+
+
+def _files(root: Path, manifest: Manifest, *, with_runs: bool, skip: Path | None) -> list[str]:
+    from reprobridge_sdk import contents
+
     try:
         return contents.artifact_files(
-            root, art.manifest, with_runs=with_runs, skip=() if skip is None else (skip,)
+            root, manifest, with_runs=with_runs, skip=() if skip is None else (skip,)
         )
     except ArtifactError as exc:
         raise PackError(exc.message, exc.findings) from None
@@ -135,6 +146,10 @@ class _HashingWriter(io.RawIOBase):
 
 def _carried(art: ArtifactDir, scratch: Path) -> dict[str, Path]:
     """Entries pack adds or replaces: the upstream bundle and the manifest declaring it."""
+    from reprobridge_sdk.checkout._bundle import bundle_path, needs_bundle, write_bundle
+    from reprobridge_sdk.checkout.materialize import fetch_upstream
+    from reprobridge_sdk.model import UpstreamBundle
+
     codebase = art.manifest.codebase
     upstream = codebase.upstream
     if (
@@ -159,13 +174,14 @@ def _info(root: Path, rel: str, source: Path | None = None) -> tuple[tarfile.Tar
     info.mtime = EPOCH
     info.uid = info.gid = 0
     info.uname = info.gname = ""
-    mode = path.lstat().st_mode
+    status = path.lstat()  # one call: a regular file's size is its own
+    mode = status.st_mode
     if stat.S_ISLNK(mode):
         info.type = tarfile.SYMTYPE
         info.linkname = os.readlink(path)  # noqa: PTH115 - the target as written
         info.mode = 0o777
     else:
-        info.size = path.stat().st_size
+        info.size = status.st_size
         info.mode = 0o755 if mode & (stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH) else 0o644
     return info, path
 
@@ -177,14 +193,17 @@ def pack(
     with_runs: bool = False,
 ) -> PackResult:
     """Write the deterministic archive of the artifact to ``out`` (``.tar``, ``.tar.gz``)."""
+    from reprobridge_sdk.api import ArtifactDir, load
+
     root = artifact_dir.root if isinstance(artifact_dir, ArtifactDir) else Path(artifact_dir)
     target = Path(out)
     compress = target.name.endswith((".tar.gz", ".tgz"))
     if not compress and not target.name.endswith(".tar"):
         raise _error("C018", f"{target.name}: the archive must end in .tar, .tar.gz or .tgz")
     with tempfile.TemporaryDirectory(prefix="rra-pack-") as scratch:
-        carried = _carried(load(root), Path(scratch))
-        names = packed_files(root, with_runs=with_runs, skip=target)
+        art = load(root)
+        names = _files(root, art.manifest, with_runs=with_runs, skip=target)
+        carried = _carried(art, Path(scratch))
         names = sorted(set(names) | set(carried), key=lambda name: name.encode("utf-8"))
         result = _write(root, target, names, carried, compress=compress)
     bundle = next((rel for rel in carried if rel != MANIFEST_NAME), None)
@@ -197,7 +216,7 @@ def _write(
     size = 0
     with atomic_open(target) as raw:
         sink: Any = (
-            gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0, compresslevel=9)
+            gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0, compresslevel=6)
             if compress
             else raw
         )
@@ -283,7 +302,7 @@ def unpack(
             )
         )
     if validate_after:
-        from reprobridge_sdk.validation import validate  # noqa: PLC0415 - a lower layer, on use
+        from reprobridge_sdk.validation import validate
 
         result.findings.extend(validate(root).findings)
     return result
@@ -295,6 +314,7 @@ def _extract(tar: tarfile.TarFile, root: Path, *, max_files: int, max_bytes: int
     total = 0
     links = LinkTree()
     seen: set[str] = set()
+    made: set[Path] = {root}
     for member in _members(tar):
         name = member.name
         parts = _parts(name)
@@ -320,23 +340,33 @@ def _extract(tar: tarfile.TarFile, root: Path, *, max_files: int, max_bytes: int
             if rel + "/" in seen:
                 raise _unsafe("C017", f"link {rel!r} replaces a directory of the archive", file=rel)
             links.add(parts, member.linkname)  # refused before it is written
-        _write_member(tar, member, root.joinpath(*parts), rel=rel)
+        _write_member(tar, member, root.joinpath(*parts), rel=rel, made=made)
     return files
 
 
-def _write_member(tar: tarfile.TarFile, member: tarfile.TarInfo, target: Path, *, rel: str) -> None:
+def _directory(path: Path, made: set[Path]) -> None:
+    """Make the directory ``path`` (and its parents) unless this unpacking already did: a
+    directory made stays one (no link may replace a directory of the archive)."""
+    if path not in made:
+        path.mkdir(parents=True, exist_ok=True)
+        made.add(path)
+
+
+def _write_member(
+    tar: tarfile.TarFile, member: tarfile.TarInfo, target: Path, *, rel: str, made: set[Path]
+) -> None:
     """Write one checked member at ``target``: a directory, a file or a symbolic link."""
     if member.isdir():
-        target.mkdir(parents=True, exist_ok=True)
+        _directory(target, made)
     elif member.isreg():
-        target.parent.mkdir(parents=True, exist_ok=True)
+        _directory(target.parent, made)
         handle = tar.extractfile(member)
         assert handle is not None
         with target.open("xb") as out:
             shutil.copyfileobj(handle, out)
-        target.chmod(0o755 if member.mode & 0o111 else 0o644)
+            os.fchmod(out.fileno(), 0o755 if member.mode & 0o111 else 0o644)
     elif member.issym():
-        target.parent.mkdir(parents=True, exist_ok=True)
+        _directory(target.parent, made)
         target.symlink_to(member.linkname)
     elif member.islnk():
         msg = f"member {rel!r} is a hard link (to {member.linkname!r})"
