@@ -17,6 +17,9 @@ measured by ``benchmarks/bench_startup.py``). The rules:
 - ``validate`` loads no pydantic (it checks the plain data), and reads the plugins' entry
   points (``importlib.metadata``) for its ``--format`` choices only when they are asked for
   (help, completion, a format that is not built in);
+- unpacking an archive (``unpack``, and ``validate`` given one) loads none of what only
+  packing uses: the API, pydantic and the models, and (for an artifact that is no patch
+  series) the checkout;
 - ``audit`` never loads numpy or scipy (the Student-t quantile and tails are the project's
   own): an artifact whose task has three reference observations is audited, its interval
   and score computed, without them (the positive control: the trace does see the auditor's
@@ -189,3 +192,16 @@ def test_audit_computes_intervals_without_numpy_or_scipy(tmp_path: Path) -> None
     with_reference = _imported("audit", str(_artifact(tmp_path / "b", reference=True)), expect=(1,))
     assert "reprobridge_sdk.audit._studentt" in with_reference
     assert _loaded(with_reference, ("scipy", "numpy")) == []
+
+
+def test_an_archive_is_unpacked_and_validated_without_the_models(tmp_path: Path) -> None:
+    archive = tmp_path / "example.tar.gz"
+    pack = [sys.executable, "-m", "reprobridge_sdk", "pack", str(EXAMPLE), "-o", str(archive)]
+    subprocess.run(pack, check=True, capture_output=True, timeout=120)
+    only_packing = ("pydantic", "reprobridge_sdk.model", "reprobridge_sdk.api")
+    validated = _imported("validate", str(archive))
+    assert "reprobridge_sdk.authoring.pack" in validated  # the archive was unpacked
+    assert _loaded(validated, (*NEVER_FOR_CHECKS, *only_packing)) == []
+    unpacked = _imported("unpack", str(archive), str(tmp_path / "out"))
+    assert "reprobridge_sdk.validation.structure" in unpacked  # and validated
+    assert _loaded(unpacked, (*only_packing, "reprobridge_sdk.checkout")) == []

@@ -21,12 +21,6 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Literal
 
-from reprobridge_sdk.checkout.materialize import (
-    CHECKOUT_DIR,
-    bundle_from_data,
-    inspect_series,
-    series_from_data,
-)
 from reprobridge_sdk.digest import TREE_EXCLUDES, file_sha256, tree_digest
 from reprobridge_sdk.findings import Finding, finding
 from reprobridge_sdk.io import safefs
@@ -326,6 +320,12 @@ class _Files:
 
     def series(self) -> None:
         """The patch series against the cached upstream (never fetched): C003-C006."""
+        from reprobridge_sdk.checkout.materialize import (  # noqa: PLC0415 - patches only
+            bundle_from_data,
+            inspect_series,
+            series_from_data,
+        )
+
         series = series_from_data(self.data)
         if series is None or not all(usable_path(p.path) for p in series[2]):
             return
@@ -388,6 +388,8 @@ class _Files:
         refined = _map(_map(self.data.get("codebase")).get("refined"))
         if refined.get("kind") != "patches" or not isinstance(value, str):
             return False
+        from reprobridge_sdk.checkout.materialize import CHECKOUT_DIR  # noqa: PLC0415 - patches
+
         first = value.replace("\\", "/").split("/")[0]
         return first == CHECKOUT_DIR and not (self.root / CHECKOUT_DIR).is_dir()
 
