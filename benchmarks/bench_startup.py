@@ -23,6 +23,8 @@ two is printed: a before/after comparison within one run. The cases:
   - ``extract EXAMPLE --samples``: every shipped sample log of the bundled example re-extracted
     and compared with its expected values;
   - ``extract ARTIFACT --launcher trivial --log LOG``: one value from a one-line log;
+  - ``extract ARTIFACT --run RUN``: the one recorded run of the ``audit`` case below
+    re-extracted (the case of issue 24's target: at most 10x ``python -c pass`` in CPU);
   - ``validate EXAMPLE``: every layer on the bundled example (files, digests, lock, samples);
   - ``run ARTIFACT trivial --env current``: one run of ``python -c "print('acc=0.5')"`` with
     its record, ledger and extraction, in a fresh runs directory each time;
@@ -93,6 +95,9 @@ launchers:
 
 #: What the runner and the auditor import to extract (``bench_extract.py``'s process).
 EXTRACTION = "reprobridge_sdk.extract.extraction"
+
+#: Target of issue 24: ``extract`` of one recorded run over ``python -c pass``, in CPU.
+TARGET_EXTRACT_RUN = 10.0
 
 #: The commands measured with ``--help`` and a real job.
 COMMANDS = ("extract", "validate", "run", "audit", "lock", "digest")
@@ -166,6 +171,8 @@ def _cases(work: Path, against: Path | None) -> dict[str, Case]:
             ours["extract --log (job)"] = _ours(
                 "extract", str(artifact), "--launcher", "trivial", "--log", log
             )
+            recorded = next(p for p in runs.iterdir() if (p / "record.json").is_file())
+            ours["extract --run (job)"] = _ours("extract", str(artifact), "--run", str(recorded))
     cases: dict[str, Case] = {
         "python -c pass": ([python, "-c", "pass"], None),
         'python -c "import yaml, json"': ([python, "-c", "import yaml, json"], None),
@@ -279,6 +286,12 @@ def main() -> None:
             f"{name:38} {wall * 1000:5.0f}ms {cpu * 1000:5.0f}ms {wall / bare:6.1f} "
             f"{wall / readers:6.2f} {cpu / bare_cpu:8.1f} {total:6.0f}ms  {heaviest}{versus}"
         )
+    extract_run = statistics.median(cpus["extract --run (job)"]) / bare_cpu
+    met = "met" if extract_run <= TARGET_EXTRACT_RUN else "MISSED"
+    print(
+        f"extract of one recorded run: {extract_run:.1f}x python -c pass in CPU "
+        f"(target <= {TARGET_EXTRACT_RUN:g}: {met})"
+    )
 
 
 if __name__ == "__main__":
