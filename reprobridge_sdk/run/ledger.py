@@ -291,10 +291,7 @@ def _append(  # noqa: PLR0917 - the fields of one entry
     status: str,
     record_sha256: str,
 ) -> LedgerEntry:
-    info = os.fstat(fd)
-    if not stat.S_ISREG(info.st_mode):
-        raise OSError(errno.EINVAL, "the run ledger is not a regular file")
-    size = info.st_size
+    size = os.fstat(fd).st_size  # a regular file: append_run checked it
     last = _last_entry(fd, size)
     data: dict[str, Any] = {
         "seq": last.seq + 1 if last else 1,
