@@ -4,7 +4,7 @@ A sample of each attempt's succeeded runs, drawn per launcher and per task with 
 seed (:func:`draw_seed`, stated in the report afterwards), is run again by the runner with
 the recorded seed, in the environment built from the lock and in the sandbox by default.
 Each value is compared with the recorded one within a same-seed tolerance never looser than
-the interval's half-width (A058, A059), and per task a paired t test of the differences
+the interval's half-width (A058, A059), and per launcher and task a paired t test of the differences
 finds a shift that passes run by run (A070). See spec §11.2 ("Re-execution").
 """
 
@@ -250,7 +250,10 @@ def _shifts(
     limits: Limits,
     recorded: Mapping[str, int],
 ) -> None:
-    """Test each task's differences over the sample; A070 for a significant shift."""
+    """Test each task's differences over the sample, and, for a task that runs of several
+    launchers measure, each launcher's differences apart (the strata the sample is drawn
+    from: one honest smoke run must not dilute a shift of the scored runs); A070 for a
+    significant shift, the first one found per task."""
     by_task: dict[str, list[tuple[float, str]]] = {}
     for rel, rows in outcome.comparisons.items():
         for row in rows:
@@ -260,27 +263,37 @@ def _shifts(
     _skipped(outcome, recorded, tested)
     for task in sorted(by_task):
         pairs = by_task[task]
-        test = shift_test(task, [d for d, _ in pairs])
-        if test is None:
-            continue
-        outcome.shifts.append(test)
-        if not test.shifted:
-            continue
-        direction = "above" if (test.mean_difference or 0.0) > 0 else "below"
-        outcome.shift_findings.append(
-            (
-                finding(
-                    "A070",
-                    f"task {task}: the recorded values lie systematically {direction} the "
-                    f"re-executed ones (mean difference {test.mean_difference:.6g} over "
-                    f"{test.n} runs, paired t test p = {test.p:.3g} < {SHIFT_LEVEL})",
-                    path=f"/tasks/{limits.positions[task]}" if task in limits.positions else "",
-                    hint="every run may pass its tolerance while the evidence is shifted: "
-                    "the recorded values were not produced by this experiment",
-                ),
-                {launcher for _, launcher in pairs},
-            )
-        )
+        groups: list[tuple[str | None, list[float]]] = [(None, [d for d, _ in pairs])]
+        names = sorted({launcher for _, launcher in pairs})
+        if len(names) > 1:
+            groups += [(name, [d for d, who in pairs if who == name]) for name in names]
+        found = False
+        for launcher, differences in groups:
+            test = shift_test(task, differences)
+            if test is None:
+                continue
+            if launcher is not None:
+                test = test.model_copy(update={"launcher": launcher})
+            outcome.shifts.append(test)
+            if not test.shifted or found:
+                continue
+            found = True
+            tainted = set(names) if launcher is None else {launcher}
+            outcome.shift_findings.append((_shift_finding(task, launcher, test, limits), tainted))
+
+
+def _shift_finding(task: str, launcher: str | None, test: ShiftTest, limits: Limits) -> Finding:
+    direction = "above" if (test.mean_difference or 0.0) > 0 else "below"
+    whose = "" if launcher is None else f" of launcher {launcher}"
+    return finding(
+        "A070",
+        f"task {task}: the recorded values{whose} lie systematically {direction} the "
+        f"re-executed ones (mean difference {test.mean_difference:.6g} over {test.n} runs, "
+        f"paired t test p = {test.p:.3g} < {SHIFT_LEVEL})",
+        path=f"/tasks/{limits.positions[task]}" if task in limits.positions else "",
+        hint="every run may pass its tolerance while the evidence is shifted: the recorded "
+        "values were not produced by this experiment",
+    )
 
 
 def rerun_runs(

@@ -135,6 +135,12 @@ class ShiftTest(SpecModel):
     """The paired t test of one task's differences (recorded - re-executed) over a sample."""
 
     task: str = Field(description="The task's id.")
+    launcher: str | None = Field(
+        default=None,
+        description="The launcher whose re-executed runs alone were tested (a task measured "
+        "by several launchers' runs); null: every re-executed run of the task.",
+        json_schema_extra=since("1.1"),
+    )
     n: int = Field(ge=2, description="Re-executed runs with a finite difference.")
     mean_difference: float | None = Field(default=None, description="Mean of the differences.")
     sd: float | None = Field(

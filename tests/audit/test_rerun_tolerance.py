@@ -23,8 +23,15 @@ from scipy.stats import ttest_1samp
 
 from reprobridge_sdk.audit import audit
 from reprobridge_sdk.audit.report import render
-from reprobridge_sdk.audit.rerun import SHIFT_LEVEL, shift_test, tolerance
-from reprobridge_sdk.model.audit import AuditResult
+from reprobridge_sdk.audit.rerun import (
+    SHIFT_LEVEL,
+    Limits,
+    RerunOutcome,
+    _shifts,
+    shift_test,
+    tolerance,
+)
+from reprobridge_sdk.model.audit import AuditResult, RerunComparison
 
 HALF_WIDTH = 0.901  # the toy's acc interval: the 1% floor of its mean 90.1
 
@@ -256,3 +263,48 @@ def test_review_prints_its_progress_on_stderr(toy: Path) -> None:
     assert [ln.split(": ", 1)[1].split(" runs")[0] for ln in lines] == ["0/3", "1/3", "2/3", "3/3"]
     assert "about" in lines[1] and "left" in lines[1]
     assert json.loads(done.stdout)["attempts"][0]["reran"] == 3  # stdout holds the report only
+
+
+def _comparison(task: str, difference: float) -> RerunComparison:
+    return RerunComparison(
+        task=task,
+        recorded=97.0 + difference,
+        rerun=97.0,
+        difference=difference,
+        tolerance=0.97,
+        basis="half-width",
+        held=True,
+    )
+
+
+def test_an_honest_smoke_run_does_not_dilute_a_shift_of_the_scored_runs() -> None:
+    """The bundled example's default sample: its one smoke run, honest (difference 0), and
+    four scored runs each inflated by 0.95 points, within the half-width 0.97. Pooled, the
+    five differences give p = 0.016, no shift at 0.01; the scored runs tested apart, as the
+    sample is drawn, are shifted (found by the committee's batch)."""
+    outcome = RerunOutcome()
+    launchers = {"smoke-s0": "smoke"}
+    outcome.comparisons["smoke-s0"] = [_comparison("acc", 0.0)]
+    for seed in range(4):
+        launchers[f"scored-s{seed}"] = "scored"
+        outcome.comparisons[f"scored-s{seed}"] = [_comparison("acc", 0.95)]
+    _shifts(outcome, launchers, Limits(positions={"acc": 0}), {"acc": 6})
+    pooled, scored = outcome.shifts
+    assert (pooled.launcher, pooled.n, pooled.shifted) == (None, 5, False)
+    assert pooled.p == pytest.approx(0.0161, abs=1e-3)
+    assert (scored.launcher, scored.n, scored.shifted) == ("scored", 4, True)
+    [(finding, tainted)] = outcome.shift_findings
+    assert (finding.code, finding.path, tainted) == ("A070", "/tasks/0", {"scored"})
+    assert "launcher scored" in finding.message
+
+
+def test_one_launcher_is_tested_once() -> None:
+    """Every run of one launcher: the task's test alone, its shift tainting that launcher."""
+    outcome = RerunOutcome()
+    outcome.comparisons = {f"scored-s{s}": [_comparison("acc", 0.5)] for s in range(4)}
+    launchers = dict.fromkeys(outcome.comparisons, "scored")
+    _shifts(outcome, launchers, Limits(), {"acc": 4})
+    [test] = outcome.shifts
+    assert (test.launcher, test.n, test.shifted) == (None, 4, True)
+    [(_finding, tainted)] = outcome.shift_findings
+    assert tainted == {"scored"}
