@@ -87,6 +87,7 @@ def _budget_for(entry: Any, defaults: Any, budget: Budget) -> Budget:
         budget,
         timeout=own.time if own.time is not None else budget.timeout,
         memory=_memory_bytes(own.memory) if own.memory is not None else budget.memory,
+        max_cost=own.cost if own.cost is not None else budget.max_cost,
     )
 
 

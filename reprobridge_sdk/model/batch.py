@@ -61,6 +61,12 @@ class Budget(SpecModel):
         "a re-executed run.",
         examples=["16GiB"],
     )
+    cost: float | None = Field(
+        default=None,
+        ge=0,
+        description="bench: the cost an agent may report for one run before it is stopped "
+        "(in the currency it reports); the audit records it only.",
+    )
 
 
 class BatchDefaults(SpecModel):

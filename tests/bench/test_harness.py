@@ -260,6 +260,32 @@ def test_an_agent_that_crashes_ends_its_run_with_a101(toys: Path, tmp_path: Path
     assert [f.code for f in run.findings] == ["A101", "A102"]
 
 
+@needs_sandbox
+def test_the_suites_cost_budget_stops_a_spender(toys: Path, tmp_path: Path) -> None:
+    """budget.cost of the suite (the committee's batch file) caps what the agent reports, as
+    --max-cost does, and wins over it; a negative cost is refused with the suite (A091)."""
+    agents = tmp_path / "agents"
+    agents.mkdir()
+    (agents / "spender.py").write_text(HOSTILE["spender"], encoding="utf-8")
+    suite = _suite(toys, [("toy", "toy-one", ["acc"])])
+    text = suite.read_text("utf-8").replace(
+        "[[submission]]", "[defaults]\nbudget = {time = 60, cost = 1.0}\n[[submission]]", 1
+    )
+    suite.write_text(text, encoding="utf-8")
+    options = BenchOptions(
+        variants=("refined",), budget=Budget(max_cost=100.0), visible=(str(agents),)
+    )
+    agent = f"{sys.executable} {agents / 'spender.py'} {{workspace}}"
+    [run] = run_bench([agent], suite, tmp_path / "out", options).runs
+    assert (run.outcome, run.usage.cost) == ("over-cost", 5.0)
+    assert run.seconds < 60
+    suite.write_text(text.replace("cost = 1.0", "cost = -1"), encoding="utf-8")
+    with pytest.raises(UsageError) as caught:
+        run_bench([agent], suite, tmp_path / "again", options)
+    assert [f.code for f in caught.value.findings] == ["A091"]
+    assert caught.value.findings[0].path == "/defaults/budget/cost"
+
+
 def _of(report: BenchReport, name: str) -> BenchRun:
     return next(run for run in report.runs if f"/{name}.py" in run.agent)
 
