@@ -8,7 +8,6 @@ failed build is removed. The installers run isolated from the machine's configur
 
 from __future__ import annotations
 
-import json
 import os
 import platform
 import shutil
@@ -33,7 +32,7 @@ from reprobridge_sdk.env._resolvers import variant_index
 from reprobridge_sdk.env.interpreters import discover, version_of
 from reprobridge_sdk.errors import ReproBridgeError
 from reprobridge_sdk.findings import Finding, finding
-from reprobridge_sdk.io.atomic import atomic_write_text
+from reprobridge_sdk.io.atomic import atomic_write_json
 from reprobridge_sdk.io.filelock import file_lock
 from reprobridge_sdk.locks.accelerator import variant_findings
 from reprobridge_sdk.locks.lockfile import read_lock
@@ -277,4 +276,4 @@ def _build(  # noqa: PLR0917 - private helper of ensure_environment
         "built_at": datetime.now(UTC).isoformat(timespec="seconds"),
         "seconds": round(time.monotonic() - started, 3),
     }
-    atomic_write_text(target / COMPLETE_MARKER, json.dumps(marker, indent=2) + "\n")
+    atomic_write_json(target / COMPLETE_MARKER, marker)
