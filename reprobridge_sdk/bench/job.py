@@ -53,6 +53,18 @@ class Budget:
     #: The cost the agent may report on its usage channel before it is stopped; None: no cap.
     max_cost: float | None = None
 
+    @property
+    def tmp_size(self) -> int:
+        """Bytes of the sandbox's private ``/tmp``, a tmpfs held in memory that RLIMIT_AS
+        does not count: the memory budget, or :data:`TMP_SIZE` without one."""
+        return self.memory or TMP_SIZE
+
+
+#: The size of the sandbox's ``/tmp`` of a run without a memory budget.
+TMP_SIZE = 1 << 30
+#: The agent's temporary folder (``TMPDIR``), in its workspace: on disk, not in memory.
+TMP_DIR = ".tmp"
+
 
 @dataclass(frozen=True)
 class Job:
@@ -173,9 +185,11 @@ def _command(job: Job, workspace: Path, prompt: Path) -> Iterator[_Prepared]:
         "REPRO_BENCH_PROMPT": str(prompt),
         "REPRO_BENCH_RESULTS": str(workspace / RESULTS_NAME),
         "REPRO_BENCH_USAGE": str(workspace / USAGE_NAME),
+        "TMPDIR": str(workspace / TMP_DIR),
         "PYTHONUNBUFFERED": "1",
         **{name: os.environ[name] for name in job.pass_env if name in os.environ},
     }
+    (workspace / TMP_DIR).mkdir(exist_ok=True)
     caller = dict(os.environ)
     bin_dir = str(Path(sys.executable).parent)
     caller["PATH"] = os.pathsep.join([bin_dir, caller.get("PATH", "")])
@@ -215,6 +229,7 @@ def _command(job: Job, workspace: Path, prompt: Path) -> Iterator[_Prepared]:
             seccomp=fd,
             readable=readable,
             network=job.network == "open",
+            tmp_size=job.budget.tmp_size,
         )
         yield _Prepared(command, env, (fd,), proxy)
 

@@ -262,6 +262,7 @@ def sandbox_command(
     writable: Sequence[Path] = (),
     private: Mapping[Path, Path] | None = None,
     network: bool = False,
+    tmp_size: int | None = None,
 ) -> list[str]:
     """``argv`` wrapped in bubblewrap (see the module docstring).
 
@@ -272,7 +273,8 @@ def sandbox_command(
     :func:`may_bind` refuses, are left out. ``seccomp`` is a descriptor from
     :func:`seccomp_fd`, which the caller passes to the process (``pass_fds``). ``network``
     keeps the host's network (``--share-net``: ``bench --network open``); every other
-    namespace stays new.
+    namespace stays new. ``tmp_size`` bounds the private ``/tmp`` (a tmpfs, held in memory
+    that no resource limit of the process counts) to that many bytes.
     """
     exe = shutil.which(BWRAP) or BWRAP
     command = [
@@ -295,6 +297,7 @@ def sandbox_command(
         "/dev",
         "--proc",
         "/proc",
+        *(["--size", str(tmp_size)] if tmp_size else []),
         "--tmpfs",
         "/tmp",  # noqa: S108 - the sandbox's own, empty /tmp
     ]

@@ -286,6 +286,44 @@ def test_the_suites_cost_budget_stops_a_spender(toys: Path, tmp_path: Path) -> N
     assert caught.value.findings[0].path == "/defaults/budget/cost"
 
 
+#: Fills /tmp (a tmpfs: memory that RLIMIT_AS does not count) with up to 1 GiB, then says
+#: how much it wrote and where its temporary folder is.
+TMP_FILLER = """
+import json, os, sys, tempfile
+from pathlib import Path
+written, chunk = 0, b"x" * (1 << 20)
+try:
+    with open("/tmp/fill", "wb") as sink:
+        while written < (1 << 30):
+            sink.write(chunk)
+            sink.flush()
+            written += len(chunk)
+except OSError as exc:
+    print("refused:", exc.strerror)
+report = {"written": written, "tempdir": tempfile.gettempdir()}
+(Path(sys.argv[1]) / "tmp.json").write_text(json.dumps(report))
+"""
+
+
+@needs_sandbox
+def test_an_agent_cannot_fill_memory_through_tmp(toys: Path, tmp_path: Path) -> None:
+    """/tmp is a tmpfs of the memory budget's size (RLIMIT_AS does not count it), and the
+    agent's TMPDIR is a folder of its workspace, on disk."""
+    agents = tmp_path / "agents"
+    agents.mkdir()
+    (agents / "filler.py").write_text(TMP_FILLER, encoding="utf-8")
+    suite = _suite(toys, [("toy", "toy-one", ["acc"])])
+    budget = Budget(timeout=120, memory=256 << 20)
+    options = BenchOptions(variants=("refined",), budget=budget, visible=(str(agents),))
+    agent = f"{sys.executable} {agents / 'filler.py'} {{workspace}}"
+    [run] = run_bench([agent], suite, tmp_path / "out", options).runs
+    assert run.outcome == "finished"
+    workspace = tmp_path / "out" / run.folder / "workspace"
+    seen = json.loads((workspace / "tmp.json").read_text("utf-8"))
+    assert 0 < seen["written"] <= 256 << 20
+    assert seen["tempdir"] == str(workspace / ".tmp")
+
+
 def _of(report: BenchReport, name: str) -> BenchRun:
     return next(run for run in report.runs if f"/{name}.py" in run.agent)
 
