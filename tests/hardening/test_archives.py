@@ -254,6 +254,26 @@ def test_malformed_headers_are_refused_unread(tmp_path: Path, parts: list[bytes]
     assert _refused(archive, tmp_path / "out")[0] == "C017"
 
 
+@pytest.mark.parametrize(("off_by", "accepted"), [(0, True), (1, False), (-256, False)])
+def test_a_signed_header_checksum_is_read_and_any_other_refused(
+    off_by: int, accepted: bool
+) -> None:
+    """Old writers summed the header's bytes as signed: a name's bytes above 127 count 256
+    less each. That sum is accepted as the unsigned one is; a sum off by one, or by one byte's
+    256, is not."""
+    block = _header("caf\u00e9-\u00e9t\u00e9", b"0", 2)  # six bytes above 127
+    rest = block[:148] + b" " * 8 + block[156:]
+    signed = sum(c - 256 if c > 127 else c for c in rest)
+    assert signed != sum(rest)
+    block = block[:148] + f"{signed + off_by:06o}\0 ".encode() + block[156:]
+    scan = _tarsafe.HeaderScan(io.BytesIO(block + _pad(b"x\n") + b"\0" * 2 * BLOCK))
+    if accepted:
+        assert scan.read().startswith(block)
+    else:
+        with pytest.raises(Refused, match="bad checksum"):
+            scan.read()
+
+
 # --------------------------------------------------------------------------- CVE-2024-6232
 
 
