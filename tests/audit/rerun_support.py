@@ -16,9 +16,11 @@ import yaml
 from audit_support import make_artifact
 from toy_study import TRAIN
 
+from reprobridge_sdk.audit.verify import RunEvidence
 from reprobridge_sdk.digest import tree_digest
+from reprobridge_sdk.run import load_record
 
-__all__ = ["edit_manifest", "seeded_toy"]
+__all__ = ["edit_manifest", "run_evidence", "seeded_toy"]
 
 
 def edit_manifest(root: Path, change: Callable[[dict[str, Any]], None]) -> None:
@@ -49,3 +51,9 @@ def seeded_toy(root: Path, seeds: int = 8) -> Path:
 
     edit_manifest(root, retree)
     return root
+
+
+def run_evidence(root: Path) -> list[RunEvidence]:
+    """The run directories of ``root/runs`` as the auditor sees them (to draw a sample)."""
+    dirs = sorted(d for d in (root / "runs").iterdir() if (d / "record.json").is_file())
+    return [RunEvidence(d, d.name, load_record(d)) for d in dirs]

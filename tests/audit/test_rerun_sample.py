@@ -19,13 +19,11 @@ from pathlib import Path
 import pytest
 from audit_support import edit_record
 from evidence_support import consistent_edit, honest_runs
-from rerun_support import edit_manifest, seeded_toy
+from rerun_support import edit_manifest, run_evidence, seeded_toy
 from scipy.stats import chisquare
 
 from reprobridge_sdk.audit import audit
 from reprobridge_sdk.audit.rerun import DEFAULT_SAMPLE, choose, draw_seed
-from reprobridge_sdk.audit.verify import RunEvidence
-from reprobridge_sdk.run import load_record
 
 RUNS = 8
 
@@ -52,15 +50,10 @@ def toy(eight_runs: Path, tmp_path: Path) -> Path:
     return target
 
 
-def _evidence(root: Path) -> list[RunEvidence]:
-    dirs = sorted(d for d in (root / "runs").iterdir() if (d / "record.json").is_file())
-    return [RunEvidence(d, d.name, load_record(d)) for d in dirs]
-
-
 def test_sample_dodging_fabrication_is_caught_with_the_default_sample(toy: Path) -> None:
     """Every run fabricated but the two that a seed-0 sample of two picks (yesterday's
     `--rerun 2`): that sample passes; the default, secret sample does not."""
-    runs = _evidence(toy)
+    runs = run_evidence(toy)
     spared = {r.rel for r in choose(runs, 2, 0)}
     forged = [r for r in runs if r.rel not in spared]
     assert len(forged) == RUNS - 2
@@ -90,7 +83,7 @@ def test_sample_dodging_fabrication_is_caught_with_the_default_sample(toy: Path)
 
 def test_the_draw_is_uniform_over_runs(toy: Path) -> None:
     """200 draws of two runs from the OS's entropy: each run is picked about 50 times."""
-    runs = _evidence(toy)
+    runs = run_evidence(toy)
     counts = Counter(r.rel for _ in range(200) for r in choose(runs, 2, draw_seed()))
     assert set(counts) == {r.rel for r in runs}
     observed = [counts[r.rel] for r in runs]
@@ -144,7 +137,7 @@ def test_every_launcher_and_every_task_is_sampled(honest_template: Path, tmp_pat
 
     for run_dir in scored[:2]:
         edit_record(run_dir, drop_f1)
-    runs = _evidence(root)
+    runs = run_evidence(root)
     for _ in range(30):
         picked = choose(runs, 1, draw_seed())
         launchers = sorted(r.record.launcher for r in picked if r.record is not None)
