@@ -64,6 +64,8 @@ def test_a_deterministic_program_is_not_copied_evidence(tmp_path: Path) -> None:
     assert again.tasks[0].attempts[0].verdict == "compatible"
     assert again.counts["invalid-evidence"] == 0
     assert again.passed
+    # re-executed by the committee, the seed-free runs earn "results reproduced"
+    assert (again.badges.results, again.badges.reproduced) == ("reproduced", True)
 
 
 def _copy_as_seed_2(root: Path, change: Any) -> None:
