@@ -67,8 +67,11 @@ Rules, in order:
    and its reason when it is the network or a GPU); an optional one that does not, or whose
    requirement was left out, is B023 (a warning). An import that fails on another module
    no pin provides (Keras 2 without its backend) is an installed package's undeclared
-   dependency: that module's distribution is added, unpinned, as a recorded addition, and
-   the environment is built again (:data:`MAX_MISSING_DEPENDENCIES` times at most).
+   dependency: that module's distribution is added, unpinned, as a recorded addition. One
+   that fails inside an installed package on a line importing another pinned package
+   (Lasagne 0.1 on Theano 0.9, which removed ``downsample``) caps that package below the
+   pinned minor release, a recorded change. Either way the environment is built again
+   (:data:`MAX_MISSING_DEPENDENCIES` times at most).
 """
 
 from __future__ import annotations
@@ -84,6 +87,7 @@ from datetime import UTC, datetime
 from pathlib import Path, PurePosixPath
 
 from packaging.requirements import InvalidRequirement, Requirement
+from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
@@ -676,6 +680,9 @@ def _probe_imports(
         if proc.returncode == 0:
             continue
         last = (proc.stderr.strip().splitlines() or ["exit status " + str(proc.returncode)])[-1]
+        where = _failing_frame(proc.stderr)
+        if where is not None:
+            last = f"{last[:300]} (at {where[0]}: {where[1]})"
         reason = _reason(proc.stderr[-4000:])
         because = f" ({reason})" if reason else ""
         if module in optional:
@@ -693,13 +700,33 @@ def _probe_imports(
         findings.append(
             build_finding(
                 "B006",
-                f"{module!r} does not import in the built environment{because}: {last[:300]}",
+                f"{module!r} does not import in the built environment{because}: {last[:500]}",
                 hint="declare its distribution in the repository's requirements"
                 if reason is None
                 else "run the build where that is available, or patch the import out",
             )
         )
     return findings
+
+
+_FRAME = re.compile(r'^\s*File "(?P<file>[^"]+)", line \d+', re.M)
+
+
+def _failing_frame(stderr: str) -> tuple[str, str] | None:
+    """``(file, source line)`` of a traceback's last frame when it is an installed package's
+    file (under ``site-packages``), its path from there: the line of a package that fails
+    inside another package, such as ``lasagne/layers/pool.py: from theano.tensor.signal
+    import downsample``."""
+    frames = list(_FRAME.finditer(stderr))
+    if not frames:
+        return None
+    last = frames[-1]
+    _, found, inside = last.group("file").replace("\\", "/").rpartition("site-packages/")
+    rest = stderr[last.end() :].splitlines()
+    source = rest[1].strip() if len(rest) > 1 else ""
+    if not found or not inside or not source or source.startswith(("File ", "^")):
+        return None
+    return inside, source[:200]
 
 
 def _probe(
@@ -987,9 +1014,9 @@ class _Built:
     declared: Declared | None = None
 
 
-#: Distributions the Builder adds for an installed package that imports a module it does not
-#: declare (Keras 2 without its backend), before it gives up on an environment.
-MAX_MISSING_DEPENDENCIES = 2
+#: Changes the Builder makes for an installed package that imports a module it does not
+#: declare (Keras 2 without its backend) or a too new one, before it gives up on an environment.
+MAX_MISSING_DEPENDENCIES = 3
 
 _NO_MODULE = re.compile(r"No module named '([A-Za-z_][\w.]*)'")
 
@@ -1013,6 +1040,51 @@ def _missing_dependency(built: _Built) -> tuple[str, str, str] | None:
         if distribution in provided:
             continue
         return module, top, distribution
+    return None
+
+
+_AT = re.compile(r"\(at (?P<file>[^:()]+): (?P<source>.+)\)$")
+_IMPORTED = re.compile(r"^\s*(?:from\s+(?P<from>[\w.]+)\s+import|import\s+(?P<import>[\w.]+))")
+
+
+def _too_new_dependency(built: _Built, declared: Declared) -> tuple[str, Replacement] | None:
+    """``(cap, recorded change)`` when an import the gate probed failed inside an installed
+    package on a line that imports another pinned package (Lasagne 0.1 imports
+    ``theano.tensor.signal.downsample``, which Theano 0.9 removed): that package is too new
+    for the one that imports it, and it is capped below the pinned version's minor release
+    (``theano==0.9.0`` gives ``<0.9``; ``keras==2.0.0`` gives ``<2``)."""
+    pinned = {_provides(p): p.partition("==")[2] for p in built.pins if "==" in p}
+    for item in built.findings:
+        at = _AT.search(item.message) if item.code == "B006" else None
+        imported = _IMPORTED.match(at.group("source")) if at else None
+        if at is None or imported is None:
+            continue
+        top = (imported.group("from") or imported.group("import")).split(".")[0]
+        owner = at.group("file").split("/")[0].removesuffix(".py")
+        distribution = canonicalize_name(IMPORT_TO_DISTRIBUTION.get(top, top))
+        version = pinned.get(distribution)
+        if top == owner or top in sys.stdlib_module_names or not version:
+            continue
+        try:
+            release = Version(version).release
+        except InvalidVersion:
+            continue
+        major, minor = release[0], (release[1:] or (0,))[0]
+        cap = f"<{major}" if major and not any(release[1:]) else f"<{major}.{minor}"
+        if cap == "<0.0":
+            continue
+        why = (
+            f"{at.group('file')} (an installed package) fails on {at.group('source')!r} "
+            f"with {distribution} {version}, newer than the code it imports was written "
+            f"for: {distribution} is capped {cap}, after the import failed in the built "
+            "environment"
+        )
+        for line in declared.requirements:
+            if _provides(line) == distribution:
+                requirement = Requirement(line)
+                requirement.specifier &= SpecifierSet(cap)
+                return cap, Replacement(original=line, replacement=str(requirement), why=why)
+        return cap, Replacement(original=None, replacement=f"{distribution}{cap}", why=why)
     return None
 
 
@@ -1083,25 +1155,33 @@ def _with_missing_dependencies(  # noqa: PLR0917 - private helper of build_envir
 ) -> _Built:
     """An environment whose gate failed because an installed package imports a module it
     does not declare is built again with that module's distribution added (unpinned, a
-    recorded addition), up to :data:`MAX_MISSING_DEPENDENCIES` times; the first environment's
-    result stands when the additions do not pass."""
+    recorded addition), or, when it fails inside an installed package on another pinned
+    package, with that one capped (:func:`_too_new_dependency`), up to
+    :data:`MAX_MISSING_DEPENDENCIES` times; the first environment's result stands when the
+    changes do not pass."""
     first, first_replaced = built, list(declared.replaced)
     for _ in range(MAX_MISSING_DEPENDENCIES):
         if built.ok:
             return built
-        missing = _missing_dependency(built)
-        if missing is None:
-            break
-        module, top, distribution = missing
         current = built.declared or declared
-        added = Replacement(
-            original=None,
-            replacement=distribution,
-            why=f"{module!r} imports {top!r} without declaring it (its missing dependency): "
-            f"added, unpinned, after the import failed in the built environment",
-        )
+        missing = _missing_dependency(built)
+        if missing is not None:
+            module, top, distribution = missing
+            added = Replacement(
+                original=None,
+                replacement=distribution,
+                why=f"{module!r} imports {top!r} without declaring it (its missing "
+                "dependency): added, unpinned, after the import failed in the built "
+                "environment",
+            )
+        else:
+            capped = _too_new_dependency(built, current)
+            if capped is None:
+                break
+            added = capped[1]
+        kept = [r for r in current.requirements if r != added.original]
         declared = Declared(
-            sorted([*current.requirements, distribution], key=str.lower),
+            sorted([*kept, added.replacement or ""], key=str.lower),
             [*current.replaced, added],
             current.optional,
         )

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from reprobridge_sdk.agent.builder import (
+    _failing_frame,
     _probe_imports,
     build_environment,
     declared_requirements,
@@ -457,3 +458,84 @@ def test_a_packages_undeclared_dependency_is_added_when_its_import_fails(
             (["backlib", "frontlib"], False),
         ]
         assert all(r.replacement != "backlib" for r in record.replaced)
+
+
+_LASAGNE_ON_THEANO_09 = """\
+Traceback (most recent call last):
+  File "<string>", line 1, in <module>
+  File "/env/lib/python3.6/site-packages/lasagne/__init__.py", line 19, in <module>
+    from . import layers
+  File "/env/lib/python3.6/site-packages/lasagne/layers/pool.py", line 6, in <module>
+    from theano.tensor.signal import downsample
+ImportError: cannot import name 'downsample'
+"""
+
+
+def test_the_frame_an_installed_package_fails_in_is_named() -> None:
+    """Planetoid's Lasagne 0.1 fails inside its own file on a line that imports Theano (0.9
+    removed ``downsample``); Python 3.6 names neither in the error's last line. A failure in
+    the repository's own code, or a traceback without a source line, names no frame."""
+    assert _failing_frame(_LASAGNE_ON_THEANO_09) == (
+        "lasagne/layers/pool.py",
+        "from theano.tensor.signal import downsample",
+    )
+    own = 'Traceback (most recent call last):\n  File "/repo/train.py", line 3, in <module>\n'
+    assert _failing_frame(own + "    import theano\nImportError: x\n") is None
+    assert _failing_frame("ImportError: cannot import name 'x'\n") is None
+    cut = '  File "/env/lib/python3.11/site-packages/a/b.py", line 6, in <module>\n'
+    assert _failing_frame(cut) is None
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("old_published", [True, False])
+def test_a_dependency_too_new_for_the_package_importing_it_is_capped(
+    tmp_path: Path, env_cache: Path, monkeypatch: pytest.MonkeyPatch, old_published: bool
+) -> None:
+    """Lasagne 0.1 imports ``theano.tensor.signal.downsample``, which Theano 0.9 removed. A
+    package whose import fails inside its own file on a line importing another pinned
+    package gets that package capped below the pinned minor release, a recorded change, and
+    the environment is built again. Hostile: when no older release exists, the environment
+    keeps its import error, and nothing is recorded as changed."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "ecosystem"))
+    from eco_wheelhouse import build_wheel, serve_index, write_index
+
+    build = tmp_path / "build"
+    wheels = [
+        build_wheel(
+            build,
+            "frontlib",
+            "1.0",
+            modules={"frontlib/__init__.py": "from backlib.old import thing\n"},
+        ),
+        build_wheel(build, "backlib", "2.0", modules={"backlib/__init__.py": ""}),
+    ]
+    if old_published:
+        wheels.append(
+            build_wheel(
+                build,
+                "backlib",
+                "1.0",
+                modules={"backlib/__init__.py": "", "backlib/old.py": "thing = 1\n"},
+            )
+        )
+    write_index(tmp_path / "index", [w.path for w in wheels])
+    with serve_index(tmp_path / "index") as url:
+        monkeypatch.setenv("REPROBRIDGE_INDEX_URL", url)
+        record = build_environment(
+            _intake(["frontlib", "backlib"], ["frontlib"]),
+            tmp_path / "state",
+            inputs_digest=ZERO,
+            cache_dir=env_cache,
+        )
+    if old_published:
+        assert record.gate.passed, record.gate.findings
+        assert record.pins == ["backlib==1.0", "frontlib==1.0"]
+        [capped] = [r for r in record.replaced if r.original == "backlib"]
+        assert capped.replacement == "backlib<2"
+        assert "frontlib/__init__.py" in capped.why and "backlib 2.0" in capped.why
+    else:
+        assert not record.gate.passed
+        newest = record.attempts[0]
+        assert "No module named 'backlib.old'" in newest.outcome
+        assert "(at frontlib/__init__.py: from backlib.old import thing)" in newest.outcome
+        assert all(r.original != "backlib" for r in record.replaced)
