@@ -4,7 +4,8 @@ Rules: a smoke run stopped at its budget gets an iteration knob
 (:func:`~reprobridge_sdk.agent.convenience.smoke_knob`, which reads the script and the
 repository modules it imports) on the smoke launcher alone; kept when
 the shortened run ends within the budget, else undone with B021 (error), as when there is no
-knob. A passing smoke script that takes no seed while its claims name seeds gets a seed option
+knob. A passing smoke script that takes no seed while its claims name seeds (or while it fixes
+its own) gets a seed option
 (:func:`~reprobridge_sdk.agent.convenience.add_seed_option`); kept when two runs with the first
 seed pass and print the same labelled lines (then every launcher of the script passes
 ``{seed}`` and the "takes no seed" pitfall is resolved), else undone with B020 (warning). Each
@@ -23,7 +24,11 @@ from reprobridge_sdk.agent.convenience import add_seed_option, smoke_knob
 from reprobridge_sdk.agent.fixes import Fix
 from reprobridge_sdk.agent.gates import build_finding
 from reprobridge_sdk.agent.imports import closure
-from reprobridge_sdk.agent.planner import seeds_decision_id, unseeded_pitfall_id
+from reprobridge_sdk.agent.planner import (
+    fixed_seed_pitfall_id,
+    seeds_decision_id,
+    unseeded_pitfall_id,
+)
 from reprobridge_sdk.model.build import AppliedFix, ClaimPlan, LauncherPlan, PlanRecord
 from reprobridge_sdk.model.claims import Claims
 from reprobridge_sdk.model.guide import Ambiguity
@@ -79,6 +84,28 @@ def _seed_option(state: _Phase, smoke: LauncherPlan, tasks: list[str], labels: l
         if option.how != "env"
         else f"the environment variable {option.flag}"
     )
+    asked = (
+        f"The claims ask for seed(s) {seeds} and {current.script} took none. "
+        if current.fixed_seed is None or _claimed(state, current)
+        else "The reference runs are taken over seeds ("
+        + ", ".join(str(seed) for seed in _scored_seeds(state, current))
+        + "). "
+    )
+    if option.fixed is not None:
+        summary = (  # a change's summary is one line of at most 80 characters
+            f"{current.script}: the seed constant {option.fixed} reads the launcher's seed "
+            f"({option.flag})"
+        )
+        why = (
+            f"{current.script} seeded its generators ({', '.join(option.seeds)}) with the "
+            f"constant {option.fixed}, so every "
+            "run repeated one initialisation, and a seed given before its own seeding would "
+            f"have been overridden: the constant now reads the launcher's seed ({option.flag}), "
+            f"and without one it is {option.fixed}, so the published command runs as before. "
+        )
+    else:
+        summary = f"{current.script} takes a seed through {how}, seeding {', '.join(option.seeds)}"
+        why = "Without a seed given the script runs as before. "
     update: dict[str, object] = {"seed_flag": option.flag}
     if option.how == "env":
         update["env"] = {**current.env, option.flag: "{seed}"}
@@ -91,17 +118,13 @@ def _seed_option(state: _Phase, smoke: LauncherPlan, tasks: list[str], labels: l
     for outcome in (first, second) if second is not first else (first,):
         status = outcome.exit_status
         state.attempt(trial, outcome, None if status == 0 else f"seeded run: exit status {status}")
-    seeded = ", ".join(option.seeds)
     fix = Fix(
         rule="seed-option",
         kind="convenience",
-        summary=f"{current.script} takes a seed through {how}, seeding {seeded}",
+        summary=summary,
         files={current.script: option.text},
         env={option.flag: "{seed}"} if option.how == "env" else {},
-        evidence=(
-            f"The claims ask for seed(s) {seeds} and {current.script} took none. Without a seed "
-            "given the script runs as before. "
-        ),
+        evidence=asked + why,
     )
     same = _labelled(first, labels) == _labelled(second, labels)
     if not (_passes(first, labels) and _passes(second, labels) and same):
@@ -138,7 +161,32 @@ def _seed_option(state: _Phase, smoke: LauncherPlan, tasks: list[str], labels: l
             state.launchers[item.id] = item.model_copy(update=passes)
     for item in state.launchers.values():
         if item.script == current.script and item.scope == "scored":
-            state.resolved.append(unseeded_pitfall_id(item.id))
+            fixed = item.fixed_seed is not None
+            state.resolved.append(
+                (fixed_seed_pitfall_id if fixed else unseeded_pitfall_id)(item.id)
+            )
+
+
+def _scored_seeds(state: _Phase, launcher: LauncherPlan) -> list[int]:
+    """The seeds of the scored launchers of ``launcher``'s script, in order."""
+    found = [
+        item.seeds
+        for item in state.launchers.values()
+        if item.script == launcher.script and item.scope == "scored"
+    ]
+    return list(dict.fromkeys(seed for seeds in found for seed in seeds))
+
+
+def _claimed(state: _Phase, launcher: LauncherPlan) -> bool:
+    """Whether a claim of ``launcher``'s script names its seeds (else the Planner chose them
+    for a script that fixes its own seed)."""
+    by_id = {claim.id: claim for claim in state.claims.claims}
+    ids = {item.id for item in state.launchers.values() if item.script == launcher.script}
+    return any(
+        by_id[plan.claim].hints.seeds
+        for plan in state.plan.claims
+        if plan.claim in by_id and {plan.smoke, plan.scored} & ids
+    )
 
 
 def _convenience(launcher: LauncherPlan, fix: Fix, error: str) -> AppliedFix:
@@ -252,17 +300,56 @@ def _shorten(
     return trial, again
 
 
+def _over_seeds(
+    claim: str, scored: LauncherPlan, seeds: list[int], statistic: str, *, chosen: bool
+) -> Ambiguity:
+    """The decision that plans ``claim`` as the ``statistic`` over ``seeds``."""
+    resolution = (
+        f"{scored.id} declares seeds {seeds} and the task's statistic is the {statistic} over "
+        f"{len(seeds)} seeds (each reference observation is one repetition of every seed)"
+    )
+    if chosen:
+        return Ambiguity(
+            id=seeds_decision_id(claim),
+            source=f"{scored.script}, its seeding with the constant {scored.fixed_seed}",
+            gap=(
+                f"the claim names no seeds, and {scored.script} seeds its generators with the "
+                f"constant {scored.fixed_seed}: every run repeats one initialisation, so its "
+                "references would show nothing of the spread over initialisations that a "
+                "published value is most often the mean of"
+            ),
+            resolution=(
+                "the constant reads the launcher's seed (a convenience change; without a seed "
+                f"it is {scored.fixed_seed}, as published); the seeds are the constant and the "
+                f"four after it; {resolution}"
+            ),
+            sensitivity="medium",
+            tasks=[claim],
+        )
+    return Ambiguity(
+        id=seeds_decision_id(claim),
+        source=f"claims file, claim {claim}",
+        gap=f"the claim is the {statistic} over seeds {seeds}, but {scored.script} took no seed",
+        resolution=(
+            f"a seed option ({scored.seed_flag}) was added as a convenience change; {resolution}"
+        ),
+        sensitivity="low",
+        tasks=[claim],
+    )
+
+
 def _replan(
     state: _Phase, claims: Claims, plan: PlanRecord
 ) -> tuple[list[ClaimPlan], list[Ambiguity]]:
     """Re-plan the claims over several seeds whose script the Planner found unseeded.
 
-    Such a claim (two or more distinct ``hints.seeds`` and a ``hints.statistic``) was planned
+    Such a claim (two or more distinct ``hints.seeds`` and a ``hints.statistic``, or no seeds
+    for a script that fixes its own, planned as the mean over the Planner's seeds) was planned
     with every seed on its scored launcher but no statistic, waiting for the seed option.
     With the option kept, the scored launcher declares every seed and the claim's plan gets
     the statistic (each reference observation one repetition), recorded as a decision;
     without it, B018 (warning) and the scored launcher keeps the first seed alone (its runs
-    repeated unseeded).
+    repeated unseeded), or, for seeds the Planner chose, the command as published, repeated.
     """
     planned = {item.id: item for item in plan.launchers}
     index_of = {claim.id: index for index, claim in enumerate(claims.claims)}
@@ -276,30 +363,23 @@ def _replan(
             continue
         seeds = list(dict.fromkeys(claim.hints.seeds))
         statistic = claim.hints.statistic
+        chosen = not seeds and before.fixed_seed is not None and len(before.seeds) > 1
+        if chosen:  # the Planner's seeds for a script that fixes its own (see the planner)
+            seeds, statistic = list(before.seeds), "mean"
         if len(seeds) < 2 or statistic is None or before.seed_flag is not None:
             continue
         scored = state.launchers[before.id]
         if scored.seed_flag is not None:
             state.launchers[scored.id] = scored.model_copy(update={"seeds": seeds})
             replanned.append(claim_plan.model_copy(update={"statistic": statistic}))
-            decisions.append(
-                Ambiguity(
-                    id=seeds_decision_id(claim.id),
-                    source=f"claims file, claim {claim.id}",
-                    gap=(
-                        f"the claim is the {statistic} over seeds {seeds}, but {scored.script} "
-                        "took no seed"
-                    ),
-                    resolution=(
-                        f"a seed option ({scored.seed_flag}) was added as a convenience change; "
-                        f"{scored.id} declares seeds {seeds} and the task's statistic is the "
-                        f"{statistic} over {len(seeds)} seeds (each reference observation is "
-                        "one repetition of every seed)"
-                    ),
-                    sensitivity="low",
-                    tasks=[claim.id],
-                )
-            )
+            decisions.append(_over_seeds(claim.id, scored, seeds, statistic, chosen=chosen))
+            continue
+        if chosen:  # no seed option: the command as published, repeated (B020 says why)
+            state.launchers[scored.id] = scored.model_copy(update={"seeds": []})
+            smoke = state.launchers.get(claim_plan.smoke or "")
+            if smoke is not None and smoke.seed_flag is None:
+                state.launchers[smoke.id] = smoke.model_copy(update={"seeds": []})
+            replanned.append(claim_plan.model_copy(update={"statistic": None}))
             continue
         state.launchers[scored.id] = scored.model_copy(update={"seeds": seeds[:1]})
         replanned.append(claim_plan.model_copy(update={"statistic": None}))

@@ -6,8 +6,8 @@ comments, odd formatting, semicolons, continuation lines, tabs and CRLF line end
 as they were. The Reproducer keeps a change only when its gate passes and records it with
 ``code record --kind convenience``, with the reason and the evidence.
 
-**Seed option** (:func:`add_seed_option`), for a script that takes no seed when a claim names
-its seeds:
+**Seed option** (:func:`add_seed_option`), for a script that takes no seed when its
+launchers run over seeds (a claim names its seeds, or the script fixes its own):
 
 * argparse: ``<parser>.add_argument("--seed", type=_repro_seed, default=None, ...)`` is
   inserted right after the statement that creates the parser, whatever the import name
@@ -23,6 +23,13 @@ its seeds:
   commands, the one the ``__main__`` block calls, else the first.
 * otherwise (no argument parser the file creates itself, ``sys.argv`` read by hand): the
   environment variable :data:`SEED_ENV`, read at the top of the module.
+
+* a script that seeds its generators with a constant (``seed = 123`` then
+  ``np.random.seed(seed)``, or ``torch.manual_seed(0)``; see :func:`fixed_seed`) would
+  override any seed given before its own seeding: each such constant becomes
+  ``_repro_seed_or(<constant>)``, which reads :data:`SEED_ENV` and falls back to the
+  constant. The script's own seeding calls then seed what they seeded before (TensorFlow
+  too) with the launcher's seed; given none, they use the constant, as published.
 
 The flag is ``--seed``, or ``--repro-seed`` when the file already names ``--seed``. The seeding
 function (:data:`SEED_FUNCTION`) is inserted after the module docstring and the ``from
@@ -282,8 +289,10 @@ class SeedOption:
     how: Literal["argparse", "click", "env"]
     #: The option (``--seed``) or, for ``env``, the environment variable.
     flag: str
-    #: Libraries the seed is given to.
+    #: Libraries the seed is given to (the script's own seeding calls, for ``fixed``).
     seeds: tuple[str, ...]
+    #: The constant the script seeded itself with, now the default of the launcher's seed.
+    fixed: int | None = None
 
 
 def _seed_function(libraries: Iterable[str]) -> list[str]:
@@ -383,22 +392,20 @@ def _main_calls(tree: ast.Module) -> set[str]:
 _SEEDING = (".random.seed", "manual_seed", "manual_seed_all", "set_random_seed", ".set_seed")
 
 
-def fixed_seed(text: str) -> int | None:
-    """The constant with which ``text`` seeds a generator (``np.random.seed(0)``, or
-    ``seed = 123`` and then ``tf.set_random_seed(seed)``), or None.
-
-    Such a script's runs repeat one initialisation: its reference runs show no spread over
-    seeds, which the guide must say rather than call the script unseeded."""
-    tree = _parse(text)
-    if tree is None:
-        return None
+def _fixed_literals(tree: ast.Module) -> tuple[list[ast.expr], list[str]]:
+    """The integer literals the file seeds a generator with: a seeding call's literal argument
+    (``np.random.seed(0)``) or the literal of the one assignment of the name it passes
+    (``seed = 123`` and then ``tf.set_random_seed(seed)``), in source order, each once; and
+    the seeding calls as written (``tf.set_random_seed``)."""
     names = _Names(tree)
-    constants: dict[str, list[int | None]] = {}
+    constants: dict[str, list[ast.expr]] = {}
     for node in ast.walk(tree):
         if isinstance(node, ast.Assign):
             for target in node.targets:
                 if isinstance(target, ast.Name):
-                    constants.setdefault(target.id, []).append(_int_literal(node.value))
+                    constants.setdefault(target.id, []).append(node.value)
+    found: dict[tuple[int, int], ast.expr] = {}
+    calls: dict[str, None] = {}
     for node in ast.walk(tree):
         if not isinstance(node, ast.Call) or len(node.args) != 1:
             continue
@@ -406,19 +413,55 @@ def fixed_seed(text: str) -> int | None:
         if not (called == "random.seed" or called.endswith(_SEEDING)):
             continue
         [arg] = node.args
-        if (value := _int_literal(arg)) is not None:
-            return value
         assigned = constants.get(arg.id, []) if isinstance(arg, ast.Name) else []
-        if len(assigned) == 1 and assigned[0] is not None:
-            return assigned[0]
-    return None
+        literal = assigned[0] if len(assigned) == 1 else arg
+        if _int_literal(literal) is not None:
+            found[literal.lineno, literal.col_offset] = literal
+            calls[ast.unparse(node.func)] = None
+    return [found[key] for key in sorted(found)], list(calls)
+
+
+def fixed_seed(text: str) -> int | None:
+    """The constant with which ``text`` seeds a generator (``np.random.seed(0)``, or
+    ``seed = 123`` and then ``tf.set_random_seed(seed)``), or None.
+
+    Such a script's runs repeat one initialisation: its reference runs show no spread over
+    seeds, which the guide must say rather than call the script unseeded."""
+    tree = _parse(text)
+    literals = _fixed_literals(tree)[0] if tree is not None else []
+    return _int_literal(literals[0]) if literals else None
+
+
+def _seed_from_launcher(
+    text: str, tree: ast.Module, literals: list[ast.expr], calls: list[str]
+) -> SeedOption | None:
+    """``text`` with each constant it seeds with read from :data:`SEED_ENV` first."""
+    source = _Source(text)
+    function = [
+        _MARK,
+        f"def {SEED_FUNCTION}_or(default):",
+        f'    """The seed the launcher passes in {SEED_ENV}, else ``default``."""',
+        "    import os",
+        "",
+        f'    value = os.environ.get("{SEED_ENV}", "").strip()',
+        "    return int(value) if value else default",
+    ]
+    if not _insert_functions(source, tree, function):
+        return None
+    for literal in literals:
+        source.replace(literal, f"{SEED_FUNCTION}_or({source.segment(literal)})")
+    value = _int_literal(literals[0])
+    return SeedOption(source.result(), "env", SEED_ENV, tuple(calls), fixed=value)
 
 
 def add_seed_option(text: str) -> SeedOption | None:
     """``text`` changed to take a seed (see the module's rules), or None."""
     tree = _parse(text)
-    if tree is None or _defines(tree, SEED_FUNCTION):
+    if tree is None or _defines(tree, SEED_FUNCTION) or _defines(tree, f"{SEED_FUNCTION}_or"):
         return None
+    literals, calls = _fixed_literals(tree)
+    if literals:  # a seed given before the script's own seeding would be overridden
+        return _seed_from_launcher(text, tree, literals, calls)
     source = _Source(text)
     names = _Names(tree)
     libraries = tuple(

@@ -60,7 +60,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from reprobridge_sdk.agent.convenience import fixed_seed
 from reprobridge_sdk.agent.gates import build_finding, gate_from
 from reprobridge_sdk.api import ArtifactDir
 from reprobridge_sdk.audit.interval import compatibility_interval
@@ -291,28 +290,30 @@ def _landmarks(logs: Sequence[str], prefixes: Sequence[str]) -> list[Landmark]:
     return reached_by_all(chosen, logs)
 
 
-def _varied(item: LauncherPlan, seed: int | None, runs: int, code: Path) -> str:
-    """What differed between a launcher's reference runs, as the build ran them (``code``:
-    the artifact's code, where the script is read for a seed it fixes itself)."""
+def _varied(item: LauncherPlan, seed: int | None, runs: int) -> str:
+    """What differed between a launcher's reference runs, as the build ran them (the plan
+    records the constant a script seeds itself with, ``fixed_seed``)."""
     if item.seed_flag and len(item.seeds) > 1:
+        why = (
+            f"which the build chose because the script seeded itself with the constant "
+            f"{item.fixed_seed}, now read from the launcher's seed"
+            if item.fixed_seed is not None
+            else "as the claim declares"
+        )
         return (
-            f"varied: the seeds {item.seeds}, as the claim declares, in {runs} repetitions; "
-            "nothing else was varied (no option, hyperparameter or data setting)"
+            f"varied: the seeds {item.seeds}, {why}, in {runs} repetitions; nothing else was "
+            "varied (no option, hyperparameter or data setting)"
         )
     if seed is not None:
         return (
             f"nothing was varied: {runs} runs of the same command with seed {seed}; no other "
             "seed, option, hyperparameter or data setting was tried"
         )
-    try:
-        fixed = None if item.seed_flag else fixed_seed((code / item.script).read_text("utf-8"))
-    except (OSError, UnicodeDecodeError):
-        fixed = None
-    if fixed is not None:
+    if item.fixed_seed is not None and not item.seed_flag:
         return (
             f"nothing was varied: {runs} runs of the same command, which takes no seed and "
-            f"seeds its generators with the constant {fixed} itself, so every run repeats one "
-            "initialisation; no option, hyperparameter or data setting was tried"
+            f"seeds its generators with the constant {item.fixed_seed} itself, so every run "
+            "repeats one initialisation; no option, hyperparameter or data setting was tried"
         )
     return (
         f"nothing was varied: {runs} runs of the same command, which takes no seed; no "
@@ -818,7 +819,7 @@ def distill(
                     other.landmarks = [lm for lm in chosen if lm.id.startswith("result-")]
             art.save()
             art = art.reload()
-        varied = _varied(item, seed, len(arguments), art.root / "code")
+        varied = _varied(item, seed, len(arguments))
         for claim_id, (candidate, pattern) in found.items():
             claim = by_id[claim_id]
             values = [o.value for o in art.manifest.task(claim_id).reference.observations]

@@ -66,6 +66,14 @@ Then, for the chosen script:
     (``repeats``): they show the number is repeatable, and the interval's floor bounds it.
     Two or more seeds without ``hints.statistic`` are B017 (a warning: the statistic is
     unknown, so the plan is over the first seed).
+  - A script that seeds its generators with a constant itself (``seed = 123`` then
+    ``np.random.seed(seed)``, read once here and recorded on its launchers as
+    ``fixed_seed``) while the claim names no seeds: run as written, every run repeats one
+    initialisation, and a published value is most often a mean over initialisations. The
+    claim is planned as the mean over five seeds, the constant first (so the smoke run is
+    the published command) and the next four after it, pending the Reproducer's seed option
+    (which makes the constant read the launcher's seed) as for a claim over several seeds;
+    a pitfall says the script fixes its seed.
   A script without a seed flag runs five times unchanged, and a pitfall says its runs are not
   seeded. When the claim names its seeds, the launchers keep them (with no ``seed_flag``:
   the scored launcher every seed of a claim over several seeds, else the first) and the
@@ -123,6 +131,7 @@ __all__ = [
     "DEFAULT_SEEDS",
     "REFERENCE_RUNS",
     "SMOKE_OPTIONS",
+    "fixed_seed_pitfall_id",
     "plan",
     "seeds_decision_id",
     "unseeded_pitfall_id",
@@ -159,16 +168,20 @@ def seeds_decision_id(claim: str) -> str:
     return _slug(f"{claim}-over-seeds")
 
 
-def _seed_pitfall(root: Path | None, script: str, base: str, claim: str) -> Pitfall:
+def _fixed_seed(root: Path | None, choice: _Choice) -> int | None:
+    """The constant the chosen script seeds itself with (read once, for the plan), or None."""
+    if root is None or choice.shell or choice.notebook is not None:
+        return None
+    try:
+        return fixed_seed((root / choice.script).read_text("utf-8", errors="replace"))
+    except OSError:
+        return None
+
+
+def _seed_pitfall(script: str, fixed: int | None, base: str, claim: str) -> Pitfall:
     """The pitfall of a script that takes no seed: its runs are not repeatable, or, when it
-    seeds itself with a constant, they all repeat that one initialisation."""
-    seed = None
-    if root is not None and not script.endswith(".ipynb"):
-        try:
-            seed = fixed_seed((root / script).read_text("utf-8", errors="replace"))
-        except OSError:
-            seed = None
-    if seed is None:
+    seeds itself with the constant ``fixed``, they all repeat that one initialisation."""
+    if fixed is None:
         return Pitfall(
             id=unseeded_pitfall_id(f"{base}-scored"),
             summary=f"{script} takes no seed: its runs are not repeatable",
@@ -177,14 +190,19 @@ def _seed_pitfall(root: Path | None, script: str, base: str, claim: str) -> Pitf
             tasks=[claim],
         )
     return Pitfall(
-        id=_slug(f"{base}-fixed-seed"),
-        summary=f"{script} seeds its generators with the constant {seed} and takes no seed: "
+        id=fixed_seed_pitfall_id(f"{base}-scored"),
+        summary=f"{script} seeds its generators with the constant {fixed} and takes no seed: "
         "every run repeats one initialisation",
-        remedy="the reference runs show no spread over seeds; a published value averaged over "
-        "random initialisations can lie outside their interval: give the script a seed "
-        "option and declare the claim's seeds (hints.seeds) to measure that spread",
+        remedy="the reference runs show no spread over seeds unless the seed varies: the "
+        "build makes the constant read the launcher's seed (a recorded convenience change) "
+        "and takes its references over several seeds",
         tasks=[claim],
     )
+
+
+def fixed_seed_pitfall_id(scored: str) -> str:
+    """The id of the pitfall "fixes its own seed" of the script of the scored launcher."""
+    return _slug(f"{scored.removesuffix('-scored')}-fixed-seed")
 
 
 def unseeded_pitfall_id(scored: str) -> str:
@@ -621,6 +639,12 @@ def plan(
                     hint="add hints.statistic (e.g. mean) to plan the statistic over every seed",
                 )
             )
+        fixed = _fixed_seed(root, choice) if seed_option is None else None
+        if fixed is not None and not given:
+            # every run of the script repeats one initialisation: the references are taken
+            # over seeds, the script's constant the first (its published command)
+            given = [fixed + number for number in range(REFERENCE_RUNS)]
+            statistic = "mean"
         pending = statistic is not None and seed_option is None
         if pending:
             # every seed is kept for the seed option the Reproducer gives the script; the
@@ -676,7 +700,10 @@ def plan(
                 shell=choice.shell,
                 scope="scored",
                 seed_flag=seed_flag,
-                seeds=seeds if seed_flag or (claim.hints.seeds and not choice.shell) else [],
+                seeds=seeds
+                if seed_flag or pending or (claim.hints.seeds and not choice.shell)
+                else [],
+                fixed_seed=fixed,
                 repeats=REFERENCE_RUNS,
             )
             smoke = LauncherPlan(
@@ -688,11 +715,14 @@ def plan(
                 shell=choice.shell,
                 scope="smoke",
                 seed_flag=seed_flag,
-                seeds=seeds[:1] if seed_flag or (claim.hints.seeds and not choice.shell) else [],
+                seeds=seeds[:1]
+                if seed_flag or pending or (claim.hints.seeds and not choice.shell)
+                else [],
+                fixed_seed=fixed,
             )
             launchers[key] = (smoke, scored)
             if not seed_flag:
-                pitfalls.append(_seed_pitfall(root, choice.script, base, claim.id))
+                pitfalls.append(_seed_pitfall(choice.script, fixed, base, claim.id))
         smoke, scored = launchers[key]
         claim_plans.append(
             ClaimPlan(

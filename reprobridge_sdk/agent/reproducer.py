@@ -42,8 +42,9 @@ evidence instead of an error:
   the budget (B021, error, otherwise, and when there is no knob). Only the smoke launcher
   changes; a smoke run within its budget is never touched.
 * **Seed option.** After the smoke launcher passes, a script that takes no seed while its
-  claims name seeds (the plan's launchers carry those seeds with no ``seed_flag``) gets a seed
-  option (``--seed``, or ``REPRO_SEED`` for a script without an argument parser). Gate: two
+  claims name seeds, or while it fixes its own (the plan's launchers carry those seeds with no
+  ``seed_flag``) gets a seed option (``--seed``, or ``REPRO_SEED`` for a script without an
+  argument parser or one whose seeding constant now reads it). Gate: two
   seeded smoke runs pass and print the same labelled lines. Kept, every launcher of the
   script passes ``{seed}`` and the plan's pitfall "takes no seed" is resolved; rejected, B020
   (warning) and the runs are repeated unseeded, as planned.

@@ -223,8 +223,14 @@ class LauncherPlan(_Record):
     )
     seeds: list[int] = Field(
         default_factory=list,
-        description="The seeds to run with. With no seed_flag: the seeds the claims ask for, "
-        "which the Reproducer gives the script an option for.",
+        description="The seeds to run with. With no seed_flag: the seeds the claims ask for "
+        "(or, for a script that fixes its seed, the seeds the Planner chose), which the "
+        "Reproducer gives the script an option for.",
+    )
+    fixed_seed: int | None = Field(
+        default=None,
+        description="The constant the script seeds its generators with itself (seed = 123, "
+        "then np.random.seed(seed)): run as written, every run repeats one initialisation.",
     )
     repeats: int = Field(
         default=1,

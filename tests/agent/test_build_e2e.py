@@ -91,6 +91,7 @@ EXPECTED_FIXES = {
     "not-reproducible": [],
     "multi-seed": [],
     "seed-flag": ["seed-option"],
+    "fixed-seed": ["seed-option"],
     "cd-subfolder": [],
     "side-script": [],
     "own-package": [],
@@ -199,6 +200,47 @@ def test_a_seed_option_is_a_recorded_convenience_change_and_the_launchers_pass_t
     assert len(task.reference.observations) == 5
     for observation in task.reference.observations:
         assert [item.seed for item in observation.provenance.runs or []] == [1, 2]
+
+
+@pytest.mark.parametrize("name", ["fixed-seed"])
+def test_a_script_that_fixes_its_seed_is_measured_over_seeds_and_the_guide_says_why(
+    built: Callable[[str], tuple[BuildReport, Path]], name: str
+) -> None:
+    """GCN's ``seed = 123``: the constant reads the launcher's seed (a recorded convenience
+    change), the claim is the mean over seeds 123 to 127, and the guide says what was
+    changed and why; the published mean over initialisations is then compatible."""
+    report, out = built(name)
+    art = load(out)
+    [change] = art.manifest.guide.changes
+    assert (change.kind, change.files, change.tasks) == ("convenience", ["run.py"], ["accuracy"])
+    assert "constant 123" in change.summary and "REPRO_SEED" in change.summary
+    assert art.manifest.guide.pitfalls == []  # "repeats one initialisation" no longer holds
+    assert [
+        (item.scope, item.seeds, item.env.get("REPRO_SEED")) for item in art.manifest.launchers
+    ] == [
+        ("smoke", [123], "{seed}"),
+        ("scored", [123, 124, 125, 126, 127], "{seed}"),
+    ]
+    [task] = art.manifest.tasks
+    assert (task.statistic.aggregate, task.statistic.seeds) == ("mean", 5)
+    decision = next(
+        a for a in art.manifest.guide.ambiguities if a.id == seeds_decision_id("accuracy")
+    )
+    assert "constant 123" in decision.gap
+    assert report.claims[0].status == "compatible"
+    for observation in task.reference.observations:
+        assert [item.seed for item in observation.provenance.runs or []] == [
+            123,
+            124,
+            125,
+            126,
+            127,
+        ]
+    guide = (out / "GUIDE.md").read_text("utf-8")
+    assert "constant 123" in guide
+    patched = (out / "code" / "run.py").read_text("utf-8")
+    assert "seed = _repro_seed_or(123)" in patched
+    assert "# np.random.seed(7) in a comment" in patched
 
 
 @pytest.mark.parametrize("name", ["many-numbers"])

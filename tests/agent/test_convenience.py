@@ -374,3 +374,58 @@ def test_the_knob_ranks_training_lengths_first(
     knob = smoke_knob(script, ["python", "x.py"], modules)
     assert knob is not None
     assert (knob.name, knob.file) == chosen
+
+
+_FIXED = (
+    "import numpy as np\n"
+    "# seed = 5 in a comment, and np.random.seed(6)\n"
+    "seed = 123\n"
+    "np.random.seed(seed)\n"
+    'print("np.random.seed(7)", np.random.rand())\n'
+)
+
+
+def test_a_constant_seed_reads_the_launchers_seed_and_is_the_default(tmp_path: Path) -> None:
+    """GCN's shape: a seed given before the script's own seeding would be overridden, so the
+    constant itself becomes a read of the launcher's seed, with the constant as default."""
+    option = add_seed_option(_FIXED)
+    assert option is not None
+    assert (option.how, option.flag, option.fixed, option.seeds) == (
+        "env",
+        SEED_ENV,
+        123,
+        ("np.random.seed",),
+    )
+    assert "seed = _repro_seed_or(123)\n" in option.text
+    assert "# seed = 5 in a comment, and np.random.seed(6)\n" in option.text
+    assert 'print("np.random.seed(7)", np.random.rand())' in option.text
+    script = tmp_path / "run.py"
+    script.write_text(_FIXED, "utf-8")
+    published = _run(script)
+    script.write_text(option.text, "utf-8")
+    assert _run(script) == published == _run(script, env={SEED_ENV: "123"})
+    assert _run(script, env={SEED_ENV: "124"}) != published
+    assert _run(script, env={SEED_ENV: "124"}) == _run(script, env={SEED_ENV: "124"})
+
+
+@pytest.mark.parametrize(
+    ("text", "replaced"),
+    [
+        # literal arguments, each replaced; the file's other numbers untouched
+        (
+            "import random, torch\nrandom.seed(0); torch.manual_seed(7)\nx = 7\n",
+            "random.seed(_repro_seed_or(0)); torch.manual_seed(_repro_seed_or(7))\nx = 7\n",
+        ),
+        # a variable named seed that no seeding call reads is not a seed: the plain option
+        ("import random\nseed = 5\nprint(seed)\n", None),
+        # read from the command line, not a constant
+        ("import sys, random\nseed = int(sys.argv[1])\nrandom.seed(seed)\n", None),
+    ],
+)
+def test_only_a_constant_a_seeding_call_reads_is_replaced(text: str, replaced: str | None) -> None:
+    option = add_seed_option(text)
+    assert option is not None
+    if replaced is None:
+        assert option.fixed is None and "_repro_seed_or" not in option.text
+    else:
+        assert option.fixed == 0 and option.text.endswith(replaced)

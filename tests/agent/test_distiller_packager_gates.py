@@ -404,21 +404,24 @@ def test_reference_runs_cut_to_what_fits_are_b058(artifact: Path, tmp_path: Path
     # these single-seed runs, B009: the test above is about that)
 
 
-def test_a_discrepancy_says_when_the_script_fixes_its_own_seed(tmp_path: Path) -> None:
+def test_a_discrepancy_says_when_the_script_fixes_its_own_seed() -> None:
     """Five identical references of a script seeded with a constant: the rationale says the
-    runs repeat one initialisation, not merely that the script takes no seed."""
-    (tmp_path / "gcn").mkdir()
-    (tmp_path / "gcn" / "train.py").write_text(
-        "import tensorflow as tf\nseed = 123\ntf.set_random_seed(seed)\n", "utf-8"
-    )
-    (tmp_path / "other.py").write_text("print(1)\n", "utf-8")
+    runs repeat one initialisation, not merely that the script takes no seed; once the
+    constant reads the launcher's seed, it says which seeds were varied and why."""
     plan = LauncherPlan(
-        id="train-scored", script="gcn/train.py", argv=["python", "train.py"], scope="scored"
+        id="train-scored",
+        script="gcn/train.py",
+        argv=["python", "train.py"],
+        scope="scored",
+        fixed_seed=123,
     )
-    fixed = _varied(plan, None, 5, tmp_path)
+    fixed = _varied(plan, None, 5)
     assert "seeds its generators with the constant 123" in fixed
     assert "one initialisation" in fixed
-    plain = _varied(plan.model_copy(update={"script": "other.py"}), None, 5, tmp_path)
+    plain = _varied(plan.model_copy(update={"fixed_seed": None}), None, 5)
     assert "which takes no seed;" in plain
-    missing = _varied(plan.model_copy(update={"script": "gone.py"}), None, 5, tmp_path)
-    assert missing == plain
+    over = _varied(
+        plan.model_copy(update={"seed_flag": "REPRO_SEED", "seeds": [123, 124, 125]}), None, 5
+    )
+    assert over.startswith("varied: the seeds [123, 124, 125]")
+    assert "constant 123" in over

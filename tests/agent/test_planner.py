@@ -90,6 +90,14 @@ def test_a_script_that_seeds_itself_with_a_constant_is_not_called_unseeded(
     assert "the constant 123" in pitfall.summary
     assert "not repeatable" not in pitfall.summary
     assert pitfall.tasks == ["accuracy"]
+    # the constant is read once and recorded; the references are planned over five seeds,
+    # the constant first, pending the seed option (no statistic before it passes its gate)
+    smoke, scored = record.launchers
+    assert (smoke.fixed_seed, scored.fixed_seed) == (123, 123)
+    assert (smoke.seed_flag, smoke.seeds) == (None, [123])
+    assert (scored.seed_flag, scored.seeds) == (None, [123, 124, 125, 126, 127])
+    assert [(c.claim, c.statistic) for c in record.claims] == [("accuracy", None)]
+    assert [f.code for f in record.gate.findings] == []
 
 
 def test_a_cwd_relative_data_path_moves_the_working_directory(raw_repo, tmp_path: Path) -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -10,7 +12,12 @@ from build_fixtures import EPOCH_SECONDS, FIXTURES, Fixture, git, write_repo
 from reprobridge_sdk.agent.claims import load_claims
 from reprobridge_sdk.agent.fixes import Failure, Fix
 from reprobridge_sdk.agent.intake import checkout, inventory
-from reprobridge_sdk.agent.planner import plan, seeds_decision_id, unseeded_pitfall_id
+from reprobridge_sdk.agent.planner import (
+    fixed_seed_pitfall_id,
+    plan,
+    seeds_decision_id,
+    unseeded_pitfall_id,
+)
 from reprobridge_sdk.agent.reproducer import reproduce
 from reprobridge_sdk.model.build import LauncherPlan, ReproducerRecord
 
@@ -158,6 +165,44 @@ def test_a_claim_over_seeds_gives_its_unseeded_script_a_seed_option_and_is_repla
         (seeds_decision_id("accuracy"), ["accuracy"])
     ]
     assert "def _repro_seed(value):" in (code / "experiment.py").read_text("utf-8")
+
+
+def test_a_script_that_fixes_its_seed_reads_the_launchers_seed_and_is_replanned(
+    raw_repo, tmp_path: Path, fixture_python: Path
+) -> None:
+    """GCN's ``seed = 123; np.random.seed(seed)``, a claim without seeds: the Planner chose
+    seeds 123 to 127 pending a seed option; the option turns the constant into a read of the
+    launcher's seed (a seed given before the script's own seeding would be overridden), so
+    the scored launcher runs five different seeds and the claim is their mean."""
+    result, code, recorded = _reproduce(raw_repo, tmp_path, fixture_python, "fixed-seed")
+    assert result.gate.passed, result.gate.findings
+    assert result.gate.findings == []
+    assert recorded == [("seed-option", None)]
+    [fix] = result.fixes
+    assert (fix.rule, fix.kind, fix.files) == ("seed-option", "convenience", ["run.py"])
+    assert "constant 123" in fix.summary and "overridden" in (fix.evidence or "")
+    assert [(i.scope, i.seed_flag, i.seeds, i.env.get("REPRO_SEED")) for i in result.launchers] == [
+        ("smoke", "REPRO_SEED", [123], "{seed}"),
+        ("scored", "REPRO_SEED", [123, 124, 125, 126, 127], "{seed}"),
+    ]
+    assert result.resolved_pitfalls == [fixed_seed_pitfall_id("run-scored")]
+    assert [(c.claim, c.statistic) for c in result.replanned] == [("accuracy", "mean")]
+    [decision] = result.decisions
+    assert decision.id == seeds_decision_id("accuracy") and "constant 123" in decision.gap
+    # the seed now varies the value; without one, the script is the published command
+    values = {
+        seed: subprocess.run(
+            [str(fixture_python), "run.py"],
+            cwd=code,
+            env={**os.environ, **({"REPRO_SEED": str(seed)} if seed is not None else {})},
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.splitlines()[-1]
+        for seed in (None, 123, 124)
+    }
+    assert values[None] == values[123] == "test accuracy: 0.8348"
+    assert values[124] != values[123]
 
 
 def test_a_seed_option_whose_runs_still_differ_is_undone_with_b020_and_b018(
