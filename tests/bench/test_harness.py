@@ -8,6 +8,7 @@ from __future__ import annotations
 import csv
 import http.server
 import json
+import shutil
 import socketserver
 import subprocess
 import sys
@@ -29,6 +30,7 @@ from reprobridge_sdk.run.sandbox import check_sandbox
 from reprobridge_sdk.schema import generate_schema
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "digits-logreg"
+TOY_EXAMPLE = EXAMPLE.parent / "toy-readme"
 SANDBOX = check_sandbox()
 needs_sandbox = pytest.mark.skipif(SANDBOX is not None, reason=f"no sandbox: {SANDBOX}")
 
@@ -504,6 +506,29 @@ def test_an_unknown_task_is_named_and_the_rest_is_benched(toys: Path, tmp_path: 
     assert [f.code for f in report.findings] == ["A100"]
     assert [run.task for run in report.runs] == ["acc"]
     assert report.runs[0].findings[0].code == "A102"  # the null agent leaves nothing
+
+
+@needs_sandbox
+def test_the_guides_toy_example_shows_what_refined_adds_for_readme(tmp_path: Path) -> None:
+    """The bundled example gives readme nothing on any variant (its guide has no literal
+    command that runs from the root); examples/toy-readme, the guide's second artifact, shows
+    the difference: readme verifies acc from refined (its README's commands, re-read with the
+    artifact's extractor) and nothing from raw (the real upstream, from the bundle)."""
+    shutil.copytree(TOY_EXAMPLE, tmp_path / "toy-readme")
+    suite = _suite(tmp_path, [("toy", "toy-readme", None)])
+    options = BenchOptions(variants=("raw", "refined"))
+    report = run_bench(["readme"], suite, tmp_path / "out", options)
+    verified = {(r.variant, r.task): r.icml == "verified" for r in report.runs}
+    assert verified == {
+        ("raw", "acc"): False,
+        ("raw", "f1"): False,
+        ("refined", "acc"): True,
+        ("refined", "f1"): False,
+    }
+    record = json.loads(
+        (tmp_path / "out" / "variants" / "toy" / "raw" / "variant.json").read_text()
+    )
+    assert record["source"] == "upstream-bundle"
 
 
 def test_a_bad_suite_or_out_folder_is_a_usage_error(toys: Path, tmp_path: Path) -> None:

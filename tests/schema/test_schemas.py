@@ -147,8 +147,14 @@ def _example_manifests() -> list[Path]:
 def test_independent_validator_accepts_examples_and_the_scaffold(tmp_path: Path) -> None:
     scaffold(tmp_path / "scaffold", InitOptions(id="scaffold", title="Scaffold"))
     manifests = [tmp_path / "scaffold" / "rra.yaml", *_example_manifests()]
-    errors = _check_jsonschema(manifests)
-    assert {name: found for name, found in errors.items() if found} == {}
+    by_version: dict[str, list[Path]] = {}
+    for path in manifests:  # each against the schema of the version it declares
+        version = str(load_document(path).data.get("rra_version"))
+        by_version.setdefault(version, []).append(path)
+    assert set(by_version) <= {"1.0", "1.1"}
+    for version, files in by_version.items():
+        errors = _check_jsonschema(files, REPO / "schemas" / f"rra-{version}.schema.json")
+        assert {name: found for name, found in errors.items() if found} == {}
 
 
 #: The case tag of what the schema alone cannot judge (validators/README.md, "Tag").
