@@ -48,7 +48,8 @@ order:
 1. an option of the script with such a name (argparse or click) that the smoke launcher does
    not pass yet: the smoke launcher passes a small value (no code change);
 2. a module constant with such a name bound to an integer literal above 1 (``EPOCHS = 100``;
-   a counter's ``epochs = 0`` bounds nothing);
+   a counter's ``epochs = 0`` bounds nothing), also one assigned in the ``__main__`` block
+   and one item of a tuple assignment (``batch_size, max_iter = 100, 2000``);
 3. a keyword argument or a dictionary key with such a name and an integer literal above 1
    (``n_estimators=500``, an optimizer's ``options={'maxiter': 50000}``, an early-stopping
    ``dict(patience=100, max_epochs=10000)``);
@@ -621,6 +622,44 @@ def _range_loops(body: Sequence[ast.AST], *, nested: bool) -> Iterator[tuple[int
         yield from _range_loops(list(ast.iter_child_nodes(node)), nested=nested)
 
 
+def _is_main_guard(node: ast.stmt) -> bool:
+    """``if __name__ == "__main__":``."""
+    test = node.test if isinstance(node, ast.If) else None
+    return (
+        isinstance(test, ast.Compare)
+        and isinstance(test.left, ast.Name)
+        and test.left.id == "__name__"
+        and len(test.comparators) == 1
+        and isinstance(test.comparators[0], ast.Constant)
+        and test.comparators[0].value == "__main__"
+    )
+
+
+def _constants(tree: ast.Module) -> Iterator[tuple[str, ast.expr]]:
+    """``(name, value)`` of the module's assignments, also those of its ``__main__`` block,
+    a tuple's item by item (``batch_size, max_iter = 100, 2000``)."""
+    body = list(tree.body)
+    for node in tree.body:
+        if _is_main_guard(node):
+            assert isinstance(node, ast.If)
+            body += node.body
+    for node in body:
+        if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.value:
+            yield node.target.id, node.value
+        elif isinstance(node, ast.Assign) and len(node.targets) == 1:
+            target, value = node.targets[0], node.value
+            if isinstance(target, ast.Name):
+                yield target.id, value
+            elif (
+                isinstance(target, ast.Tuple)
+                and isinstance(value, ast.Tuple)
+                and len(target.elts) == len(value.elts)
+            ):
+                for name, item in zip(target.elts, value.elts, strict=True):
+                    if isinstance(name, ast.Name):
+                        yield name.id, item
+
+
 def _keyword_counts(tree: ast.Module) -> Iterator[tuple[str, ast.expr]]:
     """Iteration counts given as integer literals by name: keyword arguments
     (``n_estimators=500``) and string keys of dictionary literals (an optimizer's
@@ -675,17 +714,10 @@ def _candidates(
             literal = ast.unparse(default) if default is not None else None
             knob = Knob("option", long_flags[0], literal, small, args=(long_flags[0], small))
             yield _count_rank(counts[0]), knob
-    for node in tree.body:
-        if isinstance(node, (ast.Assign, ast.AnnAssign)):
-            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            if (
-                len(targets) == 1
-                and isinstance(targets[0], ast.Name)
-                and is_iteration_count(targets[0].id)
-                and (_int_literal(node.value) or 0) > 1  # a counter's ``epochs = 0`` bounds nothing
-            ):
-                assert node.value is not None
-                yield _count_rank(targets[0].id), _Spot("constant", targets[0].id, node.value)
+    for name, value in _constants(tree):
+        if is_iteration_count(name) and (_int_literal(value) or 0) > 1:
+            # a counter's ``epochs = 0`` bounds nothing
+            yield _count_rank(name), _Spot("constant", name, value)
     keywords = sorted(_keyword_counts(tree), key=lambda item: (item[1].lineno, item[1].col_offset))
     for name, value in keywords:
         if (_int_literal(value) or 0) > 1:

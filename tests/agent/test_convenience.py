@@ -429,3 +429,37 @@ def test_only_a_constant_a_seeding_call_reads_is_replaced(text: str, replaced: s
         assert option.fixed is None and "_repro_seed_or" not in option.text
     else:
         assert option.fixed == 0 and option.text.endswith(replaced)
+
+
+#: SVGD's shape: the training's length is one item of a tuple assignment inside the
+#: ``__main__`` block, passed on by name; a loop's counter and a lookalike stay as they are.
+_MAIN_BLOCK_SCRIPT = (
+    "def train(max_iter=1000):\n"
+    "    done = 0\n"
+    "    for _ in range(max_iter):\n"
+    "        done += 1\n"
+    "    return done\n\n"
+    "if __name__ == '__main__':\n"
+    "    step = 0\n"
+    "    batch_size, n_hidden, max_iter = 100, 50, 2000  # a trade-off\n"
+    "    a, b = c = 1, 2\n"
+    "    print('iterations:', train(max_iter=max_iter))\n"
+)
+
+
+def test_the_knob_reads_a_tuple_assignment_in_the_main_block(tmp_path: Path) -> None:
+    knob = smoke_knob(_MAIN_BLOCK_SCRIPT, ["python", "bayesian_nn.py"])
+    assert knob is not None and knob.text is not None
+    assert (knob.kind, knob.name, knob.default, knob.env) == (
+        "constant",
+        "max_iter",
+        "2000",
+        {"REPRO_MAX_ITER": "5"},
+    )
+    script = tmp_path / "bayesian_nn.py"
+    script.write_text(knob.text, "utf-8")
+    assert _run(script) == "iterations: 2000\n"
+    assert _run(script, env=knob.env) == "iterations: 5\n"
+    # a main block of another test (``if name == ...``) is not read
+    other = _MAIN_BLOCK_SCRIPT.replace("__name__ ==", "'x' ==")
+    assert smoke_knob(other, ["python", "x.py"]) is None
