@@ -1,35 +1,47 @@
-"""The committee's batch rebuilt from the bundled example (issue: the committee's workflow).
+"""The committee's batch rebuilt from the bundled example, judged in ONE table run.
 
 The honest submission is ``examples/digits-logreg`` with real runs of its launchers (the
 runner, this interpreter, a real ed25519 key of an author, alice). Beside it, in one folder
-and one submissions file audited by ``audit --table --submissions`` in a subprocess: the
-same runs unsigned under a policy that allows it, signed by a key the committee does not
-trust, an edited log, a fabricated run, deleted last runs, a uniform inflation of 0.95 points
-re-signed by the key holder, hand-widened references, references the results contradict, an
-untouched scaffold and the honest submission as a packed archive. Each row is asserted by
-the mechanism that decides it. A second table run re-executes every run of the rows that
-only re-execution can judge: then the honest work is "reproduced" and the inflation caught.
+and one submissions file audited by one ``audit --table --submissions --rerun 4`` in a
+subprocess (the default sample: four runs per launcher and task, a secret seed): the same
+runs unsigned under a policy that allows it (its time budget lets the committee re-execute
+none), signed by a key the committee does not trust, an edited log, a fabricated run, deleted
+last runs, a uniform inflation of 0.95 points re-signed by the key holder, a fabrication that
+spares the runs a seed-0 sample picks, hand-widened references, references the results
+contradict, a toy submission (smoke runs only), a broken one (its code fails), an untouched
+scaffold and the honest submission as a packed archive. Each row is asserted by the mechanism
+that decides it; the CSV and HTML tables are rendered from that run's JSON report.
 
-The runs take a few seconds each; the re-execution, about fifteen of them.
+The runs take a few seconds each; the re-execution, about fifty of them.
 """
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import shutil
 import subprocess
 import sys
+from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
+from chromium_support import chromium, needs_chromium
 from evidence_support import forge_ledger_and_signatures, honest_runs, ledger_lines, write_ledger
+from rerun_support import run_evidence
 
+from reprobridge_sdk.audit.csv_report import render_csv
+from reprobridge_sdk.audit.html import render_html
+from reprobridge_sdk.audit.rerun import DEFAULT_SAMPLE, choose
 from reprobridge_sdk.authoring.pack import pack
 from reprobridge_sdk.authoring.scaffold import InitOptions, scaffold
-from reprobridge_sdk.digest import file_sha256
+from reprobridge_sdk.digest import file_sha256, tree_digest
 from reprobridge_sdk.model import RECORD_NAME
+from reprobridge_sdk.model.audit import AuditTable
+from reprobridge_sdk.run import run
 from reprobridge_sdk.run.ledger import ledger_head
 from reprobridge_sdk.signing import ENVELOPE_NAME, generate_key
 from reprobridge_sdk.signing.keys import public_line
@@ -40,6 +52,10 @@ EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "digits-logreg"
 CLI = [sys.executable, "-m", "reprobridge_sdk", "audit", "--table", "--submissions"]
 SEEDS = [0, 1, 2, 3, 4]
 TASK = "logreg-accuracy"
+#: What the sample-dodging forger adds to each run it fabricates, in points: more than a
+#: re-execution's tolerance (the interval's half-width), little enough that the claims stay
+#: compatible, so that only re-execution can tell.
+DODGE = 1.2
 ROWS = [
     "p01-signed",
     "p02-unsigned",
@@ -48,10 +64,13 @@ ROWS = [
     "p05-fabricated",
     "p06-deleted",
     "p07-inflated",
-    "p08-widened",
-    "p09-incompatible",
-    "p10-scaffold",
-    "p11-archive",
+    "p08-sample-dodging",
+    "p09-widened",
+    "p10-incompatible",
+    "p11-toy",
+    "p12-broken",
+    "p13-scaffold",
+    "p14-archive",
 ]
 
 
@@ -104,8 +123,47 @@ def _scored(runs: Path) -> list[Path]:
     return [runs / e["run_id"] for e in ledger_lines(runs) if e["launcher"] == "scored"]
 
 
+def _cut(root: Path, keep: int) -> None:
+    """Keep the first ``keep`` runs of the ledger, their entries and directories: a clean
+    cut that the ledger alone cannot tell."""
+    runs = root / "runs"
+    entries = ledger_lines(runs)
+    for entry in entries[keep:]:
+        shutil.rmtree(runs / entry["run_id"])
+    write_ledger(runs, entries[:keep], rechain=False)
+
+
+def _dodge(root: Path, key: Any) -> list[str]:
+    """Fabricate every run but those a seed-0 sample of two picks (yesterday's ``--rerun
+    2``); re-sign them as the key holder. The fabricated runs' directory names."""
+    runs = run_evidence(root)
+    spared = {r.rel for r in choose(runs, 2, 0)}
+    forged = [r.rel for r in runs if r.rel not in spared]
+    assert len(forged) == len(SEEDS) - 2
+    for rel in forged:
+        _set_accuracy(root / "runs" / rel, DODGE)
+    forge_ledger_and_signatures(root / "runs", key)
+    return forged
+
+
+def _break(root: Path, key: Any) -> None:
+    """The example whose code no longer runs (a misspelt import), run by its authors: every
+    run failed. The manifest's code digest is the broken code's."""
+    script = root / "code" / "train.py"
+    text = script.read_text()
+    broken = text.replace("import LogisticRegression\n", "import LogisticRegresion\n")
+    assert broken != text
+    script.write_text(broken)
+    _edit(root, lambda d: d["codebase"].update(tree_digest=tree_digest(root / "code")))
+    summary = run(root, ["smoke", "scored"], env_mode="current", seeds=[0], sign_key=key)
+    assert summary.results
+    assert all(r.record.status == "failed" for r in summary.results)
+
+
 @pytest.fixture(scope="module")
-def batch(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def batch(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """The committee's folder, its KEYS (alice, an author) and its submissions file; the
+    directory names of the sample dodger's fabricated runs."""
     base = tmp_path_factory.mktemp("example-batch")
     template = base / "template"
     shutil.copytree(EXAMPLE, template)
@@ -117,8 +175,8 @@ def batch(tmp_path_factory: pytest.TempPathFactory) -> Path:
     folder.mkdir()
     (folder / "KEYS").write_text(f"{public_line('alice', alice)}\n")
 
-    def copy(name: str) -> Path:
-        shutil.copytree(template, folder / name)
+    def copy(name: str, source: Path = template) -> Path:
+        shutil.copytree(source, folder / name)
         return folder / name
 
     copy("signed")
@@ -138,61 +196,67 @@ def batch(tmp_path_factory: pytest.TempPathFactory) -> Path:
     (forged / RECORD_NAME).write_text(json.dumps(record, indent=2))
     _set_accuracy(forged, 2.0)
     deleted = copy("deleted")
-    runs = deleted / "runs"
-    submitted = ledger_head(runs)
-    entries = ledger_lines(runs)
-    shutil.rmtree(runs / entries[-1]["run_id"])
-    write_ledger(runs, entries[:-1], rechain=False)
+    submitted = ledger_head(deleted / "runs")
+    _cut(deleted, len(SEEDS))  # the last scored run and its entry
     inflated = copy("inflated")
     for run_dir in _scored(inflated / "runs"):
         _set_accuracy(run_dir, 0.95)
     forge_ledger_and_signatures(inflated / "runs", alice)
+    dodged = _dodge(copy("sample-dodging"), alice)
     _edit(copy("widened"), _widen)
     _edit(copy("incompatible"), _contradict)
+    _cut(copy("toy"), 1)  # the smoke run alone: what a toy submission has
+    broken = folder / "broken"
+    shutil.copytree(EXAMPLE, broken)
+    _break(broken, alice)
     scaffold(folder / "scaffold", InitOptions(id="untouched", title="Untouched"))
     pack(template, folder / "archive.tar.gz", with_runs=True)
-    entries_text = {
+    entries = {
         "p01-signed": 'path = "signed"\n',
-        "p02-unsigned": 'path = "unsigned"\ntrust = { unsigned = true }\n',
+        # a budget no run of the example fits in: the committee re-executes none of it
+        "p02-unsigned": 'path = "unsigned"\ntrust = { unsigned = true }\nbudget = { time = 0.2 }\n',
         "p03-untrusted-key": 'path = "untrusted"\n',
         "p04-edited-log": 'path = "edited-log"\n',
         "p05-fabricated": 'path = "fabricated"\n',
         "p06-deleted": f'path = "deleted"\nexpect_head = "{submitted}"\n',
         "p07-inflated": 'path = "inflated"\n',
-        "p08-widened": 'path = "widened"\n',
-        "p09-incompatible": 'path = "incompatible"\n',
-        "p10-scaffold": 'path = "scaffold"\ntrust = { unsigned = true }\n',
-        "p11-archive": 'path = "archive.tar.gz"\n',
+        "p08-sample-dodging": 'path = "sample-dodging"\n',
+        "p09-widened": 'path = "widened"\n',
+        "p10-incompatible": 'path = "incompatible"\n',
+        "p11-toy": 'path = "toy"\n',
+        "p12-broken": 'path = "broken"\n',
+        "p13-scaffold": 'path = "scaffold"\ntrust = { unsigned = true }\n',
+        "p14-archive": 'path = "archive.tar.gz"\n',
     }
-    head = 'batch_version = "1.0"\n\n[defaults]\ntrust = { keys = "KEYS", signers = ["alice"] }\n'
-
-    def write(name: str, ids: list[str]) -> None:
-        rows = "".join(f'\n[[submission]]\nid = "{i}"\n{entries_text[i]}' for i in ids)
-        (folder / name).write_text(head + rows)
-
-    write("submissions.toml", ROWS)
-    write("rerun.toml", ["p01-signed", "p02-unsigned", "p07-inflated"])
-    return folder
-
-
-def _cli(batch: Path, name: str, *options: str) -> dict[str, dict[str, Any]]:
-    done = subprocess.run(
-        [*CLI, str(batch / name), "--format", "json", *options],
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=900,
-    )
-    assert "Traceback" not in done.stderr, done.stderr
-    assert done.returncode in (0, 1), done.stderr
-    return {row["label"]: row for row in json.loads(done.stdout)["rows"]}
+    text = 'batch_version = "1.0"\n\n[defaults]\ntrust = { keys = "KEYS", signers = ["alice"] }\n'
+    text += "".join(f'\n[[submission]]\nid = "{i}"\n{entries[i]}' for i in ROWS)
+    (folder / "submissions.toml").write_text(text)
+    return {"folder": folder, "dodged": dodged}
 
 
 @pytest.fixture(scope="module")
-def table(batch: Path) -> dict[str, dict[str, Any]]:
-    rows = _cli(batch, "submissions.toml")
-    assert list(rows) == ROWS
-    return rows
+def done(batch: dict[str, Any]) -> subprocess.CompletedProcess[str]:
+    """The one table run: every row, re-executed with the default sample and a secret seed
+    (unsandboxed: the example writes into its run directory, see test_rerun.py)."""
+    command = [*CLI, str(batch["folder"] / "submissions.toml"), "--format", "json"]
+    command += ["--rerun", str(DEFAULT_SAMPLE), "--rerun-env", "current", "--no-rerun-sandbox"]
+    command += ["--jobs", "2"]  # two rows at a time, as a chair would on two cores
+    done = subprocess.run(command, capture_output=True, text=True, check=False, timeout=1800)
+    assert "Traceback" not in done.stderr, done.stderr
+    assert done.returncode == 1, done.stderr  # the batch holds forgeries
+    return done
+
+
+@pytest.fixture(scope="module")
+def report(done: subprocess.CompletedProcess[str]) -> dict[str, Any]:
+    report: dict[str, Any] = json.loads(done.stdout)
+    assert [row["label"] for row in report["rows"]] == ROWS
+    return report
+
+
+@pytest.fixture(scope="module")
+def table(report: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {row["label"]: row for row in report["rows"]}
 
 
 def _earned(row: dict[str, Any]) -> set[str]:
@@ -201,24 +265,59 @@ def _earned(row: dict[str, Any]) -> set[str]:
 
 
 def _codes(row: dict[str, Any]) -> set[str]:
-    return {c["code"] for c in row["claims"] if c["code"]} | {
-        r["code"] for reasons in (row["badges"] or {}).get("reasons", {}).values() for r in reasons
-    }
+    return (
+        {f["code"] for f in row["findings"]}
+        | {c["code"] for c in row["claims"] if c["code"]}
+        | {
+            r["code"]
+            for reasons in (row["badges"] or {}).get("reasons", {}).values()
+            for r in reasons
+        }
+    )
 
 
-def test_the_honest_example_is_consistent_until_the_committee_re_executes(
+def _run_codes(report: dict[str, Any], label: str) -> dict[str, set[str]]:
+    """Run directory name -> the codes of its findings, in the row's audit."""
+    index = ROWS.index(label)
+    [attempt] = report["artifacts"][index]["attempts"]
+    return {Path(r["run"]).name: {f["code"] for f in r["findings"]} for r in attempt["runs"]}
+
+
+def test_the_sample_is_secret_and_stated(report: dict[str, Any]) -> None:
+    options = report["options"]
+    assert (options["rerun"], options["rerun_seed_drawn"]) == (DEFAULT_SAMPLE, True)
+    assert isinstance(options["rerun_seed"], int)
+
+
+def test_honest_signed_work_earns_every_badge_after_re_execution(
     table: dict[str, dict[str, Any]],
 ) -> None:
-    for label in ("p01-signed", "p11-archive"):
+    """Four scored runs and the smoke run re-executed cover every scored task."""
+    for label in ("p01-signed", "p14-archive"):
         row = table[label]
         assert (row["status"], row["evidence"], row["invalid_runs"]) == ("passed", "signed", 0)
+        assert (row["reran"], row["rerun_mismatches"]) == (DEFAULT_SAMPLE + 1, 0)
+        assert row["committee_runs"] == DEFAULT_SAMPLE + 1  # the committee's column, apart
         assert [c["icml"] for c in row["claims"]] == ["verified"] * 3
-        assert row["badges"]["results"] == "consistent"
-    assert _earned(table["p01-signed"]) == {"functional"}
-    assert _earned(table["p11-archive"]) == {"available", "functional"}  # the archive's digest
-    unsigned = table["p02-unsigned"]
-    assert (unsigned["status"], unsigned["evidence"]) == ("passed", "unsigned")
-    assert unsigned["badges"]["results"] == "consistent"
+        assert row["badges"]["results"] == "reproduced"
+    assert _earned(table["p01-signed"]) == {"functional", "reproduced"}
+    # the archive's digest is an identifier the committee holds
+    assert _earned(table["p14-archive"]) == {"available", "functional", "reproduced"}
+
+
+def test_honest_unsigned_is_no_alarm_and_not_reproduced_without_committee_runs(
+    table: dict[str, dict[str, Any]], report: dict[str, Any]
+) -> None:
+    row = table["p02-unsigned"]
+    assert (row["status"], row["evidence"], row["invalid_runs"]) == ("passed", "unsigned", 0)
+    assert row["submission"]["trust"] == "unsigned allowed"
+    assert all(c["verdict"] != "invalid-evidence" for c in row["claims"])
+    # its budget stopped the re-execution (A094): no run the committee made, no badge for it
+    assert (row["reran"], row["committee_runs"]) == (0, 0)
+    [attempt] = report["artifacts"][ROWS.index("p02-unsigned")]["attempts"]
+    assert "A094" in {f["code"] for f in attempt["findings"]}
+    assert row["badges"]["results"] == "consistent"
+    assert _earned(row) == {"functional"}
 
 
 def test_a_key_the_committee_does_not_trust_is_no_evidence_of_tampering(
@@ -232,51 +331,133 @@ def test_a_key_the_committee_does_not_trust_is_no_evidence_of_tampering(
 
 @pytest.mark.parametrize(
     ("label", "code"),
-    [("p04-edited-log", "A004"), ("p05-fabricated", "A055"), ("p06-deleted", "A057")],
+    [
+        ("p04-edited-log", "A004"),  # the log is not the one recorded
+        ("p05-fabricated", "A055"),  # a run directory the ledger never saw
+        ("p06-deleted", "A057"),  # the ledger's head is not the submitted one
+    ],
 )
-def test_forgeries_are_caught_by_their_mechanism(
+def test_forged_files_are_caught_by_their_mechanism(
     table: dict[str, dict[str, Any]], label: str, code: str
 ) -> None:
     row = table[label]
     assert (row["status"], row["evidence"]) == ("failed", "tampered")
+    assert code in _codes(row)
     assert row["why"]["code"] == code
     assert not _earned(row) & {"functional", "reusable", "reproduced"}
 
 
-def test_references_that_are_implausible_or_contradicted(
-    table: dict[str, dict[str, Any]],
-) -> None:
-    widened = table["p08-widened"]
-    assert widened["why"]["code"] in {"A081", "A082"}
-    incompatible = table["p09-incompatible"]
-    assert incompatible["status"] == "failed"
-    claim = next(c for c in incompatible["claims"] if c["task"] == TASK)
-    assert (claim["verdict"], claim["icml"]) == ("incompatible", "falsified")
-    assert "reproduced" not in _earned(incompatible)
-
-
-def test_an_untouched_scaffold_earns_nothing(table: dict[str, dict[str, Any]]) -> None:
-    row = table["p10-scaffold"]
-    assert row["status"] == "failed"
+def test_a_uniform_inflation_is_caught_by_re_execution(table: dict[str, dict[str, Any]]) -> None:
+    """Re-signed by the key holder with a rewritten ledger: every file check holds."""
+    row = table["p07-inflated"]
+    assert (row["status"], row["evidence"]) == ("failed", "tampered")
+    assert (row["reran"], row["rerun_mismatches"]) == (DEFAULT_SAMPLE + 1, 0)  # each within τ
+    # the four scored runs' shift; the honest smoke run in the sample does not dilute it
+    assert row["why"]["code"] == "A070"
     assert _earned(row) == set()
 
 
-def test_only_re_execution_reproduces_and_catches_the_inflation(
-    table: dict[str, dict[str, Any]], batch: Path
+def test_sample_dodging_fabrication_is_caught_with_the_default_sample(
+    table: dict[str, dict[str, Any]], report: dict[str, Any], batch: dict[str, Any]
 ) -> None:
-    inflated = table["p07-inflated"]
-    assert (inflated["status"], inflated["evidence"]) == ("passed", "signed")
-    reran = _cli(
-        batch, "rerun.toml", "--rerun", "all", "--rerun-env", "current", "--no-rerun-sandbox"
-    )
-    for label in ("p01-signed", "p02-unsigned"):
-        row = reran[label]
-        assert row["status"] == "passed", row["why"]
-        assert (row["reran"], row["rerun_mismatches"]) == (len(SEEDS) + 1, 0)
-        assert row["badges"]["results"] == "reproduced"
-        assert row["committee_runs"] == len(SEEDS) + 1
-    caught = reran["p07-inflated"]
-    assert caught["status"] == "failed"
-    assert caught["evidence"] == "tampered"
-    assert caught["why"]["code"] in {"A058", "A070"}
-    assert _earned(caught) == set()
+    """The runs a seed-0 sample of two would re-execute are honest, the three others forged:
+    a sample of four from the secret seed holds at least two forged runs."""
+    row = table["p08-sample-dodging"]
+    assert (row["status"], row["evidence"]) == ("failed", "tampered")
+    assert row["why"]["code"] == "A058"
+    caught = {
+        run for run, codes in _run_codes(report, "p08-sample-dodging").items() if "A058" in codes
+    }
+    assert len(caught) >= DEFAULT_SAMPLE - 2
+    assert caught <= set(batch["dodged"])  # never an honest run
+    assert _earned(row) == set()
+
+
+def test_hand_widened_references_are_a_finding(table: dict[str, dict[str, Any]]) -> None:
+    row = table["p09-widened"]
+    assert row["why"]["code"] in {"A081", "A082"}
+    assert row["why"]["path"] == "/tasks/0/reference"
+
+
+def test_contradicted_references_are_falsified(table: dict[str, dict[str, Any]]) -> None:
+    row = table["p10-incompatible"]
+    assert row["status"] == "failed"
+    claim = next(c for c in row["claims"] if c["task"] == TASK)
+    assert (claim["verdict"], claim["icml"]) == ("incompatible", "falsified")
+    assert "reproduced" not in _earned(row)
+
+
+def test_smoke_runs_alone_are_a_toy(table: dict[str, dict[str, Any]]) -> None:
+    row = table["p11-toy"]
+    assert row["evidence"] == "signed"  # honest, only small
+    assert [(c["verdict"], c["icml"]) for c in row["claims"]] == [("toy", "toy")] * 3
+    assert "reproduced" not in _earned(row)
+
+
+def test_code_that_fails_is_not_executed(table: dict[str, dict[str, Any]]) -> None:
+    row = table["p12-broken"]
+    assert row["status"] == "failed"
+    assert [(c["verdict"], c["icml"]) for c in row["claims"]] == [
+        ("not-executed", "inconclusive")
+    ] * 3
+    assert row["reran"] == 0  # a failed run is not re-executed
+    assert not _earned(row) & {"functional", "reproduced"}
+
+
+def test_an_untouched_scaffold_earns_nothing(table: dict[str, dict[str, Any]]) -> None:
+    row = table["p13-scaffold"]
+    assert row["status"] == "failed"
+    assert _earned(row) == set()
+    assert row["why"] is not None
+
+
+def test_the_csv_of_that_run_names_every_row_once_and_says_why(
+    done: subprocess.CompletedProcess[str], table: dict[str, dict[str, Any]]
+) -> None:
+    text = render_csv(AuditTable.model_validate_json(done.stdout))
+    rows = list(csv.DictReader(io.StringIO(text.lstrip("\ufeff"))))
+    assert [r["id"] for r in rows] == ROWS
+    assert len({r["path"] for r in rows}) == len(rows)
+    for row in rows:
+        decisive = table[row["id"]]["why"]
+        assert row["why_code"] == ("" if decisive is None else decisive["code"])
+        assert [row[f"claim_{i}_icml"] for i in (1, 2, 3) if row.get(f"claim_{i}_icml")] == [
+            c["icml"] for c in table[row["id"]]["claims"]
+        ]
+    by_id = {r["id"]: r for r in rows}
+    assert by_id["p08-sample-dodging"]["why_code"] == "A058"
+    assert by_id["p11-toy"]["claim_1_icml"] == "toy"
+
+
+class _Rows(HTMLParser):
+    """The table's rows in the DOM: their labels, whether hidden, and the why codes."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.rows: list[tuple[str, bool]] = []
+        self.whys: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        found = dict(attrs)
+        if tag == "tr" and found.get("class") == "row":
+            self.rows.append((found.get("data-label") or "", "hidden" in found))
+        if tag == "span" and found.get("class") == "why":
+            self.whys.append(found.get("data-code") or "")
+
+
+@needs_chromium
+def test_the_html_of_that_run_in_chromium(
+    done: subprocess.CompletedProcess[str], table: dict[str, dict[str, Any]], tmp_path: Path
+) -> None:
+    page = tmp_path / "table.html"
+    page.write_text(render_html(AuditTable.model_validate_json(done.stdout)), encoding="utf-8")
+    dom = _Rows()
+    dom.feed(chromium(page, tmp_path / "profile", "--dump-dom"))
+    assert [label for label, _hidden in dom.rows] == ROWS  # unique names, in the file's order
+    assert {t["why"]["code"] for t in table.values() if t["why"]} <= set(dom.whys)
+    # the filter searches the why column: the sample dodger's code shows the forged rows
+    filtered = _Rows()
+    filtered.feed(chromium(page, tmp_path / "profile", "--dump-dom", fragment="#q=A058"))
+    shown = [label for label, hidden in filtered.rows if not hidden]
+    assert "p08-sample-dodging" in shown
+    assert "p01-signed" not in shown
