@@ -27,9 +27,9 @@ it targeted is gone (its gate). The rules, in order:
   ``fix_import`` on every module of that folder (``from X import`` becomes
   ``from .X import``, only where the sibling exists).
 * ``self-import``: ``No module named 'X'`` where the code imports ``X.models`` and
-  ``models/`` is at the repository root (the authors' checkout folder was ``X``) -> every
-  ``from X.a import``, ``import X.a as b`` and ``from X import`` of the repository's files
-  written from the root, which the launcher has on ``PYTHONPATH``.
+  ``models/`` is at the repository root (the authors' checkout folder was ``X``) -> a
+  package ``X/`` at the root whose modules are the root's (its ``__path__``), which the
+  launcher has on ``PYTHONPATH``: the code runs as written, a convenience change.
 * ``repository-url``: a download that fails for want of a network (``URLError``, name
   resolution) of a URL serving a file of this repository raw (GitHub's ``/raw/`` and
   ``raw.githubusercontent.com``, the path present here) -> the URL becomes that file's
@@ -101,6 +101,7 @@ from reprobridge_sdk.agent.own_distribution import (
     missing_distribution,
     own_distribution,
     place_problem,
+    self_package_files,
 )
 from reprobridge_sdk.model.build import BuildFinding, PrepareStep
 
@@ -490,11 +491,13 @@ _NO_TOP = re.compile(r"^No module named '([A-Za-z_]\w*)'$")
 
 def _self_import(failure: Failure, root: Path, script: str) -> Fix | None:
     """``No module named 'X'`` (X itself, not a module inside it) where no ``X`` is in the
-    repository but the code imports ``X.models`` and ``models/`` is at its root: the authors'
-    checkout folder was named ``X``. Every such import whose next name is at the root is
-    written from the root (``from X.models import rnn`` -> ``from models import rnn``); the
-    launcher already has the root on ``PYTHONPATH``. When any import of ``X`` is left (an
-    ``import X.a`` spelled out later, a name that is not at the root): no fix."""
+    repository but its code imports ``X.models`` (or ``from X import models``) and
+    ``models`` is at its root: the authors' checkout folder was named ``X``. The fix is
+    ``X/__init__.py`` at the root, a package whose modules are the root's
+    (:func:`~reprobridge_sdk.agent.own_distribution.self_package_files`); the launcher
+    already has the root on ``PYTHONPATH``. The code is not touched: writing its imports
+    from the root instead would let a module beside the script (``training/training.py``
+    run as ``training/example.py``) shadow the root's package of the same name."""
     if failure.type not in {"ModuleNotFoundError", "ImportError"}:
         return None
     match = _NO_TOP.match(failure.message)
@@ -503,43 +506,28 @@ def _self_import(failure: Failure, root: Path, script: str) -> Fix | None:
     name = match.group(1)
     if (root / name).exists() or (root / f"{name}.py").exists():
         return None
-
-    def at_root(names: str) -> bool:
-        tops = [part.strip().split(".", 1)[0].split(" ", 1)[0] for part in names.split(",")]
-        return all((root / t).is_dir() or (root / f"{t}.py").is_file() for t in tops if t)
-
-    def rewrite(pattern: str, form: str) -> tuple[re.Pattern[str], Callable[[re.Match[str]], str]]:
-        def replace_one(m: re.Match[str]) -> str:
-            return form.format(*m.groups()) if at_root(m.group(2)) else m.group(0)
-
-        return re.compile(pattern, re.M), replace_one
-
-    rewrites = [
-        rewrite(rf"^(\s*)from\s+{name}\.([\w.]+)(\s+import\b)", "{0}from {1}{2}"),
-        rewrite(rf"^(\s*)import\s+{name}\.([\w.]+)(\s+as\s+\w+)", "{0}import {1}{2}"),
-        rewrite(rf"^(\s*)from\s+{name}\s+import\s+(?!\()([\w, ]+)", "{0}import {1}"),
-    ]
-    left = re.compile(rf"^\s*(?:import|from)\s+{name}\b", re.M)
-    files: dict[str, str] = {}
+    through = re.compile(
+        rf"^\s*(?:from\s+{name}\.(\w+)|import\s+{name}\.(\w+)|from\s+{name}\s+import\s+(\w+))",
+        re.M,
+    )
+    reached: set[str] = set()
     for rel in _python_files(root):
         try:
             text = _read(root, rel)
         except (OSError, UnicodeDecodeError):
             continue
-        new = text
-        for pattern, replacement in rewrites:
-            new = pattern.sub(replacement, new)
-        if left.search(new):
-            return None  # an import of X this rule cannot write from the root
-        if new != text:
-            files[rel] = new
-    if not files:
+        reached.update(next(g for g in m.groups() if g) for m in through.finditer(text))
+    at_root = sorted(t for t in reached if (root / t).is_dir() or (root / f"{t}.py").is_file())
+    if not at_root:
+        return None
+    files = self_package_files(root, name)
+    if files is None:
         return None
     return Fix(
         rule="self-import",
-        kind="execution-fix",
-        summary=f"imports of the repository as {name!r} (its authors' folder name) written "
-        "from the repository root",
+        kind="convenience",
+        summary=f"the repository importable as {name!r} (its authors' folder name), the "
+        f"package {name}/ standing for its root ({', '.join(at_root)})",
         files=files,
     )
 

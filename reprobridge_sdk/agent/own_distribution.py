@@ -73,6 +73,7 @@ __all__ = [
     "missing_distribution",
     "own_distribution",
     "place_problem",
+    "self_package_files",
 ]
 
 #: The version of a distribution whose metadata gives none: a local version before any release.
@@ -335,7 +336,7 @@ def place_problem(root: Path, folder: str, distribution: OwnDistribution) -> Bui
             "link" if (root / rel).is_symlink() else "folder" if (root / rel).is_dir() else "file"
         )
         why = f"a {kind} of that name is in the repository"
-    if why is None and _ignored(root, rel):
+    if why is None and _ignored(root, f"{rel}/METADATA"):
         why = "the repository's .gitignore hides it, so the change could not be recorded"
     if why is None:
         return None
@@ -350,11 +351,12 @@ def place_problem(root: Path, folder: str, distribution: OwnDistribution) -> Bui
 
 
 def _ignored(root: Path, rel: str) -> bool:
+    """True when the repository's ``.gitignore`` hides the file ``rel``."""
     if not (root / ".git").exists():
         return False
     env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
     done = subprocess.run(
-        ["git", "check-ignore", "-q", "--no-index", f"{rel}/METADATA"],
+        ["git", "check-ignore", "-q", "--no-index", rel],
         cwd=root,
         capture_output=True,
         check=False,
@@ -367,3 +369,36 @@ def dist_info_files(folder: str, distribution: OwnDistribution) -> dict[str, str
     """The files to write (relative to the repository) for ``distribution`` in ``folder``."""
     path = PurePosixPath(folder) / distribution.folder_name / "METADATA"
     return {str(path): distribution.metadata()}
+
+
+#: The package that stands for the repository under the name its code imports it by.
+_SELF_PACKAGE = '''"""The repository under the name its code imports it by, {name!r} (the folder its
+authors checked it out into): this package's modules are those of the repository root, so
+``{name}.<module>`` imports ``<module>`` of the root, its code unchanged."""
+
+import os
+
+__path__ = [os.path.dirname(os.path.dirname(os.path.abspath(__file__)))]
+'''
+
+
+def self_package_files(root: Path, name: str) -> dict[str, str] | None:
+    """``<name>/__init__.py`` at the root of the repository at ``root``: a package whose
+    modules are the root's (its ``__path__`` is the root), so code that imports the
+    repository as ``name`` (its authors' checkout folder) runs as written from a launcher
+    with the root on ``PYTHONPATH``. Each module keeps the one name its code gives it, and
+    a module beside the script (``training/training.py``) never stands in for a package of
+    the root (``training/``), as it does once the imports are written from the root.
+
+    None when that file cannot be a new file of the repository: ``name`` is not an ASCII
+    identifier, something of that name is at the root, or ``.gitignore`` hides it (the
+    change could not be recorded).
+    """
+    rel = f"{name}/__init__.py"
+    if not (name.isidentifier() and name.isascii()):
+        return None
+    if os.path.lexists(root / name) or os.path.lexists(root / f"{name}.py"):
+        return None
+    if _ignored(root, rel):
+        return None
+    return {rel: _SELF_PACKAGE.format(name=name)}

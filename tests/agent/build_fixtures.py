@@ -498,6 +498,50 @@ _add(
     )
 )
 
+# The code imports the repository under its authors' folder name (``digits.models``), and
+# the script sits beside a module named like its own package (``training/training.py``):
+# writing the imports from the root lets that module shadow the package ``training/``
+# (ImportError: partially initialized module 'training'). The self-import fix rule makes
+# the repository importable under that name instead.
+_add(
+    Fixture(
+        "self-named",
+        {
+            "models/__init__.py": "",
+            "models/linear.py": (
+                "from sklearn.linear_model import LogisticRegression\n\n\n"
+                "def make():\n    return LogisticRegression(max_iter=200)\n"
+            ),
+            "training/range_evaluation.py": (
+                "def score(model, X, y):\n    return model.score(X, y)\n"
+            ),
+            "training/training.py": (
+                "from digits.models import linear\n"
+                "from digits.training import range_evaluation\n\n\n"
+                "def fit_and_score(X_train, y_train, X_test, y_test):\n"
+                "    model = linear.make().fit(X_train, y_train)\n"
+                "    return range_evaluation.score(model, X_test, y_test)\n"
+            ),
+            "training/example.py": _COMMON
+            + "import argparse\n\n"
+            + "from digits.training import training\n\n"
+            + "parser = argparse.ArgumentParser()\n"
+            + 'parser.add_argument("--seed", type=int, default=0)\n'
+            + "args = parser.parse_args()\n"
+            + "X, y = load_digits(return_X_y=True)\n"
+            + "X_train, X_test, y_train, y_test = train_test_split(X / 16.0, y, "
+            + "random_state=args.seed)\n"
+            + 'print("test accuracy: %.4f" % training.fit_and_score(X_train, y_train, '
+            + "X_test, y_test))\n",
+            "README.md": "# Digits\n\n    python3 training/example.py\n",
+        },
+        _ACCURACY,
+        ("the repository imported under its authors' folder name, a module shadowing it",),
+        {"accuracy": True},
+        end_to_end=False,  # test_self_named_fixture runs its phases
+    )
+)
+
 # The repository's package reads its own version from its distribution's metadata when it
 # is imported. On PYTHONPATH it imports, but nothing installed it: PackageNotFoundError at
 # the smoke run (B007 before the own-distribution-metadata fix rule).

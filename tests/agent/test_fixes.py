@@ -708,6 +708,9 @@ def test_integer_division_follows_a_function_the_failing_line_uses_and_no_other(
 
 
 def _self_importing_repo(root: Path, extra: str = "") -> None:
+    """A repository that imports itself as ``chomsky`` (its authors' folder) and whose
+    script sits beside a module named like the script's own package: ``training/example.py``
+    beside ``training/training.py``."""
     (root / "models").mkdir()
     (root / "training").mkdir()
     (root / "models" / "__init__.py").write_text("", "utf-8")
@@ -715,43 +718,76 @@ def _self_importing_repo(root: Path, extra: str = "") -> None:
     (root / "training" / "helper.py").write_text(
         "from chomsky.models import rnn\n\n\ndef size():\n    return rnn.SIZE\n", "utf-8"
     )
+    (root / "training" / "training.py").write_text(
+        "from chomsky.training import helper\n\n\ndef twice():\n    return 2 * helper.size()\n",
+        "utf-8",
+    )
     (root / "training" / "example.py").write_text(
-        "import sys, os\nsys.path.insert(0, os.getcwd())\n"
-        "from chomsky.training import helper\nfrom chomsky import models\n"
-        "import chomsky.models.rnn as r\n" + extra + "print(helper.size(), r.SIZE)\n",
+        "import sys, os\nsys.path.insert(1, os.getcwd())\n"
+        "from chomsky.training import helper\nfrom chomsky.training import training\n"
+        "from chomsky import models\nimport chomsky.models.rnn as r\n"
+        + extra
+        + "print(helper.size(), r.SIZE, training.twice())\n",
         "utf-8",
     )
 
 
-def test_a_repository_importing_itself_by_its_folder_name_is_rewritten_from_the_root(
+def test_a_repository_importing_itself_by_its_folder_name_gets_a_package_of_that_name(
     tmp_path: Path,
 ) -> None:
     """The authors' checkout folder was ``chomsky``; this one is not: ``No module named
-    'chomsky'``. The rule writes every such import from the root (the launcher has the root
-    on PYTHONPATH, here the working directory), and the program runs."""
+    'chomsky'``. The rule adds ``chomsky/__init__.py`` at the root, a package whose modules
+    are the root's (the launcher has the root on PYTHONPATH, here the working directory), and
+    the program runs as written: the script's neighbour ``training/training.py`` does not
+    shadow the package ``training/``, as it would with the imports written from the root."""
     _self_importing_repo(tmp_path)
     broken = _run(tmp_path, "training/example.py", cwd=tmp_path)
     failure = classify(broken.stderr, tmp_path)
     assert failure is not None and failure.type == "ModuleNotFoundError"
     fix = propose(failure, tmp_path, "training/example.py")
-    assert fix is not None and fix.rule == "self-import"
-    assert fix.files["training/helper.py"].startswith("from models import rnn\n")
-    assert "import models.rnn as r\n" in fix.files["training/example.py"]
-    assert "import models\n" in fix.files["training/example.py"]
+    assert fix is not None and (fix.rule, fix.kind) == ("self-import", "convenience")
+    assert list(fix.files) == ["chomsky/__init__.py"]
+    before = {p: p.read_text("utf-8") for p in tmp_path.rglob("*.py")}
     for rel, text in fix.files.items():
+        (tmp_path / rel).parent.mkdir(exist_ok=True)
         (tmp_path / rel).write_text(text, "utf-8")
     fixed = _run(tmp_path, "training/example.py", cwd=tmp_path)
-    assert (fixed.returncode, fixed.stdout) == (0, "3 3\n"), fixed.stderr
+    assert (fixed.returncode, fixed.stdout) == (0, "3 3 6\n"), fixed.stderr
+    assert all(p.read_text("utf-8") == text for p, text in before.items())  # code untouched
 
 
-def test_an_import_of_itself_spelt_out_later_is_not_rewritten(tmp_path: Path) -> None:
-    """``import chomsky.models.rnn`` then ``chomsky.models.rnn.SIZE``: a one-line rewrite
-    would break the later name, so no fix is proposed for it."""
+def test_an_import_of_itself_spelt_out_later_runs_too(tmp_path: Path) -> None:
+    """``import chomsky.models.rnn`` then ``chomsky.models.rnn.SIZE``: the name stays what
+    the code says, so the later use runs as well."""
     _self_importing_repo(tmp_path, "import chomsky.models.rnn\nprint(chomsky.models.rnn.SIZE)\n")
     failure = classify(_run(tmp_path, "training/example.py", cwd=tmp_path).stderr, tmp_path)
     assert failure is not None
     fix = propose(failure, tmp_path, "training/example.py")
-    assert fix is None or fix.rule != "self-import"
+    assert fix is not None and fix.rule == "self-import"
+    (tmp_path / "chomsky").mkdir()
+    (tmp_path / "chomsky" / "__init__.py").write_text(fix.files["chomsky/__init__.py"], "utf-8")
+    fixed = _run(tmp_path, "training/example.py", cwd=tmp_path)
+    assert (fixed.returncode, fixed.stdout) == (0, "3\n3 3 6\n"), fixed.stderr
+
+
+def test_a_self_import_whose_place_is_taken_or_hidden_gets_no_package(tmp_path: Path) -> None:
+    """Something named ``chomsky`` at the root (a link out of it included), or a
+    ``.gitignore`` that hides ``chomsky/``: no file is written there."""
+    failure = Failure(type="ModuleNotFoundError", message="No module named 'chomsky'")
+    linked = tmp_path / "linked"
+    linked.mkdir()
+    _self_importing_repo(linked)
+    (linked / "chomsky").symlink_to(tmp_path)
+    assert propose(failure, linked, "training/example.py") is None
+    ignored = tmp_path / "ignored"
+    ignored.mkdir()
+    _self_importing_repo(ignored)
+    subprocess.run(["git", "init", "-q", str(ignored)], check=True)
+    (ignored / ".gitignore").write_text("chomsky/\n", "utf-8")
+    assert propose(failure, ignored, "training/example.py") is None
+    (ignored / ".gitignore").write_text("build/\n", "utf-8")
+    fix = propose(failure, ignored, "training/example.py")
+    assert fix is not None and fix.rule == "self-import"
 
 
 def _offline(root: Path, script: str) -> subprocess.CompletedProcess[str]:
