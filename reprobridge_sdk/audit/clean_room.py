@@ -7,13 +7,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from reprobridge_sdk.contents import RUNS_DIR, files_digest
 from reprobridge_sdk.errors import ReproBridgeError
 from reprobridge_sdk.io import safefs
+from reprobridge_sdk.model.evidence import utc_now
 
 __all__ = ["CHECK_RECORD", "CHECK_VERSION", "check_record", "clean_room_problem"]
 
@@ -43,7 +43,7 @@ def check_record(
         "scored": scored,
         "passed": bool(steps) and all(ok for _, ok in steps),
         "steps": [{"name": name, "ok": ok} for name, ok in steps],
-        "finished": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "finished": utc_now(),
     }
 
 

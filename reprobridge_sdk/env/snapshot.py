@@ -17,13 +17,17 @@ import shutil
 import subprocess
 from collections import Counter
 from collections.abc import Iterable, Mapping
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from reprobridge_sdk.env._distributions import describe
 from reprobridge_sdk.errors import ReproBridgeError
-from reprobridge_sdk.model.evidence import Distribution, EnvironmentSnapshot, GpuInfo
+from reprobridge_sdk.model.evidence import (
+    Distribution,
+    EnvironmentSnapshot,
+    GpuInfo,
+    utc_now,
+)
 
 __all__ = [
     "DEFAULT_VARIABLES",
@@ -275,7 +279,7 @@ def capture_snapshot(
     probe = _describe(python)
     pairs = probe["distributions"]
     return EnvironmentSnapshot(
-        captured_at=datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z"),
+        captured_at=utc_now(),
         python=str(probe["python"]),
         implementation=str(probe["implementation"]),
         executable=str(probe["executable"]),

@@ -13,7 +13,6 @@ import platform
 import shutil
 import sys
 import time
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -36,6 +35,7 @@ from reprobridge_sdk.io.atomic import atomic_write_json
 from reprobridge_sdk.io.filelock import file_lock
 from reprobridge_sdk.locks.accelerator import variant_findings
 from reprobridge_sdk.locks.lockfile import read_lock
+from reprobridge_sdk.model.evidence import utc_now
 
 if TYPE_CHECKING:
     from reprobridge_sdk.model.environment import Environment
@@ -273,7 +273,7 @@ def _build(  # noqa: PLR0917 - private helper of ensure_environment
         "lock_sha256": digest,
         "python": version,
         "installer": tool_version(tool, venv_python(target)),
-        "built_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        "built_at": utc_now(),
         "seconds": round(time.monotonic() - started, 3),
     }
     atomic_write_json(target / COMPLETE_MARKER, marker)

@@ -18,7 +18,6 @@ import platform
 import secrets
 import sys
 from collections.abc import Iterator
-from datetime import UTC, datetime
 from pathlib import Path
 
 from pydantic import ValidationError
@@ -37,6 +36,7 @@ from reprobridge_sdk.model.evidence import (
     PlantedEntry,
     RunFolderScan,
     RunnerProcess,
+    utc_now,
 )
 
 __all__ = [
@@ -165,16 +165,15 @@ class RecordError(ReproBridgeError):
         return cls(msg, [finding("N006", msg, file=str(record_path), hint=hint)])
 
 
-def utc_now() -> str:
-    """The current time as an RFC 3339 UTC timestamp with microseconds."""
-    return datetime.now(UTC).isoformat(timespec="microseconds").replace("+00:00", "Z")
+#: The timestamp in ISO 8601's basic form, for a run id: no ``-``, ``:`` or ``.``.
+_BASIC = str.maketrans("", "", "-:.")
 
 
 def new_run_dir(runs_dir: Path, launcher: str, seed: int | None) -> tuple[str, Path]:
     """Create a fresh run directory under ``runs_dir``; return ``(run_id, path)``."""
     runs_dir.mkdir(parents=True, exist_ok=True)
     while True:
-        stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
+        stamp = utc_now().translate(_BASIC)  # 20261203T134444123456Z
         seed_part = "" if seed is None else f"-s{seed}"
         run_id = f"{launcher}{seed_part}-{stamp}-{secrets.token_hex(4)}"
         path = runs_dir / run_id

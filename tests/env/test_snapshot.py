@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 import venv
@@ -50,7 +51,7 @@ def test_capture_current_interpreter() -> None:
     assert snap.cpu_count >= 1
     assert snap.memory_bytes is not None
     assert snap.memory_bytes > 0
-    assert snap.captured_at.endswith("Z")
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z", snap.captured_at)
     names = {d.name.lower() for d in snap.distributions}
     assert {"pydantic", "click", "packaging"} <= names
     assert snap.variables == {"OMP_NUM_THREADS": "2", "PATH": "/usr/bin"}
