@@ -436,3 +436,26 @@ def test_findings_are_printed_by_the_one_reporter_only() -> None:
     modules = [*sorted((package / "cli").glob("*.py")), package / "validation" / "reporters.py"]
     offenders = {str(m.relative_to(package)): _hand_printed_findings(m) for m in modules}
     assert {name: lines for name, lines in offenders.items() if lines} == {}
+
+
+def test_json_is_utf_8_from_every_writer(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A report's JSON (a reporter) and a command's own JSON write other than ASCII as UTF-8
+    characters alike, never as ``\\u`` escapes; a lone surrogate (a name that is not UTF-8, a
+    stranger's) is the one thing escaped, so stdout is always valid UTF-8."""
+    artifact = tmp_path / "café"
+    artifact.mkdir()
+    (artifact / "rra.yaml").write_text((BROKEN / "rra.yaml").read_text("utf-8"))
+    report = _invoke(["validate", "--format", "json", str(artifact)])
+    assert report.exit_code == 1
+    assert "café" in report.stdout_bytes.decode("utf-8")
+    assert json.loads(report.stdout)["artifacts"][0]["path"].endswith("café")
+    monkeypatch.setenv("RB_NOTE", "café ✓")
+    own = _invoke(["env", "snapshot", "--format", "json", "--var", "RB_NOTE"])
+    assert own.exit_code == 0
+    assert '"RB_NOTE": "café ✓"' in own.stdout_bytes.decode("utf-8")
+    monkeypatch.setenv("RB_NOTE", "caf\udce9")  # the bytes ``caf\xe9``, read as a name is
+    hostile = _invoke(["env", "snapshot", "--format", "json", "--var", "RB_NOTE"])
+    assert hostile.exit_code == 0
+    text = hostile.stdout_bytes.decode("utf-8")
+    assert '"RB_NOTE": "caf\\udce9"' in text
+    assert json.loads(text)["variables"]["RB_NOTE"] == "caf\udce9"

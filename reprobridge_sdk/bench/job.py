@@ -4,7 +4,6 @@ it ended, what it left judged, and its record saved. See spec §18.5."""
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import shlex
 import shutil
@@ -18,6 +17,7 @@ from typing import Any
 
 from reprobridge_sdk.errors import ReproBridgeError, UsageError
 from reprobridge_sdk.findings import finding
+from reprobridge_sdk.io.atomic import json_text
 from reprobridge_sdk.model.bench import (
     BenchRun,
     ProxyCounts,
@@ -272,7 +272,7 @@ def _judge(job: Job, workspace: Path, run: BenchRun) -> None:
         run.verdict = "unsupported"
         run.findings.extend(as_audit_finding(item) for item in exc.findings)
         return
-    text = json.dumps(judgement.model_dump(mode="json"), indent=2, sort_keys=True) + "\n"
+    text = json_text(judgement.model_dump(mode="json"), sort_keys=True)
     (folder / "judgement.json").write_text(text, encoding="utf-8")
     claim = next((c for c in judgement.claims if c.task == job.task), None)
     if claim is None:
@@ -457,6 +457,6 @@ def _io_finding(run: BenchRun, exc: OSError) -> Any:
 
 def _save(folder: Path, run: BenchRun) -> BenchRun:
     with contextlib.suppress(OSError):
-        text = json.dumps(run.model_dump(mode="json"), indent=2, sort_keys=True) + "\n"
+        text = json_text(run.model_dump(mode="json"), sort_keys=True)
         (folder / "run.json").write_text(text, encoding="utf-8")
     return run

@@ -10,7 +10,6 @@ the same artifact gives the same variants anywhere. See spec §18.1.
 from __future__ import annotations
 
 import copy
-import json
 import os
 import posixpath
 import shutil
@@ -27,7 +26,7 @@ from reprobridge_sdk.digest import file_sha256
 from reprobridge_sdk.errors import UsageError
 from reprobridge_sdk.findings import finding
 from reprobridge_sdk.io import yamlio
-from reprobridge_sdk.io.atomic import atomic_directory
+from reprobridge_sdk.io.atomic import atomic_directory, json_text
 from reprobridge_sdk.loading import read_manifest
 from reprobridge_sdk.model import MANIFEST_NAME, Launcher, Manifest
 from reprobridge_sdk.model.bench import HeldBack, VariantFile, VariantRecord
@@ -95,7 +94,7 @@ class _Workspace:
 
 
 def _json_bytes(data: Any) -> bytes:
-    return (json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n").encode()
+    return json_text(data, sort_keys=True).encode()
 
 
 def _pop(item: dict[str, Any], key: str, pointer: str, why: str, ws: _Workspace) -> Any:

@@ -14,7 +14,6 @@ an artifact's text reaches the terminal with its control characters shown, never
 from __future__ import annotations
 
 import functools
-import json
 import sys
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -145,7 +144,9 @@ def write_output(text: str, output: str | None = None) -> None:
 def write_json(data: Any, output: str | None = None, *, sort_keys: bool = False) -> None:
     """``data`` as JSON indented by two spaces, the one JSON shape of every command, through
     :func:`write_output`."""
-    write_output(json.dumps(data, indent=2, sort_keys=sort_keys) + "\n", output)
+    from reprobridge_sdk.io.atomic import json_text  # noqa: PLC0415 - on use
+
+    write_output(json_text(data, sort_keys=sort_keys), output)
 
 
 # --------------------------------------------------------------------------- findings

@@ -28,7 +28,17 @@ __all__ = [
     "atomic_write_bytes",
     "atomic_write_json",
     "atomic_write_text",
+    "json_text",
 ]
+
+
+def json_text(data: Any, *, sort_keys: bool = False) -> str:
+    """``data`` as the SDK's one JSON text, for files and for the command line alike:
+    indented by two spaces, other than ASCII written as UTF-8 characters (not ``\\u``
+    escapes), a final newline. A lone surrogate (a file name that is not UTF-8) stays its
+    ``\\u`` escape, so the text always encodes as UTF-8."""
+    text = json.dumps(data, indent=2, ensure_ascii=False, sort_keys=sort_keys) + "\n"
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 def atomic_write_bytes(
@@ -67,8 +77,7 @@ def atomic_write_json(
     durable: bool = True,
 ) -> None:
     """Write ``data`` as indented JSON (with a final newline) to ``path`` atomically."""
-    text = json.dumps(data, indent=2, ensure_ascii=False, sort_keys=False) + "\n"
-    atomic_write_text(path, text, root=root, durable=durable)
+    atomic_write_text(path, json_text(data), root=root, durable=durable)
 
 
 @contextlib.contextmanager

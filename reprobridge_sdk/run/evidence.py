@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import json
 import os
 import platform
 import secrets
@@ -26,7 +25,7 @@ from reprobridge_sdk.digest import handle_sha256
 from reprobridge_sdk.errors import ReproBridgeError
 from reprobridge_sdk.findings import finding
 from reprobridge_sdk.io import planted, safefs
-from reprobridge_sdk.io.atomic import atomic_write_bytes, atomic_write_json
+from reprobridge_sdk.io.atomic import atomic_write_bytes, atomic_write_json, json_text
 from reprobridge_sdk.model.evidence import (
     RECORD_NAME,
     EnvironmentSnapshot,
@@ -377,7 +376,7 @@ def minimal_snapshot() -> EnvironmentSnapshot:
 
 def _snapshot_bytes(snapshot: EnvironmentSnapshot) -> bytes:
     data = snapshot.model_dump(mode="json")
-    return (json.dumps(data, indent=2, ensure_ascii=False, sort_keys=True) + "\n").encode()
+    return json_text(data, sort_keys=True).encode()
 
 
 def snapshot_path(runs_dir: Path, digest: str) -> Path:

@@ -49,7 +49,6 @@ Other formats come from plugins (entry point group ``reprobridge.report_formats`
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -63,6 +62,7 @@ from reprobridge_sdk.findings import (
     registry,
     terminal_text,
 )
+from reprobridge_sdk.io.atomic import json_text
 
 __all__ = ["FORMATS", "RENDERERS", "Pairs", "finding_line", "render", "summary", "summary_line"]
 
@@ -177,7 +177,7 @@ def _json(pairs: list[tuple[str, list[Finding]]]) -> str:
         "artifacts": artifacts,
         "summary": summary(pairs),
     }
-    return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+    return json_text(document)
 
 
 # --------------------------------------------------------------------------- sarif
@@ -264,7 +264,7 @@ def _sarif(pairs: list[tuple[str, list[Finding]]]) -> str:
             }
         ],
     }
-    return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+    return json_text(document)
 
 
 # --------------------------------------------------------------------------- junit

@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from reprobridge_sdk.io.atomic import json_text
 from reprobridge_sdk.versions import MANIFEST_NAME
 
 __all__ = ["measured_value", "scored_launcher", "task_of", "write_results"]
@@ -63,6 +64,6 @@ def measured_value(workspace: Path, entry: dict[str, Any]) -> float | None:
 def write_results(workspace: Path, agent: str, entries: list[dict[str, Any]]) -> None:
     """Leave the results file."""
     data = {"bench_results_version": "1.0", "agent": agent, "results": entries}
-    text = json.dumps(data, indent=2) + "\n"
+    text = json_text(data)
     (workspace / RESULTS_NAME).write_text(text, encoding="utf-8")
     sys.stdout.write(f"{agent}: wrote {RESULTS_NAME} ({len(entries)} result(s))\n")
