@@ -198,6 +198,17 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
 
 
 @pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """``--dist loadfile`` (the configuration's), the longest files first and the build agent's
+    end-to-end file split by fixture (``suite_schedule``); any other ``--dist`` is xdist's own."""
+    if config.getvalue("dist") != "loadfile":
+        return None
+    from suite_schedule import HeaviestFirst  # the controller only
+
+    return HeaviestFirst(config, log)
+
+
+@pytest.hookimpl(optionalhook=True)
 def pytest_testnodedown(node: Any, error: object) -> None:
     """A worker is done: merge its census (a worker that crashed leaves the census incomplete)."""
     exported = getattr(node, "workeroutput", {}).get("code_census")

@@ -914,8 +914,8 @@ def build_fixture(base: Path, name: str, cache: Path) -> str:
     """Write fixture ``name`` under ``base`` and build it into ``base/<name>-rra`` with the
     environment cache ``cache``; return the build's report as JSON.
 
-    Run in a worker process of its own (test_build_e2e builds two fixtures at a time), so the
-    cache is set in this process's environment, which the build's subprocesses inherit.
+    Run in a process of its own (test_build_e2e starts one a build), so the cache is set in
+    this process's environment, which the build's subprocesses inherit.
     """
     from reprobridge_sdk.agent.pipeline import BuildOptions, build
 

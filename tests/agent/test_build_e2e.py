@@ -2,7 +2,9 @@
 runs, patches, references, the clean-room check and the curation audit.
 
 The fixtures share one environment (same lock) in a session cache, so the first build pays
-for it and the others reuse it. The builds run two at a time, each in a process of its own.
+for it and the others reuse it. Each fixture is built by the first test that names it, in a
+process of its own; the tests of one fixture form one unit of pytest-xdist's schedule
+(``tests/conftest.py``), so the builds spread over the workers like the suite's files do.
 """
 
 from __future__ import annotations
@@ -11,7 +13,6 @@ import json
 import multiprocessing
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
-from itertools import repeat
 from pathlib import Path
 
 import pytest
@@ -36,43 +37,27 @@ from reprobridge_sdk.validation import validate
 pytestmark = pytest.mark.slow
 
 
-#: Builds that run at once: each build is mostly one process at a time (a run, a resolver,
-#: an installer), so two keep both cores of a CI runner busy.
-WORKERS = 2
-
-
 @pytest.fixture(scope="module")
 def built(
-    env_cache: Path, tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest
+    env_cache: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> Callable[[str], tuple[BuildReport, Path]]:
     """``built(name)``: the fixture built once per module (tests share the result).
 
-    The first call builds every fixture that the module's selected tests name (their
-    ``name`` parameter), two at a time, each in a worker process of its own, while that first
-    test runs (so the codes the builds produce count in the census of finding codes). Every
-    build uses the session's environment cache: each test's own cache (``_private_cache``)
-    would give every build an empty cache and a fresh environment of the same lock.
+    The first test that names a fixture builds it, while that test runs (so the codes the
+    build produces count in the census of finding codes), in a fresh interpreter that
+    inherits the test's environment. Every build uses the session's environment cache: each
+    test's own cache (``_private_cache``) would give every build an empty cache and a fresh
+    environment of the same lock.
     """
     done: dict[str, tuple[BuildReport, Path]] = {}
     base = tmp_path_factory.mktemp("built")
-    module = request.module
-    wanted: list[str] = sorted(
-        {
-            str(item.callspec.params["name"])
-            for item in request.session.items
-            if isinstance(item, pytest.Function)
-            and item.module is module
-            and "built" in item.fixturenames
-        }
-    )
 
     def get(name: str) -> tuple[BuildReport, Path]:
-        if not done:
-            context = multiprocessing.get_context("spawn")  # a fresh interpreter per worker
-            with ProcessPoolExecutor(max_workers=WORKERS, mp_context=context) as pool:
-                reports = pool.map(build_fixture, repeat(base), wanted, repeat(env_cache))
-                for each, text in zip(wanted, reports, strict=True):
-                    done[each] = (BuildReport.model_validate_json(text), base / f"{each}-rra")
+        if name not in done:
+            context = multiprocessing.get_context("spawn")  # a fresh interpreter per build
+            with ProcessPoolExecutor(max_workers=1, mp_context=context) as pool:
+                text = pool.submit(build_fixture, base, name, env_cache).result()
+            done[name] = (BuildReport.model_validate_json(text), base / f"{name}-rra")
         return done[name]
 
     return get
