@@ -10,8 +10,8 @@ The build agent's end-to-end file is split by fixture: the tests of one fixture 
 (they share its build), so the fixtures' builds spread over the workers instead of holding one
 worker for all of them.
 
-The weights are seconds measured on an idle two-core machine. A stale or missing entry costs
-only time, never a test: every file still runs, on one worker, as before.
+A stale or missing weight costs only time, never a test: every file still runs, whole, on one
+worker, as before.
 """
 
 from __future__ import annotations
@@ -24,9 +24,29 @@ from xdist.scheduler import LoadFileScheduling
 #: Files whose tests are split into one unit per parameter (the text in ``[...]``).
 SPLIT_BY_PARAMETER = frozenset({"tests/agent/test_build_e2e.py"})
 
-#: Seconds a unit takes, measured (idle, two cores); a unit not named here counts as 0.
+#: Seconds a unit took, measured on a loaded two-core machine: only their order matters. A
+#: unit not named here counts as 0 (it keeps pytest-xdist's place, after these).
 WEIGHTS: dict[str, float] = {
-    "tests/agent/test_build_e2e.py": 60.0,  # each fixture's unit
+    "tests/audit/test_committee_example_batch.py": 1700,
+    "tests/run/test_executors.py": 900,
+    "tests/authoring/test_archive_commands.py": 680,
+    "tests/bench/test_harness.py": 600,
+    "tests/agent/test_distiller_packager_gates.py": 500,
+    "tests/agent/test_build_era.py": 270,
+    "tests/bench/test_report.py": 210,
+    "tests/agent/test_builder.py": 200,
+    "tests/agent/test_build_failure.py": 170,
+    "tests/audit/test_facts.py": 165,
+    "tests/test_benchmark_quick.py": 150,
+    "tests/agent/test_build_e2e.py": 130,  # each fixture's unit (2,500 for the nineteen)
+    "tests/agent/test_build_resume.py": 120,
+    "tests/examples/test_digits_logreg.py": 110,
+    "tests/agent/test_pipeline.py": 85,
+    "tests/audit/test_example.py": 80,
+    "tests/conformance/test_audit_cases.py": 75,
+    "tests/test_build_corpus.py": 70,
+    "tests/run/test_runner_faults.py": 70,
+    "tests/agent/test_reviewer.py": 70,
 }
 
 
