@@ -71,7 +71,11 @@ Rules, in order:
    that fails inside an installed package on a line importing another pinned package
    (Lasagne 0.1 on Theano 0.9, which removed ``downsample``) caps that package below the
    pinned minor release, a recorded change. Either way the environment is built again
-   (:data:`MAX_MISSING_DEPENDENCIES` times at most).
+   (:data:`MAX_MISSING_DEPENDENCIES` times at most). The same undeclared dependency met
+   only by a smoke run (Theano 0.8's ``theano.sparse`` imports ``nose_parameterized``;
+   ``import theano`` works), raised on an import line of an installed package's file
+   (:func:`undeclared_import`), has the Reproducer build the environment in use again with
+   that distribution added, once per module, before the era's next environment.
 """
 
 from __future__ import annotations
@@ -137,6 +141,7 @@ __all__ = [
     "relaxed",
     "resolve_steps",
     "still_in_use",
+    "undeclared_import",
 ]
 
 #: Directory (inside the build state) of the scratch artifact the environment is locked in.
@@ -1045,6 +1050,43 @@ def _missing_dependency(built: _Built) -> tuple[str, str, str] | None:
 
 _AT = re.compile(r"\(at (?P<file>[^:()]+): (?P<source>.+)\)$")
 _IMPORTED = re.compile(r"^\s*(?:from\s+(?P<from>[\w.]+)\s+import|import\s+(?P<import>[\w.]+))")
+
+
+#: A traceback's frame: its file, and the source line Python shows under it (if any).
+_TRACE_FRAME = re.compile(
+    r'^\s*File "(?P<file>[^"]+)", line \d+[^\n]*(?:\n(?P<source>(?!\s*File ")[^\n]*))?', re.M
+)
+#: Where an installed package's files are: a path inside an environment's packages.
+_PACKAGES = re.compile(r"[/\\](?:site|dist)-packages[/\\](?P<file>.+)$")
+_NO_TOP_MODULE = re.compile(
+    r"^(?:\w+\.)*ModuleNotFoundError: No module named '(?P<top>[A-Za-z_]\w*)'$"
+)
+
+
+def undeclared_import(tail: str, pins: list[str]) -> tuple[str, str, str] | None:
+    """``(file, module, distribution)`` when a run stopped on ``No module named 'X'`` raised
+    by an import statement of an installed package: the traceback's last frame is a file of
+    the environment's packages whose line imports ``X``, and no pin provides ``X``. That is
+    the package's undeclared dependency on a path the gate's import of the package does not
+    take (Theano 0.8's ``theano.sparse`` imports ``nose_parameterized`` through its test
+    tools; ``import theano`` alone works). ``file`` is the package's file, relative to the
+    packages folder."""
+    lines = tail.rstrip().splitlines()
+    missing = _NO_TOP_MODULE.match(lines[-1].strip()) if lines else None
+    frames = list(_TRACE_FRAME.finditer(tail))
+    if missing is None or not frames:
+        return None
+    top = missing.group("top")
+    installed = _PACKAGES.search(frames[-1].group("file"))
+    imported = _IMPORTED.match(frames[-1].group("source") or "")
+    if installed is None or imported is None or top in sys.stdlib_module_names:
+        return None
+    if (imported.group("from") or imported.group("import")).split(".")[0] != top:
+        return None
+    distribution = canonicalize_name(IMPORT_TO_DISTRIBUTION.get(top, top))
+    if distribution in {_provides(p) for p in pins}:
+        return None
+    return installed.group("file").replace("\\", "/"), top, distribution
 
 
 def _too_new_dependency(built: _Built, declared: Declared) -> tuple[str, Replacement] | None:

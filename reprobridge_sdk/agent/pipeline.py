@@ -32,7 +32,7 @@ import hashlib
 import re
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeVar
 
@@ -45,6 +45,7 @@ from reprobridge_sdk.agent.builder import (
     in_use,
     relaxation_decision,
     still_in_use,
+    undeclared_import,
 )
 from reprobridge_sdk.agent.claims import author_patch, load_claims
 from reprobridge_sdk.agent.distiller import distill
@@ -84,6 +85,7 @@ from reprobridge_sdk.model.build import (
     PhaseRecord,
     PlanRecord,
     PrepareStep,
+    ReachedImport,
     ReproducerRecord,
     ReviewRecord,
 )
@@ -632,8 +634,13 @@ class _Era:
     out: Path
     sandbox: bool
     records: dict[str, PhaseRecord]
+    #: Modules an installed package imports undeclared that were added (each once).
+    undeclared: set[str] = field(default_factory=set)
 
     def rebuild(self, failure: Failure) -> tuple[Path | None, list[BuildFinding]]:
+        undeclared = self._with_undeclared(failure)
+        if undeclared is not None:
+            return undeclared, []
         if self.built.environment == ENVIRONMENTS[-1]:
             return None, []
         record = build_environment(
@@ -653,6 +660,42 @@ class _Era:
         self._save(record)
         replace_environment(self.out, self.state.root / ENV_DIR)
         return ensure_environment(self.out), []
+
+    def _with_undeclared(self, failure: Failure) -> Path | None:
+        """The environment in use built again with the module an installed package imports
+        without declaring it (:func:`~reprobridge_sdk.agent.builder.undeclared_import`), once
+        per module; None when the failure is not that, or the environment built again does
+        not pass its gate (the era's next environments are tried then)."""
+        found = undeclared_import(failure.tail, self.built.pins)
+        if found is None or found[1] in self.undeclared:
+            return None
+        installed, module, distribution = found
+        self.undeclared.add(module)
+        use = ReachedImport(module=module, files=[f"{installed} (an installed package)"])
+        wider = self.planned.model_copy(
+            update={"imports": sorted([*self.planned.imports, use], key=lambda u: u.module)}
+        )
+        used = in_use(self.built)
+        record = build_environment(
+            self.intake,
+            self.state.root,
+            inputs_digest=self.built.inputs_digest,
+            plan=wider,
+            claims=self.claims,
+            sandbox=self.sandbox,
+            after=self.built,
+            again=used.name if used is not None else ENVIRONMENTS[0],
+            because=f"the smoke run failed with {failure.signature}: the installed "
+            f"{installed} imports {module!r}, which its distribution does not declare; "
+            f"{distribution} added",
+        )
+        if not record.gate.passed:
+            self._save(self.built.model_copy(update={"attempts": record.attempts}))
+            return None
+        self.planned = wider
+        self._save(record)
+        replace_environment(self.out, self.state.root / ENV_DIR)
+        return ensure_environment(self.out)
 
     def widen(self, steps: list[PrepareStep]) -> tuple[Path | None, list[BuildFinding]]:
         """The environment built again with the imports of ``steps`` (launchers run them
