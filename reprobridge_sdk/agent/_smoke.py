@@ -11,7 +11,9 @@ label of its claims (case-insensitive); its labelled lines are the lines that ca
 (all of stdout when there is none). With ``sandbox`` (the build's default) the run is
 confined by the runner's sandbox (:mod:`reprobridge_sdk.agent._sandbox`): the environment and
 the artifact are read-only; the code is a private copy of the run's own, writable (what the
-run writes there is dropped with it), and so is a scratch directory, its ``HOME``.
+run writes there is dropped with it), and so is a scratch directory, its ``HOME``. With
+``caches`` (the build's, :mod:`reprobridge_sdk.agent._caches`) the compile caches that tools
+keep under ``HOME`` are there instead, shared with the build's other runs.
 """
 
 from __future__ import annotations
@@ -23,9 +25,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from reprobridge_sdk.agent._caches import CACHE_DIR, cache_env
 from reprobridge_sdk.agent._sandbox import confined
 from reprobridge_sdk.agent.fixes import Failure, Fix
 from reprobridge_sdk.agent.prerequisite import compose
+from reprobridge_sdk.agent.state import BUILD_DIR
 from reprobridge_sdk.model.build import (
     AppliedFix,
     BuildFinding,
@@ -65,10 +69,11 @@ def run_launcher(
     timeout: float = SMOKE_TIMEOUT,
     sandbox: bool = False,
     visible: Path | None = None,
+    caches: Path | None = None,
 ) -> RunOutcome:
     """Run ``launcher`` once in ``code_dir`` with ``interpreter`` (in the sandbox with
-    ``sandbox``; ``visible``, default ``code_dir``, is the tree it may read); its
-    prerequisite steps first, in the same shell line."""
+    ``sandbox``; ``visible``, default ``code_dir``, is the tree it may read; ``caches`` the
+    build's compile caches); its prerequisite steps first, in the same shell line."""
     composed, shell = compose(launcher)
     argv = [
         str(interpreter) if index == 0 and word in {"python", "python3"} and not shell else word
@@ -83,6 +88,8 @@ def run_launcher(
         for key, value in os.environ.items()
         if not key.startswith(("PYTHON", "VIRTUAL_ENV", "CONDA"))
     }
+    shared = cache_env(caches, given) if caches is not None else {}
+    env.update(shared)
     env.update(given)
     env["PYTHONDONTWRITEBYTECODE"] = "1"
     env["PYTHONUNBUFFERED"] = "1"
@@ -92,7 +99,7 @@ def run_launcher(
     workdir = code_dir / launcher.workdir
     if not sandbox:
         return _run(argv, argv, workdir, env, timeout)
-    keep = {**given, "PYTHONDONTWRITEBYTECODE": "1", "PYTHONUNBUFFERED": "1"}
+    keep = {**shared, **given, "PYTHONDONTWRITEBYTECODE": "1", "PYTHONUNBUFFERED": "1"}
     with confined(
         argv,
         workdir=workdir.absolute(),
@@ -101,6 +108,7 @@ def run_launcher(
         caller=env,
         declared=keep,
         private=code_dir,
+        writable=[caches.absolute()] if shared and caches is not None else [],
     ) as (command, inside, fds):
         return _run(command, argv, workdir, inside, timeout, fds)
 
@@ -153,6 +161,11 @@ class _Phase:
     findings: list[BuildFinding] = field(default_factory=list)
     resolved: list[str] = field(default_factory=list)
 
+    @property
+    def caches(self) -> Path:
+        """The build's compile caches, in its state beside the artifact it writes."""
+        return self.artifact / BUILD_DIR / CACHE_DIR
+
     def run(self, launcher: LauncherPlan) -> RunOutcome:
         seed = launcher.seeds[0] if launcher.seeds else None
         return run_launcher(
@@ -163,6 +176,7 @@ class _Phase:
             timeout=self.timeout,
             sandbox=self.sandbox,
             visible=self.artifact,
+            caches=self.caches,
         )
 
     def attempt(self, launcher: LauncherPlan, outcome: RunOutcome, error: str | None) -> None:
@@ -174,6 +188,7 @@ class _Phase:
                 exit_status=outcome.exit_status,
                 seconds=round(outcome.seconds, 3),
                 error=error,
+                caches=self.caches.relative_to(self.artifact).as_posix(),
             )
         )
 

@@ -95,6 +95,7 @@ from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
+from reprobridge_sdk.agent._caches import CACHE_DIR, cache_env
 from reprobridge_sdk.agent._optional_search import leave_out
 from reprobridge_sdk.agent._sandbox import confined
 from reprobridge_sdk.agent.distributions import BUILD_TOOLS, IMPORT_TO_DISTRIBUTION, MISNAMED
@@ -660,12 +661,16 @@ def _probe_imports(
     *,
     optional: dict[str, str] | None = None,
     sandbox: bool = False,
+    caches: Path | None = None,
 ) -> list[BuildFinding]:
     """Import each module in the built environment (in the sandbox with ``sandbox``: an
     import runs the package's code); ``optional`` maps a module the entry point imports only
-    optionally to how it does."""
+    optionally to how it does; ``caches`` is the build's compile caches (Theano compiles
+    on import), shared with its runs."""
     findings: list[BuildFinding] = []
     extra = {"MPLBACKEND": "Agg", "PYTHONDONTWRITEBYTECODE": "1"}
+    if caches is not None:
+        extra = {**cache_env(caches, extra), **extra}
     env = {**os.environ, **extra}
     optional = optional or {}
     for module in modules:
@@ -678,6 +683,7 @@ def _probe_imports(
                 environment=python.absolute().parent.parent,
                 caller=env,
                 declared=extra,
+                writable=[caches.absolute()] if caches is not None else [],
             ) as (command, inside, fds):
                 proc = _probe(command, cwd, inside, fds)
         else:
@@ -1268,7 +1274,10 @@ def _gate(  # noqa: PLR0917 - private helper of _try
         modules.append(use.module)
         if use.optional is not None:
             optional[use.module] = use.optional
-    findings += _probe_imports(interpreter, modules, work, optional=optional, sandbox=sandbox)
+    caches = work.parent / CACHE_DIR  # the build state's, shared with the build's runs
+    findings += _probe_imports(
+        interpreter, modules, work, optional=optional, sandbox=sandbox, caches=caches
+    )
     return findings, modules
 
 

@@ -222,6 +222,12 @@ class SmokeAttempt(_Record):
     exit_status: int | None = Field(default=None, description="None: killed at the timeout.")
     seconds: float = Field(ge=0)
     error: str | None = Field(default=None, description="The classified error, if it failed.")
+    caches: str | None = Field(
+        default=None,
+        description="The build's compile-cache folder the run shared with the build's other "
+        "runs instead of its empty HOME (Theano, Numba, PyTorch extensions, matplotlib), "
+        "relative to the artifact; None: none.",
+    )
 
 
 class ReproducerRecord(PhaseRecord):
