@@ -205,6 +205,43 @@ def test_a_script_that_fixes_its_seed_reads_the_launchers_seed_and_is_replanned(
     assert values[124] != values[123]
 
 
+def test_a_script_that_fixes_its_seed_and_still_varies_keeps_the_seed_option(
+    tmp_path: Path, fixture_python: Path
+) -> None:
+    """GCN on TensorFlow 1: ``seed = 123`` seeds the generators, yet two runs print different
+    values (threaded CPU kernels). The published command varies as much, so the option that
+    makes the constant read the launcher's seed is kept, its evidence says the runs differ,
+    and the references are taken over five seeds (not five runs of one initialisation)."""
+    base = FIXTURES["fixed-seed"]
+    varying = Fixture(
+        "fixed-seed-varying",
+        {
+            "run.py": base.files["run.py"]
+            .replace(
+                "0.05 * np.random.rand()",
+                "0.05 * np.random.rand() + int.from_bytes(os.urandom(2), 'big') / 1e7",
+            )
+            .replace("seed = 123\n", "import os\nseed = 123\n")
+        },
+        base.claims,
+        base.defects,
+    )
+    repo, claims_file = write_repo(tmp_path / "raw", varying)
+    result, code, recorded = _reproduce(
+        lambda _name: (repo, claims_file), tmp_path, fixture_python, varying.name
+    )
+    assert result.gate.passed and result.gate.findings == [], result.gate.findings
+    assert recorded == [("seed-option", None)] and result.rejected == []
+    [fix] = result.fixes
+    assert "printed different values" in (fix.evidence or "")
+    assert [(i.scope, i.seeds) for i in result.launchers] == [
+        ("smoke", [123]),
+        ("scored", [123, 124, 125, 126, 127]),
+    ]
+    assert [(c.claim, c.statistic) for c in result.replanned] == [("accuracy", "mean")]
+    assert "_repro_seed_or(123)" in (code / "run.py").read_text("utf-8")
+
+
 def test_a_seed_option_whose_runs_still_differ_is_undone_with_b020_and_b018(
     tmp_path: Path, fixture_python: Path
 ) -> None:
