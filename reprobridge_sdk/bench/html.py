@@ -142,7 +142,8 @@ def render_html(report: BenchReport) -> str:
         f"<style>{_STYLE}</style></head><body>",
         f"<h1>bench: {escape(', '.join(report.agents))}</h1>",
         f'<p id="setting">suite {escape(report.suite)} (sha256 {report.suite_sha256[:12]}),'
-        f" {len(report.runs)} run(s), {report.repeats} repeat(s), sandbox {sandbox},"
+        f" {len(report.runs)} run(s), {report.repeats} repeat(s),"
+        f" executor {escape(report.executor)}, sandbox {sandbox},"
         f" network {escape(report.network)}"
         + (f" ({escape(', '.join(report.allow_hosts))})" if report.allow_hosts else "")
         + "</p>",

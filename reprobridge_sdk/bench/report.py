@@ -185,6 +185,7 @@ def build_report(
         variants=variants,
         repeats=options.repeats,
         sandbox=options.sandbox,
+        executor=_executor(options.executor),
         network=_network(options.network),
         allow_hosts=list(options.allow_hosts),
         budget=asdict(options.budget),
@@ -197,6 +198,14 @@ def build_report(
         claims=claims,
         findings=findings,
     )
+
+
+def _executor(name: str | None) -> Literal["local", "dask-local", "dask", "slurm"]:
+    """The executor's name as the report states it (``None`` is the default, ``local``)."""
+    for known in ("dask-local", "dask", "slurm"):
+        if name == known:
+            return known
+    return "local"
 
 
 def _network(policy: str) -> Literal["none", "allow", "open"]:
@@ -279,7 +288,8 @@ def report_text(report: BenchReport) -> str:
     lines = [
         f"bench: {', '.join(report.agents)} over {report.suite}"
         f" ({len(report.runs)} run(s), {report.repeats} repeat(s),"
-        f" sandbox {'on' if report.sandbox else 'OFF'}, network {_policy(report)})",
+        f" executor {report.executor}, sandbox {'on' if report.sandbox else 'OFF'},"
+        f" network {_policy(report)})",
         "",
         f"{'agent':<10} {'variant':<19} {'runs':>4} {'ok':>3} {'rate':>7}"
         f"  {'95% Wilson':<15} {'landmarks':>9} {'s/success':>9}  outcomes",
@@ -355,6 +365,7 @@ def rebuild(report: BenchReport) -> BenchReport:
         variants=tuple(report.variants),
         repeats=report.repeats,
         sandbox=report.sandbox,
+        executor=report.executor,
         network=report.network,
         allow_hosts=tuple(report.allow_hosts),
         level=report.level,

@@ -346,6 +346,9 @@ class BenchReport(SpecModel):
     variants: list[str]
     repeats: int
     sandbox: bool
+    executor: Literal["local", "dask-local", "dask", "slurm"] = Field(
+        default="local", description="The executor the agents' runs went through."
+    )
     network: Literal["none", "allow", "open"]
     allow_hosts: list[str] = Field(
         default_factory=list, description="The hosts the allow policy lets the agent reach."

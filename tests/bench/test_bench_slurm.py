@@ -58,6 +58,7 @@ def test_bench_runs_are_slurm_batch_jobs(tmp_path: Path) -> None:
         budget=Budget(timeout=300),
     )
     report = run_bench(["oracle", where], suite, tmp_path / "out", options)
+    assert report.executor == "slurm"
     outcomes = {(r.agent, r.variant): (r.outcome, r.icml) for r in report.runs}
     assert outcomes == {
         ("oracle", "raw"): ("finished", "inconclusive"),

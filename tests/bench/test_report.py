@@ -4,6 +4,7 @@ Chromium (the page needs nothing but itself), from a report with hostile text in
 from __future__ import annotations
 
 import csv
+import json
 import io
 import subprocess
 import sys
@@ -192,3 +193,40 @@ def test_bench_report_rerenders_a_report(tmp_path: Path) -> None:
         check=False,
     )
     assert done.returncode == 2 and "N004" in done.stdout
+
+
+def test_the_report_names_its_executor_in_every_form(tmp_path: Path) -> None:
+    report = _report()
+    assert report.executor == "local"  # no --executor: this machine's processes
+    slurm = build_report(
+        report.runs,
+        suite="suite.toml",
+        suite_sha256="0" * 64,
+        agents=report.agents,
+        options=BenchOptions(variants=("raw", "refined"), executor="slurm"),
+        findings=[],
+    )
+    assert slurm.model_dump(mode="json")["executor"] == "slurm"
+    assert "executor slurm, sandbox" in report_text(slurm).splitlines()[0]
+    assert "executor slurm, sandbox" in render_html(slurm)
+    # a report another tool wrote is read back only with an executor the format knows
+    hostile = slurm.model_dump(mode="json") | {"executor": "<script>x</script>"}
+    source = tmp_path / "report.json"
+    source.write_text(json.dumps(hostile), encoding="utf-8")
+    done = subprocess.run(
+        [sys.executable, "-m", "reprobridge_sdk", "bench", "report", str(source)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 2 and "N004" in done.stdout
+    source.write_text(json.dumps(slurm.model_dump(mode="json")), encoding="utf-8")
+    done = subprocess.run(
+        [sys.executable, "-m", "reprobridge_sdk", "bench", "report", str(source)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    assert "executor slurm," in done.stdout
