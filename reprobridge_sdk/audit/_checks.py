@@ -127,6 +127,7 @@ def _rerun_attempt(
         env_mode=trust.rerun_env,
         sandbox=trust.rerun_sandbox,
         progress=trust.progress,
+        where=trust.where,
         budget=trust.budget_time,
         memory=trust.budget_memory,
         cpus=trust.budget_cpus,
@@ -228,6 +229,8 @@ class _Trust:
     archive_sha256: str | None = None
     #: Given a line of progress during re-execution (the command line prints it on stderr).
     progress: Callable[[str], None] | None = None
+    #: What the progress lines name first: the table's row, or the artifact's path.
+    where: str | None = None
     #: The time budget of each attempt's re-execution, in seconds (a submission's budget).
     budget_time: float | None = None
     #: The memory (bytes) and cores each re-executed run may use (a submission's budget).

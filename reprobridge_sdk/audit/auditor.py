@@ -202,7 +202,7 @@ def audit(
     sampled with ``rerun_seed`` (``None``: a secret seed, stated in the report), in
     ``rerun_env`` and the sandbox unless ``rerun_sandbox`` is false; ``archive_sha256``: the
     digest of the archive the committee unpacked; ``progress``: given a line before and after
-    each re-executed run.
+    each re-executed run, naming the artifact's path first.
     """
     options = _options(
         level,
@@ -214,7 +214,8 @@ def audit(
         rerun=rerun,
         rerun_seed=rerun_seed,
     )
-    checking = _Trust(trust, rerun_env, rerun_sandbox, archive_sha256, progress)
+    where = os.fspath(artifact_path)
+    checking = _Trust(trust, rerun_env, rerun_sandbox, archive_sha256, progress, where)
     # No reference kept here: _audit releases the manifest's plain data once validated.
     return _audit(
         load_artifact(artifact_path), Path(artifact_path), attempts, options, trust=checking

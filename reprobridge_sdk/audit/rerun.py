@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from reprobridge_sdk.errors import UsageError
-from reprobridge_sdk.findings import Finding, finding
+from reprobridge_sdk.findings import Finding, finding, terminal_text
 from reprobridge_sdk.model import RECORD_NAME
 from reprobridge_sdk.model.audit import RerunComparison, ShiftSkipped, ShiftTest
 
@@ -306,14 +306,17 @@ def rerun_runs(
     env_mode: str = "cached",
     sandbox: bool = True,
     progress: Callable[[str], None] | None = None,
+    where: str | None = None,
     budget: float | None = None,
     memory: int | None = None,
     cpus: int | None = None,
 ) -> RerunOutcome:
     """Re-execute a sample of ``runs``, add A058/A059 to the runs that do not hold up and
     test the sample for a shift (A070 in ``shift_findings``). ``progress`` is given one line
-    before the first run and after each: runs done of the sample, time so far, and an
-    estimate of the time left (the mean time of a run so far, times the runs left).
+    before the first run and after each, first naming ``where`` (the table's row, or the
+    artifact's path; the artifact's id without it): runs done of the sample, the run just
+    done and its tasks, time so far, and an estimate of the time left (the mean time of a
+    run so far, times the runs left).
 
     ``budget`` (seconds, a submission's time budget) bounds the whole re-execution: each run
     gets at most the time left as its timeout, a run it stops and the runs left when it is
@@ -334,8 +337,9 @@ def rerun_runs(
     launchers: dict[str, str] = {}
     started = time.monotonic()
     name = facts.manifest.artifact.id
+    head = f"{where or name}: re-executing {name}"
     if progress is not None and sample:
-        progress(f"re-executing {name}: 0/{len(sample)} runs")
+        progress(terminal_text(f"{head}: 0/{len(sample)} runs"))
     for done, chosen in enumerate(sample, start=1):
         record = chosen.record
         assert record is not None
@@ -362,7 +366,8 @@ def rerun_runs(
             outcome.chosen.append(rel)
             launchers[rel] = record.launcher
         if progress is not None:
-            progress(_progress_line(name, done, len(sample), time.monotonic() - started))
+            elapsed = time.monotonic() - started
+            progress(_progress_line(head, chosen, (done, len(sample)), elapsed))
     timed_out = [rel for rel in outcome.over_budget if rel not in out_of_memory]
     if timed_out and budget is not None:
         outcome.budget_findings.append(_over_budget(budget, timed_out))
@@ -402,11 +407,17 @@ def _duration(seconds: float) -> str:
     return f"{whole // 60}m{whole % 60:02d}s" if whole >= 60 else f"{whole}s"
 
 
-def _progress_line(name: str, done: int, total: int, elapsed: float) -> str:
-    """``re-executing toy: 3/8 runs, 12s so far, about 20s left``."""
+def _progress_line(head: str, run: RunEvidence, count: tuple[int, int], elapsed: float) -> str:
+    """``p01: re-executing toy: 3/8 runs (last scored-s2: task acc), 12s so far, about 20s
+    left``, the artifact's text in it shown with its control characters visible."""
+    done, total = count
     left = elapsed / done * (total - done)
     tail = f", about {_duration(left)} left" if done < total else ", done"
-    return f"re-executing {name}: {done}/{total} runs, {_duration(elapsed)} so far{tail}"
+    tasks = sorted({m.task for m in run.record.measurements}) if run.record is not None else []
+    what = f": task {', '.join(tasks[:3])}{' ...' if len(tasks) > 3 else ''}" if tasks else ""
+    last = f" (last {run.rel or '.'}{what})"
+    line = f"{head}: {done}/{total} runs{last}, {_duration(elapsed)} so far{tail}"
+    return terminal_text(line)
 
 
 def _rerun_one(

@@ -339,7 +339,12 @@ def audit_table(
     )
     # one per artifact: an archive's digest is that artifact's archival identifier
     digests = list(archives) if archives is not None else [None] * len(artifact_paths)
-    checkings = [_Trust(trust, rerun_env, rerun_sandbox, digest, progress) for digest in digests]
+    # each row's progress lines name the row as the table does
+    labels = row_names(names if names is not None else artifact_paths)
+    checkings = [
+        _Trust(trust, rerun_env, rerun_sandbox, digest, progress, label)
+        for digest, label in zip(digests, labels, strict=True)
+    ]
     if jobs < 1:
         msg = f"jobs must be at least 1, not {jobs}"
         raise UsageError(msg)
@@ -370,7 +375,6 @@ def audit_table(
     ]
     for row, digest in zip(rows, archives or [None] * len(rows), strict=True):
         row.archive_sha256 = digest
-    labels = row_names(names if names is not None else artifact_paths)
     for row, label in zip(rows, labels, strict=True):
         row.label = label
     task_level = mean([t.success_rate for r in results for t in r.tasks] + [0.0] * len(failed))

@@ -227,8 +227,14 @@ def test_the_junit_table_carries_evidence_and_re_execution(batch: Path) -> None:
 def test_re_execution_prints_its_progress_on_stderr(
     reran_done: subprocess.CompletedProcess[str],
 ) -> None:
-    """A line before the first run and one after each, with the count and the time left."""
-    lines = [ln for ln in reran_done.stderr.splitlines() if ln.startswith("re-executing ")]
+    """A line before the first run and one after each, naming the table's row first (the
+    finding line's shape), with the count, the run just done and its task, and the time
+    left."""
+    lines = [ln for ln in reran_done.stderr.splitlines() if ": re-executing " in ln]
+    rows = [ln.split(": re-executing ", 1)[0] for ln in lines]
+    assert list(dict.fromkeys(rows)) == ["p01-signed", "p02-unsigned", "p06-inflated"]
+    after = [ln for ln in lines if ": 0/" not in ln]  # a line after each run names it
+    assert all(re.search(r"runs \(last [^ ]+: task [^)]+\), ", ln) for ln in after), lines
     total = len(SEEDS)
     counts = [re.search(r": (\d+)/(\d+) runs", ln) for ln in lines]
     assert all(counts), lines
@@ -237,7 +243,7 @@ def test_re_execution_prints_its_progress_on_stderr(
     assert seen == [(i, total) for i in range(total + 1)] * 3
     assert all("left" in ln for ln in lines[1:total])
     assert lines[total].endswith(", done")
-    assert not any(ln.startswith("re-executing ") for ln in reran_done.stdout.splitlines())
+    assert not any(": re-executing " in ln for ln in reran_done.stdout.splitlines())
 
 
 def _codes(row: dict[str, Any]) -> set[str]:

@@ -27,10 +27,12 @@ from reprobridge_sdk.audit.rerun import (
     SHIFT_LEVEL,
     Limits,
     RerunOutcome,
+    _progress_line,
     _shifts,
     shift_test,
     tolerance,
 )
+from reprobridge_sdk.audit.verify import RunEvidence
 from reprobridge_sdk.model.audit import AuditResult, RerunComparison
 
 HALF_WIDTH = 0.901  # the toy's acc interval: the 1% floor of its mean 90.1
@@ -259,8 +261,9 @@ def test_review_prints_its_progress_on_stderr(toy: Path) -> None:
         check=False,
     )
     assert "Traceback" not in done.stderr, done.stderr
-    lines = [ln for ln in done.stderr.splitlines() if ln.startswith("re-executing toy-study: ")]
-    assert [ln.split(": ", 1)[1].split(" runs")[0] for ln in lines] == ["0/3", "1/3", "2/3", "3/3"]
+    head = f"{toy}: re-executing toy-study: "  # the artifact's path first, then its id
+    lines = [ln for ln in done.stderr.splitlines() if ln.startswith(head)]
+    assert [ln.removeprefix(head).split(" runs")[0] for ln in lines] == ["0/3", "1/3", "2/3", "3/3"]
     assert "about" in lines[1] and "left" in lines[1]
     assert json.loads(done.stdout)["attempts"][0]["reran"] == 3  # stdout holds the report only
 
@@ -308,3 +311,13 @@ def test_one_launcher_is_tested_once() -> None:
     assert (test.launcher, test.n, test.shifted) == (None, 4, True)
     [(_finding, tainted)] = outcome.shift_findings
     assert tainted == {"scored"}
+
+
+def test_a_progress_line_shows_a_hostile_row_and_run_name_as_text() -> None:
+    """The row (a submission's id or path) and the run's folder come from strangers: their
+    control characters are shown, never sent to the terminal."""
+    run = RunEvidence(path=Path("x"), rel="runs/\x1b]52;c;cHdu\x07s1", record=None)
+    line = _progress_line("row\x1b[2J: re-executing toy", run, (1, 4), 3.0)
+    assert "\x1b" not in line and "\x07" not in line
+    assert line.startswith("row") and ": re-executing toy: 1/4 runs (last runs/" in line
+    assert line.endswith(", 3s so far, about 9s left")

@@ -4,8 +4,8 @@ Chromium (the page needs nothing but itself), from a report with hostile text in
 from __future__ import annotations
 
 import csv
-import json
 import io
+import json
 import subprocess
 import sys
 from html.parser import HTMLParser
