@@ -434,6 +434,7 @@ def _rerun_one(
     """Re-execute one run and compare it; which budget stopped it, if one did: the time
     ``budget``, or the memory of ``resources`` (the run failed out of memory under it)."""
     from reprobridge_sdk.run.evidence import LOG_NAME  # noqa: PLC0415 - heavy
+    from reprobridge_sdk.run.process import out_of_memory  # noqa: PLC0415 - heavy
     from reprobridge_sdk.run.runner import run as run_launchers  # noqa: PLC0415 - heavy
 
     record = chosen.record
@@ -469,7 +470,8 @@ def _rerun_one(
             resources is not None
             and resources.memory is not None
             and failure is not None
-            and _out_of_memory(again[-1].run_dir / LOG_NAME)
+            and failure.reason == "exit-status"
+            and out_of_memory(again[-1].record.exit_code, again[-1].run_dir / LOG_NAME)
         ):
             return "memory"  # the committee's budget, not the artifact, stopped it
     if bounded and failure is not None and failure.reason == "timeout":
@@ -492,19 +494,3 @@ def _rerun_one(
     chosen.findings.extend(found)
     outcome.mismatches += bool(found)
     return None
-
-
-#: What a process that ran out of memory prints: Python's exception, the C library's
-#: ``ENOMEM`` text, C++'s exception and the wording of common runtimes.
-_OUT_OF_MEMORY = (b"MemoryError", b"Cannot allocate memory", b"std::bad_alloc", b"out of memory")
-
-
-def _out_of_memory(log: Path) -> bool:
-    """Whether the last 64 KiB of a failed run's log say that it ran out of memory."""
-    try:
-        with log.open("rb") as handle:
-            handle.seek(max(0, log.stat().st_size - (1 << 16)))
-            tail = handle.read()
-    except OSError:
-        return False
-    return any(sign in tail for sign in _OUT_OF_MEMORY)

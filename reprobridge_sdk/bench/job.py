@@ -13,7 +13,7 @@ import threading
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from reprobridge_sdk.errors import ReproBridgeError, UsageError
 from reprobridge_sdk.findings import finding
@@ -28,6 +28,9 @@ from .judge import RESULTS_NAME
 from .outcome import USAGE_NAME, classify, read_usage
 from .prompt import render_prompt
 from .variants import WORKSPACE_DIR
+
+if TYPE_CHECKING:
+    from reprobridge_sdk.run.process import ResourceLimits
 
 __all__ = ["AGENTS", "Budget", "Job", "agent_argv", "run_job"]
 
@@ -53,15 +56,15 @@ class Budget:
     #: The cost the agent may report on its usage channel before it is stopped; None: no cap.
     max_cost: float | None = None
 
-    @property
-    def tmp_size(self) -> int:
-        """Bytes of the sandbox's private ``/tmp``, a tmpfs held in memory that RLIMIT_AS
-        does not count: the memory budget, or :data:`TMP_SIZE` without one."""
-        return self.memory or TMP_SIZE
+    def limits(self) -> ResourceLimits:
+        """The runner's resource limits of this budget (CPU time, memory, file size), which
+        also size the sandbox's private ``/tmp``."""
+        from reprobridge_sdk.run.process import ResourceLimits  # noqa: PLC0415 - on use
+
+        cpu = None if self.cpu is None else max(1, round(self.cpu))
+        return ResourceLimits(memory=self.memory, cpu_seconds=cpu, max_file=self.max_file)
 
 
-#: The size of the sandbox's ``/tmp`` of a run without a memory budget.
-TMP_SIZE = 1 << 30
 #: The agent's temporary folder (``TMPDIR``), in its workspace: on disk, not in memory.
 TMP_DIR = ".tmp"
 
@@ -117,34 +120,6 @@ def _fill(argv: Sequence[str], values: dict[str, str]) -> list[str]:
             filled = filled.replace("{" + name + "}", value)
         out.append(filled)
     return out
-
-
-#: Sets the resource limits, then becomes the command (run outside the sandbox: bubblewrap
-#: and everything it starts inherit them).
-_LIMITS = (
-    "import os,resource,sys\n"
-    "cpu,mem,fsize=(int(x) for x in sys.argv[1:4])\n"
-    "if cpu>0: resource.setrlimit(resource.RLIMIT_CPU,(cpu,cpu+1))\n"
-    "if mem>0: resource.setrlimit(resource.RLIMIT_AS,(mem,mem))\n"
-    "if fsize>0: resource.setrlimit(resource.RLIMIT_FSIZE,(fsize,fsize))\n"
-    "os.execvp(sys.argv[5],sys.argv[5:])\n"
-)
-
-
-def _limited(command: Sequence[str], budget: Budget) -> list[str]:
-    cpu = 0 if budget.cpu is None else max(1, round(budget.cpu))
-    return [
-        sys.executable,
-        "-I",
-        "-S",
-        "-c",
-        _LIMITS,
-        str(cpu),
-        str(budget.memory or 0),
-        str(budget.max_file or 0),
-        "--",
-        *command,
-    ]
 
 
 @dataclass
@@ -229,7 +204,7 @@ def _command(job: Job, workspace: Path, prompt: Path) -> Iterator[_Prepared]:
             seccomp=fd,
             readable=readable,
             network=job.network == "open",
-            tmp_size=job.budget.tmp_size,
+            tmp_size=job.budget.limits().tmp_size,
         )
         yield _Prepared(command, env, (fd,), proxy)
 
@@ -385,7 +360,7 @@ def run_job(job: Job) -> BenchRun:
             ).start()
         with _command(job, workspace, prompt) as prepared:
             outcome = run_process(
-                _limited(prepared.command, job.budget),
+                prepared.command,
                 cwd=workspace,
                 env=prepared.env,
                 log_path=log,
@@ -394,6 +369,7 @@ def run_job(job: Job) -> BenchRun:
                 pass_fds=prepared.fds,
                 max_output=job.budget.max_output,
                 cancel=cancel,
+                limits=job.budget.limits(),  # bubblewrap and all it starts inherit them
             )
             done.set()
             if prepared.proxy is not None:

@@ -4,6 +4,7 @@ usage channel (:func:`read_usage`). See spec §18.5."""
 from __future__ import annotations
 
 import json
+import signal
 import stat
 from collections.abc import Sequence
 from pathlib import Path
@@ -29,14 +30,6 @@ MAX_USAGE_BYTES = 1 << 20
 SCAN_BYTES = 4 << 20
 
 
-#: Exit codes of a process ended by SIGXCPU: the signal itself, or a shell's (or
-#: bubblewrap's) 128 + 24.
-_CPU_CODES = (-24, 152)
-
-
-_MEMORY_MARKERS = (b"MemoryError", b"Cannot allocate memory", b"std::bad_alloc", b"out of memory")
-
-
 _OUTSIDE_MARKERS = (b"Read-only file system",)
 
 
@@ -52,10 +45,13 @@ def _log_has(log: Path, markers: Sequence[bytes]) -> bool:
 def classify(outcome: Any, log: Path) -> RunOutcome:
     """How a run ended, in this order: ``not-started`` (the command is not there),
     ``timeout``, ``over-cost`` (stopped when its reported cost passed the cap), ``flood``
-    (output over the cap), ``cpu-limit`` (SIGXCPU), ``over-memory`` (failed, and its output
-    tells of a failed allocation), ``wrote-outside`` (its output tells of a write the sandbox
-    refused: ``Read-only file system``), ``crash`` (any other non-zero exit) and
-    ``finished``."""
+    (output over the cap), ``cpu-limit`` (ended by SIGXCPU, its CPU-time limit),
+    ``over-memory`` (failed out of memory: killed by SIGKILL that the harness did not send,
+    or its output tells of a failed allocation; :func:`~reprobridge_sdk.run.process.
+    out_of_memory`), ``wrote-outside`` (its output tells of a write the sandbox refused:
+    ``Read-only file system``), ``crash`` (any other non-zero exit) and ``finished``."""
+    from reprobridge_sdk.run.process import ended_by, out_of_memory  # noqa: PLC0415
+
     if outcome.not_found is not None:
         return "not-started"
     if outcome.timed_out:
@@ -65,9 +61,9 @@ def classify(outcome: Any, log: Path) -> RunOutcome:
     if outcome.flooded:
         return "flood"
     code = outcome.exit_code
-    if code in _CPU_CODES:
+    if ended_by(code) == signal.SIGXCPU:
         return "cpu-limit"
-    if code not in (0, None) and _log_has(log, _MEMORY_MARKERS):
+    if out_of_memory(code, log):
         return "over-memory"
     if _log_has(log, _OUTSIDE_MARKERS):
         return "wrote-outside"

@@ -191,6 +191,8 @@ def _sandboxed(
         seccomp=fd,
         readable=readable,
         private=dict([private]) if private is not None else None,
+        # the private /tmp is memory no process limit counts: bounded as bench bounds it
+        tmp_size=(shared.limits or ResourceLimits()).tmp_size,
     )
     return argv, env, (fd,)
 

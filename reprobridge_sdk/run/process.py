@@ -2,7 +2,8 @@
 
 The command runs in its own process group, stdout and stderr merged into the log; memory is
 bounded by one chunk and one partial line. :class:`ResourceLimits` bound what the process may
-use (its address space, its cores), set in the child before it executes the command. A
+use (its address space, CPU time, file size, its cores), set in the child before it executes
+the command; :func:`out_of_memory` tells from its result whether it ran out of memory. A
 timeout or cancel sends SIGTERM to the group,
 then SIGKILL after a grace period. One watchdog process per runner (:class:`_Watchdog`) kills
 every registered group when the runner dies, SIGKILL included: it reads end-of-file on a
@@ -31,9 +32,12 @@ from reprobridge_sdk.extract.pattern import Regex, author_pattern
 __all__ = [
     "DRAIN_WAIT",
     "READ_SIZE",
+    "TMP_SIZE",
     "LandmarkPattern",
     "ProcessOutcome",
     "ResourceLimits",
+    "ended_by",
+    "out_of_memory",
     "run_process",
 ]
 
@@ -58,38 +62,102 @@ class LandmarkPattern:
         return cls(landmark_id, author_pattern(pattern), literal.encode() if literal else None)
 
 
+#: The size of a sandbox's private ``/tmp`` when no memory is bounded (bytes).
+TMP_SIZE = 1 << 30
+
+
+def _bounded(which: int, soft: int, hard: int) -> tuple[int, int]:
+    """``(soft, hard)`` never above the limit this process already has."""
+    _soft, current = resource.getrlimit(which)
+    if current == resource.RLIM_INFINITY:
+        return soft, hard
+    return min(soft, current), min(hard, current)
+
+
 @dataclass(frozen=True)
 class ResourceLimits:
-    """What the processes of a run may use: ``memory`` bounds the address space of each
-    process (``RLIMIT_AS``, in bytes; an allocation past it fails, and Python raises
-    ``MemoryError``), ``cpus`` the cores they may run on (the first ``cpus`` of this
-    process's CPU affinity). Inherited by every process the command starts, the sandbox's
-    included."""
+    """What the processes of a run may use, the one owner of these bounds (the runner's and
+    bench's): ``memory`` bounds the address space of each process (``RLIMIT_AS``, in bytes;
+    an allocation past it fails, and Python raises ``MemoryError``), ``cpus`` the cores they
+    may run on (the first ``cpus`` of this process's CPU affinity), ``cpu_seconds`` the CPU
+    time of each process (``RLIMIT_CPU``: SIGXCPU at the bound) and ``max_file`` the largest
+    file a process may write (``RLIMIT_FSIZE``: SIGXFSZ past it). Inherited by every process
+    the command starts, the sandbox's included; the sandbox's ``/tmp``, held in memory that
+    no limit of a process counts, is bounded apart (:attr:`tmp_size`)."""
 
     memory: int | None = None
     cpus: int | None = None
+    cpu_seconds: int | None = None
+    max_file: int | None = None
+
+    @property
+    def tmp_size(self) -> int:
+        """Bytes of a sandbox's private ``/tmp`` (a tmpfs): the memory bound, else
+        :data:`TMP_SIZE`."""
+        return self.memory or TMP_SIZE
 
     def preexec(self) -> Callable[[], None] | None:
         """The function the child runs between fork and exec; ``None`` when nothing is bounded.
-        Its values are computed here, in the parent: the child only makes two system calls."""
-        limit: tuple[int, int] | None = None
+        Its values are computed here, in the parent: the child only makes system calls."""
+        limits: list[tuple[int, tuple[int, int]]] = []
         if self.memory is not None:
-            _soft, hard = resource.getrlimit(resource.RLIMIT_AS)
-            bound = self.memory if hard == resource.RLIM_INFINITY else min(self.memory, hard)
-            limit = (bound, bound)
+            limits.append(
+                (resource.RLIMIT_AS, _bounded(resource.RLIMIT_AS, self.memory, self.memory))
+            )
+        if self.cpu_seconds is not None:  # SIGXCPU at the soft bound, SIGKILL a second later
+            pair = _bounded(resource.RLIMIT_CPU, self.cpu_seconds, self.cpu_seconds + 1)
+            limits.append((resource.RLIMIT_CPU, pair))
+        if self.max_file is not None:
+            pair = _bounded(resource.RLIMIT_FSIZE, self.max_file, self.max_file)
+            limits.append((resource.RLIMIT_FSIZE, pair))
         cores: list[int] | None = None
         if self.cpus is not None and hasattr(os, "sched_getaffinity"):
             cores = sorted(os.sched_getaffinity(0))[: self.cpus]
-        if limit is None and cores is None:
+        if not limits and cores is None:
             return None
 
         def apply() -> None:
-            if limit is not None:
-                resource.setrlimit(resource.RLIMIT_AS, limit)
+            for which, pair in limits:
+                resource.setrlimit(which, pair)
             if cores is not None:
                 os.sched_setaffinity(0, cores)
 
         return apply
+
+
+def ended_by(exit_code: int | None) -> int | None:
+    """The signal that ended a process, from its exit status: a negative status (the
+    process itself), or ``128 + N`` (the status by which the sandbox, or a shell, reports
+    that its command died of signal N); ``None``: it exited."""
+    if exit_code is None:
+        return None
+    if exit_code < 0:
+        return -exit_code
+    return exit_code - 128 if 128 < exit_code < 128 + 65 else None
+
+
+#: What a process that ran out of memory prints: Python's exception, the C library's
+#: ``ENOMEM`` text, C++'s exception and the wording of common runtimes.
+_OUT_OF_MEMORY = (b"MemoryError", b"Cannot allocate memory", b"std::bad_alloc", b"out of memory")
+
+
+def out_of_memory(exit_code: int | None, log: Path) -> bool:
+    """Whether a process that failed (not stopped by its runner: no timeout, cancel or
+    flood) ran out of memory. From its result first: killed by SIGKILL, which the runner
+    did not send, is the kernel's out-of-memory killer (or a memory cgroup's). An allocation
+    that ``RLIMIT_AS`` refuses fails inside the process, which exits as it chooses, so
+    only its output tells: the last 64 KiB of its log name the failed allocation."""
+    if exit_code in (0, None):
+        return False
+    if ended_by(exit_code) == signal.SIGKILL:
+        return True
+    try:
+        with log.open("rb") as handle:
+            handle.seek(max(0, log.stat().st_size - (1 << 16)))
+            tail = handle.read()
+    except OSError:
+        return False
+    return any(sign in tail for sign in _OUT_OF_MEMORY)
 
 
 @dataclass
@@ -304,7 +372,7 @@ def run_process(
                 start_new_session=True,
                 bufsize=0,
                 pass_fds=tuple(pass_fds),
-                # Only two system calls with precomputed values (ResourceLimits.preexec):
+                # Only system calls with precomputed values (ResourceLimits.preexec):
                 # nothing in the child that could wait for a lock another thread held.
                 preexec_fn=preexec,  # noqa: PLW1509
             )

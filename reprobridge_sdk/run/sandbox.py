@@ -274,7 +274,8 @@ def sandbox_command(
     :func:`seccomp_fd`, which the caller passes to the process (``pass_fds``). ``network``
     keeps the host's network (``--share-net``: ``bench --network open``); every other
     namespace stays new. ``tmp_size`` bounds the private ``/tmp`` (a tmpfs, held in memory
-    that no resource limit of the process counts) to that many bytes.
+    that no resource limit of the process counts) to that many bytes: the runner and bench
+    give :attr:`~reprobridge_sdk.run.process.ResourceLimits.tmp_size`.
     """
     exe = shutil.which(BWRAP) or BWRAP
     command = [

@@ -244,3 +244,49 @@ def test_a_path_entry_directly_in_tmp_does_not_bring_the_host_tmp_back(
     finally:
         shutil.rmtree(shim)
         secret.unlink()
+
+
+#: Writes up to 200 MiB into /tmp in 1 MiB pieces, then says how far it got.
+FILLS_TMP = """
+import sys
+written, chunk = 0, b"x" * (1 << 20)
+with open("/tmp/fill", "wb") as sink:
+    while written < (200 << 20):
+        sink.write(chunk)
+        sink.flush()
+        written += len(chunk)
+print("acc=1")
+"""
+
+
+def test_a_launcher_that_fills_tmp_past_its_bound_fails_clearly(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The sandbox's /tmp is memory no process limit counts: it is bounded as bench bounds
+    it (ResourceLimits.tmp_size: the memory bound, else 1 GiB), and a launcher writing past
+    it fails with ENOSPC ("No space left on device") instead of filling the host's memory."""
+    from reprobridge_sdk.run import sandbox
+    from reprobridge_sdk.run.process import TMP_SIZE, ResourceLimits
+
+    sizes: list[int | None] = []
+    real = sandbox.sandbox_command
+
+    def spy(*args: object, **kwargs: object) -> list[str]:
+        sizes.append(kwargs.get("tmp_size"))  # type: ignore[arg-type]
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(sandbox, "sandbox_command", spy)
+    root = _artifact(tmp_path / "art", ["python", "fill.py"])
+    (root / "code" / "fill.py").write_text(FILLS_TMP)
+    limits = ResourceLimits(memory=128 << 20)
+    (result,) = run(root, ["hostile"], env_mode="current", sandbox=True, limits=limits).results
+    log = (result.run_dir / "log.txt").read_text()
+    assert result.record.status == "failed"
+    assert result.record.failure is not None and result.record.failure.reason == "exit-status"
+    assert "No space left on device" in log and "acc=1" not in log
+    # without a memory bound, a run of `reprobridge run --sandbox` gets the default bound
+    (root / "code" / "fill.py").write_text("print('acc=1')\n")
+    (result,) = run(root, ["hostile"], env_mode="current", sandbox=True).results
+    assert result.record.status == "succeeded"
+    # (the sandbox's availability probe, which runs `true`, calls it without a size)
+    assert [size for size in sizes if size is not None] == [128 << 20, TMP_SIZE]
