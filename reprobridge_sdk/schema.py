@@ -154,6 +154,13 @@ _BUILTIN = (
         aliases=("audit-predicate",),
     ),
     SchemaSpec(
+        "rra-check-predicate-1",
+        "reprobridge_sdk.model.attestation:CheckPredicate",
+        "ReproBridge RRA clean-room check predicate v1 (in-toto predicateType "
+        "https://reprobridge.org/predicates/rra-check/v1)",
+        aliases=("check-predicate",),
+    ),
+    SchemaSpec(
         "claims-1.0",
         "reprobridge_sdk.model.claims:Claims",
         "ReproBridge claims file 1.0 (the paper's targets for reprobridge build)",

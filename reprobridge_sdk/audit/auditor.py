@@ -51,7 +51,7 @@ from .attempts import (
     unique_labels,
 )
 from .badges import BadgeContext, award
-from .clean_room import clean_room_problem
+from .clean_room import clean_room_finding
 from .facts import ManifestFacts
 from .interval import (
     DEFAULT_FLOOR,
@@ -322,7 +322,7 @@ def _audit(
                 ),
             ),
             archive_sha256=trust.archive_sha256 if trust is not None else None,
-            clean_room=clean_room_problem(root),
+            clean_room=clean_room_finding(root, trust.keys if trust is not None else None),
         )
     )
     rates = label_rates([(summaries, tasks)])

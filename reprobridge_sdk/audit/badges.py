@@ -9,7 +9,7 @@ behind it. The rules are named in :data:`RULES`, per badge (``available``, ``fun
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
@@ -18,6 +18,7 @@ from reprobridge_sdk.model.audit import AuditFinding, Badges, TaskAudit
 from reprobridge_sdk.validation.placeholders import HINTS, is_placeholder_commit
 from reprobridge_sdk.versions import MANIFEST_NAME
 
+from .clean_room import no_check_record
 from .facts import ManifestFacts
 from .verdict import as_audit_finding, audit_finding
 from .verify import RunEvidence
@@ -101,9 +102,9 @@ class BadgeContext:
     committee: frozenset[Path] = frozenset()
     #: The SHA-256 of the packed archive the committee audited; ``None``: a directory.
     archive_sha256: str | None = None
-    #: Why no passing clean-room check is on record (:func:`.clean_room.clean_room_problem`);
-    #: ``None``: one is.
-    clean_room: str | None = "no clean-room check on record"
+    #: Why no passing clean-room check is on record, or why its signed record cannot be
+    #: believed (:func:`.clean_room.clean_room_finding`); ``None``: one is.
+    clean_room: Finding | None = field(default_factory=no_check_record)
 
 
 Rule = Callable[[BadgeContext], list[AuditFinding]]
@@ -286,17 +287,7 @@ def _documented(ctx: BadgeContext) -> list[AuditFinding]:
 
 
 def _clean_room(ctx: BadgeContext) -> list[AuditFinding]:
-    if ctx.clean_room is None:
-        return []
-    return [
-        audit_finding(
-            "A086",
-            ctx.clean_room,
-            file="runs/check.json",
-            hint="run 'reprobridge check --record' on the artifact as submitted and submit "
-            "its runs/check.json with the runs",
-        )
-    ]
+    return [] if ctx.clean_room is None else [as_audit_finding(ctx.clean_room)]
 
 
 def _scored(run: RunEvidence) -> bool:

@@ -1,29 +1,60 @@
 """The clean-room check's record, ``runs/check.json`` (spec authoring.md#check-record):
 written by ``reprobridge check --record``, read by the audit for the *reusable* badge, which
 counts it only when it passed and the artifact's files are still those it checked.
+
+Signed (``check --record --sign``), the record has its envelope beside it,
+``runs/check.dsse.json``, as a signed run has: an audit checks that the record is the one
+signed (K004), and under ``--trust`` that a trusted key signed it (K001-K003, K007).
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
+import os
 import re
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from reprobridge_sdk.contents import RUNS_DIR, files_digest
 from reprobridge_sdk.errors import ReproBridgeError
+from reprobridge_sdk.findings import Finding, finding
 from reprobridge_sdk.io import safefs
+from reprobridge_sdk.io.atomic import atomic_write_json
+from reprobridge_sdk.model.attestation import CHECK_PREDICATE, STATEMENT_TYPE
 from reprobridge_sdk.model.evidence import utc_now
+from reprobridge_sdk.signing.dsse import parse_envelope, verify_envelope
 
-__all__ = ["CHECK_RECORD", "CHECK_VERSION", "check_record", "clean_room_problem"]
+if TYPE_CHECKING:
+    from reprobridge_sdk.signing.keys import SigningKey, TrustedKeys
+
+__all__ = [
+    "CHECK_ENVELOPE",
+    "CHECK_RECORD",
+    "CHECK_VERSION",
+    "check_record",
+    "clean_room_finding",
+    "no_check_record",
+    "write_check_record",
+]
 
 #: The record's name in the runs directory.
 CHECK_RECORD = "check.json"
+#: The signed record's envelope, beside it.
+CHECK_ENVELOPE = "check.dsse.json"
 CHECK_VERSION = "1.0"
 #: A record is a few hundred bytes; anything past this is not one.
 _MAX_BYTES = 64 * 1024
+#: Its envelope holds the record twice (subject digest and predicate), in base64.
+_MAX_ENVELOPE_BYTES = 256 * 1024
 _SHA256 = re.compile(r"[0-9a-f]{64}")
 _WHERE = f"{RUNS_DIR}/{CHECK_RECORD}"
+_SIGNED_WHERE = f"{RUNS_DIR}/{CHECK_ENVELOPE}"
+_HINT = (
+    "run 'reprobridge check --record' on the artifact as submitted and submit its "
+    "runs/check.json with the runs"
+)
 
 
 def check_record(
@@ -47,28 +78,130 @@ def check_record(
     }
 
 
-def _read(root: Path) -> tuple[dict[str, Any] | None, str | None]:
+def write_check_record(root: Path, data: dict[str, Any], signer: SigningKey | None = None) -> Path:
+    """Write ``data`` as ``runs/check.json`` into the artifact at ``root``, with no link in the
+    way leading out, and, with ``signer``, its envelope ``runs/check.dsse.json`` beside it;
+    an envelope of an earlier record is removed, never left to contradict this one."""
+    from reprobridge_sdk.signing.dsse import sign_payload  # noqa: PLC0415 - only when signing
+    from reprobridge_sdk.signing.statement import (  # noqa: PLC0415
+        check_statement,
+        statement_bytes,
+    )
+
+    target = root / RUNS_DIR / CHECK_RECORD
+    envelope = root / RUNS_DIR / CHECK_ENVELOPE
+    atomic_write_json(target, data, root=root)
+    if signer is None:
+        if os.path.lexists(envelope):
+            envelope.unlink()
+        return target
+    raw = safefs.read_bytes(target, root=root, max_bytes=_MAX_BYTES, allow_links=False)
+    statement = check_statement(CHECK_RECORD, raw, data)
+    atomic_write_json(
+        envelope, sign_payload(statement_bytes(statement), signer).to_json(), root=root
+    )
+    return target
+
+
+def _read(root: Path) -> tuple[bytes, dict[str, Any] | None, str | None]:
+    """The record's bytes and its JSON object, or why it cannot be read."""
     try:
         raw = safefs.read_bytes(
             root / RUNS_DIR / CHECK_RECORD, root=root, max_bytes=_MAX_BYTES, allow_links=False
         )
         data = safefs.loads_json(raw, path=_WHERE, max_depth=8)
     except FileNotFoundError:
-        return None, f"no clean-room check on record ({_WHERE})"
+        return b"", None, f"no clean-room check on record ({_WHERE})"
     except (OSError, ValueError, ReproBridgeError) as exc:
-        return None, f"the clean-room check record {_WHERE} cannot be read: {exc}"
+        return b"", None, f"the clean-room check record {_WHERE} cannot be read: {exc}"
     if not isinstance(data, dict):
-        return None, f"the clean-room check record {_WHERE} is not a JSON object"
-    return data, None
+        return raw, None, f"the clean-room check record {_WHERE} is not a JSON object"
+    return raw, data, None
 
 
-def clean_room_problem(root: Path) -> str | None:
-    """Why the artifact at ``root`` has no passing clean-room check on record; ``None``: it
-    has one, and its files are those the check ran."""
-    data, problem = _read(root)
+def no_check_record(problem: str = f"no clean-room check on record ({_WHERE})") -> Finding:
+    """The A086 finding of a record that does not count, saying why."""
+    return finding("A086", problem, file=_WHERE, hint=_HINT)
+
+
+def clean_room_finding(root: Path, keys: TrustedKeys | None = None) -> Finding | None:
+    """Why the artifact at ``root`` has no passing clean-room check on record (A086), or
+    why its signed record cannot be believed (K001-K004, K007: ``keys``, under ``--trust``,
+    must have signed it); ``None``: a passing check of its files as they are is on record."""
+    raw, data, problem = _read(root)
     if data is None:
-        return problem
-    return _record_problem(data) or _changed(root, data["artifact_files_sha256"])
+        return no_check_record(problem or "")
+    signed = _signature_finding(root, raw, keys)
+    if signed is not None:
+        return signed
+    problem = _record_problem(data) or _changed(root, data["artifact_files_sha256"])
+    return no_check_record(problem) if problem else None
+
+
+def _signature_finding(root: Path, raw: bytes, keys: TrustedKeys | None) -> Finding | None:
+    """Why the record's envelope does not vouch for it: none under ``keys`` (K001), not an
+    envelope (K007), a signature that fails or a stranger's (K002, K003, with ``keys``
+    only), or a statement about other bytes (K004). Without ``keys`` and without an
+    envelope, nothing is asked."""
+    path = root / RUNS_DIR / CHECK_ENVELOPE
+    if not os.path.lexists(path):
+        if keys is None:
+            return None
+        return finding(
+            "K001",
+            f"the clean-room check record {_WHERE} is not signed",
+            file=_WHERE,
+            hint="sign it with 'reprobridge check --record --sign' and a key the KEYS file trusts",
+        )
+    try:  # beside the record: a regular file, no link, bounded
+        envelope = safefs.load_json(
+            path, root=path.parent, allow_links=False, max_bytes=_MAX_ENVELOPE_BYTES
+        )
+    except (OSError, ValueError, RecursionError, safefs.UnsafeFileError):
+        envelope = None
+    statement: object = None
+    if keys is not None:
+        verified, problems = verify_envelope(envelope, keys, where=_SIGNED_WHERE)
+        if verified is None:
+            return problems[0]
+        statement = verified.statement
+    else:  # no keys to trust: the envelope is still read, and must be about this record
+        parsed = parse_envelope(envelope)
+        if parsed is None:
+            return finding("K007", "not a DSSE envelope", file=_SIGNED_WHERE)
+        try:
+            statement = json.loads(parsed.payload)
+        except (ValueError, RecursionError):
+            statement = None
+    return _statement_finding(statement, raw)
+
+
+def _statement_finding(statement: object, raw: bytes) -> Finding | None:
+    """K004 when the statement is not a check statement whose subject is these bytes."""
+    if not isinstance(statement, dict):
+        return finding("K007", "the signed payload is not an in-toto statement", file=_SIGNED_WHERE)
+    subjects = statement.get("subject")
+    digests = [
+        item.get("digest", {}).get("sha256") if isinstance(item.get("digest"), dict) else None
+        for item in (subjects if isinstance(subjects, list) else [])
+        if isinstance(item, dict) and item.get("name") == CHECK_RECORD
+    ]
+    if statement.get("_type") != STATEMENT_TYPE or statement.get("predicateType") != (
+        CHECK_PREDICATE
+    ):
+        message = "the signed statement is not a clean-room check statement"
+    elif not digests:
+        message = f"the signed statement does not cover {CHECK_RECORD}"
+    elif hashlib.sha256(raw).hexdigest() not in digests:
+        message = f"{_WHERE} is not the record that was signed: it was changed after signing"
+    else:
+        return None
+    return finding(
+        "K004",
+        message,
+        file=_SIGNED_WHERE,
+        hint="submit the check record exactly as it was signed, or run the check again",
+    )
 
 
 def _record_problem(data: dict[str, Any]) -> str | None:

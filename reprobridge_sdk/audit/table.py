@@ -220,13 +220,15 @@ def decisive(result: AuditResult) -> AuditFinding | None:
 
 def evidence_state(result: AuditResult) -> str:
     """``tampered``, ``unsigned`` or ``signed`` (spec audit.md#submissions): tampered when an
-    error of :data:`TAMPERED` is found on the artifact, an attempt or a run; signed when
-    signatures were required and every run has a trusted signer; else unsigned."""
+    error of :data:`TAMPERED` is found on the artifact, an attempt, a run or the signed
+    clean-room check record (a reason of a badge); signed when signatures were required and
+    every run has a trusted signer; else unsigned."""
     runs = [r for a in result.attempts for r in a.runs]
     found = [
         *result.findings,
         *(f for a in result.attempts for f in a.findings),
         *(f for r in runs for f in r.findings),
+        *(f for items in result.badges.reasons.values() for f in items),
     ]
     if any(f.code in TAMPERED and f.severity == "error" for f in found):
         return "tampered"

@@ -19,19 +19,21 @@ import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from reprobridge_sdk.audit.clean_room import CHECK_RECORD, check_record
+from reprobridge_sdk.audit.clean_room import check_record, write_check_record
 from reprobridge_sdk.authoring.pack import pack, unpack
 from reprobridge_sdk.authoring.submissions import named_in_archive, root_manifest_findings
-from reprobridge_sdk.contents import RUNS_DIR, files_digest
+from reprobridge_sdk.contents import files_digest
 from reprobridge_sdk.env.interpreters import interpreter_homes
 from reprobridge_sdk.errors import ArtifactError, ReproBridgeError, UsageError
 from reprobridge_sdk.findings import Finding, Severity, finding
 from reprobridge_sdk.io import safefs
-from reprobridge_sdk.io.atomic import atomic_write_json
 from reprobridge_sdk.model import Launcher, Manifest
 from reprobridge_sdk.model.evidence import RECORD_NAME
+
+if TYPE_CHECKING:
+    from reprobridge_sdk.signing.keys import SigningKey
 
 __all__ = [
     "NETWORK_ENV",
@@ -356,12 +358,14 @@ def check(
     installer_cache: bool = True,
     sandbox: bool = True,
     record: bool = False,
+    sign: SigningKey | None = None,
 ) -> CheckReport:
     """Run the clean-room check of an artifact directory or a packed archive.
 
     Raises :class:`~reprobridge_sdk.errors.UsageError` (N011) before anything when
     ``sandbox`` is asked for and cannot work here, or when ``record`` is asked for an
-    archive (the record is written into the artifact directory checked).
+    archive (the record is written into the artifact directory checked). ``sign`` signs the
+    record (``runs/check.dsse.json``).
     """
     if record and not Path(path_or_archive).is_dir():
         msg = (
@@ -426,15 +430,17 @@ def check(
             if not step.ok:
                 break
         if record:
-            report.record = _write_record(source, manifest.artifact.id, checked, report)
+            report.record = _write_record(source, manifest.artifact.id, checked, report, sign)
     finally:
         if not keep:
             shutil.rmtree(base, ignore_errors=True)
     return report
 
 
-def _write_record(source: Path, artifact: str, digest: str, report: CheckReport) -> str:
-    """Write ``runs/check.json`` into the artifact checked; its path."""
+def _write_record(
+    source: Path, artifact: str, digest: str, report: CheckReport, sign: SigningKey | None
+) -> str:
+    """Write ``runs/check.json`` into the artifact checked, signed with ``sign``; its path."""
     data = check_record(
         artifact,
         digest,
@@ -442,9 +448,7 @@ def _write_record(source: Path, artifact: str, digest: str, report: CheckReport)
         scored=report.scored,
         archive_sha256=report.archive_digest,
     )
-    target = source / RUNS_DIR / CHECK_RECORD
-    atomic_write_json(target, data, root=source)  # no link in the way leads out
-    return str(target)
+    return str(write_check_record(source, data, sign))
 
 
 def _copy_step(report: CheckReport, source: Path, base: Path, copy: Path) -> bool:

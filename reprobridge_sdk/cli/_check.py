@@ -50,6 +50,14 @@ __all__ = ["check"]
     help="Write the check's record into the artifact (runs/check.json), for an audit's "
     "reusable badge. A directory only.",
 )
+@click.option(
+    "--sign",
+    "sign",
+    is_flag=True,
+    help="Sign the check's record (runs/check.dsse.json) with --key or "
+    "$REPROBRIDGE_SIGNING_KEY, as run --sign signs runs. With --record only.",
+)
+@click.option("--key", "key_file", type=click.Path(dir_okay=False), help="Signing key file.")
 @format_option("text", "json")
 @report_options
 @artifact_alias()
@@ -61,6 +69,8 @@ def check(  # noqa: PLR0917 - click passes one argument per option
     installer_cache: bool,
     sandbox: bool,
     record: bool,
+    sign: bool,
+    key_file: str | None,
     fmt: str,
 ) -> None:
     """Copy PATH (an artifact directory or a packed archive) into a clean room and rerun it.
@@ -78,13 +88,27 @@ def check(  # noqa: PLR0917 - click passes one argument per option
 
     With --record, the check writes runs/check.json into the artifact directory: what it
     checked (the digest of its files) and how each step ended, for an audit's reusable badge.
+    With --sign too, its envelope runs/check.dsse.json beside it, which an audit verifies
+    (under --trust, against the KEYS file).
 
     \b
     Exit codes: 0 every step passed, 1 a step failed, 2 usage or I/O error.
     """
     from reprobridge_sdk.authoring.check import check as check_api
-    from reprobridge_sdk.errors import ReproBridgeError
+    from reprobridge_sdk.errors import ReproBridgeError, UsageError
+    from reprobridge_sdk.findings import finding
 
+    signer = None
+    if sign or key_file is not None:
+        if not record:
+            message = "--sign and --key sign the check's record: give --record too"
+            fail(UsageError(message, [finding("N004", message, hint="add --record")]))
+        from reprobridge_sdk.signing import load_signing_key
+
+        try:
+            signer = load_signing_key(key_file)
+        except ReproBridgeError as exc:  # K006: nothing ran
+            fail(exc)
     if not sandbox:
         warn_unsandboxed("check", "the artifact's code")
     note_artifact_configs([path], "check")
@@ -97,6 +121,7 @@ def check(  # noqa: PLR0917 - click passes one argument per option
             installer_cache=installer_cache,
             sandbox=sandbox,
             record=record,
+            sign=signer,
         )
     except ReproBridgeError as exc:  # N011, or --record of an archive: nothing ran
         fail(exc)

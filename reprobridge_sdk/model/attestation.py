@@ -1,7 +1,8 @@
 """Predicates of the in-toto statements that sign evidence (spec ``signatures``).
 
-A signed run record or audit is an in-toto Statement v1 in a DSSE envelope. These models are
-the statement and its two predicates; their JSON Schemas are generated into ``schemas/``.
+A signed run record, audit or clean-room check record is an in-toto Statement v1 in a DSSE
+envelope. These models are the statement and its three predicates; their JSON Schemas are
+generated into ``schemas/``.
 """
 
 from __future__ import annotations
@@ -14,9 +15,11 @@ from ._base import Identifier, Sha256, SpecModel
 
 __all__ = [
     "AUDIT_PREDICATE",
+    "CHECK_PREDICATE",
     "RUN_PREDICATE",
     "STATEMENT_TYPE",
     "AuditPredicate",
+    "CheckPredicate",
     "LedgerLink",
     "RunPredicate",
     "Statement",
@@ -29,6 +32,8 @@ STATEMENT_TYPE = "https://in-toto.io/Statement/v1"
 RUN_PREDICATE = "https://reprobridge.org/predicates/rra-run/v1"
 #: The predicate type of a signed audit report.
 AUDIT_PREDICATE = "https://reprobridge.org/predicates/rra-audit/v1"
+#: The predicate type of a signed clean-room check record (``runs/check.json``).
+CHECK_PREDICATE = "https://reprobridge.org/predicates/rra-check/v1"
 
 
 class Subject(SpecModel):
@@ -71,6 +76,16 @@ class AuditPredicate(SpecModel):
     )
 
 
+class CheckPredicate(SpecModel):
+    """A clean-room check's record as signed by whoever ran the check (the record is the
+    subject)."""
+
+    passed: bool
+    record: dict[str, object] = Field(
+        description="The check record, runs/check.json (spec authoring.md#check-record)."
+    )
+
+
 class Statement(SpecModel):
     """An in-toto Statement v1 with one of the RRA predicates."""
 
@@ -79,5 +94,6 @@ class Statement(SpecModel):
     predicateType: Literal[
         "https://reprobridge.org/predicates/rra-run/v1",
         "https://reprobridge.org/predicates/rra-audit/v1",
+        "https://reprobridge.org/predicates/rra-check/v1",
     ]
-    predicate: RunPredicate | AuditPredicate
+    predicate: RunPredicate | AuditPredicate | CheckPredicate

@@ -2,11 +2,13 @@
 
 A run statement's subjects are the run's record, log and outputs, its predicate
 (:class:`RunPredicate`) what the record says and its ledger entry; an audit statement's
-subjects are the manifests, its predicate the report.
+subjects are the manifests, its predicate the report; a check statement's subject is the
+clean-room check's record, its predicate the record itself.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 from typing import Any
@@ -14,9 +16,11 @@ from typing import Any
 from reprobridge_sdk.digest import file_sha256
 from reprobridge_sdk.model.attestation import (
     AUDIT_PREDICATE,
+    CHECK_PREDICATE,
     RUN_PREDICATE,
     STATEMENT_TYPE,
     AuditPredicate,
+    CheckPredicate,
     LedgerLink,
     RunPredicate,
     Statement,
@@ -26,10 +30,12 @@ from reprobridge_sdk.model.evidence import RECORD_NAME, EvidenceRecord
 
 __all__ = [
     "AUDIT_PREDICATE",
+    "CHECK_PREDICATE",
     "ENVELOPE_NAME",
     "RUN_PREDICATE",
     "STATEMENT_TYPE",
     "audit_statement",
+    "check_statement",
     "run_statement",
     "statement_bytes",
 ]
@@ -87,6 +93,20 @@ def audit_statement(
             "subject": subjects,
             "predicateType": AUDIT_PREDICATE,
             "predicate": AuditPredicate(passed=bool(report.get("passed")), report=report),
+        }
+    )
+
+
+def check_statement(name: str, raw: bytes, record: dict[str, Any]) -> Statement:
+    """The statement of a clean-room check's record: ``raw``, its bytes as written under
+    ``name``, and ``record``, what they say."""
+    digest = hashlib.sha256(raw).hexdigest()
+    return Statement.model_validate(
+        {
+            "_type": STATEMENT_TYPE,
+            "subject": [Subject(name=name, digest={"sha256": digest})],
+            "predicateType": CHECK_PREDICATE,
+            "predicate": CheckPredicate(passed=record.get("passed") is True, record=record),
         }
     )
 

@@ -3,11 +3,15 @@
 A real clean-room check (``check --record``, the toy builds offline) leaves ``runs/check.json``
 in the artifact; an audit grants *reusable* when launchers are described, a licence is stated,
 no placeholder is left and that record passed on the artifact's files as they are. Each
-missing or hostile fact withholds it with A086, never a traceback.
+missing or hostile fact withholds it with A086, never a traceback. A signed record
+(``check --record --sign``) is verified where the audit reads it: edited after signing, it
+is K004 and the row's evidence is tampered; under ``--trust``, unsigned (K001), signed by a
+stranger (K003) or with a broken signature (K002) it does not count either.
 """
 
 from __future__ import annotations
 
+import base64
 import json
 import shutil
 import subprocess
@@ -20,8 +24,17 @@ from audit_support import make_artifact
 from evidence_support import honest_runs
 
 from reprobridge_sdk.audit import audit
+from reprobridge_sdk.audit.clean_room import write_check_record
+from reprobridge_sdk.audit.table import evidence_state
 from reprobridge_sdk.authoring.check import check
 from reprobridge_sdk.errors import UsageError
+from reprobridge_sdk.signing.keys import (
+    SigningKey,
+    TrustedKeys,
+    generate_key,
+    parse_trusted_keys,
+    public_line,
+)
 
 
 def _documented(root: Path) -> None:
@@ -140,3 +153,140 @@ def test_a_record_is_written_into_a_directory_only(tmp_path: Path) -> None:
     assert done.returncode == 2, done.stderr
     assert "Traceback" not in done.stderr
     assert "check the directory" in done.stdout + done.stderr
+
+
+# --- the signed record (check --record --sign): verified where the audit reads it --------
+
+
+@pytest.fixture(scope="module")
+def alice() -> tuple[bytes, SigningKey]:
+    return generate_key()
+
+
+def _trusted(key: SigningKey, name: str = "alice") -> TrustedKeys:
+    return parse_trusted_keys(public_line(name, key))
+
+
+def _sign(root: Path, key: SigningKey) -> None:
+    """Sign the record on disk as ``check --record --sign`` does."""
+    write_check_record(root, json.loads((root / "runs" / "check.json").read_text()), key)
+
+
+def _reusable(root: Path, trust: TrustedKeys | None = None) -> list[tuple[str, str | None]]:
+    """The reasons about the check record (under ``trust`` the unsigned runs have theirs)."""
+    result = audit(root, trust=trust)
+    found = result.badges.reasons.get("reusable", [])
+    return [(r.code, r.file) for r in found if (r.file or "").startswith("runs/check.")]
+
+
+def test_check_signs_its_record_and_the_audit_verifies_it(
+    toy: Path, tmp_path: Path, alice: tuple[bytes, SigningKey]
+) -> None:
+    pem, key = alice
+    (tmp_path / "alice.pem").write_bytes(pem)
+    done = subprocess.run(
+        [
+            *(sys.executable, "-m", "reprobridge_sdk", "check", str(toy), "--record"),
+            *("--sign", "--key", str(tmp_path / "alice.pem"), "--no-sandbox"),
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    envelope = json.loads((toy / "runs" / "check.dsse.json").read_text())
+    statement = json.loads(base64.b64decode(envelope["payload"]))
+    assert statement["predicateType"] == "https://reprobridge.org/predicates/rra-check/v1"
+    assert [s["name"] for s in statement["subject"]] == ["check.json"]
+    assert statement["predicate"]["record"] == json.loads((toy / "runs/check.json").read_text())
+    assert _reusable(toy) == []
+    assert _reusable(toy, _trusted(key)) == []
+    # an unsigned check afterwards leaves no envelope behind to contradict its record
+    report = check(toy, sandbox=False, record=True, work_dir=tmp_path)
+    assert report.ok and not (toy / "runs" / "check.dsse.json").exists()
+
+
+def test_sign_without_record_is_a_usage_error(toy: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "reprobridge_sdk", "check", str(toy), "--sign", "--no-sandbox"],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+    )
+    assert done.returncode == 2 and "N004" in done.stdout, done.stdout + done.stderr
+    assert not (toy / "runs" / "check.dsse.json").exists()
+
+
+@pytest.mark.parametrize("trusted", [False, True])
+def test_a_signed_record_edited_after_signing_is_k004(
+    toy: Path, alice: tuple[bytes, SigningKey], trusted: bool
+) -> None:
+    """A forger who turns a failed check into a passing one, or only touches a byte of the
+    record, is caught by its signature, with or without keys to trust."""
+    _pem, key = alice
+    path = toy / "runs" / "check.json"
+    record = json.loads(path.read_text())
+    record["passed"] = False
+    record["steps"][-1]["ok"] = False
+    path.write_text(json.dumps(record))
+    _sign(toy, key)  # the authors' honest, failed check, signed
+    record["passed"] = True
+    record["steps"][-1]["ok"] = True
+    path.write_text(json.dumps(record))  # ... made to pass afterwards
+    trust = _trusted(key) if trusted else None
+    assert _reusable(toy, trust) == [("K004", "runs/check.dsse.json")]
+    result = audit(toy, trust=trust)
+    [reason] = [r for r in result.badges.reasons["reusable"] if r.code == "K004"]
+    assert reason.severity == "error" and "changed after signing" in reason.message
+    assert evidence_state(result) == "tampered"  # the table's evidence column
+
+
+@pytest.mark.parametrize(
+    "case",
+    [
+        ("not json {", False, "K007"),
+        ("not json {", True, "K007"),
+        ('{"payload": 1}', False, "K007"),
+        ("link", True, "K007"),
+        ("big", True, "K007"),
+        ("stranger", True, "K003"),
+        ("edited-signature", True, "K002"),
+        ("run-statement", False, "K004"),
+        ("unsigned", True, "K001"),
+    ],
+)
+def test_a_hostile_envelope_withholds_reusable_with_its_k_code(
+    toy: Path, tmp_path: Path, alice: tuple[bytes, SigningKey], case: tuple[str, bool, str]
+) -> None:
+    hostile, trusted, code = case
+    _pem, key = alice
+    envelope = toy / "runs" / "check.dsse.json"
+    _sign(toy, key)
+    good = json.loads(envelope.read_text())
+    if hostile == "link":
+        (tmp_path / "elsewhere.json").write_text(json.dumps(good))
+        envelope.unlink()
+        envelope.symlink_to(tmp_path / "elsewhere.json")
+    elif hostile == "big":
+        envelope.write_text(json.dumps(good) + " " * 300_000)
+    elif hostile == "stranger":
+        _sign(toy, generate_key()[1])
+    elif hostile == "edited-signature":
+        sig = bytearray(base64.b64decode(good["signatures"][0]["sig"]))
+        sig[0] ^= 1
+        good["signatures"][0]["sig"] = base64.b64encode(bytes(sig)).decode()
+        envelope.write_text(json.dumps(good))
+    elif hostile == "run-statement":  # a signed statement of another kind, moved here
+        statement = json.loads(base64.b64decode(good["payload"]))
+        statement["predicateType"] = "https://reprobridge.org/predicates/rra-run/v1"
+        good["payload"] = base64.b64encode(json.dumps(statement).encode()).decode()
+        envelope.write_text(json.dumps(good))
+    elif hostile == "unsigned":
+        envelope.unlink()
+    else:
+        envelope.write_text(hostile)
+    reasons = _reusable(toy, _trusted(key) if trusted else None)
+    assert [c for c, _ in reasons] == [code], reasons
+    assert reasons[0][1] in {"runs/check.json", "runs/check.dsse.json"}
