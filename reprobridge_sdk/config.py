@@ -13,7 +13,6 @@ from __future__ import annotations
 import difflib
 import os
 import re
-import tomllib  # type: ignore[import-not-found, unused-ignore]
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -200,6 +199,8 @@ def _has_tool_table(pyproject: Path) -> bool:
         return False
     if "reprobridge" not in text:
         return False
+    import tomllib  # noqa: PLC0415 - start-up: only when a file names the tool
+
     try:
         data = tomllib.loads(text)
     except (tomllib.TOMLDecodeError, RecursionError):
@@ -258,6 +259,8 @@ def _read_text(source: Path, label: str) -> str:
 
 
 def _parse_toml(text: str, label: str) -> dict[str, Any]:
+    import tomllib  # noqa: PLC0415 - start-up: only when there is a file to read
+
     try:
         return tomllib.loads(text)
     except RecursionError:  # deeply nested arrays or inline tables

@@ -13,11 +13,14 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .errors import ArtifactError
 from .findings import Severity, finding
-from .io import yamlio
 from .versions import MANIFEST_NAME
+
+if TYPE_CHECKING:
+    from .io import yamlio
 
 __all__ = ["MANIFEST_NAME", "manifest_root", "read_manifest"]
 
@@ -33,6 +36,8 @@ def manifest_root(path: str | os.PathLike[str]) -> Path:
 def read_manifest(path: str | os.PathLike[str]) -> tuple[Path, yamlio.YamlDocument]:
     """The root of the artifact at ``path`` and its manifest, read; :class:`ArtifactError`
     (with findings) when there is none or it cannot be read as a mapping."""
+    from .io import yamlio  # noqa: PLC0415 - start-up: manifest_root needs no YAML writer
+
     root = manifest_root(path)
     manifest = root / MANIFEST_NAME
     name = str(manifest)

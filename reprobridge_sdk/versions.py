@@ -6,7 +6,8 @@ enumeration value added after 1.0 carries a :func:`since` marker, from which the
 older version, the "Since 1.1" of the spec's field tables and the V005 finding are derived.
 
 This module imports nothing (no pydantic), so that validation, which reads the markers from the
-committed schemas, stays free of the models; it also owns the manifest's file name.
+committed schemas, stays free of the models; it also owns the manifest's and
+the evidence record's file names.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ __all__ = [
     "FORMAT_VERSIONS",
     "MANIFEST_NAME",
     "NEWEST_FORMAT",
+    "RECORD_NAME",
     "SCHEMA_BASE_URL",
     "VERSION_PATTERN",
     "follow_modeline",
@@ -33,6 +35,8 @@ __all__ = [
 
 #: The manifest's file name in an artifact's root.
 MANIFEST_NAME = "rra.yaml"
+#: The evidence record's file name in a run directory.
+RECORD_NAME = "record.json"
 #: The format version new manifests declare (the lowest one whose fields they use).
 FORMAT_VERSION = "1.0"
 #: Every format version this SDK understands, oldest first; the models describe the last one.

@@ -14,6 +14,10 @@ measured by ``benchmarks/bench_startup.py``). The rules:
   parallel);
 - ``extract`` and ``validate`` never load numpy/scipy, jsonschema or referencing (the
   schema layer is the project's own evaluator), nor the auditor;
+- ``extract --run`` of a recorded run loads no pydantic and no model (the record and the
+  launcher read as plain data, ``run/recorded.py``), no API, no YAML writer, no validation,
+  no TOML reader (no configuration file) and no ``statistics`` (one value has no mean to
+  compute);
 - ``validate`` loads no pydantic (it checks the plain data), and reads the plugins' entry
   points (``importlib.metadata``) for its ``--format`` choices only when they are asked for
   (help, completion, a format that is not built in);
@@ -171,6 +175,27 @@ def test_extract_on_a_log_loads_no_science_schema_or_auditor(tmp_path: Path) -> 
     names = _imported("extract", str(artifact), "--launcher", "trivial", "--log", log)
     assert "reprobridge_sdk.extract.extraction" in names
     assert _loaded(names, (*NEVER_FOR_CHECKS, "reprobridge_sdk.validation")) == []
+
+
+def test_extract_of_a_recorded_run_loads_no_model(tmp_path: Path) -> None:
+    artifact = _artifact(tmp_path / "a", reference=True)
+    runs = tmp_path / "runs"
+    run = ["run", str(artifact), "trivial", "--env", "current", "--runs-dir", str(runs)]
+    subprocess.run([sys.executable, "-m", "reprobridge_sdk", *run], check=True, timeout=120)
+    (recorded,) = (p for p in runs.iterdir() if (p / "record.json").is_file())
+    names = _imported("extract", str(artifact), "--run", str(recorded))
+    assert "reprobridge_sdk.run.recorded" in names  # the plain reading ran
+    not_needed = (
+        "pydantic",
+        "pydantic_core",
+        "reprobridge_sdk.model",
+        "reprobridge_sdk.api",
+        "reprobridge_sdk.io.yamlio",
+        "reprobridge_sdk.validation",
+        "tomllib",
+        "statistics",
+    )
+    assert _loaded(names, (*NEVER_FOR_CHECKS, *not_needed)) == []
 
 
 def test_validate_loads_no_model_science_or_auditor() -> None:

@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import click
 
 from reprobridge_sdk.cli._output import deprecated, fail, format_option, say, write_json
-
-if TYPE_CHECKING:
-    from reprobridge_sdk.model import MeasuredValue
 
 __all__ = ["extract"]
 
@@ -33,17 +31,17 @@ def _old_outputs(ctx: click.Context, param: click.Parameter, value: tuple[str, .
         ctx.meta["reprobridge.outputs"] = value
 
 
-def _show(measured: list[MeasuredValue], fmt: str) -> int:
+def _show(measured: Sequence[Mapping[str, Any]], fmt: str) -> int:
+    """Measured values, each with every field of a record's (``measured_json``)."""
     if fmt == "json":
-        data = [m.model_dump(mode="json") for m in measured]
-        write_json({"measurements": data})
+        write_json({"measurements": measured})
     else:
         for m in measured:
-            if m.value is None:
-                say(f"{m.task}: FAILED from {m.source}: {m.error}")
+            if m["value"] is None:
+                say(f"{m['task']}: FAILED from {m['source']}: {m['error']}")
             else:
-                say(f"{m.task}: {m.value!r} (raw {m.raw!r} from {m.source})")
-    return 1 if any(m.value is None for m in measured) else 0
+                say(f"{m['task']}: {m['value']!r} (raw {m['raw']!r} from {m['source']})")
+    return 1 if any(m["value"] is None for m in measured) else 0
 
 
 def _target(
@@ -119,10 +117,11 @@ def extract(  # noqa: PLR0917 - click passes options as arguments
     """
     from reprobridge_sdk.authoring.submissions import open_artifact  # noqa: PLC0415 - lazy
     from reprobridge_sdk.errors import ReproBridgeError  # noqa: PLC0415 - lazy
+    from reprobridge_sdk.run.measure import measured_json  # noqa: PLC0415 - lazy
     from reprobridge_sdk.run.replay import (  # noqa: PLC0415 - lazy
         check_samples,
         replay_log,
-        replay_run,
+        replayed_run,
     )
 
     outputs = outputs + click.get_current_context().meta.get("reprobridge.outputs", ())
@@ -136,13 +135,12 @@ def extract(  # noqa: PLR0917 - click passes options as arguments
             if samples:
                 checks = check_samples(root or ".", [launcher] if launcher else None)
                 sys.exit(_show_samples(opened.relabel(checks), fmt))
-            if run_dir is not None:
-                measured = replay_run(run_dir, root)
+            if run_dir is not None:  # plain values: the models are not loaded
+                measured = [measured_json(m) for m in replayed_run(run_dir, root)]
             else:
                 assert launcher is not None
-                measured = replay_log(
-                    root or ".", launcher, log, outputs=_outputs(outputs), seed=seed
-                )
+                typed = replay_log(root or ".", launcher, log, outputs=_outputs(outputs), seed=seed)
+                measured = [m.model_dump(mode="json") for m in typed]
             measured = opened.relabel(measured)
     except ReproBridgeError as exc:
         fail(exc)

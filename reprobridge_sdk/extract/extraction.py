@@ -47,6 +47,7 @@ __all__ = [
     "extract_value",
     "line_safe",
     "parse_number",
+    "plain",
     "regex_matches",
     "render_template",
     "required_literal",

@@ -11,6 +11,8 @@ from typing import Annotated, Literal
 
 from pydantic import BeforeValidator, ConfigDict, Field
 
+from reprobridge_sdk.versions import RECORD_NAME
+
 from ._base import Identifier, Sha256, SpecModel, since
 
 __all__ = [
@@ -58,8 +60,6 @@ _Ticks = Annotated[int, Field(ge=0), BeforeValidator(_no_boolean)]
 
 #: Version of the evidence record format.
 EVIDENCE_VERSION = "1.0"
-#: File name of the record inside a run directory.
-RECORD_NAME = "record.json"
 
 FailureReason = Literal[
     "exit-status",

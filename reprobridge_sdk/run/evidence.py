@@ -22,8 +22,6 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from reprobridge_sdk.digest import handle_sha256
-from reprobridge_sdk.errors import ReproBridgeError
-from reprobridge_sdk.findings import finding
 from reprobridge_sdk.io import planted, safefs
 from reprobridge_sdk.io.atomic import atomic_write_bytes, atomic_write_json, json_text
 from reprobridge_sdk.model.evidence import (
@@ -37,6 +35,9 @@ from reprobridge_sdk.model.evidence import (
     RunnerProcess,
     utc_now,
 )
+
+from .recorded import LOG_NAME, RecordError
+from .recorded import record_path as recorded_path
 
 __all__ = [
     "ENV_DIR",
@@ -66,8 +67,6 @@ __all__ = [
     "write_snapshot",
 ]
 
-#: The log of a run, inside its run directory.
-LOG_NAME = "log.txt"
 #: Where copies of declared outputs go, inside the run directory.
 OUTPUTS_DIR = "outputs"
 #: The field of a ``running`` record that names the runner process (format 1.1).
@@ -153,15 +152,6 @@ def evidence_digest(run_dir: str | os.PathLike[str] | safefs.OpenRoot, relative:
 
 #: The largest snapshot file read back (a snapshot lists the installed distributions).
 MAX_SNAPSHOT_BYTES = 8 * 1024 * 1024
-
-
-class RecordError(ReproBridgeError):
-    """A run directory holds no readable evidence record."""
-
-    @classmethod
-    def n006(cls, msg: str, record_path: Path, hint: str) -> RecordError:
-        """The error with its one finding, N006 at ``record_path``."""
-        return cls(msg, [finding("N006", msg, file=str(record_path), hint=hint)])
 
 
 #: The timestamp in ISO 8601's basic form, for a run id: no ``-``, ``:`` or ``.``.
@@ -308,8 +298,7 @@ def load_record(path: str | os.PathLike[str]) -> EvidenceRecord:
     A ``running`` record whose runner process is gone is returned with status
     ``interrupted`` and failure reason ``interrupted``.
     """
-    target = Path(path)
-    record_path = target if target.is_file() else target / RECORD_NAME
+    record_path = recorded_path(path)
     try:  # a regular file (no link, no FIFO), bounded in size and depth
         data = safefs.load_json(record_path, allow_links=False)
         record = EvidenceRecord.model_validate(data)

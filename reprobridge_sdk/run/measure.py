@@ -6,14 +6,26 @@ give the same values for the same log and outputs.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-from reprobridge_sdk.extract.extraction import ExtractionError, extract_value
-from reprobridge_sdk.model import Launcher, RegexExtractor
-from reprobridge_sdk.model.evidence import MeasuredValue
+from reprobridge_sdk.extract.extraction import ExtractionError, extract_value, plain
 
-__all__ = ["NO_PLUGIN", "measure", "template_context", "unread_here"]
+if TYPE_CHECKING:
+    from reprobridge_sdk.model import Launcher
+    from reprobridge_sdk.model.evidence import MeasuredValue
+
+__all__ = [
+    "MEASURED_FIELDS",
+    "NO_PLUGIN",
+    "measure",
+    "measured_json",
+    "measured_values",
+    "measurements_of",
+    "template_context",
+    "unread_here",
+]
 
 #: The ``error`` prefix of a measurement whose extractor kind no installed plugin provides.
 NO_PLUGIN = "no-plugin: "
@@ -46,43 +58,87 @@ def measure(
     context: Mapping[str, object],
     roots: Sequence[Path] | None = None,
 ) -> list[MeasuredValue]:
-    """One :class:`MeasuredValue` per measurement of ``launcher`` (``value`` None on failure).
+    """One :class:`MeasuredValue` per measurement of ``launcher`` (``value`` None on failure):
+    :func:`measured_values` of its measurements, typed."""
+    from reprobridge_sdk.model.evidence import MeasuredValue  # noqa: PLC0415 - see measured_values
+
+    found = measured_values(
+        measurements_of(launcher),
+        log=log,
+        files_base=files_base,
+        outputs=outputs,
+        context=context,
+        roots=roots,
+    )
+    return [MeasuredValue.model_validate(value) for value in found]
+
+
+def measurements_of(launcher: Launcher) -> list[dict[str, Any]]:
+    """A typed launcher's measurements as :func:`measured_values` reads them."""
+    return [
+        {"task": m.task, "extract": m.extract, "transform": m.transform}
+        for m in launcher.measurements
+    ]
+
+
+#: The fields of a measured value in a record, in their order (``MeasuredValue``'s).
+MEASURED_FIELDS = ("task", "value", "raw", "values", "count", "source", "error")
+
+
+def measured_json(value: Mapping[str, Any]) -> dict[str, Any]:
+    """A value of :func:`measured_values` as a record's JSON holds it: every field, None
+    where it was not given."""
+    return {name: value.get(name) for name in MEASURED_FIELDS}
+
+
+def measured_values(
+    measurements: Iterable[Mapping[str, Any]],
+    *,
+    log: Path | None,
+    files_base: Path,
+    outputs: Mapping[str, Path],
+    context: Mapping[str, object],
+    roots: Sequence[Path] | None = None,
+) -> list[dict[str, Any]]:
+    """One measured value per measurement (``task``, ``extract``, ``transform``: plain or
+    typed), as a record's ``measurements`` holds it (the fields a ``MeasuredValue`` is given;
+    ``value`` None on failure). Plain data in and out: replay loads no model.
 
     With ``roots``, every file read must be a regular file inside one of them. For an ``all``
     extractor, ``value`` is the mean, ``count`` how many values there were (see
     :mod:`reprobridge_sdk.extract._allvalues`)."""
-    results: list[MeasuredValue] = []
-    for measurement in launcher.measurements:
+    results: list[dict[str, Any]] = []
+    for measurement in measurements:
+        task, extractor = measurement["task"], plain(measurement["extract"])
         try:
             got = extract_value(
-                measurement.extract,
+                extractor,
                 log=log,
                 files_base=files_base,
                 outputs=outputs,
                 context=context,
                 root=roots,
-                transform=measurement.transform,
+                transform=measurement.get("transform"),
             )
         except ExtractionError as exc:
+            error = f"{exc.reason}: {exc.message}"
             results.append(
-                MeasuredValue(
-                    task=measurement.task,
-                    value=None,
-                    source=exc.source or "log",
-                    error=f"{exc.reason}: {exc.message}",
-                )
+                {"task": task, "value": None, "source": exc.source or "log", "error": error}
             )
             continue
-        extractor = measurement.extract
-        many = isinstance(extractor, RegexExtractor) and extractor.occurrence == "all"
-        results.append(
-            MeasuredValue(
-                task=measurement.task,
-                value=got.mean if many else got.value,
-                raw="\n".join(got.raw) if many else got.raw[0],
-                values=list(got.values) if many else None,
-                count=got.count if many else None,
-                source=got.source,
+        if got.many:
+            results.append(
+                {
+                    "task": task,
+                    "value": got.mean,
+                    "raw": "\n".join(got.raw),
+                    "values": list(got.values),
+                    "count": got.count,
+                    "source": got.source,
+                }
             )
-        )
+        else:
+            results.append(
+                {"task": task, "value": got.value, "raw": got.raw[0], "source": got.source}
+            )
     return results

@@ -11,16 +11,20 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
+from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from reprobridge_sdk.model import RECORD_NAME, Launcher, Manifest, MeasuredValue
+from reprobridge_sdk.loading import manifest_root
+from reprobridge_sdk.versions import RECORD_NAME
 
-from .evidence import LOG_NAME, RecordError, load_record
-from .measure import measure, template_context
-from .select import load_artifact, select_launchers
+from .measure import measure, measured_values, measurements_of, template_context
+from .recorded import LOG_NAME, RecordedRun, RecordError, plain_measurements, plain_recorded
 
-__all__ = ["SampleCheck", "check_samples", "replay_log", "replay_run"]
+if TYPE_CHECKING:
+    from reprobridge_sdk.model import Launcher, Manifest, MeasuredValue
+
+__all__ = ["SampleCheck", "check_samples", "replay_log", "replay_run", "replayed_run"]
 
 
 @dataclass(frozen=True)
@@ -45,6 +49,8 @@ class SampleCheck:
 
 
 def _launcher(manifest: Manifest, launcher_id: str) -> Launcher:
+    from .select import select_launchers  # noqa: PLC0415 - the typed path only
+
     return select_launchers(manifest, [launcher_id], None)[0]  # N001 when there is none
 
 
@@ -59,35 +65,82 @@ def _in_run_folder(directory: Path, relative: str, what: str, record_path: Path)
     return directory.joinpath(*parts)
 
 
-def replay_run(
-    run_dir: str | os.PathLike[str], artifact_dir: str | os.PathLike[str] | None = None
-) -> list[MeasuredValue]:
-    """Re-extract every measurement of a recorded run from its log and copied outputs.
+def _typed_recorded(directory: Path) -> RecordedRun:
+    """The replayed fields of the typed record (N006 when the models refuse it)."""
+    from .evidence import load_record  # noqa: PLC0415 - the typed path only
+
+    record = load_record(directory)
+    return RecordedRun(
+        launcher=record.launcher,
+        seed=record.seed,
+        params=record.params,
+        workdir=record.workdir,
+        log=LOG_NAME if record.log is None else record.log.path,
+        outputs={o.id: o.path for o in record.outputs if not o.preexisting},
+    )
+
+
+def _typed_measurements(root: Path, launcher_id: str) -> list[dict[str, Any]]:
+    """The launcher's measurements in the typed manifest (N007 when the models refuse it,
+    N001 when there is no such launcher)."""
+    from .select import load_artifact  # noqa: PLC0415 - the typed path only
+
+    return measurements_of(_launcher(load_artifact(root)[1], launcher_id))
+
+
+def replayed_run(
+    run_dir: str | os.PathLike[str],
+    artifact_dir: str | os.PathLike[str] | None = None,
+    *,
+    typed: bool = False,
+) -> list[dict[str, Any]]:
+    """Re-extract every measurement of a recorded run from its log and copied outputs, as
+    plain values (the fields of a record's ``measurements``).
 
     The artifact defaults to ``<run_dir>/../..``; preexisting outputs are not offered. A log or
     output path that is not relative to the run folder is N006; files are read through the safe
-    file layer."""
+    file layer. The record and the launcher are read as plain data, the models loaded only when
+    they are not of the plain shape (:mod:`.recorded`); ``typed`` reads both with the models
+    (a record or manifest they refuse is refused, N006 or N007, whatever part is broken)."""
     directory = Path(os.path.abspath(run_dir))  # noqa: PTH100 - a link is not resolved away
-    record = load_record(directory)
-    root, manifest = load_artifact(artifact_dir or directory.parent.parent)
-    launcher = _launcher(manifest, record.launcher)
+    recorded = (None if typed else plain_recorded(directory)) or _typed_recorded(directory)
+    root = manifest_root(artifact_dir or directory.parent.parent)
+    measurements = None if typed else plain_measurements(root, recorded.launcher)
+    typed = measurements is None
+    if measurements is None:
+        measurements = _typed_measurements(root, recorded.launcher)
     where = directory / RECORD_NAME
     outputs = {
-        o.id: _in_run_folder(directory, o.path, f"output {o.id!r}", where)
-        for o in record.outputs
-        if not o.preexisting
+        key: _in_run_folder(directory, path, f"output {key!r}", where)
+        for key, path in recorded.outputs.items()
     }
-    log = _in_run_folder(
-        directory, record.log.path if record.log is not None else LOG_NAME, "log", where
-    )
-    return measure(
-        launcher,
-        log=log,
-        files_base=root / record.workdir,
+    replay = partial(
+        measured_values,
+        log=_in_run_folder(directory, recorded.log, "log", where),
+        files_base=root / recorded.workdir,
         outputs=outputs,
-        context=template_context(record.params, record.seed, directory),
-        roots=(directory, Path(root)),
+        context=template_context(recorded.params, recorded.seed, directory),
+        roots=(directory, root),
     )
+    if typed:
+        return replay(measurements)
+    try:
+        return replay(measurements)
+    except (TypeError, ValueError, KeyError):  # an extractor the models would not type
+        return replay(_typed_measurements(root, recorded.launcher))
+
+
+def replay_run(
+    run_dir: str | os.PathLike[str], artifact_dir: str | os.PathLike[str] | None = None
+) -> list[MeasuredValue]:
+    """Re-extract every measurement of a recorded run from its log and copied outputs, typed.
+
+    :func:`replayed_run` with the record and the manifest read by the models (a record or
+    manifest they refuse is N006 or N007, whatever part of it is broken)."""
+    from reprobridge_sdk.model.evidence import MeasuredValue  # noqa: PLC0415 - typed on use
+
+    found = replayed_run(run_dir, artifact_dir, typed=True)
+    return [MeasuredValue.model_validate(value) for value in found]
 
 
 def _lexically_inside(path: Path, root: Path) -> bool:
@@ -108,6 +161,8 @@ def replay_log(
     As the replay of samples does (``spec/manifest.md#extraction``): ``file:`` paths and
     ``{run_dir}`` are the log's directory, ``{seed}`` the launcher's first seed, or 0. A file
     named inside the artifact must stay inside it; one outside is read inside its own directory."""
+    from .select import load_artifact  # noqa: PLC0415 - typed
+
     root, manifest = load_artifact(artifact_dir)
     launcher = _launcher(manifest, launcher_id)
     if seed is None:
@@ -136,6 +191,8 @@ def check_samples(
     """Replay every shipped sample and compare with its expected values (as validation's
     replay does: :func:`reprobridge_sdk.validation.replay.replay_samples`)."""
     from reprobridge_sdk.validation.replay import replay_samples  # noqa: PLC0415 - on use
+
+    from .select import load_artifact, select_launchers  # noqa: PLC0415 - typed
 
     root, manifest = load_artifact(artifact_dir)
     if launchers:

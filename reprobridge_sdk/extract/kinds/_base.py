@@ -38,11 +38,16 @@ class Extracted:
     source: str
     count: int = -1
     mean: float = math.nan
+    #: The summary of every value (``occurrence: all``): a record keeps the mean, the count
+    #: and the first values, not one value.
+    many: bool = False
 
     def __post_init__(self) -> None:
         if self.count < 0:  # built from every value: the count and mean are theirs
             object.__setattr__(self, "count", len(self.values))
-            if self.values:
+            if len(self.values) == 1:  # the mean of one value, as fmean gives it (-0.0 is 0.0)
+                object.__setattr__(self, "mean", float(self.values[0]) + 0.0)
+            elif self.values:
                 import statistics  # noqa: PLC0415 - start-up: only for several values
 
                 object.__setattr__(self, "mean", statistics.fmean(self.values))

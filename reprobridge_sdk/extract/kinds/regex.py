@@ -96,6 +96,7 @@ def _all(request: Request, rx: Regex, group: str | int) -> Extracted:
         source=request.source,
         count=summary.count,
         mean=summary.mean,
+        many=True,
     )
 
 
