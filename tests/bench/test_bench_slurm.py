@@ -8,30 +8,19 @@ answers and is skipped, with the reason, where no Slurm controller is reachable;
 
 from __future__ import annotations
 
-import os
 import shlex
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from slurm_support import require_slurm
 from toy_study import make_artifact
 
 pytest.importorskip("dask_jobqueue", reason="the slurm extra is not installed")
 
 
-def _slurm_answers() -> bool:
-    if shutil.which("sinfo") is None:
-        return False
-    done = subprocess.run(["sinfo", "-h"], capture_output=True, timeout=30, check=False)
-    return done.returncode == 0 and bool(done.stdout.strip())
-
-
-if not _slurm_answers():
-    if os.environ.get("CI"):
-        pytest.fail("CI must start a Slurm cluster (.ci/start-slurm)", pytrace=False)
-    pytest.skip("no Slurm controller answers on this machine", allow_module_level=True)
+require_slurm()
 
 from reprobridge_sdk.bench.harness import BenchOptions, Budget, run_bench  # noqa: E402
 from reprobridge_sdk.run.executors import ExecutorOptions  # noqa: E402

@@ -8,7 +8,6 @@ Slurm controller is reachable; under CI (``CI`` set) a missing cluster is a fail
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -16,21 +15,12 @@ from pathlib import Path
 
 import pytest
 from catalog_check import check_as_catalogued
+from slurm_support import require_slurm
 
 pytest.importorskip("dask_jobqueue", reason="the slurm extra is not installed")
 
 
-def _slurm_answers() -> bool:
-    if shutil.which("sinfo") is None:
-        return False
-    done = subprocess.run(["sinfo", "-h"], capture_output=True, timeout=30, check=False)
-    return done.returncode == 0 and bool(done.stdout.strip())
-
-
-if not _slurm_answers():
-    if os.environ.get("CI"):
-        pytest.fail("CI must start a Slurm cluster (.ci/start-slurm)", pytrace=False)
-    pytest.skip("no Slurm controller answers on this machine", allow_module_level=True)
+require_slurm()
 
 from reprobridge_sdk.run import run  # noqa: E402
 from reprobridge_sdk.run.executors import ExecutorOptions  # noqa: E402
