@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Literal
 
 from reprobridge_sdk.env._resolvers import extra_index_options, index_url, isolated_environ
+from reprobridge_sdk.env.interpreters import uv_binary
 
 __all__ = [
     "Installer",
@@ -38,16 +39,6 @@ class InstallerRun:
     argv: tuple[str, ...]
     returncode: int
     stderr: str
-
-
-def uv_binary() -> str | None:
-    """The uv executable shipped by the ``uv`` distribution, or ``None`` where it is absent."""
-    try:
-        from uv import find_uv_bin  # noqa: PLC0415 - only when building
-
-        return str(find_uv_bin())
-    except (ImportError, FileNotFoundError):
-        return None
 
 
 def available(preferred: Installer | None = None) -> Installer:

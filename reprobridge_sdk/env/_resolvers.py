@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from reprobridge_sdk.env.interpreters import discover
+from reprobridge_sdk.env.interpreters import discover, uv_binary
 
 __all__ = [
     "ACCELERATOR_INDEX",
@@ -94,9 +94,11 @@ def isolated_environ(base: dict[str, str] | None = None) -> dict[str, str]:
 
 
 def _uv() -> str:
-    from uv import find_uv_bin  # noqa: PLC0415 - only when resolving
-
-    return str(find_uv_bin())
+    found = uv_binary()
+    if found is None:  # pragma: no cover - uv is a dependency of the SDK
+        msg = "the uv distribution is not installed"
+        raise ImportError(msg)
+    return found
 
 
 def resolver_version(resolver: Resolver) -> str:

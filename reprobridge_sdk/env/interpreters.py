@@ -29,6 +29,7 @@ __all__ = [
     "era_versions",
     "interpreter_homes",
     "servable",
+    "uv_binary",
     "version_of",
 ]
 
@@ -158,9 +159,11 @@ def _uv_managed(minor: str) -> Interpreter | None:
     return None if not found else _matches(found.splitlines()[-1], minor, "uv")
 
 
-def _uv() -> str | None:
+def uv_binary() -> str | None:
+    """The uv executable shipped by the ``uv`` distribution, or ``None`` where it is absent:
+    the one place the SDK finds uv."""
     try:
-        from uv import find_uv_bin  # noqa: PLC0415 - only when looking
+        from uv import find_uv_bin  # noqa: PLC0415 - only when used
 
         return str(find_uv_bin())
     except (ImportError, FileNotFoundError):
@@ -169,7 +172,7 @@ def _uv() -> str | None:
 
 def _uv_python(*args: str) -> str:
     """The stripped output of ``uv python ARGS`` (downloads off), or ``""`` when it fails."""
-    uv = _uv()
+    uv = uv_binary()
     if uv is None:
         return ""
     try:
