@@ -459,3 +459,21 @@ def test_json_is_utf_8_from_every_writer(tmp_path: Path, monkeypatch: pytest.Mon
     text = hostile.stdout_bytes.decode("utf-8")
     assert '"RB_NOTE": "caf\\udce9"' in text
     assert json.loads(text)["variables"]["RB_NOTE"] == "caf\udce9"
+
+
+@pytest.mark.parametrize("value", ["noequals", "=FILE", "ID=", "="])
+@pytest.mark.parametrize(
+    ("argv", "shape"),
+    [
+        (["extract", "--launcher", "x", "--file"], "ID=FILE"),
+        (["references", "import-mlflow", "store", "--experiment", "e", "--metric"], "METRIC=TASK"),
+    ],
+)
+def test_a_key_value_option_without_both_sides_is_a_usage_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, value: str, argv: list[str], shape: str
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    result = _invoke([*argv, value])
+    assert result.exit_code == 2
+    assert f"Invalid value for {argv[-1]}: {value!r} is not {shape}" in result.stderr
+    assert "Traceback" not in result.stderr

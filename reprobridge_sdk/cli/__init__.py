@@ -93,6 +93,19 @@ class SuggestingGroup(click.Group):
         return super().resolve_command(ctx, args)
 
 
+def pairs(values: tuple[str, ...], shape: str, option: str) -> dict[str, str]:
+    """An option's ``KEY=VALUE`` values as a mapping; a value not of that ``shape`` (e.g.
+    ``"ID=FILE"``, an empty side included) is a usage error of ``option``."""
+    found: dict[str, str] = {}
+    for value in values:
+        key, sep, rest = value.partition("=")
+        if not sep or not key or not rest:
+            msg = f"{value!r} is not {shape}"
+            raise click.BadParameter(msg, param_hint=option)
+        found[key] = rest
+    return found
+
+
 def artifact_alias(name: str = "path", *, rest: str | None = None) -> Callable[[F], F]:
     """``-C PATH``, an alias of the command's positional artifact argument ``name``.
 

@@ -8,20 +8,10 @@ from typing import Any
 
 import click
 
+from reprobridge_sdk.cli import pairs
 from reprobridge_sdk.cli._output import deprecated, fail, format_option, say, write_json
 
 __all__ = ["extract"]
-
-
-def _outputs(values: tuple[str, ...]) -> dict[str, str]:
-    found: dict[str, str] = {}
-    for value in values:
-        key, sep, file = value.partition("=")
-        if not sep or not key or not file:
-            msg = f"{value!r} is not ID=FILE"
-            raise click.BadParameter(msg, param_hint="--file")
-        found[key] = file
-    return found
 
 
 def _old_outputs(ctx: click.Context, param: click.Parameter, value: tuple[str, ...]) -> None:
@@ -139,7 +129,8 @@ def extract(  # noqa: PLR0917 - click passes options as arguments
                 measured = [measured_json(m) for m in replayed_run(run_dir, root)]
             else:
                 assert launcher is not None
-                typed = replay_log(root or ".", launcher, log, outputs=_outputs(outputs), seed=seed)
+                named = pairs(outputs, "ID=FILE", "--file")
+                typed = replay_log(root or ".", launcher, log, outputs=named, seed=seed)
                 measured = [m.model_dump(mode="json") for m in typed]
             measured = opened.relabel(measured)
     except ReproBridgeError as exc:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from reprobridge_sdk.cli import SuggestingGroup, artifact_alias
+from reprobridge_sdk.cli import SuggestingGroup, artifact_alias, pairs
 from reprobridge_sdk.cli._output import echo_finding, fail, format_option, note, write_json
 
 __all__ = ["references"]
@@ -122,13 +122,7 @@ def import_mlflow_command(  # noqa: PLR0917 - click passes options positionally
     from reprobridge_sdk.authoring.references import ReferencesError
     from reprobridge_sdk.errors import ReproBridgeError
 
-    mapping: dict[str, str] = {}
-    for item in metrics:
-        metric, sep, task_id = item.partition("=")
-        if not sep or not metric or not task_id:
-            msg = f"{item!r} is not METRIC=TASK"
-            raise click.BadParameter(msg, param_hint="--metric")
-        mapping[metric] = task_id
+    mapping = pairs(metrics, "METRIC=TASK", "--metric")
     try:
         result = import_mlflow(
             artifact,
