@@ -10,7 +10,14 @@ from pathlib import Path
 import click
 
 from reprobridge_sdk.cli import SuggestingGroup, artifact_alias
-from reprobridge_sdk.cli._output import fail, format_option, note, report_findings, report_options
+from reprobridge_sdk.cli._output import (
+    cache_dir_option,
+    fail,
+    format_option,
+    note,
+    report_findings,
+    report_options,
+)
 
 __all__ = ["data"]
 
@@ -51,7 +58,7 @@ def data() -> None:
     is_flag=True,
     help="Also place items that declare neither sha256 nor size (else D014).",
 )
-@click.option("--cache-dir", type=click.Path(file_okay=False, path_type=Path))
+@cache_dir_option
 @format_option(*_FORMATS)
 @report_options
 @artifact_alias(rest="items")
@@ -106,7 +113,7 @@ def fetch(  # noqa: PLR0917 - click passes options positionally
     type=click.Path(dir_okay=False, path_type=Path),
     help="Interpreter whose distributions hold 'package' items (default: the running one).",
 )
-@click.option("--cache-dir", type=click.Path(file_okay=False, path_type=Path))
+@cache_dir_option
 @format_option(*_FORMATS)
 @click.option("--strict", is_flag=True, help="Warnings fail the check too.")
 @report_options

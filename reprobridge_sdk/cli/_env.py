@@ -11,6 +11,7 @@ import click
 
 from reprobridge_sdk.cli import SuggestingGroup, artifact_alias
 from reprobridge_sdk.cli._output import (
+    cache_dir_option,
     fail,
     format_option,
     report_findings,
@@ -66,11 +67,7 @@ def snapshot(python: Path | None, variables: tuple[str, ...], fmt: str) -> None:
 
 @env.command()
 @click.argument("path", type=click.Path(path_type=Path), default=".")
-@click.option(
-    "--cache-dir",
-    type=click.Path(file_okay=False, path_type=Path),
-    help="Cache of environments (default: $REPROBRIDGE_CACHE_DIR or the user cache).",
-)
+@cache_dir_option
 @click.option(
     "--python",
     "python",
@@ -111,11 +108,7 @@ def create(path: Path, cache_dir: Path | None, python: Path | None, installer: s
     type=click.Path(dir_okay=False, path_type=Path),
     help="Check this interpreter.",
 )
-@click.option(
-    "--cache-dir",
-    type=click.Path(file_okay=False, path_type=Path),
-    help="Cache of environments (default: $REPROBRIDGE_CACHE_DIR or the user cache).",
-)
+@cache_dir_option
 @format_option("text", "json", "sarif", "junit", "github")
 @click.option("--strict", is_flag=True, help="Warnings fail the check too.")
 @click.option("-v", "--verbose", is_flag=True, help="Also show info findings (extra packages).")

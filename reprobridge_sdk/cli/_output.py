@@ -18,6 +18,7 @@ import sys
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, NoReturn, TypeVar
 
 import click
@@ -336,6 +337,15 @@ def _report_file(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
         )
     _state.output = value
     return value
+
+
+#: ``--cache-dir``: the SDK's cache, of environments and data digests alike.
+cache_dir_option = click.option(
+    "--cache-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="The SDK's cache of environments and data (default: $REPROBRIDGE_CACHE_DIR or the "
+    "user cache).",
+)
 
 
 def output_option(
