@@ -60,6 +60,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from reprobridge_sdk.agent._references import (
+    MIN_REFERENCE_RUNS,
+    PACKAGING_SECONDS,
+    REFERENCE_JOBS,
+    REFERENCE_RUNS,
+    references_to_take,
+    take_references,
+)
 from reprobridge_sdk.agent.gates import build_finding, gate_from
 from reprobridge_sdk.api import ArtifactDir
 from reprobridge_sdk.audit.interval import compatibility_interval
@@ -370,44 +378,6 @@ def find_in_json(document: Any, claim: Claim) -> list[JsonCandidate]:
 
 # ------------------------------------------------------------------------------ the phase
 
-#: Reference runs per claim (the audit needs at least two; the study used five).
-REFERENCE_RUNS = 5
-
-#: The fewest reference runs a build takes when its time limit cannot hold
-#: :data:`REFERENCE_RUNS`: with two, the interval's t factor (12.7) makes almost any value
-#: compatible.
-MIN_REFERENCE_RUNS = 3
-
-#: Runs of one launcher the runner makes at once (``run -j``).
-REFERENCE_JOBS = 2
-
-#: Seconds of a build's time limit kept for what follows the Distiller's runs (the Packager).
-PACKAGING_SECONDS = 30.0
-
-
-def references_that_fit(
-    run_seconds: float, seeds: int, remaining: float | None, wanted: int = REFERENCE_RUNS
-) -> int:
-    """How many reference repetitions fit in ``remaining`` seconds (None: no limit), each
-    repetition being ``seeds`` runs of ``run_seconds`` (one run for a single seed), with
-    :data:`REFERENCE_JOBS` at once: ``wanted`` when they all fit, else the most that do.
-
-    A repetition over several seeds runs its seeds side by side; repetitions of one seed
-    run side by side themselves. The estimate is the probe run's time per wave of runs."""
-    if remaining is None:
-        return wanted
-    fitting = 0
-    for count in range(1, wanted + 1):
-        waves = (
-            count * math.ceil(seeds / REFERENCE_JOBS)
-            if seeds > 1
-            else math.ceil(count / REFERENCE_JOBS)
-        )
-        if waves * run_seconds > remaining:
-            break
-        fitting = count
-    return fitting
-
 
 def _run_logs(summary: Any) -> list[tuple[Path, str]]:
     out = []
@@ -532,14 +502,22 @@ def distill(
     ask_line: Callable[[Claim, str], int | None] | None = None,
     sandbox: bool = False,
     deadline: float | None = None,
+    review: float | None = None,
 ) -> tuple[DistillerRecord, list[Discrepancy]]:
     """Run the scored launchers, write extractors, samples and references; judge each claim.
 
-    ``deadline`` (a :func:`time.monotonic` value: the build's time limit) bounds the probe
-    run (stopped :data:`PACKAGING_SECONDS` before it) and sizes the reference runs: as many
-    as fit, from the probe run's time, down to :data:`MIN_REFERENCE_RUNS` (B058, a warning);
-    when the probe does not end or not even those runs fit, the claims are not run (B059, a
-    warning) and the build goes on to an artifact that says so.
+    ``deadline`` (a :func:`time.monotonic` value: the build's time limit) bounds every run
+    (stopped :data:`PACKAGING_SECONDS` before it) and sizes the reference runs: as many as
+    fit, from the probe run's time, down to :data:`MIN_REFERENCE_RUNS` (B058, a warning);
+    when the probe does not end or not even those runs end in time, the claims are not run
+    (B059, a warning) and the build goes on to an artifact that says so
+    (:mod:`reprobridge_sdk.agent._references`).
+
+    ``review``: the seconds the Reviewer's clean-room check needs besides its scored runs
+    (a fresh environment, the smoke runs, its own steps). With the scored runs (each
+    launcher's seeds once, one after another, by the probes' times) it is the Reviewer's
+    share, kept from the reference runs when the minimum fits beside it, and recorded as
+    ``review_seconds``. None: no share is kept, none recorded.
 
     ``ask_line`` is the advisor's :meth:`~reprobridge_sdk.agent.advisor.Advisor.choose_line`
     when enabled: asked only when no candidate qualifies, and its line passes the same
@@ -554,6 +532,7 @@ def distill(
     discrepancies: list[Discrepancy] = []
     reference_runs: list[str] = []
     unmeasured: set[str] = set()  # claims without references: no time for them, no number
+    checked = 0.0  # the seconds of the clean-room check's scored runs, by the probes' times
     root = art.root
     per_launcher: dict[str, list[str]] = {}
     statistic_of = {c.claim: c.statistic for c in plan.claims}
@@ -574,6 +553,8 @@ def distill(
         item = planned[launcher_id]
         seed = item.seeds[0] if item.seed_flag and item.seeds else None
         left = None if deadline is None else deadline - time.monotonic() - PACKAGING_SECONDS
+        # the clean-room check runs the launcher once more over its declared seeds
+        check_runs = len(item.seeds) if item.seed_flag and item.seeds else 1
         probe = run(
             root,
             [launcher_id],
@@ -583,6 +564,7 @@ def distill(
             timeout=None if left is None else max(left, 1.0),
         )
         failure = probe.results[0].record.failure if probe.results else None
+        checked += check_runs * (probe.results[0].record.duration or 0.0) if probe.results else 0.0
         if left is not None and failure is not None and failure.reason == "timeout":
             findings.append(
                 build_finding(
@@ -711,18 +693,50 @@ def distill(
                 for claim_id, choice in found.items()
             )
             continue
-        # As many reference runs as the build's time limit holds, judged from the probe.
-        seeds = len(item.seeds) if item.seed_flag and len(item.seeds) > 1 else 1
+        # As many reference runs as the build's time limit holds, judged from the probe,
+        # keeping the Reviewer's share when the minimum fits beside it.
+        several = item.seed_flag and len(item.seeds) > 1
+        seeds = len(item.seeds) if several else 1
         took = probe.results[0].record.duration or 0.0
         remaining = None if deadline is None else deadline - time.monotonic() - PACKAGING_SECONDS
-        fitting = references_that_fit(took, seeds, remaining, runs)
-        if fitting < min(runs, MIN_REFERENCE_RUNS):
+        share = (review or 0.0) + checked
+        fitting, keep = references_to_take(
+            took,
+            seeds,
+            remaining,
+            runs,
+            None if review is None else share,
+            side_by_side=REFERENCE_JOBS if seed is not None else 1,
+        )
+        taken = (
+            take_references(
+                root,
+                launcher_id,
+                item.seeds if several else None if seed is None else [seed],
+                fitting,
+                took=took,
+                deadline=deadline,
+                reserve=share,
+                keep_reserve=keep,
+                repetitions=state_dir / "repetitions" / launcher_id,
+                sandbox=sandbox,
+            )
+            if fitting >= min(runs, MIN_REFERENCE_RUNS)
+            else None
+        )
+        if taken is None or taken.observations < min(runs, MIN_REFERENCE_RUNS):
             left = max(remaining or 0.0, 0.0)
+            why = (
+                f"not even {MIN_REFERENCE_RUNS} fit the build's time limit (one run took "
+                f"{took:.0f} s; {left:.0f} s remain)"
+                if taken is None
+                else f"only {taken.observations} of {fitting} ended within the build's time "
+                f"limit (one run took {took:.0f} s)"
+            )
             findings.append(
                 build_finding(
                     "B059",
-                    f"reference runs of {launcher_id!r}: not even {MIN_REFERENCE_RUNS} fit the "
-                    f"build's time limit (one run took {took:.0f} s; {left:.0f} s remain)",
+                    f"reference runs of {launcher_id!r}: {why}",
                     hint="build again with --resume and a larger --max-minutes",
                 )
             )
@@ -733,52 +747,26 @@ def distill(
                     choice,
                     "not-run",
                     f"no reference runs: {MIN_REFERENCE_RUNS} runs of {took:.0f} s do not fit "
-                    f"the {left:.0f} s left of the build's time limit (B059)",
+                    f"the {left:.0f} s left of the build's time limit (B059)"
+                    if taken is None
+                    else f"no reference runs: only {taken.observations} ended within the "
+                    "build's time limit (B059)",
                 )
                 for claim_id, choice in found.items()
             )
             unmeasured.update(found)
             continue
-        if fitting < runs:
+        if taken.observations < runs:
+            kept = f"; {share:.0f} s kept for the Reviewer's clean-room check" if keep else ""
             findings.append(
                 build_finding(
                     "B058",
-                    f"reference runs of {launcher_id!r}: {fitting}, not {runs}, to fit the "
-                    f"build's time limit (one run took {took:.0f} s)",
+                    f"reference runs of {launcher_id!r}: {taken.observations}, not {runs}, to "
+                    f"fit the build's time limit (one run took {took:.0f} s{kept})",
                     hint="build again with --resume and a larger --max-minutes for all of them",
                 )
             )
-        # Reference runs: a repetition of every seed per observation (a claim over several
-        # seeds), the launcher's seed again, or the same command again without one.
-        arguments: list[str]
-        if item.seed_flag and len(item.seeds) > 1:
-            # one attempt directory per repetition: references add takes each as one
-            # observation, valued as the auditor values an attempt
-            repetitions = state_dir / "repetitions" / launcher_id
-            if repetitions.exists():
-                shutil.rmtree(repetitions)
-            arguments = []
-            directories = []
-            for number in range(1, fitting + 1):
-                target = repetitions / f"rep-{number}"
-                summary = run(
-                    root, [launcher_id], runs_dir=target, jobs=REFERENCE_JOBS, sandbox=sandbox
-                )
-                arguments.append(str(target))
-                directories += [r.run_dir for r in summary.results]
-        elif seed is not None:
-            # the launcher's own seed, repeated: one run is one observation (A037, C015)
-            summary = run(
-                root, [launcher_id], seeds=[seed] * fitting, jobs=REFERENCE_JOBS, sandbox=sandbox
-            )
-            directories = [r.run_dir for r in summary.results]
-        else:
-            directories = []
-            for _ in range(fitting):
-                once = run(root, [launcher_id], sandbox=sandbox)
-                directories += [r.run_dir for r in once.results]
-        if not (item.seed_flag and len(item.seeds) > 1):
-            arguments = [str(d) for d in directories]
+        arguments, directories = taken.arguments, taken.directories
         reference_runs += [d.name for d in directories]
         try:
             add_references(art.reload(), arguments, replace=True)
@@ -874,5 +862,6 @@ def distill(
         gate=gate_from(findings),
         claims=results,
         reference_runs=reference_runs,
+        review_seconds=None if review is None else round(review + checked, 3),
     )
     return record, discrepancies

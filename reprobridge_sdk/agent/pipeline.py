@@ -12,8 +12,10 @@ Rules:
   another digest is B013 (info).
 * A phase whose gate fails stops the build; the report names it (``stopped_at``). Past
   ``max_minutes`` the build stops before the next phase (B016), and before the Reviewer when
-  its clean-room check, which runs the scored plan again (about the Distiller's time), would
-  not end within them. The Distiller takes only as many reference runs as fit (B058, B059).
+  its clean-room check, one more run of each scored launcher over its seeds in a fresh
+  environment (the Distiller's estimate, ``review_seconds``), would not end within them.
+  The Distiller takes only as many reference runs as fit, keeping the Reviewer's share when
+  at least the minimum fits beside it (B058, B059).
 * The report (``.rra-build/report.json``) and the human summary list per claim its status
   (compatible, incompatible, not extracted, not run), the time per phase, the fixes applied
   and the advisor's calls.
@@ -64,7 +66,7 @@ from reprobridge_sdk.agent.patching import apply_patch
 from reprobridge_sdk.agent.planner import plan
 from reprobridge_sdk.agent.prerequisite import with_step_imports
 from reprobridge_sdk.agent.reproducer import SMOKE_TIMEOUT, reproduce
-from reprobridge_sdk.agent.reviewer import review
+from reprobridge_sdk.agent.reviewer import review, setup_seconds
 from reprobridge_sdk.agent.state import BuildState, RecordedChange, inputs_digest
 from reprobridge_sdk.api import load
 from reprobridge_sdk.authoring.codebase import record_patch
@@ -296,6 +298,7 @@ def build(options: BuildOptions, *, echo: Callable[[str], None] | None = None) -
                 ask_line=advisor.choose_line if advisor is not None else None,
                 sandbox=options.sandbox,
                 deadline=deadline,
+                review=setup_seconds(repro),
             )
             distilled_holder.append(found)
             return record
@@ -323,8 +326,11 @@ def build(options: BuildOptions, *, echo: Callable[[str], None] | None = None) -
             lambda: review(
                 load(out), claims, state.root, inputs_digest=d_review, sandbox=options.sandbox
             ),
-            # the clean-room check runs the scored plan again, as the Distiller did
-            needs=distilled.seconds,
+            # one independent attempt of the scored plan in a fresh environment; a record
+            # of an older build has no estimate: the Distiller's time, as it then was
+            needs=distilled.review_seconds
+            if distilled.review_seconds is not None
+            else distilled.seconds,
         )
     except _Stop as stop:
         stopped = stop.phase

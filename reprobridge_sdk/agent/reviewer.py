@@ -17,6 +17,12 @@ The build never judges its own runs. The Reviewer:
 
 A claim that is not reproduced does not fail the gate: an artifact that shows, with
 evidence, that a paper's number does not come out of its code is a correct artifact.
+
+**Its time.** The check is one independent attempt, as a committee's re-execution is: each
+scored launcher runs once over its declared seeds, one run after another, and the audit
+judges that attempt against the reference interval (it needs no more). The build's time
+limit gives the Reviewer :func:`setup_seconds` plus those scored runs, by the Distiller's
+probe runs' times (``DistillerRecord.review_seconds``).
 """
 
 from __future__ import annotations
@@ -32,10 +38,17 @@ from reprobridge_sdk.audit.auditor import audit
 from reprobridge_sdk.authoring.check import check
 from reprobridge_sdk.authoring.pack import pack
 from reprobridge_sdk.errors import ReproBridgeError
-from reprobridge_sdk.model.build import BuildFinding, ReviewRecord
+from reprobridge_sdk.model.build import BuildFinding, ReproducerRecord, ReviewRecord
 from reprobridge_sdk.model.claims import Claims
 
-__all__ = ["PASS_ENV", "review"]
+__all__ = ["CHECK_SETUP_SECONDS", "PASS_ENV", "review", "setup_seconds"]
+
+#: Seconds the Reviewer takes besides the launchers' runs: the pack, a fresh environment from
+#: the lock (the installers' caches are shared, so nothing is downloaded again), validation,
+#: two audits, the processes that run them, and the curation audit. The corpus runs of
+#: 2026-12-03 took 45 to 110 s for these (a PyTorch or TensorFlow environment, at a load
+#: average of 2 to 12).
+CHECK_SETUP_SECONDS = 60.0
 
 #: Variables the clean shell keeps: proxies and certificate bundles the machine may need to
 #: reach the index. (The installers' download caches are the check's own: it passes them.)
@@ -49,6 +62,14 @@ PASS_ENV = (
     "SSL_CERT_FILE",
     "REQUESTS_CA_BUNDLE",
 )
+
+
+def setup_seconds(repro: ReproducerRecord) -> float:
+    """The Reviewer's seconds besides its scored runs: :data:`CHECK_SETUP_SECONDS` and the
+    smoke runs the check makes again (each smoke launcher's last smoke attempt)."""
+    smoke = {item.id for item in repro.launchers if item.scope == "smoke"}
+    last = {a.launcher: a.seconds for a in repro.attempts if a.launcher in smoke}
+    return CHECK_SETUP_SECONDS + sum(last.values())
 
 
 def review(

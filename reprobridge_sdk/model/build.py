@@ -286,6 +286,13 @@ class DistillerRecord(PhaseRecord):
     phase: Literal["distiller"] = "distiller"
     claims: list[ClaimResult] = Field(default_factory=list)
     reference_runs: list[str] = Field(default_factory=list)
+    review_seconds: float | None = Field(
+        default=None,
+        ge=0,
+        description="The Reviewer's estimated seconds: its clean-room check's scored runs "
+        "(each scored launcher's seeds once, by the probe runs' times), the smoke runs, a "
+        "fresh environment and its own steps (absent in older records).",
+    )
 
 
 # --------------------------------------------------------------------------- packager, report

@@ -64,13 +64,30 @@ def test_kill_during_the_builder_then_resume_reuses_intake_and_planner(
     assert (state / "planner.json").read_bytes() == planner
     assert (state / "builder.json").exists()
 
-    # Hostile to the time limit: a resume whose Reviewer would end past --max-minutes stops
-    # before it (B016, with the estimate), instead of being killed inside its clean-room
-    # check; the packaged artifact stays valid. The estimate is the Distiller's time (the
-    # check runs the scored plan again), made large here in the stored record.
+    # The Reviewer's time is one independent attempt of the scored plan, the Distiller's
+    # estimate: a Distiller that took longer than the time left (the scored plan of its
+    # probe and five references) no longer keeps the Reviewer out of a build in time.
     (state / "reviewer.json").unlink()
     distilled = json.loads((state / "distiller.json").read_text("utf-8"))
+    assert 0 < distilled["review_seconds"] < 600
     distilled["seconds"] = 1e6
+    (state / "distiller.json").write_text(json.dumps(distilled), "utf-8")
+    in_time = subprocess.run(
+        [*argv, "--resume", "--json", "--max-minutes", "10"],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    report = json.loads(in_time.stdout)
+    assert report["passed"] and report["reviewed"], in_time.stderr
+
+    # Hostile to the time limit: a resume whose Reviewer would end past --max-minutes stops
+    # before it (B016, with the estimate), instead of being killed inside its clean-room
+    # check; the packaged artifact stays valid. The estimate is made large here in the
+    # stored record.
+    (state / "reviewer.json").unlink()
+    distilled["review_seconds"] = 1e6
     (state / "distiller.json").write_text(json.dumps(distilled), "utf-8")
     late = subprocess.run(
         [*argv, "--resume", "--json", "--max-minutes", "10"],

@@ -228,7 +228,7 @@ def test_a_claim_whose_reference_runs_are_refused_stays_in_the_record_and_the_su
 def test_reference_runs_are_sized_to_the_time_left(
     run_seconds: float, seeds: int, remaining: float | None, fitting: int
 ) -> None:
-    from reprobridge_sdk.agent.distiller import references_that_fit
+    from reprobridge_sdk.agent._references import references_that_fit
 
     assert references_that_fit(run_seconds, seeds, remaining) == fitting
 
@@ -332,7 +332,7 @@ def _distill_slowly(
     the build's limit after the Packager's share; the environment is built before the clock
     starts (at ``now`` when given: a clock the test holds still). Returns the record, the
     scored launcher and the Distiller's seconds."""
-    from reprobridge_sdk.agent.distiller import PACKAGING_SECONDS
+    from reprobridge_sdk.agent._references import PACKAGING_SECONDS
     from reprobridge_sdk.env import ensure_environment
 
     ensure_environment(artifact)
@@ -401,10 +401,12 @@ def test_reference_runs_cut_to_what_fits_are_b058(
     probe took, and the outcome holds for any start-up from 0 to 20 s (a loaded machine's)."""
     import types
 
-    from reprobridge_sdk.agent import distiller
+    from reprobridge_sdk.agent import _references, distiller
 
     frozen = time.monotonic()
-    monkeypatch.setattr(distiller, "time", types.SimpleNamespace(monotonic=lambda: frozen))
+    clock = types.SimpleNamespace(monotonic=lambda: frozen)
+    monkeypatch.setattr(distiller, "time", clock)
+    monkeypatch.setattr(_references, "time", clock)  # the waves' clock stands still too
     record, _, _ = _distill_slowly(artifact, tmp_path, sleep=40, left=120, now=frozen)
     [cut] = [f for f in record.gate.findings if f.code == "B058"]
     assert cut.severity == "warning" and "4, not 5" in cut.message

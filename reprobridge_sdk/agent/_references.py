@@ -1,0 +1,248 @@
+"""The Distiller's reference runs, sized and bounded by the build's time limit.
+
+Rules:
+
+* **An observation** is one repetition of a launcher's seeds (a claim over several seeds:
+  its seeds :data:`REFERENCE_JOBS` at a time, in one attempt directory), one run of its seed
+  (:data:`REFERENCE_JOBS` runs at a time), or one run of an unseeded command (one at a time:
+  the runner runs a launcher without seeds once per call). Each run is taken to last as long
+  as the probe run did.
+* **How many fit** (:func:`references_that_fit`): ``wanted`` when they all fit in the time
+  left, else the most that do.
+* **The Reviewer's share.** The Reviewer's clean-room check runs each scored launcher once
+  more, in a fresh environment (``reserve`` seconds, estimated by the caller). The
+  Distiller keeps that share when at least :data:`MIN_REFERENCE_RUNS` observations fit
+  beside it; otherwise the references come first and the Reviewer may not fit (B016 before
+  it, the artifact packaged).
+* **Waves** (:func:`take_references`): the runs go in waves (the runs side by side). Each
+  run's timeout is the time left before the Packager's share (:data:`PACKAGING_SECONDS`),
+  so no run passes the limit. An observation starts only while it fits, judged by the
+  slowest wave so far (runs side by side on a loaded machine take longer than the probe
+  alone): within the time left less the Reviewer's share once the minimum is taken, within
+  the time left before. A run the limit cut ends the waves, and an observation counts only
+  when every run of it ended in time. A run that failed otherwise is kept, so that
+  ``references add`` refuses it with its reason (B009).
+"""
+
+from __future__ import annotations
+
+import math
+import shutil
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from reprobridge_sdk.run.results import RunResult
+from reprobridge_sdk.run.runner import run
+
+__all__ = [
+    "MIN_REFERENCE_RUNS",
+    "PACKAGING_SECONDS",
+    "REFERENCE_JOBS",
+    "REFERENCE_RUNS",
+    "Taken",
+    "references_that_fit",
+    "references_to_take",
+    "take_references",
+]
+
+#: Reference runs per claim (the audit needs at least two; the study used five).
+REFERENCE_RUNS = 5
+
+#: The fewest reference runs a build takes when its time limit cannot hold
+#: :data:`REFERENCE_RUNS`: with two, the interval's t factor (12.7) makes almost any value
+#: compatible.
+MIN_REFERENCE_RUNS = 3
+
+#: Runs of one launcher the runner makes at once (``run -j``).
+REFERENCE_JOBS = 2
+
+#: Seconds of a build's time limit kept for what follows the Distiller's runs (the Packager).
+PACKAGING_SECONDS = 30.0
+
+
+def references_that_fit(
+    run_seconds: float,
+    seeds: int,
+    remaining: float | None,
+    wanted: int = REFERENCE_RUNS,
+    *,
+    side_by_side: int = REFERENCE_JOBS,
+) -> int:
+    """How many reference observations fit in ``remaining`` seconds (None: no limit), each
+    a repetition of ``seeds`` runs of ``run_seconds`` (one run for a single seed), with
+    ``side_by_side`` runs at once (1 for an unseeded command): ``wanted`` when they all fit,
+    else the most that do."""
+    if remaining is None:
+        return wanted
+    fitting = 0
+    for count in range(1, wanted + 1):
+        waves = (
+            count * math.ceil(seeds / REFERENCE_JOBS)
+            if seeds > 1
+            else math.ceil(count / side_by_side)
+        )
+        if waves * run_seconds > remaining:
+            break
+        fitting = count
+    return fitting
+
+
+def references_to_take(
+    run_seconds: float,
+    seeds: int,
+    remaining: float | None,
+    wanted: int,
+    share: float | None,
+    *,
+    side_by_side: int = REFERENCE_JOBS,
+) -> tuple[int, bool]:
+    """How many observations to take, and whether the Reviewer's ``share`` of seconds is
+    kept (None: no share asked): kept when at least ``min(wanted, MIN_REFERENCE_RUNS)`` fit
+    beside it; else the references come first, as many as fit in ``remaining``."""
+    floor = min(wanted, MIN_REFERENCE_RUNS)
+    if share is not None:
+        beside = references_that_fit(
+            run_seconds,
+            seeds,
+            None if remaining is None else remaining - share,
+            wanted,
+            side_by_side=side_by_side,
+        )
+        if beside >= floor:
+            return beside, True
+    return references_that_fit(
+        run_seconds, seeds, remaining, wanted, side_by_side=side_by_side
+    ), False
+
+
+@dataclass
+class Taken:
+    """The reference runs taken: what ``references add`` reads (``arguments``: run
+    directories, or attempt directories of repetitions), every run directory, and whether
+    the time limit stopped the waves before the count asked for."""
+
+    arguments: list[str] = field(default_factory=list)
+    directories: list[Path] = field(default_factory=list)
+    cut: bool = False
+
+    @property
+    def observations(self) -> int:
+        return len(self.arguments)
+
+
+@dataclass
+class _Clock:
+    """When the next observation may start, and each run's timeout."""
+
+    deadline: float | None
+    reserve: float
+    keep_reserve: bool
+    wave: float  # the slowest wave so far (the probe's time to start with)
+
+    def left(self) -> float | None:
+        if self.deadline is None:
+            return None
+        return self.deadline - time.monotonic() - PACKAGING_SECONDS
+
+    def may_start(self, waves: int, have: int) -> bool:
+        left = self.left()
+        if left is None:
+            return True
+        share = self.reserve if self.keep_reserve and have >= MIN_REFERENCE_RUNS else 0.0
+        return left > 0 and waves * self.wave + share <= left
+
+    def timeout(self) -> float | None:
+        left = self.left()
+        return None if left is None else max(left, 1.0)
+
+    def ran(self, seconds: float) -> None:
+        self.wave = max(self.wave, seconds)
+
+
+def _cut(results: Sequence[RunResult], deadline: float | None) -> bool:
+    """Whether the time limit stopped one of ``results`` (its timeout, not the launcher's)."""
+    if deadline is None:
+        return False
+    return any(
+        r.record.failure is not None and r.record.failure.reason == "timeout" for r in results
+    )
+
+
+def take_references(
+    root: Path,
+    launcher: str,
+    seeds: Sequence[int] | None,
+    wanted: int,
+    *,
+    took: float,
+    deadline: float | None,
+    reserve: float = 0.0,
+    keep_reserve: bool = False,
+    repetitions: Path,
+    sandbox: bool = False,
+) -> Taken:
+    """Run up to ``wanted`` reference observations of ``launcher`` in waves bounded by
+    ``deadline`` (see the module docstring). ``seeds``: the launcher's seeds (several: a
+    repetition of them per observation, in ``repetitions/rep-N``; one: that seed again;
+    None: the unseeded command again). ``took``: the probe run's seconds."""
+    clock = _Clock(deadline, reserve, keep_reserve, took)
+    taken = Taken()
+    if seeds is not None and len(seeds) > 1:
+        if repetitions.exists():
+            shutil.rmtree(repetitions)
+        chunks = [list(seeds[i : i + REFERENCE_JOBS]) for i in range(0, len(seeds), REFERENCE_JOBS)]
+        for number in range(1, wanted + 1):
+            if not clock.may_start(len(chunks), taken.observations):
+                taken.cut = True
+                break
+            target = repetitions / f"rep-{number}"
+            made: list[RunResult] = []
+            for chunk in chunks:
+                made += _wave(root, launcher, clock, chunk, sandbox, runs_dir=target)
+                if _cut(made, deadline):
+                    break
+            if _cut(made, deadline):
+                taken.cut = True
+                break
+            taken.arguments.append(str(target))
+            taken.directories += [r.run_dir for r in made]
+        return taken
+    while taken.observations < wanted:
+        count = 1 if seeds is None else min(REFERENCE_JOBS, wanted - taken.observations)
+        if not clock.may_start(1, taken.observations):
+            taken.cut = True
+            break
+        again = None if seeds is None else [seeds[0]] * count
+        made = _wave(root, launcher, clock, again, sandbox)
+        kept = [r for r in made if not _cut([r], deadline)]
+        taken.arguments += [str(r.run_dir) for r in kept]
+        taken.directories += [r.run_dir for r in kept]
+        if len(kept) < len(made):
+            taken.cut = True
+            break
+    return taken
+
+
+def _wave(  # noqa: PLR0917 - a private helper of take_references
+    root: Path,
+    launcher: str,
+    clock: _Clock,
+    seeds: list[int] | None,
+    sandbox: bool,
+    runs_dir: Path | None = None,
+) -> list[RunResult]:
+    """One wave of runs, each bounded by the time left; the clock learns its duration."""
+    begin = time.monotonic()
+    summary = run(
+        root,
+        [launcher],
+        seeds=seeds,
+        runs_dir=runs_dir,
+        jobs=REFERENCE_JOBS,
+        sandbox=sandbox,
+        timeout=clock.timeout(),
+    )
+    clock.ran(time.monotonic() - begin)
+    return list(summary.results)

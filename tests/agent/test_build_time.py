@@ -1,0 +1,138 @@
+"""The build's time limit: the Reviewer's share, reference runs that stop at the limit, and
+smoke runs that stop there too.
+
+The sizing is pure arithmetic and is tested as such; the runs that must stop at the limit
+are real runs of a scaffolded artifact (standard library only) that sleep past it.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+from reprobridge_sdk.agent._references import (
+    PACKAGING_SECONDS,
+    references_that_fit,
+    references_to_take,
+    take_references,
+)
+from reprobridge_sdk.agent.reviewer import CHECK_SETUP_SECONDS, setup_seconds
+from reprobridge_sdk.authoring.scaffold import InitOptions, scaffold
+from reprobridge_sdk.model.build import Gate, LauncherPlan, ReproducerRecord, SmokeAttempt
+
+
+@pytest.mark.parametrize(
+    ("remaining", "share", "taken"),
+    [
+        # five runs of 60 s, two at a time (three waves), beside a share of 100 s
+        (400.0, 100.0, (5, True)),
+        # four fit beside the share (two waves): four, and the Reviewer fits after them;
+        # without the share five would be taken and 70 s left for a check of 100 s
+        (250.0, 100.0, (4, True)),
+        # not even three fit beside the share: the references come first, as many as fit
+        (200.0, 100.0, (5, False)),
+        (100.0, 100.0, (2, False)),  # below the minimum: the caller takes none (B059)
+        (250.0, None, (5, False)),  # no share asked
+        (None, 100.0, (5, True)),  # no time limit
+    ],
+)
+def test_the_reviewers_share_is_kept_when_the_minimum_fits_beside_it(
+    remaining: float | None, share: float | None, taken: tuple[int, bool]
+) -> None:
+    assert references_to_take(60.0, 1, remaining, 5, share) == taken
+
+
+def test_an_unseeded_command_is_sized_one_run_at_a_time() -> None:
+    """A launcher without seeds runs once per call of the runner: its reference runs are
+    one after another, so 250 s hold four runs of 60 s, not five (two at a time)."""
+    assert references_that_fit(60.0, 1, 250.0, side_by_side=1) == 4
+    assert references_that_fit(60.0, 1, 250.0) == 5
+
+
+def test_the_reviewers_setup_counts_the_last_attempt_of_each_smoke_launcher() -> None:
+    def attempt(launcher: str, seconds: float) -> SmokeAttempt:
+        return SmokeAttempt(launcher=launcher, argv=["python"], workdir=".", seconds=seconds)
+
+    smoke = LauncherPlan(id="train-smoke", script="train.py", argv=["python"], scope="smoke")
+    scored = LauncherPlan(id="train-scored", script="train.py", argv=["python"], scope="scored")
+    record = ReproducerRecord(
+        inputs_digest="0" * 64,
+        seconds=0,
+        gate=Gate(passed=True),
+        # a first attempt past the budget, then the short one that passed
+        attempts=[attempt("train-smoke", 180.0), attempt("train-smoke", 4.0)],
+        launchers=[smoke, scored],
+    )
+    assert setup_seconds(record) == CHECK_SETUP_SECONDS + 4.0
+
+
+def _sleepy(root: Path, seconds: float) -> str:
+    """A scaffolded artifact whose scored launcher takes no seed and sleeps ``seconds``
+    before its work (through the launcher's environment); its launcher id."""
+    scaffold(root, InitOptions(id="sleepy", title="Sleepy"))
+    experiment = root / "code" / "experiment.py"
+    text = experiment.read_text("utf-8")
+    experiment.write_text(
+        text.replace(
+            "def main() -> None:\n",
+            "def main() -> None:\n"
+            "    import os, time\n\n"
+            "    time.sleep(float(os.environ.get('SLEEP', '0')))\n",
+            1,
+        ),
+        "utf-8",
+    )
+    manifest = root / "rra.yaml"
+    data = yaml.safe_load(manifest.read_text("utf-8"))
+    [scored] = [item for item in data["launchers"] if item["scope"] == "scored"]
+    scored["argv"] = ["python", "code/experiment.py"]
+    scored.pop("seeds")
+    scored.pop("samples")
+    scored["env"] = {"SLEEP": f"{seconds:g}"}
+    manifest.write_text(yaml.safe_dump(data, sort_keys=False), "utf-8")
+    return str(scored["id"])
+
+
+def test_reference_runs_slower_than_the_probe_stop_at_the_time_limit(
+    tmp_path: Path, env_cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Hostile, as on a loaded machine: the probe took 1 s, but each reference run of the
+    unseeded command sleeps 60 s. With 4 s left before the Packager's share, the first run is
+    stopped at the limit (its timeout is the time left), no other starts, and no observation
+    is counted: the waves end long before five runs (or one) could sleep out."""
+    monkeypatch.setenv("REPROBRIDGE_CACHE_DIR", str(env_cache))
+    root = tmp_path / "sleepy"
+    launcher = _sleepy(root, 60)
+    begin = time.monotonic()
+    taken = take_references(
+        root,
+        launcher,
+        None,
+        5,
+        took=1.0,
+        deadline=begin + PACKAGING_SECONDS + 4,
+        repetitions=tmp_path / "repetitions",
+    )
+    assert time.monotonic() - begin < 45  # stopped near the limit, not slept out
+    assert taken.cut
+    assert taken.observations == 0
+    assert taken.arguments == [] and taken.directories == []
+
+
+def test_reference_runs_of_an_unseeded_command_are_taken_one_at_a_time(
+    tmp_path: Path, env_cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without a time limit every observation asked for is a run of its own that succeeded."""
+    monkeypatch.setenv("REPROBRIDGE_CACHE_DIR", str(env_cache))
+    root = tmp_path / "sleepy"
+    launcher = _sleepy(root, 0)
+    taken = take_references(
+        root, launcher, None, 2, took=1.0, deadline=None, repetitions=tmp_path / "repetitions"
+    )
+    assert not taken.cut
+    assert taken.observations == 2
+    assert len(set(taken.directories)) == 2
+    assert all((d / "record.json").is_file() for d in taken.directories)
