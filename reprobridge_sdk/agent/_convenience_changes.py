@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from reprobridge_sdk.agent._smoke import RunOutcome, _labelled, _passes, _Phase
+from reprobridge_sdk.agent._smoke import OutOfTime, RunOutcome, _labelled, _passes, _Phase
 from reprobridge_sdk.agent.convenience import add_seed_option, smoke_knob
 from reprobridge_sdk.agent.fixes import Fix
 from reprobridge_sdk.agent.gates import build_finding
@@ -116,8 +116,12 @@ def _seed_option(state: _Phase, smoke: LauncherPlan, tasks: list[str], labels: l
         update["argv"] = _with_option(list(current.argv), option.flag, "{seed}")
     trial = current.model_copy(update=update)
     path.write_text(option.text, "utf-8")
-    first = state.run(trial)
-    second = state.run(trial) if _passes(first, labels) else first
+    try:
+        first = state.run(trial)
+        second = state.run(trial) if _passes(first, labels) else first
+    except OutOfTime:
+        path.write_text(text, "utf-8")  # no change stays in the code unrecorded
+        raise
     for outcome in (first, second) if second is not first else (first,):
         status = outcome.exit_status
         state.attempt(trial, outcome, None if status == 0 else f"seeded run: exit status {status}")
@@ -274,7 +278,12 @@ def _shorten(
     files = {knob.file or current.script: knob.text} if knob.text is not None else {}
     if knob.text is not None:
         path.write_text(knob.text, "utf-8")
-    again = state.run(trial)
+    try:
+        again = state.run(trial)
+    except OutOfTime:
+        if knob.text is not None:
+            path.write_text(text, "utf-8")  # no change stays in the code unrecorded
+        raise
     fix = Fix(
         rule="smoke-scope",
         kind="convenience",

@@ -6,14 +6,17 @@ shell launcher runs through ``/bin/sh -c`` with that interpreter's folder first 
 seed, ``{seed}`` is replaced in the argv and the environment values. The environment is the
 caller's without ``PYTHON*``, ``VIRTUAL_ENV*`` and ``CONDA*`` variables, plus the launcher's,
 with byte-code writing off and unbuffered output; stdin is empty. A run past ``timeout`` has
-exit status None and keeps what it printed. A run passes when it exits 0 and prints every
-label of its claims (case-insensitive); its labelled lines are the lines that carry a label
-(all of stdout when there is none). With ``sandbox`` (the build's default) the run is
-confined by the runner's sandbox (:mod:`reprobridge_sdk.agent._sandbox`): the environment and
-the artifact are read-only; the code is a private copy of the run's own, writable (what the
-run writes there is dropped with it), and so is a scratch directory, its ``HOME``. With
-``caches`` (the build's, :mod:`reprobridge_sdk.agent._caches`) the compile caches that tools
-keep under ``HOME`` are there instead, shared with the build's other runs.
+exit status None and keeps what it printed. With the build's ``deadline`` a run's timeout is
+at most the time left; a run the deadline stopped, or one due after it, raises
+:class:`OutOfTime` (the build's time limit, B016), never a smoke budget's verdict. A run
+passes when it exits 0 and prints every label of its claims (case-insensitive); its labelled
+lines are the lines that carry a label (all of stdout when there is none). With ``sandbox``
+(the build's default) the run is confined by the runner's sandbox
+(:mod:`reprobridge_sdk.agent._sandbox`): the environment and the artifact are read-only; the
+code is a private copy of the run's own, writable (what the run writes there is dropped with
+it), and so is a scratch directory, its ``HOME``. With ``caches`` (the build's,
+:mod:`reprobridge_sdk.agent._caches`) the compile caches that tools keep under ``HOME`` are
+there instead, shared with the build's other runs.
 """
 
 from __future__ import annotations
@@ -39,7 +42,7 @@ from reprobridge_sdk.model.build import (
 )
 from reprobridge_sdk.model.claims import Claims
 
-__all__ = ["SMOKE_TIMEOUT", "Recorder", "RunOutcome", "run_launcher"]
+__all__ = ["SMOKE_TIMEOUT", "OutOfTime", "Recorder", "RunOutcome", "run_launcher"]
 
 #: Seconds a smoke run may take.
 SMOKE_TIMEOUT = 600.0
@@ -47,6 +50,14 @@ SMOKE_TIMEOUT = 600.0
 #: ``record(fix, failure, tasks) -> change id``: records the working change (``code record``);
 #: ``failure`` is None for a convenience change (its ``evidence`` says why).
 Recorder = Callable[[Fix, "Failure | None", list[str]], "str | None"]
+
+
+class OutOfTime(Exception):
+    """The build's time limit came before or during a run (``detail`` says which)."""
+
+    def __init__(self, detail: str) -> None:
+        super().__init__(detail)
+        self.detail = detail
 
 
 @dataclass(frozen=True)
@@ -155,6 +166,8 @@ class _Phase:
     timeout: float
     launchers: dict[str, LauncherPlan]
     sandbox: bool = False
+    #: The build's time limit (a :func:`time.monotonic` value), or None.
+    deadline: float | None = None
     attempts: list[SmokeAttempt] = field(default_factory=list)
     fixes: list[AppliedFix] = field(default_factory=list)
     rejected: list[AppliedFix] = field(default_factory=list)
@@ -168,16 +181,30 @@ class _Phase:
 
     def run(self, launcher: LauncherPlan) -> RunOutcome:
         seed = launcher.seeds[0] if launcher.seeds else None
-        return run_launcher(
+        timeout = self.timeout
+        left = None if self.deadline is None else self.deadline - time.monotonic()
+        if left is not None and left <= 0:
+            raise OutOfTime(
+                f"smoke launcher {launcher.id!r}: the build's time limit passed before its run"
+            )
+        bounded = left is not None and left < timeout
+        outcome = run_launcher(
             launcher,
             self.code_dir,
             self.interpreter,
             seed=seed,
-            timeout=self.timeout,
+            timeout=left if bounded and left is not None else timeout,
             sandbox=self.sandbox,
             visible=self.artifact,
             caches=self.caches,
         )
+        if bounded and outcome.exit_status is None:
+            self.attempt(launcher, outcome, "stopped at the build's time limit")
+            raise OutOfTime(
+                f"smoke launcher {launcher.id!r}: its run was stopped at the build's time "
+                f"limit after {outcome.seconds:.0f} s (the smoke budget is {self.timeout:g} s)",
+            )
+        return outcome
 
     def attempt(self, launcher: LauncherPlan, outcome: RunOutcome, error: str | None) -> None:
         self.attempts.append(

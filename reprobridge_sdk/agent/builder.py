@@ -879,6 +879,7 @@ def build_environment(
     after: BuilderRecord | None = None,
     because: str | None = None,
     again: EnvironmentName | None = None,
+    deadline: float | None = None,
 ) -> BuilderRecord:
     """Run the Builder: declared requirements, then each environment of
     :data:`ENVIRONMENTS` (resolution steps, lock, environment, gate) until one passes.
@@ -889,7 +890,8 @@ def build_environment(
     record returned carries its attempts and steps too; with ``again`` that environment is
     tried first instead (the requirements changed, not the era). Resolving and installing run
     outside the sandbox; the import probes run in it with ``sandbox``. The environment
-    that passes is copied to ``state_dir/env``.
+    that passes is copied to ``state_dir/env``. No environment is tried past ``deadline`` (a
+    :func:`time.monotonic` value, the build's time limit): the record then fails with B016.
     """
     begin = time.monotonic() if started is None else started
     declared = declared_requirements(intake, plan, claims)
@@ -959,6 +961,12 @@ def build_environment(
                     )
                 )
                 continue
+            if deadline is not None and time.monotonic() >= deadline:
+                late = f"the build's time limit passed before the {target.name} environment"
+                attempts.append(_attempt(target, ok=False, outcome=f"skipped: {late}"))
+                last = [build_finding("B016", f"stopped in builder: {late} was tried")]
+                unavailable = []
+                break
             built = _try(target, intake, declared, state_dir, plan, cache_dir, sandbox)
             built = _with_missing_dependencies(
                 built, target, intake, declared, state_dir, plan, cache_dir, sandbox
@@ -978,6 +986,8 @@ def build_environment(
                 )
             last = built.findings
             why = f"{target.name} failed: {built.outcome}"
+        if last and last[0].code == "B016":
+            break
     findings = [
         *(last or [build_finding("B005", "no environment of the code's era could be tried")]),
         *unavailable,

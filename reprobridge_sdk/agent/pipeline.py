@@ -65,7 +65,7 @@ from reprobridge_sdk.agent.packager import (
 from reprobridge_sdk.agent.patching import apply_patch
 from reprobridge_sdk.agent.planner import plan
 from reprobridge_sdk.agent.prerequisite import with_step_imports
-from reprobridge_sdk.agent.reproducer import SMOKE_TIMEOUT, reproduce
+from reprobridge_sdk.agent.reproducer import SMOKE_TIMEOUT, OutOfTime, reproduce
 from reprobridge_sdk.agent.reviewer import review, setup_seconds
 from reprobridge_sdk.agent.state import BuildState, RecordedChange, inputs_digest
 from reprobridge_sdk.api import load
@@ -262,9 +262,12 @@ def build(options: BuildOptions, *, echo: Callable[[str], None] | None = None) -
                 plan=planned,
                 claims=claims,
                 sandbox=options.sandbox,
+                deadline=deadline,
             ),
         )
-        era = _Era(built, intake, planned, claims, state, out, options.sandbox, records)
+        era = _Era(
+            built, intake, planned, claims, state, out, options.sandbox, records, deadline=deadline
+        )
         kept = _author_changes(out, state, _agent_made(claims, planned)) if options.resume else []
         d_repro = reproducer_digest(d_builder, options, kept)
         repro = phase(
@@ -588,6 +591,7 @@ def _reproduce(  # noqa: PLR0917 - private helper of build()
         sandbox=options.sandbox,
         rebuild=era.rebuild,
         widen=era.widen,
+        deadline=era.deadline,
     )
     art = load(out)
     changed = False
@@ -642,6 +646,22 @@ class _Era:
     records: dict[str, PhaseRecord]
     #: Modules an installed package imports undeclared that were added (each once).
     undeclared: set[str] = field(default_factory=set)
+    #: The build's time limit (a :func:`time.monotonic` value): no environment is built
+    #: again past it.
+    deadline: float | None = None
+
+    def _in_time(self) -> None:
+        if self.deadline is not None and time.monotonic() >= self.deadline:
+            raise OutOfTime(
+                "the build's time limit passed before the environment could be built again"
+            )
+
+    def _late(self, record: BuilderRecord) -> None:
+        late = [f for f in record.gate.findings if f.code == "B016"]
+        if late:
+            # the environments not tried stay to try: a resume with more time tries them
+            self._save(self.built.model_copy(update={"attempts": record.attempts}))
+            raise OutOfTime(late[0].message.removeprefix("stopped in builder: "))
 
     def rebuild(self, failure: Failure) -> tuple[Path | None, list[BuildFinding]]:
         undeclared = self._with_undeclared(failure)
@@ -649,6 +669,7 @@ class _Era:
             return undeclared, []
         if self.built.environment == ENVIRONMENTS[-1]:
             return None, []
+        self._in_time()
         record = build_environment(
             self.intake,
             self.state.root,
@@ -659,7 +680,9 @@ class _Era:
             after=self.built,
             because=f"the smoke run failed with {failure.signature} in the "
             f"{self.built.environment} environment, and no fix rule applies",
+            deadline=self.deadline,
         )
+        self._late(record)
         if not record.gate.passed:
             self._save(still_in_use(self.built, record))
             return None, [f for f in record.gate.findings if f.code == "B048"]
@@ -677,6 +700,7 @@ class _Era:
             return None
         installed, module, distribution = found
         self.undeclared.add(module)
+        self._in_time()
         use = ReachedImport(module=module, files=[f"{installed} (an installed package)"])
         wider = self.planned.model_copy(
             update={"imports": sorted([*self.planned.imports, use], key=lambda u: u.module)}
@@ -694,7 +718,9 @@ class _Era:
             because=f"the smoke run failed with {failure.signature}: the installed "
             f"{installed} imports {module!r}, which its distribution does not declare; "
             f"{distribution} added",
+            deadline=self.deadline,
         )
+        self._late(record)
         if not record.gate.passed:
             self._save(self.built.model_copy(update={"attempts": record.attempts}))
             return None
@@ -711,6 +737,7 @@ class _Era:
         wider = with_step_imports(self.planned, self.out / "code", steps)
         if wider is self.planned:
             return None, []
+        self._in_time()
         added = sorted({u.module for u in wider.imports} - {u.module for u in self.planned.imports})
         self.planned = wider
         used = in_use(self.built)
@@ -725,7 +752,9 @@ class _Era:
             after=self.built,
             again=again,
             because=f"the steps run first import {', '.join(added)}",
+            deadline=self.deadline,
         )
+        self._late(record)
         if not record.gate.passed:
             self._save(self.built.model_copy(update={"attempts": record.attempts}))
             return None, []

@@ -80,6 +80,7 @@ from reprobridge_sdk.agent._convenience_changes import _replan, _seed_option, _s
 from reprobridge_sdk.agent._determinism import same_seed
 from reprobridge_sdk.agent._smoke import (
     SMOKE_TIMEOUT,
+    OutOfTime,
     Recorder,
     RunOutcome,
     _passes,
@@ -107,6 +108,7 @@ __all__ = [
     "MAX_FIXES",
     "SMOKE_TIMEOUT",
     "Advice",
+    "OutOfTime",
     "Rebuild",
     "Recorder",
     "RunOutcome",
@@ -237,6 +239,7 @@ def reproduce(
     sandbox: bool = False,
     rebuild: Rebuild | None = None,
     widen: Widen | None = None,
+    deadline: float | None = None,
 ) -> ReproducerRecord:
     """Run every smoke launcher of ``plan`` until it passes or no fix helps.
 
@@ -250,6 +253,11 @@ def reproduce(
     ``timeout`` is the smoke budget in seconds. ``artifact`` (default: ``code_dir``'s parent)
     is what paths in the record are written relative to. With ``sandbox`` every run is
     confined by the runner's sandbox.
+
+    ``deadline`` (a :func:`time.monotonic` value: the build's time limit) bounds every run:
+    a run it stops, or one due after it (and a ``rebuild`` or ``widen`` that raises
+    :class:`~reprobridge_sdk.agent._smoke.OutOfTime`), ends the phase with B016; the
+    attempts and fixes so far stay in the record.
     """
     begin = time.monotonic()
     state = _Phase(
@@ -262,10 +270,50 @@ def reproduce(
         timeout=timeout,
         launchers={item.id: item for item in plan.launchers},
         sandbox=sandbox,
+        deadline=deadline,
     )
     findings = state.findings
     fixed_seeds: list[Ambiguity] = []
     prepared: list[Ambiguity] = []
+    try:
+        _smoke_all(state, claims, plan, code_dir, advise, rebuild, widen, fixed_seeds, prepared)
+    except OutOfTime as late:
+        findings.append(
+            build_finding(
+                "B016",
+                f"stopped in reproducer: {late.detail}",
+                hint="build again with --resume and a larger --max-minutes",
+            )
+        )
+    replanned, decisions = _replan(state, claims, plan)
+    return ReproducerRecord(
+        inputs_digest=inputs_digest,
+        seconds=round(time.monotonic() - begin, 3),
+        gate=gate_from(findings),
+        attempts=state.attempts,
+        fixes=state.fixes,
+        rejected=state.rejected,
+        launchers=[state.launchers[item.id] for item in plan.launchers],
+        resolved_pitfalls=sorted(set(state.resolved)),
+        replanned=replanned,
+        decisions=[*decisions, *prepared, *fixed_seeds],
+    )
+
+
+def _smoke_all(  # noqa: PLR0917 - the loop reproduce() had inline
+    state: _Phase,
+    claims: Claims,
+    plan: PlanRecord,
+    code_dir: Path,
+    advise: Advice | None,
+    rebuild: Rebuild | None,
+    widen: Widen | None,
+    fixed_seeds: list[Ambiguity],
+    prepared: list[Ambiguity],
+) -> None:
+    """Every smoke launcher until it passes or no fix helps (see :func:`reproduce`)."""
+    findings = state.findings
+    timeout = state.timeout
     for smoke in [item for item in plan.launchers if item.scope == "smoke"]:
         tasks, labels = _labels(claims, plan, smoke.id)
         current = state.launchers[smoke.id]
@@ -372,7 +420,11 @@ def reproduce(
                         "prepare": list(fix.prepare) or current.prepare,
                     }
                 )
-            again = state.run(trial)
+            try:
+                again = state.run(trial)
+            except OutOfTime:
+                _undo(before, code_dir)  # no change stays in the code unrecorded
+                raise
             after = (
                 classify(again.stderr, code_dir, code_dir / trial.workdir)
                 if again.exit_status not in {0, None}
@@ -421,7 +473,7 @@ def reproduce(
                     )
                 )
                 break
-            change = record(fix, failure, tasks) if fix.files else None
+            change = state.record(fix, failure, tasks) if fix.files else None
             state.fixes.append(applied.model_copy(update={"change": change}))
             findings.extend(note for note in fix.notes if note not in findings)
             if trial is not current:
@@ -450,16 +502,3 @@ def reproduce(
             _seed_option(state, current, tasks, labels)
         elif passed and last is not None:
             fixed_seeds += same_seed(state, current, last, labels, tasks)
-    replanned, decisions = _replan(state, claims, plan)
-    return ReproducerRecord(
-        inputs_digest=inputs_digest,
-        seconds=round(time.monotonic() - begin, 3),
-        gate=gate_from(findings),
-        attempts=state.attempts,
-        fixes=state.fixes,
-        rejected=state.rejected,
-        launchers=[state.launchers[item.id] for item in plan.launchers],
-        resolved_pitfalls=sorted(set(state.resolved)),
-        replanned=replanned,
-        decisions=[*decisions, *prepared, *fixed_seeds],
-    )

@@ -136,3 +136,76 @@ def test_reference_runs_of_an_unseeded_command_are_taken_one_at_a_time(
     assert taken.observations == 2
     assert len(set(taken.directories)) == 2
     assert all((d / "record.json").is_file() for d in taken.directories)
+
+
+def test_a_smoke_retry_past_the_time_limit_ends_the_reproducer_with_b016(
+    raw_repo, tmp_path: Path, fixture_python: Path
+) -> None:
+    """The smoke run passes its budget (10 s of a 20-s training) and is made short; the time
+    limit (10.2 s after the start) comes before the short retry can end, which needs a
+    quarter of a second for its one epoch. The retry is stopped there (or not started): the
+    phase ends with B016, not with a run that outlives the build's limit, and the knob's
+    patch is undone."""
+    from build_fixtures import EPOCH_SECONDS
+
+    from reprobridge_sdk.agent.claims import load_claims
+    from reprobridge_sdk.agent.intake import checkout, inventory
+    from reprobridge_sdk.agent.planner import plan
+    from reprobridge_sdk.agent.reproducer import reproduce
+
+    repo, claims_file = raw_repo("long-smoke")
+    code = tmp_path / "code"
+    commit, date = checkout(str(repo), code)
+    claims = load_claims(claims_file)
+    intake = inventory(
+        code, claims, source=str(repo), commit=commit, commit_date=date, inputs_digest="0" * 64
+    )
+    planned = plan(claims, intake, root=code, inputs_digest="0" * 64)
+    budget = 40 * EPOCH_SECONDS
+    begin = time.monotonic()
+    result = reproduce(
+        claims,
+        planned,
+        code,
+        fixture_python,
+        inputs_digest="0" * 64,
+        record=lambda _fix, _failure, _tasks: None,
+        timeout=budget,
+        deadline=begin + budget + 0.2,
+    )
+    assert time.monotonic() - begin < budget + 20  # not the 20-s training, nor a hang
+    assert not result.gate.passed
+    [late] = [f for f in result.gate.findings if f.code == "B016"]
+    assert late.severity == "error" and "train-smoke" in late.message
+    assert result.attempts[0].exit_status is None  # the budget's timeout, then made short
+    # the short scope never ended, so it is not kept: no change stays in the code unrecorded
+    assert result.fixes == []
+    assert "_repro_knob" not in (code / "train.py").read_text("utf-8")
+
+
+def test_no_environment_is_tried_past_the_time_limit(raw_repo, tmp_path: Path) -> None:
+    """The Builder tries no environment once the build's limit has passed (as when the
+    Reproducer asks for the code's era late in a build): B016, each environment recorded as
+    skipped, nothing resolved or installed."""
+    from reprobridge_sdk.agent.builder import build_environment
+    from reprobridge_sdk.agent.claims import load_claims
+    from reprobridge_sdk.agent.intake import checkout, inventory
+
+    repo, claims_file = raw_repo("no-deps")
+    commit, date = checkout(str(repo), tmp_path / "checkout")
+    intake = inventory(
+        tmp_path / "checkout",
+        load_claims(claims_file),
+        source=str(repo),
+        commit=commit,
+        commit_date=date,
+        inputs_digest="0" * 64,
+    )
+    record = build_environment(
+        intake, tmp_path / "state", inputs_digest="0" * 64, deadline=time.monotonic() - 1
+    )
+    assert not record.gate.passed
+    assert [f.code for f in record.gate.findings] == ["B016"]
+    assert record.steps == []
+    [skipped] = record.attempts
+    assert not skipped.ok and skipped.outcome.startswith("skipped: the build's time limit")
