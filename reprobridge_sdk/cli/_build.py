@@ -45,7 +45,14 @@ __all__ = ["build"]
     "'reprobridge code record'.",
 )
 @format_option("text", "json")
-@click.option("--max-minutes", type=float, help="Stop before the next phase after N minutes.")
+@click.option(
+    "--max-minutes",
+    type=float,
+    metavar="N",
+    help="The build's time limit: no phase starts that would end past N minutes, smoke and "
+    "reference runs stop at it, and the Distiller takes as many reference runs as fit while "
+    "keeping time for the Reviewer's clean-room check (one more run of each scored launcher).",
+)
 @click.option(
     "--smoke-budget",
     type=float,
