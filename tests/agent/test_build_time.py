@@ -96,6 +96,7 @@ def _sleepy(root: Path, seconds: float) -> str:
     return str(scored["id"])
 
 
+@pytest.mark.slow
 def test_reference_runs_slower_than_the_probe_stop_at_the_time_limit(
     tmp_path: Path, env_cache: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -122,6 +123,7 @@ def test_reference_runs_slower_than_the_probe_stop_at_the_time_limit(
     assert taken.arguments == [] and taken.directories == []
 
 
+@pytest.mark.slow
 def test_reference_runs_of_an_unseeded_command_are_taken_one_at_a_time(
     tmp_path: Path, env_cache: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -138,6 +140,7 @@ def test_reference_runs_of_an_unseeded_command_are_taken_one_at_a_time(
     assert all((d / "record.json").is_file() for d in taken.directories)
 
 
+@pytest.mark.slow
 def test_a_smoke_retry_past_the_time_limit_ends_the_reproducer_with_b016(
     raw_repo, tmp_path: Path, fixture_python: Path
 ) -> None:
