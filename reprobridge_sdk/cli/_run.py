@@ -134,7 +134,7 @@ def _validate_first(path: str, *, refuse: bool) -> None:
     "--sandbox",
     is_flag=True,
     help="Run launchers under bubblewrap: no network, read-only but the run directory, "
-    "private /tmp (for untrusted artifacts; N011 where unavailable).",
+    "a private /tmp of at most 1 GiB (for untrusted artifacts; N011 where unavailable).",
 )
 @click.option(
     "--dry-run",
