@@ -2,7 +2,8 @@
 
 Rules: a smoke run stopped at its budget gets an iteration knob
 (:func:`~reprobridge_sdk.agent.convenience.smoke_knob`, which reads the script and the
-repository modules it imports) on the smoke launcher alone; kept when
+repository modules it imports), and one repetition of a loop over splits or folds, on the
+smoke launcher alone; kept when
 the shortened run ends within the budget, else undone with B021 (error), as when there is no
 knob. A passing smoke script that takes no seed while its claims name seeds (or while it fixes
 its own) gets a seed option
@@ -251,45 +252,52 @@ def _shorten(
         text = ""
     modules = _imported(state, current)
     knob = smoke_knob(text, current.argv, modules)
-    if current.shell and knob is not None and knob.args:
-        knob = None  # a shell line takes no appended option; only a variable shortens it
+    if current.shell and knob is not None:  # a shell line takes no appended option
+        kept = [k for k in (knob, knob.also) if k is not None and not k.args]
+        knob = replace(kept[0], also=kept[1] if len(kept) > 1 else None) if kept else None
     if knob is None:
         state.findings.append(
             build_finding(
                 "B021",
                 f"smoke launcher {current.id!r} ran past its budget of {budget}; "
-                f"{current.script} has no iteration count to make it short",
+                f"{current.script} has no iteration count and no count of splits, folds "
+                "or repetitions to make it short",
                 hint="give the script an option for the number of epochs or iterations",
             )
         )
         return None
-    if knob.args:
-        trial = current.model_copy(
-            update={"argv": _with_option(list(current.argv), knob.args[0], knob.args[1])}
-        )
-        how = f"passes {knob.args[0]} {knob.args[1]} (default {knob.default})"
-    else:
-        trial = current.model_copy(update={"env": {**current.env, **knob.env}})
-        [(variable, value)] = knob.env.items()
-        holder = knob.file or current.script
-        how = f"sets {variable}={value}; {holder} reads it for {knob.name} ({knob.default})"
-    if knob.file is not None:  # the count is in a module the script imports
-        path, text = state.code_dir / knob.file, modules[knob.file]
-    files = {knob.file or current.script: knob.text} if knob.text is not None else {}
-    if knob.text is not None:
-        path.write_text(knob.text, "utf-8")
+    knobs = [knob, *([knob.also] if knob.also is not None else [])]
+    trial, hows, files = current, [], {}
+    for item in knobs:
+        if item.args:
+            argv = _with_option(list(trial.argv), item.args[0], item.args[1])
+            trial = trial.model_copy(update={"argv": argv})
+            hows.append(f"passes {item.args[0]} {item.args[1]} (default {item.default})")
+        else:
+            trial = trial.model_copy(update={"env": {**trial.env, **item.env}})
+            [(variable, value)] = item.env.items()
+            holder = item.file or current.script
+            hows.append(
+                f"sets {variable}={value}; {holder} reads it for {item.name} ({item.default})"
+            )
+        if item.text is not None:  # the repetitions' edit is made on the script's shortened text
+            files[item.file or current.script] = item.text
+    how = " and ".join(hows)
+    originals = {rel: text if rel == current.script else modules[rel] for rel in files}
+    for rel, new_text in files.items():
+        (state.code_dir / rel).write_text(new_text, "utf-8")
     try:
         again = state.run(trial)
     except OutOfTime:
-        if knob.text is not None:
-            path.write_text(text, "utf-8")  # no change stays in the code unrecorded
+        for rel, old_text in originals.items():  # no change stays in the code unrecorded
+            (state.code_dir / rel).write_text(old_text, "utf-8")
         raise
     fix = Fix(
         rule="smoke-scope",
         kind="convenience",
         summary=f"the smoke run of {current.script} is short: it {how}",
         files=files,
-        env=dict(knob.env),
+        env={key: value for item in knobs for key, value in item.env.items()},
         evidence=(
             f"The smoke run of {current.script} was stopped at its budget of {budget} "
             f"({outcome.seconds:.1f} s). "
@@ -297,8 +305,8 @@ def _shorten(
     )
     error = f"timed out after {outcome.seconds:.1f} s (budget {budget})"
     if again.exit_status is None:
-        if knob.text is not None:
-            path.write_text(text, "utf-8")
+        for rel, old_text in originals.items():
+            (state.code_dir / rel).write_text(old_text, "utf-8")
         state.attempt(trial, again, error)
         state.rejected.append(_convenience(current, fix, error))
         state.findings.append(

@@ -71,7 +71,18 @@ environment variable and falls back to the literal (the loop's variable is
 ``REPRO_ITERATIONS``), in the file that holds it (``Knob.file``: the script, or the module);
 the smoke launcher sets the variable. Without it the code runs as before, so the scored
 launcher is unchanged. The small value is 1 for epochs and otherwise the smaller of 5 and
-the default. Code with none of these has no knob (None).
+the default.
+
+**Repetitions** (:attr:`Knob.also`): a script that repeats its whole experiment over splits,
+folds, shuffles, repetitions, runs, trials or restarts (``n_splits``, ``--num-shuffles``,
+``N_FOLDS``; :func:`is_repetition_count`) is shortened to one repetition too, with the
+training's length or alone when it has none: the smoke run checks that the code runs, and
+one split runs all of it. In the script only, the first of: an option with such a name that
+the smoke launcher does not pass (it passes 1); a module constant with such a name bound to
+an integer literal above 1; the bound of an outermost ``for`` loop over ``range(<bound>)``
+whose bound is such a name, also read from a file or an attribute (``range(int(n_splits))``,
+``range(args.n_folds)``): the bound becomes ``_repro_knob("REPRO_<NAME>", <bound>)`` and
+the smoke launcher sets the variable to 1. Code with none of these has no knob (None).
 """
 
 from __future__ import annotations
@@ -79,7 +90,7 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Literal
 
 __all__ = [
@@ -109,6 +120,18 @@ _NOT_A_BOUND = re.compile(
     r"^(?:warmup|warm_up|log|logging|eval|evaluation|save|print|checkpoint|ckpt|report|val|"
     r"validation|patience|display|sample|snapshot)_"
 )
+
+
+_REPEATS = re.compile(
+    r"^(?:[a-z0-9]+_)*(?:n|num|number_of|k)?_?(?:splits?|folds?|shuffles?|repeats?|"
+    r"repetitions?|runs|trials|restarts)$"
+)
+
+
+def is_repetition_count(name: str) -> bool:
+    """Whether ``name`` counts repetitions of a whole experiment (``n_splits``,
+    ``--num-shuffles``, ``N_FOLDS``)."""
+    return bool(_REPEATS.match(name.lstrip("-").replace("-", "_").lower()))
 
 
 def is_iteration_count(name: str) -> bool:
@@ -541,6 +564,8 @@ class Knob:
     text: str | None = None
     #: That file when it is a module the script imports (a repository path); None: the script.
     file: str | None = None
+    #: The repetitions shortened with it (one split, fold or shuffle), in the script.
+    also: Knob | None = None
 
 
 def _small(name: str, default: int | None) -> int:
@@ -590,6 +615,7 @@ def _env_knob(  # noqa: PLR0917 - private helper of smoke_knob()
     name: str,
     node: ast.expr,
     file: str | None = None,
+    small_value: int | None = None,
 ) -> Knob | None:
     source = _Source(text)
     default = _int_literal(node)
@@ -598,7 +624,7 @@ def _env_knob(  # noqa: PLR0917 - private helper of smoke_knob()
         return None
     literal = source.segment(node)
     source.replace(node, f'{KNOB_FUNCTION}("{variable}", {literal})')
-    small = str(_small(name, default))
+    small = str(small_value if small_value is not None else _small(name, default))
     return Knob(kind, name, literal, small, env={variable: small}, text=source.result(), file=file)
 
 
@@ -739,13 +765,88 @@ def _best(
     return best
 
 
+def _bound_name(node: ast.expr) -> str | None:
+    """The name a loop's bound reads: ``n_splits``, ``int(n_splits)``, ``args.n_folds``."""
+    while (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id in {"int", "round"}
+        and len(node.args) == 1
+    ):
+        node = node.args[0]
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    return None
+
+
+def _repetition_loops(body: Sequence[ast.AST]) -> Iterator[tuple[str, ast.expr]]:
+    """``(name, bound)`` of the outermost ``range(<bound>)`` loops over repetitions."""
+    for node in body:
+        if isinstance(node, (ast.For, ast.AsyncFor)):
+            call = node.iter
+            if (
+                isinstance(call, ast.Call)
+                and isinstance(call.func, ast.Name)
+                and call.func.id == "range"
+                and len(call.args) == 1
+                and not call.keywords
+            ):
+                name = _bound_name(call.args[0])
+                if name is not None and is_repetition_count(name):
+                    yield name, call.args[0]
+                    continue  # the loops inside it are the experiment's own
+        yield from _repetition_loops(list(ast.iter_child_nodes(node)))
+
+
+def _repetition_knob(text: str, argv: Sequence[str]) -> Knob | None:
+    """One repetition instead of many, in the script (see the rules), or None."""
+    tree = _parse(text)
+    if tree is None:
+        return None
+    given = {word.split("=", 1)[0] for word in argv if word.startswith("-")}
+    for flags, default in _options(tree):
+        long_flags = [f for f in flags if f.startswith("--")]
+        if long_flags and is_repetition_count(long_flags[0]) and not given & set(flags):
+            if _int_literal(default) == 1:
+                continue  # one already
+            literal = ast.unparse(default) if default is not None else None
+            return Knob("option", long_flags[0], literal, "1", args=(long_flags[0], "1"))
+    ones = set()
+    for name, value in _constants(tree):
+        if is_repetition_count(name) and (_int_literal(value) or 0) > 1:
+            return _env_knob(text, tree, "constant", name, value, small_value=1)
+        if _int_literal(value) in {0, 1}:
+            ones.add(name)
+    for name, bound in _repetition_loops(tree.body):
+        if name not in ones:  # a count bound to 0 or 1 repeats nothing
+            return _env_knob(text, tree, "loop", name, bound, small_value=1)
+    return None
+
+
 def smoke_knob(
     text: str, argv: Sequence[str], modules: Mapping[str, str] | None = None
 ) -> Knob | None:
     """The way to shorten a run of the script ``text`` run as ``argv`` (see the rules), or None.
 
     ``modules`` maps the repository modules the script imports (paths, in the order its
-    imports reach them) to their text: read when the script has no training-length name."""
+    imports reach them) to their text: read when the script has no training-length name.
+    A loop over splits or folds of the script is shortened too (:attr:`Knob.also`)."""
+    knob = _length_knob(text, argv, modules)
+    script = knob.text if knob is not None and knob.file is None and knob.text else text
+    also = _repetition_knob(script, argv)
+    if knob is None or also is None:
+        return knob or also
+    if knob.args and also.args and knob.args[0] == also.args[0]:
+        return knob
+    return replace(knob, also=also)
+
+
+def _length_knob(
+    text: str, argv: Sequence[str], modules: Mapping[str, str] | None = None
+) -> Knob | None:
+    """The training's length of :func:`smoke_knob`."""
     tree = _parse(text)
     if tree is None:
         return None

@@ -817,6 +817,31 @@ _add(
     )
 )
 
+_add(
+    Fixture(
+        "long-smoke-splits",
+        {
+            # the dropout experiments' shape: the whole experiment repeats over splits whose
+            # count is read from a data file, and no count of epochs is in the code
+            "data/n_splits.txt": "80\n",
+            "experiment.py": (
+                "import time\n\n"
+                "n_splits = int(open('data/n_splits.txt').read())\n"
+                "scores = []\n"
+                "for split in range(int(n_splits)):\n"
+                f"    time.sleep({EPOCH_SECONDS})\n"
+                "    scores.append(0.97)\n"
+                'print("test accuracy: %.4f over %d splits" % (sum(scores) / len(scores), '
+                "len(scores)))\n"
+            ),
+        },
+        _SLOW_CLAIMS,
+        ("a smoke run past its budget, repeating the experiment over a file's count of splits",),
+        {"accuracy": True},
+        end_to_end=False,  # as long-smoke
+    )
+)
+
 
 _add(
     Fixture(

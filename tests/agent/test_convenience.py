@@ -286,6 +286,87 @@ def test_an_iteration_option_is_passed_small_without_a_patch() -> None:
     assert knob is not None and (knob.kind, knob.env) == ("constant", {"REPRO_EPOCHS": "1"})
 
 
+_SPLITS_SCRIPT = """\
+import argparse
+parser = argparse.ArgumentParser()
+parser.add_argument("--epochx", type=int, default=10)
+args = parser.parse_args()
+EPOCHS = 40
+n_splits = int(open("n_splits.txt").read())
+done = 0
+for split in range(int(n_splits)):
+    for epoch in range(EPOCHS * args.epochx):
+        done += 1
+print("runs:", n_splits, done)
+"""
+
+
+def test_a_loop_over_splits_is_one_split_in_the_smoke_run(tmp_path: Path) -> None:
+    """The training's length (``EPOCHS``) and the loop over a file's count of splits are
+    shortened together, in one edit of the script; without the variables it runs as
+    published."""
+    knob = smoke_knob(_SPLITS_SCRIPT, ["python", "x.py", "--epochx", "10"])
+    assert knob is not None and knob.also is not None
+    assert (knob.kind, knob.env) == ("constant", {"REPRO_EPOCHS": "1"})
+    also = knob.also
+    assert (also.kind, also.name, also.default, also.env) == (
+        "loop",
+        "n_splits",
+        "int(n_splits)",
+        {"REPRO_N_SPLITS": "1"},
+    )
+    assert also.text is not None and also.text.count("def _repro_knob(") == 1
+    (tmp_path / "n_splits.txt").write_text("20\n", "utf-8")
+    script = tmp_path / "x.py"
+    script.write_text(also.text, "utf-8")
+    assert _run(script) == "runs: 20 8000\n"
+    assert _run(script, env={**knob.env, **also.env}) == "runs: 20 10\n"
+
+
+@pytest.mark.parametrize(
+    ("text", "argv", "expected"),
+    [
+        (  # DeepWalk's scoring: an option for the number of shuffles, no iteration count
+            "import argparse\np = argparse.ArgumentParser()\n"
+            "p.add_argument('--num-shuffles', default=2, type=int)\np.parse_args()\n",
+            ["python", "scoring.py"],
+            ("option", ("--num-shuffles", "1"), {}),
+        ),
+        (
+            "N_FOLDS = 10\nfor fold in range(N_FOLDS):\n    pass\n",
+            ["python", "cv.py"],
+            ("constant", (), {"REPRO_N_FOLDS": "1"}),
+        ),
+        (
+            "import sys\nfor r in range(sys.flags.num_repeats):\n    pass\n",
+            ["python", "r.py"],
+            ("loop", (), {"REPRO_NUM_REPEATS": "1"}),
+        ),
+    ],
+)
+def test_a_count_of_repetitions_alone_is_a_knob(
+    text: str, argv: list[str], expected: tuple[str, tuple[str, ...], dict[str, str]]
+) -> None:
+    knob = smoke_knob(text, argv)
+    assert knob is not None and knob.also is None
+    assert (knob.kind, knob.args, knob.env) == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # passed by the launcher already, one already, a loop over a list, not a count
+        "import argparse\np = argparse.ArgumentParser()\np.add_argument('--n-splits', default=5)\n",
+        "import argparse\np = argparse.ArgumentParser()\np.add_argument('--n-folds', default=1)\n",
+        "splits = [1, 2]\nfor s in splits:\n    pass\n",
+        "for s in range(len(splits)):\n    pass\nsplit_ratio = 3\n",
+        "n_splits = 1\nfor s in range(n_splits):\n    pass\n",
+    ],
+)
+def test_no_repetition_knob_where_nothing_repeats(text: str) -> None:
+    assert smoke_knob(text, ["python", "x.py", "--n-splits", "2"]) is None
+
+
 def test_no_knob_for_a_script_without_an_iteration_count() -> None:
     text = "import time\nwhile time.monotonic() < 0:\n    pass\nfor x in range(3):\n    pass\n"
     assert smoke_knob(text, ["python", "x.py"]) is None

@@ -324,6 +324,28 @@ def test_a_smoke_run_is_made_short_by_the_training_length_of_an_imported_module(
     assert "_repro_knob" not in (code / "train.py").read_text("utf-8")
 
 
+def test_a_smoke_run_is_made_one_split_of_an_experiment_repeated_over_splits(
+    raw_repo, tmp_path: Path, fixture_python: Path
+) -> None:
+    """No count of epochs, a loop over a count of splits read from a file: the smoke run is
+    one split; the scored launcher still runs them all."""
+    budget = 40 * EPOCH_SECONDS
+    result, code, recorded = _reproduce(
+        raw_repo, tmp_path, fixture_python, "long-smoke-splits", timeout=budget
+    )
+    assert result.gate.passed, result.gate.findings
+    assert [a.exit_status for a in result.attempts] == [None, 0]
+    [fix] = result.fixes
+    assert (fix.rule, fix.files) == ("smoke-scope", ["experiment.py"])
+    assert recorded == [("smoke-scope", None)]
+    launchers = {item.id: item for item in result.launchers}
+    smoke, scored = launchers["experiment-smoke"], launchers["experiment-scored"]
+    assert smoke.env == {"MPLBACKEND": "Agg", "REPRO_N_SPLITS": "1"}
+    assert scored.env == {"MPLBACKEND": "Agg"}
+    text = (code / "experiment.py").read_text("utf-8")
+    assert 'range(_repro_knob("REPRO_N_SPLITS", int(n_splits)))' in text
+
+
 def test_a_smoke_run_past_its_budget_without_an_iteration_count_is_b021(
     tmp_path: Path, fixture_python: Path
 ) -> None:
