@@ -16,7 +16,6 @@ imported until a schema is generated); programs may call :func:`register_schema`
 from __future__ import annotations
 
 import importlib
-import json
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -419,7 +418,9 @@ def generate_schema(name: str) -> dict[str, Any]:
 
 def render_schema(name: str) -> str:
     """The text of the generated schema ``name`` exactly as it is written to disk."""
-    return json.dumps(generate_schema(name), indent=2, ensure_ascii=False) + "\n"
+    from reprobridge_sdk.io.atomic import json_text  # noqa: PLC0415 - when writing
+
+    return json_text(generate_schema(name))
 
 
 def packaged_schema_text(name: str) -> str:

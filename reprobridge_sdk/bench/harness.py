@@ -12,7 +12,6 @@ agent does stops the batch: every ending is an outcome of its run.
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import shutil
 import tempfile
@@ -254,10 +253,11 @@ def run_bench(
         options=options,
         findings=[as_audit_finding(item) for item in problems],
     )
-    text = json.dumps(report.model_dump(mode="json"), indent=2, sort_keys=True) + "\n"
-    from reprobridge_sdk.io.atomic import atomic_write_bytes  # noqa: PLC0415
+    from reprobridge_sdk.io.atomic import atomic_write_text, json_text  # noqa: PLC0415
 
-    atomic_write_bytes(target / "report.json", text.encode("utf-8"))
+    atomic_write_text(
+        target / "report.json", json_text(report.model_dump(mode="json"), sort_keys=True)
+    )
     return report
 
 
