@@ -52,6 +52,9 @@ it targeted is gone (its gate). The rules, in order:
 * ``pandas-append``: ``DataFrame.append`` (removed in pandas 2) -> ``pd.concat`` on the
   failing line.
 * ``yaml-load``: ``yaml.load`` without a ``Loader`` -> ``yaml.safe_load``.
+* ``lightning-hparams``: ``AttributeError`` on ``self.hparams = x`` in a LightningModule
+  (read-only since PyTorch Lightning 1.3, before the era of much code that uses it) ->
+  ``self.save_hyperparameters(x)`` on that line.
 * ``gui-backend``: an interactive matplotlib backend that cannot load headless ->
   ``matplotlib.use("Agg")``.
 * ``cuda-device``: a CUDA error (no device, no driver, not compiled with CUDA) ->
@@ -1001,6 +1004,39 @@ def _yaml_load(failure: Failure, root: Path, script: str) -> Fix | None:
     )
 
 
+#: ``self.hparams = x`` assigned whole: read-only since PyTorch Lightning 1.3.
+_HPARAMS_SET = re.compile(r"^(\s*)self\.hparams\s*=\s*(?![=])(.+?)\s*(#.*)?$")
+_NO_SETTER = re.compile(r"^can't set attribute(?: 'hparams')?$|^property 'hparams' of .* no setter")
+
+
+def _lightning_hparams(failure: Failure, root: Path, script: str) -> Fix | None:
+    """``self.hparams = hparams`` in a LightningModule, which PyTorch Lightning 1.3 made
+    read-only (``AttributeError: can't set attribute``, or Python 3.11's ``property 'hparams'
+    ... has no setter``) -> ``self.save_hyperparameters(hparams)``, Lightning's own
+    replacement: ``self.hparams`` then holds the same values."""
+    if failure.type != "AttributeError" or not _NO_SETTER.match(failure.message):
+        return None
+
+    def edit(line: str) -> str:
+        match = _HPARAMS_SET.match(line.rstrip("\r\n"))
+        if match is None or match.group(2).endswith(("\\", "(", "[", "{", ",")):
+            return line  # not one whole assignment on this line
+        end = line[len(line.rstrip("\r\n")) :]
+        comment = f"  {match.group(3)}" if match.group(3) else ""
+        return f"{match.group(1)}self.save_hyperparameters({match.group(2)}){comment}{end}"
+
+    files = _line_edit(failure, root, edit)
+    if not files:
+        return None
+    return Fix(
+        rule="lightning-hparams",
+        kind="execution-fix",
+        summary=f"self.hparams assigned in {failure.file}:{failure.line} (read-only since "
+        "PyTorch Lightning 1.3) saved with self.save_hyperparameters instead",
+        files=files,
+    )
+
+
 def _gui_backend(failure: Failure, root: Path, script: str) -> Fix | None:
     markers = ("Cannot load backend", "no display name", "tkinter")
     if not any(marker in failure.message for marker in markers):
@@ -1254,6 +1290,7 @@ RULES: list[tuple[str, Rule]] = [
     ("self-import", _self_import),
     ("pandas-append", _pandas_append),
     ("yaml-load", _yaml_load),
+    ("lightning-hparams", _lightning_hparams),
     ("gui-backend", _gui_backend),
     ("cuda-device", _cuda_device),
     ("working-directory", _working_directory),

@@ -170,6 +170,52 @@ def test_a_classified_failure_is_fixed_by_its_rule(tmp_path: Path, case: str) ->
     assert fixed.returncode == 0, fixed.stderr
 
 
+_LIGHTNING_STAND_IN = """\
+class LightningModule:
+    # as PyTorch Lightning 1.3 and later: hparams has no setter
+    @property
+    def hparams(self):
+        return self._hparams
+
+    def save_hyperparameters(self, params):
+        self._hparams = params
+"""
+
+
+def test_a_read_only_lightning_hparams_is_saved_with_save_hyperparameters(tmp_path: Path) -> None:
+    """``self.hparams = hparams`` in a LightningModule: AttributeError since Lightning 1.3.
+    The stand-in below is a folder named like the package with its behaviour (Lightning is
+    not a test dependency). Only the failing line changes; an ``==`` comparison and a
+    continued line are never rewritten."""
+    (tmp_path / "pytorch_lightning").mkdir()
+    (tmp_path / "pytorch_lightning" / "__init__.py").write_text(_LIGHTNING_STAND_IN, "utf-8")
+    (tmp_path / "script.py").write_text(
+        "from argparse import Namespace\n\nimport pytorch_lightning as pl\n\n\n"
+        "class Model(pl.LightningModule):\n"
+        "    def __init__(self, hparams):\n"
+        "        super().__init__()\n"
+        "        self.hparams = hparams  # the run's settings\n\n\n"
+        "print(Model(Namespace(lr=0.5)).hparams.lr)\n",
+        "utf-8",
+    )
+    broken = _run(tmp_path, "script.py")
+    failure = classify(broken.stderr, tmp_path)
+    assert failure is not None and (failure.type, failure.line) == ("AttributeError", 9)
+    fix = propose(failure, tmp_path, "script.py")
+    assert fix is not None and (fix.rule, fix.kind) == ("lightning-hparams", "execution-fix")
+    text = fix.files["script.py"]
+    assert "        self.save_hyperparameters(hparams)  # the run's settings\n" in text
+    (tmp_path / "script.py").write_text(text, "utf-8")
+    fixed = _run(tmp_path, "script.py")
+    assert (fixed.returncode, fixed.stdout) == (0, "0.5\n"), fixed.stderr
+    for message in ("can't set attribute", "property 'hparams' of 'Model' object has no setter"):
+        for line in ("        self.hparams == x\n", "        self.hparams = dict(\n"):
+            (tmp_path / "script.py").write_text("\n" * 8 + line, "utf-8")
+            odd = Failure("AttributeError", message, file="script.py", line=9)
+            found = propose(odd, tmp_path, "script.py")
+            assert found is None or found.rule != "lightning-hparams"
+
+
 def test_autograd_scipy_misc_becomes_special(tmp_path: Path) -> None:
     """autograd 1.3 removed ``autograd.scipy.misc``; ``logsumexp`` is in ``special``. The
     stand-in below is a folder named like the package with the layout of autograd 1.3 (the
