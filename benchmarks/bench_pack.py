@@ -16,11 +16,11 @@ written first), timed as pairs whose order alternates, medians of CPU time (user
   unpacking: its file and tree digests recomputed) against ``tar xzf OUT.tar.gz -C DEST`` of
   the same archive (none of those checks).
 
-Printed: the machine's load (``uptime``) before and after, then per command the median CPU
-and wall seconds of each side and their ratios, with the target. Targets (issue 24): ``pack``
-within 2x ``tar czf`` and ``unpack`` within 1.5x ``tar xzf``, on 10k files. ``--before DIR``
-(a directory holding an earlier ``reprobridge_sdk``) times that version as a third side in
-the same rounds. ``--quick`` packs 200 files once: a check that the benchmark runs.
+Printed: the date and the machine's load (``uptime``) before and after, then per command the
+median CPU and wall seconds of each side and their ratios, with the target. Targets (issue
+24): ``pack`` within 2x ``tar czf`` and ``unpack`` within 1.5x ``tar xzf``, on 10k files.
+``--before DIR`` (a directory holding an earlier ``reprobridge_sdk``) times that version as a
+third side in the same rounds. ``--quick`` packs 200 files once: a check that the benchmark runs.
 
 Run: ``python benchmarks/bench_pack.py [--files 10000] [--repeats 5] [--before DIR]``.
 """
@@ -28,6 +28,7 @@ Run: ``python benchmarks/bench_pack.py [--files 10000] [--repeats 5] [--before D
 from __future__ import annotations
 
 import argparse
+import datetime
 import random
 import shutil
 import statistics
@@ -113,7 +114,7 @@ def main() -> None:
     args = parser.parse_args()
     files, repeats = (200, 1) if args.quick else (args.files, args.repeats)
     compile_bytecode(args.before and Path(args.before) / "reprobridge_sdk")
-    print(f"load before: {load()}", flush=True)
+    print(f"{datetime.datetime.now(datetime.UTC):%Y-%m-%d} UTC; load before: {load()}", flush=True)
     with tempfile.TemporaryDirectory(prefix="bench-pack-") as tmp:
         work = Path(tmp)
         art = grow(work / "art", files, random.Random(24))

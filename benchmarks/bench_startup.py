@@ -24,7 +24,8 @@ two is printed: a before/after comparison within one run. The cases:
     and compared with its expected values;
   - ``extract ARTIFACT --launcher trivial --log LOG``: one value from a one-line log;
   - ``extract ARTIFACT --run RUN``: the one recorded run of the ``audit`` case below
-    re-extracted (the case of issue 24's target: at most 10x ``python -c pass`` in CPU);
+    re-extracted (the case of issue 24's target: at most 10x ``python -c pass`` in CPU; the
+    record and the launcher are read as plain data, without pydantic and the models);
   - ``validate EXAMPLE``: every layer on the bundled example (files, digests, lock, samples);
   - ``run ARTIFACT trivial --env current``: one run of ``python -c "print('acc=0.5')"`` with
     its record, ledger and extraction, in a fresh runs directory each time;
@@ -40,14 +41,15 @@ yaml, json"`` and of the CPU time to ``python -c pass``'s (lower is better; on a
 machine the CPU ratio is the steadier one), and, from one extra ``python -X importtime`` run
 of the case, the import time (the sum of the top-level imports' cumulative times;
 ``-X importtime`` itself inflates it) with the five packages whose own import time is
-largest. Times are of a shared machine:
-compare the ratios of one run, not absolute times across runs.
+largest. The date and the machine's load (``uptime``) are printed before and after. Times
+are of a shared machine: compare the ratios of one run, not absolute times across runs.
 """
 
 from __future__ import annotations
 
 import argparse
 import compileall
+import datetime
 import os
 import resource
 import shutil
@@ -232,6 +234,12 @@ def _importtime(argv: list[str], env: dict[str, str] | None, cwd: Path) -> tuple
     return total / 1000, heaviest
 
 
+def _load() -> str:
+    """The load averages, as ``uptime`` gives them."""
+    one, five, fifteen = os.getloadavg()
+    return f"{one:.2f}, {five:.2f}, {fifteen:.2f}"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=5)
@@ -244,6 +252,7 @@ def main() -> None:
     )
     args = parser.parse_args()
     against = None if args.against is None else args.against.resolve()
+    print(f"{datetime.datetime.now(datetime.UTC):%Y-%m-%d %H:%M} UTC; load before: {_load()}")
     compileall.compile_dir(Path(reprobridge_sdk.__file__).parent, quiet=1)
     if against is not None:
         compileall.compile_dir(against / "reprobridge_sdk", quiet=1)
@@ -286,6 +295,7 @@ def main() -> None:
             f"{name:38} {wall * 1000:5.0f}ms {cpu * 1000:5.0f}ms {wall / bare:6.1f} "
             f"{wall / readers:6.2f} {cpu / bare_cpu:8.1f} {total:6.0f}ms  {heaviest}{versus}"
         )
+    print(f"load after: {_load()}")
     extract_run = statistics.median(cpus["extract --run (job)"]) / bare_cpu
     met = "met" if extract_run <= TARGET_EXTRACT_RUN else "MISSED"
     print(
