@@ -1072,8 +1072,9 @@ _IMPORTED = re.compile(r"^\s*(?:from\s+(?P<from>[\w.]+)\s+import|import\s+(?P<im
 _TRACE_FRAME = re.compile(
     r'^\s*File "(?P<file>[^"]+)", line \d+[^\n]*(?:\n(?P<source>(?!\s*File ")[^\n]*))?', re.M
 )
-#: Where an installed package's files are: a path inside an environment's packages.
-_PACKAGES = re.compile(r"[/\\](?:site|dist)-packages[/\\](?P<file>.+)$")
+#: Where an installed package's files are: a path inside an environment's packages, as run
+#: or as the build writes it (``<site-packages>/theano/...``, :func:`fixes.portable`).
+_PACKAGES = re.compile(r"(?:^<|[/\\])(?:site|dist)-packages>?[/\\](?P<file>.+)$")
 _NO_TOP_MODULE = re.compile(
     r"^(?:\w+\.)*ModuleNotFoundError: No module named '(?P<top>[A-Za-z_]\w*)'$"
 )

@@ -15,7 +15,7 @@ from build_fixtures import git
 
 from reprobridge_sdk.agent.builder import build_environment, undeclared_import
 from reprobridge_sdk.agent.claims import load_claims
-from reprobridge_sdk.agent.fixes import classify
+from reprobridge_sdk.agent.fixes import classify, portable
 from reprobridge_sdk.agent.intake import checkout, inventory
 from reprobridge_sdk.agent.packager import assemble
 from reprobridge_sdk.agent.pipeline import _Era
@@ -42,6 +42,15 @@ ModuleNotFoundError: No module named 'nose_parameterized'
 
 def test_the_module_an_installed_package_imports_undeclared_is_named() -> None:
     assert undeclared_import(_THEANO_SPARSE, ["theano==0.8.2", "numpy==1.13.0"]) == (
+        "theano/tests/unittest_tools.py",
+        "nose_parameterized",
+        "nose-parameterized",
+    )
+    # as the build writes it, with the machine's paths made portable (the form the
+    # Reproducer hands over)
+    written = portable(_THEANO_SPARSE, Path("/work/a"))
+    assert '"<site-packages>/theano/tests/unittest_tools.py"' in written
+    assert undeclared_import(written, []) == (
         "theano/tests/unittest_tools.py",
         "nose_parameterized",
         "nose-parameterized",
@@ -204,6 +213,8 @@ def test_the_environment_in_use_gains_the_undeclared_dependency_a_run_stops_on(
         failure = classify(ran.stderr, out / "code")
         assert failure is not None and failure.message == "No module named 'backlib'"
         era = _Era(built, intake, planned, claims, state, out, False, {})
+        # the Reproducer hands over the failure as the build writes it (paths made portable)
+        failure = failure.portable(out)
         again, notes = era.rebuild(failure)
     assert notes == []
     if not published:
