@@ -372,8 +372,8 @@ def dist_info_files(folder: str, distribution: OwnDistribution) -> dict[str, str
 
 
 #: The package that stands for the repository under the name its code imports it by.
-_SELF_PACKAGE = '''"""The repository under the name its code imports it by, {name!r} (the folder its
-authors checked it out into): this package's modules are those of the repository root, so
+_SELF_PACKAGE = '''"""The repository under the name its code imports it by (the folder its authors
+checked it out into): this package's modules are those of the repository root, so
 ``{name}.<module>`` imports ``<module>`` of the root, its code unchanged."""
 
 import os
