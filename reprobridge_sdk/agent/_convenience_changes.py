@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from reprobridge_sdk.agent._smoke import OutOfTime, RunOutcome, _labelled, _passes, _Phase
+from reprobridge_sdk.agent._smoke import OutOfTime, RunOutcome, _labelled, _passes, _Phase, _values
 from reprobridge_sdk.agent.convenience import add_seed_option, smoke_knob
 from reprobridge_sdk.agent.fixes import Fix
 from reprobridge_sdk.agent.gates import build_finding
@@ -134,7 +134,7 @@ def _seed_option(state: _Phase, smoke: LauncherPlan, tasks: list[str], labels: l
         env={option.flag: "{seed}"} if option.how == "env" else {},
         evidence=asked + why,
     )
-    same = _labelled(first, labels) == _labelled(second, labels)
+    same = _values(first, labels) == _values(second, labels)
     # A script that seeded itself with a constant and still prints different values with one
     # seed (TensorFlow 1's threaded CPU kernels) varies beyond its seed as published too: the
     # constant read from the launcher's seed changes the initialisation, and the references

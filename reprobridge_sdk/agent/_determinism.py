@@ -1,7 +1,8 @@
 """Same seed, same value: the Reproducer's check before any reference run is taken.
 
-After a seeded smoke launcher passes, it runs once more with the same seed. The lines that
-carry a claim's number (the claims' labels) must be the same in both runs; otherwise the
+After a seeded smoke launcher passes, it runs once more with the same seed. The numbers
+after the claims' labels (in the lines that carry them; the whole line when no number
+follows) must be the same in both runs; otherwise the
 references would record noise as if it were the code's value. The likely cause is found by
 trying, in order, the recorded environment settings that remove a known cause, each gated
 by two more runs with the seed that must agree:
@@ -23,7 +24,7 @@ from __future__ import annotations
 
 import re
 
-from reprobridge_sdk.agent._smoke import RunOutcome, _labelled, _passes, _Phase
+from reprobridge_sdk.agent._smoke import RunOutcome, _labelled, _passes, _Phase, _values
 from reprobridge_sdk.agent.gates import build_finding
 from reprobridge_sdk.model.build import LauncherPlan
 from reprobridge_sdk.model.guide import Ambiguity
@@ -61,7 +62,7 @@ def _agree(state: _Phase, launcher: LauncherPlan, labels: list[str]) -> bool:
             launcher, outcome, None if status == 0 else f"same-seed run: exit status {status}"
         )
     ok = _passes(first, labels) and _passes(second, labels)
-    return ok and _labelled(first, labels) == _labelled(second, labels)
+    return ok and _values(first, labels) == _values(second, labels)
 
 
 def _lines(first: RunOutcome, second: RunOutcome, labels: list[str]) -> list[str]:
@@ -82,7 +83,7 @@ def same_seed(
         again,
         None if again.exit_status == 0 else f"same-seed run: exit status {again.exit_status}",
     )
-    if not _passes(again, labels) or _labelled(again, labels) == _labelled(passed, labels):
+    if not _passes(again, labels) or _values(again, labels) == _values(passed, labels):
         return []
     seen = _lines(passed, again, labels)
     for cause, variables in SETTINGS:

@@ -22,6 +22,7 @@ there instead, shared with the build's other runs.
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import time
 from collections.abc import Callable
@@ -231,3 +232,27 @@ def _labelled(outcome: RunOutcome, labels: list[str]) -> list[str]:
     if not labels:
         return lines
     return [line for line in lines if any(label.lower() in line.lower() for label in labels)]
+
+
+_NUMBER = re.compile(r"[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?")
+
+
+def _values(outcome: RunOutcome, labels: list[str]) -> list[str]:
+    """What two runs are compared by: in each line that carries a claim's number, the number
+    after its label (a time printed on the same line, as GCN's ``accuracy= 0.71300 time=
+    0.01578``, is not the claim's); the whole line when no number follows the label, and all
+    of stdout without labels."""
+    if not labels:
+        return _labelled(outcome, labels)
+    out: list[str] = []
+    for line in _labelled(outcome, labels):
+        lower = line.lower()
+        found = None
+        for label in labels:
+            at = lower.find(label.lower())
+            number = _NUMBER.search(line, at + len(label)) if at >= 0 else None
+            if number is not None:
+                found = number.group()
+                break
+        out.append(found if found is not None else line)
+    return out

@@ -201,6 +201,42 @@ def _smoke(raw_repo, tmp_path: Path, python: Path, name: str):  # type: ignore[n
     return reproduce(claims, planned, code, python, inputs_digest=ZERO, record=record)
 
 
+def test_a_time_on_the_line_of_the_value_is_not_the_value(
+    tmp_path: Path, fixture_python: Path
+) -> None:
+    """GCN prints ``accuracy= 0.71300 time= 0.01578``: two runs with one seed agree on the
+    number after the label and differ in the time. That is no B046, and no setting is tried;
+    a value that does differ after its label still is (the hostile half)."""
+    from build_fixtures import FIXTURES, Fixture, write_repo
+
+    base = FIXTURES["unseeded-generator"]
+    for name, line, codes in (
+        (
+            "time-on-the-line",
+            'print("test accuracy: %.6f time= %.6f" % (score, random.random()))\n',
+            [],
+        ),
+        (
+            "value-on-the-line",
+            'print("test accuracy: %.6f time= 1.0" % (score + random.random()))\n',
+            ["B046"],
+        ),
+    ):
+        text = base.files["train.py"].split("jitter =")[0]
+        text += "score = model.score(X_test / 16.0, y_test)\n" + line
+        fixture = Fixture(name, {"train.py": text}, base.claims, base.defects, end_to_end=False)
+        repo, claims_file = write_repo(tmp_path / name / "raw", fixture)
+        result = _smoke(
+            lambda _name, r=repo, c=claims_file: (r, c),
+            tmp_path / name,
+            fixture_python,
+            name,
+        )
+        assert result.gate.passed
+        assert [f.code for f in result.gate.findings] == codes, name
+        assert len(result.attempts) == (2 if not codes else 2 + 2 * len(SETTINGS))
+
+
 @pytest.mark.slow
 def test_hash_order_is_found_and_fixed_by_pythonhashseed(
     raw_repo, tmp_path: Path, fixture_python: Path
