@@ -22,6 +22,10 @@ it targeted is gone (its gate). The rules, in order:
   ``unicode``, ``basestring``, ``long``, ``raw_input``, ``reduce``, ...; :data:`PY2_NAMES`)
   in code that parses as Python 3 -> fissix's fixer of each such name that the failing file
   and its siblings read and never bind.
+* ``python2-modules``: ``No module named 'X'`` for a standard-library module under its
+  Python 2 name (``cPickle``, ``StringIO``, ``ConfigParser``, ``urllib2``, ...) in code that
+  parses as Python 3 -> fissix's ``imports``, ``imports2`` and ``urllib`` fixers on the
+  failing file and its siblings that import such a name.
 * ``implicit-relative-import``: ``No module named 'X'`` raised in a module of a package
   whose folder holds ``X`` (Python 2 imported a sibling implicitly) -> fissix's
   ``fix_import`` on every module of that folder (``from X import`` becomes
@@ -399,6 +403,63 @@ def _python2_names(failure: Failure, root: Path, script: str) -> Fix | None:
         rule="python2-names",
         kind="execution-fix",
         summary=f"Python 2 builtins ({match.group(1)} and its kin) of {where} ported with fissix",
+        files=files,
+    )
+
+
+#: The fissix fixers that port Python 2's standard-library module names (``cPickle``,
+#: ``StringIO``, ``ConfigParser``, ``urllib2``, ``anydbm``, ...): each fixer's module map.
+_PY2_MODULE_FIXERS = ("imports", "imports2", "urllib")
+
+
+def _python2_module_names() -> frozenset[str]:
+    from fissix.fixes import fix_imports, fix_imports2, fix_urllib  # noqa: PLC0415
+
+    return frozenset(fix_imports.MAPPING) | set(fix_imports2.MAPPING) | set(fix_urllib.MAPPING)
+
+
+def _python2_modules(failure: Failure, root: Path, script: str) -> Fix | None:
+    """Code of Python 2 that parses as Python 3 but imports a standard-library module under
+    its Python 2 name (``No module named 'cPickle'``): fissix's ``imports``, ``imports2`` and
+    ``urllib`` fixers on the failing file and on its siblings that import such a name (one
+    change, not one per file). A module of the repository with that name is not touched."""
+    if failure.type not in {"ModuleNotFoundError", "ImportError"} or not failure.file:
+        return None
+    match = _NO_TOP.match(failure.message)
+    names = _python2_module_names()
+    if match is None or match.group(1) not in names:
+        return None
+    name = match.group(1)
+    if (root / name).exists() or (root / f"{name}.py").exists():
+        return None
+    from fissix import refactor  # noqa: PLC0415 - only for Python 2 code
+
+    tool = refactor.RefactoringTool([f"fissix.fixes.fix_{n}" for n in _PY2_MODULE_FIXERS])
+    imports = re.compile(
+        r"^\s*(?:import|from)\s+(?:" + "|".join(re.escape(n) for n in sorted(names)) + r")\b",
+        re.M,
+    )
+    folder = (root / failure.file).parent
+    candidates = [failure.file] + [
+        m.relative_to(root).as_posix() for m in sorted(folder.glob("*.py")) if not m.is_symlink()
+    ]
+    files: dict[str, str] = {}
+    for rel in dict.fromkeys(candidates):
+        try:
+            text = _read(root, rel)
+        except (OSError, UnicodeDecodeError):
+            continue
+        if not imports.search(text):
+            continue
+        if (converted := _fissix(tool, root, rel)) is not None:
+            files[rel] = converted
+    if failure.file not in files:
+        return None
+    where = failure.file if len(files) == 1 else f"{len(files)} files of {failure.file}'s folder"
+    return Fix(
+        rule="python2-modules",
+        kind="execution-fix",
+        summary=f"Python 2 module names ({name} and its kin) of {where} ported with fissix",
         files=files,
     )
 
@@ -1282,6 +1343,7 @@ RULES: list[tuple[str, Rule]] = [
     ("python2", _python2),
     ("python2-lists", _python2_lists),
     ("python2-names", _python2_names),
+    ("python2-modules", _python2_modules),
     ("implicit-relative-import", _implicit_relative),
     ("repository-url", _repository_url),
     ("integer-division", _division),

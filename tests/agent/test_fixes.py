@@ -528,6 +528,53 @@ def test_python2_builtins_are_ported_in_the_failing_file_and_its_siblings(
     assert fixed.stdout.split() == ["[0,", "1,", "2]", "3", "7"]
 
 
+def test_python2_module_names_are_ported_in_the_failing_file_and_its_siblings(
+    tmp_path: Path,
+) -> None:
+    """Planetoid's ``import cPickle`` in code that parses as Python 3: the failing file and
+    every sibling importing a Python 2 module name are ported in one change; a Python 3
+    sibling is left alone. Hostile: a repository module of that name is the repository's
+    (no port), and a name Python 2 never had is not this rule's."""
+    (tmp_path / "base.py").write_text(
+        "import cPickle\nfrom StringIO import StringIO\n\n\n"
+        "def dump(x):\n    return len(cPickle.dumps(x)) > 0 and StringIO('a').read()\n",
+        "utf-8",
+    )
+    (tmp_path / "other.py").write_text(
+        "import ConfigParser\nC = ConfigParser.RawConfigParser\n", "utf-8"
+    )
+    (tmp_path / "modern.py").write_text("import pickle\nX = pickle\n", "utf-8")
+    (tmp_path / "main.py").write_text(
+        "import base, other, modern\nprint(base.dump([1]), other.C.__name__)\n", "utf-8"
+    )
+    failure = classify(_run(tmp_path, "main.py").stderr, tmp_path)
+    assert failure is not None and failure.file == "base.py"
+    assert failure.message == "No module named 'cPickle'"
+    fix = propose(failure, tmp_path, "main.py")
+    assert fix is not None and fix.rule == "python2-modules"
+    assert sorted(fix.files) == ["base.py", "other.py"]
+    for rel, text in fix.files.items():
+        (tmp_path / rel).write_text(text, "utf-8")
+    fixed = _run(tmp_path, "main.py")
+    assert fixed.returncode == 0, fixed.stderr
+    assert fixed.stdout.split() == ["a", "RawConfigParser"]
+
+    own = tmp_path / "own"
+    own.mkdir()
+    (own / "Queue.py").write_text("raise ImportError(\"No module named 'Queue'\")\n", "utf-8")
+    (own / "main.py").write_text("import Queue\n", "utf-8")
+    failure = classify(_run(own, "main.py").stderr, own)
+    assert failure is not None
+    fix = propose(failure, own, "main.py")
+    assert fix is None or fix.rule != "python2-modules"
+    (own / "Queue.py").unlink()
+    (own / "main.py").write_text("import torchvisionx\n", "utf-8")
+    failure = classify(_run(own, "main.py").stderr, own)
+    assert failure is not None
+    fix = propose(failure, own, "main.py")
+    assert fix is None or fix.rule != "python2-modules"
+
+
 def test_a_name_error_for_a_builtin_the_file_binds_gets_no_python2_fix(tmp_path: Path) -> None:
     """``long`` deleted by the file itself is the file's own name: no fissix port."""
     (tmp_path / "main.py").write_text("long = 1\ndel long\nprint(long)\n", "utf-8")
