@@ -26,6 +26,10 @@ it targeted is gone (its gate). The rules, in order:
   Python 2 name (``cPickle``, ``StringIO``, ``ConfigParser``, ``urllib2``, ...) in code that
   parses as Python 3 -> fissix's ``imports``, ``imports2`` and ``urllib`` fixers on the
   failing file and its siblings that import such a name.
+* ``python2-pickle``: a pickle Python 2 wrote, read by Python 3 (``'utf-8' codec can't
+  decode byte 0x80``, ``a bytes-like object is required, not 'str'``) on a line calling
+  ``pickle.load`` -> the ``open`` it reads opens in binary mode and the call decodes with
+  ``encoding="latin1"``.
 * ``implicit-relative-import``: ``No module named 'X'`` raised in a module of a package
   whose folder holds ``X`` (Python 2 imported a sibling implicitly) -> fissix's
   ``fix_import`` on every module of that folder (``from X import`` becomes
@@ -1065,6 +1069,115 @@ def _yaml_load(failure: Failure, root: Path, script: str) -> Fix | None:
     )
 
 
+#: A pickle load call (``pickle.load(``, ``cPickle.load(``, ``pkl.load(``).
+_PICKLE_LOAD = re.compile(r"\b(?:c?[Pp]ickle|pkl)\.load\(")
+#: What Python 3 raises reading a pickle Python 2 wrote: from a file opened as text, or the
+#: byte strings of its objects decoded as ASCII.
+_PICKLE_ERRORS = re.compile(r"codec can't decode byte|a bytes-like object is required, not 'str'")
+
+
+def _closing(text: str, start: int) -> int | None:
+    """The index of the parenthesis that closes the one before ``start``, strings skipped."""
+    depth, quote, index = 1, "", start
+    while index < len(text):
+        char = text[index]
+        if quote:
+            if char == "\\":
+                index += 1
+            elif char == quote:
+                quote = ""
+        elif char in "'\"":
+            quote = char
+        elif char == "(":
+            depth += 1
+        elif char == ")":
+            depth -= 1
+            if depth == 0:
+                return index
+        index += 1
+    return None
+
+
+def _binary_open(args: str) -> str | None:
+    """``open``'s arguments reading in binary mode: a missing mode added, ``"r"`` made
+    ``"rb"``; None when they already read bytes or are not understood."""
+    parts = [part.strip() for part in args.split(",")]
+    if len(parts) == 1 and parts[0] and "=" not in parts[0]:
+        return f'{args}, "rb"'
+    mode = re.fullmatch(r"""(?:mode\s*=\s*)?(['"])r\1""", parts[1]) if len(parts) == 2 else None
+    if mode is None:
+        return None
+    return f"{parts[0]}, {parts[1][:-1]}b{parts[1][-1]}"
+
+
+def _python2_pickle(failure: Failure, root: Path, script: str) -> Fix | None:
+    """A pickle Python 2 wrote, read by Python 3 (Planetoid's ``pickle.load(open(path))``):
+    the file opened as text fails to decode (``'utf-8' codec can't decode byte 0x80``) or
+    gives ``str`` where pickle wants bytes, and Python 2's byte strings (NumPy arrays) fail
+    as ASCII. On the failing line's load call: the ``open`` it reads (on that line, or the
+    ``with open(...) as f`` / ``f = open(...)`` above it that the call reads) opens in binary
+    mode, and the call decodes as ``encoding="latin1"``, pickle's documented way to read
+    Python 2's pickles of NumPy arrays."""
+    if failure.type not in {"UnicodeDecodeError", "TypeError"}:
+        return None
+    if not _PICKLE_ERRORS.search(failure.message) or not failure.file or not failure.line:
+        return None
+    try:
+        lines = _read(root, failure.file).splitlines(keepends=True)
+    except (OSError, UnicodeDecodeError):
+        return None
+    if failure.line > len(lines):
+        return None
+    number = failure.line - 1
+    line = lines[number]
+    found = _PICKLE_LOAD.search(line)
+    end = _closing(line, found.end()) if found else None
+    if found is None or end is None:
+        return None
+    args = line[found.end() : end]
+    changed = False
+    inner = re.match(r"\s*open\(", args)
+    if inner is not None:
+        close = _closing(args, inner.end())
+        binary = _binary_open(args[inner.end() : close]) if close is not None else None
+        if binary is not None and close is not None:
+            args = f"{args[: inner.end()]}{binary}{args[close:]}"
+            changed = True
+    elif re.fullmatch(r"\s*\w+\s*", args):
+        handle = re.escape(args.strip())
+        opened = re.compile(
+            rf"(?:with\s+open\((?P<a>.*)\)\s+as\s+{handle}\s*:|\b{handle}\s*=\s*open\((?P<b>.*)\))"
+        )
+        for index in range(number - 1, max(number - 30, -1), -1):
+            match = opened.search(lines[index])
+            if match is None:
+                continue
+            group = "a" if match.group("a") is not None else "b"
+            inside = match.group(group)
+            close = _closing(inside + ")", 0) if inside else None
+            if close != len(inside):
+                break
+            binary = _binary_open(inside)
+            if binary is not None:
+                start, stop = match.span(group)
+                lines[index] = lines[index][:start] + binary + lines[index][stop:]
+                changed = True
+            break
+    if "encoding" not in args:
+        args = f'{args}, encoding="latin1"'
+        changed = True
+    if not changed:
+        return None
+    lines[number] = f"{line[: found.end()]}{args}{line[end:]}"
+    return Fix(
+        rule="python2-pickle",
+        kind="execution-fix",
+        summary=f"the Python 2 pickle read at {failure.file}:{failure.line} opened in binary "
+        'mode and decoded with encoding="latin1"',
+        files={failure.file: "".join(lines)},
+    )
+
+
 #: ``self.hparams = x`` assigned whole: read-only since PyTorch Lightning 1.3.
 _HPARAMS_SET = re.compile(r"^(\s*)self\.hparams\s*=\s*(?![=])(.+?)\s*(#.*)?$")
 _NO_SETTER = re.compile(r"^can't set attribute(?: 'hparams')?$|^property 'hparams' of .* no setter")
@@ -1344,6 +1457,7 @@ RULES: list[tuple[str, Rule]] = [
     ("python2-lists", _python2_lists),
     ("python2-names", _python2_names),
     ("python2-modules", _python2_modules),
+    ("python2-pickle", _python2_pickle),
     ("implicit-relative-import", _implicit_relative),
     ("repository-url", _repository_url),
     ("integer-division", _division),

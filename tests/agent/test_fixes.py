@@ -575,6 +575,72 @@ def test_python2_module_names_are_ported_in_the_failing_file_and_its_siblings(
     assert fix is None or fix.rule != "python2-modules"
 
 
+#: A pickle as Python 2 writes one (protocol 2): a ``str`` of three bytes above ASCII.
+_PY2_PICKLE = b"\x80\x02U\x03\xff\xfe\xfdq\x00."
+
+
+@pytest.mark.parametrize(
+    ("source", "fixed_lines"),
+    [
+        # Planetoid's one line: the file opened as text, the pickle decoded as ASCII
+        (
+            "import pickle\nobj = pickle.load(open('data.pkl'))\nprint(len(obj))\n",
+            {2: 'obj = pickle.load(open(\'data.pkl\', "rb"), encoding="latin1")\n'},
+        ),
+        # the handle opened above, as text with its mode spelt out
+        (
+            "import pickle\n\nwith open('data.pkl', 'r') as handle:\n"
+            "    obj = pickle.load(handle)\nprint(len(obj))\n",
+            {
+                3: "with open('data.pkl', 'rb') as handle:\n",
+                4: '    obj = pickle.load(handle, encoding="latin1")\n',
+            },
+        ),
+        # opened in binary already: only the decoding of Python 2's byte strings
+        (
+            "import pickle as pkl\nf = open('data.pkl', 'rb')\nobj = pkl.load(f)\n"
+            "print(len(obj))\n",
+            {3: 'obj = pkl.load(f, encoding="latin1")\n'},
+        ),
+    ],
+)
+def test_a_python2_pickle_is_read_in_binary_as_latin1(
+    tmp_path: Path, source: str, fixed_lines: dict[int, str]
+) -> None:
+    (tmp_path / "data.pkl").write_bytes(_PY2_PICKLE)
+    (tmp_path / "main.py").write_text(source, "utf-8")
+    failure = classify(_run(tmp_path, "main.py").stderr, tmp_path)
+    assert failure is not None and failure.type in {"UnicodeDecodeError", "TypeError"}
+    fix = propose(failure, tmp_path, "main.py")
+    assert fix is not None and fix.rule == "python2-pickle"
+    text = fix.files["main.py"]
+    for number, line in fixed_lines.items():
+        assert text.splitlines(keepends=True)[number - 1] == line
+    (tmp_path / "main.py").write_text(text, "utf-8")
+    fixed = _run(tmp_path, "main.py")
+    assert fixed.returncode == 0, fixed.stderr
+    assert fixed.stdout.split() == ["3"]
+
+
+def test_a_decode_error_elsewhere_gets_no_pickle_fix(tmp_path: Path) -> None:
+    """Hostile: a text file of another encoding read as UTF-8, on a line that loads no
+    pickle, is not this rule's; nor a load whose call the rule cannot delimit."""
+    (tmp_path / "data.txt").write_bytes(b"\xff\xfe caf\xe9")
+    (tmp_path / "main.py").write_text("text = open('data.txt').read()\n", "utf-8")
+    failure = classify(_run(tmp_path, "main.py").stderr, tmp_path)
+    assert failure is not None and failure.type == "UnicodeDecodeError"
+    fix = propose(failure, tmp_path, "main.py")
+    assert fix is None or fix.rule != "python2-pickle"
+    (tmp_path / "data.pkl").write_bytes(_PY2_PICKLE)
+    (tmp_path / "main.py").write_text(
+        "import pickle\nobj = pickle.load(open('data.pkl'\n)\n)\n", "utf-8"
+    )
+    failure = classify(_run(tmp_path, "main.py").stderr, tmp_path)
+    assert failure is not None
+    fix = propose(failure, tmp_path, "main.py")
+    assert fix is None or fix.rule != "python2-pickle"
+
+
 def test_a_name_error_for_a_builtin_the_file_binds_gets_no_python2_fix(tmp_path: Path) -> None:
     """``long`` deleted by the file itself is the file's own name: no fissix port."""
     (tmp_path / "main.py").write_text("long = 1\ndel long\nprint(long)\n", "utf-8")
