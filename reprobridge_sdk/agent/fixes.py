@@ -1098,10 +1098,36 @@ def _closing(text: str, start: int) -> int | None:
     return None
 
 
+def _arguments(args: str) -> list[str]:
+    """A call's arguments, split at its own commas (not those inside brackets or strings:
+    ``"data/{}.{}".format(a, b)`` is one)."""
+    parts: list[str] = []
+    depth, quote, start, index = 0, "", 0, 0
+    while index < len(args):
+        char = args[index]
+        if quote:
+            if char == "\\":
+                index += 1
+            elif char == quote:
+                quote = ""
+        elif char in "'\"":
+            quote = char
+        elif char in "([{":
+            depth += 1
+        elif char in ")]}":
+            depth -= 1
+        elif char == "," and depth == 0:
+            parts.append(args[start:index])
+            start = index + 1
+        index += 1
+    parts.append(args[start:])
+    return parts
+
+
 def _binary_open(args: str) -> str | None:
     """``open``'s arguments reading in binary mode: a missing mode added, ``"r"`` made
     ``"rb"``; None when they already read bytes or are not understood."""
-    parts = [part.strip() for part in args.split(",")]
+    parts = [part.strip() for part in _arguments(args)]
     if len(parts) == 1 and parts[0] and "=" not in parts[0]:
         return f'{args}, "rb"'
     mode = re.fullmatch(r"""(?:mode\s*=\s*)?(['"])r\1""", parts[1]) if len(parts) == 2 else None

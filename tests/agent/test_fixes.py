@@ -587,6 +587,16 @@ _PY2_PICKLE = b"\x80\x02U\x03\xff\xfe\xfdq\x00."
             "import pickle\nobj = pickle.load(open('data.pkl'))\nprint(len(obj))\n",
             {2: 'obj = pickle.load(open(\'data.pkl\', "rb"), encoding="latin1")\n'},
         ),
+        # Planetoid's very line: the path built by a call with commas of its own
+        (
+            "import pickle\nNAMES = ['pkl']\nOBJECTS = []\nfor i in range(1):\n"
+            "    OBJECTS.append(pickle.load(open('data.{}'.format(NAMES[i], 0))))\n"
+            "print(len(OBJECTS[0]))\n",
+            {
+                5: "    OBJECTS.append(pickle.load(open('data.{}'.format(NAMES[i], 0)"
+                ', "rb"), encoding="latin1"))\n'
+            },
+        ),
         # the handle opened above, as text with its mode spelt out
         (
             "import pickle\n\nwith open('data.pkl', 'r') as handle:\n"
