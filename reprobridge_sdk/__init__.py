@@ -49,8 +49,8 @@ _STABLE = {
         terminal_text
     """,
     "reprobridge_sdk.versions": """
-        FORMAT_VERSION FORMAT_VERSIONS MANIFEST_NAME NEWEST_FORMAT SCHEMA_BASE_URL
-        VERSION_PATTERN follow_modeline manifest_modeline manifest_schema_url
+        FORMAT_VERSION FORMAT_VERSIONS MANIFEST_NAME NEWEST_FORMAT RECORD_NAME
+        SCHEMA_BASE_URL VERSION_PATTERN follow_modeline manifest_modeline manifest_schema_url
         parse_since parse_version since written_version
     """,
     "reprobridge_sdk.digest": """
@@ -73,6 +73,7 @@ _STABLE = {
     """,
     "reprobridge_sdk.io.atomic": """
         atomic_directory atomic_open atomic_write_bytes atomic_write_json atomic_write_text
+        json_text
     """,
     "reprobridge_sdk.io.pointer": """
         PointerError ancestors escape_pointer from_loc pointer_of resolve tokens_of

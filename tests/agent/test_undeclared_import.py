@@ -21,7 +21,7 @@ from reprobridge_sdk.agent.packager import assemble
 from reprobridge_sdk.agent.pipeline import _Era
 from reprobridge_sdk.agent.planner import plan
 from reprobridge_sdk.agent.state import BuildState
-from reprobridge_sdk.env.venv import ensure_environment
+from reprobridge_sdk.env import ensure_environment
 from reprobridge_sdk.model.build import BuilderRecord
 
 ZERO = "0" * 64

@@ -28,13 +28,8 @@ from reprobridge_sdk.audit.clean_room import write_check_record
 from reprobridge_sdk.audit.table import evidence_state
 from reprobridge_sdk.authoring.check import check
 from reprobridge_sdk.errors import UsageError
-from reprobridge_sdk.signing.keys import (
-    SigningKey,
-    TrustedKeys,
-    generate_key,
-    parse_trusted_keys,
-    public_line,
-)
+from reprobridge_sdk.signing import SigningKey, TrustedKeys, generate_key, parse_trusted_keys
+from reprobridge_sdk.signing.keys import public_line
 
 
 def _documented(root: Path) -> None:

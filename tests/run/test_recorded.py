@@ -30,10 +30,10 @@ from hypothesis import strategies as st
 
 from reprobridge_sdk.errors import ReproBridgeError
 from reprobridge_sdk.model import MeasuredValue
-from reprobridge_sdk.run.evidence import load_record
+from reprobridge_sdk.run import load_record, replay_run
 from reprobridge_sdk.run.measure import MEASURED_FIELDS, measure, measured_json, template_context
 from reprobridge_sdk.run.recorded import plain_recorded
-from reprobridge_sdk.run.replay import _in_run_folder, replay_run, replayed_run
+from reprobridge_sdk.run.replay import _in_run_folder, replayed_run
 from reprobridge_sdk.run.select import load_artifact, select_launchers
 
 PROGRAM = (
