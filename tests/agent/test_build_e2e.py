@@ -307,6 +307,27 @@ def test_a_discrepancy_states_the_references_and_that_nothing_was_varied(
     assert f"seed {scored.seeds[0]}" in discrepancy.rationale
 
 
+@pytest.mark.parametrize("name", ["not-reproducible"])
+def test_a_claim_the_code_does_not_reach_is_reported_and_reviewed_as_not_reproduced(
+    built: Callable[[str], tuple[BuildReport, Path]], name: str
+) -> None:
+    """The code runs and prints about 0.97 against a claim of 0.999: the build passes (so
+    ``reprobridge build`` exits 0), its summary names the claim's published value and the
+    references' mean, and the Reviewer's verdict is not-reproduced. (The build already
+    checked above, shared: a second build of a far claim would only repeat it.)"""
+    report, out = built(name)
+    assert report.passed and report.failure is None
+    [summary] = report.claims
+    assert (summary.claim, summary.status, summary.published) == (
+        "accuracy",
+        "incompatible",
+        0.999,
+    )
+    assert summary.references_mean is not None and 0.9 < summary.references_mean < 0.999
+    review = ReviewRecord.model_validate_json((out / ".rra-build/reviewer.json").read_text())
+    assert review.verdicts == {"accuracy": "not-reproduced"}
+
+
 @pytest.mark.parametrize("name", ["seed-line"])
 def test_landmarks_are_lines_every_reference_run_reaches(
     built: Callable[[str], tuple[BuildReport, Path]], name: str
