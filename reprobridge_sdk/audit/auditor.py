@@ -51,7 +51,7 @@ from .attempts import (
     unique_labels,
 )
 from .badges import BadgeContext, award
-from .clean_room import clean_room_finding
+from .clean_room import clean_room
 from .facts import ManifestFacts
 from .interval import (
     DEFAULT_FLOOR,
@@ -304,6 +304,7 @@ def _audit(
     artifact_findings += [as_audit_finding(f) for f in _shared_runs(manifest, evidence)]
     artifact_findings += [as_audit_finding(f) for f in _placeholders(validation)]
     artifact_findings += [as_audit_finding(f) for f in wide]
+    check_finding, check_signature = clean_room(root, trust.keys if trust is not None else None)
     badges = award(
         BadgeContext(
             manifest=manifest,
@@ -322,7 +323,8 @@ def _audit(
                 ),
             ),
             archive_sha256=trust.archive_sha256 if trust is not None else None,
-            clean_room=clean_room_finding(root, trust.keys if trust is not None else None),
+            clean_room=check_finding,
+            check_signature=check_signature,
         )
     )
     rates = label_rates([(summaries, tasks)])

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Literal
 
 from reprobridge_sdk.findings import Finding, Severity
-from reprobridge_sdk.model.audit import AuditFinding, Badges, TaskAudit
+from reprobridge_sdk.model.audit import AuditFinding, Badges, CheckSignature, TaskAudit
 from reprobridge_sdk.validation.placeholders import HINTS, is_placeholder_commit
 from reprobridge_sdk.versions import MANIFEST_NAME
 
@@ -103,8 +103,10 @@ class BadgeContext:
     #: The SHA-256 of the packed archive the committee audited; ``None``: a directory.
     archive_sha256: str | None = None
     #: Why no passing clean-room check is on record, or why its signed record cannot be
-    #: believed (:func:`.clean_room.clean_room_finding`); ``None``: one is.
+    #: believed (:func:`.clean_room.clean_room`); ``None``: one is.
     clean_room: Finding | None = field(default_factory=no_check_record)
+    #: Who signed the check record; ``None``: no record that can be read.
+    check_signature: CheckSignature | None = None
 
 
 Rule = Callable[[BadgeContext], list[AuditFinding]]
@@ -407,6 +409,7 @@ def award(ctx: BadgeContext) -> Badges:
         reasons={k: v for k, v in reasons.items() if v},
         evidence=evidence,
         checks={k: list(v) for k, v in BADGE_CHECKS.items()},
+        check_record=ctx.check_signature,
     )
 
 

@@ -23,6 +23,7 @@ from reprobridge_sdk.findings import Finding, finding
 from reprobridge_sdk.io import safefs
 from reprobridge_sdk.io.atomic import atomic_write_json
 from reprobridge_sdk.model.attestation import CHECK_PREDICATE, STATEMENT_TYPE
+from reprobridge_sdk.model.audit import CheckSignature
 from reprobridge_sdk.model.evidence import utc_now
 from reprobridge_sdk.signing.dsse import parse_envelope, verify_envelope
 
@@ -34,7 +35,7 @@ __all__ = [
     "CHECK_RECORD",
     "CHECK_VERSION",
     "check_record",
-    "clean_room_finding",
+    "clean_room",
     "no_check_record",
     "write_check_record",
 ]
@@ -124,56 +125,78 @@ def no_check_record(problem: str = f"no clean-room check on record ({_WHERE})") 
     return finding("A086", problem, file=_WHERE, hint=_HINT)
 
 
-def clean_room_finding(root: Path, keys: TrustedKeys | None = None) -> Finding | None:
+def clean_room(
+    root: Path, keys: TrustedKeys | None = None
+) -> tuple[Finding | None, CheckSignature | None]:
     """Why the artifact at ``root`` has no passing clean-room check on record (A086), or
     why its signed record cannot be believed (K001-K004, K007: ``keys``, under ``--trust``,
-    must have signed it); ``None``: a passing check of its files as they are is on record."""
+    must have signed it), ``None`` when a passing check of its files as they are is on
+    record; and who signed the record (``None``: no record that can be read)."""
     raw, data, problem = _read(root)
     if data is None:
-        return no_check_record(problem or "")
-    signed = _signature_finding(root, raw, keys)
+        return no_check_record(problem or ""), None
+    signed, signature = _signature(root, raw, keys)
     if signed is not None:
-        return signed
+        return signed, signature
     problem = _record_problem(data) or _changed(root, data["artifact_files_sha256"])
-    return no_check_record(problem) if problem else None
+    return (no_check_record(problem) if problem else None), signature
 
 
-def _signature_finding(root: Path, raw: bytes, keys: TrustedKeys | None) -> Finding | None:
-    """Why the record's envelope does not vouch for it: none under ``keys`` (K001), not an
-    envelope (K007), a signature that fails or a stranger's (K002, K003, with ``keys``
-    only), or a statement about other bytes (K004). Without ``keys`` and without an
-    envelope, nothing is asked."""
+def _signature(
+    root: Path, raw: bytes, keys: TrustedKeys | None
+) -> tuple[Finding | None, CheckSignature]:
+    """Why the record's envelope does not vouch for it, and who signed it: none under
+    ``keys`` (K001), not an envelope (K007), a signature that fails or a stranger's (K002,
+    K003, with ``keys`` only), or a statement about other bytes (K004). Without ``keys`` and
+    without an envelope, nothing is asked."""
     path = root / RUNS_DIR / CHECK_ENVELOPE
     if not os.path.lexists(path):
+        unsigned = CheckSignature(state="unsigned", code="K001" if keys is not None else None)
         if keys is None:
-            return None
+            return None, unsigned
         return finding(
             "K001",
             f"the clean-room check record {_WHERE} is not signed",
             file=_WHERE,
             hint="sign it with 'reprobridge check --record --sign' and a key the KEYS file trusts",
-        )
+        ), unsigned
     try:  # beside the record: a regular file, no link, bounded
         envelope = safefs.load_json(
             path, root=path.parent, allow_links=False, max_bytes=_MAX_ENVELOPE_BYTES
         )
     except (OSError, ValueError, RecursionError, safefs.UnsafeFileError):
         envelope = None
+    parsed = parse_envelope(envelope)
+    if parsed is None:
+        return finding("K007", "not a DSSE envelope", file=_SIGNED_WHERE), CheckSignature(
+            state="tampered", code="K007"
+        )
+    # the envelope's own key id, shown only as what a key id is (hex), never its free text
+    key_id = next((kid[:16] for kid, _ in parsed.signatures if _SHA256.fullmatch(kid)), None)
+    name = role = None
     statement: object = None
     if keys is not None:
         verified, problems = verify_envelope(envelope, keys, where=_SIGNED_WHERE)
         if verified is None:
-            return problems[0]
+            state = "untrusted" if problems[0].code == "K003" else "tampered"
+            return problems[0], CheckSignature(state=state, code=problems[0].code, key_id=key_id)
+        trusted = keys.get(verified.keyid)
+        name, key_id = verified.signer, verified.keyid[:16]
+        role = trusted.role if trusted is not None else None
         statement = verified.statement
     else:  # no keys to trust: the envelope is still read, and must be about this record
-        parsed = parse_envelope(envelope)
-        if parsed is None:
-            return finding("K007", "not a DSSE envelope", file=_SIGNED_WHERE)
         try:
             statement = json.loads(parsed.payload)
         except (ValueError, RecursionError):
             statement = None
-    return _statement_finding(statement, raw)
+    problem = _statement_finding(statement, raw)
+    return problem, CheckSignature(
+        state="tampered" if problem else "signed" if keys is not None else "unverified",
+        signer=name,
+        key_id=key_id,
+        role=role,
+        code=problem.code if problem is not None else None,
+    )
 
 
 def _statement_finding(statement: object, raw: bytes) -> Finding | None:

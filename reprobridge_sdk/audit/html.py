@@ -10,7 +10,13 @@ from __future__ import annotations
 import re
 from html import escape
 
-from reprobridge_sdk.model.audit import AuditFinding, AuditResult, AuditTable, TableRow
+from reprobridge_sdk.model.audit import (
+    AuditFinding,
+    AuditResult,
+    AuditTable,
+    Badges,
+    TableRow,
+)
 
 from ._svgplot import number_html as _num
 from ._svgplot import rounded_html as _r
@@ -18,6 +24,7 @@ from ._svgplot import task_plot
 from .badges import BADGES, earned
 from .present import (
     badge_label,
+    check_signature_text,
     claim_label,
     committee_text,
     counted,
@@ -110,6 +117,8 @@ def _badge_details(result: AuditResult) -> str:
         items += "".join(
             f'<li class="evidence" data-evidence="{escape(e)}">{escape(e)}</li>' for e in evidence
         )
+        if name == "reusable":
+            items += _check_signer(badges)
         items += "".join(
             f'<li class="check" data-check="{escape(c)}">check <span class="code">'
             f"{escape(c)}</span></li>"
@@ -122,6 +131,16 @@ def _badge_details(result: AuditResult) -> str:
             f"{verdict}</summary><ul>{items}</ul></details>"
         )
     return "".join(parts)
+
+
+def _check_signer(badges: Badges) -> str:
+    """Who signed the clean-room check record, in the reusable badge's details."""
+    record = badges.check_record
+    state = record.state if record is not None else "none"
+    return (
+        f'<li class="check-signer" data-check-signer="{state}">clean-room check record: '
+        f"{escape(check_signature_text(record))}</li>"
+    )
 
 
 def _rerun(result: AuditResult) -> str:

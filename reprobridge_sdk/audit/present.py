@@ -11,10 +11,11 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 
-from reprobridge_sdk.model.audit import AuditFinding, ReasonCount, TableRow
+from reprobridge_sdk.model.audit import AuditFinding, CheckSignature, ReasonCount, TableRow
 
 __all__ = [
     "badge_label",
+    "check_signature_text",
     "claim_label",
     "committee_text",
     "counted",
@@ -107,3 +108,28 @@ def committee_text(row: TableRow) -> str:
     if row.committee_success is not None:
         parts.append(f"success {percent(row.committee_success)}")
     return ", ".join(parts)
+
+
+def check_signature_text(signature: CheckSignature | None) -> str:
+    """Who signed the clean-room check record, as every report says it: ``signed by alice
+    (key id 0123456789abcdef, committee)``, ``unsigned``, ``tampered (K004): signed by ...``;
+    ``no record`` for ``None``. Names come from the KEYS file and the envelope: shown with
+    their control characters visible by the caller."""
+    if signature is None:
+        return "no record"
+    key = f"key id {signature.key_id}" if signature.key_id else "no key id"
+    who = f"signed by {signature.signer} ({key}" if signature.signer else f"signed ({key}"
+    who += f", {signature.role})" if signature.role else ")"
+    if signature.state == "signed":
+        return who
+    if signature.state == "unverified":
+        return f"{who}, not verified: no --trust"
+    if signature.state == "untrusted":
+        return f"signed by a key the KEYS file does not hold ({key})"
+    if signature.state == "unsigned":
+        return "unsigned"
+    return (
+        f"tampered ({signature.code}): {who}"
+        if signature.key_id
+        else (f"tampered ({signature.code})")
+    )

@@ -29,6 +29,7 @@ from reprobridge_sdk.model.audit import (
 from .badges import earned
 from .present import (
     badge_label,
+    check_signature_text,
     claim_label,
     committee_text,
     counted,
@@ -96,6 +97,7 @@ def _text_one(result: AuditResult, color: bool, name: str | None = None) -> list
         f"reusable {_yes(badges.reusable)}, results reproduced {_yes(badges.reproduced)}"
         + ("; results consistent (author evidence)" if badges.results == "consistent" else "")
     )
+    lines.append(f"  clean-room check record: {_t(check_signature_text(badges.check_record))}")
     for badge, reasons in badges.reasons.items():
         label = badge_label(badge)
         lines.extend(_withheld_lines(label, reasons))

@@ -22,6 +22,7 @@ __all__ = [
     "AuditResult",
     "AuditTable",
     "Badges",
+    "CheckSignature",
     "IcmlVerdict",
     "IntervalResult",
     "LabelRate",
@@ -231,6 +232,33 @@ class TaskAudit(SpecModel):
     )
 
 
+class CheckSignature(SpecModel):
+    """Who signed the clean-room check record, as the audit's verification of its envelope
+    (``runs/check.dsse.json``) yields it (spec audit.md#badges)."""
+
+    state: Literal["signed", "unverified", "untrusted", "unsigned", "tampered"] = Field(
+        description="signed: a trusted key's signature holds (--trust); unverified: an "
+        "envelope about this record, no keys to check its signature against; untrusted: "
+        "signed by a key the KEYS file does not hold (K003); unsigned: no envelope; "
+        "tampered: an envelope that is malformed, fails or is about other bytes (K002, K004, "
+        "K007)."
+    )
+    signer: str | None = Field(
+        default=None, description="The trusted key's name in the KEYS file; null: none verified."
+    )
+    key_id: str | None = Field(
+        default=None,
+        description="The key id of the signature: the verified one, else the "
+        "envelope's first; null: none.",
+    )
+    role: str | None = Field(
+        default=None, description="The trusted key's role in the KEYS file (author, committee)."
+    )
+    code: str | None = Field(
+        default=None, description="The finding that keeps the signature from counting."
+    )
+
+
 class Badges(SpecModel):
     """Badge-style summary; the criteria are stated in ``criteria``."""
 
@@ -264,6 +292,12 @@ class Badges(SpecModel):
     checks: dict[str, list[str]] = Field(
         default_factory=dict,
         description="Badge -> the checks it rests on, as spec anchors ('part.md#anchor').",
+        json_schema_extra=since("1.1"),
+    )
+    check_record: CheckSignature | None = Field(
+        default=None,
+        description="Who signed the clean-room check record (runs/check.json) the reusable "
+        "badge reads; null: no record that can be read.",
         json_schema_extra=since("1.1"),
     )
 

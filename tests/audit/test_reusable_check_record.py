@@ -12,7 +12,10 @@ stranger (K003) or with a broken signature (K002) it does not count either.
 from __future__ import annotations
 
 import base64
+import csv
+import io
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -25,6 +28,9 @@ from evidence_support import honest_runs
 
 from reprobridge_sdk.audit import audit
 from reprobridge_sdk.audit.clean_room import write_check_record
+from reprobridge_sdk.audit.csv_report import render_csv
+from reprobridge_sdk.audit.html import render_html
+from reprobridge_sdk.audit.report import render_json, render_text
 from reprobridge_sdk.audit.table import evidence_state
 from reprobridge_sdk.authoring.check import check
 from reprobridge_sdk.errors import UsageError
@@ -285,3 +291,107 @@ def test_a_hostile_envelope_withholds_reusable_with_its_k_code(
     reasons = _reusable(toy, _trusted(key) if trusted else None)
     assert [c for c, _ in reasons] == [code], reasons
     assert reasons[0][1] in {"runs/check.json", "runs/check.dsse.json"}
+
+
+# --- who signed the record, in the badge evidence of every report -------------------------
+
+
+def _forms(root: Path, trust: TrustedKeys | None) -> tuple[dict[str, object], str, str, str]:
+    """The record's signature as the JSON report, the text, the HTML and the CSV give it."""
+    result = audit(root, trust=trust)
+    signature = json.loads(render_json(result))["badges"]["check_record"]
+    [text] = [line for line in render_text(result).splitlines() if "check record:" in line]
+    page = render_html(result)
+    [item] = re.findall(r'<li class="check-signer" data-check-signer="([a-z]+)">([^<]*)</li>', page)
+    [row] = csv.DictReader(io.StringIO(render_csv(result).lstrip("\ufeff")))
+    shown = {form.split("check record: ", 1)[1] for form in (item[1], text)}
+    assert shown == {row["check_record"]}
+    return signature, item[0], text, row["check_record"]
+
+
+@pytest.mark.parametrize("role", ["author", "committee"])
+def test_a_signed_record_shows_its_signer_in_every_report(
+    toy: Path, alice: tuple[bytes, SigningKey], role: str
+) -> None:
+    _pem, key = alice
+    _sign(toy, key)
+    trust = parse_trusted_keys(public_line("alice", key, None if role == "author" else role))
+    signature, state, text, cell = _forms(toy, trust)
+    assert signature == {
+        "state": "signed",
+        "signer": "alice",
+        "key_id": key.keyid[:16],
+        "role": role,
+        "code": None,
+    }
+    assert state == "signed"
+    assert text.endswith(f"signed by alice (key id {key.keyid[:16]}, {role})")
+    assert cell == f"signed by alice (key id {key.keyid[:16]}, {role})"
+    # without keys to trust, the envelope's key id is shown, said to be unverified
+    signature, state, _text, cell = _forms(toy, None)
+    assert (signature["state"], signature["signer"], signature["key_id"]) == (
+        "unverified",
+        None,
+        key.keyid[:16],
+    )
+    assert state == "unverified" and "not verified" in cell
+
+
+@pytest.mark.parametrize("trusted", [False, True])
+def test_an_unsigned_record_shows_unsigned(
+    toy: Path, alice: tuple[bytes, SigningKey], trusted: bool
+) -> None:
+    _pem, key = alice
+    signature, state, _text, cell = _forms(toy, _trusted(key) if trusted else None)
+    assert signature == {
+        "state": "unsigned",
+        "signer": None,
+        "key_id": None,
+        "role": None,
+        "code": "K001" if trusted else None,
+    }
+    assert (state, cell) == ("unsigned", "unsigned")
+
+
+def test_no_record_shows_none(toy: Path) -> None:
+    (toy / "runs" / "check.json").unlink()
+    signature, state, _text, cell = _forms(toy, None)
+    assert (signature, state, cell) == (None, "none", "no record")
+
+
+@pytest.mark.parametrize("trusted", [False, True])
+def test_a_tampered_record_shows_tampered_and_who_signed_it(
+    toy: Path, alice: tuple[bytes, SigningKey], trusted: bool
+) -> None:
+    _pem, key = alice
+    _sign(toy, key)
+    path = toy / "runs" / "check.json"
+    path.write_text(path.read_text().replace('"scored": false', '"scored": true'))
+    signature, state, _text, cell = _forms(toy, _trusted(key) if trusted else None)
+    assert (signature["state"], signature["code"], signature["key_id"]) == (
+        "tampered",
+        "K004",
+        key.keyid[:16],
+    )
+    assert signature["signer"] == ("alice" if trusted else None)
+    assert state == "tampered" and cell.startswith("tampered (K004)")
+
+
+@pytest.mark.parametrize(
+    ("keyid", "shown"), [("<b>x</b>\x1b[31m", None), ("=cmd|' /C calc'!A0", None)]
+)
+def test_a_hostile_key_id_in_the_envelope_is_never_shown(
+    toy: Path, alice: tuple[bytes, SigningKey], keyid: str, shown: str | None
+) -> None:
+    """The envelope's key id is the signer's text: only a hex key id is shown."""
+    _pem, key = alice
+    _sign(toy, key)
+    envelope = toy / "runs" / "check.dsse.json"
+    data = json.loads(envelope.read_text())
+    data["signatures"][0]["keyid"] = keyid
+    envelope.write_text(json.dumps(data))
+    for trust in (None, _trusted(key)):
+        signature, _state, text, cell = _forms(toy, trust)
+        assert signature["key_id"] is shown
+        assert keyid not in text and keyid not in cell
+    assert signature["state"] == "untrusted" and signature["code"] == "K003"
