@@ -25,7 +25,8 @@ import stat
 import time
 from collections import deque
 from collections.abc import Iterator, Sequence
-from typing import TYPE_CHECKING
+from contextvars import ContextVar
+from typing import IO, TYPE_CHECKING
 
 from reprobridge_sdk.io import safefs
 
@@ -36,6 +37,7 @@ __all__ = [
     "MAX_TREE_FILE_BYTES",
     "TREE_DIGEST_PREFIX",
     "TREE_EXCLUDES",
+    "WrittenFiles",
     "file_sha256",
     "files_sha256",
     "handle_sha256",
@@ -129,6 +131,58 @@ def files_sha256(
         return list(pool.map(lambda path: file_sha256(path, max_bytes=max_bytes), paths))
 
 
+#: What identifies a file's content for :class:`WrittenFiles`: device, inode, size, mode, and
+#: the modification and change times in nanoseconds (a write or a ``chmod`` moves the
+#: change time, which no user can set back).
+_Identity = tuple[int, int, int, int, int, int]
+_WRITTEN: ContextVar[dict[_Identity, str] | None] = ContextVar("written_files", default=None)
+
+
+def _identity(info: os.stat_result) -> _Identity:
+    return (
+        info.st_dev,
+        info.st_ino,
+        info.st_size,
+        info.st_mode,
+        info.st_mtime_ns,
+        info.st_ctime_ns,
+    )
+
+
+class WrittenFiles:
+    """The file digests of files this process writes, hashed as their bytes pass through.
+
+    :meth:`copy` writes a file and remembers its digest under the identity its descriptor
+    has when the writing ends; inside ``with written:`` a tree digest takes a remembered
+    file's digest instead of reading the file again (unpacking then validating reads each
+    file once). A file changed since has another identity and is read as usual; the change
+    times are only as fine as the file system's clock, so this is for a tree the process
+    has just written itself and reads right after, as unpacking does.
+    """
+
+    def __init__(self) -> None:
+        self._digests: dict[_Identity, str] = {}
+
+    def copy(self, source: IO[bytes], target: IO[bytes]) -> str:
+        """Copy the rest of ``source`` to ``target`` (a regular file opened for writing,
+        its mode already set) and return the hex SHA-256 of the bytes copied."""
+        digest = hashlib.sha256()
+        while chunk := source.read(_CHUNK):
+            digest.update(chunk)
+            target.write(chunk)
+        target.flush()
+        value = digest.hexdigest()
+        self._digests[_identity(os.fstat(target.fileno()))] = value
+        return value
+
+    def __enter__(self) -> WrittenFiles:
+        self._token = _WRITTEN.set(self._digests)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        _WRITTEN.reset(self._token)
+
+
 #: Most files open at once while a tree is hashed (each is hashed from its descriptor).
 _IN_FLIGHT = 64
 
@@ -176,7 +230,18 @@ def _tree_entry(
     name: str, dir_fd: int, path: str, pool: ThreadPoolExecutor
 ) -> tuple[str, Future[str] | str] | None:
     """The kind and value of one directory entry, opened once (see :func:`iter_tree_entries`);
-    ``None`` for a directory (walked by ``fwalk``) or a special file."""
+    ``None`` for a directory (walked by ``fwalk``) or a special file. A file of the current
+    :class:`WrittenFiles` that is unchanged is not opened: its digest is the remembered one."""
+    written = _WRITTEN.get()
+    if written:
+        try:
+            info = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+        except OSError:
+            pass  # opened below, which says why it cannot be
+        else:
+            value = written.get(_identity(info))
+            if value is not None and info.st_size <= MAX_TREE_FILE_BYTES:
+                return _kind(info), value
     flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
     try:
         fd = os.open(name, flags, dir_fd=dir_fd)
@@ -199,14 +264,17 @@ def _tree_entry(
         msg = f"{path} has {info.st_size} bytes; at most {MAX_TREE_FILE_BYTES} are hashed"
         raise safefs.UnsafeFileError("too-large", path, msg, limit=MAX_TREE_FILE_BYTES)
     os.set_blocking(fd, True)
-    kind = "x" if info.st_mode & (stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH) else "f"
     handle = io.FileIO(fd, "rb", closefd=True)
 
     def _hash() -> str:
         with handle:
             return handle_sha256(handle, max_bytes=MAX_TREE_FILE_BYTES, name=path)
 
-    return kind, pool.submit(_hash)
+    return _kind(info), pool.submit(_hash)
+
+
+def _kind(info: os.stat_result) -> str:
+    return "x" if info.st_mode & (stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH) else "f"
 
 
 def tree_digest(root: str | os.PathLike[str]) -> str:

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
+from reprobridge_sdk.digest import WrittenFiles
 from reprobridge_sdk.errors import ArtifactError
 from reprobridge_sdk.findings import Finding, finding
 from reprobridge_sdk.io.atomic import atomic_open
@@ -268,6 +269,7 @@ def unpack(
         raise _error("C018", f"{root} exists and is not an empty directory", file=str(root))
     root.mkdir(parents=True, exist_ok=True)
     digest = hashlib.sha256()
+    written = WrittenFiles()
     try:
         with source.open("rb") as raw:
             head = raw.read(2)
@@ -276,7 +278,7 @@ def unpack(
             hashing = _HashingReader(stream, digest)
             scan = HeaderScan(hashing)
             with tarfile.open(fileobj=scan, mode="r|", tarinfo=TARINFO) as tar:
-                files = _extract(tar, root, max_files=max_files, max_bytes=max_bytes)
+                files = _extract(tar, root, written, max_files=max_files, max_bytes=max_bytes)
             hashing.drain()
     except Refused as exc:
         shutil.rmtree(root, ignore_errors=True)
@@ -304,11 +306,14 @@ def unpack(
     if validate_after:
         from reprobridge_sdk.validation import validate
 
-        result.findings.extend(validate(root).findings)
+        with written:  # the tree digest takes the digests of the files just written
+            result.findings.extend(validate(root).findings)
     return result
 
 
-def _extract(tar: tarfile.TarFile, root: Path, *, max_files: int, max_bytes: int) -> int:
+def _extract(
+    tar: tarfile.TarFile, root: Path, written: WrittenFiles, *, max_files: int, max_bytes: int
+) -> int:
     """Write the members under ``root``; the number of members (C017, C018 raised)."""
     files = 0
     total = 0
@@ -340,7 +345,7 @@ def _extract(tar: tarfile.TarFile, root: Path, *, max_files: int, max_bytes: int
             if rel + "/" in seen:
                 raise _unsafe("C017", f"link {rel!r} replaces a directory of the archive", file=rel)
             links.add(parts, member.linkname)  # refused before it is written
-        _write_member(tar, member, root.joinpath(*parts), rel=rel, made=made)
+        _write_member(tar, member, root.joinpath(*parts), rel=rel, made=made, written=written)
     return files
 
 
@@ -353,9 +358,16 @@ def _directory(path: Path, made: set[Path]) -> None:
 
 
 def _write_member(
-    tar: tarfile.TarFile, member: tarfile.TarInfo, target: Path, *, rel: str, made: set[Path]
+    tar: tarfile.TarFile,
+    member: tarfile.TarInfo,
+    target: Path,
+    *,
+    rel: str,
+    made: set[Path],
+    written: WrittenFiles,
 ) -> None:
-    """Write one checked member at ``target``: a directory, a file or a symbolic link."""
+    """Write one checked member at ``target``: a directory, a file (hashed as it is
+    written, for the tree digest) or a symbolic link."""
     if member.isdir():
         _directory(target, made)
     elif member.isreg():
@@ -363,8 +375,8 @@ def _write_member(
         handle = tar.extractfile(member)
         assert handle is not None
         with target.open("xb") as out:
-            shutil.copyfileobj(handle, out)
             os.fchmod(out.fileno(), 0o755 if member.mode & 0o111 else 0o644)
+            written.copy(handle, out)
     elif member.issym():
         _directory(target.parent, made)
         target.symlink_to(member.linkname)
