@@ -304,7 +304,7 @@ def _audit(
     artifact_findings += [as_audit_finding(f) for f in _shared_runs(manifest, evidence)]
     artifact_findings += [as_audit_finding(f) for f in _placeholders(validation)]
     artifact_findings += [as_audit_finding(f) for f in wide]
-    check_finding, check_signature = clean_room(root, trust.keys if trust is not None else None)
+    on_record = clean_room(root, trust.keys if trust is not None else None)
     badges = award(
         BadgeContext(
             manifest=manifest,
@@ -323,8 +323,7 @@ def _audit(
                 ),
             ),
             archive_sha256=trust.archive_sha256 if trust is not None else None,
-            clean_room=check_finding,
-            check_signature=check_signature,
+            clean_room=on_record,
         )
     )
     rates = label_rates([(summaries, tasks)])

@@ -14,11 +14,11 @@ from pathlib import Path
 from typing import Literal
 
 from reprobridge_sdk.findings import Finding, Severity
-from reprobridge_sdk.model.audit import AuditFinding, Badges, CheckSignature, TaskAudit
+from reprobridge_sdk.model.audit import AuditFinding, Badges, TaskAudit
 from reprobridge_sdk.validation.placeholders import HINTS, is_placeholder_commit
 from reprobridge_sdk.versions import MANIFEST_NAME
 
-from .clean_room import no_check_record
+from .clean_room import CleanRoom, no_check_record
 from .facts import ManifestFacts
 from .verdict import as_audit_finding, audit_finding
 from .verify import RunEvidence
@@ -49,7 +49,8 @@ BADGE_CRITERIA = {
     "licence, no placeholder remains and a clean-room check is on record "
     "(ACM Artifacts Evaluated - Reusable)",
     "reproduced": "every task is compatible in at least one attempt, with a run the "
-    "committee made (re-executed in this audit or signed by a committee key), every run "
+    "committee made (re-executed in this audit, signed by a committee key, or by a passing "
+    "scored clean-room check a committee key signed), every run "
     "ledger is intact, no placeholder remains, no re-executed run mismatched and, under "
     "--trust, every run is signed (ACM Results Reproduced)",
 }
@@ -102,11 +103,10 @@ class BadgeContext:
     committee: frozenset[Path] = frozenset()
     #: The SHA-256 of the packed archive the committee audited; ``None``: a directory.
     archive_sha256: str | None = None
-    #: Why no passing clean-room check is on record, or why its signed record cannot be
-    #: believed (:func:`.clean_room.clean_room`); ``None``: one is.
-    clean_room: Finding | None = field(default_factory=no_check_record)
-    #: Who signed the check record; ``None``: no record that can be read.
-    check_signature: CheckSignature | None = None
+    #: The check record (:func:`.clean_room.clean_room`): why no passing clean-room check
+    #: is on record or its signed record cannot be believed, who signed it, and whether it
+    #: passed scored.
+    clean_room: CleanRoom = field(default_factory=lambda: CleanRoom(no_check_record(), None))
 
 
 Rule = Callable[[BadgeContext], list[AuditFinding]]
@@ -289,7 +289,8 @@ def _documented(ctx: BadgeContext) -> list[AuditFinding]:
 
 
 def _clean_room(ctx: BadgeContext) -> list[AuditFinding]:
-    return [] if ctx.clean_room is None else [as_audit_finding(ctx.clean_room)]
+    found = ctx.clean_room.finding
+    return [] if found is None else [as_audit_finding(found)]
 
 
 def _scored(run: RunEvidence) -> bool:
@@ -298,8 +299,11 @@ def _scored(run: RunEvidence) -> bool:
 
 def _committee(ctx: BadgeContext) -> list[AuditFinding]:
     """A task without a succeeded, valid, scored run the committee made that gives its value
-    (a smoke run is no evidence of the results)."""
+    (a smoke run is no evidence of the results), or a passing scored clean-room check of the
+    files as they are, signed by a committee key, that measured it."""
     covered: set[str] = set()
+    if ctx.clean_room.by_committee:
+        covered.update(t.id for t in ctx.manifest.tasks if t.not_measured is None)
     for label, runs in ctx.attempts:
         if label == "published":
             continue
@@ -309,12 +313,13 @@ def _committee(ctx: BadgeContext) -> list[AuditFinding]:
     return [
         audit_finding(
             "A084",
-            f"task {task.id} has no run the committee made (re-executed in this audit or "
-            "signed by a committee key): results consistent (author evidence), not "
-            "reproduced",
+            f"task {task.id} has no run the committee made (re-executed in this audit, "
+            "signed by a committee key, or by a scored clean-room check a committee key "
+            "signed): results consistent (author evidence), not reproduced",
             path=f"/tasks/{index}",
-            hint="re-execute the runs (audit --rerun, review) or add runs signed by a "
-            "key the KEYS file marks 'committee'",
+            hint="re-execute the runs (audit --rerun, review), add runs signed by a key "
+            "the KEYS file marks 'committee', or run 'check --scored --record --sign' "
+            "with such a key",
         )
         for index, task in enumerate(ctx.tasks)
         if task.id not in covered
@@ -397,7 +402,11 @@ def award(ctx: BadgeContext) -> Badges:
         "available": [MANIFEST_NAME, identifier] if not reasons["available"] else [MANIFEST_NAME],
         "functional": runs if not reasons["functional"] else [],
         "reusable": [MANIFEST_NAME, "runs/check.json"] if not reasons["reusable"] else [],
-        "reproduced": counted if not reasons["reproduced"] else [],
+        "reproduced": (
+            [*counted, *(["runs/check.json"] if ctx.clean_room.by_committee else [])]
+            if not reasons["reproduced"]
+            else []
+        ),
     }
     return Badges(
         available=not reasons["available"],
@@ -409,7 +418,7 @@ def award(ctx: BadgeContext) -> Badges:
         reasons={k: v for k, v in reasons.items() if v},
         evidence=evidence,
         checks={k: list(v) for k, v in BADGE_CHECKS.items()},
-        check_record=ctx.check_signature,
+        check_record=ctx.clean_room.signature,
     )
 
 

@@ -14,6 +14,7 @@ import json
 import os
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -34,6 +35,7 @@ __all__ = [
     "CHECK_ENVELOPE",
     "CHECK_RECORD",
     "CHECK_VERSION",
+    "CleanRoom",
     "check_record",
     "clean_room",
     "no_check_record",
@@ -125,21 +127,49 @@ def no_check_record(problem: str = f"no clean-room check on record ({_WHERE})") 
     return finding("A086", problem, file=_WHERE, hint=_HINT)
 
 
-def clean_room(
-    root: Path, keys: TrustedKeys | None = None
-) -> tuple[Finding | None, CheckSignature | None]:
-    """Why the artifact at ``root`` has no passing clean-room check on record (A086), or
-    why its signed record cannot be believed (K001-K004, K007: ``keys``, under ``--trust``,
-    must have signed it), ``None`` when a passing check of its files as they are is on
-    record; and who signed the record (``None``: no record that can be read)."""
+@dataclass(frozen=True)
+class CleanRoom:
+    """What the audit reads from the check record (spec audit.md#badges)."""
+
+    #: Why no passing check of the files as they are is on record, or why its signed record
+    #: cannot be believed; ``None``: one is.
+    finding: Finding | None
+    #: Who signed the record; ``None``: no record that can be read.
+    signature: CheckSignature | None
+    #: The check on record passed its scored steps (``check --scored``): it re-executed the
+    #: scored launchers and found every measured task compatible.
+    scored: bool = False
+
+    @property
+    def by_committee(self) -> bool:
+        """A passing scored check of the files as they are, signed by a trusted key the
+        KEYS file marks ``committee``: the committee's re-execution of every measured task."""
+        sig = self.signature
+        return (
+            self.finding is None
+            and self.scored
+            and sig is not None
+            and sig.state == "signed"
+            and sig.role == "committee"
+        )
+
+
+def clean_room(root: Path, keys: TrustedKeys | None = None) -> CleanRoom:
+    """The check record of the artifact at ``root``: why it has no passing clean-room check
+    on record (A086), or why its signed record cannot be believed (K001-K004, K007: ``keys``,
+    under ``--trust``, must have signed it); who signed it; whether it passed scored."""
     raw, data, problem = _read(root)
     if data is None:
-        return no_check_record(problem or ""), None
+        return CleanRoom(no_check_record(problem or ""), None)
     signed, signature = _signature(root, raw, keys)
     if signed is not None:
-        return signed, signature
+        return CleanRoom(signed, signature)
     problem = _record_problem(data) or _changed(root, data["artifact_files_sha256"])
-    return (no_check_record(problem) if problem else None), signature
+    if problem:
+        return CleanRoom(no_check_record(problem), signature)
+    steps = {step.get("name") for step in data["steps"]}
+    scored = data.get("scored") is True and {"scored", "audit-scored"} <= steps
+    return CleanRoom(None, signature, scored)
 
 
 def _signature(

@@ -89,7 +89,9 @@ def check(  # noqa: PLR0917 - click passes one argument per option
     With --record, the check writes runs/check.json into the artifact directory: what it
     checked (the digest of its files) and how each step ended, for an audit's reusable badge.
     With --sign too, its envelope runs/check.dsse.json beside it, which an audit verifies
-    (under --trust, against the KEYS file).
+    (under --trust, against the KEYS file). A passing --scored check signed with a key the
+    KEYS file marks committee counts as the committee's re-execution of every measured task
+    (results reproduced).
 
     \b
     Exit codes: 0 every step passed, 1 a step failed, 2 usage or I/O error.

@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 import yaml
 from audit_support import make_artifact
-from evidence_support import honest_runs
+from evidence_support import forge_ledger_and_signatures, honest_runs
 
 from reprobridge_sdk.audit import audit
 from reprobridge_sdk.audit.clean_room import write_check_record
@@ -395,3 +395,84 @@ def test_a_hostile_key_id_in_the_envelope_is_never_shown(
         assert signature["key_id"] is shown
         assert keyid not in text and keyid not in cell
     assert signature["state"] == "untrusted" and signature["code"] == "K003"
+
+
+# --- a scored check signed by a committee key: the committee's re-execution ---------------
+
+
+@pytest.fixture(scope="module")
+def committee_key() -> SigningKey:
+    return generate_key()[1]
+
+
+@pytest.fixture(scope="module")
+def scored_checked(
+    checked: Path,
+    committee_key: SigningKey,
+    alice: tuple[bytes, SigningKey],
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Path:
+    """The toy with its runs signed by their author, alice, after a real
+    ``check --scored --record --sign`` with the committee's key."""
+    base = tmp_path_factory.mktemp("scored")
+    root = base / "toy"
+    shutil.copytree(checked, root, symlinks=True)
+    forge_ledger_and_signatures(root / "runs", alice[1])  # honest runs, signed by alice
+    report = check(root, scored=True, sandbox=False, record=True, work_dir=base, sign=committee_key)
+    assert report.ok, [(s.name, s.detail) for s in report.steps]
+    steps = json.loads((root / "runs" / "check.json").read_text())["steps"]
+    assert [s["name"] for s in steps][-2:] == ["scored", "audit-scored"]
+    return root
+
+
+def _committee_keys(committee: SigningKey, author: SigningKey) -> TrustedKeys:
+    return parse_trusted_keys(
+        public_line("chair", committee, "committee") + "\n" + public_line("alice", author)
+    )
+
+
+def test_a_scored_check_signed_by_a_committee_key_reproduces_the_results(
+    scored_checked: Path, committee_key: SigningKey, alice: tuple[bytes, SigningKey]
+) -> None:
+    result = audit(scored_checked, trust=_committee_keys(committee_key, alice[1]))
+    badges = result.badges
+    assert badges.reasons.get("reproduced") is None
+    assert (badges.reproduced, badges.results) == (True, "reproduced")
+    assert badges.evidence["reproduced"][-1] == "runs/check.json"
+    assert badges.check_record is not None
+    assert (badges.check_record.state, badges.check_record.role) == ("signed", "committee")
+    # the authors' signed runs alone: consistent, not reproduced
+    alone = audit(scored_checked, trust=_committee_keys(generate_key()[1], alice[1]))
+    assert (alone.badges.reproduced, alone.badges.results) == (False, "consistent")
+
+
+@pytest.mark.parametrize("case", ["author-key", "no-trust", "not-scored", "tampered", "changed"])
+def test_no_other_check_record_counts_as_the_committees_runs(
+    scored_checked: Path,
+    tmp_path: Path,
+    committee_key: SigningKey,
+    alice: tuple[bytes, SigningKey],
+    case: str,
+) -> None:
+    """Results Reproduced is never granted on a check record the committee did not sign, did
+    not score, or that no longer describes the files: each leaves A084 on every task."""
+    root = tmp_path / "toy"
+    shutil.copytree(scored_checked, root, symlinks=True)
+    trust: TrustedKeys | None = _committee_keys(committee_key, alice[1])
+    path = root / "runs" / "check.json"
+    record = json.loads(path.read_text())
+    if case == "author-key":
+        _sign(root, alice[1])
+    elif case == "no-trust":
+        trust = None
+    elif case == "not-scored":  # a smoke check, re-signed by the committee: not a re-execution
+        record["scored"] = False
+        record["steps"] = record["steps"][:-2]
+        write_check_record(root, record, committee_key)
+    elif case == "tampered":  # an author's failed scored check, edited to pass
+        path.write_text(path.read_text().replace('"passed": true', '"passed": true '))
+    else:
+        (root / "NOTES.md").write_text("added after the check\n")
+    result = audit(root, trust=trust)
+    assert (result.badges.reproduced, result.badges.results) == (False, "consistent")
+    assert {r.code for r in result.badges.reasons["reproduced"]} == {"A084"}
