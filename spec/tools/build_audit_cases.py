@@ -35,6 +35,9 @@ from _audit_kit import (
     write_table_case,
 )
 
+from reprobridge_sdk.api import load
+from reprobridge_sdk.audit.clean_room import check_record, write_check_record
+from reprobridge_sdk.contents import files_digest
 from reprobridge_sdk.signing.dsse import PAYLOAD_TYPE as PAYLOAD
 from reprobridge_sdk.signing.dsse import pae
 
@@ -1082,6 +1085,23 @@ def rerun_cases() -> list[Case]:
 SIGNER = "case-signer"
 
 
+CHAIR = "case-chair"
+
+
+def _committee_check(root: Path) -> None:
+    """The record a passing ``check --scored --record --sign`` with the chair's key writes."""
+    steps = ["copy", "validate", "smoke", "audit", "scored", "audit-scored"]
+    data = check_record(
+        "audit-case",
+        files_digest(root, load(root).manifest),
+        [(step, True) for step in steps],
+        scored=True,
+        archive_sha256=None,
+    )
+    data["finished"] = "2026-01-01T00:00:00Z"  # the case is the same bytes at every build
+    write_check_record(root, data, test_key(CHAIR))
+
+
 def _envelope(root: Path, name: str) -> Path:
     return root / "runs" / run_id(name) / "record.dsse.json"
 
@@ -1175,6 +1195,32 @@ def signed_cases() -> list[Case]:
             fields=[
                 _field(f"/attempts/0/runs/[run={run_id('train-s0')}]/signer", SIGNER),
                 *_badges(True, True, True, "reproduced"),
+            ],
+            codes=[_codes("/findings", [])],
+        ),
+        Case(
+            "signed-check-committee",
+            "Runs signed by their author, and a passing scored clean-room check of the files as"
+            " they are whose record a key the KEYS file marks 'committee' signed: the"
+            " committee's re-execution, so the results are reproduced; the report names the"
+            " record's signer.",
+            ["signing", "badge"],
+            _all_runs(),
+            0,
+            ledger=lambda entries: entries,
+            signer=key,
+            artifact=_committee_check,
+            case_files={
+                "KEYS": "# an author's key and the committee's\n"
+                + keys_line(SIGNER)
+                + keys_line(CHAIR, "committee")
+            },
+            options={"trust": "KEYS"},
+            fields=[
+                *_badges(True, True, True, "reproduced"),
+                _field("/badges/check_record/state", "signed"),
+                _field("/badges/check_record/signer", CHAIR),
+                _field("/badges/check_record/role", "committee"),
             ],
             codes=[_codes("/findings", [])],
         ),
