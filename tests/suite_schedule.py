@@ -31,7 +31,7 @@ WEIGHTS: dict[str, float] = {
     "tests/run/test_executors.py": 900,
     "tests/authoring/test_archive_commands.py": 680,
     "tests/bench/test_harness.py": 600,
-    "tests/agent/test_distiller_packager_gates.py": 500,
+    "tests/agent/test_distiller_packager_gates.py": 400,
     "tests/agent/test_build_era.py": 270,
     "tests/bench/test_report.py": 210,
     "tests/agent/test_builder.py": 200,

@@ -27,7 +27,12 @@ ZERO = "0" * 64
 
 
 @pytest.fixture
-def artifact(tmp_path: Path) -> Path:
+def artifact(tmp_path: Path, env_cache: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A copy of the example, whose runs use the session's environment cache: every test here
+    runs the example's one lock, so the first builds its environment (from the lock, as any
+    run does) and the others reuse it, instead of each test building it anew in a cache of
+    its own. No test here is about building environments (``tests/env`` is)."""
+    monkeypatch.setenv("REPROBRIDGE_CACHE_DIR", str(env_cache))
     target = tmp_path / "digits-logreg"
     shutil.copytree(EXAMPLE, target, ignore=shutil.ignore_patterns("runs", "__pycache__"))
     return target
