@@ -68,6 +68,7 @@ CSV_COLUMNS = (
     "tokens",
     "cost",
     "folder",
+    "executor",
 )
 
 
@@ -320,7 +321,8 @@ def report_text(report: BenchReport) -> str:
 
 
 def report_csv(report: BenchReport) -> str:
-    """One CSV row per run (:data:`CSV_COLUMNS`), written as the audit's CSV is
+    """One CSV row per run (:data:`CSV_COLUMNS`, the report's executor on each), written as
+    the audit's CSV is
     (:func:`reprobridge_sdk.audit.csv_report.csv_document`)."""
     from reprobridge_sdk.audit.csv_report import csv_document, csv_text  # noqa: PLC0415
 
@@ -332,6 +334,7 @@ def report_csv(report: BenchReport) -> str:
         row: dict[str, Any] = run.model_dump(mode="json")
         row["tokens"] = run.usage.tokens
         row["cost"] = run.usage.cost
+        row["executor"] = report.executor  # one for the report; on every row, for a filter
         rows.append([cell(row.get(column)) for column in CSV_COLUMNS])
     return csv_document(CSV_COLUMNS, rows)
 

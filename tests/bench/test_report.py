@@ -85,6 +85,23 @@ def test_text_and_csv_are_safe_to_show_and_open() -> None:
     assert "\x1b" not in raw
 
 
+@pytest.mark.parametrize("executor", [None, "dask-local", "slurm"])
+def test_the_csv_names_the_executor_on_every_row(executor: str | None) -> None:
+    """report.json, the text and the HTML name the executor; so does every CSV row."""
+    base = _report()
+    report = build_report(
+        list(base.runs),
+        suite="suite.toml",
+        suite_sha256="0" * 64,
+        agents=[HOSTILE],
+        options=BenchOptions(variants=("raw", "refined"), executor=executor),
+        findings=[],
+    )
+    rows = list(csv.DictReader(io.StringIO(report_csv(report).removeprefix("\ufeff"))))
+    assert {row["executor"] for row in rows} == {executor or "local"}
+    assert len(rows) == len(report.runs)
+
+
 class _Dom(HTMLParser):
     def __init__(self) -> None:
         super().__init__()
