@@ -6,7 +6,7 @@ import codecs
 import io
 import sys
 from pathlib import Path
-from typing import Any, BinaryIO, cast
+from typing import TYPE_CHECKING, Any, BinaryIO, cast
 
 import click
 
@@ -24,6 +24,9 @@ from reprobridge_sdk.findings import terminal_text
 from reprobridge_sdk.versions import MANIFEST_NAME
 
 from ._executor import executor_options, options_from_flags
+
+if TYPE_CHECKING:
+    from reprobridge_sdk.run.process import ResourceLimits
 
 __all__ = ["TerminalBytes", "run", "split_target"]
 
@@ -134,7 +137,15 @@ def _validate_first(path: str, *, refuse: bool) -> None:
     "--sandbox",
     is_flag=True,
     help="Run launchers under bubblewrap: no network, read-only but the run directory, "
-    "a private /tmp of at most 1 GiB (for untrusted artifacts; N011 where unavailable).",
+    "a private /tmp of at most 1 GiB or --sandbox-tmp (for untrusted artifacts; N011 where "
+    "unavailable).",
+)
+@click.option(
+    "--sandbox-tmp",
+    "sandbox_tmp",
+    metavar="SIZE",
+    help="With --sandbox: the size of its private /tmp, held in memory, e.g. 512MiB or 4GiB "
+    "(1MiB to 1TiB; default 1GiB). A write past it fails with 'No space left on device'.",
 )
 @click.option(
     "--dry-run",
@@ -160,6 +171,7 @@ def run(  # noqa: PLR0917 - click passes options as arguments
     sign: bool,
     key_file: str | None,
     sandbox: bool,
+    sandbox_tmp: str | None,
     dry_run: bool,
 ) -> None:
     """Run launchers (default: all) over their seeds and record evidence.
@@ -187,6 +199,7 @@ def run(  # noqa: PLR0917 - click passes options as arguments
     path, launcher_ids = split_target(args, artifact)
     try:
         seed_list = _seeds(seeds)
+        limits = _sandbox_limits(sandbox_tmp, sandbox=sandbox)
         _validate_first(path, refuse=not no_validate)
         from ._safety import settings as cli_settings  # noqa: PLC0415 - lazy
 
@@ -214,6 +227,7 @@ def run(  # noqa: PLR0917 - click passes options as arguments
             "executor_options": options,
             "sign_key": sign_key,
             "sandbox": sandbox,
+            "limits": limits,
         }
         if fmt == "json":
             summary = run_api(path, launcher_ids or None, on_event=JsonEvents(sys.stdout), **common)
@@ -231,6 +245,40 @@ def run(  # noqa: PLR0917 - click passes options as arguments
     except ReproBridgeError as exc:  # usage (N codes) or I/O: nothing could be recorded
         fail(exc)
     sys.exit(summary.exit_code)
+
+
+#: The smallest private /tmp asked for (less holds no program's temporary files, and 0 would
+#: leave the tmpfs unbounded) and the largest (more is no bound on a machine's memory).
+_MIN_TMP, _MAX_TMP = 1 << 20, 1 << 40
+
+
+def _sandbox_limits(text: str | None, *, sandbox: bool) -> ResourceLimits | None:
+    """The runner's limits for ``--sandbox-tmp SIZE`` (``None``: not given); a size that is
+    not one, outside 1 MiB to 1 TiB, or given without ``--sandbox`` is N004."""
+    import re  # noqa: PLC0415 - lazy
+
+    from reprobridge_sdk.errors import UsageError  # noqa: PLC0415 - lazy
+    from reprobridge_sdk.findings import finding  # noqa: PLC0415 - lazy
+    from reprobridge_sdk.model.launcher import MEMORY_PATTERN, memory_bytes  # noqa: PLC0415
+    from reprobridge_sdk.run.process import ResourceLimits  # noqa: PLC0415 - lazy
+
+    if text is None:
+        return None
+    hint = "give a size with its unit, e.g. --sandbox-tmp 512MiB or --sandbox-tmp 4GiB"
+    if not sandbox:
+        msg = "--sandbox-tmp sizes the sandbox's private /tmp: it needs --sandbox"
+        raise UsageError(msg, [finding("N004", msg, hint="add --sandbox")])
+    if not re.fullmatch(MEMORY_PATTERN, text):
+        msg = (
+            f"--sandbox-tmp {text!r} is not a size: a number and a unit, one of B, KB, MB, "
+            "GB, TB, KiB, MiB, GiB or TiB"
+        )
+        raise UsageError(msg, [finding("N004", msg, hint=hint)])
+    size = memory_bytes(text)
+    if not _MIN_TMP <= size <= _MAX_TMP:
+        msg = f"--sandbox-tmp {text!r} is {size} bytes, outside 1MiB to 1TiB"
+        raise UsageError(msg, [finding("N004", msg, hint=hint)])
+    return ResourceLimits(tmp=size)
 
 
 def _dry_run(  # noqa: PLR0917 - the options of run, passed on

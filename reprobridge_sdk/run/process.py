@@ -83,18 +83,21 @@ class ResourceLimits:
     time of each process (``RLIMIT_CPU``: SIGXCPU at the bound) and ``max_file`` the largest
     file a process may write (``RLIMIT_FSIZE``: SIGXFSZ past it). Inherited by every process
     the command starts, the sandbox's included; the sandbox's ``/tmp``, held in memory that
-    no limit of a process counts, is bounded apart (:attr:`tmp_size`)."""
+    no limit of a process counts, is bounded apart (:attr:`tmp_size`, sized by ``tmp``)."""
 
     memory: int | None = None
     cpus: int | None = None
     cpu_seconds: int | None = None
     max_file: int | None = None
+    #: Bytes of the sandbox's private ``/tmp`` as asked (``run --sandbox-tmp``); ``None``:
+    #: as :attr:`tmp_size` says.
+    tmp: int | None = None
 
     @property
     def tmp_size(self) -> int:
-        """Bytes of a sandbox's private ``/tmp`` (a tmpfs): the memory bound, else
-        :data:`TMP_SIZE`."""
-        return self.memory or TMP_SIZE
+        """Bytes of a sandbox's private ``/tmp`` (a tmpfs): ``tmp`` when given, else the
+        memory bound, else :data:`TMP_SIZE`."""
+        return self.tmp or self.memory or TMP_SIZE
 
     def preexec(self) -> Callable[[], None] | None:
         """The function the child runs between fork and exec; ``None`` when nothing is bounded.

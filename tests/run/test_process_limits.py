@@ -102,6 +102,10 @@ def test_a_file_past_the_budget_is_refused(tmp_path: Path) -> None:
 def test_the_sandbox_tmp_is_the_memory_bound_or_a_gibibyte() -> None:
     assert ResourceLimits().tmp_size == TMP_SIZE == 1 << 30
     assert ResourceLimits(memory=256 << 20).tmp_size == 256 << 20
+    # a size asked for (run --sandbox-tmp) wins over both; it bounds no process
+    assert ResourceLimits(memory=256 << 20, tmp=64 << 20).tmp_size == 64 << 20
+    assert ResourceLimits(tmp=2 << 30).tmp_size == 2 << 30
+    assert ResourceLimits(tmp=64 << 20).preexec() is None
 
 
 def test_a_signal_is_read_from_the_process_or_the_sandbox_status() -> None:

@@ -197,3 +197,25 @@ def test_seeds_that_are_not_integers_in_process(toy: Path, seeds: str) -> None:
     assert " N003 error " in done.stdout
     assert "hint: e.g. --seeds 0,1,2" in done.stdout
     assert not (toy / "runs").exists()
+
+
+@pytest.mark.parametrize(
+    "size",
+    ["12X", "GiB", "0B", "512KiB", "-1GiB", "1e9", "2TiB", "1 GiB", "\x1b[31m1GiB", "9" * 40],
+)
+def test_a_bad_sandbox_tmp_size_is_n004_with_a_hint(toy: Path, size: str) -> None:
+    """A size that is none, too small (0 would leave /tmp unbounded) or too large is refused
+    before anything runs: N004 naming the option, a hint, exit 2, no run directory."""
+    done = _cli("run", str(toy), "ok", "--env", "current", "--sandbox", "--sandbox-tmp", size)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "Traceback" not in done.stderr and "\x1b" not in done.stdout
+    line, hint = done.stdout.splitlines()[:2]
+    assert " N004 error --sandbox-tmp " in line
+    assert hint.strip().startswith("hint: give a size with its unit")
+    assert not (toy / "runs").exists() or not any((toy / "runs").iterdir())
+
+
+def test_sandbox_tmp_without_the_sandbox_is_n004(toy: Path) -> None:
+    done = _cli("run", str(toy), "ok", "--env", "current", "--sandbox-tmp", "64MiB")
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert " N004 error --sandbox-tmp " in done.stdout and "hint: add --sandbox" in done.stdout

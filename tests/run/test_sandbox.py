@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import shutil
 import socket
+import subprocess
 import sys
 import tempfile
 import threading
@@ -290,3 +291,42 @@ def test_a_launcher_that_fills_tmp_past_its_bound_fails_clearly(
     assert result.record.status == "succeeded"
     # (the sandbox's availability probe, which runs `true`, calls it without a size)
     assert [size for size in sizes if size is not None] == [128 << 20, TMP_SIZE]
+
+
+#: Writes 24 MiB into /tmp, then says so.
+WRITES_24_MIB = """
+with open("/tmp/fill", "wb") as sink:
+    for _ in range(24):
+        sink.write(b"x" * (1 << 20))
+print("acc=1")
+"""
+
+
+def test_run_sandbox_tmp_sizes_the_private_tmp(tmp_path: Path) -> None:
+    """`run --sandbox --sandbox-tmp SIZE` bounds the private /tmp at SIZE, as a user types it:
+    24 MiB do not fit in 16MiB (No space left on device), and do in 32MiB."""
+    root = _artifact(tmp_path / "art", ["python", "fill.py"])
+    (root / "code" / "fill.py").write_text(WRITES_24_MIB)
+
+    def cli(size: str) -> int:
+        done = subprocess.run(
+            [
+                *(sys.executable, "-m", "reprobridge_sdk", "run", str(root), "hostile"),
+                *("--env", "current", "--no-validate", "--sandbox", "--sandbox-tmp", size),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=False,
+        )
+        return done.returncode
+
+    def logs() -> set[Path]:
+        return set((root / "runs").glob("*/log.txt"))
+
+    assert cli("16MiB") == 1
+    (small,) = logs()
+    assert "No space left on device" in small.read_text()
+    assert cli("32MiB") == 0
+    (big,) = logs() - {small}
+    assert big.read_text().strip().endswith("acc=1")
