@@ -5,8 +5,11 @@ Rules: a smoke run stopped at its budget gets an iteration knob
 repository modules it imports), and one repetition of a loop over splits or folds, on the
 smoke launcher alone; kept when
 the shortened run ends within the budget, else undone with B021 (error), as when there is no
-knob. A passing smoke script that takes no seed while its claims name seeds (or while it fixes
-its own) gets a seed option
+knob; but when the script never ends on its own (an endless loop its run reaches,
+:mod:`~reprobridge_sdk.agent._endless`), its claims are un-planned instead, with the loop's
+place and the time the run was stopped after (B061, a warning), and the build goes on. A
+passing smoke script that takes no seed while its claims name seeds (or while it fixes its
+own) gets a seed option
 (:func:`~reprobridge_sdk.agent.convenience.add_seed_option`); kept when two runs with the first
 seed pass and print the same labelled lines (then every launcher of the script passes
 ``{seed}`` and the "takes no seed" pitfall is resolved), else undone with B020 (warning). Each
@@ -20,6 +23,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from reprobridge_sdk.agent._endless import endless_loop
 from reprobridge_sdk.agent._smoke import OutOfTime, RunOutcome, _labelled, _passes, _Phase, _values
 from reprobridge_sdk.agent.convenience import add_seed_option, smoke_knob
 from reprobridge_sdk.agent.fixes import Fix
@@ -30,7 +34,13 @@ from reprobridge_sdk.agent.planner import (
     seeds_decision_id,
     unseeded_pitfall_id,
 )
-from reprobridge_sdk.model.build import AppliedFix, ClaimPlan, LauncherPlan, PlanRecord
+from reprobridge_sdk.model.build import (
+    AppliedFix,
+    BuildFinding,
+    ClaimPlan,
+    LauncherPlan,
+    PlanRecord,
+)
 from reprobridge_sdk.model.claims import Claims
 from reprobridge_sdk.model.guide import Ambiguity
 
@@ -242,7 +252,8 @@ def _shorten(
     The knob (:func:`~reprobridge_sdk.agent.convenience.smoke_knob`) changes the smoke launcher
     only. Gate: the shortened run ends within the budget. Kept, a patch is recorded; the
     shortened run is returned as the next attempt (it may still fail on another error).
-    Rejected or without a knob: B021 (error), and the phase stops.
+    Rejected or without a knob: :func:`over_budget` (B021, an error, and the phase stops; or
+    B061 for a script that never ends on its own).
     """
     budget = f"{state.timeout:g} s"
     path = state.code_dir / current.script
@@ -256,14 +267,18 @@ def _shorten(
         kept = [k for k in (knob, knob.also) if k is not None and not k.args]
         knob = replace(kept[0], also=kept[1] if len(kept) > 1 else None) if kept else None
     if knob is None:
-        state.findings.append(
+        over_budget(
+            state,
+            current,
+            outcome,
+            tasks,
             build_finding(
                 "B021",
                 f"smoke launcher {current.id!r} ran past its budget of {budget}; "
                 f"{current.script} has no iteration count and no count of splits, folds "
                 "or repetitions to make it short",
                 hint="give the script an option for the number of epochs or iterations",
-            )
+            ),
         )
         return None
     knobs = [knob, *([knob.also] if knob.also is not None else [])]
@@ -309,13 +324,17 @@ def _shorten(
             (state.code_dir / rel).write_text(old_text, "utf-8")
         state.attempt(trial, again, error)
         state.rejected.append(_convenience(current, fix, error))
-        state.findings.append(
+        over_budget(
+            state,
+            current,
+            again,
+            tasks,
             build_finding(
                 "B021",
                 f"smoke launcher {current.id!r} still runs past its budget of {budget} "
                 f"when it {how}",
                 hint="give the script an option for the number of epochs or iterations",
-            )
+            ),
         )
         return None
     fix = replace(
@@ -327,6 +346,46 @@ def _shorten(
     state.fixes.append(_convenience(current, fix, error).model_copy(update={"change": change}))
     state.launchers[current.id] = trial
     return trial, again
+
+
+def over_budget(
+    state: _Phase,
+    current: LauncherPlan,
+    outcome: RunOutcome,
+    tasks: list[str],
+    b021: BuildFinding,
+) -> None:
+    """A smoke run past its budget that no knob made short: B021 (the phase stops), or, when
+    the script never ends on its own (:func:`~reprobridge_sdk.agent._endless.endless_loop`),
+    its claims un-planned with what was seen (B061, a warning) and the build goes on."""
+    try:
+        text = (state.code_dir / current.script).read_text("utf-8")
+    except (OSError, UnicodeDecodeError):
+        text = ""
+    loop = endless_loop(text)
+    if loop is None:  # hanging is not an endless loop: the agent claims only what it saw
+        state.findings.append(b021)
+        return
+    seen = (
+        f"{current.script} never ends on its own: its loop '{loop.header}' at "
+        f"{current.script}:{loop.line} has no break, return, raise or exit, and its smoke "
+        f"run was stopped at its budget after {outcome.seconds:.0f} s"
+    )
+    state.findings.append(
+        build_finding(
+            "B061",
+            f"smoke launcher {current.id!r}: {seen}; not run: {', '.join(tasks)}",
+            hint=f"add an iteration count or an exit condition to the loop at "
+            f"{current.script}:{loop.line}, record it with 'reprobridge code record --kind "
+            "execution-fix --why ...', then 'reprobridge build --resume'",
+        )
+    )
+    plans = {item.claim: item for item in state.plan.claims}
+    state.unplanned += [
+        plans[task].model_copy(update={"status": "unplanned", "reason": f"{seen} (B061)"})
+        for task in tasks
+        if task in plans
+    ]
 
 
 def _over_seeds(
@@ -383,12 +442,15 @@ def _replan(
     planned = {item.id: item for item in plan.launchers}
     index_of = {claim.id: index for index, claim in enumerate(claims.claims)}
     by_id = {claim.id: claim for claim in claims.claims}
-    replanned: list[ClaimPlan] = []
+    replanned: list[ClaimPlan] = list(state.unplanned)
+    unplanned = {item.claim for item in state.unplanned}
     decisions: list[Ambiguity] = []
     for claim_plan in plan.claims:
         claim = by_id.get(claim_plan.claim)
         before = planned.get(claim_plan.scored or "")
         if claim is None or before is None or claim_plan.status != "planned":
+            continue
+        if claim.id in unplanned:
             continue
         seeds = list(dict.fromkeys(claim.hints.seeds))
         statistic = claim.hints.statistic

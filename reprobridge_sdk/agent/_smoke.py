@@ -37,6 +37,7 @@ from reprobridge_sdk.agent.state import BUILD_DIR
 from reprobridge_sdk.model.build import (
     AppliedFix,
     BuildFinding,
+    ClaimPlan,
     LauncherPlan,
     PlanRecord,
     SmokeAttempt,
@@ -174,6 +175,8 @@ class _Phase:
     rejected: list[AppliedFix] = field(default_factory=list)
     findings: list[BuildFinding] = field(default_factory=list)
     resolved: list[str] = field(default_factory=list)
+    #: The claims of a smoke launcher that never ends on its own, un-planned (B061).
+    unplanned: list[ClaimPlan] = field(default_factory=list)
 
     @property
     def caches(self) -> Path:

@@ -55,7 +55,7 @@ import math
 import re
 import shutil
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -116,6 +116,11 @@ _TIMESTAMP_RE = re.compile(
 _WORD = re.compile(r"[a-z0-9]+")
 _STOP = {"the", "of", "a", "an", "on", "in", "for", "and", "with", "to", "by", "at"}
 _SCALES = (1.0, 100.0, 0.01)
+#: What measures a claim that the Reproducer un-planned (B061): the code's own change.
+_CODE_DECIDES = (
+    "the code decides it: an iteration count or an exit condition, recorded with "
+    "'reprobridge code record --kind execution-fix', lets a build measure it"
+)
 
 
 @dataclass(frozen=True)
@@ -455,12 +460,17 @@ def _unreferenced(
 
 
 def _mark_unmeasured(
-    art: ArtifactDir, by_id: dict[str, Claim], unmeasured: set[str], results: list[ClaimResult]
+    art: ArtifactDir,
+    by_id: dict[str, Claim],
+    unmeasured: set[str],
+    results: list[ClaimResult],
+    remedies: Mapping[str, str] | None = None,
 ) -> list[Discrepancy]:
-    """Mark the tasks of ``unmeasured`` claims (no reference runs fitted, or no number found)
-    as not measured, with the reason (``reference.not_measured``, spec "tasks"), and return a
-    discrepancy per claim that says what was not measured and why: the artifact stays valid
-    and tells its reader what it does not reproduce."""
+    """Mark the tasks of ``unmeasured`` claims (no reference runs fitted, no number found, or
+    un-planned by the Reproducer) as not measured, with the reason (``reference.not_measured``,
+    spec "tasks"), and return a discrepancy per claim that says what was not measured, why,
+    and what would measure it (``remedies`` by claim, else more time or a label): the
+    artifact stays valid and tells its reader what it does not reproduce."""
     reasons = {r.claim: r.reason or "no reference runs" for r in results}
     manifest = art.manifest
     marked = []
@@ -482,8 +492,11 @@ def _mark_unmeasured(
             code=f"not measured by this build: {reasons.get(claim_id, 'no reference runs')}",
             followed="code",
             rationale="the artifact records the claim and why it has no reference "
-            "observations; a build with a larger time limit, or a hint of the printed "
-            "label, can measure it",
+            "observations; "
+            + (remedies or {}).get(
+                claim_id,
+                "a build with a larger time limit, or a hint of the printed label, can measure it",
+            ),
             tasks=[claim_id],
         )
         for claim_id in marked
@@ -515,7 +528,8 @@ def distill(
 
     ``review``: the seconds the Reviewer's clean-room check needs besides its scored runs
     (a fresh environment, the smoke runs, its own steps). With the scored runs (each
-    launcher's seeds once, one after another, by the probes' times) it is the Reviewer's
+    launcher's seeds once, one after another, by the probes' times; only the launchers that
+    measure a claim, since the check runs no other) it is the Reviewer's
     share, kept from the reference runs when the minimum fits beside it, and recorded as
     ``review_seconds``. None: no share is kept, none recorded.
 
@@ -532,6 +546,7 @@ def distill(
     discrepancies: list[Discrepancy] = []
     reference_runs: list[str] = []
     unmeasured: set[str] = set()  # claims without references: no time for them, no number
+    remedies: dict[str, str] = {}  # what measures an unmeasured claim, when not more time
     checked = 0.0  # the seconds of the clean-room check's scored runs, by the probes' times
     root = art.root
     per_launcher: dict[str, list[str]] = {}
@@ -549,6 +564,10 @@ def distill(
                     reason=claim_plan.reason,
                 )
             )
+            # its task, when the artifact has one (the Reproducer un-planned it: B061), is
+            # marked not measured with that reason
+            unmeasured.add(claim.id)
+            remedies[claim.id] = _CODE_DECIDES
     for launcher_id, claim_ids in per_launcher.items():
         item = planned[launcher_id]
         seed = item.seeds[0] if item.seed_flag and item.seeds else None
@@ -564,7 +583,8 @@ def distill(
             timeout=None if left is None else max(left, 1.0),
         )
         failure = probe.results[0].record.failure if probe.results else None
-        checked += check_runs * (probe.results[0].record.duration or 0.0) if probe.results else 0.0
+        # counted once the launcher measures a claim: the check runs no other
+        check = check_runs * (probe.results[0].record.duration or 0.0) if probe.results else 0.0
         if left is not None and failure is not None and failure.reason == "timeout":
             findings.append(
                 build_finding(
@@ -699,7 +719,7 @@ def distill(
         seeds = len(item.seeds) if several else 1
         took = probe.results[0].record.duration or 0.0
         remaining = None if deadline is None else deadline - time.monotonic() - PACKAGING_SECONDS
-        share = (review or 0.0) + checked
+        share = (review or 0.0) + checked + check
         fitting, keep = references_to_take(
             took,
             seeds,
@@ -790,6 +810,7 @@ def distill(
                 for claim_id, choice in found.items()
             )
             continue
+        checked += check
         art = art.reload()
         reference_logs = [
             (d / LOG_NAME).read_text("utf-8", "replace") if (d / LOG_NAME).is_file() else ""
@@ -853,7 +874,7 @@ def distill(
                     )
                 )
     if unmeasured:
-        discrepancies += _mark_unmeasured(art.reload(), by_id, unmeasured, results)
+        discrepancies += _mark_unmeasured(art.reload(), by_id, unmeasured, results, remedies)
     order = {c.id: index for index, c in enumerate(claims.claims)}
     results.sort(key=lambda r: order.get(r.claim, 0))
     record = DistillerRecord(

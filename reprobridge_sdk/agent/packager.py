@@ -194,8 +194,7 @@ This artifact was built by `reprobridge build` from {source} at commit `{commit}
 ```sh
 reprobridge validate --strict .
 reprobridge env create .           # the environment from {lock}
-reprobridge run . --scope smoke    # a short check that everything works
-reprobridge run . --scope scored   # the runs whose values are compared with the paper
+{smoke}reprobridge run . --scope scored   # the runs whose values are compared with the paper
 reprobridge audit .                # judged against the reference observations
 ```
 
@@ -254,6 +253,10 @@ def finalize(
         commit=manifest.codebase.upstream.commit,
         code=_code_sentence(art.root, guide_path, len(manifest.guide.changes)),
         lock=lock.path if lock is not None else "the environment part of rra.yaml",
+        # no smoke launcher when the only script never ends on its own (B061)
+        smoke="reprobridge run . --scope smoke    # a short check that everything works\n"
+        if any(launcher.scope == "smoke" for launcher in manifest.launchers)
+        else "",
         rows="\n".join(f"| {a} | {b} | {c} | {d} |" for a, b, c, d in rows) or "| - | - | - | - |",
     )
     atomic_write_text(readme, text + section)

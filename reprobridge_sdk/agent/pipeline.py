@@ -12,8 +12,9 @@ Rules:
   another digest is B013 (info).
 * A phase whose gate fails stops the build; the report names it (``stopped_at``). Past
   ``max_minutes`` the build stops before the next phase (B016), and before the Reviewer when
-  its clean-room check, one more run of each scored launcher over its seeds in a fresh
-  environment (the Distiller's estimate, ``review_seconds``), would not end within them.
+  its clean-room check, one more run of each scored launcher that measures a claim over its
+  seeds in a fresh environment (the Distiller's estimate, ``review_seconds``), would not end
+  within them.
   The Distiller takes only as many reference runs as fit, keeping the Reviewer's share when
   at least the minimum fits beside it (B058, B059).
 * The report (``.rra-build/report.json``) and the human summary list per claim its status
@@ -287,6 +288,9 @@ def build(options: BuildOptions, *, echo: Callable[[str], None] | None = None) -
             # Reproducer re-decides it from the claims whenever it runs again)
             state.save(replanned)
             planned = records["planner"] = replanned
+        # the claims of a script that never ends (B061) are not run; the planner record keeps
+        # them planned, so that a resume after the author's fix tries them again
+        planned = _unplanned(planned, repro)
         d_distill = inputs_digest(phase="distiller", reproducer=d_repro)
         distilled_holder: list[list[Discrepancy]] = []
 
@@ -594,7 +598,9 @@ def _reproduce(  # noqa: PLR0917 - private helper of build()
         deadline=era.deadline,
     )
     art = load(out)
-    changed = False
+    shipped = {item.id for item in result.launchers}  # a smoke run that never ends is not
+    changed = len(shipped) != len(art.manifest.launchers)
+    art.manifest.launchers = [item for item in art.manifest.launchers if item.id in shipped]
     for item in result.launchers:
         launcher = art.manifest.launcher(item.id)
         wanted = manifest_launcher(item)
@@ -815,7 +821,7 @@ def _replanned(planned: PlanRecord, repro: ReproducerRecord) -> PlanRecord:
     """The plan with the Reproducer's re-planned claims, their launchers' seeds and decisions."""
     if not repro.replanned and not repro.decisions:
         return planned
-    claims = {c.claim: c for c in repro.replanned}
+    claims = {c.claim: c for c in repro.replanned if c.status == "planned"}
     seeds = {item.id: item.seeds for item in repro.launchers}
     known = {a.id for a in planned.ambiguities}
     return planned.model_copy(
@@ -831,6 +837,15 @@ def _replanned(planned: PlanRecord, repro: ReproducerRecord) -> PlanRecord:
             ],
         }
     )
+
+
+def _unplanned(planned: PlanRecord, repro: ReproducerRecord) -> PlanRecord:
+    """The plan with the claims the Reproducer un-planned (B061) not planned, with its reason."""
+    unplanned = {c.claim: c for c in repro.replanned if c.status == "unplanned"}
+    if not unplanned:
+        return planned
+    claims = [unplanned.get(c.claim, c) for c in planned.claims]
+    return planned.model_copy(update={"claims": claims})
 
 
 def _still_true(planned: PlanRecord, repro: ReproducerRecord) -> PlanRecord:

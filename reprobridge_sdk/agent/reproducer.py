@@ -40,7 +40,12 @@ evidence instead of an error:
   or of a repository module it imports that holds the training's length) that lets the
   smoke launcher set the count through the environment. Gate: the shortened run ends within
   the budget (B021, error, otherwise, and when there is no knob). Only the smoke launcher
-  changes; a smoke run within its budget is never touched.
+  changes; a smoke run within its budget is never touched. A script that never ends on its
+  own (a ``while True:`` its run reaches with no way out, :mod:`~reprobridge_sdk.agent._endless`)
+  is not an error of the build: its claims are un-planned (``replanned``, with the loop's
+  place and the time its run was stopped after; B061, a warning), its smoke launcher is left
+  out of the record (no short run to ship), and the build goes on to an artifact whose tasks
+  say they are not measured.
 * **Seed option.** After the smoke launcher passes, a script that takes no seed while its
   claims name seeds, or while it fixes its own (the plan's launchers carry those seeds with no
   ``seed_flag``) gets a seed option (``--seed``, or ``REPRO_SEED`` for a script without an
@@ -76,7 +81,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from reprobridge_sdk.agent._convenience_changes import _replan, _seed_option, _shorten
+from reprobridge_sdk.agent._convenience_changes import (
+    _replan,
+    _seed_option,
+    _shorten,
+    over_budget,
+)
 from reprobridge_sdk.agent._determinism import same_seed
 from reprobridge_sdk.agent._smoke import (
     SMOKE_TIMEOUT,
@@ -286,6 +296,7 @@ def reproduce(
             )
         )
     replanned, decisions = _replan(state, claims, plan)
+    endless = {item.smoke for item in state.unplanned}  # no short smoke run to ship
     return ReproducerRecord(
         inputs_digest=inputs_digest,
         seconds=round(time.monotonic() - begin, 3),
@@ -293,7 +304,7 @@ def reproduce(
         attempts=state.attempts,
         fixes=state.fixes,
         rejected=state.rejected,
-        launchers=[state.launchers[item.id] for item in plan.launchers],
+        launchers=[state.launchers[item.id] for item in plan.launchers if item.id not in endless],
         resolved_pitfalls=sorted(set(state.resolved)),
         replanned=replanned,
         decisions=[*decisions, *prepared, *fixed_seeds],
@@ -344,12 +355,16 @@ def _smoke_all(  # noqa: PLR0917 - the loop reproduce() had inline
                 break
             if outcome.exit_status is None:
                 if shortened:
-                    findings.append(
+                    over_budget(
+                        state,
+                        current,
+                        outcome,
+                        tasks,
                         build_finding(
                             "B021",
                             f"smoke launcher {current.id!r} still runs past its budget of "
                             f"{timeout:g} s after it was made short",
-                        )
+                        ),
                     )
                     break
                 shortened = True

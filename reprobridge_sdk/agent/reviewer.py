@@ -13,13 +13,15 @@ The build never judges its own runs. The Reviewer:
 3. judges every claim in curation mode (``reprobridge audit --curation``): a claim is
    reproduced when its published value lies inside the compatibility interval of the
    references; otherwise the audit gives A031, and the Packager's discrepancy record says
-   what the code gives instead.
+   what the code gives instead. A claim whose task the artifact does not measure
+   (``reference.not_measured``) is not run.
 
 A claim that is not reproduced does not fail the gate: an artifact that shows, with
 evidence, that a paper's number does not come out of its code is a correct artifact.
 
 **Its time.** The check is one independent attempt, as a committee's re-execution is: each
-scored launcher runs once over its declared seeds, one run after another, and the audit
+scored launcher that measures a claim runs once over its declared seeds (one whose tasks are
+all not measured is not run again), one run after another, and the audit
 judges that attempt against the reference interval (it needs no more). The build's time
 limit gives the Reviewer :func:`setup_seconds` plus those scored runs, by the Distiller's
 probe runs' times (``DistillerRecord.review_seconds``).
@@ -120,8 +122,16 @@ def review(
     verdicts: dict[str, str] = {}
     codes: dict[str, list[str]] = {}
     curation = audit(art.root, [], curation=True)
+    # a task the artifact does not measure (B059, B060, B061) was not run: nothing judges it
+    unmeasured = {t.id for t in art.manifest.tasks if t.reference.not_measured is not None}
     for task in curation.tasks:
-        verdicts[task.id] = "reproduced" if task.published_compatible else "not-reproduced"
+        verdicts[task.id] = (
+            "not-run"
+            if task.id in unmeasured
+            else "reproduced"
+            if task.published_compatible
+            else "not-reproduced"
+        )
         codes[task.id] = sorted(
             {reason.code for attempt in task.attempts for reason in attempt.reasons}
         )

@@ -404,11 +404,13 @@ def check(
             ),
             ("audit", ["audit", str(copy), "--format", "json"], "audit"),
         ]
+        measuring = _measuring(manifest)
+        chosen = measuring or []
         if scored:
             steps += [
                 (
                     "scored",
-                    ["run", str(copy), "--scope", "scored", "--format", "json", *confine],
+                    ["run", str(copy), *chosen, "--scope", "scored", "--format", "json", *confine],
                     "scored",
                 ),
                 ("audit-scored", ["audit", str(copy), "--format", "json"], "audit-scored"),
@@ -417,6 +419,10 @@ def check(
             has_smoke = any(launcher.scope == "smoke" for launcher in manifest.launchers)
             if kind == "smoke" and not has_smoke:
                 report.steps.append(CheckStep(name, True, 0.0, "no smoke launcher"))
+                continue
+            if kind == "scored" and measuring == []:
+                detail = "no scored launcher measures a task the artifact measures"
+                report.steps.append(CheckStep(name, True, 0.0, detail))
                 continue
             before = _run_names(copy)  # an archive's own runs are never the check's
             started = time.monotonic()
@@ -435,6 +441,21 @@ def check(
         if not keep:
             shutil.rmtree(base, ignore_errors=True)
     return report
+
+
+def _measuring(manifest: Manifest) -> list[str] | None:
+    """The scored launchers that measure a task the artifact measures: None when that is
+    every one (the run takes all), else those alone. A launcher whose measurements are
+    all of tasks marked not measured (``reference.not_measured``), or that has none, cannot
+    change a verdict and is not run again; one that a run needs still runs (``needs``)."""
+    unmeasured = {task.id for task in manifest.tasks if task.reference.not_measured is not None}
+    scored = [launcher for launcher in manifest.launchers if launcher.scope == "scored"]
+    chosen = [
+        launcher.id
+        for launcher in scored
+        if any(measurement.task not in unmeasured for measurement in launcher.measurements)
+    ]
+    return None if len(chosen) == len(scored) else chosen
 
 
 def _write_record(

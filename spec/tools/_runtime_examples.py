@@ -1255,6 +1255,13 @@ RUNTIME_EXAMPLES: dict[str, tuple[str, str, str]] = {
         "# claims.yaml: hints: {label: 'accuracy on the test set'}\n"
         "$ reprobridge build ./repo --claims claims.yaml --resume",
     ),
+    "B061": (
+        _SH,
+        "# train.py trains in 'while True:' and prints its accuracy at every step\n"
+        "$ reprobridge build ./repo --claims claims.yaml   # B061, not run",
+        "# train.py: 'for step in range(args.steps):' instead, recorded as an execution-fix\n"
+        "$ reprobridge build ./repo --claims claims.yaml --resume",
+    ),
     "B005": (
         _SH,
         "# requirements.txt pins a version no index has for any interpreter\n"

@@ -2,7 +2,8 @@
 
 A claim that does not reproduce (the code runs, so the build still ends with a valid artifact,
 its claim incompatible and the discrepancy recorded) is the ``not-reproducible`` fixture of
-``test_build_e2e.py``, which shares that build among its tests.
+``test_build_e2e.py``, which shares that build among its tests. A script that never ends on
+its own also yields a valid artifact, its claim not run, below.
 """
 
 from __future__ import annotations
@@ -15,10 +16,10 @@ import sys
 from pathlib import Path
 
 import pytest
-from build_fixtures import _SEEDED, Fixture, write_repo
+from build_fixtures import _COMMON, _SEEDED, Fixture, write_repo
 
 from reprobridge_sdk.api import load
-from reprobridge_sdk.model.build import BuildReport
+from reprobridge_sdk.model.build import BuildReport, ReviewRecord
 from reprobridge_sdk.validation import validate
 
 pytestmark = pytest.mark.slow
@@ -124,3 +125,67 @@ def test_the_author_follows_the_report_fixes_records_and_resumes_to_a_valid_arti
         "reviewer",
     ]
     assert [c.id for c in load(out).manifest.guide.changes] == [change.id]
+
+
+#: The Planetoid class (a 2016 Theano repository): the training loop prints the accuracy at
+#: every step and never exits; its authors stopped it by hand.
+_PLANETOID = {
+    "planetoid/model.py": (
+        "import numpy as np\n\n\n"
+        "def step(weights, rng):\n"
+        "    return weights - 0.01 * rng.normal(size=weights.shape)\n"
+    ),
+    "train.py": _COMMON
+    + (
+        "from planetoid.model import step\n\n\n"
+        "def main():\n"
+        "    rng = np.random.default_rng(0)\n"
+        "    weights = rng.normal(size=8)\n"
+        "    it = 0\n"
+        "    while True:\n"
+        "        weights = step(weights, rng)\n"
+        "        it += 1\n"
+        '        print("iter %d accuracy 0.71" % it, flush=True)\n\n\n'
+        'if __name__ == "__main__":\n'
+        "    main()\n"
+    ),
+}
+
+
+def test_a_script_that_never_ends_yields_a_valid_artifact_with_its_claim_not_run(
+    tmp_path: Path, env_cache: Path
+) -> None:
+    """Its smoke run passes its budget, no knob cuts the loop, and the loop has no way out:
+    the claim is not run (B061, naming the loop's place), the build goes on to a valid
+    artifact whose task says it is not measured and whose guide says what was seen, and the
+    clean-room check passes without running the launcher that never ends."""
+    loop = f"train.py:{_PLANETOID['train.py'].splitlines().index('    while True:') + 1}"
+    claim = {**_CLAIM, "measured": "test accuracy on Citeseer", "value": 0.71}
+    claim["hints"] = {"label": "accuracy"}
+    fixture = Fixture("planetoid", _PLANETOID, [claim], ("trains until it is stopped",))
+    repo, claims = write_repo(tmp_path / "raw", fixture)
+    out = tmp_path / "out"
+    env = {**os.environ, "REPROBRIDGE_CACHE_DIR": str(env_cache)}
+    build = [sys.executable, "-m", "reprobridge_sdk", "build", str(repo), "--claims", str(claims)]
+    done = _run([*build, "-o", str(out), "--smoke-budget", "3", "--format", "json"], env)
+    assert done.returncode == 0, done.stderr[-3000:]
+    report = BuildReport.model_validate_json(done.stdout)
+    assert report.passed and report.failure is None and report.reviewed
+    [summary] = report.claims
+    assert (summary.claim, summary.status) == ("accuracy", "not run")
+    assert summary.reason is not None and loop in summary.reason and "(B061)" in summary.reason
+    [b061] = [f for f in report.findings if f.code == "B061"]
+    assert b061.severity == "warning" and loop in b061.message
+    assert [(f.code, f.path) for f in validate(out, strict=True).findings] == []
+    art = load(out)
+    assert [launcher.id for launcher in art.manifest.launchers] == ["train-scored"]
+    [task] = art.manifest.tasks
+    assert task.reference.not_measured == summary.reason
+    [discrepancy] = art.manifest.guide.discrepancies
+    assert discrepancy.tasks == ["accuracy"] and loop in discrepancy.code
+    assert "--scope smoke" not in (out / "README.md").read_text("utf-8")
+    guide = (out / art.manifest.guide.path).read_text("utf-8")
+    assert loop in guide and "stopped at its budget after" in guide
+    review = ReviewRecord.model_validate_json((out / ".rra-build/reviewer.json").read_text())
+    assert review.check_passed and "scored: ok" in review.check_steps
+    assert review.verdicts == {"accuracy": "not-run"}

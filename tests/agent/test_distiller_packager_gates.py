@@ -331,7 +331,13 @@ def _sleeps_first(artifact: Path, seconds: int) -> None:
 
 
 def _distill_slowly(
-    artifact: Path, tmp_path: Path, sleep: int, left: float, now: float | None = None
+    artifact: Path,
+    tmp_path: Path,
+    sleep: int,
+    left: float,
+    *,
+    now: float | None = None,
+    review: float | None = None,
 ) -> tuple[DistillerRecord, str, float]:
     """Distil the example whose training sleeps ``sleep`` s first, with ``left`` seconds of
     the build's limit after the Packager's share; the environment is built before the clock
@@ -354,6 +360,7 @@ def _distill_slowly(
         tmp_path / "state",
         inputs_digest=ZERO,
         deadline=begin + PACKAGING_SECONDS + left,
+        review=review,
     )
     return record, launcher, time.monotonic() - begin
 
@@ -384,8 +391,9 @@ def test_a_probe_that_does_not_end_within_the_time_limit_is_b059(
 ) -> None:
     """The probe run is stopped where the build's time limit would be passed (less the
     Packager's share): a scored program that sleeps past it gives B059 and a claim not run,
-    instead of a build killed from outside."""
-    record, _, seconds = _distill_slowly(artifact, tmp_path, sleep=120, left=3)
+    instead of a build killed from outside. The clean-room check will not run that launcher
+    (it measures nothing), so the Reviewer's share holds no time for it."""
+    record, _, seconds = _distill_slowly(artifact, tmp_path, sleep=120, left=3, review=60.0)
     assert seconds < 110  # stopped, not slept out
     assert record.gate.passed
     [b059] = record.gate.findings
@@ -394,6 +402,7 @@ def test_a_probe_that_does_not_end_within_the_time_limit_is_b059(
     assert (claim.claim, claim.status) == ("logreg-accuracy", "not-run")
     assert claim.reason is not None and "(B059)" in claim.reason
     assert record.reference_runs == []
+    assert record.review_seconds == 60.0
 
 
 @pytest.mark.slow

@@ -150,7 +150,7 @@ def test_the_reproducers_replan_updates_the_planner_record_consistently() -> Non
     """The Reproducer's re-plan (a claim over seeds once a seed option passed its gate)
     replaces the claim's plan, the scored launcher's seeds and adds the decision; a plan the
     Reproducer did not re-plan is returned as it was."""
-    from reprobridge_sdk.agent.pipeline import _replanned
+    from reprobridge_sdk.agent.pipeline import _replanned, _unplanned
     from reprobridge_sdk.agent.planner import seeds_decision_id
     from reprobridge_sdk.model import Ambiguity
     from reprobridge_sdk.model.build import (
@@ -200,6 +200,16 @@ def test_the_reproducers_replan_updates_the_planner_record_consistently() -> Non
     assert [a.id for a in again.ambiguities] == [seeds_decision_id("acc")]
     assert again.inputs_digest == planned.inputs_digest  # the same inputs, decided again
     assert [a.id for a in _replanned(again, repro).ambiguities] == [seeds_decision_id("acc")]
+    # a claim of a script that never ends (B061) is not run, but the planner record keeps it
+    # planned: a resume after the author's fix plans it again
+    endless = claim.model_copy(update={"status": "unplanned", "reason": "run.py:3 (B061)"})
+    stopped = repro.model_copy(update={"replanned": [endless], "launchers": [scored]})
+    kept = _replanned(planned, stopped)
+    assert [(c.claim, c.status) for c in kept.claims] == [("acc", "planned")]
+    assert [(c.status, c.reason) for c in _unplanned(kept, stopped).claims] == [
+        ("unplanned", "run.py:3 (B061)")
+    ]
+    assert _unplanned(kept, repro) is kept
 
 
 @pytest.mark.parametrize("budget", ["0", "-5", "nan", "inf", "ten"])

@@ -349,9 +349,10 @@ def test_a_smoke_run_is_made_one_split_of_an_experiment_repeated_over_splits(
 def test_a_smoke_run_past_its_budget_without_an_iteration_count_is_b021(
     tmp_path: Path, fixture_python: Path
 ) -> None:
+    # it hangs without a loop: nothing says it never ends on its own (B061 is the loop's)
     endless = Fixture(
         "endless",
-        {"serve.py": "import time\nwhile True:\n    time.sleep(0.1)\nprint('test accuracy: 1')\n"},
+        {"serve.py": "import time\ntime.sleep(3600)\nprint('test accuracy: 1')\n"},
         FIXTURES["long-smoke"].claims,
         ("runs until it is stopped",),
     )
@@ -362,3 +363,80 @@ def test_a_smoke_run_past_its_budget_without_an_iteration_count_is_b021(
     assert not result.gate.passed
     assert [f.code for f in result.gate.findings] == ["B021"]
     assert recorded == [] and result.fixes == []
+
+
+#: The Planetoid class: it trains in ``while True:``, printing the accuracy at every step.
+_ENDLESS = (
+    "import time\n\n\n"
+    "def main():\n"
+    "    step = 0\n"
+    "    while True:\n"
+    "        time.sleep(0.05)\n"
+    "        step += 1\n"
+    '        print("step %d accuracy 0.71" % step, flush=True)\n\n\n'
+    'if __name__ == "__main__":\n'
+    "    main()\n"
+)
+_ACCURACY = [
+    {
+        "id": "accuracy",
+        "measured": "accuracy",
+        "value": 0.71,
+        "direction": "higher",
+        "hints": {"label": "accuracy", "script": "train.py"},
+    }
+]
+
+
+def _endless(tmp_path: Path, python: Path, script: str) -> ReproducerRecord:
+    fixture = Fixture("loops", {"train.py": script}, _ACCURACY, ("runs until it is stopped",))
+    repo, claims_file = write_repo(tmp_path / "raw", fixture)
+    result, _, recorded = _reproduce(
+        lambda _name: (repo, claims_file), tmp_path, python, "loops", timeout=2.0
+    )
+    assert recorded == [] and result.fixes == []
+    return result
+
+
+def test_a_script_that_never_ends_on_its_own_has_its_claims_unplanned_b061(
+    tmp_path: Path, fixture_python: Path
+) -> None:
+    """Past its budget with no knob, and its loop has no way out: the claim is un-planned with
+    the loop's place and the time the run was stopped after (B061, a warning), its smoke
+    launcher is not shipped, and the phase passes."""
+    result = _endless(tmp_path, fixture_python, _ENDLESS)
+    assert result.gate.passed, result.gate.findings
+    [b061] = result.gate.findings
+    assert (b061.code, b061.severity) == ("B061", "warning")
+    assert "train.py:6" in b061.message and "while True:" in b061.message
+    assert b061.hint is not None and "code record --kind execution-fix" in b061.hint
+    [claim] = result.replanned
+    assert (claim.claim, claim.status, claim.scored) == ("accuracy", "unplanned", "train-scored")
+    assert claim.reason is not None and "train.py:6" in claim.reason and "(B061)" in claim.reason
+    assert [item.id for item in result.launchers] == ["train-scored"]
+
+
+@pytest.mark.parametrize(
+    "script",
+    [
+        # a break behind a condition that does not hold within the budget
+        "import time\nacc = 0.0\nwhile True:\n    time.sleep(0.05)\n    acc += 1e-9\n"
+        "    if acc > 0.7:\n        break\nprint('accuracy %.2f' % acc)\n",
+        # an endless loop in a function never called; the script hangs elsewhere
+        "import time\n\ndef serve():\n    while True:\n        pass\n\n"
+        "time.sleep(3600)\nprint('accuracy 0.71')\n",
+        # a loop that ends by raise, later than the budget
+        "import time\nwhile True:\n    time.sleep(0.05)\n    if time.time() > 4e9:\n"
+        "        raise SystemExit('accuracy 0.71')\n",
+    ],
+    ids=["break-behind-a-condition", "loop-never-called", "ends-by-raise"],
+)
+def test_a_long_run_whose_script_may_end_stays_b021(
+    tmp_path: Path, fixture_python: Path, script: str
+) -> None:
+    """The agent says a script never ends only where its code shows it: these may end, so the
+    run past its budget is B021 and the phase stops."""
+    result = _endless(tmp_path, fixture_python, script)
+    assert not result.gate.passed
+    assert [f.code for f in result.gate.findings] == ["B021"]
+    assert result.replanned == []
