@@ -35,7 +35,7 @@ WEIGHTS: dict[str, float] = {
     "tests/agent/test_build_era.py": 270,
     "tests/bench/test_report.py": 210,
     "tests/agent/test_builder.py": 200,
-    "tests/agent/test_build_failure.py": 100,
+    "tests/agent/test_build_failure.py": 170,
     "tests/audit/test_facts.py": 165,
     "tests/test_benchmark_quick.py": 150,
     "tests/agent/test_build_e2e.py": 130,  # each fixture's unit (2,500 for the nineteen)
