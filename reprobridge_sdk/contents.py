@@ -39,7 +39,6 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from reprobridge_sdk.checkout.materialize import CHECKOUT_DIR
 from reprobridge_sdk.digest import TREE_EXCLUDES, file_sha256
 from reprobridge_sdk.errors import ArtifactError
 from reprobridge_sdk.findings import finding
@@ -102,6 +101,8 @@ def artifact_files(
     if not with_runs:
         excluded_top.add(RUNS_DIR)
     if manifest.codebase.refined.kind == "patches" and not with_checkout:
+        from reprobridge_sdk.checkout.materialize import CHECKOUT_DIR  # noqa: PLC0415 - patches
+
         excluded_top.add(CHECKOUT_DIR)
     skipped = {os.path.realpath(path) for path in skip}
     # a plain entry's real path ends in its own name: only a link or an entry of a skipped
