@@ -54,8 +54,8 @@ _STABLE = {
         parse_since parse_version since written_version
     """,
     "reprobridge_sdk.digest": """
-        MAX_TREE_FILE_BYTES TREE_DIGEST_PREFIX TREE_EXCLUDES file_sha256 files_sha256
-        handle_sha256 iter_tree_entries tree_digest
+        MAX_TREE_FILE_BYTES TREE_DIGEST_PREFIX TREE_EXCLUDES WrittenFiles file_sha256
+        files_sha256 handle_sha256 iter_tree_entries tree_digest
     """,
     "reprobridge_sdk.model": """
         EVIDENCE_VERSION FORMAT_VERSION FORMAT_VERSIONS ID_PATTERN MANIFEST_NAME
