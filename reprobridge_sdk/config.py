@@ -199,11 +199,11 @@ def _has_tool_table(pyproject: Path) -> bool:
         return False
     if "reprobridge" not in text:
         return False
-    import tomllib  # noqa: PLC0415 - start-up: only when a file names the tool
+    from reprobridge_sdk.io import reading  # noqa: PLC0415 - start-up: only when it names the tool
 
     try:
-        data = tomllib.loads(text)
-    except (tomllib.TOMLDecodeError, RecursionError):
+        data = reading.parse_toml(text)
+    except reading.Unreadable:
         return True  # read_config reports the syntax error with its position
     tool = data.get("tool")
     return isinstance(tool, dict) and "reprobridge" in tool
@@ -241,45 +241,41 @@ def read_config(path: str | os.PathLike[str]) -> dict[str, Any]:
 
 
 def _read_text(source: Path, label: str) -> str:
+    from reprobridge_sdk.io import reading  # noqa: PLC0415 - start-up: only with a file to read
+
     try:
-        text = source.read_text("utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
+        return reading.decode(reading.read_bytes(source, max_bytes=_MAX_BYTES))
+    except reading.Unreadable as exc:
+        if exc.problem == "too-large":
+            raise _error(
+                f"{label} is larger than {_MAX_BYTES} bytes",
+                file=label,
+                hint="a configuration file holds a few settings; is this the right file?",
+            ) from None
         raise _error(
-            f"cannot read the configuration file {label}: {exc}",
+            f"cannot read the configuration file {label}: {exc.message}",
             file=label,
             hint="the file must be readable UTF-8 TOML",
         ) from None
-    if len(text) > _MAX_BYTES:
-        raise _error(
-            f"{label} is larger than {_MAX_BYTES} characters",
-            file=label,
-            hint="a configuration file holds a few settings; is this the right file?",
-        )
-    return text
 
 
 def _parse_toml(text: str, label: str) -> dict[str, Any]:
-    import tomllib  # noqa: PLC0415 - start-up: only when there is a file to read
+    from reprobridge_sdk.io import reading  # noqa: PLC0415 - start-up: only with a file to read
 
     try:
-        return tomllib.loads(text)
-    except RecursionError:  # deeply nested arrays or inline tables
+        return reading.parse_toml(text)
+    except reading.Unreadable as exc:
+        if exc.problem == "too-deep":
+            raise _error(
+                f"{label} nests values too deeply to be read",
+                file=label,
+                hint="settings are flat values and lists of strings",
+            ) from None
         raise _error(
-            f"{label} nests values too deeply to be read",
+            f"{label} is not valid TOML: {exc.message}",
             file=label,
-            hint="settings are flat values and lists of strings",
-        ) from None
-    except tomllib.TOMLDecodeError as exc:
-        match = re.search(r"\(at line (\d+), column (\d+)\)", str(exc))
-        if match:
-            line, col = int(match.group(1)), int(match.group(2))
-        else:  # "(at end of document)"
-            line, col = text.count("\n") + 1, len(text.rsplit("\n", 1)[-1]) + 1
-        raise _error(
-            f"{label} is not valid TOML: {str(exc).split(' (at ')[0]}",
-            file=label,
-            line=line,
-            col=col,
+            line=exc.line,
+            col=exc.col,
             hint="fix the TOML syntax (https://toml.io)",
         ) from None
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from reprobridge_sdk.extract.extraction import OpenedFile
 from reprobridge_sdk.findings import Finding, Severity, finding
-from reprobridge_sdk.io import safefs
+from reprobridge_sdk.io import reading, safefs
 from reprobridge_sdk.model import RECORD_NAME, EvidenceRecord
 from reprobridge_sdk.run.evidence import ENV_DIR, SnapshotProblem, load_snapshot, record_owner
 
@@ -73,7 +73,7 @@ def _read_record(
             max_bytes=safefs.MAX_EVIDENCE_BYTES,
             allow_links=False,
         )
-        data = safefs.loads_json(raw, path=record_path)
+        data = reading.parse_json(raw, name=record_path)
         owner = record_owner(data)
         digest = hashlib.sha256(raw).hexdigest()
         return EvidenceRecord.model_validate(data), owner, digest, None
@@ -81,7 +81,7 @@ def _read_record(
         problem = exc.message
     except OSError as exc:
         problem = exc.strerror or str(exc)
-    except ValueError as exc:  # JSON or pydantic validation
+    except ValueError as exc:  # JSON (its Unreadable) or pydantic validation
         problem = str(exc).splitlines()[0]
     return (
         None,

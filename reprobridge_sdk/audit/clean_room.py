@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from reprobridge_sdk.contents import RUNS_DIR, files_digest
 from reprobridge_sdk.errors import ReproBridgeError
 from reprobridge_sdk.findings import Finding, finding
-from reprobridge_sdk.io import safefs
+from reprobridge_sdk.io import reading, safefs
 from reprobridge_sdk.io.atomic import atomic_write_json
 from reprobridge_sdk.model.attestation import CHECK_PREDICATE, STATEMENT_TYPE
 from reprobridge_sdk.model.audit import CheckSignature
@@ -112,7 +112,7 @@ def _read(root: Path) -> tuple[bytes, dict[str, Any] | None, str | None]:
         raw = safefs.read_bytes(
             root / RUNS_DIR / CHECK_RECORD, root=root, max_bytes=_MAX_BYTES, allow_links=False
         )
-        data = safefs.loads_json(raw, path=_WHERE, max_depth=8)
+        data = reading.parse_json(raw, name=_WHERE, max_depth=8)
     except FileNotFoundError:
         return b"", None, f"no clean-room check on record ({_WHERE})"
     except (OSError, ValueError, ReproBridgeError) as exc:
@@ -191,10 +191,10 @@ def _signature(
             hint="sign it with 'reprobridge check --record --sign' and a key the KEYS file trusts",
         ), unsigned
     try:  # beside the record: a regular file, no link, bounded
-        envelope = safefs.load_json(
+        envelope = reading.read_json(
             path, root=path.parent, allow_links=False, max_bytes=_MAX_ENVELOPE_BYTES
         )
-    except (OSError, ValueError, RecursionError, safefs.UnsafeFileError):
+    except reading.Unreadable:
         envelope = None
     parsed = parse_envelope(envelope)
     if parsed is None:

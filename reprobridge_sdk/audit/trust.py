@@ -12,7 +12,7 @@ from pathlib import Path
 
 from reprobridge_sdk.digest import file_sha256
 from reprobridge_sdk.findings import Finding, finding
-from reprobridge_sdk.io import safefs
+from reprobridge_sdk.io import reading, safefs
 from reprobridge_sdk.model import RECORD_NAME
 from reprobridge_sdk.model.attestation import RUN_PREDICATE, STATEMENT_TYPE
 from reprobridge_sdk.run.ledger import LedgerCheck, LedgerState, RunOnDisk, check_ledger
@@ -108,10 +108,10 @@ def check_signatures(
         )
         return None
     try:  # an envelope in the run directory: a regular file, no link, bounded
-        data = safefs.load_json(
+        data = reading.read_json(
             path, root=path.parent, allow_links=False, max_bytes=MAX_ENVELOPE_BYTES
         )
-    except (OSError, ValueError, RecursionError, safefs.UnsafeFileError):
+    except reading.Unreadable:
         data = None
     verified, problems = verify_envelope(data, trusted, where=where)
     if verified is None:

@@ -11,7 +11,6 @@ import dataclasses
 import os
 import re
 import tempfile
-import tomllib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from reprobridge_sdk.errors import ReproBridgeError, UsageError
 from reprobridge_sdk.findings import Finding, finding
+from reprobridge_sdk.io import reading
 from reprobridge_sdk.io.pointer import from_loc, pointer_of
 
 from .submissions import Opened, _unpack_into, is_archive, relabel
@@ -31,10 +31,11 @@ if TYPE_CHECKING:
 
 __all__ = ["Batch", "audit_batch", "digest_finding", "load_batch", "open_batch"]
 
+#: The largest submissions file read (a few lines for each of thousands of submissions).
+MAX_BATCH_BYTES = 16 * 1024 * 1024
 _HEADER = re.compile(r"^\s*\[\[\s*submission\s*\]\]")
 _DEFAULTS = re.compile(r"^\s*\[\s*defaults\s*[.\]]")
 _ANY_HEADER = re.compile(r"^\s*\[")
-_AT = re.compile(r"\(at line (\d+), column (\d+)\)")
 _UNKNOWN = re.compile(r"unknown key '([^']+)'")
 
 
@@ -89,27 +90,23 @@ def _fail(file: str, problems: list[Finding]) -> UsageError:
 
 def _parse(file: str) -> tuple[dict[str, Any], list[str]]:
     try:
-        text = Path(file).read_bytes().decode("utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        problem = getattr(exc, "strerror", None) or "not UTF-8"
-        msg = f"cannot read the submissions file {file}: {problem}"
-        raise _fail(file, [finding("A090", msg, file=file)]) from None
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        at = _AT.search(str(exc))
-        line, col = (int(at.group(1)), int(at.group(2))) if at else (0, 0)
-        message = _AT.sub("", str(exc)).strip()
-        found = finding(
-            "A090",
-            f"not TOML: {message}",
-            file=file,
-            line=line,
-            col=col,
-            hint="the submissions file is TOML: [defaults] and one [[submission]] per artifact",
-        )
+        text = reading.decode(reading.read_bytes(file, max_bytes=MAX_BATCH_BYTES))
+        return reading.parse_toml(text), text.splitlines()
+    except reading.Unreadable as exc:
+        if exc.problem in {"syntax", "too-deep"}:
+            found = finding(
+                "A090",
+                f"not TOML: {exc.message}",
+                file=file,
+                line=exc.line,
+                col=exc.col,
+                hint="the submissions file is TOML: [defaults] and one [[submission]] per artifact",
+            )
+        else:
+            problem = "not UTF-8" if exc.problem == "encoding" else exc.message
+            msg = f"cannot read the submissions file {file}: {problem}"
+            found = finding("A090", msg, file=file)
         raise _fail(file, [found]) from None
-    return data, text.splitlines()
 
 
 def _model(file: str, data: dict[str, Any], lines: list[str]) -> BatchFile:

@@ -28,7 +28,7 @@ from reprobridge_sdk.contents import files_digest
 from reprobridge_sdk.env.interpreters import interpreter_homes
 from reprobridge_sdk.errors import ArtifactError, ReproBridgeError, UsageError
 from reprobridge_sdk.findings import Finding, Severity, finding
-from reprobridge_sdk.io import safefs
+from reprobridge_sdk.io import reading
 from reprobridge_sdk.model import Launcher, Manifest
 from reprobridge_sdk.model.evidence import RECORD_NAME
 
@@ -285,17 +285,10 @@ def _new_records(
         if not os.path.lexists(record_path):
             continue
         try:
-            raw = safefs.read_bytes(
-                record_path, root=run_dir, max_bytes=safefs.MAX_EVIDENCE_BYTES, allow_links=False
-            )
-            record = safefs.loads_json(raw, path=record_path)
+            record = reading.read_json(record_path, root=run_dir, allow_links=False)
             if not isinstance(record, dict):
                 raise ValueError(f"a JSON {type(record).__name__}, not an object")
-        except safefs.UnsafeFileError as exc:
-            problem = exc.message
-        except OSError as exc:
-            problem = exc.strerror or str(exc)
-        except ValueError as exc:  # JSON, UTF-8 or not an object
+        except ValueError as exc:  # unreadable, or not an object
             problem = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         else:
             yield name, record, None

@@ -9,7 +9,6 @@ requirements (``requirements.in``/``.txt`` or ``pyproject.toml``), the Python ve
 from __future__ import annotations
 
 import re
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -17,6 +16,7 @@ from typing import Any, Literal
 from reprobridge_sdk.api import load
 from reprobridge_sdk.authoring.codebase import ImportResult, import_code
 from reprobridge_sdk.authoring.scaffold import InitOptions, scaffold
+from reprobridge_sdk.io import reading
 from reprobridge_sdk.io.atomic import atomic_write_text
 from reprobridge_sdk.model import MANIFEST_NAME
 
@@ -27,6 +27,8 @@ _COMMAND = re.compile(
 )
 _READMES = ("README.md", "README.rst", "README.txt", "README")
 _REQUIREMENTS = ("requirements.in", "requirements.txt")
+#: The largest ``pyproject.toml`` read (a stranger's repository).
+_MAX_TOML = 4 * 1024 * 1024
 
 
 @dataclass
@@ -61,12 +63,10 @@ def _project_table(checkout: Path) -> dict[str, Any] | None:
     """The ``[project]`` table of the checkout's ``pyproject.toml``; ``None`` when there is no
     such file, it is not UTF-8 TOML, it nests too deeply for the TOML reader (a stranger's
     file: RecursionError), or ``project`` is not a table."""
-    pyproject = checkout / "pyproject.toml"
-    if not pyproject.is_file():
-        return None
-    try:
-        data = tomllib.loads(pyproject.read_text("utf-8"))
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError, RecursionError):
+    try:  # a regular file inside the checkout, bounded
+        raw = reading.read_bytes(checkout / "pyproject.toml", root=checkout, max_bytes=_MAX_TOML)
+        data = reading.parse_toml(reading.decode(raw))
+    except reading.Unreadable:
         return None
     project = data.get("project")
     return project if isinstance(project, dict) else None

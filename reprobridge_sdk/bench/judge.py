@@ -8,7 +8,6 @@ compatibility interval as the auditor judges a task. See spec §18.3.
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import stat
@@ -31,6 +30,7 @@ from reprobridge_sdk.extract.extraction import (
     regex_matches,
 )
 from reprobridge_sdk.findings import Finding, finding
+from reprobridge_sdk.io import reading
 from reprobridge_sdk.io.safefs import UnsafeFileError
 from reprobridge_sdk.model import Launcher, Manifest, Measurement, Task
 from reprobridge_sdk.model.bench import (
@@ -73,24 +73,20 @@ def load_results(path: str | os.PathLike[str]) -> BenchResults:
     """The results file at ``path``; :class:`ArtifactError` (A072) when it cannot be used."""
     name = os.fspath(path)
     try:
-        with open(name, "rb") as handle:  # noqa: PTH123 - a bounded read of a stranger's file
-            if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
-                raise _refused(f"{name} is not a regular file", name)
-            raw = handle.read(MAX_RESULTS_BYTES + 1)
-    except OSError as exc:
-        raise _refused(f"{name} cannot be read: {exc.strerror or exc}", name) from None
-    if len(raw) > MAX_RESULTS_BYTES:
-        raise _refused(f"{name} is larger than {MAX_RESULTS_BYTES} bytes", name)
-    try:
-        data = json.loads(raw.decode("utf-8"))
+        data = reading.read_json(name, max_bytes=MAX_RESULTS_BYTES, unique_keys=True)
         return BenchResults.model_validate(data)
-    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
-        first = exc.errors()[0] if isinstance(exc, ValidationError) else None
-        where = "/" + "/".join(str(p) for p in first["loc"]) if first else ""
-        detail = first["msg"] if first else str(exc).splitlines()[0]
-        raise _refused(
-            f"{name}: not a results file{' at ' + where if where else ''}: {detail}", name
-        ) from None
+    except reading.Unreadable as exc:
+        message = {
+            "too-large": f"{name} is larger than {MAX_RESULTS_BYTES} bytes",
+            "missing": f"{name} cannot be read: {exc.message}",
+            "io": f"{name} cannot be read: {exc.message}",
+            "unsafe": exc.message,
+        }.get(exc.problem, f"{name}: not a results file: {exc.message}")
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = "/" + "/".join(str(p) for p in first["loc"])
+        message = f"{name}: not a results file at {where}: {first['msg']}"
+    raise _refused(message, name) from None
 
 
 @dataclass

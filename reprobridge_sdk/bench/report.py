@@ -341,18 +341,15 @@ def report_csv(report: BenchReport) -> str:
 
 def load_report(path: str) -> BenchReport:
     """The report (``report.json``) at ``path``; :class:`UsageError` (N004) when it is not one."""
-    import json  # noqa: PLC0415
-
     from pydantic import ValidationError  # noqa: PLC0415
 
     from reprobridge_sdk.errors import UsageError  # noqa: PLC0415
     from reprobridge_sdk.findings import finding  # noqa: PLC0415
+    from reprobridge_sdk.io import reading  # noqa: PLC0415
 
     try:
-        with open(path, "rb") as handle:  # noqa: PTH123
-            raw = handle.read(256 << 20)
-        return BenchReport.model_validate(json.loads(raw.decode("utf-8")))
-    except (OSError, UnicodeDecodeError, ValueError, ValidationError) as exc:
+        return BenchReport.model_validate(reading.read_json(path, unique_keys=True))
+    except (reading.Unreadable, ValidationError) as exc:
         detail = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         message = f"{path} is not a bench report: {detail}"
         hint = "give the report.json of bench run (schema bench-report-1.0)"

@@ -16,7 +16,6 @@ import functools
 import json
 import re
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import yaml
@@ -44,13 +43,6 @@ class _Fatal(Exception):
     def __init__(self, item: Finding) -> None:
         super().__init__(item.message)
         self.item = item
-
-
-def _size(path: Path) -> int:
-    try:
-        return path.stat().st_size
-    except OSError:  # pragma: no cover - it was just opened
-        return MAX_BYTES + 1
 
 
 def _too_large(label: str, size: int) -> Finding:

@@ -18,13 +18,12 @@ from __future__ import annotations
 import functools
 import os
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import yaml
 
 from reprobridge_sdk.findings import Finding, finding
-from reprobridge_sdk.io import safefs
+from reprobridge_sdk.io import reading
 from reprobridge_sdk.io._events import Span, _from_events
 from reprobridge_sdk.io._guards import (
     MAX_ALIAS_NODES,
@@ -35,7 +34,6 @@ from reprobridge_sdk.io._guards import (
     _composer_at_risk,
     _composer_bounded,
     _Fatal,
-    _size,
     _too_large,
     nests_too_deep,
 )
@@ -165,38 +163,35 @@ def load_document(
     file over :data:`MAX_BYTES` is Y006 without being read. I/O errors on reading ``source``
     (missing file, permission) raise ``OSError``.
     """
-    if isinstance(source, bytes):
-        raw = source
-        label = name or "<bytes>"
-    else:
-        path = Path(source)
-        label = name or str(path)
-        try:
-            raw = safefs.read_bytes(path, root=root, max_bytes=MAX_BYTES)
-        except safefs.UnsafeFileError as exc:
-            if exc.reason != "too-large":
-                raise
-            return Document(label, "", findings=[_too_large(label, _size(path))])
-    if len(raw) > MAX_BYTES:
-        return Document(label, "", findings=[_too_large(label, len(raw))])
+    label = name or ("<bytes>" if isinstance(source, bytes) else str(source))
     try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = raw.count(b"\n", 0, exc.start) + 1
-        start = raw.rfind(b"\n", 0, exc.start) + 1
-        col = len(raw[start : exc.start].decode("utf-8", "replace")) + 1
-        item = finding(
-            "Y007",
-            f"byte 0x{raw[exc.start]:02x} at offset {exc.start} is not valid UTF-8",
-            file=label,
-            line=line,
-            col=col,
-            hint="save the file as UTF-8",
-        )
-        return Document(label, "", findings=[item])
-    if text.startswith("\ufeff"):
-        text = text[1:]
+        if isinstance(source, bytes):
+            raw = source
+            if len(raw) > MAX_BYTES:
+                return Document(label, "", findings=[_too_large(label, len(raw))])
+        else:
+            raw = reading.read_bytes(source, root=root, max_bytes=MAX_BYTES)
+        text = reading.decode(raw)
+    except reading.Unreadable as exc:
+        return Document(label, "", findings=[_unreadable(exc, label)])
     return _parse(label, text)
+
+
+def _unreadable(exc: reading.Unreadable, label: str) -> Finding:
+    """Y006 for a file too large, Y007 for bytes that are not UTF-8; other refusals and
+    I/O errors of the file raise (the docstring of :func:`load_document`)."""
+    if exc.problem == "too-large":
+        return _too_large(label, exc.size)
+    if exc.problem != "encoding":
+        raise exc.__cause__ or exc
+    return finding(
+        "Y007",
+        exc.message,
+        file=label,
+        line=exc.line,
+        col=exc.col,
+        hint="save the file as UTF-8",
+    )
 
 
 def _several_documents(text: str) -> bool:

@@ -8,7 +8,6 @@ checked by :mod:`packaging.pylock`.
 from __future__ import annotations
 
 import re
-import tomllib  # type: ignore[import-not-found, unused-ignore]
 from bisect import bisect_right
 from typing import Any
 
@@ -17,15 +16,15 @@ from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
 from reprobridge_sdk.findings import Finding, Severity, finding
+from reprobridge_sdk.io import reading
 
 from ._types import PYLOCK_VERSION, Lock, LockEntry, is_local_location
 
 __all__ = ["MAX_DEPTH", "parse_pylock"]
 
 #: The deepest nesting of tables and arrays a lock may have (the document is level 1).
-MAX_DEPTH = 64
+MAX_DEPTH = reading.MAX_TOML_DEPTH
 
-_TOML_POS_RE = re.compile(r"\(at line (\d+), column (\d+)\)")
 #: ``name = "..."`` anywhere on a line (also inside inline tables); not ``x-name =``.
 _NAME_RE = re.compile(r"""(?<![\w-])name\s*=\s*(?:"([^"\n]*)"|'([^'\n]*)')""")
 _KEY_RE = re.compile(r"^[ \t]*([A-Za-z0-9_-]+)[ \t]*=", re.MULTILINE)
@@ -111,17 +110,19 @@ def _text(value: Any) -> str | None:
 def _load(text: str, name: str) -> tuple[dict[str, Any] | None, list[Finding]]:
     """The TOML table of ``text``, or ``None`` and the finding that says why not."""
     try:
-        data = tomllib.loads(text)
-    except RecursionError:
-        return None, [_too_deep(name)]
-    except tomllib.TOMLDecodeError as exc:
-        match = _TOML_POS_RE.search(str(exc))
-        line, col = (int(match.group(1)), int(match.group(2))) if match else (0, 0)
-        message = _TOML_POS_RE.sub("", str(exc)).strip()
-        return None, [finding("L003", f"not valid TOML: {message}", file=name, line=line, col=col)]
-    if _depth(data) > MAX_DEPTH:
-        return None, [_too_deep(name)]
-    return data, []
+        return reading.parse_toml(text, max_depth=MAX_DEPTH), []
+    except reading.Unreadable as exc:
+        if exc.problem == "too-deep":
+            item = finding(
+                "L003",
+                f"the lock nests tables or arrays deeper than {MAX_DEPTH} levels",
+                file=name,
+                hint="a pylock.toml nests a few levels; this file is not a lock",
+            )
+        else:
+            message = f"not valid TOML: {exc.message}"
+            item = finding("L003", message, file=name, line=exc.line, col=exc.col)
+        return None, [item]
 
 
 def _lock_version_readable(raw_version: Any, positions: _Positions, add: Any) -> bool:
@@ -182,30 +183,6 @@ def _read_packages(
             seen[key] = line
         entries.append(entry)
     return entries, package_lines
-
-
-def _too_deep(name: str) -> Finding:
-    return finding(
-        "L003",
-        f"the lock nests tables or arrays deeper than {MAX_DEPTH} levels",
-        file=name,
-        hint="a pylock.toml nests a few levels; this file is not a lock",
-    )
-
-
-def _depth(data: dict[str, Any]) -> int:
-    """How deep tables and arrays nest in ``data`` (itself level 1), walked without recursion;
-    the walk stops once past :data:`MAX_DEPTH`."""
-    deepest = 0
-    stack: list[tuple[Any, int]] = [(data, 1)]
-    while stack:
-        value, level = stack.pop()
-        deepest = max(deepest, level)
-        if deepest > MAX_DEPTH:
-            break
-        children = value.values() if isinstance(value, dict) else value
-        stack.extend((child, level + 1) for child in children if isinstance(child, dict | list))
-    return deepest
 
 
 def _pylock_entry(package: dict[str, Any], line: int, pointer: str, add: Any) -> LockEntry | None:

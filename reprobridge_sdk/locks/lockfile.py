@@ -39,7 +39,7 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.utils import canonicalize_name
 
 from reprobridge_sdk.findings import Finding, finding
-from reprobridge_sdk.io import safefs
+from reprobridge_sdk.io import reading, safefs
 
 from ._types import PYLOCK_VERSION, Lock, LockEntry, LockError, LockFormat, is_local_location
 
@@ -152,22 +152,16 @@ def check_lock(
 
 def _parse(path: Path, fmt: LockFormat, name: str) -> _Parsed:
     try:
-        raw = safefs.read_bytes(path, max_bytes=MAX_LOCK_BYTES)
-    except safefs.UnsafeFileError as exc:
+        text = reading.decode(reading.read_bytes(path, max_bytes=MAX_LOCK_BYTES))
+    except reading.Unreadable as exc:
+        if exc.problem == "encoding":
+            item = finding("L003", "the lock is not valid UTF-8", file=name, line=exc.line, col=1)
+            return _Parsed(Lock(fmt), [item])
         msg = f"cannot read lock {path}: {exc.message}"
-        hint = f"a lock is a regular file of at most {MAX_LOCK_BYTES} bytes"
+        hint: str | None = f"a lock is a regular file of at most {MAX_LOCK_BYTES} bytes"
+        if exc.problem not in {"unsafe", "too-large"}:
+            hint = None  # missing, or not readable
         raise LockError(msg, [finding("L003", msg, file=name, hint=hint)]) from None
-    except OSError as exc:
-        msg = f"cannot read lock {path}: {exc.strerror}"
-        raise LockError(msg, [finding("L003", msg, file=name)]) from exc
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = raw[: exc.start].count(b"\n") + 1
-        return _Parsed(
-            Lock(fmt),
-            [finding("L003", "the lock is not valid UTF-8", file=name, line=line, col=1)],
-        )
     if fmt == "pylock":
         from ._pylock import parse_pylock  # noqa: PLC0415 - only pylock.toml files pay for TOML
 

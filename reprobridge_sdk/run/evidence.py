@@ -22,7 +22,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from reprobridge_sdk.digest import handle_sha256
-from reprobridge_sdk.io import planted, safefs
+from reprobridge_sdk.io import planted, reading, safefs
 from reprobridge_sdk.io.atomic import atomic_write_bytes, atomic_write_json, json_text
 from reprobridge_sdk.model.evidence import (
     RECORD_NAME,
@@ -300,13 +300,11 @@ def load_record(path: str | os.PathLike[str]) -> EvidenceRecord:
     """
     record_path = recorded_path(path)
     try:  # a regular file (no link, no FIFO), bounded in size and depth
-        data = safefs.load_json(record_path, allow_links=False)
+        data = reading.read_json(record_path, allow_links=False)
         record = EvidenceRecord.model_validate(data)
-    except (OSError, ValueError, ValidationError, safefs.UnsafeFileError) as exc:
-        if isinstance(exc, safefs.UnsafeFileError):
+    except (reading.Unreadable, ValidationError) as exc:
+        if isinstance(exc, reading.Unreadable) and not exc.malformed:
             reason = exc.message
-        elif isinstance(exc, OSError):
-            reason = exc.strerror or str(exc)
         else:
             reason = "not a valid evidence record"
         hint = "give a run directory written by 'reprobridge run'"

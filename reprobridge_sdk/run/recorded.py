@@ -28,7 +28,7 @@ from typing import Any
 
 from reprobridge_sdk.errors import ReproBridgeError
 from reprobridge_sdk.findings import finding
-from reprobridge_sdk.io import safefs
+from reprobridge_sdk.io import reading, safefs
 from reprobridge_sdk.io.document import load_document
 from reprobridge_sdk.versions import FORMAT_VERSIONS, MANIFEST_NAME, RECORD_NAME
 
@@ -85,8 +85,8 @@ def plain_recorded(path: str | os.PathLike[str]) -> RecordedRun | None:
     """The replayed fields of the record at ``path``, read as plain JSON; None when the file
     cannot be read or a field is not of the type the runner writes (the typed record decides)."""
     try:  # as load_record reads it: a regular file (no link, no FIFO), bounded
-        data = safefs.load_json(record_path(path), allow_links=False)
-    except (OSError, ValueError, safefs.UnsafeFileError):
+        data = reading.read_json(record_path(path), allow_links=False)
+    except reading.Unreadable:
         return None
     if not isinstance(data, dict):
         return None

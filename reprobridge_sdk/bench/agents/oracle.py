@@ -8,21 +8,21 @@ its outputs and its seed, with the value the workspace's extractors read from th
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 from reprobridge_sdk.bench.agents import measured_value, scored_launcher, task_of, write_results
+from reprobridge_sdk.io import reading
 
 
 def _records(workspace: Path, launcher: str) -> list[dict[str, Any]]:
     runs = []
     for record_path in sorted((workspace / "runs").glob("*/record.json")):
         try:
-            record = json.loads(record_path.read_text("utf-8"))
-        except (OSError, ValueError):
+            record = reading.read_json(record_path, allow_links=False)
+        except reading.Unreadable:
             continue
         if record.get("launcher") != launcher or record.get("status") != "succeeded":
             continue

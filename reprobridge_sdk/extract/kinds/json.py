@@ -6,7 +6,7 @@ from typing import Any
 
 from reprobridge_sdk.extract._errors import REASONS, ExtractionError, Reason
 from reprobridge_sdk.extract._numbers import as_number
-from reprobridge_sdk.io import safefs
+from reprobridge_sdk.io import reading, safefs
 from reprobridge_sdk.io.pointer import PointerError, walk
 
 from ._base import Extracted, Kind, Request, cached
@@ -20,11 +20,12 @@ DECODE = Reason("decode", "X001")
 def _read_json(request: Request) -> Any:
     file = request.file
     try:
-        raw = file.read_bytes(safefs.MAX_EVIDENCE_BYTES)
-        return safefs.loads_json(raw, path=file.lazy_name)
+        return reading.parse_json(file.read_bytes(safefs.MAX_EVIDENCE_BYTES), name=file.lazy_name)
     except safefs.UnsafeFileError as exc:
         raise ExtractionError(DECODE, f"{file.name}: {exc.message}") from None
-    except (ValueError, UnicodeDecodeError) as exc:
+    except reading.Unreadable as exc:
+        if not exc.malformed:  # too deep
+            raise ExtractionError(DECODE, f"{file.name}: {exc.message}") from None
         raise ExtractionError(DECODE, f"{file.name} is not valid JSON: {exc}") from None
 
 

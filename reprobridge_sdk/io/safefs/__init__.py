@@ -16,7 +16,7 @@ import io
 import json
 import os
 import stat
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -48,8 +48,8 @@ __all__ = [
     "UnsafeReason",
     "atomic_open",
     "atomic_write_bytes",
-    "check_json_depth",
     "create_exclusive",
+    "deeper_than",
     "is_inside",
     "load_json",
     "loads_json",
@@ -185,36 +185,6 @@ def read_text(
     return raw.decode("utf-8", errors)
 
 
-def check_json_depth(text: str | bytes, max_depth: int = MAX_JSON_DEPTH) -> int | None:
-    """The offset where JSON ``text`` first nests deeper than ``max_depth``, else ``None``.
-
-    Brackets inside strings do not count; the scan is linear and never recurses.
-    """
-    data = text.encode("utf-8", "surrogatepass") if isinstance(text, str) else text
-    if data.count(b"[") + data.count(b"{") <= max_depth:
-        return None
-    depth = 0
-    in_string = False
-    escaped = False
-    for offset, byte in enumerate(data):
-        if in_string:
-            if escaped:
-                escaped = False
-            elif byte == 0x5C:  # backslash
-                escaped = True
-            elif byte == 0x22:  # quote
-                in_string = False
-        elif byte == 0x22:
-            in_string = True
-        elif byte in (0x5B, 0x7B):  # [ {
-            depth += 1
-            if depth > max_depth:
-                return offset
-        elif byte in (0x5D, 0x7D):  # ] }
-            depth -= 1
-    return None
-
-
 def load_json(
     path: str | os.PathLike[str],
     *,
@@ -228,27 +198,34 @@ def load_json(
     return loads_json(raw, path=path, max_depth=max_depth)
 
 
-def loads_json(raw: bytes, *, path: str | os.PathLike[str], max_depth: int = MAX_JSON_DEPTH) -> Any:
+def loads_json(
+    raw: bytes,
+    *,
+    path: str | os.PathLike[str],
+    max_depth: int = MAX_JSON_DEPTH,
+    object_pairs_hook: Callable[[list[tuple[str, Any]]], Any] | None = None,
+) -> Any:
     """Parse the bytes of a JSON file (``path`` names it in a refusal) under the depth cap, as
     :func:`load_json` does after reading it: for a caller that also needs the bytes (to hash
-    the very content it parsed, without reading the file again)."""
-    if raw.count(b"[") + raw.count(b"{") <= max_depth:
-        return json.loads(raw)  # cannot nest deeper than its number of brackets
+    the very content it parsed, without reading the file again). The readers of documents
+    call it through :func:`reprobridge_sdk.io.reading.parse_json`."""
+    if raw.count(b"[") + raw.count(b"{") <= max_depth:  # cannot nest deeper than its brackets
+        return json.loads(raw, object_pairs_hook=object_pairs_hook)
     # ``path`` is formatted only in a refusal (a caller may name the file lazily)
     try:  # the C decoder stops with RecursionError (never a crash) past the recursion limit
-        value = json.loads(raw)
+        value = json.loads(raw, object_pairs_hook=object_pairs_hook)
     except RecursionError:
         msg = f"{path} nests deeper than {max_depth} levels"
         raise UnsafeFileError("too-deep", path, msg, limit=max_depth) from None
-    if _depth_exceeds(value, max_depth):
+    if deeper_than(value, max_depth):
         msg = f"{path} nests deeper than {max_depth} levels"
         raise UnsafeFileError("too-deep", path, msg, limit=max_depth)
     return value
 
 
-def _depth_exceeds(value: Any, max_depth: int) -> bool:
-    """Whether a parsed JSON value nests deeper than ``max_depth`` (level by level, no
-    recursion, stops at the first level past the limit)."""
+def deeper_than(value: Any, max_depth: int) -> bool:
+    """Whether a parsed JSON or TOML value nests arrays and objects deeper than ``max_depth``
+    (itself level 1; level by level, no recursion, stops at the first level past the limit)."""
     level: list[Any] = [value] if isinstance(value, (dict, list)) else []
     depth = 0
     while level:
