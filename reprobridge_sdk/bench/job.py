@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from reprobridge_sdk.errors import ReproBridgeError, UsageError
 from reprobridge_sdk.findings import finding
-from reprobridge_sdk.io.atomic import json_text
+from reprobridge_sdk.io.atomic import atomic_write_text, json_text
 from reprobridge_sdk.model.bench import (
     BenchRun,
     ProxyCounts,
@@ -248,7 +248,7 @@ def _judge(job: Job, workspace: Path, run: BenchRun) -> None:
         run.findings.extend(as_audit_finding(item) for item in exc.findings)
         return
     text = json_text(judgement.model_dump(mode="json"), sort_keys=True)
-    (folder / "judgement.json").write_text(text, encoding="utf-8")
+    atomic_write_text(folder / "judgement.json", text)
     claim = next((c for c in judgement.claims if c.task == job.task), None)
     if claim is None:
         return
@@ -434,5 +434,5 @@ def _io_finding(run: BenchRun, exc: OSError) -> Any:
 def _save(folder: Path, run: BenchRun) -> BenchRun:
     with contextlib.suppress(OSError):
         text = json_text(run.model_dump(mode="json"), sort_keys=True)
-        (folder / "run.json").write_text(text, encoding="utf-8")
+        atomic_write_text(folder / "run.json", text)
     return run
