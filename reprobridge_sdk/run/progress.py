@@ -36,6 +36,19 @@ class JsonEvents:
         self.stream.flush()
 
 
+def _encodable(text: str, stream: TextIO) -> str:
+    """``text`` with what the stream's encoding cannot show escaped (``\\u8bad``), so a
+    launcher or run named in another script never stops a run on an ASCII terminal."""
+    encoding = getattr(stream, "encoding", None) or "utf-8"
+    try:
+        text.encode(encoding)
+    except UnicodeEncodeError:
+        return text.encode(encoding, "backslashreplace").decode(encoding)
+    except LookupError:  # an encoding Python does not know: write as it is
+        pass
+    return text
+
+
 def _is_tty(stream: TextIO) -> bool:
     try:
         return stream.isatty()
@@ -106,10 +119,10 @@ class LiveProgress:
     def _line(self, text: str, stream: TextIO | None = None) -> None:
         self._clear()
         if stream is not None and stream is not self.stream:
-            stream.write(text + "\n")
+            stream.write(_encodable(text, stream) + "\n")
             stream.flush()
         else:
-            self.stream.write(text + "\n")
+            self.stream.write(_encodable(text, self.stream) + "\n")
         if self.live:
             self.stream.write(self._paint(self._status(), "dim"))
         self.stream.flush()
