@@ -20,6 +20,7 @@ from reprobridge_sdk.cli._executor import executor_options, options_from_flags
 from reprobridge_sdk.cli._output import (
     count,
     fail,
+    failing,
     format_option,
     note,
     os_error,
@@ -158,23 +159,19 @@ def judge(  # noqa: PLR0917 - click passes every option as an argument
     """
     from reprobridge_sdk.authoring.submissions import open_artifact
     from reprobridge_sdk.bench.judge import judge_results
-    from reprobridge_sdk.errors import ReproBridgeError
 
     if len(results) != 1:
         raise click.UsageError("give one RESULTS file after the ARTIFACT")
-    try:
-        with open_artifact(_required(artifact)) as opened:
-            assert opened.root is not None  # open_artifact raises otherwise
-            judgement = judge_results(
-                opened.root,
-                Path(results[0]),
-                workspace=workspace,
-                level=level,
-                floor=floor,
-                max_log_bytes=max_log_bytes,
-            )
-    except ReproBridgeError as exc:
-        fail(exc)
+    with failing(), open_artifact(_required(artifact)) as opened:
+        assert opened.root is not None  # open_artifact raises otherwise
+        judgement = judge_results(
+            opened.root,
+            Path(results[0]),
+            workspace=workspace,
+            level=level,
+            floor=floor,
+            max_log_bytes=max_log_bytes,
+        )
     count(claim.findings for claim in judgement.claims)
     if fmt == "json":
         write_json(judgement.model_dump(mode="json"), output)
@@ -395,12 +392,9 @@ def report(report_file: Path, fmt: str, output: str | None) -> None:
     """
     from reprobridge_sdk.bench.html import render_html
     from reprobridge_sdk.bench.report import load_report, rebuild, report_csv, report_text
-    from reprobridge_sdk.errors import ReproBridgeError
 
-    try:
+    with failing():
         again = rebuild(load_report(str(report_file)))
-    except ReproBridgeError as exc:
-        fail(exc)
     if fmt == "json":
         write_json(again.model_dump(mode="json"), output, sort_keys=True)
         return

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import click
 
-from reprobridge_sdk.cli._output import fail, format_option, note, os_error, output_option
+from reprobridge_sdk.cli._output import fail, failing, format_option, note, os_error, output_option
 
 from ._safety import sandbox_option, warn_unsandboxed
 
@@ -90,10 +90,8 @@ def build(  # noqa: PLR0917 - click passes options positionally
     from reprobridge_sdk.agent.pipeline import build as run_build
     from reprobridge_sdk.errors import ReproBridgeError, require_extra
 
-    try:  # the agent's own dependencies are the extra 'agent': E015 before any work
+    with failing():
         require_extra("fissix", "agent", feature="build")
-    except ReproBridgeError as exc:
-        fail(exc)
     if max_minutes is not None and not max_minutes > 0:
         raise click.UsageError("--max-minutes must be positive")
     if not (math.isfinite(smoke_budget) and smoke_budget > 0):

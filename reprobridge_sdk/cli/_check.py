@@ -13,6 +13,7 @@ from reprobridge_sdk.cli import artifact_alias
 from reprobridge_sdk.cli._output import (
     echo_finding,
     fail,
+    failing,
     format_option,
     note,
     report_options,
@@ -97,7 +98,7 @@ def check(  # noqa: PLR0917 - click passes one argument per option
     Exit codes: 0 every step passed, 1 a step failed, 2 usage or I/O error.
     """
     from reprobridge_sdk.authoring.check import check as check_api
-    from reprobridge_sdk.errors import ReproBridgeError, UsageError
+    from reprobridge_sdk.errors import UsageError
     from reprobridge_sdk.findings import finding
 
     signer = None
@@ -107,14 +108,12 @@ def check(  # noqa: PLR0917 - click passes one argument per option
             fail(UsageError(message, [finding("N004", message, hint="add --record")]))
         from reprobridge_sdk.signing import load_signing_key
 
-        try:
+        with failing():
             signer = load_signing_key(key_file)
-        except ReproBridgeError as exc:  # K006: nothing ran
-            fail(exc)
     if not sandbox:
         warn_unsandboxed("check", "the artifact's code")
     note_artifact_configs([path], "check")
-    try:
+    with failing():
         report = check_api(
             path,
             scored=scored,
@@ -125,8 +124,6 @@ def check(  # noqa: PLR0917 - click passes one argument per option
             record=record,
             sign=signer,
         )
-    except ReproBridgeError as exc:  # N011, or --record of an archive: nothing ran
-        fail(exc)
     network = ", ".join(report.network_env) or "none"
     named = f"; --pass-env: {', '.join(report.pass_env)}" if report.pass_env else ""
     # on stderr, so also beside JSON: what of the caller's environment reached the clean shell

@@ -12,7 +12,15 @@ from typing import Any, TypeVar
 import click
 
 from reprobridge_sdk.cli import SuggestingGroup, artifact_alias
-from reprobridge_sdk.cli._output import echo_finding, fail, format_option, note, say, write_json
+from reprobridge_sdk.cli._output import (
+    echo_finding,
+    fail,
+    failing,
+    format_option,
+    note,
+    say,
+    write_json,
+)
 
 __all__ = ["code"]
 
@@ -59,12 +67,9 @@ def import_(source: str, artifact: Path, commit: str | None, as_: str, force: bo
     The tree is checked out in code/; upstream, commit and tree digest are written.
     """
     from reprobridge_sdk.authoring.codebase import import_code
-    from reprobridge_sdk.errors import ReproBridgeError
 
-    try:
+    with failing():
         result = import_code(artifact, source, commit=commit, as_=as_, force=force)  # type: ignore[arg-type]
-    except ReproBridgeError as exc:
-        fail(exc)
     note(
         f"imported {result.repository} at {result.commit} as {result.kind}; "
         f"tree digest {result.tree_digest}",
@@ -109,12 +114,9 @@ def record(  # noqa: PLR0917 - click passes options positionally
 def diff(artifact: Path) -> None:
     """Print the unrecorded working changes of code/ as a unified diff (exit 1 if any)."""
     from reprobridge_sdk.authoring.codebase import code_diff
-    from reprobridge_sdk.errors import ReproBridgeError
 
-    try:
+    with failing():
         text = code_diff(artifact)
-    except ReproBridgeError as exc:
-        fail(exc)
     sys.stdout.write(text)
     sys.exit(1 if text else 0)
 
@@ -125,12 +127,9 @@ def diff(artifact: Path) -> None:
 def status(artifact: Path, fmt: str) -> None:
     """List the series and whether each patch applies (fetches the upstream once)."""
     from reprobridge_sdk.authoring.codebase import code_status
-    from reprobridge_sdk.errors import ReproBridgeError
 
-    try:
+    with failing():
         result = code_status(artifact)
-    except ReproBridgeError as exc:
-        fail(exc)
     if fmt == "json":
         data = {
             "kind": result.kind,

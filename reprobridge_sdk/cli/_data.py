@@ -12,7 +12,7 @@ import click
 from reprobridge_sdk.cli import SuggestingGroup, artifact_alias
 from reprobridge_sdk.cli._output import (
     cache_dir_option,
-    fail,
+    failing,
     format_option,
     note,
     report_findings,
@@ -78,9 +78,8 @@ def fetch(  # noqa: PLR0917 - click passes options positionally
     Exit 0 all present, 1 an item failed or needs the user, 2 usage or I/O error.
     """
     from reprobridge_sdk.env.data import fetch_data
-    from reprobridge_sdk.errors import ReproBridgeError
 
-    try:
+    with failing():
         result = fetch_data(
             path,
             items,
@@ -91,8 +90,6 @@ def fetch(  # noqa: PLR0917 - click passes options positionally
             max_size=max_size,
             allow_unverified=allow_unverified,
         )
-    except ReproBridgeError as exc:
-        fail(exc)
     for name, ids in (("fetched", result.fetched), ("present", result.present)):
         if ids:
             note(f"{name}: {', '.join(ids)}")
@@ -131,10 +128,7 @@ def verify(  # noqa: PLR0917 - click passes options positionally
     Exit 0 all verified, 1 findings, 2 usage or I/O error.
     """
     from reprobridge_sdk.env.data import verify_data
-    from reprobridge_sdk.errors import ReproBridgeError
 
-    try:
+    with failing():
         result = verify_data(path, items, python=python, cache_dir=cache_dir)
-    except ReproBridgeError as exc:
-        fail(exc)
     report_findings(result.findings, fmt, target=str(path), strict=strict)

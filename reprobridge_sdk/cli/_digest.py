@@ -10,7 +10,7 @@ from pathlib import Path
 import click
 
 from reprobridge_sdk.cli import artifact_alias
-from reprobridge_sdk.cli._output import fail, format_option, note, say, write_json
+from reprobridge_sdk.cli._output import failing, format_option, note, say, write_json
 
 __all__ = ["digest"]
 
@@ -30,12 +30,9 @@ def digest(path: Path, update: bool, fmt: str) -> None:
     Exit codes: 0 nothing changed or updated, 1 digests differ (without --update), 2 error.
     """
     from reprobridge_sdk.authoring.digests import refresh
-    from reprobridge_sdk.errors import ReproBridgeError
 
-    try:
+    with failing():
         changes = refresh(path, write=update)
-    except ReproBridgeError as exc:
-        fail(exc)
     if fmt == "json":
         data = [{"path": c.pointer, "old": c.old, "new": c.new} for c in changes]
         write_json({"changes": data, "written": update})

@@ -12,7 +12,7 @@ import click
 from reprobridge_sdk.cli import SuggestingGroup, artifact_alias
 from reprobridge_sdk.cli._output import (
     cache_dir_option,
-    fail,
+    failing,
     format_option,
     report_findings,
     report_options,
@@ -43,12 +43,9 @@ def snapshot(python: Path | None, variables: tuple[str, ...], fmt: str) -> None:
     Secrets among the recorded variables are redacted.
     """
     from reprobridge_sdk.env.snapshot import capture_snapshot
-    from reprobridge_sdk.errors import ReproBridgeError
 
-    try:
+    with failing():
         snap = capture_snapshot(python, variables=variables)
-    except ReproBridgeError as exc:
-        fail(exc)
     if fmt == "json":
         write_json(snap.model_dump(mode="json"))
         return
@@ -84,9 +81,8 @@ def snapshot(python: Path | None, variables: tuple[str, ...], fmt: str) -> None:
 def create(path: Path, cache_dir: Path | None, python: Path | None, installer: str | None) -> None:
     """Build the artifact's environment from its lock (cached; reused when built)."""
     from reprobridge_sdk.env.venv import ensure_environment
-    from reprobridge_sdk.errors import ReproBridgeError
 
-    try:
+    with failing():
         exe = ensure_environment(
             path,
             cache_dir=cache_dir,
@@ -94,8 +90,6 @@ def create(path: Path, cache_dir: Path | None, python: Path | None, installer: s
             progress=True,
             installer=installer,  # type: ignore[arg-type]
         )
-    except ReproBridgeError as exc:
-        fail(exc)
     say(str(exe))
 
 
@@ -129,16 +123,13 @@ def check(  # noqa: PLR0917 - click passes options positionally
     Exit 0 clean, 1 findings, 2 usage or I/O error.
     """
     from reprobridge_sdk.env.check import check_environment
-    from reprobridge_sdk.errors import ReproBridgeError
 
     if current and python is not None:
         raise click.UsageError("--current and --python exclude each other")
-    try:
+    with failing():
         findings = check_environment(
             path,
             python=sys.executable if current else python,
             cache_dir=cache_dir,
         )
-    except ReproBridgeError as exc:
-        fail(exc)
     report_findings(findings, fmt, target=str(path), strict=strict, verbose=verbose)

@@ -10,7 +10,7 @@ from pathlib import Path
 import click
 
 from reprobridge_sdk.cli import SuggestingGroup, artifact_alias
-from reprobridge_sdk.cli._output import fail, note, os_error
+from reprobridge_sdk.cli._output import fail, failing, note, os_error
 
 __all__ = ["export"]
 
@@ -38,15 +38,11 @@ def citation(path: Path, output: str | None) -> None:
     """
     from reprobridge_sdk.api import load
     from reprobridge_sdk.authoring.submissions import open_artifact
-    from reprobridge_sdk.errors import ReproBridgeError
     from reprobridge_sdk.interop.citation import citation_text
     from reprobridge_sdk.io.atomic import atomic_write_text
 
-    try:
-        with open_artifact(path) as opened:
-            text = citation_text(load(opened.target).manifest)
-    except ReproBridgeError as exc:
-        fail(exc)
+    with failing(), open_artifact(path) as opened:
+        text = citation_text(load(opened.target).manifest)
     if output == "-":
         sys.stdout.write(text)
         return

@@ -9,7 +9,7 @@ from typing import Any
 import click
 
 from reprobridge_sdk.cli import pairs
-from reprobridge_sdk.cli._output import deprecated, fail, format_option, say, write_json
+from reprobridge_sdk.cli._output import deprecated, failing, format_option, say, write_json
 
 __all__ = ["extract"]
 
@@ -106,7 +106,6 @@ def extract(  # noqa: PLR0917 - click passes options as arguments
     2 usage or I/O error.
     """
     from reprobridge_sdk.authoring.submissions import open_artifact  # noqa: PLC0415 - lazy
-    from reprobridge_sdk.errors import ReproBridgeError  # noqa: PLC0415 - lazy
     from reprobridge_sdk.run.measure import measured_json  # noqa: PLC0415 - lazy
     from reprobridge_sdk.run.replay import (  # noqa: PLC0415 - lazy
         check_samples,
@@ -119,22 +118,19 @@ def extract(  # noqa: PLR0917 - click passes options as arguments
     if replaying and launcher is None:
         raise click.UsageError("--log and --file need --launcher ID")
     path, run_dir = _target(path, artifact, run_dir, samples or replaying)
-    try:
-        with open_artifact(path or ".") as opened:
-            root = None if path is None else opened.target
-            if samples:
-                checks = check_samples(root or ".", [launcher] if launcher else None)
-                sys.exit(_show_samples(opened.relabel(checks), fmt))
-            if run_dir is not None:  # plain values: the models are not loaded
-                measured = [measured_json(m) for m in replayed_run(run_dir, root)]
-            else:
-                assert launcher is not None
-                named = pairs(outputs, "ID=FILE", "--file")
-                typed = replay_log(root or ".", launcher, log, outputs=named, seed=seed)
-                measured = [m.model_dump(mode="json") for m in typed]
-            measured = opened.relabel(measured)
-    except ReproBridgeError as exc:
-        fail(exc)
+    with failing(), open_artifact(path or ".") as opened:
+        root = None if path is None else opened.target
+        if samples:
+            checks = check_samples(root or ".", [launcher] if launcher else None)
+            sys.exit(_show_samples(opened.relabel(checks), fmt))
+        if run_dir is not None:  # plain values: the models are not loaded
+            measured = [measured_json(m) for m in replayed_run(run_dir, root)]
+        else:
+            assert launcher is not None
+            named = pairs(outputs, "ID=FILE", "--file")
+            typed = replay_log(root or ".", launcher, log, outputs=named, seed=seed)
+            measured = [m.model_dump(mode="json") for m in typed]
+        measured = opened.relabel(measured)
     sys.exit(_show(measured, fmt))
 
 

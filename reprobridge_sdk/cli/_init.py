@@ -14,7 +14,7 @@ from reprobridge_sdk.authoring.scaffold import (
     default_id,
     scaffold,
 )
-from reprobridge_sdk.cli._output import echo_finding, error, fail, note, os_error
+from reprobridge_sdk.cli._output import echo_finding, error, fail, failing, note, os_error
 from reprobridge_sdk.errors import ReproBridgeError
 
 __all__ = ["init"]
@@ -119,7 +119,7 @@ def _from(
 ) -> None:
     from reprobridge_sdk.authoring.intake import scaffold_from  # noqa: PLC0415 - on use
 
-    try:
+    with failing():
         result = scaffold_from(
             directory,
             options,
@@ -128,8 +128,6 @@ def _from(
             as_="directory" if as_ == "directory" else "patches",
             force=force,
         )
-    except ReproBridgeError as exc:
-        fail(exc)
     imported = result.imported
     note(
         f"created {options.id!r} in {directory} around {imported.repository} at "

@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 
 from reprobridge_sdk.cli import artifact_alias
-from reprobridge_sdk.cli._output import fail, format_option, legacy_format, note, write_json
+from reprobridge_sdk.cli._output import failing, format_option, legacy_format, note, write_json
 
 __all__ = ["lock"]
 
@@ -64,11 +64,10 @@ def lock(  # noqa: PLR0917 - click passes options positionally
     Exit 0 locked, 1 resolution failed or the lock is not portable, 2 usage or I/O error.
     """
     from reprobridge_sdk.env.lock import lock_artifact
-    from reprobridge_sdk.errors import ReproBridgeError
     from reprobridge_sdk.locks.lockfile import LockError
 
     lock_format = lock_format or legacy_format()
-    try:
+    with failing(LockError):
         result = lock_artifact(
             path,
             resolver=resolver,  # type: ignore[arg-type]
@@ -78,10 +77,6 @@ def lock(  # noqa: PLR0917 - click passes options positionally
             output=output,
             accelerator=accelerator,  # type: ignore[arg-type]
         )
-    except LockError as exc:
-        fail(exc, code=1)
-    except ReproBridgeError as exc:
-        fail(exc)
     if fmt == "json":
         data = {
             "path": str(result.path),

@@ -13,10 +13,11 @@ an artifact's text reaches the terminal with its control characters shown, never
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import sys
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NoReturn, TypeVar
@@ -35,6 +36,7 @@ __all__ = [
     "echo_finding",
     "error",
     "fail",
+    "failing",
     "format_option",
     "legacy_format",
     "note",
@@ -221,6 +223,19 @@ def fail(exc: ReproBridgeError, code: int = 2) -> NoReturn:
     if not exc.findings:
         error(exc.message)
     sys.exit(code)
+
+
+@contextlib.contextmanager
+def failing(*results: type[ReproBridgeError]) -> Iterator[None]:
+    """The one exit of a command on an SDK error, through :func:`fail`: 1 for an error of
+    ``results`` (its findings are the command's answer, as a lock that cannot be made), 2 for
+    any other :class:`ReproBridgeError` (a usage or I/O error)."""
+    try:
+        yield
+    except results as exc:
+        fail(exc, code=1)
+    except ReproBridgeError as exc:
+        fail(exc)
 
 
 # --------------------------------------------------------------------------- options

@@ -13,6 +13,7 @@ from reprobridge_sdk.cli import artifact_alias
 from reprobridge_sdk.cli._output import (
     echo_finding,
     fail,
+    failing,
     format_option,
     note,
     os_error,
@@ -80,15 +81,12 @@ def unpack(archive: Path, dest: Path, expected: str | None, fmt: str) -> None:
     Exit codes: 0 unpacked and valid, 1 a digest or validation error, 2 an unsafe archive.
     """
     from reprobridge_sdk.authoring.pack import unpack as unpack_api
-    from reprobridge_sdk.errors import ReproBridgeError
     from reprobridge_sdk.findings import Severity
 
-    try:
+    with failing():
         result = unpack_api(
             archive, dest, expected_digest=expected and expected.removeprefix("sha256:")
         )
-    except ReproBridgeError as exc:
-        fail(exc)
     errors = [f for f in result.findings if f.severity is Severity.ERROR]
     if fmt == "json":
         data = {

@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 
 from reprobridge_sdk.cli import SuggestingGroup, artifact_alias, pairs
-from reprobridge_sdk.cli._output import echo_finding, fail, format_option, note, write_json
+from reprobridge_sdk.cli._output import echo_finding, failing, format_option, note, write_json
 
 __all__ = ["references"]
 
@@ -54,14 +54,9 @@ def add(  # noqa: PLR0917 - click passes options positionally
     lists every run.
     """
     from reprobridge_sdk.authoring.references import ReferencesError, add_references
-    from reprobridge_sdk.errors import ReproBridgeError
 
-    try:
+    with failing(ReferencesError):
         result = add_references(artifact, runs, task=task, replace=replace, source=source)
-    except ReferencesError as exc:
-        fail(exc, code=1)
-    except ReproBridgeError as exc:
-        fail(exc)
     if fmt == "json":
         data = {
             "added": {
@@ -120,10 +115,9 @@ def import_mlflow_command(  # noqa: PLR0917 - click passes options positionally
     """
     from reprobridge_sdk.authoring.mlflow_import import import_mlflow
     from reprobridge_sdk.authoring.references import ReferencesError
-    from reprobridge_sdk.errors import ReproBridgeError
 
     mapping = pairs(metrics, "METRIC=TASK", "--metric")
-    try:
+    with failing(ReferencesError):
         result = import_mlflow(
             artifact,
             store,
@@ -133,10 +127,6 @@ def import_mlflow_command(  # noqa: PLR0917 - click passes options positionally
             replace=replace,
             source=source,
         )
-    except ReferencesError as exc:
-        fail(exc, code=1)
-    except ReproBridgeError as exc:
-        fail(exc)
     for task_id, observations in result.added.items():
         verb = "replaced by" if task_id in result.replaced else "added"
         note(f"{task_id}: {verb} {len(observations)} observation(s)")

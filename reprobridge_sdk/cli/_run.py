@@ -14,7 +14,7 @@ from reprobridge_sdk.cli._output import (
     deprecated,
     echo_finding,
     error,
-    fail,
+    failing,
     format_option,
     note,
     say,
@@ -188,7 +188,6 @@ def run(  # noqa: PLR0917 - click passes options as arguments
     I/O error (e.g. the runs directory cannot be written), 130 interrupted (Ctrl-C or SIGTERM).
     With --dry-run: 0 every run could start, 1 one could not (its problems are printed).
     """
-    from reprobridge_sdk.errors import ReproBridgeError  # noqa: PLC0415 - lazy
     from reprobridge_sdk.run.progress import (  # noqa: PLC0415 - lazy
         JsonEvents,
         LiveProgress,
@@ -197,7 +196,7 @@ def run(  # noqa: PLR0917 - click passes options as arguments
     from reprobridge_sdk.run.runner import run as run_api  # noqa: PLC0415 - lazy
 
     path, launcher_ids = split_target(args, artifact)
-    try:
+    with failing():
         seed_list = _seeds(seeds)
         limits = _sandbox_limits(sandbox_tmp, sandbox=sandbox)
         _validate_first(path, refuse=not no_validate)
@@ -242,8 +241,6 @@ def run(  # noqa: PLR0917 - click passes options as arguments
                     path, launcher_ids or None, on_event=progress, echo=echo, **common
                 )
             note(format_summary(summary))
-    except ReproBridgeError as exc:  # usage (N codes) or I/O: nothing could be recorded
-        fail(exc)
     sys.exit(summary.exit_code)
 
 
@@ -292,10 +289,9 @@ def _dry_run(  # noqa: PLR0917 - the options of run, passed on
     fmt: str,
 ) -> None:
 
-    from reprobridge_sdk.errors import ReproBridgeError  # noqa: PLC0415 - lazy
     from reprobridge_sdk.run.dryrun import dry_run as plan_runs  # noqa: PLC0415 - lazy
 
-    try:
+    with failing():
         plan = plan_runs(
             path,
             launcher_ids or None,
@@ -304,8 +300,6 @@ def _dry_run(  # noqa: PLR0917 - the options of run, passed on
             env_mode=env_mode,
             runs_dir=runs_dir,
         )
-    except ReproBridgeError as exc:
-        fail(exc)
     if fmt == "json":
         write_json([item.to_dict() for item in plan])
     else:

@@ -10,6 +10,7 @@ import click
 from reprobridge_sdk.cli import artifact_alias
 from reprobridge_sdk.cli._output import (
     fail,
+    failing,
     format_option,
     output_option,
     render_report,
@@ -118,10 +119,8 @@ def validate(
         "report_format": fmt,
         "executor": executor,
     }
-    try:
+    with failing():
         settings = cli_settings(flags)  # N030 for a file inside an artifact
-    except ReproBridgeError as exc:
-        fail(exc)
     try:
         with batch_mapper(settings.executor, jobs, scheduler, shared_fs, job_extra) as mapper:
             result = run(
@@ -138,8 +137,6 @@ def validate(
         if settings.report_format != "text" and exc.findings:
             _fail_as_report(exc, settings.report_format, output)
         fail(exc)
-    try:
+    with failing():
         render_report(result, settings.report_format, output)
-    except ReproBridgeError as exc:  # a report-format plugin that cannot be loaded (E017)
-        fail(exc)
     sys.exit(result.exit_code)
