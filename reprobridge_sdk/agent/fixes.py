@@ -388,21 +388,15 @@ def _python2_names(failure: Failure, root: Path, script: str) -> Fix | None:
         return None
     from fissix import refactor  # noqa: PLC0415 - only for Python 2 code
 
-    files: dict[str, str] = {}
-    folder = (root / failure.file).parent
-    candidates = [failure.file] + [
-        m.relative_to(root).as_posix() for m in sorted(folder.glob("*.py")) if not m.is_symlink()
-    ]
-    for rel in dict.fromkeys(candidates):
-        names = _unbound_python2_names(_read(root, rel))
-        if not names:
-            continue
-        tool = refactor.RefactoringTool([f"fissix.fixes.fix_{PY2_NAMES[n]}" for n in names])
-        if (converted := _fissix(tool, root, rel)) is not None:
-            files[rel] = converted
-    if failure.file not in files:
+    def tool(text: str) -> Any:
+        names = _unbound_python2_names(text)
+        fixers = [f"fissix.fixes.fix_{PY2_NAMES[n]}" for n in names]
+        return refactor.RefactoringTool(fixers) if names else None
+
+    converted = _with_siblings(root, failure.file, tool)
+    if converted is None:
         return None
-    where = failure.file if len(files) == 1 else f"{len(files)} files of {failure.file}'s folder"
+    files, where = converted
     return Fix(
         rule="python2-names",
         kind="execution-fix",
@@ -438,34 +432,46 @@ def _python2_modules(failure: Failure, root: Path, script: str) -> Fix | None:
         return None
     from fissix import refactor  # noqa: PLC0415 - only for Python 2 code
 
-    tool = refactor.RefactoringTool([f"fissix.fixes.fix_{n}" for n in _PY2_MODULE_FIXERS])
+    fixer = refactor.RefactoringTool([f"fissix.fixes.fix_{n}" for n in _PY2_MODULE_FIXERS])
     imports = re.compile(
         r"^\s*(?:import|from)\s+(?:" + "|".join(re.escape(n) for n in sorted(names)) + r")\b",
         re.M,
     )
-    folder = (root / failure.file).parent
-    candidates = [failure.file] + [
-        m.relative_to(root).as_posix() for m in sorted(folder.glob("*.py")) if not m.is_symlink()
-    ]
-    files: dict[str, str] = {}
-    for rel in dict.fromkeys(candidates):
-        try:
-            text = _read(root, rel)
-        except (OSError, UnicodeDecodeError):
-            continue
-        if not imports.search(text):
-            continue
-        if (converted := _fissix(tool, root, rel)) is not None:
-            files[rel] = converted
-    if failure.file not in files:
+    converted = _with_siblings(root, failure.file, lambda text: imports.search(text) and fixer)
+    if converted is None:
         return None
-    where = failure.file if len(files) == 1 else f"{len(files)} files of {failure.file}'s folder"
+    files, where = converted
     return Fix(
         rule="python2-modules",
         kind="execution-fix",
         summary=f"Python 2 module names ({name} and its kin) of {where} ported with fissix",
         files=files,
     )
+
+
+def _with_siblings(
+    root: Path, file: str, tool: Callable[[str], Any]
+) -> tuple[dict[str, str], str] | None:
+    """``file`` and each ``.py`` sibling of its folder (not a link) converted with fissix by
+    the tool ``tool(text)`` gives for it (none: left as it is), as one change: the files
+    converted and where they are (``file``, or "N files of <file>'s folder"). None when
+    ``file`` itself is not converted."""
+    folder = (root / file).parent
+    siblings = [m.relative_to(root).as_posix() for m in sorted(folder.glob("*.py"))]
+    files: dict[str, str] = {}
+    for rel in dict.fromkeys([file, *siblings]):
+        if rel != file and (root / rel).is_symlink():
+            continue
+        try:
+            fixer = tool(_read(root, rel))
+        except (OSError, UnicodeDecodeError):
+            continue
+        if fixer and (converted := _fissix(fixer, root, rel)) is not None:
+            files[rel] = converted
+    if file not in files:
+        return None
+    where = file if len(files) == 1 else f"{len(files)} files of {file}'s folder"
+    return files, where
 
 
 def _unbound_python2_names(text: str) -> list[str]:
