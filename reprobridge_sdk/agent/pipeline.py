@@ -706,34 +706,18 @@ class _Era:
             return None
         installed, module, distribution = found
         self.undeclared.add(module)
-        self._in_time()
         use = ReachedImport(module=module, files=[f"{installed} (an installed package)"])
         wider = self.planned.model_copy(
             update={"imports": sorted([*self.planned.imports, use], key=lambda u: u.module)}
         )
-        used = in_use(self.built)
-        record = build_environment(
-            self.intake,
-            self.state.root,
-            inputs_digest=self.built.inputs_digest,
-            plan=wider,
-            claims=self.claims,
-            sandbox=self.sandbox,
-            after=self.built,
-            again=used.name if used is not None else ENVIRONMENTS[0],
-            because=f"the smoke run failed with {failure.signature}: the installed "
-            f"{installed} imports {module!r}, which its distribution does not declare; "
-            f"{distribution} added",
-            deadline=self.deadline,
+        interpreter = self._again(
+            wider,
+            f"the smoke run failed with {failure.signature}: the installed {installed} imports "
+            f"{module!r}, which its distribution does not declare; {distribution} added",
         )
-        self._late(record)
-        if not record.gate.passed:
-            self._save(self.built.model_copy(update={"attempts": record.attempts}))
-            return None
-        self.planned = wider
-        self._save(record)
-        replace_environment(self.out, self.state.root / ENV_DIR)
-        return ensure_environment(self.out)
+        if interpreter is not None:
+            self.planned = wider
+        return interpreter
 
     def widen(self, steps: list[PrepareStep]) -> tuple[Path | None, list[BuildFinding]]:
         """The environment built again with the imports of ``steps`` (launchers run them
@@ -746,8 +730,14 @@ class _Era:
         self._in_time()
         added = sorted({u.module for u in wider.imports} - {u.module for u in self.planned.imports})
         self.planned = wider
+        return self._again(wider, f"the steps run first import {', '.join(added)}"), []
+
+    def _again(self, wider: PlanRecord, because: str) -> Path | None:
+        """The environment in use built again for the ``wider`` plan, saved and made the
+        artifact's, with its interpreter; None, the environment in use kept (the attempt
+        recorded), when the one built again does not pass its gate."""
+        self._in_time()
         used = in_use(self.built)
-        again = used.name if used is not None else ENVIRONMENTS[0]
         record = build_environment(
             self.intake,
             self.state.root,
@@ -756,17 +746,17 @@ class _Era:
             claims=self.claims,
             sandbox=self.sandbox,
             after=self.built,
-            again=again,
-            because=f"the steps run first import {', '.join(added)}",
+            again=used.name if used is not None else ENVIRONMENTS[0],
+            because=because,
             deadline=self.deadline,
         )
         self._late(record)
         if not record.gate.passed:
             self._save(self.built.model_copy(update={"attempts": record.attempts}))
-            return None, []
+            return None
         self._save(record)
         replace_environment(self.out, self.state.root / ENV_DIR)
-        return ensure_environment(self.out), []
+        return ensure_environment(self.out)
 
     def _save(self, record: BuilderRecord) -> None:
         self.built = record
