@@ -9,6 +9,7 @@ of a build writes it, the second finds it.
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -80,7 +81,8 @@ def test_the_second_run_of_a_build_finds_the_cache_the_first_wrote(
     """Two smoke runs of one build share the font cache; a run of another build starts
     cold. In the sandbox a run writes the cache folder and nothing else of the build's
     state."""
-    if sandbox and not _SANDBOX:
+    # where the sandbox cannot run, its half skips, except in CI, which requires it
+    if sandbox and not _SANDBOX and os.environ.get("REPROBRIDGE_REQUIRE_SANDBOX") != "1":
         pytest.skip(f"the sandbox cannot run here: {check_sandbox()}")
     artifacts = [tmp_path / "one", tmp_path / "two"]
     for artifact in artifacts:
