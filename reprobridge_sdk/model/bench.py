@@ -293,36 +293,31 @@ class VariantStat(SpecModel):
     icml: dict[str, int] = Field(default_factory=dict)
 
 
-class PairedTest(SpecModel):
+class _Versus(SpecModel):
+    """``a`` against ``b`` over the same tasks and repeats (McNemar): the counts and test."""
+
+    a: str
+    b: str
+    pairs: int
+    both: int
+    only_a: int
+    only_b: int
+    neither: int
+    difference: float | None = Field(default=None, description="rate(a) - rate(b).")
+    p_value: float
+    method: Literal["exact", "chi-square"]
+
+
+class PairedTest(_Versus):
     """Variant ``a`` against variant ``b`` over the same tasks and repeats (McNemar)."""
 
     agent: str
-    a: str
-    b: str
-    pairs: int
-    both: int
-    only_a: int
-    only_b: int
-    neither: int
-    difference: float | None = Field(default=None, description="rate(a) - rate(b).")
-    p_value: float
-    method: Literal["exact", "chi-square"]
 
 
-class AgentPair(SpecModel):
+class AgentPair(_Versus):
     """Agent ``a`` against agent ``b`` in one variant, over the same tasks and repeats."""
 
     variant: str
-    a: str
-    b: str
-    pairs: int
-    both: int
-    only_a: int
-    only_b: int
-    neither: int
-    difference: float | None = Field(default=None, description="rate(a) - rate(b).")
-    p_value: float
-    method: Literal["exact", "chi-square"]
 
 
 class ClaimRow(SpecModel):
