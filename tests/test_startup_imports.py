@@ -14,6 +14,8 @@ measured by ``benchmarks/bench_startup.py``). The rules:
   parallel);
 - ``extract`` and ``validate`` never load numpy/scipy, jsonschema or referencing (the
   schema layer is the project's own evaluator), nor the auditor;
+- ``extract --log`` of one log loads no pydantic and no model (the launcher read as plain
+  data, ``run/recorded.py``);
 - ``extract --run`` of a recorded run loads no pydantic and no model (the record and the
   launcher read as plain data, ``run/recorded.py``), no API, no YAML writer, no validation,
   no TOML reader (no configuration file) and no ``statistics`` (one value has no mean to
@@ -169,12 +171,14 @@ def test_extraction_loads_only_its_own_needs() -> None:
     assert _loaded(names, never) == []
 
 
-def test_extract_on_a_log_loads_no_science_schema_or_auditor(tmp_path: Path) -> None:
+def test_extract_on_a_log_loads_no_model_science_schema_or_auditor(tmp_path: Path) -> None:
     artifact = _artifact(tmp_path / "a", reference=True)
     log = str(artifact / "sample.log")
     names = _imported("extract", str(artifact), "--launcher", "trivial", "--log", log)
     assert "reprobridge_sdk.extract.extraction" in names
-    assert _loaded(names, (*NEVER_FOR_CHECKS, "reprobridge_sdk.validation")) == []
+    assert "reprobridge_sdk.run.recorded" in names  # the plain reading ran
+    models = ("pydantic", "pydantic_core", "reprobridge_sdk.model", "reprobridge_sdk.api")
+    assert _loaded(names, (*NEVER_FOR_CHECKS, *models, "reprobridge_sdk.validation")) == []
 
 
 def test_extract_of_a_recorded_run_loads_no_model(tmp_path: Path) -> None:

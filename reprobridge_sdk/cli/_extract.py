@@ -109,7 +109,7 @@ def extract(  # noqa: PLR0917 - click passes options as arguments
     from reprobridge_sdk.run.measure import measured_json  # noqa: PLC0415 - lazy
     from reprobridge_sdk.run.replay import (  # noqa: PLC0415 - lazy
         check_samples,
-        replay_log,
+        replayed_log,
         replayed_run,
     )
 
@@ -124,13 +124,12 @@ def extract(  # noqa: PLR0917 - click passes options as arguments
             checks = check_samples(root or ".", [launcher] if launcher else None)
             sys.exit(_show_samples(opened.relabel(checks), fmt))
         if run_dir is not None:  # plain values: the models are not loaded
-            measured = [measured_json(m) for m in replayed_run(run_dir, root)]
+            found = replayed_run(run_dir, root)
         else:
             assert launcher is not None
             named = pairs(outputs, "ID=FILE", "--file")
-            typed = replay_log(root or ".", launcher, log, outputs=named, seed=seed)
-            measured = [m.model_dump(mode="json") for m in typed]
-        measured = opened.relabel(measured)
+            found = replayed_log(root or ".", launcher, log, outputs=named, seed=seed)
+        measured = opened.relabel([measured_json(m) for m in found])
     sys.exit(_show(measured, fmt))
 
 

@@ -1,8 +1,9 @@
-"""A recorded run as replay reads it: six fields of its record and its launcher's measurements.
+"""A recorded run as replay reads it: six fields of its record and three of its launcher.
 
 ``reprobridge extract --run`` re-extracts a run from its log and copied outputs. It needs the
 record's launcher, seed, params, working directory, log and outputs, and the measurements of
-that launcher in the manifest; nothing else. Typing the whole record and manifest would load
+that launcher in the manifest; nothing else. ``extract --log`` needs the launcher's
+measurements, seeds and params. Typing the whole record and manifest would load
 pydantic and the format's models, more than half of the command's CPU (issue 24), so the
 plain path reads those fields as plain data:
 
@@ -34,9 +35,10 @@ from reprobridge_sdk.versions import FORMAT_VERSIONS, MANIFEST_NAME, RECORD_NAME
 
 __all__ = [
     "LOG_NAME",
+    "PlainLauncher",
     "RecordError",
     "RecordedRun",
-    "plain_measurements",
+    "plain_launcher",
     "plain_recorded",
     "record_path",
 ]
@@ -77,8 +79,8 @@ def _integer(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def _scalar(value: object) -> bool:
-    return isinstance(value, (str, int, float))  # bool is an int
+def _plain_param(key: object, value: object) -> bool:
+    return isinstance(key, str) and isinstance(value, (str, int, float))  # bool is an int
 
 
 def plain_recorded(path: str | os.PathLike[str]) -> RecordedRun | None:
@@ -96,7 +98,7 @@ def plain_recorded(path: str | os.PathLike[str]) -> RecordedRun | None:
         return None
     if not (seed is None or _integer(seed)) or not isinstance(params, dict):
         return None
-    if not all(isinstance(k, str) and _scalar(v) for k, v in params.items()):
+    if not all(_plain_param(k, v) for k, v in params.items()):
         return None
     if log is not None and not (isinstance(log, dict) and isinstance(log.get("path"), str)):
         return None
@@ -121,11 +123,21 @@ def _plain_output(output: object) -> bool:
     )
 
 
-def plain_measurements(root: Path, launcher_id: str) -> list[dict[str, Any]] | None:
-    """The measurements of launcher ``launcher_id`` in the manifest at ``root``, read as plain
-    data; None when the manifest is not read without a finding, declares a version this SDK
-    does not know, has no such launcher, or its measurements are not mappings of the plain
-    shape (the typed manifest decides)."""
+@dataclass(frozen=True)
+class PlainLauncher:
+    """What replay reads of a launcher: its measurements (as :func:`~reprobridge_sdk.run.
+    measure.measured_values` reads them), seeds and params."""
+
+    measurements: list[dict[str, Any]]
+    seeds: list[int]
+    params: Mapping[str, object]
+
+
+def plain_launcher(root: Path, launcher_id: str) -> PlainLauncher | None:
+    """The launcher ``launcher_id`` of the manifest at ``root``, read as plain data; None when
+    the manifest is not read without a finding, declares a version this SDK does not know,
+    has no such launcher, or its measurements, seeds or params are not of the plain shape
+    (the typed manifest decides)."""
     manifest = root / MANIFEST_NAME
     try:
         document = load_document(manifest, name=str(manifest), root=root)
@@ -140,8 +152,15 @@ def plain_measurements(root: Path, launcher_id: str) -> list[dict[str, Any]] | N
     for launcher in launchers:
         if isinstance(launcher, dict) and launcher.get("id") == launcher_id:
             measurements = launcher.get("measurements")
+            seeds, params = launcher.get("seeds", []), launcher.get("params", {})
+            if not (isinstance(seeds, list) and all(_integer(s) for s in seeds)):
+                return None
+            if not (
+                isinstance(params, dict) and all(_plain_param(k, v) for k, v in params.items())
+            ):
+                return None
             if isinstance(measurements, list) and all(_plain_measurement(m) for m in measurements):
-                return measurements
+                return PlainLauncher(measurements, seeds, params)
             return None
     return None
 

@@ -9,7 +9,7 @@ replayed, and compared with their expected values, by the validator's own replay
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from functools import partial
 from pathlib import Path
@@ -18,13 +18,27 @@ from typing import TYPE_CHECKING, Any
 from reprobridge_sdk.loading import manifest_root
 from reprobridge_sdk.versions import RECORD_NAME
 
-from .measure import measure, measured_values, measurements_of, template_context
-from .recorded import LOG_NAME, RecordedRun, RecordError, plain_measurements, plain_recorded
+from .measure import measured_values, measurements_of, template_context
+from .recorded import (
+    LOG_NAME,
+    PlainLauncher,
+    RecordedRun,
+    RecordError,
+    plain_launcher,
+    plain_recorded,
+)
 
 if TYPE_CHECKING:
     from reprobridge_sdk.model import Launcher, Manifest, MeasuredValue
 
-__all__ = ["SampleCheck", "check_samples", "replay_log", "replay_run", "replayed_run"]
+__all__ = [
+    "SampleCheck",
+    "check_samples",
+    "replay_log",
+    "replay_run",
+    "replayed_log",
+    "replayed_run",
+]
 
 
 @dataclass(frozen=True)
@@ -80,12 +94,31 @@ def _typed_recorded(directory: Path) -> RecordedRun:
     )
 
 
-def _typed_measurements(root: Path, launcher_id: str) -> list[dict[str, Any]]:
-    """The launcher's measurements in the typed manifest (N007 when the models refuse it,
-    N001 when there is no such launcher)."""
+def _typed_launcher(root: Path, launcher_id: str) -> PlainLauncher:
+    """What replay reads of the launcher in the typed manifest (N007 when the models refuse
+    it, N001 when there is no such launcher)."""
     from .select import load_artifact  # noqa: PLC0415 - the typed path only
 
-    return measurements_of(_launcher(load_artifact(root)[1], launcher_id))
+    launcher = _launcher(load_artifact(root)[1], launcher_id)
+    return PlainLauncher(measurements_of(launcher), launcher.seeds, launcher.params)
+
+
+def _replayed(
+    root: Path,
+    launcher_id: str,
+    replay: Callable[[PlainLauncher], list[dict[str, Any]]],
+    typed: bool,
+) -> list[dict[str, Any]]:
+    """``replay`` of the launcher read as plain data (:mod:`.recorded`), or typed by the models
+    when it is not of the plain shape, when ``typed`` asks so, or when an extractor of the
+    plain launcher is not of a shape the models would give."""
+    plain = None if typed else plain_launcher(root, launcher_id)
+    if plain is None:
+        return replay(_typed_launcher(root, launcher_id))
+    try:
+        return replay(plain)
+    except (TypeError, ValueError, KeyError):  # an extractor the models would not type
+        return replay(_typed_launcher(root, launcher_id))
 
 
 def replayed_run(
@@ -105,10 +138,6 @@ def replayed_run(
     directory = Path(os.path.abspath(run_dir))  # noqa: PTH100 - a link is not resolved away
     recorded = (None if typed else plain_recorded(directory)) or _typed_recorded(directory)
     root = manifest_root(artifact_dir or directory.parent.parent)
-    measurements = None if typed else plain_measurements(root, recorded.launcher)
-    typed = measurements is None
-    if measurements is None:
-        measurements = _typed_measurements(root, recorded.launcher)
     where = directory / RECORD_NAME
     outputs = {
         key: _in_run_folder(directory, path, f"output {key!r}", where)
@@ -122,12 +151,7 @@ def replayed_run(
         context=template_context(recorded.params, recorded.seed, directory),
         roots=(directory, root),
     )
-    if typed:
-        return replay(measurements)
-    try:
-        return replay(measurements)
-    except (TypeError, ValueError, KeyError):  # an extractor the models would not type
-        return replay(_typed_measurements(root, recorded.launcher))
+    return _replayed(root, recorded.launcher, lambda launcher: replay(launcher.measurements), typed)
 
 
 def replay_run(
@@ -147,6 +171,50 @@ def _lexically_inside(path: Path, root: Path) -> bool:
     return path == root or root in path.parents
 
 
+def replayed_log(
+    artifact_dir: str | os.PathLike[str],
+    launcher_id: str,
+    log: str | os.PathLike[str] | None,
+    *,
+    outputs: Mapping[str, str | os.PathLike[str]] | None = None,
+    seed: int | None = None,
+    run_dir: str | os.PathLike[str] | None = None,
+    typed: bool = False,
+) -> list[dict[str, Any]]:
+    """Extract a launcher's measurements from a sample log and output files, as plain values
+    (the fields of a record's ``measurements``).
+
+    As the replay of samples does (``spec/manifest.md#extraction``): ``file:`` paths and
+    ``{run_dir}`` are the log's directory, ``{seed}`` the launcher's first seed, or 0. A file
+    named inside the artifact must stay inside it; one outside is read inside its own
+    directory. The launcher is read as plain data, the models loaded only when it is not of
+    the plain shape (:mod:`.recorded`); ``typed`` reads it with the models (a manifest they
+    refuse is N007, whatever part is broken)."""
+    root = manifest_root(artifact_dir)
+    base_dir = Path(os.path.abspath(root))  # noqa: PTH100
+    log_path = None if log is None else Path(os.path.abspath(log))  # noqa: PTH100 - unresolved
+    given = {key: Path(os.path.abspath(value)) for key, value in (outputs or {}).items()}  # noqa: PTH100
+    roots = [base_dir]
+    for path in [*([] if log_path is None else [log_path]), *given.values()]:
+        if not _lexically_inside(path, base_dir) and path.parent not in roots:
+            roots.append(path.parent)
+    base = log_path.parent if log_path is not None else root
+
+    def replay(launcher: PlainLauncher) -> list[dict[str, Any]]:
+        first = seed if seed is not None else launcher.seeds[0] if launcher.seeds else 0
+        here = base if run_dir is None else Path(run_dir)
+        return measured_values(
+            launcher.measurements,
+            log=log_path,
+            files_base=base,
+            outputs=dict(given),
+            context=template_context(launcher.params, first, here),
+            roots=roots,
+        )
+
+    return _replayed(root, launcher_id, replay, typed)
+
+
 def replay_log(
     artifact_dir: str | os.PathLike[str],
     launcher_id: str,
@@ -156,33 +224,16 @@ def replay_log(
     seed: int | None = None,
     run_dir: str | os.PathLike[str] | None = None,
 ) -> list[MeasuredValue]:
-    """Extract a launcher's measurements from a sample log and output files.
+    """Extract a launcher's measurements from a sample log and output files, typed.
 
-    As the replay of samples does (``spec/manifest.md#extraction``): ``file:`` paths and
-    ``{run_dir}`` are the log's directory, ``{seed}`` the launcher's first seed, or 0. A file
-    named inside the artifact must stay inside it; one outside is read inside its own directory."""
-    from .select import load_artifact  # noqa: PLC0415 - typed
+    :func:`replayed_log` with the manifest read by the models (a manifest they refuse is
+    N007, whatever part of it is broken)."""
+    from reprobridge_sdk.model.evidence import MeasuredValue  # noqa: PLC0415 - typed on use
 
-    root, manifest = load_artifact(artifact_dir)
-    launcher = _launcher(manifest, launcher_id)
-    if seed is None:
-        seed = launcher.seeds[0] if launcher.seeds else 0
-    base_dir = Path(os.path.abspath(root))  # noqa: PTH100
-    log_path = None if log is None else Path(os.path.abspath(log))  # noqa: PTH100 - unresolved
-    given = {key: Path(os.path.abspath(value)) for key, value in (outputs or {}).items()}  # noqa: PTH100
-    roots = [base_dir]
-    for path in [*([] if log_path is None else [log_path]), *given.values()]:
-        if not _lexically_inside(path, base_dir) and path.parent not in roots:
-            roots.append(path.parent)
-    base = log_path.parent if log_path is not None else root
-    return measure(
-        launcher,
-        log=log_path,
-        files_base=base,
-        outputs=dict(given),
-        context=template_context(launcher.params, seed, base if run_dir is None else Path(run_dir)),
-        roots=roots,
+    found = replayed_log(
+        artifact_dir, launcher_id, log, outputs=outputs, seed=seed, run_dir=run_dir, typed=True
     )
+    return [MeasuredValue.model_validate(value) for value in found]
 
 
 def check_samples(

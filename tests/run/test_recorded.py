@@ -1,12 +1,13 @@
 """Replay's plain reading of a run (``run/recorded.py``) means what the typed reading means.
 
 ``extract --run`` reads six fields of the record and the launcher's measurements as plain
-data and loads the models only for data of another shape. Laws, over a real recorded run whose
+data and loads the models only for data of another shape; ``extract --log`` reads the
+launcher's measurements, seeds and params the same way. Laws, over a real recorded run whose
 record and manifest hypothesis mutates (valid variations and hostile values: wrong types,
 strings for numbers, booleans, nested junk, links out of the run folder):
 
 * whenever the typed reading (``load_record``, the typed manifest, ``measure``: what replay
-  did before) gives values, the plain replay gives the same values;
+  did before) gives values, the plain replay gives the same values, of a run and of its log;
 * whenever the typed reading refuses, the plain replay refuses with an SDK error too, or
   replays a part it reads (a record or manifest broken only where replay does not read);
 * the plain replay never raises anything but an SDK error;
@@ -30,10 +31,10 @@ from hypothesis import strategies as st
 
 from reprobridge_sdk.errors import ReproBridgeError
 from reprobridge_sdk.model import MeasuredValue
-from reprobridge_sdk.run import load_record, replay_run
+from reprobridge_sdk.run import load_record, replay_log, replay_run
 from reprobridge_sdk.run.measure import MEASURED_FIELDS, measure, measured_json, template_context
 from reprobridge_sdk.run.recorded import plain_recorded
-from reprobridge_sdk.run.replay import _in_run_folder, replayed_run
+from reprobridge_sdk.run.replay import _in_run_folder, replayed_log, replayed_run
 from reprobridge_sdk.run.select import load_artifact, select_launchers
 
 PROGRAM = (
@@ -188,6 +189,10 @@ MANIFEST_PLACES = [
     ("rra_version",),
     ("launchers",),
     ("launchers", 0, "id"),
+    ("launchers", 0, "seeds"),
+    ("launchers", 0, "seeds", 0),
+    ("launchers", 0, "params"),
+    ("launchers", 0, "params", "lr"),
     MEASUREMENT,
     (*MEASUREMENT, 0),
     (*MEASUREMENT, 0, "task"),
@@ -221,6 +226,12 @@ VALID = {
     ("log", "path"): st.sampled_from(["log.txt", "missing.txt"]),
     ("launcher",): st.just("trivial"),
     ("rra_version",): st.sampled_from(["1.0", "1.1"]),
+    ("launchers", 0, "seeds"): st.lists(st.integers(0, 9), max_size=3),
+    ("launchers", 0, "params"): st.dictionaries(
+        st.sampled_from(["lr", "n"]),
+        st.one_of(st.integers(), st.floats(allow_nan=False), st.text(max_size=4), st.booleans()),
+        max_size=2,
+    ),
 }
 
 
@@ -289,9 +300,10 @@ def _both(
     recorded: tuple[Path, Path],
     record_changes: list[tuple[tuple[Any, ...], Any]],
     manifest_changes: list[tuple[tuple[Any, ...], Any]],
-) -> tuple[tuple[str, Any], tuple[str, Any], tuple[str, Any]]:
-    """The typed and the plain replay of the run with these changes, and the typed API's
-    (``replay_run``); the files are restored after."""
+    readers: tuple[Any, ...] = (_typed, _plain, _api),
+) -> tuple[tuple[str, Any], ...]:
+    """The outcome of each reader (by default the typed and the plain replay of the run with
+    these changes, and the typed API's, ``replay_run``); the files are restored after."""
     root, run_dir = recorded
     record_file, manifest_file = run_dir / "record.json", root / "rra.yaml"
     record_text, manifest_text = record_file.read_text(), manifest_file.read_text()
@@ -303,13 +315,72 @@ def _both(
     try:
         record_file.write_text(json.dumps(record))
         manifest_file.write_text(yaml.safe_dump(manifest))
-        typed = _outcome(_typed, root, run_dir)
-        plain = _outcome(_plain, root, run_dir)  # never anything but an SDK error
-        api = _outcome(_api, root, run_dir)
+        # the plain readers never raise anything but an SDK error
+        return tuple(_outcome(read, root, run_dir) for read in readers)
     finally:
         record_file.write_text(record_text)
         manifest_file.write_text(manifest_text)
-    return typed, plain, api
+
+
+def _log_inputs(run_dir: Path) -> tuple[Path, dict[str, Path]]:
+    """The run's log and copied output, given to ``extract --log`` as a sample would be."""
+    (output,) = json.loads((run_dir / "record.json").read_text())["outputs"]  # unchanged
+    return run_dir / "log.txt", {"metrics": run_dir / output["path"]}
+
+
+def _typed_log(root: Path, run_dir: Path) -> list[dict[str, Any]]:
+    """``extract --log`` as it was before the plain path: the launcher typed by the models."""
+    _, manifest = load_artifact(root)
+    (launcher,) = select_launchers(manifest, ["trivial"], None)
+    log, outputs = _log_inputs(run_dir)
+    found = measure(
+        launcher,
+        log=log,
+        files_base=log.parent,
+        outputs=dict(outputs),
+        context=template_context(launcher.params, (launcher.seeds or [0])[0], log.parent),
+        roots=[root],
+    )
+    return [m.model_dump(mode="json") for m in found]
+
+
+def _plain_log(root: Path, run_dir: Path) -> list[dict[str, Any]]:
+    """What ``extract --log`` writes."""
+    log, outputs = _log_inputs(run_dir)
+    return [measured_json(m) for m in replayed_log(root, "trivial", log, outputs=outputs)]
+
+
+def _api_log(root: Path, run_dir: Path) -> list[dict[str, Any]]:
+    log, outputs = _log_inputs(run_dir)
+    found = replay_log(root, "trivial", log, outputs=outputs)
+    return [m.model_dump(mode="json") for m in found]
+
+
+LOG_READERS = (_typed_log, _plain_log, _api_log)
+
+
+@settings(max_examples=30, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(manifest_changes=_changes(MANIFEST_PLACES, hostile=False))
+def test_the_plain_log_replay_gives_the_typed_values_on_valid_variations(
+    recorded: tuple[Path, Path], manifest_changes: list[tuple[tuple[Any, ...], Any]]
+) -> None:
+    typed, plain, api = _both(recorded, [], manifest_changes, LOG_READERS)
+    assert typed[0] == "values", typed
+    assert api == typed
+    assert plain[0] == "values", plain
+    assert _same(plain[1], typed[1]), (typed, plain)
+
+
+@settings(max_examples=40, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(manifest_changes=_changes(MANIFEST_PLACES, hostile=True))
+def test_the_plain_log_replay_gives_what_the_typed_replay_gives_on_hostile_data(
+    recorded: tuple[Path, Path], manifest_changes: list[tuple[tuple[Any, ...], Any]]
+) -> None:
+    typed, plain, api = _both(recorded, [], manifest_changes, LOG_READERS)
+    assert api == typed  # the typed API refuses what the models refuse, as before
+    if typed[0] == "values":
+        assert plain[0] == "values", (typed, plain)
+        assert _same(plain[1], typed[1]), (typed, plain)
 
 
 def test_the_unchanged_run_replays_its_recorded_values(recorded: tuple[Path, Path]) -> None:
@@ -346,11 +417,17 @@ def test_every_field_of_a_measured_value_is_written() -> None:
     assert tuple(MeasuredValue.model_fields) == MEASURED_FIELDS
 
 
-def test_a_plain_record_is_replayed_without_the_models(recorded: tuple[Path, Path]) -> None:
+@pytest.mark.parametrize(
+    "call",
+    ["replayed_run(RUN, ROOT)", "replayed_log(ROOT, 'trivial', RUN + '/log.txt')"],
+)
+def test_a_plain_record_is_replayed_without_the_models(
+    recorded: tuple[Path, Path], call: str
+) -> None:
     root, run_dir = recorded
     code = (
-        "import sys; from reprobridge_sdk.run.replay import replayed_run; "
-        f"replayed_run({str(run_dir)!r}, {str(root)!r}); "
+        "import sys; from reprobridge_sdk.run.replay import replayed_log, replayed_run; "
+        f"RUN, ROOT = {str(run_dir)!r}, {str(root)!r}; {call}; "
         "print(' '.join(sorted(m for m in sys.modules if m.split('.')[0] in "
         "('pydantic', 'pydantic_core') or m.startswith('reprobridge_sdk.model'))))"
     )
@@ -363,3 +440,32 @@ def test_a_plain_record_is_replayed_without_the_models(recorded: tuple[Path, Pat
         env={**os.environ},
     )
     assert done.stdout.split() == []
+
+
+@pytest.mark.parametrize(
+    ("seeds", "params", "name"),
+    [([3, 4], {"lr": 0.1}, "m3-0.1.json"), ([], {"lr": "x"}, "m0-x.json")],
+)
+def test_the_log_replay_fills_templates_from_the_launchers_seeds_and_params(
+    recorded: tuple[Path, Path], seeds: list[int], params: dict[str, Any], name: str
+) -> None:
+    """``{seed}`` is the launcher's first seed (0 without seeds), ``{lr}`` its param: read
+    plainly, they name the same file the typed launcher names."""
+    run_dir = recorded[1]
+    changes: list[tuple[tuple[Any, ...], Any]] = [
+        (
+            (*MEASUREMENT, 2, "extract"),
+            {"kind": "json", "file": "m{seed}-{lr}.json", "pointer": "/acc"},
+        ),
+        (("launchers", 0, "params"), params),
+        (("launchers", 0, "seeds"), seeds),
+    ]
+    (run_dir / name).write_text('{"acc": 0.25}')
+    try:
+        typed, plain, api = _both(recorded, [], changes, LOG_READERS)
+    finally:
+        (run_dir / name).unlink()
+    assert typed[0] == "values", typed
+    assert [m["value"] for m in typed[1]] == [0.7, 60.0, 0.25]
+    assert api == typed
+    assert _same(plain[1], typed[1]), (typed, plain)
