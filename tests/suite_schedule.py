@@ -42,7 +42,6 @@ WEIGHTS: dict[str, float] = {
     "tests/agent/test_build_resume.py": 120,
     "tests/examples/test_digits_logreg.py": 110,
     "tests/agent/test_pipeline.py": 85,
-    "tests/audit/test_example.py": 80,
     "tests/conformance/test_audit_cases.py": 75,
     "tests/test_build_corpus.py": 70,
     "tests/run/test_runner_faults.py": 70,

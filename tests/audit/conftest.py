@@ -7,6 +7,15 @@ from pathlib import Path
 
 import pytest
 from audit_support import make_artifact, run_honestly
+from evidence_support import honest_runs
+
+from reprobridge_sdk.io.filelock import file_lock
+from reprobridge_sdk.signing import generate_key
+from reprobridge_sdk.signing.keys import SigningKey, load_signing_key
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "digits-logreg"
+#: The bundled example's launchers and seeds (its manifest's): one smoke run, then five scored.
+EXAMPLE_RUNS = (("smoke", [0]), ("scored", [0, 1, 2, 3, 4]))
 
 
 @pytest.fixture(scope="session")
@@ -29,3 +38,34 @@ def toy(honest_template: Path, tmp_path: Path) -> Path:
     target = tmp_path / "toy"
     shutil.copytree(honest_template, target)
     return target
+
+
+@pytest.fixture(scope="session")
+def example_runs(
+    tmp_path_factory: pytest.TempPathFactory, worker_id: str
+) -> tuple[Path, SigningKey]:
+    """The bundled example (``examples/digits-logreg``) with real runs of its launchers
+    (:data:`EXAMPLE_RUNS`, in that order, by the runner in this interpreter), signed by an
+    author's key made for the session; the artifact and that key. Read only: copy it first.
+
+    Its runs take about a minute of CPU and several files audit them as they are, so they
+    are made once for the whole session, not once per file or per pytest-xdist worker: the
+    first worker to ask makes them in the session's shared temporary directory, under a file
+    lock, and the others wait for it and read them. The key's file is beside the artifact,
+    never in it.
+    """
+    base = tmp_path_factory.getbasetemp()
+    shared = base if worker_id == "master" else base.parent  # one directory per session
+    place = shared / "example-runs"
+    artifact, pem_file = place / "digits-logreg", place / "author.pem"
+    place.mkdir(exist_ok=True)
+    with file_lock(place / ".lock"):
+        if not (place / "done").is_file():
+            shutil.rmtree(artifact, ignore_errors=True)
+            shutil.copytree(EXAMPLE, artifact)
+            pem, key = generate_key()
+            for launcher, seeds in EXAMPLE_RUNS:
+                honest_runs(artifact, launcher, seeds, key)
+            pem_file.write_bytes(pem)
+            (place / "done").write_text("")
+    return artifact, load_signing_key(pem_file)

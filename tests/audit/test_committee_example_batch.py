@@ -30,7 +30,7 @@ from typing import Any
 import pytest
 import yaml
 from chromium_support import chromium, needs_chromium
-from evidence_support import forge_ledger_and_signatures, honest_runs, ledger_lines, write_ledger
+from evidence_support import forge_ledger_and_signatures, ledger_lines, write_ledger
 from rerun_support import run_evidence
 
 from reprobridge_sdk.audit.csv_report import render_csv
@@ -44,7 +44,7 @@ from reprobridge_sdk.model.audit import AuditTable
 from reprobridge_sdk.run import run
 from reprobridge_sdk.run.ledger import ledger_head
 from reprobridge_sdk.signing import ENVELOPE_NAME, generate_key
-from reprobridge_sdk.signing.keys import public_line
+from reprobridge_sdk.signing.keys import SigningKey, public_line
 
 pytestmark = pytest.mark.slow
 
@@ -161,16 +161,16 @@ def _break(root: Path, key: Any) -> None:
 
 
 @pytest.fixture(scope="module")
-def batch(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+def batch(
+    tmp_path_factory: pytest.TempPathFactory, example_runs: tuple[Path, SigningKey]
+) -> dict[str, Any]:
     """The committee's folder, its KEYS (alice, an author) and its submissions file; the
-    directory names of the sample dodger's fabricated runs."""
+    directory names of the sample dodger's fabricated runs. The honest runs are the
+    session's (``example_runs``, read only: every row is a copy)."""
     base = tmp_path_factory.mktemp("example-batch")
-    template = base / "template"
-    shutil.copytree(EXAMPLE, template)
-    _raw, alice = generate_key()
+    template, alice = example_runs  # the honest runs: smoke seed 0, scored SEEDS, by alice
+    assert len(_scored(template / "runs")) == len(SEEDS)
     _raw, bob = generate_key()
-    honest_runs(template, "smoke", [0], alice)
-    honest_runs(template, "scored", SEEDS, alice)
     folder = base / "batch"
     folder.mkdir()
     (folder / "KEYS").write_text(f"{public_line('alice', alice)}\n")
