@@ -10,8 +10,7 @@ from audit_support import make_artifact, run_honestly
 from evidence_support import honest_runs
 
 from reprobridge_sdk.io.filelock import file_lock
-from reprobridge_sdk.signing import generate_key
-from reprobridge_sdk.signing.keys import SigningKey, load_signing_key
+from reprobridge_sdk.signing import SigningKey, generate_key, load_signing_key
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "digits-logreg"
 #: The bundled example's launchers and seeds (its manifest's): one smoke run, then five scored.

@@ -43,8 +43,8 @@ from reprobridge_sdk.model import RECORD_NAME
 from reprobridge_sdk.model.audit import AuditTable
 from reprobridge_sdk.run import run
 from reprobridge_sdk.run.ledger import ledger_head
-from reprobridge_sdk.signing import ENVELOPE_NAME, generate_key
-from reprobridge_sdk.signing.keys import SigningKey, public_line
+from reprobridge_sdk.signing import ENVELOPE_NAME, SigningKey, generate_key
+from reprobridge_sdk.signing.keys import public_line
 
 pytestmark = pytest.mark.slow
 

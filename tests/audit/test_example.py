@@ -14,7 +14,7 @@ from pathlib import Path
 from reprobridge_sdk.api import load
 from reprobridge_sdk.audit import audit
 from reprobridge_sdk.env.check import lock_drift
-from reprobridge_sdk.signing.keys import SigningKey
+from reprobridge_sdk.signing import SigningKey
 
 
 def test_bundled_example_reproduces(example_runs: tuple[Path, SigningKey], tmp_path: Path) -> None:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import io
 
+from reprobridge_sdk.run import RunEvent
 from reprobridge_sdk.run.progress import LiveProgress
-from reprobridge_sdk.run.results import RunEvent
 
 
 def _shown(encoding: str, launcher: str) -> str:
