@@ -22,6 +22,11 @@ Rules:
   the time left before. A run the limit cut ends the waves, and an observation counts only
   when every run of it ended in time. A run that failed otherwise is kept, so that
   ``references add`` refuses it with its reason (B009).
+* **Side by side only while it pays** (:func:`contended`): a wave of runs side by side that
+  takes nearly as long as the same runs one after another (a training that keeps every core
+  busy by itself, as multithreaded PyTorch, TensorFlow or BLAS do, slows several-fold beside
+  another) turns the waves that follow into one run at a time, each expected to take the
+  probe's time again.
 """
 
 from __future__ import annotations
@@ -41,7 +46,9 @@ __all__ = [
     "PACKAGING_SECONDS",
     "REFERENCE_JOBS",
     "REFERENCE_RUNS",
+    "SIDE_BY_SIDE_GAIN",
     "Taken",
+    "contended",
     "references_that_fit",
     "references_to_take",
     "take_references",
@@ -60,6 +67,16 @@ REFERENCE_JOBS = 2
 
 #: Seconds of a build's time limit kept for what follows the Distiller's runs (the Packager).
 PACKAGING_SECONDS = 30.0
+
+#: Runs side by side pay only when their wave takes less than this share of the same runs
+#: one after another.
+SIDE_BY_SIDE_GAIN = 0.8
+
+
+def contended(seconds: float, runs: int, alone: float) -> bool:
+    """Whether a wave of ``runs`` side by side that took ``seconds`` gained too little over
+    the same runs one after another, each as long as ``alone`` (the probe's time)."""
+    return runs > 1 and alone > 0 and seconds > SIDE_BY_SIDE_GAIN * runs * alone
 
 
 def references_that_fit(
@@ -134,12 +151,18 @@ class Taken:
 
 @dataclass
 class _Clock:
-    """When the next observation may start, and each run's timeout."""
+    """When the next observation may start, each run's timeout, and how many runs go side
+    by side."""
 
     deadline: float | None
     reserve: float
     keep_reserve: bool
-    wave: float  # the slowest wave so far (the probe's time to start with)
+    alone: float  # the probe's time: one run alone
+    wave: float = 0.0  # the slowest wave so far (the probe's time to start with)
+    jobs: int = REFERENCE_JOBS
+
+    def __post_init__(self) -> None:
+        self.wave = max(self.wave, self.alone)
 
     def left(self) -> float | None:
         if self.deadline is None:
@@ -157,8 +180,12 @@ class _Clock:
         left = self.left()
         return None if left is None else max(left, 1.0)
 
-    def ran(self, seconds: float) -> None:
-        self.wave = max(self.wave, seconds)
+    def ran(self, seconds: float, runs: int) -> None:
+        if contended(seconds, runs, self.alone):
+            self.jobs = 1
+            self.wave = self.alone
+        else:
+            self.wave = max(self.wave, seconds)
 
 
 def _cut(results: Sequence[RunResult], deadline: float | None) -> bool:
@@ -192,14 +219,15 @@ def take_references(
     if seeds is not None and len(seeds) > 1:
         if repetitions.exists():
             shutil.rmtree(repetitions)
-        chunks = [list(seeds[i : i + REFERENCE_JOBS]) for i in range(0, len(seeds), REFERENCE_JOBS)]
         for number in range(1, wanted + 1):
-            if not clock.may_start(len(chunks), taken.observations):
+            if not clock.may_start(math.ceil(len(seeds) / clock.jobs), taken.observations):
                 taken.cut = True
                 break
             target = repetitions / f"rep-{number}"
             made: list[RunResult] = []
-            for chunk in chunks:
+            pending = list(seeds)
+            while pending:
+                chunk, pending = pending[: clock.jobs], pending[clock.jobs :]
                 made += _wave(root, launcher, clock, chunk, sandbox, runs_dir=target)
                 if _cut(made, deadline):
                     break
@@ -210,7 +238,7 @@ def take_references(
             taken.directories += [r.run_dir for r in made]
         return taken
     while taken.observations < wanted:
-        count = 1 if seeds is None else min(REFERENCE_JOBS, wanted - taken.observations)
+        count = 1 if seeds is None else min(clock.jobs, wanted - taken.observations)
         if not clock.may_start(1, taken.observations):
             taken.cut = True
             break
@@ -233,16 +261,17 @@ def _wave(  # noqa: PLR0917 - a private helper of take_references
     sandbox: bool,
     runs_dir: Path | None = None,
 ) -> list[RunResult]:
-    """One wave of runs, each bounded by the time left; the clock learns its duration."""
+    """One wave of runs side by side, each bounded by the time left; the clock learns its
+    duration."""
     begin = time.monotonic()
     summary = run(
         root,
         [launcher],
         seeds=seeds,
         runs_dir=runs_dir,
-        jobs=REFERENCE_JOBS,
+        jobs=clock.jobs,
         sandbox=sandbox,
         timeout=clock.timeout(),
     )
-    clock.ran(time.monotonic() - begin)
+    clock.ran(time.monotonic() - begin, 1 if seeds is None else len(seeds))
     return list(summary.results)

@@ -7,6 +7,7 @@ are real runs of a scaffolded artifact (standard library only) that sleep past i
 
 from __future__ import annotations
 
+import itertools
 import time
 from pathlib import Path
 
@@ -15,6 +16,8 @@ import yaml
 
 from reprobridge_sdk.agent._references import (
     PACKAGING_SECONDS,
+    REFERENCE_JOBS,
+    contended,
     references_that_fit,
     references_to_take,
     take_references,
@@ -138,6 +141,83 @@ def test_reference_runs_of_an_unseeded_command_are_taken_one_at_a_time(
     assert taken.observations == 2
     assert len(set(taken.directories)) == 2
     assert all((d / "record.json").is_file() for d in taken.directories)
+
+
+@pytest.mark.parametrize(
+    ("seconds", "runs", "alone", "verdict"),
+    [
+        (65.0, 2, 60.0, False),  # two side by side in little more than one: they pay
+        (95.0, 2, 60.0, False),  # 0.79 of one after another: still worth it
+        (157.0, 2, 34.0, True),  # a real multithreaded training: 4.6 times one alone
+        (120.0, 2, 60.0, True),  # no gain at all
+        (500.0, 1, 60.0, False),  # one run alone is never contended, only slow
+        (10.0, 2, 0.0, False),  # no probe time to judge by
+    ],
+)
+def test_runs_side_by_side_are_contended_when_they_gain_too_little(
+    seconds: float, runs: int, alone: float, verdict: bool
+) -> None:
+    assert contended(seconds, runs, alone) is verdict
+
+
+def _crowded(root: Path, busy: Path) -> str:
+    """A scaffolded artifact whose scored launcher takes a seed and sleeps 1 s alone but 4 s
+    when another run is under way beside it (marks in ``busy``), as a training that keeps
+    every core busy slows beside another; its launcher id."""
+    scaffold(root, InitOptions(id="crowded", title="Crowded"))
+    experiment = root / "code" / "experiment.py"
+    text = experiment.read_text("utf-8")
+    experiment.write_text(
+        text.replace(
+            "def main() -> None:\n",
+            "def main() -> None:\n"
+            "    import os, pathlib, time\n\n"
+            "    busy = pathlib.Path(os.environ['BUSY'])\n"
+            "    mark = busy / str(os.getpid())\n"
+            "    mark.touch()\n"
+            "    time.sleep(0.5)\n"
+            "    time.sleep(4 if len(list(busy.iterdir())) > 1 else 0.5)\n"
+            "    mark.unlink()\n",
+            1,
+        ),
+        "utf-8",
+    )
+    manifest = root / "rra.yaml"
+    data = yaml.safe_load(manifest.read_text("utf-8"))
+    [scored] = [item for item in data["launchers"] if item["scope"] == "scored"]
+    scored.pop("samples")
+    scored["env"] = {"BUSY": str(busy)}
+    manifest.write_text(yaml.safe_dump(data, sort_keys=False), "utf-8")
+    return str(scored["id"])
+
+
+@pytest.mark.slow
+def test_runs_that_slow_each_other_side_by_side_go_one_at_a_time(
+    tmp_path: Path, env_cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Four runs of one seed, probed at 1 s: the first wave of two takes at least 4.5 s, far
+    more than 0.8 of two runs one after another, so the runs after it go one at a time and
+    never overlap again."""
+    monkeypatch.setenv("REPROBRIDGE_CACHE_DIR", str(env_cache))
+    busy = tmp_path / "busy"
+    busy.mkdir()
+    root = tmp_path / "crowded"
+    launcher = _crowded(root, busy)
+    taken = take_references(
+        root, launcher, [0], 4, took=1.0, deadline=None, repetitions=tmp_path / "repetitions"
+    )
+    assert not taken.cut
+    assert taken.observations == 4
+    spans = sorted(
+        (record["started_at"], record["ended_at"])
+        for record in (
+            yaml.safe_load((d / "record.json").read_text("utf-8")) for d in taken.directories
+        )
+    )
+    first, later = spans[:REFERENCE_JOBS], spans[REFERENCE_JOBS:]
+    assert first[1][0] < first[0][1]  # the first wave ran side by side
+    assert all(a[1] <= b[0] for a, b in itertools.pairwise(later))  # then alone
+    assert first[1][1] <= later[0][0]
 
 
 @pytest.mark.slow
