@@ -72,31 +72,32 @@ def test_the_reviewers_setup_counts_the_last_attempt_of_each_smoke_launcher() ->
     assert setup_seconds(record) == CHECK_SETUP_SECONDS + 4.0
 
 
-def _sleepy(root: Path, seconds: float) -> str:
-    """A scaffolded artifact whose scored launcher takes no seed and sleeps ``seconds``
-    before its work (through the launcher's environment); its launcher id."""
-    scaffold(root, InitOptions(id="sleepy", title="Sleepy"))
+def _scored(root: Path, name: str, prelude: str, env: dict[str, str], *, seeded: bool) -> str:
+    """A scaffolded artifact whose experiment runs ``prelude`` (lines of ``main``'s body)
+    before its work, and whose scored launcher has ``env`` and, unless ``seeded``, no seed;
+    its scored launcher's id."""
+    scaffold(root, InitOptions(id=name, title=name.title()))
     experiment = root / "code" / "experiment.py"
     text = experiment.read_text("utf-8")
-    experiment.write_text(
-        text.replace(
-            "def main() -> None:\n",
-            "def main() -> None:\n"
-            "    import os, time\n\n"
-            "    time.sleep(float(os.environ.get('SLEEP', '0')))\n",
-            1,
-        ),
-        "utf-8",
-    )
+    head = "def main() -> None:\n"
+    experiment.write_text(text.replace(head, head + prelude, 1), "utf-8")
     manifest = root / "rra.yaml"
     data = yaml.safe_load(manifest.read_text("utf-8"))
     [scored] = [item for item in data["launchers"] if item["scope"] == "scored"]
-    scored["argv"] = ["python", "code/experiment.py"]
-    scored.pop("seeds")
+    if not seeded:
+        scored["argv"] = ["python", "code/experiment.py"]
+        scored.pop("seeds")
     scored.pop("samples")
-    scored["env"] = {"SLEEP": f"{seconds:g}"}
+    scored["env"] = env
     manifest.write_text(yaml.safe_dump(data, sort_keys=False), "utf-8")
     return str(scored["id"])
+
+
+def _sleepy(root: Path, seconds: float) -> str:
+    """A scaffolded artifact whose scored launcher takes no seed and sleeps ``seconds``
+    before its work (through the launcher's environment); its launcher id."""
+    prelude = "    import os, time\n\n    time.sleep(float(os.environ.get('SLEEP', '0')))\n"
+    return _scored(root, "sleepy", prelude, {"SLEEP": f"{seconds:g}"}, seeded=False)
 
 
 @pytest.mark.slow
@@ -164,31 +165,16 @@ def _crowded(root: Path, busy: Path) -> str:
     """A scaffolded artifact whose scored launcher takes a seed and sleeps 1 s alone but 4 s
     when another run is under way beside it (marks in ``busy``), as a training that keeps
     every core busy slows beside another; its launcher id."""
-    scaffold(root, InitOptions(id="crowded", title="Crowded"))
-    experiment = root / "code" / "experiment.py"
-    text = experiment.read_text("utf-8")
-    experiment.write_text(
-        text.replace(
-            "def main() -> None:\n",
-            "def main() -> None:\n"
-            "    import os, pathlib, time\n\n"
-            "    busy = pathlib.Path(os.environ['BUSY'])\n"
-            "    mark = busy / str(os.getpid())\n"
-            "    mark.touch()\n"
-            "    time.sleep(0.5)\n"
-            "    time.sleep(4 if len(list(busy.iterdir())) > 1 else 0.5)\n"
-            "    mark.unlink()\n",
-            1,
-        ),
-        "utf-8",
+    prelude = (
+        "    import os, pathlib, time\n\n"
+        "    busy = pathlib.Path(os.environ['BUSY'])\n"
+        "    mark = busy / str(os.getpid())\n"
+        "    mark.touch()\n"
+        "    time.sleep(0.5)\n"
+        "    time.sleep(4 if len(list(busy.iterdir())) > 1 else 0.5)\n"
+        "    mark.unlink()\n"
     )
-    manifest = root / "rra.yaml"
-    data = yaml.safe_load(manifest.read_text("utf-8"))
-    [scored] = [item for item in data["launchers"] if item["scope"] == "scored"]
-    scored.pop("samples")
-    scored["env"] = {"BUSY": str(busy)}
-    manifest.write_text(yaml.safe_dump(data, sort_keys=False), "utf-8")
-    return str(scored["id"])
+    return _scored(root, "crowded", prelude, {"BUSY": str(busy)}, seeded=True)
 
 
 @pytest.mark.slow
