@@ -23,7 +23,7 @@ from reprobridge_sdk.agent._determinism import same_seed_decision_id
 from reprobridge_sdk.agent.distiller import reached_by_all
 from reprobridge_sdk.agent.pipeline import render_summary
 from reprobridge_sdk.agent.planner import seeds_decision_id
-from reprobridge_sdk.agent.reviewer import CHECK_SETUP_SECONDS
+from reprobridge_sdk.agent.reviewer import setup_seconds
 from reprobridge_sdk.api import load
 from reprobridge_sdk.audit import audit
 from reprobridge_sdk.model.build import (
@@ -268,9 +268,17 @@ def test_a_claim_over_seeds_is_a_statistic_whose_references_are_repetitions(
     distilled = DistillerRecord.model_validate_json((out / ".rra-build/distiller.json").read_text())
     assert len(distilled.reference_runs) == 10
     assert len(list((out / ".rra-build/probe").glob("*/record.json"))) == 1
-    # its estimate of the Reviewer's time: one attempt of the two seeds, beside the setup
-    assert distilled.review_seconds is not None
-    assert CHECK_SETUP_SECONDS < distilled.review_seconds < CHECK_SETUP_SECONDS + distilled.seconds
+    # its estimate of the Reviewer's time: one attempt of the two seeds, each as long as the
+    # probe, beside the setup (exactly, from the records: no bound on how long runs take)
+    [probe] = [
+        json.loads(p.read_text("utf-8")) for p in (out / ".rra-build/probe").glob("*/record.json")
+    ]
+    reproduced = ReproducerRecord.model_validate_json(
+        (out / ".rra-build/reproducer.json").read_text()
+    )
+    assert distilled.review_seconds == pytest.approx(
+        setup_seconds(reproduced) + 2 * probe["duration"], abs=0.01
+    )
     # the Reviewer's clean-room check ran every seed once, and the audit judged it
     review = ReviewRecord.model_validate_json((out / ".rra-build/reviewer.json").read_text())
     assert review.check_passed
