@@ -45,7 +45,7 @@ def _encodable(text: str, stream: TextIO) -> str:
     except UnicodeEncodeError:
         return text.encode(encoding, "backslashreplace").decode(encoding)
     except LookupError:  # an encoding Python does not know: write as it is
-        pass
+        return text
     return text
 
 
