@@ -18,10 +18,9 @@ from reprobridge_sdk.cli import artifact_alias
 from reprobridge_sdk.cli._output import (
     color,
     count,
-    fail,
+    failing,
     format_option,
     note,
-    os_error,
     output_option,
     report_options,
     write_output,
@@ -282,11 +281,10 @@ def rerun_progress(line: str) -> None:
 
 def run_audit_command(request: AuditRequest) -> None:
     """Audit as asked, print or write the report, exit with the audit's status."""
-    from reprobridge_sdk.errors import ReproBridgeError  # noqa: PLC0415 - keep --help fast
 
     rerun = _rerun_count(request.rerun)
     _notices(request, rerun)
-    try:
+    with failing(doing="write"):
         common, signer = _prepare(request, rerun)
         result = _audit_table(request, common) if request.table else _audit_one(request, common)
         if signer is not None and request.attest is not None:
@@ -295,10 +293,6 @@ def run_audit_command(request: AuditRequest) -> None:
 
             atomic_write_json(request.attest, attest_audit(result, signer))
         _write_report(request, result)
-    except ReproBridgeError as exc:
-        fail(exc)
-    except OSError as exc:
-        os_error(exc)
     sys.exit(0 if result.passed else 1)
 
 

@@ -19,11 +19,9 @@ from reprobridge_sdk.cli import SuggestingGroup, artifact_alias
 from reprobridge_sdk.cli._executor import executor_options, options_from_flags
 from reprobridge_sdk.cli._output import (
     count,
-    fail,
     failing,
     format_option,
     note,
-    os_error,
     output_option,
     report_options,
     say,
@@ -78,17 +76,11 @@ def variants(artifact: str | None, output: Path, names: str | None, fetch: bool,
     """
     from reprobridge_sdk.authoring.submissions import open_artifact
     from reprobridge_sdk.bench.variants import VARIANTS, generate_variants
-    from reprobridge_sdk.errors import ReproBridgeError
 
     wanted = [n.strip() for n in names.split(",") if n.strip()] if names else list(VARIANTS)
-    try:
-        with open_artifact(_required(artifact)) as opened:
-            assert opened.root is not None  # open_artifact raises otherwise
-            records = generate_variants(opened.root, output, wanted, fetch=fetch)
-    except ReproBridgeError as exc:
-        fail(exc)
-    except OSError as exc:
-        os_error(exc)
+    with failing(doing="write"), open_artifact(_required(artifact)) as opened:
+        assert opened.root is not None  # open_artifact raises otherwise
+        records = generate_variants(opened.root, output, wanted, fetch=fetch)
     if fmt == "json":
         data = [record.model_dump(mode="json", exclude_none=True) for record in records]
         write_json(data, sort_keys=True)
@@ -328,7 +320,6 @@ def run(  # noqa: PLR0917 - click passes every option as an argument
     from reprobridge_sdk.bench.html import render_html
     from reprobridge_sdk.bench.report import report_csv, report_text
     from reprobridge_sdk.bench.variants import VARIANTS
-    from reprobridge_sdk.errors import ReproBridgeError
     from reprobridge_sdk.io.atomic import atomic_write_bytes
 
     wanted = (
@@ -346,7 +337,7 @@ def run(  # noqa: PLR0917 - click passes every option as an argument
     )
     if not sandbox:
         warn_unsandboxed("bench run", "the agent")
-    try:
+    with failing(doing="write"):
         template = prompt_file.read_text("utf-8") if prompt_file else PROMPT_TEMPLATE
         options = BenchOptions(
             variants=tuple(wanted),
@@ -369,10 +360,6 @@ def run(  # noqa: PLR0917 - click passes every option as an argument
         atomic_write_bytes(output / "report.txt", text.encode("utf-8"))
         atomic_write_bytes(output / "report.csv", report_csv(report).encode("utf-8"))
         atomic_write_bytes(output / "report.html", render_html(report).encode("utf-8"))
-    except ReproBridgeError as exc:
-        fail(exc)
-    except OSError as exc:
-        os_error(exc)
     if fmt == "json":
         write_json(report.model_dump(mode="json"))
     else:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import click
 
-from reprobridge_sdk.cli._output import fail, failing, format_option, note, os_error, output_option
+from reprobridge_sdk.cli._output import failing, format_option, note, output_option
 
 from ._safety import sandbox_option, warn_unsandboxed
 
@@ -88,7 +88,7 @@ def build(  # noqa: PLR0917 - click passes options positionally
     """
     from reprobridge_sdk.agent.pipeline import BuildOptions, render_summary
     from reprobridge_sdk.agent.pipeline import build as run_build
-    from reprobridge_sdk.errors import ReproBridgeError, require_extra
+    from reprobridge_sdk.errors import require_extra
 
     with failing():
         require_extra("fissix", "agent", feature="build")
@@ -116,12 +116,8 @@ def build(  # noqa: PLR0917 - click passes options positionally
         smoke_budget=smoke_budget,
         sandbox=sandbox,
     )
-    try:
+    with failing(doing="write"):
         report = run_build(options, echo=note)
-    except ReproBridgeError as exc:
-        fail(exc)
-    except OSError as exc:
-        os_error(exc)
     note(render_summary(report), nl=False)
     if fmt == "json":
         sys.stdout.write(report.model_dump_json(indent=2) + "\n")

@@ -10,7 +10,7 @@ from pathlib import Path
 import click
 
 from reprobridge_sdk.cli import SuggestingGroup, artifact_alias
-from reprobridge_sdk.cli._output import fail, failing, note, os_error
+from reprobridge_sdk.cli._output import failing, note
 
 __all__ = ["export"]
 
@@ -47,10 +47,8 @@ def citation(path: Path, output: str | None) -> None:
         sys.stdout.write(text)
         return
     target = Path(output) if output else (path if path.is_dir() else path.parent) / "CITATION.cff"
-    try:
+    with failing(doing="write"):
         atomic_write_text(target, text)
-    except OSError as exc:
-        os_error(exc)
     note(str(target))
 
 
@@ -72,14 +70,8 @@ def ro_crate(path: Path, output: Path) -> None:
     Needs the ro-crate extra. Exit 0 written, 2 usage or I/O error.
     """
     from reprobridge_sdk.authoring.submissions import open_artifact
-    from reprobridge_sdk.errors import ReproBridgeError
     from reprobridge_sdk.interop.ro_crate import export_ro_crate
 
-    try:
-        with open_artifact(path) as opened:
-            written = export_ro_crate(opened.target, output)
-    except ReproBridgeError as exc:
-        fail(exc)
-    except OSError as exc:
-        os_error(exc)
+    with failing(doing="write"), open_artifact(path) as opened:
+        written = export_ro_crate(opened.target, output)
     note(str(written))

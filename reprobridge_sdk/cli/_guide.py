@@ -8,8 +8,7 @@ from pathlib import Path
 import click
 
 from reprobridge_sdk.cli import artifact_alias
-from reprobridge_sdk.cli._output import echo_finding, fail, note, os_error
-from reprobridge_sdk.errors import ArtifactError
+from reprobridge_sdk.cli._output import echo_finding, failing, note
 from reprobridge_sdk.findings import Severity
 from reprobridge_sdk.guide import check_guide, guide_path, write_guide
 from reprobridge_sdk.io.document import load_document
@@ -37,12 +36,8 @@ def guide(path: Path, check: bool) -> None:
     """
     root = path.parent if path.is_file() else path
     manifest = root / MANIFEST_NAME
-    try:
+    with failing(doing="read"):
         document = load_document(manifest, name=str(manifest), root=root)
-    except ArtifactError as exc:
-        fail(exc)
-    except OSError as exc:
-        os_error(exc, "read")
     if document.fatal or not isinstance(document.data, dict):
         for item in document.findings:
             echo_finding(item)
@@ -56,11 +51,7 @@ def guide(path: Path, check: bool) -> None:
         sys.exit(1 if any(f.severity != Severity.INFO for f in findings) else 0)
     artifact = document.data.get("artifact")
     title = artifact.get("title") if isinstance(artifact, dict) else None
-    try:
+    with failing(doing="write"):
         changed = write_guide(root, records, title=title if isinstance(title, str) else None)
-    except ArtifactError as exc:
-        fail(exc)
-    except OSError as exc:
-        os_error(exc)
     target = root / guide_path(records)
     note(f"{'updated' if changed else 'up to date'}: {target}")

@@ -14,8 +14,7 @@ from reprobridge_sdk.authoring.scaffold import (
     default_id,
     scaffold,
 )
-from reprobridge_sdk.cli._output import echo_finding, error, fail, failing, note, os_error
-from reprobridge_sdk.errors import ReproBridgeError
+from reprobridge_sdk.cli._output import echo_finding, error, failing, note
 
 __all__ = ["init"]
 
@@ -103,12 +102,8 @@ def init(  # noqa: PLR0917 - click passes options as arguments
     if source is not None:
         _from(directory, options, source, commit=commit, as_=as_, force=force)
         return
-    try:
+    with failing(doing="write"):
         scaffold(directory, options, force=force)
-    except ReproBridgeError as exc:
-        fail(exc)
-    except OSError as exc:
-        os_error(exc)
     note(f"created the artifact {options.id!r} in {directory}")
     _list_placeholders(directory)
     note(f"then check it with: reprobridge validate {directory}")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from reprobridge_sdk.cli import SuggestingGroup
-from reprobridge_sdk.cli._output import fail, note, os_error, output_option, say
+from reprobridge_sdk.cli._output import failing, note, output_option, say
 
 __all__ = ["keys"]
 
@@ -28,7 +28,6 @@ def generate(name: str, output: str | None) -> None:
     Exit codes: 0 written, 2 the name is not a signer name, a file cannot be written or the
     extra 'signing' is not installed (E015).
     """
-    from reprobridge_sdk.errors import ReproBridgeError  # noqa: PLC0415 - lazy
     from reprobridge_sdk.io.atomic import atomic_write_bytes, atomic_write_text  # noqa: PLC0415
     from reprobridge_sdk.signing.keys import (  # noqa: PLC0415
         generate_key,
@@ -37,15 +36,11 @@ def generate(name: str, output: str | None) -> None:
     )
 
     target = output or f"{name}.key"
-    try:
+    with failing(doing="write"):
         pem, key = generate_key()
         line = public_line(name, key)
         parse_trusted_keys(line + "\n", "NAME")  # the name must be a valid signer name
         atomic_write_bytes(target, pem, mode=0o600)
         atomic_write_text(f"{target.removesuffix('.key')}.pub", line + "\n")
-    except ReproBridgeError as exc:
-        fail(exc)
-    except OSError as exc:
-        os_error(exc)
     say(line)
     note(f"wrote {target} (keep it secret) and its KEYS line")

@@ -137,10 +137,8 @@ def write_output(text: str, output: str | None = None) -> None:
         return
     from reprobridge_sdk.io.atomic import atomic_write_text  # noqa: PLC0415 - on use
 
-    try:
+    with failing(doing="write"):
         atomic_write_text(output, text)
-    except OSError as exc:
-        os_error(exc)
     note(f"wrote {output}")
 
 
@@ -226,16 +224,21 @@ def fail(exc: ReproBridgeError, code: int = 2) -> NoReturn:
 
 
 @contextlib.contextmanager
-def failing(*results: type[ReproBridgeError]) -> Iterator[None]:
+def failing(*results: type[ReproBridgeError], doing: str | None = None) -> Iterator[None]:
     """The one exit of a command on an SDK error, through :func:`fail`: 1 for an error of
     ``results`` (its findings are the command's answer, as a lock that cannot be made), 2 for
-    any other :class:`ReproBridgeError` (a usage or I/O error)."""
+    any other :class:`ReproBridgeError` (a usage or I/O error). With ``doing``, an
+    :class:`OSError` is an I/O error too (:func:`os_error`: ``cannot <doing> FILE``)."""
     try:
         yield
     except results as exc:
         fail(exc, code=1)
     except ReproBridgeError as exc:
         fail(exc)
+    except OSError as exc:
+        if doing is None:
+            raise
+        os_error(exc, doing)
 
 
 # --------------------------------------------------------------------------- options

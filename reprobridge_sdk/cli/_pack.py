@@ -12,11 +12,9 @@ import click
 from reprobridge_sdk.cli import artifact_alias
 from reprobridge_sdk.cli._output import (
     echo_finding,
-    fail,
     failing,
     format_option,
     note,
-    os_error,
     say,
     write_json,
 )
@@ -44,15 +42,10 @@ def pack(path: Path, output: Path | None, with_runs: bool, fmt: str) -> None:
     """
     from reprobridge_sdk.api import load
     from reprobridge_sdk.authoring.pack import pack as pack_api
-    from reprobridge_sdk.errors import ReproBridgeError
 
-    try:
+    with failing(doing="write"):
         target = output or Path(f"{load(path).manifest.artifact.id}.tar.gz")
         result = pack_api(path, target, with_runs=with_runs)
-    except ReproBridgeError as exc:
-        fail(exc)
-    except OSError as exc:
-        os_error(exc)
     if fmt == "json":
         data = {
             "path": str(result.path),

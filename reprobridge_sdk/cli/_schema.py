@@ -6,8 +6,7 @@ import sys
 
 import click
 
-from reprobridge_sdk.cli._output import fail, note, os_error, say
-from reprobridge_sdk.errors import UsageError
+from reprobridge_sdk.cli._output import failing, note, say
 from reprobridge_sdk.schema import (
     SCHEMAS,
     check_schemas,
@@ -43,7 +42,7 @@ def schema(name: str | None, list_: bool, write: bool, check: bool) -> None:
         for spec in SCHEMAS.values():
             say(f"{spec.name}\t{spec.id}")
         return
-    try:
+    with failing(doing="read or write"):
         names = None if name is None else [resolve_name(name).name]
         if write:
             for path in write_schemas(names):
@@ -55,7 +54,3 @@ def schema(name: str | None, list_: bool, write: bool, check: bool) -> None:
                 say(f"{path}: stale; regenerate with `reprobridge schema --write`")
             sys.exit(1 if stale else 0)
         sys.stdout.write(packaged_schema_text(names[0] if names else "rra-1.0"))
-    except UsageError as exc:
-        fail(exc)
-    except OSError as exc:
-        os_error(exc, "read or write")

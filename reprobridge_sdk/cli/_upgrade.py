@@ -8,8 +8,8 @@ from pathlib import Path
 import click
 
 from reprobridge_sdk.cli import artifact_alias
-from reprobridge_sdk.cli._output import fail, note, os_error
-from reprobridge_sdk.errors import ArtifactError, UsageError
+from reprobridge_sdk.cli._output import failing, note
+from reprobridge_sdk.errors import ArtifactError
 from reprobridge_sdk.versions import NEWEST_FORMAT
 
 __all__ = ["upgrade"]
@@ -41,14 +41,8 @@ def upgrade(path: Path, to: str, check: bool) -> None:
     """
     from reprobridge_sdk.authoring.upgrade import upgrade as run_upgrade  # noqa: PLC0415 - lazy
 
-    try:
+    with failing(ArtifactError, doing="read or write"):
         result = run_upgrade(path, to=to, check=check)
-    except UsageError as exc:
-        fail(exc)
-    except ArtifactError as exc:
-        fail(exc, code=1)
-    except OSError as exc:
-        os_error(exc, "read or write")
     if not result.changed:
         note(f"up to date: {result.manifest} is {result.after}")
         return
