@@ -224,8 +224,8 @@ def read_config(path: str | os.PathLike[str]) -> dict[str, Any]:
     """The settings of one configuration file, checked, as ``{Settings attribute: value}``."""
     source = Path(path)
     label = str(path)
-    text = _read_text(source, label)
-    table, where = _settings_table(_parse_toml(text, label), source, label)
+    text, data = _read_toml(source, label)
+    table, where = _settings_table(data, source, label)
     values: dict[str, Any] = {}
     for key, value in _flatten(table).items():
         line, col = _key_position(text, key)
@@ -240,44 +240,35 @@ def read_config(path: str | os.PathLike[str]) -> dict[str, Any]:
     return values
 
 
-def _read_text(source: Path, label: str) -> str:
+def _read_toml(source: Path, label: str) -> tuple[str, dict[str, Any]]:
+    """The text of a configuration file and its table; E016 when it cannot be read."""
     from reprobridge_sdk.io import reading  # noqa: PLC0415 - start-up: only with a file to read
 
     try:
-        return reading.decode(reading.read_bytes(source, max_bytes=_MAX_BYTES))
+        text = reading.decode(reading.read_bytes(source, max_bytes=_MAX_BYTES))
+        return text, reading.parse_toml(text)
     except reading.Unreadable as exc:
-        if exc.problem == "too-large":
-            raise _error(
+        message, hint = {
+            "too-large": (
                 f"{label} is larger than {_MAX_BYTES} bytes",
-                file=label,
-                hint="a configuration file holds a few settings; is this the right file?",
-            ) from None
-        raise _error(
-            f"cannot read the configuration file {label}: {exc.message}",
-            file=label,
-            hint="the file must be readable UTF-8 TOML",
-        ) from None
-
-
-def _parse_toml(text: str, label: str) -> dict[str, Any]:
-    from reprobridge_sdk.io import reading  # noqa: PLC0415 - start-up: only with a file to read
-
-    try:
-        return reading.parse_toml(text)
-    except reading.Unreadable as exc:
-        if exc.problem == "too-deep":
-            raise _error(
+                "a configuration file holds a few settings; is this the right file?",
+            ),
+            "too-deep": (
                 f"{label} nests values too deeply to be read",
-                file=label,
-                hint="settings are flat values and lists of strings",
-            ) from None
-        raise _error(
-            f"{label} is not valid TOML: {exc.message}",
-            file=label,
-            line=exc.line,
-            col=exc.col,
-            hint="fix the TOML syntax (https://toml.io)",
-        ) from None
+                "settings are flat values and lists of strings",
+            ),
+            "syntax": (
+                f"{label} is not valid TOML: {exc.message}",
+                "fix the TOML syntax (https://toml.io)",
+            ),
+        }.get(
+            exc.problem,
+            (
+                f"cannot read the configuration file {label}: {exc.message}",
+                "the file must be readable UTF-8 TOML",
+            ),
+        )
+        raise _error(message, file=label, line=exc.line, col=exc.col, hint=hint) from None
 
 
 def _settings_table(data: dict[str, Any], source: Path, label: str) -> tuple[dict[str, Any], str]:

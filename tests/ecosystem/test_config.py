@@ -119,10 +119,10 @@ def test_bad_files_raise_e016_with_position(
 def test_hostile_config_files(tmp_path: Path) -> None:
     """Binary junk, a non-table tool entry and a huge nesting are errors, not tracebacks."""
     path = tmp_path / "reprobridge.toml"
-    path.write_bytes(b"\xff\xfe\x00strict = true\n")
+    path.write_bytes(b"strict = true\n\xff\xfe\x00\n")
     with pytest.raises(UsageError) as info:
         read_config(path)
-    assert _e016(info)[0] == "E016"
+    assert _e016(info)[0:4] == ("E016", "reprobridge.toml", 2, 1)  # at the first bad byte
     pyproject = tmp_path / "pyproject.toml"
     pyproject.write_text('[tool]\nreprobridge = "strict"\n')
     with pytest.raises(UsageError) as info:
