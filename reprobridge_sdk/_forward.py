@@ -1,19 +1,11 @@
-"""How a document of a newer minor version is read, for the layers below the one that owns the
-rule: the dependency inverted.
+"""How a document of a newer minor version is read by the layers below the API: the
+dependency inverted (spec ``manifest.md#forward-compatibility``).
 
-The rule (spec "forward-compatibility": unknown keys ignored, elements that carry an unknown
-enumeration value set aside) has one implementation, :func:`reprobridge_sdk.api.consumer_view`,
-which needs the validation layer's schema. The environment layer sits below both and must read
-a newer-minor document exactly as ``load``, ``run`` and ``audit`` do; it calls
-:func:`consumer_view` here, which calls the reader registered with :func:`register`. The
-package itself (:mod:`reprobridge_sdk`, the facade above every layer) registers one when it is
-imported, which imports the API only when a newer-minor document is actually read.
-
-Rules and edge cases
-    * Registering again replaces the reader (a test may put its own in place).
-    * With no reader registered, :func:`consumer_view` raises ``RuntimeError``: the package's
-      ``__init__`` always registers one, so only code that removed it can meet this.
-    * This module imports nothing, so that any layer may use it.
+The rule has one implementation, :func:`reprobridge_sdk.api.consumer_view`, which needs the
+validation layer's schema. The environment layer sits below both; it calls
+:func:`consumer_view` here, which calls the reader the package's ``__init__`` registers
+(:func:`register`; again replaces it, so a test may put its own in place). With none
+registered it raises ``RuntimeError``. This module imports nothing, so any layer may use it.
 """
 
 from __future__ import annotations

@@ -1,33 +1,19 @@
-"""A plugin's stdout goes to stderr: its prints never corrupt the SDK's machine output.
+"""A plugin's stdout goes to stderr, so its prints never corrupt machine output (spec
+``runner.md#plugins``).
 
-``reprobridge validate --format json`` (or ``sarif``, ``extract --json`` ...) writes one
-document to stdout; a plugin called meanwhile (an extractor, a data scheme, a report format, or
-its module being imported) may print. :func:`stdout_to_stderr` sends everything written to
-stdout while it is active to stderr instead, at both levels where a write can happen:
+:func:`stdout_to_stderr` redirects at both levels: descriptor 1 becomes a ``dup2`` of 2 (for
+``os.write``, C code and subprocesses, which keep it), and ``sys.stdout`` becomes a router
+to ``sys.stderr`` (for ``print`` from any thread, also under a test runner's capture).
+Without a usable descriptor 1 or 2, only ``sys.stdout`` is redirected.
 
-* file descriptor 1 is made a duplicate of descriptor 2 (``dup2``): ``os.write(1, ...)``,
-  C extensions and every subprocess the plugin starts meanwhile (which inherits descriptor 1
-  as it was when it started, so it keeps writing to stderr after the call, too);
-* ``sys.stdout`` is a router that writes to ``sys.stderr`` (Python's ``print`` from any
-  thread, even where ``sys.stdout`` is not descriptor 1, as under a test runner's capture).
-
-Rules and edge cases
-    * Nested and concurrent uses share one redirection (a count under a lock): descriptor 1 and
-      ``sys.stdout`` are restored when the last one ends. Every pending write to ``sys.stdout``
-      and ``sys.__stdout__`` is flushed before the redirection starts (so the SDK's own earlier
-      output keeps its place) and before it ends (so the plugin's buffered output does not
-      reach the real stdout later).
-    * While it is active, *every* thread's writes to stdout go to stderr, the SDK's included:
-      the SDK writes machine output only after the work that calls plugins.
-    * Threads that the plugin leaves running (a plugin thread abandoned at its time limit, or a
-      thread the plugin started) are remembered: the threads alive at the end that were not
-      alive at the start. Their later ``print`` calls still go to stderr (``sys.stdout`` stays
-      the router while one of them is alive). Limits: a write such a thread makes to
-      descriptor 1 *directly* after the redirection ended, or a subprocess it starts after
-      that, reaches the real stdout; a thread started concurrently by the SDK itself during a
-      plugin call is treated as the plugin's.
-    * Without a usable descriptor 1 or 2 (closed, or not a file descriptor at all), only
-      ``sys.stdout`` is redirected.
+* Nested and concurrent uses share one redirection (a count under a lock); pending writes
+  are flushed at its start and end, so output keeps its order.
+* Meanwhile every thread's stdout goes to stderr, the SDK's too: the SDK writes machine
+  output only after the work that calls plugins.
+* Threads alive at the end that were not at the start are the plugin's: ``sys.stdout``
+  stays the router while one lives. Limits: such a thread's later direct write to
+  descriptor 1, or a subprocess it starts later, reaches the real stdout; a thread the SDK
+  starts during a plugin call counts as the plugin's.
 """
 
 from __future__ import annotations

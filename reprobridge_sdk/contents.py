@@ -1,33 +1,14 @@
-"""What is part of an artifact: the one rule for the files that travel with it (spec §14.4).
+"""What is part of an artifact: the one rule for the files that travel with it.
 
-Every consumer that moves an artifact somewhere else asks :func:`artifact_files`: ``pack``
-(the archive), the Independent Reviewer of the build agent (through ``pack``) and a
-distributed executor shipping the artifact to workers without the client's file system.
+The rule is spec ``authoring.md#pack`` (§14.4, "Contents" and "Build state and caches"):
+every regular file and link, less the tree digest's exclusions, ``runs/`` (kept with
+``with_runs``), the checkout ``code/`` (kept with ``with_checkout``), hidden directories at
+the root the manifest does not name (:func:`hidden_left_out`), and ``skip`` (compared by real
+path); a link that leaves the root is C017. Entries are POSIX paths sorted by their UTF-8
+bytes, the archive's order; a link to a directory is an entry, never followed.
 
-The rule, for an artifact at ``root`` with manifest ``manifest``:
-
-* **Kept:** every regular file and symbolic link below the root, as POSIX paths relative to
-  it, sorted by their UTF-8 bytes (the archive's order). Directories are not entries.
-* **Left out at any depth:** version-control and byte-code caches, the names of
-  :data:`~reprobridge_sdk.digest.TREE_EXCLUDES` and ``*.pyc`` (what the tree digest skips,
-  so the refined code keeps every file its digest covers).
-* **Left out at the root:** the runs directory ``runs/`` (evidence, not the artifact; kept
-  with ``with_runs``, an evidence submission); the working checkout ``code/`` of a patch
-  series (derived from the upstream and the patches; kept with ``with_checkout``, for
-  runners that execute in it without materializing it); and every **hidden directory**
-  (:func:`hidden_left_out`): a directory at the root whose name starts with ``.`` is build
-  state, a cache or a tool's settings (``.rra-build``, ``.venv``, ``.pytest_cache``,
-  ``.vscode``, ...) unless a string of the manifest (a path field, a launcher's ``argv`` or
-  ``workdir``) names a path inside it. Hidden *files* at the root (``.python-version``) and
-  hidden entries below the root are kept.
-* **Left out by the caller:** ``skip``, paths (the archive being written, a runs directory
-  elsewhere under the root) compared by their real path.
-* **Refused:** a symbolic link whose target leaves the root (C017, an
-  :class:`ArtifactError`): nothing that points outside the artifact travels with it. A link
-  to a directory is an entry, never followed.
-
-This module stands on the model, the digest rules and the name of the working checkout; every
-layer above (run, authoring, agent) imports it.
+``pack``, the build agent's Reviewer (through ``pack``) and distributed executors all ask
+:func:`artifact_files`.
 """
 
 from __future__ import annotations

@@ -1,18 +1,8 @@
-"""File and tree digests (spec §8).
+"""File and tree digests, as spec ``manifest.md#digests`` (§8) defines them.
 
-* A *file digest* is the lower-case hex SHA-256 of the file's bytes.
-* A *tree digest* (``sha256-tree1:<hex>``) is the SHA-256 of a canonical listing of a
-  directory: one entry per regular file or symbolic link below it, sorted by the UTF-8 bytes
-  of its POSIX relative path, each entry being ``<type> NUL <path> NUL <value> LF`` where
-  ``<type>`` is ``f`` (regular file), ``x`` (regular file with any execute bit) or ``l``
-  (symbolic link), and ``<value>`` is the file digest, or the link target as written.
-  Directories themselves, timestamps, owners and other permission bits do not count; so the
-  digest is independent of file-system order and of when or by whom files were written.
-  Entries named in :data:`TREE_EXCLUDES` (version-control and byte-code caches) are skipped
-  at any depth. A file larger than :data:`MAX_TREE_FILE_BYTES` is refused (an
-  :class:`~reprobridge_sdk.io.safefs.UnsafeFileError`), never hashed.
-
-This module is at the ground floor of the SDK and imports nothing else of it.
+A file larger than :data:`MAX_TREE_FILE_BYTES` is refused (an
+:class:`~reprobridge_sdk.io.safefs.UnsafeFileError`), never hashed. This module is at the
+ground floor of the SDK and imports nothing else of it.
 """
 
 from __future__ import annotations

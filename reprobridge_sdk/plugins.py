@@ -1,70 +1,16 @@
 """Plugins: entry points that add extractor kinds, data URL schemes and report formats.
 
-A plugin is an installed distribution that declares entry points in one of these groups (in
-its ``pyproject.toml``, e.g. ``[project.entry-points."reprobridge.extractors"]``). The entry
-point's *name* is what a manifest or a command line uses; its *object* is a callable.
+The groups, names, objects and findings are spec ``runner.md#plugins``; how a plugin
+extractor is called, ``manifest.md#plugin-extractors``. What the spec leaves to the code:
 
-``reprobridge.extractors`` (format 1.1)
-    name: a measurement extractor ``kind``, ``x-[a-z0-9-]+`` (the ``x-`` prefix keeps the
-    format's closed set of built-in kinds closed; ``regex``, ``json``, ``csv`` and ``yaml``
-    cannot be replaced). object: ``extract(path, spec) -> number``.
-
-    * ``path``: a :class:`pathlib.Path` to the file the extractor reads (the run's log, a
-      declared output, or ``file``), already checked by the safe file layer: a regular file,
-      inside the artifact or run directory, existing. Read it as text or bytes. (The SDK's
-      own readers read the file through the descriptor the check opened; a plugin opens the
-      path again by name, so a directory swapped for a link between the check and the
-      plugin's own open is the plugin's to notice.)
-    * ``spec``: the extractor object of the manifest, a read-only mapping with ``kind``, the
-      source keys (``output``/``file``), ``parameters`` (the plugin's own parameters) and any
-      extension keys, exactly as written.
-    * returns an ``int`` or ``float`` (any real number but a ``bool``) that is finite. The
-      measurement's ``transform`` and ``aggregate`` are applied by the SDK afterwards.
-    * Failure is a finding of the task, never a traceback: an exception (any, including
-      ``SystemExit``) or a value that is not a finite number is X006; no answer within
-      :data:`TIME_LIMIT` seconds is X007 (the call runs in a daemon thread, which is abandoned:
-      Python cannot stop it); a kind that no installed plugin provides is X005 (a warning:
-      the value is not extracted, the audit says inconclusive with A061).
-
-``reprobridge.data_schemes`` (format 1.1)
-    name: a URL scheme, ``x-[a-z0-9][a-z0-9+.-]*`` (lower case; the manifest's 1.1 URL pattern
-    admits ``x-<scheme>://`` besides the built-in ``http``, ``https``, ``s3``, ``gs`` and
-    ``hf``). object: ``fetch(url, destination, *, size, sha256, timeout) -> None``.
-
-    * ``url``: the item's URL as written; ``destination``: a :class:`pathlib.Path` (a
-      temporary ``.part`` file beside the item's destination, absent when the call starts) to
-      write the whole file to; ``size`` and ``sha256``: the declared values, or ``None``;
-      ``timeout``: seconds that bound each network operation.
-    * returns ``None``. The SDK then checks the written file's size (D003) and SHA-256 (D002)
-      and renames it into place atomically, as for every built-in scheme.
-    * An exception, a return without writing ``destination``, or no return within the
-      whole-transfer deadline is D016; a scheme no plugin provides is D015, whose hint names
-      the entry point group to install a plugin for (:func:`scheme_hint`). ``data fetch``
-      reports it as an error (the item cannot be fetched); ``validate`` reports it as a
-      warning (:func:`missing_schemes`): the manifest is valid, this machine lacks the plugin,
-      as X005 says for an extractor kind.
-
-``reprobridge.report_formats``
-    name: the ``--format`` value (lower case, ``[a-z][a-z0-9-]*``, not a built-in format);
-    object: ``render(pairs) -> str``, where ``pairs`` is a list of ``(label, findings)`` and
-    each finding a :class:`reprobridge_sdk.findings.Finding`. The string is written to stdout
-    or to ``-o FILE`` as it is.
-
-Rules and edge cases
-    * An entry point whose name is not well formed for its group, or that a built-in already
-      owns, is refused: it is never loaded, and :func:`refusals` reports it (X008 for an
-      extractor kind, D017 for a data scheme, E026 for a report format), as does ``reprobridge
-      plugins``. A plugin cannot replace ``regex``, ``s3`` or ``json``.
-    * Two plugins declaring the same name: the first in ``importlib.metadata`` order wins.
-    * A plugin is imported only when its name is used. One that cannot be imported, or whose
-      object is not callable, raises :class:`~reprobridge_sdk.errors.UsageError` with an E017
-      finding naming the entry point and its distribution (the extraction and data layers turn
-      it into their X006 and D016).
-    * Entry points are read once per process (:func:`forget` reads them again).
-    * A plugin's stdout is the SDK's stderr: importing a plugin and every call of it run with
-      descriptor 1 and ``sys.stdout`` sent to stderr (:mod:`reprobridge_sdk._plugin_stdout`,
-      subprocesses and threads the plugin starts included), so ``--format json`` and the other
-      machine outputs stay one clean document whatever the plugin prints.
+* A plugin extractor gets the path the safe file layer checked and opens it again by name, so
+  a directory swapped for a link between the check and that open is the plugin's to notice.
+* A call runs in a daemon thread; after :data:`TIME_LIMIT` it is abandoned (X007).
+* Of two plugins with one name, the first in ``importlib.metadata`` order wins. Entry points
+  are read once per process (:func:`forget` reads them again).
+* One that cannot be imported, or whose object is not callable, is
+  :class:`~reprobridge_sdk.errors.UsageError` with E017; the extraction and data layers turn
+  it into X006 and D016. Its stdout goes to stderr (:mod:`reprobridge_sdk._plugin_stdout`).
 """
 
 from __future__ import annotations

@@ -1,32 +1,13 @@
-"""Regular expressions with one meaning in every language (spec: manifest, "Patterns").
+"""Regular expressions with one meaning in every language, evaluated by RE2 (linear time).
 
-Two dialects, both evaluated by RE2 (``google-re2``), whose matching is linear in the length
-of the text, so no pattern an author writes can make a scan backtrack for ever:
+*Author patterns* (extractor and landmark ``pattern``): the dialect and its grammar are spec
+``manifest.md#patterns`` and ``#pattern-grammar``. A pattern Python's ``re`` cannot parse is
+:class:`PatternError` ``"invalid"`` (R016); one outside the dialect ``"dialect"`` (X004).
 
-*Author patterns* (extractor ``pattern``, landmark ``pattern``) are the subset of Python
-``re`` syntax that RE2 also accepts, with RE2's meaning:
-
-* No backreferences (``\\1``, ``(?P=name)``), conditional groups (``(?(1)a|b)``),
-  lookahead or lookbehind (``(?=``, ``(?!``, ``(?<=``, ``(?<!``), atomic groups
-  (``(?>...)``), possessive quantifiers (``a*+``), ``\\Z``, ``\\u``/``\\U``/``\\N``
-  escapes, nested sets (``[[:alpha:]]``: a POSIX class to RE2, characters to Python), the
-  verbose, ASCII and locale flags (``(?x)``, ``(?a)``, ``(?L)``), and no
-  ``{,n}`` (Python reads it as ``{0,n}``, RE2 as the literal text): write ``{0,n}``.
-* ``\\d``, ``\\w``, ``\\s`` and ``\\b`` are ASCII classes: ``\\d`` is ``[0-9]``, ``\\w`` is
-  ``[0-9A-Za-z_]``, ``\\s`` is ``[\\t\\n\\f\\r ]``. ``.`` matches anything but a newline
-  unless ``(?s)``; ``(?i)`` folds case by Unicode simple case folding.
-* A pattern is matched against one line at a time (no line break in the text), so ``^`` and
-  ``$`` are the start and the end of the line.
-
-A pattern Python's ``re`` cannot parse is :class:`PatternError` with reason ``"invalid"``
-(R016 in validation); one that parses but is outside the subset, ``"dialect"`` (X004).
-
-*Schema patterns* (every ``pattern`` in the JSON Schemas and the identifier rules) are
-written in the intersection of ECMA-262, Rust's ``regex`` and Python's ``re`` in which they
-mean the same: explicit ASCII classes (``[0-9]``, never ``\\d``), ``^`` and ``$`` as the
-start and end of the whole string. :func:`schema_pattern` compiles them for RE2, where ``$``
-does not accept a final newline (Python's ``re`` would: ``"digits-logreg\\n"`` matched
-``^[a-z0-9-]+$``).
+*Schema patterns* (the JSON Schemas, the identifier rules) use the intersection of ECMA-262,
+Rust's ``regex`` and Python's ``re``: explicit ASCII classes, ``^``/``$`` for the whole
+string. :func:`schema_pattern` compiles them for RE2, whose ``$`` does not accept a final
+newline (Python's would: ``"digits-logreg\n"`` matched ``^[a-z0-9-]+$``).
 """
 
 from __future__ import annotations

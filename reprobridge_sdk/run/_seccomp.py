@@ -7,40 +7,8 @@ filters, kept short). Each refused call returns ``EPERM``; ``clone3`` returns ``
 because its flags sit in memory a filter cannot read, and the C library falls back to
 ``clone`` (whose flags it can) only on ``ENOSYS``.
 
-=========================  ===============================================================
-calls                      why they are refused
-=========================  ===============================================================
-mount, umount2,            changing the file system view: undoing the read-only binds or
-pivot_root, chroot,        the private ``/tmp`` (the attack of a root launcher that ran
-move_mount, open_tree,     ``umount -l /tmp`` and ``mount -o remount,bind,rw /``)
-fsopen, fsconfig,
-fsmount, fspick,
-mount_setattr
-open_by_handle_at,         opening a file by its handle reaches files outside the binds
-name_to_handle_at          (the "shocker" escape)
-unshare, clone (with a     a new namespace (a user namespace first) gives back every
-namespace flag), setns,    capability inside it, and with them mount and the rest
-clone3 (``ENOSYS``)
-ptrace, process_vm_readv,  reading or steering another process
-process_vm_writev, kcmp
-keyctl, add_key,           the kernel keyring is not namespaced: keys of the host's user
-request_key
-bpf, perf_event_open,      large kernel attack surfaces that a launcher has no use for;
-userfaultfd, io_uring_*    io_uring's operations are not seen by seccomp at all
-kexec_load,                the kernel and the machine's own state
-kexec_file_load,
-init_module,
-finit_module,
-delete_module, reboot,
-swapon, swapoff, acct,
-settimeofday,
-clock_settime, syslog,
-quotactl, quotactl_fd,
-lookup_dcookie, vhangup,
-iopl, ioperm (x86-64)
-ioctl TIOCSTI,             typing into the terminal that started the run, or the console
-TIOCLINUX
-=========================  ===============================================================
+The refused calls and why are :data:`REFUSED` and the argument checks of
+:func:`filter_program` (spec ``security.md#sandbox``).
 
 The program first checks the audit architecture: x86-64 and AArch64 have their own tables;
 a call made through another ABI (the i386 ABI of an x86-64 kernel, or x32, whose numbers carry
@@ -87,11 +55,13 @@ def _arg(index: int) -> int:
 _CLONE_NAMESPACES = 0x00020000 | 0x02000000 | 0x04000000 | 0x08000000 | 0x10000000
 _CLONE_NAMESPACES |= 0x20000000 | 0x40000000
 _UNSHARE_NAMESPACES = _CLONE_NAMESPACES | 0x00000080
-_TIOCSTI = 0x5412
+_TIOCSTI = 0x5412  # typing into the terminal that started the run, or the console
 _TIOCLINUX = 0x541C
 
 #: The calls refused whatever their arguments, by name (the tables give their numbers).
 REFUSED = (
+    # changing the file system view: undoing the read-only binds or the private /tmp (a root
+    # launcher's `umount -l /tmp` and `mount -o remount,bind,rw /`)
     "mount",
     "umount2",
     "pivot_root",
@@ -103,22 +73,30 @@ REFUSED = (
     "fsmount",
     "fspick",
     "mount_setattr",
+    # opening a file by its handle reaches files outside the binds (the "shocker" escape)
     "open_by_handle_at",
     "name_to_handle_at",
+    # a new namespace (a user namespace first) gives back every capability inside it; unshare and
+    # clone with a namespace flag are checked by their arguments, clone3 is ENOSYS
     "setns",
+    # reading or steering another process
     "ptrace",
     "process_vm_readv",
     "process_vm_writev",
     "kcmp",
+    # the kernel keyring is not namespaced: keys of the host's user
     "keyctl",
     "add_key",
     "request_key",
+    # large kernel attack surfaces a launcher has no use for (seccomp cannot see io_uring's
+    # operations at all)
     "bpf",
     "perf_event_open",
     "userfaultfd",
     "io_uring_setup",
     "io_uring_enter",
     "io_uring_register",
+    # the kernel and the machine's own state (iopl and ioperm on x86-64 only)
     "kexec_load",
     "kexec_file_load",
     "init_module",

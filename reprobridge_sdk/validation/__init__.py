@@ -1,23 +1,14 @@
-"""Validate artifacts: ``validate(paths) -> ValidationResult`` (spec "validation").
+"""Validate artifacts: ``validate(paths) -> ValidationResult`` (spec ``manifest.md#validation``).
 
-Layers, run in this order for each artifact, each on plain data (no pydantic on this path):
+The layers run in the spec's order, each on plain data (no pydantic on this path): YAML
+(:mod:`reprobridge_sdk.io.document`) and an unknown major version (:mod:`.version`) stop
+an artifact; structure, semantics, then the layers that read files (:mod:`.files`, locks,
+:mod:`.replay`, the guide), skipped with ``check_files=False``. ``select`` / ``ignore`` keep
+or drop codes by prefix, like ruff (``ignore=("R01",)`` drops R010-R019).
 
-1. YAML (Y codes, :mod:`reprobridge_sdk.io.document`): a document that cannot be read stops here.
-2. version (V codes, :mod:`.version`): an unknown major version stops here.
-3. structure (S codes, :mod:`.structure`): the generated JSON Schema.
-4. semantics (R codes, :mod:`.semantic`).
-5. files (F codes, :mod:`.files`), 6. lock (L codes, ``lockfile.check_lock``),
-   7. extractor replay (X codes, :mod:`.replay`) and 8. guide (G codes, ``guide.check_guide``):
-   these read the artifact's files and are skipped with ``check_files=False``.
-
-Every finding is collected by default; ``fail_fast`` stops at the first error. ``strict``
-turns warnings into errors. ``select`` / ``ignore`` keep or drop codes by prefix, like ruff
-(``ignore=("R01",)`` drops R010-R019). Nothing on disk is changed.
-
-What a path names: a manifest file (any name; its directory is the artifact), a directory with
-an ``rra.yaml`` (an artifact), or a directory without one, whose immediate subdirectories that
-have an ``rra.yaml`` are validated in name order (a folder of submissions). A directory with
-neither is Y010.
+A path is a manifest file (its directory is the artifact), a directory with an ``rra.yaml``,
+or a folder of submissions: its subdirectories with an ``rra.yaml``, in name order. A
+directory with neither is Y010.
 """
 
 from __future__ import annotations

@@ -1,24 +1,9 @@
 """Placeholders layer: values a scaffold wrote that only the author can replace (P codes).
 
-``reprobridge init`` writes a complete artifact that validates, so an author can start from
-it; but an untouched scaffold must never pass for a packaged paper. Each placeholder is a
-warning (an error under ``--strict``), and the auditor withholds the "functional" and
-"results reproduced" badges while any remains (spec "placeholders"):
-
-* P001: ``artifact.paper.title`` is the scaffold's :data:`PAPER_TITLE`;
-* P002: a text the scaffold marked with :data:`MARK` (a task's title or dataset, ...);
-* P003: ``codebase.upstream.commit`` is all zeros (:func:`is_placeholder_commit`; the
-  auditor's "available" badge rule reports the same finding, one code for one fact);
-* P004: ``codebase.upstream.repository`` is the scaffold's :data:`REPOSITORY`;
-* P005: a reference observation whose provenance source is the scaffold
-  (:data:`SCAFFOLD_SOURCE`): a value nobody measured on the paper's code;
-* P006: a launcher's sample log that is the scaffold's own (its SHA-256 is one of
-  :func:`scaffold_sample_digests`); checked only when files are read.
-
-The constants are the scaffold's: :mod:`reprobridge_sdk.authoring.scaffold` writes them from
-here (the title, the repository, :data:`PLACEHOLDER_COMMIT`, the marked texts, the seeds of
-its reference observations and sample log), so the two cannot drift; which fields are
-placeholders is :func:`placeholder_pointers`, never a list kept beside it.
+The codes and the auditor's badge rules are spec ``authoring.md#placeholders``. P006 is
+checked only when files are read. The constants are the scaffold's:
+:mod:`reprobridge_sdk.authoring.scaffold` writes them from here, so the two cannot drift,
+and which fields are placeholders is :func:`placeholder_pointers`, never a list beside it.
 """
 
 from __future__ import annotations

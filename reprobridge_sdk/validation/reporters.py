@@ -1,50 +1,20 @@
-"""Render findings as text, JSON, SARIF 2.1.0 or JUnit XML.
+"""Render findings as text, JSON, SARIF 2.1.0, JUnit XML or GitHub workflow commands.
 
-:func:`render` is generic over ``(label, findings)`` pairs, so the validator, the environment
-check and the auditor share it; a :class:`~reprobridge_sdk.validation.ValidationResult` (anything
-with a ``pairs()`` method) is accepted too.
+:func:`render` takes ``(label, findings)`` pairs (or anything with a ``pairs()`` method), so
+every command shares it. The text and JSON shapes are spec ``manifest.md#validate-output``;
+the artifact's text passes through :func:`~reprobridge_sdk.findings.terminal_text` except in
+``json`` and ``sarif``, which encode it. The other formats:
 
-``text``
-    Compiler style, one finding per line, ``file:line:col: CODE severity message [pointer]``
-    (:func:`~reprobridge_sdk.findings.finding_line`, the one line shape of every command),
-    then an indented ``hint:`` line, then a summary line (:func:`summary_line`). Colour (ANSI)
-    only when ``color=True``. The artifact's text in it (labels, messages, pointers, hints)
-    passes through :func:`~reprobridge_sdk.findings.terminal_text`: its control characters
-    are shown, never sent (also in ``junit`` and ``github``; ``json`` and ``sarif`` encode them).
-``json``
-    A stable, documented shape (``format_version`` 1)::
+* ``sarif``: one run; ``tool.driver.rules`` holds the registry's entry of each code that
+  fired (summary, why, fix, ``helpUri`` into the spec, as GitHub code scanning requires); a
+  result's ``logicalLocation`` is its JSON Pointer.
+* ``junit``: a ``testsuite`` per artifact, a ``testcase`` per finding (``failure`` for
+  errors), one passing ``testcase`` for an artifact without findings.
+* ``github``: ``::error``/``::warning``/``::notice`` per finding, escaped as the Actions
+  toolkit does so a hostile message cannot start a command; a finding without a file is on
+  the artifact's label.
 
-        {"format_version": 1,
-         "tool": {"name": "reprobridge", "version": "..."},
-         "artifacts": [{"path": LABEL, "ok": BOOL,
-                        "counts": {"errors": N, "warnings": N, "infos": N},
-                        "findings": [Finding.to_dict(), ...]}],
-         "summary": {"artifacts": N, "errors": N, "warnings": N, "infos": N, "ok": BOOL}}
-
-    ``ok`` is false when there is any ``error``. Finding dictionaries have the keys ``code``,
-    ``severity``, ``message``, ``path`` (JSON Pointer), ``file``, ``line``, ``col``, ``hint``
-    and ``spec`` (null where unknown).
-``sarif``
-    SARIF 2.1.0: one run with one ``invocations`` entry; ``tool.driver.rules`` holds the
-    registry's entry of each code that fired, and only those (with ``shortDescription``, the
-    summary; ``fullDescription``, the summary and why it matters; ``help``, how to fix it, as
-    text and as markdown with a link to the spec; and ``helpUri`` into the spec, as GitHub code
-    scanning requires); each result has ``ruleId``, ``ruleIndex``, ``level``, ``message``
-    and a location with a ``physicalLocation`` (file, region) and a ``logicalLocation``
-    whose ``fullyQualifiedName`` is the JSON Pointer.
-``junit``
-    One ``testsuite`` per artifact, one ``testcase`` per finding (``failure`` for errors;
-    warnings and infos pass with their text in ``system-out``), and a single passing
-    ``testcase`` for an artifact without findings.
-``github``
-    GitHub Actions workflow commands, one per finding (``::error file=F,line=L,col=C,
-    title=CODE::MESSAGE``; warnings as ``::warning``, infos as ``::notice``), then the text
-    summary line. Values are escaped as the Actions toolkit does (``%``, CR and LF in the
-    message; also ``:`` and ``,`` in properties), so a hostile message cannot start a command
-    of its own. A finding without a file is annotated on the artifact's label.
-
-Other formats come from plugins (entry point group ``reprobridge.report_formats``, see
-:mod:`reprobridge_sdk.plugins`): ``render(results, NAME)`` calls the plugin with the pairs.
+Other formats come from plugins (``reprobridge.report_formats``, :mod:`reprobridge_sdk.plugins`).
 """
 
 from __future__ import annotations
