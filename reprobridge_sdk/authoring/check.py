@@ -22,6 +22,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from reprobridge_sdk.audit.clean_room import check_record, write_check_record
+from reprobridge_sdk.audit.verify import discover_runs
+from reprobridge_sdk.authoring.determinism import suggest_after_check
 from reprobridge_sdk.authoring.pack import pack, unpack
 from reprobridge_sdk.authoring.submissions import named_in_archive, root_manifest_findings
 from reprobridge_sdk.contents import files_digest
@@ -136,6 +138,9 @@ class CheckReport:
     pass_env: list[str] = field(default_factory=list)
     #: The check record written (``record``), or ``None``.
     record: str | None = None
+    #: C027 (information): launchers whose runs here repeat the recorded runs of their seed
+    #: byte for byte, and that could declare ``deterministic: true``.
+    suggestions: list[Finding] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -156,6 +161,7 @@ class CheckReport:
             "seconds": round(self.seconds, 3),
             "steps": [step.to_dict() for step in self.steps],
             "record": self.record,
+            "suggestions": [f.to_dict() for f in self.suggestions],
         }
 
 
@@ -386,6 +392,7 @@ def check(
         from reprobridge_sdk.api import load  # noqa: PLC0415 - a lower layer, on use
 
         manifest = load(copy).manifest
+        recorded = _run_names(copy)  # an archive's own runs
         checked = files_digest(copy, manifest)  # the files as submitted, before anything ran
         confine = ["--sandbox"] if sandbox else []
         steps: list[tuple[str, list[str], str]] = [
@@ -428,12 +435,29 @@ def check(
             report.steps.append(step)
             if not step.ok:
                 break
+        report.suggestions = _same_seed(source, copy, recorded)
         if record:
             report.record = _write_record(source, manifest.artifact.id, checked, report, sign)
     finally:
         if not keep:
             shutil.rmtree(base, ignore_errors=True)
     return report
+
+
+def _same_seed(source: Path, copy: Path, recorded: frozenset[str]) -> list[Finding]:
+    """C027 where the runs the check made repeat the recorded runs of their launcher and seed
+    (those of the directory checked, or those the archive carries)."""
+    runs = copy / "runs"
+    made = [
+        path for name in sorted(_run_names(copy) - recorded) for path in discover_runs(runs / name)
+    ]
+    if not made:
+        return []
+    if source.is_dir():
+        kept = discover_runs(source / "runs")
+    else:
+        kept = [path for name in sorted(recorded) for path in discover_runs(runs / name)]
+    return suggest_after_check(copy, kept, made)
 
 
 def _measuring(manifest: Manifest) -> list[str] | None:

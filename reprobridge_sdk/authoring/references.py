@@ -26,6 +26,7 @@ from reprobridge_sdk.audit.verify import (
     verify_attempt,
 )
 from reprobridge_sdk.authoring.codebase import require_version
+from reprobridge_sdk.authoring.determinism import suggest_deterministic
 from reprobridge_sdk.digest import file_sha256
 from reprobridge_sdk.errors import ArtifactError
 from reprobridge_sdk.findings import Finding, Severity, finding
@@ -58,6 +59,9 @@ class ReferenceResult:
     #: "plausible-references", with the default level and floor), as warnings: written all
     #: the same, since the values are what the runs measured; the audit judges them.
     warnings: list[Finding] = field(default_factory=list)
+    #: C027 (information): launchers whose runs of one seed, given more than once, are
+    #: identical, and that could declare ``deterministic: true`` (spec "same-seed-runs").
+    suggestions: list[Finding] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -323,6 +327,9 @@ def add_references(
         facts_of = TaskFacts.of(target)
         implausible = plausibility(facts_of, found.position[task_id], interval, floor=DEFAULT_FLOOR)
         result.warnings.extend(f.with_severity(Severity.WARNING) for f in implausible)
+    result.suggestions = suggest_deterministic(
+        manifest, found.evidence, file=str(art.manifest_path)
+    )
     require_version(art, "1.1")  # the provenance digests are format 1.1 fields
     art.save()
     return result
@@ -341,6 +348,7 @@ class _Gathered:
         self.problems: list[Finding] = []
         self.values: dict[str, list[Observation]] = {}
         self.in_call: dict[str, str] = {}  # run id -> the repetition that holds it
+        self.evidence: list[RunEvidence] = []  # every run given, verified
 
     def add(self, task_id: str, observation: Observation) -> None:
         self.values.setdefault(task_id, []).append(observation)
@@ -352,6 +360,7 @@ def _gather(found: _Gathered, item: _Source) -> None:
         evidence = verify_attempt(found.facts, item.path)
     else:
         evidence = [check_run(found.facts, item.path, item.path.name)]
+    found.evidence.extend(evidence)
     bad = _check_runs(found.facts, evidence)
     if bad:
         found.problems.extend(bad)

@@ -94,6 +94,9 @@ def check(  # noqa: PLR0917 - click passes one argument per option
     KEYS file marks committee counts as the committee's re-execution of every measured task
     (results reproduced).
 
+    Where the check's runs repeat the artifact's recorded runs of their launcher and seed
+    byte for byte, it proposes 'deterministic: true' for the launcher (C027, information).
+
     \b
     Exit codes: 0 every step passed, 1 a step failed, 2 usage or I/O error.
     """

@@ -51,7 +51,8 @@ def add(  # noqa: PLR0917 - click passes options positionally
     its record, and its code and lock digests. For a task whose statistic is over several
     seeds, each folder is one repetition (one run of every declared seed) and gives one
     observation, valued as the auditor values that folder as an attempt; its provenance
-    lists every run.
+    lists every run. Runs of one launcher and seed that are identical (values and bytes)
+    propose 'deterministic: true' for the launcher (C027, information).
     """
     from reprobridge_sdk.authoring.references import ReferencesError, add_references
 
@@ -66,6 +67,7 @@ def add(  # noqa: PLR0917 - click passes options positionally
             "replaced": result.replaced,
             "skipped": result.skipped,
             "warnings": [f.to_dict() for f in result.warnings],
+            "suggestions": [f.to_dict() for f in result.suggestions],
         }
         write_json(data)
     for task_id, observations in result.added.items():
@@ -73,7 +75,7 @@ def add(  # noqa: PLR0917 - click passes options positionally
         note(f"{task_id}: {verb} {len(observations)} observation(s)")
     if result.skipped:
         note(f"skipped (already cited): {', '.join(result.skipped)}")
-    for item in result.warnings:
+    for item in [*result.warnings, *result.suggestions]:
         echo_finding(item)
 
 

@@ -1614,6 +1614,13 @@ RUNTIME_EXAMPLES: dict[str, tuple[str, str, str]] = {
         "$ reprobridge validate   # C026 at /codebase/upstream/bundle",
         "$ reprobridge pack -o tiny.tar.gz   # one ref: refs/rra/<commit>, the pinned commit",
     ),
+    "C027": (
+        _SH,
+        "# reps/1 and reps/2 hold seeds 1-3 each; both runs of every seed wrote the same bytes\n"
+        "$ reprobridge references add reps/1 reps/2   # C027 at /launchers/1/deterministic",
+        "# the launcher declares 'deterministic: true', or one seed's two runs differ\n"
+        "$ reprobridge references add reps/1 reps/2",
+    ),
     # ------------------------------------------------------------------- P: placeholders
     "P001": (
         _YAML,
