@@ -140,6 +140,8 @@ def check(  # noqa: PLR0917 - click passes one argument per option
         for item in step.findings:
             if item.severity.value == "error":
                 echo_finding(item, str(path))
+    for item in report.suggestions:
+        echo_finding(item, str(path))
     say(f"check {'passed' if report.ok else 'failed'} in {report.seconds:.1f} s")
     if keep:
         note(f"the copy is kept in {report.copy}")

@@ -169,14 +169,16 @@ def _toy(root: Path, *, deterministic: bool = False) -> Path:
 def test_check_proposes_deterministic_where_its_runs_repeat_the_recorded_ones(
     tmp_path: Path,
 ) -> None:
+    """Through the command line: one C027 line per launcher, in the one finding shape."""
     root = _toy(tmp_path / "toy")
-    report = check(root, scored=True, sandbox=False, work_dir=tmp_path)
-    assert report.ok, [(s.name, s.detail) for s in report.steps]
-    found = {f.path: f for f in report.suggestions}
-    assert set(found) == {"/launchers/0/deterministic", "/launchers/1/deterministic"}
-    assert all((f.code, f.file) == ("C027", "rra.yaml") for f in found.values())
-    assert "seed 0 " in found["/launchers/0/deterministic"].message
-    assert report.to_dict()["suggestions"][0]["code"] == "C027"
+    done = reprobridge("check", str(root), "--scored", "--no-sandbox", cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    found = [line for line in done.stdout.splitlines() if " C027 " in line]
+    assert len(found) == 2, done.stdout
+    for index, line in enumerate(found):
+        assert line.startswith("rra.yaml: C027 info launcher ")
+        assert line.endswith(f"[/launchers/{index}/deterministic]")
+    assert " of seed 0 " in found[0] and "so did the runs of seed(s) 1, 2" in found[0]
 
 
 def test_check_proposes_nothing_for_a_declared_or_a_differing_launcher(tmp_path: Path) -> None:
@@ -193,6 +195,7 @@ def test_check_proposes_nothing_for_a_declared_or_a_differing_launcher(tmp_path:
     report = check(root, scored=True, sandbox=False, work_dir=tmp_path)
     assert report.ok, [(s.name, s.detail) for s in report.steps]
     assert report.suggestions == []
+    assert report.to_dict()["suggestions"] == []
 
 
 def test_check_ignores_a_tampered_or_unreadable_recorded_run(tmp_path: Path) -> None:
