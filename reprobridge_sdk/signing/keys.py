@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from reprobridge_sdk.errors import UsageError, require_extra
 from reprobridge_sdk.findings import finding
+from reprobridge_sdk.io import reading, safefs
 
 if TYPE_CHECKING:
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
@@ -216,9 +217,9 @@ def load_trusted_keys(path: str | os.PathLike[str]) -> TrustedKeys:
     """Read a KEYS file (K005 when it cannot be read or parsed)."""
     source = os.fspath(path)
     try:
-        text = Path(path).read_bytes().decode("utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        problem = getattr(exc, "strerror", None) or "not UTF-8"
-        msg = f"cannot read the KEYS file {source}: {problem}"
-        raise UsageError(msg, [finding("K005", msg, file=source)]) from None
+        text = reading.decode(reading.read_bytes(path, max_bytes=safefs.MAX_TEXT_BYTES))
+    except reading.Unreadable as exc:
+        msg = f"cannot read the KEYS file {source}: {exc.message}"
+        item = finding("K005", msg, file=source, line=exc.line, col=exc.col)
+        raise UsageError(msg, [item]) from None
     return parse_trusted_keys(text, source)

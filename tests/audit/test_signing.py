@@ -29,6 +29,7 @@ from reprobridge_sdk.signing import (
     TrustedKeys,
     generate_key,
     load_signing_key,
+    load_trusted_keys,
     pae,
     parse_trusted_keys,
     run_statement,
@@ -208,6 +209,18 @@ def test_keys_file_errors_are_located() -> None:
         ("K005", 3),
         ("K005", 4),
     ]
+
+
+def test_a_keys_file_that_cannot_be_read_is_k005_at_its_bad_byte(tmp_path: Path) -> None:
+    """A KEYS file is read by the one document reader: a byte that is not UTF-8, a missing
+    file or a directory is K005, never a traceback."""
+    alice = generate_key()[1]
+    keys = tmp_path / "KEYS"
+    keys.write_bytes(public_line("alice", alice).encode() + b"\nbob \xff\n")
+    for path, where in ((keys, (2, 5)), (tmp_path / "missing", (0, 0)), (tmp_path, (0, 0))):
+        with pytest.raises(UsageError) as caught:
+            load_trusted_keys(path)
+        assert [(f.code, f.line, f.col) for f in caught.value.findings] == [("K005", *where)]
 
 
 def test_signing_key_from_a_file_or_the_environment(tmp_path: Path) -> None:
