@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from reprobridge_sdk.errors import ArtifactError
+from reprobridge_sdk.io import reading
 
 from ._bundle import BundleRef
 
@@ -85,8 +86,8 @@ def _wanted(repository: str, commit: str, patches: Sequence[tuple[str, str]]) ->
 
 def _read_marker(checkout: Path) -> Any:
     try:
-        return json.loads((checkout / ".git" / _MARKER).read_text("utf-8"))
-    except (OSError, ValueError):
+        return reading.read_json(checkout / ".git" / _MARKER)
+    except reading.Unreadable:
         return None
 
 

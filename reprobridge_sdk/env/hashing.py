@@ -8,7 +8,6 @@ atomically, rebuilt when damaged; files are hashed through the safe file layer.
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import threading
 import time
@@ -16,6 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from reprobridge_sdk.digest import file_sha256, files_sha256
+from reprobridge_sdk.io import reading
 from reprobridge_sdk.io.atomic import atomic_write_json
 from reprobridge_sdk.io.safefs import MAX_HASH_BYTES
 
@@ -34,8 +34,8 @@ class DigestCache:
         self._entries: dict[str, list[int | str | float]] = {}
         self._dirty = False
         if self.path is not None:
-            with contextlib.suppress(OSError, ValueError):
-                data = json.loads(self.path.read_text("utf-8"))
+            with contextlib.suppress(reading.Unreadable):
+                data = reading.read_json(self.path)
                 if isinstance(data, dict) and data.get("format") == _FORMAT:
                     entries = data.get("entries")
                     if isinstance(entries, dict):

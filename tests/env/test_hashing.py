@@ -91,14 +91,25 @@ def test_recent_files_are_not_trusted(tmp_path: Path) -> None:
     assert cache.lookup(path) is None  # written within the racy window
 
 
-def test_damaged_cache_is_ignored(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    "damage", [b"{not json", b'{"format": 1, "entries": {"\xff": 1}}', b"[" * 10_000, b"[]"]
+)
+def test_damaged_cache_is_ignored(tmp_path: Path, damage: bytes) -> None:
+    """Not JSON, not UTF-8, nested too deep or not an object: the cache starts empty."""
     store = tmp_path / "sha256.json"
-    store.write_text("{not json", "utf-8")
+    store.write_bytes(damage)
     path = _files(tmp_path, 1)[0]
     cache = DigestCache(store)
     assert cache.sha256(path) == file_sha256(path)
     cache.save()
     assert json.loads(store.read_text("utf-8"))["format"] == 1
+
+
+def test_a_cache_that_is_a_directory_is_ignored(tmp_path: Path) -> None:
+    store = tmp_path / "sha256.json"
+    store.mkdir()
+    path = _files(tmp_path, 1)[0]
+    assert DigestCache(store).sha256(path) == file_sha256(path)
 
 
 def test_default_cache_location(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
