@@ -1,15 +1,8 @@
-"""The report of ``reprobridge bench run`` (spec ``bench``, "The report"; preview).
+"""The report of ``reprobridge bench run`` (spec ``bench.md``, §18.6 "The report"; preview).
 
-A run **succeeds** when the judge labels its claim ``verified`` (log-backed, full protocol,
-inside the compatibility interval). Per agent and variant: the success rate over every run
-(tasks x repeats) with its Wilson interval (:func:`reprobridge_sdk.bench.stats.wilson`), the
-mean landmark progress, wall time and reported cost per success, and the counts of outcomes
-and ICML labels. Per agent and pair of variants: McNemar's test over the runs both variants
-have (same submission, task and repeat). Per claim: the ICML labels over the repeats.
-
-Formats: JSON (:class:`~reprobridge_sdk.model.bench.BenchReport`, schema
-``bench-report-1.0``), text (:func:`report_text`) and CSV, one row per run
-(:func:`report_csv`).
+What it holds, and when a run succeeds, is the spec's. Formats: JSON
+(:class:`~reprobridge_sdk.model.bench.BenchReport`), text (:func:`report_text`) and CSV, one
+row per run (:func:`report_csv`).
 """
 
 from __future__ import annotations

@@ -1,15 +1,9 @@
 """Files layer: paths, existence, kinds and digests of what the manifest references (F codes).
 
-Every path field is a relative POSIX path (F001) that stays inside the artifact after ``..``
-is normalised (F002) and after symbolic links are followed (F003; any symlink in the artifact
-tree that points outside is F003 too). Referenced files and directories must exist (F004) and
-be of the right kind (F008 directory, F009 file). Declared digests of the lock, the patches,
-the sample files (since 1.1) and data items present on disk must match (F005) and the
-refined code's tree digest too (F006); a digest the format asks for but that is missing is a
-warning (F007).
-
-Paths that are templated or produced by a run (launcher outputs, ``extract.file``) and data
-destinations (filled by ``reprobridge data``) are checked for their form only.
+The path rules are spec ``manifest.md#paths`` (§7), the digests F005-F007 ``#digests``.
+Declared digests are checked for the lock, the patches, the sample files (since 1.1), data
+items present on disk, and the refined code's tree; a digest the format asks for but that is
+missing is a warning (F007).
 """
 
 from __future__ import annotations
