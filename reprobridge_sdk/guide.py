@@ -1,9 +1,5 @@
-"""The guide: render the manifest's structured records into GUIDE.md (spec §6.10).
-
-GUIDE.md is hand-written prose plus one generated block between the markers
-:data:`BEGIN_MARKER` and :data:`END_MARKER`. The block is rendered from the ``guide`` part of
-the manifest (ambiguities, change record, discrepancies, pitfalls, open choices), so the
-records have one source of truth and the prose around them is never touched.
+"""The guide: render the manifest's records into GUIDE.md between :data:`BEGIN_MARKER` and
+:data:`END_MARKER`, keeping the prose around them (spec ``manifest.md#guide``, §6.10).
 
 Everything here works on *plain* mappings as read from YAML (no pydantic), so the validator
 can call :func:`check_guide` on documents that are not structurally valid: fields that are

@@ -1,22 +1,12 @@
 """A recorded run as replay reads it: six fields of its record and three of its launcher.
 
-``reprobridge extract --run`` re-extracts a run from its log and copied outputs. It needs the
-record's launcher, seed, params, working directory, log and outputs, and the measurements of
-that launcher in the manifest; nothing else. ``extract --log`` needs the launcher's
-measurements, seeds and params. Typing the whole record and manifest would load
-pydantic and the format's models, more than half of the command's CPU (issue 24), so the
-plain path reads those fields as plain data:
-
-- when every field read has the JSON type the runner writes (and the manifest declares a
-  version this SDK knows), that plain value is used as it is;
-- anything else (a file that cannot be read, a missing field, a type pydantic would coerce or
-  refuse, an unknown launcher) is decided by the typed reading, which either refuses (N006,
-  N007, N001, as before) or gives its own values.
-
-So every error message and coercion has one implementation, the models'. What the plain path
-does not check is what it does not read: a record or manifest that the models would refuse
-for another field is still replayed. ``tests/run/test_recorded.py`` holds the plain reading
-equal to the typed one on generated records and launchers, hostile ones among them.
+Why: typing the whole record and manifest loads pydantic and the models, more than half of
+``extract --run``'s and ``extract --log``'s CPU, so the fields replay needs are read as plain
+data. A value of exactly the JSON type the runner writes (in a manifest of a known version)
+is used as it is; anything else (unreadable, missing, a type pydantic would coerce or refuse,
+an unknown launcher) goes to the typed reading, so every error message and coercion has one
+implementation, the models'. What the plain path does not read it does not check.
+``tests/run/test_recorded.py`` holds the plain reading equal to the typed one.
 """
 
 from __future__ import annotations

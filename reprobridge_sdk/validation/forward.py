@@ -1,12 +1,10 @@
 """Forward compatibility: what a consumer makes of a document of a newer minor version
-(spec §4, "forward-compatibility").
+(spec ``manifest.md#forward-compatibility``).
 
 One rule, one implementation: the structural layer reports it (S005, S006, V007) and
-:func:`reprobridge_sdk.api.load` applies it, both from :func:`forward_view`. An unknown key is
-dropped; an unknown enumeration value sets aside the nearest item of :data:`CARRIERS` that
-holds it, with what refers to it (a task's measurements, a launcher's dependants), so every
-reference of the view still resolves; nothing left is V007. The view is computed on plain
-data and never raises: what it cannot read it leaves to the structural layer.
+:func:`reprobridge_sdk.api.load` applies it, both from :func:`forward_view`. The items that
+an unknown value sets aside are :data:`CARRIERS`. The view is computed on plain data and
+never raises: what it cannot read it leaves to the structural layer.
 """
 
 from __future__ import annotations

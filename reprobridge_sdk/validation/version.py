@@ -1,14 +1,8 @@
 """Version layer: ``rra_version`` against the versions this validator knows (V codes).
 
-Policy (spec "versioning"): a missing version is V001 and a malformed one V004 (both stop the
-structural layer's version-dependent rules but not the others); an unknown major version is
-V002 and stops the structural and semantic layers, since the document may mean anything; a
-newer minor version is V003, a warning, and validation goes on with unknown keys downgraded to
-warnings (S005) and unknown enumeration values too (S006).
-
-A version is ``MAJOR.MINOR`` in ASCII decimal digits without leading zeros (``01.0``, ``1.00``
-and non-ASCII digits are V004). A document of an older minor version that uses a field or value
-added later is V005 (reported by the structural and semantic layers, which know the fields).
+The policy (V001-V004, what each stops) is spec ``manifest.md#versioning``. V005, a field or
+value added after the declared older version, is reported by the structural and semantic
+layers, which know the fields.
 """
 
 from __future__ import annotations
