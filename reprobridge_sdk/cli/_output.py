@@ -40,7 +40,6 @@ __all__ = [
     "format_option",
     "legacy_format",
     "note",
-    "os_error",
     "output_option",
     "render_report",
     "report_findings",
@@ -116,13 +115,6 @@ def error(message: str) -> None:
 def deprecated(old: str, new: str) -> None:
     """A deprecation warning on stderr: ``old`` still works for one minor version."""
     click.echo(f"warning: {old} is deprecated and will be removed; use {new}", err=True)
-
-
-def os_error(exc: OSError, doing: str = "write") -> NoReturn:
-    """``error: cannot write FILE: reason`` and exit 2 (an I/O error)."""
-    where = f" {exc.filename}" if exc.filename else ""
-    error(f"cannot {doing}{where}: {exc.strerror or exc}")
-    sys.exit(2)
 
 
 def write_output(text: str, output: str | None = None) -> None:
@@ -228,7 +220,7 @@ def failing(*results: type[ReproBridgeError], doing: str | None = None) -> Itera
     """The one exit of a command on an SDK error, through :func:`fail`: 1 for an error of
     ``results`` (its findings are the command's answer, as a lock that cannot be made), 2 for
     any other :class:`ReproBridgeError` (a usage or I/O error). With ``doing``, an
-    :class:`OSError` is an I/O error too (:func:`os_error`: ``cannot <doing> FILE``)."""
+    :class:`OSError` is an I/O error too: ``error: cannot <doing> FILE: reason``, exit 2."""
     try:
         yield
     except results as exc:
@@ -238,7 +230,9 @@ def failing(*results: type[ReproBridgeError], doing: str | None = None) -> Itera
     except OSError as exc:
         if doing is None:
             raise
-        os_error(exc, doing)
+        where = f" {exc.filename}" if exc.filename else ""
+        error(f"cannot {doing}{where}: {exc.strerror or exc}")
+        sys.exit(2)
 
 
 # --------------------------------------------------------------------------- options
