@@ -15,6 +15,7 @@ from reprobridge_sdk.cli._output import (
     failing,
     format_option,
     note,
+    python_option,
     report_findings,
     report_options,
 )
@@ -104,12 +105,7 @@ def fetch(  # noqa: PLR0917 - click passes options positionally
 @data.command()
 @click.argument("path", type=click.Path(path_type=Path), default=".")
 @click.argument("items", nargs=-1)
-@click.option(
-    "--python",
-    "python",
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="Interpreter whose distributions hold 'package' items (default: the running one).",
-)
+@python_option("Interpreter whose distributions hold 'package' items (default: the running one).")
 @cache_dir_option
 @format_option(*_FORMATS)
 @click.option("--strict", is_flag=True, help="Warnings fail the check too.")

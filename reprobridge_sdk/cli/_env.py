@@ -14,6 +14,7 @@ from reprobridge_sdk.cli._output import (
     cache_dir_option,
     failing,
     format_option,
+    python_option,
     report_findings,
     report_options,
     say,
@@ -29,12 +30,7 @@ def env() -> None:
 
 
 @env.command()
-@click.option(
-    "--python",
-    "python",
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="Interpreter to describe (default: the running one).",
-)
+@python_option("Interpreter to describe (default: the running one).")
 @click.option("--var", "variables", multiple=True, help="Also record this variable (or PREFIX*).")
 @format_option("text", "json")
 def snapshot(python: Path | None, variables: tuple[str, ...], fmt: str) -> None:
@@ -65,12 +61,7 @@ def snapshot(python: Path | None, variables: tuple[str, ...], fmt: str) -> None:
 @env.command()
 @click.argument("path", type=click.Path(path_type=Path), default=".")
 @cache_dir_option
-@click.option(
-    "--python",
-    "python",
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="Interpreter to build the environment with (default: the running one).",
-)
+@python_option("Interpreter to build the environment with (default: the running one).")
 @click.option(
     "--installer",
     type=click.Choice(["uv", "pip"]),
@@ -96,12 +87,7 @@ def create(path: Path, cache_dir: Path | None, python: Path | None, installer: s
 @env.command()
 @click.argument("path", type=click.Path(path_type=Path), default=".")
 @click.option("--current", is_flag=True, help="Check the running interpreter.")
-@click.option(
-    "--python",
-    "python",
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="Check this interpreter.",
-)
+@python_option("Check this interpreter.")
 @cache_dir_option
 @format_option("text", "json", "sarif", "junit", "github")
 @click.option("--strict", is_flag=True, help="Warnings fail the check too.")

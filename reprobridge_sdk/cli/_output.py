@@ -41,6 +41,7 @@ __all__ = [
     "legacy_format",
     "note",
     "output_option",
+    "python_option",
     "render_report",
     "report_findings",
     "report_options",
@@ -358,6 +359,11 @@ cache_dir_option = click.option(
     help="The SDK's cache of environments and data (default: $REPROBRIDGE_CACHE_DIR or the "
     "user cache).",
 )
+
+
+def python_option(help: str) -> Callable[[F], F]:
+    """``--python`` (the parameter ``python``): the interpreter a command works with."""
+    return click.option("--python", type=click.Path(dir_okay=False, path_type=Path), help=help)
 
 
 def output_option(
