@@ -5,7 +5,9 @@ Rules: a smoke run stopped at its budget gets an iteration knob
 repository modules it imports), and one repetition of a loop over splits or folds, on the
 smoke launcher alone; kept when
 the shortened run ends within the budget, else undone with B021 (error), as when there is no
-knob; but when the script never ends on its own (an endless loop its run reaches,
+knob (the same knob is applied before the first smoke run when the code names a count of
+the work of at least :data:`LARGE_COUNT`, with that count as its evidence); but when the
+script never ends on its own (an endless loop its run reaches,
 :mod:`~reprobridge_sdk.agent._endless`), its claims are un-planned instead, with the loop's
 place and the time the run was stopped after (B061, a warning), and the build goes on. A
 passing smoke script that takes no seed while its claims name seeds (or while it fixes its
@@ -21,11 +23,12 @@ earlier ``flag`` or ``flag=`` in the argv is dropped.
 
 from __future__ import annotations
 
-from dataclasses import replace
+import ast
+from dataclasses import dataclass, replace
 
 from reprobridge_sdk.agent._endless import endless_loop
 from reprobridge_sdk.agent._smoke import OutOfTime, RunOutcome, _labelled, _passes, _Phase, _values
-from reprobridge_sdk.agent.convenience import add_seed_option, smoke_knob
+from reprobridge_sdk.agent.convenience import Knob, add_seed_option, is_iteration_count, smoke_knob
 from reprobridge_sdk.agent.fixes import Fix
 from reprobridge_sdk.agent.gates import build_finding
 from reprobridge_sdk.agent.imports import closure
@@ -43,6 +46,11 @@ from reprobridge_sdk.model.build import (
 )
 from reprobridge_sdk.model.claims import Claims
 from reprobridge_sdk.model.guide import Ambiguity
+
+#: A count of the work (epochs, iterations, steps; see ``is_iteration_count``) at least this
+#: large, read from the code as a literal, makes the smoke run short before its first run: a
+#: smoke run shows that the code runs, and runs of that many would mostly end at the budget.
+LARGE_COUNT = 1000
 
 
 def _with_option(argv: list[str], flag: str, value: str) -> list[str]:
@@ -244,18 +252,29 @@ def _imported(state: _Phase, launcher: LauncherPlan) -> dict[str, str]:
     return texts
 
 
-def _shorten(
-    state: _Phase, current: LauncherPlan, outcome: RunOutcome, tasks: list[str]
-) -> tuple[LauncherPlan, RunOutcome] | None:
-    """Make a smoke run that ran past its budget short (a convenience change), or None.
+@dataclass(frozen=True)
+class _Short:
+    """A knob applied to the smoke launcher: the trial launcher, what it does (``how``), the
+    files it writes and their texts before."""
 
-    The knob (:func:`~reprobridge_sdk.agent.convenience.smoke_knob`) changes the smoke launcher
-    only. Gate: the shortened run ends within the budget. Kept, a patch is recorded; the
-    shortened run is returned as the next attempt (it may still fail on another error).
-    Rejected or without a knob: :func:`over_budget` (B021, an error, and the phase stops; or
-    B061 for a script that never ends on its own).
-    """
-    budget = f"{state.timeout:g} s"
+    knob: Knob
+    trial: LauncherPlan
+    how: str
+    files: dict[str, str]
+    originals: dict[str, str]
+
+    def write(self, state: _Phase) -> None:
+        for rel, new_text in self.files.items():
+            (state.code_dir / rel).write_text(new_text, "utf-8")
+
+    def undo(self, state: _Phase) -> None:  # no change stays in the code unrecorded
+        for rel, old_text in self.originals.items():
+            (state.code_dir / rel).write_text(old_text, "utf-8")
+
+
+def _short(state: _Phase, current: LauncherPlan) -> _Short | None:
+    """The smoke launcher made short by the knob of its script (see ``smoke_knob``), or None
+    when there is no knob."""
     path = state.code_dir / current.script
     try:
         text = path.read_text("utf-8")
@@ -267,19 +286,6 @@ def _shorten(
         kept = [k for k in (knob, knob.also) if k is not None and not k.args]
         knob = replace(kept[0], also=kept[1] if len(kept) > 1 else None) if kept else None
     if knob is None:
-        over_budget(
-            state,
-            current,
-            outcome,
-            tasks,
-            build_finding(
-                "B021",
-                f"smoke launcher {current.id!r} ran past its budget of {budget}; "
-                f"{current.script} has no iteration count and no count of splits, folds "
-                "or repetitions to make it short",
-                hint="give the script an option for the number of epochs or iterations",
-            ),
-        )
         return None
     knobs = [knob, *([knob.also] if knob.also is not None else [])]
     trial, hows, files = current, [], {}
@@ -297,32 +303,146 @@ def _shorten(
             )
         if item.text is not None:  # the repetitions' edit is made on the script's shortened text
             files[item.file or current.script] = item.text
-    how = " and ".join(hows)
     originals = {rel: text if rel == current.script else modules[rel] for rel in files}
-    for rel, new_text in files.items():
-        (state.code_dir / rel).write_text(new_text, "utf-8")
-    try:
-        again = state.run(trial)
-    except OutOfTime:
-        for rel, old_text in originals.items():  # no change stays in the code unrecorded
-            (state.code_dir / rel).write_text(old_text, "utf-8")
-        raise
-    fix = Fix(
+    return _Short(knob, trial, " and ".join(hows), files, originals)
+
+
+def _fix(current: LauncherPlan, short: _Short, evidence: str) -> Fix:
+    """The ``smoke-scope`` convenience change of ``short``."""
+    return Fix(
         rule="smoke-scope",
         kind="convenience",
-        summary=f"the smoke run of {current.script} is short: it {how}",
-        files=files,
-        env={key: value for item in knobs for key, value in item.env.items()},
-        evidence=(
-            f"The smoke run of {current.script} was stopped at its budget of {budget} "
-            f"({outcome.seconds:.1f} s). "
-        ),
+        summary=f"the smoke run of {current.script} is short: it {short.how}",
+        files=short.files,
+        env={
+            key: value
+            for item in (short.knob, short.knob.also)
+            if item is not None
+            for key, value in item.env.items()
+        },
+        evidence=evidence,
+    )
+
+
+def _keep(
+    state: _Phase, current: LauncherPlan, short: _Short, fix: Fix, *, error: str, tasks: list[str]
+) -> None:
+    """Record a short scope whose run ended within the budget; the smoke launcher is short."""
+    change = state.record(fix, None, tasks) if short.files else None
+    state.fixes.append(_convenience(current, fix, error).model_copy(update={"change": change}))
+    state.launchers[current.id] = short.trial
+
+
+def _large(knob: Knob) -> int | None:
+    """The count ``knob`` reads when it is named as a count of the work (not an unnamed loop
+    or a count of repetitions) and is at least :data:`LARGE_COUNT`, else None."""
+    if knob.kind == "loop" or knob.default is None or not is_iteration_count(knob.name):
+        return None
+    try:
+        value = ast.literal_eval(knob.default)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return None
+    return value if type(value) is int and value >= LARGE_COUNT else None
+
+
+def shorten_upfront(
+    state: _Phase, current: LauncherPlan, tasks: list[str], labels: list[str]
+) -> tuple[LauncherPlan, RunOutcome] | None:
+    """Make the smoke run short before it runs, when its code already shows a large count of
+    the work (a convenience change; see :func:`_large`), or None to run it as it is.
+
+    The same knob and gate as :func:`_shorten`: the shortened run ends within the budget.
+    Kept, the change is recorded with the count read from the code as its evidence, and the
+    run is returned as the attempt (it may fail on another error: the fix rules take it). A
+    shortened run that still runs past the budget is returned undone (the phase's B021
+    follows); one that exits 0 without a claim's label is undone and None is returned: the
+    launcher runs as written, and the short scope waits for a run past the budget.
+    """
+    short = _short(state, current)
+    count = _large(short.knob) if short is not None else None
+    if short is None or count is None:
+        return None
+    knob = short.knob
+    where = f"{knob.file or current.script}:{knob.line}" if knob.line else current.script
+    reason = f"{knob.name} is {count} in the code ({where})"
+    short.write(state)
+    try:
+        outcome = state.run(short.trial)
+    except OutOfTime:
+        short.undo(state)
+        raise
+    fix = _fix(
+        current,
+        short,
+        f"{current.script} runs {count} {knob.name.lstrip('-')} ({where}), a count a smoke "
+        "run does not need to show that the code runs: the smoke run was made short before "
+        "its first run. ",
+    )
+    if outcome.exit_status is None or (outcome.exit_status == 0 and not _passes(outcome, labels)):
+        short.undo(state)
+        why = (
+            f"the shortened run still ran past its budget of {state.timeout:g} s"
+            if outcome.exit_status is None
+            else f"the shortened run printed none of {labels}"
+        )
+        state.rejected.append(_convenience(current, fix, f"{reason}; {why}"))
+        if outcome.exit_status is None:
+            return short.trial, outcome
+        state.attempt(short.trial, outcome, why)
+        return None
+    fix = replace(
+        fix,
+        evidence=fix.evidence
+        + f"Shortened, it ended in {outcome.seconds:.1f} s. The scored launcher is unchanged.",
+    )
+    _keep(state, current, short, fix, error=reason, tasks=tasks)
+    return short.trial, outcome
+
+
+def _shorten(
+    state: _Phase, current: LauncherPlan, outcome: RunOutcome, tasks: list[str]
+) -> tuple[LauncherPlan, RunOutcome] | None:
+    """Make a smoke run that ran past its budget short (a convenience change), or None.
+
+    The knob (:func:`~reprobridge_sdk.agent.convenience.smoke_knob`) changes the smoke launcher
+    only. Gate: the shortened run ends within the budget. Kept, a patch is recorded; the
+    shortened run is returned as the next attempt (it may still fail on another error).
+    Rejected or without a knob: :func:`over_budget` (B021, an error, and the phase stops; or
+    B061 for a script that never ends on its own).
+    """
+    budget = f"{state.timeout:g} s"
+    short = _short(state, current)
+    if short is None:
+        over_budget(
+            state,
+            current,
+            outcome,
+            tasks,
+            build_finding(
+                "B021",
+                f"smoke launcher {current.id!r} ran past its budget of {budget}; "
+                f"{current.script} has no iteration count and no count of splits, folds "
+                "or repetitions to make it short",
+                hint="give the script an option for the number of epochs or iterations",
+            ),
+        )
+        return None
+    short.write(state)
+    try:
+        again = state.run(short.trial)
+    except OutOfTime:
+        short.undo(state)
+        raise
+    fix = _fix(
+        current,
+        short,
+        f"The smoke run of {current.script} was stopped at its budget of {budget} "
+        f"({outcome.seconds:.1f} s). ",
     )
     error = f"timed out after {outcome.seconds:.1f} s (budget {budget})"
     if again.exit_status is None:
-        for rel, old_text in originals.items():
-            (state.code_dir / rel).write_text(old_text, "utf-8")
-        state.attempt(trial, again, error)
+        short.undo(state)
+        state.attempt(short.trial, again, error)
         state.rejected.append(_convenience(current, fix, error))
         over_budget(
             state,
@@ -332,7 +452,7 @@ def _shorten(
             build_finding(
                 "B021",
                 f"smoke launcher {current.id!r} still runs past its budget of {budget} "
-                f"when it {how}",
+                f"when it {short.how}",
                 hint="give the script an option for the number of epochs or iterations",
             ),
         )
@@ -342,10 +462,8 @@ def _shorten(
         evidence=fix.evidence
         + f"Shortened, it ended in {again.seconds:.1f} s. The scored launcher is unchanged.",
     )
-    change = state.record(fix, None, tasks) if files else None
-    state.fixes.append(_convenience(current, fix, error).model_copy(update={"change": change}))
-    state.launchers[current.id] = trial
-    return trial, again
+    _keep(state, current, short, fix, error=error, tasks=tasks)
+    return short.trial, again
 
 
 def over_budget(

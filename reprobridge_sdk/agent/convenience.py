@@ -566,6 +566,8 @@ class Knob:
     file: str | None = None
     #: The repetitions shortened with it (one split, fold or shuffle), in the script.
     also: Knob | None = None
+    #: The line of the file that holds the count (its default, for an option), when known.
+    line: int | None = None
 
 
 def _small(name: str, default: int | None) -> int:
@@ -625,7 +627,16 @@ def _env_knob(  # noqa: PLR0917 - private helper of smoke_knob()
     literal = source.segment(node)
     source.replace(node, f'{KNOB_FUNCTION}("{variable}", {literal})')
     small = str(small_value if small_value is not None else _small(name, default))
-    return Knob(kind, name, literal, small, env={variable: small}, text=source.result(), file=file)
+    return Knob(
+        kind,
+        name,
+        literal,
+        small,
+        env={variable: small},
+        text=source.result(),
+        file=file,
+        line=node.lineno,
+    )
 
 
 def _range_loops(body: Sequence[ast.AST], *, nested: bool) -> Iterator[tuple[int, ast.expr]]:
@@ -738,7 +749,14 @@ def _candidates(
                 continue  # no count, or the smoke launcher passes it already
             small = str(_small(long_flags[0], _int_literal(default)))
             literal = ast.unparse(default) if default is not None else None
-            knob = Knob("option", long_flags[0], literal, small, args=(long_flags[0], small))
+            knob = Knob(
+                "option",
+                long_flags[0],
+                literal,
+                small,
+                args=(long_flags[0], small),
+                line=default.lineno if default is not None else None,
+            )
             yield _count_rank(counts[0]), knob
     for name, value in _constants(tree):
         if is_iteration_count(name) and (_int_literal(value) or 0) > 1:

@@ -39,7 +39,12 @@ evidence instead of an error:
   an iteration knob: an option the smoke launcher now passes small, or a patch (of the script,
   or of a repository module it imports that holds the training's length) that lets the
   smoke launcher set the count through the environment. Gate: the shortened run ends within
-  the budget (B021, error, otherwise, and when there is no knob). Only the smoke launcher
+  the budget (B021, error, otherwise, and when there is no knob). When the code already names
+  a count of the work of at least ``LARGE_COUNT`` (``nb_epochs = 100000``, an option's
+  default, a keyword), the smoke launcher is made short before its first run instead, with
+  that count as the evidence: its run is the attempt and any other error it meets goes to
+  the fix rules; still past the budget it is undone (B021), and without a claim's label it
+  is undone and the launcher runs as written. Only the smoke launcher
   changes; a smoke run within its budget is never touched. A script that never ends on its
   own (a ``while True:`` its run reaches with no way out, :mod:`~reprobridge_sdk.agent._endless`)
   is not an error of the build: its claims are un-planned (``replanned``, with the loop's
@@ -86,6 +91,7 @@ from reprobridge_sdk.agent._convenience_changes import (
     _seed_option,
     _shorten,
     over_budget,
+    shorten_upfront,
 )
 from reprobridge_sdk.agent._determinism import same_seed
 from reprobridge_sdk.agent._smoke import (
@@ -333,6 +339,14 @@ def _smoke_all(  # noqa: PLR0917 - the loop reproduce() had inline
         passed = False
         last: RunOutcome | None = None
         for _round in range(MAX_FIXES + 1):
+            if pending is None and not shortened:  # an undone short scope is not tried again
+                tried = any(
+                    f.rule == "smoke-scope" and f.launcher == smoke.id for f in state.rejected
+                )
+                upfront = None if tried else shorten_upfront(state, current, tasks, labels)
+                if upfront is not None:
+                    shortened = True
+                    current, pending = upfront
             outcome = pending or state.run(current)
             pending = None
             raw = None

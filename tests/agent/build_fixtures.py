@@ -796,6 +796,35 @@ _add(
 
 _add(
     Fixture(
+        "huge-epochs",
+        # GAT's shape: ``nb_epochs = 100000`` (early stopping ends the published run); a run
+        # of that many never ends within any smoke budget, and the code says so before it runs
+        {"train.py": _SLOW.format(knob="EPOCHS = 100000", epochs="EPOCHS")},
+        _SLOW_CLAIMS,
+        ("a count of 100000 epochs in the code, made short before the first smoke run",),
+        {"accuracy": True},
+        end_to_end=False,  # as long-smoke
+    )
+)
+_add(
+    Fixture(
+        "huge-loop",
+        # the count is the bound of an unnamed loop: not read as the training's length before
+        # a run past the budget shows it is
+        {
+            "train.py": _SLOW.format(knob="", epochs="100000").replace(
+                "for epoch in range(epochs)", "for epoch in range(100000)"
+            )
+        },
+        _SLOW_CLAIMS,
+        ("a loop of 100000 steps with no name, made short after its smoke run timed out",),
+        {"accuracy": True},
+        end_to_end=False,  # as long-smoke
+    )
+)
+
+_add(
+    Fixture(
         "long-smoke-module",
         {
             # APPNP's shape: the script passes a propagation's power iterations (niter), and

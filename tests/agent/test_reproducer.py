@@ -440,3 +440,148 @@ def test_a_long_run_whose_script_may_end_stays_b021(
     assert not result.gate.passed
     assert [f.code for f in result.gate.findings] == ["B021"]
     assert result.replanned == []
+
+
+def _slow(name: str, script: str) -> Fixture:
+    return Fixture(name, {"train.py": script}, FIXTURES["long-smoke"].claims, ("slow",))
+
+
+_HUGE_OPTION = (
+    FIXTURES["long-smoke-option"].files["train.py"].replace("default=80", "default=100000")
+)
+
+
+@pytest.mark.parametrize(
+    ("fixture", "patched", "smoke_change"),
+    [
+        (FIXTURES["huge-epochs"], True, {"env": {"MPLBACKEND": "Agg", "REPRO_EPOCHS": "1"}}),
+        (
+            _slow("huge-option", _HUGE_OPTION),
+            False,
+            {"argv": ["python", "train.py", "--rounds", "5"]},
+        ),
+    ],
+    ids=["constant", "option"],
+)
+def test_a_huge_count_in_the_code_makes_the_first_smoke_run_short(
+    tmp_path: Path,
+    fixture_python: Path,
+    fixture: Fixture,
+    patched: bool,
+    smoke_change: dict[str, object],
+) -> None:
+    """GAT's ``nb_epochs = 100000``: the code shows the count before any run, so the first
+    smoke run is already short; no run is spent reaching the budget. The change is the
+    after-timeout one, its evidence the count read from the code; the scored launcher is
+    unchanged."""
+    repo, claims_file = write_repo(tmp_path / "raw", fixture)
+    result, code, recorded = _reproduce(
+        lambda _name: (repo, claims_file),
+        tmp_path,
+        fixture_python,
+        fixture.name,
+        timeout=40 * EPOCH_SECONDS,
+    )
+    assert result.gate.passed, result.gate.findings
+    assert [a.exit_status for a in result.attempts] == [0]  # no run to the budget first
+    [fix] = result.fixes
+    assert (fix.rule, fix.kind, fix.launcher) == ("smoke-scope", "convenience", "train-smoke")
+    assert "100000" in fix.error and "100000" in fix.evidence
+    assert "train.py:" in fix.evidence and "stopped at its budget" not in fix.evidence
+    assert recorded == ([("smoke-scope", None)] if patched else [])
+    launchers = {item.id: item for item in result.launchers}
+    for key, value in smoke_change.items():
+        assert getattr(launchers["train-smoke"], key) == value
+    assert launchers["train-scored"].argv == ["python", "train.py"]
+    assert launchers["train-scored"].env == {"MPLBACKEND": "Agg"}
+    assert ("_repro_knob" in (code / "train.py").read_text("utf-8")) is patched
+
+
+def test_a_count_the_code_does_not_name_is_made_short_only_after_a_timeout(
+    raw_repo, tmp_path: Path, fixture_python: Path
+) -> None:
+    """``for epoch in range(100000)`` names no count of the work: the first smoke run is as
+    written, runs to the budget, and then the after-timeout rule makes it short."""
+    result, _, recorded = _reproduce(
+        raw_repo, tmp_path, fixture_python, "huge-loop", timeout=40 * EPOCH_SECONDS
+    )
+    assert result.gate.passed, result.gate.findings
+    assert [a.exit_status for a in result.attempts] == [None, 0]
+    [fix] = result.fixes
+    assert fix.rule == "smoke-scope" and "stopped at its budget" in fix.evidence
+    assert recorded == [("smoke-scope", None)]
+    smoke = {item.id: item for item in result.launchers}["train-smoke"]
+    assert smoke.env == {"MPLBACKEND": "Agg", "REPRO_ITERATIONS": "5"}
+
+
+_HUGE = FIXTURES["huge-epochs"].files["train.py"]
+
+
+def test_a_short_first_smoke_run_that_fails_gets_the_fix_rules(
+    tmp_path: Path, fixture_python: Path
+) -> None:
+    """The short scope is recorded first; the short run's own error (a Python 2 division
+    used as a slice bound, after the training) goes to the fix rules as any failure does,
+    and the fixed run is short too."""
+    script = _HUGE.replace(
+        'print("test accuracy: %.4f" % train(EPOCHS))\n',
+        "scores = [train(EPOCHS)] * 4\nhalf = len(scores) / 2\n"
+        'print("test accuracy: %.4f" % scores[:half][0])\n',
+    )
+    repo, claims_file = write_repo(tmp_path / "raw", _slow("huge-then-fails", script))
+    result, code, recorded = _reproduce(
+        lambda _name: (repo, claims_file),
+        tmp_path,
+        fixture_python,
+        "huge-then-fails",
+        timeout=40 * EPOCH_SECONDS,
+    )
+    assert result.gate.passed, result.gate.findings
+    assert [a.exit_status for a in result.attempts] == [1, 0]
+    assert recorded == [("smoke-scope", None), ("integer-division", "TypeError")]
+    text = (code / "train.py").read_text("utf-8")
+    assert "_repro_knob" in text and "len(scores) // 2" in text
+
+
+def test_a_short_first_smoke_run_without_the_claims_label_is_undone(
+    tmp_path: Path, fixture_python: Path
+) -> None:
+    """A script that prints its number only at its last epoch: the short run ends without
+    the label, so the change is undone and the launcher runs as written (here within the
+    budget); the code is as published."""
+    script = (
+        "EPOCHS = 5000\n\n"
+        'if __name__ == "__main__":\n'
+        "    for epoch in range(EPOCHS):\n"
+        "        if epoch == 4999:\n"
+        '            print("test accuracy: 0.9900")\n'
+    )
+    repo, claims_file = write_repo(tmp_path / "raw", _slow("label-at-the-end", script))
+    result, code, recorded = _reproduce(
+        lambda _name: (repo, claims_file), tmp_path, fixture_python, "label-at-the-end"
+    )
+    assert result.gate.passed, result.gate.findings
+    assert [a.exit_status for a in result.attempts] == [0, 0]
+    assert recorded == [] and result.fixes == []
+    assert [(f.rule, f.kind) for f in result.rejected] == [("smoke-scope", "convenience")]
+    assert (code / "train.py").read_text("utf-8") == script
+    smoke = {item.id: item for item in result.launchers}["train-smoke"]
+    assert "REPRO_EPOCHS" not in smoke.env
+
+
+def test_a_short_first_smoke_run_still_past_its_budget_is_undone_and_b021(
+    tmp_path: Path, fixture_python: Path
+) -> None:
+    """Short or not, the script hangs before its training: one run to the budget, the change
+    undone, B021; no second run as written."""
+    script = _HUGE.replace("import time\n", "import time\ntime.sleep(3600)\n", 1)
+    repo, claims_file = write_repo(tmp_path / "raw", _slow("hangs-first", script))
+    result, code, recorded = _reproduce(
+        lambda _name: (repo, claims_file), tmp_path, fixture_python, "hangs-first", timeout=2.0
+    )
+    assert not result.gate.passed
+    assert [f.code for f in result.gate.findings] == ["B021"]
+    assert [a.exit_status for a in result.attempts] == [None]
+    assert recorded == [] and result.fixes == []
+    assert [f.rule for f in result.rejected] == ["smoke-scope"]
+    assert (code / "train.py").read_text("utf-8") == script
