@@ -44,6 +44,7 @@ __all__ = [
     "CHECKOUT_DIR",
     "CodebaseError",
     "ImportResult",
+    "NothingToRecord",
     "PatchStatus",
     "SeriesStatus",
     "code_diff",
@@ -70,6 +71,10 @@ def require_version(art: ArtifactDir, version: str) -> None:
 
 def _art(artifact: str | os.PathLike[str] | ArtifactDir) -> ArtifactDir:
     return artifact if isinstance(artifact, ArtifactDir) else load(artifact)
+
+
+class NothingToRecord(CodebaseError):
+    """C007: ``code/`` has no working changes, the answer of ``code record`` (exit 1)."""
 
 
 def _error(
@@ -327,7 +332,8 @@ def record_patch(
     git(["add", "-A"], cwd=checkout)
     diff = git(["diff", "--cached", "--binary", "--no-color", "HEAD"], cwd=checkout).stdout
     if not diff.strip():
-        raise _error("C007", "code/ has no working changes to record", file=CHECKOUT_DIR)
+        msg = "code/ has no working changes to record"
+        raise NothingToRecord(msg, [finding("C007", msg, file=CHECKOUT_DIR)])
     files = _changed_files(checkout)
     line = summary or why.strip().splitlines()[0]
     line = line if len(line) <= 80 else line[:77] + "..."

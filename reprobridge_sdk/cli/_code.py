@@ -14,7 +14,6 @@ import click
 from reprobridge_sdk.cli import SuggestingGroup, artifact_alias
 from reprobridge_sdk.cli._output import (
     echo_finding,
-    fail,
     failing,
     format_option,
     note,
@@ -97,15 +96,12 @@ def record(  # noqa: PLR0917 - click passes options positionally
     change_id: str | None,
 ) -> None:
     """Turn the working changes in code/ into the next patch and a change-record entry."""
-    from reprobridge_sdk.authoring.codebase import record_patch
-    from reprobridge_sdk.errors import ReproBridgeError
+    from reprobridge_sdk.authoring.codebase import NothingToRecord, record_patch
 
-    try:
+    with failing(NothingToRecord):
         change = record_patch(
             artifact, kind=kind, why=why, tasks=tasks, summary=summary, change_id=change_id
         )
-    except ReproBridgeError as exc:
-        fail(exc, code=1 if any(f.code == "C007" for f in exc.findings) else 2)
     note(f"recorded {change.patch} as change {change.id!r} ({change.kind})")
 
 
