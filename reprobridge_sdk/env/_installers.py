@@ -12,11 +12,18 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
+import tempfile
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from reprobridge_sdk.env._resolvers import extra_index_options, index_url, isolated_environ
+from reprobridge_sdk.env._resolvers import (
+    build_options,
+    extra_index_options,
+    index_url,
+    isolated_environ,
+)
 from reprobridge_sdk.env.interpreters import uv_binary
 
 __all__ = [
@@ -90,25 +97,29 @@ def install_lock(
     *,
     progress: bool = False,
     extra_index: str | None = None,
+    build_dependencies: Mapping[str, Sequence[str]] | None = None,
 ) -> InstallerRun:
     """Install exactly the hashed lock ``lock`` into the environment of ``python``.
 
     ``extra_index``: the index of the accelerator variant the lock targeted
-    (:func:`~reprobridge_sdk.env._resolvers.variant_index`), searched as it was when locking.
+    (:func:`~reprobridge_sdk.env._resolvers.variant_index`), searched as it was when locking;
+    ``build_dependencies``: the lock's undeclared build requirements of source distributions
+    (uv only: pip cannot supply them to one distribution's build).
     """
     if installer == "uv":
         uv = uv_binary()
         assert uv is not None
         # uv's bytecode compiler needs Python 3.7+; an older environment compiles its own
         modern = _version(python) >= (3, 7)
-        argv = [uv, "pip", "sync", "--no-config", "--require-hashes"]
-        argv += ["--compile-bytecode"] if modern else []
-        argv += ["--python", str(python), "--index-url", index_url()]
-        argv += extra_index_options(extra_index)
-        if not progress:
-            argv.append("--quiet")
-        argv.append(str(lock))
-        run = _run(argv, progress=progress)
+        with tempfile.TemporaryDirectory(prefix="reprobridge-build-") as scratch:
+            argv = [uv, "pip", "sync", *build_options(build_dependencies, Path(scratch))]
+            argv += ["--require-hashes", *(["--compile-bytecode"] if modern else [])]
+            argv += ["--python", str(python), "--index-url", index_url()]
+            argv += extra_index_options(extra_index)
+            if not progress:
+                argv.append("--quiet")
+            argv.append(str(lock))
+            run = _run(argv, progress=progress)
         if run.returncode == 0 and not modern:
             # a file that does not compile (another version's syntax) is left to import time
             compileall = [str(python), "-m", "compileall", "-q", "-j", "0"]

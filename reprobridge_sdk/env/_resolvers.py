@@ -12,6 +12,7 @@ import os
 import re
 import subprocess
 import sys
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -23,6 +24,7 @@ __all__ = [
     "PUBLIC_INDEX",
     "Resolver",
     "ResolverRun",
+    "build_options",
     "extra_index_options",
     "isolated_environ",
     "resolve",
@@ -75,6 +77,36 @@ def extra_index_options(extra_index: str | None) -> list[str]:
     if not extra_index:
         return []
     return ["--extra-index-url", extra_index, "--index-strategy", "unsafe-best-match"]
+
+
+def _toml_string(text: str) -> str:
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def build_options(
+    build_dependencies: Mapping[str, Sequence[str]] | None, directory: Path
+) -> list[str]:
+    """uv's options for the configuration: none at all (``--no-config``), or, when source
+    distributions need build requirements they do not declare, a configuration file of
+    their ``extra-build-dependencies`` (written into ``directory``) and, for the exact pins
+    among them, build constraints: a requirement the build backend asks for itself
+    (``setup_requires=["cython"]``) gets the same version."""
+    if not build_dependencies:
+        return ["--no-config"]
+    directory.mkdir(parents=True, exist_ok=True)
+    table = ", ".join(
+        f"{_toml_string(name)} = [{', '.join(_toml_string(r) for r in needs)}]"
+        for name, needs in sorted(build_dependencies.items())
+    )
+    config = directory / "build-dependencies.toml"
+    config.write_text(f"extra-build-dependencies = {{ {table} }}\n", "utf-8")
+    options = ["--config-file", str(config)]
+    pinned = sorted({r for needs in build_dependencies.values() for r in needs if "==" in r})
+    if pinned:
+        constraints = directory / "build-constraints.txt"
+        constraints.write_text("\n".join(pinned) + "\n", "utf-8")
+        options += ["--build-constraints", str(constraints)]
+    return options
 
 
 def isolated_environ(base: dict[str, str] | None = None) -> dict[str, str]:
@@ -138,12 +170,14 @@ def resolve(
     cwd: Path | None = None,
     extra_index: str | None = None,
     command: str = _COMPILE_COMMAND,
+    build_dependencies: Mapping[str, Sequence[str]] | None = None,
 ) -> ResolverRun:
     """Resolve ``source`` (requirements.in or pyproject.toml) into ``output`` with hashes.
 
     An existing ``output`` acts as the preferred pins unless ``upgrade`` is set;
     ``extra_index`` is an accelerator variant's index (:func:`variant_index`); ``command``
-    is the one the lock's header names to regenerate it.
+    is the one the lock's header names to regenerate it; ``build_dependencies``: the
+    undeclared build requirements of source distributions (:func:`build_options`, uv only).
     """
     extra = extra_index_options(extra_index)
     if resolver == "uv":
@@ -152,7 +186,7 @@ def resolve(
             "pip",
             "compile",
             "--quiet",
-            "--no-config",
+            *build_options(build_dependencies, (cwd or Path()) / output.parent),
             "--generate-hashes",
             "--index-url",
             index_url(),

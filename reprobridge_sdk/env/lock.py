@@ -23,6 +23,7 @@ from reprobridge_sdk.env._resolvers import Resolver, resolve, resolver_version, 
 from reprobridge_sdk.errors import UsageError, require_extra
 from reprobridge_sdk.findings import Finding, Severity, finding
 from reprobridge_sdk.io.atomic import atomic_write_bytes
+from reprobridge_sdk.io.pointer import pointer_of
 from reprobridge_sdk.locks.accelerator import (
     borrowed_hashes,
     cpu_requirements,
@@ -121,6 +122,58 @@ def _declared(art: RawArtifact) -> tuple[str, str, dict[str, Any] | None]:
     return requirements, python, lock
 
 
+def _build_dependencies(lock: dict[str, Any] | None) -> dict[str, list[str]] | None:
+    """``environment.lock.build_dependencies``: distribution names mapped to lists of plain
+    requirements (no URL, no marker), else L011 at the entry that is not."""
+    from packaging.requirements import InvalidRequirement, Requirement  # noqa: PLC0415
+
+    declared = (lock or {}).get("build_dependencies")
+    if declared is None:
+        return None
+    pointer = "/environment/lock/build_dependencies"
+    hint = "map each distribution to the requirements its build needs: {name: [numpy==1.17.0]}"
+    if not isinstance(declared, dict):
+        raise _refused(
+            "environment.lock.build_dependencies must be a mapping",
+            path=pointer,
+            file=MANIFEST,
+            hint=hint,
+        )
+    checked: dict[str, list[str]] = {}
+    for name, needs in declared.items():
+        at = pointer_of(["environment", "lock", "build_dependencies", str(name)])
+        if (
+            not isinstance(name, str)
+            or not _DISTRIBUTION.match(name)
+            or not isinstance(needs, list)
+        ):
+            raise _refused(
+                f"environment.lock.build_dependencies: {str(name)[:80]!r} must be a "
+                "distribution name with a list of requirements",
+                path=at,
+                file=MANIFEST,
+                hint=hint,
+            )
+        for index, need in enumerate(needs):
+            try:
+                requirement = Requirement(need) if isinstance(need, str) else None
+            except InvalidRequirement:
+                requirement = None
+            if requirement is None or requirement.url or requirement.marker or "\n" in need:
+                raise _refused(
+                    f"environment.lock.build_dependencies: {str(need)[:80]!r} is not a plain "
+                    "requirement (a name and a version specifier)",
+                    path=f"{at}/{index}",
+                    file=MANIFEST,
+                    hint=hint,
+                )
+        checked[name] = list(needs)
+    return checked or None
+
+
+_DISTRIBUTION = re.compile(r"^[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?$")
+
+
 def _platform() -> str:
     return f"{platform.system().lower()}-{platform.machine().lower()}"
 
@@ -198,8 +251,17 @@ def lock_artifact(
             hint="one of: " + ", ".join(ACCELERATOR_TARGETS),
         )
     variant = accelerator_target(art, accelerator)
+    build_dependencies = _build_dependencies(declared)
     if resolver == "pip-tools":
         _require_pip_tools(python_version)
+        if build_dependencies:
+            raise _refused(
+                "pip-tools cannot supply the build requirements of "
+                "environment.lock.build_dependencies to one distribution's build",
+                path="/environment/lock/build_dependencies",
+                file=MANIFEST,
+                hint="--resolver uv",
+            )
     target.parent.mkdir(parents=True, exist_ok=True)
     previous = target.read_bytes() if target.is_file() else None
     # The resolver writes into a temporary directory beside the lock (uv insists on the
@@ -214,6 +276,7 @@ def lock_artifact(
         lock_format=lock_format,
         previous=previous,
         tmp=tmp_dir / target.name,
+        build_dependencies=build_dependencies,
     )
     try:
         outcome = _resolve_variant(job, source, variant, accelerator)
@@ -311,6 +374,8 @@ class _Resolution:
     tmp: Path
     #: The CPU variant's requirements, written beside the declared ones (removed at the end).
     scratch: Path | None = None
+    #: ``environment.lock.build_dependencies``: supplied to those distributions' builds.
+    build_dependencies: dict[str, list[str]] | None = None
 
     def run(self, src: Path, extra_index: str | None, command: str) -> None:
         """Resolve ``src`` into :attr:`tmp`; :class:`LockError` (L010) when it fails."""
@@ -329,6 +394,7 @@ class _Resolution:
             cwd=root,
             extra_index=extra_index,
             command=command,
+            build_dependencies=self.build_dependencies,
         )
         if run.returncode != 0 or not self.tmp.is_file() or not self.tmp.stat().st_size:
             detail = run.stderr.strip()[-2000:] or f"exit status {run.returncode}"
@@ -466,8 +532,10 @@ def _record_lock(
         {"path": lock_rel, "format": lock_format, "sha256": digest, "resolved_for": resolved_for}
     )
     raw_env["lock"] = raw_lock
-    # resolved_for.accelerator is a field of format 1.1: a manifest using it declares 1.1.
-    art.save_raw(raw_env, at_least="1.1" if recorded is not None else None)
+    # resolved_for.accelerator and build_dependencies are fields of format 1.1: a manifest
+    # using one declares 1.1.
+    newer = recorded is not None or bool(raw_lock.get("build_dependencies"))
+    art.save_raw(raw_env, at_least="1.1" if newer else None)
     return LockResult(
         path=target,
         format=lock_format,

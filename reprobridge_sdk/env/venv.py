@@ -250,6 +250,17 @@ def _build(  # noqa: PLR0917 - private helper of ensure_environment
         )
         msg = f"cannot build from {lock.path} without uv"
         raise EnvironmentBuildError(msg, [item])
+    if tool == "pip" and lock.build_dependencies:
+        names = ", ".join(sorted(lock.build_dependencies))
+        item = finding(
+            "E013",
+            f"the lock builds {names} from source with build requirements they do not "
+            "declare (environment.lock.build_dependencies); pip cannot supply them, uv can",
+            path="/environment/lock/build_dependencies",
+            hint="install uv (a dependency of reprobridge): pip install uv",
+        )
+        msg = f"cannot build from {lock.path} without uv"
+        raise EnvironmentBuildError(msg, [item])
     made = create_venv(tool, base_python, target, prompt=target.name)
     if made.returncode != 0:
         item = finding("E013", f"creating the environment failed: {made.stderr.strip()[-1000:]}")
@@ -262,6 +273,7 @@ def _build(  # noqa: PLR0917 - private helper of ensure_environment
         lock_path,
         progress=progress,
         extra_index=variant_index(accelerator),
+        build_dependencies=lock.build_dependencies,
     )
     if run.returncode != 0:
         item = install_failure(run.stderr, lock.path)

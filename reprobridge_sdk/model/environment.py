@@ -45,6 +45,14 @@ class Lock(SpecModel):
     )
     sha256: Sha256 | None = Field(default=None, description="SHA-256 of the lock file.")
     resolved_for: ResolvedFor | None = None
+    build_dependencies: dict[str, list[str]] | None = Field(
+        default=None,
+        description="Build requirements that a source distribution the lock installs needs "
+        "but does not declare (its setup.py imports numpy, say), by distribution name: "
+        "supplied to that distribution's build only, when locking and when the environment "
+        "is built; absent when there are none.",
+        json_schema_extra=since("1.1"),
+    )
 
 
 class SystemPackage(SpecModel):
