@@ -26,5 +26,6 @@ _LazyGroup.get_command  # click.Group
 _LazyGroup.format_commands  # click.Group
 _HTTPHandler.http_open  # urllib.request's protocol handlers
 _HTTPSHandler.https_open
+_Links.handle_starttag  # html.parser.HTMLParser's hook
 _Loader.descend_resolver  # PyYAML's resolver hooks
 _Loader.ascend_resolver

@@ -34,7 +34,13 @@ Rules, in order:
      bisection: :mod:`reprobridge_sdk.agent._optional_search`), ``source-build`` (when a
      step failed because a requirement has no wheel: relaxed, source distributions
      allowed; a pure-Python sdist builds anywhere, one that needs a compiler fails when
-     the environment is built, B005);
+     the environment is built, B005), then ``build-dependencies`` when a step that allowed
+     source distributions failed on one whose build needs requirements it does not declare
+     (its ``setup.py`` imports numpy at its top level: read from the sdist itself,
+     :mod:`reprobridge_sdk.agent.sdists`): the step again with them supplied to that
+     distribution's build only, and source builds allowed for it alone. The environment
+     pins them; the lock records them (``lock.build_dependencies``) pinned to its versions.
+     One that compiles extensions where no C compiler is here is not tried: B005 says so;
    * ``era``: the running interpreter, nothing newer than the code's era: the last change
      to the code the launchers run (:func:`era_date`), else the commit date
      (``--exclude-newer``): ``declared``, then ``lower-bounds`` (skipped without
@@ -100,7 +106,13 @@ from reprobridge_sdk.agent._optional_search import leave_out
 from reprobridge_sdk.agent._sandbox import confined
 from reprobridge_sdk.agent.distributions import BUILD_TOOLS, IMPORT_TO_DISTRIBUTION, MISNAMED
 from reprobridge_sdk.agent.gates import build_finding, gate_from
-from reprobridge_sdk.env._resolvers import build_python, index_url, isolated_environ
+from reprobridge_sdk.agent.sdists import build_needs, compiler
+from reprobridge_sdk.env._resolvers import (
+    build_options,
+    build_python,
+    index_url,
+    isolated_environ,
+)
 from reprobridge_sdk.env.interpreters import (
     RELEASES,
     RESOLVER_MINIMUM,
@@ -363,7 +375,11 @@ def _compile(
     python: str,
     exclude_newer: str | None,
     wheels_only: bool = True,
+    builds: tuple[str, ...] = (),
+    build_dependencies: dict[str, list[str]] | None = None,
 ) -> tuple[list[str] | None, list[str], str]:
+    """One ``uv pip compile``: wheels only (``wheels_only``) but for the distributions of
+    ``builds``, built from source with their ``build_dependencies``."""
     source = work / "step.in"
     output = work / "step.txt"
     atomic_write_text(source, "\n".join(requirements) + "\n")
@@ -373,10 +389,11 @@ def _compile(
         "pip",
         "compile",
         "--quiet",
-        "--no-config",
+        *build_options(build_dependencies, work / "build"),
         "--no-header",
         "--no-annotate",
         *(["--only-binary", ":all:"] if wheels_only else []),
+        *[f"--no-binary={name}" for name in builds],
         "--index-url",
         index_url(),
         *build_python(python),
@@ -387,7 +404,7 @@ def _compile(
     ]
     if exclude_newer:
         argv += ["--exclude-newer", exclude_newer]
-        if not wheels_only:
+        if not wheels_only or builds:
             # the build backend is not of the era: uv's default for a setup.py without
             # pyproject.toml is setuptools>=40.8 (late 2018), and a backend only runs
             argv += [
@@ -436,6 +453,9 @@ class _Step:
     exclude_newer: str | None
     why: str
     wheels_only: bool = True
+    #: Distributions built from source although the step is wheels only.
+    builds: tuple[str, ...] = ()
+    build_dependencies: dict[str, list[str]] = field(default_factory=dict)
 
 
 #: Interpreters older than this are legacy ones: their era's releases often have no wheel
@@ -529,11 +549,22 @@ def resolve_steps(
     todo = _plan_steps(requirements, python=python, bound=bound)
     no_wheel = False
     searched = False
+    supplied = False
     while todo:
         current = todo.pop(0)
         pins, error = _run_step(current, steps, work, python)
         if pins is not None:
             return steps, pins
+        if current.builds and current.wheels_only and _NO_WHEEL.search(error):
+            # another distribution needs a source build too: allow them, as the step before
+            todo.insert(0, replace(current, wheels_only=False, builds=()))
+            continue
+        if not supplied and (current.builds or not current.wheels_only):
+            supplied = True
+            retry = _with_build_dependencies(current, error, steps, python)
+            if retry is not None:
+                todo.insert(0, retry)
+                continue
         no_wheel = no_wheel or bool(current.wheels_only and _NO_WHEEL.search(error))
         if not todo and optional and bound is None and not searched:
             searched = True
@@ -568,6 +599,8 @@ def _run_step(
         python=python,
         exclude_newer=current.exclude_newer,
         wheels_only=current.wheels_only,
+        builds=current.builds,
+        build_dependencies=current.build_dependencies,
     )
     steps.append(
         ResolveStep(
@@ -575,16 +608,95 @@ def _run_step(
             requirements=current.requirements,
             exclude_newer=current.exclude_newer,
             lowest=False,
-            source_builds=not current.wheels_only,
+            source_builds=not current.wheels_only or bool(current.builds),
             ok=pins is not None,
             why=current.why,
             argv=argv,
             pins=pins or [],
             error=error or None,
             python=python,
+            build_dependencies=current.build_dependencies,
         )
     )
     return pins, error
+
+
+#: The error of a step that was not run: a source distribution compiles extensions and no
+#: C compiler is here (the hint of its B005 says how to get one).
+NO_COMPILER = "no C compiler is here"
+
+
+def _with_build_dependencies(
+    failed: _Step, error: str, steps: list[ResolveStep], python: str
+) -> _Step | None:
+    """The step again with the build requirements that the source distributions its error
+    names need and do not declare (:mod:`reprobridge_sdk.agent.sdists`), built from source
+    only for them; None when none is named. A distribution that compiles extensions where
+    no C compiler is here is a failed step of its own, not run."""
+    needs = build_needs(error, index_url())
+    if not needs:
+        return None
+    shown = "; ".join(
+        f"{n.name} {n.version} ({n.evidence}: {', '.join(n.requirements)})" for n in needs
+    )
+    interpreter = (build_python(python) or ["", sys.executable])[1]
+    compiled = [n.name for n in needs if n.compiled]
+    requirements = list(failed.requirements)
+    have = {_provides(r) for r in requirements}
+    requirements += sorted(
+        {r for n in needs for r in n.requirements if canonicalize_name(r) not in have},
+        key=str.lower,
+    )
+    supplied = {n.name: list(n.requirements) for n in needs}
+    if compiled and compiler(interpreter) is None:
+        steps.append(
+            ResolveStep(
+                name="build-dependencies",
+                requirements=requirements,
+                exclude_newer=failed.exclude_newer,
+                source_builds=True,
+                ok=False,
+                why=f"source distributions that need build requirements they do not "
+                f"declare: {shown}",
+                error=f"{', '.join(compiled)} compiles C extensions and {NO_COMPILER} "
+                f"(CC={os.environ.get('CC') or 'unset'}, the interpreter's compiler not "
+                "found either)",
+                python=python,
+                build_dependencies=supplied,
+            )
+        )
+        return None
+    # a legacy interpreter's steps allow source distributions from the first; otherwise
+    # only the distributions named are built from source
+    narrow = not legacy_interpreter(python)
+    return _Step(
+        "build-dependencies",
+        requirements,
+        failed.exclude_newer,
+        f"source distributions that need build requirements they do not declare: {shown}; "
+        "those are supplied to their builds only, at the versions the environment pins "
+        "(added to it where it lacks them); "
+        + (
+            "every other distribution comes as a wheel"
+            if narrow
+            else "source distributions allowed (a legacy interpreter)"
+        ),
+        wheels_only=narrow,
+        builds=tuple(n.name for n in needs) if narrow else (),
+        build_dependencies=supplied,
+    )
+
+
+def pinned_build_dependencies(steps: list[ResolveStep], pins: list[str]) -> dict[str, list[str]]:
+    """The build requirements the resolved step supplied, each pinned to the environment's
+    version of it (unpinned when the environment has none)."""
+    if not steps or not steps[-1].ok:
+        return {}
+    versions = {_provides(p): p for p in pins if "==" in p}
+    return {
+        name: [versions.get(_provides(r), r) for r in needs]
+        for name, needs in steps[-1].build_dependencies.items()
+    }
 
 
 def _without_optional(  # noqa: PLR0917 - private helper of resolve_steps
@@ -633,6 +745,15 @@ environment:
     path: environment/requirements.lock
     format: requirements
 """
+
+
+def _build_dependencies_yaml(supplied: dict[str, list[str]]) -> str:
+    """The scratch manifest's ``lock.build_dependencies`` (JSON is YAML), or nothing."""
+    if not supplied:
+        return ""
+    import json  # noqa: PLC0415 - only for a lock with build dependencies
+
+    return f"    build_dependencies: {json.dumps(supplied, sort_keys=True)}\n"
 
 
 _REASONS = (
@@ -908,6 +1029,7 @@ def build_environment(
     start = ENVIRONMENTS.index(again) if again is not None else start
     unavailable: list[BuildFinding] = []
     last: list[BuildFinding] = []
+    compilers: list[BuildFinding] = []
     why = because or "the first environment tried"
     era = era_date(intake, plan)
     era = _date_bound(era) or era  # an offset out of range read as UTC
@@ -985,11 +1107,14 @@ def build_environment(
                     state_dir,
                 )
             last = built.findings
+            # what only the machine can mend (a C compiler) is said however the last ends
+            compilers += [f for f in last if NO_COMPILER in f.message][: 1 - len(compilers)]
             why = f"{target.name} failed: {built.outcome}"
         if last and last[0].code == "B016":
             break
     findings = [
         *(last or [build_finding("B005", "no environment of the code's era could be tried")]),
+        *[f for f in compilers if f not in last],
         *unavailable,
     ]
     python = attempts[-1].python if attempts else intake.python.target
@@ -1033,6 +1158,8 @@ class _Built:
     modules: list[str] = field(default_factory=list)
     #: The requirements it was built from, when a missing dependency was added to them.
     declared: Declared | None = None
+    #: Build requirements supplied to source distributions that do not declare them.
+    build_dependencies: dict[str, list[str]] = field(default_factory=dict)
 
 
 #: Changes the Builder makes for an installed package that imports a module it does not
@@ -1169,15 +1296,23 @@ def _try(  # noqa: PLR0917 - private helper of build_environment
     )
     if pins is None:
         tail = (steps[-1].error or "").strip().splitlines()[-1:] or ["no step resolved"]
+        no_compiler = NO_COMPILER in (steps[-1].error or "")
         finding = build_finding(
             "B005",
             f"the requirements do not resolve for Python {target.python}: "
             f"{(steps[-1].error or '')[-300:]}",
-            hint="pin versions that have wheels for this interpreter in requirements.txt",
+            hint="install a C compiler (for example 'apt-get install gcc', or set CC to "
+            "one), then 'reprobridge build --resume'"
+            if no_compiler
+            else "pin versions that have wheels for this interpreter in requirements.txt",
         )
         return _Built(False, f"B005: does not resolve ({tail[0][:200]})", steps, work, [finding])
+    supplied = pinned_build_dependencies(steps, pins)
     atomic_write_text(work / "environment" / "requirements.in", "\n".join(pins) + "\n")
-    atomic_write_text(work / "rra.yaml", _MANIFEST.format(python=target.python))
+    atomic_write_text(
+        work / "rra.yaml",
+        _MANIFEST.format(python=target.python) + _build_dependencies_yaml(supplied),
+    )
     try:
         # auto: the CPU builds of torch & co. unless this machine has a GPU (claims name none)
         locked = lock_artifact(work, accelerator="auto")
@@ -1198,7 +1333,16 @@ def _try(  # noqa: PLR0917 - private helper of build_environment
         else "resolved, built, and every required import works"
     )
     return _Built(
-        not errors, outcome, steps, work, findings, pins, locked.sha256, interpreter, modules
+        not errors,
+        outcome,
+        steps,
+        work,
+        findings,
+        pins,
+        locked.sha256,
+        interpreter,
+        modules,
+        build_dependencies=supplied,
     )
 
 
@@ -1343,6 +1487,7 @@ def _record(  # noqa: PLR0917 - private helper of build_environment
         attempts=attempts,
         in_use=attempts[-1],
         legacy=legacy,
+        build_dependencies=built.build_dependencies,
     )
 
 
@@ -1353,6 +1498,7 @@ _RELAXING = {
     "optional-left-out",
     "required-only",
     "source-build",
+    "build-dependencies",
 }
 
 

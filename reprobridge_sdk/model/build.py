@@ -105,6 +105,7 @@ ResolveStepName = Literal[
     "optional-left-out",
     "required-only",
     "source-build",
+    "build-dependencies",
     "oldest-wheel",
 ]
 
@@ -134,6 +135,11 @@ class ResolveStep(_Record):
     error: str | None = Field(default=None, description="The resolver's last lines on failure.")
     python: str | None = Field(
         default=None, description="The interpreter 'X.Y' resolved for (absent in older records)."
+    )
+    build_dependencies: dict[str, list[str]] = Field(
+        default_factory=dict,
+        description="Build requirements supplied to a source distribution's build that it "
+        "needs but does not declare, by distribution (the step 'build-dependencies').",
     )
 
 
@@ -183,6 +189,11 @@ class BuilderRecord(PhaseRecord):
     legacy: str | None = Field(
         default=None,
         description="Why the environment is a legacy one (an interpreter of the code's era).",
+    )
+    build_dependencies: dict[str, list[str]] = Field(
+        default_factory=dict,
+        description="Undeclared build requirements the lock supplies to a source "
+        "distribution's build, by distribution, pinned to the environment's versions.",
     )
 
 
