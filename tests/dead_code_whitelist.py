@@ -6,6 +6,7 @@ skipped by the test's ``ignore_*`` lists instead."""
 
 # ruff: noqa: B018 - the bare attribute references are the whitelist
 
+from reprobridge_sdk.agent.sdists import _Links
 from reprobridge_sdk.api import ArtifactDir
 from reprobridge_sdk.authoring._tarsafe import _FixedPaxInfo
 from reprobridge_sdk.cli import _LazyGroup
