@@ -800,5 +800,16 @@ def semantic_cases() -> list[Case]:
             mutate=[add("/environment/data", plugin_item)],
         )
     )
+    c.append(
+        Case(
+            "lock-build-dependencies-in-1-0",
+            "A 1.0 manifest records the undeclared build requirements of a source "
+            "distribution in its lock, an addition of 1.1.",
+            [f("V005", "/environment/lock/build_dependencies")],
+            mutate=[
+                put("/environment/lock/build_dependencies", {"scikit-garden": ["numpy==1.17.0"]})
+            ],
+        )
+    )
 
     return c
