@@ -299,3 +299,70 @@ def test_a_lock_refuses_build_dependencies_that_are_not_plain_requirements(
         lock_artifact(tmp_path)
     assert [(f.code, f.path) for f in raised.value.findings] == [("L011", pointer)]
     assert not (tmp_path / "requirements.txt").exists()
+
+
+def _index_page(root: Path, project: str, files: dict[str, bytes], digest: str | None) -> None:
+    """A PEP 503 page for ``project`` listing ``files``, each with ``digest`` as its sha256
+    fragment (the real one when None)."""
+    import hashlib
+
+    (root / "files").mkdir(parents=True, exist_ok=True)
+    anchors = ""
+    for name, data in files.items():
+        (root / "files" / name).write_bytes(data)
+        fragment = digest or hashlib.sha256(data).hexdigest()
+        anchors += f'<a href="../../files/{name}#sha256={fragment}">{name}</a>\n'
+    (root / "simple" / project).mkdir(parents=True, exist_ok=True)
+    (root / "simple" / project / "index.html").write_text(f"<html><body>{anchors}</body></html>")
+
+
+def _zip_sdist(name: str, version: str, files: dict[str, str]) -> bytes:
+    raw = io.BytesIO()
+    with zipfile.ZipFile(raw, "w") as archive:
+        for rel, text in files.items():
+            archive.writestr(f"{name}-{version}/{rel}", text)
+    return raw.getvalue()
+
+
+@pytest.mark.parametrize("case", ["tar", "zip", "wrong-hash", "not-an-archive", "not-listed"])
+def test_the_sdist_is_read_from_the_index_and_a_hostile_one_gives_nothing(
+    tmp_path: Path, case: str
+) -> None:
+    """The index a build resolves against is a stranger's: an sdist whose digest is not the
+    one the index lists is not read, nor one that is no archive (then only the error's own
+    ``No module named`` speaks, when it names one); nothing is extracted or run."""
+    from reprobridge_sdk.agent.sdists import build_needs
+
+    files = {"setup.py": "import numpy\nfrom setuptools import setup\nsetup()\n"}
+    data = {
+        "tar": _sdist(tmp_path / "made", "oldpkg", "0.3", files).read_bytes(),
+        "zip": _zip_sdist("oldpkg", "0.3", files),
+        "wrong-hash": _zip_sdist("oldpkg", "0.3", files),
+        "not-an-archive": b"\x1f\x8b not really gzip",
+        "not-listed": _zip_sdist("oldpkg", "0.4", files),
+    }[case]
+    suffix = ".tar.gz" if case in {"tar", "not-an-archive"} else ".zip"
+    version = "0.4" if case == "not-listed" else "0.3"
+    _index_page(
+        tmp_path / "index",
+        "oldpkg",
+        {f"oldpkg-{version}{suffix}": data},
+        "0" * 64 if case == "wrong-hash" else None,
+    )
+    error = "Failed to build `oldpkg==0.3`\nModuleNotFoundError: No module named 'Cython'"
+    with serve_index(tmp_path / "index") as url:
+        found = build_needs(error, url)
+        silent = build_needs(error.splitlines()[0], url)
+    expected = {
+        "tar": [("oldpkg", "0.3", ("numpy",), False)],
+        "zip": [("oldpkg", "0.3", ("numpy",), False)],
+        "wrong-hash": [],
+        # an archive that does not read: the error's own words name the module
+        "not-an-archive": [("oldpkg", "0.3", ("Cython",), False)],
+        "not-listed": [],
+    }[case]
+    assert [(n.name, n.version, n.requirements, n.compiled) for n in found] == expected
+    if case != "not-an-archive":
+        assert [n.requirements for n in silent] == [e[2] for e in expected]
+    else:
+        assert silent == []
