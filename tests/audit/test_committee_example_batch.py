@@ -1,7 +1,9 @@
 """The committee's batch rebuilt from the bundled example, judged in ONE table run.
 
 The honest submission is ``examples/digits-logreg`` with real runs of its launchers (the
-runner, this interpreter, a real ed25519 key of an author, alice). Beside it, in one folder
+runner, this interpreter, a real ed25519 key of an author, alice), a DOI, and a real passing
+clean-room check on record (``check --scored --record --sign``) signed by the committee's
+key, chair, which the KEYS file marks ``committee``. Beside it, in one folder
 and one submissions file audited by one ``audit --table --submissions --rerun 4`` in a
 subprocess (the default sample: four runs per launcher and task, a secret seed): the same
 runs unsigned under a policy that allows it (its time budget lets the committee re-execute
@@ -12,7 +14,9 @@ contradict, a toy submission (smoke runs only), a broken one (its code fails), a
 scaffold and the honest submission as a packed archive. Each row is asserted by the mechanism
 that decides it; the CSV and HTML tables are rendered from that run's JSON report.
 
-The runs take a few seconds each; the re-execution, about fifty of them.
+The runs take a few seconds each; the re-execution, about fifty of them. The clean-room check
+builds the example's environment from its lock (the installers' caches are shared) and runs
+its six launchers' runs again: about two minutes on two idle cores.
 """
 
 from __future__ import annotations
@@ -36,6 +40,7 @@ from rerun_support import run_evidence
 from reprobridge_sdk.audit.csv_report import render_csv
 from reprobridge_sdk.audit.html import render_html
 from reprobridge_sdk.audit.rerun import DEFAULT_SAMPLE, choose
+from reprobridge_sdk.authoring.check import check
 from reprobridge_sdk.authoring.pack import pack
 from reprobridge_sdk.authoring.scaffold import InitOptions, scaffold
 from reprobridge_sdk.digest import file_sha256, tree_digest
@@ -56,6 +61,8 @@ TASK = "logreg-accuracy"
 #: re-execution's tolerance (the interval's half-width), little enough that the claims stay
 #: compatible, so that only re-execution can tell.
 DODGE = 1.2
+#: The honest signed submission's archival identifier (Available).
+DOI = "10.5281/zenodo.14003592"
 ROWS = [
     "p01-signed",
     "p02-unsigned",
@@ -123,6 +130,16 @@ def _scored(runs: Path) -> list[Path]:
     return [runs / e["run_id"] for e in ledger_lines(runs) if e["launcher"] == "scored"]
 
 
+def _checked_by_the_committee(root: Path, chair: SigningKey, work: Path) -> None:
+    """Give the honest submission a DOI, then run the real clean-room check of it, scored,
+    its record signed by the committee's key: Reusable and, with re-execution, Reproduced."""
+    _edit(root, lambda d: d["artifact"]["paper"].update(doi=DOI))
+    report = check(root, scored=True, sandbox=False, record=True, sign=chair, work_dir=work)
+    assert report.ok, [(s.name, s.detail) for s in report.steps]
+    steps = json.loads((root / "runs" / "check.json").read_text())["steps"]
+    assert [s["name"] for s in steps][-2:] == ["scored", "audit-scored"]
+
+
 def _cut(root: Path, keep: int) -> None:
     """Keep the first ``keep`` runs of the ledger, their entries and directories: a clean
     cut that the ledger alone cannot tell."""
@@ -164,22 +181,24 @@ def _break(root: Path, key: Any) -> None:
 def batch(
     tmp_path_factory: pytest.TempPathFactory, example_runs: tuple[Path, SigningKey]
 ) -> dict[str, Any]:
-    """The committee's folder, its KEYS (alice, an author) and its submissions file; the
-    directory names of the sample dodger's fabricated runs. The honest runs are the
-    session's (``example_runs``, read only: every row is a copy)."""
+    """The committee's folder, its KEYS (alice, an author; chair, the committee) and its
+    submissions file; the directory names of the sample dodger's fabricated runs. The honest
+    runs are the session's (``example_runs``, read only: every row is a copy)."""
     base = tmp_path_factory.mktemp("example-batch")
     template, alice = example_runs  # the honest runs: smoke seed 0, scored SEEDS, by alice
     assert len(_scored(template / "runs")) == len(SEEDS)
     _raw, bob = generate_key()
+    _raw, chair = generate_key()
     folder = base / "batch"
     folder.mkdir()
-    (folder / "KEYS").write_text(f"{public_line('alice', alice)}\n")
+    keys = f"{public_line('alice', alice)}\n{public_line('chair', chair, 'committee')}\n"
+    (folder / "KEYS").write_text(keys)
 
     def copy(name: str, source: Path = template) -> Path:
         shutil.copytree(source, folder / name)
         return folder / name
 
-    copy("signed")
+    _checked_by_the_committee(copy("signed"), chair, base)
     unsigned = copy("unsigned")
     for envelope in unsigned.glob(f"runs/*/{ENVELOPE_NAME}"):
         envelope.unlink()
@@ -228,7 +247,8 @@ def batch(
         "p13-scaffold": 'path = "scaffold"\ntrust = { unsigned = true }\n',
         "p14-archive": 'path = "archive.tar.gz"\n',
     }
-    text = 'batch_version = "1.0"\n\n[defaults]\ntrust = { keys = "KEYS", signers = ["alice"] }\n'
+    signers = 'signers = ["alice", "chair"]'
+    text = f'batch_version = "1.0"\n\n[defaults]\ntrust = {{ keys = "KEYS", {signers} }}\n'
     text += "".join(f'\n[[submission]]\nid = "{i}"\n{entries[i]}' for i in ROWS)
     (folder / "submissions.toml").write_text(text)
     return {"folder": folder, "dodged": dodged}
@@ -300,9 +320,17 @@ def test_honest_signed_work_earns_every_badge_after_re_execution(
         assert row["committee_runs"] == DEFAULT_SAMPLE + 1  # the committee's column, apart
         assert [c["icml"] for c in row["claims"]] == ["verified"] * 3
         assert row["badges"]["results"] == "reproduced"
-    assert _earned(table["p01-signed"]) == {"functional", "reproduced"}
-    # the archive's digest is an identifier the committee holds
+    # a DOI, and a passing scored clean-room check signed by the committee's key
+    signed = table["p01-signed"]
+    assert _earned(signed) == {"available", "functional", "reusable", "reproduced"}
+    assert (signed["badges"]["reasons"] or {}) == {}
+    record = signed["badges"]["check_record"]
+    assert (record["state"], record["signer"], record["role"]) == ("signed", "chair", "committee")
+    assert signed["badges"]["evidence"]["reusable"] == ["rra.yaml", "runs/check.json"]
+    assert signed["badges"]["evidence"]["reproduced"][-1] == "runs/check.json"
+    # the archive's digest is an identifier the committee holds; it carries no check record
     assert _earned(table["p14-archive"]) == {"available", "functional", "reproduced"}
+    assert {r["code"] for r in table["p14-archive"]["badges"]["reasons"]["reusable"]} == {"A086"}
 
 
 def test_honest_unsigned_is_no_alarm_and_not_reproduced_without_committee_runs(
