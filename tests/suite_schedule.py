@@ -27,13 +27,14 @@ SPLIT_BY_PARAMETER = frozenset({"tests/agent/test_build_e2e.py"})
 #: Seconds a unit took, measured on a loaded two-core machine: only their order matters. A
 #: unit not named here counts as 0 (it keeps pytest-xdist's place, after these).
 WEIGHTS: dict[str, float] = {
-    "tests/audit/test_committee_example_batch.py": 1700,
+    "tests/audit/test_committee_example_batch.py": 1800,
     "tests/run/test_executors.py": 900,
     "tests/authoring/test_archive_commands.py": 680,
     "tests/bench/test_harness.py": 600,
     "tests/agent/test_distiller_packager_gates.py": 400,
     "tests/agent/test_build_era.py": 270,
     "tests/bench/test_report.py": 210,
+    "tests/authoring/test_same_seed_suggestion.py": 200,
     "tests/agent/test_builder.py": 200,
     "tests/agent/test_build_failure.py": 170,
     "tests/audit/test_facts.py": 165,
