@@ -572,6 +572,12 @@ def distill(
         item = planned[launcher_id]
         seed = item.seeds[0] if item.seed_flag and item.seeds else None
         left = None if deadline is None else deadline - time.monotonic() - PACKAGING_SECONDS
+        kept = ""
+        if left is not None and review is not None and left > review + checked:
+            # a probe that eats the Reviewer's share leaves no time for references either:
+            # stop it there, so that the build goes on to a reviewed artifact
+            left -= review + checked
+            kept = f", less the {review + checked:.0f} s of the Reviewer's check"
         # the clean-room check runs the launcher once more over its declared seeds
         check_runs = len(item.seeds) if item.seed_flag and item.seeds else 1
         probe = run(
@@ -590,7 +596,7 @@ def distill(
                 build_finding(
                     "B059",
                     f"the scored run of {launcher_id!r} did not end within the "
-                    f"{max(left, 1.0):.0f} s left of the build's time limit",
+                    f"{max(left, 1.0):.0f} s left of the build's time limit{kept}",
                     hint="build again with --resume and a larger --max-minutes",
                 )
             )
@@ -601,7 +607,7 @@ def distill(
                     launcher=launcher_id,
                     published=by_id[claim_id].target,
                     reason=f"the scored run did not end within the {max(left, 1.0):.0f} s left "
-                    "of the build's time limit (B059)",
+                    f"of the build's time limit{kept} (B059)",
                 )
                 for claim_id in claim_ids
             )

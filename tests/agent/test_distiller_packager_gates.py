@@ -406,6 +406,23 @@ def test_a_probe_that_does_not_end_within_the_time_limit_is_b059(
 
 
 @pytest.mark.slow
+def test_a_probe_stops_before_the_reviewers_share(artifact: Path, tmp_path: Path) -> None:
+    """With 70 s left and a Reviewer's share of 60 s, a probe that sleeps past the limit is
+    stopped when only the share is left (about 10 s in), not at the limit: a probe that ate
+    the share would leave no time for references either, and the Reviewer would not fit."""
+    record, _, _ = _distill_slowly(artifact, tmp_path, sleep=120, left=70, review=60.0)
+    [b059] = record.gate.findings
+    assert b059.code == "B059"
+    assert "less the 60 s of the Reviewer's check" in b059.message
+    granted = re.search(r"within the (\d+) s left", b059.message)
+    assert granted is not None and int(granted.group(1)) <= 10
+    [claim] = record.claims
+    assert claim.status == "not-run"
+    assert claim.reason is not None and "Reviewer's check (B059)" in claim.reason
+    assert record.review_seconds == 60.0
+
+
+@pytest.mark.slow
 def test_reference_runs_cut_to_what_fits_are_b058(
     artifact: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
