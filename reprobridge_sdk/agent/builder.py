@@ -747,6 +747,28 @@ environment:
 """
 
 
+#: A compiler's diagnostic (``file.c:12:3: error: ...``, the form GCC and Clang share) and
+#: the last line of a Python traceback (``ModuleNotFoundError: No module named 'numpy'``).
+_COMPILER_ERROR = re.compile(r"^\s*(?P<line>[^\s:]+:\d+:(?:\d+:)? (?:fatal )?error: .+)$", re.M)
+_EXCEPTION = re.compile(
+    r"^\s*(?P<line>(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception): .+)$", re.M
+)
+
+
+def build_error_line(text: str) -> str | None:
+    """The line that says why a source build failed, from the structured part of its
+    output: the first compiler error, else the last Python exception; None when neither is
+    there. Paths of this machine are cut to the file's name."""
+    found = _COMPILER_ERROR.search(text)
+    line = found.group("line") if found else None
+    if line is None:
+        exceptions = list(_EXCEPTION.finditer(text))
+        line = exceptions[-1].group("line") if exceptions else None
+    if line is None:
+        return None
+    return re.sub(r"(?<![^\s\"'(])(?:/[^\s/:]+)+/(?=[^\s/:]+)", "", line.strip())[:300]
+
+
 def _build_dependencies_yaml(supplied: dict[str, list[str]]) -> str:
     """The scratch manifest's ``lock.build_dependencies`` (JSON is YAML), or nothing."""
     if not supplied:
@@ -1296,6 +1318,7 @@ def _try(  # noqa: PLR0917 - private helper of build_environment
     )
     if pins is None:
         tail = (steps[-1].error or "").strip().splitlines()[-1:] or ["no step resolved"]
+        tail = [build_error_line(steps[-1].error or "") or tail[0]]
         no_compiler = NO_COMPILER in (steps[-1].error or "")
         finding = build_finding(
             "B005",
@@ -1322,7 +1345,10 @@ def _try(  # noqa: PLR0917 - private helper of build_environment
             python=target.interpreter.path if target.interpreter is not None else None,
         )
     except (LockError, EnvironmentBuildError) as exc:
-        detail = "; ".join(item.message for item in exc.findings)[-500:] or exc.message
+        full = "; ".join(item.message for item in exc.findings)
+        detail = full[-500:] or exc.message
+        reason = build_error_line(full)
+        detail = f"{reason}; {detail}" if reason else detail
         finding = build_finding("B005", f"locking or building the environment failed: {detail}")
         return _Built(False, f"B005: {detail[:200]}", steps, work, [finding], pins)
     findings, modules = _gate(intake, plan, declared, pins, interpreter, work, sandbox)

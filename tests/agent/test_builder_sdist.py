@@ -366,3 +366,34 @@ def test_the_sdist_is_read_from_the_index_and_a_hostile_one_gives_nothing(
         assert [n.requirements for n in silent] == [e[2] for e in expected]
     else:
         assert silent == []
+
+
+@pytest.mark.parametrize(
+    ("output", "line"),
+    [
+        (
+            "gcc -c /tmp/build/x/skgarden/tree/_tree.c\n"
+            "   skgarden/tree/_tree.c:194:21: error: 'PyThreadState' has no member 'exc_type'\n"
+            "   skgarden/tree/_tree.c:195:21: error: a second one\n",
+            "skgarden/tree/_tree.c:194:21: error: 'PyThreadState' has no member 'exc_type'",
+        ),
+        (
+            "/home/u/.cache/b/_speed.c:2:10: fatal error: buildhelp.h: No such file\n",
+            "_speed.c:2:10: fatal error: buildhelp.h: No such file",
+        ),
+        (
+            '  File "/home/u/.cache/b/setup.py", line 6, in <module>\n    import numpy\n'
+            "ModuleNotFoundError: No module named 'numpy'\n\nhint: whatever the tool says\n",
+            "ModuleNotFoundError: No module named 'numpy'",
+        ),
+        ("a tool's own words, and no structured line", None),
+    ],
+)
+def test_the_line_a_source_build_failed_on_is_its_structured_part(
+    output: str, line: str | None
+) -> None:
+    """The outcome of a failed environment names the compiler's first error or Python's
+    exception, with no path of this machine, instead of the tool's last words."""
+    from reprobridge_sdk.agent.builder import build_error_line
+
+    assert build_error_line(output) == line
