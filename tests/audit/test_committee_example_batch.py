@@ -16,7 +16,7 @@ that decides it; the CSV and HTML tables are rendered from that run's JSON repor
 
 The runs take a few seconds each; the re-execution, about fifty of them. The clean-room check
 builds the example's environment from its lock (the installers' caches are shared) and runs
-its six launchers' runs again: about two minutes on two idle cores.
+its six runs again: measured at about four minutes on two cores loaded to 14.
 """
 
 from __future__ import annotations
