@@ -118,7 +118,7 @@ def _number(field_: bytes) -> int:
         value = int.from_bytes(field_[1:], "big")
         return value - 256 ** (len(field_) - 1) if field_[0] == 0o377 else value
     text = field_.split(b"\0", 1)[0].strip()
-    if text and not all(0x30 <= c <= 0x37 for c in text):
+    if text.strip(b"01234567"):  # a byte that is not an octal digit (no sign, no "0o")
         raise ValueError(field_)
     return int(text or b"0", 8)
 

@@ -319,7 +319,8 @@ def _extract(
     total = 0
     links = LinkTree()
     seen: set[str] = set()
-    made: set[Path] = {root}
+    made: set[str] = {""}  # the directories made, relative to ``root`` (strings: per member)
+    base = os.fspath(root)
     for member in _members(tar):
         name = member.name
         parts = _parts(name)
@@ -345,41 +346,43 @@ def _extract(
             if rel + "/" in seen:
                 raise _unsafe("C017", f"link {rel!r} replaces a directory of the archive", file=rel)
             links.add(parts, member.linkname)  # refused before it is written
-        _write_member(tar, member, root.joinpath(*parts), rel=rel, made=made, written=written)
+        _write_member(tar, member, base, rel, made=made, written=written)
     return files
 
 
-def _directory(path: Path, made: set[Path]) -> None:
-    """Make the directory ``path`` (and its parents) unless this unpacking already did: a
-    directory made stays one (no link may replace a directory of the archive)."""
-    if path not in made:
-        path.mkdir(parents=True, exist_ok=True)
-        made.add(path)
+def _directory(base: str, rel: str, made: set[str]) -> None:
+    """Make the directory ``rel`` under ``base`` (and its parents) unless this unpacking
+    already did: a directory made stays one (no link may replace a directory of the archive)."""
+    if rel not in made:
+        Path(base, rel).mkdir(parents=True, exist_ok=True)
+        made.add(rel)
 
 
 def _write_member(
     tar: tarfile.TarFile,
     member: tarfile.TarInfo,
-    target: Path,
-    *,
+    base: str,
     rel: str,
-    made: set[Path],
+    *,
+    made: set[str],
     written: WrittenFiles,
 ) -> None:
-    """Write one checked member at ``target``: a directory, a file (hashed as it is
-    written, for the tree digest) or a symbolic link."""
+    """Write one checked member at ``rel`` under ``base``: a directory, a file (hashed as it
+    is written, for the tree digest) or a symbolic link."""
+    target = f"{base}/{rel}"
+    parent = rel.rpartition("/")[0]
     if member.isdir():
-        _directory(target, made)
+        _directory(base, rel, made)
     elif member.isreg():
-        _directory(target.parent, made)
+        _directory(base, parent, made)
         handle = tar.extractfile(member)
         assert handle is not None
-        with target.open("xb") as out:
+        with open(target, "xb") as out:  # noqa: PTH123 - a string path: once per member
             os.fchmod(out.fileno(), 0o755 if member.mode & 0o111 else 0o644)
             written.copy(handle, out)
     elif member.issym():
-        _directory(target.parent, made)
-        target.symlink_to(member.linkname)
+        _directory(base, parent, made)
+        Path(target).symlink_to(member.linkname)
     elif member.islnk():
         msg = f"member {rel!r} is a hard link (to {member.linkname!r})"
         raise _unsafe("C017", msg, file=rel, hint=_HINTS["link"])

@@ -59,6 +59,13 @@ def _header(name: str, kind: bytes, size: int, *, linkname: str = "") -> bytes:
     return block[:148] + checksum + block[156:]
 
 
+def _sized(field: bytes, data: bytes = b"x\n") -> bytes:
+    """A member whose 12-byte size field is ``field`` as written, checksum recomputed."""
+    block = _header("f", b"0", 0)
+    block = block[:124] + field + block[136:148] + b" " * 8 + block[156:]
+    return block[:148] + f"{sum(block):06o}\0 ".encode() + block[156:] + _pad(data)
+
+
 def _pad(data: bytes) -> bytes:
     return data + b"\0" * (-len(data) % BLOCK)
 
@@ -235,6 +242,9 @@ def test_extended_headers_over_their_caps_are_refused(tmp_path: Path, parts: lis
         [_header("f", b"S", 0)],
         [_header("d", b"5", 1024), _pad(b"x" * 1024)],
         [_member("f")[:148] + b"0000000\0" + _member("f")[156:]],
+        [_sized(b"0o000000002\0")],
+        [_sized(b"+0000000002\0")],
+        [_sized(b"0_000000002\0")],
     ],
     ids=[
         "no-length",
@@ -247,6 +257,9 @@ def test_extended_headers_over_their_caps_are_refused(tmp_path: Path, parts: lis
         "sparse-type",
         "directory-with-data",
         "bad-checksum",
+        "size-with-0o",
+        "size-with-a-sign",
+        "size-with-an-underscore",
     ],
 )
 def test_malformed_headers_are_refused_unread(tmp_path: Path, parts: list[bytes]) -> None:
