@@ -374,9 +374,9 @@ def shorten_upfront(
     fix = _fix(
         current,
         short,
-        f"{current.script} runs {count} {knob.name.lstrip('-')} ({where}), a count a smoke "
-        "run does not need to show that the code runs: the smoke run was made short before "
-        "its first run. ",
+        f"{knob.name} is {count} in the code ({where}), a count a smoke run does not need "
+        "to show that the code runs: the smoke run was made short before its first run, not "
+        "after a run to its budget. ",
     )
     if outcome.exit_status is None or (outcome.exit_status == 0 and not _passes(outcome, labels)):
         short.undo(state)
