@@ -6,7 +6,8 @@ Rules:
   its seeds :data:`REFERENCE_JOBS` at a time, in one attempt directory), one run of its seed
   (:data:`REFERENCE_JOBS` runs at a time), or one run of an unseeded command (one at a time:
   the runner runs a launcher without seeds once per call). Each run is taken to last as long
-  as the probe run did.
+  as the probe run did. The probe run of a launcher with one seed or none is the first
+  observation when its record holds the claims' values (``have``): only the rest are run.
 * **How many fit** (:func:`references_that_fit`): ``wanted`` when they all fit in the time
   left, else the most that do.
 * **The Reviewer's share.** The Reviewer's clean-room check runs each scored launcher once
@@ -114,23 +115,26 @@ def references_to_take(
     share: float | None,
     *,
     side_by_side: int = REFERENCE_JOBS,
+    have: int = 0,
 ) -> tuple[int, bool]:
-    """How many observations to take, and whether the Reviewer's ``share`` of seconds is
-    kept (None: no share asked): kept when at least ``min(wanted, MIN_REFERENCE_RUNS)`` fit
-    beside it; else the references come first, as many as fit in ``remaining``."""
-    floor = min(wanted, MIN_REFERENCE_RUNS)
+    """How many more observations to take, ``have`` in hand (the probe run), and whether
+    the Reviewer's ``share`` of seconds is kept (None: no share asked): kept when the rest of
+    ``min(wanted, MIN_REFERENCE_RUNS)`` fits beside it; else the references come first, as
+    many as fit in ``remaining``."""
+    floor = min(wanted, MIN_REFERENCE_RUNS) - have
+    more = max(wanted - have, 0)
     if share is not None:
         beside = references_that_fit(
             run_seconds,
             seeds,
             None if remaining is None else remaining - share,
-            wanted,
+            more,
             side_by_side=side_by_side,
         )
         if beside >= floor:
             return beside, True
     return references_that_fit(
-        run_seconds, seeds, remaining, wanted, side_by_side=side_by_side
+        run_seconds, seeds, remaining, more, side_by_side=side_by_side
     ), False
 
 
@@ -160,6 +164,7 @@ class _Clock:
     alone: float  # the probe's time: one run alone
     wave: float = 0.0  # the slowest wave so far (the probe's time to start with)
     jobs: int = REFERENCE_JOBS
+    have: int = 0  # observations in hand before the waves (the probe run)
 
     def __post_init__(self) -> None:
         self.wave = max(self.wave, self.alone)
@@ -173,7 +178,8 @@ class _Clock:
         left = self.left()
         if left is None:
             return True
-        share = self.reserve if self.keep_reserve and have >= MIN_REFERENCE_RUNS else 0.0
+        minimum = have + self.have >= MIN_REFERENCE_RUNS
+        share = self.reserve if self.keep_reserve and minimum else 0.0
         return left > 0 and waves * self.wave + share <= left
 
     def timeout(self) -> float | None:
@@ -209,12 +215,14 @@ def take_references(
     keep_reserve: bool = False,
     repetitions: Path,
     sandbox: bool = False,
+    have: int = 0,
 ) -> Taken:
     """Run up to ``wanted`` reference observations of ``launcher`` in waves bounded by
     ``deadline`` (see the module docstring). ``seeds``: the launcher's seeds (several: a
     repetition of them per observation, in ``repetitions/rep-N``; one: that seed again;
-    None: the unseeded command again). ``took``: the probe run's seconds."""
-    clock = _Clock(deadline, reserve, keep_reserve, took)
+    None: the unseeded command again). ``took``: the probe run's seconds; ``have``: the
+    observations in hand (the probe run), counted toward the minimum."""
+    clock = _Clock(deadline, reserve, keep_reserve, took, have=have)
     taken = Taken()
     if seeds is not None and len(seeds) > 1:
         if repetitions.exists():

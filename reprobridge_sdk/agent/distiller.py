@@ -46,7 +46,10 @@ unseeded command, each one observation; for a claim over several seeds (the Plan
 ``ClaimPlan.statistic``), five *repetitions*, each a run of every declared seed in its own
 attempt directory under ``.rra-build/repetitions/<launcher>/rep-N``, which ``references add``
 turns into one observation each (the value the auditor gives that attempt). The measurement
-aggregates the seeds as the claim's statistic does.
+aggregates the seeds as the claim's statistic does. The probe run of a launcher with one seed
+or none is measured with the extractors made from its own log (the runner's ``measure_with``)
+and is the first observation when the auditor's check of it gives each claim its recorded
+value: only the rest are run.
 """
 
 from __future__ import annotations
@@ -71,6 +74,7 @@ from reprobridge_sdk.agent._references import (
 from reprobridge_sdk.agent.gates import build_finding, gate_from
 from reprobridge_sdk.api import ArtifactDir
 from reprobridge_sdk.audit.interval import compatibility_interval
+from reprobridge_sdk.audit.verify import artifact_facts, check_run
 from reprobridge_sdk.authoring.references import add_references
 from reprobridge_sdk.errors import ArtifactError
 from reprobridge_sdk.extract.extraction import ExtractionError, extract_value
@@ -85,7 +89,7 @@ from reprobridge_sdk.model.build import (
 )
 from reprobridge_sdk.model.claims import Claim, Claims
 from reprobridge_sdk.model.guide import Discrepancy
-from reprobridge_sdk.model.launcher import Landmark, Measurement, Sample
+from reprobridge_sdk.model.launcher import Landmark, Launcher, Measurement, Sample
 from reprobridge_sdk.model.task import Reference
 from reprobridge_sdk.run.evidence import LOG_NAME
 from reprobridge_sdk.run.replay import check_samples
@@ -503,6 +507,35 @@ def _mark_unmeasured(
     ]
 
 
+def _measurement(
+    claim_id: str, candidate: Candidate, pattern: str, statistic: str | None
+) -> Measurement:
+    """The measurement of a claim whose number is ``candidate``, read by ``pattern``."""
+    measurement: dict[str, Any] = {
+        "task": claim_id,
+        "extract": {"kind": "regex", "pattern": pattern, "group": "value", "occurrence": "last"},
+        "aggregate": statistic or "mean",
+    }
+    if candidate.scale != 1.0:
+        measurement["transform"] = {"scale": candidate.scale}
+    return Measurement.model_validate(measurement)
+
+
+def _observed(art: ArtifactDir, probe_dir: Path, found: Mapping[str, object]) -> bool:
+    """Whether the probe run is a reference observation of every claim in ``found``: it
+    succeeded, and the auditor's check of it (its log, outputs and digests) finds no error
+    and gives each claim the value its record holds (the record was measured with the
+    extractors made from its own log)."""
+    if not found or any(art.manifest.task(claim_id).statistic.seeds > 1 for claim_id in found):
+        return False  # one run of a claim over several seeds is no observation
+    evidence = check_run(artifact_facts(art), probe_dir, probe_dir.name)
+    return (
+        evidence.valid
+        and evidence.succeeded
+        and all(evidence.values.get(claim_id) is not None for claim_id in found)
+    )
+
+
 def distill(
     art: ArtifactDir,
     claims: Claims,
@@ -580,6 +613,27 @@ def distill(
             kept = f", less the {review + checked:.0f} s of the Reviewer's check"
         # the clean-room check runs the launcher once more over its declared seeds
         check_runs = len(item.seeds) if item.seed_flag and item.seeds else 1
+        several = bool(item.seed_flag and len(item.seeds) > 1)
+        picked: dict[str, tuple[Candidate, str] | None] = {}
+
+        def measured(
+            launcher: Launcher,
+            log: Path,
+            claim_ids: list[str] = claim_ids,
+            picked: dict[str, tuple[Candidate, str] | None] = picked,
+        ) -> Launcher:
+            # the probe's record holds what the extractor made from its own log reads, as a
+            # reference run's does (a run of a repetition's seeds is no observation alone)
+            text = log.read_text("utf-8", "replace")
+            for claim_id in claim_ids:
+                picked[claim_id] = _choose(log, text, by_id[claim_id], ask_line)
+            made = [
+                _measurement(claim_id, *choice, statistic_of.get(claim_id))
+                for claim_id, choice in picked.items()
+                if choice is not None
+            ]
+            return launcher.model_copy(update={"measurements": made})
+
         probe = run(
             root,
             [launcher_id],
@@ -587,6 +641,7 @@ def distill(
             runs_dir=state_dir / "probe",
             sandbox=sandbox,
             timeout=None if left is None else max(left, 1.0),
+            measure_with=None if several else measured,
         )
         failure = probe.results[0].record.failure if probe.results else None
         # counted once the launcher measures a claim: the check runs no other
@@ -640,7 +695,11 @@ def distill(
         found: dict[str, tuple[Candidate, str]] = {}
         for claim_id in claim_ids:
             claim = by_id[claim_id]
-            choice = _choose(probe_dir / LOG_NAME, probe_log, claim, ask_line)
+            choice = (
+                picked[claim_id]
+                if claim_id in picked
+                else _choose(probe_dir / LOG_NAME, probe_log, claim, ask_line)
+            )
             if choice is None:
                 results.append(
                     ClaimResult(
@@ -663,20 +722,9 @@ def distill(
                 continue
             candidate, pattern = choice
             found[claim_id] = choice
-            extract: dict[str, Any] = {
-                "kind": "regex",
-                "pattern": pattern,
-                "group": "value",
-                "occurrence": "last",
-            }
-            measurement: dict[str, Any] = {
-                "task": claim_id,
-                "extract": extract,
-                "aggregate": statistic_of.get(claim_id) or "mean",
-            }
-            if candidate.scale != 1.0:
-                measurement["transform"] = {"scale": candidate.scale}
-            measurements.append(Measurement.model_validate(measurement))
+            measurements.append(
+                _measurement(claim_id, candidate, pattern, statistic_of.get(claim_id))
+            )
             expected[claim_id] = candidate.value * candidate.scale
             prefixes.append(pattern.split("(?P<value>", 1)[0])
         if not measurements:
@@ -721,11 +769,13 @@ def distill(
             continue
         # As many reference runs as the build's time limit holds, judged from the probe,
         # keeping the Reviewer's share when the minimum fits beside it.
-        several = item.seed_flag and len(item.seeds) > 1
         seeds = len(item.seeds) if several else 1
         took = probe.results[0].record.duration or 0.0
         remaining = None if deadline is None else deadline - time.monotonic() - PACKAGING_SECONDS
         share = (review or 0.0) + checked + check
+        # the probe is the first observation when its record holds every claim's value
+        have = 1 if _observed(art.reload(), probe_dir, found) else 0
+        floor = min(runs, MIN_REFERENCE_RUNS)
         fitting, keep = references_to_take(
             took,
             seeds,
@@ -733,6 +783,7 @@ def distill(
             runs,
             None if review is None else share,
             side_by_side=REFERENCE_JOBS if seed is not None else 1,
+            have=have,
         )
         taken = (
             take_references(
@@ -746,18 +797,23 @@ def distill(
                 keep_reserve=keep,
                 repetitions=state_dir / "repetitions" / launcher_id,
                 sandbox=sandbox,
+                have=have,
             )
-            if fitting >= min(runs, MIN_REFERENCE_RUNS)
+            if fitting + have >= floor
             else None
         )
-        if taken is None or taken.observations < min(runs, MIN_REFERENCE_RUNS):
+        if taken is not None and have:
+            taken.arguments.insert(0, str(probe_dir))
+            taken.directories.insert(0, probe_dir)
+        if taken is None or taken.observations < floor:
             left = max(remaining or 0.0, 0.0)
+            more = f"{floor - have} more" if have else str(floor)
             why = (
-                f"not even {MIN_REFERENCE_RUNS} fit the build's time limit (one run took "
+                f"not even {more} fit the build's time limit (one run took "
                 f"{took:.0f} s; {left:.0f} s remain)"
                 if taken is None
-                else f"only {taken.observations} of {fitting} ended within the build's time "
-                f"limit (one run took {took:.0f} s)"
+                else f"only {taken.observations} of {fitting + have} ended within the build's "
+                f"time limit (one run took {took:.0f} s)"
             )
             findings.append(
                 build_finding(
@@ -772,7 +828,7 @@ def distill(
                     launcher_id,
                     choice,
                     "not-run",
-                    f"no reference runs: {MIN_REFERENCE_RUNS} runs of {took:.0f} s do not fit "
+                    f"no reference runs: {more} runs of {took:.0f} s do not fit "
                     f"the {left:.0f} s left of the build's time limit (B059)"
                     if taken is None
                     else f"no reference runs: only {taken.observations} ended within the "

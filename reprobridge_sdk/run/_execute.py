@@ -104,6 +104,9 @@ class Shared:
     #: Whether records name ``snapshot`` by digest, kept once in the runs directory (format
     #: 1.1), instead of embedding it (remote workers, whose run directories travel alone).
     keep_snapshot: bool = False
+    #: Gives the launcher its measurements from a finished run's log before the run is
+    #: measured (the build's probe: the extractor is made from the run's own log).
+    measure_with: Callable[[Launcher, Path], Launcher] | None = None
     _kept: list[str | None] = field(default_factory=list)
     _keeping: threading.Lock = field(default_factory=threading.Lock)
     #: The warnings already reported in this invocation (each is reported once, not per run).
@@ -387,6 +390,8 @@ def _run_and_collect(
         launcher, paths, before, run_dir=run_dir, roots=roots, failure=failure, last=last
     )
     if not outcome.cancelled:
+        if shared.measure_with is not None and record.log is not None and failure is None:
+            launcher = shared.measure_with(launcher, run_dir / LOG_NAME)
         record.measurements = measure(
             launcher,
             log=run_dir / LOG_NAME if record.log is not None else None,

@@ -32,6 +32,7 @@ from .results import RunEvent, RunResult, RunSummary, TaskValue, task_values
 from .select import load_artifact, select_launchers, usage_error, with_needs
 
 if TYPE_CHECKING:
+    from reprobridge_sdk.model import Launcher
     from reprobridge_sdk.signing import SigningKey
 
 __all__ = [
@@ -333,6 +334,7 @@ def run(
     sign_key: SigningKey | None = None,
     sandbox: bool = False,
     limits: ResourceLimits | None = None,
+    measure_with: Callable[[Launcher, Path], Launcher] | None = None,
 ) -> RunSummary:
     """Run the selected launchers over their seeds and record evidence for each run.
 
@@ -340,7 +342,9 @@ def run(
     (``local``, ``dask-local``, ``dask``, ``slurm``) or an
     :class:`~reprobridge_sdk.run.executors.Executor`; ``sign_key`` signs each record;
     ``sandbox`` runs each launcher under bubblewrap (N011 where it cannot hold); ``limits``
-    bound each launcher's memory and cores (a committee's budget). Records are
+    bound each launcher's memory and cores (a committee's budget); ``measure_with`` (local
+    runs) gives a launcher its measurements from a run's log once its process succeeded,
+    before the run is measured (the build's probe run). Records are
     appended to the ledger (``summary.ledger_head``). Raises :class:`UsageError` (N codes) for a
     bad request and :class:`ArtifactError` when a run directory cannot be written; every run's
     outcome is in the summary and its record. Spec: ``spec/runner.md#runner``."""
@@ -391,6 +395,7 @@ def run(
         signer=sign_key,
         sandbox=sandbox,
         limits=limits,
+        measure_with=measure_with,
     )
     owned = not isinstance(executor, Executor)
     engine = (

@@ -1238,7 +1238,7 @@ RUNTIME_EXAMPLES: dict[str, tuple[str, str, str]] = {
     ),
     "B058": (
         _SH,
-        "# one scored run takes 90 s; the limit leaves 4 minutes after the probe\n"
+        "# one scored run takes 90 s; the limit leaves 2 minutes after the probe\n"
         "$ reprobridge build ./repo --claims claims.yaml --max-minutes 10   # B058: 3 runs",
         "$ reprobridge build ./repo --claims claims.yaml --max-minutes 20   # 5 reference runs",
     ),

@@ -264,7 +264,7 @@ def test_a_claim_over_seeds_is_a_statistic_whose_references_are_repetitions(
     values = [a.value for a in audited.tasks[0].attempts]
     assert values == [o.value for o in task.reference.observations]
     # the Distiller ran one probe (the first seed) and five repetitions of both seeds: the
-    # probe is no reference, since its record holds no value (its extractor came after it)
+    # probe is no reference, since one seed's run is no observation of a claim over seeds
     distilled = DistillerRecord.model_validate_json((out / ".rra-build/distiller.json").read_text())
     assert len(distilled.reference_runs) == 10
     assert len(list((out / ".rra-build/probe").glob("*/record.json"))) == 1

@@ -48,6 +48,26 @@ def test_the_reviewers_share_is_kept_when_the_minimum_fits_beside_it(
     assert references_to_take(60.0, 1, remaining, 5, share) == taken
 
 
+@pytest.mark.parametrize(
+    ("remaining", "share", "have", "taken"),
+    [
+        # APPNP's case: a probe of 112 s, 202 s left: two runs (one wave) fit, three do
+        # not; below the minimum the caller takes none (B059), with the probe counted the
+        # two make three observations
+        (202.0, None, 0, (2, False)),
+        (202.0, None, 1, (2, False)),
+        # the probe counted, the minimum beside the share is two more: the share is kept
+        (250.0, 100.0, 0, (4, False)),
+        (250.0, 100.0, 1, (2, True)),
+        (600.0, 100.0, 1, (4, True)),  # four more at most: five with the probe
+    ],
+)
+def test_the_probe_counted_as_the_first_observation_leaves_one_fewer_to_run(
+    remaining: float, share: float | None, have: int, taken: tuple[int, bool]
+) -> None:
+    assert references_to_take(112.0, 1, remaining, 5, share, have=have) == taken
+
+
 def test_an_unseeded_command_is_sized_one_run_at_a_time() -> None:
     """A launcher without seeds runs once per call of the runner: its reference runs are
     one after another, so 250 s hold four runs of 60 s, not five (two at a time)."""

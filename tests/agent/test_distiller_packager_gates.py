@@ -19,6 +19,7 @@ import pytest
 from reprobridge_sdk.agent.distiller import _varied, distill
 from reprobridge_sdk.agent.packager import finalize
 from reprobridge_sdk.api import load
+from reprobridge_sdk.digest import tree_digest
 from reprobridge_sdk.model.build import ClaimPlan, DistillerRecord, Gate, LauncherPlan, PlanRecord
 from reprobridge_sdk.model.claims import Claim, Claims
 
@@ -328,6 +329,10 @@ def _sleeps_first(artifact: Path, seconds: int) -> None:
     assert future in text
     slow = f"{future}import time as _t\n_t.sleep({seconds})\n"
     train.write_text(text.replace(future, slow, 1), "utf-8")
+    art = load(artifact)  # the artifact declares the code as it now is, as a recorded change
+    art.manifest.codebase.tree_digest = tree_digest(artifact / "code")
+    art.manifest.task("logreg-accuracy").statistic.seeds = 1  # as the plan: one seed, one run
+    art.save()
 
 
 def _distill_slowly(
@@ -369,14 +374,14 @@ def _distill_slowly(
 def test_reference_runs_that_do_not_fit_the_time_limit_are_b059(
     artifact: Path, tmp_path: Path
 ) -> None:
-    """A probe of about 20 s with 50 s left for the runs: not even three reference runs (two
-    waves of 20 s after the probe's) fit, so none is taken: B059, a warning (the build goes
-    on), the claim is not run with the reason, and the probe's number is kept. The margins
-    hold for any start-up under 30 s."""
-    record, launcher, _ = _distill_slowly(artifact, tmp_path, sleep=20, left=50)
+    """A probe of about 20 s with 40 s left for the runs: it is the first observation, but
+    not even the two more (one wave of 20 s after the probe's) fit, so none is taken: B059,
+    a warning (the build goes on), the claim is not run with the reason, and the probe's
+    number is kept. The margins hold for any start-up under 20 s."""
+    record, launcher, _ = _distill_slowly(artifact, tmp_path, sleep=20, left=40)
     assert record.gate.passed
     assert [f.code for f in record.gate.findings] == ["B059"]
-    assert "not even 3 fit" in record.gate.findings[0].message
+    assert "not even 2 more fit" in record.gate.findings[0].message
     assert record.gate.findings[0].severity == "warning"
     assert record.reference_runs == []
     [claim] = record.claims
@@ -426,10 +431,14 @@ def test_a_probe_stops_before_the_reviewers_share(artifact: Path, tmp_path: Path
 def test_reference_runs_cut_to_what_fits_are_b058(
     artifact: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A probe of 40 s and its start-up, with 120 s left when the runs are judged: four
-    reference runs (two waves) fit and five (three waves) do not, so four are taken: B058, a
-    warning. The Distiller's clock stands still, so the time left is 120 s however long the
-    probe took, and the outcome holds for any start-up from 0 to 20 s (a loaded machine's)."""
+    """A probe of 45 s and its start-up, with 88 s left when the runs are judged: three
+    more reference runs (two waves, at least 90 s) do not fit, so without the probe none
+    would be taken (B059). The probe's record holds the claim's value, measured with the
+    extractor made from its own log, so it is the first observation and two more (one wave)
+    are taken: three, B058, a warning, and the claim is judged on them. The Distiller's
+    clock stands still, so the time left is 88 s however long the probe took, and the
+    outcome holds for any start-up from 0 to 43 s (a loaded machine's)."""
+    import json
     import types
 
     from reprobridge_sdk.agent import _references, distiller
@@ -438,12 +447,20 @@ def test_reference_runs_cut_to_what_fits_are_b058(
     clock = types.SimpleNamespace(monotonic=lambda: frozen)
     monkeypatch.setattr(distiller, "time", clock)
     monkeypatch.setattr(_references, "time", clock)  # the waves' clock stands still too
-    record, _, _ = _distill_slowly(artifact, tmp_path, sleep=40, left=120, now=frozen)
+    record, _, _ = _distill_slowly(artifact, tmp_path, sleep=45, left=88, now=frozen)
     [cut] = [f for f in record.gate.findings if f.code == "B058"]
-    assert cut.severity == "warning" and "4, not 5" in cut.message
-    assert len(record.reference_runs) == 4
-    # (the example's task is a statistic over five seeds, so references add then refuses
-    # these single-seed runs, B009: the test above is about that)
+    assert cut.severity == "warning" and "3, not 5" in cut.message
+    assert len(record.reference_runs) == 3
+    probes = sorted((tmp_path / "state" / "probe").glob("*/record.json"))
+    [probe] = [json.loads(path.read_text("utf-8")) for path in probes]
+    assert record.reference_runs[0] == probes[0].parent.name
+    [measured] = [m for m in probe["measurements"] if m["task"] == "logreg-accuracy"]
+    assert measured["value"] is not None
+    [claim] = [c for c in record.claims if c.claim == "logreg-accuracy"]
+    assert claim.status == "found" and claim.references is not None
+    assert len(claim.references) == 3 and claim.references[0] == measured["value"]
+    observations = load(artifact).manifest.task("logreg-accuracy").reference.observations
+    assert observations[0].provenance.run == probe["run_id"]
 
 
 def test_a_discrepancy_says_when_the_script_fixes_its_own_seed() -> None:
