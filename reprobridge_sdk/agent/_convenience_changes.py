@@ -37,12 +37,14 @@ from reprobridge_sdk.agent.planner import (
     seeds_decision_id,
     unseeded_pitfall_id,
 )
+from reprobridge_sdk.agent.prerequisite import shorter_step
 from reprobridge_sdk.model.build import (
     AppliedFix,
     BuildFinding,
     ClaimPlan,
     LauncherPlan,
     PlanRecord,
+    PrepareStep,
 )
 from reprobridge_sdk.model.claims import Claims
 from reprobridge_sdk.model.guide import Ambiguity
@@ -236,14 +238,14 @@ def _convenience(launcher: LauncherPlan, fix: Fix, error: str) -> AppliedFix:
     )
 
 
-def _imported(state: _Phase, launcher: LauncherPlan) -> dict[str, str]:
-    """The repository modules the launcher's script imports, in the order its imports reach
-    them, with their text (those that cannot be read are left out)."""
-    module = bool({"-m", "-c"} & set(launcher.argv[:3]))
-    reached = closure(state.code_dir, launcher.script, workdir=launcher.workdir, module=module)
+def _imported(state: _Phase, script: str, workdir: str, *, module: bool) -> dict[str, str]:
+    """The repository modules ``script`` imports (run from ``workdir``; as ``python -m`` with
+    ``module``), in the order its imports reach them, with their text (those that cannot be
+    read are left out)."""
+    reached = closure(state.code_dir, script, workdir=workdir, module=module)
     texts: dict[str, str] = {}
     for rel in reached.files:
-        if rel == launcher.script:
+        if rel == script:
             continue
         try:
             texts[rel] = (state.code_dir / rel).read_text("utf-8")
@@ -252,16 +254,34 @@ def _imported(state: _Phase, launcher: LauncherPlan) -> dict[str, str]:
     return texts
 
 
+def _read(state: _Phase, rel: str) -> str:
+    try:
+        return (state.code_dir / rel).read_text("utf-8")
+    except (OSError, UnicodeDecodeError):
+        return ""
+
+
+def _knobs(knob: Knob | None) -> list[Knob]:
+    return [] if knob is None else [knob, *([knob.also] if knob.also is not None else [])]
+
+
+def _env_how(item: Knob, holder: str) -> str:
+    [(variable, value)] = item.env.items()
+    return f"sets {variable}={value}; {holder} reads it for {item.name} ({item.default})"
+
+
 @dataclass(frozen=True)
 class _Short:
     """A knob applied to the smoke launcher: the trial launcher, what it does (``how``), the
-    files it writes and their texts before."""
+    files it writes and their texts before, the variables it sets. ``knob`` is its script's
+    (None: only the steps it runs first are shortened)."""
 
-    knob: Knob
+    knob: Knob | None
     trial: LauncherPlan
     how: str
     files: dict[str, str]
     originals: dict[str, str]
+    env: dict[str, str]
 
     def write(self, state: _Phase) -> None:
         for rel, new_text in self.files.items():
@@ -272,22 +292,49 @@ class _Short:
             (state.code_dir / rel).write_text(old_text, "utf-8")
 
 
-def _short(state: _Phase, current: LauncherPlan) -> _Short | None:
-    """The smoke launcher made short by the knob of its script (see ``smoke_knob``), or None
-    when there is no knob."""
-    path = state.code_dir / current.script
-    try:
-        text = path.read_text("utf-8")
-    except (OSError, UnicodeDecodeError):
-        text = ""
-    modules = _imported(state, current)
+def _shorter_steps(
+    state: _Phase, current: LauncherPlan, files: dict[str, str], env: dict[str, str]
+) -> tuple[list[PrepareStep], list[str]]:
+    """The smoke launcher's steps run first, shortened as its script is: each step's size
+    options at their smallest and its iteration counts small in its smoke argv
+    (:func:`~reprobridge_sdk.agent.prerequisite.shorter_step`), or a count of its code that
+    the smoke launcher's environment sets (``env``; the file's new text joins ``files``, a
+    file already changed there is left alone). The steps and what each now does."""
+    steps, hows = [], []
+    for step in current.prepare:
+        text = _read(state, step.script)
+        module = step.console_script is not None or step.argv[1:2] == ["-m"]
+        modules = _imported(state, step.script, step.workdir, module=module)
+        # every option counts, a large value the README gives too: the step's argv is no claim
+        counts, step_hows = [], []
+        for item in _knobs(smoke_knob(text, [], modules)):
+            holder = item.file or step.script
+            if item.args:
+                counts.append((item.args[0], item.args[1], item.default))
+            elif item.text is not None and (holder not in files or holder == step.script):
+                files[holder] = item.text  # the repetitions' edit is on the shortened text
+                env.update(item.env)
+                step_hows.append(_env_how(item, holder))
+        shorter, changed = shorter_step(step, text, tuple(counts))
+        if changed:
+            step_hows.insert(0, f"passes {' '.join(changed)}")
+        steps.append(shorter)
+        if step_hows:
+            hows.append(f"its step {step.script} {' and '.join(step_hows)}")
+    return steps, hows
+
+
+def _short(state: _Phase, current: LauncherPlan, *, steps: bool = False) -> _Short | None:
+    """The smoke launcher made short by the knob of its script (see ``smoke_knob``) and, with
+    ``steps``, by those of the steps it runs first; None when there is no knob."""
+    text = _read(state, current.script)
+    module = bool({"-m", "-c"} & set(current.argv[:3]))
+    modules = _imported(state, current.script, current.workdir, module=module)
     knob = smoke_knob(text, current.argv, modules)
     if current.shell and knob is not None:  # a shell line takes no appended option
         kept = [k for k in (knob, knob.also) if k is not None and not k.args]
         knob = replace(kept[0], also=kept[1] if len(kept) > 1 else None) if kept else None
-    if knob is None:
-        return None
-    knobs = [knob, *([knob.also] if knob.also is not None else [])]
+    knobs = _knobs(knob)
     trial, hows, files = current, [], {}
     for item in knobs:
         if item.args:
@@ -296,15 +343,17 @@ def _short(state: _Phase, current: LauncherPlan) -> _Short | None:
             hows.append(f"passes {item.args[0]} {item.args[1]} (default {item.default})")
         else:
             trial = trial.model_copy(update={"env": {**trial.env, **item.env}})
-            [(variable, value)] = item.env.items()
-            holder = item.file or current.script
-            hows.append(
-                f"sets {variable}={value}; {holder} reads it for {item.name} ({item.default})"
-            )
+            hows.append(_env_how(item, item.file or current.script))
         if item.text is not None:  # the repetitions' edit is made on the script's shortened text
             files[item.file or current.script] = item.text
-    originals = {rel: text if rel == current.script else modules[rel] for rel in files}
-    return _Short(knob, trial, " and ".join(hows), files, originals)
+    env = {key: value for item in knobs for key, value in item.env.items()}
+    shorter, step_hows = _shorter_steps(state, current, files, env) if steps else ([], [])
+    if not hows and not step_hows:
+        return None
+    if step_hows:
+        trial = trial.model_copy(update={"prepare": shorter, "env": {**trial.env, **env}})
+    originals = {rel: _read(state, rel) for rel in files}
+    return _Short(knob, trial, " and ".join([*hows, *step_hows]), files, originals, env)
 
 
 def _fix(current: LauncherPlan, short: _Short, evidence: str) -> Fix:
@@ -314,12 +363,7 @@ def _fix(current: LauncherPlan, short: _Short, evidence: str) -> Fix:
         kind="convenience",
         summary=f"the smoke run of {current.script} is short: it {short.how}",
         files=short.files,
-        env={
-            key: value
-            for item in (short.knob, short.knob.also)
-            if item is not None
-            for key, value in item.env.items()
-        },
+        env=short.env,
         evidence=evidence,
     )
 
@@ -359,10 +403,10 @@ def shorten_upfront(
     launcher runs as written, and the short scope waits for a run past the budget.
     """
     short = _short(state, current)
-    count = _large(short.knob) if short is not None else None
-    if short is None or count is None:
+    knob = short.knob if short is not None else None
+    count = _large(knob) if knob is not None else None
+    if short is None or knob is None or count is None:
         return None
-    knob = short.knob
     where = f"{knob.file or current.script}:{knob.line}" if knob.line else current.script
     reason = f"{knob.name} is {count} in the code ({where})"
     short.write(state)
@@ -405,14 +449,17 @@ def _shorten(
     """Make a smoke run that ran past its budget short (a convenience change), or None.
 
     The knob (:func:`~reprobridge_sdk.agent.convenience.smoke_knob`) changes the smoke launcher
-    only. Gate: the shortened run ends within the budget. Kept, a patch is recorded; the
-    shortened run is returned as the next attempt (it may still fail on another error).
+    only: its script's, and those of the steps it runs first (their smoke argv, or a count
+    its environment sets). Gate: the shortened run ends within the budget. Kept, a patch is
+    recorded; the shortened run is returned as the next attempt (it may still fail on
+    another error).
     Rejected or without a knob: :func:`over_budget` (B021, an error, and the phase stops; or
     B061 for a script that never ends on its own).
     """
     budget = f"{state.timeout:g} s"
-    short = _short(state, current)
+    short = _short(state, current, steps=True)
     if short is None:
+        scripts = ", ".join(step.script for step in current.prepare)
         over_budget(
             state,
             current,
@@ -422,7 +469,8 @@ def _shorten(
                 "B021",
                 f"smoke launcher {current.id!r} ran past its budget of {budget}; "
                 f"{current.script} has no iteration count and no count of splits, folds "
-                "or repetitions to make it short",
+                "or repetitions to make it short"
+                + (f", nor do the steps it runs first ({scripts})" if scripts else ""),
                 hint="give the script an option for the number of epochs or iterations",
             ),
         )

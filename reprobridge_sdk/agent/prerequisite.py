@@ -38,7 +38,10 @@ its file over, since every sandboxed run works on a copy of the code of its own,
 re-execution reruns one run alone. The plan keeps the launcher's argv as it was
 (``prepare`` holds the steps), so its seed and smoke options stay editable. The smoke
 launcher's step passes :data:`SIZE_OPTIONS` small (never larger than the README's value);
-the scored launcher's step is the README's command as written.
+the scored launcher's step is the README's command as written. A smoke run with its steps
+that still runs past its budget shortens the steps too (the smoke-scope rule,
+:mod:`reprobridge_sdk.agent._convenience_changes`): :func:`shorter_step` passes their size
+options at :data:`SHORTEST_SIZES` and their iteration counts small.
 
 **The gate.** The launcher runs again with the step first. The step failing (its script in
 the traceback, not the launcher's) with an error a fix rule mends keeps the step (the next
@@ -83,6 +86,7 @@ from reprobridge_sdk.model.guide import Ambiguity
 
 __all__ = [
     "MAX_STEPS",
+    "SHORTEST_SIZES",
     "SIZE_OPTIONS",
     "compose",
     "cycle",
@@ -91,6 +95,7 @@ __all__ = [
     "gate",
     "missing_path",
     "prerequisite_fix",
+    "shorter_step",
     "step_imports",
     "with_step_imports",
 ]
@@ -110,6 +115,14 @@ SIZE_OPTIONS = {
     "num_examples": "100",
     "number_walks": "2",
     "num_walks": "2",
+}
+#: A step's size options at their smallest, for a smoke run with the step that still runs past
+#: its budget (the smoke-scope rule): one walk from each node, ten nodes long.
+SHORTEST_SIZES = {
+    "number_walks": "1",
+    "num_walks": "1",
+    "walk_length": "10",
+    "path_length": "10",
 }
 _NO_MODULE = re.compile(r"^No module named '([A-Za-z_]\w*)")
 _CONVERSION = re.compile(r"%[-#0 +]*\d*(?:\.\d+)?[sdifrxg]")
@@ -319,14 +332,41 @@ def _score(line: CommandLine, path: str) -> int:
 
 def _smoke_argv(argv: list[str], text: str) -> list[str]:
     """``argv`` with the size options its script declares set small (never larger)."""
-    out = list(argv)
+    return _sized(argv, text, SIZE_OPTIONS)[0]
+
+
+def _sized(argv: list[str], text: str, table: dict[str, str]) -> tuple[list[str], list[str]]:
+    """``argv`` with the options of ``table`` its script declares set to the table's value
+    (never larger), and the ``flag value`` pairs that changed."""
+    out, changed = list(argv), []
     for option in options_of(text):
         flags = [f for f in option.flags if f.startswith("--")]
-        small = next((SIZE_OPTIONS[n] for f in flags if (n := _name(f)) in SIZE_OPTIONS), None)
+        small = next((table[n] for f in flags if (n := _name(f)) in table), None)
         if small is None:
             continue
-        out = _smaller(out, flags, small, option.default)
-    return out
+        smaller = _smaller(out, flags, small, option.default)
+        if smaller != out:
+            changed.append(f"{flags[0]} {small}")
+        out = smaller
+    return out, changed
+
+
+def shorter_step(
+    step: PrepareStep, text: str, counts: tuple[tuple[str, str, str | None], ...] = ()
+) -> tuple[PrepareStep, list[str]]:
+    """``step`` whose smoke argv passes the size options its script ``text`` declares at their
+    smallest (:data:`SHORTEST_SIZES`) and each iteration count of ``counts`` (flag, small
+    value, default) small, never larger than given; with the ``flag value`` pairs that
+    changed (none: ``step`` itself). Its scored argv is left as written."""
+    argv, changed = _sized(list(step.smoke_argv), text, SHORTEST_SIZES)
+    for flag, small, default in counts:
+        smaller = _smaller(argv, [flag], small, default)
+        if smaller != argv:
+            changed.append(f"{flag} {small}")
+        argv = smaller
+    if not changed:
+        return step, []
+    return step.model_copy(update={"smoke_argv": argv}), changed
 
 
 def _name(flag: str) -> str:

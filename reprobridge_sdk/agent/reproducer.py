@@ -38,8 +38,10 @@ evidence instead of an error:
 * **Short smoke scope.** A smoke run that ran past its budget (``timeout``, killed there) gets
   an iteration knob: an option the smoke launcher now passes small, or a patch (of the script,
   or of a repository module it imports that holds the training's length) that lets the
-  smoke launcher set the count through the environment. Gate: the shortened run ends within
-  the budget (B021, error, otherwise, and when there is no knob). When the code already names
+  smoke launcher set the count through the environment; the steps it runs first are
+  shortened so too (their smoke argv, and the guide's decision says what they now run).
+  Gate: the shortened run ends within the budget (B021, error, otherwise, and when there is
+  no knob). When the code already names
   a count of the work of at least ``LARGE_COUNT`` (``nb_epochs = 100000``, an option's
   default, a keyword), the smoke launcher is made short before its first run instead, with
   that count as the evidence: its run is the attempt and any other error it meets goes to
@@ -386,6 +388,9 @@ def _smoke_all(  # noqa: PLR0917 - the loop reproduce() had inline
                 if made is None:
                     break
                 current, pending = made
+                # the decisions say what the smoke launcher's steps run now
+                fresh = {d.id: d for d in (decision(s, current, tasks) for s in current.prepare)}
+                prepared[:] = [fresh.get(d.id, d) for d in prepared]
                 continue
             if raw is None or failure is None:
                 reason = (

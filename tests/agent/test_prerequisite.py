@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from build_fixtures import git, write_repo
+from build_fixtures import EPOCH_SECONDS, git, write_repo
 
 from reprobridge_sdk.agent.builder import build_environment, declared_requirements
 from reprobridge_sdk.agent.claims import load_claims
@@ -28,6 +28,7 @@ from reprobridge_sdk.agent.prerequisite import (
     compose,
     find_step,
     prerequisite_fix,
+    shorter_step,
     with_step_imports,
 )
 from reprobridge_sdk.agent.reproducer import reproduce, run_launcher
@@ -100,6 +101,7 @@ def _smoke(
     *,
     patches: bool = False,
     sandbox: bool = False,
+    timeout: float = 120,
 ) -> tuple[ReproducerRecord, Path]:
     code = base / "code"
     commit, date = checkout(str(repo), code)
@@ -121,7 +123,7 @@ def _smoke(
         python,
         inputs_digest=ZERO,
         record=record,
-        timeout=120,
+        timeout=timeout,
         sandbox=sandbox,
     )
     return result, code
@@ -372,6 +374,138 @@ def test_a_path_with_quotes_reaches_the_shell_line_quoted() -> None:
     assert compose(launcher)[0] == [
         "(cd 'my data' && FLAG='a b' python gen.py --name 'it'\"'\"'s') && python main.py"
     ]
+
+
+# ------------------------------------------------------------------ the step, shortened
+
+# A random-walk embedding step (DeepWalk's shape): its work is walks x length, one unit each.
+_WALK = f"""\
+import argparse, time
+parser = argparse.ArgumentParser()
+parser.add_argument("--number-walks", type=int, default=10)
+parser.add_argument("--walk-length", type=int, default=40)
+parser.add_argument("--output", required=True)
+args = parser.parse_args()
+for _ in range(args.number_walks * args.walk_length):
+    time.sleep({EPOCH_SECONDS})
+with open(args.output, "w") as handle:
+    handle.write("w" * args.number_walks)
+"""
+# The scoring script: quick, over shuffles (a repetition count its own knob shortens).
+_SCORE = """\
+import argparse
+from pathlib import Path
+parser = argparse.ArgumentParser()
+parser.add_argument("--num-shuffles", type=int, default=2)
+args = parser.parse_args()
+text = Path("data/x.txt").read_text()
+for _ in range(args.num_shuffles):
+    print("result: %d" % len(text))
+"""
+# A step whose training length is a constant of its code.
+_TRAIN_STEP = f"""\
+import time
+EPOCHS = 80
+for epoch in range(EPOCHS):
+    time.sleep({EPOCH_SECONDS})
+with open("x.txt", "w") as handle:
+    handle.write("trained")
+"""
+
+
+def test_a_step_of_the_smoke_run_past_its_budget_passes_its_sizes_at_their_smallest(
+    tmp_path: Path,
+) -> None:
+    """The step the smoke launcher runs first is the long part (two walks of 40: 20 s, over
+    a 10 s budget): the smoke-scope rule reaches it, one walk of 10, and the launcher's own
+    script one shuffle; the scored launcher runs the README's command as written."""
+    readme = "```\ncd data\npython walk.py --number-walks 80 --walk-length 40 --output x.txt\n```\n"
+    repo = _repo(tmp_path, {"main.py": _SCORE, "data/walk.py": _WALK, "README.md": readme})
+    result, _ = _smoke(tmp_path, repo, _claims(tmp_path), timeout=40 * EPOCH_SECONDS)
+    assert result.gate.passed, result.gate.findings
+    assert [a.exit_status for a in result.attempts] == [1, None, 0]
+    assert [(f.rule, f.kind, f.files) for f in result.fixes] == [
+        ("prerequisite", "convenience", []),
+        ("smoke-scope", "convenience", []),
+    ]
+    assert "--number-walks 1 --walk-length 10" in result.fixes[1].summary
+    by_scope = {item.scope: item for item in result.launchers}
+    smoke, scored = by_scope["smoke"], by_scope["scored"]
+    assert smoke.prepare[0].smoke_argv == [
+        "python", "walk.py", "--number-walks", "1", "--walk-length", "10", "--output", "x.txt",
+    ]  # fmt: skip
+    assert smoke.argv == ["python", "main.py", "--num-shuffles", "1"]
+    assert compose(scored) == (
+        [
+            "(cd data && python walk.py --number-walks 80 --walk-length 40 --output x.txt)"
+            " && python main.py"
+        ],
+        True,
+    )
+    assert scored.env == smoke.env
+    # the guide's decision names the step the smoke launcher runs now
+    [decided] = result.decisions
+    assert "--number-walks 1 --walk-length 10" in decided.resolution
+    assert "--number-walks 80 --walk-length 40" in decided.gap
+
+
+def test_a_steps_training_length_in_its_code_is_set_by_the_smoke_launchers_environment(
+    tmp_path: Path,
+) -> None:
+    """A step with no option: the constant of its loop reads an environment variable that
+    only the smoke launcher sets; the patch of the step's code is recorded."""
+    readme = "```\ncd data\npython train_step.py\n```\n"
+    repo = _repo(
+        tmp_path, {"main.py": _MAIN, "data/train_step.py": _TRAIN_STEP, "README.md": readme}
+    )
+    result, code = _smoke(
+        tmp_path, repo, _claims(tmp_path), patches=True, timeout=40 * EPOCH_SECONDS
+    )
+    assert result.gate.passed, result.gate.findings
+    assert [a.exit_status for a in result.attempts] == [1, None, 0]
+    fix = result.fixes[-1]
+    assert (fix.rule, fix.files, fix.change) == (
+        "smoke-scope",
+        ["data/train_step.py"],
+        "smoke-scope",
+    )
+    by_scope = {item.scope: item for item in result.launchers}
+    smoke, scored = by_scope["smoke"], by_scope["scored"]
+    assert smoke.env == {"MPLBACKEND": "Agg", "REPRO_EPOCHS": "1"}
+    assert "REPRO_EPOCHS" not in scored.env
+    assert scored.prepare[0].argv == smoke.prepare[0].smoke_argv == ["python", "train_step.py"]
+    assert "_repro_knob" in (code / "data/train_step.py").read_text("utf-8")
+    assert "_repro_knob" not in (code / "main.py").read_text("utf-8")
+
+
+@pytest.mark.parametrize(
+    ("argv", "text", "smoke_argv"),
+    [
+        # a value the README gives that is smaller already stays, in either spelling
+        (
+            ["python", "walk.py", "--walk-length=5"],
+            _WALK,
+            ["python", "walk.py", "--walk-length=5", "--number-walks", "1"],
+        ),
+        (["python", "walk.py", "--number-walks", "1", "--walk-length", "3"], _WALK, None),
+        # a script without such options, or one that does not parse: the step as it was
+        (["python", "walk.py", "--number-walks", "9"], "print('no parser')\n", None),
+        (["python", "walk.py", "--number-walks", "9"], "print 'python 2'\n", None),
+    ],
+)
+def test_a_shorter_step_never_passes_a_larger_value(
+    argv: list[str], text: str, smoke_argv: list[str] | None
+) -> None:
+    step = PrepareStep(
+        argv=argv, smoke_argv=argv, workdir=".", script="walk.py", source="README.md",
+        produces="x.txt",
+    )  # fmt: skip
+    shorter, changed = shorter_step(step, text)
+    assert shorter.argv == argv  # the scored launcher's step is never touched
+    if smoke_argv is None:
+        assert (shorter, changed) == (step, [])
+    else:
+        assert shorter.smoke_argv == smoke_argv and changed
 
 
 # ------------------------------------------------------------------ console scripts
