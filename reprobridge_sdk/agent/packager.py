@@ -11,7 +11,11 @@ Two steps, at two moments of the build:
 * :func:`finalize` (after the Distiller) adds the guide records (ambiguities, pitfalls,
   discrepancies; the change record is already written by ``code record``), renders the guide,
   writes the README section and validates with ``--strict``. Gate: no finding at all
-  (B011 for each error or warning).
+  (B011 for each error or warning). The README names only commands that do what they say:
+  a scored launcher that never ends on its own (its claims un-planned by the Reproducer,
+  B061) is not in a plain ``--scope scored`` run (which would run until its timeout); it is
+  named alone with its timeout, with why and how a reader reads what it reached, and the
+  other scored launchers by name.
 
 Task fields the claims file does not give are filled with what the build knows, never with
 placeholders: ``dataset`` is ``hints.dataset`` or the data the Intake found for the script,
@@ -194,14 +198,58 @@ This artifact was built by `reprobridge build` from {source} at commit `{commit}
 ```sh
 reprobridge validate --strict .
 reprobridge env create .           # the environment from {lock}
-{smoke}reprobridge run . --scope scored   # the runs whose values are compared with the paper
-reprobridge audit .                # judged against the reference observations
+{runs}reprobridge audit .                # judged against the reference observations
 ```
-
+{endless}
 | Task | Published | References (mean) | Reproduced |
 |---|---|---|---|
 {rows}
 """
+_COMPARED = "# the runs whose values are compared with the paper"
+
+
+def _endless(plan: PlanRecord, manifest: Manifest) -> dict[str, str]:
+    """The scored launchers that never end on their own, with why: those of the claims the
+    Reproducer un-planned (B061), which keep their scored launcher (a claim the Planner left
+    unplanned has none)."""
+    ids = {launcher.id for launcher in manifest.launchers if launcher.scope == "scored"}
+    return {
+        claim.scored: claim.reason or "its run never ends on its own"
+        for claim in plan.claims
+        if claim.status == "unplanned" and claim.scored in ids
+    }
+
+
+def _run_commands(manifest: Manifest, endless: dict[str, str]) -> tuple[str, str]:
+    """The README's run lines and, for launchers that never end on their own, what a reader
+    does instead: the plain scored run would run until its timeout, so each is named alone,
+    with its timeout, and the others by name."""
+    lines = []
+    if any(launcher.scope == "smoke" for launcher in manifest.launchers):
+        lines.append("reprobridge run . --scope smoke    # a short check that everything works")
+    scored = [launcher for launcher in manifest.launchers if launcher.scope == "scored"]
+    if not endless:
+        return "\n".join([*lines, f"reprobridge run . --scope scored   {_COMPARED}", ""]), ""
+    ended = [launcher.id for launcher in scored if launcher.id not in endless]
+    if ended:
+        lines.append(f"reprobridge run . {' '.join(ended)}   {_COMPARED}")
+    notes = []
+    for launcher in (item for item in scored if item.id in endless):
+        stop = f" --timeout {launcher.timeout:g}" if launcher.timeout is not None else ""
+        lines.append(f"reprobridge run . {launcher.id}{stop}   # never ends on its own: see below")
+        until = (
+            f"it is stopped after its timeout of {launcher.timeout:g} s (give another with "
+            "`--timeout`) or by Ctrl-C"
+            if launcher.timeout is not None
+            else "it runs until it is stopped by Ctrl-C"
+        )
+        notes.append(
+            f"About `{launcher.id}`: {endless[launcher.id]}. When run, "
+            f"{until}; what it printed until then is in the log.txt of its run directory, "
+            "where the last value printed is the one it reached. The build took no reference "
+            "observations from it, so the audit finds its tasks inconclusive (not measured)."
+        )
+    return "\n".join([*lines, ""]), "".join(f"\n{note}\n" for note in notes)
 
 
 def _code_sentence(root: Path, guide: str, changes: int) -> str:
@@ -247,6 +295,7 @@ def finalize(
         text = text.split(README_MARKER, 1)[0].rstrip() + "\n\n"
     guide_path = PurePosixPath(manifest.guide.path).as_posix()
     lock = manifest.environment.lock
+    runs, endless = _run_commands(manifest, _endless(plan, manifest))
     section = _README_TEXT.format(
         marker=README_MARKER,
         source=manifest.codebase.upstream.repository,
@@ -254,9 +303,8 @@ def finalize(
         code=_code_sentence(art.root, guide_path, len(manifest.guide.changes)),
         lock=lock.path if lock is not None else "the environment part of rra.yaml",
         # no smoke launcher when the only script never ends on its own (B061)
-        smoke="reprobridge run . --scope smoke    # a short check that everything works\n"
-        if any(launcher.scope == "smoke" for launcher in manifest.launchers)
-        else "",
+        runs=runs,
+        endless=endless,
         rows="\n".join(f"| {a} | {b} | {c} | {d} |" for a, b, c, d in rows) or "| - | - | - | - |",
     )
     atomic_write_text(readme, text + section)

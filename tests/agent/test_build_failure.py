@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 from build_fixtures import _COMMON, _SEEDED, Fixture, write_repo
+from generated_docs import problems
 
 from reprobridge_sdk.api import load
 from reprobridge_sdk.model.build import BuildReport, ReviewRecord
@@ -183,7 +184,10 @@ def test_a_script_that_never_ends_yields_a_valid_artifact_with_its_claim_not_run
     assert task.reference.not_measured == summary.reason
     [discrepancy] = art.manifest.guide.discrepancies
     assert discrepancy.tasks == ["accuracy"] and loop in discrepancy.code
-    assert "--scope smoke" not in (out / "README.md").read_text("utf-8")
+    readme = (out / "README.md").read_text("utf-8")
+    assert "--scope smoke" not in readme and "--scope scored" not in readme
+    assert "reprobridge run . train-scored --timeout" in readme and loop in readme
+    assert problems(out) == []  # every command it names exists, every path is there
     guide = (out / art.manifest.guide.path).read_text("utf-8")
     assert loop in guide and "stopped at its budget after" in guide
     review = ReviewRecord.model_validate_json((out / ".rra-build/reviewer.json").read_text())

@@ -22,7 +22,7 @@ from reprobridge_sdk.agent.distiller import reached_by_all, stable_lines
 from reprobridge_sdk.agent.packager import README_MARKER, finalize
 from reprobridge_sdk.api import load
 from reprobridge_sdk.model import Landmark
-from reprobridge_sdk.model.build import Gate, PlanRecord
+from reprobridge_sdk.model.build import ClaimPlan, Gate, PlanRecord
 from reprobridge_sdk.validation import validate
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "digits-logreg"
@@ -169,6 +169,66 @@ def test_the_docs_check_catches_a_missing_command_and_folder(artifact: Path) -> 
         ("command", "reprobridge env build"),
         ("path", "patches/"),
     ]
+
+
+def _endless_plan(launcher: str) -> PlanRecord:
+    """A plan whose claim the Reproducer un-planned: its scored launcher never ends (B061)."""
+    reason = (
+        "train.py never ends on its own: its loop 'while True:' at train.py:6 has no break, "
+        "return, raise or exit, and its smoke run was stopped at its budget after 3 s (B061)"
+    )
+    endless = ClaimPlan(
+        claim="logreg-accuracy", status="unplanned", basis="none", scored=launcher, reason=reason
+    )
+    return PlanRecord(inputs_digest=ZERO, seconds=0, gate=Gate(passed=True), claims=[endless])
+
+
+def _run_lines(artifact: Path) -> list[str]:
+    section = (artifact / "README.md").read_text("utf-8").split(README_MARKER, 1)[1]
+    return [line for line in section.splitlines() if line.startswith("reprobridge run")]
+
+
+def test_a_launcher_that_never_ends_is_not_named_in_a_plain_scored_run(artifact: Path) -> None:
+    """Hostile: the scored run of a script that never ends on its own would run to its
+    timeout. The README runs the other scored launchers by name, and names the endless one
+    with its timeout and what a reader does: stop it and read the last value of its log."""
+    art = load(artifact)
+    scored = next(item for item in art.manifest.launchers if item.id == "scored")
+    art.manifest.launchers.append(scored.model_copy(update={"id": "train-scored"}))
+    art.save()
+    finalize(load(artifact), _endless_plan("train-scored"), [], [("a", "1", "-", "-")])
+    lines = _run_lines(artifact)
+    assert not any("--scope scored" in line for line in lines)
+    assert [line.split("#")[0].split() for line in lines] == [
+        ["reprobridge", "run", ".", "--scope", "smoke"],
+        ["reprobridge", "run", ".", "scored"],
+        ["reprobridge", "run", ".", "train-scored", "--timeout", "600"],
+    ]
+    section = (artifact / "README.md").read_text("utf-8").split(README_MARKER, 1)[1]
+    assert "About `train-scored`: train.py never ends on its own" in section
+    assert "train.py:6" in section
+    assert "log.txt" in section
+    assert problems(artifact, guide=False) == []
+    # every command the README names parses as the CLI reads it
+    for line in lines:
+        words = line.split("#")[0].split()[1:]
+        done = subprocess.run(
+            [sys.executable, "-m", "reprobridge_sdk", *words, "--dry-run"],
+            cwd=artifact,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        assert done.returncode != 2, done.stderr  # a usage error is a command that is not true
+
+
+def test_an_only_launcher_that_never_ends_has_no_plain_scored_run(artifact: Path) -> None:
+    finalize(load(artifact), _endless_plan("scored"), [], [("a", "1", "-", "-")])
+    assert [line.split("#")[0].split()[3:] for line in _run_lines(artifact)] == [
+        ["--scope", "smoke"],
+        ["scored", "--timeout", "600"],
+    ]
+    assert problems(artifact, guide=False) == []
 
 
 # ------------------------------------------------------------------------------ same seed
