@@ -524,17 +524,16 @@ def over_budget(
     """A smoke run past its budget that no knob made short: B021 (the phase stops), or, when
     the script never ends on its own (:func:`~reprobridge_sdk.agent._endless.endless_loop`),
     its claims un-planned with what was seen (B061, a warning) and the build goes on."""
-    try:
-        text = (state.code_dir / current.script).read_text("utf-8")
-    except (OSError, UnicodeDecodeError):
-        text = ""
-    loop = endless_loop(text)
+    module = bool({"-m", "-c"} & set(current.argv[:3]))
+    reached = closure(state.code_dir, current.script, workdir=current.workdir, module=module)
+    loop = endless_loop(_read(state, current.script), state.code_dir, reached)
     if loop is None:  # hanging is not an endless loop: the agent claims only what it saw
         state.findings.append(b021)
         return
+    place = f"{loop.file or current.script}:{loop.line}"
     seen = (
         f"{current.script} never ends on its own: its loop '{loop.header}' at "
-        f"{current.script}:{loop.line} has no break, return, raise or exit, and its smoke "
+        f"{place} has no break, return, raise or exit, and its smoke "
         f"run was stopped at its budget after {outcome.seconds:.0f} s"
     )
     state.findings.append(
@@ -542,7 +541,7 @@ def over_budget(
             "B061",
             f"smoke launcher {current.id!r}: {seen}; not run: {', '.join(tasks)}",
             hint=f"add an iteration count or an exit condition to the loop at "
-            f"{current.script}:{loop.line}, record it with 'reprobridge code record --kind "
+            f"{place}, record it with 'reprobridge code record --kind "
             "execution-fix --why ...', then 'reprobridge build --resume'",
         )
     )

@@ -108,6 +108,10 @@ class Closure:
     #: import x``, where ``models/`` is at the root): the checkout's folder name, not a
     #: distribution (see :func:`reprobridge_sdk.agent.fixes` ``self-import``).
     self_named: list[str] = field(default_factory=list)
+    #: By reached file, the names its imports bind to the repository's own modules: a name
+    #: to the module file and, for ``from m import name`` of what ``m`` defines, that name
+    #: (None: the name is the module itself). Files read as Python 2 text bind none.
+    bound: dict[str, dict[str, tuple[str, str | None]]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -117,6 +121,8 @@ class _Import:
     optional: str | None
     #: Repository scripts started as commands (see :func:`_launched_scripts`), not a module.
     launched: tuple[str, ...] = ()
+    #: The names it binds: (name, dotted name from its level), ``import a.b`` binding ``a``.
+    binds: tuple[tuple[str, str], ...] = ()
 
 
 def _catches_import_error(node: ast.Try) -> bool:
@@ -148,15 +154,24 @@ def _imports(tree: ast.Module, *, entry: bool) -> Iterator[_Import]:
             if isinstance(node, ast.Import):
                 for alias in node.names:
                     parts = alias.name.split(".")
+                    bind = (alias.asname, alias.name) if alias.asname else (parts[0], parts[0])
                     yield _Import(
-                        tuple(".".join(parts[: i + 1]) for i in range(len(parts))), 0, why
+                        tuple(".".join(parts[: i + 1]) for i in range(len(parts))),
+                        0,
+                        why,
+                        binds=(bind,),
                     )
             elif isinstance(node, ast.ImportFrom):
                 base = node.module or ""
                 parts = base.split(".") if base else []
                 names = [".".join(parts[: i + 1]) for i in range(len(parts))]
                 subs = [f"{base}.{a.name}" if base else a.name for a in node.names if a.name != "*"]
-                yield _Import((*names, *subs), node.level, why)
+                binds = tuple(
+                    (a.asname or a.name, f"{base}.{a.name}" if base else a.name)
+                    for a in node.names
+                    if a.name != "*"
+                )
+                yield _Import((*names, *subs), node.level, why, binds=binds)
             elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 yield from visit(node.body, why or f"in function {node.name}()")
             elif isinstance(node, ast.Try):
@@ -391,6 +406,11 @@ def closure(root: Path, script: str, *, workdir: str = ".", module: bool = False
             targets = list(item.launched) or _resolve(
                 repo, file, item, search=search, fallbacks=fallbacks, result=result
             )
+            for name, dotted in item.binds if targets else ():
+                where = _Where(repo, file, item.level, search, fallbacks, result)
+                binding = _bound(where, dotted)
+                if binding is not None:
+                    result.bound.setdefault(file, {})[name] = binding
             if targets is None:
                 top = item.names[0].split(".")[0] if item.names else ""
                 if item.level or not top or top in _STDLIB or not top.isidentifier():
@@ -479,6 +499,53 @@ def _resolve(
         if sibling[0] is not None:
             return [f for found in sibling if found for f in found]
     return _self_import(repo, item, result)
+
+
+@dataclass(frozen=True)
+class _Where:
+    """Where an import of ``file`` at ``level`` is resolved from (:func:`_resolve`'s inputs)."""
+
+    repo: _Repo
+    file: str
+    level: int
+    search: list[str]
+    fallbacks: list[str]
+    result: Closure
+
+
+def _bound(where: _Where, dotted: str) -> tuple[str, str | None] | None:
+    """What a name an import binds to ``dotted`` is in the repository: the module file and
+    None (``dotted`` is a module), or the file of the module that defines it and its name
+    (``from m import name``); None when it is no module of the repository."""
+    module = _module_file(where, dotted)
+    if module is not None:
+        return module, None
+    parent, _, name = dotted.rpartition(".")
+    if not parent and not where.level:
+        return None
+    owner = _module_file(where, parent)
+    return (owner, name) if owner is not None else None
+
+
+def _module_file(where: _Where, dotted: str) -> str | None:
+    """The file of the repository's module ``dotted`` (its ``__init__.py`` for a package;
+    ``""`` at a level: the importing file's package), or None."""
+    item = _Import((dotted,) if dotted else (), where.level, None)
+    files = _resolve(
+        where.repo,
+        where.file,
+        item,
+        search=where.search,
+        fallbacks=where.fallbacks,
+        result=where.result,
+    )
+    if not files:
+        return None
+    last = files[-1]
+    stem = posixpath.splitext(last)[0]
+    tail = dotted.replace(".", "/")
+    ends = {tail, f"{tail}/__init__"} if tail else {"__init__"}
+    return last if any(stem == end or stem.endswith(f"/{end}") for end in ends) else None
 
 
 def _self_import(repo: _Repo, item: _Import, result: Closure) -> list[str] | None:

@@ -416,6 +416,33 @@ def test_a_script_that_never_ends_on_its_own_has_its_claims_unplanned_b061(
     assert [item.id for item in result.launchers] == ["train-scored"]
 
 
+def test_an_endless_loop_in_a_module_the_script_calls_is_b061_at_its_place(
+    tmp_path: Path, fixture_python: Path
+) -> None:
+    """The training loop is a method of a class another module of the repository defines:
+    the B061 finding and the claim's reason name the loop in that module."""
+    files = {
+        "train.py": "from models.trainer import Trainer\n\n"
+        "if __name__ == '__main__':\n    t = Trainer()\n    t.train()\n",
+        "models/__init__.py": "",
+        "models/trainer.py": "class Trainer:\n    def train(self):\n        step = 0\n"
+        "        while True:\n            step += 1\n"
+        "            print('step %d accuracy 0.71' % step, flush=True)\n",
+    }
+    fixture = Fixture("loops", files, _ACCURACY, ("runs until it is stopped",))
+    repo, claims_file = write_repo(tmp_path / "raw", fixture)
+    result, _, recorded = _reproduce(
+        lambda _name: (repo, claims_file), tmp_path, fixture_python, "loops", timeout=2.0
+    )
+    assert result.gate.passed, result.gate.findings
+    assert recorded == [] and result.fixes == []
+    [b061] = result.gate.findings
+    assert b061.code == "B061" and "models/trainer.py:4" in b061.message
+    assert b061.hint is not None and "models/trainer.py:4" in b061.hint
+    [claim] = result.replanned
+    assert claim.reason is not None and "models/trainer.py:4" in claim.reason
+
+
 @pytest.mark.parametrize(
     "script",
     [
