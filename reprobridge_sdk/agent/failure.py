@@ -17,6 +17,13 @@ Rules:
   A failure in the code is fixed in ``code/`` of the artifact and recorded with ``reprobridge
   code record``; every failure ends with ``reprobridge build ... --resume``, which keeps the
   recorded changes and continues from the phase that failed.
+* A smoke run that missed a file (``FileNotFoundError``) while a README at the root of the
+  code unpacks an archive the code does not hold (``unzip dataset.zip``, ``tar xzf
+  data.tar.gz``: a plain relative name inside the repository) is missing that archive, not a
+  fix of the script: the first step is ``add <path>`` (the archive, to add to ``code/`` and
+  unpack there as the README says), naming the README's step and the file the run missed.
+  The archive is one whose name (``dataset`` of ``dataset.zip``) is a folder or file name of
+  the missed path: an archive of another name says nothing of the file the run missed.
 """
 
 from __future__ import annotations
@@ -71,6 +78,16 @@ _BY_PHASE: Mapping[PhaseName, FailureClass] = {
 
 _SIGNATURE = re.compile(r"^(?P<type>[\w.]+): (?P<message>.*) @ (?P<file>.+?):(?P<line>\d+|None)$")
 _MISSING = re.compile(r"No module named '(?P<module>[\w.]+)'")
+_NO_FILE = re.compile(r"No such file or directory: '(?P<path>[^']+)'")
+#: A README line that unpacks an archive: ``unzip [-q] a.zip``, ``tar -xzf a.tar.gz``.
+_UNPACK = re.compile(
+    r"^[ \t$>]*(?P<line>(?:unzip(?:[ \t]+-\w+)*|tar[ \t]+-?[a-zA-Z]*x[a-zA-Z]*|gunzip|7z[ \t]+x)"
+    r"[ \t]+(?P<archive>[\w.][\w./-]*\.(?:zip|tar\.gz|tgz|tar\.bz2|tar\.xz|tar|gz|7z)))[ \t]*$",
+    re.M,
+)
+_ARCHIVE_SUFFIX = re.compile(r"\.(?:zip|tar\.gz|tgz|tar\.bz2|tar\.xz|tar|gz|7z)$")
+#: Characters of a README read for its unpack steps, at most.
+_README_CHARS = 200_000
 
 
 def _q(text: str | Path) -> str:
@@ -129,6 +146,32 @@ def _own_package(error: tuple[str, str, str | None, int | None] | None, code: Pa
     )
 
 
+def _missing_archive(
+    error: tuple[str, str, str | None, int | None] | None, code: Path
+) -> tuple[str, str, str, str] | None:
+    """(README, its unpack line, the archive, the missed path) when the smoke run missed a
+    file and a README of ``code`` unpacks an archive ``code`` does not hold (see the rules)."""
+    if error is None or error[0] != "FileNotFoundError" or not code.is_dir():
+        return None
+    missed = _NO_FILE.search(error[1])
+    if missed is None:
+        return None
+    parts = set(Path(missed["path"]).parts)
+    found = []
+    for readme in sorted(code.glob("README*")):
+        try:
+            text = readme.read_text("utf-8", "replace")[:_README_CHARS]
+        except OSError:
+            continue
+        for match in _UNPACK.finditer(text):
+            archive = match["archive"]
+            if ".." in Path(archive).parts or (code / archive).exists():
+                continue
+            found.append((readme.name, match["line"], archive, missed["path"]))
+    related = [f for f in found if _ARCHIVE_SUFFIX.sub("", Path(f[2]).name) in parts]
+    return related[0] if related else None
+
+
 def _tried(record: PhaseRecord | None) -> list[str]:
     lines: list[str] = []
     if isinstance(record, BuilderRecord):
@@ -176,6 +219,7 @@ def failure_report(
         limit = max_minutes * 2
     resume = _resume_command(source, claims, out, options, max_minutes=limit)
     steps: list[str]
+    archive = _missing_archive(error, out / "code") if kind == "run-fails" else None
     if kind in {"run-fails", "own-package-missing"} and (out / "code").is_dir():
         target = error[2] if error is not None and error[2] else "code/"
         why = (
@@ -183,6 +227,14 @@ def failure_report(
             if error is not None
             else "The smoke run failed"
         )
+        first = f"edit {_q(out / target)}"
+        if archive is not None:
+            readme, line, name, missed = archive
+            first = (
+                f"add {_q(out / 'code' / name)} and unpack it there as {readme} says "
+                f"({line}): the smoke run reads {missed}, and the repository does not hold {name}"
+            )
+            why = f"{readme} unpacks {name} ({line}), which the repository does not hold: {why}"
         record_cmd = " ".join(
             _q(a)
             for a in (
@@ -197,7 +249,7 @@ def failure_report(
                 why,
             )
         )
-        steps = [f"edit {_q(out / target)}", record_cmd, resume]
+        steps = [first, record_cmd, resume]
     elif kind == "recorded-change-fails":
         steps = [
             f"reprobridge code status --artifact {_q(out)}",

@@ -379,8 +379,9 @@ class FailureReport(_Record):
         description="What the phase tried, from its record: runs, fixes, resolver steps.",
     )
     unblock: list[str] = Field(
-        description="The steps that would unblock the build, in order: 'edit <path>' or a "
-        "'reprobridge ...' command line (POSIX shell quoting)."
+        description="The steps that would unblock the build, in order: 'edit <path>', "
+        "'add <path> ...' (a file to add, and what to do with it) or a 'reprobridge ...' "
+        "command line (POSIX shell quoting)."
     )
 
 

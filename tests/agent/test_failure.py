@@ -103,6 +103,72 @@ def test_a_missing_module_of_the_repository_is_own_package_missing(tmp_path: Pat
     assert _report("reproducer", "B007", out, other).failure_class == "run-fails"
 
 
+_MUTAG = (
+    "FileNotFoundError: [Errno 2] No such file or directory: 'dataset/MUTAG/MUTAG.txt' @ util.py:39"
+)
+
+
+def _gin(tmp_path: Path, readme: str, files: tuple[str, ...] = ()) -> list[str]:
+    """The steps of a build whose smoke run misses a file (GIN's shape): its README says to
+    unpack an archive first."""
+    out = tmp_path / "out"
+    (out / "code").mkdir(parents=True)
+    (out / "code/README.md").write_text(readme, "utf-8")
+    for rel in files:
+        (out / "code" / rel).write_text("", "utf-8")
+    return _report("reproducer", "B007", out, _repro(_MUTAG, out)).unblock
+
+
+def test_an_archive_the_readme_unpacks_and_the_repository_lacks_is_the_step_to_take(
+    tmp_path: Path,
+) -> None:
+    """GIN: the README says ``unzip dataset.zip`` and the snapshot has no dataset.zip; the
+    report says to add it and unpack it, names the README's step and the missing file, and
+    then resumes, instead of editing the script that opened the file."""
+    add, record, resume = _gin(
+        tmp_path, "## Test run\nUnzip the dataset file\n```\nunzip dataset.zip\n```\n"
+    )
+    code = tmp_path / "out/code"
+    assert add.startswith(f"add {code / 'dataset.zip'} ")
+    assert "README.md" in add and "unzip dataset.zip" in add and "dataset/MUTAG/MUTAG.txt" in add
+    words = shlex.split(record)
+    assert words[:3] == ["reprobridge", "code", "record"]
+    why = words[words.index("--why") + 1]
+    assert "unzip dataset.zip" in why and "dataset/MUTAG/MUTAG.txt" in why
+    assert shlex.split(resume)[:2] == ["reprobridge", "build"] and resume.endswith("--resume")
+
+
+@pytest.mark.parametrize(
+    ("readme", "files"),
+    [
+        # the archive is there: the code is what to look at
+        ("```\nunzip dataset.zip\n```\n", ("dataset.zip",)),
+        # an archive outside the repository, or one a shell would expand, is not named
+        (
+            "```\nunzip ../../dataset.zip\nunzip /tmp/dataset.zip\nunzip $HOME/dataset.zip\n```\n",
+            (),
+        ),
+        # an archive whose name has nothing to do with the missing file, alone or among several
+        ("```\nunzip models.zip\n```\n", ()),
+        ("```\nunzip models.zip\ntar xzf logs.tar.gz\n```\n", ()),
+        # no step that unpacks anything
+        ("```\npython main.py\n```\n", ()),
+    ],
+    ids=[
+        "archive-present",
+        "outside-or-expanded",
+        "unrelated-archive",
+        "unrelated-archives",
+        "no-unpack-step",
+    ],
+)
+def test_without_a_missing_archive_the_step_is_to_edit_the_code(
+    tmp_path: Path, readme: str, files: tuple[str, ...]
+) -> None:
+    edit, _, _ = _gin(tmp_path, readme, files)
+    assert edit == f"edit {tmp_path / 'out/code/util.py'}"
+
+
 def test_hostile_text_in_the_error_and_the_paths_is_quoted_not_run(tmp_path: Path) -> None:
     out = tmp_path / "o u;t"
     (out / "code").mkdir(parents=True)
@@ -178,7 +244,7 @@ def test_every_command_a_report_names_exists(tmp_path: Path) -> None:
     for code in sorted(set(CLASSES)):
         phase: PhaseName = "reproducer" if code in {"B007", "B040"} else "builder"
         for step in _report(phase, code, out, max_minutes=1).unblock:
-            if not step.startswith("edit "):
+            if not step.startswith(("edit ", "add ")):
                 words = shlex.split(step)
                 assert words[0] == "reprobridge", step
                 commands.add(tuple(w for w in words[1:3] if not w.startswith(("/", "-"))))
