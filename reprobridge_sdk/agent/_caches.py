@@ -14,6 +14,12 @@ the build pays, the others reuse. The table :data:`CACHES` names each tool's var
   (PyTorch's C++ extensions built on load), ``MPLCONFIGDIR`` (matplotlib's font cache):
   set unless the launcher sets it.
 
+A Theano-style compile directory keeps a ``lock_dir`` while a process compiles; a run the
+build killed (a smoke run at its budget) leaves it behind, owned by a process id that the
+next sandbox reuses, so the next run waits out Theano's lock timeout (two minutes per module).
+:func:`cache_env` is called before each of the build's runs that share the caches, which go
+one at a time, so it removes those locks: none can be held.
+
 Only caches a tool keeps by default move: none is switched on, so a run computes what it
 computed before, and every tool keys its entries by the code and the interpreter that made
 them. The folder belongs to one build (its output directory's state): runs of one build
@@ -23,6 +29,7 @@ it.
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -68,5 +75,19 @@ def cache_env(caches: Path, given: Mapping[str, str]) -> dict[str, str]:
             continue  # the launcher's own folder, or one the flag list cannot hold
         else:
             env[variable] = f"base_compiledir={place}" + (f",{own}" if own else "")
+            _unlock(place)
         place.mkdir(parents=True, exist_ok=True)
     return env
+
+
+def _unlock(place: Path) -> None:
+    """Remove the compile locks a killed run left in ``place``'s compile directories; a
+    link (a run may have written one) is never followed."""
+    if not place.is_dir() or place.is_symlink():
+        return
+    for compiledir in place.iterdir():
+        lock = compiledir / "lock_dir"
+        if compiledir.is_symlink() or not compiledir.is_dir() or lock.is_symlink():
+            continue
+        if lock.is_dir():
+            shutil.rmtree(lock, ignore_errors=True)

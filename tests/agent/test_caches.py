@@ -55,6 +55,38 @@ def test_a_cache_path_a_flag_list_cannot_hold_moves_no_flag_list_cache(tmp_path:
     assert env["NUMBA_CACHE_DIR"] == str((tmp_path / "a,b" / "numba").absolute())
 
 
+def test_a_compile_lock_a_killed_run_left_is_removed_before_the_next_run(
+    tmp_path: Path,
+) -> None:
+    """Theano keeps ``lock_dir`` while it compiles; a smoke run killed at its budget leaves
+    it, owned by a process id the next sandbox reuses, and the next run waited two minutes a
+    module. The compiled modules stay."""
+    compiledir = tmp_path / "theano" / "compiledir_Linux-x86_64-3.6"
+    (compiledir / "lock_dir").mkdir(parents=True)
+    (compiledir / "lock_dir" / "lock").write_text("pid 2\n")
+    (compiledir / "mod.so").write_bytes(b"compiled")
+    cache_env(tmp_path, {})
+    assert not (compiledir / "lock_dir").exists()
+    assert (compiledir / "mod.so").read_bytes() == b"compiled"
+
+
+def test_a_link_a_run_wrote_in_the_caches_is_not_followed(tmp_path: Path) -> None:
+    """A run may write links in the caches: a linked compile directory or lock pointing
+    outside them is left alone, and what it points at is untouched."""
+    outside = tmp_path / "outside"
+    (outside / "lock_dir").mkdir(parents=True)
+    (outside / "lock_dir" / "keep").write_text("mine")
+    theano = tmp_path / "caches" / "theano"
+    theano.mkdir(parents=True)
+    (theano / "compiledir_linked").symlink_to(outside)
+    (theano / "compiledir_real").mkdir()
+    (theano / "compiledir_real" / "lock_dir").symlink_to(outside / "lock_dir")
+    (theano / "a_file").write_text("x")
+    cache_env(tmp_path / "caches", {})
+    assert (outside / "lock_dir" / "keep").read_text() == "mine"
+    assert (theano / "compiledir_real" / "lock_dir").is_symlink()
+
+
 _SCRIPT = """\
 import os, sys
 import matplotlib
