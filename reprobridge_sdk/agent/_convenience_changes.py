@@ -291,6 +291,15 @@ class _Short:
         for rel, old_text in self.originals.items():
             (state.code_dir / rel).write_text(old_text, "utf-8")
 
+    def try_out(self, state: _Phase) -> RunOutcome:
+        """Write the change and run the trial launcher; undone when the build's time ends."""
+        self.write(state)
+        try:
+            return state.run(self.trial)
+        except OutOfTime:
+            self.undo(state)
+            raise
+
 
 def _shorter_steps(
     state: _Phase, current: LauncherPlan, files: dict[str, str], env: dict[str, str]
@@ -409,12 +418,7 @@ def shorten_upfront(
         return None
     where = f"{knob.file or current.script}:{knob.line}" if knob.line else current.script
     reason = f"{knob.name} is {count} in the code ({where})"
-    short.write(state)
-    try:
-        outcome = state.run(short.trial)
-    except OutOfTime:
-        short.undo(state)
-        raise
+    outcome = short.try_out(state)
     fix = _fix(
         current,
         short,
@@ -475,12 +479,7 @@ def _shorten(
             ),
         )
         return None
-    short.write(state)
-    try:
-        again = state.run(short.trial)
-    except OutOfTime:
-        short.undo(state)
-        raise
+    again = short.try_out(state)
     fix = _fix(
         current,
         short,
