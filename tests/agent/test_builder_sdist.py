@@ -23,7 +23,7 @@ import pytest
 
 from reprobridge_sdk.agent.builder import build_environment, relaxation_decision
 from reprobridge_sdk.agent.sdists import failed_builds, read_needs
-from reprobridge_sdk.env.lock import lock_artifact
+from reprobridge_sdk.env import lock_artifact
 from reprobridge_sdk.errors import UsageError
 from reprobridge_sdk.model.build import Gate, ImportUse, IntakeRecord, PythonEra
 
