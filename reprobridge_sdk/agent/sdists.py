@@ -106,6 +106,8 @@ class _Links(HTMLParser):
 
 
 def _fetch(url: str, limit: int) -> bytes:
+    if urllib.parse.urlsplit(url).scheme not in {"http", "https"}:
+        raise OSError(f"{url} is not an http(s) URL")  # an index page may link anywhere
     request = urllib.request.Request(url, headers={"Accept": "text/html"})  # noqa: S310
     with urllib.request.urlopen(request, timeout=_TIMEOUT) as response:  # noqa: S310 - http(s) index
         data: bytes = response.read(limit + 1)

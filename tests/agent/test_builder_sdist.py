@@ -368,6 +368,20 @@ def test_the_sdist_is_read_from_the_index_and_a_hostile_one_gives_nothing(
         assert silent == []
 
 
+def test_an_index_page_linking_outside_http_is_not_followed(tmp_path: Path) -> None:
+    """An index page is a stranger's: a link to a ``file:`` URL (a file on the building
+    machine) is not read, so nothing is learnt from it."""
+    from reprobridge_sdk.agent.sdists import build_needs
+
+    files = {"setup.py": "import numpy\nfrom setuptools import setup\nsetup()\n"}
+    local = _sdist(tmp_path / "made", "oldpkg", "0.3", files)
+    page = tmp_path / "index" / "simple" / "oldpkg"
+    page.mkdir(parents=True)
+    (page / "index.html").write_text(f'<a href="{local.as_uri()}">oldpkg-0.3.tar.gz</a>')
+    with serve_index(tmp_path / "index") as url:
+        assert build_needs("Failed to build `oldpkg==0.3`", url) == []
+
+
 @pytest.mark.parametrize(
     ("output", "line"),
     [
