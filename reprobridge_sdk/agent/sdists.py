@@ -290,18 +290,25 @@ def build_needs(error: str, index: str) -> list[BuildNeeds]:
     return found
 
 
+_ASK_CC = "import sysconfig; print(sysconfig.get_config_var('CC') or '')"
+
+
 def compiler(python: str | os.PathLike[str]) -> str | None:
     """The C compiler a build with interpreter ``python`` would call (``$CC``, else the one
     the interpreter was built with), when it is here; None when it is not."""
     configured = os.environ.get("CC", "").strip()
     if not configured:
-        proc = subprocess.run(
-            [str(python), "-c", "import sysconfig; print(sysconfig.get_config_var('CC') or '')"],
-            capture_output=True,
-            text=True,
-            check=False,
-            timeout=60,
-        )
-        configured = proc.stdout.strip() or "cc"
+        try:
+            proc = subprocess.run(
+                [str(python), "-c", _ASK_CC],
+                capture_output=True,
+                text=True,
+                check=False,
+                timeout=60,
+            )
+            configured = proc.stdout.strip()
+        except (OSError, subprocess.TimeoutExpired):  # as version_of: the interpreter did not run
+            configured = ""
+        configured = configured or "cc"
     command = configured.split()[0]
     return shutil.which(command)
