@@ -378,12 +378,26 @@ def _fix(current: LauncherPlan, short: _Short, evidence: str) -> Fix:
 
 
 def _keep(
-    state: _Phase, current: LauncherPlan, short: _Short, fix: Fix, *, error: str, tasks: list[str]
-) -> None:
-    """Record a short scope whose run ended within the budget; the smoke launcher is short."""
+    state: _Phase,
+    current: LauncherPlan,
+    short: _Short,
+    fix: Fix,
+    outcome: RunOutcome,
+    *,
+    error: str,
+    tasks: list[str],
+) -> tuple[LauncherPlan, RunOutcome]:
+    """Record a short scope whose run (``outcome``) ended within the budget, its time in the
+    evidence; the smoke launcher is short, and the shortened run is the next attempt."""
+    fix = replace(
+        fix,
+        evidence=fix.evidence
+        + f"Shortened, it ended in {outcome.seconds:.1f} s. The scored launcher is unchanged.",
+    )
     change = state.record(fix, None, tasks) if short.files else None
     state.fixes.append(_convenience(current, fix, error).model_copy(update={"change": change}))
     state.launchers[current.id] = short.trial
+    return short.trial, outcome
 
 
 def _large(knob: Knob) -> int | None:
@@ -438,13 +452,7 @@ def shorten_upfront(
             return short.trial, outcome
         state.attempt(short.trial, outcome, why)
         return None
-    fix = replace(
-        fix,
-        evidence=fix.evidence
-        + f"Shortened, it ended in {outcome.seconds:.1f} s. The scored launcher is unchanged.",
-    )
-    _keep(state, current, short, fix, error=reason, tasks=tasks)
-    return short.trial, outcome
+    return _keep(state, current, short, fix, outcome, error=reason, tasks=tasks)
 
 
 def _shorten(
@@ -504,13 +512,7 @@ def _shorten(
             ),
         )
         return None
-    fix = replace(
-        fix,
-        evidence=fix.evidence
-        + f"Shortened, it ended in {again.seconds:.1f} s. The scored launcher is unchanged.",
-    )
-    _keep(state, current, short, fix, error=error, tasks=tasks)
-    return short.trial, again
+    return _keep(state, current, short, fix, again, error=error, tasks=tasks)
 
 
 def over_budget(
