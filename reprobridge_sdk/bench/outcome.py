@@ -4,8 +4,11 @@ usage channel (:func:`read_usage`). See spec §18.5."""
 from __future__ import annotations
 
 import json
+import math
+import os
 import signal
 import stat
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -24,6 +27,10 @@ MAX_USAGE_LINES = 10_000
 
 
 MAX_USAGE_BYTES = 1 << 20
+
+
+#: The largest token count summed (the report's integers stay 64-bit).
+MAX_TOKENS = (1 << 63) - 1
 
 
 #: Bytes of the log scanned for the markers of :func:`classify`.
@@ -72,18 +79,42 @@ def classify(outcome: Any, log: Path) -> RunOutcome:
     return "finished"
 
 
-def read_usage(workspace: Path) -> Usage:
-    """The usage lines the agent left (:data:`USAGE_NAME`), summed; malformed lines and
-    anything but a regular file of the workspace are ignored."""
-    path = workspace / USAGE_NAME
+def _amount(value: object) -> float | None:
+    """``value`` as a cost the channel counts: a finite number, not negative (a negative
+    line would hide what came before it from the cost cap); None for anything else."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
     try:
-        info = path.lstat()
+        amount = float(value)
+    except OverflowError:  # an integer past any float
+        return None
+    return amount if math.isfinite(amount) and amount >= 0 else None
+
+
+def _head(path: Path) -> bytes | None:
+    """The first :data:`MAX_USAGE_BYTES` of ``path`` when it is a regular file, else None.
+
+    Opened without following a link and without blocking (a FIFO the agent swapped in while
+    the cost watch reads would otherwise hold it forever), then checked on the open handle.
+    """
+    flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+    try:
+        fd = os.open(path, flags)
     except OSError:
+        return None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        return None
+    with os.fdopen(fd, "rb") as handle:
+        return handle.read(MAX_USAGE_BYTES)
+
+
+def read_usage(workspace: Path) -> Usage:
+    """The usage lines the agent left (:data:`USAGE_NAME`), summed; malformed lines, negative
+    or non-finite amounts and anything but a regular file of the workspace are ignored."""
+    data = _head(workspace / USAGE_NAME)
+    if data is None:
         return Usage()
-    if not stat.S_ISREG(info.st_mode):
-        return Usage()
-    with path.open("rb") as handle:
-        data = handle.read(MAX_USAGE_BYTES)
     tokens: int | None = None
     cost: float | None = None
     currency: str | None = None
@@ -91,15 +122,17 @@ def read_usage(workspace: Path) -> Usage:
     for line in data.splitlines()[:MAX_USAGE_LINES]:
         try:
             item = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):  # a line nested past the parser's depth
             continue
         if not isinstance(item, dict):
             continue
         count += 1
-        if isinstance(item.get("tokens"), int) and not isinstance(item["tokens"], bool):
-            tokens = (tokens or 0) + item["tokens"]
-        if isinstance(item.get("cost"), (int, float)) and not isinstance(item["cost"], bool):
-            cost = (cost or 0.0) + float(item["cost"])
+        spent = item.get("tokens")
+        if isinstance(spent, int) and not isinstance(spent, bool) and spent >= 0:
+            tokens = min((tokens or 0) + spent, MAX_TOKENS)
+        price = _amount(item.get("cost"))
+        if price is not None:
+            cost = min((cost or 0.0) + price, sys.float_info.max)
         if isinstance(item.get("currency"), str) and len(item["currency"]) <= 8:
             currency = item["currency"]
     return Usage(tokens=tokens, cost=cost, currency=currency, lines=count)
