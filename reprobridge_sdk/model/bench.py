@@ -186,8 +186,9 @@ class VariantRecord(SpecModel):
         "file that pack carries, rra.yaml included, in byte order of the paths."
     )
     source: str = Field(
-        description="Where the code came from: 'artifact', 'upstream-bundle', "
-        "'upstream-cache', 'upstream-fetched' or 'refined-code' (raw without the upstream)."
+        description="Where the code came from: 'artifact', 'upstream-bundle' (the artifact's "
+        "bundle of the upstream), 'upstream' (a cached, local or fetched upstream) or "
+        "'refined-code' (raw without the upstream)."
     )
     upstream: str | None = None
     commit: str | None = None

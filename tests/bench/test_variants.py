@@ -3,10 +3,12 @@ that they are written byte for byte the same from the same artifact."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import shutil
 import subprocess
 import sys
+import tarfile
 from pathlib import Path
 
 import pytest
@@ -253,6 +255,15 @@ def test_the_command_writes_the_variants_asked_for(tmp_path: Path) -> None:
     assert "Traceback" not in bad.stderr
 
 
+def _member_sha256(archive: tarfile.TarFile, member: tarfile.TarInfo) -> str:
+    """A file's SHA-256, or a link's: that of its target's text."""
+    if member.issym():
+        return hashlib.sha256(member.linkname.encode("utf-8")).hexdigest()
+    handle = archive.extractfile(member)
+    assert handle is not None
+    return hashlib.sha256(handle.read()).hexdigest()
+
+
 def test_a_packed_archive_gives_the_same_workspaces(example_variants: Path, tmp_path: Path) -> None:
     """An archive is unpacked for the command; the refined workspace is the folder's, byte for
     byte. Unpacked elsewhere, the example's '..' upstream names no repository: raw says what
@@ -283,6 +294,23 @@ def test_a_packed_archive_gives_the_same_workspaces(example_variants: Path, tmp_
         for name, data in _tree(example_variants).items()
         if name.startswith("refined/")
     }
+    # the records name the artifact by digests anyone can recompute from the archive alone
+    # (spec: one line '<sha256>  <path>' per file pack carries, in byte order of the paths)
+    with tarfile.open(archive) as packed_files:
+        members = sorted(
+            (m for m in packed_files.getmembers() if m.isfile() or m.issym()),
+            key=lambda m: m.name.encode("utf-8"),
+        )
+        text = "".join(f"{_member_sha256(packed_files, m)}  {m.name}\n" for m in members)
+        lines = text.encode("utf-8")
+        manifest = packed_files.extractfile("rra.yaml")
+        assert manifest is not None
+        manifest_sha256 = hashlib.sha256(manifest.read()).hexdigest()
+    for record in records.values():
+        assert record["artifact_files_sha256"] == hashlib.sha256(lines).hexdigest()
+        assert record["manifest_sha256"] == manifest_sha256
+    folder = json.loads((example_variants / "refined" / RECORD_NAME).read_text("utf-8"))
+    assert folder["artifact_files_sha256"] == records["refined"]["artifact_files_sha256"]
     raw_files = _tree(tmp_path / "o" / "raw" / WORKSPACE_DIR)
     assert CLAIMS_NAME in raw_files
     if records["raw"]["source"] == "refined-code":
