@@ -643,6 +643,95 @@ def test_rerun_reexecutes_the_agents_recorded_runs(tmp_path: Path) -> None:
     assert null.rerun is None
 
 
+#: An agent that says what it was given: its words, its REPRO_BENCH_* variables, its folder,
+#: its address-space limit, and whether an earlier run's mark is in its workspace.
+WITNESS = """
+import json, os, resource, sys
+from pathlib import Path
+ws = Path(sys.argv[1])
+seen = {
+    "argv": sys.argv[1:],
+    "env": {k: v for k, v in os.environ.items() if k.startswith("REPRO_BENCH_")},
+    "cwd": os.getcwd(),
+    "stale": (ws / "mark").exists(),
+    "memory": resource.getrlimit(resource.RLIMIT_AS)[0],
+}
+(ws / "mark").write_text("an earlier run was here")
+(ws / "seen.json").write_text(json.dumps(seen))
+"""
+
+
+@needs_sandbox
+def test_each_repeat_is_a_fresh_run_of_the_command_template(toys: Path, tmp_path: Path) -> None:
+    """--repeats N runs each task and variant N times, each in a fresh copy of the variant's
+    workspace, with the command template's fields and the REPRO_BENCH_* variables filled and
+    the default prompt (the claim, the layout, what to leave). The suite's submission is a
+    packed archive with its own budget (it replaces the defaults' whole); an archive that is
+    not the one recorded is A093 and is not benched."""
+    from reprobridge_sdk.authoring.pack import pack
+
+    script = tmp_path / "witness.py"
+    script.write_text(WITNESS, encoding="utf-8")
+    (tmp_path / "suite").mkdir()
+    digest = pack(toys / "toy-one", tmp_path / "suite" / "toy-one.tar.gz").digest
+    suite = tmp_path / "suite" / "suite.toml"
+    suite.write_text(
+        'batch_version = "1.0"\n[defaults]\nbudget = {time = 300, memory = "1GiB"}\n'
+        '[[submission]]\nid = "packed"\npath = "toy-one.tar.gz"\ntasks = ["acc"]\n'
+        f'archive_sha256 = "{digest}"\nbudget = {{memory = "3GiB"}}\n'
+        '[[submission]]\nid = "wrong"\npath = "toy-one.tar.gz"\n'
+        f'archive_sha256 = "{"0" * 64}"\n',
+        encoding="utf-8",
+    )
+    agent = (
+        f"{sys.executable} {script} {{workspace}} {{prompt_file}} {{task}} {{variant}} {{prompt}}"
+    )
+    options = BenchOptions(variants=("raw", "refined"), repeats=2, visible=(str(script),))
+    report = run_bench([agent], suite, tmp_path / "out", options)
+    assert [f.code for f in report.findings] == ["A093"]
+    assert report.repeats == 2
+    assert [(r.submission, r.variant, r.repeat) for r in report.runs] == [
+        ("packed", "raw", 0),
+        ("packed", "raw", 1),
+        ("packed", "refined", 0),
+        ("packed", "refined", 1),
+    ]
+    assert {(s.variant, s.runs) for s in report.rates} == {("raw", 2), ("refined", 2)}
+    (pair,) = report.paired
+    assert (pair.a, pair.b, pair.pairs) == ("refined", "raw", 2)  # paired by repeat
+    for run in report.runs:
+        folder = tmp_path / "out" / run.folder
+        assert run.folder == f"runs/packed/acc/{run.variant}/r{run.repeat}"
+        workspace = folder / "workspace"
+        seen = json.loads((workspace / "seen.json").read_text("utf-8"))
+        prompt = (folder / "prompt.md").read_text("utf-8")
+        assert seen["stale"] is False  # no earlier run's mark: a fresh workspace
+        assert seen["cwd"] == str(workspace)
+        assert seen["argv"] == [
+            str(workspace),
+            str(folder / "prompt.md"),
+            "acc",
+            run.variant,
+            prompt,
+        ]
+        assert seen["env"] == {
+            "REPRO_BENCH_TASK": "acc",
+            "REPRO_BENCH_VARIANT": run.variant,
+            "REPRO_BENCH_PROMPT": str(folder / "prompt.md"),
+            "REPRO_BENCH_RESULTS": str(workspace / "bench-results.json"),
+            "REPRO_BENCH_USAGE": str(workspace / "bench-usage.jsonl"),
+        }
+        assert seen["memory"] == 3 << 30  # the submission's budget, not the defaults'
+        # the default prompt: the claim, the workspace's layout, what to leave
+        assert "- task: `acc`" in prompt and "- metric: accuracy (%)" in prompt
+        assert "the paper reports: 90.1 (higher is better)" in prompt
+        assert "`bench-results.json`" in prompt and "`bench-usage.jsonl`" in prompt
+        assert f"(variant `{run.variant}`)" in prompt and "the network is off" in prompt
+        entry = "- `rra-claims.json`" if run.variant == "raw" else "- `rra.yaml`"
+        assert entry in prompt
+        assert run.outcome == "finished" and run.findings[0].code == "A102"
+
+
 def test_a_prompt_template_with_an_unknown_field_is_refused_first(
     toys: Path, tmp_path: Path
 ) -> None:
