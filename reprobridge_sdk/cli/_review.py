@@ -3,9 +3,9 @@
 The same as ``reprobridge audit --rerun K`` with a committee's default sample (4 runs per
 launcher and per task, or all of them when there are fewer; ``--rerun all`` for every run):
 each attempt's ledger and, with ``--trust``, signatures are checked, and the sampled runs
-are executed again. The re-execution options are ``audit``'s (``--rerun``, ``--rerun-seed``,
-``--rerun-env``, ``--sandbox``); the older spellings ``--sample``, ``--seed`` and ``--env``
-still work, with a deprecation warning.
+are executed again. The re-execution options are ``audit``'s, spelled alike (``--rerun``,
+``--rerun-seed``, ``--rerun-env``, ``--sandbox`` or ``--rerun-sandbox``); the older spellings
+``--sample``, ``--seed`` and ``--env`` still work, with a deprecation warning.
 """
 
 from __future__ import annotations
@@ -17,8 +17,13 @@ import click
 from reprobridge_sdk.cli import artifact_alias
 from reprobridge_sdk.cli._output import deprecated, format_option, output_option, report_options
 
-from ._audit import DEFAULT_SAMPLE, AuditRequest, rerun_options, run_audit_command
-from ._safety import sandbox_option
+from ._audit import (
+    DEFAULT_SAMPLE,
+    AuditRequest,
+    rerun_options,
+    run_audit_command,
+    sandbox_rerun_option,
+)
 
 __all__ = ["review"]
 
@@ -48,7 +53,7 @@ def _renamed(value: T | None, new: T, old: str, spelling: str) -> T:
     help="Require every run to be signed by a key of this KEYS file.",
 )
 @click.option("--expect-head", metavar="HEAD", help="The ledger head the author submitted.")
-@sandbox_option("the re-executed launchers")
+@sandbox_rerun_option
 @format_option("text", "json", "junit", "html", "csv")
 @output_option("Write the report to FILE.", report=True)
 @report_options
@@ -63,7 +68,7 @@ def review(  # noqa: PLR0917 - click passes every option as an argument
     env_mode: str | None,
     trust: str | None,
     expect_head: str | None,
-    sandbox: bool,
+    rerun_sandbox: bool,
     fmt: str,
     output: str | None,
 ) -> None:
@@ -87,7 +92,7 @@ def review(  # noqa: PLR0917 - click passes every option as an argument
             rerun=_renamed(sample, rerun, "--sample", "--rerun"),
             rerun_seed=_renamed(seed, rerun_seed, "--seed", "--rerun-seed"),
             rerun_env=_renamed(env_mode, rerun_env, "--env", "--rerun-env"),
-            rerun_sandbox=sandbox,
+            rerun_sandbox=rerun_sandbox,
             trust=trust,
             expect_head=expect_head,
             fmt=fmt,

@@ -16,6 +16,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import click
 import pytest
 import yaml
 from audit_support import make_artifact
@@ -174,6 +175,33 @@ def test_review_old_option_spellings_still_work_with_a_warning(toy: Path) -> Non
     assert (options["rerun"], options["rerun_seed"]) == (1, 5)
     for old, new in (("--sample", "--rerun"), ("--seed", "--rerun-seed"), ("--env", "--rerun-env")):
         assert f"warning: {old} is deprecated and will be removed; use {new}" in done.stderr
+
+
+def test_audit_and_review_spell_their_re_execution_options_alike() -> None:
+    """Every spelling of a re-execution option of ``audit`` is ``review``'s too (and means the
+    same parameter), so a committee's command line works with either."""
+    from reprobridge_sdk.cli._audit import audit as audit_command
+    from reprobridge_sdk.cli._review import review as review_command
+
+    def spellings(command: click.Command) -> dict[str, str | None]:
+        return {
+            opt: param.name
+            for param in command.params
+            if isinstance(param, click.Option) and "rerun" in (param.name or "")
+            for opt in [*param.opts, *param.secondary_opts]
+        }
+
+    shared = spellings(audit_command)
+    assert set(shared) == {
+        "--rerun",
+        "--rerun-seed",
+        "--rerun-env",
+        "--sandbox",
+        "--no-sandbox",
+        "--rerun-sandbox",
+        "--no-rerun-sandbox",
+    }
+    assert spellings(review_command) == shared
 
 
 def test_bad_rerun_count_is_a_usage_error(toy: Path) -> None:
