@@ -95,6 +95,23 @@ def test_a_copy_with_its_timestamps_is_copied_evidence(toy: Path) -> None:
     assert not result.passed
 
 
+def test_a_copy_with_fresh_times_and_its_run_identity_is_copied_evidence(toy: Path) -> None:
+    """New start and end times, but the copied run's identity (its run id once the seed part
+    is removed): A038, with no re-execution."""
+
+    def fresh_times(data: dict[str, Any]) -> None:
+        data["started_at"] = data["started_at"].replace("Z", "").rstrip("0123456789") + "1Z"
+        data["ended_at"] = data["ended_at"].replace("Z", "").rstrip("0123456789") + "2Z"
+
+    _copy_as_seed_2(toy, fresh_times)
+    result = audit(toy)
+    assert _codes(result)["scored-s2"] == {"A038"}
+    (copied,) = (f for r in result.attempts[0].runs if r.run == "scored-s2" for f in r.findings)
+    assert "the same run identity" in copied.message
+    assert "time" not in copied.message.split("both records have", 1)[1]
+    assert not result.passed
+
+
 def test_a_copy_with_a_fresh_identity_is_told_by_re_execution(toy: Path) -> None:
     """A copy given a new run id and new times looks like a seed without effect (A079) until
     both seeds are re-executed and differ: then A038, although the copied value lies within
