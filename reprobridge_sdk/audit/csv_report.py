@@ -16,7 +16,7 @@ from reprobridge_sdk.findings import terminal_text
 from reprobridge_sdk.model.audit import AuditResult, AuditTable, TableClaim, TableRow
 
 from .badges import earned
-from .present import check_signature_text, claim_label, counted, rounded
+from .present import check_signature_text, claim_label, counted, rounded, signers_text
 
 __all__ = ["CLAIM_COLUMNS", "COLUMNS", "csv_document", "csv_text", "render_csv"]
 
@@ -34,6 +34,7 @@ COLUMNS = (
     "why_code",
     "why",
     "evidence",
+    "signers",
     "check_record",
     "decision",
     "reviewers",
@@ -101,6 +102,7 @@ def _row_cells(row: TableRow, width: int) -> list[str]:
         csv_text(why.code if why else None),
         csv_text(why.message if why else None),
         row.evidence or "",
+        csv_text(signers_text(row.signers)),
         "" if row.badges is None else csv_text(check_signature_text(row.badges.check_record)),
         *_submission(row),
     ]

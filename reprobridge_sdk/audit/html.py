@@ -30,6 +30,7 @@ from .present import (
     counted,
     floor_note,
     reason_counts,
+    signers_text,
 )
 from .report import sections, submission_text, why_text
 
@@ -410,6 +411,11 @@ def _submission(row: TableRow) -> str:
         out += (
             f'<br><span class="meta row-evidence" data-row-evidence="{escape(row.evidence)}">'
             f"evidence: {escape(row.evidence)}</span>"
+        )
+    if row.signers:
+        out += (
+            '<br><span class="meta row-signers">signed by: '
+            f"{escape(signers_text(row.signers))}</span>"
         )
     if row.submission is not None:
         out += (

@@ -24,6 +24,7 @@ __all__ = [
     "percent",
     "reason_counts",
     "rounded",
+    "signers_text",
 ]
 
 
@@ -108,6 +109,13 @@ def committee_text(row: TableRow) -> str:
     if row.committee_success is not None:
         parts.append(f"success {percent(row.committee_success)}")
     return ", ".join(parts)
+
+
+def signers_text(signers: dict[str, int]) -> str:
+    """Who signed a row's runs, each signer with its runs' count as :func:`counted` shows a
+    code's (``alice`` alone for one run), comma-separated; ``""`` for none. Names come from
+    the KEYS file: shown with their control characters visible by the caller."""
+    return ", ".join(name if n == 1 else f"{name} \u00d7{n}" for name, n in signers.items())
 
 
 def check_signature_text(signature: CheckSignature | None) -> str:

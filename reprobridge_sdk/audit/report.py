@@ -38,6 +38,7 @@ from .present import (
     percent,
     reason_counts,
     rounded,
+    signers_text,
 )
 
 __all__ = [
@@ -292,6 +293,8 @@ def _table_lines(table: AuditTable) -> list[str]:
         for badge, groups in row.withheld.items():
             label = badge_label(badge)
             out.append(f"    {label} withheld: {', '.join(counted(g) for g in groups)}")
+        if row.signers:
+            out.append(f"    signed by: {_t(signers_text(row.signers))}")
         if row.submission is not None:
             out.append(f"    submission: {_t(submission_text(row.submission))}")
     failed = sum(r.status == "error" for r in table.rows)
@@ -392,6 +395,7 @@ def _suite(
         ET.SubElement(props, "property", name="badges", value=badges)
         if row is not None:  # the evidence state and the committee's re-execution
             ET.SubElement(props, "property", name="evidence", value=row.evidence or "")
+            ET.SubElement(props, "property", name="signers", value=signers_text(row.signers))
             ET.SubElement(props, "property", name="reran", value=str(row.reran))
             mismatched = str(row.rerun_mismatches)
             ET.SubElement(props, "property", name="rerun_mismatches", value=mismatched)

@@ -21,6 +21,7 @@ from reprobridge_sdk.model.audit import (
     AuditOptions,
     AuditResult,
     AuditTable,
+    RunCheck,
     TableClaim,
     TableRow,
     TaskAttempt,
@@ -273,7 +274,17 @@ def _row(result: AuditResult, path: str) -> TableRow:
         claims=_claims(result),
         withheld={k: reason_counts(v) for k, v in result.badges.reasons.items() if v},
         evidence=evidence_state(result),
+        signers=_signers(runs),
     )
+
+
+def _signers(runs: Sequence[RunCheck]) -> dict[str, int]:
+    """Each trusted signer of ``runs`` whose signature holds, first seen first, with its runs."""
+    counts: dict[str, int] = {}
+    for run in runs:
+        if run.signer is not None:
+            counts[run.signer] = counts.get(run.signer, 0) + 1
+    return counts
 
 
 def table_row(result: AuditResult) -> TableRow:

@@ -515,6 +515,13 @@ class TableRow(SpecModel):
         "one); signed: every run signed by a trusted key. null: not audited.",
         json_schema_extra=since("1.1"),
     )
+    signers: dict[str, int] = Field(
+        default_factory=dict,
+        description="Who signed the row's runs: each trusted signer whose signature holds "
+        "(runs[].signer), in first-seen order, with its number of runs; empty when no "
+        "signature was checked or none holds.",
+        json_schema_extra=since("1.1"),
+    )
 
 
 class AuditTable(SpecModel):

@@ -440,3 +440,42 @@ def test_the_html_table_shows_evidence_and_the_submission(table: AuditTable) -> 
         "pending",
         "reject",
     ]
+
+
+def test_who_signed_each_row_is_shown_in_every_format(table: AuditTable) -> None:
+    """The signers of a row's runs (six runs signed by alice), beside its evidence state."""
+    import xml.etree.ElementTree as ET
+
+    from reprobridge_sdk.audit.csv_report import render_csv
+    from reprobridge_sdk.audit.html import render_html
+    from reprobridge_sdk.audit.report import render_junit, render_text
+
+    rows = _rows(table)
+    assert rows["p1-signed"].signers == {"alice": 6}
+    assert rows["p2-unsigned"].signers == {}  # unsigned allowed: no signature checked
+    text = render_text(table)
+    # below the signed row and the archive of its runs; the deleted row keeps five runs
+    assert text.count("    signed by: alice \u00d76") == 2
+    assert text.count("    signed by: alice \u00d75") == 1
+    assert 'class="meta row-signers">signed by: alice \u00d76</span>' in render_html(table)
+    suites = ET.fromstring(render_junit(table)).findall("testsuite")
+    signers = [
+        next(p.get("value") for p in s.iter("property") if p.get("name") == "signers")
+        for s in suites
+    ]
+    assert signers == ["alice \u00d76", "", "alice \u00d75", "alice \u00d76"]
+    cells = {
+        r["id"]: r["signers"]
+        for r in csv.DictReader(io.StringIO(render_csv(table).removeprefix("\ufeff")))
+    }
+    assert (cells["p1-signed"], cells["p2-unsigned"]) == ("alice \u00d76", "")
+
+
+def test_a_signer_named_like_a_formula_is_quoted_in_the_csv(table: AuditTable) -> None:
+    """KEYS names may begin with ``@``, ``+`` or ``-``: the CSV cell never starts a formula."""
+    from reprobridge_sdk.audit.csv_report import render_csv
+
+    hostile = table.model_copy(deep=True)
+    hostile.rows[0].signers = {"@x": 2, "-y": 1}
+    (row, *_rest) = csv.DictReader(io.StringIO(render_csv(hostile).removeprefix("\ufeff")))
+    assert row["signers"] == "'@x \u00d72, -y"
