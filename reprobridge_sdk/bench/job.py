@@ -217,11 +217,13 @@ def _judge(job: Job, workspace: Path, run: BenchRun) -> None:
     results = workspace / RESULTS_NAME
     folder = Path(job.out) / job.folder
     if not results.exists() and not results.is_symlink():
+        results = _from_records(job, workspace, folder)
+    if not results.exists() and not results.is_symlink():
         _not_reported(job, workspace, run)
         run.findings.append(
             audit_finding(
                 "A102",
-                f"the agent left no {RESULTS_NAME}",
+                f"the agent left no {RESULTS_NAME} and no evidence records of the task",
                 path=f"{run.folder}/{WORKSPACE_DIR}/{RESULTS_NAME}",
                 hint="the prompt says what to leave: the results file and its logs",
             )
@@ -259,6 +261,26 @@ def _judge(job: Job, workspace: Path, run: BenchRun) -> None:
     run.extracted = claim.extracted
     run.progress = claim.landmarks.progress
     run.findings.extend(claim.findings)
+
+
+#: The results file read from the agent's evidence records, kept beside the workspace.
+FROM_RECORDS = "results-from-records.json"
+
+
+def _from_records(job: Job, workspace: Path, folder: Path) -> Path:
+    """Where no results file is: the results the agent's evidence records give for the task
+    (:func:`~reprobridge_sdk.bench.records.results_from_records`, against the artifact the
+    harness holds), written beside the workspace; else the missing results file's path."""
+    from reprobridge_sdk.api import load  # noqa: PLC0415
+
+    from .records import results_from_records  # noqa: PLC0415
+
+    found = results_from_records(load(job.artifact_root).manifest, workspace, job.task)
+    if found is None:
+        return workspace / RESULTS_NAME
+    derived = folder / FROM_RECORDS
+    atomic_write_text(derived, json_text(found.model_dump(mode="json", exclude_none=True)))
+    return derived
 
 
 def _not_reported(job: Job, workspace: Path, run: BenchRun) -> None:

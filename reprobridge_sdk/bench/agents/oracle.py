@@ -2,8 +2,9 @@
 
 It runs ``reprobridge run WORKSPACE LAUNCHER --env current`` for the scored launcher that
 measures the task (in the current interpreter: the sandbox has no network to build the
-locked environment), then reports every record of that launcher under ``runs/``: its log,
-its outputs and its seed, with the value the workspace's extractors read from them.
+locked environment), then reports its succeeded records under ``runs/`` as the harness reads
+records (:func:`~reprobridge_sdk.bench.records.results_from_records`): their logs, outputs
+and seeds, with the value the workspace's extractors read from them.
 """
 
 from __future__ import annotations
@@ -13,26 +14,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from reprobridge_sdk.api import load
 from reprobridge_sdk.bench.agents import measured_value, scored_launcher, task_of, write_results
-from reprobridge_sdk.io import reading
-
-
-def _records(workspace: Path, launcher: str) -> list[dict[str, Any]]:
-    runs = []
-    for record_path in sorted((workspace / "runs").glob("*/record.json")):
-        try:
-            record = reading.read_json(record_path, allow_links=False)
-        except reading.Unreadable:
-            continue
-        if record.get("launcher") != launcher or record.get("status") != "succeeded":
-            continue
-        base = record_path.parent.relative_to(workspace).as_posix()
-        run: dict[str, Any] = {"log": f"{base}/{record['log']['path']}"}
-        run["outputs"] = {o["id"]: f"{base}/{o['path']}" for o in record.get("outputs", [])}
-        if record.get("seed") is not None:
-            run["seed"] = record["seed"]
-        runs.append(run)
-    return runs
+from reprobridge_sdk.bench.records import results_from_records
 
 
 def main(argv: list[str]) -> int:
@@ -46,9 +30,13 @@ def main(argv: list[str]) -> int:
     command = [sys.executable, "-m", "reprobridge_sdk", "run", str(workspace), launcher.id]
     done = subprocess.run([*command, "--env", "current", "--no-validate"], check=False)
     sys.stdout.write(f"oracle: reprobridge run exited {done.returncode}\n")
-    runs = _records(workspace, launcher.id)
-    entry: dict[str, Any] = {"task": task, "launcher": launcher.id, "runs": runs}
-    entry["value"] = measured_value(workspace, entry) if runs else None
+    found = results_from_records(load(workspace).manifest, workspace, task)
+    entry: dict[str, Any] = {"task": task, "launcher": launcher.id, "runs": []}
+    if found is not None:  # every succeeded record, as the harness would read them
+        entry = found.results[0].model_dump(mode="json", exclude_none=True)
+        entry["value"] = measured_value(workspace, entry)
+    else:
+        entry["value"] = None
     write_results(workspace, "oracle", [entry])
     return 0
 
