@@ -7,7 +7,10 @@ numbers) is a candidate, scored by:
 * the label: with ``hints.label``, 1 when the label is the text right before the number
   (only spaces and punctuation between), 0.5 when it is elsewhere before it on the line, 0
   otherwise; without a label, the share of the words of ``measured`` found before the
-  number on the line;
+  number on the line. A number alone on its line has no text before it: the print statement
+  that wrote it, when the script's last statements say which (``print rmse``; see
+  :mod:`~reprobridge_sdk.agent._printed`), names it with its expression's names, scored the
+  same way (only the best-named print counts, and none when two are named equally well);
 * closeness: ``1 / (1 + 10 * relative error)`` of the value against the published value (the
   midpoint of a range), also trying the value times 100 and divided by 100 for fractions
   reported as percentages and back; the best scale is kept as the extractor's transform
@@ -26,7 +29,10 @@ when the claim has no label and no number on the log has a label score above 0. 
 number, escaped, with digit runs generalised to ``\\d+``, anchored at the line start, then
 the number group; ``occurrence: last``. It must give the chosen value back on the log it
 came from, or the candidate is rejected (a later line matching the same pattern would make
-the extractor read another number).
+the extractor read another number). A number alone on its line is read by the first or the
+last line of numbers alone, or of numbers of its kind (integers, fractions), or of its kind
+and sign, whichever singles it out on the log (``occurrence: first`` or ``last``); none does:
+the candidate is rejected.
 
 **Landmarks** are the log lines without digits that every run printed, in order, at most
 three, plus the extractor's own prefix. They are chosen again once the reference runs are
@@ -59,10 +65,11 @@ import re
 import shutil
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
 
+from reprobridge_sdk.agent._printed import BarePrint, Output, launcher_outputs, printed_lines
 from reprobridge_sdk.agent._references import (
     MIN_REFERENCE_RUNS,
     PACKAGING_SECONDS,
@@ -139,10 +146,17 @@ class Candidate:
     scale: float
     label_score: float
     closeness: float
+    #: Which line the extractor reads among those its pattern matches.
+    occurrence: Literal["first", "last"] = "last"
 
     @property
     def score(self) -> float:
         return 2 * self.label_score + self.closeness
+
+    @property
+    def bare(self) -> bool:
+        """Whether the number is alone on its line."""
+        return not self.line[: self.start].strip() and not self.line[self.end :].strip()
 
     @property
     def scaled(self) -> float:
@@ -210,12 +224,39 @@ def traceback_lines(lines: Sequence[str]) -> set[int]:
     return marked
 
 
-def find_number(log: str, claim: Claim) -> list[Candidate]:
-    """The candidates for ``claim`` in ``log``, best first (empty: none qualifies)."""
+def _print_labels(printed: Mapping[int, BarePrint], claim: Claim) -> dict[int, float]:
+    """The label scores the print statements give the bare-number lines they wrote: the share
+    of the claim's words (its label's, or ``measured``'s) in the printed expression's names.
+    Only the best-named print counts (most of the claim's words, then fewest others); when
+    two prints are named equally well, none does."""
+    wanted = _words(claim.hints.label or claim.measured)
+    quality: dict[int, tuple[float, float]] = {}
+    for number, site in printed.items():
+        names = set(site.words) - _STOP
+        shared = len(names & wanted)
+        if shared:
+            quality[number] = (shared / len(wanted), shared / len(names))
+    if not quality:
+        return {}
+    best = max(quality.values())
+    lines = [number for number, q in quality.items() if q == best]
+    if len({(printed[n].file, printed[n].line) for n in lines}) > 1:
+        return {}
+    return dict.fromkeys(lines, best[0])
+
+
+def find_number(
+    log: str, claim: Claim, printed: Mapping[int, BarePrint] | None = None
+) -> list[Candidate]:
+    """The candidates for ``claim`` in ``log``, best first (empty: none qualifies).
+
+    ``printed``: the bare-number lines (1-based) by the print statement that wrote each
+    (:func:`~reprobridge_sdk.agent._printed.printed_lines`), whose names label them."""
     target = claim.target
     found: list[Candidate] = []
     lines = log.splitlines()
     skipped = traceback_lines(lines)
+    named = _print_labels(printed or {}, claim)
     for number, line in enumerate(lines, start=1):
         if len(line) > 10_000 or number - 1 in skipped:
             continue
@@ -232,7 +273,7 @@ def find_number(log: str, claim: Claim) -> list[Candidate]:
             whole = match.group(0).lstrip("+-").isdigit()
             percent = line[match.end() :].lstrip().startswith("%")
             closeness, scale = _closeness(value, target, () if whole and not percent else _SCALES)
-            label = _label_score(line[: match.start()], claim)
+            label = named.get(number) or _label_score(line[: match.start()], claim)
             relative = abs(value * scale - target) / max(abs(target), 1e-12)
             if label <= 0 and (claim.hints.label or relative >= 0.05):
                 continue
@@ -256,6 +297,34 @@ def extractor_pattern(candidate: Candidate) -> str:
         parts.append(r"\d+" if piece.isdigit() else re.escape(piece))
     escaped = "".join(parts).replace(r"\ ", " ")
     return rf"^{escaped}(?P<value>{NUMBER})"
+
+
+#: The shapes of a bare number, most general first: any, then of its kind, then of its sign.
+_INTEGER = r"\d+"
+_FRACTION = r"(?:\d+\.\d*|\.\d+)(?:[eE][-+]?\d+)?|\d+[eE][-+]?\d+"
+
+
+def _bare_extractor(
+    candidate: Candidate, lines: Sequence[str]
+) -> tuple[str, Literal["first", "last"]] | None:
+    """A pattern and occurrence that read ``candidate``, a number alone on its line, and no
+    other line of ``lines``: the first or last line of numbers alone, or of numbers of its
+    kind (integers, fractions), or of its kind and sign; None when none singles it out."""
+    text = candidate.line[candidate.start : candidate.end]
+    kind = _INTEGER if text.lstrip("+-").isdigit() else _FRACTION
+    sign = "-" if text.startswith("-") else r"\+?"
+    for shape in (NUMBER, rf"[-+]?(?:{kind})", rf"{sign}(?:{kind})"):
+        pattern = rf"^\s*(?P<value>{shape})\s*$"
+        regex = re.compile(pattern)
+        matching = [n for n, line in enumerate(lines, start=1) if regex.search(line)]
+        ends: tuple[tuple[Literal["first", "last"], list[int]], ...] = (
+            ("last", matching[-1:]),
+            ("first", matching[:1]),
+        )
+        for occurrence, number in ends:
+            if number == [candidate.line_number]:
+                return pattern, occurrence
+    return None
 
 
 def stable_lines(logs: Sequence[str], *, limit: int = 3) -> list[str]:
@@ -420,16 +489,29 @@ def _choose(
     text: str,
     claim: Claim,
     ask_line: Callable[[Claim, str], int | None] | None = None,
+    printed: Mapping[int, BarePrint] | None = None,
 ) -> tuple[Candidate, str] | None:
-    candidates = find_number(text, claim)[:20]
+    candidates = find_number(text, claim, printed)[:20]
     if not candidates and ask_line is not None:
         line = ask_line(claim, text)
         advised = _on_line(text, line, claim) if line is not None else []
         # an advised number must still be within 10% of the published value
         candidates = [c for c in advised if c.closeness >= 0.5]
-    for candidate in candidates:
-        pattern = extractor_pattern(candidate)
-        spec = {"kind": "regex", "pattern": pattern, "group": "value", "occurrence": "last"}
+    lines = text.splitlines()
+    for found in candidates:
+        candidate, pattern = found, extractor_pattern(found)
+        if found.bare:  # "^" and a number would read any line that begins with one
+            extractor = _bare_extractor(found, lines)
+            if extractor is None:
+                continue
+            pattern, occurrence = extractor
+            candidate = replace(found, occurrence=occurrence)
+        spec = {
+            "kind": "regex",
+            "pattern": pattern,
+            "group": "value",
+            "occurrence": candidate.occurrence,
+        }
         try:
             got = extract_value(
                 spec, log=log_path, files_base=log_path.parent, outputs={}, context={}
@@ -513,7 +595,12 @@ def _measurement(
     """The measurement of a claim whose number is ``candidate``, read by ``pattern``."""
     measurement: dict[str, Any] = {
         "task": claim_id,
-        "extract": {"kind": "regex", "pattern": pattern, "group": "value", "occurrence": "last"},
+        "extract": {
+            "kind": "regex",
+            "pattern": pattern,
+            "group": "value",
+            "occurrence": candidate.occurrence,
+        },
         "aggregate": statistic or "mean",
     }
     if candidate.scale != 1.0:
@@ -615,18 +702,31 @@ def distill(
         check_runs = len(item.seeds) if item.seed_flag and item.seeds else 1
         several = bool(item.seed_flag and len(item.seeds) > 1)
         picked: dict[str, tuple[Candidate, str] | None] = {}
+        # the prints the script ends with: the names of the numbers it prints alone
+        outputs = (
+            []
+            if item.shell
+            else launcher_outputs(
+                root / "code",
+                item.script,
+                workdir=item.workdir,
+                module=bool({"-m", "-c"} & set(item.argv[:3])),
+            )
+        )
 
         def measured(
             launcher: Launcher,
             log: Path,
             claim_ids: list[str] = claim_ids,
             picked: dict[str, tuple[Candidate, str] | None] = picked,
+            outputs: list[Output] = outputs,
         ) -> Launcher:
             # the probe's record holds what the extractor made from its own log reads, as a
             # reference run's does (a run of a repetition's seeds is no observation alone)
             text = log.read_text("utf-8", "replace")
+            printed = printed_lines(outputs, text)
             for claim_id in claim_ids:
-                picked[claim_id] = _choose(log, text, by_id[claim_id], ask_line)
+                picked[claim_id] = _choose(log, text, by_id[claim_id], ask_line, printed)
             made = [
                 _measurement(claim_id, *choice, statistic_of.get(claim_id))
                 for claim_id, choice in picked.items()
@@ -698,7 +798,13 @@ def distill(
             choice = (
                 picked[claim_id]
                 if claim_id in picked
-                else _choose(probe_dir / LOG_NAME, probe_log, claim, ask_line)
+                else _choose(
+                    probe_dir / LOG_NAME,
+                    probe_log,
+                    claim,
+                    ask_line,
+                    printed_lines(outputs, probe_log),
+                )
             )
             if choice is None:
                 results.append(
@@ -726,7 +832,8 @@ def distill(
                 _measurement(claim_id, candidate, pattern, statistic_of.get(claim_id))
             )
             expected[claim_id] = candidate.value * candidate.scale
-            prefixes.append(pattern.split("(?P<value>", 1)[0])
+            if not candidate.bare:  # a bare number's prefix matches every line
+                prefixes.append(pattern.split("(?P<value>", 1)[0])
         if not measurements:
             continue
         sample_dir = f"samples/{launcher_id}"
