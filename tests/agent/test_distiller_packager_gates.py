@@ -321,13 +321,21 @@ def _samples(art: Any) -> list[Any]:
     return [s for launcher in art.manifest.launchers for s in launcher.samples]
 
 
-def _sleeps_first(artifact: Path, seconds: int) -> None:
-    """The example's training script sleeps ``seconds`` before it trains: a long run."""
+def _sleeps_first(artifact: Path, seconds: int, slept: Path) -> None:
+    """The example's training script sleeps ``seconds`` before it trains in its first run
+    (the probe), which leaves the file ``slept``: a long probe. The runs after it (reference
+    runs) train at once: their time sizes nothing, the probe's does (the waves' clock stands
+    still where a test takes reference runs), so sleeping in them would only hold a worker."""
     train = artifact / "code" / "train.py"
     text = train.read_text("utf-8")
     future = "from __future__ import annotations\n"
     assert future in text
-    slow = f"{future}import time as _t\n_t.sleep({seconds})\n"
+    slow = (
+        f"{future}import os as _os, time as _t\n"
+        f"if not _os.path.exists({str(slept)!r}):\n"
+        f"    open({str(slept)!r}, 'w').close()\n"
+        f"    _t.sleep({seconds})\n"
+    )
     train.write_text(text.replace(future, slow, 1), "utf-8")
     art = load(artifact)  # the artifact declares the code as it now is, as a recorded change
     art.manifest.codebase.tree_digest = tree_digest(artifact / "code")
@@ -344,7 +352,7 @@ def _distill_slowly(
     now: float | None = None,
     review: float | None = None,
 ) -> tuple[DistillerRecord, str, float]:
-    """Distil the example whose training sleeps ``sleep`` s first, with ``left`` seconds of
+    """Distil the example whose probe sleeps ``sleep`` s first, with ``left`` seconds of
     the build's limit after the Packager's share; the environment is built before the clock
     starts (at ``now`` when given: a clock the test holds still). Returns the record, the
     scored launcher and the Distiller's seconds."""
@@ -352,7 +360,7 @@ def _distill_slowly(
     from reprobridge_sdk.env import ensure_environment
 
     ensure_environment(artifact)
-    _sleeps_first(artifact, sleep)
+    _sleeps_first(artifact, sleep, tmp_path / "slept")
     art = load(artifact)
     launcher = next(item.id for item in art.manifest.launchers if item.scope == "scored")
     plan, launchers = _plan(launcher)
