@@ -120,11 +120,16 @@ def _private_cache(
 
 
 @pytest.fixture(scope="session")
-def env_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+def env_cache(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> Iterator[Path]:
     """One environment cache for the session's builds of the build agent's fixtures: every
     fixture locks the same versions, so the first build makes the environment and every other
     build, in any directory of the suite, reuses it. A test passes it as
     ``REPROBRIDGE_CACHE_DIR`` while its build runs.
+
+    It is the whole session's, not one pytest-xdist worker's: it lies in the session's shared
+    temporary directory (as ``example_runs`` does), so an environment one worker built is
+    not built again by the other. The SDK builds each environment under a file lock of its
+    key, as it does for any two commands that share a user's cache.
 
     The download caches of uv and pip are shared too (the clean-room check keeps them: its
     environment is still built fresh, from wheels already downloaded).
@@ -136,7 +141,9 @@ def env_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     the fixtures' scripts). Skipping it would change nothing the check proves, but would
     save little for a check of one smoke and one scored run and cost more for more runs.
     """
-    cache = tmp_path_factory.mktemp("reprobridge-cache")
+    base = tmp_path_factory.getbasetemp()
+    cache = (base if worker_id == "master" else base.parent) / "reprobridge-cache"
+    cache.mkdir(exist_ok=True)
     patch = pytest.MonkeyPatch()
     for name in ("UV_CACHE_DIR", "PIP_CACHE_DIR"):
         if name not in os.environ:
