@@ -101,6 +101,7 @@ from reprobridge_sdk.model.task import Reference
 from reprobridge_sdk.run.evidence import LOG_NAME
 from reprobridge_sdk.run.replay import check_samples
 from reprobridge_sdk.run.runner import run
+from reprobridge_sdk.validation.semantic import outside_references
 
 __all__ = [
     "NUMBER",
@@ -623,6 +624,59 @@ def _observed(art: ArtifactDir, probe_dir: Path, found: Mapping[str, object]) ->
     )
 
 
+def judged_discrepancy(
+    claim: Claim,
+    launcher_id: str,
+    command: str,
+    values: Sequence[float],
+    *,
+    varied: str,
+    seeds: Sequence[int] = (),
+) -> Discrepancy | None:
+    """The guide's record of a claim whose reference ``values`` do not stand behind it.
+
+    Two cases, both true to what was run: the compatibility interval does not contain the
+    published value (``-not-reproduced``), or it does, but only because the runs vary that
+    much: the published value lies more than 10% outside their range, which validation
+    flags (R011) unless the guide names the task in a discrepancy (``-outside-references``).
+    ``None`` when the values stand behind the claim.
+    """
+    interval = compatibility_interval(values)
+    paper = f"{claim.measured}: {claim.target:g}" + (f" {claim.unit}" if claim.unit else "")
+    rationale = f"the artifact keeps what the code gives; {varied}"
+    if not interval.contains(claim.target):
+        what = f"repetitions of seeds {list(seeds)}" if len(seeds) > 1 else "reference runs"
+        shown = ", ".join(f"{v:.6g}" for v in values[:10])
+        return Discrepancy(
+            id=f"{claim.id}-not-reproduced"[:64],
+            paper=paper,
+            code=(
+                f"{len(values)} {what} of {launcher_id} ({command}) give {shown} "
+                f"(mean {interval.mean:.6g}); the compatibility interval "
+                f"[{interval.low:.6g}, {interval.high:.6g}] does not contain the published value"
+            ),
+            followed="code",
+            rationale=rationale,
+            tasks=[claim.id],
+        )
+    far = outside_references(claim.target, values)
+    if far is None:
+        return None
+    return Discrepancy(
+        id=f"{claim.id}-outside-references"[:64],
+        paper=paper,
+        code=(
+            f"{len(values)} reference runs of {launcher_id} ({command}) give {far[0]:.6g} to "
+            f"{far[1]:.6g}, more than 10% away from the published value; the compatibility "
+            f"interval [{interval.low:.6g}, {interval.high:.6g}] contains it only because "
+            "the runs vary that much"
+        ),
+        followed="code",
+        rationale=rationale,
+        tasks=[claim.id],
+    )
+
+
 def distill(
     art: ArtifactDir,
     claims: Claims,
@@ -1018,30 +1072,16 @@ def distill(
                     reproduced=reproduced,
                 )
             )
-            if not reproduced:
-                low, high = interval.low, interval.high
-                what = (
-                    f"repetitions of seeds {item.seeds}"
-                    if item.seed_flag and len(item.seeds) > 1
-                    else "reference runs"
-                )
-                shown = ", ".join(f"{v:.6g}" for v in values[:10])
-                command = " ".join(launcher.argv)
-                discrepancies.append(
-                    Discrepancy(
-                        id=f"{claim_id}-not-reproduced"[:64],
-                        paper=f"{claim.measured}: {claim.target:g}"
-                        + (f" {claim.unit}" if claim.unit else ""),
-                        code=(
-                            f"{len(values)} {what} of {launcher_id} ({command}) give {shown} "
-                            f"(mean {interval.mean:.6g}); the compatibility interval "
-                            f"[{low:.6g}, {high:.6g}] does not contain the published value"
-                        ),
-                        followed="code",
-                        rationale=f"the artifact keeps what the code gives; {varied}",
-                        tasks=[claim_id],
-                    )
-                )
+            discrepancy = judged_discrepancy(
+                claim,
+                launcher_id,
+                " ".join(launcher.argv),
+                values,
+                varied=varied,
+                seeds=item.seeds if item.seed_flag else [],
+            )
+            if discrepancy is not None:
+                discrepancies.append(discrepancy)
     if unmeasured:
         discrepancies += _mark_unmeasured(art.reload(), by_id, unmeasured, results, remedies)
     order = {c.id: index for index, c in enumerate(claims.claims)}

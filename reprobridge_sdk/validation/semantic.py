@@ -10,7 +10,7 @@ import difflib
 import functools
 import math
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 from reprobridge_sdk.extract import kinds
@@ -298,17 +298,15 @@ class _Checker:
         values = _finite_values(_map(task.get("reference")).get("observations", []))
         task_id = task.get("id")
         exempt = isinstance(task_id, str) and task_id in self._discrepant
-        if len(values) >= 2 and not exempt:
-            low, high = min(values), max(values)
-            slack = 0.10 * abs(center)
-            if center < low - slack or center > high + slack:
-                self.add(
-                    "R011",
-                    f"published {center:g} lies outside the reference observations "
-                    f"[{low:g}, {high:g}] by more than 10%",
-                    f"{ptr}/published",
-                    hint="check the published value, its unit and the transform",
-                )
+        if not exempt and (far := outside_references(center, values)) is not None:
+            low, high = far
+            self.add(
+                "R011",
+                f"published {center:g} lies outside the reference observations "
+                f"[{low:g}, {high:g}] by more than 10%",
+                f"{ptr}/published",
+                hint="check the published value, its unit and the transform",
+            )
 
     def launcher_rules(self) -> None:
         for (ptr, launcher), measurements in zip(
@@ -551,6 +549,18 @@ class _Checker:
                     f"{ptr}/resources/gpus",
                     hint="declare the GPU under environment.accelerator (kind, gpus)",
                 )
+
+
+def outside_references(center: float, values: Sequence[float]) -> tuple[float, float] | None:
+    """The range of ``values`` when ``center`` lies outside it by more than 10% of itself (R011).
+
+    ``None`` when it lies within, or when fewer than two values make no range.
+    """
+    if len(values) < 2:
+        return None
+    low, high = min(values), max(values)
+    slack = 0.10 * abs(center)
+    return (low, high) if center < low - slack or center > high + slack else None
 
 
 def _finite_values(observations: Any) -> list[Any]:
