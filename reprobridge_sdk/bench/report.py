@@ -1,8 +1,8 @@
 """The report of ``reprobridge bench run`` (spec ``bench.md``, §18.6 "The report"; preview).
 
 What it holds, and when a run succeeds, is the spec's. Formats: JSON
-(:class:`~reprobridge_sdk.model.bench.BenchReport`), text (:func:`report_text`) and CSV, one
-row per run (:func:`report_csv`).
+(:class:`~reprobridge_sdk.model.bench.BenchReport`), text (:func:`report_text`) and CSV
+(:func:`report_csv`): one row per run, and the rates and paired tests as tables of their own.
 """
 
 from __future__ import annotations
@@ -34,6 +34,9 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CSV_COLUMNS",
+    "CSV_TABLES",
+    "PAIRED_COLUMNS",
+    "RATE_COLUMNS",
     "build_report",
     "load_report",
     "rebuild",
@@ -226,6 +229,10 @@ def _num(value: float | None, digits: int = 1) -> str:
     return "-" if value is None else f"{value:.{digits}f}"
 
 
+def _cost(value: float | None) -> str:
+    return "-" if value is None else f"{value:.4g}"
+
+
 def _policy(report: BenchReport) -> str:
     if report.network == "allow":
         return f"allow {', '.join(report.allow_hosts)}"
@@ -286,7 +293,8 @@ def report_text(report: BenchReport) -> str:
         f" network {_policy(report)})",
         "",
         f"{'agent':<10} {'variant':<19} {'runs':>4} {'ok':>3} {'rate':>7}"
-        f"  {'95% Wilson':<15} {'landmarks':>9} {'s/success':>9}  outcomes",
+        f"  {'95% Wilson':<15} {'landmarks':>9} {'s/success':>9} {'cost/success':>12}"
+        "  outcomes",
     ]
     for stat in report.rates:
         interval = f"[{_pct(stat.wilson.low)}, {_pct(stat.wilson.high)}]" if stat.wilson else "-"
@@ -294,7 +302,8 @@ def report_text(report: BenchReport) -> str:
         lines.append(
             f"{stat.agent[:10]:<10} {stat.variant:<19} {stat.runs:>4} {stat.successes:>3}"
             f" {_pct(stat.rate):>7}  {interval:<15} {_pct(stat.progress):>9}"
-            f" {_num(stat.seconds_per_success):>9}  {outcomes}"
+            f" {_num(stat.seconds_per_success):>9} {_cost(stat.cost_per_success):>12}"
+            f"  {outcomes}"
         )
     lines += _pair_lines(
         "paired (McNemar): a - b over the same tasks and repeats",
@@ -313,23 +322,94 @@ def report_text(report: BenchReport) -> str:
     return terminal_text("\n".join(lines), lines=True) + "\n"
 
 
-def report_csv(report: BenchReport) -> str:
-    """One CSV row per run (:data:`CSV_COLUMNS`, the report's executor on each), written as
-    the audit's CSV is
-    (:func:`reprobridge_sdk.audit.csv_report.csv_document`)."""
-    from reprobridge_sdk.audit.csv_report import csv_document, csv_text  # noqa: PLC0415
+#: The columns of the rates table (``--table rates``): one row per agent and variant.
+RATE_COLUMNS = (
+    "agent",
+    "variant",
+    "runs",
+    "successes",
+    "rate",
+    "wilson_low",
+    "wilson_high",
+    "level",
+    "progress",
+    "seconds_per_success",
+    "cost_per_success",
+    "executor",
+)
 
-    def cell(value: object) -> str:
-        return csv_text(value) if isinstance(value, str) else "" if value is None else str(value)
+#: The columns of the paired table (``--table paired``): the variant pairs of each agent
+#: (``kind`` ``variants``), then the agent pairs of each variant (``kind`` ``agents``).
+PAIRED_COLUMNS = (
+    "kind",
+    "agent",
+    "variant",
+    "a",
+    "b",
+    "pairs",
+    "both",
+    "only_a",
+    "only_b",
+    "neither",
+    "difference",
+    "p_value",
+    "method",
+)
 
+#: The CSV tables of a report and their columns: ``runs`` (``report.csv``), ``rates`` and
+#: ``paired``.
+CSV_TABLES = {"runs": CSV_COLUMNS, "rates": RATE_COLUMNS, "paired": PAIRED_COLUMNS}
+
+
+def _run_rows(report: BenchReport) -> list[dict[str, Any]]:
     rows = []
     for run in report.runs:
         row: dict[str, Any] = run.model_dump(mode="json")
         row["tokens"] = run.usage.tokens
         row["cost"] = run.usage.cost
         row["executor"] = report.executor  # one for the report; on every row, for a filter
-        rows.append([cell(row.get(column)) for column in CSV_COLUMNS])
-    return csv_document(CSV_COLUMNS, rows)
+        rows.append(row)
+    return rows
+
+
+def _rate_rows(report: BenchReport) -> list[dict[str, Any]]:
+    rows = []
+    for stat in report.rates:
+        row: dict[str, Any] = stat.model_dump(mode="json")
+        row["wilson_low"] = stat.wilson.low if stat.wilson else None
+        row["wilson_high"] = stat.wilson.high if stat.wilson else None
+        row["level"] = report.level
+        row["executor"] = report.executor
+        rows.append(row)
+    return rows
+
+
+def _paired_rows(report: BenchReport) -> list[dict[str, Any]]:
+    pairs = [{"kind": "variants", **p.model_dump(mode="json")} for p in report.paired]
+    return pairs + [{"kind": "agents", **p.model_dump(mode="json")} for p in report.versus]
+
+
+_CSV_ROWS: dict[str, Callable[[BenchReport], list[dict[str, Any]]]] = {
+    "runs": _run_rows,
+    "rates": _rate_rows,
+    "paired": _paired_rows,
+}
+
+
+def report_csv(report: BenchReport, table: str = "runs") -> str:
+    """One of the report's CSV tables (:data:`CSV_TABLES`): ``runs``, one row per run (the
+    report's executor on each); ``rates``, one row per agent and variant (the rate, its
+    Wilson interval, landmark progress, time and cost per success); ``paired``, one row per
+    McNemar test of two variants or two agents. Written as the audit's CSV is
+    (:func:`reprobridge_sdk.audit.csv_report.csv_document`)."""
+    from reprobridge_sdk.audit.csv_report import csv_document, csv_text  # noqa: PLC0415
+
+    def cell(value: object) -> str:
+        return csv_text(value) if isinstance(value, str) else "" if value is None else str(value)
+
+    columns = CSV_TABLES[table]
+    rows = [[cell(row.get(column)) for column in columns] for row in _CSV_ROWS[table](report)]
+    return csv_document(columns, rows)
 
 
 def load_report(path: str) -> BenchReport:

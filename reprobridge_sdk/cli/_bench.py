@@ -359,19 +359,33 @@ def run(  # noqa: PLR0917 - click passes every option as an argument
         text = report_text(report)
         atomic_write_bytes(output / "report.txt", text.encode("utf-8"))
         atomic_write_bytes(output / "report.csv", report_csv(report).encode("utf-8"))
+        for table in ("rates", "paired"):
+            csv_text = report_csv(report, table).encode("utf-8")
+            atomic_write_bytes(output / f"report-{table}.csv", csv_text)
         atomic_write_bytes(output / "report.html", render_html(report).encode("utf-8"))
     if fmt == "json":
         write_json(report.model_dump(mode="json"))
     else:
         sys.stdout.write(text)
-        note(f"wrote {output / 'report.json'}, report.txt, report.csv and report.html")
+        note(
+            f"wrote {output / 'report.json'}, report.txt, report.csv (runs), report-rates.csv,"
+            " report-paired.csv and report.html"
+        )
 
 
 @bench.command("report")
 @click.argument("report_file", metavar="REPORT", type=click.Path(path_type=Path, dir_okay=False))
 @format_option("text", "json", "csv", "html")
+@click.option(
+    "--table",
+    type=click.Choice(["runs", "rates", "paired"]),
+    default="runs",
+    show_default=True,
+    help="csv: one row per run, per agent and variant (rates, Wilson intervals, time and "
+    "cost per success), or per McNemar test of two variants or two agents.",
+)
 @output_option("Write the report to FILE.", report=True)
-def report(report_file: Path, fmt: str, output: str | None) -> None:
+def report(report_file: Path, fmt: str, table: str, output: str | None) -> None:
     """Show a bench report again, its rates, paired tests and claims computed from its runs.
 
     REPORT is the report.json of bench run (or any file of schema bench-report-1.0, whose
@@ -385,5 +399,8 @@ def report(report_file: Path, fmt: str, output: str | None) -> None:
     if fmt == "json":
         write_json(again.model_dump(mode="json"), output, sort_keys=True)
         return
-    renders = {"text": report_text, "csv": report_csv, "html": render_html}
+    if fmt == "csv":
+        write_output(report_csv(again, table), output)
+        return
+    renders = {"text": report_text, "html": render_html}
     write_output(renders[fmt](again), output)

@@ -13,12 +13,15 @@ import socketserver
 import subprocess
 import sys
 import threading
+from collections import Counter
 from collections.abc import Iterator
+from html.parser import HTMLParser
 from pathlib import Path
 
 import jsonschema
 import pytest
 import yaml
+from chromium_support import CHROMIUM, chromium
 from toy_study import make_artifact
 
 from reprobridge_sdk.bench.harness import BenchOptions, Budget, run_bench
@@ -885,6 +888,54 @@ def test_every_variant_in_every_format(toys: Path, tmp_path: Path) -> None:
     paired = {(p.agent, p.a, p.b): p for p in report.paired}
     assert paired[("oracle", "refined", "masked-launchers")].only_a == 4
     assert paired[("oracle", "refined", "masked-extraction")].only_a == 4
-    for name in ("report.txt", "report.csv", "report.html"):
+    for name in (
+        "report.txt",
+        "report.csv",
+        "report-rates.csv",
+        "report-paired.csv",
+        "report.html",
+    ):
         text = (out / name).read_text("utf-8")
         assert all(variant in text for variant in ("masked-guide", "expert"))
+    _tables_and_page_hold_the_report(out, report, tmp_path / "profile")
+
+
+class _Tags(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.tags: list[tuple[str, dict[str, str]]] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.append((tag, {k: v or "" for k, v in attrs}))
+
+
+def _tables_and_page_hold_the_report(out: Path, report: BenchReport, profile: Path) -> None:
+    """The CSV tables of a bench run hold a row per run, per rate and per McNemar test, and
+    its report.html, as headless Chromium renders it, has no script, a bar per agent and
+    variant beside the format's study, and a table row per rate, test and run."""
+    for name, expected in (
+        ("report.csv", len(report.runs)),
+        ("report-rates.csv", len(report.rates)),
+        ("report-paired.csv", len(report.paired) + len(report.versus)),
+    ):
+        with (out / name).open(encoding="utf-8-sig", newline="") as handle:
+            assert len(list(csv.DictReader(handle))) == expected, name
+    if CHROMIUM is None:  # the browser tests (tests/bench/test_report.py) say why they skip
+        return
+    parser = _Tags()
+    parser.feed(chromium(out / "report.html", profile, "--dump-dom"))
+    tags = parser.tags
+    assert "script" not in {tag for tag, _ in tags}
+    classes = Counter(attrs.get("class") for tag, attrs in tags if tag == "rect")
+    assert classes == {"bar": sum(s.rate is not None for s in report.rates), "study": 2}
+    rows: Counter[str | None] = Counter()
+    table = None
+    for tag, attrs in tags:
+        if tag == "table":
+            table = attrs.get("id")
+        elif tag == "tr":
+            rows[table] += 1
+    expected = {"rates": report.rates, "paired": report.paired, "runs": report.runs}
+    if report.versus:
+        expected["versus"] = report.versus
+    assert rows == {name: 1 + len(items) for name, items in expected.items()}

@@ -16,8 +16,16 @@ from chromium_support import chromium, needs_chromium
 
 from reprobridge_sdk.bench.harness import BenchOptions
 from reprobridge_sdk.bench.html import STUDY, render_html
-from reprobridge_sdk.bench.report import CSV_COLUMNS, build_report, report_csv, report_text
-from reprobridge_sdk.model.bench import BenchReport, BenchRun
+from reprobridge_sdk.bench.report import (
+    CSV_COLUMNS,
+    CSV_TABLES,
+    PAIRED_COLUMNS,
+    RATE_COLUMNS,
+    build_report,
+    report_csv,
+    report_text,
+)
+from reprobridge_sdk.model.bench import BenchReport, BenchRun, Usage
 
 HOSTILE = "=cmd|' /C calc'!A0 <script>alert(1)</script>\x1b]52;c;cHdu\x07"
 
@@ -247,3 +255,89 @@ def test_the_report_names_its_executor_in_every_form(tmp_path: Path) -> None:
         check=True,
     )
     assert "executor slurm," in done.stdout
+
+
+def _priced_report() -> BenchReport:
+    """Two agents over six claims, raw and refined; ``b`` reports what it spent."""
+    runs = []
+    for index in range(6):
+        task = f"t{index}"
+        for agent, wins in (("a", {"raw": 1, "refined": 5}), ("b", {"raw": 0, "refined": 2})):
+            for variant in ("raw", "refined"):
+                run = _run(agent, variant, task, verified=index < wins[variant])
+                if agent == "b":
+                    run.usage = Usage(tokens=1000, cost=0.5, currency="USD", lines=1)
+                runs.append(run)
+    return build_report(
+        runs,
+        suite="suite.toml",
+        suite_sha256="0" * 64,
+        agents=["a", "b"],
+        options=BenchOptions(variants=("raw", "refined")),
+        findings=[],
+    )
+
+
+def _csv(text: str) -> list[dict[str, str]]:
+    return list(csv.DictReader(io.StringIO(text.removeprefix("\ufeff"))))
+
+
+def test_every_format_holds_rates_pairs_agents_landmarks_time_and_cost() -> None:
+    """Issue 27: text, JSON, HTML and CSV each give the rate with its Wilson interval, the
+    paired McNemar tests of variants and of agents, landmark progress, time and cost per
+    success and the per-claim verdicts."""
+    report = _priced_report()
+    b_refined = next(s for s in report.rates if (s.agent, s.variant) == ("b", "refined"))
+    assert b_refined.cost_per_success == pytest.approx(6 * 0.5 / 2)
+    assert b_refined.wilson is not None
+    text = report_text(report)
+    row = next(line for line in text.splitlines() if line.startswith("b          refined"))
+    assert row.split()[2:5] == ["6", "2", "33.3%"]
+    assert "cost/success" in text and " 1.5 " in row  # 3.0 spent over 2 successes
+    assert "refined - raw" in text and "agents (McNemar)" in text
+    rates = _csv(report_csv(report, "rates"))
+    assert tuple(rates[0]) == RATE_COLUMNS
+    by = {(r["agent"], r["variant"]): r for r in rates}
+    assert set(by) == {(a, v) for a in "ab" for v in ("raw", "refined")}
+    cell = by[("b", "refined")]
+    assert float(cell["rate"]) == pytest.approx(2 / 6)
+    assert float(cell["wilson_low"]) == pytest.approx(b_refined.wilson.low)
+    assert float(cell["wilson_high"]) == pytest.approx(b_refined.wilson.high)
+    assert float(cell["cost_per_success"]) == pytest.approx(1.5)
+    assert float(cell["seconds_per_success"]) == pytest.approx(6 * 2.0 / 2)
+    assert float(cell["progress"]) == pytest.approx((2 * 1.0 + 4 * 0.5) / 6)
+    assert by[("a", "raw")]["cost_per_success"] == ""  # a reported no cost
+    paired = _csv(report_csv(report, "paired"))
+    assert tuple(paired[0]) == PAIRED_COLUMNS
+    kinds = {(r["kind"], r["agent"] or r["variant"], r["a"], r["b"]): r for r in paired}
+    variants = kinds[("variants", "a", "refined", "raw")]
+    assert (variants["only_a"], variants["only_b"], variants["method"]) == ("4", "0", "exact")
+    assert float(variants["p_value"]) == pytest.approx(0.125)
+    versus = kinds[("agents", "refined", "a", "b")]
+    assert (versus["pairs"], versus["only_a"], versus["only_b"]) == ("6", "3", "0")
+    runs = _csv(report_csv(report))
+    assert {r["verdict"] for r in runs} == {"compatible", "incompatible"}
+    assert {r["cost"] for r in runs if r["agent"] == "b"} == {"0.5"}
+    page = render_html(report)
+    assert 'id="versus"' in page and "cost/success" in page and ">1.5<" in page
+    data = json.loads(report.model_dump_json())
+    assert {c["task"] for c in data["claims"]} == {f"t{i}" for i in range(6)}
+
+
+def test_bench_report_writes_a_csv_table(tmp_path: Path) -> None:
+    """--table picks the CSV table (every table's columns: the test above)."""
+    source = tmp_path / "report.json"
+    source.write_text(_priced_report().model_dump_json(), encoding="utf-8")
+    done = subprocess.run(
+        [*_BENCH_REPORT, str(source), "--format", "csv", "--table", "paired"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    rows = _csv(done.stdout)
+    assert tuple(rows[0]) == CSV_TABLES["paired"]
+    assert [r["kind"] for r in rows] == ["variants", "variants", "agents", "agents"]
+
+
+_BENCH_REPORT = (sys.executable, "-m", "reprobridge_sdk", "bench", "report")
