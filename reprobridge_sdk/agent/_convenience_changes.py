@@ -18,7 +18,8 @@ seed pass and print the same labelled lines (then every launcher of the script p
 kept change is recorded as a patch of kind ``convenience`` with its evidence. Afterwards a
 claim over several seeds is re-planned with its statistic when the option was kept, or over
 its first seed alone with B018 (warning) when it was not. An option is passed once: an
-earlier ``flag`` or ``flag=`` in the argv is dropped.
+earlier ``flag``, ``flag=`` or argparse abbreviation of it in the argv is dropped
+(:func:`~reprobridge_sdk.agent.commands.with_option`).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from dataclasses import dataclass, replace
 
 from reprobridge_sdk.agent._endless import endless_loop
 from reprobridge_sdk.agent._smoke import OutOfTime, RunOutcome, _labelled, _passes, _Phase, _values
+from reprobridge_sdk.agent.commands import argparse_flags, with_option
 from reprobridge_sdk.agent.convenience import Knob, add_seed_option, is_iteration_count, smoke_knob
 from reprobridge_sdk.agent.fixes import Fix
 from reprobridge_sdk.agent.gates import build_finding
@@ -53,23 +55,6 @@ from reprobridge_sdk.model.guide import Ambiguity
 #: large, read from the code as a literal, makes the smoke run short before its first run: a
 #: smoke run shows that the code runs, and runs of that many would mostly end at the budget.
 LARGE_COUNT = 1000
-
-
-def _with_option(argv: list[str], flag: str, value: str) -> list[str]:
-    """``argv`` passing ``flag value`` once (an earlier ``flag``/``flag=`` is dropped)."""
-    out: list[str] = []
-    skip = False
-    for index, word in enumerate(argv):
-        if skip:
-            skip = False
-            continue
-        if word == flag:
-            skip = index + 1 < len(argv)
-            continue
-        if word.startswith(f"{flag}="):
-            continue
-        out.append(word)
-    return [*out, flag, value]
 
 
 def _seed_option(state: _Phase, smoke: LauncherPlan, tasks: list[str], labels: list[str]) -> None:
@@ -134,7 +119,9 @@ def _seed_option(state: _Phase, smoke: LauncherPlan, tasks: list[str], labels: l
     if option.how == "env":
         update["env"] = {**current.env, option.flag: "{seed}"}
     else:
-        update["argv"] = _with_option(list(current.argv), option.flag, "{seed}")
+        update["argv"] = with_option(
+            list(current.argv), option.flag, "{seed}", argparse_flags(option.text)
+        )
     trial = current.model_copy(update=update)
     path.write_text(option.text, "utf-8")
     try:
@@ -194,7 +181,9 @@ def _seed_option(state: _Phase, smoke: LauncherPlan, tasks: list[str], labels: l
             if option.how == "env":
                 passes["env"] = {**item.env, option.flag: "{seed}"}
             else:
-                passes["argv"] = _with_option(list(item.argv), option.flag, "{seed}")
+                passes["argv"] = with_option(
+                    list(item.argv), option.flag, "{seed}", argparse_flags(option.text)
+                )
             state.launchers[item.id] = item.model_copy(update=passes)
     for item in state.launchers.values():
         if item.script == current.script and item.scope == "scored":
@@ -347,7 +336,7 @@ def _short(state: _Phase, current: LauncherPlan, *, steps: bool = False) -> _Sho
     trial, hows, files = current, [], {}
     for item in knobs:
         if item.args:
-            argv = _with_option(list(trial.argv), item.args[0], item.args[1])
+            argv = with_option(list(trial.argv), item.args[0], item.args[1], argparse_flags(text))
             trial = trial.model_copy(update={"argv": argv})
             hows.append(f"passes {item.args[0]} {item.args[1]} (default {item.default})")
         else:

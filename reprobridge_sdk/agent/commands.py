@@ -39,14 +39,19 @@ Rules and edge cases:
   as the Python command that runs it uninstalled (``python -m module`` or the wrapper's
   ``python -c`` call) with the line's arguments; ``console_script`` keeps its name. A line
   that needs a shell is unusable then (``problem``): no shell finds the command uninstalled.
+* An option the build passes (:func:`with_option`: a seed, a short smoke scope) is passed
+  once: an earlier ``flag``, ``flag=value`` or argparse abbreviation of it (``--num-shuffle``
+  for ``--num-shuffles``, which argparse accepts when the prefix is no option itself and
+  begins no other; :func:`argparse_flags`) is dropped, and ``flag value`` comes last.
 """
 
 from __future__ import annotations
 
+import ast
 import posixpath
 import re
 import shlex
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -55,11 +60,13 @@ from reprobridge_sdk.agent.console_scripts import ConsoleScript
 __all__ = [
     "MAX_LINE",
     "Command",
+    "argparse_flags",
     "locate",
     "markdown_commands",
     "parse_command",
     "parse_lines",
     "resolve",
+    "with_option",
 ]
 
 #: Longest command line read (characters); longer lines are unusable.
@@ -612,3 +619,71 @@ def locate(
             done, problem=f"{command.script_arg!r} is in {len(holders)} folders ({where})"
         ), "as written"
     return done, "as written"
+
+
+#: ``.add_argument("--name"`` or ``.add_option('-n', '--name'``, in a script of Python 2.
+_ADDED_FLAG = re.compile(
+    r"""\.add_(?:argument|option)\(\s*(?:(['"])-\w\1\s*,\s*)?(['"])(--[\w-]+)\2"""
+)
+
+
+def argparse_flags(text: str) -> frozenset[str]:
+    """The long options the argparse (or optparse) parsers of the script ``text`` define,
+    ``--help`` with them: what an abbreviation is read against. None when the script
+    defines none or turns abbreviations off (``allow_abbrev=False``); a script that does not
+    parse as Python 3 (Python 2) is read by a pattern of ``add_argument("--name"``."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        found = {match.group(3) for match in _ADDED_FLAG.finditer(text[:1_000_000])}
+        return frozenset(found | {"--help"}) if found else frozenset()
+    flags: set[str] = set()
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Attribute | ast.Name):
+            continue
+        name = node.func.attr if isinstance(node.func, ast.Attribute) else node.func.id
+        if name == "ArgumentParser" and any(
+            k.arg == "allow_abbrev" and not (isinstance(k.value, ast.Constant) and k.value.value)
+            for k in node.keywords
+        ):
+            return frozenset()
+        if name in {"add_argument", "add_option"}:
+            flags.update(
+                arg.value
+                for arg in node.args
+                if isinstance(arg, ast.Constant)
+                and isinstance(arg.value, str)
+                and arg.value.startswith("--")
+            )
+    return frozenset(flags | {"--help"}) if flags else frozenset()
+
+
+def _abbreviates(word: str, flag: str, flags: Collection[str]) -> bool:
+    """Whether ``word`` is argparse's abbreviation of ``flag`` among ``flags``."""
+    return (
+        len(word) > 2
+        and word.startswith("--")
+        and flag.startswith(word)
+        and word != flag
+        and flag in flags
+        and word not in flags
+        and not any(other != flag and other.startswith(word) for other in flags)
+    )
+
+
+def with_option(argv: list[str], flag: str, value: str, flags: Collection[str] = ()) -> list[str]:
+    """``argv`` passing ``flag value`` once: an earlier ``flag``, ``flag=...`` or, among the
+    parser's long options ``flags`` (:func:`argparse_flags`), an abbreviation of it is
+    dropped with its value."""
+    out: list[str] = []
+    skip = False
+    for index, word in enumerate(argv):
+        if skip:
+            skip = False
+            continue
+        name, equals, _ = word.partition("=")
+        if name == flag or _abbreviates(name, flag, flags):
+            skip = not equals and index + 1 < len(argv)
+            continue
+        out.append(word)
+    return [*out, flag, value]

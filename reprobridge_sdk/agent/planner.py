@@ -96,6 +96,7 @@ import shlex
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
+from reprobridge_sdk.agent.commands import argparse_flags, with_option
 from reprobridge_sdk.agent.convenience import fixed_seed
 from reprobridge_sdk.agent.gates import build_finding, gate_from
 from reprobridge_sdk.agent.imports import Closure, closure
@@ -166,6 +167,16 @@ def _slug(text: str) -> str:
 def seeds_decision_id(claim: str) -> str:
     """The id of the decision that re-plans ``claim`` over every seed after a seed option."""
     return _slug(f"{claim}-over-seeds")
+
+
+def _flags(root: Path | None, choice: _Choice) -> frozenset[str]:
+    """The long options of the script's argparse parsers (:func:`argparse_flags`)."""
+    if root is None or choice.shell or choice.notebook is not None:
+        return frozenset()
+    try:
+        return argparse_flags((root / choice.script).read_text("utf-8", errors="replace"))
+    except OSError:
+        return frozenset()
 
 
 def _fixed_seed(root: Path | None, choice: _Choice) -> int | None:
@@ -566,23 +577,6 @@ def _from_notebook(  # noqa: PLR0917 - private helper of plan()
     )
 
 
-def _with_option(args: list[str], flag: str, value: str) -> list[str]:
-    names = {flag}
-    out: list[str] = []
-    skip = False
-    for index, word in enumerate(args):
-        if skip:
-            skip = False
-            continue
-        if word in names:
-            skip = index + 1 < len(args)
-            continue
-        if any(word.startswith(f"{name}=") for name in names):
-            continue
-        out.append(word)
-    return [*out, flag, value]
-
-
 def plan(
     claims: Claims,
     intake: IntakeRecord,
@@ -682,14 +676,15 @@ def plan(
             scored_args = list(choice.args)
             smoke_args = list(choice.args)
             seed_flag = _long_flag(seed_option) if seed_option else None
+            flags = _flags(root, choice)
             if seed_flag:
-                scored_args = _with_option(scored_args, seed_flag, "{seed}")
-                smoke_args = _with_option(smoke_args, seed_flag, "{seed}")
+                scored_args = with_option(scored_args, seed_flag, "{seed}", flags)
+                smoke_args = with_option(smoke_args, seed_flag, "{seed}", flags)
             for option in entry.options if entry and not choice.shell else []:
                 for flag in option.flags:
                     small = SMOKE_OPTIONS.get(_option_name(flag))
                     if small is not None and flag.startswith("--"):
-                        smoke_args = _with_option(smoke_args, flag, small)
+                        smoke_args = with_option(smoke_args, flag, small, flags)
                         break
             scored = LauncherPlan(
                 id=f"{base}-scored",

@@ -9,11 +9,13 @@ import pytest
 from reprobridge_sdk.agent.commands import (
     MAX_LINE,
     Command,
+    argparse_flags,
     locate,
     markdown_commands,
     parse_command,
     parse_lines,
     resolve,
+    with_option,
 )
 
 
@@ -243,3 +245,76 @@ def test_an_executable_script_hint_resolves_to_the_repositorys_file(tmp_path: Pa
     assert (done.script, done.argv) == ("scripts/train.py", ["python", "scripts/train.py"])
     outside = resolve(_parsed("../../etc/evil.py"), tmp_path)
     assert outside.script is None and outside.problem is not None
+
+
+SHUFFLES = frozenset({"--emb", "--num-shuffles", "--all", "--help"})
+
+
+@pytest.mark.parametrize(
+    ("argv", "flags", "expected"),
+    [
+        # argparse reads --num-shuffle as --num-shuffles: the command carries it once
+        (["--num-shuffle", "10", "--all"], SHUFFLES, ["--all", "--num-shuffles", "1"]),
+        (["--num-shuffle=10", "--all"], SHUFFLES, ["--all", "--num-shuffles", "1"]),
+        (["--num", "10", "--num-shuffles", "3"], SHUFFLES, ["--num-shuffles", "1"]),
+        # ambiguous for argparse (it refuses the line): left as written
+        (
+            ["--num-shuffle", "10"],
+            SHUFFLES | {"--num-shuffle-seed"},
+            ["--num-shuffle", "10", "--num-shuffles", "1"],
+        ),
+        # an option of its own, not an abbreviation
+        (
+            ["--num-shuffle", "10"],
+            SHUFFLES | {"--num-shuffle"},
+            ["--num-shuffle", "10", "--num-shuffles", "1"],
+        ),
+        # no parser known (click, abbreviations off): nothing is read as an abbreviation
+        (["--num-shuffle", "10"], frozenset(), ["--num-shuffle", "10", "--num-shuffles", "1"]),
+        (["--", "-n", "--nu"], SHUFFLES, ["--", "-n", "--num-shuffles", "1"]),  # last: no value
+        ([], SHUFFLES, ["--num-shuffles", "1"]),
+    ],
+)
+def test_an_option_or_its_abbreviation_is_passed_once(
+    argv: list[str], flags: frozenset[str], expected: list[str]
+) -> None:
+    assert with_option(argv, "--num-shuffles", "1", flags) == expected
+
+
+def test_a_shorter_option_of_its_own_is_no_abbreviation_of_a_longer_one() -> None:
+    flags = frozenset({"--lr", "--lr-decay"})
+    assert with_option(["--lr", "0.1"], "--lr-decay", "0", flags) == [
+        "--lr",
+        "0.1",
+        "--lr-decay",
+        "0",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("text", "flags"),
+    [
+        (
+            "import argparse\np = argparse.ArgumentParser()\n"
+            "p.add_argument('-n', '--num-shuffles', type=int)\np.add_argument('--all')\n",
+            {"--num-shuffles", "--all", "--help"},
+        ),
+        (  # Python 2: read by a pattern
+            "import argparse\np = argparse.ArgumentParser()\n"
+            "p.add_argument('-n', \"--num-shuffles\", type=int)\nprint 'parsed'\n",
+            {"--num-shuffles", "--help"},
+        ),
+        (
+            "import argparse\np = argparse.ArgumentParser(allow_abbrev=False)\n"
+            "p.add_argument('--num-shuffles', type=int)\n",
+            set(),
+        ),
+        ("import click\n@click.option('--num-shuffles')\ndef main(n): pass\n", set()),
+        ("", set()),
+        ("\x00 def (", set()),
+    ],
+)
+def test_the_parsers_long_options_are_what_abbreviations_are_read_against(
+    text: str, flags: set[str]
+) -> None:
+    assert argparse_flags(text) == flags

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from reprobridge_sdk.agent.commands import argparse_flags, with_option
 from reprobridge_sdk.agent.convenience import (
     SEED_ENV,
     add_seed_option,
@@ -365,6 +366,26 @@ def test_a_count_of_repetitions_alone_is_a_knob(
 )
 def test_no_repetition_knob_where_nothing_repeats(text: str) -> None:
     assert smoke_knob(text, ["python", "x.py", "--n-splits", "2"]) is None
+
+
+def test_a_repetition_count_given_abbreviated_is_shortened_in_its_place() -> None:
+    """The README's ``--num-shuffle 10`` is argparse's ``--num-shuffles``: the knob's value
+    replaces it, as the smoke shortening passes it (one option, not two that only work
+    because argparse keeps the last)."""
+    text = (
+        "from argparse import ArgumentParser\n"
+        "def main():\n"
+        "    parser = ArgumentParser('scoring')\n"
+        "    parser.add_argument('--emb', required=True)\n"
+        "    parser.add_argument('--num-shuffles', default=2, type=int)\n"
+        "    parser.add_argument('--all', default=False, action='store_true')\n"
+        "    args = parser.parse_args()\n"
+    )
+    argv = ["python", "scoring.py", "--emb", "e", "--num-shuffle", "10", "--all"]
+    knob = smoke_knob(text, argv)
+    assert knob is not None and knob.args == ("--num-shuffles", "1")
+    shortened = with_option(argv, *knob.args, argparse_flags(text))
+    assert shortened == ["python", "scoring.py", "--emb", "e", "--all", "--num-shuffles", "1"]
 
 
 def test_no_knob_for_a_script_without_an_iteration_count() -> None:

@@ -169,6 +169,18 @@ def test_the_hinted_command_wins(raw_repo, tmp_path: Path) -> None:
     ]
 
 
+def test_an_abbreviated_option_of_the_hint_is_made_small_once(raw_repo, tmp_path: Path) -> None:
+    """``--max-it`` is argparse's abbreviation of the script's ``--max-iter``: the smoke run
+    passes ``--max-iter 5`` instead of it, not beside it; the scored run keeps the hint."""
+    repo, claims_file = raw_repo("no-deps")
+    data = yaml.safe_load(claims_file.read_text("utf-8"))
+    data["claims"][0]["hints"] = {"command": "python train.py --max-it 300"}
+    claims_file.write_text(yaml.safe_dump(data), "utf-8")
+    smoke, scored = _plan(repo, claims_file, tmp_path).launchers
+    assert scored.argv == ["python", "train.py", "--max-it", "300", "--seed", "{seed}"]
+    assert smoke.argv == ["python", "train.py", "--seed", "{seed}", "--max-iter", "5"]
+
+
 def test_no_claim_planned_stops_the_build_at_the_planner(raw_repo, tmp_path: Path) -> None:
     """Every claim unplanned (each a B004 warning): the gate fails with B049 and the build
     ends at the Planner with a report, never in the Packager with an empty manifest."""
