@@ -31,13 +31,12 @@ WEIGHTS: dict[str, float] = {
     "tests/run/test_executors.py": 900,
     "tests/authoring/test_archive_commands.py": 680,
     "tests/bench/test_harness.py": 600,
-    "tests/agent/test_distiller_packager_gates.py": 400,
+    "tests/agent/test_distiller_packager_gates.py": 275,
     "tests/agent/test_build_era.py": 270,
     "tests/bench/test_report.py": 210,
     "tests/authoring/test_same_seed_suggestion.py": 200,
     "tests/agent/test_builder.py": 200,
     "tests/agent/test_build_failure.py": 170,
-    "tests/audit/test_facts.py": 165,
     "tests/test_benchmark_quick.py": 150,
     "tests/agent/test_build_e2e.py": 130,  # each fixture's unit (2,500 for the nineteen)
     "tests/agent/test_build_resume.py": 120,
@@ -47,6 +46,7 @@ WEIGHTS: dict[str, float] = {
     "tests/test_build_corpus.py": 70,
     "tests/run/test_runner_faults.py": 70,
     "tests/agent/test_reviewer.py": 70,
+    "tests/audit/test_facts.py": 45,
 }
 
 
