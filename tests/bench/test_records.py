@@ -11,10 +11,12 @@ import sys
 from pathlib import Path
 
 import pytest
+import yaml
 from toy_study import make_artifact
 
 from reprobridge_sdk.api import load
 from reprobridge_sdk.bench.harness import BenchOptions, Budget, run_bench
+from reprobridge_sdk.bench.job import Job, _rerun
 from reprobridge_sdk.bench.judge import judge_results
 from reprobridge_sdk.bench.records import RECORDS_AGENT, results_from_records
 from reprobridge_sdk.bench.variants import WORKSPACE_DIR, generate_variants
@@ -152,3 +154,50 @@ def test_the_harness_judges_an_agent_that_left_records(tmp_path: Path) -> None:
     kept = tmp_path / "out" / recorder.folder / "results-from-records.json"
     assert json.loads(kept.read_text("utf-8"))["agent"] == RECORDS_AGENT
     assert [f.code for f in null.findings] == ["A102"]  # neither a results file nor records
+
+
+@pytest.mark.skipif(SANDBOX is not None, reason=f"no sandbox: {SANDBOX}")
+def test_rerun_finds_records_that_do_not_hold_up(tmp_path: Path) -> None:
+    """--rerun re-executes the agent's recorded runs as the auditor does: honest records hold
+    up; a record edited to state another value is a mismatch (A058)."""
+    root = make_artifact(tmp_path / "toy", tasks=("acc",), launchers=("scored",))
+    data = yaml.safe_load((root / "rra.yaml").read_text("utf-8"))
+    for launcher in data["launchers"]:  # the run writes only into its run folder
+        launcher["argv"][-1] = "{run_dir}/metrics.json"
+        launcher["outputs"][0]["path"] = "{run_dir}/metrics.json"
+    (root / "rra.yaml").write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+    generate_variants(root, tmp_path / "out", ["refined"])
+    workspace = tmp_path / "out" / "refined" / WORKSPACE_DIR
+    _reprobridge_run(workspace, "scored")
+    job = Job(
+        out=str(tmp_path / "out"),
+        folder="run",
+        agent="agent",
+        argv=(),
+        submission="toy",
+        artifact_id="toy-study",
+        artifact_root=str(root),
+        source=str(workspace),
+        task="acc",
+        variant="refined",
+        repeat=0,
+        prompt="",
+        budget=Budget(),
+        sandbox=True,
+        network="none",
+        allow_hosts=(),
+        visible=(),
+        pass_env=(),
+        level=0.95,
+        floor=0.01,
+        rerun=1,
+    )
+    honest = _rerun(job, workspace)
+    assert honest is not None and (honest.reran, honest.mismatches) == (1, 0)
+    for path in (workspace / "runs").glob("*/record.json"):
+        record = json.loads(path.read_text("utf-8"))
+        for measured in record["measurements"]:
+            measured["value"] = 99.0
+        path.write_text(json.dumps(record), encoding="utf-8")
+    edited = _rerun(job, workspace)
+    assert edited is not None and (edited.reran, edited.mismatches) == (1, 1)
