@@ -44,7 +44,7 @@ TEXT = "text"
 _BLANK = "blank"
 _STOP = "stop"
 
-#: The deepest chain of called functions followed (``main()`` calling ``run()`` ...).
+#: The deepest chain of blocks followed (a guard, ``main()`` calling ``run()`` ...).
 _DEPTH = 4
 #: Builtins that print nothing.
 _QUIET_BUILTINS = frozenset(
@@ -407,7 +407,9 @@ class _Walk:
                     return found, False  # importing the repository's code runs it
                 continue
             if _main_guard(statement):
-                inner, whole = self.read(where, statement.body, depth)
+                if depth >= _DEPTH:
+                    return found, False
+                inner, whole = self.read(where, statement.body, depth + 1)
                 found[:0] = inner
                 if not whole:
                     return found, False

@@ -172,6 +172,16 @@ def test_a_script_that_does_not_tokenize_or_is_empty_names_nothing(tmp_path: Pat
     for text in ("", "print 'unterminated\n", "x = (\n", "\tif x:\n  print x\n", "\x00\x01"):
         assert _outputs(tmp_path, "run.py", {"run.py": text}) == []
     assert _outputs(tmp_path, "missing.py", {}) == []
+    # guards nested past any depth a script has, and a function that calls itself
+    nested = (
+        "".join(" " * depth + 'if __name__ == "__main__":\n' for depth in range(200))
+        + " " * 3000
+        + "print(rmse)\n"
+    )
+    assert _outputs(tmp_path, "run.py", {"run.py": nested}) == []
+    recursive = "def main():\n    main()\n    print(rmse)\n\nmain()\n"
+    sites = _outputs(tmp_path, "run.py", {"run.py": recursive})
+    assert sites and all(isinstance(s, BarePrint) and s.expression == "rmse" for s in sites)
     assert launcher_outputs(tmp_path, "run.sh") == []
 
 
