@@ -161,13 +161,15 @@ def _resolved(path: Path | str) -> Path:
 
 
 def open_checked(
-    path: Path, root: Path | Sequence[Path] | None, max_bytes: int | None
+    path: Path, root: Path | safefs.OpenRoot | Sequence[Path] | None, max_bytes: int | None
 ) -> OpenedFile | None:
     """``path`` opened under ``root`` (see the module); ``None`` when it is missing; raises
     :class:`~reprobridge_sdk.io.safefs.UnsafeFileError` when it is refused."""
-    roots: Sequence[Path | None] = [root] if root is None or isinstance(root, Path) else root
-    if not roots:
-        roots = [None]  # an empty sequence of roots: no root, as with None
+    roots: Sequence[Path | safefs.OpenRoot | None]
+    if root is None or isinstance(root, (Path, safefs.OpenRoot)):
+        roots = [root]
+    else:
+        roots = list(root) or [None]  # an empty sequence of roots: no root, as with None
     refused: safefs.UnsafeFileError | None = None
     for base in roots:
         try:

@@ -29,6 +29,11 @@ from .kinds._base import apply_transform, plain
 from .kinds.regex import regex_matches
 from .template import render_template
 
+#: Where an extraction may read: under one root (a path, or one opened once for many reads:
+#: :class:`~reprobridge_sdk.io.safefs.OpenRoot`), the first of several that holds the file,
+#: or anywhere (None).
+Root = Path | safefs.OpenRoot | Sequence[Path] | None
+
 __all__ = [
     "AGGREGATES",
     "DEFAULT_CHUNK",
@@ -87,7 +92,7 @@ def extract_value(
     context: Mapping[str, object],
     chunk_size: int = DEFAULT_CHUNK,
     cache: ExtractionCache | None = None,
-    root: Path | Sequence[Path] | None = None,
+    root: Root = None,
     max_bytes: int | None = None,
     transform: Mapping[str, Any] | Any | None = None,
     opened: OpenedFile | None = None,
@@ -125,14 +130,15 @@ def extract_value(
 def _open(
     path: Path,
     source: str,
-    root: Path | Sequence[Path] | None,
+    root: Root,
     max_bytes: int | None,
     cache: ExtractionCache | None,
 ) -> OpenedFile | None:
     """``path`` opened once (kept open by a batch's cache); None when it is missing."""
     if cache is None:
         return _checked(path, root, source, max_bytes)
-    rules = (root if root is None or isinstance(root, Path) else tuple(root), max_bytes)
+    where = root if root is None or isinstance(root, (Path, safefs.OpenRoot)) else tuple(root)
+    rules = (where, max_bytes)
     return cache.opened(path, rules, lambda: _checked(path, root, source, max_bytes))
 
 
@@ -157,9 +163,7 @@ def _read(kind: object, request: Request) -> Extracted:
         raise ExtractionError("missing-file", msg, source=source) from None
 
 
-def _checked(
-    path: Path, root: Path | Sequence[Path] | None, source: str, max_bytes: int | None
-) -> OpenedFile | None:
+def _checked(path: Path, root: Root, source: str, max_bytes: int | None) -> OpenedFile | None:
     """``path`` opened by :func:`._opened.open_checked`; ``unsafe-file`` when refused (the
     refusal in the error's ``refusal``)."""
     try:
@@ -178,7 +182,7 @@ def extract_many(
     outputs: Mapping[str, Path],
     context: Mapping[str, object],
     cache: ExtractionCache | None = None,
-    root: Path | Sequence[Path] | None = None,
+    root: Root = None,
 ) -> list[Extracted | ExtractionError]:
     """:func:`extract_value` for each extractor over one run's files, sharing one cache; a
     failure is returned in the extractor's place, not raised."""

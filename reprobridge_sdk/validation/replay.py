@@ -171,7 +171,11 @@ def _comparable(want: Any) -> bool:
 
 
 def _replay_one(
-    root: Path, lindex: int, launcher: dict[str, Any], sample: _Sample, cache: ExtractionCache
+    reads: Path | safefs.OpenRoot,
+    lindex: int,
+    launcher: dict[str, Any],
+    sample: _Sample,
+    cache: ExtractionCache,
 ) -> Iterator[SampleValue]:
     from reprobridge_sdk.extract.extraction import (  # noqa: PLC0415 - lazy: only with samples
         ExtractionError,
@@ -202,7 +206,7 @@ def _replay_one(
                     files_base=sample.base,
                     outputs=sample.outputs,
                     context=sample.context,
-                    root=root,
+                    root=reads,
                     max_bytes=safefs.MAX_TEXT_BYTES,
                     transform=measurement.get("transform"),
                     cache=cache,
@@ -225,6 +229,54 @@ def _launchers(data: Any, chosen: Sequence[str] | None) -> Iterator[tuple[int, d
             yield lindex, launcher
 
 
+def _resolved(
+    data: Any, root: Path, chosen: Sequence[str] | None
+) -> list[tuple[int, dict[str, Any], list[_Sample]]]:
+    """Each launcher with samples (of those ``chosen``, by default all) and its samples'
+    files resolved: once per validation, for the landmarks and the replay."""
+    return [
+        (index, launcher, _samples(root, launcher)) for index, launcher in _launchers(data, chosen)
+    ]
+
+
+def _open_root(root: Path) -> safefs.OpenRoot | None:
+    """The artifact's root opened once for every sample file read below it (each read then
+    walks from its descriptor instead of resolving and opening the root again); None when it
+    cannot be opened (each read then opens it and reports why)."""
+    try:
+        return safefs.OpenRoot(root)
+    except (OSError, safefs.UnsafeFileError):
+        return None
+
+
+def _replay(
+    root: Path,
+    resolved: list[tuple[int, dict[str, Any], list[_Sample]]],
+    cache: ExtractionCache | None,
+) -> list[SampleValue]:
+    from reprobridge_sdk.extract.extraction import (  # noqa: PLC0415 - lazy: only with samples
+        ExtractionCache,
+    )
+
+    own = ExtractionCache() if cache is None else None
+    use = cache if cache is not None else own
+    assert use is not None
+    opened = _open_root(root) if resolved else None
+    reads: Path | safefs.OpenRoot = root if opened is None else opened
+    try:
+        return [
+            value
+            for lindex, launcher, samples in resolved
+            for sample in samples
+            for value in _replay_one(reads, lindex, launcher, sample, use)
+        ]
+    finally:
+        if own is not None:
+            own.close()
+        if opened is not None:
+            opened.close()
+
+
 def replay_samples(
     data: Any,
     root: Path,
@@ -235,23 +287,7 @@ def replay_samples(
     """Replay the samples of a manifest's plain ``data`` (of the artifact at ``root``): one
     :class:`SampleValue` for each expected value a sample declares (of the ``launchers``
     named, by default all). ``cache``: as for :func:`check_replay`."""
-    from reprobridge_sdk.extract.extraction import (  # noqa: PLC0415 - lazy: only with samples
-        ExtractionCache,
-    )
-
-    own = ExtractionCache() if cache is None else None
-    use = cache if cache is not None else own
-    assert use is not None
-    try:
-        return [
-            value
-            for lindex, launcher in _launchers(data, launchers)
-            for sample in _samples(root, launcher)
-            for value in _replay_one(root, lindex, launcher, sample, use)
-        ]
-    finally:
-        if own is not None:
-            own.close()
+    return _replay(root, _resolved(data, root, launchers), cache)
 
 
 def _finding(doc: Document, item: SampleValue) -> Finding | None:
@@ -294,10 +330,11 @@ def check_replay(
     ``cache``: where each sample file's parse or scan is kept for all the measurements that
     read it (by default one made for this call and closed after it)."""
     out: list[Finding] = []
-    for lindex, launcher in _launchers(doc.data, None):
-        logs = [s.log for s in _samples(root, launcher) if s.log is not None]
+    resolved = _resolved(doc.data, root, None)
+    for lindex, launcher, samples in resolved:
+        logs = [s.log for s in samples if s.log is not None]
         out += _check_landmarks(doc, lindex, launcher, logs)
-    for item in replay_samples(doc.data, root, cache=cache):
+    for item in _replay(root, resolved, cache):
         found = _finding(doc, item)
         if found is not None:
             out.append(found)

@@ -112,6 +112,27 @@ def test_a_sample_linked_to_a_secret_is_not_read(example: Path, tmp_path: Path) 
     assert "X002" not in _codes(proc)
 
 
+def test_a_sample_directory_linked_out_is_refused_through_a_linked_root(
+    example: Path, tmp_path: Path
+) -> None:
+    """Replay opens the artifact's root once for every sample read: a root reached through a
+    link still reads its own samples, and a sample directory swapped for a link out of it is
+    still refused (F003), never read."""
+    alias = tmp_path / "alias"
+    alias.symlink_to(example, target_is_directory=True)
+    clean = validate(alias).findings
+    assert not [f for f in clean if f.code.startswith("X")]
+    outside = tmp_path / "outside"
+    shutil.copytree(example / "samples" / "smoke-seed0", outside)
+    (outside / "metrics.json").write_text(json.dumps({"logreg": {"macro_f1": "s3cr3t-t0ken"}}))
+    shutil.rmtree(example / "samples" / "smoke-seed0")
+    (example / "samples" / "smoke-seed0").symlink_to(outside, target_is_directory=True)
+    proc = _cli("validate", "--format", "json", alias)
+    assert "s3cr3t-t0ken" not in proc.stdout + proc.stderr
+    assert "F003" in _codes(proc)
+    assert "X002" not in _codes(proc)
+
+
 def test_guide_does_not_write_through_a_linked_directory(example: Path, tmp_path: Path) -> None:
     outside = tmp_path / "outside"
     outside.mkdir()
