@@ -12,6 +12,9 @@ import yaml
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
+from reprobridge_sdk.findings import finding
+from reprobridge_sdk.io import _guards, document
+from reprobridge_sdk.io._events import _from_events
 from reprobridge_sdk.io.document import (
     MAX_ALIAS_NODES,
     MAX_BYTES,
@@ -401,3 +404,68 @@ def test_the_text_locator_answers_as_the_converters_maps(
     mapped = load_document(text.encode(), name="m.yaml")
     assert mapped.positions  # every position computed: locate answers from the maps
     assert {(p, key): mapped.locate(p, key=key) for p, key in found} == found
+
+
+# -- the two readers: libyaml's events and the node converter read every text the same ------
+
+#: Plain scalars of every core-schema spelling (and near misses that stay strings).
+_PLAIN = st.sampled_from(
+    [
+        *("0x1F", "0o17", "012", "+12", "-0", "1e3", "1E-2", ".5", "1.", "-.5", "1_000", "0b101"),
+        *("~", "null", "Null", "", "true", "False", "tRUE", "yes", "on", "2024-05-01", "12:30:00"),
+        *(".nan", ".inf", "-.Inf", "9" * 4301, "-" + "9" * 4300, "3", "-0.5", "63.42", "1,000"),
+    ]
+)
+
+
+def _typed(value: Any) -> Any:
+    """``value`` with every scalar's type beside it (``==`` holds ``1``, ``1.0`` and ``True``
+    equal; the readers must not)."""
+    if isinstance(value, dict):
+        return {key: _typed(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_typed(item) for item in value]
+    if isinstance(value, float) and math.isnan(value):
+        return ("nan",)
+    return (type(value).__name__, value)
+
+
+def _both_readings(text: str) -> tuple[Any, Document]:
+    """The event reader's data (None where it leaves the text to the converter) and the
+    document the node converter reads from the same text."""
+    events = _from_events(text)
+    converted = Document("m.yaml", text, _positions={}, _key_positions={})
+    try:
+        root = document._compose("m.yaml", text)
+    except (_guards._Fatal, yaml.YAMLError):  # Y001, Y004-Y006, Y011
+        converted.findings.append(finding("Y001", "not read", file="m.yaml"))
+        return events, converted
+    if root is None:  # an empty document: Y002
+        converted.findings.append(finding("Y002", "empty", file="m.yaml"))
+    else:
+        document._convert(converted, root)
+    return events, converted
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.one_of(
+        _documents.map(lambda data: json.dumps(data, indent=1, ensure_ascii=False)),
+        _documents.map(lambda data: yaml.safe_dump(data, allow_unicode=True, sort_keys=False)),
+        st.lists(st.tuples(_keys, _PLAIN), min_size=1, max_size=6).map(
+            lambda items: "".join(f"{key}: {value}\n" for key, value in items)
+        ),
+        st.lists(_PLAIN, min_size=1, max_size=6).map(lambda items: f"a: [{', '.join(items)}]\n"),
+        st.text(alphabet="ab:- \n[]{},&*!'\"#0.1x", max_size=60),
+    )
+)
+def test_the_event_reader_reads_as_the_node_converter(text: str) -> None:
+    """Whenever the event reader gives data, the node converter reads the same data, with the
+    same types, and finds nothing; where the converter has a finding, the events give up."""
+    events, converted = _both_readings(text)
+    if converted.findings:
+        assert events is None
+        return
+    if events is None:  # an alias or an explicit tag: the converter reads it alone
+        return
+    assert _typed(events) == _typed(converted.data)
