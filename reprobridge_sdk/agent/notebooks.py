@@ -37,7 +37,7 @@ import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from reprobridge_sdk.io.safefs import UnsafeFileError, create_exclusive, load_json
+from reprobridge_sdk.io.safefs import UnsafeFileError, create_exclusive, loads_json, read_bytes
 from reprobridge_sdk.model.build import NotebookScript
 
 __all__ = [
@@ -99,7 +99,8 @@ def read_notebook(root: Path, rel: str) -> Notebook:
     if rel.startswith("/") or normal == ".." or normal.startswith("../"):
         return Notebook(rel, problem="the path leads outside the repository")
     try:
-        data = load_json(root / normal, root=root, max_bytes=MAX_NOTEBOOK)
+        raw = read_bytes(root / normal, root=root, max_bytes=MAX_NOTEBOOK)
+        data = loads_json(raw, path=root / normal)
     except UnsafeFileError as exc:
         why = {
             "too-large": f"it is larger than {MAX_NOTEBOOK // (1024 * 1024)} MiB",

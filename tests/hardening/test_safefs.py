@@ -12,11 +12,11 @@ from reprobridge_sdk.io import safefs
 
 def test_json_depth_limit_is_exact(tmp_path: Path) -> None:
     path = tmp_path / "x.json"
-    path.write_text("[" * safefs.MAX_JSON_DEPTH + "]" * safefs.MAX_JSON_DEPTH)
-    assert isinstance(safefs.load_json(path), list)
-    path.write_text('{"a":' * (safefs.MAX_JSON_DEPTH + 1) + "1" + "}" * (safefs.MAX_JSON_DEPTH + 1))
+    raw = ("[" * safefs.MAX_JSON_DEPTH + "]" * safefs.MAX_JSON_DEPTH).encode()
+    assert isinstance(safefs.loads_json(raw, path=path), list)
+    raw = ('{"a":' * (safefs.MAX_JSON_DEPTH + 1) + "1" + "}" * (safefs.MAX_JSON_DEPTH + 1)).encode()
     with pytest.raises(safefs.UnsafeFileError) as caught:
-        safefs.load_json(path)
+        safefs.loads_json(raw, path=path)
     assert (caught.value.reason, caught.value.limit) == ("too-deep", safefs.MAX_JSON_DEPTH)
     assert caught.value.findings[0].code == "F011"
 

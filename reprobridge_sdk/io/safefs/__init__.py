@@ -51,7 +51,6 @@ __all__ = [
     "create_exclusive",
     "deeper_than",
     "is_inside",
-    "load_json",
     "loads_json",
     "open_regular",
     "read_bytes",
@@ -185,19 +184,6 @@ def read_text(
     return raw.decode("utf-8", errors)
 
 
-def load_json(
-    path: str | os.PathLike[str],
-    *,
-    root: str | os.PathLike[str] | None = None,
-    max_bytes: int = MAX_EVIDENCE_BYTES,
-    max_depth: int = MAX_JSON_DEPTH,
-    allow_links: bool = True,
-) -> Any:
-    """Parse a JSON file under the size and depth caps (``ValueError`` for bad JSON)."""
-    raw = read_bytes(path, root=root, max_bytes=max_bytes, allow_links=allow_links)
-    return loads_json(raw, path=path, max_depth=max_depth)
-
-
 def loads_json(
     raw: bytes,
     *,
@@ -205,10 +191,9 @@ def loads_json(
     max_depth: int = MAX_JSON_DEPTH,
     object_pairs_hook: Callable[[list[tuple[str, Any]]], Any] | None = None,
 ) -> Any:
-    """Parse the bytes of a JSON file (``path`` names it in a refusal) under the depth cap, as
-    :func:`load_json` does after reading it: for a caller that also needs the bytes (to hash
-    the very content it parsed, without reading the file again). The readers of documents
-    call it through :func:`reprobridge_sdk.io.reading.parse_json`."""
+    """Parse the bytes of a JSON file (``path`` names it in a refusal) under the depth cap
+    (``UnsafeFileError`` past it, ``ValueError`` for bad JSON). The readers of documents call
+    it through :func:`reprobridge_sdk.io.reading.parse_json`, which reads the file too."""
     if raw.count(b"[") + raw.count(b"{") <= max_depth:  # cannot nest deeper than its brackets
         return json.loads(raw, object_pairs_hook=object_pairs_hook)
     # ``path`` is formatted only in a refusal (a caller may name the file lazily)
