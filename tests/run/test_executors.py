@@ -394,13 +394,18 @@ def test_interrupting_the_client_kills_the_remote_runs(toy: Path) -> None:
     _wait_for(lambda: not _alive(child))
 
 
-def test_batches_give_the_same_table_whatever_the_executor(tmp_path: Path) -> None:
+def test_batches_give_the_same_table_whatever_the_executor(
+    tmp_path: Path, cluster: distributed.LocalCluster
+) -> None:
+    """In process on the module's cluster (a scheduler's address), and through the command
+    line on a local cluster of its own (``--executor dask-local``)."""
     example = Path(__file__).resolve().parents[2] / "examples" / "digits-logreg"
     batch = tmp_path / "batch"
     for name in ("a", "b", "c"):
         shutil.copytree(example, batch / name, ignore=shutil.ignore_patterns("runs"))
     local = validate(batch, jobs=1)
-    with make_executor("dask-local", jobs=2) as executor:
+    options = ExecutorOptions(scheduler=cluster.scheduler_address, shared_fs=True)
+    with make_executor("dask", options=options) as executor:
         spread = validate(batch, mapper=executor.map)
     assert [(a.label, [f.code for f in a.findings]) for a in local.artifacts] == [
         (a.label, [f.code for f in a.findings]) for a in spread.artifacts
