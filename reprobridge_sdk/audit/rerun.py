@@ -4,7 +4,9 @@ A sample of each attempt's succeeded runs, drawn per launcher and per task with 
 seed (:func:`draw_seed`, stated in the report afterwards), is run again by the runner with
 the recorded seed, in the environment built from the lock and in the sandbox by default.
 Each value is compared with the recorded one within a same-seed tolerance never looser than
-the interval's half-width (A058, A059), and per launcher and task a paired t test of the differences
+the interval's half-width (A058, A059): exact for a deterministic launcher, the task's declared
+tolerance, or else a multiple of the spread observed when the launcher's first sampled run is
+executed a second time (the repeat). Per launcher and task a paired t test of the differences
 finds a shift that passes run by run (A070). See spec §11.2 ("Re-execution").
 """
 
@@ -13,29 +15,24 @@ from __future__ import annotations
 import math
 import random
 import secrets
-import tempfile
-import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import Literal
 
-from reprobridge_sdk.errors import UsageError
-from reprobridge_sdk.findings import Finding, finding, terminal_text
+from reprobridge_sdk.findings import Finding, finding
 from reprobridge_sdk.model import RECORD_NAME
 from reprobridge_sdk.model.audit import RerunComparison, ShiftSkipped, ShiftTest
 
+from ._execute import Execution, Executor, Progress, values
 from ._studentt import t_two_sided
 from .interval import finite
 from .verify import ArtifactFacts, RunEvidence
-
-if TYPE_CHECKING:
-    from reprobridge_sdk.run.process import ResourceLimits
 
 __all__ = [
     "DEFAULT_SAMPLE",
     "SHIFT_LEVEL",
     "SHIFT_MIN_RUNS",
+    "SPREAD_MULTIPLE",
     "RerunOutcome",
     "choose",
     "draw_seed",
@@ -50,6 +47,10 @@ DEFAULT_SAMPLE = 4
 SHIFT_LEVEL = 0.01
 #: The fewest re-executed runs of a task for which the shift is tested.
 SHIFT_MIN_RUNS = 4
+#: The same-seed tolerance, with nothing declared, is this multiple of the spread of one run
+#: executed twice: with Gaussian same-seed noise, |recorded - re-executed| over that spread is
+#: a standard Cauchy variable, past 100 with probability (2/pi) atan(1/100), about 0.64 %.
+SPREAD_MULTIPLE = 100.0
 
 
 def draw_seed() -> int:
@@ -107,16 +108,25 @@ def choose(runs: Sequence[RunEvidence], count: int | None, seed: int) -> list[Ru
     return [pool[i] for i in sorted(chosen)]
 
 
+Basis = Literal["deterministic", "no-interval", "declared", "spread", "half-width"]
+
+
 def tolerance(
-    deterministic: bool, declared: float | None, half_width: float | None
-) -> tuple[float, str]:
-    """The same-seed tolerance of a re-execution and its basis (see the module)."""
+    deterministic: bool,
+    declared: float | None,
+    half_width: float | None,
+    spread: float | None = None,
+) -> tuple[float, Basis]:
+    """The same-seed tolerance of a re-execution and its basis (see the module); ``spread``:
+    the observed same-seed spread of the launcher's repeated run, None when not measured."""
     if deterministic:
         return 0.0, "deterministic"
     if half_width is None or not math.isfinite(half_width):
         return 0.0, "no-interval"
     if declared is not None:
         return min(declared, half_width), "declared"
+    if spread is not None:
+        return min(SPREAD_MULTIPLE * spread, half_width), "spread"
     return half_width, "half-width"
 
 
@@ -166,9 +176,14 @@ class Limits:
 
 
 def _compare(
-    chosen: RunEvidence, fresh: Mapping[str, float | None], deterministic: bool, limits: Limits
+    chosen: RunEvidence,
+    fresh: Mapping[str, float | None],
+    deterministic: bool,
+    limits: Limits,
+    spreads: Mapping[str, float],
 ) -> tuple[list[RerunComparison], list[Finding]]:
-    """The comparison of every recorded value of ``chosen`` with the re-executed one."""
+    """The comparison of every recorded value of ``chosen`` with the re-executed one;
+    ``spreads``: task -> the same-seed spread observed for its launcher."""
     record = chosen.record
     assert record is not None
     where = f"{chosen.rel}/{RECORD_NAME}".lstrip("/")
@@ -177,8 +192,12 @@ def _compare(
     for index, measured in enumerate(record.measurements):
         if measured.value is None:
             continue
+        spread = spreads.get(measured.task)
         allowed, basis = tolerance(
-            deterministic, limits.declared.get(measured.task), limits.half_widths.get(measured.task)
+            deterministic,
+            limits.declared.get(measured.task),
+            limits.half_widths.get(measured.task),
+            spread,
         )
         value = fresh.get(measured.task)
         held = value is not None and _within(measured.value, value, allowed)
@@ -192,6 +211,7 @@ def _compare(
                 tolerance=allowed,
                 basis=basis,
                 held=held,
+                spread=spread if basis == "spread" else None,
             )
         )
         pointer = f"/measurements/{index}/value"
@@ -213,7 +233,9 @@ def _compare(
                     f"{measured.value!r}, re-executed {value!r} (must match {limit})",
                     file=where,
                     path=pointer,
-                    hint="the recorded log was not produced by this experiment",
+                    hint="the recorded log was not produced by this experiment (a launcher "
+                    "whose same-seed values differ between machines declares its tasks' "
+                    "same_seed_tolerance)",
                 )
             )
     return rows, found
@@ -312,69 +334,219 @@ def rerun_runs(
     cpus: int | None = None,
 ) -> RerunOutcome:
     """Re-execute a sample of ``runs``, add A058/A059 to the runs that do not hold up and
-    test the sample for a shift (A070 in ``shift_findings``). ``progress`` is given one line
-    before the first run and after each, first naming ``where`` (the table's row, or the
-    artifact's path; the artifact's id without it): runs done of the sample, the run just
-    done and its tasks, time so far, and an estimate of the time left (the mean time of a
-    run so far, times the runs left).
+    test the sample for a shift (A070 in ``shift_findings``).
+
+    A launcher held to no declared tolerance has its first sampled run that succeeds executed
+    once more (the repeat): the spread of the two gives its tasks' same-seed tolerance
+    (:func:`tolerance`). The repeat is no run of the sample: it counts in no total.
+
+    ``progress`` is given one line before the first execution and after each (the repeats
+    included), first naming ``where`` (the table's row, or the artifact's path; the
+    artifact's id without it): executions done, the run just done and its tasks, time so far,
+    and an estimate of the time left (the mean time of an execution so far, times those left).
 
     ``budget`` (seconds, a submission's time budget) bounds the whole re-execution: each run
     gets at most the time left as its timeout, a run it stops and the runs left when it is
-    spent are not re-executed (``over_budget``, A094), and never count as the committee's.
+    spent are not re-executed (``over_budget``, A094), and never count as the committee's (a
+    repeat it stops leaves its launcher without a measured spread).
     ``memory`` (bytes) bounds the address space of each re-executed process and ``cpus`` the
     cores it runs on (:class:`~reprobridge_sdk.run.process.ResourceLimits`); a run that fails
     out of memory under that bound is over budget in the same way (A094)."""
     from reprobridge_sdk.run.process import ResourceLimits  # noqa: PLC0415 - heavy
 
     outcome = RerunOutcome()
-    resources = ResourceLimits(memory=memory, cpus=cpus) if memory or cpus else None
-    out_of_memory: list[str] = []
     sample = choose(runs, count, seed)
     if sandbox and sample:
         from reprobridge_sdk.run.runner import require_sandbox  # noqa: PLC0415 - heavy
 
         require_sandbox()
-    launchers: dict[str, str] = {}
-    started = time.monotonic()
+    run = Executor(
+        facts,
+        env_mode=env_mode,
+        sandbox=sandbox,
+        budget=budget,
+        resources=ResourceLimits(memory=memory, cpus=cpus) if memory or cpus else None,
+    )
     name = facts.manifest.artifact.id
-    head = f"{where or name}: re-executing {name}"
-    if progress is not None and sample:
-        progress(terminal_text(f"{head}: 0/{len(sample)} runs"))
-    for done, chosen in enumerate(sample, start=1):
-        record = chosen.record
-        assert record is not None
-        rel = chosen.rel or "."
-        left = None if budget is None else budget - (time.monotonic() - started)
-        if left is not None and left <= 0:
-            outcome.over_budget.append(rel)
-            continue
-        stopped = _rerun_one(
-            facts,
-            chosen,
-            outcome,
-            limits,
-            env_mode=env_mode,
-            sandbox=sandbox,
-            budget=left,
-            resources=resources,
-        )
-        if stopped == "memory":
-            out_of_memory.append(rel)
-        if stopped is not None:
-            outcome.over_budget.append(rel)
-        else:
-            outcome.chosen.append(rel)
-            launchers[rel] = record.launcher
-        if progress is not None:
-            elapsed = time.monotonic() - started
-            progress(_progress_line(head, chosen, (done, len(sample)), elapsed))
+    track = Progress(f"{where or name}: re-executing {name}", progress, run.started)
+    # launchers whose spread is wanted -> the position of their last sampled run
+    wanted = {_launcher_of(r): i for i, r in enumerate(sample) if _wants_spread(facts, r, limits)}
+    track.start(len(sample) + len(wanted))
+    got = _execute(sample, run, track, wanted, outcome)
+    out_of_memory = got.out_of_memory
     timed_out = [rel for rel in outcome.over_budget if rel not in out_of_memory]
     if timed_out and budget is not None:
         outcome.budget_findings.append(_over_budget(budget, timed_out))
     if out_of_memory and memory is not None:
         outcome.budget_findings.append(_over_memory(memory, out_of_memory))
+    launchers = _compare_all(facts, sample, got, limits, outcome)
     _shifts(outcome, launchers, limits, _recorded_counts(runs))
     return outcome
+
+
+@dataclass
+class _Sample:
+    """What the executions of a sample gave: each re-executed run's values, each repeated
+    launcher's spreads (task -> spread) and the runs that ran out of memory."""
+
+    fresh: dict[str, Mapping[str, float | None]] = field(default_factory=dict)
+    spreads: dict[str, dict[str, float]] = field(default_factory=dict)
+    out_of_memory: list[str] = field(default_factory=list)
+
+
+def _launcher_of(run: RunEvidence) -> str:
+    record = run.record
+    assert record is not None
+    return record.launcher
+
+
+def _execute(
+    sample: Sequence[RunEvidence],
+    run: Executor,
+    track: Progress,
+    wanted: dict[str, int],
+    outcome: RerunOutcome,
+) -> _Sample:
+    """Execute each sampled run once (A059 for one that fails), and the first of each
+    ``wanted`` launcher's runs that succeeds once more."""
+    got = _Sample()
+    for position, chosen in enumerate(sample):
+        rel = chosen.rel or "."
+        done = run(chosen)
+        if done.stopped is not None:
+            outcome.over_budget.append(rel)
+            if done.stopped == "memory":
+                got.out_of_memory.append(rel)
+        else:
+            outcome.chosen.append(rel)
+            values = _settle(chosen, done, outcome)
+            if values is not None:
+                got.fresh[rel] = values
+        if done.started or done.stopped is None:  # not a run the spent budget left out
+            track.step(chosen)
+        _repeat(chosen, position, run=run, track=track, wanted=wanted, got=got)
+    return got
+
+
+def _repeat(
+    chosen: RunEvidence,
+    position: int,
+    *,
+    run: Executor,
+    track: Progress,
+    wanted: dict[str, int],
+    got: _Sample,
+) -> None:
+    """The repeat of ``chosen`` (at ``position`` in the sample) when it is its wanted
+    launcher's first run that succeeded: the spread of its two executions."""
+    launcher = _launcher_of(chosen)
+    rel = chosen.rel or "."
+    if launcher not in wanted:
+        return
+    if rel not in got.fresh:
+        if wanted[launcher] == position:  # the launcher's last sampled run: none to repeat
+            del wanted[launcher]
+            track.total -= 1
+        return
+    del wanted[launcher]
+    again = run(chosen)
+    if again.record is not None and again.record.status == "succeeded":
+        got.spreads[launcher] = _spreads(got.fresh[rel], values(again.record))
+    if again.started:
+        track.step(chosen, again=True)
+    else:  # the budget was spent
+        track.total -= 1
+
+
+def _wants_spread(facts: ArtifactFacts, run: RunEvidence, limits: Limits) -> bool:
+    """Whether ``run``'s launcher is held to the observed spread: not deterministic, and a
+    task its record gives has an interval and no declared tolerance."""
+    record = run.record
+    assert record is not None
+    launcher = facts.launcher(record.launcher)
+    if launcher is None or launcher.deterministic:
+        return False
+    for measured in record.measurements:
+        width = limits.half_widths.get(measured.task)
+        if (
+            width is not None
+            and math.isfinite(width)
+            and limits.declared.get(measured.task) is None
+        ):
+            return True
+    return False
+
+
+def _spreads(
+    first: Mapping[str, float | None], second: Mapping[str, float | None]
+) -> dict[str, float]:
+    """Task -> |first - second| where both executions gave a finite value."""
+    out: dict[str, float] = {}
+    for task, one in first.items():
+        two = second.get(task)
+        if one is not None and two is not None and math.isfinite(one) and math.isfinite(two):
+            out[task] = abs(one - two)
+    return out
+
+
+def _settle(
+    chosen: RunEvidence, done: Execution, outcome: RerunOutcome
+) -> dict[str, float | None] | None:
+    """The values of a re-execution that succeeded; else A059 on ``chosen`` and None."""
+    record = chosen.record
+    assert record is not None
+    where = f"{chosen.rel}/{RECORD_NAME}".lstrip("/")
+    if done.error is not None:  # the artifact cannot be run at all: unconfirmed
+        chosen.findings.append(
+            finding(
+                "A059", f"run {record.run_id} could not be re-executed: {done.error}", file=where
+            )
+        )
+        return None
+    if not done.started:
+        return None
+    outcome.executed += 1
+    if done.record is None or done.record.status != "succeeded":
+        status = done.record.status if done.record is not None else "not started"
+        chosen.findings.append(
+            finding(
+                "A059",
+                f"run {record.run_id} was re-executed and did not succeed ({status})",
+                file=where,
+            )
+        )
+        outcome.mismatches += 1
+        return None
+    return values(done.record)
+
+
+def _compare_all(
+    facts: ArtifactFacts,
+    sample: Sequence[RunEvidence],
+    got: _Sample,
+    limits: Limits,
+    outcome: RerunOutcome,
+) -> dict[str, str]:
+    """Compare each re-executed run with its record (A058, A059); run -> its launcher, for
+    every sampled run that was re-executed."""
+    launchers: dict[str, str] = {}
+    for chosen in sample:
+        rel = chosen.rel or "."
+        record = chosen.record
+        assert record is not None
+        if rel not in outcome.chosen:
+            continue
+        launchers[rel] = record.launcher
+        if rel not in got.fresh:
+            continue
+        launcher = facts.launcher(record.launcher)
+        deterministic = launcher is not None and launcher.deterministic
+        spreads = got.spreads.get(record.launcher, {})
+        rows, found = _compare(chosen, got.fresh[rel], deterministic, limits, spreads)
+        outcome.comparisons[rel] = rows
+        chosen.findings.extend(found)
+        outcome.mismatches += bool(found)
+    return launchers
 
 
 def _shown(runs: Sequence[str]) -> str:
@@ -400,97 +572,3 @@ def _over_budget(budget: float, runs: Sequence[str]) -> Finding:
         hint="grant the submission more time in the submissions file's budget, or re-execute "
         "fewer runs (--rerun K)",
     )
-
-
-def _duration(seconds: float) -> str:
-    whole = round(seconds)
-    return f"{whole // 60}m{whole % 60:02d}s" if whole >= 60 else f"{whole}s"
-
-
-def _progress_line(head: str, run: RunEvidence, count: tuple[int, int], elapsed: float) -> str:
-    """``p01: re-executing toy: 3/8 runs (last scored-s2: task acc), 12s so far, about 20s
-    left``, the artifact's text in it shown with its control characters visible."""
-    done, total = count
-    left = elapsed / done * (total - done)
-    tail = f", about {_duration(left)} left" if done < total else ", done"
-    tasks = sorted({m.task for m in run.record.measurements}) if run.record is not None else []
-    what = f": task {', '.join(tasks[:3])}{' ...' if len(tasks) > 3 else ''}" if tasks else ""
-    last = f" (last {run.rel or '.'}{what})"
-    line = f"{head}: {done}/{total} runs{last}, {_duration(elapsed)} so far{tail}"
-    return terminal_text(line)
-
-
-def _rerun_one(
-    facts: ArtifactFacts,
-    chosen: RunEvidence,
-    outcome: RerunOutcome,
-    limits: Limits,
-    *,
-    env_mode: str,
-    sandbox: bool,
-    budget: float | None = None,
-    resources: ResourceLimits | None = None,
-) -> Literal["time", "memory"] | None:
-    """Re-execute one run and compare it; which budget stopped it, if one did: the time
-    ``budget``, or the memory of ``resources`` (the run failed out of memory under it)."""
-    from reprobridge_sdk.run.evidence import LOG_NAME  # noqa: PLC0415 - heavy
-    from reprobridge_sdk.run.process import out_of_memory  # noqa: PLC0415 - heavy
-    from reprobridge_sdk.run.runner import run as run_launchers  # noqa: PLC0415 - heavy
-
-    record = chosen.record
-    assert record is not None
-    launcher = facts.launcher(record.launcher)
-    if launcher is None:
-        return None
-    # the budget's time left, when it is shorter than the launcher's own timeout
-    bounded = budget is not None and (launcher.timeout is None or budget < launcher.timeout)
-    where = f"{chosen.rel}/{RECORD_NAME}".lstrip("/")
-    with tempfile.TemporaryDirectory(prefix="rb-rerun-") as scratch:
-        try:
-            summary = run_launchers(
-                facts.root,
-                [launcher.id],
-                seeds=[record.seed] if record.seed is not None and launcher.seeds else None,
-                env_mode=env_mode,
-                runs_dir=Path(scratch) / "runs",
-                sandbox=sandbox,
-                timeout=budget if bounded else None,
-                limits=resources,
-            )
-        except UsageError:  # e.g. the sandbox cannot work here (N011): the auditor's problem
-            raise
-        except Exception as exc:  # the artifact cannot be run at all: unconfirmed
-            chosen.findings.append(
-                finding("A059", f"run {record.run_id} could not be re-executed: {exc}", file=where)
-            )
-            return None
-        again = [r for r in summary.results if r.record.launcher == launcher.id]
-        failure = again[-1].record.failure if again else None
-        if (
-            resources is not None
-            and resources.memory is not None
-            and failure is not None
-            and failure.reason == "exit-status"
-            and out_of_memory(again[-1].record.exit_code, again[-1].run_dir / LOG_NAME)
-        ):
-            return "memory"  # the committee's budget, not the artifact, stopped it
-    if bounded and failure is not None and failure.reason == "timeout":
-        return "time"  # the committee's budget, not the artifact, stopped it
-    outcome.executed += 1
-    if not again or again[-1].record.status != "succeeded":
-        status = again[-1].record.status if again else "not started"
-        chosen.findings.append(
-            finding(
-                "A059",
-                f"run {record.run_id} was re-executed and did not succeed ({status})",
-                file=where,
-            )
-        )
-        outcome.mismatches += 1
-        return None
-    fresh = {m.task: m.value for m in again[-1].record.measurements}
-    rows, found = _compare(chosen, fresh, launcher.deterministic, limits)
-    outcome.comparisons[chosen.rel or "."] = rows
-    chosen.findings.extend(found)
-    outcome.mismatches += bool(found)
-    return None

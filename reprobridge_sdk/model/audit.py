@@ -126,10 +126,17 @@ class RerunComparison(SpecModel):
     rerun: float | None = Field(description="The value of the re-execution; null: none.")
     difference: float | None = Field(description="recorded - rerun; null: no value.")
     tolerance: float = Field(ge=0, description="The same-seed tolerance; 0: exactly.")
-    basis: Literal["deterministic", "no-interval", "declared", "half-width"] = Field(
+    basis: Literal["deterministic", "no-interval", "declared", "spread", "half-width"] = Field(
         description="Where the tolerance comes from (spec audit.md#re-execution)."
     )
     held: bool = Field(description="|difference| <= tolerance (exactly equal when 0).")
+    spread: float | None = Field(
+        default=None,
+        ge=0,
+        description="basis spread: the observed same-seed spread, |first - second| of the "
+        "launcher's run re-executed twice, that the tolerance is a multiple of; else null.",
+        json_schema_extra=since("1.1"),
+    )
 
 
 class ShiftTest(SpecModel):

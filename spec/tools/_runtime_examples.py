@@ -904,7 +904,7 @@ RUNTIME_EXAMPLES: dict[str, tuple[str, str, str]] = {
     ),
     "A070": (
         _SH,
-        "# every recorded accuracy raised by 0.15, each within the half-width 0.196\n"
+        "# same_seed_tolerance 0.18 declared; every recorded accuracy raised by 0.15\n"
         "$ reprobridge audit --rerun all   # A070: paired t test p < 0.01 over 5 runs",
         "# honest runs: the re-executed values scatter around the recorded ones\n"
         "$ reprobridge audit --rerun all",

@@ -949,6 +949,13 @@ def rerun_cases() -> list[Case]:
         data["rra_version"] = "1.1"
         data["tasks"][0]["same_seed_tolerance"] = 10.0
 
+    def tolerant(data: dict[str, Any]) -> None:
+        """Same-seed tolerances declared below the half-widths (4.81 for both)."""
+        runnable(data)
+        data["rra_version"] = "1.1"
+        data["tasks"][0]["same_seed_tolerance"] = 4.0
+        data["tasks"][1]["same_seed_tolerance"] = 0.5
+
     rerun = {"rerun": "all"}
     later = _set(started_at="2026-01-01T00:00:02.000000Z", ended_at="2026-01-01T00:00:03.000000Z")
     copied_output = Run("train-s1", seed=1, acc=90.1, f1=89.0, stamp=LATER, edit=later)
@@ -957,11 +964,12 @@ def rerun_cases() -> list[Case]:
             "rerun-seed-effect-shows-copy",
             "Seed 1's output is seed 0's (F1 89.0) with its own identity and times: A079 until"
             " re-execution, where seeds 0 and 1 give F1 89.0 and 89.1: the seed has an effect,"
-            " so the output was copied (A038), although 89.0 is within seed 1's tolerance.",
+            " so the output was copied (A038), although 89.0 is within seed 1's declared"
+            " same-seed tolerance (0.5).",
             ["rerun", "tampering"],
             [copied_output, *[r for r in _all_runs() if r.name != "train-s1"]],
             1,
-            manifest=runnable,
+            manifest=tolerant,
             options=rerun,
             fields=[
                 *_verdict(F1, "invalid-evidence"),
@@ -982,12 +990,14 @@ def rerun_cases() -> list[Case]:
                 _field("/attempts/0/reran", 4),
                 _field("/attempts/0/rerun_mismatches", 0),
                 _field(f"/attempts/0/runs/[run={run_id('train-s0')}]/reran", True),
-                # recorded beside re-executed, held to the half-width (nothing declared)
+                # recorded beside re-executed; nothing declared: the launcher's first run,
+                # executed twice, gives one value: a spread of 0, so the values must be equal
                 _field(f"{_run('train-s1', 'rerun')}/[task=acc]/recorded", 90.1),
                 _field(f"{_run('train-s1', 'rerun')}/[task=acc]/rerun", 90.1),
                 _field(f"{_run('train-s1', 'rerun')}/[task=acc]/difference", 0.0),
-                _field(f"{_run('train-s1', 'rerun')}/[task=acc]/tolerance", 4.80894, 1e-5),
-                _field(f"{_run('train-s1', 'rerun')}/[task=acc]/basis", "half-width"),
+                _field(f"{_run('train-s1', 'rerun')}/[task=acc]/tolerance", 0.0),
+                _field(f"{_run('train-s1', 'rerun')}/[task=acc]/basis", "spread"),
+                _field(f"{_run('train-s1', 'rerun')}/[task=acc]/spread", 0.0),
                 _field(f"{_run('train-s1', 'rerun')}/[task=acc]/held", True),
                 # four runs measure acc: the paired t test of a shift finds none
                 _field("/attempts/0/shift_tests/[task=acc]/n", 4),
@@ -1000,11 +1010,12 @@ def rerun_cases() -> list[Case]:
         Case(
             "rerun-shift",
             "Every run's accuracy recorded 3 points above what re-execution gives: each is"
-            " within the half-width 4.81, the four differences are not (paired t test, A070).",
+            " within the declared same-seed tolerance 4 (below the half-width 4.81), the four"
+            " differences are not (paired t test, A070).",
             ["rerun", "tampering", "badge"],
             [replace(r, acc=float(r.acc) + 3.0) for r in _all_runs()],
             1,
-            manifest=runnable,
+            manifest=tolerant,
             options=rerun,
             fields=[
                 *_verdict(ACC, "invalid-evidence"),
@@ -1023,7 +1034,7 @@ def rerun_cases() -> list[Case]:
         Case(
             "rerun-value-mismatch",
             "A fabricated log (99.0, consistently recorded) that re-execution gives as 90.0,"
-            " beyond the half-width 4.81 (A058): the run is tainted.",
+            " beyond its tolerance (A058; even the half-width 4.81): the run is tainted.",
             ["rerun", "tampering", "badge"],
             [Run("train-s0", acc=99.0), *_all_runs()[1:]],
             1,

@@ -43,7 +43,8 @@ CLI = [sys.executable, "-m", "reprobridge_sdk", "audit", "--table", "--submissio
 SEEDS = [0, 1, 2, 3, 4]
 INFLATION = 0.95
 #: References whose interval (half-width about 1.39 around 90.1) is wider than the inflation:
-#: every inflated run is within its tolerance on its own; only the shift test sees them.
+#: within the half-width, an inflated run is caught by re-execution because the toy gives one
+#: value per seed (the spread of its run executed twice is 0), and the sample by the shift test.
 REFERENCES = [88.6, 89.6, 90.1, 90.6, 91.6]
 ROWS = [
     "p01-signed",
@@ -234,8 +235,10 @@ def test_re_execution_prints_its_progress_on_stderr(
     rows = [ln.split(": re-executing ", 1)[0] for ln in lines]
     assert list(dict.fromkeys(rows)) == ["p01-signed", "p02-unsigned", "p06-inflated"]
     after = [ln for ln in lines if ": 0/" not in ln]  # a line after each run names it
-    assert all(re.search(r"runs \(last [^ ]+: task [^)]+\), ", ln) for ln in after), lines
-    total = len(SEEDS)
+    assert all(re.search(r"runs \(last [^ ]+( again)?: task [^)]+\), ", ln) for ln in after), lines
+    # every run, and the first once more (the repeat that measures the same-seed spread)
+    total = len(SEEDS) + 1
+    assert sum(" again: " in ln for ln in lines) == 3
     counts = [re.search(r": (\d+)/(\d+) runs", ln) for ln in lines]
     assert all(counts), lines
     seen = [(int(m.group(1)), int(m.group(2))) for m in counts if m]
@@ -376,9 +379,10 @@ def test_re_execution_reproduces_honest_work_and_catches_the_inflation(
     inflated = reran["p06-inflated"]
     assert inflated["status"] == "failed"
     assert inflated["reran"] == len(SEEDS)
-    assert inflated["rerun_mismatches"] == 0  # every run within its tolerance on its own
-    assert "A070" in _codes(inflated)  # the paired shift test over the sample
-    assert inflated["why"]["code"] == "A070"
+    # within the half-width, but the toy gives one value per seed: each run is a mismatch
+    assert inflated["rerun_mismatches"] == len(SEEDS)
+    assert "A070" in _codes(inflated)  # and the paired shift test over the sample
+    assert inflated["why"]["code"] == "A070"  # the attempt's finding comes first
     assert _earned(inflated) == set()  # a shift is tampered evidence: not even functional
 
 

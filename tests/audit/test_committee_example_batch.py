@@ -379,8 +379,10 @@ def test_a_uniform_inflation_is_caught_by_re_execution(table: dict[str, dict[str
     """Re-signed by the key holder with a rewritten ledger: every file check holds."""
     row = table["p07-inflated"]
     assert (row["status"], row["evidence"]) == ("failed", "tampered")
-    assert (row["reran"], row["rerun_mismatches"]) == (DEFAULT_SAMPLE + 1, 0)  # each within τ
-    # the four scored runs' shift; the honest smoke run in the sample does not dilute it
+    # each within the half-width, but the example gives one value per seed (the spread of
+    # its run executed twice is 0): the four scored runs are mismatches, the smoke run holds
+    assert (row["reran"], row["rerun_mismatches"]) == (DEFAULT_SAMPLE + 1, DEFAULT_SAMPLE)
+    # and the four scored runs' shift; the honest smoke run in the sample does not dilute it
     assert row["why"]["code"] == "A070"
     assert _earned(row) == set()
 

@@ -117,15 +117,35 @@ def test_choice_is_a_function_of_the_seed(toy: Path) -> None:
     assert len(choose(runs, None, 0)) == 3
 
 
-def test_within_the_half_width_unless_deterministic(toy: Path) -> None:
+def test_a_run_is_held_to_the_spread_of_its_repeat_unless_declared(toy: Path) -> None:
+    """The toy gives one value per seed every time. With nothing declared, its first sampled
+    run executed twice shows a spread of 0, so a value 0.01 off (well within the half-width,
+    about 0.196) does not hold; a declared tolerance of 0.05 holds it; a deterministic
+    launcher must match exactly."""
     target = _run_dirs(toy)[0]
-    consistent_edit(target, accuracy=90.01)  # honest value 90.0; half-width about 0.196
+    consistent_edit(target, accuracy=90.01)  # honest value 90.0
     (toy / "runs" / "ledger.jsonl").unlink()
     _set_deterministic(toy, False)
-    assert (
-        _codes(audit(toy, rerun="all", rerun_env="current", rerun_sandbox=False))[target.name]
-        == set()
-    )
+    result = audit(toy, rerun="all", rerun_env="current", rerun_sandbox=False)
+    assert _codes(result)[target.name] == {"A058"}
+    rows = [row for run in result.attempts[0].runs for row in run.rerun]
+    assert {(row.task, row.basis, row.tolerance, row.spread) for row in rows} == {
+        ("acc", "spread", 0.0, 0.0),
+        ("f1", "spread", 0.0, 0.0),
+    }
+    assert result.attempts[0].reran == 3  # the repeat is no run of the sample
+
+    path = toy / "rra.yaml"
+    data = yaml.safe_load(path.read_text())
+    data["tasks"][0]["same_seed_tolerance"] = 0.05
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    declared = audit(toy, rerun="all", rerun_env="current", rerun_sandbox=False)
+    assert _codes(declared)[target.name] == set()
+    run = next(r for r in declared.attempts[0].runs if r.run == target.name)
+    assert {(row.task, row.basis, row.spread) for row in run.rerun} == {
+        ("acc", "declared", None),
+        ("f1", "spread", 0.0),  # the task that declares nothing
+    }
     _set_deterministic(toy, True)
     assert _codes(audit(toy, rerun="all", rerun_env="current", rerun_sandbox=False))[
         target.name

@@ -2,8 +2,11 @@
 wider than the interval's half-width, and, across the sample, no shift.
 
 A forger who knows the tolerance adds a little less than it to every run: each run passes,
-the sample does not (a paired t test on the differences, A070). Re-executions are real (the
-runner, in a subprocess, in the current interpreter, unsandboxed: see test_rerun.py).
+the sample does not (a paired t test on the differences, A070). The toy gives one value per
+seed every time, so with nothing declared its tolerance is 0 (the spread of a run executed
+twice, see test_rerun.py); here its authors declare a same-seed tolerance of 0.8, below the
+half-width. Re-executions are real (the runner, in a subprocess, in the current interpreter,
+unsandboxed: see test_rerun.py).
 """
 
 from __future__ import annotations
@@ -22,12 +25,13 @@ from rerun_support import edit_manifest, seeded_toy
 from scipy.stats import ttest_1samp
 
 from reprobridge_sdk.audit import audit
+from reprobridge_sdk.audit._execute import progress_line
 from reprobridge_sdk.audit.report import render
 from reprobridge_sdk.audit.rerun import (
     SHIFT_LEVEL,
+    SPREAD_MULTIPLE,
     Limits,
     RerunOutcome,
-    _progress_line,
     _shifts,
     shift_test,
     tolerance,
@@ -36,11 +40,13 @@ from reprobridge_sdk.audit.verify import RunEvidence
 from reprobridge_sdk.model.audit import AuditResult, RerunComparison
 
 HALF_WIDTH = 0.901  # the toy's acc interval: the 1% floor of its mean 90.1
+DECLARED = 0.8  # the toy's declared same-seed tolerance, below the half-width
 
 
 @pytest.fixture(scope="module")
 def five_runs(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = seeded_toy(tmp_path_factory.mktemp("tolerance") / "toy", seeds=5)
+    _declare(root, DECLARED)
     honest_runs(root, "scored", list(range(5)))
     (root / "runs" / "ledger.jsonl").unlink()  # the edits below would break it (its own tests)
     return root
@@ -73,8 +79,8 @@ def _declare(toy: Path, value: float) -> None:
     edit_manifest(toy, change)
 
 
-def test_a_uniform_inflation_within_the_half_width_is_a_shift(toy: Path) -> None:
-    """Every recorded run raised by 0.5 points (each within the half-width 0.9): no run
+def test_a_uniform_inflation_within_the_tolerance_is_a_shift(toy: Path) -> None:
+    """Every recorded run raised by 0.5 points (each within the tolerance 0.8): no run
     mismatches, and the paired t test over the five runs finds the shift."""
     for run_dir in _run_dirs(toy):
         consistent_edit(run_dir, accuracy=_recorded(run_dir) + 0.5)
@@ -109,7 +115,7 @@ def test_no_shift_test_under_four_runs(toy: Path) -> None:
     assert result.attempts[0].reran == 3
     assert result.attempts[0].shift_tests == []  # stated in the spec: n >= 4 only
     assert [s.n for s in result.attempts[0].shift_skipped] == [3]  # and the report says so
-    assert result.passed  # three runs within the half-width: nothing to test them by
+    assert result.passed  # three runs within the tolerance: nothing to test them by
 
 
 def test_a_sample_under_four_states_that_the_shift_test_was_not_run(toy: Path) -> None:
@@ -152,7 +158,7 @@ def test_a_sample_of_four_or_more_skips_nothing(toy: Path) -> None:
 def test_a_declared_same_seed_tolerance_is_what_a_run_is_held_to(toy: Path) -> None:
     target = _run_dirs(toy)[1]
     consistent_edit(target, accuracy=_recorded(target) + 0.05)  # well within the half-width
-    assert _rerun_all(toy).passed  # nothing declared: the half-width
+    assert _rerun_all(toy).passed  # within the declared 0.8
     _declare(toy, 0.01)
     result = _rerun_all(toy)
     run = next(r for r in result.attempts[0].runs if r.run == target.name)
@@ -199,7 +205,7 @@ def test_the_report_shows_recorded_and_re_executed_values(toy: Path) -> None:
     assert row.recorded == pytest.approx(90.45)
     assert row.rerun == pytest.approx(90.2)
     assert row.difference == pytest.approx(0.25)
-    assert (row.basis, row.held) == ("half-width", True)
+    assert (row.basis, row.tolerance, row.held) == ("declared", DECLARED, True)
     as_json = json.loads(render(result, "json"))
     fields = as_json["attempts"][0]["runs"][2]["rerun"][0]
     assert set(fields) >= {"recorded", "rerun", "difference", "tolerance", "basis", "held"}
@@ -212,7 +218,7 @@ def test_the_report_shows_recorded_and_re_executed_values(toy: Path) -> None:
     row = html.split(f'<tr class="rerun" data-run="{target.name}" data-task="acc" ')[1]
     cells = row.split("</tr>")[0]
     assert "<td>90.45</td><td>90.2</td><td>0.25</td>" in cells
-    assert "(half-width)</td><td>yes</td>" in cells
+    assert "(declared)</td><td>yes</td>" in cells
     assert f'data-seed="{result.options.rerun_seed}"' in html
 
 
@@ -222,7 +228,13 @@ def test_tolerance_rules() -> None:
     assert tolerance(False, 0.5, math.inf) == (0.0, "no-interval")
     assert tolerance(False, 0.5, 1.0) == (0.5, "declared")
     assert tolerance(False, 2.0, 1.0) == (1.0, "declared")  # never wider than the half-width
-    assert tolerance(False, None, 1.0) == (1.0, "half-width")
+    assert tolerance(False, None, 1.0) == (1.0, "half-width")  # no spread measured
+    # the spread of a run executed twice, times SPREAD_MULTIPLE, capped at the half-width
+    assert tolerance(False, None, 1.0, 0.0) == (0.0, "spread")
+    assert tolerance(False, None, 1.0, 0.001) == (pytest.approx(0.001 * SPREAD_MULTIPLE), "spread")
+    assert tolerance(False, None, 1.0, 0.5) == (1.0, "spread")
+    assert tolerance(False, 0.5, 1.0, 0.0) == (0.5, "declared")  # a declaration comes first
+    assert tolerance(True, None, 1.0, 0.5) == (0.0, "deterministic")
 
 
 def test_shift_test_agrees_with_scipy() -> None:
@@ -317,7 +329,7 @@ def test_a_progress_line_shows_a_hostile_row_and_run_name_as_text() -> None:
     """The row (a submission's id or path) and the run's folder come from strangers: their
     control characters are shown, never sent to the terminal."""
     run = RunEvidence(path=Path("x"), rel="runs/\x1b]52;c;cHdu\x07s1", record=None)
-    line = _progress_line("row\x1b[2J: re-executing toy", run, (1, 4), 3.0)
+    line = progress_line("row\x1b[2J: re-executing toy", run, (1, 4), 3.0)
     assert "\x1b" not in line and "\x07" not in line
     assert line.startswith("row") and ": re-executing toy: 1/4 runs (last runs/" in line
     assert line.endswith(", 3s so far, about 9s left")

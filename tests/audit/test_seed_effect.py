@@ -115,7 +115,14 @@ def test_a_copy_with_fresh_times_and_its_run_identity_is_copied_evidence(toy: Pa
 def test_a_copy_with_a_fresh_identity_is_told_by_re_execution(toy: Path) -> None:
     """A copy given a new run id and new times looks like a seed without effect (A079) until
     both seeds are re-executed and differ: then A038, although the copied value lies within
-    the run's own tolerance (90.0 recorded, 90.2 re-executed, half-width about 0.24)."""
+    the run's own tolerance (90.0 recorded, 90.2 re-executed; the authors declare a
+    same-seed tolerance of 0.22 for each task, below the half-width of about 0.24)."""
+
+    def tolerant(data: dict[str, Any]) -> None:
+        for task in data["tasks"]:
+            task["same_seed_tolerance"] = 0.22
+
+    edit_manifest(toy, tolerant)
 
     def fresh(data: dict[str, Any]) -> None:
         data["run_id"] = data["run_id"][:-8] + "feedf00d"
