@@ -45,6 +45,8 @@ class _Checks:
     comparisons: dict[Path, list[RerunComparison]] = field(default_factory=dict)
     shifts: list[list[ShiftTest]] = field(default_factory=list)
     skipped: list[list[ShiftSkipped]] = field(default_factory=list)
+    #: C027 of re-execution, per attempt (the auditor keeps one per launcher).
+    suggestions: list[Finding] = field(default_factory=list)
 
     def taint(self, judgement: Judgement, attempt: int, launchers: set[str]) -> Judgement:
         """Attempt-level evidence errors make the verdict ``invalid-evidence``.
@@ -142,6 +144,7 @@ def _rerun_attempt(
     # Two seeds re-executed that differ: their byte-identical recorded evidence was copied.
     settle_by_rerun(runs, checks.comparisons)
     checks.attempt_findings[-1].extend(outcome.budget_findings)
+    checks.suggestions.extend(outcome.suggestions)
     for item, launchers in outcome.shift_findings:
         checks.attempt_findings[-1].append(item)
         for launcher in launchers:

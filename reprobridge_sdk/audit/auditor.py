@@ -304,6 +304,11 @@ def _audit(
     artifact_findings += [as_audit_finding(f) for f in _shared_runs(manifest, evidence)]
     artifact_findings += [as_audit_finding(f) for f in _placeholders(validation)]
     artifact_findings += [as_audit_finding(f) for f in wide]
+    suggested: set[str] = set()  # a launcher's suggestion from several attempts: the first
+    for item in checks.suggestions:
+        if item.path not in suggested:
+            suggested.add(item.path)
+            artifact_findings.append(as_audit_finding(item))
     on_record = clean_room(root, trust.keys if trust is not None else None)
     badges = award(
         BadgeContext(

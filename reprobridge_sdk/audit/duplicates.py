@@ -3,7 +3,8 @@ security.md#auditor-rules and audit.md#re-execution.
 
 Identical bytes alone do not show a copy (a deterministic program writes them): two runs are
 a copy when they also share a run identity or a timestamp. A re-execution that gives two
-seeds different values turns an A079 into A038 (:func:`settle_by_rerun`).
+seeds different values turns an A079 into A038 (:func:`settle_by_rerun`). Runs of one seed
+that agree byte for byte propose ``deterministic: true`` (C027, :func:`same_run`).
 """
 
 from __future__ import annotations
@@ -13,18 +14,33 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
-from reprobridge_sdk.findings import finding
-from reprobridge_sdk.model import RECORD_NAME
+from reprobridge_sdk.findings import Finding, finding
+from reprobridge_sdk.model import MANIFEST_NAME, RECORD_NAME
 
 if TYPE_CHECKING:
     from pathlib import Path
 
+    from reprobridge_sdk.model import Launcher
     from reprobridge_sdk.model.audit import RerunComparison
     from reprobridge_sdk.model.evidence import EvidenceRecord
 
     from .verify import RunEvidence
 
-__all__ = ["check_duplicates", "copy_signs", "settle_by_rerun"]
+__all__ = [
+    "SAME_SEED_HINT",
+    "check_duplicates",
+    "copy_signs",
+    "record_files",
+    "same_run",
+    "same_seed_suggestions",
+    "settle_by_rerun",
+]
+
+#: What C027 proposes, wherever runs of one seed agree byte for byte.
+SAME_SEED_HINT = (
+    "if the launcher's runs are identical by design, add 'deterministic: true' to it (format "
+    "1.1); leave it out if an unseeded generator or a parallel kernel may change its output"
+)
 
 
 def _identity(record: EvidenceRecord) -> str:
@@ -160,3 +176,62 @@ def settle_by_rerun(
         run.twin = None
         turned += 1
     return turned
+
+
+def record_files(record: EvidenceRecord) -> dict[str, str]:
+    """The digests of a run's log and outputs, by what they are (``log``, ``output ID``)."""
+    files = {"log": record.log.sha256} if record.log is not None else {}
+    return files | {f"output {o.id}": o.sha256 for o in record.outputs}
+
+
+def _same(a: float | None, b: float | None) -> bool:
+    if a is None or b is None:
+        return a is b
+    return a == b or (math.isnan(a) and math.isnan(b))
+
+
+def _values(record: EvidenceRecord) -> dict[str, float | None]:
+    return {m.task: m.value for m in record.measurements}
+
+
+def same_run(one: EvidenceRecord, two: EvidenceRecord) -> bool:
+    """Whether two runs (of one seed) gave the same values, at least one, and byte-identical
+    files, by the digests their records keep."""
+    files, values, others = record_files(one), _values(one), _values(two)
+    return (
+        bool(files)
+        and files == record_files(two)
+        and any(v is not None for v in values.values())
+        and values.keys() == others.keys()
+        and all(_same(values[task], others[task]) for task in values)
+    )
+
+
+def same_seed_suggestions(
+    launchers: Sequence[Launcher],
+    pairs: Mapping[str, Sequence[tuple[EvidenceRecord, EvidenceRecord]]],
+) -> list[Finding]:
+    """C027 for each launcher not declared deterministic whose same-seed ``pairs`` met by a
+    re-execution (launcher id -> a recorded run and its re-execution, a run and its repeat)
+    all agree (:func:`same_run`); one pair that differs keeps the launcher from it."""
+    found: list[Finding] = []
+    for index, launcher in enumerate(launchers):
+        met = pairs.get(launcher.id, ())
+        if launcher.deterministic or not met or not all(same_run(a, b) for a, b in met):
+            continue
+        first = met[0][0]
+        shown = ", ".join(f"{task} {value!r}" for task, value in sorted(_values(first).items()))
+        found.append(
+            finding(
+                "C027",
+                f"launcher {launcher.id}: executed again with the recorded seed, {len(met)} "
+                f"pair(s) of runs of one seed gave the same values and byte-identical files "
+                f"({', '.join(sorted(record_files(first)))}), as run {first.run_id} of seed "
+                f"{first.seed} ({shown}). With 'deterministic: true', a re-execution of its "
+                "runs must match their values exactly, and no run is executed twice",
+                path=f"/launchers/{index}/deterministic",
+                file=MANIFEST_NAME,
+                hint=SAME_SEED_HINT,
+            )
+        )
+    return found

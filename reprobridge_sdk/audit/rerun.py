@@ -17,7 +17,7 @@ import random
 import secrets
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from reprobridge_sdk.findings import Finding, finding
 from reprobridge_sdk.model import RECORD_NAME
@@ -25,8 +25,12 @@ from reprobridge_sdk.model.audit import RerunComparison, ShiftSkipped, ShiftTest
 
 from ._execute import Execution, Executor, Progress, values
 from ._studentt import t_two_sided
+from .duplicates import same_seed_suggestions
 from .interval import finite
 from .verify import ArtifactFacts, RunEvidence
+
+if TYPE_CHECKING:
+    from reprobridge_sdk.model.evidence import EvidenceRecord
 
 __all__ = [
     "DEFAULT_SAMPLE",
@@ -76,6 +80,8 @@ class RerunOutcome:
     over_budget: list[str] = field(default_factory=list)
     #: A094 when the time budget ran out.
     budget_findings: list[Finding] = field(default_factory=list)
+    #: C027 where every same-seed pair the re-execution met agrees byte for byte.
+    suggestions: list[Finding] = field(default_factory=list)
 
 
 def _strata(pool: Sequence[RunEvidence]) -> list[list[int]]:
@@ -379,6 +385,7 @@ def rerun_runs(
         outcome.budget_findings.append(_over_budget(budget, timed_out))
     if out_of_memory and memory is not None:
         outcome.budget_findings.append(_over_memory(memory, out_of_memory))
+    outcome.suggestions = same_seed_suggestions(facts.manifest.launchers, got.pairs)
     launchers = _compare_all(facts, sample, got, limits, outcome)
     _shifts(outcome, launchers, limits, _recorded_counts(runs))
     return outcome
@@ -392,6 +399,10 @@ class _Sample:
     fresh: dict[str, Mapping[str, float | None]] = field(default_factory=dict)
     spreads: dict[str, dict[str, float]] = field(default_factory=dict)
     out_of_memory: list[str] = field(default_factory=list)
+    #: Launcher -> its same-seed pairs: a recording and its re-execution, a run and its repeat.
+    pairs: dict[str, list[tuple[EvidenceRecord, EvidenceRecord]]] = field(default_factory=dict)
+    #: Run -> the record of its (first) re-execution that succeeded.
+    records: dict[str, EvidenceRecord] = field(default_factory=dict)
 
 
 def _launcher_of(run: RunEvidence) -> str:
@@ -420,8 +431,10 @@ def _execute(
         else:
             outcome.chosen.append(rel)
             values = _settle(chosen, done, outcome)
-            if values is not None:
+            if values is not None and done.record is not None and chosen.record is not None:
                 got.fresh[rel] = values
+                got.records[rel] = done.record
+                got.pairs.setdefault(_launcher_of(chosen), []).append((chosen.record, done.record))
         if done.started or done.stopped is None:  # not a run the spent budget left out
             track.step(chosen)
         _repeat(chosen, position, run=run, track=track, wanted=wanted, got=got)
@@ -452,6 +465,7 @@ def _repeat(
     again = run(chosen)
     if again.record is not None and again.record.status == "succeeded":
         got.spreads[launcher] = _spreads(got.fresh[rel], values(again.record))
+        got.pairs[launcher].append((got.records[rel], again.record))
     if again.started:
         track.step(chosen, again=True)
     else:  # the budget was spent

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from reprobridge_sdk.api import load
-from reprobridge_sdk.audit.duplicates import copy_signs
+from reprobridge_sdk.audit.duplicates import SAME_SEED_HINT, copy_signs, record_files
 from reprobridge_sdk.audit.verify import RunEvidence, artifact_facts, check_run
 from reprobridge_sdk.findings import Finding, finding
 from reprobridge_sdk.run.evidence import RecordError, load_record
@@ -28,11 +28,6 @@ if TYPE_CHECKING:
     from reprobridge_sdk.model.evidence import EvidenceRecord
 
 __all__ = ["suggest_after_check", "suggest_deterministic"]
-
-_HINT = (
-    "if the launcher's runs are identical by design, add 'deterministic: true' to it (format "
-    "1.1); leave it out if an unseeded generator or a parallel kernel may change its output"
-)
 
 
 def suggest_deterministic(
@@ -81,7 +76,7 @@ def suggest_after_check(
     art = load(root)
     facts = artifact_facts(art)
     fresh = [check_run(facts, path, path.name) for path in made]
-    files = {(r.record.launcher, r.record.seed): _files(r.record) for r in fresh if r.record}
+    files = {(r.record.launcher, r.record.seed): record_files(r.record) for r in fresh if r.record}
     runs = list(fresh)
     for path in recorded:
         try:
@@ -91,7 +86,7 @@ def suggest_after_check(
         digests = files.get((record.launcher, record.seed))
         if digests is None:
             continue
-        if _files(record) == digests:
+        if record_files(record) == digests:
             runs.append(check_run(facts, path, path.name))
         else:
             runs.append(RunEvidence(path=path, rel=path.name, record=record))
@@ -103,11 +98,6 @@ def _record(run: RunEvidence) -> EvidenceRecord:
     return run.record
 
 
-def _files(record: EvidenceRecord) -> dict[str, str]:
-    files = {"log": record.log.sha256} if record.log is not None else {}
-    return files | {f"output {o.id}": o.sha256 for o in record.outputs}
-
-
 def _same(a: float | None, b: float | None) -> bool:
     if a is None or b is None:
         return a is b
@@ -116,11 +106,11 @@ def _same(a: float | None, b: float | None) -> bool:
 
 def _identical(first: RunEvidence, other: RunEvidence) -> bool:
     """The same values (the auditor's, at least one) and the same files, byte for byte."""
-    files = _files(_record(first))
+    files = record_files(_record(first))
     values, others = first.values, other.values
     return (
         bool(files)
-        and files == _files(_record(other))
+        and files == record_files(_record(other))
         and any(v is not None for v in values.values())
         and values.keys() == others.keys()
         and all(_same(values[task], others[task]) for task in values)
@@ -132,7 +122,7 @@ def _tolerance(manifest: Manifest, task_id: str) -> str:
     declared = task.same_seed_tolerance if task is not None else None
     if declared is not None:
         return f"task {task_id}'s same_seed_tolerance {declared:g}"
-    return f"task {task_id}'s interval half-width"
+    return f"task {task_id}'s observed same-seed spread (at most its interval half-width)"
 
 
 def _suggestion(
@@ -146,7 +136,7 @@ def _suggestion(
     names = " and ".join(_record(run).run_id for run in runs)
     values = runs[0].values
     shown = ", ".join(f"{task} {value!r}" for task, value in sorted(values.items()))
-    what = sorted(_files(_record(runs[0])))
+    what = sorted(record_files(_record(runs[0])))
     also = ""
     if len(agreeing) > 1:
         seeds = ", ".join(str(s) for s, _ in agreeing[1:])
@@ -159,5 +149,5 @@ def _suggestion(
         f"re-execution of its runs must match their values exactly, in place of {instead}",
         path=f"/launchers/{index}/deterministic",
         file=file,
-        hint=_HINT,
+        hint=SAME_SEED_HINT,
     )

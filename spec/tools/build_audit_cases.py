@@ -979,7 +979,9 @@ def rerun_cases() -> list[Case]:
         ),
         Case(
             "rerun-holds",
-            "Every run re-executed gives its recorded values: compatible, all badges.",
+            "Every run re-executed gives its recorded values and bytes, and so does each"
+            " launcher's repeat: compatible, all badges; each launcher is proposed"
+            " 'deterministic: true' (C027, information).",
             ["rerun", "verdict"],
             _all_runs(),
             0,
@@ -1005,7 +1007,7 @@ def rerun_cases() -> list[Case]:
                 # the committee re-executed runs of every task: results reproduced
                 *_badges(True, True, True, "reproduced"),
             ],
-            codes=[_codes("/findings", [])],
+            codes=[_codes("/findings", ["C027", "C027"])],
         ),
         Case(
             "rerun-shift",
@@ -1067,7 +1069,8 @@ def rerun_cases() -> list[Case]:
                 _field(f"{_run('train-s1', 'rerun')}/[task=acc]/held", True),
             ],
             codes=[
-                _codes("/findings", ["A071"]),
+                # the smoke launcher's runs agree byte for byte: C027 for it, not for train
+                _codes("/findings", ["A071", "C027"]),
                 _codes(_run("train-s0"), ["A058"]),
             ],
         ),

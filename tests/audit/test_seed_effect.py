@@ -17,7 +17,7 @@ from rerun_support import edit_manifest
 from toy_study import TRAIN, make_artifact
 
 from reprobridge_sdk.audit import audit
-from reprobridge_sdk.digest import tree_digest
+from reprobridge_sdk.digest import file_sha256, tree_digest
 from reprobridge_sdk.model.audit import AuditResult
 
 
@@ -141,3 +141,34 @@ def test_a_copy_with_a_fresh_identity_is_told_by_re_execution(toy: Path) -> None
     assert "the seed has an effect" in next(f.message for f in check.findings)
     assert result.tasks[0].attempts[0].verdict == "invalid-evidence"
     assert not result.passed
+
+
+def test_re_execution_proposes_deterministic_where_runs_of_a_seed_agree(tmp_path: Path) -> None:
+    """Each seed-free run re-executed gives its recorded value and bytes, and so does the
+    repeat: C027 proposes 'deterministic: true', once, on the artifact (information only).
+    Declared, or with one recorded log that differs from its re-execution, nothing."""
+    root = _deterministic(tmp_path / "det")
+    result = audit(root, rerun="all", rerun_env="current", rerun_sandbox=False)
+    (note,) = [f for f in result.findings if f.code == "C027"]
+    assert (note.severity, note.path, note.file) == (
+        "info",
+        "/launchers/0/deterministic",
+        "rra.yaml",
+    )
+    assert "4 pair(s) of runs of one seed" in note.message  # three recordings and the repeat
+    assert result.passed
+
+    edit_manifest(root, lambda d: d["launchers"][0].update(deterministic=True))
+    declared = audit(root, rerun="all", rerun_env="current", rerun_sandbox=False)
+    assert not [f for f in declared.findings if f.code == "C027"]
+
+    edit_manifest(root, lambda d: d["launchers"][0].pop("deterministic"))
+    log = root / "runs" / "scored-s1" / "log.txt"
+    log.write_text(log.read_text() + "\n")  # a byte more than its re-execution writes
+    edit_record(
+        root / "runs" / "scored-s1",
+        lambda d: d["log"].update(sha256=file_sha256(log), size=log.stat().st_size),
+    )
+    differs = audit(root, rerun="all", rerun_env="current", rerun_sandbox=False)
+    assert all(r.valid for r in differs.attempts[0].runs)  # the edit is consistent
+    assert not [f for f in differs.findings if f.code == "C027"]
