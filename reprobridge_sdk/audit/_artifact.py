@@ -5,6 +5,7 @@ See spec §11.2."""
 from __future__ import annotations
 
 import contextlib
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -194,20 +195,34 @@ def _code_facts(
 
 
 def _sample_digests(root: Path, manifest: ManifestFacts) -> set[str]:
-    """The digests of the launchers' declared non-empty sample files (logs and outputs)."""
+    """The digests of the launchers' declared non-empty sample files (logs and outputs), each
+    read below the artifact's root opened once (not resolved and opened again per file)."""
     samples: set[str] = set()
-    for launcher in manifest.launchers:
-        for sample in launcher.samples:
-            for sample_rel in [sample.log, *sample.outputs.values()]:
-                sample_path = _artifact_path(root, sample_rel) if sample_rel else None
-                if (
-                    sample_path is not None
-                    and sample_path.is_file()
-                    and sample_path.stat().st_size > 0
-                ):
-                    with contextlib.suppress(safefs.UnsafeFileError):
-                        samples.add(file_sha256(sample_path, root=root))
+    try:
+        opened: safefs.OpenRoot | None = safefs.OpenRoot(root)
+    except (OSError, safefs.UnsafeFileError):
+        opened = None
+    try:
+        for launcher in manifest.launchers:
+            for sample in launcher.samples:
+                for sample_rel in [sample.log, *sample.outputs.values()]:
+                    sample_path = _artifact_path(root, sample_rel) if sample_rel else None
+                    if sample_path is not None and _non_empty_file(sample_path):
+                        with contextlib.suppress(safefs.UnsafeFileError):
+                            samples.add(file_sha256(sample_path, root=opened or root))
+    finally:
+        if opened is not None:
+            opened.close()
     return samples
+
+
+def _non_empty_file(path: Path) -> bool:
+    """A regular file (links followed) with at least one byte."""
+    try:
+        info = path.stat()
+    except (OSError, ValueError):
+        return False
+    return stat.S_ISREG(info.st_mode) and info.st_size > 0
 
 
 def _lock_digest(root: Path, manifest: ManifestFacts, findings: list[Finding]) -> str | None:

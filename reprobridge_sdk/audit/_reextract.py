@@ -80,9 +80,16 @@ def _arg_matches(want: str, got: str, values: Mapping[str, object]) -> bool:
 @functools.lru_cache(maxsize=1024)
 def _redacted_argv(argv: tuple[str, ...]) -> tuple[str, ...]:
     """A launcher's argv with credentials redacted (:func:`redact_text`), as the runner records
-    it: computed once per distinct argv (a launcher's runs share it), not once per run. The
-    result depends on the strings alone, so a cached one is the one recomputing would give."""
-    return tuple(redact_text(w) for w in argv)
+    it: made once per launcher (its runs share it), each word redacted once per process (the
+    launchers of an artifact repeat most words)."""
+    return tuple(_redacted_word(w) for w in argv)
+
+
+@functools.lru_cache(maxsize=4096)
+def _redacted_word(word: str) -> str:
+    """:func:`redact_text` of one word: it depends on the string alone, so a kept result is
+    the one recomputing would give."""
+    return redact_text(word)
 
 
 def _same(a: float, b: float) -> bool:
