@@ -137,7 +137,24 @@ def check_placeholders(doc: Document, root: Path | None) -> list[Finding]:
     ]
     if root is None:
         return out
+    try:  # opened once for every sample log read below it
+        opened: safefs.OpenRoot | None = safefs.OpenRoot(root)
+    except (OSError, safefs.UnsafeFileError):
+        opened = None
+    try:
+        out += _scaffold_logs(doc, data, root, opened)
+    finally:
+        if opened is not None:
+            opened.close()
+    return out
+
+
+def _scaffold_logs(
+    doc: Document, data: dict[str, Any], root: Path, opened: safefs.OpenRoot | None
+) -> list[Finding]:
+    """P006 for each sample log that is one the scaffold writes."""
     digests = scaffold_sample_digests()
+    out: list[Finding] = []
     for index, launcher in enumerate(_list(data.get("launchers"))):
         for number, sample in enumerate(_list(_map(launcher).get("samples"))):
             log = _map(sample).get("log")
@@ -145,7 +162,7 @@ def check_placeholders(doc: Document, root: Path | None) -> list[Finding]:
                 continue
             path = root.joinpath(*log.split("/"))
             try:  # a small regular file inside the artifact, else not a scaffold sample
-                content = safefs.read_bytes(path, root=root, max_bytes=4095)
+                content = safefs.read_bytes(path, root=opened or root, max_bytes=4095)
             except (OSError, safefs.UnsafeFileError):
                 continue
             digest = hashlib.sha256(content).hexdigest()
