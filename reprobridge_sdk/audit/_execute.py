@@ -17,7 +17,7 @@ from reprobridge_sdk.errors import UsageError
 from reprobridge_sdk.findings import terminal_text
 
 if TYPE_CHECKING:
-    from reprobridge_sdk.model.evidence import EvidenceRecord
+    from reprobridge_sdk.model.evidence import EnvironmentSnapshot, EvidenceRecord
     from reprobridge_sdk.run.process import ResourceLimits
 
     from .verify import ArtifactFacts, RunEvidence
@@ -82,6 +82,8 @@ class Execution:
     error: str | None = None
     record: EvidenceRecord | None = None
     started: bool = True
+    #: What the execution ran on (its environment snapshot), None when unknown.
+    environment: EnvironmentSnapshot | None = None
 
 
 @dataclass
@@ -142,6 +144,34 @@ class Executor:
                 and out_of_memory(last.record.exit_code, last.run_dir / LOG_NAME)
             ):
                 return Execution(stopped="memory")  # the committee's budget, not the artifact
+            environment = snapshot_of(last.run_dir, last.record)
         if bounded and failure is not None and failure.reason == "timeout":
             return Execution(stopped="time")  # the committee's budget, not the artifact
-        return Execution(record=last.record)
+        return Execution(record=last.record, environment=environment)
+
+
+def snapshot_of(run_dir: Path, record: EvidenceRecord) -> EnvironmentSnapshot | None:
+    """The environment snapshot of the run at ``run_dir``, None when it has none or it
+    cannot be read (a missing or altered snapshot file is the evidence checks' concern)."""
+    from reprobridge_sdk.run.evidence import (  # noqa: PLC0415 - heavy
+        SnapshotProblem,
+        read_snapshot,
+    )
+
+    try:
+        return read_snapshot(run_dir, record)
+    except (SnapshotProblem, OSError, ValueError):
+        return None
+
+
+def same_machine(one: EnvironmentSnapshot | None, other: EnvironmentSnapshot | None) -> bool:
+    """Whether two runs ran on the same kind of machine and software: the same platform,
+    architecture and CPU, and the same installed distributions. Unknown is not the same."""
+    if one is None or other is None:
+        return False
+
+    def kind(snapshot: EnvironmentSnapshot) -> tuple[object, ...]:
+        installed = sorted((d.name.lower(), d.version) for d in snapshot.distributions)
+        return (snapshot.platform, snapshot.machine, snapshot.cpu, installed)
+
+    return kind(one) == kind(other)

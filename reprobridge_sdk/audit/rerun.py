@@ -6,8 +6,10 @@ the recorded seed, in the environment built from the lock and in the sandbox by 
 Each value is compared with the recorded one within a same-seed tolerance never looser than
 the interval's half-width (A058, A059): exact for a deterministic launcher, the task's declared
 tolerance, or else a multiple of the spread observed when the launcher's first sampled run is
-executed a second time (the repeat). Per launcher and task a paired t test of the differences
-finds a shift that passes run by run (A070). See spec §11.2 ("Re-execution").
+executed a second time (the repeat), when the recording names the machine and software the
+re-execution ran on (another CPU or BLAS build can change the last bits). Per launcher and
+task a paired t test of the differences finds a shift that passes run by run (A070). See
+spec §11.2 ("Re-execution").
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from reprobridge_sdk.findings import Finding, finding
 from reprobridge_sdk.model import RECORD_NAME
 from reprobridge_sdk.model.audit import RerunComparison, ShiftSkipped, ShiftTest
 
-from ._execute import Execution, Executor, Progress, values
+from ._execute import Execution, Executor, Progress, same_machine, snapshot_of, values
 from ._studentt import t_two_sided
 from .duplicates import same_seed_suggestions
 from .interval import finite
@@ -403,6 +405,8 @@ class _Sample:
     pairs: dict[str, list[tuple[EvidenceRecord, EvidenceRecord]]] = field(default_factory=dict)
     #: Run -> the record of its (first) re-execution that succeeded.
     records: dict[str, EvidenceRecord] = field(default_factory=dict)
+    #: Run -> whether that re-execution ran on the kind of machine the recording names.
+    same_machine: dict[str, bool] = field(default_factory=dict)
 
 
 def _launcher_of(run: RunEvidence) -> str:
@@ -434,6 +438,9 @@ def _execute(
             if values is not None and done.record is not None and chosen.record is not None:
                 got.fresh[rel] = values
                 got.records[rel] = done.record
+                got.same_machine[rel] = same_machine(
+                    snapshot_of(chosen.path, chosen.record), done.environment
+                )
                 got.pairs.setdefault(_launcher_of(chosen), []).append((chosen.record, done.record))
         if done.started or done.stopped is None:  # not a run the spent budget left out
             track.step(chosen)
@@ -555,7 +562,9 @@ def _compare_all(
             continue
         launcher = facts.launcher(record.launcher)
         deterministic = launcher is not None and launcher.deterministic
-        spreads = got.spreads.get(record.launcher, {})
+        # the spread is the auditor's machine's: it bounds a recording made on another
+        # machine (another CPU or BLAS build can change the last bits) no better than h
+        spreads = got.spreads.get(record.launcher, {}) if got.same_machine.get(rel) else {}
         rows, found = _compare(chosen, got.fresh[rel], deterministic, limits, spreads)
         outcome.comparisons[rel] = rows
         chosen.findings.extend(found)

@@ -152,6 +152,78 @@ def test_a_run_is_held_to_the_spread_of_its_repeat_unless_declared(toy: Path) ->
     ] == {"A058"}
 
 
+def _record_on_another_cpu(run_dir: Path) -> None:
+    """Make ``run_dir``'s record name a machine with another CPU (its snapshot rewritten, the
+    record pointed at it), as a run recorded by the authors elsewhere would."""
+    from reprobridge_sdk.model import EvidenceRecord
+    from reprobridge_sdk.run import read_snapshot
+    from reprobridge_sdk.run.evidence import write_snapshot
+
+    path = run_dir / "record.json"
+    data = json.loads(path.read_text())
+    snapshot = read_snapshot(run_dir, EvidenceRecord.model_validate(data))
+    assert snapshot is not None
+    elsewhere = snapshot.model_copy(update={"cpu": "Another CPU of the authors' lab"})
+    if data.get("environment_sha256"):
+        data["environment_sha256"] = write_snapshot(run_dir.parent, elsewhere)
+    else:
+        data["environment"] = elsewhere.model_dump(mode="json", exclude_none=True)
+    path.write_text(json.dumps(data, indent=2))
+
+
+def test_the_spread_bounds_only_a_recording_of_the_same_machine(toy: Path) -> None:
+    """The repeat's spread is the auditor's machine's: a run recorded on another CPU (whose
+    BLAS kernels may change the last bits of an honest value) is held to the half-width,
+    not to that spread; a recording of the same machine is held to the spread."""
+    runs = _run_dirs(toy)
+    consistent_edit(runs[0], accuracy=90.01)  # honest value 90.0, within h (about 0.196)
+    consistent_edit(runs[1], accuracy=90.02)
+    _record_on_another_cpu(runs[0])
+    (toy / "runs" / "ledger.jsonl").unlink()
+    _set_deterministic(toy, False)
+    result = audit(toy, rerun="all", rerun_env="current", rerun_sandbox=False)
+    codes = _codes(result)
+    assert codes[runs[0].name] == set()  # elsewhere: within the half-width
+    assert codes[runs[1].name] == {"A058"}  # here: the spread, 0
+    assert codes[runs[2].name] == set()  # here, and exact
+    by_run = {run.run: run.rerun for run in result.attempts[0].runs}
+    assert {row.basis for row in by_run[runs[0].name]} == {"half-width"}
+    assert {row.basis for row in by_run[runs[1].name]} == {"spread"}
+
+
+def test_same_machine_needs_the_same_platform_cpu_and_distributions() -> None:
+    from reprobridge_sdk.audit._execute import same_machine
+    from reprobridge_sdk.model import EnvironmentSnapshot
+
+    base = EnvironmentSnapshot.model_validate(
+        {
+            "captured_at": "2026-12-04T00:00:00Z",
+            "python": "3.11.7",
+            "implementation": "CPython",
+            "executable": "/a/bin/python",
+            "platform": "Linux-6.1-x86_64",
+            "machine": "x86_64",
+            "cpu": "Some CPU",
+            "distributions": [
+                {"name": "numpy", "version": "2.1.0"},
+                {"name": "scipy", "version": "1.14.0"},
+            ],
+        }
+    )
+    moved = base.model_copy(
+        update={
+            "captured_at": "2026-12-05T00:00:00Z",
+            "executable": "/b/bin/python",  # another venv of the same lock: the same machine
+            "distributions": list(reversed(base.distributions)),
+        }
+    )
+    assert same_machine(base, moved)
+    assert not same_machine(base, base.model_copy(update={"cpu": "Another CPU"}))
+    assert not same_machine(base, base.model_copy(update={"machine": "aarch64"}))
+    assert not same_machine(base, base.model_copy(update={"distributions": base.distributions[:1]}))
+    assert not same_machine(base, None) and not same_machine(None, None)
+
+
 def _review(toy: Path, *options: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "reprobridge_sdk", "review", str(toy), *options],
