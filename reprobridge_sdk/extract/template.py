@@ -10,14 +10,16 @@ from __future__ import annotations
 
 import re
 import shlex
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 
 from ._errors import TemplateError
 
 __all__ = [
+    "TEMPLATE_BUILTINS",
     "TemplateError",
+    "check_templates",
     "parse_template",
     "render_shell_template",
     "render_template",
@@ -25,6 +27,10 @@ __all__ = [
     "template_matches",
     "template_names",
 ]
+
+#: The names every template may use besides a launcher's ``params`` (``seed`` only where the
+#: launcher declares seeds).
+TEMPLATE_BUILTINS = frozenset({"seed", "run_dir"})
 
 _TOKEN = re.compile(r"\{\{|\}\}|\{([A-Za-z_][A-Za-z0-9_]*)\}|[{}]")
 
@@ -80,6 +86,33 @@ def template_names(text: str) -> tuple[list[str], bool]:
         else:
             names.append(match.group(1))
     return names, stray
+
+
+def check_templates(
+    places: Iterable[tuple[str, object]], known: frozenset[str], add: Callable[..., None]
+) -> None:
+    """R014 through ``add`` for each template text among ``places`` (pointer, value) that
+    names something outside ``known`` or holds an unescaped brace; non-strings are the
+    structural layer's."""
+    for where, text in places:
+        if not isinstance(text, str):
+            continue
+        names, stray = template_names(text)
+        for name in names:
+            if name not in known:
+                add(
+                    "R014",
+                    f"template {{{name}}} names no parameter",
+                    where,
+                    hint=f"define it in params, or use one of {sorted(known)}",
+                )
+        if stray:
+            add(
+                "R014",
+                f"unescaped brace in {text!r}",
+                where,
+                hint="write '{{' or '}}' for a literal brace",
+            )
 
 
 def _value(value: object) -> str:

@@ -15,7 +15,7 @@ from typing import Any
 
 from reprobridge_sdk.extract import kinds
 from reprobridge_sdk.extract.pattern import PATTERNS, check_pattern
-from reprobridge_sdk.extract.template import template_names
+from reprobridge_sdk.extract.template import TEMPLATE_BUILTINS, check_templates
 from reprobridge_sdk.findings import Finding
 from reprobridge_sdk.io.document import Document
 from reprobridge_sdk.io.pointer import escape_pointer
@@ -24,10 +24,9 @@ from reprobridge_sdk.plugins import EXTRACTOR_KIND, missing_schemes
 from ._cycles import cycles
 from .version import declared_version
 
-__all__ = ["TEMPLATE_BUILTINS", "check_semantics", "template_names"]
+__all__ = ["check_semantics", "outside_references"]
 
 #: Template names every launcher may use besides its params.
-TEMPLATE_BUILTINS = frozenset({"seed", "run_dir"})
 
 _GUIDE_LISTS = ("ambiguities", "changes", "discrepancies", "pitfalls", "open_choices")
 _SINGLE_RUN = frozenset({"single", "mean", "median", "min", "max"})
@@ -339,25 +338,7 @@ class _Checker:
             file = extract.get("file") if isinstance(extract, dict) else None
             if isinstance(file, str):  # the only places a template can be
                 places.append((f"{mptr}/extract/file", file))
-        for where, text in places:
-            if not isinstance(text, str):
-                continue
-            names, stray = template_names(text)
-            for name in names:
-                if name not in known:
-                    self.add(
-                        "R014",
-                        f"template {{{name}}} names no parameter",
-                        where,
-                        hint=f"define it in params, or use one of {sorted(known)}",
-                    )
-            if stray:
-                self.add(
-                    "R014",
-                    f"unescaped brace in {text!r}",
-                    where,
-                    hint="write '{{' or '}}' for a literal brace",
-                )
+        check_templates(places, known, self.add)
 
     def _statistics(self, ptr: str, launcher: dict[str, Any], measurements: _Listed) -> None:
         if launcher.get("scope") != "scored":

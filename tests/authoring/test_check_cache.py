@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from reprobridge_sdk.authoring.check import (
+from reprobridge_sdk.authoring.check import check
+from reprobridge_sdk.authoring.clean_shell import (
     NETWORK_ENV,
-    check,
     clean_environment,
     installer_cache_dirs,
 )

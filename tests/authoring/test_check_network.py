@@ -28,9 +28,9 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
-from reprobridge_sdk.authoring.check import (
+from reprobridge_sdk.authoring.check import check
+from reprobridge_sdk.authoring.clean_shell import (
     NETWORK_ENV,
-    check,
     clean_environment,
     network_environment,
 )
