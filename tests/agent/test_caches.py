@@ -9,17 +9,14 @@ of a build writes it, the second finds it.
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import pytest
+from sandbox_support import SANDBOX_PROBLEM, SKIP_SANDBOX
 
 from reprobridge_sdk.agent._caches import CACHES, cache_env
 from reprobridge_sdk.agent._smoke import run_launcher
 from reprobridge_sdk.model.build import LauncherPlan
-from reprobridge_sdk.run.sandbox import check_sandbox
-
-_SANDBOX = check_sandbox() is None
 
 
 def test_each_cache_goes_to_its_folder_of_the_builds_caches(tmp_path: Path) -> None:
@@ -114,8 +111,8 @@ def test_the_second_run_of_a_build_finds_the_cache_the_first_wrote(
     cold. In the sandbox a run writes the cache folder and nothing else of the build's
     state."""
     # where the sandbox cannot run, its half skips, except in CI, which requires it
-    if sandbox and not _SANDBOX and os.environ.get("REPROBRIDGE_REQUIRE_SANDBOX") != "1":
-        pytest.skip(f"the sandbox cannot run here: {check_sandbox()}")
+    if sandbox and SKIP_SANDBOX:
+        pytest.skip(f"the sandbox cannot run here: {SANDBOX_PROBLEM}")
     artifacts = [tmp_path / "one", tmp_path / "two"]
     for artifact in artifacts:
         (artifact / "code").mkdir(parents=True)

@@ -22,6 +22,7 @@ import jsonschema
 import pytest
 import yaml
 from chromium_support import CHROMIUM, chromium
+from sandbox_support import needs_sandbox
 from toy_study import make_artifact
 
 from reprobridge_sdk.bench.harness import BenchOptions, Budget, run_bench
@@ -29,13 +30,10 @@ from reprobridge_sdk.bench.proxy import allowed
 from reprobridge_sdk.bench.variants import VARIANTS
 from reprobridge_sdk.errors import UsageError
 from reprobridge_sdk.model.bench import BenchReport, BenchRun
-from reprobridge_sdk.run.sandbox import check_sandbox
 from reprobridge_sdk.schema import generate_schema
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "digits-logreg"
 TOY_EXAMPLE = EXAMPLE.parent / "toy-readme"
-SANDBOX = check_sandbox()
-needs_sandbox = pytest.mark.skipif(SANDBOX is not None, reason=f"no sandbox: {SANDBOX}")
 
 README = """\
 # A toy study

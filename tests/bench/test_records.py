@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from sandbox_support import needs_sandbox
 from toy_study import make_artifact
 
 from reprobridge_sdk.api import load
@@ -20,10 +21,6 @@ from reprobridge_sdk.bench.job import Job, _rerun
 from reprobridge_sdk.bench.judge import judge_results
 from reprobridge_sdk.bench.records import RECORDS_AGENT, results_from_records
 from reprobridge_sdk.bench.variants import WORKSPACE_DIR, generate_variants
-from reprobridge_sdk.run.sandbox import check_sandbox
-
-SANDBOX = check_sandbox()
-
 
 _RUN = (sys.executable, "-m", "reprobridge_sdk", "run")
 
@@ -130,7 +127,7 @@ subprocess.run([sys.executable, "-m", "reprobridge_sdk", "run", sys.argv[1], "sc
 """
 
 
-@pytest.mark.skipif(SANDBOX is not None, reason=f"no sandbox: {SANDBOX}")
+@needs_sandbox
 def test_the_harness_judges_an_agent_that_left_records(tmp_path: Path) -> None:
     make_artifact(tmp_path / "suite" / "toy", tasks=("acc",), launchers=("scored",))
     suite = tmp_path / "suite" / "suite.toml"
@@ -156,7 +153,7 @@ def test_the_harness_judges_an_agent_that_left_records(tmp_path: Path) -> None:
     assert [f.code for f in null.findings] == ["A102"]  # neither a results file nor records
 
 
-@pytest.mark.skipif(SANDBOX is not None, reason=f"no sandbox: {SANDBOX}")
+@needs_sandbox
 def test_rerun_finds_records_that_do_not_hold_up(tmp_path: Path) -> None:
     """--rerun re-executes the agent's recorded runs as the auditor does: honest records hold
     up; a record edited to state another value is a mismatch (A058)."""

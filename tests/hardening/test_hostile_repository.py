@@ -32,6 +32,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from sandbox_support import SANDBOX_PROBLEM, SKIP_SANDBOX
 from toy_study import TRAIN, make_artifact
 
 from reprobridge_sdk.agent._smoke import run_launcher
@@ -39,12 +40,10 @@ from reprobridge_sdk.agent.builder import _probe_imports
 from reprobridge_sdk.authoring.digests import refresh
 from reprobridge_sdk.model.build import LauncherPlan
 from reprobridge_sdk.run import run
-from reprobridge_sdk.run.sandbox import check_sandbox
 
-_PROBLEM = check_sandbox()
 pytestmark = [pytest.mark.slow]
-if _PROBLEM is not None and os.environ.get("REPROBRIDGE_REQUIRE_SANDBOX") != "1":
-    pytestmark.append(pytest.mark.skip(reason=f"the sandbox cannot run here: {_PROBLEM}"))
+if SKIP_SANDBOX:
+    pytestmark.append(pytest.mark.skip(reason=f"the sandbox cannot run here: {SANDBOX_PROBLEM}"))
 
 CLI = [sys.executable, "-m", "reprobridge_sdk"]
 

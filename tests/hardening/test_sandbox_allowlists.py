@@ -16,13 +16,13 @@ from pathlib import Path
 
 import pytest
 import yaml
+from sandbox_support import needs_sandbox
 
 from reprobridge_sdk.digest import file_sha256
 from reprobridge_sdk.errors import UsageError
 from reprobridge_sdk.run import RunEvent, run
 from reprobridge_sdk.run.progress import LiveProgress
 from reprobridge_sdk.run.sandbox import (
-    check_sandbox,
     filter_path,
     interpreter_paths,
     may_bind,
@@ -155,10 +155,7 @@ def _artifact(root: Path) -> Path:
     return root
 
 
-@pytest.mark.skipif(
-    check_sandbox() is not None and os.environ.get("REPROBRIDGE_REQUIRE_SANDBOX") != "1",
-    reason="the sandbox cannot run here",
-)
+@needs_sandbox
 def test_an_artifact_that_is_the_callers_home_is_refused_before_anything_runs(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -192,10 +189,7 @@ def test_a_finding_event_is_printed_as_a_coded_warning() -> None:
     assert lines[1] == "    hint: put the program in the artifact"
 
 
-@pytest.mark.skipif(
-    check_sandbox() is not None and os.environ.get("REPROBRIDGE_REQUIRE_SANDBOX") != "1",
-    reason="the sandbox cannot run here",
-)
+@needs_sandbox
 def test_where_user_namespaces_are_not_permitted_nothing_runs(tmp_path: Path) -> None:
     """A real host without user namespaces: bubblewrap's --disable-userns sets the limit of
     new user namespaces to none for the command line under test (no mock of the check)."""
@@ -224,10 +218,7 @@ def test_where_user_namespaces_are_not_permitted_nothing_runs(tmp_path: Path) ->
     assert not (root / "runs").exists()
 
 
-@pytest.mark.skipif(
-    check_sandbox() is not None and os.environ.get("REPROBRIDGE_REQUIRE_SANDBOX") != "1",
-    reason="the sandbox cannot run here",
-)
+@needs_sandbox
 def test_the_api_reports_a_dropped_path_entry_once_as_a_finding_event(tmp_path: Path) -> None:
     root = _artifact(tmp_path / "art")
     secret = tmp_path / "secret-bin"
@@ -250,10 +241,7 @@ def test_the_api_reports_a_dropped_path_entry_once_as_a_finding_event(tmp_path: 
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(
-    check_sandbox() is not None and os.environ.get("REPROBRIDGE_REQUIRE_SANDBOX") != "1",
-    reason="the sandbox cannot run here",
-)
+@needs_sandbox
 def test_the_environment_built_from_the_lock_runs_inside_with_its_base_interpreter(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -40,12 +40,11 @@ from pathlib import Path
 
 import pytest
 import yaml
+from sandbox_support import needs_sandbox
 
-from reprobridge_sdk.run.sandbox import ETC_ENTRIES, check_sandbox
+from reprobridge_sdk.run.sandbox import ETC_ENTRIES
 
-_PROBLEM = check_sandbox()
-if _PROBLEM is not None and os.environ.get("REPROBRIDGE_REQUIRE_SANDBOX") != "1":
-    pytestmark = pytest.mark.skip(reason=f"the sandbox cannot run here: {_PROBLEM}")
+pytestmark = needs_sandbox
 
 REPO = Path(__file__).resolve().parents[2]
 NOBODY = 65534

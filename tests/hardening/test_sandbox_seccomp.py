@@ -19,6 +19,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from sandbox_support import needs_sandbox
 
 from reprobridge_sdk.run._seccomp import (
     ARCHITECTURES,
@@ -27,16 +28,9 @@ from reprobridge_sdk.run._seccomp import (
     native_architecture,
 )
 from reprobridge_sdk.run.sandbox import (
-    check_sandbox,
     current_interpreter_paths,
     sandbox_command,
     seccomp_fd,
-)
-
-_PROBLEM = check_sandbox()
-_NEEDS_SANDBOX = pytest.mark.skipif(
-    _PROBLEM is not None and os.environ.get("REPROBRIDGE_REQUIRE_SANDBOX") != "1",
-    reason=f"the sandbox cannot run here: {_PROBLEM}",
 )
 
 HEADERS = {
@@ -110,7 +104,7 @@ print(json.dumps(out))
 """
 
 
-@_NEEDS_SANDBOX
+@needs_sandbox
 def test_every_call_on_the_list_is_refused_inside_and_others_are_not(tmp_path: Path) -> None:
     machine = native_architecture()
     assert machine is not None
