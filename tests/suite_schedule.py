@@ -38,6 +38,7 @@ WEIGHTS: dict[str, float] = {
     "tests/agent/test_builder.py": 200,
     "tests/agent/test_build_failure.py": 170,
     "tests/test_benchmark_quick.py": 150,
+    "tests/bench/test_records.py": 150,
     "tests/agent/test_build_e2e.py": 130,  # each fixture's unit (2,500 for the nineteen)
     "tests/agent/test_build_resume.py": 120,
     "tests/examples/test_digits_logreg.py": 110,
