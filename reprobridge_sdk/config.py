@@ -192,10 +192,19 @@ def _is_file(path: Path) -> bool:
 
 
 def _has_tool_table(pyproject: Path) -> bool:
-    # A cheap textual test first: most pyproject.toml files never mention the tool.
+    # A cheap textual test first: most pyproject.toml files never mention the tool. Every
+    # folder above the working one is looked at, so at most _MAX_BYTES are read: a larger
+    # file counts as naming the tool, and read_config reports it (E016).
     try:
-        text = pyproject.read_text("utf-8")
-    except (OSError, UnicodeDecodeError):
+        with pyproject.open("rb") as handle:
+            raw = handle.read(_MAX_BYTES + 1)
+    except OSError:
+        return False
+    if len(raw) > _MAX_BYTES:
+        return True
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
         return False
     if "reprobridge" not in text:
         return False

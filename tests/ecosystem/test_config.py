@@ -226,3 +226,17 @@ def test_the_run_display_keeps_colour_with_an_empty_no_color(
     assert LiveProgress(_Stream(False), live=False).color is True  # type: ignore[arg-type]
     monkeypatch.setenv("NO_COLOR", "1")
     assert LiveProgress(_Stream(True), live=False).color is False  # type: ignore[arg-type]
+
+
+def test_a_huge_pyproject_above_is_not_read_whole(tmp_path: Path) -> None:
+    """Every folder above the working one is looked at: a pyproject.toml of 8 GiB (sparse, so
+    it costs no disk) is read only up to the configuration limit, and reported as E016."""
+    pyproject = tmp_path / "pyproject.toml"
+    with pyproject.open("wb") as handle:
+        handle.truncate(8 << 30)
+    here = tmp_path / "work"
+    here.mkdir()
+    assert find_config(here) == pyproject
+    with pytest.raises(UsageError) as info:
+        read_config(pyproject)
+    assert _e016(info)[0:2] == ("E016", "pyproject.toml")
