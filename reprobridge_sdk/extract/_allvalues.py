@@ -2,13 +2,16 @@
 
 Nothing grows with the log: each matched text is parsed, transformed and folded into the
 count, last, minimum, maximum, the first :data:`KEPT_VALUES` values and :data:`KEPT_RAW`
-texts, and an exact running sum (Shewchuk's partials of each chunk's ``math.fsum``), so the
-mean is ``statistics.fmean``'s to within one rounding a chunk. A sum of finite values that
-overflows is kept scaled by ``2**-SHIFT``: the mean is infinite only beyond the float range.
+texts, and an exact running sum (Shewchuk's partials, fed with each chunk's sum written
+exactly as a few floats by :func:`_exact_terms`), so the mean is ``statistics.fmean``'s
+however the log is cut into chunks: every reading path gives the same bits. A sum of finite
+values that overflows is kept scaled by ``2**-SHIFT``: the mean is infinite only beyond the
+float range.
 """
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
@@ -42,6 +45,19 @@ def _add_exact(partials: list[float], value: float) -> None:
             kept += 1
         value = high
     partials[kept:] = [value]
+
+
+def _exact_terms(values: Sequence[float]) -> list[float]:
+    """The exact sum of ``values`` as floats whose sum is exact: the rounded sum, then the
+    rounded remainder, until nothing remains (``math.fsum`` is correctly rounded, so it gives
+    0 only for an exact 0; most chunks need one or two terms). An infinite or NaN sum is the
+    one term. Raises as ``math.fsum`` does."""
+    terms: list[float] = []
+    while part := math.fsum(itertools.chain(values, [-term for term in terms])):
+        terms.append(part)
+        if not math.isfinite(part):
+            break
+    return terms
 
 
 class AllValues:
@@ -100,25 +116,27 @@ class AllValues:
     def _add_sum(self, values: Sequence[float]) -> None:
         """Fold one chunk's values into the exact (scaled, once it overflowed) sum."""
         try:
-            chunk = math.fsum(self._scaled(values))
+            terms = _exact_terms(self._scaled(values))
         except OverflowError:  # finite values whose sum overflows: scale the sum from now on
             self.shift = SHIFT
             self.partials = [math.ldexp(p, -SHIFT) for p in self.partials]
-            chunk = math.fsum(self._scaled(values))
+            terms = _exact_terms(self._scaled(values))
         except ValueError:  # inf - inf: no sum
-            chunk = math.nan
-        if not math.isfinite(chunk):  # an infinite or NaN value: the sum is theirs
-            self.special.append(chunk)
+            terms = [math.nan]
+        if not all(map(math.isfinite, terms)):  # an infinite or NaN value: the sum is theirs
+            self.special.append(terms[0])
             return
         trial = list(self.partials)
-        _add_exact(trial, chunk)
+        for term in terms:
+            _add_exact(trial, term)
         if all(map(math.isfinite, trial)):
             self.partials = trial
             return
         # the running sum overflows (shift 0 only: scaled, it cannot)
         self.shift = SHIFT
         self.partials = [math.ldexp(p, -SHIFT) for p in self.partials]
-        _add_exact(self.partials, math.ldexp(chunk, -SHIFT))
+        for term in terms:
+            _add_exact(self.partials, math.ldexp(term, -SHIFT))
 
     @property
     def mean(self) -> float:
