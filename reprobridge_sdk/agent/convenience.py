@@ -42,7 +42,8 @@ function gets no change (None).
 count is a name that counts epochs, iterations, steps, estimators, rounds, episodes, updates or
 generations (``epochs``, ``n_epochs``, ``max_iter``, ``maxiter``, ``nIter``, ``n_estimators``,
 ``num_steps``, ...; not
-``warmup_steps``, ``log_steps`` and the like, which do not bound the work). The kinds, in
+``warmup_steps``, ``log_steps`` and the like, nor a period such as
+``flush_logs_every_n_steps`` or ``eval_freq_steps``: they do not bound the work). The kinds, in
 order:
 
 1. an option of the script with such a name (argparse or click) that the smoke launcher does
@@ -120,6 +121,8 @@ _NOT_A_BOUND = re.compile(
     r"^(?:warmup|warm_up|log|logging|eval|evaluation|save|print|checkpoint|ckpt|report|val|"
     r"validation|patience|display|sample|snapshot)_"
 )
+#: A word of a period, not a bound: ``flush_logs_every_n_steps``, ``check_val_every_n_epoch``.
+_PERIOD = re.compile(r"(?:^|_)(?:every|interval|freq|frequency)_")
 
 
 _REPEATS = re.compile(
@@ -137,7 +140,7 @@ def is_repetition_count(name: str) -> bool:
 def is_iteration_count(name: str) -> bool:
     """Whether an option or variable ``name`` counts the work (``--n-epochs``, ``MAX_ITER``)."""
     key = name.lstrip("-").replace("-", "_").lower()
-    return bool(_COUNT.match(key)) and not _NOT_A_BOUND.match(key)
+    return bool(_COUNT.match(key)) and not _NOT_A_BOUND.match(key) and not _PERIOD.search(key)
 
 
 # ------------------------------------------------------------------------------ editing

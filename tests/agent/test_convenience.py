@@ -207,6 +207,10 @@ def test_no_seed_option_for_what_cannot_be_changed(text: str) -> None:
         ("nitrogen", False),
         ("--warmup-steps", False),
         ("--log-steps", False),
+        ("flush_logs_every_n_steps", False),  # a period (Lightning's Trainer), not a bound
+        ("check_val_every_n_epoch", False),
+        ("--save-every-n-iters", False),
+        ("eval_freq_steps", False),
         ("--lr", False),
         ("--seed", False),
     ],
