@@ -182,29 +182,39 @@ def checkout(source: str, dest: Path, commit: str | None = None) -> tuple[str, s
 
 
 def code_date(root: Path, paths: list[str], commit_date: str) -> str | None:
-    """Committer date (ISO 8601) of the newest commit that changed one of ``paths``: the era of
-    that code, often years before the repository's last commit (a README edit, a licence).
+    """Author date (ISO 8601) of the newest change to one of ``paths``: the era of that code,
+    often years before the repository's last commit (a README edit, a licence).
 
-    Never later than ``commit_date`` (the checked-out commit's own). None when git cannot say
-    (no path has history, or ``root`` is not a repository).
+    The author date is when a change was written; the committer date is when it was applied,
+    which for code published as one squashed "Initial commit", or rebased, is months after
+    the code and its libraries (code of April built against the releases of October). Of the
+    commits that changed ``paths`` the newest author date is taken. Never later than
+    ``commit_date`` (the checked-out commit's own). None when git cannot say (no path has
+    history, or ``root`` is not a repository).
     """
     if not paths or not root.is_dir():
         return None
     # literal pathspecs: a file name such as ':(exclude)x' is a name, never git's magic
     try:
-        found = _git(
-            "--literal-pathspecs", "log", "-1", "--format=%cI", "HEAD", "--", *paths, cwd=root
-        )
+        found = _git("--literal-pathspecs", "log", "--format=%aI", "HEAD", "--", *paths, cwd=root)
     except OSError:  # no git on this machine
         return None
-    text = found.stdout.strip()
-    if found.returncode != 0 or not text:
+    if found.returncode != 0:
+        return None
+    dates: list[tuple[datetime, str]] = []
+    for line in found.stdout.split():
+        try:
+            dates.append((datetime.fromisoformat(line), line))
+        except ValueError:  # not a date git could print as one
+            continue
+    if not dates:
         return None
     try:
-        earlier = datetime.fromisoformat(text) < datetime.fromisoformat(commit_date)
+        newest = max(dates)
+        earlier = newest[0] < datetime.fromisoformat(commit_date)
     except (TypeError, ValueError):  # not a date, or one without its offset
         return None
-    return text if earlier else commit_date
+    return newest[1] if earlier else commit_date
 
 
 @dataclass(frozen=True)

@@ -314,7 +314,7 @@ class PlanRecord(PhaseRecord):
     )
     code_date: str | None = Field(
         default=None,
-        description="Committer date of the newest commit that changed a planned script, a "
+        description="Author date of the newest change to a planned script, a "
         "repository file it reaches that imports a third-party module, or a file that declares "
         "dependencies (pins set later than the code are of a later era): the era of the code's "
         "library calls, which bounds the Builder's environments of the code's era (None: "

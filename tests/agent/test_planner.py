@@ -210,7 +210,8 @@ def test_no_claim_planned_stops_the_build_at_the_planner(raw_repo, tmp_path: Pat
     assert record.launchers == []
 
 
-def _commit_at(repo: Path, date: str, message: str) -> None:
+def _commit_at(repo: Path, date: str, message: str, *, written: str | None = None) -> None:
+    """Commit at committer date ``date``, authored at ``written`` (else the same date)."""
     git("add", "-A", cwd=repo)
     subprocess.run(
         ["git", "commit", "-q", "-m", message],
@@ -221,7 +222,7 @@ def _commit_at(repo: Path, date: str, message: str) -> None:
             "GIT_AUTHOR_EMAIL": "author@example.org",
             "GIT_COMMITTER_NAME": "Research Author",
             "GIT_COMMITTER_EMAIL": "author@example.org",
-            "GIT_AUTHOR_DATE": date,
+            "GIT_AUTHOR_DATE": written or date,
             "GIT_COMMITTER_DATE": date,
         },
         check=True,
@@ -240,6 +241,27 @@ def test_the_codes_era_is_its_last_change_not_the_repositorys_last_commit(
     record = _plan(repo, claims_file, tmp_path)
     assert record.code_date is not None
     assert record.code_date.startswith(COMMIT_DATE[:10])
+
+
+def test_the_codes_era_is_when_it_was_written_not_when_it_was_published(
+    raw_repo, tmp_path: Path
+) -> None:
+    """Code written in April and published in October as one squashed commit (or rebased):
+    its libraries are April's, so the era is the author date, not the committer date; of
+    several changes the newest written one counts, whatever order they were applied in."""
+    repo, claims_file = raw_repo("no-deps")
+    (repo / "train.py").write_text((repo / "train.py").read_text("utf-8") + "\n", "utf-8")
+    _commit_at(
+        repo, "2025-10-20T22:05:36-07:00", "Initial commit", written="2025-04-12T07:42:36-07:00"
+    )
+    (repo / "train.py").write_text((repo / "train.py").read_text("utf-8") + "\n", "utf-8")
+    _commit_at(
+        repo, "2025-10-21T00:00:00+00:00", "an old patch", written="2025-01-01T00:00:00+00:00"
+    )
+    (repo / "README.md").write_text("Cite us.\n", "utf-8")
+    _commit_at(repo, "2026-03-01T09:00:00+00:00", "README: citation")
+    record = _plan(repo, claims_file, tmp_path)
+    assert record.code_date == "2025-04-12T07:42:36-07:00"
 
 
 def test_pins_set_after_the_code_move_its_era_to_theirs(raw_repo, tmp_path: Path) -> None:
