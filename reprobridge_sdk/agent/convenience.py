@@ -47,7 +47,10 @@ generations (``epochs``, ``n_epochs``, ``max_iter``, ``maxiter``, ``nIter``, ``n
 order:
 
 1. an option of the script with such a name (argparse or click) that the smoke launcher does
-   not pass yet: the smoke launcher passes a small value (no code change);
+   not pass yet: the smoke launcher passes a small value (no code change); the options of
+   a repository module count as the script's when the script parses a parser it does not
+   build (``parser = package.training.add_args()``). An option without a default ranks after
+   every other count: the published command runs without it;
 2. a module constant with such a name bound to an integer literal above 1 (``EPOCHS = 100``;
    a counter's ``epochs = 0`` bounds nothing), also one assigned in the ``__main__`` block
    and one item of a tuple assignment (``batch_size, max_iter = 100, 2000``);
@@ -119,7 +122,7 @@ _COUNT = re.compile(
 )
 _NOT_A_BOUND = re.compile(
     r"^(?:warmup|warm_up|log|logging|eval|evaluation|save|print|checkpoint|ckpt|report|val|"
-    r"validation|patience|display|sample|snapshot)_"
+    r"validation|patience|display|sample|snapshot|anneal|decay|lr|schedule|scheduler)_"
 )
 #: A word of a period, not a bound: ``flush_logs_every_n_steps``, ``check_val_every_n_epoch``.
 _PERIOD = re.compile(r"(?:^|_)(?:every|interval|freq|frequency)_")
@@ -720,6 +723,9 @@ def _keyword_counts(tree: ast.Module) -> Iterator[tuple[str, ast.expr]]:
                     yield key.value, value
 
 
+#: The rank added to an option without a default: the published command runs without it.
+_UNSET = 2
+
 #: Names of an iteration count that may be a setting of the model rather than the training's
 #: length (``niter``: a propagation's power iterations); other counts come first.
 _ITERATION_ONLY = re.compile(r"iters?$|iterations?$")
@@ -740,11 +746,13 @@ class _Spot:
 
 
 def _candidates(
-    tree: ast.Module, given: set[str], *, script: bool
+    tree: ast.Module, given: set[str], *, script: bool, options: bool | None = None
 ) -> Iterator[tuple[int, Knob | _Spot]]:
     """The knobs of one file in rule order, each with its rank; an option is a finished
-    :class:`Knob`, the others a literal to patch. Options and loops only in the script."""
-    if script:
+    :class:`Knob`, the others a literal to patch. Loops only in the script; options in the
+    script, or in a module with ``options`` (it builds the script's parser). An option
+    without a default bounds nothing the published command runs: it ranks last."""
+    if script if options is None else options:
         for flags, default in _options(tree):
             long_flags = [f for f in flags if f.startswith("--")]
             counts = [f for f in long_flags if is_iteration_count(f)]
@@ -760,7 +768,8 @@ def _candidates(
                 args=(long_flags[0], small),
                 line=default.lineno if default is not None else None,
             )
-            yield _count_rank(counts[0]), knob
+            unset = default is None or (isinstance(default, ast.Constant) and default.value is None)
+            yield _count_rank(counts[0]) + (_UNSET if unset else 0), knob
     for name, value in _constants(tree):
         if is_iteration_count(name) and (_int_literal(value) or 0) > 1:
             # a counter's ``epochs = 0`` bounds nothing
@@ -864,6 +873,21 @@ def smoke_knob(
     return replace(knob, also=also)
 
 
+def _borrows_parser(tree: ast.Module) -> bool:
+    """Whether the script parses its arguments with a parser it does not build itself
+    (``parser = package.training.add_args()`` then ``parser.parse_args()``): the options a
+    repository module declares are then the script's."""
+    names = _Names(tree)
+    return (
+        bool(_parse_receivers(tree))
+        and not _parsers(tree, names)
+        and not any(
+            isinstance(node, ast.Call) and names.resolve(node.func) == "argparse.ArgumentParser"
+            for node in ast.walk(tree)
+        )
+    )
+
+
 def _length_knob(
     text: str, argv: Sequence[str], modules: Mapping[str, str] | None = None
 ) -> Knob | None:
@@ -873,19 +897,19 @@ def _length_knob(
         return None
     given = {word.split("=", 1)[0] for word in argv if word.startswith("-")}
     chosen = _best(_candidates(tree, given, script=True))
+    borrowed = _borrows_parser(tree)
     if chosen is None or chosen[0] > 0:
         for path, module_text in (modules or {}).items():
             module_tree = _parse(module_text)
             if module_tree is None:
                 continue
-            other = _best(_candidates(module_tree, given, script=False))
-            if (
-                other is not None
-                and isinstance(other[1], _Spot)  # a module gives no option
-                and (chosen is None or other[0] < chosen[0])
-            ):
-                spot = other[1]
-                return _env_knob(module_text, module_tree, spot.kind, spot.name, spot.node, path)
+            other = _best(_candidates(module_tree, given, script=False, options=borrowed))
+            if other is None or (chosen is not None and other[0] >= chosen[0]):
+                continue
+            if isinstance(other[1], Knob):  # an option of the parser the module builds
+                return replace(other[1], file=path)
+            spot = other[1]
+            return _env_knob(module_text, module_tree, spot.kind, spot.name, spot.node, path)
     if chosen is None:
         return None
     if isinstance(chosen[1], Knob):

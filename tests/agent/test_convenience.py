@@ -211,6 +211,8 @@ def test_no_seed_option_for_what_cannot_be_changed(text: str) -> None:
         ("check_val_every_n_epoch", False),
         ("--save-every-n-iters", False),
         ("eval_freq_steps", False),
+        ("--anneal_lr_steps", False),  # a schedule's length, not the training's
+        ("lr_decay_steps", False),
         ("--lr", False),
         ("--seed", False),
     ],
@@ -480,6 +482,52 @@ def test_the_knob_ranks_training_lengths_first(
     knob = smoke_knob(script, ["python", "x.py"], modules)
     assert knob is not None
     assert (knob.name, knob.file) == chosen
+
+
+#: openai/grok's shape: the script parses the arguments of a parser its package builds, whose
+#: options include a schedule's length and an override without a default before the count.
+_PARSER_MODULE = (
+    "import argparse\n\n"
+    "def add_args():\n"
+    "    parser = argparse.ArgumentParser()\n"
+    '    parser.add_argument("--anneal_lr_steps", type=int, default=100000)\n'
+    '    parser.add_argument("--max_epochs", type=int, default=None)\n'
+    '    parser.add_argument("--max_steps", type=int, default=100_000)\n'
+    "    return parser\n\n"
+    "def train(args):\n"
+    "    done = 0\n"
+    "    for _ in range(args.max_steps):\n"
+    "        done += 1\n"
+    "    return done\n"
+)
+_BORROWING_SCRIPT = (
+    "import pkg.training\n\n"
+    "parser = pkg.training.add_args()\n"
+    "hparams = parser.parse_args()\n"
+    'print("steps", pkg.training.train(hparams))\n'
+)
+
+
+def test_a_script_parsing_a_parser_its_package_builds_takes_the_modules_count(
+    tmp_path: Path,
+) -> None:
+    modules = {"pkg/__init__.py": "", "pkg/training.py": _PARSER_MODULE}
+    knob = smoke_knob(_BORROWING_SCRIPT, ["python", "scripts/train.py"], modules)
+    assert knob is not None
+    assert (knob.kind, knob.args, knob.default, knob.file) == (
+        "option",
+        ("--max_steps", "5"),
+        "100000",
+        "pkg/training.py",
+    )
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("", "utf-8")
+    (tmp_path / "pkg" / "training.py").write_text(_PARSER_MODULE, "utf-8")
+    (tmp_path / "train.py").write_text(_BORROWING_SCRIPT, "utf-8")
+    assert _run(tmp_path / "train.py", *knob.args) == "steps 5\n"
+    # a script that builds its own parser declares its own options: the module's are not
+    own = "import argparse\nimport pkg.training\nargparse.ArgumentParser().parse_args()\n"
+    assert smoke_knob(own, ["python", "x.py"], modules) is None
 
 
 _FIXED = (
