@@ -58,7 +58,11 @@ order:
    (``n_estimators=500``, an optimizer's ``options={'maxiter': 50000}``, an early-stopping
    ``dict(patience=100, max_epochs=10000)``);
 4. the outermost ``for`` loop over ``range(<integer literal>)`` (a bound of at least 10; a loop
-   inside it counts inner steps, such as batches), the largest when there are several.
+   inside it counts inner steps, such as batches), the largest when there are several; else
+   the first outermost loop over ``range(<expression>)``, also in a progress bar
+   (``tqdm(range(...))``), whose expression reads an option of the script with a number as
+   default (``range(int(args.budget) // steps_per_epoch)``): that option bounds the work
+   whatever its name, and the expression is the knob's default.
 
 A name of the training's length (epochs, steps, rounds, estimators, episodes, updates,
 generations) comes before an iteration name (``niter``, ``max_iter``, ``iterations``): the
@@ -782,6 +786,54 @@ def _candidates(
     if loops:
         _, bound_node = max(loops, key=lambda item: item[0])
         yield 1, _Spot("loop", "iterations", bound_node)
+    if script:
+        for bound_node in _option_loops(tree.body, _numeric_options(tree)):
+            yield 1, _Spot("loop", "iterations", bound_node)
+            break
+
+
+def _numeric_options(tree: ast.Module) -> set[str]:
+    """The attribute names (``dest``) of the script's options with a number as default."""
+    found: set[str] = set()
+    for flags, default in _options(tree):
+        number = isinstance(default, ast.Constant) and type(default.value) in {int, float}
+        long_flags = [f for f in flags if f.startswith("--")]
+        if long_flags and number:
+            found.add(long_flags[0].lstrip("-").replace("-", "_"))
+    return found
+
+
+def _option_loops(body: Sequence[ast.AST], dests: set[str]) -> Iterator[ast.expr]:
+    """The bounds of the outermost ``range(<expression>)`` loops (also in a progress bar,
+    ``tqdm(range(...))``) whose expression reads one of the script's options
+    (``range(int(args.budget) // steps_per_epoch)``): that option, whatever its name, bounds
+    the work."""
+    for node in body:
+        if isinstance(node, (ast.For, ast.AsyncFor)):
+            call = node.iter
+            if (  # a progress bar's range: tqdm(range(n))
+                isinstance(call, ast.Call)
+                and call.args
+                and isinstance(call.args[0], ast.Call)
+                and isinstance(call.args[0].func, ast.Name)
+                and call.args[0].func.id == "range"
+            ):
+                call = call.args[0]
+            if (
+                isinstance(call, ast.Call)
+                and isinstance(call.func, ast.Name)
+                and call.func.id == "range"
+                and len(call.args) == 1
+                and not call.keywords
+                and _int_literal(call.args[0]) is None
+                and any(
+                    isinstance(sub, ast.Attribute) and sub.attr in dests
+                    for sub in ast.walk(call.args[0])
+                )
+            ):
+                yield call.args[0]
+                continue  # the loops inside it count its inner steps
+        yield from _option_loops(list(ast.iter_child_nodes(node)), dests)
 
 
 def _best(

@@ -530,6 +530,44 @@ def test_a_script_parsing_a_parser_its_package_builds_takes_the_modules_count(
     assert smoke_knob(own, ["python", "x.py"], modules) is None
 
 
+#: ironjr/grokfast's shape: an option named for a budget of steps, not a count, bounds the
+#: outermost loop through an expression, inside a progress bar.
+_BUDGET_SCRIPT = (
+    "import argparse\n\n"
+    "def progress(items):\n    return items\n\n"
+    "def main(args):\n"
+    "    data = list(range(20))\n"
+    "    for i in range(len(data)):\n        data[i] += 1\n"
+    "    steps_per_epoch = 4\n"
+    "    epochs = 0\n"
+    "    for e in progress(range(int(args.budget) // steps_per_epoch)):\n"
+    "        for _ in range(steps_per_epoch):\n            pass\n"
+    "        epochs += 1\n"
+    '    print("epochs", epochs)\n\n'
+    'if __name__ == "__main__":\n'
+    "    parser = argparse.ArgumentParser()\n"
+    '    parser.add_argument("--budget", type=int, default=3e5)\n'
+    '    parser.add_argument("--label", default="")\n'
+    "    main(parser.parse_args())\n"
+)
+
+
+def test_an_option_that_bounds_the_outermost_loop_is_its_knob(tmp_path: Path) -> None:
+    knob = smoke_knob(_BUDGET_SCRIPT, ["python", "main.py", "--label", "x"])
+    assert knob is not None and knob.text is not None
+    assert (knob.kind, knob.default, knob.env) == (
+        "loop",
+        "int(args.budget) // steps_per_epoch",
+        {"REPRO_ITERATIONS": "5"},
+    )
+    (tmp_path / "main.py").write_text(knob.text, "utf-8")
+    assert _run(tmp_path / "main.py", "--budget", "40") == "epochs 10\n"  # as published
+    assert _run(tmp_path / "main.py", env=knob.env) == "epochs 5\n"
+    # a loop over the data's length reads no option: no knob
+    plain = _BUDGET_SCRIPT.replace("int(args.budget) // steps_per_epoch", "len(data)")
+    assert smoke_knob(plain, ["python", "main.py"]) is None
+
+
 _FIXED = (
     "import numpy as np\n"
     "# seed = 5 in a comment, and np.random.seed(6)\n"
