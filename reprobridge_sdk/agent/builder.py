@@ -301,7 +301,8 @@ def relaxed(requirements: list[str]) -> list[str]:
     (``==1.2`` -> ``>=1.2,<2``; ``<2.0`` keeps ``<2``): the pinned major is what the code
     was written for (TensorFlow 1 code does not run on TensorFlow 2), the minor and patch
     are what the era's wheels hold back. A 0.x pin, whose releases break anywhere, a build
-    tool (``setuptools``, ``wheel``, ``pip``) and a bare lower bound are not capped."""
+    tool's pin (``setuptools``, ``wheel``, ``pip``) and a bare lower bound are not capped; a
+    build tool's upper bound (``setuptools<82``) is kept."""
     out = []
     for line in requirements:
         try:
@@ -310,7 +311,7 @@ def relaxed(requirements: list[str]) -> list[str]:
             out.append(line)
             continue
         lower: list[str] = []
-        majors: list[int] = []
+        majors: list[tuple[str, int]] = []
         for spec in requirement.specifier:
             version = spec.version.removesuffix(".*")
             if spec.operator in {"==", "~=", "===", ">="}:
@@ -318,11 +319,12 @@ def relaxed(requirements: list[str]) -> list[str]:
             elif spec.operator == ">":
                 lower.append(str(spec))
             if spec.operator in {"==", "~=", "===", "<", "<="}:
-                majors.append(_cap_major(spec.operator, version))
-        # a build tool's major is no API the code was written for (GCN pins setuptools 40,
-        # which its own TensorFlow 1.15 pin needs at 41 or newer)
+                majors.append((spec.operator, _cap_major(spec.operator, version)))
+        # a build tool's pinned major is no API the code was written for (GCN pins setuptools
+        # 40, which its own TensorFlow 1.15 pin needs at 41 or newer); its upper bound is kept:
+        # the releases it excludes broke something (setuptools 82 removed pkg_resources)
         build_tool = canonicalize_name(requirement.name) in BUILD_TOOLS
-        caps = [m for m in majors if m >= 1 and not build_tool]
+        caps = [m for op, m in majors if m >= 1 and (not build_tool or op in {"<", "<="})]
         cap = [f"<{min(caps)}"] if caps else []
         extras = f"[{','.join(sorted(requirement.extras))}]" if requirement.extras else ""
         out.append(f"{requirement.name}{extras}{','.join([*sorted(set(lower)), *cap])}")

@@ -170,6 +170,9 @@ def test_relaxed_turns_exact_and_upper_bounds_into_lower_bounds_of_the_same_majo
         ("torch==0.4.1", "torch>=0.4.1"),
         ("b>=2", "b>=2"),  # a bare lower bound says any newer release will do
         ("setuptools==40.6.3", "setuptools>=40.6.3"),  # a build tool: no major to keep
+        # but its upper bound (the cap after pkg_resources went away in 82) is kept
+        ("setuptools<82.0", "setuptools<82"),
+        ("setuptools>=40,<=81.0", "setuptools>=40,<82"),
         ("weird==not.a.version", "weird==not.a.version"),  # not a requirement: as written
     ],
 )
