@@ -750,7 +750,12 @@ class _Spot:
 
 
 def _candidates(
-    tree: ast.Module, given: set[str], *, script: bool, options: bool | None = None
+    tree: ast.Module,
+    given: set[str],
+    *,
+    script: bool,
+    options: bool | None = None,
+    option_loops: bool = True,
 ) -> Iterator[tuple[int, Knob | _Spot]]:
     """The knobs of one file in rule order, each with its rank; an option is a finished
     :class:`Knob`, the others a literal to patch. Loops only in the script; options in the
@@ -786,18 +791,21 @@ def _candidates(
     if loops:
         _, bound_node = max(loops, key=lambda item: item[0])
         yield 1, _Spot("loop", "iterations", bound_node)
-    if script:
-        for bound_node in _option_loops(tree.body, _numeric_options(tree)):
+    if script and option_loops:
+        for bound_node in _option_loops(tree.body, _numeric_options(tree, given)):
             yield 1, _Spot("loop", "iterations", bound_node)
             break
 
 
-def _numeric_options(tree: ast.Module) -> set[str]:
-    """The attribute names (``dest``) of the script's options with a number as default."""
+def _numeric_options(tree: ast.Module, given: set[str]) -> set[str]:
+    """The attribute names (``dest``) of the script's options with a number as default, but
+    those the smoke launcher passes and the repetitions (the repetition knob's)."""
     found: set[str] = set()
     for flags, default in _options(tree):
         number = isinstance(default, ast.Constant) and type(default.value) in {int, float}
         long_flags = [f for f in flags if f.startswith("--")]
+        if given & set(flags) or any(is_repetition_count(f) for f in long_flags):
+            continue
         if long_flags and number:
             found.add(long_flags[0].lstrip("-").replace("-", "_"))
     return found
@@ -908,14 +916,20 @@ def _repetition_knob(text: str, argv: Sequence[str]) -> Knob | None:
 
 
 def smoke_knob(
-    text: str, argv: Sequence[str], modules: Mapping[str, str] | None = None
+    text: str,
+    argv: Sequence[str],
+    modules: Mapping[str, str] | None = None,
+    *,
+    option_loops: bool = True,
 ) -> Knob | None:
     """The way to shorten a run of the script ``text`` run as ``argv`` (see the rules), or None.
+    Without ``option_loops`` a loop bounded through an option is no knob (rule 4's second
+    half): a step run first passes its options small in its argv instead.
 
     ``modules`` maps the repository modules the script imports (paths, in the order its
     imports reach them) to their text: read when the script has no training-length name.
     A loop over splits or folds of the script is shortened too (:attr:`Knob.also`)."""
-    knob = _length_knob(text, argv, modules)
+    knob = _length_knob(text, argv, modules, option_loops=option_loops)
     script = knob.text if knob is not None and knob.file is None and knob.text else text
     also = _repetition_knob(script, argv)
     if knob is None or also is None:
@@ -941,14 +955,18 @@ def _borrows_parser(tree: ast.Module) -> bool:
 
 
 def _length_knob(
-    text: str, argv: Sequence[str], modules: Mapping[str, str] | None = None
+    text: str,
+    argv: Sequence[str],
+    modules: Mapping[str, str] | None = None,
+    *,
+    option_loops: bool = True,
 ) -> Knob | None:
     """The training's length of :func:`smoke_knob`."""
     tree = _parse(text)
     if tree is None:
         return None
     given = {word.split("=", 1)[0] for word in argv if word.startswith("-")}
-    chosen = _best(_candidates(tree, given, script=True))
+    chosen = _best(_candidates(tree, given, script=True, option_loops=option_loops))
     borrowed = _borrows_parser(tree)
     if chosen is None or chosen[0] > 0:
         for path, module_text in (modules or {}).items():

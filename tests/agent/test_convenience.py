@@ -563,9 +563,14 @@ def test_an_option_that_bounds_the_outermost_loop_is_its_knob(tmp_path: Path) ->
     (tmp_path / "main.py").write_text(knob.text, "utf-8")
     assert _run(tmp_path / "main.py", "--budget", "40") == "epochs 10\n"  # as published
     assert _run(tmp_path / "main.py", env=knob.env) == "epochs 5\n"
-    # a loop over the data's length reads no option: no knob
+    # a loop over the data's length reads no option: no knob; nor one over an option the
+    # smoke launcher passes already, or over repetitions (their own knob's)
     plain = _BUDGET_SCRIPT.replace("int(args.budget) // steps_per_epoch", "len(data)")
     assert smoke_knob(plain, ["python", "main.py"]) is None
+    assert smoke_knob(_BUDGET_SCRIPT, ["python", "main.py", "--budget=8"]) is None
+    shuffles = _BUDGET_SCRIPT.replace("budget", "num_shuffles")
+    knob = smoke_knob(shuffles, ["python", "main.py"])
+    assert knob is not None and (knob.kind, knob.args) == ("option", ("--num_shuffles", "1"))
 
 
 _FIXED = (
