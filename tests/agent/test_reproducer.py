@@ -541,6 +541,106 @@ def test_a_count_the_code_does_not_name_is_made_short_only_after_a_timeout(
     assert smoke.env == {"MPLBACKEND": "Agg", "REPRO_ITERATIONS": "5"}
 
 
+#: openai/grok's shape: the script parses a parser its package builds, whose count of
+#: steps (100000) is listed after a schedule's length and an override without a default, and
+#: the trainer's logging period is a keyword that bounds nothing.
+_PACKAGE_PARSER = (
+    "import argparse\n"
+    "import time\n\n\n"
+    "def add_args():\n"
+    "    parser = argparse.ArgumentParser()\n"
+    '    parser.add_argument("--anneal_lr_steps", type=int, default=100000)\n'
+    '    parser.add_argument("--max_epochs", type=int, default=None)\n'
+    '    parser.add_argument("--max_steps", type=int, default=100000)\n'
+    "    return parser\n\n\n"
+    "def fit(max_steps, flush_logs_every_n_steps):\n"
+    "    accuracy = 0.0\n"
+    "    for step in range(max_steps):\n"
+    f"        time.sleep({EPOCH_SECONDS})\n"
+    "        accuracy = 0.95 + 0.04 * (1 - 0.5 ** (step + 1))\n"
+    "    return accuracy\n\n\n"
+    "def train(hparams):\n"
+    "    return fit(hparams.max_steps, flush_logs_every_n_steps=1000)\n"
+)
+_PACKAGE_SCRIPT = (
+    "import pkg.training\n\n"
+    "parser = pkg.training.add_args()\n"
+    "hparams = parser.parse_args()\n"
+    'print("test accuracy: %.4f" % pkg.training.train(hparams))\n'
+)
+#: ironjr/grokfast's shape: the epochs are an option's budget of steps over the steps per
+#: epoch, in a progress bar; the option's name is no count of the work.
+_BUDGET_LOOP = (
+    "import argparse\n"
+    "import time\n\n\n"
+    "def progress(items):\n"
+    "    return items\n\n\n"
+    "def main(args):\n"
+    "    accuracy = 0.0\n"
+    "    for epoch in progress(range(int(args.budget) // 4)):\n"
+    f"        time.sleep({EPOCH_SECONDS})\n"
+    "        accuracy = 0.95 + 0.04 * (1 - 0.5 ** (epoch + 1))\n"
+    '    print("test accuracy: %.4f" % accuracy)\n\n\n'
+    "parser = argparse.ArgumentParser()\n"
+    'parser.add_argument("--budget", type=int, default=3e5)\n'
+    "main(parser.parse_args())\n"
+)
+
+
+def test_a_count_of_a_parser_the_package_builds_makes_the_first_smoke_run_short(
+    tmp_path: Path, fixture_python: Path
+) -> None:
+    """Neither the logging period nor the schedule's length nor the override without a
+    default: the package's --max_steps, passed small before the first run, no file changed."""
+    fixture = Fixture(
+        "package-parser",
+        {"pkg/__init__.py": "", "pkg/training.py": _PACKAGE_PARSER, "train.py": _PACKAGE_SCRIPT},
+        FIXTURES["long-smoke"].claims,
+        ("slow",),
+    )
+    repo, claims_file = write_repo(tmp_path / "raw", fixture)
+    result, code, recorded = _reproduce(
+        lambda _name: (repo, claims_file),
+        tmp_path,
+        fixture_python,
+        fixture.name,
+        timeout=40 * EPOCH_SECONDS,
+    )
+    assert result.gate.passed, result.gate.findings
+    assert [a.exit_status for a in result.attempts] == [0]  # no run to the budget first
+    [fix] = result.fixes
+    assert fix.rule == "smoke-scope" and "pkg/training.py:" in fix.evidence
+    assert recorded == []
+    launchers = {item.id: item for item in result.launchers}
+    assert launchers["train-smoke"].argv == ["python", "train.py", "--max_steps", "5"]
+    assert launchers["train-scored"].argv == ["python", "train.py"]
+    assert "_repro_knob" not in (code / "pkg/training.py").read_text("utf-8")
+
+
+def test_a_loop_bounded_through_an_option_is_made_short_after_a_timeout(
+    tmp_path: Path, fixture_python: Path
+) -> None:
+    """``range(int(args.budget) // 4)`` (the option is no count name): the first smoke run
+    reaches the budget, then the loop reads the smoke launcher's count of iterations."""
+    repo, claims_file = write_repo(tmp_path / "raw", _slow("budget-loop", _BUDGET_LOOP))
+    result, code, recorded = _reproduce(
+        lambda _name: (repo, claims_file),
+        tmp_path,
+        fixture_python,
+        "budget-loop",
+        timeout=40 * EPOCH_SECONDS,
+    )
+    assert result.gate.passed, result.gate.findings
+    assert [a.exit_status for a in result.attempts] == [None, 0]
+    [fix] = result.fixes
+    assert fix.rule == "smoke-scope" and "int(args.budget) // 4" in fix.summary
+    assert recorded == [("smoke-scope", None)]
+    launchers = {item.id: item for item in result.launchers}
+    assert launchers["train-smoke"].env == {"MPLBACKEND": "Agg", "REPRO_ITERATIONS": "5"}
+    assert launchers["train-scored"].env == {"MPLBACKEND": "Agg"}
+    assert "_repro_knob" in (code / "train.py").read_text("utf-8")
+
+
 _HUGE = FIXTURES["huge-epochs"].files["train.py"]
 
 
