@@ -1,8 +1,10 @@
 """One smoke run of a launcher, and what the Reproducer phase collects while it works.
 
 Rules: a launcher runs once in the repository's working copy at its working directory; a
-``python`` or ``python3`` in ``argv[0]`` becomes the built environment's interpreter (a
-shell launcher runs through ``/bin/sh -c`` with that interpreter's folder first on PATH); with a
+``python`` or ``python3`` in ``argv[0]`` becomes the built environment's interpreter, and
+that interpreter's folder is first on PATH, as in the runner's runs (a script that starts
+``python other.py`` itself starts the environment's; a shell launcher runs through
+``/bin/sh -c``); with a
 seed, ``{seed}`` is replaced in the argv and the environment values. The environment is the
 caller's without ``PYTHON*``, ``VIRTUAL_ENV*`` and ``CONDA*`` variables, plus the launcher's,
 with byte-code writing off and unbuffered output; stdin is empty. A run past ``timeout`` has
@@ -106,9 +108,11 @@ def run_launcher(
     env.update(given)
     env["PYTHONDONTWRITEBYTECODE"] = "1"
     env["PYTHONUNBUFFERED"] = "1"
-    if shell:  # one shell line; its ``python`` is the environment's, as the runner's
+    # a ``python`` the code starts itself (a shell line, ``os.system("python x.py")``) is the
+    # environment's, as in the runner's runs
+    env["PATH"] = f"{interpreter.parent}{os.pathsep}{env.get('PATH', '')}"
+    if shell:
         argv = ["/bin/sh", "-c", argv[0]]
-        env["PATH"] = f"{interpreter.parent}{os.pathsep}{env.get('PATH', '')}"
     workdir = code_dir / launcher.workdir
     if not sandbox:
         return _run(argv, argv, workdir, env, timeout)

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 from build_fixtures import UNINSTALLABLE
+from sandbox_support import SANDBOX_PROBLEM, SKIP_SANDBOX
 
 from reprobridge_sdk.agent._smoke import run_launcher
 from reprobridge_sdk.agent.builder import declared_requirements
@@ -17,7 +18,7 @@ from reprobridge_sdk.agent.intake import checkout, inventory
 from reprobridge_sdk.agent.packager import manifest_launcher
 from reprobridge_sdk.agent.planner import plan
 from reprobridge_sdk.model import Launcher
-from reprobridge_sdk.model.build import IntakeRecord, PlanRecord
+from reprobridge_sdk.model.build import IntakeRecord, LauncherPlan, PlanRecord
 
 ZERO = "0" * 64
 SHARED = ["matplotlib", "numpy", "scikit-learn", "scipy"]
@@ -157,3 +158,30 @@ def test_a_command_only_a_shell_can_run_is_a_shell_launcher_that_runs(
     assert outcome.exit_status == 0, outcome.stderr
     assert "test accuracy: " in outcome.stdout
     assert (dest / "run.log").read_text("utf-8") == outcome.stdout
+
+
+@pytest.mark.parametrize("sandbox", [False, True])
+def test_a_python_the_script_starts_itself_is_the_environments(
+    tmp_path: Path, fixture_python: Path, sandbox: bool
+) -> None:
+    """A driver script that runs ``python train.py`` through ``os.system`` and ignores its
+    status (GMNN's ``run_cora.py``) runs the environment's Python, as the runner does: with
+    another ``python`` first on PATH the inner runs failed and the smoke run passed at once,
+    then the clean-room check ran the real training past the build's time limit."""
+    if sandbox and SKIP_SANDBOX:
+        pytest.skip(f"the sandbox cannot run here: {SANDBOX_PROBLEM}")
+    code = tmp_path / "code"
+    code.mkdir()
+    (code / "run_all.py").write_text("import os\nstatus = os.system('python inner.py')\n", "utf-8")
+    (code / "inner.py").write_text("import sys\nprint('inner prefix:', sys.prefix)\n", "utf-8")
+    launcher = LauncherPlan(
+        id="all-smoke",
+        scope="smoke",
+        script="run_all.py",
+        argv=["python", "run_all.py"],
+        workdir=".",
+    )
+    outcome = run_launcher(launcher, code, fixture_python, sandbox=sandbox)
+    assert outcome.exit_status == 0, outcome.stderr
+    prefix = outcome.stdout.strip().removeprefix("inner prefix: ")
+    assert Path(prefix) == fixture_python.parent.parent
