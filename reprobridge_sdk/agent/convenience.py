@@ -649,23 +649,40 @@ def _env_knob(  # noqa: PLR0917 - private helper of smoke_knob()
     )
 
 
+def _range_bound(iterable: ast.expr, *, progress_bar: bool = False) -> ast.expr | None:
+    """The ``n`` of a loop over ``range(n)`` (with ``progress_bar``, also ``tqdm(range(n))``
+    and the like: a call whose first argument is that ``range``); None for any other."""
+    call = iterable
+    if (
+        progress_bar
+        and isinstance(call, ast.Call)
+        and call.args
+        and isinstance(call.args[0], ast.Call)
+        and isinstance(call.args[0].func, ast.Name)
+        and call.args[0].func.id == "range"
+    ):
+        call = call.args[0]
+    if (
+        isinstance(call, ast.Call)
+        and isinstance(call.func, ast.Name)
+        and call.func.id == "range"
+        and len(call.args) == 1
+        and not call.keywords
+    ):
+        return call.args[0]
+    return None
+
+
 def _range_loops(body: Sequence[ast.AST], *, nested: bool) -> Iterator[tuple[int, ast.expr]]:
     """(bound, node) of the ``range(<literal>)`` loops that no other such loop encloses."""
     for node in body:
         if isinstance(node, (ast.For, ast.AsyncFor)):
-            call = node.iter
-            if (
-                isinstance(call, ast.Call)
-                and isinstance(call.func, ast.Name)
-                and call.func.id == "range"
-                and len(call.args) == 1
-                and not call.keywords
-            ):
-                bound = _int_literal(call.args[0])
-                if bound is not None and bound >= 10:
-                    if not nested:
-                        yield bound, call.args[0]
-                    continue  # the loops inside it count its inner steps, not the work
+            expression = _range_bound(node.iter)
+            bound = None if expression is None else _int_literal(expression)
+            if expression is not None and bound is not None and bound >= 10:
+                if not nested:
+                    yield bound, expression
+                continue  # the loops inside it count its inner steps, not the work
         yield from _range_loops(list(ast.iter_child_nodes(node)), nested=nested)
 
 
@@ -818,28 +835,16 @@ def _option_loops(body: Sequence[ast.AST], dests: set[str]) -> Iterator[ast.expr
     the work."""
     for node in body:
         if isinstance(node, (ast.For, ast.AsyncFor)):
-            call = node.iter
-            if (  # a progress bar's range: tqdm(range(n))
-                isinstance(call, ast.Call)
-                and call.args
-                and isinstance(call.args[0], ast.Call)
-                and isinstance(call.args[0].func, ast.Name)
-                and call.args[0].func.id == "range"
-            ):
-                call = call.args[0]
+            expression = _range_bound(node.iter, progress_bar=True)
             if (
-                isinstance(call, ast.Call)
-                and isinstance(call.func, ast.Name)
-                and call.func.id == "range"
-                and len(call.args) == 1
-                and not call.keywords
-                and _int_literal(call.args[0]) is None
+                expression is not None
+                and _int_literal(expression) is None
                 and any(
                     isinstance(sub, ast.Attribute) and sub.attr in dests
-                    for sub in ast.walk(call.args[0])
+                    for sub in ast.walk(expression)
                 )
             ):
-                yield call.args[0]
+                yield expression
                 continue  # the loops inside it count its inner steps
         yield from _option_loops(list(ast.iter_child_nodes(node)), dests)
 
