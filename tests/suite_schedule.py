@@ -46,7 +46,7 @@ WEIGHTS: dict[str, float] = {
     "tests/conformance/test_audit_cases.py": 75,
     "tests/test_build_corpus.py": 70,
     "tests/run/test_runner_faults.py": 70,
-    "tests/agent/test_reviewer.py": 70,
+    "tests/agent/test_reviewer.py": 100,
     "tests/audit/test_facts.py": 45,
 }
 

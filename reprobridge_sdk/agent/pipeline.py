@@ -331,7 +331,12 @@ def build(options: BuildOptions, *, echo: Callable[[str], None] | None = None) -
             ReviewRecord,
             d_review,
             lambda: review(
-                load(out), claims, state.root, inputs_digest=d_review, sandbox=options.sandbox
+                load(out),
+                claims,
+                state.root,
+                inputs_digest=d_review,
+                sandbox=options.sandbox,
+                deadline=deadline,
             ),
             # one independent attempt of the scored plan in a fresh environment; a record
             # of an older build has no estimate: the Distiller's time, as it then was

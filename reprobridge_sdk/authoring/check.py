@@ -55,6 +55,9 @@ class CheckStep:
     seconds: float
     detail: str = ""
     findings: list[Finding] = field(default_factory=list)
+    #: An audit step's verdict of each task: ``compatible`` when some attempt is, else the
+    #: first attempt's (not in the report: its counts are in ``detail``).
+    verdicts: dict[str, str] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -430,15 +433,21 @@ def _judge(  # noqa: PLR0917 - a private helper, called once
     if kind == "audit":
         return CheckStep(name, invalid == 0, seconds, detail or "no verdict")
     tasks = data.get("tasks", [])
+    verdicts = {str(task.get("id")): _best(task.get("attempts", [])) for task in tasks}
     # a task the artifact says it does not measure (reference.not_measured) is judged
     # inconclusive by design: it is not a failure of the rerun
     unmeasured = {t.id for t in manifest.tasks if t.reference.not_measured is not None}
     compatible = all(
-        any(a.get("verdict") == "compatible" for a in task.get("attempts", []))
-        for task in tasks
-        if task.get("id") not in unmeasured
+        verdict == "compatible" for task, verdict in verdicts.items() if task not in unmeasured
     )
-    return CheckStep(name, invalid == 0 and compatible and bool(tasks), seconds, detail)
+    ok = invalid == 0 and compatible and bool(tasks)
+    return CheckStep(name, ok, seconds, detail, verdicts=verdicts)
+
+
+def _best(attempts: list[dict[str, Any]]) -> str:
+    """``compatible`` when some attempt is, else the first attempt's verdict (or ``none``)."""
+    found = [str(attempt.get("verdict")) for attempt in attempts]
+    return "compatible" if "compatible" in found else found[0] if found else "none"
 
 
 #: A run's environment-error names the installer's transport failure by its code

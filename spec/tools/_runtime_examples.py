@@ -1262,6 +1262,13 @@ RUNTIME_EXAMPLES: dict[str, tuple[str, str, str]] = {
         "# train.py: 'for step in range(args.steps):' instead, recorded as an execution-fix\n"
         "$ reprobridge build ./repo --claims claims.yaml --resume",
     ),
+    "B062": (
+        _SH,
+        "# run.py splits its data without a seed; the clean-room run drew outside the interval\n"
+        "$ reprobridge build ./repo --claims claims.yaml   # B062, a second attempt made",
+        "# run.py takes a seed option (a recorded convenience change): its runs repeat\n"
+        "$ reprobridge build ./repo --claims claims.yaml",
+    ),
     "B005": (
         _SH,
         "# requirements.txt pins a version no index has for any interpreter\n"

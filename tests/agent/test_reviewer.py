@@ -1,5 +1,6 @@
 """The Independent Reviewer in process: a clean-room check that fails is B012 and fails the gate;
-an artifact built inside its own repository (upstream ``..``) passes.
+an artifact built inside its own repository (upstream ``..``) passes; a miss of a launcher
+without seeds is judged again by a second attempt (B062), a seeded one's is not.
 
 The end-to-end builds reach the Reviewer only through ``reprobridge build`` in a subprocess;
 this test calls it directly, on a copy of the bundled example whose guide is missing, so that
@@ -16,9 +17,11 @@ import pytest
 from build_fixtures import git, write_repo
 
 from reprobridge_sdk.agent.pipeline import BuildOptions, build, render_summary
-from reprobridge_sdk.agent.reviewer import review
+from reprobridge_sdk.agent.reviewer import chance_misses, review
 from reprobridge_sdk.api import load
+from reprobridge_sdk.authoring.check import CheckReport, CheckStep
 from reprobridge_sdk.authoring.codebase import import_code
+from reprobridge_sdk.authoring.digests import refresh
 from reprobridge_sdk.authoring.pack import packed_files
 from reprobridge_sdk.authoring.scaffold import InitOptions, scaffold
 from reprobridge_sdk.model.build import ReviewRecord
@@ -117,3 +120,104 @@ def test_an_artifact_built_inside_its_repository_passes_the_reviewer(
     assert "rra.yaml" in names
     assert not [n for n in names if n.startswith((".rra-build/", "runs/"))]
     assert sorted(names) == sorted(packed_files(out))
+
+
+_DRAWS = '''"""Prints a new draw at every run: far off at the first, near the references after."""
+import pathlib
+
+counter = pathlib.Path({counter!r})
+runs = int(counter.read_text()) if counter.exists() else 0
+counter.write_text(str(runs + 1))
+print("training started")
+print("training finished")
+print("accuracy: %.4f" % ({first} if runs == {miss} else 0.896))
+'''
+
+
+def _drawing(tmp_path: Path, *, seeded: bool, first: float = 0.5) -> Path:
+    """A scaffolded artifact whose scored run prints ``first`` at its first scored run (the
+    clean-room check's; the smoke run counts too) and 0.896 afterwards, its launcher without
+    seeds unless ``seeded``. The counter lives outside the artifact (no sandbox here)."""
+    root = tmp_path / "art"
+    scaffold(root, InitOptions(id="tiny", title="Tiny"))
+    counter = tmp_path / "draws"
+    (root / "code" / "experiment.py").write_text(
+        _DRAWS.format(counter=str(counter), first=first, miss=1)
+    )
+    art = load(root)
+    scored = next(launcher for launcher in art.manifest.launchers if launcher.scope == "scored")
+    scored.argv = ["python", "code/experiment.py"] + (["--seed", "{seed}"] if seeded else [])
+    if not seeded:
+        scored.seeds = []
+        scored.samples = []
+    art.save()
+    refresh(root, write=True)
+    return root
+
+
+@pytest.mark.slow
+def test_an_unseeded_miss_in_the_clean_room_is_judged_again_by_a_second_attempt(
+    env_cache: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A launcher without seeds draws anew at every run: one draw outside the interval is
+    chance one time in twenty, so a second independent attempt decides (B062, a warning)."""
+    monkeypatch.setenv("REPROBRIDGE_CACHE_DIR", str(env_cache))
+    root = _drawing(tmp_path, seeded=False)
+    record = review(
+        load(root), _claims("main-result", 0.895), tmp_path / "st", inputs_digest="0" * 64
+    )
+    assert record.gate.passed, record.gate.findings
+    assert record.check_passed
+    [again] = [f for f in record.gate.findings if f.code == "B062"]
+    assert "main-result" in again.message and again.severity == "warning"
+    assert "audit-scored: failed" in record.check_steps
+    assert record.check_steps[-1] == "second attempt, audit-scored: ok"
+    assert int((tmp_path / "draws").read_text()) == 4  # two smoke runs, two scored runs
+
+
+@pytest.mark.slow
+def test_a_seeded_miss_in_the_clean_room_is_not_tried_again(
+    env_cache: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A seeded launcher gives its value again: a miss is a real difference, B012."""
+    monkeypatch.setenv("REPROBRIDGE_CACHE_DIR", str(env_cache))
+    root = _drawing(tmp_path, seeded=True)
+    record = review(
+        load(root), _claims("main-result", 0.895), tmp_path / "st", inputs_digest="0" * 64
+    )
+    assert not record.gate.passed
+    assert [f.code for f in record.gate.findings] == ["B012"]
+    assert not any(step.startswith("second attempt") for step in record.check_steps)
+
+
+def _report(*steps: CheckStep) -> CheckReport:
+    return CheckReport(source="a.tar.gz", copy="copy", scored=True, steps=list(steps))
+
+
+def test_only_an_incompatible_draw_of_launchers_without_seeds_is_tried_again(
+    tmp_path: Path,
+) -> None:
+    """Hostile and edge cases of the chance-miss rule: a failed run, invalid evidence, a task
+    that a seeded launcher measures too, and a failure before the scored audit are final."""
+    root = _drawing(tmp_path, seeded=False)
+    manifest = load(root).manifest
+    ran = [CheckStep(name, True, 0.1) for name in ("copy", "validate", "smoke", "audit", "scored")]
+
+    def audited(verdict: str) -> CheckReport:
+        step = CheckStep("audit-scored", False, 0.1, verdicts={"main-result": verdict})
+        return _report(*ran, step)
+
+    assert chance_misses(audited("incompatible"), manifest) == ["main-result"]
+    assert chance_misses(audited("invalid-evidence"), manifest) == []
+    assert chance_misses(audited("not-executed"), manifest) == []
+    failed_run = _report(*ran[:4], CheckStep("scored", False, 0.1))
+    assert chance_misses(failed_run, manifest) == []
+    passed = _report(
+        *ran, CheckStep("audit-scored", True, 0.1, verdicts={"main-result": "compatible"})
+    )
+    assert chance_misses(passed, manifest) == []
+    # a seeded launcher measuring the same task repeats its value: no second attempt
+    scored = next(launcher for launcher in manifest.launchers if launcher.scope == "scored")
+    twin = scored.model_copy(update={"id": "scored-seeded", "seeds": [1]})
+    manifest.launchers.append(twin)
+    assert chance_misses(audited("incompatible"), manifest) == []
