@@ -33,7 +33,13 @@ two is printed: a before/after comparison within one run. The cases:
     (one compatibility interval computed, without numpy or scipy);
   - ``lock ARTIFACT``: a requirements file with no requirement resolved by uv (no network;
     the manifest's lock entry is rewritten each time);
-  - ``digest EXAMPLE``: the example's tree and file digests recomputed.
+  - ``digest EXAMPLE``: the example's tree and file digests recomputed;
+
+* ``env create EXAMPLE`` on a cache hit (the example's environment built once, before the
+  rounds, into the run's own cache) against the strongest simple peer on its own hit:
+  ``uv pip sync --python ENV LOCK`` into that same built environment (uv checks it is in
+  sync and installs nothing). Issue 24's target: the command's overhead over the peer, the
+  difference of the medians of wall time, at most 0.05 s.
 
 Printed per case: median wall and CPU time (user + system of the process and its
 children), the ratios of the wall time to ``python -c pass`` and to ``python -c "import
@@ -100,6 +106,9 @@ EXTRACTION = "reprobridge_sdk.extract.extraction"
 
 #: Target of issue 24: ``extract`` of one recorded run over ``python -c pass``, in CPU.
 TARGET_EXTRACT_RUN = 10.0
+
+#: Target of issue 24: ``env create`` on a cache hit over ``uv pip sync``, seconds of wall.
+TARGET_ENV_HIT = 0.05
 
 #: The commands measured with ``--help`` and a real job.
 COMMANDS = ("extract", "validate", "run", "audit", "lock", "digest")
@@ -175,8 +184,24 @@ def _cases(work: Path, against: Path | None) -> dict[str, Case]:
             )
             recorded = next(p for p in runs.iterdir() if (p / "record.json").is_file())
             ours["extract --run (job)"] = _ours("extract", str(artifact), "--run", str(recorded))
+    cache = work / "env-cache"
+    built = subprocess.run(
+        _ours("env", "create", str(example), "--cache-dir", str(cache)),
+        check=True,
+        capture_output=True,
+        text=True,
+        cwd=work,
+    )
+    env_python = built.stdout.strip().splitlines()[-1]
+    ours["env create (cache hit)"] = _ours("env", "create", str(example), "--cache-dir", str(cache))
+    lock = str(example / "environment" / "requirements.lock")
+    uv = shutil.which("uv") or "uv"
     cases: dict[str, Case] = {
         "python -c pass": ([python, "-c", "pass"], None),
+        "uv pip sync (its cache hit)": (
+            [uv, "pip", "sync", "-q", "--python", env_python, lock],
+            None,
+        ),
         'python -c "import yaml, json"': ([python, "-c", "import yaml, json"], None),
         "python -c 'import scipy.special'": ([python, "-c", "import scipy.special"], None),
     }
@@ -296,6 +321,13 @@ def main() -> None:
             f"{wall / readers:6.2f} {cpu / bare_cpu:8.1f} {total:6.0f}ms  {heaviest}{versus}"
         )
     print(f"load after: {_load()}")
+    hit = statistics.median(walls["env create (cache hit)"])
+    hit -= statistics.median(walls["uv pip sync (its cache hit)"])
+    met = "met" if hit <= TARGET_ENV_HIT else "MISSED"
+    print(
+        f"env create on a cache hit: {hit * 1000:.0f} ms over uv pip sync on its own hit "
+        f"(target <= {TARGET_ENV_HIT * 1000:.0f} ms: {met})"
+    )
     extract_run = statistics.median(cpus["extract --run (job)"]) / bare_cpu
     met = "met" if extract_run <= TARGET_EXTRACT_RUN else "MISSED"
     print(

@@ -24,7 +24,7 @@ LAYERS: tuple[frozenset[str], ...] = tuple(
     frozenset(names.split())
     for names in (
         "reprobridge_sdk _forward _lazy _plugin_stdout errors findings versions model digest"
-        " io.safefs",
+        " timestamps io.safefs",
         "io extract locks plugins config loading",
         "env guide schema checkout contents signing",
         "validation",

@@ -234,3 +234,15 @@ def test_an_archive_is_unpacked_and_validated_without_the_models(tmp_path: Path)
     unpacked = _imported("unpack", str(archive), str(tmp_path / "out"))
     assert "reprobridge_sdk.validation.structure" in unpacked  # and validated
     assert _loaded(unpacked, (*only_packing, "reprobridge_sdk.checkout")) == []
+
+
+def test_env_create_loads_the_environment_model_alone(tmp_path: Path) -> None:
+    """``env create`` reads the manifest's ``environment`` part with its model: importing it
+    builds no other model (the model package's names load on first use), and stamping the
+    cache marker's time does not import the evidence models. An artifact without a lock
+    stops at E012 after the part is read, which is all this needs."""
+    root = _artifact(tmp_path / "artifact", reference=False)
+    names = _imported("env", "create", str(root), expect=(1, 2))
+    assert "reprobridge_sdk.model.environment" in names  # the positive control
+    others = ("evidence", "launcher", "manifest", "task", "guide", "codebase", "artifact")
+    assert _loaded(names, tuple(f"reprobridge_sdk.model.{name}" for name in others)) == []

@@ -25,8 +25,8 @@ from reprobridge_sdk.io import reading, safefs
 from reprobridge_sdk.io.atomic import atomic_write_json
 from reprobridge_sdk.model.attestation import CHECK_PREDICATE, STATEMENT_TYPE
 from reprobridge_sdk.model.audit import CheckSignature
-from reprobridge_sdk.model.evidence import utc_now
 from reprobridge_sdk.signing.dsse import parse_envelope, verify_envelope
+from reprobridge_sdk.timestamps import utc_now
 
 if TYPE_CHECKING:
     from reprobridge_sdk.signing.keys import SigningKey, TrustedKeys

@@ -22,12 +22,8 @@ from typing import Any
 
 from reprobridge_sdk.env._distributions import describe
 from reprobridge_sdk.errors import ReproBridgeError
-from reprobridge_sdk.model.evidence import (
-    Distribution,
-    EnvironmentSnapshot,
-    GpuInfo,
-    utc_now,
-)
+from reprobridge_sdk.model.evidence import Distribution, EnvironmentSnapshot, GpuInfo
+from reprobridge_sdk.timestamps import utc_now
 
 __all__ = [
     "DEFAULT_VARIABLES",

@@ -35,7 +35,7 @@ from reprobridge_sdk.io.atomic import atomic_write_json
 from reprobridge_sdk.io.filelock import file_lock
 from reprobridge_sdk.locks.accelerator import variant_findings
 from reprobridge_sdk.locks.lockfile import read_lock
-from reprobridge_sdk.model.evidence import utc_now
+from reprobridge_sdk.timestamps import utc_now
 
 if TYPE_CHECKING:
     from reprobridge_sdk.model.environment import Environment

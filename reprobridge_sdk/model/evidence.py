@@ -6,7 +6,6 @@ Records are not part of the manifest. They are JSON, have their own schema
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 from typing import Annotated, Literal
 
 from pydantic import BeforeValidator, ConfigDict, Field
@@ -31,14 +30,7 @@ __all__ = [
     "PlantedEntry",
     "RunFolderScan",
     "RunnerProcess",
-    "utc_now",
 ]
-
-
-def utc_now() -> str:
-    """The current time as the format's one timestamp shape: RFC 3339 in UTC with
-    microseconds and ``Z`` (``2026-12-03T13:44:44.123456Z``), as records carry it."""
-    return datetime.now(UTC).isoformat(timespec="microseconds").replace("+00:00", "Z")
 
 
 def _no_boolean(value: object) -> object:

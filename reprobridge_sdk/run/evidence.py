@@ -33,8 +33,8 @@ from reprobridge_sdk.model.evidence import (
     PlantedEntry,
     RunFolderScan,
     RunnerProcess,
-    utc_now,
 )
+from reprobridge_sdk.timestamps import utc_now
 
 from .recorded import LOG_NAME, RecordError
 from .recorded import record_path as recorded_path

@@ -1,4 +1,4 @@
-"""Timestamps have one owner, ``model/evidence.py``'s ``utc_now``: every record, snapshot,
+"""Timestamps have one owner, ``timestamps.py``'s ``utc_now``: every record, snapshot,
 check record and cache marker carries the one shape the spec's records use (RFC 3339 in
 UTC, microseconds, ``Z``). Checked on the syntax tree: no other module reads the clock as a
 date and time (``datetime.now``, ``datetime.utcnow``, ``time.strftime``, ``time.gmtime``).
@@ -11,10 +11,10 @@ import re
 from datetime import UTC, datetime
 from pathlib import Path
 
-from reprobridge_sdk.model.evidence import utc_now
+from reprobridge_sdk.timestamps import utc_now
 
 PACKAGE = Path(__file__).resolve().parent.parent.parent / "reprobridge_sdk"
-OWNER = "model/evidence.py"
+OWNER = "timestamps.py"
 #: Modules that read the clock for something other than a timestamp: the reason for each.
 ALLOWED = {
     "authoring/scaffold.py": "a new study's calendar date, not a timestamp",
@@ -44,7 +44,7 @@ def test_only_the_owner_reads_the_clock_as_a_timestamp() -> None:
         lines = _clock_reads(ast.parse(path.read_text("utf-8")))
         if lines:
             found[rel] = lines
-    assert found == {}, f"use reprobridge_sdk.model.evidence.utc_now: {found}"
+    assert found == {}, f"use reprobridge_sdk.timestamps.utc_now: {found}"
 
 
 def test_the_one_timestamp_shape_is_rfc_3339_utc_with_microseconds() -> None:
