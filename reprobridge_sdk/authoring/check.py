@@ -45,6 +45,15 @@ __all__ = [
 
 _STEP_TIMEOUT = 6 * 3600.0
 
+#: The folder that holds the running ``reprobridge_sdk``: each step imports the SDK from it,
+#: so that the check runs the SDK that was called (one reached through ``PYTHONPATH``, or a
+#: checkout, included), never another one the interpreter may have installed.
+_SDK_PARENT = str(Path(__file__).resolve().parents[2])
+_STEP = (
+    "import sys; sys.path.insert(0, sys.argv.pop(1)); "
+    "from reprobridge_sdk.cli import main; main(prog_name='reprobridge')"
+)
+
 
 @dataclass
 class CheckStep:
@@ -113,7 +122,7 @@ class CheckReport:
 
 def _command(args: list[str], env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "reprobridge_sdk", "--isolated", *args],
+        [sys.executable, "-c", _STEP, _SDK_PARENT, "--isolated", *args],
         env=env,
         cwd=cwd,
         capture_output=True,
