@@ -16,6 +16,7 @@ import sys
 import tarfile
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -33,6 +34,7 @@ from reprobridge_sdk.authoring.pack import PackError, pack, unpack
 from reprobridge_sdk.authoring.scaffold import InitOptions, scaffold
 
 BLOCK = 512
+REPO = Path(__file__).resolve().parents[2]
 
 
 def _header(name: str, kind: bytes, size: int, *, linkname: str = "") -> bytes:
@@ -422,34 +424,82 @@ def test_what_tarfile_writes_reads_back_the_same_through_both_parsers(tmp_path: 
 # --------------------------------------------------------------------------- unprivileged
 
 NOBODY = 65534
+DROP = {"user": NOBODY, "group": NOBODY, "extra_groups": []}
 
 
-def _as_nobody() -> dict[str, int]:
-    """``subprocess.run`` arguments that run a child as ``nobody``; skip where that cannot be.
-
-    Only root can drop to another user, and the child must be able to run this interpreter
-    and read the package (not so when either lives under a private home directory).
-    """
-    if os.geteuid() != 0:
-        pytest.skip("only root can run a child as another user")
-    drop = {"user": NOBODY, "group": NOBODY, "extra_groups": []}
+def _runs_as_nobody(python: str) -> bool:
+    """Whether ``nobody`` can run ``python`` and import the package with it."""
     try:
         probe = subprocess.run(
-            [sys.executable, "-c", "import reprobridge_sdk.authoring.pack"],
+            [python, "-c", "import reprobridge_sdk.authoring.pack"],
             capture_output=True,
             check=False,
             cwd="/",
-            **drop,  # type: ignore[arg-type]
+            timeout=120,
+            **DROP,  # type: ignore[arg-type]
         )
     except PermissionError:  # the interpreter itself: not executable by nobody
-        probe = None
-    if probe is None or probe.returncode != 0:
-        pytest.skip("this interpreter or the package is not readable by an unprivileged user")
-    return drop  # type: ignore[return-value]
+        return False
+    return probe.returncode == 0
 
 
-def test_the_attacks_are_refused_the_same_as_an_unprivileged_user() -> None:
-    drop = _as_nobody()
+def _system_python() -> str | None:
+    """An interpreter of this Python's ``X.Y`` outside any home directory (the system's)."""
+    short = f"{sys.version_info.major}.{sys.version_info.minor}"
+    for candidate in (f"/usr/bin/python{short}", "/usr/bin/python3", "/usr/local/bin/python3"):
+        if not Path(candidate).is_file():
+            continue
+        done = subprocess.run(
+            [candidate, "-c", "import sys; print('%d.%d' % sys.version_info[:2])"],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        if done.stdout.strip() == short:
+            return candidate
+    return None
+
+
+@pytest.fixture(scope="module")
+def nobody_python() -> Iterator[str]:
+    """An interpreter that ``nobody`` can run with the package; skip where none can be had.
+
+    Only root can drop to another user. The running interpreter serves when ``nobody`` can
+    read it and the package; where either lives under a private home directory (a CI runner's
+    interpreter under root's home), a virtual environment of the system's interpreter of the
+    same version, in a world-readable folder, gets the package installed from this tree (the
+    installer's cache or the index supplies the dependencies)."""
+    if os.geteuid() != 0:
+        pytest.skip("only root can run a child as another user")
+    if _runs_as_nobody(sys.executable):
+        yield sys.executable
+        return
+    system = _system_python()
+    if system is None:
+        pytest.skip("no interpreter of this version that an unprivileged user can run")
+    with tempfile.TemporaryDirectory(prefix="rb-nobody-env-") as folder:
+        Path(folder).chmod(0o755)
+        env = Path(folder) / "venv"
+        uv = [sys.executable, "-m", "uv"]
+        made = subprocess.run(
+            [*uv, "venv", "-q", "--python", system, str(env)], capture_output=True, check=False
+        )
+        python = str(env / "bin" / "python")
+        installed = made.returncode == 0 and (
+            subprocess.run(
+                [*uv, "pip", "install", "-q", "--python", python, str(REPO)],
+                capture_output=True,
+                check=False,
+                timeout=600,
+            ).returncode
+            == 0
+        )
+        if not installed or not _runs_as_nobody(python):
+            pytest.skip("no environment an unprivileged user can run could be made here")
+        yield python
+
+
+def test_the_attacks_are_refused_the_same_as_an_unprivileged_user(nobody_python: str) -> None:
     with tempfile.TemporaryDirectory(prefix="rb-nobody-") as scratch:
         base = Path(scratch)
         base.chmod(0o777)  # the child, nobody, unpacks here
@@ -461,13 +511,13 @@ def test_the_attacks_are_refused_the_same_as_an_unprivileged_user() -> None:
         for name, (archive, code) in archives.items():
             archive.chmod(0o644)
             done = subprocess.run(
-                [sys.executable, "-m", "reprobridge_sdk", "unpack", str(archive), str(base / name)],
+                [nobody_python, "-m", "reprobridge_sdk", "unpack", str(archive), str(base / name)],
                 capture_output=True,
                 text=True,
                 timeout=120,
                 check=False,
                 cwd="/",
-                **drop,  # type: ignore[arg-type]
+                **DROP,  # type: ignore[arg-type]
             )
             assert done.returncode == 2, done.stderr
             assert code in done.stdout.split(), done.stdout
