@@ -30,6 +30,7 @@ __all__ = [
     "EnvArtifact",
     "LoadedEnvironment",
     "RawArtifact",
+    "consumer_environment",
     "inside",
     "load_environment",
     "load_raw",
@@ -133,7 +134,7 @@ def load_raw(path: str | os.PathLike[str]) -> RawArtifact:
     return RawArtifact(root=root, document=document, raw=raw)
 
 
-def _consumer_environment(
+def consumer_environment(
     data: dict[str, Any], raw: dict[str, Any]
 ) -> tuple[Any, DocumentView | None]:
     """The ``environment`` part as every consumer reads it (spec "forward-compatibility").
@@ -158,7 +159,7 @@ def load_environment(path: str | os.PathLike[str]) -> EnvArtifact:
     from reprobridge_sdk.model.environment import Environment  # noqa: PLC0415
 
     art = load_raw(path)
-    raw, view = _consumer_environment(art.document.data, art.raw)
+    raw, view = consumer_environment(art.document.data, art.raw)
     try:
         environment = Environment.model_validate(raw)
     except ValidationError as exc:

@@ -8,6 +8,9 @@ failed build is removed. The installers run isolated from the machine's configur
 
 from __future__ import annotations
 
+import hashlib
+import importlib.util
+import json
 import os
 import platform
 import shutil
@@ -18,7 +21,13 @@ from typing import TYPE_CHECKING
 
 from reprobridge_sdk.config import load_settings
 from reprobridge_sdk.digest import file_sha256
-from reprobridge_sdk.env._artifact import EnvArtifact, LoadedEnvironment, load_environment
+from reprobridge_sdk.env._artifact import (
+    EnvArtifact,
+    LoadedEnvironment,
+    consumer_environment,
+    load_environment,
+    load_raw,
+)
 from reprobridge_sdk.env._installers import (
     Installer,
     available,
@@ -33,8 +42,6 @@ from reprobridge_sdk.errors import ReproBridgeError
 from reprobridge_sdk.findings import Finding, finding
 from reprobridge_sdk.io.atomic import atomic_write_json
 from reprobridge_sdk.io.filelock import file_lock
-from reprobridge_sdk.locks.accelerator import variant_findings
-from reprobridge_sdk.locks.lockfile import read_lock
 from reprobridge_sdk.timestamps import utc_now
 
 if TYPE_CHECKING:
@@ -145,6 +152,9 @@ def checked_lock(art: EnvArtifact | LoadedEnvironment) -> tuple[Path, str]:
         raise EnvironmentBuildError(msg, [item])
     resolved = lock.resolved_for
     if resolved is not None and resolved.accelerator == "cpu":
+        from reprobridge_sdk.locks.accelerator import variant_findings  # noqa: PLC0415
+        from reprobridge_sdk.locks.lockfile import read_lock  # noqa: PLC0415
+
         # A CPU lock that pins a CUDA build would install what it says it does not (L012).
         wrong = variant_findings(
             read_lock(path, lock.format),
@@ -188,7 +198,14 @@ def ensure_environment(
     """The interpreter of the artifact's cached environment, built from its lock if needed.
 
     ``environment``: the manifest's part when the caller has loaded it; ``installer``: ``uv``
-    (the default where present) or ``pip``. Raises :class:`EnvironmentBuildError` (E findings)."""
+    (the default where present) or ``pip``. Raises :class:`EnvironmentBuildError` (E findings).
+
+    A cache hit for a part the model already validated is served without the model: the
+    marker lists the digests of the parts validated for it (:func:`_validated`)."""
+    if environment is None:
+        known = _known_hit(artifact_dir, cache_dir, python)
+        if known is not None:
+            return known
     art: EnvArtifact | LoadedEnvironment = (
         load_environment(artifact_dir)
         if environment is None
@@ -200,6 +217,8 @@ def ensure_environment(
     key = environment_key(digest, version)
     final = envs / key
     if is_complete(final):
+        if isinstance(art, EnvArtifact):
+            _remember(final, _validated(consumer_environment(art.document.data, art.raw)[0]))
         return venv_python(final)
     with file_lock(envs / f".{key}.lock"):
         if is_complete(final):  # another process built it while we waited
@@ -215,7 +234,95 @@ def ensure_environment(
         except BaseException:
             shutil.rmtree(final, ignore_errors=True)
             raise
+    if isinstance(art, EnvArtifact):
+        _remember(final, _validated(consumer_environment(art.document.data, art.raw)[0]))
     return venv_python(final)
+
+
+#: How many validated parts a marker remembers (the most recent).
+_REMEMBERED = 16
+_MODEL = Path(__file__).resolve().parents[1] / "model"
+
+
+def _validator_digest() -> bytes:
+    """What decides whether a part validates: the environment model's source, its base, and
+    pydantic's version file (read, not imported)."""
+    spec = importlib.util.find_spec("pydantic")
+    pydantic = Path(spec.origin).with_name("version.py") if spec and spec.origin else None
+    sources = [_MODEL / "_base.py", _MODEL / "environment.py", pydantic]
+    digest = hashlib.sha256()
+    for source in sources:
+        try:
+            digest.update(source.read_bytes() if source is not None else b"-")
+        except OSError:
+            digest.update(b"-")
+    return digest.digest()
+
+
+def _validated(part: object) -> str | None:
+    """The digest of the ``environment`` part (as the model reads it) and of its validator,
+    or None when the part is no JSON data."""
+    try:
+        text = json.dumps(part, sort_keys=True, ensure_ascii=False, allow_nan=False)
+    except (TypeError, ValueError):
+        return None
+    return hashlib.sha256(_validator_digest() + text.encode("utf-8")).hexdigest()
+
+
+def _remember(env_dir: Path, validated: str | None) -> None:
+    """Add ``validated`` to the marker's validated parts (the newest last, at most
+    :data:`_REMEMBERED`); a marker that cannot be read or written is left as it is."""
+    marker = env_dir / COMPLETE_MARKER
+    try:
+        data = json.loads(marker.read_text("utf-8"))
+    except (OSError, ValueError):
+        return
+    if validated is None or not isinstance(data, dict):
+        return
+    known = data.get("validated")
+    if not isinstance(known, list | type(None)):
+        return
+    if known and validated in known:
+        return
+    data["validated"] = [*(known or [])[-(_REMEMBERED - 1) :], validated]
+    try:
+        atomic_write_json(marker, data)
+    except OSError:
+        return
+
+
+def _known_hit(
+    artifact_dir: str | os.PathLike[str],
+    cache_dir: str | os.PathLike[str] | None,
+    python: str | os.PathLike[str] | None,
+) -> Path | None:
+    """The environment's interpreter when it is built and its marker lists this very part as
+    validated (the same lock file, the same part, the same validator), else None: the caller
+    then reads and checks the part with the model, whatever went wrong here."""
+    try:
+        art = load_raw(artifact_dir)
+        part = consumer_environment(art.document.data, art.raw)[0]
+        lock = part.get("lock") if isinstance(part, dict) else None
+        wanted = part.get("python") if isinstance(part, dict) else None
+        if not (isinstance(lock, dict) and isinstance(lock.get("path"), str)):
+            return None
+        if not isinstance(wanted, str):
+            return None
+        path = art.inside(lock["path"], what="environment.lock.path")
+        if not path.is_file():
+            return None
+        _, version = find_python(wanted, python)
+        final = cache_root(cache_dir) / "envs" / environment_key(file_sha256(path), version)
+        if not is_complete(final):
+            return None
+        data = json.loads((final / COMPLETE_MARKER).read_text("utf-8"))
+    except (ReproBridgeError, OSError, ValueError):
+        return None
+    known = data.get("validated") if isinstance(data, dict) else None
+    validated = _validated(part)
+    if isinstance(known, list) and validated is not None and validated in known:
+        return venv_python(final)
+    return None
 
 
 def install_failure(stderr: str, lock_path: str) -> Finding:
