@@ -13,8 +13,11 @@ Rules:
 * **The Reviewer's share.** The Reviewer's clean-room check runs each scored launcher once
   more, in a fresh environment (``reserve`` seconds, estimated by the caller). The
   Distiller keeps that share when at least :data:`MIN_REFERENCE_RUNS` observations fit
-  beside it; otherwise the references come first and the Reviewer may not fit (B016 before
-  it, the artifact packaged).
+  beside it; otherwise the references come first and the Reviewer may not fit the scored
+  runs (B016 before it, the artifact packaged). The check's ``setup`` (its environment, its
+  smoke runs: the part of the share that is no scored run) is always kept: references cut
+  by the limit leave the claim not run, and an artifact whose claim is not run still gets
+  its review.
 * **Waves** (:func:`take_references`): the runs go in waves (the runs side by side). Each
   run's timeout is the time left before the Packager's share (:data:`PACKAGING_SECONDS`),
   so no run passes the limit. An observation starts only while it fits, judged by the
@@ -116,11 +119,12 @@ def references_to_take(
     *,
     side_by_side: int = REFERENCE_JOBS,
     have: int = 0,
+    setup: float = 0.0,
 ) -> tuple[int, bool]:
     """How many more observations to take, ``have`` in hand (the probe run), and whether
     the Reviewer's ``share`` of seconds is kept (None: no share asked): kept when the rest of
     ``min(wanted, MIN_REFERENCE_RUNS)`` fits beside it; else the references come first, as
-    many as fit in ``remaining``."""
+    many as fit in ``remaining`` less the check's ``setup``."""
     floor = min(wanted, MIN_REFERENCE_RUNS) - have
     more = max(wanted - have, 0)
     if share is not None:
@@ -133,9 +137,8 @@ def references_to_take(
         )
         if beside >= floor:
             return beside, True
-    return references_that_fit(
-        run_seconds, seeds, remaining, more, side_by_side=side_by_side
-    ), False
+    first = None if remaining is None else remaining - setup
+    return references_that_fit(run_seconds, seeds, first, more, side_by_side=side_by_side), False
 
 
 @dataclass
@@ -165,6 +168,7 @@ class _Clock:
     wave: float = 0.0  # the slowest wave so far (the probe's time to start with)
     jobs: int = REFERENCE_JOBS
     have: int = 0  # observations in hand before the waves (the probe run)
+    setup: float = 0.0  # the part of ``reserve`` always kept: no run may take it
 
     def __post_init__(self) -> None:
         self.wave = max(self.wave, self.alone)
@@ -172,14 +176,14 @@ class _Clock:
     def left(self) -> float | None:
         if self.deadline is None:
             return None
-        return self.deadline - time.monotonic() - PACKAGING_SECONDS
+        return self.deadline - time.monotonic() - PACKAGING_SECONDS - self.setup
 
     def may_start(self, waves: int, have: int) -> bool:
         left = self.left()
         if left is None:
             return True
         minimum = have + self.have >= MIN_REFERENCE_RUNS
-        share = self.reserve if self.keep_reserve and minimum else 0.0
+        share = max(self.reserve - self.setup, 0.0) if self.keep_reserve and minimum else 0.0
         return left > 0 and waves * self.wave + share <= left
 
     def timeout(self) -> float | None:
@@ -216,13 +220,15 @@ def take_references(
     repetitions: Path,
     sandbox: bool = False,
     have: int = 0,
+    setup: float = 0.0,
 ) -> Taken:
     """Run up to ``wanted`` reference observations of ``launcher`` in waves bounded by
     ``deadline`` (see the module docstring). ``seeds``: the launcher's seeds (several: a
     repetition of them per observation, in ``repetitions/rep-N``; one: that seed again;
     None: the unseeded command again). ``took``: the probe run's seconds; ``have``: the
-    observations in hand (the probe run), counted toward the minimum."""
-    clock = _Clock(deadline, reserve, keep_reserve, took, have=have)
+    observations in hand (the probe run), counted toward the minimum; ``setup``: the
+    seconds of ``reserve`` that no run may take."""
+    clock = _Clock(deadline, reserve, keep_reserve, took, have=have, setup=setup)
     taken = Taken()
     if seeds is not None and len(seeds) > 1:
         if repetitions.exists():

@@ -945,6 +945,7 @@ def distill(
             None if review is None else share,
             side_by_side=REFERENCE_JOBS if seed is not None else 1,
             have=have,
+            setup=review or 0.0,
         )
         taken = (
             take_references(
@@ -959,6 +960,7 @@ def distill(
                 repetitions=state_dir / "repetitions" / launcher_id,
                 sandbox=sandbox,
                 have=have,
+                setup=review or 0.0,
             )
             if fitting + have >= floor
             else None

@@ -68,6 +68,25 @@ def test_the_probe_counted_as_the_first_observation_leaves_one_fewer_to_run(
     assert references_to_take(112.0, 1, remaining, 5, share, have=have) == taken
 
 
+@pytest.mark.parametrize(
+    ("remaining", "setup", "taken"),
+    [
+        # GCNII's case: a probe of 751 s, about 800 s left, a check of 65 s besides its scored
+        # run. Two more runs in one wave used to start and run into the limit, leaving the
+        # Reviewer nothing (B016): with the check's setup kept, none starts (B059, the
+        # claim not run) and the Reviewer checks the artifact
+        (800.0, 65.0, (0, False)),
+        (800.0, 0.0, (2, False)),  # no setup to keep: as before
+        (900.0, 65.0, (2, False)),  # the wave fits beside the setup: taken
+    ],
+)
+def test_the_reviewers_setup_is_kept_when_the_references_come_first(
+    remaining: float, setup: float, taken: tuple[int, bool]
+) -> None:
+    share = setup + 751.0
+    assert references_to_take(751.0, 1, remaining, 5, share, have=1, setup=setup) == taken
+
+
 def test_an_unseeded_command_is_sized_one_run_at_a_time() -> None:
     """A launcher without seeds runs once per call of the runner: its reference runs are
     one after another, so 250 s hold four runs of 60 s, not five (two at a time)."""
@@ -145,6 +164,34 @@ def test_reference_runs_slower_than_the_probe_stop_at_the_time_limit(
     assert taken.cut
     assert taken.observations == 0
     assert taken.arguments == [] and taken.directories == []
+
+
+@pytest.mark.slow
+def test_a_run_cut_by_the_limit_leaves_the_reviewers_setup(
+    tmp_path: Path, env_cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The probe took 1 s but the reference run sleeps 60 s: its timeout is the time left
+    less the Packager's share and the Reviewer's setup, so the cut leaves the setup whole."""
+    monkeypatch.setenv("REPROBRIDGE_CACHE_DIR", str(env_cache))
+    root = tmp_path / "sleepy"
+    launcher = _sleepy(root, 60)
+    begin = time.monotonic()
+    deadline = begin + PACKAGING_SECONDS + 30
+    taken = take_references(
+        root,
+        launcher,
+        None,
+        5,
+        took=1.0,
+        deadline=deadline,
+        reserve=40.0,
+        repetitions=tmp_path / "repetitions",
+        setup=25.0,
+    )
+    assert taken.cut
+    assert taken.observations == 0
+    # the run stopped about 5 s in (30 s left less the 25 s setup), not at 30 s
+    assert deadline - time.monotonic() - PACKAGING_SECONDS > 15
 
 
 @pytest.mark.slow
