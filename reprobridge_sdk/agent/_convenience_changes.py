@@ -323,13 +323,16 @@ def _shorter_steps(
     return steps, hows
 
 
-def _short(state: _Phase, current: LauncherPlan, *, steps: bool = False) -> _Short | None:
-    """The smoke launcher made short by the knob of its script (see ``smoke_knob``) and, with
-    ``steps``, by those of the steps it runs first; None when there is no knob."""
+def _short(
+    state: _Phase, current: LauncherPlan, labels: list[str], *, steps: bool = False
+) -> _Short | None:
+    """The smoke launcher made short by the knob of its script (see ``smoke_knob``; its small
+    count lets the claims' ``labels`` be printed) and, with ``steps``, by those of the steps
+    it runs first; None when there is no knob."""
     text = _read(state, current.script)
     module = bool({"-m", "-c"} & set(current.argv[:3]))
     modules = _imported(state, current.script, current.workdir, module=module)
-    knob = smoke_knob(text, current.argv, modules)
+    knob = smoke_knob(text, current.argv, modules, labels=labels)
     if current.shell and knob is not None:  # a shell line takes no appended option
         kept = [k for k in (knob, knob.also) if k is not None and not k.args]
         knob = replace(kept[0], also=kept[1] if len(kept) > 1 else None) if kept else None
@@ -393,7 +396,8 @@ def _keep(
 def _large(knob: Knob) -> int | None:
     """The count ``knob`` reads when it is named as a count of the work (not an unnamed loop
     or a count of repetitions) and is at least :data:`LARGE_COUNT`, else None."""
-    if knob.kind == "loop" or knob.default is None or not is_iteration_count(knob.name):
+    name = knob.name.rsplit(".", 1)[-1]  # an attribute's: total_steps of args.total_steps
+    if knob.kind == "loop" or knob.default is None or not is_iteration_count(name):
         return None
     try:
         value = ast.literal_eval(knob.default)
@@ -415,7 +419,7 @@ def shorten_upfront(
     follows); one that exits 0 without a claim's label is undone and None is returned: the
     launcher runs as written, and the short scope waits for a run past the budget.
     """
-    short = _short(state, current)
+    short = _short(state, current, labels)
     knob = short.knob if short is not None else None
     count = _large(knob) if knob is not None else None
     if short is None or knob is None or count is None:
@@ -446,7 +450,11 @@ def shorten_upfront(
 
 
 def _shorten(
-    state: _Phase, current: LauncherPlan, outcome: RunOutcome, tasks: list[str]
+    state: _Phase,
+    current: LauncherPlan,
+    outcome: RunOutcome,
+    tasks: list[str],
+    labels: list[str],
 ) -> tuple[LauncherPlan, RunOutcome] | None:
     """Make a smoke run that ran past its budget short (a convenience change), or None.
 
@@ -459,7 +467,7 @@ def _shorten(
     B061 for a script that never ends on its own).
     """
     budget = f"{state.timeout:g} s"
-    short = _short(state, current, steps=True)
+    short = _short(state, current, labels, steps=True)
     if short is None:
         scripts = ", ".join(step.script for step in current.prepare)
         over_budget(

@@ -53,7 +53,12 @@ order:
    every other count: the published command runs without it;
 2. a module constant with such a name bound to an integer literal above 1 (``EPOCHS = 100``;
    a counter's ``epochs = 0`` bounds nothing), also one assigned in the ``__main__`` block
-   and one item of a tuple assignment (``batch_size, max_iter = 100, 2000``);
+   and one item of a tuple assignment (``batch_size, max_iter = 100, 2000``); or an
+   attribute with such a name assigned such a literal anywhere in the file
+   (``args.total_steps = 6000`` in a notebook's cell, ``self.n_iter = 5000`` in a method)
+   when the bound of a loop of the script or of a module it imports reads it
+   (``range(args.total_steps + 1)``, ``while self.it < self.n_iter``); an attribute no loop
+   reads is no knob. Constants and attributes in source order;
 3. a keyword argument or a dictionary key with such a name and an integer literal above 1
    (``n_estimators=500``, an optimizer's ``options={'maxiter': 50000}``, an early-stopping
    ``dict(patience=100, max_epochs=10000)``);
@@ -62,7 +67,9 @@ order:
    the first outermost loop over ``range(<expression>)``, also in a progress bar
    (``tqdm(range(...))``), whose expression reads an option of the script with a number as
    default (``range(int(args.budget) // steps_per_epoch)``): that option bounds the work
-   whatever its name, and the expression is the knob's default.
+   whatever its name, and the expression is the knob's default. A loop knob carries the
+   count its bound reads before any run (:attr:`Knob.count`): the literal, or the option's
+   default (``3e5``: 300000).
 
 A name of the training's length (epochs, steps, rounds, estimators, episodes, updates,
 generations) comes before an iteration name (``niter``, ``max_iter``, ``iterations``): the
@@ -76,10 +83,20 @@ iteration name there too.
 
 For 2-4 the literal becomes ``_repro_knob("REPRO_<NAME>", <literal>)``, which reads that
 environment variable and falls back to the literal (the loop's variable is
-``REPRO_ITERATIONS``), in the file that holds it (``Knob.file``: the script, or the module);
-the smoke launcher sets the variable. Without it the code runs as before, so the scored
+``REPRO_ITERATIONS``, an attribute's is named for the attribute alone:
+``REPRO_TOTAL_STEPS``), in the file that holds it (``Knob.file``: the script, or the module);
+the smoke launcher sets the variable. The other constants and attributes of that file that
+give a count of the work the same value (a figure's ``steps = 6000`` beside
+``args.total_steps = 6000``) read the same variable: copies of the count follow it, so the
+code's arrays and axes still agree. Without it the code runs as before, so the scored
 launcher is unchanged. The small value is 1 for epochs and otherwise the smaller of 5 and
-the default.
+the default. Given the claims' labels, it is raised to what lets each label be printed
+once when the loops the knob bounds print it only under a period: ``if step > 0 and step %
+args.print_every == 0`` needs the period and one step, the period an integer literal or
+the largest value the code gives its name (an assignment, a dictionary key, a keyword, an
+option's default); exactly ``step % period == 0`` in a loop from 0 prints at its first
+step, and a label printed outside the period, or after the loop, needs nothing. Never
+above the count itself. A period (``print_every``, ``eval_freq``) is never a knob.
 
 **Repetitions** (:attr:`Knob.also`): a script that repeats its whole experiment over splits,
 folds, shuffles, repetitions, runs, trials or restarts (``n_splits``, ``--num-shuffles``,
@@ -96,6 +113,7 @@ the smoke launcher sets the variable to 1. Code with none of these has no knob (
 from __future__ import annotations
 
 import ast
+import math
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -560,8 +578,9 @@ def add_seed_option(text: str) -> SeedOption | None:
 class Knob:
     """How a smoke run is made short."""
 
-    kind: Literal["option", "constant", "keyword", "loop"]
-    #: The script's name for it (option flag, constant or keyword name, loop variable).
+    kind: Literal["option", "constant", "attribute", "keyword", "loop"]
+    #: The script's name for it (option flag, constant, attribute as written such as
+    #: ``args.total_steps``, keyword name, loop variable).
     name: str
     #: The default as source text, when known.
     default: str | None
@@ -578,6 +597,11 @@ class Knob:
     also: Knob | None = None
     #: The line of the file that holds the count (its default, for an option), when known.
     line: int | None = None
+    #: For a loop: the count its bound reads, when the code gives it before any run (the
+    #: bound's integer literal, or the default of the option the bound reads), else None.
+    count: int | None = None
+    #: For a loop whose bound reads an option: that option (``--budget``).
+    reads: str | None = None
 
 
 def _small(name: str, default: int | None) -> int:
@@ -623,19 +647,25 @@ def _knob_function() -> list[str]:
 def _env_knob(  # noqa: PLR0917 - private helper of smoke_knob()
     text: str,
     tree: ast.Module,
-    kind: Literal["constant", "keyword", "loop"],
+    kind: Literal["constant", "attribute", "keyword", "loop"],
     name: str,
     node: ast.expr,
     file: str | None = None,
     small_value: int | None = None,
+    *,
+    spot: _Spot | None = None,
 ) -> Knob | None:
     source = _Source(text)
     default = _int_literal(node)
-    variable = "REPRO_" + re.sub(r"[^A-Z0-9]+", "_", name.upper()).strip("_")
+    # an attribute's variable is named for the attribute alone: REPRO_TOTAL_STEPS
+    variable = "REPRO_" + re.sub(r"[^A-Z0-9]+", "_", name.rsplit(".", 1)[-1].upper()).strip("_")
     if not _defines(tree, KNOB_FUNCTION) and not _insert_functions(source, tree, _knob_function()):
         return None
     literal = source.segment(node)
     source.replace(node, f'{KNOB_FUNCTION}("{variable}", {literal})')
+    if kind in {"constant", "attribute"} and default is not None:
+        for twin in _twins(tree, node, default):  # copies of the count follow it
+            source.replace(twin, f'{KNOB_FUNCTION}("{variable}", {source.segment(twin)})')
     small = str(small_value if small_value is not None else _small(name, default))
     return Knob(
         kind,
@@ -646,12 +676,14 @@ def _env_knob(  # noqa: PLR0917 - private helper of smoke_knob()
         text=source.result(),
         file=file,
         line=node.lineno,
+        count=spot.count if spot is not None else None,
+        reads=spot.reads if spot is not None else None,
     )
 
 
-def _range_bound(iterable: ast.expr, *, progress_bar: bool = False) -> ast.expr | None:
-    """The ``n`` of a loop over ``range(n)`` (with ``progress_bar``, also ``tqdm(range(n))``
-    and the like: a call whose first argument is that ``range``); None for any other."""
+def _range_call(iterable: ast.expr, *, progress_bar: bool = False) -> ast.Call | None:
+    """The ``range(...)`` call a loop iterates over (with ``progress_bar``, also inside
+    ``tqdm(range(...))`` and the like: a call whose first argument is that ``range``)."""
     call = iterable
     if (
         progress_bar
@@ -666,11 +698,17 @@ def _range_bound(iterable: ast.expr, *, progress_bar: bool = False) -> ast.expr 
         isinstance(call, ast.Call)
         and isinstance(call.func, ast.Name)
         and call.func.id == "range"
-        and len(call.args) == 1
         and not call.keywords
     ):
-        return call.args[0]
+        return call
     return None
+
+
+def _range_bound(iterable: ast.expr, *, progress_bar: bool = False) -> ast.expr | None:
+    """The ``n`` of a loop over ``range(n)`` (with ``progress_bar``, also ``tqdm(range(n))``
+    and the like: a call whose first argument is that ``range``); None for any other."""
+    call = _range_call(iterable, progress_bar=progress_bar)
+    return call.args[0] if call is not None and len(call.args) == 1 else None
 
 
 def _range_loops(body: Sequence[ast.AST], *, nested: bool) -> Iterator[tuple[int, ast.expr]]:
@@ -724,6 +762,72 @@ def _constants(tree: ast.Module) -> Iterator[tuple[str, ast.expr]]:
                         yield name.id, item
 
 
+def _attribute_constants(tree: ast.Module) -> Iterator[tuple[str, str, ast.expr]]:
+    """``(target as written, attribute, value)`` of the assignments of an integer literal to
+    an attribute, anywhere in the file: ``args.total_steps = 6000`` in a notebook's cell,
+    ``self.n_iter = 5000`` in a method."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1:
+            target, value = node.targets[0], node.value
+        elif isinstance(node, ast.AnnAssign) and node.value is not None:
+            target, value = node.target, node.value
+        else:
+            continue
+        if isinstance(target, ast.Attribute) and _int_literal(value) is not None:
+            yield ast.unparse(target), target.attr, value
+
+
+def _loop_parts(node: ast.AST) -> list[ast.expr]:
+    """What bounds a loop: the arguments of the ``range`` of a ``for`` (also in a progress
+    bar), the test of a ``while``; nothing for any other node."""
+    if isinstance(node, (ast.For, ast.AsyncFor)):
+        call = _range_call(node.iter, progress_bar=True)
+        return list(call.args) if call is not None else []
+    if isinstance(node, ast.While):
+        return [node.test]
+    return []
+
+
+def _read_names(node: ast.AST) -> set[str]:
+    """The names and attribute names an expression reads (``args.total_steps``: both)."""
+    found: set[str] = set()
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.Attribute):
+            found.add(sub.attr)
+        elif isinstance(sub, ast.Name):
+            found.add(sub.id)
+    return found
+
+
+def _loop_reads(trees: Iterable[ast.Module]) -> set[str]:
+    """The names and attributes the bounds of the loops of ``trees`` read (``range(
+    args.total_steps + 1)``, ``while step < self.n_iter``)."""
+    return {
+        name
+        for tree in trees
+        for node in ast.walk(tree)
+        for part in _loop_parts(node)
+        for name in _read_names(part)
+    }
+
+
+def _twins(tree: ast.Module, node: ast.expr, value: int) -> list[ast.expr]:
+    """The other literals of the file that give a count of the work the same value as
+    ``node`` (a figure's ``steps = 6000`` beside ``args.total_steps = 6000``): copies of the
+    count, which follow it so that the code's arrays and axes still agree."""
+    found = [
+        other
+        for name, other in _constants(tree)
+        if other is not node and is_iteration_count(name) and _int_literal(other) == value
+    ]
+    found += [
+        other
+        for _, attribute, other in _attribute_constants(tree)
+        if other is not node and is_iteration_count(attribute) and _int_literal(other) == value
+    ]
+    return found
+
+
 def _keyword_counts(tree: ast.Module) -> Iterator[tuple[str, ast.expr]]:
     """Iteration counts given as integer literals by name: keyword arguments
     (``n_estimators=500``) and string keys of dictionary literals (an optimizer's
@@ -761,9 +865,12 @@ def _count_rank(name: str) -> int:
 class _Spot:
     """A literal to patch into a knob: a constant, a keyword or a loop's bound."""
 
-    kind: Literal["constant", "keyword", "loop"]
+    kind: Literal["constant", "attribute", "keyword", "loop"]
     name: str
     node: ast.expr
+    #: For a loop: the count it reads when known before a run, and the option it reads.
+    count: int | None = None
+    reads: str | None = None
 
 
 def _candidates(
@@ -773,11 +880,14 @@ def _candidates(
     script: bool,
     options: bool | None = None,
     option_loops: bool = True,
+    reads: set[str] | None = None,
 ) -> Iterator[tuple[int, Knob | _Spot]]:
     """The knobs of one file in rule order, each with its rank; an option is a finished
     :class:`Knob`, the others a literal to patch. Loops only in the script; options in the
     script, or in a module with ``options`` (it builds the script's parser). An option
-    without a default bounds nothing the published command runs: it ranks last."""
+    without a default bounds nothing the published command runs: it ranks last. An
+    attribute assigned a count is one only when a loop's bound reads it (``reads``: what the
+    loops of the script and its modules read)."""
     if script if options is None else options:
         for flags, default in _options(tree):
             long_flags = [f for f in flags if f.startswith("--")]
@@ -796,55 +906,76 @@ def _candidates(
             )
             unset = default is None or (isinstance(default, ast.Constant) and default.value is None)
             yield _count_rank(counts[0]) + (_UNSET if unset else 0), knob
-    for name, value in _constants(tree):
-        if is_iteration_count(name) and (_int_literal(value) or 0) > 1:
-            # a counter's ``epochs = 0`` bounds nothing
-            yield _count_rank(name), _Spot("constant", name, value)
+    spots = [
+        _Spot("constant", name, value)
+        for name, value in _constants(tree)
+        if is_iteration_count(name) and (_int_literal(value) or 0) > 1
+    ]  # a counter's ``epochs = 0`` bounds nothing
+    spots += [
+        _Spot("attribute", written, value)
+        for written, attribute, value in _attribute_constants(tree)
+        if attribute in (reads or set())
+        and is_iteration_count(attribute)
+        and (_int_literal(value) or 0) > 1
+    ]
+    for spot in sorted(spots, key=lambda item: (item.node.lineno, item.node.col_offset)):
+        yield _count_rank(spot.name), spot
     keywords = sorted(_keyword_counts(tree), key=lambda item: (item[1].lineno, item[1].col_offset))
     for name, value in keywords:
         if (_int_literal(value) or 0) > 1:
             yield _count_rank(name), _Spot("keyword", name, value)
     loops = list(_range_loops(tree.body, nested=False)) if script else []
     if loops:
-        _, bound_node = max(loops, key=lambda item: item[0])
-        yield 1, _Spot("loop", "iterations", bound_node)
+        bound, bound_node = max(loops, key=lambda item: item[0])
+        yield 1, _Spot("loop", "iterations", bound_node, count=bound)
     if script and option_loops:
-        for bound_node in _option_loops(tree.body, _numeric_options(tree, given)):
-            yield 1, _Spot("loop", "iterations", bound_node)
+        numeric = _numeric_options(tree, given)
+        for bound_node, dest in _option_loops(tree.body, numeric):
+            flag, count = numeric[dest]
+            yield 1, _Spot("loop", "iterations", bound_node, count=count, reads=flag)
             break
 
 
-def _numeric_options(tree: ast.Module, given: set[str]) -> set[str]:
-    """The attribute names (``dest``) of the script's options with a number as default, but
-    those the smoke launcher passes and the repetitions (the repetition knob's)."""
-    found: set[str] = set()
+def _numeric_options(tree: ast.Module, given: set[str]) -> dict[str, tuple[str, int]]:
+    """The script's options with a number as default, by attribute name (``dest``): the
+    option and its default as an integer (``3e5``: 300000); but those the smoke launcher
+    passes and the repetitions (the repetition knob's)."""
+    found: dict[str, tuple[str, int]] = {}
     for flags, default in _options(tree):
-        number = isinstance(default, ast.Constant) and type(default.value) in {int, float}
+        value = default.value if isinstance(default, ast.Constant) else None
         long_flags = [f for f in flags if f.startswith("--")]
         if given & set(flags) or any(is_repetition_count(f) for f in long_flags):
             continue
-        if long_flags and number:
-            found.add(long_flags[0].lstrip("-").replace("-", "_"))
+        if long_flags and (type(value) is int or type(value) is float):
+            if not math.isfinite(value):
+                continue  # inf bounds nothing a knob could stand for
+            found.setdefault(
+                long_flags[0].lstrip("-").replace("-", "_"), (long_flags[0], int(value))
+            )
     return found
 
 
-def _option_loops(body: Sequence[ast.AST], dests: set[str]) -> Iterator[ast.expr]:
+def _option_loops(
+    body: Sequence[ast.AST], dests: Mapping[str, object]
+) -> Iterator[tuple[ast.expr, str]]:
     """The bounds of the outermost ``range(<expression>)`` loops (also in a progress bar,
     ``tqdm(range(...))``) whose expression reads one of the script's options
-    (``range(int(args.budget) // steps_per_epoch)``): that option, whatever its name, bounds
-    the work."""
+    (``range(int(args.budget) // steps_per_epoch)``), each with the first option it reads:
+    that option, whatever its name, bounds the work."""
     for node in body:
         if isinstance(node, (ast.For, ast.AsyncFor)):
             expression = _range_bound(node.iter, progress_bar=True)
-            if (
-                expression is not None
-                and _int_literal(expression) is None
-                and any(
-                    isinstance(sub, ast.Attribute) and sub.attr in dests
+            read = (
+                [
+                    sub.attr
                     for sub in ast.walk(expression)
-                )
-            ):
-                yield expression
+                    if isinstance(sub, ast.Attribute) and sub.attr in dests
+                ]
+                if expression is not None and _int_literal(expression) is None
+                else []
+            )
+            if expression is not None and read:
+                yield expression, read[0]
                 continue  # the loops inside it count its inner steps
         yield from _option_loops(list(ast.iter_child_nodes(node)), dests)
 
@@ -920,12 +1051,204 @@ def _repetition_knob(text: str, argv: Sequence[str]) -> Knob | None:
     return None
 
 
+#: Calls that write what a log line is read from (``print``, a logger's ``info``, a file's
+#: or a progress bar's ``write``).
+_WRITERS = frozenset({"print", "pprint", "write", "echo", "info", "warning", "debug", "log"})
+
+
+def _writes(node: ast.AST, label: str) -> bool:
+    """Whether ``node`` is a call that writes a string holding ``label`` (lower case)."""
+    if not isinstance(node, ast.Call):
+        return False
+    func = node.func
+    name = func.id if isinstance(func, ast.Name) else getattr(func, "attr", None)
+    if name not in _WRITERS:
+        return False
+    return any(
+        isinstance(sub, ast.Constant) and isinstance(sub.value, str) and label in sub.value.lower()
+        for part in [*node.args, *(keyword.value for keyword in node.keywords)]
+        for sub in ast.walk(part)
+    )
+
+
+def _given(trees: Iterable[ast.Module], name: str) -> list[int]:
+    """The integer literals the code gives ``name``: an assignment to it as a name or an
+    attribute, a dictionary key, a keyword argument, the default of an option ``--name``."""
+    found: list[int] = []
+    flags = {f"--{name}", f"--{name.replace('_', '-')}"}
+    for tree in trees:
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Assign):
+                for target in node.targets:
+                    named = getattr(target, "id", None) or getattr(target, "attr", None)
+                    if named == name and _int_literal(node.value) is not None:
+                        found.append(_int_literal(node.value) or 0)
+            elif isinstance(node, ast.Dict):
+                for key, value in zip(node.keys, node.values, strict=True):
+                    if isinstance(key, ast.Constant) and key.value == name:
+                        found += [v for v in [_int_literal(value)] if v is not None]
+            elif isinstance(node, ast.Call):
+                found += [
+                    v
+                    for keyword in node.keywords
+                    if keyword.arg == name
+                    for v in [_int_literal(keyword.value)]
+                    if v is not None
+                ]
+        for option, default in _options(tree):
+            if flags & set(option) and _int_literal(default) is not None:
+                found.append(_int_literal(default) or 0)
+    return found
+
+
+def _period(
+    test: ast.expr, variable: str, trees: Sequence[ast.Module], *, from_zero: bool
+) -> int | None:
+    """How many steps of a loop (counting in ``variable``) a test that holds ``<variable> %
+    <period>`` needs before it is first true: 1 for exactly ``variable % period == 0`` (or
+    ``not variable % period``) in a loop ``from_zero``, true at its first step; else the
+    period and one step more (``step > 0 and step % 1000 == 0``, ``(epoch + 1) % 10``). The
+    period is an integer literal, or the largest literal the code gives the name or attribute
+    it reads (``args.print_every``, ``PRINT_EVERY``, ``--eval-every``; :func:`_given`). None
+    when the test holds no such period, or none that the code gives a value."""
+    for node in ast.walk(test):
+        if not (isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod)):
+            continue
+        if variable not in _read_names(node.left):
+            continue
+        right = node.right
+        literal = _int_literal(right)
+        named = getattr(right, "id", None) or getattr(right, "attr", None)
+        values = [literal] if literal is not None else []
+        if not values and isinstance(named, str):
+            values = _given(trees, named)
+        periods = [value for value in values if value > 1]
+        if not periods:
+            continue
+        equals_zero = (
+            isinstance(test, ast.Compare)
+            and test.left is node
+            and len(test.ops) == 1
+            and isinstance(test.ops[0], ast.Eq)
+            and _int_literal(test.comparators[0]) == 0
+        )
+        negated = (
+            isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not) and test.operand is node
+        )
+        exact = isinstance(node.left, ast.Name) and (equals_zero or negated)
+        return 1 if exact and from_zero else max(periods) + 1
+    return None
+
+
+def _label_needs(  # noqa: PLR0917 - private helper of _printing_need()
+    body: Sequence[ast.stmt],
+    variable: str,
+    label: str,
+    trees: Sequence[ast.Module],
+    need: int,
+    from_zero: bool,
+) -> Iterator[int]:
+    """For each write of ``label`` in ``body`` (a loop's, its variable ``variable``), the
+    steps the loop needs before that write runs (``need`` outside any periodic ``if``)."""
+    for node in body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        if isinstance(node, ast.If):
+            period = _period(node.test, variable, trees, from_zero=from_zero)
+            inner = need if period is None else max(need, period)
+            yield from _label_needs(node.body, variable, label, trees, inner, from_zero)
+            yield from _label_needs(node.orelse, variable, label, trees, need, from_zero)
+            continue
+        children = list(ast.iter_child_nodes(node))
+        if any(
+            _writes(sub, label)
+            for child in children
+            if isinstance(child, ast.expr)
+            for sub in ast.walk(child)
+        ):
+            yield need
+        statements = [child for child in children if isinstance(child, ast.stmt)]
+        statements += [
+            item
+            for child in children
+            if isinstance(child, ast.ExceptHandler)
+            for item in child.body
+        ]
+        yield from _label_needs(statements, variable, label, trees, need, from_zero)
+
+
+def _knob_loops(knob: Knob, trees: Mapping[str | None, ast.Module]) -> Iterator[ast.For]:
+    """The ``for`` loops over ``range`` the knob bounds: a loop knob's own, else every loop
+    whose bound reads the knob's name (``range(args.total_steps + 1)`` for
+    ``args.total_steps``, ``range(EPOCHS)``, an option's ``dest``)."""
+    if knob.kind == "loop":
+        tree = trees.get(knob.file)
+        for node in ast.walk(tree) if tree is not None else ():
+            if isinstance(node, ast.For):
+                bound = _range_bound(node.iter, progress_bar=True)
+                if bound is not None and bound.lineno == knob.line:
+                    yield node
+        return
+    name = knob.name.rsplit(".", 1)[-1].lstrip("-").replace("-", "_")
+    for tree in trees.values():
+        for node in ast.walk(tree):
+            if isinstance(node, ast.For) and any(
+                name in _read_names(part) for part in _loop_parts(node)
+            ):
+                yield node
+
+
+def _printing_need(knob: Knob, text: str, modules: Mapping[str, str], labels: Sequence[str]) -> int:
+    """The fewest steps of the loops ``knob`` bounds that let every claim's label those loops
+    write be written once: a label written only under a period (``if step % print_every ==
+    0``) needs the period's steps (see :func:`_period`); 1 when nothing is periodic. A label
+    the loops never write (the script writes it after them) asks for nothing."""
+    parsed: dict[str | None, ast.Module | None] = {None: _parse(text)}
+    parsed.update((path, _parse(item)) for path, item in modules.items())
+    trees = {path: tree for path, tree in parsed.items() if tree is not None}
+    every = list(trees.values())
+    need = 1
+    for loop in _knob_loops(knob, trees):
+        if not isinstance(loop.target, ast.Name):
+            continue
+        call = _range_call(loop.iter, progress_bar=True)
+        from_zero = call is not None and (len(call.args) == 1 or _int_literal(call.args[0]) == 0)
+        for label in labels:
+            needs = list(
+                _label_needs(loop.body, loop.target.id, label.lower(), every, 1, from_zero)
+            )
+            if needs:  # the first write that runs is the one the smoke run needs
+                need = max(need, min(needs))
+    return need
+
+
+def _at_least(knob: Knob, need: int) -> Knob:
+    """``knob`` with a small count of at least ``need``, but no more than its count."""
+    try:
+        small = int(knob.small)
+    except ValueError:
+        return knob
+    count: object = knob.count
+    if count is None and knob.default is not None:
+        try:
+            count = ast.literal_eval(knob.default)
+        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+            count = None
+    value = need if type(count) is not int else min(need, count)
+    if value <= small:
+        return knob
+    args = (knob.args[0], str(value)) if knob.args else ()
+    env = dict.fromkeys(knob.env, str(value))
+    return replace(knob, small=str(value), args=args, env=env)
+
+
 def smoke_knob(
     text: str,
     argv: Sequence[str],
     modules: Mapping[str, str] | None = None,
     *,
     option_loops: bool = True,
+    labels: Sequence[str] = (),
 ) -> Knob | None:
     """The way to shorten a run of the script ``text`` run as ``argv`` (see the rules), or None.
     Without ``option_loops`` a loop bounded through an option is no knob (rule 4's second
@@ -933,8 +1256,12 @@ def smoke_knob(
 
     ``modules`` maps the repository modules the script imports (paths, in the order its
     imports reach them) to their text: read when the script has no training-length name.
-    A loop over splits or folds of the script is shortened too (:attr:`Knob.also`)."""
+    A loop over splits or folds of the script is shortened too (:attr:`Knob.also`). With the
+    claims' ``labels``, the small count is one that lets each label the shortened loop prints
+    only every so many steps print once (:func:`_printing_need`)."""
     knob = _length_knob(text, argv, modules, option_loops=option_loops)
+    if knob is not None and labels:
+        knob = _at_least(knob, _printing_need(knob, text, modules or {}, labels))
     script = knob.text if knob is not None and knob.file is None and knob.text else text
     also = _repetition_knob(script, argv)
     if knob is None or also is None:
@@ -971,23 +1298,29 @@ def _length_knob(
     if tree is None:
         return None
     given = {word.split("=", 1)[0] for word in argv if word.startswith("-")}
-    chosen = _best(_candidates(tree, given, script=True, option_loops=option_loops))
+    trees = {path: _parse(module_text) for path, module_text in (modules or {}).items()}
+    reads = _loop_reads([tree, *(item for item in trees.values() if item is not None)])
+    chosen = _best(_candidates(tree, given, script=True, option_loops=option_loops, reads=reads))
     borrowed = _borrows_parser(tree)
     if chosen is None or chosen[0] > 0:
         for path, module_text in (modules or {}).items():
-            module_tree = _parse(module_text)
+            module_tree = trees[path]
             if module_tree is None:
                 continue
-            other = _best(_candidates(module_tree, given, script=False, options=borrowed))
+            other = _best(
+                _candidates(module_tree, given, script=False, options=borrowed, reads=reads)
+            )
             if other is None or (chosen is not None and other[0] >= chosen[0]):
                 continue
             if isinstance(other[1], Knob):  # an option of the parser the module builds
                 return replace(other[1], file=path)
             spot = other[1]
-            return _env_knob(module_text, module_tree, spot.kind, spot.name, spot.node, path)
+            return _env_knob(
+                module_text, module_tree, spot.kind, spot.name, spot.node, path, spot=spot
+            )
     if chosen is None:
         return None
     if isinstance(chosen[1], Knob):
         return chosen[1]
     spot = chosen[1]
-    return _env_knob(text, tree, spot.kind, spot.name, spot.node)
+    return _env_knob(text, tree, spot.kind, spot.name, spot.node, spot=spot)

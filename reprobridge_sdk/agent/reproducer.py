@@ -384,7 +384,7 @@ def _smoke_all(  # noqa: PLR0917 - the loop reproduce() had inline
                     )
                     break
                 shortened = True
-                made = _shorten(state, current, outcome, tasks)
+                made = _shorten(state, current, outcome, tasks, labels)
                 if made is None:
                     break
                 current, pending = made

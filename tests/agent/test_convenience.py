@@ -660,3 +660,149 @@ def test_the_knob_reads_a_tuple_assignment_in_the_main_block(tmp_path: Path) -> 
     # a main block of another test (``if name == ...``) is not read
     other = _MAIN_BLOCK_SCRIPT.replace("__name__ ==", "'x' ==")
     assert smoke_knob(other, ["python", "x.py"]) is None
+
+
+#: greydanus/mnist1d's shape: a notebook's cell sets the count on the arguments object
+#: (``args.total_steps = 6000``) that a module's training loop reads, prints its label only
+#: every ``print_every`` steps, and a later cell's figure keeps its own copy of the count.
+_ATTRIBUTE_MODULE = (
+    "class View:\n"
+    "    def __init__(self, d):\n"
+    "        self.__dict__ = d\n\n\n"
+    "def get_model_args():\n"
+    "    return View({'total_steps': 8000, 'print_every': 1000, 'eval_every': 250})\n\n\n"
+    "def train_model(args):\n"
+    "    results = []\n"
+    "    for step in range(args.total_steps + 1):\n"
+    "        if args.eval_every > 0 and step % args.eval_every == 0:\n"
+    "            results.append(step)\n"
+    "        if step > 0 and step % args.print_every == 0:\n"
+    '            print("step {}, test_acc {:.1f}".format(step, 90.0))\n'
+    "    return results\n"
+)
+_ATTRIBUTE_SCRIPT = (
+    "# %% cell 1\n"
+    "from train import get_model_args, train_model\n\n"
+    "args = get_model_args()\n"
+    "args.total_steps = 6000\n"
+    "results = train_model(args)\n"
+    "# %% cell 2\n"
+    "steps = 6000\n"
+    "eval_every = 250\n"
+    "t = range(0, steps + 1, eval_every)\n"
+    "assert len(t) == len(results), (len(t), len(results))\n"
+    'print("points", len(t))\n'
+)
+
+
+def test_a_count_assigned_to_an_attribute_a_loop_reads_is_the_knob(tmp_path: Path) -> None:
+    """Not the figure's ``steps``: the attribute the training loop reads, small enough for a
+    smoke run but long enough for one print of the label; the figure's copy follows it."""
+    modules = {"train.py": _ATTRIBUTE_MODULE}
+    knob = smoke_knob(_ATTRIBUTE_SCRIPT, ["python", "nb.py"], modules, labels=["test_acc"])
+    assert knob is not None and knob.text is not None
+    assert (knob.kind, knob.name, knob.default, knob.file) == (
+        "attribute",
+        "args.total_steps",
+        "6000",
+        None,
+    )
+    assert knob.env == {"REPRO_TOTAL_STEPS": "1001"}  # one print period and one step
+    assert 'steps = _repro_knob("REPRO_TOTAL_STEPS", 6000)' in knob.text
+    (tmp_path / "train.py").write_text(_ATTRIBUTE_MODULE, "utf-8")
+    script = tmp_path / "nb.py"
+    script.write_text(knob.text, "utf-8")
+    assert _run(script).splitlines()[-1] == "points 25"  # as published: 6000 steps
+    assert _run(script, env=knob.env).splitlines() == ["step 1000, test_acc 90.0", "points 5"]
+    # without the claims' labels the count is the smallest
+    plain = smoke_knob(_ATTRIBUTE_SCRIPT, ["python", "nb.py"], modules)
+    assert plain is not None and plain.env == {"REPRO_TOTAL_STEPS": "5"}
+
+
+@pytest.mark.parametrize(
+    ("script", "modules", "chosen"),
+    [
+        # a method's attribute a while loop reads
+        (
+            "class Model:\n"
+            "    def __init__(self):\n"
+            "        self.n_iter = 5000\n"
+            "        self.it = 0\n"
+            "    def fit(self):\n"
+            "        while self.it < self.n_iter:\n"
+            "            self.it += 1\n"
+            "Model().fit()\n",
+            {},
+            ("attribute", "self.n_iter", "REPRO_N_ITER"),
+        ),
+        # a config's epochs that a module's loop reads
+        (
+            "import trainer\nconfig = trainer.Config()\nconfig.epochs = 200\ntrainer.fit(config)\n",
+            {"trainer.py": "def fit(cfg):\n    for _ in range(cfg.epochs):\n        pass\n"},
+            ("attribute", "config.epochs", "REPRO_EPOCHS"),
+        ),
+        # an attribute no loop reads bounds nothing seen: no knob
+        ("import m\nconfig = m.Config()\nconfig.epochs = 200\nm.fit(config)\n", {}, None),
+        # a name still comes first when it is earlier
+        (
+            "EPOCHS = 30\nargs.epochs = 200\nfor _ in range(args.epochs * EPOCHS):\n    pass\n",
+            {},
+            ("constant", "EPOCHS", "REPRO_EPOCHS"),
+        ),
+    ],
+)
+def test_an_attribute_is_a_knob_only_when_a_loop_reads_it(
+    script: str, modules: dict[str, str], chosen: tuple[str, str, str] | None
+) -> None:
+    knob = smoke_knob(script, ["python", "x.py"], modules)
+    if chosen is None:
+        assert knob is None
+    else:
+        assert knob is not None and (knob.kind, knob.name, *knob.env) == chosen
+
+
+_PERIODIC = (
+    "import argparse\n"
+    "parser = argparse.ArgumentParser()\n"
+    'parser.add_argument("--print-every", type=int, default=200)\n'
+    "args = parser.parse_args()\n"
+    "PRINT_EVERY = 500\n"
+    "EPOCHS = 4000\n"
+    "for epoch in range(EPOCHS):\n"
+    "    loss = 1.0 / (epoch + 1)\n"
+    "    {guard}\n"
+    '        print("epoch", epoch, "test accuracy", 0.9)\n'
+    "{after}"
+)
+
+
+@pytest.mark.parametrize(
+    ("guard", "after", "small"),
+    [
+        # true at the first step: no more than the smallest count
+        ("if epoch % 1000 == 0:", "", "1"),
+        ("if not epoch % 1000:", "", "1"),
+        # the first print comes after one period
+        ("if (epoch + 1) % 1000 == 0:", "", "1001"),
+        ("if epoch > 0 and epoch % PRINT_EVERY == 0:", "", "501"),
+        ("if epoch and epoch % args.print_every == 0:", "", "201"),
+        # a period of another counter, or one the code gives no value, is not the loop's
+        ("if loss % 1000 == 0:", "", "1"),
+        ("if epoch and epoch % args.unknown == 0:", "", "1"),
+        # printed outside the period too, or after the loop: nothing to wait for
+        ("if epoch % 1000 == 999:\n        pass\n    else:", "", "1"),
+        ("if epoch and epoch % 1000 == 0:", 'print("test accuracy", 0.9)\n', "1001"),
+        ("if False:", 'print("test accuracy", 0.9)\n', "1"),
+    ],
+)
+def test_a_count_is_not_shortened_below_one_print_of_the_label(
+    guard: str, after: str, small: str
+) -> None:
+    text = _PERIODIC.format(guard=guard, after=after)
+    knob = smoke_knob(text, ["python", "x.py"], labels=["Test Accuracy"])
+    assert knob is not None and (knob.name, knob.env) == ("EPOCHS", {"REPRO_EPOCHS": small})
+    # a count smaller than the period is the whole count
+    knob = smoke_knob(
+        text.replace("EPOCHS = 4000", "EPOCHS = 700"), ["x.py"], labels=["test accuracy"]
+    )
+    assert knob is not None and int(knob.env["REPRO_EPOCHS"]) <= 700
