@@ -6,7 +6,8 @@ repository modules it imports), and one repetition of a loop over splits or fold
 smoke launcher alone; kept when
 the shortened run ends within the budget, else undone with B021 (error), as when there is no
 knob (the same knob is applied before the first smoke run when the code names a count of
-the work of at least :data:`LARGE_COUNT`, with that count as its evidence); but when the
+the work of at least :data:`LARGE_COUNT`, or the knob's loop reads one: its literal bound, or
+the default of the option its bound reads; with that count as its evidence); but when the
 script never ends on its own (an endless loop its run reaches,
 :mod:`~reprobridge_sdk.agent._endless`), its claims are un-planned instead, with the loop's
 place and the time the run was stopped after (B061, a warning), and the build goes on. A
@@ -51,9 +52,10 @@ from reprobridge_sdk.model.build import (
 from reprobridge_sdk.model.claims import Claims
 from reprobridge_sdk.model.guide import Ambiguity
 
-#: A count of the work (epochs, iterations, steps; see ``is_iteration_count``) at least this
-#: large, read from the code as a literal, makes the smoke run short before its first run: a
-#: smoke run shows that the code runs, and runs of that many would mostly end at the budget.
+#: A count of the work (epochs, iterations, steps; see ``is_iteration_count``; or the count
+#: the knob's loop reads) at least this large, read from the code as a literal or an option's
+#: default, makes the smoke run short before its first run: a smoke run shows that the code
+#: runs, and runs of that many would mostly end at the budget.
 LARGE_COUNT = 1000
 
 
@@ -394,16 +396,33 @@ def _keep(
 
 
 def _large(knob: Knob) -> int | None:
-    """The count ``knob`` reads when it is named as a count of the work (not an unnamed loop
-    or a count of repetitions) and is at least :data:`LARGE_COUNT`, else None."""
+    """The count ``knob`` reads when it is at least :data:`LARGE_COUNT`, else None: a count
+    named as one of the work (a constant, an attribute, a keyword, an option; not a count of
+    repetitions), or the count a loop's bound reads before any run (its literal, or the
+    default of the option it reads, such as ``range(int(args.budget) // steps_per_epoch)``
+    with ``--budget`` 300000 by default)."""
+    if knob.kind == "loop":
+        return knob.count if knob.count is not None and knob.count >= LARGE_COUNT else None
     name = knob.name.rsplit(".", 1)[-1]  # an attribute's: total_steps of args.total_steps
-    if knob.kind == "loop" or knob.default is None or not is_iteration_count(name):
+    if knob.default is None or not is_iteration_count(name):
         return None
     try:
         value = ast.literal_eval(knob.default)
     except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
         return None
     return value if type(value) is int and value >= LARGE_COUNT else None
+
+
+def _count_read(knob: Knob, count: int, where: str) -> str:
+    """What the code says of ``knob``'s count before any run: ``total_steps is 6000 in the
+    code (x.py:40)``, or for a loop what its bound reads."""
+    if knob.kind != "loop":
+        return f"{knob.name} is {count} in the code ({where})"
+    if knob.reads is not None:
+        return (
+            f"the loop over range({knob.default}) ({where}) reads {knob.reads}, {count} by default"
+        )
+    return f"the loop over range({knob.default}) ({where}) runs {count} times"
 
 
 def shorten_upfront(
@@ -425,14 +444,13 @@ def shorten_upfront(
     if short is None or knob is None or count is None:
         return None
     where = f"{knob.file or current.script}:{knob.line}" if knob.line else current.script
-    reason = f"{knob.name} is {count} in the code ({where})"
+    reason = _count_read(knob, count, where)
     outcome = short.try_out(state)
     fix = _fix(
         current,
         short,
-        f"{knob.name} is {count} in the code ({where}), a count a smoke run does not need "
-        "to show that the code runs: the smoke run was made short before its first run, not "
-        "after a run to its budget. ",
+        f"{reason}, a count a smoke run does not need to show that the code runs: the smoke "
+        "run was made short before its first run, not after a run to its budget. ",
     )
     if outcome.exit_status is None or (outcome.exit_status == 0 and not _passes(outcome, labels)):
         short.undo(state)

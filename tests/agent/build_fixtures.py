@@ -809,15 +809,15 @@ _add(
 _add(
     Fixture(
         "huge-loop",
-        # the count is the bound of an unnamed loop: not read as the training's length before
-        # a run past the budget shows it is
+        # the count is the literal bound of an unnamed loop, at least the large count: the
+        # code shows it before any run, as a named one
         {
             "train.py": _SLOW.format(knob="", epochs="100000").replace(
                 "for epoch in range(epochs)", "for epoch in range(100000)"
             )
         },
         _SLOW_CLAIMS,
-        ("a loop of 100000 steps with no name, made short after its smoke run timed out",),
+        ("a loop of 100000 steps with no name, made short before the first smoke run",),
         {"accuracy": True},
         end_to_end=False,  # as long-smoke
     )

@@ -487,8 +487,9 @@ _HUGE_OPTION = (
             False,
             {"argv": ["python", "train.py", "--rounds", "5"]},
         ),
+        (FIXTURES["huge-loop"], True, {"env": {"MPLBACKEND": "Agg", "REPRO_ITERATIONS": "5"}}),
     ],
-    ids=["constant", "option"],
+    ids=["constant", "option", "loop"],
 )
 def test_a_huge_count_in_the_code_makes_the_first_smoke_run_short(
     tmp_path: Path,
@@ -497,10 +498,10 @@ def test_a_huge_count_in_the_code_makes_the_first_smoke_run_short(
     patched: bool,
     smoke_change: dict[str, object],
 ) -> None:
-    """GAT's ``nb_epochs = 100000``: the code shows the count before any run, so the first
-    smoke run is already short; no run is spent reaching the budget. The change is the
-    after-timeout one, its evidence the count read from the code; the scored launcher is
-    unchanged."""
+    """GAT's ``nb_epochs = 100000`` (and a loop over ``range(100000)``): the code shows the
+    count before any run, so the first smoke run is already short; no run is spent reaching
+    the budget. The change is the after-timeout one, its evidence the count read from the
+    code; the scored launcher is unchanged."""
     repo, claims_file = write_repo(tmp_path / "raw", fixture)
     result, code, recorded = _reproduce(
         lambda _name: (repo, claims_file),
@@ -524,13 +525,19 @@ def test_a_huge_count_in_the_code_makes_the_first_smoke_run_short(
     assert ("_repro_knob" in (code / "train.py").read_text("utf-8")) is patched
 
 
-def test_a_count_the_code_does_not_name_is_made_short_only_after_a_timeout(
-    raw_repo, tmp_path: Path, fixture_python: Path
+def test_a_loop_below_the_large_count_is_made_short_only_after_a_timeout(
+    tmp_path: Path, fixture_python: Path
 ) -> None:
-    """``for epoch in range(100000)`` names no count of the work: the first smoke run is as
+    """``for epoch in range(800)``: a count below the large one, so the first smoke run is as
     written, runs to the budget, and then the after-timeout rule makes it short."""
+    script = FIXTURES["huge-loop"].files["train.py"].replace("range(100000)", "range(800)")
+    repo, claims_file = write_repo(tmp_path / "raw", _slow("long-loop", script))
     result, _, recorded = _reproduce(
-        raw_repo, tmp_path, fixture_python, "huge-loop", timeout=40 * EPOCH_SECONDS
+        lambda _name: (repo, claims_file),
+        tmp_path,
+        fixture_python,
+        "long-loop",
+        timeout=40 * EPOCH_SECONDS,
     )
     assert result.gate.passed, result.gate.findings
     assert [a.exit_status for a in result.attempts] == [None, 0]
@@ -617,12 +624,16 @@ def test_a_count_of_a_parser_the_package_builds_makes_the_first_smoke_run_short(
     assert "_repro_knob" not in (code / "pkg/training.py").read_text("utf-8")
 
 
-def test_a_loop_bounded_through_an_option_is_made_short_after_a_timeout(
-    tmp_path: Path, fixture_python: Path
+@pytest.mark.parametrize("default", ["3e5", "800"])
+def test_a_loop_bounded_through_an_option_is_made_short(
+    tmp_path: Path, fixture_python: Path, default: str
 ) -> None:
-    """``range(int(args.budget) // 4)`` (the option is no count name): the first smoke run
-    reaches the budget, then the loop reads the smoke launcher's count of iterations."""
-    repo, claims_file = write_repo(tmp_path / "raw", _slow("budget-loop", _BUDGET_LOOP))
+    """``range(int(args.budget) // 4)`` (the option is no count name): with the option's
+    default of 300000 (ironjr/grokfast's), at least the large count, the first smoke run is
+    already short; with 800 it reaches the budget first. Either way the loop then reads the
+    smoke launcher's count of iterations."""
+    script = _BUDGET_LOOP.replace("default=3e5", f"default={default}")
+    repo, claims_file = write_repo(tmp_path / "raw", _slow("budget-loop", script))
     result, code, recorded = _reproduce(
         lambda _name: (repo, claims_file),
         tmp_path,
@@ -631,9 +642,15 @@ def test_a_loop_bounded_through_an_option_is_made_short_after_a_timeout(
         timeout=40 * EPOCH_SECONDS,
     )
     assert result.gate.passed, result.gate.findings
-    assert [a.exit_status for a in result.attempts] == [None, 0]
+    upfront = default == "3e5"
+    assert [a.exit_status for a in result.attempts] == ([0] if upfront else [None, 0])
     [fix] = result.fixes
     assert fix.rule == "smoke-scope" and "int(args.budget) // 4" in fix.summary
+    if upfront:
+        assert "reads --budget, 300000 by default" in fix.evidence
+        assert "stopped at its budget" not in fix.evidence
+    else:
+        assert "stopped at its budget" in fix.evidence
     assert recorded == [("smoke-scope", None)]
     launchers = {item.id: item for item in result.launchers}
     assert launchers["train-smoke"].env == {"MPLBACKEND": "Agg", "REPRO_ITERATIONS": "5"}
