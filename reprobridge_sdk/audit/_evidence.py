@@ -9,26 +9,109 @@ import hashlib
 import io
 import os
 import re
+import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 from reprobridge_sdk.extract.extraction import OpenedFile
 from reprobridge_sdk.findings import Finding, Severity, finding
 from reprobridge_sdk.io import reading, safefs
 from reprobridge_sdk.model import RECORD_NAME, EvidenceRecord
+from reprobridge_sdk.model.evidence import EnvironmentSnapshot
 from reprobridge_sdk.run.evidence import ENV_DIR, SnapshotProblem, load_snapshot, record_owner
 
-__all__ = ["RunEvidence"]
+__all__ = ["FileFacts", "Measured", "OutputFacts", "RunEvidence", "RunRecord"]
 
 
-@dataclass
+class Measured(NamedTuple):
+    """A value a record gives: its task and the value (``None``: extraction failed)."""
+
+    task: str
+    value: float | None
+
+
+class FileFacts(NamedTuple):
+    """A log's recorded digest and size."""
+
+    sha256: str
+    size: int
+
+
+class OutputFacts(NamedTuple):
+    """An output's id, recorded digest and size."""
+
+    id: str
+    sha256: str
+    size: int
+
+
+def _shared(text: str) -> str:
+    """``text`` interned: ids and digests that many runs repeat are held once."""
+    return sys.intern(text)
+
+
+def _shared_or_none(text: str | None) -> str | None:
+    return None if text is None else sys.intern(text)
+
+
+@dataclass(slots=True)
+class RunRecord:
+    """A run's record condensed once verified (:meth:`of`): what the verdicts, the report and
+    the later checks (ledger, signatures, duplicates, re-execution) read of it, in plain
+    values. The typed record and its parsed JSON are not kept: a typed record is about forty
+    model objects, where a condensed one is a few tuples and strings."""
+
+    run_id: str
+    artifact: str
+    launcher: str
+    seed: int | None
+    scope: str
+    status: str
+    started_at: str
+    ended_at: str | None
+    code_tree_digest: str | None
+    lock_digest: str | None
+    environment_sha256: str | None
+    #: The embedded snapshot (``None``: none, or named by ``environment_sha256`` as the
+    #: runner's records name it); kept typed, as the re-execution and the references read it.
+    environment: EnvironmentSnapshot | None
+    log: FileFacts | None
+    outputs: tuple[OutputFacts, ...]
+    measurements: tuple[Measured, ...]
+
+    @classmethod
+    def of(cls, record: EvidenceRecord) -> RunRecord:
+        """``record`` condensed."""
+        log = record.log
+        return cls(
+            run_id=record.run_id,
+            artifact=_shared(record.artifact),
+            launcher=_shared(record.launcher),
+            seed=record.seed,
+            scope=record.scope,
+            status=record.status,
+            started_at=record.started_at,
+            ended_at=record.ended_at,
+            code_tree_digest=_shared_or_none(record.code_tree_digest),
+            lock_digest=_shared_or_none(record.lock_digest),
+            environment_sha256=_shared_or_none(record.environment_sha256),
+            environment=record.environment,
+            log=None if log is None else FileFacts(log.sha256, log.size),
+            outputs=tuple(OutputFacts(_shared(o.id), o.sha256, o.size) for o in record.outputs),
+            measurements=tuple(Measured(_shared(m.task), m.value) for m in record.measurements),
+        )
+
+
+@dataclass(slots=True)
 class RunEvidence:
-    """One run directory after verification."""
+    """One run directory after verification: its record condensed (:class:`RunRecord`; a
+    typed record given is condensed), the values the auditor re-extracted and its findings."""
 
     path: Path
     rel: str
-    record: EvidenceRecord | None
+    record: RunRecord | None
     findings: list[Finding] = field(default_factory=list)
     values: dict[str, float | None] = field(default_factory=dict)
     #: Warnings that concern one task's value (A035), by task id; also in ``findings``.
@@ -43,6 +126,10 @@ class RunEvidence:
     #: The earlier run of another seed whose log or output this run's repeats byte for byte,
     #: with nothing else shared (A079, :mod:`.duplicates`); re-execution may turn it to A038.
     twin: RunEvidence | None = field(default=None, repr=False)
+
+    def __post_init__(self) -> None:
+        if isinstance(self.record, EvidenceRecord):  # a record loaded by the caller
+            self.record = RunRecord.of(self.record)
 
     @property
     def valid(self) -> bool:

@@ -18,14 +18,16 @@ from reprobridge_sdk.findings import terminal_text
 
 if TYPE_CHECKING:
     from reprobridge_sdk.model.evidence import EnvironmentSnapshot, EvidenceRecord
+    from reprobridge_sdk.run.evidence import NamesSnapshot
     from reprobridge_sdk.run.process import ResourceLimits
 
+    from ._evidence import RunRecord
     from .verify import ArtifactFacts, RunEvidence
 
 __all__ = ["Execution", "Executor", "Progress", "progress_line", "values"]
 
 
-def values(record: EvidenceRecord) -> dict[str, float | None]:
+def values(record: EvidenceRecord | RunRecord) -> dict[str, float | None]:
     return {m.task: m.value for m in record.measurements}
 
 
@@ -150,7 +152,7 @@ class Executor:
         return Execution(record=last.record, environment=environment)
 
 
-def snapshot_of(run_dir: Path, record: EvidenceRecord) -> EnvironmentSnapshot | None:
+def snapshot_of(run_dir: Path, record: NamesSnapshot) -> EnvironmentSnapshot | None:
     """The environment snapshot of the run at ``run_dir``, None when it has none or it
     cannot be read (a missing or altered snapshot file is the evidence checks' concern)."""
     from reprobridge_sdk.run.evidence import (  # noqa: PLC0415 - heavy

@@ -24,7 +24,11 @@ if TYPE_CHECKING:
     from reprobridge_sdk.model.audit import RerunComparison
     from reprobridge_sdk.model.evidence import EvidenceRecord
 
+    from ._evidence import RunRecord
     from .verify import RunEvidence
+
+    #: A typed record (the runner's, the author's) or one the audit condensed.
+    Record = EvidenceRecord | RunRecord
 
 __all__ = [
     "SAME_SEED_HINT",
@@ -43,14 +47,14 @@ SAME_SEED_HINT = (
 )
 
 
-def _identity(record: EvidenceRecord) -> str:
+def _identity(record: Record) -> str:
     """The run id without the record's own ``-s<seed>`` part."""
     if record.seed is None:
         return record.run_id
     return re.sub(rf"-s{record.seed}(?=-|$)", "", record.run_id, count=1)
 
 
-def copy_signs(first: EvidenceRecord, later: EvidenceRecord) -> list[str]:
+def copy_signs(first: Record, later: Record) -> list[str]:
     """What the two records share that two runs of the runner never do (empty: nothing)."""
     signs: list[str] = []
     if first.run_id == later.run_id or _identity(first) == _identity(later):
@@ -62,7 +66,7 @@ def copy_signs(first: EvidenceRecord, later: EvidenceRecord) -> list[str]:
     return signs
 
 
-def _files(record: EvidenceRecord) -> list[tuple[str, str]]:
+def _files(record: Record) -> list[tuple[str, str]]:
     files = [("log", record.log.sha256)] if record.log is not None and record.log.size != 0 else []
     files += [(f"output {o.id}", o.sha256) for o in record.outputs if o.size != 0]
     return files
@@ -178,7 +182,7 @@ def settle_by_rerun(
     return turned
 
 
-def record_files(record: EvidenceRecord) -> dict[str, str]:
+def record_files(record: Record) -> dict[str, str]:
     """The digests of a run's log and outputs, by what they are (``log``, ``output ID``)."""
     files = {"log": record.log.sha256} if record.log is not None else {}
     return files | {f"output {o.id}": o.sha256 for o in record.outputs}
@@ -190,11 +194,11 @@ def _same(a: float | None, b: float | None) -> bool:
     return a == b or (math.isnan(a) and math.isnan(b))
 
 
-def _values(record: EvidenceRecord) -> dict[str, float | None]:
+def _values(record: Record) -> dict[str, float | None]:
     return {m.task: m.value for m in record.measurements}
 
 
-def same_run(one: EvidenceRecord, two: EvidenceRecord) -> bool:
+def same_run(one: Record, two: Record) -> bool:
     """Whether two runs (of one seed) gave the same values, at least one, and byte-identical
     files, by the digests their records keep."""
     files, values, others = record_files(one), _values(one), _values(two)
@@ -209,7 +213,7 @@ def same_run(one: EvidenceRecord, two: EvidenceRecord) -> bool:
 
 def same_seed_suggestions(
     launchers: Sequence[Launcher],
-    pairs: Mapping[str, Sequence[tuple[EvidenceRecord, EvidenceRecord]]],
+    pairs: Mapping[str, Sequence[tuple[Record, Record]]],
 ) -> list[Finding]:
     """C027 for each launcher not declared deterministic whose same-seed ``pairs`` met by a
     re-execution (launcher id -> a recorded run and its re-execution, a run and its repeat)

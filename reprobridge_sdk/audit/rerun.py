@@ -19,20 +19,18 @@ import random
 import secrets
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal
+from typing import Literal
 
 from reprobridge_sdk.findings import Finding, finding
 from reprobridge_sdk.model import RECORD_NAME
 from reprobridge_sdk.model.audit import RerunComparison, ShiftSkipped, ShiftTest
 
+from ._evidence import RunRecord
 from ._execute import Execution, Executor, Progress, same_machine, snapshot_of, values
 from ._studentt import t_two_sided
 from .duplicates import same_seed_suggestions
 from .interval import finite
 from .verify import ArtifactFacts, RunEvidence
-
-if TYPE_CHECKING:
-    from reprobridge_sdk.model.evidence import EvidenceRecord
 
 __all__ = [
     "DEFAULT_SAMPLE",
@@ -402,9 +400,9 @@ class _Sample:
     spreads: dict[str, dict[str, float]] = field(default_factory=dict)
     out_of_memory: list[str] = field(default_factory=list)
     #: Launcher -> its same-seed pairs: a recording and its re-execution, a run and its repeat.
-    pairs: dict[str, list[tuple[EvidenceRecord, EvidenceRecord]]] = field(default_factory=dict)
-    #: Run -> the record of its (first) re-execution that succeeded.
-    records: dict[str, EvidenceRecord] = field(default_factory=dict)
+    pairs: dict[str, list[tuple[RunRecord, RunRecord]]] = field(default_factory=dict)
+    #: Run -> the record of its (first) re-execution that succeeded, condensed.
+    records: dict[str, RunRecord] = field(default_factory=dict)
     #: Run -> whether that re-execution ran on the kind of machine the recording names.
     same_machine: dict[str, bool] = field(default_factory=dict)
 
@@ -436,12 +434,13 @@ def _execute(
             outcome.chosen.append(rel)
             values = _settle(chosen, done, outcome)
             if values is not None and done.record is not None and chosen.record is not None:
+                again = RunRecord.of(done.record)
                 got.fresh[rel] = values
-                got.records[rel] = done.record
+                got.records[rel] = again
                 got.same_machine[rel] = same_machine(
                     snapshot_of(chosen.path, chosen.record), done.environment
                 )
-                got.pairs.setdefault(_launcher_of(chosen), []).append((chosen.record, done.record))
+                got.pairs.setdefault(_launcher_of(chosen), []).append((chosen.record, again))
         if done.started or done.stopped is None:  # not a run the spent budget left out
             track.step(chosen)
         _repeat(chosen, position, run=run, track=track, wanted=wanted, got=got)
@@ -472,7 +471,7 @@ def _repeat(
     again = run(chosen)
     if again.record is not None and again.record.status == "succeeded":
         got.spreads[launcher] = _spreads(got.fresh[rel], values(again.record))
-        got.pairs[launcher].append((got.records[rel], again.record))
+        got.pairs[launcher].append((got.records[rel], RunRecord.of(again.record)))
     if again.started:
         track.step(chosen, again=True)
     else:  # the budget was spent

@@ -28,6 +28,7 @@ from ._artifact import ArtifactFacts, artifact_facts, check_artifact
 from ._evidence import (
     _OVER_LIMIT,
     RunEvidence,
+    RunRecord,
     _evidence_file,
     _KeptFiles,
     _read_record,
@@ -40,6 +41,7 @@ from .duplicates import check_duplicates
 __all__ = [
     "ArtifactFacts",
     "RunEvidence",
+    "RunRecord",
     "artifact_facts",
     "check_artifact",
     "check_duplicates",
@@ -220,7 +222,9 @@ def _check_run(  # noqa: PLR0917 - private step of check_run
     plans: _Plans,
 ) -> RunEvidence:
     record, owner, digest, problem = _read_record(path, rel, root)
-    run = RunEvidence(path=path, rel=rel, record=record, record_sha256=digest)
+    # The run keeps its record condensed: the typed one is read by the checks below only.
+    condensed = RunRecord.of(record) if record is not None else None
+    run = RunEvidence(path=path, rel=rel, record=condensed, record_sha256=digest)
     if record is None:
         assert problem is not None
         run.findings.append(problem)

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from reprobridge_sdk.api import load
 from reprobridge_sdk.audit.duplicates import SAME_SEED_HINT, copy_signs, record_files
-from reprobridge_sdk.audit.verify import RunEvidence, artifact_facts, check_run
+from reprobridge_sdk.audit.verify import RunEvidence, RunRecord, artifact_facts, check_run
 from reprobridge_sdk.findings import Finding, finding
 from reprobridge_sdk.run.evidence import RecordError, load_record
 from reprobridge_sdk.versions import MANIFEST_NAME
@@ -25,7 +25,6 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from reprobridge_sdk.model import Launcher, Manifest
-    from reprobridge_sdk.model.evidence import EvidenceRecord
 
 __all__ = ["suggest_after_check", "suggest_deterministic"]
 
@@ -89,11 +88,11 @@ def suggest_after_check(
         if record_files(record) == digests:
             runs.append(check_run(facts, path, path.name))
         else:
-            runs.append(RunEvidence(path=path, rel=path.name, record=record))
+            runs.append(RunEvidence(path=path, rel=path.name, record=RunRecord.of(record)))
     return suggest_deterministic(art.manifest, runs, file=MANIFEST_NAME)
 
 
-def _record(run: RunEvidence) -> EvidenceRecord:
+def _record(run: RunEvidence) -> RunRecord:
     assert run.record is not None  # grouped runs have one
     return run.record
 

@@ -20,6 +20,7 @@ from reprobridge_sdk.audit.verdict import judge_task
 from reprobridge_sdk.audit.verify import (
     ArtifactFacts,
     RunEvidence,
+    RunRecord,
     artifact_facts,
     check_run,
     discover_runs,
@@ -30,7 +31,7 @@ from reprobridge_sdk.authoring.determinism import suggest_deterministic
 from reprobridge_sdk.digest import file_sha256
 from reprobridge_sdk.errors import ArtifactError
 from reprobridge_sdk.findings import Finding, Severity, finding
-from reprobridge_sdk.model.evidence import RECORD_NAME, EvidenceRecord
+from reprobridge_sdk.model.evidence import RECORD_NAME
 from reprobridge_sdk.model.task import Observation, Provenance, ProvenanceRun, Task
 from reprobridge_sdk.run.evidence import record_environment
 
@@ -101,7 +102,7 @@ def _error(code: str, message: str, *, path: str = "") -> ReferencesError:
     return ReferencesError(message, [finding(code, message, path=path)])
 
 
-def _hardware(run_dir: Path, record: EvidenceRecord) -> str | None:
+def _hardware(run_dir: Path, record: RunRecord) -> str | None:
     env = record_environment(run_dir, record)  # embedded, or named by digest (1.1)
     if env is None:
         return None

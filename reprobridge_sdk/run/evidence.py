@@ -18,6 +18,7 @@ import secrets
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Protocol
 
 from pydantic import ValidationError
 
@@ -399,7 +400,18 @@ class SnapshotProblem(Exception):
         self.message = message
 
 
-def read_snapshot(run_dir: Path, record: EvidenceRecord) -> EnvironmentSnapshot | None:
+class NamesSnapshot(Protocol):
+    """What of a record names its environment snapshot: a typed record, or one an audit
+    condensed."""
+
+    @property
+    def environment(self) -> EnvironmentSnapshot | None: ...
+
+    @property
+    def environment_sha256(self) -> str | None: ...
+
+
+def read_snapshot(run_dir: Path, record: NamesSnapshot) -> EnvironmentSnapshot | None:
     """The environment snapshot of the run at ``run_dir``: embedded, or the one it names.
 
     ``None`` when the record has neither. A named snapshot is looked up in the runs directory
@@ -445,7 +457,7 @@ def load_snapshot(runs_dir: Path, digest: str) -> EnvironmentSnapshot:
         ) from None
 
 
-def record_environment(run_dir: Path, record: EvidenceRecord) -> EnvironmentSnapshot | None:
+def record_environment(run_dir: Path, record: NamesSnapshot) -> EnvironmentSnapshot | None:
     """The run's snapshot as :func:`read_snapshot` finds it, or ``None`` when it cannot."""
     try:
         return read_snapshot(run_dir, record)
