@@ -21,7 +21,7 @@ from reprobridge_sdk.audit._execute import snapshot_of, values
 from reprobridge_sdk.audit.duplicates import copy_signs, record_files
 from reprobridge_sdk.audit.verify import RunEvidence, RunRecord, verify_attempt
 from reprobridge_sdk.extract.extraction import ExtractionCache
-from reprobridge_sdk.model.evidence import EvidenceRecord, MeasuredValue
+from reprobridge_sdk.model import EvidenceRecord, MeasuredValue
 from reprobridge_sdk.run import load_record
 
 
