@@ -7,8 +7,9 @@ libyaml's recursive composer can crash on deep input. A document with a fatal pr
 Y004-Y007, Y011) has ``data`` None.
 
 Cost: one parse, linear in the text. A document in which the converter would find nothing is
-read from libyaml's events (``_events``) and keeps no node graph; a position asked of it is
-found in the text (``_locate``). Any other document is composed and converted with every
+read by :mod:`json` when it is JSON text YAML reads alike (``_jsontext``), else from libyaml's
+events (``_events``), and keeps no node graph; a position asked of it is found in the text
+(``_locate``). Any other document is composed and converted with every
 position (``_nodes``); ``_guards`` holds the bounds and ``_yamlcore`` the core schema. The
 garbage collector is left alone (the command line tunes it for the whole command).
 """
@@ -37,6 +38,7 @@ from reprobridge_sdk.io._guards import (
     _too_large,
     nests_too_deep,
 )
+from reprobridge_sdk.io._jsontext import _from_json
 from reprobridge_sdk.io._locate import Locator
 from reprobridge_sdk.io._nodes import _Converter
 from reprobridge_sdk.io._yamlcore import (
@@ -80,8 +82,9 @@ class Document:
     _key_positions: dict[str, tuple[int, int]] | None = field(default=None, repr=False)
     # Finds single pointers in ``text`` while the maps above are not computed (see locate).
     _locator: Any = field(default=None, repr=False, compare=False)
-    # Where the collections two levels down are written (see _from_events), for the locator.
-    _spans: dict[str, Span] = field(default_factory=dict, repr=False, compare=False)
+    # Where the collections two levels down are written (see _from_events), for the locator;
+    # None for a JSON text read by ``json`` until a position is asked for.
+    _spans: dict[str, Span] | None = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def positions(self) -> dict[str, tuple[int, int]]:
@@ -110,6 +113,9 @@ class Document:
         """
         if self._positions is None and self.text:
             if self._locator is None:
+                if self._spans is None:  # read by json: the event reader finds the spans
+                    self._spans = {}
+                    _from_events(self.text, self._spans)
                 self._locator = Locator(
                     self.text,
                     spans=self._spans,
@@ -209,6 +215,9 @@ def _several_documents(text: str) -> bool:
 
 
 def _parse(label: str, text: str) -> Document:
+    data = _from_json(text)
+    if data is not None:  # no finding, no spans yet: the first position asked for reads them
+        return Document(label, text, data=data, _spans=None)
     spans: dict[str, Span] = {}
     data = _from_events(text, spans)
     if data is not None:  # no finding: a position asked for is found in the text

@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from reprobridge_sdk.findings import finding
 from reprobridge_sdk.io import _guards, document
 from reprobridge_sdk.io._events import _from_events
+from reprobridge_sdk.io._jsontext import _from_json
 from reprobridge_sdk.io.document import (
     MAX_ALIAS_NODES,
     MAX_BYTES,
@@ -469,3 +470,126 @@ def test_the_event_reader_reads_as_the_node_converter(text: str) -> None:
     if events is None:  # an alias or an explicit tag: the converter reads it alone
         return
     assert _typed(events) == _typed(converted.data)
+
+
+# -- the JSON reader: whenever it gives data, the event reader gives the same ----------------
+
+#: Between JSON's tokens: its four whitespace characters, line breaks of each kind.
+_GAPS = st.sampled_from(["", " ", "  ", "\t", "\n", "\r\n", "\r", "\n\t ", " " * 40])
+#: Strings YAML reads otherwise than JSON, or refuses, among ordinary ones: escapes, a
+#: surrogate pair, raw NEL, LS, DEL and non-characters, a quote, long keys near YAML's limit.
+_ODD = st.sampled_from(
+    [
+        'a"b',
+        "c\\d",
+        "\u0085",
+        "\u2028",
+        "\x7f",
+        "\ufffe",
+        "\U0001f600",
+        "\x01",
+        "e/f",
+        "#",
+        "- x",
+        ": y",
+        "k" * 995,
+        "k" * 1030,
+        "\u00e9" * 300,
+    ]
+)
+
+
+def _json_text(value: Any, gap: Any, ascii_only: bool) -> str:
+    """``value`` as JSON text with a drawn gap around every token (keys, colons, commas)."""
+    if isinstance(value, dict):
+        items = [
+            f"{gap()}{json.dumps(key, ensure_ascii=ascii_only)}{gap()}:{gap()}"
+            f"{_json_text(item, gap, ascii_only)}{gap()}"
+            for key, item in value.items()
+        ]
+        return "{" + ",".join(items) + gap() + "}"
+    if isinstance(value, list):
+        return "[" + ",".join(gap() + _json_text(item, gap, ascii_only) for item in value) + "]"
+    return json.dumps(value, ensure_ascii=ascii_only)
+
+
+_odd_keys = st.one_of(_keys, _ODD)
+_odd_json = st.recursive(
+    st.one_of(_scalars, _ODD, st.sampled_from([10**20, -0.0, 1e300, 2.5e-8, 1e-320])),
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=4), st.dictionaries(_odd_keys, inner, min_size=1, max_size=4)
+    ),
+    max_leaves=25,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.dictionaries(_odd_keys, _odd_json, min_size=1, max_size=5),
+    st.lists(_GAPS, min_size=1, max_size=8),
+    st.booleans(),
+)
+@example({"k": 1}, ["\n"], False)
+@example({"k" * 1022: 1}, [""], False)
+@example({"k" * 1020: 1}, [" ", "  "], False)
+def test_the_json_reader_reads_as_the_event_reader(
+    data: dict[str, Any], gaps: list[str], ascii_only: bool
+) -> None:
+    """Whenever the JSON reader gives data, the event reader gives the same data with the same
+    types (so the node converter too, above); a gap, an odd string or a key YAML refuses
+    makes it give up, never read otherwise."""
+    turn = iter(range(10**9))
+    text = _json_text(data, lambda: gaps[next(turn) % len(gaps)], ascii_only)
+    read = _from_json(text)
+    if read is not None:
+        events = _from_events(text)
+        assert events is not None
+        assert _typed(read) == _typed(events)
+
+
+@settings(max_examples=60, deadline=None)
+@given(_documents, st.sampled_from([None, 1, 2]), st.booleans())
+def test_the_json_reader_reads_ordinary_json_text(
+    data: dict[str, Any], indent: int | None, ascii_only: bool
+) -> None:
+    """What programs write (``json.dumps``, any indent) is read by the JSON reader, not
+    handed on: the property above is not held by giving up. (A character beyond the BMP
+    written as an escaped surrogate pair is the exception: libyaml refuses it, Y001.)"""
+    text = json.dumps(data, indent=indent, ensure_ascii=ascii_only)
+    read = _from_json(text)
+    if ascii_only and any(ord(c) > 0xFFFF for c in json.dumps(data, ensure_ascii=False)):
+        assert read is None and _from_events(text) is None
+        return
+    assert read is not None
+    assert _typed(read) == _typed(_from_events(text))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"a": 1, "a": 2}',  # a key twice: Y003
+        '{"a": 1e400}',  # too large for a double: S004
+        '{"a": NaN}',
+        '{"a": ' + "9" * 4301 + "}",
+        '{"a": ' + "[" * 64 + "]" * 64 + "}",  # Y005
+        '{"k"\n: 1}',  # YAML takes no line break before a key's colon
+        '{"' + "k" * 1023 + '": 1}',  # nor a key of more than 1,024 characters
+        '{"a": "\u0085"}',  # a raw NEL YAML folds into a space
+        '{"a": "\\ud83d\\ude00"}',  # a surrogate pair libyaml refuses
+        "[1]",  # Y002
+    ],
+)
+def test_the_json_reader_gives_up_where_yaml_reads_otherwise(text: str) -> None:
+    assert _from_json(text) is None
+    doc = load_document(text.encode(), name="m.json")
+    assert doc.findings or doc.data == _from_events(text)
+
+
+def test_a_finding_in_a_json_text_is_located_by_the_event_readers_spans() -> None:
+    """A JSON manifest read by json keeps no spans; the first position asked for reads them."""
+    items = ",\n".join(f'{{"id": "t{i}", "v": [{i}]}}' for i in range(300))
+    doc = load_document(f'{{"tasks": [\n{items}\n]}}'.encode(), name="m.json")
+    assert doc.findings == [] and doc._spans is None
+    assert doc.locate("/tasks/299/v/0") == (301, 22)
+    assert doc._spans and doc._positions is None  # found from the spans, not the maps
+    assert doc.positions["/tasks/299/v/0"] == (301, 22)
