@@ -528,7 +528,21 @@ def _scan_last(path: Readable, plan: _Plan, chunk_size: int) -> str | None:
         return None
 
 
-def _make_plan(rx: Regex, group: str | int, strategy: str | None) -> _Plan:
+#: A file of at most this many bytes is scanned line by line: its few lines cost less than
+#: the pattern facts (literal, line safety) the other strategies derive from its parse tree.
+SMALL_FILE = 4096
+
+
+def _make_plan(
+    rx: Regex, group: str | int, strategy: str | None, path: Readable | None = None
+) -> _Plan:
+    """How ``path`` is scanned for ``rx``: the ``strategy`` forced, else the fastest one that
+    is exact for the pattern, or line by line for a small file (:data:`SMALL_FILE`), whose
+    plan needs no fact of the pattern."""
+    if strategy is None and path is not None and _small(path):
+        strategy = "line"
+    if strategy == "line":
+        return _Plan(rx=rx, group=group, literal=None, chunkable=False)
     literal_text = required_literal(rx.pattern)
     fold = False
     if literal_text is None:
@@ -545,6 +559,15 @@ def _make_plan(rx: Regex, group: str | int, strategy: str | None) -> _Plan:
     )
 
 
+def _small(path: Readable) -> bool:
+    """Whether ``path`` holds at most :data:`SMALL_FILE` bytes (not when it cannot be told:
+    the scan itself then reports what it meets)."""
+    try:
+        return path.stat().st_size <= SMALL_FILE
+    except OSError:
+        return False
+
+
 def scan(
     path: Readable,
     rx: Regex,
@@ -557,10 +580,11 @@ def scan(
     """Group text of the first, last or all matching lines of ``path``.
 
     ``strategy`` forces ``"literal"``, ``"chunk"`` or ``"line"`` (for tests); by default
-    the fastest one that is exact for the pattern is used. ``all`` holds every match in
-    memory: :func:`scan_chunks` streams them.
+    the fastest one that is exact for the pattern is used (line by line for a small file,
+    :func:`_make_plan`). ``all`` holds every match in memory: :func:`scan_chunks` streams
+    them.
     """
-    plan = _make_plan(rx, group, strategy)
+    plan = _make_plan(rx, group, strategy, path)
     if occurrence == "last":
         raw = _scan_last(path, plan, chunk_size)
         return () if raw is None else (raw,)
@@ -589,7 +613,7 @@ def scan_chunks(
     Memory is bounded by one region (about ``chunk_size`` bytes) and its matches, whatever
     the number of matches in the file.
     """
-    plan = _make_plan(rx, group, strategy)
+    plan = _make_plan(rx, group, strategy, path)
     if plan.literal is not None and not plan.fold:
         yield from _mapped_literal(path, plan, chunk_size)
         return

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from reprobridge_sdk import ExtractionError
 from reprobridge_sdk.extract import _linescan
 from reprobridge_sdk.extract.extraction import line_safe, regex_matches, required_literal
-from reprobridge_sdk.extract.pattern import author_pattern
+from reprobridge_sdk.extract.pattern import PATTERNS, author_pattern
 
 
 def _naive(data: bytes, pattern: str, group: int | str) -> list[str]:
@@ -205,6 +205,7 @@ def test_reverse_scan_equals_forward_naive(
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(_linescan, "_DENSE", 1 << 40)
         patch.setattr(_linescan, "_SLACK", 0)
+        patch.setattr(_linescan, "SMALL_FILE", -1)  # a small file is scanned line by line
         for occurrence, expected in (("last", naive[-1:]), ("all", naive)):
             got = _linescan.scan(path, rx, 1, occurrence, chunk)
             assert got == tuple(expected), ("adaptive", occurrence)
@@ -234,6 +235,7 @@ def test_the_mapped_literal_search_equals_the_line_scan(  # noqa: PLR0917 - draw
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(_linescan, "_WINDOW", window)
         patch.setattr(_linescan, "MAX_LINE", max_line)
+        patch.setattr(_linescan, "SMALL_FILE", -1)  # a small file is scanned line by line
         expected = _linescan.scan(path, rx, 1, "all", chunk, strategy="line")
         assert _linescan.scan(path, rx, 1, "all", chunk, strategy="literal") == expected
         assert _linescan.scan(path, rx, 1, "all", chunk) == expected
@@ -271,3 +273,24 @@ def test_empty_match_pattern_and_one_byte_chunks(tmp_path: Path, strategy: str |
     path = _write(tmp_path, b"xacc=3y\n")
     assert _linescan.scan(path, author_pattern(r"(x?)"), 1, "last", 1, strategy=strategy) == ("x",)
     assert _linescan.scan(path, author_pattern(r"(x?)"), 1, "all", 1, strategy=strategy) == ("x",)
+
+
+def test_a_small_file_is_scanned_line_by_line_without_the_patterns_facts(tmp_path: Path) -> None:
+    """A file of at most SMALL_FILE bytes costs a few lines: the scan derives none of the
+    pattern's facts (required literal, line safety) for it, and reads what the other
+    strategies read; a larger file takes the fastest exact strategy, whose facts it derives."""
+    pattern = r"^small_scan_acc=(?P<v>[0-9.]+)$"
+    rx = author_pattern(pattern)
+    entry = PATTERNS.entry(pattern)
+    small = _write(tmp_path, b"noise\nsmall_scan_acc=0.5\nsmall_scan_acc=0.75\ntail\n")
+    for occurrence, expected in (("last", ("0.75",)), ("all", ("0.5", "0.75"))):
+        assert _linescan.scan(small, rx, "v", occurrence, 64) == expected
+        for strategy in ("line", "literal", "chunk"):
+            assert _linescan.scan(small, rx, "v", occurrence, 64, strategy=strategy) == expected
+    entry.derived.clear()
+    assert _linescan.scan(small, rx, "v", "all", 64) == ("0.5", "0.75")
+    assert entry.derived == {}
+    large = tmp_path / "large.log"
+    large.write_bytes(b"noise line\n" * (_linescan.SMALL_FILE // 8) + b"small_scan_acc=0.9\n")
+    assert _linescan.scan(large, rx, "v", "all", 64) == ("0.9",)
+    assert entry.derived  # the literal and line safety, derived once for the pattern
