@@ -12,8 +12,10 @@ seconds, peak memory of each command alone (GNU ``time``; see ``bench_audit_scal
 
 * ours: ``python -m reprobridge_sdk validate DIR --format json``: every layer (YAML with a
   position for every finding, version, schema, semantics, files, lock, replay, guide);
-* ajv: ``ajv validate --spec=draft2020 --all-errors -s rra-1.0.schema.json -d rra.json``
-  (npm ``ajv-cli``) on the JSON of the same data: the schema only, no positions. Give its
+* ajv: ``ajv validate --spec=draft2020 --all-errors -s rra-1.0.schema.json -d FILE`` (npm
+  ``ajv-cli``) on the very manifest text ours reads: the schema only, no positions. A block
+  case's file is named ``.yaml``, which ajv-cli reads with js-yaml, so each side parses the
+  same YAML (before 2026-12-04 ajv read the JSON of the same data in every case). Give its
   path with ``--ajv`` or put it on ``PATH``.
 
 Every size is measured in each case (one reader, PyYAML's composer and the converter that
@@ -79,19 +81,19 @@ def _block(data: dict[str, Any]) -> str:
     return yaml.safe_dump(data, sort_keys=False, default_flow_style=None, width=100)
 
 
-def _texts(data: dict[str, Any]) -> dict[str, tuple[str, dict[str, Any]]]:
-    """Per case: the manifest's text and the data ajv reads."""
+def _texts(data: dict[str, Any]) -> dict[str, str]:
+    """Per case: the manifest's text (both sides read it)."""
     one = json.loads(json.dumps(data))
     one["tasks"][-1]["metirc"] = "score"
     many = json.loads(json.dumps(data))
     for task in many["tasks"][::10]:
         task["metirc"] = "score"
     return {
-        "json": (json_lines(data), data),
-        "block": (_block(data), data),
-        "json, 1 finding": (json_lines(one), one),
-        "json, T/10 findings": (json_lines(many), many),
-        "block, 1 finding": (_block(one), one),
+        "json": json_lines(data),
+        "block": _block(data),
+        "json, 1 finding": json_lines(one),
+        "json, T/10 findings": json_lines(many),
+        "block, 1 finding": _block(one),
     }
 
 
@@ -132,16 +134,18 @@ def main() -> None:
             root = Path(tmp) / f"a{size}"
             grow(root, size, random.Random(size), args.shape, runs=False)
             data = json.loads((root / "rra.yaml").read_text("utf-8"))
-            copy = Path(tmp) / f"rra{size}.json"
             ours = [sys.executable, "-m", "reprobridge_sdk", "validate", str(root)]
             ours += ["--format", "json"]
-            ajv = [args.ajv, "validate", "--spec=draft2020", "--strict=false", "--all-errors"]
-            ajv += ["-s", str(schema), "-d", str(copy)]
+            ajv_args = [args.ajv, "validate", "--spec=draft2020", "--strict=false"]
+            ajv_args += ["--all-errors", "-s", str(schema), "-d"]
             texts = _texts(data)
             for case in args.cases:
-                text, plain = texts[case]
+                text = texts[case]
                 (root / "rra.yaml").write_text(text, "utf-8")
-                copy.write_text(json.dumps(plain), "utf-8")
+                # ajv reads the very same text, named for the reader it takes
+                copy = Path(tmp) / f"rra{size}.{'yaml' if case.startswith('block') else 'json'}"
+                copy.write_text(text, "utf-8")
+                ajv = [*ajv_args, str(copy)]
                 ok = (0,) if "finding" not in case else (1,)
                 sides = {"ours": ours, "ajv": ajv, **before_side(ours, args.before)}
                 got = pairs(sides, args.repeats, ok=ok)
