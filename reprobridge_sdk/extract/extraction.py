@@ -74,13 +74,14 @@ def _source(
         if output not in outputs:
             msg = f"output {output!r} was not produced"
             raise ExtractionError("missing-file", msg, source=f"output:{output}")
-        return Path(outputs[output]), f"output:{output}"
+        found = outputs[output]
+        return found if isinstance(found, Path) else Path(found), f"output:{output}"
     if file:
         relative = render_template(str(file), context)
         return files_base / relative, relative
     if log is None:
         raise ExtractionError("missing-file", "there is no log to read", source="log")
-    return Path(log), "log"
+    return log if isinstance(log, Path) else Path(log), "log"
 
 
 def extract_value(

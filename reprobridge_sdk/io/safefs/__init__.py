@@ -89,7 +89,7 @@ def open_regular(
     is opened with ``O_NOFOLLOW``. Raises :class:`UnsafeFileError`, or ``FileNotFoundError``
     (callers report a missing file with their own code).
     """
-    target = Path(path)
+    target = path if isinstance(path, Path) else Path(path)
     if isinstance(root, OpenRoot):
         fd = _open_beneath(root.path, target, allow_links=allow_links, opened=root)
     elif root is not None:

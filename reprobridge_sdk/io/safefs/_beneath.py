@@ -208,7 +208,8 @@ def _relative_parts(
     with ``base`` (another link to the root) is resolved once to find what it names, which is
     then resolved again from the root's descriptor like any other.
     """
-    full = Path(path).absolute().parts  # as written: ``..`` kept, no link followed
+    # as written: ``..`` kept, no link followed
+    full = (path if isinstance(path, Path) else Path(path)).absolute().parts
     for prefix in spellings or _spellings(root, base):
         if full[: len(prefix)] == prefix:
             return list(full[len(prefix) :])
