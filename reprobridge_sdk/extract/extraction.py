@@ -21,7 +21,8 @@ from . import _plugin, kinds
 from ._allvalues import KEPT_RAW, KEPT_VALUES
 from ._errors import REASONS, ExtractionError, TemplateError
 from ._extraction_cache import ExtractionCache
-from ._linescan import DEFAULT_CHUNK, MAX_LINE, line_safe, required_literal
+from ._facts import line_safe, required_literal
+from ._linescan import DEFAULT_CHUNK, MAX_LINE
 from ._numbers import parse_number
 from ._opened import OpenedFile, open_checked
 from .kinds import Extracted, Request

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from reprobridge_sdk.audit import audit
-from reprobridge_sdk.extract._linescan import line_safe, required_literal
+from reprobridge_sdk.extract._facts import line_safe, required_literal
 from reprobridge_sdk.extract.extraction import ExtractionCache
 from reprobridge_sdk.extract.pattern import (
     PATTERNS,
@@ -176,10 +176,7 @@ def test_the_facts_from_the_checks_tree_equal_a_fresh_parse(
     reused) or not: the tree is not changed by the check."""
     import re._parser as parser
 
-    from reprobridge_sdk.extract._linescan import (
-        _line_safe,
-        _required_literal,
-    )
+    from reprobridge_sdk.extract._facts import _line_safe, _required_literal
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", FutureWarning)  # "[[:alpha:]]": a nested set
