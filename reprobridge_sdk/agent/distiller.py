@@ -32,7 +32,10 @@ came from, or the candidate is rejected (a later line matching the same pattern 
 the extractor read another number). A number alone on its line is read by the first or the
 last line of numbers alone, or of numbers of its kind (integers, fractions), or of its kind
 and sign, whichever singles it out on the log (``occurrence: first`` or ``last``); none does:
-the candidate is rejected.
+the candidate is rejected. When the lines of a rejected candidate's form begin with a counter
+that starts again (``step 1000`` ... ``step 6000``, then ``step 1000``: several models trained
+one after another in one run) and the candidate is not in the last training, that form is left
+out: its extractor would read the last model's number, not the claimed one (B060 says so).
 
 **Landmarks** are the log lines without digits that every run printed, in order, at most
 three, plus the extractor's own prefix. They are chosen again once the reference runs are
@@ -485,13 +488,45 @@ def _on_line(text: str, line_number: int, claim: Claim) -> list[Candidate]:
     return sorted(found, key=lambda c: c.closeness, reverse=True)
 
 
+#: A counter at the start of the text before a line's number (``step 4000, dt 0.18s, ...``).
+_COUNTER = re.compile(r"\D*?(\d+)")
+
+
+def trainings(pattern: str, lines: Sequence[str], line_number: int) -> tuple[int, int] | None:
+    """``(which, how many)``: the training that printed line ``line_number`` among those whose
+    lines ``pattern`` matches, when those lines begin with a counter that starts again
+    (``step 1000`` ... ``step 6000``, then ``step 1000``: one model trained after another in
+    one run); None when the counter never starts again or a line has none."""
+    regex = re.compile(pattern)
+    counters: list[tuple[int, int]] = []
+    for number, line in enumerate(lines, start=1):
+        match = regex.search(line)
+        if match is None:
+            continue
+        counter = _COUNTER.match(line[: match.start("value")])
+        if counter is None:
+            return None
+        counters.append((number, int(counter.group(1))))
+    which = starts = 1
+    for (number, value), (_, before) in zip(counters[1:], counters, strict=False):
+        starts += value <= before
+        which = starts if number <= line_number else which
+    return (which, starts) if starts > 1 else None
+
+
 def _choose(
     log_path: Path,
     text: str,
     claim: Claim,
     ask_line: Callable[[Claim, str], int | None] | None = None,
     printed: Mapping[int, BarePrint] | None = None,
+    *,
+    why: list[str] | None = None,
 ) -> tuple[Candidate, str] | None:
+    """The best candidate whose extractor reads it back, and that extractor's pattern; None
+    when none does. A candidate whose line's form other trainings of the run print after it
+    (:func:`trainings`) leaves that form out: its extractor would read another model's number.
+    ``why`` receives the reason then."""
     candidates = find_number(text, claim, printed)[:20]
     if not candidates and ask_line is not None:
         line = ask_line(claim, text)
@@ -499,8 +534,11 @@ def _choose(
         # an advised number must still be within 10% of the published value
         candidates = [c for c in advised if c.closeness >= 0.5]
     lines = text.splitlines()
+    other_trainings: dict[str, tuple[int, int]] = {}  # forms printed by several trainings
     for found in candidates:
         candidate, pattern = found, extractor_pattern(found)
+        if pattern in other_trainings:
+            continue
         if found.bare:  # "^" and a number would read any line that begins with one
             extractor = _bare_extractor(found, lines)
             if extractor is None:
@@ -521,6 +559,16 @@ def _choose(
             continue
         if got.values and math.isclose(got.values[-1], candidate.value, rel_tol=1e-12):
             return candidate, pattern
+        where = None if found.bare else trainings(pattern, lines, found.line_number)
+        if where is not None and where[0] < where[1]:
+            other_trainings[pattern] = where
+    if other_trainings and why is not None:
+        which, many = next(iter(other_trainings.values()))
+        why.append(
+            f"the run prints the claim's line in {many} trainings one after another (a "
+            f"counter that starts again), the nearest number in training {which}; a line "
+            "pattern reads only the last training's"
+        )
     return None
 
 
@@ -756,6 +804,7 @@ def distill(
         check_runs = len(item.seeds) if item.seed_flag and item.seeds else 1
         several = bool(item.seed_flag and len(item.seeds) > 1)
         picked: dict[str, tuple[Candidate, str] | None] = {}
+        why_not: dict[str, list[str]] = {}  # why a claim's number was not extracted
         # the prints the script ends with: the names of the numbers it prints alone
         outputs = (
             []
@@ -771,16 +820,21 @@ def distill(
         def measured(
             launcher: Launcher,
             log: Path,
+            *,
             claim_ids: list[str] = claim_ids,
             picked: dict[str, tuple[Candidate, str] | None] = picked,
             outputs: list[Output] = outputs,
+            why_not: dict[str, list[str]] = why_not,
         ) -> Launcher:
             # the probe's record holds what the extractor made from its own log reads, as a
             # reference run's does (a run of a repetition's seeds is no observation alone)
             text = log.read_text("utf-8", "replace")
             printed = printed_lines(outputs, text)
             for claim_id in claim_ids:
-                picked[claim_id] = _choose(log, text, by_id[claim_id], ask_line, printed)
+                why_not[claim_id] = []
+                picked[claim_id] = _choose(
+                    log, text, by_id[claim_id], ask_line, printed, why=why_not[claim_id]
+                )
             made = [
                 _measurement(claim_id, *choice, statistic_of.get(claim_id))
                 for claim_id, choice in picked.items()
@@ -858,26 +912,38 @@ def distill(
                     claim,
                     ask_line,
                     printed_lines(outputs, probe_log),
+                    why=why_not.setdefault(claim_id, []),
                 )
             )
             if choice is None:
+                reasons = why_not.get(claim_id)
+                reason = (
+                    reasons[0]
+                    if reasons
+                    else "no printed number matches the claim's label and value"
+                )
                 results.append(
                     ClaimResult(
                         claim=claim_id,
                         status="not-extracted",
                         launcher=launcher_id,
                         published=claim.target,
-                        reason="no printed number matches the claim's label and value",
+                        reason=reason,
                     )
                 )
-                findings.append(
-                    build_finding(
-                        "B060",
-                        f"claim {claim_id!r}: no number in the log of {launcher_id!r} matches "
-                        "it; its task is recorded as not measured",
-                        hint="give hints.label: the text printed next to the number",
-                    )
+                message = (
+                    f"claim {claim_id!r}: {reason} (the log of {launcher_id!r}); its task is "
+                    "recorded as not measured"
+                    if reasons
+                    else f"claim {claim_id!r}: no number in the log of {launcher_id!r} matches "
+                    "it; its task is recorded as not measured"
                 )
+                hint = (
+                    "make the script print the claimed model's number under a label of its own"
+                    if reasons
+                    else "give hints.label: the text printed next to the number"
+                )
+                findings.append(build_finding("B060", message, hint=hint))
                 unmeasured.add(claim_id)
                 continue
             candidate, pattern = choice

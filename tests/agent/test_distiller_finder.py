@@ -184,3 +184,55 @@ def test_an_integer_is_scaled_only_when_a_percent_sign_follows() -> None:
     [best] = find_number("test accuracy 52 %\n", claim)
     assert (best.value, best.scale) == (52.0, 0.01)
     assert find_number("test accuracy 52\n", claim)[0].scale == 1.0
+
+
+def _trainings_log(finals: list[float]) -> str:
+    """A run that trains one model after another, each printing the same line every 1000
+    steps (the MNIST-1D notebook's ``step N, ..., test_acc X``), a blank line between them."""
+    blocks = []
+    for final in finals:
+        lines = [
+            f"step {step}, dt 0.18s, train_loss 1.5e+00, train_acc 90.1, test_acc "
+            f"{final - (3000 - step) / 1000:.1f}"
+            for step in (1000, 2000, 3000)
+        ]
+        blocks.append("\n".join(lines))
+    return "\n\n".join(blocks) + "\n"
+
+
+def test_the_trainings_of_one_run_are_told_apart_by_a_counter_that_starts_again() -> None:
+    from reprobridge_sdk.agent.distiller import trainings
+
+    log = _trainings_log([92.8, 85.0, 31.5]).splitlines()
+    pattern = r"^step \d+, dt \d+\.\d+s, .*test_acc (?P<value>[0-9.]+)"
+    assert trainings(pattern, log, 3) == (1, 3)
+    assert trainings(pattern, log, 5) == (2, 3)
+    assert trainings(pattern, log, len(log)) == (3, 3)
+    one = _trainings_log([92.8]).splitlines()  # one training: its counter only grows
+    assert trainings(pattern, one, 1) is None
+    bare = ["test_acc 92.8", "test_acc 31.5"]  # no counter: nothing tells trainings apart
+    assert trainings(r"^test_acc (?P<value>[0-9.]+)", bare, 1) is None
+
+
+def test_a_claim_of_an_earlier_training_is_not_read_off_the_last_one(tmp_path: Path) -> None:
+    """Eight models trained in one run print the same line; the claim is the first model's.
+    An extractor of that line reads the last model's number, so no extractor is made and the
+    reason says why (before, the last model's 31.5 was measured as the CNN's accuracy)."""
+    from reprobridge_sdk.agent.distiller import _choose
+
+    log = _trainings_log([92.8, 85.0, 31.5])
+    path = tmp_path / "log.txt"
+    path.write_text(log, "utf-8")
+    claim = _claim(value=94.0, unit="%", hints={"label": "test_acc"})
+    why: list[str] = []
+    assert _choose(path, log, claim, why=why) is None
+    assert why and "3 trainings" in why[0] and "training 1" in why[0]
+    # the claim of the last training is its last line, read as before
+    last = _claim(value=31.0, unit="%", hints={"label": "test_acc"})
+    choice = _choose(path, log, last, why=(why := []))
+    assert choice is not None and choice[0].value == 31.5 and why == []
+    # one training printing every 1000 steps: its last line, as before
+    one = _trainings_log([92.8])
+    path.write_text(one, "utf-8")
+    choice = _choose(path, one, claim, why=why)
+    assert choice is not None and choice[0].value == 92.8 and why == []
