@@ -2,9 +2,9 @@
 
 Why a third path: a manifest written by a program is JSON text more often than not, and the
 event reader (``_events``) spends most of its time in libyaml's events, one Python object per
-scalar. :mod:`json` reads the same text about five times faster; on the bundled example grown
-to 10k tasks that is about 30% of the whole ``validate`` (``docs/performance.md``,
-2026-12-04, night).
+scalar. :mod:`json` reads the same text three to four times faster (its checks included); on
+the bundled example grown to 10k tasks that is 22 to 24% of the whole ``validate``
+(``docs/performance.md``, 2026-12-04, night).
 
 Rules: see :func:`_from_json`; whenever it gives data, that is the event reader's (held by
 ``tests/validate/test_document.py``). It keeps no positions: a position asked for runs the
