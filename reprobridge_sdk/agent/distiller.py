@@ -63,6 +63,7 @@ value: only the rest are run.
 
 from __future__ import annotations
 
+import bisect
 import math
 import re
 import shutil
@@ -492,13 +493,14 @@ def _on_line(text: str, line_number: int, claim: Claim) -> list[Candidate]:
 _COUNTER = re.compile(r"\D*?(\d+)")
 
 
-def trainings(pattern: str, lines: Sequence[str], line_number: int) -> tuple[int, int] | None:
-    """``(which, how many)``: the training that printed line ``line_number`` among those whose
-    lines ``pattern`` matches, when those lines begin with a counter that starts again
-    (``step 1000`` ... ``step 6000``, then ``step 1000``: one model trained after another in
-    one run); None when the counter never starts again or a line has none."""
+def training_starts(pattern: str, lines: Sequence[str]) -> list[int] | None:
+    """The line numbers at which each training starts among the lines ``pattern`` matches,
+    when those lines begin with a counter that starts again (``step 1000`` ... ``step 6000``,
+    then ``step 1000``: one model trained after another in one run); None when the counter
+    never starts again or a line has none."""
     regex = re.compile(pattern)
-    counters: list[tuple[int, int]] = []
+    starts: list[int] = []
+    before: int | None = None
     for number, line in enumerate(lines, start=1):
         match = regex.search(line)
         if match is None:
@@ -506,12 +508,11 @@ def trainings(pattern: str, lines: Sequence[str], line_number: int) -> tuple[int
         counter = _COUNTER.match(line[: match.start("value")])
         if counter is None:
             return None
-        counters.append((number, int(counter.group(1))))
-    which = starts = 1
-    for (number, value), (_, before) in zip(counters[1:], counters, strict=False):
-        starts += value <= before
-        which = starts if number <= line_number else which
-    return (which, starts) if starts > 1 else None
+        value = int(counter.group(1))
+        if before is None or value <= before:
+            starts.append(number)
+        before = value
+    return starts if len(starts) > 1 else None
 
 
 def _choose(
@@ -525,7 +526,7 @@ def _choose(
 ) -> tuple[Candidate, str] | None:
     """The best candidate whose extractor reads it back, and that extractor's pattern; None
     when none does. A candidate whose line's form other trainings of the run print after it
-    (:func:`trainings`) leaves that form out: its extractor would read another model's number.
+    (:func:`training_starts`) leaves that form out: its extractor would read another model's number.
     ``why`` receives the reason then."""
     candidates = find_number(text, claim, printed)[:20]
     if not candidates and ask_line is not None:
@@ -535,6 +536,7 @@ def _choose(
         candidates = [c for c in advised if c.closeness >= 0.5]
     lines = text.splitlines()
     other_trainings: dict[str, tuple[int, int]] = {}  # forms printed by several trainings
+    starts_of: dict[str, list[int] | None] = {}  # each form's trainings, found once
     for found in candidates:
         candidate, pattern = found, extractor_pattern(found)
         if pattern in other_trainings:
@@ -559,9 +561,14 @@ def _choose(
             continue
         if got.values and math.isclose(got.values[-1], candidate.value, rel_tol=1e-12):
             return candidate, pattern
-        where = None if found.bare else trainings(pattern, lines, found.line_number)
-        if where is not None and where[0] < where[1]:
-            other_trainings[pattern] = where
+        if found.bare:
+            continue
+        if pattern not in starts_of:
+            starts_of[pattern] = training_starts(pattern, lines)
+        starts = starts_of[pattern]
+        which = 0 if starts is None else bisect.bisect_right(starts, found.line_number)
+        if starts is not None and which < len(starts):  # not the last training
+            other_trainings[pattern] = (which, len(starts))
     if other_trainings and why is not None:
         which, many = next(iter(other_trainings.values()))
         why.append(

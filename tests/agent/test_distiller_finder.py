@@ -201,17 +201,15 @@ def _trainings_log(finals: list[float]) -> str:
 
 
 def test_the_trainings_of_one_run_are_told_apart_by_a_counter_that_starts_again() -> None:
-    from reprobridge_sdk.agent.distiller import trainings
+    from reprobridge_sdk.agent.distiller import training_starts
 
     log = _trainings_log([92.8, 85.0, 31.5]).splitlines()
     pattern = r"^step \d+, dt \d+\.\d+s, .*test_acc (?P<value>[0-9.]+)"
-    assert trainings(pattern, log, 3) == (1, 3)
-    assert trainings(pattern, log, 5) == (2, 3)
-    assert trainings(pattern, log, len(log)) == (3, 3)
+    assert training_starts(pattern, log) == [1, 5, 9]  # a blank line between trainings
     one = _trainings_log([92.8]).splitlines()  # one training: its counter only grows
-    assert trainings(pattern, one, 1) is None
+    assert training_starts(pattern, one) is None
     bare = ["test_acc 92.8", "test_acc 31.5"]  # no counter: nothing tells trainings apart
-    assert trainings(r"^test_acc (?P<value>[0-9.]+)", bare, 1) is None
+    assert training_starts(r"^test_acc (?P<value>[0-9.]+)", bare) is None
 
 
 def test_a_claim_of_an_earlier_training_is_not_read_off_the_last_one(tmp_path: Path) -> None:
