@@ -384,10 +384,14 @@ def _keep(
 ) -> tuple[LauncherPlan, RunOutcome]:
     """Record a short scope whose run (``outcome``) ended within the budget, its time in the
     evidence; the smoke launcher is short, and the shortened run is the next attempt."""
+    ended = (
+        f"ended successfully in {outcome.seconds:.1f} s"
+        if outcome.exit_status == 0
+        else f"stopped within the budget, after {outcome.seconds:.1f} s, with exit status "
+        f"{outcome.exit_status}: its error is the next attempt's to diagnose"
+    )
     fix = replace(
-        fix,
-        evidence=fix.evidence
-        + f"Shortened, it ended in {outcome.seconds:.1f} s. The scored launcher is unchanged.",
+        fix, evidence=f"{fix.evidence}Shortened, it {ended}. The scored launcher is unchanged."
     )
     change = state.record(fix, None, tasks) if short.files else None
     state.fixes.append(_convenience(current, fix, error).model_copy(update={"change": change}))

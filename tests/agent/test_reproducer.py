@@ -516,6 +516,7 @@ def test_a_huge_count_in_the_code_makes_the_first_smoke_run_short(
     assert (fix.rule, fix.kind, fix.launcher) == ("smoke-scope", "convenience", "train-smoke")
     assert "100000" in fix.error and "100000" in fix.evidence
     assert "train.py:" in fix.evidence and "stopped at its budget" not in fix.evidence
+    assert "Shortened, it ended successfully in " in fix.evidence
     assert recorded == ([("smoke-scope", None)] if patched else [])
     launchers = {item.id: item for item in result.launchers}
     for key, value in smoke_change.items():
@@ -523,6 +524,27 @@ def test_a_huge_count_in_the_code_makes_the_first_smoke_run_short(
     assert launchers["train-scored"].argv == ["python", "train.py"]
     assert launchers["train-scored"].env == {"MPLBACKEND": "Agg"}
     assert ("_repro_knob" in (code / "train.py").read_text("utf-8")) is patched
+
+
+def test_a_shortened_smoke_run_that_fails_otherwise_is_not_said_to_have_ended(
+    tmp_path: Path, fixture_python: Path
+) -> None:
+    """The short run fails on an error of its own within the budget: the change's evidence
+    gives its exit status, not an ending, and leaves the error to the next attempt."""
+    script = FIXTURES["huge-loop"].files["train.py"] + 'raise RuntimeError("evaluation failed")\n'
+    repo, claims_file = write_repo(tmp_path / "raw", _slow("huge-loop-fails", script))
+    result, _, _ = _reproduce(
+        lambda _name: (repo, claims_file),
+        tmp_path,
+        fixture_python,
+        "huge-loop-fails",
+        timeout=40 * EPOCH_SECONDS,
+    )
+    assert result.attempts[0].exit_status == 1
+    scope = [fix for fix in result.fixes if fix.rule == "smoke-scope"]
+    assert len(scope) == 1
+    assert "with exit status 1: its error is the next attempt's" in scope[0].evidence
+    assert "ended" not in scope[0].evidence
 
 
 def test_a_loop_below_the_large_count_is_made_short_only_after_a_timeout(
