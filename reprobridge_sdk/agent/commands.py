@@ -4,20 +4,37 @@ read into a launcher (working directory, environment, argv) without running anyt
 Grammar (a hand-written lexer: ``shlex`` unquotes words but cannot tell a quoted ``|`` from
 a pipe, which decides whether the line needs a shell)::
 
-    line     = segment (("&&" | ";") segment)*
-    segment  = "cd" DIR | "export" ASSIGN+ | ASSIGN* ["env" ASSIGN*] program
+    line     = segment (("&&" | ";") segment)* ["&"]
+    segment  = "cd" DIR | "export" ASSIGN+ | setup | ASSIGN* ["env" ASSIGN*] wrapper* program
+    setup    = install | activate               (left out: see below)
+    wrapper  = "time" | "nohup" | ("pipenv" | "poetry" | "pdm" | "hatch" | "rye" | "uv") "run"
+             | CONDA "run" (("-n" | "--name" | "-p" | "--prefix") NAME | "--no-capture-output")*
     program  = PYTHON popt* (SCRIPT | "-m" MODULE) ARG*
              | ("bash" | "sh") SHELLSCRIPT ARG* | "./" SHELLSCRIPT ARG*
-    PYTHON   = python | python2 | python3 | python2.N | python3.N (a path ending in one too)
+    PYTHON   = python | python2 | python3 | python2.N | python3.N | ipython (a path ending in
+               one too)
     popt     = -u | -B | -O | -OO | -E | -s | -S | -I | -b | -bb | -q | (-W | -X) VALUE
+    install  = ("pip" | "pip3" | PYTHON "-m" "pip" | "uv" "pip") "install" ARG*
+             | PYTHON "setup.py" ("install" | "develop") ARG* | "uv" "sync" ARG*
+             | CONDA ("install" | "create" | "env" ("create" | "update")) ARG*
+             | ("poetry" | "pipenv" | "pdm") ("install" | "sync") ARG*
+    activate = CONDA ("activate" | "deactivate") ARG* | ("source" | ".") ("activate" | PATH
+               ending in "/activate") ARG* | "workon" NAME | "deactivate"
+    CONDA    = conda | mamba | micromamba
 
 Rules and edge cases:
 
 * ``cd DIR`` segments before the program move the working directory (``..`` and ``.`` are
   normalised); a ``cd`` to an absolute path, ``~``, ``-`` or out of the repository makes the
   command unusable (``problem``). ``ASSIGN`` words (``NAME=value``) and ``export`` set the
-  environment. ``python2``/``python3``/``python3.N`` become ``python`` (the environment's
-  interpreter); the spelling is kept in ``python_spelling``.
+  environment. ``python2``/``python3``/``python3.N`` and ``ipython`` become ``python`` (the
+  environment's interpreter); the spelling is kept in ``python_spelling``.
+* Installs and activations (``setup``) are left out: the build makes the environment from
+  its lock, and a sandboxed run reaches no index. A wrapper that only times, detaches or
+  starts the program in an environment is dropped, and so is a trailing ``&`` (a launcher
+  runs in the foreground). A Python step that is no install (``python setup.py build_ext
+  --inplace``, ``python -m pip download``) is a program that runs before the command, which
+  is the next Python command of the line.
 * A line needs a shell (``shell``) when it has a pipe, a redirection, ``||``, ``&``, a
   subshell, an expansion (``$``, a backquote, a leading ``~``) or an unquoted glob, or
   runs a program after the Python command. It is then kept whole (``argv`` is the line, the
@@ -72,7 +89,7 @@ __all__ = [
 #: Longest command line read (characters); longer lines are unusable.
 MAX_LINE = 4096
 _MAX_SCRIPT = 256 * 1024
-_PYTHON = re.compile(r"^(?:.*/)?python(?P<major>[23](?:\.\d{1,2})?)?$")
+_PYTHON = re.compile(r"^(?:.*/)?i?python(?P<major>[23](?:\.\d{1,2})?)?$")
 _ASSIGN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 _FLAGS_NO_VALUE = {"-u", "-B", "-O", "-OO", "-E", "-s", "-S", "-I", "-b", "-bb", "-q"}
 _FLAGS_VALUE = {"-W", "-X"}
@@ -244,18 +261,72 @@ class _Reader:
     env: dict[str, str] = field(default_factory=dict)
 
 
+_TIMERS = frozenset({"time", "nohup"})
+_RUNNERS = frozenset({"pipenv", "poetry", "pdm", "hatch", "rye", "uv"})
+_CONDA = frozenset({"conda", "mamba", "micromamba"})
+_CONDA_NAMED = frozenset({"-n", "--name", "-p", "--prefix"})
+
+
+def _unwrapped(words: list[str]) -> list[str] | None:
+    """``words`` without their first wrapper (see the grammar), or None when there is none."""
+    head, second = words[0], words[1] if len(words) > 1 else ""
+    if head in _TIMERS and len(words) > 1:
+        return words[1:]
+    if head in _RUNNERS and second == "run" and len(words) > 2 and not words[2].startswith("-"):
+        return words[2:]
+    if head in _CONDA and second == "run":
+        index = 2
+        while index < len(words) and words[index].startswith("-"):
+            word = words[index]
+            index += 2 if word in _CONDA_NAMED else 1
+        return words[index:] or None
+    return None
+
+
 def _program(words: list[str]) -> tuple[dict[str, str], list[str]]:
     env: dict[str, str] = {}
     rest = list(words)
-    if rest and rest[0] == "env":
-        rest = rest[1:]
-    while rest and _ASSIGN.match(rest[0]):
-        name, _, value = rest[0].partition("=")
-        env[name] = value
-        rest = rest[1:]
-        if rest and rest[0] == "env":
+    while rest:
+        if rest[0] == "env":
             rest = rest[1:]
+        elif _ASSIGN.match(rest[0]):
+            name, _, value = rest[0].partition("=")
+            env[name] = value
+            rest = rest[1:]
+        elif (inner := _unwrapped(rest)) is not None:
+            rest = inner
+        else:
+            break
     return env, rest
+
+
+def _is_setup(rest: list[str]) -> bool:
+    """An install or an environment's activation (the grammar's ``setup``)."""
+    head, tail = rest[0], rest[1:4]
+    python = bool(_PYTHON.match(head))
+    installs = (
+        (head in {"pip", "pip3"} and tail[:1] == ["install"])
+        or (python and tail == ["-m", "pip", "install"])
+        or (python and tail[:1] == ["setup.py"] and tail[1:2] in (["install"], ["develop"]))
+        or (head == "uv" and (tail[:2] == ["pip", "install"] or tail[:1] == ["sync"]))
+        or (head in _CONDA and tail[:1] in (["install"], ["create"]))
+        or (head in _CONDA and tail[:2] in (["env", "create"], ["env", "update"]))
+        or (head in {"poetry", "pipenv", "pdm"} and tail[:1] in (["install"], ["sync"]))
+    )
+    activates = (
+        (head in _CONDA and tail[:1] in (["activate"], ["deactivate"]))
+        or (head in {"source", "."} and bool(tail) and tail[0].endswith("activate"))
+        or head in {"workon", "deactivate"}
+    )
+    return installs or activates
+
+
+def _prepares(rest: list[str]) -> bool:
+    """A Python step that builds or fetches rather than runs the experiment: the setup
+    script's other commands and pip's other commands (``build_ext --inplace``)."""
+    if not _PYTHON.match(rest[0]):
+        return False
+    return rest[1:2] == ["setup.py"] or rest[1:3] == ["-m", "pip"]
 
 
 def _python_command(text: str, reader: _Reader, words: list[str]) -> Command | None:
@@ -366,7 +437,10 @@ def _parse(
         mentions = bool(re.search(r"\bpython[23.\d]*\s", text)) or ".sh" in text
         problem = Command(text, reader.workdir, problem=lexed.error)
         return (problem if mentions else None), reader
-    segments, needs_shell = _segments(lexed.items)
+    items = lexed.items
+    if len(items) > 1 and items[-1] == "&":  # a launcher runs in the foreground
+        items = items[:-1]
+    segments, needs_shell = _segments(items)
     start = _Reader(reader.workdir, dict(reader.env))
     found: Command | None = None
     after = False  # a program runs after the Python command
@@ -391,9 +465,15 @@ def _parse(
                     name, _, value = word.partition("=")
                     reader.env[name] = value
             continue
+        rest = _program(words)[1]
+        if rest and _is_setup(rest):
+            continue  # the build makes the environment from its lock
+        if rest and _prepares(rest):
+            after = True  # it runs before the command, in the same shell
+            continue
         found = _segment_command(text, reader, words, scripts)
-        if found is None and _program(words)[1]:
-            after = True  # another program (mkdir, pip install, ...) runs before it
+        if found is None and rest:
+            after = True  # another program (mkdir, make, ...) runs before it
     if found is None:
         return None, reader
     if lost:

@@ -448,6 +448,37 @@ _add(
     )
 )
 
+# The README's one line makes an environment, installs into it and runs the script; the
+# claim's hint is that line. The environment is the build's (from its lock), so the install
+# and the activation are left out and the launcher runs the script alone, with no shell
+# (which would run pip in a sandbox that reaches no index).
+_add(
+    Fixture(
+        "setup-hint",
+        {
+            "train.py": _SEEDED + _PRINT_ACCURACY,
+            "requirements.txt": "numpy\nscipy\nscikit-learn\nmatplotlib\n",
+            "README.md": (
+                "# Digits\n\n```bash\nconda create -n digits python=3.11\n"
+                "conda activate digits && pip install -r requirements.txt && python train.py\n"
+                "```\n"
+            ),
+        },
+        [
+            {
+                **_ACCURACY[0],
+                "hints": {
+                    "label": "test accuracy",
+                    "command": "conda activate digits && pip install -r requirements.txt"
+                    " && python train.py",
+                },
+            }
+        ],
+        ("a command that activates an environment and installs before it runs",),
+        {"accuracy": True},
+    )
+)
+
 # A side script imports a distribution that cannot be installed; the claim's script never
 # imports it. A distribution no index serves stands in for one with no wheel whose source
 # build is refused: both stop today's resolution the same way (B005 at every step).

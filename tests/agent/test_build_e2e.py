@@ -79,6 +79,7 @@ EXPECTED_FIXES = {
     "seed-flag": ["seed-option"],
     "fixed-seed": ["seed-option"],
     "cd-subfolder": [],
+    "setup-hint": [],
     "side-script": [],
     "own-package": [],
     "setup-py": [],

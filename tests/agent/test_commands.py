@@ -44,6 +44,26 @@ def _launch(text: str) -> tuple[str, dict[str, str], list[str], bool]:
         ("./scripts/train.py --lr 1", ".", {}, ["python", "scripts/train.py", "--lr", "1"]),
         ("cd src && ./run.py", "src", {}, ["python", "run.py"]),
         ("SEED=2 scripts/train.py", ".", {"SEED": "2"}, ["python", "scripts/train.py"]),
+        # wrappers that time, detach or pick an environment: the program is what runs
+        ("time python x.py", ".", {}, ["python", "x.py"]),
+        ("nohup python x.py --a 1 &", ".", {}, ["python", "x.py", "--a", "1"]),
+        ("python x.py &", ".", {}, ["python", "x.py"]),
+        ("OMP_NUM_THREADS=1 time python3 x.py", ".", {"OMP_NUM_THREADS": "1"}, None),
+        ("pipenv run python x.py", ".", {}, ["python", "x.py"]),
+        ("poetry run python -m pkg.train", ".", {}, ["python", "-m", "pkg.train"]),
+        ("uv run x.py --seed 1", ".", {}, ["python", "x.py", "--seed", "1"]),
+        ("conda run -n paper python x.py", ".", {}, ["python", "x.py"]),
+        ("conda run --no-capture-output -p ./env python x.py", ".", {}, ["python", "x.py"]),
+        ("ipython x.py", ".", {}, ["python", "x.py"]),
+        # installs and activations: the build makes the environment from its lock
+        ("pip install -r requirements.txt && python train.py", ".", {}, ["python", "train.py"]),
+        ("python -m pip install -e . && python train.py", ".", {}, ["python", "train.py"]),
+        ("python setup.py develop; python train.py", ".", {}, ["python", "train.py"]),
+        ("conda activate paper && cd src && python x.py", "src", {}, ["python", "x.py"]),
+        ("source venv/bin/activate && python x.py", ".", {}, ["python", "x.py"]),
+        (". .venv/bin/activate; python x.py", ".", {}, ["python", "x.py"]),
+        ("conda env create -f environment.yml && python x.py", ".", {}, ["python", "x.py"]),
+        ("uv sync && uv run python x.py", ".", {}, ["python", "x.py"]),
     ],
 )
 def test_commands_become_a_workdir_an_env_and_argv(
@@ -53,6 +73,31 @@ def test_commands_become_a_workdir_an_env_and_argv(
     assert (got_workdir, got_env, shell) == (workdir, env, False)
     if argv is not None:
         assert got_argv == argv
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "python setup.py build_ext --inplace && python train.py",
+        "python -m pip download -d wheels x && python train.py",
+    ],
+)
+def test_a_python_step_that_builds_runs_before_the_command_it_is_not(text: str) -> None:
+    """The extension is built where the code runs, so the line stays whole, and the script
+    that runs the experiment is the next one, not the setup script or pip."""
+    command = parse_command(text)
+    assert command is not None and command.problem is None
+    assert command.shell and command.argv == [text]
+    assert (command.script_arg, command.module) == ("train.py", None)
+
+
+@pytest.mark.parametrize(
+    "text", ["conda run", "uv run --with numpy python x.py", "time -p python x.py"]
+)
+def test_a_wrapper_with_options_it_does_not_know_is_no_python_command(text: str) -> None:
+    """Options of ``uv run`` and ``time`` may change what runs: the line is not read as a
+    Python command (a hint then warns) rather than guessed."""
+    assert parse_command(text) is None
 
 
 def test_quoted_operators_stay_arguments() -> None:
@@ -67,7 +112,7 @@ def test_quoted_operators_stay_arguments() -> None:
         "python train.py | tee log.txt",
         "python train.py > out.log 2>&1",
         "python train.py || echo failed",
-        "python train.py &",
+        "python train.py & python eval.py",
         "python train.py --out $HOME/x",
         "python train.py --tag `date`",
         "python train.py --n $(nproc)",
@@ -108,7 +153,17 @@ def test_hostile_or_unusable_lines_are_a_problem_never_an_exception(
 
 
 @pytest.mark.parametrize(
-    "text", ["echo hi", "pip install -r requirements.txt", "", "   ", "x" * 10_000]
+    "text",
+    [
+        "echo hi",
+        "pip install -r requirements.txt",
+        "conda activate paper",
+        "python setup.py install",
+        "python -m pip install -e .",
+        "",
+        "   ",
+        "x" * 10_000,
+    ],
 )
 def test_lines_that_run_no_python_are_none(text: str) -> None:
     assert parse_command(text) is None

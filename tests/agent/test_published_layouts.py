@@ -48,6 +48,20 @@ def test_a_hint_into_the_folder_the_readme_cds_into(raw_repo, tmp_path: Path) ->
     assert planned.gate.passed
 
 
+def test_a_hint_that_activates_and_installs_first_runs_the_script_alone(
+    raw_repo, tmp_path: Path
+) -> None:
+    intake, planned, _ = _phases(raw_repo, tmp_path, "setup-hint")
+    assert intake.gate.passed and intake.gate.findings == []
+    assert [(c.source, c.shell, c.argv) for c in intake.commands] == [
+        ("README.md", False, ["python", "train.py"])
+    ]
+    _, scored = planned.launchers
+    assert (scored.workdir, scored.script, scored.shell) == (".", "train.py", False)
+    assert scored.argv == ["python", "train.py", "--seed", "{seed}"]
+    assert planned.gate.passed
+
+
 def test_an_unusable_hint_is_a_warning_and_the_claim_is_planned_without_it(
     raw_repo, tmp_path: Path
 ) -> None:
