@@ -72,6 +72,7 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from reprobridge_sdk.agent._loops import unrolled
 from reprobridge_sdk.agent.console_scripts import ConsoleScript
 
 __all__ = [
@@ -496,7 +497,7 @@ def parse_lines(
     """The commands of consecutive shell lines; each ``cd`` moves the lines after it."""
     reader = _Reader(workdir)
     found: list[Command] = []
-    for line in _joined(lines):
+    for line in unrolled(_joined(lines)):
         command, reader = _parse(line, reader, scripts or {})
         if command is not None:
             found.append(command)

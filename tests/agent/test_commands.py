@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from reprobridge_sdk.agent._loops import MAX_LINES, unrolled
 from reprobridge_sdk.agent.commands import (
     MAX_LINE,
     Command,
@@ -373,3 +374,76 @@ def test_the_parsers_long_options_are_what_abbreviations_are_read_against(
     text: str, flags: set[str]
 ) -> None:
     assert argparse_flags(text) == flags
+
+
+def _argvs(lines: list[str]) -> list[list[str]]:
+    return [c.argv for c in parse_lines(lines)]
+
+
+def test_a_loop_over_configurations_is_one_command_a_value() -> None:
+    assert _argvs(["for d in cora citeseer; do python train.py --dataset $d; done"]) == [
+        ["python", "train.py", "--dataset", "cora"],
+        ["python", "train.py", "--dataset", "citeseer"],
+    ]
+    nested = [
+        "for lr in 0.1 0.01; do",
+        "  for m in gcn gat",
+        "  do",
+        "    python x.py --lr ${lr} --model $m",
+        "  done",
+        "done",
+    ]
+    assert [argv[3::2] for argv in _argvs(nested)] == [
+        ["0.1", "gcn"], ["0.1", "gat"], ["0.01", "gcn"], ["0.01", "gat"],
+    ]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "lines",
+    [
+        ["for seed in 0 1 2 3 4; do python train.py --seed $seed; done"],
+        ["for s in {0..9}", "do", "python train.py --seed=${s}", "done"],
+        # GRAND's run100_cora.sh: the seed also names the output file
+        ["for num in $(seq 0 99)", "do", '\tpython train.py --seed $num > out/"$num".txt', "done"],
+    ],
+)
+def test_a_loop_over_seeds_is_its_first_seeds_command(lines: list[str]) -> None:
+    """The build chooses the seeds and their count: one command, at the loop's first seed."""
+    [command] = parse_lines(lines)
+    assert command.script_arg == "train.py"
+    assert "$" not in " ".join(command.argv)
+    assert "0" in " ".join(command.argv)
+
+
+def test_a_readme_block_with_a_loop_gives_its_commands() -> None:
+    text = "```bash\nfor seed in 1 2 3; do\n  python main.py --seed $seed\ndone\n```\n"
+    assert [c.argv for c in markdown_commands(text)] == [["python", "main.py", "--seed", "1"]]
+
+
+@pytest.mark.parametrize(
+    "lines",
+    [
+        ["for f in *.yaml; do python x.py --config $f; done"],  # a glob: only a shell knows
+        ["for x in $(ls); do python x.py --n $x; done"],  # a command's output
+        ["for x in 1 2", "do", "python x.py --n $x"],  # no done
+        ["for x in 1 2", "python x.py --n $x", "done"],  # no do
+        ["for x in {1..100000000}; do python x.py --n $x; done"],  # too many values
+        ["for x in {1.." + "9" * 5000 + "}; do python x.py --n $x; done"],  # too long a number
+    ],
+)
+def test_a_loop_it_cannot_read_is_left_as_written(lines: list[str]) -> None:
+    """Nothing is guessed: the loop's lines are read as they stand (a shell line or none)."""
+    assert unrolled(lines) == lines
+    assert all(command.shell for command in parse_lines(lines))
+
+
+def test_nested_loops_unroll_to_a_bounded_number_of_lines() -> None:
+    lines = [
+        "for a in {1..1000}; do",
+        "for b in {1..1000}; do",
+        "for c in {1..1000}; do python x.py --a $a --b $b --c $c; done",
+        "done",
+        "done",
+    ]
+    assert len(unrolled(lines)) <= MAX_LINES
+    assert len(parse_lines(lines)) <= MAX_LINES
