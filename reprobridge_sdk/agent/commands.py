@@ -419,7 +419,18 @@ def _segment_command(
 def parse_command(
     text: str, *, workdir: str = ".", scripts: Mapping[str, ConsoleScript] | None = None
 ) -> Command | None:
-    """``text`` read as a launcher from ``workdir``; None when it runs no Python program."""
+    """``text`` read as a launcher from ``workdir``; None when it runs no Python program.
+
+    A line that is a ``for`` loop is read as its commands (:mod:`._loops`): a loop over
+    seeds is one command; a loop over several configurations is a ``problem`` (a launcher
+    runs one).
+    """
+    if unrolled([text]) != [text]:
+        commands = parse_lines([text], workdir=workdir, scripts=scripts)
+        if len(commands) > 1:
+            why = f"the line is a loop of {len(commands)} commands; a launcher runs one"
+            return Command(text, workdir, problem=why)
+        return commands[0] if commands else None
     command, _ = _parse(text, _Reader(workdir), scripts or {})
     return command
 

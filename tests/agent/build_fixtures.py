@@ -479,6 +479,32 @@ _add(
     )
 )
 
+# The README runs the experiment over five seeds in a shell loop, and the claim's hint is
+# that loop: it is read as one launcher, whose seeds the build chooses.
+_add(
+    Fixture(
+        "seed-loop",
+        {
+            "train.py": _SEEDED + _PRINT_ACCURACY,
+            "README.md": (
+                "# Digits\n\n```bash\nfor seed in 0 1 2 3 4; do\n"
+                "    python train.py --seed $seed\ndone\n```\n"
+            ),
+        },
+        [
+            {
+                **_ACCURACY[0],
+                "hints": {
+                    "label": "test accuracy",
+                    "command": "for seed in 0 1 2 3 4; do python train.py --seed $seed; done",
+                },
+            }
+        ],
+        ("a README that runs the script over seeds in a shell loop",),
+        {"accuracy": True},
+    )
+)
+
 # A side script imports a distribution that cannot be installed; the claim's script never
 # imports it. A distribution no index serves stands in for one with no wheel whose source
 # build is refused: both stop today's resolution the same way (B005 at every step).

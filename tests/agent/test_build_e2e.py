@@ -80,6 +80,7 @@ EXPECTED_FIXES = {
     "fixed-seed": ["seed-option"],
     "cd-subfolder": [],
     "setup-hint": [],
+    "seed-loop": [],
     "side-script": [],
     "own-package": [],
     "setup-py": [],

@@ -447,3 +447,12 @@ def test_nested_loops_unroll_to_a_bounded_number_of_lines() -> None:
     ]
     assert len(unrolled(lines)) <= MAX_LINES
     assert len(parse_lines(lines)) <= MAX_LINES
+
+
+def test_a_hint_that_loops_is_read_as_one_launcher_only_over_seeds() -> None:
+    seeds = parse_command("for s in 1 2 3; do python train.py --seed $s; done")
+    assert seeds is not None and seeds.problem is None and not seeds.shell
+    assert seeds.argv == ["python", "train.py", "--seed", "1"]
+    configs = parse_command("for d in cora citeseer; do python train.py --dataset $d; done")
+    assert configs is not None and configs.problem is not None
+    assert "loop of 2 commands" in configs.problem

@@ -62,6 +62,21 @@ def test_a_hint_that_activates_and_installs_first_runs_the_script_alone(
     assert planned.gate.passed
 
 
+def test_a_hint_that_loops_over_seeds_is_one_launcher_with_the_builds_seeds(
+    raw_repo, tmp_path: Path
+) -> None:
+    intake, planned, _ = _phases(raw_repo, tmp_path, "seed-loop")
+    assert intake.gate.passed and intake.gate.findings == []
+    assert [(c.source, c.shell, c.argv) for c in intake.commands] == [
+        ("README.md", False, ["python", "train.py", "--seed", "0"])
+    ]
+    _, scored = planned.launchers
+    assert (scored.script, scored.shell) == ("train.py", False)
+    assert scored.argv == ["python", "train.py", "--seed", "{seed}"]
+    assert scored.seed_flag == "--seed"
+    assert planned.gate.passed
+
+
 def test_an_unusable_hint_is_a_warning_and_the_claim_is_planned_without_it(
     raw_repo, tmp_path: Path
 ) -> None:
