@@ -293,12 +293,15 @@ def _outside(word: str, workdir: str) -> bool:
     return moved == ".." or moved.startswith("../")
 
 
+_SETUP_PY = "it runs setup.py: packaging, not a step of the experiment"
+
+
 def _refusal(line: CommandLine) -> str | None:
     """Why the README command ``line`` is never run as a step (None: it may be)."""
     if line.shell:
         return "only a shell can run it as written (a pipe, a redirection or another program)"
     if line.script is not None and posixpath.basename(line.script) == "setup.py":
-        return "it runs setup.py: packaging, not a step of the experiment"
+        return _SETUP_PY
     args = line.argv[3:] if line.console_script else line.argv[1:]
     if any(_outside(word, line.workdir) for word in [*args, *line.env.values()]):
         return "an argument or a variable names a path outside the repository"
@@ -441,19 +444,23 @@ def find_step(
                 if lead_dir and not (folder == lead_dir or folder.endswith("/" + lead_dir)):
                     continue
                 cwd = folder[: len(folder) - len(lead_dir)].rstrip("/") or "."
-                if _writes_path(write, cwd, path):
-                    argv = ["python", posixpath.relpath(file.path, cwd)]
-                    candidates.append(
-                        PrepareStep(
-                            argv=argv,
-                            smoke_argv=_smoke_argv(argv, file.text),
-                            workdir=cwd,
-                            script=file.path,
-                            source=file.path,
-                            produces=path,
-                        )
-                    )
+                if not _writes_path(write, cwd, path):
+                    continue
+                if posixpath.basename(file.path) == "setup.py":
+                    candidates.append(_SETUP_PY)  # a README's 'python setup.py build' too
                     break
+                argv = ["python", posixpath.relpath(file.path, cwd)]
+                candidates.append(
+                    PrepareStep(
+                        argv=argv,
+                        smoke_argv=_smoke_argv(argv, file.text),
+                        workdir=cwd,
+                        script=file.path,
+                        source=file.path,
+                        produces=path,
+                    )
+                )
+                break
     if not candidates:
         return None
     # the launcher's own script last: another writer comes first, else it is the cycle
