@@ -659,6 +659,37 @@ def resolve(command: Command, root: Path) -> Command:
     return replace(command, script=rel)
 
 
+_PLAIN = re.compile(r"^[\w.,:/=+@%-]*$")
+_PARAMETER = re.compile(r'"\$@"|\$\{@\}|\$@|\$\*|\$\{(\d)(?:(:?-)([^}]*))?\}|\$(\d)')
+_DIRNAME = re.compile(
+    r'"?\$\(\s*dirname\s+"?\$(?:0|\{0\}|\{BASH_SOURCE(?:\[0\])?\}|BASH_SOURCE)"?\s*\)"?'
+    r'|`dirname\s+"?\$0"?`'
+)
+
+
+def _with_arguments(lines: list[str], script: str, args: list[str]) -> list[str]:
+    """A followed script's lines with its positional parameters given (``$1``, ``${2:-x}``,
+    ``"$@"``, ``$0``) and ``$(dirname "$0")`` its folder, as the shell would expand them
+    for the caller's arguments; nothing is expanded when an argument or a default is not a
+    plain word (the line then stays a shell line)."""
+    if not all(_PLAIN.match(a) for a in [*args, script]):
+        return lines
+    folder = posixpath.dirname(script) or "."
+
+    def expand(match: re.Match[str]) -> str:
+        whole = match.group(0)
+        if whole in {'"$@"', "${@}", "$@", "$*"}:
+            return " ".join(args)
+        number = int(match.group(1) or match.group(4))
+        given = script if number == 0 else (args[number - 1] if number <= len(args) else None)
+        if match.group(2) is not None and (given is None or (given == "" and ":" in whole)):
+            default = match.group(3)
+            return default if _PLAIN.match(default) else whole
+        return given or ""
+
+    return [_PARAMETER.sub(expand, _DIRNAME.sub(folder, line)) for line in lines]
+
+
 def _follow(command: Command, root: Path) -> Command:
     assert command.shell_script is not None
     rel = posixpath.normpath(posixpath.join(command.runs_in, command.shell_script))
@@ -668,6 +699,8 @@ def _follow(command: Command, root: Path) -> Command:
     if path.stat().st_size > _MAX_SCRIPT:
         return replace(command, problem=f"{rel!r} is too large to read")
     lines = path.read_bytes().decode("utf-8", "replace").splitlines()
+    args = command.argv[2:] if command.argv[0] in {"bash", "sh"} else command.argv[1:]
+    lines = _with_arguments(lines, command.shell_script, args)
     inner = [c for c in parse_lines(lines, workdir=command.runs_in) if c.shell_script is None]
     if not inner:
         return replace(command, problem=f"{rel!r} runs no Python command")

@@ -456,3 +456,36 @@ def test_a_hint_that_loops_is_read_as_one_launcher_only_over_seeds() -> None:
     configs = parse_command("for d in cora citeseer; do python train.py --dataset $d; done")
     assert configs is not None and configs.problem is not None
     assert "loop of 2 commands" in configs.problem
+
+
+def test_a_followed_script_gets_the_callers_arguments_and_its_own_folder(
+    tmp_path: Path,
+) -> None:
+    """``bash scripts/run.sh cora``: the script's ``$1`` is ``cora``, ``${2:-200}`` its
+    default, and ``cd "$(dirname "$0")"`` moves to the script's folder, as a shell would."""
+    root = _repo(
+        tmp_path,
+        {
+            "scripts/run.sh": '#!/bin/bash\ncd "$(dirname "$0")"\n'
+            "python train.py --dataset $1 --epochs ${2:-200} --tag ${3}\n",
+            "scripts/train.py": "",
+        },
+    )
+    done = resolve(_parsed("bash scripts/run.sh cora"), root)
+    assert done.problem is None and not done.shell
+    assert (done.workdir, done.script) == ("scripts", "scripts/train.py")
+    assert done.argv == ["python", "train.py", "--dataset", "cora", "--epochs", "200", "--tag"]
+    again = resolve(_parsed("./scripts/run.sh citeseer 5 x"), root)
+    assert again.argv[3:] == ["citeseer", "--epochs", "5", "--tag", "x"]
+
+
+@pytest.mark.parametrize("arg", ["'a;b'", "'$(id)'", "'x y'", "'`id`'"])
+def test_an_argument_that_is_no_plain_word_is_not_put_into_the_script(
+    tmp_path: Path, arg: str
+) -> None:
+    """Nothing a caller passes is spliced into a line unless it is a plain word: the line
+    keeps its ``$1`` and stays a shell line."""
+    root = _repo(tmp_path, {"run.sh": "python train.py --dataset $1\n", "train.py": ""})
+    done = resolve(_parsed(f"bash run.sh {arg}"), root)
+    assert done.problem is None and done.shell
+    assert done.argv == ["python train.py --dataset $1"]
