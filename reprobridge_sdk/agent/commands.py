@@ -148,6 +148,8 @@ class _Word:
     raw: str
     expands: bool = False
     globs: bool = False
+    #: An operator follows with no blank between (``2>``: the word is a descriptor).
+    glued: bool = False
 
 
 @dataclass
@@ -195,6 +197,7 @@ def _lex(line: str) -> _Lexed:
         operator = next((op for op in _OPERATORS if line.startswith(op, index)), None)
         if operator is not None:
             if word is not None:
+                word.glued = True
                 items.append(word)
                 word = None
             items.append(operator)
@@ -229,6 +232,48 @@ def _unquote(word: _Word) -> str:
     except ValueError:  # a lone trailing backslash
         return word.raw
     return "".join(parts)
+
+
+def _plain(item: _Word | str) -> bool:
+    return isinstance(item, _Word) and not (item.expands or item.globs)
+
+
+def _is(item: _Word | str, text: str) -> bool:
+    return isinstance(item, _Word) and item.raw == text
+
+
+def _descriptor(item: _Word | str, number: str) -> bool:
+    return isinstance(item, _Word) and item.glued and item.raw == number
+
+
+def _output_tail(items: list[_Word | str]) -> int:
+    """How many items at the end of ``items`` send the output somewhere the run's log
+    already has it: a trailing ``&``, ``> FILE``, ``>> FILE``, ``2> FILE``, ``2>&1``,
+    ``&> FILE`` or ``| tee [-a] FILE`` (0: none)."""
+    count = len(items)
+    last = items[-1] if items else ""
+    if count > 1 and last == "&":  # a launcher runs in the foreground
+        return 1
+    if count > 4 and items[-4] == "|" and _is(items[-3], "tee") and _is(items[-2], "-a"):
+        return 4 if _plain(last) else 0
+    if count > 3 and items[-3] == "|" and _is(items[-2], "tee"):
+        return 3 if _plain(last) else 0
+    if count > 4 and _descriptor(items[-4], "2") and items[-3:-1] == [">", "&"]:
+        return 4 if _is(last, "1") else 0  # 2>&1
+    if count > 2 and items[-2] in (">", ">>") and _plain(last):
+        before = items[-3]
+        if _descriptor(before, "1") or _descriptor(before, "2") or before == "&":
+            return 3 if count > 3 else 0  # 2> FILE, &> FILE
+        return 2
+    return 0
+
+
+def _to_the_log(items: list[_Word | str]) -> list[_Word | str]:
+    """``items`` without the redirections of :func:`_output_tail` at their end: the runner
+    sends the program's output and errors to the run's log, where the build reads them."""
+    while (tail := _output_tail(items)) and tail < len(items):
+        items = items[:-tail]
+    return items
 
 
 def _segments(items: list[_Word | str]) -> tuple[list[list[_Word]], bool]:
@@ -449,10 +494,7 @@ def _parse(
         mentions = bool(re.search(r"\bpython[23.\d]*\s", text)) or ".sh" in text
         problem = Command(text, reader.workdir, problem=lexed.error)
         return (problem if mentions else None), reader
-    items = lexed.items
-    if len(items) > 1 and items[-1] == "&":  # a launcher runs in the foreground
-        items = items[:-1]
-    segments, needs_shell = _segments(items)
+    segments, needs_shell = _segments(_to_the_log(lexed.items))
     start = _Reader(reader.workdir, dict(reader.env))
     found: Command | None = None
     after = False  # a program runs after the Python command

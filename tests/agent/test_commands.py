@@ -110,8 +110,9 @@ def test_quoted_operators_stay_arguments() -> None:
 @pytest.mark.parametrize(
     "text",
     [
-        "python train.py | tee log.txt",
-        "python train.py > out.log 2>&1",
+        "python train.py | grep accuracy",
+        "python train.py > $LOG",
+        "python train.py < input.txt",
         "python train.py || echo failed",
         "python train.py & python eval.py",
         "python train.py --out $HOME/x",
@@ -489,3 +490,26 @@ def test_an_argument_that_is_no_plain_word_is_not_put_into_the_script(
     done = resolve(_parsed(f"bash run.sh {arg}"), root)
     assert done.problem is None and done.shell
     assert done.argv == ["python train.py --dataset $1"]
+
+
+@pytest.mark.parametrize(
+    ("text", "argv"),
+    [
+        ("python train.py > log.txt", ["python", "train.py"]),
+        ("python train.py >> runs/cora.txt", ["python", "train.py"]),
+        ("python train.py > out.log 2>&1", ["python", "train.py"]),
+        ("python train.py 2>&1 | tee log.txt", ["python", "train.py"]),
+        ("python train.py | tee -a log.txt", ["python", "train.py"]),
+        ("python train.py &> all.log", ["python", "train.py"]),
+        ("python x.py 2> err.txt", ["python", "x.py"]),
+        # '2 >' with a blank is an argument and a redirection of the output
+        ("python x.py --n 2 > out.txt", ["python", "x.py", "--n", "2"]),
+        ("nohup python x.py --n 2 > log 2>&1 &", ["python", "x.py", "--n", "2"]),
+    ],
+)
+def test_output_sent_to_a_file_goes_to_the_runs_log_instead(text: str, argv: list[str]) -> None:
+    """The runner writes the program's output and errors to the run's log, where the build
+    reads the claim's number: a line's redirection of them to a file is dropped."""
+    command = parse_command(text)
+    assert command is not None and command.problem is None
+    assert (command.argv, command.shell) == (argv, False)
