@@ -1539,14 +1539,22 @@ def relaxation_decision(record: BuilderRecord, tasks: list[str]) -> Ambiguity | 
     )
     if chosen is None or chosen.name not in _RELAXING:
         return None
-    failed = [step.name for step in record.steps if not step.ok]
+    # the steps of the chosen step's environment (its interpreter and date bound), each once:
+    # the other environments' steps are the era decision's
+    failed = dict.fromkeys(
+        step.name
+        for step in record.steps
+        if not step.ok
+        and (step.python, step.exclude_newer) == (chosen.python, chosen.exclude_newer)
+    )
+    bound = f" with versions released by {chosen.exclude_newer}" if chosen.exclude_newer else ""
     pinned = [line for line in record.requirements if re.search(r"[=<>~!]", line)]
     return Ambiguity(
         id="environment-requirements-relaxed",
         source=", ".join(pinned[:10]) or "the declared requirements",
         gap=(
-            f"the requirements as declared do not resolve for Python {record.python} "
-            f"(steps that failed: {', '.join(failed)})"
+            f"the requirements as declared do not resolve for Python "
+            f"{chosen.python or record.python}{bound} (steps that failed: {', '.join(failed)})"
         ),
         resolution=f"step {chosen.name!r}: {chosen.why}; the lock holds the versions used",
         sensitivity="medium",

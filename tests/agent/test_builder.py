@@ -341,6 +341,39 @@ def test_a_relaxed_pin_is_a_recorded_decision_of_the_guide() -> None:
     assert decision.resolution.startswith("step 'newest-lower-bounds'")
 
 
+def test_a_relaxation_names_only_the_failed_steps_of_its_own_environment() -> None:
+    """CQR's guide said its requirements did not resolve for Python 3.6 and listed the steps
+    of three environments, each several times: only the 3.6 era's steps count, once each."""
+
+    def step(name: str, ok: bool, python: str, bound: str | None) -> ResolveStep:
+        return _step(name, ok).model_copy(update={"python": python, "exclude_newer": bound})
+
+    steps = [
+        step("declared", False, "3.11", None),
+        step("newest", False, "3.11", None),
+        step("declared", False, "3.11", "2019-08-15"),
+        step("source-build", False, "3.11", "2019-08-15"),
+        step("declared", False, "3.6", "2019-08-15"),
+        step("source-build", False, "3.6", "2019-08-15"),
+        step("source-build", False, "3.6", "2019-08-15"),
+        step("build-dependencies", True, "3.6", "2019-08-15"),
+    ]
+    record = BuilderRecord(
+        inputs_digest=ZERO,
+        seconds=0,
+        gate=Gate(passed=True),
+        python="3.6",
+        requirements=["scikit-garden"],
+        steps=steps,
+    )
+    decision = relaxation_decision(record, ["coverage"])
+    assert decision is not None
+    assert decision.gap == (
+        "the requirements as declared do not resolve for Python 3.6 with versions released by "
+        "2019-08-15 (steps that failed: declared, source-build)"
+    )
+
+
 @pytest.mark.slow
 def test_a_pure_python_sdist_without_a_wheel_is_built_from_source(
     tmp_path: Path, env_cache: Path
