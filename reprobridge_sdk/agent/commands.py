@@ -81,6 +81,7 @@ __all__ = [
     "argparse_flags",
     "locate",
     "markdown_commands",
+    "output_file",
     "parse_command",
     "parse_lines",
     "resolve",
@@ -274,6 +275,20 @@ def _to_the_log(items: list[_Word | str]) -> list[_Word | str]:
     while (tail := _output_tail(items)) and tail < len(items):
         items = items[:-tail]
     return items
+
+
+def output_file(text: str) -> str | None:
+    """The file the end of ``text`` sends its output to (``> FILE``, ``>> FILE``, ``&> FILE``,
+    ``| tee FILE``), which :func:`parse_command` drops for the run's log; None when none."""
+    lexed = _lex(text.strip())
+    items = lexed.items if lexed.error is None else []
+    while (tail := _output_tail(items)) and tail < len(items):
+        last = items[-1]
+        errors_only = tail == 3 and _descriptor(items[-3], "2")
+        if tail != 1 and isinstance(last, _Word) and not _is(last, "1") and not errors_only:
+            return _unquote(last)
+        items = items[:-tail]
+    return None
 
 
 def _segments(items: list[_Word | str]) -> tuple[list[list[_Word]], bool]:

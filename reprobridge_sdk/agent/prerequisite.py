@@ -70,6 +70,7 @@ import shlex
 from dataclasses import dataclass
 from pathlib import Path
 
+from reprobridge_sdk.agent.commands import output_file
 from reprobridge_sdk.agent.fixes import Failure, Fix
 from reprobridge_sdk.agent.gates import build_finding
 from reprobridge_sdk.agent.imports import closure
@@ -310,6 +311,15 @@ def _refusal(line: CommandLine) -> str | None:
     return None
 
 
+_SHELL_WRITES = "the shell writes its output to the file: only a shell can run it as written"
+
+
+def _prints_to(line: CommandLine, path: str) -> bool:
+    """Whether ``line`` sends its output to ``path`` (``python gen.py > data/x.txt``)."""
+    target = output_file(line.text)
+    return target is not None and posixpath.normpath(posixpath.join(line.workdir, target)) == path
+
+
 def _names(line: CommandLine, path: str) -> bool:
     """Whether ``line`` passes ``path`` (from the repository root) as an argument."""
     for word in line.argv[1:]:
@@ -429,11 +439,13 @@ def find_step(
     tree = read_tree(root)
     files = {f.path: f for f in tree.python}
     lines = [c for c in readme_commands(tree) if c.problem is None and c.script is not None]
-    writers = [c for c in lines if _names(c, path) or _line_writes(c, files, path)]
+    writers = [
+        c for c in lines if _names(c, path) or _line_writes(c, files, path) or _prints_to(c, path)
+    ]
     writers.sort(key=lambda c: -_score(c, path))  # stable: README order among equals
     candidates: list[PrepareStep | str] = []
     for line in writers:
-        why = _refusal(line)
+        why = _SHELL_WRITES if _prints_to(line, path) else _refusal(line)
         candidates.append(why if why is not None else _step(line, path, files))
     if not candidates:
         for file in tree.python:

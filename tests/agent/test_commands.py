@@ -13,6 +13,7 @@ from reprobridge_sdk.agent.commands import (
     argparse_flags,
     locate,
     markdown_commands,
+    output_file,
     parse_command,
     parse_lines,
     resolve,
@@ -513,3 +514,20 @@ def test_output_sent_to_a_file_goes_to_the_runs_log_instead(text: str, argv: lis
     command = parse_command(text)
     assert command is not None and command.problem is None
     assert (command.argv, command.shell) == (argv, False)
+
+
+@pytest.mark.parametrize(
+    ("text", "target"),
+    [
+        ("python gen.py > data/x.txt", "data/x.txt"),
+        ("python gen.py >> a.log 2>&1", "a.log"),
+        ("python gen.py 2>&1 | tee -a o.txt", "o.txt"),
+        ("python gen.py &> all.log", "all.log"),
+        ('python gen.py > "q u.txt" &', "q u.txt"),
+        ("python gen.py 2> err.txt", None),  # the errors only
+        ("python gen.py", None),
+        ("python gen.py > $OUT", None),  # only the shell knows where
+    ],
+)
+def test_the_file_a_line_sends_its_output_to(text: str, target: str | None) -> None:
+    assert output_file(text) == target

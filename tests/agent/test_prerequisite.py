@@ -281,6 +281,22 @@ def test_setup_py_is_never_a_step(tmp_path: Path) -> None:
     assert isinstance(found, BuildFinding) and found.code == "B056"
 
 
+def test_a_step_whose_product_is_its_redirected_output_is_not_run_without_it(
+    tmp_path: Path,
+) -> None:
+    """``python gen.py > data/x.txt`` writes the file through the shell: run as a launcher
+    the redirection would go to the log, so it is no step (B056), not a step that writes
+    nothing."""
+    files = {
+        "main.py": _MAIN,
+        "gen.py": 'print("abc")\n',
+        "README.md": "    python gen.py > data/x.txt\n",
+    }
+    found = find_step(_repo(tmp_path, files), "data/x.txt", _launcher())
+    assert isinstance(found, BuildFinding) and found.code == "B056"
+    assert "the shell writes its output to the file" in found.message
+
+
 def test_two_steps_each_needing_the_others_output_are_a_cycle(tmp_path: Path) -> None:
     main = (  # reads a.txt before it writes b.txt: neither can go first
         'from pathlib import Path\nsize = len(Path("data/a.txt").read_text())\n'
