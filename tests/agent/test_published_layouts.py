@@ -162,7 +162,8 @@ def test_a_command_only_a_shell_can_run_is_a_shell_launcher_that_runs(
 ) -> None:
     repo, claims_file = raw_repo("no-deps")
     text = claims_file.read_text("utf-8").replace(
-        "label: test accuracy", "label: test accuracy\n    command: python train.py | tee run.log"
+        "label: test accuracy",
+        "label: test accuracy\n    command: python train.py | tee run.log | cat",
     )
     claims_file.write_text(text, "utf-8")
     dest = tmp_path / "checkout"
@@ -176,13 +177,13 @@ def test_a_command_only_a_shell_can_run_is_a_shell_launcher_that_runs(
     for item in (smoke, scored):
         assert (item.shell, item.argv, item.workdir, item.seed_flag, item.seeds) == (
             True,
-            ["python train.py | tee run.log"],
+            ["python train.py | tee run.log | cat"],
             ".",
             None,
             [],
         )
         launcher = Launcher.model_validate(manifest_launcher(item))
-        assert (launcher.shell, launcher.argv) == (True, ["python train.py | tee run.log"])
+        assert (launcher.shell, launcher.argv) == (True, ["python train.py | tee run.log | cat"])
     outcome = run_launcher(smoke, dest, fixture_python)
     assert outcome.exit_status == 0, outcome.stderr
     assert "test accuracy: " in outcome.stdout
