@@ -11,6 +11,7 @@ a pipe, which decides whether the line needs a shell)::
              | CONDA "run" (("-n" | "--name" | "-p" | "--prefix") NAME | "--no-capture-output")*
     program  = PYTHON popt* (SCRIPT | "-m" MODULE) ARG*
              | ("bash" | "sh") SHELLSCRIPT ARG* | "./" SHELLSCRIPT ARG*
+             | "make" (("-C" | "-f") VALUE | "-s" | "-k" | "-jN")* [TARGET] ASSIGN*
     PYTHON   = python | python2 | python3 | python2.N | python3.N | ipython (a path ending in
                one too)
     popt     = -u | -B | -O | -OO | -E | -s | -S | -I | -b | -bb | -q | (-W | -X) VALUE
@@ -45,6 +46,9 @@ Rules and edge cases:
 * ``bash x.sh`` / ``sh x.sh`` / ``./x.sh`` are followed by :func:`resolve`: the script's
   lines are read as commands (with its own ``cd``s, from the caller's working directory);
   exactly one Python command in it is the launcher, several are a ``problem``.
+* ``make [target]`` is followed by :func:`resolve` through the Makefile
+  (:mod:`._makefiles`): the recipe's lines, prerequisites' first, each in a shell of its own
+  from the Makefile's folder; exactly one Python command among them is the launcher.
 * README code blocks (:func:`markdown_commands`): fenced blocks (any info string but a
   language that is not a shell's), indented blocks (reStructuredText's ``::`` blocks too)
   and ``$ `` prompt lines; ``\\`` joins continuation lines, and so does a line of a block
@@ -73,6 +77,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from reprobridge_sdk.agent._loops import unrolled
+from reprobridge_sdk.agent._makefiles import recipe
 from reprobridge_sdk.agent.console_scripts import ConsoleScript
 
 __all__ = [
@@ -128,6 +133,8 @@ class Command:
     shell_script: str | None = None
     #: The console script of the repository's package the line runs, if any.
     console_script: str | None = None
+    #: ``make``'s words after ``make`` (a Makefile target to follow), before :func:`resolve`.
+    make: tuple[str, ...] | None = None
 
     @property
     def args(self) -> list[str]:
@@ -464,6 +471,15 @@ def _segment_command(
         # ``./scripts/train.py`` (an executable script with a shebang): run by the
         # environment's interpreter, as ``python scripts/train.py`` would
         return _python_command(text, reader_env, ["python", posixpath.normpath(program), *rest[1:]])
+    if program == "make":
+        return Command(
+            text,
+            reader.workdir,
+            reader_env.env,
+            argv=rest,
+            runs_in=reader.workdir,
+            make=tuple(rest[1:]),
+        )
     if program.startswith("./") and program.endswith(".sh"):
         return Command(
             text,
@@ -701,6 +717,8 @@ def resolve(command: Command, root: Path) -> Command:
         return command  # its module's file, found where the package is (root or src/)
     if command.shell_script is not None:
         return _follow(command, root)
+    if command.make is not None:
+        return _follow_make(command, command.make, root)
     if command.module is not None:
         found = _module_file(root, command.runs_in, command.module)
         if found is None:
@@ -745,6 +763,57 @@ def _with_arguments(lines: list[str], script: str, args: list[str]) -> list[str]
         return given or ""
 
     return [_PARAMETER.sub(expand, _DIRNAME.sub(folder, line)) for line in lines]
+
+
+_MAKE_VALUED = {"-C": "directory", "--directory": "directory", "-f": "file", "--file": "file"}
+_MAKE_FLAGS = re.compile(r"^(?:-[sSkBiwe]+|-j\d*|--jobs(?:=\d+)?|--silent|--keep-going)$")
+
+
+def _make_words(words: tuple[str, ...]) -> tuple[dict[str, str], dict[str, str], list[str]]:
+    """``make``'s arguments: its options (``directory``, ``file``), variables given, targets;
+    an option it does not know is ``unknown``."""
+    options: dict[str, str] = {}
+    given: dict[str, str] = {}
+    targets: list[str] = []
+    index = 0
+    while index < len(words):
+        word = words[index]
+        name, eq, value = word.partition("=")
+        if word in _MAKE_VALUED and index + 1 < len(words):
+            options[_MAKE_VALUED[word]] = words[index + 1]
+            index += 2
+            continue
+        if eq and name in {"--directory", "--file", "--makefile"}:
+            options["directory" if name == "--directory" else "file"] = value
+        elif eq and _ASSIGN.match(word):
+            given[name] = value
+        elif word.startswith("-") and not _MAKE_FLAGS.match(word):
+            options["unknown"] = word
+        elif not word.startswith("-"):
+            targets.append(word)
+        index += 1
+    return options, given, targets
+
+
+def _follow_make(command: Command, words: tuple[str, ...], root: Path) -> Command:
+    """``make [target]`` read as the one Python command its recipe runs (each recipe line
+    in a shell of its own, from the Makefile's folder), prerequisites' recipes included."""
+    options, given, targets = _make_words(words)
+    if "unknown" in options or len(targets) > 1:
+        why = f"make {options.get('unknown') or ' '.join(targets)}: only make can run it"
+        return replace(command, problem=why)
+    folder = _cd(command.runs_in, options.get("directory", "."))
+    if folder is None:
+        return replace(command, problem="make -C names a folder outside the repository")
+    read = recipe(root, folder, options.get("file"), targets[0] if targets else None, given)
+    if isinstance(read, str):
+        return replace(command, problem=read)
+    makefile, lines = read
+    inner = [found for line in lines if (found := _parse(line, _Reader(folder), {})[0]) is not None]
+    if len(inner) != 1:
+        return replace(command, problem=f"the make target runs {len(inner)} Python commands")
+    done = resolve(inner[0], root)
+    return replace(done, env={**command.env, **done.env}, via=makefile, text=command.text)
 
 
 def _follow(command: Command, root: Path) -> Command:

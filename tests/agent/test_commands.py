@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from reprobridge_sdk.agent._loops import MAX_LINES, unrolled
+from reprobridge_sdk.agent._makefiles import MAX_MAKEFILE
 from reprobridge_sdk.agent.commands import (
     MAX_LINE,
     Command,
@@ -531,3 +532,95 @@ def test_output_sent_to_a_file_goes_to_the_runs_log_instead(text: str, argv: lis
 )
 def test_the_file_a_line_sends_its_output_to(text: str, target: str | None) -> None:
     assert output_file(text) == target
+
+
+_MAKEFILE = """PYTHON ?= python3
+DATASET = cora
+EPOCHS := 200
+.PHONY: all train data
+
+all: train
+
+data:
+\t@mkdir -p data
+
+train: data  # the paper's run
+\t@echo "training on $(DATASET)"
+\tcd src && $(PYTHON) train.py --dataset $(DATASET) \\
+\t  --epochs ${EPOCHS}
+
+prep:
+\t$(PYTHON) prep.py > prep.log 2>&1
+
+two:
+\tpython prep.py
+\tpython src/train.py
+
+loop = $(loop)
+spin:
+\tpython prep.py --n $(loop)
+"""
+
+
+_TRAIN = ["python", "train.py", "--dataset", "cora", "--epochs", "200"]
+
+
+@pytest.mark.parametrize(
+    ("text", "workdir", "argv"),
+    [
+        ("make train", "src", _TRAIN),
+        ("make", "src", _TRAIN),
+        ("make train DATASET=citeseer", "src", [*_TRAIN[:3], "citeseer", *_TRAIN[4:]]),
+        ("cd src && make -C .. train", "src", _TRAIN),
+        ("make -s prep", ".", ["python", "prep.py"]),
+    ],
+)
+def test_a_make_target_is_followed_to_the_python_command_of_its_recipe(
+    tmp_path: Path, text: str, workdir: str, argv: list[str]
+) -> None:
+    """Variables (the line's first), prerequisites' recipes, ``@`` prefixes, continuation
+    lines, the default target; each recipe line runs in a shell of its own."""
+    root = _repo(tmp_path, {"Makefile": _MAKEFILE, "src/train.py": "", "prep.py": ""})
+    done = resolve(_parsed(text), root)
+    assert done.problem is None, done.problem
+    assert (done.workdir, done.argv, done.shell, done.via) == (workdir, argv, False, "Makefile")
+
+
+@pytest.mark.parametrize(
+    ("text", "problem"),
+    [
+        ("make two", "2 Python commands"),
+        ("make nothere", "no target 'nothere'"),
+        ("make -n train", "only make can run it"),
+        ("make train all", "only make can run it"),
+        ("make -C src train", "no Makefile in src/"),
+        ("make -C ../.. train", "outside the repository"),
+        ("make -f /etc/passwd", "no /etc/passwd"),
+        ("make -f ../Makefile train", "no ../Makefile"),
+    ],
+)
+def test_a_make_line_it_cannot_follow_is_a_problem(tmp_path: Path, text: str, problem: str) -> None:
+    root = _repo(tmp_path, {"Makefile": _MAKEFILE, "src/train.py": "", "prep.py": ""})
+    done = resolve(_parsed(text), root)
+    assert done.problem is not None and problem in done.problem
+
+
+def test_a_makefile_linked_out_of_the_repository_or_too_large_is_not_read(
+    tmp_path: Path,
+) -> None:
+    outside = tmp_path / "outside.mk"
+    outside.write_text("train:\n\tpython x.py\n", "utf-8")
+    root = _repo(tmp_path / "repo", {"x.py": "", "big/Makefile": "#" * (MAX_MAKEFILE + 1)})
+    (root / "Makefile").symlink_to(outside)
+    linked = resolve(_parsed("make train"), root)
+    assert linked.problem is not None and "no Makefile" in linked.problem
+    big = resolve(_parsed("make -C big"), root)
+    assert big.problem is not None and "too large" in big.problem
+
+
+def test_a_variable_made_of_itself_is_left_for_a_shell(tmp_path: Path) -> None:
+    """``loop = $(loop)`` (make refuses it): expanded a bounded number of times, then left
+    as written, so the line is a shell line rather than a guess."""
+    root = _repo(tmp_path, {"Makefile": _MAKEFILE, "src/train.py": "", "prep.py": ""})
+    done = resolve(_parsed("make spin"), root)
+    assert done.problem is None and done.shell
