@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["MAX_LINES", "MAX_VALUES", "unrolled"]
+__all__ = ["MAX_LINES", "MAX_VALUES", "joined_lines", "unrolled"]
 
 #: Most values a loop is unrolled over.
 MAX_VALUES = 1000
@@ -32,6 +32,26 @@ _ONE_LINE = re.compile(
 _WORD = re.compile(r"^[\w.+-]+$")
 _BRACES = re.compile(r"^\{(-?\d{1,9})\.\.(-?\d{1,9})\}$")
 _SEQ = re.compile(r"^(?:\$\(|`)\s*seq((?:\s+-?\d{1,9}){1,3})\s*(?:\)|`)$")
+
+
+def joined_lines(lines: list[str], limit: int) -> list[str]:
+    """``lines`` with each line that ends in a backslash joined to the next (a shell's and
+    make's continuation); a joined line stops growing past ``limit`` characters."""
+    out: list[str] = []
+    pending = ""
+    for raw in lines:
+        line = raw.rstrip()
+        if line.endswith("\\"):
+            pending += line[:-1] + " "
+            if len(pending) > limit:
+                out.append(pending)
+                pending = ""
+            continue
+        out.append(pending + line)
+        pending = ""
+    if pending:
+        out.append(pending)
+    return out
 
 
 def _values(text: str) -> list[str] | None:

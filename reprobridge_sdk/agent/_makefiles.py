@@ -24,6 +24,8 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from reprobridge_sdk.agent._loops import joined_lines
+
 __all__ = ["MAX_MAKEFILE", "recipe"]
 
 #: Largest Makefile read (bytes).
@@ -51,24 +53,10 @@ class _Makefile:
     default: str | None = None
 
 
-def _logical_lines(text: str) -> list[str]:
-    out: list[str] = []
-    pending = ""
-    for raw in text.splitlines():
-        if raw.endswith("\\"):
-            pending += raw[:-1] + " "
-            continue
-        out.append(pending + raw)
-        pending = ""
-    if pending:
-        out.append(pending)
-    return out
-
-
 def _read(text: str) -> _Makefile:
     made = _Makefile()
     current: _Rule | None = None
-    for line in _logical_lines(text):
+    for line in joined_lines(text.splitlines(), MAX_MAKEFILE):
         if line.startswith("\t"):
             if current is not None:
                 current.lines.append(line[1:].lstrip("@-+ \t"))

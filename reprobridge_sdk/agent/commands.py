@@ -76,7 +76,7 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from reprobridge_sdk.agent._loops import unrolled
+from reprobridge_sdk.agent._loops import joined_lines, unrolled
 from reprobridge_sdk.agent._makefiles import recipe
 from reprobridge_sdk.agent.console_scripts import ConsoleScript
 
@@ -458,37 +458,17 @@ def _segment_command(
             script=entry.file,
             console_script=entry.name,
         )
+    followed = replace(Command(text, reader.workdir, reader_env.env, rest), runs_in=reader.workdir)
     if program in {"bash", "sh"} and len(rest) > 1 and rest[1].endswith(".sh"):
-        return Command(
-            text,
-            reader.workdir,
-            reader_env.env,
-            argv=rest,
-            runs_in=reader.workdir,
-            shell_script=rest[1],
-        )
+        return replace(followed, shell_script=rest[1])
     if program.endswith(".py") and not program.startswith("-"):
         # ``./scripts/train.py`` (an executable script with a shebang): run by the
         # environment's interpreter, as ``python scripts/train.py`` would
         return _python_command(text, reader_env, ["python", posixpath.normpath(program), *rest[1:]])
     if program == "make":
-        return Command(
-            text,
-            reader.workdir,
-            reader_env.env,
-            argv=rest,
-            runs_in=reader.workdir,
-            make=tuple(rest[1:]),
-        )
+        return replace(followed, make=tuple(rest[1:]))
     if program.startswith("./") and program.endswith(".sh"):
-        return Command(
-            text,
-            reader.workdir,
-            reader_env.env,
-            argv=rest,
-            runs_in=reader.workdir,
-            shell_script=program,
-        )
+        return replace(followed, shell_script=program)
     return None
 
 
@@ -581,29 +561,11 @@ def parse_lines(
     """The commands of consecutive shell lines; each ``cd`` moves the lines after it."""
     reader = _Reader(workdir)
     found: list[Command] = []
-    for line in unrolled(_joined(lines)):
+    for line in unrolled(joined_lines(lines, MAX_LINE)):
         command, reader = _parse(line, reader, scripts or {})
         if command is not None:
             found.append(command)
     return found
-
-
-def _joined(lines: list[str]) -> list[str]:
-    out: list[str] = []
-    pending = ""
-    for raw in lines:
-        line = raw.rstrip()
-        if line.endswith("\\"):
-            pending += line[:-1] + " "
-            if len(pending) > MAX_LINE:
-                out.append(pending)
-                pending = ""
-            continue
-        out.append(pending + line)
-        pending = ""
-    if pending:
-        out.append(pending)
-    return out
 
 
 def _prompt(line: str) -> str:
