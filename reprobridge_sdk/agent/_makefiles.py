@@ -26,12 +26,14 @@ from pathlib import Path
 
 from reprobridge_sdk.agent._loops import joined_lines
 
-__all__ = ["MAX_MAKEFILE", "recipe"]
+__all__ = ["MAX_MAKEFILE", "MAX_TEXT", "recipe"]
 
 #: Largest Makefile read (bytes).
 MAX_MAKEFILE = 256 * 1024
 #: Deepest expansion of a variable in another, and of a prerequisite's prerequisites.
 _DEPTH = 16
+#: Longest text a line's variables expand to (characters).
+MAX_TEXT = 64 * 1024
 _NAMES = ("GNUmakefile", "makefile", "Makefile")
 _ASSIGN = re.compile(
     r"^(?:(?:export|override)\s+)*(?P<name>[A-Za-z_][\w.-]*)\s*(?P<op>::?=|\?=|\+=|!=|=)\s*(?P<value>.*)$"
@@ -92,13 +94,31 @@ def _read(text: str) -> _Makefile:
     return made
 
 
-def _expand(text: str, values: dict[str, str], depth: int = 0) -> str:
-    def one(match: re.Match[str]) -> str:
-        name = match.group("paren") or match.group("brace")
-        value = values.get(name, "")
-        return value if depth >= _DEPTH else _expand(value, values, depth + 1)
+class _Expander:
+    """Variables expanded once each (``A = $(B)$(B)``, ``B = $(C)$(C)``, ... would double at
+    every level), a value past :data:`MAX_TEXT` characters or :data:`_DEPTH` levels left as
+    written (the line then needs a shell)."""
 
-    return _VARIABLE.sub(one, text)
+    def __init__(self, values: dict[str, str]) -> None:
+        self.values = values
+        self.done: dict[str, str] = {}
+        self.busy: set[str] = set()
+
+    def text(self, text: str) -> str:
+        expanded = _VARIABLE.sub(self._one, text)
+        return expanded if len(expanded) <= MAX_TEXT else text
+
+    def _one(self, match: re.Match[str]) -> str:
+        name = match.group("paren") or match.group("brace")
+        if name in self.done:
+            return self.done[name]
+        if name in self.busy or len(self.busy) >= _DEPTH:
+            return match.group(0)  # a variable made of itself, or too deep: as written
+        self.busy.add(name)
+        value = self.text(self.values.get(name, ""))
+        self.busy.discard(name)
+        self.done[name] = value
+        return value
 
 
 def _inside(root: Path, rel: str) -> bool:
@@ -130,7 +150,7 @@ def recipe(
     chosen = target or made.default
     if chosen is None or chosen not in made.rules:
         return f"{found[0]} has no target {chosen!r}" if chosen else f"{found[0]} has no target"
-    values = {**made.variables, **given}
+    expander = _Expander({**made.variables, **given})
     lines: list[str] = []
     done: set[str] = set()
 
@@ -144,7 +164,7 @@ def recipe(
                 visit(prerequisite, depth + 1)
         first = rule.prerequisites[0] if rule.prerequisites else ""
         for line in rule.lines:
-            text = _expand(line, values).replace("$@", name).replace("$<", first)
+            text = expander.text(line).replace("$@", name).replace("$<", first)
             lines.append(text.replace("$$", "$"))
 
     visit(chosen, 0)

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from reprobridge_sdk.agent._loops import MAX_LINES, unrolled
-from reprobridge_sdk.agent._makefiles import MAX_MAKEFILE
+from reprobridge_sdk.agent._makefiles import MAX_MAKEFILE, MAX_TEXT
 from reprobridge_sdk.agent.commands import (
     MAX_LINE,
     Command,
@@ -624,3 +624,16 @@ def test_a_variable_made_of_itself_is_left_for_a_shell(tmp_path: Path) -> None:
     root = _repo(tmp_path, {"Makefile": _MAKEFILE, "src/train.py": "", "prep.py": ""})
     done = resolve(_parsed("make spin"), root)
     assert done.problem is None and done.shell
+
+
+def test_variables_that_double_at_every_level_are_expanded_once_and_bounded(
+    tmp_path: Path,
+) -> None:
+    """A hostile Makefile whose variables double at each of 40 levels (about a terabyte
+    written out): each is expanded once, and none past MAX_TEXT characters."""
+    levels = ["A0 = " + "x" * 1000] + [f"A{k} = $(A{k - 1})$(A{k - 1})" for k in range(1, 41)]
+    makefile = "\n".join([*levels, "train:", "\tpython x.py --n $(A40)", ""])
+    root = _repo(tmp_path, {"Makefile": makefile, "x.py": ""})
+    done = resolve(_parsed("make train"), root)  # expanded naively, this never ends
+    assert done.problem is None and done.shell
+    assert len(done.argv[0]) <= MAX_TEXT
