@@ -3,10 +3,8 @@
 Why not a library: neither PyYAML nor ruamel bounds nesting or alias expansion (libyaml's
 composer recurses and crashes on deep input); these bounds run on PyYAML's events and nodes.
 
-The limits and their codes are spec/manifest.md §3.1 (Y004-Y006), each a finding with a
-position, never a crash. The depth walk of parser events runs before composing only when
-the text could nest that deep (:func:`_composer_at_risk`) and libyaml does not bound its own
-nesting (:func:`_composer_bounded`). A fatal finding is raised as :class:`_Fatal`.
+The limits and their codes (Y004-Y006) are spec/manifest.md §3.1; each is a finding with a
+position, never a crash. A fatal finding is raised as :class:`_Fatal`.
 """
 
 from __future__ import annotations
@@ -108,14 +106,10 @@ def _json_nests_at_most(text: str, levels: int) -> bool:
 
 @functools.cache
 def _composer_bounded() -> bool:
-    """True when libyaml itself refuses to nest flow and block collections past
-    ``_LIBYAML_NESTING`` levels (libyaml 0.2.5 and later stop there), so the composer never
-    recurses deeper than that, a depth it handles, whatever the text.
+    """True when libyaml (0.2.5 and later) stops nesting at ``_LIBYAML_NESTING`` levels itself.
 
-    Asked once per process, of two small texts. Then the depth walk before composing is not
-    needed: a text that composes is converted, and the converter reports Y005 at the
-    collection the walk would report; a text that does not compose is walked after the
-    error, which gives Y005 exactly when the walk first would have.
+    Asked once per process. Then the depth walk before composing is not needed: the converter,
+    or a walk after a compose error, reports Y005 exactly where the walk first would have.
     """
     if _BaseLoader is yaml.SafeLoader:  # pragma: no cover - no libyaml: always walk
         return False

@@ -3,12 +3,9 @@
 Why a second path: composing the graph to locate one finding of a 10k-task manifest took 60%
 more CPU and 500 against 145 MiB of peak memory (``docs/performance.md``, 2026-12-02).
 
-The answer is exactly the node converter's (:mod:`reprobridge_sdk.io._nodes`): the 1-based
-``(line, col)`` of the value's node and of its key. Each pointer asked for is found by one
-walk of YAML's event stream (the composer's own marks) along its path only; below a task or
-a launcher, on the span the event converter recorded. After ``_WALKS_BEFORE_ALL`` walks one
-walk records every position. An alias, or anything the walk does not expect, hands over to
-the node converter's positions.
+The answer is exactly the node converter's (``_nodes``). Each pointer is found by one walk of
+the event stream along its path only; an alias, or anything the walk does not expect, hands
+over to the node converter's positions.
 """
 
 from __future__ import annotations
@@ -138,15 +135,13 @@ class Locator:
         self._all = self._fallback()
 
     def _walk_to(self, pointer: str, tokens: list[str], text: str, base: str, line0: int) -> None:
-        """Walk the events along ``pointer``'s path, recording every entry of the collections
-        on it, until the pointer is found (a collection: at once; a scalar: when its parent
-        ends) or the deepest collection of the path that exists ends. A collection whose end
-        was seen is complete: a pointer below it that was not recorded is absent.
+        """Walk the events along ``pointer``'s path, recording the entries of the collections
+        on it, until the pointer is found or the deepest existing collection of the path ends
+        (then a pointer below it that was not recorded is absent).
 
-        ``text`` is the document's, or the span of the collection at ``base`` (indented by its
-        column, so the columns are the document's; ``line0`` is its first line, 0-based):
-        pointers are relative to ``base`` and its own entry is not recorded (its key is
-        outside the span)."""
+        ``text`` is the document's, or the span of the collection at ``base`` (``line0`` its
+        first line, 0-based); pointers are relative to ``base``.
+        """
         path = [""]
         for token in tokens:
             path.append(f"{path[-1]}/{token}")

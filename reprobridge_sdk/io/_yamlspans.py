@@ -2,12 +2,7 @@
 
 Why not a library: ruamel's round-trip dump re-emits the whole document and may reflow it;
 replacing only the spans PyYAML's composer reports keeps every other byte as written.
-
-When an edit changes only scalar values (no key added, removed or reordered, no list grown or
-shrunk), :func:`edit_scalars` replaces just the text span of each changed scalar, keeping its
-quoting style, and checks that the result reads back to the new data.
-:mod:`reprobridge_sdk.io.yamlio` tries this before its round-trip tree; PyYAML's composer gives
-the spans.
+``yamlio`` tries this before its round-trip tree.
 """
 
 from __future__ import annotations

@@ -1,11 +1,7 @@
 """Atomic writes of files and directories: built beside the target, then renamed into place.
 
-The one owner of atomic writes: no other module calls the safe file layer's writer, renames
-into place or makes a temporary file to do so (``tests/test_atomic_owner.py``). A reader never
-sees a half-written file or directory and a crash never leaves one in place. Files:
-:func:`atomic_open` (a handle to write) and the ``atomic_write_*`` helpers, done by
-:func:`reprobridge_sdk.io.safefs.atomic_open` (temporary created with ``O_EXCL``; with
-``root``, the directory must resolve inside it). Directories: :func:`atomic_directory`.
+The one owner of atomic writes (``tests/test_atomic_owner.py``): a reader never sees a
+half-written file or directory and a crash never leaves one in place.
 """
 
 from __future__ import annotations
@@ -49,11 +45,9 @@ def atomic_write_bytes(
     root: str | os.PathLike[str] | None = None,
     durable: bool = True,
 ) -> None:
-    """Write ``data`` (bytes, or an iterator of pieces written as they come) to ``path``
-    atomically (same-directory temporary file, fsync, rename).
+    """Write ``data`` (bytes, or an iterator of pieces) to ``path`` atomically.
 
-    ``durable=False`` leaves out the fsync (see
-    :func:`reprobridge_sdk.io.safefs.atomic_write_bytes`).
+    ``durable=False`` leaves out the fsync (see ``safefs.atomic_open``).
     """
     _atomic_write_bytes(path, data, root=root, mode=mode, durable=durable)
 

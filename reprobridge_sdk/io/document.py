@@ -1,17 +1,12 @@
 """Safe, fast loading of YAML documents with a position for every value (spec §3, "yaml").
 
-The validator reads manifests through this module: the YAML 1.2 core schema, the findings of
-spec/manifest.md §3 (Y001-Y003, Y007-Y009, Y011, S004 for a number JSON cannot carry, listed
-in :attr:`Document.unrepresentable`) and the limits of §3.1 (Y004-Y006), checked before
-libyaml's recursive composer can crash on deep input. A document with a fatal problem (Y001,
-Y004-Y007, Y011) has ``data`` None.
+The validator reads manifests through this module: the core schema and the findings of
+spec/manifest.md §3, with the limits of §3.1 checked before libyaml's recursive composer can
+crash on deep input. A document with a fatal problem has ``data`` None.
 
 Cost: one parse, linear in the text. A document in which the converter would find nothing is
-read by :mod:`json` when it is JSON text YAML reads alike (``_jsontext``), else from libyaml's
-events (``_events``), and keeps no node graph; a position asked of it is found in the text
-(``_locate``). Any other document is composed and converted with every
-position (``_nodes``); ``_guards`` holds the bounds and ``_yamlcore`` the core schema. The
-garbage collector is left alone (the command line tunes it for the whole command).
+read without a node graph (``_jsontext``, ``_events``; positions found later by ``_locate``);
+any other is composed and converted with every position (``_nodes``).
 """
 
 from __future__ import annotations
@@ -163,11 +158,9 @@ def load_document(
 ) -> Document:
     """Load a YAML document from a path or from bytes; never raises for bad content.
 
-    A path is read through the safe file layer: with ``root`` it must stay inside it; a
-    FIFO, device or other non-regular file, or a link at the last step when there is no
-    ``root``, raises :class:`~reprobridge_sdk.io.safefs.UnsafeFileError` (never hangs); a
-    file over :data:`MAX_BYTES` is Y006 without being read. I/O errors on reading ``source``
-    (missing file, permission) raise ``OSError``.
+    A path is read through the safe file layer (``root`` contains it; a non-regular file
+    raises ``UnsafeFileError``, never hangs); a file over :data:`MAX_BYTES` is Y006 unread.
+    I/O errors raise ``OSError``.
     """
     label = name or ("<bytes>" if isinstance(source, bytes) else str(source))
     try:

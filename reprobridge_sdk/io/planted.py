@@ -3,11 +3,9 @@
 Why not a library: ``os.walk`` and ``pathlib`` stat by path and follow or race links; no
 maintained library lists a tree from directory descriptors with ``O_NOFOLLOW`` at each step.
 
-:func:`scan_tree` lists a run folder (spec/runner.md, "run-folder-scan") from directory
-descriptors, opening nothing but directories (with ``O_NOFOLLOW``): a link is never resolved
-and a FIFO never opened. It is bounded by :data:`MAX_SCAN_ENTRIES`, :data:`MAX_SCAN_DEPTH`
-and :data:`SCAN_SECONDS` (read when a scan starts); a scan cut short, or a directory that
-cannot be listed, says so (:attr:`TreeScan.stopped`).
+:func:`scan_tree` lists a run folder (spec/runner.md §10.1, "run-folder-scan") opening only
+directories, so a link is never resolved and a FIFO never opened. It is bounded in entries,
+depth and time; a scan cut short says so (:attr:`TreeScan.stopped`).
 """
 
 from __future__ import annotations

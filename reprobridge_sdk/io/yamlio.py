@@ -1,13 +1,8 @@
 """Round-trip YAML: load a manifest, edit it, save it with comments and formatting kept.
 
-This module keeps ``ruamel.yaml``'s round-trip mode behind a small interface. :func:`load`
-reads through :func:`reprobridge_sdk.io.document.load_document` first (every check and limit
-of spec/manifest.md §3); only a document that passes is parsed again by ruamel, on first
-edit, with the same core-schema reading of plain scalars. :func:`update` applies a minimal
-diff (unchanged nodes keep their comments and style; lists of mappings match by ``id``);
-:func:`dumps` returns an unchanged document byte for byte and splices only the changed lines
-of an edited one (``_yamlsplice``), falling back to a fresh emission when the splice would not
-read back. :func:`save` writes atomically.
+Reading goes through the safety pass of ``document.load_document`` (spec/manifest.md §3);
+ruamel parses a document only on first edit. An unchanged document is written back byte for
+byte; an edited one has only its changed lines spliced in.
 """
 
 from __future__ import annotations
@@ -110,11 +105,7 @@ def _dumper(indent: tuple[int, int, int]) -> Any:
 
 @dataclass
 class YamlDocument:
-    """A YAML document held for round-trip editing.
-
-    The round-trip tree is built on first use (:attr:`tree`), so reading a document costs only
-    the fast safety pass until something is edited.
-    """
+    """A YAML document held for round-trip editing; its ruamel tree is built on first edit."""
 
     name: str
     #: The text as read, as last saved, or as edited in place by a scalar-only update.
@@ -170,9 +161,8 @@ def loads(text: str | bytes, *, name: str = "<string>") -> YamlDocument:
 def load(path: str | os.PathLike[str], *, name: str | None = None) -> YamlDocument:
     """Read a document from a file; ``OSError`` if the file cannot be read.
 
-    The file is read through the safe file layer, contained in its own directory: a link
-    that leads out of it, a FIFO or a device raises
-    :class:`~reprobridge_sdk.io.safefs.UnsafeFileError` (an ``ArtifactError`` with findings).
+    Read through the safe file layer, contained in its own directory: a link out of it, a FIFO
+    or a device raises ``UnsafeFileError``.
     """
     return _from_document(load_document(path, name=name or str(path), root=Path(path).parent))
 
@@ -217,12 +207,7 @@ def to_plain(node: Any) -> Any:
 
 
 def _new_node(value: Any, *, quote: bool = False) -> Any:
-    """A fresh round-trip node for a plain value.
-
-    A string that might not read back as itself when written plain (see :func:`_plain_safe`)
-    is given a quoting style; with ``quote`` every string is double-quoted (the last resort of
-    :func:`dumps_data`).
-    """
+    """A fresh round-trip node for a plain value; with ``quote`` every string is double-quoted."""
     if isinstance(value, Mapping):
         node = _rt().CommentedMap()
         for key, item in value.items():
@@ -260,11 +245,8 @@ _UNSAFE_ANYWHERE = frozenset(",[]{}")
 def _plain_safe(value: str) -> bool:
     """True when ``value`` surely reads back as this string if written plain, in any context.
 
-    Conservative: printable, no leading or trailing blank, no indicator first (a ``-`` only
-    before a character other than a blank, and no document marker), no flow indicator, no ``": "``,
-    ``" #"`` or final ``":"``, and not a word that a YAML 1.2 core or a YAML 1.1 reader takes
-    for anything but a string (``1_000``, ``0b101``, ``yes``, ``2024-05-01``). Strings that fail
-    are quoted; the output is checked by reading it back anyway.
+    Conservative: also false for words a YAML 1.1 reader takes for non-strings (``yes``,
+    ``0b101``, ``2024-05-01``). Strings that fail are quoted.
     """
     if not value or not value.isprintable() or value != value.strip():
         return False
@@ -411,8 +393,7 @@ def _edit_scalars_in_text(doc: YamlDocument, new_data: Any) -> bool:
 def update(doc: YamlDocument, new_data: Mapping[str, Any]) -> bool:
     """Make ``doc`` hold ``new_data`` with the fewest changes; True if anything changed.
 
-    Changes of scalar values only are made in the text itself (see ``_edit_scalars_in_text``);
-    others go through the round-trip tree.
+    Scalar-only changes are made in the text itself; others go through the round-trip tree.
     """
     if not doc.ok:
         msg = f"{doc.name}: the document has errors, so it cannot be edited"
@@ -493,11 +474,8 @@ def dumps(doc: YamlDocument) -> str:
 def dumps_data(data: Mapping[str, Any], *, header: str = "", spaced: bool = True) -> str:
     """Text for a new document holding ``data``, after the comment lines of ``header``.
 
-    With ``spaced`` a blank line separates the top-level keys, for readability. The text is
-    read back before it is returned: if it does not give ``data`` again, every string is
-    written double-quoted instead, and if even that does not read back (a value YAML cannot
-    hold, such as a non-string key), :class:`ArtifactError` is raised. Writing never produces
-    a document that means something else.
+    The text is read back before it is returned; if it does not give ``data`` again, strings
+    are double-quoted, else :class:`ArtifactError`: writing never changes what data means.
     """
     comment = "".join(f"# {line}\n".replace("# \n", "#\n") for line in header.splitlines())
     for quote in (False, True):

@@ -136,13 +136,12 @@ class OpenRoot:
         self.spellings = _spellings(self.path, self.base)
 
     def below(self, relative: str, path: str | os.PathLike[str]) -> OpenRoot:
-        """The directory ``relative`` below this root (``/``-separated names, none empty,
-        ``.`` or ``..``), opened as :class:`OpenRoot` of ``path`` (its spelling from the
-        caller's side) would be, without resolving ``path`` again: each name opened from the
-        directory before it (``O_NOFOLLOW``), starting from this root's descriptor. A link on
-        the way is not followed: the open fails as for a missing directory
-        (``FileNotFoundError``), or with :class:`UnsafeFileError` ``"link"``. The root of a
-        run found below its attempt's, which was resolved once."""
+        """The directory ``relative`` below this root, as an :class:`OpenRoot` of ``path``.
+
+        Each ``/``-separated name is opened from the one before with ``O_NOFOLLOW``, so
+        ``path`` is not resolved again and a link on the way fails the open
+        (``FileNotFoundError`` or :class:`UnsafeFileError` ``"link"``).
+        """
         names = relative.split("/")
         if any(name in ("", ".", "..") for name in names):
             msg = f"not a plain relative path: {relative!r}"
