@@ -3,13 +3,8 @@
 Commands are imported only when they are invoked, so ``reprobridge --help`` and
 ``reprobridge validate`` do not pay for the imports of other commands.
 
-Exit codes (spec §9.3): 0 clean, 1 findings or a failed run or audit, 2 usage or I/O error,
-3 an internal error (a bug): one line on stderr names the exception and where it was raised;
-``--debug`` (before the command) or ``REPROBRIDGE_DEBUG=1`` prints the traceback as well.
-
-Shell completion is click's: ``_REPROBRIDGE_COMPLETE=bash_source reprobridge`` prints the
-bash script (also ``zsh_source`` and ``fish_source``); the variable is the same when the
-command line runs as ``python -m reprobridge``.
+Exit codes are spec/conformance.md §16.9's, plus 3 for an internal error (a bug, see
+:func:`main`). Shell completion is click's (``_REPROBRIDGE_COMPLETE=bash_source``).
 """
 
 from __future__ import annotations

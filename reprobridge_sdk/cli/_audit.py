@@ -1,8 +1,6 @@
 """``reprobridge audit``: audit evidence against compatibility intervals.
 
-A thin layer over :func:`reprobridge_sdk.audit.audit` and :func:`~reprobridge_sdk.audit.
-audit_table`. The report, in any format, goes to stdout, or to ``--output FILE`` (written
-atomically).
+A thin layer over :func:`reprobridge_sdk.audit.audit` and ``audit_table``.
 """
 
 from __future__ import annotations

@@ -1,8 +1,6 @@
 """``reprobridge bench``: workspace variants of an artifact, and the judge of an agent's results.
 
-A thin layer over :mod:`reprobridge_sdk.bench` (preview). Reports go to stdout or to
-``--output FILE`` (written atomically), as ``audit``'s do. ARTIFACT is positional, with ``-C``
-as its alias.
+A thin layer over :mod:`reprobridge_sdk.bench` (preview).
 """
 
 # ruff: noqa: PLC0415 - imports stay inside commands so that the CLI starts fast

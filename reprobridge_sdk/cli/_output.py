@@ -1,14 +1,9 @@
 """Where the command line's output goes, and the options that shape it (docs/cli.md).
 
-Channels: findings, listings and reports go to **stdout** (:func:`echo_finding`,
-:func:`report`, :func:`say`, :func:`write_output`); progress and notes on what a command did
-go to **stderr** (:func:`note`, silenced by ``-q``); an error without a finding code is
-``error: ...`` on stderr (:func:`error`), printed once, never silenced. A notice about the
-invocation itself (N030, N031) goes to stderr, and so does a finding while stdout holds a
-machine format (``--format json``...), so that stdout holds that format alone.
-
-Every line of human text passes through :func:`~reprobridge_sdk.findings.terminal_text`:
-an artifact's text reaches the terminal with its control characters shown, never sent.
+Findings, listings and reports go to stdout; progress, notes, errors and notices to stderr,
+and so does a finding while stdout holds a machine format, so stdout holds that format alone.
+Human text passes through ``findings.terminal_text``: an artifact's control characters are
+shown, never sent (spec/security.md §15.8).
 """
 
 from __future__ import annotations

@@ -1,11 +1,8 @@
 """``reprobridge review``: a committee's review, re-executing recorded runs.
 
 The same as ``reprobridge audit --rerun K`` with a committee's default sample (4 runs per
-launcher and per task, or all of them when there are fewer; ``--rerun all`` for every run):
-each attempt's ledger and, with ``--trust``, signatures are checked, and the sampled runs
-are executed again. The re-execution options are ``audit``'s, spelled alike (``--rerun``,
-``--rerun-seed``, ``--rerun-env``, ``--sandbox`` or ``--rerun-sandbox``); the older spellings
-``--sample``, ``--seed`` and ``--env`` still work, with a deprecation warning.
+launcher and per task). The options are ``audit``'s; the older spellings ``--sample``,
+``--seed`` and ``--env`` still work, with a deprecation warning.
 """
 
 from __future__ import annotations

@@ -1,14 +1,8 @@
 """What the commands that run or judge a stranger's code share on the command line.
 
-* ``--sandbox/--no-sandbox`` (:func:`sandbox_option`): on by default for ``check``,
-  ``build``, ``review`` and ``audit --rerun``; ``--no-sandbox`` prints N031.
-* The notes about configuration an artifact carries (N030): a file the search skipped
-  because it lies inside an artifact (:func:`settings`), and the files at the root of an
-  artifact that a committee-grade command ignores (:func:`note_artifact_configs`).
-
-Both are notices about the invocation, not findings about the artifact: they go through the
-one reporter in its line shape, on stderr, so that they never precede a machine format on
-stdout (:func:`~reprobridge_sdk.cli._output.echo_finding` with ``notice=True``).
+``--sandbox/--no-sandbox`` (N031) and the notes about configuration an artifact carries
+(N030). Both are notices about the invocation, not findings about the artifact, so they go to
+stderr and never precede a machine format on stdout.
 """
 
 from __future__ import annotations
