@@ -2,10 +2,8 @@
 dependency inverted (spec ``manifest.md#forward-compatibility``).
 
 The rule has one implementation, :func:`reprobridge_sdk.api.consumer_view`, which needs the
-validation layer's schema. The environment layer sits below both; it calls
-:func:`consumer_view` here, which calls the reader the package's ``__init__`` registers
-(:func:`register`; again replaces it, so a test may put its own in place). With none
-registered it raises ``RuntimeError``. This module imports nothing, so any layer may use it.
+validation layer; the layers below call it through here, once the package's ``__init__`` has
+registered it (:func:`register`). This module imports nothing, so any layer may use it.
 """
 
 from __future__ import annotations

@@ -1,19 +1,12 @@
 """A plugin's stdout goes to stderr, so its prints never corrupt machine output (spec
 ``runner.md#plugins``).
 
-:func:`stdout_to_stderr` redirects at both levels: descriptor 1 becomes a ``dup2`` of 2 (for
-``os.write``, C code and subprocesses, which keep it), and ``sys.stdout`` becomes a router
-to ``sys.stderr`` (for ``print`` from any thread, also under a test runner's capture).
-Without a usable descriptor 1 or 2, only ``sys.stdout`` is redirected.
-
-* Nested and concurrent uses share one redirection (a count under a lock); pending writes
-  are flushed at its start and end, so output keeps its order.
-* Meanwhile every thread's stdout goes to stderr, the SDK's too: the SDK writes machine
-  output only after the work that calls plugins.
-* Threads alive at the end that were not at the start are the plugin's: ``sys.stdout``
-  stays the router while one lives. Limits: such a thread's later direct write to
-  descriptor 1, or a subprocess it starts later, reaches the real stdout; a thread the SDK
-  starts during a plugin call counts as the plugin's.
+:func:`stdout_to_stderr` redirects both descriptor 1 (for C code and subprocesses) and
+``sys.stdout`` (for ``print`` from any thread). Nested and concurrent uses share one
+redirection; meanwhile the SDK's stdout goes to stderr too, so the SDK writes machine output
+only after the work that calls plugins. ``sys.stdout`` stays redirected while a thread the
+plugin started lives. Limit: such a thread's later write to descriptor 1, or a subprocess it
+starts later, reaches the real stdout.
 """
 
 from __future__ import annotations

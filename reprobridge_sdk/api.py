@@ -4,12 +4,9 @@
 >>> art.manifest.tasks[0].published.value = 0.91     # doctest: +SKIP
 >>> art.save()                                       # doctest: +SKIP
 
-:func:`load` reads ``rra.yaml`` with the round-trip reader (:mod:`reprobridge_sdk.io.yamlio`)
-and builds the typed :class:`~reprobridge_sdk.model.Manifest`. :meth:`ArtifactDir.save`
-writes the current model back as a *minimal diff* of the file: untouched keys keep their
-comments, quoting and layout, and default values the file does not spell out are not added.
-:func:`create` writes a new artifact. Bad input raises :class:`ArtifactError` carrying
-located findings (the validator's when it can produce them, else the loader's own).
+:meth:`ArtifactDir.save` writes the model back as a minimal diff of the file: untouched keys
+keep their comments and layout, and defaults the file does not spell out are not added. Bad
+input raises :class:`ArtifactError` carrying located findings.
 """
 
 from __future__ import annotations
@@ -152,12 +149,9 @@ class ArtifactDir:
     def save(self) -> bool:
         """Write the manifest back to ``rra.yaml`` as a minimal diff; True if the file changed.
 
-        The model is validated as a whole first (a :class:`ArtifactError` with S findings if
-        an edit made it invalid), so a save never writes a manifest the SDK cannot read. A
-        manifest that now uses a field or value of a newer minor version declares that version
-        (``rra_version`` is raised, never lowered). A manifest of a newer minor version from
-        which :func:`load` ignored a key or set aside an element is never rewritten (V008): the
-        rewrite would lose them.
+        The model is validated first (:class:`ArtifactError`), so a save never writes a
+        manifest the SDK cannot read. ``rra_version`` is raised when a newer field is used,
+        never lowered. A newer minor version's manifest read in part is never rewritten (V008).
         """
         self._refuse_partial_rewrite()
         version = self._written_version()
@@ -277,10 +271,8 @@ class ArtifactDir:
     def refresh_digests(self) -> list[str]:
         """Recompute the digests of files present in the artifact; the JSON Pointers changed.
 
-        Covers the refined code's tree digest, the lock, patches, data items whose
-        destination file exists, and the samples' files (``log_sha256``,
-        ``outputs_sha256``). Files that are absent are left alone. A sample digest that is
-        not declared yet is added only when the manifest declares format 1.1 or later (the
+        Covers the tree digest, lock, patches, present data items and samples; absent files are
+        left alone. An undeclared sample digest is added only in a format 1.1 manifest (the
         fields are 1.1 additions: refreshing never raises a manifest's version).
         """
         changed: list[str] = []
@@ -361,9 +353,8 @@ def load(path: str | os.PathLike[str]) -> ArtifactDir:
 def consumer_view(data: Any) -> tuple[Any, ForwardView | None]:
     """The data a consumer reads from a manifest's plain ``data``, and how it differs.
 
-    A document of a newer minor version is read by the spec's forward-compatibility rule
-    (:mod:`reprobridge_sdk.validation.forward`): unknown keys ignored, elements that carry an
-    unknown enumeration value set aside. Any other document is read as it is (view None).
+    A newer minor version's document is read by spec/manifest.md §4 "forward-compatibility";
+    any other as it is (view None).
     """
     version = parse_version(data.get("rra_version")) if isinstance(data, dict) else None
     newest = parse_version(NEWEST_FORMAT) or (1, 0)

@@ -1,11 +1,8 @@
 """Settings: command-line flags, then environment variables, then one configuration file.
 
-The file is the one ``--config`` names, else the nearest ``reprobridge.toml`` or
-``pyproject.toml`` with ``[tool.reprobridge]``, else the user's; a file inside an artifact is
-skipped (N030: an artifact never configures its own check), and ``--isolated`` reads none.
-Every bad file, key or value is E016 with its place and a hint, never silently ignored.
-:func:`color_enabled` follows no-color.org and force-color.org. See spec §10.3 ("Settings")
-and §15.9.
+A file inside an artifact is skipped (N030: an artifact never configures its own check).
+Every bad file, key or value is E016, never silently ignored. See spec/runner.md §10.3 and
+spec/security.md §15.9.
 """
 
 from __future__ import annotations
@@ -417,10 +414,8 @@ def load_settings(
 ) -> Settings:
     """The effective settings: ``flags`` over the environment over the configuration file.
 
-    ``flags`` maps Settings attributes to values; ``None`` (or an empty tuple for ``select``
-    and ``ignore``, as click gives for an absent repeatable option) means "not given".
-    ``config`` names the file to read instead of searching from ``start``; without it the
-    process's choice applies (:func:`choose_config`: ``--config FILE`` or ``--isolated``).
+    In ``flags`` ``None`` (or an empty tuple, as click gives for an absent repeatable option)
+    means "not given". ``config`` names the file to read instead of searching from ``start``.
     """
     env = os.environ if environ is None else environ
     skipped: list[Path] = []

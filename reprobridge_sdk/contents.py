@@ -1,14 +1,8 @@
 """What is part of an artifact: the one rule for the files that travel with it.
 
-The rule is spec ``authoring.md#pack`` (§14.4, "Contents" and "Build state and caches"):
-every regular file and link, less the tree digest's exclusions, ``runs/`` (kept with
-``with_runs``), the checkout ``code/`` (kept with ``with_checkout``), hidden directories at
-the root the manifest does not name (:func:`hidden_left_out`), and ``skip`` (compared by real
-path); a link that leaves the root is C017. Entries are POSIX paths sorted by their UTF-8
-bytes, the archive's order; a link to a directory is an entry, never followed.
-
-``pack``, the build agent's Reviewer (through ``pack``) and distributed executors all ask
-:func:`artifact_files`.
+The rule is spec/authoring.md §14.4 ("Contents"). Entries are POSIX paths sorted by their
+UTF-8 bytes, the archive's order; a link to a directory is an entry, never followed.
+``pack`` and distributed executors all ask :func:`artifact_files`.
 """
 
 from __future__ import annotations

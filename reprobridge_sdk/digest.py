@@ -73,12 +73,11 @@ def handle_sha256(
     deadline: float | None = None,
     name: str | os.PathLike[str] = "",
 ) -> str:
-    """The hex SHA-256 of what is left to read from an open binary file (a file the caller
-    opened through the safe file layer: hashing the descriptor it checked, not a name).
+    """The hex SHA-256 of what is left to read from an open binary file.
 
-    ``max_bytes`` caps the bytes read, whatever ``fstat`` said (a file of ``/proc`` says 0);
-    ``deadline`` (seconds) caps the time: past either, :class:`~reprobridge_sdk.io.safefs.
-    UnsafeFileError` (``"too-large"``, ``"too-slow"``) naming ``name``.
+    Hashes the descriptor the caller checked, not a name. ``max_bytes`` caps the bytes read
+    whatever ``fstat`` said (a ``/proc`` file says 0), ``deadline`` the seconds: past either,
+    ``UnsafeFileError`` (``"too-large"``, ``"too-slow"``).
     """
     if max_bytes is None and deadline is None:
         return hashlib.file_digest(handle, "sha256").hexdigest()
@@ -178,16 +177,11 @@ _IN_FLIGHT = 64
 
 
 def iter_tree_entries(root: str | os.PathLike[str]) -> Iterator[tuple[str, str, str]]:
-    """Yield ``(type, relative_posix_path, value)`` for the tree digest, in canonical order.
+    """Yield ``(type, relative_posix_path, value)`` for the tree digest (spec/manifest.md §8).
 
-    Directories are walked by descriptor (:func:`os.fwalk`, never through a link), and each
-    entry is opened once relative to its directory without following links
-    (``O_NOFOLLOW | O_NONBLOCK``): its type comes from that descriptor (``fstat``), and a
-    regular file is hashed from it, so a file swapped for a link between the listing and
-    the hashing is never hashed through the link. An entry that is a link is read with
-    ``readlinkat``; one that changes type meanwhile raises
-    :class:`~reprobridge_sdk.io.safefs.UnsafeFileError` (``"unreadable"``), never a digest
-    of something that was not in the tree. FIFOs, sockets and devices do not count.
+    Each entry is opened once by descriptor without following links, and typed and hashed
+    from that descriptor, so a file swapped for a link meanwhile is never hashed through it;
+    an entry that changes type raises ``UnsafeFileError`` (``"unreadable"``).
     """
     from concurrent.futures import ThreadPoolExecutor  # noqa: PLC0415 - start-up: trees only
 

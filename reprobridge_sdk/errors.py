@@ -58,11 +58,9 @@ def install_command(extra: str) -> str:
 def require_extra(module: str, extra: str, *, feature: str | None = None) -> ModuleType:
     """Import ``module``, a dependency of the optional ``extra``, or raise MissingExtraError.
 
-    The one place that turns "No module named X" into a finding (E015) whose hint is the
-    command that installs the extra. ``feature`` names what needs it (e.g. ``"lock --resolver
-    pip-tools"``); it defaults to the extra's name. Only a missing ``module`` (or a missing
-    parent package of it) becomes E015: an import error raised from inside an installed module
-    is a bug of that module and propagates unchanged.
+    The one place that turns "No module named X" into E015, whose hint installs the extra.
+    ``feature`` names what needs it (default: the extra). An import error raised from inside an
+    installed module is that module's bug and propagates unchanged.
     """
     try:
         return importlib.import_module(module)

@@ -1,13 +1,10 @@
 """Findings: what validators, environment checks and the auditor report.
 
-A finding is a value, not an exception: a frozen record with a stable code, a severity, a
-message, a JSON Pointer, a ``file:line:col`` position, a hint and a link to the spec section
-of its code. Codes live in one registry, ``validators/codes.json`` (shipped as
-``_data/codes.json``).
+A finding is a value, not an exception. Codes live in one registry, ``validators/codes.json``
+(spec/conformance.md §16.3).
 
-A test hook, off unless ``_REPROBRIDGE_CODE_CENSUS`` names a file when this module is
-imported: every finding built appends its code to that file, so the suite's code census
-(``tests/test_codes_produced.py``) counts the codes of the subprocesses it starts too.
+A test hook: when ``_REPROBRIDGE_CODE_CENSUS`` names a file at import, every finding appends
+its code to it, so the code census counts the codes of subprocesses too.
 """
 
 from __future__ import annotations
@@ -185,9 +182,8 @@ def finding(
 ) -> Finding:
     """Build a finding for a registered code, with its severity and spec link.
 
-    The severity is ``severity`` when given, else the code's severity in ``context`` (one of
-    the registry's contexts: ``validation``, ``run``, ``audit``, ``authoring``, ``bench``), else its
-    default.
+    The severity is ``severity`` when given, else the code's in ``context`` (spec/conformance.md
+    §16.2), else its default.
     """
     info = code_info(code)
     chosen = severity or (info.severity if context is None else info.severity_in(context))
@@ -219,9 +215,7 @@ def terminal_text(text: str, *, lines: bool = False) -> str:
     """``text`` as a terminal may show it: every control character visible, none sent.
 
     The one escape of every text output that includes an artifact's text (spec/security.md
-    §15.8): C0 controls, DEL and C1 controls become escapes such as ``\\x1b``; a tab stays,
-    and a newline only with ``lines`` (else ``\\n``, so one finding stays one line). JSON
-    and SARIF encode control characters themselves and do not use it.
+    §15.8). A tab stays, and a newline only with ``lines``, so one finding stays one line.
     """
     pattern = _CONTROL_BUT_NEWLINE if lines else _CONTROL
     return pattern.sub(_shown, text) if pattern.search(text) else text
@@ -233,13 +227,10 @@ _BOLD, _DIM, _RESET = "\033[1m", "\033[2m", "\033[0m"
 
 
 def finding_line(item: Any, label: str = "", *, color: bool = False) -> str:
-    """One finding in the one line shape, ``where: CODE severity message [pointer]``, then
-    ``    hint: ...`` on a line of its own when it has a hint.
+    """One finding as ``where: CODE severity message [pointer]``, then an indented hint line.
 
-    ``item`` is a :class:`Finding` or a finding in its JSON form's model (the audit's and the
-    bench's, with the same fields). ``where`` is its ``file:line:col``, else ``label`` (what it
-    is about), else ``-``. The artifact's text in it is shown with its control characters
-    visible.
+    ``item`` is a :class:`Finding` or its JSON form's model. ``where`` is ``file:line:col``,
+    else ``label``, else ``-``. Control characters are shown, never sent.
     """
     file, line_no = item.file or "", item.line or 0
     location = f"{file}:{line_no}:{item.col or 1}" if file and line_no else file

@@ -244,12 +244,9 @@ def guide_path(guide: Mapping[str, Any]) -> str:
 
 
 def check_guide(root: Path, guide: Mapping[str, Any]) -> list[Finding]:
-    """G findings for the guide of the artifact at ``root``.
+    """G findings (G001-G003) for the guide of the artifact at ``root``.
 
-    G001 the file is missing (located at ``/guide/path``), G003 it has no generated block,
-    G002 the block differs from a fresh render of the records (located at the begin marker
-    in the guide file). A path that is absolute or escapes the artifact is left to the file
-    checks (F codes) and not read here.
+    A path that is absolute or escapes the artifact is left to the F checks and not read here.
     """
     if not isinstance(guide, Mapping):
         guide = {}

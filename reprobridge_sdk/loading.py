@@ -1,12 +1,7 @@
 """Finding and reading an artifact's manifest: the one loader of ``rra.yaml``.
 
-:func:`read_manifest` takes an artifact's directory or its ``rra.yaml`` and gives the root and
-the round-trip document (:mod:`reprobridge_sdk.io.yamlio`), or raises
-:class:`~reprobridge_sdk.errors.ArtifactError` with located findings: Y010 when there is no
-manifest, the reader's Y findings when it cannot be read, Y002 when it is not a mapping. The
-typed artifact (:func:`reprobridge_sdk.api.load`), the environment commands
-(:mod:`reprobridge_sdk.env._artifact`) and ``upgrade`` read it here; the auditor's fast reader
-(:func:`reprobridge_sdk.audit.auditor.load_artifact`) finds the root here too.
+:func:`read_manifest` gives the root and the round-trip document, or raises
+:class:`~reprobridge_sdk.errors.ArtifactError` with located findings (Y010, Y002, the reader's).
 """
 
 from __future__ import annotations

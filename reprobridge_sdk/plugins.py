@@ -202,11 +202,10 @@ _SCHEME_URL = re.compile(rf"({DATA_SCHEME})://")
 
 
 def missing_schemes(document: Document) -> list[Finding]:
-    """D015 at ``/environment/data/N/source/url``, with its severity in the validation
-    context (a warning), for each data item whose ``x-`` URL scheme no installed plugin
-    provides (``data fetch`` reports the same code with its run severity, an error). A URL
-    that is not a well-formed ``x-`` URL, a built-in scheme, or a shape that is not a list of
-    mappings is left to the other checks."""
+    """D015 for each data item whose ``x-`` URL scheme no installed plugin provides.
+
+    Anything but a well-formed ``x-`` URL in a list of mappings is left to the other checks.
+    """
     data = document.data
     environment = data.get("environment") if isinstance(data, dict) else None
     items = environment.get("data") if isinstance(environment, dict) else None
@@ -278,14 +277,10 @@ def call_with_limit(
 ) -> Any:
     """``function(*args, **kwargs)`` in a daemon thread, waiting at most ``limit`` seconds.
 
-    Returns what it returns and raises the ``Exception`` it raises; a ``SystemExit`` or
-    another ``BaseException`` of the plugin becomes a ``RuntimeError`` (a plugin cannot end
-    the process that calls it). Raises
-    :class:`PluginTimeout` when it is still running after ``limit`` seconds. A thread cannot
-    be stopped from outside, so a plugin that hangs keeps its thread until the process ends.
-    The plugin's stdout goes to stderr, redirected here in the caller's thread (so it ends at
-    the time limit) and for good in the plugin's thread (a plugin left running never prints
-    into the machine output that follows).
+    A ``BaseException`` of the plugin becomes a ``RuntimeError`` (a plugin cannot end the
+    process that calls it); :class:`PluginTimeout` past ``limit``. A hung plugin keeps its
+    thread until the process ends. Its stdout goes to stderr for good, so a plugin left
+    running never prints into the machine output that follows.
     """
     outcome: dict[str, Any] = {}
     if isinstance(function, _Quiet):

@@ -1,16 +1,8 @@
 """JSON Schemas of the format, generated from the SDK's pydantic models (the one source).
 
-Each schema (JSON Schema 2020-12, a stable ``$id``, a "generated, do not edit" ``$comment``)
-is written with identical bytes to ``schemas/`` in a checkout and to the package's
-``_data/schemas/``; generation is deterministic and adds no keyword beyond pydantic's.
-
-Versions (spec/manifest.md §4): the models describe the newest minor; a schema registered
-with a ``format_version`` drops every addition marked newer (:func:`restrict_to_version`), so
-``rra-1.0`` stays 1.0. One registered with ``versions`` (``evidence-1``) embeds each version
-under ``$defs`` and picks one by the document's version key.
-
-The registry is :data:`SCHEMAS` (from ``_BUILTIN``, by ``"module:attribute"`` so nothing is
-imported until a schema is generated); programs may call :func:`register_schema`.
+Generation is deterministic; the same bytes go to ``schemas/`` and ``_data/schemas/``.
+The models describe the newest minor version; a schema registered with a ``format_version``
+drops every newer addition, so ``rra-1.0`` stays 1.0 (spec/manifest.md §4).
 """
 
 from __future__ import annotations

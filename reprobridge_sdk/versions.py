@@ -1,13 +1,9 @@
 """Format versions: which versions exist and how an addition of a minor version is marked.
 
-A version is ``MAJOR.MINOR``: two decimal numbers in ASCII digits without leading zeros
-(spec "versioning"). The models describe the newest version, :data:`NEWEST_FORMAT`; a field or
-enumeration value added after 1.0 carries a :func:`since` marker, from which the schema of each
-older version, the "Since 1.1" of the spec's field tables and the V005 finding are derived.
+The rules are spec/manifest.md §4. A field or value added after 1.0 carries a :func:`since`
+marker, from which older schemas, the spec's "Since 1.1" and V005 are derived.
 
-This module imports nothing (no pydantic), so that validation, which reads the markers from the
-committed schemas, stays free of the models; it also owns the manifest's and
-the evidence record's file names.
+This module imports nothing (no pydantic), so that validation stays free of the models.
 """
 
 from __future__ import annotations
@@ -65,11 +61,11 @@ def parse_version(text: object) -> tuple[int, int] | None:
 
 
 def written_version(declared: str, needed: tuple[int, int]) -> str:
-    """The version a manifest is written as: ``declared``, raised to ``needed`` (the lowest
-    version whose fields it uses) when lower, never lowered (spec "versioning": a producer
-    declares the lowest version whose fields it uses). A malformed ``declared`` is kept, for
-    validation to report. The one rule of every writer of a manifest (``save``, ``lock``);
-    ``upgrade`` writes the version it is asked for."""
+    """The version a manifest is written as: ``declared``, raised to ``needed``, never lowered.
+
+    The one rule of every writer of a manifest (spec/manifest.md §4); a malformed ``declared``
+    is kept, for validation to report.
+    """
     have = parse_version(declared)
     if have is None or have >= needed:
         return declared
