@@ -1,11 +1,5 @@
 """The batch cache behind :class:`reprobridge_sdk.extract.extraction.ExtractionCache`.
 
-One entry table per *version* of a file: a version is the file's path, inode, size and
-modification time, so a file that changes is read again. The tables hold whatever the
-extractors computed from that version (a parsed JSON, CSV or YAML document, a regex scan, or
-the failure to make one), each computed once. The least recently used files are dropped
-beyond ``max_files``.
-
 The cache knows nothing of extraction: failures are stored as values by the caller
 (:func:`reprobridge_sdk.extract.kinds._base.cached`), which raises them again.
 """
@@ -94,17 +88,12 @@ class ExtractionCache:
     def opened(
         self, path: Path, rules: Hashable, open_file: Callable[[], OpenedFile | None]
     ) -> OpenedFile | None:
-        """``open_file()`` (the safe file layer's open of ``path`` under ``rules``: its root
-        and size limit), kept open for the batch and reused while ``path`` still leads to
-        the same version of the same file.
+        """``open_file()``, kept open for the batch while ``path`` leads to the same version.
 
-        The tasks of a run read the same output: it is opened once, not once per task. Reuse
-        is decided by ``stat(path)`` against the kept descriptor's ``fstat`` (device, inode,
-        size, modification time); whatever the name leads to, every byte is read through a
-        descriptor that the safe file layer opened, so a directory swapped for a link to the
+        The tasks of a run read one output once, not once per task. Every byte is read through
+        a descriptor the safe file layer opened, so a directory swapped for a link to the
         outside never leads a read there (the name then leads to another file: opened again,
-        and refused). At most :data:`_MAX_OPEN` descriptors are kept (the least recently used
-        are closed). A refusal (an exception) or a missing file is not kept.
+        and refused). A refusal or a missing file is not kept.
         """
         key = (str(path), rules)
         kept = self._open.get(key)
@@ -142,10 +131,8 @@ class ExtractionCache:
     def entries(self, path: Readable) -> _FileEntries | None:
         """The entries of the file's current version; ``None`` if it is not a regular file.
 
-        For an opened file (:class:`._opened.OpenedFile`) the version is the descriptor's
-        own (``fstat``): the file the extraction reads, whatever its name points at now. A
-        pinned one (whose version is taken once) asked again right after is answered without
-        rebuilding its key.
+        For an opened file the version is the descriptor's own (``fstat``): the file the
+        extraction reads, whatever its name points at now.
         """
         last = self._last
         if last is not None and last[0] is path:

@@ -1,17 +1,9 @@
 """Line-by-line regular-expression scans of large files (the engine of regex extraction).
 
-Semantics (spec §6.9, :mod:`reprobridge_sdk.extract.kinds.regex`): lines end at LF, one
-trailing CR is dropped, bytes are decoded as UTF-8 with replacement, a line counts when the
-pattern's first match in it has the chosen group. Three strategies, one result:
-
-* *literal pre-filter*: when every match must contain a literal (:func:`required_literal`),
-  ``bytes.find``/``rfind`` locate candidate lines and only those are decoded and matched;
-* *chunk search*: when no match can span a line break (:func:`line_safe`), the pattern runs
-  with ``re.MULTILINE`` over a whole decoded chunk and the first match of each line is kept;
-* *per line*: otherwise each line is matched on its own.
-
-Files are read in chunks (forward for first/all, backward from the end for last) with a
-carried partial line, so memory is bounded by ``chunk_size + MAX_LINE`` bytes.
+What a line and a match are is spec/manifest.md §6.9 (``regex``). Three strategies, one
+result: a *literal pre-filter* decodes only lines holding a literal every match contains; a
+*chunk search* runs a line-safe pattern over a whole chunk; otherwise *per line*. Memory is
+bounded by ``chunk_size + MAX_LINE`` bytes.
 """
 
 from __future__ import annotations
@@ -136,10 +128,10 @@ def _low_level(rx: Regex) -> Any:
 
 
 def _chunk_matches_utf8(data: bytes, low: Any, plan: _Plan) -> Iterator[str]:
-    """:func:`_chunk_matches` on the region as valid UTF-8 (decoded with replacement and
-    encoded again): one search from each line's start, the first match of the line kept,
-    then on from the next line (no match can span a line break: the pattern is line-safe,
-    and ``^``, ``$`` and ``\\b`` see the same line break either way)."""
+    """:func:`_chunk_matches` on the region as valid UTF-8: the first match of each line.
+
+    Exact because the pattern is line-safe: no match spans a line break.
+    """
     chunk_rx = plan.chunk_rx
     assert chunk_rx is not None
     group = plan.group
@@ -443,10 +435,8 @@ def scan(
 ) -> tuple[str, ...]:
     """Group text of the first, last or all matching lines of ``path``.
 
-    ``strategy`` forces ``"literal"``, ``"chunk"`` or ``"line"`` (for tests); by default
-    the fastest one that is exact for the pattern is used (line by line for a small file,
-    :func:`_make_plan`). ``all`` holds every match in memory: :func:`scan_chunks` streams
-    them.
+    ``strategy`` forces ``"literal"``, ``"chunk"`` or ``"line"`` (for tests). ``all`` holds
+    every match in memory: :func:`scan_chunks` streams them.
     """
     plan = _make_plan(rx, group, strategy, path)
     if occurrence == "last":

@@ -3,10 +3,8 @@ document's value stands for.
 
 ``parse_number`` accepts an optional sign, digits with an optional fraction and exponent, or
 ``nan``/``inf``/``infinity`` (any case), after stripping whitespace: ``"95.3%"``, ``"1_000"``
-and ``"0x10"`` are *not* numbers. ``as_number`` takes a parsed JSON, CSV or YAML value: an
-``int`` or ``float`` as it is, a string through ``parse_number``; a ``bool``, ``None`` or any
-other type is ``not-number``. The text recorded as ``raw`` is the value's own (``repr`` of a
-finite float, JSON's ``NaN``/``Infinity`` otherwise).
+and ``"0x10"`` are *not* numbers (spec/manifest.md §6.9). ``as_number`` takes a parsed value;
+a ``bool`` or ``None`` is ``not-number``.
 """
 
 from __future__ import annotations

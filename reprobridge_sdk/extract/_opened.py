@@ -2,12 +2,9 @@
 descriptor, never by its name again: a directory swapped for a link to the outside after the
 check cannot lead a read there.
 
-:func:`open_checked` opens under a root (or the first of several roots that holds the path)
-one component at a time (:func:`reprobridge_sdk.io.safefs.open_regular`); without a root,
-links are followed. A file opened
-``pinned`` takes its version (``fstat``) once; one handed over with ``data`` (the bytes the
-caller hashed) gives those bytes to the document readers, so what is parsed is what was
-hashed. A plugin receives :attr:`OpenedFile.path` and opens the file itself.
+A file handed over with ``data`` (the bytes the caller hashed) gives those bytes to the
+document readers, so what is parsed is what was hashed. A plugin receives
+:attr:`OpenedFile.path` and opens the file itself.
 """
 
 from __future__ import annotations

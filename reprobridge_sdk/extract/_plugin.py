@@ -1,11 +1,7 @@
 """Extractor kinds added by plugins (format 1.1): find the plugin, call it, check its value.
 
-The rules (what a plugin receives and must return, and what each failure is) are those of
-:mod:`reprobridge_sdk.plugins`: no installed plugin for the kind is ``no-plugin`` (X005); a
-plugin that cannot be loaded, raises (``SystemExit`` included) or returns anything but a finite
-``int`` or ``float`` (a ``bool``, a string, NaN, an infinity, an integer beyond the float range)
-is ``plugin-failed`` (X006); one that does not return within
-:data:`reprobridge_sdk.plugins.TIME_LIMIT` seconds is ``plugin-timeout`` (X007).
+What a plugin receives and must return, and what each failure is (X005-X007), is
+spec/manifest.md §6.9 ("plugin-extractors").
 """
 
 from __future__ import annotations

@@ -1,11 +1,7 @@
 """Measurement extraction: read a number off a run's log or output files (spec §6.9).
 
-:func:`extract_value` resolves where the extractor reads (the log, an output, a templated
-file), opens that file once through the safe file layer and hands it to the kind's reader
-(:mod:`reprobridge_sdk.extract.kinds`) or to the plugin of an ``x-`` kind
-(:mod:`._plugin`). It works on plain mappings, so the validator calls it without building
-models; a model is dumped first. An :class:`ExtractionCache` shares parsed documents and scans
-between the extractions of a batch (the auditor re-extracting many tasks from one output).
+It works on plain mappings, so the validator calls it without building models. An
+:class:`ExtractionCache` shares parsed documents and scans between the extractions of a batch.
 """
 
 from __future__ import annotations
@@ -101,11 +97,9 @@ def extract_value(
 ) -> Extracted:
     """Read the value(s) an extractor describes; :class:`ExtractionError` on failure.
 
-    ``transform`` (a measurement's) is applied to each value, before the mean of ``all``.
-    The file is opened by the safe file layer under ``root`` and ``max_bytes`` (a link out of
-    ``root``, a FIFO or a file too large is ``unsafe-file``), unless the caller hands it over
-    already ``opened`` (the auditor's descriptor of the file it has just hashed; the caller
-    closes it). ``cache`` reuses a file's parse or scan across a batch.
+    ``transform`` is applied to each value, before the mean of ``all``. The file is opened by
+    the safe file layer under ``root`` and ``max_bytes`` (``unsafe-file``), unless handed over
+    ``opened`` (the auditor's descriptor of the file it has just hashed; the caller closes it).
     """
     spec = plain(extractor)
     kind = spec.get("kind")

@@ -252,11 +252,9 @@ def _outside_classes(pattern: str) -> str:
 
 
 def author_pattern(pattern: str, *, multiline: bool = False) -> Regex:
-    """Compile an author pattern; :class:`PatternError` if it is not one.
+    """Compile an author pattern, once per process; :class:`PatternError` if it is not one.
 
-    With ``multiline``, ``^`` and ``$`` also match at line breaks (used to search a chunk of
-    many lines at once; see :mod:`reprobridge_sdk.extract._linescan`). Checked and compiled
-    once per process (see :data:`PATTERNS`).
+    With ``multiline``, ``^`` and ``$`` also match at line breaks (for chunk searches).
     """
     return PATTERNS.entry(pattern).compiled(multiline=multiline)
 
@@ -350,19 +348,12 @@ class _Entry:
 
 
 class PatternCache:
-    """One entry per author pattern, shared by everything in the process that reads one: the
-    validation layers (semantic checks, sample replay, landmarks), extraction in the runner
-    and the auditor. Each pattern is dialect-checked once, compiled once for RE2 (the check's
-    own program), at most once more for chunk searches (``(?m)``), and what a scan derives
-    from it (its required literal, whether it is line-safe) is computed once.
+    """One entry per author pattern, shared by everything in the process that reads one.
 
-    An entry keeps the dialect check's parse tree (a few KB) for those derivations, so a
-    pattern is also parsed once.
-
-    Least recently used entries go beyond ``capacity``; a validation first sizes the cache
-    to the artifact's distinct patterns (:meth:`fit`), so an artifact of 5,000 launchers does
-    not push out its own patterns between one layer and the next. Thread-safe: a lost race makes
-    an entry twice, never a wrong one.
+    Each pattern is parsed, dialect-checked and compiled once, and what a scan derives from
+    it is computed once. A validation sizes the LRU to the artifact's distinct patterns
+    (:meth:`fit`), so 5,000 launchers do not push out their own patterns between layers.
+    Thread-safe: a lost race makes an entry twice, never a wrong one.
     """
 
     def __init__(self, capacity: int = 512) -> None:

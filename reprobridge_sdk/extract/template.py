@@ -1,9 +1,7 @@
 """Templates in argv, env values, output paths and ``extract.file`` (spec §6.8).
 
-One implementation, used three ways: the validator lists a template's names
-(:func:`template_names`, R014), the runner renders it (:func:`render_template`) and the
-auditor recognises a rendered text (:func:`template_matches`, A015; an unknown value matches
-any text, and a template with an error matches nothing).
+One implementation for the validator (:func:`template_names`, R014), the runner
+(:func:`render_template`) and the auditor (:func:`template_matches`, A015).
 """
 
 from __future__ import annotations

@@ -1,9 +1,7 @@
 """The built-in extractor kinds (spec §6.9): one module a kind, one table.
 
-A kind's module states its name, its model in :mod:`reprobridge_sdk.model`, how it reads a
-value from an opened file, the reasons it fails with (and their codes) and its semantic rules;
-:data:`KINDS` lists it. Extraction, validation, sample replay and the auditor look a kind up
-here, and ``tests/extraction/test_kinds.py`` fails when a layer does not know one.
+Every layer looks a kind up in :data:`KINDS`; ``tests/extraction/test_kinds.py`` fails when a
+layer does not know one.
 """
 
 from __future__ import annotations

@@ -1,9 +1,6 @@
 """The ``regex`` kind: a pattern applied line by line to the log or a file (spec §6.9).
 
-A line counts when the pattern matches it and the chosen group took part; ``occurrence`` picks
-the first matching line, the last (read from the file's end) or all (summarised in constant
-memory, each value transformed first). The scans are :mod:`reprobridge_sdk.extract._linescan`
-and :mod:`reprobridge_sdk.extract._allvalues`.
+The scans are :mod:`reprobridge_sdk.extract._linescan` and ``_allvalues`` (constant memory).
 """
 
 from __future__ import annotations
