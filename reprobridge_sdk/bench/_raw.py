@@ -1,14 +1,10 @@
 """The tree of the ``raw`` variant: the upstream repository at its pinned commit.
 
-Where it comes from, first that works: the artifact's bundle of the upstream (offline by
-design), the upstream cache (an earlier fetch), a local upstream path (a local fetch needs no
-network), the network (only with ``fetch``). Without any of them, the refined code directory
-of a ``directory`` codebase stands in (source ``refined-code``, said in the record's notes); a
-patch series has no code without its upstream (C005).
+Its source, first that works: the artifact's bundle, the upstream cache, a local upstream, the
+network (only with ``fetch``); else a ``directory`` codebase's refined code stands in.
 
-The tree is read with ``git ls-tree`` and ``git cat-file`` from the bare repository, never
-checked out: regular files are taken, a link whose target stays inside the tree is kept as a
-link, anything else (a link out, a submodule) is held back and named.
+The tree is read from the bare repository, never checked out: a link out of the tree or a
+submodule is held back and named.
 """
 
 from __future__ import annotations

@@ -1,12 +1,7 @@
-"""``reprobridge bench run``: an agent over a suite, each run in a fresh sandboxed workspace
-(spec bench.md#bench-run).
+"""``reprobridge bench run``: an agent over a suite, each run in a fresh sandboxed workspace.
 
-The suite is a committee's batch file (:mod:`reprobridge_sdk.authoring.batch`). For every
-submission, task, variant and repeat the harness copies the variant's workspace, renders the
-prompt beside it, runs the agent there (in the sandbox of ``run --sandbox`` by default, under
-limits and a timeout), classifies how it ended (:func:`classify`) and judges the results file
-against the artifact it holds (:func:`reprobridge_sdk.bench.judge.judge_results`). Nothing an
-agent does stops the batch: every ending is an outcome of its run.
+The steps of a run are spec/bench.md §18.5. Nothing an agent does stops the batch: every
+ending is an outcome of its run.
 """
 
 from __future__ import annotations
@@ -189,10 +184,11 @@ def run_bench(
     out: str | os.PathLike[str],
     options: BenchOptions,
 ) -> BenchReport:
-    """Run each of ``agents`` over the suite (module docstring); the report, also written to
-    ``OUT/report.json``. Raises :class:`UsageError` for a suite that cannot be read (A090,
-    A091), an output folder that is something else (N004) or a sandbox that cannot hold
-    here (N011); nothing an agent does raises."""
+    """Run each of ``agents`` over the suite; the report, also written to ``OUT/report.json``.
+
+    Raises :class:`UsageError` for a bad suite (A090, A091), output folder (N004) or sandbox
+    (N011); nothing an agent does raises.
+    """
     from reprobridge_sdk.audit.verdict import as_audit_finding  # noqa: PLC0415
     from reprobridge_sdk.authoring.batch import load_batch, open_batch  # noqa: PLC0415
     from reprobridge_sdk.run.executors import make_executor  # noqa: PLC0415

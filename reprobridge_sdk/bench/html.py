@@ -1,11 +1,7 @@
-"""The bench report as one self-contained HTML page (spec ``bench``, "The report"; preview).
+"""The bench report as one self-contained HTML page (spec/bench.md §18.6; preview).
 
-No script, no style sheet or font from elsewhere: the page needs nothing but itself. It shows
-the rates per agent and variant with their Wilson intervals, as a table and as a chart (one
-bar per agent and variant, its interval as a whisker) beside the format's own study (coding
-agents reproduced 76.4% of 1,029 paper results from the raw repositories and 92.6% from
-refined artifacts), the paired tests, the claims and every run. Every text of the report
-(ids, paths, agents' command lines) is escaped.
+No script, no style sheet or font from elsewhere: the page needs nothing but itself. Every
+text of the report (ids, paths, agents' command lines) is escaped.
 """
 
 from __future__ import annotations

@@ -1,9 +1,7 @@
 """The judge of an agent's results file (preview): it never believes the agent.
 
-Each entry's value is re-extracted from the logs and outputs it names, opened only inside
-the workspace, with the artifact's own extractor; the agent's value is compared with it
-(A073 to A078), and the re-extracted value is judged against the reference observations'
-compatibility interval as the auditor judges a task. See spec §18.3.
+Each value is re-extracted from the logs and outputs named, opened only inside the workspace,
+and judged as the auditor judges a task. See spec/bench.md §18.3.
 """
 
 from __future__ import annotations

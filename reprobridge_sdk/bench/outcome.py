@@ -50,13 +50,7 @@ def _log_has(log: Path, markers: Sequence[bytes]) -> bool:
 
 
 def classify(outcome: Any, log: Path) -> RunOutcome:
-    """How a run ended, in this order: ``not-started`` (the command is not there),
-    ``timeout``, ``over-cost`` (stopped when its reported cost passed the cap), ``flood``
-    (output over the cap), ``cpu-limit`` (ended by SIGXCPU, its CPU-time limit),
-    ``over-memory`` (failed out of memory: killed by SIGKILL that the harness did not send,
-    or its output tells of a failed allocation; :func:`~reprobridge_sdk.run.process.
-    out_of_memory`), ``wrote-outside`` (its output tells of a write the sandbox refused:
-    ``Read-only file system``), ``crash`` (any other non-zero exit) and ``finished``."""
+    """How a run ended: the first outcome of spec/bench.md §18.5 ("run-outcomes") that holds."""
     from reprobridge_sdk.run.process import ended_by, out_of_memory  # noqa: PLC0415
 
     if outcome.not_found is not None:

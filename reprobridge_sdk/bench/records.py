@@ -1,12 +1,7 @@
-"""Evidence records in place of a results file (spec bench.md#results-file; preview).
+"""Evidence records in place of a results file (preview).
 
-An agent that ran the artifact's launchers through ``reprobridge run`` in its workspace may
-leave their evidence records under ``runs/`` instead of ``bench-results.json``.
-:func:`results_from_records` reads them as the results file of one task: the succeeded
-records of the first launcher of the artifact (the harness's copy) that measures the task and
-has any (scored launchers first), each a run with its log, outputs and seed, and as the value
-the measurement's aggregate of the values the records state. The judge then treats it as any
-results file: it re-extracts every value from the logs and believes none of it.
+Which records count, and how they become a results file, is spec/bench.md §18.2
+("evidence-instead"). The judge then re-extracts every value and believes none of it.
 """
 
 from __future__ import annotations

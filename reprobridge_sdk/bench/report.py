@@ -397,11 +397,10 @@ _CSV_ROWS: dict[str, Callable[[BenchReport], list[dict[str, Any]]]] = {
 
 
 def report_csv(report: BenchReport, table: str = "runs") -> str:
-    """One of the report's CSV tables (:data:`CSV_TABLES`): ``runs``, one row per run (the
-    report's executor on each); ``rates``, one row per agent and variant (the rate, its
-    Wilson interval, landmark progress, time and cost per success); ``paired``, one row per
-    McNemar test of two variants or two agents. Written as the audit's CSV is
-    (:func:`reprobridge_sdk.audit.csv_report.csv_document`)."""
+    """One of the report's CSV tables (:data:`CSV_TABLES`: ``runs``, ``rates``, ``paired``).
+
+    Written as the audit's CSV is (``audit.csv_report.csv_document``).
+    """
     from reprobridge_sdk.audit.csv_report import csv_document, csv_text  # noqa: PLC0415
 
     def cell(value: object) -> str:

@@ -1,10 +1,8 @@
 """The workspace variants of an artifact (preview): what an agent is given, one variant per
 part of the artifact held back (``refined``, ``masked-*``, ``expert``, ``raw``).
 
-Each variant is ``OUT/<variant>/workspace/`` with its record ``variant.json`` beside it, out
-of the agent's sight; no variant holds ``runs/`` or the reference observations (the judge
-keeps those). Generation is a function of the artifact's bytes and the upstream commit, so
-the same artifact gives the same variants anywhere. See spec §18.1.
+What each variant holds is spec/bench.md §18.1; generation is a function of the artifact's
+bytes and the upstream commit, so the same artifact gives the same variants anywhere.
 """
 
 from __future__ import annotations
@@ -353,10 +351,8 @@ def generate_variants(
 ) -> list[VariantRecord]:
     """Write ``OUT/<variant>/{workspace/, variant.json}`` for each variant; their records.
 
-    Raises :class:`ArtifactError` when the artifact cannot be loaded (or, for ``raw`` of a
-    patch series, its upstream cannot be read: C001, C002, C005), :class:`UsageError` for an
-    unknown variant or an output folder that is something else. A folder of an earlier
-    generation is replaced whole; each is written atomically.
+    Raises :class:`ArtifactError` when the artifact (or ``raw``'s upstream) cannot be read,
+    :class:`UsageError` for an unknown variant or a bad output folder. Written atomically.
     """
     wanted = _check_variants(variants)
     art = load(artifact)

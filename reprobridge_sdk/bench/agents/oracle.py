@@ -1,10 +1,7 @@
 """The ``oracle`` reference agent: runs the artifact's launchers (see the package docstring).
 
-It runs ``reprobridge run WORKSPACE LAUNCHER --env current`` for the scored launcher that
-measures the task (in the current interpreter: the sandbox has no network to build the
-locked environment), then reports its succeeded records under ``runs/`` as the harness reads
-records (:func:`~reprobridge_sdk.bench.records.results_from_records`): their logs, outputs
-and seeds, with the value the workspace's extractors read from them.
+It runs the scored launcher that measures the task with ``--env current`` (the sandbox has no
+network to build the locked environment) and leaves its evidence records as its results.
 """
 
 from __future__ import annotations
