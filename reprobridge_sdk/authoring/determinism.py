@@ -1,11 +1,6 @@
-"""Identical runs of one seed: a suggestion to declare ``deterministic: true`` (C027, spec
-authoring.md#same-seed-runs).
+"""Identical runs of one seed: a suggestion to declare ``deterministic: true`` (C027).
 
-``references add`` and ``check`` meet one launcher's seed more than once: in two
-repetitions, or as a recorded run and the clean room's run of it. When every such pair gave
-the same values and byte-identical logs and outputs (the digests the records keep, which
-verification has checked), the launcher is deterministic in fact. Identical runs of
-*different* seeds are the audit's A079, not this.
+The rule is spec/authoring.md §14.2 ("same-seed-runs"); ``references add`` and ``check`` ask.
 """
 
 from __future__ import annotations
@@ -32,12 +27,10 @@ __all__ = ["suggest_after_check", "suggest_deterministic"]
 def suggest_deterministic(
     manifest: Manifest, runs: Sequence[RunEvidence], *, file: str = ""
 ) -> list[Finding]:
-    """One C027 per launcher not declared deterministic whose runs of one seed, met more than
-    once among ``runs``, all agree (see the module); ``file``: the manifest's name to show.
+    """One C027 per launcher not declared deterministic whose same-seed runs all agree.
 
-    A run that is invalid, did not succeed or has no seed takes no part; nor does a copy of
-    another (the same run given twice, or records sharing a start time: ``copy_signs``).
-    One pair that differs in a value or a byte keeps the launcher from any suggestion.
+    ``file``: the manifest's name to show. Invalid, failed or unseeded runs and copies
+    (``copy_signs``) take no part.
     """
     groups: dict[tuple[str, int], list[RunEvidence]] = {}
     for run in runs:
