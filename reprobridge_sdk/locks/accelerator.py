@@ -1,8 +1,7 @@
-"""Accelerator variants of a lock: which distributions tie it to CUDA (spec §6.4, locks).
+"""Accelerator variants of a lock: which distributions tie it to CUDA.
 
-A CUDA sign is a CUDA-only distribution (``nvidia-*``, ``triton``, ``cupy-cuda*``, JAX's
-CUDA plugins), a ``+cu``/``+cuda``/``+rocm`` local version, or, on Linux and Windows, a
-PyTorch distribution without ``+cpu``. A lock that claims ``cpu`` and shows one is L012.
+What counts as a CUDA sign, and L012 for a ``cpu`` lock that shows one, is spec/manifest.md
+§6.4 ("locks").
 """
 
 from __future__ import annotations

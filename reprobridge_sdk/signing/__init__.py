@@ -1,9 +1,7 @@
 """Signed evidence: DSSE envelopes of in-toto statements, ed25519 keys and KEYS files.
 
-Stands beside ``io`` and ``extract`` (it imports only the model, digests and findings), so
-the runner signs with it and the auditor verifies with it. The cryptography comes from the
-``cryptography`` package, the optional extra ``signing``; it is imported only when a key is
-used.
+It imports only the model, digests and findings, so the runner signs with it and the auditor
+verifies with it. ``cryptography`` (the extra ``signing``) is imported only when a key is used.
 """
 
 from __future__ import annotations

@@ -1,9 +1,6 @@
-"""In-toto statements of RRA runs and audits (``spec/signing.md#signatures``).
+"""In-toto statements of RRA runs, audits and checks.
 
-A run statement's subjects are the run's record, log and outputs, its predicate
-(:class:`RunPredicate`) what the record says and its ledger entry; an audit statement's
-subjects are the manifests, its predicate the report; a check statement's subject is the
-clean-room check's record, its predicate the record itself.
+Their subjects and predicates are spec/signing.md, "Signatures" (the predicate types' table).
 """
 
 from __future__ import annotations
