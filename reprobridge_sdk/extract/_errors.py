@@ -1,9 +1,7 @@
 """Extraction's errors and the reasons they carry (spec §6.9, §9).
 
-An :class:`ExtractionError` carries a :class:`Reason`: its name, its finding code and the
-layer that reports it. The reasons common to every kind are :data:`REASONS`; a kind's own
-reasons are declared in its module of :mod:`reprobridge_sdk.extract.kinds`. Replay and the
-auditor read the reason off the error, so a new reason is reported without another table.
+An :class:`ExtractionError` carries a :class:`Reason` with its finding code, so replay and the
+auditor report a new reason without another table.
 """
 
 from __future__ import annotations

@@ -88,10 +88,8 @@ def _from_events(text: str, spans: dict[str, Span] | None = None) -> dict[str, A
     It reads only documents in which the node converter would find nothing and that need no
     node graph: one document whose top is a mapping; no anchor, alias or explicit tag; keys
     that are scalars read as strings, none twice; no number JSON cannot carry; nesting under
-    MAX_DEPTH. Anything else (a parser error included) returns None. ``spans`` is filled
-    with where each collection two levels down (a task, a launcher) is written, by pointer
-    (see :data:`Span`), for :class:`~reprobridge_sdk.io._locate.Locator`. The event stream
-    has no recursion, so no depth of input can crash it.
+    MAX_DEPTH. ``spans`` is filled for the ``Locator``. No recursion: no depth of input can
+    crash it.
     """
     loader = _Loader(text)
     try:

@@ -6,9 +6,8 @@ scalar. :mod:`json` reads the same text three to four times faster (its checks i
 the bundled example grown to 10k tasks that is 22 to 24% of the whole ``validate``
 (``docs/performance.md``, 2026-12-04, night).
 
-Rules: see :func:`_from_json`; whenever it gives data, that is the event reader's (held by
-``tests/validate/test_document.py``). It keeps no positions: a position asked for runs the
-event reader once for its spans (:meth:`~reprobridge_sdk.io.document.Document.locate`).
+Whenever :func:`_from_json` gives data, that is the event reader's. It keeps no positions: a
+position asked for runs the event reader once.
 """
 
 from __future__ import annotations

@@ -3,12 +3,10 @@
 Why not a library: PyYAML's constructors give no positions and keep one of two duplicate keys
 silently, and ruamel's round-trip tree costs several times more; this walks PyYAML's nodes.
 
-Rules: :class:`_Converter` records the 1-based position of every value and key by JSON
-Pointer and reports what the format forbids: a duplicate key (Y003, the first kept), a
-non-string key (Y009, the entry dropped), a tag outside the core schema or a value its tag
-cannot read (Y008, read as if untagged), a number JSON cannot carry (S004, read as a
-non-finite float and listed in ``Document.unrepresentable``), nesting at MAX_DEPTH (Y005,
-fatal).
+:class:`_Converter` records the position of every value and key by JSON Pointer and reports
+what spec/manifest.md §3 forbids; after a finding it keeps the first of duplicate keys, drops
+a non-string key's entry, reads a bad tag as if untagged and a number JSON cannot carry
+(S004) as a non-finite float.
 """
 
 from __future__ import annotations

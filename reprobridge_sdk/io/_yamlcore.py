@@ -15,11 +15,8 @@ string     anything else, and every quoted scalar
 =========  =================================================================
 
 So ``yes``/``no``/``on``/``off``, ``1_000``, ``0b101``, ``-0x1F`` and dates are strings.
-An integer of more than :data:`MAX_INT_DIGITS` decimal digits (CPython's int/str limit) has no
-value here (:func:`_int` returns None; the callers report S004); ``!!float 0x1F`` is 31.0 and a
-float too large to be finite is ``inf`` (:func:`_float`). :class:`_Loader` is PyYAML's
-libyaml-backed safe loader (pure Python when libyaml is missing) resolving by these rules and
-registering no path resolvers. Positions are 1-based ``(line, col)`` (:func:`_mark`).
+An integer of more than :data:`MAX_INT_DIGITS` digits (CPython's int/str limit) has no value
+here (S004); ``!!float 0x1F`` is 31.0 and a float too large to be finite is ``inf``.
 """
 
 from __future__ import annotations

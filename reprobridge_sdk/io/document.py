@@ -102,10 +102,7 @@ class Document:
         return self.data is None and bool(self.findings)
 
     def locate(self, pointer: str, *, key: bool = False) -> tuple[int, int]:
-        """``(line, col)`` of ``pointer``, or of its nearest ancestor that exists; (0, 0) if none.
-
-        With ``key=True`` the position of the key is preferred (where ``name:`` is written).
-        """
+        """``(line, col)`` of ``pointer`` or its nearest existing ancestor; ``key``: the key's."""
         if self._positions is None and self.text:
             if self._locator is None:
                 if self._spans is None:  # read by json: the event reader finds the spans

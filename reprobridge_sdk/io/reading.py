@@ -1,9 +1,7 @@
 """The one reader of document files: bounded bytes, UTF-8, then JSON or TOML (spec §15.1-§15.2).
 
-Every reader of a document (manifest, lock, settings, batch, record, results) takes the file,
-its size limit, encoding and syntax from here, and turns an :class:`Unreadable` into its own
-finding code and message. YAML's syntax is :mod:`~reprobridge_sdk.io.document`'s (positions).
-A repeated key: TOML always refuses it, JSON with ``unique_keys``.
+Every reader of a document takes the file, its size limit, encoding and syntax from here,
+and turns an :class:`Unreadable` into its own finding code. YAML is ``io.document``'s.
 """
 
 from __future__ import annotations

@@ -1,8 +1,6 @@
 """What a kind's reader is given and gives back (spec §6.9), and the batch cache's use.
 
-A reader reads one opened file (:class:`~reprobridge_sdk.extract._opened.OpenedFile`, never
-by its name again) and returns an :class:`Extracted`; it fails with an
-:class:`~reprobridge_sdk.extract._errors.ExtractionError` of one of its kind's reasons.
+A reader reads one ``OpenedFile`` (never by its name again) and returns an :class:`Extracted`.
 """
 
 from __future__ import annotations

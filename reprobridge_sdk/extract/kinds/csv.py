@@ -1,6 +1,4 @@
-"""The ``csv`` kind: a cell of a CSV file with a header row, by ``column`` and ``row`` (an
-index among the data rows, negative from the end) or the first row matching ``where``
-(spec §6.9)."""
+"""The ``csv`` kind: a cell of a CSV file with a header row (spec/manifest.md §6.9)."""
 
 from __future__ import annotations
 
