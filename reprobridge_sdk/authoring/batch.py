@@ -1,8 +1,7 @@
 """A batch file of submissions: ``reprobridge audit --table --submissions FILE``.
 
-TOML of schema ``batch-1.0`` (:class:`reprobridge_sdk.model.batch.BatchFile`). Reading it
-never raises a traceback: A090 unreadable, A091 invalid (at its line), A092 a bad path, A093
-an archive digest that differs. Spec: ``spec/audit.md#submissions``.
+TOML of schema ``batch-1.0``; reading it never raises a traceback (A090-A093, spec/audit.md
+§11.2 "Submissions file").
 """
 
 from __future__ import annotations

@@ -71,9 +71,7 @@ _PATH_ENV = frozenset(
 def installer_cache_dirs(environ: Mapping[str, str] | None = None) -> dict[str, str]:
     """The caller's uv and pip cache directories, as ``UV_CACHE_DIR`` and ``PIP_CACHE_DIR``.
 
-    Each installer's own variable when the caller sets it; else its default: uv's
-    ``$XDG_CACHE_HOME/uv`` (``~/.cache/uv`` without it), pip's ``$XDG_CACHE_HOME/pip``
-    (``~/.cache/pip``; ``~/Library/Caches/pip`` on macOS). A directory need not exist yet.
+    The caller's own variable, else the installer's default; a directory need not exist yet.
     """
     source = os.environ if environ is None else environ
     home = Path(source.get("HOME") or Path.home())

@@ -1,9 +1,7 @@
 """``reprobridge init --from SOURCE``: a scaffold around an imported repository.
 
-Writes the scaffold, imports ``SOURCE`` as the refined code, then reads the checkout for
-requirements (``requirements.in``/``.txt`` or ``pyproject.toml``), the Python version
-(``.python-version`` or ``requires-python``) and README command lines, appended to
-``rra.yaml`` as comments for candidate launchers. :class:`IntakeResult` says what was found.
+Reads the imported checkout for requirements, the Python version and README command lines
+(written as comments for candidate launchers); :class:`IntakeResult` says what was found.
 """
 
 from __future__ import annotations

@@ -1,7 +1,5 @@
 """Authoring: scaffold a new artifact that validates clean (``reprobridge init``).
 
-A small, complete artifact an author edits: manifest, guide, a standard-library experiment,
-an empty hashed lock, two launchers, one task with references and a replayable sample log.
 Its placeholders come from :mod:`reprobridge_sdk.validation.placeholders`, so what the
 scaffold writes is what the validator recognises.
 """
