@@ -71,9 +71,7 @@ def render_prompt(  # noqa: PLR0917 - the fields of one prompt
 ) -> str:
     """The prompt of one run: ``template`` with the claim, the layout and what to leave.
 
-    Fields: ``artifact``, ``task``, ``title``, ``metric``, ``dataset``, ``published``,
-    ``direction``, ``location``, ``variant``, ``layout``, ``network``, ``results``,
-    ``usage``. A field the template names that is not one of them is a usage error (N004).
+    The fields are spec/bench.md §18.5 (step 2); any other field is a usage error (N004).
     """
     task = manifest.task(task_id)
     location = task.location.model_dump(exclude_none=True) if task.location else {}

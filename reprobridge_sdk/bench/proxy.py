@@ -1,11 +1,8 @@
 """The allow-list network policy of ``bench run`` (``--network allow --allow-host HOST``).
 
-The sandboxed agent has only its own loopback. Per run, a forward proxy on the host
-(:class:`AllowProxy`) listens on a unix socket in the run's folder; inside the sandbox a relay
-(:data:`RELAY`) listens on ``127.0.0.1:3128`` and carries each connection to it, and the
-``*_PROXY`` variables name it. ``CONNECT host:port`` and absolute-URI requests go through when
-the host equals an entry or, for an entry that starts with ``.``, ends with it; anything else
-gets ``403``. Each run counts the connections let through and refused.
+The policy is spec/bench.md §18.5 (step 3, ``allow``): the sandboxed agent keeps only its own
+loopback, and a relay inside the sandbox (:data:`RELAY`) carries each connection to the
+host's forward proxy (:class:`AllowProxy`) on a unix socket in the run's folder.
 """
 
 from __future__ import annotations

@@ -1,8 +1,6 @@
-"""The report of ``reprobridge bench run`` (spec ``bench.md``, §18.6 "The report"; preview).
+"""The report of ``reprobridge bench run`` (spec/bench.md §18.6; preview).
 
-What it holds, and when a run succeeds, is the spec's. Formats: JSON
-(:class:`~reprobridge_sdk.model.bench.BenchReport`), text (:func:`report_text`) and CSV
-(:func:`report_csv`): one row per run, and the rates and paired tests as tables of their own.
+What it holds, and when a run succeeds, is the spec's; here are its text and CSV forms.
 """
 
 from __future__ import annotations

@@ -1,10 +1,8 @@
 """The ``readme`` reference agent: runs the workspace README's commands literally, in order
 (spec bench.md#reference-agents).
 
-The commands are those the build agent's reader finds
-(:func:`reprobridge_sdk.agent.commands.markdown_commands`), at most :data:`MAX_COMMANDS`, each
-logged to ``runs/readme-<n>/log.txt``. Values come only from the workspace manifest's
-extractors; without a manifest it reports no value.
+The commands are those the build agent's reader finds (``agent.commands.markdown_commands``).
+Values come only from the workspace manifest's extractors.
 """
 
 from __future__ import annotations
