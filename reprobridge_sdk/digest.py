@@ -55,10 +55,9 @@ def file_sha256(
 ) -> str:
     """The hex SHA-256 of a regular file's content (through the safe file layer).
 
-    With ``root`` the path must stay inside it (with ``allow_links`` False it must not be a
-    link at all); a non-regular file, or one larger than ``max_bytes`` (by ``fstat`` or by
-    the bytes actually read), raises :class:`~reprobridge_sdk.io.safefs.UnsafeFileError`, as
-    does hashing that lasts more than ``deadline`` seconds (``"too-slow"``).
+    With ``root`` the path must stay inside it. A non-regular file, one over ``max_bytes``
+    (by ``fstat`` or by the bytes read) or hashing past ``deadline`` seconds raises
+    ``UnsafeFileError``.
     """
     with safefs.open_regular(
         path, root=root, max_bytes=max_bytes, allow_links=allow_links

@@ -1,16 +1,13 @@
 """Plugins: entry points that add extractor kinds, data URL schemes and report formats.
 
-The groups, names, objects and findings are spec ``runner.md#plugins``; how a plugin
-extractor is called, ``manifest.md#plugin-extractors``. What the spec leaves to the code:
+The groups, names, objects and findings are spec/runner.md §10.3 ("plugins"); how a plugin
+extractor is called, spec/manifest.md §6.9. What the spec leaves to the code:
 
 * A plugin extractor gets the path the safe file layer checked and opens it again by name, so
   a directory swapped for a link between the check and that open is the plugin's to notice.
-* A call runs in a daemon thread; after :data:`TIME_LIMIT` it is abandoned (X007).
 * Of two plugins with one name, the first in ``importlib.metadata`` order wins. Entry points
   are read once per process (:func:`forget` reads them again).
-* One that cannot be imported, or whose object is not callable, is
-  :class:`~reprobridge_sdk.errors.UsageError` with E017; the extraction and data layers turn
-  it into X006 and D016. Its stdout goes to stderr (:mod:`reprobridge_sdk._plugin_stdout`).
+* One that cannot be loaded is ``UsageError`` E017; extraction and data turn it into X006, D016.
 """
 
 from __future__ import annotations

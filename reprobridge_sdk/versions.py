@@ -92,9 +92,8 @@ def since(version: str, *, values: tuple[str, ...] = ()) -> dict[str, Any]:
     """Schema annotation of a field, or of enumeration values, added in a minor version.
 
     ``Field(..., json_schema_extra=since("1.1"))`` for a field, ``since("1.1", values=("new",))``
-    for values an enumeration gained. Rendered as a ``$comment`` (``since 1.1``, ``since 1.1:
-    ["new"]``), the one annotation every strict 2020-12 validator accepts; see spec/manifest.md
-    §4 for what it derives (older schemas, the field tables, V005).
+    for values an enumeration gained. Rendered as a ``$comment``, the one annotation every
+    strict 2020-12 validator accepts.
     """
     if not _VERSION_RE.fullmatch(version):
         msg = f"since(): {version!r} is not a MAJOR.MINOR version"
