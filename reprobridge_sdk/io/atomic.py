@@ -29,10 +29,11 @@ __all__ = [
 
 
 def json_text(data: Any, *, sort_keys: bool = False) -> str:
-    """``data`` as the SDK's one JSON text, for files and for the command line alike:
-    indented by two spaces, other than ASCII written as UTF-8 characters (not ``\\u``
-    escapes), a final newline. A lone surrogate (a file name that is not UTF-8) stays its
-    ``\\u`` escape, so the text always encodes as UTF-8."""
+    """``data`` as the SDK's one JSON text, for files and for the command line alike.
+
+    Indented by two spaces, non-ASCII as UTF-8 characters, a final newline; a lone surrogate
+    (a file name that is not UTF-8) stays its ``\\u`` escape, so the text always encodes.
+    """
     text = json.dumps(data, indent=2, ensure_ascii=False, sort_keys=sort_keys) + "\n"
     return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
@@ -78,12 +79,11 @@ def atomic_write_json(
 def atomic_directory(
     path: str | os.PathLike[str], *, replace: bool = False, fresh: bool = False
 ) -> Iterator[Path]:
-    """A staging directory beside ``path`` to fill, renamed to ``path`` when the block ends
-    without an error and removed otherwise: the directory is whole or absent.
+    """A staging directory beside ``path``, renamed to it when the block ends without an error.
 
-    The rename replaces an empty directory at ``path``; anything else there is an ``OSError``
-    (another writer placed it first), unless ``replace``: then a file, link or directory at
-    ``path`` is removed just before the rename. ``fresh``: the staging path does not exist yet
+    The directory is whole or absent. The rename replaces an empty directory at ``path``;
+    anything else there is an ``OSError`` (another writer placed it first), unless ``replace``:
+    then it is removed just before the rename. ``fresh``: the staging path does not exist yet
     when the block starts (for a tool that creates the directory itself).
     """
     target = Path(path)

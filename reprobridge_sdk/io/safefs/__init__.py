@@ -291,10 +291,10 @@ def atomic_open(
     mode: int = 0o644,
     durable: bool = True,
 ) -> Iterator[BinaryIO]:
-    """A file to write that appears at ``path`` whole when the block ends without an error
-    (``O_EXCL`` temporary beside it, fsync, rename; spec/security.md §15.1 "Writes"). On any
-    error the temporary file is removed and ``path`` is as before. With ``root`` the directory
-    is resolved (and made) inside it and used by its descriptor.
+    """A file to write that appears at ``path`` whole when the block ends without an error.
+
+    An ``O_EXCL`` temporary beside it, fsync, rename (spec/security.md §15.1 "Writes"); on an
+    error ``path`` is as before. With ``root`` the directory is resolved (and made) inside it.
 
     ``durable=False`` leaves out the fsync: the rename is still atomic for every reader and
     survives the writer's crash, but not the operating system's. Use it only for a file that
