@@ -163,10 +163,9 @@ def materialize_series(
 def checkout_blocker(target: Path) -> Finding | None:
     """The C008 that makes ``target`` (``code/``) unusable for a run of the series, or None.
 
-    The one decision on the working checkout, for the validator, the runner and ``run
-    --dry-run`` (``spec/manifest.md#patch-series``): a checkout with unrecorded changes (not
-    byte-code caches), or anything in the way that is not a checkout, is C008; a clean
-    checkout, an empty directory or nothing is None."""
+    The one decision on the working checkout (spec/manifest.md §6.2, "checkout-record"), for
+    the validator, the runner and ``run --dry-run``.
+    """
     if (target / ".git").is_dir():
         changes = working_changes(target)
         if not changes:
@@ -225,10 +224,10 @@ def series_tree(
 ) -> Iterator[tuple[Path | None, list[Finding]]]:
     """The refined code of a series, read without fetching and without writing in the artifact.
 
-    Yields ``(tree, findings)``: the checkout in ``code/`` when it holds exactly this series,
-    else the series applied in a scratch directory from the bundle or the cache; None with C005
-    (a warning) when the upstream is not cached. Never raises for git (C001). What the validator
-    and the auditor both read (``spec/manifest.md#patch-series``)."""
+    Yields ``(tree, findings)``: ``code/`` when it holds exactly this series, else the series
+    applied in a scratch directory; None with C005 when the upstream is not cached. Never
+    raises for git (C001). What the validator and the auditor both read.
+    """
     digests = [
         (p.path, file_sha256(root / p.path) if (root / p.path).is_file() else "") for p in patches
     ]
