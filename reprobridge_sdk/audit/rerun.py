@@ -1,15 +1,9 @@
 """Re-execution of recorded runs: the only defence against fabricated logs.
 
-A sample of each attempt's succeeded runs, drawn per launcher and per task with a secret
-seed (:func:`draw_seed`, stated in the report afterwards), is run again by the runner with
-the recorded seed, in the environment built from the lock and in the sandbox by default.
-Each value is compared with the recorded one within a same-seed tolerance never looser than
-the interval's half-width (A058, A059): exact for a deterministic launcher, the task's declared
-tolerance, or else a multiple of the spread observed when the launcher's first sampled run is
-executed a second time (the repeat), when the recording names the machine and software the
-re-execution ran on (another CPU or BLAS build can change the last bits). Per launcher and
-task a paired t test of the differences finds a shift that passes run by run (A070). See
-spec §11.2 ("Re-execution").
+A secret-seeded sample of each attempt's succeeded runs (:func:`draw_seed`, stated in the
+report afterwards) is run again and each value compared with the recorded one within the
+same-seed tolerance (:func:`tolerance`; A058, A059); a paired t test per launcher and task
+finds a shift that passes run by run (A070). Spec audit.md#re-execution.
 """
 
 from __future__ import annotations
@@ -343,21 +337,11 @@ def rerun_runs(
     test the sample for a shift (A070 in ``shift_findings``).
 
     A launcher held to no declared tolerance has its first sampled run that succeeds executed
-    once more (the repeat): the spread of the two gives its tasks' same-seed tolerance
-    (:func:`tolerance`). The repeat is no run of the sample: it counts in no total.
-
-    ``progress`` is given one line before the first execution and after each (the repeats
-    included), first naming ``where`` (the table's row, or the artifact's path; the
-    artifact's id without it): executions done, the run just done and its tasks, time so far,
-    and an estimate of the time left (the mean time of an execution so far, times those left).
-
-    ``budget`` (seconds, a submission's time budget) bounds the whole re-execution: each run
-    gets at most the time left as its timeout, a run it stops and the runs left when it is
-    spent are not re-executed (``over_budget``, A094), and never count as the committee's (a
-    repeat it stops leaves its launcher without a measured spread).
-    ``memory`` (bytes) bounds the address space of each re-executed process and ``cpus`` the
-    cores it runs on (:class:`~reprobridge_sdk.run.process.ResourceLimits`); a run that fails
-    out of memory under that bound is over budget in the same way (A094)."""
+    once more (the repeat, counted in no total) for its same-seed spread. ``progress`` gets a
+    line before the first execution and after each, naming ``where`` (the artifact's id
+    without it). ``budget`` (seconds) bounds the whole re-execution, ``memory`` (bytes) each
+    process's address space and ``cpus`` its cores; a run they stop, or left when the budget
+    is spent, is not re-executed (``over_budget``, A094). Spec audit.md#re-execution."""
     from reprobridge_sdk.run.process import ResourceLimits  # noqa: PLC0415 - heavy
 
     outcome = RerunOutcome()

@@ -14,14 +14,14 @@ The artifact-level facts are in :mod:`._artifact`, the safe reading of a run's f
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from reprobridge_sdk.extract.extraction import ExtractionCache
 from reprobridge_sdk.findings import Severity, finding
 from reprobridge_sdk.io import safefs
-from reprobridge_sdk.model import RECORD_NAME, EvidenceRecord, Launcher, OutputRecord
+from reprobridge_sdk.model import RECORD_NAME, EvidenceRecord, FileDigest, Launcher, OutputRecord
 from reprobridge_sdk.run.evidence import owner_alive, scan_run_folder, scan_summary
 
 from ._artifact import ArtifactFacts, artifact_facts, check_artifact
@@ -147,10 +147,6 @@ def _planted(path: Path, rel: str, message: str) -> RunEvidence:
         )
     )
     return run
-
-
-def _iter_outputs(record: EvidenceRecord) -> Iterator[tuple[int, OutputRecord]]:
-    yield from enumerate(record.outputs)
 
 
 @dataclass
@@ -447,6 +443,39 @@ def _check_files(  # noqa: PLR0917 - private step of _check_run
     return run
 
 
+#: A log's and an output's codes: missing, digest differs; and how its digest is named.
+_FILE_CODES = {"log": ("A003", "A004", "recorded digest"), "output": ("A005", "A006", "digest")}
+
+
+def _check_file(  # noqa: PLR0917 - private step of _check_log and _check_outputs
+    add: Callable[..., None],
+    kind: str,
+    key: str | None,
+    declared: FileDigest | OutputRecord,
+    pointers: tuple[str, str],
+    path: Path,
+    root: safefs.OpenRoot | None,
+    kept: _KeptFiles,
+) -> tuple[str | None, bool]:
+    """A log's (``key`` None) or output's path and whether it matches its digest (A003-A006,
+    A040), kept open in ``kept``; ``pointers``: where its path and its digest are."""
+    missing, differs, digest_name = _FILE_CODES[kind]
+    found, digest, refused, handle, held = _evidence_file(path, declared.path, root)
+    ok = False
+    if refused is not None and refused.reason in _OVER_LIMIT:
+        add(refused.findings[0].code, f"the {kind} was not hashed: {refused.message}", pointers[0])
+    elif refused is not None:
+        add("A040", f"the {kind} {declared.path} is a link or not a regular file", pointers[0])
+    elif found is None:
+        add(missing, f"the {kind} {declared.path} is not in the run directory", pointers[0])
+    elif digest != declared.sha256:
+        add(differs, f"the {kind} {declared.path} differs from its {digest_name}", pointers[1])
+    else:
+        ok = True
+    kept.keep(key, found, handle, held, ok=ok)
+    return found, ok
+
+
 def _check_log(
     add: Callable[..., None],
     record: EvidenceRecord,
@@ -458,20 +487,7 @@ def _check_log(
     if record.log is None:
         add("A003", "the record names no log", "/log")
         return None, False
-    log_ok = False
-    log_path, digest, refused, handle, held = _evidence_file(path, record.log.path, root)
-    if refused is not None and refused.reason in _OVER_LIMIT:
-        add(refused.findings[0].code, f"the log was not hashed: {refused.message}", "/log/path")
-    elif refused is not None:
-        add("A040", f"the log {record.log.path} is a link or not a regular file", "/log/path")
-    elif log_path is None:
-        add("A003", f"the log {record.log.path} is not in the run directory", "/log/path")
-    elif digest != record.log.sha256:
-        add("A004", f"the log {record.log.path} differs from its recorded digest", "/log")
-    else:
-        log_ok = True
-    kept.keep(None, log_path, handle, held, ok=log_ok)
-    return log_path, log_ok
+    return _check_file(add, "log", None, record.log, ("/log/path", "/log"), path, root, kept)
 
 
 def _check_outputs(
@@ -483,30 +499,8 @@ def _check_outputs(
 ) -> dict[str, tuple[OutputRecord, str | None, bool]]:
     """Each output's record, path and whether it matches its digest (A005, A006, A040)."""
     outputs: dict[str, tuple[OutputRecord, str | None, bool]] = {}
-    for index, output in _iter_outputs(record):
-        out_path, digest, refused, handle, held = _evidence_file(path, output.path, root)
-        ok = False
-        if refused is not None and refused.reason in _OVER_LIMIT:
-            add(
-                refused.findings[0].code,
-                f"the output was not hashed: {refused.message}",
-                f"/outputs/{index}",
-            )
-        elif refused is not None:
-            add(
-                "A040",
-                f"the output {output.path} is a link or not a regular file",
-                f"/outputs/{index}",
-            )
-        elif out_path is None:
-            add(
-                "A005", f"the output {output.path} is not in the run directory", f"/outputs/{index}"
-            )
-            out_path = None
-        elif digest != output.sha256:
-            add("A006", f"the output {output.path} differs from its digest", f"/outputs/{index}")
-        else:
-            ok = True
+    for index, output in enumerate(record.outputs):
+        at = (f"/outputs/{index}",) * 2
+        out_path, ok = _check_file(add, "output", output.id, output, at, path, root, kept)
         outputs[output.id] = (output, out_path, ok)
-        kept.keep(output.id, out_path, handle, held, ok=ok)
     return outputs
