@@ -18,7 +18,6 @@ from reprobridge_sdk.extract.extraction import (
 from reprobridge_sdk.extract.template import shell_template_matches, template_matches
 from reprobridge_sdk.findings import Severity
 from reprobridge_sdk.model import EvidenceRecord, Launcher, MeasuredValue, Measurement, OutputRecord
-from reprobridge_sdk.validation.replay import same_value
 
 from ._artifact import ArtifactFacts
 from ._evidence import RunEvidence
@@ -92,10 +91,6 @@ def _redacted_word(word: str) -> str:
     return redact_text(word)
 
 
-def _same(a: float, b: float) -> bool:
-    return same_value(a, b)  # the one comparison replay uses too
-
-
 class _Plan:
     """What verifying a run needs of its launcher, made once per launcher and attempt: the
     outputs the measurements read, the launcher's argv as the runner records it and its
@@ -122,7 +117,7 @@ def _plan(launcher: Launcher, plans: _Plans) -> _Plan:
 
 
 def _template_context(run: RunEvidence, record: EvidenceRecord) -> dict[str, object]:
-    """The values the run's extractors' templates are rendered with (made once per run)."""
+    """The values the run's extractors' templates are rendered with."""
     context: dict[str, object] = {**record.params, "run_dir": str(run.path)}
     if record.seed is not None:
         context["seed"] = record.seed
@@ -143,7 +138,6 @@ def _measure(
     claimed: MeasuredValue | None,
     cache: ExtractionCache | None,
     kept: Mapping[str | None, OpenedFile] | None = None,
-    context: dict[str, object] | None = None,
 ) -> float | None:
     """Re-extract one task's value from the run's files; ``None`` when it does not count.
 
@@ -193,14 +187,12 @@ def _measure(
 
     opened = None if kept is None else kept.get(extractor.output)
     try:
-        if context is None:
-            context = _template_context(run, record)
         extracted = extract_value(
             facts.extractor(record.launcher, measurement),
             log=Path(source),
             files_base=run.path,
             outputs={},
-            context=context,
+            context=_template_context(run, record),
             cache=cache,
             root=run.path,
             transform=measurement.transform,

@@ -59,52 +59,39 @@ def _outside(value: float, bounds: tuple[float, float]) -> bool:
     return math.isfinite(value) and not bounds[0] <= value <= bounds[1]
 
 
-def plausibility(
-    task: TaskFacts,
-    index: int,
-    interval: Interval,
-    *,
-    floor: float,
-    wide_share: float = DEFAULT_WIDE_SHARE,
-) -> list[Finding]:
+def plausibility(task: TaskFacts, index: int, interval: Interval, *, floor: float) -> list[Finding]:
     """A080, A081 and A082 of one task (``index``: its position in the manifest)."""
-    found: list[Finding] = []
-    bounds = domain(task.unit, task.metric)
     where = f"/tasks/{index}"
+    bounds = domain(task.unit, task.metric)
+    found: list[Finding] = []
     if bounds is not None:
-        span = _span(bounds)
-        for number, value in enumerate(task.observations):
-            if _outside(value, bounds):
-                found.append(
-                    finding(
-                        "A080",
-                        f"task {task.id}: reference observation {value:g} is outside the "
-                        f"domain {span} of its metric",
-                        path=f"{where}/reference/observations/{number}/value",
-                        hint="check the unit: e.g. a fraction written as a percentage",
-                    )
-                )
+        outside = [
+            (f"reference observation {value:g}", f"reference/observations/{number}/value")
+            for number, value in enumerate(task.observations)
+            if _outside(value, bounds)
+        ]
         if task.published is not None and _outside(task.published, bounds):
-            found.append(
-                finding(
-                    "A080",
-                    f"task {task.id}: the published value {task.published:g} is outside the "
-                    f"domain {span} of its metric",
-                    path=f"{where}/published",
-                    hint="check the unit: e.g. a fraction written as a percentage",
-                )
+            outside.append((f"the published value {task.published:g}", "published"))
+        found += [
+            finding(
+                "A080",
+                f"task {task.id}: {what} is outside the domain {_span(bounds)} of its metric",
+                path=f"{where}/{pointer}",
+                hint="check the unit: e.g. a fraction written as a percentage",
             )
+            for what, pointer in outside
+        ]
         if interval.defined and not found:
             found.extend(_beyond(task, where, interval, bounds, floor))
     if interval.defined and task.published is not None and math.isfinite(task.published):
         width = interval.high - interval.low
-        if width > wide_share * abs(task.published):
+        if width > DEFAULT_WIDE_SHARE * abs(task.published):
             found.append(
                 finding(
                     "A082",
                     f"task {task.id}: the interval [{interval.low:.6g}, {interval.high:.6g}] "
-                    f"is {width:.6g} wide, more than {wide_share:.0%} of the published value "
-                    f"{task.published:.6g}",
+                    f"is {width:.6g} wide, more than {DEFAULT_WIDE_SHARE:.0%} of the published "
+                    f"value {task.published:.6g}",
                     path=f"{where}/reference",
                     hint="references this far apart call almost any value compatible; check "
                     "them against their runs",

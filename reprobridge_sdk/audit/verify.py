@@ -23,6 +23,7 @@ from reprobridge_sdk.findings import Severity, finding
 from reprobridge_sdk.io import safefs
 from reprobridge_sdk.model import RECORD_NAME, EvidenceRecord, FileDigest, Launcher, OutputRecord
 from reprobridge_sdk.run.evidence import owner_alive, scan_run_folder, scan_summary
+from reprobridge_sdk.validation.replay import same_value
 
 from ._artifact import ArtifactFacts, artifact_facts, check_artifact
 from ._evidence import (
@@ -35,7 +36,7 @@ from ._evidence import (
     _relabelled,
     _snapshot_problem,
 )
-from ._reextract import _argv_matches, _measure, _Plan, _plan, _Plans, _same
+from ._reextract import _argv_matches, _measure, _Plan, _plan, _Plans
 from .duplicates import check_duplicates
 
 __all__ = [
@@ -432,7 +433,7 @@ def _check_files(  # noqa: PLR0917 - private step of _check_run
             continue
         if value is None or claimed is None or claimed.value is None:
             continue
-        if value != claimed.value and not _same(value, claimed.value):  # equal: the same
+        if value != claimed.value and not same_value(value, claimed.value):  # replay's comparison
             add(
                 "A007",
                 f"task {measurement.task}: the record says {claimed.value!r}, "
