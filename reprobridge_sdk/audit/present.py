@@ -1,10 +1,6 @@
-"""What every audit report shows the same way (spec audit.md#table-report): numbers rounded
-to their interval's precision, badge names, counted reasons and claim labels.
-
-:func:`rounded` keeps the digits down to the half-width's second significant digit
-(``h = 0.98``: ``97.97446420000001`` is ``97.97``), at most 15 significant digits; without a
-usable half-width, six. The JSON report keeps every digit.
-"""
+"""What every audit report shows the same way: numbers rounded to their interval's
+precision, badge names, counted reasons and claim labels (spec audit.md#table-report,
+"Rounding")."""
 
 from __future__ import annotations
 
@@ -45,9 +41,8 @@ def percent(value: float | None) -> str:
 
 
 def rounded(value: float | None, half_width: float | None = None) -> str:
-    """``value`` to the precision of an interval of half-width ``half_width`` (module doc):
-    fixed notation from 1e-4 to below 1e16, else scientific; ``inf``, ``-inf``, ``nan``;
-    ``""`` when missing."""
+    """``value`` to the precision of an interval of half-width ``half_width`` (spec
+    audit.md#table-report, "Rounding"); ``""`` when missing."""
     if value is None or not math.isfinite(value):
         return "" if value is None else str(value)
     if half_width is None or not math.isfinite(half_width) or half_width <= 0:

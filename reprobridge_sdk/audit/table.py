@@ -189,14 +189,8 @@ def _claims(result: AuditResult) -> list[TableClaim]:
 
 
 def decisive(result: AuditResult) -> AuditFinding | None:
-    """The finding that decides a row, the first of: a placeholder (P003); an error of the
-    artifact (validation, code or lock on disk); an error of an attempt (its ledger); the
-    decisive finding of the claim with the worst verdict (invalid evidence, incompatible, not
-    executed, toy, inconclusive; the first such claim); an implausible reference (A080-A083,
-    warnings included: a chair acts on hand-widened references); the first reason a badge (results
-    reproduced, functional, available) is withheld, a missing committee-made run (A084)
-    last. ``None``: passed with those three badges
-    (*reusable*, documentation beyond what a row needs to pass, never decides a row)."""
+    """The finding that decides a row, its ``why`` in the order of spec audit.md#table;
+    ``None``: passed with the available, functional and reproduced badges."""
     withheld = result.badges.reasons
     placeholder = [r for r in withheld.get("available", []) if r.code == "P003"]
     artifact = [f for f in result.findings if f.severity == "error"]
@@ -220,10 +214,9 @@ def decisive(result: AuditResult) -> AuditFinding | None:
 
 
 def evidence_state(result: AuditResult) -> str:
-    """``tampered``, ``unsigned`` or ``signed`` (spec audit.md#submissions): tampered when an
-    error of :data:`TAMPERED` is found on the artifact, an attempt, a run or the signed
-    clean-room check record (a reason of a badge); signed when signatures were required and
-    every run has a trusted signer; else unsigned."""
+    """``tampered`` (an error of :data:`TAMPERED` anywhere, a badge's reasons included),
+    ``signed`` (signatures required and every run signed) or ``unsigned`` (spec
+    audit.md#submissions)."""
     runs = [r for a in result.attempts for r in a.runs]
     found = [
         *result.findings,
