@@ -26,8 +26,6 @@ from .version import declared_version
 
 __all__ = ["check_semantics", "outside_references"]
 
-#: Template names every launcher may use besides its params.
-
 _GUIDE_LISTS = ("ambiguities", "changes", "discrepancies", "pitfalls", "open_choices")
 _SINGLE_RUN = frozenset({"single", "mean", "median", "min", "max"})
 _PLUGIN_KIND = re.compile(EXTRACTOR_KIND)

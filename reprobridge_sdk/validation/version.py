@@ -59,41 +59,26 @@ def check_version(doc: Document) -> VersionInfo:
     """Read ``/rra_version`` of a document whose data is a mapping."""
     data = doc.data if isinstance(doc.data, dict) else {}
     known = f"{KNOWN_VERSION[0]}.{KNOWN_VERSION[1]}"
-    written = FORMAT_VERSION
-    if "rra_version" not in data:
-        item = doc.finding(
-            "V001",
-            "rra_version is missing",
-            path="/rra_version",
-            hint=f"add 'rra_version: \"{written}\"' at the top of the manifest",
-        )
-        return VersionInfo(None, (item,))
-    value = data["rra_version"]
+    value = data.get("rra_version")
     match = _VERSION_RE.fullmatch(value) if isinstance(value, str) else None
-    if match is None:
-        hint = f'write it as a quoted string: rra_version: "{written}"'
-        item = doc.finding(
-            "V004",
-            f"rra_version {value!r} is not a string of the form MAJOR.MINOR",
-            path="/rra_version",
-            hint=hint,
+    version = (int(match.group(1)), int(match.group(2))) if match is not None else None
+    if "rra_version" not in data:
+        code, message = "V001", "rra_version is missing"
+        hint = f"add 'rra_version: \"{FORMAT_VERSION}\"' at the top of the manifest"
+    elif version is None:
+        code = "V004"
+        message = f"rra_version {value!r} is not a string of the form MAJOR.MINOR"
+        hint = f'write it as a quoted string: rra_version: "{FORMAT_VERSION}"'
+    elif version[0] != KNOWN_VERSION[0]:
+        code = "V002"
+        message = (
+            f"rra_version {value} has major version {version[0]}; this validator knows {known}"
         )
-        return VersionInfo(None, (item,))
-    version = (int(match.group(1)), int(match.group(2)))
-    if version[0] != KNOWN_VERSION[0]:
-        item = doc.finding(
-            "V002",
-            f"rra_version {value} has major version {version[0]}; this validator knows {known}",
-            path="/rra_version",
-            hint="upgrade reprobridge, or check the version you declared",
-        )
-        return VersionInfo(version, (item,))
-    if version[1] > KNOWN_VERSION[1]:
-        item = doc.finding(
-            "V003",
-            f"rra_version {value} is newer than {known}; fields added since are not checked",
-            path="/rra_version",
-            hint="upgrade reprobridge to check this manifest fully",
-        )
-        return VersionInfo(version, (item,))
-    return VersionInfo(version, ())
+        hint = "upgrade reprobridge, or check the version you declared"
+    elif version[1] > KNOWN_VERSION[1]:
+        code = "V003"
+        message = f"rra_version {value} is newer than {known}; fields added since are not checked"
+        hint = "upgrade reprobridge to check this manifest fully"
+    else:
+        return VersionInfo(version, ())
+    return VersionInfo(version, (doc.finding(code, message, path="/rra_version", hint=hint),))
