@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import replace
+from itertools import chain
 from pathlib import Path
 
 from reprobridge_sdk.api import consumer_view, load
@@ -298,12 +299,9 @@ def _audit(
     by_severity = {"error": 0, "warning": 0, "info": 0}
     for item in validation:
         by_severity[item.severity.value] += 1
-    artifact_findings: list[AuditFinding] = [
-        as_audit_finding(f) for f in validation if f.severity is Severity.ERROR
-    ] + [as_audit_finding(f) for f in facts.findings]
-    artifact_findings += [as_audit_finding(f) for f in _shared_runs(manifest, evidence)]
-    artifact_findings += [as_audit_finding(f) for f in _placeholders(validation)]
-    artifact_findings += [as_audit_finding(f) for f in wide]
+    errors = [f for f in validation if f.severity is Severity.ERROR]
+    found = (errors, facts.findings, _shared_runs(manifest, evidence), _placeholders(validation))
+    artifact_findings = [as_audit_finding(f) for f in chain(*found, wide)]
     suggested: set[str] = set()  # a launcher's suggestion from several attempts: the first
     for item in checks.suggestions:
         if item.path not in suggested:

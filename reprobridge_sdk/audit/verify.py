@@ -175,11 +175,8 @@ def check_run(
     """Verify one run directory (see the module docstring for the checks).
 
     ``cache`` (one per audit) lets the tasks that read the same log or output share its
-    parsed document or scan instead of reading the file once per task.
-
-    The run directory is resolved and opened once (:class:`~reprobridge_sdk.io.safefs.
-    OpenRoot`) for its record, log and outputs; when it cannot be opened, each read tries
-    again by path and reports what it meets, as before.
+    parsed document or scan. The run directory is opened once for its record, log and
+    outputs; when it cannot be, each read tries by path and reports what it meets.
     """
     return _check_one(facts, path, rel, cache, {})
 
