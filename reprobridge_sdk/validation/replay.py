@@ -239,16 +239,6 @@ def _resolved(
     ]
 
 
-def _open_root(root: Path) -> safefs.OpenRoot | None:
-    """The artifact's root opened once for every sample file read below it (each read then
-    walks from its descriptor instead of resolving and opening the root again); None when it
-    cannot be opened (each read then opens it and reports why)."""
-    try:
-        return safefs.OpenRoot(root)
-    except (OSError, safefs.UnsafeFileError):
-        return None
-
-
 def _replay(
     root: Path,
     resolved: list[tuple[int, dict[str, Any], list[_Sample]]],
@@ -258,10 +248,13 @@ def _replay(
         ExtractionCache,
     )
 
-    own = ExtractionCache() if cache is None else None
-    use = cache if cache is not None else own
-    assert use is not None
-    opened = _open_root(root) if resolved else None
+    use = cache if cache is not None else ExtractionCache()
+    # The root opened once: each sample file is read from its descriptor; when it cannot be
+    # opened, each read opens it and reports why.
+    try:
+        opened = safefs.OpenRoot(root) if resolved else None
+    except (OSError, safefs.UnsafeFileError):
+        opened = None
     reads: Path | safefs.OpenRoot = root if opened is None else opened
     try:
         return [
@@ -271,8 +264,8 @@ def _replay(
             for value in _replay_one(reads, lindex, launcher, sample, use)
         ]
     finally:
-        if own is not None:
-            own.close()
+        if cache is None:
+            use.close()
         if opened is not None:
             opened.close()
 

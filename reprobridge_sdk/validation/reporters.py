@@ -263,14 +263,10 @@ def _junit(pairs: list[tuple[str, list[Finding]]]) -> str:
             else:
                 ET.SubElement(case, "system-out").text = text
         tests = max(1, len(findings))
-        suite.set("tests", str(tests))
-        suite.set("failures", str(failures))
-        suite.set("errors", "0")
+        suite.attrib.update(tests=str(tests), failures=str(failures), errors="0")
         total_tests += tests
         total_failures += failures
-    root.set("tests", str(total_tests))
-    root.set("failures", str(total_failures))
-    root.set("errors", "0")
+    root.attrib.update(tests=str(total_tests), failures=str(total_failures), errors="0")
     ET.indent(root)
     return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"
 
