@@ -449,7 +449,7 @@ def _check_file(  # noqa: PLR0917 - private step of _check_log and _check_output
     add: Callable[..., None],
     kind: str,
     key: str | None,
-    declared: FileDigest | OutputRecord,
+    declared: FileDigest,
     pointers: tuple[str, str],
     path: Path,
     root: safefs.OpenRoot | None,
