@@ -11,7 +11,6 @@ from __future__ import annotations
 import os
 import posixpath
 import stat
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Literal
 
@@ -20,21 +19,11 @@ from reprobridge_sdk.findings import Finding, finding
 from reprobridge_sdk.io import safefs
 from reprobridge_sdk.io.document import Document
 from reprobridge_sdk.io.pointer import escape_pointer
+from reprobridge_sdk.validation._plain import mapping, mappings
 
 __all__ = ["check_files", "check_path_form", "kind_of", "resolve_path", "usable_path"]
 
 _Kind = Literal["file", "dir", "any"]
-
-
-def _map(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
-
-
-def _items(value: Any, pointer: str) -> Iterator[tuple[str, dict[str, Any]]]:
-    if isinstance(value, list):
-        for index, item in enumerate(value):
-            if isinstance(item, dict):
-                yield f"{pointer}/{index}", item
 
 
 def check_path_form(text: str, base: str = ".") -> str | None:
@@ -270,8 +259,8 @@ class _Files:
         return self.out
 
     def codebase(self) -> None:
-        codebase = _map(self.data.get("codebase"))
-        refined = _map(codebase.get("refined"))
+        codebase = mapping(self.data.get("codebase"))
+        refined = mapping(codebase.get("refined"))
         kind = refined.get("kind")
         if kind == "directory" and "path" in refined:
             code = self.path(refined["path"], "/codebase/refined/path", "dir")
@@ -299,15 +288,15 @@ class _Files:
                     "/codebase/tree_digest",
                     hint="if the code changed on purpose, update tree_digest",
                 )
-        for ptr, patch in _items(refined.get("patches"), "/codebase/refined/patches"):
+        for ptr, patch in mappings(refined.get("patches"), "/codebase/refined/patches"):
             found = self.path(patch.get("path"), f"{ptr}/path", "file")
             if patch.get("sha256") is None:
                 self.add("F007", "the patch has no sha256", f"{ptr}/sha256")
             else:
                 self.digest(found, patch.get("sha256"), f"{ptr}/sha256", "the patch")
-        upstream = _map(codebase.get("upstream"))
+        upstream = mapping(codebase.get("upstream"))
         self.path(
-            _map(upstream.get("bundle")).get("path"), "/codebase/upstream/bundle/path", "file"
+            mapping(upstream.get("bundle")).get("path"), "/codebase/upstream/bundle/path", "file"
         )
         if kind == "patches":
             self.series()
@@ -336,7 +325,7 @@ class _Files:
             self.add(item.code, item.message, item.path, hint=item.hint)
 
     def environment(self) -> None:
-        environment = _map(self.data.get("environment"))
+        environment = mapping(self.data.get("environment"))
         self.path(environment.get("requirements"), "/environment/requirements", "file")
         lock = environment.get("lock")
         if isinstance(lock, dict):
@@ -346,12 +335,12 @@ class _Files:
             else:
                 self.digest(found, lock.get("sha256"), "/environment/lock/sha256", "the lock")
         code_dir = self._code_dir()
-        for ptr, item in _items(environment.get("data"), "/environment/data"):
+        for ptr, item in mappings(environment.get("data"), "/environment/data"):
             found = self.path(item.get("destination"), f"{ptr}/destination", None)
             self.digest(
                 found, item.get("sha256"), f"{ptr}/sha256", "the data item", safefs.MAX_HASH_BYTES
             )
-            source = _map(item.get("source"))
+            source = mapping(item.get("source"))
             if code_dir is not None:
                 self.path(source.get("codebase"), f"{ptr}/source/codebase", "any", base=code_dir)
             elif isinstance(source.get("codebase"), str):
@@ -365,7 +354,7 @@ class _Files:
                 )
 
     def _code_dir(self) -> Path | None:
-        refined = _map(_map(self.data.get("codebase")).get("refined"))
+        refined = mapping(mapping(self.data.get("codebase")).get("refined"))
         text = refined.get("path")
         if refined.get("kind") != "directory" or not isinstance(text, str):
             return None
@@ -379,7 +368,7 @@ class _Files:
         The checkout is derived (spec "codebase"): ``run`` builds it, so a path into it is
         not checked while it is absent.
         """
-        refined = _map(_map(self.data.get("codebase")).get("refined"))
+        refined = mapping(mapping(self.data.get("codebase")).get("refined"))
         if refined.get("kind") != "patches" or not isinstance(value, str):
             return False
         from reprobridge_sdk.checkout.materialize import CHECKOUT_DIR  # noqa: PLC0415 - patches
@@ -396,20 +385,20 @@ class _Files:
                 self.add("F002", f"{value!r} leaves the artifact", pointer)
 
     def launchers(self) -> None:
-        for ptr, launcher in _items(self.data.get("launchers"), "/launchers"):
+        for ptr, launcher in mappings(self.data.get("launchers"), "/launchers"):
             workdir = launcher.get("workdir", ".")
             if not self._in_missing_checkout(workdir):
                 self.path(workdir, f"{ptr}/workdir", "dir")
-            for optr, output in _items(launcher.get("outputs"), f"{ptr}/outputs"):
+            for optr, output in mappings(launcher.get("outputs"), f"{ptr}/outputs"):
                 self._form(output.get("path"), f"{optr}/path", workdir)
-            for mptr, measurement in _items(launcher.get("measurements"), f"{ptr}/measurements"):
-                extract_file = _map(measurement.get("extract")).get("file")
+            for mptr, measurement in mappings(launcher.get("measurements"), f"{ptr}/measurements"):
+                extract_file = mapping(measurement.get("extract")).get("file")
                 self._form(extract_file, f"{mptr}/extract/file", workdir)
-            for sptr, sample in _items(launcher.get("samples"), f"{ptr}/samples"):
+            for sptr, sample in mappings(launcher.get("samples"), f"{ptr}/samples"):
                 log = self.path(sample.get("log"), f"{sptr}/log", "file")
                 self.digest(log, sample.get("log_sha256"), f"{sptr}/log_sha256", "the sample log")
-                declared = _map(sample.get("outputs_sha256"))
-                for key, value in _map(sample.get("outputs")).items():
+                declared = mapping(sample.get("outputs_sha256"))
+                for key, value in mapping(sample.get("outputs")).items():
                     found = self.path(value, f"{sptr}/outputs/{escape_pointer(key)}", "file")
                     self.digest(
                         found,
@@ -419,11 +408,11 @@ class _Files:
                     )
 
     def guide(self) -> None:
-        guide = _map(self.data.get("guide"))
+        guide = mapping(self.data.get("guide"))
         found = self.path(guide.get("path"), "/guide/path", None)
         if found is not None and self.kind(found) != "file":
             self.add("F009", f"the guide {guide['path']!r} is not a regular file", "/guide/path")
-        for ptr, change in _items(guide.get("changes"), "/guide/changes"):
+        for ptr, change in mappings(guide.get("changes"), "/guide/changes"):
             files = change.get("files")
             for index, value in enumerate(files if isinstance(files, list) else []):
                 self._form(value, f"{ptr}/files/{index}")

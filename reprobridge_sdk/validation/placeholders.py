@@ -18,6 +18,7 @@ from typing import Any
 from reprobridge_sdk.findings import Finding
 from reprobridge_sdk.io import safefs
 from reprobridge_sdk.io.document import Document
+from reprobridge_sdk.validation._plain import mapping
 
 __all__ = [
     "HINTS",
@@ -71,10 +72,6 @@ def is_placeholder_commit(commit: Any) -> bool:
     return isinstance(commit, str) and ZERO_COMMIT.match(commit) is not None
 
 
-def _map(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
-
-
 def _list(value: Any) -> list[Any]:
     return value if isinstance(value, list) else []
 
@@ -82,10 +79,10 @@ def _list(value: Any) -> list[Any]:
 def _scan(data: dict[str, Any]) -> list[tuple[str, str, str]]:
     """``(code, pointer, message)`` of every placeholder in the manifest's data."""
     out: list[tuple[str, str, str]] = []
-    artifact = _map(data.get("artifact"))
-    if _map(artifact.get("paper")).get("title") == PAPER_TITLE:
+    artifact = mapping(data.get("artifact"))
+    if mapping(artifact.get("paper")).get("title") == PAPER_TITLE:
         out.append(("P001", "/artifact/paper/title", "the paper's title is the scaffold's"))
-    upstream = _map(_map(data.get("codebase")).get("upstream"))
+    upstream = mapping(mapping(data.get("codebase")).get("upstream"))
     if is_placeholder_commit(upstream.get("commit")):
         out.append(("P003", "/codebase/upstream/commit", "the upstream commit is all zeros"))
     if upstream.get("repository") == REPOSITORY:
@@ -93,12 +90,12 @@ def _scan(data: dict[str, Any]) -> list[tuple[str, str, str]]:
             ("P004", "/codebase/upstream/repository", "the upstream repository is the scaffold's")
         )
     for index, raw in enumerate(_list(data.get("tasks"))):
-        task = _map(raw)
+        task = mapping(raw)
         for key in ("title", "dataset", "metric"):
             value = task.get(key)
             if isinstance(value, str) and value.endswith(MARK):
                 out.append(("P002", f"/tasks/{index}/{key}", f"{value!r} is a scaffold text"))
-        observations = _list(_map(task.get("reference")).get("observations"))
+        observations = _list(mapping(task.get("reference")).get("observations"))
         for number, item in enumerate(observations):
             provenance = item.get("provenance") if isinstance(item, dict) else None
             if isinstance(provenance, dict) and provenance.get("source") == SCAFFOLD_SOURCE:
@@ -156,8 +153,8 @@ def _scaffold_logs(
     digests = scaffold_sample_digests()
     out: list[Finding] = []
     for index, launcher in enumerate(_list(data.get("launchers"))):
-        for number, sample in enumerate(_list(_map(launcher).get("samples"))):
-            log = _map(sample).get("log")
+        for number, sample in enumerate(_list(mapping(launcher).get("samples"))):
+            log = mapping(sample).get("log")
             if not isinstance(log, str) or not log or log.startswith(("/", "..")) or ".." in log:
                 continue
             path = root.joinpath(*log.split("/"))

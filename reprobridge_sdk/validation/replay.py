@@ -25,6 +25,7 @@ from reprobridge_sdk.findings import Finding
 from reprobridge_sdk.io import safefs
 from reprobridge_sdk.io.document import Document
 from reprobridge_sdk.io.pointer import escape_pointer
+from reprobridge_sdk.validation._plain import mapping
 
 from .files import kind_of, resolve_path, usable_path
 
@@ -69,10 +70,6 @@ class SampleValue:
     @property
     def ok(self) -> bool:
         return self.value is not None and same_value(self.value, self.expected)
-
-
-def _map(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
 
 
 def _file(root: Path, value: Any) -> Path | None:
@@ -146,7 +143,7 @@ class _Sample:
 
 
 def _samples(root: Path, launcher: dict[str, Any]) -> list[_Sample]:
-    params = {str(k): v for k, v in _map(launcher.get("params")).items()}
+    params = {str(k): v for k, v in mapping(launcher.get("params")).items()}
     seeds = launcher.get("seeds") if isinstance(launcher.get("seeds"), list) else []
     out = []
     for index, sample in enumerate(launcher["samples"]):
@@ -155,7 +152,7 @@ def _samples(root: Path, launcher: dict[str, Any]) -> list[_Sample]:
         log = _file(root, sample.get("log"))
         outputs = {
             str(key): path
-            for key, value in _map(sample.get("outputs")).items()
+            for key, value in mapping(sample.get("outputs")).items()
             if (path := _file(root, value)) is not None
         }
         base = log.parent if log is not None else root
@@ -185,7 +182,7 @@ def _replay_one(
     measurements = launcher.get("measurements")
     measurements = measurements if isinstance(measurements, list) else []
     ident = str(launcher.get("id", ""))
-    for task, want in _map(sample.data.get("expected")).items():
+    for task, want in mapping(sample.data.get("expected")).items():
         if not _comparable(want):
             continue
         found = [

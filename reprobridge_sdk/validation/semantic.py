@@ -20,6 +20,7 @@ from reprobridge_sdk.findings import Finding
 from reprobridge_sdk.io.document import Document
 from reprobridge_sdk.io.pointer import escape_pointer
 from reprobridge_sdk.plugins import EXTRACTOR_KIND, missing_schemes
+from reprobridge_sdk.validation._plain import mapping, mappings
 
 from ._cycles import cycles
 from .version import declared_version
@@ -33,18 +34,6 @@ _PLUGIN_KIND = re.compile(EXTRACTOR_KIND)
 
 #: ``(pointer, mapping)`` pairs of a list, as :func:`_items` yields them.
 _Listed = list[tuple[str, dict[str, Any]]]
-
-
-def _items(value: Any, pointer: str) -> Iterator[tuple[str, dict[str, Any]]]:
-    """``(pointer, mapping)`` for each mapping in a list (anything else is skipped)."""
-    if isinstance(value, list):
-        for index, item in enumerate(value):
-            if isinstance(item, dict):
-                yield f"{pointer}/{index}", item
-
-
-def _map(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
 
 
 def _strs(value: Any, pointer: str) -> Iterator[tuple[str, str]]:
@@ -61,10 +50,10 @@ class _Checker:
         self.out: list[Finding] = []
         # The tasks, the launchers and each launcher's measurements are listed once (with
         # their pointers) and walked by every rule that needs them, in document order.
-        self.task_list = list(_items(self.data.get("tasks"), "/tasks"))
-        self.launcher_list = list(_items(self.data.get("launchers"), "/launchers"))
+        self.task_list = list(mappings(self.data.get("tasks"), "/tasks"))
+        self.launcher_list = list(mappings(self.data.get("launchers"), "/launchers"))
         self.measurements = [
-            list(_items(launcher.get("measurements"), f"{ptr}/measurements"))
+            list(mappings(launcher.get("measurements"), f"{ptr}/measurements"))
             for ptr, launcher in self.launcher_list
         ]
         self.tasks = {
@@ -77,10 +66,10 @@ class _Checker:
             for ptr, item in self.launcher_list
             if isinstance(item.get("id"), str)
         }
-        environment = _map(self.data.get("environment"))
+        environment = mapping(self.data.get("environment"))
         self.data_items = {
             item["id"]: (ptr, item)
-            for ptr, item in _items(environment.get("data"), "/environment/data")
+            for ptr, item in mappings(environment.get("data"), "/environment/data")
             if isinstance(item.get("id"), str)
         }
 
@@ -121,14 +110,14 @@ class _Checker:
     def unique_ids(self) -> None:
         self._unique(self.task_list, "task")
         self._unique(self.launcher_list, "launcher")
-        environment = _map(self.data.get("environment"))
-        self._unique(_items(environment.get("data"), "/environment/data"), "data item")
-        guide = _map(self.data.get("guide"))
+        environment = mapping(self.data.get("environment"))
+        self._unique(mappings(environment.get("data"), "/environment/data"), "data item")
+        guide = mapping(self.data.get("guide"))
         for name in _GUIDE_LISTS:
-            self._unique(_items(guide.get(name), f"/guide/{name}"), name.rstrip("s"))
+            self._unique(mappings(guide.get(name), f"/guide/{name}"), name.rstrip("s"))
         for ptr, launcher in self.launcher_list:
-            self._unique(_items(launcher.get("outputs"), f"{ptr}/outputs"), "output")
-            self._unique(_items(launcher.get("landmarks"), f"{ptr}/landmarks"), "landmark")
+            self._unique(mappings(launcher.get("outputs"), f"{ptr}/outputs"), "output")
+            self._unique(mappings(launcher.get("landmarks"), f"{ptr}/landmarks"), "landmark")
 
     # R002-R005 ----------------------------------------------------------------------------
 
@@ -148,14 +137,14 @@ class _Checker:
         return None
 
     def references(self) -> None:
-        guide = _map(self.data.get("guide"))
+        guide = mapping(self.data.get("guide"))
         for name in _GUIDE_LISTS:
-            for ptr, record in _items(guide.get(name), f"/guide/{name}"):
+            for ptr, record in mappings(guide.get(name), f"/guide/{name}"):
                 for tptr, ident in _strs(record.get("tasks"), f"{ptr}/tasks"):
                     self._task_ref(ident, tptr)
         # spec "robustness": an absent optional list is empty, so references into it are
         # checked; a target list that is present but not a list is not resolved against.
-        data_list = _map(self.data.get("environment")).get("data")
+        data_list = mapping(self.data.get("environment")).get("data")
         check_data = data_list is None or isinstance(data_list, list)
         for (ptr, launcher), measurements in zip(
             self.launcher_list, self.measurements, strict=True
@@ -164,12 +153,12 @@ class _Checker:
             if launcher.get("outputs") is None or isinstance(launcher.get("outputs"), list):
                 outputs = {
                     item["id"]
-                    for _, item in _items(launcher.get("outputs"), f"{ptr}/outputs")
+                    for _, item in mappings(launcher.get("outputs"), f"{ptr}/outputs")
                     if isinstance(item.get("id"), str)
                 }
             for mptr, measurement in measurements:
                 self._task_ref(measurement.get("task"), f"{mptr}/task")
-                output = _map(measurement.get("extract")).get("output")
+                output = mapping(measurement.get("extract")).get("output")
                 if isinstance(output, str):
                     self._output_ref(launcher, outputs, output, f"{mptr}/extract/output")
             self._launcher_refs(ptr, launcher, check_data)
@@ -195,13 +184,13 @@ class _Checker:
 
     def _sample_refs(self, ptr: str, launcher: dict[str, Any], outputs: set[str] | None) -> None:
         """R002 and R004 in the samples: tasks expected, outputs listed and digested."""
-        for sptr, sample in _items(launcher.get("samples"), f"{ptr}/samples"):
-            for key in _map(sample.get("expected")):
+        for sptr, sample in mappings(launcher.get("samples"), f"{ptr}/samples"):
+            for key in mapping(sample.get("expected")):
                 self._task_ref(key, f"{sptr}/expected/{escape_pointer(key)}")
-            sample_outputs = _map(sample.get("outputs"))
+            sample_outputs = mapping(sample.get("outputs"))
             for key in sample_outputs:
                 self._output_ref(launcher, outputs, key, f"{sptr}/outputs/{escape_pointer(key)}")
-            for key in _map(sample.get("outputs_sha256")):
+            for key in mapping(sample.get("outputs_sha256")):
                 if key not in sample_outputs:
                     self.add(
                         "R004",
@@ -230,7 +219,7 @@ class _Checker:
                 )
         for ptr, task in self.task_list:
             self._published(ptr, task)
-            observations = _map(task.get("reference")).get("observations", [])
+            observations = mapping(task.get("reference")).get("observations", [])
             count = len(observations) if isinstance(observations, list) else 0
             if _not_measured(task):
                 if count:
@@ -255,9 +244,9 @@ class _Checker:
     def _discrepant(self) -> frozenset[str]:
         """Ids of the tasks a discrepancy of the guide names (exempt from R011), read once."""
         named: set[str] = set()
-        discrepancies = _map(self.data.get("guide")).get("discrepancies")
+        discrepancies = mapping(self.data.get("guide")).get("discrepancies")
         for item in discrepancies if isinstance(discrepancies, list) else []:
-            tasks = _map(item).get("tasks")
+            tasks = mapping(item).get("tasks")
             if isinstance(tasks, list):
                 named.update(t for t in tasks if isinstance(t, str))
         return frozenset(named)
@@ -292,7 +281,7 @@ class _Checker:
             center = value
         else:
             return
-        values = _finite_values(_map(task.get("reference")).get("observations", []))
+        values = _finite_values(mapping(task.get("reference")).get("observations", []))
         task_id = task.get("id")
         exempt = isinstance(task_id, str) and task_id in self._discrepant
         if not exempt and (far := outside_references(center, values)) is not None:
@@ -322,14 +311,14 @@ class _Checker:
             self._patterns(ptr, launcher, measurements)
 
     def _templates(self, ptr: str, launcher: dict[str, Any], measurements: _Listed) -> None:
-        params = _map(launcher.get("params"))
+        params = mapping(launcher.get("params"))
         known = TEMPLATE_BUILTINS | set(params)
         if launcher.get("seeds") in (None, []):
             known -= {"seed"}  # a launcher without seeds runs once, with no {seed} (spec R014)
         places: list[tuple[str, Any]] = list(_strs(launcher.get("argv"), f"{ptr}/argv"))
-        for key, value in _map(launcher.get("env")).items():
+        for key, value in mapping(launcher.get("env")).items():
             places.append((f"{ptr}/env/{escape_pointer(key)}", value))
-        for optr, output in _items(launcher.get("outputs"), f"{ptr}/outputs"):
+        for optr, output in mappings(launcher.get("outputs"), f"{ptr}/outputs"):
             places.append((f"{optr}/path", output.get("path")))
         for mptr, measurement in measurements:
             extract = measurement.get("extract")
@@ -352,7 +341,7 @@ class _Checker:
             if found is None:
                 continue
             task = found[1]
-            statistic = _map(task.get("statistic"))
+            statistic = mapping(task.get("statistic"))
             wanted = statistic.get("seeds", 1)
             if isinstance(wanted, int) and not isinstance(wanted, bool) and wanted != runs:
                 if not reported_r008:
@@ -400,10 +389,10 @@ class _Checker:
 
     def _patterns(self, ptr: str, launcher: dict[str, Any], measurements: _Listed) -> None:
         """Landmark patterns (R016, X004), then each built-in extractor kind's own rules."""
-        for lptr, landmark in _items(launcher.get("landmarks"), f"{ptr}/landmarks"):
+        for lptr, landmark in mappings(launcher.get("landmarks"), f"{ptr}/landmarks"):
             check_pattern(landmark.get("pattern"), f"{lptr}/pattern", self.add)
         for mptr, measurement in measurements:
-            extract = _map(measurement.get("extract"))
+            extract = mapping(measurement.get("extract"))
             kind = extract.get("kind")
             entry = kinds.KINDS.get(kind) if isinstance(kind, str) else None
             if entry is not None and entry.check is not None:
@@ -419,7 +408,7 @@ class _Checker:
         plugin_kind: dict[str, bool] = {}  # the answer of the pattern, once per kind
         for measurements in self.measurements:
             for mptr, measurement in measurements:
-                kind = _map(measurement.get("extract")).get("kind")
+                kind = mapping(measurement.get("extract")).get("kind")
                 if not isinstance(kind, str):
                     continue
                 known = plugin_kind.get(kind)
@@ -461,8 +450,8 @@ class _Checker:
     # R018, R019, R012 ---------------------------------------------------------------------
 
     def data_rules(self) -> None:
-        environment = _map(self.data.get("environment"))
-        for ptr, item in _items(environment.get("data"), "/environment/data"):
+        environment = mapping(self.data.get("environment"))
+        for ptr, item in mappings(environment.get("data"), "/environment/data"):
             source = item.get("source")
             if isinstance(source, dict):
                 named = [k for k in ("url", "package", "codebase") if source.get(k) is not None]
@@ -483,7 +472,7 @@ class _Checker:
                 )
 
     def refined_kind(self) -> None:
-        refined = _map(_map(self.data.get("codebase")).get("refined"))
+        refined = mapping(mapping(self.data.get("codebase")).get("refined"))
         kind = refined.get("kind")
         ptr = "/codebase/refined"
         if kind == "directory":
@@ -506,10 +495,10 @@ class _Checker:
     # R025, R026 ---------------------------------------------------------------------------
 
     def resources(self) -> None:
-        accelerator = _map(_map(self.data.get("environment")).get("accelerator"))
+        accelerator = mapping(mapping(self.data.get("environment")).get("accelerator"))
         no_gpu = accelerator.get("kind", "none") == "none"
         for ptr, launcher in self.launchers.values():
-            resources = _map(launcher.get("resources"))
+            resources = mapping(launcher.get("resources"))
             walltime: Any = resources.get("walltime")
             timeout: Any = launcher.get("timeout")
             if _num(walltime) and _num(timeout) and walltime < timeout:
@@ -546,7 +535,7 @@ def _finite_values(observations: Any) -> list[Any]:
     """The values of the observations that are finite numbers (:func:`_num`), in order."""
     if not isinstance(observations, list):
         return []
-    return [v for item in observations if _num(v := _map(item).get("value"))]
+    return [v for item in observations if _num(v := mapping(item).get("value"))]
 
 
 def _num(value: Any) -> bool:
@@ -569,16 +558,16 @@ def check_semantics(doc: Document) -> list[Finding]:
 def _pattern_count(data: dict[str, Any]) -> int:
     """How many author patterns (landmarks, extractors) the manifest holds."""
     count = 0
-    for _, launcher in _items(data.get("launchers"), ""):
-        for _, landmark in _items(launcher.get("landmarks"), ""):
+    for _, launcher in mappings(data.get("launchers"), ""):
+        for _, landmark in mappings(launcher.get("landmarks"), ""):
             count += isinstance(landmark.get("pattern"), str)
-        for _, measurement in _items(launcher.get("measurements"), ""):
-            count += isinstance(_map(measurement.get("extract")).get("pattern"), str)
+        for _, measurement in mappings(launcher.get("measurements"), ""):
+            count += isinstance(mapping(measurement.get("extract")).get("pattern"), str)
     return count
 
 
 def _not_measured(task: object) -> bool:
     """Whether a task states why it has no reference observations (spec "tasks", since 1.1):
     then it needs none (no R010) and no scored measurement (no R006)."""
-    reason = _map(_map(task).get("reference")).get("not_measured")
+    reason = mapping(mapping(task).get("reference")).get("not_measured")
     return isinstance(reason, str) and bool(reason)
