@@ -29,7 +29,7 @@ Rules and edge cases:
   normalised); a ``cd`` to an absolute path, ``~``, ``-`` or out of the repository makes the
   command unusable (``problem``). ``ASSIGN`` words (``NAME=value``) and ``export`` set the
   environment. ``python2``/``python3``/``python3.N`` and ``ipython`` become ``python`` (the
-  environment's interpreter); the spelling is kept in ``python_spelling``.
+  environment's interpreter).
 * Installs and activations (``setup``) are left out: the build makes the environment from
   its lock, and a sandboxed run reaches no index. A wrapper that only times, detaches or
   starts the program in an environment is dropped, and so is a trailing ``&`` (a launcher
@@ -126,7 +126,6 @@ class Command:
     shell: bool = False
     #: Why the command cannot be a launcher (None: it can).
     problem: str | None = None
-    python_spelling: str = "python"
     #: The shell script the command was followed through, if any.
     via: str | None = None
     #: A shell script to follow (``bash run.sh``), before :func:`resolve`.
@@ -399,7 +398,6 @@ def _prepares(rest: list[str]) -> bool:
 
 def _python_command(text: str, reader: _Reader, words: list[str]) -> Command | None:
     """``words`` start with a Python interpreter: the command, or None for ``python`` alone."""
-    spelling = posixpath.basename(words[0])
     index = 1
     options: list[str] = []
     while index < len(words):
@@ -415,9 +413,7 @@ def _python_command(text: str, reader: _Reader, words: list[str]) -> Command | N
             index += 1
         else:
             break
-    base = Command(
-        text, reader.workdir, dict(reader.env), runs_in=reader.workdir, python_spelling=spelling
-    )
+    base = Command(text, reader.workdir, dict(reader.env), runs_in=reader.workdir)
     if index >= len(words):
         return None
     head = words[index]
