@@ -151,22 +151,34 @@ def render_argv(launcher: Launcher, context: Mapping[str, object]) -> list[str]:
     ]
 
 
+@dataclass
+class _Run:
+    """One run under way: what :func:`execute` prepared, handed to each of its phases."""
+
+    job: Job
+    shared: Shared
+    record: EvidenceRecord
+    run_dir: Path
+    context: dict[str, object]
+    argv: list[str]
+    #: The run's environment: the invocation's base with ``declared`` on top.
+    env: dict[str, str]
+    #: The launcher's ``env``, templated.
+    declared: dict[str, str]
+
+
 def _sandboxed(
     stack: contextlib.ExitStack,
-    shared: Shared,
+    run: _Run,
     command: list[str],
-    *,
-    declared: Mapping[str, str],
-    workdir: Path,
-    run_dir: Path,
-    record: EvidenceRecord,
-    private: tuple[Path, Path] | None = None,
+    private: tuple[Path, Path] | None,
 ) -> tuple[list[str], dict[str, str], tuple[int, ...]]:
     """The sandboxed command, its environment and inherited descriptors (the seccomp filter's,
     open until ``stack`` closes). The runner, not ``PATH``, chooses the environment shown; the
     ``PATH`` entries left out are one N023 per invocation and source."""
     from . import sandbox  # noqa: PLC0415 - only with --sandbox
 
+    shared, declared = run.shared, run.declared
     caller = dict(shared.base_env)
     if shared.env_mode == "cached" and "VIRTUAL_ENV" in caller:
         environment = sandbox.interpreter_paths(Path(caller["VIRTUAL_ENV"]))
@@ -174,9 +186,9 @@ def _sandboxed(
         caller.pop("VIRTUAL_ENV", None)  # the caller's, not the runner's
         environment = sandbox.current_interpreter_paths()
     readable = [shared.root, *environment]
-    roots = sandbox.visible_roots(readable, [run_dir])
-    env, dropped = sandbox.sandbox_env(caller, declared, run_dir=run_dir, roots=roots)
-    pointer = f"/launchers/{record.launcher}/env/PATH" if "PATH" in declared else ""
+    roots = sandbox.visible_roots(readable, [run.run_dir])
+    env, dropped = sandbox.sandbox_env(caller, declared, run_dir=run.run_dir, roots=roots)
+    pointer = f"/launchers/{run.record.launcher}/env/PATH" if "PATH" in declared else ""
     if dropped and shared.first_warning(("N023", pointer, *dropped)):
         item = finding(
             "N023",
@@ -185,12 +197,12 @@ def _sandboxed(
             path=pointer,
             hint="put the programs in the artifact or the environment's lock",
         )
-        shared.emit(RunEvent("finding", {"run_id": record.run_id, **item.to_dict()}))
+        shared.emit(RunEvent("finding", {"run_id": run.record.run_id, **item.to_dict()}))
     fd = stack.enter_context(sandbox.seccomp_fd())
     argv = sandbox.sandbox_command(
         command,
-        workdir=workdir,
-        run_dir=run_dir,
+        workdir=(shared.root / run.job.launcher.workdir).resolve(),
+        run_dir=run.run_dir,
         seccomp=fd,
         readable=readable,
         private=dict([private]) if private is not None else None,
@@ -228,18 +240,18 @@ def execute(job: Job, shared: Shared) -> RunResult:
         drift=list(shared.drift),
         lost_attempts=list(shared.lost_attempts),
     )
+    run = _Run(
+        job, shared, record, run_dir, context, list(launcher.argv), dict(shared.base_env), {}
+    )
     failure: Failure | None = None
-    argv: list[str] = list(launcher.argv)
-    env = dict(shared.base_env)
-    declared: dict[str, str] = {}
     try:
-        argv = render_argv(launcher, context)
+        run.argv = render_argv(launcher, context)
         for name, value in launcher.env.items():
-            declared[name] = render_template(value, context)
-        env.update(declared)
+            run.declared[name] = render_template(value, context)
+        run.env.update(run.declared)
     except ExtractionError as exc:
         failure = Failure(reason="template-error", detail=exc.message)
-    record.argv = [redact_text(arg) for arg in argv]
+    record.argv = [redact_text(arg) for arg in run.argv]
     first_write(run_dir, record)
     shared.emit(
         RunEvent(
@@ -254,17 +266,7 @@ def execute(job: Job, shared: Shared) -> RunResult:
         )
     )
     try:
-        record = _complete(
-            job,
-            shared,
-            record=record,
-            run_dir=run_dir,
-            argv=argv,
-            env=env,
-            declared=declared,
-            context=context,
-            failure=failure,
-        )
+        _complete(run, failure)
     except Exception as exc:  # never a traceback: an unexpected fault is a recorded failure
         record.status = "failed"
         record.failure = Failure(reason="internal-error", detail=f"{type(exc).__name__}: {exc}")
@@ -278,20 +280,10 @@ def execute(job: Job, shared: Shared) -> RunResult:
     return result
 
 
-def _complete(
-    job: Job,
-    shared: Shared,
-    *,
-    record: EvidenceRecord,
-    run_dir: Path,
-    argv: list[str],
-    env: dict[str, str],
-    declared: Mapping[str, str],
-    context: Mapping[str, object],
-    failure: Failure | None,
-) -> EvidenceRecord:
-    launcher = job.launcher
-    log_path = run_dir / LOG_NAME
+def _complete(run: _Run, failure: Failure | None) -> None:
+    """Run the launcher unless the run already failed (a template error) or cannot start."""
+    launcher, shared, record = run.job.launcher, run.shared, run.record
+    log_path = run.run_dir / LOG_NAME
     log_path.touch()
     workdir = shared.root / launcher.workdir
     if shared.env_error is not None:
@@ -306,22 +298,11 @@ def _complete(
             with log_path.open("ab") as handle:
                 handle.write(f"reprobridge: {failure.detail}\n".encode())
         record.status = "failed"
-        record.log, refused = _log_digest(run_dir)
+        record.log, refused = _log_digest(run.run_dir)
         record.failure = refused or failure
-        return record
-
+        return
     with contextlib.ExitStack() as private:
-        return _run_and_collect(
-            job,
-            shared,
-            record=record,
-            run_dir=run_dir,
-            argv=argv,
-            env=env,
-            declared=declared,
-            context=context,
-            private=_private_tree(private, shared, workdir),
-        )
+        _run_and_collect(run, _private_tree(private, shared, workdir))
 
 
 def _private_tree(
@@ -341,44 +322,24 @@ def _private_tree(
     return tree, stack.enter_context(sandbox.private_tree(tree))
 
 
-def _run_and_collect(
-    job: Job,
-    shared: Shared,
-    *,
-    record: EvidenceRecord,
-    run_dir: Path,
-    argv: list[str],
-    env: dict[str, str],
-    declared: Mapping[str, str],
-    context: Mapping[str, object],
-    private: tuple[Path, Path] | None,
-) -> EvidenceRecord:
+def _run_and_collect(run: _Run, private: tuple[Path, Path] | None) -> None:
     """Run the launcher and collect its outputs and values. With a private tree ``(tree,
     copy)`` the launcher writes into ``copy`` where it names ``tree``, so its outputs and
     measurement files are read from there."""
-    launcher = job.launcher
+    launcher, shared, record, run_dir = run.job.launcher, run.shared, run.record, run.run_dir
     workdir = shared.root / launcher.workdir
     roots: tuple[Path, ...] = (shared.root, run_dir)
     if private is not None:
         tree, copy = private
         workdir = copy / workdir.resolve().relative_to(tree)
         roots = (shared.root, run_dir, copy)
-    paths, before, failure = declared_paths(launcher, workdir, context)
+    paths, before, failure = declared_paths(launcher, workdir, run.context)
     if failure is not None:
         record.status = "failed"
         record.failure = failure
-        return record
-    outcome = _launch(
-        job,
-        shared,
-        record=record,
-        run_dir=run_dir,
-        command=["/bin/sh", "-c", argv[0]] if launcher.shell else argv,
-        env=env,
-        declared=declared,
-        workdir=workdir,
-        private=private,
-    )
+        return
+    command = ["/bin/sh", "-c", run.argv[0]] if launcher.shell else run.argv
+    outcome = _launch(run, command, workdir, private)
     record.exit_code = outcome.exit_code
     record.landmarks = [LandmarkHit(id=i, line=n, elapsed=e) for i, n, e in outcome.landmarks]
     last = outcome.landmarks[-1][0] if outcome.landmarks else None
@@ -397,7 +358,7 @@ def _run_and_collect(
             log=run_dir / LOG_NAME if record.log is not None else None,
             files_base=workdir,
             outputs=produced,
-            context=context,
+            context=run.context,
             roots=roots,
         )
         # A kind no installed plugin provides (X005) leaves the value unread, not the run
@@ -412,23 +373,13 @@ def _run_and_collect(
         failure = failure_reason(failure, "internal-error", outcome.log_error, last)
     record.failure = failure
     record.status = run_status(failure)
-    return record
 
 
 def _launch(
-    job: Job,
-    shared: Shared,
-    *,
-    record: EvidenceRecord,
-    run_dir: Path,
-    command: list[str],
-    env: dict[str, str],
-    declared: Mapping[str, str],
-    workdir: Path,
-    private: tuple[Path, Path] | None,
+    run: _Run, command: list[str], workdir: Path, private: tuple[Path, Path] | None
 ) -> ProcessOutcome:
     """Run the launcher's process (in the sandbox when asked), reporting each landmark."""
-    launcher = job.launcher
+    launcher, shared = run.job.launcher, run.shared
     patterns = [LandmarkPattern.compile(lm.id, lm.pattern) for lm in launcher.landmarks]
 
     def _on_landmark(landmark_id: str, line: int, elapsed: float) -> None:
@@ -436,7 +387,7 @@ def _launch(
             RunEvent(
                 "landmark",
                 {
-                    "run_id": record.run_id,
+                    "run_id": run.record.run_id,
                     "landmark": landmark_id,
                     "line": line,
                     "elapsed": elapsed,
@@ -446,22 +397,14 @@ def _launch(
 
     with contextlib.ExitStack() as stack:
         inherited: tuple[int, ...] = ()
+        env = run.env
         if shared.sandbox:
-            command, env, inherited = _sandboxed(
-                stack,
-                shared,
-                command,
-                declared=declared,
-                workdir=(shared.root / launcher.workdir).resolve(),
-                run_dir=run_dir,
-                record=record,
-                private=private,
-            )
+            command, env, inherited = _sandboxed(stack, run, command, private)
         return run_process(
             command,
             cwd=workdir,
             env=env,
-            log_path=run_dir / LOG_NAME,
+            log_path=run.run_dir / LOG_NAME,
             timeout=shared.timeout if shared.timeout is not None else launcher.timeout,
             cancel=shared.cancel,
             landmarks=patterns,
