@@ -94,10 +94,8 @@ def dry_run(
     refusals = _codebase_refusals(root, manifest)
     plan: list[PlannedRun] = []
     for launcher in selected:
-        launcher_seeds: list[int | None] = list(launcher.seeds)
-        if launcher.seeds and seeds is not None:
-            launcher_seeds = list(seeds)
-        for seed in launcher_seeds or [None]:
+        own = list(seeds) if seeds is not None and launcher.seeds else list(launcher.seeds)
+        for seed in own or (None,):
             seed_part = "" if seed is None else f"-s{seed}"
             run_dir = runs / f"{launcher.id}{seed_part}-{RUN_ID_PLACEHOLDER}"
             context = template_context(launcher.params, seed, run_dir)

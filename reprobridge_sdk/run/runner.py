@@ -407,10 +407,8 @@ def run(
     shared.keep_snapshot = engine.record_name is None  # local runs name it by digest
     plan: list[Job] = []
     for launcher in selected:
-        launcher_seeds: list[int | None] = list(launcher.seeds)
-        if launcher.seeds and seeds is not None:
-            launcher_seeds = list(seeds)
-        plan.extend(Job(launcher, seed) for seed in launcher_seeds or [None])
+        own = list(seeds) if seeds is not None and launcher.seeds else list(launcher.seeds)
+        plan.extend(Job(launcher, seed) for seed in own or (None,))
     if (jobs > 1 or engine.record_name is not None) and len(plan) > 1:
         _refuse_shared_outputs(plan)  # runs in parallel, here or on workers
     try:
