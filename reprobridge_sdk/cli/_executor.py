@@ -74,11 +74,12 @@ def batch_mapper(
     if name in (None, "local"):
         yield None
         return
-    from reprobridge_sdk.run.executors import executor_error, make_executor  # noqa: PLC0415
+    from reprobridge_sdk.run.executors import make_executor  # noqa: PLC0415
+    from reprobridge_sdk.run.select import usage_error  # noqa: PLC0415
 
     options = options_from_flags(scheduler, shared_fs, job_extra)
     if name in ("dask", "slurm") and options.shared_fs is not True:
-        raise executor_error(
+        raise usage_error(
             "N004",
             f"a batch of artifacts on the {name!r} executor needs a shared file system",
             hint="the workers read the artifacts where they are: add --shared-fs",

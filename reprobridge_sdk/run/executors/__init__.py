@@ -16,11 +16,11 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TypeVar
 
-from reprobridge_sdk.errors import UsageError, require_extra
-from reprobridge_sdk.findings import finding
+from reprobridge_sdk.errors import require_extra
 from reprobridge_sdk.model import Launcher
 from reprobridge_sdk.run._execute import Job, Shared, execute
 from reprobridge_sdk.run.results import RunResult
+from reprobridge_sdk.run.select import usage_error
 
 __all__ = [
     "EXECUTORS",
@@ -45,10 +45,6 @@ JOBQUEUE_CLUSTERS = {
 
 T = TypeVar("T")
 R = TypeVar("R")
-
-
-def executor_error(code: str, message: str, *, hint: str | None = None) -> UsageError:
-    return UsageError(message, [finding(code, message, hint=hint)])
 
 
 @dataclass(frozen=True)
@@ -208,13 +204,13 @@ def make_executor(
     options = options or ExecutorOptions()
     name = name or "local"
     if name not in EXECUTORS:
-        raise executor_error(
+        raise usage_error(
             "N020",
             f"unknown executor {name!r}",
             hint=f"choose one of: {', '.join(EXECUTORS)}",
         )
     if jobs < 1:
-        raise executor_error("N004", f"jobs must be at least 1, not {jobs}")
+        raise usage_error("N004", f"jobs must be at least 1, not {jobs}")
     if name == "local":
         return LocalExecutor(jobs)
     extra = "slurm" if name == "slurm" else "dask"

@@ -27,15 +27,9 @@ from reprobridge_sdk.model.launcher import memory_bytes
 from reprobridge_sdk.run._execute import Job, Shared, seal_run, skipped
 from reprobridge_sdk.run.evidence import load_record
 from reprobridge_sdk.run.results import RunEvent, RunResult
+from reprobridge_sdk.run.select import usage_error
 
-from . import (
-    JOBQUEUE_CLUSTERS,
-    Capacity,
-    Executor,
-    ExecutorOptions,
-    executor_error,
-    placement_problem,
-)
+from . import JOBQUEUE_CLUSTERS, Capacity, Executor, ExecutorOptions, placement_problem
 from ._remote import RemoteOutcome, RemoteRun, pack_artifact, run_remote
 
 __all__ = ["DaskExecutor", "slurm_capacities"]
@@ -65,7 +59,7 @@ def slurm_capacities() -> list[Capacity]:
             timeout=30,
         ).stdout
     except (OSError, subprocess.SubprocessError) as exc:
-        raise executor_error(
+        raise usage_error(
             "N021",
             f"cannot ask Slurm for its nodes: {exc}",
             hint="is this a Slurm login node (sinfo on PATH, a controller running)?",
@@ -98,7 +92,7 @@ class DaskExecutor(Executor):
         else:
             self._shared_fs = bool(options.shared_fs)
         if kind == "dask" and not options.scheduler:
-            raise executor_error(
+            raise usage_error(
                 "N004",
                 "the 'dask' executor needs the address of a scheduler",
                 hint="--scheduler tcp://HOST:8786, or --executor dask-local",
@@ -149,7 +143,7 @@ class DaskExecutor(Executor):
         except (OSError, TimeoutError) as exc:
             self.close()
             where = self._options.scheduler or self.kind
-            raise executor_error(
+            raise usage_error(
                 "N021",
                 f"the {self.kind!r} executor did not start: no worker at {where} within "
                 f"{timeout:g} s ({type(exc).__name__}: {exc})",
@@ -181,7 +175,7 @@ class DaskExecutor(Executor):
         capacities = slurm_capacities()
         problem = placement_problem(launchers, capacities)
         if problem is not None:
-            raise executor_error("N022", problem, hint="lower the launcher's resources")
+            raise usage_error("N022", problem, hint="lower the launcher's resources")
         cpus, memory, gpus, walltime = _job_size(launchers, self._options)
         extra = list(self._options.job_extra)
         if gpus:
@@ -210,7 +204,7 @@ class DaskExecutor(Executor):
         workers = self.client.scheduler_info().get("workers", {})
         problem = placement_problem(launchers, [_worker_capacity(w) for w in workers.values()])
         if problem is not None:
-            raise executor_error(
+            raise usage_error(
                 "N022", problem, hint="lower the launcher's resources or use larger workers"
             )
         if not self._shared_fs:
