@@ -19,6 +19,7 @@ if TYPE_CHECKING:
 __all__ = [
     "MEASURED_FIELDS",
     "NO_PLUGIN",
+    "as_models",
     "measure",
     "measured_json",
     "measured_values",
@@ -60,8 +61,6 @@ def measure(
 ) -> list[MeasuredValue]:
     """One :class:`MeasuredValue` per measurement of ``launcher`` (``value`` None on failure):
     :func:`measured_values` of its measurements, typed."""
-    from reprobridge_sdk.model.evidence import MeasuredValue  # noqa: PLC0415 - see measured_values
-
     found = measured_values(
         measurements_of(launcher),
         log=log,
@@ -70,6 +69,13 @@ def measure(
         context=context,
         roots=roots,
     )
+    return as_models(found)
+
+
+def as_models(found: Iterable[Mapping[str, Any]]) -> list[MeasuredValue]:
+    """Plain measured values (:func:`measured_values`) typed, the models loaded on use."""
+    from reprobridge_sdk.model.evidence import MeasuredValue  # noqa: PLC0415 - see measured_values
+
     return [MeasuredValue.model_validate(value) for value in found]
 
 

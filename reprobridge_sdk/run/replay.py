@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from reprobridge_sdk.loading import manifest_root
 from reprobridge_sdk.versions import RECORD_NAME
 
-from .measure import measured_values, measurements_of, template_context
+from .measure import as_models, measured_values, measurements_of, template_context
 from .recorded import (
     LOG_NAME,
     PlainLauncher,
@@ -29,7 +29,7 @@ from .recorded import (
 )
 
 if TYPE_CHECKING:
-    from reprobridge_sdk.model import Launcher, Manifest, MeasuredValue
+    from reprobridge_sdk.model import MeasuredValue
 
 __all__ = [
     "SampleCheck",
@@ -62,12 +62,6 @@ class SampleCheck:
         return {**asdict(self), "ok": self.ok}
 
 
-def _launcher(manifest: Manifest, launcher_id: str) -> Launcher:
-    from .select import select_launchers  # noqa: PLC0415 - the typed path only
-
-    return select_launchers(manifest, [launcher_id], None)[0]  # N001 when there is none
-
-
 def _in_run_folder(directory: Path, relative: str, what: str, record_path: Path) -> Path:
     """``relative`` (a record's ``log.path`` or output path) joined to the run folder; an
     absolute path or one that climbs out with ``..`` is a bad record (N006), never read."""
@@ -97,9 +91,10 @@ def _typed_recorded(directory: Path) -> RecordedRun:
 def _typed_launcher(root: Path, launcher_id: str) -> PlainLauncher:
     """What replay reads of the launcher in the typed manifest (N007 when the models refuse
     it, N001 when there is no such launcher)."""
-    from .select import load_artifact  # noqa: PLC0415 - the typed path only
+    from .select import load_artifact, select_launchers  # noqa: PLC0415 - the typed path only
 
-    launcher = _launcher(load_artifact(root)[1], launcher_id)
+    # N001 when there is no such launcher
+    launcher = select_launchers(load_artifact(root)[1], [launcher_id], None)[0]
     return PlainLauncher(measurements_of(launcher), launcher.seeds, launcher.params)
 
 
@@ -161,10 +156,7 @@ def replay_run(
 
     :func:`replayed_run` with the record and the manifest read by the models (a record or
     manifest they refuse is N006 or N007, whatever part of it is broken)."""
-    from reprobridge_sdk.model.evidence import MeasuredValue  # noqa: PLC0415 - typed on use
-
-    found = replayed_run(run_dir, artifact_dir, typed=True)
-    return [MeasuredValue.model_validate(value) for value in found]
+    return as_models(replayed_run(run_dir, artifact_dir, typed=True))
 
 
 def _lexically_inside(path: Path, root: Path) -> bool:
@@ -228,12 +220,10 @@ def replay_log(
 
     :func:`replayed_log` with the manifest read by the models (a manifest they refuse is
     N007, whatever part of it is broken)."""
-    from reprobridge_sdk.model.evidence import MeasuredValue  # noqa: PLC0415 - typed on use
-
     found = replayed_log(
         artifact_dir, launcher_id, log, outputs=outputs, seed=seed, run_dir=run_dir, typed=True
     )
-    return [MeasuredValue.model_validate(value) for value in found]
+    return as_models(found)
 
 
 def check_samples(
