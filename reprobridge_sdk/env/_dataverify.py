@@ -183,15 +183,23 @@ def _verify_item(  # noqa: PLR0917 - private helper
         if path.is_dir():
             return []  # a directory of the refined code: covered by the tree digest
         return _check_file(item, path, pointer, at, digests)
+    path, refused = _destination(art, item, at, pointer)
+    return refused if path is None else _check_file(item, path, pointer, at, digests)
+
+
+def _destination(
+    art: EnvArtifact, item: DataItem, at: _Locator, pointer: str
+) -> tuple[Path | None, list[Finding]]:
+    """Where the item goes inside the artifact, or ``None`` and why it has no place."""
     if item.destination is None:
-        return [at("D010", f"{item.id} declares no destination", pointer)]
-    path = _inside(art.root, item.destination)
-    if path is None:
-        return [
+        return None, [at("D010", f"{item.id} declares no destination", pointer)]
+    dest = _inside(art.root, item.destination)
+    if dest is None:
+        return None, [
             at(
                 "D004",
                 f"{item.id}: destination {item.destination!r} leads outside the artifact",
                 pointer + "/destination",
             )
         ]
-    return _check_file(item, path, pointer, at, digests)
+    return dest, []

@@ -4,7 +4,7 @@ Why no library: no HTTP client bounds each phase of a response by a deadline and
 
 Rules: ``spec/security.md#data-fetch`` (deadlines and rates D019/D011, sizes D012/D018,
 redirects D013, retries and D005). :class:`_PhasedReader` keeps the deadlines at the socket;
-a failure is raised as :class:`_Failed` (code and message) for the caller's finding.
+a failure is raised as :class:`SchemeFailed` (code and message) for the caller's finding.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-from reprobridge_sdk.env._schemes import auth_header
+from reprobridge_sdk.env._schemes import SchemeFailed, auth_header
 from reprobridge_sdk.env.snapshot import redact_text
 from reprobridge_sdk.findings import terminal_text
 from reprobridge_sdk.io import safefs
@@ -62,19 +62,12 @@ class _Redirects(urllib.request.HTTPRedirectHandler):
         old = req.full_url.split("://", 1)[0].lower()
         new = newurl.split("://", 1)[0].lower() if "://" in newurl else old
         if new != old or new not in {"http", "https"}:
-            raise _Failed(
+            raise SchemeFailed(
                 "D013",
                 f"{redact_text(req.full_url)} redirects to {redact_text(newurl)}: "
                 f"a redirect may not change the scheme ({old} to {new})",
             )
         return super().redirect_request(req, fp, code, msg, headers, newurl)
-
-
-class _Failed(Exception):
-    def __init__(self, code: str, message: str) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
 
 
 def _progress_printer(label: str, total: int | None) -> Callable[[int], None]:
@@ -137,7 +130,7 @@ class _PhasedReader(io.RawIOBase):
     the headers). Each ``recv`` waits at most until the phase's deadline, the end of the
     rate window or the read timeout, whichever comes first; a deadline passed, or a window
     that ends with fewer than ``min_rate * window`` bytes of an unfinished phase, raises
-    :class:`_Failed` (D019 for the status line and headers, D011 for the body). The read
+    :class:`SchemeFailed` (D019 for the status line and headers, D011 for the body). The read
     timeout alone raises ``TimeoutError`` (a broken transfer: the caller retries).
     """
 
@@ -176,7 +169,7 @@ class _PhasedReader(io.RawIOBase):
         bounds = self._bounds
         if self._deadline is not None and now >= self._deadline:
             waited = now - self._started
-            raise _Failed(code, f"{self._shown}: the {name} did not end within {waited:.0f} s")
+            raise SchemeFailed(code, f"{self._shown}: the {name} did not end within {waited:.0f} s")
         if self._window_start is None or now - self._window_start < bounds.window:
             return
         rate = self._window_bytes / (now - self._window_start)
@@ -185,7 +178,7 @@ class _PhasedReader(io.RawIOBase):
                 f"{self._shown}: the {name} came at {rate:.0f} B/s over the last "
                 f"{now - self._window_start:.0f} s, below the minimum of {bounds.min_rate:g} B/s"
             )
-            raise _Failed(code, msg)
+            raise SchemeFailed(code, msg)
         self._window_start, self._window_bytes = now, 0
 
     def _wait(self, now: float) -> float:
@@ -408,14 +401,14 @@ def _attempts(  # noqa: PLR0917 - private helper
             if exc.code in {408, 429} or exc.code >= 500:
                 last_error = f"HTTP {exc.code} {exc.reason}"
             else:
-                raise _Failed("D005", f"HTTP {exc.code} {exc.reason} for {shown}") from exc
+                raise SchemeFailed("D005", f"HTTP {exc.code} {exc.reason} for {shown}") from exc
         except (urllib.error.URLError, http.client.HTTPException, OSError) as exc:
             reason = getattr(exc, "reason", exc)
-            if isinstance(reason, _Failed):  # raised by the redirect handler, wrapped
+            if isinstance(reason, SchemeFailed):  # raised by the redirect handler, wrapped
                 raise reason from None
             last_error = redact_text(f"{type(exc).__name__}: {reason}")
         time.sleep(min(0.2 * 2**attempt, 2.0))
-    raise _Failed("D005", f"{shown}: {last_error} (after {ATTEMPTS} attempts)")
+    raise SchemeFailed("D005", f"{shown}: {last_error} (after {ATTEMPTS} attempts)")
 
 
 def _request(url: str, authorization: str | None, have: int) -> urllib.request.Request:
@@ -464,11 +457,11 @@ def _copy(  # noqa: PLR0917 - private helper
         if done + len(chunk) > cap:
             if bounds.size is not None:
                 msg = f"{shown} sends more than the declared {bounds.size} bytes; stopped there"
-                raise _Failed("D012", msg)
+                raise SchemeFailed("D012", msg)
             msg = (
                 f"{shown} sends more than {cap} bytes and the item declares no size; stopped there"
             )
-            raise _Failed("D018", msg)
+            raise SchemeFailed("D018", msg)
         handle.write(chunk)
         digest.update(chunk)
         done += len(chunk)

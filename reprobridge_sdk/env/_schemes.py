@@ -25,7 +25,8 @@ _FSSPEC = {"s3": ("s3fs", "s3"), "gs": ("gcsfs", "gcs")}
 
 
 class SchemeFailed(Exception):
-    """A scheme could not deliver the file; ``code`` is the finding's (D005, D007, E015...)."""
+    """A source (a scheme, or an HTTP(S) transfer) could not deliver the file; ``code`` is the
+    finding's (D005, D007, D011, E015...)."""
 
     def __init__(self, code: str, message: str, hint: str | None = None) -> None:
         super().__init__(message)

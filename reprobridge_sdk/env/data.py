@@ -18,7 +18,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from reprobridge_sdk.env._artifact import EnvArtifact, load_environment
-from reprobridge_sdk.env._dataverify import _check_file, _inside, _Locator, _verify_item
+from reprobridge_sdk.env._dataverify import (
+    _check_file,
+    _destination,
+    _inside,
+    _Locator,
+    _verify_item,
+)
 from reprobridge_sdk.env._download import (
     ATTEMPTS,
     DEFAULT_MAX_SIZE,
@@ -26,7 +32,6 @@ from reprobridge_sdk.env._download import (
     MAX_REDIRECTS,
     RATE_WINDOW,
     _download,
-    _Failed,
     _progress_printer,
 )
 from reprobridge_sdk.env._schemes import SchemeFailed, fetch_scheme, hf_url
@@ -164,48 +169,14 @@ def _fetch_item(
             window=window,
             max_size=max_size,
         )
-    except _Failed as exc:
-        message = redact_text(exc.message)
-        return "failed", [
-            at(
-                exc.code,
-                f"{item.id}: {message}",
-                pointer + "/source/url",
-                hint=_HINTS.get(exc.code),
-            )
-        ]
     except SchemeFailed as exc:
-        part.unlink(missing_ok=True)  # whatever a failed scheme left behind
-        hint = exc.hint
+        part.unlink(missing_ok=True)  # whatever a failed transfer left behind
+        hint = exc.hint or _HINTS.get(exc.code)
         if exc.code == "D007":
             hint = f"{hint}; place it at {item.destination}"
-        return "failed", [
-            at(
-                exc.code,
-                f"{item.id}: {redact_text(exc.message)}",
-                pointer + "/source/url",
-                hint=hint,
-            )
-        ]
+        message = f"{item.id}: {redact_text(exc.message)}"
+        return "failed", [at(exc.code, message, pointer + "/source/url", hint=hint)]
     return _place(item, part, dest, streamed, at, digests, pointer)
-
-
-def _destination(
-    art: EnvArtifact, item: DataItem, at: _Locator, pointer: str
-) -> tuple[Path | None, list[Finding]]:
-    """Where the item goes inside the artifact, or ``None`` and why it has no place."""
-    if item.destination is None:
-        return None, [at("D010", f"{item.id} declares no destination", pointer)]
-    dest = _inside(art.root, item.destination)
-    if dest is None:
-        return None, [
-            at(
-                "D004",
-                f"{item.id}: destination {item.destination!r} leads outside the artifact",
-                pointer + "/destination",
-            )
-        ]
-    return dest, []
 
 
 def _settled(
