@@ -259,30 +259,23 @@ class _Socket:
         return getattr(self._sock, name)
 
 
-class _Phased:
-    """What the HTTP and HTTPS connections of one transfer share: the bounds to read by."""
+class _HTTPConnection(http.client.HTTPConnection):
+    """A connection of one transfer: its response is read by the bounds it was given."""
 
     bounds: _Bounds
     shown: str
     sock: Any
 
-    def _wrap(self) -> None:
+    def connect(self) -> None:
+        super().connect()  # for HTTPS, the TLS socket: what the phases are read from
         self.sock = _Socket(self.sock, self.bounds, self.shown)
 
 
-class _HTTPConnection(_Phased, http.client.HTTPConnection):
-    def connect(self) -> None:
-        super().connect()
-        self._wrap()
+class _HTTPSConnection(_HTTPConnection, http.client.HTTPSConnection):
+    pass
 
 
-class _HTTPSConnection(_Phased, http.client.HTTPSConnection):
-    def connect(self) -> None:
-        super().connect()
-        self._wrap()
-
-
-def _connection(kind: type[_Phased], bounds: _Bounds, shown: str) -> Callable[..., Any]:
+def _connection(kind: type[_HTTPConnection], bounds: _Bounds, shown: str) -> Callable[..., Any]:
     def make(*args: Any, **kwargs: Any) -> Any:
         made = kind(*args, **kwargs)
         made.bounds, made.shown = bounds, shown
