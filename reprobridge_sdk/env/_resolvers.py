@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from reprobridge_sdk.env.interpreters import discover, uv_binary
+from reprobridge_sdk.env.interpreters import discover, minor_of, uv_binary
 
 __all__ = [
     "ACCELERATOR_INDEX",
@@ -154,7 +154,7 @@ def build_python(python: str) -> list[str]:
     that interpreter. (``--python-version`` alone builds with the running one, and a 2018
     ``setup.py`` that checks the version it runs under refuses Python 3.11.)"""
     running = f"{sys.version_info.major}.{sys.version_info.minor}"
-    short = ".".join(python.split(".")[:2])
+    short = minor_of(python)
     found = discover(short) if short != running else None
     return ["--python", str(found.path)] if found is not None else []
 

@@ -21,7 +21,7 @@ from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
 from reprobridge_sdk.env._artifact import EnvArtifact, load_environment
-from reprobridge_sdk.env.interpreters import version_of
+from reprobridge_sdk.env.interpreters import minor_of, version_of
 from reprobridge_sdk.env.snapshot import gpu_info, installed_distributions
 from reprobridge_sdk.env.venv import (
     EnvironmentBuildError,
@@ -73,7 +73,7 @@ def _applies(entry: LockEntry, python_full: str) -> bool:
         marker = Marker(entry.markers)
     except InvalidMarker:
         return True
-    short = ".".join(python_full.split(".")[:2])
+    short = minor_of(python_full)
     return marker.evaluate({"python_version": short, "python_full_version": python_full})
 
 
@@ -138,10 +138,6 @@ def check_distributions(
     return findings
 
 
-def _short(version: str) -> str:
-    return ".".join(version.split(".")[:2])
-
-
 def lock_drift(
     root: str | os.PathLike[str],
     environment: Environment,
@@ -155,7 +151,7 @@ def lock_drift(
     started). E004 for another ``major.minor``, E001/E002 for lock entries that apply, the
     lock's L findings when it cannot be read; extra distributions are not drift."""
     findings: list[Finding] = []
-    if _short(python_full) != _short(environment.python):
+    if minor_of(python_full) != minor_of(environment.python):
         findings.append(
             finding(
                 "E004",

@@ -28,6 +28,7 @@ __all__ = [
     "discover",
     "era_versions",
     "interpreter_homes",
+    "minor_of",
     "servable",
     "uv_binary",
     "version_of",
@@ -68,6 +69,11 @@ def _tuple(version: str) -> tuple[int, ...]:
     return tuple(int(part) for part in version.split(".")[:3])
 
 
+def minor_of(version: str) -> str:
+    """The ``X.Y`` of a version ``X.Y[.Z...]``."""
+    return ".".join(version.split(".")[:2])
+
+
 def era_versions(commit_date: str, *, width: int = ERA_WIDTH) -> list[str]:
     """The CPython minor versions (``X.Y``) of a commit's era, newest first."""
     day = datetime.fromisoformat(commit_date).date()
@@ -93,7 +99,7 @@ class Interpreter:
 
     @property
     def minor(self) -> str:
-        return ".".join(self.version.split(".")[:2])
+        return minor_of(self.version)
 
 
 def version_of(path: str | os.PathLike[str]) -> str | None:

@@ -20,6 +20,7 @@ from typing import Any, Literal
 from reprobridge_sdk.digest import file_sha256
 from reprobridge_sdk.env._artifact import MANIFEST, RawArtifact, load_raw
 from reprobridge_sdk.env._resolvers import Resolver, resolve, resolver_version, variant_index
+from reprobridge_sdk.env.interpreters import minor_of
 from reprobridge_sdk.errors import UsageError, require_extra
 from reprobridge_sdk.findings import Finding, Severity, finding
 from reprobridge_sdk.io.atomic import atomic_write_bytes
@@ -353,7 +354,7 @@ def _require_pip_tools(python_version: str) -> None:
     # pip-tools is an optional extra: say which, before the resolver fails on its import.
     require_extra("piptools", "pip-tools", feature="lock --resolver pip-tools")
     running = ".".join(platform.python_version_tuple()[:2])
-    if ".".join(python_version.split(".")[:2]) != running:
+    if minor_of(python_version) != running:
         raise _refused(
             f"pip-tools resolves for the running Python {running}, not {python_version}",
             hint="use the uv resolver, or run reprobridge under that Python",

@@ -37,7 +37,7 @@ from reprobridge_sdk.env._installers import (
     tool_version,
 )
 from reprobridge_sdk.env._resolvers import variant_index
-from reprobridge_sdk.env.interpreters import discover, version_of
+from reprobridge_sdk.env.interpreters import discover, minor_of, version_of
 from reprobridge_sdk.errors import ReproBridgeError
 from reprobridge_sdk.findings import Finding, finding
 from reprobridge_sdk.io.atomic import atomic_write_json
@@ -90,10 +90,6 @@ def venv_python(env_dir: Path) -> Path:
     return env_dir / "bin" / "python"
 
 
-def _short(version: str) -> str:
-    return ".".join(version.split(".")[:2])
-
-
 def find_python(version: str, python: str | os.PathLike[str] | None = None) -> tuple[Path, str]:
     """An interpreter for ``version`` (``X.Y``): ``python`` if given, the running one if it
     matches, else one found on this machine (``pythonX.Y`` on PATH, pyenv's or uv-managed:
@@ -106,9 +102,9 @@ def find_python(version: str, python: str | os.PathLike[str] | None = None) -> t
             raise EnvironmentBuildError(msg, [finding("E004", msg, hint=hint)])
         return Path(python), full
     running = platform.python_version()
-    if _short(running) == _short(version):
+    if minor_of(running) == minor_of(version):
         return Path(sys.executable), running
-    found = discover(_short(version))
+    found = discover(minor_of(version))
     if found is not None:
         return found.path, found.version
     msg = f"no Python {version} found: install it or pass --python"
@@ -116,7 +112,7 @@ def find_python(version: str, python: str | os.PathLike[str] | None = None) -> t
         "E004",
         f"the artifact needs Python {version}; the running interpreter is {running}",
         path="/environment/python",
-        hint=f"install it (for example 'pyenv install {_short(version)}') or pass --python PATH "
+        hint=f"install it (for example 'pyenv install {minor_of(version)}') or pass --python PATH "
         "to an interpreter of that version",
     )
     raise EnvironmentBuildError(msg, [item])
@@ -124,7 +120,7 @@ def find_python(version: str, python: str | os.PathLike[str] | None = None) -> t
 
 def environment_key(lock_sha256: str, python_version: str) -> str:
     """The cache key of an environment: lock digest and interpreter ``X.Y``."""
-    return f"{lock_sha256[:32]}-py{_short(python_version)}"
+    return f"{lock_sha256[:32]}-py{minor_of(python_version)}"
 
 
 def checked_lock(art: EnvArtifact | LoadedEnvironment) -> tuple[Path, str]:
