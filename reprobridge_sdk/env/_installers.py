@@ -14,21 +14,21 @@ import subprocess
 import sys
 import tempfile
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
 from reprobridge_sdk.env._resolvers import (
+    ToolRun,
     build_options,
     extra_index_options,
     index_url,
     isolated_environ,
+    resolver_version,
 )
 from reprobridge_sdk.env.interpreters import uv_binary
 
 __all__ = [
     "Installer",
-    "InstallerRun",
     "available",
     "classify_failure",
     "create_venv",
@@ -39,15 +39,6 @@ __all__ = [
 Installer = Literal["uv", "pip"]
 
 
-@dataclass(frozen=True)
-class InstallerRun:
-    """What one installer step returned; ``tool`` is e.g. ``uv 0.8.3``."""
-
-    argv: tuple[str, ...]
-    returncode: int
-    stderr: str
-
-
 def available(preferred: Installer | None = None) -> Installer:
     """``preferred`` if given, else uv when its binary is present, else pip."""
     if preferred is not None:
@@ -55,7 +46,7 @@ def available(preferred: Installer | None = None) -> Installer:
     return "uv" if uv_binary() is not None else "pip"
 
 
-def _run(argv: list[str], *, progress: bool) -> InstallerRun:
+def _run(argv: list[str], *, progress: bool) -> ToolRun:
     proc = subprocess.run(
         argv,
         stdout=sys.stderr if progress else subprocess.PIPE,
@@ -64,10 +55,10 @@ def _run(argv: list[str], *, progress: bool) -> InstallerRun:
         check=False,
         env=isolated_environ(),
     )
-    return InstallerRun(tuple(argv), proc.returncode, proc.stderr)
+    return ToolRun(tuple(argv), proc.returncode, proc.stderr)
 
 
-def create_venv(installer: Installer, base_python: Path, target: Path, prompt: str) -> InstallerRun:
+def create_venv(installer: Installer, base_python: Path, target: Path, prompt: str) -> ToolRun:
     """Create an empty virtual environment of ``base_python`` at ``target``."""
     if installer == "uv":
         uv = uv_binary()
@@ -98,7 +89,7 @@ def install_lock(
     progress: bool = False,
     extra_index: str | None = None,
     build_dependencies: Mapping[str, Sequence[str]] | None = None,
-) -> InstallerRun:
+) -> ToolRun:
     """Install exactly the hashed lock ``lock`` into the environment of ``python``.
 
     ``extra_index``: the index of the accelerator variant the lock targeted
@@ -197,12 +188,7 @@ def classify_failure(stderr: str) -> tuple[str, str]:
 def tool_version(installer: Installer, python: Path) -> str:
     """``uv X.Y.Z`` or ``pip X.Y`` as recorded in an environment's completion marker."""
     if installer == "uv":
-        from importlib.metadata import PackageNotFoundError, version  # noqa: PLC0415
-
-        try:
-            return f"uv {version('uv')}"
-        except PackageNotFoundError:  # pragma: no cover - a uv binary from elsewhere
-            return "uv"
+        return resolver_version("uv")
     proc = subprocess.run(
         [str(python), "-m", "pip", "--version"], capture_output=True, text=True, check=False
     )

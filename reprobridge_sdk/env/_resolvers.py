@@ -23,7 +23,7 @@ __all__ = [
     "ACCELERATOR_INDEX",
     "PUBLIC_INDEX",
     "Resolver",
-    "ResolverRun",
+    "ToolRun",
     "build_options",
     "extra_index_options",
     "isolated_environ",
@@ -42,8 +42,8 @@ ACCELERATOR_INDEX = "https://download.pytorch.org/whl"
 
 
 @dataclass(frozen=True)
-class ResolverRun:
-    """What a resolver run returned."""
+class ToolRun:
+    """What one run of a resolver or an installer returned."""
 
     argv: tuple[str, ...]
     returncode: int
@@ -171,7 +171,7 @@ def resolve(
     extra_index: str | None = None,
     command: str = _COMPILE_COMMAND,
     build_dependencies: Mapping[str, Sequence[str]] | None = None,
-) -> ResolverRun:
+) -> ToolRun:
     """Resolve ``source`` (requirements.in or pyproject.toml) into ``output`` with hashes.
 
     An existing ``output`` acts as the preferred pins unless ``upgrade`` is set;
@@ -231,4 +231,4 @@ def resolve(
         env={**isolated_environ(), "CUSTOM_COMPILE_COMMAND": command},
         cwd=cwd,
     )
-    return ResolverRun(tuple(argv), proc.returncode, proc.stderr)
+    return ToolRun(tuple(argv), proc.returncode, proc.stderr)
