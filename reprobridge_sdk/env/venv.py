@@ -212,24 +212,20 @@ def ensure_environment(
     envs = cache_root(cache_dir) / "envs"
     key = environment_key(digest, version)
     final = envs / key
-    if is_complete(final):
-        if isinstance(art, EnvArtifact):
-            _remember(final, _validated(consumer_environment(art.document.data, art.raw)[0]))
-        return venv_python(final)
-    with file_lock(envs / f".{key}.lock"):
-        if is_complete(final):  # another process built it while we waited
-            return venv_python(final)
-        for stale in envs.glob(f".{key}.build-*"):  # left by a killed build of older SDKs
-            shutil.rmtree(stale, ignore_errors=True)
-        if final.exists():  # incomplete: never used, rebuilt
-            shutil.rmtree(final)
-        # Built in its final place (no path in a script or pyvenv.cfg ever needs rewriting);
-        # the completion marker, written last, is what makes it usable.
-        try:
-            _build(art, lock_path, digest, base_python, final, version, progress, installer)
-        except BaseException:
-            shutil.rmtree(final, ignore_errors=True)
-            raise
+    if not is_complete(final):
+        with file_lock(envs / f".{key}.lock"):
+            if not is_complete(final):  # else another process built it while we waited
+                for stale in envs.glob(f".{key}.build-*"):  # left by killed builds of older SDKs
+                    shutil.rmtree(stale, ignore_errors=True)
+                if final.exists():  # incomplete: never used, rebuilt
+                    shutil.rmtree(final)
+                # Built in its final place (no path in a script or pyvenv.cfg ever needs
+                # rewriting); the completion marker, written last, is what makes it usable.
+                try:
+                    _build(art, lock_path, digest, base_python, final, version, progress, installer)
+                except BaseException:
+                    shutil.rmtree(final, ignore_errors=True)
+                    raise
     if isinstance(art, EnvArtifact):
         _remember(final, _validated(consumer_environment(art.document.data, art.raw)[0]))
     return venv_python(final)
