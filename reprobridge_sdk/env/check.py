@@ -14,6 +14,7 @@ import shutil
 import subprocess
 from collections.abc import Mapping
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 
 from packaging.markers import InvalidMarker, Marker
@@ -100,31 +101,24 @@ def check_distributions(
             continue
         wanted.add(entry.name)
         found = installed.get(entry.name)
-        col = 1 if entry.line else 0
+        at_entry = partial(
+            finding,
+            path=f"/distributions/{entry.name}",
+            file=lock_file,
+            line=entry.line,
+            col=1 if entry.line else 0,
+        )
         if found is None:
+            message = f"{entry.name}=={entry.version} is pinned in the lock but not installed"
             findings.append(
-                finding(
-                    "E001",
-                    f"{entry.name}=={entry.version} is pinned in the lock but not installed",
-                    path=f"/distributions/{entry.name}",
-                    hint="rebuild the environment with 'reprobridge env create'",
-                    file=lock_file,
-                    line=entry.line,
-                    col=col,
+                at_entry(
+                    "E001", message, hint="rebuild the environment with 'reprobridge env create'"
                 )
             )
         elif entry.version is not None and not _versions_equal(found, entry.version):
-            findings.append(
-                finding(
-                    "E002",
-                    f"{entry.name} is installed at {found}, the lock pins {entry.version}",
-                    path=f"/distributions/{entry.name}",
-                    hint=f"pip install --require-hashes --no-deps {entry.name}=={entry.version}",
-                    file=lock_file,
-                    line=entry.line,
-                    col=col,
-                )
-            )
+            message = f"{entry.name} is installed at {found}, the lock pins {entry.version}"
+            hint = f"pip install --require-hashes --no-deps {entry.name}=={entry.version}"
+            findings.append(at_entry("E002", message, hint=hint))
     if not extras:
         return findings
     for name in sorted(set(installed) - wanted - _SEEDED):
