@@ -14,7 +14,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from reprobridge_sdk.digest import file_sha256, files_sha256
+from reprobridge_sdk.digest import files_sha256
 from reprobridge_sdk.io import reading
 from reprobridge_sdk.io.atomic import atomic_write_json
 from reprobridge_sdk.io.safefs import MAX_HASH_BYTES
@@ -71,14 +71,7 @@ class DigestCache:
 
     def sha256(self, path: str | os.PathLike[str]) -> str:
         """The digest of ``path``, from the cache when the file is unchanged."""
-        cached = self.lookup(path)
-        if cached is not None:
-            return cached
-        stat = Path(path).stat()
-        digest = file_sha256(path, max_bytes=MAX_HASH_BYTES)
-        if Path(path).stat().st_mtime_ns == stat.st_mtime_ns:  # not written while hashed
-            self.remember(path, digest, stat)
-        return digest
+        return self.sha256_many([path])[0]
 
     def sha256_many(
         self, paths: Sequence[str | os.PathLike[str]], *, workers: int | None = None
@@ -93,7 +86,7 @@ class DigestCache:
             strict=True,
         ):
             results[i] = digest
-            if Path(paths[i]).stat().st_mtime_ns == stats[i].st_mtime_ns:
+            if Path(paths[i]).stat().st_mtime_ns == stats[i].st_mtime_ns:  # not written meanwhile
                 self.remember(paths[i], digest, stats[i])
         return [str(r) for r in results]
 
