@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -51,20 +51,9 @@ class PlannedRun:
         return not self.problems and not self.findings
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON form printed by ``run --dry-run --json``."""
-        return {
-            "launcher": self.launcher,
-            "seed": self.seed,
-            "run_dir": self.run_dir,
-            "workdir": self.workdir,
-            "argv": self.argv,
-            "env": self.env,
-            "outputs": self.outputs,
-            "environment": self.environment,
-            "problems": self.problems,
-            "findings": [item.to_dict() for item in self.findings],
-            "ok": self.ok,
-        }
+        """The JSON form printed by ``run --dry-run --json``: the fields, then ``ok``."""
+        findings = [item.to_dict() for item in self.findings]
+        return {**asdict(self), "findings": findings, "ok": self.ok}
 
 
 def dry_run(
