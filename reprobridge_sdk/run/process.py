@@ -210,28 +210,24 @@ class _LandmarkWatcher:
             return
         for raw in whole.split(b"\n")[:-1]:
             self.lines += 1
-            if not self.pending:
-                continue
-            line = raw.removesuffix(b"\r").decode("utf-8", "replace")
-            for pattern in list(self.pending):
-                if pattern.regex.search(line):
-                    self._hit(pattern, self.lines)
+            if self.pending:
+                self._match(raw)
 
     def finish(self) -> None:
         if self.partial:
             self.lines += 1
-            line = self.partial.removesuffix(b"\r").decode("utf-8", "replace")
-            for pattern in list(self.pending):
-                if pattern.regex.search(line):
-                    self._hit(pattern, self.lines)
+            self._match(self.partial)
             self.partial = b""
 
-    def _hit(self, pattern: LandmarkPattern, line: int) -> None:
-        self.pending.remove(pattern)
-        elapsed = round(time.monotonic() - self.started, 6)
-        self.hits.append((pattern.id, line, elapsed))
-        if self.on_hit is not None:
-            self.on_hit(pattern.id, line, elapsed)
+    def _match(self, raw: bytes) -> None:
+        """Record each pending landmark that ``raw``, line :attr:`lines`, reaches."""
+        line = raw.removesuffix(b"\r").decode("utf-8", "replace")
+        for pattern in [p for p in self.pending if p.regex.search(line)]:
+            self.pending.remove(pattern)
+            elapsed = round(time.monotonic() - self.started, 6)
+            self.hits.append((pattern.id, self.lines, elapsed))
+            if self.on_hit is not None:
+                self.on_hit(pattern.id, self.lines, elapsed)
 
 
 #: The watchdog's program: read ``+<pgid>`` and ``-<pgid>`` lines from stdin, keeping the set
