@@ -92,7 +92,12 @@ class LedgerState:
         return self.entries[-1].hash if self.entries else GENESIS
 
 
-def _entry(data: object) -> LedgerEntry | None:
+def _entry(line: str | bytes) -> LedgerEntry | None:
+    """The entry a ledger line holds, or None: too long, not JSON, or not an entry's shape."""
+    try:
+        data = json.loads(line) if len(line) <= MAX_LINE_BYTES else None
+    except (ValueError, RecursionError):  # not JSON, or nested beyond the parser's depth
+        return None
     if not isinstance(data, dict) or set(data) != {*_FIELDS, "hash"}:
         return None
     seq, seed = data["seq"], data["seed"]
@@ -130,10 +135,7 @@ def read_ledger(runs_dir: str | os.PathLike[str]) -> LedgerState:
     findings: list[Finding] = []
     entries: list[LedgerEntry] = []
     for number, line in enumerate(lines, start=1):
-        try:
-            entry = _entry(json.loads(line)) if len(line) <= MAX_LINE_BYTES else None
-        except (ValueError, RecursionError):  # not JSON, or nested beyond the parser's depth
-            entry = None
+        entry = _entry(line)
         if entry is None:
             findings.append(
                 finding("A051", f"line {number} is not a ledger entry", file=where, line=number)
@@ -268,12 +270,7 @@ def _last_entry(fd: int, size: int) -> LedgerEntry | None:
         lines = block.split(b"\n")
         tail = lines.pop(0) if start else b""  # the first line may begin before the block
         for line in reversed(lines):
-            if not line.strip() or len(line) > MAX_LINE_BYTES:
-                continue
-            try:
-                entry = _entry(json.loads(line))
-            except (ValueError, RecursionError):
-                entry = None
+            entry = _entry(line) if line.strip() else None
             if entry is not None and entry_hash(entry.to_json()) == entry.hash:
                 return entry
         if len(tail) > MAX_LINE_BYTES:
