@@ -118,11 +118,10 @@ class LiveProgress:
 
     def _line(self, text: str, stream: TextIO | None = None) -> None:
         self._clear()
-        if stream is not None and stream is not self.stream:
-            stream.write(_encodable(text, stream) + "\n")
-            stream.flush()
-        else:
-            self.stream.write(_encodable(text, self.stream) + "\n")
+        target = self.stream if stream is None else stream
+        target.write(_encodable(text, target) + "\n")
+        if target is not self.stream:
+            target.flush()
         if self.live:
             self.stream.write(self._paint(self._status(), "dim"))
         self.stream.flush()
