@@ -137,12 +137,12 @@ def load_raw(path: str | os.PathLike[str]) -> RawArtifact:
 def consumer_environment(
     data: dict[str, Any], raw: dict[str, Any]
 ) -> tuple[Any, DocumentView | None]:
-    """The ``environment`` part as every consumer reads it (spec "forward-compatibility").
+    """The ``environment`` part as every consumer reads it (forward compatibility).
 
     A newer minor version is read through :func:`reprobridge_sdk._forward.consumer_view`, the
-    API's one implementation; any other document's part is ``raw``. Returns the part and the
-    view (or None)."""
-    from reprobridge_sdk.versions import NEWEST_FORMAT, parse_version  # noqa: PLC0415
+    API's one implementation (``spec/manifest.md#forward-compatibility``); any other
+    document's part is ``raw``. Returns the part and the view (or None)."""
+    from reprobridge_sdk.versions import NEWEST_FORMAT  # noqa: PLC0415
 
     version, newest = parse_version(data.get("rra_version")), parse_version(NEWEST_FORMAT)
     if version is None or newest is None or version[0] != newest[0] or version <= newest:

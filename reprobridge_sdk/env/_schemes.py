@@ -5,7 +5,8 @@
 ``x-<scheme>://`` (format 1.1) through the plugin of that name in
 ``reprobridge.data_schemes`` (D015 when none, D016 when it fails); any other scheme is D007.
 HTTP(S) credentials come from ``$HF_TOKEN`` or ``.netrc``, sent to the URL's own host only.
-The caller verifies size and SHA-256 and places the file. See spec §6.5 and §15.4.
+The caller verifies size and SHA-256 and places the file. Spec: ``spec/manifest.md#data``,
+``spec/security.md#data-fetch``.
 """
 
 from __future__ import annotations

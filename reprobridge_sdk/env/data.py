@@ -4,8 +4,8 @@ A destination holds a verified file or nothing: a download goes to a ``.part`` f
 it, bounded in time and size, and is renamed into place only once its size and SHA-256
 match. This module owns the order of the work per item (verify, acquire, verify what
 arrived); the checks of items in place are in ``_dataverify``, one HTTP(S) transfer in
-``_download``, the other schemes in ``_schemes``. See spec §6.5 (the items) and §15.4 (the
-bounds and findings of a download).
+``_download``, the other schemes in ``_schemes``. Spec: ``spec/manifest.md#data`` (the items),
+``spec/security.md#data-fetch`` (the bounds and findings of a download).
 """
 
 from __future__ import annotations

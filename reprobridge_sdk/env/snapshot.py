@@ -1,4 +1,4 @@
-"""Environment snapshots: what a run ran on (spec §10, ``environment`` of an evidence record).
+"""Environment snapshots: what a run ran on (``spec/runner.md#environment-snapshot``).
 
 A snapshot records the interpreter, the platform, CPU, memory, GPUs and driver (when
 ``nvidia-smi`` is present), the installed distributions and an allow-list of environment

@@ -1,10 +1,8 @@
 """One run of one launcher: from its run directory to its final evidence record.
 
-The behaviour (failure reasons and their priority, outputs and ``preexisting``) is described
-in :mod:`reprobridge_sdk.run.runner`, which plans the runs and schedules them; this module
-carries out each one (:func:`execute`) or records it as not started (:func:`skipped`).
-Its outputs are checked and copied by :mod:`._outputs`; its record is written, reserved for
-and sealed by :mod:`._records`.
+:func:`execute` carries out a run the runner scheduled and :func:`skipped` records one that
+did not start; :mod:`._outputs` checks and copies the outputs, :mod:`._records` writes and
+seals the record. Rules: ``spec/runner.md#runner`` (failure reasons, their priority, outputs).
 """
 
 from __future__ import annotations

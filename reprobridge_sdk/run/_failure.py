@@ -1,5 +1,5 @@
-"""Why a run failed: its failure reason, the first one found winning (the priority is in
-:mod:`reprobridge_sdk.run.runner`), and the status that follows from it."""
+"""Why a run failed: its failure reason, the first one found winning (the priority is
+``spec/runner.md#runner``, Status), and the status that follows from it."""
 
 from __future__ import annotations
 

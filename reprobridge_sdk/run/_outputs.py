@@ -1,6 +1,5 @@
 """A run's declared outputs: their form, whether the run produced them, and their copy into
-the run directory through the safe file layer (the rules are in
-:mod:`reprobridge_sdk.run.runner`)."""
+the run directory through the safe file layer (the rules: ``spec/runner.md#runner``, Outputs)."""
 
 from __future__ import annotations
 

@@ -8,7 +8,7 @@ because its flags sit in memory a filter cannot read, and the C library falls ba
 ``clone`` (whose flags it can) only on ``ENOSYS``.
 
 The refused calls and why are :data:`REFUSED` and the argument checks of
-:func:`filter_program` (spec ``security.md#sandbox``).
+:func:`filter_program` (``spec/security.md#sandbox``).
 
 The program first checks the audit architecture: x86-64 and AArch64 have their own tables;
 a call made through another ABI (the i386 ABI of an x86-64 kernel, or x32, whose numbers carry

@@ -1,10 +1,9 @@
 """``run --dry-run``: prepare every run as the runner would, without starting one.
 
-Each planned run holds the rendered argv, ``env``, working directory, outputs and
-environment; its *problems* are where the real run would fail before starting, and its
-*findings* where the runner would refuse the invocation (C008, through the same
-:func:`~reprobridge_sdk.checkout.materialize.checkout_blocker`). Nothing is built, written
-or fetched.
+A planned run's *problems* are where the real run would fail before starting, its *findings*
+where the runner would refuse the invocation (C008, by the runner's own
+:func:`~reprobridge_sdk.checkout.materialize.checkout_blocker`). Nothing is built, written or
+fetched. Spec: ``spec/runner.md#runner`` (Preparing without running).
 """
 
 from __future__ import annotations

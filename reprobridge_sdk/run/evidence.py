@@ -1,11 +1,8 @@
-"""Evidence records on disk: run directories, atomic records, interrupted runs.
+"""Evidence records on disk: run directories, atomic records, interrupted runs, snapshots.
 
-A run directory holds ``record.json``, ``log.txt`` and ``outputs/<id>/<basename>``; it is
-created with an exclusive ``mkdir`` under a unique run id, and its record is written
-atomically, first ``running`` (with the runner process that owns it) and then final (fsynced),
-so a crash never leaves a torn record. :func:`load_record` reports a ``running`` record whose
-runner is gone as ``interrupted``. The environment snapshot (format 1.1) is written once per
-invocation as ``.env/<sha256>.json`` and named by digest. See spec §10.1.
+The layout, the two atomic writes of a record (``running``, naming its runner, then final and
+fsynced), reading a ``running`` record whose runner is gone as ``interrupted``, and the
+snapshot kept once by digest are ``spec/runner.md#evidence``.
 """
 
 from __future__ import annotations

@@ -1,11 +1,8 @@
 """The run ledger: a hash chain of every finished run in a runs directory.
 
-``ledger.jsonl`` holds one entry per finished run, in the order the runs finished, each
-chained to the one before by its hash. An append holds an exclusive lock on
-``.ledger.lock``, reads the head from the end of the file and appends one line with one
-``write`` (its cost does not grow with the ledger). :func:`check_ledger` finds edited,
-reordered, duplicated and deleted entries and runs the ledger does not hold (A050 to A057,
-A068). See spec §10.4.
+An append holds an exclusive lock on ``.ledger.lock``, reads the head from the end of the file
+and appends one line with one ``write``: its cost does not grow with the ledger.
+:func:`check_ledger` gives A050 to A057 and A068. Spec: ``spec/runner.md#ledger``.
 """
 
 from __future__ import annotations

@@ -1,13 +1,11 @@
 """Run one command: stream its output to the log, watch landmarks, stop it cleanly.
 
 The command runs in its own process group, stdout and stderr merged into the log; memory is
-bounded by one chunk and one partial line. :class:`ResourceLimits` bound what the process may
-use (its address space, CPU time, file size, its cores), set in the child before it executes
-the command; :func:`out_of_memory` tells from its result whether it ran out of memory. A
-timeout or cancel sends SIGTERM to the group,
-then SIGKILL after a grace period. One watchdog process per runner (:class:`_Watchdog`) kills
-every registered group when the runner dies, SIGKILL included: it reads end-of-file on a
-pipe only the runner writes. Spec: ``spec/runner.md#runner-host``.
+bounded by one chunk and one partial line. :class:`ResourceLimits` are set in the child before
+it executes the command. A timeout or cancel sends SIGTERM to the group, then SIGKILL after a
+grace period. One watchdog process per runner (:class:`_Watchdog`) kills every registered
+group when the runner dies, SIGKILL included: it reads end-of-file on a pipe only the runner
+writes. Spec: ``spec/security.md#runner-host``.
 """
 
 from __future__ import annotations

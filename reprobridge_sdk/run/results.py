@@ -78,7 +78,7 @@ class RunSummary:
     tasks: list[TaskValue] = field(default_factory=list)
     interrupted: bool = False
     elapsed: float = 0.0
-    #: The head of the runs directory's ledger after these runs (spec ``ledger``).
+    #: The head of the runs directory's ledger after these runs (``spec/runner.md#ledger``).
     ledger_head: str = ""
 
     @property

@@ -1,11 +1,8 @@
 """The runner: launchers x seeds -> processes -> evidence records.
 
-:func:`run` selects launchers (by id and scope), expands them over seeds, orders them by
-``needs``, runs independent ones in parallel on an executor, and writes one run directory
-with an evidence record per run (:mod:`reprobridge_sdk.run.evidence`). A run's environment is
-the one built from the lock (``cached``) or the current interpreter with its drift recorded
-(``current``). The failure reasons, their priority and the rules of outputs
-(``preexisting``) are the spec's. See spec §10 and §10.1.
+:func:`run` selects the launchers, expands them over seeds, orders them by ``needs`` and
+schedules the runs on an executor; :mod:`._execute` carries out each one. The rules (selection,
+environments, failure reasons and their priority, outputs) are ``spec/runner.md#runner``.
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ Built the way Flatpak uses bubblewrap: no privileges (every namespace, no capabi
 environment that are allow-lists (:data:`ETC_ENTRIES`, :func:`sandbox_env`, N023 for a
 ``PATH`` entry left out). :func:`sandbox_command` builds the command line;
 :func:`check_sandbox` runs it once and says why the sandbox cannot work here (N011) before
-anything runs: it never falls back to running unconfined. See spec §15.5.
+anything runs: it never falls back to running unconfined. Spec: ``spec/security.md#sandbox``.
 """
 
 from __future__ import annotations

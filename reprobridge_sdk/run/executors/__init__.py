@@ -1,11 +1,9 @@
 """Executors: where the runs of one invocation, and the artifacts of a committee batch, execute.
 
 An executor (``local``, ``dask-local``, ``dask``, ``slurm``) takes the runs the scheduler
-(:mod:`reprobridge_sdk.run.runner`) releases and hands back a future of each run's result.
-Every executor calls the same :func:`~reprobridge_sdk.run._execute.execute`, so what a run
-records does not depend on where it ran. The shared file system is an explicit setting: without
-it the artifact travels to the workers as an archive and each run directory travels back.
-Failures are findings, never a hang (N020, N021, N022, E015). See spec §10 ("Executors").
+releases and hands back a future of each result. Every executor calls the same
+:func:`~reprobridge_sdk.run._execute.execute`, so what a run records does not depend on where
+it ran. Failures are findings, never a hang. Spec: ``spec/runner.md#executors``.
 """
 
 from __future__ import annotations
