@@ -289,17 +289,7 @@ def lock_artifact(
         shutil.rmtree(tmp_dir, ignore_errors=True)
         if job.scratch is not None:
             job.scratch.unlink(missing_ok=True)
-    return _record_lock(
-        art,
-        target,
-        lock_rel=lock_rel,
-        lock_format=lock_format,
-        python_version=python_version,
-        resolver=resolver,
-        recorded=outcome.recorded,
-        changed=changed,
-        findings=findings,
-    )
+    return _record_lock(job, target, lock_rel, outcome, changed=changed, findings=findings)
 
 
 def _requirements_file(art: RawArtifact, requirements: str) -> Path:
@@ -506,27 +496,26 @@ def _checked_lock(job: _Resolution, outcome: _Outcome, lock_rel: str) -> list[Fi
 
 
 def _record_lock(
-    art: RawArtifact,
+    job: _Resolution,
     target: Path,
-    *,
     lock_rel: str,
-    lock_format: Literal["requirements", "pylock"],
-    python_version: str,
-    resolver: Resolver,
-    recorded: Literal["cpu", "cuda"] | None,
+    outcome: _Outcome,
+    *,
     changed: bool,
     findings: list[Finding],
 ) -> LockResult:
     """Record the written lock in the manifest's ``environment.lock``."""
     digest = file_sha256(target)
-    tool = resolver_version(resolver)
+    tool = resolver_version(job.resolver)
+    recorded = outcome.recorded
     resolved_for: dict[str, Any] = {
-        "python": python_version,
-        "platform": _platform(),
+        "python": job.python,
+        "platform": outcome.platform,
         "resolver": tool,
     }
     if recorded is not None:
         resolved_for["accelerator"] = recorded
+    art, lock_format = job.art, job.lock_format
     raw_env = dict(art.raw)
     raw_lock = dict(raw_env.get("lock") or {})
     raw_lock.update(
@@ -541,8 +530,8 @@ def _record_lock(
         path=target,
         format=lock_format,
         sha256=digest,
-        python=python_version,
-        platform=resolved_for["platform"],
+        python=job.python,
+        platform=outcome.platform,
         resolver=tool,
         changed=changed,
         findings=findings,
