@@ -99,13 +99,14 @@ def _progress_printer(label: str, total: int | None) -> Callable[[int], None]:
 
 @dataclass
 class _Bounds:
-    """The limits of one item's transfer (see the module docstring)."""
+    """The limits of a fetch (see the module docstring), and of one item's transfer once its
+    ``size`` is set and it is started."""
 
-    size: int | None
     timeout: float
-    min_rate: float
-    window: float
+    min_rate: float = DEFAULT_MIN_RATE
+    window: float = RATE_WINDOW
     max_size: int = DEFAULT_MAX_SIZE
+    size: int | None = None
     deadline: float | None = None
 
     def start(self) -> None:
@@ -326,25 +327,14 @@ def _part_size(part: Path) -> int:
     return info.st_size
 
 
-def _download(
-    url: str,
-    part: Path,
-    *,
-    size: int | None,
-    timeout: float,
-    progress: Callable[[int], None],
-    min_rate: float = DEFAULT_MIN_RATE,
-    window: float = RATE_WINDOW,
-    max_size: int = DEFAULT_MAX_SIZE,
-) -> str:
-    """Download ``url`` into ``part`` within the bounds; the SHA-256 of what it holds.
+def _download(url: str, part: Path, bounds: _Bounds, progress: Callable[[int], None]) -> str:
+    """Download ``url`` into ``part`` within ``bounds`` (an item's, started here); the SHA-256
+    of what it holds.
 
     Whatever stops the download removes ``part``; a broken transfer resumes from what the
     ``.part`` already holds (hashed first), within this call's attempts.
     """
     shown = redact_text(url)
-    bounds = _Bounds(size=size, timeout=timeout, min_rate=min_rate, window=window)
-    bounds.max_size = max_size
     bounds.start()
     opener = urllib.request.build_opener(
         _Redirects(), _HTTPHandler(bounds, shown), _HTTPSHandler(bounds, shown)

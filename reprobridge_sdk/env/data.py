@@ -14,7 +14,7 @@ import contextlib
 import hashlib
 import os
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from reprobridge_sdk.env._artifact import EnvArtifact, load_environment
@@ -31,6 +31,7 @@ from reprobridge_sdk.env._download import (
     DEFAULT_MIN_RATE,
     MAX_REDIRECTS,
     RATE_WINDOW,
+    _Bounds,
     _download,
     _progress_printer,
 )
@@ -123,12 +124,9 @@ def _fetch_item(
     at: _Locator,
     digests: DigestCache,
     *,
-    timeout: float,
+    limits: _Bounds,
     show_progress: bool,
-    min_rate: float = DEFAULT_MIN_RATE,
-    window: float = RATE_WINDOW,
-    max_size: int = DEFAULT_MAX_SIZE,
-    allow_unverified: bool = False,
+    allow_unverified: bool,
 ) -> tuple[str, list[Finding]]:
     """Returns ``(state, findings)`` with state ``fetched``, ``present``, ``user`` or
     ``failed``."""
@@ -158,17 +156,7 @@ def _fetch_item(
     part = dest.with_name(f".{dest.name}.part")
     show = _progress_printer(item.id, item.size) if show_progress else (lambda done: None)
     try:
-        streamed = _transfer(
-            item,
-            url,
-            scheme,
-            part,
-            timeout=timeout,
-            progress=show,
-            min_rate=min_rate,
-            window=window,
-            max_size=max_size,
-        )
+        streamed = _transfer(item, url, scheme, part, replace(limits, size=item.size), show)
     except SchemeFailed as exc:
         part.unlink(missing_ok=True)  # whatever a failed transfer left behind
         hint = exc.hint or _HINTS.get(exc.code)
@@ -218,39 +206,27 @@ def _settled(
     return None
 
 
-def _transfer(
+def _transfer(  # noqa: PLR0917 - private helper
     item: DataItem,
     url: str,
     scheme: str,
     part: Path,
-    *,
-    timeout: float,
+    bounds: _Bounds,
     progress: Callable[[int], None],
-    min_rate: float,
-    window: float,
-    max_size: int,
 ) -> str | None:
-    """Download ``url`` into ``part``; the SHA-256 computed as the body streamed, if any."""
+    """Download ``url`` into ``part`` within the item's ``bounds``; the SHA-256 computed as
+    the body streamed, if any."""
     if scheme in {"http", "https"}:
-        return _download(
-            url,
-            part,
-            size=item.size,
-            timeout=timeout,
-            progress=progress,
-            min_rate=min_rate,
-            window=window,
-            max_size=max_size,
-        )
+        return _download(url, part, bounds, progress)
     part.unlink(missing_ok=True)  # other schemes do not resume
     deadline = None
-    if item.size is not None and min_rate > 0:
-        deadline = timeout + item.size / min_rate
+    if item.size is not None and bounds.min_rate > 0:
+        deadline = bounds.timeout + item.size / bounds.min_rate
     fetch_scheme(
         scheme,
         url,
         part,
-        timeout=timeout,
+        timeout=bounds.timeout,
         size=item.size,
         sha256=item.sha256,
         deadline=deadline,
@@ -322,6 +298,7 @@ def fetch_data(
     digests = default_cache(cache_dir)
     result = DataResult()
     locks = cache_root(cache_dir) / "locks"
+    limits = _Bounds(timeout, min_rate=min_rate, window=rate_window, max_size=max_size)
     for index, item in _items(art, items):
         # Concurrent fetchers of one destination take turns: the second finds the file there.
         key = hashlib.sha256(str(art.root.resolve() / (item.destination or item.id)).encode())
@@ -332,11 +309,8 @@ def fetch_data(
                 item,
                 at,
                 digests,
-                timeout=timeout,
+                limits=limits,
                 show_progress=progress,
-                min_rate=min_rate,
-                window=rate_window,
-                max_size=max_size,
                 allow_unverified=allow_unverified,
             )
         result.findings.extend(found)
