@@ -189,18 +189,54 @@ class _Plan:
         return left
 
 
+class _Scheduler:
+    """The runs of one invocation: released from the plan onto the executor, collected."""
+
+    def __init__(self, jobs: list[Job], shared: Shared, executor: Executor) -> None:
+        self.plan = _Plan(jobs)
+        self.shared = shared
+        self.executor = executor
+        self.workers = executor.slots  # asked once: a remote scheduler answers it
+        self.results: list[RunResult] = []
+        self.running: dict[Future[RunResult], Job] = {}
+        #: The first error of a run whose record could not be written: it stops everything.
+        self.error: ArtifactError | None = None
+
+    def finished(self, job: Job, result: RunResult) -> None:
+        self.results.append(result)
+        self.plan.finished(job, result.status == "succeeded")
+
+    def release(self) -> None:
+        """Record the runs whose needs failed; submit ready runs while a worker is free."""
+        plan, shared = self.plan, self.shared
+        while (broken := plan.next_broken()) is not None:
+            detail = f"needed launcher {broken[1]!r} did not succeed"
+            self.finished(broken[0], skipped(broken[0], shared, detail))
+        while len(self.running) < self.workers and (ready := plan.next_ready()) is not None:
+            self.running[self.executor.submit(ready, shared)] = ready
+        if plan.waiting and not self.running and not plan.broken:
+            # Nothing runs and nothing can start: the needs form a cycle.
+            for job in plan.drain():
+                self.finished(job, skipped(job, shared, "the launchers' needs form a cycle"))
+
+    def collect(self, done: set[Future[RunResult]]) -> None:
+        """Record the finished runs."""
+        for future in done:
+            job = self.running.pop(future)
+            try:
+                self.finished(job, future.result())
+            except CancelledError:  # cancelled before it started: like a pending run
+                continue
+            except ArtifactError as exc:  # no record could be written: stop everything
+                self.error = self.error or exc
+                self.shared.cancel.set()
+                self.plan.drain()
+
+
 def _schedule(jobs: list[Job], shared: Shared, executor: Executor) -> tuple[list[RunResult], bool]:
-    workers = executor.slots
-    plan = _Plan(jobs)
-    results: list[RunResult] = []
-    running: dict[Future[RunResult], Job] = {}
+    runs = _Scheduler(jobs, shared, executor)
+    plan, running = runs.plan, runs.running
     interrupted = False
-    error: ArtifactError | None = None
-
-    def _finished(job: Job, result: RunResult) -> None:
-        results.append(result)
-        plan.finished(job, result.status == "succeeded")
-
     with _StopRequest().installed() as stop:
         while plan.waiting or running:
             if stop.requested and not interrupted:
@@ -209,14 +245,7 @@ def _schedule(jobs: list[Job], shared: Shared, executor: Executor) -> tuple[list
                 executor.cancel()
                 plan.drain()
             if not interrupted:
-                _release(
-                    plan,
-                    running,
-                    workers=workers,
-                    shared=shared,
-                    executor=executor,
-                    finished=_finished,
-                )
+                runs.release()
             if not running:
                 if plan.waiting and not interrupted:
                     continue  # runs skipped just now may have released others
@@ -226,57 +255,10 @@ def _schedule(jobs: list[Job], shared: Shared, executor: Executor) -> tuple[list
             except KeyboardInterrupt:  # outside the main thread no handler of ours is in place
                 stop.requested = True
                 continue
-            error = _collect(
-                done, running, finished=_finished, shared=shared, plan=plan, error=error
-            )
-    if error is not None:
-        raise error
-    return results, interrupted
-
-
-def _release(
-    plan: _Plan,
-    running: dict[Future[RunResult], Job],
-    *,
-    workers: int,
-    shared: Shared,
-    executor: Executor,
-    finished: Callable[[Job, RunResult], None],
-) -> None:
-    """Record the runs whose needs failed; submit ready runs while a worker is free."""
-    while (broken := plan.next_broken()) is not None:
-        detail = f"needed launcher {broken[1]!r} did not succeed"
-        finished(broken[0], skipped(broken[0], shared, detail))
-    while len(running) < workers and (ready := plan.next_ready()) is not None:
-        running[executor.submit(ready, shared)] = ready
-    if plan.waiting and not running and not plan.broken:
-        # Nothing runs and nothing can start: the needs form a cycle.
-        for job in plan.drain():
-            finished(job, skipped(job, shared, "the launchers' needs form a cycle"))
-
-
-def _collect(
-    done: set[Future[RunResult]],
-    running: dict[Future[RunResult], Job],
-    *,
-    finished: Callable[[Job, RunResult], None],
-    shared: Shared,
-    plan: _Plan,
-    error: ArtifactError | None,
-) -> ArtifactError | None:
-    """Record the finished runs; the first error of a run whose record could not be written
-    stops everything (returned)."""
-    for future in done:
-        job = running.pop(future)
-        try:
-            finished(job, future.result())
-        except CancelledError:  # cancelled before it started: like a pending run
-            continue
-        except ArtifactError as exc:  # no record could be written: stop everything
-            error = error or exc
-            shared.cancel.set()
-            plan.drain()
-    return error
+            runs.collect(done)
+    if runs.error is not None:
+        raise runs.error
+    return runs.results, interrupted
 
 
 def _refuse_shared_outputs(plan: list[Job]) -> None:
