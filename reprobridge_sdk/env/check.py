@@ -274,27 +274,12 @@ def check_accelerator(accelerator: Accelerator, art: EnvArtifact | None = None) 
                     )
         if accelerator.cuda is not None:
             toolkit = _nvcc_cuda()
-            driver = gpus[0].cuda
-            seen = toolkit or driver
-            if seen is None:
-                findings.append(
-                    _at(
-                        art,
-                        "E009",
-                        f"the artifact needs CUDA {accelerator.cuda}; the version cannot be read",
-                        pointer + "/cuda",
-                    )
-                )
-            elif _older(seen, accelerator.cuda):
+            seen = toolkit or gpus[0].cuda
+            if seen is None or _older(seen, accelerator.cuda):
                 source = "nvcc" if toolkit else "the driver"
-                findings.append(
-                    _at(
-                        art,
-                        "E009",
-                        f"the artifact needs CUDA {accelerator.cuda}; {source} reports {seen}",
-                        pointer + "/cuda",
-                    )
-                )
+                found = "the version cannot be read" if seen is None else f"{source} reports {seen}"
+                message = f"the artifact needs CUDA {accelerator.cuda}; {found}"
+                findings.append(_at(art, "E009", message, pointer + "/cuda"))
         return findings
     available = {
         "rocm": shutil.which("rocm-smi") is not None,
