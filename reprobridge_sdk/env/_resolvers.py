@@ -201,9 +201,6 @@ def resolve(
         ]
         if pylock:
             argv += ["--format", "pylock.toml"]
-        if upgrade:
-            argv.append("--upgrade")
-        argv.append(str(source))
     else:
         argv = [
             sys.executable,
@@ -220,9 +217,9 @@ def resolve(
             "--output-file",
             str(output),
         ]
-        if upgrade:
-            argv.append("--upgrade")
-        argv.append(str(source))
+    if upgrade:
+        argv.append("--upgrade")
+    argv.append(str(source))  # last, after either resolver's options
     proc = subprocess.run(
         argv,
         capture_output=True,
