@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -133,10 +134,8 @@ def task_values(selected: Sequence[Launcher], results: Sequence[RunResult]) -> l
             complete = len(got) == len(runs)
             value = None
             if got and complete:
-                try:
+                with contextlib.suppress(ExtractionError):  # no statistic: no value
                     value = aggregate(got, measurement.aggregate)
-                except ExtractionError:
-                    value = None
             values.append(
                 TaskValue(
                     task=measurement.task,
