@@ -454,7 +454,7 @@ def _segment_command(
             script=entry.file,
             console_script=entry.name,
         )
-    followed = replace(Command(text, reader.workdir, reader_env.env, rest), runs_in=reader.workdir)
+    followed = Command(text, reader.workdir, reader_env.env, rest, runs_in=reader.workdir)
     if program in {"bash", "sh"} and len(rest) > 1 and rest[1].endswith(".sh"):
         return replace(followed, shell_script=rest[1])
     if program.endswith(".py") and not program.startswith("-"):

@@ -273,7 +273,7 @@ class _HTTPConnection(http.client.HTTPConnection):
 
 
 class _HTTPSConnection(_HTTPConnection, http.client.HTTPSConnection):
-    pass
+    """The same over TLS: ``connect`` wraps the TLS socket that HTTPS's own connect makes."""
 
 
 def _connection(kind: type[_HTTPConnection], bounds: _Bounds, shown: str) -> Callable[..., Any]:
