@@ -30,6 +30,9 @@ it targeted is gone (its gate). The rules, in order:
   decode byte 0x80``, ``a bytes-like object is required, not 'str'``) on a line calling
   ``pickle.load`` -> the ``open`` it reads opens in binary mode and the call decodes with
   ``encoding="latin1"``.
+* ``python2-pickle-write``: a pickle written to a file opened as text (``write() argument
+  must be str, not bytes``) on a line calling ``pickle.dump`` or ``f.write(pickle.dumps(...))``
+  -> the ``open`` it writes to opens in binary mode (``"w"`` to ``"wb"``).
 * ``implicit-relative-import``: ``No module named 'X'`` raised in a module of a package
   whose folder holds ``X`` (Python 2 imported a sibling implicitly) -> fissix's
   ``fix_import`` on every module of that folder (``from X import`` becomes
@@ -1130,16 +1133,58 @@ def _arguments(args: str) -> list[str]:
     return parts
 
 
-def _binary_open(args: str) -> str | None:
-    """``open``'s arguments reading in binary mode: a missing mode added, ``"r"`` made
-    ``"rb"``; None when they already read bytes or are not understood."""
+def _binary_open(args: str, write: bool = False) -> str | None:
+    """``open``'s arguments in binary mode: for reading, a missing mode added as ``"rb"`` and
+    ``"r"`` made ``"rb"``; for writing, ``"w"``, ``"a"``, ``"x"`` (and their ``+``) given their
+    ``b``. None when they already are binary or are not understood."""
     parts = [part.strip() for part in _arguments(args)]
-    if len(parts) == 1 and parts[0] and "=" not in parts[0]:
+    if not write and len(parts) == 1 and parts[0] and "=" not in parts[0]:
         return f'{args}, "rb"'
-    mode = re.fullmatch(r"""(?:mode\s*=\s*)?(['"])r\1""", parts[1]) if len(parts) == 2 else None
+    modes = r"[wax]\+?" if write else "r"
+    mode = (
+        re.fullmatch(rf"""(?:mode\s*=\s*)?(['"])(?:{modes})\1""", parts[1])
+        if len(parts) == 2
+        else None
+    )
     if mode is None:
         return None
     return f"{parts[0]}, {parts[1][:-1]}b{parts[1][-1]}"
+
+
+def _binary_handle(lines: list[str], number: int, handle: str, write: bool) -> bool:
+    """Open in binary mode the file ``handle`` names, where the 30 lines above line index
+    ``number`` open it (``with open(...) as handle:`` or ``handle = open(...)``); whether
+    one was changed (in ``lines``)."""
+    name = re.escape(handle)
+    opened = re.compile(
+        rf"(?:with\s+open\((?P<a>.*)\)\s+as\s+{name}\s*:|\b{name}\s*=\s*open\((?P<b>.*)\))"
+    )
+    for index in range(number - 1, max(number - 30, -1), -1):
+        match = opened.search(lines[index])
+        if match is None:
+            continue
+        group = "a" if match.group("a") is not None else "b"
+        inside = match.group(group)
+        close = _closing(inside + ")", 0) if inside else None
+        binary = _binary_open(inside, write) if close == len(inside) else None
+        if binary is None:
+            return False
+        start, stop = match.span(group)
+        lines[index] = lines[index][:start] + binary + lines[index][stop:]
+        return True
+    return False
+
+
+def _failing_lines(failure: Failure, root: Path) -> tuple[str, list[str], int] | None:
+    """The failing file, its lines (ends kept) and the failing line's index, or None when
+    the failure names no line of a readable file."""
+    if not failure.file or not failure.line:
+        return None
+    try:
+        lines = _read(root, failure.file).splitlines(keepends=True)
+    except (OSError, UnicodeDecodeError):
+        return None
+    return (failure.file, lines, failure.line - 1) if failure.line <= len(lines) else None
 
 
 def _python2_pickle(failure: Failure, root: Path, script: str) -> Fix | None:
@@ -1152,15 +1197,10 @@ def _python2_pickle(failure: Failure, root: Path, script: str) -> Fix | None:
     Python 2's pickles of NumPy arrays."""
     if failure.type not in {"UnicodeDecodeError", "TypeError"}:
         return None
-    if not _PICKLE_ERRORS.search(failure.message) or not failure.file or not failure.line:
+    read = _failing_lines(failure, root) if _PICKLE_ERRORS.search(failure.message) else None
+    if read is None:
         return None
-    try:
-        lines = _read(root, failure.file).splitlines(keepends=True)
-    except (OSError, UnicodeDecodeError):
-        return None
-    if failure.line > len(lines):
-        return None
-    number = failure.line - 1
+    file, lines, number = read
     line = lines[number]
     found = _PICKLE_LOAD.search(line)
     end = _closing(line, found.end()) if found else None
@@ -1176,25 +1216,7 @@ def _python2_pickle(failure: Failure, root: Path, script: str) -> Fix | None:
             args = f"{args[: inner.end()]}{binary}{args[close:]}"
             changed = True
     elif re.fullmatch(r"\s*\w+\s*", args):
-        handle = re.escape(args.strip())
-        opened = re.compile(
-            rf"(?:with\s+open\((?P<a>.*)\)\s+as\s+{handle}\s*:|\b{handle}\s*=\s*open\((?P<b>.*)\))"
-        )
-        for index in range(number - 1, max(number - 30, -1), -1):
-            match = opened.search(lines[index])
-            if match is None:
-                continue
-            group = "a" if match.group("a") is not None else "b"
-            inside = match.group(group)
-            close = _closing(inside + ")", 0) if inside else None
-            if close != len(inside):
-                break
-            binary = _binary_open(inside)
-            if binary is not None:
-                start, stop = match.span(group)
-                lines[index] = lines[index][:start] + binary + lines[index][stop:]
-                changed = True
-            break
+        changed = _binary_handle(lines, number, args.strip(), write=False)
     if "encoding" not in args:
         args = f'{args}, encoding="latin1"'
         changed = True
@@ -1204,9 +1226,65 @@ def _python2_pickle(failure: Failure, root: Path, script: str) -> Fix | None:
     return Fix(
         rule="python2-pickle",
         kind="execution-fix",
-        summary=f"the Python 2 pickle read at {failure.file}:{failure.line} opened in binary "
+        summary=f"the Python 2 pickle read at {file}:{failure.line} opened in binary "
         'mode and decoded with encoding="latin1"',
-        files={failure.file: "".join(lines)},
+        files={file: "".join(lines)},
+    )
+
+
+#: A pickle written on the failing line: ``pickle.dump(obj, f)``, or ``f.write(pickle.dumps(obj))``.
+_PICKLE_DUMP = re.compile(r"\b(?:c?[Pp]ickle|pkl)\.dump\(")
+_PICKLE_WRITE = re.compile(r"\b(?P<handle>\w+)\.write\((?=.*\b(?:c?[Pp]ickle|pkl)\.dumps\()")
+#: What Python 3's text file raises when given bytes.
+_BYTES_TO_TEXT = re.compile(r"write\(\) argument must be str, not bytes")
+
+
+def _python2_pickle_write(failure: Failure, root: Path, script: str) -> Fix | None:
+    """A pickle written to a file opened as text, which Python 2 allowed (Planetoid's
+    ``cPickle.dump(params, fout)`` after ``fout = open(path, 'w')``) and Python 3's text file
+    refuses (``write() argument must be str, not bytes``). The file that the failing line's
+    ``pickle.dump`` (or ``f.write(pickle.dumps(...))``) writes to, opened on that line or by
+    ``with open(...) as f`` / ``f = open(...)`` above it, opens in binary mode (``"w"`` to
+    ``"wb"``). Reading it back as text then fails in its turn, which ``python2-pickle``
+    fixes."""
+    if failure.type != "TypeError" or not _BYTES_TO_TEXT.search(failure.message):
+        return None
+    read = _failing_lines(failure, root)
+    if read is None:
+        return None
+    file, lines, number = read
+    line = lines[number]
+    handle = None
+    found = _PICKLE_DUMP.search(line)
+    if found is not None:
+        end = _closing(line, found.end())
+        parts = _arguments(line[found.end() : end]) if end is not None else []
+        if len(parts) < 2:
+            return None
+        target = re.match(r"\s*(?:file\s*=\s*)?(?:(?P<open>open\()|(?P<name>\w+)\s*$)", parts[1])
+        if target is None:
+            return None
+        if target.group("open"):
+            inner = found.end() + len(parts[0]) + 1 + target.end()
+            close = _closing(line, inner)
+            binary = _binary_open(line[inner:close], write=True) if close is not None else None
+            if binary is None:
+                return None
+            lines[number] = f"{line[:inner]}{binary}{line[close:]}"
+        else:
+            handle = target.group("name")
+    else:
+        written = _PICKLE_WRITE.search(line)
+        if written is None:
+            return None
+        handle = written.group("handle")
+    if handle is not None and not _binary_handle(lines, number, handle, write=True):
+        return None
+    return Fix(
+        rule="python2-pickle-write",
+        kind="execution-fix",
+        summary=f"the file the pickle at {file}:{failure.line} is written to opened in binary mode",
+        files={file: "".join(lines)},
     )
 
 
@@ -1490,6 +1568,7 @@ RULES: list[tuple[str, Rule]] = [
     ("python2-names", _python2_names),
     ("python2-modules", _python2_modules),
     ("python2-pickle", _python2_pickle),
+    ("python2-pickle-write", _python2_pickle_write),
     ("implicit-relative-import", _implicit_relative),
     ("repository-url", _repository_url),
     ("integer-division", _division),

@@ -93,10 +93,16 @@ _add(
     Fixture(
         "python2",
         {
-            "main.py": _COMMON
+            "main.py": "import pickle\n"
+            + _COMMON
             + "X, y = load_digits(return_X_y=True)\n"
             + "half = len(X) / 2\n"
             + "model = LogisticRegression(max_iter=300).fit(X[:half] / 16.0, y[:half])\n"
+            + "fout = open('model.pkl', 'w')\n"
+            + "pickle.dump(model.coef_, fout, pickle.HIGHEST_PROTOCOL)\n"
+            + "fout.close()\n"
+            + "fin = open('model.pkl')\n"
+            + "model.coef_ = pickle.load(fin)\n"
             + 'print "holdout accuracy: %.4f" % model.score(X[half:] / 16.0, y[half:])\n',
             "requirements.txt": "numpy\nscipy\nscikit-learn\nmatplotlib\n",
         },
@@ -109,7 +115,7 @@ _add(
                 "hints": {"label": "holdout accuracy"},
             }
         ],
-        ("python 2 print", "integer division"),
+        ("python 2 print", "integer division", "a pickle stored and read back as text"),
         {"holdout": True},
     )
 )

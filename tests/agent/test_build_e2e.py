@@ -66,7 +66,7 @@ def built(
 
 EXPECTED_FIXES = {
     "no-deps": [],
-    "python2": ["python2", "integer-division"],
+    "python2": ["python2", "integer-division", "python2-pickle-write", "python2-pickle"],
     "scipy-misc": ["removed-api"],
     "gui-show": ["gui-backend"],
     "cuda-device": ["cuda-device"],

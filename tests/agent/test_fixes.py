@@ -3,13 +3,14 @@ classifies its stderr, applies the proposed fix and runs the script again."""
 
 from __future__ import annotations
 
+import pickle
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from reprobridge_sdk.agent.fixes import Failure, classify, propose
+from reprobridge_sdk.agent.fixes import Failure, Fix, classify, propose
 
 
 def _run(root: Path, script: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
@@ -21,6 +22,25 @@ def _run(root: Path, script: str, cwd: Path | None = None) -> subprocess.Complet
         check=False,
         env={"PATH": "/usr/bin:/bin", "MPLBACKEND": "Agg"},
     )
+
+
+def _fix_until_it_runs(
+    root: Path, script: str, rounds: int, cwd: Path | None = None
+) -> tuple[list[Fix], subprocess.CompletedProcess[str]]:
+    """Run ``script``, apply the proposed fix, again, until it runs or ``rounds`` fixes are
+    applied: the fixes in order and the last run."""
+    fixes: list[Fix] = []
+    run = _run(root, script, cwd)
+    while run.returncode != 0 and len(fixes) < rounds:
+        failure = classify(run.stderr, root)
+        assert failure is not None, run.stderr
+        fix = propose(failure, root, script)
+        assert fix is not None, failure
+        fixes.append(fix)
+        for rel, text in fix.files.items():
+            (root / rel).write_text(text, "utf-8")
+        run = _run(root, script, cwd)
+    return fixes, run
 
 
 CASES = {
@@ -619,16 +639,11 @@ def test_a_python2_pickle_is_read_in_binary_as_latin1(
 ) -> None:
     (tmp_path / "data.pkl").write_bytes(_PY2_PICKLE)
     (tmp_path / "main.py").write_text(source, "utf-8")
-    failure = classify(_run(tmp_path, "main.py").stderr, tmp_path)
-    assert failure is not None and failure.type in {"UnicodeDecodeError", "TypeError"}
-    fix = propose(failure, tmp_path, "main.py")
-    assert fix is not None and fix.rule == "python2-pickle"
-    text = fix.files["main.py"]
-    for number, line in fixed_lines.items():
-        assert text.splitlines(keepends=True)[number - 1] == line
-    (tmp_path / "main.py").write_text(text, "utf-8")
-    fixed = _run(tmp_path, "main.py")
+    fixes, fixed = _fix_until_it_runs(tmp_path, "main.py", 1)
+    assert [fix.rule for fix in fixes] == ["python2-pickle"]
     assert fixed.returncode == 0, fixed.stderr
+    text = (tmp_path / "main.py").read_text("utf-8").splitlines(keepends=True)
+    assert {number: text[number - 1] for number in fixed_lines} == fixed_lines
     assert fixed.stdout.split() == ["3"]
 
 
@@ -649,6 +664,84 @@ def test_a_decode_error_elsewhere_gets_no_pickle_fix(tmp_path: Path) -> None:
     assert failure is not None
     fix = propose(failure, tmp_path, "main.py")
     assert fix is None or fix.rule != "python2-pickle"
+
+
+@pytest.mark.parametrize(
+    ("source", "fixed_lines"),
+    [
+        # Planetoid's store_params: the handle opened as text a few lines above
+        (
+            "import pickle as cPickle\nfor i in range(1):\n"
+            "    fout = open('{}.{}'.format('model', i), 'w')\n    params = [1, 2, 3]\n"
+            "    cPickle.dump(params, fout, cPickle.HIGHEST_PROTOCOL)\n    fout.close()\n",
+            {3: "    fout = open('{}.{}'.format('model', i), 'wb')\n"},
+        ),
+        # opened on the failing line itself
+        (
+            "import pickle\npickle.dump([1, 2, 3], open('model.0', 'w'))\n",
+            {2: "pickle.dump([1, 2, 3], open('model.0', 'wb'))\n"},
+        ),
+        # the bytes of pickle.dumps written by hand, the handle appended to, named by keyword
+        (
+            "import pickle\n\nwith open('model.0', mode='w+') as out:\n"
+            "    out.write(pickle.dumps([1, 2, 3]))\n",
+            {3: "with open('model.0', mode='w+b') as out:\n"},
+        ),
+        (
+            "import pickle\nwith open('model.0', 'a') as out:\n"
+            "    pickle.dump([1, 2, 3], file=out)\n",
+            {2: "with open('model.0', 'ab') as out:\n"},
+        ),
+    ],
+)
+def test_a_pickle_written_to_a_text_file_opens_it_in_binary(
+    tmp_path: Path, source: str, fixed_lines: dict[int, str]
+) -> None:
+    (tmp_path / "main.py").write_text(source, "utf-8")
+    fixes, fixed = _fix_until_it_runs(tmp_path, "main.py", 1)
+    assert [fix.rule for fix in fixes] == ["python2-pickle-write"]
+    assert fixed.returncode == 0, fixed.stderr
+    text = (tmp_path / "main.py").read_text("utf-8").splitlines(keepends=True)
+    assert {number: text[number - 1] for number in fixed_lines} == fixed_lines
+    assert pickle.loads((tmp_path / "model.0").read_bytes()) == [1, 2, 3]
+
+
+def test_a_pickle_written_and_read_back_as_text_takes_both_pickle_fixes(
+    tmp_path: Path,
+) -> None:
+    """Planetoid's round trip: stored with ``'w'``, loaded with a bare ``open``. The write
+    is fixed first; the read then fails in its turn and takes the reading rule."""
+    (tmp_path / "main.py").write_text(
+        "import pickle\nfout = open('model.0', 'w')\npickle.dump([1, 2, 3], fout, 2)\n"
+        "fout.close()\nfin = open('model.0')\nprint(len(pickle.load(fin)))\n",
+        "utf-8",
+    )
+    fixes, run = _fix_until_it_runs(tmp_path, "main.py", 3)
+    assert [fix.rule for fix in fixes] == ["python2-pickle-write", "python2-pickle"]
+    assert run.returncode == 0 and run.stdout.split() == ["3"]
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        # bytes written by hand, no pickle on the line
+        "out = open('model.0', 'w')\nout.write(b'abc')\n",
+        # a text file whose encoding is spelt out: more than a mode to change
+        "import pickle\nout = open('model.0', 'w', encoding='utf-8')\npickle.dump(1, out)\n",
+        # the handle comes from elsewhere (a function's argument): nothing to open in binary
+        "import pickle, sys\ndef save(out):\n    pickle.dump(1, out)\nsave(sys.stdout)\n",
+        # the target is an expression, not a name or an open call
+        "import pickle\nhandles = [open('model.0', 'w')]\npickle.dump(1, handles[0])\n",
+    ],
+)
+def test_bytes_into_a_text_file_without_a_fixable_open_gets_no_pickle_write_fix(
+    tmp_path: Path, source: str
+) -> None:
+    (tmp_path / "main.py").write_text(source, "utf-8")
+    failure = classify(_run(tmp_path, "main.py").stderr, tmp_path)
+    assert failure is not None and failure.type == "TypeError"
+    fix = propose(failure, tmp_path, "main.py")
+    assert fix is None or fix.rule != "python2-pickle-write"
 
 
 def test_a_name_error_for_a_builtin_the_file_binds_gets_no_python2_fix(tmp_path: Path) -> None:
@@ -708,22 +801,11 @@ def test_device_selection_moves_and_gpu_tensor_types_are_rewritten_for_the_cpu(
         "print('accuracy', x.value + y.value + z.value)\n",
         "utf-8",
     )
-    rules: list[str] = []
-    for _round in range(4):
-        run = _run(tmp_path, "train.py")
-        if run.returncode == 0:
-            break
-        failure = classify(run.stderr, tmp_path)
-        assert failure is not None
-        fix = propose(failure, tmp_path, "train.py")
-        assert fix is not None
-        rules.append(fix.rule)
-        for rel, text in fix.files.items():
-            assert rel == "train.py"  # the stand-in torch is matched by nothing
-            (tmp_path / rel).write_text(text, "utf-8")
+    fixes, run = _fix_until_it_runs(tmp_path, "train.py", 4)
     assert run.returncode == 0, run.stderr
     assert run.stdout == "accuracy 6.0\n"
-    assert rules == ["cuda-device"]
+    assert [fix.rule for fix in fixes] == ["cuda-device"]
+    assert list(fixes[0].files) == ["train.py"]  # the stand-in torch is matched by nothing
     fixed = (tmp_path / "train.py").read_text("utf-8")
     assert "    pass  # no GPU to select on a CPU run\n" in fixed
     assert "torch.cuda" not in fixed
@@ -800,20 +882,8 @@ _PACKAGE = {
 
 def test_a_name_the_script_never_imports_is_imported_from_its_package(tmp_path: Path) -> None:
     _write(tmp_path, _PACKAGE)
-    fixes: list[str] = []
-    for _round in range(3):
-        run = _run(tmp_path, "experiments/run.py", cwd=tmp_path)
-        if run.returncode == 0:
-            break
-        failure = classify(run.stderr, tmp_path)
-        assert failure is not None
-        assert failure.type == "NameError"
-        fix = propose(failure, tmp_path, "experiments/run.py")
-        assert fix is not None
-        assert fix.rule == "missing-import"
-        assert list(fix.files) == ["experiments/run.py"]
-        fixes.append(fix.summary)
-        (tmp_path / "experiments/run.py").write_text(fix.files["experiments/run.py"], "utf-8")
+    fixes, run = _fix_until_it_runs(tmp_path, "experiments/run.py", 3, cwd=tmp_path)
+    assert {(fix.rule, *fix.files) for fix in fixes} == {("missing-import", "experiments/run.py")}
     assert run.returncode == 0, run.stderr
     assert run.stdout == "fitted Normal/LogScore\n"
     # the shortest module: the subpackage's re-export, not the module that defines it

@@ -59,15 +59,23 @@ def _reproduce(
     return result, code, recorded
 
 
-def test_python2_prints_and_integer_division_are_fixed_and_recorded(
+def test_python2_prints_integer_division_and_text_pickles_are_fixed_and_recorded(
     raw_repo, tmp_path: Path, fixture_python: Path
 ) -> None:
     result, code, recorded = _reproduce(raw_repo, tmp_path, fixture_python, "python2")
     assert result.gate.passed, result.gate.findings
-    assert recorded == [("python2", "SyntaxError"), ("integer-division", "TypeError")]
-    assert [f.change for f in result.fixes] == ["fix-1", "fix-2"]
-    assert [a.exit_status for a in result.attempts] == [1, 1, 0]
-    assert "half = len(X) // 2" in (code / "main.py").read_text("utf-8")
+    assert recorded == [
+        ("python2", "SyntaxError"),
+        ("integer-division", "TypeError"),
+        ("python2-pickle-write", "TypeError"),
+        ("python2-pickle", "UnicodeDecodeError"),
+    ]
+    assert [f.change for f in result.fixes] == ["fix-1", "fix-2", "fix-3", "fix-4"]
+    assert [a.exit_status for a in result.attempts] == [1, 1, 1, 1, 0]
+    fixed = (code / "main.py").read_text("utf-8")
+    assert "half = len(X) // 2" in fixed
+    assert "fout = open('model.pkl', 'wb')" in fixed
+    assert 'pickle.load(fin, encoding="latin1")' in fixed
     # what the record says about the errors names no path of this machine
     written = result.model_dump_json()
     assert str(tmp_path) not in written and str(tmp_path.resolve()) not in written
