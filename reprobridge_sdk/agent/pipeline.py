@@ -11,10 +11,11 @@ Rules:
   is reused; the first that is not, and every one after it, runs again. A stored record with
   another digest is B013 (info).
 * A phase whose gate fails stops the build; the report names it (``stopped_at``). Past
-  ``max_minutes`` the build stops before the next phase (B016), and before the Reviewer when
-  its clean-room check, one more run of each scored launcher that measures a claim over its
-  seeds in a fresh environment (the Distiller's estimate, ``review_seconds``), would not end
-  within them.
+  ``max_minutes`` the build stops before the next phase (B016). The Reviewer's clean-room
+  check, one more run of each scored launcher that measures a claim over its seeds in a
+  fresh environment (the Distiller's estimate, ``review_seconds``), runs without those runs
+  when only its setup ends within them (B063), and the build stops before it when not even
+  that does (B016).
   The Distiller takes only as many reference runs as fit, keeping the Reviewer's share when
   at least the minimum fits beside it (B058, B059).
 * The report (``.rra-build/report.json``) and the human summary list per claim its status
@@ -67,7 +68,7 @@ from reprobridge_sdk.agent.patching import apply_patch
 from reprobridge_sdk.agent.planner import plan
 from reprobridge_sdk.agent.prerequisite import with_step_imports
 from reprobridge_sdk.agent.reproducer import SMOKE_TIMEOUT, OutOfTime, reproduce
-from reprobridge_sdk.agent.reviewer import review, setup_seconds
+from reprobridge_sdk.agent.reviewer import plan_review, review, setup_seconds
 from reprobridge_sdk.agent.state import BuildState, RecordedChange, inputs_digest
 from reprobridge_sdk.api import load
 from reprobridge_sdk.authoring.codebase import record_patch
@@ -325,7 +326,19 @@ def build(options: BuildOptions, *, echo: Callable[[str], None] | None = None) -
                 d_pack,
             ),
         )
-        d_review = inputs_digest(phase="reviewer", packager=d_pack)
+        # one independent attempt of the scored plan in a fresh environment; a record of an
+        # older build has no estimate: the Distiller's time, as it then was. Without the
+        # time for its scored runs, the check's setup alone (B063)
+        full = (
+            distilled.review_seconds if distilled.review_seconds is not None else distilled.seconds
+        )
+        left = None if deadline is None else deadline - time.monotonic()
+        scored, needs = plan_review(full, setup_seconds(repro), left)
+        left_out = "" if left is None else f"it needs about {full:.0f} s and {left:.0f} s remain"
+        # a check without its scored attempt is not reused by a build with the time for it
+        d_review = inputs_digest(
+            phase="reviewer", packager=d_pack, **({} if scored else {"scored": False})
+        )
         phase(
             "reviewer",
             ReviewRecord,
@@ -337,12 +350,10 @@ def build(options: BuildOptions, *, echo: Callable[[str], None] | None = None) -
                 inputs_digest=d_review,
                 sandbox=options.sandbox,
                 deadline=deadline,
+                scored=scored,
+                left_out=left_out,
             ),
-            # one independent attempt of the scored plan in a fresh environment; a record
-            # of an older build has no estimate: the Distiller's time, as it then was
-            needs=distilled.review_seconds
-            if distilled.review_seconds is not None
-            else distilled.seconds,
+            needs=needs,
         )
     except _Stop as stop:
         stopped = stop.phase

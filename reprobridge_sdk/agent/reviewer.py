@@ -32,7 +32,11 @@ scored launcher that measures a claim runs once over its declared seeds (one who
 all not measured is not run again), one run after another, and the audit
 judges that attempt against the reference interval (it needs no more). The build's time
 limit gives the Reviewer :func:`setup_seconds` plus those scored runs, by the Distiller's
-probe runs' times (``DistillerRecord.review_seconds``).
+probe runs' times (``DistillerRecord.review_seconds``). When the references came first and
+the time left holds the check's setup but not its scored runs (:func:`plan_review`), the
+check runs without them (B063, a warning): the claims are judged on the references, and
+the first independent attempt is a committee's, instead of a build stopped before its
+review (B016).
 """
 
 from __future__ import annotations
@@ -52,7 +56,7 @@ from reprobridge_sdk.model.build import BuildFinding, ReproducerRecord, ReviewRe
 from reprobridge_sdk.model.claims import Claims
 from reprobridge_sdk.model.manifest import Manifest
 
-__all__ = ["CHECK_SETUP_SECONDS", "PASS_ENV", "review", "setup_seconds"]
+__all__ = ["CHECK_SETUP_SECONDS", "plan_review", "review", "setup_seconds"]
 
 #: Seconds the Reviewer takes besides the launchers' runs: the pack, a fresh environment from
 #: the lock (the installers' caches are shared, so nothing is downloaded again), validation,
@@ -60,19 +64,6 @@ __all__ = ["CHECK_SETUP_SECONDS", "PASS_ENV", "review", "setup_seconds"]
 #: 2026-12-03 took 45 to 110 s for these (a PyTorch or TensorFlow environment, at a load
 #: average of 2 to 12).
 CHECK_SETUP_SECONDS = 60.0
-
-#: Variables the clean shell keeps: proxies and certificate bundles the machine may need to
-#: reach the index. (The installers' download caches are the check's own: it passes them.)
-PASS_ENV = (
-    "HTTP_PROXY",
-    "HTTPS_PROXY",
-    "NO_PROXY",
-    "http_proxy",
-    "https_proxy",
-    "no_proxy",
-    "SSL_CERT_FILE",
-    "REQUESTS_CA_BUNDLE",
-)
 
 
 def setup_seconds(repro: ReproducerRecord) -> float:
@@ -83,6 +74,16 @@ def setup_seconds(repro: ReproducerRecord) -> float:
     return CHECK_SETUP_SECONDS + sum(last.values())
 
 
+def plan_review(full: float, setup: float, left: float | None) -> tuple[bool, float]:
+    """Whether the check makes its scored attempt, and the seconds it then needs: ``full``
+    (setup and scored runs) when ``left`` holds it or there is no limit (None), else the
+    ``setup`` alone when that fits (the scored runs left out, B063). A check that fits in
+    neither needs ``full``, and the build stops before it (B016)."""
+    if left is None or full <= left or setup > left:
+        return True, full
+    return False, setup
+
+
 def review(
     art: ArtifactDir,
     claims: Claims,
@@ -91,10 +92,13 @@ def review(
     inputs_digest: str,
     sandbox: bool = False,
     deadline: float | None = None,
+    scored: bool = True,
+    left_out: str = "",
 ) -> ReviewRecord:
     """Pack, check from a clean room (its launchers in the sandbox with ``sandbox``), and
     judge the claims in curation mode. ``deadline`` (``time.monotonic()``) bounds a second
-    attempt after a chance miss (the module docstring)."""
+    attempt after a chance miss (the module docstring). Without ``scored`` the check makes
+    no scored attempt, and B063 says why (``left_out``)."""
     begin = time.monotonic()
     findings: list[BuildFinding] = []
     review_dir = state_dir / "review"
@@ -107,11 +111,17 @@ def review(
     second: CheckReport | None = None
     # a task the artifact does not measure (B059, B060, B061) was not run: nothing judges it
     unmeasured = {t.id for t in art.manifest.tasks if t.reference.not_measured is not None}
+    if not scored:
+        findings.append(
+            build_finding(
+                "B063",
+                f"the clean-room check ran without its scored attempt: {left_out}; the claims "
+                "are judged on the reference runs alone",
+            )
+        )
     try:
         packed_digest = pack(art.root, archive).digest
-        result = check(
-            archive, scored=True, work_dir=review_dir, pass_env=PASS_ENV, sandbox=sandbox
-        )
+        result = check(archive, scored=scored, work_dir=review_dir, sandbox=sandbox)
         missed = chance_misses(result, art.manifest)
         if missed and (deadline is None or time.monotonic() + result.seconds < deadline):
             findings.append(
@@ -122,9 +132,7 @@ def review(
                     "was made",
                 )
             )
-            second = check(
-                archive, scored=True, work_dir=review_dir, pass_env=PASS_ENV, sandbox=sandbox
-            )
+            second = check(archive, scored=True, work_dir=review_dir, sandbox=sandbox)
     except ReproBridgeError as exc:
         detail = "; ".join(f"{f.code} {f.message}" for f in exc.findings[:5]) or exc.message
         detail = portable(detail, art.root)

@@ -1269,6 +1269,13 @@ RUNTIME_EXAMPLES: dict[str, tuple[str, str, str]] = {
         "# run.py takes a seed option (a recorded convenience change): its runs repeat\n"
         "$ reprobridge build ./repo --claims claims.yaml",
     ),
+    "B063": (
+        _SH,
+        "# three reference runs of 20 minutes filled the hour; the check's scored run did not fit\n"
+        "$ reprobridge build ./repo --claims claims.yaml --max-minutes 60   # B063",
+        "# the Reviewer alone runs again, with its scored attempt\n"
+        "$ reprobridge build ./repo --claims claims.yaml --max-minutes 90 --resume",
+    ),
     "B005": (
         _SH,
         "# requirements.txt pins a version no index has for any interpreter\n"

@@ -82,15 +82,31 @@ def test_kill_during_the_builder_then_resume_reuses_intake_and_planner(
     report = json.loads(in_time.stdout)
     assert report["passed"] and report["reviewed"], in_time.stderr
 
-    # Hostile to the time limit: a resume whose Reviewer would end past --max-minutes stops
-    # before it (B016, with the estimate), instead of being killed inside its clean-room
-    # check; the packaged artifact stays valid. The estimate is made large here in the
-    # stored record.
+    # A Reviewer whose scored runs would end past --max-minutes, while its setup fits,
+    # checks without them (B063, with the estimate) and the claims are still judged. The
+    # estimate is made large here in the stored record.
     (state / "reviewer.json").unlink()
     distilled["review_seconds"] = 1e6
     (state / "distiller.json").write_text(json.dumps(distilled), "utf-8")
-    late = subprocess.run(
+    unscored = subprocess.run(
         [*argv, "--resume", "--json", "--max-minutes", "10"],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    report = json.loads(unscored.stdout)
+    assert report["passed"] and report["reviewed"], unscored.stderr
+    [left_out] = [f for f in report["findings"] if f["code"] == "B063"]
+    assert "needs about 1000000 s" in left_out["message"]
+    assert [c["status"] for c in report["claims"]] == ["compatible"]
+
+    # Hostile to the time limit: a resume whose Reviewer would end past --max-minutes even
+    # without its scored runs stops before it (B016, with the estimate), instead of being
+    # killed inside its clean-room check; the packaged artifact stays valid.
+    (state / "reviewer.json").unlink()
+    late = subprocess.run(
+        [*argv, "--resume", "--json", "--max-minutes", "0.5"],
         env=env,
         capture_output=True,
         text=True,

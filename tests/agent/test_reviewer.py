@@ -17,7 +17,7 @@ import pytest
 from build_fixtures import git, write_repo
 
 from reprobridge_sdk.agent.pipeline import BuildOptions, build, render_summary
-from reprobridge_sdk.agent.reviewer import chance_misses, review
+from reprobridge_sdk.agent.reviewer import chance_misses, plan_review, review
 from reprobridge_sdk.api import load
 from reprobridge_sdk.authoring.check import CheckReport, CheckStep
 from reprobridge_sdk.authoring.codebase import import_code
@@ -188,6 +188,49 @@ def test_a_seeded_miss_in_the_clean_room_is_not_tried_again(
     assert not record.gate.passed
     assert [f.code for f in record.gate.findings] == ["B012"]
     assert not any(step.startswith("second attempt") for step in record.check_steps)
+
+
+@pytest.mark.slow
+def test_a_check_without_time_for_its_scored_runs_checks_the_rest_and_says_so(
+    env_cache: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The references came first and the time left holds the check's setup only: the
+    clean room runs validation and the smoke run, no scored run (the seeded miss that fails
+    a scored check is never drawn), and B063 says so; the claims are still judged."""
+    monkeypatch.setenv("REPROBRIDGE_CACHE_DIR", str(env_cache))
+    root = _drawing(tmp_path, seeded=True)
+    record = review(
+        load(root),
+        _claims("main-result", 0.895),
+        tmp_path / "st",
+        inputs_digest="0" * 64,
+        scored=False,
+        left_out="it needs about 900 s and 300 s remain",
+    )
+    assert record.gate.passed, record.gate.findings
+    assert record.check_passed
+    [unscored] = [f for f in record.gate.findings if f.code == "B063"]
+    assert unscored.severity == "warning" and "900 s" in unscored.message
+    assert not any("scored" in step for step in record.check_steps)
+    assert int((tmp_path / "draws").read_text()) == 1  # the smoke run alone
+    assert record.verdicts == {"main-result": "reproduced"}
+
+
+@pytest.mark.parametrize(
+    ("full", "setup", "left", "planned"),
+    [
+        (900.0, 100.0, None, (True, 900.0)),  # no limit: the whole check
+        (900.0, 100.0, 1000.0, (True, 900.0)),  # it fits
+        (900.0, 100.0, 300.0, (False, 100.0)),  # the setup fits, the scored runs do not
+        (900.0, 100.0, 50.0, (True, 900.0)),  # nothing fits: B016 before the Reviewer
+        (100.0, 100.0, 50.0, (True, 100.0)),  # no scored run to leave out
+        (900.0, 100.0, -5.0, (True, 900.0)),  # past the limit already
+    ],
+)
+def test_the_reviewer_leaves_out_the_scored_runs_only_when_the_setup_alone_fits(
+    full: float, setup: float, left: float | None, planned: tuple[bool, float]
+) -> None:
+    assert plan_review(full, setup, left) == planned
 
 
 def _report(*steps: CheckStep) -> CheckReport:
