@@ -175,7 +175,7 @@ def _seed_option(state: _Phase, smoke: LauncherPlan, tasks: list[str], labels: l
         "references over seeds take in both."
     )
     fix = replace(fix, evidence=fix.evidence + seen)
-    change = state.record(fix, None, tasks)
+    change = state.record(fix, None, state.tasks_reaching(sorted(fix.files), tasks))
     state.fixes.append(_convenience(current, fix, "").model_copy(update={"change": change}))
     for item in list(state.launchers.values()):
         if item.script == current.script and item.workdir == current.workdir:
@@ -393,7 +393,11 @@ def _keep(
     fix = replace(
         fix, evidence=f"{fix.evidence}Shortened, it {ended}. The scored launcher is unchanged."
     )
-    change = state.record(fix, None, tasks) if short.files else None
+    change = (
+        state.record(fix, None, state.tasks_reaching(sorted(short.files), tasks))
+        if short.files
+        else None
+    )
     state.fixes.append(_convenience(current, fix, error).model_copy(update={"change": change}))
     state.launchers[current.id] = short.trial
     return short.trial, outcome

@@ -34,6 +34,7 @@ from pathlib import Path
 from reprobridge_sdk.agent._caches import CACHE_DIR, cache_env
 from reprobridge_sdk.agent._sandbox import confined
 from reprobridge_sdk.agent.fixes import Failure, Fix
+from reprobridge_sdk.agent.imports import closure
 from reprobridge_sdk.agent.prerequisite import compose
 from reprobridge_sdk.agent.state import BUILD_DIR
 from reprobridge_sdk.model.build import (
@@ -213,6 +214,32 @@ class _Phase:
                 f"limit after {outcome.seconds:.0f} s (the smoke budget is {self.timeout:g} s)",
             )
         return outcome
+
+    def tasks_reaching(self, files: list[str], tasks: list[str]) -> list[str]:
+        """``tasks``, and the claims of every other planned launcher that runs one of
+        ``files`` or imports it (its script's import closure): a change of a file that
+        several launchers share is theirs too (GCN's seed change serves its Cora and its
+        Citeseer launcher alike)."""
+        changed = set(files)
+        found = list(tasks)
+        reached: dict[str, bool] = {}
+        for plan in self.plan.claims:
+            if plan.claim in found:
+                continue
+            for launcher_id in (plan.smoke, plan.scored):
+                launcher = self.launchers.get(launcher_id) if launcher_id else None
+                if launcher is None:
+                    continue
+                if launcher.id not in reached:
+                    module = bool({"-m", "-c"} & set(launcher.argv[:3]))
+                    where = closure(
+                        self.code_dir, launcher.script, workdir=launcher.workdir, module=module
+                    )
+                    reached[launcher.id] = bool(changed & {launcher.script, *where.files})
+                if reached[launcher.id]:
+                    found.append(plan.claim)
+                    break
+        return found
 
     def attempt(self, launcher: LauncherPlan, outcome: RunOutcome, error: str | None) -> None:
         self.attempts.append(

@@ -507,7 +507,11 @@ def _smoke_all(  # noqa: PLR0917 - the loop reproduce() had inline
                     )
                 )
                 break
-            change = state.record(fix, failure, tasks) if fix.files else None
+            change = (
+                state.record(fix, failure, state.tasks_reaching(sorted(fix.files), tasks))
+                if fix.files
+                else None
+            )
             state.fixes.append(applied.model_copy(update={"change": change}))
             findings.extend(note for note in fix.notes if note not in findings)
             if trial is not current:

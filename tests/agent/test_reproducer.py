@@ -27,8 +27,17 @@ pytestmark = pytest.mark.slow
 
 
 def _reproduce(
-    raw_repo, tmp_path: Path, python: Path, name: str, *, advise=None, timeout: float = 600.0
+    raw_repo,
+    tmp_path: Path,
+    python: Path,
+    name: str,
+    *,
+    advise=None,
+    timeout: float = 600.0,
+    tasks_of: dict[str, list[str]] | None = None,
 ) -> tuple[ReproducerRecord, Path, list[tuple[str, str | None]]]:
+    """Reproduce fixture ``name``: the record, the code, each recorded change's (rule, error
+    type); ``tasks_of`` receives each recorded change's tasks by rule."""
     repo, claims_file = raw_repo(name)
     code = tmp_path / "code"
     commit, date = checkout(str(repo), code)
@@ -42,6 +51,8 @@ def _reproduce(
     def record(fix: Fix, failure: Failure | None, tasks: list[str]) -> str:
         git("commit", "-qam", fix.summary, cwd=code)
         recorded.append((fix.rule, failure.type if failure else None))
+        if tasks_of is not None:
+            tasks_of[fix.rule] = tasks
         if failure is None:  # a convenience change says why in its evidence
             assert fix.kind == "convenience" and fix.evidence
         return f"fix-{len(recorded)}"
@@ -211,6 +222,50 @@ def test_a_script_that_fixes_its_seed_reads_the_launchers_seed_and_is_replanned(
     }
     assert values[None] == values[123] == "test accuracy: 0.8348"
     assert values[124] != values[123]
+
+
+def test_a_change_to_a_script_that_two_claims_run_is_recorded_for_both(
+    tmp_path: Path, fixture_python: Path
+) -> None:
+    """GCN's two claims run one script (``python train.py`` on Cora, ``--dataset citeseer``
+    on Citeseer), each with its own launchers. The seed change made at the first claim's
+    smoke run changes the code the second one runs too: the change record names both tasks,
+    not only the first's."""
+    base = FIXTURES["fixed-seed"]
+    shared = Fixture(
+        "fixed-seed-two-claims",
+        {
+            "run.py": base.files["run.py"].replace(
+                "seed = 123\n",
+                "import argparse\nparser = argparse.ArgumentParser()\n"
+                "parser.add_argument('--dataset', default='a')\nargs = parser.parse_args()\n"
+                "seed = 123\n",
+            )
+        },
+        [
+            {
+                **base.claims[0],
+                "id": "a-accuracy",
+                "hints": {"command": "python run.py", "label": "test accuracy"},
+            },
+            {
+                **base.claims[0],
+                "id": "b-accuracy",
+                "hints": {"command": "python run.py --dataset b", "label": "test accuracy"},
+            },
+        ],
+        base.defects,
+    )
+    repo, claims_file = write_repo(tmp_path / "raw", shared)
+    tasks_of: dict[str, list[str]] = {}
+    result, _code, recorded = _reproduce(
+        lambda _name: (repo, claims_file), tmp_path, fixture_python, shared.name, tasks_of=tasks_of
+    )
+    assert result.gate.passed, result.gate.findings
+    assert recorded == [("seed-option", None)]
+    assert tasks_of == {"seed-option": ["a-accuracy", "b-accuracy"]}
+    # every launcher of the script passes the seed
+    assert {i.seed_flag for i in result.launchers} == {"REPRO_SEED"}
 
 
 def test_a_script_that_fixes_its_seed_and_still_varies_keeps_the_seed_option(
