@@ -768,7 +768,21 @@ def build_error_line(text: str) -> str | None:
         line = exceptions[-1].group("line") if exceptions else None
     if line is None:
         return None
-    return re.sub(r"(?<![^\s\"'(])(?:/[^\s/:]+)+/(?=[^\s/:]+)", "", line.strip())[:300]
+    return brief(line, 300)
+
+
+#: The folders of an absolute path whose file's name follows.
+_FOLDERS = re.compile(r"(?<![^\s\"'(])(?:/[^\s/:]+)+/(?=[^\s/:]+)")
+
+
+def brief(text: str, limit: int = 200) -> str:
+    """``text`` as an outcome the guide may quote: one line, no folder of this machine (a
+    path keeps its file's name), at most ``limit`` characters, cut after a whole word."""
+    flat = " ".join(_FOLDERS.sub("", text).split())
+    if len(flat) <= limit:
+        return flat
+    cut = flat.rfind(" ", 0, limit - 4)
+    return f"{flat[: cut if cut > limit // 2 else limit - 4]} ..."
 
 
 def _build_dependencies_yaml(supplied: dict[str, list[str]]) -> str:
@@ -1331,7 +1345,7 @@ def _try(  # noqa: PLR0917 - private helper of build_environment
             if no_compiler
             else "pin versions that have wheels for this interpreter in requirements.txt",
         )
-        return _Built(False, f"B005: does not resolve ({tail[0][:200]})", steps, work, [finding])
+        return _Built(False, f"B005: does not resolve ({brief(tail[0])})", steps, work, [finding])
     supplied = pinned_build_dependencies(steps, pins)
     atomic_write_text(work / "environment" / "requirements.in", "\n".join(pins) + "\n")
     atomic_write_text(
@@ -1350,13 +1364,14 @@ def _try(  # noqa: PLR0917 - private helper of build_environment
         full = "; ".join(item.message for item in exc.findings)
         detail = full[-500:] or exc.message
         reason = build_error_line(full)
+        outcome = f"B005: {reason or brief(detail)}"
         detail = f"{reason}; {detail}" if reason else detail
         finding = build_finding("B005", f"locking or building the environment failed: {detail}")
-        return _Built(False, f"B005: {detail[:200]}", steps, work, [finding], pins)
+        return _Built(False, outcome, steps, work, [finding], pins)
     findings, modules = _gate(intake, plan, declared, pins, interpreter, work, sandbox)
     errors = [f for f in findings if f.severity == "error"]
     outcome = (
-        "; ".join(f"{f.code}: {f.message[:200]}" for f in errors)
+        "; ".join(f"{f.code}: {brief(f.message)}" for f in errors)
         if errors
         else "resolved, built, and every required import works"
     )

@@ -411,3 +411,38 @@ def test_the_line_a_source_build_failed_on_is_its_structured_part(
     from reprobridge_sdk.agent.builder import build_error_line
 
     assert build_error_line(output) == line
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # SVGD's era environment: the tail of a source build, folders of this machine and
+        # all, was cut at 200 characters in the middle of a path into the guide
+        (
+            "NameError: name 'CCompiler' is not defined; File \"/root/.cache/uv/sdists-v9/"
+            'pypi/numpy/1.12.1/src/numpy/distutils/__init__.py", line 8, in <module>\n'
+            "    from . import ccompiler",
+            "NameError: name 'CCompiler' is not defined; File \"__init__.py\", line 8, in "
+            "<module> from . import ccompiler",
+        ),
+        # uv's hint, cut after a whole word instead of inside a date
+        (
+            "hint: `tensorflow` was filtered by `exclude-newer` to only include packages "
+            "uploaded before 2020-09-25T18:30:21Z. The latest version satisfying the "
+            "requirement is v1.15.5, published at 2021-01-06T17:12:00Z",
+            "hint: `tensorflow` was filtered by `exclude-newer` to only include packages "
+            "uploaded before 2020-09-25T18:30:21Z. The latest version satisfying the "
+            "requirement is v1.15.5, published at ...",
+        ),
+        ("short", "short"),
+        # one word longer than the limit: cut inside it, still within the limit
+        ("x" * 300, "x" * 196 + " ..."),
+    ],
+)
+def test_an_outcome_the_guide_quotes_is_one_line_without_this_machines_folders(
+    text: str, expected: str
+) -> None:
+    from reprobridge_sdk.agent.builder import brief
+
+    assert brief(text) == expected
+    assert len(brief(text)) <= 200
