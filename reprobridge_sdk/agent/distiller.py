@@ -137,6 +137,17 @@ _CODE_DECIDES = (
     "the code decides it: an iteration count or an exit condition, recorded with "
     "'reprobridge code record --kind execution-fix', lets a build measure it"
 )
+#: What measures a claim whose runs did not fit the time limit (B059).
+_MORE_TIME = (
+    "a build with a larger time limit ('reprobridge build --resume --max-minutes N') can measure it"
+)
+#: What measures a claim whose number no printed line gives (B060): a label to look for, or
+#: (when the line form is another model's) the claimed number printed under its own label.
+_A_LABEL = "a hint of the text printed next to the number (hints.label) lets a build measure it"
+_OWN_LABEL = (
+    "the script printing the claimed number under a label of its own, recorded with "
+    "'reprobridge code record --kind execution-fix', lets a build measure it"
+)
 
 
 @dataclass(frozen=True)
@@ -611,7 +622,7 @@ def _mark_unmeasured(
     """Mark the tasks of ``unmeasured`` claims (no reference runs fitted, no number found, or
     un-planned by the Reproducer) as not measured, with the reason (``reference.not_measured``,
     spec "tasks"), and return a discrepancy per claim that says what was not measured, why,
-    and what would measure it (``remedies`` by claim, else more time or a label): the
+    and what would measure it (``remedies`` by claim, else more time): the
     artifact stays valid and tells its reader what it does not reproduce."""
     reasons = {r.claim: r.reason or "no reference runs" for r in results}
     manifest = art.manifest
@@ -634,11 +645,7 @@ def _mark_unmeasured(
             code=f"not measured by this build: {reasons.get(claim_id, 'no reference runs')}",
             followed="code",
             rationale="the artifact records the claim and why it has no reference "
-            "observations; "
-            + (remedies or {}).get(
-                claim_id,
-                "a build with a larger time limit, or a hint of the printed label, can measure it",
-            ),
+            "observations; " + (remedies or {}).get(claim_id, _MORE_TIME),
             tasks=[claim_id],
         )
         for claim_id in marked
@@ -775,7 +782,7 @@ def distill(
     discrepancies: list[Discrepancy] = []
     reference_runs: list[str] = []
     unmeasured: set[str] = set()  # claims without references: no time for them, no number
-    remedies: dict[str, str] = {}  # what measures an unmeasured claim, when not more time
+    remedies: dict[str, str] = {}  # what measures each unmeasured claim, by its cause
     checked = 0.0  # the seconds of the clean-room check's scored runs, by the probes' times
     root = art.root
     per_launcher: dict[str, list[str]] = {}
@@ -882,6 +889,7 @@ def distill(
                 for claim_id in claim_ids
             )
             unmeasured.update(claim_ids)
+            remedies.update(dict.fromkeys(claim_ids, _MORE_TIME))
             continue
         logs = _run_logs(probe)
         if not logs or probe.results[0].status != "succeeded":
@@ -952,6 +960,7 @@ def distill(
                 )
                 findings.append(build_finding("B060", message, hint=hint))
                 unmeasured.add(claim_id)
+                remedies[claim_id] = _OWN_LABEL if reasons else _A_LABEL
                 continue
             candidate, pattern = choice
             found[claim_id] = choice
@@ -1073,6 +1082,7 @@ def distill(
                 for claim_id, choice in found.items()
             )
             unmeasured.update(found)
+            remedies.update(dict.fromkeys(found, _MORE_TIME))
             continue
         if taken.observations < runs:
             kept = f"; {share:.0f} s kept for the Reviewer's clean-room check" if keep else ""

@@ -133,6 +133,9 @@ def test_a_run_that_prints_no_matching_number_is_b060_and_the_task_is_not_measur
     task = load(artifact).manifest.task("logreg-accuracy")
     assert task.reference.observations == []
     assert task.reference.not_measured == result.reason
+    # what would measure it: a label to look for, not more time
+    [discrepancy] = discrepancies
+    assert "hints.label" in discrepancy.rationale and "time" not in discrepancy.rationale
     assert [d.tasks for d in discrepancies] == [["logreg-accuracy"]]
 
 
@@ -355,7 +358,7 @@ def _distill_slowly(
     """Distil the example whose probe sleeps ``sleep`` s first, with ``left`` seconds of
     the build's limit after the Packager's share; the environment is built before the clock
     starts (at ``now`` when given: a clock the test holds still). Returns the record, the
-    scored launcher and the Distiller's seconds."""
+    scored launcher, the Distiller's seconds and its discrepancies."""
     from reprobridge_sdk.agent._references import PACKAGING_SECONDS
     from reprobridge_sdk.env import ensure_environment
 
@@ -365,7 +368,7 @@ def _distill_slowly(
     launcher = next(item.id for item in art.manifest.launchers if item.scope == "scored")
     plan, launchers = _plan(launcher)
     begin = time.monotonic() if now is None else now
-    record, _ = distill(
+    record, found = distill(
         art,
         _claims(),
         plan,
@@ -375,7 +378,7 @@ def _distill_slowly(
         deadline=begin + PACKAGING_SECONDS + left,
         review=review,
     )
-    return record, launcher, time.monotonic() - begin
+    return record, launcher, time.monotonic() - begin, found
 
 
 @pytest.mark.slow
@@ -386,7 +389,7 @@ def test_reference_runs_that_do_not_fit_the_time_limit_are_b059(
     not even the two more (one wave of 20 s after the probe's) fit, so none is taken: B059,
     a warning (the build goes on), the claim is not run with the reason, and the probe's
     number is kept. The margins hold for any start-up under 20 s."""
-    record, launcher, _ = _distill_slowly(artifact, tmp_path, sleep=20, left=40)
+    record, launcher, _, found = _distill_slowly(artifact, tmp_path, sleep=20, left=40)
     assert record.gate.passed
     assert [f.code for f in record.gate.findings] == ["B059"]
     assert "not even 2 more fit" in record.gate.findings[0].message
@@ -396,6 +399,9 @@ def test_reference_runs_that_do_not_fit_the_time_limit_are_b059(
     assert (claim.claim, claim.status, claim.launcher) == ("logreg-accuracy", "not-run", launcher)
     assert claim.reason is not None and "(B059)" in claim.reason
     assert claim.value is not None and abs(claim.value - 96.9) < 1.0
+    # what would measure it is the cause's remedy: time, not a label
+    [discrepancy] = found
+    assert "--max-minutes" in discrepancy.rationale and "label" not in discrepancy.rationale
 
 
 @pytest.mark.slow
@@ -406,7 +412,7 @@ def test_a_probe_that_does_not_end_within_the_time_limit_is_b059(
     Packager's share): a scored program that sleeps past it gives B059 and a claim not run,
     instead of a build killed from outside. The clean-room check will not run that launcher
     (it measures nothing), so the Reviewer's share holds no time for it."""
-    record, _, seconds = _distill_slowly(artifact, tmp_path, sleep=120, left=3, review=60.0)
+    record, _, seconds, found = _distill_slowly(artifact, tmp_path, sleep=120, left=3, review=60.0)
     assert seconds < 110  # stopped, not slept out
     assert record.gate.passed
     [b059] = record.gate.findings
@@ -416,6 +422,7 @@ def test_a_probe_that_does_not_end_within_the_time_limit_is_b059(
     assert claim.reason is not None and "(B059)" in claim.reason
     assert record.reference_runs == []
     assert record.review_seconds == 60.0
+    assert ["--max-minutes" in d.rationale for d in found] == [True]
 
 
 @pytest.mark.slow
@@ -423,7 +430,7 @@ def test_a_probe_stops_before_the_reviewers_share(artifact: Path, tmp_path: Path
     """With 70 s left and a Reviewer's share of 60 s, a probe that sleeps past the limit is
     stopped when only the share is left (about 10 s in), not at the limit: a probe that ate
     the share would leave no time for references either, and the Reviewer would not fit."""
-    record, _, _ = _distill_slowly(artifact, tmp_path, sleep=120, left=70, review=60.0)
+    record, _, _, _ = _distill_slowly(artifact, tmp_path, sleep=120, left=70, review=60.0)
     [b059] = record.gate.findings
     assert b059.code == "B059"
     assert "less the 60 s of the Reviewer's check" in b059.message
@@ -455,7 +462,7 @@ def test_reference_runs_cut_to_what_fits_are_b058(
     clock = types.SimpleNamespace(monotonic=lambda: frozen)
     monkeypatch.setattr(distiller, "time", clock)
     monkeypatch.setattr(_references, "time", clock)  # the waves' clock stands still too
-    record, _, _ = _distill_slowly(artifact, tmp_path, sleep=45, left=88, now=frozen)
+    record, _, _, _ = _distill_slowly(artifact, tmp_path, sleep=45, left=88, now=frozen)
     [cut] = [f for f in record.gate.findings if f.code == "B058"]
     assert cut.severity == "warning" and "3, not 5" in cut.message
     assert len(record.reference_runs) == 3
