@@ -65,7 +65,7 @@ from reprobridge_sdk.agent.packager import (
     replace_environment,
 )
 from reprobridge_sdk.agent.patching import apply_patch
-from reprobridge_sdk.agent.planner import plan
+from reprobridge_sdk.agent.planner import plan, unseeded_pitfall_id
 from reprobridge_sdk.agent.prerequisite import with_step_imports
 from reprobridge_sdk.agent.reproducer import SMOKE_TIMEOUT, OutOfTime, reproduce
 from reprobridge_sdk.agent.reviewer import plan_review, review, setup_seconds
@@ -94,7 +94,7 @@ from reprobridge_sdk.model.build import (
     ReviewRecord,
 )
 from reprobridge_sdk.model.claims import Claims
-from reprobridge_sdk.model.guide import Discrepancy
+from reprobridge_sdk.model.guide import Discrepancy, Pitfall
 from reprobridge_sdk.model.task import Statistic
 from reprobridge_sdk.run.runner import require_sandbox
 
@@ -320,7 +320,7 @@ def build(options: BuildOptions, *, echo: Callable[[str], None] | None = None) -
             d_pack,
             lambda: _package(
                 out,
-                _with_relaxation(_still_true(planned, repro), built),
+                _as_seen(_with_relaxation(_still_true(planned, repro), built), out),
                 distilled,
                 discrepancies,
                 d_pack,
@@ -858,6 +858,42 @@ def _still_true(planned: PlanRecord, repro: ReproducerRecord) -> PlanRecord:
     """The plan without the pitfalls the Reproducer's convenience changes resolved."""
     resolved = set(repro.resolved_pitfalls)
     pitfalls = [p for p in planned.pitfalls if p.id not in resolved]
+    return planned.model_copy(update={"pitfalls": pitfalls})
+
+
+def _as_seen(planned: PlanRecord, out: Path) -> PlanRecord:
+    """The plan with each "takes no seed" pitfall said as the reference runs showed it: when
+    every task of it has reference runs that all gave one value (PBP's script seeds itself
+    inside, which the Planner could not read in its Python 2 code), the runs repeat, and the
+    interval shows no spread over initialisations."""
+    unseeded = {unseeded_pitfall_id(c.scored) for c in planned.claims if c.scored}
+    if not any(p.id in unseeded for p in planned.pitfalls):
+        return planned
+    tasks = {t.id: t for t in load(out).manifest.tasks}
+
+    def repeated(pitfall: Pitfall) -> bool:
+        values = [
+            {o.value for o in tasks[task].reference.observations} if task in tasks else set()
+            for task in pitfall.tasks
+        ]
+        runs = [len(tasks[task].reference.observations) for task in pitfall.tasks]
+        return bool(values) and all(len(v) == 1 for v in values) and min(runs) > 1
+
+    pitfalls = [
+        p.model_copy(
+            update={
+                "summary": p.summary.split(" takes no seed", 1)[0] + " takes no seed, yet its "
+                f"{min(len(tasks[t].reference.observations) for t in p.tasks)} reference runs "
+                "gave one value: the script fixes its own randomness, or has none",
+                "remedy": "the compatibility interval is that of one initialisation and shows "
+                "no spread over seeds; a seed option, recorded as a convenience change, would "
+                "show it",
+            }
+        )
+        if p.id in unseeded and repeated(p)
+        else p
+        for p in planned.pitfalls
+    ]
     return planned.model_copy(update={"pitfalls": pitfalls})
 
 

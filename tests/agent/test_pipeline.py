@@ -329,3 +329,58 @@ def test_code_that_runs_but_prints_no_such_number_still_gives_a_valid_artifact(
     assert task.reference.observations == []
     assert task.reference.not_measured
     assert validate(out, strict=True).findings == []
+
+
+def test_a_no_seed_pitfall_says_what_the_reference_runs_showed(tmp_path: Path) -> None:
+    """PBP's Python 2 script seeds itself inside, which the Planner could not read: its
+    pitfall said the runs are not repeatable, beside five references of one value. A task
+    whose references all gave one value gets the pitfall as seen; one whose references
+    vary, or that has a single one, keeps the Planner's words."""
+    import shutil
+
+    from reprobridge_sdk.agent.pipeline import _as_seen
+    from reprobridge_sdk.agent.planner import unseeded_pitfall_id
+    from reprobridge_sdk.model import Pitfall
+    from reprobridge_sdk.model.build import ClaimPlan, Gate, PlanRecord
+
+    example = Path(__file__).resolve().parents[2] / "examples" / "digits-logreg"
+    out = tmp_path / "rra"
+    shutil.copytree(example, out, ignore=shutil.ignore_patterns("runs"))
+    art = load(out)
+    for observation in art.manifest.task("logreg-accuracy").reference.observations:
+        observation.value = 0.9611  # every run gave one value
+    single = art.manifest.task("knn-accuracy").reference
+    single.observations = single.observations[:1]
+    art.save()
+
+    def pitfall(scored: str, task: str) -> Pitfall:
+        return Pitfall(
+            id=unseeded_pitfall_id(scored),
+            summary="train.py takes no seed: its runs are not repeatable",
+            remedy="compare values against the compatibility interval of repeated runs",
+            tasks=[task],
+        )
+
+    ids = {"logreg-accuracy": "a-scored", "logreg-macro-f1": "b-scored", "knn-accuracy": "c"}
+    planned = PlanRecord(
+        inputs_digest="0" * 64,
+        seconds=0,
+        gate=Gate(passed=True),
+        claims=[
+            ClaimPlan(claim=task, status="planned", scored=scored, basis="hint")
+            for task, scored in ids.items()
+        ],
+        pitfalls=[pitfall(scored, task) for task, scored in ids.items()],
+    )
+    seen = _as_seen(planned, out)
+    assert [p.summary for p in seen.pitfalls] == [
+        "train.py takes no seed, yet its 5 reference runs gave one value: the script fixes "
+        "its own randomness, or has none",
+        "train.py takes no seed: its runs are not repeatable",  # the references vary
+        "train.py takes no seed: its runs are not repeatable",  # one reference: no evidence
+    ]
+    assert "no spread over seeds" in seen.pitfalls[0].remedy
+    # a plan with no such pitfall is returned as it was, without reading the artifact
+    assert (
+        _as_seen(planned.model_copy(update={"pitfalls": []}), tmp_path / "nothing").pitfalls == []
+    )
