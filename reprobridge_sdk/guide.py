@@ -21,6 +21,7 @@ __all__ = [
     "DEFAULT_GUIDE_PATH",
     "END_MARKER",
     "check_guide",
+    "clip",
     "guide_path",
     "render_block",
     "render_records",
@@ -50,6 +51,16 @@ _ESCAPES = str.maketrans(
         "]": "\\]",
     }
 )
+
+
+def clip(text: str, limit: int) -> str:
+    """``text`` as a record's line may show it: at most ``limit`` characters, a longer one cut
+    after a whole word (inside a word only when it has no break in its second half) and
+    ended with ``...``."""
+    if len(text) <= limit:
+        return text
+    cut = text.rfind(" ", 0, limit - 2)
+    return f"{text[: cut if cut > limit // 2 else limit - 3].rstrip(' ,;:')}..."
 
 
 def _plain(value: Any) -> str:

@@ -124,6 +124,7 @@ from reprobridge_sdk.env.interpreters import (
 )
 from reprobridge_sdk.env.lock import lock_artifact
 from reprobridge_sdk.env.venv import EnvironmentBuildError, ensure_environment
+from reprobridge_sdk.guide import clip
 from reprobridge_sdk.io.atomic import atomic_write_text
 from reprobridge_sdk.locks.lockfile import LockError
 from reprobridge_sdk.model.build import (
@@ -778,11 +779,7 @@ _FOLDERS = re.compile(r"(?<![^\s\"'(])(?:/[^\s/:]+)+/(?=[^\s/:]+)")
 def brief(text: str, limit: int = 200) -> str:
     """``text`` as an outcome the guide may quote: one line, no folder of this machine (a
     path keeps its file's name), at most ``limit`` characters, cut after a whole word."""
-    flat = " ".join(_FOLDERS.sub("", text).split())
-    if len(flat) <= limit:
-        return flat
-    cut = flat.rfind(" ", 0, limit - 4)
-    return f"{flat[: cut if cut > limit // 2 else limit - 4]} ..."
+    return clip(" ".join(_FOLDERS.sub("", text).split()), limit)
 
 
 def _build_dependencies_yaml(supplied: dict[str, list[str]]) -> str:

@@ -35,6 +35,7 @@ from reprobridge_sdk.checkout.materialize import (
 )
 from reprobridge_sdk.digest import file_sha256, tree_digest
 from reprobridge_sdk.findings import Finding, finding
+from reprobridge_sdk.guide import clip
 from reprobridge_sdk.io.atomic import atomic_write_bytes
 from reprobridge_sdk.model import Change
 from reprobridge_sdk.model.codebase import Patch, RefinedCode, Upstream
@@ -336,7 +337,7 @@ def record_patch(
         raise NothingToRecord(msg, [finding("C007", msg, file=CHECKOUT_DIR)])
     files = _changed_files(checkout)
     line = summary or why.strip().splitlines()[0]
-    line = line if len(line) <= 80 else line[:77] + "..."
+    line = clip(line, 80)
     codebase = art.manifest.codebase
     refined = codebase.refined
     number = len([c for c in art.manifest.guide.changes if c.patch]) + 1

@@ -15,6 +15,7 @@ from reprobridge_sdk.guide import (
     BEGIN_MARKER,
     END_MARKER,
     check_guide,
+    clip,
     render_block,
     render_records,
     update_guide_text,
@@ -201,3 +202,24 @@ def test_repeated_guide_is_idempotent_for_any_text(tmp_path_factory: Any, text: 
     assert (root / "GUIDE.md").read_text("utf-8") == first
     assert check_guide(root, records) == []
     assert "<" not in render_records(records)
+
+
+@pytest.mark.parametrize(
+    ("text", "limit", "clipped"),
+    [
+        ("short enough", 80, "short enough"),
+        ("x" * 80, 80, "x" * 80),  # at the limit: whole
+        # a change's summary, cut after a whole word instead of inside "explicit"
+        (
+            "Python 2 implicit relative imports of the package neuralfingerprint made explicit",
+            80,
+            "Python 2 implicit relative imports of the package neuralfingerprint made...",
+        ),
+        ("one, two, three, four", 12, "one, two..."),  # no separator left before the dots
+        ("a " + "y" * 40, 20, "a " + "y" * 15 + "..."),  # no break in the second half
+        ("z" * 300, 200, "z" * 197 + "..."),
+    ],
+)
+def test_a_long_line_is_clipped_after_a_whole_word(text: str, limit: int, clipped: str) -> None:
+    assert clip(text, limit) == clipped
+    assert len(clip(text, limit)) <= limit
