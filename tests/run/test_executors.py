@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -300,13 +301,15 @@ def _alive(pid: int) -> bool:
 
 
 def _running_record(runs: Path) -> Path | None:
+    """The run directory whose record is running and whose log holds the whole ``started
+    PID`` line (the runner may copy a line to the log in more than one write)."""
     if not runs.is_dir():
         return None
     for path in runs.iterdir():
         record = path / "record.json"
         if record.is_file() and json.loads(record.read_text())["status"] == "running":
             log = path / "log.txt"
-            if log.is_file() and b"started" in log.read_bytes():
+            if log.is_file() and re.search(rb"^started \d+\r?\n", log.read_bytes(), re.M):
                 return path
     return None
 
