@@ -74,7 +74,7 @@ from reprobridge_sdk.api import load
 from reprobridge_sdk.authoring.codebase import record_patch
 from reprobridge_sdk.checkout._git import GitError, git
 from reprobridge_sdk.env.venv import ensure_environment
-from reprobridge_sdk.errors import UsageError
+from reprobridge_sdk.errors import ReproBridgeError, UsageError
 from reprobridge_sdk.io.atomic import atomic_write_text
 from reprobridge_sdk.model.build import (
     BUILD_VERSION,
@@ -869,7 +869,10 @@ def _as_seen(planned: PlanRecord, out: Path) -> PlanRecord:
     unseeded = {unseeded_pitfall_id(c.scored) for c in planned.claims if c.scored}
     if not any(p.id in unseeded for p in planned.pitfalls):
         return planned
-    tasks = {t.id: t for t in load(out).manifest.tasks}
+    try:
+        tasks = {t.id: t for t in load(out).manifest.tasks}
+    except ReproBridgeError:  # the Packager's validation reports what is wrong with it
+        return planned
 
     def repeated(pitfall: Pitfall) -> bool:
         values = [
