@@ -7,7 +7,7 @@ showed a gap; a name that is its own distribution needs no entry.
 
 from __future__ import annotations
 
-__all__ = ["BUILD_TOOLS", "IMPORT_TO_DISTRIBUTION", "MISNAMED", "distribution_of"]
+__all__ = ["BUILD_TOOLS", "IMPORT_TO_DISTRIBUTION", "INDEX_PACKAGES", "MISNAMED", "distribution_of"]
 
 #: Import names whose distribution has another name. Names missing here are taken as their
 #: own distribution name (``numpy`` -> ``numpy``).
@@ -139,6 +139,76 @@ MISNAMED: dict[str, tuple[str, str]] = {
 #: Build tools: never a requirement because ``setup.py`` imports them (``pkg_resources``
 #: in the code maps to setuptools, unpinned).
 BUILD_TOOLS = frozenset({"setuptools", "wheel", "pip", "distutils"})
+
+#: Top-level import names of packages from the index that a repository's own module names
+#: (``utils``, ``metrics``, ``models``) must not be taken for: ``from torch.utils.data import
+#: DataLoader`` beside a root ``utils.py`` is torch's, and ``from sklearn.metrics import
+#: f1_score`` in SGC's own ``metrics.py`` is scikit-learn's. The names of the import map
+#: are among them.
+INDEX_PACKAGES: frozenset[str] = frozenset(
+    {
+        "absl",
+        "autograd",
+        "botorch",
+        "catboost",
+        "chainer",
+        "datasets",
+        "dgl",
+        "einops",
+        "flax",
+        "gensim",
+        "gpytorch",
+        "gym",
+        "gymnasium",
+        "h5py",
+        "haiku",
+        "hydra",
+        "jax",
+        "jaxlib",
+        "keras",
+        "lasagne",
+        "lightgbm",
+        "lightning",
+        "matplotlib",
+        "mxnet",
+        "networkx",
+        "nltk",
+        "numba",
+        "numpy",
+        "ogb",
+        "omegaconf",
+        "optax",
+        "paddle",
+        "pandas",
+        "pyro",
+        "pytorch_lightning",
+        "rdkit",
+        "requests",
+        "scipy",
+        "seaborn",
+        "six",
+        "spacy",
+        "statsmodels",
+        "sympy",
+        "tensorboard",
+        "tensorboardX",
+        "tensorflow",
+        "theano",
+        "timm",
+        "tokenizers",
+        "torch",
+        "torch_geometric",
+        "torch_scatter",
+        "torch_sparse",
+        "torchaudio",
+        "torchtext",
+        "torchvision",
+        "tqdm",
+        "transformers",
+        "wandb",
+        "xgboost",
+    }
+) | {name.split(".")[0] for name in IMPORT_TO_DISTRIBUTION}
 
 
 def distribution_of(module: str) -> str:

@@ -45,6 +45,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from reprobridge_sdk.agent.distributions import INDEX_PACKAGES
 from reprobridge_sdk.agent.notebooks import code_text
 
 __all__ = ["PY2_STDLIB", "Closure", "Reached", "closure"]
@@ -498,7 +499,7 @@ def _resolve(
         sibling = [repo.module_files(package, name) for name in item.names]
         if sibling[0] is not None:
             return [f for found in sibling if found for f in found]
-    return _self_import(repo, item, result)
+    return _self_import(repo, item, result, file)
 
 
 @dataclass(frozen=True)
@@ -548,16 +549,24 @@ def _module_file(where: _Where, dotted: str) -> str | None:
     return last if any(stem == end or stem.endswith(f"/{end}") for end in ends) else None
 
 
-def _self_import(repo: _Repo, item: _Import, result: Closure) -> list[str] | None:
+def _self_import(repo: _Repo, item: _Import, result: Closure, file: str = "") -> list[str] | None:
     """``from repo_name.models import rnn`` where ``models/`` is at the repository root: the
     code imports the repository itself under its checkout folder's name. The files are the
-    root's, the root goes on ``PYTHONPATH``, and the name is no requirement."""
+    root's, the root goes on ``PYTHONPATH``, and the name is no requirement. Not when the
+    name is a package of the index (``INDEX_PACKAGES``), when a name before the last is no
+    module of the root (``torch.utils.data`` beside a ``utils.py``), or when the importing
+    ``file`` would import itself."""
     head = item.names[0]
     inner = [name.partition(".")[2] for name in item.names[1:]]
-    if "." in head or not inner:
+    if "." in head or not inner or head in INDEX_PACKAGES:
         return None
     found = [repo.module_files(".", name) for name in inner]
+    through = zip(inner[:-1], found[:-1], strict=True)
+    if any(files is None and not repo.is_dir(name.replace(".", "/")) for name, files in through):
+        return None  # a name before the last is neither a module nor a folder of the root
     if all(files is None for files in found):
+        return None
+    if any(file in files for files in found if files):
         return None
     if head not in result.self_named:
         result.self_named.append(head)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from reprobridge_sdk.agent.dependencies import dependency_files
 from reprobridge_sdk.agent.imports import closure
 
@@ -237,3 +239,48 @@ def test_an_unknown_dotted_import_whose_tail_is_not_in_the_root_stays_third_part
     reached = closure(root, "run.py")
     assert sorted(reached.third_party) == ["google"]
     assert reached.self_named == []
+
+
+@pytest.mark.parametrize(
+    ("files", "script", "third"),
+    [
+        # torch's own utils beside a root utils.py: torch stays a requirement
+        (
+            {"train.py": "from torch.utils.data import DataLoader\nimport utils\n", "utils.py": ""},
+            "train.py",
+            ["torch"],
+        ),
+        (
+            {"train.py": "from torch.utils import data\nimport utils\n", "utils.py": ""},
+            "train.py",
+            ["torch"],
+        ),
+        # SGC: its own metrics.py imports scikit-learn's metrics
+        (
+            {
+                "citation.py": "from metrics import accuracy\n",
+                "metrics.py": "from sklearn.metrics import f1_score\n",
+            },
+            "citation.py",
+            ["sklearn"],
+        ),
+        # a package name that is no index package's, but whose path runs through a module
+        # (utils.py is no package, so foo.utils.data is not the repository's)
+        (
+            {"run.py": "from foo.utils.data import Loader\n", "utils.py": ""},
+            "run.py",
+            ["foo"],
+        ),
+    ],
+)
+def test_an_index_package_beside_a_root_module_of_its_submodules_name_stays_third_party(
+    tmp_path: Path, files: dict[str, str], script: str, third: list[str]
+) -> None:
+    """Hostile: a repository's own ``utils.py`` or ``metrics.py`` is not the submodule of a
+    package from the index that the code imports; taking it so dropped the package from the
+    requirements and put the root on ``PYTHONPATH`` with a false reason."""
+    root = _repo(tmp_path, files)
+    reached = closure(root, script)
+    assert sorted(reached.third_party) == third
+    assert reached.self_named == []
+    assert reached.rooted == []
