@@ -357,10 +357,12 @@ def _source_text(node: ast.AST | None, text: str) -> str | None:
     return segment[:200] if segment else None
 
 
-def _argparse_options(file: PyFile) -> list[EntryOption]:
+def _argparse_options(file: PyFile, within: ast.AST | None = None) -> list[EntryOption]:
+    """The argparse (or click) options declared in ``file`` (in ``within``, one of its nodes,
+    when given)."""
     assert file.tree is not None
     options: list[EntryOption] = []
-    for node in ast.walk(file.tree):
+    for node in ast.walk(within or file.tree):
         if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
             continue
         if node.func.attr not in {"add_argument", "option"}:
@@ -385,6 +387,58 @@ def _argparse_options(file: PyFile) -> list[EntryOption]:
             )
         )
     return options
+
+
+_PARSES = frozenset({"parse_args", "parse_known_args"})
+
+
+def _borrowed_options(file: PyFile, by_path: dict[str, PyFile]) -> list[EntryOption]:
+    """The options of a parser that a function of a repository module builds and parses for
+    the script (SGC's ``args = get_citation_args()`` from its ``args.py``): the script
+    declares none itself. The module is looked up beside the script, then at the root; the
+    function must be called by the script, by name (``from args import f``) or through its
+    module (``import args`` then ``args.f()``)."""
+    assert file.tree is not None
+    called: set[tuple[str, str]] = set()  # (module, function)
+    imported: dict[str, tuple[str, str]] = {}  # a name the script calls -> (module, function)
+    modules: dict[str, str] = {}  # a name the script binds -> module
+    for node in file.tree.body:
+        if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            for alias in node.names:
+                imported[alias.asname or alias.name] = (node.module, alias.name)
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                modules[alias.asname or alias.name] = alias.name
+    for call in ast.walk(file.tree):
+        if not isinstance(call, ast.Call):
+            continue
+        if isinstance(call.func, ast.Name) and call.func.id in imported:
+            called.add(imported[call.func.id])
+        elif (
+            isinstance(call.func, ast.Attribute)
+            and isinstance(call.func.value, ast.Name)
+            and call.func.value.id in modules
+        ):
+            called.add((modules[call.func.value.id], call.func.attr))
+    folder = posixpath.dirname(file.path)
+    for module, function in sorted(called):
+        rel = module.replace(".", "/") + ".py"
+        source = by_path.get(posixpath.join(folder, rel)) or by_path.get(rel)
+        if source is None or source.tree is None:
+            continue
+        for defined in source.tree.body:
+            if not (isinstance(defined, ast.FunctionDef) and defined.name == function):
+                continue
+            parses = any(
+                isinstance(sub, ast.Call)
+                and isinstance(sub.func, ast.Attribute)
+                and sub.func.attr in _PARSES
+                for sub in ast.walk(defined)
+            )
+            options = _argparse_options(source, defined) if parses else []
+            if options:
+                return options
+    return []
 
 
 def options_of(text: str) -> list[EntryOption]:
@@ -508,6 +562,7 @@ def _entry_points(tree: Tree, readme: list[CommandLine]) -> list[EntryPoint]:
         if command.script and command.problem is None:
             by_script.setdefault(command.script, []).append(command.text)
     points: list[EntryPoint] = []
+    by_path = {file.path: file for file in tree.python}
     for file in tree.python:
         kinds: list[str] = []
         text = file.text
@@ -530,6 +585,8 @@ def _entry_points(tree: Tree, readme: list[CommandLine]) -> list[EntryPoint]:
         if not kinds:
             kinds.append("main")  # a flat script: statements run at import
         options = _argparse_options(file) if file.tree is not None else []
+        if not options and file.tree is not None:
+            options = _borrowed_options(file, by_path)
         points.append(
             EntryPoint(
                 path=file.path,

@@ -247,3 +247,77 @@ def test_licence_outputs_urls_download_scripts_click_and_every_dependency_file(
     ]
     assert [(s.file, s.line) for s in record.seeds] == [("cli.py", 10)]
     assert [(o.file, o.line) for o in record.outputs] == [("cli.py", 12), ("cli.py", 13)]
+
+
+_ARGS_PY = (
+    "import argparse\n\n\n"
+    "def get_citation_args():\n"
+    "    parser = argparse.ArgumentParser()\n"
+    "    parser.add_argument('--seed', type=int, default=42, help='Random seed.')\n"
+    "    parser.add_argument('--epochs', type=int, default=100)\n"
+    "    return parser.parse_args()\n\n\n"
+    "def unused_parser():\n"
+    "    parser = argparse.ArgumentParser()\n"
+    "    parser.add_argument('--other', default=1)\n"
+    "    return parser.parse_args()\n\n\n"
+    "def built_not_parsed():\n"
+    "    parser = argparse.ArgumentParser()\n"
+    "    parser.add_argument('--never', default=1)\n"
+    "    return parser\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("script", "flags"),
+    [
+        # SGC: the function of its own args.py builds and parses the parser
+        (
+            "from args import get_citation_args\nargs = get_citation_args()\n"
+            "print('accuracy', 0.5)\n",
+            [["--seed"], ["--epochs"]],
+        ),
+        # the same through the module
+        (
+            "import args as a\nconfig = a.get_citation_args()\nprint('accuracy', 0.5)\n",
+            [["--seed"], ["--epochs"]],
+        ),
+        # a function that builds a parser but does not parse it gives the script nothing
+        (
+            "from args import built_not_parsed\nbuilt_not_parsed()\nprint('accuracy', 0.5)\n",
+            [],
+        ),
+        # imported and never called: not the script's options
+        ("from args import unused_parser\nprint('accuracy', 0.5)\n", []),
+        # a module of the standard library is no repository module
+        ("import argparse\nargparse.ArgumentParser()\nprint('accuracy', 0.5)\n", []),
+    ],
+)
+def test_a_parser_a_repository_module_builds_and_parses_gives_the_script_its_options(
+    tmp_path: Path, script: str, flags: list[list[str]]
+) -> None:
+    """SGC's ``citation.py`` declares no option: ``get_citation_args()`` of its ``args.py``
+    builds and parses the parser (``--seed``, default 42; ``--epochs``). Those are the
+    script's options, so the Planner passes the seed and shortens the smoke run, instead of
+    calling the script unseeded."""
+    from build_fixtures import Fixture, write_repo
+
+    claim = {"id": "acc", "measured": "accuracy", "value": 0.5, "direction": "higher"}
+    fixture = Fixture(
+        "borrowed-parser",
+        {"citation.py": script, "args.py": _ARGS_PY, "README.md": "    python citation.py\n"},
+        [{**claim, "hints": {"script": "citation.py", "label": "accuracy"}}],
+        ("a parser built by a module of the repository",),
+    )
+    repo, claims_file = write_repo(tmp_path / "raw", fixture)
+    dest = tmp_path / "checkout"
+    commit, date = checkout(str(repo), dest)
+    claims = load_claims(claims_file)
+    record = inventory(
+        dest, claims, source=str(repo), commit=commit, commit_date=date, inputs_digest=ZERO
+    )
+    entry = next(point for point in record.entry_points if point.path == "citation.py")
+    assert [option.flags for option in entry.options] == flags
+    planned = plan(claims, record, root=dest, inputs_digest=ZERO)
+    scored = next(item for item in planned.launchers if item.scope == "scored")
+    assert (scored.seed_flag == "--seed") == bool(flags)
+    assert bool(planned.pitfalls) == (not flags)  # "takes no seed" only when it takes none
