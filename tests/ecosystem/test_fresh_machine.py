@@ -52,7 +52,7 @@ def test_the_readme_names_the_tested_pythons_that_requires_python_allows() -> No
     assert floor is not None
     readme = (REPO / "README.md").read_text("utf-8")
     tested = readme[readme.index("**Tested") :].split("\n- ")[0]
-    named = [Version(v) for v in re.findall(r"\b3\.1[0-9]\b", tested)]
+    named = [Version(v) for v in re.findall(r"\b3\.1[0-9](?:\.[0-9]+)?\b", tested)]
     assert named and min(named) == floor
     assert all(v in SpecifierSet(PROJECT["requires-python"]) for v in named)
 
