@@ -445,3 +445,30 @@ def test_a_batch_on_a_remote_executor_needs_a_shared_file_system(tmp_path: Path)
     )
     assert done.returncode == 2
     assert "N004" in done.stdout
+
+
+@pytest.mark.parametrize("name", ["a/../../escaped.txt", "../escaped.txt", "/abs.txt"])
+def test_a_worker_without_the_data_filter_refuses_a_member_that_leaves_staging(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str
+) -> None:
+    """Hostile: Python 3.11.0-3.11.3 lack tarfile's ``data`` filter, and the check that
+    stands in for it refuses a member whose normalized name leaves the staging folder, not
+    only one that starts with ``/`` or ``..``. (The filter is taken away here to reach that
+    path on a newer interpreter.)"""
+    import io
+    import tarfile
+
+    from reprobridge_sdk.run.executors._remote import _extract
+
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w") as tar:
+        info = tarfile.TarInfo(name)
+        info.size = 2
+        tar.addfile(info, io.BytesIO(b"hi"))
+    monkeypatch.delattr(tarfile, "data_filter")
+    staging = tmp_path / "staging"
+    staging.mkdir()
+    with pytest.raises(ValueError, match="refusing archive member"):
+        _extract(buffer.getvalue(), staging)
+    assert not (tmp_path / "escaped.txt").exists()
+    assert list(staging.iterdir()) == []

@@ -8,6 +8,7 @@ and returns its result, events and (without a shared file system) its run direct
 from __future__ import annotations
 
 import io
+import posixpath
 import shutil
 import socket
 import tarfile
@@ -108,9 +109,19 @@ def _unpacked(archive: bytes, digest: str) -> Path:
 
 
 def _extract(archive: bytes, staging: Path) -> None:
-    """The shipped tree, through tarfile's ``data`` filter (Python 3.11.4 and later)."""
+    """The shipped tree, through tarfile's ``data`` filter; on Python 3.11.0-3.11.3, which
+    lack it (Debian 12's is 3.11.2), only regular files and folders whose normalized names
+    stay inside ``staging``."""
     with tarfile.open(fileobj=io.BytesIO(archive), mode="r:") as tar:
-        tar.extractall(staging, filter="data")
+        if hasattr(tarfile, "data_filter"):
+            tar.extractall(staging, filter="data")
+            return
+        for member in tar.getmembers():  # pragma: no cover - Python before 3.11.4
+            name = posixpath.normpath(member.name)
+            if not (member.isfile() or member.isdir()) or name.startswith(("/", "..")):
+                msg = f"refusing archive member {member.name!r}"
+                raise ValueError(msg)
+        tar.extractall(staging)  # noqa: S202 - members checked above
 
 
 def _environment(
