@@ -874,29 +874,26 @@ def _as_seen(planned: PlanRecord, out: Path) -> PlanRecord:
     except ReproBridgeError:  # the Packager's validation reports what is wrong with it
         return planned
 
-    def repeated(pitfall: Pitfall) -> bool:
+    def seen(pitfall: Pitfall) -> Pitfall:
         values = [
-            {o.value for o in tasks[task].reference.observations} if task in tasks else set()
+            [o.value for o in tasks[task].reference.observations] if task in tasks else []
             for task in pitfall.tasks
         ]
-        runs = [len(tasks[task].reference.observations) for task in pitfall.tasks]
-        return bool(values) and all(len(v) == 1 for v in values) and min(runs) > 1
-
-    pitfalls = [
-        p.model_copy(
+        if not values or not all(len(v) > 1 and len(set(v)) == 1 for v in values):
+            return pitfall
+        runs = min(len(v) for v in values)
+        return pitfall.model_copy(
             update={
-                "summary": p.summary.split(" takes no seed", 1)[0] + " takes no seed, yet its "
-                f"{min(len(tasks[t].reference.observations) for t in p.tasks)} reference runs "
-                "gave one value: the script fixes its own randomness, or has none",
+                "summary": pitfall.summary.split(" takes no seed", 1)[0] + " takes no seed, yet "
+                f"its {runs} reference runs gave one value: the script fixes its own "
+                "randomness, or has none",
                 "remedy": "the compatibility interval is that of one initialisation and shows "
                 "no spread over seeds; a seed option, recorded as a convenience change, would "
                 "show it",
             }
         )
-        if p.id in unseeded and repeated(p)
-        else p
-        for p in planned.pitfalls
-    ]
+
+    pitfalls = [seen(p) if p.id in unseeded else p for p in planned.pitfalls]
     return planned.model_copy(update={"pitfalls": pitfalls})
 
 

@@ -380,6 +380,9 @@ def test_a_no_seed_pitfall_says_what_the_reference_runs_showed(tmp_path: Path) -
         "train.py takes no seed: its runs are not repeatable",  # one reference: no evidence
     ]
     assert "no spread over seeds" in seen.pitfalls[0].remedy
+    # a pitfall naming a task the artifact does not hold keeps the Planner's words
+    gone = planned.model_copy(update={"pitfalls": [pitfall("a-scored", "no-such-task")]})
+    assert _as_seen(gone, out).pitfalls == gone.pitfalls
     # an artifact that cannot be read leaves the Planner's words (the Packager reports it)
     (out / "rra.yaml").write_text("tasks: [unclosed\n", "utf-8")
     assert _as_seen(planned, out) is planned
